@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +19,8 @@ from typing import Any
 from ..accounting import budget_usage, decayed_gpu_seconds
 from ..accounting.report import AccountingError
 from ..errors import ValidationError
-from ..model import Inventory, QuotaSet
+from ..model import Inventory, Job, JobState, QuotaSet
+from ..scheduling.ports import declares_port
 from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from .clock import Clock
@@ -30,6 +31,9 @@ from .stops import StopReconciler
 __all__ = ["CycleFunction", "Decider", "cyclic_gc_paused", "default_cycle"]
 
 log = logging.getLogger(__name__)
+
+_WAITING = (JobState.PENDING, JobState.PREEMPTED)
+"""States of jobs the cycle may admit (their declared ports are bound-checked)."""
 
 CycleFunction = Callable[..., CycleResult]
 """``run_cycle(snapshot, profile) -> CycleResult`` (the pure core's entry point)."""
@@ -80,6 +84,10 @@ class Decider:
             service once its kernel source is known).
         held_users: callable returning ``Snapshot.held_users`` (owners whose pending work is held;
             set by a hub's central service for users the hub no longer lists), or None.
+        bound_ports: ``ports -> the ones bound on the jobs' host`` (the local executor's real bind,
+            :class:`~jupyter_sched.executors.bound_ports.BoundPorts`), asked for the declared ports
+            of pending services no scheduled job holds: ``Snapshot.ports_bound_outside`` (red team
+            17, R3); None: not checked (Kubernetes: a pod has its own ports).
         last_inventory: the inventory of the latest snapshot (None before the first).
         pause: the engine's full cycles call it between two jobs (``CycleContext.pause``; the
             runner's :class:`.courtesy.Courtesy` steps aside while the web loop is busy; None: never).
@@ -99,6 +107,7 @@ class Decider:
         self.telemetry = telemetry
         self.kernels = kernels
         self.held_users: Callable[[], Mapping[str, str]] | None = None
+        self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
         self.stops = stops
         self.last_inventory: Inventory | None = None
         self.pause: Callable[[], object] | None = None
@@ -131,8 +140,21 @@ class Decider:
                   and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
-                            runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {})
+                            runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
+                            ports_bound_outside=self._bound_outside(jobs))
         return snapshot, {r.job.id: r for r in records}
+
+    def _bound_outside(self, jobs: tuple[Job, ...]) -> frozenset[int]:
+        """Declared ports of pending services that no scheduled job holds and that are bound on the
+        jobs' host: by a process outside the scheduler (``Snapshot.ports_bound_outside``). Only
+        when a pending service declares a port (bounded cost); each cycle looks again."""
+        if self.bound_ports is None:
+            return frozenset()
+        wanted = {j.spec.port for j in jobs if j.spec.port and j.state in _WAITING and declares_port(j)}
+        if not wanted:
+            return frozenset()
+        held = {j.spec.port for j in jobs if j.state.holds_gpus and declares_port(j)}
+        return self.bound_ports(p for p in wanted - held if p is not None)
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:
         """Fair-share and budget usage from the store's usage intervals.

@@ -36,7 +36,7 @@ from ..reclaim import (
     idle_candidates,
     window_evidence,
 )
-from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot
+from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, kernel_activity_of
 from ..store import JobRecord, Store, StoreTx
 from .stops import lease_held_message
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
@@ -148,7 +148,7 @@ class IdleLadders:
                 shares.setdefault(uuid, {})[job.id] = job.allocation.gpu_milli / 1000
             pid: Any = None
             if job.is_lease:
-                pid = dict(kernels.get(job.spec.kernel_id or "", {})).get("pid")
+                pid = dict(kernel_activity_of(kernels, job.spec.user, job.spec.kernel_id) or {}).get("pid")
             elif record.handle:
                 pid = record.handle.get("pid")
             if isinstance(pid, int) and pid > 0:

@@ -33,10 +33,11 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..model import Job, JobState, PendingReason
 from ..scheduling.live import LiveCycle
+from ..scheduling.ports import declares_port
 from ..scheduling.snapshot import Pend
 from ..store import JobRecord
 from .apply import DecisionApplier
@@ -82,6 +83,9 @@ class IncrementalDecider:
         self._submit_times: deque[float] = deque(maxlen=self.burst_submits)
         self.runtimes: Callable[[Job], float | None] | None = None
         """``runtimes(job)``: its runtime learned from history (the engine's feed; None: not wired)."""
+        self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
+        """The decider's bind check (``Decider.bound_ports``): a new service whose declared port is
+        bound on the host is left to a full cycle, whose snapshot says so (red team 17, R3)."""
 
     reason_flush_s = 1.0
     """Seconds the reason of a job pended here may wait before it is stored (:meth:`flush`)."""
@@ -198,6 +202,9 @@ class IncrementalDecider:
         record = given if given is not None else self.writer.get(job_id)
         if record is None or record.job.state is not JobState.PENDING or record.stop_intent is not None:
             return True  # cancelled or decided meanwhile: nothing to do
+        port = record.job.spec.port
+        if port and self.bound_ports is not None and declares_port(record.job) and self.bound_ports((port,)):
+            return False  # pends PortInUse from a full cycle: the live ledger's snapshot did not bind it
         try:
             result = live.decide(record.job, self.clock.now(), runtime=self._runtime(record.job))
         except ValueError as exc:  # already seen by the live cycle, or the clock stepped back

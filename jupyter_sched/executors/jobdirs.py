@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,29 @@ class JobDirs:
                 return f"{folder} is mode {stat.S_IMODE(mode):o}: other accounts cannot reach {self.root}"
         return None
 
+    def remove_old(self, name: str, remove: Callable[[str, os.stat_result], bool]) -> int:
+        """Delete the file ``name`` of every job directory — ``<root>/<job id>/`` and, hub mode,
+        ``<root>/users/<account>/<job id>/`` — where ``remove(job_id, its lstat)`` says so; how many.
+
+        Those folders are their users' own (red team 17, R7: the hub's executed notebooks were never
+        swept), so nothing is followed: each directory is opened from its parent's descriptor with
+        ``O_NOFOLLOW`` (a symlinked account or job folder is skipped, and a folder swapped for a
+        link afterwards changes nothing: the descriptor is the real one); ``name`` is only looked
+        at with ``lstat`` and unlinked from that descriptor, and only when it is a regular file owned
+        by the directory's owner (a symlink, or a hard link to another account's file, is left).
+        """
+        removed = 0
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for job_id, dir_fd in _job_dirs(root_fd):
+                try:
+                    removed += _remove_one(dir_fd, name, job_id, remove)
+                finally:
+                    os.close(dir_fd)
+        finally:
+            os.close(root_fd)
+        return removed
+
     # ---- the service's own records ----------------------------------------------------------
     def record_path(self, job_id: str) -> Path:
         _check_job_id(job_id)
@@ -158,3 +182,59 @@ class JobDirs:
 def _check_job_id(job_id: str) -> None:
     if not job_id or "/" in job_id or "\0" in job_id or job_id.startswith("."):
         raise NotFoundError(f"invalid job id {job_id!r}", field="job_id")
+
+
+def _open_dir(parent_fd: int, name: str) -> int | None:
+    """``name`` under ``parent_fd`` opened as a directory without following a link (None: a link,
+    not a directory, gone or unreadable)."""
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+    except OSError:
+        return None
+
+
+def _job_dirs(root_fd: int) -> Iterator[tuple[str, int]]:
+    """``(job id, job dir fd)`` of every job directory under the root (the caller closes the job
+    dir fd; the folders above it are closed here once their job folders are done)."""
+    for entry in os.listdir(root_fd):
+        if entry.startswith("."):
+            continue
+        if entry != "users":
+            fd = _open_dir(root_fd, entry)
+            if fd is not None:
+                yield entry, fd
+            continue
+        users_fd = _open_dir(root_fd, entry)
+        if users_fd is None:
+            continue
+        try:
+            for account in os.listdir(users_fd):
+                account_fd = _open_dir(users_fd, account)
+                if account_fd is None:
+                    continue
+                try:
+                    for job_id in os.listdir(account_fd):
+                        if job_id.startswith("."):
+                            continue
+                        fd = _open_dir(account_fd, job_id)
+                        if fd is not None:
+                            yield job_id, fd
+                except OSError:
+                    pass
+                finally:
+                    os.close(account_fd)
+        finally:
+            os.close(users_fd)
+
+
+def _remove_one(dir_fd: int, name: str, job_id: str, remove: Callable[[str, os.stat_result], bool]) -> int:
+    """1 when ``name`` in ``dir_fd`` is a regular file of the directory's owner that ``remove``
+    says to delete, and it was unlinked; else 0."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.fstat(dir_fd).st_uid or not remove(job_id, info):
+            return 0
+        os.unlink(name, dir_fd=dir_fd)  # never follows: a link swapped in meanwhile is itself removed
+    except OSError:
+        return 0
+    return 1

@@ -71,7 +71,6 @@ as soon as a ready one exits (it waits for its restart) or, checked every
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import logging
@@ -100,6 +99,7 @@ from ..model.units import parse_utc
 from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
+from .bound_ports import port_bound as _port_bound
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import LimitGroups, LocalLimits, open_gpu_minors
 from .outcome import describe_exit, log_tail
@@ -109,6 +109,10 @@ from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
 __all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
+
+NOT_EXECUTABLE = "is not executable"
+"""A command job's program file that cannot be run: the problem alone; the refusal's hint says the fix
+(new user 17, N10: "(chmod +x, or run it with its interpreter)" was said in the rule and its hint)."""
 
 log = logging.getLogger(__name__)
 _SAID_ONCE = logging.getLogger(__name__ + ".wrapper_env")
@@ -270,7 +274,7 @@ def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tupl
         if not full.is_file():
             return "command", str(full), _path_problem(full, want_dir=False)
         if not os.access(full, os.X_OK):
-            return "command", str(full), "is not executable (chmod +x, or run it with its interpreter)"
+            return "command", str(full), NOT_EXECUTABLE  # its fix is the refusal's hint, said once (new user 17, N10)
         return None
     if shutil.which(program, path=search_path) is None:
         return "command", program, "is not a program on the job's PATH"
@@ -1288,23 +1292,6 @@ def _serves_port(t: _Tracked, port: int) -> bool | None:
         except psutil.Error:
             unreadable = True
     return None if unreadable else False
-
-
-def _port_bound(port: int) -> bool:
-    """Whether a socket on this host listens on TCP ``port`` (IPv4 or IPv6, any address): a bind of
-    the wildcard address fails with EADDRINUSE (SO_REUSEADDR: a closed connection's TIME_WAIT is no
-    holder). False when it binds, or cannot be told (no IPv6, a port this account may not bind)."""
-    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                if family == socket.AF_INET6:
-                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                sock.bind((address, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return True
-    return False
 
 
 def _port_open(port: int) -> bool:

@@ -281,9 +281,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "quotas": list(self.quotas),
             "profiles": dict(self.profiles),
             "default_team": self.default_team, "max_ports_per_user": self.max_ports_per_user,
-            "user_teams": dict(self.user_teams),
-            "priority_grants": dict(self.priority_grants),
-            "max_unfinished_per_user": int(self.max_unfinished_per_user),
+            "user_teams": dict(self.user_teams), "priority_grants": dict(self.priority_grants),
+            "max_unfinished_per_user": int(self.max_unfinished_per_user), "max_submits_per_user_minute":
+                int(self.max_submits_per_user_minute), "max_pending_jobs_per_user": int(self.max_pending_jobs_per_user),
             "max_running_cpu_jobs_per_user": int(self.max_running_cpu_jobs_per_user), "gpu_sharing": self.gpu_sharing,
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,

@@ -10,10 +10,14 @@ from traitlets.config import Configurable
 
 from .config import config_error, positive
 
-__all__ = ["HUB_CPU_JOB_CAP", "AccessConfig", "WebConfig"]
+__all__ = ["HUB_CPU_JOB_CAP", "HUB_PENDING_CAP", "HUB_SUBMIT_RATE", "AccessConfig", "WebConfig"]
 
 HUB_CPU_JOB_CAP = 8
 """``c.SchedApp.max_running_cpu_jobs_per_user`` of a hub's central service when not configured."""
+HUB_PENDING_CAP = 200
+"""``c.SchedApp.max_pending_jobs_per_user`` of a hub's central service when not configured."""
+HUB_SUBMIT_RATE = 120
+"""``c.SchedApp.max_submits_per_user_minute`` of a hub's central service when not configured."""
 
 
 class WebConfig(Configurable):
@@ -164,6 +168,37 @@ class AccessConfig(Configurable):
         value = int(proposal["value"])
         if value < 0:
             raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
+        return value
+
+    max_pending_jobs_per_user = Int(
+        default_value=0,
+        config=True,
+        help=f"""Most jobs and leases one user may have pending (waiting to start) at once; a submit,
+        lease request or "run now" beyond it is refused with 429 "USER has N pending jobs; at most N
+        per user — wait for some to start or cancel them" (audited), and a definition's scheduled
+        firing then becomes a rejected run saying so (definition_max_firings_per_user_hour bounds how
+        many an hour). Bounds the queue every user's listing, and every cycle, goes through (new
+        user 17, N11: one hub user queued 300 jobs in 27 s). max_unfinished_per_user still bounds
+        pending + running together. 0 = no limit. Default: {HUB_PENDING_CAP} under JupyterHub
+        (jupyter-sched serve); 0 on a single-user server (jupyter lab).""",
+    )
+
+    max_submits_per_user_minute = Int(
+        default_value=0,
+        config=True,
+        help=f"""Each user's submit rate: a token bucket of this many submits (POST jobs, lease
+        requests, a definition's "run now") refilled at this many a minute — a burst of that many,
+        then one every 60/N s; beyond it 429 with a Retry-After header (seconds) and "retry in N s"
+        (audited). Per server process. Scheduled firings of definitions are bounded by
+        definition_max_firings_per_user_hour instead. 0 = no limit. Default: {HUB_SUBMIT_RATE}
+        under JupyterHub (jupyter-sched serve); 0 on a single-user server (jupyter lab).""",
+    )
+
+    @validate("max_pending_jobs_per_user", "max_submits_per_user_minute")
+    def _check_user_bounds(self, proposal: dict[str, Any]) -> int:
+        value, name = int(proposal["value"]), str(proposal["trait"].name)
+        if value < 0:
+            raise config_error(name, value, "must be >= 0", "e.g. 200; 0 = no limit")
         return value
 
     max_ports_per_user = Int(

@@ -19,7 +19,8 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 ``POST jobs/{id}/notebook/open``      embedded mode: copy it under the server's root to open → ``{path}``
 ====================================  =========================================================
 
-The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``) and is
+The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``; a hub's
+in the account's ``log_dir/users/<account>/<job id>/``) and is
 kept ``executed_notebook_retention_days`` days after the run ends (a sweep on the leading engine
 deletes older ones; 0 keeps them). "Open" copies it to ``<root>/<executed_notebooks_dir>/<job
 id>/`` — a file of the user's own from then on.
@@ -76,8 +77,9 @@ class DefinitionsConfig(Configurable):
         30.0,
         config=True,
         help="""Days an executed notebook (outputs and errors of a notebook run) is kept after its
-        run ended. Default: 30; 0 keeps them forever. Copies a user opened in JupyterLab are theirs
-        and never deleted.""",
+        run ended, embedded and on a hub (in the accounts' own job folders, where nothing a user
+        planted is followed). Default: 30; 0 keeps them forever. Copies a user opened in JupyterLab
+        are theirs and never deleted.""",
     )
     definition_limit_per_user = Int(
         100,

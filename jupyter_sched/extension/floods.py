@@ -42,7 +42,7 @@ def audit_flood(handler: Any, user: str, *, code: str, request: str, message: st
     allowed, ended = _windows(handler).take_place(user)
     rows = [(who, f"{counted} more busy answer(s) or replaced event stream(s) of {who} in one minute were counted, "
                   "not recorded one by one (at most one a minute is)", {"code": "suppressed", "suppressed": counted})
-            for who, counted in ended]
+            for who, counted, _ in ended]
     if allowed:
         rows.append((user, message[:500], {"code": code, "request": request[:200]}))
     if not rows:

@@ -376,6 +376,8 @@ class SchedHandler(ProvenOnceHandler, CookieOnce, APIHandler):
                 if status == 429 and (who := self._sched_caller) is not None:  # a flood: one row a minute (R10)
                     audit_flood(self, who.user, code="busy", request=f"{self.request.method} {self._route}",
                                 message=f"{who.user} was answered 429 (busy): {exc.message}")
+                if (after := exc.details.get("retry_after_s")) is not None:  # a submit rate (new user 17, N11)
+                    self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
         elif isinstance(exc, web.HTTPError):  # auth, XSRF, a method the route does not take (405 names them)
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -393,9 +395,8 @@ class SchedHandler(ProvenOnceHandler, CookieOnce, APIHandler):
         self.finish(json.dumps(body))
 
     def _audit_refusal(self, err: SchedError) -> None:
-        """Put a refusal the admission step did not record (a request model's or the spec's
-        validation) on the audit log, off the loop: every refused request of an authenticated
-        caller is audited, whichever layer refused it."""
+        """Put a refusal the admission step did not record (a request model's or the spec's validation) on
+        the audit log, off the loop: every refused request of an authenticated caller is audited, whichever layer."""
         if err.audited or not isinstance(err, _REFUSALS):
             return
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call

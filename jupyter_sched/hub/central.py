@@ -54,7 +54,7 @@ from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError,
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
-from ..extension.config_access import HUB_CPU_JOB_CAP
+from ..extension.config_access import HUB_CPU_JOB_CAP, HUB_PENDING_CAP, HUB_SUBMIT_RATE
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
@@ -159,6 +159,17 @@ class HubSchedApp(SchedApp):
         """The CPU-job cap is a guard between a hub's users (their jobs share the service's host):
         8 here unless configured; a single-user server has none (new user 16, N14)."""
         return HUB_CPU_JOB_CAP
+
+    @default("max_pending_jobs_per_user")
+    def _hub_pending_cap(self) -> int:
+        """One user's pending jobs are a queue everyone's listings and cycles go through: 200 here
+        unless configured; a single-user server has none (new user 17, N11)."""
+        return HUB_PENDING_CAP
+
+    @default("max_submits_per_user_minute")
+    def _hub_submit_rate(self) -> int:
+        """120 submits a minute per user here unless configured (new user 17, N11)."""
+        return HUB_SUBMIT_RATE
 
     run_as_account_template = Unicode(
         "{username}", config=True,

@@ -82,7 +82,7 @@ _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
 _PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link",
-                 "X-Jupyter-Sched-Resume", "X-Total-Count")
+                 "X-Jupyter-Sched-Resume", "X-Total-Count", "Retry-After")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 REFUSED_TOKEN_PATH = "refused-token"

@@ -65,6 +65,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import parse_utc
+from ..scheduling.snapshot import owned_kernel_key
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
 __all__ = ["GONE_KERNEL", "HUB_RECHECK_S", "HUB_SERVERS_TTL_S", "MAX_REPORT_BYTES", "MAX_SERVERS_PER_USER",
@@ -286,16 +287,20 @@ class KernelReports:
         self._flat = tuple(report for mine in self._reports.values() for report in mine.values())
 
     def activity(self, now: datetime) -> dict[str, dict[str, Any]]:
-        """The engine's kernel source in hub mode: ``{kernel id: {"execution_state", "last_activity"}}``
-        of every reported kernel, as the idle rules read an embedded server's kernels; a kernel of a
+        """The engine's kernel source in hub mode: ``{owned_kernel_key(user, kernel id): {"execution_state",
+        "last_activity"}}`` of every reported kernel, keyed by the reporting user so that one user's
+        report never speaks for another's kernel of the same id (red team 18, R3), and read by the
+        idle rules as an embedded server's kernels (:func:`~jupyter_sched.scheduling.snapshot.
+        kernel_activity_of`); a kernel of a
         report older than :data:`STATE_STALE_S`, or of a server that sends no states, is ``unknown``
         with ``unknown_why`` saying so. Safe to call from another thread (reads one immutable tuple).
         """
         out: dict[str, dict[str, Any]] = {}
         for report in self._flat:
             age = (now - report.received_at).total_seconds()
-            for kernel in report.kernels:
-                state = report.states.get(kernel)
+            for kernel_id in report.kernels:
+                state = report.states.get(kernel_id)
+                kernel = owned_kernel_key(report.user, kernel_id)  # never read as another user's (red team 18, R3)
                 if age <= STATE_STALE_S and state is not None:
                     out[kernel] = {"execution_state": state.execution_state, "last_activity": state.last_activity}
                 elif kernel not in out or out[kernel]["execution_state"] == "unknown":

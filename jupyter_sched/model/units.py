@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -128,21 +128,37 @@ YEAR_SHOWN_AFTER_DAYS = 182
 """A clock more than this many days from now carries its year (``ls -l``'s six months)."""
 
 
-def clock_text(when: datetime, now: datetime | None) -> str:
+def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False) -> str:
     """A moment as every surface writes it, in UTC: ``09:58 UTC`` on ``now``'s day, else ``Dec 3
     09:58 UTC``, and ``Dec 4 2027 23:58 UTC`` more than :data:`YEAR_SHOWN_AFTER_DAYS` days from
     ``now`` (new user 14, N18: a 366-day time limit's end read "Dec 4 23:58" — tomorrow — beside a
-    1-day one's). ``now`` None (a sentence rendered without a clock): the date, never "today"'s form.
-    The one formatter of the ETA, a stop's end, idle reclaim and an idle warning's times."""
+    1-day one's). ``now`` None (a sentence rendered without a clock, or kept, as an audit record's):
+    the date, never "today"'s form. ``seconds``: ``Dec 4 13:51:35 UTC`` — for a record and for two
+    times of one sentence in the same minute (:func:`clock_pair`; new user 17, N6). The one
+    formatter of the ETA, a stop's end, idle reclaim, an idle warning's times and the audit's."""
     when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    hhmm = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
     if now is None:
-        return f"{when:%b} {when.day} {when:%H:%M} UTC"
+        return f"{when:%b} {when.day} {hhmm} UTC"
     now = now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now.astimezone(timezone.utc)
     if when.date() == now.date():
-        return f"{when:%H:%M} UTC"
+        return f"{hhmm} UTC"
     if abs((when - now).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400:
-        return f"{when:%b} {when.day} {when.year} {when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+        return f"{when:%b} {when.day} {when.year} {hhmm} UTC"
+    return f"{when:%b} {when.day} {hhmm} UTC"
+
+
+def clock_pair(first: datetime, second: datetime, now: datetime | None) -> tuple[str, str]:
+    """Two moments of one sentence by :func:`clock_text`, with their seconds when they fall in the
+    same minute: ``warning at 13:51:01 UTC, its GPUs are released at 13:51:31 UTC`` (new user 17,
+    N6: a 1-min idle window read "warning at 13:51 UTC, … released at 13:51 UTC", one moment to
+    the reader)."""
+    def minute(at: datetime) -> datetime:
+        at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+        return at.replace(second=0, microsecond=0)
+
+    seconds = minute(first) == minute(second) and first != second
+    return clock_text(first, now, seconds=seconds), clock_text(second, now, seconds=seconds)
 
 
 def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from ..model import to_iso
 from ..model.samples import GpuSample
-from ..model.units import clock_text
+from ..model.units import clock_pair, clock_text
 from ..scheduling.snapshot import Snapshot
 from .idle import IdleArbiter, judge_running, ladder_times
 from .policy import IdlePolicies
@@ -114,8 +114,9 @@ def standing_text(*, idle_s: float, rule: str, grace_s: float, stage: str, actio
     outcome = _OUTCOME.get(action, "its GPUs are reclaimed")
     if stage == "reclaimed":
         return f"{head}: warned, then {'reported' if action == 'notify' else 'reclaimed'} at {_clock(deadline, now)}"
-    warning = f"warned at {_clock(warn_at, now)}" if stage == "warned" else f"warning at {_clock(warn_at, now)}"
-    return f"{head}: {warning}, {outcome} at {_clock(deadline, now)}"
+    warned, reclaimed = clock_pair(warn_at, deadline, now)  # seconds when in one minute (new user 17, N6)
+    warning = f"warned at {warned}" if stage == "warned" else f"warning at {warned}"
+    return f"{head}: {warning}, {outcome} at {reclaimed}"
 
 
 def _minutes(seconds: float) -> str:

@@ -46,7 +46,8 @@ from typing import Any, Protocol
 from ..errors import ConflictError, ValidationError
 from ..model import Inventory, Job, JobKind, JobState, parse_utc, to_iso
 from ..model.samples import VALIDITY_RULES, GpuSample
-from ..scheduling.snapshot import IdleAction, Snapshot
+from ..model.units import clock_text
+from ..scheduling.snapshot import IdleAction, Snapshot, kernel_activity_of
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
 __all__ = [
@@ -114,7 +115,7 @@ class IdleVerdict:
             or unknown, GPU idle), ``"gpu"`` (batch job) or ``""`` (not idle).
         mode: what reclaim does under this rule.
         reason: one sentence: the reclaim reason when idle (``kernel idle and GPU < 5% for 120 min``),
-            else why not (``GPU-1111 at 87 % at 2026-...``).
+            else why not (``GPU-1111 at 87 % at Mar 2 08:45:00 UTC``).
         devices: the device keys ``(gpu_uuid, mig_instance)`` the verdict looked at.
         open_start: the idle run starts at the first sample given (no activity seen before it in
             the lookback), so the period may have begun earlier: the ladder then keeps the start
@@ -263,7 +264,8 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
         return _Run(None, f"no samples for {uuid}" + ("" if gi is None else f" MIG instance {gi}"))
     gap = timedelta(seconds=policy.max_gap_s)
     if now - ordered[-1].timestamp > gap:
-        return _Run(None, f"telemetry stale: last sample at {to_iso(ordered[-1].timestamp)}")
+        # said in the audit and the job's message: the one formatter, with date and seconds (new user 17, N6)
+        return _Run(None, f"telemetry stale: last sample at {clock_text(ordered[-1].timestamp, None, seconds=True)}")
     groups: dict[datetime, list[GpuSample]] = {}
     for s in ordered:
         groups.setdefault(s.timestamp, []).append(s)
@@ -285,7 +287,7 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
         previous, previous_unknown = when, bool(unknown) and not active
         if active:
             s = active[0]
-            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {to_iso(when)}"
+            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {clock_text(when, None, seconds=True)}"
         elif unknown:
             if since is None:
                 why = _unknown_why(unknown[0])
@@ -493,7 +495,10 @@ def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: 
         limit = limit_text(verdict.limit_s, policy.grace_s)
         return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
                           gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
-                                                  f"{to_iso(deadline)} unless activity resumes (limit {limit})")
+                                                  # kept in the audit: the date and the seconds, by the one
+                                                  # formatter (new user 17, N6: raw ISO with microseconds)
+                                                  f"{clock_text(deadline, None, seconds=True)} unless activity "
+                                                  f"resumes (limit {limit})")
     effective = deadline  # ladder_times: no sooner than the notice after the warning
     if now < effective:
         return None
@@ -548,7 +553,8 @@ def judge_running(snapshot: Snapshot, policies: IdlePolicies | None = None, arbi
         policy = policies.for_job(job)
         if not policy.enabled:
             continue
-        kernel = KernelActivity.from_mapping(snapshot.kernels.get(job.spec.kernel_id or "")) if job.is_lease else None
+        kernel = (KernelActivity.from_mapping(kernel_activity_of(snapshot.kernels, job.spec.user, job.spec.kernel_id))
+                  if job.is_lease else None)
         if arbiter is None:
             verdict = default_idle_arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy,
                                            now=snapshot.now, devices=entry.devices)

@@ -27,7 +27,7 @@ from .gates import borrow_window_closed
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors", "admit_placed", "try_flavor"]
+__all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "try_flavor"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
@@ -136,6 +136,39 @@ def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     with state.what_if():
         unmasked = placer.place(job.id, req, flavor)
     return None, False, res if unmasked is not None else None
+
+
+def keep_off(ctx: CycleContext, job: Job, model: str, *, within: bool = False) -> Reservation | None:
+    """The EASY reservation on ``model`` whose GPUs a preemption plan for ``job`` keeps off, as
+    admission does (:func:`_place`): none when ``job`` holds it, its GPUs are unknown or ``job`` is
+    sure to end before it (:func:`_may_bypass`).
+
+    ``within``: the plan serves ``job`` within its team's guarantee — then only a reservation of a
+    higher class of its own team is kept off (a team's guaranteed GPUs come back whatever another
+    team's queue order, DESIGN.md *Reclaim*). Otherwise a later job that evicts work to start on
+    GPUs the first blocked job is promised delays it: the delay admission refuses, reached through
+    an eviction (issue 16 property counterexample: b's normal j0 was held back by b's high j4's
+    reservation, then evicted b's low j2 — backfilled meanwhile off the reservation — and took the
+    reserved GPUs; without j0 there, j2 was evicted twice in two cycles with nothing changed)."""
+    res = ctx.reservations.get(model)
+    if res is None or res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res):
+        return None
+    if within and (res.team != job.spec.team or res.rank <= job.spec.priority.rank):
+        return None
+    return res
+
+
+def placed_around(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, res: Reservation | None
+                  ) -> Placement | None:
+    """Where ``job`` would be placed now with the free GPUs of ``res`` (if any) held for its job
+    (nothing is taken)."""
+    state = ctx.state
+    free_reserved = () if res is None else tuple((g, state.free_milli[g]) for g in res.gpus if state.free_milli[g] > 0)
+    if res is None or not free_reserved:
+        return ctx.placer.place(job.id, req, flavor)
+    with state.what_if():
+        state.take(RESERVE_PREFIX + res.job_id, Holding(gpus=free_reserved, node=0))
+        return ctx.placer.place(job.id, req, flavor)
 
 
 def _take(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> Placement | None:
@@ -308,7 +341,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         why += f"; borrowing {borrowed_gpus:g} GPUs above {spec.team}'s guarantee"
     model = placement.model
     ctx.audit.append(AuditRecord(
-        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model}): {why}",
+        # a CPU-only job's flavor is the wildcard: said as what it is (new user 17, N6: "on vm (*)")
+        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if spec.resources.total_milli else 'CPU only'}): {why}",
         {"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
          "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
          "model": model, "scores": scores, "borrowed": borrowed_gpus,

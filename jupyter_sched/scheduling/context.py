@@ -192,7 +192,8 @@ class CycleContext:
         host_ports = profile.host_ports
         self.ports: dict[int, dict[str, str]] = held_ports(snapshot.jobs) if host_ports else {}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
-                          or profile.max_running_cpu_jobs_per_user or self.ports or snapshot.held_users) or any(
+                          or profile.max_running_cpu_jobs_per_user or self.ports or snapshot.held_users
+                          or snapshot.ports_bound_outside) or any(
             j.not_before is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}

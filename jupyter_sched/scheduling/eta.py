@@ -245,7 +245,8 @@ class Plan:
             return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
-        if code in ("CpuJobLimit", PORT_LIMIT):  # waits for its owner's own jobs, not for GPUs (.gates, .ports)
+        if code in ("CpuJobLimit", PORT_LIMIT) or (code == PORT_IN_USE and not reason.details.get("holder")):
+            # waits for its owner's own jobs, or a port bound outside the scheduler: not for GPUs (.gates, .ports)
             return None, reason.eta_reason, (), code
         if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
             holder = str(reason.details.get("holder") or "")

@@ -59,7 +59,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),
                                       **by},
                              eta=job.not_before, unblock="wait for the backoff to pass")
-    if ctx.ports and (taken := port_gate(ctx, job)) is not None:  # red team 15 R11 (.ports)
+    if (ctx.ports or ctx.snap.ports_bound_outside) and (taken := port_gate(ctx, job)) is not None:  # .ports
         return taken
     cap = ctx.profile.max_running_cpu_jobs_per_user
     if cap and not spec.resources.total_milli:

@@ -15,7 +15,14 @@ start and fails it saying so (its port then blocks nobody); and one user's servi
 ``profile.max_ports_per_user`` ports (``c.SchedApp.max_ports_per_user``, default 4): more pend
 ``PortLimit`` naming the setting.
 
-Pure: reads the snapshot's jobs and the cycle's admissions.
+Red team 17, R3: a port bound by a process *outside* the scheduler (a notebook terminal's
+``http.server``) was seen by nobody: the job was admitted, charged, and failed "port in use". The
+edge binds each pending job's declared port before the cycle (``Snapshot.ports_bound_outside``);
+such a job pends ``PortInUse`` saying the port is bound by a process outside the scheduler, and
+is looked at again each cycle. Who holds it is not said to the job's owner (another account's
+process): the service log names it for admins.
+
+Pure: reads the snapshot's jobs, its ports bound outside and the cycle's admissions.
 """
 
 from __future__ import annotations
@@ -92,10 +99,10 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
                         "of them ends")
     held = _held_for(ctx, job)
     if not held:
-        return None
+        return _bound_outside(ctx, job)
     nodes = [n.name for n in ctx.snap.inventory.nodes if n.schedulable]
     if job.spec.resources.total_milli and any(name not in held for name in nodes):
-        return None  # placed on a node where it is free (:func:`masked`); a 0-GPU job takes no GPU a
+        return _bound_outside(ctx, job)  # else placed on a node where it is free (:func:`masked`); a 0-GPU job takes no GPU a
         # mask could steer, so it waits for the port wherever it is held
     port = job.spec.port
     holder_id = held[nodes[0]] if nodes else next(iter(held.values()))
@@ -111,6 +118,21 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
                  "holder_user": holder.spec.user if holder is not None else None},
         unblock="resubmit with another port to start sooner",
         eta_reason=f"it starts when {holder_id} ends")
+
+
+def _bound_outside(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """``PortInUse`` when ``job``'s port is bound on the jobs' host by a process outside the
+    scheduler (red team 17, R3; module docstring), else None."""
+    port = _declares(job)
+    if port is None or port not in ctx.snap.ports_bound_outside:
+        return None
+    return PendingReason(
+        code=PORT_IN_USE,
+        message=f"port {port} is bound on this host by a process outside the scheduler (not a job of it); "
+                "it starts once the port is free",
+        details={"port": port, "outside": True},
+        unblock="resubmit with another port to start sooner, or stop what listens on it if it is yours",
+        eta_reason="it starts when the process outside the scheduler frees the port")
 
 
 @contextmanager

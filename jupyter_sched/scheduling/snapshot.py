@@ -25,7 +25,30 @@ __all__ = [
     "Reject",
     "Snapshot",
     "UsageHistory",
+    "kernel_activity_of",
+    "owned_kernel_key",
 ]
+
+
+def owned_kernel_key(user: str, kernel_id: str) -> str:
+    """The key of ``user``'s kernel ``kernel_id`` in ``Snapshot.kernels`` where kernels are
+    reported by their users' servers (hub mode): a kernel id is no secret (``ps``, connection-file
+    names), so another user's report of the same id must never be read as this user's (red team
+    18, R3: a report of A's kernel id as idle got A's busy kernel's lease reclaimed). A user name
+    has no NUL, so the key is never ambiguous. Embedded mode keys by the bare kernel id: its one
+    server's own kernel manager is the only source."""
+    return f"{user}\x00{kernel_id}"
+
+
+def kernel_activity_of(kernels: Mapping[str, Mapping[str, Any]], user: str,
+                       kernel_id: str | None) -> Mapping[str, Any] | None:
+    """The reported activity of ``user``'s kernel ``kernel_id`` (None: not reported): from that
+    user's own reports (:func:`owned_kernel_key`), else from a source that keys by bare id
+    (embedded mode)."""
+    if not kernel_id:
+        return None
+    found = kernels.get(owned_kernel_key(user, kernel_id))
+    return found if found is not None else kernels.get(kernel_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +90,9 @@ class Snapshot:
             runs. The ETA's words say which (new user 11, N15).
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
-        kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
+        kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``);
+            keyed by :func:`owned_kernel_key` where users' servers report them (hub mode): read
+            with :func:`kernel_activity_of`.
         stop_grace_s: per job being stopped (``stopping_since``), the SIGTERM→SIGKILL grace its stop
             was sent with, seconds — a cancel's or a time limit's is the engine's stop grace, not the
             profile's ``grace_s`` for victims (new user 11, N1: a pending job's ETA waited 60 s for a
@@ -75,6 +100,9 @@ class Snapshot:
         held_users: owners whose pending work is held (never admitted), with the sentence that says
             why — in hub mode, users the hub no longer lists (red team 15, R9: a deleted user's queued
             job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
+        ports_bound_outside: declared ports of pending inference jobs that a process outside the
+            scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
+            the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
     """
 
     now: datetime
@@ -89,6 +117,7 @@ class Snapshot:
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
     runtime_sources: Mapping[str, str] = field(default_factory=dict)
     held_users: Mapping[str, str] = field(default_factory=dict)
+    ports_bound_outside: frozenset[int] = frozenset()
 
 
 @fast_init

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
@@ -18,6 +19,7 @@ from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window
 from ..store import StoreTx
+from ..wording.quota import quota_text
 from .context import Context
 from .models import (
     GetMeResponse,
@@ -158,7 +160,7 @@ class AccountingService:
             used = {(b.team, b.user): gpu_figures(tx.gpu_seconds(since=period_start(now, b.period), until=now,
                                                                  team=b.team, user=b.user))[1] for b in mine_budgets}
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
-        answer = GetMeResponse.model_validate({
+        fields: dict[str, Any] = {
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in caller.teams},
@@ -169,7 +171,11 @@ class AccountingService:
             "team_in_use": team_in_use,
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
-        })
+        }
+        # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
+        # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
+        fields["quota_text"] = quota_text(fields)
+        answer = GetMeResponse.model_validate(fields)
         if who is not None and version[0] >= 0:
             if len(self._answers) >= _HELD_USERS and who not in self._answers:
                 self._answers.clear()  # bounded: the next poll of each caller computes again

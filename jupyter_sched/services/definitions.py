@@ -23,7 +23,6 @@ a fallback team. If the hub does not answer, the firing is retried at the next t
 from __future__ import annotations
 
 import builtins
-import contextlib
 import logging
 import os
 import shutil
@@ -40,7 +39,8 @@ from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunT
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
-from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
+from ..errors import BusyError, ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
+from ..executors.jobdirs import JobDirs
 from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
@@ -143,10 +143,27 @@ class _OwnerRuns:
         return self.owner_caller(user)
 
     def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
-        return self.build(body, user=user).spec
+        return self.prepare(self.owner(user), body, what="run a definition").spec  # no pending cap: a check
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
-        return self.prepare(self.owner(user), body, what="run a definition")
+        caller = self.owner(user)
+        job = self.prepare(caller, body, what="run a definition")
+        try:
+            self.limit_pending(caller, request="run a definition")
+        except BusyError as err:  # a rejected run saying why, not retried at every tick (a BusyError is):
+            # at most definition_max_firings_per_user_hour of them an hour (new user 17, N11)
+            raise SchedError(f"{err.message} — {err.hint}", field=err.field, details=err.details) from None
+        return job
+
+    def limit_pending(self, caller: Caller, *, request: str) -> None:
+        """Refuse a run of ``caller``'s at ``max_pending_jobs_per_user`` (audited).
+
+        Raises:
+            BusyError: see :meth:`~jupyter_sched.admission.Admission.limit_pending`.
+        """
+        if self.ctx.admission.policy.max_pending_per_user > 0:
+            pending = self.ctx.store.count_jobs(user=caller.user, states=[JobState.PENDING])
+            self.ctx.admission.limit_pending(caller, pending, request=request)
 
     def prepare(self, caller: Caller, body: Mapping[str, Any], *, what: str) -> Job:
         request = parse(SubmitJobRequest, dict(body))
@@ -543,10 +560,12 @@ class DefinitionsService:
         """
         from ..store.definitions import insert_run
 
+        self.ctx.admission.limit_rate(caller, request="run definition")  # a submit (new user 17, N11)
         d = self._visible(caller, definition_id, request="run definition")
         parameters = {**d.parameters, **validate_parameters(request.parameters)}
         now = self.ctx.clock.now()
         owner = caller if caller.user == d.user else self._runs.owner(d.user)
+        self._runs.limit_pending(owner, request="run definition")
         body = run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook, script=d.script, args=d.args,
                         job=d.job, parameters=parameters, team=d.team)
         job = link_run(self._runs.prepare(owner, body, what="run a definition"), d.id)
@@ -652,27 +671,36 @@ class DefinitionsService:
     def sweep_executed_notebooks(self, *, now: float | None = None) -> int:
         """Delete the executed notebooks of runs that ended more than ``retention_days`` ago; how many.
 
+        Embedded runs keep theirs in ``<root>/<job id>/``, a hub's in the account's own
+        ``<root>/users/<account>/<job id>/`` (red team 17, R7: only the first were swept). Those
+        are the users' folders: nothing in them is followed, and only a regular file owned by the
+        folder's owner — for a hub run, the account the run was recorded under — is removed
+        (:meth:`~jupyter_sched.executors.jobdirs.JobDirs.remove_old`).
         Copies a user opened (under their root) are theirs and never touched.
         """
         days = self.settings.retention_days
-        root = getattr(self.ctx.executor, "root", None)
-        if days <= 0 or root is None or not Path(root).is_dir():
+        dirs = getattr(self.ctx.executor, "dirs", None)
+        if days <= 0 or not isinstance(dirs, JobDirs) or not dirs.root.is_dir():
             return 0
         cutoff = (now if now is not None else time.time()) - days * 86400
-        removed = 0
-        for executed in Path(root).glob("*/executed.ipynb"):
+
+        def ended_before_cutoff(job_id: str, info: os.stat_result) -> bool:
+            if info.st_mtime >= cutoff:
+                return False
             try:
-                if executed.lstat().st_mtime >= cutoff:
-                    continue
-                record = self.ctx.store.get_job(executed.parent.name)
-            except (OSError, NotFoundError):
-                continue
+                record = self.ctx.store.get_job(job_id)
+            except NotFoundError:
+                return False
+            uid = _run_as_uid(record)
             finished = record.job.finished_at
-            if record.job.state.terminal and finished is not None and finished.timestamp() < cutoff:
-                with contextlib.suppress(OSError):
-                    executed.unlink()
-                    removed += 1
-        return removed
+            return (record.job.state.terminal and finished is not None and finished.timestamp() < cutoff
+                    and (uid is None or uid == info.st_uid))
+
+        try:
+            return dirs.remove_old("executed.ipynb", ended_before_cutoff)
+        except OSError:
+            log.warning("could not sweep executed notebooks under %s", dirs.root, exc_info=True)
+            return 0
 
 
 def _run_as_uid(record: JobRecord) -> int | None:

@@ -29,6 +29,7 @@ from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
+from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
@@ -60,15 +61,22 @@ class _QuotasMoved(Exception):
 
 
 class _OverCap(Exception):
-    """The submitter is at ``max_unfinished_per_user`` (the insert rolled back; ``count`` theirs)."""
+    """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
+    ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, pending: bool = False) -> None:
         super().__init__(count)
         self.count = count
+        self.pending = pending
 
 
 _DRY_RUN_COMMAND = "true"
 """What a dry run that names nothing to run is sized as (never started; left out of the answer)."""
+
+NOT_EXECUTABLE_RULE = "not_executable"
+"""``details["rule"]`` of the refusal of a command job's program file that cannot be run: a client
+with no interpreter field says its own fix (the panel: "choose a .py or .ipynb, or make the file
+executable"; new user 17, N10)."""
 
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
@@ -76,6 +84,8 @@ QUEUE_HEAD = 1000
 _LINES_KEPT = 5_000
 """Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
 
+_PENDING = (JobState.PENDING,)
+"""States counted by ``max_pending_jobs_per_user`` (a preempted job waits too, but no user makes one)."""
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 _WAITING = (JobState.PENDING, JobState.PREEMPTED)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
@@ -216,6 +226,28 @@ class JobsService:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
 
+    def _spec_on(self, inv: Inventory, caller: Caller, request: SubmitJobRequest, kind: JobKind | None,
+                 warnings: builtins.list[str] | None = None) -> JobSpec:
+        """:meth:`_spec` for the cluster ``inv``: a request for more GPUs than any worker may ask is
+        refused with the largest node's number — for a submit and a dry run alike (new user 17, N10:
+        the panel's Check fit said "<= 4096 … ask for at most the GPUs of one node" where REST and the
+        CLI said "ask for at most 4 GPUs").
+
+        Raises:
+            ValidationError: as :meth:`_spec`.
+        """
+        try:
+            return self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        except ValidationError as err:
+            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
+                most = max((len(node.gpus) for node in inv.nodes), default=0)
+                if 0 < most < MAX_GPUS:  # one bound, the real one (new user 17, N1: "<= 4096" beside "at most 4")
+                    err.message = err.message.replace(f" must be <= {MAX_GPUS} (", f" must be <= {most} (", 1)
+                    err.args = (err.message,)
+                err.hint = f"the largest node here has {most} GPUs: ask for at most {most} per worker" if most else \
+                    "this cluster has no GPUs: use 0 for CPU-only work"
+            raise
+
     def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
                 what: str = "submit job", warnings: builtins.list[str] | None = None,
                 quotas: QuotaSet | None = None) -> Job:
@@ -229,17 +261,7 @@ class JobsService:
         """
         inv = self.ctx.inventory()
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
-        try:
-            spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
-        except ValidationError as err:
-            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
-                most = max((len(node.gpus) for node in inv.nodes), default=0)
-                if 0 < most < MAX_GPUS:  # one bound, the real one (new user 17, N1: "<= 4096" beside "at most 4")
-                    err.message = err.message.replace(f" must be <= {MAX_GPUS} (", f" must be <= {most} (", 1)
-                    err.args = (err.message,)
-                err.hint = f"the largest node here has {most} GPUs: ask for at most {most} per worker" if most else \
-                    "this cluster has no GPUs: use 0 for CPU-only work"
-            raise
+        spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
@@ -268,9 +290,12 @@ class JobsService:
             ValidationError: a bad request (names the field and the fix).
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
-            BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
+            BusyError: the caller submits faster than ``max_submits_per_user_minute``, or already
+                has ``max_pending_jobs_per_user`` jobs pending or ``max_unfinished_per_user``
+                unfinished (audited).
         """
         what = "request lease" if kind is JobKind.LEASE else "submit job"
+        self.ctx.admission.limit_rate(caller, request=what)  # new user 17, N11: before any work
         store = self.ctx.store
         kept = store.kept_quota_set()
         for attempt in range(3):
@@ -311,21 +336,39 @@ class JobsService:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
+        bound = self._bound_outside(job.spec)  # a real bind, before the insert's transaction (red team 17, R3)
+        held: builtins.list[str] = []  # warnings of a scheduled service holding the port
         try:
-            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: warnings.extend(
+            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: held.extend(
                 self._insertable(tx, caller, job.spec, quotas_version)))
         except _OverCap as over:
             count = over.count
+            if over.pending:
+                self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
+        warnings.extend(held)
+        if bound and not held:
+            warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
+                            "waits until it is free — choose another port to start sooner")
         return job, record, warnings
+
+    def _bound_outside(self, spec: JobSpec) -> bool:
+        """Whether an inference job's declared port is bound on the host the local executor runs
+        jobs on (a real bind; by a scheduled service or a process outside the scheduler)."""
+        if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(self.ctx.executor, LocalExecutor):
+            return False
+        from ..executors.bound_ports import port_bound
+
+        return port_bound(spec.port)
 
     def _insertable(self, tx: StoreTx, caller: Caller, spec: JobSpec, quotas_version: int | None
                     ) -> builtins.list[str]:
         """In the transaction that inserts ``caller``'s job (one transaction per submit, issue 17:
         the quota set, the backlog count and the insert were three): the quota set it was admitted
         against is still in force (``quotas_version``; None: read just now), the caller is under
-        ``max_unfinished_per_user``; returns the port warnings (:meth:`_port_taken`).
+        ``max_unfinished_per_user`` and ``max_pending_jobs_per_user``; returns the port warnings
+        (:meth:`_port_taken`).
 
         Raises:
             _QuotasMoved: another process replaced the quota set (admit again).
@@ -333,10 +376,15 @@ class JobsService:
         """
         if quotas_version is not None and tx.quotas_version() != quotas_version:
             raise _QuotasMoved()
-        if self.ctx.admission.policy.max_unfinished_per_user > 0:
+        policy = self.ctx.admission.policy
+        if policy.max_unfinished_per_user > 0:
             count = tx.count_jobs(user=caller.user, states=LIVE_STATES)
-            if count >= self.ctx.admission.policy.max_unfinished_per_user:
+            if count >= policy.max_unfinished_per_user:
                 raise _OverCap(count)
+        if policy.max_pending_per_user > 0:
+            count = tx.count_jobs(user=caller.user, states=_PENDING)
+            if count >= policy.max_pending_per_user:
+                raise _OverCap(count, pending=True)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
@@ -429,12 +477,15 @@ class JobsService:
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
             where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
+            executable = "execut" in problem  # the local check's NOT_EXECUTABLE, the owner's "not a file … can execute"
             hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
-                    "make it executable, or run it with its interpreter, e.g. python FILE" if "execut" in problem
+                    "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
                     else "give its full path, or check the spelling: the job runs "
                          + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
                          + ", not your shell's (env PATH sets its own)")
-            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint)
+            # the rule as data: a client with no interpreter field says its own fix (the panel's form)
+            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
+                                  details={"rule": NOT_EXECUTABLE_RULE} if executable else None)
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
         shown = repr(path[:300])
         if problem.startswith("is a "):  # it exists, as the other kind (new user 14, N1: a file "did not exist")
@@ -562,7 +613,7 @@ class JobsService:
             known = kernels()
         except Exception:  # the kernel manager's view is best effort: say nothing when it fails
             return []
-        if kernel_id in known:
+        if kernel_activity_of(known, job.spec.user, kernel_id) is not None:
             return []
         if job.spec.parent_job_id is None:
             self.ctx.admission.refuse(caller, ValidationError(
@@ -598,7 +649,7 @@ class JobsService:
             and sent.get("kind") != JobKind.LEASE.value
         if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
             request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
-        spec = self._spec(caller, request, None, frozenset(inv.models()))
+        spec = self._spec_on(inv, caller, request, None)
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)

@@ -42,7 +42,7 @@ from ..model import JobKind, Profile
 from ..store import IdGenerator, JobRecord, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
-from .callers import RecentQuotaSet, RefusalWindows
+from .callers import RecentQuotaSet, RefusalWindows, SubmitBuckets
 from .context import Context
 from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
@@ -110,9 +110,13 @@ class Services:
         self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s,
                                    courteous=cycle_steps_aside)
         engine = self.engine
+        if getattr(executor, "name", None) == "local":  # a port bound outside the scheduler (red team 17, R3)
+            from ..executors.bound_ports import BoundPorts
+
+            engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
         self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
-                                   refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE))
+                                   refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE), rate=SubmitBuckets())
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
@@ -128,6 +132,7 @@ class Services:
         self.system = SystemService(self.ctx, monitor)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
+        self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
 

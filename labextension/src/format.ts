@@ -95,20 +95,32 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /**
  * A moment as every surface writes it (jupyter_sched.model.units.clock_text): `09:58 UTC` on
  * `now`'s day (UTC), else `Dec 3 09:58 UTC`, with the year more than {@link YEAR_SHOWN_AFTER_DAYS}
- * days from `now` (`Dec 4 2027 23:58 UTC`).
+ * days from `now` (`Dec 4 2027 23:58 UTC`). `now` null (a record kept, as an audit row): always
+ * with its date. `seconds`: `Dec 4 13:21:43 UTC` (new user 17, N6: the Audit log said
+ * `12/4/2026, 1:21:43 PM`, the browser's locale and no zone).
  */
-export function clockText(at: Date, now: Date = new Date()): string {
-  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+export function clockText(at: Date, now: Date | null = new Date(), seconds = false): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const hhmm = `${two(at.getUTCHours())}:${two(at.getUTCMinutes())}${seconds ? `:${two(at.getUTCSeconds())}` : ''} UTC`;
+  const day = `${MONTHS[at.getUTCMonth()]} ${at.getUTCDate()}`;
+  if (now === null) {
+    return `${day} ${hhmm}`;
+  }
   const today = at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth() && at.getUTCDate() === now.getUTCDate();
   if (today) {
     return hhmm;
   }
-  const day = `${MONTHS[at.getUTCMonth()]} ${at.getUTCDate()}`;
   const far = Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
   return far ? `${day} ${at.getUTCFullYear()} ${hhmm}` : `${day} ${hhmm}`;
 }
 
-const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2}) UTC\b/g;
+/** An audit record's time (`at`, ISO): `Dec 4 13:21:43 UTC` ({@link clockText} with its date and seconds), or the text as given when it is no time. */
+export function recordTime(iso: string): string {
+  const at = new Date(iso);
+  return isNaN(at.getTime()) ? iso : clockText(at, null, true);
+}
+
+const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2})(?::(\d{2}))? UTC\b/g;
 
 /**
  * The server's sentences carry every clock with its day (`reserved from Dec 4 11:05 UTC`: absolute,
@@ -118,8 +130,8 @@ const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,
  * nearest `now`.
  */
 export function clocksAsOf(text: string, now: Date = new Date()): string {
-  return text.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string) => {
-    const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm)));
+  return text.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
+    const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm), Number(ss ?? 0)));
     let when = at(year ? Number(year) : now.getUTCFullYear());
     if (!year) {
       for (const y of [now.getUTCFullYear() - 1, now.getUTCFullYear() + 1]) {
@@ -128,7 +140,7 @@ export function clocksAsOf(text: string, now: Date = new Date()): string {
         }
       }
     }
-    return isNaN(when.getTime()) ? whole : clockText(when, now);
+    return isNaN(when.getTime()) ? whole : clockText(when, now, ss !== undefined);
   });
 }
 

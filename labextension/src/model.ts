@@ -14,7 +14,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, type SchedClient, ServerExtensionMissingError } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
-import { workName } from './format';
+import { stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
 import {
   ACTIVE_STATES,
@@ -33,7 +33,8 @@ import {
   type Me,
   type QueueRow,
   type Quotas,
-  sampleOf
+  sampleOf,
+  TERMINAL_STATES
 } from './types';
 import {
   type IHolder,
@@ -105,6 +106,9 @@ export class SchedModel implements ISchedModel {
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private starting: Promise<void> | null = null;
   private streamWasOpen = false;
+  /** {@link refreshMe}: a read of `me` in flight, and whether another was asked for meanwhile. */
+  private meReading = false;
+  private meAgain = false;
   private _refreshInterval: number;
   private _disposed = false;
   private readonly now: () => number;
@@ -441,6 +445,11 @@ export class SchedModel implements ISchedModel {
   upsert(job: Job): void {
     const previous = this.find(job.id);
     const merged: Job = { ...(previous ?? {}), ...job };
+    if (TERMINAL_STATES.has(merged.state)) {
+      // an ended job is in no stop's grace: the stop_requested of the cancel's own event must not
+      // outlive it (new user 17, N21: My work said "Stopping … · cancelled by root" after the end)
+      delete (merged as { stop_requested?: unknown }).stop_requested;
+    }
     const mine = this.isMine(merged) || this._jobs.some(j => j.id === job.id) || this._leases.some(j => j.id === job.id);
     if (mine) {
       const list = merged.kind === 'lease' ? this._leases : this._jobs;
@@ -476,6 +485,38 @@ export class SchedModel implements ISchedModel {
     if (mine && previous?.state !== merged.state) {
       this.jobTransition.emit({ previous, job: merged });
     }
+    if (mine && (previous?.state !== merged.state || stoppingText(previous ?? {}) !== stoppingText(merged))) {
+      // what I hold moved with it: `me` is read now, with the item, not a refresh interval later
+      // (new user 17, N21: the Quota title said "1 in use" beside an all-free inventory)
+      this.refreshMe();
+    }
+  }
+
+  /**
+   * Read `me` now (the Quota title and summary): one read in flight at a time, and one more after
+   * it when asked again meanwhile — fifty of my jobs ending at once read it twice, not fifty times.
+   */
+  private refreshMe(): void {
+    if (this._status !== 'ready' || this._disposed) {
+      return;
+    }
+    if (this.meReading) {
+      this.meAgain = true;
+      return;
+    }
+    this.meReading = true;
+    void (async () => {
+      do {
+        this.meAgain = false;
+        try {
+          this._me = await this.client.me();
+          this.quotasChanged.emit();
+        } catch {
+          // the next refresh of the quotas reads it again
+        }
+      } while (this.meAgain && !this._disposed);
+      this.meReading = false;
+    })();
   }
 
   private onStreamStatus(status: StreamStatus): void {

@@ -1139,6 +1139,8 @@ export interface components {
             team_in_use?: number | null;
             pending: number;
             gpu_hours_7d: number;
+            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` */
+            quota_text?: string;
         };
         /** @description Pending work in queue order, then work holding GPUs. */
         GetQueueResponse: components["schemas"]["QueueEntry"][];

@@ -14,6 +14,7 @@ import {
   formatMiB,
   inCluster,
   queueLine,
+  recordTime,
   stoppingText,
   quotaFractions,
   reasonSentence,
@@ -314,6 +315,16 @@ describe('newuser16 N8: one time, one spelling — the CLI\'s and the magics\' w
     const table: [number, string][] = [[0.4, 'now'], [-5, 'now'], [45, 'in 45s'], [1195, 'in 19m55s'], [1200, 'in 20m'], [7500, 'in 2h05m'], [3 * 86400, 'in 3d']];
     expect(table.map(([s]) => relativeText(s))).toEqual(table.map(([, want]) => want));
     expect([59.5, 60.5, 3600, 90061].map(compactDuration)).toEqual(['1m', '1m', '1h00m', '25h01m']);
+  });
+
+  it('new user 17 N6: a record\'s time with its date and seconds; a server sentence\'s seconds are kept', () => {
+    const now = new Date('2026-12-04T13:30:00Z');
+    expect(recordTime('2026-12-04T13:21:43.376737Z')).toBe('Dec 4 13:21:43 UTC');
+    expect(recordTime('not a time')).toBe('not a time');
+    expect(clockText(new Date('2026-12-04T13:51:35Z'), now, true)).toBe('13:51:35 UTC');
+    expect(clockText(new Date('2026-12-04T13:51:35Z'), null)).toBe('Dec 4 13:51 UTC');
+    // the idle warning's kept deadline ("Dec 4 13:51:35 UTC") read today keeps its seconds
+    expect(clocksAsOf('GPUs will be released at Dec 4 13:51:35 UTC unless activity resumes', now)).toBe('GPUs will be released at 13:51:35 UTC unless activity resumes');
   });
 
   it('every clock of a line is said as of now: today\'s without its date, as the ETA beside it', () => {

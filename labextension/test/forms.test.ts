@@ -153,6 +153,32 @@ describe('dry-run and error sentences', () => {
     const gpus = new SchedApiError(422, { code: 'unschedulable', message: 'needs 99 GPUs, largest node has 4', field: 'gpus', hint: 'resubmit asking for fewer GPUs per worker or another GPU model', details: { reason } });
     expect(submitErrorSentence(gpus)).toBe('GPUs: needs 99 GPUs, largest node has 4 — Ask for at most 4 GPUs.');
   });
+  it('new user 17 N10: "not executable" says its fix once, in what this form can do (it has no interpreter field)', () => {
+    const body = {
+      code: 'validation_error',
+      message: "command: '/etc/passwd' is not executable on this server",
+      field: 'command',
+      hint: 'chmod +x it, or run it with its interpreter (CLI: -- python FILE)',
+      details: { rule: 'not_executable' }
+    };
+    const said = submitErrorSentence(new SchedApiError(400, body));
+    expect(said).toBe("Script or notebook: '/etc/passwd' is not executable on this server — choose a .py or .ipynb, or make the file executable (chmod +x).");
+    expect(said.match(/executable/g)).toHaveLength(2);
+    expect(said).not.toMatch(/interpreter|python FILE/);
+    // another command refusal keeps the server's hint
+    const missing = { ...body, message: "command: 'nosuch' is not a program on the job's PATH", hint: 'give its full path', details: {} };
+    expect(submitErrorSentence(new SchedApiError(400, missing))).toBe("Script or notebook: 'nosuch' is not a program on the job's PATH — give its full path.");
+  });
+  it("new user 17 N10: the GPU ceiling's hint is the server's, as REST and the CLI say it", () => {
+    const body = {
+      code: 'validation_error',
+      message: 'gpus must be <= 4 (got 1e+308)',
+      field: 'gpus',
+      hint: 'the largest node here has 4 GPUs: ask for at most 4 per worker',
+      details: { rule: 'too_many_gpus' }
+    };
+    expect(submitErrorSentence(new SchedApiError(400, body))).toBe('GPUs: must be <= 4 (got 1e+308) — the largest node here has 4 GPUs: ask for at most 4 per worker.');
+  });
 });
 
 describe('Submit section', () => {
@@ -356,6 +382,9 @@ describe('Admin section', () => {
 
     // audit: search filters the loaded records
     expect(node.querySelectorAll('.jp-sched-audit-record')).toHaveLength(2);
+    // new user 17 N6: each row's time in the panel's one clock, with its date and seconds (it was the
+    // browser's locale: "12/1/2026, 10:00:00 AM", no zone)
+    expect([...node.querySelectorAll('.jp-sched-audit-record time')].map(t => text(t))).toEqual(['Dec 1 10:00:00 UTC', 'Dec 1 09:00:00 UTC']);
     await type(node.querySelector('.jp-sched-audit-search') as HTMLInputElement, 'quotas_changed');
     expect([...node.querySelectorAll('.jp-sched-audit-record')].map(r => text(r.querySelector('strong')))).toEqual(['quotas_changed']);
     expect(text(node.querySelector('.jp-sched-audit [role="status"]'))).toBe('1 matching record');

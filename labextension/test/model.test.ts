@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { SchedClient } from '../src/client';
+import { stateWord, stoppingText } from '../src/format';
 import { SchedModel } from '../src/model';
 import type { IJobTransition } from '../src/tokens';
 import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
@@ -251,6 +252,36 @@ describe('SchedModel event folding', () => {
     server.stream.push('preempted', { job_id: 'j1' });
     await settle();
     expect(types).toEqual(['idle_warning', 'preempted']);
+  });
+
+  it('new user 17 N21: the job-ended event after a cancel refreshes the item and me together (no stale Stopping, no 1 in use)', async () => {
+    const allocation = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'], gpu_milli: 1000, workers: [] };
+    const stop = { intent: 'cancel', by: 'root', text: 'stopping (cancel requested by root at 13:46 UTC; killed at 13:46:55 UTC if still running)' };
+    server.me = { ...server.me, in_use: { gpus: 1, jobs: 1, leases: 0, stopping: 1 } };
+    server.stream.push('job', makeJob({ id: 'j1', state: 'running', allocation, stop_requested: stop } as Parameters<typeof makeJob>[0]));
+    await settle();
+    expect(stateWord(model.jobs[0])).toBe('stopping');
+    const mes = server.count('GET', 'me');
+    // the server settles: the job ended (its event carries no stop in grace), nothing in use
+    server.me = { ...server.me, in_use: { gpus: 0, jobs: 0, leases: 0, stopping: 0 } };
+    server.stream.push('job', makeJob({ id: 'j1', state: 'cancelled', allocation, message: 'cancelled by root (killed by SIGTERM)' }));
+    await settle();
+    expect(model.jobs[0].state).toBe('cancelled');
+    expect(stoppingText(model.jobs[0])).toBe('');
+    expect(stateWord(model.jobs[0])).toBe('cancelled');
+    // me read at once, not a refresh interval later (the Quota title said "1 in use" beside an all-free inventory)
+    expect(server.count('GET', 'me')).toBe(mes + 1);
+    expect(model.me?.in_use?.gpus).toBe(0);
+  });
+
+  it('new user 17 N21: many of my jobs ending at once read me once more, not once per job', async () => {
+    const mes = server.count('GET', 'me');
+    for (let i = 0; i < 5; i++) {
+      server.stream.push('job', makeJob({ id: `c${i}`, state: 'cancelled' }));
+    }
+    await settle();
+    expect(server.count('GET', 'me') - mes).toBeGreaterThanOrEqual(1);
+    expect(server.count('GET', 'me') - mes).toBeLessThanOrEqual(2);
   });
 
   it('a job event with an unreadable body re-reads jobs and queue', async () => {

@@ -518,13 +518,37 @@ describe('Quota section', () => {
     model.dispose();
   });
 
-  it('without lines it says idle GPUs may be used, preemptible', async () => {
+  it("new user 17 N17: without lines it says the server's quota sentence (the CLI's and %gpu's), never \"preemptible\"", async () => {
+    const server = new FakeSchedServer();
+    server.quotas = { quotas: [], budgets: [], teams: [], user_teams: {} };
+    const sentence = 'team team-ml has no quota line: no GPUs guaranteed, no limit; 1 GPU in use by the team, 1 GPU of them yours';
+    server.me = { ...server.me, quotas: [], quota_text: sentence };
+    const { model } = await startedModel(server, 'quotas');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-quota-text'))).toBe(`${sentence}.`);
+    expect(text(view.node)).not.toContain('preemptible');
+    model.dispose();
+  });
+
+  it('new user 17 N17: with quota lines the same sentence is said above the meters', async () => {
+    const server = new FakeSchedServer();
+    const sentence = 'team team-ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 0 GPUs in use by the team, 0 GPUs of them yours';
+    server.me = { ...server.me, quotas: [{ team: 'team-ml', user: null, gpu_model: '*', guaranteed: 2, borrowing_limit: 1 }], quota_text: sentence };
+    const { model } = await startedModel(server, 'quotas');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-quota-text'))).toBe(`${sentence}.`);
+    expect(view.node.querySelectorAll('.jp-sched-quota-bar').length).toBe(1);
+    model.dispose();
+  });
+
+  it('new user 17 N17: an older server without quota_text: no lines is said without a claim', async () => {
     const server = new FakeSchedServer();
     server.quotas = { quotas: [], budgets: [], teams: [], user_teams: {} };
     server.me = { ...server.me, quotas: [] };
     const { model } = await startedModel(server, 'quotas');
     const view = await mount(new QuotaView(context(model)));
-    expect(text(view.node)).toContain('No quota lines for team-ml: you may use idle GPUs, preemptible.');
+    expect(text(view.node.querySelector('.jp-sched-quota-text'))).toBe('No quota lines for team-ml.');
+    expect(text(view.node)).not.toContain('preemptible');
     model.dispose();
   });
 });

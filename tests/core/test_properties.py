@@ -21,7 +21,12 @@ and every pending decision exactly one reason; and (issue 16):
   guarantee again and must reclaim that borrower (``test_reclaim.py``, case 032; ``test_rules.py``,
   counterexample 5; a finish elsewhere can likewise let a blocked gang evict its team's low job
   that took the idle GPU meanwhile). A second eviction with none of those changes in between
-  means the cycle admitted the victim onto GPUs it would take back: a loop.
+  means the cycle admitted the victim onto GPUs it would take back: a loop. The check is stricter
+  than "for the same GPUs" on purpose: its two stored examples of session 17 were both avoidable
+  waste — a lower class taking GPUs a nomination left (``test_nomination_left.py``), and a plan
+  reaching GPUs the EASY reservation keeps for a higher job of the team, where admission had held
+  the preemptor back, so its team's low job backfilled off the reservation was evicted for it
+  (``test_preempt_reservation.py``). Both fail here when their fix is undone.
 """
 
 from __future__ import annotations

@@ -201,7 +201,8 @@ def test_case_008_after_45_minutes_instance_1_is_idle_and_instance_2_is_not() ->
     assert verdicts["alice-nb-0"].idle and verdicts["alice-nb-0"].idle_since == T0
     assert verdicts["alice-nb-0"].reason == "GPU < 5 % for 30 min"
     assert not verdicts["bob-train-0"].idle
-    assert verdicts["bob-train-0"].reason.endswith("MIG instance 2 at 87 % at 2026-03-02T08:45:00Z")
+    # the one time formatter, as every audit message says a time (new user 17, N6: raw ISO before)
+    assert verdicts["bob-train-0"].reason.endswith("MIG instance 2 at 87 % at Mar 2 08:45:00 UTC")
     actions = evaluate_idle(Snapshot(now=now, inventory=A100_INVENTORY, jobs=tuple(jobs), telemetry=telemetry),
                             IdlePolicies(default=CASE_008_POLICY))
     assert [(a.job_id, a.stage) for a in actions] == [("alice-nb-0", "warn")]

@@ -49,17 +49,19 @@ def test_red15_r6_states_are_taken_with_unknown_words_and_future_times_tamed() -
 
 
 def test_red15_r6_the_engine_source_gives_fresh_states_and_unknown_for_stale_or_stateless_reports() -> None:
+    from jupyter_sched.scheduling.snapshot import kernel_activity_of  # keyed by the reporting user (red team 18, R3)
+
     reports = KernelReports()
     reports.record(KernelReport(user="ana", server="", kernels=frozenset({"k-1"}), received_at=NOW,
                                 states={"k-1": KernelState("idle", NOW - timedelta(minutes=5))}))
     reports.record(KernelReport(user="ana", server="old", kernels=frozenset({"k-2"}), received_at=NOW))
     fresh = reports.activity(NOW + timedelta(seconds=30))
-    assert fresh["k-1"] == {"execution_state": "idle", "last_activity": NOW - timedelta(minutes=5)}
-    assert fresh["k-2"]["execution_state"] == "unknown"
-    assert fresh["k-2"]["unknown_why"].startswith("kernel state unknown in hub mode: its server reports no kernel")
+    assert kernel_activity_of(fresh, "ana", "k-1") == {"execution_state": "idle", "last_activity": NOW - timedelta(minutes=5)}
+    assert kernel_activity_of(fresh, "ana", "k-2")["execution_state"] == "unknown"
+    assert kernel_activity_of(fresh, "ana", "k-2")["unknown_why"].startswith("kernel state unknown in hub mode: its server reports no kernel")
     stale = reports.activity(NOW + timedelta(seconds=STATE_STALE_S + 90))
-    assert stale["k-1"]["execution_state"] == "unknown"
-    assert "last kernel report is 3 min old" in stale["k-1"]["unknown_why"]
+    assert kernel_activity_of(stale, "ana", "k-1")["execution_state"] == "unknown"
+    assert "last kernel report is 3 min old" in kernel_activity_of(stale, "ana", "k-1")["unknown_why"]
     reports.forget("ana", ())
     assert reports.activity(NOW) == {}
 

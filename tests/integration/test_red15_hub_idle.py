@@ -117,3 +117,44 @@ def test_red15_r6_a_lease_whose_kernel_state_is_unknown_is_said_unknown_and_stay
     assert _state(svc, lease["id"]) == "running"  # notify: nothing freed
     reported, _ = _post_activity(svc)
     assert reported == [], "a lease with an unknown kernel and idle GPUs counted as activity"
+
+
+def test_red18_r3_another_users_report_of_a_kernel_id_never_speaks_for_its_owner(tmp_path: Path) -> None:
+    """Kernel ids are in every account's ``ps``: bob reported ana's busy kernel as idle every few
+    seconds, and since all reports were one map keyed by kernel id (the last one winning), ana's
+    lease was reclaimed "while idle" with her cell still running (red team 18, R3). A kernel's
+    state is now read only from its owner's reports: bob's report of the same id is his alone."""
+    svc = make_service(tmp_path, idle_busy_kernel_window_s=3600.0)  # only the normal window can release it
+    reports = KernelReports()
+    svc.set_kernel_source(lambda: reports.activity(datetime.now(timezone.utc)))
+    drive = Driver(svc)
+    now = datetime.now(timezone.utc)
+    busy = {"server": "", "kernels": ["k-ana"], "states": {"k-ana": {"execution_state": "busy",
+                                                                    "last_activity": now.isoformat()}}}
+    forged = {"server": "", "kernels": ["k-ana"], "states": {"k-ana": {
+        "execution_state": "idle", "last_activity": (now - timedelta(hours=1)).isoformat()}}}
+    _report(reports, busy, at=now)
+    _report(reports, forged, at=now, user="bob")  # reported after ana's: it used to win
+    assert reports.activity(now) and all(v["execution_state"] == "busy" or k.startswith("bob")
+                                         for k, v in reports.activity(now).items())
+    lease = svc.submit({"gpus": 1, "kernel_id": "k-ana"}, user="ana", kind="lease")
+    drive.run(lambda: _state(svc, lease["id"]) == "running", timeout_s=30, what="the lease to run")
+
+    def listed_under_the_busy_kernel_rule() -> bool:
+        _report(reports, busy, at=datetime.now(timezone.utc))
+        _report(reports, forged, at=datetime.now(timezone.utc), user="bob")
+        return any(c.job_id == lease["id"] for c in svc.engine.idle.candidates)
+
+    drive.run(listed_under_the_busy_kernel_rule, timeout_s=30, what="the idle GPU to be noticed")
+    deadline = datetime.now(timezone.utc) + timedelta(seconds=10)  # past the normal window (4 s + 2 s grace)
+
+    def past_the_normal_window() -> bool:
+        listed_under_the_busy_kernel_rule()
+        return datetime.now(timezone.utc) > deadline
+
+    drive.run(past_the_normal_window, timeout_s=30, what="the normal window to pass")
+    assert _state(svc, lease["id"]) == "running", "bob's report of ana's kernel id released her busy kernel's lease"
+    listed = [c for c in svc.engine.idle.candidates if c.job_id == lease["id"]]
+    assert listed and listed[0].kernel_busy, listed  # judged by her own server's word: busy
+    assert not [r for r in _audit(svc, lease["id"]) if r["action"] == "idle_reclaim"
+                and r["details"]["evidence"]["rule"] == "kernel_and_gpu"]

@@ -108,10 +108,35 @@ def test_an_admins_quota_change_moves_the_callers_team_on_the_next_request(tmp_p
 
 def test_refusal_minutes_write_per_minute_then_count_and_report_each_ended_minute_once() -> None:
     ticks = Ticks()
-    windows = RefusalWindows(per_minute=2, monotonic=ticks)
-    assert [windows.take_place("eve")[0] for _ in range(5)] == [True, True, False, False, False]
-    assert windows.take_place("judy") == (True, []), "another user's minute is their own"
+    windows = RefusalWindows(per_minute=4, monotonic=ticks)
+    assert [windows.take_place("eve", "403 a")[0] for _ in range(5)] == [True, True, False, False, False], \
+        "one kind takes at most half of a minute's places"
+    assert [windows.take_place("eve", "404 b")[0] for _ in range(3)] == [True, True, False], "the other half"
+    assert windows.take_place("eve", "400 c")[0] is False, "the minute's places are spent"
+    assert windows.take_place("judy", "403 a") == (True, []), "another user's minute is their own"
     ticks.now += 61.0
-    allowed, ended = windows.take_place("judy")
-    assert allowed and ended == [("eve", 3)], "eve's ended minute is reported with anyone's next refusal"
-    assert windows.take_place("eve") == (True, []), "reported once; eve's new minute starts"
+    allowed, ended = windows.take_place("judy", "403 a")
+    assert allowed and ended == [("eve", 5, {"403 a": 3, "404 b": 1, "400 c": 1})], \
+        "eve's ended minute is reported, per kind, with anyone's next refusal"
+    assert windows.take_place("eve", "403 a") == (True, []), "reported once; eve's new minute starts"
+
+
+def test_red18_r1_a_probe_of_another_users_job_is_named_even_after_a_flood_and_the_count_needs_no_later_refusal(
+) -> None:
+    """red18b spent the minute's places on cheap refusals (wrong team), then probed red18a's job:
+    the probes were only "N more refused request(s)", no job id, and that count was written only
+    if another refusal came after the minute (red team 18, R1). The first probe of each object a
+    minute is written by name; the rest are counted per kind and target; :meth:`flush` reports a
+    minute that ended with no refusal after it."""
+    ticks = Ticks()
+    windows = RefusalWindows(per_minute=4, monotonic=ticks)
+    assert sum(windows.take_place("b", "403 POST jobs (team)")[0] for _ in range(70)) == 2
+    assert sum(windows.take_place("b", "400 x")[0] for _ in range(5)) == 2  # the untargeted places are spent
+    probes = [windows.take_place("b", "404 cancel job (ids)", "j-a1")[0] for _ in range(3)]
+    assert probes == [True, False, False], "the first probe of j-a1 this minute is written, by name"
+    assert windows.take_place("b", "404 read logs (job_id)", "j-a1")[0], "another kind of probe of it too"
+    assert windows.take_place("b", "404 read logs (job_id)", "j-a2")[0], "and a probe of another object"
+    assert windows.flush() == [], "the minute has not ended"
+    ticks.now += 61.0
+    assert windows.flush() == [("b", 73, {"403 POST jobs (team)": 68, "400 x": 3, "404 cancel job (ids) j-a1": 2})]
+    assert windows.flush() == [], "reported once"

@@ -12,6 +12,7 @@ import pytest
 from jupyter_sched.errors import NotFoundError, ValidationError
 from jupyter_sched.model import GPU, Inventory, JobKind, Node, ResourceRequest
 from jupyter_sched.reclaim import IdlePolicies, IdlePolicy
+from jupyter_sched.scheduling import SchedulingProfile
 from jupyter_sched.sim.scenario import load_scenario, parse_scenario
 from jupyter_sched.sim.simulator import Activity, SimJob, Simulator, simulate
 
@@ -235,6 +236,29 @@ def test_eta_accuracy_with_history_leaves_out_the_jobs_submitted_before_any_run_
     summary = simulate(inv, stopped).summary
     assert summary["timeouts"] == 1 and summary["steady_first_finish_s"] == 2000.0
     assert summary["eta_waited_jobs"] == 2 and summary["steady_eta_waited_jobs"] == 0  # "late" (1500) is warm-up too
+
+
+def test_eta_readings_beside_the_figure_score_every_eta_shown_over_the_wait() -> None:
+    """Issue 16's figure is the ETA shown at submit; the readings beside it (session 18): each error
+    over its own wait, the share within 15 % of it, and every ETA shown while the job waited,
+    time-weighted. One GPU, ETAs from limits: ``a`` runs 100 s (limit 1,000), ``b`` arrives at 10 s
+    (limit 500, runs 50 s), ``c`` at 20 s: shown 1,500 until ``a`` ends at 100 s, then 600 (``b``'s
+    limit) until it starts at 150 s."""
+    inv = make_inventory(nodes=1, gpus=1)
+    jobs = [SimJob(name=n, user="u", submit_s=t, runtime_s=rt, resources=ResourceRequest(gpus=1), time_limit_s=lim)
+            for n, t, rt, lim in (("a", 0, 100, 1000), ("b", 10, 50, 500), ("c", 20, 100, 1000))]
+    result = simulate(inv, jobs, profile=SchedulingProfile(eta_source="limits"))
+    c = result.jobs.set_index("name").loc["c"]
+    assert (c["predicted_s"], c["start_s"]) == (pytest.approx(1500.0), pytest.approx(150.0))
+    assert c["shown_avg_err_s"] == pytest.approx((1350.0 * 80 + 450.0 * 50) / 130)
+    b = result.jobs.set_index("name").loc["b"]
+    assert b["shown_avg_err_s"] == pytest.approx(900.0)  # shown 1,000 the whole wait, started at 100
+    s = result.summary
+    assert s["eta_waited_jobs"] == 2 and s["median_wait_s"] == pytest.approx(110.0)
+    assert s["eta_mae_rel"] == pytest.approx((900.0 + 1350.0) / 2 / 110.0)  # the figure: at submit
+    assert s["eta_per_job_rel"] == pytest.approx((900.0 / 90 + 1350.0 / 130) / 2)
+    assert s["eta_within_15"] == 0.0
+    assert s["eta_every_shown_rel"] == pytest.approx((900.0 + (1350.0 * 80 + 450.0 * 50) / 130) / 2 / 110.0)
 
 
 @pytest.mark.parametrize(("doc", "said", "field"), [

@@ -72,9 +72,52 @@ async def test_redteam5_one_users_loop_of_refused_requests_writes_a_bounded_numb
         mine = [r for r in rows if r["action"] == "refused"]
         return mine if len(mine) >= enough else []
 
-    eves = await wait_for(lambda: rows_of("eve", REFUSAL_RECORDS_PER_MINUTE + 2))
+    one_kind = REFUSAL_RECORDS_PER_MINUTE // 2  # one kind of refusal takes at most half the places (red team 18, R1)
+    eves = await wait_for(lambda: rows_of("eve", one_kind + 2))
     summaries = [r for r in eves if r["details"].get("suppressed")]
-    assert len(eves) == REFUSAL_RECORDS_PER_MINUTE + 2, len(eves)  # 60 + the count + the next minute's first
-    assert [s["details"]["suppressed"] for s in summaries] == [asked - REFUSAL_RECORDS_PER_MINUTE]
-    assert "40 more refused request(s) of eve" in summaries[0]["message"]
+    assert len(eves) == one_kind + 2, len(eves)  # 30 + the count + the next minute's first
+    assert [s["details"]["suppressed"] for s in summaries] == [asked - one_kind]
+    assert f"{asked - one_kind} more refused request(s) of eve" in summaries[0]["message"]
+    assert summaries[0]["details"]["by_kind"] == {"403 submit job (priority)": asked - one_kind}, summaries[0]
     assert len(await wait_for(lambda: rows_of("judy", 1))) == 1  # another user's refusal is never counted in eve's
+
+
+async def test_red18_r1_a_flood_of_cheap_refusals_does_not_hide_a_probe_of_another_users_job(
+        sched_app: Any, api: Any) -> None:
+    """red18b sent 70 refused submits into another team, then tried to cancel and read the logs of
+    red18a's job: the audit said only "25 more refused request(s) … were counted", no job id, and
+    only once a later refusal came (red team 18, R1). Now one kind takes at most half of a minute's
+    places, the first probe of each object is written by name, and the count says which kinds and
+    targets it holds — written by the engine's tick once the minute ends."""
+    from jupyter_sched.admission.gate import REFUSAL_RECORDS_PER_MINUTE
+
+    admission = sched_app.services.admission
+    now = [5_000.0]
+    admission.refusals.monotonic = lambda: now[0]
+    _, judys = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": "judy-own"}, token=JUDY_TOKEN)
+    for body in ({"priority": "high"}, {"team": "someone-elses"}):  # two kinds spend every untargeted place
+        for _ in range(REFUSAL_RECORDS_PER_MINUTE // 2 + 10):
+            status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], **body}, token=EVE_TOKEN)
+            assert status == 403
+    for _ in range(3):
+        assert (await api("DELETE", f"jobs/{judys['id']}", token=EVE_TOKEN))[0] == 404
+    assert (await api("GET", f"jobs/{judys['id']}/logs", token=EVE_TOKEN))[0] == 404
+
+    async def eves(enough: int) -> list[dict[str, Any]]:
+        _, rows = await api("GET", "audit", token=BOSS_TOKEN, params={"limit": "1000", "user": "eve"})
+        mine = [r for r in rows if r["action"] == "refused"]
+        return mine if len(mine) >= enough else []
+
+    rows = await wait_for(lambda: eves(REFUSAL_RECORDS_PER_MINUTE + 2))
+    probes = sorted(r["details"]["request"] for r in rows if r["job_id"] == judys["id"])
+    assert probes == ["cancel job", "read logs"], rows  # each kind of probe of judy's job, by name
+    now[0] += 61.0  # the minute ends with no refusal after it: the engine's tick writes its count
+
+    async def summary() -> dict[str, Any] | None:
+        found = [r for r in await eves(1) if r["details"].get("suppressed")]
+        return found[0] if found else None
+
+    counted = await wait_for(summary)
+    assert counted["details"]["by_kind"] == {"403 submit job (priority)": 10, "403 submit job (team)": 10,
+                                             f"404 cancel job (job_id) {judys['id']}": 2}, counted
+    assert f"404 cancel job (job_id) {judys['id']}: 2" in counted["message"]

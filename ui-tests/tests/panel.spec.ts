@@ -109,6 +109,28 @@ test('a running job is cancelled after confirming; the dialog names the job', as
   await expect(row.getByRole('button', { name: 'Resubmit ui-sleep' })).toBeVisible();
 });
 
+test('newuser17 N21 a cancel from the panel settles My work and Quota with Inventory at once', async ({ page }) => {
+  await upload(page, 'ui_sleep.py', SLEEP_SCRIPT);
+  const panel = await openPanel(page);
+  await section(panel, 'quota');
+  await submitForm(panel, { path: 'ui_sleep.py', gpus: 1, name: 'ui-pcancel' });
+  const row = myRow(panel, 'ui-pcancel');
+  await expect(row).toHaveAttribute('data-state', 'running', { timeout: 60000 });
+  const inUse = title(panel, 'quota').locator('.jp-sched-badge');
+  await expect(inUse).toHaveText('1 in use');
+  await row.getByRole('button', { name: 'Cancel job ui-pcancel' }).click();
+  await page.locator('.jp-Dialog').getByRole('button', { name: 'Cancel job' }).click();
+  await expect(row).toHaveAttribute('data-state', 'cancelled', { timeout: 30000 });
+  // the job-ended event updates the item and `me` together: well inside the panel's 10 s refresh
+  // interval (newuser17 saw "Stopping … · cancelled by root" and "1 in use" beside "4/4 free" 4.5 s on)
+  await expect(row.locator('.jp-sched-state')).toHaveText('Cancelled', { timeout: 5000 });
+  await expect(row).not.toContainText('stopping (', { timeout: 5000 });
+  await expect(inUse).toHaveText('0 in use', { timeout: 5000 });
+  await expect(title(panel, 'inventory').locator('.jp-sched-badge')).toHaveText('4/4 free');
+  // the Quota section says the server's sentence (newuser17 N17), which follows what is held too
+  await expect(panel.locator('.jp-sched-section-quota .jp-sched-quota-text')).toContainText('0 GPUs in use by the team', { timeout: 5000 });
+});
+
 test('an over-quota request: the dry run and the submission are refused with the numbers and the fix; nothing is queued', async ({ page, request }) => {
   await upload(page, 'ui_big.py', SLEEP_SCRIPT);
   const panel = await openPanel(page);

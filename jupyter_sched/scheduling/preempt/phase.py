@@ -37,12 +37,13 @@ from __future__ import annotations
 from ...placement.placer import Flavor
 from ...preemption.candidates import borrow_threshold
 from ...preemption.victims import Candidate, PreemptionPlan
+from ..admit import keep_off
 from ..context import CycleContext, Visit
 from ..spare import open_spare
 from ..takeover import readmit
 from .candidates import borrow_candidates, holder_key, nomination_candidates, own_candidates, reclaim_candidates
 from .issue import issue_plan
-from .refusals import explain
+from .refusals import explain, explain_reserved
 from .search import search
 from .waiting import wait_on_spare
 
@@ -87,10 +88,13 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
                     stopping, within, young=young)
             continue
-        plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
+        # it places around the EASY reservation as admission does (.admit.keep_off)
+        reserved = keep_off(ctx, job, flavor.model, within=within)
+        plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None,
+                                 reserved=reserved)
         if nominated and not (plan.victims and placement is not None):
             cands = cands + nominated
-            plan, placement = search(ctx, visit, flavor, cands, owners, stopping)
+            plan, placement = search(ctx, visit, flavor, cands, owners, stopping, reserved=reserved)
         if plan.victims and placement is not None:
             if any(not c.fresh for c in plan.victims) and _higher_first(ctx, visit, flavor, plan):
                 # a higher class of its team passed over earlier is served first (its own plan)
@@ -100,7 +104,10 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
             # what they left if it fits there, else searches again (the withdrawn are no candidates)
             return readmit(ctx, visit) or preempt(ctx, visit)
-        explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within, young=young)
+        if reserved is None or not explain_reserved(ctx, visit, flavor, cands, owners, stopping, reserved,
+                                                    borrowing=below is not None):
+            explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within, young=young,
+                    reserved=reserved)
     return False
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from ...backfill.easy import Reservation
 from ...model import Job, PriorityClass
 from ...model.job import public_name
 from ...placement.placer import Flavor
@@ -33,16 +34,19 @@ from ..ledger import Holder
 from .candidates import candidate, held_away, team_lines
 from .search import search
 
-__all__ = ["explain"]
+__all__ = ["explain", "explain_reserved"]
 
 
 def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, cands: list[Candidate],
             ruled_out: list[Job], owners: list[str], stopping: list[str], within: bool, *,
-            young: list[Candidate] | None = None) -> None:
+            young: list[Candidate] | None = None, reserved: Reservation | None = None) -> None:
     """Say why nothing was evicted: the guarantee rule, the minimum runtime, the team's reclaim
-    rule, or no set fits. ``young``: candidates left out for being younger than the minimum runtime."""
+    rule, or no set fits (an EASY reservation it may not delay: :func:`explain_reserved`). ``young``: candidates left out for
+    being younger than the minimum runtime; ``reserved``: the reservation the plans kept off
+    (:func:`..admit.keep_off`)."""
     if visit.refusal:
         return
+
     job = visit.job
     spec = job.spec
     if ctx.quota.enabled and not within:
@@ -59,12 +63,12 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
         visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0,
                                  **({"start_when": True} if start_when else {})}
         return
-    if young and _explain_young(ctx, visit, flavor, cands, young, owners, stopping):
+    if young and _explain_young(ctx, visit, flavor, cands, young, owners, stopping, reserved):
         return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)
         extra = [candidate(ctx, ctx.ledger.holders[o.id], "reclaim") for o in ruled_out]
-        widened, _ = search(ctx, visit, flavor, cands + extra, owners, stopping)
+        widened, _ = search(ctx, visit, flavor, cands + extra, owners, stopping, reserved=reserved)
         if widened.victims:
             protected = sorted(o.id for o in ruled_out)
             visit.refusal = (f"{spec.team}'s reclaim rule '{policy.name}' protects {policy.protects(job)}, "
@@ -80,12 +84,31 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
         _explain_none_preemptible(ctx, visit, flavor)
 
 
+def explain_reserved(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
+                     stopping: list[str], reserved: Reservation, *, borrowing: bool) -> bool:
+    """When a plan would make the job fit only on GPUs reserved for the first blocked job, say so
+    (True): ``evicting j2 would let it start only on GPUs reserved for j4`` — the reservation
+    admission keeps too ("fits now but would delay j4"), which an eviction must not get round."""
+    if visit.refusal:
+        return False
+    widened, _ = search(ctx, visit, flavor, cands, owners, stopping, borrowing=borrowing)
+    if not widened.victims:
+        return False
+    victims = sorted(c.job_id for c in widened.victims)
+    said = ", ".join(victims[:5]) + (f" and {len(victims) - 5} more" if len(victims) > 5 else "")
+    visit.refusal = f"evicting {said} would let it start only on GPUs reserved for {reserved.job_id}"
+    visit.refusal_details = {"rule": "reservation", "reserved_for": reserved.job_id, "model": reserved.model,
+                             "would_evict": victims}
+    return True
+
+
 def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate],
-                   young: list[Candidate], owners: list[str], stopping: list[str]) -> bool:
+                   young: list[Candidate], owners: list[str], stopping: list[str],
+                   reserved: Reservation | None) -> bool:
     """When victims younger than the minimum runtime would make the job fit, say until when they
     are protected (True): ``… until a-4 (j-1) has run 5 min (12:05 UTC)``; ``details["until"]``
     (ISO) is when the last of them passes it, the ETA the job shows (red team 15 R13)."""
-    widened, _ = search(ctx, visit, flavor, cands + young, owners, stopping)
+    widened, _ = search(ctx, visit, flavor, cands + young, owners, stopping, reserved=reserved)
     protected = [c for c in widened.victims if c.exempt]
     if not protected:
         return False

@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ...backfill.easy import Reservation
 from ...placement.placer import Flavor, Placement
 from ...preemption.reclaim_rules import LineKey, ReclaimRules
 from ...preemption.victims import Candidate, PreemptionPlan, plan_preemption
+from ..admit import placed_around
 from ..context import CycleContext, Visit
 from ..spare import open_spare
 from .candidates import holder_key, team_borrowing, team_lines
@@ -29,7 +31,8 @@ __all__ = ["search"]
 
 
 def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
-           stopping: list[str], *, borrowing: bool = False) -> tuple[PreemptionPlan, Placement | None]:
+           stopping: list[str], *, borrowing: bool = False, reserved: Reservation | None = None
+           ) -> tuple[PreemptionPlan, Placement | None]:
     """Find the plan inside a trial (always undone); returns it and the job's placement under it.
 
     Args:
@@ -38,6 +41,8 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         stopping: victims still stopping on those GPUs: counted as gone.
         borrowing: the job borrows (borrow within cohort): reclaim victims need not make it
             within its guarantee, but each leaves its team at or above its own guarantee.
+        reserved: the EASY reservation the job places around (:func:`..admit.keep_off`), as
+            admission does: a plan that makes it fit only on those GPUs is no plan.
 
     An empty plan carries the refusal: the generic one of :func:`~jupyter_sched.preemption.plan_preemption`,
     or the withdrawals :class:`~jupyter_sched.preemption.ReclaimRules` kept (issue 16 point 5).
@@ -60,7 +65,7 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         # kept by ``removable`` at removal; putting victims back can never break it)
         if rules.guarantee_required and not check.within_guarantee:
             return False
-        return ctx.placer.place(job.id, req, flavor) is not None
+        return placed_around(ctx, job, req, flavor, reserved) is not None
 
     def evict(c: Candidate) -> None:
         ledger.evict(holder_key(c))
@@ -104,7 +109,7 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         if plan.victims:
             for c in plan.victims:
                 evict(c)
-            placement = ctx.placer.place(job.id, req, flavor) if fits() else None
+            placement = placed_around(ctx, job, req, flavor, reserved) if fits() else None
     if not plan.victims:  # the reason names the rule and the jobs it kept (issue 16 point 5)
         plan = rules.refusal() or plan
     return plan, placement

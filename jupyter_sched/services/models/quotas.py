@@ -163,3 +163,7 @@ class GetMeResponse(ResponseModel):
         "GPUs the work of your default team (everyone's in it) holds now: what its quota lines count"))
     pending: int
     gpu_hours_7d: float
+    quota_text: str = Field(default="", description=(
+        "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
+        "`team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU "
+        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`"))

@@ -9,7 +9,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { describeError } from '../client';
-import { formatDuration, formatNumber } from '../format';
+import { formatDuration, formatNumber, recordTime } from '../format';
 import type { ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageRow } from '../types';
@@ -505,7 +505,7 @@ function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
         {matches.map(r => (
           <li className="jp-sched-audit-record" key={r.id}>
             <div className="jp-sched-muted">
-              <time dateTime={r.at}>{isNaN(Date.parse(r.at)) ? r.at : new Date(r.at).toLocaleString()}</time>
+              <time dateTime={r.at}>{recordTime(r.at)}</time>
               {r.actor ? ` · ${r.actor}` : ''}
             </div>
             <div>

@@ -95,8 +95,12 @@ export class QuotaView extends ModelView {
       <div>
         <ErrorNote error={model.error('quotas')} />
         {me ? <p className="jp-sched-muted jp-sched-me">{this.summary()}</p> : null}
-        {!relevant.length ? (
-          <p className="jp-sched-muted">{trans.__('No quota lines for %1: you may use idle GPUs, preemptible.', [...teams].join(', ') || trans.__('your team'))}</p>
+        {me?.quota_text ? (
+          // the server's sentence, the one `jupyter-sched status` and `%gpu` say (new user 17, N17: the
+          // panel's own "you may use idle GPUs, preemptible" was false where nothing is borrowed)
+          <p className="jp-sched-muted jp-sched-quota-text">{`${me.quota_text.replace(/\.$/, '')}.`}</p>
+        ) : !relevant.length ? (
+          <p className="jp-sched-muted jp-sched-quota-text">{trans.__('No quota lines for %1.', [...teams].join(', ') || trans.__('your team'))}</p>
         ) : null}
         {relevant.map(q => {
           const used = quotaUsed(q, model);

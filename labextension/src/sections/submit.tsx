@@ -224,6 +224,13 @@ const FORM_LABELS: Record<string, string> = {
 const PATH_HINT = 'give the path of a file the server can read (right-click it in the file browser → Run on GPUs)';
 
 /**
+ * What to do about a program file that is not executable, in this form's terms: it has no field for an
+ * interpreter (Arguments come after the path), so not the API's "run it with its interpreter (CLI: --
+ * python FILE)" (new user 17, N10). A `.py` or `.ipynb` runs with the job's Python.
+ */
+const NOT_EXECUTABLE_HINT = 'choose a .py or .ipynb, or make the file executable (chmod +x)';
+
+/**
  * A refused check or submission in the form's own words: the field by its label, no `[code]`,
  * and the reason's rendered advice ("Ask for at most 4 GPUs.") rather than the core's raw one
  * (new user 5: `time_limit: … [time_limit]`, "resubmit asking for fewer GPUs per worker",
@@ -243,7 +250,12 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
   if (sentence && !parts[0].includes(sentence.replace(/\.$/, ''))) {
     parts.push(sentence.replace(/\.$/, ''));
   }
-  const hint = ['script', 'notebook', 'working_dir'].includes(field) ? PATH_HINT : text?.unblock || err.hint || '';
+  const rule = err.body.details?.['rule'];
+  const hint = ['script', 'notebook', 'working_dir'].includes(field)
+    ? PATH_HINT
+    : field === 'command' && rule === 'not_executable'
+      ? NOT_EXECUTABLE_HINT
+      : text?.unblock || err.hint || '';
   if (hint) {
     parts.push(hint.replace(/\.$/, ''));
   }

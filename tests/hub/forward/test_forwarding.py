@@ -9,6 +9,7 @@ service authenticates a user server's hub token as its user); the user server is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,7 +37,13 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """URL of a real embedded jupyter_sched server (subprocess) acting as the central service."""
-    base = tmp_path_factory.mktemp("central")
+    with running_central(tmp_path_factory.mktemp("central")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_central(base: Path, *settings: str) -> Iterator[str]:
+    """A central service in ``base`` (its URL), with extra command-line ``settings``."""
     (base / "config").mkdir()
     (base / "config" / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {
         "jupyterlab": False, "jupyter_lsp": False, "notebook_shim": False, "jupyter_server_terminals": False,
@@ -49,7 +57,7 @@ def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
          "--ServerApp.port_retries=0", f"--IdentityProvider.token={CENTRAL_TOKEN}", "--ServerApp.open_browser=False",
          "--allow-root", f"--SchedApp.db_url=sqlite:///{base / 'central.sqlite'}",
          "--SchedApp.inventory_source=simulated", "--SchedApp.simulated_gpus=2", f"--SchedApp.log_dir={base / 'logs'}",
-         "--SchedApp.cycle_interval=0.2"],
+         "--SchedApp.cycle_interval=0.2", *settings],
         cwd=base, env=env, stdout=subprocess.DEVNULL, stderr=(base / "central.log").open("wb"))
     url = f"http://127.0.0.1:{port}/"
     try:

@@ -1,0 +1,92 @@
+"""Whether a TCP port is bound on this host, by a real bind — the edge's check behind the cycle's
+``Snapshot.ports_bound_outside`` and the submit warning (red team 17, R3).
+
+A port a process *outside* the scheduler listens on (a notebook terminal's ``python3 -m
+http.server 18888``) was seen by nobody: a service declaring it was admitted, charged for its GPU
+and failed "port 18888 is already in use". :class:`BoundPorts` binds each pending service's
+declared port before the cycle (bounded: only ports of pending inference jobs, at most
+:data:`MOST_CHECKED` a cycle, ~20 us each), so the job pends with a true reason instead. Who holds
+the port is another account's business: the job's owner is told only "a process outside the
+scheduler"; the service log (admins) names the pid and account, once per port per
+:data:`HOLDER_LOG_EVERY_S`.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable
+
+import psutil
+
+__all__ = ["HOLDER_LOG_EVERY_S", "MOST_CHECKED", "BoundPorts", "port_bound"]
+
+log = logging.getLogger(__name__)
+
+MOST_CHECKED = 64
+"""Most ports bound per cycle (the lowest first); the others are looked at in later cycles once these start."""
+HOLDER_LOG_EVERY_S = 600.0
+"""Seconds between two service-log lines naming the holder of one port."""
+
+
+def port_bound(port: int) -> bool:
+    """Whether a socket on this host listens on TCP ``port`` (IPv4 or IPv6, any address): a bind of
+    the wildcard address fails with EADDRINUSE (SO_REUSEADDR: a closed connection's TIME_WAIT is no
+    holder). False when it binds, or cannot be told (no IPv6, a port this account may not bind)."""
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                sock.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return True
+    return False
+
+
+def port_holder(port: int) -> str:
+    """``pid 4242 (red17b, uid 1002)`` of the process listening on TCP ``port``, for the service log;
+    ``an unknown process`` when it cannot be told (another account's socket without root)."""
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                proc = psutil.Process(conn.pid)
+                return f"pid {conn.pid} ({proc.username()}, uid {proc.uids().real})"
+    except (psutil.Error, OSError):
+        pass
+    return "an unknown process"
+
+
+class BoundPorts:
+    """``ports -> the bound ones`` for the decider (``Decider.bound_ports``), logging each bound
+    port's holder for admins (module docstring).
+
+    Args:
+        bound: the bind check (:func:`port_bound`).
+        holder: who listens on a port (:func:`port_holder`).
+        monotonic: the clock of :data:`HOLDER_LOG_EVERY_S`.
+    """
+
+    def __init__(self, *, bound: Callable[[int], bool] = port_bound, holder: Callable[[int], str] = port_holder,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.bound = bound
+        self.holder = holder
+        self.monotonic = monotonic
+        self._logged: dict[int, float] = {}
+
+    def __call__(self, ports: Iterable[int]) -> frozenset[int]:
+        """The ports of ``ports`` (at most :data:`MOST_CHECKED`, lowest first) bound on this host."""
+        found = frozenset(port for port in sorted(set(ports))[:MOST_CHECKED] if self.bound(port))
+        now = self.monotonic()
+        for port in found:
+            if now - self._logged.get(port, -HOLDER_LOG_EVERY_S) >= HOLDER_LOG_EVERY_S:
+                self._logged[port] = now
+                log.warning("port %d, declared by a pending service, is bound by %s outside the scheduler; the "
+                            "service waits until it is free", port, self.holder(port))
+        for port in [p for p in self._logged if p not in found and now - self._logged[p] >= HOLDER_LOG_EVERY_S]:
+            del self._logged[port]
+        return found
