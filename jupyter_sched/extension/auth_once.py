@@ -37,6 +37,7 @@ from typing import Any, cast
 
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 
+from .cookies import CookieOnce
 from .request_log import shows_debug
 
 __all__ = ["KEEP_S", "ProvenOnce", "ProvenOnceHandler", "signed_at"]
@@ -152,11 +153,12 @@ def signed_at(cookie: str) -> float | None:
         return None
 
 
-class ProvenOnceHandler:
+class ProvenOnceHandler(CookieOnce):
     """Handler mixin (before jupyter_server's ``APIHandler`` in the bases): its identity provider
     is the server's one :class:`ProvenOnce` when the server runs jupyter_server's built-in token
     (or password) provider, any other provider as it is; ``check_host`` is remembered for a
-    ``Host`` value it allowed (module docstring)."""
+    ``Host`` value it allowed (module docstring); a request's signed cookie is verified once
+    (:class:`~.cookies.CookieOnce`, which the provider's own reads and :class:`ProvenOnce` share)."""
 
     @property
     def identity_provider(self) -> Any:

@@ -48,7 +48,6 @@ from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
 from .audit_names import request_name
 from .auth_once import ProvenOnceHandler
-from .cookies import CookieOnce
 from .floods import audit_flood
 from .http_errors import http_error_body
 from .request_log import logged_quietly
@@ -105,7 +104,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(ProvenOnceHandler, CookieOnce, APIHandler):
+class SchedHandler(ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
