@@ -24,6 +24,7 @@ from ..placement.reasons import FitReason
 from ..placement.state import Holding
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from ..queues.limits import effective_limit
+from ..queues.order import Holdings
 from ..wording.reasons import work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -131,6 +132,9 @@ class CycleContext:
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
+        held: with no quota configured, what each user and team holds at cycle start and the equal
+            shares (:func:`~jupyter_sched.queues.order.holdings`; set by the cycle): a team below its
+            share may preempt other teams' ``low`` work (:func:`.preempt.candidates.class_candidates`).
         passed: by team, the visits of jobs pended for room so far in this cycle, in visit order
             (with a sequence number across teams) — GPUs a plan frees by withdrawing this cycle's
             admissions go first to the higher classes among them, GPUs a dropped nomination frees
@@ -178,6 +182,7 @@ class CycleContext:
         # each running job reclaimed this cycle with its milli-GPUs, by the team quota line it was charged to
         self.reclaimed_lines: dict[tuple[str, str | None, str], list[tuple[str, int]]] = {}
         self.preemption_attempts = 0
+        self.held: Holdings | None = None
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0
         self.policies = {p.team: p for p in snapshot.quotas.teams}
