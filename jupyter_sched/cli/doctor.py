@@ -6,7 +6,8 @@ works on the database directly (it must work when the server is down or the rows
 
     jupyter-sched doctor [--db URL]                       scan every table, then list the quarantine; say how
                                                           local jobs are isolated on this host (GPUs fenced by a
-                                                          devices cgroup, or by environment only)
+                                                          devices cgroup, or by environment only) and who
+                                                          can read their command lines (/proc's hidepid)
     jupyter-sched doctor list                             list without scanning
     jupyter-sched doctor repair ID COLUMN=VALUE [...]     fix columns of the row; kept only if it reads
     jupyter-sched doctor remove ID --yes                  delete the row
@@ -334,6 +335,14 @@ def _isolation() -> str:
     return "isolation: " + limits.summary() + "; " + servers
 
 
+def _command_lines(mounts: str | None = None) -> str:
+    """Whether other accounts read local jobs' command lines here (``/proc``'s ``hidepid``; new user
+    17, N13: the API redacts another user's command, ``ps`` did not)."""
+    from ..executors.proc_mount import PROC_MOUNTS, command_line_visibility
+
+    return command_line_visibility(mounts or PROC_MOUNTS).text
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -378,6 +387,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             _print_entries(entries, stdout, args.json, read)
             if read is not None and not args.json:
                 stdout.write(_isolation() + "\n")
+                stdout.write(_command_lines() + "\n")
             return EXIT_FOUND if entries else EXIT_OK
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)

@@ -97,6 +97,7 @@ from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
+from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .bound_ports import port_bound as _port_bound
@@ -122,9 +123,10 @@ _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
 LISTEN_S = 600.0
 """How long a service may take to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
-RELISTEN_S = 3600.0
+RELISTEN_S = 300.0
 """How long a service that did listen may go without listening before it is stopped
-(:attr:`LocalExecutor.relisten_s`; red team 17, R12)."""
+(:attr:`LocalExecutor.relisten_s`; red team 17, R12). A reload or a re-bind takes seconds; an hour
+let a service that listened for 4 s each hour hold its port for ever (red team 18, R7)."""
 _READY_RECHECK_S = 2.0
 """How often a ready service's listening socket is looked for again (its processes' sockets: a
 read of /proc per process of the job)."""
@@ -364,8 +366,12 @@ class _Tracked:
     never_listened: str = ""
     """Why it was stopped for not listening: its end's message."""
     lost_listener: tuple[float, datetime] | None = None
-    """When a service that had listened was last seen to stop (monotonic, wall clock); None while
-    it never listened (the start-up window applies) or listens now."""
+    """When a service that had listened was seen to stop (monotonic, wall clock); None while it
+    never listened (the start-up window applies) or listens now."""
+    relistened: tuple[float, tuple[float, datetime]] | None = None
+    """A service listening again: since when (monotonic), and the loss it came back from. A new
+    loss within :attr:`LocalExecutor.relisten_s` of coming back counts from that earlier loss, so
+    brief listens never renew the port (red team 18, R7); listening that long forgets it."""
     leftovers_since: float | None = None
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
@@ -941,6 +947,8 @@ class LocalExecutor:
             # the job's own socket, not whatever answers (new user 8, N8: a second service on a
             # port the first one served read "ready" while it crash-looped on EADDRINUSE)
             if _port_open(port) and _serves_port(t, port) is not False:
+                if t.lost_listener is not None:
+                    t.relistened = (now, t.lost_listener)
                 t.ready, t.ready_checked_at, t.lost_listener = True, now, None
                 t.listen_by = math.inf  # it listened: the start-up window is over (red team 17, R12)
                 return [Ready(t.job.id, port)]
@@ -960,9 +968,15 @@ class LocalExecutor:
         t.ready_checked_at = now
         serving = _serves_port(t, port)
         if serving or (serving is None and _port_open(port)):
+            if t.relistened is not None and now - t.relistened[0] >= self.relisten_s:
+                t.relistened = None  # listening again for a whole window: a past loss no longer counts
             return []
         t.ready = False  # probed again from the next poll: Ready once it listens again
-        t.lost_listener = (now, datetime.now(timezone.utc))
+        back = t.relistened
+        t.relistened = None
+        # back only briefly: the time without listening counts from the earlier loss (R7)
+        t.lost_listener = back[1] if back is not None and now - back[0] < self.relisten_s else \
+            (now, datetime.now(timezone.utc))
         return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
 
     def _relisten(self, t: _Tracked, port: int, now: float) -> list[ExecutorEvent]:
@@ -977,8 +991,9 @@ class LocalExecutor:
             t.lost_listener = None  # it listens, on an address other than 127.0.0.1
             return []
         t.never_listened = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
-                            f"listen again within {self.relisten_s:.0f} s, so it stopped holding the port others wait "
-                            "for; stopped (a declared port is held only by a service that serves it)")
+                            f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
+                            "stopped holding the port others wait for; stopped (a declared port is held only by a "
+                            "service that serves it)")
         self.stop(t.job.id, grace_s=5.0, reason=t.never_listened)
         return []
 
@@ -1001,8 +1016,8 @@ class LocalExecutor:
         node = t.allocation.node if t.allocation is not None else "this host"
         other = next((o.job for o in self._jobs.values() if o is not t and o.job.spec.port == port
                       and o.job.spec.kind is JobKind.INFERENCE), None)
-        by = "" if other is None else f" by {other.spec.user}'s job {other.spec.name} ({other.id})" \
-            if other.spec.name != other.id else f" by {other.spec.user}'s job {other.id}"
+        # another user's job name quoted as every reason quotes it (red team 18, R5)
+        by = "" if other is None else f" by {work_named(other.id, other.spec.name, other.spec.user)}"
         return f"port {port} is already in use on {node}{by}; not restarted: choose another port"
 
     def _should_restart(self, t: _Tracked, ended: Exited) -> bool:

@@ -10,7 +10,9 @@
 * The executed notebook (outputs and the error included) is written to ``OUT`` however the run
   ends, and ``outcome.json`` beside it says how (:mod:`.outcome`): the status, one-sentence
   ``reason``, the failing cell (1-based position in the *user's* notebook, not counting the
-  injected cell, and its first line), the exception, a dead kernel's signal and peak memory.
+  injected cell, and its first line; with the ``In [N]`` of the executed notebook when that differs),
+  the exception, a dead kernel's signal and peak memory.
+* The kernel talks to this runner over Unix sockets in a private folder (IPC), not TCP.
 
 Status comes from the execution result, never from "the runner exited" (case 028, r1): a cell
 that raised is a failure even if the process would exit cleanly. A kernel that dies (SIGKILL from
@@ -27,6 +29,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -177,8 +180,10 @@ def _memory_limit_mib() -> float | None:
     return int(text) / (1024 * 1024)
 
 
-def _print_outputs(cell: Any, position: int, total: int) -> None:
-    print(f"[jupyter_sched] cell {position}/{total} done", flush=True)
+def _print_outputs(cell: Any, position: int, total: int, *, raised: bool = False) -> None:
+    """The cell's status line — ``cell 3/3 done``, or ``failed`` for the cell that raised (new user 17,
+    N16: "cell 3/3 done" and then "cell 3 raised") — then its output and traceback."""
+    print(f"[jupyter_sched] cell {position}/{total} {'failed' if raised else 'done'}", flush=True)
     for output in cell.get("outputs", ()):
         if output.get("output_type") == "stream":
             stream = sys.stderr if output.get("name") == "stderr" else sys.stdout
@@ -186,6 +191,37 @@ def _print_outputs(cell: Any, position: int, total: int) -> None:
             stream.flush()
         elif output.get("output_type") == "error":
             print("\n".join(output.get("traceback", ())), file=sys.stderr, flush=True)
+
+
+def _raised(cell: Any, execute_reply: Any) -> bool:
+    """Whether the cell's execution ended in an error that fails the run: its reply's status (else an
+    error output), unless the cell's ``raises-exception`` tag allows it (nbclient's convention)."""
+    if "raises-exception" in cell.get("metadata", {}).get("tags", ()):
+        return False
+    content = execute_reply.get("content", {}) if isinstance(execute_reply, Mapping) else {}
+    if "status" in content:
+        return bool(content["status"] == "error")
+    return any(output.get("output_type") == "error" for output in cell.get("outputs", ()))
+
+
+def _cell_named(cell: Mapping[str, Any]) -> str:
+    """``cell 3`` — its position in the user's notebook, as the log's ``cell 3/3`` lines count — and,
+    once, the number the traceback and the executed notebook show when it differs: ``cell 3 (In [4]
+    in the executed notebook)`` (new user 17, N16: "cell 3" beside "Cell In[4]", the parameters
+    cell being counted there; markdown cells are counted here and not there)."""
+    index, count = cell.get("index", "?"), cell.get("execution_count")
+    shown = isinstance(count, int) and not isinstance(count, bool) and count != index
+    return f"cell {index} (In [{count}] in the executed notebook)" if shown else f"cell {index}"
+
+
+def _ipc_kernel(folder: str) -> Any:
+    """The kernel's channels over Unix sockets in ``folder``, not TCP on localhost: ipykernel warns
+    "Kernel is running over TCP without encryption … susceptible to eavesdropping" at the top of every
+    notebook job's log otherwise (new user 17, N16), and a TCP port on localhost is one any local
+    account can connect to (the messages are signed, not encrypted)."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(folder, "k")}})
 
 
 def _bad_input(output: Path, message: str, parameters: Mapping[str, Any]) -> int:
@@ -240,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
 
     user_cells = len(nb.cells) - (1 if injected is not None else 0)
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    client = NotebookClient(nb, timeout=args.timeout, kernel_name=kernel,
+    sockets = tempfile.TemporaryDirectory(prefix="jupyter-sched-kernel-")  # 0700: this account's alone
+    client = NotebookClient(nb, timeout=args.timeout, kernel_name=kernel, config=_ipc_kernel(sockets.name),
                             resources={"metadata": {"path": str(Path.cwd())}})
     watch = _KernelWatch()
     current: dict[str, int] = {}
@@ -253,13 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     client.on_notebook_start = started
     client.on_cell_start = lambda cell, cell_index, **_: current.update(index=cell_index)
 
-    def executed(cell: Any, cell_index: int, **_: Any) -> None:
+    def executed(cell: Any, cell_index: int, execute_reply: Any = None, **_: Any) -> None:
         if cell_index == injected:
             print(f"[jupyter_sched] parameters injected: {json.dumps(parameters)}", flush=True)
             if unknown:  # a typo'd name runs with the default, every time: say it in the log (new user 6, F10)
                 print(f"[jupyter_sched] warning: {unknown}", flush=True)
         else:
-            _print_outputs(cell, position(cell_index), user_cells)
+            _print_outputs(cell, position(cell_index), user_cells, raised=_raised(cell, execute_reply))
 
     client.on_cell_executed = executed
 
@@ -292,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         outcome = {"status": "stopped", "reason": reason, "cell": cell, "parameters": parameters}
     except CellExecutionError as exc:
         cell = cell_facts()
-        where = f"cell {cell.get('index', '?')}"
+        where = _cell_named(cell)
         reason = f"{where} raised {exc.ename}: {exc.evalue}".rstrip(": ")
         if cell.get("first_line"):
             reason += f" (cell starts: {cell['first_line']})"
@@ -301,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         status = EXIT_CELL_ERROR
     except CellTimeoutError:
         cell = cell_facts()
-        reason = f"cell {cell.get('index', '?')} did not finish within the {args.timeout:g} s cell time limit"
+        reason = f"{_cell_named(cell)} did not finish within the {args.timeout:g} s cell time limit"
         if cell.get("first_line"):
             reason += f" (cell starts: {cell['first_line']})"
         outcome = {"status": "failed", "reason": reason, "cell": cell, "timeout_s": args.timeout,
@@ -322,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         status = EXIT_KERNEL_DIED
     finally:
         watch.stop()
+        sockets.cleanup()
         args.output.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(args.output))  # type: ignore[no-untyped-call]
         outcome["executed_notebook"] = str(args.output.resolve())

@@ -413,7 +413,7 @@ class IdleConfig(Configurable):
         help="""Seconds an allocation may stay idle — utilization under the threshold over a trailing
         window (and, for leases, the kernel idle) — before its GPUs are reclaimed. Its owner is warned
         idle_warning_s before. Default: 1800 s (30 min), so a pause to read results is not punished.
-        0 disables idle reclamation.""" + _IDLE_API_NOTE,
+        0 turns idle reclamation off, as "window_s": 0 or "enabled": false in PUT idle-policy do.""" + _IDLE_API_NOTE,
     )
 
     idle_warning_s = Float(

@@ -129,11 +129,12 @@ class ExecutorConfig(Configurable):
     )
 
     service_relisten_s = Float(
-        3600.0,
+        300.0,
         config=True,
         help="""Local executor: seconds a service that did listen on its port may go without listening
         again (a hot reload, a re-bind, a restart) before it is stopped, told when it stopped listening
-        (red team 17, R12). Default: 3600. 0 = never stopped for this.""",
+        (red team 17, R12). Listening again for less than this does not renew the port: the time
+        counts from the earlier stop (red team 18, R7). Default: 300. 0 = never stopped for this.""",
     )
 
     max_log_mib = Int(

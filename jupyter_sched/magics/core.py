@@ -40,6 +40,7 @@ from ..wording.jobs import (
     in_bulk_cancel,
     job_head,
     state_filter,
+    still_going,
 )
 from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
@@ -763,8 +764,9 @@ class SchedMagics(Magics):
           %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
-          %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
-                                               (--timeout 30m: the same)
+          %schedule wait JOB [--for 30m]       wait with a progress line until the job ends;
+                                               --for: at most that long, then print "still
+                                               running after 1800 s: …" (--timeout: the same)
           %schedule cancel JOB [JOB ...]
           %schedule cancel --mine|--all [--state pending|running] [--yes]
                                     all my jobs (--all: everyone's, admins); lists them and
@@ -1054,7 +1056,9 @@ class SchedMagics(Magics):
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
-        the bar ends as a short "waited" note, not as a copy of that line (issue 20)."""
+        the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
+        runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5) and as
+        a job that failed is printed, not raised (new user 17, N12: a MagicError stopped a Run-All)."""
         job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
@@ -1063,7 +1067,8 @@ class SchedMagics(Magics):
             while not is_terminal(job):
                 waited = time.monotonic() - started
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
-                    raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
+                    self._print(still_going(job, cmd.timeout_s, _now()))  # the bar keeps its last frame
+                    return
                 if progress is None:
                     progress = Progress(job_head(job))  # "job j-7 (daily_report)", as its lines (new user 12, N1)
                 progress.show(wait_progress(job, _now()), waited)

@@ -5,7 +5,7 @@ Shape::
     {"default": POLICY, "by_priority": {"high" | "normal" | "low": POLICY},
      "by_kind": {"lease" | "training" | "inference": POLICY + {"by_priority": {class: POLICY}}}}
 
-    POLICY = {"enabled": bool, "threshold_pct": % in (0, 100], "window_s": s > 0,
+    POLICY = {"enabled": bool, "threshold_pct": % in (0, 100], "window_s": s > 0 (0 in a change: enabled false),
               "warning_s": s in [0, window_s), "grace_s": s >= 0,
               "busy_kernel_window_s": s >= window_s | null,
               "lease_mode" | "busy_kernel_mode" | "job_mode" | "service_mode":
@@ -81,7 +81,14 @@ def idle_policy_from_dict(data: Any, *, base: IdlePolicy, where: str) -> IdlePol
     changes: dict[str, Any] = {}
     for key, value in data.items():
         field = f"{where}.{key}"
-        if key == "enabled":
+        if key == "window_s" and _is_zero(value):
+            # 0 turns idle reclamation off, as c.SchedApp.idle_window_s = 0 does (new user 17, N18: the
+            # trait's "0 disables" was a 400 here); the window itself stays what it was
+            if data.get("enabled") is True:
+                raise ValidationError(f"{field} 0 turns idle reclamation off, and {where}.enabled is true",
+                                      field=field, hint="give a window, e.g. 7200 for 2 h, or leave enabled out")
+            changes["enabled"] = False
+        elif key == "enabled":
             if not isinstance(value, bool):
                 raise ValidationError(f"{field} must be true or false (got {value!r})", field=field,
                                       hint="false turns idle reclamation off for this class")
@@ -110,13 +117,18 @@ def idle_policy_from_dict(data: Any, *, base: IdlePolicy, where: str) -> IdlePol
         raise ValidationError(err.message, field=f"{where}.{name}", hint=err.hint) from None
 
 
+def _is_zero(value: Any) -> bool:
+    """``0`` or ``0.0`` (not ``false``, which is a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+
+
 def _check(values: Mapping[str, Any], where: str) -> None:
     """Range checks with the field named, before :class:`IdlePolicy` sees the values."""
     window = values["window_s"]
     rules: list[tuple[str, bool, str, str]] = [
         ("grace_s", values["grace_s"] >= 0, "must be at least 0", "e.g. 900 for 15 min after the window; 0 for none"),
         ("threshold_pct", 0 < values["threshold_pct"] <= 100, "must be a percentage above 0 and at most 100", "e.g. 5"),
-        ("window_s", window > 0, "must be more than 0", "e.g. 7200 for 2 h; to turn idle reclamation off set enabled false"),
+        ("window_s", window > 0, "must be more than 0", "e.g. 7200 for 2 h; 0 (or enabled false) turns idle reclamation off"),
         ("warning_s", 0 <= values["warning_s"] < window, f"must be at least 0 and less than window_s ({window:g} s)",
          "e.g. 900 for 15 min"),
         ("busy_kernel_window_s", values["busy_kernel_window_s"] is None or values["busy_kernel_window_s"] >= window,

@@ -107,13 +107,18 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     port = job.spec.port
     holder_id = held[nodes[0]] if nodes else next(iter(held.values()))
     holder = ctx.by_id.get(holder_id)
-    whose = "your job" if holder is not None and holder.spec.user == job.spec.user else \
-        f"{holder.spec.user}'s job" if holder is not None else "the job"
-    name = f"{holder.spec.name} ({holder_id})" if holder is not None and holder.spec.name != holder_id else holder_id
+    # another user's job as every reason names it — quoted, with its owner (new user 17, N9: this line said
+    # `nu17a's job a-secret-svc (j-…)` and its ETA clause `nu17a's job "a-secret-svc" (j-…)`)
+    if holder is None:
+        by = f"the job {holder_id}"
+    elif holder.spec.user == job.spec.user:
+        by = f"your job {ctx.named(holder_id)}"
+    else:
+        by = ctx.named(holder_id, reader=job.spec.user)
     where = ", ".join(sorted(held))
     return PendingReason(
         code=PORT_IN_USE,
-        message=f"port {port} is held on {where} by {whose} {name}; a node runs one job per declared port",
+        message=f"port {port} is held on {where} by {by}; a node runs one job per declared port",
         details={"port": port, "held_by": dict(sorted(held.items())), "holder": holder_id,
                  "holder_user": holder.spec.user if holder is not None else None},
         unblock="resubmit with another port to start sooner",

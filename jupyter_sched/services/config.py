@@ -104,7 +104,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``user_teams``, ``priority_grants``, ``max_unfinished_per_user`` (see
     :class:`~jupyter_sched.admission.AdmissionPolicy`), ``max_running_cpu_jobs_per_user`` (the
     scheduling profile's cap on one user's running 0-GPU jobs); services' ports: ``service_listen_s``
-    (600: to listen first) and ``service_relisten_s`` (3600: to listen again after stopping);
+    (600: to listen first) and ``service_relisten_s`` (300: to listen again after stopping);
     ``gpu_prices`` for the usage report; job definitions: see :func:`.definitions.definition_settings`.
 
     Raises:

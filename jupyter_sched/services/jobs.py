@@ -32,6 +32,7 @@ from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
+from ..wording.jobs import public_serving
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -898,8 +899,11 @@ class JobsService:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
         if not mine:
+            serving = public_serving(data.get("message"))
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
+            if serving is not None:  # readiness is public (new user 17, N9): its absence read "not answering"
+                data["message"] = serving
             data["reason"] = _without_own_blockers(data.get("reason"))
             data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
@@ -930,7 +934,8 @@ class JobsService:
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
-        after which it is ``cancelled``. Cancelling again while it stops is a no-op.
+        after which it is ``cancelled``. Cancelling again while it stops is a no-op,
+        answered with ``already_stopping`` true.
 
         Raises:
             NotFoundError: no such job, or another user's (audited).
@@ -947,6 +952,7 @@ class JobsService:
             raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",
                                   hint="add why=timeout, or leave timeout_s out")
         store, actor = self.ctx.store, caller.user
+        already = False
         for _ in range(5):
             with store.transaction() as tx:
                 record = tx.get_job(job_id)
@@ -957,6 +963,7 @@ class JobsService:
                                         "only pending or running work can be cancelled")
                 new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
                 if new is None:  # its stop was requested already
+                    already = True
                     break
                 if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
                     continue
@@ -967,6 +974,8 @@ class JobsService:
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
+        if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
+            out = out.model_copy(update={"already_stopping": True})
         return out
 
     def cancel_many(self, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:

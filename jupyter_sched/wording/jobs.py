@@ -17,7 +17,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -211,9 +211,16 @@ def fit_name(name: str, width: int = 24) -> str:
     """``name`` in at most ``width`` characters for a table's NAME column, keeping the part that
     tells names apart: a path's last part (``lease for …/amy-private.ipynb``, ``…/amy-private.ipynb``,
     then its end), else the start (``a-long-experiment-na…``). New user 12, N7: every lease of a home
-    read ``lease for /home/nu12amy…``."""
+    read ``lease for /home/nu12amy…``. A definition's run keeps its time (``every-min @ 16:26 UTC``,
+    new user 18, N13: every run read ``every-min @ 2026-12-04 …``)."""
     if len(name) <= width:
         return name
+    head, at, when = name.partition(" @ ")
+    if at and when:  # a definition's run, "every-min @ 2026-12-04 16:26 UTC": the time tells runs apart (N13)
+        clock = " ".join(when.split()[1:]) or when
+        room = width - len(at) - len(clock)
+        if room >= 4:
+            return (head if len(head) <= room else head[:room - 1] + "…") + at + clock
     slash = name.rfind("/")
     if slash >= 0:
         start = name.find("/")
@@ -293,6 +300,13 @@ def lease_given_back(job: Mapping[str, Any]) -> bool:
     return bool(by) and by in (str(job.get("user") or ""), "the server")
 
 
+def still_going(job: Mapping[str, Any], waited_s: float, now: datetime | None) -> str:
+    """A wait's ``--for`` ran out: ``still running after 3 s: job j-7 (train): running on vm: GPU-0``
+    — ``jupyter-sched wait`` (exit 5) and ``%schedule wait`` alike (new user 17, N12: the magic raised
+    "still running after 3s" where the CLI printed "3 s")."""
+    return f"still {job.get('state')} after {waited_s:g} s: {job_line(job, now)}"
+
+
 def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     """What a job's line says after its state, for a table's detail line (``jupyter-sched jobs``):
     why it waits and until when; where it runs (``on vm: GPU-…``); how it ended (``exit code 2 —
@@ -319,15 +333,34 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     return f"{said} — {message}" if said and message else said or message
 
 
+_SERVING = ("ready on port", "stopped answering on port")
+"""The engine's messages of a service's readiness (the latter: new user 8, N8)."""
+
+
+def public_serving(message: Any) -> str | None:
+    """The part of a job's ``message`` another user may read: its readiness (``ready on port 8766``,
+    ``stopped answering on port 8766`` without the why) — the port is on every queue line already;
+    None for any other message, which stays its owner's (new user 17, N9: the redacted queue line
+    dropped it, and the renderer then said "not answering" of a service that answered)."""
+    text = str(message or "")
+    return text.partition(":")[0].strip() if text.startswith(_SERVING) else None
+
+
 def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
     """Whether a running service answers on its port: ``ready on port 8766`` (the engine's message once
     the port answered), else ``not answering on port 8765 yet (started 20:09 UTC)``; "" for other work.
-    New user 7, F9: a service that never answered read word for word like a ready one."""
+    New user 7, F9: a service that never answered read word for word like a ready one.
+
+    "Not answering" is said only from the job's own message, read and carrying no readiness: a line
+    without ``message`` (another user's queue entry, which keeps only :func:`public_serving`) says
+    nothing of it (new user 17, N9: "not answering on port 18951 yet" of a service that answered)."""
     if job.get("kind") != "inference" or job.get("state") != "running":
         return ""
     message = str(job.get("message") or "")
-    if message.startswith(("ready on port", "stopped answering on port")):  # the latter: new user 8, N8
+    if message.startswith(_SERVING):
         return printable_line(message)
+    if "message" not in job:  # withheld, not empty: nothing is known of its readiness
+        return ""
     port = job.get("port")
     if not isinstance(port, int) or isinstance(port, bool):
         return ""
@@ -456,8 +489,12 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"
         return f"cancelled {job_id} ({whose}was {was}; {what})"
+    # a second cancel (new user 9): the first one's stop stands — seen in the job read before (the CLI) or
+    # said by the answer itself (new user 17, N12: the magic reads nothing first and said "cancelled … grace")
     stopping = stopping_text(before, None) if before else ""
-    if stopping and state in ("admitted", "running"):  # a second cancel (new user 9): the first one's stop stands
+    if not stopping and after.get("already_stopping") is True:
+        stopping = stopping_text(after, None)
+    if stopping and state in ("admitted", "running"):
         return f"cancel of {job_id}: it is already {stopping}"
     if state in ("admitted", "running"):
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""

@@ -21,6 +21,7 @@ GPU memory per GPU vs GPU count), and the core's strings were written for one ca
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -32,7 +33,7 @@ from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
-           "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
+           "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 """Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
@@ -635,7 +636,8 @@ def work_named(job_id: str, name: Any, owner: Any = None) -> str:
     The owner's own work (``owner`` None): ``long-a (j-1)``, or the bare id when it has no name
     that says more. Another user's: the scheduler's words around the name they chose, with whose
     it is, the name quoted and cut to :data:`QUOTED_NAME_MAX` characters — ``red15b's job "your own
-    job a-train, cancel it with jup…" (j-…)`` — so a name cannot pass for the scheduler's words;
+    job a-train, cancel it with jup"… (j-…)`` — so a name cannot pass for the scheduler's words
+    (:func:`quoted_name`);
     a lease's default name is not quoted (``bob's kernel lease (l-…)``)."""
     text = name.strip() if isinstance(name, str) else ""
     if text == job_id:
@@ -647,8 +649,18 @@ def work_named(job_id: str, name: Any, owner: Any = None) -> str:
         return f"{owner}'s {text} ({job_id})"
     if not text:
         return f"{owner}'s {kind} {job_id}"
-    shown = text if len(text) <= QUOTED_NAME_MAX else text[:QUOTED_NAME_MAX - 1].rstrip() + "…"
-    return f'{owner}\'s {kind} "{shown}" ({job_id})'
+    return f"{owner}'s {kind} {quoted_name(text)} ({job_id})"
+
+
+def quoted_name(text: str, limit: int = QUOTED_NAME_MAX) -> str:
+    """Another user's name in a line others read, quoted so it cannot forge the line around it
+    (red team 18, R5: ``x" (j-fake) ends at 16:40 UTC`` read as a job, an id and an end time):
+    JSON string quoting (``"x\\" (j-fake) ends at 16:40 UTC"``: a quote mark or backslash of the
+    name is escaped), cut to ``limit`` characters with the "…" outside the quotes, so the name never
+    decides where the quoted text ends."""
+    cut = len(text) > limit
+    shown = text[:limit - 1].rstrip() if cut else text
+    return json.dumps(shown, ensure_ascii=False) + ("…" if cut else "")
 
 
 def _ids(values: Sequence[Any], shown: int = 3) -> str:

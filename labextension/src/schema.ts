@@ -1431,6 +1431,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1500,6 +1502,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1686,6 +1690,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1766,7 +1772,13 @@ export interface components {
                 [key: string]: string;
             };
             tolerations?: string[];
+            /** @description a heterogeneous gang's worker groups (workers x gpus each); then gpus is the largest group's GPUs per worker, workers the sum of the groups' workers and gpu_milli 1000 (whole GPUs): gpus x workers is no total for a gang of groups — read total_gpus */
             groups?: components["schemas"]["WorkerGroup"][];
+            /**
+             * @description the GPUs of all its workers together (a share counts its part: 0.5); for a homogeneous job gpus x workers (x gpu_milli/1000), for a gang of groups the sum over groups of workers x gpus
+             * @example 3
+             */
+            total_gpus?: (number) | null;
         } & {
             [key: string]: unknown;
         };

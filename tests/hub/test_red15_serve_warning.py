@@ -39,6 +39,10 @@ def test_red15_r4_serve_warns_at_start_up_when_no_quota_is_configured(tmp_path: 
         (folder / "config" / "jupyter_sched_serve_config.py").write_text("\n".join(lines) + "\n")
         code, log = serve(folder)
     assert code != 0 and "c.HubSchedApp.job_python" in log, log[-2000:]
+    # and who can read its jobs' command lines here, /proc's option named (new user 17, N13)
+    from jupyter_sched.executors.proc_mount import command_line_visibility
+
+    assert f"jupyter_sched: {command_line_visibility().text}" in log, log[-2000:]
     if quotas:
         assert WARNING not in log, log[-2000:]
     else:

@@ -80,7 +80,7 @@ async def test_case_028_failed_cell_dead_kernel_and_success_read_as_they_happene
 
     done1 = await finished(api, r1["id"])
     assert done1["state"] == "failed"
-    assert done1["message"] == (f"cell 3 raised ImportError: {IMPORT_MESSAGE} "
+    assert done1["message"] == (f"cell 3 (In [2] in the executed notebook) raised ImportError: {IMPORT_MESSAGE} "
                                 "(cell starts: from mypkg.render import render)")
     executed = nbformat.read(str(Path(sched_app.job_log_dir) / r1["id"] / "executed.ipynb"), as_version=4)
     error = [o for o in executed.cells[2].outputs if o.output_type == "error"]

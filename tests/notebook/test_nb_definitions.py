@@ -127,7 +127,8 @@ async def test_the_engine_fires_a_schedule_and_a_failed_run_keeps_its_notebook(
     run = await wait_for(failed_run, timeout_s=90)
     assert run["trigger"] == "schedule"
     reason = run["job"]["message"]
-    assert reason == "cell 4 raised RuntimeError: no data for friday (cell starts: raise RuntimeError('no data for ' + day))"
+    assert reason == ("cell 4 (In [5] in the executed notebook) raised RuntimeError: no data for friday "
+                      "(cell starts: raise RuntimeError('no data for ' + day))")
     await ok(await http.post(f"definitions/{created['id']}/pause"))
     download = await http.get(f"jobs/{run['job_id']}/notebook", params={"download": "true"})
     assert download.status_code == 200

@@ -82,7 +82,8 @@ def test_a_kubernetes_notebook_run_injects_parameters_keeps_the_executed_copy_an
     job_obj, pod = failed_job_with_pod(done.returncode, done.stdout.encode()[-2048:].decode(errors="replace"))
     observed = observe_job(job_obj, [pod], [])
     assert (observed.phase, observed.exit_code) == ("failed", 1)
-    assert observed.message == "cell 3 raised ValueError: too many rows for eu (cell starts: if rows > 2:)"
+    assert observed.message == ("cell 3 (In [4] in the executed notebook) raised ValueError: too many rows for eu "
+                                "(cell starts: if rows > 2:)")
     kept = nbformat.read(str(executed), as_version=4)
     assert [c.metadata.get("tags") for c in kept.cells][:2] == [["parameters"], ["injected-parameters"]]
     assert kept.cells[-1].outputs[0]["ename"] == "ValueError"

@@ -109,7 +109,8 @@ async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_fai
     assert "At 07:00 on Monday through Friday (Europe/Berlin); next run" in text
     assert "apac: mean GPU load over 30 days" not in text  # the run's log, not the notebook, has the numbers
     assert "succeeded" in text and "failed" in text
-    assert "cell 3 raised ValueError: unknown region 'mars'; use one of ['apac', 'eu', 'us']" in text
+    assert ("cell 3 (In [4] in the executed notebook) raised ValueError: unknown region 'mars'; use one of "
+            "['apac', 'eu', 'us']") in text
     assert "failing cell source: if region not in KNOWN:" in text
     assert "its error: ValueError - unknown region 'mars'" in text
     assert "Deleted" in text

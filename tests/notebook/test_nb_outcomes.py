@@ -117,7 +117,34 @@ def test_a_cell_failing_after_the_injected_cell_is_numbered_as_in_the_users_note
     nb = notebook(tmp_path / "f.ipynb", "x = 1", "raise ValueError(f'bad {region}')", parameters="region = 'us'")
     code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", "--parameters", '{"region": "eu"}')
     assert code == EXIT_CELL_ERROR
-    assert outcome["reason"] == "cell 3 raised ValueError: bad eu (cell starts: raise ValueError(f'bad {region}'))"
+    assert outcome["reason"] == ("cell 3 (In [4] in the executed notebook) raised ValueError: bad eu "
+                                 "(cell starts: raise ValueError(f'bad {region}'))")
+
+
+def test_newuser17_n16_the_cell_that_raised_is_failed_in_the_log_named_both_ways_with_no_tcp_warning(
+        tmp_path: Path) -> None:
+    """New user 17, N16: the log said "cell 3/3 done" for the cell that raised, its reason "cell 3"
+    beside the traceback's "Cell In[4]" (the injected parameters cell counts there), and every notebook
+    job's log began with ipykernel's "Kernel is running over TCP without encryption" warning."""
+    nb_path = notebook(tmp_path / "n16.ipynb", "x = 1", "raise KeyError('ok')",
+                       "raise ValueError(f'unknown region {region!r}')", parameters="region = 'us'")
+    nb = nbformat.read(str(nb_path), as_version=4)
+    nb.cells[2].metadata["tags"] = ["raises-exception"]  # an error the notebook expects is no failure
+    nbformat.write(nb, str(nb_path))
+    out = tmp_path / "out" / "executed.ipynb"
+    proc = subprocess.run([sys.executable, "-m", "jupyter_sched.executors.run_notebook", str(nb_path), str(out),
+                           "--parameters", '{"region": "mars"}'], capture_output=True, text=True, timeout=180)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == EXIT_CELL_ERROR, log
+    assert "over TCP" not in log and "eavesdropping" not in log, log
+    assert "[jupyter_sched] cell 3/4 done" in log, log  # the raises-exception cell
+    assert "[jupyter_sched] cell 4/4 failed" in log and "cell 4/4 done" not in log, log
+    assert "In[5]" in log, log  # the traceback's numbering: parameters, injected, x = 1, the tagged cell, this one
+    outcome = json.loads((out.parent / "outcome.json").read_text())
+    said = "cell 4 (In [5] in the executed notebook) raised ValueError: unknown region 'mars'"
+    assert str(outcome["reason"]).startswith(said + " (cell starts: "), outcome["reason"]
+    assert f"[jupyter_sched] failed: {said}" in proc.stderr, proc.stderr
+    assert nbformat.read(str(out), as_version=4).cells[-1].execution_count == 5
 
 
 def test_a_cell_timeout_names_the_limit(tmp_path: Path) -> None:

@@ -82,7 +82,11 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
         f"store: sqlite:///{path} ($JUPYTER_SCHED_DB_URL_FILE ({url_file}))",
         "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events)"], run.stdout
     # and how local jobs are isolated on this host (red team 15, R1): a devices cgroup, or environment only
-    assert len(lines) == 3 and lines[2].startswith("isolation: local jobs: GPUs fenced by "), run.stdout
+    assert len(lines) == 4 and lines[2].startswith("isolation: local jobs: GPUs fenced by "), run.stdout
+    # and who can read local jobs' command lines (new user 17, N13), from this host's /proc mount
+    from jupyter_sched.executors.proc_mount import command_line_visibility
+
+    assert lines[3] == command_line_visibility().text, run.stdout
     # and whether hub users' servers can be fenced here (red team 16, R1): how, or plainly that they are not
     fenced = lines[2].startswith("isolation: local jobs: GPUs fenced by a devices cgroup")
     if fenced:
@@ -90,3 +94,30 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
             in lines[2] and "fence_gpus = False" in lines[2], lines[2]
     else:
         assert "user servers are not fenced: " in lines[2] and "can open any GPU of this host" in lines[2], lines[2]
+
+
+def test_newuser17_n13_doctor_names_the_proc_mount_option_that_decides_who_reads_job_command_lines(
+        tmp_path: Path) -> None:
+    """New user 17, N13: the API redacts another user's ``command``, but ``ps -eo user,args`` showed
+    nu17a's job arguments to nu17b. The doctor's line says which ``/proc`` option is in effect and
+    what to do; read from a mounts table in ``/proc/mounts`` format (the real one is read above)."""
+    from jupyter_sched.executors.proc_mount import command_line_visibility
+
+    table = tmp_path / "mounts"
+    table.write_text("sysfs /sys sysfs rw,nosuid 0 0\nproc /proc proc rw,relatime 0 0\n")
+    open_ = command_line_visibility(table)
+    assert not open_.hidden and open_.options == "rw,relatime", open_
+    assert "/proc is mounted without hidepid (rw,relatime)" in open_.text, open_.text
+    assert "every local account can read every local job's command line" in open_.text, open_.text
+    assert "through env" in open_.text and "hidepid=2" in open_.text, open_.text
+    # the last /proc mount is the one in effect (a remount with hidepid=2 adds a line)
+    table.write_text("proc /proc proc rw,relatime 0 0\nproc /proc proc rw,nosuid,relatime,hidepid=invisible 0 0\n")
+    hidden = command_line_visibility(table)
+    assert hidden.hidden and hidden.text.startswith("command lines: /proc is mounted hidepid=invisible: "), hidden
+    table.write_text("proc /proc proc rw,hidepid=0 0 0\n")
+    assert not command_line_visibility(table).hidden
+    assert "/proc is mounted hidepid=0 (rw,hidepid=0)" in command_line_visibility(table).text
+    unknown = command_line_visibility(tmp_path / "absent")
+    assert not unknown.hidden and "is unknown" in unknown.text and "through env" in unknown.text, unknown
+    table.write_text("sysfs /sys sysfs rw 0 0\n")
+    assert "no /proc mount in" in command_line_visibility(table).text

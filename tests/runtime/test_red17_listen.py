@@ -63,9 +63,38 @@ def test_red17_r12_a_service_that_stopped_listening_is_stopped_after_relisten_s_
                        "the squatter's end")
     assert isinstance(ended, Exited), ended
     assert ended.message.startswith(f"stopped listening on port {port} at "), ended.message
-    assert "did not listen again within 1 s" in ended.message and "never listened" not in ended.message
+    assert "did not listen again for 1 s together" in ended.message and "never listened" not in ended.message
     assert any(isinstance(e, Ready) for e in seen), seen
 
+
+def test_red18_r7_brief_listens_do_not_renew_a_port_its_service_does_not_serve(tmp_path: Path) -> None:
+    """b-squat listened for 4 s, then held its declared port for an hour without serving it, and a
+    moment of listening each hour renewed it for ever (red team 18, R7). Now the time without
+    listening counts from the first stop while the service comes back only briefly: with
+    relisten_s 4 s, a service that listens 0.6 s every 3.1 s is stopped about 4 s after its first stop
+    (before: never, each brief listen started the window again). The default is 5 minutes."""
+    import time as _time
+
+    from jupyter_sched.extension.app import SchedApp
+
+    assert SchedApp().service_relisten_s == 300.0
+    port = _free_port()
+    ex = LocalExecutor(tmp_path / "jobs", listen_s=1.0, relisten_s=4.0)
+    flicker = (f"while True:\n    time.sleep(2.5)\n    s = __import__('socket').create_server(('127.0.0.1', {port}))\n"
+               "    time.sleep(0.6)\n    s.close()\n")
+    job = job_for(tmp_path, _listen_then_close(port, flicker), job_id="flicker", kind=JobKind.INFERENCE, port=port)
+    ex.start(job, Allocation("vm", ()))
+    seen: list[ExecutorEvent] = []
+    started = _time.monotonic()
+    try:
+        ended = wait_until(lambda: (seen.extend(ex.poll()), next((e for e in seen if isinstance(e, Exited)), None))[1],
+                           "the flickering squatter's end")
+    finally:
+        if "flicker" in ex._jobs:
+            ex.stop("flicker", grace_s=0.5)
+    assert isinstance(ended, Exited) and "did not listen again for 4 s together" in ended.message, ended
+    assert sum(isinstance(e, Ready) for e in seen) >= 2, "it never came back: the case proves nothing"
+    assert _time.monotonic() - started < 20, "brief listens kept renewing the port"
 
 
 def test_red17_r12_the_windows_are_settings_of_the_server(tmp_path: Path) -> None:

@@ -137,3 +137,76 @@ def test_newuser17_n7_a_time_zone_in_the_wrong_case_names_the_zone_meant() -> No
     with pytest.raises(ValidationError) as info:
         parse_schedule("0 12 * * *", "Mars/Olympus")
     assert info.value.message == "unknown time zone 'Mars/Olympus'"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_newuser17_n9_another_users_service_reads_as_ready_or_says_nothing_never_not_answering(
+        services: Services) -> None:
+    """nu17a's service answered on its port (its owner read "ready on port 18951"); nu17b, at the
+    same moment, read "not answering on port 18951 yet": the queue's redaction dropped the message,
+    and the renderer took a missing message for "no answer". Readiness is public (the port is on
+    the line); "not answering" is said only from the owner's own message. And a job waiting for that
+    port names its holder once, in one spelling (it said ``nu17a's job a-secret-svc (j-…)`` and
+    ``nu17a's job "a-secret-svc" (j-…)`` in one line)."""
+    import sys
+    import time
+
+    from jupyter_sched.services.models import GetQueueRequest
+    from jupyter_sched.wording import job_line, render_reason
+
+    port = _free_port()
+    ann, bob = services.caller("nu17a", admin=False), services.caller("nu17b", admin=False)
+    serve = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    svc = services.jobs.submit(ann, SubmitJobRequest(gpus=0, command=serve, kind="inference", port=port,
+                                                     name="a-secret-svc", time_limit="15m"))
+    waiter = None
+
+    def entry(caller: object, job_id: str) -> dict[str, object]:
+        rows = services.jobs.queue_page(caller, GetQueueRequest()).entries.to_wire()  # type: ignore[arg-type]
+        return next(row for row in rows if row["id"] == job_id)
+
+    try:
+        services.engine.tick()
+        seen_before_ready = job_line(entry(bob, svc.id), None)  # may already be ready: said nothing or "ready"
+        assert "not answering" not in seen_before_ready, seen_before_ready
+        deadline = time.monotonic() + 30
+        while "ready on port" not in str(entry(ann, svc.id).get("message")):
+            assert time.monotonic() < deadline, entry(ann, svc.id)
+            time.sleep(0.2)
+            services.engine.tick()
+        owner_line, other_line = job_line(entry(ann, svc.id), None), job_line(entry(bob, svc.id), None)
+        assert owner_line.endswith(f"· ready on port {port}"), owner_line
+        assert other_line.endswith(f"· ready on port {port}"), other_line  # it said "not answering … yet"
+        assert "command" not in entry(bob, svc.id), "the redaction still holds"
+        # the owner's own line of a service that has not answered still says so (a positive signal)
+        assert "not answering on port 8765 yet" in job_line(
+            {**entry(ann, svc.id), "message": "running", "port": 8765}, None)
+        # a job waiting for that port names nu17a's service one way, in the reason and its ETA clause alike
+        # (submitted once the service runs: under a ManualClock both submits have one time, and the tie of two
+        # jobs declaring one port may go to either)
+        waiter = services.jobs.submit(bob, SubmitJobRequest(gpus=0, command=["true"], kind="inference", port=port,
+                                                            name="b-svc", time_limit="5m"))
+        deadline = time.monotonic() + 30
+        while not isinstance(reason := entry(bob, waiter.id).get("reason"), dict) or reason.get("code") != "PortInUse":
+            assert time.monotonic() < deadline, entry(bob, waiter.id)
+            services.engine.tick()
+            time.sleep(0.1)
+        named = f'nu17a\'s job "a-secret-svc" ({svc.id})'
+        assert named in reason["message"], reason["message"]
+        line = render_reason(reason, now=None).line
+        assert "job a-secret-svc" not in line, line
+    finally:
+        services.jobs.cancel(ann, svc.id)
+        if waiter is not None and services.jobs.get(bob, waiter.id).state in ("pending", "admitted", "running"):
+            services.jobs.cancel(bob, waiter.id)
+        deadline = time.monotonic() + 30
+        while services.jobs.get(ann, svc.id).state != "cancelled" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            services.engine.tick()

@@ -99,7 +99,8 @@ async def test_a_non_admin_put_is_refused_and_changes_nothing(sched_app: Any, ap
 
 
 BAD = [
-    pytest.param({"by_priority": {"normal": {"window_s": 0}}}, "idle.normal.window_s", id="a zero window"),
+    pytest.param({"by_priority": {"normal": {"window_s": 0, "enabled": True}}}, "idle.normal.window_s",
+                 id="a zero window with enabled true"),
     pytest.param({"default": {"window_s": -5}}, "idle.default.window_s", id="a negative window"),
     pytest.param({"default": {"warning_s": 99999}}, "idle.default.warning_s", id="a warning longer than the window"),
     pytest.param({"default": {"threshold_pct": 0}}, "idle.default.threshold_pct", id="a zero threshold"),
@@ -129,6 +130,31 @@ async def test_bad_values_answer_400_naming_the_field(sched_app: Any, api: Any, 
     _, after = await api("GET", "idle-policy")
     assert after == before
     assert await idle_records(api) == []
+
+
+async def test_newuser17_n18_a_zero_window_turns_idle_reclamation_off_as_the_trait_does(sched_app: Any,
+                                                                                          api: Any) -> None:
+    """New user 17, N18: ``c.SchedApp.idle_window_s = 0`` "disables idle reclamation", and the same
+    0 typed in the panel's form (``PUT idle-policy``) was a 400. One meaning on both surfaces: 0 is
+    off; the window itself keeps its value, so turning it back on restores it."""
+    from jupyter_sched.extension.app import SchedApp
+    from jupyter_sched.reclaim import idle_policies_from_settings
+
+    _, before = await api("GET", "idle-policy")
+    assert before["default"]["enabled"] is True, before
+    status, after = await api("PUT", "idle-policy", {"default": {"window_s": 0}}, token=BOSS_TOKEN)
+    assert status == 200, after
+    assert_documented("put", 200, after)
+    assert after["default"]["enabled"] is False, after
+    assert after["default"]["window_s"] == before["default"]["window_s"], after
+    assert sched_app.services.engine.idle_policies.default.enabled is False
+    assert idle_policies_from_settings({"idle_window_s": 0}).default.enabled is False  # the trait's meaning
+    assert '"window_s": 0' in SchedApp.class_traits()["idle_window_s"].help  # its help names the API's form
+    (record,) = await idle_records(api)
+    assert record["details"]["new"]["default"]["enabled"] is False, record
+    status, again = await api("PUT", "idle-policy", {"default": {"enabled": True}}, token=BOSS_TOKEN)
+    assert status == 200 and again["default"]["enabled"] is True, again
+    assert again["default"]["window_s"] == before["default"]["window_s"], again
 
 
 async def test_the_policy_survives_a_service_restart(sched_app: Any, api: Any) -> None:

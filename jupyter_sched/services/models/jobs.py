@@ -315,7 +315,13 @@ class Resources(CodecView):
     workers: int = 1
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[str] = Field(default_factory=list)
-    groups: list[WorkerGroup] = Field(default_factory=list)
+    groups: list[WorkerGroup] = Field(default_factory=list, description=(
+        "a heterogeneous gang's worker groups (workers x gpus each); then gpus is the largest group's GPUs "
+        "per worker, workers the sum of the groups' workers and gpu_milli 1000 (whole GPUs): gpus x workers "
+        "is no total for a gang of groups — read total_gpus"))
+    total_gpus: Number | None = Field(default=None, examples=[3], description=(
+        "the GPUs of all its workers together (a share counts its part: 0.5); for a homogeneous job gpus x "
+        "workers (x gpu_milli/1000), for a gang of groups the sum over groups of workers x gpus"))
 
 
 class WorkerAllocation(CodecView):
@@ -467,6 +473,10 @@ class Job(CodecView):
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
+    already_stopping: bool | None = Field(default=None, description=(
+        "cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, "
+        "which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say "
+        "'it is already stopping (…)' (new user 17, N12)"))
     simulated: bool = False
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
