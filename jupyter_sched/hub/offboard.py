@@ -106,8 +106,8 @@ class Offboarding:
         regrouped = False
         if self.caller_of is not None:
             default_team = services.admission.policy.default_team
-            regrouped = bool(self.teams.update(services, live, models, self.caller_of, default_team=default_team,
-                                               now=now))
+            regrouped = bool(await off_loop(self.teams.update, services, live, models, self.caller_of,
+                                            default_team=default_team, now=now))  # store reads and audit writes
         held_jobs = self.teams.held()
         for user in [u for u in self._removed if u in listed]:
             del self._removed[user]
