@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from ..backoff import Retries
 from ..errors import NotLeaderError
@@ -65,8 +65,13 @@ def stop_words(record: JobRecord) -> str:
         return f"stopped: time limit {job.spec.time_limit_s or 0:g} s reached"
     if intent == "cancel":
         return f"cancelled by {record.stop_actor or 'user'}"
-    if intent == "preempt":
-        return f"preempted: {job.message or 'GPUs were needed elsewhere'} (it waits in the queue again)"
+    if intent == "preempt":  # who and when, the verb once (new user 18, N7: "preempted: preempted to …")
+        said = job.message or ""
+        rest = (said.removeprefix("preempted") if said.startswith("preempted")
+                else f": {said or 'GPUs were needed elsewhere'}")
+        by = f" by {job.preempted_by}" if job.preempted_by and not rest.startswith(" by ") else ""
+        at = f" at {record.stop_requested_at.astimezone(timezone.utc):%H:%M:%S} UTC" if record.stop_requested_at else ""
+        return f"preempted{by}{at}{rest} (it waits in the queue again)"
     if intent == "idle":
         return f"reclaimed while idle: {job.message} (it waits in the queue again)"
     if intent == "idle_stop":
