@@ -322,7 +322,9 @@ class CycleContext:
                                  said)) is not None:  # the preemptor by its kind (new user 16, N12)
             clause += f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"  # N6
         name = name if name != by else ""
+        at = prior.get("preempted_at")  # when (new user 18, N7), kept through the reasons that follow
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
+                                   **({"preempted_at": at} if isinstance(at, str) and at else {}),
                                    **({"preempted_by_owner": owner} if owner else {}),
                                    **({"preempted_why": said} if said else {})}
         return clause, details
