@@ -183,6 +183,7 @@ class CycleContext:
         self.reclaimed_lines: dict[tuple[str, str | None, str], list[tuple[str, int]]] = {}
         self.preemption_attempts = 0
         self.held: Holdings | None = None
+        self.held_teams: tuple[frozenset[str], float] = (frozenset(), 0.0)  # with ``held``: teams with work, GPUs
         # users with a job running past its typical runtime, per snapshot (.runtimes.overrunning_users)
         self.overrunning: tuple[Snapshot, frozenset[str]] | None = None
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}

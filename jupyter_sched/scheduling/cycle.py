@@ -79,6 +79,9 @@ def run_on(ctx: CycleContext) -> CycleResult:
     waiting_teams: set[str] = set()
     # no quota configured: what each user and team holds now orders the queue first (red team 15, R4)
     held = ctx.held = None if ctx.quota.enabled else holdings(snapshot.jobs, snapshot.inventory.gpu_count())
+    if held is not None:  # the teams with work: a live one-job decision adds its job's (.preempt.candidates.class_share)
+        ctx.held_teams = (frozenset(j.spec.team for j in snapshot.jobs if j.state is waiting or j.state.holds_gpus),
+                          snapshot.inventory.gpu_count())
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=partial(expected_runtime, ctx), held=held,
                          charged_runtime=partial(charged_runtime, ctx))

@@ -47,9 +47,12 @@ def test_red18_r2_a_user_whose_job_outran_its_history_is_charged_limits_so_the_n
 
 def test_red18_r2_without_an_overrun_learnt_runtimes_still_order_the_team() -> None:
     """What learning buys (loaded replay: +6 % of SJF with learnt runtimes, +14 % charging limits):
-    a user with no job outrunning its history keeps the learnt runtime in the order."""
+    a user with no job outrunning its history (or one past it by less than twice) keeps the learnt
+    runtime in the order."""
     result = run_cycle(_world(overrun=False))
     assert [p.job_id for p in result.pending] == ["a-real2", "c-victim", "a-control"]
+    honest = replace(_world(overrun=True), runtime_typical={"a-real": 400.0})  # ran 600 s, typically 400 s
+    assert [p.job_id for p in run_cycle(honest).pending] == ["a-real2", "c-victim", "a-control"]
 
 
 def test_red18_r2_the_order_reads_the_charged_runtime_where_one_is_given() -> None:

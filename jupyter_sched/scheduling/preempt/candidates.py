@@ -47,14 +47,17 @@ def borrow_candidates(ctx: CycleContext, job: Job, flavor: Flavor, at_most: int)
 
 def class_share(ctx: CycleContext, team: str) -> tuple[float, float] | None:
     """``(GPUs team holds now, an equal share)`` with no quota configured (None with quotas): what it
-    held at cycle start (:attr:`CycleContext.held`) plus this cycle's admissions of the team."""
+    held at cycle start (:attr:`CycleContext.held`) plus this cycle's admissions of the team; the
+    share counts ``team`` among the teams with work (a live one-job decision's job came after the
+    cycle that set them, and must be told what a full cycle would say)."""
     held = ctx.held
     if held is None or ctx.quota.enabled:
         return None
     now = held.by_team.get(team, 0.0)
     now += sum(j.spec.resources.total_milli for i, j in ctx.admitted.items()
                if i in ctx.fresh and j.spec.team == team) / 1000
-    return now, held.team_share
+    teams, total = ctx.held_teams
+    return now, total / (len(teams) + (team not in teams)) if total else held.team_share
 
 
 def class_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
