@@ -171,7 +171,10 @@ def _clock(value: Any, zone: Any = None) -> str:
             pass  # an unknown zone name: UTC, said as such
     today = datetime.now(when.tzinfo or timezone.utc).date()
     label = when.tzname() or "UTC"
-    return f"{when:%H:%M} {label}" if when.date() == today else f"{when:%b} {when.day} {when:%H:%M} {label}"
+    if when.date() == today:
+        return f"{when:%H:%M} {label}"
+    year = f" {when.year}" if when.year != today.year else ""  # next Feb 29 2028, not "Feb 29" (new user 18, N6)
+    return f"{when:%b} {when.day}{year} {when:%H:%M} {label}"
 
 
 def _resolve(client: Any, target: str) -> str:

@@ -111,16 +111,24 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
         raise ValidationError(f"unknown time zone {timezone_name!r}" + (f" — did you mean {meant!r}?" if meant else ""),
                               field="timezone",
                               hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"') from None
+    text = _MACROS.get(text.lower(), text)  # @daily and friends, as Vixie cron reads them (new user 18, N6)
+    if text.startswith("@"):
+        raise ValidationError(f"{text!r} is not a schedule a definition can have", field=field,
+                              hint="@hourly, @daily, @weekly, @monthly and @yearly are read; @reboot is not "
+                                   "(nothing here starts with the server): give a time, e.g. '0 12 * * 1-5'")
     fields = len(text.split())
+    order = _SIX_FIELDS if fields == 6 else _FIVE_FIELDS
     if fields not in (5, 6):
         raise ValidationError(f"a cron expression has 5 fields (or 6 with seconds first); got {fields}",
-                              field=field, hint='minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"')
+                              field=field, hint=f'{_FIVE_FIELDS}, e.g. "0 12 * * 1-5"; or 6: {_SIX_FIELDS}')
+    if (wide := _step_past_range(text)) is not None:
+        raise ValidationError(f"invalid cron expression {text!r}: {wide}", field=field, hint=f"the fields are {order}")
     try:
         it = CronSim(text, _REFERENCE.astimezone(zone))
         sample = [next(it) for _ in range(_GAP_SAMPLE)]
     except CronSimError as exc:
         raise ValidationError(f"invalid cron expression {text!r}: {_cron_problem(text, str(exc))}", field=field,
-                              hint='minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"') from None
+                              hint=f'the fields are {order}, e.g. "0 12 * * 1-5"') from None
     except StopIteration:
         raise ValidationError(f"cron expression {text!r} never fires", field=field,
                               hint="check the day-of-month and month fields (e.g. 31 in a 30-day month)") from None
@@ -163,6 +171,33 @@ def _either_day(words: Any, description: str) -> str:
 _CRON_FIELDS = {"second": (0, 59), "minute": (0, 59), "hour": (0, 23), "day-of-month": (1, 31), "month": (1, 12),
                 "day-of-week": (0, 7)}
 """Each cron field's range of numbers (day of week: 0 and 7 are Sunday)."""
+_FIVE_FIELDS = "minute hour day-of-month month day-of-week"
+_SIX_FIELDS = "second minute hour day-of-month month day-of-week"
+_MACROS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@weekly": "0 0 * * 0",
+           "@monthly": "0 0 1 * *", "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *"}
+"""Vixie cron's shorthands, as crontab(5) defines them."""
+
+
+def _step_past_range(text: str) -> str | None:
+    """A step wider than its field (``*/90`` in minutes) matches one value only — ``*/90`` fires
+    hourly, not every 90 minutes, which is what it reads as (new user 18, N6): what is wrong and
+    what to write instead; None when every step fits its field."""
+    parts = text.split()
+    names = list(_CRON_FIELDS)[0 if len(parts) == 6 else 1:]
+    for name, value in zip(names, parts, strict=True):
+        low, high = _CRON_FIELDS[name]
+        for item in value.split(","):
+            head, _, step = item.partition("/")
+            if not step.isdigit() or int(step) <= high - low:
+                continue
+            start = low if head in ("*", "") else head.split("-", 1)[0]
+            said = f"{name} step /{int(step)} is wider than the {name} field ({low}-{high}): {item!r} matches only {start}"
+            if name == "minute":
+                return (f"{said}, so it fires hourly, not every {int(step)} minutes — a step starts again each hour: "
+                        "use the hour field (every 2 hours: '0 */2 * * *') or several definitions (every 90 minutes: "
+                        "'0 0-21/3 * * *' and '30 1-22/3 * * *')")
+            return f"{said} — write {start} itself, or a step up to {high - low}"
+    return None
 
 
 def _cron_problem(text: str, said: str) -> str:

@@ -149,8 +149,12 @@ def summary_text(summary: dict[str, object]) -> str:
         value = num(key)
         return "-" if value is None else format_duration(value)
 
+    wait = dur("avg_wait_s") if num("avg_wait_s") is not None else dur("avg_queue_s")
+    if num("avg_wait_s") is not None and num("avg_queue_s") is not None and dur("avg_queue_s") != wait:
+        wait += f" (first waits {dur('avg_queue_s')}; the rest after preemption)"  # new user 18, N9
+    makespan = ("≥ " if summary.get("makespan_open") else "") + dur("makespan_s")  # work ran on to the horizon
     head = (f"{summary.get('jobs', 0)} jobs: {_fates(summary, dur)} · mean JCT {dur('avg_jct_s')} · "
-            f"mean wait {dur('avg_queue_s')} · makespan {dur('makespan_s')}")
+            f"mean wait {wait} · makespan {makespan}")
     waited, coverage = summary.get("eta_waited_jobs"), num("eta_coverage")
     if num("eta_mae_s") is None:
         eta = "ETAs at submit: no job waited with an ETA to check"

@@ -175,6 +175,11 @@ class _Track:
     done_s: float = 0.0
     lost_gpu_s: float = 0.0
     preemptions: int = 0
+    requeued_at: datetime | None = None
+    """When it went back to the queue (preempted, or requeued when idle); None while not waiting again."""
+    waited_again_s: float = 0.0
+    """Seconds waited in the queue again after its first start (new user 18, N9: "mean wait 0s" for
+    a job that waited 30 minutes after its preemption)."""
     ladder: LadderState = field(default_factory=LadderState)
     samples: list[GpuSample] = field(default_factory=list)
     validator: SampleValidator = field(default_factory=lambda: SampleValidator(logger=_QUIET))
@@ -353,6 +358,9 @@ class Simulator:
                 tr.attempt += 1
                 tr.start = now
                 tr.first_start = tr.first_start or now
+                if tr.requeued_at is not None:
+                    tr.waited_again_s += (now - tr.requeued_at).total_seconds()
+                    tr.requeued_at = None
                 tr.ladder = LadderState()
                 self.decisions.append((t, "admit", admit.job_id, _where(admit.allocation)))
                 self._open_usage(before[admit.job_id], admit.allocation, tr.attempt, now)
@@ -375,7 +383,7 @@ class Simulator:
                         tr.done_s += ran
                     else:
                         tr.lost_gpu_s += ran * gpus
-                tr.start, tr.preemptions = None, tr.preemptions + 1
+                tr.start, tr.preemptions, tr.requeued_at = None, tr.preemptions + 1, now
                 self._close_usage(pre.job_id, now)
                 tr.attempt += 1  # invalidates the pending finish event
                 self.decisions.append((t, "preempt", pre.job_id, pre.for_job))
@@ -614,7 +622,7 @@ class Simulator:
                     tr.attempt += 1
                 elif action.action == "requeue":
                     requeue.add(action.job_id)
-                    tr.reclaimed_at, tr.start = now, None
+                    tr.reclaimed_at, tr.start, tr.requeued_at = now, None, now
                     tr.reclaim_reason = action.reason
                     tr.attempt += 1
         if not drop and not requeue:
@@ -643,11 +651,13 @@ class Simulator:
             # a job started at its arrival waited exactly 0, not +-0.5 us of rounding (which counted
             # about half of them as "waited" in replays with fractional arrival times)
             queue = None if tr.first_start is None else (tr.first_start - self._at(sim.submit_s)).total_seconds()
+            requeued = self._secs(tr.requeued_at)  # still waiting again at the end: until then
+            again = tr.waited_again_s + (end_t - requeued if requeued is not None else 0.0)
             rows.append({
                 "job_id": tr.job_id, "name": sim.name, "user": sim.user, "team": sim.team, "kind": sim.kind.value,
                 "priority": sim.priority.value, "gpus": sim.resources.total_milli / GPU_MILLI,
                 "submit_s": sim.submit_s, "start_s": start, "finish_s": finish,
-                "queue_s": queue, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
+                "queue_s": queue, "wait_s": None if queue is None else queue + again, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
                 "first_reason": tr.first_reason, "eta_s": eta,
                 "eta_err_s": None if eta is None or start is None else abs(start - eta),
                 "first_shown_eta_s": any_eta,
@@ -669,8 +679,13 @@ class Simulator:
             "jobs": len(jobs), "finished": len(done),
             "avg_jct_s": float(done["jct_s"].mean()) if len(done) else None,
             "avg_queue_s": float(jobs["queue_s"].dropna().mean()) if jobs["queue_s"].notna().any() else None,
-            "makespan_s": float(jobs["finish_s"].max() - jobs["submit_s"].min()) if jobs["finish_s"].notna().any()
-            else None,
+            # every wait in the queue, after a preemption too (new user 18, N9); avg_queue_s is the first one
+            "avg_wait_s": float(jobs["wait_s"].dropna().mean()) if jobs["wait_s"].notna().any() else None,
+            # work still running at the horizon ran until then at least: the makespan is not shorter (N9)
+            "makespan_s": (max(float(jobs["finish_s"].max()) if jobs["finish_s"].notna().any() else 0.0,
+                               end_t if (jobs["outcome"] == "running").any() else 0.0) - float(jobs["submit_s"].min()))
+            if jobs["finish_s"].notna().any() or (jobs["outcome"] == "running").any() else None,
+            "makespan_open": bool((jobs["outcome"] == "running").any()),
             "eta_median_abs_err_s": float(waited["eta_err_s"].median()) if len(waited) else None,
             "eta_jobs": len(waited),
             "shown_eta_median_abs_err_s": float(shown["shown_eta_err_s"].median()) if len(shown) else None,

@@ -145,3 +145,35 @@ def test_seconds_schedules_are_allowed_when_the_admin_lowers_the_interval() -> N
     schedule = parse_schedule("*/2 * * * * *", "UTC", min_interval_s=1)
     firings = firings_between(schedule, utc(2025, 1, 1), utc(2025, 1, 1, 0, 0, 10))
     assert [t.second for t in firings] == [2, 4, 6, 8, 10]
+
+
+def test_newuser18_n6_a_step_wider_than_its_field_a_macro_and_a_far_next_run_say_what_they_mean() -> None:
+    """``*/90`` was taken as "Every 90th minute of every hour" and fired hourly; ``@hourly`` was
+    "5 fields … got 1"; a 6-field line's refusal listed 5 fields; ``next Feb 29 00:00 UTC`` had no
+    year although it is 2028 (new user 18, N6)."""
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.cli.definitions import _clock
+
+    with pytest.raises(ValidationError) as wide:
+        parse_schedule("*/90 * * * *", "UTC")
+    assert "minute step /90 is wider than the minute field (0-59)" in wide.value.message, wide.value.message
+    assert "fires hourly, not every 90 minutes" in wide.value.message and wide.value.field == "schedule"
+    with pytest.raises(ValidationError) as hours:
+        parse_schedule("0 5/30 * * *", "UTC")
+    assert "hour step /30 is wider than the hour field (0-23): '5/30' matches only 5" in hours.value.message
+    assert parse_schedule("*/45 * * * *", "UTC").expression == "*/45 * * * *"  # within the field: cron's meaning
+    assert parse_schedule("@hourly", "UTC").expression == "0 * * * *"
+    assert parse_schedule("@Daily", "UTC").expression == "0 0 * * *"
+    with pytest.raises(ValidationError) as reboot:
+        parse_schedule("@reboot", "UTC")
+    assert "@reboot is not" in (reboot.value.hint or "")
+    with pytest.raises(ValidationError) as six:
+        parse_schedule("0 0 0 1 1 2030", "UTC")
+    assert "second minute hour day-of-month month day-of-week" in (six.value.hint or ""), six.value.hint
+    far = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=400)
+    said = _clock(far.isoformat())
+    assert str(far.year) in said and said.startswith(f"{far:%b} {far.day} {far.year} "), said
+    near = datetime.now(timezone.utc) + timedelta(days=1)
+    if near.year == datetime.now(timezone.utc).year:
+        assert str(near.year) not in _clock(near.isoformat())

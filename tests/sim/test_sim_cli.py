@@ -148,3 +148,50 @@ def test_newuser8_n11_the_summary_says_what_happened_to_every_job_with_reclaims(
     with open(tmp_path / "out" / "jobs.csv", encoding="utf-8") as f:
         fates = {r["name"]: (r["outcome"], r["false_reclaims"]) for r in csv.DictReader(f)}
     assert fates == {"forgets": ("reclaimed", "0"), "endpoint": ("running", "0"), "train": ("succeeded", "0")}, fates
+
+
+HORIZON_SCENARIO = """\
+name: hor
+cluster: {nodes: 1, gpus_per_node: 8}
+horizon: 1h
+jobs:
+  - {name: a, user: u, gpus: 2, submit: 0m}
+  - {name: b, user: u, gpus: 1, submit: 10m, runtime: 20m}
+"""
+
+RECLAIM_SCENARIO = """\
+name: exA
+cluster: {nodes: 1, gpus_per_node: 8, model: A100}
+profile: {backfill: true, preemption: true, reclaim: true}
+quotas:
+  - {team: a, guaranteed: 4}
+  - {team: b, guaranteed: 4}
+horizon: 3h
+jobs:
+  - {name: b6, user: ub, team: b, gpus: 6, submit: 0m, runtime: 2h, time_limit: 2h}
+  - {name: a4, user: ua, team: a, gpus: 4, submit: 10m, runtime: 30m, time_limit: 1h}
+"""
+
+
+def test_newuser18_n9_makespan_counts_work_running_at_the_horizon_and_wait_counts_waits_after_preemption(
+        tmp_path: Path) -> None:
+    """``makespan 30m`` for a run whose job was still running at its 1 h horizon, and ``mean wait
+    0s`` when b6 waited 30 minutes after its reclaim (new user 18, N9, the scenarios as reported)."""
+    import csv
+
+    path = tmp_path / "hor.yaml"
+    path.write_text(HORIZON_SCENARIO, encoding="utf-8")
+    code, out, err = run("simulate", str(path), "--out", str(tmp_path / "hor"))
+    assert code == 0, err
+    assert "· makespan ≥ 1h" in out.splitlines()[0], out
+    with open(tmp_path / "hor" / "summary.csv", encoding="utf-8") as f:
+        [row] = list(csv.DictReader(f))
+    assert float(row["makespan_s"]) == 3600.0 and row["makespan_open"] == "True", row
+    path = tmp_path / "exA.yaml"
+    path.write_text(RECLAIM_SCENARIO, encoding="utf-8")
+    code, out, err = run("simulate", str(path), "--out", str(tmp_path / "exA"))
+    assert code == 0, err
+    with open(tmp_path / "exA" / "jobs.csv", encoding="utf-8") as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    assert float(rows["b6"]["queue_s"]) == 0.0 and float(rows["b6"]["wait_s"]) > 1500, rows["b6"]  # ~30 min again
+    assert "mean wait " in out and "(first waits 0s; the rest after preemption)" in out.splitlines()[0], out
