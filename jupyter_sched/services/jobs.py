@@ -636,7 +636,8 @@ class JobsService:
 
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
-                rules apply to a dry run too; refusals are audited), a missing script, notebook
+                rules apply to a dry run too; only refusals beyond the caller's rights are audited:
+                its "no" is an answer, admission.READ_ONLY_CHECKS), a missing script, notebook
                 or working_dir included (embedded servers, as :meth:`submit`); a lease's
                 ``parent_job_id`` and ``kernel_id`` by :meth:`submit`'s own checks
                 (``kernels_checked`` as there; red team 16, R9: a dry run answered ``fits`` for
