@@ -26,6 +26,13 @@ CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no
 """The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
 which then say how to give a token in their own terms (the CLI: ``--token``)."""
 
+_XSRF_REFUSALS = frozenset({"'_xsrf' argument missing from POST", "'_xsrf' argument has invalid format",
+                            "XSRF cookie does not match POST argument"})
+"""Tornado's words when a request that is not token-authenticated (no token, a wrong one, a browser
+session) changes something without a matching _xsrf value: said as :data:`CREDENTIALS_REFUSED`, the
+sentence a GET with the same credentials gets — they named a cookie to someone who sent a token,
+and POST for a DELETE (new user 18, N2)."""
+
 _API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 """The methods a route of the REST API may take (``OPTIONS`` is every route's CORS preflight)."""
 
@@ -49,7 +56,8 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
                              "message": message or responses.get(status, "error"), "field": None, "hint": None}
     headers: dict[str, str] = {}
     if status in (401, 403):  # Jupyter's auth refused the request before it reached us
-        error.update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"},
+        said = CREDENTIALS_REFUSED if not message or message in _XSRF_REFUSALS else message
+        error.update(message=said, details={"credentials": "refused"},
                      hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)
     elif status == 404:
         error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"
