@@ -21,7 +21,7 @@ from ..accounting.report import AccountingError
 from ..errors import ValidationError
 from ..model import Inventory, Job, JobState, QuotaSet
 from ..scheduling.ports import declares_port
-from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
+from ..scheduling.snapshot import CycleResult, JobHold, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from .clock import Clock
 from .idle import IdleLadders
@@ -84,6 +84,8 @@ class Decider:
             service once its kernel source is known).
         held_users: callable returning ``Snapshot.held_users`` (owners whose pending work is held;
             set by a hub's central service for users the hub no longer lists), or None.
+        held_jobs: callable returning ``Snapshot.held_jobs`` (pending jobs whose owner left their
+            team or lost their class there, red team 18 R4; set by a hub's central service), or None.
         bound_ports: ``ports -> the ones bound on the jobs' host`` (the local executor's real bind,
             :class:`~jupyter_sched.executors.bound_ports.BoundPorts`), asked for the declared ports
             of pending services no scheduled job holds: ``Snapshot.ports_bound_outside`` (red team
@@ -107,6 +109,7 @@ class Decider:
         self.telemetry = telemetry
         self.kernels = kernels
         self.held_users: Callable[[], Mapping[str, str]] | None = None
+        self.held_jobs: Callable[[], Mapping[str, JobHold]] | None = None
         self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
         self.stops = stops
         self.last_inventory: Inventory | None = None
@@ -141,6 +144,7 @@ class Decider:
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
+                            held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
                             ports_bound_outside=self._bound_outside(jobs))
         return snapshot, {r.job.id: r for r in records}
 

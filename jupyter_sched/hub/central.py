@@ -26,7 +26,8 @@ hub-specific parts:
   ``window_s``/``lease_mode`` rule (red team 15, R6);
 - **offboarding** — users the hub no longer lists have their pending jobs held, running work
   reported to admins (and stopped after ``removed_user_grace_s`` when set) and definitions paused
-  (:mod:`.offboard`; red team 15, R9);
+  (:mod:`.offboard`; red team 15, R9); pending jobs on a team their owner has left are held
+  likewise (:mod:`.membership`; red team 18, R4);
 - **run-as** — with the local executor, every job runs as its owner's OS account
   (:class:`~jupyter_sched.executors.runas.AccountMapping`, ``c.HubSchedApp.run_as_*``) in a clean
   environment; the service refuses to start when it cannot switch users (not root), when the job
@@ -77,6 +78,7 @@ from .liveness import (
     parse_states,
     stale_leases,
 )
+from .membership import hub_caller_of
 from .offboard import Offboarding
 from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
 
@@ -229,10 +231,14 @@ class HubSchedApp(SchedApp):
         self._reporting = False
         self._budgeting = False
         self._kernel_reports = KernelReports()
-        self.offboarding = Offboarding(grace_s=self.removed_user_grace_s)
+        # owners' teams as a request of theirs has them (hub groups, admin flag, admin_users): R4
+        self.offboarding = Offboarding(grace_s=self.removed_user_grace_s,
+                                       caller_of=hub_caller_of(self.services, lambda: self.admin_users))
         self._offboarding = False
         if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
             self.services.set_held_users(self.offboarding.held)
+        if hasattr(self.services, "set_held_jobs"):  # pending jobs on a team their owner left (red team 18, R4)
+            self.services.set_held_jobs(self.offboarding.held_jobs)
         reports, clock = self._kernel_reports, self.services.clock
         if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))

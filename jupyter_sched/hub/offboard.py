@@ -22,6 +22,10 @@ does not answer changes nothing — and then, once per removed user:
 
 A user the hub lists again is released from the hold (one ``owner_returned`` record). The set of
 removed users lives in memory: after a restart it is rebuilt at the first check.
+
+The same check holds pending jobs of users the hub *does* list whose owner is no longer a member
+of the job's team, or no longer granted its class there (:mod:`.membership`, red team 18 R4) —
+also a re-created user's, before their ``owner_returned`` release, which names them.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from typing import Any
 
 from ..admission import system_caller
 from ..errors import SchedError
+from ..scheduling.snapshot import JobHold
 from .hubapi import HubClient, all_users, user_exists
+from .membership import TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
 __all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding"]
 
@@ -59,14 +65,21 @@ class Offboarding:
             (0: never; admins are told and decide).
     """
 
-    def __init__(self, *, grace_s: float = 0.0) -> None:
+    def __init__(self, *, grace_s: float = 0.0, caller_of: CallerOf | None = None) -> None:
         self.grace_s = grace_s
+        self.caller_of = caller_of
         self._removed: dict[str, datetime] = {}  # user -> when found removed
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
+        self.teams = TeamHolds()
 
     def held(self) -> Mapping[str, str]:
         """``{user: why}`` of owners whose pending work is held (the engine's ``held_users`` source)."""
         return self._held
+
+    def held_jobs(self) -> Mapping[str, JobHold]:
+        """``{job id: JobHold}`` of pending jobs whose owner left their team (the engine's
+        ``held_jobs`` source; :mod:`.membership`)."""
+        return self.teams.held()
 
     @property
     def removed(self) -> dict[str, datetime]:
@@ -85,11 +98,21 @@ class Offboarding:
         owners = {str(j["user"]) for j in live if j.get("user")} | {str(d.user) for d in definitions}
         if not owners and not self._removed:
             return []
-        listed = set(await all_users(hub))
+        models = await all_users(hub)
+        listed = set(models)
         now = services.clock.now()
+        # team holds first: a re-created owner's job on a team they are no longer in is held before
+        # their owner hold ends (red team 18, R4)
+        regrouped = False
+        if self.caller_of is not None:
+            default_team = services.admission.policy.default_team
+            regrouped = bool(await off_loop(self.teams.update, services, live, models, self.caller_of,
+                                            default_team=default_team, now=now))  # store reads and audit writes
+        held_jobs = self.teams.held()
         for user in [u for u in self._removed if u in listed]:
             del self._removed[user]
-            await off_loop(_returned, services, user)
+            still = [str(j["id"]) for j in live if j.get("user") == user and str(j.get("id")) in held_jobs]
+            await off_loop(_returned, services, user, still)
         for user in [u for u in self._removed if u not in owners]:
             del self._removed[user]  # nothing of theirs is left to hold
         found = []
@@ -105,7 +128,7 @@ class Offboarding:
             running = [j for j in live if j.get("user") in due and j.get("state") in ("admitted", "running")]
             if running:
                 await off_loop(_stop, services, running)
-        if found:
+        if found or regrouped:
             services.kick()  # their pending jobs' reasons say "held" at the next cycle
         return found
 
@@ -118,7 +141,10 @@ def _active_definitions(services: Any) -> list[Any]:
 
 
 def _ids(jobs: Iterable[Mapping[str, Any]]) -> str:
-    ids = [str(j["id"]) for j in jobs]
+    return _ids_of([str(j["id"]) for j in jobs])
+
+
+def _ids_of(ids: list[str]) -> str:
     return ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 
@@ -156,10 +182,14 @@ def _offboard(services: Any, user: str, live: list[Mapping[str, Any]], definitio
     log.warning("jupyter_sched: %s", message)
 
 
-def _returned(services: Any, user: str) -> None:
+def _returned(services: Any, user: str, still: list[str]) -> None:
+    """``owner_returned``; ``still``: their pending jobs held on teams they are no longer in (``team_left``)."""
+    may = ("their held jobs may start" if not still else
+           f"their held jobs may start, except {len(still)} on teams they are no longer in ({_ids_of(still)}: "
+           f"see {TEAM_LEFT_ACTION})")
     services.store.add_event(actor=_ACTOR, action=OWNER_RETURNED_ACTION, job_id=None, user=user,
-                             message=f"{user} is a user of this hub again: their held jobs may start (their "
-                                     "paused definitions stay paused until they resume them)", details={"user": user})
+                             message=f"{user} is a user of this hub again: {may} (their paused definitions stay "
+                                     "paused until they resume them)", details={"user": user, "still_held": still})
     services.kick()
 
 

@@ -32,7 +32,11 @@ def _parse_ts(value: Any, field: str) -> datetime | None:
 
 
 def resources_to_dict(r: ResourceRequest) -> dict[str, Any]:
-    """ResourceRequest → JSON dict (GPUs, milli-GPUs, MiB, millicores)."""
+    """ResourceRequest → JSON dict (GPUs, milli-GPUs, MiB, millicores). ``total_gpus``: the GPUs of
+    all its workers together (3 for a 1-GPU launcher + 2-GPU trainer, 0.5 for half a GPU) — for a
+    heterogeneous gang ``gpus`` is the largest group's per-worker count and ``workers`` all its
+    workers, so gpus x workers is no total (new user 18, N8: 2 x 2 = 4 for a 3-GPU job)."""
+    milli = r.total_milli
     return {
         "gpus": r.gpus, "gpu_milli": r.gpu_milli, "gpu_models": list(r.gpu_models),
         "min_memory_mib": r.min_memory_mib, "mig_profile": r.mig_profile, "nvlink": r.nvlink,
@@ -40,6 +44,7 @@ def resources_to_dict(r: ResourceRequest) -> dict[str, Any]:
         "node_selector": dict(r.node_selector), "tolerations": list(r.tolerations),
         "groups": [{"name": g.name, "gpus": g.gpus, "workers": g.workers, "cpu_millis": g.cpu_millis,
                     "memory_mib": g.memory_mib} for g in r.groups],
+        "total_gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000,
     }
 
 

@@ -34,7 +34,9 @@ share nobody is held back (:func:`above`): held GPUs as the whole first key took
 average JCT (``benchmarks/jct_loaded.py``: no quota, 4 users, 20 GPUs) from +2 % to +9 % of SJF
 (history ETAs; +5 % to +17 % from limits); above the share it is +6 % (+14 %) — the price of never
 letting a user above their share queue ahead of one below it (session 16). With quotas the teams'
-borrowed shares (2.) order the queue as before and ``held`` is None.
+borrowed shares (2.) order the queue as before and ``held`` is None. The same team share decides
+preemption across teams with no quota: a job of a higher class whose team holds less than it may
+evict other teams' ``low`` work (``scheduling.preempt.candidates.class_candidates``; red team 18, R8).
 
 The generator is pure: it reads the quota ledger's current usage when it picks the next team.
 

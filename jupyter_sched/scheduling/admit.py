@@ -15,7 +15,7 @@ from typing import Any
 
 from ..backfill.easy import Reservation, job_end
 from ..model import GPU_MILLI, Job, PriorityClass, ResourceRequest
-from ..model.units import said_time
+from ..model.units import gpus_phrase, said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
@@ -338,7 +338,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     ctx.fresh_end[job_id] = end
     why = "backfilled without delaying the reservation" if backfill else "fits"
     if borrowed:
-        why += f"; borrowing {borrowed_gpus:g} GPUs above {spec.team}'s guarantee"
+        # the shared GPU count ("1 GPU", "0.5 GPU"; new user 18, N16: "borrowing 1 GPUs")
+        why += f"; borrowing {gpus_phrase(float(borrowed_gpus))} above {spec.team}'s guarantee"
     model = placement.model
     ctx.audit.append(AuditRecord(
         # a CPU-only job's flavor is the wildcard: said as what it is (new user 17, N6: "on vm (*)")

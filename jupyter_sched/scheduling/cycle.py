@@ -77,7 +77,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     deferred: list[tuple[Job, tuple[tuple[Flavor, ...], FitReason | None, str]]] = []
     waiting_teams: set[str] = set()
     # no quota configured: what each user and team holds now orders the queue first (red team 15, R4)
-    held = None if ctx.quota.enabled else holdings(snapshot.jobs, snapshot.inventory.gpu_count())
+    held = ctx.held = None if ctx.quota.enabled else holdings(snapshot.jobs, snapshot.inventory.gpu_count())
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=partial(expected_runtime, ctx), held=held)
     quota = ctx.quota if ctx.quota.enabled else None

@@ -50,6 +50,7 @@ from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
 from .context import CycleContext
+from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
 from .runtimes import Reestimate, expected_runtime, time_left
@@ -245,8 +246,10 @@ class Plan:
             return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
-        if code in ("CpuJobLimit", PORT_LIMIT) or (code == PORT_IN_USE and not reason.details.get("holder")):
-            # waits for its owner's own jobs, or a port bound outside the scheduler: not for GPUs (.gates, .ports)
+        if code in ("CpuJobLimit", PORT_LIMIT) or code in HELD_CODES or (
+                code == PORT_IN_USE and not reason.details.get("holder")):
+            # waits for its owner's own jobs, a port bound outside the scheduler, or an admin (held): not for GPUs
+            # (.gates, .ports)
             return None, reason.eta_reason, (), code
         if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
             holder = str(reason.details.get("holder") or "")
@@ -327,7 +330,7 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT) or (
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT) or reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]

@@ -1,7 +1,7 @@
-"""Gates before placement: a held owner, class grant, requeue backoff, the per-user cap on running
+"""Gates before placement: a held owner or job (team left), class grant, requeue backoff, the per-user cap on running
 CPU-only jobs, admit windows, GPU-hour budgets.
 
-A gate that is closed pends the job with one primary reason (``Priority``, ``Backoff``,
+A gate that is closed pends the job with one primary reason (``OwnerRemoved``, ``TeamMembership``, ``Priority``, ``Backoff``,
 ``CpuJobLimit``, ``OutsideTimeWindow``, ``BudgetExhausted``) and its numbers; budgets follow DESIGN.md — new work
 pends, running work is never killed. Windows are evaluated in the profile's zone (case 010).
 """
@@ -17,13 +17,19 @@ from .ports import gate as port_gate
 
 if TYPE_CHECKING:
     from .context import CycleContext
+    from .snapshot import JobHold
 
-__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "OWNER_REMOVED", "borrow_window_closed", "gate"]
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD_CODES", "OWNER_REMOVED", "TEAM_MEMBERSHIP", "borrow_window_closed",
+           "gate"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
 OWNER_REMOVED = "OwnerRemoved"
 """Code of a job whose owner is in ``Snapshot.held_users`` (hub mode: no longer a hub user)."""
+TEAM_MEMBERSHIP = "TeamMembership"
+"""Code of a job in ``Snapshot.held_jobs``: its owner left its team, or lost its class there (red team 18, R4)."""
+HELD_CODES = frozenset({OWNER_REMOVED, TEAM_MEMBERSHIP})
+"""Codes of jobs held until someone acts (an admin, or the owner cancels): no ETA from GPUs (``.eta``)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
 
@@ -38,6 +44,9 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
         return _owner_removed(spec.user, held)
+    hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
+    if hold is not None:
+        return _team_membership(spec.user, hold)
     policy = ctx.policies.get(spec.team)
     if policy is not None and spec.priority is not _NORMAL and \
             _NAMES[spec.priority] not in policy.allowed_priorities:
@@ -89,6 +98,32 @@ def _owner_removed(user: str, why: str) -> PendingReason:
     return PendingReason(code=OWNER_REMOVED, message=f"held: {why}", details={"user": user},
                          unblock="an admin re-adds the user to the hub, or cancels the job",
                          eta_reason="held until an admin acts")
+
+
+def _team_membership(user: str, hold: JobHold) -> PendingReason:
+    """``held: red18c is no longer a member of team teama (found …)`` (red team 18, R4): admission
+    checked the team and class at submit; a job queued before its owner left the team never starts
+    charged to it. Its owner cancels it and resubmits, or an admin restores the membership or grant;
+    nothing is cancelled for them (an admin who removed the wrong user adds them back)."""
+    team, found = hold.team, said_time(hold.since)
+    teams = ", ".join(hold.teams) or "none"
+    details: dict[str, Any] = {"user": user, "team": team, "since": hold.since.isoformat(), "teams": list(hold.teams)}
+    if hold.priority is None:
+        return PendingReason(
+            code=TEAM_MEMBERSHIP,
+            message=f"held: {user} is no longer a member of team {team} (found {found}); it never starts "
+                    f"charged to {team}", details=details,
+            unblock=f"cancel it and resubmit to one of {user}'s teams ({teams}), or an admin adds {user} "
+                    f"back to {team}",
+            eta_reason=f"held until {user} is a member of {team} again")
+    details["priority"] = hold.priority
+    return PendingReason(
+        code=TEAM_MEMBERSHIP,
+        message=f"held: priority {hold.priority} is no longer granted to {user} in team {team} (found {found})",
+        details=details,
+        unblock=f"cancel it and resubmit with a class granted in {team}, or an admin grants {hold.priority} "
+                f"to {user} in {team}",
+        eta_reason=f"held until {hold.priority} is granted to {user} in {team} again")
 
 
 def _cpu_job_limit(user: str, running: int, cap: int) -> PendingReason:

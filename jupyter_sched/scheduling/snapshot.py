@@ -20,6 +20,7 @@ __all__ = [
     "AuditRecord",
     "CycleResult",
     "IdleAction",
+    "JobHold",
     "Pend",
     "Preempt",
     "Reject",
@@ -67,6 +68,27 @@ class UsageHistory:
 
 
 @dataclass(frozen=True, slots=True)
+class JobHold:
+    """Why one pending job of a user the hub still lists is held (red team 18, R4): its owner is no
+    longer a member of the team it charges, or no longer granted its class there. Admission checks
+    both at submit; without the hold a job queued before an admin removed its owner from the team
+    started afterwards charged to that team's quota, budget and fair share.
+
+    Attributes:
+        team: the team the job charges (``job.spec.team``).
+        since: when the edge found the change (the hub does not say when a group changed).
+        teams: the teams the owner may charge now (their default first): the reason's way out.
+        priority: set when the owner is still in ``team`` but no longer granted this class there;
+            None when they are no longer a member.
+    """
+
+    team: str
+    since: datetime
+    teams: tuple[str, ...] = ()
+    priority: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one cycle may look at, frozen.
 
@@ -100,6 +122,9 @@ class Snapshot:
         held_users: owners whose pending work is held (never admitted), with the sentence that says
             why — in hub mode, users the hub no longer lists (red team 15, R9: a deleted user's queued
             job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
+        held_jobs: pending jobs held although their owner is a user: per job id, the
+            :class:`JobHold` that says why (hub mode: the owner left the job's team, red team 18,
+            R4). They pend with code ``TeamMembership``; running work is never stopped by it.
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
@@ -117,6 +142,7 @@ class Snapshot:
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
     runtime_sources: Mapping[str, str] = field(default_factory=dict)
     held_users: Mapping[str, str] = field(default_factory=dict)
+    held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
 
 
@@ -162,7 +188,8 @@ class Preempt:
         job_id: the victim.
         for_job: the job the GPUs are freed (and nominated) for.
         reason: one sentence, e.g. "preempted to return borrowed quota to team-b".
-        kind: ``"reclaim"`` (quota reclaim across teams) or ``"priority"`` (within a team).
+        kind: ``"reclaim"`` (quota reclaim across teams), ``"priority"`` (within a team) or ``"class"``
+            (another team's low work, no quota configured: red team 18, R8).
         grace_s: seconds between SIGTERM and SIGKILL.
         checkpoint_signal: send SIGUSR1 first (checkpointable jobs).
     """

@@ -39,6 +39,7 @@ from ..engine.runner import EngineRunner
 from ..engine.telemetry import TelemetryMonitor
 from ..executors.base import Executor
 from ..model import JobKind, Profile
+from ..scheduling.snapshot import JobHold
 from ..store import IdGenerator, JobRecord, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
@@ -178,6 +179,11 @@ class Services:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
         started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
         self.engine.decider.held_users = held
+
+    def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
+        """Where held jobs come from: ``held() -> {job id: JobHold}``; those pending are never started
+        (``Snapshot.held_jobs``; hub mode: the owner left the job's team, red team 18 R4)."""
+        self.engine.decider.held_jobs = held
 
     # ---- what the server itself needs (also offered by the hub's ForwardingService) ----------
     def subscribe(self) -> Subscription:

@@ -211,9 +211,16 @@ def fit_name(name: str, width: int = 24) -> str:
     """``name`` in at most ``width`` characters for a table's NAME column, keeping the part that
     tells names apart: a path's last part (``lease for …/amy-private.ipynb``, ``…/amy-private.ipynb``,
     then its end), else the start (``a-long-experiment-na…``). New user 12, N7: every lease of a home
-    read ``lease for /home/nu12amy…``."""
+    read ``lease for /home/nu12amy…``. A definition's run keeps its time (``every-min @ 16:26 UTC``,
+    new user 18, N13: every run read ``every-min @ 2026-12-04 …``)."""
     if len(name) <= width:
         return name
+    head, at, when = name.partition(" @ ")
+    if at and when:  # a definition's run, "every-min @ 2026-12-04 16:26 UTC": the time tells runs apart (N13)
+        clock = " ".join(when.split()[1:]) or when
+        room = width - len(at) - len(clock)
+        if room >= 4:
+            return (head if len(head) <= room else head[:room - 1] + "…") + at + clock
     slash = name.rfind("/")
     if slash >= 0:
         start = name.find("/")

@@ -201,8 +201,23 @@ export function formatNumber(value: number, digits = 1): string {
   return String(Number(value.toFixed(digits)));
 }
 
-/** A GPU request: `1 GPU`, `4 GPUs`, `0.5 GPU`, `2 × A100-80GB`, `CPU only`, plus workers. */
-export function formatGpus(r: Pick<IResources, 'gpus' | 'gpu_milli' | 'gpu_models' | 'workers'>, trans: TranslationBundle = NULL_TRANS): string {
+/**
+ * A GPU request: `1 GPU`, `4 GPUs`, `0.5 GPU`, `2 × A100-80GB`, `CPU only`, plus workers; a
+ * heterogeneous gang as the CLI writes it (`jupyter_sched.wording.jobs.gpus_text`), workers × GPUs
+ * each group by group, with its total: `1 × 1 + 1 × 2 GPUs (3 GPUs, 2 workers)` — new user 18, N8:
+ * it read `2 GPUs × 2 workers` (4 GPUs) for a 3-GPU job.
+ */
+export function formatGpus(
+  r: Pick<IResources, 'gpus' | 'gpu_milli' | 'gpu_models' | 'workers'> & Partial<Pick<IResources, 'groups'>>,
+  trans: TranslationBundle = NULL_TRANS
+): string {
+  if (r.groups?.length) {
+    const each = r.groups.map(g => `${g.workers} × ${g.gpus}`).join(' + ');
+    const total = r.groups.reduce((sum, g) => sum + g.gpus * g.workers, 0);
+    const workers = r.groups.reduce((sum, g) => sum + g.workers, 0);
+    const of = r.gpu_models.length ? ` of ${r.gpu_models.join('|')}` : '';
+    return trans.__('%1 GPUs (%2, %3)', each, trans._n('%1 GPU', '%1 GPUs', total) + of, trans._n('%1 worker', '%1 workers', workers));
+  }
   let text: string;
   if (!r.gpus) {
     text = trans.__('CPU only');

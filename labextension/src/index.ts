@@ -315,7 +315,8 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const job = await jobOf(id);
           const fresh = await model.client.submit(resubmitBody(job));
           model.upsert(fresh);
-          Notification.info(trans.__('Resubmitted %1 as %2.', job.name, fresh.id), { autoClose: 4000 });
+          // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)
+          Notification.info(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id), { autoClose: 4000 });
         } catch (err) {
           Notification.error(trans.__('Could not resubmit %1: %2', id, describeError(err)), { autoClose: 8000 });
         }

@@ -1772,7 +1772,13 @@ export interface components {
                 [key: string]: string;
             };
             tolerations?: string[];
+            /** @description a heterogeneous gang's worker groups (workers x gpus each); then gpus is the largest group's GPUs per worker, workers the sum of the groups' workers and gpu_milli 1000 (whole GPUs): gpus x workers is no total for a gang of groups — read total_gpus */
             groups?: components["schemas"]["WorkerGroup"][];
+            /**
+             * @description the GPUs of all its workers together (a share counts its part: 0.5); for a homogeneous job gpus x workers (x gpu_milli/1000), for a gang of groups the sum over groups of workers x gpus
+             * @example 3
+             */
+            total_gpus?: (number) | null;
         } & {
             [key: string]: unknown;
         };

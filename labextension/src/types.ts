@@ -71,6 +71,15 @@ export interface IResources {
   memory_mib: number;
   workers: number;
   nvlink: boolean;
+  /** A heterogeneous gang's worker groups, in order (empty for every other job). */
+  groups: IWorkerGroup[];
+}
+
+/** One group of a heterogeneous gang: `workers` workers of `gpus` GPUs each. */
+export interface IWorkerGroup {
+  name: string;
+  gpus: number;
+  workers: number;
 }
 
 /** A job's resources (missing fields: 0 GPUs, whole-GPU milli, 1 worker). */
@@ -85,7 +94,11 @@ export function resourcesOf(job: { resources?: unknown }): IResources {
     cpu_millis: num(r.cpu_millis),
     memory_mib: num(r.memory_mib),
     workers: Math.max(1, num(r.workers, 1)),
-    nvlink: r.nvlink === true
+    nvlink: r.nvlink === true,
+    groups: (Array.isArray(r.groups) ? r.groups : []).map(g => {
+      const group = record(g);
+      return { name: str(group.name), gpus: num(group.gpus), workers: Math.max(1, num(group.workers, 1)) };
+    })
   };
 }
 

@@ -25,6 +25,7 @@ import {
   workName
 } from '../src/format';
 import { resourcesOf } from '../src/types';
+import type { Job } from '../src/types';
 import { makeJob } from './fakeserver';
 
 type Reason = NonNullable<Parameters<typeof reasonSentence>[0]>;
@@ -101,6 +102,25 @@ describe('sizes and requests', () => {
     ['a gang of workers', makeResources({ gpus: 8, workers: 2 }), '8 GPUs × 2 workers']
   ])('formatGpus: %s', (_name, r, want) => {
     expect(formatGpus(r)).toBe(want);
+  });
+
+  // newuser18 N8: a 1-GPU launcher + 2-GPU trainer read "2 GPUs × 2 workers" (4 GPUs) in the panel
+  it('newuser18 N8: a heterogeneous gang reads group by group as the CLI writes it, with its total', () => {
+    const gang = makeJob({
+      resources: {
+        gpus: 2, gpu_milli: 1000, gpu_models: [], workers: 2,
+        groups: [{ name: 'launcher', gpus: 1, workers: 1 }, { name: 'trainer', gpus: 2, workers: 1 }]
+      } as Job['resources']
+    });
+    expect(formatGpus(resourcesOf(gang))).toBe('1 × 1 + 1 × 2 GPUs (3 GPUs, 2 workers)');
+    const big = makeJob({
+      resources: {
+        gpus: 4, gpu_milli: 1000, gpu_models: ['A100'], workers: 3,
+        groups: [{ name: 'ps', gpus: 0, workers: 1 }, { name: 'w', gpus: 4, workers: 2 }]
+      } as Job['resources']
+    });
+    expect(formatGpus(resourcesOf(big))).toBe('1 × 0 + 2 × 4 GPUs (8 GPUs of A100, 3 workers)');
+    expect(cancelQuestion(gang)).toContain('asks for 1 × 1 + 1 × 2 GPUs (3 GPUs, 2 workers)');
   });
 });
 

@@ -1,12 +1,15 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { act } from 'react';
 
 import { SchedApiError } from '../src/client';
 import { AdminView } from '../src/sections';
-import { aggregateUsage, auditMatches, hours, idlePatch, idlePolicySentence, quotaLinesFrom } from '../src/sections/admin';
+import { aggregateUsage, auditMatches, hours, idlePatch, idlePolicySentence, quotaErrorText, quotaLinesFrom } from '../src/sections/admin';
 import { nullTranslator } from '@jupyterlab/translation';
-import { dryRunSentence, offeredPriorities, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
+import { dryRunSentence, offeredPriorities, RESUBMIT_COPIED, RESUBMIT_NOT_COPIED, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
+import type { Job } from '../src/types';
 import { context, flush, mount, startedModel, text } from './ui';
 
 afterEach(() => {
@@ -117,6 +120,81 @@ describe('submit body', () => {
     });
     expect(resubmitBody(makeJob({ script: null, notebook: 'n.ipynb' })).notebook).toBe('n.ipynb');
     expect(resubmitBody(makeJob({ script: null, command: ['echo', 'hi'] })).command).toEqual(['echo', 'hi']);
+  });
+});
+
+// newuser18 N15: the panel's Resubmit turned a 1 + 2 GPU gang into 2 × 2 = 4 GPUs and dropped a
+// service's port and checkpointable (a fixed list of fields): every field of the request round-trips.
+describe('newuser18 N15: Resubmit sends the stored request', () => {
+  const service = makeJob({
+    name: 'svcP', kind: 'inference', priority: 'low', team: 'team-x', script: null,
+    command: ['python3', '-m', 'http.server', '18971'], port: 18971, checkpointable: true, image: 'python:3.12',
+    resources: {
+      gpus: 2, gpu_milli: 1000, gpu_models: ['A100'], workers: 2, cpu_millis: 2000, memory_mib: 4096, min_memory_mib: 40960,
+      mig_profile: '3g.40gb', nvlink: true, node_selector: { zone: 'a' }, tolerations: ['gpu=true:NoSchedule']
+    } as Job['resources'],
+    working_dir: '/w', time_limit_s: 300, env: { A: '1' }, profile: 'small'
+  });
+  const script = makeJob({ script: 'train.py', command: ['--epochs', '3'], parameters: { days: 3 } } as Partial<Job>);
+  const notebook = makeJob({ script: null, notebook: 'n.ipynb' });
+  const gangGroups = [{ name: 'launcher', gpus: 1, workers: 1, cpu_millis: 0, memory_mib: 0 }, { name: 'trainer', gpus: 2, workers: 1, cpu_millis: 4000, memory_mib: 0 }];
+  const gang = makeJob({
+    name: 'gangP', script: null, command: ['sleep', '400'],
+    resources: { gpus: 2, gpu_milli: 1000, gpu_models: [], workers: 2, cpu_millis: 4000, memory_mib: 0, groups: gangGroups } as Job['resources']
+  });
+  const cases: Record<(typeof RESUBMIT_COPIED)[number], [Job, unknown]> = {
+    name: [service, 'svcP'],
+    kind: [service, 'inference'],
+    priority: [service, 'low'],
+    team: [service, 'team-x'],
+    gpus: [service, 2],
+    gpu_models: [service, ['A100']],
+    min_memory_mib: [service, 40960],
+    mig_profile: [service, '3g.40gb'],
+    nvlink: [service, true],
+    cpu_millis: [service, 2000],
+    memory_mib: [service, 4096],
+    workers: [service, 2],
+    groups: [gang, [{ name: 'launcher', gpus: 1, workers: 1 }, { name: 'trainer', gpus: 2, workers: 1, cpu_millis: 4000 }]],
+    node_selector: [service, { zone: 'a' }],
+    tolerations: [service, ['gpu=true:NoSchedule']],
+    time_limit_s: [service, 300],
+    command: [service, ['python3', '-m', 'http.server', '18971']],
+    script: [script, 'train.py'],
+    args: [script, ['--epochs', '3']],
+    notebook: [notebook, 'n.ipynb'],
+    parameters: [script, { days: 3 }],
+    working_dir: [service, '/w'],
+    env: [service, { A: '1' }],
+    image: [service, 'python:3.12'],
+    port: [service, 18971],
+    profile: [service, 'small'],
+    checkpointable: [service, true]
+  };
+
+  it.each(Object.entries(cases))('newuser18 N15: resubmit round-trips %s', (field, [job, want]) => {
+    expect((resubmitBody(job) as Record<string, unknown>)[field]).toEqual(want);
+  });
+
+  it('newuser18 N15: every field of SubmitJobRequest (schema.ts) is copied or named as not copied, with why', () => {
+    const schema = readFileSync(join(__dirname, '..', 'src', 'schema.ts'), 'utf8');
+    const block = schema.slice(schema.indexOf('        SubmitJobRequest: {'));
+    const body = block.slice(0, block.indexOf('\n        };'));
+    const fields = [...body.matchAll(/^ {12}([a-z_]+)\??:/gm)].map(m => m[1]);
+    expect(fields).toContain('groups');
+    expect(fields).toContain('port');
+    const decided = new Set<string>([...RESUBMIT_COPIED, ...Object.keys(RESUBMIT_NOT_COPIED)]);
+    expect(fields.filter(f => !decided.has(f))).toEqual([]);
+    expect([...decided].filter(f => !fields.includes(f))).toEqual([]);
+  });
+
+  it('newuser18 N15: a gang of groups goes back as its groups, with none of the per-worker fields beside them', () => {
+    const body = resubmitBody(gang);
+    expect(body.groups).toEqual(cases.groups[1]);
+    for (const clash of ['gpus', 'workers', 'gpu_milli', 'mig_profile', 'cpu_millis', 'memory_mib']) {
+      expect(body).not.toHaveProperty(clash);
+    }
+    expect(body.command).toEqual(['sleep', '400']);
   });
 });
 
@@ -337,7 +415,7 @@ describe('Admin section', () => {
     await type(guaranteed, '-1');
     await click(node.querySelector('.jp-sched-quota-save')!);
     const quotaStatus = node.querySelectorAll('[role="status"]')[0];
-    expect(text(quotaStatus)).toBe('Not saved: quotas[0].guaranteed must be >= 0 (got -1) [quotas[0].guaranteed] — a number of GPUs');
+    expect(text(quotaStatus)).toBe('Not saved: Row 1 (team team-ui): Guaranteed must be >= 0 (got -1) — a number of GPUs');
     await type(node.querySelector('input[name="guaranteed"]') as HTMLInputElement, '3');
     await click(node.querySelector('.jp-sched-quota-add')!);
     await type(node.querySelectorAll<HTMLInputElement>('input[name="team"]')[1], 'team-b');
@@ -440,5 +518,36 @@ describe('newuser16 N13: the Priority list offers the classes granted to the use
     const options = [...view.node.querySelectorAll('.jp-sched-submit-priority option')].map(o => (o as HTMLOptionElement).value);
     expect(options).toEqual(['normal', 'low']);
     model.dispose();
+  });
+});
+
+// newuser18 N18: Admin › Quotas said "[quotas[0].borrowing_limit] — … or leave borrowing_limit out": the
+// form has columns Guaranteed and Borrow, no row numbers in JSON, and no field a row can leave out.
+describe('newuser18 N18: a refused quota Save speaks of the form', () => {
+  const trans = nullTranslator.load('jupyter_sched');
+  const rows = [{ team: 'x', user: '', gpu_model: 'H100', guaranteed: '-1', borrowing_limit: '-3' }];
+  const refused = (message: string, field: string, hint: string) => new SchedApiError(400, { code: 'validation_error', message, field, hint });
+  it.each([
+    ['Guaranteed -1', refused('quotas[0].guaranteed must be at least 0 (got -1)', 'quotas[0].guaranteed', 'give a number from 0 to 1000000, or leave guaranteed out (default: 0)'),
+      'Row 1 (team x): Guaranteed must be at least 0 (got -1) — give a number from 0 to 1000000'],
+    ['Borrow -3', refused('quotas[0].borrowing_limit must be at least 0 (got -3)', 'quotas[0].borrowing_limit', 'give a number from 0 to 1000000, or leave borrowing_limit out'),
+      'Row 1 (team x): Borrow must be at least 0 (got -3) — give a number from 0 to 1000000, or leave it empty for unlimited'],
+    ['Borrow -3, as the ledger says it', refused('quota[x, H100].borrowing_limit must be >= 0 or null (got -3)', 'borrowing_limit', 'use null for unlimited, 0 for no borrowing'),
+      'Row 1 (team x): Borrow must be >= 0 (got -3) — leave it empty for unlimited, 0 for no borrowing'],
+    ['Model H100', refused("quota[x, H100]: no GPUs of model 'H100' exist", 'gpu_model', "use one of Simulated GPU 80GB or '*'"),
+      "Row 1 (team x): Model: no GPUs of model 'H100' exist — use one of Simulated GPU 80GB or '*'"],
+    ['Guaranteed 5 of 4', refused('teams are guaranteed 5 GPUs of any model but only 4 exist', 'guaranteed', 'lower the guarantees so that their sum is at most the GPUs that exist'),
+      'Guaranteed: teams are guaranteed 5 GPUs of any model but only 4 exist — lower the guarantees so that their sum is at most the GPUs that exist']
+  ])('newuser18 N18: %s', (_name, err, want) => {
+    const shown = quotaErrorText(err, rows, trans);
+    expect(shown).toBe(want);
+    expect(shown).not.toMatch(/quotas?\[|borrowing_limit|leave \w+ out|null/);
+  });
+
+  it('newuser18 N18: a user line is named by its team and user; an error that is no SchedApiError is shown as it is', () => {
+    const err = refused('quota[x/ann, *]: no GPUs of model \'*\' exist', 'gpu_model', '');
+    expect(quotaErrorText(err, [{ team: 'y', user: '', gpu_model: '*', guaranteed: '1', borrowing_limit: '' }, { team: 'x', user: 'ann', gpu_model: '*', guaranteed: '1', borrowing_limit: '' }], trans))
+      .toBe("Row 2 (team x, user ann): Model: no GPUs of model '*' exist");
+    expect(quotaErrorText(new Error('network down'), rows, trans)).toBe('network down');
   });
 });

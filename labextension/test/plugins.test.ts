@@ -174,7 +174,7 @@ describe('plugins', () => {
     expect(tabs[0].widget.title.label).toBe('Logs: train');
     expect(fake.activated.filter(id => id === tabs[0].widget.id)).toHaveLength(2);
     await commands.execute(CommandIDs.resubmit, { id: 'j1' });
-    expect(info).toHaveBeenCalledWith('Resubmitted train as j2.', { autoClose: 4000 });
+    expect(info).toHaveBeenCalledWith('Submitted train (j1) again as a new job, j2.', { autoClose: 4000 });
     expect(model.jobs.map(j => j.id)).toEqual(['j2', 'j1']);
     await commands.execute(CommandIDs.keepalive, { id: 'l1' });
     // new user 6, F23: the toast says this was the lease's one keep-alive

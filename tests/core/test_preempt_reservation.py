@@ -7,7 +7,8 @@ b's low j2 was backfilled off the reservation on n0 — and at 12:04, with nothi
 j2 and was nominated two of j4's reserved GPUs: a normal job delayed its team's high one through an
 eviction admission refused it, and j2 (reclaimed once at 12:01) was evicted a second time for a job
 that should not start there. The victim search now keeps off the reservation's free GPUs
-(:func:`jupyter_sched.scheduling.admit.keep_off`), and the job's reason says why nothing was evicted.
+(:func:`jupyter_sched.scheduling.admit.keep_off`), and the job's reason says why nothing was evicted;
+so does the wait on spare GPUs of stopping jobs (the same inversion without an eviction).
 
 A plan that serves a job within its team's guarantee keeps off only a reservation of a higher
 class of its own team: guaranteed GPUs come back whatever another team's queue order (issue 16's
@@ -17,7 +18,10 @@ another team borrows — which ``test_properties`` checks without reservations).
 
 from __future__ import annotations
 
-from core_builders import Scenario, make_job, make_node, quotas, running
+from dataclasses import replace
+from datetime import timedelta
+
+from core_builders import T0, Scenario, make_job, make_node, quotas, running
 
 from jupyter_sched.model import Quota
 
@@ -62,6 +66,24 @@ def test_a_job_sure_to_end_before_the_reservation_still_evicts_for_it() -> None:
              make_job("n", gpus=2, workers=2, team="b", submitted=2, time_limit_s=240))
     first = s.cycle()
     assert [(p.job_id, p.for_job) for p in first.preemptions] == [("l", "n")]
+
+
+def test_spare_gpus_of_a_stopping_job_do_not_carry_a_job_onto_gpus_reserved_for_its_team_s_high_job() -> None:
+    # v (low, 3 GPUs on n0) is stopping and its GPUs are nominated to nobody: spare. b's high h
+    # (5 GPUs on one node: only n1 has that many) reserves n1 from r's end. b's normal gang j fits
+    # on 2 spare GPUs of n0 plus 2 free ones of n1 — h's. Before, it took those and waited there
+    # (no eviction, and h delayed for as long as j runs); now its spare wait places around the
+    # reservation too, and it evicts b's low l to take the whole of n0 instead.
+    s = Scenario([make_node("n0", gpus=4), make_node("n1", gpus=6)], stop_at_once=False)
+    stopping = replace(running(make_job("v", gpus=3, team="b", priority="low"), "n0", [0, 1, 2], started=-10),
+                       stopping_since=T0 - timedelta(seconds=10))
+    s.submit(running(make_job("r", gpus=2, team="x", time_limit_s=600), "n1", [0, 1], started=0), stopping,
+             running(make_job("l", gpus=1, team="b", priority="low"), "n0", [3], started=-10),
+             make_job("h", gpus=5, team="b", priority="high", submitted=1),
+             make_job("j", gpus=2, workers=2, team="b", submitted=2))
+    first = s.cycle()
+    assert set(first.nominations["j"].all_gpu_uuids()) == {f"GPU-n0-{i}" for i in range(4)}
+    assert [(p.job_id, p.for_job) for p in first.preemptions] == [("l", "j")]
 
 
 def test_a_within_guarantee_reclaim_is_not_held_back_by_another_team_s_reservation() -> None:

@@ -6,7 +6,8 @@ makes — a double for the unit-level hub tests (the slow integration test runs 
   the answer is ``{"items", "_pagination": {"offset", "limit", "total", "next"}}``, else the first
   page as a bare list); ``hidden`` users are left out of the listing as if they had moved between
   pages while a client walked them;
-* ``GET /hub/api/users/{name}`` (404 for unknown users);
+* ``GET /hub/api/users/{name}`` (404 for unknown users); a user's model carries ``groups`` and
+  ``admin`` only when the test gives them (``roles``);
 * ``POST /hub/api/users/{name}/activity``, which, like the hub's ``ActivityAPIHandler``, refuses
   unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``.
 """
@@ -25,9 +26,13 @@ __all__ = ["TOKEN", "hub_app"]
 TOKEN = "service-token-for-the-loopback-hub"
 
 
-def _model(users: Mapping[str, Mapping[str, bool]], name: str) -> dict[str, Any]:
+def _model(users: Mapping[str, Mapping[str, bool]], name: str,
+           roles: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     servers = users[name]
-    return {"kind": "user", "name": name, "servers": {s: {"name": s, "ready": True} for s, on in servers.items() if on}}
+    model: dict[str, Any] = {"kind": "user", "name": name, "servers": {s: {"name": s, "ready": True} for s, on in servers.items() if on}}
+    # "groups" / "admin" as the hub's model has them for a token with read:users (absent when not given)
+    model.update({k: v for k, v in (roles or {}).get(name, {}).items() if k in ("groups", "admin")})
+    return model
 
 
 class _Base(web.RequestHandler):
@@ -50,7 +55,7 @@ class Users(_Base):
         paginated = self.request.headers.get("Accept") == "application/jupyterhub-pagination+json"
         offset = int(self.get_argument("offset", "0"))
         limit = min(int(self.get_argument("limit", str(max_limit if not paginated else 50))), max_limit)
-        active = [_model(self.users, name) for name, servers in self.users.items()
+        active = [_model(self.users, name, self.settings["roles"]) for name, servers in self.users.items()
                   if (state is None or any(servers.values())) and name not in self.settings["hidden"]]
         items = active[offset:offset + limit]
         if not paginated:
@@ -65,7 +70,7 @@ class User(_Base):
     def get(self, name: str) -> None:
         if name not in self.users:
             raise web.HTTPError(404, f"No such user: {name}")
-        self.finish(json.dumps(_model(self.users, name)))
+        self.finish(json.dumps(_model(self.users, name, self.settings["roles"])))
 
 
 class Activity(_Base):
@@ -87,7 +92,7 @@ class Activity(_Base):
 
 
 def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | None = None, page_max: int = 200,
-            hidden: Collection[str] = ()) -> web.Application:
+            hidden: Collection[str] = (), roles: Mapping[str, Mapping[str, Any]] | None = None) -> web.Application:
     """The double as a tornado application.
 
     Args:
@@ -95,7 +100,11 @@ def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | 
         posts: filled with ``{user: activity body}`` as activity arrives.
         page_max: the hub's ``api_page_max_limit``.
         hidden: users the listing leaves out although they are active.
+        roles: per user, ``{"groups": [...], "admin": bool}`` added to their model (read on each
+            request, so a test changes them between calls); a user without an entry has neither key
+            (as for a service token without ``read:users:groups``).
     """
     return web.Application([(r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)", User),
                             (r"/hub/api/users/([^/]+)/activity", Activity)],
-                           users=users, posts={} if posts is None else posts, page_max=page_max, hidden=set(hidden))
+                           users=users, posts={} if posts is None else posts, page_max=page_max, hidden=set(hidden),
+                           roles={} if roles is None else roles)

@@ -129,7 +129,7 @@ c.JupyterHub.load_roles = [
                                                  "users:activity"],
       "services": ["jupyter-sched"]}},
     {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "list:users", "shares",
-                                       "read:servers"],
+                                       "read:servers", "admin:groups"],
       "services": ["test-driver"]}},
 ]
 """

@@ -47,10 +47,12 @@ def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
         time.sleep(0.03)
 
 
-async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]]) -> list[str]:
-    """One :meth:`Offboarding.check` against a loopback hub double listing ``users``; the users found removed."""
+async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]],
+                           roles: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """One :meth:`Offboarding.check` against a loopback hub double listing ``users`` (with ``roles``:
+    their hub groups and admin flags); the users found removed."""
     port = _free_port()
-    server = HTTPServer(hub_app(users))
+    server = HTTPServer(hub_app(users, roles=roles))
     server.listen(port, "127.0.0.1")
     try:
         return await off.check(svc.services, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN),

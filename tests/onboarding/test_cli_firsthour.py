@@ -1344,6 +1344,9 @@ class _IdleServer:
     def queue_head(self, limit: int) -> tuple[list[dict[str, Any]], int | None]:
         return self.queue(limit), None
 
+    def jobs(self, **_: Any) -> list[dict[str, Any]]:
+        return [self.lease]
+
 
 def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks() -> None:
     """New user 4, finding 23 (IMPORTANT): GET idle said "warned … deadline 10:09", but the CLI's
@@ -1366,6 +1369,28 @@ def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks(
             "them" in said, said
     assert idle_note({**server.warned, "stage": "idle"}, None) == ""  # not warned yet: nothing to say
     assert idle_note(server.warned, None, magic=True).endswith("unless it is used — %gpu keepalive keeps them")
+
+
+def test_newuser18_n16_jobs_says_an_open_idle_warning_as_queue_does_and_n13_a_runs_time_stays() -> None:
+    """New user 18, N16: 16 s before an idle lease's release `jobs` still said "held until released
+    … no time limit" while `queue` and %gpu said when it goes; N13: every run of a definition read
+    "every-min @ 2026-12-04 …" in the NAME column, the time that tells them apart cut off."""
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.cli.commands import jobs
+    from jupyter_sched.cli.main import Streams, build_parser
+    from jupyter_sched.wording.jobs import fit_name
+
+    deadline = datetime.now(timezone.utc) + timedelta(seconds=16)
+    server = _IdleServer(deadline.isoformat())
+    out = io.StringIO()
+    assert jobs(server, build_parser().parse_args(["jobs"]), Streams(out=out, err=io.StringIO(),
+                                                                      stdin=io.StringIO())) == EXIT_OK
+    said = " ".join(out.getvalue().split())
+    assert f"its GPUs are released at {deadline:%H:%M} UTC (in " in said and "held until released" in said, said
+    assert fit_name("every-min @ 2026-12-04 16:26 UTC") == "every-min @ 16:26 UTC"
+    assert fit_name("a-nightly-definition-name @ 2026-12-04 16:26 UTC") == "a-nightly-d… @ 16:26 UTC"
+    assert len(fit_name("a-nightly-definition-name @ 2026-12-04 16:26 UTC")) <= 24
 
 
 def test_newuser4_finding_9_a_restarted_job_says_so_in_its_line() -> None:

@@ -65,9 +65,9 @@ def test_red15_r4_r8_a_user_holding_every_gpu_is_named_and_queues_behind_the_lig
     assert text["unblock"].startswith("Ask red15b to release some of them, or ask an admin to set quotas"), text
     assert "c.SchedApp.quotas" in text["unblock"] and "c.SchedApp.default_time_limit_s" in text["unblock"], text
     assert seen["reason"]["details"]["held_by_one_user"]["user"] == "red15b"
-    # R8: red15b's names are quoted as red15b's, cut to 40 characters; never bare
-    cut = LURE[:39].rstrip() + "…"
-    assert f'red15b\'s job "{cut}" ({hogs[0]["id"]})' in text["eta"], text["eta"]
+    # R8: red15b's names are quoted as red15b's, cut to 40 characters (the "…" outside the quotes, red18 R5); never bare
+    cut = LURE[:39].rstrip()
+    assert f'red15b\'s job "{cut}"… ({hogs[0]["id"]})' in text["eta"], text["eta"]
     assert LURE not in text["line"] and f"{LURE[:39]} (" not in text["line"], text["line"]
     # red15b's own view of its third job names no owner for its own jobs
     own = _until(b, third["id"], lambda job: bool(job["reason"]["text"]["eta"]))["reason"]["text"]

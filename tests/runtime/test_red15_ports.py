@@ -71,7 +71,7 @@ def test_red15_r11_the_port_s_holder_is_named_when_it_is_a_job_of_this_executor(
     try:
         ended = wait_event(ex, Exited, seen)
         assert isinstance(ended, Exited) and ended.job_id == "j-serve", seen
-        assert ended.message == (f"port {port} is already in use on vm by red15b's job b-squat (j-squat); "
+        assert ended.message == (f"port {port} is already in use on vm by red15b's job \"b-squat\" (j-squat); "
                                  "not restarted: choose another port"), ended
     finally:
         ex.stop("j-squat", grace_s=5)

@@ -168,7 +168,9 @@ test('admin: the quota editor and the idle-policy editor save through the API, w
     // a value the server rejects: its message (field + hint) is shown, nothing changes
     await guaranteed.fill('-1');
     await admin.locator('.jp-sched-quota-save').click();
-    await expect(admin.getByRole('status').first()).toContainText(/^Not saved: .*guaranteed.*(>= 0|greater than or equal to 0|at least 0).*\[(quotas\[0\]\.)?guaranteed\]/);
+    // in the form's words: its row and column label, no JSON path (new user 18, N18)
+    await expect(admin.getByRole('status').first()).toContainText(/^Not saved: Row 1 \(team [^)]*\): Guaranteed (must be )?(>= 0|greater than or equal to 0|at least 0)/);
+    await expect(admin.getByRole('status').first()).not.toContainText('quotas[0]');
     expect((await api(request, 'GET', 'quotas')).quotas[0].guaranteed).toBe(2);
     await guaranteed.fill('3');
     await admin.locator('.jp-sched-quota-save').click();

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from ...backfill.easy import Reservation
 from ...model import Job, PendingReason
 from ...placement.placer import Flavor, Placement
+from ..admit import placed_around
 from ..context import CycleContext, Visit
 from ..snapshot import Pend
 from ..spare import STOPPING_PREFIX, claim, open_spare
@@ -69,10 +71,13 @@ def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> boo
     return True
 
 
-def wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[str], stopping: list[str]) -> bool:
+def wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[str], stopping: list[str],
+                  reserved: Reservation | None = None) -> bool:
     """A job that would evict fits on spare GPUs (freed by victims beyond what their preemptors
     need, or held by stopping jobs nominated to nobody) alone: it takes them over and waits (True),
-    and no new victim is picked (:mod:`..spare`)."""
+    and no new victim is picked (:mod:`..spare`). Placed around ``reserved`` (the EASY reservation
+    :func:`..admit.keep_off` names), as a plan is: spare GPUs never carry a job onto GPUs reserved
+    for a job ahead of it."""
     job, req = visit.job, visit.req
     spec = job.spec
     placement: Placement | None = None
@@ -82,7 +87,7 @@ def wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[
             ctx.ledger.evict(h)
         opened = open_spare(ctx)
         if opened and ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok:
-            placement = ctx.placer.place(job.id, req, flavor)
+            placement = placed_around(ctx, job, req, flavor, reserved)
     if placement is None:
         return False
     waiting_on = stopping_on(ctx, placement)

@@ -315,7 +315,13 @@ class Resources(CodecView):
     workers: int = 1
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[str] = Field(default_factory=list)
-    groups: list[WorkerGroup] = Field(default_factory=list)
+    groups: list[WorkerGroup] = Field(default_factory=list, description=(
+        "a heterogeneous gang's worker groups (workers x gpus each); then gpus is the largest group's GPUs "
+        "per worker, workers the sum of the groups' workers and gpu_milli 1000 (whole GPUs): gpus x workers "
+        "is no total for a gang of groups — read total_gpus"))
+    total_gpus: Number | None = Field(default=None, examples=[3], description=(
+        "the GPUs of all its workers together (a share counts its part: 0.5); for a homogeneous job gpus x "
+        "workers (x gpu_milli/1000), for a gang of groups the sum over groups of workers x gpus"))
 
 
 class WorkerAllocation(CodecView):

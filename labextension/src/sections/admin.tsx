@@ -8,7 +8,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { describeError } from '../client';
+import { describeError, SchedApiError } from '../client';
 import { formatDuration, formatNumber, recordTime } from '../format';
 import type { ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
@@ -94,6 +94,74 @@ export function quotaLinesFrom(drafts: readonly Omit<IQuotaDraft, 'key'>[]): Quo
   }));
 }
 
+/** The form's column labels of the fields a quota line has (`quotas[0].borrowing_limit` → Borrow). */
+const QUOTA_LABELS: Record<string, string> = {
+  team: 'Team',
+  user: 'User',
+  gpu_model: 'Model',
+  guaranteed: 'Guaranteed',
+  borrowing_limit: 'Borrow'
+};
+
+/**
+ * A refused Save in the form's words: the row (`Row 1 (team x)`) and the column's label instead of the
+ * JSON path (`[quotas[0].borrowing_limit]`) or the ledger's `quota[x, H100]`, and the form's fix
+ * instead of REST's ("leave it empty for unlimited", not "leave borrowing_limit out") — new user 18,
+ * N18, as the Submit form says `Time limit: …`.
+ */
+export function quotaErrorText(err: unknown, drafts: readonly Omit<IQuotaDraft, 'key'>[], trans: TranslationBundle): string {
+  if (!(err instanceof SchedApiError)) {
+    return describeError(err);
+  }
+  const path = err.field ?? '';
+  let message = err.message;
+  let row: number | null = null;
+  let field = path;
+  let named = false; // the message began with the field's name, now taken off
+  const indexed = /^quotas\[(\d+)\](?:\.(\w+))?$/.exec(path);
+  if (indexed) {
+    row = Number(indexed[1]);
+    field = indexed[2] ?? '';
+  }
+  // the ledger names a line by its place: `quota[x/ann, H100]: no GPUs…`, `quota[x, *].guaranteed must…`
+  const place = /^quota\[([^,\]]*), ([^\]]*)\](?:\.(\w+))?:? /.exec(message);
+  if (place) {
+    message = message.slice(place[0].length);
+    const [team, user] = place[1].split('/');
+    if (row === null) {
+      const found = drafts.findIndex(d => d.team.trim() === team && d.user.trim() === (user ?? '') && (d.gpu_model.trim() || '*') === place[2]);
+      row = found >= 0 ? found : null;
+    }
+    if (place[3]) {
+      field = place[3];
+      named = true;
+    }
+  } else if (path && message.startsWith(path)) {
+    message = message.slice(path.length).replace(/^:? /, '');
+    named = true;
+  }
+  if (field === 'borrowing_limit') {
+    message = message.replace(/ or null\b/, ''); // null is the API's unlimited; the form's is an empty Borrow (the hint)
+  }
+  const label = QUOTA_LABELS[field];
+  let text = label ? (named ? `${trans.__(label)} ${message}` : `${trans.__(label)}: ${message}`) : message;
+  if (row !== null && row < drafts.length) {
+    const d = drafts[row];
+    const who = [d.team.trim() ? trans.__('team %1', d.team.trim()) : '', d.user.trim() ? trans.__('user %1', d.user.trim()) : ''].filter(Boolean).join(', ');
+    text = (who ? trans.__('Row %1 (%2): ', row + 1, who) : trans.__('Row %1: ', row + 1)) + text;
+  }
+  // a form row has no field to leave out: an empty Borrow is unlimited, an empty Guaranteed is no number
+  let hint = (err.hint ?? '')
+    .replace(/,? or leave (\w+) out(?: \(default: [^)]*\))?/, (_all, name: string) => (name === 'borrowing_limit' ? trans.__(', or leave it empty for unlimited') : ''))
+    .replace(/\buse null for unlimited\b/, trans.__('leave it empty for unlimited'));
+  for (const [json, shown] of Object.entries(QUOTA_LABELS)) {
+    if (json.includes('_')) {
+      hint = hint.replace(new RegExp(`\\b${json}\\b`, 'g'), trans.__(shown));
+    }
+  }
+  return hint ? `${text} — ${hint}` : text;
+}
+
 type Kind = 'ok' | 'error' | 'info';
 
 function Feedback(props: { message: { text: string; kind: Kind } | null }): React.ReactElement {
@@ -138,7 +206,7 @@ function QuotaEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
       setMessage({ text: trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length), kind: 'ok' });
       ctx.model.refresh('quotas', { force: true });
     } catch (err) {
-      setMessage({ text: trans.__('Not saved: %1', describeError(err)), kind: 'error' });
+      setMessage({ text: trans.__('Not saved: %1', quotaErrorText(err, drafts, trans)), kind: 'error' });
     }
   };
   const edit = (key: number, field: keyof Omit<IQuotaDraft, 'key'>, value: string) =>

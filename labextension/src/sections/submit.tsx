@@ -10,7 +10,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs } from '../args';
-import { describeError, SchedApiError } from '../client';
+import { describeError, SchedApiError, type Schemas } from '../client';
 import { formatEta, formatGpus, formMessage, reasonSentence, reasonText } from '../format';
 import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
@@ -100,36 +100,90 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
   return body;
 }
 
-/** The request that submits `job` again (same spec; the server assigns a new id). */
+/**
+ * What Resubmit sends for a job: the request it was submitted with, field by field of
+ * `SubmitJobRequest` — every field is either in {@link RESUBMIT_COPIED} or, with why not, in
+ * {@link RESUBMIT_NOT_COPIED} (test/forms.test.ts checks both lists against schema.ts). New user 18,
+ * N15: a fixed list dropped `groups` (a 1 + 2 GPU gang came back as 2 × 2 = 4 GPUs), `port`,
+ * `checkpointable` and `image`.
+ */
+export const RESUBMIT_COPIED = [
+  'name', 'kind', 'priority', 'team', 'gpus', 'gpu_models', 'min_memory_mib', 'mig_profile', 'nvlink',
+  'cpu_millis', 'memory_mib', 'workers', 'groups', 'node_selector', 'tolerations', 'time_limit_s', 'command',
+  'script', 'args', 'notebook', 'parameters', 'working_dir', 'env', 'image', 'port', 'profile', 'checkpointable'
+] as const satisfies readonly (keyof SubmitRequest)[];
+
+/** The request fields Resubmit leaves out, and why (another spelling of a copied one, or not the job's to copy). */
+export const RESUBMIT_NOT_COPIED: Readonly<Partial<Record<keyof SubmitRequest, string>>> = {
+  queue: 'another spelling of team',
+  gpu_milli: 'a share is sent as gpus (0.5)',
+  model: 'another spelling of gpu_models',
+  mem_per_gpu: 'another spelling of min_memory_mib',
+  cpu: 'another spelling of cpu_millis',
+  memory: 'another spelling of memory_mib',
+  time_limit: 'another spelling of time_limit_s',
+  resources: 'its fields are sent flat',
+  kernel_id: "a lease's kernel: leases are not resubmitted",
+  kernel_notebook: "a lease's notebook: leases are not resubmitted",
+  released_at_exit: "a lease's: leases are not resubmitted",
+  parent_job_id: 'the new job is a run of its own',
+  source: 'kept in the store, not in the job object (a definition resubmits itself)',
+  notebook_json: 'kept in the store, not in the job object (a definition resubmits itself)'
+};
+
+/** The request that submits `job` again (same spec, every field of {@link RESUBMIT_COPIED}; the server assigns a new id). */
 export function resubmitBody(job: Job): SubmitRequest {
   const r = resourcesOf(job);
+  const raw = (job.resources ?? {}) as Record<string, unknown>;
   const body: SubmitRequest = {
     name: job.name,
     kind: job.kind,
     priority: job.priority,
-    team: job.team,
-    gpus: r.gpu_milli < 1000 && r.gpus === 1 ? r.gpu_milli / 1000 : r.gpus
+    team: job.team
   };
+  const groups = Array.isArray(raw.groups) ? (raw.groups as Record<string, unknown>[]) : [];
+  if (groups.length) {
+    // per group: gpus, workers, cpu and memory are the groups' own, never beside them
+    body.groups = groups.map(g => {
+      const group: Schemas['WorkerGroupRequest'] = { name: String(g.name ?? ''), gpus: Number(g.gpus ?? 0), workers: Number(g.workers ?? 1) };
+      if (typeof g.cpu_millis === 'number' && g.cpu_millis) {
+        group.cpu_millis = g.cpu_millis;
+      }
+      if (typeof g.memory_mib === 'number' && g.memory_mib) {
+        group.memory_mib = g.memory_mib;
+      }
+      return group;
+    });
+  } else {
+    body.gpus = r.gpu_milli < 1000 && r.gpus === 1 ? r.gpu_milli / 1000 : r.gpus;
+    if (r.cpu_millis) {
+      body.cpu_millis = r.cpu_millis;
+    }
+    if (r.memory_mib) {
+      body.memory_mib = r.memory_mib;
+    }
+    if (r.workers > 1) {
+      body.workers = r.workers;
+    }
+    if (r.mig_profile) {
+      body.mig_profile = r.mig_profile;
+    }
+  }
   if (r.gpu_models.length) {
     body.gpu_models = r.gpu_models;
   }
   if (r.min_memory_mib) {
     body.min_memory_mib = r.min_memory_mib;
   }
-  if (r.cpu_millis) {
-    body.cpu_millis = r.cpu_millis;
-  }
-  if (r.memory_mib) {
-    body.memory_mib = r.memory_mib;
-  }
-  if (r.workers > 1) {
-    body.workers = r.workers;
-  }
-  if (r.mig_profile) {
-    body.mig_profile = r.mig_profile;
-  }
   if (r.nvlink) {
     body.nvlink = true;
+  }
+  const selector = raw.node_selector;
+  if (selector && typeof selector === 'object' && Object.keys(selector).length) {
+    body.node_selector = { ...(selector as Record<string, string>) };
+  }
+  if (Array.isArray(raw.tolerations) && raw.tolerations.length) {
+    body.tolerations = [...(raw.tolerations as string[])];
   }
   const command = job.command ?? [];
   if (job.script) {
@@ -155,8 +209,17 @@ export function resubmitBody(job: Job): SubmitRequest {
   if (job.env && Object.keys(job.env).length) {
     body.env = job.env;
   }
+  if (job.image) {
+    body.image = job.image;
+  }
+  if (typeof job.port === 'number') {
+    body.port = job.port;
+  }
   if (job.profile) {
     body.profile = job.profile;
+  }
+  if (job.checkpointable) {
+    body.checkpointable = true;
   }
   return body;
 }

@@ -1,0 +1,170 @@
+"""Work charged to a team its owner has left (red team 18, R4).
+
+Admission checks the team and the priority class of a request against its caller when it is
+submitted (:mod:`jupyter_sched.admission`). Before this module nothing looked again: red18c queued
+a 2-GPU job on ``teama``, an admin removed red18c from hub group ``teama``, and the job started later
+charged to teama's quota, budget and fair share, so teama's own member was then refused by the
+quota it filled. A removed-then-re-created user's held job likewise pended again on a team they
+were no longer in. Slurm pends such a job ``Reason=InvalidAccount``; Kueue re-evaluates a Workload
+at every admission.
+
+At every offboarding check (:meth:`~.offboard.Offboarding.check`, every ``hub_poll_interval_s``)
+the owners of live work whom the hub lists are resolved as a request of theirs would be (their hub
+groups and admin flag from the hub's user model, ``c.SchedApp.admin_users``, the stored quota set:
+:func:`hub_caller_of`), and then:
+
+* each **pending** job whose owner may no longer charge its team, or is no longer granted its class
+  there, is held (``Snapshot.held_jobs``; it pends with code ``TeamMembership`` and never starts);
+  nothing is cancelled, so an admin who removed the wrong user adds them back and the job goes on;
+* one ``team_left`` audit record and event per (user, team[, class]) found, naming the held jobs
+  and the user's **running** work still charged to that team (left running, as offboarding does:
+  an admin cancels it if it must stop); a later pending job held on the same change gets its own;
+* one ``team_rejoined`` record when the owner may charge it again (their held jobs may start).
+
+Safety: a user model without ``"groups"`` (the service's token lacks ``read:users:groups``) is
+*unknown* and holds nothing; the fallback ``default_team`` is never held (a user later added to a
+group keeps the default-team jobs they queued while in none). Admin status comes from the hub
+model's ``admin`` flag and ``admin_users``: a token's admin *scope* exists only in a request, so an
+admin by scope alone is resolved as a member, and their job on a team they are not in is held.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ..admission import Caller
+from ..scheduling.snapshot import JobHold
+
+__all__ = ["TEAM_LEFT_ACTION", "TEAM_REJOINED_ACTION", "CallerOf", "TeamHolds", "hub_caller_of"]
+
+log = logging.getLogger(__name__)
+
+TEAM_LEFT_ACTION = "team_left"
+"""Audit action and event type: an owner of live work may no longer charge its team (or class)."""
+TEAM_REJOINED_ACTION = "team_rejoined"
+"""Audit action: that owner may charge it again (their held jobs may start)."""
+
+CallerOf = Callable[[str, Mapping[str, Any]], Caller | None]
+"""``(user name, hub user model) -> Caller``, or None when the model does not say the user's groups."""
+
+_ACTOR = "jupyterhub"
+_SHOWN = 20
+_Key = tuple[str, str, str | None]  # (user, team, class no longer granted or None: no longer a member)
+
+
+def hub_caller_of(services: Any, admin_users: Callable[[], Collection[str]]) -> CallerOf:
+    """The :data:`CallerOf` of the central service: a request's :class:`Caller` rebuilt from the
+    hub's user model (``groups``, ``admin``) plus ``admin_users``, through ``services.caller``."""
+
+    def caller_of(name: str, model: Mapping[str, Any]) -> Caller | None:
+        groups = model.get("groups")
+        if not isinstance(groups, list):  # not said (token scope): unknown, never "in no group"
+            return None
+        admin = model.get("admin") is True or name in set(admin_users())
+        caller: Caller = services.caller(name, admin=admin, groups=[str(g) for g in groups])
+        return caller
+
+    return caller_of
+
+
+def _why(caller: Caller, team: str, priority: str) -> _Key | None:
+    if not caller.may_charge(team):
+        return caller.user, team, None
+    if priority not in caller.classes_for(team):
+        return caller.user, team, priority
+    return None
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
+
+
+def _change(key: _Key) -> str:
+    user, team, priority = key
+    return (f"{user} is no longer a member of team {team}" if priority is None
+            else f"priority {priority} is no longer granted to {user} in team {team}")
+
+
+class TeamHolds:
+    """The held jobs of one central service and the changes already announced (in memory: after a
+    restart the first check rebuilds them, and announces them again)."""
+
+    def __init__(self) -> None:
+        self._holds: dict[str, JobHold] = {}  # replaced whole on change: the engine's thread reads it
+        self._found: dict[_Key, datetime] = {}  # each change announced, with when it was found
+
+    def held(self) -> Mapping[str, JobHold]:
+        """``{job id: JobHold}`` of pending jobs held (the engine's ``held_jobs`` source)."""
+        return self._holds
+
+    def update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
+               caller_of: CallerOf, *, default_team: str, now: datetime) -> set[str]:
+        """Recompute the holds from ``live`` jobs of users the hub ``listed`` (module docstring) and
+        write the records of what changed; the job ids held or released by this update."""
+        callers: dict[str, Caller | None] = {}
+        holds: dict[str, JobHold] = {}
+        left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
+        unseen: set[str] = set()
+        for job in live:
+            user, team = str(job.get("user") or ""), str(job.get("team") or "")
+            if user not in listed:  # missed by the paged walk, or removed (held by owner): unknown, no change
+                unseen.add(user)
+                if (kept := self._holds.get(str(job.get("id")))) is not None and job.get("state") == "pending":
+                    holds[str(job["id"])] = kept
+                continue
+            if not team or team == default_team:
+                continue
+            if user not in callers:
+                callers[user] = caller_of(user, listed[user])
+            caller = callers[user]
+            if caller is None or (key := _why(caller, team, str(job.get("priority") or "normal"))) is None:
+                continue
+            since = self._found.get(key, now)
+            pending, running = left.setdefault(key, ([], []))
+            if job.get("state") == "pending":
+                pending.append(str(job["id"]))
+                holds[str(job["id"])] = JobHold(team=team, since=since, teams=caller.teams, priority=key[2])
+            else:
+                running.append(str(job["id"]))
+        before = self._holds
+        changed = set(before) ^ set(holds)
+        self._holds = holds
+        for key, (pending, running) in left.items():
+            new = [j for j in pending if j not in before]
+            if key not in self._found or new:
+                self._announce(services, key, new, running if key not in self._found else [], now)
+            self._found.setdefault(key, now)
+        for key in [k for k in self._found if k not in left and k[0] not in unseen]:
+            del self._found[key]
+            caller = callers.get(key[0])
+            if caller is not None and caller.may_charge(key[1]) and (key[2] is None or key[2] in caller.classes_for(key[1])):
+                _rejoined(services, key)  # else: its work ended, or the user is unknown now
+        return changed
+
+    def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime) -> None:
+        user, team, priority = key
+        said = [_change(key)]
+        if held:
+            said.append(f"{len(held)} pending job(s) held, never started charged to {team} ({_ids(held)})")
+        if running:
+            said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running: "
+                        f"cancel them if they must stop ({_ids(running)})")
+        message = "; ".join(said)
+        details = {"user": user, "team": team, "priority": priority, "held": held, "running": running,
+                   "since": now.isoformat()}
+        services.store.add_event(actor=_ACTOR, action=TEAM_LEFT_ACTION, job_id=held[0] if len(held) == 1 else None,
+                                 user=user, message=message, details=details)
+        services.bus.publish({"type": TEAM_LEFT_ACTION, "data": {**details, "message": message}})
+        log.warning("jupyter_sched: %s", message)
+
+
+def _rejoined(services: Any, key: _Key) -> None:
+    user, team, priority = key
+    change = (f"{user} is a member of team {team} again" if priority is None
+              else f"priority {priority} is granted to {user} in team {team} again")
+    services.store.add_event(actor=_ACTOR, action=TEAM_REJOINED_ACTION, job_id=None, user=user,
+                             message=f"{change}: their held jobs there may start",
+                             details={"user": user, "team": team, "priority": priority})
