@@ -148,7 +148,8 @@ class ExecutorEventHandler:
             # R13); idle work reclaimed backs off, or it would take its GPUs straight back
             self.writer.requeue(record, PendingReason(
                 code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
-                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code}),
+                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code,
+                         "preempted_at": (record.stop_requested_at or end).isoformat()}),  # when (N7)
                 end, preempted=True, backoff=intent == "idle")
             return
         if intent == "cancel":

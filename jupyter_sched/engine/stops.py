@@ -13,14 +13,16 @@ released lease has nothing to stop and ends at once — except a lease lent to a
 (``parent_job_id``) whose GPU a process of that job still holds open: a devices cgroup denies new
 opens only, so the lease stays running (its GPU held, given to nobody else) until the job's
 processes close it, and past the stop grace those processes are killed, the job's others going on
-(red team 17, R2). An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
+(red team 17, R2). A process of the owner's account outside the job that holds it (an fd passed on,
+a mapping) keeps it held too, named with the words to end it, and is never killed (red team 18, R6).
+An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from ..backoff import Retries
 from ..errors import NotLeaderError
@@ -63,8 +65,13 @@ def stop_words(record: JobRecord) -> str:
         return f"stopped: time limit {job.spec.time_limit_s or 0:g} s reached"
     if intent == "cancel":
         return f"cancelled by {record.stop_actor or 'user'}"
-    if intent == "preempt":
-        return f"preempted: {job.message or 'GPUs were needed elsewhere'} (it waits in the queue again)"
+    if intent == "preempt":  # who and when, the verb once (new user 18, N7: "preempted: preempted to …")
+        said = job.message or ""
+        rest = (said.removeprefix("preempted") if said.startswith("preempted")
+                else f": {said or 'GPUs were needed elsewhere'}")
+        by = f" by {job.preempted_by}" if job.preempted_by and not rest.startswith(" by ") else ""
+        at = f" at {record.stop_requested_at.astimezone(timezone.utc):%H:%M:%S} UTC" if record.stop_requested_at else ""
+        return f"preempted{by}{at}{rest} (it waits in the queue again)"
     if intent == "idle":
         return f"reclaimed while idle: {job.message} (it waits in the queue again)"
     if intent == "idle_stop":
@@ -131,27 +138,51 @@ class StopReconciler:
         if not held:
             return False
         pids = sorted({pid for found in held.values() for pid in found})
+        members = getattr(self.executor, "job_pids", None)
+        group = members(parent) if members is not None else set(pids)
+        inside, outside = [p for p in pids if p in group], [p for p in pids if p not in group]
         gpus = ", ".join(sorted(held))
         due = (record.stop_requested_at or now) + timedelta(seconds=self.grace_s)
         if now < due:
-            if self.draining.get(job.id) != pids:
-                self.draining[job.id] = pids
-                words = (f"releasing: process(es) {', '.join(map(str, pids))} of job {parent} still hold GPU {gpus} "
-                         f"open; it stays held, given to nobody else, until they close it (restart the kernel "
-                         f"or end the process), at most until {due.strftime('%H:%M:%S')} UTC, when they are killed")
-                self.writer.say(job.id, words)
-                self.writer.audit(job, "lease_draining", words, {"parent_job_id": parent, "pids": pids,
-                                                                  "gpu_uuids": sorted(held)})
+            self._say_held(job, parent, gpus, inside, outside, f"at most until {due.strftime('%H:%M:%S')} UTC, "
+                           "when they are killed")
             return True
         kill = getattr(self.executor, "kill_pids", None)
-        killed = kill(parent, pids) if kill is not None else []
+        killed = kill(parent, inside) if kill is not None and inside else []
         if killed:
             words = (f"released: process(es) {', '.join(map(str, killed))} of job {parent} held GPU {gpus} open "
                      f"{self.grace_s:g} s after the lease's release and were killed; the job's other processes go on")
             self.writer.say(job.id, words)
             self.writer.audit(job, "lease_drain_killed", words, {"parent_job_id": parent, "pids": killed,
                                                                   "gpu_uuids": sorted(held)})
+        if outside:  # never killed here: not the job's (a reused pid could be anyone's); its owner or an admin ends it
+            self._say_held(job, parent, gpus, [], outside, "")
         return True
+
+    def _say_held(self, job: Job, parent: str, gpus: str, inside: list[int], outside: list[int], until: str) -> None:
+        """Say (and audit ``lease_draining``, once per set of pids) which processes keep the
+        released lease ``job`` held: ``inside`` its parent job's group (killed at the grace, said
+        ``until``), ``outside`` it — the owner's other processes holding the GPU through a passed fd
+        or a mapping (red team 18, R6), never killed by the scheduler: they are named, to be ended."""
+        said = [*inside, *outside]
+        if self.draining.get(job.id) == said:
+            return
+        self.draining[job.id] = said
+        parts = []
+        if inside:
+            parts.append(f"process(es) {', '.join(map(str, inside))} of job {parent} still hold GPU {gpus} open; "
+                         f"it stays held, given to nobody else, until they close it (restart the kernel or end the "
+                         f"process), {until}")
+        if outside:
+            ids = ", ".join(map(str, outside))
+            parts.append(f"process(es) {ids} of {job.spec.user}'s account, outside job {parent}, hold GPU {gpus} "
+                         f"open (an fd passed on, or a mapping kept); it stays held, given to nobody else, until they end: end "
+                         f"them (kill {' '.join(map(str, outside))}); the scheduler does not kill processes outside "
+                         f"the job")
+        words = "releasing: " + "; ".join(parts)
+        self.writer.say(job.id, words)
+        self.writer.audit(job, "lease_draining", words, {"parent_job_id": parent, "pids": inside,
+                                                          "outside_pids": outside, "gpu_uuids": gpus.split(", ")})
 
     def forget(self, job_id: str) -> None:
         """``job_id`` ended: a later stop of the same id (after a requeue) is sent again."""

@@ -42,14 +42,14 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
-__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors"]
+__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors", "processes_of"]
 
 log = logging.getLogger(__name__)
 
@@ -137,30 +137,87 @@ class LimitGroups:
                 Path(path).rmdir()
 
 
-def open_gpu_minors(pids: Sequence[int], minors: set[int], proc: Path = Path("/proc")) -> dict[int, list[int]]:
-    """``{minor: pids}`` of ``pids`` holding an fd on an NVIDIA device node ``195:minor`` with a
-    minor in ``minors`` (red team 17, R2: a devices cgroup is checked at ``open()`` only, so a
-    process keeps a GPU it opened while the GPU was lent to its job). Read from
-    ``/proc/<pid>/fd`` as ``fuser /dev/nvidiaN`` does; a process that is gone or unreadable holds
-    nothing."""
+def open_gpu_minors(pids: Sequence[int], minors: set[int], proc: Path = Path("/proc"),
+                    nodes: Mapping[int, Path] | None = None) -> dict[int, list[int]]:
+    """``{minor: pids}`` of ``pids`` holding an NVIDIA device node ``195:minor`` with a minor in
+    ``minors`` — open through an fd, or mapped (red team 17, R2: a devices cgroup is checked at
+    ``open()`` only, so a process keeps a GPU it opened while the GPU was lent to its job; red team
+    18, R6: an fd passed on by ``SCM_RIGHTS`` shows in the receiver's ``fd/``, a mapping kept after
+    ``close()`` only in ``maps``). Read as ``fuser -m``/``lsof`` do: ``/proc/<pid>/fd`` (a char
+    device 195:minor, or the node file itself) and ``/proc/<pid>/maps`` (a mapping whose device and
+    inode are those of the node, or whose path is a ``/dev`` node 195:minor). ``nodes``: each
+    minor's device node (default ``/dev/nvidia<minor>``; a test passes a stand-in file). A process
+    that is gone or unreadable holds nothing."""
+    where = {m: (nodes or {}).get(m, Path(f"/dev/nvidia{m}")) for m in minors}
+    identity: dict[tuple[int, int], int] = {}
+    for minor, node in where.items():
+        with contextlib.suppress(OSError):
+            st = os.stat(node)
+            identity[(st.st_dev, st.st_ino)] = minor
+
+    def minor_of(st: os.stat_result) -> int | None:
+        if (st.st_mode & 0o170000) == 0o020000 and os.major(st.st_rdev) == NVIDIA_MAJOR \
+                and os.minor(st.st_rdev) in minors:
+            return os.minor(st.st_rdev)
+        return identity.get((st.st_dev, st.st_ino))
+
     found: dict[int, list[int]] = {}
     for pid in pids:
-        try:
-            fds = os.listdir(proc / str(pid) / "fd")
-        except OSError:
-            continue
         held: set[int] = set()
-        for fd in fds:
-            try:
-                st = os.stat(proc / str(pid) / "fd" / fd)
-            except OSError:
-                continue
-            if (st.st_mode & 0o170000) == 0o020000 and os.major(st.st_rdev) == NVIDIA_MAJOR \
-                    and os.minor(st.st_rdev) in minors:
-                held.add(os.minor(st.st_rdev))
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(proc / str(pid) / "fd"):
+                with contextlib.suppress(OSError):
+                    if (opened := minor_of(os.stat(proc / str(pid) / "fd" / fd))) is not None:
+                        held.add(opened)
+        held |= _mapped_minors(proc / str(pid) / "maps", identity, minors)
         for minor in held:
             found.setdefault(minor, []).append(pid)
     return found
+
+
+def _mapped_minors(maps: Path, identity: Mapping[tuple[int, int], int], minors: set[int]) -> set[int]:
+    """The minors of ``minors`` a process maps (its ``maps`` file; nothing when unreadable)."""
+    held: set[int] = set()
+    try:
+        text = maps.read_text(errors="replace")
+    except OSError:
+        return held
+    for line in text.splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) < 5 or parts[4] == "0":
+            continue
+        with contextlib.suppress(ValueError):
+            major, minor = (int(x, 16) for x in parts[3].split(":"))
+            if (found := identity.get((os.makedev(major, minor), int(parts[4])))) is not None:
+                held.add(found)
+                continue
+        path = parts[5] if len(parts) > 5 else ""
+        if path.startswith("/dev/"):
+            with contextlib.suppress(OSError):
+                st = os.stat(path.removesuffix(" (deleted)"))
+                if (st.st_mode & 0o170000) == 0o020000 and os.major(st.st_rdev) == NVIDIA_MAJOR \
+                        and os.minor(st.st_rdev) in minors:
+                    held.add(os.minor(st.st_rdev))
+    return held
+
+
+def processes_of(uid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Every process on the host one of whose user ids (real, effective, saved, filesystem) is
+    ``uid`` — where an fd a job passed on by ``SCM_RIGHTS`` may be (red team 18, R6). One walk of
+    ``/proc``, reading each ``status``; a process gone meanwhile is left out."""
+    out = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(proc):
+            if not name.isdigit():
+                continue
+            try:
+                status = (proc / name / "status").read_text(errors="replace")
+            except OSError:
+                continue
+            line = next((x for x in status.splitlines() if x.startswith("Uid:")), "")
+            if str(uid) in line.split()[1:]:
+                out.append(int(name))
+    return out
 
 
 def _ours(path: str) -> bool:

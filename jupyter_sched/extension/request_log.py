@@ -21,7 +21,7 @@ from tornado import web
 
 from ..textsafe import escaped_controls
 
-__all__ = ["escape_log_controls", "logged_quietly", "redacted_url"]
+__all__ = ["escape_log_controls", "logged_quietly", "redacted_url", "shows_debug"]
 
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
@@ -30,7 +30,7 @@ def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
     status = handler.get_status()
     log_function = handler.settings.get("log_function")
     if (status < 300 or status == 304) and isinstance(log_function, partial) \
-            and _is_jupyter_log_request(log_function) and not _shows_debug(log):
+            and _is_jupyter_log_request(log_function) and not shows_debug(log):
         if log_function.keywords.get("record_prometheus_metrics", True):
             prometheus_log_method(handler)  # type: ignore[no-untyped-call]
         return True
@@ -43,7 +43,7 @@ def _is_jupyter_log_request(log_function: Any) -> bool:
             and set(log_function.keywords) <= {"record_prometheus_metrics"})
 
 
-def _shows_debug(logger: logging.Logger) -> bool:
+def shows_debug(logger: logging.Logger) -> bool:
     """True when a debug record of ``logger`` would reach a handler that emits it (the logger
     is enabled for DEBUG and a handler on its way up, up to where propagation stops, has level
     DEBUG or NOTSET). With no handler at all, logging's last resort shows warnings only."""

@@ -47,7 +47,7 @@ from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_js
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
 from .audit_names import request_name
-from .cookies import CookieOnce
+from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
 from .http_errors import http_error_body
 from .request_log import logged_quietly
@@ -104,7 +104,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(CookieOnce, APIHandler):
+class SchedHandler(ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE

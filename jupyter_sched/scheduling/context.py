@@ -24,6 +24,7 @@ from ..placement.reasons import FitReason
 from ..placement.state import Holding
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from ..queues.limits import effective_limit
+from ..queues.order import Holdings
 from ..wording.reasons import work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -131,6 +132,9 @@ class CycleContext:
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
+        held: with no quota configured, what each user and team holds at cycle start and the equal
+            shares (:func:`~jupyter_sched.queues.order.holdings`; set by the cycle): a team below its
+            share may preempt other teams' ``low`` work (:func:`.preempt.candidates.class_candidates`).
         passed: by team, the visits of jobs pended for room so far in this cycle, in visit order
             (with a sequence number across teams) — GPUs a plan frees by withdrawing this cycle's
             admissions go first to the higher classes among them, GPUs a dropped nomination frees
@@ -178,6 +182,9 @@ class CycleContext:
         # each running job reclaimed this cycle with its milli-GPUs, by the team quota line it was charged to
         self.reclaimed_lines: dict[tuple[str, str | None, str], list[tuple[str, int]]] = {}
         self.preemption_attempts = 0
+        self.held: Holdings | None = None
+        # users with a job running past its typical runtime, per snapshot (.runtimes.overrunning_users)
+        self.overrunning: tuple[Snapshot, frozenset[str]] | None = None
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0
         self.policies = {p.team: p for p in snapshot.quotas.teams}
@@ -315,7 +322,9 @@ class CycleContext:
                                  said)) is not None:  # the preemptor by its kind (new user 16, N12)
             clause += f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"  # N6
         name = name if name != by else ""
+        at = prior.get("preempted_at")  # when (new user 18, N7), kept through the reasons that follow
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
+                                   **({"preempted_at": at} if isinstance(at, str) and at else {}),
                                    **({"preempted_by_owner": owner} if owner else {}),
                                    **({"preempted_why": said} if said else {})}
         return clause, details

@@ -108,6 +108,10 @@ class AccountingService:
         - the current whole second: the GPU-hour sums are taken at the start of the second
           (open intervals grow, windows slide), so an answer is kept within its second only.
 
+        Over commits that only inserted pending jobs (``Store.pending_inserted``: submits of this
+        server, which change nothing of the answer but the owner's pending count), the kept answer
+        is carried over with that count added, at the new counter value.
+
         None: nothing kept for ``who``, or it is out of date — call :meth:`me_of`."""
         kept = self._answers.get(who)
         if kept is None:
@@ -116,9 +120,20 @@ class AccountingService:
         if counters is None or counters[0] < 0:
             return None
         version, policy, answer = kept
-        if version != (*counters, self._second()) or policy is not self.ctx.admission.policy:
+        now = (*counters, self._second())
+        if version == now and policy is self.ctx.admission.policy:
+            return answer
+        if version[1:] != now[1:] or policy is not self.ctx.admission.policy:
             return None
-        return answer
+        # only submits since (commits of this server that inserted pending jobs and wrote nothing
+        # else): the same answer but for the caller's pending count (issue 17: the pollers' own
+        # submits sent the GET me after each of them to a request thread)
+        added = self.ctx.store.pending_inserted(version[0], now[0], who[0])
+        if added is None:
+            return None
+        carried = answer.model_copy(update={"pending": answer.pending + added})
+        self._answers[who] = (now, policy, carried)
+        return carried
 
     def _second(self) -> datetime:
         """Now, to the whole second: the instant ``GET me``'s sums are taken at (:meth:`kept_me`)."""

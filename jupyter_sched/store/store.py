@@ -356,6 +356,10 @@ class StoreTx:
         anything that set :attr:`jobs_changed` from outside."""
         self.quotas_changed = False
         """True once this transaction replaced the quota set: its commit moves the ``quotas`` counter."""
+        self.pending_inserts: dict[str, int] | None = {}
+        """Pending jobs this transaction inserted, by owner, while it wrote no other job row (None
+        after any other write: an update, a holder inserted, anything setting :attr:`jobs_changed`
+        from outside); what :meth:`Store.pending_inserted` answers for the value its commit makes."""
 
     @property
     def jobs_changed(self) -> bool:
@@ -369,6 +373,7 @@ class StoreTx:
         self._jobs_changed = value
         if value:
             self.holders_quiet = False
+            self.pending_inserts = None
 
     def _skip(self, table: str, row: Mapping[Any, Any], key_column: str, error: str) -> None:
         self.bad.append(Quarantined(table=table, key=str(row[key_column]), error=error,
@@ -399,6 +404,12 @@ class StoreTx:
             self.holders_quiet = False
         else:
             self.idle_rows.append((record.job.id, 1))
+        if self.pending_inserts is not None:
+            if record.job.state is JobState.PENDING:
+                user = record.job.spec.user
+                self.pending_inserts[user] = self.pending_inserts.get(user, 0) + 1
+            else:
+                self.pending_inserts = None
         try:
             if savepoint:
                 with self.conn.begin_nested():
@@ -459,6 +470,7 @@ class StoreTx:
         values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now)
         values["version"] = record.version + 1
         self._jobs_changed = True
+        self.pending_inserts = None
         if self.holders_quiet and (record.job.state.holds_gpus or not self._held_nothing(record)):
             self.holders_quiet = False
         if not record.job.state.holds_gpus:
@@ -987,6 +999,7 @@ class QuietVersions:
         self._values: set[int] = set()
         self._order: deque[int] = deque()
         self._idle: dict[str, int] = {}  # job id -> the version this store committed it at, holding no GPUs
+        self._inserts: dict[int, dict[str, int]] = {}  # value -> pending jobs its commit inserted, by owner
 
     def note_idle(self, rows: Iterable[tuple[str, int]]) -> None:
         """Remember job rows ``(id, version)`` a commit of this store wrote holding no GPUs."""
@@ -998,12 +1011,32 @@ class QuietVersions:
         """True when row ``job_id`` at ``version`` is one this store committed holding no GPUs."""
         return self._idle.get(job_id) == version
 
-    def add(self, value: int) -> None:
-        """Remember that the commit that made counter value ``value`` touched no holder."""
+    def add(self, value: int, inserts: dict[str, int] | None = None) -> None:
+        """Remember that the commit that made counter value ``value`` touched no holder, and — when
+        ``inserts`` is given — wrote nothing but these pending jobs (by owner)."""
+        if inserts is not None:
+            self._inserts[value] = dict(inserts)
         self._values.add(value)
         self._order.append(value)
         if len(self._order) > self.KEEP:
-            self._values.discard(self._order.popleft())
+            old = self._order.popleft()
+            self._values.discard(old)
+            self._inserts.pop(old, None)
+
+    def inserted(self, since: int, now: int, user: str) -> int | None:
+        """Pending jobs of ``user`` the commits after ``since`` up to ``now`` inserted, when each of
+        them wrote nothing else (:attr:`StoreTx.pending_inserts`); None when one is not known so."""
+        if since == now:
+            return 0
+        if not 0 <= since < now <= since + self.SPAN:
+            return None
+        total = 0
+        for value in range(since + 1, now + 1):
+            made = self._inserts.get(value)
+            if made is None:
+                return None
+            total += made.get(user, 0)
+        return total
 
     def span(self, since: int, now: int) -> bool:
         """True when every value after ``since`` up to ``now`` is remembered (or ``since == now``)."""
@@ -1116,6 +1149,14 @@ class Store:
         a request thread almost every time)."""
         return self._quiet_versions.span(since, now)
 
+    def pending_inserted(self, since: int, now: int, user: str) -> int | None:
+        """How many pending jobs of ``user`` were inserted between the ``jobs`` counter values
+        ``since`` and ``now``, when every value after ``since`` up to ``now`` was made by a commit of
+        this store object that wrote nothing but pending jobs (a submit); None otherwise (another
+        process's commit, any update, a holder): what a kept ``GET me`` answer is carried over by
+        (issue 17: the pollers' own submits sent every ``GET me`` after them to a request thread)."""
+        return self._quiet_versions.inserted(since, now, user)
+
     def counters_now(self) -> tuple[int, int] | None:
         """``(jobs, quotas)`` change counters (:meth:`StoreTx.jobs_version`,
         :meth:`StoreTx.quotas_version`) read together the way :meth:`jobs_version_now` reads one:
@@ -1196,7 +1237,7 @@ class Store:
         if tx is not None and tx.quotas_changed:
             self.quotas_written += 1  # committed: callers resolved in this process see it at once
         if quiet is not None:  # committed: only now is that value the counter's for good
-            self._quiet_versions.add(quiet)
+            self._quiet_versions.add(quiet, tx.pending_inserts if tx is not None else None)
         if tx is not None and tx.idle_rows:
             self._quiet_versions.note_idle(tx.idle_rows)
         if tx is not None and tx.bad:

@@ -51,16 +51,18 @@ def learnt_condition(subject: str, source: str, *, share: float | None = None, p
     past runs did`` (``source`` ``"same"``; ``j-1 and j-2 run …`` with ``plural``) or ``it ends at
     ~12 % of its time limit, as its owner's other runs did`` (``"other"``; ``your other runs`` when
     ``yours``: the reader owns that job)."""
+    ends, limit, its = ("end", "their time limits", "their") if plural else ("ends", "its time limit", "its")
     if source == POPULATION_RUNS:
         at = share_text(share)
         if not at:
-            return f"{subject} ends as early as other users' runs of its size suggest"
-        return f"{subject} ends at {at} of its time limit, as other users' runs of its size did"
+            return f"{subject} {ends} as early as other users' runs of {its} size suggest"
+        return f"{subject} {ends} at {at} of {limit}, as other users' runs of {its} size did"
     if source == OTHER_RUNS:
         at = share_text(share)
+        owner = _owner(yours) if not plural or yours else "their owners'"
         if not at:
-            return f"{subject} ends as early as {_owner(yours)} other runs suggest"
-        return f"{subject} ends at {at} of its time limit, as {_owner(yours)} other runs did"
+            return f"{subject} {ends} as early as {owner} other runs suggest"
+        return f"{subject} {ends} at {at} of {limit}, as {owner} other runs did"
     return f"{subject} {'run' if plural else 'runs'} as long as similar past runs did"
 
 

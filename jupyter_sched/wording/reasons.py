@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration, relative_text
-from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
+from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition, share_text
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
@@ -452,30 +452,47 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if isinstance(learned, Sequence) and not isinstance(learned, str) and learned:
             # the running job's own line says "ends by <its limit>": say why this time is earlier,
             # from what it was learnt: similar past runs, or its owner's other programs (new user 11, N15)
-            text += f" ({_learnt_conditions(learned, details, one=len(waits) == 1 and len(learned) == 1, mine=mine)})"
+            text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
 
 
-def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, one: bool, mine: bool) -> str:
+def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, waits: Sequence[Any],
+                       mine: bool) -> str:
     """``if it runs as long as similar past runs did`` / ``if j-2 ends at ~12 % of its time limit,
     as its owner's other runs did`` (``details.eta_learned_other``: the learnt ends that came from
-    their owner's runs of other programs, with the share of the limit; :mod:`.estimates`)."""
+    their owner's runs of other programs, with the share of the limit; :mod:`.estimates`). Ends
+    learnt the same way are said once — ``if they end at ~25 % of their time limits, as your other
+    runs did`` — and by the names the ETA just gave them, not their ids (new user 18, N5: one clause
+    per job, each by its bare id)."""
     other = details.get("eta_learned_other")
     other = other if isinstance(other, Mapping) else {}
     listed = details.get("eta_learned_population")  # of those, the ones from everybody's runs of their size
     population = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
     own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
-    same = [w for w in learned if str(w) not in other]
+    names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
+    assert isinstance(names, Mapping)
+    waited = {str(w) for w in waits}
+
+    def subject(group: Sequence[str]) -> str:
+        if set(group) == waited:  # every job the ETA waits on: the sentence just named them
+            return "it" if len(group) == 1 else "they"
+        return _ids([public or w for w in group for public in [str(names.get(w) or "").strip()]])
+
+    groups: dict[tuple[str, str, bool], list[str]] = {}
+    for w in (str(w) for w in learned):
+        if w not in other:
+            groups.setdefault((SAME_RUNS, "", False), []).append(w)
+            continue
+        share = other[w]
+        source = POPULATION_RUNS if w in population else OTHER_RUNS
+        groups.setdefault((source, share_text(float(share) if isinstance(share, (int, float)) else None), w in own),
+                          []).append(w)
     parts = []
-    if same:
-        parts.append("if " + learnt_condition("it" if one else _ids(same), SAME_RUNS, plural=len(same) > 1))
-    for w in learned:
-        if str(w) in other:
-            share = other[str(w)]
-            source = POPULATION_RUNS if str(w) in population else OTHER_RUNS
-            parts.append("if " + learnt_condition("it" if one else str(w), source, yours=str(w) in own,
-                                                  share=float(share) if isinstance(share, (int, float)) else None))
+    for (source, _, yours), group in groups.items():
+        share = other.get(group[0])
+        parts.append("if " + learnt_condition(subject(group), source, plural=len(group) > 1, yours=yours,
+                                              share=float(share) if isinstance(share, (int, float)) else None))
     return "; ".join(parts)
 
 

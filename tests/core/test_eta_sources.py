@@ -177,3 +177,22 @@ def test_newuser15_n5_a_job_blocked_by_a_running_job_is_never_told_now() -> None
     # near its limit the limit bounds it: 10 s before the 20m limit the ETA is the limit, not past it
     late = replace(snap, now=_secs(1190), runtime_estimates={"big": 1191.0})
     assert {p.job_id: p.reason for p in run_cycle(late).pending}["waiter"].eta == _secs(1200)
+
+
+def test_newuser18_n5_ends_learnt_the_same_way_are_said_once_and_by_name() -> None:
+    """New user 18, N5: "when half (j-1) and waitA (j-2) end (if j-1 ends at ~25 % of its time
+    limit, as your other runs did; if j-2 ends at ~25 % of its time limit, as your other runs did)"
+    — one clause per job, each by its bare id. Now one clause for the ends learnt the same way."""
+    from jupyter_sched.wording.reasons import render_reason
+
+    base = {"code": "Capacity", "message": "needs 2 GPUs, 0 free", "eta": "2026-12-04T16:12:00Z",
+            "details": {"eta_code": "Projected", "eta_waits_on": ["j-1", "j-2"],
+                        "eta_waits_on_names": {"j-1": "half", "j-2": "waitA"},
+                        "eta_learned": ["j-1", "j-2"], "eta_learned_other": {"j-1": 0.25, "j-2": 0.25},
+                        "eta_waits_on_own": [{"id": "j-1"}, {"id": "j-2"}]}}
+    eta = render_reason(base, mine=True).eta
+    assert eta.endswith("when half (j-1) and waitA (j-2) end (if they end at ~25 % of their time limits, as your "
+                        "other runs did)"), eta
+    apart = {**base, "details": {**base["details"], "eta_learned": ["j-2"], "eta_learned_other": {"j-2": 0.5}}}
+    eta = render_reason(apart, mine=True).eta
+    assert eta.endswith("(if waitA ends at ~50 % of its time limit, as your other runs did)"), eta

@@ -99,7 +99,8 @@ def test_newuser3_finding_33_a_high_job_is_told_why_it_does_not_preempt_normal_w
     assert high.message.endswith(  # type: ignore[attr-defined]
         "no preemption: high preempts only low-priority work of its team (rule 'lower-class'), and 1 job (2 GPUs) "
         "of a on these GPUs is normal; work of other teams is not preempted for it (b: 1 job (2 GPUs)): no quotas "
-        "are set, so no team takes GPUs back from another.")
+        "are set, so other teams' low work is preempted only for a team holding less than an equal share of the "
+        "GPUs (a holds 2, share 2).")
     assert high.details["preemption_rule"]["preemptible"] == ["low"]  # type: ignore[attr-defined]
     assert "no preemption" not in _reason(result, "same").message  # type: ignore[attr-defined]
 

@@ -600,3 +600,28 @@ def test_a_queue_default_time_limit_is_given_at_admission_and_stops_the_job(sqli
     clock.advance(31)
     wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
     assert "time limit of 30 s exceeded" in svc.get_job(job["id"], user="ana")["message"]
+
+
+def test_newuser18_n7_a_preempted_job_says_when_and_by_whom_in_its_reason_details_and_log(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """New user 18, N7: a requeued job's reason said who preempted it but never when, and its log's
+    one line said "preempted: preempted to …" — no time, no who, the verb twice."""
+    svc = make_service(sqlite_db, tmp_path, gpus=1, priority_grants={"users": {"bob": ["high"]}})
+    low = svc.submit({"priority": "low", "command": gated(tmp_path, "never")}, user="ana")
+    wait_until(lambda: state_of(svc, low["id"]) == "running", "the low job to run", tick=svc.tick)
+    high = svc.submit({"priority": "high", "command": gated(tmp_path, "never-high")}, user="bob")
+    wait_until(lambda: state_of(svc, high["id"]) == "running", "the high job to run", tick=svc.tick)
+    wait_until(lambda: state_of(svc, low["id"]) == "pending", "the low job to be requeued", tick=svc.tick)
+    svc.tick()
+    reason = svc.get_job(low["id"], user="ana")["reason"]
+    assert reason["details"]["preempted_by"] == high["id"] and reason["details"]["preempted_at"], reason
+    svc.cancel(high["id"], user="bob")
+    from dataclasses import replace as _replace
+
+    from jupyter_sched.engine.stops import stop_words
+
+    record = svc.store.get_job(low["id"])
+    job = _replace(record.job, message="preempted to return borrowed quota to teama", preempted_by="l-9")
+    line = stop_words(_replace(record, job=job, stop_intent="preempt", stop_requested_at=T0))
+    assert line == f"preempted by l-9 at {T0:%H:%M:%S} UTC to return borrowed quota to teama (it waits in the queue " \
+                   "again)", line  # the line the job's log ends with

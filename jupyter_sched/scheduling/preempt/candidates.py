@@ -7,7 +7,14 @@
   allows (Kueue ``reclaimWithinCohort``), with the jobs that rule protects (named in the reason);
 * :func:`borrow_candidates` — for a job that borrows itself, borrowing teams' jobs up to the
   profile's threshold class (Kueue ``borrowWithinCohort``);
-* :func:`nomination_candidates` — free GPUs nominated to pending jobs of borrowing teams.
+* :func:`nomination_candidates` — free GPUs nominated to pending jobs of borrowing teams;
+* :func:`class_candidates` — with **no quota configured**, other teams' ``low`` work for a job of a
+  higher class whose team holds less than an equal share of the GPUs (DESIGN.md *Priority
+  classes*: ``low`` is always preemptible; red team 18, R8: a team's ``low`` jobs with no time
+  limit otherwise kept every GPU from another team's ``normal`` job for ever). The share is the
+  no-quota fair order's (:func:`~jupyter_sched.queues.order.holdings`: total GPUs / teams with
+  work), so the rule serves exactly the teams that order puts first, and never a team at or
+  above its share; ``low`` work cannot preempt, so no eviction is ever answered by one back.
 
 Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds run, work lost:
 :mod:`jupyter_sched.preemption.candidates`); :mod:`.search` picks the set. Jobs already going
@@ -18,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...model import Job
+from ...model import Job, PriorityClass
 from ...placement.placer import Flavor
 from ...preemption.candidates import candidate_of, nomination_candidate
 from ...preemption.reclaim_rules import LineKey
@@ -26,14 +33,44 @@ from ...preemption.victims import Candidate
 from ..context import CycleContext
 from ..ledger import NOMINATION_PREFIX, Holder
 
-__all__ = ["borrow_candidates", "candidate", "held_away", "held_away_now", "holder_key", "nomination_candidates", "own_candidates",
-           "reclaim_candidates", "team_borrowing", "team_lines"]
+_LOW_RANK = PriorityClass.LOW.rank
+
+__all__ = ["borrow_candidates", "candidate", "class_candidates", "class_share", "held_away", "held_away_now", "holder_key",
+           "nomination_candidates", "own_candidates", "reclaim_candidates", "team_borrowing", "team_lines"]
 
 
 def borrow_candidates(ctx: CycleContext, job: Job, flavor: Flavor, at_most: int) -> list[Candidate]:
     """Jobs of other teams that borrow on ``flavor``, of a class rank at most ``at_most``
     (borrow within cohort; :func:`search` keeps each victim's team at or above its guarantee)."""
     return [c for c in reclaim_candidates(ctx, job, flavor, any_rule=True)[0] if c.rank <= at_most]
+
+
+def class_share(ctx: CycleContext, team: str) -> tuple[float, float] | None:
+    """``(GPUs team holds now, an equal share)`` with no quota configured (None with quotas): what it
+    held at cycle start (:attr:`CycleContext.held`) plus this cycle's admissions of the team."""
+    held = ctx.held
+    if held is None or ctx.quota.enabled:
+        return None
+    now = held.by_team.get(team, 0.0)
+    now += sum(j.spec.resources.total_milli for i, j in ctx.admitted.items()
+               if i in ctx.fresh and j.spec.team == team) / 1000
+    return now, held.team_share
+
+
+def class_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
+    """With no quota configured, other teams' ``low`` jobs on ``flavor`` for ``job`` of a higher
+    class whose team holds less than an equal share (module doc; red team 18, R8). None otherwise:
+    with quotas, other teams' work is taken back only as reclaim of a guarantee."""
+    spec = job.spec
+    if ctx.preemption is None or spec.priority.rank <= _LOW_RANK:
+        return []
+    share = class_share(ctx, spec.team)
+    if share is None or share[0] >= share[1]:
+        return []
+    holders: list[Holder] = list(ctx.ledger.holders.values() if flavor.model == "*"
+                                 else ctx.holder_index()[0].get(flavor.model, ()))
+    return [candidate(ctx, h, "class") for h in holders
+            if h.job.spec.team != spec.team and h.job.spec.priority.rank == _LOW_RANK and _available(ctx, job, h.job)]
 
 
 def own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:

@@ -30,7 +30,7 @@ from ..context import CycleContext
 from ..snapshot import AuditRecord, Pend, Preempt
 from ..spare import claim, hold_spare
 from ..takeover import offer_freed, offer_passed_over
-from .candidates import team_lines
+from .candidates import class_share, team_lines
 from .waiting import hold_and_wait, stopping_on
 
 __all__ = ["issue_plan"]
@@ -92,6 +92,12 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
                         f"{c.team} is guaranteed, and this share kept a GPU from {spec.team}'s guaranteed work")
         elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
+        elif c.kind == "class":  # no quota: another team's low work (red team 18, R8)
+            share = class_share(ctx, spec.team)
+            holds = f"{share[0]:g} GPU{'s' if share[0] != 1 else ''}, share {share[1]:.3g}" if share else ""
+            sentence = (f"preempted by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of team "
+                        f"{spec.team}: low work is always preemptible, and with no quotas set a team holding less "
+                        f"than an equal share of the GPUs ({spec.team}: {holds}) takes them from other teams' low work")
         else:
             # the preemptor by its kind: a kernel's lease is no "job" (new user 16, N12)
             sentence = f"preempted by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of team {spec.team}"

@@ -13,7 +13,9 @@
    team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows; whether the job is within its
    team's guarantee is decided *after* its own team's evictions are counted (:func:`_within_after`;
    issue 16 R2, example B). A job that borrows itself may instead evict borrowing teams' lower
-   classes up to the profile's threshold (Kueue ``borrowWithinCohort``);
+   classes up to the profile's threshold (Kueue ``borrowWithinCohort``). With no quota
+   configured, a job of a higher class whose team holds less than an equal share may evict
+   other teams' ``low`` work (:func:`.candidates.class_candidates`; red team 18, R8);
 2. **wait, don't evict** (:mod:`.waiting`) — a job that fits on spare GPUs of stopping victims
    takes them and waits (case 032);
 3. **search** (:mod:`.search`) — the minimal victim set by (class, jobs broken, GPUs/pods
@@ -41,7 +43,14 @@ from ..admit import keep_off
 from ..context import CycleContext, Visit
 from ..spare import open_spare
 from ..takeover import readmit
-from .candidates import borrow_candidates, holder_key, nomination_candidates, own_candidates, reclaim_candidates
+from .candidates import (
+    borrow_candidates,
+    class_candidates,
+    holder_key,
+    nomination_candidates,
+    own_candidates,
+    reclaim_candidates,
+)
 from .issue import issue_plan
 from .refusals import explain, explain_reserved
 from .search import search
@@ -72,7 +81,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         below = None if within or not ctx.quota.enabled else \
             borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
-            (borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
+            (borrow_candidates(ctx, job, flavor, below), []) if below is not None else \
+            (class_candidates(ctx, job, flavor), [])  # no quota: other teams' low work (red team 18, R8)
         # for another team's work that was evicted before, the minimum runtime is a rule, not a
         # preference (red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
         # borrower lose its work 5 times); otherwise it stays a preference (module doc)

@@ -31,7 +31,7 @@ from ...preemption.reclaim_rules import LineKey
 from ...preemption.victims import Candidate, PreemptionPlan
 from ..context import CycleContext, Visit
 from ..ledger import Holder
-from .candidates import candidate, held_away, team_lines
+from .candidates import candidate, class_share, held_away, team_lines
 from .search import search
 
 __all__ = ["explain", "explain_reserved"]
@@ -165,8 +165,11 @@ def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor, *
                        f"on these GPUs {'is' if len(mine) == 1 else 'are'} {' or '.join(classes)}")
     if theirs:
         teams = sorted({h.job.spec.team for h in theirs})
-        why = ("they stay within their guaranteed quota" if ctx.quota.enabled else
-               "no quotas are set, so no team takes GPUs back from another")
+        share = class_share(ctx, spec.team)
+        # no quota: only low work is taken, for a team below an equal share (red team 18, R8)
+        why = ("they stay within their guaranteed quota" if share is None else
+               f"no quotas are set, so other teams' low work is preempted only for a team holding less than an "
+               f"equal share of the GPUs ({spec.team} holds {share[0]:g}, share {share[1]:.3g})")
         clauses.append(f"work of other teams is not preempted for it ({', '.join(teams)}: {_count(theirs)}): {why}")
     visit.refusal = "; ".join(clauses)
     visit.refusal_details = {"rule": getattr(policy, "name", "never") if mine else "reclaim",

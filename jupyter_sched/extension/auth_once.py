@@ -1,0 +1,189 @@
+"""A token-and-cookie request's identity proved once, then recognised while the proof still holds (issue 17).
+
+A panel, the CLI or any ``httpx``/``requests`` session polls with the same ``Authorization: token …``
+header and the same signed login cookie on every request. jupyter_server's built-in
+``IdentityProvider`` proves both again each time: the token compared, a debug record built (its
+logger stays at DEBUG whatever ``--log-level`` says), the cookie's HMAC-SHA256 signature checked,
+its JSON decoded into a new ``User`` — about a sixth of the event loop's CPU per request under
+``benchmarks/status_bench.py``'s fifty pollers, where ``jupyter-sched status`` waits behind each
+poller's requests.
+
+:class:`ProvenOnce` wraps that provider for :class:`~.web.SchedHandler`: the provider's own
+``get_user`` decides every request whose headers it has not proved; when it accepted the server
+token from the ``Authorization`` header and named the user of the (valid) login cookie — so it set
+no cookie and the request is marked token-authenticated — the exact header and cookie text are
+remembered with what they proved. A later request carrying byte-for-byte the same two values is
+answered from that while all of this still holds, checked on every request:
+
+- the provider's token is the one that was sent (a changed or revoked token refuses at once);
+- the server's cookie secret is the same object (a rotated secret refuses at once);
+- the cookie's own signing time is within the provider's ``max_age_days`` (31 by default), as
+  tornado checks it, and the proof is at most :data:`KEEP_S` seconds old;
+- no ``?token=`` argument (the provider reads that before the header) and no debug logging shown
+  (the provider's debug line would be missing).
+
+Anything else — another provider (a hub's), a password login, a browser with the cookie only, a
+first request that gets its cookie set, any difference in either value — goes through the
+provider as before. :class:`ProvenOnceHandler` also keeps what ``check_host`` found (a regular
+expression and an IP-address parse per request): a ``Host`` value found local once stays local.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import OrderedDict
+from typing import Any, cast
+
+from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
+
+from .cookies import CookieOnce
+from .request_log import shows_debug
+
+__all__ = ["KEEP_S", "ProvenOnce", "ProvenOnceHandler", "signed_at"]
+
+KEEP_S = 30.0
+"""Seconds a proof is used at most before the provider proves the same values again."""
+
+_KEPT = 64
+"""Proofs kept (oldest dropped first): one per client session that polls."""
+
+_LONGEST = 8192
+"""Header and cookie text longer than this together is never remembered."""
+
+_SETTINGS_KEY = "jupyter_sched_proven_once"
+_HOSTS_KEY = "jupyter_sched_local_hosts"
+
+
+class ProvenOnce:
+    """The server's built-in ``IdentityProvider``, remembering what identical requests proved
+    (module docstring); every other attribute is the provider's own."""
+
+    def __init__(self, provider: IdentityProvider) -> None:
+        self._provider = provider
+        self._proofs: OrderedDict[tuple[str, str, str], tuple[Any, str, Any, float, float]] = OrderedDict()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # its own fields are set in __init__: never the provider's private ones
+            raise AttributeError(name)
+        return getattr(self._provider, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:  # a setting changed through the handler is the provider's (its token, its cookie options)
+            setattr(self._provider, name, value)
+
+    async def get_user(self, handler: Any) -> Any:
+        """The provider's ``get_user``, or the user an identical request proved (module docstring)."""
+        provider = self._provider
+        if getattr(handler, "_jupyter_current_user", None) or shows_debug(provider.log):
+            return await _awaited(provider.get_user(handler))
+        key = self._key(handler)
+        if key is not None:
+            proof = self._proofs.get(key)
+            if proof is not None:
+                user, token, secret, until, _ = proof
+                if token == provider.token and secret is handler.settings.get("cookie_secret") \
+                        and time.time() < until:
+                    handler._token_authenticated = True
+                    return copy.copy(user)
+                self._proofs.pop(key, None)
+        user = await _awaited(provider.get_user(handler))
+        if key is not None and user is not None:
+            self._remember(handler, key, user)
+        return user
+
+    def _key(self, handler: Any) -> tuple[str, str, str] | None:
+        """The header, cookie name and cookie text a proof is remembered by; None: never remembered."""
+        request = handler.request
+        if "token" in request.query_arguments:
+            return None
+        header = request.headers.get("Authorization", "")
+        if not header:
+            return None
+        name = self._provider.get_cookie_name(handler)
+        cookie = handler.get_cookie(name)
+        if not cookie or len(header) + len(cookie) > _LONGEST:
+            return None
+        return header, name, cookie
+
+    def _remember(self, handler: Any, key: tuple[str, str, str], user: Any) -> None:
+        """Keep ``user`` for ``key`` when the provider proved it from the server token in the header
+        and the login cookie naming that very user (so it set no cookie)."""
+        provider = self._provider
+        token = provider.token
+        match = provider.auth_header_pat.match(key[0])
+        if not token or not getattr(handler, "_token_authenticated", False) or match is None \
+                or match.group(2) != token:
+            return
+        if provider.get_user_cookie(handler) != user:  # read once per request already (cookies.CookieOnce)
+            return
+        signed = signed_at(key[2])
+        if signed is None:
+            return
+        max_age_days = provider.get_secure_cookie_kwargs.get("max_age_days", 31)
+        now = time.time()
+        until = min(now + KEEP_S, signed + max_age_days * 86400)
+        self._proofs[key] = (copy.copy(user), token, handler.settings.get("cookie_secret"), until, now)
+        self._proofs.move_to_end(key)
+        while len(self._proofs) > _KEPT:
+            self._proofs.popitem(last=False)
+
+
+async def _awaited(value: Any) -> Any:
+    if hasattr(value, "__await__"):
+        return await value
+    return value
+
+
+def signed_at(cookie: str) -> float | None:
+    """The signing time (epoch seconds) of a tornado signed value (format 1 or 2); None when
+    ``cookie`` is neither (the signature itself is the provider's to check)."""
+    try:
+        if cookie.startswith("2|"):
+            rest = cookie[2:]
+            for _ in range(2):  # key version, then the timestamp: each "length:value|"
+                length, _, rest = rest.partition(":")
+                value, rest = rest[:int(length)], rest[int(length) + 1:]
+            return float(int(value))
+        parts = cookie.split("|")
+        return float(int(parts[1])) if len(parts) == 3 else None
+    except ValueError:
+        return None
+
+
+class ProvenOnceHandler(CookieOnce):
+    """Handler mixin (before jupyter_server's ``APIHandler`` in the bases): its identity provider
+    is the server's one :class:`ProvenOnce` when the server runs jupyter_server's built-in token
+    (or password) provider, any other provider as it is; ``check_host`` is remembered for a
+    ``Host`` value it allowed (module docstring); a request's signed cookie is verified once
+    (:class:`~.cookies.CookieOnce`, which the provider's own reads and :class:`ProvenOnce` share)."""
+
+    @property
+    def identity_provider(self) -> Any:
+        provider = cast(Any, super()).identity_provider
+        if type(provider) not in (IdentityProvider, PasswordIdentityProvider):
+            return provider
+        settings = cast(Any, self).settings
+        kept = settings.get(_SETTINGS_KEY)
+        if kept is None or kept._provider is not provider:
+            kept = settings[_SETTINGS_KEY] = ProvenOnce(provider)
+        return kept
+
+    def check_host(self) -> bool:
+        """jupyter_server's ``check_host``, remembered while it allowed a ``Host`` value that names
+        no UNIX socket path (those are looked up on disk each time) under the same settings."""
+        handler = cast(Any, self)
+        settings = handler.settings
+        if settings.get("allow_remote_access", False):
+            return True
+        host = handler.request.host or ""
+        key = (host, tuple(settings.get("local_hostnames", ["localhost"])))
+        local: set[tuple[str, tuple[str, ...]]] = settings.setdefault(_HOSTS_KEY, set())
+        if key in local:
+            return True
+        allowed = bool(cast(Any, super()).check_host())
+        if allowed and "/" not in host and "%" not in host and len(local) < _KEPT:
+            local.add(key)
+        return allowed
