@@ -10,8 +10,9 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
 3. inside a team, each user's jobs in submit order (4.), and among users the one that would have
    the least usage *once its next job ran*: its decayed GPU-seconds (Slurm's fair-share factor;
    the half-life decay is computed at the edge into ``UsageHistory.decayed_gpu_seconds_by_user``)
-   plus that job's expected GPU-seconds (GPUs x expected runtime) and those of its jobs already
-   ordered ahead — the share after admitting the job, as Kueue's fair sharing picks the queue
+   plus that job's expected GPU-seconds (GPUs x :attr:`QueueContext.charged_runtime`: the learnt
+   runtime, or the time limit while the user has a job running past what its history said — red
+   team 18, R2: a user writes their own history) and those of its jobs already ordered ahead — the share after admitting the job, as Kueue's fair sharing picks the queue
    whose share would be lowest with its head workload admitted, re-read after each admission
    (KEP-1714). A job whose runtime is unknown counts as long as the longest known one in the
    queue. So users' jobs interleave by the work they add: a short job of a heavier user may go
@@ -158,6 +159,9 @@ class QueueContext:
         team_share: current fair share of a team (lower goes first); re-read as admissions happen.
         user_usage: decayed GPU-seconds per user (lower goes first within a team).
         expected_runtime: seconds a job is expected to run (``math.inf``: unknown).
+        charged_runtime: seconds a job is charged for in ``fair``'s order inside a team (3.; None:
+            ``expected_runtime``): the cycle gives the time limit for users with a job running past
+            its learnt runtime (red team 18, R2: a user writes their own history).
         held: what users and teams hold now, given only when no quota is configured: ``fair`` and
             ``fair-usage`` then order by it first (module doc, "No quota configured"); None: by
             the teams' borrowed shares.
@@ -168,6 +172,7 @@ class QueueContext:
     user_usage: Mapping[str, float] = field(default_factory=dict)
     expected_runtime: Callable[[Job], float] = lambda job: math.inf
     held: Holdings | None = None
+    charged_runtime: Callable[[Job], float] | None = None
 
 
 class QueueSort(Protocol):
@@ -240,7 +245,7 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
     With :attr:`QueueContext.held` (no quota) the sort key is (GPUs its user holds before it runs,
     that share): :func:`held_before` grows along a user's jobs too.
     """
-    user_usage, runtime_of = context.user_usage, context.expected_runtime
+    user_usage, runtime_of = context.user_usage, context.charged_runtime or context.expected_runtime
     held = context.held.by_user if context.held is not None else None
     fair = context.held.user_share if context.held is not None else math.inf
 

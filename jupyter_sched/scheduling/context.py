@@ -183,6 +183,8 @@ class CycleContext:
         self.reclaimed_lines: dict[tuple[str, str | None, str], list[tuple[str, int]]] = {}
         self.preemption_attempts = 0
         self.held: Holdings | None = None
+        # users with a job running past its typical runtime, per snapshot (.runtimes.overrunning_users)
+        self.overrunning: tuple[Snapshot, frozenset[str]] | None = None
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0
         self.policies = {p.team: p for p in snapshot.quotas.teams}

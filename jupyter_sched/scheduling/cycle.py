@@ -44,6 +44,7 @@ from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
+from .runtimes import charged_runtime
 from .snapshot import CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
 
@@ -79,7 +80,8 @@ def run_on(ctx: CycleContext) -> CycleResult:
     # no quota configured: what each user and team holds now orders the queue first (red team 15, R4)
     held = ctx.held = None if ctx.quota.enabled else holdings(snapshot.jobs, snapshot.inventory.gpu_count())
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
-                         expected_runtime=partial(expected_runtime, ctx), held=held)
+                         expected_runtime=partial(expected_runtime, ctx), held=held,
+                         charged_runtime=partial(charged_runtime, ctx))
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):

@@ -53,7 +53,7 @@ from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, expected_runtime, time_left
+from .runtimes import Reestimate, charged_runtime, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -410,7 +410,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                 assert shares is not None
                 held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
         context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
-                               expected_runtime=lambda job: expected_runtime(ctx, job), held=held)
+                               expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
+                               charged_runtime=lambda job: charged_runtime(ctx, job))
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
 
     return order

@@ -48,7 +48,7 @@ from ..model import Job
 from ..queues.order import above, held_before, holdings, share_once_ran, submit_key
 from .context import CycleContext
 from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
-from .runtimes import expected_runtime
+from .runtimes import charged_runtime
 
 __all__ = ["QueueTail"]
 
@@ -199,7 +199,7 @@ class QueueTail:
             self._accumulate(group, job, runtime)
 
     def _runtime(self, job: Job) -> float:
-        return expected_runtime(self._ctx, job)
+        return charged_runtime(self._ctx, job)  # as the cycle's fair order charges it (red team 18, R2)
 
     def _before(self, group: _Arrangement, job: Job) -> float:
         """GPUs ``job``'s user holds before it (after every member; no quota), else 0."""
