@@ -12,7 +12,9 @@ raised unchanged (the one error mapping turns it into 400/403/404/422). Refusals
 (a request model's or the spec's validation: ``gpus: "two"``, an unknown field ``run_as``, an
 env name with ``=``) are recorded the same way by the web layer (:meth:`Admission.record_refusal`
 from ``SchedHandler.write_error``): a hostile input and a careless one look alike, so every
-refused request of an authenticated caller is on the record.
+refused request of an authenticated caller is on the record — except the "no" of a request that
+only asks whether it would be accepted (:data:`READ_ONLY_CHECKS`: a dry run, a schedule preview;
+new user 18, N11), unless it asks beyond the caller's rights (a 403, a probe of another user's job).
 
 On the record, but bounded: at most :data:`REFUSAL_RECORDS_PER_MINUTE` refusals of one user are
 written one by one per minute (per server), one kind of refusal at most half of them, and the
@@ -52,12 +54,30 @@ from .fit import FitCheck
 from .policy import PENDING_SETTING, RATE_SETTING, AdmissionPolicy, resolve_caller
 from .rules import check_job
 
-__all__ = ["REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission", "RefusalLimiter", "SubmitRate"]
+__all__ = ["PROBE_FIELDS", "READ_ONLY_CHECKS", "REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission", "RefusalLimiter", "SubmitRate"]
 
 log = logging.getLogger(__name__)
 
 REFUSED = "refused"
 """Audit action of every refusal."""
+
+READ_ONLY_CHECKS = frozenset({"dry run", "preview schedule"})
+"""Requests that only ask "would this be accepted?" (``POST dryrun``, ``POST definitions/preview``):
+their "no" is the answer asked for, not a refused request, so it writes no ``refused`` row — the
+Submit form dry-runs and the schedule form previews every pause while a user types, and each half-typed
+value was on the admins' audit log (new user 18, N11). Attempts beyond the caller's rights stay on
+the record whatever the request (:func:`_on_record`)."""
+
+PROBE_FIELDS = frozenset({"parent_job_id", "kernel_id"})
+"""Fields whose refusal may be a probe of another user's job or kernel (red team 16, R9)."""
+
+
+def _on_record(err: SchedError) -> bool:
+    """Whether a read-only check's refusal is still audited: who may do what (403), a probe of another
+    user's job or kernel (:data:`PROBE_FIELDS`), or an ``env.<KEY>`` a job may not set — the
+    scheduler's, the hub's, the GPU runtime's or the account's variables (red team 15, R1)."""
+    field = err.field or ""
+    return isinstance(err, AuthorizationError) or field in PROBE_FIELDS or field.startswith("env.")
 
 REFUSAL_RECORDS_PER_MINUTE = 60
 """Refusals of one user written one by one per minute (per server); the rest are counted (module docstring)."""
@@ -285,6 +305,8 @@ class Admission:
         if err.audited:
             return
         err.audited = True
+        if request in READ_ONLY_CHECKS and not _on_record(err):
+            return  # an answer to "would this be accepted?", not a refused request (READ_ONLY_CHECKS)
         field = err.field if err.field is None or len(err.field) <= 200 else err.field[:197] + "..."  # bounded row
         details: dict[str, Any] = {"request": request, "field": field, "code": err.code, "status": http_status_for(err)}
         if err.details:  # what the answer's details said, e.g. every refused env key and why (the message is cut)

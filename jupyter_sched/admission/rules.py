@@ -26,11 +26,11 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 
 from ..errors import AuthorizationError, QuotaError, ValidationError
-from ..model import ANY_MODEL, GPU_MILLI, JobSpec, QuotaSet
-from ..model.units import gpus_phrase
+from ..model import JobSpec, QuotaSet
 from ..model.validation import ENV_KEY, MAX_ENV_KEY_CHARS, MAX_ENV_VALUE_CHARS, check_env
 from ..placement.filters import model_matches
-from ..quota import Line, QuotaLedger
+from ..quota import QuotaLedger
+from ..quota.ceiling import binding_ceiling, ceiling_exceeded
 from .caller import Caller
 
 __all__ = [
@@ -201,41 +201,13 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
         return
     wanted = spec.resources.gpu_models
     models = [m for m in gpus_by_model if not wanted or any(model_matches(w, m) for w in wanted)]
-    ledger = QuotaLedger(quotas, gpus_by_model)
-    binding: list[Line] = []  # per model, the tightest line the request exceeds
-    for model in models:
-        over = [line for line in ledger.applicable(spec.team, spec.user, model)
-                if line.ceiling is not None and line.ceiling < milli]
-        if not over:
-            return
-        binding.append(min(over, key=lambda line: line.ceiling or 0))
-    if not binding:
+    line = binding_ceiling(QuotaLedger(quotas, gpus_by_model), spec.team, spec.user, milli, models)
+    if line is None:
         return
-    line = max(binding, key=lambda line: line.ceiling or 0)  # the model that comes closest
-    ceiling, guaranteed, borrow = (_gpus(line.ceiling or 0), _gpus(line.guaranteed), _gpus(line.borrowing_limit or 0))
-    whose = f"the per-user limit of {line.user} in team {line.team}" if line.user is not None \
-        else f"the limit of team {line.team}"
-    on = "" if line.model == ANY_MODEL else f" of {line.model}"
-    requested = _gpus(milli)
-    field, most = "gpus", f"at most {gpus_phrase(ceiling)}"
-    per_worker = _gpus(spec.resources.gpus * spec.resources.gpu_milli)
-    workers = spec.resources.workers
-    if workers > 1 and not spec.resources.groups and 0 < per_worker <= ceiling:
-        # a gang whose workers fit one by one: the worker count is what to change (issue 20:
-        # "workers" blamed on "gpus", which the user had set to 1)
-        fit = int(ceiling // per_worker)
-        field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
-    raise QuotaError(
-        f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
-        f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})", field=field,
-        hint=f"ask for {most}, or ask an admin to raise the quota",
-        details={"requested": requested, "ceiling": ceiling, "guaranteed": guaranteed, "borrowing_limit": borrow,
-                 "team": line.team, "user": line.user, "model": line.model})
-
-
-def _gpus(milli: int) -> float:
-    value = milli / GPU_MILLI
-    return int(value) if value == int(value) else round(value, 3)
+    # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
+    over = ceiling_exceeded(line, spec.resources)
+    raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or ask an admin to raise the quota",
+                     details=over.details)
 
 
 def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:

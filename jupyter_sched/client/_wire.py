@@ -25,6 +25,7 @@ from ..errors import (
     UnschedulableError,
     ValidationError,
 )
+from .discovery import TOKEN_HINT
 
 __all__ = ["NAMED_FROM", "Req", "SseParser", "error_from_response", "event_from_sse", "job_id_named", "needs_lookup",
            "unwrap_list"]
@@ -54,17 +55,14 @@ _BY_STATUS: dict[int, type[SchedError]] = {
 }
 
 
-TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
-"""What the Python API says about a refused token (the CLI says it in its own options)."""
-
-
-def error_from_response(status: int, text: str) -> SchedError:
+def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT) -> SchedError:
     """Turn an error response into the :mod:`jupyter_sched.errors` class the server raised.
 
     Args:
         status: HTTP status code (>= 400).
         text: response body; the wire shape ``{"error": {...}}`` or anything else (e.g. a
             tornado HTML error page, a 401 from Jupyter auth).
+        token_hint: the hint of a refused token (:func:`~.discovery.token_hint` of the connection).
 
     Returns:
         :class:`~jupyter_sched.errors.AuthenticationError` for a 401/403 the server's auth
@@ -86,12 +84,12 @@ def error_from_response(status: int, text: str) -> SchedError:
         details = details if isinstance(details, dict) else None
         if status in (401, 403) and (body.get("code") == "unauthorized" or (details or {}).get("credentials")):
             return AuthenticationError(str(body.get("message") or "the server did not accept the token"),
-                                       hint=TOKEN_HINT, details=details)
+                                       hint=token_hint, details=details)
         cls = _BY_CODE.get(str(body.get("code")), _BY_STATUS.get(status, SchedError))
         message = str(body.get("message") or f"HTTP {status}")
         return cls(message, field=body.get("field"), hint=body.get("hint"), details=details)
     if status in (401, 403):  # Jupyter's (or JupyterHub's) own auth answered, before the extension
-        return AuthenticationError("the server did not accept the token", hint=TOKEN_HINT)
+        return AuthenticationError("the server did not accept the token", hint=token_hint)
     cls = _BY_STATUS.get(status, SchedError)
     if isinstance(payload, dict) and isinstance(payload.get("message"), str):
         message = payload["message"]  # jupyter_server's own JSON errors: {"message", "reason"}

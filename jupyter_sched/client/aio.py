@@ -20,7 +20,7 @@ from httpx_sse import aconnect_sse
 from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
-from .discovery import Connection
+from .discovery import Connection, token_hint
 from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class AsyncSchedClient:
         except httpx.TransportError as exc:
             raise unreachable(self.connection, exc) from None
         if response.status_code >= 400:
-            raise error_from_response(response.status_code, response.text)
+            raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection))
         return response
 
     @staticmethod
@@ -280,7 +280,8 @@ class AsyncSchedClient:
                     response = source.response
                     if response.status_code >= 400:
                         await response.aread()
-                        error = error_from_response(response.status_code, response.text)
+                        error = error_from_response(response.status_code, response.text,
+                                                    token_hint=token_hint(self.connection))
                         if not reconnect or response.status_code < 500:
                             raise error
                         failure = error.message

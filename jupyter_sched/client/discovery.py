@@ -5,7 +5,8 @@ Discovery order (the first that yields a URL wins; documented in :func:`discover
 1. **Explicit** — ``connect(url, token)`` / ``discover(url=..., token=...)``.
 2. **Kernel environment** — the server extension injects ``JUPYTER_SCHED_URL`` (the Jupyter
    server's base URL), ``JUPYTER_SCHED_TOKEN`` and ``JUPYTER_SCHED_KERNEL_ID`` into every kernel
-   it starts.
+   it starts. A ``JUPYTER_SCHED_URL`` set without a token uses the token of this account's running
+   server at that URL (its runtime file), as the CLI's ``--url`` does.
 3. **JupyterHub** — ``JUPYTER_SCHED_HUB_URL`` (the central service, e.g.
    ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTERHUB_API_TOKEN``; otherwise the
    user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
     from ._http import HttpReply, StdlibHttp
 
 __all__ = [
-    "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "Connection", "NoServerError", "discover",
-    "running_servers",
+    "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "TOKEN_HINT", "Connection", "NoServerError", "discover",
+    "running_servers", "token_hint",
 ]
 
 ENV_URL = "JUPYTER_SCHED_URL"
@@ -48,6 +49,20 @@ NO_SERVER_HINT = (
     "or call jupyter_sched.client.connect(url, token), or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN "
     "(on a JupyterHub: JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-sched/ and JUPYTERHUB_API_TOKEN)"
 )
+
+
+TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
+"""What the Python API says about a refused token (the CLI says it in its own options)."""
+
+
+def token_hint(connection: Connection) -> str:
+    """The hint of a refused token, said for where ``connection`` came from: a ``JUPYTER_SCHED_URL``
+    with no token found for it says which variable is missing (new user 18, N2)."""
+    if not connection.token and connection.source == "kernel-env":
+        return (f"{ENV_URL} is set but {ENV_TOKEN} is not, and this account runs no server at {connection.url} "
+                f"whose token it could read: set {ENV_TOKEN} to the token JupyterLab printed, or call "
+                "connect(url, token)")
+    return TOKEN_HINT
 
 
 class NoServerError(SchedError):
@@ -96,12 +111,18 @@ def _join(base: str, prefix: str) -> str:
     return base + prefix
 
 
-def _from_env(env: Mapping[str, str]) -> Connection | None:
+def _from_env(env: Mapping[str, str], runtime_dir: str | None) -> Connection | None:
+    """The server ``JUPYTER_SCHED_URL`` names, with ``JUPYTER_SCHED_TOKEN``; without one, the token of
+    this account's running server at that URL, as ``--url`` finds it (:func:`_runtime_server`: sent
+    to the address the server wrote only). New user 18, N2: ``JUPYTER_SCHED_URL=… jupyter nbconvert``
+    worked in the CLI and was refused in the notebook's kernel."""
     url = env.get(ENV_URL, "").strip()
     if not url:
         return None
-    return Connection(url=_slash(url), token=env.get(ENV_TOKEN, ""), kernel_id=env.get(ENV_KERNEL_ID) or None,
-                      source="kernel-env")
+    url, token = _slash(url), env.get(ENV_TOKEN, "")
+    if not token and (listed := _runtime_server(url, runtime_dir)) is not None:
+        url, token = listed
+    return Connection(url=url, token=token, kernel_id=env.get(ENV_KERNEL_ID) or None, source="kernel-env")
 
 
 def _from_hub(env: Mapping[str, str]) -> Connection | None:
@@ -340,7 +361,7 @@ def discover_probed(
             if listed is not None:
                 url, token = listed
         return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None), None
-    found = _from_env(environ) or _from_hub(environ)
+    found = _from_env(environ, runtime_dir) or _from_hub(environ)
     probe: Probe | None = None
     if found is None:
         if runtime_dir is None:

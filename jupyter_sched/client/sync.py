@@ -27,7 +27,7 @@ from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
-from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers
+from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, token_hint
 
 if TYPE_CHECKING:
     import httpx
@@ -272,7 +272,7 @@ class SchedClient:
                 f"{self.connection.url} is {owner}'s Jupyter server: your token may not use it",
                 hint=self._own_server_hint())
         if reply.status >= 400:
-            raise error_from_response(reply.status, reply.text)
+            raise error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection))
         if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):
             raise NotSchedServerError(  # new user 8, N12: the hub (or a stopped server's /user/NAME/) redirects
                 f"{self.connection.url} is a JupyterHub, not the jupyter_sched API", hint=self._hub_hint(hub))
@@ -590,7 +590,8 @@ class SchedClient:
                         response = source.response
                         if response.status_code >= 400:
                             response.read()
-                            error = error_from_response(response.status_code, response.text)
+                            error = error_from_response(response.status_code, response.text,
+                                                        token_hint=token_hint(self.connection))
                             if not reconnect or response.status_code < 500:
                                 raise error
                             failure = error.message

@@ -15,6 +15,7 @@ ACTION_NAMES: dict[tuple[str, str], str] = {
     ("POST", "jobs"): "submit job",
     ("POST", "leases"): "request lease",
     ("POST", "dryrun"): "dry run",
+    ("POST", "definitions/preview"): "preview schedule",
     ("DELETE", "jobs/{job_id}"): "cancel job",
     ("DELETE", "leases/{lease_id}"): "cancel lease",
     ("POST", "leases/{lease_id}/keepalive"): "keep a lease alive",

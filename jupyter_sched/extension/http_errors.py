@@ -14,9 +14,10 @@ from typing import Any
 
 from tornado import web
 
+from ..errors import ValidationError
 from ..wording.tokens import credentials_hint
 
-__all__ = ["CREDENTIALS_REFUSED", "allowed_methods", "http_error_body"]
+__all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
@@ -25,6 +26,13 @@ CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no
                        "request without its _xsrf value")
 """The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
 which then say how to give a token in their own terms (the CLI: ``--token``)."""
+
+_XSRF_REFUSALS = frozenset({"'_xsrf' argument missing from POST", "'_xsrf' argument has invalid format",
+                            "XSRF cookie does not match POST argument"})
+"""Tornado's words when a request that is not token-authenticated (no token, a wrong one, a browser
+session) changes something without a matching _xsrf value: said as :data:`CREDENTIALS_REFUSED`, the
+sentence a GET with the same credentials gets — they named a cookie to someone who sent a token,
+and POST for a DELETE (new user 18, N2)."""
 
 _API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 """The methods a route of the REST API may take (``OPTIONS`` is every route's CORS preflight)."""
@@ -35,6 +43,28 @@ def allowed_methods(handler: type[web.RequestHandler]) -> list[str]:
     jupyter_sched's) defines instead of tornado's 405 stand-in."""
     unimplemented = web.RequestHandler.get  # tornado's _unimplemented_method, shared by every verb
     return [method for method in _API_METHODS if getattr(handler, method.lower(), unimplemented) is not unimplemented]
+
+
+class Utf8Arguments:
+    """A query argument or path part that is not UTF-8 is refused as every other bad argument is —
+    code ``validation_error``, naming the argument, with a fix — not by tornado's ``Invalid unicode
+    in cursor: b'\\x00\\xff'`` (a Python bytes repr, code ``bad_request``, no field; new user 18, N14)."""
+
+    def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        if name is None:
+            raise ValidationError("the URL path is not UTF-8 text", field="path",
+                                  hint="percent-encode the path's text as UTF-8 (an id such as j-01hf3k2m9-x7q4za)")
+        field = name if len(name) <= 80 else name[:77] + "..."  # user input: never whole
+        if name == "cursor":
+            raise ValidationError("cursor is not a cursor this server gave out (not UTF-8)", field="cursor",
+                                  hint="pass next_cursor exactly as a page gave it, or leave cursor out to start "
+                                       "from the first page")
+        raise ValidationError(f"query argument {field} is not UTF-8 text", field=field,
+                              hint=f"percent-encode {field}'s value as UTF-8, or leave {field} out")
 
 
 def _words(methods: list[str]) -> str:
@@ -49,7 +79,8 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
                              "message": message or responses.get(status, "error"), "field": None, "hint": None}
     headers: dict[str, str] = {}
     if status in (401, 403):  # Jupyter's auth refused the request before it reached us
-        error.update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"},
+        said = CREDENTIALS_REFUSED if not message or message in _XSRF_REFUSALS else message
+        error.update(message=said, details={"credentials": "refused"},
                      hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)
     elif status == 404:
         error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"

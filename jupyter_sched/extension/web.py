@@ -49,7 +49,7 @@ from ..services.models.definitions import DeleteDefinitionRequest
 from .audit_names import request_name
 from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
-from .http_errors import http_error_body
+from .http_errors import Utf8Arguments, http_error_body
 from .request_log import logged_quietly
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -104,7 +104,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(ProvenOnceHandler, APIHandler):
+class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE

@@ -42,7 +42,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
-from ..wording.quota import quota_text
+from ..wording.quota import quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -345,7 +345,7 @@ class SchedMagics(Magics):
         elif inventory.get("simulated"):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
-        self._print(f"Quota: {quota_text(client.me())}")  # as `jupyter-sched status` says it (new user 11, N21)
+        self._print("Quota: " + "\n       ".join(quota_lines(client.me())))  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")

@@ -219,9 +219,16 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
                 f"{field}: {value!r} is not an ISO 8601 timestamp", field=field,
                 hint="use e.g. 2025-03-30T06:30:00Z") from None
     if parsed.tzinfo is None or parsed.utcoffset() is None:
+        # the hint writes the user's own time in full: "append Z" to a date made 2027-01-01Z, which
+        # is not a timestamp (new user 18, N14)
+        full = f"{parsed.replace(microsecond=0).isoformat()}Z"
+        if isinstance(value, str) and "T" not in value.upper() and " " not in value.strip():
+            raise TimestampError(
+                f"{field} {str(value).strip()[:40]!r} is a date without a time and a UTC offset", field=field,
+                hint=f"for midnight UTC write {full}, or give another time and offset such as +02:00")
         raise TimestampError(
             f"{field} must include a UTC offset (e.g. 2025-03-30T06:30:00Z)", field=field,
-            hint="append Z or an offset such as +02:00")
+            hint=f"write {full} for UTC, or add an offset such as +02:00")
     return parsed.astimezone(timezone.utc)
 
 

@@ -114,11 +114,21 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             f"needs {gpus_phrase(need)} of {wanted} on one node but the largest node has {best_node}"
             f"{_mig_note(state, best_node)}{why_not}",
             {"requested": need, "max_per_node": best_node, "model": wanted, "workers": request.workers,
-             "filters": [dict(s.details, code=s.code) for s in filtered]})
+             "filters": [dict(s.details, code=s.code) for s in filtered], **({"field": "groups"} if request.groups else {})})
     if request.total_gpus > total:
         details: dict[str, Any] = {"requested": request.total_gpus, "capacity": total, "model": wanted,
                                    "filters": [dict(s.details, code=s.code) for s in filtered]}
         unblock = ""
+        if request.groups:
+            # the total across the groups is too big, not a worker's GPUs, and the request has no
+            # ``gpus`` field (new user 18, N17: "field": "gpus", "fewer GPUs per worker")
+            parts = " + ".join(f"{g.gpus}" if g.workers == 1 else f"{g.workers} x {g.gpus}" for g in request.groups)
+            details["field"] = "groups"
+            return FitReason(
+                "Unschedulable",
+                f"a gang of {len(request.groups)} groups needs {gpus_phrase(request.total_gpus)} of {wanted} in all "
+                f"({parts}) but only {total} exist{why_not}", details,
+                f"ask for at most {gpus_phrase(total)} across its groups")
         if request.workers > 1 and not request.groups and 0 < request.gpus <= total:
             # the worker count is what is too big, not the GPUs a worker asked for (new-user round 3)
             most = total // request.gpus

@@ -25,6 +25,7 @@ from ..placement.state import Holding
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
+from ..quota import Line
 from ..wording.reasons import work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -172,6 +173,7 @@ class CycleContext:
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
+        self.ceilings: dict[tuple[str, str, int, int], Line | None] = {}  # per (team, user, milli, id(flavors))
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
         # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive
         # for the whole cycle, so their ids are stable cache keys).

@@ -34,6 +34,7 @@ from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS, QueueContext, holdings
+from ..quota.ceiling import binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
@@ -45,7 +46,7 @@ from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
 from .runtimes import charged_runtime
-from .snapshot import CycleResult, Pend, Reject, Snapshot
+from .snapshot import AuditRecord, CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
 
 __all__ = ["run_cycle", "run_on", "visit"]
@@ -100,9 +101,23 @@ def run_on(ctx: CycleContext) -> CycleResult:
         pause()
     ctx.passed = None
     estimate_all(ctx)
-    pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))
+    pends = _numbered(ctx.pends)
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
+
+
+def _numbered(pends: list[Pend]) -> tuple[Pend, ...]:
+    """The pending decisions with their 1-based queue positions; a job above a quota ceiling
+    (:func:`_above_ceiling`) holds no place (new user 18, N12: "#2, #3 indefinitely")."""
+    out: list[Pend] = []
+    n = 0
+    for p in pends:
+        if p.reason.details.get("never") == "quota":
+            out.append(p)
+            continue
+        n += 1
+        out.append(Pend(p.job_id, reason_with(p.reason, position=n)))
+    return tuple(out)
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:
@@ -126,6 +141,40 @@ def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...],
     return shape
 
 
+def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> bool:
+    """A job above a quota ceiling on every GPU model it may use — the quota was lowered under it
+    after it was queued — pends with the sentence its submission would now be refused with, holding
+    nothing (new user 18, N12: it waited as if its owner's running work could make room). It stays
+    pending, as Kueue keeps an inadmissible workload, because an admin may raise the quota again;
+    its owner is told once, by an audit row under their name."""
+    milli = job.spec.resources.total_milli
+    if milli <= 0:
+        return False
+    key = (job.spec.team, job.spec.user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
+    if key in ctx.ceilings:
+        line = ctx.ceilings[key]
+    else:
+        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, job.spec.team, job.spec.user, milli,
+                                                   dict.fromkeys(f.model for f in flavors))
+    if line is None:
+        return False
+    over = ceiling_exceeded(line, job.spec.resources)
+    reason = PendingReason(code="Unschedulable", message=over.message,
+                           details={**over.details, "field": over.field, "never": "quota", "rule":
+                                    "user cap" if line.user is not None else "team borrowing limit"},
+                           unblock=f"cancel it and resubmit with {over.most}, or ask an admin to raise the quota")
+    drop_nomination(ctx, job.id)
+    ctx.pends.append(Pend(job.id, reason))
+    if ctx.plan is not None:
+        ctx.plan.reserve_pending(job, reason)
+    before = job.reason
+    if before is None or before.details.get("never") != "quota" or before.message != reason.message:
+        ctx.audit.append(AuditRecord(action="never_fits_quota", job_id=job.id, user=job.spec.user,
+                                     message=f"{job.spec.name or job.id}: {over.message}; it waits until the quota "
+                                             f"is raised — {reason.unblock}", details={"reason": over.details}))
+    return True
+
+
 def visit(ctx: CycleContext, job: Job) -> None:
     """Phase 3 for one job (see :func:`_visit`); public for :mod:`.live`."""
     _visit(ctx, job, _shape(ctx, job.spec.resources))
@@ -145,6 +194,8 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
                 ctx.plan.reserve_pending(job, reason)
         else:
             ctx.rejects.append(Reject(job.id, reason))
+        return
+    if ctx.quota.enabled and _above_ceiling(ctx, job, flavors):
         return
     closed = gate(ctx, job) if ctx.gated else None
     if closed is not None:

@@ -78,7 +78,7 @@ class LiveCycle:
         self.result = run_on(self._ctx)
         self._ctx.pause = no_pause  # one-job decisions never pause (they are the fast path)
         self.usable = True
-        self._queued = len(self.result.pending)
+        self._queued = sum(1 for p in self.result.pending if p.reason.position)  # those numbered (N12)
         self.etas_moved = False
         self._tail: QueueTail | None = None
         self._etas: Mapping[str, datetime | None] | None = None

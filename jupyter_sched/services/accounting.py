@@ -15,7 +15,7 @@ from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..engine.telemetry import TelemetryMonitor
 from ..errors import ValidationError
-from ..model import JobState
+from ..model import Job, JobState
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window
 from ..store import StoreTx
@@ -52,6 +52,18 @@ class _Held:
     leases: int
     pending: int
     stopping: int = 0
+    by_team: tuple[tuple[str, float], ...] = ()
+    """The GPUs held per team charged, in team order (new user 18, N1)."""
+
+
+def _by_team(holding: list[Job]) -> tuple[tuple[str, float], ...]:
+    """GPUs of ``holding`` per team charged (summed in milli-GPUs, divided once), by team name."""
+    milli: dict[str, int] = {}
+    for job in holding:
+        if job.allocation is not None:
+            team = job.spec.team
+            milli[team] = milli.get(team, 0) + len(job.allocation.all_gpu_uuids()) * job.allocation.gpu_milli
+    return tuple((team, milli[team] / 1000) for team in sorted(milli))
 
 
 class AccountingService:
@@ -154,21 +166,29 @@ class AccountingService:
             team = caller.default_team or policy.default_team
             held = self._held_by(tx, caller.user)
             team_in_use = self._team_in_use(tx, team)
+            # every team the caller's work is charged to, not only the default one (new user 18, N1:
+            # "2 GPUs in use by the team, 4 GPUs of them yours" with 2 of them charged to teama)
+            charged = dict(held.by_team)
+            others = {t: self._team_in_use(tx, t) for t in sorted(charged) if t != team}
             # the GPU-hour sums move with time (open intervals grow, windows slide): taken at the second
             week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
             used = {(b.team, b.user): gpu_figures(tx.gpu_seconds(since=period_start(now, b.period), until=now,
                                                                  team=b.team, user=b.user))[1] for b in mine_budgets}
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
+        teams = [*caller.teams, *(t for t in (team, *others) if t not in caller.teams)]
         fields: dict[str, Any] = {
-            "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
+            "user": caller.user, "is_admin": caller.admin, "team": team, "teams": teams,
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
-                           for t in caller.teams},
+                           for t in teams},
             "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)]}
                         for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
+            "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
+                         "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == t and q.user in (None, caller.user)]}
+                        for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
         }
@@ -201,7 +221,8 @@ class AccountingService:
                      jobs=sum(1 for j in holding if not j.is_lease), leases=sum(1 for j in holding if j.is_lease),
                      pending=tx.count_jobs(user=user, states=(JobState.PENDING,)),
                      # in a stop's grace (new user 8, N13: `status` said "1 job running" during a cancel)
-                     stopping=sum(1 for r in records if r.stop_intent and not r.job.is_lease))
+                     stopping=sum(1 for r in records if r.stop_intent and not r.job.is_lease),
+                     by_team=_by_team(holding))
         if len(self._held) >= _HELD_USERS and user not in self._held:
             self._held.clear()  # bounded: the next poll of each user reads again
         self._held[user] = held

@@ -636,7 +636,8 @@ class JobsService:
 
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
-                rules apply to a dry run too; refusals are audited), a missing script, notebook
+                rules apply to a dry run too; only refusals beyond the caller's rights are audited:
+                its "no" is an answer, admission.READ_ONLY_CHECKS), a missing script, notebook
                 or working_dir included (embedded servers, as :meth:`submit`); a lease's
                 ``parent_job_id`` and ``kernel_id`` by :meth:`submit`'s own checks
                 (``kernels_checked`` as there; red team 16, R9: a dry run answered ``fits`` for
@@ -872,7 +873,12 @@ class JobsService:
                 waiting, more = tx.queue_page(head=QUEUE_HEAD, also_user=caller.user), False
             holding = [] if after is not None else tx.list_jobs(states=_HOLDING)
         simulated = self.ctx.simulated()
-        out = [self._entry(caller, record, position, simulated) for position, _, record in waiting]
+        # the engine's positions, where it numbered the queue; a job it has not numbered yet (a fresh
+        # submit the next cycle places, one above a quota ceiling) shows none rather than its place in
+        # submit order, which another job already holds (new user 18, N3: "dup1 2, lowone 2")
+        numbered = self.ctx.engine.is_leader and any(
+            (r := self.ctx.engine.reasons.get(record.job.id)) is not None and r.position for _, _, record in waiting)
+        out = [self._entry(caller, record, 0 if numbered else position, simulated) for position, _, record in waiting]
         # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
         # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
@@ -910,7 +916,7 @@ class JobsService:
             data["stop_requested"] = stop
         self._name_preemptors([data])
         data["mine"] = mine
-        data["position"] = None if index is None else (reason.position if reason and reason.position else index)
+        data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
         entry = QueueEntry.model_validate(data)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..model.units import gpus_phrase
 
-__all__ = ["quota_text"]
+__all__ = ["quota_lines", "quota_text"]
 
 
 def _gpus(value: Any) -> str:
@@ -17,14 +17,32 @@ def _gpus(value: Any) -> str:
 
 def quota_text(me: Mapping[str, Any]) -> str:
     """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
-    yours`` from ``GET me`` (its default team's quota lines, ``team_in_use``, ``in_use``); a line of
-    one GPU model or of the caller alone is said as such."""
-    team = str(me.get("team") or "")
-    lines = [q for q in me.get("quotas") or () if isinstance(q, Mapping)]
+    of them yours`` from ``GET me``: one line (joined by newlines) per team in ``by_team`` — the
+    caller's default team, then each other team their GPU-holding work is charged to — each saying
+    that team's quota lines, what the team holds and what of it is the caller's (new user 18, N1:
+    "2 GPUs in use by the team, 4 GPUs of them yours", the caller's total beside one team's). A line
+    of one GPU model or of the caller alone is said as such. See :func:`quota_lines`."""
+    return "\n".join(quota_lines(me))
+
+
+def quota_lines(me: Mapping[str, Any]) -> list[str]:
+    """:func:`quota_text`'s lines (``jupyter-sched status`` indents those after the first)."""
+    default = str(me.get("team") or "")
+    teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
+    if teams:
+        return [_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
+                           default=str(t["team"]) == default) for t in teams]
+    # an older server: its default team only, beside what the caller holds in all
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
+    return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
+
+
+def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool) -> str:
+    lines = [q for q in quotas or () if isinstance(q, Mapping)]
     parts = []
     for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
         model = str(q.get("gpu_model") or "*")
-        whose = "you" if q.get("user") else f"team {team}"
+        whose = ("you" if default else f"you in team {team}") if q.get("user") else f"team {team}"
         on = "" if model == "*" else f" on {model}"
         limit = q.get("borrowing_limit")
         if limit is None:
@@ -33,12 +51,10 @@ def quota_text(me: Mapping[str, Any]) -> str:
             bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
         parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
     text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
-    in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
-    mine = _gpus((in_use or {}).get("gpus"))
-    over = _over(lines, team_in_use=me.get("team_in_use"), mine=(in_use or {}).get("gpus"))
-    if me.get("team_in_use") is not None:
-        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours{over}"
-    return f"{text}; {mine} in use by you{over}"
+    over = _over(lines, team_in_use=team_in_use, mine=mine)
+    if team_in_use is not None:
+        return f"{text}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them yours{over}"
+    return f"{text}; {_gpus(mine)} in use by you{over}"
 
 
 def _over(lines: list[Mapping[str, Any]], *, team_in_use: Any, mine: Any) -> str:

@@ -95,6 +95,8 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
     out = {**reason, "text": text.to_dict(), "unblock": text.unblock}
     if text.eta.startswith("ETA unknown: "):
         out["eta_reason"] = text.eta.removeprefix("ETA unknown: ")
+    elif text.eta.startswith("ETA never"):  # not the projection's "waits on something other than GPUs"
+        out["eta_reason"] = text.eta.removeprefix("ETA ")
     elif not text.eta:
         out["eta_reason"] = ""
     return out
@@ -385,6 +387,8 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
         assert isinstance(details, Mapping)
         waits = details.get("eta_waits_on")
+        if details.get("never") == "quota":  # above a ceiling lowered under it: no end of anything helps (new user 18, N12)
+            return "ETA never, under the quota now in force"
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .jobs import my_work
-from .quota import quota_text
+from .quota import quota_lines
 
 __all__ = ["status_lines"]
 
@@ -35,7 +35,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
         else:
             lines.append(f"nvml       unavailable: {why}")
     lines.append(f"my work    {my_work(me, stopping)}")
-    lines.append(f"quota      {quota_text(me)}")  # new user 11, N21: first met as a pending reason or a 422
+    # new user 11, N21: first met as a pending reason or a 422; one line per team charged (new user 18, N1)
+    lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))
     hours = me.get("gpu_hours_7d")
     if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)
         lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you in the "

@@ -1137,9 +1137,11 @@ export interface components {
             in_use: components["schemas"]["MeInUse"];
             /** @description GPUs the work of your default team (everyone's in it) holds now: what its quota lines count */
             team_in_use?: number | null;
+            /** @description per team: your default team first, then every other team your GPU-holding work is charged to */
+            by_team?: components["schemas"]["MeTeamUse"][];
             pending: number;
             gpu_hours_7d: number;
-            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` */
+            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`; one line per team in by_team */
             quota_text?: string;
         };
         /** @description Pending work in queue order, then work holding GPUs. */
@@ -1538,6 +1540,15 @@ export interface components {
             leases: number;
             /** @description of those jobs, the ones in the grace of a stop (a cancel, a preemption, a time limit): their stop_requested says which */
             stopping?: number;
+        };
+        MeTeamUse: {
+            team: string;
+            /** @description GPUs the work of this team (everyone's in it) holds now */
+            in_use: number;
+            /** @description of them, the GPUs your work charged to this team holds */
+            yours: number;
+            /** @description this team's quota lines that apply to you */
+            quotas: components["schemas"]["QuotaLineView"][];
         };
         MigDevice: {
             uuid: string;

@@ -283,7 +283,8 @@ def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_ne
     assert [a.job_id for a in result.admits] == ["a2"] and result.preemptions == ()
     reason = next(p.reason for p in result.pending if p.job_id == "b-x")
     assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a2"
-    assert [a.action for a in result.audit] == ["admit_withdrawn", "admit"]
+    # a1 (3 GPUs above a's ceiling of 2) can never start as the quota stands: its owner is told (new user 18, N12)
+    assert [a.action for a in result.audit] == ["never_fits_quota", "admit_withdrawn", "admit"]
 
 
 def test_a_borrowing_gang_is_reclaimed_even_when_a_cheaper_victim_would_end_the_borrowing() -> None:

@@ -201,6 +201,53 @@ def test_a_url_of_a_server_in_the_runtime_dir_uses_its_token(tmp_path: Path) -> 
     assert discover("http://localhost:8889/", "mine", env={}, runtime_dir=str(runtime)).token == "mine"
 
 
+def test_newuser18_n2_a_jupyter_sched_url_without_a_token_uses_its_servers_runtime_file_token(tmp_path: Path) -> None:
+    """New user 18, N2: ``JUPYTER_SCHED_URL=http://127.0.0.1:18980/ jupyter nbconvert --execute …``: the
+    CLI found the token of that server (this account's runtime file) by itself, the kernel's client
+    sent none and was refused. Now it reads it as ``--url`` does: sent only to the address the
+    server wrote, and only for that server."""
+    runtime = tmp_path / "runtime"
+    _runtime_file(runtime, "a", "http://127.0.0.1:8889/", "tok-b", tmp_path)
+    conn = discover(env={"JUPYTER_SCHED_URL": "http://localhost:8889/"}, runtime_dir=str(runtime))
+    assert (conn.url, conn.token, conn.source) == ("http://127.0.0.1:8889/", "tok-b", "kernel-env")
+    other = discover(env={"JUPYTER_SCHED_URL": "http://localhost:8890/"}, runtime_dir=str(runtime))
+    assert (other.url, other.token) == ("http://localhost:8890/", "")
+    given = discover(env={"JUPYTER_SCHED_URL": "http://localhost:8889/", "JUPYTER_SCHED_TOKEN": "mine"},
+                     runtime_dir=str(runtime))
+    assert (given.url, given.token) == ("http://localhost:8889/", "mine")  # a token given is the one sent
+
+
+def test_newuser18_n2_no_token_for_jupyter_sched_url_is_said_so() -> None:
+    """Refused without a token, the kernel's client said "give the token JupyterLab printed" beside
+    tornado's '_xsrf' words; it says which variable is missing (sync and async clients alike)."""
+    refused = json.dumps({"error": {"code": "forbidden", "field": None, "hint": "send the server token",
+                                    "message": "the server did not accept this request's credentials: no token, a "
+                                               "wrong token, or a browser request without its _xsrf value",
+                                    "details": {"credentials": "refused"}}})
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(403, text=refused, headers={"content-type": "application/json"})
+
+    from_env = Connection("http://127.0.0.1:18980/", source="kernel-env")
+    with SchedClient(from_env, transport=httpx.MockTransport(handler)) as client, \
+            pytest.raises(errors.AuthenticationError) as info:
+        client.submit({"gpus": 1, "command": ["true"]})
+    assert info.value.hint is not None and info.value.hint.startswith(
+        "JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not"), info.value.hint
+
+    async def scenario() -> None:
+        async with AsyncSchedClient(from_env, transport=httpx.MockTransport(handler)) as client:
+            await client.me()
+
+    with pytest.raises(errors.AuthenticationError) as async_info:
+        asyncio.run(scenario())
+    assert async_info.value.hint == info.value.hint
+    with SchedClient(from_env._replace(token="wrong"), transport=httpx.MockTransport(handler)) as client, \
+            pytest.raises(errors.AuthenticationError) as wrong:
+        client.me()
+    assert wrong.value.hint == "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
+
+
 def test_the_kernel_environment_comes_before_the_hub(tmp_path: Path) -> None:
     env = {"JUPYTER_SCHED_URL": "http://127.0.0.1:9/lab", "JUPYTER_SCHED_TOKEN": "x",
            "JUPYTER_SCHED_KERNEL_ID": "k-9", "JUPYTER_SCHED_HUB_URL": "http://hub/services/sched/",

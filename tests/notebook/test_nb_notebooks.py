@@ -6,13 +6,18 @@ inventory (this machine has no GPU); the assertions read the cells' outputs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
+from nb_harness import TOKEN, wait_for
 from nbclient import NotebookClient
 
 pytestmark = pytest.mark.slow  # end-to-end: kernels, jobs and notebooks on a real server
@@ -76,30 +81,90 @@ async def test_quickstart_runs_end_to_end(sched_app: Any, jp_serverapp: Any, jp_
     assert "text/html" in _mimetypes(nb)  # the %gpu and queue DataFrames
 
 
-async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serverapp: Any,
-                                                          jp_root_dir: Path) -> None:
+@pytest.fixture
+def api(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[httpx.AsyncClient]:
+    client = httpx.AsyncClient(base_url=f"http://localhost:{jp_http_port}/api/sched/",
+                               headers={"Authorization": f"token {TOKEN}"}, timeout=30)
+    yield client
+    jp_asyncio_loop.run_until_complete(client.aclose())
+
+
+async def test_admin_quotas_previews_sets_a_demo_quota_and_charts_usage(
+        sched_app: Any, jp_serverapp: Any, jp_root_dir: Path, api: httpx.AsyncClient) -> None:
+    # some GPU work to report: the notebook's own job asks for 0 GPUs (new user 18, N4)
+    reply = await api.post("jobs", json={"name": "train", "gpus": 1,
+                                         "command": [sys.executable, "-c", "print('trained')"]})
+    assert reply.status_code in (200, 201), reply.text
+    job_id = reply.json()["id"]
+
+    async def ended() -> bool:
+        return bool((await api.get(f"jobs/{job_id}")).json()["state"] == "succeeded")
+
+    await wait_for(ended, timeout_s=60)
     nb = await _execute(jp_serverapp, jp_root_dir, "admin_quotas.ipynb")
     text = _text(nb)
     # issue 20 (new-user finding 10): a fresh server has no quotas — one sentence, not a table with no columns
     assert "No quotas set: every team shares all GPUs." in text
     assert "Empty DataFrame" not in text and "Columns: []" not in text
-    set_cell = next(c for c in nb.cells if "updated = sched.set_quotas(" in c.source)
-    set_table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in set_cell.outputs)
-    assert set_table.splitlines()[0].split() == ["team", "user", "gpu_model", "guaranteed", "borrowing_limit"]
+    preview_cell = next(c for c in nb.cells if "quota_diff(live_lines, proposed)" in c.source)
+    preview = "".join(str(o.get("data", {}).get("text/plain", "")) for o in preview_cell.outputs)
+    assert preview.splitlines()[0].split() == ["team", "user", "gpu_model", "guaranteed", "borrowing_limit", "change"]
     # round 3, finding 13: whole GPU counts and durations as an admin types them; no claim of a column it lacks
-    assert ".0 " not in set_table and "(whole team)" in set_table, set_table
+    assert ".0 " not in preview and "(whole team)" in preview and "- → 2" in preview and "added" in preview, preview
+    assert "preview only: 2 of 4 GPUs would be guaranteed" in text
     assert "window_s" in text and "1800.0" not in text and "30m" in text
     assert "utilized where telemetry exists" not in "".join(c.source for c in nb.cells)
     assert "admin: True" in text
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text
+    assert "nb-quota-demo's line removed; quotas as in section 1: True" in text
+    assert (await api.get("quotas")).json()["quotas"] == []
     assert "application/vnd.plotly.v1+json" in _mimetypes(nb)
     # issue 20: the text promises usage "rolled up per user and team" — the table has a team column
     usage_cell = next(c for c in nb.cells if c.source.startswith("usage = sched.usage("))
     table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in usage_cell.outputs)
     header = table.splitlines()[0].split()
     assert "team" in header and "user" in header, table
-    assert "research" in table
+    assert "default" in table and "research" not in table and "nb-quota-demo" not in table, table
+
+
+async def test_newuser18_n4_admin_notebook_preempts_nothing_and_leaves_quotas_as_they_were(
+        sched_app: Any, jp_serverapp: Any, jp_root_dir: Path, api: httpx.AsyncClient) -> None:
+    """New user 18, N4: the README's admin notebook, run on a server with work, replaced the live
+    quotas with example teams and submitted a 1-GPU job to one of them: a borrowing job of another
+    team was reclaimed, and teama had no guarantee meanwhile. It must preempt nothing and leave the
+    quotas as they were."""
+    live = {"quotas": [{"team": "teama", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 0},
+                       {"team": "teamb", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 2}]}
+    (await api.put("quotas", json=live)).raise_for_status()
+    before = (await api.get("quotas")).json()
+    sleep = [sys.executable, "-c", "import time; time.sleep(600)"]
+    ids = []
+    for name, team, gpus in (("waitA", "teama", 2), ("borrow1", "default", 1), ("borrow2", "default", 1)):
+        reply = await api.post("jobs", json={"name": name, "team": team, "gpus": gpus, "command": sleep})
+        assert reply.status_code in (200, 201), reply.text
+        ids.append(reply.json()["id"])
+
+    async def states() -> list[str]:
+        return [(await api.get(f"jobs/{job_id}")).json()["state"] for job_id in ids]
+
+    async def all_running() -> bool:
+        return await states() == ["running"] * 3
+
+    try:
+        await wait_for(all_running, timeout_s=60)  # every GPU is busy: two borrowed by team default
+        nb = await _execute(jp_serverapp, jp_root_dir, "admin_quotas.ipynb")
+        assert "succeeded" in _text(nb)
+        jobs = [(await api.get(f"jobs/{job_id}")).json() for job_id in ids]
+        assert [(j["name"], j["state"], j["attempts"], j["preempted_by"]) for j in jobs] == [
+            ("waitA", "running", 1, None), ("borrow1", "running", 1, None), ("borrow2", "running", 1, None)]
+        audit = (await api.get("audit", params={"limit": 500})).json()
+        rows = audit["records"] if isinstance(audit, dict) else audit
+        assert not [r for r in rows if r["action"] in ("reclaim", "preempt")], rows
+        assert (await api.get("quotas")).json() == before
+    finally:
+        for job_id in ids:
+            await api.delete(f"jobs/{job_id}")
 
 
 async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_failure(

@@ -166,3 +166,37 @@ def test_fuzzed_query_strings_never_get_a_5xx(sched_app: Any, api: Any, jp_async
                                               params: dict[str, str], path: str) -> None:
     status, payload = jp_asyncio_loop.run_until_complete(api("GET", path, params=params, token=BOSS_TOKEN))
     assert status < 500, (path, params, payload)
+
+
+@pytest.mark.parametrize(("query", "field", "words"), [
+    ("jobs?cursor=%00%ff", "cursor", "cursor is not a cursor this server gave out (not UTF-8)"),
+    ("queue?limit=%ff", "limit", "query argument limit is not UTF-8 text"),
+    ("usage?since=%fe", "since", "query argument since is not UTF-8 text"),
+])
+async def test_newuser18_n14_a_query_argument_that_is_not_utf8_is_a_validation_error_naming_it(
+        sched_app: Any, http_server: Any, http_server_port: Any, jp_base_url: str, query: str, field: str,
+        words: str) -> None:
+    """tornado's ``Invalid unicode in cursor: b'\\x00\\xff'`` (code bad_request, no field, no hint) is
+    gone: the bytes are sent raw, as curl sends them (a client library would re-encode them)."""
+    from tornado.httpclient import AsyncHTTPClient
+
+    url = f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}api/sched/{query}"
+    answer = await AsyncHTTPClient().fetch(url, headers={"Authorization": f"token {IVAN_TOKEN}"}, raise_error=False)
+    assert answer.code == 400, answer.body
+    error = json.loads(answer.body)["error"]
+    assert error["code"] == "validation_error" and error["field"] == field, error
+    assert error["message"] == words and error["hint"], error
+    assert "b'" not in error["message"] and "Invalid unicode" not in error["message"], error
+
+
+async def test_newuser18_n14_a_date_without_a_time_is_told_its_full_form(sched_app: Any, api: Any) -> None:
+    status, body = await api("GET", "usage", params={"since": "2027-01-01"})
+    assert status == 400, body
+    error = body["error"]
+    assert error["field"] == "since", error
+    assert error["message"] == "since '2027-01-01' is a date without a time and a UTC offset", error
+    assert "2027-01-01T00:00:00Z" in error["hint"] and "append Z" not in error["hint"], error
+    status, body = await api("GET", "usage", params={"since": "2027-01-01T06:30"})
+    assert status == 400 and "write 2027-01-01T06:30:00Z for UTC" in body["error"]["hint"], body
+    status, _ = await api("GET", "usage", params={"since": "2027-01-01T00:00:00Z"})  # the form the hint shows works
+    assert status == 200

@@ -68,7 +68,7 @@ test('a definition created from the panel runs, and its failed run names the cel
   await expect(run.locator('.jp-sched-run-trigger')).toHaveText('run now');
   await expect(run.locator('.jp-sched-run-state')).toHaveText('failed', { timeout: 90000 });
   await expect(run.locator('.jp-sched-run-reason')).toHaveText(
-    "cell 3 raised ValueError: unknown region 'mars' (cell starts: if region not in KNOWN:)"
+    "cell 3 (In [4] in the executed notebook) raised ValueError: unknown region 'mars' (cell starts: if region not in KNOWN:)"
   );
   await expect(run.locator('.jp-sched-run-params')).toHaveText('{"region":"mars"}');
   await shoot(page, view, 'definitions');

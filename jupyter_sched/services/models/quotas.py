@@ -148,6 +148,13 @@ class MeBudget(BudgetView):
     used_gpu_hours: float
 
 
+class MeTeamUse(ResponseModel):
+    team: str
+    in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now")
+    yours: float = Field(description="of them, the GPUs your work charged to this team holds")
+    quotas: list[QuotaLineView] = Field(description="this team's quota lines that apply to you")
+
+
 class GetMeResponse(ResponseModel):
     """The caller: name, admin flag, teams, and usage against quota and budget."""
 
@@ -161,9 +168,12 @@ class GetMeResponse(ResponseModel):
     in_use: MeInUse
     team_in_use: float | None = Field(default=None, description=(
         "GPUs the work of your default team (everyone's in it) holds now: what its quota lines count"))
+    by_team: list[MeTeamUse] = Field(default_factory=list, description=(
+        "per team: your default team first, then every other team your GPU-holding work is charged to"))
     pending: int
     gpu_hours_7d: float
     quota_text: str = Field(default="", description=(
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
         "`team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU "
-        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`"))
+        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`; one line per team "
+        "in by_team"))
