@@ -108,8 +108,11 @@ def _team_usage(jobs: tuple[Job, ...]) -> dict[str, int]:
     return usage
 
 
-# JS_PROPERTY_EXAMPLES=2000 (and pytest --hypothesis-seed=N) hunts for counterexamples beyond CI's 120
-@settings(max_examples=int(os.environ.get("JS_PROPERTY_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# JS_PROPERTY_EXAMPLES=2000 (and pytest --hypothesis-seed=N) hunts for counterexamples beyond CI's 120, at
+# random; without it the 120 are derandomized (hypothesis's advice for CI): the suite's answer does not depend
+# on the run, and what a hunt finds is kept as a named example (test_rules.py's test_property_counterexample_*)
+@settings(max_examples=int(os.environ.get("JS_PROPERTY_EXAMPLES", "120")), deadline=None,
+          derandomize="JS_PROPERTY_EXAMPLES" not in os.environ, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(), st.sampled_from([SchedulingProfile(), SchedulingProfile(defragment=True, min_runtime_s=0),
                                    SchedulingProfile(placement=PlacementConfig(scores={"spread": 1.0})),
                                    SchedulingProfile(borrow_within_cohort="normal")]))
