@@ -555,6 +555,14 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     # low priority: ann's job stays behind bob's waiting one whatever the fair-share usage does
     # meanwhile (bob's running job accrues usage, which can move ann's normal job ahead of his)
     anns = submit(server, "tok-ann", gpus=1, priority="low")
+
+    def numbered() -> bool:  # a job the engine has not numbered yet shows no position (new user 18, N3)
+        rows = api(server, "tok-ann").get("queue").json()
+        return any(row["id"] == anns["id"] and (row.get("reason") or {}).get("position") for row in rows)
+
+    deadline = time.monotonic() + 30
+    while not numbered() and time.monotonic() < deadline:
+        time.sleep(0.2)
     mine = cli(server, "tok-ann", "queue", "--mine")
     assert mine.code == EXIT_OK, mine.err
     rows = [line.split() for line in mine.out.splitlines()[1:] if not line.startswith("    ")]

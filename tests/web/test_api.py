@@ -285,7 +285,7 @@ class TestHeterogeneousGangs:
         assert status == 200 and verdict["fits"] is True, verdict
         status, refused = await api("POST", "jobs", {"groups": [{"name": "trainer", "gpus": 1, "workers": 4}],
                                                      "command": ["true"]})
-        assert status == 422 and refused["error"]["field"] == "gpus", refused
+        assert status == 422 and refused["error"]["field"] == "groups", refused  # a gang names its groups (N17)
         assert (refused["error"]["details"]["requested"], refused["error"]["details"]["ceiling"]) == (4, 3)
         status, bad = await api("POST", "jobs", {"groups": [{"name": "Trainer!"}], "command": ["true"]})
         assert status == 400 and bad["error"]["field"] == "groups[0].name", bad
