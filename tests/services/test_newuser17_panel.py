@@ -7,34 +7,18 @@ Real parts: a SQLite store, the local executor (real files, real modes), the ser
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from jupyter_sched.engine import ManualClock
 from jupyter_sched.errors import ValidationError
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Quota, QuotaSet
 from jupyter_sched.model.units import clock_text
 from jupyter_sched.reclaim.candidates import standing_text
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
-from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.quota import quota_text
-from tests.runtime.builders import T0
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    clock = ManualClock(T0)
-    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
-                   inventory=SimulatedInventory(4, node="vm"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
-    yield svc
-    svc.store.close()
-
 
 # ---- N17: the panel's Quota says the server's sentence ------------------------------------------
 

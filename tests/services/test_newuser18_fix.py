@@ -6,30 +6,13 @@ Real parts: a SQLite store, the local executor (real processes), the service's o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from jupyter_sched.engine import ManualClock
 from jupyter_sched.errors import QuotaError, UnschedulableError
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, GetQueueRequest, SetQuotasRequest, SubmitJobRequest
-from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.quota import quota_lines, quota_text
 from jupyter_sched.wording.status import status_lines
-from tests.runtime.builders import T0
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    clock = ManualClock(T0)
-    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
-                   inventory=SimulatedInventory(4, node="vm"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
-    yield svc
-    svc.store.close()
 
 
 def _quotas(services: Services, *lines: dict[str, object]) -> None:

@@ -6,32 +6,16 @@ Real parts: a SQLite store, the local executor, the service's own cycle.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from jupyter_sched.engine import ManualClock
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Quota, QuotaSet
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, ListJobsRequest, SubmitJobRequest
-from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.jobs import gpus_text
-from tests.runtime.builders import T0
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    clock = ManualClock(T0)
-    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
-                   inventory=SimulatedInventory(4, node="vm"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
-    yield svc
-    svc.store.close()
-
 
 # ---- N8: what a job's size is, in REST ------------------------------------------------------------
 

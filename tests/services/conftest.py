@@ -1,0 +1,29 @@
+"""The application services on a real SQLite store, for the modules of this folder.
+
+``services``: four simulated GPUs on node ``vm`` and a manual clock at ``T0`` — the panel and
+first-hour modules' set-up (new users 17 and 18). A module that needs another inventory, clock or
+policy defines its own ``services`` fixture, which takes precedence over this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.engine import ManualClock
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.services import Services
+from jupyter_sched.store import Store, sqlite_url
+from tests.runtime.builders import T0
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    clock = ManualClock(T0)
+    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
+                   inventory=SimulatedInventory(4, node="vm"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
+    yield svc
+    svc.store.close()
