@@ -45,7 +45,7 @@ from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
-from .runtimes import charged_runtime
+from .runtimes import charged_runtime_of
 from .snapshot import AuditRecord, CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
 
@@ -85,7 +85,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
                           snapshot.inventory.gpu_count())
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=partial(expected_runtime, ctx), held=held,
-                         charged_runtime=partial(charged_runtime, ctx))
+                         charged_runtime=charged_runtime_of(ctx))
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
@@ -148,14 +148,23 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
     pending, as Kueue keeps an inadmissible workload, because an admin may raise the quota again;
     its owner is told once, by an audit row under their name."""
     milli = job.spec.resources.total_milli
-    if milli <= 0:
+    if milli <= 0 or not flavors:
         return False
-    key = (job.spec.team, job.spec.user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
+    spec = job.spec
+    team, user = spec.team, spec.user
+    # binding_ceiling's first step inline (issue 16: this check was ~5 % of a 100-node cycle, its memo
+    # keyed per user mostly missing): a request that exceeds no ceiling on its first GPU model is
+    # bound by none. The lines are the ledger's memo (one dict read), read as binding_ceiling reads them.
+    for ln in ctx.quota.applicable(team, user, flavors[0].model):
+        if ln.ceiling is not None and ln.ceiling < milli:
+            break
+    else:
+        return False
+    key = (team, user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
     if key in ctx.ceilings:
         line = ctx.ceilings[key]
     else:
-        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, job.spec.team, job.spec.user, milli,
-                                                   dict.fromkeys(f.model for f in flavors))
+        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
     over = ceiling_exceeded(line, job.spec.resources)

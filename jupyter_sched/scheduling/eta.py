@@ -53,7 +53,7 @@ from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, charged_runtime, expected_runtime, time_left
+from .runtimes import Reestimate, charged_runtime_of, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -411,7 +411,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                 held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
         context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
-                               charged_runtime=lambda job: charged_runtime(ctx, job))
+                               charged_runtime=charged_runtime_of(ctx))
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
 
     return order
