@@ -21,7 +21,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
    e. else ``Pend`` with exactly one primary reason (:mod:`.pending`).
 4. **ETAs** — every pending job, in queue order, on a projection of future free capacity; moves
    beyond the margin recorded with their cause (:mod:`.eta`).
-5. **Positions** — 1-based queue position of every job left pending; nominations.
+5. **Positions** — 1-based queue position of every job left pending, set with its ETA (a job
+   above a quota ceiling holds none); nominations.
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -44,7 +45,7 @@ from .gates import gate
 from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
-from .reasons import FlavorOutcome, reason_with
+from .reasons import FlavorOutcome
 from .runtimes import charged_runtime_of
 from .snapshot import AuditRecord, CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
@@ -100,24 +101,9 @@ def run_on(ctx: CycleContext) -> CycleResult:
         _visit(ctx, later, shape)
         pause()
     ctx.passed = None
-    estimate_all(ctx)
-    pends = _numbered(ctx.pends)
-    return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
+    estimate_all(ctx)  # ETAs and queue positions
+    return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
-
-
-def _numbered(pends: list[Pend]) -> tuple[Pend, ...]:
-    """The pending decisions with their 1-based queue positions; a job above a quota ceiling
-    (:func:`_above_ceiling`) holds no place (new user 18, N12: "#2, #3 indefinitely")."""
-    out: list[Pend] = []
-    n = 0
-    for p in pends:
-        if p.reason.details.get("never") == "quota":
-            out.append(p)
-            continue
-        n += 1
-        out.append(Pend(p.job_id, reason_with(p.reason, position=n)))
-    return tuple(out)
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:
