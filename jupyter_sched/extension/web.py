@@ -1,5 +1,4 @@
-"""The base of every REST handler: auth, the caller, request models in, response models out, and
-THE error mapping (STYLE §7, §8).
+"""The base of every REST handler: auth, the caller, request models in, response models out, THE error mapping (§7, §8).
 
 Every handler derives from :class:`SchedHandler` (a jupyter_server ``APIHandler``), so every
 method is ``@web.authenticated`` + ``@authorized`` on resource ``"sched"`` and XSRF is enforced
@@ -46,6 +45,7 @@ from ..model.validation import LEASE_FIELDS, empty_field
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
+from .arrival import Arrival
 from .audit_names import request_name
 from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
@@ -104,7 +104,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
