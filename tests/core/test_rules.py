@@ -635,6 +635,34 @@ def test_a_within_guarantee_job_takes_a_borrower_s_nomination_on_its_own_model_b
                                                                  "b2": "pending"}
 
 
+def test_property_counterexample_8_a_within_guarantee_job_waits_behind_its_team_s_higher_class_reservation() -> None:
+    # hypothesis seed 777 (5,000 examples) on 98d4df3 and after, reduced: "j5 is within its team's
+    # guarantee and evicting ['j2'] would serve it, yet it waited two cycles". Decision (session 19):
+    # the wait is right and the property's oracle did not know the rule. b's j2 (borrowed, 600 s
+    # limit) holds the GPUs a's high j6 is reserved from 12:10; a's normal j5 (1 GPU, within a's
+    # guarantee of 4) may not reclaim j2 to start on them: with no time limit it would delay its own
+    # team's higher class past the reservation — the delay admission refuses (keep_off: the only
+    # reservation a within-guarantee plan keeps off is a higher class of its own team). Reclaiming
+    # j2 for j5 would also hand j6 the freed GPUs (a higher class takes a nomination over), so j2
+    # would be evicted for a job that borrows. The wait ends at the reservation's time.
+    s = Scenario([make_node("n0", gpus=6, nvlink=pairs(6))],
+                 quota=quotas(Quota(team="a", guaranteed=4), Quota(team="b", guaranteed=0)))
+    s.submit(make_job("j2", gpus=3, team="b", priority="high", submitted=2, time_limit_s=600),
+             make_job("j3", gpus=3, team="a", priority="high", submitted=3),
+             make_job("j5", gpus=1, team="a", submitted=5),
+             make_job("j6", gpus=3, team="a", priority="high", submitted=6))
+    first = s.cycle()
+    assert sorted(a.job_id for a in first.admits) == ["j2", "j3"] and first.preemptions == ()
+    for minute in (1, 2):
+        j5 = {p.job_id: p.reason for p in s.at(minute).cycle().pending}["j5"]
+        assert j5.details["preemption_rule"] == {"rule": "reservation", "reserved_for": "j6", "model": "A100-80GB",
+                                                 "would_evict": ["j2"]}
+        assert "evicting j2 would let it start only on GPUs reserved for j6" in j5.message
+    tenth = s.at(10).finish("j2").cycle()
+    assert [a.job_id for a in tenth.admits] == ["j6"]
+    assert s.evictions() == [] and s.state("j5") == "pending"
+
+
 def test_property_counterexample_5_a_reclaimed_borrower_lent_again_is_reclaimed_again_once_its_reclaimer_s_team_shrinks() -> None:
     # hypothesis seed 19 (2000 examples) on 72d570f, reduced to 4 jobs. Decision (session 9): this
     # second eviction is right, and the property test's invariant says why. j3 reclaims j5; b's high
