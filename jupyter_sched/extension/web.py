@@ -371,8 +371,8 @@ class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
                 body = exc.public_json(reference)
             else:
                 body = exc.to_json()
-                self._audit_refusal(exc)
-                if status == 429 and (who := self._sched_caller) is not None:  # a flood: one row a minute (R10)
+                self._audit_refusal(exc)  # a busy answer is no refusal there: audited only by its rule (N4)
+                if status == 429 and not exc.audited and (who := self._sched_caller) is not None:  # R10: 1 row/min
                     audit_flood(self, who.user, code="busy", request=f"{self.request.method} {self._route}",
                                 message=f"{who.user} was answered 429 (busy): {exc.message}")
                 if (after := exc.details.get("retry_after_s")) is not None:  # a submit rate (new user 17, N11)

@@ -23,7 +23,7 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "sent_value",
            "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
@@ -152,13 +152,37 @@ def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
         return body.get(key) is not None or inner.get(key) is not None
 
     alias = ALIASES.get(err.field or "")
+    if alias is None and err.field in _SPELLED:  # a rule that speaks in MiB (memory_mib) of "memory" sent (new user 19, N1)
+        job_field = _SPELLED[err.field]
+        alias = (job_field, "") if sent(job_field) and not sent(err.field) else None
     # the value read is the other spelling's whenever it is sent, but team's over queue's (spec_from_request)
     if alias is None or err.field is None or not sent(alias[0]) or (err.field == "team" and sent("team")):
         return err
     other, note = alias
     hint = re.sub(rf"(?<![\w-]){re.escape(err.field)}\b", other, err.hint) if err.hint else ""
-    err.field, err.hint = other, f"{hint}; {note}" if hint else note
+    err.field, err.hint = other, f"{hint}; {note}" if hint and note else hint or note
     return err
+
+
+_SPELLED = {other: field for field, (other, _) in ALIASES.items()}
+"""The other spelling of a job field → the job field (``memory_mib`` → ``memory``): :func:`as_sent`
+both ways."""
+
+
+def sent_value(body: Mapping[str, Any], field: str) -> tuple[str, Any] | None:
+    """``(spelling, value)`` of the job field ``field`` (``memory``; any spelling of :data:`ALIASES`)
+    as the client sent it, at the top of the body or under ``resources``: the other spelling
+    (``memory_mib``) when that was sent, as :func:`spec_from_request` reads it; None when neither
+    was (a profile's default). For refusals of the value read that echo it as typed (new user 19,
+    N1: ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``)."""
+    field = _SPELLED.get(field, field)
+    nested = body.get("resources")
+    merged = {**(nested if isinstance(nested, Mapping) else {}), **body}
+    other = ALIASES[field][0] if field in ALIASES else None
+    for name in (other, field) if field != "team" else (field, other):
+        if name is not None and merged.get(name) is not None:
+            return name, merged[name]
+    return None
 
 
 _FINITE = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")

@@ -616,6 +616,10 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     own = _own_blockers(ctx, job, waits)
     if own:  # its owner can free these (issue 20: "your own kernel lease … %gpu release there")
         details["eta_waits_on_own"] = own
+    queued = [w for w in waits if w not in ctx.admitted and (o := ctx.by_id.get(w)) is not None
+              and not o.state.holds_gpus]
+    if queued:  # queued ahead of it, holding nothing yet: not "released" now (new user 18, N10)
+        details["eta_waits_on_queued"] = queued
     must = _must_release(ctx, reason, waits) if eta is None and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must

@@ -14,7 +14,7 @@ import builtins
 import json
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -22,13 +22,14 @@ from typing import Any, cast
 
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
 from ..executors.owner_paths import CLOSED_FOLDER
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
+from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, sent_value
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
@@ -332,7 +333,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
         self.refuse_missing_paths(job.spec)
         self.refuse_privileged_port(job.spec)
-        self.refuse_memory_over_host(job.spec)
+        self.refuse_memory_over_host(job.spec, request.body())
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
@@ -437,12 +438,15 @@ class JobsService:
         raise ValidationError(f"port {spec.port} is below {first}: the job runs as {who}, which cannot listen "
                               "there", field="port", hint=f"use a port from {first} up, e.g. 8000")
 
-    def refuse_memory_over_host(self, spec: JobSpec) -> None:
-        """A local job's ``memory_mib`` above this host's physical memory is refused (red team 16,
-        R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
+    def refuse_memory_over_host(self, spec: JobSpec, sent: Mapping[str, Any] | None = None) -> None:
+        """A local job's host memory (``memory_mib`` MiB) above this host's physical memory is refused
+        (red team 16, R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
+        ``sent``: the request body, whose spelling and value the refusal echoes (new user 19, N1:
+        ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``); without it, ``memory`` in MiB.
 
         Raises:
-            ValidationError: naming the field ``memory_mib`` and the host's memory.
+            ValidationError: ``memory '64 GiB' (65536 MiB) is more than this host's 24105 MiB (23.5 GiB)``,
+                naming the field as sent (``memory`` or ``memory_mib``).
         """
         asked = spec.resources.memory_mib
         if not asked or not isinstance(self.ctx.executor, LocalExecutor):
@@ -450,8 +454,13 @@ class JobsService:
         host = _host_memory_mib()
         if host and asked > host:
             # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
-            raise ValidationError(f"memory_mib {asked} is more than this host's {host} MiB", field="memory_mib",
-                                  hint=f"ask for at most {host} MiB, or leave memory_mib out")
+            field, value = sent_value(sent or {}, "memory") or ("memory", None)
+            in_mib = field == "memory_mib"
+            said = f"{quoted(value)}{'' if in_mib else f' ({asked} MiB)'}" if value is not None else f"{asked} MiB"
+            gib = f"{host * 10 // 1024 / 10:g} GiB"  # cut, never rounded up past the host
+            most = f"{host} MiB" if in_mib else f"{gib} ({host} MiB)"
+            raise ValidationError(f"{field} {said} is more than this host's {host} MiB ({gib})", field=field,
+                                  hint=f"ask for at most {most}, or leave {field} out")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
@@ -655,7 +664,7 @@ class JobsService:
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
-        self.refuse_memory_over_host(spec)
+        self.refuse_memory_over_host(spec, sent)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         if job.is_lease:  # the submit's lease checks, the same functions (one admission path)
             self._refuse_foreign_parent(caller, job, request="dry run")

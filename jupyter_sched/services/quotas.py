@@ -7,6 +7,8 @@ admin changes them, never when a user is identified (a drained node must not loc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..admission import Caller
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
@@ -27,8 +29,10 @@ def quota_set_to_dict(qs: QuotaSet) -> dict[str, object]:
 class QuotasService:
     """Quotas and profiles (see module docstring)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, *, on_change: Callable[[str], object] | None = None) -> None:
         self.ctx = ctx
+        self.on_change = on_change
+        """Called with the admin's name after each change (embedded team holds: :mod:`.membership`)."""
 
     def get(self, caller: Caller | None = None) -> GetQuotasResponse:
         """The quota set in force. An admin also reads ``warnings``: guarantees above the GPUs
@@ -88,6 +92,8 @@ class QuotasService:
             tx.replace_quota_set(new)
             tx.add_event(actor=caller.user, action="quotas_changed", message=f"quotas changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
+        if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
+            self.on_change(caller.user)
         self.ctx.kick()
         return GetQuotasResponse.model_validate({**new_dict, "warnings": self.capacity_warnings(new)})
 
