@@ -34,7 +34,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
-from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
+from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
     CancelJobRequest,
@@ -978,7 +978,8 @@ class JobsService:
                     raise ConflictError(f"{ended_words(job)}", field=_id_field(kind),
                                         hint="request a new lease" if job.is_lease else
                                         "only pending or running work can be cancelled")
-                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
+                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause,
+                                              drains=drains(self.ctx))
                 if new is None:  # its stop was requested already
                     already = True
                     break
