@@ -23,7 +23,7 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "sent_value",
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_SELECTOR", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "sent_value",
            "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
@@ -329,6 +329,11 @@ def _tolerations(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+MAX_NODE_SELECTOR = 64
+"""Most ``node_selector`` pairs one job may give, as :data:`MAX_TOLERATIONS` (red team 19, R1: 6,500
+pairs fit the 64 KiB field cap, and every refusal quoted them all)."""
+
+
 def _str_map(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -338,9 +343,30 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
             isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
+    if key == "node_selector":
+        _node_selector_bounds(value)
     out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
+
+
+def _node_selector_bounds(value: Mapping[str, Any]) -> None:
+    """At most :data:`MAX_NODE_SELECTOR` pairs, each key at most 317 characters and value at most 63
+    (a Kubernetes label's: an optional 253-character DNS prefix and ``/``, a 63-character name; a
+    63-character value): no node carries a longer one, and a refusal quotes them (red team 19, R1).
+
+    Raises:
+        ValidationError: naming ``node_selector`` (the count) or ``node_selector.KEY`` (a length).
+    """
+    if len(value) > MAX_NODE_SELECTOR:
+        raise ValidationError(f"node_selector must have at most {MAX_NODE_SELECTOR} pairs (got {len(value)})",
+                              field="node_selector", hint="select nodes by the few labels that tell them apart")
+    for k, v in value.items():
+        if len(k) > 317 or len(str(v)) > 63:
+            said = f"key {quoted(k, 40)} is {len(k)}" if len(k) > 317 else f"{quoted(k, 40)} value is {len(str(v))}"
+            most = "key has at most 317" if len(k) > 317 else "value has at most 63"
+            raise ValidationError(f"node_selector {said} characters; a node label's {most}", field="node_selector",
+                                  hint="give the label as the nodes carry it")
 
 
 MAX_ENV_KEY_CHARS = 256

@@ -125,6 +125,8 @@ class Services:
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
         self.monitor = monitor
+        if monitor is not None and monitor.source == "nvml":  # each GPU's processes by pid, of every account:
+            self.engine.stops.gpu_processes = monitor.gpu_processes  # a released lease drains on them (R6)
         self.executor = executor
         self.jobs = JobsService(self.ctx)
         self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
