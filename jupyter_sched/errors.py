@@ -37,6 +37,7 @@ from .textsafe import escaped_controls
 
 __all__ = [
     "HTTP_STATUS",
+    "MESSAGE_MAX_CHARS",
     "AuthenticationError",
     "AuthorizationError",
     "BusyError",
@@ -52,10 +53,26 @@ __all__ = [
     "TimestampError",
     "UnschedulableError",
     "ValidationError",
+    "bounded",
     "http_status_for",
     "json_kind",
     "shown",
 ]
+
+
+MESSAGE_MAX_CHARS = 2000
+"""Most characters of a refusal's message, and of its hint, on the wire and in its text (``str()``,
+which the service log writes): whatever a request quotes back (red team 19, R1: a 6,500-pair
+``node_selector`` echoed whole made a 58 KB log line and a 320 KB answer per request)."""
+
+
+def bounded(text: str, limit: int = MESSAGE_MAX_CHARS) -> str:
+    """``text`` when at most ``limit`` characters, else its start and ``… (12,345 more characters)``,
+    ``limit`` characters in all."""
+    if len(text) <= limit:
+        return text
+    cut = limit - 40  # room for the note, whatever the count's digits
+    return f"{text[:cut]}… ({len(text) - cut:,} more characters)"
 
 
 class SchedError(Exception):
@@ -90,12 +107,13 @@ class SchedError(Exception):
         self.details = details or {}
 
     def to_json(self) -> dict[str, Any]:
-        """Return the wire shape ``{"error": {"code", "message", "field", "hint"}}``."""
+        """Return the wire shape ``{"error": {"code", "message", "field", "hint"}}``; message and hint
+        at most :data:`MESSAGE_MAX_CHARS` each (:func:`bounded`)."""
         body: dict[str, Any] = {
             "code": self.code,
-            "message": self.message,
+            "message": bounded(self.message),
             "field": self.field,
-            "hint": self.hint,
+            "hint": None if self.hint is None else bounded(self.hint),
         }
         if self.details:
             body["details"] = self.details
@@ -109,9 +127,9 @@ class SchedError(Exception):
                           "hint": self.public_hint, "reference": reference}}
 
     def __str__(self) -> str:
-        text = self.message
+        text = bounded(self.message)  # the service log's words for it: bounded as the answer is (R1)
         if self.hint:
-            text = f"{text} ({self.hint})"
+            text = f"{text} ({bounded(self.hint)})"
         return text
 
 

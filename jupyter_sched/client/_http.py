@@ -46,6 +46,7 @@ class HttpReply(NamedTuple):
     link: str = ""
     location: str = ""  # the ``Location`` header of a redirect ("" when none)
     total: str = ""  # the ``X-Total-Count`` header of a page of GET queue ("" when none)
+    retry_after: str = ""  # the ``Retry-After`` header of a 429 (seconds; "" when none: .busy)
 
     @property
     def text(self) -> str:
@@ -213,7 +214,8 @@ class _TlsConnection:
         self._conn.request(method, target, body=body, headers=dict(headers))
         response = self._conn.getresponse()
         data = response.read()
-        fields = {name.lower(): response.getheader(name, "") or "" for name in ("Content-Type", "Link", "Connection")}
+        fields = {name.lower(): response.getheader(name, "") or "" for name in ("Content-Type", "Link", "Connection",
+                                                                             "Retry-After")}
         if fields["connection"].lower() == "close":
             self.close()
         return response.status, fields, data
@@ -308,7 +310,8 @@ class StdlibHttp:
                     raise HttpUnreachable(exc) from None
                 raise
             return HttpReply(status, fields.get("content-type", ""), data, fields.get("link", ""),
-                             fields.get("location", ""), fields.get("x-total-count", ""))
+                             fields.get("location", ""), fields.get("x-total-count", ""),
+                             fields.get("retry-after", ""))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def close(self) -> None:

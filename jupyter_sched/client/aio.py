@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +20,9 @@ from httpx_sse import aconnect_sse
 from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
+from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import Connection, token_hint
-from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
+from .sync import DEFAULT_TIMEOUT_S, _to_stderr, headers_for, next_cursor, unreachable, usage_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,11 +42,16 @@ class AsyncSchedClient:
         connection: where the server is.
         timeout_s: per-request timeout in seconds (default 30).
         transport: an httpx async transport (tests).
+        notice / sleep: say and wait out a busy answer's retry (:mod:`.busy`; default: stderr,
+            ``asyncio.sleep``).
     """
 
     def __init__(self, connection: Connection, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, notice: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.connection = connection
+        self._notice = notice or _to_stderr
+        self._sleep = sleep
         self._http = httpx.AsyncClient(base_url=connection.api_url, headers=headers_for(connection),
                                        timeout=timeout_s, transport=transport)
 
@@ -70,13 +76,26 @@ class AsyncSchedClient:
         return self._decode(await self._exchange(req, timeout_s=timeout_s))
 
     async def _exchange(self, req: Req, *, timeout_s: float | None = None) -> httpx.Response:
-        try:
-            response = await self._http.request(
-                req.method, req.path, params=dict(req.params) or None,
-                json=req.body if req.body is not None else None,
-                timeout=timeout_s if timeout_s is not None else httpx.USE_CLIENT_DEFAULT)
-        except httpx.TransportError as exc:
-            raise unreachable(self.connection, exc) from None
+        """Send ``req``; a 429 with a short ``Retry-After`` is sent again after it, at most
+        :data:`~.busy.MAX_BUSY_RETRIES` times (as :meth:`SchedClient._exchange`)."""
+        retries = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    req.method, req.path, params=dict(req.params) or None,
+                    json=req.body if req.body is not None else None,
+                    timeout=timeout_s if timeout_s is not None else httpx.USE_CLIENT_DEFAULT)
+            except httpx.TransportError as exc:
+                raise unreachable(self.connection, exc) from None
+            wait = busy_wait_s(response.status_code, response.headers.get("retry-after"))
+            if wait is None or retries >= MAX_BUSY_RETRIES:
+                break
+            retries += 1
+            self._notice(retry_notice(wait, retries))
+            await self._sleep(wait)
+        if response.status_code == 429:
+            error = error_from_response(429, response.text, token_hint=token_hint(self.connection))
+            raise gave_up(error, response.headers.get("retry-after"), retries=retries)
         if response.status_code >= 400:
             raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection))
         return response

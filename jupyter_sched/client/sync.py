@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
+from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, token_hint
 
 if TYPE_CHECKING:
@@ -38,6 +40,12 @@ __all__ = ["NotSchedServerError", "SchedClient", "ServerUnreachableError", "next
 DEFAULT_TIMEOUT_S = 30.0
 MAX_LEASE_WAIT_S = 25.0
 """The server's ceiling on a lease long poll (``wait_ms`` <= 25,000)."""
+
+
+def _to_stderr(line: str) -> None:
+    """Write ``line`` to stderr (the default notice of a retried busy answer)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _wait_ms(wait_s: float) -> int | None:
@@ -189,7 +197,7 @@ class _HttpxHttp:
             raise HttpUnreachable(exc) from None
         return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content,
                          response.headers.get("link", ""), response.headers.get("location", ""),
-                         response.headers.get("x-total-count", ""))
+                         response.headers.get("x-total-count", ""), response.headers.get("retry-after", ""))
 
     def close(self) -> None:
         self.client.close()
@@ -206,11 +214,17 @@ class SchedClient:
         timeout_s: per-request timeout in seconds (default 30).
         transport: an httpx transport; every request then goes through httpx (tests use
             ``httpx.MockTransport`` to speak the wire format).
+        notice: says a retry of a busy answer (``server busy: retrying in 3 s (1/3)``; default:
+            a line on stderr, which the CLI and a notebook cell both show).
+        sleep: waits that many seconds (default ``time.sleep``).
     """
 
     def __init__(self, connection: Connection, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 transport: httpx.BaseTransport | None = None, probe: Probe | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, probe: Probe | None = None,
+                 notice: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.connection = connection
+        self._notice = notice or _to_stderr
+        self._sleep = sleep
         self._timeout_s = timeout_s
         self._transport = transport
         headers = headers_for(connection)
@@ -251,12 +265,25 @@ class SchedClient:
         return self._decode(self._exchange(req, timeout_s=timeout_s))
 
     def _exchange(self, req: Req, *, timeout_s: float | None = None) -> HttpReply:
-        """Send ``req``; return the answer (status < 400). Raises as :meth:`call`."""
-        try:
-            reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
-                                       timeout_s=timeout_s)
-        except HttpUnreachable as exc:
-            raise unreachable(self.connection, exc.cause) from None
+        """Send ``req``; return the answer (status < 400). A 429 with a short ``Retry-After`` is
+        sent again after it, at most :data:`~.busy.MAX_BUSY_RETRIES` times, each said through
+        ``notice`` (:mod:`.busy`). Raises as :meth:`call`."""
+        retries = 0
+        while True:
+            try:
+                reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
+                                           timeout_s=timeout_s)
+            except HttpUnreachable as exc:
+                raise unreachable(self.connection, exc.cause) from None
+            wait = busy_wait_s(reply.status, reply.retry_after)
+            if wait is None or retries >= MAX_BUSY_RETRIES:
+                break
+            retries += 1
+            self._notice(retry_notice(wait, retries))
+            self._sleep(wait)
+        if reply.status == 429:
+            error = error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection))
+            raise gave_up(error, reply.retry_after, retries=retries)
         if reply.status == 404 and not _ours(reply) and (hub := hub_root(self.connection.url)):
             raise NotSchedServerError(  # …/hub/ given: the hub's own pages
                 f"{self.connection.url} is a JupyterHub page, not the jupyter_sched API", hint=self._hub_hint(hub))

@@ -38,6 +38,7 @@ from ..reclaim import (
 )
 from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, kernel_activity_of
 from ..store import JobRecord, Store, StoreTx
+from .lease_horizon import with_lease_horizons
 from .stops import lease_held_message
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
 
@@ -107,13 +108,15 @@ class IdleLadders:
             ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in policies), per_minute=self._per_minute()))
 
     def evaluate(self, snapshot: Snapshot, result: CycleResult) -> CycleResult:
-        """``result`` with this engine's idle actions (they replace the core's for the same job).
+        """``result`` with this engine's idle actions (they replace the core's for the same job), and
+        with when the leases a pending job waits for are released as idle (:mod:`.lease_horizon`).
         Also refreshes :attr:`candidates` (idle work before its warning, least time left first)."""
-        if self.policies is None:
-            return result
+        if self.policies is None:  # pending reasons waiting on leases still say none is reclaimed (N10)
+            return with_lease_horizons(result, snapshot.jobs, None, ())
         self.candidates = idle_candidates(snapshot, self.policies, self.arbiter)
         ours = evaluate_idle(snapshot, self.policies, self.arbiter)
         mine = {a.job_id for a in ours}
+        result = with_lease_horizons(result, snapshot.jobs, self.policies, self.candidates)
         return replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
 
     def admitted(self, jobs: Iterable[Job]) -> None:

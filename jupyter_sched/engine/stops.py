@@ -15,12 +15,17 @@ opens only, so the lease stays running (its GPU held, given to nobody else) unti
 processes close it, and past the stop grace those processes are killed, the job's others going on
 (red team 17, R2). A process of the owner's account outside the job that holds it (an fd passed on,
 a mapping) keeps it held too, named with the words to end it, and is never killed (red team 18, R6).
+Where telemetry lists each GPU's processes by pid (NVML's compute processes, as ``nvidia-smi``
+shows them, of every account), any released lease — a kernel's too — stays held while a process no
+other holder of the GPU owns still has a context on it: the kernel after ``%gpu release``, or a
+process of another account an fd was passed to, which no scan of the owner's processes finds.
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -34,9 +39,19 @@ from .failures import classify
 from .leadership import Leadership
 from .transitions import JobWriter
 
-__all__ = ["StopReconciler", "lease_held_message", "lease_release_message", "stop_words"]
+__all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_message", "lease_release_message",
+           "stop_words"]
 
 log = logging.getLogger(__name__)
+
+GpuProcesses = Callable[..., "dict[str, list[tuple[int, str]]] | None"]
+"""``gpu_processes(uuids, *, leaving=lease id, since=release time)``: see
+:meth:`~.telemetry.TelemetryMonitor.gpu_processes`."""
+
+SAMPLE_WAIT_S = 30.0
+"""Longest wait (seconds) after a lease's release for a GPU sample that lists the GPU's processes;
+past it (telemetry stalled) the lease ends on what the executor's probe says: a stalled collector
+never keeps a lease held."""
 
 
 def lease_held_message(job: Job) -> str:
@@ -107,7 +122,10 @@ class StopReconciler:
         self.sent: set[str] = set()
         self.plans: dict[str, tuple[float, bool]] = {}
         self.draining: dict[str, list[int]] = {}
-        """Released lent leases waiting for their parent job's processes to close the GPU: pids said."""
+        """Released leases waiting for processes to free their GPU: the pids said (``[-1]``: a sample awaited)."""
+        self.gpu_processes: GpuProcesses | None = None
+        """Where each GPU's processes are read (the telemetry monitor's
+        :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
 
     def plan(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
         """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
@@ -121,31 +139,58 @@ class StopReconciler:
         return self.plans.get(record.job.id, (self.grace_s, False))[0]
 
     def _still_open(self, record: JobRecord, now: datetime) -> bool:
-        """Whether a released lease lent to a running job must stay held: a process of that job
-        holds its GPU's device open (module docstring). Past the stop grace from the release, those
-        processes are killed (audited ``lease_drain_killed``); the lease ends at the first pass
-        that finds the GPU closed."""
+        """Whether a released lease must stay held (module docstring): a process of the job it was
+        lent to holds its GPU's device open (the executor's probe), or — where telemetry lists each
+        GPU's processes (NVML) — any process still has a context on it that no other holder of the
+        GPU owns: its kernel after ``%gpu release``, or a process of another account an fd was passed
+        to (red team 18, R6), which no scan of the owner's processes finds. Past the stop grace from
+        the release, the lent job's own holders are killed (audited ``lease_drain_killed``); no other
+        process is: the lease stays held, said with what it waits for and since when. The lease ends
+        at the first pass that finds the GPU free."""
         job = record.job
+        if job.allocation is None:
+            return False
+        uuids = job.allocation.all_gpu_uuids()
+        released = record.stop_requested_at or now
+        held: dict[str, set[int]] = {}
         parent = job.spec.parent_job_id
         probe = getattr(self.executor, "gpus_open", None)
-        if not parent or probe is None or job.allocation is None:
-            return False
-        try:
-            held = probe(parent, job.allocation.all_gpu_uuids())
-        except Exception:  # the probe is the executor's: never keep a lease for its failure
-            log.exception("lease %s: reading which processes of job %s hold its GPUs failed", job.id, parent)
-            return False
+        probed: set[int] = set()
+        if parent and probe is not None:
+            try:
+                for uuid, found in probe(parent, uuids).items():
+                    held.setdefault(uuid, set()).update(found)
+                    probed.update(found)
+            except Exception:  # the probe is the executor's: never keep a lease for its failure
+                log.exception("lease %s: reading which processes of job %s hold its GPUs failed", job.id, parent)
+        accounts: dict[int, str] = {}
+        if self.gpu_processes is not None and uuids:
+            try:
+                seen = self.gpu_processes(uuids, leaving=job.id, since=released)
+            except Exception:  # telemetry's failure never keeps a lease either
+                log.exception("lease %s: reading the processes on its GPUs failed", job.id)
+                seen = {}
+            if seen is None and now < released + timedelta(seconds=SAMPLE_WAIT_S):
+                self._say(job, f"releasing: checking that no process still uses GPU {', '.join(uuids)} (the first "
+                               f"GPU sample after the release, within {SAMPLE_WAIT_S:g} s)", [-1])
+                return True
+            for uuid, found in (seen or {}).items():
+                held.setdefault(uuid, set()).update(pid for pid, _ in found)
+                accounts.update(found)
         if not held:
             return False
         pids = sorted({pid for found in held.values() for pid in found})
-        members = getattr(self.executor, "job_pids", None)
-        group = members(parent) if members is not None else set(pids)
-        inside, outside = [p for p in pids if p in group], [p for p in pids if p not in group]
         gpus = ", ".join(sorted(held))
-        due = (record.stop_requested_at or now) + timedelta(seconds=self.grace_s)
+        if not parent:
+            self._say_kernel_held(job, gpus, pids, accounts, released)
+            return True
+        members = getattr(self.executor, "job_pids", None)
+        group = members(parent) if members is not None else set(probed)
+        inside, outside = [p for p in pids if p in group], [p for p in pids if p not in group]
+        due = released + timedelta(seconds=self.grace_s)
         if now < due:
             self._say_held(job, parent, gpus, inside, outside, f"at most until {due.strftime('%H:%M:%S')} UTC, "
-                           "when they are killed")
+                           "when they are killed", accounts)
             return True
         kill = getattr(self.executor, "kill_pids", None)
         killed = kill(parent, inside) if kill is not None and inside else []
@@ -156,31 +201,60 @@ class StopReconciler:
             self.writer.audit(job, "lease_drain_killed", words, {"parent_job_id": parent, "pids": killed,
                                                                   "gpu_uuids": sorted(held)})
         if outside:  # never killed here: not the job's (a reused pid could be anyone's); its owner or an admin ends it
-            self._say_held(job, parent, gpus, [], outside, "")
+            self._say_held(job, parent, gpus, [], outside, "", accounts)
         return True
 
-    def _say_held(self, job: Job, parent: str, gpus: str, inside: list[int], outside: list[int], until: str) -> None:
+    def _say(self, job: Job, words: str, said: list[int]) -> bool:
+        """Write ``words`` as the lease's message once per ``said`` (the pids it names); False when said."""
+        if self.draining.get(job.id) == said:
+            return False
+        self.draining[job.id] = said
+        self.writer.say(job.id, words)
+        return True
+
+    def _say_kernel_held(self, job: Job, gpus: str, pids: list[int], accounts: dict[int, str],
+                         released: datetime) -> None:
+        """Say (and audit ``lease_draining``) that a released lease bound to no job stays held: its
+        kernel — or whichever process, of any account — still has a context on the GPU (new user 18
+        leftover: the GPU was given to the next user under a live CUDA context). Nothing is killed:
+        the kernel is the user's; the lease ends when the process frees the GPU (exits, or its
+        kernel restarts), however long that takes."""
+        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
+                 f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
+                 f"nobody else and counted as this lease's, until they free it — no time limit: restart the kernel "
+                 f"(Kernel > Restart) or end the process (kill {' '.join(map(str, pids))}); the scheduler does not "
+                 f"kill kernels")
+        if self._say(job, words, pids):
+            self.writer.audit(job, "lease_draining", words, {"pids": pids, "accounts": {str(p): a for p, a in
+                                                                                       accounts.items()},
+                                                              "gpu_uuids": gpus.split(", ")})
+
+    def _say_held(self, job: Job, parent: str, gpus: str, inside: list[int], outside: list[int], until: str,
+                  accounts: dict[int, str] | None = None) -> None:
         """Say (and audit ``lease_draining``, once per set of pids) which processes keep the
         released lease ``job`` held: ``inside`` its parent job's group (killed at the grace, said
         ``until``), ``outside`` it — the owner's other processes holding the GPU through a passed fd
-        or a mapping (red team 18, R6), never killed by the scheduler: they are named, to be ended."""
+        or a mapping (red team 18, R6), or any account's process the GPU's process list shows
+        (``accounts``: pid → account), never killed by the scheduler: they are named, to be ended."""
         said = [*inside, *outside]
         if self.draining.get(job.id) == said:
             return
-        self.draining[job.id] = said
         parts = []
         if inside:
             parts.append(f"process(es) {', '.join(map(str, inside))} of job {parent} still hold GPU {gpus} open; "
                          f"it stays held, given to nobody else, until they close it (restart the kernel or end the "
                          f"process), {until}")
         if outside:
-            ids = ", ".join(map(str, outside))
-            parts.append(f"process(es) {ids} of {job.spec.user}'s account, outside job {parent}, hold GPU {gpus} "
-                         f"open (an fd passed on, or a mapping kept); it stays held, given to nobody else, until they end: end "
-                         f"them (kill {' '.join(map(str, outside))}); the scheduler does not kill processes outside "
-                         f"the job")
+            known = accounts or {}
+            ids = ", ".join(f"{p} ({known[p]})" if p in known else str(p) for p in outside)
+            whose = "of another account or " if any(known.get(p) not in (None, job.spec.user) for p in outside) else ""
+            parts.append(f"process(es) {ids} {whose}of {job.spec.user}'s account, outside job {parent}, hold GPU "
+                         f"{gpus} open (an fd passed on, or a mapping kept); it stays held, given to nobody else, until "
+                         f"they end: end them (kill {' '.join(map(str, outside))}); the scheduler does not kill "
+                         f"processes outside the job")
         words = "releasing: " + "; ".join(parts)
-        self.writer.say(job.id, words)
+        self._say(job, words, said)
         self.writer.audit(job, "lease_draining", words, {"parent_job_id": parent, "pids": inside,
                                                           "outside_pids": outside, "gpu_uuids": gpus.split(", ")})
 

@@ -336,6 +336,36 @@ class TelemetryMonitor:
         with self._lock:
             return self.store.latest()
 
+    def gpu_processes(self, uuids: Iterable[str], *, leaving: str, since: datetime) -> dict[str, list[tuple[int, str]]] | None:
+        """Processes with a context on the GPUs ``uuids`` — the collector's compute processes by pid
+        (NVML's ``nvmlDeviceGetComputeRunningProcesses``, as ``nvidia-smi`` lists them: every
+        account's, whoever runs this server) in the newest sample of each — that belong to no job
+        allocated that GPU now other than ``leaving`` (a shared GPU's other holders keep theirs):
+        ``{uuid: [(pid, account name or "unknown account")]}``, only GPUs with such a process.
+        A released lease's drain asks it (red team 18, R6; :mod:`.stops`).
+
+        Returns None when a GPU of ``uuids`` has no sample taken after ``since`` that lists its
+        processes (not known yet: the caller waits for one, boundedly)."""
+        wanted = set(uuids)
+        out: dict[str, list[tuple[int, str]]] = {}
+        with self._lock:
+            latest = {key[0]: sample for key, sample in self.store.latest().items()
+                      if key[1] is None and key[0] in wanted}
+            for uuid in wanted:
+                sample = latest.get(uuid)
+                if sample is None or sample.timestamp <= since or sample.process_count is None:
+                    return None
+                others = self.minutes.holders_of(uuid) - {leaving}
+                found = []
+                for process in sample.processes:
+                    if self._job_of(process.pid) in others:
+                        continue  # a shared GPU's other holder
+                    about = self._describe(process.pid)
+                    found.append((process.pid, about[0] if about else "unknown account"))
+                if found:
+                    out[uuid] = sorted(found)
+        return out
+
     def window(self, key: DeviceKey, since: datetime, until: datetime | None = None) -> list[GpuSample]:
         """Samples of one device within ``[since, until]``."""
         with self._lock:

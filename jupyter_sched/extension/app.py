@@ -279,7 +279,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "cycle_interval_s": self.cycle_interval,
             "cycle_coalesce_s": self.cycle_coalesce, "cycle_steps_aside": self.cycle_steps_aside,
             "quotas": list(self.quotas),
-            "profiles": dict(self.profiles),
+            "profiles": dict(self.profiles), "admin_users": sorted(self.admin_users),
             "default_team": self.default_team, "max_ports_per_user": self.max_ports_per_user,
             "user_teams": dict(self.user_teams), "priority_grants": dict(self.priority_grants),
             "max_unfinished_per_user": int(self.max_unfinished_per_user), "max_submits_per_user_minute":

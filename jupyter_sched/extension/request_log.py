@@ -19,9 +19,10 @@ from jupyter_server.log import log_request as jupyter_log_request
 from jupyter_server.prometheus.log_functions import prometheus_log_method
 from tornado import web
 
+from ..errors import bounded
 from ..textsafe import escaped_controls
 
-__all__ = ["escape_log_controls", "logged_quietly", "redacted_url", "shows_debug"]
+__all__ = ["LOG_LINE_MAX_CHARS", "escape_log_controls", "logged_quietly", "redacted_url", "shows_debug"]
 
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
@@ -59,12 +60,19 @@ def shows_debug(logger: logging.Logger) -> bool:
     return False
 
 
+LOG_LINE_MAX_CHARS = 4000
+"""Most characters of one record's message in the server's log (its traceback, if any, is kept
+whole): a client's text a line quotes — a refusal, a path, a header — cannot make the log grow by
+more than this a request (red team 19, R1: 58 KB of log per refused 64 KiB ``node_selector``)."""
+
+
 class _EscapedControls(logging.Filter):
-    """Rewrites a record whose message holds a control character (:func:`escaped_controls`)."""
+    """Rewrites a record whose message holds a control character (:func:`escaped_controls`) or is
+    longer than :data:`LOG_LINE_MAX_CHARS` (cut, the cut said)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        safe = escaped_controls(message)
+        safe = bounded(escaped_controls(message), LOG_LINE_MAX_CHARS)
         if safe is not message:
             record.msg, record.args = safe, None
         return True
@@ -74,7 +82,8 @@ def escape_log_controls(log: logging.Logger) -> None:
     """Every handler of ``log`` (the server's log, which tornado's loggers reach too) writes a
     control character a client sent — a node_selector value, a path, a header — as its escape,
     never raw (red team 15, R3: an admin's ``tail -f`` of the service log ran a user's ESC
-    sequences). Newlines stay: Jupyter's formatter indents the lines after the first."""
+    sequences). Newlines stay: Jupyter's formatter indents the lines after the first. A record's
+    message longer than :data:`LOG_LINE_MAX_CHARS` is cut (red team 19, R1)."""
     for handler in log.handlers:
         if not any(isinstance(f, _EscapedControls) for f in handler.filters):
             handler.addFilter(_EscapedControls())

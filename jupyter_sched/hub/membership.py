@@ -101,9 +101,11 @@ class TeamHolds:
         return self._holds
 
     def update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
-               caller_of: CallerOf, *, default_team: str, now: datetime) -> set[str]:
+               caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR) -> set[str]:
         """Recompute the holds from ``live`` jobs of users the hub ``listed`` (module docstring) and
-        write the records of what changed; the job ids held or released by this update."""
+        write the records of what changed, as ``actor`` (the hub; embedded: the admin whose ``PUT
+        quotas`` changed the membership, :mod:`jupyter_sched.services.membership`); the job ids held
+        or released by this update."""
         callers: dict[str, Caller | None] = {}
         holds: dict[str, JobHold] = {}
         left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
@@ -135,16 +137,17 @@ class TeamHolds:
         for key, (pending, running) in left.items():
             new = [j for j in pending if j not in before]
             if key not in self._found or new:
-                self._announce(services, key, new, running if key not in self._found else [], now)
+                self._announce(services, key, new, running if key not in self._found else [], now, actor)
             self._found.setdefault(key, now)
         for key in [k for k in self._found if k not in left and k[0] not in unseen]:
             del self._found[key]
             caller = callers.get(key[0])
             if caller is not None and caller.may_charge(key[1]) and (key[2] is None or key[2] in caller.classes_for(key[1])):
-                _rejoined(services, key)  # else: its work ended, or the user is unknown now
+                _rejoined(services, key, actor)  # else: its work ended, or the user is unknown now
         return changed
 
-    def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime) -> None:
+    def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime,
+                  actor: str) -> None:
         user, team, priority = key
         said = [_change(key)]
         if held:
@@ -155,16 +158,16 @@ class TeamHolds:
         message = "; ".join(said)
         details = {"user": user, "team": team, "priority": priority, "held": held, "running": running,
                    "since": now.isoformat()}
-        services.store.add_event(actor=_ACTOR, action=TEAM_LEFT_ACTION, job_id=held[0] if len(held) == 1 else None,
+        services.store.add_event(actor=actor, action=TEAM_LEFT_ACTION, job_id=held[0] if len(held) == 1 else None,
                                  user=user, message=message, details=details)
         services.bus.publish({"type": TEAM_LEFT_ACTION, "data": {**details, "message": message}})
         log.warning("jupyter_sched: %s", message)
 
 
-def _rejoined(services: Any, key: _Key) -> None:
+def _rejoined(services: Any, key: _Key, actor: str) -> None:
     user, team, priority = key
     change = (f"{user} is a member of team {team} again" if priority is None
               else f"priority {priority} is granted to {user} in team {team} again")
-    services.store.add_event(actor=_ACTOR, action=TEAM_REJOINED_ACTION, job_id=None, user=user,
+    services.store.add_event(actor=actor, action=TEAM_REJOINED_ACTION, job_id=None, user=user,
                              message=f"{change}: their held jobs there may start",
                              details={"user": user, "team": team, "priority": priority})

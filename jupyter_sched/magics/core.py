@@ -308,8 +308,8 @@ class SchedMagics(Magics):
                 self.lease = self.client.lease(str(self.lease["id"]))
             except SchedError:
                 self.lease = None
-        if self.lease is not None and not is_terminal(self.lease):
-            return self.lease
+        if self.lease is not None and not is_terminal(self.lease) and not self.lease.get("stop_requested"):
+            return self.lease  # (a released lease draining its GPU is not this kernel's any more: R6)
         if self.lease is not None and self._applied:
             self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
         self.lease = None
@@ -318,7 +318,7 @@ class SchedMagics(Magics):
         kernel_id = self.client.kernel_id
         if kernel_id:
             for lease in self.client.leases(state=_LIVE_STATES):  # not the finished ones: they only grow
-                if lease.get("kernel_id") == kernel_id and not is_terminal(lease):
+                if lease.get("kernel_id") == kernel_id and not is_terminal(lease) and not lease.get("stop_requested"):
                     self.lease = lease
                     self._kernel_holds_none = False
                     return lease

@@ -23,7 +23,7 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_SELECTOR", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "sent_value",
            "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
@@ -152,13 +152,37 @@ def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
         return body.get(key) is not None or inner.get(key) is not None
 
     alias = ALIASES.get(err.field or "")
+    if alias is None and err.field in _SPELLED:  # a rule that speaks in MiB (memory_mib) of "memory" sent (new user 19, N1)
+        job_field = _SPELLED[err.field]
+        alias = (job_field, "") if sent(job_field) and not sent(err.field) else None
     # the value read is the other spelling's whenever it is sent, but team's over queue's (spec_from_request)
     if alias is None or err.field is None or not sent(alias[0]) or (err.field == "team" and sent("team")):
         return err
     other, note = alias
     hint = re.sub(rf"(?<![\w-]){re.escape(err.field)}\b", other, err.hint) if err.hint else ""
-    err.field, err.hint = other, f"{hint}; {note}" if hint else note
+    err.field, err.hint = other, f"{hint}; {note}" if hint and note else hint or note
     return err
+
+
+_SPELLED = {other: field for field, (other, _) in ALIASES.items()}
+"""The other spelling of a job field → the job field (``memory_mib`` → ``memory``): :func:`as_sent`
+both ways."""
+
+
+def sent_value(body: Mapping[str, Any], field: str) -> tuple[str, Any] | None:
+    """``(spelling, value)`` of the job field ``field`` (``memory``; any spelling of :data:`ALIASES`)
+    as the client sent it, at the top of the body or under ``resources``: the other spelling
+    (``memory_mib``) when that was sent, as :func:`spec_from_request` reads it; None when neither
+    was (a profile's default). For refusals of the value read that echo it as typed (new user 19,
+    N1: ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``)."""
+    field = _SPELLED.get(field, field)
+    nested = body.get("resources")
+    merged = {**(nested if isinstance(nested, Mapping) else {}), **body}
+    other = ALIASES[field][0] if field in ALIASES else None
+    for name in (other, field) if field != "team" else (field, other):
+        if name is not None and merged.get(name) is not None:
+            return name, merged[name]
+    return None
 
 
 _FINITE = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")
@@ -305,6 +329,11 @@ def _tolerations(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+MAX_NODE_SELECTOR = 64
+"""Most ``node_selector`` pairs one job may give, as :data:`MAX_TOLERATIONS` (red team 19, R1: 6,500
+pairs fit the 64 KiB field cap, and every refusal quoted them all)."""
+
+
 def _str_map(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -314,9 +343,30 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
             isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
+    if key == "node_selector":
+        _node_selector_bounds(value)
     out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
+
+
+def _node_selector_bounds(value: Mapping[str, Any]) -> None:
+    """At most :data:`MAX_NODE_SELECTOR` pairs, each key at most 317 characters and value at most 63
+    (a Kubernetes label's: an optional 253-character DNS prefix and ``/``, a 63-character name; a
+    63-character value): no node carries a longer one, and a refusal quotes them (red team 19, R1).
+
+    Raises:
+        ValidationError: naming ``node_selector`` (the count) or ``node_selector.KEY`` (a length).
+    """
+    if len(value) > MAX_NODE_SELECTOR:
+        raise ValidationError(f"node_selector must have at most {MAX_NODE_SELECTOR} pairs (got {len(value)})",
+                              field="node_selector", hint="select nodes by the few labels that tell them apart")
+    for k, v in value.items():
+        if len(k) > 317 or len(str(v)) > 63:
+            said = f"key {quoted(k, 40)} is {len(k)}" if len(k) > 317 else f"{quoted(k, 40)} value is {len(str(v))}"
+            most = "key has at most 317" if len(k) > 317 else "value has at most 63"
+            raise ValidationError(f"node_selector {said} characters; a node label's {most}", field="node_selector",
+                                  hint="give the label as the nodes carry it")
 
 
 MAX_ENV_KEY_CHARS = 256

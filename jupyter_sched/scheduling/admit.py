@@ -67,6 +67,19 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
                 _admit(ctx, job, placement, check.borrowed, backfill)
                 return placement, None
+    if check.ok and flavor.pools and closed is None and blocked_by is None:
+        # no room: the outcome is shared by the jobs of this shape while the pools' capacity is
+        # unchanged, looked up before one is built (issue 16: most pending jobs of a full cluster)
+        key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
+               req.groups, ctx.state.stamps(flavor.pools))
+        cached = ctx.outcome_cache.get(key)
+        if cached is not None:
+            return None, cached
+        fit = capacity_of(ctx, req, flavor)
+        outcome = FlavorOutcome(flavor.model, capacity_code=fit.code, capacity_message=fit.message,
+                                capacity=fit.details, shared=True)
+        ctx.outcome_cache[key] = outcome
+        return None, outcome
     outcome = FlavorOutcome(model=flavor.model)
     if not check.ok:
         outcome.quota_code, outcome.quota = check.code, check.details
@@ -76,23 +89,14 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         return None, outcome
     if closed is not None:
         outcome.capacity_code, outcome.capacity_message, outcome.capacity = closed
-    elif blocked_by is not None:
+    else:
+        assert blocked_by is not None
         res = blocked_by
         outcome.capacity_code = "Priority"
         outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
                                     f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else ""))
         outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
                             "reservation": res.eta.isoformat() if res.eta else None}
-    else:
-        key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-               req.groups, ctx.state.stamps(flavor.pools))
-        cached = ctx.outcome_cache.get(key)
-        if cached is not None:
-            return None, cached
-        fit = capacity_of(ctx, req, flavor)
-        outcome.capacity_code, outcome.capacity_message, outcome.capacity = fit.code, fit.message, fit.details
-        outcome.shared = True
-        ctx.outcome_cache[key] = outcome
     return None, outcome
 
 

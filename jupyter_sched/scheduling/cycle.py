@@ -21,7 +21,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
    e. else ``Pend`` with exactly one primary reason (:mod:`.pending`).
 4. **ETAs** — every pending job, in queue order, on a projection of future free capacity; moves
    beyond the margin recorded with their cause (:mod:`.eta`).
-5. **Positions** — 1-based queue position of every job left pending; nominations.
+5. **Positions** — 1-based queue position of every job left pending, set with its ETA (a job
+   above a quota ceiling holds none); nominations.
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -44,8 +45,8 @@ from .gates import gate
 from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
-from .reasons import FlavorOutcome, reason_with
-from .runtimes import charged_runtime
+from .reasons import FlavorOutcome
+from .runtimes import charged_runtime_of
 from .snapshot import AuditRecord, CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
 
@@ -85,7 +86,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
                           snapshot.inventory.gpu_count())
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=partial(expected_runtime, ctx), held=held,
-                         charged_runtime=partial(charged_runtime, ctx))
+                         charged_runtime=charged_runtime_of(ctx))
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
@@ -100,24 +101,9 @@ def run_on(ctx: CycleContext) -> CycleResult:
         _visit(ctx, later, shape)
         pause()
     ctx.passed = None
-    estimate_all(ctx)
-    pends = _numbered(ctx.pends)
-    return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
+    estimate_all(ctx)  # ETAs and queue positions
+    return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
-
-
-def _numbered(pends: list[Pend]) -> tuple[Pend, ...]:
-    """The pending decisions with their 1-based queue positions; a job above a quota ceiling
-    (:func:`_above_ceiling`) holds no place (new user 18, N12: "#2, #3 indefinitely")."""
-    out: list[Pend] = []
-    n = 0
-    for p in pends:
-        if p.reason.details.get("never") == "quota":
-            out.append(p)
-            continue
-        n += 1
-        out.append(Pend(p.job_id, reason_with(p.reason, position=n)))
-    return tuple(out)
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:
@@ -148,14 +134,23 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
     pending, as Kueue keeps an inadmissible workload, because an admin may raise the quota again;
     its owner is told once, by an audit row under their name."""
     milli = job.spec.resources.total_milli
-    if milli <= 0:
+    if milli <= 0 or not flavors:
         return False
-    key = (job.spec.team, job.spec.user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
+    spec = job.spec
+    team, user = spec.team, spec.user
+    # binding_ceiling's first step inline (issue 16: this check was ~5 % of a 100-node cycle, its memo
+    # keyed per user mostly missing): a request that exceeds no ceiling on its first GPU model is
+    # bound by none. The lines are the ledger's memo (one dict read), read as binding_ceiling reads them.
+    for ln in ctx.quota.applicable(team, user, flavors[0].model):
+        if ln.ceiling is not None and ln.ceiling < milli:
+            break
+    else:
+        return False
+    key = (team, user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
     if key in ctx.ceilings:
         line = ctx.ceilings[key]
     else:
-        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, job.spec.team, job.spec.user, milli,
-                                                   dict.fromkeys(f.model for f in flavors))
+        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
     over = ceiling_exceeded(line, job.spec.resources)

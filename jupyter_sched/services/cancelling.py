@@ -56,16 +56,25 @@ def in_bulk_cancel(job: Job) -> bool:
     return not job.is_lease or not job.spec.kernel_id
 
 
+def drains(ctx: Any) -> bool:
+    """Whether the engine drains released leases on each GPU's process list (NVML telemetry)."""
+    return getattr(getattr(getattr(ctx, "engine", None), "stops", None), "gpu_processes", None) is not None
+
+
 def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = None, why: str = "",
-                 cause: CancelJobRequest | None = None) -> tuple[JobRecord | None, bool]:
+                 cause: CancelJobRequest | None = None, drains: bool = False) -> tuple[JobRecord | None, bool]:
     """``record`` as a cancel by ``actor`` at ``now`` leaves it, and whether it ended at once
     (waiting work and leases: ``cancelled``) rather than being asked to stop (work holding GPUs,
     and a lease lent to a running job: :mod:`jupyter_sched.engine.stops` ends it once that job's
     processes no longer hold its GPU open).
     ``(None, False)``: its stop was already requested (cancelling again is a no-op).
-    ``by`` / ``why`` / ``cause``: see :meth:`~.jobs.JobsService.cancel`. ``record`` must not be ended."""
+    ``by`` / ``why`` / ``cause``: see :meth:`~.jobs.JobsService.cancel`. ``record`` must not be ended.
+    ``drains``: the engine reads each GPU's processes (:func:`drains`): a granted lease released by
+    its owner (no ``why``: its kernel may live on) then ends through the engine too, which keeps its
+    GPU held while a process still has a context on it (red team 18, R6; a kernel shut down or
+    restarted has none left, and ends at once with its why)."""
     job = record.job
-    if job.is_lease and job.spec.parent_job_id and job.state is JobState.RUNNING:
+    if job.is_lease and job.state is JobState.RUNNING and (job.spec.parent_job_id or (drains and not why)):
         # a lease lent to a running job ends through the engine, which keeps its GPU held while a
         # process of that job still has it open (red team 17, R2: the fence denies new opens only)
         if record.stop_intent is not None:
@@ -182,7 +191,7 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
                     if job.state not in states:
                         outcome[job_id] = ("skipped", was, was)
                         continue
-                    new, immediate = ended_record(record, actor=actor, now=tx.now)
+                    new, immediate = ended_record(record, actor=actor, now=tx.now, drains=drains(ctx))
                     if new is None:  # its stop was requested already
                         outcome[job_id] = ("stopping", was, was)
                         already += 1

@@ -91,7 +91,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
     (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
     non-empty they replace the stored quota lines at start, with an audit record),
-    ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
+    ``profiles``, ``admin_users`` (embedded team holds), ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
     ``time_zone``, ``placement_policy``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
     ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
     ``stop_grace_s``, ``node_name`` (this server's node name; default
@@ -192,7 +192,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
-                       prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings))
+                       prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings),
+                       admin_users=tuple(settings.get("admin_users") or ()))
     # the leading engine prunes finished jobs, audit events and rollups past their retention
     service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
     quotas = settings.get("quotas") or []

@@ -14,7 +14,7 @@ import builtins
 import json
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -22,18 +22,19 @@ from typing import Any, cast
 
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
 from ..executors.owner_paths import CLOSED_FOLDER
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
+from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, sent_value
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
-from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
+from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
     CancelJobRequest,
@@ -148,26 +149,28 @@ class JobsService:
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
 
-    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage | None:
+    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None,
+                  asked_at: float | None = None) -> JobsPage | None:
         """The page :meth:`list` answers ``user`` (the caller) for ``request`` when it is kept and
         still right — checked without a transaction (:meth:`_kept`), so the server may answer on
         its event loop, with no hop to a request thread (issue 17); None: call :meth:`list`. Only
         the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
-        which checks that the caller may read them."""
+        which checks that the caller may read them. ``asked_at``: when the request arrived
+        (``time.monotonic()``; :meth:`Store.counters_now`)."""
         if user is None or request.all or request.user not in (None, user):
             return None
-        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request))
+        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request), asked_at)
         return kept
 
-    def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
+    def kept_queue(self, user: str | None, request: GetQueueRequest, *, asked_at: float | None = None) -> QueuePage | None:
         """The page :meth:`queue_page` answers ``user`` for ``request`` when it is kept and still
         right (as :meth:`kept_list`); None: call :meth:`queue_page` (also for ``user`` None)."""
         if user is None:
             return None
-        kept: QueuePage | None = self._kept(_queue_key(user, request))
+        kept: QueuePage | None = self._kept(_queue_key(user, request), asked_at)
         return kept
 
-    def _kept(self, key: tuple[Any, ...]) -> Any | None:
+    def _kept(self, key: tuple[Any, ...], asked_at: float | None = None) -> Any | None:
         """The answer kept for ``key`` if the state it was computed at is the current one: the
         store's ``jobs`` counter read now without a transaction (:meth:`Store.jobs_version_now`;
         every committed write of a job row, by any process sharing the store, moves it, and a
@@ -175,11 +178,11 @@ class JobsService:
         leads and the engine's reasons (by identity) as :meth:`_version` reads them. Whether the
         inventory is simulated is taken from the kept answers' version: it is fixed by the
         inventory source the server was started with. None when nothing is kept or the counter
-        cannot be read that way."""
+        cannot be read that way. ``asked_at``: when the request arrived (:meth:`Store.counters_now`)."""
         current = self.answers.version
         if current is None:
             return None
-        jobs = self.ctx.store.jobs_version_now()
+        jobs = self.ctx.store.jobs_version_now(asked_at=asked_at)
         if jobs is None or jobs < 0:
             return None
         engine = self.ctx.engine
@@ -332,7 +335,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
         self.refuse_missing_paths(job.spec)
         self.refuse_privileged_port(job.spec)
-        self.refuse_memory_over_host(job.spec)
+        self.refuse_memory_over_host(job.spec, request.body())
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
@@ -437,12 +440,15 @@ class JobsService:
         raise ValidationError(f"port {spec.port} is below {first}: the job runs as {who}, which cannot listen "
                               "there", field="port", hint=f"use a port from {first} up, e.g. 8000")
 
-    def refuse_memory_over_host(self, spec: JobSpec) -> None:
-        """A local job's ``memory_mib`` above this host's physical memory is refused (red team 16,
-        R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
+    def refuse_memory_over_host(self, spec: JobSpec, sent: Mapping[str, Any] | None = None) -> None:
+        """A local job's host memory (``memory_mib`` MiB) above this host's physical memory is refused
+        (red team 16, R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
+        ``sent``: the request body, whose spelling and value the refusal echoes (new user 19, N1:
+        ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``); without it, ``memory`` in MiB.
 
         Raises:
-            ValidationError: naming the field ``memory_mib`` and the host's memory.
+            ValidationError: ``memory '64 GiB' (65536 MiB) is more than this host's 24105 MiB (23.5 GiB)``,
+                naming the field as sent (``memory`` or ``memory_mib``).
         """
         asked = spec.resources.memory_mib
         if not asked or not isinstance(self.ctx.executor, LocalExecutor):
@@ -450,8 +456,13 @@ class JobsService:
         host = _host_memory_mib()
         if host and asked > host:
             # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
-            raise ValidationError(f"memory_mib {asked} is more than this host's {host} MiB", field="memory_mib",
-                                  hint=f"ask for at most {host} MiB, or leave memory_mib out")
+            field, value = sent_value(sent or {}, "memory") or ("memory", None)
+            in_mib = field == "memory_mib"
+            said = f"{quoted(value)}{'' if in_mib else f' ({asked} MiB)'}" if value is not None else f"{asked} MiB"
+            gib = f"{host * 10 // 1024 / 10:g} GiB"  # cut, never rounded up past the host
+            most = f"{host} MiB" if in_mib else f"{gib} ({host} MiB)"
+            raise ValidationError(f"{field} {said} is more than this host's {host} MiB ({gib})", field=field,
+                                  hint=f"ask for at most {most}, or leave {field} out")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
@@ -655,7 +666,7 @@ class JobsService:
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
-        self.refuse_memory_over_host(spec)
+        self.refuse_memory_over_host(spec, sent)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         if job.is_lease:  # the submit's lease checks, the same functions (one admission path)
             self._refuse_foreign_parent(caller, job, request="dry run")
@@ -967,7 +978,8 @@ class JobsService:
                     raise ConflictError(f"{ended_words(job)}", field=_id_field(kind),
                                         hint="request a new lease" if job.is_lease else
                                         "only pending or running work can be cancelled")
-                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
+                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause,
+                                              drains=drains(self.ctx))
                 if new is None:  # its stop was requested already
                     already = True
                     break

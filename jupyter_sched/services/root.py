@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
@@ -49,6 +49,7 @@ from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
+from .membership import EmbeddedMembership
 from .quotas import QuotasService
 from .system import SystemService
 from .telemetry import TelemetryService
@@ -85,6 +86,7 @@ class Services:
         prices: price per GPU-hour by model for the usage report (None = no cost column).
         definitions: job definition settings (None = defaults); their firings run on the
             leading engine's ticks.
+        admin_users: ``c.SchedApp.admin_users`` (embedded team holds resolve them as admins).
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class Services:
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
         telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
         definitions: DefinitionSettings | None = None, cycle_steps_aside: bool = True,
+        admin_users: Collection[str] = (),
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -122,11 +125,15 @@ class Services:
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
         self.monitor = monitor
+        if monitor is not None and monitor.source == "nvml":  # each GPU's processes by pid, of every account:
+            self.engine.stops.gpu_processes = monitor.gpu_processes  # a released lease drains on them (R6)
         self.executor = executor
         self.jobs = JobsService(self.ctx)
         self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
         self.leases = LeasesService(self.ctx, self.jobs, self.idle)
-        self.quotas = QuotasService(self.ctx)
+        self.membership = EmbeddedMembership(self, admin_users)
+        self.quotas = QuotasService(self.ctx, on_change=self.membership.check)
+        self.set_held_jobs(self.membership.held)  # embedded: PUT quotas says who is in a team (red team 18, R4)
         self.accounting = AccountingService(self.ctx, prices, monitor=monitor)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
@@ -148,6 +155,7 @@ class Services:
         if self.runner.running:
             return
         self.idle.load()
+        self.membership.check()  # the settings (user_teams, admin_users) may have changed since the last start
         await self.runner.start()
         self.telemetry.start()
 
@@ -182,7 +190,11 @@ class Services:
 
     def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
         """Where held jobs come from: ``held() -> {job id: JobHold}``; those pending are never started
-        (``Snapshot.held_jobs``; hub mode: the owner left the job's team, red team 18 R4)."""
+        (``Snapshot.held_jobs``; the owner left the job's team, red team 18 R4: by default the
+        embedded :class:`~.membership.EmbeddedMembership`, which another source turns off)."""
+        membership = getattr(self, "membership", None)
+        if membership is not None and held != membership.held:
+            membership.active = False  # hub mode: hub groups say who is in a team
         self.engine.decider.held_jobs = held
 
     # ---- what the server itself needs (also offered by the hub's ForwardingService) ----------

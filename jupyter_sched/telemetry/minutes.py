@@ -87,6 +87,10 @@ class MinuteAttribution:
         self._holders = {gpu: dict(jobs) for gpu, jobs in holders.items() if jobs}
         self.attributing = True
 
+    def holders_of(self, gpu: str) -> frozenset[str]:
+        """The job ids allocated ``gpu`` now (as last told)."""
+        return frozenset(self._holders.get(gpu, ()))
+
     def add_holders(self, holders: Mapping[str, Mapping[str, float]]) -> None:
         """Add ``{gpu uuid: {job id: allocation share in GPUs}}`` to the current allocations."""
         for gpu, jobs in holders.items():

@@ -484,6 +484,10 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         if was in WAITING_STATES:
             return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
         uuids = granted_uuids(before or after)
+        if state == "running" and after.get("stop_requested"):  # the engine drains it (red team 18, R6)
+            return (f"released lease {job_id} ({whose}was {was}); {', '.join(uuids) or 'its GPUs'} "
+                    f"{'goes' if len(uuids) == 1 else 'go'} back once no process still uses "
+                    f"{'it' if len(uuids) == 1 else 'them'} (if CUDA was initialised, restart the kernel)")
         held = f"; gave back {', '.join(uuids)}" if uuids else ""
         return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":

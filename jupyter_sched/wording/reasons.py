@@ -321,6 +321,52 @@ _NO_LIMIT = {True: "a kernel's GPUs have no time limit", False: "a lease has no 
 """Why a wait on leases has no ETA, by whether they are all kernels' leases."""
 
 
+def _idle_release(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> tuple[str, str]:
+    """What idle reclamation does to the leases ``waits``: ``(" or reclaimed after 2h00m idle", "")``,
+    with ``"; l-1 is idle now: released 14:05 UTC if it stays idle"`` second when one is idle now
+    (said after the sentence's parenthesis), from the engine's
+    ``details.eta_idle_release`` (:mod:`jupyter_sched.engine.lease_horizon`); ``("", ", and this
+    server does not reclaim idle leases")`` when it releases none of them so (new user 18, N10: every
+    lease wait said "or reclaimed when idle" on a server that reclaims nothing, and never when).
+    A reason without that key (written by the core alone) keeps ``" or reclaimed when idle"``."""
+    horizons = details.get("eta_idle_release")
+    if not isinstance(horizons, Mapping):
+        return " or reclaimed when idle", ""
+    held = {str(w): h for w in waits if isinstance(h := horizons.get(str(w)), Mapping)}
+    afters = sorted({float(a) for h in held.values() if isinstance(a := h.get("after_s"), (int, float))})
+    if not afters:
+        return "", ", and this server does not reclaim idle leases"
+    text = f" or reclaimed after {format_duration(afters[0])} idle" if len(afters) == 1 else \
+        f" or reclaimed after {format_duration(afters[0])} to {format_duration(afters[-1])} idle"
+    due = sorted((t, w) for w, h in held.items() if (t := wire_time(h.get("at"))) is not None)
+    if due:  # the soonest: an ETA only if nobody touches it, so said after, not as the ETA
+        when, lease = due[0]
+        return text, f"; {lease} is idle now: released {_clock(when, now)} if it stays idle"
+    return text, ""
+
+
+def _off(said: str) -> str:
+    """The part of :func:`_idle_release`'s second text that goes inside the parenthesis."""
+    return said if said.startswith(", ") else ""
+
+
+def _now(said: str) -> str:
+    """The part of :func:`_idle_release`'s second text that follows the parenthesis."""
+    return said if said.startswith("; ") else ""
+
+
+def _queued(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
+    """`` (queued ahead of it, holding no GPU yet)`` when what it waits for has not started
+    (``details.eta_waits_on_queued``): a lease queued ahead is not "released" from the GPUs now
+    (new user 18, N10); ``" (l-2 is queued ahead of it)"`` for one of several."""
+    queued = details.get("eta_waits_on_queued")
+    if not isinstance(queued, Sequence) or isinstance(queued, str) or not queued:
+        return ""
+    if len(waits) == 1:
+        return " (queued ahead of it, holding no GPU yet)"
+    return f" ({_ids([str(q) for q in queued])} {'is' if len(queued) == 1 else 'are'} queued ahead of it)"
+
+
 def _kernel_leases(leases: Sequence[Mapping[str, Any]]) -> bool:
     """Whether every one of the owner's ``leases`` (``details.eta_waits_on_own``) is bound to a kernel."""
     return not any(o.get("kernel") is False for o in leases)
@@ -398,9 +444,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             own = own_leases(reason) if mine else []
             if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
+                idle, none = _idle_release(details, waits, now)
                 return (f"ETA unknown: it can start only after {_how_many(reason, own)}{leases}, which {holds}, "
-                        f"{'is' if len(own) == 1 else 'are'} released with {_release_with(own)} "
-                        f"({_NO_LIMIT[_kernel_leases(own)]})")
+                        f"{'is' if len(own) == 1 else 'are'} released with {_release_with(own)}{idle} "
+                        f"({_NO_LIMIT[_kernel_leases(own)]}{_off(none)}){_now(none)}")
             if all(str(w).startswith("l-") for w in waits):  # leases: released, not ended (issue 20)
                 # "%gpu release in that notebook" is an action only the lease's owner can take (new user
                 # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
@@ -416,8 +463,9 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 if len(held) == 1 and isinstance(owner := next(iter(held)), str) and owner:
                     whose = f"{owner}'s {lease}{'' if one else 's'}"  # by name (red team 15, R8)
                 by = "" if others else (" by its owner" if one else " by their owners")
-                return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
-                        f"released{by} or reclaimed when idle ({_NO_LIMIT[kernel]})")
+                idle, none = _idle_release(details, waits, now)
+                return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)}{_queued(details, waits)} "
+                        f"{'is' if one else 'are'} released{by}{idle} ({_NO_LIMIT[kernel]}{_off(none)}){_now(none)}")
             rule = details.get("preemption_rule")
             if isinstance(rule, Mapping) and rule.get("start_when"):
                 # the summary said what lets it start ("it can start when team-b's jobs free 1 GPU"): the ETA
@@ -425,7 +473,8 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 return ("ETA unknown: the running work it waits for has no time limit" if one else
                         "ETA unknown: none of the running work it waits for has a time limit")
             named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
-            return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
+            return (f"ETA unknown: it can start only after {some}{_ids(named)}{_queued(details, waits)} "
+                    f"{'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         if str(reason.get("code") or "") in ("CpuJobLimit", "PortLimit"):

@@ -9,7 +9,9 @@ and every pending decision exactly one reason; and (issue 16):
 * **no stranded guarantee** — a job within its team's guarantee that a victim set the rules allow
   would serve (found by brute force over the running jobs) never waits two cycles in a row while
   no within-guarantee job is served: victims stop at once here, so that is the grace period plus
-  one cycle;
+  one cycle. A job whose reclaim would free only GPUs reserved (EASY) for a higher class of its
+  own team waits behind it until the reservation's time, as admission makes it (session 19,
+  property counterexample 8);
 * **no priority inversion** — a pending job never waits for capacity while GPUs nominated to a
   lower-class job of its team, free now, would hold it;
 * **no eviction loop** — a job evicted once is evicted again (whatever its GPUs) only if, after it
@@ -43,7 +45,7 @@ from hypothesis import strategies as st
 
 from jupyter_sched.model import Job, JobState, Quota, QuotaSet, ResourceRequest, WorkerGroup
 from jupyter_sched.placement import PlacementConfig
-from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
+from jupyter_sched.scheduling import CycleResult, Pend, SchedulingProfile, Snapshot, apply_result, run_cycle
 
 TEAMS = ("a", "b", "c")
 
@@ -222,7 +224,7 @@ def _stranded(snap: Snapshot, result: CycleResult, lines: dict[str, Quota], min_
     holders = [j for j in after.jobs if j.state.holds_gpus and j.allocation is not None]
     used = _team_usage(tuple(holders))
     capacity_bound = {p.job_id for p in result.pending  # not behind a reservation, a gate or its quota
-                      if p.reason.code in ("WaitingForCapacity", "Fragmented")}
+                      if p.reason.code in ("WaitingForCapacity", "Fragmented") and not _behind_own_reservation(p, by_id)}
     for job in snap.jobs:
         if job.id not in capacity_bound or job.nominated is not None or not within(job, used) \
                 or not job.spec.resources.total_milli or job.spec.resources.workers != 1:
@@ -245,6 +247,20 @@ def _stranded(snap: Snapshot, result: CycleResult, lines: dict[str, Quota], min_
             if job.id in stranded:
                 break
     return stranded
+
+
+def _behind_own_reservation(pend: Pend, by_id: dict[str, Job]) -> bool:
+    """Was the job's reclaim refused because the GPUs it would free are reserved (EASY) for a
+    higher class of its own team? Then it waits behind that job as admission would make it, until
+    the reservation's time (the victims' time limits), not while another team borrows for ever:
+    the one reservation a within-guarantee plan keeps off (:func:`jupyter_sched.scheduling.admit.keep_off`;
+    property counterexample 8, ``test_rules.py``)."""
+    rule = pend.reason.details.get("preemption_rule")
+    if not isinstance(rule, dict) or rule.get("rule") != "reservation":
+        return False
+    waiter, holder = by_id[pend.job_id], by_id.get(str(rule.get("reserved_for")))
+    return holder is not None and holder.spec.team == waiter.spec.team \
+        and holder.spec.priority.rank > waiter.spec.priority.rank
 
 
 def _allowed(victims: tuple[Job, ...], job: Job, usage: dict[str, int], lines: dict[str, Quota]) -> bool:

@@ -121,7 +121,9 @@ def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Servic
     with pytest.raises(ValidationError) as info:
         services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"],
                                                                   "memory_mib": host + 1}))
-    assert info.value.message == f"memory_mib {host + 1} is more than this host's {host} MiB", info.value.message
+    gib = f"{host * 10 // 1024 / 10:g} GiB"  # the host in GiB beside its MiB (new user 19, N1)
+    assert info.value.message == f"memory_mib {host + 1} is more than this host's {host} MiB ({gib})", \
+        info.value.message
     assert info.value.hint == f"ask for at most {host} MiB, or leave memory_mib out"
 
 

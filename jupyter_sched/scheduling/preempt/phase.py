@@ -20,10 +20,18 @@
    takes them and waits (case 032);
 3. **search** (:mod:`.search`) — the minimal victim set by (class, jobs broken, GPUs/pods
    evicted, work lost, age) whose eviction makes the job fit, under the reclaim rules of
-   :class:`~jupyter_sched.preemption.ReclaimRules`; last, for a within-guarantee job, GPUs
-   *nominated* to pending borrowers (borrowed capacity nothing runs on yet, taken back at no
-   cost), only when no set of running jobs makes it fit — a nomination stands for evictions
-   already made for its job, which taking it wastes (hypothesis seed 777);
+   :class:`~jupyter_sched.preemption.ReclaimRules`. For a within-guarantee job, GPUs *nominated*
+   to pending borrowers (borrowed capacity nothing runs on yet, taken back at no cost) come
+   after running *borrowed* work — a nomination stands for evictions already made for its job,
+   which taking it wastes (hypothesis seed 777) — but before running work of the job's *own
+   team*: that victim, requeued within the same guarantee, would reclaim the borrower the next
+   cycle (the borrower's second eviction, one more job's work lost). So a plan that evicts the
+   team's own running work is issued only when no plan that stops no running work (GPUs
+   nominated to borrowers, this cycle's admissions withdrawn) exists on the same GPU model or
+   on any other model the job may use (property counterexample 7, session 19). The borrower
+   that loses its nomination pends (``WaitingForCapacity``, ``reclaimed_by``); its victims have
+   already stopped and may start again on what the job left; it cannot evict them from there
+   while the job runs, since it did not fit on those GPUs at its own turn either;
 4. **higher class first** (:func:`_higher_first`) — before the job evicts running work, a higher
    class of its team passed over earlier in the cycle that would fit once those victims are gone
    searches first (no priority inversion; hypothesis seed 12345);
@@ -36,9 +44,9 @@ An eviction that cannot make the job fit never happens (case 001; issue 16 examp
 
 from __future__ import annotations
 
-from ...placement.placer import Flavor
+from ...placement.placer import Flavor, Placement
 from ...preemption.candidates import borrow_threshold
-from ...preemption.victims import Candidate, PreemptionPlan
+from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
 from ..admit import keep_off
 from ..context import CycleContext, Visit
 from ..spare import open_spare
@@ -73,6 +81,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
     owners = ctx.book.eligible(job)
     pool = ctx.book.pool(owners)
     stopping = [h for h in ctx.book.holders_on(pool) if h in ctx.in_flight] if pool else []
+    deferred: tuple[Flavor, PreemptionPlan, Placement, bool] | None = None
+    refusal = (visit.refusal, visit.refusal_details)
     for flavor in visit.flavors:
         if not flavor.pools:
             continue
@@ -88,9 +98,10 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         # borrower lose its work 5 times); otherwise it stays a preference (module doc)
         young = [c for c in others if c.exempt]
         cands = own + [c for c in others if not c.exempt]
-        # GPUs nominated to borrowers, last: each nomination stands for evictions already made for
-        # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
-        # them from again (property counterexample 4) — so running borrowed work goes first
+        # GPUs nominated to borrowers, after running borrowed work: each nomination stands for
+        # evictions already made for its job, which taking it wastes — and its victims come back
+        # onto GPUs that job will evict them from again (property counterexample 4) — but before
+        # the team's own running work (module doc, step 3)
         nominated = nomination_candidates(ctx, job, flavor) if within else []
         # it places around the EASY reservation as admission does (.admit.keep_off)
         reserved = keep_off(ctx, job, flavor.model, within=within)
@@ -102,23 +113,49 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             continue
         plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None,
                                  reserved=reserved)
-        if nominated and not (plan.victims and placement is not None):
-            cands = cands + nominated
-            plan, placement = search(ctx, visit, flavor, cands, owners, stopping, reserved=reserved)
-        if plan.victims and placement is not None:
-            if any(not c.fresh for c in plan.victims) and _higher_first(ctx, visit, flavor, plan):
-                # a higher class of its team passed over earlier is served first (its own plan)
-                return readmit(ctx, visit) or preempt(ctx, visit)
-            if issue_plan(ctx, job, flavor, plan, placement, borrowing=below is not None):
-                return True
-            # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
-            # what they left if it fits there, else searches again (the withdrawn are no candidates)
-            return readmit(ctx, visit) or preempt(ctx, visit)
-        if reserved is None or not explain_reserved(ctx, visit, flavor, cands, owners, stopping, reserved,
-                                                    borrowing=below is not None):
+        found = bool(plan.victims) and placement is not None
+        if nominated and (not found or _evicts_own(plan)):
+            taking, taking_at = search(ctx, visit, flavor, cands + nominated, owners, stopping, reserved=reserved)
+            if taking.victims and taking_at is not None and \
+                    (not found or plan_cost(taking.victims) < plan_cost(plan.victims)):
+                plan, placement, found = taking, taking_at, True
+        if found and placement is not None:
+            if deferred is not None and any(not c.fresh for c in plan.victims):
+                continue  # only a plan that stops no running work beats the deferred one
+            if deferred is None and within and _evicts_own(plan) and flavor is not visit.flavors[-1]:
+                # the team's own running work goes only when no other GPU model of the job offers a
+                # plan that stops no running work (property counterexample 7, module doc step 3)
+                deferred = (flavor, plan, placement, below is not None)
+                continue
+            return _issue(ctx, visit, flavor, plan, placement, borrowing=below is not None)
+        if deferred is None and (reserved is None or not explain_reserved(
+                ctx, visit, flavor, cands, owners, stopping, reserved, borrowing=below is not None)):
             explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within, young=young,
                     reserved=reserved)
+    if deferred is not None:
+        visit.refusal, visit.refusal_details = refusal
+        flavor, plan, placement, borrowing = deferred
+        return _issue(ctx, visit, flavor, plan, placement, borrowing=borrowing)
     return False
+
+
+def _evicts_own(plan: PreemptionPlan) -> bool:
+    """Does ``plan`` stop running work of the job's own team (a ``priority`` victim not admitted this cycle)?"""
+    return any(c.kind == "priority" and not c.fresh for c in plan.victims)
+
+
+def _issue(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, placement: Placement, *,
+           borrowing: bool) -> bool:
+    """Issue ``plan`` for ``visit.job`` on ``flavor`` (steps 4-5 of the module doc); True when it was
+    issued or the job was served another way, else the result of searching again."""
+    if any(not c.fresh for c in plan.victims) and _higher_first(ctx, visit, flavor, plan):
+        # a higher class of its team passed over earlier is served first (its own plan)
+        return readmit(ctx, visit) or preempt(ctx, visit)
+    if issue_plan(ctx, visit.job, flavor, plan, placement, borrowing=borrowing):
+        return True
+    # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
+    # what they left if it fits there, else searches again (the withdrawn are no candidates)
+    return readmit(ctx, visit) or preempt(ctx, visit)
 
 
 def _higher_first(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan) -> bool:

@@ -1,0 +1,72 @@
+"""When the leases a pending job waits for can be reclaimed as idle (new user 18, N10).
+
+The core says a job waits for leases (``details.eta_code == "NoTimeLimit"``, their ids in
+``details.eta_waits_on``): a lease has no time limit, so the wait has no ETA. What can end it is
+its owner's release or idle reclamation — and only the engine knows whether this server reclaims
+idle leases at all and after how long (:class:`~jupyter_sched.reclaim.IdlePolicies`, which the
+core never sees). This module adds that to the reason, as data the wording renders
+(:func:`jupyter_sched.wording.reasons.eta_sentence`), so the panel, ``%gpu``, the CLI and REST
+say the same: before, every one said "released by its owner or reclaimed when idle" on a server
+that reclaims nothing, and never after how long.
+
+``details.eta_idle_release``: ``{lease id: {"after_s": seconds idle before it is released
+(window + grace), "at": ISO time it is due if it stays idle, or None while it is not idle}}`` for
+each lease waited on that its policy releases when idle; a lease whose policy only notifies (or
+has idle reclamation off) is absent, and the key is ``{}`` when none of them is released so. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..model import Job, to_iso
+from ..reclaim import IdleCandidate, IdlePolicies
+from ..reclaim.policy import ReclaimMode
+from ..scheduling.snapshot import CycleResult, Pend
+
+__all__ = ["with_lease_horizons"]
+
+
+def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCandidate]) -> dict[str, Any] | None:
+    """``{"after_s", "at"}`` for a lease its idle policy releases, else None."""
+    if policies is None:
+        return None
+    policy = policies.for_job(lease)
+    if not policy.enabled or policy.lease_mode == ReclaimMode.NOTIFY:
+        return None
+    idle = due.get(lease.id)
+    at = to_iso(idle.deadline) if idle is not None and idle.action != ReclaimMode.NOTIFY.value else None
+    return {"after_s": policy.window_s + policy.grace_s, "at": at}
+
+
+def with_lease_horizons(result: CycleResult, jobs: Iterable[Job], policies: IdlePolicies | None,
+                        candidates: Iterable[IdleCandidate]) -> CycleResult:
+    """``result`` with ``details.eta_idle_release`` on every pending reason whose ETA is unknown
+    because it waits for leases (module docstring); other reasons unchanged.
+
+    Args:
+        result: the cycle's decisions (``pending`` is read).
+        jobs: the snapshot's jobs (the leases waited on are looked up by id).
+        policies: the idle policy in force (None: idle reclamation is off).
+        candidates: idle work now, with its reclaim deadline (:func:`~jupyter_sched.reclaim.idle_candidates`).
+    """
+    leases = {j.id: j for j in jobs if j.is_lease}  # queued ahead too: released so once started
+    if not leases or not result.pending:
+        return result
+    due = {c.job_id: c for c in candidates}
+    out: list[Pend] = []
+    changed = False
+    for pend in result.pending:
+        details = pend.reason.details
+        waits = details.get("eta_waits_on")
+        held = [leases[w] for w in waits if isinstance(w, str) and w in leases] \
+            if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, list) else []
+        if not held:
+            out.append(pend)
+            continue
+        horizons = {lease.id: h for lease in held if (h := _horizon(lease, policies, due)) is not None}
+        out.append(Pend(pend.job_id, replace(pend.reason, details={**details, "eta_idle_release": horizons})))
+        changed = True
+    return replace(result, pending=tuple(out)) if changed else result
