@@ -124,7 +124,7 @@ the same work, else the same user and limit, else the same limit (:class:`Residu
 31 / 28 / 34 / 44 %, mean 30 / 27 / 33 / 44 %, 0.3 quantile 37 / 28 / 35 / 44 %; and the ETA as the
 median start over 15 futures sampled from those runs (:class:`MonteCarloEta`) 41 / - / 38 / 47 %; today's
 learner 36 / 27 / 33 / 46 %. Paired over 80 replays (dev, held-out, sweep, second, main) the mean residual
-life is 0.5 points better than today's (standard error 0.5), the median 0.3 worse (0.6): no change of the
+life is 0.5 points better than today's (standard error 0.5), the median 0.1 worse (0.6): no change of the
 learner was made. What bounds it: reading each running job from *every* run of the replay (its future
 too) with its user and limit gives 18 / 23 / 28 / 32 % (user, GPUs and limit 16 / 22 / 23 / 36 %),
 against 8 / 8 / 11 / 9 % with the running jobs' true remaining times: at a given user, request and limit
