@@ -201,3 +201,29 @@ def test_newuser18_a_released_lease_still_draining_is_not_this_kernels_lease_in_
     assert magics._my_lease() is None, "found by its kernel id"
     magics.lease = dict(draining)
     assert magics._my_lease() is None, "the remembered one, refreshed"
+
+
+def test_red18_r6_without_a_gpu_process_list_a_lent_leases_end_says_what_it_could_not_check(tmp_path: Path) -> None:
+    """Where the server cannot see another account's processes (no NVML telemetry), the lease says so."""
+    clock = ManualClock(T0)
+    services = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
+                        inventory=SimulatedInventory(2, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
+                        clock=clock)
+    ana = services.caller("ana", admin=False)
+    job = services.jobs.submit(ana, SubmitJobRequest(gpus=1, name="train", command=["sleep", "60"]))
+    services.engine.tick()
+    assert services.jobs.get(ana, job.id).state == "running"
+    lease = services.leases.request(ana, SubmitJobRequest(gpus=1, parent_job_id=job.id))
+    services.engine.tick()
+    assert services.jobs.get(ana, lease.id).state == "running"
+    services.jobs.cancel(ana, lease.id)
+    clock.advance(1)
+    services.engine.tick()
+    seen = services.jobs.get(ana, lease.id)
+    assert seen.state == "cancelled", seen
+    assert seen.message == (
+        f"released by ana; checked: the processes of job {job.id} and of ana's account — a process of another "
+        "account still using the GPU is not visible to this server (it reads no GPU process list; an admin's "
+        "c.SchedApp.telemetry_source = 'nvml' makes it read one)"), seen.message
+    services.jobs.cancel(ana, job.id)
+    services.store.close()
