@@ -204,6 +204,17 @@ class StopReconciler:
             self._say_held(job, parent, gpus, [], outside, "", accounts)
         return True
 
+    def _unseen(self, job: Job) -> str:
+        """What a lent lease's end could not check, said with it: without a GPU process list (NVML
+        telemetry) only the job's and its owner's processes were scanned, so a process of another
+        account an fd was passed to would go unseen (red team 18, R6: the server does not scan
+        every account's processes — it may not run as root). "" when nothing is left unsaid."""
+        if not job.spec.parent_job_id or self.gpu_processes is not None:
+            return ""
+        return (f"; checked: the processes of job {job.spec.parent_job_id} and of {job.spec.user}'s account — a "
+                "process of another account still using the GPU is not visible to this server (it reads no GPU "
+                "process list; an admin's c.SchedApp.telemetry_source = 'nvml' makes it read one)")
+
     def _say(self, job: Job, words: str, said: list[int]) -> bool:
         """Write ``words`` as the lease's message once per ``said`` (the pids it names); False when said."""
         if self.draining.get(job.id) == said:
@@ -290,7 +301,7 @@ class StopReconciler:
         if job.is_lease:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
-                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record))
+                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record) + self._unseen(job))
             return record
         key = f"stop:{job.id}"
         if job.id not in self.executor.tracked() or not self.retries.due(key):

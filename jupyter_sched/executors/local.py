@@ -80,6 +80,7 @@ import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -383,7 +384,7 @@ class _Tracked:
     ``exit.json`` may claim — the file is the owner's to write (red-team 5 finding 3)."""
     control: Any = None
     """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
-    wrapper writes it as the log's closing line); None for an adopted job."""
+    wrapper writes it as the log's closing line); None for an adopted job (then :func:`_stop_by_fifo`)."""
 
     @property
     def job_dir(self) -> Path:
@@ -1077,9 +1078,13 @@ class LocalExecutor:
             return
         now = self._monotonic()
         t.stopping = True
-        if reason and t.control is not None:
+        if reason:
             try:  # before any signal: the wrapper reads it once the job ended
-                os.write(t.control.fileno(), (json.dumps({"stop": reason}) + "\n").encode())
+                line = (json.dumps({"stop": reason}) + "\n").encode()
+                if t.control is not None:
+                    os.write(t.control.fileno(), line)
+                else:  # adopted after a restart (new user 19, N3)
+                    _stop_by_fifo(t, line)
             except OSError:  # the wrapper is gone, or its pipe is full: the stop goes on without words
                 log.debug("job %s: the stop's reason did not reach its wrapper", job_id)
         grace = max(0.0, grace_s)
@@ -1251,6 +1256,26 @@ def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psut
     except (psutil.Error, TypeError, ValueError):
         return None
     return process if _alive(process) else None
+
+
+def _stop_by_fifo(t: _Tracked, line: bytes) -> None:
+    """Send a stop's ``line`` to the wrapper of a job this server adopted (its pipe died with the
+    server that spawned it; new user 19, N3) through the wrapper's :data:`~.wrapper.STOP_FIFO`: opened
+    without following a link and without waiting for a reader, and written only when it is a FIFO
+    of the job's owner — the owner may put anything in its place, which is then left untouched.
+
+    Raises:
+        OSError: no FIFO there, or no wrapper reading it (a wrapper older than the FIFO).
+    """
+    fd = os.open(t.job_dir / _wrapper.STOP_FIFO, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        owner = t.owner_uid if t.owner_uid is not None else os.getuid()
+        if not stat.S_ISFIFO(st.st_mode) or st.st_uid != owner:
+            raise OSError(f"{_wrapper.STOP_FIFO} is not the wrapper's FIFO")
+        os.write(fd, line)
+    finally:
+        os.close(fd)
 
 
 def _close_control(t: _Tracked) -> None:

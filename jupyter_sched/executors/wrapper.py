@@ -26,6 +26,10 @@ Records, written atomically into ``DIR``:
 * ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal"}`` — ``exit_code`` as
   :mod:`subprocess` reports it (negative = killed by that signal).
 
+A stop's words (``{"stop": "cancelled by alice"}``, written as the log's last line once the job
+ended) come down the executor's pipe (stdin after the launch line) or, from a server that adopted
+the job after a restart, through ``stop.fifo`` in ``DIR`` (:data:`STOP_FIFO`).
+
 The wrapper survives SIGTERM/SIGUSR1/SIGINT/SIGHUP sent to the group (the child gets them; one
 that arrives before the child exists is forwarded once it does). It is a *child subreaper*
 (``prctl(PR_SET_CHILD_SUBREAPER)``): a grandchild that calls ``setsid()`` and is orphaned is
@@ -61,7 +65,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["main", "process_start_time", "write_json_atomic"]
+__all__ = ["STOP_FIFO", "main", "process_start_time", "write_json_atomic"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CAP_CHECK_S = (0.1, 0.02)  # seconds between looks at the log's size: before the cap, once it was reached
@@ -237,13 +241,28 @@ def _read_launch_line() -> bytes:
     return line
 
 
-def _stop_words() -> str | None:
-    """The last stop reason the executor sent (None: the job was not stopped by the scheduler,
-    or the service that stopped it has restarted since it started)."""
-    if not _control:
-        return None
-    fd, data = _control
-    assert isinstance(fd, int) and isinstance(data, bytes)
+STOP_FIFO = "stop.fifo"
+"""The FIFO in the job directory on which the wrapper also hears a stop's words: from a server that
+re-adopted the job after a restart, whose pipe to this wrapper died with the server that spawned it
+(new user 19, N3). Created by the wrapper as the owner (mode 0600); its read end is held open until
+the wrapper ends, so a writer's non-blocking open finds a reader."""
+_stop_fifo: list[int] = []
+
+
+def _listen_for_stops(job_dir: Path) -> None:
+    """Create :data:`STOP_FIFO` afresh and hold its read end (non-blocking, not inherited by the job);
+    nothing when the job directory cannot have one (the pipe still carries the words)."""
+    path = job_dir / STOP_FIFO
+    try:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path, 0o600)
+        _stop_fifo[:] = [os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))]
+    except OSError:
+        _stop_fifo.clear()
+
+
+def _drained(fd: int, data: bytes = b"") -> bytes:
+    """``data`` and whatever ``fd`` holds now, read without waiting."""
     os.set_blocking(fd, False)
     try:
         while True:
@@ -253,6 +272,20 @@ def _stop_words() -> str | None:
             data += chunk
     except OSError:  # nothing more now (EAGAIN), or the pipe is gone
         pass
+    return data
+
+
+def _stop_words() -> str | None:
+    """The last stop reason a server sent — the one that spawned this wrapper down its pipe, or
+    one that re-adopted the job through :data:`STOP_FIFO` (None: the job was not stopped by the
+    scheduler)."""
+    data = b""
+    if _control:
+        fd, sent = _control
+        assert isinstance(fd, int) and isinstance(sent, bytes)
+        data = _drained(fd, sent)
+    if _stop_fifo:
+        data += b"\n" + _drained(_stop_fifo[0])  # later: a server that adopted the job is the newer one
     words = None
     for line in data.splitlines():
         try:
@@ -356,6 +389,7 @@ def _launch(job_dir: Path) -> dict[str, object] | None:
     os.close(null)
     if launch.get("banner"):
         print(str(launch["banner"]), flush=True)
+    _listen_for_stops(job_dir)
     return launch
 
 

@@ -11,9 +11,10 @@ poller's requests.
 :class:`ProvenOnce` wraps that provider for :class:`~.web.SchedHandler`: the provider's own
 ``get_user`` decides every request whose headers it has not proved; when it accepted the server
 token from the ``Authorization`` header and named the user of the (valid) login cookie — so it set
-no cookie and the request is marked token-authenticated — the exact header and cookie text are
-remembered with what they proved. A later request carrying byte-for-byte the same two values is
-answered from that while all of this still holds, checked on every request:
+no cookie and the request is marked token-authenticated — the exact ``Authorization`` and ``Cookie``
+header text are remembered with what they proved. A later request carrying byte-for-byte the same
+headers is answered from that, without parsing its cookies (~1.5 % of the loop's time under
+``status_bench``), while all of this still holds, checked on every request:
 
 - the provider's token is the one that was sent (a changed or revoked token refuses at once);
 - the server's cookie secret is the same object (a rotated secret refuses at once);
@@ -61,7 +62,7 @@ class ProvenOnce:
 
     def __init__(self, provider: IdentityProvider) -> None:
         self._provider = provider
-        self._proofs: OrderedDict[tuple[str, str, str], tuple[Any, str, Any, float, float]] = OrderedDict()
+        self._proofs: OrderedDict[tuple[str, tuple[str, ...]], tuple[Any, str, Any, float, float]] = OrderedDict()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # its own fields are set in __init__: never the provider's private ones
@@ -94,21 +95,21 @@ class ProvenOnce:
             self._remember(handler, key, user)
         return user
 
-    def _key(self, handler: Any) -> tuple[str, str, str] | None:
-        """The header, cookie name and cookie text a proof is remembered by; None: never remembered."""
+    def _key(self, handler: Any) -> tuple[str, tuple[str, ...]] | None:
+        """The ``Authorization`` header and the ``Cookie`` headers' text a proof is remembered by
+        (unparsed: the same text carries the same cookies); None: never remembered."""
         request = handler.request
         if "token" in request.query_arguments:
             return None
         header = request.headers.get("Authorization", "")
         if not header:
             return None
-        name = self._provider.get_cookie_name(handler)
-        cookie = handler.get_cookie(name)
-        if not cookie or len(header) + len(cookie) > _LONGEST:
+        cookies = tuple(request.headers.get_list("Cookie"))
+        if not cookies or len(header) + sum(len(c) for c in cookies) > _LONGEST:
             return None
-        return header, name, cookie
+        return header, cookies
 
-    def _remember(self, handler: Any, key: tuple[str, str, str], user: Any) -> None:
+    def _remember(self, handler: Any, key: tuple[str, tuple[str, ...]], user: Any) -> None:
         """Keep ``user`` for ``key`` when the provider proved it from the server token in the header
         and the login cookie naming that very user (so it set no cookie)."""
         provider = self._provider
@@ -117,9 +118,10 @@ class ProvenOnce:
         if not token or not getattr(handler, "_token_authenticated", False) or match is None \
                 or match.group(2) != token:
             return
-        if provider.get_user_cookie(handler) != user:  # read once per request already (cookies.CookieOnce)
+        cookie = handler.get_cookie(provider.get_cookie_name(handler))
+        if not cookie or provider.get_user_cookie(handler) != user:  # read once per request already (CookieOnce)
             return
-        signed = signed_at(key[2])
+        signed = signed_at(cookie)
         if signed is None:
             return
         max_age_days = provider.get_secure_cookie_kwargs.get("max_age_days", 31)

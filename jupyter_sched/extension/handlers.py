@@ -80,7 +80,7 @@ class MeHandler(SchedHandler):
     async def get(self) -> None:
         self.no_query()
         accounting, who = self.services.accounting, self.caller_key()  # kept: answered on the loop (issue 17)
-        answer = None if who is None else accounting.kept_me(who) or await self.call(accounting.me_of, who)
+        answer = None if who is None else accounting.kept_me(who, asked_at=self.asked_at) or await self.call(accounting.me_of, who)
         self.reply(answer or await self.call(accounting.me, self.caller))
 
 
@@ -94,7 +94,7 @@ class InventoryHandler(SchedHandler):
     async def get(self) -> None:
         self.no_query()
         who, system = self.caller_key(), self.services.system  # kept: answered on the loop (issue 17)
-        self.reply((who and system.kept_inventory(who[1], who[0])) or await self.call(system.inventory, self.caller))
+        self.reply((who and system.kept_inventory(who[1], who[0], asked_at=self.asked_at)) or await self.call(system.inventory, self.caller))
 
 
 class JobsHandler(_WritesAreActivity):
@@ -106,7 +106,7 @@ class JobsHandler(_WritesAreActivity):
     @authorized
     async def get(self) -> None:
         request = self.query(ListJobsRequest)
-        kept = self.services.jobs.kept_list(self.own_name(), request, kind=self.kind)  # on the loop (issue 17)
+        kept = self.services.jobs.kept_list(self.own_name(), request, kind=self.kind, asked_at=self.asked_at)  # on the loop
         page = kept or await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
         if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
             query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
@@ -276,7 +276,7 @@ class QueueHandler(SchedHandler):
     @authorized
     async def get(self) -> None:
         request = self.query(GetQueueRequest)
-        kept = self.services.jobs.kept_queue(self.own_name(), request)  # a kept page: on the loop (issue 17)
+        kept = self.services.jobs.kept_queue(self.own_name(), request, asked_at=self.asked_at)  # on the loop (issue 17)
         page = kept or await self.call(self.services.jobs.queue_page, self.caller, request)
         if page.next_cursor:  # RFC 8288 paging, as GET jobs: the body stays the list of entries
             query = {"limit": str(request.limit)} if request.limit is not None else {}

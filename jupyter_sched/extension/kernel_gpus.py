@@ -124,8 +124,12 @@ def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: boo
         release_on_restart: the ``release_gpu_on_kernel_restart`` policy.
         isolate: kernels without a grant see no GPU (``kernel_gpu_isolation``).
     """
-    granted = [lease for lease in leases if lease.get("state") in ("admitted", "running") and _uuids(lease)]
-    queued = tuple(str(lease["id"]) for lease in leases if lease not in granted)
+    # a lease released but still draining (the old process's context held its GPU: red team 18, R6)
+    # is not re-attached: it ends once that context is gone, as the restart makes it
+    draining = [lease for lease in leases if lease.get("stop_requested")]
+    granted = [lease for lease in leases if lease.get("state") in ("admitted", "running") and _uuids(lease)
+               and lease not in draining]
+    queued = tuple(str(lease["id"]) for lease in leases if lease not in granted and lease not in draining)
     base = {GPU_NOTICE_ENV: "", LEASE_ID_ENV: ""}
     if granted and not release_on_restart:
         lease = granted[0]

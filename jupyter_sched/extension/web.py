@@ -1,5 +1,4 @@
-"""The base of every REST handler: auth, the caller, request models in, response models out, and
-THE error mapping (STYLE §7, §8).
+"""The base of every REST handler: auth, the caller, request models in, response models out, THE error mapping (§7, §8).
 
 Every handler derives from :class:`SchedHandler` (a jupyter_server ``APIHandler``), so every
 method is ``@web.authenticated`` + ``@authorized`` on resource ``"sched"`` and XSRF is enforced
@@ -27,15 +26,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from jupyter_server.base.handlers import APIHandler
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..admission import Caller
 from ..errors import (
     AuthorizationError,
-    QuotaError,
     SchedError,
-    UnschedulableError,
     ValidationError,
     http_status_for,
     json_kind,
@@ -46,11 +43,14 @@ from ..model.validation import LEASE_FIELDS, empty_field
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
-from .audit_names import request_name
+from .arrival import Arrival
+from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
 from .http_errors import Utf8Arguments, http_error_body
+from .query_once import parsed_before, remember
 from .request_log import logged_quietly
+from .surrogates import lone_surrogate
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
@@ -59,9 +59,6 @@ AUTH_RESOURCE = "sched"
 _AUTH_QUERY = frozenset({"token", "_xsrf", "_"})
 """Query arguments Jupyter's auth (``?token=``), its XSRF check or a cache-buster may add to any
 route: never refused as unknown."""
-
-_REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
-"""Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
 LATE_CALLER = frozenset({("GET", "config"), ("GET", "me"), ("GET", "inventory"), ("GET", "jobs"), ("GET", "queue"),
                          ("POST", "jobs"), ("POST", "leases")})
@@ -96,6 +93,8 @@ M = TypeVar("M", bound=BaseModel)
 
 class _NoArguments(BaseModel):
     """The query of a route that takes no arguments (:meth:`SchedHandler.no_query`)."""
+
+    model_config = ConfigDict(frozen=True)
 R = TypeVar("R")
 
 
@@ -104,7 +103,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -255,7 +254,7 @@ class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
         except RecursionError:
             raise ValidationError("request body is nested too deeply", field="body",
                                   hint="send a flat JSON object of the documented fields") from None
-        where = _lone_surrogate(value)
+        where = lone_surrogate(value)
         if where is not None:  # "\ud800" escapes decode to text no UTF-8 client can print (stored, shown to all)
             raise ValidationError(f"{where} contains a lone UTF-16 surrogate (an invalid character)", field=where,
                                   hint="send valid Unicode text: surrogates only in pairs, as \\uD83D\\uDE00")
@@ -287,10 +286,14 @@ class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
         """The query arguments named by ``model``'s fields, parsed as ``model`` (one given empty is
         refused as an empty body field is: ``jobs?state=`` answered every job, newuser 13-17).
 
+        A query text parsed before is answered from :mod:`.query_once` (issue 17: the polls').
+
         Raises:
             ValidationError: naming the bad argument, or an argument the route does not take
                 (``GET queue?state=running`` was answered with the whole queue).
         """
+        if (kept := parsed_before(model, self.request.query)) is not None:
+            return kept
         arguments = self.request.query_arguments
         # JupyterLab's ServerConnection appends a cache buster to GETs made with cache: 'no-store'
         # (`?1796197047291`: digits, no value): it is the panel's, not a mistyped argument
@@ -314,7 +317,7 @@ class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
                                   hint=f"give {empty} a value{example}, or leave it out")
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) is not None}
-        return parse(model, values, where="query")
+        return remember(model, self.request.query, arguments, parse(model, values, where="query"))
 
     def no_query(self, hint: str = "") -> None:
         """Refuse any query argument on a route that takes none (red team 6: ``GET events?since=abc``
@@ -395,8 +398,8 @@ class SchedHandler(Utf8Arguments, ProvenOnceHandler, APIHandler):
 
     def _audit_refusal(self, err: SchedError) -> None:
         """Put a refusal the admission step did not record (a request model's or the spec's validation) on
-        the audit log, off the loop: every refused request of an authenticated caller is audited, whichever layer."""
-        if err.audited or not isinstance(err, _REFUSALS):
+        the audit log, off the loop: every refusal of an authenticated caller is audited, whichever layer (is_audited_refusal)."""
+        if err.audited or not is_audited_refusal(self.request.method or "", err):
             return
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
         if who is None:
@@ -471,30 +474,3 @@ def _serialised(answer: BaseModel) -> bytes:
         if isinstance(items, list) and all(getattr(type(item), "to_wire", None) is dump_set for item in items):
             return b"[" + b",".join([_written(item).data for item in items]) + b"]"
     return wire_json(answer)
-
-
-def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:
-    """Dotted path (at most 80 characters) of the first string or key in decoded JSON ``value``
-    holding a lone surrogate; None when there is none."""
-    if isinstance(value, str):
-        return path if _has_surrogate(value) else None
-    if depth > 64:  # deeper bodies are refused by their models
-        return None
-    items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        if isinstance(key, str) and _has_surrogate(key):
-            return path
-        where = (key if path == "body" else f"{path}.{key}") if isinstance(key, str) else f"{path}[{key}]"
-        found = _lone_surrogate(item, where[:80], depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-

@@ -69,13 +69,19 @@ def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def listen_address(env: dict[str, str] | os._Environ[str]) -> tuple[str, int, str]:
-    """``(ip, port, base_url)`` from JupyterHub's service environment.
+def listen_address(env: dict[str, str] | os._Environ[str], *, ip: str | None = None,
+                   port: int | None = None) -> tuple[str, int, str]:
+    """``(ip, port, base_url)`` from JupyterHub's service environment; ``ip``/``port``: the options
+    given (one alone is named in the refusal: new user 19, N6).
 
     Raises:
         ValueError: ``JUPYTERHUB_SERVICE_URL`` is missing or has no port.
     """
     url = env.get("JUPYTERHUB_SERVICE_URL", "")
+    if not url and (ip is None) != (port is None):
+        given, missing, example = ("--port", "--ip", "127.0.0.1") if ip is None else ("--ip", "--port", "8010")
+        raise ValueError(f"{given} is given but {missing} is not: pass {missing} as well, e.g. {missing} {example} "
+                         "(or run as a JupyterHub service, which sets JUPYTERHUB_SERVICE_URL)")
     if not url:
         raise ValueError("JUPYTERHUB_SERVICE_URL is not set (run as a JupyterHub service, or pass --ip and --port)")
     parsed = urlparse(url)
@@ -205,7 +211,8 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
               "(the hub sets them for a managed service; set them for an external one)", file=stderr)
         return 2
     try:
-        ip, port, base_url = listen_address(env) if args.ip is None or args.port is None else ("", 0, "/")
+        ip, port, base_url = listen_address(env, ip=args.ip, port=args.port) if args.ip is None or args.port is None \
+            else ("", 0, "/")
     except ValueError as exc:
         print(f"jupyter-sched serve: {exc}", file=stderr)
         return 2

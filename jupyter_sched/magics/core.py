@@ -308,8 +308,8 @@ class SchedMagics(Magics):
                 self.lease = self.client.lease(str(self.lease["id"]))
             except SchedError:
                 self.lease = None
-        if self.lease is not None and not is_terminal(self.lease):
-            return self.lease
+        if self.lease is not None and not is_terminal(self.lease) and not self.lease.get("stop_requested"):
+            return self.lease  # (a released lease draining its GPU is not this kernel's any more: R6)
         if self.lease is not None and self._applied:
             self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
         self.lease = None
@@ -318,7 +318,7 @@ class SchedMagics(Magics):
         kernel_id = self.client.kernel_id
         if kernel_id:
             for lease in self.client.leases(state=_LIVE_STATES):  # not the finished ones: they only grow
-                if lease.get("kernel_id") == kernel_id and not is_terminal(lease):
+                if lease.get("kernel_id") == kernel_id and not is_terminal(lease) and not lease.get("stop_requested"):
                     self.lease = lease
                     self._kernel_holds_none = False
                     return lease
@@ -908,6 +908,14 @@ class SchedMagics(Magics):
                     f"(%schedule logs {job_id}).")
         return job_id
 
+    def _answered_by_another(self, port: int | None, job_id: str) -> bool:
+        """Whether what ``http://127.0.0.1:PORT/`` reaches from this kernel now is not the job
+        ``job_id``: the port is bound on this host (a real bind, as the server checks it) while the
+        job has not started (the scheduler starts a service only once its port is free)."""
+        from ..executors.bound_ports import port_bound  # psutil: only when a service is submitted
+
+        return port is not None and port_bound(port) and self.client.job(job_id).get("state") != "running"
+
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")
         if self._hub():
@@ -918,13 +926,17 @@ class SchedMagics(Magics):
                             kind="inference", port=cmd.port)
         body.setdefault("name", app.stem)
         job_id = self._submit(body)
-        self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
-        base = self.client.connection.url
-        if importlib.util.find_spec("jupyter_server_proxy") is not None:
-            self._print(f"URL from the browser (jupyter-server-proxy): {base}proxy/{cmd.port}/")
+        if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
+            self._print(f"No URL yet: port {cmd.port} answers now from a process outside the scheduler, not your app; "
+                        f"%schedule status {job_id} says when the job has the port and is ready there.")
         else:
-            self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
-                        "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
+            self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
+            base = self.client.connection.url
+            if importlib.util.find_spec("jupyter_server_proxy") is not None:
+                self._print(f"URL from the browser (jupyter-server-proxy): {base}proxy/{cmd.port}/")
+            else:
+                self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
+                            "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
         self._print(f"The app is given the port as $PORT (it must listen there); it is reported ready when the port "
                     f"answers: %schedule status {job_id}")
         return job_id

@@ -132,7 +132,7 @@ class QuotaSet:
         return TeamPolicy(team=team)
 
 
-def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int]) -> None:
+def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *, listed: str | None = None) -> None:
     """Reject quota configurations that cannot be honoured.
 
     Checks: non-negative numbers; user lines within their team's ceiling; the sum of team
@@ -141,25 +141,31 @@ def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int]) -
     Args:
         quotas: the lines to check.
         gpus_by_model: GPUs in the inventory per model.
+        listed: the request's name of the list (``quotas``: ``PUT quotas``): a line's refusal then
+            names its field as the request does, ``quotas[0].gpu_model`` (new user 19, N8); without
+            it, ``quota[ml, A100].gpu_model`` (configuration).
 
     Raises:
         ValidationError: naming the line and the numbers.
     """
     lines = list(quotas)
     total = sum(gpus_by_model.values())
-    for q in lines:
-        where = f"quota[{q.team}{'/' + q.user if q.user else ''}, {q.gpu_model}]"
+    for i, q in enumerate(lines):
+        where = f"{listed}[{i}]" if listed else f"quota[{q.team}{'/' + q.user if q.user else ''}, {q.gpu_model}]"
         if q.guaranteed < 0:
             raise ValidationError(f"{where}.guaranteed must be >= 0 (got {q.guaranteed})",
-                                  field="guaranteed", hint="use 0 or a positive number of GPUs")
+                                  field=f"{where}.guaranteed" if listed else "guaranteed",
+                                  hint="use 0 or a positive number of GPUs")
         if q.borrowing_limit is not None and q.borrowing_limit < 0:
             raise ValidationError(
                 f"{where}.borrowing_limit must be >= 0 or null (got {q.borrowing_limit})",
-                field="borrowing_limit", hint="use null for unlimited, 0 for no borrowing")
+                field=f"{where}.borrowing_limit" if listed else "borrowing_limit",
+                hint="use null for unlimited, 0 for no borrowing")
         if q.gpu_model != ANY_MODEL and gpus_by_model and q.gpu_model not in gpus_by_model:
             raise ValidationError(
+                f"{where}.gpu_model {q.gpu_model!r}: no GPUs of that model exist" if listed else
                 f"{where}: no GPUs of model {q.gpu_model!r} exist",
-                field="gpu_model",
+                field=f"{where}.gpu_model" if listed else "gpu_model",
                 hint="use one of " + ", ".join(sorted(gpus_by_model)) + " or '*'")
     guaranteed: dict[str, float] = {}
     for q in lines:

@@ -226,6 +226,17 @@ class QuotaLedger(Journaled):
                                        for ln in others]
         return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details=details)
 
+    def exceeds_ceiling(self, team: str, user: str, model: str, milli: int) -> bool:
+        """Is ``milli`` above the ceiling (guaranteed + borrowing limit) of a line counting
+        ``team``/``user`` on ``model``, whatever is charged? :func:`.ceiling.binding_ceiling`'s test
+        on one model, read from :meth:`applicable`'s memo (the scheduling cycle asks it per job)."""
+        lines = self._cache.get((team, user, model))
+        for line in lines if lines is not None else self.applicable(team, user, model):
+            ceiling = line.ceiling
+            if ceiling is not None and ceiling < milli:
+                return True
+        return False
+
     def would_borrow(self, team: str, user: str, model: str, milli: int) -> bool:
         """Would ``milli`` more milli-GPUs take ``team`` above its guarantee on some line? (cheap
         form of :meth:`check` for ordering)."""

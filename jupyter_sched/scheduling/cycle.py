@@ -138,19 +138,17 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
         return False
     spec = job.spec
     team, user = spec.team, spec.user
-    # binding_ceiling's first step inline (issue 16: this check was ~5 % of a 100-node cycle, its memo
-    # keyed per user mostly missing): a request that exceeds no ceiling on its first GPU model is
-    # bound by none. The lines are the ledger's memo (one dict read), read as binding_ceiling reads them.
-    for ln in ctx.quota.applicable(team, user, flavors[0].model):
-        if ln.ceiling is not None and ln.ceiling < milli:
-            break
-    else:
+    # binding_ceiling's first step first (issue 16: this check was ~5 % of a 100-node cycle, its memo
+    # keyed per user mostly missing): a request that exceeds no ceiling on its first GPU model is bound
+    # by none — the same lines read (the ledger's memo, which the queue order's would_borrow filled)
+    quota = ctx.quota
+    if not quota.exceeds_ceiling(team, user, flavors[0].model, milli):
         return False
     key = (team, user, milli, id(flavors))  # flavors: one object per shape (ctx.shapes)
     if key in ctx.ceilings:
         line = ctx.ceilings[key]
     else:
-        line = ctx.ceilings[key] = binding_ceiling(ctx.quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
+        line = ctx.ceilings[key] = binding_ceiling(quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
     over = ceiling_exceeded(line, job.spec.resources)

@@ -31,8 +31,8 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
     # shared per outcomes while nothing else in the reason is the job's own: no GPUs nominated to its
     # team or taken from it, and no refusal numbers (they name the job's class)
-    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by, job.is_lease) \
-        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) \
+    key = (tuple([id(o) for o in outcomes]), visit.refusal, job.preempted_by, job.is_lease) \
+        if all([o.shared for o in outcomes]) and not ctx.book.by_team.get(job.spec.team) \
         and job.id not in ctx.book.taken and job.id not in ctx.reclaimed and not visit.refusal_details else None
     cached = ctx.reason_cache.get(key) if key is not None else None
     if cached is not None:

@@ -105,7 +105,7 @@ class AccountingService:
         with self._builds.computing(who):
             return self._me(None, who)
 
-    def kept_me(self, who: CallerKey) -> GetMeResponse | None:
+    def kept_me(self, who: CallerKey, *, asked_at: float | None = None) -> GetMeResponse | None:
         """The answer :meth:`me_of` gave ``who`` if it is still the one it would give now — checked
         without a transaction, so the server answers on its event loop (issue 17: fifty panels
         polling ``GET me`` each second sent each poll to a request thread for a transaction, five
@@ -124,11 +124,13 @@ class AccountingService:
         server, which change nothing of the answer but the owner's pending count), the kept answer
         is carried over with that count added, at the new counter value.
 
-        None: nothing kept for ``who``, or it is out of date — call :meth:`me_of`."""
+        ``asked_at``: when the request arrived (``time.monotonic()``): a counter read that began
+        after it serves it (:meth:`Store.counters_now`). None: nothing kept for ``who``, or it is
+        out of date — call :meth:`me_of`."""
         kept = self._answers.get(who)
         if kept is None:
             return None
-        counters = self.ctx.store.counters_now()
+        counters = self.ctx.store.counters_now(asked_at=asked_at)
         if counters is None or counters[0] < 0:
             return None
         version, policy, answer = kept

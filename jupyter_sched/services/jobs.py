@@ -149,26 +149,28 @@ class JobsService:
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
 
-    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage | None:
+    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None,
+                  asked_at: float | None = None) -> JobsPage | None:
         """The page :meth:`list` answers ``user`` (the caller) for ``request`` when it is kept and
         still right — checked without a transaction (:meth:`_kept`), so the server may answer on
         its event loop, with no hop to a request thread (issue 17); None: call :meth:`list`. Only
         the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
-        which checks that the caller may read them."""
+        which checks that the caller may read them. ``asked_at``: when the request arrived
+        (``time.monotonic()``; :meth:`Store.counters_now`)."""
         if user is None or request.all or request.user not in (None, user):
             return None
-        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request))
+        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request), asked_at)
         return kept
 
-    def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
+    def kept_queue(self, user: str | None, request: GetQueueRequest, *, asked_at: float | None = None) -> QueuePage | None:
         """The page :meth:`queue_page` answers ``user`` for ``request`` when it is kept and still
         right (as :meth:`kept_list`); None: call :meth:`queue_page` (also for ``user`` None)."""
         if user is None:
             return None
-        kept: QueuePage | None = self._kept(_queue_key(user, request))
+        kept: QueuePage | None = self._kept(_queue_key(user, request), asked_at)
         return kept
 
-    def _kept(self, key: tuple[Any, ...]) -> Any | None:
+    def _kept(self, key: tuple[Any, ...], asked_at: float | None = None) -> Any | None:
         """The answer kept for ``key`` if the state it was computed at is the current one: the
         store's ``jobs`` counter read now without a transaction (:meth:`Store.jobs_version_now`;
         every committed write of a job row, by any process sharing the store, moves it, and a
@@ -176,11 +178,11 @@ class JobsService:
         leads and the engine's reasons (by identity) as :meth:`_version` reads them. Whether the
         inventory is simulated is taken from the kept answers' version: it is fixed by the
         inventory source the server was started with. None when nothing is kept or the counter
-        cannot be read that way."""
+        cannot be read that way. ``asked_at``: when the request arrived (:meth:`Store.counters_now`)."""
         current = self.answers.version
         if current is None:
             return None
-        jobs = self.ctx.store.jobs_version_now()
+        jobs = self.ctx.store.jobs_version_now(asked_at=asked_at)
         if jobs is None or jobs < 0:
             return None
         engine = self.ctx.engine

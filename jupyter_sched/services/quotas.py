@@ -14,6 +14,7 @@ from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
 from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
+from ..model.quota import ANY_MODEL
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -70,17 +71,20 @@ class QuotasService:
         _check_team_names(request)
         current = self.ctx.store.quota_set()
         lines = current.quotas if request.quotas is None else tuple(Quota(**q.model_dump()) for q in request.quotas)
-        seen: set[tuple[str, str | None, str]] = set()
-        for q in lines:
-            if q.key in seen:
-                raise ValidationError(f"duplicate quota line for team {q.team!r}, user {q.user!r}, model {q.gpu_model!r}",
-                                      field="quotas", hint="give each (team, user, gpu_model) once")
-            seen.add(q.key)
+        seen: dict[tuple[str, str | None, str], int] = {}
+        for i, q in enumerate(lines):
+            if q.key in seen:  # the line as the request names it, in words (new user 19, N8: "user None")
+                who = f"user {q.user!r}" if q.user is not None else "the whole team"
+                model = f"model {q.gpu_model!r}" if q.gpu_model != ANY_MODEL else "any model"
+                raise ValidationError(f"duplicate quota line: quotas[{i}] repeats quotas[{seen[q.key]}] (team "
+                                      f"{q.team!r}, {who}, {model})", field=f"quotas[{i}]",
+                                      hint="give each (team, user, gpu_model) once")
+            seen[q.key] = i
         if request.quotas is not None:
             # only new lines are held against today's inventory: with a node drained, an admin
             # still changes teams, budgets and user_teams (issue 15 item 6; GET quotas warns);
             # only healthy GPUs may be promised (case 018: a withdrawn GPU gets no work)
-            validate_quotas(lines, self.ctx.inventory().healthy_models())
+            validate_quotas(lines, self.ctx.inventory().healthy_models(), listed="quotas")
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),

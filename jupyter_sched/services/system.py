@@ -88,7 +88,8 @@ class SystemService:
         self._views[user] = (answer, view)  # one assignment: request threads may race, each right
         return view
 
-    def kept_inventory(self, admin: bool, user: str | None = None) -> GetInventoryResponse | None:
+    def kept_inventory(self, admin: bool, user: str | None = None, *,
+                       asked_at: float | None = None) -> GetInventoryResponse | None:
         """The answer :meth:`inventory` last gave the view ``admin`` (an admin's or anyone else's)
         if it is still the one it would give now — checked without a transaction and without
         reading the inventory source, so the server answers on its event loop (issue 17: every
@@ -98,12 +99,13 @@ class SystemService:
         reads it: the inventory the source keeps (``peek``: None while a refresh is due or under
         way), the store's ``jobs`` counter read now (``Store.jobs_version_now``: every committed
         write of a job row, by any process sharing the store, moves it), the telemetry readings,
-        foreign processes and label warnings. None: call :meth:`inventory`."""
+        foreign processes and label warnings. ``asked_at``: when the request arrived
+        (``time.monotonic()``; :meth:`Store.counters_now`). None: call :meth:`inventory`."""
         kept = self._answers.get(admin)
         peek = getattr(self.ctx.inventory_source, "peek", None)
         if kept is None or peek is None:
             return None
-        inv, version = peek(), self.ctx.store.jobs_version_now()
+        inv, version = peek(), self.ctx.store.jobs_version_now(asked_at=asked_at)
         if inv is None or version is None or version < 0:
             return None
         inputs = self._inputs(inv, version, admin)

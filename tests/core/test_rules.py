@@ -116,7 +116,7 @@ QUOTA = [
     pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[running(make_job("r", team="t")), make_job("j", gpus=3, team="t")],
                       quota=quotas(Quota(team="t", guaranteed=2, borrowing_limit=1)),
                       want_pending={"j": "BorrowingLimitReached"},
-                      want_in_message={"j": "above its guarantee 2 + borrowing limit 1"}),
+                      want_in_message={"j": "t would use 4 GPUs, above its limit of 3 GPUs (guaranteed 2 + borrowing limit 1)"}),
                  id="above guarantee plus borrowing limit is BorrowingLimitReached"),
     pytest.param(Case(nodes=[make_node(gpus=8)],
                       jobs=[running(make_job("r", team="t", user="bob")), make_job("j", gpus=2, team="t", user="bob")],

@@ -25,13 +25,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from jupyter_sched.client import SchedClient
+from jupyter_sched.client.discovery import Connection
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.stops import SAMPLE_WAIT_S
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.extension.kernel_gpus import restart_plan
 from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.magics.core import SchedMagics
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
@@ -126,6 +131,9 @@ def test_newuser18_kernel_lease_released_with_a_live_context_stays_held_and_says
     assert host.view(lease_id).state == "running" and host.kernel.poll() is None, "waits; kills nothing"
     assert len(_drain_records(host)) == 1, "said and audited once"
 
+    draining = answer.to_wire()
+    plan = restart_plan([draining], release_on_restart=False, isolate=True)  # Kernel > Restart, as told
+    assert plan.env["CUDA_VISIBLE_DEVICES"] == "" and plan.release == (), "a released lease is not re-attached"
     host.on_gpu(uuid)  # the kernel restarted: its context is gone
     host.step()
     seen = host.view(lease_id)
@@ -174,3 +182,48 @@ def test_red18_r6_the_processes_of_the_gpus_other_holder_do_not_hold_a_released_
     host.services.jobs.cancel(host.services.caller("ana", admin=False), lease_id)
     host.step()
     assert host.view(lease_id).state == "cancelled"
+
+
+def test_newuser18_a_released_lease_still_draining_is_not_this_kernels_lease_in_the_magic() -> None:
+    """``%gpu`` after ``%gpu release``: the lease draining its GPU (state running, stop requested) is
+    not taken up again as the kernel's (which would set CUDA_VISIBLE_DEVICES to a GPU given back)."""
+    draining = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1", "user": "ana",
+                "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-0"]},
+                "stop_requested": {"at": "2025-03-30T12:00:02Z", "by": "ana", "grace_s": 10.0}}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/leases/l-1"):
+            return httpx.Response(200, json=draining)
+        return httpx.Response(200, json=[draining])
+
+    client = SchedClient(Connection("http://sched.test/", kernel_id="k-1"), transport=httpx.MockTransport(handler))
+    magics = SchedMagics(None, client_factory=lambda: client)
+    assert magics._my_lease() is None, "found by its kernel id"
+    magics.lease = dict(draining)
+    assert magics._my_lease() is None, "the remembered one, refreshed"
+
+
+def test_red18_r6_without_a_gpu_process_list_a_lent_leases_end_says_what_it_could_not_check(tmp_path: Path) -> None:
+    """Where the server cannot see another account's processes (no NVML telemetry), the lease says so."""
+    clock = ManualClock(T0)
+    services = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
+                        inventory=SimulatedInventory(2, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
+                        clock=clock)
+    ana = services.caller("ana", admin=False)
+    job = services.jobs.submit(ana, SubmitJobRequest(gpus=1, name="train", command=["sleep", "60"]))
+    services.engine.tick()
+    assert services.jobs.get(ana, job.id).state == "running"
+    lease = services.leases.request(ana, SubmitJobRequest(gpus=1, parent_job_id=job.id))
+    services.engine.tick()
+    assert services.jobs.get(ana, lease.id).state == "running"
+    services.jobs.cancel(ana, lease.id)
+    clock.advance(1)
+    services.engine.tick()
+    seen = services.jobs.get(ana, lease.id)
+    assert seen.state == "cancelled", seen
+    assert seen.message == (
+        f"released by ana; checked: the processes of job {job.id} and of ana's account — a process of another "
+        "account still using the GPU is not visible to this server (it reads no GPU process list; an admin's "
+        "c.SchedApp.telemetry_source = 'nvml' makes it read one)"), seen.message
+    services.jobs.cancel(ana, job.id)
+    services.store.close()

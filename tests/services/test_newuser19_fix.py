@@ -10,7 +10,7 @@ from jupyter_sched.errors import ValidationError
 from jupyter_sched.model.validation import as_sent
 from jupyter_sched.services import Services
 from jupyter_sched.services.jobs import _host_memory_mib
-from jupyter_sched.services.models import SubmitJobRequest
+from jupyter_sched.services.models import SetQuotasRequest, SubmitJobRequest
 
 
 def _host() -> int:
@@ -75,3 +75,24 @@ def test_newuser19_n1_a_refusal_naming_a_converted_field_names_the_spelling_sent
     err = as_sent(ValidationError("x", field=named, hint=f"leave {named} out"), body)
     assert err.field == want
     assert err.hint is not None and err.hint.startswith(f"leave {want} out"), err.hint
+
+
+@pytest.mark.parametrize(("lines", "field", "said"), [
+    ([{"team": "ml", "guaranteed": 1}, {"team": "ml", "guaranteed": 2}], "quotas[1]",
+     "duplicate quota line: quotas[1] repeats quotas[0] (team 'ml', the whole team, any model)"),
+    ([{"team": "ml", "guaranteed": 1}, {"team": "ml", "user": "ana", "guaranteed": 1, "gpu_model": "Simulated GPU"},
+      {"team": "ml", "user": "ana", "guaranteed": 0, "gpu_model": "Simulated GPU"}], "quotas[2]",
+     "duplicate quota line: quotas[2] repeats quotas[1] (team 'ml', user 'ana', model 'Simulated GPU')"),
+    ([{"team": "ml", "guaranteed": 1}, {"team": "ml", "guaranteed": 1, "gpu_model": "A100"}], "quotas[1].gpu_model",
+     "quotas[1].gpu_model 'A100': no GPUs of that model exist"),
+], ids=["a team line twice", "a user's model line twice", "a model no GPU has"])
+def test_newuser19_n8_quota_refusals_name_the_line_as_sent_in_words(
+        services: Services, lines: list[dict[str, Any]], field: str, said: str) -> None:
+    """``duplicate quota line for team 'ml', user None, model '*'`` (Python's None, field ``quotas``)
+    and ``quota[ml, A100]: no GPUs of model 'A100' exist`` (field ``gpu_model``): every other quota
+    refusal names ``quotas[i].<field>``."""
+    root = services.caller("root", admin=True)
+    with pytest.raises(ValidationError) as info:
+        services.quotas.set(root, SetQuotasRequest.model_validate({"quotas": lines}))
+    assert (info.value.field, info.value.message) == (field, said)
+    assert "None" not in info.value.message

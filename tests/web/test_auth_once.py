@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tornado import web
+from tornado import httputil, web
 
 from jupyter_sched.extension import auth_once
 
@@ -78,6 +78,26 @@ async def test_repeated_token_and_cookie_requests_are_proved_once(jp_fetch: Any,
         assert status == 200, route
         assert set_cookie is None, "the cookie names the token's user: nothing to set again"
     assert len(proofs) == 2, f"one proof of the token and cookie, then recognised: {proofs}"
+
+
+async def test_issue17_a_recognised_request_parses_no_cookie(jp_fetch: Any, proofs: list[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    cookie = await session_cookie(jp_fetch)
+    assert (await get(jp_fetch, cookie=cookie))[0] == 200  # proved: remembered from here
+    parsed: list[str] = []
+    real = httputil.HTTPServerRequest.cookies
+
+    def counted(request: Any) -> Any:
+        parsed.append(request.path)
+        return real.fget(request)
+
+    monkeypatch.setattr(httputil.HTTPServerRequest, "cookies", property(counted))
+    for route in ("me", "jobs", "queue"):
+        assert (await get(jp_fetch, route, cookie=cookie))[0] == 200
+    assert len(proofs) == 2 and parsed == [], f"recognised by the headers' text, no cookie parsed: {parsed}"
+    # the same login cookie beside another cookie: other header text, proved on its own
+    assert (await get(jp_fetch, cookie=f"{cookie}; theme=dark"))[0] == 200
+    assert len(proofs) == 3 and parsed, "the provider parsed this request's cookies itself"
 
 
 async def post_empty(jp_fetch: Any, *, cookie: str | None, token: str | None, params: dict[str, str] | None = None) -> int:
