@@ -46,6 +46,7 @@ from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
 from ..model.units import to_iso
+from ..model.validation import kept_spellings
 from ..store import JobRecord
 from .cancelling import cancel_jobs
 from .context import Context
@@ -470,7 +471,7 @@ class DefinitionsService:
             if "schedule" in fields:
                 changes["schedule"] = fields["schedule"].expression if fields["schedule"] else None
             if "job" in fields:
-                changes["job"] = {**current.job, **fields["job"]}
+                changes["job"] = {**kept_spellings(current.job, fields["job"]), **fields["job"]}
             restart = (changes.get("schedule", current.schedule) != current.schedule
                        or changes.get("timezone", current.timezone) != current.timezone
                        or (current.paused and changes.get("paused") is False))
