@@ -35,6 +35,7 @@ from ..executors.base import Executor
 from ..model import Job, JobState
 from ..store import JobRecord
 from .clock import Clock
+from .drainscan import PENDING, Background
 from .failures import classify
 from .leadership import Leadership
 from .transitions import JobWriter
@@ -123,6 +124,9 @@ class StopReconciler:
         self.plans: dict[str, tuple[float, bool]] = {}
         self.draining: dict[str, list[int]] = {}
         """Released leases waiting for processes to free their GPU: the pids said (``[-1]``: a sample awaited)."""
+        self.scans: Background[dict[str, list[int]]] = Background("lease-drain-scan")
+        """The executor's probes of which processes hold a released lent lease's GPU, run off the
+        engine thread (red team 19, R7: their cost is the owner's to grow)."""
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
@@ -157,12 +161,22 @@ class StopReconciler:
         probe = getattr(self.executor, "gpus_open", None)
         probed: set[int] = set()
         if parent and probe is not None:
-            try:
-                for uuid, found in probe(parent, uuids).items():
-                    held.setdefault(uuid, set()).update(found)
-                    probed.update(found)
+            try:  # off the engine thread: its cost grows with the owner's processes and mappings (red team 19, R7)
+                answer = self.scans.result(job.id, lambda: probe(parent, uuids))
             except Exception:  # the probe is the executor's: never keep a lease for its failure
                 log.exception("lease %s: reading which processes of job %s hold its GPUs failed", job.id, parent)
+                answer = {}
+            if answer is PENDING:
+                self._say(job, f"releasing: checking which processes of job {parent} and of {job.spec.user}'s account "
+                               f"still hold GPU {', '.join(uuids)} open (released at "
+                               f"{released.astimezone(timezone.utc):%H:%M:%S} UTC; the lease stays held, counted as "
+                               f"this lease's, until the scan ends — the more processes and mappings, the longer)",
+                          [-2])
+                return True
+            assert isinstance(answer, dict)
+            for uuid, found in answer.items():
+                held.setdefault(uuid, set()).update(found)
+                probed.update(found)
         accounts: dict[int, str] = {}
         if self.gpu_processes is not None and uuids:
             try:
@@ -280,6 +294,7 @@ class StopReconciler:
         self.sent.clear()
         self.plans.clear()
         self.draining.clear()
+        self.scans.clear()
 
     def reconcile(self, record: JobRecord) -> JobRecord:
         """Time-limit and stop one admitted/running job the executor may run; return its row.

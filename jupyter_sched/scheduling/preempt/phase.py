@@ -58,6 +58,7 @@ from .candidates import (
     nomination_candidates,
     own_candidates,
     reclaim_candidates,
+    with_below,
 )
 from .issue import issue_plan
 from .refusals import explain, explain_reserved
@@ -96,8 +97,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         # for another team's work that was evicted before, the minimum runtime is a rule, not a
         # preference (red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
         # borrower lose its work 5 times); otherwise it stays a preference (module doc)
-        young = [c for c in others if c.exempt]
-        cands = own + [c for c in others if not c.exempt]
+        # ... unless its own team's higher class, evicted instead, would preempt it (new user 19, N2)
+        cands, young = with_below(ctx, own, others)
         # GPUs nominated to borrowers, after running borrowed work: each nomination stands for
         # evictions already made for its job, which taking it wastes — and its victims come back
         # onto GPUs that job will evict them from again (property counterexample 4) — but before
