@@ -60,6 +60,7 @@ from .parsing import (
     parse_schedule_line,
 )
 from .render import (
+    draining_line,
     gpu_frame,
     granted_uuids,
     is_granted,
@@ -211,6 +212,7 @@ class SchedMagics(Magics):
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
         self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
+        self._released: str | None = None  # the lease %gpu release gave back, while it may still drain
         self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
         self._watching = False
 
@@ -348,7 +350,9 @@ class SchedMagics(Magics):
         self._print("Quota: " + "\n       ".join(quota_lines(client.me())))  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
-            self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
+            draining = self._draining()
+            self._print(f"This kernel holds no lease; {draining}." if draining else
+                        "This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
             warned = self._idle_warning(str(lease.get("id")))
@@ -637,6 +641,7 @@ class SchedMagics(Magics):
             self._forget_ended()
             return
         released = self.client.release_lease(str(lease["id"]))
+        self._released = str(lease["id"])  # %gpu says it while a process of this kernel still holds its GPU
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
@@ -652,6 +657,20 @@ class SchedMagics(Magics):
         else:
             self._print(f"CUDA_VISIBLE_DEVICES is {os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')!r} in this "
                         "kernel, as before: this lease had not set it.")
+
+    def _draining(self) -> str:
+        """:func:`~.render.draining_line` of the lease this kernel released, while the engine still
+        holds its GPU for a process of it (red team 18, R6: its context outlived ``%gpu release``); ""
+        (and forgotten) once it ended or cannot be read."""
+        if self._released is None:
+            return ""
+        try:
+            line = draining_line(self.client.lease(self._released))
+        except SchedError:
+            line = ""
+        if not line:
+            self._released = None
+        return line
 
     def _help(self, magic: str, topic: str) -> None:
         """Print the help ``--help`` asked for (:func:`~.parsing.help_text` of the magic's docstring)."""

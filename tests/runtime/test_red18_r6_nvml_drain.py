@@ -227,3 +227,25 @@ def test_red18_r6_without_a_gpu_process_list_a_lent_leases_end_says_what_it_coul
         "c.SchedApp.telemetry_source = 'nvml' makes it read one)"), seen.message
     services.jobs.cancel(ana, job.id)
     services.store.close()
+
+
+def test_newuser18_gpu_status_after_release_names_the_lease_still_draining() -> None:
+    """``%gpu`` after ``%gpu release`` while the kernel's context still holds the GPU: not just "holds
+    no GPUs" — the released lease, what it still holds and its message; forgotten once it ended."""
+    draining = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1", "user": "ana",
+                "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-0"]},
+                "stop_requested": {"at": "2025-03-30T12:00:02Z", "by": "ana", "grace_s": 10.0},
+                "message": "releasing: process(es) 4242 (ana) still have a context on GPU GPU-sim-vm-0 (…)"}
+    answers = [draining, {**draining, "state": "cancelled", "stop_requested": None, "message": "released by ana"}]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path.endswith("/leases/l-1"), request.url
+        return httpx.Response(200, json=answers.pop(0))
+
+    client = SchedClient(Connection("http://sched.test/", kernel_id="k-1"), transport=httpx.MockTransport(handler))
+    magics = SchedMagics(None, client_factory=lambda: client)
+    magics._released = "l-1"  # as _gpu_release leaves it
+    assert magics._draining() == ("lease l-1, released, still holds GPU-sim-vm-0: releasing: process(es) 4242 (ana) "
+                                  "still have a context on GPU GPU-sim-vm-0 (…)")
+    assert magics._draining() == "" and magics._released is None, "ended: said no more, not asked again"
+    assert magics._draining() == ""
