@@ -590,11 +590,18 @@ def spec_from_request(
     model_field, model_value = _given(merged, "gpu_models", "model")
     models = _str_list(model_value, model_field)
     if known_models is not None and models:
-        for model in models:
-            if not any(_model_matches(model, known) for known in known_models):
-                raise ValidationError(
-                    f"unknown GPU model {model!r}", field=model_field,
-                    hint="models here: " + (", ".join(sorted(known_models)) or "none"))
+        # a list is "any of these" (new user 19, N17: "A100,H100" was refused on a host with only one of
+        # them): refused only when none of them is here; the absent ones are said in the warnings
+        absent = [m for m in models if not any(_model_matches(m, known) for known in known_models)]
+        here = ", ".join(sorted(known_models)) or "none"
+        if len(absent) == len(models):
+            raise ValidationError(
+                f"unknown GPU model {absent[0]!r}" if len(absent) == 1
+                else "no GPU here is any of the models " + ", ".join(repr(m) for m in absent),
+                field=model_field, hint="models here: " + here)
+        if absent and warnings is not None:
+            warnings.append(f"no GPU here is {' or '.join(repr(m) for m in absent)}: this job runs on "
+                            f"{' or '.join(repr(m) for m in models if m not in absent)} (models here: {here})")
     mem_field, mem_value = _given(merged, "min_memory_mib", "mem_per_gpu")
     min_memory = parse_memory_mib(mem_value, field=mem_field)
     if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
