@@ -15,7 +15,7 @@ from ..model.units import clock_text, format_duration, gpus_phrase, relative_tex
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
@@ -154,6 +154,34 @@ def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
     if workers:
         return tuple(str(u) for w in workers for u in w.get("gpu_uuids", ()))
     return tuple(str(u) for u in alloc.get("gpu_uuids", ()))
+
+
+def granted_milli(job: Mapping[str, Any]) -> int:
+    """Thousandths of each GPU the job's allocation holds (1000: whole GPUs; 500: half of one, shared
+    with other fractional work), from ``allocation.gpu_milli``, else ``resources.gpu_milli``; 1000 when
+    neither says (as ``JUPYTER_SCHED_GPU_MILLI`` of a job, ``executors.local``)."""
+    for key in ("allocation", "resources"):
+        part = job.get(key)
+        milli = part.get("gpu_milli") if isinstance(part, Mapping) else None
+        if isinstance(milli, int) and not isinstance(milli, bool) and 0 < milli <= 1000:
+            return milli
+    return 1000
+
+
+GPU_MILLI_ENV = "JUPYTER_SCHED_GPU_MILLI"
+"""The variable a job (``executors.local``) and a kernel holding a lease (``%gpu``) read their share of
+each GPU in: thousandths, 1000 whole, 0 no GPU."""
+
+SHARED_GPU_NOTE = "a share of one GPU, time-sliced with other fractional work, with no memory isolation"
+"""What a fractional grant is, in the words of the README's "Shared GPUs" (new user 19, N18)."""
+
+
+def granted_words(job: Mapping[str, Any]) -> str:
+    """The GPUs a grant gives, for "Allocated …" / "… re-attached": ``GPU-a, GPU-b`` for whole GPUs,
+    ``0.5 of GPU-a`` for a share (new user 19, N18: a half GPU read as a whole one)."""
+    uuids = ", ".join(granted_uuids(job))
+    milli = granted_milli(job)
+    return uuids if milli >= 1000 else f"{milli / 1000:g} of {uuids}"
 
 
 def gpus_text(job: Mapping[str, Any]) -> str:
