@@ -115,6 +115,22 @@ about where knowing that whole spread gets it. The rest of the main figure is th
 run finished anywhere for the first 2.5 h: limits only). Below 15 % needs the job's identity
 (reruns of the same work, below), not a better reading of users and limits.
 
+**Second workload and estimators tried** (session 19; ``--estimators``, default profile, ETA error means over
+the replays: main 1 / dev 48 / held-out 10 / second 12). The second workload (:func:`shuffled_jobs`,
+printed in every run) deals the trace's jobs to its arrival times in 12 seeded orders with users drawn at
+random: today's learner 46 % there (20 % .. 82 %; avg JCT +12.8 % vs SJF, median). Honest candidates for a
+running job's end, read from finished runs only: the conditional residual life ``stat(R | R > ran)`` of
+the same work, else the same user and limit, else the same limit (:class:`ResidualLife`) — median
+31 / 28 / 34 / 44 %, mean 30 / 27 / 33 / 44 %, 0.3 quantile 37 / 28 / 35 / 44 %; and the ETA as the
+median start over 15 futures sampled from those runs (:class:`MonteCarloEta`) 41 / - / 38 / 47 %; today's
+learner 36 / 27 / 33 / 46 %. Paired over 80 replays (dev, held-out, sweep, second, main) the mean residual
+life is 0.5 points better than today's (standard error 0.5), the median 0.1 worse (0.6): no change of the
+learner was made. What bounds it: reading each running job from *every* run of the replay (its future
+too) with its user and limit gives 18 / 23 / 28 / 32 % (user, GPUs and limit 16 / 22 / 23 / 36 %),
+against 8 / 8 / 11 / 9 % with the running jobs' true remaining times: at a given user, request and limit
+these runtimes spread by up to an hour, and no reading of those features reaches 15 %. Below it needs
+what the features lack: the work's identity (reruns, ``--reruns``) or the job's own progress.
+
 The ETAs measured are the ones shown at submit (``Admit.predicted_start``, the reason's ETA at the
 job's first cycle: equal on every job here); the figure relates their median error to the median
 wait. Printed beside it, never instead (:func:`~jupyter_sched.sim.simulator._accuracy`): ``per
@@ -141,7 +157,7 @@ from learnt runtimes beside the same replay's error from declared limits alone (
 over 8 seeds (mean and median: one seed can swing the error by tens of points).
 
 Usage: ``python benchmarks/jct_loaded.py [--nodes 5] [--speedup 2] [--double-users 1,3] [--sweep] [--held-out]
-[--dev] [--oracle] [--bound] [--reruns 0.25,0.5,0.75]``.
+[--dev] [--oracle] [--bound] [--estimators] [--reruns 0.25,0.5,0.75]``.
 """
 
 from __future__ import annotations
@@ -150,15 +166,17 @@ import argparse
 import math
 import random
 import statistics
+from collections.abc import Hashable
 from dataclasses import replace
+from datetime import datetime, timezone
 from typing import Any
 
 from jct_tiresias import reference
 
-from jupyter_sched.backfill.history import RuntimeHistory, run_key
+from jupyter_sched.backfill.history import MIN_KEY_RUNS, RuntimeHistory, run_key, runs_to_limit
 from jupyter_sched.model import JobSpec, ResourceRequest
-from jupyter_sched.scheduling import SchedulingProfile
-from jupyter_sched.scheduling.snapshot import Snapshot
+from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+from jupyter_sched.scheduling.snapshot import CycleResult, Snapshot
 from jupyter_sched.sim.simulator import SimJob, Simulator, simulate
 from jupyter_sched.sim.traces import TiresiasCluster, TiresiasJob, read_tiresias_jobs
 
@@ -176,6 +194,20 @@ def loaded_jobs(speedup: float, scale_s: float = 60.0) -> list[TiresiasJob]:
     """The trace with durations and gaps read in minutes (``scale_s``) and arrivals ``speedup`` x denser."""
     return [replace(j, submit_s=j.submit_s * scale_s / speedup, duration_s=j.duration_s * scale_s)
             for j in read_tiresias_jobs()]
+
+
+def shuffled_jobs(seed: int, speedup: float = 2.0) -> list[TiresiasJob]:
+    """The second workload (session 19): the trace's jobs (GPUs, model, duration) dealt to its arrival
+    times in a seeded order, each job's user (``job_id % 4``) drawn at random — other users' mixes of
+    work and another sequence, on the same cluster and load (module doc, "Second workload")."""
+    jobs = loaded_jobs(speedup)
+    rng = random.Random(seed)
+    order = rng.sample(range(len(jobs)), len(jobs))
+    return [replace(jobs[k], job_id=4 * i + rng.randrange(4), submit_s=jobs[i].submit_s) for i, k in enumerate(order)]
+
+
+SHUFFLED = tuple(range(1, 13))
+"""Seeds of the second workload (:func:`shuffled_jobs`), padding users {1, 3} as the main replay."""
 
 
 def declared_limit(job: TiresiasJob, double_users: set[int]) -> float:
@@ -295,13 +327,26 @@ class FeatureBound(Simulator):
                 continue
             ran = (snap.now - tr.start).total_seconds() + tr.done_s
             alike = sorted(a.runtime_s or 0.0 for a in self.arrivals
-                           if a is not tr.sim and (a.user, a.time_limit_s) == (tr.sim.user, tr.sim.time_limit_s))
+                           if a is not tr.sim and self.feature(a) == self.feature(tr.sim))
             longer = [x for x in alike if x > ran]
             if longer:  # the median of the alike runs longer than what it ran (as the learner conditions)
                 out[job.id] = max(1.0, statistics.median(longer) - tr.done_s)
             else:  # it outran every alike run (or has none): its limit, as the core reads an outrun guess
                 out.pop(job.id, None)
         return out, typical
+
+    @staticmethod
+    def feature(job: SimJob) -> tuple[Hashable, ...]:
+        """What makes two jobs alike here: their user and time limit."""
+        return job.user, job.time_limit_s
+
+
+class FeatureBoundGpus(FeatureBound):
+    """:class:`FeatureBound` with the GPU request as a feature too (user, GPUs, limit; ``--estimators``)."""
+
+    @staticmethod
+    def feature(job: SimJob) -> tuple[Hashable, ...]:
+        return job.user, job.resources.total_milli, job.time_limit_s
 
 
 class RunningOracle(Simulator):
@@ -313,6 +358,135 @@ class RunningOracle(Simulator):
             if tracks[job.id].start is not None:
                 out[job.id] = max(1.0, (tracks[job.id].sim.runtime_s or 0.0) - tracks[job.id].done_s)
         return out, typical
+
+
+class ResidualLife(RuntimeHistory):
+    """A candidate tried in session 19 (issue 16), not the product's learner: a *running* job's
+    runtime is its conditional residual life — a statistic of the finished runs longer than what it
+    already ran, ``ran + stat(R - ran | R > ran)`` (the "mean residual life" of reliability theory;
+    Tiresias and Gittins-index schedulers read job age the same way) — from the most specific of:
+    the same work (:func:`~jupyter_sched.backfill.history.run_key`), the same user and time limit,
+    anybody's runs under the same limit; each level with at least ``MIN_KEY_RUNS`` finished runs and
+    one longer than what the job ran. Else, and for queued jobs, the product's learner
+    (``RuntimeHistory``): the order and the JCT stay the default's. Only finished runs are read.
+
+    Args:
+        statistic: ``"median"``, ``"mean"`` (E[R | R > ran]) or ``"quantile"``.
+        quantile: the quantile (0..1) when ``statistic`` is ``"quantile"``.
+    """
+
+    def __init__(self, *, statistic: str = "median", quantile: float = 0.5) -> None:
+        super().__init__()
+        self.statistic, self.quantile = statistic, quantile
+        self._finished: list[tuple[tuple[Hashable, ...], str, float, float]] = []  # (run key, user, limit, runtime s)
+
+    def learn(self, spec: JobSpec, runtime_s: float, limit_s: float | None) -> None:
+        super().learn(spec, runtime_s, limit_s)
+        if runtime_s > 0 and math.isfinite(runtime_s) and limit_s:
+            self._finished.append((run_key(spec), spec.user, limit_s, min(runtime_s, limit_s)))
+
+    def longer(self, spec: JobSpec, limit_s: float, ran_s: float) -> list[float]:
+        """Sorted runtimes (s) longer than ``ran_s`` at the most specific level that has them; [] if none."""
+        key, user = run_key(spec), spec.user
+        levels = (lambda k, u, lim: k == key, lambda k, u, lim: u == user and lim == limit_s,
+                  lambda k, u, lim: lim == limit_s)
+        for alike in levels:
+            runs = [r for k, u, lim, r in self._finished if alike(k, u, lim)]
+            longer = sorted(r for r in runs if r > ran_s)
+            if len(runs) >= MIN_KEY_RUNS and longer:
+                return longer
+        return []
+
+    def predict(self, spec: JobSpec, limit_s: float | None, ran_s: float = 0.0) -> float | None:
+        if ran_s > 0 and limit_s and not runs_to_limit(spec) and (xs := self.longer(spec, limit_s, ran_s)):
+            if self.statistic == "mean":
+                guess = statistics.fmean(xs)
+            elif self.statistic == "quantile":
+                guess = _quantile(xs, self.quantile)
+            else:
+                guess = statistics.median(xs)
+            return min(guess, limit_s)
+        return super().predict(spec, limit_s, ran_s)
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of the sorted ``ordered`` (linear between order statistics)."""
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+class ResidualMedian(Simulator):
+    """The default's replay with :class:`ResidualLife` (median) as its learner."""
+
+    statistic, quantile = "median", 0.5
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.history = ResidualLife(statistic=self.statistic, quantile=self.quantile)
+
+
+class ResidualMean(ResidualMedian):
+    """:class:`ResidualLife` with the mean residual life."""
+
+    statistic = "mean"
+
+
+class ResidualLow(ResidualMedian):
+    """:class:`ResidualLife` with its 0.3 quantile (a waiting job often needs the *first* of several
+    running jobs to end, which comes before the earliest of their medians)."""
+
+    statistic, quantile = "quantile", 0.3
+
+
+class MonteCarloEta(Simulator):
+    """The ETA shown at submit as the *median of the start over sampled futures* (session 19, tried):
+    the cycle is run again ``SAMPLES`` times with each running job's runtime drawn from its
+    :meth:`ResidualLife.longer` runs (its limit when it has none) and a new job's first ETA is the
+    median of its starts — the estimate that minimises a job's expected absolute error, where a
+    projection of point estimates gives the start of the medians. Costs ``SAMPLES`` cycles per
+    arrival; the decisions are the default's."""
+
+    SAMPLES = 15
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.sampler = ResidualLife()
+        self.history = self.sampler
+        self.rng = random.Random(7)
+        self._cycle = self._sampled
+
+    def _sampled(self, snap: Snapshot, profile: SchedulingProfile | None) -> CycleResult:
+        result = run_cycle(snap, profile)
+        fresh = {j.id for j in snap.jobs if j.reason is None and not j.state.holds_gpus}
+        first = {p.job_id for p in result.pending if p.job_id in fresh and p.reason.eta is not None}
+        if not first:
+            return result
+        starts: dict[str, list[float]] = {job_id: [] for job_id in first}
+        for _ in range(self.SAMPLES):
+            drawn = dict(snap.runtime_estimates)
+            for job in snap.jobs:
+                start = job.started_at or job.admitted_at
+                limit = job.spec.time_limit_s
+                if not job.state.holds_gpus or start is None or not limit:
+                    continue
+                xs = self.sampler.longer(job.spec, limit, (snap.now - start).total_seconds())
+                if xs:
+                    drawn[job.id] = min(self.rng.choice(xs), limit)
+                else:
+                    drawn.pop(job.id, None)
+            for pend in run_cycle(replace(snap, runtime_estimates=drawn), profile).pending:
+                if pend.job_id in starts and pend.reason.eta is not None:
+                    starts[pend.job_id].append(pend.reason.eta.timestamp())
+        pending = []
+        for pend in result.pending:
+            got = starts.get(pend.job_id, [])
+            if len(got) > self.SAMPLES // 2:
+                eta = datetime.fromtimestamp(statistics.median(got), tz=timezone.utc)
+                pend = replace(pend, reason=replace(pend.reason, eta=eta, predicted_start=eta))
+            pending.append(pend)
+        return replace(result, pending=tuple(pending))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bound", action="store_true",
                         help="the default's ETA error with running jobs read from every run of their user and limit "
                              "(the replay's future: about the best a reading of those two reaches), main + dev + held-out")
+    parser.add_argument("--estimators", action="store_true",
+                        help="session 19's candidate runtime estimators and bounds beside today's learner, over the "
+                             "main, dev, held-out and second-workload replays (module doc; a few minutes)")
     parser.add_argument("--reruns", default="",
                         help="comma-separated rerun rates (0..1): the default's ETA error with reruns (module doc)")
     args = parser.parse_args(argv)
@@ -388,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = {run_key(JobSpec(name=j.name, user=j.user, resources=j.resources)) for j in sims}
     print(f"  learned runtimes come only from reruns of the same work (user, program, request): {len(keys)} "
           f"such keys among the {len(sims)} jobs, so {len(sims) - len(keys)} jobs are reruns")
+    _second_workload(cluster)
     print("goals: ours >= 20 % below FIFO and within 10 % of SJF (oracle); ETA coverage 100 %, "
           "median absolute error <= 15 % of the median wait")
     print("  MAE/wait (the figure): median |actual start - ETA shown at submit| / median wait; beside it, never "
@@ -403,6 +581,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['eta_mae_rel']:.0%} of the median wait, avg JCT {s['avg_jct_s'] / sjf.avg_jct - 1:+.0%} vs SJF")
     if args.bound:
         _bound(cluster)
+    if args.estimators:
+        _estimators(cluster)
     if args.reruns:
         _reruns(cluster, jobs, double, [float(x) for x in args.reruns.split(",") if x])
     if args.sweep:
@@ -422,6 +602,65 @@ DEV = [(speedup, users) for speedup in (1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4)
        for users in ({1, 3}, {0}, set(), {2}, {1}, {0, 2})]
 """``--dev``: where to try a change of the predictor or the order before reading the replays above (48
 variants; none is the main replay, a sweep or a held-out one), so that one lucky replay is not tuned for."""
+
+
+def _replays(label: str) -> list[list[SimJob]]:
+    """The arrivals of the replays of ``label``: ``main``, ``dev``, ``held-out`` or ``second`` (:data:`SHUFFLED`)."""
+    if label == "second":
+        return [arrivals(shuffled_jobs(seed), 4, {1, 3}) for seed in SHUFFLED]
+    variants = {"main": [(2.0, {1, 3})], "dev": DEV, "held-out": HELD_OUT}[label]
+    return [arrivals(loaded_jobs(speedup), 4, users) for speedup, users in variants]
+
+
+def _second_workload(cluster: TiresiasCluster) -> None:
+    """The default profile's ETA error and JCT on the second workload (:func:`shuffled_jobs`)."""
+    errors, jcts = [], []
+    for seed in SHUFFLED:
+        jobs = shuffled_jobs(seed)
+        s = simulate(cluster.inventory(), arrivals(jobs, 4, {1, 3}), profile=PROFILES[1][1]).summary
+        errors.append(s["eta_mae_rel"])
+        jcts.append(s["avg_jct_s"] / reference(jobs, cluster, "SJF").avg_jct - 1)
+    known = sorted(e for e in errors if e is not None)
+    print(f"  second workload (the trace's jobs dealt to its arrivals in {len(SHUFFLED)} seeded orders, users drawn at "
+          f"random), default profile: ETA error mean {statistics.fmean(known):.0%}, median "
+          f"{statistics.median(known):.0%}, range {known[0]:.0%}..{known[-1]:.0%}; avg JCT vs SJF median "
+          f"{statistics.median(jcts):+.1%}")
+
+
+ESTIMATORS: list[tuple[str, type[Simulator], tuple[str, ...]]] = [
+    ("today's learner (RuntimeHistory)", Simulator, ("main", "dev", "held-out", "second")),
+    ("residual life, median (key > user+limit > limit)", ResidualMedian, ("main", "dev", "held-out", "second")),
+    ("residual life, mean", ResidualMean, ("main", "dev", "held-out", "second")),
+    ("residual life, 0.3 quantile", ResidualLow, ("main", "dev", "held-out", "second")),
+    ("median start over 15 sampled futures", MonteCarloEta, ("main", "held-out", "second")),
+    ("bound: every run of its user+limit (future too)", FeatureBound, ("main", "dev", "held-out", "second")),
+    ("bound: every run of its user+GPUs+limit", FeatureBoundGpus, ("main", "dev", "held-out", "second")),
+    ("bound: running jobs' remaining times true", RunningOracle, ("main", "dev", "held-out", "second")),
+]
+"""``--estimators``: each row's name, simulator and replays (the sampled futures cost 15 cycles per arrival: not
+over the 48 dev replays). The bounds read the replay's future: what a reading of those features reaches at best."""
+
+
+def _estimators(cluster: TiresiasCluster) -> None:
+    """Session 19's candidates and bounds (:data:`ESTIMATORS`): the default profile's ETA error (mean
+    over each set's replays) and avg JCT vs SJF on the main replay."""
+    labels = ("main", "dev", "held-out", "second")
+    replays = {label: _replays(label) for label in labels}
+    sjf_main = reference(loaded_jobs(2.0), cluster, "SJF").avg_jct
+    print(f"{'estimator (default profile; ETA error, mean over replays)':58s} " + " ".join(
+        f"{f'{label} ({len(replays[label])})':>14s}" for label in labels) + f" {'JCT vs SJF':>10s}")
+    for name, cls, sets in ESTIMATORS:
+        cells, jct = [], "-"
+        for label in labels:
+            if label not in sets:
+                cells.append(f"{'-':>14s}")
+                continue
+            runs = [cls(cluster.inventory(), sims, profile=PROFILES[1][1]).run().summary for sims in replays[label]]
+            known = [r["eta_mae_rel"] for r in runs if r["eta_mae_rel"] is not None]
+            cells.append(f"{statistics.fmean(known):14.1%}")
+            if label == "main":
+                jct = f"{runs[0]['avg_jct_s'] / sjf_main - 1:+.1%}"
+        print(f"{name:58s} " + " ".join(cells) + f" {jct:>10s}", flush=True)
 
 
 def _bound(cluster: TiresiasCluster) -> None:

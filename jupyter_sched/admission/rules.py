@@ -23,14 +23,14 @@ No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..errors import AuthorizationError, QuotaError, ValidationError
 from ..model import JobSpec, QuotaSet
 from ..model.validation import ENV_KEY, MAX_ENV_KEY_CHARS, MAX_ENV_VALUE_CHARS, check_env
 from ..placement.filters import model_matches
 from ..quota import QuotaLedger
-from ..quota.ceiling import binding_ceiling, ceiling_exceeded
+from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
 from .caller import Caller
 
 __all__ = [
@@ -183,17 +183,21 @@ def check_priority(caller: Caller, spec: JobSpec) -> None:
             field="priority", hint=how, details={"priority": wanted, "granted": order})
 
 
-def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:
+def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int],
+                  teams: Iterable[str] = ()) -> None:
     """The request fits its quota ceilings when nothing else runs (rule 4).
 
     Every GPU model the request could use is tried (its ``model`` list, loosely matched as
     placement does, else every model present); it passes if it stays within every line that
     applies on one of them. A refusal names the tightest line it exceeds on the model that comes
     closest (so "ask for at most N" is a request that can fit).
-    With no quota lines, or no GPUs at all (the inventory check answers that), it passes.
+    With no quota lines, or no GPUs at all (the inventory check answers that), it passes. A team
+    without a line of its own is bounded by the unlisted line (:class:`~jupyter_sched.model.QuotaSet`
+    ``unlisted_borrowing_limit``): its refusal names field ``team`` and the caller's ``teams`` that
+    have a line (red team 19, R3).
 
     Raises:
-        QuotaError: field ``gpus`` (``workers`` for a gang whose workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
+        QuotaError: field ``team`` for a team without a line; else ``gpus`` (``workers`` for a gang whose workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
             ``borrowing_limit`` (GPUs), ``team``, ``user`` (None for the team line) and ``model``.
     """
     milli = spec.resources.total_milli
@@ -206,6 +210,9 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
         return
     # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
     over = ceiling_exceeded(line, spec.resources)
+    if over.unlisted:
+        raise QuotaError(over.message, field="team", hint=unlisted_fix(spec.team, (t for t in teams if quotas.listed(t))),
+                         details=over.details)
     raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or ask an admin to raise the quota",
                      details=over.details)
 
@@ -219,4 +226,4 @@ def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model:
     check_text(spec)
     check_team(caller, spec)
     check_priority(caller, spec)
-    check_ceiling(spec, quotas, gpus_by_model)
+    check_ceiling(spec, quotas, gpus_by_model, caller.teams)

@@ -31,11 +31,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
+from ..model.units import iana_zone
 
 __all__ = [
     "CronSchedule",
@@ -104,13 +105,12 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     if not isinstance(timezone_name, str) or not timezone_name:
         raise ValidationError("timezone must be an IANA time zone name", field="timezone",
                               hint='e.g. "Europe/Berlin" or "UTC"')
-    try:
-        zone = ZoneInfo(timezone_name)
-    except (ZoneInfoNotFoundError, ValueError):
+    zone = iana_zone(timezone_name)  # a folder or a too-long name was a 500 (red team 19, R4)
+    if zone is None:
         meant = _zone_meant(timezone_name)
-        raise ValidationError(f"unknown time zone {timezone_name!r}" + (f" — did you mean {meant!r}?" if meant else ""),
+        raise ValidationError(f"unknown time zone {shown(timezone_name)}" + (f" — did you mean {meant!r}?" if meant else ""),
                               field="timezone",
-                              hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"') from None
+                              hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"')
     text = _MACROS.get(text.lower(), text)  # @daily and friends, as Vixie cron reads them (new user 18, N6)
     if text.startswith("@"):
         raise ValidationError(f"{text!r} is not a schedule a definition can have", field=field,
@@ -154,7 +154,7 @@ def _zone_meant(name: str) -> str:
     from zoneinfo import available_timezones
 
     folded = name.strip().casefold()
-    return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded), "")
+    return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded and iana_zone(zone)), "")
 
 
 def _either_day(words: Any, description: str) -> str:

@@ -19,12 +19,19 @@ Where telemetry lists each GPU's processes by pid (NVML's compute processes, as 
 shows them, of every account), any released lease — a kernel's too — stays held while a process no
 other holder of the GPU owns still has a context on it: the kernel after ``%gpu release``, or a
 process of another account an fd was passed to, which no scan of the owner's processes finds.
+Held only by processes of OTHER accounts, a released lease waits at most the stop grace: then it
+ends (charged to nobody from then; audited ``lease_outside_process`` with their pids and accounts)
+and the GPU, still holding their memory, stays out of placement as used outside the scheduler
+(red team 19, R9: another account's process pinned the owner's lease with no time limit).
+The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import pwd
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -35,6 +42,7 @@ from ..executors.base import Executor
 from ..model import Job, JobState
 from ..store import JobRecord
 from .clock import Clock
+from .drainscan import PENDING, Background
 from .failures import classify
 from .leadership import Leadership
 from .transitions import JobWriter
@@ -44,9 +52,19 @@ __all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_messag
 
 log = logging.getLogger(__name__)
 
+def _account_of_service() -> str:
+    """This server's own account name (embedded kernels run as it: theirs are the lease owner's)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
 GpuProcesses = Callable[..., "dict[str, list[tuple[int, str]]] | None"]
 """``gpu_processes(uuids, *, leaving=lease id, since=release time)``: see
 :meth:`~.telemetry.TelemetryMonitor.gpu_processes`."""
+
+_SERVICE_ACCOUNT = _account_of_service()
 
 SAMPLE_WAIT_S = 30.0
 """Longest wait (seconds) after a lease's release for a GPU sample that lists the GPU's processes;
@@ -123,6 +141,11 @@ class StopReconciler:
         self.plans: dict[str, tuple[float, bool]] = {}
         self.draining: dict[str, list[int]] = {}
         """Released leases waiting for processes to free their GPU: the pids said (``[-1]``: a sample awaited)."""
+        self.scans: Background[dict[str, list[int]]] = Background("lease-drain-scan")
+        """The executor's probes of which processes hold a released lent lease's GPU, run off the
+        engine thread (red team 19, R7: their cost is the owner's to grow)."""
+        self.ending: dict[str, str] = {}
+        """Words a lease's end adds to its release message (:meth:`_end_outside`)."""
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
@@ -157,12 +180,22 @@ class StopReconciler:
         probe = getattr(self.executor, "gpus_open", None)
         probed: set[int] = set()
         if parent and probe is not None:
-            try:
-                for uuid, found in probe(parent, uuids).items():
-                    held.setdefault(uuid, set()).update(found)
-                    probed.update(found)
+            try:  # off the engine thread: its cost grows with the owner's processes and mappings (red team 19, R7)
+                answer = self.scans.result(job.id, lambda: probe(parent, uuids))
             except Exception:  # the probe is the executor's: never keep a lease for its failure
                 log.exception("lease %s: reading which processes of job %s hold its GPUs failed", job.id, parent)
+                answer = {}
+            if answer is PENDING:
+                self._say(job, f"releasing: checking which processes of job {parent} and of {job.spec.user}'s account "
+                               f"still hold GPU {', '.join(uuids)} open (released at "
+                               f"{released.astimezone(timezone.utc):%H:%M:%S} UTC; the lease stays held, counted as "
+                               f"this lease's, until the scan ends — the more processes and mappings, the longer)",
+                          [-2])
+                return True
+            assert isinstance(answer, dict)
+            for uuid, found in answer.items():
+                held.setdefault(uuid, set()).update(found)
+                probed.update(found)
         accounts: dict[int, str] = {}
         if self.gpu_processes is not None and uuids:
             try:
@@ -181,13 +214,18 @@ class StopReconciler:
             return False
         pids = sorted({pid for found in held.values() for pid in found})
         gpus = ", ".join(sorted(held))
+        mine = {job.spec.user, _SERVICE_ACCOUNT}
+        foreign = [p for p in pids if p not in probed and accounts.get(p) not in (None, "unknown account", *mine)]
+        due = released + timedelta(seconds=self.grace_s)
+        if foreign and len(foreign) == len(pids) and now >= due:  # red team 19, R9: never the owner's cost
+            self._end_outside(job, gpus, foreign, accounts, released)
+            return False
         if not parent:
-            self._say_kernel_held(job, gpus, pids, accounts, released)
+            self._say_kernel_held(job, gpus, pids, accounts, released, due if foreign == pids else None)
             return True
         members = getattr(self.executor, "job_pids", None)
         group = members(parent) if members is not None else set(probed)
         inside, outside = [p for p in pids if p in group], [p for p in pids if p not in group]
-        due = released + timedelta(seconds=self.grace_s)
         if now < due:
             self._say_held(job, parent, gpus, inside, outside, f"at most until {due.strftime('%H:%M:%S')} UTC, "
                            "when they are killed", accounts)
@@ -204,6 +242,17 @@ class StopReconciler:
             self._say_held(job, parent, gpus, [], outside, "", accounts)
         return True
 
+    def _unseen(self, job: Job) -> str:
+        """What a lent lease's end could not check, said with it: without a GPU process list (NVML
+        telemetry) only the job's and its owner's processes were scanned, so a process of another
+        account an fd was passed to would go unseen (red team 18, R6: the server does not scan
+        every account's processes — it may not run as root). "" when nothing is left unsaid."""
+        if not job.spec.parent_job_id or self.gpu_processes is not None:
+            return ""
+        return (f"; checked: the processes of job {job.spec.parent_job_id} and of {job.spec.user}'s account — a "
+                "process of another account still using the GPU is not visible to this server (it reads no GPU "
+                "process list; an admin's c.SchedApp.telemetry_source = 'nvml' makes it read one)")
+
     def _say(self, job: Job, words: str, said: list[int]) -> bool:
         """Write ``words`` as the lease's message once per ``said`` (the pids it names); False when said."""
         if self.draining.get(job.id) == said:
@@ -212,19 +261,42 @@ class StopReconciler:
         self.writer.say(job.id, words)
         return True
 
+    def _end_outside(self, job: Job, gpus: str, pids: list[int], accounts: dict[int, str], released: datetime) -> None:
+        """The released lease ``job`` is held past the stop grace only by processes of OTHER accounts
+        (red team 19, R9: one of them could pin the owner's lease, quota and GPU-hours for as long as
+        it lived, and the owner cannot end it): the lease ends — charged to nobody from here — and the
+        GPU, which those processes still hold memory on, is left out of placement as used outside
+        the scheduler (the inventory's "blocked: unmanaged process") until they end. Audited
+        ``lease_outside_process`` with the pids and their accounts, for an admin."""
+        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        words = (f"; process(es) {named} of another account still have a context on GPU {gpus} "
+                 f"{self.grace_s:g} s after the release at {released.astimezone(timezone.utc):%H:%M:%S} UTC: the "
+                 f"lease ended (not charged to {job.spec.user} from then), and the GPU is given to nobody while they "
+                 f"use it (used outside the scheduler; an admin ends them)")
+        self.ending[job.id] = words
+        self.writer.audit(job, "lease_outside_process", "released" + words,
+                          {"pids": pids, "accounts": {str(p): accounts.get(p, "unknown account") for p in pids},
+                           "gpu_uuids": gpus.split(", "), "grace_s": self.grace_s})
+
     def _say_kernel_held(self, job: Job, gpus: str, pids: list[int], accounts: dict[int, str],
-                         released: datetime) -> None:
+                         released: datetime, until: datetime | None = None) -> None:
         """Say (and audit ``lease_draining``) that a released lease bound to no job stays held: its
         kernel — or whichever process, of any account — still has a context on the GPU (new user 18
         leftover: the GPU was given to the next user under a live CUDA context). Nothing is killed:
         the kernel is the user's; the lease ends when the process frees the GPU (exits, or its
         kernel restarts), however long that takes."""
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
-        words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
-                 f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
-                 f"nobody else and counted as this lease's, until they free it — no time limit: restart the kernel "
-                 f"(Kernel > Restart) or end the process (kill {' '.join(map(str, pids))}); the scheduler does not "
-                 f"kill kernels")
+        if until is not None:  # only other accounts' processes: bounded (red team 19, R9)
+            words = (f"releasing: process(es) {named} of another account still have a context on GPU {gpus} (the "
+                     f"GPU's process list); released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the lease "
+                     f"ends at the latest at {until.astimezone(timezone.utc):%H:%M:%S} UTC — the GPU then stays out "
+                     f"of placement, charged to nobody, while they use it")
+        else:
+            words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
+                     f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
+                     f"nobody else and counted as this lease's, until they free it — no time limit: restart the "
+                     f"kernel (Kernel > Restart) or end the process (kill {' '.join(map(str, pids))}); the scheduler "
+                     f"does not kill kernels")
         if self._say(job, words, pids):
             self.writer.audit(job, "lease_draining", words, {"pids": pids, "accounts": {str(p): a for p, a in
                                                                                        accounts.items()},
@@ -269,6 +341,7 @@ class StopReconciler:
         self.sent.clear()
         self.plans.clear()
         self.draining.clear()
+        self.scans.clear()
 
     def reconcile(self, record: JobRecord) -> JobRecord:
         """Time-limit and stop one admitted/running job the executor may run; return its row.
@@ -290,7 +363,8 @@ class StopReconciler:
         if job.is_lease:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
-                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record))
+                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record) + self._unseen(job)
+                                   + self.ending.pop(job.id, ""))
             return record
         key = f"stop:{job.id}"
         if job.id not in self.executor.tracked() or not self.retries.due(key):

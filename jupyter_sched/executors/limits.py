@@ -169,7 +169,8 @@ def open_gpu_minors(pids: Sequence[int], minors: set[int], proc: Path = Path("/p
                 with contextlib.suppress(OSError):
                     if (opened := minor_of(os.stat(proc / str(pid) / "fd" / fd))) is not None:
                         held.add(opened)
-        held |= _mapped_minors(proc / str(pid) / "maps", identity, minors)
+        if held != minors:  # the fds first (cheap); the maps only for what they did not show
+            held |= _mapped_minors(proc / str(pid) / "maps", identity, minors - held)
         for minor in held:
             found.setdefault(minor, []).append(pid)
     return found
@@ -179,10 +180,10 @@ def _mapped_minors(maps: Path, identity: Mapping[tuple[int, int], int], minors: 
     """The minors of ``minors`` a process maps (its ``maps`` file; nothing when unreadable)."""
     held: set[int] = set()
     try:
-        text = maps.read_text(errors="replace")
+        data = maps.read_bytes()
     except OSError:
         return held
-    for line in text.splitlines():
+    for line in _candidate_lines(data, {ino for _, ino in identity}):
         parts = line.split(maxsplit=5)
         if len(parts) < 5 or parts[4] == "0":
             continue
@@ -199,6 +200,25 @@ def _mapped_minors(maps: Path, identity: Mapping[tuple[int, int], int], minors: 
                         and os.minor(st.st_rdev) in minors:
                     held.add(os.minor(st.st_rdev))
     return held
+
+
+def _candidate_lines(data: bytes, inodes: set[int]) -> list[str]:
+    """The lines of a ``maps`` file that may name a GPU node: those holding ``/dev/`` or one of
+    ``inodes`` as a field — found by byte search, so the other lines (a process may have 65,530
+    mappings of its own files) are never split or decoded (red team 19, R7)."""
+    starts: set[int] = set()
+    for token in (b"/dev/", *(f" {ino} ".encode() for ino in inodes)):
+        at = data.find(token)
+        while at >= 0:
+            begin = data.rfind(b"\n", 0, at) + 1
+            starts.add(begin)
+            end = data.find(b"\n", at)
+            at = data.find(token, end) if end >= 0 else -1
+    out = []
+    for begin in sorted(starts):
+        end = data.find(b"\n", begin)
+        out.append(data[begin:end if end >= 0 else len(data)].decode(errors="replace"))
+    return out
 
 
 def processes_of(uid: int, proc: Path = Path("/proc")) -> list[int]:

@@ -278,7 +278,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "node_name": self.node_name or None, "job_memory_mib": int(self.job_memory_mib),
             "cycle_interval_s": self.cycle_interval,
             "cycle_coalesce_s": self.cycle_coalesce, "cycle_steps_aside": self.cycle_steps_aside,
-            "quotas": list(self.quotas),
+            "quotas": list(self.quotas), "unlisted_team_borrowing_limit": self.unlisted_team_borrowing_limit,
             "profiles": dict(self.profiles), "admin_users": sorted(self.admin_users),
             "default_team": self.default_team, "max_ports_per_user": self.max_ports_per_user,
             "user_teams": dict(self.user_teams), "priority_grants": dict(self.priority_grants),

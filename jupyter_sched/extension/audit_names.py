@@ -9,7 +9,14 @@ routes that have them, and ``METHOD route`` for the rest.
 
 from __future__ import annotations
 
-__all__ = ["ACTION_NAMES", "request_name"]
+from ..errors import AuthorizationError, QuotaError, SchedError, UnschedulableError, ValidationError
+
+__all__ = ["ACTION_NAMES", "is_audited_refusal", "request_name"]
+
+_REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
+"""Errors that refuse what the caller asked; not-found, conflict and busy answers describe state."""
+
+_READS = frozenset({"GET", "HEAD"})
 
 ACTION_NAMES: dict[tuple[str, str], str] = {
     ("POST", "jobs"): "submit job",
@@ -33,3 +40,14 @@ def request_name(method: str, template: str, *, lease: bool = False) -> str:
     if lease and (method, template) == ("POST", "jobs"):
         return "request lease"
     return ACTION_NAMES.get((method, template), f"{method} {template}"[:80])
+
+
+def is_audited_refusal(method: str, err: SchedError) -> bool:
+    """Does answering ``method`` with ``err`` go on the audit log? A refusal of what the caller asked
+    does; a read's malformed query (``jobs?limit=abc``, ``usage?by=planet``) is an answer, not a refusal
+    of a rule, unless it asked beyond the caller's rights (``?user=`` of another user, ``?all=`` for a
+    non-admin): a panel or script polling with a wrong argument filled the audit log with rows no admin
+    needs (new user 19, N11; the same principle as a dry run's "no", new user 18, N11)."""
+    if not isinstance(err, _REFUSALS):
+        return False
+    return method.upper() not in _READS or isinstance(err, AuthorizationError)

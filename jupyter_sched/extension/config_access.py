@@ -146,6 +146,17 @@ class AccessConfig(Configurable):
         (PUT api/sched/quotas, "user_teams"), and team policies may list members.""",
     )
 
+    unlisted_team_borrowing_limit = Float(
+        default_value=0.0, allow_none=True,
+        config=True,
+        help="""GPUs a team without a quota line of its own may use once any quota line exists (its
+        line: guaranteed 0, this borrowing limit, any GPU model; red team 19, R3, as Slurm's
+        association enforcement and Kueue's "no quota, not admitted"). Default 0: such a team's GPU
+        jobs are refused, saying so and which of the user's teams have a line. None = no limit (the
+        old behaviour: work-conserving borrowing by everyone, reclaimable by teams within their
+        guarantee). With no quota lines at all nothing is limited.""",
+    )
+
     priority_grants = Dict(
         default_value={},
         config=True,
@@ -162,6 +173,14 @@ class AccessConfig(Configurable):
         preempted) at once; a submit beyond it is refused with 429 naming the limit (audited), so one
         user's flood of pending work cannot make everyone's queue slow. 0 = no limit. Default: 1000.""",
     )
+
+    @validate("unlisted_team_borrowing_limit")
+    def _check_unlisted(self, proposal: dict[str, Any]) -> float | None:
+        value = proposal["value"]
+        if value is not None and not 0 <= float(value) < float("inf"):  # NaN fails too
+            raise config_error("unlisted_team_borrowing_limit", value, "must be a number of GPUs >= 0 or None",
+                               "set 0 (teams without a quota line get no GPUs) or None (no limit)")
+        return None if value is None else float(value)
 
     @validate("max_unfinished_per_user")
     def _check_backlog_cap(self, proposal: dict[str, Any]) -> int:

@@ -32,9 +32,7 @@ from tornado import web
 from ..admission import Caller
 from ..errors import (
     AuthorizationError,
-    QuotaError,
     SchedError,
-    UnschedulableError,
     ValidationError,
     http_status_for,
     json_kind,
@@ -46,7 +44,7 @@ from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_js
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
 from .arrival import Arrival
-from .audit_names import request_name
+from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
 from .http_errors import Utf8Arguments, http_error_body
@@ -61,9 +59,6 @@ AUTH_RESOURCE = "sched"
 _AUTH_QUERY = frozenset({"token", "_xsrf", "_"})
 """Query arguments Jupyter's auth (``?token=``), its XSRF check or a cache-buster may add to any
 route: never refused as unknown."""
-
-_REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
-"""Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
 LATE_CALLER = frozenset({("GET", "config"), ("GET", "me"), ("GET", "inventory"), ("GET", "jobs"), ("GET", "queue"),
                          ("POST", "jobs"), ("POST", "leases")})
@@ -403,8 +398,8 @@ class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
 
     def _audit_refusal(self, err: SchedError) -> None:
         """Put a refusal the admission step did not record (a request model's or the spec's validation) on
-        the audit log, off the loop: every refused request of an authenticated caller is audited, whichever layer."""
-        if err.audited or not isinstance(err, _REFUSALS):
+        the audit log, off the loop: every refusal of an authenticated caller is audited, whichever layer (is_audited_refusal)."""
+        if err.audited or not is_audited_refusal(self.request.method or "", err):
             return
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
         if who is None:

@@ -250,8 +250,11 @@ class HubSchedApp(SchedApp):
                 denied_accounts=self.run_as_denied_accounts)
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
-        if not self.services.store.quota_set().quotas:  # a shared hub as first started (red team 15, R4)
+        quotas = self.services.store.quota_set()
+        if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
+        for unlisted in self.services.quotas.unlisted_warnings(quotas):  # teams without a line (red team 19, R3)
+            self.log.warning("jupyter_sched: %s", unlisted)
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start

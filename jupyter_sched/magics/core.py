@@ -60,6 +60,7 @@ from .parsing import (
     parse_schedule_line,
 )
 from .render import (
+    draining_line,
     gpu_frame,
     granted_uuids,
     is_granted,
@@ -211,6 +212,7 @@ class SchedMagics(Magics):
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
         self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
+        self._released: str | None = None  # the lease %gpu release gave back, while it may still drain
         self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
         self._watching = False
 
@@ -348,7 +350,9 @@ class SchedMagics(Magics):
         self._print("Quota: " + "\n       ".join(quota_lines(client.me())))  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
-            self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
+            draining = self._draining()
+            self._print(f"This kernel holds no lease; {draining}." if draining else
+                        "This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
             warned = self._idle_warning(str(lease.get("id")))
@@ -637,6 +641,7 @@ class SchedMagics(Magics):
             self._forget_ended()
             return
         released = self.client.release_lease(str(lease["id"]))
+        self._released = str(lease["id"])  # %gpu says it while a process of this kernel still holds its GPU
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
@@ -652,6 +657,20 @@ class SchedMagics(Magics):
         else:
             self._print(f"CUDA_VISIBLE_DEVICES is {os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')!r} in this "
                         "kernel, as before: this lease had not set it.")
+
+    def _draining(self) -> str:
+        """:func:`~.render.draining_line` of the lease this kernel released, while the engine still
+        holds its GPU for a process of it (red team 18, R6: its context outlived ``%gpu release``); ""
+        (and forgotten) once it ended or cannot be read."""
+        if self._released is None:
+            return ""
+        try:
+            line = draining_line(self.client.lease(self._released))
+        except SchedError:
+            line = ""
+        if not line:
+            self._released = None
+        return line
 
     def _help(self, magic: str, topic: str) -> None:
         """Print the help ``--help`` asked for (:func:`~.parsing.help_text` of the magic's docstring)."""
@@ -908,6 +927,14 @@ class SchedMagics(Magics):
                     f"(%schedule logs {job_id}).")
         return job_id
 
+    def _answered_by_another(self, port: int | None, job_id: str) -> bool:
+        """Whether what ``http://127.0.0.1:PORT/`` reaches from this kernel now is not the job
+        ``job_id``: the port is bound on this host (a real bind, as the server checks it) while the
+        job has not started (the scheduler starts a service only once its port is free)."""
+        from ..executors.bound_ports import port_bound  # psutil: only when a service is submitted
+
+        return port is not None and port_bound(port) and self.client.job(job_id).get("state") != "running"
+
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")
         if self._hub():
@@ -918,13 +945,17 @@ class SchedMagics(Magics):
                             kind="inference", port=cmd.port)
         body.setdefault("name", app.stem)
         job_id = self._submit(body)
-        self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
-        base = self.client.connection.url
-        if importlib.util.find_spec("jupyter_server_proxy") is not None:
-            self._print(f"URL from the browser (jupyter-server-proxy): {base}proxy/{cmd.port}/")
+        if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
+            self._print(f"No URL yet: port {cmd.port} answers now from a process outside the scheduler, not your app; "
+                        f"%schedule status {job_id} says when the job has the port and is ready there.")
         else:
-            self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
-                        "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
+            self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
+            base = self.client.connection.url
+            if importlib.util.find_spec("jupyter_server_proxy") is not None:
+                self._print(f"URL from the browser (jupyter-server-proxy): {base}proxy/{cmd.port}/")
+            else:
+                self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
+                            "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
         self._print(f"The app is given the port as $PORT (it must listen there); it is reported ready when the port "
                     f"answers: %schedule status {job_id}")
         return job_id

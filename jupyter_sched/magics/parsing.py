@@ -265,7 +265,9 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
 
 
 def check_model(model: str | None, inventory: Mapping[str, Any]) -> None:
-    """Reject a ``--model`` that matches no GPU in the inventory (case-insensitive substring).
+    """Reject a ``--model`` (one model or a comma-separated list of acceptable ones) of which no
+    model matches a GPU in the inventory (case-insensitive substring). A list is "any of these"
+    (new user 19, N17): the server notes the absent ones in its warnings.
 
     Raises:
         ValidationError: field ``--model``, hint listing the models that exist.
@@ -273,7 +275,8 @@ def check_model(model: str | None, inventory: Mapping[str, Any]) -> None:
     if model is None:
         return
     models = sorted({str(g.get("model", "")) for g in inventory.get("gpus", ()) if isinstance(g, Mapping)})
-    if not any(model.lower() in known.lower() for known in models):
+    wanted = [m.strip() for m in model.split(",") if m.strip()] or [model]
+    if not any(w.lower() in known.lower() for w in wanted for known in models):
         raise ValidationError(f"--model: unknown GPU model {model!r}", field="--model",
                               hint="models here: " + (", ".join(models) or "none"))
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line", "no_gpus_message",
+    "draining_line", "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line",
+    "no_gpus_message",
     "profiles_frame", "queue_frame", "reason_line", "samples_from",
 ]
 
@@ -44,6 +45,16 @@ def is_terminal(job: Mapping[str, Any]) -> bool:
 def is_pending(job: Mapping[str, Any]) -> bool:
     """True while it waits for GPUs (pending, or preempted and about to requeue)."""
     return str(job.get("state")) in ("pending", "preempted")
+
+
+def draining_line(lease: Mapping[str, Any]) -> str:
+    """``lease l-1, released, still holds GPU-…: <its message>`` for a released lease whose GPU a
+    process still uses (the engine keeps it held until then: red team 18, R6), else ""."""
+    if str(lease.get("state")) not in ("admitted", "running") or not lease.get("stop_requested"):
+        return ""
+    uuids = granted_uuids(lease)
+    said = str(lease.get("message") or "").strip() or "waiting for its processes to free the GPU"
+    return f"lease {lease.get('id')}, released, still holds {', '.join(uuids) or 'its GPUs'}: {said}"
 
 
 def is_granted(job: Mapping[str, Any]) -> bool:

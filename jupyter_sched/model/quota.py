@@ -109,12 +109,30 @@ class QuotaSet:
 
     An empty set means *no quota*: everything may use everything (the embedded default
     on a single-user machine).
+
+    ``unlisted_borrowing_limit`` (GPUs, >= 0, or None): once any line exists, a team without a line
+    of its own is counted as guaranteed 0 with this borrowing limit on any GPU model (red team 19,
+    R3: Slurm's association enforcement, Kueue's "no quota, not admitted"); None = no limit, work
+    conserving. The core's default is None; the services take ``c.SchedApp.unlisted_team_borrowing_limit``
+    (0 unless an admin changed it).
     """
 
     quotas: tuple[Quota, ...] = ()
     budgets: tuple[Budget, ...] = ()
     teams: tuple[TeamPolicy, ...] = ()
     user_teams: Mapping[str, str] = field(default_factory=dict)
+    unlisted_borrowing_limit: float | None = None
+
+    def listed(self, team: str) -> bool:
+        """Does ``team`` have a quota line of its own (a team or a per-user line)?"""
+        return any(q.team == team for q in self.quotas)
+
+    def unlisted(self, teams: Iterable[str]) -> list[str]:
+        """Of ``teams``, those without a line while other lines exist (sorted; empty without lines)."""
+        if not self.quotas:
+            return []
+        named = {q.team for q in self.quotas}
+        return sorted({t for t in teams if t and t not in named})
 
     def for_team(self, team: str) -> tuple[Quota, ...]:
         """Team-level lines of ``team``."""

@@ -6,13 +6,15 @@ none of them reads the clock.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -267,3 +269,34 @@ def to_iso(value: datetime | None) -> str | None:
 def seconds_between(start: datetime, end: datetime) -> float:
     """Seconds from ``start`` to ``end`` (negative when end is earlier)."""
     return (end - start) / timedelta(seconds=1)
+
+
+_NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+"""Files of the zone database that are no IANA zone names (this host's zone, a template, a placeholder)."""
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    from zoneinfo import available_timezones
+
+    return frozenset(z for z in available_timezones() if z not in _NOT_ZONES and not z.startswith(("posix/", "right/")))
+
+
+def iana_zone(name: object) -> ZoneInfo | None:
+    """The time zone of an IANA zone name (``Europe/Berlin``, ``UTC``), or None for anything else —
+    THE check of every time zone a user or an admin names (definitions, time windows, the server's
+    ``time_zone``). ``ZoneInfo`` alone opens whatever file the name reaches: a folder of the zone
+    database (``Europe``) or of the tzdata package (``__pycache__``) raised IsADirectoryError, a long
+    name OSError "File name too long" — a 500 with a traceback (red team 19, R4) — and it took
+    ``localtime``, ``posixrules``, ``Factory`` and the ``posix/`` and ``right/`` trees (leap-second
+    zones: firings drift 27 s). Only names of ``zoneinfo.available_timezones()`` (less those) are
+    zones; where that list is empty (no zone database listed), a name ``ZoneInfo`` opens is taken."""
+    if not isinstance(name, str) or not name or len(name) > 255:
+        return None
+    names = _zone_names()
+    if names and name not in names:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None

@@ -23,8 +23,11 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_SELECTOR", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "sent_value",
-           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_LABEL_KEY_CHARS",
+           "MAX_NODE_LABEL_VALUE_CHARS", "MAX_NODE_SELECTOR", "MAX_TOLERATIONS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS",
+           "MIN_TIME_LIMIT_S", "as_sent", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
+           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
+           "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -162,6 +165,60 @@ def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
     hint = re.sub(rf"(?<![\w-]){re.escape(err.field)}\b", other, err.hint) if err.hint else ""
     err.field, err.hint = other, f"{hint}; {note}" if hint and note else hint or note
     return err
+
+
+def _alias_value(field: str, value: Any) -> Any:
+    """``value`` of the job field or spelling ``field`` in one comparable unit (a team's name,
+    thousandths of a GPU, a set of models, MiB, millicores, seconds) for :func:`refuse_alias_conflicts`.
+    Raises the field's own ValidationError when the value is not one."""
+    if field in ("team", "queue"):
+        return _str({field: value}, field)
+    if field == "gpus":
+        gpus, milli = parse_gpus(value)
+        return milli if gpus == 1 and milli < GPU_MILLI else None  # whole GPUs: gpu_milli is 1000 (the stored form)
+    if field == "gpu_milli":
+        return _int({field: value}, field, GPU_MILLI, minimum=1)
+    if field in ("model", "gpu_models"):
+        return frozenset(m.lower() for m in _str_list(value, field))
+    if field in ("mem_per_gpu", "min_memory_mib", "memory", "memory_mib"):
+        return parse_memory_mib(value, field=field)
+    if field in ("cpu", "cpu_millis"):
+        return _cpu_millis({field: value})
+    return parse_time_limit(value, field=field)  # time_limit, time_limit_s
+
+
+def kept_spellings(current: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
+    """``current`` job fields less the other spelling of each field ``change`` gives (:data:`ALIASES`):
+    an edit giving ``queue`` replaces a stored ``team`` rather than conflicting with it (red team 19, R8)."""
+    spellings = {**{f: o for f, (o, _) in ALIASES.items()}, **_SPELLED}
+    dropped = {spellings[k] for k in change if k in spellings}
+    return {k: v for k, v in current.items() if k not in dropped}
+
+
+def refuse_alias_conflicts(body: Mapping[str, Any]) -> None:
+    """Refuse two spellings of one job field (:data:`ALIASES`: ``team``/``queue``, ``gpus``/``gpu_milli``,
+    ``model``/``gpu_models``, ``memory``/``memory_mib``, …) sent with different values (red team 19,
+    R8: ``{"team": "vision", "queue": "nlp"}`` ran in vision, the queue dropped without a word; a
+    definition kept both). The same value in both spellings is taken (``gpus`` 1 with ``gpu_milli``
+    500 is how a half GPU is stored, and is taken too).
+
+    Args:
+        body: the request's fields, ``resources`` merged in (null values count as not sent).
+
+    Raises:
+        ValidationError: 400 naming the second spelling, both values as sent, and the fix.
+    """
+    for field, (other, note) in ALIASES.items():
+        first, second = body.get(field), body.get(other)
+        if first is None or second is None:
+            continue
+        a, b = _alias_value(field, first), _alias_value(other, second)
+        if field == "gpus" and a is None:
+            continue  # whole GPUs beside gpu_milli: the gpu_milli rule below (1..1000, below 1000 only with gpus=1)
+        if a != b:
+            raise ValidationError(
+                f"{other} is another name for {field}: give one ({field} {quoted(first)}, {other} {quoted(second)})",
+                field=other, hint=f"leave {other} out, or send the same value in both; {note}")
 
 
 _SPELLED = {other: field for field, (other, _) in ALIASES.items()}
@@ -332,6 +389,10 @@ def _tolerations(value: Any) -> tuple[str, ...]:
 MAX_NODE_SELECTOR = 64
 """Most ``node_selector`` pairs one job may give, as :data:`MAX_TOLERATIONS` (red team 19, R1: 6,500
 pairs fit the 64 KiB field cap, and every refusal quoted them all)."""
+MAX_NODE_LABEL_KEY_CHARS = 317
+"""Longest ``node_selector`` key: a Kubernetes label's (a 253-character DNS prefix, ``/``, a 63-character name)."""
+MAX_NODE_LABEL_VALUE_CHARS = 63
+"""Longest ``node_selector`` value: a Kubernetes label value's."""
 
 
 def _str_map(value: Any, key: str) -> dict[str, str]:
@@ -362,9 +423,11 @@ def _node_selector_bounds(value: Mapping[str, Any]) -> None:
         raise ValidationError(f"node_selector must have at most {MAX_NODE_SELECTOR} pairs (got {len(value)})",
                               field="node_selector", hint="select nodes by the few labels that tell them apart")
     for k, v in value.items():
-        if len(k) > 317 or len(str(v)) > 63:
-            said = f"key {quoted(k, 40)} is {len(k)}" if len(k) > 317 else f"{quoted(k, 40)} value is {len(str(v))}"
-            most = "key has at most 317" if len(k) > 317 else "value has at most 63"
+        long_key = len(k) > MAX_NODE_LABEL_KEY_CHARS
+        if long_key or len(str(v)) > MAX_NODE_LABEL_VALUE_CHARS:
+            said = f"key {quoted(k, 40)} is {len(k)}" if long_key else f"{quoted(k, 40)} value is {len(str(v))}"
+            most = (f"key has at most {MAX_NODE_LABEL_KEY_CHARS}" if long_key
+                    else f"value has at most {MAX_NODE_LABEL_VALUE_CHARS}")
             raise ValidationError(f"node_selector {said} characters; a node label's {most}", field="node_selector",
                                   hint="give the label as the nodes carry it")
 
@@ -512,6 +575,7 @@ def spec_from_request(
                 raise ValidationError(f"{key} is given twice, as {quoted(body[key])} and as resources.{key} "
                                       f"{quoted(nested[key])}", field=key, hint=f"give {key} once")
     merged.update({k: v for k, v in body.items() if k != "resources"})
+    refuse_alias_conflicts({**(nested if isinstance(nested, Mapping) else {}), **body})  # not a profile's defaults
 
     name = given_name = _str(merged, "name")
     name = "job" if name is None else name  # "" is refused below, never silently renamed
@@ -535,11 +599,18 @@ def spec_from_request(
     model_field, model_value = _given(merged, "gpu_models", "model")
     models = _str_list(model_value, model_field)
     if known_models is not None and models:
-        for model in models:
-            if not any(_model_matches(model, known) for known in known_models):
-                raise ValidationError(
-                    f"unknown GPU model {model!r}", field=model_field,
-                    hint="models here: " + (", ".join(sorted(known_models)) or "none"))
+        # a list is "any of these" (new user 19, N17: "A100,H100" was refused on a host with only one of
+        # them): refused only when none of them is here; the absent ones are said in the warnings
+        absent = [m for m in models if not any(_model_matches(m, known) for known in known_models)]
+        here = ", ".join(sorted(known_models)) or "none"
+        if len(absent) == len(models):
+            raise ValidationError(
+                f"unknown GPU model {absent[0]!r}" if len(absent) == 1
+                else "no GPU here is any of the models " + ", ".join(repr(m) for m in absent),
+                field=model_field, hint="models here: " + here)
+        if absent and warnings is not None:
+            warnings.append(f"no GPU here is {' or '.join(repr(m) for m in absent)}: this job runs on "
+                            f"{' or '.join(repr(m) for m in models if m not in absent)} (models here: {here})")
     mem_field, mem_value = _given(merged, "min_memory_mib", "mem_per_gpu")
     min_memory = parse_memory_mib(mem_value, field=mem_field)
     if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason

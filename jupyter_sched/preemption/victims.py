@@ -8,9 +8,15 @@ caller's ``what_if`` trial (STYLE §2), so every trial eviction is undone.
 Cost of a victim set, compared lexicographically (smaller is better; DESIGN.md *Preemption*,
 issue 16):
 
+0. victims evicted while their own team keeps lower-class work running that they, requeued, would
+   preempt (:attr:`Candidate.below`; new user 19, N2): that eviction only moves the lower-class
+   one, one more job stopped — so within a victim team class order comes before the minimum
+   runtime (DESIGN.md *Reclaim*: young victims are protected "where possible", and it is not
+   possible then);
 1. victims younger than the profile's minimum runtime (the cycle never offers another team's
-   young job that was evicted before as a candidate — red team 15 R13 —, so this spares young own-team victims where
-   another choice exists);
+   young job that was evicted before as a candidate — red team 15 R13 — unless its own team's
+   higher class would preempt it, item 0; so this spares young victims where another choice
+   exists, within a class and across teams);
 2. the classes evicted, highest first (one ``normal`` victim costs more than any number of ``low``
    ones: evicting lower classes first);
 3. jobs broken; 4. GPUs of work evicted; 5. pods (gang workers) evicted;
@@ -23,7 +29,9 @@ remove-then-fill-back, combined):
   running there could hold it are ranked by the cost of the cheapest local fill, and the best
   few are tried with that node's candidates first (then the others, which can only help with
   quota); for gangs and shared GPUs (or when no node can be cleared) the cheapest candidates
-  overall are tried in two orders (cheapest first; largest of the cheapest class first);
+  overall are tried in two orders (cheapest first; largest of the cheapest class first); where
+  some young candidate is another one's :attr:`Candidate.below`, every order is tried again with
+  that protection set aside (item 0 can only be met by taking the young lower-class job);
 * **remove** — candidates are trial-evicted in order until the job fits (quota, placement and
   the reclaim rules the caller checks in ``fits``); a candidate the caller's ``removable`` refuses
   at that moment (its team no longer borrows) is skipped;
@@ -41,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 
 __all__ = ["Candidate", "PreemptionPlan", "plan_cost", "plan_preemption"]
 
@@ -73,6 +82,9 @@ class Candidate:
         nominated: not a running job but the free GPUs nominated to a pending job of a borrowing
             team (``job_id`` is that job's): nothing runs on them, so taking them over costs
             nothing (it is also ``fresh``); the nomination is dropped.
+        below: ids of candidates of the same team, of a lower class, that this job would preempt
+            if it were requeued (its team's preemption policy allows it): a plan evicting it while
+            one of them runs on costs item 0 (module doc; new user 19, N2). Set by the cycle.
     """
 
     job_id: str
@@ -90,6 +102,7 @@ class Candidate:
     per_node: tuple[tuple[int, int], ...] = ()
     nominated: bool = False
     exempt: bool = False
+    below: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,28 +120,36 @@ class PreemptionPlan:
     details: Mapping[str, object] = field(default_factory=dict)
 
 
-def _cheap(c: Candidate) -> tuple[object, ...]:
-    """Removal order: what costs least to evict first (module doc, cost items 1-7)."""
-    return (not c.fresh, c.protected, c.rank, c.milli, c.pods, c.work_lost, -(c.started or _EPOCH).timestamp(),
-            c.job_id)
+_NONE: frozenset[str] = frozenset()
 
 
-def _large(c: Candidate) -> tuple[object, ...]:
+def _cheap(c: Candidate, unshielded: frozenset[str] = _NONE) -> tuple[object, ...]:
+    """Removal order: what costs least to evict first (module doc, cost items 1-7); the young
+    candidates in ``unshielded`` sort as if not protected (item 0)."""
+    return (not c.fresh, c.protected and c.job_id not in unshielded, c.rank, c.milli, c.pods, c.work_lost,
+            -(c.started or _EPOCH).timestamp(), c.job_id)
+
+
+def _large(c: Candidate, unshielded: frozenset[str] = _NONE) -> tuple[object, ...]:
     """Alternative removal order: the largest of the cheapest class first (fewer jobs broken)."""
-    return (not c.fresh, c.protected, c.rank, -c.milli, c.work_lost, -(c.started or _EPOCH).timestamp(), c.job_id)
+    return (not c.fresh, c.protected and c.job_id not in unshielded, c.rank, -c.milli, c.work_lost,
+            -(c.started or _EPOCH).timestamp(), c.job_id)
 
 
 def plan_cost(victims: Iterable[Candidate]) -> tuple[object, ...]:
-    """The cost of a victim set (module doc, items 1-7), comparable with ``<``.
+    """The cost of a victim set (module doc, items 0-7), comparable with ``<``.
 
     Withdrawing an admission made earlier in the same cycle (``fresh``) breaks nothing: such
     victims count only after every running one.
     """
     all_vs = list(victims)
     vs = [c for c in all_vs if not c.fresh]
+    ids = {c.job_id for c in all_vs}
+    # item 0: a victim whose team keeps lower-class work it would preempt once requeued (N2)
+    moved = sum(1 for c in vs if any(i not in ids for i in c.below))
     # the class vector counts victims per class, highest class first, compared lexicographically
     classes = tuple(sum(1 for c in vs if c.rank == r) for r in (2, 1, 0))
-    return (sum(c.protected for c in vs), classes, len(vs), sum(c.milli for c in vs),
+    return (moved, sum(c.protected for c in vs), classes, len(vs), sum(c.milli for c in vs),
             sum(c.pods for c in vs), sum(c.work_lost for c in vs), len(all_vs) - len(vs),
             tuple(sorted(c.job_id for c in all_vs)))
 
@@ -154,30 +175,36 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
     """
     if not candidates:
         return PreemptionPlan(refused="no preemptible job")
-    orders: list[list[Candidate]] = []
-    if need > 0 and node_free is not None:
-        orders.extend(_targeted(candidates, need, node_free))
-    if not orders:  # gangs, shared GPUs, quota-only waits — or no node could be cleared
-        pool = heapq.nsmallest(MAX_CANDIDATES, candidates, key=_cheap)
-        orders.append(pool)
-        orders.append(sorted(pool, key=_large))
+    below = frozenset(i for c in candidates for i in c.below)
+    passes = [_NONE]
+    if any(c.protected and c.job_id in below for c in candidates):  # item 0 needs them taken first
+        passes.append(below)
     best: tuple[tuple[object, ...], tuple[Candidate, ...]] | None = None
     tried: set[tuple[str, ...]] = set()
-    for order in orders:
-        with what_if():
-            removed = _remove_until_fit(order, fits, evict, removable)
-            if removed is None:
-                continue
-            key = tuple(sorted(c.job_id for c in removed))
-            if key in tried:
-                continue
-            tried.add(key)
-            for fill_back in (_costliest_back_first, _smallest_back_first):
-                with what_if():
-                    kept = _fill_back(removed, fill_back, fits, evict, restore)
-                cost = plan_cost(kept)
-                if best is None or cost < best[0]:
-                    best = (cost, tuple(sorted(kept, key=_cheap)))
+    for unshielded in passes:
+        cheap, large = partial(_cheap, unshielded=unshielded), partial(_large, unshielded=unshielded)
+        orders: list[list[Candidate]] = []
+        if need > 0 and node_free is not None:
+            orders.extend(_targeted(candidates, need, node_free, cheap, large))
+        if not orders:  # gangs, shared GPUs, quota-only waits — or no node could be cleared
+            pool = heapq.nsmallest(MAX_CANDIDATES, candidates, key=cheap)
+            orders.append(pool)
+            orders.append(sorted(pool, key=large))
+        for order in orders:
+            with what_if():
+                removed = _remove_until_fit(order, fits, evict, removable)
+                if removed is None:
+                    continue
+                key = tuple(sorted(c.job_id for c in removed))
+                if key in tried:
+                    continue
+                tried.add(key)
+                for fill_back in (_costliest_back_first, _smallest_back_first):
+                    with what_if():
+                        kept = _fill_back(removed, partial(fill_back, unshielded=unshielded), fits, evict, restore)
+                    cost = plan_cost(kept)
+                    if best is None or cost < best[0]:
+                        best = (cost, tuple(sorted(kept, key=_cheap)))
     if best is None:
         single = _single_victim(candidates, fits, evict, removable, what_if)
         if single is not None:
@@ -201,7 +228,9 @@ def _single_victim(candidates: Sequence[Candidate], fits: Callable[[], bool], ev
     return None
 
 
-def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int, int]) -> Iterator[list[Candidate]]:
+def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int, int],
+              cheap: Callable[[Candidate], tuple[object, ...]] = _cheap,
+              large: Callable[[Candidate], tuple[object, ...]] = _large) -> Iterator[list[Candidate]]:
     """Orders putting the candidates of the few cheapest target nodes first (module doc)."""
     local: dict[int, list[Candidate]] = {}
     gpus_on: dict[tuple[int, str], int] = {}
@@ -216,7 +245,7 @@ def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int
             continue
         room = free
         chosen: list[Candidate] = []
-        for c in sorted(cands, key=_cheap):
+        for c in sorted(cands, key=cheap):
             if room >= need:
                 break
             chosen.append(c)
@@ -226,9 +255,9 @@ def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int
     ranked.sort()
     for _, node in ranked[:TARGETS]:
         mine = {c.job_id for c in local[node]}
-        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.job_id not in mine), key=_cheap)
-        yield sorted(local[node], key=_cheap) + rest
-        yield sorted(local[node], key=_large) + rest
+        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.job_id not in mine), key=cheap)
+        yield sorted(local[node], key=cheap) + rest
+        yield sorted(local[node], key=large) + rest
 
 
 def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],
@@ -244,14 +273,14 @@ def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evic
     return None
 
 
-def _costliest_back_first(c: Candidate) -> tuple[object, ...]:
+def _costliest_back_first(c: Candidate, unshielded: frozenset[str] = _NONE) -> tuple[object, ...]:
     """Fill-back order keeping the costliest victims: running, protected, higher class, larger, more work."""
-    return (c.fresh, not c.protected, -c.rank, -c.milli, -c.work_lost, c.job_id)
+    return (c.fresh, not (c.protected and c.job_id not in unshielded), -c.rank, -c.milli, -c.work_lost, c.job_id)
 
 
-def _smallest_back_first(c: Candidate) -> tuple[object, ...]:
+def _smallest_back_first(c: Candidate, unshielded: frozenset[str] = _NONE) -> tuple[object, ...]:
     """Fill-back order keeping small victims, so that one large job is evicted instead of several."""
-    return (c.fresh, not c.protected, -c.rank, c.milli, -c.work_lost, c.job_id)
+    return (c.fresh, not (c.protected and c.job_id not in unshielded), -c.rank, c.milli, -c.work_lost, c.job_id)
 
 
 def _fill_back(removed: Sequence[Candidate], key: Callable[[Candidate], tuple[object, ...]],

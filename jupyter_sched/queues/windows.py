@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
+from ..model.units import iana_zone
 
 __all__ = ["TimeWindow", "applies", "intervals", "is_open", "next_open"]
 
@@ -73,11 +74,11 @@ def _hhmm(text: str, field: str) -> time:
 
 
 def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (KeyError, ValueError):
-        raise ValidationError(f"unknown time zone {name!r}", field="tz",
-                              hint="use an IANA name such as Europe/Berlin or UTC") from None
+    zone = iana_zone(name)  # a folder of the zone database was an IsADirectoryError (red team 19, R4)
+    if zone is None:
+        raise ValidationError(f"unknown time zone {shown(name)}", field="tz",
+                              hint="use an IANA name such as Europe/Berlin or UTC")
+    return zone
 
 
 def applies(window: TimeWindow, team: str, priority: str, effect: str) -> bool:

@@ -13,7 +13,7 @@ from ..model import ANY_MODEL, GPU_MILLI, ResourceRequest
 from ..model.units import gpus_phrase
 from .ledger import Line, QuotaLedger
 
-__all__ = ["CeilingExceeded", "binding_ceiling", "ceiling_exceeded"]
+__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "binding_ceiling", "ceiling_exceeded", "unlisted_fix", "unlisted_warning"]
 
 
 def _gpus(milli: int) -> float:
@@ -46,6 +46,40 @@ class CeilingExceeded:
     most: str
     details: dict[str, Any]
 
+    @property
+    def unlisted(self) -> bool:
+        """The line is that of a team without a quota line of its own (red team 19, R3)."""
+        return bool(self.details.get("unlisted"))
+
+
+UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
+"""The setting that bounds the teams without a quota line (said to admins in the fixes)."""
+
+
+def unlisted_warning(teams: Iterable[str], limit: float | None) -> str | None:
+    """An admin's warning (``GET quotas``, the start-up log) naming ``teams``, which have work or
+    members but no quota line, and what they get under ``limit`` (GPUs, None = no limit); None
+    when there are none."""
+    named = sorted(teams)
+    if not named:
+        return None
+    if limit is None:
+        gets = f"no limit: they may borrow every idle GPU ({UNLISTED_SETTING} is None)"
+    else:
+        gets = (f"each may use {gpus_phrase(limit)} (guaranteed 0 + borrowing limit {limit:g}, {UNLISTED_SETTING})")
+    return (f"team{'s' if len(named) > 1 else ''} {', '.join(named)} ha{'ve' if len(named) > 1 else 's'} no quota "
+            f"line: {gets}; give them a line with PUT quotas")
+
+
+def unlisted_fix(team: str, others: Iterable[str]) -> str:
+    """The fix for a request on ``team``, which has no quota line, by a member of ``others``
+    (their teams that have one): ``ask an admin to add one (PUT quotas) or submit with --team …``."""
+    mine = sorted(others)
+    where = f"submit with --team <one of yours: {', '.join(mine)}>" if mine \
+        else "submit on a team that has one (you are in none)"
+    return (f"ask an admin to add one for team {team} (PUT quotas) or {where}; admins: set "
+            f"{UNLISTED_SETTING} (GPUs; None = no limit)")
+
 
 def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
     """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`)."""
@@ -63,6 +97,14 @@ def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
         # "workers" blamed on "gpus", which the user had set to 1)
         fit = int(ceiling // per_worker)
         field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
+    if line.unlisted:  # a team without a quota line (red team 19, R3): the team is what to change
+        return CeilingExceeded(
+            message=(f"team {line.team} has no quota line: teams without one may use {gpus_phrase(ceiling)} "
+                     f"(guaranteed 0 + borrowing limit {borrow:g}, {UNLISTED_SETTING}), so "
+                     f"{gpus_phrase(requested)} can never start on it"),
+            field="team", most="a team of yours that has a quota line",
+            details={"requested": requested, "ceiling": ceiling, "guaranteed": 0, "borrowing_limit": borrow,
+                     "team": line.team, "user": None, "model": line.model, "unlisted": True})
     return CeilingExceeded(
         message=(f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
                  f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})"),

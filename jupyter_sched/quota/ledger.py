@@ -11,6 +11,9 @@ the whole cluster (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/):
   so two admissions in one cycle can never both see the same free GPUs (case 001);
 * a team without any line applying to a model gets an implicit line ``guaranteed=0``,
   unlimited borrowing — best-effort work that teams within their guarantee may reclaim;
+* a team without any line of its own, when :attr:`QuotaSet.unlisted_borrowing_limit` is set, gets
+  one *unlisted* line instead: ``guaranteed=0``, that borrowing limit, on any model (``'*'``), so
+  the never-fits check and ``BorrowingLimitReached`` bound it (red team 19, R3);
 * an empty :class:`~jupyter_sched.model.QuotaSet` means *no quota*: nothing is limited, nothing
   is borrowed, nothing is reclaimed.
 
@@ -41,6 +44,8 @@ class Line:
         ceiling: most milli-GPUs usable, or None (unlimited).
         borrowing_limit: most milli-GPUs above the guarantee, or None.
         implicit: True for the best-effort line of a team without configured lines.
+        unlisted: True for the line of a team without any line of its own, bounded by
+            :attr:`QuotaSet.unlisted_borrowing_limit` (``c.SchedApp.unlisted_team_borrowing_limit``).
     """
 
     key: tuple[str, str | None, str]
@@ -48,6 +53,7 @@ class Line:
     ceiling: int | None
     borrowing_limit: int | None
     implicit: bool = False
+    unlisted: bool = False
 
     @property
     def team(self) -> str:
@@ -111,6 +117,8 @@ class QuotaLedger(Journaled):
         self.user_lines: dict[tuple[str, str], list[Line]] = {}
         self.charges: dict[str, tuple[tuple[tuple[str, str | None, str], ...], int]] = {}
         self.weights = {p.team: max(p.weight, 1e-9) for p in quotas.teams}
+        self.named = frozenset(q.team for q in quotas.quotas)
+        """Teams with a line of their own (others get the unlisted line when it is set)."""
         self._cache: dict[tuple[str, str, str], tuple[Line, ...]] = {}
         self.team_version: dict[str, int] = {}
         self._keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
@@ -145,6 +153,13 @@ class QuotaLedger(Journaled):
             self._cache[ck] = ()
             return ()
         team_l = [ln for ln in self.team_lines.get(team, ()) if _applies(ln.model, model)]
+        if not team_l and team not in self.named and self.quotas.unlisted_borrowing_limit is not None:
+            bl = round(self.quotas.unlisted_borrowing_limit * GPU_MILLI)
+            unlisted = Line(key=(team, None, ANY_MODEL), guaranteed=0, ceiling=bl, borrowing_limit=bl, implicit=True,
+                            unlisted=True)
+            self.lines[unlisted.key] = unlisted
+            self.team_lines.setdefault(team, []).append(unlisted)
+            team_l = [unlisted]
         if not team_l:
             key = (team, None, model)
             line = self.lines.get(key)
@@ -219,6 +234,8 @@ class QuotaLedger(Journaled):
             "requested": _gpus(milli), "quota": _gpus(line.ceiling), "guaranteed": _gpus(line.guaranteed),
             "borrowing_limit": None if bl is None else _gpus(bl),
             "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))}
+        if line.unlisted:
+            details["unlisted"] = True  # the team has no quota line (red team 19, R3)
         others = [ln for ln in over if ln is not line]
         if others:
             details["also_exceeds"] = [{"team": ln.team, "user": ln.user, "model": ln.model,

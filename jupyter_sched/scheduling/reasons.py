@@ -67,8 +67,12 @@ def _quota_sentence(o: FlavorOutcome, first: bool, asker: str = "job") -> str:
     if q.get("quota") == 0:
         return f"{who} has no quota" if first else "team has no quota"
     if o.quota_code == "BorrowingLimitReached":
-        return (f"{who} would use {_add(q.get('used'), q.get('requested'))}{model} GPUs, above its guarantee "
-                f"{q.get('guaranteed')} + borrowing limit {q.get('borrowing_limit')}")
+        # the limit as one figure with its parts, as the never-fits sentence says it (new user 19, N12:
+        # "above its guarantee 2 + borrowing limit 1" gave bare numbers)
+        limit = gpus_phrase(_add(q.get("guaranteed"), q.get("borrowing_limit")), model.strip())
+        return (f"{who} would use {gpus_phrase(_add(q.get('used'), q.get('requested')), model.strip())}, above its "
+                f"limit of {limit} (guaranteed {_add(q.get('guaranteed'), 0)} + borrowing limit "
+                f"{_add(q.get('borrowing_limit'), 0)})")
     return (f"{who} has {q.get('available')} of {gpus_phrase(q.get('quota'), model.strip())} free "
             f"({q.get('used')} in use), {asker} needs {q.get('requested')}")
 

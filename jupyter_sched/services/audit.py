@@ -19,7 +19,7 @@ __all__ = ["AUDIT_ACTIONS", "AuditService"]
 AUDIT_ACTIONS: frozenset[str] = frozenset({
     # a job's life (engine): its submit, admission and start, its end in each terminal state
     "submit", "admit", "admit_refused", "admit_withdrawn", "reject", "adopted", "start_retry", "start_failed",
-    "requeued", "time_limit", "stop_retry", "lease_draining", "lease_drain_killed", "started", "waiting", "ready", "not_ready", "restarted", "succeeded", "failed", "cancelled", "preempted", "rejected", "lost",
+    "requeued", "time_limit", "stop_retry", "lease_draining", "lease_drain_killed", "lease_outside_process", "started", "waiting", "ready", "not_ready", "restarted", "succeeded", "failed", "cancelled", "preempted", "rejected", "lost",
     # what users and admins asked, and refused requests
     "cancel", "cancel_requested", "refused", "quotas_changed", "idle_policy_set", "idle_keepalive",
     "lease_released", "owner_removed", "owner_returned", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",

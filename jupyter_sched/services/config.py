@@ -118,6 +118,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
 
     logger = log or logging.getLogger("jupyter_sched")
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
+    store.unlisted_borrowing_limit = unlisted_limit(settings)
     source_kind = settings.get("inventory_source", "auto")
     sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
            "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
@@ -256,6 +257,23 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
                 config.namespace)
     service.on_stop += [executor.detach, watcher.stop, api_client.close]
     return service
+
+
+def unlisted_limit(settings: Mapping[str, Any]) -> float | None:
+    """``unlisted_team_borrowing_limit`` (GPUs a team without a quota line may use once any line
+    exists; default 0, None = no limit: red team 19, R3).
+
+    Raises:
+        ValidationError: not a number >= 0 nor None (field ``unlisted_team_borrowing_limit``).
+    """
+    value = settings.get("unlisted_team_borrowing_limit", 0.0)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+        raise ValidationError(f"unlisted_team_borrowing_limit {value!r} is not a number of GPUs >= 0",
+                              field="unlisted_team_borrowing_limit",
+                              hint="set 0 (teams without a quota line get no GPUs), a number of GPUs, or None (no limit)")
+    return float(value)
 
 
 def idle_policies_from_settings(settings: Mapping[str, Any]) -> Any:

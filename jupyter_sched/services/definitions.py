@@ -26,6 +26,7 @@ import builtins
 import logging
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
 from ..model.units import to_iso
+from ..model.validation import kept_spellings
 from ..store import JobRecord
 from .cancelling import cancel_jobs
 from .context import Context
@@ -200,6 +202,8 @@ class DefinitionsService:
                                        misfire_grace_s=self.settings.misfire_grace_s, publish=ctx.publish,
                                        max_per_user_hour=self.settings.max_firings_per_user_hour)
         self._last_sweep: float | None = None
+        self._sweeping: threading.Thread | None = None
+        """The sweep in progress (its own thread), if any."""
         self._read_again_at: datetime | None = None  # clock time the next firing pass reads the store
         self._written = True  # a definition was written here since the last pass
 
@@ -225,7 +229,8 @@ class DefinitionsService:
         return self.firing.fire_due()
 
     def on_leader_tick(self) -> None:
-        """The leading engine's hook: fire what is due; once an hour, sweep old executed notebooks.
+        """The leading engine's hook: fire what is due; once an hour, start a sweep of old executed
+        notebooks in its own thread (never on the engine's: red team 19, R6).
 
         A pass reads every active definition (a store transaction, ~1 ms), and the engine ticks
         once per submit: the pass runs only when a firing is due, a definition was written here,
@@ -238,9 +243,20 @@ class DefinitionsService:
             self._read_again_at = min(recheck, report.next_due) if report.next_due is not None else recheck
             if report.created or report.conflicts:
                 self._written = True  # cursors moved: plan from the fresh rows at the next tick
-        if self._last_sweep is None or time.monotonic() - self._last_sweep >= _SWEEP_EVERY_S:
+        if (self._last_sweep is None or time.monotonic() - self._last_sweep >= _SWEEP_EVERY_S) and not (
+                self._sweeping is not None and self._sweeping.is_alive()):
             self._last_sweep = time.monotonic()
+            # off the engine thread: it walks folders users can plant (red team 19, R6: 20,000 of them
+            # froze admissions, exits and preemption for 60 s); one sweep at a time
+            self._sweeping = threading.Thread(target=self._sweep_quietly, name="executed-notebook-sweep", daemon=True)
+            self._sweeping.start()
+
+    def _sweep_quietly(self) -> None:
+        """:meth:`sweep_executed_notebooks` in its worker thread: a failure is logged, never raised."""
+        try:
             self.sweep_executed_notebooks()
+        except Exception:
+            log.exception("the executed-notebook sweep failed")
 
     # ---- reads -------------------------------------------------------------------------------
     def _visible(self, caller: Caller, definition_id: str, *, request: str) -> JobDefinition:
@@ -455,7 +471,7 @@ class DefinitionsService:
             if "schedule" in fields:
                 changes["schedule"] = fields["schedule"].expression if fields["schedule"] else None
             if "job" in fields:
-                changes["job"] = {**current.job, **fields["job"]}
+                changes["job"] = {**kept_spellings(current.job, fields["job"]), **fields["job"]}
             restart = (changes.get("schedule", current.schedule) != current.schedule
                        or changes.get("timezone", current.timezone) != current.timezone
                        or (current.paused and changes.get("paused") is False))
@@ -684,20 +700,23 @@ class DefinitionsService:
             return 0
         cutoff = (now if now is not None else time.time()) - days * 86400
 
-        def ended_before_cutoff(job_id: str, info: os.stat_result) -> bool:
-            if info.st_mtime >= cutoff:
-                return False
-            try:
-                record = self.ctx.store.get_job(job_id)
-            except NotFoundError:
-                return False
-            uid = _run_as_uid(record)
-            finished = record.job.finished_at
-            return (record.job.state.terminal and finished is not None and finished.timestamp() < cutoff
-                    and (uid is None or uid == info.st_uid))
+        def ended_before_cutoff(found: builtins.list[tuple[str, os.stat_result]]) -> set[str]:
+            with self.ctx.store.transaction(write=False) as tx:  # one read per batch (red team 19, R6)
+                records = tx.get_jobs([job_id for job_id, _ in found])
+            chosen = set()
+            for job_id, info in found:
+                record = records.get(job_id)
+                if record is None:  # a planted folder, or a run the store no longer keeps
+                    continue
+                uid = _run_as_uid(record)
+                finished = record.job.finished_at
+                if (record.job.state.terminal and finished is not None and finished.timestamp() < cutoff
+                        and (uid is None or uid == info.st_uid)):
+                    chosen.add(job_id)
+            return chosen
 
         try:
-            return dirs.remove_old("executed.ipynb", ended_before_cutoff)
+            return dirs.remove_old("executed.ipynb", cutoff, ended_before_cutoff)
         except OSError:
             log.warning("could not sweep executed notebooks under %s", dirs.root, exc_info=True)
             return 0

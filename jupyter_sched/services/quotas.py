@@ -15,6 +15,7 @@ from ..errors import SchedError, ValidationError
 from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
+from ..quota.ceiling import unlisted_warning
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -42,8 +43,17 @@ class QuotasService:
         quotas = self.ctx.store.quota_set()
         body = quota_set_to_dict(quotas)
         if caller is not None and caller.admin:
-            body["warnings"] = self.capacity_warnings(quotas)
+            body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas)
         return GetQuotasResponse.model_validate(body)
+
+    def unlisted_warnings(self, quotas: QuotaSet) -> list[str]:
+        """The teams that have live jobs or members (``user_teams``, team policies, the default team)
+        but no quota line while other lines exist, and what they get (red team 19, R3); empty when
+        every such team has a line, or there are no lines."""
+        seen = {self.ctx.admission.policy.default_team, *quotas.user_teams.values(),
+                *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in self.ctx.store.live_jobs())}
+        text = unlisted_warning(quotas.unlisted(seen), self.ctx.store.unlisted_borrowing_limit)
+        return [text] if text else []
 
     def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
         """Why the quota set no longer fits the inventory (empty when it does)."""
@@ -90,7 +100,8 @@ class QuotasService:
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
                        members=tuple(t.members), reclaim=t.reclaim) for t in request.teams)
         user_teams = current.user_teams if request.user_teams is None else dict(request.user_teams)
-        new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams)
+        new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
+                       unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
@@ -99,7 +110,7 @@ class QuotasService:
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return GetQuotasResponse.model_validate({**new_dict, "warnings": self.capacity_warnings(new)})
+        return GetQuotasResponse.model_validate({**new_dict, "warnings": self.capacity_warnings(new) + self.unlisted_warnings(new)})
 
     def profiles(self) -> ListProfilesResponse:
         """Admin request templates, sorted by name."""

@@ -155,7 +155,11 @@ class Services:
         if self.runner.running:
             return
         self.idle.load()
-        self.membership.check()  # the settings (user_teams, admin_users) may have changed since the last start
+        import asyncio
+
+        # the settings (user_teams, admin_users) may have changed since the last start; it reads every
+        # live job (20,000 on a busy server): off the loop
+        await asyncio.get_running_loop().run_in_executor(None, self.membership.check)
         await self.runner.start()
         self.telemetry.start()
 

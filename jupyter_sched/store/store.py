@@ -348,6 +348,8 @@ class StoreTx:
         :attr:`quiet` once it committed: an update of one of them is known to touch no holder)."""
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
+        self.unlisted_borrowing_limit: float | None = None
+        """:attr:`Store.unlisted_borrowing_limit`, put in every quota set read (red team 19, R3)."""
         self._jobs_changed = False
         self.holders_quiet = True
         """False once a write of this transaction may have changed which jobs hold GPUs or a
@@ -817,7 +819,8 @@ class StoreTx:
         """
         version = self.quotas_version()  # no row until the first replace: 0
         kept = self.decoded.quota_set
-        if kept is not None and kept[0] == version and self.decoded.limit and not self.quotas_changed:
+        if kept is not None and kept[0] == version and self.decoded.limit and not self.quotas_changed \
+                and kept[1].unlisted_borrowing_limit == self.unlisted_borrowing_limit:
             return kept[1]
         quota_set = self._read_quota_set()
         if not self.quotas_changed:  # this transaction's own replacement is not committed yet
@@ -836,7 +839,8 @@ class StoreTx:
                                              "members": loads(r.members), "reclaim": r.reclaim})
                       for r in self.conn.execute(sa.select(schema.team_policies).order_by(schema.team_policies.c.team)))
         user_teams = {r.user: r.team for r in self.conn.execute(sa.select(schema.user_teams))}
-        return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams)
+        return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams,
+                        unlisted_borrowing_limit=self.unlisted_borrowing_limit)
 
     def replace_quota_set(self, quota_set: QuotaSet) -> None:
         """Replace the whole quota set (lines, budgets, policies, user→team) in this transaction."""
@@ -1095,6 +1099,9 @@ class Store:
         self.writer_waits = 0
         """Write transactions that found another writer of this process in the database and
         waited for it on :func:`_writers_lock` (diagnostics and tests)."""
+        self.unlisted_borrowing_limit: float | None = None
+        """GPUs a team without a quota line may use once any line exists (``QuotaSet.unlisted_borrowing_limit``;
+        the services set ``c.SchedApp.unlisted_team_borrowing_limit``); None = no limit."""
         self.quotas_written = 0
         """Quota-set replacements committed through this object (moves after the commit): readers
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
@@ -1239,6 +1246,7 @@ class Store:
                     conn.execution_options(isolation_level="REPEATABLE READ")
                 with conn.begin():
                     tx = StoreTx(conn, now or self._now(), self._decoded, self._quiet_versions)
+                    tx.unlisted_borrowing_limit = self.unlisted_borrowing_limit
                     yield tx
                     if tx.jobs_changed:  # last, so the counter row is locked only while committing
                         if tx.holders_quiet:  # the value this commit makes: no holder changed at it

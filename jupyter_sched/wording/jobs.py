@@ -401,8 +401,12 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
     warning showed only in GET idle, never where a notebook or terminal user looks). A grace the
-    admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise."""
-    if entry.get("stage") != "warned":
+    admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise.
+    Work reported as idle (``notify``: stage ``reclaimed``, nothing freed, it runs on) keeps a note
+    while it stays idle: ``idle since 09:58 UTC (rule: …): reported as idle at 10:28 UTC (nothing is
+    freed) — using its GPUs ends the idle period`` (new user 19, N5: the line fell silent)."""
+    reported = entry.get("stage") == "reclaimed" and entry.get("action") == "notify"
+    if entry.get("stage") != "warned" and not reported:
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
     # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)
@@ -422,6 +426,10 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         # a grace only where the admin set one, said beside the rule it follows (new user 4)
         reason += f", then a {format_duration(float(grace))} grace"
     head = f"idle since {_clock_of(since, now)}" if since is not None else "idle"
+    if reported:
+        at = f" at {_clock_of(deadline, now)}" if deadline is not None else ""
+        return (f"{head}{f' (rule: {reason})' if reason else ''}: reported as idle{at} (nothing is freed) — using "
+                "its GPUs ends the idle period")
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
     if str(entry.get("kind") or "") != "lease":
         keep = "using its GPUs keeps them"

@@ -766,6 +766,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -774,7 +775,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
@@ -1918,6 +1919,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -1926,7 +1928,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
@@ -2175,6 +2177,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -2183,7 +2186,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]

@@ -188,6 +188,14 @@ describe('newuser18 N15: Resubmit sends the stored request', () => {
     expect([...decided].filter(f => !fields.includes(f))).toEqual([]);
   });
 
+  it('newuser19 N7: a job with no time limit at all resubmits with none (time_limit_s 0), not with the queue default', () => {
+    const unlimited = makeJob({ time_limit_s: null, unlimited: true } as Partial<Job>);
+    expect(resubmitBody(unlimited).time_limit_s).toBe(0);
+    const defaulted = makeJob({ time_limit_s: null, unlimited: false } as Partial<Job>);
+    expect(resubmitBody(defaulted)).not.toHaveProperty('time_limit_s');
+    expect(resubmitBody(makeJob({ time_limit_s: 300 } as Partial<Job>)).time_limit_s).toBe(300);
+  });
+
   it('newuser18 N15: a gang of groups goes back as its groups, with none of the per-worker fields beside them', () => {
     const body = resubmitBody(gang);
     expect(body.groups).toEqual(cases.groups[1]);

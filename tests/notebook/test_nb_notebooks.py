@@ -134,6 +134,8 @@ async def test_newuser18_n4_admin_notebook_preempts_nothing_and_leaves_quotas_as
     quotas with example teams and submitted a 1-GPU job to one of them: a borrowing job of another
     team was reclaimed, and teama had no guarantee meanwhile. It must preempt nothing and leave the
     quotas as they were."""
+    # team default borrows here: the old no-limit rule for teams without a line (red team 19, R3)
+    sched_app.services.store.unlisted_borrowing_limit = None
     live = {"quotas": [{"team": "teama", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 0},
                        {"team": "teamb", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 2}]}
     (await api.put("quotas", json=live)).raise_for_status()

@@ -192,7 +192,7 @@ def test_newuser10_n16_wait_says_the_quota_once_and_names_only_the_teams_work() 
                       "eta": None, "eta_reason": reason.eta_reason}}
     line = job_line(job, None)
     assert line.count("borrowing limit") == 2 and line.count("1 + 1") == 0, line  # the summary's and the admin's
-    assert "guarantee 1 + borrowing limit 1" in line and "raises nlp's borrowing limit" in line, line
+    assert "above its limit of 2 GPUs (guaranteed 1 + borrowing limit 1)" in line and "raises nlp's borrowing limit" in line, line
     assert "l-amy" not in line and "eve-1" in line and "eve-2" in line, line
 
 

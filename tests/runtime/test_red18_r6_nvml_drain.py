@@ -151,8 +151,8 @@ def test_red18_r6_a_process_of_another_account_on_the_released_gpu_keeps_it_held
     host.step()
     seen = host.view(lease_id)
     assert seen.state == "running", seen
-    assert seen.message.startswith(f"releasing: process(es) {other.pid} (nobody) still have a context on GPU {uuid}"), \
-        seen.message
+    assert seen.message.startswith(f"releasing: process(es) {other.pid} (nobody) of another account still have a "
+                                   f"context on GPU {uuid}"), seen.message  # at most the grace (red team 19, R9)
     (record,) = _drain_records(host)
     assert record.details["pids"] == [other.pid] and record.details["accounts"] == {str(other.pid): "nobody"}
     host.on_gpu(uuid)
@@ -201,3 +201,51 @@ def test_newuser18_a_released_lease_still_draining_is_not_this_kernels_lease_in_
     assert magics._my_lease() is None, "found by its kernel id"
     magics.lease = dict(draining)
     assert magics._my_lease() is None, "the remembered one, refreshed"
+
+
+def test_red18_r6_without_a_gpu_process_list_a_lent_leases_end_says_what_it_could_not_check(tmp_path: Path) -> None:
+    """Where the server cannot see another account's processes (no NVML telemetry), the lease says so."""
+    clock = ManualClock(T0)
+    services = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
+                        inventory=SimulatedInventory(2, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
+                        clock=clock)
+    ana = services.caller("ana", admin=False)
+    job = services.jobs.submit(ana, SubmitJobRequest(gpus=1, name="train", command=["sleep", "60"]))
+    services.engine.tick()
+    assert services.jobs.get(ana, job.id).state == "running"
+    lease = services.leases.request(ana, SubmitJobRequest(gpus=1, parent_job_id=job.id))
+    services.engine.tick()
+    assert services.jobs.get(ana, lease.id).state == "running"
+    services.jobs.cancel(ana, lease.id)
+    clock.advance(1)
+    services.engine.tick()
+    seen = services.jobs.get(ana, lease.id)
+    assert seen.state == "cancelled", seen
+    assert seen.message == (
+        f"released by ana; checked: the processes of job {job.id} and of ana's account — a process of another "
+        "account still using the GPU is not visible to this server (it reads no GPU process list; an admin's "
+        "c.SchedApp.telemetry_source = 'nvml' makes it read one)"), seen.message
+    services.jobs.cancel(ana, job.id)
+    services.store.close()
+
+
+def test_newuser18_gpu_status_after_release_names_the_lease_still_draining() -> None:
+    """``%gpu`` after ``%gpu release`` while the kernel's context still holds the GPU: not just "holds
+    no GPUs" — the released lease, what it still holds and its message; forgotten once it ended."""
+    draining = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1", "user": "ana",
+                "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-0"]},
+                "stop_requested": {"at": "2025-03-30T12:00:02Z", "by": "ana", "grace_s": 10.0},
+                "message": "releasing: process(es) 4242 (ana) still have a context on GPU GPU-sim-vm-0 (…)"}
+    answers = [draining, {**draining, "state": "cancelled", "stop_requested": None, "message": "released by ana"}]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path.endswith("/leases/l-1"), request.url
+        return httpx.Response(200, json=answers.pop(0))
+
+    client = SchedClient(Connection("http://sched.test/", kernel_id="k-1"), transport=httpx.MockTransport(handler))
+    magics = SchedMagics(None, client_factory=lambda: client)
+    magics._released = "l-1"  # as _gpu_release leaves it
+    assert magics._draining() == ("lease l-1, released, still holds GPU-sim-vm-0: releasing: process(es) 4242 (ana) "
+                                  "still have a context on GPU GPU-sim-vm-0 (…)")
+    assert magics._draining() == "" and magics._released is None, "ended: said no more, not asked again"
+    assert magics._draining() == ""

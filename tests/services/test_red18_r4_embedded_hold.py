@@ -11,9 +11,11 @@ starts. Real parts: a SQLite store, the local executor, the service's own cycle.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+from jupyter_sched.admission import AdmissionPolicy
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
@@ -87,3 +89,30 @@ def test_red18_r4_embedded_an_admin_and_the_default_team_are_never_held(tmp_path
     for job in (own, plain):
         services.jobs.cancel(boss, job.id)
     services.store.close()
+
+
+def test_red18_r4_embedded_a_member_removed_from_the_settings_between_starts_is_held_at_start(tmp_path: Path) -> None:
+    """``c.SchedApp.user_teams`` changed while the server was down: the start looks again."""
+    url = sqlite_url(tmp_path / "sched.sqlite")
+
+    def server(user_teams: dict[str, tuple[str, ...]]) -> Services:
+        clock = ManualClock(T0)
+        return Services(store=Store(url, now=clock.now), inventory=SimulatedInventory(4, node="vm"),
+                        executor=LocalExecutor(tmp_path / "jobs"), clock=clock,
+                        policy=AdmissionPolicy(user_teams=user_teams))
+
+    before = server({"red18c": ("teama",)})
+    queued = before.jobs.submit(before.caller("red18c", admin=False),
+                                SubmitJobRequest(gpus=1, team="teama", name="q", command=["sleep", "60"]))
+    before.store.close()
+
+    after = server({})  # red18c taken out of teama in the settings
+
+    async def start_and_stop() -> None:
+        await after.start()
+        await after.stop()
+
+    asyncio.run(start_and_stop())
+    assert set(after.membership.held()) == {queued.id}
+    (left,) = _audit(after, after.caller("boss", admin=True), "team_left")
+    assert (left.actor, left.user, left.details["held"]) == ("jupyter_sched", "red18c", [queued.id])

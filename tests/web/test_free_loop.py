@@ -132,16 +132,18 @@ async def test_status_polls_and_submits_take_one_trip_to_the_request_threads(sch
             assert status in (200, 201), answer
             assert len(trips) == want, (route, trips)
         trips.clear()
-        status, answer = await api("GET", "jobs", params={"limit": "0"})  # refused before its call
+        status, answer = await api("GET", "jobs", params={"limit": "0"})  # answered before its call
         assert status == 400 and answer["error"]["field"] == "limit"
+        status, answer = await api("POST", "jobs", {**JOB, "gpus": "two"})  # refused before its call
+        assert status == 400 and answer["error"]["field"] == "gpus"
     finally:
         sched_app.off_loop, sched_app.bulk_off_loop = real, real_bulk
     for _ in range(50):  # the refusal is audited (off the loop, just after the answer)
         refusals = sched_app.services.store.list_events(action="refused")
-        if any("GET jobs" in (e.details or {}).get("request", "") or "GET jobs" in e.message for e in refusals):
+        if any((e.details or {}).get("request") == "submit job" for e in refusals):
             break
         await asyncio.sleep(0.1)
-    assert any(e.user == "ivan" for e in refusals), [e.to_dict() for e in refusals]
+    assert [e.user for e in refusals] == ["ivan"], [e.to_dict() for e in refusals]  # a read's typo: no row (N11)
 
 
 async def test_a_lease_request_takes_one_trip_to_the_request_threads(sched_app: Any, api: Any, kernel: Any) -> None:

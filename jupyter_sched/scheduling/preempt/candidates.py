@@ -16,6 +16,11 @@
   work), so the rule serves exactly the teams that order puts first, and never a team at or
   above its share; ``low`` work cannot preempt, so no eviction is ever answered by one back.
 
+:func:`with_below` then marks, per victim team, which lower-class candidates each one would preempt
+once requeued (:attr:`~jupyter_sched.preemption.Candidate.below`), and keeps as candidates the young
+jobs evicted before (otherwise exempt, red team 15 R13) that their own team's higher class would
+preempt anyway (new user 19, N2).
+
 Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds run, work lost:
 :mod:`jupyter_sched.preemption.candidates`); :mod:`.search` picks the set. Jobs already going
 (this cycle's victims, victims still stopping) and the job's last preemptor are never candidates.
@@ -23,7 +28,9 @@ Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ...model import Job, PriorityClass
 from ...placement.placer import Flavor
@@ -36,7 +43,11 @@ from ..ledger import NOMINATION_PREFIX, Holder
 _LOW_RANK = PriorityClass.LOW.rank
 
 __all__ = ["borrow_candidates", "candidate", "class_candidates", "class_share", "held_away", "held_away_now", "holder_key",
-           "nomination_candidates", "own_candidates", "reclaim_candidates", "team_borrowing", "team_lines"]
+           "nomination_candidates", "own_candidates", "reclaim_candidates", "team_borrowing", "team_lines", "with_below"]
+
+BELOW_SCAN = 64
+"""Lower-class candidates of its team looked at per candidate by :func:`with_below` (bounds the
+pairwise check on a large, saturated cluster; the plan needs only one left running to cost item 0)."""
 
 
 def borrow_candidates(ctx: CycleContext, job: Job, flavor: Flavor, at_most: int) -> list[Candidate]:
@@ -289,3 +300,53 @@ def team_borrowing(ctx: CycleContext, key: LineKey, extra: int = 0) -> bool:
             held += entry[1]
     away = held_away(ctx).get(key, 0) if ctx.shares_held else 0
     return quota.usage.get(key, 0) - held + extra + away > quota.lines[key].guaranteed
+
+
+def with_below(ctx: CycleContext, own: list[Candidate], others: list[Candidate]
+               ) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates with :attr:`~jupyter_sched.preemption.Candidate.below` set, and the young
+    ones that stay exempt (another team's job evicted before: red team 15 R13).
+
+    Per team, a candidate's ``below`` names the same team's lower-class candidates that it, once
+    requeued, would preempt (the profile's :class:`~jupyter_sched.preemption.PreemptionPolicy`
+    allows it): evicting it while they run only moves the eviction to them, one more job stopped
+    (new user 19, N2: a reclaim spared two young ``low`` jobs and took the ``normal`` one, which
+    preempted them at once). So an exempt job named in another candidate's ``below`` stays a
+    candidate: its protection is not possible then (DESIGN.md *Reclaim*). Nominations and exempt
+    jobs themselves get no ``below`` (nothing of theirs runs that a requeue would move).
+
+    Returns:
+        ``(candidates, young)``: ``own`` and ``others`` less the exempt ones, plus the exempt ones
+        kept; and the exempt ones left out (for the refusal's words).
+    """
+    policy = ctx.preemption
+    pool = own + others
+    by_team: dict[str, list[Candidate]] = {}
+    for c in pool:
+        if not c.nominated:
+            by_team.setdefault(c.team, []).append(c)
+    below: dict[str, tuple[str, ...]] = {}
+    if policy is not None:
+        for group in by_team.values():
+            if len({c.rank for c in group}) < 2:
+                continue
+            group.sort(key=lambda c: c.rank)
+            ranks = [c.rank for c in group]
+            for c in group:
+                lower = group[:min(bisect_left(ranks, c.rank), BELOW_SCAN)]
+                if c.exempt or not lower:
+                    continue
+                preemptor = _job_of(ctx, c.job_id)
+                ids = tuple(w.job_id for w in lower if policy.may_preempt(preemptor, _job_of(ctx, w.job_id)))
+                if ids:
+                    below[c.job_id] = ids
+    kept = {i for ids in below.values() for i in ids}
+    cands = [replace(c, below=below[c.job_id]) if c.job_id in below else c
+             for c in pool if not c.exempt or c.job_id in kept]
+    return cands, [c for c in others if c.exempt and c.job_id not in kept]
+
+
+def _job_of(ctx: CycleContext, job_id: str) -> Job:
+    """The job a (non-nominated) candidate stands for: a ledger holder, or this cycle's admission."""
+    holder = ctx.ledger.holders.get(job_id)
+    return holder.job if holder is not None else ctx.fresh_holder(job_id).job

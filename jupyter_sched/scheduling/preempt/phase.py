@@ -20,18 +20,26 @@
    takes them and waits (case 032);
 3. **search** (:mod:`.search`) — the minimal victim set by (class, jobs broken, GPUs/pods
    evicted, work lost, age) whose eviction makes the job fit, under the reclaim rules of
-   :class:`~jupyter_sched.preemption.ReclaimRules`. For a within-guarantee job, GPUs *nominated*
-   to pending borrowers (borrowed capacity nothing runs on yet, taken back at no cost) come
-   after running *borrowed* work — a nomination stands for evictions already made for its job,
-   which taking it wastes (hypothesis seed 777) — but before running work of the job's *own
-   team*: that victim, requeued within the same guarantee, would reclaim the borrower the next
-   cycle (the borrower's second eviction, one more job's work lost). So a plan that evicts the
-   team's own running work is issued only when no plan that stops no running work (GPUs
-   nominated to borrowers, this cycle's admissions withdrawn) exists on the same GPU model or
-   on any other model the job may use (property counterexample 7, session 19). The borrower
-   that loses its nomination pends (``WaitingForCapacity``, ``reclaimed_by``); its victims have
-   already stopped and may start again on what the job left; it cannot evict them from there
-   while the job runs, since it did not fit on those GPUs at its own turn either;
+   :class:`~jupyter_sched.preemption.ReclaimRules`. For a within-guarantee job the team's *own*
+   running work goes last (session 19, property counterexample 7), because an own-team victim
+   requeued within the same guarantee reclaims the borrower in the next cycle anyway — the
+   borrower evicted as well (or twice), one more job's work lost:
+
+   a. a job within its guarantee even with all its team's running work counted (so is each
+      own-team victim, requeued) evicts own-team work only when no set of *borrowed* work
+      makes it fit (DESIGN.md *Preemption*: borrowers first, then lower classes), whatever
+      the classes;
+   b. GPUs *nominated* to pending borrowers (borrowed capacity nothing runs on yet, taken
+      back at no cost) come after running borrowed work — a nomination stands for evictions
+      already made for its job, which taking it wastes (hypothesis seed 777) — but before
+      running own-team work;
+   c. across GPU models: a plan that evicts own-team running work on one model is issued only
+      when no other model the job may use offers a plan without it (for a job within its
+      guarantee only after its own evictions, issue 16 R2: a plan that stops no running work
+      — nominations, this cycle's admissions withdrawn).
+
+   The borrower that loses its nomination pends (``WaitingForCapacity``, ``reclaimed_by``); its
+   own victims have already stopped and may start again on what the job left;
 4. **higher class first** (:func:`_higher_first`) — before the job evicts running work, a higher
    class of its team passed over earlier in the cycle that would fit once those victims are gone
    searches first (no priority inversion; hypothesis seed 12345);
@@ -58,6 +66,7 @@ from .candidates import (
     nomination_candidates,
     own_candidates,
     reclaim_candidates,
+    with_below,
 )
 from .issue import issue_plan
 from .refusals import explain, explain_reserved
@@ -81,13 +90,15 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
     owners = ctx.book.eligible(job)
     pool = ctx.book.pool(owners)
     stopping = [h for h in ctx.book.holders_on(pool) if h in ctx.in_flight] if pool else []
-    deferred: tuple[Flavor, PreemptionPlan, Placement, bool] | None = None
+    deferred: tuple[Flavor, PreemptionPlan, Placement, bool] | None = None  # a plan evicting own work
+    deferred_alone = False  # its job was within its guarantee with all its team's work counted
     refusal = (visit.refusal, visit.refusal_details)
     for flavor in visit.flavors:
         if not flavor.pools:
             continue
         own = own_candidates(ctx, job, flavor)
         within = ctx.quota.enabled and _within_after(ctx, visit, flavor, own)
+        alone = within and _within_after(ctx, visit, flavor, [])
         below = None if within or not ctx.quota.enabled else \
             borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
@@ -96,8 +107,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         # for another team's work that was evicted before, the minimum runtime is a rule, not a
         # preference (red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
         # borrower lose its work 5 times); otherwise it stays a preference (module doc)
-        young = [c for c in others if c.exempt]
-        cands = own + [c for c in others if not c.exempt]
+        # ... unless its own team's higher class, evicted instead, would preempt it (new user 19, N2)
+        cands, young = with_below(ctx, own, others)
         # GPUs nominated to borrowers, after running borrowed work: each nomination stands for
         # evictions already made for its job, which taking it wastes — and its victims come back
         # onto GPUs that job will evict them from again (property counterexample 4) — but before
@@ -114,18 +125,23 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None,
                                  reserved=reserved)
         found = bool(plan.victims) and placement is not None
+        borrowed = [c for c in cands if c.kind != "priority"]
+        if alone and found and _evicts_own(plan) and borrowed:  # step 3a
+            b_plan, b_at = search(ctx, visit, flavor, borrowed, owners, stopping, reserved=reserved)
+            if b_plan.victims and b_at is not None:
+                plan, placement = b_plan, b_at
         if nominated and (not found or _evicts_own(plan)):
             taking, taking_at = search(ctx, visit, flavor, cands + nominated, owners, stopping, reserved=reserved)
             if taking.victims and taking_at is not None and \
                     (not found or plan_cost(taking.victims) < plan_cost(plan.victims)):
                 plan, placement, found = taking, taking_at, True
         if found and placement is not None:
-            if deferred is not None and any(not c.fresh for c in plan.victims):
-                continue  # only a plan that stops no running work beats the deferred one
+            if deferred is not None and (_evicts_own(plan) if deferred_alone else any(not c.fresh for c in plan.victims)):
+                continue  # not a plan that beats the deferred one (step 3c)
             if deferred is None and within and _evicts_own(plan) and flavor is not visit.flavors[-1]:
                 # the team's own running work goes only when no other GPU model of the job offers a
-                # plan that stops no running work (property counterexample 7, module doc step 3)
-                deferred = (flavor, plan, placement, below is not None)
+                # plan without it (property counterexample 7, module doc step 3c)
+                deferred, deferred_alone = (flavor, plan, placement, below is not None), alone
                 continue
             return _issue(ctx, visit, flavor, plan, placement, borrowing=below is not None)
         if deferred is None and (reserved is None or not explain_reserved(

@@ -205,6 +205,10 @@ export function resubmitBody(job: Job): SubmitRequest {
   }
   if (job.time_limit_s) {
     body.time_limit_s = job.time_limit_s;
+  } else if (job['unlimited'] === true) {
+    // "no limit at all" as it was asked (time_limit 0): left out, the copy got the queue's default
+    // limit and was stopped there (new user 19, N7)
+    body.time_limit_s = 0;
   }
   if (job.env && Object.keys(job.env).length) {
     body.env = job.env;
