@@ -76,7 +76,8 @@ JCT unchanged (running jobs' ends are not what admission reads).
 Since session 16 (new user 15, N5: ``sleep 600`` under a 20m limit was guessed to end after 1.4 s,
 0.12 % of its limit as its user's ``true`` and 2-s test runs did, and the job behind it read "ETA
 now" for a minute): a key's runs predict from :data:`MIN_KEY_RUNS` of them on; runs that ended
-within :data:`MIN_PADDING_RATIO` of their limits are no padding (neither the user's for their other
+within :data:`MIN_PADDING_RATIO` of their limits (or, since session 19, in less than
+:data:`MIN_PADDING_RUNTIME_S`) are no padding (neither the user's for their other
 programs nor everybody's prior); and the core never projects a learnt end within a minute of now
 (:data:`~jupyter_sched.scheduling.runtimes.END_MARGIN_S`). ``benchmarks/jct_loaded.py``, default
 profile, same run: main replay 37 % -> 45 %, held-out mean 37 % -> 35 % (median 40 % -> 33 %),
@@ -111,7 +112,7 @@ from collections.abc import Hashable, Iterable
 
 from ..model import JobKind, JobSpec
 
-__all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
+__all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_PADDING_RUNTIME_S", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
            "run_key", "runs_to_limit"]
 
 SAME_RUNS = "same"
@@ -145,6 +146,12 @@ tests, not a record of how their user pads real work: neither the user's padding
 programs nor everybody's cold-start prior reads them (new user 15, N5: ``sleep 600`` under 20
 minutes was projected to end after 1.4 s — 0.12 % of its limit, as those runs did — and the job
 behind it was told "now" for a minute)."""
+MIN_PADDING_RUNTIME_S = 15.0
+"""Runs shorter than this (s) are no padding either, whatever share of their limit they ran: a run
+of a few seconds measures mostly its start (interpreter, imports, a CUDA context), not how its user
+pads the limits of real work. A 4-s smoke test under a 5-min limit (1.3 %, just above
+:data:`MIN_PADDING_RATIO`) alone made three 30-min jobs of its user look like they end in 18 s
+(new user 19, N13). A key's own runs (the same work again) are read however short."""
 MIN_KEY_RUNS = 2
 """Finished runs of its key (the same user, program and request) a job's runtime is learnt from:
 below it the job keeps its time limit (new user 15, N5: one ``sleep 5`` said nothing about a job's
@@ -201,7 +208,8 @@ class RuntimeHistory:
     def __init__(self, *, first_runs_scored: int = FIRST_RUNS_SCORED,
                  first_run_max_error: float = FIRST_RUN_MAX_ERROR, running_first: bool = True,
                  population: bool = True, other_runs: bool = True, min_key_runs: int = MIN_KEY_RUNS,
-                 running_first_record: bool = False, min_padding_ratio: float = MIN_PADDING_RATIO) -> None:
+                 running_first_record: bool = False, min_padding_ratio: float = MIN_PADDING_RATIO,
+                 min_padding_runtime_s: float = MIN_PADDING_RUNTIME_S) -> None:
         self.first_runs_scored = first_runs_scored  # the earning rule of first runs (module constants)
         self.first_run_max_error = first_run_max_error
         # other_runs False: nothing but the key's own runs is ever a sample (module doc, session 16)
@@ -210,6 +218,7 @@ class RuntimeHistory:
         # in session 16: main replay 37 % -> 41 %, held-out mean 37 % -> 41 %; not the default)
         self.running_first_record = running_first_record
         self.min_padding_ratio = min_padding_ratio  # runs shorter than this share of their limit: no padding
+        self.min_padding_runtime_s = min_padding_runtime_s  # nor runs shorter than this, seconds (N13)
         self.running_first = running_first and other_runs  # False: session 8's rule, running first runs on their limits
         self.population = population and other_runs  # False: session 13's rule, a newcomer's running job on its limit
         self.min_key_runs = max(1, min_key_runs)  # runs of its key a guess needs (1: sessions 6-15)
@@ -247,7 +256,7 @@ class RuntimeHistory:
             self._score_first(spec.user, runtime_s, limit_s)
         if limit_s:
             self._user_runs.setdefault(spec.user, deque(maxlen=KEEP)).append((min(runtime_s, limit_s), limit_s))
-            for size in size_classes(spec, limit_s) if min(runtime_s, limit_s) >= self.min_padding_ratio * limit_s else ():
+            for size in size_classes(spec, limit_s) if self._pads(min(runtime_s, limit_s), limit_s) else ():
                 users = self._classes.setdefault(size, {})
                 ratios = users.pop(spec.user, None) or deque(maxlen=KEEP)
                 ratios.append(min(runtime_s, limit_s) / limit_s)
@@ -352,8 +361,7 @@ class RuntimeHistory:
     def _first_samples(self, user: str, limit_s: float) -> dict[str, list[float]]:
         """A first run's samples from the user's own runs of any program: ``padding`` (``limit_s``
         times each ratio) and ``linear`` (the line fitted to them, with each run's residual)."""
-        floor = self.min_padding_ratio
-        runs = [(runtime, limit) for runtime, limit in self._user_runs.get(user, ()) if runtime >= floor * limit]
+        runs = [(runtime, limit) for runtime, limit in self._user_runs.get(user, ()) if self._pads(runtime, limit)]
         if not runs:
             return {}
         out = {"padding": [limit_s * runtime / limit for runtime, limit in runs]}
@@ -363,6 +371,12 @@ class RuntimeHistory:
             out["linear"] = [a * limit_s + b + (runtime - (a * limit + b)) for runtime, limit in runs]
         top = max(limit_s, MIN_RUNTIME_S)
         return {name: [min(max(x, MIN_RUNTIME_S), top) for x in xs] for name, xs in out.items()}
+
+    def _pads(self, runtime_s: float, limit_s: float) -> bool:
+        """Is a finished run of ``runtime_s`` seconds under ``limit_s`` a record of how its user pads
+        limits (not a test: at least :data:`MIN_PADDING_RATIO` of its limit and
+        :data:`MIN_PADDING_RUNTIME_S` long)?"""
+        return runtime_s >= self.min_padding_ratio * limit_s and runtime_s >= self.min_padding_runtime_s
 
     def _score_first(self, user: str, runtime_s: float, limit_s: float) -> None:
         """Score, on a first run of its key, the limit and each of the user's own guesses."""

@@ -14,7 +14,8 @@ opening) and at each step does what a cycle would do then: order the remaining j
 caller's queue order *at that time*, start every job that fits — under EASY only when, run for its
 time limit (what backfill checks), it does not delay the first blocked job's reservation, under
 conservative backfill when it delays no reservation made before it — and reserve the blocked
-ones (the first per GPU model, or all). EASY's reservation is made as the cycle makes it
+ones (the first per GPU model blocked by capacity — one waiting on its quota is not protected, as in
+the cycle —, or all). EASY's reservation is made as the cycle makes it
 (:mod:`.easy`): on the jobs then running held to their time limits (``holds``; the replay's own
 starts too), not to their expected ends — on expected ends it came earlier than the cycle's, so
 the replay let fewer jobs backfill than admission then did and put their ETAs too late. A job's start in this replay is its ETA. This is the event
@@ -28,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from .projection import Demand, Estimate, Projection
+from .projection import Demand, Estimate, Option, Projection
 
 __all__ = ["Hold", "lookahead"]
 
@@ -109,7 +110,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         break  # full: nothing else starts at t, and reservations only decide starts at t
                 elif protect == "all":
                     trial.reserve(demand, start, option, chosen)
-                elif protect == "first" and option.flavor not in reserved:
+                elif protect == "first" and option.flavor not in reserved and not _quota_blocked(trial, demand, option, t):
                     reserved.add(option.flavor)
                     if latest is None:
                         running = [h for h in running if h.expected > t]
@@ -129,6 +130,16 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             remaining = [j for j in remaining if j not in started]
         t = _next_event(proj, demands, remaining, t)
     return started
+
+
+def _quota_blocked(proj: Projection, demand: Demand, option: Option, t: float) -> bool:
+    """Does a quota line of ``option`` lack room for ``demand`` at ``t``? Such a job waits for its
+    own team's (or user's) work to end, not for capacity, and the cycle gives it no EASY reservation
+    (:mod:`..scheduling.pending` reserves for capacity waits only): in the replay it holds no GPUs
+    either, and the next job blocked by capacity on the model is the one protected (new user 19,
+    N14: a quota-blocked head's reservation on the GPU another team's job freed put that team's
+    next job behind the head's own blocker, 3 minutes after the cycle started it)."""
+    return any(proj.lines[line].at(t) < demand.milli for line in option.lines)
 
 
 def _latest_view(proj: Projection, running: Sequence[Hold]) -> Projection:

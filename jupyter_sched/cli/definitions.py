@@ -61,21 +61,31 @@ def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = ""
 
 
 def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
-    p.add_argument("--cron", help='cron schedule, 5 fields, e.g. "0 12 * * 1-5" (12:00 on weekdays)')
-    p.add_argument("--tz", help="IANA time zone of the schedule, e.g. Europe/Berlin (default UTC)")
-    p.add_argument("--name", help="name (default: the file's name)")
+    """The options ``create`` and ``edit`` share. On ``edit`` a help text says an option left out
+    keeps the current value, never create's default (new user 19, N15: ``edit --help`` said
+    "--gpus … (default 1)" while leaving it out kept the definition's ``gpus 0``)."""
+    def said(text: str, default: str) -> str:
+        return f"{text} ({default})" if create else f"{text} (left out: unchanged)"
+
+    p.add_argument("--cron", help=said('cron schedule, 5 fields, e.g. "0 12 * * 1-5" (12:00 on weekdays)',
+                                       "default: none, runs only when asked"))
+    p.add_argument("--tz", help=said("IANA time zone of the schedule, e.g. Europe/Berlin", "default UTC"))
+    p.add_argument("--name", help=said("name", "default: the file's name"))
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable")
     p.add_argument("--missed", choices=("run_once", "skip"),
-                   help="firings missed while no server ran: one catch-up run (run_once, default) or none (skip)")
-    p.add_argument("--gpus", help="GPUs per run (default 1)")
-    p.add_argument("--model", help="acceptable GPU model(s), e.g. A100")
-    p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
+                   help=said("firings missed while no server ran: one catch-up run (run_once) or none (skip)",
+                             "default run_once"))
+    p.add_argument("--gpus", help=said("GPUs per run", "default 1"))
+    p.add_argument("--model", help=said("acceptable GPU model(s), comma separated, e.g. A100,H100", "default: any"))
+    p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help=said('minimum memory per GPU, e.g. "40GiB"', "default: any"))
     p.add_argument("--priority", metavar="{high,normal,low}",  # the server's words, as submit (new user 14, N2)
-                   help="priority class of each run (default normal; high needs an admin's grant)")
-    p.add_argument("--time-limit", dest="time_limit", help='e.g. "1h"')
-    p.add_argument("--profile", help="an admin-defined request template")
-    p.add_argument("--queue", help="team queue to charge the runs to")
+                   help=said("priority class of each run", "default normal; high needs an admin's grant"))
+    p.add_argument("--time-limit", dest="time_limit", help=said('e.g. "1h"; 0 for no limit', "default: the queue's"))
+    p.add_argument("--profile", help=said("an admin-defined request template", "default: none"))
+    # --team as submit and %schedule define take it; --queue, the old spelling, still works (new user 19, N15)
+    p.add_argument("--team", "--queue", dest="team",
+                   help=said("team charged for the runs (--queue is another name)", "default: your first team"))
     if create:
         p.add_argument("--paused", action="store_true", help="save it paused")
     else:
@@ -114,7 +124,7 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
     for key, field in (("cron", "schedule"), ("tz", "timezone"), ("name", "name"), ("missed", "missed"),
                        ("gpus", "gpus"), ("model", "model"), ("mem_per_gpu", "mem_per_gpu"),
                        ("priority", "priority"), ("time_limit", "time_limit"), ("profile", "profile"),
-                       ("queue", "queue")):
+                       ("team", "team")):
         value = getattr(args, key, None)
         if value is not None:
             body[field] = value
@@ -251,7 +261,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         change = _body(args, parser, create=False)
         if not change:
             parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --gpus, --model, "
-                         "--mem-per-gpu, --priority, --time-limit, --profile, --queue or --missed")
+                         "--mem-per-gpu, --priority, --time-limit, --profile, --team or --missed")
         result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))

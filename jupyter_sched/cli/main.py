@@ -253,7 +253,7 @@ def _add_submit(sub: Any) -> None:
     # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
     submit.add_argument("--priority", metavar="{high,normal,low}",
                         help="priority class (default normal; high needs an admin's grant)")
-    submit.add_argument("--team", help="team / queue charged")
+    submit.add_argument("--team", "--queue", dest="team", help="team charged (--queue is another name)")
     submit.add_argument("--name", help="job name")
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")

@@ -16,16 +16,14 @@ at a later tick, and meanwhile the caller keeps what it guards as it is (the lea
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 __all__ = ["PENDING", "Background"]
 
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -34,19 +32,18 @@ PENDING: object = object()
 
 
 class Background(Generic[T]):
-    """Runs of ``key → work()`` in ``workers`` threads, one in flight per key (module docstring).
+    """Runs of ``key → work()``, each in its own daemon thread (a scan stuck on ``/proc`` never holds
+    the server's exit), one in flight per key (module docstring).
 
     Args:
         name: the worker threads' name prefix (in thread dumps and logs).
-        workers: threads.
         wait_s: the wait budget, seconds (refilled at ``wait_s`` per second): a fast scan
             answers in the tick that started it.
         monotonic: the wait's clock (tests pass their own).
     """
 
-    def __init__(self, name: str, *, workers: int = 2, wait_s: float = 0.25,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+    def __init__(self, name: str, *, wait_s: float = 0.25, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.name = name
         self._runs: dict[str, tuple[Future[T], float]] = {}
         self._lock = threading.Lock()
         self.wait_s = wait_s
@@ -70,7 +67,7 @@ class Background(Generic[T]):
             self._tokens = min(self.wait_s, self._tokens + (now - self._refilled) * self.wait_s)
             self._refilled = now
             if run is None:
-                run = (self._pool.submit(work), now)
+                run = (self._start(key, work), now)
                 self._runs[key] = run
             budget = self._tokens
         future = run[0]
@@ -86,6 +83,18 @@ class Background(Generic[T]):
         with self._lock:
             self._runs.pop(key, None)
         return future.result()
+
+    def _start(self, key: str, work: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+
+        def body() -> None:
+            try:
+                future.set_result(work())
+            except BaseException as exc:  # handed to the reader, raised there
+                future.set_exception(exc)
+
+        threading.Thread(target=body, name=f"{self.name}-{key}", daemon=True).start()
+        return future
 
     def forget(self, key: str) -> None:
         """Drop ``key``'s run (it finishes, unread)."""

@@ -23,8 +23,11 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_SELECTOR", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
-           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_LABEL_KEY_CHARS",
+           "MAX_NODE_LABEL_VALUE_CHARS", "MAX_NODE_SELECTOR", "MAX_TOLERATIONS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS",
+           "MIN_TIME_LIMIT_S", "as_sent", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
+           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
+           "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -386,6 +389,10 @@ def _tolerations(value: Any) -> tuple[str, ...]:
 MAX_NODE_SELECTOR = 64
 """Most ``node_selector`` pairs one job may give, as :data:`MAX_TOLERATIONS` (red team 19, R1: 6,500
 pairs fit the 64 KiB field cap, and every refusal quoted them all)."""
+MAX_NODE_LABEL_KEY_CHARS = 317
+"""Longest ``node_selector`` key: a Kubernetes label's (a 253-character DNS prefix, ``/``, a 63-character name)."""
+MAX_NODE_LABEL_VALUE_CHARS = 63
+"""Longest ``node_selector`` value: a Kubernetes label value's."""
 
 
 def _str_map(value: Any, key: str) -> dict[str, str]:
@@ -416,9 +423,11 @@ def _node_selector_bounds(value: Mapping[str, Any]) -> None:
         raise ValidationError(f"node_selector must have at most {MAX_NODE_SELECTOR} pairs (got {len(value)})",
                               field="node_selector", hint="select nodes by the few labels that tell them apart")
     for k, v in value.items():
-        if len(k) > 317 or len(str(v)) > 63:
-            said = f"key {quoted(k, 40)} is {len(k)}" if len(k) > 317 else f"{quoted(k, 40)} value is {len(str(v))}"
-            most = "key has at most 317" if len(k) > 317 else "value has at most 63"
+        long_key = len(k) > MAX_NODE_LABEL_KEY_CHARS
+        if long_key or len(str(v)) > MAX_NODE_LABEL_VALUE_CHARS:
+            said = f"key {quoted(k, 40)} is {len(k)}" if long_key else f"{quoted(k, 40)} value is {len(str(v))}"
+            most = (f"key has at most {MAX_NODE_LABEL_KEY_CHARS}" if long_key
+                    else f"value has at most {MAX_NODE_LABEL_VALUE_CHARS}")
             raise ValidationError(f"node_selector {said} characters; a node label's {most}", field="node_selector",
                                   hint="give the label as the nodes carry it")
 

@@ -238,6 +238,10 @@ class CycleContext:
         # per flavor (model, pools): .admit.shares_note's numbers and clause, by share_version
         self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
+        # .pending._cannot_backfill's clause and numbers per (reserved job, its time, limit, limit's
+        # source, another user's reservation); None: such a job could finish before it
+        self.backfill_clauses: dict[tuple[str, datetime, float | None, str, bool],
+                                    tuple[str, dict[str, Any]] | None] = {}
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out
         self._top_holder_known = False

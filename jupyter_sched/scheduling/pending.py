@@ -56,13 +56,36 @@ _HELD_CODES = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})
 
 def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str,
                      details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """Say why the job could not start ahead of the model's reservation either (case 033)."""
+    """Say why the job could not start ahead of the model's reservation either (case 033).
+
+    The clause and its numbers depend only on the reservation, the job's time limit and whether
+    another user owns the reserved job: worked out once per cycle for each (``ctx.backfill_clauses``;
+    issue 16: most jobs pending behind a full cluster say the same), each job given its own copy."""
     limit, source = effective_limit(job.spec, ctx.profile.time_limits)
     if res.eta is None:
         return message, details
+    reserved = ctx.by_id.get(res.job_id)
+    other_owner = reserved is not None and reserved.spec.user != job.spec.user
+    key = (res.job_id, res.eta, limit, source, other_owner)
+    memo = ctx.backfill_clauses
+    if key in memo:
+        said = memo[key]
+    else:
+        said = memo[key] = _backfill_clause(ctx, res, reserved, limit, source, other_owner)
+    if said is None:
+        return message, details
+    clause, info = said
+    return message.rstrip(".") + f"; {clause}.", {**details, "backfill": dict(info)}
+
+
+def _backfill_clause(ctx: CycleContext, res: Reservation, reserved: Job | None, limit: float | None, source: str,
+                     other_owner: bool) -> tuple[str, dict[str, Any]] | None:
+    """:func:`_cannot_backfill`'s clause and ``details["backfill"]`` for a job with ``limit``
+    seconds (from ``source``) behind ``res`` (None: it could finish before ``res.eta``)."""
+    assert res.eta is not None
     end = job_end(ctx.now, limit, ctx.now)
     if end is not None and end <= res.eta:
-        return message, details
+        return None
     said_as = ctx.said_times.get(res.eta)  # the reservation's time, said once per cycle (issue 17)
     if said_as is None:
         said_as = ctx.said_times[res.eta] = (res.eta.isoformat(), said_time(res.eta))
@@ -73,14 +96,13 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
     else:
         clause = f"with a limit of {limit:g} s ({source}) it cannot finish before {res.job_id}, reserved from {said}"
     info: dict[str, Any] = {"reserved_for": res.job_id, "reservation": when, "limit_s": limit, "limit_source": source}
-    reserved = ctx.by_id.get(res.job_id)
     if reserved is not None:  # named as the ETA names jobs: "big (j-…)", not the bare id (new user 16, N8)
         name = public_name(reserved.spec).strip()[:80]
         if name and name != res.job_id:
             info["reserved_for_name"] = name
-        if reserved.spec.user != job.spec.user:
+        if other_owner:
             info["reserved_for_owner"] = reserved.spec.user
-    return message.rstrip(".") + f"; {clause}.", {**details, "backfill": info}
+    return clause, info
 
 
 def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mapping[str, Any]]:

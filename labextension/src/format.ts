@@ -544,25 +544,41 @@ export function sparklinePath(values: readonly number[], width: number, height: 
 
 /**
  * The notification text of an `idle_warning` event (`{job_id, kind, stage: warn|reclaim|clear,
- * action, reason, deadline}`), short enough for a toast; null for `clear` (activity resumed).
+ * action: notify|release|requeue|stop, reason, deadline}`), short enough for a toast; null for
+ * `clear` (activity resumed). Its title says what happened or will happen for the action the
+ * server took, in the words of the audit (`engine.idle`): `notify` frees nothing ("Idle GPUs
+ * reported", the GPUs kept — new user 19, N10: it said "Idle GPUs reclaimed: … were reported as
+ * idle"); `release` frees the GPUs; `requeue` stops the job and puts it back in the queue; `stop`
+ * stops it. An unknown action reads as `release` (the server's default).
  */
 export function idleNotice(data: Record<string, unknown>, name: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string | null {
   const stage = data.stage ?? 'warn';
-  const verbs: Record<string, string> = {
-    release: trans.__('released'),
-    requeue: trans.__('requeued'),
-    stop: trans.__('stopped'),
-    notify: trans.__('reported as idle')
-  };
-  const verb = verbs[String(data.action)] ?? verbs.release;
   if (stage === 'clear') {
     return null;
   }
+  const action = ['notify', 'release', 'requeue', 'stop'].includes(String(data.action)) ? String(data.action) : 'release';
   if (stage === 'reclaim') {
-    return trans.__("Idle GPUs reclaimed: %1's GPUs were %2.", name, verb);
+    const reason = typeof data.reason === 'string' && data.reason ? data.reason : '';
+    const done: Record<string, string> = {
+      notify: reason
+        ? trans.__('Idle GPUs reported: %1 is idle (%2); nothing was freed, it keeps its GPUs.', name, reason.length > 60 ? `${reason.slice(0, 59)}…` : reason)
+        : trans.__('Idle GPUs reported: %1 is idle; nothing was freed, it keeps its GPUs.', name),
+      release: trans.__("Idle GPUs reclaimed: %1's GPUs were released.", name),
+      requeue: trans.__('Idle GPUs reclaimed: %1 was stopped and put back in the queue; its GPUs were freed.', name),
+      stop: trans.__('Idle GPUs reclaimed: %1 was stopped; its GPUs were freed.', name)
+    };
+    return done[action];
   }
   const when = typeof data.deadline === 'string' ? formatEta(data.deadline, now, trans) : trans.__('soon');
-  return trans.__('Idle GPUs: %1 is idle; its GPUs will be %2 %3 unless it is used or kept alive.', name, verb, when);
+  // only a lease has Keep alive; a batch job or service is kept by using its GPUs
+  const unless = typeof data.kind === 'string' && data.kind !== 'lease' ? trans.__('unless it is used') : trans.__('unless it is used or kept alive');
+  const ahead: Record<string, string> = {
+    notify: trans.__('Idle GPUs: %1 is idle; it will be reported as idle %2 %3 (its GPUs are not taken).', name, when, unless),
+    release: trans.__('Idle GPUs: %1 is idle; its GPUs will be released %2 %3.', name, when, unless),
+    requeue: trans.__('Idle GPUs: %1 is idle; it will be stopped and put back in the queue %2 %3.', name, when, unless),
+    stop: trans.__('Idle GPUs: %1 is idle; it will be stopped %2 %3.', name, when, unless)
+  };
+  return ahead[action];
 }
 
 /**

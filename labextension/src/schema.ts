@@ -766,6 +766,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -774,7 +775,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
@@ -1431,6 +1432,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
@@ -1502,6 +1513,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
@@ -1699,6 +1720,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
@@ -1918,6 +1949,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -1926,7 +1958,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
@@ -2175,6 +2207,7 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description node labels the job's nodes carry, as the nodes carry them: at most 64 pairs, a key of at most 317 characters (a label's DNS prefix, /, name), a value of at most 63
              * @example {
              *       "zone": "a"
              *     }
@@ -2183,7 +2216,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute), at most 64; a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]

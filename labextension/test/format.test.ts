@@ -272,9 +272,19 @@ describe('sparklinePath', () => {
 describe('idleNotice', () => {
   it.each([
     ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released in 10m unless it is used or kept alive.'],
-    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be requeued in 30s unless it is used or kept alive.'],
+    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', kind: 'training', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped and put back in the queue in 30s unless it is used.'],
     ['a past deadline is now', { stage: 'warn', action: 'release', deadline: '2026-11-29T11:00:00Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released now unless it is used or kept alive.'],
-    ['a reclaim says it happened', { stage: 'reclaim', action: 'release' }, "Idle GPUs reclaimed: nb-lease's GPUs were released."]
+    ['a reclaim says it happened', { stage: 'reclaim', action: 'release' }, "Idle GPUs reclaimed: nb-lease's GPUs were released."],
+    // new user 19, N10: notify frees nothing — it said "Idle GPUs reclaimed: svc-ok's GPUs were reported as idle."
+    ['newuser19 N10: a notify reclaim says nothing was freed', { stage: 'reclaim', action: 'notify', kind: 'inference', reason: 'low efficiency: GPU < 5 % for 2 min' },
+      'Idle GPUs reported: nb-lease is idle (low efficiency: GPU < 5 % for 2 min); nothing was freed, it keeps its GPUs.'],
+    ['newuser19 N10: a notify reclaim without a reason', { stage: 'reclaim', action: 'notify' }, 'Idle GPUs reported: nb-lease is idle; nothing was freed, it keeps its GPUs.'],
+    ['newuser19 N10: a requeue reclaim says the job went back to the queue', { stage: 'reclaim', action: 'requeue', kind: 'training' },
+      'Idle GPUs reclaimed: nb-lease was stopped and put back in the queue; its GPUs were freed.'],
+    ['newuser19 N10: a stop reclaim says it was stopped', { stage: 'reclaim', action: 'stop', kind: 'inference' }, 'Idle GPUs reclaimed: nb-lease was stopped; its GPUs were freed.'],
+    ['newuser19 N10: a notify warning says its GPUs are not taken', { stage: 'warn', action: 'notify', kind: 'inference', deadline: '2026-11-29T12:01:00Z' },
+      'Idle GPUs: nb-lease is idle; it will be reported as idle in 1m unless it is used (its GPUs are not taken).'],
+    ['newuser19 N10: a stop warning', { stage: 'warn', action: 'stop', kind: 'training', deadline: '2026-11-29T12:01:00Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped in 1m unless it is used.']
   ])('%s', (_name, data, want) => {
     const text = idleNotice(data, 'nb-lease', NOW);
     expect(text).toBe(want);
@@ -289,6 +299,14 @@ describe('idleNotice', () => {
 
   it('clear (activity resumed) announces nothing', () => {
     expect(idleNotice({ stage: 'clear' }, 'nb-lease', NOW)).toBeNull();
+  });
+
+  it('newuser19 N10: only release, requeue and stop say reclaimed; notify never does', () => {
+    for (const action of ['notify', 'release', 'requeue', 'stop']) {
+      const text = idleNotice({ stage: 'reclaim', action, kind: 'training' }, 'j', NOW) ?? '';
+      expect(text.startsWith('Idle GPUs reclaimed:')).toBe(action !== 'notify');
+      expect(/freed/.test(text)).toBe(action !== 'release');
+    }
   });
 });
 

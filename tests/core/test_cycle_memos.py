@@ -10,6 +10,8 @@ Memos checked:
 * :meth:`~jupyter_sched.scheduling.context.CycleContext.shares_now` — reads ``fresh_shares``, the
   cycle's admissions of GPU shares kept in step with ``fresh``, not every admission;
 * :func:`~jupyter_sched.scheduling.admit.shares_note` — its clause per flavor and share version;
+* :func:`~jupyter_sched.scheduling.pending._cannot_backfill` — the clause a job behind an EASY
+  reservation gets, per reservation, time limit and owner (``backfill_clauses``; issue 16, session 19);
 * :meth:`~jupyter_sched.backfill.projection.SharedGpu.earliest` — a share's start on a shared GPU
   of the ETA projection, ruled out by the most that GPU has free while held (``room``) and kept per
   size, duration and start (``starts``) until the next share is reserved on it.
@@ -67,6 +69,14 @@ class DirectContext(CycleContext):
 
     @said_times.setter
     def said_times(self, value: object) -> None:
+        pass
+
+    @property  # type: ignore[override]
+    def backfill_clauses(self) -> dict[object, object]:
+        return {}  # .pending._cannot_backfill works each job's clause out afresh (issue 16, session 19)
+
+    @backfill_clauses.setter
+    def backfill_clauses(self, value: object) -> None:
         pass
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:

@@ -196,3 +196,19 @@ def test_newuser18_n5_ends_learnt_the_same_way_are_said_once_and_by_name() -> No
     apart = {**base, "details": {**base["details"], "eta_learned": ["j-2"], "eta_learned_other": {"j-2": 0.5}}}
     eta = render_reason(apart, mine=True).eta
     assert eta.endswith("(if waitA ends at ~50 % of its time limit, as your other runs did)"), eta
+
+
+def test_newuser19_n13_a_seconds_long_smoke_run_is_no_padding_for_long_jobs() -> None:
+    """The report: one ``train.py 3`` (4 s under a 5m limit: 1.3 %, above the 1 % floor) made three
+    30-min jobs of its user look like they end in 18 s (``eta_learned_other`` 0.0105). A run of a few
+    seconds is no record of how its user pads real work (``MIN_PADDING_RUNTIME_S``): the running
+    first runs keep their limits, and nobody's cold-start prior reads it either."""
+    history = RuntimeHistory()
+    history.learn(_spec("eve", ("python", "train.py", "3")), 4.0, 300.0)
+    long1 = _spec("eve", ("python", "train.py", "1500"))
+    assert history.predict(long1, 1800.0, ran_s=10) is None and history.origin(long1, 1800.0, ran_s=10) is None
+    stranger = _spec("amy", ("python", "train.py", "1500"))
+    assert history.predict(stranger, 1800.0, ran_s=10) is None  # no population prior from it
+    # a run that measured work (here 2 min of 5) is read as before: its user pads 2.5x
+    history.learn(_spec("eve", ("python", "train.py", "120")), 120.0, 300.0)
+    assert history.predict(long1, 1800.0, ran_s=10) == 720.0 and history.origin(long1, 1800.0, ran_s=10) == OTHER_RUNS

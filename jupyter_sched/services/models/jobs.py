@@ -7,11 +7,23 @@ wire (another user's queue entry has no command, environment or paths).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, RootModel, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
-from ...model.validation import check_env, number_as_text, parse_gpus, parse_priority
+from ...model.validation import (
+    ENV_KEY,
+    MAX_ENV_KEY_CHARS,
+    MAX_ENV_VALUE_CHARS,
+    MAX_NODE_LABEL_KEY_CHARS,
+    MAX_NODE_LABEL_VALUE_CHARS,
+    MAX_NODE_SELECTOR,
+    MAX_TOLERATIONS,
+    check_env,
+    number_as_text,
+    parse_gpus,
+    parse_priority,
+)
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -72,6 +84,18 @@ class WorkerGroupRequest(RequestModel):
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
 
 
+# The bounds the server checks (model.validation), declared in the schema only: the server's own
+# 400 (naming the field, the count or length, and the fix) stays the refusal a client gets.
+NodeSelector = Annotated[dict[str, str], WithJsonSchema({
+    "type": "object", "maxProperties": MAX_NODE_SELECTOR, "propertyNames": {"maxLength": MAX_NODE_LABEL_KEY_CHARS},
+    "additionalProperties": {"type": "string", "maxLength": MAX_NODE_LABEL_VALUE_CHARS}})]
+Tolerations = Annotated[list[str], WithJsonSchema({
+    "type": "array", "maxItems": MAX_TOLERATIONS, "items": {"type": "string"}})]
+JobEnv = Annotated[dict[str, str], WithJsonSchema({
+    "type": "object", "propertyNames": {"pattern": f"^{ENV_KEY.pattern}$", "maxLength": MAX_ENV_KEY_CHARS},
+    "additionalProperties": {"type": "string", "maxLength": MAX_ENV_VALUE_CHARS}})]
+
+
 class RunJobFields(RequestModel):
     """What the job that runs asks for — resources, limits, where it starts and with what
     environment: ONE definition of each field, shared by :class:`SubmitJobRequest` and a job
@@ -95,10 +119,13 @@ class RunJobFields(RequestModel):
     memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
-    node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
-    tolerations: list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]], description=(
+    node_selector: NodeSelector | None = Field(default=None, examples=[{"zone": "a"}], description=(
+        f"node labels the job's nodes carry, as the nodes carry them: at most {MAX_NODE_SELECTOR} pairs, a key of at "
+        f"most {MAX_NODE_LABEL_KEY_CHARS} characters (a label's DNS prefix, /, name), a value of at most "
+        f"{MAX_NODE_LABEL_VALUE_CHARS}"))
+    tolerations: Tolerations | None = Field(default=None, examples=[["gpu=true:NoSchedule"]], description=(
         "taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, "
-        "NoExecute); a node tainted so runs it only when one matches"))
+        f"NoExecute), at most {MAX_TOLERATIONS}; a node tainted so runs it only when one matches"))
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description=(
         'e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer\'s warnings say so: such a job '
         'starts only when nothing is reserved); left out: the queue default'))
@@ -109,7 +136,7 @@ class RunJobFields(RequestModel):
         "refused there when the admin mounts none), as a relative script is read in working_dir; the job's "
         "answer shows it resolved, and for a job naming none the folder it starts in (null on a hub: your "
         "home; on Kubernetes without a home mount: the image's working directory)"))
-    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}], description=(
+    env: JobEnv | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}], description=(
         "variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… "
         "change only your own processes, which run as your account); refused (400, every one named): "
         "JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what chooses the devices a job sees "
@@ -470,6 +497,10 @@ class Job(CodecView):
     nominated: Allocation | None = None
     stopping_since: str | None = Field(default=None, description="when a stop was asked for, while it runs on "
                                                                  "(see stop_requested)")
+    idle_release: dict[str, Any] | None = Field(default=None, examples=[{"action": "release", "after_s": 3600}],
+                                                description=(
+        "a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s "
+        "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)"))
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
