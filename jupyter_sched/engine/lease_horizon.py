@@ -26,7 +26,7 @@ from ..reclaim import IdleCandidate, IdlePolicies
 from ..reclaim.policy import ReclaimMode
 from ..scheduling.snapshot import CycleResult, Pend
 
-__all__ = ["with_lease_horizons"]
+__all__ = ["lease_idle_release", "with_lease_horizons"]
 
 
 def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCandidate]) -> dict[str, Any] | None:
@@ -39,6 +39,23 @@ def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCa
     idle = due.get(lease.id)
     at = to_iso(idle.deadline) if idle is not None and idle.action != ReclaimMode.NOTIFY.value else None
     return {"after_s": policy.window_s + policy.grace_s, "at": at}
+
+
+def lease_idle_release(lease: Job, policies: IdlePolicies | None) -> dict[str, Any]:
+    """What this server's idle policy does to ``lease`` when it sits idle — the wire field
+    ``idle_release`` of a lease, which its own line renders (:func:`jupyter_sched.wording.jobs.ends_by`;
+    session 19: it said "or reclaimed when idle" on a server that reclaims nothing):
+    ``{"action": "release", "after_s": seconds idle before it is released (window + grace)}``,
+    ``{"action": "notify"}`` (reported as idle, never released) or ``{"action": "off"}``
+    (``policies`` None — no telemetry — or the policy disabled). Pure."""
+    if policies is None:
+        return {"action": "off"}
+    policy = policies.for_job(lease)
+    if not policy.enabled:
+        return {"action": "off"}
+    if policy.lease_mode == ReclaimMode.NOTIFY:
+        return {"action": "notify"}
+    return {"action": "release", "after_s": policy.window_s + policy.grace_s}
 
 
 def with_lease_horizons(result: CycleResult, jobs: Iterable[Job], policies: IdlePolicies | None,

@@ -41,6 +41,7 @@ from traitlets import Bool, Enum
 from traitlets.config import Configurable
 
 from ..admission import system_caller
+from ..wording.jobs import GPU_MILLI_ENV, SHARED_GPU_NOTE, granted_milli, granted_words
 
 __all__ = [
     "GPU_NOTICE_ENV",
@@ -134,10 +135,12 @@ def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: boo
     if granted and not release_on_restart:
         lease = granted[0]
         uuids = _uuids(lease)
-        notice = (f"{', '.join(uuids)} re-attached (lease {lease['id']}); CUDA_VISIBLE_DEVICES is set in "
-                  "this kernel")
+        milli = granted_milli(lease)  # a share is said as one, and set as a job's (new user 19, N18)
+        share = f" — {SHARED_GPU_NOTE}" if milli < 1000 else ""
+        notice = (f"{granted_words({**lease, 'allocation': {'gpu_uuids': list(uuids), 'gpu_milli': milli}})} "
+                  f"re-attached (lease {lease['id']}){share}; CUDA_VISIBLE_DEVICES is set in this kernel")
         env = {**base, "CUDA_VISIBLE_DEVICES": ",".join(uuids), "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-               GPU_NOTICE_ENV: notice, LEASE_ID_ENV: str(lease["id"])}
+               GPU_NOTICE_ENV: notice, LEASE_ID_ENV: str(lease["id"]), GPU_MILLI_ENV: str(milli)}
         extra = tuple(str(other["id"]) for other in granted[1:])  # one lease per kernel; stray ones go
         return RestartPlan(env=env, release=queued + extra, notice=notice)
     if granted:

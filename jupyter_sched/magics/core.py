@@ -34,8 +34,12 @@ from ..wording import cancel_outcome, refusal_text, render_reason, state_word, w
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
+    GPU_MILLI_ENV,
+    SHARED_GPU_NOTE,
     bulk_cancel_answers,
     bulk_cancel_plan,
+    granted_milli,
+    granted_words,
     idle_note,
     in_bulk_cancel,
     job_head,
@@ -403,6 +407,7 @@ class SchedMagics(Magics):
                        "then %gpu request.")
             return
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        os.environ[GPU_MILLI_ENV] = "0"
         self._print(f"{head}; it is now '' (no GPU) so nothing here uses GPUs it no longer holds.")
 
     def _idle_warning(self, lease_id: str) -> str:
@@ -592,6 +597,8 @@ class SchedMagics(Magics):
         # UUIDs (not indices) with PCI_BUS_ID order: nvidia-smi and CUDA disagree on index order (case 016)
         os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(uuids)
+        milli = granted_milli(lease)
+        os.environ[GPU_MILLI_ENV] = str(milli)  # as a job reads its share (executors.local; new user 19, N18)
         self._applied = uuids
         self.lease = lease
         self._checked_at = time.monotonic()
@@ -599,8 +606,9 @@ class SchedMagics(Magics):
         if not self._watching and events is not None:
             events.register("pre_run_cell", self._before_cell)
             self._watching = True
-        self._print(f"Allocated {', '.join(uuids)} (lease {lease['id']}); "
-                    f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} in this kernel")
+        share = f" — {SHARED_GPU_NOTE}" if milli < 1000 else ""
+        self._print(f"Allocated {granted_words(lease)} (lease {lease['id']}){share}; "
+                    f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} and {GPU_MILLI_ENV}={milli} in this kernel")
         simulated = bool(lease.get("simulated")) or any(u.startswith("GPU-sim") for u in uuids)
         if simulated:
             self._print("These GPUs are simulated (no NVIDIA driver here): the UUIDs label the allocation; "
@@ -652,6 +660,7 @@ class SchedMagics(Magics):
             # server set them at a kernel restart (new user 7, F19: they stayed, and the GPU went to the
             # next job while this kernel still pointed at it)
             os.environ["CUDA_VISIBLE_DEVICES"] = ""
+            os.environ[GPU_MILLI_ENV] = "0"  # no GPU, no share (as a job's, new user 11, N8)
             self._applied = ()
             self._print(RELEASED_CUDA)
         else:

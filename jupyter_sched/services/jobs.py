@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..admission import Caller
+from ..engine.lease_horizon import lease_idle_release
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
@@ -142,9 +143,9 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool], object, QueueEntry]] = {}
+        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool], object, JobView]] = {}
+        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
@@ -745,7 +746,7 @@ class JobsService:
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
-        shape = (record.version, simulated)
+        shape = (record.version, simulated, id(self.ctx.engine.idle_policies))  # PUT idle-policy: a new object
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -753,11 +754,19 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         self._name_preemptors([data])
+        self._idle_release(job, data)
         row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine)] = (shape, reason, row)
         return row
+
+    def _idle_release(self, job: Job, row: dict[str, Any]) -> None:
+        """``idle_release`` on a lease holding GPUs: what this server's idle policy does to it when
+        idle (:func:`~jupyter_sched.engine.lease_horizon.lease_idle_release`), which its line says
+        (session 19: "or reclaimed when idle" whatever the policy)."""
+        if job.is_lease and job.state.holds_gpus:
+            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies)
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
@@ -780,10 +789,12 @@ class JobsService:
         simulated = self.ctx.simulated()
         grace = self.ctx.engine.stop_grace_s
         records = builtins.list(records)
-        rows = [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
-        for record, row in zip(records, rows, strict=True):  # in the grace of a stop: who asked, when it is killed
+        jobs = [self.ctx.live(r.job) for r in records]
+        rows = [job_to_dict(job, simulated=simulated) for job in jobs]
+        for record, job, row in zip(records, jobs, rows, strict=True):  # a stop's grace: who asked, when it is killed
             if (stop := stop_requested(record, grace, row)) is not None:
                 row["stop_requested"] = stop
+            self._idle_release(job, row)
         self._name_preemptors(rows)
         return rows
 
@@ -810,10 +821,12 @@ class JobsService:
         if kind is not None and record.job.spec.kind is not kind:
             raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field=field,
                                 hint=f"list yours with GET {kind.value}s")
-        data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
+        live = self.ctx.live(record.job)
+        data = job_to_dict(live, simulated=self.ctx.simulated())
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         self._name_preemptors([data])
+        self._idle_release(live, data)
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -910,7 +923,7 @@ class JobsService:
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
-        shape = (record.version, index, simulated)
+        shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies))
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -926,6 +939,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         self._name_preemptors([data])
+        self._idle_release(job, data)
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

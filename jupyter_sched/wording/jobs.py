@@ -15,9 +15,9 @@ from ..model.units import clock_text, format_duration, gpus_phrase, relative_tex
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -154,6 +154,34 @@ def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
     if workers:
         return tuple(str(u) for w in workers for u in w.get("gpu_uuids", ()))
     return tuple(str(u) for u in alloc.get("gpu_uuids", ()))
+
+
+def granted_milli(job: Mapping[str, Any]) -> int:
+    """Thousandths of each GPU the job's allocation holds (1000: whole GPUs; 500: half of one, shared
+    with other fractional work), from ``allocation.gpu_milli``, else ``resources.gpu_milli``; 1000 when
+    neither says (as ``JUPYTER_SCHED_GPU_MILLI`` of a job, ``executors.local``)."""
+    for key in ("allocation", "resources"):
+        part = job.get(key)
+        milli = part.get("gpu_milli") if isinstance(part, Mapping) else None
+        if isinstance(milli, int) and not isinstance(milli, bool) and 0 < milli <= 1000:
+            return milli
+    return 1000
+
+
+GPU_MILLI_ENV = "JUPYTER_SCHED_GPU_MILLI"
+"""The variable a job (``executors.local``) and a kernel holding a lease (``%gpu``) read their share of
+each GPU in: thousandths, 1000 whole, 0 no GPU."""
+
+SHARED_GPU_NOTE = "a share of one GPU, time-sliced with other fractional work, with no memory isolation"
+"""What a fractional grant is, in the words of the README's "Shared GPUs" (new user 19, N18)."""
+
+
+def granted_words(job: Mapping[str, Any]) -> str:
+    """The GPUs a grant gives, for "Allocated …" / "… re-attached": ``GPU-a, GPU-b`` for whole GPUs,
+    ``0.5 of GPU-a`` for a share (new user 19, N18: a half GPU read as a whole one)."""
+    uuids = ", ".join(granted_uuids(job))
+    milli = granted_milli(job)
+    return uuids if milli >= 1000 else f"{milli / 1000:g} of {uuids}"
 
 
 def gpus_text(job: Mapping[str, Any]) -> str:
@@ -573,12 +601,37 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
     if lease.get("released_at_exit") and lease.get("mine", True) is not False:  # new user 16, N1
         return (f"{AT_EXIT_HOLDER}: released when it runs %gpu release or exits "
                 f"(`{cancel} {lease.get('id')}` releases them sooner), no time limit")
+    when, note = idle_release_words(lease.get("idle_release"))
     if not lease.get("kernel_id") and lease.get("mine", True) is not False:
-        return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them (or idle reclaim), no time limit"
+        idle = "" if not when else " (or idle reclaim)" if when == "when idle" else f" (or idle reclaim {when})"
+        return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them{idle}, no time limit{note}"
     if lease.get("mine", True) is False:
         what = "a kernel's GPUs" if lease.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
-        return f"{what}: held until its owner releases them or they are reclaimed when idle, no time limit"
-    return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
+        idle = f" or they are reclaimed {when}" if when else ""
+        return f"{what}: held until its owner releases them{idle}, no time limit{note}"
+    idle = f" or reclaimed {when}" if when else ""
+    return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}"
+
+
+def idle_release_words(idle_release: Any) -> tuple[str, str]:
+    """What this server's idle policy does to a lease, from its wire ``idle_release``
+    (:func:`jupyter_sched.engine.lease_horizon.lease_idle_release`), as ``(when, note)``: ``("after
+    1h00m idle", "")`` (released after the window and grace), ``("", "; this server reports idle
+    leases, it does not reclaim them")`` (notify), ``("", "; this server does not reclaim idle
+    leases")`` (off); ``("when idle", "")`` without the field (an older server, an event's row).
+    The one wording of a lease's own line in the CLI, ``%gpu`` and ``%schedule`` (session 19: it
+    said "or reclaimed when idle" whatever the server's idle policy)."""
+    if not isinstance(idle_release, Mapping):
+        return "when idle", ""
+    action = idle_release.get("action")
+    after = idle_release.get("after_s")
+    if action == "release" and isinstance(after, (int, float)) and not isinstance(after, bool):
+        return f"after {format_duration(float(after))} idle", ""
+    if action == "notify":
+        return "", "; this server reports idle leases, it does not reclaim them"
+    if action == "off":
+        return "", "; this server does not reclaim idle leases"
+    return "when idle", ""
 
 
 BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}

@@ -1432,6 +1432,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
@@ -1503,6 +1513,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
@@ -1700,6 +1720,16 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
+            /**
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @example {
+             *       "action": "release",
+             *       "after_s": 3600
+             *     }
+             */
+            idle_release?: {
+                [key: string]: unknown;
+            } | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */

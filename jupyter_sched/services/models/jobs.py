@@ -497,6 +497,10 @@ class Job(CodecView):
     nominated: Allocation | None = None
     stopping_since: str | None = Field(default=None, description="when a stop was asked for, while it runs on "
                                                                  "(see stop_requested)")
+    idle_release: dict[str, Any] | None = Field(default=None, examples=[{"action": "release", "after_s": 3600}],
+                                                description=(
+        "a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s "
+        "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)"))
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
