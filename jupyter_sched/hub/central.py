@@ -234,6 +234,7 @@ class HubSchedApp(SchedApp):
         # owners' teams as a request of theirs has them (hub groups, admin flag, admin_users): R4
         self.offboarding = Offboarding(grace_s=self.removed_user_grace_s,
                                        caller_of=hub_caller_of(self.services, lambda: self.admin_users))
+        self.offboarding.on_models = self._seen_models  # a group change drops the cached groups at once (red19 R2)
         self._offboarding = False
         if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
             self.services.set_held_users(self.offboarding.held)
@@ -391,6 +392,16 @@ class HubSchedApp(SchedApp):
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)
+
+    def _seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> None:
+        """The hub poll's user models, to the identity provider: it forgets the cached groups of
+        users whose groups changed (red team 19, R2), and the service log says who."""
+        provider = self._provider()
+        if hasattr(provider, "seen_models"):
+            changed = provider.seen_models(models)
+            if changed:
+                log.info("jupyter_sched: hub groups changed for %s: their next request reads them from the hub",
+                         ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20 else ""))
 
     @property
     def hub_token_page(self) -> str:

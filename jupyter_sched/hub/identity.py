@@ -15,7 +15,12 @@ Roles come from the hub, looked up with the service's own token (role scopes ``r
 - team = one of the user's hub groups (see :func:`choose_team`).
 
 Lookups are cached ``lookup_cache_s`` seconds (default 60 s) so a burst of requests costs one
-hub call per user.
+hub call per user. A request that changes something (``POST``/``PUT``/``PATCH``: submit, lease,
+definition create/edit, resubmit) decides team membership on a view at most
+``membership_fresh_s`` old (default 2 s), read from the hub's user record, never the token's cached
+model (up to ``token_cache_s`` old); and a membership change the service's hub poll sees
+(:meth:`HubIdentityProvider.seen_models`) drops what was cached for that user at once (red team 19,
+R2: a user removed from a group submitted on it for 30 s).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
 
 __all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "choose_team", "is_admin"]
+
+_MUTATIONS = frozenset({"POST", "PUT", "PATCH"})
+"""Request methods whose admission decides on a fresh membership view (``membership_fresh_s``)."""
 
 ADMIN_SCOPE = "custom:jupyter-sched:admin"
 """Custom hub scope that makes its holder a scheduler admin (besides hub admins)."""
@@ -98,9 +106,20 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         jobs within half a minute. An explicit c.HubOAuth.cache_max_age / c.HubAuth.cache_max_age wins.""",
     )
 
+    membership_fresh_s = Float(
+        2.0, config=True,
+        help="""Seconds a user's hub groups may be old when their request changes something (submit,
+        lease, definition create/edit, resubmit: POST/PUT/PATCH); older, they are read from the hub
+        again (one hub call per user per this many seconds of such requests). Reads keep the
+        token's cached answer. 0 = every such request asks the hub. Default 2 s: a user an admin
+        removes from a group can no longer charge it 2 s later (red team 19, R2; was token_cache_s).""",
+    )
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._cache: dict[str, tuple[float, bool, tuple[str, ...]]] = {}
+        self._known: dict[str, tuple[str, ...]] = {}  # user -> groups last used for them
+        self._stale: dict[str, float] = {}  # user -> when a change was seen: their token's cached model is not trusted
 
     @default("hub_auth")
     def _default_hub_auth(self) -> Any:
@@ -124,27 +143,67 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         if base is None:
             return None
         model = dict(base.hub_user)
-        admin, groups = await self._roles(str(model["name"]), model)
+        fresh = str(getattr(getattr(handler, "request", None), "method", "GET")).upper() in _MUTATIONS
+        admin, groups = await self._roles(str(model["name"]), model, fresh=fresh)
         user = HubUser(model, admin=admin, groups=groups)
         handler._jupyterhub_user = user
         return user
 
-    async def _roles(self, name: str, model: Mapping[str, Any]) -> tuple[bool, tuple[str, ...]]:
+    async def _roles(self, name: str, model: Mapping[str, Any], *, fresh: bool = False) -> tuple[bool, tuple[str, ...]]:
         """``(hub admin?, groups)`` of ``name``: from the token's own model when it carries them,
-        else from ``GET {hub api}/users/{name}`` with the service token (cached)."""
+        else from ``GET {hub api}/users/{name}`` with the service token (cached
+        ``lookup_cache_s``). ``fresh`` (a request that changes something), or a membership change
+        seen within ``token_cache_s``: never the token's model, and the record at most
+        ``membership_fresh_s`` old.
+
+        Raises:
+            tornado.web.HTTPError: 503 when the hub did not answer a lookup (retry in a moment).
+        """
         if model.get("kind", "user") != "user":
             return False, ()
-        if "admin" in model and "groups" in model:
-            return bool(model["admin"]), tuple(str(g) for g in model["groups"])
         now = time.monotonic()
+        seen = self._stale.get(name)
+        if seen is not None and now - seen >= self.token_cache_s:  # every token's cached model is newer now
+            del self._stale[name]
+            seen = None
+        if "admin" in model and "groups" in model and not fresh and seen is None:
+            groups = tuple(str(g) for g in model["groups"])
+            self._known[name] = groups
+            return bool(model["admin"]), groups
         cached = self._cache.get(name)
-        if cached is not None and now - cached[0] < self.lookup_cache_s:
+        bound = min(self.lookup_cache_s, self.membership_fresh_s) if fresh else self.lookup_cache_s
+        if cached is not None and now - cached[0] < bound:
             return cached[1], cached[2]
-        record = await self.hub_api("GET", f"users/{name}")
+        try:
+            record = await self.hub_api("GET", f"users/{quote(name, safe='')}")
+        except Exception as exc:  # refused or unreachable: no traceback to the caller
+            raise web.HTTPError(503, f"the scheduler could not ask the hub for {name}'s groups ({exc.__class__.__name__}); "
+                                     "retry in a moment") from None
         admin = bool(record.get("admin")) if isinstance(record, dict) else False
         groups = tuple(str(g) for g in (record.get("groups") or ())) if isinstance(record, dict) else ()
         self._cache[name] = (now, admin, groups)
+        self._known[name] = groups
         return admin, groups
+
+    def seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """The hub poll's user models (``{name: model}``): each user whose ``groups`` differ from
+        those last used for them is forgotten at once (:meth:`forget`); the names forgotten, sorted.
+        A model without ``groups`` (the service's token may not read them) says nothing."""
+        changed = []
+        for name, model in models.items():
+            groups = model.get("groups") if isinstance(model, Mapping) else None
+            known = self._known.get(name)
+            if isinstance(groups, list) and known is not None and sorted(known) != sorted(str(g) for g in groups):
+                self.forget(name)
+                changed.append(name)
+        return sorted(changed)
+
+    def forget(self, name: str) -> None:
+        """Drop what is cached of ``name``'s roles, and trust no token's cached model of them for
+        ``token_cache_s`` (HubAuth keeps those per token): their next request reads the hub."""
+        self._cache.pop(name, None)
+        self._known.pop(name, None)
+        self._stale[name] = time.monotonic()
 
     def roles_now(self, name: str) -> tuple[bool, tuple[str, ...]]:
         """``(hub admin?, groups)`` of ``name`` outside a request (a job definition firing on the
@@ -156,7 +215,7 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         """
         now = time.monotonic()
         cached = self._cache.get(name)
-        if cached is not None and now - cached[0] < self.lookup_cache_s:
+        if cached is not None and now - cached[0] < self.lookup_cache_s:  # dropped at once by a change seen (forget)
             return cached[1], cached[2]
         auth = self.hub_auth
         url = auth.api_url.rstrip("/") + "/users/" + quote(name, safe="")
@@ -173,6 +232,7 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         admin = bool(record.get("admin")) if isinstance(record, dict) else False
         groups = tuple(str(g) for g in (record.get("groups") or ())) if isinstance(record, dict) else ()
         self._cache[name] = (now, admin, groups)
+        self._known[name] = groups
         return admin, groups
 
     async def hub_api(self, method: str, path: str, body: Any = None) -> Any:

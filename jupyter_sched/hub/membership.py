@@ -18,7 +18,9 @@ groups and admin flag from the hub's user model, ``c.SchedApp.admin_users``, the
   nothing is cancelled, so an admin who removed the wrong user adds them back and the job goes on;
 * one ``team_left`` audit record and event per (user, team[, class]) found, naming the held jobs
   and the user's **running** work still charged to that team (left running, as offboarding does:
-  an admin cancels it if it must stop); a later pending job held on the same change gets its own;
+  an admin cancels it if it must stop); a later pending job held on the same change gets its own,
+  and so does running work not named before (admitted before admission saw the change, started
+  before a check could hold it: red team 19, R2);
 * one ``team_rejoined`` record when the owner may charge it again (their held jobs may start).
 
 Safety: a user model without ``"groups"`` (the service's token lacks ``read:users:groups``) is
@@ -95,6 +97,7 @@ class TeamHolds:
     def __init__(self) -> None:
         self._holds: dict[str, JobHold] = {}  # replaced whole on change: the engine's thread reads it
         self._found: dict[_Key, datetime] = {}  # each change announced, with when it was found
+        self._told: set[str] = set()  # running work already named in a team_left record
 
     def held(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs held (the engine's ``held_jobs`` source)."""
@@ -134,11 +137,17 @@ class TeamHolds:
         before = self._holds
         changed = set(before) ^ set(holds)
         self._holds = holds
+        told: set[str] = set()
         for key, (pending, running) in left.items():
             new = [j for j in pending if j not in before]
-            if key not in self._found or new:
-                self._announce(services, key, new, running if key not in self._found else [], now, actor)
+            # running work not named yet: admitted or started after the change (red team 19, R2: admitted in
+            # the window before admission saw it, it started before this check could hold it)
+            started = [j for j in running if j not in self._told]
+            if key not in self._found or new or started:
+                self._announce(services, key, new, started, now, actor)
             self._found.setdefault(key, now)
+            told.update(running)
+        self._told = told
         for key in [k for k in self._found if k not in left and k[0] not in unseen]:
             del self._found[key]
             caller = callers.get(key[0])

@@ -71,6 +71,9 @@ class Offboarding:
         self._removed: dict[str, datetime] = {}  # user -> when found removed
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
         self.teams = TeamHolds()
+        self.on_models: Callable[[Mapping[str, Mapping[str, Any]]], object] | None = None
+        """Called with each listing of the hub's user models (the identity provider forgets the
+        cached groups of users whose groups changed: red team 19, R2)."""
 
     def held(self) -> Mapping[str, str]:
         """``{user: why}`` of owners whose pending work is held (the engine's ``held_users`` source)."""
@@ -99,6 +102,8 @@ class Offboarding:
         if not owners and not self._removed:
             return []
         models = await all_users(hub)
+        if self.on_models is not None:
+            self.on_models(models)
         listed = set(models)
         now = services.clock.now()
         # team holds first: a re-created owner's job on a team they are no longer in is held before
