@@ -16,6 +16,8 @@ descriptors: other users' requests then failed, and the accept loop logged one t
 * ``max_body_bytes`` — the largest body (:data:`MAX_BODY_BYTES`, just above a carried notebook's
   limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
   alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
+  the body still coming is then read and dropped (at most :data:`DRAIN_BYTES`, for at most
+  ``body_timeout_s``) before the connection closes, so JupyterHub's proxy relays the 413 (R5);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -39,12 +41,13 @@ from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
 from tornado.ioloop import IOLoop
+from tornado.iostream import IOStream, StreamClosedError
 from traitlets import Float, Int
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 
-__all__ = ["ACCEPT_PAUSE_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer"]
+__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer"]
 
 FD_RESERVE = 256
 """File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
@@ -55,6 +58,12 @@ MAX_BODY_BYTES = 2 * MAX_NOTEBOOK_JSON_BYTES + MAX_SOURCE_BYTES
 newline of the notebook's own JSON) can double it, and a script's ``source`` (at most 1 MiB)."""
 _HEAD_BYTES = 64 << 10
 """Room for the request head in tornado's read buffer (its ``max_header_size`` default)."""
+DRAIN_BYTES = 64 << 20
+"""Most bytes of a refused (413) body read and dropped after the answer, so a proxy that is still
+sending it reads the 413 rather than a reset connection (red team 19, R5); past it, the connection
+is closed."""
+DRAIN_TIMEOUT_S = 60.0
+"""Longest a refused body is read and dropped (at most ``c.FrontDoor.body_timeout_s``)."""
 ACCEPT_PAUSE_S = 0.5
 """How long accepting pauses after the process ran out of file descriptors."""
 _FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -92,7 +101,9 @@ class _Watched(httputil.HTTPMessageDelegate):
         head = (f"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
-        stream.write(head + body).add_done_callback(lambda _done: stream.close())
+        body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, head + body, min(length, DRAIN_BYTES),
+                                      min(body_timeout, DRAIN_TIMEOUT_S))
 
     def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         return self._inner.data_received(chunk)
@@ -103,6 +114,25 @@ class _Watched(httputil.HTTPMessageDelegate):
 
     def on_connection_close(self) -> None:
         self._inner.on_connection_close()
+
+
+async def _answer_and_discard(stream: IOStream, answer: bytes, left: int, timeout_s: float) -> None:
+    """Write ``answer`` (the 413), then read and drop up to ``left`` bytes of the body the caller is
+    still sending, for at most ``timeout_s``, then close. Closing with unread bytes in the socket
+    makes the kernel reset the connection: JupyterHub's proxy, still writing the body, then got
+    ``write ECONNRESET`` and showed its own HTML 503 instead of the 413 (red team 19, R5). Nothing is
+    kept: each chunk is dropped as read; a body longer than :data:`DRAIN_BYTES` is cut there."""
+    loop = IOLoop.current()
+    handle = loop.call_later(timeout_s, stream.close)
+    try:
+        await stream.write(answer)
+        while left > 0:
+            left -= len(await stream.read_bytes(min(left, 1 << 20), partial=True))
+    except StreamClosedError:
+        pass
+    finally:
+        loop.remove_timeout(handle)
+        stream.close()
 
 
 class GuardedHTTPServer(HTTPServer):

@@ -191,8 +191,9 @@ class Placer:
     # ------------------------------------------------------------------ flavors
     def flavors(self, request: ResourceRequest) -> tuple[Flavor, ...]:
         """The job's flavors in preference order (cached per request shape)."""
+        selector = request.node_selector  # most have none: no sort of nothing (issue 16: ~1,000 calls a small cycle)
         key = (request.gpus > 0, request.gpu_models, request.min_memory_mib,
-               tuple(sorted(request.node_selector.items())), request.tolerations, request.mig_profile)
+               tuple(sorted(selector.items())) if selector else (), request.tolerations, request.mig_profile)
         cached = self._flavors.get(key)
         if cached is None:
             cached = self._compute_flavors(request)

@@ -1,0 +1,50 @@
+"""Red team 19, R5 on a real hub: a body over the service's cap (``c.FrontDoor.max_body_bytes``,
+17 MiB) sent through JupyterHub's proxy gets the service's JSON 413 naming ``body`` and the limit.
+Before the fix the service answered 413 and closed at once while configurable-http-proxy was still
+writing the body: the reset made it answer its own HTML "503 Service Unavailable"
+(``write ECONNRESET``). The service now reads and drops the rest of the body (bounded) before closing.
+
+Real parts, as tests/hub/test_red18_hub.py: JupyterHub (PyPI) + configurable-http-proxy (npm), real
+OS accounts, ``jupyter-sched serve`` as root on PostgreSQL; the request carries amy's own hub token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from jupyter_sched.hub.front_door import MAX_BODY_BYTES
+from tests.accounts import Account
+
+from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def users() -> Iterator[dict[str, Account]]:
+    yield from amy_and_eve()
+
+
+@pytest.fixture(scope="module")
+def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
+    yield from amy_and_eve_hub(pg_server, users, "red19r5")
+
+
+def test_red19_r5_a_body_over_the_cap_through_the_hub_proxy_gets_the_services_json_413(
+        hub: Hub, users: dict[str, Account]) -> None:
+    token = hub.token_for(users["amy"].name)
+    big = b'{"gpus": 0, "command": ["true"], "source": "' + b"x" * (MAX_BODY_BYTES + (1 << 20)) + b'"}'
+    for _ in range(2):  # and again: the proxy's connection to the service is not left broken
+        answer = httpx.post(f"{hub.service_url}api/sched/jobs", content=big, timeout=120,
+                            headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        assert answer.status_code == 413, (answer.status_code, answer.text[:300])
+        assert answer.headers["content-type"].startswith("application/json"), answer.headers
+        error = answer.json()["error"]
+        assert error["code"] == "too_large" and error["field"] == "body", error
+        assert f"{MAX_BODY_BYTES:,}" in error["message"] and f"{len(big):,}" in error["message"], error
+    fine = httpx.get(f"{hub.service_url}api/sched/me", headers={"Authorization": f"token {token}"}, timeout=60)
+    assert fine.status_code == 200, fine.text[:300]
