@@ -179,8 +179,12 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         except Exception as exc:  # refused or unreachable: no traceback to the caller
             raise web.HTTPError(503, f"the scheduler could not ask the hub for {name}'s groups ({exc.__class__.__name__}); "
                                      "retry in a moment") from None
-        admin = bool(record.get("admin")) if isinstance(record, dict) else False
-        groups = tuple(str(g) for g in (record.get("groups") or ())) if isinstance(record, dict) else ()
+        if not isinstance(record, dict) or not isinstance(record.get("groups"), list):
+            if "admin" in model and "groups" in model:  # the service's token may not read groups: the token's say
+                return bool(model["admin"]), tuple(str(g) for g in model["groups"])
+            record = record if isinstance(record, dict) else {}
+        admin = bool(record.get("admin"))
+        groups = tuple(str(g) for g in (record.get("groups") or ()))
         self._cache[name] = (now, admin, groups)
         self._known[name] = groups
         return admin, groups

@@ -25,13 +25,14 @@ class _Hub:
         self.groups = {"eve": ["nlp"]}
         self.asked: list[str] = []
         self.down = False
+        self.says_groups = True
 
     async def __call__(self, method: str, path: str, body: Any = None) -> Any:
         self.asked.append(path)
         if self.down:
             raise ConnectionRefusedError("hub down")
         name = path.rsplit("/", 1)[-1]
-        return {"name": name, "admin": False, "groups": self.groups[name]}
+        return {"name": name, "admin": False, **({"groups": self.groups[name]} if self.says_groups else {})}
 
 
 def _provider(**config: Any) -> tuple[HubIdentityProvider, _Hub]:
@@ -80,3 +81,9 @@ def test_red19_r2_a_hub_that_does_not_answer_is_a_503_not_a_traceback() -> None:
         asyncio.run(provider._roles("eve", STALE_TOKEN_MODEL, fresh=True))
     assert refused.value.status_code == 503
     assert "retry in a moment" in str(refused.value.log_message)
+
+
+def test_red19_r2_a_service_token_that_cannot_read_groups_keeps_the_tokens_model() -> None:
+    provider, hub = _provider(membership_fresh_s=0.0)
+    hub.says_groups = False  # no read:users:groups: the record is silent, never "in no group"
+    assert asyncio.run(provider._roles("eve", STALE_TOKEN_MODEL, fresh=True)) == (False, ("nlp", "vision"))
