@@ -15,7 +15,7 @@ from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..engine.telemetry import TelemetryMonitor
 from ..errors import ValidationError
-from ..model import Job, JobState
+from ..model import Job, JobState, Quota, QuotaSet
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window
 from ..store import StoreTx
@@ -183,13 +183,13 @@ class AccountingService:
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": teams,
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in teams},
-            "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
+            "quotas": [quota_to_dict(q) for q in _lines_of(quotas, team, caller.user)],
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)]}
                         for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
             "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
-                         "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == t and q.user in (None, caller.user)]}
+                         "quotas": [quota_to_dict(q) for q in _lines_of(quotas, t, caller.user)]}
                         for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
@@ -327,3 +327,14 @@ def _own_share(keys: tuple[str, ...], user: str | None) -> tuple[str, ...]:
     if user is None or "team" not in keys or "user" in keys:
         return keys
     return (*keys, "user")
+
+
+def _lines_of(quotas: QuotaSet, team: str, user: str) -> list[Quota]:
+    """The quota lines that bound ``user`` in ``team``: its own, else — once other teams have lines
+    and ``unlisted_borrowing_limit`` is set — the unlisted line that applies to it (guaranteed 0,
+    that borrowing limit, any model: red team 19, R3; ``GET me`` said "no limit" where submits
+    were refused)."""
+    own = [q for q in quotas.quotas if q.team == team and q.user in (None, user)]
+    if own or not quotas.quotas or quotas.unlisted_borrowing_limit is None or quotas.listed(team):
+        return own
+    return [Quota(team=team, guaranteed=0.0, borrowing_limit=quotas.unlisted_borrowing_limit)]

@@ -116,3 +116,14 @@ def test_red19_r3_the_setting_refuses_a_bad_value_naming_it(bad: object) -> None
         unlisted_limit({"unlisted_team_borrowing_limit": bad})
     assert refused.value.field == "unlisted_team_borrowing_limit"
     assert unlisted_limit({}) == 0.0 and unlisted_limit({"unlisted_team_borrowing_limit": None}) is None
+
+
+def test_red19_r3_get_me_says_the_limit_a_team_without_a_line_gets(services: Services) -> None:
+    _limit(services, 0.0)
+    _quotas(services, {"quotas": [{"team": "vision", "guaranteed": 1, "borrowing_limit": 1}]})
+    me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
+    assert me["team"] == "default" and "no limit" not in me["quota_text"], me["quota_text"]
+    assert me["quota_text"].startswith("team default: guaranteed 0 GPUs, borrowing limit 0 (at most 0)"), me["quota_text"]
+    _limit(services, None)
+    me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
+    assert me["quota_text"].startswith("team default has no quota line: no GPUs guaranteed, no limit"), me["quota_text"]
