@@ -239,10 +239,17 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
         def init_httpserver(self) -> None:
             """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6)."""
             self._http_server = FrontDoor(parent=self).http_server(
-                self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders)
+                self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
+                on_too_large=self._audit_too_large)
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)
+
+        def _audit_too_large(self, headers: Any, target: str, length: int, limit: int) -> None:
+            """A body refused 413 at the front door is audited as the hub user its token names (red team 19, R5)."""
+            from .oversize import audit_too_large
+
+            self.io_loop.add_callback(audit_too_large, self, headers, target, length, limit)
 
         def init_signal(self) -> None:
             """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;

@@ -1,5 +1,6 @@
 """Red team 19, R5 on a real hub: a body over the service's cap (``c.FrontDoor.max_body_bytes``,
-17 MiB) sent through JupyterHub's proxy gets the service's JSON 413 naming ``body`` and the limit.
+17 MiB) sent through JupyterHub's proxy gets the service's JSON 413 naming ``body`` and the limit, and is
+audited as a refusal of the hub user whose token it carried.
 Before the fix the service answered 413 and closed at once while configurable-http-proxy was still
 writing the body: the reset made it answer its own HTML "503 Service Unavailable"
 (``write ECONNRESET``). The service now reads and drops the rest of the body (bounded) before closing.
@@ -48,3 +49,15 @@ def test_red19_r5_a_body_over_the_cap_through_the_hub_proxy_gets_the_services_js
         assert f"{MAX_BODY_BYTES:,}" in error["message"] and f"{len(big):,}" in error["message"], error
     fine = httpx.get(f"{hub.service_url}api/sched/me", headers={"Authorization": f"token {token}"}, timeout=60)
     assert fine.status_code == 200, fine.text[:300]
+    # audited as amy's refusal (before: only a per-minute count in the front door's log line)
+    admin = {"Authorization": f"token {hub.token_for('carol')}"}
+
+    def refused() -> list[dict[str, Any]]:
+        rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"limit": 50, "user": users["amy"].name,
+                                                                      "action": "refused"}, headers=admin, timeout=60)
+        assert rows.status_code == 200, rows.text[:300]
+        return [row for row in rows.json() if (row.get("details") or {}).get("field") == "body"]
+
+    hub.wait_for(lambda: len(refused()) >= 1, 30, "amy's oversize request audited")
+    row = refused()[0]
+    assert f"{len(big):,} bytes" in row["message"] and "api/sched/jobs" in str(row), row

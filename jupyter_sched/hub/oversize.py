@@ -1,0 +1,62 @@
+"""The audit row of a body refused at the central service's front door for its size (red team 19, R5).
+
+:class:`~.front_door.GuardedHTTPServer` answers a ``Content-Length`` over ``c.FrontDoor.max_body_bytes``
+413 from the head alone, before any handler runs or the caller is known (red team 17, R11), so the
+refusal was only a count in the front door's summary line. Here the head's ``Authorization: token …``
+is asked of the hub (``HubAuth.user_for_token``, cached as every request's token) and, for a hub
+user, the refusal is written like any other (:meth:`~jupyter_sched.extension.app.SchedApp.audit_refusal`,
+under the per-user refusal bound of red team 18, R1). A head with no token, a token the hub does not
+know, or a service's token stays a count. Best effort: the 413 is answered whatever happens here.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from tornado import httputil
+
+from ..errors import ValidationError
+
+__all__ = ["audit_too_large", "token_of"]
+
+log = logging.getLogger("jupyter_sched.front_door")
+
+_AUTH_HEADER = re.compile(r"\s*(?:token|bearer)\s+(\S{1,512})\s*", re.IGNORECASE)
+
+
+def token_of(headers: httputil.HTTPHeaders) -> str | None:
+    """The hub token an ``Authorization: token …`` (or ``Bearer …``) header carries, else None."""
+    match = _AUTH_HEADER.fullmatch(headers.get("Authorization", ""))
+    return match.group(1) if match else None
+
+
+async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target: str, length: int,
+                          limit: int) -> None:
+    """Audit the 413 of a ``length``-byte body (over ``limit`` bytes) sent to ``target`` (``POST
+    /services/…/api/sched/jobs``, shortened) as a refusal of the hub user whose token the head
+    carries; nothing when it names none. Never raises."""
+    token = token_of(headers)
+    auth = getattr(getattr(serverapp, "identity_provider", None), "hub_auth", None)
+    if token is None or auth is None:
+        return
+    try:
+        model = await auth.user_for_token(token, use_cache=True, sync=False)
+    except Exception:  # the hub did not answer: the refusal stays a count
+        log.info("jupyter_sched: could not ask the hub whose oversize request was refused", exc_info=True)
+        return
+    if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
+        return
+    apps = getattr(getattr(serverapp, "extension_manager", None), "extension_apps", {})
+    # the scheduler's extension app (hub.central's HubSchedApp, or SchedApp): the one with services to audit to
+    sched = next((app for group in apps.values() for app in group
+                  if getattr(app, "services", None) is not None and hasattr(app, "audit_refusal")), None)
+    if sched is None:
+        log.warning("jupyter_sched: no scheduler extension to audit a refused oversize request to")
+        return
+    err = ValidationError(f"the request body is {length:,} bytes; this service takes at most {limit:,} "
+                          f"({limit / (1 << 20):g} MiB)", field="body",
+                          hint="send a smaller body; an admin sets c.FrontDoor.max_body_bytes")
+    err.code = "too_large"
+    sched.audit_refusal(sched.services.caller(str(model["name"]), admin=False), err, request=target[:300])
