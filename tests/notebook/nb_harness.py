@@ -112,3 +112,16 @@ async def wait_for(predicate: Callable[[], Any], *, timeout_s: float = 30.0, pol
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not reached within {timeout_s} s (last value {value!r})")
         await asyncio.sleep(poll_s)
+
+
+def cell_text(cell: Any) -> str:
+    """What one executed cell showed: its streams, plain-text results and tracebacks, in order."""
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        elif "data" in output:
+            parts.append(str(output["data"].get("text/plain", "")))
+        elif output.get("output_type") == "error":
+            parts.extend(output.get("traceback", []))
+    return "\n".join(parts)

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from nb_harness import TOKEN, wait_for
+from nb_harness import TOKEN, cell_text, wait_for
 from nbclient import NotebookClient
 
 pytestmark = pytest.mark.slow  # end-to-end: kernels, jobs and notebooks on a real server
@@ -36,19 +36,6 @@ async def _execute(serverapp: Any, root: Path, name: str) -> nbformat.NotebookNo
     finally:
         await serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
     return nb
-
-
-def cell_text(cell: Any) -> str:
-    """What one executed cell showed: its streams, plain-text results and tracebacks, in order."""
-    parts: list[str] = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            parts.append(output["text"])
-        elif "data" in output:
-            parts.append(str(output["data"].get("text/plain", "")))
-        elif output.get("output_type") == "error":
-            parts.extend(output.get("traceback", []))
-    return "\n".join(parts)
 
 
 def _text(nb: nbformat.NotebookNode) -> str:

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 
 from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
-from tests.notebook.test_nb_notebooks import cell_text
+from tests.notebook.nb_harness import cell_text  # a plain module: loads however pytest was started
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser10 import _env
 from tests.onboarding.test_newuser11 import _cli, _magics
