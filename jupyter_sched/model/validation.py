@@ -442,8 +442,15 @@ ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _keys(names: list[str], most: int = 20) -> str:
     """Names as a message lists them: quoted, each cut at 40 characters, at most ``most`` of them."""
-    shown = ", ".join(repr(k if len(k) <= 40 else k[:40] + "…") for k in names[:most])
+    shown = ", ".join(repr(k) for k in _cut(names, most))
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _cut(names: list[str], most: int = 20) -> list[str]:
+    """At most ``most`` of ``names``, each cut at 40 characters: what an answer's details list. A
+    60,000-character key came back whole in ``details.invalid`` (red team 19, R1 leftover: a 60 KB
+    answer to a 60 KB request); the message already said it shortened."""
+    return [k if len(k) <= 40 else k[:40] + "…" for k in names[:most]]
 
 
 def check_env(value: Any, *, strict: bool) -> None:
@@ -487,20 +494,20 @@ def check_env(value: Any, *, strict: bool) -> None:
         parts.append(("env", "; ".join(
             f"env.{k} must be {kinds} (got {quoted(value[k])})" for k in not_text[:20]),
             'give every value as text, e.g. {"SEED": "1"}'))
-        details["not_text"] = not_text
+        details["not_text"] = _cut(not_text)
     if invalid:
         parts.append(("env", f"env key {_keys(invalid)} is not a variable name" if len(invalid) == 1 else
                       f"env keys {_keys(invalid)} are not variable names",
                       "use letters, digits and _ (not starting with a digit), e.g. BATCH_SIZE"))
-        details["invalid"] = invalid
+        details["invalid"] = _cut(invalid)
     if nul:
         parts.append(("env", f"env {_keys(nul)}: a value must not contain NUL bytes",
                       "remove the \\u0000 characters"))
-        details["nul"] = nul
+        details["nul"] = _cut(nul)
     if too_long:
         parts.append(("env", f"env {_keys(too_long)}: a value may hold at most "
                       f"{MAX_ENV_VALUE_CHARS} characters", "pass large data in a file and its path in the variable"))
-        details["too_long"] = too_long
+        details["too_long"] = _cut(too_long)
     if refused is not None:
         field, message, hint, names = refused
         parts.append((field, message, hint))

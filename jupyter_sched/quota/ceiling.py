@@ -66,7 +66,8 @@ def unlisted_warning(teams: Iterable[str], limit: float | None) -> str | None:
     if limit is None:
         gets = f"no limit: they may borrow every idle GPU ({UNLISTED_SETTING} is None)"
     else:
-        gets = (f"each may use {gpus_phrase(limit)} (guaranteed 0 + borrowing limit {limit:g}, {UNLISTED_SETTING})")
+        who = "each" if len(named) > 1 else "it"  # one team: "it may use 0 GPUs" (verify19: "each" read oddly)
+        gets = f"{who} may use {gpus_phrase(limit)} (guaranteed 0 + borrowing limit {limit:g}, {UNLISTED_SETTING})"
     return (f"team{'s' if len(named) > 1 else ''} {', '.join(named)} ha{'ve' if len(named) > 1 else 's'} no quota "
             f"line: {gets}; give them a line with PUT quotas")
 

@@ -110,3 +110,15 @@ def test_red19_r1_every_service_log_line_is_bounded() -> None:
     assert len(lines[0]) <= LOG_LINE_MAX_CHARS and "more characters" in lines[0], lines[0][-80:]
     assert lines[1] == "short line"
     assert len(lines[2]) <= LOG_LINE_MAX_CHARS and lines[-1] == "RuntimeError: boom", lines[-3:]
+
+
+def test_red19_r1_an_env_refusal_s_details_list_each_name_shortened_as_its_message_does() -> None:
+    # verify19 (R1 leftover): one 60,000-character invalid env key came back whole in details.invalid
+    # (a 60 KB answer) while the message quoted it cut at 40 characters
+    huge, many = "=" * 60_000, {f"{i}X": "1" for i in range(30)}
+    for env, listed in (({huge: "1"}, "invalid"), (many, "invalid"), ({"A" * 60_000: 1.5j}, "not_text")):
+        with pytest.raises(ValidationError) as info:
+            spec_from_request({"gpus": 1, "command": ["true"], "env": env}, user="ann")
+        names = info.value.details[listed]
+        assert len(names) <= 20 and all(len(n) <= 41 for n in names), (listed, len(names), max(map(len, names)))
+        assert len(str(info.value.to_json())) < 5_000, len(str(info.value.to_json()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_sched.errors import QuotaError, ValidationError
+from jupyter_sched.quota.ceiling import unlisted_warning
 from jupyter_sched.services import Services
 from jupyter_sched.services.config import unlisted_limit
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest
@@ -127,3 +128,10 @@ def test_red19_r3_get_me_says_the_limit_a_team_without_a_line_gets(services: Ser
     _limit(services, None)
     me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
     assert me["quota_text"].startswith("team default has no quota line: no GPUs guaranteed, no limit"), me["quota_text"]
+
+
+def test_red19_r3_the_warning_says_it_for_one_team_and_each_for_several() -> None:
+    # verify19: one team was told "team default has no quota line: each may use 0 GPUs"
+    assert unlisted_warning(["default"], 0) is not None and "line: it may use 0 GPUs" in str(unlisted_warning(["default"], 0))
+    assert "have no quota line: each may use 1 GPU" in str(unlisted_warning(["nlp", "default"], 1))
+    assert unlisted_warning([], 0) is None
