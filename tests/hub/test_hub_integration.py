@@ -114,56 +114,58 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
     assert kernel.status_code == 201, kernel.text
     lease = alice.request_lease({"gpus": 1, "kernel_id": kernel.json()["id"]})
     job_b = bob.submit({"gpus": 1, "command": SLEEP, "name": "bob-train"})
-    assert wait_state(alice, job_a["id"], {"running"})["state"] == "running"
-    assert wait_state(alice, lease["id"], {"running"})["state"] == "running"
+    try:  # a failure anywhere below leaves no sleeping job or lease to the next tests (they share this hub)
+        assert wait_state(alice, job_a["id"], {"running"})["state"] == "running"
+        assert wait_state(alice, lease["id"], {"running"})["state"] == "running"
 
-    # running work is hub activity: the service posts it for alice's server (every second here;
-    # her server's own reports come every 300 s, so a fresh timestamp is the service's)
-    running_at = datetime.now(timezone.utc)
-    hub.wait_for(lambda: server_activity(hub, a) > running_at, 30, "alice's running work to be hub activity")
+        # running work is hub activity: the service posts it for alice's server (every second here;
+        # her server's own reports come every 300 s, so a fresh timestamp is the service's)
+        running_at = datetime.now(timezone.utc)
+        hub.wait_for(lambda: server_activity(hub, a) > running_at, 30, "alice's running work to be hub activity")
 
-    # each sees only their own jobs
-    assert {j["id"] for j in alice.jobs()} == {job_a["id"], lease["id"]}
-    assert {j["id"] for j in bob.jobs()} == {job_b["id"]}
-    with pytest.raises(NotFoundError):
-        bob.job(job_a["id"])
+        # each sees only their own jobs
+        assert {j["id"] for j in alice.jobs()} == {job_a["id"], lease["id"]}
+        assert {j["id"] for j in bob.jobs()} == {job_b["id"]}
+        with pytest.raises(NotFoundError):
+            bob.job(job_a["id"])
 
-    # one queue: bob waits behind alice's two GPUs and sees her work without its details
-    queue = {entry["id"]: entry for entry in bob.queue()}
-    assert set(queue) == {job_a["id"], lease["id"], job_b["id"]}
-    assert queue[job_b["id"]]["state"] == "pending" and queue[job_b["id"]]["mine"]
-    assert not queue[job_a["id"]]["mine"] and "command" not in queue[job_a["id"]]
+        # one queue: bob waits behind alice's two GPUs and sees her work without its details
+        queue = {entry["id"]: entry for entry in bob.queue()}
+        assert set(queue) == {job_a["id"], lease["id"], job_b["id"]}
+        assert queue[job_b["id"]]["state"] == "pending" and queue[job_b["id"]]["mine"]
+        assert not queue[job_a["id"]]["mine"] and "command" not in queue[job_a["id"]]
 
-    # teams are the users' hub groups, read per request: identifying a user writes nothing into
-    # the quota set (issue 15 item 6: identity never depends on quota validation)
-    assert (alice.me()["team"], alice.me()["teams"]) == ("ml", ["ml"])
-    assert (bob.me()["team"], bob.me()["teams"]) == ("cv", ["cv"])
-    assert alice.quotas()["user_teams"] == {}
+        # teams are the users' hub groups, read per request: identifying a user writes nothing into
+        # the quota set (issue 15 item 6: identity never depends on quota validation)
+        assert (alice.me()["team"], alice.me()["teams"]) == ("ml", ["ml"])
+        assert (bob.me()["team"], bob.me()["teams"]) == ("cv", ["cv"])
+        assert alice.quotas()["user_teams"] == {}
 
-    # a non-admin may not change quotas, through the server or at the service
-    new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},
-                             {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}],
-                  "budgets": [{"team": "cv", "gpu_hours": 0, "period": "month"}]}
-    with pytest.raises(AuthorizationError):
-        bob.set_quotas(new_quotas)
-    refused = httpx.put(f"{hub.service_url}api/sched/quotas", json=new_quotas,
-                        headers={"Authorization": f"token {tokens['bob']}"}, timeout=30)
-    assert refused.status_code == 403
-    with pytest.raises(AuthorizationError):
-        central_bob.audit()
+        # a non-admin may not change quotas, through the server or at the service
+        new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},
+                                 {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}],
+                      "budgets": [{"team": "cv", "gpu_hours": 0, "period": "month"}]}
+        with pytest.raises(AuthorizationError):
+            bob.set_quotas(new_quotas)
+        refused = httpx.put(f"{hub.service_url}api/sched/quotas", json=new_quotas,
+                            headers={"Authorization": f"token {tokens['bob']}"}, timeout=30)
+        assert refused.status_code == 403
+        with pytest.raises(AuthorizationError):
+            central_bob.audit()
 
-    # the hub admin's change applies for everyone and is audited with who, when, old -> new
-    before = carol.quotas()
-    carol.set_quotas(new_quotas)
-    try:
-        _quotas_apply_and_stopped_servers_release(hub, a, tokens, bob, carol, before, job_a, job_b, lease)
-    finally:  # the next tests start from no quotas and no sleeping jobs, whatever failed above
-        for job_id in (job_a["id"], job_b["id"]):
+        # the hub admin's change applies for everyone and is audited with who, when, old -> new
+        before = carol.quotas()
+        carol.set_quotas(new_quotas)
+        try:
+            _quotas_apply_and_stopped_servers_release(hub, a, tokens, bob, carol, before, job_a, job_b, lease)
+        finally:  # the next tests start from no quotas, whatever failed above
+            carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})
+    finally:  # ... and no sleeping jobs: a failed wait above left all three running (full run 20:52, CI host load)
+        for job_id in (job_a["id"], job_b["id"], lease["id"]):
             try:
                 carol.cancel(job_id)
             except Exception:  # already ended
                 pass
-        carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})
 
 
 def _quotas_apply_and_stopped_servers_release(hub: Hub, a: str, tokens: dict[str, str], bob: SchedClient,
