@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jupyterhub.services.auth import HubAuthenticated
 from tornado import web
 from tornado.httpserver import HTTPServer
 from traitlets import TraitError
@@ -130,8 +131,10 @@ def test_issue17_an_owner_lookup_the_hub_holds_is_busy_after_hub_timeout_s(monke
     assert "eve" in busy.value.message
 
 
-class _WhoAmI(web.RequestHandler):
-    """A request of the central service, as far as authentication goes: the provider's answer."""
+class _WhoAmI(HubAuthenticated, web.RequestHandler):  # type: ignore[misc]
+    """A request of the central service, as far as authentication goes: the provider's answer.
+    (``HubAuthenticated``: HubOAuth would otherwise patch the XSRF check of tornado's
+    ``RequestHandler`` class for the rest of the test process.)"""
 
     async def get(self) -> None:
         try:
@@ -173,6 +176,7 @@ def test_issue17_a_token_check_the_hub_holds_is_a_503_after_hub_timeout_s(monkey
     assert held.status_code == 503, held.text
     assert "could not ask the hub who you are (no connection, or no answer within 1 s); retry in a moment" in held.json()["message"]
     assert (answered.status_code, answered.json()) == (200, {"user": "eve"})
+    assert "_xsrf_token_id" not in web.RequestHandler.__dict__  # no XSRF patch left to later tests
 
 
 def test_issue17_an_explicit_jupyterhub_client_timeout_is_kept() -> None:
