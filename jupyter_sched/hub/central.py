@@ -254,8 +254,7 @@ class HubSchedApp(SchedApp):
         quotas = self.services.store.quota_set()
         if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
-        for unlisted in self.services.quotas.unlisted_warnings(quotas):  # teams without a line (red team 19, R3)
-            self.log.warning("jupyter_sched: %s", unlisted)
+        # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start
