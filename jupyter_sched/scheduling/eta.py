@@ -639,7 +639,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
         if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
             details["eta_bounds"] = bounds
-    if eta is not None:
+    if eta is not None and ctx.history and ctx.snap.runtime_estimates:  # else nothing ends by learning
         learned = [w for w in waits if w not in reestimates and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
