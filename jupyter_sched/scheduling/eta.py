@@ -137,7 +137,7 @@ def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | 
     """A job that waits only because its victims are younger than the minimum runtime starts when
     they pass it (red team 15 R13): that time, unless the projection says sooner."""
     rule = reason.details.get("preemption_rule")
-    if not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":
+    if rule is None or not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":  # None: no ABC check
         return eta
     until = _parse(rule.get("until"))
     return until if until is not None and (eta is None or until < eta) else eta
@@ -659,7 +659,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
                                      message=moved["message"], details=moved))
-    elif isinstance(old_basis, Mapping):
+    elif old_basis is not None and isinstance(old_basis, Mapping):
         basis["since"] = old_basis.get("since", basis["since"])
     details["eta_basis"] = basis
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
@@ -762,7 +762,7 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     job that could not finish before the later time cannot finish before the earlier one either.
     """
     info = reason.details.get("backfill")
-    top = not isinstance(info, Mapping)
+    top = info is None or not isinstance(info, Mapping)  # None first: an ABC check per job is slow
     if top:  # "fits now but would delay j-9, which holds the reservation … from T" (code Priority): the
         info = reason.details  # same two times on one line (new user 6 F1: "from 15:25" beside "ETA 15:17")
         if "reserved_for" not in info:
