@@ -27,6 +27,7 @@ from typing import Any
 from ..client._routes import routes
 from ..userfiles import file_problem
 from ..wording import definition_deleted
+from .aliases import OneSetting
 from .main import EXIT_OK, PROG, Streams, _Parser
 
 __all__ = ["add_parser", "definitions"]
@@ -84,7 +85,7 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
     p.add_argument("--time-limit", dest="time_limit", help=said('e.g. "1h"; 0 for no limit', "default: the queue's"))
     p.add_argument("--profile", help=said("an admin-defined request template", "default: none"))
     # --team as submit and %schedule define take it; --queue, the old spelling, still works (new user 19, N15)
-    p.add_argument("--team", "--queue", dest="team",
+    p.add_argument("--team", "--queue", dest="team", action=OneSetting,
                    help=said("team charged for the runs (--queue is another name)", "default: your first team"))
     if create:
         p.add_argument("--paused", action="store_true", help="save it paused")

@@ -43,6 +43,7 @@ from typing import Any, NoReturn, TextIO
 
 from ..errors import AuthenticationError, SchedError
 from ..userfiles import file_problem
+from .aliases import OneSetting
 
 __all__ = [
     "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
@@ -207,7 +208,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                               description="Wait for a job to end, with a progress bar on a terminal.",
                               epilog=WAIT_EXIT_CODES)
         wait.add_argument("job_id", metavar="JOB_ID")
-        wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
+        wait.add_argument("--for", "--timeout", dest="wait_timeout", action=OneSetting, metavar="DURATION",
                           help='give up after this long, e.g. "30m" (default: wait until it ends); '
                                '--timeout is the same, as in %%schedule wait')
     if want("cancel"):
@@ -253,7 +254,7 @@ def _add_submit(sub: Any) -> None:
     # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
     submit.add_argument("--priority", metavar="{high,normal,low}",
                         help="priority class (default normal; high needs an admin's grant)")
-    submit.add_argument("--team", "--queue", dest="team", help="team charged (--queue is another name)")
+    submit.add_argument("--team", "--queue", dest="team", action=OneSetting, help="team charged (--queue is another name)")
     submit.add_argument("--name", help="job name")
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..cli.aliases import OneSetting
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
@@ -159,13 +160,13 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
     parser.add_argument("--profile", dest="profile")
     if lease:
         # --for as %schedule wait and `jupyter-sched wait` say a wait's length (issue 20); --timeout, its first name
-        parser.add_argument("--timeout", "--for", dest="timeout")
+        parser.add_argument("--timeout", "--for", dest="timeout", action=OneSetting)
     else:
         parser.add_argument("--time-limit", dest="time_limit")
         # refused below: a submission returns its id at once (issue 20: --wait went to the script, which failed)
         parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True)
         # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works
-        parser.add_argument("--team", "--queue", dest="team")
+        parser.add_argument("--team", "--queue", dest="team", action=OneSetting)
 
 
 GPU_COUNT = "N"
@@ -596,7 +597,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             parser.add_argument("-f", "--follow", action="store_true")
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
-            parser.add_argument("--for", "--timeout", dest="timeout")
+            parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
         try:
             ns = parser.parse_args(rest)
         except ValidationError as err:
