@@ -130,3 +130,33 @@ def test_issue16_quota_without_ceilings_asks_no_job_about_one(lines: tuple[Quota
     if not want:  # then no request of any size exceeds a ceiling, whoever asks
         for team, user in (("a", "al"), ("b", "bo"), ("z", "zed")):
             assert not ledger.exceeds_ceiling(team, user, A100, 10**9)
+
+
+class FreshWaited(CycleContext):
+    """A context whose ETA look-ups of waited-on jobs are never kept: each job's ETA looks afresh."""
+
+    @property  # type: ignore[override]
+    def waited(self) -> dict[object, object]:
+        return {}
+
+    @waited.setter
+    def waited(self, value: object) -> None:
+        pass
+
+
+def test_issue16_eta_looks_each_waited_on_job_up_once_per_pass() -> None:
+    # 8 GPUs held by two users' jobs; a queue of 1- to 4-GPU jobs behind them, some their owners' own
+    held = [running(make_job("ra", gpus=4, user="al", time_limit_s=3600.0), "a1", range(4)),
+            running(make_job("rb", gpus=4, user="bo", time_limit_s=7200.0), "a1", range(4, 8))]
+    queue = [make_job(f"q{i}", gpus=1 + i % 4, user=("al", "bo", "cy")[i % 3], time_limit_s=1800.0, submitted=i)
+             for i in range(12)]
+    snap = snapshot([make_node("a1", model=A100)], [*held, *queue])
+    kept, fresh = CycleContext(snap, SchedulingProfile()), FreshWaited(snap, SchedulingProfile())
+    result = run_on(kept)
+    assert result == run_on(fresh)
+    waits = [p.reason.details["eta_waits_on"] for p in result.pending]
+    assert sum(len(w) for w in waits) > len(kept.waited)  # the same jobs ahead, looked up once each
+    assert set(kept.waited) == {w for ws in waits for w in ws}
+    details = [p.reason.details for p in result.pending]
+    assert any(d.get("eta_waits_on_queued") for d in details)  # jobs queued ahead, holding nothing yet
+    assert any(d.get("eta_waits_on_own") for d in details) and any(d.get("eta_waits_on_owners") for d in details)
