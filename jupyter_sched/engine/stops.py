@@ -23,6 +23,8 @@ Held only by processes of OTHER accounts, a released lease waits at most the sto
 ends (charged to nobody from then; audited ``lease_outside_process`` with their pids and accounts)
 and the GPU, still holding their memory, stays out of placement as used outside the scheduler
 (red team 19, R9: another account's process pinned the owner's lease with no time limit).
+A lease revoked by idle reclaim (intent ``idle``) whose kernel is still on the GPU: its kernel is
+shut down or the GPU held, per the admin's ``idle_kernel_action`` (:mod:`.idle_kernels`).
 The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
@@ -44,6 +46,7 @@ from ..store import JobRecord
 from .clock import Clock
 from .drainscan import PENDING, Background
 from .failures import classify
+from .idle_kernels import IdleKernels
 from .leadership import Leadership
 from .transitions import JobWriter
 
@@ -149,6 +152,8 @@ class StopReconciler:
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
+        self.idle_kernels = IdleKernels(writer.store, writer.publish)
+        """What is done about the kernel of an idle-reclaimed lease still on its GPU (:mod:`.idle_kernels`)."""
 
     def plan(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
         """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
@@ -220,6 +225,9 @@ class StopReconciler:
         if foreign and len(foreign) == len(pids) and now >= due:  # red team 19, R9: never the owner's cost
             self._end_outside(job, gpus, foreign, accounts, released)
             return False
+        if not parent and record.stop_intent == "idle" and foreign != pids:  # its kernel, not another account's
+            self.idle_kernels.held(record, gpus, pids, accounts, now, self._say)
+            return True
         if not parent:
             self._say_kernel_held(job, gpus, pids, accounts, released, due if foreign == pids else None)
             return True
@@ -342,6 +350,7 @@ class StopReconciler:
         self.plans.clear()
         self.draining.clear()
         self.scans.clear()
+        self.idle_kernels.clear()
 
     def reconcile(self, record: JobRecord) -> JobRecord:
         """Time-limit and stop one admitted/running job the executor may run; return its row.
@@ -363,7 +372,8 @@ class StopReconciler:
         if job.is_lease:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
-                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record) + self._unseen(job)
+                said = self.idle_kernels.ended(record) if record.stop_intent == "idle" else lease_release_message(record)
+                self.writer.finish(job.id, JobState.CANCELLED, message=said + self._unseen(job)
                                    + self.ending.pop(job.id, ""))
             return record
         key = f"stop:{job.id}"

@@ -53,7 +53,7 @@ from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, charged_runtime_of, expected_runtime, time_left
+from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress_end, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -116,7 +116,10 @@ def estimate_all(ctx: CycleContext) -> None:
         else:
             queued += 1
             position = queued
-        done = replayed.get(job.id) or plan.estimates.get(job.id)
+        done = replayed.get(job.id)
+        progress = True  # the replay's plans and an at-end plan read progress reports; the conservative plan not
+        if done is None and (done := plan.estimates.get(job.id)) is not None:
+            progress = plan.progress
         if after_replay is not None and job.id in unstarted:
             # replayed but never started in it: projected behind everything the replay reserved (the
             # jobs ahead that started in it included) — on the cycle's plan, which holds none of
@@ -126,10 +129,11 @@ def estimate_all(ctx: CycleContext) -> None:
             eta, why, waits, code = done
         else:
             eta, why, waits, code = plan.estimate(job, reason)
+            progress = plan.progress
         eta = _protected_until(reason, eta)
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position)))
+                                          plan.reestimates, position, progress=progress)))
         ahead.append(job)
     ctx.pends[:] = out
 
@@ -163,6 +167,9 @@ class Plan:
             expected (:func:`.runtimes.time_left`), by job id.
         holds: with ``with_holds``, ``(holder, unit, GPUs, expected end)`` of the running jobs
             holding whole GPUs (what the lookahead's EASY reservation keeps held to their limits).
+        progress: running jobs end where their progress reports take them
+            (:func:`.runtimes.progress_end`) — only in a plan built ``at_end`` (for the ETAs
+            shown), never in the conservative plan admission follows (issue 16 item 4).
     """
 
     def __init__(self, ctx: CycleContext, *, at_end: bool, with_holds: bool = False) -> None:
@@ -171,6 +178,7 @@ class Plan:
         self.by_node = nodes <= NODE_DETAIL or nodes * max(len(ctx.pends), 1) <= NODE_WORK
         self.reestimates: dict[str, Reestimate] = {}
         self.holds: list[tuple[str, int, int, float]] = []
+        self.progress = at_end
         self.proj = _projection(ctx, self.by_node, at_end, self.reestimates, self.holds if with_holds else None)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
@@ -265,7 +273,7 @@ class Plan:
             return None, reason.eta_reason, (), code
         if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
             holder = str(reason.details.get("holder") or "")
-            end = _holder_end(ctx, holder, self.reestimates) if holder else math.inf
+            end = _holder_end(ctx, holder, self.reestimates, progress=self.progress) if holder else math.inf
             if math.isinf(end):
                 return None, f"it fits only after jobs without a time limit end ({holder})", (holder,), "NoTimeLimit"
             return ctx.now + timedelta(seconds=end), "", (holder,), "Projected"
@@ -396,7 +404,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     for holder, holding in ctx.state.holdings.items():
         job = ctx.by_id.get(holder) or ctx.admitted.get(holder)
         if job is not None and holding.gpus:
-            running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {})))
+            running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {}, progress=True)))
     # no quota: what is held at t orders first (queues.order), above the cycle's equal shares
     shares = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
     by_holdings = shares is not None
@@ -481,7 +489,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
         elif holder.startswith("\0"):
             continue
         else:
-            end, name = _holder_end(ctx, holder, notes), holder
+            end, name = _holder_end(ctx, holder, notes, progress=at_end), holder
         if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)):
             unit = holding.node if by_node else pool_of[holding.node]  # the common case: whole GPUs, one node
             if math.isinf(end):
@@ -529,7 +537,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_forever = _lines(ctx, notes)
+    lines, line_forever = _lines(ctx, notes, progress=at_end)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
                       line_forever=line_forever, enders=enders, shared=shared)
 
@@ -550,7 +558,8 @@ def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int
     return SharedGpu(groups.pop() or "*", 0.0, end, Timeline(max(free, 0), [(at, milli) for at, milli, _ in held]))
 
 
-def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeline], list[list[str]]]:
+def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
+           progress: bool = False) -> tuple[list[Timeline], list[list[str]]]:
     """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
     holders without a known end."""
     quota = ctx.quota
@@ -564,7 +573,7 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeli
         hit = [index[k] for k in keys if k in index]
         if not hit:
             continue
-        end = _holder_end(ctx, job_id, notes)
+        end = _holder_end(ctx, job_id, notes, progress=progress)
         for i in hit:
             if math.isinf(end):
                 forever[i].append(job_id)
@@ -575,9 +584,10 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeli
     return timelines, forever
 
 
-def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate]) -> float:
+def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate], *, progress: bool = False) -> float:
     """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs
-    (always after now: :func:`.runtimes.time_left`; ``math.inf``: no known end)."""
+    (always after now: :func:`.runtimes.time_left`; ``math.inf``: no known end). ``progress``: a
+    running job's progress report may set it (ETAs shown only, :attr:`Plan.progress`)."""
     if holder in ctx.fresh:  # admitted now: runs its whole expected runtime from now
         return expected_runtime(ctx, ctx.admitted[holder])
     job = ctx.by_id.get(holder)
@@ -588,7 +598,7 @@ def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate]) ->
         start = job.started_at or job.admitted_at or ctx.now
     if job is None:
         return math.inf
-    left, note = time_left(ctx, job, start)
+    left, note = time_left(ctx, job, start, progress=progress and holder not in ctx.admitted)
     if note is not None:
         notes[holder] = note
     return left
@@ -616,9 +626,10 @@ def _next_period(now: datetime, period: str) -> datetime:
 # ---------------------------------------------------------------------------------- history
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: list[Job],
-            reestimates: Mapping[str, Reestimate], position: int | None) -> PendingReason:
+            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
-    its queue ``position``."""
+    its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
+    waits on whose end one set are listed in ``details["eta_progress"]``)."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -640,8 +651,11 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
         if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
             details["eta_bounds"] = bounds
+    reported = _progress_of(ctx, waits) if eta is not None and progress and ctx.snap.progress else {}
+    if reported:  # their ends are where their own progress reports take them (issue 16 item 4)
+        details["eta_progress"] = reported
     if eta is not None and ctx.history and ctx.snap.runtime_estimates:  # else nothing ends by learning
-        learned = [w for w in waits if w not in reestimates and _ends_by_learning(ctx, w)]
+        learned = [w for w in waits if w not in reestimates and w not in reported and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
             other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
@@ -853,6 +867,20 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
     to = eta.isoformat() if eta else "unknown"
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
+
+
+def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> dict[str, float]:
+    """``{job id: fraction done}`` of the running jobs of ``waits`` whose projected end came from
+    their progress report (:func:`.runtimes.progress_end`, as :func:`_holder_end` reads it)."""
+    out: dict[str, float] = {}
+    for holder in waits:
+        job = ctx.by_id.get(holder)
+        if job is None or holder in ctx.admitted or not job.state.holds_gpus:
+            continue
+        found = progress_end(ctx, job, job.started_at or job.admitted_at or ctx.now)
+        if found is not None:
+            out[holder] = round(found[1], 4)
+    return out
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:

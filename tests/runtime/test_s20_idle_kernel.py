@@ -1,0 +1,240 @@
+"""Idle reclaim of a kernel's lease frees the kernel's GPU (DESIGN.md *Idle reclamation*: "lease
+revoked and kernel's GPUs freed"; session 19 leftover).
+
+Before: an idle-reclaimed lease ended at once while its kernel kept its CUDA context and memory on
+the GPU, so the GPU was counted free and handed to the next request, which found it occupied. Now,
+where the GPU's process list (NVML) still shows the kernel's process, the GPU is given to nobody
+until the process lets go, and per ``c.SchedApp.idle_kernel_action`` the kernel is shut down
+(its user told first, audited with the evidence) or left running with the GPU held, saying how
+to free it. A kernel without a context is released at once, as before.
+
+Real parts: SQLite store, the engine, the local executor, the telemetry monitor and its NVML
+collector over the fake NVML library (tests/hardware/fake_nvml.py: the real ``pynvml`` shapes), a
+real process standing for the kernel. The kernel manager's side — a real kernel shut down through
+the server — is tests/notebook/test_s20_idle_kernel_shutdown.py; here the shutdown hook ends the
+process as the kernel manager would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_sched.engine import ManualClock
+from jupyter_sched.engine.events import Subscription
+from jupyter_sched.engine.telemetry import TelemetryMonitor
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.extension.idle_kernels import NO_WAY_HUB
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.reclaim import IdlePolicies, IdlePolicy
+from jupyter_sched.services import Services
+from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
+from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.telemetry import NvmlCollector
+from tests.hardware.fake_nvml import FakeDevice, FakeNvml
+from tests.runtime.builders import T0
+
+UUID = "GPU-sim-vm-0"
+POLICY = IdlePolicies(default=IdlePolicy(window_s=60.0, warning_s=30.0, grace_s=0.0, max_gap_s=120.0))
+"""Idle 60 s → reclaimed (warned 30 s before); test-sized, as the policy's units allow."""
+
+
+class Host:
+    """One simulated GPU whose NVML view is the fake library's; one kernel process ``k-1`` of ana's."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.clock = ManualClock(T0)
+        self.nvml = FakeNvml([FakeDevice(uuid=UUID, name="NVIDIA H200", bus_id="00000000:10:00.0",
+                                         total_mib=143771.0, used_mib=0.0, util_gpu=0.0)])
+        self.monitor = TelemetryMonitor(NvmlCollector(self.nvml, node="vm"), source="nvml", clock=self.clock)
+        self.kernel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        self.kernels: dict[str, dict[str, Any]] = {"k-1": {"pid": self.kernel.pid, "execution_state": "idle"},
+                                                   "k-9": {"pid": None, "execution_state": "busy"}}  # bob's
+        self.services = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=self.clock.now),
+                                 inventory=SimulatedInventory(1, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
+                                 clock=self.clock, monitor=self.monitor, kernels=lambda: self.kernels,
+                                 idle_policies=POLICY)
+        self.shutdowns: list[tuple[str, str, str]] = []
+        self.loop = asyncio.new_event_loop()  # a client's stream, as the panel's (events are loop-bound)
+        self.events = self.loop.run_until_complete(self._subscribe())
+
+    async def _subscribe(self) -> Subscription:
+        return self.services.subscribe()
+
+    def shut_down(self, kernel_id: str, words: str) -> str | None:
+        """The kernel manager's part (the extension's KernelShutdown): end the kernel's process.
+        Records what the lease said at that moment: its user is told before the shutdown."""
+        said = self.view("ana", self.lease_id).message
+        self.shutdowns.append((kernel_id, words, said))
+        self.kernel.kill()
+        self.kernel.wait()
+        return None
+
+    def on_gpu(self, *pids: int) -> None:
+        """NVML lists ``pids`` (2 GiB each) on the GPU from the next sample on."""
+        device = self.nvml.devices[0]
+        device.processes = [(pid, 2048.0, None) for pid in pids]
+        device.used_mib = 2048.0 * len(pids)
+
+    def step(self, seconds: float = 10.0) -> None:
+        """Time passes, the monitor samples (its thread's work), the engine ticks."""
+        self.clock.advance(seconds)
+        self.monitor.sample()
+        self.services.engine.tick()
+
+    def lease(self, user: str = "ana", kernel_id: str = "k-1") -> str:
+        caller = self.services.caller(user, admin=False)
+        return self.services.leases.request(caller, SubmitJobRequest(gpus=1, kernel_id=kernel_id)).id
+
+    def view(self, user: str, lease_id: str) -> Any:
+        return self.services.jobs.get(self.services.caller(user, admin=False), lease_id)
+
+    def until_reclaimed(self) -> None:
+        """Step until ana's lease was reclaimed as idle (a hang guard bounds it)."""
+        for _ in range(30):
+            self.step()
+            if self.audit("idle_reclaim"):
+                return
+        raise AssertionError("the idle lease was never reclaimed")
+
+    def audit(self, action: str) -> list[Any]:
+        boss = self.services.caller("boss", admin=True)
+        return list(self.services.audit.list(boss, GetAuditRequest(action=action)).root)
+
+    def published(self, action: str) -> list[dict[str, Any]]:
+        """The ``idle_warning`` events with ``action`` a client (the panel) received so far."""
+        async def drain() -> list[dict[str, Any]]:
+            await asyncio.sleep(0)  # the publishes from the engine's ticks land on this loop
+            return [await self.events.get() for _ in range(self.events.pending())]
+
+        return [e["data"] for e in self.loop.run_until_complete(drain())
+                if e.get("type") == "idle_warning" and e["data"].get("action") == action]
+
+    def close(self) -> None:
+        self.kernel.kill()
+        self.kernel.wait()
+        self.services.store.close()
+        self.events.close()
+        self.loop.close()
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    made = Host(tmp_path)
+    made.lease_id = made.lease()
+    made.step()
+    assert made.view("ana", made.lease_id).state == "running"
+    yield made
+    made.close()
+
+
+def test_s20_idle_reclaimed_kernel_still_on_its_gpu_is_shut_down_and_the_gpu_waits_for_its_process(
+        host: Host) -> None:
+    """Failed before: the lease ended at the reclaim and bob's lease got the GPU under ana's context."""
+    host.services.set_idle_kernels("shutdown", host.shut_down)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    bob = host.lease("bob", "k-9")
+    slow = [host.kernel.pid]
+    host.step()  # the first GPU sample after the reclaim: the kernel's process is on it  # the process is slow to let go: NVML still lists it after the shutdown
+    ((kernel_id, words, said),) = host.shutdowns
+    assert kernel_id == "k-1" and words == said, "the lease said it before the kernel was shut down"
+    assert words.startswith(f"kernel k-1 shut down: it held GPU {UUID} idle for 1m"), words
+    assert f"once its process(es) {slow[0]} (root) let go" in words, words
+    (record,) = host.audit("idle_kernel_shutdown")
+    assert record.details["pids"] == slow and record.details["gpu_uuids"] == [UUID]
+    assert record.details["kernel_id"] == "k-1" and record.details["idle_s"] >= 60
+    assert record.details["reclaim_event_id"] == host.audit("idle_reclaim")[0].id
+    assert host.audit("idle_reclaim")[0].details["evidence"]["gpu_processes"] == {UUID: [[slow[0], "root"]]}
+    assert [e["message"] for e in host.published("shutdown")] == [words], "the panel is told (event)"
+    for _ in range(3):
+        host.step()
+        assert host.view("ana", host.lease_id).state == "running", "held while its process is on the GPU"
+        assert host.view("bob", bob).state == "pending", "the GPU is given to nobody else meanwhile"
+    assert len(host.shutdowns) == 1, "asked once"
+    host.on_gpu()  # the kernel's process is gone: NVML lists nothing
+    host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "cancelled", seen
+    assert seen.message.startswith("reclaimed while idle: ") and seen.message.endswith(
+        "; kernel k-1 shut down, GPUs released"), seen.message
+    host.step()
+    assert host.view("bob", bob).state == "running", "then the GPU goes to the next request"
+
+
+def test_s20_idle_kernel_action_hold_keeps_the_gpu_out_of_use_until_the_kernel_lets_go(host: Host) -> None:
+    host.services.set_idle_kernels("hold", host.shut_down)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    bob = host.lease("bob", "k-9")
+    for _ in range(5):
+        host.step(60)
+        assert host.view("ana", host.lease_id).state == "running" and host.view("bob", bob).state == "pending"
+    assert host.shutdowns == [] and host.kernel.poll() is None, "the kernel is left running"
+    said = host.view("ana", host.lease_id).message
+    pid = host.kernel.pid
+    assert said.startswith(f"reclaimed while idle: it held GPU {UUID} idle for 1m"), said
+    assert said.endswith(f"; kernel k-1's process(es) {pid} (root) still have a context on it, so the GPU stays out "
+                         "of use — given to nobody, counted as this lease's — until they let go: restart the kernel "
+                         f"(Kernel > Restart), shut it down, or end the process (kill {pid}); this server keeps idle "
+                         "kernels running (c.SchedApp.idle_kernel_action = 'hold')"), said
+    (record,) = host.audit("idle_kernel_held")
+    assert record.details["pids"] == [pid] and record.details["action"] == "hold", "audited once, with evidence"
+    assert [e["message"] for e in host.published("hold")] == [said]
+    host.on_gpu()  # Kernel > Restart: the new process has no context
+    host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "cancelled" and seen.message.endswith(
+        "; GPUs released once the kernel's process let go of them"), seen.message
+    host.step()
+    assert host.view("bob", bob).state == "running"
+
+
+def test_s20_an_idle_kernel_without_a_context_is_released_at_once_as_before(host: Host) -> None:
+    host.services.set_idle_kernels("shutdown", host.shut_down)
+    host.until_reclaimed()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "cancelled", "released in the reclaim's own tick"
+    assert seen.message.startswith("reclaimed while idle: ") and seen.message.endswith(
+        "; GPUs released, the kernel keeps running"), seen.message
+    assert host.shutdowns == [] and host.audit("idle_kernel_shutdown") == []
+    assert "gpu_processes" not in host.audit("idle_reclaim")[0].details["evidence"]
+
+
+@pytest.mark.parametrize(("refusal", "no_way", "want"), [
+    pytest.param("kernel k-1 is not running on this server", "", "kernel k-1 is not running on this server",
+                 id="the kernel is not this server's: held, saying so"),
+    pytest.param(None, NO_WAY_HUB, NO_WAY_HUB, id="hub central service: no way to the kernel, held"),
+])
+def test_s20_where_the_kernel_cannot_be_shut_down_the_gpu_is_held_not_handed_out(
+        host: Host, refusal: str | None, no_way: str, want: str) -> None:
+    asked: list[str] = []
+
+    def cannot(kernel_id: str, words: str) -> str | None:
+        asked.append(kernel_id)
+        return refusal
+
+    host.services.set_idle_kernels("shutdown", cannot if refusal else None, no_way=no_way)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    bob = host.lease("bob", "k-9")
+    host.step()
+    assert asked == (["k-1"] if refusal else [])
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "running" and host.view("bob", bob).state == "pending"
+    assert seen.message.endswith(f"(kill {host.kernel.pid}); {want}"), seen.message
+    assert host.audit("idle_kernel_held")[0].details["why"] == want
+
+
+def test_s20_idle_kernel_action_is_checked() -> None:
+    services = Services.__new__(Services)  # the check runs before anything of the engine is read
+    with pytest.raises(ValidationError) as caught:
+        services.set_idle_kernels("kill", None)
+    assert caught.value.field == "idle_kernel_action" and "shutdown or hold" in caught.value.message
