@@ -143,9 +143,9 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int], object, QueueEntry]] = {}
+        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int, str], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int], object, JobView]] = {}
+        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int, str], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
@@ -746,7 +746,8 @@ class JobsService:
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
-        shape = (record.version, simulated, id(self.ctx.engine.idle_policies))  # PUT idle-policy: a new object
+        shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
+                 self.ctx.engine.stops.idle_kernels.action)
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -766,7 +767,9 @@ class JobsService:
         idle (:func:`~jupyter_sched.engine.lease_horizon.lease_idle_release`), which its line says
         (session 19: "or reclaimed when idle" whatever the policy)."""
         if job.is_lease and job.state.holds_gpus:
-            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies)
+            stops = self.ctx.engine.stops  # a kernel still on its GPU then: shut down or held (s20, NVML only)
+            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies, kernel_action=(
+                stops.idle_kernels.action if stops.gpu_processes is not None else None))
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
@@ -923,7 +926,8 @@ class JobsService:
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
-        shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies))
+        shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
+                 self.ctx.engine.stops.idle_kernels.action)
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]

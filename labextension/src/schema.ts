@@ -1142,7 +1142,7 @@ export interface components {
             by_team?: components["schemas"]["MeTeamUse"][];
             pending: number;
             gpu_hours_7d: number;
-            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`; one line per team in by_team */
+            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
         };
         /** @description Pending work in queue order, then work holding GPUs. */
@@ -1433,7 +1433,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1514,7 +1514,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1570,6 +1570,8 @@ export interface components {
             yours: number;
             /** @description this team's quota lines that apply to you */
             quotas: components["schemas"]["QuotaLineView"][];
+            /** @description the team has no quota line of its own while other teams have: quotas is the line it gets (guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts) */
+            unlisted?: boolean;
         };
         MigDevice: {
             uuid: string;
@@ -1721,7 +1723,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1863,6 +1865,8 @@ export interface components {
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;
+            /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
+            dry_run?: boolean;
         };
         /**
          * @description Work in the grace of a stop (:func:`~jupyter_sched.services.cancelling.stop_requested`): it

@@ -38,6 +38,7 @@ from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.telemetry import NvmlCollector
+from jupyter_sched.wording.jobs import ends_by
 from tests.hardware.fake_nvml import FakeDevice, FakeNvml
 from tests.runtime.builders import T0
 
@@ -154,6 +155,7 @@ def test_s20_idle_reclaimed_kernel_still_on_its_gpu_is_shut_down_and_the_gpu_wai
     assert record.details["reclaim_event_id"] == host.audit("idle_reclaim")[0].id
     assert host.audit("idle_reclaim")[0].details["evidence"]["gpu_processes"] == {UUID: [[slow[0], "root"]]}
     assert [e["message"] for e in host.published("shutdown")] == [words], "the panel is told (event)"
+    assert host.audit("idle_reclaim")[0].details["draining"] is True, "the reclaim's event: revoked, not yet free"
     for _ in range(3):
         host.step()
         assert host.view("ana", host.lease_id).state == "running", "held while its process is on the GPU"
@@ -238,3 +240,33 @@ def test_s20_idle_kernel_action_is_checked() -> None:
     with pytest.raises(ValidationError) as caught:
         services.set_idle_kernels("kill", None)
     assert caught.value.field == "idle_kernel_action" and "shutdown or hold" in caught.value.message
+
+
+OWN_LINE = "a kernel's GPUs: held until released (%gpu release) or reclaimed after 1m idle, no time limit"
+
+
+@pytest.mark.parametrize(("action", "want"), [
+    pytest.param("shutdown", OWN_LINE + "; if the kernel still holds them then (a CUDA context), it is shut down",
+                 id="shutdown: the line says the kernel is shut down"),
+    pytest.param("hold", OWN_LINE + "; if the kernel still holds them then (a CUDA context), they stay out of use "
+                 "until it lets go", id="hold: the line says the GPUs stay out of use"),
+])
+def test_s20_the_running_lease_line_says_what_idle_reclaim_does_to_a_kernel_still_on_its_gpu(
+        host: Host, action: str, want: str) -> None:
+    """Failed before: the line said "or reclaimed after 1m idle" only, as if the GPU were then free."""
+    host.services.set_idle_kernels(action, host.shut_down)
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    assert seen["idle_release"] == {"action": "release", "after_s": 60.0, "kernel": action}
+    assert ends_by(seen, host.clock.now()) == want
+    queue = host.services.jobs.queue(host.services.caller("bob", admin=False)).model_dump(mode="json",
+                                                                                         exclude_none=True)
+    theirs = next(e for e in queue if e["id"] == host.lease_id)
+    assert ends_by(theirs, host.clock.now()) == ("a kernel's GPUs: held until its owner releases them or they are "
+                                                 "reclaimed after 1m idle, no time limit"), "another's: no kernel words"
+
+
+def test_s20_without_a_gpu_process_list_the_lease_line_says_no_kernel_words(host: Host) -> None:
+    host.services.engine.stops.gpu_processes = None  # a simulated or DCGM source: no process list, released at once
+    host.services.set_idle_kernels("hold", None)
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    assert "kernel" not in seen["idle_release"] and ends_by(seen, host.clock.now()) == OWN_LINE
