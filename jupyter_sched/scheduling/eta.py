@@ -49,6 +49,7 @@ from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
+from ..wording.estimates import done_text
 from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
@@ -669,7 +670,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["time_limit_s"], details["time_limit_source"] = limit, source
     basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
     old_basis = prev.details.get("eta_basis") if prev is not None else None
-    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates) if prev is not None else None
+    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates, reported) if prev is not None else None
     if moved is not None:
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
@@ -821,8 +822,11 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,
-           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate]) -> dict[str, Any] | None:
-    """The move record when the ETA moved by more than the margin since the last cycle (module doc)."""
+           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate],
+           reported: Mapping[str, float] | None = None) -> dict[str, Any] | None:
+    """The move record when the ETA moved by more than the margin since the last cycle (module doc).
+    ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``):
+    a move nothing else explains is theirs (cause ``progress``)."""
     old = prev.eta
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
@@ -849,6 +853,8 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
                 j.id for j in ahead if j.id in ctx.book]
     elif old is not None:
         cause = "earlier"
+    if reported and cause in ("earlier", "queue_changed"):  # a report moved the projected end (issue 16 item 4)
+        cause, jobs = "progress", sorted(reported)
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
         "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
@@ -858,6 +864,8 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
         "queue_changed": "the queue ahead changed",
+        "progress": "; ".join(f"{w} is projected to end from its progress ({done_text(reported[w])})"
+                              for w in jobs[:3]) if cause == "progress" and reported else "",
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])
