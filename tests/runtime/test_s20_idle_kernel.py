@@ -28,6 +28,7 @@ import pytest
 
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.events import Subscription
+from jupyter_sched.engine.idle_kernels import SHUTDOWN_WAIT_S
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.local import LocalExecutor
@@ -270,3 +271,52 @@ def test_s20_without_a_gpu_process_list_the_lease_line_says_no_kernel_words(host
     host.services.set_idle_kernels("hold", None)
     seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
     assert "kernel" not in seen["idle_release"] and ends_by(seen, host.clock.now()) == OWN_LINE
+
+
+def test_s20_a_shutdown_that_does_not_free_the_gpu_is_said_and_held(host: Host) -> None:
+    """The kernel manager took the shutdown but the process stays on the GPU (a stuck driver call):
+    past SHUTDOWN_WAIT_S the lease says so and stays held; nothing is asked twice."""
+    asked: list[str] = []
+
+    def stuck(kernel_id: str, words: str) -> str | None:
+        asked.append(kernel_id)
+        return None
+
+    host.services.set_idle_kernels("shutdown", stuck)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    asked_at = host.clock.now().strftime("%H:%M:%S")
+    assert host.view("ana", host.lease_id).message.startswith("kernel k-1 shut down: ")
+    for _ in range(int(SHUTDOWN_WAIT_S // 10) + 1):
+        host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "running" and asked == ["k-1"], (seen.state, asked)
+    assert seen.message.endswith(f"; kernel k-1 was asked to shut down at {asked_at} UTC but its process(es) are still "
+                                 f"on the GPU {SHUTDOWN_WAIT_S:g} s later"), seen.message
+    assert len(host.audit("idle_kernel_held")) == 1
+
+
+def test_s20_a_failing_shutdown_hook_holds_the_gpu_and_says_so(host: Host) -> None:
+    def broken(kernel_id: str, words: str) -> str | None:
+        raise RuntimeError("kernel manager gone")
+
+    host.services.set_idle_kernels("shutdown", broken)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "running" and seen.message.endswith(
+        "; shutting kernel k-1 down failed (see the server log)"), seen.message
+
+
+def test_s20_a_held_idle_kernel_lease_reads_reclaimed_not_killed(host: Host) -> None:
+    """Its line said "killed at 12:01:20 UTC if still running": nothing of a kernel's lease is killed."""
+    host.services.set_idle_kernels("hold", None)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    at = seen["stop_requested"]["at"][11:16]
+    assert ends_by(seen, host.clock.now()) == f"reclaimed as idle at {at} UTC", seen["stop_requested"]
+    assert "kill_at" not in seen["stop_requested"]
