@@ -764,7 +764,7 @@ def error_line(command: str, exc: SchedError) -> str:
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
     # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
-    message, hint = in_surface_terms(message, hint, exc.field)
+    message, hint = in_surface_terms(message, hint, exc.field, details=exc.details)
     hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)

@@ -146,7 +146,7 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     reason in the words the queue uses (one renderer), and no Python class name (issue 20:
     "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    message, hint = in_surface_terms(message, hint, err.field, surface)
+    message, hint = in_surface_terms(message, hint, err.field, surface, err.details)
     hint = where_listed(err.code, err.field, message, hint, surface)  # as the CLI names its command (N25)
     for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
         if hint and hint.startswith(said):

@@ -610,7 +610,16 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
         idle = f" or they are reclaimed {when}" if when else ""
         return f"{what}: held until its owner releases them{idle}, no time limit{note}"
     idle = f" or reclaimed {when}" if when else ""
-    return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}"
+    kernel = _IDLE_KERNEL.get(str((lease.get("idle_release") or {}).get("kernel")), "") if when else ""
+    return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}{kernel}"
+
+
+_IDLE_KERNEL = {
+    "shutdown": "; if the kernel still holds them then (a CUDA context), it is shut down",
+    "hold": "; if the kernel still holds them then (a CUDA context), they stay out of use until it lets go",
+}
+"""What an owner's kernel-lease line adds for ``idle_release.kernel`` (session 20: idle reclaim no
+longer hands out a GPU the idle kernel still has a context on; ``c.SchedApp.idle_kernel_action``)."""
 
 
 def idle_release_words(idle_release: Any) -> tuple[str, str]:

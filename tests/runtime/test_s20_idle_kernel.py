@@ -28,6 +28,7 @@ import pytest
 
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.events import Subscription
+from jupyter_sched.engine.idle_kernels import SHUTDOWN_WAIT_S
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.local import LocalExecutor
@@ -38,6 +39,7 @@ from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.telemetry import NvmlCollector
+from jupyter_sched.wording.jobs import ends_by
 from tests.hardware.fake_nvml import FakeDevice, FakeNvml
 from tests.runtime.builders import T0
 
@@ -154,6 +156,7 @@ def test_s20_idle_reclaimed_kernel_still_on_its_gpu_is_shut_down_and_the_gpu_wai
     assert record.details["reclaim_event_id"] == host.audit("idle_reclaim")[0].id
     assert host.audit("idle_reclaim")[0].details["evidence"]["gpu_processes"] == {UUID: [[slow[0], "root"]]}
     assert [e["message"] for e in host.published("shutdown")] == [words], "the panel is told (event)"
+    assert host.audit("idle_reclaim")[0].details["draining"] is True, "the reclaim's event: revoked, not yet free"
     for _ in range(3):
         host.step()
         assert host.view("ana", host.lease_id).state == "running", "held while its process is on the GPU"
@@ -238,3 +241,82 @@ def test_s20_idle_kernel_action_is_checked() -> None:
     with pytest.raises(ValidationError) as caught:
         services.set_idle_kernels("kill", None)
     assert caught.value.field == "idle_kernel_action" and "shutdown or hold" in caught.value.message
+
+
+OWN_LINE = "a kernel's GPUs: held until released (%gpu release) or reclaimed after 1m idle, no time limit"
+
+
+@pytest.mark.parametrize(("action", "want"), [
+    pytest.param("shutdown", OWN_LINE + "; if the kernel still holds them then (a CUDA context), it is shut down",
+                 id="shutdown: the line says the kernel is shut down"),
+    pytest.param("hold", OWN_LINE + "; if the kernel still holds them then (a CUDA context), they stay out of use "
+                 "until it lets go", id="hold: the line says the GPUs stay out of use"),
+])
+def test_s20_the_running_lease_line_says_what_idle_reclaim_does_to_a_kernel_still_on_its_gpu(
+        host: Host, action: str, want: str) -> None:
+    """Failed before: the line said "or reclaimed after 1m idle" only, as if the GPU were then free."""
+    host.services.set_idle_kernels(action, host.shut_down)
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    assert seen["idle_release"] == {"action": "release", "after_s": 60.0, "kernel": action}
+    assert ends_by(seen, host.clock.now()) == want
+    queue = host.services.jobs.queue(host.services.caller("bob", admin=False)).model_dump(mode="json",
+                                                                                         exclude_none=True)
+    theirs = next(e for e in queue if e["id"] == host.lease_id)
+    assert ends_by(theirs, host.clock.now()) == ("a kernel's GPUs: held until its owner releases them or they are "
+                                                 "reclaimed after 1m idle, no time limit"), "another's: no kernel words"
+
+
+def test_s20_without_a_gpu_process_list_the_lease_line_says_no_kernel_words(host: Host) -> None:
+    host.services.engine.stops.gpu_processes = None  # a simulated or DCGM source: no process list, released at once
+    host.services.set_idle_kernels("hold", None)
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    assert "kernel" not in seen["idle_release"] and ends_by(seen, host.clock.now()) == OWN_LINE
+
+
+def test_s20_a_shutdown_that_does_not_free_the_gpu_is_said_and_held(host: Host) -> None:
+    """The kernel manager took the shutdown but the process stays on the GPU (a stuck driver call):
+    past SHUTDOWN_WAIT_S the lease says so and stays held; nothing is asked twice."""
+    asked: list[str] = []
+
+    def stuck(kernel_id: str, words: str) -> str | None:
+        asked.append(kernel_id)
+        return None
+
+    host.services.set_idle_kernels("shutdown", stuck)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    asked_at = host.clock.now().strftime("%H:%M:%S")
+    assert host.view("ana", host.lease_id).message.startswith("kernel k-1 shut down: ")
+    for _ in range(int(SHUTDOWN_WAIT_S // 10) + 1):
+        host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "running" and asked == ["k-1"], (seen.state, asked)
+    assert seen.message.endswith(f"; kernel k-1 was asked to shut down at {asked_at} UTC but its process(es) are still "
+                                 f"on the GPU {SHUTDOWN_WAIT_S:g} s later"), seen.message
+    assert len(host.audit("idle_kernel_held")) == 1
+
+
+def test_s20_a_failing_shutdown_hook_holds_the_gpu_and_says_so(host: Host) -> None:
+    def broken(kernel_id: str, words: str) -> str | None:
+        raise RuntimeError("kernel manager gone")
+
+    host.services.set_idle_kernels("shutdown", broken)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    seen = host.view("ana", host.lease_id)
+    assert seen.state == "running" and seen.message.endswith(
+        "; shutting kernel k-1 down failed (see the server log)"), seen.message
+
+
+def test_s20_a_held_idle_kernel_lease_reads_reclaimed_not_killed(host: Host) -> None:
+    """Its line said "killed at 12:01:20 UTC if still running": nothing of a kernel's lease is killed."""
+    host.services.set_idle_kernels("hold", None)
+    host.on_gpu(host.kernel.pid)
+    host.until_reclaimed()
+    host.step()
+    seen = host.view("ana", host.lease_id).model_dump(mode="json", exclude_none=True)
+    at = seen["stop_requested"]["at"][11:16]
+    assert ends_by(seen, host.clock.now()) == f"reclaimed as idle at {at} UTC", seen["stop_requested"]
+    assert "kill_at" not in seen["stop_requested"]
