@@ -208,7 +208,7 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
     Naive timestamps are rejected rather than guessed in the host's zone (case 010).
 
     Raises:
-        TimestampError: no offset, not ISO 8601, or outside :data:`EARLIEST_UTC` – :data:`LATEST_UTC`.
+        TimestampError: no offset, not ISO 8601, or outside :data:`EARLIEST_UTC` to :data:`LATEST_UTC`.
     """
     if isinstance(value, datetime):
         parsed = value
@@ -246,7 +246,7 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
 EARLIEST_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LATEST_UTC = datetime(9000, 1, 1, tzinfo=timezone.utc)
 """The range :func:`parse_utc` accepts (the epoch to year 8999): nothing the scheduler records is
-outside it, and the windows computed from an accepted time stay inside Python's years 1–9999."""
+outside it, and the windows computed from an accepted time stay inside Python's years 1 to 9999."""
 
 
 def parse_window(since: str | datetime | None, until: str | datetime | None) -> tuple[datetime | None, datetime | None]:

@@ -9,7 +9,6 @@ import io
 from pathlib import Path
 
 from jupyter_sched.cli.main import main as cli_main
-
 from tests.sim.test_sim_cli import SCENARIO
 
 

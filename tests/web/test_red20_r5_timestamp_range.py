@@ -1,7 +1,7 @@
 """Red team 20, R5: a timestamp whose conversion to UTC overflows (``0001-01-01T00:00:00+14:00`` is
 before year 1 in UTC; ``9999-12-31T23:59:59-14:00`` after 9999) answered 500 "please report it"
 with a 3 KB traceback per request on every parameter that takes one; year 1 or 9999 in UTC did too
-(the window built from it, until - 1 h, overflowed). Now a time outside 1970–8999 UTC is a 400
+(the window built from it, until - 1 h, overflowed). Now a time outside 1970 to 8999 UTC is a 400
 ``invalid_timestamp`` naming the parameter, and the edges of that range are answered, not a 500.
 Through the real server (pytest-jupyter), SQLite, simulated GPUs."""
 
