@@ -256,14 +256,14 @@ class IdleLadders:
             action = "release"  # a lease has nothing to requeue or stop: its GPUs are released
         if idle.stage == "reclaim" and not job.is_lease and action == "release":
             action = "requeue"  # "free the GPUs" of a batch job = stop it and put it back in the queue
-        data = {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
-                "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
-                "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids),
-                "kernel_id": job.spec.kernel_id}
+        data: dict[str, Any] = {
+            "job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
+            "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
+            "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids), "kernel_id": job.spec.kernel_id}
         context = (self._context(job, idle, now) if idle.stage == "reclaim" and job.is_lease and action == "release"
                    else None)
-        if context is not None:
-            evidence = {**evidence, "gpu_processes": context}
+        if context is not None:  # revoked, freed once the kernel lets go (the panel says so: data.draining)
+            evidence, data["draining"] = {**evidence, "gpu_processes": context}, True
         audit = {"warn": "idle_warning", "reclaim": "idle_reclaim"}.get(idle.stage, "idle_clear")
         event_id = tx.add_event(actor="scheduler", action=audit, job_id=job.id, user=job.spec.user,
                                 message=self.message(job, idle, action, draining=context is not None),

@@ -155,6 +155,7 @@ def test_s20_idle_reclaimed_kernel_still_on_its_gpu_is_shut_down_and_the_gpu_wai
     assert record.details["reclaim_event_id"] == host.audit("idle_reclaim")[0].id
     assert host.audit("idle_reclaim")[0].details["evidence"]["gpu_processes"] == {UUID: [[slow[0], "root"]]}
     assert [e["message"] for e in host.published("shutdown")] == [words], "the panel is told (event)"
+    assert host.audit("idle_reclaim")[0].details["draining"] is True, "the reclaim's event: revoked, not yet free"
     for _ in range(3):
         host.step()
         assert host.view("ana", host.lease_id).state == "running", "held while its process is on the GPU"
