@@ -161,3 +161,26 @@ async def test_issue16_item4_report_progress_from_inside_a_job_and_a_no_op_outsi
     assert await loop.run_in_executor(None, jupyter_sched.report_progress, 20, 100) is None  # within 10 s: not sent
     last = await loop.run_in_executor(None, jupyter_sched.report_progress, 100, 100)  # the last step is sent
     assert last is not None and last["job_id"] == job_id
+
+
+async def test_issue16_item4_the_jobs_own_process_reports_with_its_owners_token(
+        sched_app: Any, api: Any, http_server: Any, http_server_port: Any, jp_base_url: str) -> None:
+    """A real job calls ``jupyter_sched.report_progress`` (JUPYTER_SCHED_JOB_ID is set by the executor; the
+    server's URL and the owner's token are the job's own variables, which a job may set)."""
+    import sys
+
+    from .conftest import IVAN_TOKEN
+
+    code = "import time, jupyter_sched; print(jupyter_sched.report_progress(3, 4), flush=True); time.sleep(300)"
+    status, job = await api("POST", "jobs", {
+        "gpus": 1, "time_limit": "10m", "command": [sys.executable, "-c", code],
+        "env": {"JUPYTER_SCHED_URL": f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}",
+                "JUPYTER_SCHED_TOKEN": IVAN_TOKEN}})
+    assert status == 201, job
+
+    async def reported() -> Any:
+        _, seen = await api("GET", f"jobs/{job['id']}")
+        return seen.get("progress")
+
+    progress = await wait_for(reported)
+    assert progress["fraction"] == pytest.approx(0.75) and progress["done"] == 3 and progress["total"] == 4
