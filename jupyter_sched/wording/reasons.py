@@ -126,8 +126,8 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     rule = details.get("preemption_rule")
     refused = details.get("preemption_refused")
     if isinstance(rule, Mapping) and isinstance(refused, str) and refused and (
-            rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0
-            or rule.get("rule") == "min_runtime" and details.get("eta_code") == "MinRuntime"):
+            (rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0)
+            or (rule.get("rule") == "min_runtime" and details.get("eta_code") == "MinRuntime")):
         # (the ETA says when its victims pass the minimum runtime: said once, there; new user 20, N18)
         # a team guaranteed nothing never reclaims: explaining that on every ordinary "all GPUs busy"
         # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
