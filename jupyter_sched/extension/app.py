@@ -34,16 +34,16 @@ from ..wording.config import config_error_text
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
-from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
+from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
-from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .metrics import make_registry
 from .request_log import escape_log_controls, redacted_url
+from .routes import ROUTES, UnknownRouteHandler
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -175,7 +175,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The routes this server serves under ``api/sched/`` (the central service adds its own)."""
-        return [*HANDLERS, *DEFINITION_HANDLERS]
+        return list(ROUTES)
 
     def initialize_handlers(self) -> None:
         """Register THE route table under ``api/sched/`` (hub clients: one forwarding route), then

@@ -33,6 +33,7 @@ from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, sent_value
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
+from ..store.progress import read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -54,6 +55,7 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
+from .progress import progress_view
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -830,6 +832,11 @@ class JobsService:
             data["stop_requested"] = stop
         self._name_preemptors([data])
         self._idle_release(live, data)
+        if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
+            with self.ctx.store.transaction(write=False) as tx:
+                found = read_progress(tx, [live.id]).get(live.id)
+            if found is not None:
+                data["progress"] = progress_view(found).model_dump(mode="json")
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:

@@ -52,6 +52,7 @@ from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
 from .membership import EmbeddedMembership
+from .progress import ProgressService
 from .quotas import QuotasService
 from .system import SystemService
 from .telemetry import TelemetryService
@@ -132,6 +133,7 @@ class Services:
             self.engine.stops.gpu_processes = self.engine.idle.gpu_processes = monitor.gpu_processes
         self.executor = executor
         self.jobs = JobsService(self.ctx)
+        self.progress = ProgressService(self.ctx)  # running jobs' progress reports, for ETAs (issue 16 item 4)
         self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
         self.leases = LeasesService(self.ctx, self.jobs, self.idle)
         self.membership = EmbeddedMembership(self, admin_users)

@@ -184,6 +184,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{job_id}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A running job reports its progress (steps done of steps to do); the ETAs of the jobs waiting on it read it, no scheduling decision does. Only its owner; one stored report per job per min_interval_s (sooner ones are answered with stored false). */
+        post: operations["reportJobProgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leases/{lease_id}/keepalive": {
         parameters: {
             query?: never;
@@ -1446,6 +1465,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1456,6 +1477,32 @@ export interface components {
         };
         /** @enum {string} */
         JobKind: "training" | "inference" | "lease";
+        /** @description A job's latest stored progress report (``GET jobs/{id}``, ``POST jobs/{id}/progress``). */
+        JobProgress: {
+            /**
+             * @description done / total, 0..1
+             * @example 0.24
+             */
+            fraction: number;
+            /**
+             * @description steps done, as reported
+             * @example 1200
+             */
+            done: number;
+            /**
+             * @description steps to do, as reported
+             * @example 5000
+             */
+            total: number;
+            /** @description when it was reported (UTC) */
+            at: string;
+            /** @description the start of the run it reports on (a restarted job reports afresh) */
+            run_started_at: string;
+            /** @description seconds the run had run when it reported */
+            ran_s: number;
+            /** @description reports of this run stored so far (at least 1 % done; at most one per min_interval_s) */
+            reports?: number;
+        };
         /** @enum {string} */
         JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
         /** @description ``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per allocation: a lease granted again may keep alive again). */
@@ -1527,6 +1574,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1736,6 +1785,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1796,6 +1847,28 @@ export interface components {
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
+        /** @description ``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4). */
+        ReportProgressRequest: {
+            /**
+             * @description steps to do in all
+             * @example 5000
+             */
+            total: number;
+            /**
+             * @description steps (iterations, batches, samples) done so far; at most total
+             * @example 1200
+             */
+            done: number;
+        };
+        /** @description The answer to a progress report: what is stored, and whether this report was. */
+        ReportProgressResponse: {
+            job_id: string;
+            /** @description false: it came sooner than min_interval_s after the stored report and was coalesced into it (answered 200 all the same: a loop that reports every step need not slow down) */
+            stored: boolean;
+            /** @description seconds between two stored reports of one job */
+            min_interval_s: number;
+            progress: components["schemas"]["JobProgress"];
+        };
         /**
          * @description What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
          *     (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB).
@@ -2804,6 +2877,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    reportJobProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportProgressRequest"];
+            };
+        };
+        responses: {
+            /** @description What is stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportProgressResponse"];
                 };
             };
             default: components["responses"]["Error"];

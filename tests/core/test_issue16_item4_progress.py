@@ -130,6 +130,20 @@ def test_issue16_item4_a_slow_lie_does_not_let_the_liars_own_job_backfill() -> N
     assert {p.job_id: p.reason.code for p in lied.pending} == {p.job_id: p.reason.code for p in honest.pending}
 
 
+def test_issue16_item4_an_eta_moved_by_a_report_says_so() -> None:
+    """The first usable report moves ``wait`` from the limit (4 h away) to 40 minutes: the move record's
+    cause is the report, not "running jobs ended before their limits"."""
+    snap = _snap()
+    first = run_cycle(snap)
+    wait = next(j for j in snap.jobs if j.id == "wait")
+    seen = replace(wait, reason=next(p.reason for p in first.pending if p.job_id == "wait"))
+    snap = replace(snap, now=_t(1), jobs=tuple(seen if j.id == "wait" else j for j in snap.jobs),
+                   progress={"train": _report(0.5, at=0, ran=60)})
+    moved = _reason(snap).details["eta_moved"]
+    assert (moved["cause"], moved["jobs"]) == ("progress", ["train"]), moved
+    assert moved["message"].endswith("train is projected to end from its progress (50 % done)"), moved["message"]
+
+
 def test_issue16_item4_words_for_several_jobs_and_for_some_of_them() -> None:
     assert done_text(0.999) == "99 % done" and done_text(0.004) == "under 1 % done"
     assert progress_clause([("a", 0.4)], every=True) == "from its progress (40 % done)"
