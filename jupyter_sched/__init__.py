@@ -11,7 +11,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "_jupyter_labextension_paths", "_jupyter_server_extension_points",
-           "load_ipython_extension"]
+           "load_ipython_extension", "report_progress"]
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
@@ -38,3 +38,13 @@ def load_ipython_extension(ipython: Any) -> None:
     if loader is None:
         raise ImportError("jupyter_sched.magics does not provide load_ipython_extension yet")
     loader(ipython)
+
+
+def report_progress(done: float, total: float) -> dict[str, Any] | None:
+    """Inside a scheduled job: report that it has done ``done`` of ``total`` steps, so the ETAs of the
+    jobs waiting for its GPUs read its end from its progress (never a scheduling decision). A no-op
+    with a warning outside a job; calls sooner than 10 s after the last one sent are skipped. See
+    :func:`jupyter_sched.client.progress.report_progress` (arguments, answer, errors)."""
+    from .client.progress import report_progress as report
+
+    return report(done, total)

@@ -184,7 +184,7 @@ def check_priority(caller: Caller, spec: JobSpec) -> None:
 
 
 def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int],
-                  teams: Iterable[str] = ()) -> None:
+                  teams: Iterable[str] = (), *, admin: bool = False) -> None:
     """The request fits its quota ceilings when nothing else runs (rule 4).
 
     Every GPU model the request could use is tried (its ``model`` list, loosely matched as
@@ -194,7 +194,8 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     With no quota lines, or no GPUs at all (the inventory check answers that), it passes. A team
     without a line of its own is bounded by the unlisted line (:class:`~jupyter_sched.model.QuotaSet`
     ``unlisted_borrowing_limit``): its refusal names field ``team`` and the caller's ``teams`` that
-    have a line (red team 19, R3).
+    have a line (red team 19, R3). ``admin``: the caller is an admin, whose fix is theirs to make
+    (PUT quotas), never "ask an admin" (new user 20, N3).
 
     Raises:
         QuotaError: field ``team`` for a team without a line; else ``gpus`` (``workers`` for a gang whose workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
@@ -210,11 +211,12 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
         return
     # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
     over = ceiling_exceeded(line, spec.resources)
+    mine = tuple(teams)
     if over.unlisted:
-        raise QuotaError(over.message, field="team", hint=unlisted_fix(spec.team, (t for t in teams if quotas.listed(t))),
-                         details=over.details)
-    raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or ask an admin to raise the quota",
-                     details=over.details)
+        raise QuotaError(over.message, field="team", details=over.details,
+                         hint=unlisted_fix(spec.team, (t for t in mine if quotas.listed(t)), admin=admin, mine=mine))
+    raise_it = "raise the quota (PUT quotas)" if admin else "ask an admin to raise the quota"
+    raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or {raise_it}", details=over.details)
 
 
 def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:
@@ -226,4 +228,4 @@ def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model:
     check_text(spec)
     check_team(caller, spec)
     check_priority(caller, spec)
-    check_ceiling(spec, quotas, gpus_by_model, caller.teams)
+    check_ceiling(spec, quotas, gpus_by_model, caller.teams, admin=caller.admin)

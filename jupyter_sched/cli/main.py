@@ -43,6 +43,7 @@ from typing import Any, NoReturn, TextIO
 
 from ..errors import AuthenticationError, SchedError
 from ..userfiles import file_problem
+from .aliases import OneSetting
 
 __all__ = [
     "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
@@ -207,7 +208,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                               description="Wait for a job to end, with a progress bar on a terminal.",
                               epilog=WAIT_EXIT_CODES)
         wait.add_argument("job_id", metavar="JOB_ID")
-        wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
+        wait.add_argument("--for", "--timeout", dest="wait_timeout", action=OneSetting, metavar="DURATION",
                           help='give up after this long, e.g. "30m" (default: wait until it ends); '
                                '--timeout is the same, as in %%schedule wait')
     if want("cancel"):
@@ -253,7 +254,7 @@ def _add_submit(sub: Any) -> None:
     # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
     submit.add_argument("--priority", metavar="{high,normal,low}",
                         help="priority class (default normal; high needs an admin's grant)")
-    submit.add_argument("--team", "--queue", dest="team", help="team charged (--queue is another name)")
+    submit.add_argument("--team", "--queue", dest="team", action=OneSetting, help="team charged (--queue is another name)")
     submit.add_argument("--name", help="job name")
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
@@ -763,7 +764,7 @@ def error_line(command: str, exc: SchedError) -> str:
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
     # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
-    message, hint = in_surface_terms(message, hint, exc.field)
+    message, hint = in_surface_terms(message, hint, exc.field, details=exc.details)
     hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)

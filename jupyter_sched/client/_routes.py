@@ -69,6 +69,10 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", f"jobs/{_id(job_id)}/logs", params=_params(offset=offset, limit=limit, follow=follow))
 
     @staticmethod
+    def report_progress(job_id: str, done: float, total: float) -> Req:
+        return Req("POST", f"jobs/{_id(job_id)}/progress", body={"done": done, "total": total})
+
+    @staticmethod
     def dryrun(body: Mapping[str, Any]) -> Req:
         return Req("POST", "dryrun", body=dict(body))
 

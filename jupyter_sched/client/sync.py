@@ -426,6 +426,13 @@ class SchedClient:
             body["states"] = states
         return dict(self.call(routes.cancel_jobs(body)))
 
+    def report_progress(self, job_id: str, done: float, total: float) -> dict[str, Any]:
+        """``POST jobs/{id}/progress``: the running job has done ``done`` of ``total`` steps; returns
+        ``{"job_id", "stored", "min_interval_s", "progress"}`` (``stored`` false: coalesced, sent sooner
+        than ``min_interval_s`` after the stored one). Raises ValidationError (bad numbers), NotFoundError,
+        ConflictError (not running). The ETAs of the jobs waiting on it read it, no decision does."""
+        return dict(self.call(routes.report_progress(job_id, done, total)))
+
     def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False) -> dict[str, Any]:
         """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished"}`` (offsets in bytes)."""
         return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),

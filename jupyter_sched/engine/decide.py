@@ -1,7 +1,8 @@
 """Decide: build the frozen snapshot of one cycle and call the pure core on it.
 
 The snapshot is built from the store (live jobs, quotas, usage history for fair share and
-budgets, runtimes learned from finished runs for ETAs — :mod:`.runtimes`), the inventory,
+budgets, runtimes learned from finished runs for ETAs — :mod:`.runtimes` —, running jobs' latest progress
+reports for ETAs — :mod:`jupyter_sched.store.progress`), the inventory,
 telemetry and kernel activity; with an idle policy the engine's own cycles also get the idle
 inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
 :mod:`.apply` writes them.
@@ -18,11 +19,13 @@ from typing import Any
 
 from ..accounting import budget_usage, decayed_gpu_seconds
 from ..accounting.report import AccountingError
-from ..errors import ValidationError
+from ..backfill.progress import STALE_S, ProgressReport
+from ..errors import StoreError, ValidationError
 from ..model import Inventory, Job, JobState, QuotaSet
 from ..scheduling.ports import declares_port
 from ..scheduling.snapshot import CycleResult, JobHold, Snapshot, UsageHistory
 from ..store import JobRecord, Store
+from ..store.progress import fresh_progress
 from .clock import Clock
 from .idle import IdleLadders
 from .runtimes import RuntimeFeed
@@ -145,8 +148,28 @@ class Decider:
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
-                            ports_bound_outside=self._bound_outside(jobs))
+                            ports_bound_outside=self._bound_outside(jobs), progress=self._progress(records, now))
         return snapshot, {r.job.id: r for r in records}
+
+    def _progress(self, records: Iterable[JobRecord], now: datetime) -> dict[str, ProgressReport]:
+        """``Snapshot.progress``: the latest report of each running job's current run, of the last
+        :data:`~jupyter_sched.backfill.progress.STALE_S` (older ones project nothing). Read for ETAs
+        only; a store that cannot answer leaves them out this cycle (the cycle runs on)."""
+        try:
+            with self.store.transaction(write=False) as tx:
+                fresh = fresh_progress(tx, now - timedelta(seconds=STALE_S))
+        except StoreError as exc:
+            log.warning("progress reports unreadable this cycle (%s); ETAs read limits and history", exc)
+            return {}
+        if not fresh:
+            return {}
+        out: dict[str, ProgressReport] = {}
+        for record in records:
+            job = record.job
+            got = fresh.get(job.id)
+            if got is not None and job.state.holds_gpus and got.run_started_at == (job.started_at or job.admitted_at):
+                out[job.id] = got.report
+        return out
 
     def _bound_outside(self, jobs: tuple[Job, ...]) -> frozenset[int]:
         """Declared ports of pending services that no scheduled job holds and that are bound on the

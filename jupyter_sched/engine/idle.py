@@ -5,8 +5,10 @@ With an idle policy the engine runs idle detection itself
 :class:`~.telemetry.TelemetryMonitor` fills) and applies each ladder step by its ``action``:
 ``warn`` → audit record with the window of samples + ``idle_warning`` event + the work's message;
 ``reclaim`` → ``notify`` frees nothing, ``release`` revokes a lease (its kernel keeps running and
-is told through the event and the lease's message), ``requeue`` / ``stop`` stop a batch job
-(requeued, or ended as cancelled); ``clear`` → the warning is withdrawn.
+is told through the event and the lease's message; where the GPU's process list (NVML) still shows
+a process on its GPU, the lease ends through the drain instead — stop intent ``idle`` — and its
+GPU is given to nobody until that process lets go: :mod:`.idle_kernels`), ``requeue`` / ``stop``
+stop a batch job (requeued, or ended as cancelled); ``clear`` → the warning is withdrawn.
 
 The ladder state is persisted in the details of those audit records (``details.ladder``) and
 re-read from there after a restart or a keepalive written by another server. Why the audit trail
@@ -19,6 +21,7 @@ of resetting it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -39,13 +42,15 @@ from ..reclaim import (
 from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, kernel_activity_of
 from ..store import JobRecord, Store, StoreTx
 from .lease_horizon import with_lease_horizons
-from .stops import lease_held_message
+from .stops import GpuProcesses, lease_held_message
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
 
 __all__ = ["IDLE_ACTIONS", "IdleLadders", "Stop"]
 
 IDLE_ACTIONS = ("idle_warning", "idle_reclaim", "idle_clear", "idle_keepalive")
 """Audit actions of the idle ladder; each record's ``details.ladder`` is the ladder state after it."""
+
+log = logging.getLogger(__name__)
 
 Stop = tuple[str, float, bool]
 """A stop to send: ``(job id, grace seconds, checkpoint signal first)``."""
@@ -83,6 +88,9 @@ class IdleLadders:
         self._attempt: dict[str, int] = {}
         self._seen: dict[str, int] = {}
         self._event_id = 0
+        self.gpu_processes: GpuProcesses | None = None
+        """Each GPU's processes (NVML telemetry; as :attr:`.stops.StopReconciler.gpu_processes`):
+        with it, a lease whose GPU still shows a process is released through the drain."""
 
     def clear(self) -> None:
         """Forget the cache (stepping down: the next leader re-reads the audit trail)."""
@@ -230,8 +238,8 @@ class IdleLadders:
         record's id in ``seen``), for :meth:`commit` once the transaction committed.
         """
         r = records.get(idle.job_id)
-        if r is None or not r.job.state.holds_gpus:
-            return []
+        if r is None or not r.job.state.holds_gpus or (r.job.is_lease and r.stop_intent):
+            return []  # a lease being released (its GPU draining) has no ladder left
         job = r.job
         now = tx.now
         entry = snapshot.telemetry.get(job.id)
@@ -248,13 +256,17 @@ class IdleLadders:
             action = "release"  # a lease has nothing to requeue or stop: its GPUs are released
         if idle.stage == "reclaim" and not job.is_lease and action == "release":
             action = "requeue"  # "free the GPUs" of a batch job = stop it and put it back in the queue
-        data = {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
-                "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
-                "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids),
-                "kernel_id": job.spec.kernel_id}
+        data: dict[str, Any] = {
+            "job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
+            "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
+            "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids), "kernel_id": job.spec.kernel_id}
+        context = (self._context(job, idle, now) if idle.stage == "reclaim" and job.is_lease and action == "release"
+                   else None)
+        if context is not None:  # revoked, freed once the kernel lets go (the panel says so: data.draining)
+            evidence, data["draining"] = {**evidence, "gpu_processes": context}, True
         audit = {"warn": "idle_warning", "reclaim": "idle_reclaim"}.get(idle.stage, "idle_clear")
         event_id = tx.add_event(actor="scheduler", action=audit, job_id=job.id, user=job.spec.user,
-                                message=self.message(job, idle, action),
+                                message=self.message(job, idle, action, draining=context is not None),
                                 details={**data, "evidence": evidence, "ladder": ladder_to_dict(ladder),
                                          "attempt": job.attempts})
         ladders[job.id] = ladder
@@ -274,7 +286,12 @@ class IdleLadders:
             return [{"type": "idle_warning", "data": data}]
         self.reclaims_total += 1
         self.idle_gpus.pop(job.id, None)
-        if job.is_lease:
+        if job.is_lease and context is not None:  # its GPU still shows a process: ended by the drain (.stops)
+            said = replace(job, message=self.message(job, idle, action, draining=True))
+            if tx.try_update_job(replace(r, job=said, stop_intent="idle", stop_requested_at=now,
+                                         stop_actor="scheduler")) is not None:
+                changed.append(said)
+        elif job.is_lease:
             done = job.transition(JobState.CANCELLED, finished_at=now, message=self.message(job, idle, action))
             if tx.try_update_job(replace(r, job=done)) is not None:
                 tx.close_usage(job.id, now)
@@ -286,9 +303,29 @@ class IdleLadders:
                 stops.append((job.id, self.stop_grace_s, job.spec.checkpointable))
         return [{"type": "idle_warning", "data": data}, {"type": "reclaimed", "data": data}]  # panel: refresh
 
+    def _context(self, job: Job, idle: IdleAction, now: datetime) -> dict[str, list[list[Any]]] | None:
+        """What keeps an idle-reclaimed lease's GPU from being free: ``{uuid: [[pid, account]]}``
+        of the processes on its GPUs in the newest samples (NVML's process list), ``{}`` when not
+        known yet (the drain waits for a sample); None when nothing is on them — or no process list
+        is read — and the lease is released at once."""
+        if self.gpu_processes is None or job.allocation is None:
+            return None
+        try:
+            seen = self.gpu_processes(job.allocation.all_gpu_uuids(), leaving=job.id, since=idle.idle_since or now)
+        except Exception:  # the drain reads it again, and ends the lease on its own failure
+            log.exception("lease %s: reading the processes on its GPUs failed", job.id)
+            return {}
+        if seen is None:
+            return {}
+        return {uuid: [[pid, account] for pid, account in found] for uuid, found in seen.items()} or None
+
     @staticmethod
-    def message(job: Job, idle: IdleAction, action: str) -> str:
-        """The one sentence the user sees (job/lease message, kernel, audit)."""
+    def message(job: Job, idle: IdleAction, action: str, *, draining: bool = False) -> str:
+        """The one sentence the user sees (job/lease message, kernel, audit); ``draining``: a
+        revoked lease whose GPU a process may still hold (it ends once it is free)."""
+        if draining:
+            return (f"reclaimed while idle: {idle.reason}; GPUs revoked — given to other work once no process "
+                    "of the kernel still uses them")
         if idle.stage == "warn":
             return f"idle warning: {idle.reason}"
         if idle.stage == "clear":

@@ -41,13 +41,17 @@ def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCa
     return {"after_s": policy.window_s + policy.grace_s, "at": at}
 
 
-def lease_idle_release(lease: Job, policies: IdlePolicies | None) -> dict[str, Any]:
+def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_action: str | None = None
+                       ) -> dict[str, Any]:
     """What this server's idle policy does to ``lease`` when it sits idle — the wire field
     ``idle_release`` of a lease, which its own line renders (:func:`jupyter_sched.wording.jobs.ends_by`;
     session 19: it said "or reclaimed when idle" on a server that reclaims nothing):
     ``{"action": "release", "after_s": seconds idle before it is released (window + grace)}``,
     ``{"action": "notify"}`` (reported as idle, never released) or ``{"action": "off"}``
-    (``policies`` None — no telemetry — or the policy disabled). Pure."""
+    (``policies`` None — no telemetry — or the policy disabled). ``kernel_action``: what is done
+    about a kernel still holding the GPU when it is released (``"shutdown"`` / ``"hold"``,
+    :mod:`.idle_kernels`; None where no GPU process list is read), added as ``"kernel"`` to a
+    kernel's lease that is released. Pure."""
     if policies is None:
         return {"action": "off"}
     policy = policies.for_job(lease)
@@ -55,7 +59,10 @@ def lease_idle_release(lease: Job, policies: IdlePolicies | None) -> dict[str, A
         return {"action": "off"}
     if policy.lease_mode == ReclaimMode.NOTIFY:
         return {"action": "notify"}
-    return {"action": "release", "after_s": policy.window_s + policy.grace_s}
+    out: dict[str, Any] = {"action": "release", "after_s": policy.window_s + policy.grace_s}
+    if kernel_action and lease.spec.kernel_id:
+        out["kernel"] = kernel_action
+    return out
 
 
 def with_lease_horizons(result: CycleResult, jobs: Iterable[Job], policies: IdlePolicies | None,

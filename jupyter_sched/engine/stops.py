@@ -23,6 +23,8 @@ Held only by processes of OTHER accounts, a released lease waits at most the sto
 ends (charged to nobody from then; audited ``lease_outside_process`` with their pids and accounts)
 and the GPU, still holding their memory, stays out of placement as used outside the scheduler
 (red team 19, R9: another account's process pinned the owner's lease with no time limit).
+A lease revoked by idle reclaim (intent ``idle``) whose kernel is still on the GPU: its kernel is
+shut down or the GPU held, per the admin's ``idle_kernel_action`` (:mod:`.idle_kernels`).
 The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
@@ -40,10 +42,12 @@ from ..backoff import Retries
 from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import Job, JobState
+from ..model.units import format_duration
 from ..store import JobRecord
 from .clock import Clock
 from .drainscan import PENDING, Background
 from .failures import classify
+from .idle_kernels import IdleKernels
 from .leadership import Leadership
 from .transitions import JobWriter
 
@@ -92,10 +96,10 @@ def lease_release_message(record: JobRecord) -> str:
 def stop_words(record: JobRecord) -> str:
     """Why a job is being stopped, as the last line of its log says it (issue 20, F15: a job ended
     by its time limit or a cancel had a log that just stopped): ``cancelled by alice``,
-    ``stopped: time limit 60 s reached``, ``preempted: …`` (it goes back to the queue)."""
+    ``stopped: time limit 1m reached``, ``preempted: …`` (it goes back to the queue)."""
     job, intent = record.job, record.stop_intent
     if intent == "timeout":
-        return f"stopped: time limit {job.spec.time_limit_s or 0:g} s reached"
+        return f"stopped: time limit {format_duration(job.spec.time_limit_s or 0)} reached"
     if intent == "cancel":
         return f"cancelled by {record.stop_actor or 'user'}"
     if intent == "preempt":  # who and when, the verb once (new user 18, N7: "preempted: preempted to …")
@@ -149,6 +153,8 @@ class StopReconciler:
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
+        self.idle_kernels = IdleKernels(writer.store, writer.publish)
+        """What is done about the kernel of an idle-reclaimed lease still on its GPU (:mod:`.idle_kernels`)."""
 
     def plan(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
         """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
@@ -220,6 +226,9 @@ class StopReconciler:
         if foreign and len(foreign) == len(pids) and now >= due:  # red team 19, R9: never the owner's cost
             self._end_outside(job, gpus, foreign, accounts, released)
             return False
+        if not parent and record.stop_intent == "idle" and foreign != pids:  # its kernel, not another account's
+            self.idle_kernels.held(record, gpus, pids, accounts, now, self._say)
+            return True
         if not parent:
             self._say_kernel_held(job, gpus, pids, accounts, released, due if foreign == pids else None)
             return True
@@ -342,6 +351,7 @@ class StopReconciler:
         self.plans.clear()
         self.draining.clear()
         self.scans.clear()
+        self.idle_kernels.clear()
 
     def reconcile(self, record: JobRecord) -> JobRecord:
         """Time-limit and stop one admitted/running job the executor may run; return its row.
@@ -357,13 +367,15 @@ class StopReconciler:
                 and now >= job.started_at + timedelta(seconds=limit)):
             record = self.writer.mutate(job.id, lambda r: replace(
                 r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
-            self.writer.audit(job, "time_limit", f"time limit of {limit:g} s reached; stopping", {"limit_s": limit})
+            self.writer.audit(job, "time_limit", f"time limit of {format_duration(limit)} reached; stopping",
+                              {"limit_s": limit})
         if record.stop_intent is None or job.id in self.sent:
             return record
         if job.is_lease:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
-                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record) + self._unseen(job)
+                said = self.idle_kernels.ended(record) if record.stop_intent == "idle" else lease_release_message(record)
+                self.writer.finish(job.id, JobState.CANCELLED, message=said + self._unseen(job)
                                    + self.ending.pop(job.id, ""))
             return record
         key = f"stop:{job.id}"

@@ -34,16 +34,17 @@ from ..wording.config import config_error_text
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
-from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
+from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
-from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
+from .idle_kernels import IdleKernelConfig, connect_kernels
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
-from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
+from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
 from .metrics import make_registry
 from .request_log import escape_log_controls, redacted_url
+from .routes import ROUTES, UnknownRouteHandler
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -55,7 +56,7 @@ R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, DefinitionsConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -164,11 +165,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
-        kernel_manager = getattr(self.serverapp, "kernel_manager", None)
-        # the central service's own kernel manager runs none of its users' kernels: its leases'
-        # kernels are what user servers report (hub.liveness), so it judges no kernel_id by it
-        if self.owns_kernels and kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
-            self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
+        connect_kernels(self)  # kernel states for the idle rules; an idle kernel still on its GPU (idle_kernel_action)
         if self.hub_service_url:  # new user 9, N8: it named a local store this server never uses
             self.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
                           __version__, redacted_url(self.hub_service_url))
@@ -179,7 +176,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The routes this server serves under ``api/sched/`` (the central service adds its own)."""
-        return [*HANDLERS, *DEFINITION_HANDLERS]
+        return list(ROUTES)
 
     def initialize_handlers(self) -> None:
         """Register THE route table under ``api/sched/`` (hub clients: one forwarding route), then

@@ -451,8 +451,8 @@ class IdleConfig(Configurable):
         ["release", "requeue", "stop", "notify"],
         default_value="release",
         config=True,
-        help="""What reclaiming an idle lease does. Default: "release" (the kernel keeps running,
-        its GPUs are freed). "notify" only warns.""" + _IDLE_API_NOTE,
+        help="""What reclaiming an idle lease does. Default: "release" (its GPUs are freed; a kernel
+        still on its GPU is shut down or holds it: idle_kernel_action). "notify" only warns.""" + _IDLE_API_NOTE,
     )
 
     idle_busy_kernel_action = Enum(

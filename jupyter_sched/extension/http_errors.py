@@ -9,6 +9,7 @@ this route" (new user 13, N17).
 
 from __future__ import annotations
 
+import re
 from http.client import responses
 from typing import Any
 
@@ -52,9 +53,13 @@ class Utf8Arguments:
 
     def decode_argument(self, value: bytes, name: str | None = None) -> str:
         try:
-            return value.decode("utf-8")
+            text = value.decode("utf-8")
         except UnicodeDecodeError:
             pass
+        else:
+            if CONTROL_CHARACTER.search(text):
+                raise _control_refusal(name)
+            return text
         if name is None:
             raise ValidationError("the URL path is not UTF-8 text", field="path",
                                   hint="percent-encode the path's text as UTF-8 (an id such as j-01hf3k2m9-x7q4za)")
@@ -67,14 +72,51 @@ class Utf8Arguments:
                               hint=f"percent-encode {field}'s value as UTF-8, or leave {field} out")
 
 
+CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one."""
+
+
+def _control_refusal(name: str | None) -> ValidationError:
+    """The 400 for a path part or query argument holding a control character (red team 20, R3: an
+    id with ``%00`` reached PostgreSQL, which cannot store NUL in text, and was answered 503 "the
+    scheduler's database failed to answer" with an ERROR log line per request). Refused here,
+    before any service or store sees it, for every route: path ids (``job_id``, ``lease_id``,
+    ``definition_id``) and every query argument."""
+    if name is None:
+        return ValidationError("the URL path must not contain control characters (NUL, newline, …)", field="path",
+                               hint="an id looks like j-01hf3k2m9-x7q4za")
+    field = name if len(name) <= 80 else name[:77] + "..."  # user input: never whole
+    if name.endswith("_id"):
+        return ValidationError(f"{field} must not contain control characters (NUL, newline, …)", field=field,
+                               hint="an id looks like j-01hf3k2m9-x7q4za (leases l-…, definitions d-…); "
+                                    "GET jobs lists yours")
+    return ValidationError(f"query argument {field} must not contain control characters (NUL, newline, …)",
+                           field=field, hint=f"send {field}'s value as plain text, or leave {field} out")
+
+
 def _words(methods: list[str]) -> str:
     return methods[0] if len(methods) == 1 else f"{', '.join(methods[:-1])} and {methods[-1]}"
 
 
+def _route_elsewhere(route: str, template: str, method: str) -> str | None:
+    """``dryrun`` for ``POST jobs/dryrun``: the id part of a route that is itself a route taking
+    ``method`` (new user 20, N13: a guessed ``jobs/dryrun`` got "jobs/dryrun takes GET and DELETE")."""
+    if template == route:  # no id in this route
+        return None
+    from .handlers import HANDLERS  # here, not at import: handlers imports the base that imports this
+
+    last = route.rsplit("/", 1)[-1]
+    for path, cls in HANDLERS:
+        if path == last and getattr(cls, method.lower(), None) is not getattr(web.RequestHandler, method.lower(), None):
+            return path
+    return None
+
+
 def http_error_body(status: int, message: str | None, *, method: str, route: str, handler: type[web.RequestHandler],
-                    token_page: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+                    token_page: str = "", template: str = "") -> tuple[dict[str, Any], dict[str, str]]:
     """``({"error": …}, headers)`` of an HTTP error ``status`` raised outside a handler method's own
-    errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened)."""
+    errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened);
+    ``template`` the route as openapi.yaml writes it (``jobs/{job_id}``), which a 405's hint names."""
     error: dict[str, Any] = {"code": _HTTP_CODES.get(status, "http_error"),
                              "message": message or responses.get(status, "error"), "field": None, "hint": None}
     headers: dict[str, str] = {}
@@ -89,8 +131,12 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
         shown = route[:80] or "this route"
         headers["Allow"] = ", ".join([*allowed, "OPTIONS"])
         if allowed:
-            error.update(message=f"{method[:10]} is not a method of {shown}", field="method",
-                         hint=f"{shown} takes {_words(allowed)} (see openapi.yaml)", details={"allowed": allowed})
+            pattern = template[:80] or shown
+            hint = f"{pattern} takes {_words(allowed)} (see openapi.yaml)"
+            if (other := _route_elsewhere(route, template or route, method)) is not None:
+                hint = f"{method[:10]} goes to api/sched/{other}, a route of its own; {hint}"
+            error.update(message=f"{method[:10]} is not a method of {shown}", field="method", hint=hint,
+                         details={"allowed": allowed})
         else:
             error["hint"] = "see openapi.yaml for the methods of this route"
     return {"error": error}, headers

@@ -44,6 +44,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.client import responses
 from typing import Any
@@ -289,7 +290,7 @@ def etag_matches(etag: str, if_none_match: str) -> bool:
     return any((tag[2:] if tag.startswith(b"W/") else tag) == mine for tag in tags)
 
 
-def install_lean_answers(sched: Any, prefix: str, routes: list[tuple[str, type[Any]]]) -> LeanAnswers:
+def install_lean_answers(sched: Any, prefix: str, routes: Iterable[tuple[str, type[Any]]]) -> LeanAnswers:
     """Put a :class:`LeanAnswers` for ``routes`` (``(pattern under prefix, handler class)``, those of
     :data:`LEAN`) first among the rules of ``sched``'s server application; return it."""
     application = sched.serverapp.web_app

@@ -386,8 +386,8 @@ class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
             body, headers = http_error_body(status, message, method=self.request.method or "", route=self._route,
-                                            handler=type(self), token_page=str(getattr(self.settings.get(
-                                                "jupyter_sched"), "hub_token_page", "") or ""))
+                                            handler=type(self), template=self._template, token_page=str(getattr(
+                                                self.settings.get("jupyter_sched"), "hub_token_page", "") or ""))
             for name, value in headers.items():
                 self.set_header(name, value)
         else:

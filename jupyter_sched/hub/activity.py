@@ -19,6 +19,14 @@ server alive for ever, and the server's kernel kept the lease. A lease idle on i
 kernel is busy still counts (the kernel computes). Work with no idle verdict (no telemetry, idle
 policy off, CPU-only) counts while it runs.
 
+The hub may be slow or hold a request (a busy hub or proxy; issue 17). Every request is bounded by
+the hub client's timeout (``c.HubIdentityProvider.hub_timeout_s``), and :class:`ActivityReporter` never
+lets one waiting request hold later reports: each tick starts its own report (at most
+``max_reports`` in flight), a user's post still in flight is not sent again beside it, posts of one
+report go out side by side (at most ``max_posts`` at a time), and a post the hub refused or did not
+answer is logged at warning with the hub's answer, counted (``jupyter_sched_hub_activity_posts_failed_total``
+in ``GET metrics``) and sent again by the next tick.
+
 Each user server also reports its own running work (``SchedApp.current_activity`` →
 ``jupyter_sched_last_activity`` → ``web_app.last_activity()``, which ``jupyterhub-singleuser``
 posts to the hub); this covers servers whose singleuser activity reports are off.
@@ -26,15 +34,22 @@ posts to the hub); this covers servers whose singleuser activity reports are off
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
-__all__ = ["ACTIVE_STATES", "activity_bodies", "activity_path", "active_servers", "idle_work", "report_activity"]
+__all__ = ["ACTIVE_STATES", "ActivityCollector", "ActivityReporter", "activity_bodies", "activity_path",
+           "active_servers", "idle_work", "report_activity"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -98,20 +113,128 @@ def idle_work(service: Any) -> frozenset[str]:
     return frozenset(c.job_id for c in getattr(idle, "candidates", ()) or () if not c.kernel_busy)
 
 
+class ActivityReporter:
+    """Hub activity reports, one per tick, none waiting on another (see module docstring; issue 17).
+
+    Args:
+        max_reports: reports in flight at most; a tick that finds this many waiting on the hub
+            starts none (counted in ``skipped_ticks``).
+        max_posts: hub requests (posts, per-user lookups) one report has in flight at most. With
+            the defaults the reporter holds at most 8 of the 10 connections tornado's HTTP client
+            shares among all the service's hub calls, so a slow hub never leaves a user's group
+            lookup (their submit) queued behind activity posts.
+
+    Attributes:
+        failed_posts: activity posts the hub refused or did not answer since start.
+        skipped_ticks: ticks that started no report because ``max_reports`` were in flight.
+    """
+
+    def __init__(self, *, max_reports: int = 2, max_posts: int = 4) -> None:
+        self.max_reports = max_reports
+        self.max_posts = max_posts
+        self.failed_posts = 0
+        self.skipped_ticks = 0
+        self._reports: set[asyncio.Future[list[str]]] = set()
+        self._posting: set[str] = set()
+
+    @property
+    def in_flight(self) -> int:
+        """Reports started and not finished."""
+        return len(self._reports)
+
+    def tick(self, service: Any, hub: HubClient, *,
+             off_loop: Callable[..., Awaitable[Any]] | None = None) -> asyncio.Future[list[str]] | None:
+        """Start one report (:func:`report_activity`) unless ``max_reports`` are in flight; its task
+        (the users reported), or None. Must run on the event loop."""
+        if len(self._reports) >= self.max_reports:
+            self.skipped_ticks += 1
+            log.warning("jupyter_sched: %d hub activity reports are still waiting on the hub; this tick sends none",
+                        len(self._reports))
+            return None
+        task = asyncio.ensure_future(self._report(service, hub, off_loop))
+        self._reports.add(task)
+        task.add_done_callback(self._reports.discard)
+        return task
+
+    async def _report(self, service: Any, hub: HubClient, off_loop: Callable[..., Awaitable[Any]] | None) -> list[str]:
+        try:
+            return await report_activity(service, hub, off_loop=off_loop, reporter=self)
+        except Exception:  # a task's exception is otherwise only seen when it is collected
+            log.exception("jupyter_sched: hub activity report failed; will retry")
+            return []
+
+    async def bounded(self, calls: Iterable[Awaitable[_T]]) -> list[_T]:
+        """Await ``calls`` side by side, at most ``max_posts`` at a time; their results in order."""
+        gate = asyncio.Semaphore(self.max_posts)
+
+        async def one(call: Awaitable[_T]) -> _T:
+            async with gate:
+                return await call
+
+        return list(await asyncio.gather(*(one(call) for call in calls)))
+
+    async def post(self, hub: HubClient, user: str, body: Mapping[str, Any]) -> bool:
+        """Post ``user``'s activity; whether the hub took it. Not sent (False) while an earlier
+        post of theirs is in flight; a refused or unanswered post is logged with the hub's answer
+        and counted."""
+        if user in self._posting:
+            log.debug("jupyter_sched: the hub has not answered the last activity post of %s yet; not sent again", user)
+            return False
+        self._posting.add(user)
+        try:
+            await hub.request("POST", activity_path(user), body)
+        except HubLookupError as exc:
+            self.failed_posts += 1
+            log.warning("jupyter_sched: the hub did not take the activity of %s: %s; will retry", user, exc)
+            return False
+        finally:
+            self._posting.discard(user)
+        return True
+
+
+class ActivityCollector(Collector):
+    """The reporter's counts for ``GET metrics`` (registered in hub mode):
+    ``jupyter_sched_hub_activity_posts_failed_total``, ``jupyter_sched_hub_activity_ticks_skipped_total``
+    and ``jupyter_sched_hub_activity_reports_in_flight``."""
+
+    def __init__(self, reporter: ActivityReporter) -> None:
+        self.reporter = reporter
+
+    def collect(self) -> Iterator[Metric]:
+        """Yield the three families."""
+        failed = CounterMetricFamily("jupyter_sched_hub_activity_posts_failed",
+                                     "Hub activity posts the hub refused or did not answer since start")
+        failed.add_metric([], self.reporter.failed_posts)
+        yield failed
+        skipped = CounterMetricFamily("jupyter_sched_hub_activity_ticks_skipped",
+                                      "Activity ticks that sent nothing: earlier reports still waited on the hub")
+        skipped.add_metric([], self.reporter.skipped_ticks)
+        yield skipped
+        in_flight = GaugeMetricFamily("jupyter_sched_hub_activity_reports_in_flight",
+                                      "Hub activity reports waiting on the hub now")
+        in_flight.add_metric([], self.reporter.in_flight)
+        yield in_flight
+
+
 async def report_activity(service: Any, hub: HubClient, *,
-                          off_loop: Callable[..., Awaitable[Any]] | None = None) -> list[str]:
-    """Post the activity of every user with admitted/running work to the hub; the users reported.
+                          off_loop: Callable[..., Awaitable[Any]] | None = None,
+                          reporter: ActivityReporter | None = None) -> list[str]:
+    """Post the activity of every user with admitted/running work that is not idle to the hub; the
+    users reported.
 
     Args:
         service: the ``SchedulerService`` (``list_jobs``, ``clock``).
         hub: the hub API with the service's token (:class:`~.hubapi.HubAPI`).
         off_loop: runs the store read away from the event loop (``SchedApp.off_loop``); None =
             inline (tests driving the function directly).
+        reporter: the :class:`ActivityReporter` whose posts in flight and counts this report shares;
+            None = a fresh one.
 
-    Hub errors are logged and retried at the next tick: one user's refused report never stops
-    the others'; a failed user listing still reports each busy user, with the servers the hub
-    gives for that user alone (or ``last_activity`` only when it does not answer).
+    Hub errors are logged and retried at the next tick: one user's refused or unanswered report
+    never stops or delays the others'; a failed user listing still reports each busy user, with
+    the servers the hub gives for that user alone (or ``last_activity`` only when it does not answer).
     """
+    reporter = reporter if reporter is not None else ActivityReporter()
     try:
         work = (await off_loop(service.list_jobs, user=None, state=ACTIVE_STATES) if off_loop is not None
                 else service.list_jobs(user=None, state=ACTIVE_STATES))
@@ -119,25 +242,23 @@ async def report_activity(service: Any, hub: HubClient, *,
         log.exception("jupyter_sched: could not read running work for hub activity")
         return []
     idle = idle_work(service)
+    if idle and log.isEnabledFor(logging.DEBUG):
+        quiet = sorted({str(j.get("user")) for j in work} - {str(j.get("user")) for j in work if j.get("id") not in idle})
+        if quiet:
+            log.debug("jupyter_sched: no hub activity for %s: all their running work is idle", ", ".join(quiet[:20]))
     work = [job for job in work if job.get("id") not in idle]
     if not work:
         return []
     try:
         servers = active_servers(list((await active_users(hub)).values()))
-    except HubLookupError:
-        log.warning("jupyter_sched: could not list active hub servers for activity; asking per user", exc_info=True)
+    except HubLookupError as exc:
+        log.warning("jupyter_sched: could not list active hub servers for activity (%s); asking per user", exc)
         servers = {}
     busy = {str(j["user"]) for j in work if j.get("user") and j.get("state") in ("admitted", "running")}
-    for user in sorted(busy - set(servers)):  # not seen on any page: ask about this user alone
-        alone = await user_servers(hub, user)
+    missing = sorted(busy - set(servers))  # not seen on any page: ask about each alone
+    for user, alone in zip(missing, await reporter.bounded(user_servers(hub, user) for user in missing), strict=True):
         if alone:
             servers[user] = alone
-    reported = []
-    for user, body in activity_bodies(work, servers, now=service.clock.now()).items():
-        try:
-            await hub.request("POST", activity_path(user), body)
-        except HubLookupError:
-            log.warning("jupyter_sched: the hub refused the activity of %s; will retry", user, exc_info=True)
-            continue
-        reported.append(user)
-    return reported
+    bodies = activity_bodies(work, servers, now=service.clock.now())
+    taken = await reporter.bounded(reporter.post(hub, user, body) for user, body in bodies.items())
+    return [user for user, ok in zip(bodies, taken, strict=True) if ok]

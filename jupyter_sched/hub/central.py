@@ -61,10 +61,10 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..wording.config import no_quota_warning
-from .activity import report_activity
+from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
-from .hubapi import HubAPI, HubLookupError, user_servers
-from .identity import HubUser, is_admin
+from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
+from .identity import HubUser, bound_token_checks, is_admin
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -228,7 +228,10 @@ class HubSchedApp(SchedApp):
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
-        self._reporting = False
+        self.activity_reporter = ActivityReporter()  # no hub request it waits on holds a later report (issue 17)
+        registry = getattr(self, "metrics_registry", None)
+        if registry is not None:
+            registry.register(ActivityCollector(self.activity_reporter))
         self._budgeting = False
         self._kernel_reports = KernelReports()
         # owners' teams as a request of theirs has them (hub groups, admin flag, admin_users): R4
@@ -254,8 +257,7 @@ class HubSchedApp(SchedApp):
         quotas = self.services.store.quota_set()
         if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
-        for unlisted in self.services.quotas.unlisted_warnings(quotas):  # teams without a line (red team 19, R3)
-            self.log.warning("jupyter_sched: %s", unlisted)
+        # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start
@@ -326,14 +328,21 @@ class HubSchedApp(SchedApp):
         if self._hub_client is None:
             auth = getattr(self._provider(), "hub_auth", None)
             self._hub_client = HubAPI(auth.api_url if auth else os.environ.get("JUPYTERHUB_API_URL", ""),
-                                      auth.api_token if auth else os.environ.get("JUPYTERHUB_API_TOKEN", ""))
+                                      auth.api_token if auth else os.environ.get("JUPYTERHUB_API_TOKEN", ""),
+                                      timeout_s=self._hub_timeout_s())
         return self._hub_client
+
+    def _hub_timeout_s(self) -> float:
+        """Seconds one hub request may take (``c.HubIdentityProvider.hub_timeout_s``)."""
+        return float(getattr(self._provider(), "hub_timeout_s", HUB_TIMEOUT_S))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         # As jupyterhub-singleuser does: tornado's own XSRF check runs before authentication and
         # would refuse token-authenticated API calls; jupyter_server still checks XSRF for cookie
         # (browser) requests after authentication, with JupyterHub's rules.
         serverapp.web_app.settings["xsrf_cookies"] = False
+        if bound_token_checks(self._hub_timeout_s()):
+            self.log.debug("jupyter_sched: hub token checks time out after %g s", self._hub_timeout_s())
         await super()._start_jupyter_server_extension(serverapp)
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
@@ -429,10 +438,8 @@ class HubSchedApp(SchedApp):
         """As embedded mode (this server's own activity), and post running work to the hub
         (:mod:`.activity`) so the idle culler spares the servers of users with running work."""
         super()._activity_tick()
-        if not self._reporting and self._provider() is not None:
-            self._reporting = True
-            task = asyncio.ensure_future(report_activity(self.services, self._hub(), off_loop=self.off_loop))
-            task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
+        if self._provider() is not None:  # each tick its own report: none waits on another's hub request
+            self.activity_reporter.tick(self.services, self._hub(), off_loop=self.off_loop)
 
     # ---- budgets ---------------------------------------------------------------------------
     def _budget_tick(self) -> None:

@@ -117,11 +117,10 @@ def _unreachable(url: str, exc: BaseException | None, state: Reconnecting | None
 def route_patterns() -> list[re.Pattern[str]]:
     """The route table's patterns (relative to ``api/sched/``), compiled to match whole paths:
     the scheduler's routes and those of job definitions and kept notebooks, as an embedded
-    server serves them (``SchedApp.routes``)."""
-    from ..extension.definitions_web import DEFINITION_HANDLERS
-    from ..extension.handlers import HANDLERS
+    server serves them (``SchedApp.routes``: :data:`~jupyter_sched.extension.routes.ROUTES`)."""
+    from ..extension.routes import ROUTES
 
-    return [re.compile(f"^{pattern}$") for pattern, _ in (*HANDLERS, *DEFINITION_HANDLERS)]
+    return [re.compile(f"^{pattern}$") for pattern, _ in ROUTES]
 
 
 def forward_path(raw_path: str, routes: Sequence[re.Pattern[str]]) -> str:

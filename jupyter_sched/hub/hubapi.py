@@ -22,13 +22,15 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
 
-__all__ = ["PAGINATION_MEDIA_TYPE", "HubAPI", "HubClient", "HubLookupError", "active_servers_of", "active_users",
-           "all_users", "user_exists", "user_servers"]
+__all__ = ["HUB_TIMEOUT_S", "PAGINATION_MEDIA_TYPE", "HubAPI", "HubClient", "HubLookupError", "active_servers_of", "active_users",
+           "all_users", "hub_answer", "user_exists", "user_servers"]
 
 log = logging.getLogger(__name__)
 
 PAGINATION_MEDIA_TYPE = "application/jupyterhub-pagination+json"
 _PAGE = 200
+HUB_TIMEOUT_S = 10.0
+"""Default seconds one request of the service to the hub API may take (``c.HubIdentityProvider.hub_timeout_s``)."""
 _MAX_PAGES = 10_000
 
 
@@ -58,10 +60,12 @@ class HubAPI:
     Args:
         api_url: the hub API URL (``$JUPYTERHUB_API_URL``, e.g. ``http://127.0.0.1:8081/hub/api``).
         token: the service's API token (``$JUPYTERHUB_API_TOKEN``).
-        timeout_s: seconds per request.
+        timeout_s: seconds one request may take, connecting and waiting for a connection slot
+            included (tornado's ``request_timeout``); then it fails as :class:`HubLookupError`
+            (status 0) and the caller retries at its next tick.
     """
 
-    def __init__(self, api_url: str, token: str, *, timeout_s: float = 30.0) -> None:
+    def __init__(self, api_url: str, token: str, *, timeout_s: float = HUB_TIMEOUT_S) -> None:
         self.api_url = api_url.rstrip("/") + "/"
         self.token = token
         self.timeout_s = timeout_s
@@ -72,14 +76,40 @@ class HubAPI:
         headers = {"Authorization": f"token {self.token}", "Content-Type": "application/json",
                    "Accept": PAGINATION_MEDIA_TYPE if paginated else "application/json"}
         request = HTTPRequest(self.api_url + path.lstrip("/"), method=method, headers=headers,
-                              body=None if body is None else json.dumps(body), request_timeout=self.timeout_s)
+                              body=None if body is None else json.dumps(body), request_timeout=self.timeout_s,
+                              connect_timeout=self.timeout_s)
         try:
             response = await AsyncHTTPClient().fetch(request)
         except HTTPClientError as exc:
-            raise HubLookupError(f"{method} {path}: hub answered {exc.code}", exc.code) from None
+            if exc.code == 599:  # tornado's own: timed out (connect, queue or answer) or connection lost
+                raise HubLookupError(f"{method} {path}: no answer from the hub ({exc.message}; limit "
+                                     f"{self.timeout_s:g} s)") from None
+            raise HubLookupError(f"{method} {path}: hub answered {exc.code}{hub_answer(exc.response)}", exc.code) from None
         except OSError as exc:
             raise HubLookupError(f"{method} {path}: hub unreachable ({exc})") from None
-        return json.loads(response.body) if response.body else None
+        try:
+            return json.loads(response.body) if response.body else None
+        except ValueError:
+            raise HubLookupError(f"{method} {path}: the hub's answer is not JSON{hub_answer(response)}",
+                                 response.code) from None
+
+
+def hub_answer(response: Any, limit: int = 200) -> str:
+    """``: <the hub's message>`` from an HTTP answer of the hub (JupyterHub errors are
+    ``{"status", "message"}``; other bodies are quoted as text), at most ``limit`` characters; ""
+    without a body. For logs: what the hub said, never a request header."""
+    body = getattr(response, "body", None) or b""
+    if not body:
+        return ""
+    text = body.decode("utf-8", "replace")
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, Mapping) and isinstance(decoded.get("message"), str):
+        text = decoded["message"]
+    text = " ".join(text.split())
+    return ": " + (text if len(text) <= limit else text[:limit] + "…")
 
 
 async def active_users(hub: HubClient, *, page: int = _PAGE) -> dict[str, Mapping[str, Any]]:

@@ -21,6 +21,11 @@ definition create/edit, resubmit) decides team membership on a view at most
 model (up to ``token_cache_s`` old); and a membership change the service's hub poll sees
 (:meth:`HubIdentityProvider.seen_models`) drops what was cached for that user at once (red team 19,
 R2: a user removed from a group submitted on it for 30 s).
+
+Every request the service makes to the hub — these lookups, HubAuth's token checks (JupyterHub's own
+HTTP client, bounded by :func:`bound_token_checks`), the hub poll and activity reports — ends within
+``hub_timeout_s`` (default 10 s); a token check or lookup the hub did not answer is a 503 (retry),
+never a request held for minutes or a 500 (issue 17).
 """
 
 from __future__ import annotations
@@ -34,12 +39,13 @@ from urllib.parse import quote
 import httpx
 from jupyterhub.singleuser.extension import JupyterHubIdentityProvider, JupyterHubUser
 from tornado import web
-from traitlets import Float, Unicode, default
+from traitlets import Float, TraitError, Unicode, default, validate
 
 from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
+from .hubapi import HUB_TIMEOUT_S
 
-__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "choose_team", "is_admin"]
+__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "bound_token_checks", "choose_team", "is_admin"]
 
 _MUTATIONS = frozenset({"POST", "PUT", "PATCH"})
 """Request methods whose admission decides on a fresh membership view (``membership_fresh_s``)."""
@@ -115,6 +121,22 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         removes from a group can no longer charge it 2 s later (red team 19, R2; was token_cache_s).""",
     )
 
+    hub_timeout_s = Float(
+        HUB_TIMEOUT_S, config=True,
+        help="""Seconds one request of the service to the hub API may take, connecting included: token
+        checks, group lookups, the hub poll, activity reports. Then it counts as failed: a user's request
+        that needed it is answered 503 (retry), a periodic task tries again at its next tick. Default
+        10 s (JupyterHub's own HubAuth client waits up to 300 s: one held request kept a user waiting
+        for 5 minutes; issue 17). Must be 1..300.""",
+    )
+
+    @validate("hub_timeout_s")
+    def _valid_hub_timeout(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if not 1.0 <= value <= 300.0:  # also refuses NaN
+            raise TraitError(f"c.HubIdentityProvider.hub_timeout_s = {value!r}: must be 1..300 seconds. Fix: set e.g. 10")
+        return value
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._cache: dict[str, tuple[float, bool, tuple[str, ...]]] = {}
@@ -139,6 +161,10 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
             if exc.status_code == 500 and fds_short():
                 raise web.HTTPError(503, "the scheduler service is overloaded (out of file descriptors) and could not "
                                          "ask the hub who you are; retry in a moment") from None
+            if exc.status_code == 500 and str(exc.log_message or "").startswith("Failed to connect to Hub API"):
+                # the hub did not answer (in hub_timeout_s) or refused the connection: the caller retries (issue 17)
+                raise web.HTTPError(503, "the scheduler could not ask the hub who you are (no connection, or no "
+                                         f"answer within {self.hub_timeout_s:g} s); retry in a moment") from None
             raise
         if base is None:
             return None
@@ -224,7 +250,7 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         auth = self.hub_auth
         url = auth.api_url.rstrip("/") + "/users/" + quote(name, safe="")
         try:
-            response = httpx.get(url, headers={"Authorization": f"token {auth.api_token}"}, timeout=10.0)
+            response = httpx.get(url, headers={"Authorization": f"token {auth.api_token}"}, timeout=self.hub_timeout_s)
         except httpx.HTTPError as exc:
             raise BusyError(f"the hub did not say who {name} is ({exc})", hint="retried shortly") from None
         if response.status_code == 404:
@@ -251,6 +277,27 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         url = auth.api_url.rstrip("/") + "/" + path.lstrip("/")
         request = HTTPRequest(url, method=method, headers={"Authorization": f"token {auth.api_token}",
                                                            "Content-Type": "application/json"},
-                              body=None if body is None else json.dumps(body), request_timeout=30)
+                              body=None if body is None else json.dumps(body), request_timeout=self.hub_timeout_s,
+                              connect_timeout=self.hub_timeout_s)
         response = await AsyncHTTPClient().fetch(request)
         return json.loads(response.body) if response.body else None
+
+
+def bound_token_checks(timeout_s: float) -> bool:
+    """Give JupyterHub's own HTTP client — HubAuth's token checks, the first thing every request to
+    the service waits on — a total ``timeout_s`` (seconds) per request unless
+    ``c.JupyterHubHTTPClient.session_options`` sets one; whether it did. aiohttp's default is 300 s, so
+    one token check the hub held kept its user waiting 5 minutes (issue 17). Run on the event loop
+    before the first request (the client's session takes its options when it is made); a
+    JupyterHub without that client (before 6) is left as it is (False)."""
+    try:
+        import aiohttp
+        from jupyterhub.httpclient import JupyterHubHTTPClient
+    except ImportError:
+        return False
+    client = JupyterHubHTTPClient.instance()
+    if "timeout" in client.session_options:
+        return False
+    client.session_options = {**client.session_options,
+                              "timeout": aiohttp.ClientTimeout(total=timeout_s, sock_connect=timeout_s)}
+    return True

@@ -146,7 +146,7 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     reason in the words the queue uses (one renderer), and no Python class name (issue 20:
     "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    message, hint = in_surface_terms(message, hint, err.field, surface)
+    message, hint = in_surface_terms(message, hint, err.field, surface, err.details)
     hint = where_listed(err.code, err.field, message, hint, surface)  # as the CLI names its command (N25)
     for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
         if hint and hint.startswith(said):
@@ -156,6 +156,20 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     if hint:  # a second sentence, not "…has 4. (Ask for …)"
         message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
     return message
+
+
+def _timed_out(lease: Mapping[str, Any], lease_id: str, timeout_s: float) -> str:
+    """``no GPUs granted within 8s; lease request l-… withdrawn. It was #2 in the queue: ml would use 4
+    GPUs, above its limit of 3 GPUs · ETA 22:45 UTC (in 1m01s), when fill3 (j-…) ends``: what happened
+    first, then the queue line's reason and ETA once, in the words the queue uses — never the whole
+    line wrapped in brackets around brackets (new user 20, N6: "(queued #2 · ETA … (in 1m01s), when
+    fill3 (j-…) ends (if …))" dropped the reason; new user 15, N12: said once, not twice)."""
+    frame = wait_progress(lease, _now())
+    said = f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn"
+    line = frame.wide or frame.label
+    head, _, rest = line.partition(" · ")
+    where = f"It was #{head[len('queued #'):]} in the queue" if head.startswith("queued #") else "It was queued"
+    return f"{said}. {where}: {rest}" if rest else f"{said}. {where}."
 
 
 def _full_stop(text: str) -> str:
@@ -259,8 +273,9 @@ class SchedMagics(Magics):
           %gpu status               simulated flag), your team's quota and this kernel's lease,
                                     as a DataFrame
           %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
-                         [--name NAME] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
-                                    lease N GPUs for this kernel; while queued, shows position,
+                         [--name NAME] [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
+                                    lease N GPUs for this kernel (charged to --team, default
+                                    your first team); while queued, shows position,
                                     reason and ETA; when granted sets CUDA_VISIBLE_DEVICES (GPU
                                     UUIDs) and CUDA_DEVICE_ORDER=PCI_BUS_ID in this kernel
           %gpu N                    shorthand for %gpu request N
@@ -484,7 +499,7 @@ class SchedMagics(Magics):
         except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return
-            # `%gpu request 2`: N, no --gpus (new user 11, N3); no --team either
+            # `%gpu request 2`: N, no --gpus (new user 11, N3)
             raise MagicError(_one_line(err, surface=GPU_REQUEST_N if cmd.count_given else GPU_REQUEST)) from None
         except KeyboardInterrupt:
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
@@ -521,9 +536,7 @@ class SchedMagics(Magics):
                     self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
                     if progress is not None:  # the bar ends at the time-out, not at its last frame's second
                         progress.finish(timeout_s)
-                    # the progress line said why it waited; the error says it once, short (new user 15, N12)
-                    raise MagicError(f"no GPUs granted within {timeout_s:g}s ({wait_progress(lease, _now()).label}); "
-                                     f"lease request {lease_id} withdrawn")
+                    raise MagicError(_timed_out(lease, lease_id, timeout_s))
                 frame = wait_progress(lease, _now())
                 if progress is None:
                     progress = Progress(f"lease {lease_id}")

@@ -11,9 +11,11 @@ from typing import Any
 
 from ..model import ANY_MODEL, GPU_MILLI, ResourceRequest
 from ..model.units import gpus_phrase
+from ..wording.quota import UNLISTED_SETTING, unlisted_text
 from .ledger import Line, QuotaLedger
 
-__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "binding_ceiling", "ceiling_exceeded", "unlisted_fix", "unlisted_warning"]
+__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "Stranded", "binding_ceiling", "ceiling_exceeded", "unlisted_fix",
+           "unlisted_warning"]
 
 
 def _gpus(milli: int) -> float:
@@ -52,34 +54,83 @@ class CeilingExceeded:
         return bool(self.details.get("unlisted"))
 
 
-UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
-"""The setting that bounds the teams without a quota line (said to admins in the fixes)."""
+@dataclass(frozen=True, slots=True)
+class Stranded:
+    """What a team without a quota line has that its limit blocks (new user 20, N4): ``pending``
+    jobs and ``leases`` (lease requests) asking for more GPUs than it may use — they can never
+    start — and ``holding`` GPUs its running work holds (GPUs)."""
+
+    team: str
+    pending: int = 0
+    leases: int = 0
+    holding: float = 0.0
 
 
-def unlisted_warning(teams: Iterable[str], limit: float | None) -> str | None:
-    """An admin's warning (``GET quotas``, the start-up log) naming ``teams``, which have work or
-    members but no quota line, and what they get under ``limit`` (GPUs, None = no limit); None
-    when there are none."""
-    named = sorted(teams)
+MAX_STRANDED_SAID = 10
+"""Teams said with their stranded work, each in a warning of its own (:func:`unlisted_warning`)."""
+
+
+def unlisted_warning(teams: Iterable[str], limit: float | None, *, stranded: Iterable[Stranded] = (),
+                     first: Iterable[str] = ()) -> list[str]:
+    """An admin's warnings (``GET`` / ``PUT quotas``, the start-up log) naming ``teams``, which have
+    work or members but no quota line, and what they get under ``limit`` (GPUs, None = no limit):
+    empty when there are none. A team in ``stranded`` with work its limit blocks gets a warning of
+    its own saying that work — ``team default has no quota line: it may use 0 GPUs (…), you included; its
+    300 pending jobs can never start and its running work holds 3 GPUs, 3 GPUs over that`` — (new
+    user 20, N4: "give them a line" said nothing of the 300 jobs it stranded); the teams in ``first``
+    (the admin's own) come first, said with "you included"; the others share one line, as do those
+    past the first :data:`MAX_STRANDED_SAID` with blocked work (a hub of many groups: a bounded answer).
+    """
+    named = sorted(set(teams))
     if not named:
-        return None
+        return []
     if limit is None:
-        gets = f"no limit: they may borrow every idle GPU ({UNLISTED_SETTING} is None)"
+        return [f"team{'s' if len(named) > 1 else ''} {', '.join(named)} ha{'ve' if len(named) > 1 else 's'} no "
+                f"quota line: no limit: they may borrow every idle GPU ({UNLISTED_SETTING} is None)"]
+    mine = [t for t in dict.fromkeys(first) if t in named]
+    work = {s.team: s for s in stranded if s.team in named and (s.pending or s.leases or s.holding > limit)}
+    ordered = [*mine, *(t for t in named if t not in mine)]
+    own = [t for t in ordered if t in work][:MAX_STRANDED_SAID]
+    said = [_stranded_text(work[t], limit, yours=t in mine) for t in own]
+    rest = [t for t in ordered if t not in own]
+    if rest:
+        who = "each" if len(rest) > 1 else "it"  # one team: "it may use 0 GPUs" (verify19: "each" read oddly)
+        text = unlisted_text(rest, limit, who=who, yours=len(rest) == 1 and rest[0] in mine)
+        said.append(f"{text}; give {'them' if len(rest) > 1 else 'it'} a line with PUT quotas")
+    return said
+
+
+def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
+    parts = []
+    waiting = [f"{n} pending {what}{'s' if n != 1 else ''}" for n, what in ((work.pending, "job"),
+                                                                          (work.leases, "lease request")) if n]
+    if waiting:
+        never = "can never start" if limit == 0 else f"ask for more than {gpus_phrase(limit)} and can never start"
+        parts.append(f"its {' and '.join(waiting)} {never}")
+    if work.holding > limit:
+        parts.append(f"its running work holds {gpus_phrase(work.holding)}, {gpus_phrase(work.holding - limit)} over "
+                     f"that (it keeps running)")
+    return (f"{unlisted_text(work.team, limit, who='it', yours=yours)}; {' and '.join(parts)} — give it a line with "
+            f"PUT quotas, or raise {UNLISTED_SETTING}")
+
+
+def unlisted_fix(team: str, others: Iterable[str], *, admin: bool = False, mine: Iterable[str] = ()) -> str:
+    """The fix for a request on ``team``, which has no quota line, by a member of ``others`` (their
+    teams that have one; ``mine``: all their teams). To an ``admin`` the fix they make themselves:
+    a line with PUT quotas or the setting (new user 20, N3: a personal server's owner, the admin, was
+    told "ask an admin"); to others, what to ask an admin for. The option is named once, where a
+    team of theirs with a line can be chosen (``submit with --team <one of yours with a line: ml>``),
+    and "none of your teams (default) has one" where none can (N3: "(you are in none)" read as "in
+    no team")."""
+    listed, all_mine = sorted(others), sorted(set(mine) | {team})
+    if admin:
+        fix = (f'add a quota line for team {team} with PUT quotas (e.g. {{"team": "{team}", "guaranteed": 0, '
+               f'"borrowing_limit": 4}}) or set {UNLISTED_SETTING} (GPUs; None = no limit)')
     else:
-        who = "each" if len(named) > 1 else "it"  # one team: "it may use 0 GPUs" (verify19: "each" read oddly)
-        gets = f"{who} may use {gpus_phrase(limit)} (guaranteed 0 + borrowing limit {limit:g}, {UNLISTED_SETTING})"
-    return (f"team{'s' if len(named) > 1 else ''} {', '.join(named)} ha{'ve' if len(named) > 1 else 's'} no quota "
-            f"line: {gets}; give them a line with PUT quotas")
-
-
-def unlisted_fix(team: str, others: Iterable[str]) -> str:
-    """The fix for a request on ``team``, which has no quota line, by a member of ``others``
-    (their teams that have one): ``ask an admin to add one (PUT quotas) or submit with --team …``."""
-    mine = sorted(others)
-    where = f"submit with --team <one of yours: {', '.join(mine)}>" if mine \
-        else "submit on a team that has one (you are in none)"
-    return (f"ask an admin to add one for team {team} (PUT quotas) or {where}; admins: set "
-            f"{UNLISTED_SETTING} (GPUs; None = no limit)")
+        fix = f"ask an admin to add a quota line for team {team} (PUT quotas) or to raise {UNLISTED_SETTING}"
+    if listed:
+        return f"{fix}, or submit with --team <one of yours with a line: {', '.join(listed)}>"
+    return f"{fix}; none of your teams ({', '.join(all_mine)}) has one"
 
 
 def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
@@ -100,9 +151,7 @@ def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
         field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
     if line.unlisted:  # a team without a quota line (red team 19, R3): the team is what to change
         return CeilingExceeded(
-            message=(f"team {line.team} has no quota line: teams without one may use {gpus_phrase(ceiling)} "
-                     f"(guaranteed 0 + borrowing limit {borrow:g}, {UNLISTED_SETTING}), so "
-                     f"{gpus_phrase(requested)} can never start on it"),
+            message=f"{unlisted_text(line.team, ceiling)}, so {gpus_phrase(requested)} can never start on it",
             field="team", most="a team of yours that has a quota line",
             details={"requested": requested, "ceiling": ceiling, "guaranteed": 0, "borrowing_limit": borrow,
                      "team": line.team, "user": None, "model": line.model, "unlisted": True})

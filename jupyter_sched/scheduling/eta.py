@@ -49,11 +49,12 @@ from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
+from ..wording.estimates import done_text
 from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, charged_runtime_of, expected_runtime, time_left
+from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress_end, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -99,6 +100,7 @@ def estimate_all(ctx: CycleContext) -> None:
     """
     if not ctx.pends:
         return
+    ctx.waited = {}  # this pass's look-ups of jobs waited on (_waited_on): admissions change them
     plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
     replayed, after_replay, unstarted = _replayed(ctx)
     out: list[Pend] = []
@@ -115,7 +117,10 @@ def estimate_all(ctx: CycleContext) -> None:
         else:
             queued += 1
             position = queued
-        done = replayed.get(job.id) or plan.estimates.get(job.id)
+        done = replayed.get(job.id)
+        progress = True  # the replay's plans and an at-end plan read progress reports; the conservative plan not
+        if done is None and (done := plan.estimates.get(job.id)) is not None:
+            progress = plan.progress
         if after_replay is not None and job.id in unstarted:
             # replayed but never started in it: projected behind everything the replay reserved (the
             # jobs ahead that started in it included) — on the cycle's plan, which holds none of
@@ -125,10 +130,11 @@ def estimate_all(ctx: CycleContext) -> None:
             eta, why, waits, code = done
         else:
             eta, why, waits, code = plan.estimate(job, reason)
+            progress = plan.progress
         eta = _protected_until(reason, eta)
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position)))
+                                          plan.reestimates, position, progress=progress)))
         ahead.append(job)
     ctx.pends[:] = out
 
@@ -137,7 +143,7 @@ def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | 
     """A job that waits only because its victims are younger than the minimum runtime starts when
     they pass it (red team 15 R13): that time, unless the projection says sooner."""
     rule = reason.details.get("preemption_rule")
-    if not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":
+    if rule is None or not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":  # None: no ABC check
         return eta
     until = _parse(rule.get("until"))
     return until if until is not None and (eta is None or until < eta) else eta
@@ -162,6 +168,9 @@ class Plan:
             expected (:func:`.runtimes.time_left`), by job id.
         holds: with ``with_holds``, ``(holder, unit, GPUs, expected end)`` of the running jobs
             holding whole GPUs (what the lookahead's EASY reservation keeps held to their limits).
+        progress: running jobs end where their progress reports take them
+            (:func:`.runtimes.progress_end`) — only in a plan built ``at_end`` (for the ETAs
+            shown), never in the conservative plan admission follows (issue 16 item 4).
     """
 
     def __init__(self, ctx: CycleContext, *, at_end: bool, with_holds: bool = False) -> None:
@@ -170,6 +179,7 @@ class Plan:
         self.by_node = nodes <= NODE_DETAIL or nodes * max(len(ctx.pends), 1) <= NODE_WORK
         self.reestimates: dict[str, Reestimate] = {}
         self.holds: list[tuple[str, int, int, float]] = []
+        self.progress = at_end
         self.proj = _projection(ctx, self.by_node, at_end, self.reestimates, self.holds if with_holds else None)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
@@ -264,7 +274,7 @@ class Plan:
             return None, reason.eta_reason, (), code
         if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
             holder = str(reason.details.get("holder") or "")
-            end = _holder_end(ctx, holder, self.reestimates) if holder else math.inf
+            end = _holder_end(ctx, holder, self.reestimates, progress=self.progress) if holder else math.inf
             if math.isinf(end):
                 return None, f"it fits only after jobs without a time limit end ({holder})", (holder,), "NoTimeLimit"
             return ctx.now + timedelta(seconds=end), "", (holder,), "Projected"
@@ -395,7 +405,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     for holder, holding in ctx.state.holdings.items():
         job = ctx.by_id.get(holder) or ctx.admitted.get(holder)
         if job is not None and holding.gpus:
-            running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {})))
+            running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {}, progress=True)))
     # no quota: what is held at t orders first (queues.order), above the cycle's equal shares
     shares = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
     by_holdings = shares is not None
@@ -480,7 +490,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
         elif holder.startswith("\0"):
             continue
         else:
-            end, name = _holder_end(ctx, holder, notes), holder
+            end, name = _holder_end(ctx, holder, notes, progress=at_end), holder
         if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)):
             unit = holding.node if by_node else pool_of[holding.node]  # the common case: whole GPUs, one node
             if math.isinf(end):
@@ -528,7 +538,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_forever = _lines(ctx, notes)
+    lines, line_forever = _lines(ctx, notes, progress=at_end)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
                       line_forever=line_forever, enders=enders, shared=shared)
 
@@ -549,7 +559,8 @@ def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int
     return SharedGpu(groups.pop() or "*", 0.0, end, Timeline(max(free, 0), [(at, milli) for at, milli, _ in held]))
 
 
-def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeline], list[list[str]]]:
+def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
+           progress: bool = False) -> tuple[list[Timeline], list[list[str]]]:
     """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
     holders without a known end."""
     quota = ctx.quota
@@ -563,7 +574,7 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeli
         hit = [index[k] for k in keys if k in index]
         if not hit:
             continue
-        end = _holder_end(ctx, job_id, notes)
+        end = _holder_end(ctx, job_id, notes, progress=progress)
         for i in hit:
             if math.isinf(end):
                 forever[i].append(job_id)
@@ -574,9 +585,10 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeli
     return timelines, forever
 
 
-def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate]) -> float:
+def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate], *, progress: bool = False) -> float:
     """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs
-    (always after now: :func:`.runtimes.time_left`; ``math.inf``: no known end)."""
+    (always after now: :func:`.runtimes.time_left`; ``math.inf``: no known end). ``progress``: a
+    running job's progress report may set it (ETAs shown only, :attr:`Plan.progress`)."""
     if holder in ctx.fresh:  # admitted now: runs its whole expected runtime from now
         return expected_runtime(ctx, ctx.admitted[holder])
     job = ctx.by_id.get(holder)
@@ -587,7 +599,7 @@ def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate]) ->
         start = job.started_at or job.admitted_at or ctx.now
     if job is None:
         return math.inf
-    left, note = time_left(ctx, job, start)
+    left, note = time_left(ctx, job, start, progress=progress and holder not in ctx.admitted)
     if note is not None:
         notes[holder] = note
     return left
@@ -615,9 +627,10 @@ def _next_period(now: datetime, period: str) -> datetime:
 # ---------------------------------------------------------------------------------- history
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: list[Job],
-            reestimates: Mapping[str, Reestimate], position: int | None) -> PendingReason:
+            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
-    its queue ``position``."""
+    its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
+    waits on whose end one set are listed in ``details["eta_progress"]``)."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -639,8 +652,11 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
         if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
             details["eta_bounds"] = bounds
-    if eta is not None:
-        learned = [w for w in waits if w not in reestimates and _ends_by_learning(ctx, w)]
+    reported = _progress_of(ctx, waits) if eta is not None and progress and ctx.snap.progress else {}
+    if reported:  # their ends are where their own progress reports take them (issue 16 item 4)
+        details["eta_progress"] = reported
+    if eta is not None and ctx.history and ctx.snap.runtime_estimates:  # else nothing ends by learning
+        learned = [w for w in waits if w not in reestimates and w not in reported and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
             other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
@@ -654,12 +670,12 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["time_limit_s"], details["time_limit_source"] = limit, source
     basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
     old_basis = prev.details.get("eta_basis") if prev is not None else None
-    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates) if prev is not None else None
+    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates, reported) if prev is not None else None
     if moved is not None:
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
                                      message=moved["message"], details=moved))
-    elif isinstance(old_basis, Mapping):
+    elif old_basis is not None and isinstance(old_basis, Mapping):
         basis["since"] = old_basis.get("since", basis["since"])
     details["eta_basis"] = basis
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
@@ -683,25 +699,29 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
       described — what another user runs stays theirs; the renderer names these to the owner alone.
     * ``queued``: the ids of those queued ahead of it, holding nothing yet — not admitted in this
       cycle and not holding GPUs: not "released" now (new user 18, N10).
+
+    What a waited-on job contributes besides ``own`` is looked up once per ETA pass
+    (``ctx.waited``, emptied by :func:`estimate_all`; issue 16: ~1,500 look-ups of the same few jobs
+    ahead in a 100-node cycle).
     """
     names: dict[str, str] = {}
     owners: dict[str, str] = {}
     own: list[dict[str, Any]] = []
     queued: list[str] = []
     user = job.spec.user
-    admitted, by_id = ctx.admitted, ctx.by_id
+    known = ctx.waited
     for job_id in waits:
-        other = admitted.get(job_id)
+        seen = known.get(job_id)
+        if seen is None:
+            seen = known[job_id] = _waited(ctx, job_id)
+        other, name, waiting = seen
         if other is None:
-            other = by_id.get(job_id)
-            if other is None:
-                continue
-            if not other.state.holds_gpus:
-                queued.append(job_id)
+            continue
+        if waiting:
+            queued.append(job_id)
+        if name:
+            names[job_id] = name
         spec = other.spec
-        name = public_name(spec).strip()
-        if name and name != job_id:
-            names[job_id] = name[:80]
         if spec.user != user:
             owners[job_id] = spec.user
             continue
@@ -718,6 +738,20 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
             entry["parent_job_id"] = spec.parent_job_id
         own.append(entry)
     return names, owners, own, queued
+
+
+def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
+    """``(job, its public name when that says more than its id — at most 80 characters — else "",
+    queued: neither admitted this cycle nor holding GPUs)`` for a job an ETA waits on (None: unknown)."""
+    other = ctx.admitted.get(job_id)
+    waiting = False
+    if other is None:
+        other = ctx.by_id.get(job_id)
+        if other is None:
+            return None, "", False
+        waiting = not other.state.holds_gpus
+    name = public_name(other.spec).strip()
+    return other, name[:80] if name and name != job_id else "", waiting
 
 
 _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
@@ -762,7 +796,7 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     job that could not finish before the later time cannot finish before the earlier one either.
     """
     info = reason.details.get("backfill")
-    top = not isinstance(info, Mapping)
+    top = info is None or not isinstance(info, Mapping)  # None first: an ABC check per job is slow
     if top:  # "fits now but would delay j-9, which holds the reservation … from T" (code Priority): the
         info = reason.details  # same two times on one line (new user 6 F1: "from 15:25" beside "ETA 15:17")
         if "reserved_for" not in info:
@@ -788,8 +822,11 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,
-           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate]) -> dict[str, Any] | None:
-    """The move record when the ETA moved by more than the margin since the last cycle (module doc)."""
+           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate],
+           reported: Mapping[str, float] | None = None) -> dict[str, Any] | None:
+    """The move record when the ETA moved by more than the margin since the last cycle (module doc).
+    ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``):
+    a move nothing else explains is theirs (cause ``progress``)."""
     old = prev.eta
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
@@ -816,6 +853,8 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
                 j.id for j in ahead if j.id in ctx.book]
     elif old is not None:
         cause = "earlier"
+    if reported and cause in ("earlier", "queue_changed"):  # a report moved the projected end (issue 16 item 4)
+        cause, jobs = "progress", sorted(reported)
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
         "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
@@ -825,6 +864,8 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
         "queue_changed": "the queue ahead changed",
+        "progress": "; ".join(f"{w} is projected to end from its progress ({done_text(reported[w])})"
+                              for w in jobs[:3]) if cause == "progress" and reported else "",
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])
@@ -834,6 +875,20 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
     to = eta.isoformat() if eta else "unknown"
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
+
+
+def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> dict[str, float]:
+    """``{job id: fraction done}`` of the running jobs of ``waits`` whose projected end came from
+    their progress report (:func:`.runtimes.progress_end`, as :func:`_holder_end` reads it)."""
+    out: dict[str, float] = {}
+    for holder in waits:
+        job = ctx.by_id.get(holder)
+        if job is None or holder in ctx.admitted or not job.state.holds_gpus:
+            continue
+        found = progress_end(ctx, job, job.started_at or job.admitted_at or ctx.now)
+        if found is not None:
+            out[holder] = round(found[1], 4)
+    return out
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:

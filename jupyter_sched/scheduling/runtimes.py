@@ -15,6 +15,10 @@ report of session 3). It is re-estimated instead, and the re-estimate says why:
   grace period of the stop;
 * asked to stop longer ago than the grace period (a kill that did not take, a pod stuck
   Terminating): no honest end — ``math.inf``, and the jobs behind it say so.
+
+With ``progress=True`` (the ETAs shown, never the admission plan: issue 16 item 4) a running job
+that reported its progress (``Snapshot.progress``) ends where its rate so far takes it, capped by its
+time limit (:func:`progress_end`, :func:`~jupyter_sched.backfill.progress.projected_left`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ from datetime import datetime
 from functools import partial
 
 from ..backfill.history import SAME_RUNS
+from ..backfill.progress import projected_left
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
 from ..wording.estimates import ran_past_note
 from .context import CycleContext
 
-__all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "time_left"]
+__all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end",
+           "time_left"]
 
 MIN_LEFT_S = 1.0
 """The least a running job is given still to run: it holds its GPUs at this cycle, so it ends after now."""
@@ -137,9 +143,27 @@ def overrunning_users(ctx: CycleContext) -> frozenset[str]:
     return users
 
 
-def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Reestimate | None]:
+def progress_end(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, float] | None:
+    """``(seconds left, fraction done)`` of the running ``job`` (started at ``start``) from its
+    latest progress report (``Snapshot.progress``), capped by its effective time limit; None where it
+    reported nothing usable (:func:`~jupyter_sched.backfill.progress.projected_left`), is being
+    stopped, or ran to its limit. For ETAs only: never called for an admission decision (a report is
+    the job's own claim, :mod:`jupyter_sched.backfill.progress`)."""
+    report = ctx.snap.progress.get(job.id) if ctx.snap.progress else None
+    if report is None or job.stopping_since is not None:
+        return None
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    found = projected_left(report, start=start, now=ctx.now, limit_s=limit)
+    return None if found is None else (found[0], report.fraction)
+
+
+def time_left(ctx: CycleContext, job: Job, start: datetime, *,
+              progress: bool = False) -> tuple[float, Reestimate | None]:
     """Seconds until the running ``job`` (started at ``start``) frees its GPUs, and the
     re-estimate when it ran past what was expected (module doc).
+
+    ``progress``: read its progress report (:func:`progress_end`) — for the ETAs shown only; the
+    admission plan (conservative backfill) never passes it, so a report changes no decision.
 
     Returns:
         ``(seconds > 0 or math.inf, Reestimate or None)``.
@@ -151,6 +175,10 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
         if stop_left <= 0:
             overdue = f"{job.id} did not stop within the {format_duration(grace)} grace period"
             return math.inf, Reestimate(job.id, "stop_overdue", overdue, overdue)
+    elif progress and ctx.snap.progress:
+        reported = progress_end(ctx, job, start)
+        if reported is not None:
+            return reported[0], None
     ran = (now - start).total_seconds()
     expected = expected_runtime(ctx, job)
     left = expected - ran

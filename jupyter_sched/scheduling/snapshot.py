@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..backfill.progress import ProgressReport
 from ..model import Allocation, Inventory, Job, PendingReason, QuotaSet
 from ..model.frozen import fast_init
 
@@ -128,6 +129,10 @@ class Snapshot:
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
+        progress: per running job id, its latest progress report (the job's own claim: steps done
+            of steps to do, :class:`~jupyter_sched.backfill.progress.ProgressReport`). Read for the
+            ETAs shown only, never for admission or backfill decisions (a report can lie; issue 16
+            item 4): :func:`~jupyter_sched.scheduling.runtimes.time_left`.
     """
 
     now: datetime
@@ -144,6 +149,7 @@ class Snapshot:
     held_users: Mapping[str, str] = field(default_factory=dict)
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
+    progress: Mapping[str, ProgressReport] = field(default_factory=dict)
 
 
 @fast_init

@@ -189,7 +189,8 @@ class AccountingService:
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
             "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
-                         "quotas": [quota_to_dict(q) for q in _lines_of(quotas, t, caller.user)]}
+                         "quotas": [quota_to_dict(q) for q in _lines_of(quotas, t, caller.user)],
+                         "unlisted": _unlisted(quotas, t)}
                         for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
@@ -335,6 +336,11 @@ def _lines_of(quotas: QuotaSet, team: str, user: str) -> list[Quota]:
     that borrowing limit, any model: red team 19, R3; ``GET me`` said "no limit" where submits
     were refused)."""
     own = [q for q in quotas.quotas if q.team == team and q.user in (None, user)]
-    if own or not quotas.quotas or quotas.unlisted_borrowing_limit is None or quotas.listed(team):
+    if own or not _unlisted(quotas, team):
         return own
     return [Quota(team=team, guaranteed=0.0, borrowing_limit=quotas.unlisted_borrowing_limit)]
+
+
+def _unlisted(quotas: QuotaSet, team: str) -> bool:
+    """Is ``team`` bounded by the unlisted line (no line of its own, others have, a limit is set)?"""
+    return bool(quotas.quotas) and quotas.unlisted_borrowing_limit is not None and not quotas.listed(team)

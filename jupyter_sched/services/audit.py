@@ -26,6 +26,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     "definition_fired", "definition_missed", "definition_skipped",
     # the scheduler's own decisions
     "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "idle_warning", "idle_reclaim", "idle_clear",
+    "idle_kernel_shutdown", "idle_kernel_held",
     "budget_warning", "never_fits_quota", "team_left", "team_rejoined",
     # the service and its store
     "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",

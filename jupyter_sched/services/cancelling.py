@@ -240,12 +240,15 @@ _GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop"})
 def stop_requested(record: JobRecord, grace_s: float, data: Mapping[str, Any]) -> dict[str, Any] | None:
     """``{"intent", "by", "at", "kill_at", "text"}`` for work in the grace of a stop (None otherwise):
     what the magics, the CLI and the panel say for it (new user 8, N13: it read "running").
-    ``kill_at``: when SIGKILL follows, for the stops with the server's grace; None for others.
+    ``kill_at``: when SIGKILL follows, for the stops with the server's grace; None for others — and
+    for a lease not lent to a job, whose release kills nothing (a kernel's draining lease: s20).
     ``text``: :func:`~jupyter_sched.wording.jobs.stopping_text` of ``data`` (the job's dict), for the panel."""
     if not record.stop_intent or record.job.state.terminal:
         return None
     at = record.stop_requested_at
-    kill = at + timedelta(seconds=grace_s) if at is not None and record.stop_intent in _GRACE_INTENTS else None
+    job = record.job  # a kernel's lease kills nothing: it is held until its kernel lets go (engine.stops)
+    kills = record.stop_intent in _GRACE_INTENTS and not (job.is_lease and not job.spec.parent_job_id)
+    kill = at + timedelta(seconds=grace_s) if at is not None and kills else None
     stop = {"intent": record.stop_intent, "by": record.stop_actor, "at": at.isoformat() if at else None,
             "kill_at": kill.isoformat() if kill else None}
     # the sentence the CLI and the magics render, for the panel (one renderer: wording.jobs.stopping_text)

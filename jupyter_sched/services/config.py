@@ -174,13 +174,14 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
         # Xid and other health evidence in the samples marks GPUs unhealthy everywhere (case 018).
         inventory = CachedInventory(HealthAwareInventory(source, monitor), inventory.refresh_s)
-    return _finish_config(settings, store, inventory, executor, monitor, policies)
+    return _finish_config(settings, store, inventory, executor, monitor, policies, logger)
 
 
 def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, executor: Executor,
-                   monitor: TelemetryMonitor | None, policies: Any) -> Services:
+                   monitor: TelemetryMonitor | None, policies: Any, logger: logging.Logger) -> Services:
     """The part of :func:`build_services` every executor shares: the services and the configured
-    quota lines (written at start when they differ from the stored ones, audited as actor ``config``)."""
+    quota lines (written at start when they differ from the stored ones, audited as actor ``config``),
+    and on ``logger`` a warning per team the lines leave without one (with the work that strands)."""
     scheduling_profile = _scheduling_profile(settings)
     service = Services(store=store, inventory=inventory, executor=executor,
                        policy=AdmissionPolicy.from_settings(settings),
@@ -205,6 +206,10 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
         stored = [{k: getattr(line, k) for k in fields} for line in current.quotas]
         if [line.model_dump() for line in lines] != stored:
             service.quotas.set(system_caller("config"), SetQuotasRequest(quotas=lines))
+    # teams left without a line, and the work that strands, said at every start (new user 20, N1: the
+    # README's one-line example left the owner's team, default, with 0 GPUs and no word in the log)
+    for warning in service.quotas.unlisted_warnings(store.quota_set()):
+        logger.warning("jupyter_sched: %s", warning)
     return service
 
 
@@ -251,7 +256,7 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
         policies = idle_policies_from_settings(settings)
         monitor = _make_monitor(settings, watcher, logger, retention_s=retention_s(policies))
         inventory: Any = watcher if monitor is None else HealthAwareInventory(watcher, monitor)  # case 018
-        service = _finish_config(settings, store, inventory, executor, monitor, policies)
+        service = _finish_config(settings, store, inventory, executor, monitor, policies, logger)
         undo.pop_all()
     logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
                 config.namespace)

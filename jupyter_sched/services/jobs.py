@@ -33,6 +33,7 @@ from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, sent_value
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
+from ..store.progress import read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -54,6 +55,7 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
+from .progress import progress_view
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -143,9 +145,9 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int], object, QueueEntry]] = {}
+        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int, str], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int], object, JobView]] = {}
+        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int, str], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
@@ -746,7 +748,8 @@ class JobsService:
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
-        shape = (record.version, simulated, id(self.ctx.engine.idle_policies))  # PUT idle-policy: a new object
+        shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
+                 self.ctx.engine.stops.idle_kernels.action)
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -766,7 +769,9 @@ class JobsService:
         idle (:func:`~jupyter_sched.engine.lease_horizon.lease_idle_release`), which its line says
         (session 19: "or reclaimed when idle" whatever the policy)."""
         if job.is_lease and job.state.holds_gpus:
-            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies)
+            stops = self.ctx.engine.stops  # a kernel still on its GPU then: shut down or held (s20, NVML only)
+            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies, kernel_action=(
+                stops.idle_kernels.action if stops.gpu_processes is not None else None))
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
@@ -827,6 +832,11 @@ class JobsService:
             data["stop_requested"] = stop
         self._name_preemptors([data])
         self._idle_release(live, data)
+        if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
+            with self.ctx.store.transaction(write=False) as tx:
+                found = read_progress(tx, [live.id]).get(live.id)
+            if found is not None:
+                data["progress"] = progress_view(found).model_dump(mode="json")
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -923,7 +933,8 @@ class JobsService:
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
-        shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies))
+        shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
+                 self.ctx.engine.stops.idle_kernels.action)
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]

@@ -82,8 +82,8 @@ class LeasesService:
         server = system_caller("server")
         released = []
         for record in self.ctx.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.LEASE]):
-            if record.job.spec.kernel_id != kernel_id:
-                continue
+            if record.job.spec.kernel_id != kernel_id or record.stop_intent == "idle":
+                continue  # an idle-reclaimed lease ends once its GPU's process list is clear (engine.idle_kernels)
             owner = Caller(user=record.job.spec.user, teams=(), admin=True)
             # said as why, not "released by <owner>" like a %gpu release (issue 20)
             why = {"kernel shutdown": "its kernel was shut down", "kernel restart": "its kernel was restarted"}.get(

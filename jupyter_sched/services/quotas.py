@@ -7,15 +7,16 @@ admin changes them, never when a user is identified (a drained node must not loc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from ..admission import Caller
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
-from ..quota.ceiling import unlisted_warning
+from ..quota.ceiling import Stranded, unlisted_warning
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -43,17 +44,35 @@ class QuotasService:
         quotas = self.ctx.store.quota_set()
         body = quota_set_to_dict(quotas)
         if caller is not None and caller.admin:
-            body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas)
+            body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
         return GetQuotasResponse.model_validate(body)
 
-    def unlisted_warnings(self, quotas: QuotaSet) -> list[str]:
+    def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = ()) -> list[str]:
         """The teams that have live jobs or members (``user_teams``, team policies, the default team)
-        but no quota line while other lines exist, and what they get (red team 19, R3); empty when
-        every such team has a line, or there are no lines."""
+        but no quota line while other lines exist, what they get (red team 19, R3) and the work that
+        strands — pending jobs and lease requests above the limit (they can never start), GPUs
+        held above it (new user 20, N4) — ``first`` (the admin's own teams) named first; empty when
+        every such team has a line, or there are no lines (:func:`~..quota.ceiling.unlisted_warning`)."""
+        live = self.ctx.store.live_jobs()
         seen = {self.ctx.admission.policy.default_team, *quotas.user_teams.values(),
-                *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in self.ctx.store.live_jobs())}
-        text = unlisted_warning(quotas.unlisted(seen), self.ctx.store.unlisted_borrowing_limit)
-        return [text] if text else []
+                *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in live)}
+        teams = quotas.unlisted(seen)
+        limit = self.ctx.store.unlisted_borrowing_limit
+        if not teams or limit is None:
+            return unlisted_warning(teams, limit, first=first)
+        ceiling, work = round(limit * GPU_MILLI), {t: Stranded(team=t) for t in teams}
+        for record in live:
+            job = record.job
+            was, milli = work.get(job.spec.team), job.spec.resources.total_milli
+            if was is None or milli <= 0:
+                continue
+            if job.state.holds_gpus:
+                work[was.team] = replace(was, holding=was.holding + milli / GPU_MILLI)
+            elif milli > ceiling and job.spec.kind is JobKind.LEASE:
+                work[was.team] = replace(was, leases=was.leases + 1)
+            elif milli > ceiling:
+                work[was.team] = replace(was, pending=was.pending + 1)
+        return unlisted_warning(teams, limit, stranded=work.values(), first=first)
 
     def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
         """Why the quota set no longer fits the inventory (empty when it does)."""
@@ -70,7 +89,9 @@ class QuotasService:
         """Replace parts of the quota set (admins); keys left out keep their current value.
 
         Returns:
-            the quota set now in force, with ``warnings`` as GET quotas answers an admin.
+            the quota set now in force, with ``warnings`` as GET quotas answers an admin; with
+            ``request.dry_run``, the set that would be in force and its warnings, nothing stored
+            or audited (new user 20, N4/N5: what a change strands, before it is made).
 
         Raises:
             AuthorizationError: not an admin (audited).
@@ -103,6 +124,8 @@ class QuotasService:
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
+        if request.dry_run:
+            return self._answer(new, caller)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
             tx.add_event(actor=caller.user, action="quotas_changed", message=f"quotas changed by {caller.user}",
@@ -110,7 +133,12 @@ class QuotasService:
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return GetQuotasResponse.model_validate({**new_dict, "warnings": self.capacity_warnings(new) + self.unlisted_warnings(new)})
+        return self._answer(new, caller)
+
+    def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
+        """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
+        warnings = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+        return GetQuotasResponse.model_validate({**quota_set_to_dict(quotas), "warnings": warnings})
 
     def profiles(self) -> ListProfilesResponse:
         """Admin request templates, sorted by name."""

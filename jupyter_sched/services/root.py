@@ -35,8 +35,10 @@ from ..admission.gate import REFUSAL_RECORDS_PER_MINUTE
 from ..engine.clock import Clock, SystemClock
 from ..engine.engine import CycleFunction, Engine, TickReport
 from ..engine.events import EventBus, Subscription
+from ..engine.idle_kernels import IDLE_KERNEL_ACTIONS, KernelShutdown
 from ..engine.runner import EngineRunner
 from ..engine.telemetry import TelemetryMonitor
+from ..errors import ValidationError
 from ..executors.base import Executor
 from ..model import JobKind, Profile
 from ..scheduling.snapshot import JobHold
@@ -50,6 +52,7 @@ from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
 from .membership import EmbeddedMembership
+from .progress import ProgressService
 from .quotas import QuotasService
 from .system import SystemService
 from .telemetry import TelemetryService
@@ -126,9 +129,11 @@ class Services:
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
         self.monitor = monitor
         if monitor is not None and monitor.source == "nvml":  # each GPU's processes by pid, of every account:
-            self.engine.stops.gpu_processes = monitor.gpu_processes  # a released lease drains on them (R6)
+            # a released lease drains on them (R6), an idle-reclaimed one too (its kernel's context: s20)
+            self.engine.stops.gpu_processes = self.engine.idle.gpu_processes = monitor.gpu_processes
         self.executor = executor
         self.jobs = JobsService(self.ctx)
+        self.progress = ProgressService(self.ctx)  # running jobs' progress reports, for ETAs (issue 16 item 4)
         self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
         self.leases = LeasesService(self.ctx, self.jobs, self.idle)
         self.membership = EmbeddedMembership(self, admin_users)
@@ -186,6 +191,21 @@ class Services:
         """Where kernel activity comes from: ``kernels() -> {kernel id: {"execution_state",
         "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
         self.engine._kernels = kernels
+
+    def set_idle_kernels(self, action: str, shutdown: KernelShutdown | None, *, no_way: str = "") -> None:
+        """What is done about the kernel of an idle-reclaimed lease still on its GPU
+        (:mod:`jupyter_sched.engine.idle_kernels`): ``action`` ``"shutdown"`` or ``"hold"``;
+        ``shutdown(kernel_id, words)`` shuts a kernel down (None: no way to, said ``no_way``).
+
+        Raises:
+            ValidationError: ``action`` is neither (names the field and the values).
+        """
+        if action not in IDLE_KERNEL_ACTIONS:
+            raise ValidationError(f"idle_kernel_action must be shutdown or hold (got {str(action)[:40]!r})",
+                                  field="idle_kernel_action", hint="set 'shutdown' (the default) or 'hold'")
+        kernels = self.engine.stops.idle_kernels
+        kernels.action, kernels.shutdown = action, shutdown
+        kernels.no_way = no_way or kernels.no_way
 
     def set_held_users(self, held: Callable[[], Mapping[str, str]] | None) -> None:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never

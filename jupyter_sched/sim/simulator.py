@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
 from ..backfill.history import SAME_RUNS, RuntimeHistory
+from ..backfill.progress import ProgressReport
 from ..model import (
     GPU_MILLI,
     Allocation,
@@ -47,6 +48,7 @@ from ..reclaim import IdleArbiter, IdleInput, IdlePolicies, LadderState, device_
 from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 from ..scheduling.snapshot import IdleAction, UsageHistory
 from ..telemetry.validity import SampleValidator
+from .progress import ProgressModel
 
 __all__ = ["Activity", "SimJob", "SimResult", "Simulator", "simulate"]
 
@@ -189,6 +191,8 @@ class _Track:
     warned: int = 0
     reclaim_reason: str = ""
     false_reclaims: int = 0
+    progress: ProgressReport | None = None
+    """Its latest progress report in this attempt (:attr:`Simulator.progress`), carried to the next cycle."""
 
 
 @dataclass
@@ -243,6 +247,10 @@ class Simulator:
         learn_runtimes: learn runtimes from finished runs (:class:`~jupyter_sched.backfill.history.RuntimeHistory`)
             and pass the predictions in ``Snapshot.runtime_estimates``, as the engine does from its
             store (the core uses them when the profile's ``eta_source`` is ``"history"``).
+        progress: how running jobs report their progress (:class:`~.progress.ProgressModel`: the
+            trace has no reports, so they are modelled); their latest reports go in
+            ``Snapshot.progress``, which the core reads for ETAs only (issue 16 item 4). None: no
+            job reports (as before).
     """
 
     def __init__(self, inventory: Inventory, arrivals: Iterable[SimJob], *,
@@ -251,7 +259,7 @@ class Simulator:
                  idle: IdlePolicies | None = None, horizon_s: float | None = None,
                  cycle: CycleFn | None = None, id_prefix: str = "sim-",
                  usage_half_life_s: float = 7 * 86400.0, idle_arbiter: IdleArbiter | None = None,
-                 learn_runtimes: bool = True) -> None:
+                 learn_runtimes: bool = True, progress: ProgressModel | None = None) -> None:
         self.inventory = inventory
         self.arrivals = sorted(arrivals, key=lambda a: a.submit_s)
         self.profile = profile
@@ -263,6 +271,7 @@ class Simulator:
         self.idle = idle
         self.idle_arbiter = idle_arbiter
         self.history = RuntimeHistory() if learn_runtimes else None
+        self.progress = progress
         self.horizon_s = horizon_s
         self._cycle: CycleFn = cycle or run_cycle
         self.id_prefix = id_prefix
@@ -344,7 +353,7 @@ class Simulator:
             estimates, typical = self._runtimes(snap, tracks)
             snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
                            usage=self._usage(now), runtime_estimates=estimates, runtime_typical=typical,
-                           runtime_sources=self._sources(snap, tracks, estimates))
+                           runtime_sources=self._sources(snap, tracks, estimates), progress=self._progress(snap, tracks))
             result = self._cycle(snap, self.profile)
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
@@ -488,6 +497,24 @@ class Simulator:
                 origin = self.history.origin(job.spec, effective_limit(job.spec, rules)[0], ran)
                 if origin is not None and origin != SAME_RUNS:
                     out[job.id] = origin
+        return out
+
+    def _progress(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, ProgressReport]:
+        """``Snapshot.progress``: each running job's latest report by :attr:`progress` (none without it)."""
+        model = self.progress
+        if model is None:
+            return {}
+        out: dict[str, ProgressReport] = {}
+        for job in snap.jobs:
+            tr = tracks[job.id]
+            if tr.start is None or tr.sim.runtime_s is None or tr.sim.kind is JobKind.LEASE:
+                continue
+            report = model.latest(job.id, attempt=tr.attempt, start=tr.start,
+                                  ran_s=(snap.now - tr.start).total_seconds(), runtime_s=tr.sim.runtime_s,
+                                  done_s=tr.done_s, previous=tr.progress)
+            tr.progress = report
+            if report is not None:
+                out[job.id] = report
         return out
 
     @staticmethod

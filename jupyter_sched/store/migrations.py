@@ -135,6 +135,12 @@ def _v12_live_keys_covered(conn: sa.Connection) -> None:
     _add_index(conn, "jobs", "ix_jobs_state_submitted_version", schema.indexes_v12)
 
 
+def _v13_job_progress(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v13(md)
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -157,6 +163,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "average a job's minute over the samples taken while it held the GPU", _v11_rollup_job_minutes),
     Migration(12, "job rows indexed by state, submit time, id and version (each scheduling cycle's read of the "
                   "live rows' versions reads the index alone)", _v12_live_keys_covered),
+    Migration(13, "each job's latest progress report and the line through its run's reports (job_progress): "
+                  "the ETAs of the jobs waiting on it read them (issue 16 item 4)", _v13_job_progress),
 )
 
 

@@ -143,6 +143,12 @@ def prune(conn: sa.Connection, policy: RetentionPolicy, *, now: datetime) -> Pru
                       j.c.finished_at < jobs_cut)
         report.jobs, more = _delete_batch(conn, j, j.c.id, old, policy.batch, "jobs")
         report.more |= more
+        # a pruned job's progress report goes with it (issue 16 item 4): reports older than the cutoff of jobs gone
+        p = schema.job_progress
+        _, more = _delete_batch(conn, p, p.c.job_id, sa.and_(p.c.reported_at < jobs_cut,
+                                                               p.c.job_id.not_in(sa.select(j.c.id))),
+                                policy.batch, "job_progress")
+        report.more |= more
     events_cut = _cutoff(now, policy.events_days)
     if events_cut is not None:
         e = schema.events

@@ -18,6 +18,9 @@ Tables:
   :mod:`.quarantine`; listed and repaired by ``jupyter-sched doctor``).
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
+* ``job_progress`` (version 13) — each job's latest progress report (steps done / to do, when, how
+  long its run had run) and the sums of the line through its run's reports (issue 16 item 4: the
+  ETAs of the jobs waiting on it read them; :mod:`.progress`).
 * ``definitions``, ``definition_runs`` (version 3) — job definitions (notebook or script, GPU
   request, parameters, cron schedule) and their runs; the unique key on ``definition_runs``
   ``(definition_id, trigger, scheduled_for)`` is what makes each firing create exactly one run,
@@ -37,7 +40,7 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
            "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
-           "tables_v8"]
+           "tables_v8", "tables_v13"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -326,12 +329,35 @@ def columns_v11(md: sa.MetaData) -> None:
     md.tables["gpu_rollups"].append_column(sa.Column(name, type_, nullable=True))
 
 
+def tables_v13(md: sa.MetaData) -> None:
+    """Define what version 13 adds on ``md``: ``job_progress``, one row per job that reported its
+    progress — the latest report of its current run (``run_started_at``: that run's start; a report of
+    a new run starts the line again) and the sums of the least-squares line through that run's reports
+    (:class:`~jupyter_sched.backfill.progress.ProgressFit`). Indexed by report time: each scheduling
+    cycle reads the reports of the last 30 minutes only (older ones project nothing)."""
+    sa.Table(
+        "job_progress", md,
+        sa.Column("job_id", sa.String(64), primary_key=True),
+        sa.Column("run_started_at", sa.String(_TS), nullable=False),
+        sa.Column("reported_at", sa.String(_TS), nullable=False),
+        sa.Column("done", sa.Float, nullable=False),
+        sa.Column("total", sa.Float, nullable=False),
+        sa.Column("ran_s", sa.Float, nullable=False),
+        sa.Column("fit_n", sa.Integer, nullable=False),
+        sa.Column("fit_t", sa.Float, nullable=False),
+        sa.Column("fit_f", sa.Float, nullable=False),
+        sa.Column("fit_tt", sa.Float, nullable=False),
+        sa.Column("fit_tf", sa.Float, nullable=False),
+        sa.Index("ix_job_progress_reported", "reported_at"),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
-version 12's job index by state, submit time, id and version)."""
+version 12's job index by state, submit time, id and version + version 13's job progress reports)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -344,6 +370,7 @@ indexes_v9(metadata)
 indexes_v10(metadata)
 columns_v11(metadata)
 indexes_v12(metadata)
+tables_v13(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -358,3 +385,4 @@ definitions = metadata.tables["definitions"]
 definition_runs = metadata.tables["definition_runs"]
 quarantine = metadata.tables["quarantine"]
 change_counters = metadata.tables["change_counters"]
+job_progress = metadata.tables["job_progress"]

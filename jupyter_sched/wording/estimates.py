@@ -20,10 +20,12 @@ re-estimate notes the core keeps with an ETA's move records. Pure: no clock, no 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "learnt_condition", "ran_past_note", "share_text"]
+__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "done_text", "learnt_condition", "progress_clause",
+           "ran_past_note", "share_text"]
 
 SAME_RUNS = "same"
 """A learnt end's source: similar past runs (the wire's value, as ``backfill.history.SAME_RUNS``)."""
@@ -39,6 +41,29 @@ def share_text(share: float | None) -> str:
         return ""
     pct = share * 100
     return "under 1 %" if pct < 1 else f"~{min(round(pct), 100)} %"
+
+
+def done_text(fraction: float) -> str:
+    """``40 % done`` (``fraction`` 0-1, rounded down: a job never reads as done before it is);
+    ``under 1 % done``."""
+    pct = max(0.0, min(fraction, 1.0)) * 100 if math.isfinite(fraction) else 0.0
+    return "under 1 % done" if pct < 1 else f"{math.floor(pct)} % done"
+
+
+def progress_clause(reported: Sequence[tuple[str, float]], *, every: bool) -> str:
+    """The words of an ETA whose running jobs' ends came from their own progress reports (issue 16
+    item 4; ``details.eta_progress``): ``from its progress (40 % done)`` when ``every`` job the ETA
+    named reported and there is one; ``from their progress (a 40 % done, b 70 % done)`` for several;
+    ``a from its progress (40 % done)`` / ``a and b from their progress (...)`` when only some did
+    (``reported``: ``(name, fraction)`` in the ETA's order)."""
+    if not reported:
+        return ""
+    if len(reported) == 1:
+        name, fraction = reported[0]
+        return f"{'' if every else name + ' '}from its progress ({done_text(fraction)})"
+    names = [name for name, _ in reported]
+    who = "" if every else (", ".join(names[:-1]) + f" and {names[-1]} ")
+    return f"{who}from their progress ({', '.join(f'{n} {done_text(f)}' for n, f in reported)})"
 
 
 def _owner(yours: bool) -> str:

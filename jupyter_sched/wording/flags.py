@@ -97,8 +97,8 @@ _MAGIC_LISTS = {"job_id": "%schedule jobs lists your jobs with their ids",
                 "definition_id": "%schedule define list lists your definitions with their ids"}
 CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS)
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
-GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"}, lists=_MAGIC_LISTS)
-"""``%gpu request --gpus N``: no ``--team`` (a kernel's lease is charged to the default team)."""
+GPU_REQUEST = Surface(run=CELL.run, lists=_MAGIC_LISTS)
+"""``%gpu request --gpus N``: the CLI's options (``--team`` too since new user 20, N7)."""
 GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS,
                         name="%gpu request")
 """``%gpu request N``: the count is ``N`` (new user 11, N3)."""
@@ -124,7 +124,7 @@ def _word(text: str) -> str:
 
 
 def in_surface_terms(message: str, hint: str | None, field: str | None,
-                     surface: Surface = CLI) -> tuple[str, str | None]:
+                     surface: Surface = CLI, details: Mapping[str, object] | None = None) -> tuple[str, str | None]:
     """``(message, hint)`` of a refusal with ``field`` said as ``surface``'s option, once (new user 13,
     N19: one refusal read three ways — ``N: gpus 0.05 is below …``, ``gpus 0.05 …`` and ``--gpus
     0.05 …``; ``env.X: env X is read by …``):
@@ -136,12 +136,24 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
       typed as an id (:data:`NAMED_IN_MESSAGE`), or the field is no option of this surface (a server
       setting such as ``max_unfinished_per_user``: new user 14, N25 — it was printed where the
       other lines put the option the user typed);
-    * in the hint, the field's bare word is the option (``leave team out`` → ``leave --team out``),
-      and ``FIELD (OPTION …)`` — the REST text giving the option in brackets — is the option alone.
+    * in the hint, the field's bare word is the option where it stands for the field (``leave team
+      out`` → ``leave --team out``), and ``FIELD (OPTION …)`` — the REST text giving the option in
+      brackets — is the option alone.
+
+    Only a reference to the field is rewritten, never the noun (new user 20, N3: ``--team default has
+    no quota line … ask an admin to add one for --team default … submit on a --team that has one``,
+    with no ``--team`` typed): a message about the thing the value names — opening ``FIELD VALUE``
+    with ``details[FIELD]`` as a bare name, ``team default has no quota line`` (a typed value is
+    quoted, ``team 'nosuch'``, or a number) — is left as it is, with no prefix; in the hint, the word
+    after an article or a preposition (``a team``, ``for team default``) or before the field's value
+    or a quoted one is the noun, left as it is.
     """
     if not field or field in NAMED_IN_MESSAGE:
         return message, hint
     flag = surface.flag(field) or field
+    value = (details or {}).get(field)
+    if isinstance(value, str) and value and message.startswith(f"{field} {value} "):
+        return message, _hint_terms(hint, field, flag, surface, value)  # about the thing named, not the option
     for words, option in _names_of(field, surface):
         if message.startswith(words + " ") and option != words:
             # a placeholder (``N``) is no word a person typed: the field's words after the command's name
@@ -152,13 +164,30 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     else:  # only an option of this surface is named: a server setting (max_unfinished_per_user) is no option
         if (flag != field or field.startswith("-")) and not re.search(_word(flag), message):
             message = f"{surface.name if surface.name and not flag.startswith('-') else flag}: {message}"
-    if hint:
-        hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
-                      lambda m: m.group(2) + (m.group(3) or "") if surface.flag(m.group(1)) == m.group(2)
-                      else m.group(0), hint)
-        if flag != field and field not in ("command", "args"):  # said by each surface its own way
-            hint = re.sub(_word(field), flag.replace("\\", "\\\\"), hint)
-    return message, hint
+    return message, _hint_terms(hint, field, flag, surface, value if isinstance(value, str) else None)
+
+
+_NOUN_BEFORE = ("a", "an", "the", "one", "any", "each", "every", "no", "this", "that",
+                "your", "its", "their", "whose", "for", "on", "of", "in", "to", "per", "whole")
+"""Words after which a field's word is a noun (``a team``, ``for team default``), not the field."""
+
+
+def _hint_terms(hint: str | None, field: str, flag: str, surface: Surface, value: str | None) -> str | None:
+    """:func:`in_surface_terms`'s hint: ``FIELD (OPTION …)`` as the option, and the field's bare
+    word as ``flag`` where it stands for the field — not after a word of :data:`_NOUN_BEFORE`, nor
+    before ``value`` or a quoted value (``team default``, ``team 'ml'``: the team, a noun)."""
+    if not hint:
+        return hint
+    hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
+                  lambda m: m.group(2) + (m.group(3) or "") if surface.flag(m.group(1)) == m.group(2)
+                  else m.group(0), hint)
+    if flag == field or field in ("command", "args"):  # said by each surface its own way
+        return hint
+    after = r"['\"]" + (f"|{re.escape(value)}\\b" if value else "")
+    before = "".join(rf"(?<!\b(?i:{word}) )" for word in _NOUN_BEFORE)
+    # a quoted word is a literal ("team" of a JSON example is a key), not the field
+    word = rf"""(?<![\w.\-"']){re.escape(field)}(?![\w\-"'])"""
+    return re.sub(rf"{before}{word}(?! (?:{after}))", flag.replace("\\", "\\\\"), hint)
 
 
 def where_listed(code: str, field: str | None, message: str, hint: str | None, surface: Surface = CLI) -> str | None:

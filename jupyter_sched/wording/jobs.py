@@ -352,7 +352,9 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in ("admitted", "running"):
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}
-        where = f"on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
+        # a share said as such on every line, not only at the grant (new user 20, N14)
+        shared = " (shared, time-sliced)" if granted_milli(job) < 1000 else ""
+        where = f"on {alloc.get('node')}: {granted_words(job)}{shared}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", _restarted(job).removeprefix(" · "),
                                             serving_text(job, now)) if part)
@@ -520,11 +522,12 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         if was in WAITING_STATES:
             return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
         uuids = granted_uuids(before or after)
+        given = granted_words(before or after)  # "0.5 of GPU-a" for a share (new user 20, N14)
         if state == "running" and after.get("stop_requested"):  # the engine drains it (red team 18, R6)
-            return (f"released lease {job_id} ({whose}was {was}); {', '.join(uuids) or 'its GPUs'} "
+            return (f"released lease {job_id} ({whose}was {was}); {given or 'its GPUs'} "
                     f"{'goes' if len(uuids) == 1 else 'go'} back once no process still uses "
                     f"{'it' if len(uuids) == 1 else 'them'} (if CUDA was initialised, restart the kernel)")
-        held = f"; gave back {', '.join(uuids)}" if uuids else ""
+        held = f"; gave back {given}" if uuids else ""
         return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"
@@ -610,7 +613,16 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
         idle = f" or they are reclaimed {when}" if when else ""
         return f"{what}: held until its owner releases them{idle}, no time limit{note}"
     idle = f" or reclaimed {when}" if when else ""
-    return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}"
+    kernel = _IDLE_KERNEL.get(str((lease.get("idle_release") or {}).get("kernel")), "") if when else ""
+    return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}{kernel}"
+
+
+_IDLE_KERNEL = {
+    "shutdown": "; if the kernel still holds them then (a CUDA context), it is shut down",
+    "hold": "; if the kernel still holds them then (a CUDA context), they stay out of use until it lets go",
+}
+"""What an owner's kernel-lease line adds for ``idle_release.kernel`` (session 20: idle reclaim no
+longer hands out a GPU the idle kernel still has a context on; ``c.SchedApp.idle_kernel_action``)."""
 
 
 def idle_release_words(idle_release: Any) -> tuple[str, str]:

@@ -3,12 +3,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model.units import gpus_phrase
 
-__all__ = ["quota_lines", "quota_text"]
+__all__ = ["UNLISTED_SETTING", "quota_lines", "quota_text", "unlisted_text"]
+
+UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
+"""The setting that bounds the teams without a quota line (said to admins in the fixes)."""
+
+
+def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams without one",
+                  yours: bool = False) -> str:
+    """THE words for a team without a quota line while other lines exist (red team 19, R3): the
+    queue's reason, the submit refusal, ``status`` / ``%gpu`` and PUT quotas' warnings all open with
+    them (new user 20, N2: status said "guaranteed 0 GPUs, borrowing limit 0 (at most 0) … until that
+    much is released" where the queue said "can never start"):
+    ``team default has no quota line: teams without one may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)``.
+
+    Args:
+        team: the team, or several (``teams nlp, ops have no quota line: each may use …``).
+        limit: GPUs such a team may use (the setting; >= 0).
+        who: the subject of "may use" (``it`` in a warning about one team, ``each`` for several).
+        yours: the reader is in the team (``…, you included``).
+    """
+    names = [team] if isinstance(team, str) else list(team)
+    subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"
+    some = "" if limit == 0 else ", none of them guaranteed"
+    return (f"{subject} no quota line: {who} may use {gpus_phrase(float(limit))}{some} ({UNLISTED_SETTING})"
+            f"{', you included' if yours else ''}")
 
 
 def _gpus(value: Any) -> str:
@@ -16,12 +40,13 @@ def _gpus(value: Any) -> str:
 
 
 def quota_text(me: Mapping[str, Any]) -> str:
-    """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
+    """``team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU
     of them yours`` from ``GET me``: one line (joined by newlines) per team in ``by_team`` — the
     caller's default team, then each other team their GPU-holding work is charged to — each saying
     that team's quota lines, what the team holds and what of it is the caller's (new user 18, N1:
     "2 GPUs in use by the team, 4 GPUs of them yours", the caller's total beside one team's). A line
-    of one GPU model or of the caller alone is said as such. See :func:`quota_lines`."""
+    of one GPU model or of the caller alone is said as such; a team without a line of its own
+    (``by_team[].unlisted``) in :func:`unlisted_text`'s words. See :func:`quota_lines`."""
     return "\n".join(quota_lines(me))
 
 
@@ -31,14 +56,18 @@ def quota_lines(me: Mapping[str, Any]) -> list[str]:
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
     if teams:
         return [_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
-                           default=str(t["team"]) == default) for t in teams]
+                           default=str(t["team"]) == default, unlisted=bool(t.get("unlisted"))) for t in teams]
     # an older server: its default team only, beside what the caller holds in all
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
     return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
 
 
-def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool) -> str:
+def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool, unlisted: bool = False) -> str:
     lines = [q for q in quotas or () if isinstance(q, Mapping)]
+    if unlisted and lines:  # the line of a team without one of its own: the queue's words (new user 20, N2)
+        most = float(lines[0].get("borrowing_limit") or 0)
+        return (f"{unlisted_text(team, most)}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them "
+                f"yours{_unlisted_over(most, team_in_use)}")
     parts = []
     for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
         model = str(q.get("gpu_model") or "*")
@@ -47,8 +76,9 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
         limit = q.get("borrowing_limit")
         if limit is None:
             bounds = "no borrowing limit"
-        else:
-            bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
+        else:  # a unit on every number (new user 20, N2: "borrowing limit 0 (at most 0)")
+            most = float(q.get("guaranteed") or 0) + float(limit)
+            bounds = f"borrowing limit {_gpus(limit)} (at most {_gpus(most)})"
         parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
     text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
     over = _over(lines, team_in_use=team_in_use, mine=mine)
@@ -57,8 +87,21 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
     return f"{text}; {_gpus(mine)} in use by you{over}"
 
 
+def _unlisted_over(limit: float, team_in_use: Any) -> str:
+    """What a team without a line may start: with a limit of 0 no GPU work at all, whatever runs
+    (it started before the first line); above 0, nothing more while it holds more than that."""
+    used = float(team_in_use) if isinstance(team_in_use, (int, float)) else 0.0
+    if limit == 0:
+        kept = " (what it holds keeps running)" if used > 0 else ""
+        return f" — no GPU work of the team can start until it gets a line{kept}"
+    if used > limit:
+        return (f" — {_gpus(used - limit)} over the {_gpus(limit)} it may use: nothing more of the team starts "
+                f"until that much is released")
+    return ""
+
+
 def _over(lines: list[Mapping[str, Any]], *, team_in_use: Any, mine: Any) -> str:
-    """`` — 1 GPU over the team's limit of 1: nothing more of the team starts until that much is
+    """`` — 1 GPU over the team's limit of 1 GPU: nothing more of the team starts until that much is
     released`` when what runs is above a limit (all models: a line of one model has no usage here to
     compare) — a quota lowered below what already ran, which status said nothing about (new user 13,
     N9: "at most 1; 2 GPUs in use by the team")."""
@@ -70,6 +113,6 @@ def _over(lines: list[Mapping[str, Any]], *, team_in_use: Any, mine: Any) -> str
         most = float(q.get("guaranteed") or 0) + float(limit)
         if float(used) > most:
             whose, who = ("your cap", "of yours") if q.get("user") else ("the team's limit", "of the team")
-            return (f" — {_gpus(float(used) - most)} over {whose} of {most:g}: nothing more {who} starts "
+            return (f" — {_gpus(float(used) - most)} over {whose} of {_gpus(most)}: nothing more {who} starts "
                     f"until that much is released")
     return ""

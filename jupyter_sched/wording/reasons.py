@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration, relative_text
-from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition, share_text
+from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition, progress_clause, share_text
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
@@ -496,6 +496,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
         text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
+        text += _progress_words(details, waits)
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
             if len(waits) == 1 and waits[0] in bounds:
@@ -508,6 +509,20 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
+
+
+def _progress_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
+    """``, from its progress (40 % done)``: the jobs the ETA waits on whose ends came from their own
+    progress reports (``details.eta_progress``, issue 16 item 4), by their public names; "" if none."""
+    progress = details.get("eta_progress")
+    if not isinstance(progress, Mapping) or not progress:
+        return ""
+    names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
+    assert isinstance(names, Mapping)
+    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f)) for w in waits
+                if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
+    clause = progress_clause(reported[:3], every=len(reported) == len(waits))
+    return f", {clause}" if clause else ""
 
 
 def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, waits: Sequence[Any],

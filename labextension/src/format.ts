@@ -544,28 +544,36 @@ export function sparklinePath(values: readonly number[], width: number, height: 
 
 /**
  * The notification text of an `idle_warning` event (`{job_id, kind, stage: warn|reclaim|clear,
- * action: notify|release|requeue|stop, reason, deadline}`), short enough for a toast; null for
- * `clear` (activity resumed). Its title says what happened or will happen for the action the
+ * action: notify|release|requeue|stop|shutdown|hold, reason, deadline}`), short enough for a
+ * toast; null for `clear` (activity resumed). Its title says what happened or will happen for the action the
  * server took, in the words of the audit (`engine.idle`): `notify` frees nothing ("Idle GPUs
  * reported", the GPUs kept — new user 19, N10: it said "Idle GPUs reclaimed: … were reported as
  * idle"); `release` frees the GPUs; `requeue` stops the job and puts it back in the queue; `stop`
- * stops it. An unknown action reads as `release` (the server's default).
+ * stops it. A kernel's lease revoked while its kernel still holds the GPU (session 20,
+ * `engine.idle_kernels`): `release` with `draining` — freed once the kernel lets go; then
+ * `shutdown` — the kernel is shut down, the GPUs freed once it exits; `hold` — the GPUs stay out
+ * of use until the kernel lets go. An unknown action reads as `release` (the
+ * server's default).
  */
 export function idleNotice(data: Record<string, unknown>, name: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string | null {
   const stage = data.stage ?? 'warn';
   if (stage === 'clear') {
     return null;
   }
-  const action = ['notify', 'release', 'requeue', 'stop'].includes(String(data.action)) ? String(data.action) : 'release';
+  const action = ['notify', 'release', 'requeue', 'stop', 'shutdown', 'hold'].includes(String(data.action)) ? String(data.action) : 'release';
   if (stage === 'reclaim') {
     const reason = typeof data.reason === 'string' && data.reason ? data.reason : '';
     const done: Record<string, string> = {
       notify: reason
         ? trans.__('Idle GPUs reported: %1 is idle (%2); nothing was freed, it keeps its GPUs.', name, reason.length > 60 ? `${reason.slice(0, 59)}…` : reason)
         : trans.__('Idle GPUs reported: %1 is idle; nothing was freed, it keeps its GPUs.', name),
-      release: trans.__("Idle GPUs reclaimed: %1's GPUs were released.", name),
+      release: data.draining
+        ? trans.__("Idle GPUs reclaimed: %1's GPUs were revoked; they are freed once its kernel lets go of them.", name)
+        : trans.__("Idle GPUs reclaimed: %1's GPUs were released.", name),
       requeue: trans.__('Idle GPUs reclaimed: %1 was stopped and put back in the queue; its GPUs were freed.', name),
-      stop: trans.__('Idle GPUs reclaimed: %1 was stopped; its GPUs were freed.', name)
+      stop: trans.__('Idle GPUs reclaimed: %1 was stopped; its GPUs were freed.', name),
+      shutdown: trans.__("Idle GPUs reclaimed: %1's kernel, still holding them, was shut down; they are freed once it exits.", name),
+      hold: trans.__("Idle GPUs reclaimed: %1's kernel still holds them; they stay out of use until it restarts or exits.", name)
     };
     return done[action];
   }

@@ -184,6 +184,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{job_id}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A running job reports its progress (steps done of steps to do); the ETAs of the jobs waiting on it read it, no scheduling decision does. Only its owner; one stored report per job per min_interval_s (sooner ones are answered with stored false). */
+        post: operations["reportJobProgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leases/{lease_id}/keepalive": {
         parameters: {
             query?: never;
@@ -1142,7 +1161,7 @@ export interface components {
             by_team?: components["schemas"]["MeTeamUse"][];
             pending: number;
             gpu_hours_7d: number;
-            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`; one line per team in by_team */
+            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
         };
         /** @description Pending work in queue order, then work holding GPUs. */
@@ -1433,7 +1452,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1446,6 +1465,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1456,6 +1477,32 @@ export interface components {
         };
         /** @enum {string} */
         JobKind: "training" | "inference" | "lease";
+        /** @description A job's latest stored progress report (``GET jobs/{id}``, ``POST jobs/{id}/progress``). */
+        JobProgress: {
+            /**
+             * @description done / total, 0..1
+             * @example 0.24
+             */
+            fraction: number;
+            /**
+             * @description steps done, as reported
+             * @example 1200
+             */
+            done: number;
+            /**
+             * @description steps to do, as reported
+             * @example 5000
+             */
+            total: number;
+            /** @description when it was reported (UTC) */
+            at: string;
+            /** @description the start of the run it reports on (a restarted job reports afresh) */
+            run_started_at: string;
+            /** @description seconds the run had run when it reported */
+            ran_s: number;
+            /** @description reports of this run stored so far (at least 1 % done; at most one per min_interval_s) */
+            reports?: number;
+        };
         /** @enum {string} */
         JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
         /** @description ``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per allocation: a lease granted again may keep alive again). */
@@ -1514,7 +1561,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1527,6 +1574,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1570,6 +1619,8 @@ export interface components {
             yours: number;
             /** @description this team's quota lines that apply to you */
             quotas: components["schemas"]["QuotaLineView"][];
+            /** @description the team has no quota line of its own while other teams have: quotas is the line it gets (guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts) */
+            unlisted?: boolean;
         };
         MigDevice: {
             uuid: string;
@@ -1721,7 +1772,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -1734,6 +1785,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1794,6 +1847,28 @@ export interface components {
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
+        /** @description ``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4). */
+        ReportProgressRequest: {
+            /**
+             * @description steps to do in all
+             * @example 5000
+             */
+            total: number;
+            /**
+             * @description steps (iterations, batches, samples) done so far; at most total
+             * @example 1200
+             */
+            done: number;
+        };
+        /** @description The answer to a progress report: what is stored, and whether this report was. */
+        ReportProgressResponse: {
+            job_id: string;
+            /** @description false: it came sooner than min_interval_s after the stored report and was coalesced into it (answered 200 all the same: a loop that reports every step need not slow down) */
+            stored: boolean;
+            /** @description seconds between two stored reports of one job */
+            min_interval_s: number;
+            progress: components["schemas"]["JobProgress"];
+        };
         /**
          * @description What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
          *     (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB).
@@ -1863,6 +1938,8 @@ export interface components {
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;
+            /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
+            dry_run?: boolean;
         };
         /**
          * @description Work in the grace of a stop (:func:`~jupyter_sched.services.cancelling.stop_requested`): it
@@ -2800,6 +2877,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    reportJobProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportProgressRequest"];
+            };
+        };
+        responses: {
+            /** @description What is stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportProgressResponse"];
                 };
             };
             default: components["responses"]["Error"];

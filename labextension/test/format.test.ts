@@ -282,6 +282,13 @@ describe('idleNotice', () => {
     ['newuser19 N10: a requeue reclaim says the job went back to the queue', { stage: 'reclaim', action: 'requeue', kind: 'training' },
       'Idle GPUs reclaimed: nb-lease was stopped and put back in the queue; its GPUs were freed.'],
     ['newuser19 N10: a stop reclaim says it was stopped', { stage: 'reclaim', action: 'stop', kind: 'inference' }, 'Idle GPUs reclaimed: nb-lease was stopped; its GPUs were freed.'],
+    // session 20: a kernel still on its GPU after the reclaim is shut down, or holds the GPU out of use
+    ['s20: a reclaim whose kernel may still hold the GPUs says they are freed once it lets go', { stage: 'reclaim', action: 'release', draining: true },
+      "Idle GPUs reclaimed: nb-lease's GPUs were revoked; they are freed once its kernel lets go of them."],
+    ['s20: a reclaim that shuts the idle kernel down says so', { stage: 'reclaim', action: 'shutdown', kind: 'lease' },
+      "Idle GPUs reclaimed: nb-lease's kernel, still holding them, was shut down; they are freed once it exits."],
+    ['s20: a reclaim that holds the GPU says it stays out of use', { stage: 'reclaim', action: 'hold', kind: 'lease' },
+      "Idle GPUs reclaimed: nb-lease's kernel still holds them; they stay out of use until it restarts or exits."],
     ['newuser19 N10: a notify warning says its GPUs are not taken', { stage: 'warn', action: 'notify', kind: 'inference', deadline: '2026-11-29T12:01:00Z' },
       'Idle GPUs: nb-lease is idle; it will be reported as idle in 1m unless it is used (its GPUs are not taken).'],
     ['newuser19 N10: a stop warning', { stage: 'warn', action: 'stop', kind: 'training', deadline: '2026-11-29T12:01:00Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped in 1m unless it is used.']

@@ -9,11 +9,15 @@ makes — a double for the unit-level hub tests (the slow integration test runs 
 * ``GET /hub/api/users/{name}`` (404 for unknown users); a user's model carries ``groups`` and
   ``admin`` only when the test gives them (``roles``);
 * ``POST /hub/api/users/{name}/activity``, which, like the hub's ``ActivityAPIHandler``, refuses
-  unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``.
+  unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``;
+* ``GET /hub/api/user`` with a user's token, as ``HubAuth`` checks a token;
+* any of these requests held unanswered once (``hold``), as a busy hub or a proxy that
+  black-holes a request does (issue 17).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Collection, Mapping
 from datetime import datetime
@@ -39,16 +43,35 @@ class _Base(web.RequestHandler):
     def prepare(self) -> None:
         assert self.request.headers.get("Authorization") == f"token {TOKEN}"
 
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Errors as JupyterHub's ``APIHandler.write_error`` writes them: ``{"status", "message"}``."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = exc.log_message if isinstance(exc, web.HTTPError) and exc.log_message else self._reason
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"status": status_code, "message": message}))
+
     @property
     def users(self) -> Mapping[str, Mapping[str, bool]]:
         users: Mapping[str, Mapping[str, bool]] = self.settings["users"]
         return users
 
 
+async def _held(handler: web.RequestHandler, key: str) -> None:
+    """Hold the request while ``key`` is in ``settings["hold"]`` (once per key: a hub that held one
+    request and answers the next), until the test sets ``settings["release"]``."""
+    hold: set[str] = handler.settings["hold"]
+    if key in hold:
+        hold.discard(key)
+        handler.settings["holding"].add(key)
+        await handler.settings["release"].wait()
+        handler.settings["holding"].discard(key)
+
+
 class Users(_Base):
     """``GET users?state=active`` as JupyterHub pages it (``apihandlers/base.py``)."""
 
-    def get(self) -> None:
+    async def get(self) -> None:
+        await _held(self, "users")
         state = self.get_argument("state", None)
         assert state in (None, "active")
         max_limit = self.settings.get("page_max", 200)
@@ -67,14 +90,16 @@ class Users(_Base):
 
 
 class User(_Base):
-    def get(self, name: str) -> None:
+    async def get(self, name: str) -> None:
+        await _held(self, f"user:{name}")
         if name not in self.users:
             raise web.HTTPError(404, f"No such user: {name}")
         self.finish(json.dumps(_model(self.users, name, self.settings["roles"])))
 
 
 class Activity(_Base):
-    def post(self, name: str) -> None:
+    async def post(self, name: str) -> None:
+        await _held(self, f"activity:{name}")
         if name not in self.users:
             raise web.HTTPError(404, f"No such user: {name}")
         body = json.loads(self.request.body)
@@ -91,8 +116,27 @@ class Activity(_Base):
 
 
 
+class TokenOwner(_Base):
+    """``GET /hub/api/user`` with a user's token (HubAuth's token check): that user's model with the
+    token's scopes, 403 for a token the hub does not know."""
+
+    def prepare(self) -> None:  # the caller's own token, not the service's
+        pass
+
+    async def get(self) -> None:
+        await _held(self, "token")
+        token = self.request.headers.get("Authorization", "").removeprefix("token ")
+        name = self.settings["tokens"].get(token)
+        if name is None:
+            raise web.HTTPError(403, "invalid token")
+        self.finish(json.dumps({**_model(self.users, name, self.settings["roles"]),
+                                "scopes": ["access:services!service=jupyter-sched"]}))
+
+
 def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | None = None, page_max: int = 200,
-            hidden: Collection[str] = (), roles: Mapping[str, Mapping[str, Any]] | None = None) -> web.Application:
+            hidden: Collection[str] = (), roles: Mapping[str, Mapping[str, Any]] | None = None,
+            hold: Collection[str] = (), release: asyncio.Event | None = None,
+            tokens: Mapping[str, str] | None = None) -> web.Application:
     """The double as a tornado application.
 
     Args:
@@ -103,8 +147,16 @@ def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | 
         roles: per user, ``{"groups": [...], "admin": bool}`` added to their model (read on each
             request, so a test changes them between calls); a user without an entry has neither key
             (as for a service token without ``read:users:groups``).
+        hold: requests the hub holds, once each, until ``release`` is set (a busy hub or proxy
+            black-holing one request): ``"users"`` (the next user listing page), ``"user:<name>"`` (the
+            next lookup of that user), ``"activity:<user>"`` (the next activity post of that user),
+            ``"token"`` (the next token check); ``settings["holding"]`` names those held now.
+        release: the event that lets held requests go on.
+        tokens: ``{user token: user name}`` the token check (``GET /hub/api/user``) knows.
     """
-    return web.Application([(r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)", User),
+    return web.Application([(r"/hub/api/user", TokenOwner), (r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)", User),
                             (r"/hub/api/users/([^/]+)/activity", Activity)],
                            users=users, posts={} if posts is None else posts, page_max=page_max, hidden=set(hidden),
-                           roles={} if roles is None else roles)
+                           roles={} if roles is None else roles, hold=set(hold), holding=set(),
+                           release=release if release is not None else asyncio.Event(),
+                           tokens=dict(tokens or {}))

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from tests import accounts
 
@@ -245,8 +246,27 @@ class Hub:
         log = _private_log(self.base / "service.log", append=True)
         self.service = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
-        self.wait_for(lambda: httpx.get(f"http://127.0.0.1:{self.service_port}/services/{SERVICE}/api/sched/config",
-                                        timeout=5).status_code in (200, 403), 60, "the jupyter-sched service")
+        self.wait_for(self._service_ready, 60, "the jupyter-sched service")
+
+    def _service_ready(self) -> bool:
+        """The service answers on its port, and the process listening there is ours: restarted after a
+        ``kill -9``, it binds the port it had, which another process on a shared host may have taken in
+        between (another run's harness picks free ports too); then whatever listens there answered this
+        check and the test went on against it (issue 17 run, "port 53685 is not available").
+
+        Raises:
+            RuntimeError: the service exited (its log tail says why).
+        """
+        assert self.service is not None
+        if self.service.poll() is not None:
+            raise RuntimeError(f"the jupyter-sched service exited ({self.service.returncode}); log tails:\n"
+                               f"{self.log_tail()}")
+        answer = httpx.get(f"http://127.0.0.1:{self.service_port}/services/{SERVICE}/api/sched/config", timeout=5)
+        if answer.status_code not in (200, 403):
+            return False
+        ours = [self.service.pid] + [child.pid for child in psutil.Process(self.service.pid).children(recursive=True)]
+        return any(conn.status == psutil.CONN_LISTEN and conn.laddr.port == self.service_port
+                   for pid in ours for conn in psutil.Process(pid).net_connections("tcp"))
 
     def kill_service(self) -> None:
         """``kill -9`` the central service (no cleanup runs; its jobs keep running)."""

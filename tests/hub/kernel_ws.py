@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-__all__ = ["Execution", "execute"]
+__all__ = ["Execution", "execute", "start"]
 
 
 @dataclass
@@ -84,3 +84,33 @@ def execute(server_url: str, token: str, kernel_id: str, code: str, *, timeout_s
     """Run ``code`` in ``kernel_id`` of the server at ``server_url`` (http URL ending in ``/``)."""
     ws_url = server_url.replace("http://", "ws://", 1) + f"api/kernels/{kernel_id}/channels"
     return asyncio.run(_execute(ws_url, token, code, timeout_s))
+
+
+async def _start(ws_url: str, token: str, code: str, timeout_s: float) -> None:
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    connection = await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {token}"},
+                                                     request_timeout=60))
+    msg_id, frame = _message(uuid.uuid4().hex, code)
+    await connection.write_message(frame)
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                raw = await connection.read_message()
+                if raw is None:
+                    raise RuntimeError("the kernel websocket closed")
+                message = json.loads(raw)
+                if (message.get("parent_header", {}).get("msg_id") == msg_id
+                        and message["header"]["msg_type"] == "status"
+                        and message.get("content", {}).get("execution_state") == "busy"):
+                    return
+    finally:
+        connection.close()
+
+
+def start(server_url: str, token: str, kernel_id: str, code: str, *, timeout_s: float = 60) -> None:
+    """Start ``code`` in ``kernel_id`` and return once the kernel says it is busy running it (the
+    cell goes on after the websocket closes: a user who ran a long cell and closed the tab)."""
+    ws_url = server_url.replace("http://", "ws://", 1) + f"api/kernels/{kernel_id}/channels"
+    asyncio.run(_start(ws_url, token, code, timeout_s))

@@ -37,7 +37,7 @@ from tests.accounts import Account, os_accounts, shared_dir
 from tests.runas_env import runas_venv
 
 from .hub_harness import Hub, skip_reason
-from .kernel_ws import execute
+from .kernel_ws import execute, start
 
 pytestmark = pytest.mark.slow
 
@@ -118,8 +118,14 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
         assert wait_state(alice, job_a["id"], {"running"})["state"] == "running"
         assert wait_state(alice, lease["id"], {"running"})["state"] == "running"
 
-        # running work is hub activity: the service posts it for alice's server (every second here;
-        # her server's own reports come every 300 s, so a fresh timestamp is the service's)
+        # running work that is not idle is hub activity: the service posts it for alice's server (every
+        # second here; her server's own reports come every 300 s, so a fresh timestamp is the service's).
+        # Her sleeping job and a lease whose kernel never ran a cell are idle from the first idle verdict
+        # (~1 s after they start: simulated GPUs at 0 %; red team 15, R6 addendum) and no activity from
+        # then on, so this waited on a race it lost whenever it saw "running" later than that (issue 17:
+        # the fresh-clone run under load). She runs a long cell on her leased GPU instead: a busy kernel's
+        # lease is activity whatever its GPUs show, for as long as the cell runs.
+        start(hub.server_url(a), tokens["alice"], kernel.json()["id"], "import time; time.sleep(600)")
         running_at = datetime.now(timezone.utc)
         hub.wait_for(lambda: server_activity(hub, a) > running_at, 30, "alice's running work to be hub activity")
 

@@ -76,7 +76,7 @@ def api(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEven
     jp_asyncio_loop.run_until_complete(client.aclose())
 
 
-async def test_admin_quotas_previews_sets_a_demo_quota_and_charts_usage(
+async def test_newuser20_n5_admin_quotas_previews_what_it_strands_sends_no_first_line_and_charts_usage(
         sched_app: Any, jp_serverapp: Any, jp_root_dir: Path, api: httpx.AsyncClient) -> None:
     # some GPU work to report: the notebook's own job asks for 0 GPUs (new user 18, N4)
     reply = await api.post("jobs", json={"name": "train", "gpus": 1,
@@ -104,8 +104,14 @@ async def test_admin_quotas_previews_sets_a_demo_quota_and_charts_usage(
     assert "admin: True" in text
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text
-    assert "nb-quota-demo's line removed; quotas as in section 1: True" in text
+    assert "nb-quota-demo has no line; quotas as in section 1: True" in text
     assert (await api.get("quotas")).json()["quotas"] == []
+    # new user 20, N5: with no line in force a demo line would have limited every other team (0 GPUs:
+    # others' submits refused while it stood) — none is sent, and the dry runs' warnings say why
+    audit = (await api.get("audit", params={"action": "quotas_changed"})).json()
+    assert not (audit["records"] if isinstance(audit, dict) else audit), audit
+    assert "nothing is sent. The server would warn:" in text
+    assert "the server would warn: team default has no quota line: it may use 0 GPUs" in text, text
     assert "application/vnd.plotly.v1+json" in _mimetypes(nb)
     # issue 20: the text promises usage "rolled up per user and team" — the table has a team column
     usage_cell = next(c for c in nb.cells if c.source.startswith("usage = sched.usage("))
@@ -151,6 +157,9 @@ async def test_newuser18_n4_admin_notebook_preempts_nothing_and_leaves_quotas_as
         rows = audit["records"] if isinstance(audit, dict) else audit
         assert not [r for r in rows if r["action"] in ("reclaim", "preempt")], rows
         assert (await api.get("quotas")).json() == before
+        # lines were in force: the demo line was sent (it limits nobody new) and its warnings printed
+        assert "nb-quota-demo has no line; quotas as in section 1: True" in _text(nb)
+        assert "nothing is sent" not in _text(nb)
     finally:
         for job_id in ids:
             await api.delete(f"jobs/{job_id}")

@@ -392,7 +392,7 @@ def test_newuser11_n21_status_shows_my_teams_quota_and_use(server: EmbeddedServe
         status = _cli(env, "status")
         assert status.returncode == EXIT_OK, status.stderr
         (line,) = [ln for ln in status.stdout.splitlines() if ln.startswith("quota")]
-        assert line == (f"quota      team {team}: guaranteed 1 GPU, borrowing limit 1 (at most 2); 1 GPU in use by "
+        assert line == (f"quota      team {team}: guaranteed 1 GPU, borrowing limit 1 GPU (at most 2 GPUs); 1 GPU in use by "
                         "the team, 0 GPUs of them yours"), line
         assert "bob" not in status.stdout
     plain = _cli(env, "status")

@@ -37,7 +37,7 @@ def test_newuser11_n21_gpu_shows_the_same_quota_line_as_status(server: EmbeddedS
     prints the same line, from the same renderer (:func:`jupyter_sched.wording.quota.quota_text`)."""
     env = _env(tmp_path, server)
     with team_quota_and_a_lease_of_bobs(server) as team:
-        expected = (f"team {team}: guaranteed 1 GPU, borrowing limit 1 (at most 2); 1 GPU in use by the team, "
+        expected = (f"team {team}: guaranteed 1 GPU, borrowing limit 1 GPU (at most 2 GPUs); 1 GPU in use by the team, "
                     "0 GPUs of them yours")
         capsys.readouterr()
         _magics(server).gpu("")

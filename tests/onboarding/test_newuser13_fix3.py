@@ -62,7 +62,7 @@ def test_newuser13_n9_leases_bound_to_no_kernel_over_a_lowered_quota_are_named_a
 
         status = cli(server, "tok-ann", "status")
         assert status.code == 0, status.err
-        assert "2 GPUs in use by the team, 2 GPUs of them yours — 1 GPU over the team's limit of 1: nothing more " \
+        assert "2 GPUs in use by the team, 2 GPUs of them yours — 1 GPU over the team's limit of 1 GPU: nothing more " \
                "of the team starts until that much is released" in status.out, status.out
 
         # bob (same team) waits on ann's leases: whose and how bound is hers; he reads "leases", released by her

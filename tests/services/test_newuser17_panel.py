@@ -42,7 +42,7 @@ def test_newuser17_n17_get_me_says_a_quota_line_and_follows_what_is_held(service
     with services.store.transaction() as tx:
         tx.replace_quota_set(QuotaSet(quotas=(Quota(team=team, guaranteed=2, borrowing_limit=1),)))
     before = services.accounting.me(bo).quota_text
-    assert before == f"team {team}: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 0 GPUs in use by the team, 0 GPUs of them yours"
+    assert before == f"team {team}: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 0 GPUs in use by the team, 0 GPUs of them yours"
     services.jobs.submit(bo, SubmitJobRequest(gpus=2, command=["sleep", "30"]))
     services.engine.tick()
     assert services.accounting.me(bo).quota_text.endswith("2 GPUs in use by the team, 2 GPUs of them yours")

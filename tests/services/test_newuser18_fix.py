@@ -39,7 +39,7 @@ def test_newuser18_n1_work_charged_to_two_teams_gets_one_quota_line_per_team_you
     lines = quota_lines(wire)
     assert lines == [
         f"team {team} has no quota line: no GPUs guaranteed, no limit; 2 GPUs in use by the team, 1 GPU of them yours",
-        "team teama: guaranteed 2 GPUs, borrowing limit 0 (at most 2); 2 GPUs in use by the team, 2 GPUs of them yours",
+        "team teama: guaranteed 2 GPUs, borrowing limit 0 GPUs (at most 2 GPUs); 2 GPUs in use by the team, 2 GPUs of them yours",
     ]  # was one line: "…; 2 GPUs in use by the team, 3 GPUs of them yours"
     assert wire["quota_text"] == quota_text(wire) == "\n".join(lines)  # the panel's sentence is the CLI's
     said = status_lines("http://x/", {"version": "1"}, wire, {"gpus": []})

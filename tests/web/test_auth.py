@@ -14,8 +14,8 @@ import pytest
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from jupyter_sched.extension.definitions_web import DEFINITION_HANDLERS
-from jupyter_sched.extension.handlers import HANDLERS, SchedHandler, UnknownRouteHandler
+from jupyter_sched.extension.handlers import SchedHandler, UnknownRouteHandler
+from jupyter_sched.extension.routes import ROUTES
 
 from .conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN
 
@@ -55,7 +55,7 @@ def concrete_path(pattern: str) -> str:
 def test_every_registered_sched_handler_requires_authentication_and_authorization(sched_app: Any,
                                                                                   jp_serverapp: Any) -> None:
     routes = sched_routes(jp_serverapp)
-    assert len(routes) == len(HANDLERS) + len(DEFINITION_HANDLERS), "every route of the table is registered, nothing else"
+    assert len(routes) == len(ROUTES), "every route of the table is registered, nothing else"
     problems = []
     for pattern, handler in routes:
         if not (isinstance(handler, type) and issubclass(handler, APIHandler) and issubclass(handler, SchedHandler)):

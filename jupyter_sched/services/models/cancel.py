@@ -8,9 +8,10 @@ job (~20 ms of server time each: clearing 1,000 pending jobs took about 20 s, is
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from .base import RequestModel, ResponseModel
 from .jobs import JobStateName
@@ -34,7 +35,16 @@ user's live job or lease — the shared queue shows it — which only its owner 
 cancel; audited, and said in ``message`` as ``DELETE jobs/{id}`` says it: new user 14, N7),
 ``not_found`` (no such job, or another user's that has ended — audited too)."""
 
-JobId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+def _no_control(value: str) -> str:
+    """An id holds no control character (red team 20, R3: ``"j-a\\u0000b"`` reached PostgreSQL, which
+    cannot store NUL, and the bulk cancel was answered 503 as if the database were down)."""
+    if _CONTROL.search(value):
+        raise ValueError("must not contain control characters (NUL, newline, …): an id looks like j-01hf3k2m9-x7q4za")
+    return value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+JobId = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_no_control)]
 
 
 class CancelJobsRequest(RequestModel):

@@ -312,6 +312,46 @@ class KeepaliveLeaseRequest(RequestModel):
                                   description="default and maximum: the admin's keepalive limit")
 
 
+class ReportProgressRequest(RequestModel):
+    """``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4)."""
+
+    total: float = Field(gt=0, le=1e15, allow_inf_nan=False, examples=[5000], description="steps to do in all")
+    done: float = Field(ge=0, le=1e15, allow_inf_nan=False, examples=[1200],
+                        description="steps (iterations, batches, samples) done so far; at most total")
+
+    @field_validator("done")
+    @classmethod
+    def _done_within_total(cls, done: float, info: ValidationInfo) -> float:
+        total = info.data.get("total")  # validated first (declared first); absent when it was refused itself
+        if isinstance(total, float) and done > total:
+            raise ValueError(f"must be at most total ({total:g})")
+        return done
+
+
+class JobProgress(ResponseModel):
+    """A job's latest stored progress report (``GET jobs/{id}``, ``POST jobs/{id}/progress``)."""
+
+    fraction: float = Field(description="done / total, 0..1", examples=[0.24])
+    done: float = Field(description="steps done, as reported", examples=[1200])
+    total: float = Field(description="steps to do, as reported", examples=[5000])
+    at: str = Field(description="when it was reported (UTC)")
+    run_started_at: str = Field(description="the start of the run it reports on (a restarted job reports afresh)")
+    ran_s: float = Field(description="seconds the run had run when it reported")
+    reports: int = Field(default=0, description="reports of this run stored so far (at least 1 % done; at most one "
+                                                "per min_interval_s)")
+
+
+class ReportProgressResponse(ResponseModel):
+    """The answer to a progress report: what is stored, and whether this report was."""
+
+    job_id: str
+    stored: bool = Field(description=(
+        "false: it came sooner than min_interval_s after the stored report and was coalesced into it (answered "
+        "200 all the same: a loop that reports every step need not slow down)"))
+    min_interval_s: float = Field(description="seconds between two stored reports of one job")
+    progress: JobProgress
+
+
 class WorkerGroup(CodecView):
     """One group of a heterogeneous gang: its own GPUs, CPU and memory per worker."""
 
@@ -500,7 +540,9 @@ class Job(CodecView):
     idle_release: dict[str, Any] | None = Field(default=None, examples=[{"action": "release", "after_s": 3600}],
                                                 description=(
         "a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s "
-        "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim)"))
+        "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a "
+        "kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when "
+        "the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)"))
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
@@ -508,6 +550,9 @@ class Job(CodecView):
         "cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, "
         "which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say "
         "'it is already stopping (…)' (new user 17, N12)"))
+    progress: JobProgress | None = Field(default=None, description=(
+        "GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs "
+        "waiting on it read while it runs"))
     simulated: bool = False
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "

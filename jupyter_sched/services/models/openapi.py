@@ -59,6 +59,7 @@ OPERATIONS = [
     Operation("/jobs/{job_id}", "get", jobs.Job),
     Operation("/jobs/{job_id}", "delete", jobs.Job, query=jobs.CancelJobRequest),
     Operation("/jobs/{job_id}/logs", "get", jobs.GetJobLogsResponse, query=jobs.GetJobLogsRequest),
+    Operation("/jobs/{job_id}/progress", "post", jobs.ReportProgressResponse, body=jobs.ReportProgressRequest),
     Operation("/dryrun", "post", jobs.DryrunJobResponse, body=jobs.SubmitJobRequest),
     Operation("/leases", "get", jobs.ListJobsResponse, query=jobs.ListJobsRequest),
     Operation("/leases", "post", jobs.Job, "201", body=jobs.SubmitJobRequest, query=jobs.WaitLeaseRequest),

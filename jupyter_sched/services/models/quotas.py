@@ -74,6 +74,9 @@ class SetQuotasRequest(RequestModel):
     warnings: list[str] | None = Field(
         default=None, description="read-only: what GET quotas answered; sent back unchanged (a read-modify-write "
                                   "of GET quotas' body), it is ignored")
+    dry_run: bool = Field(default=False, description=(
+        "true: check the change and answer what would then be in force, with its warnings (teams left "
+        "without a quota line and the work that strands), storing nothing"))
 
 
 class QuotaLineView(CodecView):
@@ -153,6 +156,9 @@ class MeTeamUse(ResponseModel):
     in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now")
     yours: float = Field(description="of them, the GPUs your work charged to this team holds")
     quotas: list[QuotaLineView] = Field(description="this team's quota lines that apply to you")
+    unlisted: bool = Field(default=False, description=(
+        "the team has no quota line of its own while other teams have: quotas is the line it gets "
+        "(guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts)"))
 
 
 class GetMeResponse(ResponseModel):
@@ -174,6 +180,7 @@ class GetMeResponse(ResponseModel):
     gpu_hours_7d: float
     quota_text: str = Field(default="", description=(
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
-        "`team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU "
-        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …`; one line per team "
-        "in by_team"))
+        "`team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU "
+        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line "
+        "while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one "
+        "line per team in by_team"))

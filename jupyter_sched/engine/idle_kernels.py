@@ -1,0 +1,208 @@
+"""An idle-reclaimed lease whose kernel still holds its GPU (DESIGN.md *Idle reclamation*: "lease
+revoked and kernel's GPUs freed").
+
+Idle reclaim revokes a kernel's lease; but a kernel that initialised CUDA keeps its context and
+memory on the GPU after that, so the GPU is not free: given to the next job, that job finds it
+occupied (session 19 leftover). Where telemetry lists each GPU's processes (NVML), an idle reclaim
+of a lease whose GPU still shows a process therefore ends through the drain
+(:mod:`.stops`, stop intent ``idle``): while a process of the lease is on the GPU's process list
+the lease stays held — given to nobody else — and the admin's ``c.SchedApp.idle_kernel_action``
+says what the scheduler does about the kernel:
+
+- ``shutdown`` (default): its user is told first (the lease's message, which ``%gpu`` and the
+  panel show, and an ``idle_warning`` event with action ``shutdown``: "kernel k-1 shut down: it
+  held GPU … idle for 1h05m (…), reclaimed"), an ``idle_kernel_shutdown`` audit record keeps the
+  evidence (pids and accounts on the GPU's process list, the GPUs, idle since, the rule), then the
+  kernel is shut down through the server's kernel manager, as Jupyter's own culler does
+  (:attr:`IdleKernels.shutdown`, installed by the extension). The lease ends once the GPU's
+  process list no longer shows its process.
+- ``hold``: the kernel is left running; the lease stays held with a message naming the kernel,
+  its processes and how to free the GPU (audited ``idle_kernel_held``), until they let go.
+
+Where the scheduler has no way to the kernel — the hub's central service (its users' kernels
+run in their own servers), a kernel this server does not run, a lease bound to no kernel — it
+holds, saying why. A shutdown that has not freed the GPU :data:`SHUTDOWN_WAIT_S` after it was
+asked holds too, saying so. The GPU is never handed out while a process of the lease is on it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..errors import SchedError
+from ..model import Job, format_duration, parse_utc
+from ..store import JobRecord, Store
+
+__all__ = ["IDLE_KERNEL_ACTIONS", "SHUTDOWN_WAIT_S", "IdleKernels", "KernelShutdown"]
+
+log = logging.getLogger(__name__)
+
+IDLE_KERNEL_ACTIONS = ("shutdown", "hold")
+"""What ``c.SchedApp.idle_kernel_action`` may be (module docstring)."""
+
+SHUTDOWN_WAIT_S = 60.0
+"""Seconds after a kernel shutdown was asked before a GPU still held by its process is said to be
+held (Jupyter waits ``shutdown_wait_time``, 5 s by default, then kills the kernel; a GPU sample
+follows within the telemetry interval)."""
+
+KernelShutdown = Callable[[str, str], "str | None"]
+"""``shutdown(kernel_id, words)``: start shutting the kernel down — never waiting for it (called on
+the engine's thread) — after its user was told ``words``. Answers None once the shutdown is under
+way, else why it cannot be (``"kernel k-1 is not running on this server"``)."""
+
+Say = Callable[[Job, str, list[int]], bool]
+"""The drain's :meth:`~.stops.StopReconciler._say`: write the lease's message once per key."""
+
+Publish = Callable[[dict[str, Any]], None]
+
+
+class IdleKernels:
+    """What the drain does about the kernel of an idle-reclaimed lease still on its GPU.
+
+    Args:
+        store: the store (the reclaim's audit record: its rule and idle start).
+        publish: API event sink (the ``idle_warning`` event that tells the user first).
+
+    Attributes:
+        action: ``"shutdown"`` or ``"hold"`` (:data:`IDLE_KERNEL_ACTIONS`).
+        shutdown: how a kernel is shut down (:data:`KernelShutdown`); None where this server has
+            no way to its kernels (then it holds).
+        no_way: why there is no ``shutdown``, said when it holds for that reason.
+    """
+
+    def __init__(self, store: Store, publish: Publish) -> None:
+        self.store = store
+        self.publish = publish
+        self.action = "shutdown"
+        self.shutdown: KernelShutdown | None = None
+        self.no_way = "this server has no way to shut its kernel down"
+        self._asked: dict[str, datetime] = {}
+        self._held: set[str] = set()
+        self._reclaims: dict[str, dict[str, Any]] = {}
+
+    def clear(self) -> None:
+        """A new term: what was asked in the old one is not known any more."""
+        self._asked.clear()
+        self._held.clear()
+        self._reclaims.clear()
+
+    def held(self, record: JobRecord, gpus: str, pids: list[int], accounts: Mapping[int, str],
+             now: datetime, say: Say) -> None:
+        """The lease of ``record`` (released by idle reclaim) stays held: process(es) ``pids``
+        (their accounts in ``accounts``) still have a context on GPU(s) ``gpus``. Shut its kernel
+        down (told first, audited) or hold, per :attr:`action` (module docstring)."""
+        job = record.job
+        kernel = job.spec.kernel_id
+        reclaim = self._reclaim_of(job)
+        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        asked = self._asked.get(job.id)
+        if asked is not None:
+            if now < asked + timedelta(seconds=SHUTDOWN_WAIT_S):
+                return  # shutting down: said when asked
+            self._hold(job, gpus, pids, named, reclaim, now, say,
+                       f"kernel {kernel} was asked to shut down at {_clock(asked)} UTC but its process(es) are "
+                       f"still on the GPU {SHUTDOWN_WAIT_S:g} s later", key=-5)
+            return
+        why = self._why_not(kernel)
+        if why:
+            self._hold(job, gpus, pids, named, reclaim, now, say, why, key=-4)
+            return
+        assert kernel is not None and self.shutdown is not None
+        words = (f"kernel {kernel} shut down: it held GPU {gpus} idle for {reclaim['idle_for']} "
+                 f"({reclaim['reason']}), reclaimed; the GPU goes to other work once its process(es) {named} "
+                 f"let go (c.SchedApp.idle_kernel_action = 'shutdown')")
+        say(job, words, [-3, *pids])  # the user is told first: the lease's message (%gpu, panel) …
+        self.publish({"type": "idle_warning", "data": self._event(job, "shutdown", gpus, pids, reclaim, words)})
+        self.store.add_event(actor="scheduler", action="idle_kernel_shutdown", job_id=job.id, user=job.spec.user,
+                             message=words, details=self._evidence(job, gpus, pids, accounts, reclaim, now))
+        self._asked[job.id] = now  # asked once: a failure below holds at the next pass, said so
+        try:
+            refused = self.shutdown(kernel, words)
+        except Exception:  # the kernel manager's failure never ends the lease: the GPU stays held
+            log.exception("lease %s: shutting down its idle kernel %s failed", job.id, kernel)
+            refused = f"shutting kernel {kernel} down failed (see the server log)"
+        if refused:
+            self._asked.pop(job.id, None)
+            self._hold(job, gpus, pids, named, reclaim, now, say, refused, key=-4)
+
+    def ended(self, record: JobRecord) -> str:
+        """The message of an idle-reclaimed lease once its GPU is free (the drain ends it)."""
+        job = record.job
+        reason = self._reclaim_of(job)["reason"]
+        if self._asked.pop(job.id, None) is not None:
+            how = f"kernel {job.spec.kernel_id} shut down, GPUs released"
+        elif job.id in self._held:
+            how = "GPUs released once the kernel's process let go of them"
+        else:
+            how = "GPUs released" + (", the kernel keeps running" if job.spec.kernel_id else "")
+        self._held.discard(job.id)
+        self._reclaims.pop(job.id, None)
+        return f"reclaimed while idle: {reason}; {how}"
+
+    # -- parts ---------------------------------------------------------------------------------
+
+    def _why_not(self, kernel: str | None) -> str:
+        """Why the kernel is not shut down ("" when it is to be)."""
+        if self.action == "hold":
+            return "this server keeps idle kernels running (c.SchedApp.idle_kernel_action = 'hold')"
+        if not kernel:
+            return "no kernel of this server is bound to the lease"
+        if self.shutdown is None:
+            return self.no_way
+        return ""
+
+    def _hold(self, job: Job, gpus: str, pids: list[int], named: str, reclaim: Mapping[str, Any], now: datetime,
+              say: Say, why: str, *, key: int) -> None:
+        """Say (and audit ``idle_kernel_held``, once per key and pids) that the GPU stays held."""
+        who = f"kernel {job.spec.kernel_id}'s process(es)" if job.spec.kernel_id else "process(es)"
+        words = (f"reclaimed while idle: it held GPU {gpus} idle for {reclaim['idle_for']} ({reclaim['reason']}); "
+                 f"{who} {named} still have a context on it, so the GPU stays out of use — given to nobody, "
+                 f"counted as this lease's — until they let go: restart the kernel (Kernel > Restart), shut it "
+                 f"down, or end the process (kill {' '.join(map(str, pids))}); {why}")
+        self._held.add(job.id)
+        if say(job, words, [key, *pids]):
+            self.publish({"type": "idle_warning", "data": self._event(job, "hold", gpus, pids, reclaim, words)})
+            self.store.add_event(actor="scheduler", action="idle_kernel_held", job_id=job.id, user=job.spec.user,
+                                 message=words, details={**self._evidence(job, gpus, pids, {}, reclaim, now),
+                                                         "why": why})
+
+    def _reclaim_of(self, job: Job) -> dict[str, Any]:
+        """The reclaim's rule and idle time, from its ``idle_reclaim`` audit record (cached)."""
+        kept = self._reclaims.get(job.id)
+        if kept is not None:
+            return kept
+        found: dict[str, Any] = {"reason": "idle", "idle_for": "a while", "idle_since": None, "event_id": None}
+        for event in self.store.list_events(job_id=job.id, action="idle_reclaim", newest_first=True, limit=1):
+            try:
+                since = parse_utc(event.details["idle_since"], field="idle_since")
+            except (KeyError, TypeError, SchedError):
+                since = None
+            found = {"reason": str(event.details.get("reason") or "idle"), "idle_since": since,
+                     "idle_for": format_duration((event.at - since).total_seconds()) if since else "a while",
+                     "event_id": event.id}
+        self._reclaims[job.id] = found
+        return found
+
+    def _event(self, job: Job, action: str, gpus: str, pids: list[int], reclaim: Mapping[str, Any],
+               words: str) -> dict[str, Any]:
+        """The ``idle_warning`` event's data (the shape :meth:`.idle.IdleLadders.apply` sends)."""
+        return {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": "reclaim",
+                "action": action, "reason": reclaim["reason"], "kernel_id": job.spec.kernel_id,
+                "gpu_uuids": gpus.split(", "), "pids": pids, "message": words}
+
+    def _evidence(self, job: Job, gpus: str, pids: list[int], accounts: Mapping[int, str],
+                  reclaim: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+        """An audit record's details: what was seen on the GPU, and the reclaim it follows."""
+        since = reclaim.get("idle_since")
+        return {"kernel_id": job.spec.kernel_id, "pids": pids, "accounts": {str(p): a for p, a in accounts.items()},
+                "gpu_uuids": gpus.split(", "), "seen": "the GPU's process list (NVML)", "reason": reclaim["reason"],
+                "idle_since": since.isoformat() if isinstance(since, datetime) else None,
+                "idle_s": (now - since).total_seconds() if isinstance(since, datetime) else None,
+                "reclaim_event_id": reclaim.get("event_id"), "action": self.action, "attempt": job.attempts}
+
+
+def _clock(at: datetime) -> str:
+    return at.astimezone(timezone.utc).strftime("%H:%M:%S")

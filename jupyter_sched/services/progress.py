@@ -1,0 +1,106 @@
+"""Progress reports of running jobs (issue 16 item 4): ``POST jobs/{id}/progress``, shown in ``GET jobs/{id}``.
+
+A training loop knows its steps done and to do; it reports them (``jupyter_sched.report_progress(done,
+total)`` from inside the job, with its owner's token) and the ETAs of the jobs waiting on it read its
+end from them (:mod:`jupyter_sched.backfill.progress`). A report is its owner's claim and nobody checks
+it, so it is read for ETAs only, never for a scheduling decision: a job that lies gains nothing.
+
+Who may report: the job's owner only (their job's own process runs with their identity). Another
+user's job answers 404, as the jobs API answers for others' jobs, and the refusal is audited; an admin
+reading it is still not its owner (403, audited). Only a running job reports (409 otherwise: a queued
+job has no run to report on, an ended one no longer runs).
+
+Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
+200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
+step then needs no backoff and never fails for reporting too often, and the store writes at most one
+row per job per interval. The last stored report of each job is kept here too, so a coalesced report
+costs no store write (the store checks the interval again: two servers on one store).
+"""
+
+from __future__ import annotations
+
+from ..admission import Caller
+from ..errors import AuthorizationError, ConflictError
+from ..model import JobKind
+from ..store.codec import ts
+from ..store.progress import StoredProgress, read_progress, record_progress
+from .context import Context
+from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
+
+__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_view"]
+
+MIN_INTERVAL_S = 10.0
+"""Seconds between two stored progress reports of one job (sooner ones are coalesced)."""
+_KEPT = 10_000
+"""Jobs whose last stored report is kept in memory (the map is cleared beyond it)."""
+
+
+def progress_view(stored: StoredProgress) -> JobProgress:
+    """The wire shape of a job's stored progress (``Job.progress``)."""
+    report = stored.report
+    return JobProgress(fraction=round(min(max(report.fraction, 0.0), 1.0), 6), done=stored.done, total=stored.total,
+                       at=ts(report.at) or "", run_started_at=ts(stored.run_started_at) or "", ran_s=round(report.ran_s, 3),
+                       reports=report.fit.n)
+
+
+class ProgressService:
+    """Stores running jobs' progress reports and reads them back (module doc).
+
+    Args:
+        ctx: the services' shared context.
+        min_interval_s: seconds between two stored reports of one job.
+    """
+
+    def __init__(self, ctx: Context, *, min_interval_s: float = MIN_INTERVAL_S) -> None:
+        self.ctx = ctx
+        self.min_interval_s = min_interval_s
+        self._last: dict[str, StoredProgress] = {}
+
+    def report(self, caller: Caller, job_id: str, request: ReportProgressRequest) -> ReportProgressResponse:
+        """Store ``request.done`` of ``request.total`` steps as the running job's progress now.
+
+        Raises:
+            ValidationError: an empty job id (field ``job_id``).
+            NotFoundError: no such job, or another user's (audited).
+            AuthorizationError: an admin's report on another user's job (audited): only its owner reports.
+            ConflictError: the job is not running (field ``job_id``), or is a lease.
+        """
+        what = "report progress of job"
+        record = self.ctx.visible(caller, job_id, request=what)
+        job = record.job
+        if job.spec.user != caller.user:
+            self.ctx.admission.refuse(caller, AuthorizationError(
+                f"only its owner {job.spec.user!r} reports the progress of job {job_id[:80]!r}", field="job_id",
+                hint="report_progress runs inside the job, as its owner"), request=what, job_id=job_id)
+        if job.spec.kind is JobKind.LEASE:
+            raise ConflictError(f"lease {job_id[:80]!r} has no steps to report; only jobs report progress",
+                                field="job_id", hint="call report_progress inside a batch job")
+        start = job.started_at or job.admitted_at
+        if not job.state.holds_gpus or start is None:
+            raise ConflictError(f"job {job_id[:80]!r} is {job.state.value}, not running: only a running job "
+                                f"reports progress", field="job_id",
+                                hint="report from inside the job while it runs")
+        now = self.ctx.clock.now()
+        kept = self._last.get(job_id)
+        if kept is not None and kept.run_started_at == start and \
+                (now - kept.report.at).total_seconds() < self.min_interval_s:
+            return self._answer(job_id, kept, stored=False)
+        with self.ctx.store.transaction() as tx:
+            stored, fresh = record_progress(tx, job_id, run_started_at=start, at=now, done=request.done,
+                                            total=request.total, min_interval_s=self.min_interval_s)
+        if len(self._last) >= _KEPT:
+            self._last.clear()
+        self._last[job_id] = stored
+        return self._answer(job_id, stored, stored=fresh)
+
+    def _answer(self, job_id: str, progress: StoredProgress, *, stored: bool) -> ReportProgressResponse:
+        return ReportProgressResponse(job_id=job_id, stored=stored, min_interval_s=self.min_interval_s,
+                                      progress=progress_view(progress))
+
+    def of(self, job_id: str) -> JobProgress | None:
+        """The stored progress of ``job_id`` in its wire shape (None: it never reported). No
+        authorization: the caller decided already (``GET jobs/{id}``)."""
+        with self.ctx.store.transaction(write=False) as tx:
+            found = read_progress(tx, [job_id]).get(job_id)
+        return None if found is None else progress_view(found)
+
