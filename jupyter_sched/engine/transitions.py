@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import ConflictError, NotFoundError
 from ..model import Job, JobKind, JobState, PendingReason
-from ..model.job import LEASE_NAMES, public_name
 from ..model.codec import job_to_dict
+from ..model.job import LEASE_NAMES, public_name
 from ..store import LIVE_STATES, JobRecord, Store
 from ..wording import lease_end_message
 from ..wording.reasons import preempted_how, work_named
