@@ -258,11 +258,13 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         note_parameters(result.get("notebook"), result.get("parameters"), io)
         return EXIT_OK
     target = _resolve(client, args.definition)
+    before: Mapping[str, Any] = {}
     if action == "edit":
         change = _body(args, parser, create=False)
         if not change:
             parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --gpus, --model, "
                          "--mem-per-gpu, --priority, --time-limit, --profile, --team or --missed")
+        before = {} if args.json else client.call(routes.definition(target, runs=1))  # to say what changed (N9)
         result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
@@ -290,6 +292,9 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if action == "show":  # the first firing said once: as the first of the next ones
             upcoming = list(result.get("upcoming") or [])
             print(_line(result, next_run=not upcoming), file=out)
+            from ..wording.definitions import runs_text
+
+            print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)
             for when in upcoming:
                 print(f"  next  {_clock(when, zone)}", file=out)
         runs = result.get("runs") or []
@@ -302,6 +307,11 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
     print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)
+    if before:  # what the edit changed, not only the schedule it keeps (new user 20, N9)
+        from ..wording.definitions import changes_text
+
+        if changed := changes_text(before, result):
+            print(f"  changed: {changed}", file=out)
     if action == "edit" and "parameters" in change:
         note_parameters(result.get("notebook"), change["parameters"], io)
     return EXIT_OK

@@ -15,6 +15,7 @@ from ..errors import StoreError
 from ..executors.base import Connection, ExecutorEvent, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
+from ..model.units import format_duration
 from ..store import JobRecord
 from .clock import Clock
 from .stops import StopReconciler
@@ -157,7 +158,8 @@ class ExecutorEventHandler:
         elif intent == "idle_stop":
             state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({said})"
         elif intent == "timeout":
-            state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({said})"
+            limit = format_duration(job.spec.time_limit_s)  # as the queue said it: "4m", not "240 s" (new user 20, N10)
+            state, message = JobState.FAILED, f"time limit of {limit} exceeded ({said})"
         elif exit_code == 0:
             state, message = JobState.SUCCEEDED, said
         else:

@@ -42,6 +42,7 @@ from ..backoff import Retries
 from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import Job, JobState
+from ..model.units import format_duration
 from ..store import JobRecord
 from .clock import Clock
 from .drainscan import PENDING, Background
@@ -95,10 +96,10 @@ def lease_release_message(record: JobRecord) -> str:
 def stop_words(record: JobRecord) -> str:
     """Why a job is being stopped, as the last line of its log says it (issue 20, F15: a job ended
     by its time limit or a cancel had a log that just stopped): ``cancelled by alice``,
-    ``stopped: time limit 60 s reached``, ``preempted: …`` (it goes back to the queue)."""
+    ``stopped: time limit 1m reached``, ``preempted: …`` (it goes back to the queue)."""
     job, intent = record.job, record.stop_intent
     if intent == "timeout":
-        return f"stopped: time limit {job.spec.time_limit_s or 0:g} s reached"
+        return f"stopped: time limit {format_duration(job.spec.time_limit_s or 0)} reached"
     if intent == "cancel":
         return f"cancelled by {record.stop_actor or 'user'}"
     if intent == "preempt":  # who and when, the verb once (new user 18, N7: "preempted: preempted to …")
@@ -366,7 +367,8 @@ class StopReconciler:
                 and now >= job.started_at + timedelta(seconds=limit)):
             record = self.writer.mutate(job.id, lambda r: replace(
                 r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
-            self.writer.audit(job, "time_limit", f"time limit of {limit:g} s reached; stopping", {"limit_s": limit})
+            self.writer.audit(job, "time_limit", f"time limit of {format_duration(limit)} reached; stopping",
+                              {"limit_s": limit})
         if record.stop_intent is None or job.id in self.sent:
             return record
         if job.is_lease:

@@ -167,7 +167,7 @@ class Executor(Protocol):
         """Begin stopping ``job_id``: optional checkpoint signal, then terminate, then kill after
         ``grace_s`` seconds. Returns at once; the end arrives later as :class:`Exited`/:class:`Lost`.
         Unknown or already finished jobs are ignored. ``reason``: why, in words (``cancelled by
-        alice``, ``stopped: time limit 60 s reached``), for the job's log where the executor can
+        alice``, ``stopped: time limit 1m reached``), for the job's log where the executor can
         write one (the local executor's wrapper ends the log with it)."""
         ...
 

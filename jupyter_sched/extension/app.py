@@ -42,6 +42,7 @@ from .idle_kernels import IdleKernelConfig, connect_kernels
 from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
+from .lean import install_lean_answers
 from .metrics import make_registry
 from .request_log import escape_log_controls, redacted_url
 from .routes import ROUTES, UnknownRouteHandler
@@ -189,6 +190,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return
         self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in self.routes())
         self.handlers.append((API_PREFIX + "(?P<path>.*)", UnknownRouteHandler))
+        self.lean_answers = install_lean_answers(self, API_PREFIX, self.routes())  # the polled GETs (issue 17)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
@@ -302,9 +304,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry_url": self.telemetry_url or None,
             "telemetry_interval_s": self.telemetry_interval_s,
             "telemetry_push_interval_s": self.telemetry_push_interval_s,
-            "executor": self.executor,
-            "kubernetes": dict(self.kubernetes),
-            "kubeconfig": self.kubeconfig,
+            "executor": self.executor, "kubernetes": dict(self.kubernetes), "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,

@@ -206,7 +206,8 @@ class AccessConfig(Configurable):
         default_value=0,
         config=True,
         help=f"""Each user's submit rate: a token bucket of this many submits (POST jobs, lease
-        requests, a definition's "run now") refilled at this many a minute — a burst of that many,
+        requests, a definition's "run now"; also each create, edit, pause, resume or delete of a job
+        definition: each is an audit row) refilled at this many a minute — a burst of that many,
         then one every 60/N s; beyond it 429 with a Retry-After header (seconds) and "retry in N s"
         (audited). Per server process. Scheduled firings of definitions are bounded by
         definition_max_firings_per_user_hour instead. 0 = no limit. Default: {HUB_SUBMIT_RATE}

@@ -98,10 +98,25 @@ def _words(methods: list[str]) -> str:
     return methods[0] if len(methods) == 1 else f"{', '.join(methods[:-1])} and {methods[-1]}"
 
 
+def _route_elsewhere(route: str, template: str, method: str) -> str | None:
+    """``dryrun`` for ``POST jobs/dryrun``: the id part of a route that is itself a route taking
+    ``method`` (new user 20, N13: a guessed ``jobs/dryrun`` got "jobs/dryrun takes GET and DELETE")."""
+    if template == route:  # no id in this route
+        return None
+    from .handlers import HANDLERS  # here, not at import: handlers imports the base that imports this
+
+    last = route.rsplit("/", 1)[-1]
+    for path, cls in HANDLERS:
+        if path == last and getattr(cls, method.lower(), None) is not getattr(web.RequestHandler, method.lower(), None):
+            return path
+    return None
+
+
 def http_error_body(status: int, message: str | None, *, method: str, route: str, handler: type[web.RequestHandler],
-                    token_page: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+                    token_page: str = "", template: str = "") -> tuple[dict[str, Any], dict[str, str]]:
     """``({"error": …}, headers)`` of an HTTP error ``status`` raised outside a handler method's own
-    errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened)."""
+    errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened);
+    ``template`` the route as openapi.yaml writes it (``jobs/{job_id}``), which a 405's hint names."""
     error: dict[str, Any] = {"code": _HTTP_CODES.get(status, "http_error"),
                              "message": message or responses.get(status, "error"), "field": None, "hint": None}
     headers: dict[str, str] = {}
@@ -116,8 +131,12 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
         shown = route[:80] or "this route"
         headers["Allow"] = ", ".join([*allowed, "OPTIONS"])
         if allowed:
-            error.update(message=f"{method[:10]} is not a method of {shown}", field="method",
-                         hint=f"{shown} takes {_words(allowed)} (see openapi.yaml)", details={"allowed": allowed})
+            pattern = template[:80] or shown
+            hint = f"{pattern} takes {_words(allowed)} (see openapi.yaml)"
+            if (other := _route_elsewhere(route, template or route, method)) is not None:
+                hint = f"{method[:10]} goes to api/sched/{other}, a route of its own; {hint}"
+            error.update(message=f"{method[:10]} is not a method of {shown}", field="method", hint=hint,
+                         details={"allowed": allowed})
         else:
             error["hint"] = "see openapi.yaml for the methods of this route"
     return {"error": error}, headers

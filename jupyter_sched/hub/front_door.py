@@ -17,7 +17,11 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
   alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
   the body still coming is then read and dropped (at most :data:`DRAIN_BYTES`, for at most
-  ``body_timeout_s``) before the connection closes, so JupyterHub's proxy relays the 413 (R5);
+  ``body_timeout_s``) before the connection closes, so JupyterHub's proxy relays the 413 (R5).
+  A body sent chunked (no ``Content-Length``) is counted as it arrives and answered the same 413
+  once it passes the limit, then dropped the same way (red team 20, R1: tornado's own cap raised
+  ``chunked body too large`` mid-body and closed the connection unanswered, a reset the proxy
+  turned into its HTML 503, and nothing was audited);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -47,7 +51,8 @@ from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 
-__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer"]
+__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer",
+           "too_large_message"]
 
 FD_RESERVE = 256
 """File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
@@ -70,17 +75,52 @@ _FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 log = logging.getLogger("jupyter_sched.front_door")
 
-TooLargeHook = Callable[[httputil.HTTPHeaders, str, int, int], None]
-"""Told of each body refused 413: the request head's headers, ``"POST /path"``, the length it claimed
-and the limit (``hub.serve`` audits the hub user its token names: red team 19, R5)."""
+_NO_CAP = 1 << 62
+"""Tornado's own body cap on a chunked request: the front door counts that body itself (red team 20, R1)."""
+
+TooLargeHook = Callable[[httputil.HTTPHeaders, str, int | None, int], None]
+"""Told of each body refused 413: the request head's headers, ``"POST /path"``, the length its
+``Content-Length`` claimed (None: sent chunked, refused once it passed the limit) and the limit in
+bytes (``hub.serve`` audits the hub user its token names: red team 19, R5)."""
+
+
+def too_large_message(length: int | None, limit: int) -> str:
+    """The words of a 413 (and of its audit row): a ``length``-byte body (None: a chunked body that
+    passed the limit) over ``limit`` bytes."""
+    said = (f"the request body is {length:,} bytes" if length is not None
+            else f"the request body (sent chunked, without a Content-Length) passed {limit:,} bytes")
+    return f"{said}; this service takes at most {limit:,} ({limit / (1 << 20):g} MiB)"
+
+
+def _too_large_answer(length: int | None, limit: int) -> bytes:
+    """The whole HTTP 413 answer (JSON error naming field ``body``; the connection closes after it)."""
+    body = json.dumps({"error": {
+        "code": "too_large", "field": "body", "message": too_large_message(length, limit),
+        "hint": f"the largest body the API needs is a carried notebook (notebook_json, at most "
+                f"{MAX_NOTEBOOK_JSON_BYTES >> 20} MiB); an admin sets c.FrontDoor.max_body_bytes"}}).encode()
+    head = (f"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    return head + body
+
+
+def _is_chunked(headers: httputil.HTTPHeaders) -> bool:
+    """Whether tornado reads this request's body as chunks (``Transfer-Encoding: chunked`` and no
+    ``Content-Length``; a head with both is refused 400 by tornado before any body is read)."""
+    return "Content-Length" not in headers and headers.get("Transfer-Encoding", "").strip().lower() == "chunked"
 
 
 class _Watched(httputil.HTTPMessageDelegate):
-    """Tells the server when a connection's request is whole (it is then no longer evictable)."""
+    """Tells the server when a connection's request is whole (it is then no longer evictable), and
+    answers 413 a body over the server's ``max_body_bytes``: from a ``Content-Length`` head at once,
+    a chunked one when the bytes received pass the limit."""
 
     def __init__(self, inner: httputil.HTTPMessageDelegate, server: GuardedHTTPServer, conn: object,
                  request_conn: httputil.HTTPConnection) -> None:
         self._inner, self._server, self._conn, self._request_conn = inner, server, conn, request_conn
+        self._chunked_room: int | None = None
+        """Bytes a chunked body may still send before it is refused (None: not a chunked body)."""
+        self._refused: _Refused | None = None
+        self._head: tuple[httputil.RequestStartLine | httputil.ResponseStartLine, httputil.HTTPHeaders] | None = None
 
     def headers_received(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
                          headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
@@ -88,42 +128,103 @@ class _Watched(httputil.HTTPMessageDelegate):
         limit = self._server.max_body_bytes
         if length.isdigit() and int(length) > limit and isinstance(self._request_conn, HTTP1Connection):
             self._too_large(int(length), limit)  # answered before one byte of it is read (red team 17, R11)
-            hook = self._server.on_too_large
-            if hook is not None and isinstance(start_line, httputil.RequestStartLine):
-                try:  # the audit of the caller it names (red team 19, R5): never in the way of the 413
-                    hook(headers, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], int(length), limit)
-                except Exception:
-                    log.exception("jupyter_sched: could not audit a refused oversize request")
+            self._tell(start_line, headers, int(length), limit)
             return None
+        if _is_chunked(headers) and isinstance(self._request_conn, HTTP1Connection):
+            # tornado's cap raised mid-body and closed the connection unanswered (red team 20, R1): count it here
+            self._request_conn.set_max_body_size(_NO_CAP)
+            self._chunked_room = limit
+            self._head = (start_line, headers)
         return self._inner.headers_received(start_line, headers)
+
+    def _tell(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
+              headers: httputil.HTTPHeaders, length: int | None, limit: int) -> None:
+        """Tell the server's hook (the audit of the caller the token names: red team 19, R5)."""
+        hook = self._server.on_too_large
+        if hook is not None and isinstance(start_line, httputil.RequestStartLine):
+            try:  # never in the way of the 413
+                hook(headers, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], length, limit)
+            except Exception:
+                log.exception("jupyter_sched: could not audit a refused oversize request")
 
     def _too_large(self, length: int, limit: int) -> None:
         """Answer 413 (field ``body``, the limit) and close, without reading or buffering the body."""
         assert isinstance(self._request_conn, HTTP1Connection)
         stream = self._request_conn.detach()
         self._server.answering(self._conn)
-        body = json.dumps({"error": {
-            "code": "too_large", "field": "body",
-            "message": f"the request body is {length:,} bytes; this service takes at most {limit:,} "
-                       f"({limit / (1 << 20):g} MiB)",
-            "hint": f"the largest body the API needs is a carried notebook (notebook_json, at most "
-                    f"{MAX_NOTEBOOK_JSON_BYTES >> 20} MiB); an admin sets c.FrontDoor.max_body_bytes"}}).encode()
-        head = (f"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
         body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
-        IOLoop.current().add_callback(_answer_and_discard, stream, head + body, min(length, DRAIN_BYTES),
-                                      min(body_timeout, DRAIN_TIMEOUT_S))
+        IOLoop.current().add_callback(_answer_and_discard, stream, _too_large_answer(length, limit),
+                                      min(length, DRAIN_BYTES), min(body_timeout, DRAIN_TIMEOUT_S))
 
     def data_received(self, chunk: bytes) -> Awaitable[None] | None:
+        if self._refused is not None:
+            self._refused.drop(len(chunk))
+            return None
+        if self._chunked_room is not None:
+            if len(chunk) > self._chunked_room:
+                self._refuse_chunked().drop(len(chunk))
+                return None
+            self._chunked_room -= len(chunk)
         return self._inner.data_received(chunk)
+
+    def _refuse_chunked(self) -> _Refused:
+        """A chunked body passed the limit: the handler is told the request is gone (what it kept
+        of the body is freed; it never runs), the 413 is written, the rest is dropped as it comes."""
+        assert isinstance(self._request_conn, HTTP1Connection)
+        limit = self._server.max_body_bytes
+        self._server.answering(self._conn)
+        self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
+        self._inner.on_connection_close()
+        if self._head is not None:
+            self._tell(*self._head, None, limit)
+        body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        self._refused = _Refused(self._request_conn.stream, _too_large_answer(None, limit),
+                                 min(body_timeout, DRAIN_TIMEOUT_S))
+        return self._refused
 
     def finish(self) -> None:
         self._server.answering(self._conn)
+        if self._refused is not None:  # the refused body ended: close once the 413 is written
+            self._refused.close_after_answer()
+            return
         self._inner.finish()
 
     def on_connection_close(self) -> None:
+        if self._refused is not None:  # the handler was told at the refusal
+            self._refused.close()
+            return
         self._inner.on_connection_close()
+
+
+class _Refused:
+    """A chunked body refused 413 while it is still coming (red team 20, R1). The answer is written
+    on the stream at once (the connection's own writer is not used: tornado would then stop reading
+    and close with the body unread, a reset the proxy turns into its HTML 503: red team 19, R5); tornado
+    keeps reading the chunks, dropped here as they come; past :data:`DRAIN_BYTES` dropped, or
+    ``timeout_s`` after the refusal, the connection is closed; when the body ends, it closes as soon
+    as the answer is written."""
+
+    def __init__(self, stream: IOStream, answer: bytes, timeout_s: float) -> None:
+        self._stream = stream
+        self._dropped = 0
+        self._written = stream.write(answer)
+        self._written.add_done_callback(lambda done: done.cancelled() or done.exception())  # a reset caller: nothing to tell
+        self._timer = IOLoop.current().call_later(timeout_s, self.close)
+
+    def drop(self, size: int) -> None:
+        """Drop ``size`` more bytes of the body; past :data:`DRAIN_BYTES`, close."""
+        self._dropped += size
+        if self._dropped > DRAIN_BYTES:
+            self.close()
+
+    def close_after_answer(self) -> None:
+        """Close once the 413 is written (at once if writing it failed)."""
+        IOLoop.current().add_future(self._written, lambda _future: self.close())
+
+    def close(self) -> None:
+        IOLoop.current().remove_timeout(self._timer)
+        self._stream.close()
 
 
 async def _answer_and_discard(stream: IOStream, answer: bytes, left: int, timeout_s: float) -> None:
@@ -286,7 +387,8 @@ class FrontDoor(LoggingConfigurable):
     max_body_bytes = Int(
         MAX_BODY_BYTES, config=True,
         help=f"""Largest request body taken, in bytes; a longer Content-Length is answered 413 (field body,
-        the limit) before any of it is read or the caller authenticated, and a chunked body is cut there.
+        the limit) before any of it is read or the caller authenticated; a chunked body gets the same 413 when
+        it passes the limit.
         Default {MAX_BODY_BYTES} (17 MiB): a carried notebook (notebook_json, at most 8 MiB, whose JSON
         escaping can double it) plus a script's source. Tornado's default was 100 MB per connection.""",
     )

@@ -1,7 +1,7 @@
 """The audit row of a body refused at the central service's front door for its size (red team 19, R5).
 
 :class:`~.front_door.GuardedHTTPServer` answers a ``Content-Length`` over ``c.FrontDoor.max_body_bytes``
-413 from the head alone, before any handler runs or the caller is known (red team 17, R11), so the
+413 from the head alone (a chunked body when it passes the limit: red team 20, R1), before any handler runs or the caller is known (red team 17, R11), so the
 refusal was only a count in the front door's summary line. Here the head's ``Authorization: token …``
 is asked of the hub (``HubAuth.user_for_token``, cached as every request's token) and, for a hub
 user, the refusal is written like any other (:meth:`~jupyter_sched.extension.app.SchedApp.audit_refusal`,
@@ -18,6 +18,7 @@ from typing import Any
 from tornado import httputil
 
 from ..errors import ValidationError
+from .front_door import too_large_message
 
 __all__ = ["audit_too_large", "token_of"]
 
@@ -32,11 +33,11 @@ def token_of(headers: httputil.HTTPHeaders) -> str | None:
     return match.group(1) if match else None
 
 
-async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target: str, length: int,
+async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target: str, length: int | None,
                           limit: int) -> None:
-    """Audit the 413 of a ``length``-byte body (over ``limit`` bytes) sent to ``target`` (``POST
-    /services/…/api/sched/jobs``, shortened) as a refusal of the hub user whose token the head
-    carries; nothing when it names none. Never raises."""
+    """Audit the 413 of a ``length``-byte body (None: sent chunked, refused when it passed ``limit``
+    bytes; red team 20, R1) sent to ``target`` (``POST /services/…/api/sched/jobs``, shortened) as a
+    refusal of the hub user whose token the head carries; nothing when it names none. Never raises."""
     token = token_of(headers)
     auth = getattr(getattr(serverapp, "identity_provider", None), "hub_auth", None)
     if token is None or auth is None:
@@ -55,8 +56,7 @@ async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target:
     if sched is None:
         log.warning("jupyter_sched: no scheduler extension to audit a refused oversize request to")
         return
-    err = ValidationError(f"the request body is {length:,} bytes; this service takes at most {limit:,} "
-                          f"({limit / (1 << 20):g} MiB)", field="body",
+    err = ValidationError(too_large_message(length, limit), field="body",
                           hint="send a smaller body; an admin sets c.FrontDoor.max_body_bytes")
     err.code = "too_large"
     sched.audit_refusal(sched.services.caller(str(model["name"]), admin=False), err, request=target[:300])

@@ -245,7 +245,7 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)
 
-        def _audit_too_large(self, headers: Any, target: str, length: int, limit: int) -> None:
+        def _audit_too_large(self, headers: Any, target: str, length: int | None, limit: int) -> None:
             """A body refused 413 at the front door is audited as the hub user its token names (red team 19, R5)."""
             from .oversize import audit_too_large
 

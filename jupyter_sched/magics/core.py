@@ -158,6 +158,20 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     return message
 
 
+def _timed_out(lease: Mapping[str, Any], lease_id: str, timeout_s: float) -> str:
+    """``no GPUs granted within 8s; lease request l-… withdrawn. It was #2 in the queue: ml would use 4
+    GPUs, above its limit of 3 GPUs · ETA 22:45 UTC (in 1m01s), when fill3 (j-…) ends``: what happened
+    first, then the queue line's reason and ETA once, in the words the queue uses — never the whole
+    line wrapped in brackets around brackets (new user 20, N6: "(queued #2 · ETA … (in 1m01s), when
+    fill3 (j-…) ends (if …))" dropped the reason; new user 15, N12: said once, not twice)."""
+    frame = wait_progress(lease, _now())
+    said = f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn"
+    line = frame.wide or frame.label
+    head, _, rest = line.partition(" · ")
+    where = f"It was #{head[len('queued #'):]} in the queue" if head.startswith("queued #") else "It was queued"
+    return f"{said}. {where}: {rest}" if rest else f"{said}. {where}."
+
+
 def _full_stop(text: str) -> str:
     text = text.rstrip()
     return text if not text or text[-1] in ".!?" else text + "."
@@ -259,8 +273,9 @@ class SchedMagics(Magics):
           %gpu status               simulated flag), your team's quota and this kernel's lease,
                                     as a DataFrame
           %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
-                         [--name NAME] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
-                                    lease N GPUs for this kernel; while queued, shows position,
+                         [--name NAME] [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
+                                    lease N GPUs for this kernel (charged to --team, default
+                                    your first team); while queued, shows position,
                                     reason and ETA; when granted sets CUDA_VISIBLE_DEVICES (GPU
                                     UUIDs) and CUDA_DEVICE_ORDER=PCI_BUS_ID in this kernel
           %gpu N                    shorthand for %gpu request N
@@ -318,6 +333,8 @@ class SchedMagics(Magics):
             return self.lease  # (a released lease draining its GPU is not this kernel's any more: R6)
         if self.lease is not None and self._applied:
             self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
+            if not is_terminal(self.lease):  # revoked, its GPU held while this kernel's context is on it (s20)
+                self._released = str(self.lease["id"])  # %gpu says it, as after %gpu release (_draining)
         self.lease = None
         if trust_none and self._kernel_holds_none:
             return None
@@ -401,10 +418,11 @@ class SchedMagics(Magics):
         head = f"This kernel's lease {ended.get('id')} ended ({why}); CUDA_VISIBLE_DEVICES named {named}"
         self._applied = ()
         state = cuda_state()
-        if state.initialized:
+        if state.initialized:  # a revoked lease still draining keeps them from others until this kernel lets go
+            given = ("no other work is given them until it lets go" if not is_terminal(ended)
+                     else "which other work can now be given")
             self._warn(f"warning: {head}, and CUDA is already initialised here ({'; '.join(state.initialized_by)}): "
-                       "it may still use those GPUs, which other work can now be given. Restart the kernel, "
-                       "then %gpu request.")
+                       f"it may still use those GPUs, {given}. Restart the kernel, then %gpu request.")
             return
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         os.environ[GPU_MILLI_ENV] = "0"
@@ -484,7 +502,7 @@ class SchedMagics(Magics):
         except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return
-            # `%gpu request 2`: N, no --gpus (new user 11, N3); no --team either
+            # `%gpu request 2`: N, no --gpus (new user 11, N3)
             raise MagicError(_one_line(err, surface=GPU_REQUEST_N if cmd.count_given else GPU_REQUEST)) from None
         except KeyboardInterrupt:
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
@@ -521,9 +539,7 @@ class SchedMagics(Magics):
                     self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
                     if progress is not None:  # the bar ends at the time-out, not at its last frame's second
                         progress.finish(timeout_s)
-                    # the progress line said why it waited; the error says it once, short (new user 15, N12)
-                    raise MagicError(f"no GPUs granted within {timeout_s:g}s ({wait_progress(lease, _now()).label}); "
-                                     f"lease request {lease_id} withdrawn")
+                    raise MagicError(_timed_out(lease, lease_id, timeout_s))
                 frame = wait_progress(lease, _now())
                 if progress is None:
                     progress = Progress(f"lease {lease_id}")

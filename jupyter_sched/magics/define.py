@@ -268,8 +268,13 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         return str(created["id"])
     target = str(cmd.target)
     if cmd.action == "edit":
+        from ..wording.definitions import changes_text
+
+        before = call(routes.definition(target, runs=1))  # to say what changed, as the CLI does (new user 20, N9)
         edited = call(routes.update_definition(target, definition_body(cmd)))
         say("Updated " + definition_line(edited))
+        if changed := changes_text(before, edited):
+            say(f"Changed: {changed}.")
         _note_unknown_parameters(edited, cmd.parameters, say)
         return None
     if cmd.action in ("pause", "resume"):
@@ -293,7 +298,10 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
     detail = call(routes.definition(target, runs=50))
     if cmd.action == "show":  # the first firing said once: as the first of the next ones
         upcoming = list(detail.get("upcoming") or [])
+        from ..wording.definitions import runs_text
+
         say(definition_line(detail, next_run=not upcoming))
+        say(f"  {runs_text(detail)}")  # what each firing runs (new user 20, N9)
         for when in upcoming:
             say(f"  next: {_local(when, str(detail.get('timezone', 'UTC')))}")
     return runs_frame(detail.get("runs") or [], str(detail.get("timezone", "UTC")))

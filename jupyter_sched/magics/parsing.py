@@ -127,6 +127,9 @@ class JobOptions:
         gpus: the GPU count as typed (``2`` or ``0.5``), validated.
         model: GPU model substring (``A100``), checked against the inventory by :func:`check_model`.
         min_memory_mib: minimum memory per GPU in MiB.
+        mem_per_gpu: ``--mem-per-gpu`` as typed (``20GiB``, ``20``): sent as typed, so the server's note
+            on a bare number under 1024 (read as MiB) reaches the notebook as it reaches the CLI (new
+            user 20, N8: ``%gpu request 2 --mem-per-gpu 20`` was sent as 20 MiB, said nowhere).
         priority: ``high``, ``normal`` or ``low``.
         time_limit_s: wall-clock limit in seconds; 0 for no limit at all (the server says so in its answer).
         name: job name.
@@ -138,6 +141,7 @@ class JobOptions:
     gpus: float | None = None
     model: str | None = None
     min_memory_mib: int | None = None
+    mem_per_gpu: str | None = None
     priority: str | None = None
     time_limit_s: float | None = None
     name: str | None = None
@@ -158,6 +162,9 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
     parser.add_argument("--priority", dest="priority")
     parser.add_argument("--name", dest="name")
     parser.add_argument("--profile", dest="profile")
+    # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works; a lease too
+    # (new user 20, N7: a member of two teams could not lease GPUs of the second from a kernel)
+    parser.add_argument("--team", "--queue", dest="team", action=OneSetting)
     if lease:
         # --for as %schedule wait and `jupyter-sched wait` say a wait's length (issue 20); --timeout, its first name
         parser.add_argument("--timeout", "--for", dest="timeout", action=OneSetting)
@@ -165,8 +172,6 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--time-limit", dest="time_limit")
         # refused below: a submission returns its id at once (issue 20: --wait went to the script, which failed)
         parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True)
-        # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works
-        parser.add_argument("--team", "--queue", dest="team", action=OneSetting)
 
 
 GPU_COUNT = "N"
@@ -253,6 +258,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         gpus=None if gpus is None else _gpu_count(gpus, gpus_field, minimum=min_gpus),
         model=_nonempty(getattr(ns, "model", None), "--model"),
         min_memory_mib=min_memory,
+        mem_per_gpu=None if mem is None else mem.strip(),
         priority=priority,
         # the server's rule (0: no limit at all, said in the answer's warnings; at least 1 s), not a second
         # copy: --time-limit 0 was refused here while REST took it (new user 13, N1)
@@ -315,7 +321,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
         %gpu                       → status
         %gpu status
         %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority P] [--name NAME]
-                       [--profile NAME] [--wait | --no-wait] [--timeout 10m]
+                       [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
         %gpu N [...]               → request N (shorthand)
         %gpu release
         %gpu watch [--seconds S] [--interval S]
@@ -677,7 +683,9 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
         body["gpus"] = options.gpus
     if options.model is not None:
         body["model"] = options.model
-    if options.min_memory_mib is not None:
+    if options.mem_per_gpu is not None:  # as typed: the server notes a bare number under 1024 (N8)
+        body["mem_per_gpu"] = options.mem_per_gpu
+    elif options.min_memory_mib is not None:
         body["min_memory_mib"] = options.min_memory_mib
     if options.priority is not None:
         body["priority"] = options.priority
@@ -685,6 +693,8 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
         body["name"] = options.name
     if options.profile is not None:
         body["profile"] = options.profile
+    if options.team is not None:
+        body["team"] = options.team
     return body
 
 
@@ -727,8 +737,6 @@ def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str 
     body = _resource_fields(options)
     if options.time_limit_s is not None:
         body["time_limit_s"] = options.time_limit_s
-    if options.team is not None:
-        body["team"] = options.team
     if command:
         body["command"] = list(command)
     if notebook is not None:

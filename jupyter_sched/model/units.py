@@ -208,7 +208,7 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
     Naive timestamps are rejected rather than guessed in the host's zone (case 010).
 
     Raises:
-        TimestampError: no offset, or not ISO 8601.
+        TimestampError: no offset, not ISO 8601, or outside :data:`EARLIEST_UTC` to :data:`LATEST_UTC`.
     """
     if isinstance(value, datetime):
         parsed = value
@@ -231,7 +231,22 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
         raise TimestampError(
             f"{field} must include a UTC offset (e.g. 2025-03-30T06:30:00Z)", field=field,
             hint=f"write {full} for UTC, or add an offset such as +02:00")
-    return parsed.astimezone(timezone.utc)
+    try:
+        utc = parsed.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC (red team 20, R5: a 500)
+        utc = None
+    if utc is None or not EARLIEST_UTC <= utc < LATEST_UTC:
+        # the windows built from it (since - 1 min, until - 1 h) must not overflow either (R5: a 500 each)
+        raise TimestampError(f"{field} {str(value).strip()[:40]!r} is out of range: this server takes times from "
+                             f"{EARLIEST_UTC:%Y-%m-%d} to {LATEST_UTC.year - 1}-12-31 UTC", field=field,
+                             hint="e.g. 2025-03-30T06:30:00Z")
+    return utc
+
+
+EARLIEST_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST_UTC = datetime(9000, 1, 1, tzinfo=timezone.utc)
+"""The range :func:`parse_utc` accepts (the epoch to year 8999): nothing the scheduler records is
+outside it, and the windows computed from an accepted time stay inside Python's years 1 to 9999."""
 
 
 def parse_window(since: str | datetime | None, until: str | datetime | None) -> tuple[datetime | None, datetime | None]:

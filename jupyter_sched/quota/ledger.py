@@ -121,6 +121,9 @@ class QuotaLedger(Journaled):
         """Teams with a line of their own (others get the unlisted line when it is set)."""
         self._cache: dict[tuple[str, str, str], tuple[Line, ...]] = {}
         self.team_version: dict[str, int] = {}
+        self.version = 0
+        """Bumped by every charge and uncharge (undone ones included): what reads usage or charges
+        may be memoised per version (:func:`~jupyter_sched.scheduling.preempt.refusals.explain`)."""
         self._keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
         self._shares: dict[str, tuple[int, float]] = {}
         self._capacities: dict[tuple[str, str | None, str], int] = {}
@@ -134,6 +137,10 @@ class QuotaLedger(Journaled):
                 self.team_lines.setdefault(q.team, []).append(line)
             else:
                 self.user_lines.setdefault((q.team, q.user), []).append(line)
+        self.has_ceilings = self.enabled and (quotas.unlisted_borrowing_limit is not None or any(
+            line.ceiling is not None for line in self.lines.values()))
+        """Whether any line may bound usage (a borrowing limit or user cap; the unlisted line): without
+        one no request exceeds a ceiling, and the cycle asks no job (:meth:`exceeds_ceiling`)."""
 
     @staticmethod
     def _line(q: Quota, implicit: bool = False) -> Line:
@@ -303,6 +310,7 @@ class QuotaLedger(Journaled):
             self.team_version[team] = self.team_version.get(team, 0) + 1
         entry = (keys, milli)
         self.charges[job_id] = entry
+        self.version += 1
         if self._journal is not None:
             self._journal.append(("charge", job_id, entry))
 
@@ -321,6 +329,7 @@ class QuotaLedger(Journaled):
         if keys:
             team = keys[0][0]
             self.team_version[team] = self.team_version.get(team, 0) + 1
+        self.version += 1
         if sign > 0:
             self.charges[job_id] = entry
             op = "charge"

@@ -128,7 +128,9 @@ def _check(values: Mapping[str, Any], where: str) -> None:
     rules: list[tuple[str, bool, str, str]] = [
         ("grace_s", values["grace_s"] >= 0, "must be at least 0", "e.g. 900 for 15 min after the window; 0 for none"),
         ("threshold_pct", 0 < values["threshold_pct"] <= 100, "must be a percentage above 0 and at most 100", "e.g. 5"),
-        ("window_s", window > 0, "must be more than 0", "e.g. 7200 for 2 h; 0 (or enabled false) turns idle reclamation off"),
+        # 0 is accepted before this check (it turns reclamation off), so the rule says it (new user 20, N19)
+        ("window_s", window > 0, "must be 0 (off) or more seconds", "e.g. 7200 for 2 h; 0 (or enabled false) turns idle "
+                                                                      "reclamation off"),
         ("warning_s", 0 <= values["warning_s"] < window, f"must be at least 0 and less than window_s ({window:g} s)",
          "e.g. 900 for 15 min"),
         ("busy_kernel_window_s", values["busy_kernel_window_s"] is None or values["busy_kernel_window_s"] >= window,

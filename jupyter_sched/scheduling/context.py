@@ -237,6 +237,12 @@ class CycleContext:
                                    dict[tuple[str, str | None, str], int]] | None = None
         # per flavor (model, pools): .admit.shares_note's numbers and clause, by share_version
         self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
+        # .preempt.refusals: what a team's guarantee lends and who holds the rest (_lending), per (team,
+        # model, quota version, quota lines, share version); who holds the rest said per their numbers
+        self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
+        self.holders_said: dict[tuple[tuple[str, int, int, int], ...], tuple[str, str]] = {}
+        # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
+        self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
         # .pending._cannot_backfill's clause and numbers per (reserved job, its time, limit, limit's
         # source, another user's reservation); None: such a job could finish before it

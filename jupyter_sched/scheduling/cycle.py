@@ -188,7 +188,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
         else:
             ctx.rejects.append(Reject(job.id, reason))
         return
-    if ctx.quota.enabled and _above_ceiling(ctx, job, flavors):
+    if ctx.quota.has_ceilings and _above_ceiling(ctx, job, flavors):  # none: nothing is above one
         return
     closed = gate(ctx, job) if ctx.gated else None
     if closed is not None:

@@ -58,7 +58,7 @@ from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
-__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
+__all__ = ["MIN_RUNTIME", "NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
 
 NODE_DETAIL = 32
 """Clusters with at most this many nodes are always projected node by node; larger ones too when
@@ -72,6 +72,10 @@ LOOKAHEAD_WORK = 250_000
 ``benchmarks/cycle_bench.py``'s 1,000 jobs on 100 nodes stay above it."""
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
+MIN_RUNTIME = "MinRuntime"
+"""``details["eta_code"]`` of an ETA that is when the jobs it waits on (``eta_waits_on``) pass the minimum
+runtime and are preempted or reclaimed for it (``details["preemption_rule"]``), earlier than their ends
+(new user 20, N18: "ETA 23:06, when lowml ends" for a job that preempted lowml at 23:01)."""
 
 
 def predicted_start_of(job: Job, now: datetime) -> datetime | None:
@@ -100,6 +104,7 @@ def estimate_all(ctx: CycleContext) -> None:
     """
     if not ctx.pends:
         return
+    ctx.waited = {}  # this pass's look-ups of jobs waited on (_waited_on): admissions change them
     plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
     replayed, after_replay, unstarted = _replayed(ctx)
     out: list[Pend] = []
@@ -130,7 +135,10 @@ def estimate_all(ctx: CycleContext) -> None:
         else:
             eta, why, waits, code = plan.estimate(job, reason)
             progress = plan.progress
-        eta = _protected_until(reason, eta)
+        until = _protected_until(reason, eta)
+        if until is not eta:  # it starts when its victims pass the minimum runtime, not when they end (N18)
+            eta, why, code = until, "", MIN_RUNTIME
+            waits = tuple(str(w) for w in reason.details["preemption_rule"].get("protected", ()))
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
                                           plan.reestimates, position, progress=progress)))
@@ -142,7 +150,7 @@ def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | 
     """A job that waits only because its victims are younger than the minimum runtime starts when
     they pass it (red team 15 R13): that time, unless the projection says sooner."""
     rule = reason.details.get("preemption_rule")
-    if not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":
+    if rule is None or not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":  # None: no ABC check
         return eta
     until = _parse(rule.get("until"))
     return until if until is not None and (eta is None or until < eta) else eta
@@ -654,7 +662,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     reported = _progress_of(ctx, waits) if eta is not None and progress and ctx.snap.progress else {}
     if reported:  # their ends are where their own progress reports take them (issue 16 item 4)
         details["eta_progress"] = reported
-    if eta is not None:
+    if eta is not None and ctx.history and ctx.snap.runtime_estimates:  # else nothing ends by learning
         learned = [w for w in waits if w not in reestimates and w not in reported and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
@@ -674,7 +682,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
                                      message=moved["message"], details=moved))
-    elif isinstance(old_basis, Mapping):
+    elif old_basis is not None and isinstance(old_basis, Mapping):
         basis["since"] = old_basis.get("since", basis["since"])
     details["eta_basis"] = basis
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
@@ -698,25 +706,29 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
       described — what another user runs stays theirs; the renderer names these to the owner alone.
     * ``queued``: the ids of those queued ahead of it, holding nothing yet — not admitted in this
       cycle and not holding GPUs: not "released" now (new user 18, N10).
+
+    What a waited-on job contributes besides ``own`` is looked up once per ETA pass
+    (``ctx.waited``, emptied by :func:`estimate_all`; issue 16: ~1,500 look-ups of the same few jobs
+    ahead in a 100-node cycle).
     """
     names: dict[str, str] = {}
     owners: dict[str, str] = {}
     own: list[dict[str, Any]] = []
     queued: list[str] = []
     user = job.spec.user
-    admitted, by_id = ctx.admitted, ctx.by_id
+    known = ctx.waited
     for job_id in waits:
-        other = admitted.get(job_id)
+        seen = known.get(job_id)
+        if seen is None:
+            seen = known[job_id] = _waited(ctx, job_id)
+        other, name, waiting = seen
         if other is None:
-            other = by_id.get(job_id)
-            if other is None:
-                continue
-            if not other.state.holds_gpus:
-                queued.append(job_id)
+            continue
+        if waiting:
+            queued.append(job_id)
+        if name:
+            names[job_id] = name
         spec = other.spec
-        name = public_name(spec).strip()
-        if name and name != job_id:
-            names[job_id] = name[:80]
         if spec.user != user:
             owners[job_id] = spec.user
             continue
@@ -733,6 +745,20 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
             entry["parent_job_id"] = spec.parent_job_id
         own.append(entry)
     return names, owners, own, queued
+
+
+def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
+    """``(job, its public name when that says more than its id — at most 80 characters — else "",
+    queued: neither admitted this cycle nor holding GPUs)`` for a job an ETA waits on (None: unknown)."""
+    other = ctx.admitted.get(job_id)
+    waiting = False
+    if other is None:
+        other = ctx.by_id.get(job_id)
+        if other is None:
+            return None, "", False
+        waiting = not other.state.holds_gpus
+    name = public_name(other.spec).strip()
+    return other, name[:80] if name and name != job_id else "", waiting
 
 
 _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
@@ -777,7 +803,7 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     job that could not finish before the later time cannot finish before the earlier one either.
     """
     info = reason.details.get("backfill")
-    top = not isinstance(info, Mapping)
+    top = info is None or not isinstance(info, Mapping)  # None first: an ABC check per job is slow
     if top:  # "fits now but would delay j-9, which holds the reservation … from T" (code Priority): the
         info = reason.details  # same two times on one line (new user 6 F1: "from 15:25" beside "ETA 15:17")
         if "reserved_for" not in info:

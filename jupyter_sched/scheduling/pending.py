@@ -41,12 +41,14 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
         reason, message, details = _reason(ctx, visit)
         if key is not None:
             ctx.reason_cache[key] = (reason, message, details)
-    res = ctx.reservations.get(next((f.model for f in flavors if f.pools), ""))
+    model = next((f.model for f in flavors if f.pools), "")  # its first usable GPU model
+    res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
         message, details = _cannot_backfill(ctx, job, res, message, details)
     if reason.code in _HELD_CODES and (top := ctx.top_holder()) is not None and top["user"] != job.spec.user:
         details = {**details, "held_by_one_user": top}  # who holds the GPUs (no quota: red team 15, R4)
-    _reserve(ctx, job, req, flavors, reason)
+    if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
+        _reserve(ctx, job, req, flavors, reason)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
 
 
@@ -120,7 +122,8 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
         message = (message.rstrip(".") + f"; the GPUs held for it were reclaimed by {team} for {by} within its "
                    f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
-    if refusal and reason.code in CAPACITY_CODES:
+    # a quota wait that ends when its own victims pass the minimum runtime says so too (new user 20, N18)
+    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"):
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
                                                                 if visit.refusal_details else {})}
         message = message.rstrip(".") + f"; no preemption: {refusal}."
@@ -142,10 +145,9 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
     they do not delay it (:mod:`.admit`). Its ETA, like every job's, comes from :mod:`.eta`."""
     if not ctx.profile.backfill or reason.code not in CAPACITY_CODES:
         return
-    usable = [f for f in flavors if f.pools]
-    if not usable or usable[0].model in ctx.reservations:
+    flavor = next((f for f in flavors if f.pools), None)
+    if flavor is None or flavor.model in ctx.reservations:
         return
-    flavor = usable[0]
     model, spec = flavor.model, job.spec
     # capacity waits on anything running on the model, quota on the team's own work
     by_model, by_team = ctx.holder_index()

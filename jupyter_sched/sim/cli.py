@@ -15,6 +15,7 @@ Exit codes: 0 success, 1 a run failed (message on stderr), 2 bad command line.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -66,6 +67,8 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     folder = Path(args.out) if args.out else None
     _check_names(args)
+    if folder is not None:
+        _check_out(folder)
     if args.openb is not None:
         from .fgd_protocol import OUR_POLICIES, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
@@ -193,6 +196,27 @@ def _fates(summary: dict[str, object], dur: Callable[[str], str]) -> str:
     if count("rejected"):
         parts.append(f"{count('rejected')} refused (can never run here)")
     return ", ".join(parts)
+
+
+def _check_out(folder: Path) -> None:
+    """``--out`` is a folder this process can write, created now if missing — checked before the
+    run, not after it (new user 20, N12: ``--out /etc/passwd`` ran the whole simulation, then
+    failed "file exists", throwing the run away).
+
+    Raises:
+        ValidationError: field ``--out``: a file, or a folder that cannot be created or written.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ValidationError(f"--out {str(folder)[:200]} is a file; give a folder (it is created if missing)",
+                              field="--out", hint="e.g. --out sim-results")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValidationError(f"--out {str(folder)[:200]}: cannot create the folder ({exc.strerror or exc})",
+                              field="--out", hint="give a folder you can write, e.g. --out sim-results") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValidationError(f"--out {str(folder)[:200]}: the folder is not writable by you", field="--out",
+                              hint="give a folder you can write, e.g. --out sim-results")
 
 
 def _check_names(args: argparse.Namespace) -> None:

@@ -5,10 +5,13 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["schedule_text"]
+from ..model.units import format_duration, gpus_phrase
+
+__all__ = ["changes_text", "runs_parts", "runs_text", "schedule_text"]
 
 
 def schedule_text(definition: Mapping[str, Any], *, run: str) -> str:
@@ -20,3 +23,69 @@ def schedule_text(definition: Mapping[str, Any], *, run: str) -> str:
     if not when:
         return f"no schedule: runs only with {run}"
     return f"{when} ({definition.get('timezone') or 'UTC'})"
+
+
+def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
+    """What each firing runs, part by part in the order :func:`runs_text` says them: ``{"runs":
+    "train.py 3", "gpus": "1 GPU", "team": "ml", "time limit": "5m", "in": "/tmp/nu20"}`` — from the
+    definition's ``notebook`` / ``script`` + ``args``, ``team`` and its ``job`` request (only what it
+    sets; a part it leaves to the defaults is left out)."""
+    job = definition.get("job") if isinstance(definition.get("job"), Mapping) else {}
+    assert isinstance(job, Mapping)
+    what = str(definition.get("notebook") or definition.get("script") or "")
+    args = [str(a) for a in definition.get("args") or ()]
+    parts: dict[str, str] = {}
+    if what:
+        parts["runs"] = " ".join(shlex.quote(w) for w in (what, *args))
+    gpus = job.get("gpus")
+    if isinstance(gpus, (int, float)) and not isinstance(gpus, bool):
+        milli = job.get("gpu_milli")
+        share = float(milli) / 1000 if gpus == 1 and isinstance(milli, (int, float)) and 0 < milli < 1000 else None
+        parts["gpus"] = gpus_phrase(share if share is not None else float(gpus))
+    elif isinstance(gpus, str) and gpus:
+        parts["gpus"] = f"{gpus} GPU{'' if gpus == '1' else 's'}"
+    model = job.get("model") or job.get("gpu_models")
+    if model:
+        parts["model"] = "/".join(model) if isinstance(model, list) else str(model)
+    memory = job.get("mem_per_gpu") or (f"{job['min_memory_mib']} MiB" if job.get("min_memory_mib") else None)
+    if memory:
+        parts["memory per GPU"] = str(memory)
+    for key in ("priority", "profile"):
+        if job.get(key):
+            parts[key] = str(job[key])
+    if definition.get("team"):
+        parts["team"] = str(definition["team"])
+    limit = job.get("time_limit") if job.get("time_limit") is not None else job.get("time_limit_s")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        parts["time limit"] = format_duration(float(limit)) if limit else "none"
+    elif limit:
+        parts["time limit"] = str(limit)
+    if job.get("working_dir"):
+        parts["in"] = str(job["working_dir"])
+    return parts
+
+
+def runs_text(definition: Mapping[str, Any]) -> str:
+    """``runs train.py 3 · 1 GPU · team ml · time limit 5m · in /tmp/nu20``: what a firing runs, on what
+    and for whom (new user 20, N9: ``definitions show`` said only the schedule; ``--json`` alone said
+    the GPUs, team and time limit)."""
+    parts = runs_parts(definition)
+    said = [f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
+                                          "memory per GPU") else value for key, value in parts.items()]
+    return " · ".join(said)
+
+
+def changes_text(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """What an edit changed, ``team vision → ml; time limit 5m → 10m`` (new user 20, N9: ``edit --team
+    ml`` echoed the schedule only); "" when nothing it shows changed."""
+    def view(d: Mapping[str, Any]) -> dict[str, str]:
+        shown = {"name": str(d.get("name") or ""), "schedule": schedule_text(d, run="a manual run"),
+                 "missed": str(d.get("missed") or "")}
+        params = d.get("parameters")
+        if isinstance(params, Mapping):
+            shown["parameters"] = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "none"
+        return {**shown, **runs_parts(d)}
+
+    old, new = view(before), view(after)
+    return "; ".join(f"{key} {old.get(key) or '(default)'} → {new.get(key) or '(default)'}"
+                     for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key))

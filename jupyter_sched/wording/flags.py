@@ -97,8 +97,8 @@ _MAGIC_LISTS = {"job_id": "%schedule jobs lists your jobs with their ids",
                 "definition_id": "%schedule define list lists your definitions with their ids"}
 CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS)
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
-GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"}, lists=_MAGIC_LISTS)
-"""``%gpu request --gpus N``: no ``--team`` (a kernel's lease is charged to the default team)."""
+GPU_REQUEST = Surface(run=CELL.run, lists=_MAGIC_LISTS)
+"""``%gpu request --gpus N``: the CLI's options (``--team`` too since new user 20, N7)."""
 GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS,
                         name="%gpu request")
 """``%gpu request N``: the count is ``N`` (new user 11, N3)."""

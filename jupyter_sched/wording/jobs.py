@@ -352,7 +352,9 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in ("admitted", "running"):
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}
-        where = f"on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
+        # a share said as such on every line, not only at the grant (new user 20, N14)
+        shared = " (shared, time-sliced)" if granted_milli(job) < 1000 else ""
+        where = f"on {alloc.get('node')}: {granted_words(job)}{shared}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", _restarted(job).removeprefix(" · "),
                                             serving_text(job, now)) if part)
@@ -520,11 +522,12 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         if was in WAITING_STATES:
             return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
         uuids = granted_uuids(before or after)
+        given = granted_words(before or after)  # "0.5 of GPU-a" for a share (new user 20, N14)
         if state == "running" and after.get("stop_requested"):  # the engine drains it (red team 18, R6)
-            return (f"released lease {job_id} ({whose}was {was}); {', '.join(uuids) or 'its GPUs'} "
+            return (f"released lease {job_id} ({whose}was {was}); {given or 'its GPUs'} "
                     f"{'goes' if len(uuids) == 1 else 'go'} back once no process still uses "
                     f"{'it' if len(uuids) == 1 else 'them'} (if CUDA was initialised, restart the kernel)")
-        held = f"; gave back {', '.join(uuids)}" if uuids else ""
+        held = f"; gave back {given}" if uuids else ""
         return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"

@@ -29,7 +29,15 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration, relative_text
-from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition, progress_clause, share_text
+from .estimates import (
+    OTHER_RUNS,
+    POPULATION_RUNS,
+    SAME_RUNS,
+    learnt_condition,
+    min_runtime_clause,
+    progress_clause,
+    share_text,
+)
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
@@ -117,8 +125,10 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     message = str(reason.get("message") or "").strip()
     rule = details.get("preemption_rule")
     refused = details.get("preemption_refused")
-    if isinstance(rule, Mapping) and rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0 \
-            and isinstance(refused, str) and refused:
+    if isinstance(rule, Mapping) and isinstance(refused, str) and refused and (
+            (rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0)
+            or (rule.get("rule") == "min_runtime" and details.get("eta_code") == "MinRuntime")):
+        # (the ETA says when its victims pass the minimum runtime: said once, there; new user 20, N18)
         # a team guaranteed nothing never reclaims: explaining that on every ordinary "all GPUs busy"
         # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
         message = message.replace(f"; no preemption: {refused}", "")
@@ -492,6 +502,11 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     waits = details.get("eta_waits_on")
+    rule = details.get("preemption_rule")
+    if details.get("eta_code") == "MinRuntime" and isinstance(rule, Mapping) and isinstance(waits, Sequence) \
+            and not isinstance(waits, str) and waits:  # its victims' minimum runtime ends (new user 20, N18)
+        named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
+        return f"{text}: {min_runtime_clause(rule, named)}"
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))

@@ -165,7 +165,8 @@ export class SchedNotifier {
       }
       return;
     }
-    if (!this.once(`idle:${id}:${data.stage ?? 'warn'}:${data.deadline ?? data.reason ?? ''}`)) {
+    // the action is part of it: a revoked kernel lease's reclaim is followed by its shutdown or hold (session 20)
+    if (!this.once(`idle:${id}:${data.stage ?? 'warn'}:${data.action ?? ''}:${data.deadline ?? data.reason ?? ''}`)) {
       return;
     }
     if (previous) {

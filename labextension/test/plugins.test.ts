@@ -321,6 +321,31 @@ describe('notifications', () => {
   });
 });
 
+describe('s20: an idle kernel still holding its GPU', () => {
+  it('the reclaim, then the shutdown or the hold, each get a notification replacing the last', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'running' })];
+    const { model } = await startedModel(server, 'jobs');
+    const warning = vi.spyOn(Notification, 'warning').mockImplementation(() => `toast-${warning.mock.calls.length}`);
+    const dismiss = vi.spyOn(Notification, 'dismiss').mockImplementation(() => undefined);
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    const reason = 'kernel idle and GPU < 5 % for 1 min';
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'reclaim', action: 'release', draining: true, reason, deadline: '2026-11-29T12:01:10Z' });
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'reclaim', action: 'shutdown', reason });
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'reclaim', action: 'hold', reason });
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'reclaim', action: 'hold', reason });
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])).toEqual([
+      "Idle GPUs reclaimed: nb's GPUs were revoked; they are freed once its kernel lets go of them.",
+      "Idle GPUs reclaimed: nb's kernel, still holding them, was shut down; they are freed once it exits.",
+      "Idle GPUs reclaimed: nb's kernel still holds them; they stay out of use until it restarts or exits."
+    ]);
+    expect(dismiss.mock.calls.map(c => c[0])).toEqual(['toast-1', 'toast-2']);
+    notifier.dispose();
+    model.dispose();
+  });
+});
+
 describe('notifications of a sweep', () => {
   it('successes within a minute share one notification; a failure still gets its own (new user 5)', async () => {
     const server = new FakeSchedServer();

@@ -179,6 +179,25 @@ def test_red17_r11_a_body_over_the_cap_is_refused_413_from_its_head_before_it_is
     assert service.get_api().status_code == 200
 
 
+def test_red20_r1_a_chunked_body_over_the_cap_gets_the_same_json_413_from_the_service(service: Service) -> None:
+    # fails before the fix: "Malformed HTTP message ... chunked body too large" in the log, the connection reset
+    from jupyter_sched.hub.front_door import MAX_BODY_BYTES
+
+    def pieces() -> Iterator[bytes]:  # no Content-Length: httpx sends a generator chunked (red20/a32_chunked.py)
+        for _ in range(MAX_BODY_BYTES // (1 << 20) + 2):
+            yield b"x" * (1 << 20)
+
+    answer = httpx.post(service.base + "api/sched/jobs", content=pieces(), timeout=60,
+                        headers={"Content-Type": "application/json"})
+    assert answer.status_code == 413, (answer.status_code, answer.text[:300])
+    assert answer.headers["content-type"].startswith("application/json"), answer.headers
+    error = answer.json()["error"]
+    assert error["code"] == "too_large" and error["field"] == "body", error
+    assert f"{MAX_BODY_BYTES:,}" in error["message"] and "chunked" in error["message"], error
+    assert "chunked body too large" not in service.log.read_text()
+    assert service.get_api().status_code == 200
+
+
 _EXHAUSTED_LOOKUP = """
 import os, resource, sys
 from jupyter_sched.errors import OverloadedError, ExecutorError

@@ -61,3 +61,35 @@ def test_red19_r5_a_body_over_the_cap_through_the_hub_proxy_gets_the_services_js
     hub.wait_for(lambda: len(refused()) >= 1, 30, "amy's oversize request audited")
     row = refused()[0]
     assert f"{len(big):,} bytes" in row["message"] and "api/sched/jobs" in str(row), row
+
+
+def test_red20_r1_a_chunked_body_over_the_cap_through_the_hub_proxy_gets_the_json_413_and_is_audited(
+        hub: Hub, users: dict[str, Account]) -> None:
+    # fails before the fix: the proxy's HTML 503 (write ECONNRESET: tornado closed mid-body), no audit row
+    token = hub.token_for(users["amy"].name)
+
+    def pieces() -> Iterator[bytes]:  # no Content-Length: sent chunked, as red20/a32_chunked.py
+        yield b'{"gpus": 0, "command": ["true"], "source": "'
+        for _ in range(MAX_BODY_BYTES // (1 << 20) + 2):
+            yield b"x" * (1 << 20)
+        yield b'"}'
+
+    for _ in range(2):  # and again: the proxy's connection to the service is not left broken
+        answer = httpx.post(f"{hub.service_url}api/sched/jobs", content=pieces(), timeout=120,
+                            headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        assert answer.status_code == 413, (answer.status_code, answer.text[:300])
+        assert answer.headers["content-type"].startswith("application/json"), answer.headers
+        error = answer.json()["error"]
+        assert error["code"] == "too_large" and error["field"] == "body", error
+        assert f"{MAX_BODY_BYTES:,}" in error["message"] and "chunked" in error["message"], error
+    admin = {"Authorization": f"token {hub.token_for('carol')}"}
+
+    def refused() -> list[dict[str, Any]]:
+        rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"limit": 50, "user": users["amy"].name,
+                                                                      "action": "refused"}, headers=admin, timeout=60)
+        assert rows.status_code == 200, rows.text[:300]
+        return [row for row in rows.json() if (row.get("details") or {}).get("field") == "body"
+                and "chunked" in row["message"]]
+
+    hub.wait_for(lambda: len(refused()) >= 1, 30, "amy's chunked oversize request audited")
+    assert "api/sched/jobs" in str(refused()[0]), refused()[0]

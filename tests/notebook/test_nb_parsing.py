@@ -85,7 +85,7 @@ GOOD_GPU = [
     pytest.param("request 0.5", "request", JobOptions(gpus=0.5), True, id="half a GPU is a shared lease"),
     pytest.param(
         "request 2 --model A100 --mem-per-gpu 20GiB --priority high --timeout 10m", "request",
-        JobOptions(gpus=2, model="A100", min_memory_mib=20480, priority="high", timeout_s=600.0), True,
+        JobOptions(gpus=2, model="A100", min_memory_mib=20480, mem_per_gpu="20GiB", priority="high", timeout_s=600.0), True,
         id="every request option is parsed with units"),
 ]
 

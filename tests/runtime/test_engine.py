@@ -194,7 +194,7 @@ def test_time_limit_stops_the_job_and_fails_it(sqlite_db: str, tmp_path: Path) -
     wait_until(lambda: state_of(svc, job["id"]) == "running", "running", tick=svc.tick)
     clock.advance(11)
     wait_until(lambda: state_of(svc, job["id"]) == "failed", "the time limit", tick=svc.tick)
-    assert "time limit of 10 s exceeded" in svc.get_job(job["id"], user="ana")["message"]
+    assert "time limit of 10s exceeded" in svc.get_job(job["id"], user="ana")["message"]
 
 
 def lease_body(n: int = 1) -> dict[str, Any]:
@@ -599,7 +599,7 @@ def test_a_queue_default_time_limit_is_given_at_admission_and_stops_the_job(sqli
     assert admit.details["predicted_start"] is not None and admit.details["waited_s"] == 0
     clock.advance(31)
     wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
-    assert "time limit of 30 s exceeded" in svc.get_job(job["id"], user="ana")["message"]
+    assert "time limit of 30s exceeded" in svc.get_job(job["id"], user="ana")["message"]
 
 
 def test_newuser18_n7_a_preempted_job_says_when_and_by_whom_in_its_reason_details_and_log(

@@ -22,18 +22,26 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
+from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 
+from jupyter_sched.client import SchedClient
+from jupyter_sched.client.discovery import Connection
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.events import Subscription
 from jupyter_sched.engine.idle_kernels import SHUTDOWN_WAIT_S
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.extension.idle_kernels import NO_WAY_HUB
+from jupyter_sched.extension.app import SchedApp
+from jupyter_sched.extension.idle_kernels import NO_WAY_HUB, KernelShutdown, connect_kernels
+from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.magics.core import SchedMagics
 from jupyter_sched.reclaim import IdlePolicies, IdlePolicy
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
@@ -320,3 +328,46 @@ def test_s20_a_held_idle_kernel_lease_reads_reclaimed_not_killed(host: Host) -> 
     at = seen["stop_requested"]["at"][11:16]
     assert ends_by(seen, host.clock.now()) == f"reclaimed as idle at {at} UTC", seen["stop_requested"]
     assert "kill_at" not in seen["stop_requested"]
+
+
+class _App:
+    """The attributes :func:`connect_kernels` reads of a ``SchedApp`` (embedded) or ``HubSchedApp``."""
+
+    def __init__(self, services: Services, owns_kernels: bool, action: str) -> None:
+        self.services, self.owns_kernels, self.idle_kernel_action = services, owns_kernels, action
+        self.serverapp = SimpleNamespace(kernel_manager=AsyncMultiKernelManager(), io_loop=None)
+
+
+@pytest.mark.parametrize(("app_class", "want_hook", "want_no_way"), [
+    pytest.param(SchedApp, True, None, id="embedded: its kernel manager shuts the kernel down"),
+    pytest.param(HubSchedApp, False, NO_WAY_HUB, id="the hub's central service: no way to its users' kernels"),
+])
+def test_s20_connect_kernels_gives_the_engine_a_way_to_shut_kernels_down_where_there_is_one(
+        host: Host, app_class: type[Any], want_hook: bool, want_no_way: str | None) -> None:
+    connect_kernels(_App(host.services, app_class.owns_kernels, app_class().idle_kernel_action))
+    kernels = host.services.engine.stops.idle_kernels
+    assert kernels.action == "shutdown", "the default"
+    assert isinstance(kernels.shutdown, KernelShutdown) is want_hook
+    if want_no_way is not None:
+        assert kernels.no_way == want_no_way
+    if kernels.shutdown is not None:  # a kernel this server does not run: said, nothing scheduled
+        assert kernels.shutdown("k-gone", "…") == "kernel k-gone is not running on this server"
+
+
+def test_s20_gpu_status_in_the_kernel_names_its_revoked_lease_still_held() -> None:
+    """``%gpu`` in the kernel whose lease idle reclaim revoked while its CUDA context holds the GPU:
+    not just "holds no GPUs" — the lease, what it still holds and why (its message). Failed before:
+    the lease was dropped as ended and nothing more was said."""
+    held = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1", "user": "ana",
+            "allocation": {"node": "vm", "gpu_uuids": [UUID]},
+            "stop_requested": {"intent": "idle", "by": "scheduler", "at": "2026-11-29T12:01:10Z"},
+            "message": "reclaimed while idle: it held GPU … idle for 1m (…); kernel k-1's process(es) 42 (ana) …"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=held if request.url.path.endswith("/leases/l-1") else [held])
+
+    client = SchedClient(Connection("http://sched.test/", kernel_id="k-1"), transport=httpx.MockTransport(handler))
+    magics = SchedMagics(None, client_factory=lambda: client)
+    magics.lease, magics._applied = dict(held), (UUID,)
+    assert magics._my_lease() is None, "not this kernel's lease any more"
+    assert magics._draining() == f"lease l-1, released, still holds {UUID}: {held['message']}"

@@ -162,3 +162,26 @@ def test_newuser20_n5_a_dry_run_says_what_a_change_strands_and_stores_nothing(se
     assert services.audit.list(root, GetAuditRequest(action="quotas_changed")).root == []
     with pytest.raises(AuthorizationError):  # what others' work would strand is an admin's to read
         services.quotas.set(services.caller("bo", admin=False), SetQuotasRequest(quotas=[], dry_run=True))
+
+
+def test_newuser20_n6_a_timed_out_lease_request_says_the_queues_reason_with_one_level_of_brackets(
+        services: Services) -> None:
+    """N6: ``no GPUs granted within 8s (queued #2 · ETA 22:45 UTC (in 1m01s), when fill3 (j-…) ends (if
+    …)); lease request l-… withdrawn`` — brackets three deep, and the queue line's reason dropped."""
+    from jupyter_sched.magics.core import _timed_out
+
+    bo = services.caller("bo", admin=False)
+    services.jobs.submit(bo, SubmitJobRequest(gpus=4, name="fill4", time_limit="4m", command=["sleep", "60"]))
+    services.engine.tick()
+    waiting = services.jobs.submit(bo, SubmitJobRequest(gpus=1, name="w", time_limit="1m", command=["true"]))
+    services.engine.tick()
+    view = services.jobs.get(bo, waiting.id).model_dump(mode="json")
+    said = _timed_out(view, "l-1", 8)
+    assert said.startswith("no GPUs granted within 8s; lease request l-1 withdrawn. It was #1 in the queue: "), said
+    summary = view["reason"]["text"]["summary"].rstrip(".")
+    assert summary in said and "fill4" in said, (said, summary)  # the reason, then the ETA and what it waits for
+    depth = deepest = 0
+    for ch in said:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    assert deepest <= 1 and depth == 0, said

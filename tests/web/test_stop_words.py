@@ -39,7 +39,7 @@ async def test_a_job_stopped_by_its_time_limit_says_so_last(sched_app: Any, api:
     assert ended["state"] == "failed" and "time limit" in ended["message"]
     text = await _log(api, job["id"])
     assert text.startswith("working\n") or "\nworking\n" in text, text
-    assert text.endswith("\n[jupyter_sched] stopped: time limit 2 s reached\n"), text
+    assert text.endswith("\n[jupyter_sched] stopped: time limit 2s reached\n"), text
 
 
 async def test_a_cancelled_job_says_who_cancelled_it_last(sched_app: Any, api: Any) -> None:

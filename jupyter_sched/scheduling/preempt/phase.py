@@ -228,8 +228,11 @@ def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Can
     """Would the job be within its team's guarantee once its own preemptible jobs were evicted?
     (Issue 16 R2: decided after own-team preemption is counted, not before.)"""
     spec, req = visit.job.spec, visit.req
+    owners = ctx.book.eligible(visit.job)
+    if not owners and not own:  # nothing to open or evict: the check alone, no trial (issue 16: twice per attempt)
+        return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
     with ctx.ledger.what_if():
-        ctx.book.open(ctx.book.eligible(visit.job))  # quota held for it (or taken over by it) is its own
+        ctx.book.open(owners)  # quota held for it (or taken over by it) is its own
         check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
         if check.within_guarantee or not own:
             return check.within_guarantee

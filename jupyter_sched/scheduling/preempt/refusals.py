@@ -29,6 +29,7 @@ from ...model.job import public_name
 from ...placement.placer import Flavor
 from ...preemption.reclaim_rules import LineKey
 from ...preemption.victims import Candidate, PreemptionPlan
+from ...quota import Line
 from ..context import CycleContext, Visit
 from ..ledger import Holder
 from .candidates import candidate, class_share, held_away, team_lines
@@ -50,6 +51,10 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
     job = visit.job
     spec = job.spec
     if ctx.quota.enabled and not within:
+        # its own team's lower class, evicted before and younger than the minimum runtime, is
+        # preempted for it once it passes it: that is when it starts (new user 20, N18)
+        if young and _explain_young(ctx, visit, flavor, cands, young, owners, stopping, reserved):
+            return
         # lower-class work of its own team that the policy spares answers "why not preempt?" first
         # (new user 4: a job granted high read only "guaranteed 0 … nothing is reclaimed" behind normal work)
         _explain_none_preemptible(ctx, visit, flavor, own_team_only=True)
@@ -125,8 +130,14 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
     visit.refusal = (f"{who}{f' and {others} more' if others else ''} would make room, but no job is preempted "
                      f"before it has run {span} (the minimum runtime): it waits until {who} has run {span} "
                      f"({_hhmm(until)} UTC)")
+    # how the ETA says it (wording.reasons.eta_sentence): of its own team (preempted) or another's (reclaimed)
+    own = all(c.team == visit.job.spec.team for c in protected)
     visit.refusal_details = {"rule": "min_runtime", "min_runtime_s": limit, "until": until.isoformat(),
-                             "protected": sorted(ends), "would_preempt": [c.job_id for c in widened.victims]}
+                             "protected": sorted(ends), "would_preempt": [c.job_id for c in widened.victims],
+                             "same_team": own, "evicted_as": "preempted" if own or all(
+                                 c.kind != "reclaim" for c in protected) else "reclaimed",
+                             "priorities": sorted({ctx.by_id[c.job_id].spec.priority.value for c in protected
+                                                   if c.job_id in ctx.by_id})}
     return True
 
 
@@ -193,55 +204,104 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
     Names only GPUs actually lent: the part of this team's guarantee it does not use that other
     teams use above their own guarantees (issue 16: no "guaranteed 0 GPUs (75 lent)").
     """
-    job, req = visit.job, visit.req
+    job = visit.job
     spec = job.spec
-    quota = ctx.quota
-    lines = [ln for ln in quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
-    if not lines:
+    lending = _lending(ctx, spec.team, spec.user, flavor.model)
+    if lending is None:
         return "", False
+    free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
+    return _note(spec.team, lending, visit.req.total_milli, job.is_lease, free)
+
+
+def _note(team: str, lending: Lending, need: int, lease: bool, free: int) -> tuple[str, bool]:
+    """:func:`_reclaim_note`'s note for a job of ``team`` asking ``need`` milli-GPUs (``lease``: a
+    kernel's) with ``free`` milli-GPUs of whole GPUs free on its flavor."""
+    own, used, lent_total, lent_to, holders = lending
+    me = "this kernel" if lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
+    if own.guaranteed and used >= own.guaranteed:
+        # at (or above) its guarantee already: the job could only borrow, which reclaim never serves
+        uses = (f"already uses its {_gpus(own.guaranteed, 'guaranteed ')}" if used == own.guaranteed else
+                f"already uses {_gpus(used)}, above its guarantee of {own.guaranteed / 1000:g}")
+        text = (f"{team} {uses}, so {me} ({_gpus(need)}) may only borrow GPUs another team leaves free; "
+                "nothing is reclaimed for borrowing")
+    else:
+        text = (f"{team} is guaranteed {_gpus(own.guaranteed)}"
+                + (f" ({lent_total / 1000:g} lent to {lent_to}, reclaimable)" if lent_total else "")
+                + f" but {me} needs {need / 1000:g}"
+                + (f" with {used / 1000:g} already in use" if used else "")
+                + ", above the guarantee, so nothing is reclaimed for it")
+    short = need - free - lent_total
+    if short > 0 and holders:
+        whose, within = holders
+        text += f"; it can start when {whose} {_gpus(short)} ({within})"
+        if used >= short:
+            text += f" or {_of(team)} own running work frees {_gpus(short)}"
+        return text, True
+    return text, False
+
+
+Lending = tuple[Line, int, int, str, tuple[str, str] | None]
+""":func:`_lending`: the team's own line, its usage, the milli-GPUs it lends, to whom (``"a, b"``),
+and who holds the rest within their guarantees (``(whose jobs free, what each uses)``; None: nobody)."""
+
+
+def _lending(ctx: CycleContext, team: str, user: str, model: str) -> Lending | None:
+    """What ``team``'s guarantee on ``model`` lends and who holds the rest (:func:`_reclaim_note`);
+    None when no team line applies.
+
+    It reads only quota usage and charges and the GPUs shares hold away, so it is kept per (team,
+    model, :attr:`~jupyter_sched.quota.QuotaLedger.version`, quota lines, share version) in
+    ``ctx.lending``; the sentence on who holds the rest is made once per their numbers
+    (``ctx.holders_said``: trials that were undone and the team's own admissions move the version,
+    not the other teams' numbers). Issue 16: a full cluster's 64 preemption attempts each walked
+    every team's lines and said the same sentence, ~4 % of a 100-node cycle."""
+    quota = ctx.quota
+    key = (team, model, quota.version, len(quota.lines), ctx.state.share_version if ctx.shares_held else 0)
+    memo = ctx.lending
+    if key in memo:
+        return memo[key]
+    lines = [ln for ln in quota.applicable(team, user, model) if ln.user is None]  # team lines: any user's
+    if not lines:
+        memo[key] = None
+        return None
     own = lines[0]
     used = quota.usage.get(own.key, 0)
     leaving: dict[LineKey, int] = {}  # victims already stopping are not lent: they are being reclaimed
     for h in ctx.in_flight:
-        for key in team_lines(ctx, h):
-            leaving[key] = leaving.get(key, 0) + quota.charges[h][1]
+        for line_key in team_lines(ctx, h):
+            leaving[line_key] = leaving.get(line_key, 0) + quota.charges[h][1]
     # GPUs only a team's shares occupy count whole, as reclaim counts them (held_away; red team 15 R5)
     away = held_away(ctx) if ctx.shares_held else {}
     borrowers: dict[str, int] = {}
     own_quota: dict[str, int] = {}
     guaranteed: dict[str, int] = {}
-    for team, their_lines in quota.team_lines.items():
-        if team == spec.team:
+    for other, their_lines in quota.team_lines.items():
+        if other == team:
             continue
         for ln in their_lines:
-            if ln.model in ("*", flavor.model) or ln.model in flavor.model:
+            if ln.model in ("*", model) or ln.model in model:
                 usage = quota.usage.get(ln.key, 0) - leaving.get(ln.key, 0) + away.get(ln.key, 0)
                 if usage > ln.guaranteed:
-                    borrowers[team] = max(borrowers.get(team, 0), usage - ln.guaranteed)
+                    borrowers[other] = max(borrowers.get(other, 0), usage - ln.guaranteed)
                 if min(usage, ln.guaranteed) > 0:
-                    own_quota[team] = max(own_quota.get(team, 0), min(usage, ln.guaranteed))
-                    guaranteed[team] = max(guaranteed.get(team, 0), ln.guaranteed)
+                    own_quota[other] = max(own_quota.get(other, 0), min(usage, ln.guaranteed))
+                    guaranteed[other] = max(guaranteed.get(other, 0), ln.guaranteed)
     lent_total = min(max(0, own.guaranteed - used), sum(borrowers.values()))
-    need = req.total_milli
-    free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
-    me = "this kernel" if job.is_lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
-    if own.guaranteed and used >= own.guaranteed:
-        # at (or above) its guarantee already: the job could only borrow, which reclaim never serves
-        uses = (f"already uses its {_gpus(own.guaranteed, 'guaranteed ')}" if used == own.guaranteed else
-                f"already uses {_gpus(used)}, above its guarantee of {own.guaranteed / 1000:g}")
-        text = (f"{spec.team} {uses}, so {me} ({_gpus(need)}) may only borrow GPUs another team leaves free; "
-                "nothing is reclaimed for borrowing")
-    else:
-        text = (f"{spec.team} is guaranteed {_gpus(own.guaranteed)}"
-                + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(borrowers))}, reclaimable)" if lent_total else "")
-                + f" but {me} needs {need / 1000:g}"
-                + (f" with {used / 1000:g} already in use" if used else "")
-                + ", above the guarantee, so nothing is reclaimed for it")
-    short = need - free - lent_total
-    if short > 0 and own_quota:
+    memo[key] = found = (own, used, lent_total, ", ".join(sorted(borrowers)),
+                         _holders(ctx, own_quota, guaranteed, borrowers) if own_quota else None)
+    return found
+
+
+def _holders(ctx: CycleContext, own_quota: dict[str, int], guaranteed: dict[str, int],
+             borrowers: dict[str, int]) -> tuple[str, str]:
+    """``(whose jobs free, what each uses)`` for the teams using ``own_quota`` milli-GPUs of their
+    ``guaranteed`` ones (``borrowers``: what they use above), said once per these numbers."""
+    teams = sorted(own_quota)
+    numbers = tuple((t, own_quota[t], guaranteed[t], borrowers.get(t, 0)) for t in teams)
+    said = ctx.holders_said.get(numbers)
+    if said is None:
         # who holds the rest, with the numbers: within their own guarantees, so only their jobs
         # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
-        teams = sorted(own_quota)
         # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
         # guarantee" while nlp used 2, 1 of them borrowed)
         # "its whole guarantee (1 GPU)", not "all 1 GPU of its guarantee" (new user 14, N12)
@@ -252,11 +312,8 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
             else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
             for t in teams)
         whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
-        text += f"; it can start when {whose} {_gpus(short)} ({within})"
-        if used >= short:
-            text += f" or {_of(spec.team)} own running work frees {_gpus(short)}"
-        return text, True
-    return text, False
+        said = ctx.holders_said[numbers] = (whose, within)
+    return said
 
 
 def _of(team: str) -> str:
