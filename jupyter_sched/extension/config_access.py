@@ -154,7 +154,9 @@ class AccessConfig(Configurable):
         association enforcement and Kueue's "no quota, not admitted"). Default 0: such a team's GPU
         jobs are refused, saying so and which of the user's teams have a line. None = no limit (the
         old behaviour: work-conserving borrowing by everyone, reclaimable by teams within their
-        guarantee). With no quota lines at all nothing is limited.""",
+        guarantee). With no quota lines at all nothing is limited. It bounds every scope no line
+        covers (red team 20, R2): a team's work on GPU models its lines do not name, and the members
+        without a line of their own of a team named only by per-user lines.""",
     )
 
     priority_grants = Dict(
