@@ -37,6 +37,7 @@ from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
+from .host_schedulers import announce
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
 from .job_tokens import JobTokenConfig, install_job_tokens
@@ -196,6 +197,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Start the engine and the event pump once the server's loop runs."""
         await self.services.start()
         self._started = True
+        self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
             release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
@@ -219,6 +221,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await hub.stop()
         if getattr(self, "_started", False):
             self._started = False
+            self._host_entry.withdraw()
             await self.services.stop()
         self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop
         for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
