@@ -40,6 +40,7 @@ from .gc_pauses import settle_heap
 from .host_schedulers import announce
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
+from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
@@ -57,7 +58,7 @@ R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -149,6 +150,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
         self.services: Any = self._build_services()
+        install_job_tokens(self)  # every job's JUPYTER_SCHED_URL and progress token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0

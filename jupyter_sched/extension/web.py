@@ -48,6 +48,7 @@ from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .floods import audit_flood
 from .http_errors import Utf8Arguments, http_error_body
+from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
 from .surrogates import lone_surrogate
@@ -107,7 +108,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
