@@ -207,8 +207,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).
 
-        Safe when settings failed to load and the extension never initialised (nothing to stop).
-        """
+        Safe when settings failed to load and the extension never initialised (nothing to stop)."""
         timer = getattr(self, "_activity_timer", None)
         if timer is not None:
             timer.stop()
@@ -222,8 +221,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             self._host_entry.withdraw()
             await self.services.stop()
         self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop
-        for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
-                     getattr(self, "dryrun_pool", None)):
+        for pool in (getattr(self, name, None) for name in ("request_pool", "bulk_pool", "dryrun_pool")):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
