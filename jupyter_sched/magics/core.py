@@ -333,6 +333,8 @@ class SchedMagics(Magics):
             return self.lease  # (a released lease draining its GPU is not this kernel's any more: R6)
         if self.lease is not None and self._applied:
             self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
+            if not is_terminal(self.lease):  # revoked, its GPU held while this kernel's context is on it (s20)
+                self._released = str(self.lease["id"])  # %gpu says it, as after %gpu release (_draining)
         self.lease = None
         if trust_none and self._kernel_holds_none:
             return None
@@ -416,10 +418,11 @@ class SchedMagics(Magics):
         head = f"This kernel's lease {ended.get('id')} ended ({why}); CUDA_VISIBLE_DEVICES named {named}"
         self._applied = ()
         state = cuda_state()
-        if state.initialized:
+        if state.initialized:  # a revoked lease still draining keeps them from others until this kernel lets go
+            given = ("no other work is given them until it lets go" if not is_terminal(ended)
+                     else "which other work can now be given")
             self._warn(f"warning: {head}, and CUDA is already initialised here ({'; '.join(state.initialized_by)}): "
-                       "it may still use those GPUs, which other work can now be given. Restart the kernel, "
-                       "then %gpu request.")
+                       f"it may still use those GPUs, {given}. Restart the kernel, then %gpu request.")
             return
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         os.environ[GPU_MILLI_ENV] = "0"

@@ -25,9 +25,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 
+from jupyter_sched.client import SchedClient
+from jupyter_sched.client.discovery import Connection
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.events import Subscription
 from jupyter_sched.engine.idle_kernels import SHUTDOWN_WAIT_S
@@ -38,6 +41,7 @@ from jupyter_sched.extension.app import SchedApp
 from jupyter_sched.extension.idle_kernels import NO_WAY_HUB, KernelShutdown, connect_kernels
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.magics.core import SchedMagics
 from jupyter_sched.reclaim import IdlePolicies, IdlePolicy
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SubmitJobRequest
@@ -348,3 +352,22 @@ def test_s20_connect_kernels_gives_the_engine_a_way_to_shut_kernels_down_where_t
         assert kernels.no_way == want_no_way
     if kernels.shutdown is not None:  # a kernel this server does not run: said, nothing scheduled
         assert kernels.shutdown("k-gone", "…") == "kernel k-gone is not running on this server"
+
+
+def test_s20_gpu_status_in_the_kernel_names_its_revoked_lease_still_held() -> None:
+    """``%gpu`` in the kernel whose lease idle reclaim revoked while its CUDA context holds the GPU:
+    not just "holds no GPUs" — the lease, what it still holds and why (its message). Failed before:
+    the lease was dropped as ended and nothing more was said."""
+    held = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1", "user": "ana",
+            "allocation": {"node": "vm", "gpu_uuids": [UUID]},
+            "stop_requested": {"intent": "idle", "by": "scheduler", "at": "2026-11-29T12:01:10Z"},
+            "message": "reclaimed while idle: it held GPU … idle for 1m (…); kernel k-1's process(es) 42 (ana) …"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=held if request.url.path.endswith("/leases/l-1") else [held])
+
+    client = SchedClient(Connection("http://sched.test/", kernel_id="k-1"), transport=httpx.MockTransport(handler))
+    magics = SchedMagics(None, client_factory=lambda: client)
+    magics.lease, magics._applied = dict(held), (UUID,)
+    assert magics._my_lease() is None, "not this kernel's lease any more"
+    assert magics._draining() == f"lease l-1, released, still holds {UUID}: {held['message']}"
