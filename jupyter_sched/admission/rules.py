@@ -191,14 +191,19 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     placement does, else every model present); it passes if it stays within every line that
     applies on one of them. A refusal names the tightest line it exceeds on the model that comes
     closest (so "ask for at most N" is a request that can fit).
-    With no quota lines, or no GPUs at all (the inventory check answers that), it passes. A team
-    without a line of its own is bounded by the unlisted line (:class:`~jupyter_sched.model.QuotaSet`
-    ``unlisted_borrowing_limit``): its refusal names field ``team`` and the caller's ``teams`` that
-    have a line (red team 19, R3). ``admin``: the caller is an admin, whose fix is theirs to make
-    (PUT quotas), never "ask an admin" (new user 20, N3).
+    With no quota lines, or no GPUs at all (the inventory check answers that), it passes. A scope
+    without a line — a team without a team line for the model, a user without a line of their own
+    there — is bounded by its team's unlisted line (:class:`~jupyter_sched.model.QuotaSet`
+    ``unlisted_borrowing_limit``; :meth:`~jupyter_sched.quota.ledger.QuotaLedger.applicable`): its
+    refusal names field ``team`` and the caller's ``teams`` that have a team line (red team 19, R3),
+    or field ``model`` and the models the team's lines name when it has some (red team 20, R2).
+    ``admin``: the caller is an admin, whose fix is theirs to make (PUT quotas), never "ask an
+    admin" (new user 20, N3).
 
     Raises:
-        QuotaError: field ``team`` for a team without a line; else ``gpus`` (``workers`` for a gang whose workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
+        QuotaError: field ``team`` / ``model`` for a scope without a line (``details.unlisted``,
+            ``covered``, ``uncovered``, ``members``); else ``gpus`` (``workers`` for a gang whose
+            workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
             ``borrowing_limit`` (GPUs), ``team``, ``user`` (None for the team line) and ``model``.
     """
     milli = spec.resources.total_milli
@@ -210,11 +215,13 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     if line is None:
         return
     # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
-    over = ceiling_exceeded(line, spec.resources)
+    over = ceiling_exceeded(line, spec.resources, models)
     mine = tuple(teams)
-    if over.unlisted:
-        raise QuotaError(over.message, field="team", details=over.details,
-                         hint=unlisted_fix(spec.team, (t for t in mine if quotas.listed(t)), admin=admin, mine=mine))
+    if over.unlisted:  # the teams to suggest: those with a team line (not one named only by user lines)
+        listed = (t for t in mine if t != spec.team and quotas.for_team(t))
+        raise QuotaError(over.message, field=over.field, details=over.details,
+                         hint=unlisted_fix(spec.team, listed, admin=admin, mine=mine, models=over.details["uncovered"],
+                                           covered=line.covered))
     raise_it = "raise the quota (PUT quotas)" if admin else "ask an admin to raise the quota"
     raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or {raise_it}", details=over.details)
 

@@ -37,10 +37,13 @@ from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
+from .host_schedulers import announce
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
+from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
+from .lean import install_lean_answers
 from .metrics import make_registry
 from .request_log import escape_log_controls, redacted_url
 from .routes import ROUTES, UnknownRouteHandler
@@ -55,7 +58,7 @@ R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -147,6 +150,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
         self.services: Any = self._build_services()
+        install_job_tokens(self)  # every job's JUPYTER_SCHED_URL and progress token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -187,11 +191,13 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return
         self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in self.routes())
         self.handlers.append((API_PREFIX + "(?P<path>.*)", UnknownRouteHandler))
+        self.lean_answers = install_lean_answers(self, API_PREFIX, self.routes())  # the polled GETs (issue 17)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
         await self.services.start()
         self._started = True
+        self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
             release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
@@ -215,6 +221,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await hub.stop()
         if getattr(self, "_started", False):
             self._started = False
+            self._host_entry.withdraw()
             await self.services.stop()
         self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop
         for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
@@ -300,9 +307,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry_url": self.telemetry_url or None,
             "telemetry_interval_s": self.telemetry_interval_s,
             "telemetry_push_interval_s": self.telemetry_push_interval_s,
-            "executor": self.executor,
-            "kubernetes": dict(self.kubernetes),
-            "kubeconfig": self.kubeconfig,
+            "executor": self.executor, "kubernetes": dict(self.kubernetes), "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,

@@ -41,7 +41,7 @@ from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvi
 from .cookies import CookieOnce
 from .request_log import shows_debug
 
-__all__ = ["KEEP_S", "ProvenOnce", "ProvenOnceHandler", "signed_at"]
+__all__ = ["KEEP_S", "ProvenOnce", "ProvenOnceHandler", "known_local", "proven_once", "signed_at"]
 
 KEEP_S = 30.0
 """Seconds a proof is used at most before the provider proves the same values again."""
@@ -78,27 +78,41 @@ class ProvenOnce:
     async def get_user(self, handler: Any) -> Any:
         """The provider's ``get_user``, or the user an identical request proved (module docstring)."""
         provider = self._provider
-        if getattr(handler, "_jupyter_current_user", None) or shows_debug(provider.log):
+        if getattr(handler, "_jupyter_current_user", None):
             return await _awaited(provider.get_user(handler))
-        key = self._key(handler)
-        if key is not None:
-            proof = self._proofs.get(key)
-            if proof is not None:
-                user, token, secret, until, _ = proof
-                if token == provider.token and secret is handler.settings.get("cookie_secret") \
-                        and time.time() < until:
-                    handler._token_authenticated = True
-                    return copy.copy(user)
-                self._proofs.pop(key, None)
+        user = self.recognised(handler.request, handler.settings)
+        if user is not None:
+            handler._token_authenticated = True
+            return copy.copy(user)
         user = await _awaited(provider.get_user(handler))
-        if key is not None and user is not None:
+        key = self._key(handler.request)
+        if key is not None and user is not None and not shows_debug(provider.log):
             self._remember(handler, key, user)
         return user
 
-    def _key(self, handler: Any) -> tuple[str, tuple[str, ...]] | None:
+    def recognised(self, request: Any, settings: Any) -> Any | None:
+        """The user an earlier request with byte-for-byte these ``Authorization`` and ``Cookie``
+        headers proved, while all of the module docstring's conditions still hold (checked now; a
+        stale proof is dropped); None: the provider decides. The user object is the proof's own:
+        read it, never change it (:meth:`get_user` hands a handler a copy)."""
+        provider = self._provider
+        if shows_debug(provider.log):
+            return None
+        key = self._key(request)
+        if key is None:
+            return None
+        proof = self._proofs.get(key)
+        if proof is None:
+            return None
+        user, token, secret, until, _ = proof
+        if token == provider.token and secret is settings.get("cookie_secret") and time.time() < until:
+            return user
+        self._proofs.pop(key, None)
+        return None
+
+    def _key(self, request: Any) -> tuple[str, tuple[str, ...]] | None:
         """The ``Authorization`` header and the ``Cookie`` headers' text a proof is remembered by
         (unparsed: the same text carries the same cookies); None: never remembered."""
-        request = handler.request
         if "token" in request.query_arguments:
             return None
         header = request.headers.get("Authorization", "")
@@ -165,27 +179,39 @@ class ProvenOnceHandler(CookieOnce):
     @property
     def identity_provider(self) -> Any:
         provider = cast(Any, super()).identity_provider
-        if type(provider) not in (IdentityProvider, PasswordIdentityProvider):
-            return provider
-        settings = cast(Any, self).settings
-        kept = settings.get(_SETTINGS_KEY)
-        if kept is None or kept._provider is not provider:
-            kept = settings[_SETTINGS_KEY] = ProvenOnce(provider)
-        return kept
+        return proven_once(cast(Any, self).settings, provider) or provider
 
     def check_host(self) -> bool:
         """jupyter_server's ``check_host``, remembered while it allowed a ``Host`` value that names
         no UNIX socket path (those are looked up on disk each time) under the same settings."""
         handler = cast(Any, self)
         settings = handler.settings
-        if settings.get("allow_remote_access", False):
-            return True
-        host = handler.request.host or ""
-        key = (host, tuple(settings.get("local_hostnames", ["localhost"])))
-        local: set[tuple[str, tuple[str, ...]]] = settings.setdefault(_HOSTS_KEY, set())
-        if key in local:
+        if known_local(handler.request, settings):
             return True
         allowed = bool(cast(Any, super()).check_host())
+        host = handler.request.host or ""
+        local: set[tuple[str, tuple[str, ...]]] = settings.setdefault(_HOSTS_KEY, set())
         if allowed and "/" not in host and "%" not in host and len(local) < _KEPT:
-            local.add(key)
+            local.add((host, tuple(settings.get("local_hostnames", ["localhost"]))))
         return allowed
+
+
+def proven_once(settings: Any, provider: Any) -> ProvenOnce | None:
+    """The server's one :class:`ProvenOnce` around ``provider`` (its ``settings["identity_provider"]``)
+    when that is jupyter_server's built-in token or password provider; None for any other."""
+    if type(provider) not in (IdentityProvider, PasswordIdentityProvider):
+        return None
+    kept: ProvenOnce | None = settings.get(_SETTINGS_KEY)
+    if kept is None or kept._provider is not provider:
+        kept = settings[_SETTINGS_KEY] = ProvenOnce(provider)
+    return kept
+
+
+def known_local(request: Any, settings: Any) -> bool:
+    """True when jupyter_server's ``check_host`` allows ``request`` without looking again: remote
+    access is allowed, or it allowed this very ``Host`` value under the same ``local_hostnames``
+    (:meth:`ProvenOnceHandler.check_host`); False: ask ``check_host``."""
+    if settings.get("allow_remote_access", False):
+        return True
+    local = settings.get(_HOSTS_KEY)
+    return bool(local) and (request.host or "", tuple(settings.get("local_hostnames", ["localhost"]))) in local

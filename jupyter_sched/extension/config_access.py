@@ -154,7 +154,9 @@ class AccessConfig(Configurable):
         association enforcement and Kueue's "no quota, not admitted"). Default 0: such a team's GPU
         jobs are refused, saying so and which of the user's teams have a line. None = no limit (the
         old behaviour: work-conserving borrowing by everyone, reclaimable by teams within their
-        guarantee). With no quota lines at all nothing is limited.""",
+        guarantee). With no quota lines at all nothing is limited. It bounds every scope no line
+        covers (red team 20, R2): a team's work on GPU models its lines do not name, and the members
+        without a line of their own of a team named only by per-user lines.""",
     )
 
     priority_grants = Dict(
@@ -206,7 +208,8 @@ class AccessConfig(Configurable):
         default_value=0,
         config=True,
         help=f"""Each user's submit rate: a token bucket of this many submits (POST jobs, lease
-        requests, a definition's "run now") refilled at this many a minute — a burst of that many,
+        requests, a definition's "run now"; also each create, edit, pause, resume or delete of a job
+        definition: each is an audit row) refilled at this many a minute — a burst of that many,
         then one every 60/N s; beyond it 429 with a Retry-After header (seconds) and "retry in N s"
         (audited). Per server process. Scheduled firings of definitions are bounded by
         definition_max_firings_per_user_hour instead. 0 = no limit. Default: {HUB_SUBMIT_RATE}

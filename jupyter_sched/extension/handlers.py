@@ -11,7 +11,6 @@ idle server alive; running work reports activity through ``SchedApp.current_acti
 from __future__ import annotations
 
 import functools
-from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -45,6 +44,7 @@ from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval, waiting_us
 from .log_follow import follow_logs
 from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
+from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
 from .web import SchedHandler
 
@@ -109,13 +109,8 @@ class JobsHandler(_WritesAreActivity):
         request = self.query(ListJobsRequest)
         kept = self.services.jobs.kept_list(self.own_name(), request, kind=self.kind, asked_at=self.asked_at)  # on the loop
         page = kept or await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
-        if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
-            query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
-                                       "all": "true" if request.all else None}.items() if v}
-            query.update(limit=str(request.limit), cursor=page.next_cursor)
-            # a relative reference (RFC 3986): it resolves against any URL the client used (a forwarding user server)
-            route = self.request.path.rstrip("/").rsplit("/", 1)[-1]
-            self.set_header("Link", f'<{route}?{urlencode(query)}>; rel="next"')
+        for name, value in jobs_headers(page, request, self.request.path):  # RFC 8288 paging
+            self.set_header(name, value)
         self.reply(page.jobs)
 
     @web.authenticated
@@ -279,11 +274,8 @@ class QueueHandler(SchedHandler):
         request = self.query(GetQueueRequest)
         kept = self.services.jobs.kept_queue(self.own_name(), request, asked_at=self.asked_at)  # on the loop (issue 17)
         page = kept or await self.call(self.services.jobs.queue_page, self.caller, request)
-        if page.next_cursor:  # RFC 8288 paging, as GET jobs: the body stays the list of entries
-            query = {"limit": str(request.limit)} if request.limit is not None else {}
-            self.set_header("Link", f'<queue?{urlencode({**query, "cursor": page.next_cursor})}>; rel="next"')
-        if page.waiting_total is not None:  # how many wait in all: "52 more wait behind these 50" (new user 16, N14)
-            self.set_header("X-Total-Count", str(page.waiting_total))
+        for name, value in queue_headers(page, request):  # paging as GET jobs; X-Total-Count
+            self.set_header(name, value)
         self.reply(page.entries)
 
 

@@ -22,7 +22,8 @@ from tornado import web
 from ..errors import bounded
 from ..textsafe import escaped_controls
 
-__all__ = ["LOG_LINE_MAX_CHARS", "escape_log_controls", "logged_quietly", "redacted_url", "shows_debug"]
+__all__ = ["LOG_LINE_MAX_CHARS", "escape_log_controls", "is_jupyter_log_request", "logged_quietly", "redacted_url",
+           "shows_debug"]
 
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
@@ -31,14 +32,14 @@ def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
     status = handler.get_status()
     log_function = handler.settings.get("log_function")
     if (status < 300 or status == 304) and isinstance(log_function, partial) \
-            and _is_jupyter_log_request(log_function) and not shows_debug(log):
+            and is_jupyter_log_request(log_function) and not shows_debug(log):
         if log_function.keywords.get("record_prometheus_metrics", True):
             prometheus_log_method(handler)  # type: ignore[no-untyped-call]
         return True
     return False
 
 
-def _is_jupyter_log_request(log_function: Any) -> bool:
+def is_jupyter_log_request(log_function: Any) -> bool:
     """True when ``log_function`` is jupyter_server's own ``log_request`` as the server sets it."""
     return (isinstance(log_function, partial) and log_function.func is jupyter_log_request and not log_function.args
             and set(log_function.keywords) <= {"record_prometheus_metrics"})

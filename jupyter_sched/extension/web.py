@@ -49,11 +49,12 @@ from .auth_once import ProvenOnceHandler
 from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
 from .http_errors import Utf8Arguments, http_error_body
+from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
 from .surrogates import lone_surrogate
 
-__all__ = ["AUTH_RESOURCE", "SchedHandler"]
+__all__ = ["AUTH_RESOURCE", "SchedHandler", "answer_body", "no_arguments"]
 
 AUTH_RESOURCE = "sched"
 
@@ -96,6 +97,10 @@ class _NoArguments(BaseModel):
     """The query of a route that takes no arguments (:meth:`SchedHandler.no_query`)."""
 
     model_config = ConfigDict(frozen=True)
+
+
+no_arguments: type[BaseModel] = _NoArguments
+"""The request model :meth:`SchedHandler.no_query` parses a route's query as."""
 R = TypeVar("R")
 
 
@@ -104,7 +109,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -358,9 +363,7 @@ class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
         buffer = getattr(self, "_write_buffer", None)
         if body is None or not buffer or len(buffer) != 1 or buffer[0] is not body.data:
             return super().compute_etag()
-        if body.etag is None:
-            body.etag = f'"{hashlib.sha1(body.data).hexdigest()}"'
-        return body.etag
+        return body.tag()
 
     def _log(self) -> None:
         """Jupyter's request log, without building a line nobody will see (:mod:`.request_log`)."""
@@ -435,10 +438,21 @@ class _Body:
         self.data = data
         self.etag: str | None = None
 
+    def tag(self) -> str:
+        """The ETag tornado computes for this body (the SHA-1 of its bytes, quoted), computed once."""
+        if self.etag is None:
+            self.etag = f'"{hashlib.sha1(self.data).hexdigest()}"'
+        return self.etag
+
 
 _WRITTEN: dict[int, tuple[weakref.ref[Any], _Body]] = {}
 """The :class:`_Body` of every live answer object written so far, by identity; an entry leaves with
 its answer (weak reference): the JSON of exactly the answers still held (kept ones, ones being written)."""
+
+
+def answer_body(answer: Any) -> _Body:
+    """The JSON bytes (``.data``) and ETag (``.tag()``) :meth:`SchedHandler.reply` writes for ``answer``."""
+    return _written(answer)
 
 
 def _written(answer: Any) -> _Body:

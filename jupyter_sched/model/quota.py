@@ -112,8 +112,10 @@ class QuotaSet:
 
     ``unlisted_borrowing_limit`` (GPUs, >= 0, or None): once any line exists, a team without a line
     of its own is counted as guaranteed 0 with this borrowing limit on any GPU model (red team 19,
-    R3: Slurm's association enforcement, Kueue's "no quota, not admitted"); None = no limit, work
-    conserving. The core's default is None; the services take ``c.SchedApp.unlisted_team_borrowing_limit``
+    R3: Slurm's association enforcement, Kueue's "no quota, not admitted"), and so is every scope
+    the lines leave out — a team's work on models its team lines do not name, its members without
+    a line of their own where it has no team line (red team 20, R2; one rule:
+    :meth:`~jupyter_sched.quota.ledger.QuotaLedger.applicable`); None = no limit, work conserving. The core's default is None; the services take ``c.SchedApp.unlisted_team_borrowing_limit``
     (0 unless an admin changed it).
     """
 

@@ -5,17 +5,17 @@ starts when nu18b's own running work leaves room under nu18b's cap…", which ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import ANY_MODEL, GPU_MILLI, ResourceRequest
+from ..model import ANY_MODEL, GPU_MILLI, QuotaSet, ResourceRequest
 from ..model.units import gpus_phrase
 from ..wording.quota import UNLISTED_SETTING, unlisted_text
-from .ledger import Line, QuotaLedger
+from .ledger import Line, QuotaLedger, line_applies
 
-__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "Stranded", "binding_ceiling", "ceiling_exceeded", "unlisted_fix",
-           "unlisted_warning"]
+__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "Stranded", "binding_ceiling", "ceiling_exceeded", "scope_warnings",
+           "uncovered", "unlisted_fix", "unlisted_warning"]
 
 
 def _gpus(milli: int) -> float:
@@ -100,6 +100,39 @@ def unlisted_warning(teams: Iterable[str], limit: float | None, *, stranded: Ite
     return said
 
 
+def scope_warnings(quotas: QuotaSet, models: Iterable[str], limit: float | None, *,
+                   first: Iterable[str] = ()) -> list[str]:
+    """An admin's warnings (GET / PUT quotas) naming the scopes of teams *with* lines that no line
+    covers, which the unlisted line bounds (red team 20, R2): a team with lines for some of the GPU
+    ``models`` present only (``team vision has no quota line for model H100: it may use 0 GPUs
+    there …``), a team named only by per-user lines (``team ghost has only a quota line for user
+    red20a: its other members may use 0 GPUs …``). ``limit``: the setting (GPUs; None = no limit,
+    nothing said: those scopes borrow as before). The teams in ``first`` (the admin's own) come
+    first; at most :data:`MAX_STRANDED_SAID` warnings, then one naming how many more teams."""
+    if limit is None or not quotas.quotas:
+        return []
+    present = list(dict.fromkeys(models))
+    teams = list(dict.fromkeys(q.team for q in quotas.quotas))
+    mine = [t for t in dict.fromkeys(first) if t in teams]
+    said: list[str] = []
+    for team in [*mine, *sorted(t for t in teams if t not in mine)]:
+        own = quotas.for_team(team)
+        members = sorted({q.user for q in quotas.quotas if q.team == team and q.user is not None})
+        if not own:
+            text = unlisted_text(team, limit, members=members, yours=team in mine)
+            said.append(f"{text}; give the team a line with PUT quotas")
+            continue
+        left = [m for m in present if not any(line_applies(q.gpu_model, m) for q in own)]
+        if left:
+            text = unlisted_text(team, limit, models=left, members=members, yours=team in mine)
+            said.append(f"{text}; give it a line for {'them' if len(left) > 1 else 'it'} (or for \"*\") with PUT quotas")
+    if len(said) > MAX_STRANDED_SAID:
+        more = len(said) - MAX_STRANDED_SAID
+        said = [*said[:MAX_STRANDED_SAID],
+                f"and {more} more team{'s' if more > 1 else ''} with GPU models or members no quota line covers"]
+    return said
+
+
 def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
     parts = []
     waiting = [f"{n} pending {what}{'s' if n != 1 else ''}" for n, what in ((work.pending, "job"),
@@ -114,27 +147,41 @@ def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
             f"PUT quotas, or raise {UNLISTED_SETTING}")
 
 
-def unlisted_fix(team: str, others: Iterable[str], *, admin: bool = False, mine: Iterable[str] = ()) -> str:
+def unlisted_fix(team: str, others: Iterable[str], *, admin: bool = False, mine: Iterable[str] = (),
+                 models: Sequence[str] = (), covered: Sequence[str] = ()) -> str:
     """The fix for a request on ``team``, which has no quota line, by a member of ``others`` (their
     teams that have one; ``mine``: all their teams). To an ``admin`` the fix they make themselves:
     a line with PUT quotas or the setting (new user 20, N3: a personal server's owner, the admin, was
     told "ask an admin"); to others, what to ask an admin for. The option is named once, where a
     team of theirs with a line can be chosen (``submit with --team <one of yours with a line: ml>``),
     and "none of your teams (default) has one" where none can (N3: "(you are in none)" read as "in
-    no team")."""
+    no team"). A team with lines for the GPU models ``covered`` only, asked on ``models`` (red team
+    20, R2): the line is one for the team on such a model, the option ``--model`` (one it covers)."""
     listed, all_mine = sorted(others), sorted(set(mine) | {team})
+    on = f" on model {models[0]}" if models else ""
     if admin:
-        fix = (f'add a quota line for team {team} with PUT quotas (e.g. {{"team": "{team}", "guaranteed": 0, '
+        example = f'"team": "{team}", ' + (f'"gpu_model": "{models[0]}", ' if models else "")
+        fix = (f'add a quota line for team {team}{on} with PUT quotas (e.g. {{{example}"guaranteed": 0, '
                f'"borrowing_limit": 4}}) or set {UNLISTED_SETTING} (GPUs; None = no limit)')
     else:
-        fix = f"ask an admin to add a quota line for team {team} (PUT quotas) or to raise {UNLISTED_SETTING}"
+        fix = f"ask an admin to add a quota line for team {team}{on} (PUT quotas) or to raise {UNLISTED_SETTING}"
+    if covered:
+        return f"{fix}, or submit with --model <one team {team} has a line for: {', '.join(covered)}>"
     if listed:
         return f"{fix}, or submit with --team <one of yours with a line: {', '.join(listed)}>"
     return f"{fix}; none of your teams ({', '.join(all_mine)}) has one"
 
 
-def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
-    """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`)."""
+def uncovered(line: Line, models: Iterable[str]) -> list[str]:
+    """Of ``models`` (GPU models present), those an unlisted ``line`` counts for its team: the ones
+    no team line of the team names (all of them for a team without team lines)."""
+    return [m for m in dict.fromkeys(models) if not any(line_applies(c, m) for c in line.covered)]
+
+
+def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = ()) -> CeilingExceeded:
+    """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`); ``models``:
+    the GPU models it was tried on, named when the line is that of a team's models without a line
+    (red team 20, R2: ``team vision has no quota line for model H100: it may use 0 GPUs there``)."""
     ceiling, guaranteed, borrow = (_gpus(line.ceiling or 0), _gpus(line.guaranteed), _gpus(line.borrowing_limit or 0))
     whose = f"the per-user limit of {line.user} in team {line.team}" if line.user is not None \
         else f"the limit of team {line.team}"
@@ -149,12 +196,17 @@ def ceiling_exceeded(line: Line, req: ResourceRequest) -> CeilingExceeded:
         # "workers" blamed on "gpus", which the user had set to 1)
         fit = int(ceiling // per_worker)
         field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
-    if line.unlisted:  # a team without a quota line (red team 19, R3): the team is what to change
+    if line.unlisted:  # a scope without a quota line (red team 19 R3, red team 20 R2): the team or model to change
+        left_out = uncovered(line, models) if line.covered else []
+        words = unlisted_text(line.team, ceiling, models=left_out, covered=() if left_out else line.covered,
+                              members=line.members)
+        field, most = ("model", f"a GPU model team {line.team} has a line for ({', '.join(line.covered)})") \
+            if line.covered else ("team", "a team of yours that has a quota line")
         return CeilingExceeded(
-            message=f"{unlisted_text(line.team, ceiling)}, so {gpus_phrase(requested)} can never start on it",
-            field="team", most="a team of yours that has a quota line",
+            message=f"{words}, so {gpus_phrase(requested)} can never start on it", field=field, most=most,
             details={"requested": requested, "ceiling": ceiling, "guaranteed": 0, "borrowing_limit": borrow,
-                     "team": line.team, "user": None, "model": line.model, "unlisted": True})
+                     "team": line.team, "user": None, "model": line.model, "unlisted": True,
+                     "covered": list(line.covered), "uncovered": left_out, "members": list(line.members)})
     return CeilingExceeded(
         message=(f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
                  f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})"),

@@ -9,11 +9,17 @@ the whole cluster (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/):
   (``borrowing_limit=None`` = unlimited); usage above ``guaranteed`` is *borrowed* and preemptible;
 * the cohort never owns more than exists: capacity is enforced by placement on the same ledger,
   so two admissions in one cycle can never both see the same free GPUs (case 001);
-* a team without any line applying to a model gets an implicit line ``guaranteed=0``,
-  unlimited borrowing — best-effort work that teams within their guarantee may reclaim;
-* a team without any line of its own, when :attr:`QuotaSet.unlisted_borrowing_limit` is set, gets
-  one *unlisted* line instead: ``guaranteed=0``, that borrowing limit, on any model (``'*'``), so
-  the never-fits check and ``BorrowingLimitReached`` bound it (red team 19, R3);
+* when :attr:`QuotaSet.unlisted_borrowing_limit` is set (the services: always, from
+  ``c.SchedApp.unlisted_team_borrowing_limit``), a job on a GPU model that no *team* line of its
+  team covers, by a user without a line of their own there, is counted on the team's one
+  *unlisted* line: ``guaranteed=0``, that borrowing limit, key ``(team, None, '*')`` — so the
+  never-fits check and ``BorrowingLimitReached`` bound it (red team 19, R3). One rule for every
+  scope (red team 20, R2): a team with no line at all, a team named only by per-user lines (its
+  other members), a team with lines for some models (the other models). Its usage is what those
+  scopes hold together; a user's own line there governs that user instead (the admin's cap);
+* otherwise (no limit set, or a user line applies) a team without a team line applying to a model
+  gets an implicit line ``guaranteed=0``, unlimited borrowing — best-effort work that teams
+  within their guarantee may reclaim;
 * an empty :class:`~jupyter_sched.model.QuotaSet` means *no quota*: nothing is limited, nothing
   is borrowed, nothing is reclaimed.
 
@@ -31,7 +37,7 @@ from ..model import ANY_MODEL, GPU_MILLI, Quota, QuotaSet
 from ..placement.filters import model_matches
 from ..placement.trial import Journaled
 
-__all__ = ["QuotaCheck", "QuotaLedger", "Line"]
+__all__ = ["QuotaCheck", "QuotaLedger", "Line", "line_applies"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +50,13 @@ class Line:
         ceiling: most milli-GPUs usable, or None (unlimited).
         borrowing_limit: most milli-GPUs above the guarantee, or None.
         implicit: True for the best-effort line of a team without configured lines.
-        unlisted: True for the line of a team without any line of its own, bounded by
-            :attr:`QuotaSet.unlisted_borrowing_limit` (``c.SchedApp.unlisted_team_borrowing_limit``).
+        unlisted: True for the line of a team's uncovered scopes (no team line for the model, no
+            line of the user), bounded by :attr:`QuotaSet.unlisted_borrowing_limit`
+            (``c.SchedApp.unlisted_team_borrowing_limit``; red team 19 R3, red team 20 R2).
+        covered: of an unlisted line, the GPU models the team's own team lines name (sorted; empty
+            when it has none): the line counts the team's work on every other model.
+        members: of an unlisted line, the users of the team with lines of their own (sorted): it
+            counts the team's other members (where their own lines do not apply).
     """
 
     key: tuple[str, str | None, str]
@@ -54,6 +65,8 @@ class Line:
     borrowing_limit: int | None
     implicit: bool = False
     unlisted: bool = False
+    covered: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
 
     @property
     def team(self) -> str:
@@ -117,8 +130,6 @@ class QuotaLedger(Journaled):
         self.user_lines: dict[tuple[str, str], list[Line]] = {}
         self.charges: dict[str, tuple[tuple[tuple[str, str | None, str], ...], int]] = {}
         self.weights = {p.team: max(p.weight, 1e-9) for p in quotas.teams}
-        self.named = frozenset(q.team for q in quotas.quotas)
-        """Teams with a line of their own (others get the unlisted line when it is set)."""
         self._cache: dict[tuple[str, str, str], tuple[Line, ...]] = {}
         self.team_version: dict[str, int] = {}
         self.version = 0
@@ -159,14 +170,10 @@ class QuotaLedger(Journaled):
         if not self.enabled:
             self._cache[ck] = ()
             return ()
-        team_l = [ln for ln in self.team_lines.get(team, ()) if _applies(ln.model, model)]
-        if not team_l and team not in self.named and self.quotas.unlisted_borrowing_limit is not None:
-            bl = round(self.quotas.unlisted_borrowing_limit * GPU_MILLI)
-            unlisted = Line(key=(team, None, ANY_MODEL), guaranteed=0, ceiling=bl, borrowing_limit=bl, implicit=True,
-                            unlisted=True)
-            self.lines[unlisted.key] = unlisted
-            self.team_lines.setdefault(team, []).append(unlisted)
-            team_l = [unlisted]
+        team_l = [ln for ln in self.team_lines.get(team, ()) if not ln.implicit and line_applies(ln.model, model)]
+        user_l = [ln for ln in self.user_lines.get((team, user), ()) if line_applies(ln.model, model)]
+        if not team_l and not user_l and self.quotas.unlisted_borrowing_limit is not None:
+            team_l = [self._unlisted(team)]  # an uncovered scope: one rule, whatever else names the team
         if not team_l:
             key = (team, None, model)
             line = self.lines.get(key)
@@ -175,10 +182,24 @@ class QuotaLedger(Journaled):
                 self.lines[key] = line
                 self.team_lines.setdefault(team, []).append(line)
             team_l = [line]
-        user_l = [ln for ln in self.user_lines.get((team, user), ()) if _applies(ln.model, model)]
         out = (*team_l, *user_l)
         self._cache[ck] = out
         return out
+
+    def _unlisted(self, team: str) -> Line:
+        """The team's unlisted line (one per team, made on first use; see the module docstring)."""
+        key = (team, None, ANY_MODEL)
+        line = self.lines.get(key)
+        if line is None:
+            assert self.quotas.unlisted_borrowing_limit is not None
+            bl = round(self.quotas.unlisted_borrowing_limit * GPU_MILLI)
+            own = self.team_lines.get(team, ())
+            line = Line(key=key, guaranteed=0, ceiling=bl, borrowing_limit=bl, implicit=True, unlisted=True,
+                        covered=tuple(sorted({ln.model for ln in own if not ln.implicit})),
+                        members=tuple(sorted({u for t, u in self.user_lines if t == team})))
+            self.lines[key] = line
+            self.team_lines.setdefault(team, []).append(line)
+        return line
 
     def line_capacity(self, line: Line) -> int:
         """Milli-GPUs in the line's scope (all GPUs for ``'*'``); fixed for the cycle, so memoised
@@ -188,7 +209,7 @@ class QuotaLedger(Journaled):
             if line.model == ANY_MODEL:
                 capacity = self.total_capacity * GPU_MILLI
             else:
-                capacity = sum(n for m, n in self.capacity_by_model.items() if _applies(line.model, m)) * GPU_MILLI
+                capacity = sum(n for m, n in self.capacity_by_model.items() if line_applies(line.model, m)) * GPU_MILLI
             self._capacities[line.key] = capacity
         return capacity
 
@@ -348,5 +369,7 @@ class QuotaLedger(Journaled):
 _OK = QuotaCheck(ok=True)
 
 
-def _applies(line_model: str, gpu_model: str) -> bool:
+def line_applies(line_model: str, gpu_model: str) -> bool:
+    """Does a line of ``line_model`` (``'*'``, a model, or a loose name as placement matches) count
+    work on a GPU of ``gpu_model``?"""
     return line_model == ANY_MODEL or line_model == gpu_model or model_matches(line_model, gpu_model)

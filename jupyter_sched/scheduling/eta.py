@@ -58,7 +58,7 @@ from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
-__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
+__all__ = ["MIN_RUNTIME", "NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
 
 NODE_DETAIL = 32
 """Clusters with at most this many nodes are always projected node by node; larger ones too when
@@ -72,6 +72,10 @@ LOOKAHEAD_WORK = 250_000
 ``benchmarks/cycle_bench.py``'s 1,000 jobs on 100 nodes stay above it."""
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
+MIN_RUNTIME = "MinRuntime"
+"""``details["eta_code"]`` of an ETA that is when the jobs it waits on (``eta_waits_on``) pass the minimum
+runtime and are preempted or reclaimed for it (``details["preemption_rule"]``), earlier than their ends
+(new user 20, N18: "ETA 23:06, when lowml ends" for a job that preempted lowml at 23:01)."""
 
 
 def predicted_start_of(job: Job, now: datetime) -> datetime | None:
@@ -131,7 +135,10 @@ def estimate_all(ctx: CycleContext) -> None:
         else:
             eta, why, waits, code = plan.estimate(job, reason)
             progress = plan.progress
-        eta = _protected_until(reason, eta)
+        until = _protected_until(reason, eta)
+        if until is not eta:  # it starts when its victims pass the minimum runtime, not when they end (N18)
+            eta, why, code = until, "", MIN_RUNTIME
+            waits = tuple(str(w) for w in reason.details["preemption_rule"].get("protected", ()))
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
                                           plan.reestimates, position, progress=progress)))

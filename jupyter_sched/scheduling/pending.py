@@ -122,7 +122,8 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
         message = (message.rstrip(".") + f"; the GPUs held for it were reclaimed by {team} for {by} within its "
                    f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
-    if refusal and reason.code in CAPACITY_CODES:
+    # a quota wait that ends when its own victims pass the minimum runtime says so too (new user 20, N18)
+    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"):
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
                                                                 if visit.refusal_details else {})}
         message = message.rstrip(".") + f"; no preemption: {refusal}."

@@ -190,7 +190,7 @@ class AccountingService:
             "team_in_use": team_in_use,
             "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
                          "quotas": [quota_to_dict(q) for q in _lines_of(quotas, t, caller.user)],
-                         "unlisted": _unlisted(quotas, t)}
+                         "unlisted": _unlisted(quotas, t, caller.user)}
                         for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
@@ -334,13 +334,16 @@ def _lines_of(quotas: QuotaSet, team: str, user: str) -> list[Quota]:
     """The quota lines that bound ``user`` in ``team``: its own, else — once other teams have lines
     and ``unlisted_borrowing_limit`` is set — the unlisted line that applies to it (guaranteed 0,
     that borrowing limit, any model: red team 19, R3; ``GET me`` said "no limit" where submits
-    were refused)."""
+    were refused), also for a member of a team named only by others' per-user lines (red team 20, R2)."""
     own = [q for q in quotas.quotas if q.team == team and q.user in (None, user)]
-    if own or not _unlisted(quotas, team):
+    if own or not _unlisted(quotas, team, user):
         return own
     return [Quota(team=team, guaranteed=0.0, borrowing_limit=quotas.unlisted_borrowing_limit)]
 
 
-def _unlisted(quotas: QuotaSet, team: str) -> bool:
-    """Is ``team`` bounded by the unlisted line (no line of its own, others have, a limit is set)?"""
-    return bool(quotas.quotas) and quotas.unlisted_borrowing_limit is not None and not quotas.listed(team)
+def _unlisted(quotas: QuotaSet, team: str, user: str) -> bool:
+    """Is ``user`` in ``team`` bounded by the unlisted line on every model (no team line, no line of
+    their own, others have lines, a limit is set)? (A team with lines for some models only is
+    bounded on the others too: GET quotas' warnings say those; ``by_team`` has no field for them.)"""
+    return (bool(quotas.quotas) and quotas.unlisted_borrowing_limit is not None and not quotas.for_team(team)
+            and not quotas.for_user(team, user))

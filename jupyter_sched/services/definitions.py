@@ -79,6 +79,8 @@ __all__ = ["DefinitionSettings", "DefinitionsService", "ExecutedNotebook", "defi
 log = logging.getLogger(__name__)
 
 _RETRIES = 5
+_CHANGING = "changing job definitions"
+"""What a definition change refused at the submit rate says the caller was doing (red team 20, R4)."""
 _WAITING_LISTED = 50
 """Most waiting runs a delete's answer lists (``waiting_total`` counts them all)."""
 _SWEEP_EVERY_S = 3600.0
@@ -390,9 +392,12 @@ class DefinitionsService:
             QuotaError: the caller already keeps ``limit_per_user`` definitions (audited): every
                 definition is work the firing loop does and runs in the queue, so one user cannot
                 make thousands (red-team finding 2).
+            BusyError: the caller changes definitions and submits faster than
+                ``max_submits_per_user_minute`` (one bucket; audited; red team 20, R4).
         """
         from ..store.definitions import insert_definition, list_definitions
 
+        self.ctx.admission.limit_rate(caller, request="create definition", doing=_CHANGING)  # red team 20, R4
         fields = definition_fields(request.body(), partial=False, min_interval_s=self.settings.min_interval_s)
         now = self.ctx.clock.now()
         definition = JobDefinition(
@@ -457,11 +462,12 @@ class DefinitionsService:
 
         Raises:
             ValidationError, NotFoundError (audited for another user's), ConflictError (it kept
-            changing), and the run checks of :meth:`create`.
+            changing), BusyError (the submit rate, as :meth:`create`), and the run checks of :meth:`create`.
         """
         from ..store.definitions import update_definition
 
         body = request.body()
+        self.ctx.admission.limit_rate(caller, request="edit definition", doing=_CHANGING)  # red team 20, R4
         for _ in range(_RETRIES):
             current = self._visible(caller, definition_id, request="edit definition")
             fields = definition_fields(body, partial=True, min_interval_s=self.settings.min_interval_s,
@@ -525,9 +531,11 @@ class DefinitionsService:
 
         Raises:
             NotFoundError: none, or another user's (audited).
+            BusyError: the submit rate, as :meth:`create` (audited).
         """
         from ..store.definitions import delete_definition
 
+        self.ctx.admission.limit_rate(caller, request="delete definition", doing=_CHANGING)  # red team 20, R4
         for _ in range(_RETRIES):
             current = self._visible(caller, definition_id, request="delete definition")
             try:

@@ -16,7 +16,7 @@ from ..errors import SchedError, ValidationError
 from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
-from ..quota.ceiling import Stranded, unlisted_warning
+from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -52,14 +52,17 @@ class QuotasService:
         but no quota line while other lines exist, what they get (red team 19, R3) and the work that
         strands — pending jobs and lease requests above the limit (they can never start), GPUs
         held above it (new user 20, N4) — ``first`` (the admin's own teams) named first; empty when
-        every such team has a line, or there are no lines (:func:`~..quota.ceiling.unlisted_warning`)."""
+        every such team has a line, or there are no lines (:func:`~..quota.ceiling.unlisted_warning`);
+        then the scopes of teams with lines that none covers — GPU models present, members without a
+        line of their own (red team 20, R2: :func:`~..quota.ceiling.scope_warnings`)."""
         live = self.ctx.store.live_jobs()
         seen = {self.ctx.admission.policy.default_team, *quotas.user_teams.values(),
                 *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in live)}
         teams = quotas.unlisted(seen)
         limit = self.ctx.store.unlisted_borrowing_limit
+        scoped = scope_warnings(quotas, self._models(), limit, first=first)  # red team 20, R2
         if not teams or limit is None:
-            return unlisted_warning(teams, limit, first=first)
+            return unlisted_warning(teams, limit, first=first) + scoped
         ceiling, work = round(limit * GPU_MILLI), {t: Stranded(team=t) for t in teams}
         for record in live:
             job = record.job
@@ -72,7 +75,14 @@ class QuotasService:
                 work[was.team] = replace(was, leases=was.leases + 1)
             elif milli > ceiling:
                 work[was.team] = replace(was, pending=was.pending + 1)
-        return unlisted_warning(teams, limit, stranded=work.values(), first=first)
+        return unlisted_warning(teams, limit, stranded=work.values(), first=first) + scoped
+
+    def _models(self) -> list[str]:
+        """The GPU models of the inventory (none when it cannot be read now)."""
+        try:
+            return sorted(self.ctx.inventory().healthy_models())
+        except SchedError:
+            return []
 
     def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
         """Why the quota set no longer fits the inventory (empty when it does)."""

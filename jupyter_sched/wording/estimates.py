@@ -20,11 +20,13 @@ re-estimate notes the core keeps with an ETA's move records. Pure: no clock, no 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "done_text", "learnt_condition", "progress_clause",
+__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "done_text", "learnt_condition", "min_runtime_clause",
+           "progress_clause",
            "ran_past_note", "share_text"]
 
 SAME_RUNS = "same"
@@ -109,3 +111,26 @@ def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | 
     if then_limit and limit_s is not None:
         text += f", so it is now expected to run to its {format_duration(limit_s)} time limit"
     return text
+
+
+def min_runtime_clause(rule: Mapping[str, Any], named: Sequence[str]) -> str:
+    """``then lowml (j-1), low priority of the same team, has run 5 min (the minimum runtime) and is
+    preempted for it`` — what an ETA that is the end of its victims' minimum runtime waits for
+    (``details.eta_code == "MinRuntime"``; ``rule``: the reason's ``details.preemption_rule``,
+    ``named``: the protected jobs as the reason names them); new user 20, N18: "ETA 23:06, when lowml
+    ends" for a job that preempted lowml at 23:01. "" when ``named`` is empty."""
+    if not named:
+        return ""
+    one = len(named) == 1
+    who = named[0] if one else (", ".join(named[:2]) + f" and {len(named) - 2} more" if len(named) > 3
+                                else ", ".join(named[:-1]) + f" and {named[-1]}")
+    classes = [str(c) for c in rule.get("priorities") or () if isinstance(c, str)]
+    whose = "of the same team" if rule.get("same_team") else "of another team"
+    desc = f"{' or '.join(classes)} priority {whose}" if classes else whose
+    limit = rule.get("min_runtime_s")
+    span = "" if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not math.isfinite(limit) \
+        or limit <= 0 else f"{limit / 60:g} min" if limit >= 60 else f"{limit:g} s"  # as the core's refusal says it
+    verb = "reclaimed" if rule.get("evicted_as") == "reclaimed" else "preempted"
+    ran = f"run {span} (the minimum runtime)" if span else "run the minimum runtime"
+    return (f"then {who}, {desc}, {'has' if one else 'have'} {ran} and "
+            f"{'is' if one else 'are'} {verb} for it")

@@ -15,24 +15,43 @@ UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 
 
 def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams without one",
-                  yours: bool = False) -> str:
-    """THE words for a team without a quota line while other lines exist (red team 19, R3): the
-    queue's reason, the submit refusal, ``status`` / ``%gpu`` and PUT quotas' warnings all open with
-    them (new user 20, N2: status said "guaranteed 0 GPUs, borrowing limit 0 (at most 0) … until that
-    much is released" where the queue said "can never start"):
-    ``team default has no quota line: teams without one may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)``.
+                  yours: bool = False, models: Sequence[str] = (), covered: Sequence[str] = (),
+                  members: Sequence[str] = ()) -> str:
+    """THE words for a team's scope without a quota line while other lines exist (red team 19, R3;
+    red team 20, R2: per scope): the queue's reason, the submit refusal, ``status`` / ``%gpu`` and
+    PUT quotas' warnings all open with them (new user 20, N2: status said "guaranteed 0 GPUs,
+    borrowing limit 0 (at most 0) … until that much is released" where the queue said "can never start"):
+    ``team default has no quota line: teams without one may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)``;
+    ``team vision has no quota line for model H100: it may use 0 GPUs there (…)``;
+    ``team ghost has only a quota line for user red20a: its other members may use 0 GPUs (…)``.
 
     Args:
         team: the team, or several (``teams nlp, ops have no quota line: each may use …``).
         limit: GPUs such a team may use (the setting; >= 0).
-        who: the subject of "may use" (``it`` in a warning about one team, ``each`` for several).
+        who: the subject of "may use" (``it`` in a warning about one team, ``each`` for several);
+            a team with lines of its own reads ``it`` / ``its other members`` whatever is given.
         yours: the reader is in the team (``…, you included``).
+        models: the GPU models its team lines leave out (one team: said by name).
+        covered: the GPU models its team lines name (said when ``models`` is not known).
+        members: the users of the team with lines of their own.
     """
     names = [team] if isinstance(team, str) else list(team)
-    subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"
     some = "" if limit == 0 else ", none of them guaranteed"
-    return (f"{subject} no quota line: {who} may use {gpus_phrase(float(limit))}{some} ({UNLISTED_SETTING})"
-            f"{', you included' if yours else ''}")
+    you = ", you included" if yours else ""
+    scoped = len(names) == 1 and bool(models or covered or members)
+    if not scoped:
+        subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"
+        return f"{subject} no quota line: {who} may use {gpus_phrase(float(limit))}{some} ({UNLISTED_SETTING}){you}"
+    users = ", ".join(members)
+    if models or covered:  # team lines for some GPU models: the others are the uncovered scope
+        head = (f"team {names[0]} has no quota line for model{'s' if len(models) > 1 else ''} {', '.join(models)}"
+                if models else f"team {names[0]} has quota lines only for {', '.join(covered)}")
+        subject = f"its members other than {users}" if members else "it"
+        where, on = (" there", "") if models else ("", "on other GPU models ")
+        return f"{head}: {on}{subject} may use {gpus_phrase(float(limit))}{where}{some} ({UNLISTED_SETTING}){you}"
+    lines = f"quota lines for users {users}" if len(members) > 1 else f"a quota line for user {users}"
+    return (f"team {names[0]} has only {lines}: its other members may use {gpus_phrase(float(limit))}{some} "
+            f"({UNLISTED_SETTING}){you}")
 
 
 def _gpus(value: Any) -> str:

@@ -317,7 +317,8 @@ def with_below(ctx: CycleContext, own: list[Candidate], others: list[Candidate]
 
     Returns:
         ``(candidates, young)``: ``own`` and ``others`` less the exempt ones, plus the exempt ones
-        kept; and the exempt ones left out (for the refusal's words).
+        kept; and the exempt ones left out, of any team (for the refusal's words and the ETA only:
+        :func:`.refusals.explain`).
     """
     policy = ctx.preemption
     pool = own + others
@@ -343,7 +344,9 @@ def with_below(ctx: CycleContext, own: list[Candidate], others: list[Candidate]
     kept = {i for ids in below.values() for i in ids}
     cands = [replace(c, below=below[c.job_id]) if c.job_id in below else c
              for c in pool if not c.exempt or c.job_id in kept]
-    return cands, [c for c in others if c.exempt and c.job_id not in kept]
+    # its own team's exempt work too: it is preempted for the job once it passes the minimum runtime,
+    # which the reason and the ETA must say (new user 20, N18: "ETA when lowml ends", started 5 min earlier)
+    return cands, [c for c in pool if c.exempt and c.job_id not in kept]
 
 
 def _job_of(ctx: CycleContext, job_id: str) -> Job:

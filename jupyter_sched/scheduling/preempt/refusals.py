@@ -51,6 +51,10 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
     job = visit.job
     spec = job.spec
     if ctx.quota.enabled and not within:
+        # its own team's lower class, evicted before and younger than the minimum runtime, is
+        # preempted for it once it passes it: that is when it starts (new user 20, N18)
+        if young and _explain_young(ctx, visit, flavor, cands, young, owners, stopping, reserved):
+            return
         # lower-class work of its own team that the policy spares answers "why not preempt?" first
         # (new user 4: a job granted high read only "guaranteed 0 … nothing is reclaimed" behind normal work)
         _explain_none_preemptible(ctx, visit, flavor, own_team_only=True)
@@ -126,8 +130,14 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
     visit.refusal = (f"{who}{f' and {others} more' if others else ''} would make room, but no job is preempted "
                      f"before it has run {span} (the minimum runtime): it waits until {who} has run {span} "
                      f"({_hhmm(until)} UTC)")
+    # how the ETA says it (wording.reasons.eta_sentence): of its own team (preempted) or another's (reclaimed)
+    own = all(c.team == visit.job.spec.team for c in protected)
     visit.refusal_details = {"rule": "min_runtime", "min_runtime_s": limit, "until": until.isoformat(),
-                             "protected": sorted(ends), "would_preempt": [c.job_id for c in widened.victims]}
+                             "protected": sorted(ends), "would_preempt": [c.job_id for c in widened.victims],
+                             "same_team": own, "evicted_as": "preempted" if own or all(
+                                 c.kind != "reclaim" for c in protected) else "reclaimed",
+                             "priorities": sorted({ctx.by_id[c.job_id].spec.priority.value for c in protected
+                                                   if c.job_id in ctx.by_id})}
     return True
 
 
