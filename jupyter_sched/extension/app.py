@@ -1,10 +1,9 @@
 """The jupyter_server extension: config, the services' lifetime, routes, identity, activity.
 
-``SchedApp`` owns one :class:`~jupyter_sched.services.Services` (the application services and
-the engine) per server: built when the extension loads (:func:`~jupyter_sched.services.build_services`),
-started once the server's event loop runs, stopped with the server. Handlers reach it through
-``settings["jupyter_sched"].services`` and the request's caller through
-:meth:`SchedApp.resolve_caller` (the admission step).
+``SchedApp`` owns one :class:`~jupyter_sched.services.Services` (the application services and the engine) per server:
+built when the extension loads (:func:`~jupyter_sched.services.build_services`), started once the server's event loop
+runs, stopped with the server. Handlers reach it through ``settings["jupyter_sched"].services`` and the request's
+caller through :meth:`SchedApp.resolve_caller` (the admission step).
 """
 
 from __future__ import annotations
@@ -50,8 +49,7 @@ from .routes import ROUTES, UnknownRouteHandler
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
-API_PREFIX = "api/sched/"
-"""Every route of the extension lives under ``{base_url}api/sched/``."""
+API_PREFIX = "api/sched/"  # every route of the extension lives under {base_url}api/sched/
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
