@@ -670,8 +670,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
-        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it "
-                                         "again, or pass --url for another one"), exc), file=stderr)
+        from ..client.sync import NO_SUCH_HOST_HINT
+
+        fix = ("check the host name given with --url, e.g. http://127.0.0.1:8888/ (what `jupyter server list` "
+               "prints)" if exc.hint == NO_SUCH_HOST_HINT
+               else "is the Jupyter server still running? Start it again, or pass --url for another one")
+        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {fix}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError as exc:
         print(failure(args, token_refused_line(args, client.connection.url, source=client.connection.source), exc),

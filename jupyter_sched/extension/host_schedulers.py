@@ -5,9 +5,10 @@ scheduler on the same GPUs: each handed all of them out, blind to the other's jo
 user was told. Each scheduler that manages this host's GPUs (an NVML, static or simulated inventory;
 not a forwarding hub user server, not a Kubernetes cluster's) now writes a small entry in the
 host's temporary folder (``/tmp/.jupyter_sched-scheduler-<uid>-<pid>.json``: account, pid, URL, GPUs),
-removed when it stops, and at its start reads the others' and logs one WARNING per other scheduler
-still running (INFO when either's GPUs are simulated: none is handed out twice), e.g. ``another jupyter_sched (root, pid 4242, http://127.0.0.1:18900/) schedules this
-host's 4 GPUs: jobs of both will share them …``.
+removed when it stops; at its start, and once a minute after (the first one learns of a later one),
+it reads the others' and logs one WARNING per other scheduler running (INFO when either's GPUs are
+simulated: none is handed out twice), each once, e.g. ``another jupyter_sched (jupyter lab of root,
+pid 4242, http://127.0.0.1:18900/) schedules this host's 4 GPUs too: jobs of both will share them …``.
 
 Another account's entry is believed only as far as the system vouches for it: a regular file (no
 link) owned by the account its name gives, whose pid is alive and owned by that account; its text is
@@ -17,6 +18,7 @@ folder that cannot be written or read never stops the server.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -25,7 +27,7 @@ import pwd
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,9 @@ PREFIX = ".jupyter_sched-scheduler-"
 _NAME = re.compile(re.escape(PREFIX) + r"(\d{1,10})-(\d{1,10})\.json")
 _MAX_BYTES = 4096
 _SAID = 5
-"""Other schedulers named one by one at start; the rest are counted in one line."""
+"""Other schedulers named one by one per look; the rest are counted in one line."""
+LOOK_INTERVAL_S = 60.0
+"""How often a running scheduler looks for schedulers started after it."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +63,58 @@ class HostScheduler:
 
 @dataclass
 class Registration:
-    """This process's entry (:func:`register`); :meth:`withdraw` removes it."""
+    """This process's entry (:func:`register`; ``path`` None when it could not be written) and what
+    it said of the others: :meth:`look` says each other scheduler once, :meth:`watch` looks again
+    every ``LOOK_INTERVAL_S`` (the scheduler that started first learns of a later one too),
+    :meth:`withdraw` removes the entry and stops looking."""
 
     path: Path | None
+    me: HostScheduler | None = None
+    folder: Path | None = None
+    told: set[tuple[int, int]] = field(default_factory=set)
+    """(uid, pid) of the other schedulers already said (those still running)."""
+    _timer: asyncio.TimerHandle | None = None
+
+    def look(self) -> list[HostScheduler]:
+        """Say each other scheduler running now that was not said before (at most :data:`_SAID`
+        by name, the rest counted; WARNING when both hand out real GPUs, INFO when either's are
+        simulated: none is handed out twice); the newly seen ones."""
+        if self.me is None:
+            return []
+        now = others(me_pid=self.me.pid, folder=self.folder)
+        fresh = [other for other in now if (other.uid, other.pid) not in self.told]
+        for other in fresh[:_SAID]:
+            log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
+                    warning_for(other, self.me))
+        if len(fresh) > _SAID:
+            log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
+                        self.folder or tempfile.gettempdir(), PREFIX)
+        self.told = {(other.uid, other.pid) for other in now}  # one that stopped and comes back is said again
+        return fresh
+
+    def watch(self, interval_s: float = 0.0) -> None:
+        """Look again every ``interval_s`` (default :data:`LOOK_INTERVAL_S`) on the running event loop
+        (none running: nothing)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        every = interval_s or LOOK_INTERVAL_S
+
+        def tick() -> None:
+            try:
+                self.look()
+            except Exception:  # never in the server's way
+                log.debug("jupyter_sched: could not look for other schedulers on this host", exc_info=True)
+            self._timer = loop.call_later(every, tick)
+
+        self._timer = loop.call_later(every, tick)
 
     def withdraw(self) -> None:
-        """Remove the entry (if it is still this process's)."""
+        """Stop looking; remove the entry (if it is still this process's)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.path is not None:
             with contextlib.suppress(OSError):
                 if self.path.lstat().st_uid == os.getuid():
@@ -157,9 +207,8 @@ def warning_for(other: HostScheduler, me: HostScheduler) -> str:
 
 
 def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registration:
-    """At a scheduler's start: register it and say every other one on this host (module
-    docstring; WARNING when both hand out real GPUs, INFO when either's are simulated; at most
-    :data:`_SAID` named). Nothing for a hub user server that forwards to the hub's scheduler, or a
+    """At a scheduler's start: register it, say every other one on this host (:meth:`Registration.look`)
+    and keep looking for later ones (:meth:`Registration.watch`). Nothing for a hub user server that forwards to the hub's scheduler, or a
     Kubernetes inventory (those GPUs are not this host's). ``folder``: the registry (default the
     host's temporary folder)."""
     if getattr(app, "hub_service_url", ""):
@@ -178,10 +227,8 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
         user = str(os.getuid())
     me = HostScheduler(user=user, uid=os.getuid(), pid=os.getpid(), url=str(getattr(serverapp, "connection_url", "")),
                        gpus=gpus, simulated=simulated, kind=kind)
-    seen = others(me_pid=me.pid, folder=folder)
-    for other in seen[:_SAID]:  # simulated GPUs are nobody's to share: said, not warned
-        log.log(logging.INFO if other.simulated or me.simulated else logging.WARNING, "jupyter_sched: %s",
-                warning_for(other, me))
-    if len(seen) > _SAID:
-        log.warning("jupyter_sched: and %d more schedulers on this host (/tmp/%s*.json)", len(seen) - _SAID, PREFIX)
-    return register(me, folder=folder)
+    registration = register(me, folder=folder)
+    registration.me, registration.folder = me, folder
+    registration.look()
+    registration.watch()
+    return registration

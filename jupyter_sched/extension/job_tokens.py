@@ -69,18 +69,17 @@ class JobTokenConfig(Configurable):
         return value if value.endswith("/") else value + "/"
 
 
-def install_job_tokens(app: Any) -> None:
-    """Give ``app``'s executor its ``job_env(job)`` (``JUPYTER_SCHED_URL`` + the job's token) and its
-    services the :class:`~jupyter_sched.services.job_tokens.JobTokenCheck`; nothing on a hub user's
-    server, which forwards every request and starts no job.
+def install_job_tokens(app: Any, services: Any) -> Any:
+    """Give the executor of ``app``'s ``services`` its ``job_env(job)`` (``JUPYTER_SCHED_URL`` + the job's
+    token) and the services the :class:`~jupyter_sched.services.job_tokens.JobTokenCheck`; nothing on a hub
+    user's server, which forwards every request and starts no job. Returns ``services``.
 
     Raises:
         traitlets.TraitError: the secret file cannot be made or is readable by others (names the setting).
     """
-    services = app.services
     executor = getattr(services, "executor", None)
     if executor is None or not hasattr(services, "ctx"):
-        return
+        return services
     path = Path(app.job_token_secret_file or app.sched_data_dir / "job_token_secret")
     try:
         tokens = JobTokens(load_secret(path))
@@ -94,6 +93,7 @@ def install_job_tokens(app: Any) -> None:
         return {"JUPYTER_SCHED_URL": url, ENV_JOB_TOKEN: tokens.mint(job.id, job.attempts)}
 
     executor.job_env = job_env
+    return services
 
 
 class _JobTokenIdentity:

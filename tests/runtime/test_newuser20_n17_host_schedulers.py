@@ -145,3 +145,40 @@ def test_newuser20_n17_the_words_for_real_gpus_name_the_other_scheduler() -> Non
                        kind="jupyter lab")
     assert warning_for(hub, me).startswith("another jupyter_sched (jupyter-sched serve of root, pid 7, "
                                            "http://127.0.0.1:8000/services/s/) schedules this host's 8 GPUs too")
+
+
+def test_newuser20_n17_the_scheduler_that_started_first_learns_of_a_later_one_once(
+        folder: Path, nobodys: subprocess.Popen[bytes], caplog: pytest.LogCaptureFixture) -> None:
+    # the first (here: this process) started alone; nobody's scheduler starts after it
+    mine = announce(_app(), SERVER, folder=folder)
+    assert mine.look() == []
+    _entry(folder, NOBODY, nobodys.pid, NOBODY)
+    with caplog.at_level(logging.INFO, logger="jupyter_sched"):
+        assert [other.pid for other in mine.look()] == [nobodys.pid]  # what the minute's look does
+        assert mine.look() == []  # said once, not every minute
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING and "another jupyter_sched" in r.getMessage()]
+    assert len(warned) == 1, warned
+    mine.withdraw()
+
+
+def test_newuser20_n17_a_running_scheduler_looks_again_on_its_loop(
+        folder: Path, nobodys: subprocess.Popen[bytes]) -> None:
+    import asyncio
+
+    async def main() -> list[int]:
+        mine = announce(_app(), SERVER, folder=folder)
+        mine.withdraw()  # the minute's timer is stopped with it
+        assert mine._timer is None
+        mine = announce(_app(), SERVER, folder=folder)
+        mine._timer.cancel()  # type: ignore[union-attr]
+        mine.watch(0.05)
+        _entry(folder, NOBODY, nobodys.pid, NOBODY)
+        for _ in range(200):  # until the timer's look has said it (no time asserted)
+            if mine.told:
+                break
+            await asyncio.sleep(0.05)
+        told = [pid for _uid, pid in mine.told]
+        mine.withdraw()
+        return told
+
+    assert asyncio.run(main()) == [nobodys.pid]
