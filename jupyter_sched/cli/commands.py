@@ -389,7 +389,8 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Wait for a job to end with a progress bar (queue, then run); exit 0 only if it succeeded."""
     from ..model.units import parse_duration
 
-    limit = parse_duration(args.wait_timeout, field="--for") if args.wait_timeout else None
+    limit = parse_duration(args.wait_timeout, field="--for", hint="give how long to wait, e.g. --for 10m, or leave "
+                           "--for out to wait until it ends") if args.wait_timeout else None  # new user 20, N24
     args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
     return _wait_for(client, args.job_id, limit, io, json_out=args.json)
 

@@ -256,7 +256,7 @@ def _add_submit(sub: Any) -> None:
                         help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", "--queue", dest="team", action=OneSetting, help="team charged (--queue is another name)")
     submit.add_argument("--name", help="job name")
-    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
+    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all (left out: the queue\'s default, else none)')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")

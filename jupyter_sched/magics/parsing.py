@@ -376,8 +376,11 @@ def parse_gpu_line(line: str) -> GpuCommand:
         parser.add_argument("--seconds", default="30")
         parser.add_argument("--interval", default="1")
         ns = parser.parse_args(rest)
-        seconds = parse_duration(ns.seconds, field="--seconds")
-        interval = parse_duration(ns.interval, field="--interval")
+        # each option's own advice, not a time limit's "leave it out for none" (new user 20, N24)
+        seconds = parse_duration(ns.seconds, field="--seconds", hint="give how long to watch, e.g. 30 or 2m "
+                                                                     "(left out: 30 s)")
+        interval = parse_duration(ns.interval, field="--interval", hint="give the time between samples, e.g. 1 or 5s "
+                                                                        "(left out: 1 s)")
         assert seconds is not None and interval is not None  # defaults are set
         return GpuCommand("watch", seconds=seconds, interval_s=interval)
     if rest:

@@ -52,13 +52,18 @@ MEMORY_FORMS = "e.g. 20GiB or 20Gi (20480 MiB), 20G or 20GB (10^9 bytes each: 19
 """What a memory size may be, said in every refusal of one."""
 
 
-def parse_duration(value: str | float | int | None, *, field: str) -> float | None:
+def parse_duration(value: str | float | int | None, *, field: str, hint: str | None = None) -> float | None:
     """Parse a duration such as ``90``, ``"45s"``, ``"10m"``, ``"2h30m"`` or ``"1d"`` into seconds.
 
     Args:
         value: seconds as a number, or a string of ``<number><unit>`` parts (units d, h, m, s);
             ``None`` or ``""`` means "no duration".
         field: the input field, for the error message.
+        hint: the field's own advice for a value out of range (zero, negative, over 366 days) —
+            what to give and what leaving it out means, e.g. ``"give how long to watch, e.g. 30 or
+            2m (default 30 s)"``. None: a neutral example. New user 20, N24: every duration field
+            was told the time limit's "… or leave it out for none", and ``%gpu watch --seconds``
+            left out means 30 s.
 
     Returns:
         Seconds (float, > 0) or ``None``.
@@ -93,10 +98,10 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
                     hint="use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
     if not seconds > 0 or seconds != seconds:  # NaN fails both
         raise ValidationError(f"{field} must be a positive duration (got {shown(value)})", field=field,
-                              hint="give a duration above zero, e.g. '10m'")
+                              hint=hint or "give a duration above zero, e.g. '10m'")
     if seconds > MAX_DURATION_S:  # also catches inf: date arithmetic overflows past this
         raise ValidationError(f"{field} must be at most 366 days (got {shown(value)})", field=field,
-                              hint="give a shorter duration, e.g. '7d', or leave it out for none")
+                              hint=hint or "give a shorter duration, e.g. '7d'")
     return seconds
 
 

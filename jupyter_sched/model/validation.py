@@ -671,9 +671,7 @@ def spec_from_request(
         raise lease_gpus_range("gpus", merged.get("gpus"))
     limit_field = "time_limit_s" if merged.get("time_limit_s") is not None else "time_limit"
     limit = parse_time_limit(merged.get(limit_field), field=limit_field)
-    unlimited, time_limit = limit == 0, limit or None
-    if unlimited and warnings is not None:
-        warnings.append(UNLIMITED_WARNING)
+    unlimited, time_limit = limit == 0, limit or None  # its note: no_limit_note, where the queue's default is known
     command_value = merged.get("command")
     if isinstance(command_value, str):
         raise ValidationError("command must be a list of arguments", field="command",
@@ -1000,6 +998,21 @@ def _groups(body: Mapping[str, Any]) -> tuple[WorkerGroup, ...]:
 UNLIMITED_WARNING = "time limit 0 = unlimited; this job can only start when nothing is reserved"
 """Shown when a request says ``time_limit: 0`` (case 033: zero means no limit, never "ends at once")."""
 
+NO_LIMIT_WARNING = ("no time limit given and no default here = unlimited; this job can only start when nothing is "
+                    "reserved (give one, e.g. 2h, to get an ETA-based backfill)")
+"""Shown when a request gives no time limit and no queue rule gives it one (new user 20, N23)."""
+
+
+def no_limit_note(source: str) -> str | None:
+    """The note a submit answer carries for a job that will run without a time limit, by where its
+    limit comes from (``source`` of :func:`~jupyter_sched.queues.limits.effective_limit`):
+    ``"unlimited"`` (``time_limit: 0``) → :data:`UNLIMITED_WARNING`; ``"none given"`` (left out,
+    and no queue default or maximum applies) → :data:`NO_LIMIT_WARNING`; None otherwise (a limit
+    given or defaulted, or a kernel's lease, which never has one). Both say the same consequence
+    (scheduling/pending.py: work without a limit "can only start when nothing is reserved"). New
+    user 20, N23: ``--time-limit 0`` got the note, leaving it out — the same job — got none."""
+    return {"unlimited": UNLIMITED_WARNING, "none given": NO_LIMIT_WARNING}.get(source)
+
 
 MIN_TIME_LIMIT_S = 1.0
 """Shortest time limit a job may ask for, in seconds: a shorter one stops the job about as soon as
@@ -1031,7 +1044,8 @@ def parse_time_limit(value: Any, *, field: str = "time_limit") -> float | None:
     if _means_zero(value):
         return 0.0
     try:
-        seconds = parse_duration(value, field=field)
+        seconds = parse_duration(value, field=field, hint="give a shorter limit, e.g. '7d', or 0 for no limit at all; "
+                                                          "left out, the queue's default applies")
     except ValidationError as err:  # "above zero" was false: 0 is taken, as no limit (new user 15, N4)
         if err.message.startswith(f"{field} must be a positive duration"):
             raise ValidationError(f"{field} must not be negative (got {quoted(value)})", field=field,

@@ -30,7 +30,8 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, Q
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, sent_value
+from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
+from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import read_progress
@@ -278,6 +279,11 @@ class JobsService:
             if spec.port is not None and spec.kind is JobKind.TRAINING:  # new user 9, N18: ignored, said nowhere
                 warnings.append(f"port {spec.port} is not used: only an inference service (kind inference) is "
                                 "given a port; a training job opens whatever ports its program opens")
+            # no limit, given as 0 or left out with no queue default: said the same way (new user 20, N23);
+            # a service left without one runs until stopped, as meant
+            source = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[1]  # None: defaults
+            note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
+            warnings.extend([note] if note else [])
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
