@@ -176,7 +176,7 @@ def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedSer
     code = main(["--url", server.url, "cancel", "--mine"], out=out, err=err, stdin=Terminal(answer))
     assert code == EXIT_OK, err.getvalue()
     asked = err.getvalue().splitlines()
-    assert asked[-1].startswith("Cancel 2 of ann's jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
+    assert asked[-1].startswith("Cancel 2 of your jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
     if want_cancelled:
         assert out.getvalue().startswith("cancelled 2 jobs: ")
         assert all(wait_state(server, "tok-ann", j["id"], "cancelled")["state"] == "cancelled" for j in jobs)
