@@ -7,7 +7,9 @@
     │   └── TimestampError          a timestamp without a UTC offset, or unparseable (400)
     ├── AuthorizationError          the caller may not do this (403)
     │   └── AuthenticationError     the server did not accept the request's token (401/403
-    │                               from Jupyter's own auth; raised by the clients only)
+    │       │                       from Jupyter's own auth; raised by the clients)
+    │       └── TokenRefusedError   a token the scheduler checks itself (a job's progress
+    │                               token) is forged or expired (401)
     ├── NotFoundError               no such job / lease / quota / profile (404)
     ├── ConflictError               the request contradicts current state, e.g. illegal
     │   │                           state transition or cancel of a finished job (409)
@@ -51,6 +53,7 @@ __all__ = [
     "StoreError",
     "TelemetryError",
     "TimestampError",
+    "TokenRefusedError",
     "UnschedulableError",
     "ValidationError",
     "bounded",
@@ -160,6 +163,14 @@ class AuthenticationError(AuthorizationError):
     code = "forbidden"
 
 
+class TokenRefusedError(AuthenticationError):
+    """A token the scheduler checks itself — a job's progress token (``JUPYTER_SCHED_JOB_TOKEN``) — is
+    forged, from another server, or expired with its job's run (401; the clients read it as an
+    :class:`AuthenticationError`)."""
+
+    code = "unauthorized"
+
+
 class NotFoundError(SchedError):
     """The named job, lease, quota or profile does not exist (or is not visible to you)."""
 
@@ -230,6 +241,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     ValidationError: 400,
     TimestampError: 400,
     AuthorizationError: 403,
+    TokenRefusedError: 401,
     NotFoundError: 404,
     ConflictError: 409,
     NotLeaderError: 409,

@@ -104,7 +104,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     listed = client.jobs_all(state=",".join(states), all_users=bool(args.everyone), page=BULK_PAGE)  # every page
     jobs = [j for j in listed if in_bulk_cancel(j)]  # and leases bound to no kernel (new user 13, N4)
     leases = len(listed) - len(jobs)
-    whose = "every user's" if args.everyone else f"{who}'s"
+    whose = "every user's" if args.everyone else "your"  # the caller's own (new user 20, N27: "root's jobs")
     if not jobs:
         print(nothing, file=io.out)
         return EXIT_OK
@@ -118,7 +118,8 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
               "asking without a terminal — add --yes to go ahead", file=io.err)
         return EXIT_USAGE
     leased = any(j.get("kind") == "lease" for j in jobs)
-    counted = f"{work_count(jobs)} of {whose}" if leased else f"{len(jobs)} of {whose} jobs"
+    counted = (f"{work_count(jobs)} of {'yours' if whose == 'your' else whose}" if leased
+               else f"{len(jobs)} of {whose} jobs")
     io.err.write(f"Cancel {counted}{owners} ({breakdown})? [y/N] ")
     io.err.flush()
     if io.stdin.readline().strip().lower() not in ("y", "yes"):

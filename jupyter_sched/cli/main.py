@@ -507,9 +507,11 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
             _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
-        if isinstance(job_id, str) and not _ID.fullmatch(job_id.strip()):
+        if isinstance(job_id, str) and _meant_as_id(job_id) and not _ID.fullmatch(job_id.strip()):
             # "j-…:" copied from a `jobs` line reached a hub's forwarder as an encoded path and came back
-            # as "not a scheduler route" (new user 5, finding 15): said here, naming the id
+            # as "not a scheduler route" (new user 5, finding 15): said here, naming the id. Any other
+            # word is a job name, looked up among the caller's jobs (client.job_id_of): a name with a
+            # space or a non-ASCII letter ("a b c", "🚀 run") was refused here as "not a job id" (new user 20, N15)
             trimmed = job_id.strip().strip(_ID_EDGE_JUNK)
             guess = f"; did you mean {trimmed}?" if _ID.fullmatch(trimmed) else ""
             shown = repr(job_id) if len(job_id) <= 60 else f"{job_id[:40]!r}… ({len(job_id)} characters)"
@@ -545,6 +547,13 @@ _ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 """An id's characters, of any length: a longer one breaks only the length rule."""
 _ID_EDGE_JUNK = ":,;.'\"()[]<>` "
 """Punctuation a copy from a listing picks up at an id's ends (``job j-…: succeeded``)."""
+
+
+def _meant_as_id(ref: str) -> bool:
+    """Whether ``ref`` is meant as a job or lease id (``j-…``/``l-…``, in any case, maybe with a
+    listing's punctuation around it): only those are checked against the id rule; anything else is
+    a job name (the client looks it up and never puts it in a path)."""
+    return ref.strip().lstrip(_ID_EDGE_JUNK).lower().startswith(("j-", "l-"))
 
 
 def _content_refusal(kind: str, full: str, path: str) -> str:
@@ -661,8 +670,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
-        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it "
-                                         "again, or pass --url for another one"), exc), file=stderr)
+        from ..client.sync import NO_SUCH_HOST_HINT
+
+        fix = ("check the host name given with --url, e.g. http://127.0.0.1:8888/ (what `jupyter server list` "
+               "prints)" if exc.hint == NO_SUCH_HOST_HINT
+               else "is the Jupyter server still running? Start it again, or pass --url for another one")
+        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {fix}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError as exc:
         print(failure(args, token_refused_line(args, client.connection.url, source=client.connection.source), exc),

@@ -148,6 +148,10 @@ class AsyncSchedClient:
     async def cancel(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.cancel(job_id)))
 
+    async def report_progress(self, job_id: str, done: float, total: float) -> dict[str, Any]:
+        """``POST jobs/{id}/progress`` (see :meth:`SchedClient.report_progress`)."""
+        return dict(await self.call(routes.report_progress(job_id, done, total)))
+
     async def cancel_jobs(self, *, ids: list[str] | None = None, mine: bool = False, all_users: bool = False,
                           states: list[str] | None = None) -> dict[str, Any]:
         """``POST jobs/cancel``: as :meth:`SchedClient.cancel_jobs` (the sync and async clients offer

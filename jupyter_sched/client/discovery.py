@@ -79,8 +79,8 @@ class Connection(NamedTuple):
             ``{url}api/sched/``.
         token: Jupyter / JupyterHub API token sent as ``Authorization: token ...`` ("" = none).
         kernel_id: this kernel's id as the server knows it (leases bind to it), when known.
-        source: how it was found: ``explicit``, ``kernel-env``, ``hub-service``, ``hub-user`` or
-            ``runtime-file``.
+        source: how it was found: ``explicit``, ``kernel-env``, ``job-token`` (a job's progress token),
+            ``hub-service``, ``hub-user`` or ``runtime-file``.
         root: a runtime-file server's root dir ("" otherwise).
         others: the base URLs of the other running servers that answered too (runtime files only):
             more than one was there to choose from.

@@ -13,7 +13,11 @@ GPUs (issue 16 item 4); nothing it decides depends on them. Outside a job (no ``
 in the environment) the call does nothing but warn once. A call made sooner than the server's
 ``min_interval_s`` (10 s) after the last one sent is not sent (the last step, ``done == total``,
 always is), so calling it every step costs nothing; a server that cannot be reached is warned about
-once and the job runs on. The server is found as :func:`jupyter_sched.client.connect` finds it.
+once and the job runs on. The server is the one that started the job: ``JUPYTER_SCHED_URL`` with the job's
+own progress token ``JUPYTER_SCHED_JOB_TOKEN``, both set by the scheduler in every job it starts (the token
+may report this job's progress and do nothing else; one it no longer takes — the job's run ended — is
+warned about once). Without them (a job of an older server) it is found as
+:func:`jupyter_sched.client.connect` finds it, with the owner's own token.
 """
 
 from __future__ import annotations
@@ -24,15 +28,17 @@ import time
 import warnings
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import AuthenticationError, ValidationError
 from . import connect
-from .discovery import NoServerError
+from .discovery import ENV_URL, Connection, NoServerError
 from .sync import SchedClient, ServerUnreachableError
 
-__all__ = ["ENV_JOB_ID", "report_progress"]
+__all__ = ["ENV_JOB_ID", "ENV_JOB_TOKEN", "report_progress"]
 
 ENV_JOB_ID = "JUPYTER_SCHED_JOB_ID"
 """The variable the executors set in a job's environment: its id."""
+ENV_JOB_TOKEN = "JUPYTER_SCHED_JOB_TOKEN"
+"""The variable the executors set in a job's environment: its progress token (with ``JUPYTER_SCHED_URL``)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {"client": None, "sent_at": None, "interval_s": 10.0, "warned": set()}
@@ -80,13 +86,29 @@ def report_progress(done: float, total: float) -> dict[str, Any] | None:
         try:
             client: SchedClient | None = _state["client"]
             if client is None:
-                client = _state["client"] = connect()
+                client = _state["client"] = _job_client() or connect()
             answer = client.report_progress(job_id, float(done), float(total))
         except (NoServerError, ServerUnreachableError) as exc:
             _warn_once("unreachable", f"jupyter_sched.report_progress: the scheduler could not be reached ({exc}); "
                                       "the job runs on, its progress is not reported")
             return None
+        except AuthenticationError as exc:
+            if client is None or client.connection.source != "job-token":
+                raise
+            _warn_once("token", f"jupyter_sched.report_progress: the scheduler no longer takes this job's token "
+                                f"({exc.message}); the job runs on, its progress is not reported")
+            return None
         interval = answer.get("min_interval_s")
         if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval >= 0:
             _state["interval_s"] = float(interval)
         return answer
+
+
+def _job_client() -> SchedClient | None:
+    """A client of the server that started this job, with the job's own progress token (None when the
+    job's environment has no ``JUPYTER_SCHED_JOB_TOKEN`` and ``JUPYTER_SCHED_URL``)."""
+    token = os.environ.get(ENV_JOB_TOKEN, "").strip()
+    url = os.environ.get(ENV_URL, "").strip()
+    if not token or not url:
+        return None
+    return SchedClient(Connection(url=url if url.endswith("/") else url + "/", token=token, source="job-token"))

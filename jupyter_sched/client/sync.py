@@ -69,9 +69,16 @@ class NotSchedServerError(ServerUnreachableError):
 def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
     """Build the error for a failed connection to ``conn``: what happened in words
     (``nothing is listening there``), never the exception's class and errno."""
+    why = why_unreachable(exc)
     return ServerUnreachableError(
-        f"cannot reach the jupyter_sched server at {conn.url}: {why_unreachable(exc)}",
-        hint="is the Jupyter server still running? restart it, or connect(url, token) to another one")
+        f"cannot reach the jupyter_sched server at {conn.url}: {why}",
+        # a name that does not resolve is a wrong URL, not a stopped server (new user 20, N27: --url notaurl)
+        hint=NO_SUCH_HOST_HINT if why == NO_SUCH_HOST else
+        "is the Jupyter server still running? restart it, or connect(url, token) to another one")
+
+
+NO_SUCH_HOST = "its host name does not resolve"
+NO_SUCH_HOST_HINT = "check the host name in the URL, e.g. http://127.0.0.1:8888/ (what `jupyter server list` prints)"
 
 
 def hub_root(url: str, location: str = "") -> str:
@@ -110,7 +117,7 @@ def why_unreachable(exc: BaseException) -> str:
         if isinstance(err, TimeoutError) or type(err).__name__.endswith("Timeout"):
             return "no answer within the request timeout"
         if isinstance(err, socket.gaierror) or "name or service not known" in str(err).lower():
-            return "its host name does not resolve"
+            return NO_SUCH_HOST
         if isinstance(err, ssl.SSLError):
             return "the TLS handshake failed (an http:// server given as https://, or a certificate not trusted)"
         if isinstance(err, (ConnectionResetError, http.client.RemoteDisconnected, BrokenPipeError)):

@@ -18,7 +18,9 @@ directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, open
 * ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` — overwriting a user's ``FASTEST_FIRST`` with a warning
   (case 016: nvidia-smi indices follow PCI order, CUDA's default order is fastest first);
 * ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole, 0 = no GPU) and
-  ``JUPYTER_SCHED_JOB_MARKER`` (the job group, :mod:`.tracking`).
+  ``JUPYTER_SCHED_JOB_MARKER`` (the job group, :mod:`.tracking`);
+* what :attr:`LocalExecutor.job_env` gives: ``JUPYTER_SCHED_URL`` and the job's progress token
+  ``JUPYTER_SCHED_JOB_TOKEN`` (issue 16 item 4), in no log and no answer.
 
 A gang (several workers, or named worker groups of different sizes — issue 16) runs one process
 per worker under the one wrapper, each with its own GPUs (:func:`gang_environments`):
@@ -146,6 +148,7 @@ def job_environment(
     allocation: Allocation,
     base_env: Mapping[str, str],
     *,
+    scheduler_env: Mapping[str, str] | None = None,
     logger: logging.Logger = log,
 ) -> dict[str, str]:
     """The environment a job runs with: ``base_env`` + the spec's env + the scheduler's pins.
@@ -155,12 +158,24 @@ def job_environment(
     devices (:func:`~..model.jobenv.device_variable`) is passed on from ``base_env`` (the
     service's own) or the spec (refused at submit: red team 15, R1). ``CUDA_DEVICE_ORDER`` is
     ``PCI_BUS_ID``; a user value that differs is overwritten with a warning (case 016).
+
+    ``scheduler_env`` (the executor's ``job_env(job)``: ``JUPYTER_SCHED_URL`` and the job's progress
+    token ``JUPYTER_SCHED_JOB_TOKEN``, :mod:`jupyter_sched.extension.job_tokens`) is set over both; a
+    ``JUPYTER_SCHED_URL`` the spec sets stays (the user's own connection, which a job may set), and a
+    ``JUPYTER_SCHED_TOKEN`` inherited from ``base_env`` for another URL is dropped (it would be sent to
+    the scheduler's URL).
     """
     env = {k: v for k, v in base_env.items() if not device_variable(k)}
     refused = sorted(k for k in job.spec.env if refused_variable(k) is not None)
     if refused:  # a job stored before the request check refused them (new user 10, N4/N5): never passed on
         logger.warning("job %s: env %s not passed (the scheduler sets or refuses them)", job.id, ", ".join(refused))
     env.update({k: v for k, v in job.spec.env.items() if k not in refused})
+    own = scheduler_env or {}
+    url = own.get("JUPYTER_SCHED_URL")
+    if url is not None and "JUPYTER_SCHED_URL" not in job.spec.env and "JUPYTER_SCHED_TOKEN" not in job.spec.env \
+            and base_env.get("JUPYTER_SCHED_URL") != url:
+        env.pop("JUPYTER_SCHED_TOKEN", None)
+    env.update({k: v for k, v in own.items() if not (k == "JUPYTER_SCHED_URL" and k in job.spec.env)})
     uuids = ",".join(allocation.gpu_uuids)
     user_order = job.spec.env.get("CUDA_DEVICE_ORDER") or base_env.get("CUDA_DEVICE_ORDER")
     if user_order and user_order != "PCI_BUS_ID":
@@ -498,6 +513,9 @@ class LocalExecutor:
         self._wrapper_source: str | None = None
         self._wrapper_memfd: int | None = None
         self.run_as_for: Callable[[Job], RunAs] | None = None
+        self.job_env: Callable[[Job], Mapping[str, str]] | None = None
+        """``job_env(job)``: variables the scheduler adds to every job it starts (``JUPYTER_SCHED_URL``, the
+        job's progress token: :func:`jupyter_sched.extension.job_tokens.install_job_tokens`); None: none."""
         self.servers: ServerFence | None = None
         """Hub mode on a host that fences: the devices groups of users' notebook servers
         (:mod:`.server_fence`; :meth:`fence_servers`)."""
@@ -665,11 +683,12 @@ class LocalExecutor:
             base = clean_environment(run_as, service_env=self.base_env, python=python, shell=_shell(run_as))
         else:
             base = self.base_env
-        env = job_environment(job, allocation, base)
+        scheduler_env = self.job_env(job) if self.job_env is not None else None  # URL + progress token
+        env = job_environment(job, allocation, base, scheduler_env=scheduler_env)
         # the job's own variables (LD_PRELOAD, PATH…) reach only its command: the wrapper starts from the
         # environment without them and adds them to the processes it starts (new user 12, N5)
         own = replace(job, spec=replace(job.spec, env={}))
-        wrapper_env = job_environment(own, allocation, base, logger=_SAID_ONCE)
+        wrapper_env = job_environment(own, allocation, base, scheduler_env=scheduler_env, logger=_SAID_ONCE)
         job_only = {k: v for k, v in env.items() if wrapper_env.get(k) != v}
         _check_environment(job_only)  # the wrapper would meet them after the start was reported: refuse now
         env = wrapper_env

@@ -1,10 +1,9 @@
 """The jupyter_server extension: config, the services' lifetime, routes, identity, activity.
 
-``SchedApp`` owns one :class:`~jupyter_sched.services.Services` (the application services and
-the engine) per server: built when the extension loads (:func:`~jupyter_sched.services.build_services`),
-started once the server's event loop runs, stopped with the server. Handlers reach it through
-``settings["jupyter_sched"].services`` and the request's caller through
-:meth:`SchedApp.resolve_caller` (the admission step).
+``SchedApp`` owns one :class:`~jupyter_sched.services.Services` (the application services and the engine) per server:
+built when the extension loads (:func:`~jupyter_sched.services.build_services`), started once the server's event loop
+runs, stopped with the server. Handlers reach it through ``settings["jupyter_sched"].services`` and the request's
+caller through :meth:`SchedApp.resolve_caller` (the admission step).
 """
 
 from __future__ import annotations
@@ -37,8 +36,10 @@ from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
+from .host_schedulers import announce
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
+from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
@@ -48,15 +49,14 @@ from .routes import ROUTES, UnknownRouteHandler
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
-API_PREFIX = "api/sched/"
-"""Every route of the extension lives under ``{base_url}api/sched/``."""
+API_PREFIX = "api/sched/"  # every route of the extension lives under {base_url}api/sched/
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -147,7 +147,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
-        self.services: Any = self._build_services()
+        self.services: Any = install_job_tokens(self, self._build_services())  # jobs' URL + token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -160,9 +160,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._resolver: IdentityResolver = make_identity_resolver(
             source=self.identity_mode, identity_provider=provider, admin_users=self.admin_users)
         self._activity_timer: PeriodicCallback | None = None
-        self._noting_activity = False
         self._audits: set[asyncio.Future[Any]] = set()
-        self._started = False
+        self._noting_activity = self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
         connect_kernels(self)  # kernel states for the idle rules; an idle kernel still on its GPU (idle_kernel_action)
@@ -194,6 +193,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Start the engine and the event pump once the server's loop runs."""
         await self.services.start()
         self._started = True
+        self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
             release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
@@ -205,8 +205,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).
 
-        Safe when settings failed to load and the extension never initialised (nothing to stop).
-        """
+        Safe when settings failed to load and the extension never initialised (nothing to stop)."""
         timer = getattr(self, "_activity_timer", None)
         if timer is not None:
             timer.stop()
@@ -217,10 +216,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await hub.stop()
         if getattr(self, "_started", False):
             self._started = False
+            self._host_entry.withdraw()
             await self.services.stop()
         self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop
-        for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
-                     getattr(self, "dryrun_pool", None)):
+        for pool in (getattr(self, name, None) for name in ("request_pool", "bulk_pool", "dryrun_pool")):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 

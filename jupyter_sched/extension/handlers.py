@@ -45,6 +45,7 @@ from .log_follow import follow_logs
 from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
+from .route_guess import unknown_route_hint
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -435,8 +436,7 @@ class UnknownRouteHandler(SchedHandler):
     _track_activity = False
 
     def _unknown(self, path: str) -> None:
-        raise NotFoundError(f"no route {path[:80]!r} under api/sched/", field="path",
-                            hint="see GET api/sched/config and openapi.yaml for the routes")
+        raise NotFoundError(f"no route {path[:80]!r} under api/sched/", field="path", hint=unknown_route_hint(path))
 
     @web.authenticated
     def get(self, path: str) -> None:

@@ -103,10 +103,10 @@ def _route_elsewhere(route: str, template: str, method: str) -> str | None:
     ``method`` (new user 20, N13: a guessed ``jobs/dryrun`` got "jobs/dryrun takes GET and DELETE")."""
     if template == route:  # no id in this route
         return None
-    from .handlers import HANDLERS  # here, not at import: handlers imports the base that imports this
+    from .routes import ROUTES  # here, not at import: the routes import the base that imports this
 
     last = route.rsplit("/", 1)[-1]
-    for path, cls in HANDLERS:
+    for path, cls in ROUTES:
         if path == last and getattr(cls, method.lower(), None) is not getattr(web.RequestHandler, method.lower(), None):
             return path
     return None

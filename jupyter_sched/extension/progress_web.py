@@ -19,6 +19,7 @@ class ProgressHandler(SchedHandler):
     """``POST jobs/{id}/progress`` ``{"done": n, "total": m}`` → what is stored (``stored: false``: coalesced)."""
 
     _track_activity = False  # the job's own process reports; its run is the activity, not this call
+    job_token_methods = frozenset({"POST"})  # the one route a job's JUPYTER_SCHED_JOB_TOKEN may call
 
     @web.authenticated
     @authorized

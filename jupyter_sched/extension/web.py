@@ -46,8 +46,10 @@ from ..services.models.definitions import DeleteDefinitionRequest
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
+from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
 from .http_errors import Utf8Arguments, http_error_body
+from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
 from .surrogates import lone_surrogate
@@ -107,7 +109,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -248,7 +250,11 @@ class SchedHandler(Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}'
                                   if job_route else "send a JSON object of this route's fields (see openapi.yaml)")
         try:
-            value = json.loads(raw, parse_constant=_reject_constant)
+            value = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=unique_object)
+        except DuplicateKey as twice:  # the last one silently won (new user 20, N27)
+            key = twice.key if len(twice.key) <= 80 else twice.key[:77] + "..."
+            raise ValidationError(f"{key} is given twice in the body; give it once", field=key, hint="remove "
+                                  "one of the two (JSON readers differ on which one counts)") from None
         except json.JSONDecodeError as err:
             raise ValidationError(f"request body is not valid JSON (line {err.lineno}, column {err.colno})",
                                   field="body", hint="send a JSON object with Content-Type: application/json") from None

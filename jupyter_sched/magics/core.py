@@ -601,7 +601,9 @@ class SchedMagics(Magics):
     @staticmethod
     def _cuda_refusal(state: CudaState, lease_id: str | None) -> str:
         tail = f" Lease {lease_id} was released, nothing stays charged." if lease_id else " Nothing was requested."
-        return f"{CUDA_ALREADY_INITIALISED} (evidence: {'; '.join(state.initialized_by)}).{tail}"
+        # case 017's sentence whole, then the evidence as a sentence of its own (new user 20, N27: "(evidence …)"
+        # after the full stop)
+        return f"{CUDA_ALREADY_INITIALISED} Evidence: {'; '.join(state.initialized_by)}.{tail}"
 
     def _apply(self, lease: dict[str, Any]) -> None:
         """Set CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER for the granted GPUs (cases 016, 017)."""

@@ -338,7 +338,11 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        return tuple(_no_nul(part.strip(), key) for part in value.split(",") if part.strip())
+        parts = tuple(_no_nul(part.strip(), key) for part in value.split(",") if part.strip())
+        if value.strip() and not parts:  # ",," meant "any" without a word (new user 20, N27)
+            raise ValidationError(f"{key} names nothing (got {quoted(value[:40])}): give names separated by commas",
+                                  field=key, hint=f"give at least one, or leave {key} out")
+        return parts
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         _bounded(sum(len(v) for v in value), key)
         return tuple(_no_nul(v, key) for v in value)

@@ -355,6 +355,18 @@ def _idle_release(details: Mapping[str, Any], waits: Sequence[Any], now: datetim
     return text, ""
 
 
+def _idle_eta(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None, relative: bool) -> str:
+    """``ETA 14:05 UTC (in 5m)`` when the wait is on one lease that is idle now and idle reclamation
+    releases it then (``details.eta_idle_release[id].at``, :func:`_idle_release`'s data), else ""."""
+    horizons = details.get("eta_idle_release")
+    held = horizons.get(str(waits[0])) if isinstance(horizons, Mapping) and len(waits) == 1 else None
+    when = wire_time(held.get("at")) if isinstance(held, Mapping) else None
+    if when is None:
+        return ""
+    rel = f" ({relative_text((when - now).total_seconds())})" if relative and now is not None else ""
+    return f"ETA {_clock(when, now)}{rel}"
+
+
 def _off(said: str) -> str:
     """The part of :func:`_idle_release`'s second text that goes inside the parenthesis."""
     return said if said.startswith(", ") else ""
@@ -454,9 +466,16 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             own = own_leases(reason) if mine else []
             if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
+                # a quota wait's unblock sentence says how to release them: not said twice (new user 20, N29)
+                told = str(reason.get("code") or "") in QUOTA_CODES
+                due = _idle_eta(details, waits, now, relative)
+                if due:  # one idle lease: its release time is the ETA, if nobody touches it (N29)
+                    return f"{due} if {leases} stays idle (it is then reclaimed)" + (
+                        "" if told else f"; released with {_release_with(own)}, it starts at once")
                 idle, none = _idle_release(details, waits, now)
+                release = "" if told else f" with {_release_with(own)}"
                 return (f"ETA unknown: it can start only after {_how_many(reason, own)}{leases}, which {holds}, "
-                        f"{'is' if len(own) == 1 else 'are'} released with {_release_with(own)}{idle} "
+                        f"{'is' if len(own) == 1 else 'are'} released{release}{idle} "
                         f"({_NO_LIMIT[_kernel_leases(own)]}{_off(none)}){_now(none)}")
             if all(str(w).startswith("l-") for w in waits):  # leases: released, not ended (issue 20)
                 # "%gpu release in that notebook" is an action only the lease's owner can take (new user
@@ -473,6 +492,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 if len(held) == 1 and isinstance(owner := next(iter(held)), str) and owner:
                     whose = f"{owner}'s {lease}{'' if one else 's'}"  # by name (red team 15, R8)
                 by = "" if others else (" by its owner" if one else " by their owners")
+                due = _idle_eta(details, waits, now, relative)
+                if due:  # one idle lease: its release time is the ETA (new user 20, N29: "unknown" beside it)
+                    return (f"{due} if {whose} {_ids(waits)} stays idle (it is then reclaimed; sooner if "
+                            f"{'it is released' if others else 'its owner releases it'})")
                 idle, none = _idle_release(details, waits, now)
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)}{_queued(details, waits)} "
                         f"{'is' if one else 'are'} released{by}{idle} ({_NO_LIMIT[kernel]}{_off(none)}){_now(none)}")

@@ -46,6 +46,7 @@ export const ROUTES = {
   cancelJob: { method: 'delete', path: '/jobs/{job_id}' },
   cancelJobs: { method: 'post', path: '/jobs/cancel' },
   getJobLogs: { method: 'get', path: '/jobs/{job_id}/logs' },
+  reportJobProgress: { method: 'post', path: '/jobs/{job_id}/progress' },
   dryrunJob: { method: 'post', path: '/dryrun' },
   listLeases: { method: 'get', path: '/leases' },
   requestLease: { method: 'post', path: '/leases' },

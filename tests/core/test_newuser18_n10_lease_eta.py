@@ -63,10 +63,7 @@ def evaluated(jobs: list[Job], policies: IdlePolicies | None,
     pytest.param(IdlePolicies(default=IdlePolicy(window_s=7200.0)), (),
                  "bob's lease l-bob is released or reclaimed after 2h00m idle (", "is idle",
                  id="reclaimed after the policy's window"),
-    pytest.param(IdlePolicies(default=IdlePolicy(window_s=3600.0, grace_s=900.0)), (idle_now("l-bob", 50),),
-                 "or reclaimed after 1h15m idle (a lease has no time limit); l-bob is idle now: released 12:50 UTC if "
-                 "it stays idle", "when idle",
-                 id="idle now: when it is released if it stays idle"),
+
     pytest.param(IdlePolicies(default=IdlePolicy(window_s=7200.0, lease_mode=ReclaimMode.NOTIFY)), (),
                  "this server does not reclaim idle leases", "reclaimed after", id="a notify-only policy frees nothing"),
 ])
@@ -75,6 +72,13 @@ def test_newuser18_n10_a_waiting_lease_says_whether_and_when_idle_reclaim_frees_
     eta = eta_of(evaluated(bobs_lease_holds_both_gpus(), policies, candidates), "l-ann", mine=True)
     assert eta.startswith("ETA unknown: it can start only after ") and want in eta, eta
     assert not_want not in eta, eta
+
+
+def test_newuser18_n10_idle_now_its_release_time_is_the_eta_if_it_stays_idle() -> None:
+    # new user 20, N29: no longer "ETA unknown" beside that time
+    policies = IdlePolicies(default=IdlePolicy(window_s=3600.0, grace_s=900.0))
+    eta = eta_of(evaluated(bobs_lease_holds_both_gpus(), policies, (idle_now("l-bob", 50),)), "l-ann", mine=True)
+    assert eta == "ETA 12:50 UTC if bob's lease l-bob stays idle (it is then reclaimed; sooner if it is released)", eta
 
 
 def test_newuser18_n10_a_lease_queued_ahead_is_not_said_to_hold_the_gpus() -> None:

@@ -194,3 +194,31 @@ def test_issue17_an_explicit_jupyterhub_client_timeout_is_kept() -> None:
             JupyterHubHTTPClient.clear_instance()
 
     assert asyncio.run(run()) == 42
+
+
+def test_newuser20_n28_a_token_check_while_the_hub_is_down_is_a_503_not_a_500(monkeypatch: pytest.MonkeyPatch) -> None:
+    """New user 20, N28: with the hub's API unreachable (nothing listening: a hub restart), every
+    authenticated request was a 500 ``http_error`` carrying HubAuth's "Failed to connect to Hub API …
+    make sure to set c.JupyterHub.hub_ip" advice. A refused connection is a 503 asking to retry, as a
+    check the hub holds is (the test above)."""
+    from jupyterhub.httpclient import JupyterHubHTTPClient
+
+    closed = _free_port()  # nothing listens there
+    provider = _provider(monkeypatch, f"http://127.0.0.1:{closed}/hub/api", hub_timeout_s=1.0)
+
+    async def run() -> httpx.Response:
+        JupyterHubHTTPClient.clear_instance()
+        bound_token_checks(provider.hub_timeout_s)
+        port = _free_port()
+        server = HTTPServer(web.Application([(r"/me", _WhoAmI)], provider=provider))
+        server.listen(port, "127.0.0.1")
+        try:
+            async with httpx.AsyncClient(timeout=GUARD_S) as client:
+                return await client.get(f"http://127.0.0.1:{port}/me", headers={"Authorization": "token eve-token"})
+        finally:
+            server.stop()
+            await JupyterHubHTTPClient.instance().close()
+
+    answer = asyncio.run(run())
+    assert answer.status_code == 503, answer.text
+    assert "could not ask the hub who you are (no connection" in answer.json()["message"], answer.text

@@ -176,7 +176,7 @@ def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedSer
     code = main(["--url", server.url, "cancel", "--mine"], out=out, err=err, stdin=Terminal(answer))
     assert code == EXIT_OK, err.getvalue()
     asked = err.getvalue().splitlines()
-    assert asked[-1].startswith("Cancel 2 of ann's jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
+    assert asked[-1].startswith("Cancel 2 of your jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
     if want_cancelled:
         assert out.getvalue().startswith("cancelled 2 jobs: ")
         assert all(wait_state(server, "tok-ann", j["id"], "cancelled")["state"] == "cancelled" for j in jobs)
@@ -1018,7 +1018,8 @@ def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server:
                                    f"run %gpu release in that notebook (or `jupyter-sched cancel {lease['id']}`) "
                                    "and this one can start.")
         assert text["eta"].startswith(f"ETA unknown: it can start only after your own kernel lease {lease['id']} "
-                                      "(kernel-nb1), which holds 1 GPU, is released with %gpu release")
+                                      "(kernel-nb1), which holds 1 GPU, is released or reclaimed")
+        assert text["eta"].count("%gpu release") + text["unblock"].count("%gpu release") == 1  # new user 20, N29
         as_admin = reason_of(admin, job["id"])
         assert as_admin["mine"] is False and "your own" not in json.dumps(as_admin["reason"]["text"]).lower()
         others = reason_of(bob, theirs["id"])  # bob waits on ann's lease: nothing of hers is described as his
@@ -1132,7 +1133,7 @@ def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(ser
             time.sleep(0.1)
         text = mine["reason"]["text"]
         assert text["unblock"].startswith(f"Your own kernel lease {lease['id']} (kernel-nb1, notebook {path}) holds 1 GPU")
-        assert f"(kernel-nb1, notebook {path}), which holds 1 GPU, is released with %gpu release" in text["eta"]
+        assert f"(kernel-nb1, notebook {path}), which holds 1 GPU, is released or reclaimed" in text["eta"]
         assert ann.get(f"leases/{lease['id']}").json()["kernel_notebook"] == path
         assert admin.get(f"leases/{lease['id']}").json()["kernel_notebook"] == path
         # another user: not in the lease's line, not in the blocked job's reason, not anywhere

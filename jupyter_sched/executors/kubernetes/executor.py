@@ -61,7 +61,7 @@ from .quantity import label_value
 from .reflector import Reflector
 from .status import Observation, observe_deployment, observe_job, quota_reason
 
-__all__ = ["KubernetesExecutor"]
+__all__ = ["KubernetesExecutor", "with_env"]
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,9 @@ class KubernetesExecutor:
         self._lock = threading.RLock()
         self._tracked: dict[str, _Tracked] = {}
         self._reflectors: dict[str, Reflector] | None = None
+        self.job_env: Callable[[Job], Mapping[str, str]] | None = None
+        """``job_env(job)``: variables added to every container of the job (``JUPYTER_SCHED_URL`` and the
+        job's progress token, as the local executor adds them: :func:`with_env`); None: none."""
 
     # -- watches -------------------------------------------------------------------------------
     def _watching(self) -> dict[str, Reflector]:
@@ -232,6 +235,8 @@ class KubernetesExecutor:
         """
         manifests = make_manifests(job, allocation, self.config, gpu_products=self._gpu_products(job, allocation),
                                    mig_strategy=self._mig_strategy(allocation), run_as=run_as)
+        if self.job_env is not None:
+            manifests = with_env(manifests, self.job_env(job), keep=frozenset(job.spec.env))
         self._watching()
         created: list[dict[str, Any]] = []
         owner: dict[str, Any] = {}
@@ -601,3 +606,17 @@ class KubernetesExecutor:
         pod = sorted(pods, key=order)[0]
         meta = pod.get("metadata") or {}
         return str(meta.get("namespace")), str(meta.get("name"))
+
+
+def with_env(manifests: list[dict[str, Any]], extra: Mapping[str, str], *, keep: frozenset[str]) -> list[dict[str, Any]]:
+    """``manifests`` with ``extra`` set in the env of every container of their pod templates (Jobs,
+    Deployments), replacing a value of the same name except ``JUPYTER_SCHED_URL`` when the spec sets it
+    (``keep``: the spec's env names; the user's own connection stays, as the local executor keeps it)."""
+    wanted = {k: v for k, v in extra.items() if not (k == "JUPYTER_SCHED_URL" and k in keep)}
+    for manifest in manifests:
+        if manifest.get("kind") not in ("Job", "Deployment"):
+            continue
+        for container in manifest["spec"]["template"]["spec"].get("containers", []):
+            env = [item for item in container.get("env", []) if item.get("name") not in wanted]
+            container["env"] = env + [{"name": k, "value": v} for k, v in wanted.items()]
+    return manifests

@@ -1,0 +1,234 @@
+"""Schedulers on one host: each says it runs, and a second one warns (new user 20, N17).
+
+A second OS user's own ``jupyter lab`` (or ``jupyter server``) on the same machine ran a second
+scheduler on the same GPUs: each handed all of them out, blind to the other's jobs, and neither
+user was told. Each scheduler that manages this host's GPUs (an NVML, static or simulated inventory;
+not a forwarding hub user server, not a Kubernetes cluster's) now writes a small entry in the
+host's temporary folder (``/tmp/.jupyter_sched-scheduler-<uid>-<pid>.json``: account, pid, URL, GPUs),
+removed when it stops; at its start, and once a minute after (the first one learns of a later one),
+it reads the others' and logs one WARNING per other scheduler running (INFO when either's GPUs are
+simulated: none is handed out twice), each once, e.g. ``another jupyter_sched (jupyter lab of root,
+pid 4242, http://127.0.0.1:18900/) schedules this host's 4 GPUs too: jobs of both will share them …``.
+
+Another account's entry is believed only as far as the system vouches for it: a regular file (no
+link) owned by the account its name gives, whose pid is alive and owned by that account; its text is
+bounded and shown without control characters. A planted or stale entry is ignored. Best effort: a
+folder that cannot be written or read never stops the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import pwd
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..textsafe import printable_line
+
+__all__ = ["HostScheduler", "Registration", "announce", "others", "register", "warning_for"]
+
+log = logging.getLogger("jupyter_sched")
+
+PREFIX = ".jupyter_sched-scheduler-"
+_NAME = re.compile(re.escape(PREFIX) + r"(\d{1,10})-(\d{1,10})\.json")
+_MAX_BYTES = 4096
+_SAID = 5
+"""Other schedulers named one by one per look; the rest are counted in one line."""
+LOOK_INTERVAL_S = 60.0
+"""How often a running scheduler looks for schedulers started after it."""
+
+
+@dataclass(frozen=True)
+class HostScheduler:
+    """One scheduler's entry: its account (``user``/``uid``), ``pid``, ``url`` (no token), ``gpus``
+    (how many it hands out) and whether they are ``simulated``, and ``kind`` (``jupyter lab`` or
+    ``jupyter-sched serve``)."""
+
+    user: str
+    uid: int
+    pid: int
+    url: str
+    gpus: int
+    simulated: bool
+    kind: str
+
+
+@dataclass
+class Registration:
+    """This process's entry (:func:`register`; ``path`` None when it could not be written) and what
+    it said of the others: :meth:`look` says each other scheduler once, :meth:`watch` looks again
+    every ``LOOK_INTERVAL_S`` (the scheduler that started first learns of a later one too),
+    :meth:`withdraw` removes the entry and stops looking."""
+
+    path: Path | None
+    me: HostScheduler | None = None
+    folder: Path | None = None
+    told: set[tuple[int, int]] = field(default_factory=set)
+    """(uid, pid) of the other schedulers already said (those still running)."""
+    _timer: asyncio.TimerHandle | None = None
+
+    def look(self) -> list[HostScheduler]:
+        """Say each other scheduler running now that was not said before (at most :data:`_SAID`
+        by name, the rest counted; WARNING when both hand out real GPUs, INFO when either's are
+        simulated: none is handed out twice); the newly seen ones."""
+        if self.me is None:
+            return []
+        now = others(me_pid=self.me.pid, folder=self.folder)
+        fresh = [other for other in now if (other.uid, other.pid) not in self.told]
+        for other in fresh[:_SAID]:
+            log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
+                    warning_for(other, self.me))
+        if len(fresh) > _SAID:
+            log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
+                        self.folder or tempfile.gettempdir(), PREFIX)
+        self.told = {(other.uid, other.pid) for other in now}  # one that stopped and comes back is said again
+        return fresh
+
+    def watch(self, interval_s: float = 0.0) -> None:
+        """Look again every ``interval_s`` (default :data:`LOOK_INTERVAL_S`) on the running event loop
+        (none running: nothing)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        every = interval_s or LOOK_INTERVAL_S
+
+        def tick() -> None:
+            try:
+                self.look()
+            except Exception:  # never in the server's way
+                log.debug("jupyter_sched: could not look for other schedulers on this host", exc_info=True)
+            self._timer = loop.call_later(every, tick)
+
+        self._timer = loop.call_later(every, tick)
+
+    def withdraw(self) -> None:
+        """Stop looking; remove the entry (if it is still this process's)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                if self.path.lstat().st_uid == os.getuid():
+                    self.path.unlink()
+            self.path = None
+
+
+def _alive(pid: int, uid: int) -> bool:
+    """Whether process ``pid`` runs as ``uid`` (Linux: its /proc entry's owner)."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == uid
+    except OSError:
+        return False
+
+
+def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
+    """Write ``me``'s entry (mode 0644, never through a link); stale entries of this account
+    (a process that is gone) are removed. A failure is logged at INFO and registers nothing."""
+    folder = folder or Path(tempfile.gettempdir())
+    path = folder / f"{PREFIX}{me.uid}-{me.pid}.json"
+    with contextlib.suppress(OSError):
+        for old in folder.glob(f"{PREFIX}{me.uid}-*.json"):
+            found = _NAME.fullmatch(old.name)
+            if found and old.lstat().st_uid == me.uid and not _alive(int(found.group(2)), me.uid):
+                old.unlink()
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if path.lstat().st_uid == me.uid:
+                path.unlink()  # this pid's leftover (a reused pid)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind}, fh)
+        os.chmod(path, 0o644)  # whatever the umask: the other accounts read it
+    except OSError as exc:
+        log.info("jupyter_sched: could not say in %s that this scheduler runs (%s); another scheduler on this "
+                 "host will not warn of it", folder, exc)
+        return Registration(None)
+    return Registration(path)
+
+
+def others(*, me_pid: int, folder: Path | None = None) -> list[HostScheduler]:
+    """The entries of the other schedulers running on this host (module docstring: only what the
+    system vouches for), oldest pid first."""
+    folder = folder or Path(tempfile.gettempdir())
+    found: list[HostScheduler] = []
+    try:
+        names = sorted(folder.glob(PREFIX + "*.json"))
+    except OSError:
+        return []
+    for path in names:
+        match = _NAME.fullmatch(path.name)
+        if match is None:
+            continue
+        uid, pid = int(match.group(1)), int(match.group(2))
+        if pid == me_pid or not _alive(pid, uid):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_uid != uid:
+                    continue  # planted by another account: it may not speak for this one
+                entry = json.loads(fh.read(_MAX_BYTES + 1)[:_MAX_BYTES])
+        except (OSError, ValueError):
+            continue
+        if not isinstance(entry, dict):
+            continue
+        try:
+            user = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            user = str(uid)
+        gpus = entry.get("gpus")
+        found.append(HostScheduler(
+            user=user, uid=uid, pid=pid, url=printable_line(str(entry.get("url") or "?"), limit=200),
+            gpus=gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and 0 <= gpus < 100_000 else 0,
+            simulated=entry.get("simulated") is True, kind=printable_line(str(entry.get("kind") or "?"), limit=40)))
+    return sorted(found, key=lambda s: s.pid)
+
+
+def warning_for(other: HostScheduler, me: HostScheduler) -> str:
+    """The start-up WARNING about ``other`` (seen by ``me``)."""
+    who = f"another jupyter_sched ({other.kind} of {other.user}, pid {other.pid}, {other.url})"
+    fix = ("one scheduler per machine: for several people, run `jupyter-sched serve` under JupyterHub "
+           "(README: one GPU machine, several people)")
+    if other.simulated or me.simulated:
+        return (f"{who} runs on this host too; its GPUs or these are simulated, so no GPU is handed out twice "
+                f"now — on real GPUs both would hand out the same ones; {fix}")
+    return (f"{who} schedules this host's {other.gpus} GPUs too: jobs of both will share them, each scheduler "
+            f"blind to the other's (quotas, queues and \"why does my job wait\" cover only its own); {fix}")
+
+
+def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registration:
+    """At a scheduler's start: register it, say every other one on this host (:meth:`Registration.look`)
+    and keep looking for later ones (:meth:`Registration.watch`). Nothing for a hub user server that forwards to the hub's scheduler, or a
+    Kubernetes inventory (those GPUs are not this host's). ``folder``: the registry (default the
+    host's temporary folder)."""
+    if getattr(app, "hub_service_url", ""):
+        return Registration(None)
+    try:
+        inventory = app.services.ctx.inventory()
+    except Exception:  # an inventory that cannot be read now: nothing to say of its GPUs
+        return Registration(None)
+    if inventory.source == "kubernetes":
+        return Registration(None)
+    gpus, simulated = sum(1 for _ in inventory.gpus()), bool(inventory.simulated)
+    kind = "jupyter-sched serve" if type(app).__name__ == "HubSchedApp" else "jupyter lab"
+    try:
+        user = pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        user = str(os.getuid())
+    me = HostScheduler(user=user, uid=os.getuid(), pid=os.getpid(), url=str(getattr(serverapp, "connection_url", "")),
+                       gpus=gpus, simulated=simulated, kind=kind)
+    registration = register(me, folder=folder)
+    registration.me, registration.folder = me, folder
+    registration.look()
+    registration.watch()
+    return registration

@@ -1,0 +1,169 @@
+"""A job's own progress token at the web edge (issue 16 item 4; the token itself: :mod:`jupyter_sched.services.job_tokens`).
+
+Every job the scheduler starts finds ``JUPYTER_SCHED_URL`` (where this server is reached: its
+``connection_url``, as kernels get it, or ``c.SchedApp.job_api_url``) and ``JUPYTER_SCHED_JOB_TOKEN`` in
+its environment (:func:`install_job_tokens` gives the executor its ``job_env``), so
+``jupyter_sched.report_progress`` works in a real job with nothing wired by its user.
+
+A request that carries a job token (``Authorization: token jsjob1.…``) never reaches the server's
+identity provider — neither jupyter_server's token check nor the hub's API, which would be sent the
+token — :class:`JobTokenHandler` answers the provider's question itself, then decides in ``prepare``,
+before any handler runs: a route whose handler lists the method in ``job_token_methods`` (only
+``POST jobs/{job_id}/progress``) gets the job owner's caller when the token is that job's and still
+valid; every other route, and another job, is refused (401/403) and audited
+(:meth:`~jupyter_sched.services.job_tokens.JobTokenCheck.caller`). A job token in ``?token=`` (which
+request logs may keep) is refused, never read.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar, cast
+from urllib.parse import urlparse
+
+from jupyter_server.auth.identity import User
+from traitlets import TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from ..errors import TokenRefusedError
+from ..model import Job
+from ..services.job_tokens import ENV_JOB_TOKEN, JobTokenCheck, JobTokens, is_job_token, load_secret
+
+__all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens"]
+
+JOB_TOKEN_USER = "job-token"
+"""The jupyter_server user name of a request made with a job token until ``prepare`` decides (never a
+scheduler identity: the caller is the job's owner, or the request is refused)."""
+
+_AUTH_HEADER = re.compile(r"(token|bearer)\s+(.+)", re.IGNORECASE)  # jupyter_server's IdentityProvider.auth_header_pat
+
+
+class JobTokenConfig(Configurable):
+    """Where jobs reach this server, and the secret their progress tokens are derived from."""
+
+    job_api_url = Unicode(
+        "", config=True,
+        help="""Base URL a job reaches this server at, given to every job as JUPYTER_SCHED_URL with its
+        progress token JUPYTER_SCHED_JOB_TOKEN (jupyter_sched.report_progress uses both). Default "": the
+        server's own connection URL, as its kernels get it — right for local jobs; set it when jobs run
+        elsewhere (Kubernetes pods: e.g. "http://jupyter-sched.hub.svc:10101/services/jupyter-sched/").""",
+    )
+    job_token_secret_file = Unicode(
+        "", config=True,
+        help="""File holding the secret jobs' progress tokens are derived from (made with a random secret,
+        mode 0600, when missing; refused when other accounts can read it). Default "": job_token_secret
+        in the jupyter_sched data folder. Servers that share one store on several hosts must share this
+        file (a token is checked by whichever server the job reaches).""",
+    )
+
+    @validate("job_api_url")
+    def _check_job_api_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"]).strip()
+        if not value:
+            return ""
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise TraitError(f"c.SchedApp.job_api_url: {value[:200]!r} is not an http(s) URL. Fix: give the base "
+                             "URL jobs reach this server at, e.g. http://10.0.0.5:8888/")
+        return value if value.endswith("/") else value + "/"
+
+
+def install_job_tokens(app: Any, services: Any) -> Any:
+    """Give the executor of ``app``'s ``services`` its ``job_env(job)`` (``JUPYTER_SCHED_URL`` + the job's
+    token) and the services the :class:`~jupyter_sched.services.job_tokens.JobTokenCheck`; nothing on a hub
+    user's server, which forwards every request and starts no job. Returns ``services``.
+
+    Raises:
+        traitlets.TraitError: the secret file cannot be made or is readable by others (names the setting).
+    """
+    executor = getattr(services, "executor", None)
+    if executor is None or not hasattr(services, "ctx"):
+        return services
+    path = Path(app.job_token_secret_file or app.sched_data_dir / "job_token_secret")
+    try:
+        tokens = JobTokens(load_secret(path))
+    except OSError as exc:
+        raise TraitError(f"c.SchedApp.job_token_secret_file: {exc}. Fix: point it at a file only this "
+                         "account can read (it is made when missing)") from None
+    services.job_tokens = JobTokenCheck(services.ctx, tokens)
+
+    def job_env(job: Job) -> dict[str, str]:
+        url = app.job_api_url or app.serverapp.connection_url
+        return {"JUPYTER_SCHED_URL": url, ENV_JOB_TOKEN: tokens.mint(job.id, job.attempts)}
+
+    executor.job_env = job_env
+    return services
+
+
+class _JobTokenIdentity:
+    """The identity provider of a request made with a job token: it says "a job token" and that it
+    was a token (no XSRF cookie applies); everything else is the server's provider's."""
+
+    def __init__(self, provider: Any) -> None:
+        self._provider = provider
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    async def get_user(self, handler: Any) -> User:
+        return User(username=JOB_TOKEN_USER, name=JOB_TOKEN_USER)
+
+    def is_token_authenticated(self, handler: Any) -> bool:
+        return True
+
+
+class JobTokenHandler:
+    """Handler mixin, first in :class:`~.web.SchedHandler`'s bases (module docstring).
+
+    Attributes:
+        job_token_methods: the HTTP methods of this route a job token may call (empty: none).
+    """
+
+    job_token_methods: ClassVar[frozenset[str]] = frozenset()
+    _job_token: tuple[str, str] | bool | None = False
+
+    @property
+    def job_token(self) -> tuple[str, str] | None:
+        """``(token, where)`` of a job token this request carries (``where``: ``header`` or ``query``)."""
+        if self._job_token is False:
+            handler = cast(Any, self)
+            found: tuple[str, str] | None = None
+            match = _AUTH_HEADER.match(handler.request.headers.get("Authorization", ""))
+            if match and is_job_token(match.group(2).strip()):
+                found = (match.group(2).strip(), "header")
+            elif any(is_job_token(v.decode("utf-8", "replace")) for v in handler.request.query_arguments.get("token", [])):
+                found = ("", "query")
+            self._job_token = found
+        return cast("tuple[str, str] | None", self._job_token)
+
+    @property
+    def identity_provider(self) -> Any:
+        provider = cast(Any, super()).identity_provider
+        return provider if self.job_token is None else _JobTokenIdentity(provider)
+
+    async def prepare(self) -> None:
+        """The server's own steps (host, origin, authenticated), then, for a job token, the token's
+        check (:meth:`~jupyter_sched.services.job_tokens.JobTokenCheck.caller`) before anything else."""
+        await cast(Any, super()).prepare()
+        found = self.job_token
+        handler = cast(Any, self)
+        if found is None or handler.current_user is None or getattr(handler, "_finished", False):
+            return
+        token, where = found
+        if where == "query":
+            refused = TokenRefusedError("a job token is taken from the Authorization header only, never from the URL",
+                                          field="token", hint="send Authorization: token $JUPYTER_SCHED_JOB_TOKEN "
+                                                              "(jupyter_sched.report_progress does)")
+            refused.audited = True
+            raise refused
+        check: JobTokenCheck | None = getattr(handler.services, "job_tokens", None)
+        if check is None:
+            refused = TokenRefusedError("this server gives no job tokens", field="Authorization",
+                                          hint="send your own Jupyter or hub token")
+            refused.audited = True  # names nobody
+            raise refused
+        kwargs = handler.path_kwargs or {}
+        route = f"{handler.request.method} {handler._template}"
+        handler._sched_caller = await handler.call(check.caller, token, route=route, job_id=kwargs.get("job_id"),
+                                                   allowed=handler.request.method in self.job_token_methods)
