@@ -195,7 +195,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A running job reports its progress (steps done of steps to do); the ETAs of the jobs waiting on it read it, no scheduling decision does. Only its owner; one stored report per job per min_interval_s (sooner ones are answered with stored false). */
+        /** A running job reports its progress (steps done of steps to do); the ETAs of the jobs waiting on it read it, no scheduling decision does. Only its owner, or the job itself with its JUPYTER_SCHED_JOB_TOKEN (valid for this route and job only, while it runs); one stored report per job per min_interval_s (sooner ones are answered with stored false). */
         post: operations["reportJobProgress"];
         delete?: never;
         options?: never;

@@ -230,3 +230,31 @@ async def test_issue16_item4_a_job_token_no_longer_taken_is_warned_once_and_the_
     await wait_for(ended)
     with pytest.warns(RuntimeWarning, match="no longer takes this job's token"):
         assert await loop.run_in_executor(None, jupyter_sched.report_progress, 4, 4) is None
+
+
+class TestWithJupyterServersOwnTokenProvider:
+    """The embedded default: jupyter_server's built-in token provider (wrapped by ProvenOnce), every caller
+    its owner. The job token takes the same path: reports, and reads nothing."""
+
+    @pytest.fixture
+    def jp_server_config(self, tmp_path: Path) -> dict[str, Any]:
+        from .conftest import server_config
+
+        config = server_config(tmp_path)
+        del config["ServerApp"]["identity_provider_class"]
+        return config
+
+    async def test_issue16_item4_the_owners_job_reports_and_its_token_reads_nothing(
+            self, sched_app: Any, api: Any, tmp_path: Path) -> None:
+        code = "import jupyter_sched; jupyter_sched.report_progress(1, 2); "
+        job_id, token = await _job_with_token(api, tmp_path, "owner", code)
+
+        async def reported() -> Any:
+            _, seen = await api("GET", f"jobs/{job_id}")
+            return seen.get("progress")
+
+        assert (await wait_for(reported))["fraction"] == pytest.approx(0.5)
+        status, error = await api("GET", f"jobs/{job_id}", token=token)
+        assert status == 403 and error["error"]["field"] == "Authorization", error
+        status, error = await api("GET", "jobs", token=token[:-3] + "abc")
+        assert status == 401, error
