@@ -118,14 +118,17 @@ class IdleLadders:
     def evaluate(self, snapshot: Snapshot, result: CycleResult) -> CycleResult:
         """``result`` with this engine's idle actions (they replace the core's for the same job), and
         with when the leases a pending job waits for are released as idle (:mod:`.lease_horizon`).
-        Also refreshes :attr:`candidates` (idle work before its warning, least time left first)."""
+        Also refreshes :attr:`candidates` (idle work, least time left first, at the stage this
+        cycle's steps lead to)."""
         if self.policies is None:  # pending reasons waiting on leases still say none is reclaimed (N10)
             return with_lease_horizons(result, snapshot.jobs, None, ())
-        self.candidates = idle_candidates(snapshot, self.policies, self.arbiter)
         ours = evaluate_idle(snapshot, self.policies, self.arbiter)
         mine = {a.job_id for a in ours}
+        steps = (*ours, *(a for a in result.idle if a.job_id not in mine))
+        # listed at the stage this cycle's own steps lead to (new user 20, N16)
+        self.candidates = idle_candidates(snapshot, self.policies, self.arbiter, taken=steps)
         result = with_lease_horizons(result, snapshot.jobs, self.policies, self.candidates)
-        return replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
+        return replace(result, idle=steps)
 
     def admitted(self, jobs: Iterable[Job]) -> None:
         """Tell the monitor at once which GPUs the jobs just admitted hold (their pids follow at the

@@ -151,7 +151,7 @@ class ExecutorEventHandler:
                 code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
                 details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code,
                          "preempted_at": (record.stop_requested_at or end).isoformat()}),  # when (N7)
-                end, preempted=True, backoff=intent == "idle")
+                end, preempted=True, backoff=intent == "idle", by_job=intent == "preempt")
             return
         if intent == "cancel":
             state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({said})"

@@ -17,8 +17,10 @@ from typing import Any
 from ..errors import ConflictError, NotFoundError
 from ..model import Job, JobKind, JobState, PendingReason
 from ..model.codec import job_to_dict
+from ..model.job import LEASE_NAMES, public_name
 from ..store import LIVE_STATES, JobRecord, Store
 from ..wording import lease_end_message
+from ..wording.reasons import preempted_how, work_named
 from .clock import Clock
 
 __all__ = ["JobWriter", "Publish"]
@@ -133,8 +135,30 @@ class JobWriter:
                                         why=f"the job that asked for it ({job.spec.name}, {job.id}) {how}")
             self.finish(lease.id, JobState.CANCELLED, message=message)
 
+    def _preempted_data(self, job: Job, reason: PendingReason, *, by_job: bool) -> dict[str, Any]:
+        """The ``preempted`` event's job object, with its preemptor in words: ``preempted_by_name``
+        and ``preempted_by_text`` (``by norm1 (j-…), a higher-priority normal job of team ml``;
+        another user's work by its owner and quoted name, :func:`~jupyter_sched.wording.work_named`);
+        ``preempted_by_text`` is "" when no job preempted it (``by_job`` False: an idle reclaim,
+        whose ``preempted_by`` still names the last preemptor). New user 20, N20: the event carried
+        only the new ``preempted_by``, and the panel paired it with the name of the job that had
+        preempted the same job before."""
+        data = job_to_dict(job, simulated=self._simulated())
+        by = job.preempted_by
+        if not by or not by_job:
+            data["preempted_by_text"] = ""
+            return data
+        other = self.get(by)
+        name = public_name(other.job.spec).strip()[:80] if other is not None else ""
+        owner = other.job.spec.user if other is not None and other.job.spec.user != job.spec.user else None
+        if name and name != by:
+            data["preempted_by_name"] = name
+        named = work_named(by, "" if owner is None and name in LEASE_NAMES else name, owner)
+        data["preempted_by_text"] = f"by {named}{preempted_how(reason.message)}"
+        return data
+
     def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False,
-                backoff: bool | None = None) -> JobRecord | None:
+                backoff: bool | None = None, by_job: bool = True) -> JobRecord | None:
         """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``;
         return the written row (None when the job moved on meanwhile).
 
@@ -143,7 +167,8 @@ class JobWriter:
         (new user 15 N14: a reclaimed job sat out 20 s while every GPU it needed was free; the
         reclaimers' own rules prevent thrashing: a victim is never evicted for its preemptor, and
         another team's job younger than the minimum runtime is never a victim). Work that never
-        started is not penalised.
+        started is not penalised. ``by_job``: a job's admission preempted it (its ``preempted_by``),
+        not an idle reclaim — what the ``preempted`` event says of its preemptor.
         """
         now = self.clock.now()
         attempts = max(1, record.job.attempts)
@@ -166,7 +191,7 @@ class JobWriter:
                                                                  updated.job.not_before.isoformat()
                                                                  if updated.job.not_before else None})
             if preempted:
-                self.publish({"type": "preempted", "data": job_to_dict(updated.job)})
+                self.publish({"type": "preempted", "data": self._preempted_data(updated.job, reason, by_job=by_job)})
             if not updated.job.is_lease:
                 self.end_leases_of(updated.job, "was stopped and requeued")
         return updated

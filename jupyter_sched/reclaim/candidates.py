@@ -10,14 +10,14 @@ from its first sample as ``allocated, no process on GPU (0 %, 0 MiB)``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..model import to_iso
 from ..model.samples import GpuSample
 from ..model.units import clock_pair, clock_text
-from ..scheduling.snapshot import Snapshot
-from .idle import IdleArbiter, judge_running, ladder_times
+from ..scheduling.snapshot import IdleAction, Snapshot
+from .idle import IdleArbiter, IdleInput, advance_ladder, judge_running, ladder_times
 from .policy import IdlePolicies
 
 __all__ = ["IdleCandidate", "idle_candidates", "idle_state_text", "standing_text"]
@@ -136,13 +136,28 @@ def _minutes_said(seconds: float) -> str:
 
 
 def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
-                    arbiter: IdleArbiter | None = None) -> tuple[IdleCandidate, ...]:
+                    arbiter: IdleArbiter | None = None, *,
+                    taken: Sequence[IdleAction] = ()) -> tuple[IdleCandidate, ...]:
     """Every running job or lease that is idle at ``snapshot.now``, least time left first.
 
     Uses the verdicts and ladder times of :func:`~.idle.evaluate_idle` (same inputs:
     ``snapshot.telemetry`` and ``snapshot.kernels``), so a job is listed from the first sample
     of its idle period, with when its warning and its reclaim are due.
+
+    Args:
+        taken: the ladder steps this cycle takes (:func:`~.idle.evaluate_idle`'s actions, delivered
+            with the cycle): their work is listed at the stage they lead to (``warned``,
+            ``reclaimed``), as the next cycle will list it. New user 20, N16: the list was built
+            from the ladder before the cycle's own warning, so ``GET idle`` (the panel's My work
+            card) said "if it stays idle, it is warned at …" until the next full cycle, after the
+            warning's toast.
     """
+    if taken:
+        steps = {a.job_id: a for a in taken}
+        snapshot = replace(snapshot, telemetry={
+            job_id: replace(entry, ladder=advance_ladder(entry.ladder, steps[job_id], now=snapshot.now))
+            if job_id in steps and isinstance(entry, IdleInput) else entry
+            for job_id, entry in snapshot.telemetry.items()})
     out: list[IdleCandidate] = []
     now = snapshot.now
     for job, entry, policy, verdict in judge_running(snapshot, policies, arbiter):

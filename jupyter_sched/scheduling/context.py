@@ -9,7 +9,6 @@ outlives one ``run_cycle`` call.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
-from ..wording.reasons import work_named
+from ..wording.reasons import preempted_how, work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
 from .ports import declares_port, held_ports
@@ -325,15 +324,8 @@ class CycleContext:
         why = prior.get("preempted_why")
         if job.reason is not None and job.reason.code == "Preempted":
             why = job.reason.message.removeprefix("preempted: ")
-        clause = f"requeued after preemption by {named}"
         said = why if isinstance(why, str) else ""
-        if said.startswith("preempted to "):  # a reclaim: "to return borrowed quota to eveteam"
-            clause += ", " + said.removeprefix("preempted ")
-        elif said.startswith("preempted (its team borrows)"):
-            clause += ", as its team was borrowing"
-        elif (higher := re.match(r"preempted by higher-priority (\w+) (job|lease|service) \S+ of (?:team )?(\S+)",
-                                 said)) is not None:  # the preemptor by its kind (new user 16, N12)
-            clause += f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"  # N6
+        clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
         name = name if name != by else ""
         at = prior.get("preempted_at")  # when (new user 18, N7), kept through the reasons that follow
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),

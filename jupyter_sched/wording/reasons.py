@@ -39,7 +39,7 @@ from .estimates import (
     share_text,
 )
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
@@ -87,7 +87,9 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     unblock = one_gpu(unblock_sentence(reason, mine=mine))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
-    line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
+    # the unblock sentence as a clause of the line, as the panel's queue line has it (new user 20, N22:
+    # "· It starts when …", a sentence with its capital inside a "·" list)
+    line = " · ".join(part for part in (head, summary.rstrip("."), eta, as_clause(unblock) if unblock else "") if part)
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
 
 
@@ -747,6 +749,24 @@ def _named(ids: Sequence[Any], names: Any, owners: Any = None) -> list[str]:
     known = names if isinstance(names, Mapping) else {}
     whose = owners if isinstance(owners, Mapping) else {}
     return [work_named(str(i), known.get(str(i)), whose.get(str(i))) for i in ids]
+
+
+def preempted_how(said: str) -> str:
+    """Why a preemption happened, as the clause after its preemptor's name: ``, a higher-priority
+    normal job of team ml`` / ``, to return borrowed quota to ml`` / ``, as its team was borrowing``,
+    from the preemption's own sentence (the core's ``Preempt.reason``, with or without the requeue's
+    ``preempted: ``); "" when it says none of these. One wording for the queue's "requeued after
+    preemption by …" and the panel's Preempted toast (new user 20, N20: the toast said "preempted:
+    preempted by higher-priority normal job j-… of team ml" after naming the preemptor)."""
+    said = said.removeprefix("preempted: ")
+    if said.startswith("preempted to "):  # a reclaim: "to return borrowed quota to eveteam"
+        return ", " + said.removeprefix("preempted ")
+    if said.startswith("preempted (its team borrows)"):
+        return ", as its team was borrowing"
+    higher = re.match(r"preempted by higher-priority (\w+) (job|lease|service) \S+ of (?:team )?(\S+)", said)
+    if higher is not None:  # the preemptor by its kind (new user 16, N12)
+        return f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"
+    return ""
 
 
 QUOTED_NAME_MAX = 40

@@ -68,6 +68,15 @@ function allocationKey(job: Job): string {
   return `${job.id}:${job.attempts ?? 0}`;
 }
 
+/**
+ * Fields a full read adds beside the field they describe, which job events leave out, as
+ * `[field, described]`: merging an event keeps them only while what they describe is unchanged.
+ * New user 20, N20: the event of a second preemption brought the new `preempted_by` and the
+ * merge kept the first preemptor's `preempted_by_name`, so the toast paired one job's id with
+ * another's name.
+ */
+export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [['preempted_by_name', 'preempted_by']];
+
 export class SchedModel implements ISchedModel {
   readonly client: SchedClient;
   readonly history: TelemetryHistory;
@@ -445,6 +454,12 @@ export class SchedModel implements ISchedModel {
   upsert(job: Job): void {
     const previous = this.find(job.id);
     const merged: Job = { ...(previous ?? {}), ...job };
+    for (const [field, basis] of DESCRIBED_BY) {
+      if (previous && !(field in job) && (previous as Record<string, unknown>)[basis] !== (merged as Record<string, unknown>)[basis]) {
+        // what a full read said of the old value is not true of the new one (new user 20, N20)
+        delete (merged as Record<string, unknown>)[field];
+      }
+    }
     if (TERMINAL_STATES.has(merged.state)) {
       // an ended job is in no stop's grace: the stop_requested of the cancel's own event must not
       // outlive it (new user 17, N21: My work said "Stopping … · cancelled by root" after the end)

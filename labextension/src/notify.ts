@@ -127,19 +127,40 @@ export class SchedNotifier {
       const job = id ? this.model.find(id) : undefined;
       const by = (data.preempted_by ?? data.by) as string | undefined;
       const byName = (data.preempted_by_name ?? (job?.preempted_by === by ? job?.preempted_by_name : null)) as string | null | undefined;
-      this.preempted(id, String(data.name ?? job?.name ?? id), preemptorOf(by, byName), Number(job?.attempts ?? data.attempts ?? 0), typeof data.message === 'string' ? data.message : '');
+      const message = typeof data.message === 'string' ? data.message : '';
+      const attempts = Number(job?.attempts ?? data.attempts ?? 0);
+      const name = String(data.name ?? job?.name ?? id);
+      if (typeof data.preempted_by_text === 'string') {
+        // the server's words for the preemptor and why (new user 20, N20); "" for an idle reclaim
+        this.preempted(id, name, undefined, attempts, data.preempted_by_text ? '' : message, data.preempted_by_text);
+      } else {
+        this.preempted(id, name, preemptorOf(by, byName), attempts, message);
+      }
     }
   }
 
-  private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string): void {
+  /**
+   * The Preempted toast: `Preempted: lowml by norm1 (j-…), a higher-priority normal job of team ml.
+   * It was requeued …`. `how` is the server's `preempted_by_text` (preemptor and why, one clause);
+   * without it `by` (`preemptorOf`) and the event's `message`, each ended by a full stop.
+   */
+  private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string, how = ''): void {
     if (!this.once(`preempted:${id}:${attempts}`)) {
       return;
     }
     const { trans } = this;
     const job = this.model.find(id);
+    const said = message.trim();
+    const head = how
+      ? trans.__('Preempted: %1 %2.', name, how)
+      : by?.endsWith(')')
+        ? trans.__('Preempted: %1 by %2.', name, by)
+        : by
+          ? trans.__('Preempted: %1 (by %2).', name, by)
+          : trans.__('Preempted: %1.', name);
     const text =
-      (by?.endsWith(')') ? trans.__('Preempted: %1 by %2.', name, by) : by ? trans.__('Preempted: %1 (by %2).', name, by) : trans.__('Preempted: %1.', name)) +
-      (message ? ` ${message}` : '') +
+      head +
+      (said ? ` ${said}${/[.!?]$/.test(said) ? '' : '.'}` : '') +
       ' ' +
       trans.__('It was requeued and keeps its place by submit time.');
     Notification.warning(text, {

@@ -278,6 +278,39 @@ describe('notifications', () => {
     model.dispose();
   });
 
+  it('new user 20, N20: a second preemption names its own preemptor, never the name of the one before', async () => {
+    const server = new FakeSchedServer();
+    // a full read said who preempted it the first time
+    server.jobs = [makeJob({ id: 'j1', name: 'lowml', state: 'running', preempted_by: 'j-a', preempted_by_name: 'hi', attempts: 2 } as Parameters<typeof makeJob>[0])];
+    const { model } = await startedModel(server, 'jobs');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    // the stop's job event brings the new preemptor without its name (job_to_dict), then the preempted event
+    server.stream.push('job', makeJob({ id: 'j1', name: 'lowml', state: 'running', preempted_by: 'j-b', attempts: 2 } as Parameters<typeof makeJob>[0]));
+    await settle();
+    expect(model.find('j1')?.preempted_by).toBe('j-b');
+    expect(model.find('j1')?.preempted_by_name).toBeUndefined();
+    server.stream.push('preempted', { job_id: 'j1', user: 'alice', preempted_by: 'j-b', message: 'preempted: GPUs were needed elsewhere' });
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])).toEqual([
+      'Preempted: lowml (by j-b). preempted: GPUs were needed elsewhere. It was requeued and keeps its place by submit time.'
+    ]);
+    // this server's event says who and why in one clause (preempted_by_text): no "preempted: preempted by …" after it
+    server.jobs = [makeJob({ id: 'j1', name: 'lowml', state: 'running', preempted_by: 'j-b', attempts: 3 } as Parameters<typeof makeJob>[0])];
+    model.refresh('jobs', { force: true });
+    await settle();
+    server.stream.push('preempted', { job_id: 'j1', user: 'alice', preempted_by: 'j-c', preempted_by_name: 'norm1',
+                                      preempted_by_text: 'by norm1 (j-c), a higher-priority normal job of team ml',
+                                      message: 'preempted: preempted by higher-priority normal job j-c of team ml' });
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])[1]).toBe(
+      'Preempted: lowml by norm1 (j-c), a higher-priority normal job of team ml. It was requeued and keeps its place by submit time.'
+    );
+    warning.mockRestore();
+    notifier.dispose();
+    model.dispose();
+  });
+
   it('a finished job of mine notifies once with "Open logs"; preemptions and idle warnings too', async () => {
     const server = new FakeSchedServer();
     server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];
