@@ -244,7 +244,9 @@ class PolicyConfig(Configurable):
         "guaranteed": GPUs, "borrowing_limit": GPUs above guaranteed or null = unlimited}.
         Default: [] (no quotas: everyone may use every GPU). Guarantees that sum to more GPUs
         than exist are rejected at start. Admins may change quotas at run time via PUT
-        api/sched/quotas; the store then holds the current lines.""",
+        api/sched/quotas; those lines outlive restarts: these apply at a start only when they
+        changed since last applied (the start-up log then warns, naming the lines replaced;
+        GET api/sched/quotas says who set the lines in force).""",
     )
 
     profiles = Dict(

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 from urllib.parse import urlparse
 
 from jupyter_server.auth.authorizer import Authorizer
+from traitlets import TraitError
 
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..wording.config import CONFIG_FILE
@@ -142,6 +143,7 @@ def build_config(*, ip: str, port: int, base_url: str, db_url: str, allow_root: 
     extensions: dict[str, bool] = dict.fromkeys(_other_extensions(), False)
     extensions["jupyter_sched.hub.central"] = True
     c.ServerApp.jpserver_extensions = extensions
+    c.ServerApp.reraise_server_extension_failures = True  # the scheduler is the service: no start without it
     c.SchedApp.db_url = db_url
     c.SchedApp.identity_source = "jupyter_user"
     c.SchedApp.inject_kernel_env = False
@@ -258,7 +260,14 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             super().init_signal()
             signal.signal(signal.SIGINT, self._signal_stop)
 
-    SchedServerApp.launch_instance(argv=rest, config=config)
+    app = SchedServerApp.instance(config=config)
+    try:  # the service is this extension: a setting it cannot read stops it (jupyter_server only warned and
+        # started on defaults: verify 20, V2 — a flag given twice dropped every command-line setting)
+        app.initialize(argv=rest)
+    except (ValueError, TraitError) as exc:
+        print(f"jupyter-sched serve: bad configuration, not starting: {exc}", file=stderr)
+        return 2
+    app.start()
     return 0
 
 

@@ -178,6 +178,15 @@ def uncovered(line: Line, models: Iterable[str]) -> list[str]:
     return [m for m in dict.fromkeys(models) if not any(line_applies(c, m) for c in line.covered)]
 
 
+def _valid_most(ceiling: float) -> str:
+    """The largest GPU request under ``ceiling`` (GPUs) that is itself accepted: requests are whole
+    GPUs or a share below 1 (:func:`~jupyter_sched.model.validation.parse_gpus`), so a ceiling of 1.5
+    says ``1 GPU (or a share below 1)``, not ``1.5 GPUs``, which is refused (new user 20, N25)."""
+    if ceiling < 1 or ceiling == int(ceiling):
+        return gpus_phrase(ceiling)
+    return f"{gpus_phrase(int(ceiling))} (or a share below 1)"
+
+
 def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = ()) -> CeilingExceeded:
     """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`); ``models``:
     the GPU models it was tried on, named when the line is that of a team's models without a line
@@ -187,10 +196,10 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
         else f"the limit of team {line.team}"
     on = "" if line.model == ANY_MODEL else f" of {line.model}"
     requested = _gpus(req.total_milli)
-    field, most = "gpus", f"at most {gpus_phrase(ceiling)}"
+    field, most = "gpus", f"at most {_valid_most(ceiling)}"
     per_worker = _gpus(req.gpus * req.gpu_milli)
     if req.groups:  # a gang of groups: the total across them is what to change (new user 18, N17)
-        field, most = "groups", f"at most {gpus_phrase(ceiling)} across its groups"
+        field, most = "groups", f"at most {_valid_most(ceiling)} across its groups"
     elif req.workers > 1 and 0 < per_worker <= ceiling:
         # a gang whose workers fit one by one: the worker count is what to change (issue 20:
         # "workers" blamed on "gpus", which the user had set to 1)

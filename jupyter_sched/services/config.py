@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..admission import AdmissionPolicy, system_caller
+from ..admission import AdmissionPolicy
 from ..engine.retention import Pruner, retention_from_settings
 from ..engine.telemetry import HealthAwareInventory, TelemetryMonitor
 from ..errors import ExecutorError, SchedError, ValidationError
@@ -27,7 +27,8 @@ from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
 from .idle import retention_s
-from .models import QuotaLine, SetQuotasRequest, parse
+from .models import QuotaLine, parse
+from .quota_config import apply_config_quotas
 from .root import Services
 
 __all__ = ["CachedInventory", "build_services", "idle_policies_from_settings"]
@@ -180,7 +181,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
 def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, executor: Executor,
                    monitor: TelemetryMonitor | None, policies: Any, logger: logging.Logger) -> Services:
     """The part of :func:`build_services` every executor shares: the services and the configured
-    quota lines (written at start when they differ from the stored ones, audited as actor ``config``),
+    quota lines (written at start when they changed since last applied, audited as actor ``config``:
+    :mod:`.quota_config`),
     and on ``logger`` a warning per team the lines leave without one (with the work that strands)."""
     scheduling_profile = _scheduling_profile(settings)
     service = Services(store=store, inventory=inventory, executor=executor,
@@ -198,14 +200,10 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        admin_users=tuple(settings.get("admin_users") or ()))
     # the leading engine prunes finished jobs, audit events and rollups past their retention
     service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
-    quotas = settings.get("quotas") or []
-    if quotas:
-        current = service.quotas.get()
-        lines = [_quota_line(i, q) for i, q in enumerate(quotas)]
-        fields = list(QuotaLine.model_fields)
-        stored = [{k: getattr(line, k) for k in fields} for line in current.quotas]
-        if [line.model_dump() for line in lines] != stored:
-            service.quotas.set(system_caller("config"), SetQuotasRequest(quotas=lines))
+    # the config's lines replace the set in force only when they changed since last applied: an
+    # admin's PUT quotas outlives restarts (new user 20, N26; the rule: .quota_config)
+    apply_config_quotas(service.quotas, [_quota_line(i, q) for i, q in enumerate(settings.get("quotas") or [])],
+                        logger)
     # teams left without a line, and the work that strands, said at every start (new user 20, N1: the
     # README's one-line example left the owner's team, default, with 0 GPUs and no word in the log)
     for warning in service.quotas.unlisted_warnings(store.quota_set()):

@@ -17,6 +17,8 @@ from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, val
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..store.codec import ts
+from ..store.quota_source import CONFIG_ACTOR
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -42,7 +44,7 @@ class QuotasService:
         that exist now (a drained or failed node) — a warning to the admin, never an error to
         users, whose requests and identity keep working (issue 15 item 6)."""
         quotas = self.ctx.store.quota_set()
-        body = quota_set_to_dict(quotas)
+        body = {**quota_set_to_dict(quotas), "source": self._source()}
         if caller is not None and caller.admin:
             body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
         return GetQuotasResponse.model_validate(body)
@@ -95,8 +97,13 @@ class QuotasService:
             return []
         return []
 
-    def set(self, caller: Caller, request: SetQuotasRequest) -> GetQuotasResponse:
+    def set(self, caller: Caller, request: SetQuotasRequest, *, config_digest: str | None = None,
+            message: str | None = None) -> GetQuotasResponse:
         """Replace parts of the quota set (admins); keys left out keep their current value.
+
+        The set outlives restarts: the config file's lines replace it at a start only when they
+        changed since last applied (:mod:`.quota_config`, new user 20, N26); ``config_digest`` and
+        ``message`` (the audit row's sentence) are that start's.
 
         Returns:
             the quota set now in force, with ``warnings`` as GET quotas answers an admin; with
@@ -138,7 +145,9 @@ class QuotasService:
             return self._answer(new, caller)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
-            tx.add_event(actor=caller.user, action="quotas_changed", message=f"quotas changed by {caller.user}",
+            tx.note_quota_source(caller.user, digest=config_digest)
+            tx.add_event(actor=caller.user, action="quotas_changed",
+                         message=message or f"quotas changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
@@ -148,7 +157,18 @@ class QuotasService:
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
         warnings = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
-        return GetQuotasResponse.model_validate({**quota_set_to_dict(quotas), "warnings": warnings})
+        return GetQuotasResponse.model_validate({**quota_set_to_dict(quotas), "source": self._source(),
+                                                 "warnings": warnings})
+
+    def _source(self) -> dict[str, object] | None:
+        """``GetQuotasResponse.source``: who set the set in force (None: nobody since version 14)."""
+        from .quota_config import source_text
+
+        source = self.ctx.store.quota_source()
+        if source is None:
+            return None
+        return {"set_by": source.set_by, "set_at": ts(source.set_at), "config": source.set_by == CONFIG_ACTOR,
+                "text": source_text(source)}
 
     def profiles(self) -> ListProfilesResponse:
         """Admin request templates, sorted by name."""

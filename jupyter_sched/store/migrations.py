@@ -141,6 +141,12 @@ def _v13_job_progress(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v14_quota_source(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v14(md)
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -165,6 +171,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "live rows' versions reads the index alone)", _v12_live_keys_covered),
     Migration(13, "each job's latest progress report and the line through its run's reports (job_progress): "
                   "the ETAs of the jobs waiting on it read them (issue 16 item 4)", _v13_job_progress),
+    Migration(14, "who set the quota set in force and the digest of the config's quota lines last applied "
+                  "(quota_source): a restart no longer puts unchanged config lines over PUT quotas (new user 20, "
+                  "N26)", _v14_quota_source),
 )
 
 

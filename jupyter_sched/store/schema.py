@@ -18,6 +18,8 @@ Tables:
   :mod:`.quarantine`; listed and repaired by ``jupyter-sched doctor``).
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
+* ``quota_source`` (version 14) — who set the quota set in force (``config`` or an admin's PUT quotas, when)
+  and the digest of the config file's quota lines last applied (new user 20, N26; :mod:`.quota_source`).
 * ``job_progress`` (version 13) — each job's latest progress report (steps done / to do, when, how
   long its run had run) and the sums of the line through its run's reports (issue 16 item 4: the
   ETAs of the jobs waiting on it read them; :mod:`.progress`).
@@ -40,7 +42,7 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
            "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
-           "tables_v8", "tables_v13"]
+           "tables_v8", "tables_v13", "tables_v14"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -352,12 +354,28 @@ def tables_v13(md: sa.MetaData) -> None:
     )
 
 
+def tables_v14(md: sa.MetaData) -> None:
+    """Define what version 14 adds on ``md``: ``quota_source``, one row (``name`` ``quotas``) saying
+    who set the quota set in force (``set_by``: ``config`` or the admin of the last PUT quotas, at
+    ``set_at``) and the digest of the config file's quota lines last applied (``config_digest``, at
+    ``config_at``): a restart applies the config's lines only when they changed since (new user 20, N26)."""
+    sa.Table(
+        "quota_source", md,
+        sa.Column("name", sa.String(32), primary_key=True),
+        sa.Column("set_by", sa.String(200), nullable=False),
+        sa.Column("set_at", sa.String(_TS), nullable=False),
+        sa.Column("config_digest", sa.String(64), nullable=True),
+        sa.Column("config_at", sa.String(_TS), nullable=True),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
-version 12's job index by state, submit time, id and version + version 13's job progress reports)."""
+version 12's job index by state, submit time, id and version + version 13's job progress reports +
+version 14's quota source)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -371,6 +389,7 @@ indexes_v10(metadata)
 columns_v11(metadata)
 indexes_v12(metadata)
 tables_v13(metadata)
+tables_v14(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -386,3 +405,4 @@ definition_runs = metadata.tables["definition_runs"]
 quarantine = metadata.tables["quarantine"]
 change_counters = metadata.tables["change_counters"]
 job_progress = metadata.tables["job_progress"]
+quota_source = metadata.tables["quota_source"]

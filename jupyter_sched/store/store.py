@@ -59,6 +59,7 @@ from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
+from .quota_source import QuotaSource, read_quota_source, write_quota_source
 from .rowcache import RowCache, read_live
 from .url import safe_url, store_url_problem
 from .writers import FairLock
@@ -859,6 +860,15 @@ class StoreTx:
         for user, team in sorted(quota_set.user_teams.items()):
             self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
 
+    def quota_source(self) -> QuotaSource | None:
+        """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`)."""
+        return read_quota_source(self.conn)
+
+    def note_quota_source(self, set_by: str, *, digest: str | None = None, at: datetime | None = None) -> None:
+        """``set_by`` (``config`` or an admin) put the set in force at ``at`` (default now); ``digest``:
+        the config's lines applied (:func:`~.quota_source.config_digest`; None keeps the one recorded)."""
+        write_quota_source(self.conn, set_by=set_by, at=at or self.now, digest=digest)
+
     # -- quarantine ---------------------------------------------------------------------------
 
     def note_quarantined(self, entries: Iterable[Quarantined]) -> int:
@@ -1383,6 +1393,11 @@ class Store:
         """See :meth:`StoreTx.quota_set`."""
         with self.transaction(write=False) as tx:
             return tx.quota_set()
+
+    def quota_source(self) -> QuotaSource | None:
+        """See :meth:`StoreTx.quota_source`."""
+        with self.transaction(write=False) as tx:
+            return tx.quota_source()
 
     def kept_quota_set(self) -> tuple[int, QuotaSet] | None:
         """The quota set this process read last and the ``quotas`` counter it was read at, without

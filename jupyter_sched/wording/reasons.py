@@ -87,7 +87,9 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     unblock = one_gpu(unblock_sentence(reason, mine=mine))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
-    line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
+    # the unblock sentence as a clause of the line, as the panel's queue line has it (new user 20, N22:
+    # "· It starts when …", a sentence with its capital inside a "·" list)
+    line = " · ".join(part for part in (head, summary.rstrip("."), eta, as_clause(unblock) if unblock else "") if part)
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
 
 

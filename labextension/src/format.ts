@@ -362,7 +362,7 @@ export function inCluster(job: { state: string; reason?: PendingReason | null })
 }
 
 /**
- * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · Unblocks when: …`.
+ * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · <what unblocks it, as a clause>`.
  * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
  */
 export function queueLine(
@@ -400,9 +400,23 @@ export function queueLine(
   }
   const unblock = text ? text.unblock : (job.reason?.unblock ?? '');
   if (unblock) {
-    parts.push(trans.__('Unblocks when: %1', clocksAsOf(unblock, now)));
+    // the server's sentence as a part of the line, as the CLI's line has it: no "Unblocks when:" before
+    // "It starts when …" (new user 20, N22: said twice, a capital after the colon)
+    parts.push(asClause(clocksAsOf(unblock, now)));
   }
   return parts.join(' · ');
+}
+
+/**
+ * A sentence as a part of a " · " line: first letter lower-case (unless it starts a name in capitals,
+ * such as GPU) and no final period — `wording.reasons.as_clause`, which the CLI's line uses.
+ */
+export function asClause(text: string): string {
+  let out = text.trim();
+  if (/^[A-Z](?![A-Z])/.test(out)) {
+    out = out.charAt(0).toLowerCase() + out.slice(1);
+  }
+  return out.endsWith('.') && !out.endsWith('..') ? out.slice(0, -1) : out;
 }
 
 /**

@@ -1166,7 +1166,10 @@ export interface components {
         };
         /** @description Pending work in queue order, then work holding GPUs. */
         GetQueueResponse: components["schemas"]["QueueEntry"][];
-        /** @description The quota set in force. */
+        /**
+         * @description The quota set in force. It outlives restarts: the config file's c.SchedApp.quotas replaces the
+         *     lines at a start only when it changed since it was last applied (the start-up log then warns).
+         */
         GetQuotasResponse: {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
@@ -1174,6 +1177,8 @@ export interface components {
             user_teams: {
                 [key: string]: string;
             };
+            /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
+            source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
             warnings?: string[];
         };
@@ -1830,6 +1835,20 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Who set the quota set in force (new user 20, N26). */
+        QuotaSourceView: {
+            /** @description `config` (the config file's c.SchedApp.quotas, applied at a start) or the admin of the last PUT quotas */
+            set_by: string;
+            /**
+             * Format: date-time
+             * @description when (UTC, ISO 8601)
+             */
+            set_at: string;
+            /** @description true: the config file's lines; false: set at run time by PUT quotas */
+            config: boolean;
+            /** @description in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or `the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC` */
+            text: string;
+        };
         /**
          * @description A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording
          *     lives): the panel, the magics and the CLI show these strings as they are. Times are absolute
@@ -1922,7 +1941,8 @@ export interface components {
         };
         /**
          * @description ``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
-         *     accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` are ignored.
+         *     accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` and ``source``
+         *     are ignored. The set it stores outlives restarts (new user 20, N26).
          */
         SetQuotasRequest: {
             quotas?: components["schemas"]["QuotaLine"][] | null;
@@ -1938,6 +1958,10 @@ export interface components {
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;
+            /** @description read-only: who set the set GET quotas answered; sent back, it is ignored (this PUT becomes the source) */
+            source?: {
+                [key: string]: unknown;
+            } | null;
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
         };

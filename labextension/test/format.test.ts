@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  asClause,
   cancelQuestion,
   clocksAsOf,
   clockText,
@@ -166,7 +167,7 @@ describe('queueLine', () => {
       })
     });
     expect(queueLine(job, NOW)).toBe(
-      '#3 · 1 of 4 GPUs free, job needs 2 · ETA in 12m (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
+      '#3 · 1 of 4 GPUs free, job needs 2 · ETA in 12m (reservation when job-7 reaches its time limit) · job-7 finishing'
     );
   });
 
@@ -298,10 +299,19 @@ describe('idleNotice', () => {
     expect((text ?? '').length).toBeLessThanOrEqual(140);
   });
 
+  it('test_newuser20_n22: the unblock sentence is a clause of the line, said once', () => {
+    const unblock = "It starts when ml's running jobs or kernel leases release GPUs, or when an admin raises ml's borrowing limit.";
+    const reason = { ...makeReason({ eta: '2026-11-29T12:12:00Z' }), text: { summary: 'ml would use 4 GPUs, above its limit of 3 GPUs', eta: 'ETA 12:12 UTC', unblock, line: '' } };
+    const line = queueLine(makeJob({ position: 1, reason }), NOW);
+    expect(line).toBe("#1 · ml would use 4 GPUs, above its limit of 3 GPUs · ETA 12:12 UTC (in 12m) · it starts when ml's running jobs or kernel leases release GPUs, or when an admin raises ml's borrowing limit");
+    expect(line).not.toContain('Unblocks when');
+    expect(asClause('GPU 3 is free.')).toBe('GPU 3 is free');
+  });
+
   it("the wording renderer's text (reason.text) wins over message and numbers", () => {
     const reason = { ...makeReason({ message: 'old words', eta: '2026-11-29T12:12:00Z' }), text: { summary: 'team-ml is at its quota (8 of 8 GPUs)', eta: 'ETA 12:12 UTC', unblock: 'when j-7 finishes', line: '' } };
     expect(reasonSentence(reason)).toBe('team-ml is at its quota (8 of 8 GPUs).');
-    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs) · ETA 12:12 UTC (in 12m) · Unblocks when: when j-7 finishes');
+    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs) · ETA 12:12 UTC (in 12m) · when j-7 finishes');
   });
 
   it('clear (activity resumed) announces nothing', () => {

@@ -81,3 +81,14 @@ def test_an_interpreter_other_accounts_cannot_run_is_refused(tmp_path: Path) -> 
         code, log = serve(folder, f"--SchedApp.log_dir={folder / 'jobs'}", f"--HubSchedApp.job_python={python}")
     line = refusal(log)
     assert code != 0 and "c.HubSchedApp.job_python" in line and "/usr/bin/python3" in line
+
+
+def test_verify20_v2_a_setting_given_twice_stops_serve_naming_it(tmp_path: Path) -> None:
+    """Verify 20, V2: ``--SchedApp.inventory_source=static`` after the harness's ``=simulated`` made
+    the extension fail to link with a [W] line only, and the service started on defaults — every
+    command-line setting dropped (log_dir, cycle_interval…). Now one line names it and nothing starts."""
+    code, log = serve(tmp_path, "--SchedApp.inventory_source=static")  # serve() already passes =simulated
+    line = refusal(log)
+    assert code == 2, log[-2000:]
+    assert "inventory_source only accepts one value" in line, line
+    assert "error linking extension" not in log and "store sqlite" not in log, log[-2000:]

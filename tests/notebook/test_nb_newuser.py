@@ -76,7 +76,7 @@ def test_finding_3_a_never_fit_reason_is_neither_queued_nor_waiting_for_an_eta()
               "details": {"requested": 99, "max_per_node": 4}, "eta_reason": "it can never fit"}
     text = render_reason(reason, never=True)
     assert not text.line.startswith("queued") and "ETA" not in text.line and text.eta == "", text.line
-    assert text.line == "needs 99 GPUs per worker; the largest node has 4 · Ask for at most 4 GPUs."
+    assert text.line == "needs 99 GPUs per worker; the largest node has 4 · ask for at most 4 GPUs"
     answer = DryrunJobResponse.model_validate({
         "fits": False, "never": True, "allocation": None, "reason": reason, "eta": None, "would_preempt": [],
         "job": {"id": "dryrun", "name": "job", "user": "ana", "team": "default", "kind": "training",

@@ -78,7 +78,8 @@ def test_newuser16_n8_one_job_reads_the_same_in_the_cli_the_magics_and_rest(serv
     now = datetime.now(timezone.utc)
     # REST: absolute clocks (with their day), jobs by name and id, no relative time
     assert f"waiter ({waiter['id']})" in text["summary"] and "(in " not in text["eta"], text
-    assert re.search(rf"{now:%b} {now.day} \d\d:\d\d UTC", text["summary"] + text["eta"]), text
+    # each clock with its day (today's, or tomorrow's when the 20-minute ETA passes midnight UTC)
+    assert re.search(r"[A-Z][a-z]{2} \d{1,2} \d\d:\d\d UTC", text["summary"] + text["eta"]), text
 
     cli = _cli(_env(tmp_path, server), "queue")
     assert cli.returncode == 0, cli.stderr

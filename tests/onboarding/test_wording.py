@@ -65,44 +65,44 @@ CASES = [
                make_reason("ExceedsQuota", "user bob in research has 0 of 2 GPUs free (2 in use), job needs 1",
                            details={"team": "research", "user": "bob", "quota": 2, "used": 2}, position=1),
                "queued #1 · user bob in research has 0 of 2 GPUs free (2 in use), job needs 1 · ETA unknown · "
-               "It starts when bob's own running work leaves room under bob's cap of 2 GPUs in research, or when an "
-               "admin raises that cap.",
+               "it starts when bob's own running work leaves room under bob's cap of 2 GPUs in research, or when an "
+               "admin raises that cap",
                absent=("releases GPUs", "raises its quota")),
     ReasonCase("a team's quota points at the team and its quota",
                make_reason("ExceedsQuota", "research has 0 of 4 GPUs free (4 in use), job needs 2",
                            details={"team": "research", "user": None, "quota": 4, "used": 4}),
-               "queued · research has 0 of 4 GPUs free (4 in use), job needs 2 · ETA unknown · It starts when "
-               "research's running jobs or kernel leases release GPUs, or when an admin raises research's quota."),
+               "queued · research has 0 of 4 GPUs free (4 in use), job needs 2 · ETA unknown · it starts when "
+               "research's running jobs or kernel leases release GPUs, or when an admin raises research's quota"),
     ReasonCase("a borrowing limit names guarantee plus limit",
                make_reason("BorrowingLimitReached", "ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2",
                            details={"team": "ml", "guaranteed": 4, "borrowing_limit": 2}),
-               "queued · ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2 · ETA unknown · It starts "
-               "when ml's running jobs or kernel leases release GPUs, or when an admin raises ml's borrowing limit."),
+               "queued · ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2 · ETA unknown · it starts "
+               "when ml's running jobs or kernel leases release GPUs, or when an admin raises ml's borrowing limit"),
     ReasonCase("a block whose advice the core words (an unhealthy GPU's admin steps) keeps it, as one sentence",
                make_reason("UnhealthyGpu", "2 of the matching GPUs are unhealthy",
                            unblock="waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device "
                                    "plugin on the node once the GPU is checked, or drain the node)"),
-               "queued · 2 of the matching GPUs are unhealthy · ETA unknown · Waits until the unhealthy GPUs recover "
+               "queued · 2 of the matching GPUs are unhealthy · ETA unknown · waits until the unhealthy GPUs recover "
                "(an admin can restart the NVIDIA device plugin on the node once the GPU is checked, or drain the "
-               "node)."),
+               "node)"),
     ReasonCase("the rule that binds decides the advice: the team's borrowing limit",
                make_reason("ExceedsQuota", "ml would use 7 GPUs",
                            details={"team": "ml", "user": None, "rule": "team borrowing limit", "guaranteed": 4,
                                     "borrowing_limit": 2}),
-               "queued · ml would use 7 GPUs · ETA unknown · It starts when ml uses fewer GPUs than its guarantee "
-               "plus borrowing limit (4 + 2), or when an admin raises them."),
+               "queued · ml would use 7 GPUs · ETA unknown · it starts when ml uses fewer GPUs than its guarantee "
+               "plus borrowing limit (4 + 2), or when an admin raises them"),
     ReasonCase("a user cap that binds while the team quota is full too says both",
                make_reason("ExceedsQuota", "user bob in research has 0 of 1 GPUs free (1 in use), job needs 1",
                            details={"team": "research", "user": "bob", "rule": "user cap", "quota": 1,
                                     "also_exceeds": [{"team": "research", "user": None, "quota": 4, "used": 4}]}),
-               "queued · user bob in research has 0 of 1 GPU free (1 in use), job needs 1 · ETA unknown · It starts "
+               "queued · user bob in research has 0 of 1 GPU free (1 in use), job needs 1 · ETA unknown · it starts "
                "when bob's own running work leaves room under bob's cap of 1 GPU in research, or when an admin "
-               "raises that cap. Also full: research's quota."),
+               "raises that cap. Also full: research's quota"),
     ReasonCase("GPU memory is said in GiB and the fix is memory per GPU",
                make_reason("Unschedulable", "the job asks for 204800 MiB per GPU; the most any GPU here has is 81920 MiB",
                            details={"field": "mem_per_gpu", "requested_mib": 204800, "max_mib": 81920}),
                "queued · asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB · ETA unknown "
-               "· Ask for at most 80 GiB per GPU.",
+               "· ask for at most 80 GiB per GPU",
                absent=("fewer GPUs",)),
 ]
 
@@ -411,3 +411,16 @@ def test_newuser7_finding_10_a_bad_quota_line_in_the_config_is_named_by_its_plac
         build_services(settings)
     assert err.value.field == "quotas[1].guaranteed", err.value.field
     assert err.value.message.startswith("quota line 1 (team 'ml'): "), err.value.message
+
+
+def test_newuser20_n22_the_unblock_sentence_is_a_clause_of_the_line() -> None:
+    """New user 20, N22: "· It starts when ml's running jobs …" — a sentence with its capital inside a
+    "·" list (the panel said "Unblocks when: It starts when …"); the line and the panel now agree."""
+    reason = make_reason("BorrowingLimitReached", "ml would use 4 GPUs, above its limit of 3 GPUs (guaranteed 2 + "
+                         "borrowing limit 1)",
+                         details={"team": "ml", "guaranteed": 2, "borrowing_limit": 1})
+    text = render_reason(reason, now=NOW)
+    assert text.unblock.startswith("It starts when ml's")  # the sentence itself, for surfaces that show it alone
+    assert text.line.endswith(" · it starts when ml's running jobs or kernel leases release GPUs, or when an admin "
+                              "raises ml's borrowing limit"), text.line
+    assert " · It " not in text.line and not text.line.endswith(".")

@@ -63,7 +63,7 @@ def test_a_version_11_store_gets_the_index_when_a_server_opens_it(db_url: str) -
 
     reopened = Store(db_url)
     try:
-        assert reopened.schema_version() == latest_version() == 12
+        assert reopened.schema_version() == latest_version() >= 12  # every later step ran too (13, 14, …)
         assert INDEX in _indexes(reopened)
         assert [r.job.id for r in reopened.live_jobs()] == ["kept"]
     finally:

@@ -15,6 +15,7 @@ __all__ = [
     "GetMeResponse",
     "GetQuotasResponse",
     "ListProfilesResponse",
+    "QuotaSourceView",
     "MeBudget",
     "MeInUse",
     "Profile",
@@ -65,7 +66,8 @@ class TeamPolicyLine(RequestModel):
 
 class SetQuotasRequest(RequestModel):
     """``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
-    accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` are ignored."""
+    accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` and ``source``
+    are ignored. The set it stores outlives restarts (new user 20, N26)."""
 
     quotas: list[QuotaLine] | None = None
     budgets: list[BudgetLine] | None = None
@@ -74,6 +76,9 @@ class SetQuotasRequest(RequestModel):
     warnings: list[str] | None = Field(
         default=None, description="read-only: what GET quotas answered; sent back unchanged (a read-modify-write "
                                   "of GET quotas' body), it is ignored")
+    source: dict[str, Any] | None = Field(
+        default=None, description="read-only: who set the set GET quotas answered; sent back, it is ignored "
+                                  "(this PUT becomes the source)")
     dry_run: bool = Field(default=False, description=(
         "true: check the change and answer what would then be in force, with its warnings (teams left "
         "without a quota line and the work that strands), storing nothing"))
@@ -108,13 +113,27 @@ class TeamPolicyView(CodecView):
     reclaim: str | None = None
 
 
+class QuotaSourceView(ResponseModel):
+    """Who set the quota set in force (new user 20, N26)."""
+
+    set_by: str = Field(description="`config` (the config file's c.SchedApp.quotas, applied at a start) "
+                                    "or the admin of the last PUT quotas")
+    set_at: str = Field(description="when (UTC, ISO 8601)", json_schema_extra={"format": "date-time"})
+    config: bool = Field(description="true: the config file's lines; false: set at run time by PUT quotas")
+    text: str = Field(description="in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or "
+                                  "`the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC`")
+
+
 class GetQuotasResponse(ResponseModel):
-    """The quota set in force."""
+    """The quota set in force. It outlives restarts: the config file's c.SchedApp.quotas replaces the
+    lines at a start only when it changed since it was last applied (the start-up log then warns)."""
 
     quotas: list[QuotaLineView]
     budgets: list[BudgetView]
     teams: list[TeamPolicyView]
     user_teams: dict[str, str]
+    source: QuotaSourceView | None = Field(default=None, description=(
+        "who set the quota set in force (null: not recorded since the upgrade that records it)"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node)")
 

@@ -1,0 +1,123 @@
+"""The config file's quota lines (``c.SchedApp.quotas``) at a start, against a set PUT at run time.
+
+The rule (new user 20, N26: a restart silently put the config's lines back over an admin's PUT
+quotas — a per-user line vanished and a job over it started):
+
+1. the config's lines are applied at a start only when they **changed** since they were last applied
+   (their digest is kept in the store, :mod:`~jupyter_sched.store.quota_source`); unchanged lines
+   leave the set in force — an admin's PUT quotas outlives restarts, as the idle policy does;
+2. changed lines replace the set in force; when that set differs, the start-up log says so at
+   WARNING, naming the lines removed, added and changed and who set the replaced ones, and the
+   audit row (``quotas_changed``, actor ``config``) says the same;
+3. a store that never recorded a config digest (written before schema version 14) whose last quota
+   change was an admin's PUT keeps that set and says so at WARNING (the config is remembered from
+   then on: change it to replace the set).
+
+No config lines (``quotas`` empty or unset): the config does not manage quotas; nothing changes.
+``GET quotas`` says who set the set in force (``source``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..admission import system_caller
+from ..model.quota import ANY_MODEL
+from ..store.quota_source import CONFIG_ACTOR, QuotaSource, config_digest
+from .models import QuotaLine, SetQuotasRequest
+from .quotas import QuotasService
+
+__all__ = ["apply_config_quotas", "line_changes", "source_text"]
+
+_Key = tuple[str, str | None, str]
+
+
+def source_text(source: QuotaSource | None) -> str:
+    """Who set the set in force, in words: ``the config file (c.SchedApp.quotas) at 23:15 UTC`` or
+    ``PUT quotas by root at 23:14 UTC`` (times as ``YYYY-MM-DD HH:MM UTC``); "" when unknown."""
+    if source is None:
+        return ""
+    if source.set_by == CONFIG_ACTOR:
+        return f"the config file (c.SchedApp.quotas) at {_when(source.set_at)}"
+    return f"PUT quotas by {source.set_by} at {_when(source.set_at)}"
+
+
+def _when(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _key(line: Mapping[str, Any]) -> _Key:
+    return (str(line["team"]), line.get("user"), str(line.get("gpu_model") or ANY_MODEL))
+
+
+def _name(key: _Key) -> str:
+    team, user, model = key
+    who = team if user is None else f"{team}/{user}"
+    return who if model == ANY_MODEL else f"{who} ({model})"
+
+
+def _amounts(line: Mapping[str, Any]) -> str:
+    limit = line.get("borrowing_limit")
+    return f"guaranteed {line['guaranteed']:g}, borrowing limit {'none' if limit is None else format(limit, 'g')}"
+
+
+def line_changes(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What replacing the quota lines ``old`` by ``new`` (dicts of :class:`QuotaLine`) does, one
+    phrase per line: ``removed ml/root (guaranteed 1, borrowing limit 0.5)``, ``added vision
+    (guaranteed 1, borrowing limit 0)``, ``changed ml: guaranteed 2 → 3, borrowing limit 1 → 1``;
+    removed first, then added, then changed, each in the order of its list. Empty: same lines."""
+    was, now = {_key(q): q for q in old}, {_key(q): q for q in new}
+    said = [f"removed {_name(k)} ({_amounts(q)})" for k, q in was.items() if k not in now]
+    said += [f"added {_name(k)} ({_amounts(q)})" for k, q in now.items() if k not in was]
+    for k, q in now.items():
+        before = was.get(k)
+        if before is not None and _amounts(before) != _amounts(q):
+            said.append(f"changed {_name(k)}: {_amounts(before)} → {_amounts(q)}")
+    return said
+
+
+def apply_config_quotas(quotas: QuotasService, lines: Sequence[QuotaLine], logger: logging.Logger) -> None:
+    """Apply the config file's quota ``lines`` at a start by the rule of the module docstring.
+
+    Raises:
+        ValidationError: a line promises more GPUs than exist (as PUT quotas; field ``quotas``).
+    """
+    if not lines:
+        return
+    store = quotas.ctx.store
+    wanted = [line.model_dump() for line in lines]
+    digest = config_digest(wanted)
+    source = store.quota_source()
+    if source is not None and source.config_digest == digest:
+        return  # the config is as last applied: the set in force (maybe an admin's PUT) stays (N26)
+    fields = list(QuotaLine.model_fields)
+    stored = [{k: getattr(q, k) for k in fields} for q in quotas.get().quotas]
+    changes = line_changes(stored, wanted)
+    if not changes:  # already in force: remember the config, keep who set the lines
+        with store.transaction() as tx:
+            tx.note_quota_source(source.set_by if source is not None else CONFIG_ACTOR, digest=digest,
+                                 at=source.set_at if source is not None else None)
+        return
+    if source is None:  # a store from before version 14: an admin's PUT since the last config is kept
+        last = store.list_events(action="quotas_changed", newest_first=True, limit=1)
+        if last and last[0].actor != CONFIG_ACTOR:
+            kept = QuotaSource(set_by=last[0].actor, set_at=last[0].at)
+            logger.warning("jupyter_sched: quotas: the config's %d lines (c.SchedApp.quotas) differ from the %d "
+                           "lines set by %s; those stay in force (%s) — from now on the config's lines replace "
+                           "them only when c.SchedApp.quotas changes", len(wanted), len(stored),
+                           source_text(kept), "; ".join(changes))
+            with store.transaction() as tx:
+                tx.note_quota_source(kept.set_by, digest=digest, at=kept.set_at)
+            return
+    replaced = f"the {len(stored)} lines set by {source_text(source)}" if source is not None and stored \
+        else f"the {len(stored)} lines in force"
+    why = (f"quotas: c.SchedApp.quotas changed since it was last applied"
+           f"{' at ' + _when(source.config_at) if source is not None and source.config_at else ''}: "
+           f"the config's {len(wanted)} lines replace {replaced} ({'; '.join(changes)})")
+    if stored:
+        logger.warning("jupyter_sched: %s", why)
+    quotas.set(system_caller(CONFIG_ACTOR), SetQuotasRequest(quotas=list(lines)), config_digest=digest,
+               message=why if stored else None)
