@@ -600,8 +600,12 @@ export class SchedModel implements ISchedModel {
         this.refresh('queue');
         this.refresh('inventory');
         break;
-      case 'preempted':
       case 'idle_warning':
+        this.foldIdle(data);
+        this.refresh('jobs');
+        this.refresh('queue');
+        break;
+      case 'preempted':
         this.refresh('jobs');
         this.refresh('queue');
         break;
@@ -637,6 +641,33 @@ export class SchedModel implements ISchedModel {
         break;
     }
     this.event.emit(event);
+  }
+
+  /**
+   * An idle step of my work (`idle_warning` event: `stage` warn / reclaim / clear, `deadline`) moves
+   * its `GET idle` entry at once, so the My work idle line says what the toast says; the re-read
+   * that follows (throttled) brings the server's full entry. New user 20, N16: the line said "if
+   * it stays idle, it is warned at …" after the warning's toast.
+   */
+  private foldIdle(data: unknown): void {
+    const raw = data && typeof data === 'object' ? (data as Record<string, unknown>) : {};
+    const id = String(raw.lease_id ?? raw.job_id ?? raw.id ?? '');
+    const index = this._idle.findIndex(e => e.job_id === id);
+    if (!id || index < 0 || (typeof raw.user === 'string' && !this.isMine({ user: raw.user }))) {
+      return;
+    }
+    const next = this._idle.slice();
+    if (raw.stage === 'clear') {
+      next.splice(index, 1);
+    } else {
+      const stage = raw.stage === 'reclaim' ? 'reclaimed' : raw.stage === 'warn' ? 'warned' : null;
+      if (stage === null) {
+        return;
+      }
+      next[index] = { ...next[index], stage, ...(typeof raw.deadline === 'string' ? { deadline: raw.deadline } : {}) };
+    }
+    this._idle = next;
+    this.jobsChanged.emit();
   }
 
   /** Fill the telemetry history with the server's recent samples (best effort). */

@@ -278,6 +278,34 @@ describe('notifications', () => {
     model.dispose();
   });
 
+  it('new user 20, N16: an idle step moves the My work idle entry at once, as its toast says it', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'idle2', state: 'running' })];
+    const entry = {
+      job_id: 'j1', user: server.me.user, team: 'default', kind: 'training', gpu_uuids: ['GPU-sim-vm-0'],
+      idle_since: new Date(Date.now() - 60000).toISOString(), warn_at: new Date(Date.now() + 1000).toISOString(),
+      deadline: new Date(Date.now() + 61000).toISOString(), time_left_s: 61, stage: 'idle', action: 'notify',
+      reason: 'idle for 1 min', state: 'allocated, 0 % (0 MiB held)', grace_s: 60, rule: 'GPU < 5 % for 2 min'
+    };
+    server.routes.set('GET idle', () => json(200, [entry]));
+    const { model } = await startedModel(server, 'jobs');
+    await settle();
+    expect(model.idleOf('j1')?.stage).toBe('idle');
+    server.routes.set('GET idle', () => new Promise(() => undefined)); // the re-read has not answered yet
+    const deadline = new Date(Date.now() + 60000).toISOString();
+    server.stream.push('idle_warning', { job_id: 'j1', user: server.me.user, kind: 'training', stage: 'warn', action: 'notify', deadline });
+    await settle();
+    expect([model.idleOf('j1')?.stage, model.idleOf('j1')?.deadline]).toEqual(['warned', deadline]);
+    server.stream.push('idle_warning', { job_id: 'j1', user: server.me.user, kind: 'training', stage: 'reclaim', action: 'notify', deadline });
+    await settle();
+    expect(model.idleOf('j1')?.stage).toBe('reclaimed');
+    server.stream.push('idle_warning', { job_id: 'j1', user: 'bob', stage: 'clear' }); // another user's: not mine
+    server.stream.push('idle_warning', { job_id: 'j1', user: server.me.user, stage: 'clear' });
+    await settle();
+    expect(model.idleOf('j1')).toBeUndefined();
+    model.dispose();
+  });
+
   it('new user 20, N20: a second preemption names its own preemptor, never the name of the one before', async () => {
     const server = new FakeSchedServer();
     // a full read said who preempted it the first time
