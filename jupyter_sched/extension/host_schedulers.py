@@ -73,6 +73,10 @@ class Registration:
     folder: Path | None = None
     told: set[tuple[int, int]] = field(default_factory=set)
     """(uid, pid) of the other schedulers already said (those still running)."""
+    log: logging.Logger | logging.LoggerAdapter[logging.Logger] = log
+    """Where it says them: the extension app's logger (:func:`announce`), so they carry the server log's
+    ``[W … SchedApp]`` prefix and the INFO form is shown (verify 20, V5: the module's own logger had no
+    handler — Python's last resort printed the warning bare and dropped the INFO)."""
     _timer: asyncio.TimerHandle | None = None
 
     def look(self) -> list[HostScheduler]:
@@ -84,10 +88,10 @@ class Registration:
         now = others(me_pid=self.me.pid, folder=self.folder)
         fresh = [other for other in now if (other.uid, other.pid) not in self.told]
         for other in fresh[:_SAID]:
-            log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
+            self.log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
                     warning_for(other, self.me))
         if len(fresh) > _SAID:
-            log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
+            self.log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
                         self.folder or tempfile.gettempdir(), PREFIX)
         self.told = {(other.uid, other.pid) for other in now}  # one that stopped and comes back is said again
         return fresh
@@ -229,6 +233,7 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
                        gpus=gpus, simulated=simulated, kind=kind)
     registration = register(me, folder=folder)
     registration.me, registration.folder = me, folder
+    registration.log = getattr(app, "log", None) or log
     registration.look()
     registration.watch()
     return registration

@@ -182,3 +182,17 @@ def test_newuser20_n17_a_running_scheduler_looks_again_on_its_loop(
         return told
 
     assert asyncio.run(main()) == [nobodys.pid]
+
+
+def test_verify20_v5_the_other_scheduler_is_said_through_the_app_s_logger_info_included(
+        folder: Path, nobodys: subprocess.Popen[bytes], caplog: pytest.LogCaptureFixture) -> None:
+    """Verify 20, V5: the lines went to the module's own logger, which has no handler in a server:
+    Python's last resort printed the WARNING without the server log's ``[W … SchedApp]`` prefix and
+    dropped the INFO (simulated GPUs) entirely. They go through the extension app's logger."""
+    _entry(folder, NOBODY, nobodys.pid, NOBODY, simulated=True)
+    app_log = logging.getLogger("test-v5-SchedApp")
+    with caplog.at_level(logging.INFO, logger="test-v5-SchedApp"):
+        mine = announce(_app(simulated=True, log=app_log), SERVER, folder=folder)
+    said = [(r.name, r.levelno) for r in caplog.records if "another jupyter_sched" in r.getMessage()]
+    mine.withdraw()
+    assert said == [("test-v5-SchedApp", logging.INFO)], said
