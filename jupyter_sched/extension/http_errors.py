@@ -21,7 +21,11 @@ from ..wording.tokens import credentials_hint
 __all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable",
+               503: "unavailable"}
+
+RETRY_AFTER_S = 5
+"""Seconds a 503 raised outside a handler's own errors asks the caller to wait (``Retry-After``)."""
 
 CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no token, a wrong token, or a browser "
                        "request without its _xsrf value")
@@ -126,6 +130,9 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
                      hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)
     elif status == 404:
         error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"
+    elif status == 503:  # e.g. the hub did not answer a token check (new user 20, N28): the caller retries
+        error["hint"] = f"retry in {RETRY_AFTER_S} seconds"
+        headers["Retry-After"] = str(RETRY_AFTER_S)
     elif status == 405:
         allowed = allowed_methods(handler)
         shown = route[:80] or "this route"

@@ -222,3 +222,14 @@ def test_newuser20_n28_a_token_check_while_the_hub_is_down_is_a_503_not_a_500(mo
     answer = asyncio.run(run())
     assert answer.status_code == 503, answer.text
     assert "could not ask the hub who you are (no connection" in answer.json()["message"], answer.text
+
+
+def test_newuser20_n28_a_503_outside_a_handler_s_errors_says_unavailable_and_when_to_retry() -> None:
+    """N28's other half: the 503 had code ``http_error``, no hint and no ``Retry-After``."""
+    from jupyter_sched.extension.http_errors import RETRY_AFTER_S, http_error_body
+
+    body, headers = http_error_body(503, "the scheduler could not ask the hub who you are (no connection, or no "
+                                         "answer within 10 s); retry in a moment", method="GET", route="me",
+                                    handler=web.RequestHandler)
+    assert body["error"]["code"] == "unavailable" and body["error"]["hint"] == f"retry in {RETRY_AFTER_S} seconds"
+    assert headers == {"Retry-After": str(RETRY_AFTER_S)}
