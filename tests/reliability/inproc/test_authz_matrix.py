@@ -65,6 +65,8 @@ MATRIX = [
     Row("jobs/cancel", "POST", OK, OK, OK, body={"mine": True}, why="bulk cancel of one's own work (issue 20 F2)"),
     Row("jobs/cancel", "POST", DENIED, DENIED, OK, body={"all": True}, why="everyone's work: admins only (audited)"),
     Row("jobs/{job_id}/logs", "GET", HIDDEN, OK, OK),
+    Row("jobs/{job_id}/progress", "POST", HIDDEN, OK, DENIED, body={"done": 1, "total": 10},
+        why="a running job's progress: its owner (or the job's own token) only; an admin reads, never reports"),
     Row("dryrun", "POST", OK, OK, OK, body=JOB),
     Row("leases", "GET", OK, OK, OK),
     Row("leases", "POST", OK201, OK201, OK201, body=LEASE),
@@ -130,11 +132,13 @@ def test_the_matrix_has_a_row_for_every_live_route_and_method(sched_app: Any, jp
 
 
 async def fresh(api: Any, kind: str, *, running: bool) -> str:
-    """A new job or lease of the owner (ivan); ``running``: wait until it holds its GPUs."""
-    status, body = await api("POST", kind, JOB if kind == "jobs" else LEASE, token=IVAN_TOKEN)
+    """A new job or lease of the owner (ivan); ``running``: wait until it holds its GPUs (a job then
+    sleeps: ``-c pass`` may end before it is seen running)."""
+    job = {**JOB, "command": [sys.executable, "-c", "import time; time.sleep(120)"]} if running else JOB
+    status, body = await api("POST", kind, job if kind == "jobs" else LEASE, token=IVAN_TOKEN)
     assert status == 201, body
     job_id = str(body["id"])
-    if running:  # a keepalive applies to a lease that holds its GPUs
+    if running:  # a keepalive applies to a lease that holds its GPUs, a progress report to a running job
         async def holds() -> bool:
             return bool((await api("GET", f"{kind}/{job_id}"))[1]["state"] == "running")
         await wait_for(holds, timeout_s=30)
@@ -151,7 +155,7 @@ async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
         assert status == 201, body
         return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
     kind = "leases" if route.startswith("leases") else "jobs"
-    job_id = await fresh(api, kind, running=route.endswith("keepalive"))
+    job_id = await fresh(api, kind, running=route.endswith(("keepalive", "progress")))
     return kind, {"job_id": job_id, "lease_id": job_id}
 
 
