@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escaped_controls", "printable_line", "printable_log"]
+__all__ = ["CONTROL_CHARACTER", "escaped_controls", "printable_line", "printable_log"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one (red team 20, R3)."""
 
 
 def _shown(match: re.Match[str]) -> str:

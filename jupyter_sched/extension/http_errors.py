@@ -9,13 +9,13 @@ this route" (new user 13, N17).
 
 from __future__ import annotations
 
-import re
 from http.client import responses
 from typing import Any
 
 from tornado import web
 
 from ..errors import ValidationError
+from ..textsafe import CONTROL_CHARACTER
 from ..wording.tokens import credentials_hint
 
 __all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
@@ -74,10 +74,6 @@ class Utf8Arguments:
                                        "from the first page")
         raise ValidationError(f"query argument {field} is not UTF-8 text", field=field,
                               hint=f"percent-encode {field}'s value as UTF-8, or leave {field} out")
-
-
-CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one."""
 
 
 def _control_refusal(name: str | None) -> ValidationError:

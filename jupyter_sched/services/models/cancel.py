@@ -8,11 +8,11 @@ job (~20 ms of server time each: clearing 1,000 pending jobs took about 20 s, is
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from ...textsafe import CONTROL_CHARACTER
 from .base import RequestModel, ResponseModel
 from .jobs import JobStateName
 
@@ -38,12 +38,10 @@ cancel; audited, and said in ``message`` as ``DELETE jobs/{id}`` says it: new us
 def _no_control(value: str) -> str:
     """An id holds no control character (red team 20, R3: ``"j-a\\u0000b"`` reached PostgreSQL, which
     cannot store NUL, and the bulk cancel was answered 503 as if the database were down)."""
-    if _CONTROL.search(value):
+    if CONTROL_CHARACTER.search(value):
         raise ValueError("must not contain control characters (NUL, newline, …): an id looks like j-01hf3k2m9-x7q4za")
     return value
 
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 JobId = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_no_control)]
 
 
