@@ -7,7 +7,6 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, RootModel, field_validator
 
 from ...model.validation import fold_priority
-
 from .base import CodecView, RequestModel, ResponseModel
 from .jobs import PriorityName
 
