@@ -181,10 +181,9 @@ class RunJobFields(RequestModel):
     def _priority_in_one_wording(cls, value: Any) -> Any:
         """A ``priority`` that is no class refused in the words the CLI and the magics say too
         (:func:`~jupyter_sched.model.validation.parse_priority`; new user 14, N2: "must be 'high',
-        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there)."""
-        if value is not None:
-            parse_priority(value)
-        return value
+        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there); case folded
+        there (``"HIGH"`` is ``high``: new user 20, N27)."""
+        return value if value is None else parse_priority(value).value
 
     def body(self) -> dict[str, Any]:
         """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
