@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import QuotaSet
+from ..model.validation import fold_priority
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
 
 __all__ = ["DEFAULT_MAX_UNFINISHED", "PENDING_SETTING", "RATE_SETTING", "AdmissionPolicy", "known_teams",
@@ -140,11 +141,12 @@ def _classes(value: Any, where: str) -> dict[str, frozenset[str]]:
                               hint='e.g. {"ana": ["high"]}')
     out: dict[str, frozenset[str]] = {}
     for name, classes in value.items():
-        if not isinstance(name, str) or not isinstance(classes, (list, tuple)) \
-                or any(c not in PRIORITY_CLASSES for c in classes):
+        # class names case folded, as everywhere (new user 20, N27: "High" is high)
+        folded = [fold_priority(c) for c in classes] if isinstance(classes, (list, tuple)) else None
+        if not isinstance(name, str) or folded is None or any(c not in PRIORITY_CLASSES for c in folded):
             raise ValidationError(f"{where}[{name!r}] must list classes among high, normal, low (got {classes!r})",
                                   field=where, hint='e.g. ["high"]')
-        out[name] = frozenset(classes)
+        out[name] = frozenset(folded)
     return out
 
 

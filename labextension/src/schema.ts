@@ -1470,7 +1470,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
@@ -1507,6 +1507,11 @@ export interface components {
             ran_s: number;
             /** @description reports of this run stored so far (at least 1 % done; at most one per min_interval_s) */
             reports?: number;
+            /**
+             * @description job answers (GET jobs, jobs/{id}, queue): the report in words, as the panel, the CLI and the magics say it (they say the clock as of their own now and add how long ago: '42 % done, reported 02:10 UTC (3m ago)'); "" when the report is not of the job's current run (a requeued job counts again) or it no longer runs
+             * @example 42 % done, reported Dec 5 02:10 UTC
+             */
+            text?: string;
         };
         /** @enum {string} */
         JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
@@ -1579,7 +1584,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
@@ -1809,7 +1814,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             mine: boolean;

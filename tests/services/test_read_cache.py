@@ -20,6 +20,7 @@ from jupyter_sched.model import Job, JobSpec
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetQueueRequest, ListJobsRequest, SubmitJobRequest
 from jupyter_sched.store import JobRecord, Store, StoreTx, sqlite_url
+from tests.leftovers import end_jobs
 
 
 @pytest.fixture
@@ -27,6 +28,7 @@ def services(tmp_path: Path) -> Iterator[Services]:
     svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=SimulatedInventory(1, node="n1"),
                    executor=LocalExecutor(tmp_path / "jobs"))
     yield svc
+    assert end_jobs(svc.executor) == []  # its started jobs end with the test (tests/leftovers.py)
     svc.store.close()
 
 

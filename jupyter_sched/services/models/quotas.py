@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, field_validator
 
+from ...model.validation import fold_priority
 from .base import CodecView, RequestModel, ResponseModel
 from .jobs import PriorityName
 
@@ -62,6 +63,13 @@ class TeamPolicyLine(RequestModel):
     reclaim: str | None = Field(default=None, examples=["lower-or-equal"],
                                 description="the team's reclaim rule: any, lower-or-equal, lower or never "
                                             "(null = the scheduling profile's)")
+
+    @field_validator("allowed_priorities", mode="before")
+    @classmethod
+    def _classes_case_folded(cls, value: Any) -> Any:
+        """``["High"]`` is ``["high"]``: class names are case folded wherever they are named
+        (:func:`~jupyter_sched.model.validation.fold_priority`; new user 20, N27)."""
+        return [fold_priority(c) for c in value] if isinstance(value, list) else value
 
 
 class SetQuotasRequest(RequestModel):
