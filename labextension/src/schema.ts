@@ -1634,6 +1634,25 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             /** @description the team has no quota line of its own while other teams have: quotas is the line it gets (guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts) */
             unlisted?: boolean;
+            /** @description for a team with lines: the GPU models here on which none of its lines (nor one of yours) applies to you, bounded by the unlisted rule; null when every model is covered, or no limit is set */
+            unlisted_scope?: components["schemas"]["MeUnlistedScope"] | null;
+        };
+        /**
+         * @description GPU models present on which no quota line of a team (nor one of yours in it) applies to you:
+         *     there the unlisted rule bounds your work (guaranteed 0, borrowing limit
+         *     c.SchedApp.unlisted_team_borrowing_limit), as the queue's reasons say (verify20 V4).
+         */
+        MeUnlistedScope: {
+            /** @description the GPU models (present) where no line applies to you in this team */
+            models: string[];
+            /** @description GPUs the team's work without a line may use there together (c.SchedApp.unlisted_team_borrowing_limit) */
+            borrowing_limit: number;
+            /** @description the GPU models (or *) the team's own lines name */
+            covered?: string[];
+            /** @description the GPU models (or *) of your own lines in this team (none applies on models) */
+            own?: string[];
+            /** @description members other than you whose own lines apply on every one of models (the rule does not count them) */
+            members?: string[];
         };
         MigDevice: {
             uuid: string;

@@ -203,6 +203,21 @@ class MeBudget(BudgetView):
     used_gpu_hours: float
 
 
+class MeUnlistedScope(ResponseModel):
+    """GPU models present on which no quota line of a team (nor one of yours in it) applies to you:
+    there the unlisted rule bounds your work (guaranteed 0, borrowing limit
+    c.SchedApp.unlisted_team_borrowing_limit), as the queue's reasons say (verify20 V4)."""
+
+    models: list[str] = Field(description="the GPU models (present) where no line applies to you in this team")
+    borrowing_limit: float = Field(description=(
+        "GPUs the team's work without a line may use there together (c.SchedApp.unlisted_team_borrowing_limit)"))
+    covered: list[str] = Field(default_factory=list, description="the GPU models (or *) the team's own lines name")
+    own: list[str] = Field(default_factory=list, description=(
+        "the GPU models (or *) of your own lines in this team (none applies on models)"))
+    members: list[str] = Field(default_factory=list, description=(
+        "members other than you whose own lines apply on every one of models (the rule does not count them)"))
+
+
 class MeTeamUse(ResponseModel):
     team: str
     in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now")
@@ -211,6 +226,9 @@ class MeTeamUse(ResponseModel):
     unlisted: bool = Field(default=False, description=(
         "the team has no quota line of its own while other teams have: quotas is the line it gets "
         "(guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts)"))
+    unlisted_scope: MeUnlistedScope | None = Field(default=None, description=(
+        "for a team with lines: the GPU models here on which none of its lines (nor one of yours) applies "
+        "to you, bounded by the unlisted rule; null when every model is covered, or no limit is set"))
 
 
 class GetMeResponse(ResponseModel):
