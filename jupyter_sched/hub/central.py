@@ -174,6 +174,11 @@ class HubSchedApp(SchedApp):
         """120 submits a minute per user here unless configured (new user 17, N11)."""
         return HUB_SUBMIT_RATE
 
+    def service_settings(self) -> dict[str, Any]:
+        """The embedded settings, less ``user_teams``: here hub groups say who is in which team (the
+        trait's help), so the config's memberships are not put in the store (new user 20, N21)."""
+        return {**super().service_settings(), "user_teams": {}}
+
     run_as_account_template = Unicode(
         "{username}", config=True,
         help="""OS account a hub user's jobs run as with the local executor; "{username}" is the hub

@@ -1174,11 +1174,14 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which) */
             user_teams: {
-                [key: string]: string;
+                [key: string]: string[];
             };
             /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
             source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it) */
+            user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
             warnings?: string[];
         };
@@ -1859,7 +1862,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Who set the quota set in force (new user 20, N26). */
+        /** @description Who set the quota set in force (new user 20, N26), or its team memberships (N21). */
         QuotaSourceView: {
             /** @description `config` (the config file's c.SchedApp.quotas, applied at a start) or the admin of the last PUT quotas */
             set_by: string;
@@ -1973,12 +1976,21 @@ export interface components {
             budgets?: components["schemas"]["BudgetLine"][] | null;
             teams?: components["schemas"]["TeamPolicyLine"][] | null;
             /**
+             * @description who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in order, the first charged when a request names none; a single team name is a list of one. It replaces every membership in force (the config file's too, until c.SchedApp.user_teams changes); {} removes them all. Changes are audited (team_members_changed)
              * @example {
-             *       "ana": "ml"
+             *       "ana": "ml",
+             *       "bo": [
+             *         "ml",
+             *         "cv"
+             *       ]
              *     }
              */
             user_teams?: {
-                [key: string]: string;
+                [key: string]: string | string[];
+            } | null;
+            /** @description read-only: who set the memberships GET quotas answered; sent back, it is ignored */
+            user_teams_source?: {
+                [key: string]: unknown;
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;

@@ -108,12 +108,12 @@ def test_the_quota_set_is_read_again_once_any_process_replaced_it(store: Store) 
         kept = store.quota_set()
         assert store.quota_set() is kept, "unchanged: the set read before, no four queries again"
         with other.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": "ml"}))
-            assert tx.quota_set().user_teams == {"ana": "ml"}, "the writing transaction reads its own replacement"
-        assert store.quota_set().user_teams == {"ana": "ml"} and store.quota_set().quotas[0].guaranteed == 2
+            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": ("ml",)}))
+            assert tx.quota_set().user_teams == {"ana": ("ml",)}, "the writing transaction reads its own replacement"
+        assert store.quota_set().user_teams == {"ana": ("ml",)} and store.quota_set().quotas[0].guaranteed == 2
         with store.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(user_teams={"ana": "cv"}))
-        assert other.quota_set().user_teams == {"ana": "cv"} and other.quota_set().quotas == ()
+            tx.replace_quota_set(QuotaSet(user_teams={"ana": ("cv",)}))
+        assert other.quota_set().user_teams == {"ana": ("cv",)} and other.quota_set().quotas == ()
     finally:
         other.close()
 
