@@ -155,3 +155,17 @@ def test_issue20_progress_shown_in_the_status_summary_at_most_five_lines() -> No
     assert lines.index(shown[0]) == next(i for i, line in enumerate(lines) if line.startswith("my work")) + 1
     quiet = status_lines("http://x/", {"version": "x"}, me, {"gpus": []}, running=[running(fraction=None)], now=NOW)
     assert not any(line.startswith("progress") for line in quiet)
+
+
+def test_issue20_progress_shown_by_the_wait_bars_of_wait_and_schedule_wait() -> None:
+    """`jupyter-sched wait` (tqdm) and `%schedule wait` (ipywidgets) draw one frame: a job that reported
+    fills its bar as far as it says it is, with its words; one that did not keeps run time / time limit."""
+    from jupyter_sched.wording import wait_progress
+
+    frame = wait_progress(running(), NOW)
+    assert (frame.phase, frame.fraction) == ("running", 0.42)
+    assert frame.label == "running on n1 · 23m of 2h00m limit · 42 % done, reported 02:10 UTC (3m ago)"
+    quiet = wait_progress(running(fraction=None), NOW)
+    assert (quiet.fraction, quiet.label) == (23 * 60 / 7200, "running on n1 · 23m of 2h00m limit")
+    no_limit = wait_progress(running(time_limit_s=None), NOW)
+    assert (no_limit.fraction, no_limit.label) == (0.42, "running on n1 · 23m · 42 % done, reported 02:10 UTC (3m ago)")
