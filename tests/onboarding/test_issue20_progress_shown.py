@@ -92,6 +92,16 @@ class _Server:
     def idle_candidates(self) -> list[dict[str, Any]]:
         return []
 
+    def config(self) -> dict[str, Any]:
+        return {"version": "x"}
+
+    def me(self) -> dict[str, Any]:
+        return {"user": "ann", "team": "ml", "in_use": {"jobs": len(self.rows), "leases": 0, "gpus": len(self.rows)},
+                "pending": 0}
+
+    def inventory(self) -> dict[str, Any]:
+        return {"gpus": [], "simulated": True}
+
     def jobs(self, **_: Any) -> list[dict[str, Any]]:
         return self.rows
 
@@ -102,8 +112,8 @@ class _Server:
         return self.rows, None
 
 
-@pytest.mark.parametrize("argv", [["jobs"], ["queue"]])
-def test_issue20_progress_shown_by_jupyter_sched_jobs_and_queue(argv: list[str]) -> None:
+@pytest.mark.parametrize("argv", [["jobs"], ["queue"], ["status"]])
+def test_issue20_progress_shown_by_jupyter_sched_jobs_queue_and_status(argv: list[str]) -> None:
     from jupyter_sched.cli.commands import COMMANDS
 
     now = datetime.now(timezone.utc)
@@ -115,6 +125,9 @@ def test_issue20_progress_shown_by_jupyter_sched_jobs_and_queue(argv: list[str])
     clock = re.escape(clock_text(now - timedelta(minutes=3), now))  # midnight-safe: the clock as the CLI says it
     said = [line for line in lines if "done" in line]
     assert len(said) == 1 and re.search(rf"42 % done, reported {clock} \(3m(0[0-9]s)? ago\)", said[0]), lines
+    if argv == ["status"]:  # the summary names the job; the one that never reported is not named
+        assert said[0].startswith("progress   train (j-1): ") and not any("j-2" in line for line in lines), lines
+        return
     # the job that never reported: its lines say nothing of progress
     quiet = lines.index(next(line for line in lines if "j-2" in line))
     assert "progress" not in " ".join(lines[quiet:quiet + 2]) and "done" not in " ".join(lines[quiet:quiet + 2])
@@ -126,3 +139,33 @@ def test_issue20_progress_shown_in_schedule_jobs_and_queue_tables() -> None:
 
     frame = queue_frame([running("j-1"), running("j-2", fraction=None)], NOW)
     assert frame["detail"].tolist() == ["42 % done, reported 02:10 UTC (3m ago)", ""]
+
+
+def test_issue20_progress_shown_in_the_status_summary_at_most_five_lines() -> None:
+    """`jupyter-sched status` / `%schedule status`: one ``progress`` line per reporting job of mine,
+    named as reasons name work; a sweep of many says how many more, not forty lines."""
+    from jupyter_sched.wording.status import status_lines
+
+    me = {"user": "ann", "team": "ml", "in_use": {"jobs": 7, "leases": 0, "gpus": 7}, "pending": 0}
+    rows = [running(f"j-{i}", name=f"sweep-{i}") for i in range(7)]
+    lines = status_lines("http://x/", {"version": "x"}, me, {"gpus": []}, running=rows, now=NOW)
+    shown = [line for line in lines if "done" in line or "more" in line]
+    assert shown[0] == "progress   sweep-0 (j-0): 42 % done, reported 02:10 UTC (3m ago)"
+    assert len(shown) == 5 and shown[-1] == "           and 3 more (`jupyter-sched jobs` or `%schedule jobs` lists them)"
+    assert lines.index(shown[0]) == next(i for i, line in enumerate(lines) if line.startswith("my work")) + 1
+    quiet = status_lines("http://x/", {"version": "x"}, me, {"gpus": []}, running=[running(fraction=None)], now=NOW)
+    assert not any(line.startswith("progress") for line in quiet)
+
+
+def test_issue20_progress_shown_by_the_wait_bars_of_wait_and_schedule_wait() -> None:
+    """`jupyter-sched wait` (tqdm) and `%schedule wait` (ipywidgets) draw one frame: a job that reported
+    fills its bar as far as it says it is, with its words; one that did not keeps run time / time limit."""
+    from jupyter_sched.wording import wait_progress
+
+    frame = wait_progress(running(), NOW)
+    assert (frame.phase, frame.fraction) == ("running", 0.42)
+    assert frame.label == "running on n1 · 23m of 2h00m limit · 42 % done, reported 02:10 UTC (3m ago)"
+    quiet = wait_progress(running(fraction=None), NOW)
+    assert (quiet.fraction, quiet.label) == (23 * 60 / 7200, "running on n1 · 23m of 2h00m limit")
+    no_limit = wait_progress(running(time_limit_s=None), NOW)
+    assert (no_limit.fraction, no_limit.label) == (0.42, "running on n1 · 23m · 42 % done, reported 02:10 UTC (3m ago)")
