@@ -1,16 +1,27 @@
-"""Fixtures shared by every test package: one real PostgreSQL server per session.
+"""Fixtures shared by every test package: one real PostgreSQL server per session; no job left running.
 
 PostgreSQL: a throw-away server started from Debian's binaries on loopback (``tests/pg.py``),
 a fresh database per test. Tests that need it skip with a clear message only when the
 binaries are absent.
+
+Job wrappers (``tests/leftovers.py``): after each test, a job this process started in that test's own
+``tmp_path`` and still running is ended and the test named at the end of the session (its fixture
+should end its jobs: :func:`tests.leftovers.end_jobs`); when the session ends, so is every job still
+running in the session's temporary folder.
+
+Host registry: the servers of a test session (in process, and the ones it starts with its environment)
+register in a folder of the session's own (``$JUPYTER_SCHED_HOST_REGISTRY``,
+:mod:`jupyter_sched.extension.host_schedulers`), never in the host's ``/tmp`` where real schedulers meet.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,9 +29,71 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # make ``tests.pg`` importable however pytest was started
     sys.path.insert(0, str(ROOT))
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY  # noqa: E402
+from tests import leftovers  # noqa: E402
 from tests.pg import PostgresServer, skip_reason  # noqa: E402
 
 _db_counter = itertools.count(1)
+_LEFT = pytest.StashKey[list[str]]()
+_TMP = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Note the test's own ``tmp_path`` (when it has one) for the check after its teardown."""
+    tmp = getattr(item, "funcargs", {}).get("tmp_path")
+    if isinstance(tmp, Path):
+        item.stash[_TMP] = tmp
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After the test's fixtures are torn down: end the job wrappers still running in its ``tmp_path``."""
+    result = yield
+    tmp = item.stash.get(_TMP, None)
+    left = leftovers.wrappers_under(tmp) if tmp is not None else []
+    if left:
+        ended = leftovers.kill_wrappers(left)
+        item.config.stash.setdefault(_LEFT, []).append(f"{item.nodeid}: {', '.join(d.name for d in ended)}")
+    return result
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """End the job wrappers still running in the session's temporary folder (module/session fixtures)."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    try:
+        base = factory.getbasetemp()
+    except (OSError, ValueError):
+        return
+    left = leftovers.wrappers_under(base)
+    if left:
+        ended = leftovers.kill_wrappers(left)
+        session.config.stash.setdefault(_LEFT, []).append(
+            f"(at the end of the session) {', '.join(str(d.relative_to(base)) for d in ended)}")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name the tests whose jobs were still running after their teardown (ended by the net above)."""
+    for line in config.stash.get(_LEFT, []):
+        terminalreporter.write_line(f"job left running after its test, ended: {line}", yellow=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def host_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's own host-wide scheduler registry (module docstring); the variable as it was after."""
+    before = os.environ.get(ENV_REGISTRY)
+    folder = tmp_path_factory.mktemp("host-registry")
+    os.environ[ENV_REGISTRY] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop(ENV_REGISTRY, None)
+        else:
+            os.environ[ENV_REGISTRY] = before
 
 
 @pytest.fixture(scope="session")

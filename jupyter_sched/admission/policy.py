@@ -6,9 +6,12 @@ edge (:class:`~.gate.Admission`) reads the quota set and the hub groups and call
 
 Team membership, in order (the first is the default team of a request that names none):
 
-1. embedded: ``c.SchedApp.user_teams[user]`` (one team or a list); hub mode: the user's hub
-   groups, groups that are known teams (named by a quota line, budget or team policy) first;
-2. the stored quota set's ``user_teams[user]`` (set by an admin through ``PUT quotas``);
+1. hub mode: the user's hub groups, groups that are known teams (named by a quota line, budget
+   or team policy) first;
+2. the stored quota set's ``user_teams[user]``, in its order: the config file's
+   ``c.SchedApp.user_teams`` (one team or a list) as last applied, or an admin's ``PUT quotas`` —
+   whichever set the memberships last (:mod:`jupyter_sched.services.members_config`; new user 20,
+   N21: the config's list and a PUT's team were merged, so a PUT could never make a team a user's own);
 3. every team policy that lists the user in ``members``;
 4. nobody named the user: ``default_team`` alone.
 
@@ -29,10 +32,11 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import QuotaSet
+from ..model.validation import fold_priority
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
 
 __all__ = ["DEFAULT_MAX_UNFINISHED", "PENDING_SETTING", "RATE_SETTING", "AdmissionPolicy", "known_teams",
-           "resolve_caller"]
+           "parse_user_teams", "resolve_caller"]
 
 PENDING_SETTING = "c.SchedApp.max_pending_jobs_per_user"
 """The server setting a refusal at the pending cap names."""
@@ -50,7 +54,9 @@ class AdmissionPolicy:
 
     Attributes:
         default_team: the team of users nobody assigned to one.
-        user_teams: user → teams (embedded mode's membership; the first is their default team).
+        user_teams: user → teams, the config file's (``c.SchedApp.user_teams``; the first is their
+            default team): the services put them in the store when they change
+            (:mod:`jupyter_sched.services.members_config`); callers are resolved from the store.
         grants: extra priority classes per user and per team (``high`` needs one).
         max_unfinished_per_user: most jobs and leases one user may have unfinished (pending,
             admitted, running, preempted) at once; 0 = no limit. One user's flood of pending work
@@ -90,15 +96,7 @@ class AdmissionPolicy:
         """
         from .rules import check_team_name
 
-        user_teams: dict[str, tuple[str, ...]] = {}
-        for user, teams in dict(settings.get("user_teams") or {}).items():
-            names = (teams,) if isinstance(teams, str) else tuple(teams) if isinstance(teams, (list, tuple)) else None
-            if not isinstance(user, str) or not names or not all(isinstance(t, str) and t for t in names):
-                raise ValidationError(f"user_teams[{user!r}] must be a team name or a list of team names",
-                                      field="user_teams", hint='e.g. {"ana": "ml", "bo": ["ml", "cv"]}')
-            for team in names:  # as PUT quotas' user_teams (new user 8, N10 follow-up: only REST checked)
-                check_team_name(team, f"user_teams.{user}")
-            user_teams[user] = names
+        user_teams = parse_user_teams(settings.get("user_teams") or {})
         raw = dict(settings.get("priority_grants") or {})
         unknown = sorted(set(raw) - {"users", "teams"})
         if unknown:
@@ -117,6 +115,54 @@ class AdmissionPolicy:
         return cls(default_team=default_team, user_teams=user_teams,
                    grants=grants, max_unfinished_per_user=cap, min_gpu_milli=round(float(fraction) * 1000),
                    max_pending_per_user=pending, submits_per_minute=rate)
+
+
+_USER_TEAMS_HINT = 'e.g. {"ana": "ml", "bo": ["ml", "cv"]}: a user\'s first team is charged when a request names none'
+
+
+def parse_user_teams(raw: Any, where: str = "user_teams") -> dict[str, tuple[str, ...]]:
+    """``{user: team | [team, ...]}`` as ``{user: (team, ...)}``: THE rule of ``c.SchedApp.user_teams``
+    and of ``PUT quotas``' ``user_teams`` (new user 20, N21: the config took a list, the PUT one team).
+
+    A user's teams are in order, the first charged when a request names none; a single name is a
+    list of one (the shape PUT quotas took before, still accepted).
+
+    Raises:
+        ValidationError: naming the place: ``user_teams`` (not an object), ``user_teams.<user>`` (a
+            blank or invisible-character user name, neither a name nor a list, an empty list),
+            ``user_teams.<user>[i]`` (not a name, a team a job could not name, a team given twice).
+    """
+    from .rules import check_team_name, visible_text
+
+    if not isinstance(raw, Mapping):
+        raise ValidationError(f"{where} must map user names to a team or a list of teams", field=where,
+                              hint=_USER_TEAMS_HINT)
+    out: dict[str, tuple[str, ...]] = {}
+    for user, teams in raw.items():
+        place = f"{where}.{user}"
+        if not isinstance(user, str) or not user.strip():
+            raise ValidationError(f"{where} has a blank user name", field=where, hint=_USER_TEAMS_HINT)
+        visible_text(user, place, limit=200)
+        if isinstance(teams, str):
+            check_team_name(teams, place)  # as a job's team (new user 8, N10 follow-up)
+            out[user] = (teams,)
+            continue
+        if not isinstance(teams, (list, tuple)) or not teams:
+            raise ValidationError(f"{place} must be a team name or a non-empty list of team names (got "
+                                  f"{'an empty list' if isinstance(teams, (list, tuple)) else type(teams).__name__})",
+                                  field=place, hint=_USER_TEAMS_HINT)
+        seen: dict[str, int] = {}
+        for i, team in enumerate(teams):
+            if not isinstance(team, str):
+                raise ValidationError(f"{place}[{i}] must be a team name (got {type(team).__name__})",
+                                      field=f"{place}[{i}]", hint=_USER_TEAMS_HINT)
+            check_team_name(team, f"{place}[{i}]")
+            if team in seen:
+                raise ValidationError(f"{place}[{i}] repeats {place}[{seen[team]}] ({team})", field=f"{place}[{i}]",
+                                      hint="give each team once; the first is the user's default team")
+            seen[team] = i
+        out[user] = tuple(teams)
+    return out
 
 
 def _count(settings: Mapping[str, Any], name: str, example: int) -> int:
@@ -140,18 +186,19 @@ def _classes(value: Any, where: str) -> dict[str, frozenset[str]]:
                               hint='e.g. {"ana": ["high"]}')
     out: dict[str, frozenset[str]] = {}
     for name, classes in value.items():
-        if not isinstance(name, str) or not isinstance(classes, (list, tuple)) \
-                or any(c not in PRIORITY_CLASSES for c in classes):
+        # class names case folded, as everywhere (new user 20, N27: "High" is high)
+        folded = [fold_priority(c) for c in classes] if isinstance(classes, (list, tuple)) else None
+        if not isinstance(name, str) or folded is None or any(c not in PRIORITY_CLASSES for c in folded):
             raise ValidationError(f"{where}[{name!r}] must list classes among high, normal, low (got {classes!r})",
                                   field=where, hint='e.g. ["high"]')
-        out[name] = frozenset(classes)
+        out[name] = frozenset(folded)
     return out
 
 
 def known_teams(quotas: QuotaSet) -> frozenset[str]:
     """Teams an admin named: by quota lines, budgets, team policies or ``user_teams``."""
     return frozenset({q.team for q in quotas.quotas} | {b.team for b in quotas.budgets}
-                     | {t.team for t in quotas.teams} | set(quotas.user_teams.values()))
+                     | {t.team for t in quotas.teams} | {t for teams in quotas.user_teams.values() for t in teams})
 
 
 def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: AdmissionPolicy,
@@ -162,19 +209,16 @@ def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: Admissio
         user: the authenticated user name.
         admin: whether authentication made them an admin.
         quotas: the quota set in force (stored ``user_teams`` and team policies).
-        policy: the admin's admission settings.
+        policy: the admin's admission settings (default team, grants; its ``user_teams`` are the
+            config's, read here only through the store).
         groups: hub groups in hub mode; None when embedded.
     """
     teams: list[str] = []
-    if groups is None:
-        teams += policy.user_teams.get(user, ())
-    else:
+    if groups is not None:
         known = known_teams(quotas)
         ordered = sorted(groups)
         teams += [g for g in ordered if g in known] + [g for g in ordered if g not in known]
-    stored = quotas.user_teams.get(user)
-    if stored:
-        teams.append(stored)
+    teams += quotas.user_teams.get(user, ())
     teams += [p.team for p in quotas.teams if user in p.members]
     unique = tuple(dict.fromkeys(teams)) or (policy.default_team,)
     chargeable = (*unique, *sorted(known_teams(quotas) - set(unique))) if admin else unique

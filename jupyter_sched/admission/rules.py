@@ -215,13 +215,14 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     if line is None:
         return
     # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
-    over = ceiling_exceeded(line, spec.resources, models)
+    over = ceiling_exceeded(line, spec.resources, models, user=spec.user)
     mine = tuple(teams)
     if over.unlisted:  # the teams to suggest: those with a team line (not one named only by user lines)
         listed = (t for t in mine if t != spec.team and quotas.for_team(t))
         raise QuotaError(over.message, field=over.field, details=over.details,
                          hint=unlisted_fix(spec.team, listed, admin=admin, mine=mine, models=over.details["uncovered"],
-                                           covered=line.covered))
+                                           covered=line.covered, user=spec.user,
+                                           own=over.details.get("own_models", ())))
     raise_it = "raise the quota (PUT quotas)" if admin else "ask an admin to raise the quota"
     raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or {raise_it}", details=over.details)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
-from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
+from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.jobs import (
     TERMINAL_STATES,
     cluster_wait,
@@ -231,7 +231,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
             held = cluster_wait(job).rstrip(".") or " · ".join(
-                part for part in (_ends_by(job, now), serving_text(job, now)) if part)  # new user 7, F9
+                # my running job's own progress report, where it made one (session 21)
+                part for part in (_ends_by(job, now), progress_text(job, now), serving_text(job, now)) if part)  # F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:

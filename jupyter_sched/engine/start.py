@@ -136,7 +136,7 @@ class StartReconciler:
         report.finished.append(job.id)
         self.retries.succeeded(job.id)
         if job.is_lease:
-            self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record))
+            self.writer.end_lease(record, lease_release_message(record))
             return
         if intent in _STOPPED_BEFORE_START:
             self.writer.finish(job.id, JobState.CANCELLED, message=f"{_STOPPED_BEFORE_START[intent]} by "

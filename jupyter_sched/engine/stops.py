@@ -375,8 +375,7 @@ class StopReconciler:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
                 said = self.idle_kernels.ended(record) if record.stop_intent == "idle" else lease_release_message(record)
-                self.writer.finish(job.id, JobState.CANCELLED, message=said + self._unseen(job)
-                                   + self.ending.pop(job.id, ""))
+                self.writer.end_lease(record, said + self._unseen(job) + self.ending.pop(job.id, ""))
             return record
         key = f"stop:{job.id}"
         if job.id not in self.executor.tracked() or not self.retries.due(key):

@@ -122,6 +122,19 @@ class JobWriter:
                 self.end_leases_of(updated.job, f"ended ({state.value})")
         return updated
 
+    def end_lease(self, record: JobRecord, message: str) -> JobRecord | None:
+        """End the lease of ``record``, whose stop intent was carried out, as ``cancelled`` with
+        ``message``: a lease has no work to stop and no place to keep in the queue, so it ends at
+        once. One its stop intent preempted also publishes the ``preempted`` event a requeued job's
+        preemption publishes (the panel's Preempted toast, the hub's preemption count): the lease's
+        end alone was a ``lease`` event, and its owner was told nothing (session 20's closing note)."""
+        updated = self.finish(record.job.id, JobState.CANCELLED, message=message)
+        if updated is not None and record.stop_intent == "preempt":
+            said = f"preempted: {record.job.message or 'GPUs were needed elsewhere'}"
+            self.publish({"type": "preempted", "data": self._preempted_data(
+                updated.job, PendingReason(code="Preempted", message=said), by_job=True)})
+        return updated
+
     def end_leases_of(self, job: Job, how: str) -> None:
         """End the live leases that ``job``'s process asked for (``parent_job_id``): its kernel
         went with it, so no code of its own gives their GPUs back — a SIGKILL leaves no chance to

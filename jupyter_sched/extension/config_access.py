@@ -141,9 +141,13 @@ class AccessConfig(Configurable):
         config=True,
         help="""Teams of users when embedded (hub mode takes teams from hub groups), {user: team}
         or {user: [team, ...]}; a user's first team is charged when a request names none, and a
-        request naming any other team is refused (403). Users nobody names are in default_team.
-        Default: {} (everyone in default_team). Admins may also set user -> team at run time
-        (PUT api/sched/quotas, "user_teams"), and team policies may list members.""",
+        request naming a team not theirs is refused (403). Users nobody names are in default_team.
+        Default: {} (everyone in default_team). Admins may change memberships at run time: PUT
+        api/sched/quotas with "user_teams" in the same shapes replaces them all (audited
+        team_members_changed), and that outlives restarts — this setting is applied at a start only
+        when it changed since last applied (the start-up log then warns what it replaces); GET
+        api/sched/quotas shows the memberships in force and who set them (user_teams_source).
+        Team policies may also list members.""",
     )
 
     unlisted_team_borrowing_limit = Float(

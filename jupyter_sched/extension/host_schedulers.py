@@ -14,6 +14,10 @@ Another account's entry is believed only as far as the system vouches for it: a 
 link) owned by the account its name gives, whose pid is alive and owned by that account; its text is
 bounded and shown without control characters. A planted or stale entry is ignored. Best effort: a
 folder that cannot be written or read never stops the server.
+
+The folder is the host's temporary folder; ``$JUPYTER_SCHED_HOST_REGISTRY`` names another one
+(:func:`registry_folder`) — the test suite points it at its own temporary folder, so the servers of a
+test run never meet a real scheduler of this host, nor show up in its warnings (session 21).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from typing import Any
 
 from ..textsafe import printable_line
 
-__all__ = ["HostScheduler", "Registration", "announce", "others", "register", "warning_for"]
+__all__ = ["ENV_REGISTRY", "HostScheduler", "Registration", "announce", "others", "register", "registry_folder",
+           "warning_for"]
 
 log = logging.getLogger("jupyter_sched")
 
@@ -44,6 +49,15 @@ _SAID = 5
 """Other schedulers named one by one per look; the rest are counted in one line."""
 LOOK_INTERVAL_S = 60.0
 """How often a running scheduler looks for schedulers started after it."""
+ENV_REGISTRY = "JUPYTER_SCHED_HOST_REGISTRY"
+"""Environment variable naming the registry folder instead of the host's temporary folder."""
+
+
+def registry_folder() -> Path:
+    """The folder of the host-wide entries: ``$JUPYTER_SCHED_HOST_REGISTRY`` when set (not empty),
+    else the host's temporary folder (``tempfile.gettempdir()``, usually ``/tmp``)."""
+    named = os.environ.get(ENV_REGISTRY, "").strip()
+    return Path(named) if named else Path(tempfile.gettempdir())
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ class Registration:
                     warning_for(other, self.me))
         if len(fresh) > _SAID:
             self.log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
-                        self.folder or tempfile.gettempdir(), PREFIX)
+                        self.folder or registry_folder(), PREFIX)
         self.told = {(other.uid, other.pid) for other in now}  # one that stopped and comes back is said again
         return fresh
 
@@ -137,7 +151,7 @@ def _alive(pid: int, uid: int) -> bool:
 def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
     """Write ``me``'s entry (mode 0644, never through a link); stale entries of this account
     (a process that is gone) are removed. A failure is logged at INFO and registers nothing."""
-    folder = folder or Path(tempfile.gettempdir())
+    folder = folder or registry_folder()
     path = folder / f"{PREFIX}{me.uid}-{me.pid}.json"
     with contextlib.suppress(OSError):
         for old in folder.glob(f"{PREFIX}{me.uid}-*.json"):
@@ -162,7 +176,7 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
 def others(*, me_pid: int, folder: Path | None = None) -> list[HostScheduler]:
     """The entries of the other schedulers running on this host (module docstring: only what the
     system vouches for), oldest pid first."""
-    folder = folder or Path(tempfile.gettempdir())
+    folder = folder or registry_folder()
     found: list[HostScheduler] = []
     try:
         names = sorted(folder.glob(PREFIX + "*.json"))
@@ -213,8 +227,8 @@ def warning_for(other: HostScheduler, me: HostScheduler) -> str:
 def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registration:
     """At a scheduler's start: register it, say every other one on this host (:meth:`Registration.look`)
     and keep looking for later ones (:meth:`Registration.watch`). Nothing for a hub user server that forwards to the hub's scheduler, or a
-    Kubernetes inventory (those GPUs are not this host's). ``folder``: the registry (default the
-    host's temporary folder)."""
+    Kubernetes inventory (those GPUs are not this host's). ``folder``: the registry (default
+    :func:`registry_folder`)."""
     if getattr(app, "hub_service_url", ""):
         return Registration(None)
     try:
@@ -231,6 +245,7 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
         user = str(os.getuid())
     me = HostScheduler(user=user, uid=os.getuid(), pid=os.getpid(), url=str(getattr(serverapp, "connection_url", "")),
                        gpus=gpus, simulated=simulated, kind=kind)
+    folder = folder or registry_folder()
     registration = register(me, folder=folder)
     registration.me, registration.folder = me, folder
     registration.log = getattr(app, "log", None) or log

@@ -1,9 +1,10 @@
 """A job's own progress token at the web edge (issue 16 item 4; the token itself: :mod:`jupyter_sched.services.job_tokens`).
 
-Every job the scheduler starts finds ``JUPYTER_SCHED_URL`` (where this server is reached: its
-``connection_url``, as kernels get it, or ``c.SchedApp.job_api_url``) and ``JUPYTER_SCHED_JOB_TOKEN`` in
-its environment (:func:`install_job_tokens` gives the executor its ``job_env``), so
-``jupyter_sched.report_progress`` works in a real job with nothing wired by its user.
+Every job the scheduler starts finds ``JUPYTER_SCHED_URL`` (where this server is reached:
+``c.SchedApp.job_api_url``, else :func:`job_url`'s default) and ``JUPYTER_SCHED_JOB_TOKEN`` in its
+environment (:func:`install_job_tokens` gives the executor its ``job_env``), so
+``jupyter_sched.report_progress`` works in a real job with nothing wired by its user — embedded, and in
+hub mode, where jobs start from a clean environment that has no other way to the service (session 21).
 
 A request that carries a job token (``Authorization: token jsjob1.…``) never reaches the server's
 identity provider — neither jupyter_server's token check nor the hub's API, which would be sent the
@@ -17,6 +18,8 @@ request logs may keep) is refused, never read.
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import re
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -30,7 +33,9 @@ from ..errors import TokenRefusedError
 from ..model import Job
 from ..services.job_tokens import ENV_JOB_TOKEN, JobTokenCheck, JobTokens, is_job_token, load_secret
 
-__all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens"]
+__all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens", "job_url", "unreachable_from_pods"]
+
+log = logging.getLogger(__name__)
 
 JOB_TOKEN_USER = "job-token"
 """The jupyter_server user name of a request made with a job token until ``prepare`` decides (never a
@@ -46,8 +51,12 @@ class JobTokenConfig(Configurable):
         "", config=True,
         help="""Base URL a job reaches this server at, given to every job as JUPYTER_SCHED_URL with its
         progress token JUPYTER_SCHED_JOB_TOKEN (jupyter_sched.report_progress uses both). Default "": the
-        server's own connection URL, as its kernels get it — right for local jobs; set it when jobs run
-        elsewhere (Kubernetes pods: e.g. "http://jupyter-sched.hub.svc:10101/services/jupyter-sched/").""",
+        server's own connection URL, as its kernels get it; for `jupyter-sched serve`, the address
+        JupyterHub reaches the service at ($JUPYTERHUB_SERVICE_URL + the service prefix, when the service
+        listens on its port), else its connection URL — right for local jobs and for pods that reach the
+        service as the hub does. Set it when jobs run elsewhere (Kubernetes pods, when the service is
+        at a loopback address: e.g. "http://jupyter-sched.hub.svc:10101/services/jupyter-sched/"; the
+        start says so).""",
     )
     job_token_secret_file = Unicode(
         "", config=True,
@@ -89,11 +98,43 @@ def install_job_tokens(app: Any, services: Any) -> Any:
     services.job_tokens = JobTokenCheck(services.ctx, tokens)
 
     def job_env(job: Job) -> dict[str, str]:
-        url = app.job_api_url or app.serverapp.connection_url
-        return {"JUPYTER_SCHED_URL": url, ENV_JOB_TOKEN: tokens.mint(job.id, job.attempts)}
+        return {"JUPYTER_SCHED_URL": job_url(app), ENV_JOB_TOKEN: tokens.mint(job.id, job.attempts)}
 
     executor.job_env = job_env
+    if getattr(executor, "name", "") == "kubernetes" and not app.job_api_url:
+        try:
+            url = job_url(app)
+        except Exception:  # no server address yet: said at the first job instead (the URL it gets)
+            url = ""
+        if unreachable_from_pods(url):
+            log.warning("jupyter_sched: jobs run in Kubernetes pods, which cannot reach this server at %s to report "
+                        "their progress; set c.SchedApp.job_api_url to an address pods reach (e.g. the "
+                        "service's cluster DNS name)", url)
     return services
+
+
+def job_url(app: Any) -> str:
+    """The ``JUPYTER_SCHED_URL`` jobs get: ``c.SchedApp.job_api_url`` when set, else the app's
+    ``job_url_default()`` when it has one (the hub's central service:
+    :meth:`~jupyter_sched.hub.central.HubSchedApp.job_url_default`), else the server's ``connection_url``
+    (as its kernels get it). Ends in ``/``."""
+    if app.job_api_url:
+        return str(app.job_api_url)
+    default = getattr(app, "job_url_default", None)
+    url = str(default() if callable(default) else app.serverapp.connection_url)
+    return url if url.endswith("/") else url + "/"
+
+
+def unreachable_from_pods(url: str) -> bool:
+    """Whether ``url``'s host is a loopback address or name (``localhost``, 127.0.0.0/8, ``::1``): a pod's own
+    loopback, never this server."""
+    host = (urlparse(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class _JobTokenIdentity:
@@ -107,6 +148,11 @@ class _JobTokenIdentity:
         return getattr(self._provider, name)
 
     async def get_user(self, handler: Any) -> User:
+        # a token from the Authorization header: no XSRF check applies (a browser never sends one by itself).
+        # Marked on the handler too: JupyterHub's HubAuth replaces JupyterHandler.check_xsrf_cookie for the
+        # whole class with a check that reads only this attribute, so on the hub's central service every
+        # job's POST was refused "'_xsrf' argument missing" (session 21, the first hub run of a job's report)
+        handler._token_authenticated = True
         return User(username=JOB_TOKEN_USER, name=JOB_TOKEN_USER)
 
     def is_token_authenticated(self, handler: Any) -> bool:

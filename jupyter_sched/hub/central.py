@@ -31,7 +31,11 @@ hub-specific parts:
 - **run-as** — with the local executor, every job runs as its owner's OS account
   (:class:`~jupyter_sched.executors.runas.AccountMapping`, ``c.HubSchedApp.run_as_*``) in a clean
   environment; the service refuses to start when it cannot switch users (not root), when the job
-  directory is out of other accounts' reach, or when ``job_python`` cannot be run by them.
+  directory is out of other accounts' reach, or when ``job_python`` cannot be run by them;
+- **jobs reach the service** — each job gets ``JUPYTER_SCHED_URL`` (:meth:`HubSchedApp.job_url_default`:
+  where JupyterHub reaches this service, unless ``c.SchedApp.job_api_url`` says otherwise) and its own
+  progress token, so ``jupyter_sched.report_progress`` works from a job's clean environment
+  (:mod:`jupyter_sched.extension.job_tokens`).
 
 Loaded by ``jupyter-sched serve`` as the server extension module ``jupyter_sched.hub.central``.
 """
@@ -44,6 +48,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -174,6 +179,11 @@ class HubSchedApp(SchedApp):
         """120 submits a minute per user here unless configured (new user 17, N11)."""
         return HUB_SUBMIT_RATE
 
+    def service_settings(self) -> dict[str, Any]:
+        """The embedded settings, less ``user_teams``: here hub groups say who is in which team (the
+        trait's help), so the config's memberships are not put in the store (new user 20, N21)."""
+        return {**super().service_settings(), "user_teams": {}}
+
     run_as_account_template = Unicode(
         "{username}", config=True,
         help="""OS account a hub user's jobs run as with the local executor; "{username}" is the hub
@@ -272,6 +282,23 @@ class HubSchedApp(SchedApp):
                 return RunAs(user=job.spec.user, uid=ids[0], gid=ids[1]) if ids else RunAs(user=job.spec.user)
 
             self._set_engine_run_as(pod_identity)
+
+    def job_url_default(self) -> str:
+        """Where jobs reach this service when ``c.SchedApp.job_api_url`` is not set: the address JupyterHub
+        routes to (``$JUPYTERHUB_SERVICE_URL``'s scheme, host and port, with this server's base URL — the
+        service prefix) when this server listens on that port, so a job reaches it wherever the hub's
+        proxy does; otherwise (``--port`` elsewhere, no such variable, a wildcard host) the server's
+        ``connection_url``, which is this host's."""
+        server: Any = self.serverapp
+        parsed = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", ""))
+        try:
+            port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+        except ValueError:  # a port that is no number
+            port = None
+        if parsed.scheme in ("http", "https") and parsed.hostname and parsed.hostname not in ("0.0.0.0", "::") \
+                and port == server.port and not server.sock:
+            return f"{parsed.scheme}://{parsed.netloc}{server.base_url}"
+        return str(server.connection_url)
 
     def _set_engine_run_as(self, run_as: Any) -> None:
         """Make the engine decide every start's run-as identity with ``run_as(job)``."""

@@ -6,7 +6,9 @@ refusal was only a count in the front door's summary line. Here the head's ``Aut
 is asked of the hub (``HubAuth.user_for_token``, cached as every request's token) and, for a hub
 user, the refusal is written like any other (:meth:`~jupyter_sched.extension.app.SchedApp.audit_refusal`,
 under the per-user refusal bound of red team 18, R1). A head with no token, a token the hub does not
-know, or a service's token stays a count. Best effort: the 413 is answered whatever happens here.
+know, or a service's token stays a count. A job's progress token (``jsjob1.…``) is never sent to the
+hub — it is no hub token, and no other check sends it there (:mod:`jupyter_sched.extension.job_tokens`):
+it stays a count too. Best effort: the 413 is answered whatever happens here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from tornado import httputil
 
 from ..errors import ValidationError
+from ..services.job_tokens import is_job_token
 from .front_door import too_large_message
 
 __all__ = ["audit_too_large", "token_of"]
@@ -40,7 +43,7 @@ async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target:
     refusal of the hub user whose token the head carries; nothing when it names none. Never raises."""
     token = token_of(headers)
     auth = getattr(getattr(serverapp, "identity_provider", None), "hub_auth", None)
-    if token is None or auth is None:
+    if token is None or auth is None or is_job_token(token):
         return
     try:
         model = await auth.user_for_token(token, use_cache=True, sync=False)

@@ -233,7 +233,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
                                    "own --wait goes after --")
     priority = getattr(ns, "priority", None)
     if priority is not None:  # the server's rule and words (new user 14, N2: the list was said twice here)
-        parse_priority(priority, field="--priority")
+        priority = parse_priority(priority, field="--priority").value  # HIGH is high (new user 20, N27)
     mem = getattr(ns, "mem_per_gpu", None)
     min_memory = None
     if mem is not None:

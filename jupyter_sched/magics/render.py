@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..wording import gpus_text, job_line, render_reason, state_word
+from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
 from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids, work_name
 from ..wording.reasons import code_words
 
@@ -201,7 +201,8 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             "priority": job.get("priority"), "reason": code_words(str(reason.get("code") or "")),
             # no sentence's full stop in a table cell (the CLI's queue has none)
             "detail": text.summary.rstrip(".") if text else (
-                "waiting for the next scheduling cycle" if is_pending(job) else ""),
+                # running work: its own progress report, as the CLI's jobs table says it (session 21)
+                "waiting for the next scheduling cycle" if is_pending(job) else progress_text(job, now)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says

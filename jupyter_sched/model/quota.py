@@ -110,6 +110,10 @@ class QuotaSet:
     An empty set means *no quota*: everything may use everything (the embedded default
     on a single-user machine).
 
+    ``user_teams``: user → their teams, the first charged when a request names none (embedded
+    membership; the config file's ``c.SchedApp.user_teams`` or an admin's PUT quotas — new user 20,
+    N21: one team per user here while the config took a list).
+
     ``unlisted_borrowing_limit`` (GPUs, >= 0, or None): once any line exists, a team without a line
     of its own is counted as guaranteed 0 with this borrowing limit on any GPU model (red team 19,
     R3: Slurm's association enforcement, Kueue's "no quota, not admitted"), and so is every scope
@@ -122,7 +126,7 @@ class QuotaSet:
     quotas: tuple[Quota, ...] = ()
     budgets: tuple[Budget, ...] = ()
     teams: tuple[TeamPolicy, ...] = ()
-    user_teams: Mapping[str, str] = field(default_factory=dict)
+    user_teams: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     unlisted_borrowing_limit: float | None = None
 
     def listed(self, team: str) -> bool:

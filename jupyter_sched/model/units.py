@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -129,6 +129,13 @@ def relative_text(seconds: float) -> str:
     mirrors it; new user 16, N8: the CLI said "in 19m55s" where the panel said "in 19 min" for
     the same ETA)."""
     return f"in {format_duration(seconds)}" if seconds >= 1 else "now"
+
+
+def ago_text(seconds: float) -> str:
+    """A moment ``seconds`` before now, as :func:`relative_text` says one after it: ``3m ago``
+    (:func:`format_duration`), ``just now`` when under a second ago or ahead (a clock a little
+    ahead of the reader's). ``agoText`` in labextension/src/format.ts mirrors it."""
+    return f"{format_duration(seconds)} ago" if seconds >= 1 else "just now"
 
 
 YEAR_SHOWN_AFTER_DAYS = 182

@@ -26,7 +26,7 @@ from .units import parse_duration, parse_memory_mib
 __all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_LABEL_KEY_CHARS",
            "MAX_NODE_LABEL_VALUE_CHARS", "MAX_NODE_SELECTOR", "MAX_TOLERATIONS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS",
            "MIN_TIME_LIMIT_S", "as_sent", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
-           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
+           "empty_field", "fold_priority", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
            "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
@@ -104,18 +104,29 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
                           hint=_GPUS_HINT)
 
 
+def fold_priority(value: Any) -> Any:
+    """A class name as compared: case and surrounding blanks folded (``" HIGH "`` → ``"high"``); any
+    other value unchanged (the caller refuses it). The one rule of :func:`parse_priority`."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 def parse_priority(value: Any, *, field: str = "priority") -> PriorityClass:
     """A priority class from what was sent (``"high"``, ``"normal"``, ``"low"``): THE rule and its one
     refusal, said by REST (the request model sends its refusals here), ``jupyter-sched submit
     --priority`` and the magics' ``--priority`` alike — they said it three ways, one of them the whole
     usage line (new user 14, N2).
 
+    Case and surrounding blanks are folded (``"HIGH"``, ``" High "`` are ``high``): one rule for every
+    surface that names a class — a job's ``priority``, team policies' ``allowed_priorities``,
+    ``c.SchedApp.priority_grants``, time-limit rules and time windows (new user 20, N27: ``%gpu request 1
+    --priority HIGH`` was refused).
+
     Raises:
         ValidationError: ``priority must be high, normal or low (got 'urgent')``, hint how to leave
             it out and what ``high`` needs.
     """
     try:
-        return PriorityClass(value)
+        return PriorityClass(fold_priority(value))
     except ValueError:
         raise ValidationError(f"{field} must be high, normal or low (got {quoted(value)})", field=field,
                               hint=f"leave {field} out for normal; high needs an admin's grant") from None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import ValidationError, shown
 from ..model import JobKind, JobSpec
+from ..model.validation import parse_priority
 
 __all__ = ["TimeLimitRule", "effective_limit"]
 
@@ -56,9 +57,8 @@ class TimeLimitRule:
         if self.default_s is not None and self.max_s is not None and self.default_s > self.max_s:
             raise ValidationError(f"default_s {self.default_s:g} is above max_s {self.max_s:g}", field="default_s",
                                   hint="make the default at most the maximum")
-        if self.priority is not None and self.priority not in ("high", "normal", "low"):
-            raise ValidationError(f"unknown priority class {self.priority!r}", field="priority",
-                                  hint="use high, normal, low or null")
+        if self.priority is not None:  # one rule for class names, case folded (new user 20, N27)
+            object.__setattr__(self, "priority", parse_priority(self.priority).value)
 
     def specificity(self) -> int:
         """2 for team and class, 1 for one of them, 0 for a rule for everyone."""

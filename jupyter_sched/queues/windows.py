@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from ..errors import ValidationError, shown
 from ..model.units import iana_zone
+from ..model.validation import parse_priority
 
 __all__ = ["TimeWindow", "applies", "intervals", "is_open", "next_open"]
 
@@ -63,6 +64,9 @@ class TimeWindow:
                                   field="effect", hint="use admit or borrow")
         if self.tz is not None:
             _zone(self.tz)
+        # one rule for class names, case folded: "High" matched no job, silently (new user 20, N27)
+        object.__setattr__(self, "priorities", tuple(parse_priority(p, field="priorities").value
+                                                     for p in self.priorities))
 
 
 def _hhmm(text: str, field: str) -> time:

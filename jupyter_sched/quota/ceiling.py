@@ -15,7 +15,7 @@ from ..wording.quota import UNLISTED_SETTING, unlisted_text
 from .ledger import Line, QuotaLedger, line_applies
 
 __all__ = ["UNLISTED_SETTING", "CeilingExceeded", "Stranded", "binding_ceiling", "ceiling_exceeded", "scope_warnings",
-           "uncovered", "unlisted_fix", "unlisted_warning"]
+           "uncovered", "unlisted_fix", "unlisted_warning", "unlisted_words"]
 
 
 def _gpus(milli: int) -> float:
@@ -117,20 +117,38 @@ def scope_warnings(quotas: QuotaSet, models: Iterable[str], limit: float | None,
     said: list[str] = []
     for team in [*mine, *sorted(t for t in teams if t not in mine)]:
         own = quotas.for_team(team)
-        members = sorted({q.user for q in quotas.quotas if q.team == team and q.user is not None})
+        lines_of: dict[str, list[str]] = {}
+        for q in quotas.quotas:
+            if q.team == team and q.user is not None:
+                lines_of.setdefault(q.user, []).append(q.gpu_model)
+        members = sorted(lines_of)
         if not own:
-            text = unlisted_text(team, limit, members=members, yours=team in mine)
-            said.append(f"{text}; give the team a line with PUT quotas")
+            text = unlisted_text(team, limit, members=members, yours=team in mine, lines_of=lines_of)
+            said.append(f"{text}{_members_elsewhere(lines_of, present, limit)}; give the team a line with PUT quotas")
             continue
         left = [m for m in present if not any(line_applies(q.gpu_model, m) for q in own)]
-        if left:
-            text = unlisted_text(team, limit, models=left, members=members, yours=team in mine)
+        if left:  # the members named as excepted are those whose own lines apply there (verify20 V6)
+            excepted = [u for u in members if all(any(line_applies(g, m) for g in lines_of[u]) for m in left)]
+            text = unlisted_text(team, limit, models=left, members=excepted, yours=team in mine)
             said.append(f"{text}; give it a line for {'them' if len(left) > 1 else 'it'} (or for \"*\") with PUT quotas")
     if len(said) > MAX_STRANDED_SAID:
         more = len(said) - MAX_STRANDED_SAID
         said = [*said[:MAX_STRANDED_SAID],
                 f"and {more} more team{'s' if more > 1 else ''} with GPU models or members no quota line covers"]
     return said
+
+
+def _members_elsewhere(lines_of: dict[str, list[str]], present: Sequence[str], limit: float) -> str:
+    """``; red20a's line is for A100 only: on H100 red20a may use 0 GPUs too`` — the members of a
+    team without team lines whose own lines leave GPU models present uncovered (verify20 V6: the
+    admin's warning said nothing of H100 for the named user of an A100 line)."""
+    parts = []
+    for user, models in lines_of.items():
+        left = [m for m in present if not any(line_applies(g, m) for g in models)]
+        if left:
+            parts.append(f"{user}'s line{'s are' if len(models) > 1 else ' is'} for {', '.join(models)} only: on "
+                         f"{', '.join(left)} {user} may use {gpus_phrase(limit)} too")
+    return "".join(f"; {p}" for p in parts)
 
 
 def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
@@ -148,7 +166,8 @@ def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
 
 
 def unlisted_fix(team: str, others: Iterable[str], *, admin: bool = False, mine: Iterable[str] = (),
-                 models: Sequence[str] = (), covered: Sequence[str] = ()) -> str:
+                 models: Sequence[str] = (), covered: Sequence[str] = (), user: str | None = None,
+                 own: Sequence[str] = ()) -> str:
     """The fix for a request on ``team``, which has no quota line, by a member of ``others`` (their
     teams that have one; ``mine``: all their teams). To an ``admin`` the fix they make themselves:
     a line with PUT quotas or the setting (new user 20, N3: a personal server's owner, the admin, was
@@ -156,15 +175,22 @@ def unlisted_fix(team: str, others: Iterable[str], *, admin: bool = False, mine:
     team of theirs with a line can be chosen (``submit with --team <one of yours with a line: ml>``),
     and "none of your teams (default) has one" where none can (N3: "(you are in none)" read as "in
     no team"). A team with lines for the GPU models ``covered`` only, asked on ``models`` (red team
-    20, R2): the line is one for the team on such a model, the option ``--model`` (one it covers)."""
+    20, R2): the line is one for the team on such a model, the option ``--model`` (one it covers).
+    A ``user`` whose own lines in the team name the models ``own`` only (verify20 V6): the line is
+    one for them (or the team) on such a model, the option ``--model`` one their lines name."""
     listed, all_mine = sorted(others), sorted(set(mine) | {team})
     on = f" on model {models[0]}" if models else ""
+    whom = f"user {user} in team {team} (or for the team)" if user and own else f"team {team}"
     if admin:
-        example = f'"team": "{team}", ' + (f'"gpu_model": "{models[0]}", ' if models else "")
-        fix = (f'add a quota line for team {team}{on} with PUT quotas (e.g. {{{example}"guaranteed": 0, '
+        example = (f'"team": "{team}", ' + (f'"user": "{user}", ' if user and own else "")
+                   + (f'"gpu_model": "{models[0]}", ' if models else ""))
+        fix = (f'add a quota line for {whom}{on} with PUT quotas (e.g. {{{example}"guaranteed": 0, '
                f'"borrowing_limit": 4}}) or set {UNLISTED_SETTING} (GPUs; None = no limit)')
     else:
-        fix = f"ask an admin to add a quota line for team {team}{on} (PUT quotas) or to raise {UNLISTED_SETTING}"
+        fix = f"ask an admin to add a quota line for {whom}{on} (PUT quotas) or to raise {UNLISTED_SETTING}"
+    named = sorted(set(own) - {ANY_MODEL}) if user and own else []
+    if named:
+        return f"{fix}, or submit with --model <one you have a line for: {', '.join(named)}>"
     if covered:
         return f"{fix}, or submit with --model <one team {team} has a line for: {', '.join(covered)}>"
     if listed:
@@ -187,10 +213,14 @@ def _valid_most(ceiling: float) -> str:
     return f"{gpus_phrase(int(ceiling))} (or a share below 1)"
 
 
-def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = ()) -> CeilingExceeded:
+def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (), *,
+                     user: str | None = None) -> CeilingExceeded:
     """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`); ``models``:
     the GPU models it was tried on, named when the line is that of a team's models without a line
-    (red team 20, R2: ``team vision has no quota line for model H100: it may use 0 GPUs there``)."""
+    (red team 20, R2: ``team vision has no quota line for model H100: it may use 0 GPUs there``).
+    ``user``: who asks — a member whose own lines name other models only is told of their line
+    (verify20 V6: ``your quota line in team ghost (user ve20a) is for A100 only: on H100 you may use
+    0 GPUs``; she was told "its *other* members may use 0 GPUs")."""
     ceiling, guaranteed, borrow = (_gpus(line.ceiling or 0), _gpus(line.guaranteed), _gpus(line.borrowing_limit or 0))
     whose = f"the per-user limit of {line.user} in team {line.team}" if line.user is not None \
         else f"the limit of team {line.team}"
@@ -206,19 +236,42 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
         fit = int(ceiling // per_worker)
         field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
     if line.unlisted:  # a scope without a quota line (red team 19 R3, red team 20 R2): the team or model to change
-        left_out = uncovered(line, models) if line.covered else []
-        words = unlisted_text(line.team, ceiling, models=left_out, covered=() if left_out else line.covered,
-                              members=line.members)
-        field, most = ("model", f"a GPU model team {line.team} has a line for ({', '.join(line.covered)})") \
-            if line.covered else ("team", "a team of yours that has a quota line")
+        words, left_out, own = unlisted_words(line, ceiling, list(dict.fromkeys(models)), user=user)
+        named = sorted({*line.covered, *own} - {ANY_MODEL})
+        field, most = ("model", f"a GPU model {'you have' if own else f'team {line.team} has'} a line for "
+                                f"({', '.join(named)})") if named else ("team", "a team of yours that has a quota line")
         return CeilingExceeded(
             message=f"{words}, so {gpus_phrase(requested)} can never start on it", field=field, most=most,
             details={"requested": requested, "ceiling": ceiling, "guaranteed": 0, "borrowing_limit": borrow,
                      "team": line.team, "user": None, "model": line.model, "unlisted": True,
-                     "covered": list(line.covered), "uncovered": left_out, "members": list(line.members)})
+                     "covered": list(line.covered), "uncovered": left_out, "members": list(line.members),
+                     **({"own_models": own} if own else {})})
     return CeilingExceeded(
         message=(f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
                  f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})"),
         field=field, most=most,
         details={"requested": requested, "ceiling": ceiling, "guaranteed": guaranteed, "borrowing_limit": borrow,
                  "team": line.team, "user": line.user, "model": line.model})
+
+
+def unlisted_words(line: Line, limit: float, models: Sequence[str], *, user: str | None = None
+                   ) -> tuple[str, list[str], list[str]]:
+    """:func:`~jupyter_sched.wording.quota.unlisted_text` for an unlisted ``line`` read by ``user``
+    about ``models`` (GPU models tried): ``(words, uncovered, own)`` — the models its scope has
+    there (those no team line names, nor ``user``'s own lines), and ``user``'s own line models in
+    the team (empty when they have none). Members are named as excepted only where their own lines
+    apply on every model said (verify20 V6: a member whose line names A100 only was said to be
+    excepted on H100 too)."""
+    own = line.models_of(user)
+    left_out = uncovered(line, models) if line.covered else []
+    if own:
+        left_out = [m for m in uncovered(line, models) if not any(line_applies(o, m) for o in own)]
+        return (unlisted_text(line.team, limit, models=left_out, covered=line.covered, user=user, own=own),
+                left_out, own)
+    if line.covered:
+        members = line.members_on(left_out) if left_out else list(line.members)
+        words = unlisted_text(line.team, limit, models=left_out, covered=() if left_out else line.covered,
+                              members=members)
+        return words, left_out, own
+    lines_of = {u: line.models_of(u) for u in line.members}
+    return unlisted_text(line.team, limit, members=line.members, lines_of=lines_of), left_out, own

@@ -29,7 +29,7 @@ Mutations are journalled; :meth:`QuotaLedger.what_if` undoes a trial (STYLE §2)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,9 @@ class Line:
             when it has none): the line counts the team's work on every other model.
         members: of an unlisted line, the users of the team with lines of their own (sorted): it
             counts the team's other members (where their own lines do not apply).
+        member_lines: of an unlisted line, ``(user, gpu_model)`` of each of those users' lines
+            (sorted): a member whose lines name other models only counts on it there too (verify20
+            V6: the named user of an A100 line was told "its *other* members may use 0 GPUs" on H100).
     """
 
     key: tuple[str, str | None, str]
@@ -67,6 +70,22 @@ class Line:
     unlisted: bool = False
     covered: tuple[str, ...] = ()
     members: tuple[str, ...] = ()
+    member_lines: tuple[tuple[str, str], ...] = ()
+
+    def members_on(self, models: Sequence[str], *, but: str | None = None) -> list[str]:
+        """Of :attr:`members` (not ``but``), those whose own lines apply on every one of ``models``
+        (GPU models): the members the line does *not* count there (all of them when ``models`` is
+        empty)."""
+        said = []
+        for user in self.members:
+            mine = [m for u, m in self.member_lines if u == user]
+            if user != but and all(any(line_applies(m, model) for m in mine) for model in models):
+                said.append(user)
+        return said
+
+    def models_of(self, user: str | None) -> list[str]:
+        """The GPU models (or ``'*'``) of ``user``'s own lines in the team (empty: none)."""
+        return [m for u, m in self.member_lines if u == user] if user is not None else []
 
     @property
     def team(self) -> str:
@@ -196,7 +215,9 @@ class QuotaLedger(Journaled):
             own = self.team_lines.get(team, ())
             line = Line(key=key, guaranteed=0, ceiling=bl, borrowing_limit=bl, implicit=True, unlisted=True,
                         covered=tuple(sorted({ln.model for ln in own if not ln.implicit})),
-                        members=tuple(sorted({u for t, u in self.user_lines if t == team})))
+                        members=tuple(sorted({u for t, u in self.user_lines if t == team})),
+                        member_lines=tuple(sorted((ln.user or "", ln.model) for (t, _), lines in self.user_lines.items()
+                                                  if t == team for ln in lines)))
             self.lines[key] = line
             self.team_lines.setdefault(team, []).append(line)
         return line
@@ -238,7 +259,7 @@ class QuotaLedger(Journaled):
                     within = False
                     borrowed = max(borrowed, after - guaranteed - max(0, used - guaranteed))
         if over:
-            return self._refused(over, milli)
+            return self._refused(over, milli, user, model)
         if not borrowed and within:
             return _OK
         check = self._borrowing.get((borrowed, within))
@@ -246,10 +267,14 @@ class QuotaLedger(Journaled):
             check = self._borrowing[(borrowed, within)] = QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
         return check
 
-    def _refused(self, over: list[Line], milli: int) -> QuotaCheck:
+    def _refused(self, over: list[Line], milli: int, user: str, model: str) -> QuotaCheck:
         """The binding line among those ``milli`` would exceed — the one with the least room (a user's
         own cap before the team's quota on a tie) — with its numbers and the rule it is (issue 16:
-        the reason names the rule that applies, user cap or team quota)."""
+        the reason names the rule that applies, user cap or team quota). ``user`` on a GPU of
+        ``model`` asked: an unlisted line's details say what its words need for that reader there
+        (verify20 V3, V6): ``covered`` (the team's team-line models), ``members`` (users with lines
+        of their own), ``excepted`` (those whose lines apply there), ``asker`` and ``own_models``
+        (``user``'s own line models in the team, none applying there) and ``member_models``."""
         usage = self.usage
         line = min(over, key=lambda ln: ((ln.ceiling or 0) - usage.get(ln.key, 0), ln.user is None))
         used = usage.get(line.key, 0)
@@ -262,8 +287,14 @@ class QuotaLedger(Journaled):
             "requested": _gpus(milli), "quota": _gpus(line.ceiling), "guaranteed": _gpus(line.guaranteed),
             "borrowing_limit": None if bl is None else _gpus(bl),
             "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))}
-        if line.unlisted:
-            details["unlisted"] = True  # the team has no quota line (red team 19, R3)
+        if line.unlisted:  # the scope has no quota line (red team 19 R3, red team 20 R2)
+            details.update(unlisted=True, covered=list(line.covered), members=list(line.members),
+                           excepted=line.members_on([model], but=user))
+            own = line.models_of(user)
+            if own:
+                details.update(asker=user, own_models=own)
+            if any(m != ANY_MODEL for _, m in line.member_lines):
+                details["member_models"] = {u: line.models_of(u) for u in line.members}
         others = [ln for ln in over if ln is not line]
         if others:
             details["also_exceeds"] = [{"team": ln.team, "user": ln.user, "model": ln.model,

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ValidationError, shown
 from ..model import JobKind, PriorityClass
+from ..model.validation import fold_priority
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
 __all__ = ["idle_policies_from_dict", "idle_policies_to_dict", "idle_policy_from_dict", "idle_policy_to_dict",
@@ -198,10 +199,14 @@ def _per_class(raw: Any, *, base: IdlePolicy, where: str) -> dict[str, IdlePolic
     classes = [p.value for p in PriorityClass]
     out: dict[str, IdlePolicy] = {}
     for name, block in raw.items():
-        if name not in classes:
+        folded = fold_priority(name)  # "Low" is low, as everywhere a class is named (new user 20, N27)
+        if folded not in classes:
             raise ValidationError(f"{where}.by_priority has an unknown priority class {name!r}",
                                   field=f"{where}.by_priority.{name}", hint="use " + ", ".join(classes))
-        out[str(name)] = idle_policy_from_dict(block, base=base, where=f"{where}.{name}")
+        if folded in out:
+            raise ValidationError(f"{where}.by_priority names class {folded} twice (as {name!r} too)",
+                                  field=f"{where}.by_priority.{name}", hint="give each class once")
+        out[folded] = idle_policy_from_dict(block, base=base, where=f"{where}.{name}")
     return out
 
 

@@ -197,7 +197,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
                        prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings),
-                       admin_users=tuple(settings.get("admin_users") or ()))
+                       admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
     # the leading engine prunes finished jobs, audit events and rollups past their retention
     service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
     # the config's lines replace the set in force only when they changed since last applied: an

@@ -42,7 +42,7 @@ class SchedulerService:
     """One scheduler in process (see module docstring).
 
     Takes :class:`~.root.Services`'s keywords, plus ``default_team``, ``user_teams`` ({user:
-    team}) and ``priority_grants`` ({"users": {...}, "teams": {...}}) for the admission policy,
+    team | [team, ...]}, put in the store as a server's config is: :mod:`.members_config`) and ``priority_grants`` ({"users": {...}, "teams": {...}}) for the admission policy,
     and ``admins`` (user names treated as admins when a method is called with their name).
     """
 

@@ -34,7 +34,7 @@ from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, 
 from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
-from ..store.progress import read_progress
+from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -56,7 +56,7 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
-from .progress import progress_view
+from .progress import reports_of, with_progress
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -133,6 +133,11 @@ def _jobs_key(whose: str | None, caller: str, kind: JobKind | None, request: Lis
     return ("jobs", whose, caller, kind, request)
 
 
+def _report_key(report: StoredProgress | None) -> tuple[Any, ...] | None:
+    """What of a progress report a kept row or queue line shows: a new report (or run) makes it anew."""
+    return None if report is None else (report.run_started_at, report.report.at, report.done, report.total)
+
+
 def _queue_key(caller: str, request: GetQueueRequest) -> tuple[Any, ...]:
     """The :class:`ReadCache` key of a ``GET queue`` page: whose entries keep their private
     fields (the caller's name, nothing else) and the request."""
@@ -146,9 +151,9 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int, str], object, QueueEntry]] = {}
+        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int, str, tuple[Any, ...] | None], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int, str], object, JobView]] = {}
+        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int, str, tuple[Any, ...] | None], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
@@ -736,26 +741,27 @@ class JobsService:
                     return kept
                 records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
                                        limit=request.limit + 1, newest_first=True, after=after)
+                reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit
-            page = [self._row(caller, record, simulated) for record in records[:request.limit]]
+            page = [self._row(caller, record, simulated, reports.get(record.job.id)) for record in records[:request.limit]]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
-    def _row(self, caller: Caller, record: JobRecord, simulated: bool) -> JobView:
+    def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None) -> JobView:
         """One job of a ``GET jobs`` page as ``caller`` sees it, kept per job while what it shows is
         unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
         row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
         one of a cached record), whether the caller owns it (its reason's words depend on that,
-        issue 20) and the simulated flag. A page read after a submit then builds one new row,
+        issue 20), the simulated flag and a running job's latest progress ``report`` (its time). A page read after a submit then builds one new row,
         not fifty, and the web layer writes only that row's JSON (``items_shared``, issue 17)."""
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report))
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -764,6 +770,7 @@ class JobsService:
             data["stop_requested"] = stop
         self._name_preemptors([data])
         self._idle_release(job, data)
+        with_progress(data, report)
         row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
@@ -840,9 +847,7 @@ class JobsService:
         self._idle_release(live, data)
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
-                found = read_progress(tx, [live.id]).get(live.id)
-            if found is not None:
-                data["progress"] = progress_view(found).model_dump(mode="json")
+                with_progress(data, read_progress(tx, [live.id]).get(live.id))
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -912,6 +917,7 @@ class JobsService:
             else:
                 waiting, more = tx.queue_page(head=QUEUE_HEAD, also_user=caller.user), False
             holding = [] if after is not None else tx.list_jobs(states=_HOLDING)
+            reports = reports_of(tx, holding, user=caller.user)  # the caller's own running jobs' (session 21)
         simulated = self.ctx.simulated()
         # the engine's positions, where it numbered the queue; a job it has not numbered yet (a fresh
         # submit the next cycle places, one above a quota ceiling) shows none rather than its place in
@@ -922,15 +928,17 @@ class JobsService:
         # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
         # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
-        out += [self._entry(caller, record, None, simulated) for record in holding]
+        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id)) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor, waiting_total=waiting_total)
         self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 
-    def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
+    def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool,
+               report: StoredProgress | None = None) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
-        pending work, 1-based; None for work holding GPUs).
+        pending work, 1-based; None for work holding GPUs; ``report``: the latest progress report
+        of the caller's own running job, shown on its line only).
 
         Kept per job while what it shows is unchanged — the row's version, the reason (by
         identity: the engine's latest, or the stored one), whether the caller owns it, its place
@@ -940,7 +948,7 @@ class JobsService:
         reason = job.reason
         mine = job.spec.user == caller.user
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report))
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -957,6 +965,8 @@ class JobsService:
             data["stop_requested"] = stop
         self._name_preemptors([data])
         self._idle_release(job, data)
+        if mine:
+            with_progress(data, report)
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

@@ -19,15 +19,20 @@ costs no store write (the store checks the interval again: two servers on one st
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ..admission import Caller
 from ..errors import AuthorizationError, ConflictError
 from ..model import JobKind
+from ..store import JobRecord, StoreTx
 from ..store.codec import ts
 from ..store.progress import StoredProgress, read_progress, record_progress
+from ..wording.reported import progress_text
 from .context import Context
 from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
 
-__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_view"]
+__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_view", "reports_of", "with_progress"]
 
 MIN_INTERVAL_S = 10.0
 """Seconds between two stored progress reports of one job (sooner ones are coalesced)."""
@@ -41,6 +46,28 @@ def progress_view(stored: StoredProgress) -> JobProgress:
     return JobProgress(fraction=round(min(max(report.fraction, 0.0), 1.0), 6), done=stored.done, total=stored.total,
                        at=ts(report.at) or "", run_started_at=ts(stored.run_started_at) or "", ran_s=round(report.ran_s, 3),
                        reports=report.fit.n)
+
+
+def with_progress(data: dict[str, Any], stored: StoredProgress | None) -> None:
+    """Put ``stored``, the latest report of the job ``data`` (REST shape), in it as ``progress``
+    with its words (``progress.text``: :func:`~jupyter_sched.wording.reported.progress_text` without
+    a clock, "" when the report is not of the job's current run or it no longer runs). Nothing when
+    the job never reported."""
+    if stored is None:
+        return
+    view = progress_view(stored).model_dump(mode="json")
+    view["text"] = progress_text({**data, "progress": view}, None)
+    data["progress"] = view
+
+
+def reports_of(tx: StoreTx, records: Iterable[JobRecord], *, user: str | None = None) -> dict[str, StoredProgress]:
+    """The stored reports of the jobs among ``records`` that run (``user``'s only, when given): one
+    read for a whole page of a list (:func:`~jupyter_sched.store.progress.read_progress`, by primary
+    key), none when no job of it runs — a page of waiting or ended work, or of leases, costs nothing
+    more (issue 17's status_bench)."""
+    ids = [r.job.id for r in records if r.job.state.holds_gpus and not r.job.is_lease
+           and (r.job.started_at or r.job.admitted_at) is not None and user in (None, r.job.spec.user)]
+    return read_progress(tx, ids) if ids else {}
 
 
 class ProgressService:

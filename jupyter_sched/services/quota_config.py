@@ -35,13 +35,14 @@ __all__ = ["apply_config_quotas", "line_changes", "source_text"]
 _Key = tuple[str, str | None, str]
 
 
-def source_text(source: QuotaSource | None) -> str:
+def source_text(source: QuotaSource | None, setting: str = "c.SchedApp.quotas") -> str:
     """Who set the set in force, in words: ``the config file (c.SchedApp.quotas) at 23:15 UTC`` or
-    ``PUT quotas by root at 23:14 UTC`` (times as ``YYYY-MM-DD HH:MM UTC``); "" when unknown."""
+    ``PUT quotas by root at 23:14 UTC`` (times as ``YYYY-MM-DD HH:MM UTC``); "" when unknown.
+    ``setting``: the config file's setting named (``c.SchedApp.user_teams`` for memberships)."""
     if source is None:
         return ""
     if source.set_by == CONFIG_ACTOR:
-        return f"the config file (c.SchedApp.quotas) at {_when(source.set_at)}"
+        return f"the config file ({setting}) at {_when(source.set_at)}"
     return f"PUT quotas by {source.set_by} at {_when(source.set_at)}"
 
 

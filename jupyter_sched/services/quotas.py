@@ -1,16 +1,19 @@
-"""``QuotasService``: the quota set (lines, budgets, team policies, user → team) and the profiles.
+"""``QuotasService``: the quota set (lines, budgets, team policies, user → teams) and the profiles.
 
 Reading is open to everyone (users plan against quotas); changing needs an admin and is audited
-with old → new (``quotas_changed``). Guarantees are checked against the GPUs that exist when an
+with old → new (``quotas_changed``; a change of team memberships also as ``team_members_changed``,
+naming each user's teams before and after). Guarantees are checked against the GPUs that exist when an
 admin changes them, never when a user is identified (a drained node must not lock users out).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..admission import Caller
+from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
 from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
@@ -18,7 +21,7 @@ from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..store.codec import ts
-from ..store.quota_source import CONFIG_ACTOR
+from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
@@ -26,9 +29,10 @@ __all__ = ["QuotasService", "quota_set_to_dict"]
 
 
 def quota_set_to_dict(qs: QuotaSet) -> dict[str, object]:
-    """The wire shape of a quota set (``GetQuotasResponse``)."""
+    """The wire shape of a quota set (``GetQuotasResponse``; ``user_teams`` as ``{user: [team, ...]}``)."""
     return {"quotas": [quota_to_dict(q) for q in qs.quotas], "budgets": [budget_to_dict(b) for b in qs.budgets],
-            "teams": [team_policy_to_dict(t) for t in qs.teams], "user_teams": dict(sorted(qs.user_teams.items()))}
+            "teams": [team_policy_to_dict(t) for t in qs.teams],
+            "user_teams": {user: list(teams) for user, teams in sorted(qs.user_teams.items())}}
 
 
 class QuotasService:
@@ -44,7 +48,7 @@ class QuotasService:
         that exist now (a drained or failed node) — a warning to the admin, never an error to
         users, whose requests and identity keep working (issue 15 item 6)."""
         quotas = self.ctx.store.quota_set()
-        body = {**quota_set_to_dict(quotas), "source": self._source()}
+        body = {**quota_set_to_dict(quotas), "source": self._source(), "user_teams_source": self._source(MEMBERS)}
         if caller is not None and caller.admin:
             body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
         return GetQuotasResponse.model_validate(body)
@@ -58,7 +62,7 @@ class QuotasService:
         then the scopes of teams with lines that none covers — GPU models present, members without a
         line of their own (red team 20, R2: :func:`~..quota.ceiling.scope_warnings`)."""
         live = self.ctx.store.live_jobs()
-        seen = {self.ctx.admission.policy.default_team, *quotas.user_teams.values(),
+        seen = {self.ctx.admission.policy.default_team, *(t for teams in quotas.user_teams.values() for t in teams),
                 *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in live)}
         teams = quotas.unlisted(seen)
         limit = self.ctx.store.unlisted_borrowing_limit
@@ -115,8 +119,9 @@ class QuotasService:
             ValidationError: duplicate lines, or new guarantees above the GPUs that exist (names the
                 field); lines left out are not re-checked, so a drained node never blocks other edits.
         """
-        self.ctx.admission.require_admin(caller, "changing quotas")
+        self.ctx.admission.require_admin(caller, "changing quotas")  # also who is in which team (N21)
         _check_team_names(request)
+        wanted_members = None if request.user_teams is None else parse_user_teams(request.user_teams)
         current = self.ctx.store.quota_set()
         lines = current.quotas if request.quotas is None else tuple(Quota(**q.model_dump()) for q in request.quotas)
         seen: dict[tuple[str, str | None, str], int] = {}
@@ -137,7 +142,7 @@ class QuotasService:
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
                        members=tuple(t.members), reclaim=t.reclaim) for t in request.teams)
-        user_teams = current.user_teams if request.user_teams is None else dict(request.user_teams)
+        user_teams = current.user_teams if wanted_members is None else wanted_members
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
@@ -149,26 +154,53 @@ class QuotasService:
             tx.add_event(actor=caller.user, action="quotas_changed",
                          message=message or f"quotas changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
+            _note_members(tx, caller.user, current.user_teams, new.user_teams)
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
         return self._answer(new, caller)
 
+    def set_members(self, actor: str, members: Mapping[str, tuple[str, ...]], *, config_digest: str | None = None,
+                    message: str | None = None, notify: bool = True) -> None:
+        """Replace the team memberships alone (``user_teams``), as ``actor``: the config file's
+        ``c.SchedApp.user_teams`` at a start (:mod:`.members_config`); audited ``team_members_changed``
+        with ``message`` (default: the changes, user by user) when they change. Admins change them
+        with :meth:`set` (PUT quotas), which checks that they are one.
+
+        Args:
+            members: ``{user: (team, ...)}`` as :func:`~..admission.policy.parse_user_teams` returns.
+            config_digest: the config's memberships just applied (remembered in the ``user_teams``
+                source row: a later start applies them again only when they change).
+            notify: recompute the holds of queued jobs and ask for a cycle now (False at a start:
+                the services' start recomputes them).
+        """
+        current = self.ctx.store.quota_set()
+        with self.ctx.store.transaction() as tx:
+            tx.replace_quota_set(replace(current, user_teams=dict(members)))
+            _note_members(tx, actor, current.user_teams, members, digest=config_digest, message=message)
+        if not notify:
+            return
+        if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
+            self.on_change(actor)
+        self.ctx.kick()
+
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
         warnings = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
         return GetQuotasResponse.model_validate({**quota_set_to_dict(quotas), "source": self._source(),
-                                                 "warnings": warnings})
+                                                 "user_teams_source": self._source(MEMBERS), "warnings": warnings})
 
-    def _source(self) -> dict[str, object] | None:
-        """``GetQuotasResponse.source``: who set the set in force (None: nobody since version 14)."""
+    def _source(self, name: str = QUOTAS) -> dict[str, object] | None:
+        """``GetQuotasResponse.source`` (``name`` :data:`QUOTAS`) or ``user_teams_source`` (:data:`MEMBERS`):
+        who set the lines or the memberships in force (None: nobody since version 14, or 15)."""
         from .quota_config import source_text
 
-        source = self.ctx.store.quota_source()
+        source = self.ctx.store.quota_source(name)
         if source is None:
             return None
+        setting = "c.SchedApp.user_teams" if name == MEMBERS else "c.SchedApp.quotas"
         return {"set_by": source.set_by, "set_at": ts(source.set_at), "config": source.set_by == CONFIG_ACTOR,
-                "text": source_text(source)}
+                "text": source_text(source, setting)}
 
     def profiles(self) -> ListProfilesResponse:
         """Admin request templates, sorted by name."""
@@ -189,6 +221,26 @@ def _check_team_names(request: SetQuotasRequest) -> None:
     named = [(f"quotas[{i}].team", line.team) for i, line in enumerate(request.quotas or ())]
     named += [(f"budgets[{i}].team", line.team) for i, line in enumerate(request.budgets or ())]
     named += [(f"teams[{i}].team", line.team) for i, line in enumerate(request.teams or ())]
-    named.extend((f"user_teams.{user}", team) for user, team in (request.user_teams or {}).items())
-    for field, team in named:
+    for field, team in named:  # user_teams: parse_user_teams, the config's rule (new user 20, N21)
         check_team_name(team, field)
+
+
+def _note_members(tx: Any, actor: str, old: Mapping[str, tuple[str, ...]], new: Mapping[str, tuple[str, ...]], *,
+                  digest: str | None = None, message: str | None = None) -> None:
+    """In ``tx``: when the memberships changed, ``actor`` set them (the ``user_teams`` source row; with
+    the config's ``digest``) and the audit row ``team_members_changed`` says how, user by user; with a
+    ``digest`` and no change, the config is remembered and who set them kept."""
+    from .members_config import member_changes
+
+    changes = member_changes(old, new)
+    if not changes:
+        if digest is not None:
+            was = tx.quota_source(MEMBERS)
+            tx.note_quota_source(was.set_by if was is not None else actor, digest=digest,
+                                 at=was.set_at if was is not None else None, name=MEMBERS)
+        return
+    tx.note_quota_source(actor, digest=digest, name=MEMBERS)
+    tx.add_event(actor=actor, action="team_members_changed",
+                 message=message or f"team memberships changed by {actor}: {'; '.join(changes)}",
+                 details={"old": {u: list(t) for u, t in sorted(old.items())},
+                          "new": {u: list(t) for u, t in sorted(new.items())}, "changes": changes})

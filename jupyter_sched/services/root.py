@@ -51,6 +51,7 @@ from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
+from .members_config import apply_config_members
 from .membership import EmbeddedMembership
 from .progress import ProgressService
 from .quotas import QuotasService
@@ -90,6 +91,8 @@ class Services:
         definitions: job definition settings (None = defaults); their firings run on the
             leading engine's ticks.
         admin_users: ``c.SchedApp.admin_users`` (embedded team holds resolve them as admins).
+        logger: where the start-up warnings go (the config's memberships replacing an admin's:
+            :mod:`.members_config`); default this module's logger.
     """
 
     def __init__(
@@ -104,7 +107,7 @@ class Services:
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
         telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
         definitions: DefinitionSettings | None = None, cycle_steps_aside: bool = True,
-        admin_users: Collection[str] = (),
+        admin_users: Collection[str] = (), logger: logging.Logger | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -148,6 +151,9 @@ class Services:
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
+        # the policy's user_teams (the config's) go into the store when they changed since last applied:
+        # callers are resolved from the store, where an admin's PUT quotas outlives restarts (new user 20, N21)
+        apply_config_members(self.quotas, self.admission.policy.user_teams, logger or log)
 
     # ---- who is asking -----------------------------------------------------------------------
     def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:

@@ -147,6 +147,20 @@ def _v14_quota_source(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v15_user_teams_lists(conn: sa.Connection) -> None:
+    """Version 1's ``user_teams`` (one team per user) becomes one row per user and position; each
+    user's one team is their position 0 (their default team)."""
+    old = sa.Table("user_teams", sa.MetaData(), sa.Column("user", sa.String(200)), sa.Column("team", sa.String(200)))
+    rows = [(r.user, r.team) for r in conn.execute(sa.select(old.c.user, old.c.team))]
+    old.drop(conn)
+    md = sa.MetaData()
+    schema.tables_v15(md)
+    table = md.tables["user_teams"]
+    table.create(conn)
+    for user, team in rows:
+        conn.execute(table.insert().values(user=user, position=0, team=team))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -174,6 +188,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "who set the quota set in force and the digest of the config's quota lines last applied "
                   "(quota_source): a restart no longer puts unchanged config lines over PUT quotas (new user 20, "
                   "N26)", _v14_quota_source),
+    Migration(15, "a user's teams as a list (user_teams keyed by user and position, position 0 the default "
+                  "team): PUT quotas takes what c.SchedApp.user_teams takes (new user 20, N21)", _v15_user_teams_lists),
 )
 
 

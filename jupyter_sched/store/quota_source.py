@@ -1,10 +1,13 @@
-"""Where the quota set in force came from: the ``quota_source`` row (schema version 14).
+"""Where the quota set in force came from: the ``quota_source`` rows (schema version 14).
 
-One row, ``name = 'quotas'``: ``set_by`` (``config`` — the config file's ``c.SchedApp.quotas``
+Row ``name = 'quotas'`` (:data:`QUOTAS`): ``set_by`` (``config`` — the config file's ``c.SchedApp.quotas``
 applied at a start — or the admin whose ``PUT quotas`` replaced the set) at ``set_at``, and the
 digest of the config file's quota lines last applied (``config_digest``, at ``config_at``). A start
 compares the config's digest with it: unchanged lines leave a set an admin PUT in force; changed
 lines replace it (new user 20, N26: a restart silently put the config's lines back over a PUT).
+
+Row ``name = 'user_teams'`` (:data:`MEMBERS`, since version 15): the same for the team memberships
+(``c.SchedApp.user_teams`` against PUT quotas' ``user_teams``; new user 20, N21).
 """
 
 from __future__ import annotations
@@ -21,12 +24,16 @@ import sqlalchemy as sa
 from . import schema
 from .codec import parse_ts, ts
 
-__all__ = ["CONFIG_ACTOR", "QuotaSource", "config_digest", "read_quota_source", "write_quota_source"]
+__all__ = ["CONFIG_ACTOR", "MEMBERS", "QUOTAS", "QuotaSource", "config_digest", "read_quota_source",
+           "write_quota_source"]
 
 CONFIG_ACTOR = "config"
 """``set_by`` of a set the config file's lines put in force (and the audit actor of that change)."""
 
-_NAME = "quotas"
+QUOTAS = "quotas"
+"""The row of the quota lines (and budgets, team policies)."""
+MEMBERS = "user_teams"
+"""The row of the team memberships (``user_teams``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +61,10 @@ def config_digest(lines: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
-def read_quota_source(conn: sa.Connection) -> QuotaSource | None:
-    """The row (None: no set was written since the store reached version 14)."""
-    row = conn.execute(sa.select(schema.quota_source).where(schema.quota_source.c.name == _NAME)).first()
+def read_quota_source(conn: sa.Connection, name: str = QUOTAS) -> QuotaSource | None:
+    """The row ``name`` (None: nothing was written to it since the store reached version 14, or 15
+    for :data:`MEMBERS`)."""
+    row = conn.execute(sa.select(schema.quota_source).where(schema.quota_source.c.name == name)).first()
     if row is None:
         return None
     set_at = parse_ts(row.set_at)
@@ -66,17 +74,18 @@ def read_quota_source(conn: sa.Connection) -> QuotaSource | None:
                        config_at=parse_ts(row.config_at) if row.config_at else None)
 
 
-def write_quota_source(conn: sa.Connection, *, set_by: str, at: datetime, digest: str | None = None) -> None:
-    """Record that ``set_by`` put the set in force at ``at``; ``digest``: the config lines just
-    applied (or found already in force) — otherwise the config digest last recorded is kept."""
-    was = read_quota_source(conn)
+def write_quota_source(conn: sa.Connection, *, set_by: str, at: datetime, digest: str | None = None,
+                       name: str = QUOTAS) -> None:
+    """Record in row ``name`` that ``set_by`` put the set in force at ``at``; ``digest``: the config
+    lines just applied (or found already in force) — otherwise the config digest last recorded is kept."""
+    was = read_quota_source(conn, name)
     values: dict[str, Any] = {"set_by": set_by, "set_at": ts(at),
                               "config_digest": was.config_digest if was is not None else None,
                               "config_at": ts(was.config_at) if was is not None and was.config_at else None}
     if digest is not None:
         values.update(config_digest=digest, config_at=ts(at))
     if was is None and conn.execute(sa.select(schema.quota_source.c.name)
-                                    .where(schema.quota_source.c.name == _NAME)).first() is None:
-        conn.execute(schema.quota_source.insert().values(name=_NAME, **values))
+                                    .where(schema.quota_source.c.name == name)).first() is None:
+        conn.execute(schema.quota_source.insert().values(name=name, **values))
     else:
-        conn.execute(schema.quota_source.update().where(schema.quota_source.c.name == _NAME).values(**values))
+        conn.execute(schema.quota_source.update().where(schema.quota_source.c.name == name).values(**values))

@@ -20,6 +20,9 @@ Tables:
   (averages and maxima of utilization, activity, memory, power, temperature).
 * ``quota_source`` (version 14) — who set the quota set in force (``config`` or an admin's PUT quotas, when)
   and the digest of the config file's quota lines last applied (new user 20, N26; :mod:`.quota_source`).
+* ``user_teams`` (version 15: one row per user and position, ``position`` 0 their default team; version 1
+  held one team per user) — embedded team membership (new user 20, N21); its source is ``quota_source``'s
+  row ``user_teams``.
 * ``job_progress`` (version 13) — each job's latest progress report (steps done / to do, when, how
   long its run had run) and the sums of the line through its run's reports (issue 16 item 4: the
   ETAs of the jobs waiting on it read them; :mod:`.progress`).
@@ -42,7 +45,7 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
            "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
-           "tables_v8", "tables_v13", "tables_v14"]
+           "tables_v8", "tables_v13", "tables_v14", "tables_v15"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -369,13 +372,28 @@ def tables_v14(md: sa.MetaData) -> None:
     )
 
 
+def tables_v15(md: sa.MetaData) -> None:
+    """Define what version 15 changes on ``md`` (which holds version 1's ``user_teams``, one team per
+    user): ``user_teams`` keyed by ``(user, position)`` — a user's teams in order, position 0 the team
+    charged when a request names none (new user 20, N21: the config file took a list, PUT quotas one).
+    ``quota_source`` gains a row named ``user_teams`` (no schema change): who set the memberships."""
+    if "user_teams" in md.tables:
+        md.remove(md.tables["user_teams"])
+    sa.Table(
+        "user_teams", md,
+        sa.Column("user", sa.String(200), primary_key=True),
+        sa.Column("position", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("team", sa.String(200), nullable=False),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
-version 14's quota source)."""
+version 14's quota source + version 15's user_teams lists)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -390,6 +408,7 @@ columns_v11(metadata)
 indexes_v12(metadata)
 tables_v13(metadata)
 tables_v14(metadata)
+tables_v15(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

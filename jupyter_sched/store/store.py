@@ -59,7 +59,7 @@ from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
-from .quota_source import QuotaSource, read_quota_source, write_quota_source
+from .quota_source import QUOTAS, QuotaSource, read_quota_source, write_quota_source
 from .rowcache import RowCache, read_live
 from .url import safe_url, store_url_problem
 from .writers import FairLock
@@ -839,7 +839,10 @@ class StoreTx:
                                              "allowed_priorities": loads(r.allowed_priorities),
                                              "members": loads(r.members), "reclaim": r.reclaim})
                       for r in self.conn.execute(sa.select(schema.team_policies).order_by(schema.team_policies.c.team)))
-        user_teams = {r.user: r.team for r in self.conn.execute(sa.select(schema.user_teams))}
+        user_teams: dict[str, tuple[str, ...]] = {}
+        for r in self.conn.execute(sa.select(schema.user_teams).order_by(schema.user_teams.c.user,
+                                                                         schema.user_teams.c.position)):
+            user_teams[r.user] = (*user_teams.get(r.user, ()), r.team)
         return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams,
                         unlisted_borrowing_limit=self.unlisted_borrowing_limit)
 
@@ -857,17 +860,21 @@ class StoreTx:
             self.conn.execute(schema.team_policies.insert().values(
                 team=d["team"], weight=d["weight"], allowed_priorities=dumps(d["allowed_priorities"]),
                 members=dumps(d["members"]), reclaim=d["reclaim"]))
-        for user, team in sorted(quota_set.user_teams.items()):
-            self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
+        for user, teams in sorted(quota_set.user_teams.items()):
+            for position, team in enumerate(teams):
+                self.conn.execute(schema.user_teams.insert().values(user=user, position=position, team=team))
 
-    def quota_source(self) -> QuotaSource | None:
-        """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`)."""
-        return read_quota_source(self.conn)
+    def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
+        """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`);
+        ``name`` :data:`~.quota_source.MEMBERS`: the same for the team memberships."""
+        return read_quota_source(self.conn, name)
 
-    def note_quota_source(self, set_by: str, *, digest: str | None = None, at: datetime | None = None) -> None:
+    def note_quota_source(self, set_by: str, *, digest: str | None = None, at: datetime | None = None,
+                          name: str = QUOTAS) -> None:
         """``set_by`` (``config`` or an admin) put the set in force at ``at`` (default now); ``digest``:
-        the config's lines applied (:func:`~.quota_source.config_digest`; None keeps the one recorded)."""
-        write_quota_source(self.conn, set_by=set_by, at=at or self.now, digest=digest)
+        the config's lines applied (:func:`~.quota_source.config_digest`; None keeps the one recorded);
+        ``name`` :data:`~.quota_source.MEMBERS`: the team memberships."""
+        write_quota_source(self.conn, set_by=set_by, at=at or self.now, digest=digest, name=name)
 
     # -- quarantine ---------------------------------------------------------------------------
 
@@ -1394,10 +1401,10 @@ class Store:
         with self.transaction(write=False) as tx:
             return tx.quota_set()
 
-    def quota_source(self) -> QuotaSource | None:
+    def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """See :meth:`StoreTx.quota_source`."""
         with self.transaction(write=False) as tx:
-            return tx.quota_source()
+            return tx.quota_source(name)
 
     def kept_quota_set(self) -> tuple[int, QuotaSet] | None:
         """The quota set this process read last and the ``quotas`` counter it was read at, without

@@ -14,6 +14,7 @@ from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
+from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
@@ -337,7 +338,8 @@ def still_going(job: Mapping[str, Any], waited_s: float, now: datetime | None) -
 
 def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     """What a job's line says after its state, for a table's detail line (``jupyter-sched jobs``):
-    why it waits and until when; where it runs (``on vm: GPU-…``); how it ended (``exit code 2 —
+    why it waits and until when; where it runs (``on vm: GPU-…``) and how far it is (``42 % done,
+    reported 02:10 UTC (3m ago)``, :func:`~.reported.progress_text`); how it ended (``exit code 2 —
     last lines: …``); "" when there is nothing to add."""
     state = str(job.get("state"))
     if state in WAITING_STATES:
@@ -356,8 +358,9 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         shared = " (shared, time-sliced)" if granted_milli(job) < 1000 else ""
         where = f"on {alloc.get('node')}: {granted_words(job)}{shared}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
-        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", _restarted(job).removeprefix(" · "),
-                                            serving_text(job, now)) if part)
+        # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
+        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", progress_text(job, now),
+                                            _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message

@@ -3,6 +3,8 @@ ipywidgets bar by the magics, so both show the same thing.
 
 * pending with an ETA: time waited / time from submission to the ETA (capped below 1: an ETA is
   an estimate, only the start ends the wait);
+* running, when the job reported its progress (``jupyter_sched.report_progress``): the reported
+  fraction, its words after the label (:func:`~.reported.progress_text`);
 * running with a time limit: run time / time limit;
 * otherwise (no ETA, no time limit) the fraction is unknown and the bar only counts time.
 """
@@ -16,6 +18,7 @@ from typing import Any, NamedTuple
 from ..model.units import format_duration
 from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, state_word
 from .reasons import eta_sentence, render_reason, wire_time
+from .reported import progress_text
 
 __all__ = ["WaitProgress", "wait_progress"]
 
@@ -81,11 +84,17 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
     ran = (now - started).total_seconds() if started is not None else None
     limit = job.get("time_limit_s")
     label = f"{state_word(job)}{where}"  # "starting", not "admitted" (new user 11, N4)
+    # its own progress report, when it made one of this run: the bar is how far the job says it is (session 21)
+    reported = progress_text(job, now)
+    done = float(job["progress"]["fraction"]) if reported else None  # a finite number when there are words
     if ran is not None:
         label += f" · {format_duration(max(ran, 0.0))}"
         if isinstance(limit, (int, float)) and limit > 0:
             label += f" of {format_duration(float(limit))} limit"
-            return WaitProgress(_clip(ran / float(limit), 1.0), label, "running")
+            if done is None:
+                return WaitProgress(_clip(ran / float(limit), 1.0), label, "running")
+    if done is not None:
+        return WaitProgress(_clip(done, 1.0), f"{label} · {reported}", "running")
     return WaitProgress(None, label, "running")
 
 

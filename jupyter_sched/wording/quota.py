@@ -16,14 +16,18 @@ UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 
 def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams without one",
                   yours: bool = False, models: Sequence[str] = (), covered: Sequence[str] = (),
-                  members: Sequence[str] = ()) -> str:
+                  members: Sequence[str] = (), user: str | None = None, own: Sequence[str] = (),
+                  lines_of: Mapping[str, Sequence[str]] | None = None) -> str:
     """THE words for a team's scope without a quota line while other lines exist (red team 19, R3;
     red team 20, R2: per scope): the queue's reason, the submit refusal, ``status`` / ``%gpu`` and
     PUT quotas' warnings all open with them (new user 20, N2: status said "guaranteed 0 GPUs,
     borrowing limit 0 (at most 0) … until that much is released" where the queue said "can never start"):
     ``team default has no quota line: teams without one may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)``;
     ``team vision has no quota line for model H100: it may use 0 GPUs there (…)``;
-    ``team ghost has only a quota line for user red20a: its other members may use 0 GPUs (…)``.
+    ``team ghost has only a quota line for user red20a: its other members may use 0 GPUs (…)``;
+    to a ``user`` whose own lines name other models only (verify20 V6: she was told "its *other*
+    members"): ``your quota line in team ghost (user red20a) is for A100 only: on H100 you may use 0
+    GPUs (…)``.
 
     Args:
         team: the team, or several (``teams nlp, ops have no quota line: each may use …``).
@@ -31,13 +35,25 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
         who: the subject of "may use" (``it`` in a warning about one team, ``each`` for several);
             a team with lines of its own reads ``it`` / ``its other members`` whatever is given.
         yours: the reader is in the team (``…, you included``).
-        models: the GPU models its team lines leave out (one team: said by name).
-        covered: the GPU models its team lines name (said when ``models`` is not known).
-        members: the users of the team with lines of their own.
+        models: the GPU models the scope is about (those its team lines leave out; for ``user``,
+            those neither the team's nor the user's lines name): said by name.
+        covered: the GPU models its team lines name (said when ``models`` is not known, and to ``user``).
+        members: the users of the team whose lines of their own govern them there (others than ``user``).
+        user: the reader, when ``own`` names their lines in the team (none applying on ``models``).
+        own: the GPU models (or ``*``) of ``user``'s own lines in the team.
+        lines_of: per member, the GPU models of their lines, said beside them when not ``*``
+            (``a quota line for user red20a (A100)``).
     """
     names = [team] if isinstance(team, str) else list(team)
     some = "" if limit == 0 else ", none of them guaranteed"
     you = ", you included" if yours else ""
+    if len(names) == 1 and user and own:  # the reader has lines of their own, for other models only
+        where = f"on {', '.join(models)}" if models else "on other GPU models"
+        head = (f"team {names[0]} has quota lines only for {', '.join(covered)} and yours (user {user}) is"
+                if covered else f"your quota line in team {names[0]} (user {user}) is")
+        shared = "" if limit == 0 else " with the team's other work without a line"
+        return (f"{head} for {', '.join(own)} only: {where} you may use {gpus_phrase(float(limit))}{shared}{some} "
+                f"({UNLISTED_SETTING})")
     scoped = len(names) == 1 and bool(models or covered or members)
     if not scoped:
         subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"
@@ -49,9 +65,16 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
         subject = f"its members other than {users}" if members else "it"
         where, on = (" there", "") if models else ("", "on other GPU models ")
         return f"{head}: {on}{subject} may use {gpus_phrase(float(limit))}{where}{some} ({UNLISTED_SETTING}){you}"
-    lines = f"quota lines for users {users}" if len(members) > 1 else f"a quota line for user {users}"
+    said = [_member(u, (lines_of or {}).get(u, ())) for u in members]
+    lines = f"quota lines for users {', '.join(said)}" if len(members) > 1 else f"a quota line for user {said[0]}"
     return (f"team {names[0]} has only {lines}: its other members may use {gpus_phrase(float(limit))}{some} "
             f"({UNLISTED_SETTING}){you}")
+
+
+def _member(user: str, models: Sequence[str]) -> str:
+    """``red20a`` or ``red20a (A100)``: a member with the models of their lines, when not every model."""
+    named = [m for m in dict.fromkeys(models) if m != "*"]
+    return f"{user} ({', '.join(named)})" if named and len(named) == len(list(dict.fromkeys(models))) else user
 
 
 def _gpus(value: Any) -> str:
@@ -75,13 +98,32 @@ def quota_lines(me: Mapping[str, Any]) -> list[str]:
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
     if teams:
         return [_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
-                           default=str(t["team"]) == default, unlisted=bool(t.get("unlisted"))) for t in teams]
+                           default=str(t["team"]) == default, unlisted=bool(t.get("unlisted")),
+                           scope=_scope_text(str(t["team"]), t.get("unlisted_scope"), str(me.get("user") or "")))
+                for t in teams]
     # an older server: its default team only, beside what the caller holds in all
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
     return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
 
 
-def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool, unlisted: bool = False) -> str:
+def _scope_text(team: str, scope: Any, user: str) -> str:
+    """``team vision has no quota line for model H100: it may use 0 GPUs there (…)`` from ``by_team[].
+    unlisted_scope`` — the GPU models where no line of the team (nor the reader's own) applies, in
+    the queue's words (verify20 V4: status showed vision's A100 line, not that H100 was 0 GPUs for
+    it); "" without one (an older server, every model covered)."""
+    if not isinstance(scope, Mapping) or not scope.get("models"):
+        return ""
+    models = [str(m) for m in scope.get("models") or ()]
+    covered = [str(m) for m in scope.get("covered") or ()]
+    own = [str(m) for m in scope.get("own") or ()]
+    limit = float(scope.get("borrowing_limit") or 0)
+    if own:
+        return unlisted_text(team, limit, models=models, covered=covered, user=user, own=own)
+    return unlisted_text(team, limit, models=models, members=[str(u) for u in scope.get("members") or ()])
+
+
+def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool, unlisted: bool = False,
+               scope: str = "") -> str:
     lines = [q for q in quotas or () if isinstance(q, Mapping)]
     if unlisted and lines:  # the line of a team without one of its own: the queue's words (new user 20, N2)
         most = float(lines[0].get("borrowing_limit") or 0)
@@ -100,6 +142,8 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
             bounds = f"borrowing limit {_gpus(limit)} (at most {_gpus(most)})"
         parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
     text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
+    if scope:  # the models its lines leave out (verify20 V4)
+        text = f"{text}; {scope}"
     over = _over(lines, team_in_use=team_in_use, mine=mine)
     if team_in_use is not None:
         return f"{text}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them yours{over}"

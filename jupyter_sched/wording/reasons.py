@@ -38,6 +38,7 @@ from .estimates import (
     progress_clause,
     share_text,
 )
+from .quota import UNLISTED_SETTING
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text",
@@ -646,7 +647,7 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
                 f"{run} and this one can start.")
     if code in QUOTA_CODES:
-        return _quota_unblock(code, details, said=str(reason.get("message") or ""))
+        return _quota_unblock(code, details, said=str(reason.get("message") or ""), unlined=_unlined(reason))
     if code in CAPACITY_CODES or code == "Fragmented":
         held = _held_by_unblock(details.get("held_by_one_user"))
         if held:  # one user holds most GPUs and no quota applies: the ETA is not all there is to do
@@ -676,36 +677,57 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
 
 
-def _quota_unblock(code: str, d: Mapping[str, Any], *, said: str = "") -> str:
+def _unlined(reason: Mapping[str, Any]) -> list[str]:
+    """The GPU models the job may use where its scope has no quota line (``per_flavor`` entries
+    marked ``unlisted``), in the job's order."""
+    entries = reason.get("per_flavor")
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
+        return []
+    return list(dict.fromkeys(str(e.get("flavor")) for e in entries
+                              if isinstance(e, Mapping) and e.get("unlisted") and e.get("flavor")))
+
+
+def _quota_unblock(code: str, d: Mapping[str, Any], *, said: str = "", unlined: Sequence[str] = ()) -> str:
     """By the rule that binds (``details.rule`` from the quota ledger: ``user cap``, ``team quota``
     or ``team borrowing limit``; older reasons: ``user`` set means a user cap). ``said``: the summary
     beside it, whose numbers are not said again (new user 10, N16: "above its guarantee 1 + borrowing
-    limit 1 · … · It starts when nlp uses fewer GPUs than its guarantee plus borrowing limit (1 + 1)")."""
+    limit 1 · … · It starts when nlp uses fewer GPUs than its guarantee plus borrowing limit (1 + 1)").
+    ``unlined``: the GPU models the job may use where its scope has no quota line — the line an
+    admin could add there (verify20 V3: a job full on its team's A100 line and without one on H100
+    was told "vision has no GPU quota: an admin must give it one")."""
     team = str(d.get("team") or "the team")
     user = d.get("user")
     model = "" if d.get("model") in (None, "", "*") else f" {d.get('model')}"
+    whom = f"user {d.get('asker')} in {team}" if d.get("own_models") and d.get("asker") else team
+    on = f" for {', '.join(unlined)}" if unlined else ""
+    if d.get("unlisted"):  # the binding line is that of a scope without one (red team 19 R3, 20 R2)
+        fix = f"gives {whom} a quota line{on} (PUT quotas) or raises {UNLISTED_SETTING}"
+        if d.get("quota") == 0:
+            return f"It starts when an admin {fix}."
+        return f"It starts when {team}'s work without a quota line releases GPUs, or when an admin {fix}."
+    more = f" or gives {whom} a quota line{on}" if unlined else ""
     rule = str(d.get("rule") or ("user cap" if user else "team borrowing limit" if code == "BorrowingLimitReached"
                                  else "team quota"))
     if rule == "user cap" and user:  # only the user's own work (or an admin) frees it
         cap = d.get("quota")
         cap_text = f" of {_number(cap)}{model} GPUs" if cap is not None else ""
         sentence = (f"It starts when {user}'s own running work leaves room under {user}'s cap{cap_text} in {team}, "
-                    f"or when an admin raises that cap.")
+                    f"or when an admin raises that cap{more}.")
     elif code == "NoQuota" or d.get("quota") == 0:
         return f"{team} has no{model} GPU quota: an admin must give it one."
     elif rule == "team borrowing limit" and "borrowing limit" in said:
         sentence = (f"It starts when {team}'s running jobs or kernel leases release{model} GPUs, or when an admin "
-                    f"raises {team}'s borrowing limit.")
+                    f"raises {team}'s borrowing limit{more}.")
     elif rule == "team borrowing limit":
         limit = d.get("borrowing_limit")
         numbers = (f" ({_number(d.get('guaranteed'))} + {_number(limit)})"
                    if d.get("guaranteed") is not None and limit is not None else "")
         sentence = (f"It starts when {team} uses fewer{model} GPUs than its guarantee plus borrowing limit{numbers}, "
-                    f"or when an admin raises them.")
+                    f"or when an admin raises them{more}.")
     else:
         # "jobs or kernel leases": a team's quota is often held by a notebook's %gpu lease (issue 20)
         sentence = (f"It starts when {team}'s running jobs or kernel leases release{model} GPUs, or when an admin "
-                    f"raises {team}'s quota.")
+                    f"raises {team}'s quota{more}.")
     also = d.get("also_exceeds")
     if isinstance(also, Sequence) and not isinstance(also, str) and also:
         names = [f"{o.get('user')}'s cap" if isinstance(o, Mapping) and o.get("user") else

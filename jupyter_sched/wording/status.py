@@ -4,19 +4,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from .jobs import my_work
 from .quota import quota_lines
+from .reasons import work_named
+from .reported import progress_text
 
-__all__ = ["status_lines"]
+__all__ = ["PROGRESS_SHOWN", "status_lines"]
+
+PROGRESS_SHOWN = 5
+"""``progress`` lines the summary shows at most (``jupyter-sched jobs`` lists them all)."""
 
 
 def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inventory: Mapping[str, Any], *,
-                 stopping: Sequence[Mapping[str, Any]] = (), idle: Mapping[str, str] | None = None) -> list[str]:
-    """``server …``, ``user …``, ``gpus …`` (``nvml …``), ``my work …``, ``quota …`` and one ``idle …``
-    line per warned job, from ``GET config``, ``GET me`` and ``GET inventory``; ``stopping``: my
-    GPU-holding jobs in a stop's grace (:func:`~.jobs.my_work`); ``idle``: ``{job id: idle note}``."""
+                 stopping: Sequence[Mapping[str, Any]] = (), idle: Mapping[str, str] | None = None,
+                 running: Sequence[Mapping[str, Any]] = (), now: datetime | None = None) -> list[str]:
+    """``server …``, ``user …``, ``gpus …`` (``nvml …``), ``my work …``, one ``progress …`` line per
+    running job that reported (``train (j-1): 42 % done, reported 02:10 UTC (3m ago)``, at most
+    :data:`PROGRESS_SHOWN`), ``quota …`` and one ``idle …`` line per warned job, from ``GET config``,
+    ``GET me`` and ``GET inventory``; ``stopping``: my GPU-holding jobs in a stop's grace
+    (:func:`~.jobs.my_work`); ``idle``: ``{job id: idle note}``; ``running``: my GPU-holding jobs
+    (REST shape, with their ``progress``), said as of ``now`` (UTC)."""
     gpus = inventory.get("gpus") or []
     label = " (simulated)" if inventory.get("simulated") else ""
     nvml = inventory.get("nvml") or {}
@@ -35,6 +45,11 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
         else:
             lines.append(f"nvml       unavailable: {why}")
     lines.append(f"my work    {my_work(me, stopping)}")
+    said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in running
+            if (text := progress_text(job, now))]
+    if len(said) > PROGRESS_SHOWN:  # a sweep of 40 reporting jobs is not 40 lines of a summary
+        said = [*said[:PROGRESS_SHOWN - 1], f"and {len(said) - PROGRESS_SHOWN + 1} more (`jupyter-sched jobs` or `%schedule jobs` lists them)"]
+    lines.extend(f"{'progress' if i == 0 else '':<11}{line}" for i, line in enumerate(said))
     # new user 11, N21: first met as a pending reason or a 422; one line per team charged (new user 18, N1)
     lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))
     hours = me.get("gpu_hours_7d")

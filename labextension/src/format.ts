@@ -9,7 +9,7 @@
  */
 import { nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
 
-import { isWaiting, type IResources, type Job, type PendingReason, type QuotaLine, resourcesOf } from './types';
+import { ACTIVE_STATES, isWaiting, type IResources, type Job, type PendingReason, type QuotaLine, resourcesOf } from './types';
 
 /** The bundle used when a caller passes none (English, untranslated). */
 export const NULL_TRANS: TranslationBundle = nullTranslator.load('jupyter_sched');
@@ -76,6 +76,30 @@ export function compactDuration(seconds: number): string {
  */
 export function relativeText(seconds: number, trans: TranslationBundle = NULL_TRANS): string {
   return seconds >= 1 ? trans.__('in %1', compactDuration(seconds)) : trans.__('now');
+}
+
+/**
+ * A moment `seconds` before now, as the CLI and the magics say it (jupyter_sched.model.units.ago_text):
+ * `3m ago`, `just now` when under a second ago or ahead.
+ */
+export function agoText(seconds: number, trans: TranslationBundle = NULL_TRANS): string {
+  return seconds >= 1 ? trans.__('%1 ago', compactDuration(seconds)) : trans.__('just now');
+}
+
+/**
+ * A running job's own progress report as the CLI and the magics say it
+ * (jupyter_sched.wording.reported.progress_text): the server's `progress.text` (`42 % done, reported
+ * Dec 5 02:10 UTC`) with its clock as of `now` and how long ago — `42 % done, reported 02:10 UTC (3m
+ * ago)`. "" when there is nothing to say: the job never reported, the report is of an earlier run
+ * (the server's text is then empty), or the job no longer runs.
+ */
+export function progressLine(job: Pick<Job, 'state' | 'progress'>, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
+  const text = job.progress?.text;
+  if (!text || !ACTIVE_STATES.has(job.state)) {
+    return '';
+  }
+  const at = parseTime(job.progress?.at);
+  return at ? `${clocksAsOf(text, now)} (${agoText((now.getTime() - at.getTime()) / 1000, trans)})` : clocksAsOf(text, now);
 }
 
 /** An ETA relative to `now` ({@link relativeText}): `unknown`, `now`, `in 40s`, `in 12m`, `in 2h05m`. */

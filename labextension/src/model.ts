@@ -75,7 +75,11 @@ function allocationKey(job: Job): string {
  * merge kept the first preemptor's `preempted_by_name`, so the toast paired one job's id with
  * another's name.
  */
-export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [['preempted_by_name', 'preempted_by']];
+export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
+  ['preempted_by_name', 'preempted_by'],
+  // a progress report is of one run: a job event of its requeue or its next start (which carries no report) ends it
+  ['progress', 'started_at']
+];
 
 export class SchedModel implements ISchedModel {
   readonly client: SchedClient;

@@ -130,11 +130,13 @@ export class SchedNotifier {
       const message = typeof data.message === 'string' ? data.message : '';
       const attempts = Number(job?.attempts ?? data.attempts ?? 0);
       const name = String(data.name ?? job?.name ?? id);
+      // a lease has no place to keep in the queue: preempted, it ended at once (session 21)
+      const ended = typeof data.state === 'string' && TERMINAL_STATES.has(data.state);
       if (typeof data.preempted_by_text === 'string') {
         // the server's words for the preemptor and why (new user 20, N20); "" for an idle reclaim
-        this.preempted(id, name, undefined, attempts, data.preempted_by_text ? '' : message, data.preempted_by_text);
+        this.preempted(id, name, undefined, attempts, data.preempted_by_text ? '' : message, data.preempted_by_text, ended);
       } else {
-        this.preempted(id, name, preemptorOf(by, byName), attempts, message);
+        this.preempted(id, name, preemptorOf(by, byName), attempts, message, '', ended);
       }
     }
   }
@@ -142,9 +144,10 @@ export class SchedNotifier {
   /**
    * The Preempted toast: `Preempted: lowml by norm1 (j-…), a higher-priority normal job of team ml.
    * It was requeued …`. `how` is the server's `preempted_by_text` (preemptor and why, one clause);
-   * without it `by` (`preemptorOf`) and the event's `message`, each ended by a full stop.
+   * without it `by` (`preemptorOf`) and the event's `message`, each ended by a full stop. `ended`:
+   * the work ended rather than waiting again (a lease, which has no place in the queue to keep).
    */
-  private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string, how = ''): void {
+  private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string, how = '', ended = false): void {
     if (!this.once(`preempted:${id}:${attempts}`)) {
       return;
     }
@@ -162,7 +165,9 @@ export class SchedNotifier {
       head +
       (said ? ` ${said}${/[.!?]$/.test(said) ? '' : '.'}` : '') +
       ' ' +
-      trans.__('It was requeued and keeps its place by submit time.');
+      (ended
+        ? trans.__('It has ended and its GPUs went to that work; %gpu request asks for GPUs again.')
+        : trans.__('It was requeued and keeps its place by submit time.'));
     Notification.warning(text, {
       autoClose: false,
       actions: job && job.kind !== 'lease' ? [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) }] : []

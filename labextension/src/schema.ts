@@ -1174,11 +1174,14 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which) */
             user_teams: {
-                [key: string]: string;
+                [key: string]: string[];
             };
             /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
             source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it) */
+            user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
             warnings?: string[];
         };
@@ -1470,7 +1473,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
@@ -1507,6 +1510,11 @@ export interface components {
             ran_s: number;
             /** @description reports of this run stored so far (at least 1 % done; at most one per min_interval_s) */
             reports?: number;
+            /**
+             * @description job answers (GET jobs, jobs/{id}, queue): the report in words, as the panel, the CLI and the magics say it (they say the clock as of their own now and add how long ago: '42 % done, reported 02:10 UTC (3m ago)'); "" when the report is not of the job's current run (a requeued job counts again) or it no longer runs
+             * @example 42 % done, reported Dec 5 02:10 UTC
+             */
+            text?: string;
         };
         /** @enum {string} */
         JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
@@ -1579,7 +1587,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
@@ -1626,6 +1634,25 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             /** @description the team has no quota line of its own while other teams have: quotas is the line it gets (guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts) */
             unlisted?: boolean;
+            /** @description for a team with lines: the GPU models here on which none of its lines (nor one of yours) applies to you, bounded by the unlisted rule; null when every model is covered, or no limit is set */
+            unlisted_scope?: components["schemas"]["MeUnlistedScope"] | null;
+        };
+        /**
+         * @description GPU models present on which no quota line of a team (nor one of yours in it) applies to you:
+         *     there the unlisted rule bounds your work (guaranteed 0, borrowing limit
+         *     c.SchedApp.unlisted_team_borrowing_limit), as the queue's reasons say (verify20 V4).
+         */
+        MeUnlistedScope: {
+            /** @description the GPU models (present) where no line applies to you in this team */
+            models: string[];
+            /** @description GPUs the team's work without a line may use there together (c.SchedApp.unlisted_team_borrowing_limit) */
+            borrowing_limit: number;
+            /** @description the GPU models (or *) the team's own lines name */
+            covered?: string[];
+            /** @description the GPU models (or *) of your own lines in this team (none applies on models) */
+            own?: string[];
+            /** @description members other than you whose own lines apply on every one of models (the rule does not count them) */
+            members?: string[];
         };
         MigDevice: {
             uuid: string;
@@ -1790,7 +1817,7 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
-            /** @description GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs */
+            /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
             mine: boolean;
@@ -1835,7 +1862,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Who set the quota set in force (new user 20, N26). */
+        /** @description Who set the quota set in force (new user 20, N26), or its team memberships (N21). */
         QuotaSourceView: {
             /** @description `config` (the config file's c.SchedApp.quotas, applied at a start) or the admin of the last PUT quotas */
             set_by: string;
@@ -1949,12 +1976,21 @@ export interface components {
             budgets?: components["schemas"]["BudgetLine"][] | null;
             teams?: components["schemas"]["TeamPolicyLine"][] | null;
             /**
+             * @description who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in order, the first charged when a request names none; a single team name is a list of one. It replaces every membership in force (the config file's too, until c.SchedApp.user_teams changes); {} removes them all. Changes are audited (team_members_changed)
              * @example {
-             *       "ana": "ml"
+             *       "ana": "ml",
+             *       "bo": [
+             *         "ml",
+             *         "cv"
+             *       ]
              *     }
              */
             user_teams?: {
-                [key: string]: string;
+                [key: string]: string | string[];
+            } | null;
+            /** @description read-only: who set the memberships GET quotas answered; sent back, it is ignored */
+            user_teams_source?: {
+                [key: string]: unknown;
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  agoText,
   asClause,
   cancelQuestion,
   clocksAsOf,
@@ -14,6 +15,7 @@ import {
   formatGpus,
   formatMiB,
   inCluster,
+  progressLine,
   queueLine,
   recordTime,
   stoppingText,
@@ -399,5 +401,26 @@ describe('newuser16 N8: one time, one spelling — the CLI\'s and the magics\' w
       '#2 · needs 2 Simulated GPU 80GB, 1 free; without a time limit of its own it cannot start ahead of waiter (j-w), ' +
         'whose GPUs are reserved from 11:05 UTC · ETA 11:05 UTC (in 19m55s), when big (j-b) ends'
     );
+  });
+});
+
+describe('issue 20: a running job\'s own progress report', () => {
+  const now = new Date('2026-12-05T02:13:00Z');
+  const progress = { fraction: 0.42, done: 420, total: 1000, at: '2026-12-05T02:10:00.000000Z', run_started_at: '2026-12-05T01:50:00.000000Z', ran_s: 1200, reports: 3 };
+
+  it('test_issue20_progress_shown_in_the_panel_as_the_cli_says_it: the server\'s words with the clock as of now and how long ago', () => {
+    const job = makeJob({ state: 'running', started_at: '2026-12-05T01:50:00Z', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } });
+    // jupyter_sched.wording.reported.progress_text(job, now): "42 % done, reported 02:10 UTC (3m ago)"
+    expect(progressLine(job, now)).toBe('42 % done, reported 02:10 UTC (3m ago)');
+    expect(progressLine(job, new Date('2026-12-06T02:13:00Z'))).toBe('42 % done, reported Dec 5 02:10 UTC (24h03m ago)');
+    expect([agoText(0.4), agoText(45), agoText(3600)]).toEqual(['just now', '45s ago', '1h00m ago']);
+  });
+
+  it('says nothing for a job that never reported, a report of an earlier run (text ""), or work that no longer runs', () => {
+    expect(progressLine(makeJob({ state: 'running' }), now)).toBe('');
+    expect(progressLine(makeJob({ state: 'running', progress: null }), now)).toBe('');
+    expect(progressLine(makeJob({ state: 'running', progress: { ...progress, text: '' } }), now)).toBe('');
+    expect(progressLine(makeJob({ state: 'pending', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } }), now)).toBe('');
+    expect(progressLine(makeJob({ state: 'succeeded', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } }), now)).toBe('');
   });
 });

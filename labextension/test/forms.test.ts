@@ -7,7 +7,7 @@ import { SchedApiError } from '../src/client';
 import { AdminView } from '../src/sections';
 import { aggregateUsage, auditMatches, hours, idlePatch, idlePolicySentence, quotaErrorText, quotaLinesFrom } from '../src/sections/admin';
 import { nullTranslator } from '@jupyterlab/translation';
-import { dryRunSentence, offeredPriorities, RESUBMIT_COPIED, RESUBMIT_NOT_COPIED, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
+import { dryRunSentence, offeredPriorities, offeredTeams, RESUBMIT_COPIED, RESUBMIT_NOT_COPIED, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 import type { Job } from '../src/types';
 import { context, flush, mount, startedModel, text } from './ui';
@@ -525,6 +525,70 @@ describe('newuser16 N13: the Priority list offers the classes granted to the use
     await flush();
     const options = [...view.node.querySelectorAll('.jp-sched-submit-priority option')].map(o => (o as HTMLOptionElement).value);
     expect(options).toEqual(['normal', 'low']);
+    model.dispose();
+  });
+});
+
+describe('new user 20, N7 (panel half): the Submit form charges the team its member picks', () => {
+  it('test_newuser20_n7_panel_team_offered_teams: the default team first; none to pick for a member of one team', () => {
+    expect(offeredTeams({ team: 'ml', teams: ['vision', 'ml'] })).toEqual(['ml', 'vision']);
+    expect(offeredTeams({ team: 'ml', teams: ['ml'] })).toEqual([]);
+    expect(offeredTeams(null)).toEqual([]);
+    expect(submitBodyFrom({ ...EMPTY_VALUES, path: 'a.py', team: 'vision' }).team).toBe('vision');
+    expect('team' in submitBodyFrom({ ...EMPTY_VALUES, path: 'a.py' })).toBe(false); // the server's default
+    // the classes offered follow the team chosen
+    const me = { team: 'ml', priorities: { ml: ['high', 'normal', 'low'], vision: ['normal', 'low'] } } as Parameters<typeof offeredPriorities>[1];
+    expect(offeredPriorities(['high', 'normal', 'low'], me, 'vision')).toEqual(['normal', 'low']);
+    expect(offeredPriorities(['high', 'normal', 'low'], me, '')).toEqual(['high', 'normal', 'low']);
+  });
+
+  it('test_newuser20_n7_panel_team_select: lists my teams, the default first and chosen at first; the pick is sent, with a class granted in it', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, team: 'ml', teams: ['ml', 'vision'], priorities: { ml: ['high', 'normal', 'low'], vision: ['normal', 'low'] } } as typeof server.me;
+    const sent: unknown[] = [];
+    server.routes.set('POST dryrun', () => json(200, { fits: true, never: false, allocation: null, reason: null, eta: null, would_preempt: [], job: makeJob({ id: 'dryrun' }) }));
+    server.routes.set('POST jobs', body => {
+      sent.push(body);
+      return json(201, makeJob({ id: `j-${sent.length}`, name: 'steps', state: 'pending' }));
+    });
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    await settle();
+    await flush();
+    const form = view.node;
+    const select = form.querySelector('.jp-sched-submit-team') as HTMLSelectElement;
+    expect(text(form.querySelector('label[for="jp-sched-submit-team"]'))).toBe('Team');
+    expect([...select.options].map(o => [o.value, o.textContent])).toEqual([['', 'ml (your default)'], ['vision', 'vision']]);
+    expect(select.value).toBe('');
+    await type(form.querySelector('.jp-sched-submit-path') as HTMLInputElement, 'steps.py');
+    await type(form.querySelector('.jp-sched-submit-priority') as HTMLSelectElement, 'high');
+    const submit = async () => {
+      await act(async () => {
+        form.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      });
+      await settle();
+      await flush();
+    };
+    await submit();
+    expect(sent[0]).toEqual({ name: 'steps', gpus: 1, priority: 'high', script: 'steps.py' }); // the default team: left to the server
+    await type(select, 'vision');
+    // high is not granted in vision: the list offers what is, and the form sends what it shows
+    expect([...form.querySelectorAll('.jp-sched-submit-priority option')].map(o => (o as HTMLOptionElement).value)).toEqual(['normal', 'low']);
+    expect((form.querySelector('.jp-sched-submit-priority') as HTMLSelectElement).value).toBe('normal');
+    await submit();
+    expect(sent[1]).toEqual({ name: 'steps', gpus: 1, priority: 'normal', script: 'steps.py', team: 'vision' });
+    model.dispose();
+  });
+
+  it('a member of one team sees no Team field', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, team: 'ml', teams: ['ml'] } as typeof server.me;
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    await settle();
+    await flush();
+    expect(view.node.querySelector('.jp-sched-submit-team')).toBeNull();
+    expect(view.node.querySelector('.jp-sched-submit-priority')).not.toBeNull();
     model.dispose();
   });
 });

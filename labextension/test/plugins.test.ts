@@ -340,6 +340,27 @@ describe('notifications', () => {
     model.dispose();
   });
 
+  it('stop-at-once preemption toast: a preempted lease, ended at once, is said to have ended, not requeued', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'running' })];
+    const { model } = await startedModel(server, 'jobs');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    // the engine's two events of a lease's preemption (session 21): its end, then the preempted event
+    server.stream.push('lease', makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'cancelled', preempted_by: 'j-h' } as Parameters<typeof makeJob>[0]));
+    server.stream.push('preempted', { id: 'l1', name: 'nb', kind: 'lease', state: 'cancelled', user: server.me.user, preempted_by: 'j-h',
+                                      preempted_by_name: 'hi', preempted_by_text: 'by bob\'s job "hi" (j-h), a higher-priority high job of team ml' });
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])).toEqual([
+      'Preempted: nb by bob\'s job "hi" (j-h), a higher-priority high job of team ml. It has ended and its GPUs went to that work; %gpu request asks for GPUs again.'
+    ]);
+    // a lease has no logs to open
+    expect((warning.mock.calls[0][1] as { actions: unknown[] }).actions).toEqual([]);
+    warning.mockRestore();
+    notifier.dispose();
+    model.dispose();
+  });
+
   it('a finished job of mine notifies once with "Open logs"; preemptions and idle warnings too', async () => {
     const server = new FakeSchedServer();
     server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { act } from 'react';
 
 import { CommandIDs } from '../src/commandids';
+import { clockText } from '../src/format';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
 import { gpuLabel } from '../src/sections/inventory';
 import { idleLine, limitEnd, mineOnlyButton } from '../src/sections/jobs';
@@ -304,6 +305,33 @@ describe('My work section', () => {
     expect(text(rows[2].querySelector('.jp-sched-reason'))).toBe('exit code 3 (see the log)');
     expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('on node-a · GPU #0');
     expect(MyWorkView.badge(model, context(model).trans)).toBe('2 active');
+    model.dispose();
+  });
+
+  it('test_issue20_progress_shown_in_my_work: a bar labelled with the report\'s words; nothing for a job that never reported', async () => {
+    const server = new FakeSchedServer();
+    const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    const at = new Date(Date.now() - 180_000);
+    const started = new Date(Date.now() - 1_200_000).toISOString();
+    const progress = { fraction: 0.42, done: 420, total: 1000, at: at.toISOString(), run_started_at: started, ran_s: 1020, reports: 3,
+                       text: `42 % done, reported ${clockText(at, null)}` };
+    server.jobs = [
+      makeJob({ id: 'j-rep', name: 'train', state: 'running', submitted_at: '2026-12-01T10:00:03Z', started_at: started, allocation: alloc, progress }),
+      makeJob({ id: 'j-quiet', name: 'quiet', state: 'running', submitted_at: '2026-12-01T10:00:02Z', started_at: started, allocation: { ...alloc, gpu_uuids: ['GPU-sim-node-a-1'] } })
+    ];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const rows = view.node.querySelectorAll('.jp-sched-job');
+    const bar = rows[0].querySelector('progress.jp-sched-progress') as HTMLProgressElement;
+    expect(bar).not.toBeNull();
+    expect([bar.value, bar.max]).toEqual([0.42, 1]);
+    const label = view.node.querySelector(`#${bar.getAttribute('aria-labelledby')}`);
+    expect(text(label)).toMatch(new RegExp(`^42 % done, reported ${clockText(at)} \\(3m(0[0-9]s)? ago\\)$`));
+    expect(rows[1].querySelector('.jp-sched-job-progress')).toBeNull(); // never reported: no "no progress reported"
+    expect(text(rows[1])).not.toContain('done');
+    // requeued (a job event without the report, started_at gone): the last run's report is no longer shown
+    model.upsert(makeJob({ id: 'j-rep', name: 'train', state: 'pending', submitted_at: '2026-12-01T10:00:03Z' }));
+    expect(model.find('j-rep')?.progress).toBeUndefined();
     model.dispose();
   });
 

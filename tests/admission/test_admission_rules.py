@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from jupyter_sched.admission import AdmissionPolicy, Caller, check_job, resolve_caller
+from jupyter_sched.admission.policy import parse_user_teams
 from jupyter_sched.errors import AuthorizationError, QuotaError, SchedError, ValidationError
 from jupyter_sched.model import Budget, JobSpec, Quota, QuotaSet, TeamPolicy, spec_from_request
 
@@ -17,8 +18,11 @@ GPUS = {"NVIDIA A100-SXM4-80GB": 8, "NVIDIA H100 80GB HBM3": 4}
 
 
 def make_quotas(*lines: Quota, teams: Sequence[TeamPolicy] = (), budgets: Sequence[Budget] = (),
-                user_teams: Mapping[str, str] | None = None) -> QuotaSet:
-    return QuotaSet(quotas=tuple(lines), teams=tuple(teams), budgets=tuple(budgets), user_teams=dict(user_teams or {}))
+                user_teams: Mapping[str, Any] | None = None) -> QuotaSet:
+    """A quota set; ``user_teams`` as the config and PUT quotas take them (``{user: team | [teams]}``):
+    the store's memberships, the config file's as last applied or an admin's (new user 20, N21)."""
+    return QuotaSet(quotas=tuple(lines), teams=tuple(teams), budgets=tuple(budgets),
+                    user_teams=parse_user_teams(user_teams or {}))
 
 
 def make_policy(*, user_teams: Mapping[str, Any] | None = None, grants: Mapping[str, Any] | None = None,
@@ -56,12 +60,15 @@ WHO = [
     Who("nobody named the user: the default team alone", want_teams=("default",),
         want_granted={"default": {"normal", "low"}}),
     Who("the admin's default team is the fallback", policy=make_policy(default_team="lab"), want_teams=("lab",)),
-    Who("embedded: user_teams config names one team", policy=make_policy(user_teams={"ana": "ml"}),
+    Who("embedded: user_teams names one team", quotas=make_quotas(user_teams={"ana": "ml"}),
         want_teams=("ml",)),
-    Who("embedded: user_teams config may name several, the first is the default",
-        policy=make_policy(user_teams={"ana": ["cv", "ml"]}), want_teams=("cv", "ml")),
-    Who("an admin's stored user -> team adds a team", quotas=make_quotas(user_teams={"ana": "nlp"}),
-        policy=make_policy(user_teams={"ana": "ml"}), want_teams=("ml", "nlp")),
+    Who("embedded: user_teams may name several, the first is the default",
+        quotas=make_quotas(user_teams={"ana": ["cv", "ml"]}), want_teams=("cv", "ml")),
+    Who("the stored memberships decide, not the policy's: the services put the config's there when it changes",
+        quotas=make_quotas(user_teams={"ana": "nlp"}), policy=make_policy(user_teams={"ana": "ml"}),
+        want_teams=("nlp",)),
+    Who("hub: stored memberships follow the groups", quotas=make_quotas(user_teams={"ana": "nlp"}),
+        groups=["ml"], want_teams=("ml", "nlp")),
     Who("team policies listing the user add their teams",
         quotas=make_quotas(teams=[TeamPolicy(team="infra", members=("ana",)), TeamPolicy(team="other")]),
         want_teams=("infra",)),
@@ -70,13 +77,13 @@ WHO = [
         want_teams=("ml", "alpha", "zeta")),
     Who("hub: a user without groups is in the default team", groups=[], want_teams=("default",)),
     Who("high is granted to nobody by default, whatever the team",
-        policy=make_policy(user_teams={"ana": ["ml", "cv"]}),
+        quotas=make_quotas(user_teams={"ana": ["ml", "cv"]}),
         want_granted={"ml": {"normal", "low"}, "cv": {"normal", "low"}}),
     Who("a user grant applies in each of the user's teams",
-        policy=make_policy(user_teams={"ana": ["ml", "cv"]}, grants={"users": {"ana": ["high"]}}),
+        quotas=make_quotas(user_teams={"ana": ["ml", "cv"]}), policy=make_policy(grants={"users": {"ana": ["high"]}}),
         want_granted={"ml": {"high", "normal", "low"}, "cv": {"high", "normal", "low"}}),
     Who("a team grant applies in that team only",
-        policy=make_policy(user_teams={"ana": ["ml", "cv"]}, grants={"teams": {"ml": ["high"]}}),
+        quotas=make_quotas(user_teams={"ana": ["ml", "cv"]}), policy=make_policy(grants={"teams": {"ml": ["high"]}}),
         want_granted={"ml": {"high", "normal", "low"}, "cv": {"normal", "low"}}),
     Who("a team policy may narrow a team to low",
         quotas=make_quotas(teams=[TeamPolicy(team="scratch", allowed_priorities=("low",), members=("ana",))]),
@@ -100,8 +107,8 @@ def test_who_is_asking(case: Who) -> None:
 # ---- may they ask this -------------------------------------------------------------------------
 
 CAP_1 = make_quotas(Quota(team="students", guaranteed=2, borrowing_limit=0),
-                    Quota(team="students", user="ana", guaranteed=1, borrowing_limit=0))
-STUDENT = make_policy(user_teams={"ana": "students"})
+                    Quota(team="students", user="ana", guaranteed=1, borrowing_limit=0), user_teams={"ana": "students"})
+STUDENT = make_quotas(user_teams={"ana": "students"})
 
 
 @dataclass(frozen=True)
@@ -119,12 +126,12 @@ class Ask:
 
 ASKS = [
     Ask("a request naming no team is charged to the caller's only team and passes", {"gpus": 1}),
-    Ask("naming one's own team passes", {"gpus": 1, "team": "students"}, policy=STUDENT),
-    Ask("another team is refused naming team", {"gpus": 1, "team": "research"}, policy=STUDENT,
+    Ask("naming one's own team passes", {"gpus": 1, "team": "students"}, quotas=STUDENT),
+    Ask("another team is refused naming team", {"gpus": 1, "team": "research"}, quotas=STUDENT,
         want=AuthorizationError, want_field="team", want_in_message=("research",)),
     Ask("a made-up team is refused too: no implicit unlimited borrowing line", {"gpus": 3, "team": "zzz-free-for-all"},
         want=AuthorizationError, want_field="team"),
-    Ask("the queue alias of team is checked the same way", {"gpus": 1, "queue": "research"}, policy=STUDENT,
+    Ask("the queue alias of team is checked the same way", {"gpus": 1, "queue": "research"}, quotas=STUDENT,
         want=AuthorizationError, want_field="team"),
     Ask("an admin may charge a team an admin named", {"gpus": 1, "team": "research"}, admin=True,
         quotas=make_quotas(Quota(team="research", guaranteed=1))),
@@ -139,9 +146,9 @@ ASKS = [
         policy=make_policy(grants={"users": {"ana": ["high"]}})),
     Ask("low is always granted by default", {"gpus": 1, "priority": "low"}),
     Ask("a 4-GPU job under a 1-GPU per-user cap is 422 naming gpus and the numbers", {"gpus": 4}, quotas=CAP_1,
-        policy=STUDENT, want=QuotaError, want_field="gpus", want_in_message=("4 GPUs", "per-user limit of ana", "1 GPU ("),
+        want=QuotaError, want_field="gpus", want_in_message=("4 GPUs", "per-user limit of ana", "1 GPU ("),
         want_details={"requested": 4, "ceiling": 1, "user": "ana", "team": "students"}),
-    Ask("one GPU under the same cap fits", {"gpus": 1}, quotas=CAP_1, policy=STUDENT),
+    Ask("one GPU under the same cap fits", {"gpus": 1}, quotas=CAP_1),
     Ask("the team ceiling is guarantee plus borrowing limit",
         {"gpus": 4}, quotas=make_quotas(Quota(team="default", guaranteed=1, borrowing_limit=2)),
         want=QuotaError, want_field="gpus", want_details={"ceiling": 3, "guaranteed": 1, "borrowing_limit": 2}),

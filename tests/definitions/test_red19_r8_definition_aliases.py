@@ -4,7 +4,6 @@ them); an edit giving ``queue`` replaces the stored ``team`` instead of conflict
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,7 @@ BODY = {"notebook": "report.ipynb", "schedule": "0 3 * * *", "timezone": "UTC", 
 def _server(sqlite_db: str, tmp_path: Path) -> Server:
     (tmp_path / "report.ipynb").write_text("{}")
     server = Server(sqlite_db, ManualClock(at("2026-12-04T10:00:30+00:00")), tmp_path / "jobs")
-    admission = server.services.admission
-    admission.policy = replace(admission.policy, user_teams={"ann": ("vision", "nlp")})
+    server.services.quotas.set_members("boss", {"ann": ("vision", "nlp")})  # as PUT quotas sets them (N21)
     return server
 
 

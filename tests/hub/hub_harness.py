@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 import psutil
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from tests import accounts
 
 __all__ = ["HUB_CONFIG_HEAD", "Hub", "binaries_skip_reason", "chp_command", "skip_reason"]
@@ -236,7 +237,8 @@ class Hub:
                "JUPYTERHUB_SERVICE_PREFIX": f"/services/{SERVICE}/", "JUPYTERHUB_CLIENT_ID": f"service-{SERVICE}",
                "JUPYTERHUB_HOST": "", "JUPYTER_SCHED_DB_URL": self.db_url,
                "JUPYTER_DATA_DIR": str(self.base / "svc-data"), "JUPYTER_CONFIG_DIR": str(self.base / "svc-config"),
-               "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime")}
+               "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime"),
+               **{k: v for k, v in os.environ.items() if k == ENV_REGISTRY}}  # the session's: tests/conftest.py
         command = [str(self.venv / "bin" / "jupyter-sched"), "serve", "--allow-root",
                    "--SchedApp.inventory_source=simulated", f"--SchedApp.simulated_gpus={self.gpus}",
                    f"--SchedApp.log_dir={self.jobs_dir}", "--SchedApp.cycle_interval=1",

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from tests.accounts import shared_dir
 from tests.runas_env import runas_venv
 
@@ -57,8 +58,9 @@ class Service:
                "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{self.port}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
                "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
                "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
-        if "PYTHONPATH" in os.environ:
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        for name in ("PYTHONPATH", ENV_REGISTRY):  # the session's host registry: tests/conftest.py
+            if name in os.environ:
+                env[name] = os.environ[name]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
              "--SchedApp.inventory_source=simulated", f"--SchedApp.log_dir={folder / 'jobs'}",

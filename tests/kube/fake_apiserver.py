@@ -13,7 +13,12 @@ protocol our code relies on, with the server's own shapes:
   objects leaving a selector arrive as ``DELETED``; ends at ``timeoutSeconds``.
 * ``POST`` → 201 + object (uid, resourceVersion, creationTimestamp); 409 ``AlreadyExists``.
 * ``DELETE`` → 200 ``Status``; 404 ``NotFound``; ``propagationPolicy=Background`` removes the
-  owner first and its dependents (pods by ``ownerReferences``) afterwards.
+  owner first and its dependents afterwards: every object whose ``ownerReferences`` name it and no
+  owner that still exists (the garbage collector's rule: pods of a Job, a job's token Secret).
+* ``v1`` Secrets as the API server keeps them: ``stringData`` written into ``data`` (base64) and never
+  answered; an ``immutable`` Secret's ``data`` cannot change (422).
+* ``PATCH`` with ``application/merge-patch+json`` (RFC 7386: objects merged, lists replaced, ``null``
+  removes) → 200 + object; 404; 415 for any other patch type.
 * ``GET .../pods/{name}/log`` (``limitBytes``, ``follow`` streamed chunked until the pod ends);
   400 while the container has not started.
 
@@ -24,6 +29,7 @@ the tests, so every step is deterministic.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import threading
@@ -41,6 +47,7 @@ RESOURCES: dict[str, tuple[str, bool, str]] = {
     "nodes": ("/api/v1", False, "Node"),
     "pods": ("/api/v1", True, "Pod"),
     "services": ("/api/v1", True, "Service"),
+    "secrets": ("/api/v1", True, "Secret"),
     "events": ("/api/v1", True, "Event"),
     "jobs": ("/apis/batch/v1", True, "Job"),
     "deployments": ("/apis/apps/v1", True, "Deployment"),
@@ -197,11 +204,15 @@ class FakeKubernetes:
             return obj
 
     def _collect_garbage(self, owner_uid: str) -> None:
-        for plural in ("pods",):
+        """Remove the dependents of ``owner_uid`` that have no other owner left (Kubernetes' garbage collector)."""
+        alive = {obj["metadata"].get("uid") for objects in self.objects.values() for obj in objects.values()}
+        for plural in self.objects:
             for (namespace, name), obj in list(self.objects[plural].items()):
                 refs = obj["metadata"].get("ownerReferences") or []
-                if any(ref.get("uid") == owner_uid for ref in refs):
-                    self.remove(plural, namespace, name)
+                if any(ref.get("uid") == owner_uid for ref in refs) and not any(ref.get("uid") in alive for ref in refs):
+                    removed = self.remove(plural, namespace, name)
+                    if removed is not None:
+                        self._collect_garbage(removed["metadata"]["uid"])
 
     def compact(self) -> None:
         """Forget the watch history: every resourceVersion up to now becomes too old (410 Gone)."""
@@ -367,6 +378,10 @@ class FakeKubernetes:
                                        name=name, group=group or "", kind=plural)
             meta["uid"] = str(uuid.uuid4())
             meta["generation"] = 1
+            if plural == "secrets":  # the API server keeps stringData as base64 data and never answers it
+                data = body.setdefault("data", {})
+                for key, value in (body.pop("stringData", None) or {}).items():
+                    data[key] = base64.b64encode(str(value).encode()).decode()
             if plural == "jobs":
                 uid = meta["uid"]
                 labels = body["spec"]["template"].setdefault("metadata", {}).setdefault("labels", {})
@@ -390,6 +405,24 @@ class FakeKubernetes:
             return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                          "details": {"name": name, "group": _GROUP.get(plural, ""), "kind": plural,
                                      "uid": removed["metadata"]["uid"]}}
+
+    def handle_patch(self, plural: str, namespace: str, name: str, content_type: str, patch: Obj) -> tuple[int, Obj]:
+        """A JSON merge patch (RFC 7386) of one object; 415 for any other patch type."""
+        if content_type.split(";")[0].strip() != "application/merge-patch+json":
+            return 415, status_obj(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                                                "accepted media types include: application/merge-patch+json")
+        with self._lock:
+            obj = self.get(plural, namespace, name)
+            if obj is None:
+                group = _GROUP.get(plural)
+                what = f"{plural}.{group}" if group else plural
+                return 404, status_obj(404, "NotFound", f'{what} "{name}" not found',
+                                       name=name, group=group or "", kind=plural)
+            merged = _merge_patch(obj, patch)
+            if plural == "secrets" and obj.get("immutable") and merged.get("data") != obj.get("data"):
+                return 422, status_obj(422, "Invalid", f'Secret "{name}" is invalid: data: Forbidden: field is '
+                                                       "immutable when `immutable` is set")
+            return 200, self.put(plural, merged)
 
     def list_objects(self, plural: str, namespace: str | None, labels: str, fields: str) -> Obj:
         with self._lock:
@@ -481,6 +514,19 @@ class FakeKubernetes:
                 with self._lock:
                     self._lock.wait(0.5)
         return 200, None, chunks()
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch of ``target`` by ``patch``."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -593,6 +639,16 @@ class _Handler(BaseHTTPRequestHandler):
             return self._not_found()
         plural, namespace, _, _, _ = route
         code, body = self.state.handle_create(plural, namespace or "", self._body())
+        self._send_json(code, body)
+
+    def do_PATCH(self) -> None:
+        self.state.requests.append(("PATCH", self.path))
+        route = self._route()
+        if route is None or route[2] is None:
+            return self._not_found()
+        plural, namespace, name, _, _ = route
+        code, body = self.state.handle_patch(plural, namespace or "", name or "", self.headers.get("Content-Type", ""),
+                                             self._body())
         self._send_json(code, body)
 
     def do_DELETE(self) -> None:

@@ -103,6 +103,8 @@ def test_rbac_is_least_privilege() -> None:
     assert granted["Role:jobs"] == {"get", "list", "watch", "create", "delete"}
     assert granted["Role:pods/log"] == {"get"}
     assert granted["Role:events"] == {"get", "list", "watch"}
+    # each job's own token Secret (session 21): made, owned, deleted — never listed or watched
+    assert granted.pop("Role:secrets") == {"get", "create", "patch", "delete"}
     assert not any(r.split(":")[1] in ("secrets", "configmaps", "pods/exec") for r in granted)
     assert roles["Role"]["metadata"]["namespace"] == KubernetesConfig().namespace
     bindings = [doc for _, doc in DOCS if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]

@@ -261,7 +261,7 @@ def test_newuser8_a_restarted_job_names_its_preemptor_by_name_and_id(server: Emb
     ("quotas", [{"team": "x" * 5000, "guaranteed": 1}],
      "c.SchedApp.quotas[0].team = '" + "x" * 40 + "…': is too long (5000 characters, at most 64). Fix: use at most 64"),
     ("quotas", [{"team": "  ", "guaranteed": 1}], "c.SchedApp.quotas[0].team = '  ': is empty. Fix: name the team"),
-    ("user_teams", {"ann": ["ml", "cv\u202e"]}, "user_teams.ann contains the invisible character U+202E. Fix:"),
+    ("user_teams", {"ann": ["ml", "cv\u202e"]}, "user_teams.ann[1] contains the invisible character U+202E. Fix:"),
     ("default_team", "ops\x1b[31m", "c.SchedApp.default_team = 'ops\\x1b[31m': contains the invisible character U+001B"),
 ], ids=["a quota line's bidi override", "a 5000-character quota team", "a blank quota team", "a user_teams entry",
         "default_team"])

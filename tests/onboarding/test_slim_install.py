@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from jupyter_sched.extras import install_extra
 from tests.onboarding.slim import HEAVY, refused_imports, slim_env
 from tests.reliability.harness import free_port
@@ -59,7 +60,7 @@ c.SchedApp.user_teams = {{getpass.getuser(): ["default", "research"]}}  # the ow
 
 
 def _base_env(work: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB")) or k == ENV_REGISTRY}
     env.update({"PYTHONPATH": str(ROOT), "JUPYTER_CONFIG_DIR": str(work / "config"),
                 "JUPYTER_DATA_DIR": str(work / "data"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
                 "JUPYTER_PLATFORM_DIRS": "1"})

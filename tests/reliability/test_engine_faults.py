@@ -37,6 +37,7 @@ from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation, Job, JobSpec, ResourceRequest
 from jupyter_sched.store import JobRecord, Store, check_integrity
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 
 WAIT_S = 60.0
@@ -194,7 +195,8 @@ def test_a_paused_leader_that_lost_its_lease_starts_and_stops_nothing_after_it_r
     clock = ManualClock(T0)
     paused = FaultyExecutor(LocalExecutor(tmp_path / "a"))
     a = service(sqlite_db, paused, clock=clock, owner="a")
-    b = service(sqlite_db, FaultyExecutor(LocalExecutor(tmp_path / "b")), clock=clock, owner="b")
+    b_executor = FaultyExecutor(LocalExecutor(tmp_path / "b"))
+    b = service(sqlite_db, b_executor, clock=clock, owner="b")
     running = a.submit({"command": sleeper(tmp_path), "name": "running"}, user="ana")
     wait_until(lambda: state(a, running["id"])["state"] == "running", "the job to run", tick=a.tick)
     a.cancel(running["id"], user="ana")  # a stop to send …
@@ -215,6 +217,7 @@ def test_a_paused_leader_that_lost_its_lease_starts_and_stops_nothing_after_it_r
     assert (len(paused.starts), len(paused.stops)) == (starts, stops)  # counted at the executor
     wait_until(lambda: state(b, running["id"])["state"] == "cancelled", "B to carry out the cancel", tick=b.tick)
     assert check_integrity(a.store).ok
+    assert end_jobs(b_executor.real) == [] and end_jobs(paused.real) == []  # B started "waiting": it ends here
 
 
 @pytest.mark.parametrize(("intent", "want_state"), [

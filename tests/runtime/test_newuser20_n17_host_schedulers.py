@@ -14,6 +14,7 @@ import logging
 import os
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.extension.host_schedulers import PREFIX, announce, others, warning_for
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY, PREFIX, announce, others, registry_folder, warning_for
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="another account's process and files need root")
@@ -196,3 +197,19 @@ def test_verify20_v5_the_other_scheduler_is_said_through_the_app_s_logger_info_i
     said = [(r.name, r.levelno) for r in caplog.records if "another jupyter_sched" in r.getMessage()]
     mine.withdraw()
     assert said == [("test-v5-SchedApp", logging.INFO)], said
+
+
+def test_s21_the_registry_folder_is_the_hosts_temporary_folder_unless_the_variable_names_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_REGISTRY, raising=False)
+    assert registry_folder() == Path(tempfile.gettempdir())  # production: unchanged
+    monkeypatch.setenv(ENV_REGISTRY, "  ")
+    assert registry_folder() == Path(tempfile.gettempdir())
+    monkeypatch.setenv(ENV_REGISTRY, str(tmp_path))
+    assert registry_folder() == tmp_path
+    mine = announce(_app(), SERVER)  # no folder given: the variable's
+    try:
+        assert mine.path is not None and mine.path.parent == tmp_path
+    finally:
+        mine.withdraw()
+    assert list(tmp_path.iterdir()) == []

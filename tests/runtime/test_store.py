@@ -158,7 +158,7 @@ def test_quota_set_roundtrip(db_url: str) -> None:
                   budgets=(Budget(team="ml", gpu_hours=100),),
                   teams=(TeamPolicy(team="cv"), TeamPolicy(team="ml", weight=2, allowed_priorities=("high", "normal"),
                                                             members=("ana",), reclaim="lower")),
-                  user_teams={"ana": "ml"})
+                  user_teams={"ana": ("ml",)})
     with store.transaction() as tx:
         tx.replace_quota_set(qs)
     assert store.quota_set() == qs

@@ -17,6 +17,7 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.services import Services
 from jupyter_sched.store import Store, sqlite_url
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 
 
@@ -26,4 +27,5 @@ def services(tmp_path: Path) -> Iterator[Services]:
     svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
                    inventory=SimulatedInventory(4, node="vm"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
     yield svc
+    assert end_jobs(svc.executor) == []  # a started job ends with its test (its wrapper outlived the session before)
     svc.store.close()

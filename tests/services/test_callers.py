@@ -69,12 +69,12 @@ def test_this_processs_replacement_is_seen_by_the_very_next_caller(store: Store)
     recent = RecentQuotaSet(store, recheck_s=3600.0, monotonic=ticks)
     assert recent().user_teams == {}
     with store.transaction() as tx:
-        tx.replace_quota_set(QuotaSet(user_teams={"ana": "ml"}))
-    assert recent().user_teams == {"ana": "ml"}, "no time passed, yet the change is seen"
+        tx.replace_quota_set(QuotaSet(user_teams={"ana": ("ml",)}))
+    assert recent().user_teams == {"ana": ("ml",)}, "no time passed, yet the change is seen"
     with pytest.raises(RuntimeError), store.transaction() as tx:
-        tx.replace_quota_set(QuotaSet(user_teams={"ana": "cv"}))
+        tx.replace_quota_set(QuotaSet(user_teams={"ana": ("cv",)}))
         raise RuntimeError("rolled back")
-    assert recent().user_teams == {"ana": "ml"}, "a rolled-back replacement changes nothing"
+    assert recent().user_teams == {"ana": ("ml",)}, "a rolled-back replacement changes nothing"
 
 
 def test_another_processs_replacement_reaches_callers_within_recheck_s(store: Store) -> None:
@@ -84,11 +84,11 @@ def test_another_processs_replacement_reaches_callers_within_recheck_s(store: St
     other = Store(store.url)  # another server of the hub, or an admin's CLI on the database
     try:
         with other.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=1),), user_teams={"ana": "ml"}))
+            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=1),), user_teams={"ana": ("ml",)}))
         ticks.now += 0.5
         assert recent().user_teams == {}, "within the bound the kept set may still answer"
         ticks.now += 0.5
-        assert recent().user_teams == {"ana": "ml"}, "after recheck_s the other process's change is seen"
+        assert recent().user_teams == {"ana": ("ml",)}, "after recheck_s the other process's change is seen"
     finally:
         other.close()
 

@@ -24,6 +24,7 @@ from jupyter_sched.model import Allocation, JobState
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import SubmitJobRequest
 from jupyter_sched.store import JobRecord, Store, sqlite_url
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0, make_job
 
 SECOND = datetime(2026, 12, 4, 17, 0, 0, tzinfo=timezone.utc)
@@ -36,6 +37,7 @@ def services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servic
                    executor=LocalExecutor(tmp_path / "jobs"))
     monkeypatch.setattr(svc.accounting, "_second", lambda: SECOND)  # one second: sums never roll over here
     yield svc
+    assert end_jobs(svc.executor) == []  # its started jobs end with the test (tests/leftovers.py)
     svc.store.close()
 
 

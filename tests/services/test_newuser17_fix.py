@@ -15,6 +15,7 @@ from jupyter_sched.services.models import SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.jobs import my_work
 from jupyter_sched.wording.quota import quota_text
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 
 
@@ -24,6 +25,7 @@ def services(tmp_path: Path) -> Iterator[Services]:
     svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
                    inventory=SimulatedInventory(1, node="n1"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
     yield svc
+    assert end_jobs(svc.executor) == []  # its started jobs end with the test (tests/leftovers.py)
     svc.store.close()
 
 

@@ -20,6 +20,7 @@ from jupyter_sched.model import Job, JobSpec
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetQueueRequest, ListJobsRequest, SubmitJobRequest
 from jupyter_sched.store import JobRecord, Store, StoreTx, sqlite_url
+from tests.leftovers import end_jobs
 
 
 @pytest.fixture
@@ -27,6 +28,7 @@ def services(tmp_path: Path) -> Iterator[Services]:
     svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=SimulatedInventory(1, node="n1"),
                    executor=LocalExecutor(tmp_path / "jobs"))
     yield svc
+    assert end_jobs(svc.executor) == []  # its started jobs end with the test (tests/leftovers.py)
     svc.store.close()
 
 
@@ -106,12 +108,12 @@ def test_the_quota_set_is_read_again_once_any_process_replaced_it(store: Store) 
         kept = store.quota_set()
         assert store.quota_set() is kept, "unchanged: the set read before, no four queries again"
         with other.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": "ml"}))
-            assert tx.quota_set().user_teams == {"ana": "ml"}, "the writing transaction reads its own replacement"
-        assert store.quota_set().user_teams == {"ana": "ml"} and store.quota_set().quotas[0].guaranteed == 2
+            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": ("ml",)}))
+            assert tx.quota_set().user_teams == {"ana": ("ml",)}, "the writing transaction reads its own replacement"
+        assert store.quota_set().user_teams == {"ana": ("ml",)} and store.quota_set().quotas[0].guaranteed == 2
         with store.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(user_teams={"ana": "cv"}))
-        assert other.quota_set().user_teams == {"ana": "cv"} and other.quota_set().quotas == ()
+            tx.replace_quota_set(QuotaSet(user_teams={"ana": ("cv",)}))
+        assert other.quota_set().user_teams == {"ana": ("cv",)} and other.quota_set().quotas == ()
     finally:
         other.close()
 

@@ -22,6 +22,7 @@ from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 
 
@@ -88,6 +89,7 @@ def test_red18_r4_embedded_an_admin_and_the_default_team_are_never_held(tmp_path
     assert _audit(services, boss, "team_left") == []
     for job in (own, plain):
         services.jobs.cancel(boss, job.id)
+    assert end_jobs(services.executor) == []  # the cancels are carried out by a cycle this test does not run
     services.store.close()
 
 

@@ -93,7 +93,7 @@ HOSTILE_OR_CARELESS = [
     ("POST", "jobs", {**JOB, "user": "judy", "run_as": "root", "uid": 0}, None, "user"),
     ("POST", "jobs", {**JOB, "env": {"A=B": "1"}}, None, "env"),
     ("POST", "jobs", {**JOB, "profile": "../../etc"}, None, "profile"),
-    ("POST", "jobs", {**JOB, "priority": "HIGH"}, None, "priority"),
+    ("POST", "jobs", {**JOB, "priority": "urgent"}, None, "priority"),  # "HIGH" is high (N27)
 ]
 """Refusals raised by request models or spec validation, not by the admission rules (red-team finding 4).
 A read's malformed query (``GET jobs?limit=many``) is answered 400 the same way but is no refusal of a

@@ -39,7 +39,7 @@ async def test_guarantees_above_capacity_warn_admins_and_never_fail_users(sched_
 async def test_a_drained_node_blocks_only_new_guarantees_not_other_quota_edits(sched_app: Any, api: Any) -> None:
     sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")  # two of four GPUs drained
     status, body = await api("PUT", "quotas", {"user_teams": {"judy": "ml", "kim": "cv"}}, token=BOSS_TOKEN)
-    assert status == 200 and body["user_teams"] == {"judy": "ml", "kim": "cv"}, body
+    assert status == 200 and body["user_teams"] == {"judy": ["ml"], "kim": ["cv"]}, body  # lists (new user 20, N21)
     status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 3, "borrowing_limit": 0}]},
                              token=BOSS_TOKEN)
     assert status == 400 and body["error"]["field"] == "guaranteed", body

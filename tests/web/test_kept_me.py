@@ -129,7 +129,7 @@ async def test_a_quota_change_by_another_process_and_a_new_second_are_computed_a
     other = Store(sched_app.services.store.url)
     try:
         with other.transaction() as tx:
-            tx.replace_quota_set(QuotaSet(user_teams={"ivan": "vision"}))
+            tx.replace_quota_set(QuotaSet(user_teams={"ivan": ("vision",)}))
     finally:
         other.close()
     status, body = await api("GET", "me")

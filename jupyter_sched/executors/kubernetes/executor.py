@@ -8,6 +8,8 @@ cache holds the API's own dicts):
   :class:`~jupyter_sched.errors.ValidationError` before any request is sent — case 019) and
   creates them in order; a ResourceQuota refusal (HTTP 403) becomes an ExecutorError whose
   message is the pending reason ("namespace team-geo GPU quota exhausted (4 of 4 in use)").
+  The job's progress token goes in a Secret of its own, created first and owned by the job's
+  objects once they exist (:mod:`.job_secret`): never a value in the pod spec.
 * ``poll`` reads the state back from watches of the Jobs, Deployments, Pods (label
   ``app.kubernetes.io/managed-by=jupyter-sched``) and Warning Events of the work namespace
   (cluster-wide with ``namespace_per_user``), and reports :class:`Started`, :class:`Ready`,
@@ -45,6 +47,7 @@ from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, NotR
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .gangs import observe_gang
+from .job_secret import owner_references, secret_name, split_secret, token_secret, with_secret_env
 from .manifests import (
     GPU_PRODUCT_LABEL,
     KUEUE_QUEUE_LABEL,
@@ -235,24 +238,35 @@ class KubernetesExecutor:
         """
         manifests = make_manifests(job, allocation, self.config, gpu_products=self._gpu_products(job, allocation),
                                    mig_strategy=self._mig_strategy(allocation), run_as=run_as)
-        if self.job_env is not None:
-            manifests = with_env(manifests, self.job_env(job), keep=frozenset(job.spec.env))
+        secret: dict[str, Any] | None = None
+        if self.job_env is not None:  # the URL as a value, the token from the job's Secret (.job_secret)
+            plain, hidden = split_secret(self.job_env(job))
+            manifests = with_env(manifests, plain, keep=frozenset(job.spec.env))
+            if hidden:
+                secret = token_secret(job, manifests[0]["metadata"]["namespace"], hidden, self.config)
+                manifests = with_secret_env(manifests, hidden, secret=secret["metadata"]["name"])
         self._watching()
+        if secret is not None:
+            self._create_secret(secret, job.id)
         created: list[dict[str, Any]] = []
         owner: dict[str, Any] = {}
+        owners: list[dict[str, Any]] = []
         for manifest in manifests:
             try:
                 answer = self._create(manifest)
             except Exception as exc:
                 existing = self._existing_of_same_job(manifest, job.id) if _http_status(exc) == 409 else None
                 if existing is None:
-                    for done in reversed(created):
+                    for done in reversed([*([secret] if secret is not None else []), *created]):
                         self._delete(done)
                     raise self._create_error(manifest, exc) from exc
                 answer = existing
             created.append(manifest)
             if manifest["kind"] in ("Job", "Deployment"):
                 owner = answer
+                owners.append(answer)
+        if secret is not None:
+            self._own_secret(secret, owners)
         meta = manifests[0]["metadata"]
         kind = "Deployment" if job.spec.kind is JobKind.INFERENCE else "Job"
         members = [m["metadata"]["name"] for m in manifests if m["kind"] == "Job"]
@@ -305,7 +319,9 @@ class KubernetesExecutor:
         service: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                    "metadata": {"name": tracked.name, "namespace": tracked.namespace}}
         objects = [owner, service, *({**owner, "metadata": {**owner["metadata"], "name": m}}
-                                     for m in tracked.members if m != tracked.name)]
+                                     for m in tracked.members if m != tracked.name),
+                   {"apiVersion": "v1", "kind": "Secret",  # its owners' garbage collection deletes it too
+                    "metadata": {"name": secret_name(job_id), "namespace": tracked.namespace}}]
         if self.config.queue_manager is QueueManager.VOLCANO:
             objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                             "metadata": {"name": tracked.name, "namespace": tracked.namespace}})
@@ -525,10 +541,45 @@ class KubernetesExecutor:
         elif kind == "PodGroup":
             response = self._custom.create_namespaced_custom_object(
                 "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", manifest, _preload_content=False)
+        elif kind == "Secret":
+            response = self._core.create_namespaced_secret(namespace, manifest, _preload_content=False)
         else:  # pragma: no cover - the builders make no other kinds
             raise ExecutorError(f"cannot create kind {kind}")
         result: dict[str, Any] = json.loads(response.data)
         return result
+
+    def _create_secret(self, secret: dict[str, Any], job_id: str) -> None:
+        """Create the job's token Secret; one of the same job left by an earlier start (a restart, a
+        requeued run: its token may be an earlier run's, and it is immutable) is replaced.
+
+        Raises:
+            ExecutorError: the API refused, or a Secret of that name belongs to something else.
+        """
+        try:
+            self._create(secret)
+            return
+        except Exception as exc:
+            if _http_status(exc) != 409 or self._existing_of_same_job(secret, job_id) is None:
+                raise self._create_error(secret, exc) from exc
+        self._delete(secret, strict=True)
+        try:
+            self._create(secret)
+        except Exception as exc:
+            raise self._create_error(secret, exc) from exc
+
+    def _own_secret(self, secret: Mapping[str, Any], owners: list[dict[str, Any]]) -> None:
+        """Make the job's objects ``owners`` the owners of its Secret (deleted with them); a refusal is
+        logged (``stop`` deletes the Secret itself)."""
+        refs = owner_references(owners)
+        meta = secret["metadata"]
+        if not refs:
+            return
+        try:
+            self._core.patch_namespaced_secret(meta["name"], meta["namespace"], {"metadata": {"ownerReferences": refs}},
+                                               _content_type="application/merge-patch+json", _preload_content=False)
+        except Exception as exc:
+            log.warning("%s has no owner (%s): it is deleted when the job is stopped, not when its objects "
+                        "are removed after they finished", describe(secret), _status_message(exc))
 
     def _existing_of_same_job(self, manifest: Mapping[str, Any], job_id: str) -> dict[str, Any] | None:
         """On 409: the object already exists; reuse it only if it belongs to the same job (a
@@ -536,7 +587,7 @@ class KubernetesExecutor:
         meta = manifest["metadata"]
         reads: dict[str, Callable[..., Any]] = {
             "Job": self._batch.read_namespaced_job, "Deployment": self._apps.read_namespaced_deployment,
-            "Service": self._core.read_namespaced_service,
+            "Service": self._core.read_namespaced_service, "Secret": self._core.read_namespaced_secret,
             "PodGroup": partial(self._custom.get_namespaced_custom_object, "scheduling.volcano.sh", "v1beta1",
                                 plural="podgroups")}
         try:
@@ -577,6 +628,8 @@ class KubernetesExecutor:
                                                         _preload_content=False)
             elif kind == "Service":
                 self._core.delete_namespaced_service(name, namespace, _preload_content=False)
+            elif kind == "Secret":
+                self._core.delete_namespaced_secret(name, namespace, _preload_content=False)
             elif kind == "PodGroup":
                 self._custom.delete_namespaced_custom_object(
                     "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", name, _preload_content=False)

@@ -181,10 +181,9 @@ class RunJobFields(RequestModel):
     def _priority_in_one_wording(cls, value: Any) -> Any:
         """A ``priority`` that is no class refused in the words the CLI and the magics say too
         (:func:`~jupyter_sched.model.validation.parse_priority`; new user 14, N2: "must be 'high',
-        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there)."""
-        if value is not None:
-            parse_priority(value)
-        return value
+        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there); case folded
+        there (``"HIGH"`` is ``high``: new user 20, N27)."""
+        return value if value is None else parse_priority(value).value
 
     def body(self) -> dict[str, Any]:
         """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
@@ -339,6 +338,10 @@ class JobProgress(ResponseModel):
     ran_s: float = Field(description="seconds the run had run when it reported")
     reports: int = Field(default=0, description="reports of this run stored so far (at least 1 % done; at most one "
                                                 "per min_interval_s)")
+    text: str = Field(default="", examples=["42 % done, reported Dec 5 02:10 UTC"], description=(
+        "job answers (GET jobs, jobs/{id}, queue): the report in words, as the panel, the CLI and the magics say it "
+        "(they say the clock as of their own now and add how long ago: '42 % done, reported 02:10 UTC (3m ago)'); "
+        "\"\" when the report is not of the job's current run (a requeued job counts again) or it no longer runs"))
 
 
 class ReportProgressResponse(ResponseModel):
@@ -551,8 +554,9 @@ class Job(CodecView):
         "which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say "
         "'it is already stopping (…)' (new user 17, N12)"))
     progress: JobProgress | None = Field(default=None, description=(
-        "GET jobs/{id} only: its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs "
-        "waiting on it read while it runs"))
+        "its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while "
+        "it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it "
+        "runs; absent when it never reported"))
     simulated: bool = False
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, field_validator
 
+from ...model.validation import fold_priority
 from .base import CodecView, RequestModel, ResponseModel
 from .jobs import PriorityName
 
@@ -63,6 +64,13 @@ class TeamPolicyLine(RequestModel):
                                 description="the team's reclaim rule: any, lower-or-equal, lower or never "
                                             "(null = the scheduling profile's)")
 
+    @field_validator("allowed_priorities", mode="before")
+    @classmethod
+    def _classes_case_folded(cls, value: Any) -> Any:
+        """``["High"]`` is ``["high"]``: class names are case folded wherever they are named
+        (:func:`~jupyter_sched.model.validation.fold_priority`; new user 20, N27)."""
+        return [fold_priority(c) for c in value] if isinstance(value, list) else value
+
 
 class SetQuotasRequest(RequestModel):
     """``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
@@ -72,7 +80,14 @@ class SetQuotasRequest(RequestModel):
     quotas: list[QuotaLine] | None = None
     budgets: list[BudgetLine] | None = None
     teams: list[TeamPolicyLine] | None = None
-    user_teams: dict[str, str] | None = Field(default=None, examples=[{"ana": "ml"}])
+    user_teams: dict[str, str | list[str]] | None = Field(
+        default=None, examples=[{"ana": "ml", "bo": ["ml", "cv"]}],
+        description="who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in "
+                    "order, the first charged when a request names none; a single team name is a list of one. "
+                    "It replaces every membership in force (the config file's too, until c.SchedApp.user_teams "
+                    "changes); {} removes them all. Changes are audited (team_members_changed)")
+    user_teams_source: dict[str, Any] | None = Field(
+        default=None, description="read-only: who set the memberships GET quotas answered; sent back, it is ignored")
     warnings: list[str] | None = Field(
         default=None, description="read-only: what GET quotas answered; sent back unchanged (a read-modify-write "
                                   "of GET quotas' body), it is ignored")
@@ -82,6 +97,17 @@ class SetQuotasRequest(RequestModel):
     dry_run: bool = Field(default=False, description=(
         "true: check the change and answer what would then be in force, with its warnings (teams left "
         "without a quota line and the work that strands), storing nothing"))
+
+    @field_validator("user_teams", mode="before")
+    @classmethod
+    def _user_teams_as_the_config_takes_them(cls, value: Any) -> Any:
+        """``{user: team | [team, ...]}`` by the config's rule, refused naming ``user_teams.<user>[i]``
+        (:func:`~jupyter_sched.admission.policy.parse_user_teams`; new user 20, N21)."""
+        from ...admission.policy import parse_user_teams
+
+        if value is None:
+            return None
+        return {user: list(teams) for user, teams in parse_user_teams(value).items()}
 
 
 class QuotaLineView(CodecView):
@@ -114,7 +140,7 @@ class TeamPolicyView(CodecView):
 
 
 class QuotaSourceView(ResponseModel):
-    """Who set the quota set in force (new user 20, N26)."""
+    """Who set the quota set in force (new user 20, N26), or its team memberships (N21)."""
 
     set_by: str = Field(description="`config` (the config file's c.SchedApp.quotas, applied at a start) "
                                     "or the admin of the last PUT quotas")
@@ -131,9 +157,16 @@ class GetQuotasResponse(ResponseModel):
     quotas: list[QuotaLineView]
     budgets: list[BudgetView]
     teams: list[TeamPolicyView]
-    user_teams: dict[str, str]
+    user_teams: dict[str, list[str]] = Field(description=(
+        "who is in which team (embedded mode): each user's teams in order, the first charged when a request "
+        "names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT "
+        "(user_teams_source says which)"))
     source: QuotaSourceView | None = Field(default=None, description=(
         "who set the quota set in force (null: not recorded since the upgrade that records it)"))
+    user_teams_source: QuotaSourceView | None = Field(default=None, description=(
+        "who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it "
+        "changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade "
+        "that records it)"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node)")
 
@@ -170,6 +203,21 @@ class MeBudget(BudgetView):
     used_gpu_hours: float
 
 
+class MeUnlistedScope(ResponseModel):
+    """GPU models present on which no quota line of a team (nor one of yours in it) applies to you:
+    there the unlisted rule bounds your work (guaranteed 0, borrowing limit
+    c.SchedApp.unlisted_team_borrowing_limit), as the queue's reasons say (verify20 V4)."""
+
+    models: list[str] = Field(description="the GPU models (present) where no line applies to you in this team")
+    borrowing_limit: float = Field(description=(
+        "GPUs the team's work without a line may use there together (c.SchedApp.unlisted_team_borrowing_limit)"))
+    covered: list[str] = Field(default_factory=list, description="the GPU models (or *) the team's own lines name")
+    own: list[str] = Field(default_factory=list, description=(
+        "the GPU models (or *) of your own lines in this team (none applies on models)"))
+    members: list[str] = Field(default_factory=list, description=(
+        "members other than you whose own lines apply on every one of models (the rule does not count them)"))
+
+
 class MeTeamUse(ResponseModel):
     team: str
     in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now")
@@ -178,6 +226,9 @@ class MeTeamUse(ResponseModel):
     unlisted: bool = Field(default=False, description=(
         "the team has no quota line of its own while other teams have: quotas is the line it gets "
         "(guaranteed 0, borrowing limit c.SchedApp.unlisted_team_borrowing_limit; 0 by default: no GPU work starts)"))
+    unlisted_scope: MeUnlistedScope | None = Field(default=None, description=(
+        "for a team with lines: the GPU models here on which none of its lines (nor one of yours) applies "
+        "to you, bounded by the unlisted rule; null when every model is covered, or no limit is set"))
 
 
 class GetMeResponse(ResponseModel):

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -62,6 +62,28 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
       </div>
       {children}
     </li>
+  );
+}
+
+/**
+ * A running job's own progress report (`jupyter_sched.report_progress`): a bar and its words, the CLI's
+ * and the magics' (`42 % done, reported 02:10 UTC (3m ago)`, {@link progressLine}), the words being
+ * the bar's label. Nothing for a job that never reported.
+ */
+export function ProgressLine({ job, now, trans }: { job: Job; now: Date; trans: TranslationBundle }): React.ReactElement | null {
+  const line = progressLine(job, now, trans);
+  const fraction = job.progress?.fraction;
+  if (!line || typeof fraction !== 'number' || !isFinite(fraction)) {
+    return null;
+  }
+  const id = `jp-sched-progress-${job.id}`;
+  return (
+    <div className="jp-sched-job-progress">
+      <progress className="jp-sched-progress" value={Math.max(0, Math.min(1, fraction))} max={1} aria-labelledby={id} />
+      <span className="jp-sched-progress-text" id={id}>
+        {line}
+      </span>
+    </div>
   );
 }
 
@@ -135,6 +157,7 @@ export class QueueView extends ModelView {
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
               </div>
             ) : null}
+            {!isWaiting(job.state) ? <ProgressLine job={job} now={now} trans={trans} /> : null}
           </JobRow>
         ))}
       </ul>
@@ -326,6 +349,7 @@ export class MyWorkView extends ModelView {
                   {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
+                <ProgressLine job={job} now={now} trans={trans} />
                 {detail || stoppingText(job) ? (
                   <div className="jp-sched-reason">{[stoppingText(job), detail].filter(Boolean).join(' · ')}</div>
                 ) : null}

@@ -34,9 +34,11 @@ export interface ISubmitValues {
   priority: string;
   timeLimit: string;
   name: string;
+  /** The team charged; "" = the user's default team (the server's `me.team`), which the form then leaves out. */
+  team: string;
 }
 
-export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '' };
+export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '', team: '' };
 
 /**
  * The POST body from the form's values. A path from the file browser is relative to the
@@ -96,6 +98,10 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
   }
   if (values.timeLimit.trim()) {
     body.time_limit = values.timeLimit.trim();
+  }
+  if (values.team) {
+    // a member of two teams picks the one charged, as `submit --team` and `%gpu request --team` do (new user 20, N7)
+    body.team = values.team;
   }
   return body;
 }
@@ -230,17 +236,29 @@ export function resubmitBody(job: Job): SubmitRequest {
 
 /**
  * The classes the Priority list offers: the server's (`GET config`), of them those granted to the
- * user in the team the form charges (`GET me`: `priorities[team]`) — new user 16, N13: "high" was
- * offered to a user not granted it, then refused. Without an answer from `me`, the server's list.
+ * user in the team the form charges (`GET me`: `priorities[team]`; `team` "" or left out: the user's
+ * default team) — new user 16, N13: "high" was offered to a user not granted it, then refused.
+ * Without an answer from `me`, the server's list.
  */
-export function offeredPriorities(configured: unknown, me: Pick<Me, 'team' | 'priorities'> | null | undefined): string[] {
+export function offeredPriorities(configured: unknown, me: Pick<Me, 'team' | 'priorities'> | null | undefined, team = ''): string[] {
   const all = Array.isArray(configured) ? (configured as string[]) : ['high', 'normal', 'low'];
-  const granted = me?.priorities?.[me.team];
+  const granted = me ? me.priorities?.[team || me.team] : undefined;
   if (!Array.isArray(granted) || !granted.length) {
     return all;
   }
   const offered = all.filter(p => (granted as string[]).includes(p));
   return offered.length ? offered : all;
+}
+
+/**
+ * The teams the Team list offers (`GET me`: `teams`, the user's default team `me.team` first); none
+ * when there is at most one (nothing to pick: the form shows no Team field, and the server charges the
+ * default team). New user 20, N7: a member of two teams could not pick one in the panel, where REST,
+ * the CLI and %gpu take `--team`.
+ */
+export function offeredTeams(me: Pick<Me, 'team' | 'teams'> | null | undefined): string[] {
+  const teams = [...new Set([me?.team, ...(me?.teams ?? [])].filter((t): t is string => typeof t === 'string' && t !== ''))];
+  return teams.length > 1 ? teams : [];
 }
 
 /** One sentence for a dry-run answer: where it would start now, or why not and when. */
@@ -284,7 +302,9 @@ const FORM_LABELS: Record<string, string> = {
   priority: 'Priority',
   time_limit: 'Time limit',
   time_limit_s: 'Time limit',
-  name: 'Name'
+  name: 'Name',
+  team: 'Team',
+  queue: 'Team'
 };
 
 /** What to do about a bad path, in this form's terms (the API's hint offers `source`, which the form cannot send). */
@@ -347,11 +367,22 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
   const timer = React.useRef<ReturnType<typeof setTimeout> | null>(null);
   const gpusRef = React.useRef<HTMLInputElement>(null);
 
+  // what the form sends: the team and priority its lists show (a team no longer offered is the default
+  // again; a class not granted in the chosen team is the first one that is)
+  const effective = React.useCallback(
+    (v: ISubmitValues): ISubmitValues => {
+      const team = offeredTeams(model.me).includes(v.team) ? v.team : '';
+      const offered = offeredPriorities(model.config?.priorities, model.me, team);
+      return { ...v, team, priority: offered.includes(v.priority) ? v.priority : offered[0] };
+    },
+    [model]
+  );
+
   const dryRun = React.useCallback(
     async (v: ISubmitValues) => {
       let body: SubmitRequest;
       try {
-        body = submitBodyFrom(v, serverRoot, trans);
+        body = submitBodyFrom(effective(v), serverRoot, trans);
       } catch (err) {
         setFeedback({ text: describeError(err), kind: 'error' });
         return;
@@ -369,7 +400,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         }
       }
     },
-    [model, serverRoot, trans]
+    [model, serverRoot, trans, effective]
   );
 
   const schedule = (v: ISubmitValues, delay = 600): void => {
@@ -415,7 +446,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     event.preventDefault();
     let body: SubmitRequest;
     try {
-      body = submitBodyFrom(values, serverRoot, trans);
+      body = submitBodyFrom(effective(values), serverRoot, trans);
     } catch (err) {
       setFeedback({ text: describeError(err), kind: 'error' });
       return;
@@ -443,7 +474,9 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
   };
 
   const models = [...new Set((model.inventory?.gpus ?? []).map(g => g.model))].sort();
-  const priorities = offeredPriorities(model.config?.priorities, model.me);
+  const teams = offeredTeams(model.me);
+  const { team, priority } = effective(values);
+  const priorities = offeredPriorities(model.config?.priorities, model.me, team);
   const field = (id: string, label: string, control: React.ReactElement, help?: string) => (
     <div className="jp-sched-field">
       <label className="jp-sched-field-label" htmlFor={id}>
@@ -507,11 +540,25 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
           </select>
         )}
       </div>
+      {teams.length
+        ? field(
+            id('team'),
+            trans.__('Team'),
+            <select id={id('team')} className="jp-mod-styled jp-sched-submit-team" value={team} onChange={set('team')} aria-describedby={id('team-help')}>
+              {teams.map(t => (
+                <option key={t} value={t === model.me?.team ? '' : t}>
+                  {t === model.me?.team ? trans.__('%1 (your default)', t) : t}
+                </option>
+              ))}
+            </select>,
+            trans.__('The team whose quota the job is charged to.')
+          )
+        : null}
       <div className="jp-sched-row">
         {field(
           id('priority'),
           trans.__('Priority'),
-          <select id={id('priority')} className="jp-mod-styled jp-sched-submit-priority" value={priorities.includes(values.priority) ? values.priority : priorities[0]} onChange={set('priority')}>
+          <select id={id('priority')} className="jp-mod-styled jp-sched-submit-priority" value={priority} onChange={set('priority')}>
             {priorities.map(p => (
               <option key={p} value={p}>
                 {p}

@@ -1,0 +1,156 @@
+"""verify20 V3 and V6 in the core, and the rest of their kind: a reason over several GPU models or
+quota scopes says the one that running work can free first, names each part's model, and speaks of
+the reader where a line is the reader's own.
+
+- V3: a job allowed on A100 and H100, its team's A100 line full and no line on H100, was told
+  "vision has no quota. A100: …" (the H100 part without its model) and "vision has no GPU quota: an
+  admin must give it one" — it starts when vision's A100 work ends.
+- V6: the named user of a per-user A100 line asking for H100 was told "its *other* members may use
+  0 GPUs"; a team's A100 line beside ana's own A100 line told bob on H100 "its members other than
+  ana may use 0 GPUs there" (ana's line does not apply there either).
+
+Pure core: the cycle's reasons, the submit-time ceiling check, the admin's warnings, rendered by
+the one reason renderer every surface shows.
+"""
+
+from __future__ import annotations
+
+import pytest
+from core_builders import make_job, make_node, running, snapshot
+
+from jupyter_sched.admission.rules import check_ceiling
+from jupyter_sched.errors import QuotaError
+from jupyter_sched.model import Quota, QuotaSet
+from jupyter_sched.model.codec import reason_to_dict
+from jupyter_sched.quota.ceiling import scope_warnings
+from jupyter_sched.scheduling import run_cycle
+from jupyter_sched.wording.reasons import render_reason
+
+A100, H100 = "A100-80GB", "H100-80GB"
+SETTING = "(c.SchedApp.unlisted_team_borrowing_limit)"
+NODES = [make_node("a", gpus=2, model=A100), make_node("h", gpus=4, model=H100)]
+VISION_A100 = Quota(team="vision", gpu_model=A100, guaranteed=1, borrowing_limit=1)
+
+
+def _pending(quota: QuotaSet, *jobs: object, job_id: str = "x") -> dict[str, object]:
+    result = run_cycle(snapshot(NODES, list(jobs), quota=quota))  # type: ignore[arg-type]
+    (reason,) = [p.reason for p in result.pending if p.job_id == job_id]
+    return reason_to_dict(reason)
+
+
+def _vision_full() -> list[object]:
+    return [running(make_job(f"f{i}", team="vision", models=(A100,)), "a", [i]) for i in range(2)]
+
+
+def test_verify20_v3_the_lined_models_wait_is_the_primary_reason_and_the_unlined_model_is_said_second() -> None:
+    quota = QuotaSet(quotas=(VISION_A100,), unlisted_borrowing_limit=0)
+    reason = _pending(quota, *_vision_full(), make_job("x", team="vision", models=(H100, A100)))
+    assert reason["code"] == "BorrowingLimitReached" and reason["details"]["model"] == A100, reason  # type: ignore[index]
+    assert reason["message"] == (
+        "vision would use 3 A100-80GB GPUs, above its limit of 2 A100-80GB GPUs (guaranteed 1 + borrowing limit 1). "
+        f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}.")
+    flavors = [(e["flavor"], e["code"]) for e in reason["per_flavor"]]  # type: ignore[attr-defined]
+    assert flavors == [(H100, "NoQuota"), (A100, "InsufficientQuota")]  # the data in the job's order
+    text = render_reason(reason, mine=True)
+    assert "no GPU quota" not in text.unblock, text
+    assert text.unblock == ("It starts when vision's running jobs or kernel leases release A100-80GB GPUs, or when an "
+                            "admin raises vision's borrowing limit or gives vision a quota line for H100-80GB."), text
+    assert "f0" in text.eta and "f1" in text.eta, text  # it waits on vision's A100 work, as the unblock says
+
+
+def test_verify20_v3_a_capacity_wait_on_the_lined_model_comes_before_the_unlined_model() -> None:
+    quota = QuotaSet(quotas=(VISION_A100, Quota(team="nlp", guaranteed=2)), unlisted_borrowing_limit=0)
+    others = [running(make_job(f"n{i}", team="nlp", models=(A100,)), "a", [i]) for i in range(2)]
+    reason = _pending(quota, *others, make_job("x", team="vision", models=(H100, A100)))
+    message = str(reason["message"])
+    assert reason["code"] in ("WaitingForCapacity", "Priority"), reason
+    assert not message.startswith("team vision has no quota line"), message
+    assert f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}" in message, message
+
+
+def test_verify20_v3_a_wait_on_the_unlisted_line_itself_says_its_scope_and_whose_work_frees_it() -> None:
+    quota = QuotaSet(quotas=(VISION_A100,), unlisted_borrowing_limit=1)
+    held = running(make_job("h0", team="vision", models=(H100,)), "h", [0])
+    reason = _pending(quota, held, make_job("x", team="vision", models=(H100,)))
+    assert reason["message"] == ("team vision has no quota line for model H100-80GB: it may use 1 GPU there, none of "
+                                 f"them guaranteed {SETTING}; 1 GPU in use without a line, job needs 1."), reason
+    text = render_reason(reason, mine=True)
+    assert text.unblock == ("It starts when vision's work without a quota line releases GPUs, or when an admin gives "
+                            "vision a quota line for H100-80GB (PUT quotas) or raises "
+                            "c.SchedApp.unlisted_team_borrowing_limit."), text
+
+
+def test_verify20_v3_one_line_full_on_every_model_is_said_once() -> None:
+    quota = QuotaSet(quotas=(Quota(team="vision", guaranteed=1, borrowing_limit=1),), unlisted_borrowing_limit=0)
+    reason = _pending(quota, *_vision_full(), make_job("x", team="vision"))
+    assert reason["message"] == ("vision would use 3 GPUs, above its limit of 2 GPUs (guaranteed 1 + borrowing "
+                                 "limit 1)."), reason
+    assert len(reason["per_flavor"]) == 2  # type: ignore[arg-type]  # the data still per flavor
+
+
+def test_verify20_v3_a_label_names_the_whole_model_where_two_models_share_its_short_name() -> None:
+    nodes = [make_node("a", gpus=2, model="A100-80GB"), make_node("b", gpus=2, model="A100-40GB")]
+    quota = QuotaSet(quotas=(VISION_A100, Quota(team="vision", gpu_model="A100-40GB", borrowing_limit=0)))
+    jobs = [*_vision_full(), make_job("x", team="vision", models=("A100",))]
+    (reason,) = [p.reason for p in run_cycle(snapshot(nodes, jobs, quota=quota)).pending if p.job_id == "x"]
+    assert reason.message.endswith(". A100-40GB: team has no quota."), reason.message
+
+
+def _refusal(quota: QuotaSet, team: str, user: str, *models: str) -> QuotaError:
+    with pytest.raises(QuotaError) as refused:
+        check_ceiling(make_job(team=team, user=user, models=models).spec, quota, {A100: 2, H100: 4}, (team, "nlp"))
+    return refused.value
+
+
+GHOST = QuotaSet(quotas=(Quota(team="nlp", guaranteed=1),
+                         Quota(team="ghost", user="ann", gpu_model=A100, guaranteed=0, borrowing_limit=1)),
+                 unlisted_borrowing_limit=0)
+
+
+def test_verify20_v6_the_named_user_of_a_model_line_is_told_of_her_line_on_another_model() -> None:
+    err = _refusal(GHOST, "ghost", "ann", H100)
+    assert err.message == (f"your quota line in team ghost (user ann) is for A100-80GB only: on H100-80GB you may use "
+                           f"0 GPUs {SETTING}, so 1 GPU can never start on it"), err.message
+    assert err.field == "model" and err.details["own_models"] == [A100], err.details
+    assert "--model <one you have a line for: A100-80GB>" in (err.hint or ""), err.hint
+    assert "a quota line for user ann in team ghost (or for the team) on model H100-80GB" in (err.hint or "")
+    check_ceiling(make_job(team="ghost", user="ann").spec, GHOST, {A100: 2, H100: 4}, ("ghost",))  # A100: fits
+    bob = _refusal(GHOST, "ghost", "bob", A100)  # another member: the team's words
+    assert bob.message.startswith("team ghost has only a quota line for user ann (A100-80GB): its other members may "
+                                  "use 0 GPUs"), bob.message
+
+
+def test_verify20_v6_the_cycle_says_the_same_to_her_for_a_job_pending_since_before_the_line() -> None:
+    reason = _pending(GHOST, make_job("x", team="ghost", user="ann", models=(H100,)))
+    assert str(reason["message"]).startswith("your quota line in team ghost (user ann) is for A100-80GB only: on "
+                                             "H100-80GB you may use 0 GPUs"), reason
+
+
+def test_verify20_v6_a_member_whose_line_names_another_model_is_not_excepted_on_this_one() -> None:
+    only_a100 = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100, borrowing_limit=1)),
+                         unlisted_borrowing_limit=0)
+    bob = _refusal(only_a100, "vision", "bob", H100)
+    assert bob.message.startswith(f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there "
+                                  f"{SETTING}"), bob.message
+    ana = _refusal(only_a100, "vision", "ana", H100)
+    assert ana.message.startswith("team vision has quota lines only for A100-80GB and yours (user ana) is for "
+                                  "A100-80GB only: on H100-80GB you may use 0 GPUs"), ana.message
+    anywhere = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", borrowing_limit=1)),
+                        unlisted_borrowing_limit=0)
+    assert _refusal(anywhere, "vision", "bob", H100).message.startswith(
+        "team vision has no quota line for model H100-80GB: its members other than ana may use 0 GPUs there")
+    # and in the cycle, on a job allowed on both models
+    reason = _pending(only_a100, *_vision_full(), make_job("x", team="vision", user="bob", models=(H100, A100)))
+    assert f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}" \
+        in str(reason["message"]), reason
+
+
+def test_verify20_v6_the_admins_warnings_say_the_models_a_members_line_leaves_out() -> None:
+    said = scope_warnings(GHOST, [A100, H100], 0.0)
+    assert said == [f"team ghost has only a quota line for user ann (A100-80GB): its other members may use 0 GPUs "
+                    f"{SETTING}; ann's line is for A100-80GB only: on H100-80GB ann may use 0 GPUs too; give the team "
+                    f"a line with PUT quotas"], said
+    team_and_member = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100)),
+                               unlisted_borrowing_limit=0)
+    assert scope_warnings(team_and_member, [A100, H100], 0.0)[0].startswith(
+        "team vision has no quota line for model H100-80GB: it may use 0 GPUs there")

@@ -1,0 +1,63 @@
+"""Session 20's closing note: a job wrapper of ``tests/services/test_newuser18_panel.py::test_newuser18_n8_rest_says_…``
+was alive five minutes after the full run — the ``services`` fixture closed its store and left the job it
+started (``sleep 400``) running. The fixture now ends its jobs (:func:`tests.leftovers.end_jobs`), and
+``tests/conftest.py`` ends and names any wrapper a test still leaves in its ``tmp_path``.
+
+Real parts: the local executor, real wrapper processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.model import Allocation
+from tests.leftovers import end_jobs, job_dir_of, kill_wrappers, wrappers_under
+from tests.runtime.builders import make_job
+from tests.runtime.test_local_executor import gone, wait_until
+
+
+def _start(tmp_path: Path, job_id: str) -> tuple[LocalExecutor, int]:
+    """A LocalExecutor under ``tmp_path`` running ``sleep 400`` as ``job_id``; the pid of the sleep."""
+    ex = LocalExecutor(tmp_path / "jobs")
+    ex.start(make_job(job_id, command=("sleep", "400"), working_dir=str(tmp_path)), Allocation("vm", ()))
+    found: dict[str, int] = {}
+
+    def sleeping() -> bool:
+        sleeps = [p for p in psutil.Process().children(recursive=True) if p.cmdline()[:1] == ["sleep"]
+                  and p.parent() is not None and job_dir_of(p.parent()) is not None
+                  and job_dir_of(p.parent()).is_relative_to(tmp_path)]  # type: ignore[union-attr]
+        if sleeps:
+            found["pid"] = sleeps[0].pid
+        return bool(sleeps)
+
+    wait_until(sleeping, "the job's sleep to start")
+    return ex, found["pid"]
+
+
+def test_s21_newuser18_n8_leak_end_jobs_ends_every_job_a_fixture_started(tmp_path: Path) -> None:
+    ex, sleep_pid = _start(tmp_path, "j-left")
+    [wrapper] = wrappers_under(tmp_path)
+    assert end_jobs(ex) == []
+    assert gone(wrapper.pid) and gone(sleep_pid), "the wrapper and its job are gone"
+    assert wrappers_under(tmp_path) == []
+
+
+def test_s21_the_net_finds_only_the_wrappers_in_a_tests_folder_and_ends_them(tmp_path: Path) -> None:
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    mine.mkdir()
+    other.mkdir()
+    ex_mine, mine_pid = _start(mine, "j-mine")
+    ex_other, other_pid = _start(other, "j-other")
+    try:
+        left = wrappers_under(mine)
+        assert [job_dir_of(p) for p in left] == [mine / "jobs" / "j-mine"], "another folder's job is not the test's"
+        assert kill_wrappers(left) == [mine / "jobs" / "j-mine"]
+        assert gone(mine_pid) and all(gone(p.pid) for p in left)
+        assert not gone(other_pid), "the other folder's job runs on"
+    finally:
+        end_jobs(ex_other)
+        end_jobs(ex_mine)
+    assert gone(other_pid)
