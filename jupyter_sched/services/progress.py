@@ -13,7 +13,9 @@ job has no run to report on, an ended one no longer runs).
 Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
 200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
 step then needs no backoff and never fails for reporting too often, and the store writes at most one
-row per job per interval. The last stored report of each job is kept here too, so a coalesced report
+row per job per interval — but for the report that completes the run (``done == total``, once per
+run: new user 21, N3), which is stored whenever it comes, so a job saving or evaluating after its last
+step is shown 100 % done. The last stored report of each job is kept here too, so a coalesced report
 costs no store write (the store checks the interval again: two servers on one store).
 """
 
@@ -27,7 +29,7 @@ from ..errors import AuthorizationError, ConflictError
 from ..model import JobKind
 from ..store import JobRecord, StoreTx
 from ..store.codec import ts
-from ..store.progress import StoredProgress, read_progress, record_progress
+from ..store.progress import StoredProgress, completes, read_progress, record_progress
 from ..wording.reported import progress_text
 from .context import Context
 from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
@@ -110,7 +112,8 @@ class ProgressService:
         now = self.ctx.clock.now()
         kept = self._last.get(job_id)
         if kept is not None and kept.run_started_at == start and \
-                (now - kept.report.at).total_seconds() < self.min_interval_s:
+                (now - kept.report.at).total_seconds() < self.min_interval_s and not completes(kept, request.done,
+                                                                                            request.total):
             return self._answer(job_id, kept, stored=False)
         with self.ctx.store.transaction() as tx:
             stored, fresh = record_progress(tx, job_id, run_started_at=start, at=now, done=request.done,

@@ -25,7 +25,7 @@ from . import schema
 from .codec import parse_ts, ts
 from .store import StoreTx
 
-__all__ = ["StoredProgress", "fresh_progress", "read_progress", "record_progress"]
+__all__ = ["StoredProgress", "completes", "fresh_progress", "read_progress", "record_progress"]
 
 _P = schema.job_progress
 _CHUNK = 500  # ids per IN (...) (SQLite's bound on parameters is far above; keeps statements small)
@@ -62,10 +62,19 @@ def _from_row(row: Mapping[Any, Any]) -> StoredProgress:
                                                 ran_s=float(row["ran_s"]), fit=fit))
 
 
+def completes(stored: StoredProgress, done: float, total: float) -> bool:
+    """Does the report ``done`` of ``total`` complete a run whose stored report is ``stored`` (it says
+    all done, and the stored one does not)? Such a report is never coalesced (new user 21, N3)."""
+    return done >= total > 0 and not stored.done >= stored.total
+
+
 def record_progress(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: datetime, done: float, total: float,
                     min_interval_s: float) -> tuple[StoredProgress, bool]:
     """Store ``done`` of ``total`` steps reported at ``at`` by the run of ``job_id`` that started at
     ``run_started_at`` — unless the stored report of that run is under ``min_interval_s`` old.
+
+    A report that completes the run (:func:`completes`) is stored however soon it comes (once per
+    run: new user 21, N3).
 
     Returns:
         ``(the stored progress, whether this report was stored)``; False: coalesced into the
@@ -74,7 +83,8 @@ def record_progress(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: d
     row = tx.conn.execute(sa.select(_P).where(_P.c.job_id == job_id)).mappings().first()
     old = _from_row(row) if row is not None else None
     same_run = old is not None and old.run_started_at == run_started_at
-    if old is not None and same_run and (at - old.report.at).total_seconds() < min_interval_s:
+    if old is not None and same_run and (at - old.report.at).total_seconds() < min_interval_s \
+            and not completes(old, done, total):
         return old, False
     ran_s = max((at - run_started_at).total_seconds(), 0.0)
     fit = (old.report.fit if old is not None and same_run else ProgressFit()).add(ran_s, done / total)
