@@ -730,11 +730,18 @@ def _quota_unblock(code: str, d: Mapping[str, Any], *, said: str = "", unlined: 
                     f"raises {team}'s quota{more}.")
     also = d.get("also_exceeds")
     if isinstance(also, Sequence) and not isinstance(also, str) and also:
-        names = [f"{o.get('user')}'s cap" if isinstance(o, Mapping) and o.get("user") else
-                 f"{o.get('team')}'s quota" for o in also if isinstance(o, Mapping)]
+        # each line with its GPU model, as the summary says its own (verify20 V3's kind)
+        names = [f"{o.get('user')}'s{_on_model(o)} cap" if o.get("user") else f"{o.get('team')}'s{_on_model(o)} quota"
+                 for o in also if isinstance(o, Mapping)]
         if names:
             sentence += f" Also full: {' and '.join(names)}."  # names are identifiers: never capitalised
     return sentence
+
+
+def _on_model(line: Mapping[str, Any]) -> str:
+    """`` A100-80GB`` for a line of one GPU model, "" for one of every model (``*``)."""
+    model = line.get("model")
+    return f" {model}" if isinstance(model, str) and model not in ("", "*") else ""
 
 
 def memory_text(mib: Any) -> str:
