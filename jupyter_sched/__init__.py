@@ -43,8 +43,9 @@ def load_ipython_extension(ipython: Any) -> None:
 def report_progress(done: float, total: float) -> dict[str, Any] | None:
     """Inside a scheduled job: report that it has done ``done`` of ``total`` steps, so the ETAs of the
     jobs waiting for its GPUs read its end from its progress (never a scheduling decision). A no-op
-    with a warning outside a job; calls sooner than 10 s after the last one sent are skipped. See
-    :func:`jupyter_sched.client.progress.report_progress` (arguments, answer, errors)."""
+    with a warning outside a job; calls sooner than 10 s after the last one sent are skipped. Never
+    raises: whatever goes wrong is warned once and the job runs on. See
+    :func:`jupyter_sched.client.progress.report_progress` (arguments, answer)."""
     from .client.progress import report_progress as report
 
     return report(done, total)

@@ -211,11 +211,12 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
         return
     wanted = spec.resources.gpu_models
     models = [m for m in gpus_by_model if not wanted or any(model_matches(w, m) for w in wanted)]
-    line = binding_ceiling(QuotaLedger(quotas, gpus_by_model), spec.team, spec.user, milli, models)
+    ledger = QuotaLedger(quotas, gpus_by_model)
+    line = binding_ceiling(ledger, spec.team, spec.user, milli, models)
     if line is None:
         return
     # one sentence with the scheduling cycle's for a job pending when the quota was lowered (new user 18, N12)
-    over = ceiling_exceeded(line, spec.resources, models, user=spec.user)
+    over = ceiling_exceeded(line, spec.resources, models, user=spec.user, ledger=ledger)
     mine = tuple(teams)
     if over.unlisted:  # the teams to suggest: those with a team line (not one named only by user lines)
         listed = (t for t in mine if t != spec.team and quotas.for_team(t))

@@ -12,8 +12,9 @@ The scheduler reads the job's end from its reports for the ETAs it shows the job
 GPUs (issue 16 item 4); nothing it decides depends on them. Outside a job (no ``JUPYTER_SCHED_JOB_ID``
 in the environment) the call does nothing but warn once. A call made sooner than the server's
 ``min_interval_s`` (10 s) after the last one sent is not sent (the last step, ``done == total``,
-always is), so calling it every step costs nothing; a server that cannot be reached is warned about
-once and the job runs on. The server is the one that started the job: ``JUPYTER_SCHED_URL`` with the job's
+always is, and the server stores it), so calling it every step costs nothing. It never raises: a value
+it cannot report, a server that cannot be reached or refuses the report is warned about once and the
+job runs on. The server is the one that started the job: ``JUPYTER_SCHED_URL`` with the job's
 own progress token ``JUPYTER_SCHED_JOB_TOKEN``, both set by the scheduler in every job it starts (the token
 may report this job's progress and do nothing else; one it no longer takes — the job's run ended — is
 warned about once). Without them (a job of an older server) it is found as
@@ -22,18 +23,20 @@ warned about once). Without them (a job of an older server) it is found as
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 import threading
 import time
 import warnings
 from typing import Any
 
-from ..errors import AuthenticationError, ValidationError
+from ..errors import AuthenticationError, SchedError
 from . import connect
 from .discovery import ENV_URL, Connection, NoServerError
 from .sync import SchedClient, ServerUnreachableError
 
-__all__ = ["ENV_JOB_ID", "ENV_JOB_TOKEN", "report_progress"]
+__all__ = ["ENV_JOB_ID", "ENV_JOB_TOKEN", "MAX_STEPS", "report_progress"]
 
 ENV_JOB_ID = "JUPYTER_SCHED_JOB_ID"
 """The variable the executors set in a job's environment: its id."""
@@ -51,57 +54,143 @@ def _warn_once(key: str, text: str) -> None:
         warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
+MAX_STEPS = 1e15
+"""The largest ``done`` or ``total`` the server takes (``POST jobs/{id}/progress``)."""
+
+
+def _number(value: object, name: str) -> tuple[float | None, str]:
+    """``value`` as a finite float, or ``(None, why)``: a Python number, or anything with
+    ``__index__`` (numpy/torch integer scalars) or ``__float__`` (numpy/torch float scalars, 0-d
+    tensors, ``Decimal``, ``Fraction``); never a boolean, a string or an array of several numbers."""
+    if isinstance(value, bool):
+        return None, f"{name} must be a number of steps (got {value!r})"
+    number: float | None = None
+    if hasattr(value, "__index__"):  # a torch float tensor has __index__ too, and refuses it: then __float__
+        try:
+            number = float(operator.index(value))
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            number = None
+    if number is None and hasattr(value, "__float__") and not isinstance(value, (str, bytes)):
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            number = None
+    if number is None:
+        kind = type(value).__name__
+        return None, f"{name} must be a number (got {kind} {str(value)[:40]!r})"
+    if not math.isfinite(number):
+        return None, f"{name} must be a finite number (got {number})"
+    return number, ""
+
+
+def _checked(done: object, total: object) -> tuple[float, float] | None:
+    """``(done, total)`` as floats the server takes, or None (warned once, nothing to send): a value
+    that is not a finite number, ``total <= 0`` or a negative ``done`` (each warned once, naming the
+    value and the fix); ``done > total`` is sent as ``total`` (warned once: an off-by-one of the
+    last step is the commonest slip)."""
+    checked: list[float] = []
+    for name, value in (("done", done), ("total", total)):
+        number, why = _number(value, name)
+        if number is None:
+            _warn_once(f"value:{name}", f"jupyter_sched.report_progress: {why}; nothing is reported — call "
+                                        "report_progress(step, steps) with numbers, e.g. report_progress(120, 1000)")
+            return None
+        checked.append(number)
+    got_done, got_total = checked
+    if not 0 < got_total <= MAX_STEPS:
+        _warn_once("total", f"jupyter_sched.report_progress: total must be more than 0 and at most 1e15 (got "
+                            f"{got_total:g}); nothing is reported — give the number of steps in all, e.g. "
+                            "report_progress(120, 1000)")
+        return None
+    if got_done < 0:
+        _warn_once("done<0", f"jupyter_sched.report_progress: done must be at least 0 (got {got_done:g}); nothing "
+                             "is reported — give the steps done so far, from 0 to total")
+        return None
+    if got_done > got_total:
+        _warn_once("done>total", f"jupyter_sched.report_progress: done {got_done:g} is more than total "
+                                 f"{got_total:g}; reported as {got_total:g} (all done) — count steps from 1 to total, "
+                                 "e.g. report_progress(step + 1, steps) in a loop over range(steps)")
+        got_done = got_total
+    return got_done, got_total
+
+
 def report_progress(done: float, total: float) -> dict[str, Any] | None:
     """Report that this job has done ``done`` of ``total`` steps (iterations, batches, epochs).
 
+    It runs inside the user's training loop, so it never raises for anything of its own: whatever
+    goes wrong is a ``RuntimeWarning`` (each kind once per process, naming the value or the cause
+    and the fix) and the job runs on (new user 21, N1). Only ``KeyboardInterrupt``/``SystemExit``
+    and the like pass through.
+
     Args:
-        done: steps done so far (>= 0, at most ``total``).
-        total: steps to do in all (> 0).
+        done: steps done so far: an ``int``/``float`` or anything with ``__index__``/``__float__``
+            (numpy and torch scalars, 0-d tensors); finite, >= 0. More than ``total`` is reported as
+            ``total`` (warned once).
+        total: steps to do in all (finite, > 0, at most 1e15).
 
     Returns:
         The server's answer (``{"job_id", "stored", "min_interval_s", "progress"}``), or None when
-        nothing was sent: outside a job (warned once), sooner than ``min_interval_s`` after the last
-        report sent, or the server could not be reached (warned once).
-
-    Raises:
-        ValidationError: ``done``/``total`` are not numbers with ``0 <= done <= total`` and
-            ``total > 0`` (said by the server, naming the field).
-        NotFoundError / AuthorizationError / ConflictError: the job is not the caller's, or not running.
+        nothing was sent or the server refused it: outside a job, a value it cannot report, sooner
+        than ``min_interval_s`` after the last report sent (the last step, ``done == total``, is
+        always sent, and the server stores it), the server could not be reached or refused the
+        report (each warned once).
     """
     job_id = os.environ.get(ENV_JOB_ID, "").strip()
     if not job_id:
         _warn_once("outside", f"jupyter_sched.report_progress: not inside a scheduled job ({ENV_JOB_ID} is not "
                               "set); nothing is reported")
         return None
-    if isinstance(done, bool) or isinstance(total, bool) or not isinstance(done, (int, float)) \
-            or not isinstance(total, (int, float)):
-        raise ValidationError(f"done and total must be numbers (got {type(done).__name__} and {type(total).__name__})",
-                              field="done", hint="e.g. report_progress(120, 1000)")
+    checked = _checked(done, total)
+    if checked is None:
+        return None
     with _lock:
         now = time.monotonic()
         sent_at = _state["sent_at"]
-        if sent_at is not None and now - sent_at < _state["interval_s"] and done < total:
+        if sent_at is not None and now - sent_at < _state["interval_s"] and checked[0] < checked[1]:
             return None
         _state["sent_at"] = now
         try:
-            client: SchedClient | None = _state["client"]
-            if client is None:
-                client = _state["client"] = _job_client() or connect()
-            answer = client.report_progress(job_id, float(done), float(total))
-        except (NoServerError, ServerUnreachableError) as exc:
-            _warn_once("unreachable", f"jupyter_sched.report_progress: the scheduler could not be reached ({exc}); "
-                                      "the job runs on, its progress is not reported")
+            return _send(job_id, *checked)
+        except Exception as exc:  # inside the user's loop: warned, never raised (new user 21, N1)
+            _warn_once(f"failed:{type(exc).__name__}", f"jupyter_sched.report_progress failed ({type(exc).__name__}: "
+                                                      f"{str(exc)[:200]}); the job runs on, its progress is not "
+                                                      "reported")
             return None
-        except AuthenticationError as exc:
-            if client is None or client.connection.source != "job-token":
-                raise
+
+
+def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
+    """Send one report (under ``_lock``); the server's refusals are warned once each, not raised."""
+    client: SchedClient | None = _state["client"]
+    try:
+        if client is None:
+            client = _state["client"] = _job_client() or connect()
+        answer = client.report_progress(job_id, done, total)
+    except (NoServerError, ServerUnreachableError) as exc:
+        _warn_once("unreachable", f"jupyter_sched.report_progress: the scheduler could not be reached ({exc}); "
+                                  "the job runs on, its progress is not reported")
+        return None
+    except AuthenticationError as exc:
+        if client is not None and client.connection.source == "job-token":
             _warn_once("token", f"jupyter_sched.report_progress: the scheduler no longer takes this job's token "
                                 f"({exc.message}); the job runs on, its progress is not reported")
-            return None
-        interval = answer.get("min_interval_s")
-        if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval >= 0:
-            _state["interval_s"] = float(interval)
-        return answer
+        else:
+            _warn_once("auth", f"jupyter_sched.report_progress: the scheduler refused this process's credentials "
+                               f"({exc.message}); the job runs on, its progress is not reported")
+        return None
+    except SchedError as exc:  # a value it refused, a job that is not running (409), not ours (404), busy
+        hint = f" ({exc.hint})" if exc.hint else ""
+        _warn_once(f"refused:{exc.code}:{exc.field}", f"jupyter_sched.report_progress: the scheduler refused the "
+                                                      f"report: {exc.message}{hint}; the job runs on")
+        return None
+    interval = answer.get("min_interval_s")
+    if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval >= 0:
+        _state["interval_s"] = float(interval)
+    progress = answer.get("progress")
+    why = progress.get("ignored") if isinstance(progress, dict) else None
+    if isinstance(why, str) and why:  # the run's reports contradict themselves (red team 21, R2)
+        _warn_once("ignored", f"jupyter_sched.report_progress: the scheduler does not read this run's reports for "
+                              f"ETAs ({why}); report the steps done so far of one count, never fewer than before")
+    return answer
 
 
 def _job_client() -> SchedClient | None:

@@ -35,7 +35,7 @@ from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS, QueueContext, holdings
-from ..quota.ceiling import binding_ceiling, ceiling_exceeded
+from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
@@ -151,11 +151,15 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
         line = ctx.ceilings[key] = binding_ceiling(quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
-    over = ceiling_exceeded(line, job.spec.resources, (f.model for f in flavors), user=user)
+    # a queued job's reason is read by others too (the queue): its user named, not "you"
+    over = ceiling_exceeded(line, job.spec.resources, (f.model for f in flavors), user=user, ledger=quota,
+                            to_user=False)
     reason = PendingReason(code="Unschedulable", message=over.message,
                            details={**over.details, "field": over.field, "never": "quota", "rule":
                                     "user cap" if line.user is not None else "team borrowing limit"},
-                           unblock=f"cancel it and resubmit with {over.most}, or ask an admin to raise the quota")
+                           unblock=f"cancel it and resubmit with {over.most}, or ask an admin to "
+                                   + (f"add a quota line for it (or to raise {UNLISTED_SETTING})" if over.unlisted
+                                      else "raise the quota"))  # a scope without a line has none to raise
     drop_nomination(ctx, job.id)
     ctx.pends.append(Pend(job.id, reason))
     if ctx.plan is not None:

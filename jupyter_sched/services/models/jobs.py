@@ -7,9 +7,12 @@ wire (another user's queue entry has no command, environment or paths).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ...model.validation import (
     ENV_KEY,
@@ -314,6 +317,15 @@ class KeepaliveLeaseRequest(RequestModel):
 class ReportProgressRequest(RequestModel):
     """``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4)."""
 
+    BOUND_HINTS: ClassVar[Mapping[tuple[str, str], str]] = {
+        ("total", "greater_than"): 'the number of steps to do in all, e.g. {"done": 0, "total": 1000} at the start',
+        ("total", "less_than_equal"): 'count in larger steps (batches or epochs), e.g. {"done": 120, "total": 1000}',
+        ("done", "greater_than_equal"): 'the steps done so far, from 0 to total, e.g. {"done": 0, "total": 1000} '
+                                        "at the start",
+        ("done", "less_than_equal"): 'count in larger steps (batches or epochs), e.g. {"done": 120, "total": 1000}',
+    }
+    """Each bound's own hint (new user 21, N2: "total must be more than 0" was hinted with its upper bound)."""
+
     total: float = Field(gt=0, le=1e15, allow_inf_nan=False, examples=[5000], description="steps to do in all")
     done: float = Field(ge=0, le=1e15, allow_inf_nan=False, examples=[1200],
                         description="steps (iterations, batches, samples) done so far; at most total")
@@ -322,9 +334,16 @@ class ReportProgressRequest(RequestModel):
     @classmethod
     def _done_within_total(cls, done: float, info: ValidationInfo) -> float:
         total = info.data.get("total")  # validated first (declared first); absent when it was refused itself
-        if isinstance(total, float) and done > total:
-            raise ValueError(f"must be at most total ({total:g})")
+        if isinstance(total, float) and done > total:  # its own words and hint (new user 21, N2)
+            end = json.dumps({"done": _whole(total), "total": _whole(total)})
+            raise PydanticCustomError("done_above_total", "must be at most total", {
+                "got": f"done {done:g}, total {total:g}", "hint": f"report done ≤ total, e.g. {end} at the end"})
         return done
+
+
+def _whole(number: float) -> float | int:
+    """``10`` for ``10.0`` (an example a user copies reads as they wrote it), else the number."""
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
 
 
 class JobProgress(ResponseModel):
@@ -338,6 +357,10 @@ class JobProgress(ResponseModel):
     ran_s: float = Field(description="seconds the run had run when it reported")
     reports: int = Field(default=0, description="reports of this run stored so far (at least 1 % done; at most one "
                                                 "per min_interval_s)")
+    ignored: str = Field(default="", examples=["its progress went backwards within one run: 99 % done at 02:10:05 "
+                                               "UTC, then 1.1 %"], description=(
+        "why this run's reports are not read for the ETAs of the jobs waiting on it (they contradict themselves; "
+        "until the job starts a new run); \"\": they are read"))
     text: str = Field(default="", examples=["42 % done, reported Dec 5 02:10 UTC"], description=(
         "job answers (GET jobs, jobs/{id}, queue): the report in words, as the panel, the CLI and the magics say it "
         "(they say the clock as of their own now and add how long ago: '42 % done, reported 02:10 UTC (3m ago)'); "
