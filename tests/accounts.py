@@ -13,6 +13,10 @@ not otherwise. Names are ``jst`` + 6 hex digits, so parallel test runs never col
 started as such an account must be able to read its interpreter and working folders: /root is
 mode 0700, so :func:`shared_dir` makes a 0755 temporary folder outside it, and
 :func:`account_python` finds an interpreter every account can run (Debian's ``/usr/bin/python3``).
+
+``useradd``/``userdel`` refuse at once ("cannot lock /etc/passwd; try again later") while another process
+of the host changes the account files — another test run making its own accounts: they are tried again
+(:func:`_account_tool`, session 21: a targeted run failed so beside another agent's run).
 """
 
 from __future__ import annotations
@@ -100,6 +104,21 @@ def _kill_processes_of(uid: int) -> None:
         time.sleep(0.05)
 
 
+LOCK_TRIES = 200
+"""How many times an account tool refused for a held lock of the account files is run (every 0.05 s: 10 s)."""
+
+
+def _account_tool(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``useradd``/``userdel`` ``argv``; again while it is refused because another process holds the
+    account files' lock (shadow-utils gives up at once, "try again later"), at most :data:`LOCK_TRIES` times."""
+    for _ in range(LOCK_TRIES - 1):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode == 0 or "cannot lock" not in done.stderr:
+            return done
+        time.sleep(0.05)
+    return subprocess.run(argv, capture_output=True, text=True)
+
+
 @contextlib.contextmanager
 def os_accounts(count: int, *, prefix: str = "jst") -> Iterator[list[Account]]:
     """Create ``count`` fresh accounts (own group, own home, /bin/bash); remove them after.
@@ -111,13 +130,19 @@ def os_accounts(count: int, *, prefix: str = "jst") -> Iterator[list[Account]]:
     try:
         for _ in range(count):
             name = f"{prefix}{secrets.token_hex(3)}"
-            done = subprocess.run(["useradd", "-m", "-U", "-s", "/bin/bash", name], capture_output=True, text=True)
+            done = _account_tool(["useradd", "-m", "-U", "-s", "/bin/bash", name])
             if done.returncode != 0:
                 raise RuntimeError(f"useradd {name} failed: {done.stderr.strip()}")
             entry = pwd.getpwnam(name)
             made.append(Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, home=entry.pw_dir))
         yield made
     finally:
+        left = []
         for account in made:
             _kill_processes_of(account.uid)
-            subprocess.run(["userdel", "-r", "-f", account.name], capture_output=True)
+            _account_tool(["userdel", "-r", "-f", account.name])
+            with contextlib.suppress(KeyError):
+                pwd.getpwnam(account.name)
+                left.append(account.name)
+        if left:  # never an account left behind silently
+            raise RuntimeError(f"userdel failed for {', '.join(left)}: remove them with userdel -r -f")

@@ -68,7 +68,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         base = factory.getbasetemp()
     except (OSError, ValueError):
         return
-    left = leftovers.wrappers_under(base)
+    left = leftovers.wrappers_under(base, recursive=True)
     if left:
         ended = leftovers.kill_wrappers(left)
         session.config.stash.setdefault(_LEFT, []).append(

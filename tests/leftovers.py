@@ -58,14 +58,32 @@ def job_dir_of(process: psutil.Process) -> Path | None:
     return Path(argv[at + 1]) if at + 1 < len(argv) and at < argv.index("--launch") else None
 
 
-def wrappers_under(folder: Path) -> list[psutil.Process]:
-    """The live job wrappers started by this process (its descendants) whose job directory lies in ``folder``."""
-    found = []
+def _children(recursive: bool) -> list[psutil.Process]:
+    """This process's children: on Linux the direct ones from ``/proc/self/task/*/children`` (a read per
+    thread, not a scan of every process: this runs after every test); all descendants when ``recursive``."""
+    if not recursive:
+        try:
+            pids = {int(pid) for task in Path("/proc/self/task").iterdir()
+                    for pid in (task / "children").read_text().split()}
+        except OSError:  # no such file (another kernel): the scan below
+            pass
+        else:
+            found = []
+            for pid in sorted(pids):
+                with contextlib.suppress(psutil.Error):
+                    found.append(psutil.Process(pid))
+            return found
     try:
-        children = psutil.Process().children(recursive=True)
+        return psutil.Process().children(recursive=True)
     except psutil.Error:
         return []
-    for child in children:
+
+
+def wrappers_under(folder: Path, *, recursive: bool = False) -> list[psutil.Process]:
+    """The live job wrappers started by this process whose job directory lies in ``folder``: its direct
+    children (an executor in this process starts them), or every descendant when ``recursive``."""
+    found = []
+    for child in _children(recursive):
         job_dir = job_dir_of(child)
         if job_dir is not None and job_dir.is_relative_to(folder):
             found.append(child)

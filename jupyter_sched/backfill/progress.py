@@ -18,7 +18,10 @@ replay (``benchmarks/jct_loaded.py``, "Progress reports": reports every 5 minute
 ±15 % noise per report, a quarter of the jobs silent) the ETA error is 36 % of the median wait without
 reports, 27 % from the latest report alone and 23 % from the line (means over 8 seeds; second workload
 46 / 37 / 21 %); with every job reporting 26 % and 17 % (second 34 / 16 %). The time limit bounds
-either. A report is not used when it
+either. Since session 21 a job with a learnt end it has not outrun keeps that end until its line exists
+(``single=False``, :func:`~jupyter_sched.scheduling.runtimes.progress_end`): the latest report alone
+was 61 % too long at the median there (its start-up), the learnt end 16 %; 23 -> 20 % (second 21 -> 20 %),
+every job reporting 17 -> 15 % (second 16 -> 15 %). A report is not used when it
 
 * says under :data:`MIN_FRACTION` done (a rate from a few steps is mostly start-up and noise);
 * is older than :data:`STALE_S` (a job that stopped reporting may have stopped progressing);
@@ -128,7 +131,7 @@ class ProgressReport:
 
 
 def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
-                   limit_s: float | None) -> tuple[float, bool] | None:
+                   limit_s: float | None, single: bool = True) -> tuple[float, bool] | None:
     """Seconds the running job (started at ``start``) still runs after ``now`` by its ``report``.
 
     Args:
@@ -136,6 +139,10 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
         start: its current start (UTC).
         now: the cycle's time (UTC).
         limit_s: its effective time limit (seconds; None: none).
+        single: read the latest report alone while no line is fitted (under :data:`MIN_FIT_REPORTS`
+            reports, or a line that does not reach 1 after the report); False: None then — the caller
+            has a better reading (a runtime learnt from past runs, :func:`~jupyter_sched.scheduling.
+            runtimes.progress_end`).
 
     Returns:
         ``(seconds > 0, from_progress)``: the rate's projection (the fitted line's from
@@ -157,6 +164,8 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
         return None
     total = report.fit.total_s()
     if total is None or total < report.ran_s:  # no line yet, or one that says it ended before this report
+        if not single:
+            return None
         total = report.ran_s / f
     left = max(total - ran, END_MARGIN_S)
     if not left <= HORIZON_S:  # past any meaningful time (red team 21, R5): no end from progress

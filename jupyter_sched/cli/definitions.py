@@ -164,28 +164,13 @@ def _line(d: Mapping[str, Any], *, next_run: bool = True) -> str:
 
 
 def _clock(value: Any, zone: Any = None) -> str:
-    """A wire time as the rest of the CLI writes times — ``Dec 3 01:00 UTC``, or in the
-    definition's time zone when given (``Dec 3 07:00 CET``, as its schedule reads); ``-`` when none."""
+    """A wire time in the definition's zone, as every surface writes a firing
+    (:func:`~..wording.definitions.firing_text`): ``Dec 3 07:00 CET``; ``-`` when none."""
     from datetime import datetime, timezone
 
-    from ..wording.reasons import wire_time
+    from ..wording.definitions import firing_text
 
-    when = wire_time(value)
-    if when is None:
-        return str(value) if value else "-"
-    if isinstance(zone, str) and zone and zone != "UTC":
-        try:
-            from zoneinfo import ZoneInfo
-
-            when = when.astimezone(ZoneInfo(zone))
-        except (ValueError, KeyError, OSError):
-            pass  # an unknown zone name: UTC, said as such
-    today = datetime.now(when.tzinfo or timezone.utc).date()
-    label = when.tzname() or "UTC"
-    if when.date() == today:
-        return f"{when:%H:%M} {label}"
-    year = f" {when.year}" if when.year != today.year else ""  # next Feb 29 2028, not "Feb 29" (new user 18, N6)
-    return f"{when:%b} {when.day}{year} {when:%H:%M} {label}"
+    return firing_text(value, zone, datetime.now(timezone.utc))
 
 
 def _resolve(client: Any, target: str) -> str:

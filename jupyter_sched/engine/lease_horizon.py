@@ -12,13 +12,22 @@ that reclaims nothing, and never after how long.
 ``details.eta_idle_release``: ``{lease id: {"after_s": seconds idle before it is released
 (window + grace), "at": ISO time it is due if it stays idle, or None while it is not idle}}`` for
 each lease waited on that its policy releases when idle; a lease whose policy only notifies (or
-has idle reclamation off) is absent, and the key is ``{}`` when none of them is released so. Pure.
+has idle reclamation off) is absent, and the key is ``{}`` when none of them is released so.
+
+``details.eta_idle_at`` (several leases, session 21; session 20's closing note: a job waiting on
+several of its own team's idle kernel leases said "ETA unknown"): ``{"at": ISO time, "leases": [ids]}``,
+when enough of them are reclaimed for it to start if the idle ones stay idle — they go in the order
+of their reclaim deadlines until the GPUs freed cover what its quota line is short of (``used +
+requested - quota``, the quota wait's numbers). Absent where that is not known: a wait that is not a
+quota wait with those numbers (on capacity, which holders free a node is the core's projection, not
+a count of GPUs), or leases in use (not idle: no reclaim time) that must go too. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from ..model import Job, to_iso
@@ -26,7 +35,10 @@ from ..reclaim import IdleCandidate, IdlePolicies
 from ..reclaim.policy import ReclaimMode
 from ..scheduling.snapshot import CycleResult, Pend
 
-__all__ = ["lease_idle_release", "with_lease_horizons"]
+__all__ = ["idle_start", "lease_idle_release", "with_lease_horizons"]
+
+QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
+"""Reason codes whose ``details`` carry the quota line's ``used``, ``requested`` and ``quota`` GPUs."""
 
 
 def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCandidate]) -> dict[str, Any] | None:
@@ -39,6 +51,37 @@ def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCa
     idle = due.get(lease.id)
     at = to_iso(idle.deadline) if idle is not None and idle.action != ReclaimMode.NOTIFY.value else None
     return {"after_s": policy.window_s + policy.grace_s, "at": at}
+
+
+def idle_start(code: str, details: Mapping[str, Any], held: Sequence[Job],
+               horizons: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """``details.eta_idle_at`` (module doc): when enough of the leases ``held`` that a quota-held job
+    waits on are reclaimed as idle for it to start, if the idle ones stay idle.
+
+    Args:
+        code: the pending reason's code (a quota wait: :data:`QUOTA_WAITS`).
+        details: its details (``used``, ``requested``, ``quota``: GPUs of the quota line).
+        held: the leases it waits on.
+        horizons: ``details.eta_idle_release`` of them (``at``: ISO reclaim time, None while not idle).
+
+    Returns:
+        ``{"at": ISO time, "leases": [ids reclaimed by then, soonest first]}``, or None: not a quota
+        wait with its numbers, or the idle leases do not free enough without one that is in use.
+    """
+    numbers = [details.get(k) for k in ("used", "requested", "quota")]
+    if code not in QUOTA_WAITS or not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        return None
+    used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
+    short = round((used + requested - quota) * 1000)  # milli-GPUs
+    due = sorted((datetime.fromisoformat(str(h["at"])), lease.id, lease.spec.resources.total_milli) for lease in held
+                 if isinstance(h := horizons.get(lease.id), Mapping) and isinstance(h.get("at"), str))
+    freed, by = 0, []
+    for at, lease_id, milli in due:
+        freed += milli
+        by.append(lease_id)
+        if freed >= short:
+            return {"at": to_iso(at), "leases": by}
+    return None
 
 
 def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_action: str | None = None
@@ -91,6 +134,10 @@ def with_lease_horizons(result: CycleResult, jobs: Iterable[Job], policies: Idle
             out.append(pend)
             continue
         horizons = {lease.id: h for lease in held if (h := _horizon(lease, policies, due)) is not None}
-        out.append(Pend(pend.job_id, replace(pend.reason, details={**details, "eta_idle_release": horizons})))
+        added: dict[str, Any] = {"eta_idle_release": horizons}
+        whole = isinstance(waits, list) and len(held) == len(waits) > 1  # several, every one a lease
+        if whole and (start := idle_start(pend.reason.code, details, held, horizons)) is not None:
+            added["eta_idle_at"] = start
+        out.append(Pend(pend.job_id, replace(pend.reason, details={**details, **added})))
         changed = True
     return replace(result, pending=tuple(out)) if changed else result

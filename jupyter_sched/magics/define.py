@@ -24,10 +24,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from ..client._routes import routes
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note
@@ -183,14 +182,15 @@ def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[
 
 
 def _local(text: str | None, zone: str) -> str:
-    if not text:
-        return ""
-    at = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
-    return f"{at:%Y-%m-%d %H:%M %Z}"
+    """A firing in the definition's zone as the CLI and the panel write it: ``Dec 7 12:00 CET``
+    (:func:`~..wording.definitions.firing_text`; new user 20, N27: ``2026-12-07 12:00 CET`` here)."""
+    from ..wording.definitions import firing_text
+
+    return firing_text(text, zone, datetime.now(timezone.utc)) if text else ""
 
 
 def definition_line(d: Mapping[str, Any], *, next_run: bool = True) -> str:
-    """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``
+    """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run Jun 2 12:00 CEST``
     (``next_run=False``: without it, for ``show``, which lists the next firings below: new user 14, N24)."""
     from ..wording.definitions import schedule_text  # one wording with the CLI (new user 13, N20)
 

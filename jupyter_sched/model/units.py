@@ -142,24 +142,31 @@ YEAR_SHOWN_AFTER_DAYS = 182
 """A clock more than this many days from now carries its year (``ls -l``'s six months)."""
 
 
-def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False) -> str:
+def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, zone: str | None = None) -> str:
     """A moment as every surface writes it, in UTC: ``09:58 UTC`` on ``now``'s day, else ``Dec 3
     09:58 UTC``, and ``Dec 4 2027 23:58 UTC`` more than :data:`YEAR_SHOWN_AFTER_DAYS` days from
     ``now`` (new user 14, N18: a 366-day time limit's end read "Dec 4 23:58" — tomorrow — beside a
     1-day one's). ``now`` None (a sentence rendered without a clock, or kept, as an audit record's):
     the date, never "today"'s form. ``seconds``: ``Dec 4 13:51:35 UTC`` — for a record and for two
     times of one sentence in the same minute (:func:`clock_pair`; new user 17, N6). The one
-    formatter of the ETA, a stop's end, idle reclaim, an idle warning's times and the audit's."""
-    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    formatter of the ETA, a stop's end, idle reclaim, an idle warning's times and the audit's.
+
+    ``zone``: an IANA name — the moment in that zone with its abbreviation, "today" being that
+    zone's: ``Dec 7 12:00 CET`` — a job definition's firings, as its schedule reads, in the CLI, the
+    magics and the panel alike (new user 20, N27: ``2026-12-07 12:00 CET`` in %schedule define,
+    ``Dec 5 03:00 UTC`` in the CLI). A name that is no zone (:func:`iana_zone`): UTC."""
+    tz = (iana_zone(zone) if zone else None) or timezone.utc
+    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(tz)
     hhmm = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
+    label = when.tzname() or "UTC"
     if now is None:
-        return f"{when:%b} {when.day} {hhmm} UTC"
-    now = now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now.astimezone(timezone.utc)
+        return f"{when:%b} {when.day} {hhmm} {label}"
+    now = (now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now).astimezone(tz)
     if when.date() == now.date():
-        return f"{hhmm} UTC"
+        return f"{hhmm} {label}"
     if abs((when - now).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400:
-        return f"{when:%b} {when.day} {when.year} {hhmm} UTC"
-    return f"{when:%b} {when.day} {hhmm} UTC"
+        return f"{when:%b} {when.day} {when.year} {hhmm} {label}"
+    return f"{when:%b} {when.day} {hhmm} {label}"
 
 
 def clock_pair(first: datetime, second: datetime, now: datetime | None) -> tuple[str, str]:

@@ -214,7 +214,7 @@ def _valid_most(ceiling: float) -> str:
 
 
 def _elsewhere(ledger: QuotaLedger, line: Line, said: Sequence[str], models: Sequence[str], milli: int,
-               user: str | None) -> str:
+               user: str | None, to_user: bool) -> str:
     """``; on H100: team vision has no quota line for model H100: it may use 0 GPUs there (…)`` — the
     line that bounds the request on each of ``models`` that ``line``'s sentence (about ``said``) does
     not cover: a request allowed on A100 and H100 was told only "can never fit the limit of team
@@ -229,7 +229,7 @@ def _elsewhere(ledger: QuotaLedger, line: Line, said: Sequence[str], models: Seq
             continue
         other = min(over, key=lambda ln: ln.ceiling or 0)
         if other.unlisted:
-            parts.append(unlisted_words(other, _gpus(other.ceiling or 0), [model], user=user)[0])
+            parts.append(unlisted_words(other, _gpus(other.ceiling or 0), [model], user=user, to_user=to_user)[0])
             continue
         whose = f"the per-user limit of {other.user} in team {other.team}" if other.user is not None \
             else f"the limit of team {other.team}"
@@ -238,14 +238,17 @@ def _elsewhere(ledger: QuotaLedger, line: Line, said: Sequence[str], models: Seq
 
 
 def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (), *,
-                     user: str | None = None, ledger: QuotaLedger | None = None) -> CeilingExceeded:
+                     user: str | None = None, ledger: QuotaLedger | None = None,
+                     to_user: bool = True) -> CeilingExceeded:
     """The sentence for ``req`` above ``line``'s ceiling (see :func:`binding_ceiling`); ``models``:
     the GPU models it was tried on, named when the line is that of a team's models without a line
     (red team 20, R2: ``team vision has no quota line for model H100: it may use 0 GPUs there``).
     ``user``: who asks — a member whose own lines name other models only is told of their line
     (verify20 V6: ``your quota line in team ghost (user ve20a) is for A100 only: on H100 you may use
     0 GPUs``; she was told "its *other* members may use 0 GPUs"). ``ledger``: the lines in force —
-    given, the models ``line`` does not cover are said too, each with the line that bounds it there."""
+    given, the models ``line`` does not cover are said too, each with the line that bounds it there.
+    ``to_user``: the words are for ``user`` (a refusal); else for whoever reads a queued job's reason
+    (``the quota line of user ve20a in team ghost is for A100 only: on H100 ve20a may use 0 GPUs``)."""
     tried = list(dict.fromkeys(models))
     ceiling, guaranteed, borrow = (_gpus(line.ceiling or 0), _gpus(line.guaranteed), _gpus(line.borrowing_limit or 0))
     whose = f"the per-user limit of {line.user} in team {line.team}" if line.user is not None \
@@ -262,11 +265,12 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
         fit = int(ceiling // per_worker)
         field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
     if line.unlisted:  # a scope without a quota line (red team 19 R3, red team 20 R2): the team or model to change
-        words, left_out, own = unlisted_words(line, ceiling, tried, user=user)
+        words, left_out, own = unlisted_words(line, ceiling, tried, user=user, to_user=to_user)
         if ledger is not None:
-            words += _elsewhere(ledger, line, left_out or tried, tried, req.total_milli, user)
+            words += _elsewhere(ledger, line, left_out or tried, tried, req.total_milli, user, to_user)
         named = sorted({*line.covered, *own} - {ANY_MODEL})
-        field, most = ("model", f"a GPU model {'you have' if own else f'team {line.team} has'} a line for "
+        holder = ("you have" if to_user else f"{user} has") if own else f"team {line.team} has"
+        field, most = ("model", f"a GPU model {holder} a line for "
                                 f"({', '.join(named)})") if named else ("team", "a team of yours that has a quota line")
         return CeilingExceeded(
             message=f"{words}, so {gpus_phrase(requested)} can never start on it", field=field, most=most,
@@ -274,7 +278,7 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
                      "team": line.team, "user": None, "model": line.model, "unlisted": True,
                      "covered": list(line.covered), "uncovered": left_out, "members": list(line.members),
                      **({"own_models": own} if own else {})})
-    elsewhere = _elsewhere(ledger, line, (), tried, req.total_milli, user) if ledger is not None else ""
+    elsewhere = _elsewhere(ledger, line, (), tried, req.total_milli, user, to_user) if ledger is not None else ""
     return CeilingExceeded(
         message=(f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
                  f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g}){elsewhere}"),
@@ -283,20 +287,20 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
                  "team": line.team, "user": line.user, "model": line.model})
 
 
-def unlisted_words(line: Line, limit: float, models: Sequence[str], *, user: str | None = None
-                   ) -> tuple[str, list[str], list[str]]:
+def unlisted_words(line: Line, limit: float, models: Sequence[str], *, user: str | None = None,
+                   to_user: bool = True) -> tuple[str, list[str], list[str]]:
     """:func:`~jupyter_sched.wording.quota.unlisted_text` for an unlisted ``line`` read by ``user``
     about ``models`` (GPU models tried): ``(words, uncovered, own)`` — the models its scope has
     there (those no team line names, nor ``user``'s own lines), and ``user``'s own line models in
     the team (empty when they have none). Members are named as excepted only where their own lines
     apply on every model said (verify20 V6: a member whose line names A100 only was said to be
-    excepted on H100 too)."""
+    excepted on H100 too). ``to_user``: see :func:`ceiling_exceeded`."""
     own = line.models_of(user)
     left_out = uncovered(line, models) if line.covered else []
     if own:
         left_out = [m for m in uncovered(line, models) if not any(line_applies(o, m) for o in own)]
-        return (unlisted_text(line.team, limit, models=left_out, covered=line.covered, user=user, own=own),
-                left_out, own)
+        return (unlisted_text(line.team, limit, models=left_out, covered=line.covered, user=user, own=own,
+                              to_user=to_user), left_out, own)
     if line.covered:
         members = line.members_on(left_out) if left_out else list(line.members)
         words = unlisted_text(line.team, limit, models=left_out, covered=() if left_out else line.covered,

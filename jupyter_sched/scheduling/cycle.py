@@ -154,7 +154,9 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
         line = ctx.ceilings[key] = binding_ceiling(quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
-    over = ceiling_exceeded(line, job.spec.resources, (f.model for f in flavors), user=user, ledger=quota)
+    # a queued job's reason is read by others too (the queue): its user named, not "you"
+    over = ceiling_exceeded(line, job.spec.resources, (f.model for f in flavors), user=user, ledger=quota,
+                            to_user=False)
     reason = PendingReason(code="Unschedulable", message=over.message,
                            details={**over.details, "field": over.field, "never": "quota", "rule":
                                     "user cap" if line.user is not None else "team borrowing limit"},

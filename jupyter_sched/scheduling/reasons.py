@@ -105,7 +105,8 @@ def _unlisted_sentence(o: FlavorOutcome, asker: str) -> str:
     team, limit = str(q.get("team") or ""), float(q.get("quota") or 0)
     covered, own = _strs(q.get("covered")), _strs(q.get("own_models"))
     if own:  # the reader's own lines name other models only
-        words = unlisted_text(team, limit, models=[o.model], covered=covered, user=str(q.get("asker")), own=own)
+        words = unlisted_text(team, limit, models=[o.model], covered=covered, user=str(q.get("asker")), own=own,
+                              to_user=False)  # a queued job's reason is read by others too
     elif covered:  # the team's lines name other models only
         words = unlisted_text(team, limit, models=[o.model], members=_strs(q.get("excepted")))
     else:  # per-user lines only, or none at all

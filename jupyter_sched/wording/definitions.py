@@ -7,11 +7,26 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from ..model.units import format_duration, gpus_phrase
+from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["changes_text", "runs_parts", "runs_text", "schedule_text"]
+__all__ = ["changes_text", "firing_text", "runs_parts", "runs_text", "schedule_text"]
+
+
+def firing_text(value: Any, zone: Any, now: datetime) -> str:
+    """A definition's firing (a wire time: its next run, a run's ``scheduled_for``) in its time zone,
+    as every clock is written (:func:`~..model.units.clock_text`): ``12:00 CET`` on ``now``'s day
+    there, else ``Dec 7 12:00 CET`` — the CLI and the magics alike (new user 20, N27: the magic said
+    ``2026-12-07 12:00 CET``, the CLI ``Dec 5 03:00 UTC``); ``-`` when none, a text that is no time as
+    given."""
+    from .reasons import wire_time
+
+    when = wire_time(value)
+    if when is None:
+        return str(value) if value else "-"
+    return clock_text(when, now, zone=zone if isinstance(zone, str) else None)
 
 
 def schedule_text(definition: Mapping[str, Any], *, run: str) -> str:

@@ -17,7 +17,7 @@ UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams without one",
                   yours: bool = False, models: Sequence[str] = (), covered: Sequence[str] = (),
                   members: Sequence[str] = (), user: str | None = None, own: Sequence[str] = (),
-                  lines_of: Mapping[str, Sequence[str]] | None = None) -> str:
+                  lines_of: Mapping[str, Sequence[str]] | None = None, to_user: bool = True) -> str:
     """THE words for a team's scope without a quota line while other lines exist (red team 19, R3;
     red team 20, R2: per scope): the queue's reason, the submit refusal, ``status`` / ``%gpu`` and
     PUT quotas' warnings all open with them (new user 20, N2: status said "guaranteed 0 GPUs,
@@ -43,17 +43,24 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
         own: the GPU models (or ``*``) of ``user``'s own lines in the team.
         lines_of: per member, the GPU models of their lines, said beside them when not ``*``
             (``a quota line for user red20a (A100)``).
+        to_user: the words are for ``user`` (a refusal, ``status``): "your … you may use"; else
+            (a queued job's reason, which others read too) ``the quota line of user red20a in team
+            ghost is for A100 only: on H100 red20a may use 0 GPUs (…)``.
     """
     names = [team] if isinstance(team, str) else list(team)
     some = "" if limit == 0 else ", none of them guaranteed"
     you = ", you included" if yours else ""
     if len(names) == 1 and user and own:  # the reader has lines of their own, for other models only
         where = f"on {', '.join(models)}" if models else "on other GPU models"
-        head = (f"team {names[0]} has quota lines only for {', '.join(covered)} and yours (user {user}) is"
-                if covered else f"your quota line in team {names[0]} (user {user}) is")
+        if to_user:
+            head = (f"team {names[0]} has quota lines only for {', '.join(covered)} and yours (user {user}) is"
+                    if covered else f"your quota line in team {names[0]} (user {user}) is")
+        else:
+            head = (f"team {names[0]} has quota lines only for {', '.join(covered)} and user {user}'s is"
+                    if covered else f"the quota line of user {user} in team {names[0]} is")
         shared = "" if limit == 0 else " with the team's other work without a line"
-        return (f"{head} for {', '.join(own)} only: {where} you may use {gpus_phrase(float(limit))}{shared}{some} "
-                f"({UNLISTED_SETTING})")
+        return (f"{head} for {', '.join(own)} only: {where} {'you' if to_user else user} may use "
+                f"{gpus_phrase(float(limit))}{shared}{some} ({UNLISTED_SETTING})")
     scoped = len(names) == 1 and bool(models or covered or members)
     if not scoped:
         subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"

@@ -354,20 +354,41 @@ def _idle_release(details: Mapping[str, Any], waits: Sequence[Any], now: datetim
     due = sorted((t, w) for w, h in held.items() if (t := wire_time(h.get("at"))) is not None)
     if due:  # the soonest: an ETA only if nobody touches it, so said after, not as the ETA
         when, lease = due[0]
-        return text, f"; {lease} is idle now: released {_clock(when, now)} if it stays idle"
+        # of several, the ones in use are what leaves the ETA unknown (session 20's closing note)
+        busy = [w for w in held if wire_time(held[w].get("at")) is None]
+        said = f"; {_ids(busy)} {'is' if len(busy) == 1 else 'are'} in use, not idle" if busy else ""
+        return text, f"; {lease} is idle now: released {_clock(when, now)} if it stays idle{said}"
     return text, ""
 
 
-def _idle_eta(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None, relative: bool) -> str:
-    """``ETA 14:05 UTC (in 5m)`` when the wait is on one lease that is idle now and idle reclamation
-    releases it then (``details.eta_idle_release[id].at``, :func:`_idle_release`'s data), else ""."""
+def _idle_eta(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None,
+              relative: bool) -> tuple[str, list[str]]:
+    """``("ETA 14:05 UTC (in 5m)", [lease ids])`` when idle reclamation frees the wait's leases then
+    if they stay idle: one lease idle now (``details.eta_idle_release[id].at``, :func:`_idle_release`'s
+    data), or several of which enough are (``details.eta_idle_at``: when, and which of them;
+    :func:`jupyter_sched.engine.lease_horizon.idle_start`); else ``("", [])``."""
     horizons = details.get("eta_idle_release")
-    held = horizons.get(str(waits[0])) if isinstance(horizons, Mapping) and len(waits) == 1 else None
-    when = wire_time(held.get("at")) if isinstance(held, Mapping) else None
-    if when is None:
-        return ""
+    if len(waits) > 1:
+        start = details.get("eta_idle_at")
+        by = start.get("leases") if isinstance(start, Mapping) else None
+        when = wire_time(start.get("at")) if isinstance(start, Mapping) else None
+        ids = [str(w) for w in by] if isinstance(by, Sequence) and not isinstance(by, str) else []
+        if when is None or not ids:
+            return "", []
+    else:
+        held = horizons.get(str(waits[0])) if isinstance(horizons, Mapping) and waits else None
+        when = wire_time(held.get("at")) if isinstance(held, Mapping) else None
+        if when is None:
+            return "", []
+        ids = [str(waits[0])]
     rel = f" ({relative_text((when - now).total_seconds())})" if relative and now is not None else ""
-    return f"ETA {_clock(when, now)}{rel}"
+    return f"ETA {_clock(when, now)}{rel}", ids
+
+
+def _singular(whose: str) -> str:
+    """``other users' kernel leases`` -> ``another user's kernel lease``; ``bob's leases`` -> ``bob's lease``."""
+    whose = whose.replace("other users' ", "another user's ", 1)
+    return whose[:-1] if whose.endswith("s") else whose
 
 
 def _off(said: str) -> str:
@@ -471,9 +492,12 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 leases, holds = _own_leases_text(own)
                 # a quota wait's unblock sentence says how to release them: not said twice (new user 20, N29)
                 told = str(reason.get("code") or "") in QUOTA_CODES
-                due = _idle_eta(details, waits, now, relative)
-                if due:  # one idle lease: its release time is the ETA, if nobody touches it (N29)
-                    return f"{due} if {leases} stays idle (it is then reclaimed)" + (
+                due, reclaimed = _idle_eta(details, waits, now, relative)
+                if due:  # idle leases: when enough are reclaimed is the ETA, if nobody touches them (N29)
+                    freed = [o for o in own if str(o.get("id")) in reclaimed] or own
+                    lone = len(freed) == 1
+                    return (f"{due} if {_own_leases_text(freed)[0]} {'stays' if lone else 'stay'} idle "
+                            f"({'it is' if lone else 'they are'} then reclaimed)") + (
                         "" if told else f"; released with {_release_with(own)}, it starts at once")
                 idle, none = _idle_release(details, waits, now)
                 release = "" if told else f" with {_release_with(own)}"
@@ -495,10 +519,13 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 if len(held) == 1 and isinstance(owner := next(iter(held)), str) and owner:
                     whose = f"{owner}'s {lease}{'' if one else 's'}"  # by name (red team 15, R8)
                 by = "" if others else (" by its owner" if one else " by their owners")
-                due = _idle_eta(details, waits, now, relative)
-                if due:  # one idle lease: its release time is the ETA (new user 20, N29: "unknown" beside it)
-                    return (f"{due} if {whose} {_ids(waits)} stays idle (it is then reclaimed; sooner if "
-                            f"{'it is released' if others else 'its owner releases it'})")
+                due, reclaimed = _idle_eta(details, waits, now, relative)
+                if due:  # idle leases: their reclaim is the ETA (new user 20, N29: "unknown" beside it)
+                    if len(reclaimed) == 1:
+                        return (f"{due} if {_singular(whose) if not one else whose} {_ids(reclaimed)} stays idle (it is "
+                                f"then reclaimed; sooner if {'it is released' if others else 'its owner releases it'})")
+                    return (f"{due} if {whose} {_ids(reclaimed)} stay idle (they are then reclaimed; sooner if "
+                            f"{'they are released' if others else 'their owners release them'})")
                 idle, none = _idle_release(details, waits, now)
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)}{_queued(details, waits)} "
                         f"{'is' if one else 'are'} released{by}{idle} ({_NO_LIMIT[kernel]}{_off(none)}){_now(none)}")
@@ -703,11 +730,18 @@ def _quota_unblock(code: str, d: Mapping[str, Any], *, said: str = "", unlined: 
                     f"raises {team}'s quota{more}.")
     also = d.get("also_exceeds")
     if isinstance(also, Sequence) and not isinstance(also, str) and also:
-        names = [f"{o.get('user')}'s cap" if isinstance(o, Mapping) and o.get("user") else
-                 f"{o.get('team')}'s quota" for o in also if isinstance(o, Mapping)]
+        # each line with its GPU model, as the summary says its own (verify20 V3's kind)
+        names = [f"{o.get('user')}'s{_on_model(o)} cap" if o.get("user") else f"{o.get('team')}'s{_on_model(o)} quota"
+                 for o in also if isinstance(o, Mapping)]
         if names:
             sentence += f" Also full: {' and '.join(names)}."  # names are identifiers: never capitalised
     return sentence
+
+
+def _on_model(line: Mapping[str, Any]) -> str:
+    """`` A100-80GB`` for a line of one GPU model, "" for one of every model (``*``)."""
+    model = line.get("model")
+    return f" {model}" if isinstance(model, str) and model not in ("", "*") else ""
 
 
 def memory_text(mib: Any) -> str:

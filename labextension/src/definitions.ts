@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { formMessage, reasonSentence } from './format';
+import { formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -40,18 +40,48 @@ export function parseParameters(text: string): Record<string, unknown> {
   return parseParameterWords(text.split('\n').map(line => line.trim()).filter(line => line));
 }
 
-/** A UTC ISO time in the definition's time zone: `2025-06-02 12:00 GMT+2`. */
-export function localTime(iso: string | null | undefined, timeZone: string): string {
+/**
+ * A UTC ISO time in the definition's time zone as every clock is written ({@link clockText}, the
+ * Python `clock_text(..., zone=)`): `12:00 CEST` on `now`'s day there, else `Jun 2 12:00 CEST`, with
+ * the year more than {@link YEAR_SHOWN_AFTER_DAYS} days away — the CLI's and the magics' words (new
+ * user 20, N27: the panel and %schedule define said `2025-06-02 12:00 …`, the CLI `Jun 2 12:00 …`).
+ * The zone's abbreviation is the browser's (`CET`, `EST`; `GMT+9` where it knows none).
+ */
+export function localTime(iso: string | null | undefined, timeZone: string, now: Date = new Date()): string {
   if (!iso) {
     return '';
   }
-  try {
-    return new Intl.DateTimeFormat('sv-SE', {
-      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZoneName: 'short'
-    }).format(new Date(iso));
-  } catch {
+  const at = new Date(iso);
+  if (isNaN(at.getTime())) {
     return iso;
   }
+  try {
+    const parts = (when: Date): Record<string, string> =>
+      Object.fromEntries(
+        new Intl.DateTimeFormat('en-US', {
+          timeZone, year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23'
+        }).formatToParts(when).map(p => [p.type, p.value])
+      );
+    const when = parts(at);
+    const today = parts(now);
+    const hhmm = `${when.hour}:${when.minute} ${zoneLabel(at, timeZone)}`;
+    if (when.year === today.year && when.month === today.month && when.day === today.day) {
+      return hhmm;
+    }
+    const far = Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
+    return far ? `${when.month} ${when.day} ${when.year} ${hhmm}` : `${when.month} ${when.day} ${hhmm}`;
+  } catch {
+    return iso; // a zone this browser does not know
+  }
+}
+
+/** The zone's abbreviation at `at` as Python's zoneinfo says it where the browser knows one: en-US's
+ * (`EST`, `UTC`), else en-GB's (`CET`, `BST`), else the offset (`GMT+9`). */
+function zoneLabel(at: Date, timeZone: string): string {
+  const label = (locale: string): string =>
+    new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' }).formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
+  const us = label('en-US');
+  return /^GMT[+-−]/.test(us) ? label('en-GB') || us : us;
 }
 
 /** One line for a run: its job's reason when it waits or failed, else its message. */

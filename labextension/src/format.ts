@@ -14,24 +14,15 @@ import { ACTIVE_STATES, isWaiting, type IResources, type Job, type PendingReason
 /** The bundle used when a caller passes none (English, untranslated). */
 export const NULL_TRANS: TranslationBundle = nullTranslator.load('jupyter_sched');
 
-/** Seconds → a short human duration: `45 s`, `3 min 05 s`, `2 h 03 min`, `3 d 4 h`. */
+/**
+ * Seconds → a duration as the CLI and the magics write one ({@link compactDuration}, the Python
+ * `format_duration`): `45s`, `3m05s`, `2h03m`, `3d04h` — a job's elapsed time and wait, the ETA
+ * accuracy (new user 20, N27: the panel said `elapsed 2 min 02 s` where the CLI said `2m02s`; the
+ * compact form is also what `--time-limit` and `time_limit` take back). `–` for no duration.
+ */
 export function formatDuration(seconds: number, trans: TranslationBundle = NULL_TRANS): string {
-  if (!isFinite(seconds) || seconds < 0) {
-    return '–';
-  }
-  const s = Math.floor(seconds);
-  if (s < 60) {
-    return trans.__('%1 s', s);
-  }
-  const minutes = Math.floor(s / 60);
-  if (minutes < 60) {
-    return trans.__('%1 min %2 s', minutes, String(s % 60).padStart(2, '0'));
-  }
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) {
-    return trans.__('%1 h %2 min', hours, String(minutes % 60).padStart(2, '0'));
-  }
-  return trans.__('%1 d %2 h', Math.floor(hours / 24), hours % 24);
+  void trans; // kept for callers: the compact form is the same in every language, as the CLI's
+  return !isFinite(seconds) || seconds < 0 ? '–' : compactDuration(seconds);
 }
 
 /** Parse an ISO timestamp; `null` when absent or unparsable. */

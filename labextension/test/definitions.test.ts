@@ -18,13 +18,17 @@ describe('parseParameters', () => {
   });
 });
 
-describe('localTime', () => {
+describe('localTime (new user 20, N27: the CLI\'s and the magics\' clock, in the definition\'s zone)', () => {
+  const NOW = new Date('2025-06-02T08:00:00Z');
   it.each([
-    ['a winter instant in Berlin', '2025-01-06T06:00:00Z', 'Europe/Berlin', '2025-01-06 07:00'],
-    ['a summer instant in Berlin', '2025-06-02T10:00:00Z', 'Europe/Berlin', '2025-06-02 12:00'],
-    ['UTC', '2025-06-02T10:00:00Z', 'UTC', '2025-06-02 10:00']
+    ['a winter instant in Berlin', '2025-01-06T06:00:00Z', 'Europe/Berlin', 'Jan 6 07:00 CET'],
+    ['a summer instant in Berlin, today there: the clock alone', '2025-06-02T10:00:00Z', 'Europe/Berlin', '12:00 CEST'],
+    ['tomorrow in Berlin, though still today in UTC', '2025-06-02T22:30:00Z', 'Europe/Berlin', 'Jun 3 00:30 CEST'],
+    ['New York', '2025-06-03T13:00:00Z', 'America/New_York', 'Jun 3 09:00 EDT'],
+    ['UTC', '2025-06-05T10:00:00Z', 'UTC', 'Jun 5 10:00 UTC'],
+    ['more than half a year away: with its year', '2026-03-01T10:00:00Z', 'UTC', 'Mar 1 2026 10:00 UTC']
   ])('%s', (_, iso, zone, want) => {
-    expect(localTime(iso, zone)).toContain(want);
+    expect(localTime(iso, zone, NOW)).toBe(want);
   });
 
   it('is empty without a time', () => {

@@ -12,16 +12,16 @@ describe('ETA accuracy in the admin view (GET eta-accuracy)', () => {
         p90_abs_error_s: 1800, max_abs_error_s: 3600, mean_signed_error_s: -60 },
       trans
     );
-    expect(line).toBe('ETAs were off by 9 min 00 s at the median, 15 % of the median wait (1 h 00 min), over the last 40 jobs that waited; 100 % of them had an ETA when queued.');
+    expect(line).toBe('ETAs were off by 9m at the median, 15 % of the median wait (1h00m), over the last 40 jobs that waited; 100 % of them had an ETA when queued.');
   });
 
   it('new user 6 F6: sub-second figures keep a decimal, and a share of a sub-second wait is not said', () => {
     const base = { window: 500, jobs: 23, coverage: 1, p90_abs_error_s: 1, max_abs_error_s: 2, mean_signed_error_s: 0 };
     expect(etaAccuracyLine({ ...base, median_abs_error_s: 0.31, median_wait_s: 0.69, error_of_wait: 0.45 }, trans)).toBe(
-      'ETAs were off by 0.3 s at the median (the median wait was 0.7 s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
+      'ETAs were off by 0.3s at the median (the median wait was 0.7s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
     );
     expect(etaAccuracyLine({ ...base, median_abs_error_s: 0.01, median_wait_s: 20, error_of_wait: 0.0005 }, trans)).toBe(
-      'ETAs were off by under 0.1 s at the median, 0 % of the median wait (20 s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
+      'ETAs were off by under 0.1s at the median, 0 % of the median wait (20s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
     );
   });
 

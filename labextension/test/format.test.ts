@@ -59,13 +59,16 @@ describe('formatEta', () => {
   });
 });
 
-describe('formatDuration', () => {
+describe('formatDuration (new user 20, N27: the CLI\'s and the magics\' form, which --time-limit takes back)', () => {
   it.each([
-    [0, '0 s'],
-    [59.9, '59 s'],
-    [61, '1 min 01 s'],
-    [3600, '1 h 00 min'],
-    [90061, '1 d 1 h'],
+    [0, '0s'],
+    [59.4, '59s'],
+    [61, '1m01s'],
+    [122, '2m02s'],
+    [1200, '20m'],
+    [3600, '1h00m'],
+    [90061, '25h01m'],
+    [273600, '3d04h'],
     [-1, '–'],
     [NaN, '–']
   ])('%s s → %s', (s, want) => {
@@ -75,13 +78,13 @@ describe('formatDuration', () => {
 
 describe('formatElapsed', () => {
   it('a running job counts from its start', () => {
-    expect(formatElapsed(makeJob({ state: 'running', started_at: '2026-11-29T11:58:30Z' }), NOW)).toBe('1 min 30 s');
+    expect(formatElapsed(makeJob({ state: 'running', started_at: '2026-11-29T11:58:30Z' }), NOW)).toBe('1m30s');
   });
   it('a finished job counts start to finish', () => {
-    expect(formatElapsed(makeJob({ state: 'succeeded', started_at: '2026-11-29T10:00:00Z', finished_at: '2026-11-29T10:00:07Z' }), NOW)).toBe('7 s');
+    expect(formatElapsed(makeJob({ state: 'succeeded', started_at: '2026-11-29T10:00:00Z', finished_at: '2026-11-29T10:00:07Z' }), NOW)).toBe('7s');
   });
   it('a pending job says how long it has waited', () => {
-    expect(formatElapsed(makeJob({ state: 'pending', submitted_at: '2026-11-29T11:00:00Z' }), NOW)).toBe('waiting 1 h 00 min');
+    expect(formatElapsed(makeJob({ state: 'pending', submitted_at: '2026-11-29T11:00:00Z' }), NOW)).toBe('waiting 1h00m');
   });
 });
 

@@ -120,14 +120,19 @@ def test_verify20_v6_the_named_user_of_a_model_line_is_told_of_her_line_on_anoth
                                   "use 0 GPUs"), bob.message
 
 
-def test_verify20_v6_the_cycle_says_the_same_to_her_for_a_job_pending_since_before_the_line() -> None:
+def test_verify20_v6_a_queued_jobs_reason_names_her_line_in_words_others_may_read_too() -> None:
     reason = _pending(GHOST, make_job("x", team="ghost", user="ann", models=(H100,)))
-    assert str(reason["message"]).startswith("your quota line in team ghost (user ann) is for A100-80GB only: on "
-                                             "H100-80GB you may use 0 GPUs"), reason
+    assert str(reason["message"]).startswith("the quota line of user ann in team ghost is for A100-80GB only: on "
+                                             "H100-80GB ann may use 0 GPUs"), reason  # the queue shows it to others
     # a scope without a line has no quota to raise: the line is what an admin adds
     assert render_reason(reason, mine=True).unblock == (
-        "Cancel it and resubmit with a GPU model you have a line for (A100-80GB), or ask an admin to add a quota "
+        "Cancel it and resubmit with a GPU model ann has a line for (A100-80GB), or ask an admin to add a quota "
         "line for it (or to raise c.SchedApp.unlisted_team_borrowing_limit).")
+    both = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100, borrowing_limit=1)),
+                    unlisted_borrowing_limit=0)
+    reason = _pending(both, *_vision_full(), make_job("x", team="vision", user="ana", models=(A100, H100)))
+    assert str(reason["message"]).endswith(". team vision has quota lines only for A100-80GB and user ana's is for "
+                                           f"A100-80GB only: on H100-80GB ana may use 0 GPUs {SETTING}."), reason
 
 
 def test_verify20_v6_a_member_whose_line_names_another_model_is_not_excepted_on_this_one() -> None:
@@ -180,3 +185,12 @@ def test_verify20_v6_a_users_zero_line_on_the_other_model_is_said_as_hers_not_th
     jobs = [*_vision_full(), make_job("x", team="vision", user="ana", models=(A100, H100))]
     message = str(_pending(quota, *jobs)["message"])
     assert message.endswith(". H100: user ana has no quota."), message  # was "H100: team has no quota"
+
+
+def test_verify20_v3_a_second_full_line_is_named_with_its_model() -> None:
+    quota = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100, borrowing_limit=1)))
+    held = [running(make_job("f0", team="vision", user="ana", models=(A100,)), "a", [0]),
+            running(make_job("f1", team="vision", user="bo", models=(A100,)), "a", [1])]
+    reason = _pending(quota, *held, make_job("x", team="vision", user="ana", models=(A100,)))
+    unblock = render_reason(reason, mine=True).unblock
+    assert unblock.endswith(" Also full: vision's A100-80GB quota."), unblock  # was "vision's quota"

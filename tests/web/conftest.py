@@ -134,6 +134,33 @@ def kernel(sched_app: Any, jp_fetch: Fetch) -> Callable[[], Awaitable[str]]:
     return start
 
 
+class ProofClock:
+    """The wall clock :mod:`jupyter_sched.extension.auth_once` ages identity proofs by (``KEEP_S``, a cookie's
+    max age): still until :meth:`advance` — a test that counts proofs or takes a recognised session's
+    request for granted does not depend on how fast a loaded machine answers (session 21: a proof lapsed
+    between the two reads of tests/web/test_issue17_lean_answers.py's pairs). Tornado's own cookie check
+    keeps the real clock."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def proof_clock(monkeypatch: pytest.MonkeyPatch) -> ProofClock:
+    """:class:`ProofClock` in place of the proofs' clock for this test."""
+    from jupyter_sched.extension import auth_once
+
+    clock = ProofClock()
+    monkeypatch.setattr(auth_once, "time", clock)
+    return clock
+
+
 async def wait_for(predicate: Callable[[], Awaitable[Any]], *, timeout_s: float = 30.0, poll_s: float = 0.1) -> Any:
     """Poll ``predicate`` until it returns a truthy value (returned); fail after ``timeout_s`` seconds."""
     deadline = time.monotonic() + timeout_s

@@ -29,9 +29,9 @@ from tornado import web
 
 from jupyter_sched.extension import auth_once, lean
 
-from .conftest import API, IVAN_TOKEN, server_config, wait_for
+from .conftest import API, IVAN_TOKEN, ProofClock, server_config, wait_for
 
-pytestmark = pytest.mark.usefixtures("sched_app")
+pytestmark = pytest.mark.usefixtures("sched_app", "proof_clock")  # proofs age by the test's clock: module docstring
 
 ROUTES = ("config", "me", "inventory", "jobs?limit=2", "queue?limit=1")
 
@@ -41,27 +41,6 @@ def jp_server_config(tmp_path: Path) -> dict[str, Any]:
     config = server_config(tmp_path)
     del config["ServerApp"]["identity_provider_class"]  # jupyter_server's own token provider
     return config
-
-
-class ProofClock:
-    """The wall clock :mod:`~jupyter_sched.extension.auth_once` ages proofs by: still until :meth:`advance`."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def time(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-@pytest.fixture(autouse=True)
-def proof_clock(monkeypatch: pytest.MonkeyPatch) -> ProofClock:
-    """The proofs' clock of this module's tests (module docstring)."""
-    clock = ProofClock()
-    monkeypatch.setattr(auth_once, "time", clock)
-    return clock
 
 
 @pytest.fixture

@@ -599,7 +599,7 @@ export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: T
   // under a second with one decimal: "off by 0 s, 45 % of the median wait (0 s)" read as a
   // contradiction (new user 6, F6); a share of a sub-second wait is not said at all
   const said = (s: number): string =>
-    s < 1 ? (s < 0.05 ? trans.__('under 0.1 s') : trans.__('%1 s', s.toFixed(1))) : formatDuration(s, trans);
+    s < 1 ? (s < 0.05 ? trans.__('under 0.1s') : trans.__('%1s', s.toFixed(1))) : formatDuration(s, trans);  // 20s, as formatDuration (N27)
   const error = said(acc.median_abs_error_s);
   const wait = acc.median_wait_s === null ? '' : said(acc.median_wait_s);
   const share = acc.error_of_wait === null ? '' : Math.round(acc.error_of_wait * 100);
