@@ -81,12 +81,12 @@ async def test_newuser21_n1_report_progress_never_raises_and_takes_numpy_scalars
     async def report(done: Any, total: Any) -> tuple[Any, list[str]]:
         return await loop.run_in_executor(None, in_job, done, total)
 
-    answer, said = await report(np.int64(5), 10)  # `for step in np.arange(n)`: sent as 5 of 10
-    assert answer is not None and answer["progress"]["done"] == 5 and answer["progress"]["total"] == 10 and not said
     answer, said = await report(np.float32(2.5), np.int32(10))
     assert answer is not None and answer["progress"]["done"] == 2.5 and not said
-    answer, said = await report(_FloatTensor(3.0), Fraction(10))  # a 0-d float tensor, a Fraction
-    assert answer is not None and answer["progress"]["done"] == 3.0 and not said
+    answer, said = await report(np.int64(5), 10)  # `for step in np.arange(n)`: sent as 5 of 10
+    assert answer is not None and answer["progress"]["done"] == 5 and answer["progress"]["total"] == 10 and not said
+    answer, said = await report(_FloatTensor(6.0), Fraction(10))  # a 0-d float tensor, a Fraction
+    assert answer is not None and answer["progress"]["done"] == 6.0 and not said
 
     answer, said = await report(11, 10)  # the off-by-one of the last step: reported as all done, warned
     assert answer is not None and answer["progress"]["done"] == 10 and answer["progress"]["fraction"] == 1.0
