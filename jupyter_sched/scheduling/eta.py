@@ -893,8 +893,15 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         cause = "earlier"
     before = {str(k): float(v) for k, v in was_reported.items() if isinstance(v, (int, float))} \
         if isinstance(was_reported, Mapping) else {}
+    ahead_moved: dict[str, float] = {}
     if (reported or before) and cause in ("earlier", "queue_changed"):  # a report moved the end (issue 16 item 4)
         cause, jobs = "progress", sorted(reported or before)
+    elif cause in ("earlier", "queue_changed") and ctx.snap.progress:  # reports moved the work ahead of it
+        gone = [h for h in basis.get("waits_on", ()) if (o := ctx.by_id.get(h)) is None or o.state.terminal]
+        ahead_moved = {w: r.fraction for w, r in ctx.snap.progress.items() if r.at > since
+                       and (o := ctx.by_id.get(w)) is not None and o.state.holds_gpus}
+        if ahead_moved and not gone:  # nothing it waited on ended: the reports are what moved it (red team 21, R2)
+            cause, jobs = "progress", sorted(ahead_moved)
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
         "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
@@ -907,7 +914,9 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         "progress": "; ".join(f"{_whose(ctx, job, w)}{w} is projected to end from its progress "
                               f"({done_text(reported[w])})" if reported and w in reported else
                               f"{_whose(ctx, job, w)}{w}'s progress ({done_text(before[w])}) no longer projects its end"
-                              for w in jobs[:3]) if cause == "progress" else "",
+                              if w in before else
+                              f"{_whose(ctx, job, w)}{w}'s progress report ({done_text(ahead_moved[w])}) moved the "
+                              f"work ahead" for w in jobs[:3]) if cause == "progress" else "",
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])
