@@ -61,11 +61,12 @@ def _over_limit(job: Mapping[str, Any], fraction: float, ran_s: Any, start: date
     """``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC``
     when the job's own rate (its run time at the report over the share done) says it cannot finish within
     its time limit (new user 21, N7: only the jobs waiting for it were told, and credited to its
-    progress); "" otherwise (no limit, no run time, or a pace that fits)."""
+    progress); "" otherwise (no limit, a run time under :data:`_PACE_AFTER_S` or under 1 % done — start-up
+    and noise, as the ETAs read it — or a pace that fits)."""
     limit = job.get("time_limit_s")
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
         return ""
-    if isinstance(ran_s, bool) or not isinstance(ran_s, (int, float)) or not ran_s >= _PACE_AFTER_S or not fraction > 0:
+    if isinstance(ran_s, bool) or not isinstance(ran_s, (int, float)) or not ran_s >= _PACE_AFTER_S or not fraction >= 0.01:
         return ""
     needs = float(ran_s) / fraction
     if not needs > float(limit) or not math.isfinite(needs):
