@@ -422,7 +422,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "executors": [self.executor],
             "inventory_source": self.inventory_source,
             "events": {"transport": "sse", "path": API_PREFIX + "events",
-                       "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted"]},
+                       "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted", "progress"]},
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.services, "monitor", None) is not None,
