@@ -44,6 +44,7 @@ from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
+from ..model.horizon import BEYOND_HORIZON, capped, later
 from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
@@ -80,6 +81,8 @@ has passed is recorded then."""
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 MIN_RUNTIME = "MinRuntime"
+BEYOND = "BeyondHorizon"
+"""``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
 """``details["eta_code"]`` of an ETA that is when the jobs it waits on (``eta_waits_on``) pass the minimum
 runtime and are preempted or reclaimed for it (``details["preemption_rule"]``), earlier than their ends
 (new user 20, N18: "ETA 23:06, when lowml ends" for a job that preempted lowml at 23:01)."""
@@ -291,7 +294,8 @@ class Plan:
             end = _holder_end(ctx, holder, self.reestimates, progress=self.progress) if holder else math.inf
             if math.isinf(end):
                 return None, f"it fits only after jobs without a time limit end ({holder})", (holder,), "NoTimeLimit"
-            return ctx.now + timedelta(seconds=end), "", (holder,), "Projected"
+            at = later(ctx.now, end)  # past the horizon: unknown, never an overflow (red team 21, R5)
+            return (at, "", (holder,), "Projected") if at is not None else (None, BEYOND_HORIZON, (holder,), BEYOND)
         after = 0.0
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
@@ -311,7 +315,10 @@ class Plan:
             return None, why, est.waits_on, "NoTimeLimit" if est.waits_on else "NotGpuBound"
         at = self._at.get(est.start)  # starts are a few sums of run times: each said once per cycle
         if at is None:
-            at = self._at[est.start] = ctx.now + timedelta(seconds=est.start)
+            at = later(ctx.now, est.start)
+            if at is None:  # past the horizon: unknown, never an overflow (red team 21, R5)
+                return None, BEYOND_HORIZON, est.waits_on, BEYOND
+            self._at[est.start] = at
         return at, "; ".join(n.message for n in notes), est.waits_on, "Projected"
 
     # ------------------------------------------------------------------ conservative backfill
@@ -407,7 +414,10 @@ def _latest_end(ctx: CycleContext, holder: str, expected: float) -> float:
 def _estimated(ctx: CycleContext, plan: Plan, est: Estimate) -> Estimated:
     notes = [note.message for w in est.waits_on if (note := plan.reestimates.get(w)) is not None]
     assert est.start is not None
-    return ctx.now + timedelta(seconds=est.start), "; ".join(notes), est.waits_on, "Projected"
+    at = later(ctx.now, est.start)
+    if at is None:  # past the horizon: unknown, never an overflow (red team 21, R5)
+        return None, BEYOND_HORIZON, est.waits_on, BEYOND
+    return at, "; ".join(notes), est.waits_on, "Projected"
 
 
 def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]:
@@ -447,7 +457,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                     by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
                 assert shares is not None
                 held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
-        context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
+        context = QueueContext(now=capped(ctx.now, t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
@@ -887,8 +897,15 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         cause = "earlier"
     before = {str(k): float(v) for k, v in was_reported.items() if isinstance(v, (int, float))} \
         if isinstance(was_reported, Mapping) else {}
+    ahead_moved: dict[str, float] = {}
     if (reported or before) and cause in ("earlier", "queue_changed"):  # a report moved the end (issue 16 item 4)
         cause, jobs = "progress", sorted(reported or before)
+    elif cause in ("earlier", "queue_changed") and ctx.snap.progress:  # reports moved the work ahead of it
+        gone = [h for h in basis.get("waits_on", ()) if (o := ctx.by_id.get(h)) is None or o.state.terminal]
+        ahead_moved = {w: r.fraction for w, r in ctx.snap.progress.items() if r.at > since
+                       and (o := ctx.by_id.get(w)) is not None and o.state.holds_gpus}
+        if ahead_moved and not gone:  # nothing it waited on ended: the reports are what moved it (red team 21, R2)
+            cause, jobs = "progress", sorted(ahead_moved)
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
         "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
@@ -901,7 +918,9 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         "progress": "; ".join(f"{_whose(ctx, job, w)}{w} is projected to end from its progress "
                               f"({done_text(reported[w])})" if reported and w in reported else
                               f"{_whose(ctx, job, w)}{w}'s progress ({done_text(before[w])}) no longer projects its end"
-                              for w in jobs[:3]) if cause == "progress" else "",
+                              if w in before else
+                              f"{_whose(ctx, job, w)}{w}'s progress report ({done_text(ahead_moved[w])}) moved the "
+                              f"work ahead" for w in jobs[:3]) if cause == "progress" else "",
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])

@@ -17,6 +17,9 @@ are audited once per run (``progress_ignored``, in the reporter's name): one use
 flip other users' ETAs (red team 21, R2; :data:`~jupyter_sched.scheduling.eta.ETA_MOVE_MIN_INTERVAL_S`
 bounds the ``eta_moved`` records any cause writes per waiting job).
 
+Each stored report is published as a ``progress`` event (the owner's panel folds it into My work,
+whose job list is re-read on events only).
+
 Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
 200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
 step then needs no backoff and never fails for reporting too often, and the store writes at most one
@@ -33,7 +36,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..errors import AuthorizationError, ConflictError
-from ..model import JobKind
+from ..model import Job, JobKind
 from ..store import JobRecord, StoreTx
 from ..store.codec import ts
 from ..store.progress import StoredProgress, completes, contradiction, read_progress, record_report
@@ -41,7 +44,7 @@ from ..wording.reported import progress_text
 from .context import Context
 from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
 
-__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_view", "reports_of", "with_progress"]
+__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_event", "progress_view", "reports_of", "with_progress"]
 
 MIN_INTERVAL_S = 10.0
 """Seconds between two stored progress reports of one job (sooner ones are coalesced)."""
@@ -67,6 +70,18 @@ def with_progress(data: dict[str, Any], stored: StoredProgress | None) -> None:
     view = progress_view(stored).model_dump(mode="json")
     view["text"] = progress_text({**data, "progress": view}, None)
     data["progress"] = view
+
+
+def progress_event(job: Job, stored: StoredProgress) -> dict[str, Any]:
+    """The ``progress`` event's data of a report just stored: the job (``id``, ``user`` — its owner
+    and admins receive it, :func:`~jupyter_sched.services.visibility.event_for` — ``kind``,
+    ``state``, when its run started) and its ``progress`` as the job answers carry it, words included
+    (:func:`with_progress`). Published at most once per job per :data:`MIN_INTERVAL_S` (coalesced
+    reports store nothing and say nothing)."""
+    data: dict[str, Any] = {"id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "state": job.state.value,
+                            "admitted_at": ts(job.admitted_at), "started_at": ts(job.started_at)}
+    with_progress(data, stored)
+    return data
 
 
 def reports_of(tx: StoreTx, records: Iterable[JobRecord], *, user: str | None = None) -> dict[str, StoredProgress]:
@@ -134,6 +149,8 @@ class ProgressService:
         if len(self._last) >= _KEPT:
             self._last.clear()
         self._last[job_id] = stored
+        if fresh:  # the panel's My work reads jobs on events only while its stream is up (session 21)
+            self.ctx.publish({"type": "progress", "data": progress_event(job, stored)})
         return self._answer(job_id, stored, stored=fresh)
 
     def _answer(self, job_id: str, progress: StoredProgress, *, stored: bool) -> ReportProgressResponse:

@@ -53,6 +53,8 @@ def test_red21_r2_progress_lies_flipping_etas_write_at_most_one_record_per_waiti
     # before: one record per waiting job per flip (≈ 120 each); now: the first move, then at most one per interval
     assert all(1 <= len(rows) <= 3 for rows in per_job.values()), {w: len(r) for w, r in per_job.items()}
     assert "bob's job train is projected to end from its progress (99 % done)" in per_job["w0"][0], per_job["w0"]
+    for w in WAITING[1:]:  # queued behind w0: the report moved the work ahead of them, and the record says whose
+        assert "bob's job train's progress report (99 % done) moved the work ahead" in per_job[w][0], per_job[w]
 
 
 def test_red21_r2_a_move_held_back_by_the_interval_is_recorded_once_it_has_passed() -> None:

@@ -119,6 +119,17 @@ async def test_newuser21_n1_report_progress_never_raises_and_takes_numpy_scalars
     assert answer is None and said == []
 
 
+def test_newuser21_n1_a_client_that_cannot_load_is_warned_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole kind: the package's own entry point runs in the user's loop too (a slim or broken install)."""
+    import sys
+
+    import jupyter_sched
+
+    monkeypatch.setitem(sys.modules, "jupyter_sched.client.progress", None)  # importing it raises ImportError
+    with pytest.warns(RuntimeWarning, match="the client could not be loaded"):
+        assert jupyter_sched.report_progress(1, 10) is None
+
+
 @pytest.mark.parametrize("body, field, message, hint", [
     ({"done": 11, "total": 10}, "done", "done must be at most total (got done 11, total 10)",
      'report done ≤ total, e.g. {"done": 10, "total": 10} at the end'),
