@@ -17,8 +17,10 @@ are audited once per run (``progress_ignored``, in the reporter's name): one use
 flip other users' ETAs (red team 21, R2; :data:`~jupyter_sched.scheduling.eta.ETA_MOVE_MIN_INTERVAL_S`
 bounds the ``eta_moved`` records any cause writes per waiting job).
 
-Each stored report is published as a ``progress`` event (the owner's panel folds it into My work, whose
-job list is re-read on events only). Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
+Each stored report is published as a ``progress`` event (the owner's panel folds it into My work,
+whose job list is re-read on events only).
+
+Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
 200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
 step then needs no backoff and never fails for reporting too often, and the store writes at most one
 row per job per interval — but for the report that completes the run (``done == total``, once per
