@@ -46,6 +46,12 @@ def report_progress(done: float, total: float) -> dict[str, Any] | None:
     with a warning outside a job; calls sooner than 10 s after the last one sent are skipped. Never
     raises: whatever goes wrong is warned once and the job runs on. See
     :func:`jupyter_sched.client.progress.report_progress` (arguments, answer)."""
-    from .client.progress import report_progress as report
+    try:
+        from .client.progress import report_progress as report
+    except Exception as exc:  # inside the user's loop: a client that cannot load is warned, never raised (N1)
+        import warnings
 
+        warnings.warn(f"jupyter_sched.report_progress: the client could not be loaded ({type(exc).__name__}: "
+                      f"{str(exc)[:200]}); the job runs on, its progress is not reported", RuntimeWarning, stacklevel=2)
+        return None
     return report(done, total)

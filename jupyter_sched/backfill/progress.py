@@ -27,6 +27,9 @@ every job reporting 17 -> 15 % (second 16 -> 15 %). A report is not used when it
 * is older than :data:`STALE_S` (a job that stopped reporting may have stopped progressing);
 * was made before the job's current start (an earlier attempt's: a preempted job starts again),
   or after ``now``, or with a non-positive run time.
+* projects an end more than ten years away (:data:`~jupyter_sched.model.horizon.HORIZON_S`; a line of
+  ~zero slope: red team 21, R5) — the fitted line is then not read, and a single report's rate past it
+  projects nothing.
 
 **ETAs only, never admission.** A report is the job's own claim and nobody checks it. The core
 reads it for the ETAs it shows (:func:`~jupyter_sched.scheduling.runtimes.time_left` with
@@ -44,6 +47,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+
+from ..model.horizon import HORIZON_S
 
 __all__ = ["END_MARGIN_S", "MIN_FIT_REPORTS", "MIN_FRACTION", "STALE_S", "ProgressFit", "ProgressReport",
            "projected_left"]
@@ -90,7 +95,8 @@ class ProgressFit:
 
     def total_s(self) -> float | None:
         """Seconds of run at which the line reaches 1 (all done); None with under
-        :data:`MIN_FIT_REPORTS` reports, reports all at one time, or no progress along the line."""
+        :data:`MIN_FIT_REPORTS` reports, reports all at one time, no progress along the line, or an
+        end further than :data:`~jupyter_sched.model.horizon.HORIZON_S` (a line of ~zero slope)."""
         n = self.n
         if n < MIN_FIT_REPORTS:
             return None
@@ -102,7 +108,8 @@ class ProgressFit:
         if not (math.isfinite(slope) and slope > 0):
             return None
         total = mean_t + (1.0 - mean_f) / slope
-        return total if math.isfinite(total) and total > 0 else None
+        # a line of ~zero slope (0.5, 0.5, 0.5000000000000001: ~1e16 s) projects no end (red team 21, R5)
+        return total if 0 < total <= HORIZON_S else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +149,9 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
         :data:`MIN_FIT_REPORTS` reports on, else the latest report's), never under :data:`END_MARGIN_S`
         (nor past its limit); ``from_progress`` is False where the limit ends it sooner than the rate
         says (the seconds are then what is left of the limit). None: the report is not usable (module
-        doc), or the job already ran to its limit (its stop is projected elsewhere).
+        doc), the job already ran to its limit (its stop is projected elsewhere), or the projection
+        lies past :data:`~jupyter_sched.model.horizon.HORIZON_S` (the job's limit or learnt runtime
+        then sets its end).
     """
     f = report.fraction
     if not (math.isfinite(f) and MIN_FRACTION <= f <= 1.0) or not (math.isfinite(report.ran_s) and report.ran_s > 0):
@@ -159,6 +168,8 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
             return None
         total = report.ran_s / f
     left = max(total - ran, END_MARGIN_S)
+    if not left <= HORIZON_S:  # past any meaningful time (red team 21, R5): no end from progress
+        return None
     if left >= room:
         return room, False
     return left, True

@@ -185,6 +185,11 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
     interval = answer.get("min_interval_s")
     if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval >= 0:
         _state["interval_s"] = float(interval)
+    progress = answer.get("progress")
+    why = progress.get("ignored") if isinstance(progress, dict) else None
+    if isinstance(why, str) and why:  # the run's reports contradict themselves (red team 21, R2)
+        _warn_once("ignored", f"jupyter_sched.report_progress: the scheduler does not read this run's reports for "
+                              f"ETAs ({why}); report the steps done so far of one count, never fewer than before")
     return answer
 
 

@@ -61,6 +61,20 @@ class DecisionApplier:
         self.reasons: dict[str, PendingReason] = {}
         self._simulated: Callable[[], bool] = simulated or (lambda: False)
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
+        self.eta_failure = ""
+        """Why the last full cycle's ETA pass failed ("" when it did not; ``CycleResult.eta_failure``)."""
+
+    def _note_eta_failure(self, cause: str) -> None:
+        """Log a failed ETA pass once per cause, and once when the ETAs are back (red team 21, R5:
+        a failure every cycle must not flood the log, nor go unnamed)."""
+        if cause == self.eta_failure:
+            return
+        if cause:
+            log.error("jupyter_sched: ETAs could not be projected this cycle (%s); jobs are still decided and "
+                      "their ETAs say unknown until it passes", cause)
+        else:
+            log.info("jupyter_sched: ETAs are projected again")
+        self.eta_failure = cause
 
     def _gpus_of(self, inventory: Inventory) -> Mapping[str, GPU]:
         """GPUs by uuid, remembered per inventory object (building it walks every GPU)."""
@@ -88,6 +102,8 @@ class DecisionApplier:
             NotLeaderError: the lease was lost (nothing was written).
         """
         now = self.clock.now()
+        if not incremental:
+            self._note_eta_failure(result.eta_failure)
         gpu_of = self._gpus_of(snapshot.inventory)
         admitted: list[Job] = []
         stops: list[Stop] = []

@@ -1,7 +1,7 @@
 """In-process event fan-out from the engine to API subscribers (SSE), bounded per subscriber.
 
 Events are ``{"type": ..., "data": {...}}`` with types ``job``, ``lease``, ``inventory``,
-``telemetry``, ``idle_warning``, ``preempted`` (and ``lagged``, see below). The engine publishes
+``telemetry``, ``idle_warning``, ``preempted``, ``progress`` (and ``lagged``, see below). The engine publishes
 from its worker thread; each subscriber reads on its own asyncio loop.
 
 Bounded memory (issue 10, resource bounds): each subscriber has a queue of at most ``maxsize``

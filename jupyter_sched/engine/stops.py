@@ -42,6 +42,7 @@ from ..backoff import Retries
 from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import Job, JobState
+from ..model.horizon import capped
 from ..model.units import format_duration
 from ..store import JobRecord
 from .clock import Clock
@@ -364,7 +365,7 @@ class StopReconciler:
         now = self.clock.now()
         limit = job.spec.time_limit_s
         if (record.stop_intent is None and limit and job.started_at is not None and not job.is_lease
-                and now >= job.started_at + timedelta(seconds=limit)):
+                and now >= capped(job.started_at, limit)):  # never overflows (red team 21, R5)
             record = self.writer.mutate(job.id, lambda r: replace(
                 r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
             self.writer.audit(job, "time_limit", f"time limit of {format_duration(limit)} reached; stopping",

@@ -345,6 +345,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._audits.add(task)
         task.add_done_callback(self._audits.discard)
 
+    async def refusals_written(self) -> None:
+        """Wait until the refusal records asked for so far (:meth:`audit_refusal`) are written: ``GET audit`` reads after them."""
+        await asyncio.gather(*list(self._audits), return_exceptions=True)
+
     async def run_dryrun(self, fn: Any, *args: Any) -> Any:
         """Run a dry run ``fn(caller, ...)`` on the dry-run threads (``dryrun_concurrency``), at most
         four times as many waiting, and at most ``dryrun_concurrency`` of one user's in flight: one
@@ -422,7 +426,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "executors": [self.executor],
             "inventory_source": self.inventory_source,
             "events": {"transport": "sse", "path": API_PREFIX + "events",
-                       "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted"]},
+                       "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted", "progress"]},
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.services, "monitor", None) is not None,

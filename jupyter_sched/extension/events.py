@@ -1,7 +1,7 @@
 """THE fan-out of the service's event stream to push clients, each with a bounded queue.
 
 The service produces one stream of ``{"type": str, "data": {...}}`` events (types ``job``,
-``lease``, ``inventory``, ``telemetry``, ``idle_warning``, ``preempted``, ...); the engine's
+``lease``, ``inventory``, ``telemetry``, ``idle_warning``, ``preempted``, ``progress``, ...); the engine's
 :class:`~jupyter_sched.engine.events.EventBus` only carries it from the engine's thread to the
 server's loop, where one pump task reads it and offers every event to each subscriber. Each
 subscriber has a *view* — ``view(event) -> event | None``, the caller's visibility

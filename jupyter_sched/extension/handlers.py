@@ -333,6 +333,7 @@ class AuditHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        await self.sched.refusals_written()  # refusals answered before this read are on it (written just after their answer)
         self.reply(await self.call(self.services.audit.list, self.caller, self.query(GetAuditRequest)))
 
 

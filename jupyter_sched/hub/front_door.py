@@ -22,6 +22,12 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   once it passes the limit, then dropped the same way (red team 20, R1: tornado's own cap raised
   ``chunked body too large`` mid-body and closed the connection unanswered, a reset the proxy
   turned into its HTML 503, and nothing was audited);
+* ``min_chunk_bytes`` — a chunked body's chunks must average at least this many bytes after its
+  first :data:`~.chunking.FREE_CHUNKS`: tornado spends ~16 µs of the IO loop on each chunk whatever its
+  size, so a body of 1-byte chunks (legal, under the byte cap) held the loop ~26 s for 400 KB and
+  slowed every other user's request ~5x (red team 21, R4). Such a body is answered a JSON 400 naming
+  ``body`` and the fix once it falls behind, told once to the audit hook, and the connection closed
+  after at most :data:`~.chunking.DRAIN_CHUNKS` more chunks (:mod:`.chunking`);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -50,6 +56,7 @@ from traitlets import Float, Int
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
 
 __all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer",
            "too_large_message"]
@@ -82,6 +89,9 @@ TooLargeHook = Callable[[httputil.HTTPHeaders, str, int | None, int], None]
 """Told of each body refused 413: the request head's headers, ``"POST /path"``, the length its
 ``Content-Length`` claimed (None: sent chunked, refused once it passed the limit) and the limit in
 bytes (``hub.serve`` audits the hub user its token names: red team 19, R5)."""
+ChunkedHook = Callable[[httputil.HTTPHeaders, str, int, int, int], None]
+"""Told of each chunked body refused for its chunking (red team 21, R4): the headers, ``"POST /path"``,
+the chunks read, the bytes they declared and the least mean size of a chunk (``min_chunk_bytes``)."""
 
 
 def too_large_message(length: int | None, limit: int) -> str:
@@ -112,13 +122,17 @@ def _is_chunked(headers: httputil.HTTPHeaders) -> bool:
 class _Watched(httputil.HTTPMessageDelegate):
     """Tells the server when a connection's request is whole (it is then no longer evictable), and
     answers 413 a body over the server's ``max_body_bytes``: from a ``Content-Length`` head at once,
-    a chunked one when the bytes received pass the limit."""
+    a chunked one when the bytes received pass the limit, or 400 when its chunks are too small for
+    their number (red team 21, R4; ``lines``: the connection's chunk-size lines)."""
 
     def __init__(self, inner: httputil.HTTPMessageDelegate, server: GuardedHTTPServer, conn: object,
-                 request_conn: httputil.HTTPConnection) -> None:
+                 request_conn: httputil.HTTPConnection, lines: ChunkLines | None = None) -> None:
         self._inner, self._server, self._conn, self._request_conn = inner, server, conn, request_conn
+        self._lines = lines
         self._chunked_room: int | None = None
         """Bytes a chunked body may still send before it is refused (None: not a chunked body)."""
+        self._chunks = self._declared = 0
+        """Chunks of a chunked body read, and the bytes they declared."""
         self._refused: _Refused | None = None
         self._head: tuple[httputil.RequestStartLine | httputil.ResponseStartLine, httputil.HTTPHeaders] | None = None
 
@@ -135,6 +149,8 @@ class _Watched(httputil.HTTPMessageDelegate):
             self._request_conn.set_max_body_size(_NO_CAP)
             self._chunked_room = limit
             self._head = (start_line, headers)
+            if self._lines is not None and self._server.min_chunk_bytes > 0:
+                self._lines.watcher = self._chunk_seen  # red team 21, R4
         return self._inner.headers_received(start_line, headers)
 
     def _tell(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
@@ -183,14 +199,54 @@ class _Watched(httputil.HTTPMessageDelegate):
                                  min(body_timeout, DRAIN_TIMEOUT_S))
         return self._refused
 
+    def _chunk_seen(self, size: int) -> None:
+        """One more chunk-size line read (``size``: the bytes it declares; 0 ends the body)."""
+        if self._refused is not None:  # dropping after a refusal: a bounded number more (red team 21, R4)
+            if size > 0:
+                self._refused.drop_chunk()
+            return
+        if size == 0:
+            return
+        self._chunks += 1
+        self._declared += size
+        if too_finely_chunked(self._chunks, self._declared, self._server.min_chunk_bytes):
+            self._refuse_chunking(self._server.min_chunk_bytes)
+
+    def _refuse_chunking(self, least: int) -> None:
+        """A chunked body came in chunks too small for their number (red team 21, R4): the handler is
+        told the request is gone, the 400 is written, the hook told; at most
+        :data:`~.chunking.DRAIN_CHUNKS` more chunks are dropped before the connection closes (each
+        costs what the refused ones did)."""
+        assert isinstance(self._request_conn, HTTP1Connection)
+        size = self._declared
+        self._server.answering(self._conn)
+        self._server.count("refused 400: a chunked body in chunks below c.FrontDoor.min_chunk_bytes")
+        self._inner.on_connection_close()
+        hook = self._server.on_chunking
+        start_line, headers = self._head or (None, None)
+        if hook is not None and isinstance(start_line, httputil.RequestStartLine) and headers is not None:
+            try:  # never in the way of the 400
+                hook(headers, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], self._chunks, size, least)
+            except Exception:
+                log.exception("jupyter_sched: could not audit a request refused for its chunking")
+        body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        self._refused = _Refused(self._request_conn.stream, chunking_answer(self._chunks, size, least),
+                                 min(body_timeout, DRAIN_TIMEOUT_S), max_chunks=DRAIN_CHUNKS)
+
     def finish(self) -> None:
         self._server.answering(self._conn)
+        self._unwatch()
         if self._refused is not None:  # the refused body ended: close once the 413 is written
             self._refused.close_after_answer()
             return
         self._inner.finish()
 
+    def _unwatch(self) -> None:
+        if self._lines is not None and self._lines.watcher == self._chunk_seen:
+            self._lines.watcher = None
+
     def on_connection_close(self) -> None:
+        self._unwatch()
         if self._refused is not None:  # the handler was told at the refusal
             self._refused.close()
             return
@@ -205,9 +261,11 @@ class _Refused:
     ``timeout_s`` after the refusal, the connection is closed; when the body ends, it closes as soon
     as the answer is written."""
 
-    def __init__(self, stream: IOStream, answer: bytes, timeout_s: float) -> None:
+    def __init__(self, stream: IOStream, answer: bytes, timeout_s: float, *, max_chunks: int | None = None) -> None:
         self._stream = stream
         self._dropped = 0
+        self._chunks_left = max_chunks
+        """Chunks still dropped before closing (None: no bound but :data:`DRAIN_BYTES`; red team 21, R4)."""
         self._written = stream.write(answer)
         self._written.add_done_callback(lambda done: done.cancelled() or done.exception())  # a reset caller: nothing to tell
         self._timer = IOLoop.current().call_later(timeout_s, self.close)
@@ -217,6 +275,13 @@ class _Refused:
         self._dropped += size
         if self._dropped > DRAIN_BYTES:
             self.close()
+
+    def drop_chunk(self) -> None:
+        """One more chunk of the body began; past the chunks' bound (if any), close."""
+        if self._chunks_left is not None:
+            self._chunks_left -= 1
+            if self._chunks_left < 0:
+                self.close()
 
     def close_after_answer(self) -> None:
         """Close once the 413 is written (at once if writing it failed)."""
@@ -252,22 +317,29 @@ class GuardedHTTPServer(HTTPServer):
 
     def initialize(self, request_callback: Any, *, max_connections: int = 1000,  # type: ignore[override]
                    log_interval_s: float = 60.0, max_body_bytes: int = 100 << 20,
-                   on_too_large: TooLargeHook | None = None, **kwargs: Any) -> None:
+                   on_too_large: TooLargeHook | None = None, min_chunk_bytes: int = 0,
+                   on_chunking: ChunkedHook | None = None, **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
         self.max_body_bytes = max_body_bytes
         self.on_too_large = on_too_large
+        self.min_chunk_bytes = min_chunk_bytes
+        """Least mean size of a chunked body's chunks after :data:`~.chunking.FREE_CHUNKS` (0: not checked)."""
+        self.on_chunking = on_chunking
         self.log_interval_s = log_interval_s
         self._waiting: OrderedDict[object, float] = OrderedDict()
         """Connections without a whole request yet, oldest first (value: since when)."""
         self._counts: dict[str, int] = {}
         self._flush_pending = False
+        self._lines: dict[object, ChunkLines] = {}
+        """Each open connection's chunk-size lines (red team 21, R4)."""
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
         context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
         conn = HTTP1ServerConnection(stream, self.conn_params, context)
+        self._lines[conn] = ChunkLines(stream)  # each chunk-size line read, for the chunking bound (red team 21, R4)
         self._connections.add(conn)
         self._waiting[conn] = time.monotonic()
         conn.start_serving(self)
@@ -281,11 +353,13 @@ class GuardedHTTPServer(HTTPServer):
             self.count("closed at the ceiling (the oldest without a whole request)")
             oldest.stream.close()  # type: ignore[attr-defined]
             self._connections.discard(oldest)  # on_close may come later
+            self._lines.pop(oldest, None)
 
     def start_request(self, server_conn: object, request_conn: httputil.HTTPConnection) -> httputil.HTTPMessageDelegate:
         if server_conn in self._connections:
             self._waiting[server_conn] = self._waiting.pop(server_conn, time.monotonic())
-        return _Watched(super().start_request(server_conn, request_conn), self, server_conn, request_conn)
+        return _Watched(super().start_request(server_conn, request_conn), self, server_conn, request_conn,
+                        self._lines.get(server_conn))
 
     def answering(self, server_conn: object) -> None:
         """``server_conn``'s request is whole: it is answered, never closed at the ceiling."""
@@ -293,6 +367,7 @@ class GuardedHTTPServer(HTTPServer):
 
     def on_close(self, server_conn: object) -> None:
         self._waiting.pop(server_conn, None)
+        self._lines.pop(server_conn, None)
         self._connections.discard(server_conn)
 
     def waiting(self) -> int:
@@ -392,6 +467,15 @@ class FrontDoor(LoggingConfigurable):
         Default {MAX_BODY_BYTES} (17 MiB): a carried notebook (notebook_json, at most 8 MiB, whose JSON
         escaping can double it) plus a script's source. Tornado's default was 100 MB per connection.""",
     )
+    min_chunk_bytes = Int(
+        512, config=True,
+        help=f"""Least mean size, in bytes, of the chunks of a body sent chunked (Transfer-Encoding: chunked),
+        checked after its first {FREE_CHUNKS} chunks; a body that falls below it is answered 400 (field body)
+        and its sender audited. Tornado spends ~16 µs of the service's IO loop on each chunk whatever its size,
+        so 1-byte chunks made a 400 KB body cost ~26 s of it (red team 21, R4). Clients that send a chunked
+        body (a generator's pieces, a proxy relaying reads) send KiBs a chunk. Default 512; 0 turns the check
+        off.""",
+    )
     log_interval_s = Float(
         60.0, config=True,
         help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
@@ -413,6 +497,6 @@ class FrontDoor(LoggingConfigurable):
                              ceiling, self.max_connections, FD_RESERVE,
                              resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
-                                 max_body_bytes=self.max_body_bytes,
+                                 max_body_bytes=self.max_body_bytes, min_chunk_bytes=self.min_chunk_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
                                  **kwargs)

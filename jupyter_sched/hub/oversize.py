@@ -1,4 +1,5 @@
-"""The audit row of a body refused at the central service's front door for its size (red team 19, R5).
+"""The audit row of a body refused at the central service's front door for its size (red team 19, R5)
+or for its chunking (red team 21, R4: chunks too small for their number).
 
 :class:`~.front_door.GuardedHTTPServer` answers a ``Content-Length`` over ``c.FrontDoor.max_body_bytes``
 413 from the head alone (a chunked body when it passes the limit: red team 20, R1), before any handler runs or the caller is known (red team 17, R11), so the
@@ -21,9 +22,10 @@ from tornado import httputil
 
 from ..errors import ValidationError
 from ..services.job_tokens import is_job_token
+from .chunking import CHUNKING_HINT, chunking_message
 from .front_door import too_large_message
 
-__all__ = ["audit_too_large", "token_of"]
+__all__ = ["audit_chunking", "audit_too_large", "token_of"]
 
 log = logging.getLogger("jupyter_sched.front_door")
 
@@ -41,6 +43,22 @@ async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target:
     """Audit the 413 of a ``length``-byte body (None: sent chunked, refused when it passed ``limit``
     bytes; red team 20, R1) sent to ``target`` (``POST /services/…/api/sched/jobs``, shortened) as a
     refusal of the hub user whose token the head carries; nothing when it names none. Never raises."""
+    err = ValidationError(too_large_message(length, limit), field="body",
+                          hint="send a smaller body; an admin sets c.FrontDoor.max_body_bytes")
+    err.code = "too_large"
+    await _audit(serverapp, headers, target, err)
+
+
+async def audit_chunking(serverapp: Any, headers: httputil.HTTPHeaders, target: str, pieces: int, size: int,
+                         min_chunk_bytes: int) -> None:
+    """Audit the 400 of a chunked body refused after ``pieces`` chunks of ``size`` bytes in all, below
+    ``min_chunk_bytes`` a chunk on average (red team 21, R4), as :func:`audit_too_large` does. Never raises."""
+    await _audit(serverapp, headers, target, ValidationError(chunking_message(pieces, size, min_chunk_bytes),
+                                                             field="body", hint=CHUNKING_HINT))
+
+
+async def _audit(serverapp: Any, headers: httputil.HTTPHeaders, target: str, err: ValidationError) -> None:
+    """Audit ``err`` as a refusal of the hub user whose token ``headers`` carry (nothing when none)."""
     token = token_of(headers)
     auth = getattr(getattr(serverapp, "identity_provider", None), "hub_auth", None)
     if token is None or auth is None or is_job_token(token):
@@ -48,7 +66,7 @@ async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target:
     try:
         model = await auth.user_for_token(token, use_cache=True, sync=False)
     except Exception:  # the hub did not answer: the refusal stays a count
-        log.info("jupyter_sched: could not ask the hub whose oversize request was refused", exc_info=True)
+        log.info("jupyter_sched: could not ask the hub whose refused request body it was", exc_info=True)
         return
     if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
         return
@@ -57,9 +75,6 @@ async def audit_too_large(serverapp: Any, headers: httputil.HTTPHeaders, target:
     sched = next((app for group in apps.values() for app in group
                   if getattr(app, "services", None) is not None and hasattr(app, "audit_refusal")), None)
     if sched is None:
-        log.warning("jupyter_sched: no scheduler extension to audit a refused oversize request to")
+        log.warning("jupyter_sched: no scheduler extension to audit a refused request body to")
         return
-    err = ValidationError(too_large_message(length, limit), field="body",
-                          hint="send a smaller body; an admin sets c.FrontDoor.max_body_bytes")
-    err.code = "too_large"
     sched.audit_refusal(sched.services.caller(str(model["name"]), admin=False), err, request=target[:300])

@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6)."""
             self._http_server = FrontDoor(parent=self).http_server(
                 self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
-                on_too_large=self._audit_too_large)
+                on_too_large=self._audit_too_large, on_chunking=self._audit_chunking)
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)
@@ -252,6 +252,12 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             from .oversize import audit_too_large
 
             self.io_loop.add_callback(audit_too_large, self, headers, target, length, limit)
+
+        def _audit_chunking(self, headers: Any, target: str, pieces: int, size: int, least: int) -> None:
+            """A chunked body refused 400 for its chunks' size is audited the same way (red team 21, R4)."""
+            from .oversize import audit_chunking
+
+            self.io_loop.add_callback(audit_chunking, self, headers, target, pieces, size, least)
 
         def init_signal(self) -> None:
             """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;

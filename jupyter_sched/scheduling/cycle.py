@@ -20,7 +20,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
       (:mod:`.defrag`);
    e. else ``Pend`` with exactly one primary reason (:mod:`.pending`).
 4. **ETAs** — every pending job, in queue order, on a projection of future free capacity; moves
-   beyond the margin recorded with their cause (:mod:`.eta`).
+   beyond the margin recorded with their cause (:mod:`.eta`). A failure there leaves the
+   decisions standing and every ETA unknown (:mod:`.eta_guard`, red team 21 R5).
 5. **Positions** — 1-based queue position of every job left pending, set with its ETA (a job
    above a quota ceiling holds none); nominations.
 
@@ -40,7 +41,8 @@ from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
 from .defrag import defragment
-from .eta import Plan, estimate_all, expected_runtime
+from .eta import Plan, expected_runtime
+from .eta_guard import estimate_guarded
 from .gates import gate
 from .pending import pend
 from .preempt import preempt, wait_on_nominated
@@ -101,9 +103,10 @@ def run_on(ctx: CycleContext) -> CycleResult:
         _visit(ctx, later, shape)
         pause()
     ctx.passed = None
-    estimate_all(ctx)  # ETAs and queue positions
+    failure = estimate_guarded(ctx)  # ETAs and queue positions; a failure there never fails the decisions
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
-                       rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
+                       rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit),
+                       eta_failure=failure)
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:

@@ -21,8 +21,8 @@ exact against the scheduler itself (with exact runtimes and no later arrivals, e
 one of 29 equal to the start the scheduler then gave; before, 14 differed — the replay's
 reservation on expected ends let fewer jobs backfill than admission does).
 
-An ETA that moves by more than ``profile.eta_move_margin_s`` since the last cycle is recorded with
-its cause in ``details["eta_moved"]`` and an ``eta_moved`` audit record: a higher-class job
+An ETA that moves by more than ``profile.eta_move_margin_s`` from the ETA last recorded (or first
+given) is recorded, at most once per :data:`ETA_MOVE_MIN_INTERVAL_S` per job, with its cause in ``details["eta_moved"]`` and an ``eta_moved`` audit record: a higher-class job
 arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, or
 the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
 
@@ -44,6 +44,7 @@ from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
+from ..model.horizon import BEYOND_HORIZON, capped, later
 from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
@@ -71,8 +72,17 @@ LOOKAHEAD_WORK = 250_000
 0.02 s more per cycle at the bound (150 jobs on 10 nodes: 0.028 s against 0.010 s for one pass);
 ``benchmarks/cycle_bench.py``'s 1,000 jobs on 100 nodes stay above it."""
 
+ETA_MOVE_MIN_INTERVAL_S = 600.0
+"""The least time (seconds) between two ``eta_moved`` records of one waiting job. A move is measured
+from the ETA last recorded (or first given), not from the last cycle's, so an ETA flipping back and
+forth every cycle (a running job's progress reports saying 99 % then 1 %: red team 21, R2) writes at
+most one record per job per interval in its owner's name, and a move still standing when the interval
+has passed is recorded then."""
+
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 MIN_RUNTIME = "MinRuntime"
+BEYOND = "BeyondHorizon"
+"""``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
 """``details["eta_code"]`` of an ETA that is when the jobs it waits on (``eta_waits_on``) pass the minimum
 runtime and are preempted or reclaimed for it (``details["preemption_rule"]``), earlier than their ends
 (new user 20, N18: "ETA 23:06, when lowml ends" for a job that preempted lowml at 23:01)."""
@@ -284,7 +294,8 @@ class Plan:
             end = _holder_end(ctx, holder, self.reestimates, progress=self.progress) if holder else math.inf
             if math.isinf(end):
                 return None, f"it fits only after jobs without a time limit end ({holder})", (holder,), "NoTimeLimit"
-            return ctx.now + timedelta(seconds=end), "", (holder,), "Projected"
+            at = later(ctx.now, end)  # past the horizon: unknown, never an overflow (red team 21, R5)
+            return (at, "", (holder,), "Projected") if at is not None else (None, BEYOND_HORIZON, (holder,), BEYOND)
         after = 0.0
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
@@ -304,7 +315,10 @@ class Plan:
             return None, why, est.waits_on, "NoTimeLimit" if est.waits_on else "NotGpuBound"
         at = self._at.get(est.start)  # starts are a few sums of run times: each said once per cycle
         if at is None:
-            at = self._at[est.start] = ctx.now + timedelta(seconds=est.start)
+            at = later(ctx.now, est.start)
+            if at is None:  # past the horizon: unknown, never an overflow (red team 21, R5)
+                return None, BEYOND_HORIZON, est.waits_on, BEYOND
+            self._at[est.start] = at
         return at, "; ".join(n.message for n in notes), est.waits_on, "Projected"
 
     # ------------------------------------------------------------------ conservative backfill
@@ -400,7 +414,10 @@ def _latest_end(ctx: CycleContext, holder: str, expected: float) -> float:
 def _estimated(ctx: CycleContext, plan: Plan, est: Estimate) -> Estimated:
     notes = [note.message for w in est.waits_on if (note := plan.reestimates.get(w)) is not None]
     assert est.start is not None
-    return ctx.now + timedelta(seconds=est.start), "; ".join(notes), est.waits_on, "Projected"
+    at = later(ctx.now, est.start)
+    if at is None:  # past the horizon: unknown, never an overflow (red team 21, R5)
+        return None, BEYOND_HORIZON, est.waits_on, BEYOND
+    return at, "; ".join(notes), est.waits_on, "Projected"
 
 
 def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]:
@@ -440,7 +457,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                     by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
                 assert shares is not None
                 held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
-        context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
+        context = QueueContext(now=capped(ctx.now, t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
@@ -677,13 +694,30 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["time_limit_s"], details["time_limit_source"] = limit, source
     basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
     old_basis = prev.details.get("eta_basis") if prev is not None else None
-    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates, reported) if prev is not None else None
+    old_basis = old_basis if isinstance(old_basis, Mapping) else None
+    moved = None
+    if prev is not None:  # against the ETA last recorded (or first given), not last cycle's (red team 21, R2)
+        anchor = replace(prev, eta=_parse(old_basis["recorded_eta"])) if old_basis and "recorded_eta" in old_basis \
+            else prev
+        moved = _moved(ctx, anchor, eta, capacity, old_basis, ahead, job, reestimates, reported,
+                       was_reported=prev.details.get("eta_progress"))
+        recorded_at = _parse(old_basis.get("recorded_at")) if old_basis else None
+        if moved is not None and recorded_at is not None and \
+                (ctx.now - recorded_at).total_seconds() < ETA_MOVE_MIN_INTERVAL_S:
+            moved = None  # recorded once per interval: a move still standing then is recorded then
     if moved is not None:
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
                                      message=moved["message"], details=moved))
-    elif old_basis is not None and isinstance(old_basis, Mapping):
+        basis["recorded_at"], basis["recorded_eta"] = ctx.now_iso, eta.isoformat() if eta is not None else ""
+    elif old_basis is not None:
         basis["since"] = old_basis.get("since", basis["since"])
+        for key in ("recorded_at", "recorded_eta"):
+            if key in old_basis:
+                basis[key] = old_basis[key]
+    if "recorded_eta" not in basis:  # the first ETA given is what a move is measured from
+        first = prev.eta if prev is not None else eta
+        basis["recorded_eta"] = first.isoformat() if first is not None else ""
     details["eta_basis"] = basis
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
                          position=position, eta=eta, eta_reason=why if eta is None else "",
@@ -830,10 +864,11 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,
            ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate],
-           reported: Mapping[str, float] | None = None) -> dict[str, Any] | None:
-    """The move record when the ETA moved by more than the margin since the last cycle (module doc).
-    ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``):
-    a move nothing else explains is theirs (cause ``progress``)."""
+           reported: Mapping[str, float] | None = None, *, was_reported: Any = None) -> dict[str, Any] | None:
+    """The move record when the ETA moved by more than the margin from ``prev.eta`` (module doc).
+    ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``),
+    ``was_reported``: those of the last cycle: a move nothing else explains is theirs (cause
+    ``progress``, naming each job with its owner: red team 21, R2)."""
     old = prev.eta
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
@@ -860,8 +895,17 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
                 j.id for j in ahead if j.id in ctx.book]
     elif old is not None:
         cause = "earlier"
-    if reported and cause in ("earlier", "queue_changed"):  # a report moved the projected end (issue 16 item 4)
-        cause, jobs = "progress", sorted(reported)
+    before = {str(k): float(v) for k, v in was_reported.items() if isinstance(v, (int, float))} \
+        if isinstance(was_reported, Mapping) else {}
+    ahead_moved: dict[str, float] = {}
+    if (reported or before) and cause in ("earlier", "queue_changed"):  # a report moved the end (issue 16 item 4)
+        cause, jobs = "progress", sorted(reported or before)
+    elif cause in ("earlier", "queue_changed") and ctx.snap.progress:  # reports moved the work ahead of it
+        gone = [h for h in basis.get("waits_on", ()) if (o := ctx.by_id.get(h)) is None or o.state.terminal]
+        ahead_moved = {w: r.fraction for w, r in ctx.snap.progress.items() if r.at > since
+                       and (o := ctx.by_id.get(w)) is not None and o.state.holds_gpus}
+        if ahead_moved and not gone:  # nothing it waited on ended: the reports are what moved it (red team 21, R2)
+            cause, jobs = "progress", sorted(ahead_moved)
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
         "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
@@ -871,8 +915,12 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
         "queue_changed": "the queue ahead changed",
-        "progress": "; ".join(f"{w} is projected to end from its progress ({done_text(reported[w])})"
-                              for w in jobs[:3]) if cause == "progress" and reported else "",
+        "progress": "; ".join(f"{_whose(ctx, job, w)}{w} is projected to end from its progress "
+                              f"({done_text(reported[w])})" if reported and w in reported else
+                              f"{_whose(ctx, job, w)}{w}'s progress ({done_text(before[w])}) no longer projects its end"
+                              if w in before else
+                              f"{_whose(ctx, job, w)}{w}'s progress report ({done_text(ahead_moved[w])}) moved the "
+                              f"work ahead" for w in jobs[:3]) if cause == "progress" else "",
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])
@@ -882,6 +930,13 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
     to = eta.isoformat() if eta else "unknown"
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
+
+
+def _whose(ctx: CycleContext, job: Job, holder: str) -> str:
+    """``"bob's job "`` for another user's job ``holder`` (whose reports moved ``job``'s ETA: an admin
+    reading the audit log sees whose they are: red team 21, R2), ``""`` for the owner's own."""
+    other = ctx.by_id.get(holder)
+    return f"{other.spec.user}'s job " if other is not None and other.spec.user != job.spec.user else ""
 
 
 def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> dict[str, float]:

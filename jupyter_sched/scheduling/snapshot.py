@@ -277,3 +277,7 @@ class CycleResult:
     idle: tuple[IdleAction, ...] = ()
     nominations: Mapping[str, Allocation] = field(default_factory=dict)
     audit: tuple[AuditRecord, ...] = ()
+    eta_failure: str = ""
+    """Why this cycle's ETA pass failed (the error, where, and the running jobs whose progress reports
+    fed it), its decisions made without it and every ETA "unknown" (:mod:`.eta_guard`); "" when it
+    did not. The engine logs it once per cause (red team 21, R5)."""

@@ -151,9 +151,9 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool, int, str, tuple[Any, ...] | None], object, QueueEntry]] = {}
+        self._lines: dict[tuple[str, bool], tuple[tuple[Any, ...], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool, int, str, tuple[Any, ...] | None], object, JobView]] = {}
+        self._rows: dict[tuple[str, bool], tuple[tuple[Any, ...], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
@@ -744,7 +744,8 @@ class JobsService:
                 reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit
-            page = [self._row(caller, record, simulated, reports.get(record.job.id)) for record in records[:request.limit]]
+            page = [self._row(caller, record, simulated, reports.get(record.job.id))
+                    for record in records[:request.limit]]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
@@ -755,8 +756,9 @@ class JobsService:
         unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
         row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
         one of a cached record), whether the caller owns it (its reason's words depend on that,
-        issue 20), the simulated flag and a running job's latest progress ``report`` (its time). A page read after a submit then builds one new row,
-        not fifty, and the web layer writes only that row's JSON (``items_shared``, issue 17)."""
+        issue 20), the simulated flag and a running job's latest progress ``report`` (which one:
+        :func:`_report_key`). A page read after a submit then builds one new row, not fifty, and
+        the web layer writes only that row's JSON (``items_shared``, issue 17)."""
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None

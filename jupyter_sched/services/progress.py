@@ -10,6 +10,16 @@ user's job answers 404, as the jobs API answers for others' jobs, and the refusa
 reading it is still not its owner (403, audited). Only a running job reports (409 otherwise: a queued
 job has no run to report on, an ended one no longer runs).
 
+Reports that contradict themselves within one run (progress going backwards, a jump far past the run's
+own rate: :func:`~jupyter_sched.store.progress.contradiction`) get that run ignored for ETAs — the
+engine's read leaves it out, the answer and ``GET jobs/{id}`` say why in ``progress.ignored`` — and
+are audited once per run (``progress_ignored``, in the reporter's name): one user's lies can no longer
+flip other users' ETAs (red team 21, R2; :data:`~jupyter_sched.scheduling.eta.ETA_MOVE_MIN_INTERVAL_S`
+bounds the ``eta_moved`` records any cause writes per waiting job).
+
+Each stored report is published as a ``progress`` event (the owner's panel folds it into My work,
+whose job list is re-read on events only).
+
 Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
 200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
 step then needs no backoff and never fails for reporting too often, and the store writes at most one
@@ -26,15 +36,15 @@ from typing import Any
 
 from ..admission import Caller
 from ..errors import AuthorizationError, ConflictError
-from ..model import JobKind
+from ..model import Job, JobKind
 from ..store import JobRecord, StoreTx
 from ..store.codec import ts
-from ..store.progress import StoredProgress, completes, read_progress, record_progress
+from ..store.progress import StoredProgress, completes, contradiction, read_progress, record_report
 from ..wording.reported import progress_text
 from .context import Context
 from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
 
-__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_view", "reports_of", "with_progress"]
+__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_event", "progress_view", "reports_of", "with_progress"]
 
 MIN_INTERVAL_S = 10.0
 """Seconds between two stored progress reports of one job (sooner ones are coalesced)."""
@@ -47,7 +57,7 @@ def progress_view(stored: StoredProgress) -> JobProgress:
     report = stored.report
     return JobProgress(fraction=round(min(max(report.fraction, 0.0), 1.0), 6), done=stored.done, total=stored.total,
                        at=ts(report.at) or "", run_started_at=ts(stored.run_started_at) or "", ran_s=round(report.ran_s, 3),
-                       reports=report.fit.n)
+                       reports=report.fit.n, ignored=stored.ignored)
 
 
 def with_progress(data: dict[str, Any], stored: StoredProgress | None) -> None:
@@ -60,6 +70,18 @@ def with_progress(data: dict[str, Any], stored: StoredProgress | None) -> None:
     view = progress_view(stored).model_dump(mode="json")
     view["text"] = progress_text({**data, "progress": view}, None)
     data["progress"] = view
+
+
+def progress_event(job: Job, stored: StoredProgress) -> dict[str, Any]:
+    """The ``progress`` event's data of a report just stored: the job (``id``, ``user`` — its owner
+    and admins receive it, :func:`~jupyter_sched.services.visibility.event_for` — ``kind``,
+    ``state``, when its run started) and its ``progress`` as the job answers carry it, words included
+    (:func:`with_progress`). Published at most once per job per :data:`MIN_INTERVAL_S` (coalesced
+    reports store nothing and say nothing)."""
+    data: dict[str, Any] = {"id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "state": job.state.value,
+                            "admitted_at": ts(job.admitted_at), "started_at": ts(job.started_at)}
+    with_progress(data, stored)
+    return data
 
 
 def reports_of(tx: StoreTx, records: Iterable[JobRecord], *, user: str | None = None) -> dict[str, StoredProgress]:
@@ -112,15 +134,23 @@ class ProgressService:
         now = self.ctx.clock.now()
         kept = self._last.get(job_id)
         if kept is not None and kept.run_started_at == start and \
-                (now - kept.report.at).total_seconds() < self.min_interval_s and not completes(kept, request.done,
-                                                                                            request.total):
+                (now - kept.report.at).total_seconds() < self.min_interval_s and \
+                not completes(kept, request.done, request.total) and \
+                (kept.ignored or not contradiction(kept, request.done, request.total, (now - start).total_seconds())):
             return self._answer(job_id, kept, stored=False)
         with self.ctx.store.transaction() as tx:
-            stored, fresh = record_progress(tx, job_id, run_started_at=start, at=now, done=request.done,
-                                            total=request.total, min_interval_s=self.min_interval_s)
+            stored, fresh, ignored = record_report(tx, job_id, run_started_at=start, at=now, done=request.done,
+                                                   total=request.total, min_interval_s=self.min_interval_s)
+            if ignored:  # once per run: later reports of it are stored as ignored, not audited again
+                tx.add_event(actor=caller.user, action="progress_ignored", job_id=job_id, user=job.spec.user,
+                             message=f"the progress reports of job {job_id[:80]}'s run are not read for ETAs: {ignored}",
+                             details={"run_started_at": ts(start), "done": request.done, "total": request.total,
+                                      "reason": ignored})
         if len(self._last) >= _KEPT:
             self._last.clear()
         self._last[job_id] = stored
+        if fresh:  # the panel's My work reads jobs on events only while its stream is up (session 21)
+            self.ctx.publish({"type": "progress", "data": progress_event(job, stored)})
         return self._answer(job_id, stored, stored=fresh)
 
     def _answer(self, job_id: str, progress: StoredProgress, *, stored: bool) -> ReportProgressResponse:

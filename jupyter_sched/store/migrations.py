@@ -161,6 +161,12 @@ def _v15_user_teams_lists(conn: sa.Connection) -> None:
         conn.execute(table.insert().values(user=user, position=0, team=team))
 
 
+def _v16_progress_ignored(conn: sa.Connection) -> None:
+    name, type_ = schema.PROGRESS_IGNORED_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("job_progress")}:
+        conn.execute(sa.text(f"ALTER TABLE job_progress ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -190,6 +196,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "N26)", _v14_quota_source),
     Migration(15, "a user's teams as a list (user_teams keyed by user and position, position 0 the default "
                   "team): PUT quotas takes what c.SchedApp.user_teams takes (new user 20, N21)", _v15_user_teams_lists),
+    Migration(16, "why a job run's progress reports are not read for ETAs (job_progress.ignored: they contradict "
+                  "themselves; red team 21, R2)", _v16_progress_ignored),
 )
 
 

@@ -25,7 +25,8 @@ from . import schema
 from .codec import parse_ts, ts
 from .store import StoreTx
 
-__all__ = ["StoredProgress", "completes", "fresh_progress", "read_progress", "record_progress"]
+__all__ = ["BACKWARDS_TOLERANCE", "JUMP_MIN", "JUMP_RATE", "StoredProgress", "completes", "contradiction",
+           "fresh_progress", "read_progress", "record_progress", "record_report"]
 
 _P = schema.job_progress
 _CHUNK = 500  # ids per IN (...) (SQLite's bound on parameters is far above; keeps statements small)
@@ -49,6 +50,8 @@ class StoredProgress:
     done: float
     total: float
     report: ProgressReport
+    ignored: str = ""
+    """Why this run's reports are not read for ETAs ("": they are): :func:`contradiction`."""
 
 
 def _from_row(row: Mapping[Any, Any]) -> StoredProgress:
@@ -59,7 +62,60 @@ def _from_row(row: Mapping[Any, Any]) -> StoredProgress:
                       float(row["fit_tf"]))
     return StoredProgress(job_id=str(row["job_id"]), run_started_at=start, done=done, total=total,
                           report=ProgressReport(fraction=done / total if total > 0 else math.nan, at=at,
-                                                ran_s=float(row["ran_s"]), fit=fit))
+                                                ran_s=float(row["ran_s"]), fit=fit),
+                          ignored=str(row.get("ignored") or ""))
+
+
+BACKWARDS_TOLERANCE = 0.01
+"""A run's reported share done may fall this much (1 percentage point: a total re-counted) before its
+reports are taken to contradict themselves."""
+JUMP_MIN = 0.25
+"""A rise in share done of at least this much ...  (see :data:`JUMP_RATE`)."""
+JUMP_RATE = 100.0
+"""... at more than this many times the run's own rate so far (the slope of the line through at least
+three of its reports) contradicts the run's reports — unless it reports the run done (early stopping)."""
+
+
+def contradiction(old: StoredProgress | None, done: float, total: float, ran_s: float) -> str:
+    """Why a report of ``done`` of ``total`` after ``ran_s`` seconds of run contradicts ``old``, the
+    stored report of the same run ("" when it does not; ``old`` None: the run's first report).
+
+    A report is its job's own claim, read for the ETAs of the jobs waiting on it; a run whose reports
+    contradict themselves is not read for them at all (red team 21, R2: 99 % then 1.1 % every 10 s
+    flipped every waiting job's ETA): progress going backwards by more than
+    :data:`BACKWARDS_TOLERANCE`, or rising by :data:`JUMP_MIN` or more at over :data:`JUMP_RATE` times
+    the run's own rate so far (a report that the run is done excepted).
+    """
+    if old is None or not total > 0:
+        return ""
+    before, now = old.report.fraction, done / total
+    at = old.report.at.strftime("%H:%M:%S")
+    if now < before - BACKWARDS_TOLERANCE:
+        return f"its progress went backwards within one run: {_pct(before)} done at {at} UTC, then {_pct(now)}"
+    slope, seconds = _slope(old.report.fit), ran_s - old.report.ran_s
+    if now < 1.0 and now - before >= JUMP_MIN and slope is not None and seconds > 0 \
+            and (now - before) / seconds > JUMP_RATE * slope:
+        return (f"its progress jumped from {_pct(before)} (at {at} UTC) to {_pct(now)} in {seconds:.0f} s, over "
+                f"{JUMP_RATE:.0f} times its own rate so far")
+    return ""
+
+
+def _pct(fraction: float) -> str:
+    """``99 %``, ``1.1 %`` (three figures at most)."""
+    return f"{fraction * 100:.3g} %"
+
+
+def _slope(fit: ProgressFit) -> float | None:
+    """The slope (share done per second) of the line through a run's reports: None with under three,
+    all at one time, or none rising."""
+    if fit.n < 3:
+        return None
+    mean_t = fit.t / fit.n
+    var = fit.tt / fit.n - mean_t * mean_t
+    if not var > 1e-9 * max(mean_t * mean_t, 1.0):
+        return None
+    slope = (fit.tf / fit.n - mean_t * fit.f / fit.n) / var
+    return slope if math.isfinite(slope) and slope > 0 else None
 
 
 def completes(stored: StoredProgress, done: float, total: float) -> bool:
@@ -70,33 +126,47 @@ def completes(stored: StoredProgress, done: float, total: float) -> bool:
 
 def record_progress(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: datetime, done: float, total: float,
                     min_interval_s: float) -> tuple[StoredProgress, bool]:
+    """:func:`record_report` without saying whether this report got the run ignored."""
+    stored, fresh, _ = record_report(tx, job_id, run_started_at=run_started_at, at=at, done=done, total=total,
+                                     min_interval_s=min_interval_s)
+    return stored, fresh
+
+
+def record_report(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: datetime, done: float, total: float,
+                  min_interval_s: float) -> tuple[StoredProgress, bool, str]:
     """Store ``done`` of ``total`` steps reported at ``at`` by the run of ``job_id`` that started at
     ``run_started_at`` — unless the stored report of that run is under ``min_interval_s`` old.
 
     A report that completes the run (:func:`completes`) is stored however soon it comes (once per
-    run: new user 21, N3).
+    run: new user 21, N3), and so is the first report that contradicts the run's stored one
+    (:func:`contradiction`): it marks the run's reports ignored for ETAs (``ignored``) until a new run.
 
     Returns:
-        ``(the stored progress, whether this report was stored)``; False: coalesced into the
-        stored one (reported less than ``min_interval_s`` after it).
+        ``(the stored progress, whether this report was stored, why the run is ignored from this
+        report on)``; False: coalesced into the stored one (reported less than ``min_interval_s``
+        after it); the reason is "" unless this very report got the run ignored.
     """
     row = tx.conn.execute(sa.select(_P).where(_P.c.job_id == job_id)).mappings().first()
     old = _from_row(row) if row is not None else None
     same_run = old is not None and old.run_started_at == run_started_at
-    if old is not None and same_run and (at - old.report.at).total_seconds() < min_interval_s \
-            and not completes(old, done, total):
-        return old, False
     ran_s = max((at - run_started_at).total_seconds(), 0.0)
+    carried = old.ignored if old is not None and same_run else ""
+    newly = "" if carried else contradiction(old if same_run else None, done, total, ran_s)
+    if old is not None and same_run and (at - old.report.at).total_seconds() < min_interval_s \
+            and not completes(old, done, total) and not newly:
+        return old, False, ""
+    ignored = carried or newly
     fit = (old.report.fit if old is not None and same_run else ProgressFit()).add(ran_s, done / total)
     columns = {"run_started_at": ts(run_started_at), "reported_at": ts(at), "done": done, "total": total,
-               "ran_s": ran_s, "fit_n": fit.n, "fit_t": fit.t, "fit_f": fit.f, "fit_tt": fit.tt, "fit_tf": fit.tf}
+               "ran_s": ran_s, "fit_n": fit.n, "fit_t": fit.t, "fit_f": fit.f, "fit_tt": fit.tt, "fit_tf": fit.tf,
+               "ignored": ignored or None}
     if row is None:
         tx.conn.execute(_P.insert().values(job_id=job_id, **columns))
     else:
         tx.conn.execute(_P.update().where(_P.c.job_id == job_id).values(**columns))
     stored = StoredProgress(job_id=job_id, run_started_at=run_started_at, done=done, total=total,
-                            report=ProgressReport(fraction=done / total, at=at, ran_s=ran_s, fit=fit))
-    return stored, True
+                            report=ProgressReport(fraction=done / total, at=at, ran_s=ran_s, fit=fit), ignored=ignored)
+    return stored, True, newly
 
 
 def read_progress(tx: StoreTx, job_ids: Iterable[str]) -> dict[str, StoredProgress]:
@@ -111,6 +181,8 @@ def read_progress(tx: StoreTx, job_ids: Iterable[str]) -> dict[str, StoredProgre
 
 def fresh_progress(tx: StoreTx, since: datetime) -> dict[str, StoredProgress]:
     """The stored progress reported at ``since`` or later (each scheduling cycle's read: older
-    reports project nothing, :data:`~jupyter_sched.backfill.progress.STALE_S`)."""
-    rows = tx.conn.execute(sa.select(_P).where(_P.c.reported_at >= ts(since))).mappings()
+    reports project nothing, :data:`~jupyter_sched.backfill.progress.STALE_S`), but for runs whose
+    reports are ignored (``ignored``: they contradict themselves)."""
+    rows = tx.conn.execute(sa.select(_P).where(_P.c.reported_at >= ts(since),
+                                               sa.or_(_P.c.ignored.is_(None), _P.c.ignored == ""))).mappings()
     return {str(row["job_id"]): _from_row(row) for row in rows}

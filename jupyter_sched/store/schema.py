@@ -42,8 +42,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
-           "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
+__all__ = ["JOBS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
+           "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
+           "columns_v7", "columns_v11", "columns_v16",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15"]
 
@@ -387,13 +388,25 @@ def tables_v15(md: sa.MetaData) -> None:
     )
 
 
+PROGRESS_IGNORED_COLUMN = ("ignored", sa.Text())
+"""Column version 16 adds to ``job_progress``: why the reports of the run it holds are not read for
+ETAs (they contradict themselves: progress going backwards, a jump far past the run's own rate; red
+team 21, R2); null or "": they are read."""
+
+
+def columns_v16(md: sa.MetaData) -> None:
+    """Add version 16's column to ``job_progress`` on ``md`` (the table must be defined)."""
+    name, type_ = PROGRESS_IGNORED_COLUMN
+    md.tables["job_progress"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
-version 14's quota source + version 15's user_teams lists)."""
+version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -409,6 +422,7 @@ indexes_v12(metadata)
 tables_v13(metadata)
 tables_v14(metadata)
 tables_v15(metadata)
+columns_v16(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -41,7 +41,9 @@ def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if not isinstance(progress, Mapping) or job.get("state") not in _RUNNING:
         return ""
     fraction, at = progress.get("fraction"), wire_time(progress.get("at"))
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction) or at is None:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
+        return ""
+    if at is None:
         return ""
     run, start = wire_time(progress.get("run_started_at")), wire_time(job.get("started_at") or job.get("admitted_at"))
     if run is None or run != start:

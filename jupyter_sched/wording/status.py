@@ -48,7 +48,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in running
             if (text := progress_text(job, now))]
     if len(said) > PROGRESS_SHOWN:  # a sweep of 40 reporting jobs is not 40 lines of a summary
-        said = [*said[:PROGRESS_SHOWN - 1], f"and {len(said) - PROGRESS_SHOWN + 1} more (`jupyter-sched jobs` or `%schedule jobs` lists them)"]
+        more = len(said) - PROGRESS_SHOWN + 1
+        said = [*said[:PROGRESS_SHOWN - 1], f"and {more} more (`jupyter-sched jobs` or `%schedule jobs` lists them)"]
     lines.extend(f"{'progress' if i == 0 else '':<11}{line}" for i, line in enumerate(said))
     # new user 11, N21: first met as a pending reason or a 422; one line per team charged (new user 18, N1)
     lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))

@@ -613,6 +613,15 @@ export class SchedModel implements ISchedModel {
         this.refresh('jobs');
         this.refresh('queue');
         break;
+      case 'progress': {
+        // a running job of mine reported how far it is: its row says so at once (no re-read; session 21)
+        const raw = data && typeof data === 'object' ? (data as Record<string, unknown>) : {};
+        const known = typeof raw.id === 'string' ? this.find(raw.id) : undefined;
+        if (known && raw.progress && typeof raw.progress === 'object') {
+          this.upsert({ ...known, progress: raw.progress as Job['progress'] });
+        }
+        break;
+      }
       case 'lagged':
         // the server dropped events for this client: re-read what is shown
         this.refreshWatched();

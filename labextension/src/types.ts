@@ -220,7 +220,7 @@ export function sampleOf(value: unknown, now: number): ISample | null {
   };
 }
 
-/** One server-sent event: `{type, data}` (job, lease, inventory, telemetry, idle_warning, preempted, reclaimed, lagged). */
+/** One server-sent event: `{type, data}` (job, lease, inventory, telemetry, idle_warning, preempted, progress, reclaimed, lagged). */
 export interface ISchedEvent {
   type: string;
   data: unknown;

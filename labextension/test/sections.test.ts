@@ -329,6 +329,15 @@ describe('My work section', () => {
     expect(text(label)).toMatch(new RegExp(`^42 % done, reported ${clockText(at)} \\(3m(0[0-9]s)? ago\\)$`));
     expect(rows[1].querySelector('.jp-sched-job-progress')).toBeNull(); // never reported: no "no progress reported"
     expect(text(rows[1])).not.toContain('done');
+    // a newer report arrives as a progress event (the jobs list is not re-read while the stream is up)
+    const later = new Date(Date.now() - 10_000);
+    server.stream.push('progress', { id: 'j-rep', user: server.me.user, kind: 'training', state: 'running', started_at: started,
+                                     progress: { ...progress, fraction: 0.6, at: later.toISOString(), text: `60 % done, reported ${clockText(later, null)}` } });
+    await settle();
+    await flush();
+    const updated = view.node.querySelector('.jp-sched-job progress.jp-sched-progress') as HTMLProgressElement;
+    expect(updated.value).toBe(0.6);
+    expect(text(view.node.querySelector('.jp-sched-progress-text'))).toMatch(new RegExp(`^60 % done, reported ${clockText(later)} \\(1[0-9]s ago\\)$`));
     // requeued (a job event without the report, started_at gone): the last run's report is no longer shown
     model.upsert(makeJob({ id: 'j-rep', name: 'train', state: 'pending', submitted_at: '2026-12-01T10:00:03Z' }));
     expect(model.find('j-rep')?.progress).toBeUndefined();

@@ -222,6 +222,34 @@ else:
 """
 
 
+def test_red21_r4_a_body_in_one_byte_chunks_gets_the_json_400_from_the_service_and_ordinary_chunks_pass(
+        service: Service) -> None:
+    # fails before the fix: every chunk was read (~16 µs of the IO loop each) and the body reached the handlers
+    # (red21/a5_tinychunks.py: 400 KB so took 25.8 s); now refused once its chunks fall below 512 bytes on average
+    body = json.dumps({"gpus": 0, "command": ["true"], "name": "x", "pad": "y" * 3_000}).encode()
+    wire = b"".join(b"1\r\n" + body[i:i + 1] + b"\r\n" for i in range(len(body))) + b"0\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", service.port), timeout=10) as sock:
+        sock.sendall(b"POST /services/s/api/sched/dryrun HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Authorization: token not-a-hub-token\r\nTransfer-Encoding: chunked\r\n\r\n" + wire)
+        answer = _answer(sock, 20)
+    head, _, text = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    error = json.loads(text)["error"]
+    assert error["field"] == "body" and "chunked" in error["message"] and "512" in error["message"], error
+    assert "Content-Length" in error["hint"] and "c.FrontDoor.min_chunk_bytes" in error["hint"], error
+    _wait(lambda: "c.FrontDoor.min_chunk_bytes" in service.log.read_text(), 15, "the summary line")
+
+    def pieces() -> Iterator[bytes]:  # an ordinary chunked client: httpx sending a generator, KiB pieces
+        yield body[:1]
+        for i in range(1, len(body), 1_000):
+            yield body[i:i + 1_000]
+
+    passed = httpx.post(service.base + "api/sched/dryrun", content=pieces(), timeout=60,
+                        headers={"Content-Type": "application/json"})
+    assert passed.status_code in (401, 403), passed.text[:300]  # reached the handlers (no token here)
+    assert service.get_api().status_code == 200
+
+
 def test_red17_r6_an_account_lookup_without_file_descriptors_is_overload_not_no_such_account() -> None:
     # fails before the fix: glibc's "not found" under EMFILE became 403 "no OS account", audited against the user
     account = "nobody"

@@ -20,7 +20,7 @@ import pytest
 from jupyter_sched.hub.front_door import MAX_BODY_BYTES
 from tests.accounts import Account
 
-from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
+from .hub_harness import SERVICE, Hub, amy_and_eve, amy_and_eve_hub
 
 pytestmark = pytest.mark.slow
 
@@ -93,3 +93,39 @@ def test_red20_r1_a_chunked_body_over_the_cap_through_the_hub_proxy_gets_the_jso
 
     hub.wait_for(lambda: len(refused()) >= 1, 30, "amy's chunked oversize request audited")
     assert "api/sched/jobs" in str(refused()[0]), refused()[0]
+
+
+def test_red21_r4_a_body_in_one_byte_chunks_at_the_service_port_gets_the_json_400_and_is_audited_once(
+        hub: Hub, users: dict[str, Account]) -> None:
+    # fails before the fix: every 1-byte chunk was read on the service's loop (red21/a5_tinychunks.py "direct"),
+    # the body reached the handlers, and nothing was audited
+    import json
+    import socket
+
+    token = hub.token_for(users["amy"].name)
+    body = json.dumps({"gpus": 0, "command": ["true"], "name": "x", "pad": "y" * 3_000}).encode()
+    wire = b"".join(b"1\r\n" + body[i:i + 1] + b"\r\n" for i in range(len(body))) + b"0\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", hub.service_port), timeout=10) as sock:
+        sock.sendall(f"POST /services/{SERVICE}/api/sched/dryrun HTTP/1.1\r\nHost: x\r\nAuthorization: token {token}\r\n"
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode() + wire)
+        sock.settimeout(20)
+        answer = b""
+        try:
+            while piece := sock.recv(65536):
+                answer += piece
+        except (TimeoutError, ConnectionError):
+            pass
+    head, _, text = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    assert json.loads(text)["error"]["field"] == "body"
+    admin = {"Authorization": f"token {hub.token_for('carol')}"}
+
+    def refused() -> list[dict[str, Any]]:
+        rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"limit": 50, "user": users["amy"].name,
+                                                                      "action": "refused"}, headers=admin, timeout=60)
+        assert rows.status_code == 200, rows.text[:300]
+        return [row for row in rows.json() if (row.get("details") or {}).get("field") == "body"
+                and "chunks of at least" in row["message"]]
+
+    hub.wait_for(lambda: len(refused()) >= 1, 30, "amy's finely chunked request audited")
+    assert len(refused()) == 1 and "api/sched/dryrun" in str(refused()[0]), refused()

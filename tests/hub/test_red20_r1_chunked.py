@@ -54,9 +54,7 @@ class Door:
 
     def _serve(self) -> None:
         async def main() -> None:
-            app = tornado.web.Application([("/echo", _Echo)], ran=self.ran)
-            server = GuardedHTTPServer(app, max_body_bytes=LIMIT, body_timeout=30.0,
-                                       on_too_large=lambda *told: self.told.append(told))
+            server = self.server(tornado.web.Application([("/echo", _Echo)], ran=self.ran))
             sock = socket.socket()
             sock.bind(("127.0.0.1", 0))
             sock.listen(64)
@@ -70,6 +68,11 @@ class Door:
             server.stop()
 
         asyncio.run(main())
+
+    def server(self, app: tornado.web.Application) -> GuardedHTTPServer:
+        """The server under test (red team 21, R4's tests give it a chunking bound)."""
+        return GuardedHTTPServer(app, max_body_bytes=LIMIT, body_timeout=30.0,
+                                 on_too_large=lambda *told: self.told.append(told))
 
     def stop(self) -> None:
         assert self._loop is not None

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from jupyter_sched.model.units import clock_text
 from jupyter_sched.wording.reasons import wire_time
 
-from .conftest import EVE_TOKEN, wait_for
+from .conftest import EVE_TOKEN, IVAN_TOKEN, JUDY_TOKEN, wait_for
 
 SLEEP = {"command": ["sleep", "300"], "time_limit": "10m"}
 
@@ -96,3 +96,50 @@ async def test_issue20_progress_shown_for_one_store_read_per_page_not_one_per_ro
     with progress_reads(sched_app) as seen:
         status, rows = await api("GET", "jobs", params={"state": "pending"})
     assert status == 200 and [row["id"] for row in rows] == [waiting["id"]] and seen == []
+
+
+async def test_issue20_progress_shown_at_once_a_stored_report_is_a_progress_event_for_its_owner(
+        sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str) -> None:
+    """The panel re-reads its jobs on events only while its stream is up: a report made no event,
+    so My work kept the first report it read ("reported 02:10 (40m ago)" while the job reported
+    since). A stored report is a ``progress`` event with the words; its owner gets it, another user
+    does not, and a coalesced report (stored: false) makes none."""
+    from .test_events import open_stream, read_event
+
+    job_id = await _running(api, "train")
+    port = http_server_port[1]
+    mine = await open_stream(port, jp_base_url, IVAN_TOKEN)
+    theirs = await open_stream(port, jp_base_url, JUDY_TOKEN)
+    try:
+        for reader, _ in (mine, theirs):
+            assert " 200 " in (await reader.readline()).decode()
+        status, answer = await api("POST", f"jobs/{job_id}/progress", {"done": 3, "total": 4})
+        assert status == 200 and answer["stored"], answer
+        data = await read_event(mine[0], "progress")
+        assert (data["id"], data["user"], data["state"]) == (job_id, "ivan", "running")
+        at = wire_time(answer["progress"]["at"])
+        assert at is not None and data["progress"]["text"] == f"75 % done, reported {clock_text(at, None)}"
+        status, again = await api("POST", f"jobs/{job_id}/progress", {"done": 3, "total": 4})  # within 10 s
+        assert status == 200 and not again["stored"], again
+        # each one's next job event: judy's stream never carried ivan's progress event before it, and
+        # ivan's carried none for the coalesced report
+        for token, (reader, _) in ((JUDY_TOKEN, theirs), (IVAN_TOKEN, mine)):
+            status, _job = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "name": "next"}, token=token)
+            assert status == 201
+            seen = await _events_until(reader, "job")
+            assert "progress" not in seen, seen
+    finally:
+        for _, writer in (mine, theirs):
+            writer.close()
+
+
+async def _events_until(reader: Any, wanted: str) -> list[str]:
+    """The SSE event types read up to and including the first ``wanted`` one."""
+    import asyncio
+
+    types: list[str] = []
+    while not types or types[-1] != wanted:
+        line = (await asyncio.wait_for(reader.readline(), 20)).decode().strip()
+        if line.startswith("event: "):
+            types.append(line[len("event: "):])
+    return types

@@ -81,12 +81,12 @@ async def test_newuser21_n1_report_progress_never_raises_and_takes_numpy_scalars
     async def report(done: Any, total: Any) -> tuple[Any, list[str]]:
         return await loop.run_in_executor(None, in_job, done, total)
 
-    answer, said = await report(np.int64(5), 10)  # `for step in np.arange(n)`: sent as 5 of 10
-    assert answer is not None and answer["progress"]["done"] == 5 and answer["progress"]["total"] == 10 and not said
     answer, said = await report(np.float32(2.5), np.int32(10))
     assert answer is not None and answer["progress"]["done"] == 2.5 and not said
-    answer, said = await report(_FloatTensor(3.0), Fraction(10))  # a 0-d float tensor, a Fraction
-    assert answer is not None and answer["progress"]["done"] == 3.0 and not said
+    answer, said = await report(np.int64(5), 10)  # `for step in np.arange(n)`: sent as 5 of 10
+    assert answer is not None and answer["progress"]["done"] == 5 and answer["progress"]["total"] == 10 and not said
+    answer, said = await report(_FloatTensor(6.0), Fraction(10))  # a 0-d float tensor, a Fraction
+    assert answer is not None and answer["progress"]["done"] == 6.0 and not said
 
     answer, said = await report(11, 10)  # the off-by-one of the last step: reported as all done, warned
     assert answer is not None and answer["progress"]["done"] == 10 and answer["progress"]["fraction"] == 1.0
@@ -117,6 +117,17 @@ async def test_newuser21_n1_report_progress_never_raises_and_takes_numpy_scalars
     assert answer is None and len(said) == 1 and "refused the report" in said[0] and "not running" in said[0], said
     answer, said = await report(2, 10)
     assert answer is None and said == []
+
+
+def test_newuser21_n1_a_client_that_cannot_load_is_warned_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole kind: the package's own entry point runs in the user's loop too (a slim or broken install)."""
+    import sys
+
+    import jupyter_sched
+
+    monkeypatch.setitem(sys.modules, "jupyter_sched.client.progress", None)  # importing it raises ImportError
+    with pytest.warns(RuntimeWarning, match="the client could not be loaded"):
+        assert jupyter_sched.report_progress(1, 10) is None
 
 
 @pytest.mark.parametrize("body, field, message, hint", [

@@ -357,6 +357,10 @@ class JobProgress(ResponseModel):
     ran_s: float = Field(description="seconds the run had run when it reported")
     reports: int = Field(default=0, description="reports of this run stored so far (at least 1 % done; at most one "
                                                 "per min_interval_s)")
+    ignored: str = Field(default="", examples=["its progress went backwards within one run: 99 % done at 02:10:05 "
+                                               "UTC, then 1.1 %"], description=(
+        "why this run's reports are not read for the ETAs of the jobs waiting on it (they contradict themselves; "
+        "until the job starts a new run); \"\": they are read"))
     text: str = Field(default="", examples=["42 % done, reported Dec 5 02:10 UTC"], description=(
         "job answers (GET jobs, jobs/{id}, queue): the report in words, as the panel, the CLI and the magics say it "
         "(they say the clock as of their own now and add how long ago: '42 % done, reported 02:10 UTC (3m ago)'); "
