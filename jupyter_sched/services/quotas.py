@@ -20,6 +20,7 @@ from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, val
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..quota.user_lines import user_line_warnings
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
@@ -72,6 +73,8 @@ class QuotasService:
         teams = quotas.unlisted(seen)
         limit = self.ctx.store.unlisted_borrowing_limit
         scoped = scope_warnings(quotas, self._models(), limit, first=first)  # red team 20, R2
+        # per-user lines below pending work of their user (new user 21, N9)
+        scoped += user_line_warnings(quotas, (record.job for record in live))
         if not teams or limit is None:
             return unlisted_warning(teams, limit, first=first) + scoped
         ceiling, work = round(limit * GPU_MILLI), {t: Stranded(team=t) for t in teams}
