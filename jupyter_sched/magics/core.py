@@ -383,7 +383,7 @@ class SchedMagics(Magics):
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
-        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine)
+        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine, now=_now())
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
