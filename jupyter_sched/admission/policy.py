@@ -7,12 +7,14 @@ edge (:class:`~.gate.Admission`) reads the quota set and the hub groups and call
 Team membership, in order (the first is the default team of a request that names none):
 
 1. hub mode: the user's hub groups, groups that are known teams (named by a quota line, budget
-   or team policy) first;
-2. the stored quota set's ``user_teams[user]``, in its order: the config file's
+   or team policy) first — and nothing else: the hub's groups are the one source there, so that an
+   admin who removes a user from a group removes her from the team (red team 21, R6: a membership
+   stored by ``PUT quotas`` kept her in it; ``PUT quotas`` now refuses memberships in hub mode);
+2. embedded: the stored quota set's ``user_teams[user]``, in its order: the config file's
    ``c.SchedApp.user_teams`` (one team or a list) as last applied, or an admin's ``PUT quotas`` —
    whichever set the memberships last (:mod:`jupyter_sched.services.members_config`; new user 20,
    N21: the config's list and a PUT's team were merged, so a PUT could never make a team a user's own);
-3. every team policy that lists the user in ``members``;
+3. embedded: every team policy that lists the user in ``members``;
 4. nobody named the user: ``default_team`` alone.
 
 An admin may also charge any team an admin named (a quota line, budget, team policy or
@@ -211,15 +213,17 @@ def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: Admissio
         quotas: the quota set in force (stored ``user_teams`` and team policies).
         policy: the admin's admission settings (default team, grants; its ``user_teams`` are the
             config's, read here only through the store).
-        groups: hub groups in hub mode; None when embedded.
+        groups: hub groups in hub mode (then the only teams: stored ``user_teams`` and team policies'
+            ``members`` are not read); None when embedded.
     """
     teams: list[str] = []
     if groups is not None:
         known = known_teams(quotas)
         ordered = sorted(groups)
         teams += [g for g in ordered if g in known] + [g for g in ordered if g not in known]
-    teams += quotas.user_teams.get(user, ())
-    teams += [p.team for p in quotas.teams if user in p.members]
+    else:
+        teams += quotas.user_teams.get(user, ())
+        teams += [p.team for p in quotas.teams if user in p.members]
     unique = tuple(dict.fromkeys(teams)) or (policy.default_team,)
     chargeable = (*unique, *sorted(known_teams(quotas) - set(unique))) if admin else unique
     return Caller(user=user, teams=unique, admin=admin,

@@ -72,6 +72,10 @@ is printed in, so a name holding one reads as another user's (``nu13a\u200b-trai
 ``nu13a-train`` in everyone's queue; new user 13, N16)."""
 
 
+_ZERO_WIDTH_JOINER = "\u200d"
+"""Invisible alone, but part of the emoji a person sees (woman + U+200D + microscope): said as such."""
+
+
 def visible_text(value: str, field: str, *, limit: int) -> None:
     """THE check of a user's text that other readers see (a job's name and team, a lease's
     notebook, team names in quotas and the config): at most ``limit`` characters, none of them
@@ -84,6 +88,10 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
         raise ValidationError(f"{field} is too long ({len(value)} characters, at most {limit})", field=field,
                               hint=f"use at most {limit} characters")
     for char in value:
+        if char == _ZERO_WIDTH_JOINER:  # seen inside an emoji (new user 21, N9: "invisible" read wrong)
+            raise ValidationError(f"{field} contains U+200D (a zero-width joiner, e.g. inside an emoji sequence)",
+                                  field=field, hint="use letters, digits, - and _ (a joined emoji reads differently "
+                                                    "on each screen)")
         if char in BIDI_CONTROLS or unicodedata.category(char) in INVISIBLE_CATEGORIES:
             raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
                                   hint="use printable characters only (no control, zero-width, line-separator or "

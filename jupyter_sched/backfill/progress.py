@@ -25,6 +25,15 @@ every job reporting 17 -> 15 % (second 16 -> 15 %). A report is not used when it
 
 * says under :data:`MIN_FRACTION` done (a rate from a few steps is mostly start-up and noise);
 * is older than :data:`STALE_S` (a job that stopped reporting may have stopped progressing);
+* is the only reading (no line yet) of a run that had run under :data:`MIN_SINGLE_RAN_S` and reported once
+  (a rate from the first second of a run is start-up alone: new user 21, N4).
+
+A report that is read may still project no end *now* (:class:`ProgressReading` ``lapse``; new user 21,
+N4: "ETA in 56s" for ever behind a job that stalled at 90 %): its projected end has passed (``"late"``:
+the job is behind its own progress), or it is older than :data:`STALE_REPORTS` of the run's report
+intervals (at least :data:`STALE_MIN_S`; ``"stale"``). Its end is then its limit or learnt runtime
+again, and the ETAs say why. No floor turns a passed end into one that is always a minute away: the
+:data:`END_MARGIN_S` floor applies only while the projected end is still ahead.
 * was made before the job's current start (an earlier attempt's: a preempted job starts again),
   or after ``now``, or with a non-positive run time.
 * projects an end more than ten years away (:data:`~jupyter_sched.model.horizon.HORIZON_S`; a line of
@@ -46,12 +55,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..model.horizon import HORIZON_S
 
-__all__ = ["END_MARGIN_S", "MIN_FIT_REPORTS", "MIN_FRACTION", "STALE_S", "ProgressFit", "ProgressReport",
-           "projected_left"]
+__all__ = ["END_MARGIN_S", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "STALE_MIN_S", "STALE_REPORTS",
+           "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "projected_left", "read_progress"]
 
 MIN_FRACTION = 0.01
 """Reports saying less than this share done (1 %) project no end: too little of the run to read a rate from."""
@@ -66,6 +75,15 @@ end (as a learnt end: :data:`jupyter_sched.scheduling.runtimes.END_MARGIN_S`).""
 
 MIN_FIT_REPORTS = 3
 """Reports of a run (each at least :data:`MIN_FRACTION` done) before its end is read from the fitted line."""
+MIN_SINGLE_RAN_S = 30.0
+"""The run time (seconds) a run's only report must have been made after to be read alone: one report 0.2 s
+into a run drove ETAs as if its start-up were its pace (new user 21, N4). Two reports or more are read."""
+STALE_REPORTS = 3.0
+"""A report older than this many of its run's report intervals (its run time at the report over the reports
+made, ``ran_s / n``) is stale: the job stopped reporting, so it may have stopped progressing (new user 21, N4)."""
+STALE_MIN_S = 120.0
+"""The least age (seconds) at which a report is stale (:data:`STALE_REPORTS`), whatever the interval: the
+server stores at most one report in 10 s, and a job may pause a minute (a checkpoint, an evaluation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +148,40 @@ class ProgressReport:
     fit: ProgressFit = ProgressFit()
 
 
-def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
-                   limit_s: float | None, single: bool = True) -> tuple[float, bool] | None:
-    """Seconds the running job (started at ``start``) still runs after ``now`` by its ``report``.
+@dataclass(frozen=True, slots=True)
+class ProgressReading:
+    """What a usable report says of its run's end now (:func:`read_progress`).
+
+    Attributes:
+        left_s: seconds it still runs after now by its rate (never under :data:`END_MARGIN_S` while the
+            projected end is ahead, nor past its limit); None where the report projects no end now
+            (``lapse``).
+        from_progress: the rate ends it (False: its time limit stops it sooner; ``left_s`` is then what
+            is left of the limit and ``total_s`` what the rate says it needs).
+        total_s: the run the rate says it needs in all (seconds from its start).
+        limit_s: its effective time limit (seconds; None: none).
+        lapse: ``""`` (read), ``"late"`` (its projected end, ``said``, has passed: the job is behind its own
+            progress) or ``"stale"`` (no report for :data:`STALE_REPORTS` of its intervals).
+        said: the end its progress projected (UTC; ``start + total_s``).
+    """
+
+    left_s: float | None
+    from_progress: bool
+    total_s: float
+    limit_s: float | None
+    lapse: str
+    said: datetime
+
+
+def _stale_after_s(report: ProgressReport) -> float:
+    """Seconds after which ``report`` is stale (:data:`STALE_REPORTS` of its run's mean report interval,
+    between :data:`STALE_MIN_S` and :data:`STALE_S`)."""
+    return min(STALE_S, max(STALE_MIN_S, STALE_REPORTS * report.ran_s / max(report.fit.n, 1)))
+
+
+def read_progress(report: ProgressReport, *, start: datetime, now: datetime,
+                  limit_s: float | None, single: bool = True) -> ProgressReading | None:
+    """What the running job's (started at ``start``) latest ``report`` says of its end at ``now``.
 
     Args:
         report: its latest report.
@@ -140,18 +189,16 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
         now: the cycle's time (UTC).
         limit_s: its effective time limit (seconds; None: none).
         single: read the latest report alone while no line is fitted (under :data:`MIN_FIT_REPORTS`
-            reports, or a line that does not reach 1 after the report); False: None then — the caller
-            has a better reading (a runtime learnt from past runs, :func:`~jupyter_sched.scheduling.
-            runtimes.progress_end`).
+            reports, or a line that does not reach 1 after the report) — if made after
+            :data:`MIN_SINGLE_RAN_S` of run or with another report before it; False: None then — the
+            caller has a better reading (a runtime learnt from past runs, :func:`~jupyter_sched.
+            scheduling.runtimes.progress_end`).
 
     Returns:
-        ``(seconds > 0, from_progress)``: the rate's projection (the fitted line's from
-        :data:`MIN_FIT_REPORTS` reports on, else the latest report's), never under :data:`END_MARGIN_S`
-        (nor past its limit); ``from_progress`` is False where the limit ends it sooner than the rate
-        says (the seconds are then what is left of the limit). None: the report is not usable (module
-        doc), the job already ran to its limit (its stop is projected elsewhere), or the projection
-        lies past :data:`~jupyter_sched.model.horizon.HORIZON_S` (the job's limit or learnt runtime
-        then sets its end).
+        The reading (:class:`ProgressReading`: ``left_s`` None with a ``lapse`` where the projected end
+        passed or the report went stale), or None: the report is not usable (module doc), the job
+        already ran to its limit (its stop is projected elsewhere), or the projection lies past
+        :data:`~jupyter_sched.model.horizon.HORIZON_S` (the job's limit or learnt runtime then sets its end).
     """
     f = report.fraction
     if not (math.isfinite(f) and MIN_FRACTION <= f <= 1.0) or not (math.isfinite(report.ran_s) and report.ran_s > 0):
@@ -164,12 +211,38 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
         return None
     total = report.fit.total_s()
     if total is None or total < report.ran_s:  # no line yet, or one that says it ended before this report
-        if not single:
+        if not single or (report.ran_s < MIN_SINGLE_RAN_S and report.fit.n < 2):
             return None
         total = report.ran_s / f
+    if f >= 1.0:  # all done by its own count: what is left (saving, evaluating) gets the margin once
+        total = max(total, report.ran_s + END_MARGIN_S)
+    said = start + timedelta(seconds=min(total, 1e10))
+    if total <= ran:  # its own projection has passed: late, never a rolling "in 1 min" (new user 21, N4)
+        return ProgressReading(None, False, total, limit_s, "late", said)
+    if (now - report.at).total_seconds() > _stale_after_s(report):  # it stopped reporting (new user 21, N4)
+        return ProgressReading(None, False, total, limit_s, "stale", said)
     left = max(total - ran, END_MARGIN_S)
     if not left <= HORIZON_S:  # past any meaningful time (red team 21, R5): no end from progress
         return None
     if left >= room:
-        return room, False
-    return left, True
+        return ProgressReading(room, False, total, limit_s, "", said)
+    return ProgressReading(left, True, total, limit_s, "", said)
+
+
+def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
+                   limit_s: float | None, single: bool = True) -> tuple[float, bool] | None:
+    """Seconds the running job (started at ``start``) still runs after ``now`` by its ``report``
+    (:func:`read_progress`, which has the arguments).
+
+    Returns:
+        ``(seconds > 0, from_progress)``: the rate's projection (the fitted line's from
+        :data:`MIN_FIT_REPORTS` reports on, else the latest report's), never under :data:`END_MARGIN_S`
+        while its end is ahead (nor past its limit); ``from_progress`` is False where the limit ends it
+        sooner than the rate says (the seconds are then what is left of the limit). None: the report is
+        not usable (module doc), projects no end now (late or stale: :class:`ProgressReading`), or the
+        job already ran to its limit (its stop is projected elsewhere).
+    """
+    found = read_progress(report, start=start, now=now, limit_s=limit_s, single=single)
+    if found is None or found.left_s is None:
+        return None
+    return found.left_s, found.from_progress

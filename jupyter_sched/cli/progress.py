@@ -3,7 +3,8 @@
 :class:`TerminalProgress` draws a :class:`~jupyter_sched.wording.WaitProgress` — the same frames
 the magics draw as an ipywidgets bar — and :class:`CountingProgress` counts the items of a bulk
 action. On a terminal they redraw in place; elsewhere (a pipe, a CI log) they print a line only
-when the wait changes phase, so logs stay short. tqdm is imported only when a bar is drawn.
+when the wait changes phase, or when the job's own reported progress reaches a new tenth, so logs
+stay short. tqdm is imported only when a bar is drawn.
 """
 
 from __future__ import annotations
@@ -44,13 +45,20 @@ class TerminalProgress:
         self.live = _is_terminal(stream)
         self._bar: Any = None
         self._phase = ""
+        self._step = ""
+        """What the last log line said (not live): the phase, and the tenth of a reported fraction."""
 
     def show(self, frame: WaitProgress) -> None:
         """Draw ``frame``: a new bar when the phase changed, else move the current one."""
         if not self.live:  # a log line per phase: room for the reason (a bar on a terminal has none)
-            if frame.phase != self._phase:
+            # and per tenth of the job's own reported progress (new user 21, N6: a log said "running"
+            # once, never how far the job said it was): at most 11 lines more
+            step = f"{frame.phase}:{int(frame.fraction * 10)}" if frame.reported and frame.fraction is not None \
+                else frame.phase
+            if step != self._step:
                 print(frame.long_label, file=self.stream, flush=True)
-                self._phase = frame.phase
+                self._step = step
+            self._phase = frame.phase
             return
         if frame.phase != self._phase or (self._bar is not None and (self._bar.total is None) != (frame.fraction is None)):
             self.close()

@@ -26,9 +26,11 @@ from __future__ import annotations
 import math
 import operator
 import os
+import sys
 import threading
 import time
 import warnings
+from types import FrameType
 from typing import Any
 
 from ..errors import AuthenticationError, SchedError
@@ -47,11 +49,33 @@ _lock = threading.Lock()
 _state: dict[str, Any] = {"client": None, "sent_at": None, "interval_s": 10.0, "warned": set()}
 
 
+_OURS = frozenset({os.path.normcase(os.path.abspath(__file__)),
+                   os.path.normcase(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                 "__init__.py"))})
+"""The files whose frames a warning skips: this module and the package's ``jupyter_sched.report_progress``."""
+
+DROPPED = "this report is dropped and later ones are tried again; the job runs on"
+"""How every warning of a report that did not reach the scheduler ends (new user 21, N8: "its progress is not
+reported" read as for good, while the next call may well get through)."""
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning of :func:`_warn_once` at the user's line: the first frame
+    outside this module and ``jupyter_sched/__init__.py`` (new user 21, N8: a fixed level pointed at
+    ``jupyter_sched/__init__.py:50`` when called through ``jupyter_sched.report_progress``)."""
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and os.path.normcase(os.path.abspath(frame.f_code.co_filename)) in _OURS:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_once(key: str, text: str) -> None:
+    """Warn ``text`` (a ``RuntimeWarning`` at the caller's line) the first time ``key`` comes up."""
     warned: set[str] = _state["warned"]
     if key not in warned:
         warned.add(key)
-        warnings.warn(text, RuntimeWarning, stacklevel=3)
+        warnings.warn(text, RuntimeWarning, stacklevel=_caller_level())
 
 
 MAX_STEPS = 1e15
@@ -152,9 +176,8 @@ def report_progress(done: float, total: float) -> dict[str, Any] | None:
         try:
             return _send(job_id, *checked)
         except Exception as exc:  # inside the user's loop: warned, never raised (new user 21, N1)
-            _warn_once(f"failed:{type(exc).__name__}", f"jupyter_sched.report_progress failed ({type(exc).__name__}: "
-                                                      f"{str(exc)[:200]}); the job runs on, its progress is not "
-                                                      "reported")
+            _warn_once(f"failed:{type(exc).__name__}", f"jupyter_sched.report_progress failed: {type(exc).__name__}: "
+                                                      f"{str(exc)[:200]}; {DROPPED}")
             return None
 
 
@@ -165,22 +188,26 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
         if client is None:
             client = _state["client"] = _job_client() or connect()
         answer = client.report_progress(job_id, done, total)
-    except (NoServerError, ServerUnreachableError) as exc:
-        _warn_once("unreachable", f"jupyter_sched.report_progress: the scheduler could not be reached ({exc}); "
-                                  "the job runs on, its progress is not reported")
+    except ServerUnreachableError as exc:  # the message only: its hint is a notebook user's ("restart it, or
+        # connect(url, token)"), nothing a job can act on (new user 21, N8)
+        _warn_once("unreachable", f"jupyter_sched.report_progress: {_plain(exc.message)}; {DROPPED}")
+        return None
+    except NoServerError:
+        _warn_once("unreachable", "jupyter_sched.report_progress: no scheduler found to report to: the job's "
+                                  f"environment has no {ENV_URL} and no server runs here; {DROPPED}")
         return None
     except AuthenticationError as exc:
         if client is not None and client.connection.source == "job-token":
-            _warn_once("token", f"jupyter_sched.report_progress: the scheduler no longer takes this job's token "
-                                f"({exc.message}); the job runs on, its progress is not reported")
+            _warn_once("token", f"jupyter_sched.report_progress: the scheduler no longer takes this job's token: "
+                                f"{_plain(exc.message)}; {DROPPED}")
         else:
-            _warn_once("auth", f"jupyter_sched.report_progress: the scheduler refused this process's credentials "
-                               f"({exc.message}); the job runs on, its progress is not reported")
+            _warn_once("auth", f"jupyter_sched.report_progress: the scheduler refused this process's credentials: "
+                               f"{_plain(exc.message)}; {DROPPED}")
         return None
     except SchedError as exc:  # a value it refused, a job that is not running (409), not ours (404), busy
-        hint = f" ({exc.hint})" if exc.hint else ""
+        hint = f" — {_plain(exc.hint)}" if exc.hint else ""
         _warn_once(f"refused:{exc.code}:{exc.field}", f"jupyter_sched.report_progress: the scheduler refused the "
-                                                      f"report: {exc.message}{hint}; the job runs on")
+                                                      f"report: {_plain(exc.message)}{hint}; {DROPPED}")
         return None
     interval = answer.get("min_interval_s")
     if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval >= 0:
@@ -191,6 +218,11 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
         _warn_once("ignored", f"jupyter_sched.report_progress: the scheduler does not read this run's reports for "
                               f"ETAs ({why}); report the steps done so far of one count, never fewer than before")
     return answer
+
+
+def _plain(text: str) -> str:
+    """``text`` without a last full stop (it goes inside one sentence), bounded to 300 characters."""
+    return text.strip().rstrip(".")[:300]
 
 
 def _job_client() -> SchedClient | None:

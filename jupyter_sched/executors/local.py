@@ -106,7 +106,7 @@ from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, 
 from .bound_ports import port_bound as _port_bound
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import LimitGroups, LocalLimits, open_gpu_minors, processes_of
-from .outcome import describe_exit, log_tail
+from .outcome import RUN_MARKERS, describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .server_fence import ServerFence
@@ -224,13 +224,19 @@ def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> 
     return out
 
 
-def _restart_banner(job: Job) -> str | None:
+def _restart_banner(job: Job, log_path: Path | None = None) -> str | None:
     """The log's line between two runs of a requeued job (new user 4: a preempted job's log showed
-    both runs glued together with no marker); None on its first start."""
+    both runs glued together with no marker); None on its first start — unless ``log_path`` (the
+    job's ``output.log``) already holds an earlier run's output (a run started again without a new
+    attempt, e.g. across a service restart: new user 21, N9, whose "last lines" then mixed both runs)."""
     if job.attempts <= 1:
-        return None
+        try:
+            earlier = log_path is not None and stat.S_ISREG((info := os.lstat(log_path)).st_mode) and info.st_size > 0
+        except OSError:
+            earlier = False
+        return f"{RUN_MARKERS[0]}; the earlier run's output is above" if earlier else None
     why = f" after preemption by {job.preempted_by}" if job.preempted_by else " after it was requeued"
-    return f"[jupyter_sched] started again (start {job.attempts}){why}; the earlier run's output is above"
+    return f"{RUN_MARKERS[0]} (start {job.attempts}){why}; the earlier run's output is above"
 
 
 def _free_port() -> int:
@@ -703,7 +709,8 @@ class LocalExecutor:
             command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (fd,)
         else:
             command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
-        banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else _restart_banner(job)
+        banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
+                  else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
                              **({"env": job_only} if job_only else {}),

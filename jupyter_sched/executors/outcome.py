@@ -33,6 +33,7 @@ from .safeopen import read_untrusted_bytes
 
 __all__ = [
     "OUTCOME_FILE",
+    "RUN_MARKERS",
     "LOG_TAIL_LINES",
     "MESSAGE_MAX",
     "describe_exit",
@@ -133,10 +134,17 @@ def _tail_lines(text: str, lines: int) -> list[str]:
     """The last ``lines`` non-empty lines of ``text`` that are not the runner's own, long ones cut."""
     # the log is the job's: its escape sequences and control characters are shown, never obeyed, by
     # whoever reads the message (an admin's `jupyter-sched jobs --all`, red team 6)
-    kept = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("[jupyter_sched]")]
+    every = text.splitlines()
+    # the current run's lines only: a requeued or restarted job's log holds each run, a marker line
+    # between them (new user 21, N9: "last lines: tick 280 | tick 290 | tick 0" mixed two runs)
+    start = max((i + 1 for i, line in enumerate(every) if line.startswith(RUN_MARKERS)), default=0)
+    kept = [line.rstrip() for line in every[start:] if line.strip() and not line.startswith("[jupyter_sched]")]
     shown = [printable_line(line, limit=1 << 30) for line in kept[-lines:]]
     return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in shown]
 
+
+RUN_MARKERS = ("[jupyter_sched] started again", "[jupyter_sched] restarting service")
+"""How the log's line between two runs of a job begins (a requeue or restart; a restarted service)."""
 
 RUNNER_FAILED = "[jupyter_sched] failed: "
 """The prefix of the runner's last word on a failed run (stderr, after the cell outputs)."""

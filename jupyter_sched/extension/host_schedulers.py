@@ -15,9 +15,19 @@ link) owned by the account its name gives, whose pid is alive and owned by that 
 bounded and shown without control characters. A planted or stale entry is ignored. Best effort: a
 folder that cannot be written or read never stops the server.
 
-The folder is the host's temporary folder; ``$JUPYTER_SCHED_HOST_REGISTRY`` names another one
-(:func:`registry_folder`) — the test suite points it at its own temporary folder, so the servers of a
-test run never meet a real scheduler of this host, nor show up in its warnings (session 21).
+The folder is ``.jupyter_sched-schedulers`` in the host's temporary folder, made sticky and writable by
+every account (mode 1777) by the first scheduler; ``$JUPYTER_SCHED_HOST_REGISTRY`` names another one
+(:func:`registry_folder`: an admin may name a folder root made, which no account can pre-create) — the
+test suite points it at its own temporary folder, so the servers of a test run never meet a real
+scheduler of this host, nor show up in its warnings (session 21).
+
+Any account can write there, so a look is bounded and never on the server's event loop (red team 21,
+R3: 100,000 planted names in /tmp cost a look ~5 s, once a minute, on the IO loop of every server —
+every request of every user waited): a folder that is a link, or writable by others without the sticky
+bit, is not used; at most :data:`MAX_NAMES` names are read per look, a name with leading zeros is not an
+entry, at most :data:`PER_UID` entries per account and :data:`MAX_ENTRIES` in all are checked (one
+``lstat`` and one ``/proc`` look each); :meth:`Registration.watch` looks in a worker thread, one look at a
+time. What a flood can still do is hide schedulers from the warning, which it says once.
 """
 
 from __future__ import annotations
@@ -37,13 +47,22 @@ from typing import Any
 
 from ..textsafe import printable_line
 
-__all__ = ["ENV_REGISTRY", "HostScheduler", "Registration", "announce", "others", "register", "registry_folder",
-           "warning_for"]
+__all__ = ["ENV_REGISTRY", "FOLDER", "MAX_ENTRIES", "MAX_NAMES", "PER_UID", "HostScheduler", "Registration", "announce",
+           "others", "register", "registry_folder", "usable_folder", "warning_for"]
 
 log = logging.getLogger("jupyter_sched")
 
 PREFIX = ".jupyter_sched-scheduler-"
-_NAME = re.compile(re.escape(PREFIX) + r"(\d{1,10})-(\d{1,10})\.json")
+_NAME = re.compile(re.escape(PREFIX) + r"(0|[1-9]\d{0,9})-([1-9]\d{0,9})\.json")
+"""An entry's name: uid and pid as the system writes them (``0001004`` is no uid: red team 21, R3)."""
+FOLDER = ".jupyter_sched-schedulers"
+"""The registry's folder in the host's temporary folder (:func:`registry_folder`)."""
+MAX_NAMES = 4096
+"""Names read from the folder per look at most (a flood of planted names costs a look no more)."""
+MAX_ENTRIES = 64
+"""Entry-shaped names checked (``lstat``, ``/proc``, read) per look at most."""
+PER_UID = 8
+"""Entry-shaped names of one account checked per look at most."""
 _MAX_BYTES = 4096
 _SAID = 5
 """Other schedulers named one by one per look; the rest are counted in one line."""
@@ -55,9 +74,66 @@ ENV_REGISTRY = "JUPYTER_SCHED_HOST_REGISTRY"
 
 def registry_folder() -> Path:
     """The folder of the host-wide entries: ``$JUPYTER_SCHED_HOST_REGISTRY`` when set (not empty),
-    else the host's temporary folder (``tempfile.gettempdir()``, usually ``/tmp``)."""
+    else :data:`FOLDER` in the host's temporary folder (``tempfile.gettempdir()``, usually ``/tmp``)."""
     named = os.environ.get(ENV_REGISTRY, "").strip()
-    return Path(named) if named else Path(tempfile.gettempdir())
+    return Path(named) if named else Path(tempfile.gettempdir()) / FOLDER
+
+
+def usable_folder(folder: Path, *, create: bool = False) -> str:
+    """Why ``folder`` is not used as the registry ("" when it is): it must be a directory, not a
+    link, and — when accounts other than its owner may write in it — sticky (no account removes or
+    renames another's entry). ``create``: a missing folder is made, mode 1777."""
+    try:
+        if create and not folder.exists() and not folder.is_symlink():
+            with contextlib.suppress(FileExistsError):
+                folder.mkdir(mode=0o1777)
+                os.chmod(folder, 0o1777)  # whatever the umask: every account's scheduler registers
+        info = folder.lstat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return "is a link or not a folder"
+    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        return "is writable by other accounts without the sticky bit"
+    return ""
+
+
+def _names(folder: Path, *, uid: int | None = None) -> tuple[list[tuple[Path, int, int]], bool]:
+    """Entries in ``folder`` as ``(path, uid, pid)`` (of ``uid`` only when given): regular files,
+    not links, owned by the account their name gives; bounded (:data:`MAX_NAMES` names read,
+    :data:`MAX_ENTRIES` entry-shaped names checked, :data:`PER_UID` entries per account), and whether
+    the bound cut the look short. Raises OSError: the folder cannot be read."""
+    found: list[tuple[Path, int, int]] = []
+    per_uid: dict[int, int] = {}
+    read = checked = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            read += 1
+            if read > MAX_NAMES:
+                return found, True
+            name = entry.name
+            if not name.startswith(PREFIX):
+                continue
+            match = _NAME.fullmatch(name)
+            if match is None:
+                continue
+            owner, pid = int(match.group(1)), int(match.group(2))
+            if uid is not None and owner != uid:
+                continue
+            if per_uid.get(owner, 0) >= PER_UID:
+                continue
+            checked += 1
+            if checked > MAX_ENTRIES:
+                return found, True
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != owner:
+                continue  # planted by another account: it may not speak for this one
+            per_uid[owner] = per_uid.get(owner, 0) + 1
+            found.append((folder / name, owner, pid))
+    return found, False
 
 
 @dataclass(frozen=True)
@@ -92,14 +168,22 @@ class Registration:
     ``[W … SchedApp]`` prefix and the INFO form is shown (verify 20, V5: the module's own logger had no
     handler — Python's last resort printed the warning bare and dropped the INFO)."""
     _timer: asyncio.TimerHandle | None = None
+    _looking: bool = False
+    _said_short: str = ""
+    """The last "the look was cut short / the folder is not used" line said (each said once)."""
 
     def look(self) -> list[HostScheduler]:
         """Say each other scheduler running now that was not said before (at most :data:`_SAID`
         by name, the rest counted; WARNING when both hand out real GPUs, INFO when either's are
-        simulated: none is handed out twice); the newly seen ones."""
+        simulated: none is handed out twice); the newly seen ones. Bounded (module doc); once, that
+        the folder is not used or that a look was cut short by too many names."""
         if self.me is None:
             return []
-        now = others(me_pid=self.me.pid, folder=self.folder)
+        folder = self.folder or registry_folder()
+        now, short = _others(self.me.pid, folder)
+        if short and short != self._said_short:
+            self.log.info("jupyter_sched: %s; another scheduler on this host may go unnoticed", short)
+        self._said_short = short
         fresh = [other for other in now if (other.uid, other.pid) not in self.told]
         for other in fresh[:_SAID]:
             self.log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
@@ -120,13 +204,30 @@ class Registration:
         every = interval_s or LOOK_INTERVAL_S
 
         def tick() -> None:
+            self.look_off_loop(loop)
+            self._timer = loop.call_later(every, tick)
+
+        self._timer = loop.call_later(every, tick)
+
+    def look_off_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """:meth:`look` in a worker thread of ``loop`` (the folder is shared with every account:
+        red team 21, R3), unless the last one is still looking."""
+        if self._looking:
+            return
+        self._looking = True
+
+        def work() -> None:
             try:
                 self.look()
             except Exception:  # never in the server's way
                 log.debug("jupyter_sched: could not look for other schedulers on this host", exc_info=True)
-            self._timer = loop.call_later(every, tick)
+            finally:
+                self._looking = False
 
-        self._timer = loop.call_later(every, tick)
+        try:
+            loop.run_in_executor(None, work)
+        except RuntimeError:  # the loop is closing
+            self._looking = False
 
     def withdraw(self) -> None:
         """Stop looking; remove the entry (if it is still this process's)."""
@@ -152,11 +253,15 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
     """Write ``me``'s entry (mode 0644, never through a link); stale entries of this account
     (a process that is gone) are removed. A failure is logged at INFO and registers nothing."""
     folder = folder or registry_folder()
+    unusable = usable_folder(folder, create=True)
+    if unusable:
+        log.info("jupyter_sched: %s %s, so this scheduler does not say there that it runs; another scheduler on "
+                 "this host will not warn of it", folder, unusable)
+        return Registration(None)
     path = folder / f"{PREFIX}{me.uid}-{me.pid}.json"
     with contextlib.suppress(OSError):
-        for old in folder.glob(f"{PREFIX}{me.uid}-*.json"):
-            found = _NAME.fullmatch(old.name)
-            if found and old.lstat().st_uid == me.uid and not _alive(int(found.group(2)), me.uid):
+        for old, _uid, pid in _names(folder, uid=me.uid)[0]:
+            if not _alive(pid, me.uid):
                 old.unlink()
     try:
         with contextlib.suppress(FileNotFoundError):
@@ -167,26 +272,45 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
             json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind}, fh)
         os.chmod(path, 0o644)  # whatever the umask: the other accounts read it
     except OSError as exc:
-        log.info("jupyter_sched: could not say in %s that this scheduler runs (%s); another scheduler on this "
-                 "host will not warn of it", folder, exc)
+        planter = _planted_by(path, me.uid)
+        if planter is not None:  # another account made this process's entry before it started: refused, said
+            log.warning("jupyter_sched: %s, this scheduler's entry in the host's registry, was made by uid %d, not "
+                        "by this account: it is not believed by any scheduler and this one is not registered; "
+                        "remove it, or name a folder only root writes in $%s", path, planter, ENV_REGISTRY)
+        else:
+            log.info("jupyter_sched: could not say in %s that this scheduler runs (%s); another scheduler on this "
+                     "host will not warn of it", folder, exc)
         return Registration(None)
     return Registration(path)
 
 
+def _planted_by(path: Path, uid: int) -> int | None:
+    """The owner of ``path`` when another account than ``uid`` made it (None: none there, or ours)."""
+    try:
+        owner = path.lstat().st_uid
+    except OSError:
+        return None
+    return owner if owner != uid else None
+
+
 def others(*, me_pid: int, folder: Path | None = None) -> list[HostScheduler]:
     """The entries of the other schedulers running on this host (module docstring: only what the
-    system vouches for), oldest pid first."""
-    folder = folder or registry_folder()
+    system vouches for, bounded), oldest pid first."""
+    return _others(me_pid, folder or registry_folder())[0]
+
+
+def _others(me_pid: int, folder: Path) -> tuple[list[HostScheduler], str]:
+    """:func:`others` and why the look was short ("" when it was not): the folder is not used, or it
+    holds more names than a look reads."""
+    unusable = usable_folder(folder)
+    if unusable:
+        return [], f"the host's scheduler registry {folder} {unusable}, so it is not read"
     found: list[HostScheduler] = []
     try:
-        names = sorted(folder.glob(PREFIX + "*.json"))
+        names, cut = _names(folder)
     except OSError:
-        return []
-    for path in names:
-        match = _NAME.fullmatch(path.name)
-        if match is None:
-            continue
-        uid, pid = int(match.group(1)), int(match.group(2))
+        return [], ""
+    for path, uid, pid in names:
         if pid == me_pid or not _alive(pid, uid):
             continue
         try:
@@ -209,7 +333,9 @@ def others(*, me_pid: int, folder: Path | None = None) -> list[HostScheduler]:
             user=user, uid=uid, pid=pid, url=printable_line(str(entry.get("url") or "?"), limit=200),
             gpus=gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and 0 <= gpus < 100_000 else 0,
             simulated=entry.get("simulated") is True, kind=printable_line(str(entry.get("kind") or "?"), limit=40)))
-    return sorted(found, key=lambda s: s.pid)
+    short = (f"the host's scheduler registry {folder} holds more names than a look reads ({MAX_NAMES} names, "
+             f"{MAX_ENTRIES} entries, {PER_UID} per account): only those were looked at") if cut else ""
+    return sorted(found, key=lambda s: s.pid), short
 
 
 def warning_for(other: HostScheduler, me: HostScheduler) -> str:
@@ -249,6 +375,11 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
     registration = register(me, folder=folder)
     registration.me, registration.folder = me, folder
     registration.log = getattr(app, "log", None) or log
-    registration.look()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        registration.look()  # bounded (module doc)
+    else:
+        registration.look_off_loop(loop)
     registration.watch()
     return registration

@@ -7,8 +7,9 @@ hub-specific parts:
   admins are hub admins, holders of the admin scope, and ``c.SchedApp.admin_users``;
 - **teams = hub groups** — every request's :class:`~jupyter_sched.admission.Caller` takes the
   caller's teams from their hub groups (groups that are known teams first; see
-  :func:`jupyter_sched.admission.resolve_caller`). Nothing is written to the quota set, so
-  identifying a user never depends on quota validation (a drained node locks nobody out);
+  :func:`jupyter_sched.admission.resolve_caller`), and from nothing else: ``PUT quotas`` refuses
+  memberships (``user_teams``, ``teams[i].members``) here (red team 21, R6). Nothing is written to the
+  quota set, so identifying a user never depends on quota validation (a drained node locks nobody out);
 - **usage report** — ``GET usage/report`` (also served embedded) with cost per ``gpu_prices`` (:mod:`.usage`);
 - **budget warnings** — every ``budget_check_interval_s`` seconds, 80 % / 100 % warnings
   (:mod:`.budgets`);
@@ -254,6 +255,8 @@ class HubSchedApp(SchedApp):
             self.services.set_held_users(self.offboarding.held)
         if hasattr(self.services, "set_held_jobs"):  # pending jobs on a team their owner left (red team 18, R4)
             self.services.set_held_jobs(self.offboarding.held_jobs)
+        if hasattr(self.services, "quotas"):  # teams are hub groups alone: PUT quotas sets none (red team 21, R6)
+            self.services.quotas.teams_from_hub = True
         reports, clock = self._kernel_reports, self.services.clock
         if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))

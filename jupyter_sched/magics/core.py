@@ -46,7 +46,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
-from ..wording.quota import quota_lines
+from ..wording.quota import ask_for_gpus, quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -368,12 +368,13 @@ class SchedMagics(Magics):
         elif inventory.get("simulated"):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
-        self._print("Quota: " + "\n       ".join(quota_lines(client.me())))  # as `jupyter-sched status` says it (new user 11, N21)
+        me = client.me()
+        self._print("Quota: " + "\n       ".join(quota_lines(me)))  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
             draining = self._draining()
             self._print(f"This kernel holds no lease; {draining}." if draining else
-                        "This kernel holds no GPUs. Ask with: %gpu request 1")
+                        f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1')}")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
             warned = self._idle_warning(str(lease.get("id")))
@@ -382,7 +383,7 @@ class SchedMagics(Magics):
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
-        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine)
+        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine, now=_now())
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""

@@ -613,8 +613,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             if err.field != "JOB":
                 raise
             # which id, and where to find it (issue 20: `jupyter-sched status` needs none, this one does)
-            raise ValidationError(f"{prog}: missing JOB, the job's id", field="JOB",
-                                  hint="%schedule jobs lists your jobs with their ids") from None
+            # a name works too (new user 21, N9: "the job's id")
+            raise ValidationError(f"{prog}: missing JOB: a job's id or name", field="JOB",
+                                  hint=f"e.g. {prog} train; %schedule jobs lists your jobs with their names and ids") from None
         if ns.job is None:  # status without a job (the parser requires one for logs and wait)
             return ScheduleCommand(head)
         job_id = _nonempty(ns.job, "JOB")
@@ -653,10 +654,11 @@ def _parse_cancel(rest: list[str]) -> ScheduleCommand:
     ns = parser.parse_args(rest)
     if ns.jobs and ns.scope:
         raise ValidationError(f"%schedule cancel: give job ids or --{ns.scope}, not both", field=f"--{ns.scope}",
-                              hint="e.g. %schedule cancel j-7, or %schedule cancel --mine")
+                              hint="e.g. %schedule cancel train (a job's name or id), or %schedule cancel --mine")
     if not ns.jobs and not ns.scope:
         raise ValidationError("%schedule cancel: say which jobs: JOB, --mine (all of yours) or --all (everyone's, "
-                              "admins)", field="JOB", hint="e.g. %schedule cancel j-7")
+                              "admins)", field="JOB",
+                              hint="e.g. %schedule cancel train — a job's name or id (%schedule jobs lists them)")
     if (ns.state or ns.yes) and not ns.scope:
         raise ValidationError(f"%schedule cancel: {'--state' if ns.state else '--yes'} goes with --mine or --all",
                               field="--state" if ns.state else "--yes", hint="e.g. %schedule cancel --mine --yes")

@@ -130,11 +130,14 @@ def samples_from(payload: Any) -> list[dict[str, Any]]:
 
 
 def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
-              samples: Sequence[Mapping[str, Any]] = (), mine: Sequence[str] = ()) -> pd.DataFrame:
+              samples: Sequence[Mapping[str, Any]] = (), mine: Sequence[str] = (),
+              now: datetime | None = None) -> pd.DataFrame:
     """The ``%gpu status`` table: one row per GPU.
 
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id (name)``, with its share
-    (``0.5 GPU``) for a fraction; the holders of a shared GPU separated by ``; ``; a job given twice in
+    (``0.5 GPU``) for a fraction, and for the reader's own job that reported its progress the
+    words every surface says (``, 70 % done, reported 02:14 UTC (1m ago)`` at ``now``: new user 21,
+    N6); the holders of a shared GPU separated by ``; ``; a job given twice in
     ``work`` is one holder, its last copy read), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
@@ -155,6 +158,9 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         milli = res.get("gpu_milli", 1000)
         if isinstance(milli, int) and 0 < milli < 1000:  # a share: a GPU may hold several (each named)
             label += f" {milli / 1000:g} GPU"
+        reported = progress_text(job, now)  # only the reader's own work carries its report (GET queue)
+        if reported:
+            label += f", {reported}"
         for uuid in granted_uuids(job):
             holders.setdefault(uuid, []).append(label)
     latest: dict[str, Mapping[str, Any]] = {}

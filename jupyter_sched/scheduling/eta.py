@@ -55,7 +55,7 @@ from .context import CycleContext
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress_end, time_left
+from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress_reading, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -676,11 +676,17 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
         if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
             details["eta_bounds"] = bounds
-    reported = _progress_of(ctx, waits) if eta is not None and progress and ctx.snap.progress else {}
+    reported, capped, lapsed = _progress_of(ctx, waits) if eta is not None and progress and ctx.snap.progress \
+        else ({}, {}, {})
     if reported:  # their ends are where their own progress reports take them (issue 16 item 4)
         details["eta_progress"] = reported
+    if capped:  # their limits stop them before their progress says they end (new user 21, N7)
+        details["eta_progress_capped"] = capped
+    if lapsed:  # their progress said an end that passed, or went stale: limit or learnt end again (N4)
+        details["eta_progress_lapsed"] = lapsed
     if eta is not None and ctx.history and ctx.snap.runtime_estimates:  # else nothing ends by learning
-        learned = [w for w in waits if w not in reestimates and w not in reported and _ends_by_learning(ctx, w)]
+        learned = [w for w in waits if w not in reestimates and w not in reported and w not in capped
+                   and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
             other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
@@ -939,18 +945,36 @@ def _whose(ctx: CycleContext, job: Job, holder: str) -> str:
     return f"{other.spec.user}'s job " if other is not None and other.spec.user != job.spec.user else ""
 
 
-def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> dict[str, float]:
-    """``{job id: fraction done}`` of the running jobs of ``waits`` whose projected end came from
-    their progress report (:func:`.runtimes.progress_end`, as :func:`_holder_end` reads it)."""
-    out: dict[str, float] = {}
+def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> tuple[dict[str, float], dict[str, dict[str, Any]],
+                                                                    dict[str, dict[str, Any]]]:
+    """What the progress reports of the running jobs of ``waits`` say of their ends
+    (:func:`.runtimes.progress_reading`, as :func:`_holder_end` reads it): ``({job id: fraction done}``
+    of those whose end came from their report, ``{job id: {fraction, needs_s, limit_s}}`` of those whose
+    time limit stops them before their rate ends them (new user 21, N7: the ETA is the limit's, not the
+    progress's), ``{job id: {fraction, lapse, said, at}}`` of those whose report projects no end now —
+    ``lapse`` ``"late"`` (the end it said, ``said``, passed) or ``"stale"`` (no report since ``at``): their
+    limit or learnt end is read again (new user 21, N4))."""
+    reported: dict[str, float] = {}
+    capped: dict[str, dict[str, Any]] = {}
+    lapsed: dict[str, dict[str, Any]] = {}
     for holder in waits:
         job = ctx.by_id.get(holder)
         if job is None or holder in ctx.admitted or not job.state.holds_gpus:
             continue
-        found = progress_end(ctx, job, job.started_at or job.admitted_at or ctx.now)
-        if found is not None:
-            out[holder] = round(found[1], 4)
-    return out
+        found = progress_reading(ctx, job, job.started_at or job.admitted_at or ctx.now)
+        if found is None:
+            continue
+        reading, fraction = found
+        if reading.lapse:
+            at = ctx.snap.progress[holder].at if ctx.snap.progress and holder in ctx.snap.progress else None
+            lapsed[holder] = {"fraction": round(fraction, 4), "lapse": reading.lapse,
+                              "said": reading.said.isoformat(), "at": at.isoformat() if at else None}
+        elif reading.from_progress:
+            reported[holder] = round(fraction, 4)
+        elif reading.limit_s is not None:
+            capped[holder] = {"fraction": round(fraction, 4), "needs_s": round(reading.total_s, 1),
+                              "limit_s": reading.limit_s}
+    return reported, capped, lapsed
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:

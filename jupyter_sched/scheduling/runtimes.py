@@ -30,14 +30,14 @@ from datetime import datetime
 from functools import partial
 
 from ..backfill.history import SAME_RUNS
-from ..backfill.progress import projected_left
+from ..backfill.progress import ProgressReading, read_progress
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
 from ..wording.estimates import ran_past_note
 from .context import CycleContext
 
-__all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end",
+__all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
            "time_left"]
 
 MIN_LEFT_S = 1.0
@@ -153,6 +153,17 @@ def progress_end(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, f
     start-up as run without progress (on the loaded replay 61 % too long at the median, against 16 %
     for the learnt end; ``benchmarks/jct_loaded.py``, session 21), so the learnt end is kept until then. For ETAs only: never called for an admission decision (a report is
     the job's own claim, :mod:`jupyter_sched.backfill.progress`)."""
+    found = progress_reading(ctx, job, start)
+    if found is None or found[0].left_s is None:
+        return None
+    return found[0].left_s, found[1]
+
+
+def progress_reading(ctx: CycleContext, job: Job, start: datetime) -> tuple[ProgressReading, float] | None:
+    """``(reading, fraction done)`` of the running ``job``'s latest progress report
+    (:func:`~jupyter_sched.backfill.progress.read_progress`, with the choices :func:`progress_end`
+    documents); the reading may project no end now (``lapse``: late against its own progress, or
+    stale: new user 21, N4). None where it reported nothing usable or is being stopped."""
     report = ctx.snap.progress.get(job.id) if ctx.snap.progress else None
     if report is None or job.stopping_since is not None:
         return None
@@ -161,8 +172,8 @@ def progress_end(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, f
     # latest report alone, whose rate counts the start-up as run without progress (session 21)
     learnt = expected_runtime(ctx, job)
     single = not (learnt < (math.inf if limit is None else limit) and learnt > (ctx.now - start).total_seconds())
-    found = projected_left(report, start=start, now=ctx.now, limit_s=limit, single=single)
-    return None if found is None else (found[0], report.fraction)
+    found = read_progress(report, start=start, now=ctx.now, limit_s=limit, single=single)
+    return None if found is None else (found, report.fraction)
 
 
 def time_left(ctx: CycleContext, job: Job, start: datetime, *,

@@ -20,6 +20,7 @@ from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, val
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..quota.user_lines import user_line_warnings
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
@@ -42,15 +43,20 @@ class QuotasService:
         self.ctx = ctx
         self.on_change = on_change
         """Called with the admin's name after each change (embedded team holds: :mod:`.membership`)."""
+        self.teams_from_hub = False
+        """Hub mode (set by the hub's central service): a user's teams are their hub groups alone, so
+        ``PUT quotas`` refuses memberships (``user_teams``, ``teams[i].members``) and GET quotas says
+        the hub's groups decide (red team 21, R6: a stored membership outlived the hub group)."""
 
     def get(self, caller: Caller | None = None) -> GetQuotasResponse:
         """The quota set in force. An admin also reads ``warnings``: guarantees above the GPUs
         that exist now (a drained or failed node) — a warning to the admin, never an error to
         users, whose requests and identity keep working (issue 15 item 6)."""
         quotas = self.ctx.store.quota_set()
-        body = {**quota_set_to_dict(quotas), "source": self._source(), "user_teams_source": self._source(MEMBERS)}
+        body = self._body(quotas)
         if caller is not None and caller.admin:
-            body["warnings"] = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+            body["warnings"] = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+                                + self._unused_members(quotas))
         return GetQuotasResponse.model_validate(body)
 
     def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = ()) -> list[str]:
@@ -67,6 +73,8 @@ class QuotasService:
         teams = quotas.unlisted(seen)
         limit = self.ctx.store.unlisted_borrowing_limit
         scoped = scope_warnings(quotas, self._models(), limit, first=first)  # red team 20, R2
+        # per-user lines below pending work of their user (new user 21, N9)
+        scoped += user_line_warnings(quotas, (record.job for record in live))
         if not teams or limit is None:
             return unlisted_warning(teams, limit, first=first) + scoped
         ceiling, work = round(limit * GPU_MILLI), {t: Stranded(team=t) for t in teams}
@@ -121,6 +129,8 @@ class QuotasService:
         """
         self.ctx.admission.require_admin(caller, "changing quotas")  # also who is in which team (N21)
         _check_team_names(request)
+        if self.teams_from_hub:
+            _refuse_members_in_hub_mode(request)
         wanted_members = None if request.user_teams is None else parse_user_teams(request.user_teams)
         current = self.ctx.store.quota_set()
         lines = current.quotas if request.quotas is None else tuple(Quota(**q.model_dump()) for q in request.quotas)
@@ -186,9 +196,32 @@ class QuotasService:
 
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
-        warnings = self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
-        return GetQuotasResponse.model_validate({**quota_set_to_dict(quotas), "source": self._source(),
-                                                 "user_teams_source": self._source(MEMBERS), "warnings": warnings})
+        warnings = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+                    + self._unused_members(quotas))
+        return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": warnings})
+
+    def _body(self, quotas: QuotaSet) -> dict[str, Any]:
+        """GET quotas' body less ``warnings``; in hub mode ``user_teams`` is ``{}`` (none is read) and
+        ``user_teams_source`` says the hub's groups decide (red team 21, R6)."""
+        body = {**quota_set_to_dict(quotas), "source": self._source(), "user_teams_source": self._source(MEMBERS)}
+        if self.teams_from_hub:
+            body["user_teams"] = {}
+            body["user_teams_source"] = {"set_by": "hub", "set_at": ts(self.ctx.clock.now()), "config": False,
+                                         "text": HUB_MEMBERS_TEXT}
+        return body
+
+    def _unused_members(self, quotas: QuotaSet) -> list[str]:
+        """Hub mode: the memberships stored before (by ``PUT quotas`` or team policies' ``members``),
+        which are not read there — one warning naming them and how to clear them; else none."""
+        if not self.teams_from_hub:
+            return []
+        stored = sorted(quotas.user_teams) + [f"{user} (teams[{i}].members)" for i, policy in enumerate(quotas.teams)
+                                              for user in policy.members]
+        if not stored:
+            return []
+        shown = ", ".join(stored[:5]) + (f" and {len(stored) - 5} more" if len(stored) > 5 else "")
+        return [f"user_teams: memberships stored for {shown} are not used — in hub mode a user's teams are "
+                f"their hub groups; PUT quotas with \"user_teams\": {{}} (and teams without members) clears them"]
 
     def _source(self, name: str = QUOTAS) -> dict[str, object] | None:
         """``GetQuotasResponse.source`` (``name`` :data:`QUOTAS`) or ``user_teams_source`` (:data:`MEMBERS`):
@@ -225,10 +258,36 @@ def _check_team_names(request: SetQuotasRequest) -> None:
         check_team_name(team, field)
 
 
+HUB_MEMBERS_TEXT = ("the hub's groups (hub mode): a user's teams are their hub groups, changed on the hub "
+                    "(its admin page or /hub/api/groups/<team>/users); PUT quotas sets no memberships here")
+
+
+def _refuse_members_in_hub_mode(request: SetQuotasRequest) -> None:
+    """Hub mode: memberships come from hub groups alone; a request that sets any is refused naming
+    the field, so that a stored membership never outlives the hub group (red team 21, R6). ``{}`` and
+    members ``[]`` are taken (they clear what an earlier version stored).
+
+    Raises:
+        ValidationError: naming ``user_teams`` or ``teams[i].members``.
+    """
+    hint = ("add or remove the user in the hub group named like the team (JupyterHub's admin page, or "
+            "POST/DELETE /hub/api/groups/<team>/users); send \"user_teams\": {} or leave it out")
+    if request.user_teams:
+        users = ", ".join(sorted(request.user_teams)[:3]) + (" …" if len(request.user_teams) > 3 else "")
+        raise ValidationError(f"user_teams cannot be set in hub mode: a user's teams are their hub groups "
+                              f"(got memberships for {users})", field="user_teams", hint=hint)
+    for i, policy in enumerate(request.teams or ()):
+        if policy.members:
+            raise ValidationError(f"teams[{i}].members cannot be set in hub mode: a user's teams are their hub "
+                                  f"groups (got {', '.join(policy.members[:3])})", field=f"teams[{i}].members",
+                                  hint=hint.replace('send "user_teams": {} or leave it out', "send members []"))
+
+
 def _note_members(tx: Any, actor: str, old: Mapping[str, tuple[str, ...]], new: Mapping[str, tuple[str, ...]], *,
                   digest: str | None = None, message: str | None = None) -> None:
     """In ``tx``: when the memberships changed, ``actor`` set them (the ``user_teams`` source row; with
-    the config's ``digest``) and the audit row ``team_members_changed`` says how, user by user; with a
+    the config's ``digest``) and one audit row ``team_members_changed`` per user changed says how (its
+    ``user``; ``details`` ``old``/``new``: that user's teams before and after, ``[]`` for none); with a
     ``digest`` and no change, the config is remembered and who set them kept."""
     from .members_config import member_changes
 
@@ -240,7 +299,11 @@ def _note_members(tx: Any, actor: str, old: Mapping[str, tuple[str, ...]], new: 
                                  at=was.set_at if was is not None else None, name=MEMBERS)
         return
     tx.note_quota_source(actor, digest=digest, name=MEMBERS)
-    tx.add_event(actor=actor, action="team_members_changed",
-                 message=message or f"team memberships changed by {actor}: {'; '.join(changes)}",
-                 details={"old": {u: list(t) for u, t in sorted(old.items())},
-                          "new": {u: list(t) for u, t in sorted(new.items())}, "changes": changes})
+    for user in sorted(u for u in {*old, *new} if tuple(old.get(u, ())) != tuple(new.get(u, ()))):
+        # one row per user changed, carrying the user: GET audit?user=ana finds her joining or leaving
+        # a team (red team 21, R6: the rows had no user)
+        was, now = {user: old[user]} if user in old else {}, {user: new[user]} if user in new else {}
+        said = member_changes(was, now)
+        tx.add_event(actor=actor, action="team_members_changed", user=user,
+                     message=message or f"team memberships changed by {actor}: {'; '.join(said)}",
+                     details={"old": list(old.get(user, ())), "new": list(new.get(user, ())), "changes": said})

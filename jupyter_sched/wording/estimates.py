@@ -26,7 +26,7 @@ from typing import Any
 from ..model.units import format_duration
 
 __all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "done_text", "learnt_condition", "min_runtime_clause",
-           "progress_clause",
+           "progress_clause", "progress_lapse_clause", "progress_limit_clause",
            "ran_past_note", "share_text"]
 
 SAME_RUNS = "same"
@@ -66,6 +66,28 @@ def progress_clause(reported: Sequence[tuple[str, float]], *, every: bool) -> st
     names = [name for name, _ in reported]
     who = "" if every else (", ".join(names[:-1]) + f" and {names[-1]} ")
     return f"{who}from their progress ({', '.join(f'{n} {done_text(f)}' for n, f in reported)})"
+
+
+def progress_limit_clause(fraction: float, needs_s: float, limit_s: float) -> str:
+    """The words of an ETA whose running job's time limit stops it before its progress ends it (new user
+    21, N7; ``details.eta_progress_capped``), after the job's name: ``reaches its 2m time limit (its
+    progress, 10 % done, says it needs ~6m40s in all)`` (``needs_s``, ``limit_s``: seconds). The ETA is
+    the limit's: the progress is said as why the job will not finish, never as where the time came from."""
+    return (f"reaches its {format_duration(limit_s)} time limit (its progress, {done_text(fraction)}, "
+            f"says it needs ~{format_duration(needs_s)} in all)")
+
+
+def progress_lapse_clause(name: str, fraction: float, lapse: str, said: str, at: str) -> str:
+    """Why an ETA no longer reads a running job's progress report (new user 21, N4;
+    ``details.eta_progress_lapsed``): ``"late"``: ``name's progress (90 % done at 01:59 UTC) said it
+    would end at 01:59 UTC: it is late, so this ETA no longer reads it``; ``"stale"``: ``name has not
+    reported its progress since 01:59 UTC (90 % done), so this ETA no longer reads it`` (``said``, ``at``:
+    the clock texts of the end it said and of its last report)."""
+    if lapse == "late":
+        return (f"{name}'s progress ({done_text(fraction)}{' at ' + at if at else ''}) said it would end at {said}: "
+                "it is late, so this ETA no longer reads it")
+    return (f"{name} has not reported its progress since {at or 'its last report'} ({done_text(fraction)}), "
+            "so this ETA no longer reads it")
 
 
 def _owner(yours: bool) -> str:

@@ -236,15 +236,27 @@ def typed_option(options: str, typed: Sequence[str] = ()) -> str:
     return next((n for n in names for word in typed if word == n or word.startswith(f"{n}=")), names[-1])
 
 
+VALUE_EXAMPLES = {
+    "--model": "A100", "--time-limit": "30m", "--for": "10m", "--timeout": "10m", "--mem-per-gpu": "20GiB",
+    "--priority": "high", "--name": "train", "--team": "ml", "--profile": "NAME", "--seconds": "30", "--interval": "1",
+    "--limit": "20", "--gpus": "1", "--state": "pending", "--notebook": "train.ipynb", "--workdir": "DIR",
+}
+"""A value to show after an option typed last with none (``--model needs a value, e.g. --model A100``)."""
+
+
 def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
     its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
     ``typed``: the words typed, to name the option as typed (:func:`typed_option`) — of its names only
-    that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3)."""
+    that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3). An option typed
+    last, with no value at all, is told it needs one (``argument --model: needs a value, e.g. --model
+    A100``; new user 21, N9: it was told how to join a value starting with "-")."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
     option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
+    if typed and typed[-1] == option:  # nothing typed after it: no dash to explain (new user 21, N9)
+        return f"argument {option}: needs a value, e.g. {option} {VALUE_EXAMPLES.get(option, 'VALUE')}"
     # the value typed after it, written joined (new user 16, N3: `--timeout -5s` was told "--for=VALUE")
     value = next((typed[i + 1] for i, word in enumerate(typed[:-1]) if word == option), "")
     joined = f"{option}={value}" if value.startswith("-") else f"{option}=VALUE"

@@ -36,6 +36,8 @@ class WaitProgress(NamedTuple):
         wide: the label with ``detail`` in the order every reason line uses (``queued #1 · needs 4
             GPUs, 3 free · ETA unknown``, no sentence's full stop inside the ·-separated line), for
             wide surfaces (a notebook); "" when it would equal ``label``.
+        reported: ``fraction`` is the job's own progress report, not its run time over its limit
+            (a log without a bar prints a line as it moves: new user 21, N6).
     """
 
     fraction: float | None
@@ -43,6 +45,7 @@ class WaitProgress(NamedTuple):
     phase: str
     detail: str = ""
     wide: str = ""
+    reported: bool = False
 
     @property
     def long_label(self) -> str:
@@ -94,7 +97,7 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
             if done is None:
                 return WaitProgress(_clip(ran / float(limit), 1.0), label, "running")
     if done is not None:
-        return WaitProgress(_clip(done, 1.0), f"{label} · {reported}", "running")
+        return WaitProgress(_clip(done, 1.0), f"{label} · {reported}", "running", reported=True)
     return WaitProgress(None, label, "running")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..model.units import gpus_phrase
 
-__all__ = ["UNLISTED_SETTING", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["UNLISTED_SETTING", "ask_for_gpus", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -111,6 +111,26 @@ def quota_lines(me: Mapping[str, Any]) -> list[str]:
     # an older server: its default team only, beside what the caller holds in all
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
     return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
+
+
+def ask_for_gpus(me: Mapping[str, Any], ask: str) -> str:
+    """How to ask for GPUs, ``ask`` (``%gpu request 1``), after the quota lines of ``me`` (GET me):
+    ``Ask with: %gpu request 1``; when the default team can start no GPU work (no quota line, a
+    borrowing limit of 0 for such teams) the request would only queue for ever: ``Team ml can start no
+    GPU work until an admin gives it a quota line`` and, where another team of the caller can,
+    ``ask with: %gpu request 1 --team cv`` (new user 21, N9: %gpu said both)."""
+    default = str(me.get("team") or "")
+    teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
+
+    def shut(team: Mapping[str, Any]) -> bool:
+        lines = [q for q in team.get("quotas") or () if isinstance(q, Mapping)]
+        return bool(team.get("unlisted")) and bool(lines) and float(lines[0].get("borrowing_limit") or 0) == 0
+
+    if not any(str(t["team"]) == default and shut(t) for t in teams):
+        return f"Ask with: {ask}"
+    other = next((str(t["team"]) for t in teams if str(t["team"]) != default and not shut(t)), "")
+    said = f"Team {default} can start no GPU work until an admin gives it a quota line"
+    return f"{said}; ask with: {ask} --team {other}" if other else f"{said}."
 
 
 def _scope_text(team: str, scope: Any, user: str) -> str:

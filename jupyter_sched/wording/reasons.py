@@ -36,6 +36,8 @@ from .estimates import (
     learnt_condition,
     min_runtime_clause,
     progress_clause,
+    progress_lapse_clause,
+    progress_limit_clause,
     share_text,
 )
 from .quota import UNLISTED_SETTING
@@ -563,20 +565,68 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
-        text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
+        capped = _capped(details, waits)
+        if len(waits) == 1 and capped:  # its limit, not its progress, sets the time (new user 21, N7)
+            text += f", when {_ids(named)} {capped[0][1]}"
+        else:
+            text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
+            text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
         text += _progress_words(details, waits)
+        lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
             if len(waits) == 1 and waits[0] in bounds:
-                return f"{text} ({bounds[waits[0]]})"
-            return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())})"
+                return f"{text} ({bounds[waits[0]]}){lapse}"
+            return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())}){lapse}"
         learned = details.get("eta_learned")
         if isinstance(learned, Sequence) and not isinstance(learned, str) and learned:
             # the running job's own line says "ends by <its limit>": say why this time is earlier,
             # from what it was learnt: similar past runs, or its owner's other programs (new user 11, N15)
             text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
+        text += lapse
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
+
+
+def _public(details: Mapping[str, Any], job: Any) -> str:
+    names = details.get("eta_waits_on_names")
+    return (str(names.get(str(job)) or "").strip() if isinstance(names, Mapping) else "") or str(job)
+
+
+def _capped(details: Mapping[str, Any], waits: Sequence[Any]) -> list[tuple[str, str]]:
+    """``[(name, "reaches its 2m time limit (its progress, …)")]`` of the jobs the ETA waits on whose limit
+    stops them before their progress ends them (``details.eta_progress_capped``, new user 21, N7)."""
+    capped = details.get("eta_progress_capped")
+    if not isinstance(capped, Mapping):
+        return []
+    out = []
+    for w in waits:
+        row = capped.get(str(w))
+        if isinstance(row, Mapping) and all(isinstance(row.get(k), (int, float)) and not isinstance(row.get(k), bool)
+                                            for k in ("fraction", "needs_s", "limit_s")):
+            out.append((_public(details, w),
+                        progress_limit_clause(float(row["fraction"]), float(row["needs_s"]), float(row["limit_s"]))))
+    return out
+
+
+def _lapse_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> str:
+    """``; stuck's progress (90 % done at 01:59 UTC) said it would end at 01:59 UTC: it is late, so this ETA
+    no longer reads it``: the jobs the ETA waits on whose progress report projects no end now
+    (``details.eta_progress_lapsed``, new user 21, N4); "" if none."""
+    lapsed = details.get("eta_progress_lapsed")
+    if not isinstance(lapsed, Mapping):
+        return ""
+    out = []
+    for w in waits:
+        row = lapsed.get(str(w))
+        fraction = row.get("fraction") if isinstance(row, Mapping) else None
+        if not isinstance(row, Mapping) or isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+            continue
+        said, at = wire_time(row.get("said")), wire_time(row.get("at"))
+        out.append(progress_lapse_clause(_public(details, w), float(fraction), str(row.get("lapse") or ""),
+                                         _clock(said, now) if said else "the time it said",
+                                         _clock(at, now) if at else ""))
+    return "".join(f"; {clause}" for clause in out[:3])
 
 
 def _progress_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..model.units import ago_text, clock_text
+from ..model.units import ago_text, clock_text, format_duration
 from .estimates import done_text
 from .reasons import wire_time
 
 __all__ = ["progress_text"]
 
 _RUNNING = ("admitted", "running")
+_PACE_AFTER_S = 30.0
+"""Run time (seconds) before a report's pace is said (as the ETAs read a lone report only after it:
+:data:`jupyter_sched.backfill.progress.MIN_SINGLE_RAN_S`): the first seconds are start-up, not pace."""
 
 
 def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
@@ -36,7 +39,9 @@ def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
     Returns "" when there is nothing to say: no report (``progress`` absent or not an object), a
     fraction that is no finite number, a report of another run than the current one
     (``progress.run_started_at`` is not the job's ``started_at``, else ``admitted_at``: a requeued job
-    starts its count again), or a job that is not ``admitted``/``running``."""
+    starts its count again), or a job that is not ``admitted``/``running``. When its pace says it cannot
+    finish within its time limit, the fraction says so: ``10 % done (at this pace it needs ~6m40s in all:
+    its 2m time limit stops it at 02:19 UTC), reported 02:18 UTC (40s ago)`` (new user 21, N7)."""
     progress = job.get("progress")
     if not isinstance(progress, Mapping) or job.get("state") not in _RUNNING:
         return ""
@@ -48,5 +53,26 @@ def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
     run, start = wire_time(progress.get("run_started_at")), wire_time(job.get("started_at") or job.get("admitted_at"))
     if run is None or run != start:
         return ""
-    said = f"{done_text(float(fraction))}, reported {clock_text(at, now)}"
+    over = _over_limit(job, float(fraction), progress.get("ran_s"), run, now)
+    # the pace inside the fraction's words: the panel adds "(3m ago)" after the text (format.ts progressLine)
+    said = f"{done_text(float(fraction))}{f' ({over})' if over else ''}, reported {clock_text(at, now)}"
     return said if now is None else f"{said} ({ago_text((now - at).total_seconds())})"
+
+
+def _over_limit(job: Mapping[str, Any], fraction: float, ran_s: Any, start: datetime, now: datetime | None) -> str:
+    """``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC``
+    when the job's own rate (its run time at the report over the share done) says it cannot finish within
+    its time limit (new user 21, N7: only the jobs waiting for it were told, and credited to its
+    progress); "" otherwise (no limit, a run time under :data:`_PACE_AFTER_S` or under 1 % done — start-up
+    and noise, as the ETAs read it — or a pace that fits)."""
+    limit = job.get("time_limit_s")
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
+        return ""
+    if isinstance(ran_s, bool) or not isinstance(ran_s, (int, float)) or not ran_s >= _PACE_AFTER_S or not fraction >= 0.01:
+        return ""
+    needs = float(ran_s) / fraction
+    if not needs > float(limit) or not math.isfinite(needs):
+        return ""
+    stop = start + timedelta(seconds=float(limit))
+    return (f"at this pace it needs ~{format_duration(min(needs, 1e9))} in all: its {format_duration(float(limit))} "
+            f"time limit stops it at {clock_text(stop, now)}")

@@ -161,13 +161,12 @@ export class SchedNotifier {
         : by
           ? trans.__('Preempted: %1 (by %2).', name, by)
           : trans.__('Preempted: %1.', name);
-    const text =
-      head +
-      (said ? ` ${said}${/[.!?]$/.test(said) ? '' : '.'}` : '') +
-      ' ' +
-      (ended
-        ? trans.__('It has ended and its GPUs went to that work; %gpu request asks for GPUs again.')
-        : trans.__('It was requeued and keeps its place by submit time.'));
+    const why = said ? ` ${said}${/[.!?]$/.test(said) ? '' : '.'}` : '';
+    const tail = ended
+      ? trans.__('It has ended and its GPUs went to that work; %gpu request asks for GPUs again.')
+      : trans.__('It was requeued and keeps its place by submit time.');
+    const short = ended ? trans.__('It has ended; %gpu request asks for GPUs again.') : trans.__('Requeued; it keeps its place.');
+    const text = fitToast([`${head}${why} ${tail}`, `${head} ${tail}`, `${head} ${short}`], short);
     Notification.warning(text, {
       autoClose: false,
       actions: job && job.kind !== 'lease' ? [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) }] : []
@@ -216,6 +215,27 @@ export class SchedNotifier {
       this.idleToasts.set(id, toast);
     }
   }
+}
+
+/** Characters a JupyterLab toast shows; it cuts a longer message mid-word (new user 21, N9). */
+export const TOAST_CHARS = 140;
+
+/**
+ * The first of `texts` (longest and fullest first) that fits a toast ({@link TOAST_CHARS}); else the
+ * last one's head cut at a word with "…" before `tail`, so what the toast ends with is whole (new user
+ * 21, N9: the Preempted toast ended "… keeps its place by submit t…").
+ */
+export function fitToast(texts: string[], tail: string): string {
+  const fits = texts.find(text => text.length <= TOAST_CHARS);
+  if (fits !== undefined) {
+    return fits;
+  }
+  const last = texts[texts.length - 1] ?? '';
+  const head = last.endsWith(tail) ? last.slice(0, last.length - tail.length).trimEnd() : last;
+  const room = Math.max(0, TOAST_CHARS - tail.length - 2);
+  const cut = head.slice(0, room);
+  const word = cut.lastIndexOf(' ');
+  return `${(word > room / 2 ? cut.slice(0, word) : cut).replace(/[\s,.;:]+$/, '')}… ${tail}`;
 }
 
 /**

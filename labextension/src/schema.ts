@@ -1174,13 +1174,13 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
-            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which) */
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); {} in hub mode, where a user's teams are their hub groups */
             user_teams: {
                 [key: string]: string[];
             };
             /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
             source?: components["schemas"]["QuotaSourceView"] | null;
-            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it) */
+            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide */
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
             warnings?: string[];
@@ -1981,7 +1981,7 @@ export interface components {
             budgets?: components["schemas"]["BudgetLine"][] | null;
             teams?: components["schemas"]["TeamPolicyLine"][] | null;
             /**
-             * @description who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in order, the first charged when a request names none; a single team name is a list of one. It replaces every membership in force (the config file's too, until c.SchedApp.user_teams changes); {} removes them all. Changes are audited (team_members_changed)
+             * @description who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in order, the first charged when a request names none; a single team name is a list of one. It replaces every membership in force (the config file's too, until c.SchedApp.user_teams changes); {} removes them all. Changes are audited (team_members_changed, a row per user). Hub mode: refused (400, field user_teams) unless {}: a user's teams are their hub groups
              * @example {
              *       "ana": "ml",
              *       "bo": [
@@ -2242,6 +2242,7 @@ export interface components {
              */
             allowed_priorities?: ("high" | "normal" | "low")[];
             /**
+             * @description users in the team (embedded mode); hub mode: refused unless [] (a user's teams are their hub groups)
              * @example [
              *       "ana"
              *     ]

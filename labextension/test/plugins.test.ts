@@ -13,7 +13,7 @@ import type { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import plugins, { CommandIDs, DEFAULT_SETTINGS, ISchedModel, readSettings } from '../src/index';
-import { preemptorOf, SchedNotifier } from '../src/notify';
+import { fitToast, preemptorOf, SchedNotifier, TOAST_CHARS } from '../src/notify';
 import { SchedSections } from '../src/registry';
 import type { SchedSidebar } from '../src/sidebar';
 import { kernelGpuText, KernelGpuStatus } from '../src/statusbar';
@@ -340,6 +340,28 @@ describe('notifications', () => {
     model.dispose();
   });
 
+  it('test_newuser21_n9_preempted_toast_fits_and_ends_whole: a long preemptor clause never leaves the toast cut mid-word', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'lowml2', state: 'running', attempts: 1 } as Parameters<typeof makeJob>[0])];
+    const { model } = await startedModel(server, 'jobs');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    // new user 21, N9: "… It was requeued and keeps its place by submit t…" (JupyterLab shows 140 characters)
+    server.stream.push('preempted', { job_id: 'j1', user: 'alice', preempted_by: 'j-1m91zjk12-ktdeck', preempted_by_name: 'second pre',
+                                      preempted_by_text: 'by second pre (j-1m91zjk12-ktdeck), a higher-priority normal job of team ml', attempts: 1 });
+    await settle();
+    const [said] = warning.mock.calls.map(c => String(c[0]));
+    expect(said).toBe('Preempted: lowml2 by second pre (j-1m91zjk12-ktdeck), a higher-priority normal job of team ml. Requeued; it keeps its place.');
+    expect(said.length).toBeLessThanOrEqual(TOAST_CHARS);
+    // a name so long nothing else fits: its head is cut at a word, the ending stays whole
+    const long = fitToast([`Preempted: ${'very long name '.repeat(12)}by x (j-1).`], 'Requeued; it keeps its place.');
+    expect(long.length).toBeLessThanOrEqual(TOAST_CHARS);
+    expect(long.endsWith('… Requeued; it keeps its place.')).toBe(true);
+    warning.mockRestore();
+    notifier.dispose();
+    model.dispose();
+  });
+
   it('stop-at-once preemption toast: a preempted lease, ended at once, is said to have ended, not requeued', async () => {
     const server = new FakeSchedServer();
     server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'running' })];
@@ -352,7 +374,8 @@ describe('notifications', () => {
                                       preempted_by_name: 'hi', preempted_by_text: 'by bob\'s job "hi" (j-h), a higher-priority high job of team ml' });
     await settle();
     expect(warning.mock.calls.map(c => c[0])).toEqual([
-      'Preempted: nb by bob\'s job "hi" (j-h), a higher-priority high job of team ml. It has ended and its GPUs went to that work; %gpu request asks for GPUs again.'
+      // the long ending would pass the toast's 140 characters (new user 21, N9): the short one
+      'Preempted: nb by bob\'s job "hi" (j-h), a higher-priority high job of team ml. It has ended; %gpu request asks for GPUs again.'
     ]);
     // a lease has no logs to open
     expect((warning.mock.calls[0][1] as { actions: unknown[] }).actions).toEqual([]);

@@ -58,9 +58,17 @@ def test_issue16_item4_the_time_limit_still_wins_when_the_rate_says_later() -> N
     assert reason.eta == _t(240)
 
 
-def test_issue16_item4_a_job_behind_its_own_projection_is_never_projected_before_now() -> None:
-    reason = _reason(_snap(_report(1.0, at=-1, ran=59)))  # "done" a minute ago and still holding its GPUs
+def test_issue16_item4_a_job_that_just_said_it_is_done_is_never_projected_before_now() -> None:
+    reason = _reason(_snap(_report(1.0, at=0, ran=60)))  # "done" now and still holding its GPUs
     assert reason.eta == T0 + timedelta(seconds=END_MARGIN_S)
+
+
+def test_issue16_item4_a_job_behind_its_own_projection_is_late_not_a_minute_away() -> None:
+    """"Done" a minute ago (and a minute given to wind up) but still holding its GPUs: its own projection
+    has passed, so its limit sets the ETA again — never a rolling "in 1 min" (new user 21, N4)."""
+    reason = _reason(_snap(_report(1.0, at=-1, ran=59)))
+    assert reason.eta == _t(240)
+    assert reason.details["eta_progress_lapsed"]["train"]["lapse"] == "late"
 
 
 @pytest.mark.parametrize(("report", "why"), [
@@ -97,7 +105,7 @@ def _lying_case() -> Snapshot:
 
 
 @pytest.mark.parametrize("mode", ["easy", "conservative"])
-@pytest.mark.parametrize("lie", [_report(0.99, at=0, ran=60), _report(0.02, at=0, ran=60)],
+@pytest.mark.parametrize("lie", [_report(0.99, at=1, ran=61), _report(0.02, at=1, ran=61)],
                          ids=["says it is nearly done", "says it has hardly started"])
 def test_issue16_item4_a_lying_progress_report_changes_no_admission_decision(mode: str, lie: ProgressReport) -> None:
     """Reports are read for the ETAs shown only: EASY's reservation and the conservative plan keep the

@@ -22,7 +22,15 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.extension.host_schedulers import ENV_REGISTRY, PREFIX, announce, others, registry_folder, warning_for
+from jupyter_sched.extension.host_schedulers import (
+    ENV_REGISTRY,
+    FOLDER,
+    PREFIX,
+    announce,
+    others,
+    registry_folder,
+    warning_for,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="another account's process and files need root")
@@ -202,9 +210,10 @@ def test_verify20_v5_the_other_scheduler_is_said_through_the_app_s_logger_info_i
 def test_s21_the_registry_folder_is_the_hosts_temporary_folder_unless_the_variable_names_another(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_REGISTRY, raising=False)
-    assert registry_folder() == Path(tempfile.gettempdir())  # production: unchanged
+    # production: its own folder there, never the bare /tmp every account floods (red team 21, R3)
+    assert registry_folder() == Path(tempfile.gettempdir()) / FOLDER
     monkeypatch.setenv(ENV_REGISTRY, "  ")
-    assert registry_folder() == Path(tempfile.gettempdir())
+    assert registry_folder() == Path(tempfile.gettempdir()) / FOLDER
     monkeypatch.setenv(ENV_REGISTRY, str(tmp_path))
     assert registry_folder() == tmp_path
     mine = announce(_app(), SERVER)  # no folder given: the variable's

@@ -124,3 +124,59 @@ def test_red21_r5_a_failing_eta_pass_is_logged_once_and_decisions_go_on(
         monkeypatch.undo()
         _end(svc, jobs)
         svc.store.close()
+
+
+class _FailingEngine:
+    """An engine whose tick raises the same error until told otherwise (the runner is what is tested)."""
+
+    cycle_gap_s = 0.0
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.fail = True
+
+    def tick(self) -> None:
+        self.ticks += 1
+        if self.fail:
+            raise OverflowError("Python int too large to convert to C int")
+
+    def wait_hint_s(self, default_s: float) -> float:
+        return 0.0
+
+    def resign(self) -> None:
+        pass
+
+
+def test_red21_r5_a_tick_that_fails_every_time_says_its_traceback_once(caplog: pytest.LogCaptureFixture) -> None:
+    """Before: one traceback per tick (52 in two minutes), none naming the job or the cause."""
+    import asyncio
+
+    from jupyter_sched.engine.runner import REPEAT_EVERY, EngineRunner
+
+    engine = _FailingEngine()
+    runner = EngineRunner(engine, poll_interval_s=0.0, courteous=False)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        await runner.start()
+        try:
+            while engine.ticks < 2 * REPEAT_EVERY + 5:  # no time asserted: until it ticked that often
+                await asyncio.sleep(0.01)
+            engine.fail = False
+            passed = engine.ticks
+            while engine.ticks < passed + 3:
+                await asyncio.sleep(0.01)
+        finally:
+            await runner.stop()
+
+    with caplog.at_level(logging.INFO, logger="jupyter_sched.engine.runner"):
+        asyncio.run(main())
+    said = [r for r in caplog.records if r.name == "jupyter_sched.engine.runner"]
+    tracebacks = [r for r in said if r.exc_info]
+    assert len(tracebacks) == 1, [r.getMessage() for r in tracebacks]
+    assert "OverflowError at test_red21_r5_engine_tick.py" in tracebacks[0].getMessage()
+    repeats = [r.getMessage() for r in said if "times in a row" in r.getMessage()]
+    assert repeats[:2] == [f"jupyter_sched engine tick failed {n} times in a row (OverflowError at "
+                           f"test_red21_r5_engine_tick.py:{_FailingEngine.tick.__code__.co_firstlineno + 3} in tick): "
+                           "Python int too large to convert to C int" for n in (REPEAT_EVERY, 2 * REPEAT_EVERY)]
+    assert sum("pass again" in r.getMessage() for r in said) == 1
+    assert runner.failing is None

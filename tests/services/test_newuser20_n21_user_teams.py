@@ -78,8 +78,10 @@ def _teams(services: Services, user: str) -> tuple[str, ...]:
 
 
 def _member_events(services: Services) -> list[tuple[str, str]]:
-    events = services.audit.list(services.caller("root", admin=True), GetAuditRequest(action="team_members_changed"))
-    return [(e.actor, e.message) for e in sorted(events.root, key=lambda e: e.id)]
+    events = sorted(services.audit.list(services.caller("root", admin=True),
+                                        GetAuditRequest(action="team_members_changed")).root, key=lambda e: e.id)
+    assert all(e.user for e in events), events  # one row per user changed, carrying the user (red21 R6)
+    return [(e.actor, e.message) for e in events]
 
 
 def test_newuser20_n21_put_takes_the_configs_shapes_and_get_shows_the_memberships_in_force(server: Server) -> None:
@@ -101,7 +103,8 @@ def test_newuser20_n21_put_takes_the_configs_shapes_and_get_shows_the_membership
     job = services.jobs.submit(services.caller("root", admin=False), SubmitJobRequest(gpus=1, command=["true"]))
     assert job.model_dump(mode="json")["team"] == "exp"  # a request naming no team is charged to exp
     assert _member_events(services) == [
-        ("config", "team memberships changed by config: added ana (ml); added root (ml, vision)"),
+        ("config", "team memberships changed by config: added ana (ml)"),
+        ("config", "team memberships changed by config: added root (ml, vision)"),
         ("root", "team memberships changed by root: changed root: ml, vision → ml, vision, exp"),
         ("root", "team memberships changed by root: changed root: ml, vision, exp → exp")]
 
@@ -112,7 +115,7 @@ def test_newuser20_n21_a_put_outlives_a_restart_and_a_changed_config_replaces_it
 
     services, said = server.start(CONFIG)  # restart, same config: the PUT stays
     assert said == [] and _teams(services, "root") == ("exp",) and _teams(services, "ana") == ("default",)
-    assert [actor for actor, _ in _member_events(services)] == ["config", "root"]  # nothing by the restart
+    assert [actor for actor, _ in _member_events(services)] == ["config", "config", "root", "root"]  # nothing by the restart
 
     services, said = server.start({**CONFIG, "bo": ["vision"]})  # the config changed: it replaces the PUT
     assert len(said) == 1, said
@@ -192,6 +195,6 @@ def test_newuser20_n21_a_user_cannot_put_themselves_in_a_team(server: Server) ->
     services, _ = server.start(CONFIG)
     with pytest.raises(AuthorizationError):
         _put(services, {"ana": ["ml", "vision"]}, by="ana", admin=False)
-    assert _teams(services, "ana") == ("ml",) and [a for a, _ in _member_events(services)] == ["config"]
+    assert _teams(services, "ana") == ("ml",) and [a for a, _ in _member_events(services)] == ["config", "config"]
     refused = services.audit.list(services.caller("root", admin=True), GetAuditRequest(action="refused"))
     assert [(e.actor, e.details.get("request")) for e in refused.root] == [("ana", "changing quotas")], refused

@@ -59,7 +59,8 @@ class TeamPolicyLine(RequestModel):
     weight: float = Field(default=1.0, gt=0, le=1e6, examples=[1])
     allowed_priorities: list[PriorityName] = Field(default=["normal", "low"], examples=[["normal", "low"]],
                                                    description="high only when an admin grants it")
-    members: list[str] = Field(default=[], examples=[["ana"]])
+    members: list[str] = Field(default=[], examples=[["ana"]], description=(
+        "users in the team (embedded mode); hub mode: refused unless [] (a user's teams are their hub groups)"))
     reclaim: str | None = Field(default=None, examples=["lower-or-equal"],
                                 description="the team's reclaim rule: any, lower-or-equal, lower or never "
                                             "(null = the scheduling profile's)")
@@ -85,7 +86,8 @@ class SetQuotasRequest(RequestModel):
         description="who is in which team (embedded mode), as c.SchedApp.user_teams takes it: a user's teams in "
                     "order, the first charged when a request names none; a single team name is a list of one. "
                     "It replaces every membership in force (the config file's too, until c.SchedApp.user_teams "
-                    "changes); {} removes them all. Changes are audited (team_members_changed)")
+                    "changes); {} removes them all. Changes are audited (team_members_changed, a row per user). "
+                    "Hub mode: refused (400, field user_teams) unless {}: a user's teams are their hub groups")
     user_teams_source: dict[str, Any] | None = Field(
         default=None, description="read-only: who set the memberships GET quotas answered; sent back, it is ignored")
     warnings: list[str] | None = Field(
@@ -160,13 +162,13 @@ class GetQuotasResponse(ResponseModel):
     user_teams: dict[str, list[str]] = Field(description=(
         "who is in which team (embedded mode): each user's teams in order, the first charged when a request "
         "names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT "
-        "(user_teams_source says which)"))
+        "(user_teams_source says which); {} in hub mode, where a user's teams are their hub groups"))
     source: QuotaSourceView | None = Field(default=None, description=(
         "who set the quota set in force (null: not recorded since the upgrade that records it)"))
     user_teams_source: QuotaSourceView | None = Field(default=None, description=(
         "who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it "
         "changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade "
-        "that records it)"))
+        "that records it); in hub mode set_by `hub`: the hub's groups decide"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node)")
 
