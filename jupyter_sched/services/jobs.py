@@ -1067,7 +1067,8 @@ def _preemptible(spec: JobSpec, profile: Any) -> builtins.list[str]:
 
     profile = profile if profile is not None else SchedulingProfile()
     note = preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
-                            preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s)
+                            preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s,
+                            lease=spec.kind is JobKind.LEASE)  # verify 21, V9: a preempted lease ends
     return [note] if note else []
 
 
