@@ -22,7 +22,8 @@ An admin may also charge any team an admin named (a quota line, budget, team pol
 demo work to it. Made-up teams stay refused for everyone.
 
 Granted classes per team: the team policy's ``allowed_priorities`` (default ``normal``, ``low``),
-plus ``c.SchedApp.priority_grants`` for the team and for the user.
+plus ``c.SchedApp.priority_grants`` for the team and for the user — never beyond what a stored team
+policy allows (``normal`` and its list: the core holds any other class; verify 21, V8).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..model.validation import fold_priority
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
 
 __all__ = ["DEFAULT_MAX_UNFINISHED", "PENDING_SETTING", "RATE_SETTING", "AdmissionPolicy", "known_teams",
-           "parse_user_teams", "resolve_caller"]
+           "parse_user_teams", "resolve_caller", "team_allows"]
 
 PENDING_SETTING = "c.SchedApp.max_pending_jobs_per_user"
 """The server setting a refusal at the pending cap names."""
@@ -231,5 +232,23 @@ def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: Admissio
 
 
 def _granted(team: str, user: str, quotas: QuotaSet, policy: AdmissionPolicy) -> frozenset[str]:
+    """The classes ``user`` may use in ``team``: the team policy's ``allowed_priorities`` plus the
+    grants for the team and the user — bounded by a **stored** team policy, whose list the scheduling
+    core enforces (:func:`jupyter_sched.scheduling.gates.gate`: a class other than ``normal`` it does not
+    list waits for ever). Verify 21, V8: a user's grant of ``high`` was offered for a team whose policy
+    allows only ``normal``, and the job was accepted and never started."""
     base: Iterable[str] = quotas.team_policy(team).allowed_priorities
-    return frozenset(base) | policy.grants.teams.get(team, frozenset()) | policy.grants.users.get(user, frozenset())
+    granted = (frozenset(base) | policy.grants.teams.get(team, frozenset())
+               | policy.grants.users.get(user, frozenset()))
+    stated = team_allows(quotas, team)
+    return granted if stated is None else granted & stated
+
+
+def team_allows(quotas: QuotaSet, team: str) -> frozenset[str] | None:
+    """The classes a stored team policy lets the team's work start with (its ``allowed_priorities``,
+    and ``normal``, which the core never holds), or None when ``team`` has no stored policy (then the
+    grants alone decide)."""
+    for stated in quotas.teams:
+        if stated.team == team:
+            return frozenset(stated.allowed_priorities) | {"normal"}
+    return None

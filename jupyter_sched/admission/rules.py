@@ -32,6 +32,7 @@ from ..placement.filters import model_matches
 from ..quota import QuotaLedger
 from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
 from .caller import Caller
+from .policy import team_allows
 
 __all__ = [
     "BIDI_CONTROLS",
@@ -169,17 +170,31 @@ def check_team(caller: Caller, spec: JobSpec) -> None:
                                  details={"team": spec.team, "teams": list(caller.teams)})
 
 
-def check_priority(caller: Caller, spec: JobSpec) -> None:
+def check_priority(caller: Caller, spec: JobSpec, quotas: QuotaSet | None = None) -> None:
     """The priority class is granted to the caller in the team charged (rule 3).
 
+    ``quotas``: the quota set in force; a class the team's stored policy does not allow is then
+    refused in the team's words, naming its allowed list (verify 21, V8: it was accepted and waited
+    for ever behind the core's gate).
+
     Raises:
-        AuthorizationError: field ``priority``, listing the granted classes.
+        AuthorizationError: field ``priority``, listing the granted classes (details ``granted``,
+            and ``allowed``, the team policy's list, when the team does not allow the class).
     """
     granted = caller.classes_for(spec.team)
     if spec.priority.value not in granted:
         order = [c for c in ("high", "normal", "low") if c in granted]
         wanted, team = spec.priority.value, spec.team
         use = "use " + (" or ".join(order) or "no class")
+        stated = team_allows(quotas, team) if quotas is not None else None
+        if stated is not None and wanted not in stated:
+            allowed = [c for c in ("high", "normal", "low") if c in stated]
+            fix = (f"add {wanted!r} to team {team!r}'s allowed_priorities (PUT quotas)" if caller.admin
+                   else f"ask an admin to allow {wanted!r} for team {team!r}")
+            raise AuthorizationError(
+                f"team {team!r} may not use priority {wanted!r} (allowed: {', '.join(allowed)})",
+                field="priority", hint=f"{use}, or {fix}",
+                details={"priority": wanted, "granted": order, "allowed": allowed, "team": team})
         if caller.admin:  # "ask an admin" would point at themselves: say where a grant is made — one safe
             # remedy (a raw PUT quotas body replaced every team policy, new user 4)
             how = (f"{use}; to allow it, set c.SchedApp.priority_grants = "
@@ -244,5 +259,5 @@ def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model:
     """
     check_text(spec)
     check_team(caller, spec)
-    check_priority(caller, spec)
+    check_priority(caller, spec, quotas)
     check_ceiling(spec, quotas, gpus_by_model, caller.teams, admin=caller.admin)

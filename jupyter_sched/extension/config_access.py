@@ -169,7 +169,8 @@ class AccessConfig(Configurable):
         help="""Priority classes granted beyond the team policies, {"users": {user: [classes]},
         "teams": {team: [classes]}}; e.g. {"teams": {"prod": ["high"]}} lets prod's members submit
         priority "high". Default: {} — "high" is granted to nobody (team policies' allowed_priorities
-        default to normal and low); a request for a class not granted is refused (403, audited).""",
+        default to normal and low); a request for a class not granted is refused (403, audited). A team
+        with a stored team policy (PUT quotas teams[]) gets no class beyond its allowed_priorities and normal.""",
     )
 
     max_unfinished_per_user = Int(
