@@ -19,9 +19,10 @@ says what the scheduler does about the kernel:
 - ``hold``: the kernel is left running; the lease stays held with a message naming the kernel,
   its processes and how to free the GPU (audited ``idle_kernel_held``), until they let go.
 
-Where the scheduler has no way to the kernel — the hub's central service (its users' kernels
-run in their own servers), a kernel this server does not run, a lease bound to no kernel — it
-holds, saying why. A shutdown that has not freed the GPU :data:`SHUTDOWN_WAIT_S` after it was
+The hub's central service runs none of its users' kernels: it asks the user's own server to shut
+the kernel down, in the answer to that server's next kernel report (:mod:`jupyter_sched.hub.idle_shutdown`).
+Where the scheduler has no way to the kernel — a kernel this server does not run, or that no report of
+its user's servers lists, a lease bound to no kernel — it holds, saying why. A shutdown that has not freed the GPU :data:`SHUTDOWN_WAIT_S` after it was
 asked holds too, saying so. The GPU is never handed out while a process of the lease is on it.
 """
 
@@ -48,9 +49,9 @@ SHUTDOWN_WAIT_S = 60.0
 held (Jupyter waits ``shutdown_wait_time``, 5 s by default, then kills the kernel; a GPU sample
 follows within the telemetry interval)."""
 
-KernelShutdown = Callable[[str, str], "str | None"]
-"""``shutdown(kernel_id, words)``: start shutting the kernel down — never waiting for it (called on
-the engine's thread) — after its user was told ``words``. Answers None once the shutdown is under
+KernelShutdown = Callable[[str, str, str], "str | None"]
+"""``shutdown(kernel_id, words, user)``: start shutting ``user``'s kernel down — never waiting for it
+(called on the engine's thread) — after ``user`` (the lease's owner) was told ``words``. Answers None once the shutdown is under
 way, else why it cannot be (``"kernel k-1 is not running on this server"``)."""
 
 Say = Callable[[Job, str, list[int]], bool]
@@ -120,7 +121,7 @@ class IdleKernels:
                              message=words, details=self._evidence(job, gpus, pids, accounts, reclaim, now))
         self._asked[job.id] = now  # asked once: a failure below holds at the next pass, said so
         try:
-            refused = self.shutdown(kernel, words)
+            refused = self.shutdown(kernel, words, job.spec.user)
         except Exception:  # the kernel manager's failure never ends the lease: the GPU stays held
             log.exception("lease %s: shutting down its idle kernel %s failed", job.id, kernel)
             refused = f"shutting kernel {kernel} down failed (see the server log)"

@@ -272,10 +272,25 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
             json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind}, fh)
         os.chmod(path, 0o644)  # whatever the umask: the other accounts read it
     except OSError as exc:
-        log.info("jupyter_sched: could not say in %s that this scheduler runs (%s); another scheduler on this "
-                 "host will not warn of it", folder, exc)
+        planter = _planted_by(path, me.uid)
+        if planter is not None:  # another account made this process's entry before it started: refused, said
+            log.warning("jupyter_sched: %s, this scheduler's entry in the host's registry, was made by uid %d, not "
+                        "by this account: it is not believed by any scheduler and this one is not registered; "
+                        "remove it, or name a folder only root writes in $%s", path, planter, ENV_REGISTRY)
+        else:
+            log.info("jupyter_sched: could not say in %s that this scheduler runs (%s); another scheduler on this "
+                     "host will not warn of it", folder, exc)
         return Registration(None)
     return Registration(path)
+
+
+def _planted_by(path: Path, uid: int) -> int | None:
+    """The owner of ``path`` when another account than ``uid`` made it (None: none there, or ours)."""
+    try:
+        owner = path.lstat().st_uid
+    except OSError:
+        return None
+    return owner if owner != uid else None
 
 
 def others(*, me_pid: int, folder: Path | None = None) -> list[HostScheduler]:

@@ -7,8 +7,8 @@ with ``c.SchedApp.idle_kernel_action = "shutdown"`` (the default), shuts the ker
 telling its user (:mod:`jupyter_sched.engine.idle_kernels`). An embedded server does that
 through its own kernel manager, as Jupyter's culler does (``MappingKernelManager.shutdown_kernel``,
 which emits the ``kernel_actions`` shutdown event the lease hooks listen to). The hub's central
-service runs none of its users' kernels and has no way to their servers' kernel managers: it
-holds the GPU instead, saying why and how to free it.
+service runs none of its users' kernels: it asks the user's own server, in the answer to that
+server's kernel report, and the server shuts the kernel down the same way (jupyter_sched.hub.idle_shutdown).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 NO_WAY_HUB = ("this scheduler (the hub's service) has no way to the kernels in its users' servers, so it cannot "
               "shut the kernel down")
-"""Why the hub's central service holds the GPU of an idle kernel rather than shutting it down."""
+"""Why the hub's central service would hold the GPU of an idle kernel; it asks its user's server instead
+(jupyter_sched.hub.idle_shutdown, set after this by HubSchedApp)."""
 
 
 class IdleKernelConfig(Configurable):
@@ -47,15 +48,17 @@ class IdleKernelConfig(Configurable):
         Jupyter's culler does, after its user is told (the lease's message, a panel notice) and
         with an audit record (idle_kernel_shutdown) of the evidence. "hold": the kernel keeps
         running and the GPU stays held, its lease saying how to free it (audited
-        idle_kernel_held). The hub's central service cannot reach its users' kernels and always
-        holds. Without a GPU process list an idle lease is released at once, as before.""",
+        idle_kernel_held). In hub mode (set on the central service) the user's own server shuts the
+        kernel down, asked in the answer to its kernel report (every kernel_report_interval_s); a
+        server that does not (an older jupyter_sched) leaves the GPU held, said after 60 s.
+        Without a GPU process list an idle lease is released at once, as before.""",
     )
 
 
 class KernelShutdown:
     """Shut a kernel of ``serverapp`` down from the engine's thread (its loop does the work).
 
-    Called as ``shutdown(kernel_id, words)`` (:data:`jupyter_sched.engine.idle_kernels.KernelShutdown`):
+    Called as ``shutdown(kernel_id, words, user)`` (:data:`jupyter_sched.engine.idle_kernels.KernelShutdown`):
     answers None once the shutdown is scheduled on the server's event loop, or why it cannot be.
     Never waits: the engine thread must not block on a kernel.
     """
@@ -63,7 +66,7 @@ class KernelShutdown:
     def __init__(self, serverapp: Any) -> None:
         self.serverapp = serverapp
 
-    def __call__(self, kernel_id: str, words: str) -> str | None:
+    def __call__(self, kernel_id: str, words: str, user: str = "") -> str | None:
         km = getattr(self.serverapp, "kernel_manager", None)
         if km is None or kernel_id not in km:
             return f"kernel {kernel_id} is not running on this server"

@@ -22,6 +22,9 @@ several servers in one test process coexist. Values are read from the service wh
   only once :data:`ETA_PUBLIC_MIN_JOBS` jobs waited among them. Every user may read these, so
   they are the fixed-window aggregate only; the detail (a window the caller picks, down to one
   job's wait and error, p90/max/mean) is admin-only in ``GET eta-accuracy`` (red-team 3 finding 5)
+- ``jupyter_sched_eta_failing``                 1 while the engine's last full cycle could not project ETAs
+  (its decisions made without them; the log names the cause once); ``jupyter_sched_engine_tick_failures``:
+  engine ticks failed in a row for one cause, 0 when the last passed (red team 21, R5)
 - ``jupyter_sched_event_clients``               connected event-stream clients
 - ``jupyter_sched_event_clients_dropped_total`` clients dropped for falling behind
 
@@ -135,6 +138,7 @@ class SchedCollector(Collector):
         idle_gpus.add_metric([], float(idle.get("idle_gpus", 0)))
         yield idle_gpus
         yield from self._eta_accuracy()
+        yield from self._failing()
         clients = GaugeMetricFamily("jupyter_sched_event_clients", "Connected event-stream clients")
         clients.add_metric([], float(self.hub.subscribers))
         yield clients
@@ -143,6 +147,20 @@ class SchedCollector(Collector):
         dropped.add_metric([], float(self.hub.dropped_clients))
         yield dropped
 
+
+    def _failing(self) -> Iterator[Metric]:
+        """Whether the engine's ETAs or ticks fail now (red team 21, R5; the log names the cause)."""
+        engine = getattr(self.service, "engine", None)
+        applier = getattr(engine, "applier", None)
+        eta = GaugeMetricFamily("jupyter_sched_eta_failing",
+                                "1 while the last full cycle could not project ETAs (decided without them)")
+        eta.add_metric([], 1.0 if getattr(applier, "eta_failure", "") else 0.0)
+        yield eta
+        failing = getattr(getattr(self.service, "runner", None), "failing", None)
+        ticks = GaugeMetricFamily("jupyter_sched_engine_tick_failures",
+                                  "Engine ticks failed in a row for one cause (0 when the last passed)")
+        ticks.add_metric([], float(failing[1]) if failing else 0.0)
+        yield ticks
 
     def _eta_accuracy(self) -> Iterator[Metric]:
         """ETA accuracy over the last admissions of jobs that waited (case 034): predicted at submit

@@ -71,6 +71,7 @@ from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
 from .identity import HubUser, bound_token_checks, is_admin
+from .idle_shutdown import HubKernelShutdown, draining
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -259,6 +260,9 @@ class HubSchedApp(SchedApp):
         reports, clock = self._kernel_reports, self.services.clock
         if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))
+        self.idle_shutdowns = HubKernelShutdown(reports)  # asked through the user's own server's report (s21)
+        if hasattr(self.services, "set_idle_kernels"):
+            self.services.set_idle_kernels(self.idle_kernel_action, self.idle_shutdowns)
         self._hub_client: HubAPI | None = None
         try:
             self.account_mapping = AccountMapping.from_config(
@@ -594,6 +598,8 @@ class HubSchedApp(SchedApp):
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
         released = []
         for lease in leases:
+            if draining(lease):  # reclaimed while idle: the drain ends it once its GPU is free (.idle_shutdown)
+                continue
             try:
                 # the reason in the lease's message, not "released by jupyterhub" (new user 5 #16)
                 self.services.jobs.cancel(system_caller(HUB_ACTOR), str(lease["id"]), by="the hub service", why=reason)
@@ -610,7 +616,8 @@ class HubSchedApp(SchedApp):
 class KernelReportHandler(SchedHandler):
     """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids], "states": {id: {"execution_state",
     "last_activity"}}}`` (``states`` optional: older servers send ids only) from a user server (its own
-    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``.
+    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids], "shutdown":
+    [{"kernel_id", "lease_id", "message"}]}`` (the reporting user's own idle kernels to shut down: .idle_shutdown).
     A body over :data:`~.liveness.MAX_REPORT_BYTES` or a malformed one is refused (400, audited)."""
 
     @property
@@ -631,7 +638,11 @@ class KernelReportHandler(SchedHandler):
         except ValidationError as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="kernel report")
         released = await self.sched.kernel_report(self.caller, server, kernels, states)
-        self.reply({"released": released})
+        shutdowns: list[dict[str, str]] = []
+        if self.sched.idle_shutdowns.waiting():  # the user's own idle kernels to shut down (.idle_shutdown)
+            mine = await self.call(self.services.list_jobs, user=self.caller.user, state=_LIVE, kind="lease")
+            shutdowns = self.sched.idle_shutdowns.for_report(self.caller.user, kernels, mine)
+        self.reply({"released": released, "shutdown": shutdowns})
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

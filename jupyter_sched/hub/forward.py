@@ -37,7 +37,10 @@ that token anywhere else, or act for anyone but its owner):
 Kernel liveness: every ``kernel_report_interval_s`` seconds (default 30) the server reports the
 ids of its live kernels to the central service (``PUT api/sched/kernels``, :mod:`.liveness`),
 which releases leases whose kernel is gone — also when the release at shutdown was lost because
-the central service was down, or the server itself restarted.
+the central service was down, or the server itself restarted. The answer may ask this server to shut
+down one of its own kernels whose lease idle reclaim revoked while the kernel still holds the GPU
+(``"shutdown"``, :mod:`.idle_shutdown`): the server does, through its own kernel manager as Jupyter's
+culler does, and reports again at once; the central service ends the lease once NVML lists no process.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,6 +66,7 @@ from tornado.iostream import StreamClosedError
 from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..wording.tokens import hub_token_page, token_source
+from .idle_shutdown import draining
 from .reconnect import CENTRAL, CentralLink
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
@@ -90,6 +94,8 @@ REFUSED_TOKEN_PATH = "refused-token"
 _REFUSAL_REPORTS_PER_MINUTE = 30
 _AUTH_HEADER = re.compile(r"(?:token|bearer)\s+(\S+)\s*$", re.IGNORECASE)
 _KERNEL_REPORT_TIMEOUT_S = 10.0
+_MAX_SHUTDOWNS = 100
+"""Kernels one kernel report's answer may have shut down (:mod:`.idle_shutdown`)."""
 _PROBE_TIMEOUT_S = 5.0
 
 
@@ -161,13 +167,17 @@ class ForwardingService:
         kernel_states: ``kernel_states() -> {id: {"execution_state", "last_activity"}}`` of this
             server's kernels, sent with the ids so the central service's idle rules see idle kernels
             (red team 15, R6); None: ids only.
+        shutdown_kernel: ``await shutdown_kernel(kernel_id)`` shuts one of this server's kernels down
+            (its kernel manager's ``shutdown_kernel``); asked by a report's answer (:mod:`.idle_shutdown`).
+            None: such asks are not done (logged).
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
                  server_name: str = "", routes: Sequence[re.Pattern[str]] | None = None, timeout_s: float = 60.0,
                  poll_interval_s: float = 60.0, kernel_report_interval_s: float = 30.0,
                  transport: httpx.AsyncBaseTransport | None = None,
-                 kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None) -> None:
+                 kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+                 shutdown_kernel: Callable[[str], Awaitable[Any]] | None = None) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
         self._api = httpx.URL(self.api_url)
@@ -176,6 +186,7 @@ class ForwardingService:
         self.token = token
         self.kernel_ids = kernel_ids
         self.kernel_states = kernel_states
+        self.shutdown_kernel = shutdown_kernel
         self.owner = owner
         self.server_name = server_name
         self.routes = list(routes) if routes is not None else route_patterns()
@@ -292,6 +303,13 @@ class ForwardingService:
         Raises:
             httpx.HTTPError: the central service did not answer.
         """
+        answer = await self._send_report()
+        if await self._shut_down(answer.get("shutdown")):
+            await self._send_report()  # it says at once that they are gone (their leases end with their GPU)
+        return [str(i) for i in answer.get("released", ())]
+
+    async def _send_report(self) -> dict[str, Any]:
+        """One ``PUT kernels``; its answer (``{}`` unless 200 with an object)."""
         if self._reporting is None:
             self._reporting = asyncio.Lock()
         async with self._reporting:  # the service keeps the report that arrives last: the one built last
@@ -299,9 +317,34 @@ class ForwardingService:
             response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
-            return []
+            return {}
         answer = response.json()
-        return [str(i) for i in answer.get("released", ())] if isinstance(answer, dict) else []
+        return answer if isinstance(answer, dict) else {}
+
+    async def _shut_down(self, asked: Any) -> list[str]:
+        """Shut down the kernels the central service asked for (idle reclaim, :mod:`.idle_shutdown`): only
+        kernels of this server, at most :data:`_MAX_SHUTDOWNS` an answer; the ids shut down."""
+        if not isinstance(asked, list):
+            return []
+        mine = set(self.kernel_ids())
+        done: list[str] = []
+        for item in asked[:_MAX_SHUTDOWNS]:
+            kernel = item.get("kernel_id") if isinstance(item, dict) else None
+            if not isinstance(kernel, str) or kernel not in mine or kernel in done:
+                continue
+            words = str(item.get("message") or "idle reclaim")[:2000]
+            if self.shutdown_kernel is None:
+                log.warning("jupyter_sched: the central service asked to shut down kernel %s (%s); this server "
+                            "cannot", kernel, words)
+                continue
+            log.warning("jupyter_sched: %s", words)
+            try:
+                await self.shutdown_kernel(kernel)
+            except Exception:  # the lease stays held (its process is still on the GPU) and says so later
+                log.exception("jupyter_sched: shutting down idle kernel %s failed", kernel)
+                continue
+            done.append(kernel)
+        return done
 
     def kernel_report_body(self) -> dict[str, Any]:
         """``{"server", "kernels": [ids], "states": {id: {"execution_state", "last_activity": ISO}}}``
@@ -361,7 +404,7 @@ class ForwardingService:
             leases = response.json() if response.status_code == 200 else []
             released = []
             for lease in leases:
-                if lease.get("kernel_id") in kernel_ids:
+                if lease.get("kernel_id") in kernel_ids and not draining(lease):  # the drain ends those
                     path = f"leases/{lease['id']}"
                     why = _RELEASE_CAUSES.get(reason)
                     done = await self.client.delete(path, params={"why": why} if why else None)
@@ -490,7 +533,11 @@ def forwarding_service(app: Any) -> ForwardingService:
         km = getattr(app.serverapp, "kernel_manager", None)
         return kernel_states(km) if km is not None else {}
 
+    async def shutdown_kernel(kernel_id: str) -> None:
+        await app.serverapp.kernel_manager.shutdown_kernel(kernel_id)  # as the culler does: hooks and events fire
+
     return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids, kernel_states=states,
+                             shutdown_kernel=shutdown_kernel,
                              owner=os.environ.get("JUPYTERHUB_USER") or None,
                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),
                              poll_interval_s=float(app.activity_interval_s),

@@ -320,6 +320,10 @@ class KernelReports:
             del mine[next(iter(mine))]
         self._changed()
 
+    def lists(self, kernel_id: str, *, user: str) -> bool:
+        """Whether a kept report of ``user`` lists ``kernel_id`` (safe from another thread: reads one immutable tuple)."""
+        return any(report.user == user and kernel_id in report.kernels for report in self._flat)
+
     def of(self, user: str) -> dict[str, KernelReport]:
         """``{server name: report}`` of ``user``."""
         return dict(self._reports.get(user, {}))

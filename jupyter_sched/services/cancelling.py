@@ -74,6 +74,8 @@ def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = No
     GPU held while a process still has a context on it (red team 18, R6; a kernel shut down or
     restarted has none left, and ends at once with its why)."""
     job = record.job
+    if job.is_lease and job.state is JobState.RUNNING and record.stop_intent == "idle":
+        return None, False  # reclaimed while idle: held until its GPU is free, then the drain ends it (s21)
     if job.is_lease and job.state is JobState.RUNNING and (job.spec.parent_job_id or (drains and not why)):
         # a lease lent to a running job ends through the engine, which keeps its GPU held while a
         # process of that job still has it open (red team 17, R2: the fence denies new opens only)

@@ -289,6 +289,7 @@ class JobsService:
             source = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[1]  # None: defaults
             note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
             warnings.extend([note] if note else [])
+            warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -1054,6 +1055,21 @@ _SCHEDULER_ENV = frozenset({"CUDA_DEVICE_ORDER"})
 """Variables the executor sets in every job (:func:`~..executors.local.job_environment`) that a job's env
 may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones and the visible-devices
 ones (CUDA_VISIBLE_DEVICES…, red team 15, R1) are refused (model.jobenv)."""
+
+
+def _preemptible(spec: JobSpec, profile: Any) -> builtins.list[str]:
+    """The submit note of a job of a preemptible class (``low`` by default): it may be stopped at
+    any moment, as the core's rule says (:func:`~..wording.preemption.preemptible_note`; new user 21,
+    N5: a never-evicted low job was preempted 6 s after it started, unannounced). ``profile``: the
+    engine's scheduling profile (None: the core's defaults)."""
+    from ..scheduling.profile import SchedulingProfile
+    from ..wording.preemption import preemptible_note
+
+    profile = profile if profile is not None else SchedulingProfile()
+    note = preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
+                            preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s,
+                            lease=spec.kind is JobKind.LEASE)  # verify 21, V9: a preempted lease ends
+    return [note] if note else []
 
 
 def _bare_memory(value: object) -> builtins.list[str]:

@@ -201,7 +201,7 @@ class Services:
     def set_idle_kernels(self, action: str, shutdown: KernelShutdown | None, *, no_way: str = "") -> None:
         """What is done about the kernel of an idle-reclaimed lease still on its GPU
         (:mod:`jupyter_sched.engine.idle_kernels`): ``action`` ``"shutdown"`` or ``"hold"``;
-        ``shutdown(kernel_id, words)`` shuts a kernel down (None: no way to, said ``no_way``).
+        ``shutdown(kernel_id, words, user)`` shuts a kernel down (None: no way to, said ``no_way``).
 
         Raises:
             ValidationError: ``action`` is neither (names the field and the values).

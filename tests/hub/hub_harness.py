@@ -158,6 +158,8 @@ class Hub:
     gpus: int = 2
     page_max: int = 200
     service_args: tuple[str, ...] = ()
+    service_env: dict[str, str] = field(default_factory=dict)
+    """More environment of the central service (tests/hub/test_s21_hub_idle_kernel_shutdown.py: the fake NVML)."""
     spawner_class: str = "localprocess"
     """``c.JupyterHub.spawner_class`` (tests/hub/test_red16_r1_fence.py: the fenced local spawner)."""
     proxy_port: int = 0
@@ -238,9 +240,12 @@ class Hub:
                "JUPYTERHUB_HOST": "", "JUPYTER_SCHED_DB_URL": self.db_url,
                "JUPYTER_DATA_DIR": str(self.base / "svc-data"), "JUPYTER_CONFIG_DIR": str(self.base / "svc-config"),
                "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime"),
-               **{k: v for k, v in os.environ.items() if k == ENV_REGISTRY}}  # the session's: tests/conftest.py
+               **{k: v for k, v in os.environ.items() if k == ENV_REGISTRY},  # the session's: tests/conftest.py
+               **self.service_env}
+        own_inventory = any(arg.startswith("--SchedApp.inventory_source=") for arg in self.service_args)
         command = [str(self.venv / "bin" / "jupyter-sched"), "serve", "--allow-root",
-                   "--SchedApp.inventory_source=simulated", f"--SchedApp.simulated_gpus={self.gpus}",
+                   *(() if own_inventory else ("--SchedApp.inventory_source=simulated",)),
+                   f"--SchedApp.simulated_gpus={self.gpus}",
                    f"--SchedApp.log_dir={self.jobs_dir}", "--SchedApp.cycle_interval=1",
                    "--SchedApp.activity_interval_s=1", "--HubSchedApp.hub_poll_interval_s=1",
                    f"--HubSchedApp.job_python={self.python}", "--HubSchedApp.gpu_prices", "*=2.5",

@@ -162,3 +162,16 @@ def test_red21_r3_entries_of_one_account_are_checked_at_most_per_uid(
         mp.setattr(hs, "_alive", counting)
         others(me_pid=os.getpid(), folder=folder)
     assert seen.n <= PER_UID
+
+
+def test_red21_r3_an_entry_planted_for_this_process_is_refused_and_said(
+        folder: Path, caplog: pytest.LogCaptureFixture) -> None:
+    planted = folder / f"{PREFIX}{os.getuid()}-{os.getpid()}.json"
+    planted.write_text('{"url": "http://evil/", "gpus": 99}')
+    os.chown(planted, NOBODY, NOBODY)  # nobody guessed this scheduler's pid before it started
+    me = hs.HostScheduler("root", os.getuid(), os.getpid(), "http://127.0.0.1:1/", 1, False, "jupyter lab")
+    with caplog.at_level(logging.INFO, logger="jupyter_sched"):
+        assert register(me, folder=folder).path is None
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and f"made by uid {NOBODY}" in warned[0], warned
+    assert others(me_pid=1, folder=folder) == []  # and no scheduler believes it

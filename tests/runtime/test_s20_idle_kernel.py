@@ -78,7 +78,7 @@ class Host:
     async def _subscribe(self) -> Subscription:
         return self.services.subscribe()
 
-    def shut_down(self, kernel_id: str, words: str) -> str | None:
+    def shut_down(self, kernel_id: str, words: str, user: str = "") -> str | None:
         """The kernel manager's part (the extension's KernelShutdown): end the kernel's process.
         Records what the lease said at that moment: its user is told before the shutdown."""
         said = self.view("ana", self.lease_id).message
@@ -228,7 +228,7 @@ def test_s20_where_the_kernel_cannot_be_shut_down_the_gpu_is_held_not_handed_out
         host: Host, refusal: str | None, no_way: str, want: str) -> None:
     asked: list[str] = []
 
-    def cannot(kernel_id: str, words: str) -> str | None:
+    def cannot(kernel_id: str, words: str, user: str = "") -> str | None:
         asked.append(kernel_id)
         return refusal
 
@@ -286,7 +286,7 @@ def test_s20_a_shutdown_that_does_not_free_the_gpu_is_said_and_held(host: Host) 
     past SHUTDOWN_WAIT_S the lease says so and stays held; nothing is asked twice."""
     asked: list[str] = []
 
-    def stuck(kernel_id: str, words: str) -> str | None:
+    def stuck(kernel_id: str, words: str, user: str = "") -> str | None:
         asked.append(kernel_id)
         return None
 
@@ -306,7 +306,7 @@ def test_s20_a_shutdown_that_does_not_free_the_gpu_is_said_and_held(host: Host) 
 
 
 def test_s20_a_failing_shutdown_hook_holds_the_gpu_and_says_so(host: Host) -> None:
-    def broken(kernel_id: str, words: str) -> str | None:
+    def broken(kernel_id: str, words: str, user: str = "") -> str | None:
         raise RuntimeError("kernel manager gone")
 
     host.services.set_idle_kernels("shutdown", broken)

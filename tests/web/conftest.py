@@ -173,5 +173,22 @@ async def wait_for(predicate: Callable[[], Awaitable[Any]], *, timeout_s: float 
         await asyncio.sleep(poll_s)
 
 
-__all__ = ["API", "BOSS_TOKEN", "EVE_TOKEN", "HTTPClientError", "IVAN_TOKEN", "JUDY_TOKEN", "server_config",
-           "wait_for"]
+SLEEP_JOB: dict[str, Any] = {"command": ["sleep", "300"], "time_limit": "10m"}
+"""A job body that holds its GPUs for 5 minutes (tests end it; the leftover-job net names one they forget)."""
+
+
+async def running_job(api: Any, gpus: int = 1, **fields: Any) -> str:
+    """Submit ``SLEEP_JOB`` on ``gpus`` GPUs (plus ``fields``, e.g. name) and return its id once it runs."""
+    status, job = await api("POST", "jobs", {**SLEEP_JOB, "gpus": gpus, **fields})
+    assert status == 201, job
+
+    async def running() -> bool:
+        _, seen = await api("GET", f"jobs/{job['id']}")
+        return bool(seen["state"] == "running")
+
+    await wait_for(running)
+    return str(job["id"])
+
+
+__all__ = ["API", "BOSS_TOKEN", "EVE_TOKEN", "HTTPClientError", "IVAN_TOKEN", "JUDY_TOKEN", "SLEEP_JOB", "running_job",
+           "server_config", "wait_for"]

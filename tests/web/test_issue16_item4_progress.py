@@ -15,21 +15,7 @@ from jupyter_sched.backfill.progress import ProgressFit
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.store.progress import read_progress, record_progress
 
-from .conftest import BOSS_TOKEN, EVE_TOKEN, wait_for
-
-SLEEP = {"command": ["sleep", "300"], "time_limit": "10m"}
-
-
-async def _running_job(api: Any, gpus: int = 1) -> str:
-    status, job = await api("POST", "jobs", {**SLEEP, "gpus": gpus})
-    assert status == 201, job
-
-    async def running() -> bool:
-        _, seen = await api("GET", f"jobs/{job['id']}")
-        return bool(seen["state"] == "running")
-
-    await wait_for(running)
-    return str(job["id"])
+from .conftest import BOSS_TOKEN, EVE_TOKEN, SLEEP_JOB, running_job, wait_for
 
 
 @pytest.mark.parametrize("body, field", [
@@ -46,7 +32,7 @@ async def _running_job(api: Any, gpus: int = 1) -> str:
         "no total", "unknown field", "total past its bound"])
 async def test_issue16_item4_a_bad_progress_body_is_a_400_naming_the_field(sched_app: Any, api: Any,
                                                                           body: dict[str, Any], field: str) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     status, error = await api("POST", f"jobs/{job_id}/progress", body)
     assert status == 400 and error["error"]["field"] == field, error
     assert error["error"]["hint"], error
@@ -55,7 +41,7 @@ async def test_issue16_item4_a_bad_progress_body_is_a_400_naming_the_field(sched
 
 
 async def test_issue16_item4_a_report_is_stored_coalesced_within_its_interval_and_shown(sched_app: Any, api: Any) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     status, answer = await api("POST", f"jobs/{job_id}/progress", {"done": 120, "total": 1000})
     assert status == 200 and answer["stored"] is True, answer
     assert answer["progress"]["fraction"] == pytest.approx(0.12) and answer["progress"]["reports"] == 1
@@ -68,7 +54,7 @@ async def test_issue16_item4_a_report_is_stored_coalesced_within_its_interval_an
 
 
 async def test_issue16_item4_only_the_owner_reports_and_refusals_are_audited(sched_app: Any, api: Any) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     status, error = await api("POST", f"jobs/{job_id}/progress", {"done": 999, "total": 1000}, token=EVE_TOKEN)
     assert status == 404 and error["error"]["field"] == "job_id", error  # as the jobs API answers for others' jobs
     status, error = await api("POST", f"jobs/{job_id}/progress", {"done": 999, "total": 1000}, token=BOSS_TOKEN)
@@ -81,8 +67,8 @@ async def test_issue16_item4_only_the_owner_reports_and_refusals_are_audited(sch
 
 
 async def test_issue16_item4_a_queued_job_has_no_run_to_report_on(sched_app: Any, api: Any) -> None:
-    await _running_job(api, gpus=4)  # every GPU held
-    status, queued = await api("POST", "jobs", {**SLEEP, "gpus": 4})
+    await running_job(api, gpus=4)  # every GPU held
+    status, queued = await api("POST", "jobs", {**SLEEP_JOB, "gpus": 4})
     assert status == 201, queued
     status, error = await api("POST", f"jobs/{queued['id']}/progress", {"done": 1, "total": 10})
     assert status == 409 and error["error"]["field"] == "job_id" and "not running" in error["error"]["message"], error
@@ -122,8 +108,8 @@ async def test_issue16_item4_the_eta_of_a_job_waiting_on_a_reporting_job_says_so
     Two reports (a lone one made in a run's first seconds is not read, new user 21 N4), at a pace whose end
     is minutes ahead (a report of 50 % a second into the run ends it a second later: late at once)."""
     monkeypatch.setattr(sched_app.services.progress, "min_interval_s", 0.0)  # two reports without the 10 s wait
-    holder = await _running_job(api, gpus=4)
-    status, waiting = await api("POST", "jobs", {**SLEEP, "gpus": 4})
+    holder = await running_job(api, gpus=4)
+    status, waiting = await api("POST", "jobs", {**SLEEP_JOB, "gpus": 4})
     assert status == 201, waiting
 
     async def projected() -> bool:  # a cycle has run since the holder started: its pace below is minutes long
@@ -162,7 +148,7 @@ async def test_issue16_item4_report_progress_from_inside_a_job_and_a_no_op_outsi
     monkeypatch.delenv("JUPYTER_SCHED_JOB_ID", raising=False)
     with pytest.warns(RuntimeWarning, match="not inside a scheduled job"):
         assert jupyter_sched.report_progress(1, 10) is None
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     monkeypatch.setenv("JUPYTER_SCHED_JOB_ID", job_id)
     monkeypatch.setenv("JUPYTER_SCHED_URL", f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}")
     monkeypatch.setenv("JUPYTER_SCHED_TOKEN", IVAN_TOKEN)

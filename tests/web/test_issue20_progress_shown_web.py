@@ -16,21 +16,7 @@ import sqlalchemy as sa
 from jupyter_sched.model.units import clock_text
 from jupyter_sched.wording.reasons import wire_time
 
-from .conftest import EVE_TOKEN, IVAN_TOKEN, JUDY_TOKEN, wait_for
-
-SLEEP = {"command": ["sleep", "300"], "time_limit": "10m"}
-
-
-async def _running(api: Any, name: str) -> str:
-    status, job = await api("POST", "jobs", {**SLEEP, "gpus": 1, "name": name})
-    assert status == 201, job
-
-    async def running() -> bool:
-        _, seen = await api("GET", f"jobs/{job['id']}")
-        return bool(seen["state"] == "running")
-
-    await wait_for(running)
-    return str(job["id"])
+from .conftest import EVE_TOKEN, IVAN_TOKEN, JUDY_TOKEN, SLEEP_JOB, running_job, wait_for
 
 
 @contextmanager
@@ -52,8 +38,8 @@ def progress_reads(sched_app: Any) -> Iterator[list[str]]:
 
 
 async def test_issue20_progress_shown_in_the_job_answers_the_panel_cli_and_magics_read(sched_app: Any, api: Any) -> None:
-    reporting = await _running(api, "train")
-    quiet = await _running(api, "quiet")
+    reporting = await running_job(api, name="train")
+    quiet = await running_job(api, name="quiet")
     status, answer = await api("POST", f"jobs/{reporting}/progress", {"done": 420, "total": 1000})
     assert status == 200 and answer["stored"], answer
     at = wire_time(answer["progress"]["at"])
@@ -82,11 +68,11 @@ async def test_issue20_progress_shown_in_the_job_answers_the_panel_cli_and_magic
 async def test_issue20_progress_shown_for_one_store_read_per_page_not_one_per_row(sched_app: Any, api: Any) -> None:
     """status_bench's cost: a page of running jobs reads their reports in one statement; a page with
     no running job (all waiting or ended) reads none."""
-    ids = [await _running(api, f"r{i}") for i in range(3)]
+    ids = [await running_job(api, name=f"r{i}") for i in range(3)]
     for job_id in ids:
         status, _ = await api("POST", f"jobs/{job_id}/progress", {"done": 1, "total": 4})
         assert status == 200
-    status, waiting = await api("POST", "jobs", {**SLEEP, "gpus": 4, "name": "waits"})  # a new row: no kept page
+    status, waiting = await api("POST", "jobs", {**SLEEP_JOB, "gpus": 4, "name": "waits"})  # a new row: no kept page
     assert status == 201, waiting
     with progress_reads(sched_app) as seen:
         status, rows = await api("GET", "jobs")
@@ -106,7 +92,7 @@ async def test_issue20_progress_shown_at_once_a_stored_report_is_a_progress_even
     does not, and a coalesced report (stored: false) makes none."""
     from .test_events import open_stream, read_event
 
-    job_id = await _running(api, "train")
+    job_id = await running_job(api, name="train")
     port = http_server_port[1]
     mine = await open_stream(port, jp_base_url, IVAN_TOKEN)
     theirs = await open_stream(port, jp_base_url, JUDY_TOKEN)

@@ -7,8 +7,10 @@ counting computations under a frozen clock, never by time."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from .conftest import EVE_TOKEN, JUDY_TOKEN
@@ -42,3 +44,29 @@ async def test_redteam3_concurrent_metrics_scrapes_share_one_computation(sched_a
     status, fresh = await api("GET", "metrics", token=EVE_TOKEN)
     assert status == 200 and _normal_pending(fresh) == 1, fresh
     assert registry.computations - before == 2
+
+
+def _value(text: str, name: str) -> float:
+    return next(s.value for family in text_string_to_metric_families(text) for s in family.samples if s.name == name)
+
+
+async def test_red21_r5_metrics_say_while_etas_or_ticks_fail(sched_app: Any, api: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An admin's monitoring sees a failing ETA pass or failing ticks (the log names the cause once)."""
+    from jupyter_sched.engine.apply import DecisionApplier
+
+    registry = sched_app.metrics_registry
+    now = [5000.0]
+    registry.clock = lambda: now[0]
+    _, text = await api("GET", "metrics", token=EVE_TOKEN)
+    assert _value(text, "jupyter_sched_eta_failing") == 0 and _value(text, "jupyter_sched_engine_tick_failures") == 0
+    services = sched_app.services
+    # the state a failing ETA pass and seven failed ticks leave (kept: the live engine's cycles would reset it)
+    monkeypatch.setattr(DecisionApplier, "_note_eta_failure", lambda self, cause: None)
+    monkeypatch.setattr(services.engine.applier, "eta_failure", "OverflowError: … (at eta.py:443 in order)")
+    monkeypatch.setattr(services, "runner", SimpleNamespace(failing=("OverflowError at eta.py:443 in order", 7)))
+    now[0] += registry.min_interval_s
+    _, text = await api("GET", "metrics", token=EVE_TOKEN)
+    assert _value(text, "jupyter_sched_eta_failing") == 1
+    assert _value(text, "jupyter_sched_engine_tick_failures") == 7
+    assert "eta.py" not in text  # the cause is in the admins' log, not shown to every scraper

@@ -22,21 +22,7 @@ from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.jobs import ReportProgressRequest
 from jupyter_sched.services.models.quotas import TeamPolicyLine
 
-from .conftest import IVAN_TOKEN, wait_for
-
-SLEEP = {"command": ["sleep", "300"], "time_limit": "10m"}
-
-
-async def _running_job(api: Any) -> str:
-    status, job = await api("POST", "jobs", {**SLEEP, "gpus": 1})
-    assert status == 201, job
-
-    async def running() -> bool:
-        _, seen = await api("GET", f"jobs/{job['id']}")
-        return bool(seen["state"] == "running")
-
-    await wait_for(running)
-    return str(job["id"])
+from .conftest import IVAN_TOKEN, running_job, wait_for
 
 
 class _FloatTensor:
@@ -73,7 +59,7 @@ def in_job(monkeypatch: pytest.MonkeyPatch, http_server_port: Any, jp_base_url: 
 
 async def test_newuser21_n1_report_progress_never_raises_and_takes_numpy_scalars(
         sched_app: Any, api: Any, in_job: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     monkeypatch.setenv("JUPYTER_SCHED_JOB_ID", job_id)
     monkeypatch.setattr(sched_app.services.progress, "min_interval_s", 0.0)  # each report stored: what was sent
     loop = asyncio.get_running_loop()
@@ -140,7 +126,7 @@ def test_newuser21_n1_a_client_that_cannot_load_is_warned_not_raised(monkeypatch
 ], ids=["done above total", "total zero", "negative done", "huge total", "huge done"])
 async def test_newuser21_n2_each_bound_of_a_progress_report_has_its_own_hint(
         sched_app: Any, api: Any, body: dict[str, Any], field: str, message: str, hint: str) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     status, error = await api("POST", f"jobs/{job_id}/progress", body)
     assert status == 400, error
     error = error["error"]
@@ -159,7 +145,7 @@ def test_newuser21_n2_a_more_than_bound_is_hinted_as_one() -> None:
 
 
 async def test_newuser21_n3_the_final_report_is_stored_inside_the_interval(sched_app: Any, api: Any) -> None:
-    job_id = await _running_job(api)
+    job_id = await running_job(api)
     status, first = await api("POST", f"jobs/{job_id}/progress", {"done": 1, "total": 10})
     assert status == 200 and first["stored"] is True, first
     status, middle = await api("POST", f"jobs/{job_id}/progress", {"done": 5, "total": 10})

@@ -1,0 +1,46 @@
+"""Verify 21, V9: the low-priority note at submit (new user 21, N5) was given word for word to a
+**lease** — "once preempted, each restart is protected … a preempted job goes back to the queue
+with its submit time" — but a preempted lease ends at once (it neither restarts nor requeues).
+A lease now gets its own true sentence; a job keeps the job's.
+
+Real parts: a SQLite store, the local executor, the service's own profile; 2 simulated GPUs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.scheduling.profile import SchedulingProfile
+from jupyter_sched.services import Services
+from jupyter_sched.services.models import SubmitJobRequest
+from tests.services.test_newuser21_n5_preemptible_note import _services
+
+
+def _lease_notes(services: Services, priority: str) -> list[str]:
+    lease = services.leases.request(services.caller("ana", admin=False),
+                                    SubmitJobRequest(gpus=1, priority=priority, kernel_id="k-v9"))
+    return [w for w in lease.warnings or [] if w.startswith(f"priority {priority}:")]
+
+
+@pytest.mark.parametrize("profile, want", [
+    pytest.param(None, "priority low: higher-priority work may take these GPUs at any moment (a lease younger than "
+                 "5m is spared only when another can make room); a preempted lease ends and its GPUs leave this "
+                 "kernel — %gpu request asks again", id="default profile"),
+    pytest.param(SchedulingProfile(min_runtime_s=0), "priority low: higher-priority work may take these GPUs at any "
+                 "moment; a preempted lease ends and its GPUs leave this kernel — %gpu request asks again",
+                 id="no minimum runtime: no sparing promised"),
+    pytest.param(SchedulingProfile(preemption=False), None, id="preemption off: no note"),
+])
+def test_verify21_v9_a_low_lease_is_told_a_preempted_lease_ends(tmp_path: Path, profile: SchedulingProfile | None,
+                                                                 want: str | None) -> None:
+    svc = _services(tmp_path, profile)
+    try:
+        notes = _lease_notes(svc, "low")
+        assert _lease_notes(svc, "normal") == []
+    finally:
+        svc.store.close()
+    # was: the job's note ("each restart is protected …; a preempted job goes back to the queue")
+    assert notes == ([want] if want else []), notes
+    assert not any("restart" in n or "back to the queue" in n for n in notes)
