@@ -28,6 +28,7 @@ from ..store import JobRecord, Store
 from ..store.progress import fresh_progress
 from .clock import Clock
 from .idle import IdleLadders
+from .idle_ends import with_idle_ends
 from .runtimes import RuntimeFeed
 from .stops import StopReconciler
 
@@ -149,6 +150,8 @@ class Decider:
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
                             ports_bound_outside=self._bound_outside(jobs), progress=self._progress(records, now))
+        if idle:  # idle leases end at their reclaim deadline in the ETAs shown (.idle_ends)
+            snapshot = with_idle_ends(snapshot, self.idle.policies, self.idle.arbiter)
         return snapshot, {r.job.id: r for r in records}
 
     def _progress(self, records: Iterable[JobRecord], now: datetime) -> dict[str, ProgressReport]:

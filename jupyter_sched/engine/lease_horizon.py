@@ -21,6 +21,12 @@ of their reclaim deadlines until the GPUs freed cover what its quota line is sho
 requested - quota``, the quota wait's numbers). Absent where that is not known: a wait that is not a
 quota wait with those numbers (on capacity, which holders free a node is the core's projection, not
 a count of GPUs), or leases in use (not idle: no reclaim time) that must go too. Pure.
+
+A capacity wait on idle leases (session 21): the engine put each idle lease's reclaim deadline in
+the snapshot (:mod:`.idle_ends`) and the core's ETA plan ended it there, so the reason has a
+projected ETA (``eta_code == "Projected"``) waiting on those leases; when every one it waits on is
+a lease idle now, it gets the same two keys (``eta_idle_at.at``: the projected ETA; ``leases``: the
+ones it waits on) and is worded "if they stay idle".
 """
 
 from __future__ import annotations
@@ -51,6 +57,22 @@ def _horizon(lease: Job, policies: IdlePolicies | None, due: Mapping[str, IdleCa
     idle = due.get(lease.id)
     at = to_iso(idle.deadline) if idle is not None and idle.action != ReclaimMode.NOTIFY.value else None
     return {"after_s": policy.window_s + policy.grace_s, "at": at}
+
+
+def _projected_on_idle(pend: Pend, held: Sequence[Job], waits: Sequence[Any], policies: IdlePolicies | None,
+                       due: Mapping[str, IdleCandidate]) -> Pend | None:
+    """``pend`` with ``eta_idle_release`` and ``eta_idle_at`` (``at``: its projected ETA) when that
+    ETA waits only on leases that are idle now (the plan ended them at their reclaim deadline:
+    ``Snapshot.idle_ends``), so it is worded "if they stay idle" (``leases``: the ones it waits on,
+    which the core lists with every idle lease of their nodes reclaimed by then:
+    :func:`jupyter_sched.scheduling.eta._with_idle_peers`); None for any other projected ETA."""
+    eta = pend.reason.eta
+    horizons = {lease.id: h for lease in held if (h := _horizon(lease, policies, due)) is not None}
+    if eta is None or len(held) != len(waits) or any(
+            not isinstance(horizons.get(lease.id, {}).get("at"), str) for lease in held):
+        return None
+    added = {"eta_idle_release": horizons, "eta_idle_at": {"at": to_iso(eta), "leases": [lease.id for lease in held]}}
+    return Pend(pend.job_id, replace(pend.reason, details={**pend.reason.details, **added}))
 
 
 def idle_start(code: str, details: Mapping[str, Any], held: Sequence[Job],
@@ -129,9 +151,14 @@ def with_lease_horizons(result: CycleResult, jobs: Iterable[Job], policies: Idle
         details = pend.reason.details
         waits = details.get("eta_waits_on")
         held = [leases[w] for w in waits if isinstance(w, str) and w in leases] \
-            if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, list) else []
+            if details.get("eta_code") in ("NoTimeLimit", "Projected") and isinstance(waits, list) else []
         if not held:
             out.append(pend)
+            continue
+        if details.get("eta_code") == "Projected":  # the plan ended idle leases at their reclaim (.idle_ends)
+            projected = _projected_on_idle(pend, held, waits if isinstance(waits, list) else [], policies, due)
+            out.append(projected or pend)
+            changed = changed or projected is not None
             continue
         horizons = {lease.id: h for lease in held if (h := _horizon(lease, policies, due)) is not None}
         added: dict[str, Any] = {"eta_idle_release": horizons}

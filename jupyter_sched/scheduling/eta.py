@@ -649,6 +649,36 @@ def _next_period(now: datetime, period: str) -> datetime:
 
 
 # ---------------------------------------------------------------------------------- history
+def _with_idle_peers(ctx: CycleContext, job: Job, reason: PendingReason, waits: tuple[str, ...],
+                     eta: datetime) -> tuple[str, ...]:
+    """The leases a projected ETA on idle leases (``Snapshot.idle_ends``) waits for: the plan names the
+    one whose end lets ``job`` start, but where two idle leases must both go both are what it waits on
+    ("if l-a and l-b stay idle", session 21). On a quota wait (``used``, ``requested``, ``quota`` in
+    ``reason.details``): the idle leases of the job's team reclaimed by ``eta``, soonest first, until
+    the GPUs they free cover what the line is short of; else every idle lease on the nodes of those
+    named that is reclaimed by then. Other waits are kept, first; ``waits`` unchanged when the quota
+    leases do not cover it."""
+    ends, by_id = ctx.snap.idle_ends, ctx.by_id
+    kept = tuple(w for w in waits if w not in ends)
+    due = sorted((end, lease_id) for lease_id, end in ends.items() if end <= eta and lease_id in by_id)
+    numbers = [reason.details.get(k) for k in ("used", "requested", "quota")]
+    if reason.code in _QUOTA_WAITS and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
+        short, freed, taken = round((used + requested - quota) * 1000), 0, []
+        for _, lease_id in due:
+            if by_id[lease_id].spec.team == job.spec.team:
+                freed += by_id[lease_id].spec.resources.total_milli
+                taken.append(lease_id)
+                if freed >= short:
+                    return (*kept, *taken)
+        return waits
+    nodes = {node for w in waits if w in ends and (held := by_id.get(w)) is not None and held.allocation
+             for node, _ in held.allocation.per_worker()}
+    peers = [lease_id for _, lease_id in due if (lease := by_id[lease_id]).allocation
+             and nodes & {node for node, _ in lease.allocation.per_worker()}]
+    return (*kept, *peers, *(w for w in waits if w in ends and w not in peers))
+
+
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: list[Job],
             reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False) -> PendingReason:
@@ -658,6 +688,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
+    on_idle = eta is not None and progress and bool(ctx.snap.idle_ends) and any(w in ctx.snap.idle_ends for w in waits)
+    if on_idle and eta is not None:
+        waits = _with_idle_peers(ctx, job, reason, waits, eta)
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
     names, owners, own, queued = _waited_on(ctx, job, waits)
     if names:  # the names their owners gave (public, as in the queue): "when long-a (j-…) ends" (new user 5)
@@ -668,7 +701,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_waits_on_own"] = own
     if queued:  # queued ahead of it, holding nothing yet: not "released" now (new user 18, N10)
         details["eta_waits_on_queued"] = queued
-    must = _must_release(ctx, reason, waits) if eta is None and len(waits) > 1 else None
+    must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA

@@ -181,8 +181,9 @@ def time_left(ctx: CycleContext, job: Job, start: datetime, *,
     """Seconds until the running ``job`` (started at ``start``) frees its GPUs, and the
     re-estimate when it ran past what was expected (module doc).
 
-    ``progress``: read its progress report (:func:`progress_end`) — for the ETAs shown only; the
-    admission plan (conservative backfill) never passes it, so a report changes no decision.
+    ``progress``: read its progress report (:func:`progress_end`), and an idle lease's reclaim
+    deadline (``Snapshot.idle_ends``) as its end — for the ETAs shown only; the admission plan
+    (conservative backfill) never passes it, so neither changes a decision.
 
     Returns:
         ``(seconds > 0 or math.inf, Reestimate or None)``.
@@ -194,6 +195,9 @@ def time_left(ctx: CycleContext, job: Job, start: datetime, *,
         if stop_left <= 0:
             overdue = f"{job.id} did not stop within the {format_duration(grace)} grace period"
             return math.inf, Reestimate(job.id, "stop_overdue", overdue, overdue)
+    elif progress and job.is_lease and (idle_end := ctx.snap.idle_ends.get(job.id)) is not None:
+        # an idle lease's reclaim deadline, if it stays idle: for the ETAs shown only (session 21)
+        return max((idle_end - now).total_seconds(), MIN_LEFT_S), None
     elif progress and ctx.snap.progress:
         reported = progress_end(ctx, job, start)
         if reported is not None:

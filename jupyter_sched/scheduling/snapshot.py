@@ -133,6 +133,11 @@ class Snapshot:
             of steps to do, :class:`~jupyter_sched.backfill.progress.ProgressReport`). Read for the
             ETAs shown only, never for admission or backfill decisions (a report can lie; issue 16
             item 4): :func:`~jupyter_sched.scheduling.runtimes.time_left`.
+        idle_ends: per running lease id that sits idle under a policy that releases it, when it is
+            reclaimed if it stays idle (its idle deadline: warning, then grace;
+            :mod:`jupyter_sched.engine.idle_ends`). A lease has no time limit: this is its projected
+            end for the ETAs shown only, never for admission or backfill decisions (reservations keep
+            the enforced limits): :func:`~jupyter_sched.scheduling.runtimes.time_left`.
     """
 
     now: datetime
@@ -150,6 +155,7 @@ class Snapshot:
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
+    idle_ends: Mapping[str, datetime] = field(default_factory=dict)
 
 
 @fast_init

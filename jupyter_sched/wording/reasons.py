@@ -469,6 +469,16 @@ def _notebook(lease: Mapping[str, Any]) -> str:
     return f"notebook {str(path)[:200]}" if isinstance(path, str) and path.strip() else ""
 
 
+def _on_idle_leases(reason: Mapping[str, Any]) -> bool:
+    """True for a projected ETA that waits only on leases idle now, ended at their reclaim deadline
+    (``details.eta_code == "Projected"`` with ``details.eta_idle_at``:
+    :mod:`jupyter_sched.engine.lease_horizon`): :func:`eta_sentence` words it "if they stay idle"."""
+    details = reason.get("details")
+    start = details.get("eta_idle_at") if isinstance(details, Mapping) else None
+    return isinstance(details, Mapping) and details.get("eta_code") == "Projected" and isinstance(start, Mapping) \
+        and wire_time(start.get("at")) is not None and isinstance(details.get("eta_waits_on"), Sequence)
+
+
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
                  mine: bool = False) -> str:
     """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
@@ -477,14 +487,14 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     older reason's ``; <eta_note>``); or ``ETA unknown: <why>`` where the
     core said why, else ``ETA unknown``."""
     when = wire_time(reason.get("eta"))
-    if when is None:
+    if when is None or _on_idle_leases(reason):  # a projected ETA on idle leases: worded as theirs (session 21)
         details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
         assert isinstance(details, Mapping)
         waits = details.get("eta_waits_on")
         if details.get("never") == "quota":  # above a ceiling lowered under it: no end of anything helps (new user 18, N12)
             return "ETA never, under the quota now in force"
-        if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
-                and waits:  # the core's data: which running jobs it waits for, none with a time limit
+        if details.get("eta_code") in ("NoTimeLimit", "Projected") and isinstance(waits, Sequence) \
+                and not isinstance(waits, str) and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
             # of several, one may free enough (new user 7, F1: "after hogA and hogB end" for 1 GPU while
             # each held 2 read as if both had to); on a quota wait the core counts how many must go (N9)

@@ -3,16 +3,24 @@
 SchedulerService with a real SQLite store, the real core and real subprocesses on simulated GPUs
 (80 GiB each); the clock is a ManualClock so "has run 5 minutes" needs no waiting. ann is in
 teama, bob in teamb; both teams are guaranteed 2 GPUs and may borrow without limit.
+
+Every service a test makes has its jobs ended in the test's teardown (:func:`_end_jobs`): cancelling
+them at the end of a test only asks for their stop, and R5's left one running after it finished
+(tests/conftest.py's leftover-job net caught it, session 21) — and a failed assertion cancelled nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.scheduling import SchedulingProfile
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 from tests.runtime.test_engine import gated, make_service, state_of, wait_until
 
@@ -21,9 +29,24 @@ QUOTAS = {"quotas": [{"team": "teama", "guaranteed": 2, "borrowing_limit": None}
                      {"team": "teamb", "guaranteed": 2, "borrowing_limit": None}]}
 
 
+_MADE: list[SchedulerService] = []
+"""The services the running test made (:func:`_end_jobs` ends their jobs)."""
+
+
+@pytest.fixture(autouse=True)
+def _end_jobs() -> Iterator[None]:
+    """After each test, end every job its services still run (no grace) and check none is left."""
+    _MADE.clear()
+    yield
+    made, _MADE[:] = list(_MADE), []
+    left = {id(svc): end_jobs(svc.engine.executor) for svc in made}
+    assert not any(left.values()), f"jobs still running after the test: {left}"
+
+
 def _service(sqlite_db: str, tmp_path: Path, clock: ManualClock, gpus: int = 4) -> SchedulerService:
     svc = make_service(sqlite_db, tmp_path, gpus=gpus, clock=clock, user_teams=TEAMS,
                        scheduling_profile=SchedulingProfile(gpu_sharing="team", grace_s=5))
+    _MADE.append(svc)
     if gpus >= 4:
         svc.set_quotas(QUOTAS, actor="admin")
     return svc
