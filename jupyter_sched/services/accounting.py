@@ -211,10 +211,20 @@ class AccountingService:
         """``by_team[].unlisted_scope``: the GPU models present where ``user`` in ``team``, which has
         lines (the team's or the user's own), is bounded by the unlisted line (verify20 V4: status
         showed vision's A100 line and not that H100 was 0 GPUs for it); None when there are none,
-        when no limit is set, or when the whole team is unlisted (``unlisted``: its line is shown)."""
+        when no limit is set, or when the team has no line at all (``unlisted``: its line is shown). For
+        a team named only by other members' per-user lines (``unlisted`` too): ``models`` empty,
+        ``members`` those members, ``member_models`` the models of their lines (verify21 V6)."""
         limit = quotas.unlisted_borrowing_limit
-        if limit is None or not quotas.quotas or _unlisted(quotas, team, user):
+        if limit is None or not quotas.quotas:
             return None
+        if _unlisted(quotas, team, user):  # a team named only by other members' lines (verify21 V6: status
+            # said "team ghost has no quota line … no GPU work of the team can start", false twice)
+            others: dict[str, list[str]] = {}
+            for q in quotas.quotas:
+                if q.team == team and q.user is not None:
+                    others.setdefault(str(q.user), []).append(q.gpu_model)
+            return ({"models": [], "borrowing_limit": limit, "members": sorted(others),
+                     "member_models": {u: sorted(set(m)) for u, m in sorted(others.items())}} if others else None)
         team_lines, own = quotas.for_team(team), [q.gpu_model for q in quotas.for_user(team, user)]
         if not team_lines and not own:
             return None

@@ -74,8 +74,8 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
         return f"{head}: {on}{subject} may use {gpus_phrase(float(limit))}{where}{some} ({UNLISTED_SETTING}){you}"
     said = [_member(u, (lines_of or {}).get(u, ())) for u in members]
     lines = f"quota lines for users {', '.join(said)}" if len(members) > 1 else f"a quota line for user {said[0]}"
-    return (f"team {names[0]} has only {lines}: its other members may use {gpus_phrase(float(limit))}{some} "
-            f"({UNLISTED_SETTING}){you}")
+    return (f"team {names[0]} has only {lines}: its other members{you}{',' if you else ''} may use {gpus_phrase(float(limit))}{some} "
+            f"({UNLISTED_SETTING})")
 
 
 def _member(user: str, models: Sequence[str]) -> str:
@@ -129,7 +129,10 @@ def ask_for_gpus(me: Mapping[str, Any], ask: str) -> str:
     if not any(str(t["team"]) == default and shut(t) for t in teams):
         return f"Ask with: {ask}"
     other = next((str(t["team"]) for t in teams if str(t["team"]) != default and not shut(t)), "")
-    said = f"Team {default} can start no GPU work until an admin gives it a quota line"
+    scope = next((t.get("unlisted_scope") for t in teams if str(t["team"]) == default), None)
+    said = (f"You can start no GPU work in team {default} until an admin gives you a quota line"  # verify21 V6
+            if isinstance(scope, Mapping) and scope.get("members") and not scope.get("models")
+            else f"Team {default} can start no GPU work until an admin gives it a quota line")
     return f"{said}; ask with: {ask} --team {other}" if other else f"{said}."
 
 
@@ -138,6 +141,12 @@ def _scope_text(team: str, scope: Any, user: str) -> str:
     unlisted_scope`` — the GPU models where no line of the team (nor the reader's own) applies, in
     the queue's words (verify20 V4: status showed vision's A100 line, not that H100 was 0 GPUs for
     it); "" without one (an older server, every model covered)."""
+    if isinstance(scope, Mapping) and not scope.get("models") and scope.get("members"):
+        # a team named only by other members' lines: the submit refusal's words (verify21 V6)
+        lines_of = scope.get("member_models") if isinstance(scope.get("member_models"), Mapping) else {}
+        return unlisted_text(team, float(scope.get("borrowing_limit") or 0), yours=True,
+                             members=[str(u) for u in scope.get("members") or ()],
+                             lines_of={str(u): [str(m) for m in ms or ()] for u, ms in (lines_of or {}).items()})
     if not isinstance(scope, Mapping) or not scope.get("models"):
         return ""
     models = [str(m) for m in scope.get("models") or ()]
@@ -154,6 +163,9 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
     lines = [q for q in quotas or () if isinstance(q, Mapping)]
     if unlisted and lines:  # the line of a team without one of its own: the queue's words (new user 20, N2)
         most = float(lines[0].get("borrowing_limit") or 0)
+        if scope:  # named only by other members' lines: they may use GPUs, the reader not (verify21 V6)
+            return (f"{scope}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them yours"
+                    f"{_unlisted_over(most, mine, own=True)}")
         return (f"{unlisted_text(team, most)}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them "
                 f"yours{_unlisted_over(most, team_in_use)}")
     parts = []
@@ -177,12 +189,16 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
     return f"{text}; {_gpus(mine)} in use by you{over}"
 
 
-def _unlisted_over(limit: float, team_in_use: Any) -> str:
+def _unlisted_over(limit: float, team_in_use: Any, *, own: bool = False) -> str:
     """What a team without a line may start: with a limit of 0 no GPU work at all, whatever runs
-    (it started before the first line); above 0, nothing more while it holds more than that."""
+    (it started before the first line); above 0, nothing more while it holds more than that.
+    ``own``: the team has other members' lines, the reader none (``team_in_use`` is then the reader's
+    GPUs in it): said of the reader's work, not the team's (verify21 V6)."""
     used = float(team_in_use) if isinstance(team_in_use, (int, float)) else 0.0
     if limit == 0:
         kept = " (what it holds keeps running)" if used > 0 else ""
+        if own:
+            return f" — none of your GPU work in the team can start until you get a line{kept}"
         return f" — no GPU work of the team can start until it gets a line{kept}"
     if used > limit:
         return (f" — {_gpus(used - limit)} over the {_gpus(limit)} it may use: nothing more of the team starts "

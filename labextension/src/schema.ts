@@ -1656,8 +1656,12 @@ export interface components {
             covered?: string[];
             /** @description the GPU models (or *) of your own lines in this team (none applies on models) */
             own?: string[];
-            /** @description members other than you whose own lines apply on every one of models (the rule does not count them) */
+            /** @description members other than you whose own lines apply on every one of models (the rule does not count them); for a team named only by other members' lines (models empty), those members */
             members?: string[];
+            /** @description per user in members, the GPU models (or *) of their lines in this team (verify21 V6) */
+            member_models?: {
+                [key: string]: string[];
+            };
         };
         MigDevice: {
             uuid: string;

@@ -135,8 +135,8 @@ def test_red20_r2_the_cycle_pends_uncovered_work_as_never_and_admits_covered_wor
 def test_red20_r2_the_admin_is_warned_of_each_uncovered_scope() -> None:
     quotas = QuotaSet(quotas=(VISION_A100, NLP_ALL, GHOST_ALICE), unlisted_borrowing_limit=0)
     said = scope_warnings(quotas, ["A100", "H100"], 0.0, first=["ghost"])
-    assert said[0].startswith("team ghost has only a quota line for user alice: its other members may use 0 GPUs "
-                              "(c.SchedApp.unlisted_team_borrowing_limit), you included"), said
+    assert said[0].startswith("team ghost has only a quota line for user alice: its other members, you included, "
+                              "may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)"), said  # verify21 V6 order
     assert said[1].startswith("team vision has no quota line for model H100: it may use 0 GPUs there"), said
     assert len(said) == 2  # nlp's "*" line covers every model
     assert scope_warnings(quotas, ["A100", "H100"], None) == []  # no limit: those scopes borrow as before

@@ -120,7 +120,7 @@ def test_verify20_v4_status_and_gpu_say_the_models_a_teams_lines_leave_out_in_th
     me = api(server, "tok-ann").get("me").json()
     vision = next(t for t in me["by_team"] if t["team"] == "vision")
     assert vision["unlisted_scope"] == {"models": [H100], "borrowing_limit": 0.0, "covered": [A100], "own": [],
-                                        "members": []}, vision
+                                        "members": [], "member_models": {}}, vision
     line = me["quota_text"].splitlines()[0]
     assert line.startswith(f"team vision on A100-80GB: guaranteed 1 GPU, borrowing limit 1 GPU (at most 2 GPUs); "
                            f"{H100_WORDS}; "), line

@@ -217,7 +217,10 @@ class MeUnlistedScope(ResponseModel):
     own: list[str] = Field(default_factory=list, description=(
         "the GPU models (or *) of your own lines in this team (none applies on models)"))
     members: list[str] = Field(default_factory=list, description=(
-        "members other than you whose own lines apply on every one of models (the rule does not count them)"))
+        "members other than you whose own lines apply on every one of models (the rule does not count them); "
+        "for a team named only by other members' lines (models empty), those members"))
+    member_models: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "per user in members, the GPU models (or *) of their lines in this team (verify21 V6)"))
 
 
 class MeTeamUse(ResponseModel):
