@@ -47,6 +47,13 @@ def parameters_from(values: list[str], parser: argparse.ArgumentParser) -> dict[
         parser.error(f"{err.message} — {err.hint}")
 
 
+def _notes(result: Any, io: Streams, action: str) -> None:
+    """The server's notes on a created or edited definition's runs (``warnings``: e.g. priority low
+    may be preempted at any moment; verify21 V9), on stderr as ``submit`` says its own."""
+    for warning in (result.get("warnings") or ()) if isinstance(result, Mapping) else ():
+        print(f"{PROG} definitions {action}: note: {warning}", file=io.err)
+
+
 def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = "") -> None:
     """A note on stderr when ``parameters`` name something the notebook at ``path`` (read here, when
     this machine has it) does not set in its parameters cell, or give a value of another type than
@@ -240,6 +247,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")
         result = client.call(routes.create_definition(_body(args, parser, create=True)))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
+        _notes(result, io, "create")
         note_parameters(result.get("notebook"), result.get("parameters"), io)
         return EXIT_OK
     target = _resolve(client, args.definition)
@@ -297,6 +305,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
         if changed := changes_text(before, result):
             print(f"  changed: {changed}", file=out)
+    if action == "edit":
+        _notes(result, io, "edit")
     if action == "edit" and "parameters" in change:
         note_parameters(result.get("notebook"), change["parameters"], io)
     return EXIT_OK

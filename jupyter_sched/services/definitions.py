@@ -424,7 +424,7 @@ class DefinitionsService:
             tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
                          message=f"definition {stored.name!r} created ({stored.schedule or 'no schedule'}, "
                                  f"{stored.timezone})", details={"definition_id": stored.id})
-        return self._changed(stored)
+        return self._noted(self._changed(stored), spec)
 
     def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec) -> None:
         """A definition whose runs could only fail, or which its owner could not name, is refused
@@ -483,6 +483,7 @@ class DefinitionsService:
                        or (current.paused and changes.get("paused") is False))
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
+            spec: JobSpec | None = None
             if not _only_a_pause(fields):
                 # a pause changes nothing a run does: it never runs the owner's admission, so an admin
                 # (or offboarding) pauses a removed owner's definition (red team 17, R5)
@@ -504,7 +505,7 @@ class DefinitionsService:
                                  details={"definition_id": current.id, "fields": changed})
             except ConflictError:
                 continue  # the firing loop moved its cursor meanwhile: re-read and apply again
-            return self._changed(stored)
+            return self._noted(self._changed(stored), spec if "job" in fields else None)
         raise ConflictError(f"definition {definition_id} kept changing; not updated", field="definition_id",
                             hint="retry")
 
@@ -603,6 +604,21 @@ class DefinitionsService:
                          message=f"definition {d.name!r} run now", details={"definition_id": d.id})
         self._runs.submitted([job])
         return self._run(run)
+
+    def _noted(self, answer: Definition, spec: JobSpec | None) -> Definition:
+        """``answer`` with the notes each run of ``spec`` is given at submit — a preemptible class's
+        (:func:`~..wording.preemption.preemptible_note`: its runs are jobs; verify21 V9, after new
+        user 21 N5: ``definitions create --priority low`` said nothing) — or unchanged (None: the
+        edit left the run's request as it was)."""
+        from ..scheduling.profile import SchedulingProfile
+        from ..wording.preemption import preemptible_note
+
+        if spec is None or not spec.resources.total_milli:  # no GPUs: never a victim (preemption frees GPUs)
+            return answer
+        profile = getattr(self.ctx.engine, "profile", None) or SchedulingProfile()
+        note = preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
+                                preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s)
+        return Definition.model_validate({**answer.to_wire(), "warnings": [note]}) if note else answer
 
     def _changed(self, d: JobDefinition) -> Definition:
         self._written = True  # the engine's next firing pass reads it (:meth:`on_leader_tick`)

@@ -1065,6 +1065,8 @@ def _preemptible(spec: JobSpec, profile: Any) -> builtins.list[str]:
     from ..scheduling.profile import SchedulingProfile
     from ..wording.preemption import preemptible_note
 
+    if not spec.resources.total_milli:  # no GPUs: never a victim (preemption frees GPUs)
+        return []
     profile = profile if profile is not None else SchedulingProfile()
     note = preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
                             preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s,

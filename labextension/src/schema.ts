@@ -925,6 +925,8 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
+            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            warnings?: string[] | null;
         };
         /** @description One definition with its newest runs and its next firings. */
         DefinitionDetail: {
@@ -966,6 +968,8 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
+            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            warnings?: string[] | null;
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
             upcoming: string[];

@@ -142,3 +142,21 @@ def test_newuser8_n3_the_magic_deletes_with_cancel_runs_and_says_the_same() -> N
                                       "waiting_total": 2}, cancel="%schedule cancel")
     assert said == ("deleted d-1: it fires no more; 2 runs are still queued and will run: j-1 (daily), j-2 (daily) "
                     "— to cancel them: %schedule cancel j-1 j-2"), said
+
+
+def test_verify21_v9_definitions_create_and_edit_priority_low_print_the_jobs_note(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """Verify 21, V9 (new user 21, N5 nit): `definitions create --priority low` said nothing of what
+    `submit --priority low` says, though its runs are low jobs; create and edit now print the note."""
+    script = tmp_path / "low.py"
+    script.write_text("print('x')\n")
+    code, out, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "lowrun",
+                                "--priority", "low", "--time-limit", "10m")
+    assert code == EXIT_OK, err
+    assert "jupyter-sched definitions create: note: priority low: higher-priority work may preempt it" in err, err
+    code, out, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "normrun",
+                                "--time-limit", "10m")
+    assert code == EXIT_OK and "note: priority" not in err, err
+    code, out, err = server.cli("definitions", "edit", "normrun", "--priority", "low")
+    assert code == EXIT_OK, err
+    assert "jupyter-sched definitions edit: note: priority low:" in err, err

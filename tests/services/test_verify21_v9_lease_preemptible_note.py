@@ -44,3 +44,43 @@ def test_verify21_v9_a_low_lease_is_told_a_preempted_lease_ends(tmp_path: Path, 
     # was: the job's note ("each restart is protected …; a preempted job goes back to the queue")
     assert notes == ([want] if want else []), notes
     assert not any("restart" in n or "back to the queue" in n for n in notes)
+
+
+def test_verify21_v9_definitions_create_and_edit_priority_low_carry_the_jobs_note(tmp_path: Path) -> None:
+    """``definitions create/edit --priority low``: its runs are low jobs, and nothing said so (new user
+    21, N5 nit). The answer now carries the job's note in ``warnings`` (the CLI prints it); a normal
+    definition, and an edit that leaves the run's request as it was (a pause), carry none."""
+    from jupyter_sched.services.models import parse
+    from jupyter_sched.services.models.definitions import CreateDefinitionRequest, UpdateDefinitionRequest
+
+    svc = _services(tmp_path, None)
+    script = tmp_path / "nightly.py"
+    script.write_text("print('x')\n")
+    ana = svc.caller("ana", admin=False)
+    try:
+        low = svc.definitions.create(ana, parse(CreateDefinitionRequest, {
+            "name": "nightly", "script": str(script), "schedule": "0 3 * * *", "timezone": "UTC", "gpus": 1,
+            "time_limit": "10m", "priority": "low"}))
+        plain = svc.definitions.create(ana, parse(CreateDefinitionRequest, {
+            "name": "plain", "script": str(script), "schedule": "0 3 * * *", "timezone": "UTC", "gpus": 1,
+            "time_limit": "10m"}))
+        edited = svc.definitions.update(ana, plain.id, parse(UpdateDefinitionRequest, {"priority": "low"}))
+        paused = svc.definitions.pause(ana, low.id)
+    finally:
+        svc.store.close()
+    note = [w for w in low.warnings or [] if w.startswith("priority low:")]  # was: no warnings at all
+    assert len(note) == 1 and note[0].endswith("a preempted job goes back to the queue with its submit time"), note
+    assert "warnings" not in plain.to_wire()
+    assert [w for w in edited.warnings or [] if w.startswith("priority low:")] == note
+    assert "warnings" not in paused.to_wire()
+
+
+def test_verify21_v9_a_low_job_without_gpus_is_not_told_it_may_be_preempted(tmp_path: Path) -> None:
+    """Preemption frees GPUs: a job holding none is never its victim, so it gets no note."""
+    svc = _services(tmp_path, None)
+    try:
+        job = svc.jobs.submit(svc.caller("ana", admin=False),
+                              SubmitJobRequest(gpus=0, priority="low", time_limit="10m", command=["true"]))
+    finally:
+        svc.store.close()
+    assert not [w for w in job.warnings or [] if w.startswith("priority low:")], job.warnings

@@ -162,6 +162,9 @@ class Definition(_Answer):
     next_run_at: DateTime | None = Field(description="null when paused or unscheduled")
     version: int
     last_run: DefinitionRun | None = Field(default=None, description="in lists only: the newest run")
+    warnings: list[str] | None = Field(default=None, description=(
+        "create and edit only: what each run will be told at submit, e.g. that priority low may be "
+        "preempted at any moment (verify21 V9)"))
 
 
 class DefinitionDetail(Definition):
