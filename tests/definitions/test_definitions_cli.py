@@ -150,13 +150,13 @@ def test_verify21_v9_definitions_create_and_edit_priority_low_print_the_jobs_not
     `submit --priority low` says, though its runs are low jobs; create and edit now print the note."""
     script = tmp_path / "low.py"
     script.write_text("print('x')\n")
-    code, out, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "lowrun",
+    code, _, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "lowrun",
                                 "--priority", "low", "--time-limit", "10m")
     assert code == EXIT_OK, err
     assert "jupyter-sched definitions create: note: priority low: higher-priority work may preempt it" in err, err
-    code, out, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "normrun",
+    code, _, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "normrun",
                                 "--time-limit", "10m")
     assert code == EXIT_OK and "note: priority" not in err, err
-    code, out, err = server.cli("definitions", "edit", "normrun", "--priority", "low")
+    code, _, err = server.cli("definitions", "edit", "normrun", "--priority", "low")
     assert code == EXIT_OK, err
     assert "jupyter-sched definitions edit: note: priority low:" in err, err
