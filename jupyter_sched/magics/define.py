@@ -172,6 +172,13 @@ def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> di
     return body
 
 
+def _server_notes(definition: Any, say: Callable[[str], None]) -> None:
+    """The server's notes on a created or edited definition's runs (``warnings``, e.g. priority low
+    may be preempted at any moment; verify21 V9), as ``%gpu request`` says its own: ``Note: …``."""
+    for warning in (definition.get("warnings") or ()) if isinstance(definition, Mapping) else ():
+        say(f"Note: {warning}")
+
+
 def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[str, Any], say: Callable[[str], None]) -> None:
     """Say when ``-p`` names something the notebook's parameters cell does not set (new user 6,
     F10: ``-p regoin=eu`` ran every night with the default region, unsaid)."""
@@ -264,6 +271,7 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         path = resolve(cmd.target, "notebook" if cmd.target.endswith(".ipynb") else "script")
         created = call(routes.create_definition(definition_body(cmd, target_path=str(path))))
         say("Defined " + definition_line(created))
+        _server_notes(created, say)
         _note_unknown_parameters(created, cmd.parameters, say)
         return str(created["id"])
     target = str(cmd.target)
@@ -275,6 +283,7 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say("Updated " + definition_line(edited))
         if changed := changes_text(before, edited):
             say(f"Changed: {changed}.")
+        _server_notes(edited, say)
         _note_unknown_parameters(edited, cmd.parameters, say)
         return None
     if cmd.action in ("pause", "resume"):

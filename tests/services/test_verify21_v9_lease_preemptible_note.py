@@ -84,3 +84,28 @@ def test_verify21_v9_a_low_job_without_gpus_is_not_told_it_may_be_preempted(tmp_
     finally:
         svc.store.close()
     assert not [w for w in job.warnings or [] if w.startswith("priority low:")], job.warnings
+
+
+def test_verify21_v9_schedule_define_says_the_servers_note(tmp_path: Path) -> None:
+    """``%schedule define … --priority low`` prints the answer's note as ``Note: …`` (as %gpu request does)."""
+    from jupyter_sched.client._wire import Req
+    from jupyter_sched.magics.define import run_define
+    from jupyter_sched.services.models import parse
+    from jupyter_sched.services.models.definitions import CreateDefinitionRequest
+
+    svc = _services(tmp_path, None)
+    script = tmp_path / "nightly.py"
+    script.write_text("print('x')\n")
+    ana = svc.caller("ana", admin=False)
+
+    def call(req: Req) -> object:  # the server's answer to the create the magic sends
+        assert (req.method, req.path) == ("POST", "definitions"), req
+        return svc.definitions.create(ana, parse(CreateDefinitionRequest, dict(req.body))).to_wire()
+
+    said: list[str] = []
+    try:
+        run_define(call, ["nightly.py", "--cron", "0 3 * * *", "--gpus", "1", "--time-limit", "10m", "--priority",
+                          "low", "--tz", "UTC"], resolve=lambda p, what: script, say=said.append)
+    finally:
+        svc.store.close()
+    assert any(s.startswith("Note: priority low: higher-priority work may preempt it") for s in said), said
