@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, json_kind
 from ..model import QuotaSet
 from ..model.validation import fold_priority
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
@@ -138,7 +138,8 @@ def parse_user_teams(raw: Any, where: str = "user_teams") -> dict[str, tuple[str
     from .rules import check_team_name, visible_text
 
     if not isinstance(raw, Mapping):
-        raise ValidationError(f"{where} must map user names to a team or a list of teams", field=where,
+        raise ValidationError(f"{where} must map user names to a team name or several (got {json_kind(raw)})",
+                              field=where,
                               hint=_USER_TEAMS_HINT)
     out: dict[str, tuple[str, ...]] = {}
     for user, teams in raw.items():
@@ -151,13 +152,13 @@ def parse_user_teams(raw: Any, where: str = "user_teams") -> dict[str, tuple[str
             out[user] = (teams,)
             continue
         if not isinstance(teams, (list, tuple)) or not teams:
-            raise ValidationError(f"{place} must be a team name or a non-empty list of team names (got "
-                                  f"{'an empty list' if isinstance(teams, (list, tuple)) else type(teams).__name__})",
+            raise ValidationError(f"{place} must be a team name or several team names (got "
+                                  f"{'none' if isinstance(teams, (list, tuple)) else json_kind(teams)})",
                                   field=place, hint=_USER_TEAMS_HINT)
         seen: dict[str, int] = {}
         for i, team in enumerate(teams):
             if not isinstance(team, str):
-                raise ValidationError(f"{place}[{i}] must be a team name (got {type(team).__name__})",
+                raise ValidationError(f"{place}[{i}] must be a team name (got {json_kind(team)})",
                                       field=f"{place}[{i}]", hint=_USER_TEAMS_HINT)
             check_team_name(team, f"{place}[{i}]")
             if team in seen:
