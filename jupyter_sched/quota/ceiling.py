@@ -101,14 +101,16 @@ def unlisted_warning(teams: Iterable[str], limit: float | None, *, stranded: Ite
 
 
 def scope_warnings(quotas: QuotaSet, models: Iterable[str], limit: float | None, *,
-                   first: Iterable[str] = ()) -> list[str]:
+                   first: Iterable[str] = (), reader: str | None = None) -> list[str]:
     """An admin's warnings (GET / PUT quotas) naming the scopes of teams *with* lines that no line
     covers, which the unlisted line bounds (red team 20, R2): a team with lines for some of the GPU
     ``models`` present only (``team vision has no quota line for model H100: it may use 0 GPUs
     there …``), a team named only by per-user lines (``team ghost has only a quota line for user
     red20a: its other members may use 0 GPUs …``). ``limit``: the setting (GPUs; None = no limit,
     nothing said: those scopes borrow as before). The teams in ``first`` (the admin's own) come
-    first; at most :data:`MAX_STRANDED_SAID` warnings, then one naming how many more teams."""
+    first; at most :data:`MAX_STRANDED_SAID` warnings, then one naming how many more teams. ``reader``
+    (the admin asking) is told "you included" only where the scope takes them in: not of a team's
+    "other members" when a line of the team names ``reader`` (verify 21, V7)."""
     if limit is None or not quotas.quotas:
         return []
     present = list(dict.fromkeys(models))
@@ -123,13 +125,15 @@ def scope_warnings(quotas: QuotaSet, models: Iterable[str], limit: float | None,
                 lines_of.setdefault(q.user, []).append(q.gpu_model)
         members = sorted(lines_of)
         if not own:
-            text = unlisted_text(team, limit, members=members, yours=team in mine, lines_of=lines_of)
+            text = unlisted_text(team, limit, members=members, yours=team in mine and reader not in lines_of,
+                                 lines_of=lines_of)
             said.append(f"{text}{_members_elsewhere(lines_of, present, limit)}; give the team a line with PUT quotas")
             continue
         left = [m for m in present if not any(line_applies(q.gpu_model, m) for q in own)]
         if left:  # the members named as excepted are those whose own lines apply there (verify20 V6)
             excepted = [u for u in members if all(any(line_applies(g, m) for g in lines_of[u]) for m in left)]
-            text = unlisted_text(team, limit, models=left, members=excepted, yours=team in mine)
+            text = unlisted_text(team, limit, models=left, members=excepted,
+                                 yours=team in mine and reader not in excepted)
             said.append(f"{text}; give it a line for {'them' if len(left) > 1 else 'it'} (or for \"*\") with PUT quotas")
     if len(said) > MAX_STRANDED_SAID:
         more = len(said) - MAX_STRANDED_SAID

@@ -55,24 +55,25 @@ class QuotasService:
         quotas = self.ctx.store.quota_set()
         body = self._body(quotas)
         if caller is not None and caller.admin:
-            body["warnings"] = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+            body["warnings"] = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
                                 + self._unused_members(quotas))
         return GetQuotasResponse.model_validate(body)
 
-    def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = ()) -> list[str]:
+    def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = (), *, reader: str | None = None) -> list[str]:
         """The teams that have live jobs or members (``user_teams``, team policies, the default team)
         but no quota line while other lines exist, what they get (red team 19, R3) and the work that
         strands — pending jobs and lease requests above the limit (they can never start), GPUs
         held above it (new user 20, N4) — ``first`` (the admin's own teams) named first; empty when
         every such team has a line, or there are no lines (:func:`~..quota.ceiling.unlisted_warning`);
         then the scopes of teams with lines that none covers — GPU models present, members without a
-        line of their own (red team 20, R2: :func:`~..quota.ceiling.scope_warnings`)."""
+        line of their own (red team 20, R2: :func:`~..quota.ceiling.scope_warnings`). ``reader``: the
+        admin asking, never told "you included" of a scope their own line governs (verify 21, V7)."""
         live = self.ctx.store.live_jobs()
         seen = {self.ctx.admission.policy.default_team, *(t for teams in quotas.user_teams.values() for t in teams),
                 *(p.team for p in quotas.teams if p.members), *(j.job.spec.team for j in live)}
         teams = quotas.unlisted(seen)
         limit = self.ctx.store.unlisted_borrowing_limit
-        scoped = scope_warnings(quotas, self._models(), limit, first=first)  # red team 20, R2
+        scoped = scope_warnings(quotas, self._models(), limit, first=first, reader=reader)  # red team 20, R2
         # per-user lines below pending work of their user (new user 21, N9)
         scoped += user_line_warnings(quotas, (record.job for record in live))
         if not teams or limit is None:
@@ -196,7 +197,7 @@ class QuotasService:
 
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
-        warnings = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams)
+        warnings = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
                     + self._unused_members(quotas))
         return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": warnings})
 

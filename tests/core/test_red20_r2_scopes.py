@@ -146,6 +146,23 @@ def test_red20_r2_the_admin_is_warned_of_each_uncovered_scope() -> None:
     assert len(bounded) == 11 and bounded[-1].startswith("and 20 more teams"), bounded[-1]
 
 
+
+def test_verify21_v7_the_admin_whose_own_line_it_is_is_not_told_you_included() -> None:
+    # root (admin) put only their own per-user line in ml: the team's *other* members get 0 GPUs, not root
+    quotas = QuotaSet(quotas=(Quota(team="ml", user="root", guaranteed=1, borrowing_limit=0.5), NLP_ALL),
+                      unlisted_borrowing_limit=0)
+    said = scope_warnings(quotas, ["A100"], 0.0, first=["ml"], reader="root")
+    assert said[0].startswith("team ml has only a quota line for user root: its other members may use 0 GPUs"), said
+    assert "you included" not in said[0], said
+    # another admin of ml, whom no line names, is one of those other members
+    other = scope_warnings(quotas, ["A100"], 0.0, first=["ml"], reader="carol")
+    assert other[0].startswith("team ml has only a quota line for user root: its other members, you included,"), other
+    # a team line for A100 only, with root's own line covering H100: root is excepted on H100, so not "included"
+    split = QuotaSet(quotas=(Quota(team="ml", gpu_model="A100"), Quota(team="ml", user="root", gpu_model="H100")),
+                     unlisted_borrowing_limit=0)
+    assert "you included" not in scope_warnings(split, ["A100", "H100"], 0.0, first=["ml"], reader="root")[0]
+    assert "you included" in scope_warnings(split, ["A100", "H100"], 0.0, first=["ml"], reader="carol")[0]
+
 TEAMS, USERS, MODELS = ("a", "b"), ("u1", "u2", "u3"), ("A100", "H100")
 
 
