@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,12 +110,14 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         if waiting is not None:
             return waiting
     if need > best_node:
+        per_model, one_model = _per_model(state, flavors, request, best_node)
         return FitReason(
             "Unschedulable",
-            f"needs {gpus_phrase(need)} of {wanted} on one node but the largest node has {best_node}"
+            f"needs {gpus_phrase(need)} of {wanted} on one node but the largest node has {best_node}{per_model}"
             f"{_mig_note(state, best_node)}{why_not}",
             {"requested": need, "max_per_node": best_node, "model": wanted, "workers": request.workers,
-             "filters": [dict(s.details, code=s.code) for s in filtered], **({"field": "groups"} if request.groups else {})})
+             "filters": [dict(s.details, code=s.code) for s in filtered], **({"field": "groups"} if request.groups else {}),
+             **({"one_model": True} if one_model else {})})
     if request.total_gpus > total:
         details: dict[str, Any] = {"requested": request.total_gpus, "capacity": total, "model": wanted,
                                    "filters": [dict(s.details, code=s.code) for s in filtered]}
@@ -285,6 +288,30 @@ def _flavor_gpus_any(state: ClusterState, node: int, flavor: Flavor) -> int:
     """GPUs of ``flavor`` on ``node``, healthy or not (MIG-mode GPUs excluded)."""
     return sum(1 for g in state.node_gpus[node]
                if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
+
+
+def _per_model(state: ClusterState, flavors: tuple[Flavor, ...], request: ResourceRequest,
+               best: int) -> tuple[str, bool]:
+    """(`` H100-80GB (and 2 A100-80GB)``, True when the request could take more than one of the node's
+    models) for the node with ``best`` GPUs of one model the job may use when that node mixes models,
+    else ``("", False)`` (verify21 V11: a 6-GPU node of 2 A100-80GB + 4 H100-80GB was said to be
+    "the largest node has 4", and "ask for at most 4 GPUs" read as wrong — a request takes one model).
+    """
+    mixed = [f for f in flavors if f.mixed]
+    for flavor in mixed:
+        for pid in flavor.pools:
+            for node in state.pools[pid].nodes:
+                if _flavor_gpus(state, node, flavor, request) != best:
+                    continue
+                counts = Counter(state.gpu_model[g] for g in state.node_gpus[node] if not state.gpu_mig[g])
+                if len(counts) < 2:
+                    return "", False
+                others = ", ".join(f"{n} {m}" for m, n in sorted(counts.items(), key=lambda c: (-c[1], c[0]))
+                                   if m != flavor.model)
+                usable = {f.model for f in flavors} & set(counts)
+                take_one = len(usable) > 1
+                return f" {flavor.model} (and {others}){': a request takes one model' if take_one else ''}", take_one
+    return "", False
 
 
 def _usable_free(state: ClusterState, node: int, flavor: Flavor) -> list[int]:

@@ -730,8 +730,8 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         # "no node here has more" repeated the summary (new user 4)
         workers = details.get("workers")
         per = " per worker" if isinstance(workers, int) and workers > 1 else ""
-        if model == "any model":
-            return f"Ask for at most {gpus}{per}."
+        if model == "any model":  # a node mixing models: at most so many of one model (verify21 V11)
+            return f"Ask for at most {gpus}{per}{' (of one model)' if details.get('one_model') else ''}."
         return f"Ask for at most {gpus}{per}, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
