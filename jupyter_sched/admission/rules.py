@@ -164,9 +164,12 @@ def check_team(caller: Caller, spec: JobSpec) -> None:
         AuthorizationError: field ``team``, listing the caller's teams.
     """
     if not caller.may_charge(spec.team):
+        from ..model.case_names import did_you_mean
+
+        meant = did_you_mean(spec.team, caller.teams)  # verify21 V10: `Vision` for `vision`
         raise AuthorizationError(f"{caller.user} may not charge team {spec.team!r}", field="team",
-                                 hint="leave team out to use " + repr(caller.default_team) + "; your teams: "
-                                      + ", ".join(caller.teams or ("none",)),
+                                 hint=(meant + "; " if meant else "") + "leave team out to use "
+                                      + repr(caller.default_team) + "; your teams: " + ", ".join(caller.teams or ("none",)),
                                  details={"team": spec.team, "teams": list(caller.teams)})
 
 

@@ -56,7 +56,7 @@ class QuotasService:
         body = self._body(quotas)
         if caller is not None and caller.admin:
             body["warnings"] = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
-                                + self._unused_members(quotas))
+                                + self._unused_members(quotas) + case_twin_warnings(quotas))
         return GetQuotasResponse.model_validate(body)
 
     def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = (), *, reader: str | None = None) -> list[str]:
@@ -198,7 +198,7 @@ class QuotasService:
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
         warnings = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
-                    + self._unused_members(quotas))
+                    + self._unused_members(quotas) + case_twin_warnings(quotas))
         return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": warnings})
 
     def _body(self, quotas: QuotaSet) -> dict[str, Any]:
@@ -241,6 +241,26 @@ class QuotasService:
         return ListProfilesResponse.model_validate(
             [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
              for p in sorted(self.ctx.profiles.values(), key=lambda p: p.name)])
+
+
+def case_twin_warnings(quotas: QuotaSet) -> list[str]:
+    """One warning per team a membership names that has no quota line while a team spelt the same
+    but for letter case has (verify21 V10: ``user_teams {"root": ["Vision"]}`` with a line for
+    ``vision`` was stored with only the generic "teams Vision, … have no quota line")."""
+    from ..model.case_names import case_twin
+
+    lined = {q.team for q in quotas.quotas}
+    named = sorted({t for teams in quotas.user_teams.values() for t in teams}
+                   | {p.team for p in quotas.teams if p.members})
+    said = []
+    for team in named:
+        twin = None if team in lined else case_twin(team, lined)
+        if twin:
+            who = sorted(u for u, teams in quotas.user_teams.items() if team in teams)
+            said.append(f"team {team} has no quota line but team {twin} has — did you mean {twin}? Team names are "
+                        f"case-sensitive" + (f" ({', '.join(who[:5])} {'is' if len(who) == 1 else 'are'} in {team})"
+                                             if who else ""))
+    return said
 
 
 def _check_team_names(request: SetQuotasRequest) -> None:
