@@ -187,15 +187,9 @@ def _resolve(client: Any, target: str) -> str:
     Raises:
         ValidationError: several of my definitions have that name (field DEF; the hint lists their ids).
     """
-    if target.startswith("d-"):
-        return target
-    mine = [d for d in client.call(routes.definitions()) if d.get("name") == target]
-    if len(mine) > 1:
-        from ..errors import ValidationError
+    from ..client.definition_names import definition_id
 
-        raise ValidationError(f"{len(mine)} of your definitions are named {target!r}", field="definition_id",
-                              hint="give the id of one: " + ", ".join(str(d["id"]) for d in mine))
-    return str(mine[0]["id"]) if mine else target
+    return definition_id(client.call, target)
 
 
 def _named(client: Any, target: str, typed: str) -> str:

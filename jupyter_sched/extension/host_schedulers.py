@@ -28,6 +28,11 @@ bit, is not used; at most :data:`MAX_NAMES` names are read per look, a name with
 entry, at most :data:`PER_UID` entries per account and :data:`MAX_ENTRIES` in all are checked (one
 ``lstat`` and one ``/proc`` look each); :meth:`Registration.watch` looks in a worker thread, one look at a
 time. What a flood can still do is hide schedulers from the warning, which it says once.
+
+Any account could also make the folder first, own it, delete the others' entries or lock them out
+(verify 21, V6): a folder owned by an account other than root and the scheduler's own, or group/other
+writable without the sticky bit, is not used (:func:`own_folder`): one WARNING names it, its owner and the
+fix, and the scheduler registers in its own ``<folder>-<uid>`` instead (seen by no other account's).
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ from typing import Any
 from ..textsafe import printable_line
 
 __all__ = ["ENV_REGISTRY", "FOLDER", "MAX_ENTRIES", "MAX_NAMES", "PER_UID", "HostScheduler", "Registration", "announce",
-           "others", "register", "registry_folder", "usable_folder", "warning_for"]
+           "others", "own_folder", "register", "registry_folder", "untrusted", "usable_folder",
+           "warning_for"]
 
 log = logging.getLogger("jupyter_sched")
 
@@ -96,6 +102,67 @@ def usable_folder(folder: Path, *, create: bool = False) -> str:
     if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
         return "is writable by other accounts without the sticky bit"
     return ""
+
+
+def untrusted(folder: Path, *, uid: int | None = None) -> str:
+    """Why another account could have taken ``folder`` ("" when it could not; verify 21, V6): it is owned by
+    an account other than root and ``uid`` (default: this process's), or — beyond a sticky folder
+    writable by all (1777) — group- or other-writable. Checked with ``lstat`` (a link is
+    :func:`usable_folder`'s refusal); a folder that cannot be read is "" here (:func:`usable_folder` says it)."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return ""
+    owner = os.getuid() if uid is None else uid
+    if info.st_uid not in (0, owner):
+        return f"is owned by {_account(info.st_uid)}, not by root or this scheduler's account ({_account(owner)})"
+    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        return "is writable by other accounts without the sticky bit"
+    return ""
+
+
+def _account(uid: int) -> str:
+    """``name (uid N)``, or ``uid N`` when the account has no name."""
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+_WARNED: set[tuple[Path, Path]] = set()
+"""Squatted registry folders already said by this process (each said once)."""
+
+
+def own_folder(folder: Path, *, uid: int | None = None,
+               say: logging.Logger | logging.LoggerAdapter[logging.Logger] = log) -> Path | None:
+    """The folder this scheduler registers and looks in: ``folder`` (made 1777 when missing) unless another
+    account could have taken it (:func:`untrusted`: it could delete others' entries or lock them out), then
+    this account's own ``<folder>-<uid>`` (made 0755) — with one WARNING naming the folder, its owner and the
+    fix. None when the own folder is taken too (said at WARNING): nothing is registered. Verify 21, V6."""
+    owner = os.getuid() if uid is None else uid
+    usable_folder(folder, create=True)
+    why = untrusted(folder, uid=owner)
+    if not why:
+        return folder
+    fallback = folder.with_name(f"{folder.name}-{owner}")
+    with contextlib.suppress(OSError):
+        if not fallback.exists() and not fallback.is_symlink():
+            fallback.mkdir(mode=0o755)
+    taken = untrusted(fallback, uid=owner) or usable_folder(fallback)
+    key = (folder, fallback)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        fix = (f"remove {folder} (a new one is made by the next scheduler), or set ${ENV_REGISTRY} to a sticky "
+               f"folder root made (e.g. mkdir -m 1777 /run/jupyter_sched)")
+        if taken:
+            say.warning("jupyter_sched: the host's scheduler registry %s %s, so it is not used; this account's own "
+                        "folder %s %s too, so this scheduler is not registered and other schedulers on this host "
+                        "go unnoticed; %s", folder, why, fallback, taken, fix)
+        else:
+            say.warning("jupyter_sched: the host's scheduler registry %s %s, so it is not used (that account could "
+                        "delete other schedulers' entries); this scheduler registers in its own %s instead, where "
+                        "other accounts' schedulers do not see it; %s", folder, why, fallback, fix)
+    return None if taken else fallback
 
 
 def _names(folder: Path, *, uid: int | None = None) -> tuple[list[tuple[Path, int, int]], bool]:
@@ -371,10 +438,14 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
         user = str(os.getuid())
     me = HostScheduler(user=user, uid=os.getuid(), pid=os.getpid(), url=str(getattr(serverapp, "connection_url", "")),
                        gpus=gpus, simulated=simulated, kind=kind)
-    folder = folder or registry_folder()
+    say = getattr(app, "log", None) or log
+    chosen = own_folder(folder or registry_folder(), uid=me.uid, say=say)
+    if chosen is None:
+        return Registration(None)
+    folder = chosen
     registration = register(me, folder=folder)
     registration.me, registration.folder = me, folder
-    registration.log = getattr(app, "log", None) or log
+    registration.log = say
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

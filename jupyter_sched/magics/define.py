@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client._routes import routes
+from ..client.definition_names import definition_id
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note
 from ..errors import ValidationError
 from ..wording import definition_deleted
@@ -274,7 +275,7 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         _server_notes(created, say)
         _note_unknown_parameters(created, cmd.parameters, say)
         return str(created["id"])
-    target = str(cmd.target)
+    target = definition_id(call, str(cmd.target))  # a name as the CLI takes it (verify21 V5)
     if cmd.action == "edit":
         from ..wording.definitions import changes_text
 
