@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from jupyter_sched.model import Node, Quota, QuotaSet
 from jupyter_sched.scheduling import run_cycle
-from tests.core.core_builders import make_job, make_node, running, snapshot
+from tests.core.core_builders import make_job, make_node, quotas, running, snapshot
 
 
 def _mixed() -> Node:
@@ -45,4 +45,11 @@ def test_verify21_v12_an_a100_job_waits_on_a100_holders_only() -> None:
 
 def test_verify21_v12_a_job_of_any_model_still_names_both() -> None:
     _, waits = _waits(())
+    assert sorted(waits) == ["idle2", "idle4"]
+
+
+def test_verify21_v12_a_quota_wait_keeps_holders_of_other_models() -> None:
+    """A team-wide line (all models) counts the A100 lease too: releasing it gives an H100 job room."""
+    code, waits = _waits(("H100-80GB",), quotas(Quota(team="default", guaranteed=6, borrowing_limit=0)))
+    assert code in ("ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota"), (code, waits)
     assert sorted(waits) == ["idle2", "idle4"]
