@@ -306,6 +306,9 @@ class Plan:
         if not isinstance(demand, Demand):
             return demand
         est = self.proj.place(demand)
+        waits = _of_its_models(ctx, code, est.waits_on, {o.flavor for o in demand.options})
+        if waits is not est.waits_on:
+            est = replace(est, waits_on=waits)
         notes = [note for w in est.waits_on if (note := self.reestimates.get(w)) is not None]
         if est.start is None:
             stuck = [n for n in notes if n.cause == "stop_overdue"]
@@ -646,6 +649,20 @@ def _next_period(now: datetime, period: str) -> datetime:
     if period == "week":
         return day + timedelta(days=7 - day.weekday())
     return (day.replace(day=1) + timedelta(days=32)).replace(day=1)
+
+
+def _of_its_models(ctx: CycleContext, code: str, waits: tuple[str, ...], models: set[str]) -> tuple[str, ...]:
+    """``waits`` less the holders whose GPUs are all of models the job may not use (``models``: its
+    flavors' inventory models) — on a node mixing models the plan's unit is the node, and an H100
+    job's wait named and counted an A100 lease, and its advice cancelled it (verify21 V12). A quota
+    wait keeps them (a lease of another model may count on the same quota line), and so does a wait
+    where every holder is of another model (nothing better to name)."""
+    if code in _QUOTA_WAITS or not waits:
+        return waits
+    holdings, model_of = ctx.state.holdings, ctx.state.gpu_model
+    kept = tuple(w for w in waits if (held := holdings.get(w)) is None or not held.gpus
+                 or any(model_of[g] in models for g, _ in held.gpus))
+    return kept if kept and len(kept) < len(waits) else waits
 
 
 # ---------------------------------------------------------------------------------- history
