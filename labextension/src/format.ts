@@ -638,3 +638,34 @@ export function clockUTC(iso: string): string {
   const at = new Date(iso);
   return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
 }
+
+/** The form's label of each CLI option a server sentence may name (`jupyter_sched/wording/flags.py` FLAGS). */
+const FLAG_LABELS: Record<string, string> = {
+  '--model': 'GPU model',
+  '--team': 'Team',
+  '--gpus': 'GPUs',
+  '--priority': 'Priority',
+  '--time-limit': 'Time limit',
+  '--name': 'Name'
+};
+
+/**
+ * A server sentence in the Submit form's words (verify21 V3: Check fit said "or submit with --model
+ * <one you have a line for: A100-80GB>; gpu_models is another name for model" — a form has a "GPU
+ * model" field, no options and no second spelling):
+ * - `submit with --model <one you have a line for: A, B>` → `pick GPU model A or B`;
+ * - any other `--model` / `--team` / … → the field's label;
+ * - the REST note on a field's other spelling (`; gpu_models is another name for model`,
+ *   `; time_limit_s is time_limit in seconds`, …) is dropped, and `gpu_models` (the form sends that
+ *   spelling, so the server's words name it) reads `model` again.
+ */
+export function formWords(text: string, trans: TranslationBundle = NULL_TRANS): string {
+  const label = (flag: string) => trans.__(FLAG_LABELS[flag]);
+  const flags = Object.keys(FLAG_LABELS).join('|');
+  return text
+    .replace(/;\s*[a-z_]+ (?:is another name for [a-z_]+|counts thousandths|is [a-z_]+ in (?:MiB|seconds))[^;]*?(?=;|\.\s|\.?$)/g, '')
+    .replace(new RegExp(`submit with (${flags}) <[^<>:]*: ([^<>]*)>`, 'g'), (_, flag: string, list: string) =>
+      `pick ${label(flag)} ${list.split(/,\s*/).join(' or ')}`)
+    .replace(new RegExp(`(?<![\\w-])(${flags})(?![\\w-])`, 'g'), (_, flag: string) => label(flag))
+    .replace(/\bgpu_models\b/g, 'model');
+}

@@ -11,7 +11,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
-import { formatEta, formatGpus, formMessage, reasonSentence, reasonText } from '../format';
+import { formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText } from '../format';
 import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type Me, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
@@ -283,7 +283,7 @@ export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: T
     const eta = reason?.eta ?? result.eta ?? null;
     parts.push(t('Estimated start: %1%2.', formatEta(eta, now, trans), reason?.eta_reason ? ` (${reason.eta_reason})` : ''));
   }
-  return parts.join(' ');
+  return formWords(parts.join(' '), trans); // the form's words (verify21 V3)
 }
 
 /** The message for a failed submission: the server's sentence plus a reason it attached. */
@@ -346,7 +346,8 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
   if (hint) {
     parts.push(hint.replace(/\.$/, ''));
   }
-  return `${parts.map(part => part.replace(/\.$/, '')).join(' — ')}.`;
+  // the form's words, not the CLI's options or REST's second spellings (verify21 V3)
+  return formWords(`${parts.map(part => part.replace(/\.$/, '')).join(' — ')}.`, trans);
 }
 
 type FeedbackKind = 'info' | 'ok' | 'warn' | 'error';
