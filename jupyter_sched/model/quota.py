@@ -190,7 +190,7 @@ def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *
                 f"{where}.gpu_model {q.gpu_model!r}: no GPUs of that model exist" if listed else
                 f"{where}: no GPUs of model {q.gpu_model!r} exist",
                 field=f"{where}.gpu_model" if listed else "gpu_model",
-                hint="use one of " + ", ".join(sorted(gpus_by_model)) + " or '*'")
+                hint=_meant(q.gpu_model, gpus_by_model) + "use one of " + ", ".join(sorted(gpus_by_model)) + " or '*'")
     guaranteed: dict[str, float] = {}
     for q in lines:
         if q.user is None:
@@ -203,3 +203,12 @@ def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *
                 f" but only {exists} exist",
                 field="guaranteed",
                 hint="lower the guarantees so that their sum is at most the GPUs that exist")
+
+
+def _meant(model: str, known: Iterable[str]) -> str:
+    """``did you mean 'A100-80GB'? (names are case-sensitive); `` for a quota line's model spelt
+    as one present but for case (verify21 V10, the kind of ``Vision`` for ``vision``); "" else."""
+    from .case_names import did_you_mean
+
+    meant = did_you_mean(model, known)
+    return f"{meant}; " if meant else ""

@@ -63,3 +63,13 @@ def test_verify21_v10_a_job_charged_to_the_case_twin_is_told_the_right_name(serv
 ])
 def test_verify21_v10_case_twin(name: str, known: list[str], want: str | None) -> None:
     assert case_twin(name, known) == want
+
+
+def test_verify21_v10_a_quota_line_for_a_model_spelt_in_another_case_is_told_the_right_name(services: Services) -> None:
+    from jupyter_sched.errors import ValidationError
+
+    body = {"quotas": [{"team": "vision", "gpu_model": "a100-80gb", "guaranteed": 1}]}
+    with pytest.raises(ValidationError) as refused:
+        services.quotas.set(services.caller("carol", admin=True), SetQuotasRequest.model_validate(body))
+    assert str(refused.value.hint).startswith("did you mean 'A100-80GB'? (names are case-sensitive); use one of "
+                                              "A100-80GB"), refused.value.hint
