@@ -518,4 +518,5 @@ async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:
 def test_newuser4_finding_13_a_missing_job_id_hint_is_about_job_ids() -> None:
     with pytest.raises(ValidationError) as missing:
         parse_schedule_line("wait")
-    assert missing.value.hint == "%schedule jobs lists your jobs with their ids"  # not "%gpu status shows the GPUs…"
+    # about jobs, not "%gpu status shows the GPUs…"; names work too since new user 21's N9
+    assert missing.value.hint == "e.g. %schedule wait train; %schedule jobs lists your jobs with their names and ids"
