@@ -15,7 +15,6 @@ them (:func:`~jupyter_sched.services.build_services`); a restart is a new build 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,47 +23,23 @@ import pytest
 import sqlalchemy as sa
 
 from jupyter_sched.errors import AuthorizationError, ValidationError
-from jupyter_sched.services import Services, build_services
+from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest
 from jupyter_sched.store import migrations, schema
+from tests.services.restarts import Restarts, restarting
 
 LINES = [{"team": t, "guaranteed": 1, "borrowing_limit": 1} for t in ("ml", "vision", "exp")]
 CONFIG = {"root": ["ml", "vision"], "ana": "ml"}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sched.sqlite'}"
-    return str(request.getfixturevalue("pg_url"))
-
-
-class Server:
-    """Builds the services on one store, as a server start does; each start closes the last."""
-
-    def __init__(self, db_url: str, root: Path, caplog: pytest.LogCaptureFixture) -> None:
-        self.db_url, self.root, self.caplog, self.built = db_url, root, caplog, None  # type: Services | None
-
+class Server(Restarts):
     def start(self, user_teams: Mapping[str, Any]) -> tuple[Services, list[str]]:
-        self.stop()
-        settings = {"db_url": self.db_url, "log_dir": str(self.root / "logs"), "inventory_source": "simulated",
-                    "simulated_gpus": 4, "telemetry_source": "off", "user_teams": dict(user_teams), "quotas": LINES}
-        self.caplog.clear()
-        with self.caplog.at_level(logging.WARNING, logger="jupyter_sched"):
-            self.built = build_services(settings)
-        return self.built, [r.getMessage() for r in self.caplog.records if "user_teams:" in r.getMessage()]
-
-    def stop(self) -> None:
-        if self.built is not None:
-            self.built.store.close()
-            self.built = None
+        return self.start_with({"simulated_gpus": 4, "user_teams": dict(user_teams), "quotas": LINES}, "user_teams:")
 
 
 @pytest.fixture
 def server(db_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Iterator[Server]:
-    s = Server(db_url, tmp_path, caplog)
-    yield s
-    s.stop()
+    yield from restarting(Server(db_url, tmp_path, caplog))
 
 
 def _put(services: Services, user_teams: Any, *, by: str = "root", admin: bool = True) -> dict[str, Any]:

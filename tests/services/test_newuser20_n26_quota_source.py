@@ -12,8 +12,7 @@ builds them (:func:`~jupyter_sched.services.build_services`); a restart is a new
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,48 +20,22 @@ import pytest
 import sqlalchemy as sa
 
 from jupyter_sched.errors import QuotaError
-from jupyter_sched.services import Services, build_services
+from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest
+from tests.services.restarts import Restarts, restarting
 
 CONFIG = [{"team": "ml", "guaranteed": 2, "borrowing_limit": 1}, {"team": "vision", "guaranteed": 1, "borrowing_limit": 0}]
 ROOT_LINE = {"team": "ml", "user": "root", "guaranteed": 1, "borrowing_limit": 0.5}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sched.sqlite'}"
-    return str(request.getfixturevalue("pg_url"))
-
-
-class Server:
-    """Starts (builds) the services on one store, as a server start does; each start closes the last."""
-
-    def __init__(self, db_url: str, root: Path, caplog: pytest.LogCaptureFixture) -> None:
-        self.db_url, self.root, self.caplog, self.built = db_url, root, caplog, None  # type: Services | None
-
+class Server(Restarts):
     def start(self, quotas: list[dict[str, Any]]) -> tuple[Services, list[str]]:
-        self.stop()
-        settings: Mapping[str, Any] = {"db_url": self.db_url, "log_dir": str(self.root / "logs"),
-                                       "inventory_source": "simulated", "telemetry_source": "off",
-                                       "user_teams": {"root": "ml"}, "quotas": quotas}
-        self.caplog.clear()
-        with self.caplog.at_level(logging.WARNING, logger="jupyter_sched"):
-            self.built = build_services(settings)
-        said = [r.getMessage() for r in self.caplog.records if "quotas:" in r.getMessage()]
-        return self.built, said
-
-    def stop(self) -> None:
-        if self.built is not None:
-            self.built.store.close()
-            self.built = None
+        return self.start_with({"user_teams": {"root": "ml"}, "quotas": quotas}, "quotas:")
 
 
 @pytest.fixture
 def server(db_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Iterator[Server]:
-    s = Server(db_url, tmp_path, caplog)
-    yield s
-    s.stop()
+    yield from restarting(Server(db_url, tmp_path, caplog))
 
 
 def _lines(services: Services) -> list[dict[str, Any]]:
