@@ -6,6 +6,7 @@ a fresh database per test).
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,3 +53,18 @@ def _no_stray_jobs(tmp_path: Path) -> Iterator[None]:
                     os.killpg(group, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+NOBODY = 65534
+"""uid and gid of ``nobody``: another account, for tests that need a process or file not ours (root only)."""
+
+
+@pytest.fixture
+def nobodys() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process of another account (its "jupyter server"), killed after the test."""
+    proc = subprocess.Popen(["sleep", "120"], user=NOBODY, group=NOBODY)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait(10)

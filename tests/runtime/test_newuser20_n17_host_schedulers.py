@@ -31,11 +31,10 @@ from jupyter_sched.extension.host_schedulers import (
     registry_folder,
     warning_for,
 )
+from tests.runtime.conftest import NOBODY
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="another account's process and files need root")
-
-NOBODY = 65534
 
 
 class _Inventory:
@@ -63,16 +62,6 @@ def folder(tmp_path: Path) -> Path:
     path.chmod(0o1777)
     return path
 
-
-@pytest.fixture
-def nobodys() -> Iterator[subprocess.Popen[bytes]]:
-    """A live process of another account (its "jupyter server")."""
-    proc = subprocess.Popen(["sleep", "120"], user=NOBODY, group=NOBODY)
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 def _entry(folder: Path, uid: int, pid: int, owner: int, **fields: Any) -> Path:

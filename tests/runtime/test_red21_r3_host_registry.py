@@ -18,7 +18,6 @@ import os
 import stat
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -47,15 +46,6 @@ def folder(tmp_path: Path) -> Path:
     assert usable_folder(path, create=True) == ""
     return path
 
-
-@pytest.fixture
-def nobodys() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(["sleep", "120"], user=NOBODY, group=NOBODY)
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 def _plant(folder: Path, count: int, uid: int = NOBODY) -> None:
