@@ -22,7 +22,7 @@ from .conftest import EVE_TOKEN, JUDY_TOKEN, SLEEP_JOB, running_job, wait_for
 from .test_cli import cli  # noqa: F401  (the fixture: the CLI as a subprocess against this server)
 
 
-async def test_newuser21_n5_the_victims_line_says_its_planned_preemption(sched_app: Any, api: Any, cli: Any) -> None:
+async def test_newuser21_n5_the_victims_line_says_its_planned_preemption(sched_app: Any, api: Any, cli: Any) -> None:  # noqa: F811
     low = await running_job(api, gpus=4, name="lowml", priority="low", command=["sleep", "600"])
     status, hi = await api("POST", "jobs", {**SLEEP_JOB, "gpus": 1, "name": "hi"}, token=JUDY_TOKEN)
     assert status == 201, hi
