@@ -100,6 +100,10 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
         p.add_argument("--no-schedule", dest="no_schedule", action="store_true", help="remove the schedule")
 
 
+DEF_HELP = "a definition's id (d-…) or name; `jupyter-sched definitions` lists yours"
+"""What ``DEF`` accepts, in each action's --help (session 22: as ``JOB`` of wait/logs/cancel says it)."""
+
+
 def add_parser(sub: Any) -> None:
     """Register ``definitions`` and its actions on the CLI's sub-parsers."""
     parser = sub.add_parser("definitions", help="recurring notebook/script jobs: create, list, pause, run, delete",
@@ -114,16 +118,16 @@ def add_parser(sub: Any) -> None:
     _definition_options(create, create=True)
     for name, text in (("show", "one definition with its next firings and runs"), ("runs", "its runs"),
                        ("pause", "stop firing"), ("resume", "fire again from now on")):
-        actions.add_parser(name, help=text).add_argument("definition", metavar="DEF")
+        actions.add_parser(name, help=text).add_argument("definition", metavar="DEF", help=DEF_HELP)
     delete = actions.add_parser("delete", help="delete it (its runs stay; runs still queued are listed)")
-    delete.add_argument("definition", metavar="DEF")
+    delete.add_argument("definition", metavar="DEF", help=DEF_HELP)
     delete.add_argument("--cancel-runs", dest="cancel_runs", action="store_true",
                         help="also cancel its runs still waiting to start (running ones go on)")
     run = actions.add_parser("run", help="run it now")
-    run.add_argument("definition", metavar="DEF")
+    run.add_argument("definition", metavar="DEF", help=DEF_HELP)
     run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
     edit = actions.add_parser("edit", help="change some fields")
-    edit.add_argument("definition", metavar="DEF")
+    edit.add_argument("definition", metavar="DEF", help=DEF_HELP)
     _definition_options(edit, create=False)
 
 

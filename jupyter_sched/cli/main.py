@@ -7,13 +7,16 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
     jupyter-sched submit --gpus 2 --script train.py --wait
     jupyter-sched queue [--limit N | --all] [--mine]   pending (first 50) and running work, reasons, ETA
-    jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends (--timeout: the same)
+    jupyter-sched wait JOB [--for 2h]            progress bar until the job ends (--timeout: the same)
     jupyter-sched jobs [--state S] [--limit N]   my jobs, newest first, finished ones too
-    jupyter-sched cancel JOB_ID [JOB_ID ...]
+    jupyter-sched cancel JOB [JOB ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
-    jupyter-sched logs JOB_ID [-f]
+    jupyter-sched logs JOB [-f]
     jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
+
+JOB is a job's id (``j-…``; a lease's, ``l-…``) or the name of one of the caller's own jobs
+(:data:`JOB_HELP`; ``client.job_id_of`` looks it up).
 
 Server discovery: ``--url``/``--token``, else ``JUPYTER_SCHED_URL``/``JUPYTER_SCHED_TOKEN``,
 else the running-server files of this machine (``jupyter_server.serverapp.list_running_servers``).
@@ -69,6 +72,10 @@ WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED}
 user 6, F12: the README said only "exit 0 only if it succeeded")."""
 
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
+
+JOB_HELP = f"a job's id (j-…) or the name of one of your jobs; `{PROG} jobs` lists them"
+"""What ``JOB`` of ``wait``, ``logs`` and ``cancel`` accepts, in their --help (session 22, issue 20: it
+was ``JOB_ID`` in the usage, the help and the errors, although names work; ``%schedule`` said JOB)."""
 
 
 def _seconds(text: str) -> float:
@@ -207,7 +214,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar",
                               description="Wait for a job to end, with a progress bar on a terminal.",
                               epilog=WAIT_EXIT_CODES)
-        wait.add_argument("job_id", metavar="JOB_ID")
+        wait.add_argument("job_id", metavar="JOB", help=JOB_HELP)
         wait.add_argument("--for", "--timeout", dest="wait_timeout", action=OneSetting, metavar="DURATION",
                           help='give up after this long, e.g. "30m" (default: wait until it ends); '
                                '--timeout is the same, as in %%schedule wait')
@@ -217,7 +224,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_jobs(sub)
     if want("logs"):
         logs = sub.add_parser("logs", help="print a job's log")
-        logs.add_argument("job_id", metavar="JOB_ID")
+        logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
         logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
@@ -291,12 +298,12 @@ def _add_queue(sub: Any) -> None:
 
 def _add_cancel(sub: Any) -> None:
     cancel = sub.add_parser(
-        "cancel", help="cancel jobs: by id, all of mine (--mine) or everyone's (--all, admins)",
-        usage=f"{PROG} cancel (JOB_ID [JOB_ID ...] | --mine | --all) [--state STATE] [--yes]",
+        "cancel", help="cancel jobs: by id or name, all of mine (--mine) or everyone's (--all, admins)",
+        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all) [--state STATE] [--yes]",
         description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
                     "after the server's grace period. --mine and --all list what they would cancel and ask first; "
                     "kernel leases are left alone (release those with %gpu release).")
-    cancel.add_argument("job_ids", nargs="*", metavar="JOB_ID")
+    cancel.add_argument("job_ids", nargs="*", metavar="JOB", help=JOB_HELP)
     scope = cancel.add_mutually_exclusive_group()
     scope.add_argument("--mine", action="store_true", help="every job of mine that is pending or running")
     scope.add_argument("--all", dest="everyone", action="store_true",
@@ -308,7 +315,7 @@ def _add_cancel(sub: Any) -> None:
 
 def _add_jobs(sub: Any) -> None:
     jobs = sub.add_parser(
-        "jobs", help="my jobs and leases, newest first, finished ones too (ids for logs, wait, cancel)",
+        "jobs", help="my jobs and leases, newest first, finished ones too (ids and names for logs, wait, cancel)",
         description="Your jobs and GPU leases, newest first, one line each: what runs, what waits and why, how "
                     "the finished ones ended. A lease (l-…) is released with `cancel l-…` or, in its notebook, "
                     "%gpu release (see %gpu in a notebook).")
@@ -497,16 +504,18 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
-            sub.error("give job ids or --mine / --all, not both")
+            sub.error(f"give JOB ... or --mine / --all, not both — e.g. {PROG} cancel train, or {PROG} cancel --mine")
         if not args.job_ids and not (args.mine or args.everyone):
-            sub.error("say which jobs: JOB_ID ..., --mine (all of yours) or --all (everyone's, admins)")
+            sub.error("say which jobs: JOB ... (each a job's id or name), --mine (all of yours) or --all (everyone's, "
+                      f"admins) — e.g. {PROG} cancel train; `{PROG} jobs` lists yours")
         if args.state and not (args.mine or args.everyone):
             sub.error("--state goes with --mine or --all")
     if getattr(args, "job_ids", None):  # `cancel j-1 j-1` said the same twice (new user 13, N11): each once
         args.job_ids = list(dict.fromkeys(args.job_ids))
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
-            _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
+            _subparser(parser, args.command).error(f"JOB must not be empty — give a job's id or name (`{PROG} jobs` "
+                                                   "lists yours)")
         if isinstance(job_id, str) and _meant_as_id(job_id) and not _ID.fullmatch(job_id.strip()):
             # "j-…:" copied from a `jobs` line reached a hub's forwarder as an encoded path and came back
             # as "not a scheduler route" (new user 5, finding 15): said here, naming the id. Any other

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["CELL", "CLI", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface",
-           "empty_option", "flag_for", "in_surface_terms", "typed_option", "usage_error_line", "where_listed",
+__all__ = ["CELL", "CLI", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "PLACEHOLDERS",
+           "Surface", "empty_option", "flag_for", "in_surface_terms", "typed_option", "usage_error_line", "where_listed",
            "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
@@ -33,7 +33,7 @@ FLAGS: dict[str, str] = {
     "script": "--script",
     "notebook": "--notebook",
     "port": "--port",
-    "job_id": "JOB_ID",
+    "job_id": "JOB",
     "state": "--state", "limit": "--limit",
     # job definitions (`jupyter-sched definitions create` and `%schedule define` both say --cron / --tz / -p)
     "schedule": "--cron", "timezone": "--tz", "parameters": "-p", "missed": "--missed",
@@ -43,7 +43,16 @@ FLAGS: dict[str, str] = {
 
 NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
 """Fields the server's message names by value already (``no job 'j-7' visible to you``): said with
-no prefix (the CLI's word for them, ``JOB_ID``, nobody typed)."""
+no prefix (the CLI's word for them, ``JOB``, nobody typed)."""
+
+PLACEHOLDERS: dict[str, tuple[str, str, str]] = {
+    "JOB": ("a job's id or name", "train", "`jupyter-sched jobs` lists yours"),
+    "DEF": ("a definition's id or name", "daily", "`jupyter-sched definitions` lists yours"),
+}
+"""The CLI's placeholder of an argument naming one thing → (what it accepts, an example, where the
+caller's own are listed): ``jupyter-sched wait`` without its job says so in these words
+(:func:`usage_error_line`), as ``%schedule wait`` does (session 22, issue 20: the CLI said ``JOB_ID:
+missing`` although a name works there too)."""
 
 
 def flag_for(field: str | None, *, command_hint: str = "--") -> str | None:
@@ -285,6 +294,9 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
             else ("", f"unexpected arguments: {extras.group(1)}")
     elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
         field, text = required.group(1), "missing"
+        if field in PLACEHOLDERS:  # what it accepts, and where to find one (not only the usage's placeholder)
+            what, example, listed = PLACEHOLDERS[field]
+            hint = f"give {what}, e.g. {prog} {example} ({listed}) — {' '.join(usage.split())}"
     elif one_of := re.fullmatch(r"one of the arguments (.+) is required", text):
         text = "give one of " + ", ".join(one_of.group(1).split())
     else:  # the CLI's own checks: the words name what was typed and the fix already

@@ -20,6 +20,7 @@ from jupyter_sched.model import Job, JobSpec, JobState
 from jupyter_sched.services.models import SubmitJobRequest
 from jupyter_sched.store import sqlite_url
 from jupyter_sched.store.codec import JobRecord
+from tests.leftovers import end_jobs
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 
@@ -53,6 +54,7 @@ def test_red19_r6_a_slow_sweep_does_not_hold_the_engine_another_users_job_is_adm
         gate.set()
     server.services.jobs.cancel(server.caller("boss", admin=True), job.id)
     server.services.engine.tick()
+    assert end_jobs(server.services.executor) == []  # bob's job ends with the test (session 22: it was left)
 
 
 def test_red19_r6_planted_folders_cost_one_store_read_per_batch_and_are_left(tmp_path: Path) -> None:

@@ -1066,7 +1066,7 @@ def test_newuser4_findings_7_and_10_jobs_limit_1000_and_cancel_in_words(server: 
     if ended.get("exit_code") is not None and ended["exit_code"] < 0:  # the wrapper reports the signal
         assert "exit code -" not in listed.out and "SIGTERM" in listed.out, listed.out
     empty = cli(server, "tok-ann", "cancel", "")
-    assert empty.code == EXIT_USAGE and "a job id must not be empty" in empty.err and "openapi" not in empty.err
+    assert empty.code == EXIT_USAGE and "JOB must not be empty — give a job's id or name" in empty.err and "openapi" not in empty.err
     # new user 5, finding 15: "j-…:" copied from a `jobs` line ("job j-…: succeeded") reached a hub's
     # forwarder as an encoded path ("not a scheduler route"): the CLI names the id and the likely one
     for command in ("logs", "cancel", "wait"):

@@ -476,7 +476,9 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
                                          "jupyter-sched submit [options] (-- COMMAND"),
     (["queue", "--limit", "x"], "jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: "
                                 "jupyter-sched queue [-h] [--limit N | --all] [--mine]"),
-    (["wait"], "jupyter-sched wait: JOB_ID: missing — usage: jupyter-sched wait [-h] [--for DURATION] JOB_ID"),
+    # what JOB accepts, then the usage (session 22, issue 20: it said JOB_ID although names work)
+    (["wait"], "jupyter-sched wait: JOB: missing — give a job's id or name, e.g. jupyter-sched wait train "
+               "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] JOB"),
     (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, jobs, logs, "
                  "definitions, serve, simulate, fetch-traces, doctor — did you mean status?"),
     (["submit", "--time-limit", "-5m", "--", "true"],

@@ -20,6 +20,7 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.scheduling.live import PROVISIONAL_ETA
 from jupyter_sched.store import Store, check_integrity
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0
 
 
@@ -80,6 +81,7 @@ def test_a_submit_that_would_delay_a_reservation_is_never_admitted_on_the_live_l
     assert svc.get_job(holder["id"], user="ana")["state"] == "running"
     svc.cancel(holder["id"], user="ana")
     svc.tick()
+    assert end_jobs(svc.engine.executor) == []  # the holder's wrapper ends with the test (session 22: it was left)
 
 
 def test_a_change_other_than_a_submit_spends_the_live_ledger(sqlite_db: str, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from jupyter_sched.engine import SchedulerService
 from jupyter_sched.scheduling import SchedulingProfile
+from tests.leftovers import end_jobs
 from tests.runtime.test_engine import gated, lease_body, make_service, state_of, wait_until
 
 
@@ -58,6 +59,7 @@ def test_stop_at_once_preemption_toast(sqlite_db: str, tmp_path: Path, grace_s: 
         svc.cancel(hi["id"], user="bob")
         if victim == "job":
             svc.cancel(low["id"], user="ana")
+        assert end_jobs(svc.engine.executor) == []  # the cancelled jobs' wrappers end with the test (session 22)
 
 
 def test_a_lease_its_owner_releases_publishes_no_preempted_event(sqlite_db: str, tmp_path: Path) -> None:

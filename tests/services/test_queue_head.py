@@ -16,6 +16,7 @@ from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.services import Services, jobs
 from jupyter_sched.services.models import GetQueueRequest, SubmitJobRequest
 from jupyter_sched.store import Store, StoreTx, sqlite_url
+from tests.leftovers import end_jobs
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def services(tmp_path: Path) -> Iterator[Services]:
     svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=SimulatedInventory(1, node="n1"),
                    executor=LocalExecutor(tmp_path / "jobs"))
     yield svc
+    assert end_jobs(svc.executor) == []  # a job a test's tick started ends with its test (session 22: one was left)
     svc.store.close()
 
 
