@@ -119,6 +119,7 @@ class FakeKubernetes:
         self.deletions: list[tuple[str, str, str, str]] = []  # (plural, ns, name, propagationPolicy)
         self.bodies: list[tuple[str, bytes]] = []  # (path, raw body) of every POST, as sent on the wire
         self.create_hooks: list[Callable[[str, Obj], tuple[int, Obj] | None]] = []
+        self.patch_hooks: list[Callable[[str, str, Obj], tuple[int, Obj] | None]] = []  # (plural, name, patch)
         self.stale_lists = False  # every LIST answers a version already compacted (watch: 410 at once)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -408,6 +409,10 @@ class FakeKubernetes:
 
     def handle_patch(self, plural: str, namespace: str, name: str, content_type: str, patch: Obj) -> tuple[int, Obj]:
         """A JSON merge patch (RFC 7386) of one object; 415 for any other patch type."""
+        for hook in self.patch_hooks:  # a refusal the test plants (RBAC without patch, an admission webhook)
+            answer = hook(plural, name, patch)
+            if answer is not None:
+                return answer
         if content_type.split(";")[0].strip() != "application/merge-patch+json":
             return 415, status_obj(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
                                                                 "accepted media types include: application/merge-patch+json")

@@ -2,7 +2,7 @@
 value in its Job's pod template, readable by whoever may ``get`` Jobs or Pods in the work namespace. It is
 now in a per-job Secret (:mod:`jupyter_sched.executors.kubernetes.job_secret`): created before the Job,
 taken with ``valueFrom.secretKeyRef``, owned by the job's objects (garbage-collected with them), deleted
-when the Job cannot be created.
+when the Job cannot be created (and, since session 22, when the job ends: test_s22_job_secret_every_end.py).
 
 Through ``fake_apiserver.FakeKubernetes``, a **double** of the Kubernetes API server (a real one cannot
 run on this machine, test_integration.py): it speaks batch/v1, apps/v1 and v1 Secret wire format —
@@ -103,15 +103,21 @@ def test_s21_k8s_the_secret_manifest_is_a_valid_v1_secret() -> None:
 
 
 def test_s21_k8s_the_secret_goes_with_its_job(fake: FakeKubernetes, executor: KubernetesExecutor) -> None:
-    # deleted by the API's garbage collector when the finished Job is removed (its TTL), not by us
+    # deleted by the API's garbage collector when the finished Job is removed (its TTL) while no one watched
     job = make_job("j-ttl")
     executor.start(job, allocation("g1"))
     fake.run_job(NS, "js-j-ttl")
     fake.finish_job(NS, "js-j-ttl")
-    assert of(Exited, poll_until(executor, lambda evs: bool(of(Exited, evs))))
     assert fake.get("secrets", NS, "js-j-ttl-token") is not None  # the Job is still there: so is its Secret
     fake.handle_delete("jobs", NS, "js-j-ttl", "Background")  # ttlSecondsAfterFinished
     assert fake.get("secrets", NS, "js-j-ttl-token") is None
+    # and by the executor as soon as it sees the job end (session 22: every end, owned or not —
+    # test_s22_job_secret_every_end.py)
+    executor.start(make_job("j-end"), allocation("g1"))
+    fake.run_job(NS, "js-j-end")
+    fake.finish_job(NS, "js-j-end")
+    assert of(Exited, poll_until(executor, lambda evs: bool(of(Exited, evs))))
+    assert fake.get("jobs", NS, "js-j-end") is not None and fake.get("secrets", NS, "js-j-end-token") is None
     # a gang of worker groups: kept while any group's Job exists
     executor.start(_gang("j-het"), PLACED)
     fake.handle_delete("jobs", NS, "js-j-het", "Background")

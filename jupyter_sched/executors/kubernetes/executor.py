@@ -9,7 +9,9 @@ cache holds the API's own dicts):
   creates them in order; a ResourceQuota refusal (HTTP 403) becomes an ExecutorError whose
   message is the pending reason ("namespace team-geo GPU quota exhausted (4 of 4 in use)").
   The job's progress token goes in a Secret of its own, created first and owned by the job's
-  objects once they exist (:mod:`.job_secret`): never a value in the pod spec.
+  objects once they exist (:mod:`.job_secret`): never a value in the pod spec. Every end deletes
+  it (succeeded, failed, stopped or preempted, deleted outside, found ended after a restart), owned
+  or not: a Secret whose owner patch was refused never outlives its job.
 * ``poll`` reads the state back from watches of the Jobs, Deployments, Pods (label
   ``app.kubernetes.io/managed-by=jupyter-sched``) and Warning Events of the work namespace
   (cluster-wide with ``namespace_per_user``), and reports :class:`Started`, :class:`Ready`,
@@ -150,6 +152,7 @@ class KubernetesExecutor:
         self._lock = threading.RLock()
         self._tracked: dict[str, _Tracked] = {}
         self._reflectors: dict[str, Reflector] | None = None
+        self._ended: list[tuple[str, str]] = []  # (namespace, job id) whose token Secret goes (_drop_secrets)
         self.job_env: Callable[[Job], Mapping[str, str]] | None = None
         """``job_env(job)``: variables added to every container of the job (``JUPYTER_SCHED_URL`` and the
         job's progress token, as the local executor adds them: :func:`with_env`); None: none."""
@@ -289,6 +292,7 @@ class KubernetesExecutor:
                     tracked.connection = text
                     events.append(Connection(tracked.job_id, text))
                 events.extend(self._advance(tracked, self._observe(tracked)))
+        self._drop_secrets()  # before the ends are answered: a requeued job's next start makes it anew
         return events
 
     def reconnecting(self) -> Reconnecting | None:
@@ -381,6 +385,7 @@ class KubernetesExecutor:
             obj = json.loads(read(name, namespace, _preload_content=False).data)
         except Exception as exc:
             if _http_status(exc) == 404:
+                self._drop_secret(namespace, job.id)  # e.g. a start cut short after the Secret was made
                 return Lost(job.id, f"{kind} {namespace}/{name} no longer exists (deleted, or removed "
                                     f"{self.config.ttl_seconds_after_finished}s after it finished)",
                             started=job.state is JobState.RUNNING)
@@ -394,11 +399,14 @@ class KubernetesExecutor:
             tracked = self._track(job, handle)
             tracked.started = job.state is JobState.RUNNING
             observation = self._observe(tracked, obj)
-            if observation.phase in ("succeeded", "failed"):
+            ended = observation.phase in ("succeeded", "failed")
+            if ended:
                 self._tracked.pop(job.id, None)
-                return Exited(job.id, observation.exit_code if observation.exit_code is not None else 1,
-                              observation.finished_at or self._clock(), observation.message)
-        return None
+        if not ended:
+            return None
+        self._drop_secret(namespace, job.id)
+        return Exited(job.id, observation.exit_code if observation.exit_code is not None else 1,
+                      observation.finished_at or self._clock(), observation.message)
 
     def tracked(self) -> frozenset[str]:
         """Ids of the jobs being watched."""
@@ -452,11 +460,11 @@ class KubernetesExecutor:
                                       f"stopped: {t.kind} {t.namespace}/{t.name} deleted") if f is None else
                                Exited(t.job_id, f.exit_code if f.exit_code is not None else 1,
                                       f.finished_at or self._clock(), f.message))
-                    self._tracked.pop(t.job_id, None)
+                    self._end(t)
             elif t.seen:
                 out.append(Lost(t.job_id, f"{t.kind} {t.namespace}/{t.name} was deleted outside jupyter_sched",
                                 started=t.started))
-                self._tracked.pop(t.job_id, None)
+                self._end(t)
             return out
         t.seen = True
         if obs.phase in ("succeeded", "failed") and not obs.settled:
@@ -488,8 +496,27 @@ class KubernetesExecutor:
             return out
         code = obs.exit_code if obs.exit_code is not None else 1
         out.append(Exited(t.job_id, code, obs.finished_at or self._clock(), obs.message))
-        self._tracked.pop(t.job_id, None)
+        self._end(t)
         return out
+
+    def _end(self, t: _Tracked) -> None:
+        """Forget a job that ended; its token Secret is deleted once the lock is released (:meth:`_drop_secrets`)."""
+        self._tracked.pop(t.job_id, None)
+        self._ended.append((t.namespace, t.job_id))
+
+    def _drop_secrets(self) -> None:
+        """Delete the token Secrets of the jobs that ended since the last call (outside the lock: API calls)."""
+        with self._lock:
+            ended, self._ended = self._ended, []
+        for namespace, job_id in ended:
+            self._drop_secret(namespace, job_id)
+
+    def _drop_secret(self, namespace: str, job_id: str) -> None:
+        """Delete the token Secret of an ended job, owned or not (its owners' garbage collection would delete an
+        owned one only when they are removed, and never one whose owner patch was refused): idempotent — one
+        already gone (404) is fine; another refusal is logged, naming the Secret."""
+        self._delete({"apiVersion": "v1", "kind": "Secret",
+                      "metadata": {"name": secret_name(job_id), "namespace": namespace}})
 
     def _gpu_products(self, job: Job, allocation: Allocation | None) -> tuple[str, ...]:
         if job.spec.resources.gpus <= 0:
@@ -569,7 +596,7 @@ class KubernetesExecutor:
 
     def _own_secret(self, secret: Mapping[str, Any], owners: list[dict[str, Any]]) -> None:
         """Make the job's objects ``owners`` the owners of its Secret (deleted with them); a refusal is
-        logged (``stop`` deletes the Secret itself)."""
+        logged (the job's end deletes the Secret itself, :meth:`_drop_secret`)."""
         refs = owner_references(owners)
         meta = secret["metadata"]
         if not refs:
@@ -578,8 +605,8 @@ class KubernetesExecutor:
             self._core.patch_namespaced_secret(meta["name"], meta["namespace"], {"metadata": {"ownerReferences": refs}},
                                                _content_type="application/merge-patch+json", _preload_content=False)
         except Exception as exc:
-            log.warning("%s has no owner (%s): it is deleted when the job is stopped, not when its objects "
-                        "are removed after they finished", describe(secret), _status_message(exc))
+            log.warning("%s has no owner (%s): it is deleted when the job ends (or is stopped), not by the "
+                        "garbage collector with the job's objects", describe(secret), _status_message(exc))
 
     def _existing_of_same_job(self, manifest: Mapping[str, Any], job_id: str) -> dict[str, Any] | None:
         """On 409: the object already exists; reuse it only if it belongs to the same job (a

@@ -12,8 +12,10 @@ every pod's spec, where anyone who may ``get`` Jobs or Pods in the work namespac
 * once the Job(s) or Deployment exist, the Secret is given them as owners (:func:`owner_references`,
   a merge patch of ``metadata.ownerReferences``), so Kubernetes' garbage collector deletes it with its
   job — when every owner is gone, e.g. every Job of a gang of worker groups;
-* when the Job cannot be created the Secret is deleted again, and ``stop`` deletes it too (a patch that
-  failed leaves it without owners).
+* when the Job cannot be created the Secret is deleted again; ``stop`` deletes it, and so does every end
+  the executor sees (succeeded, failed, deleted outside, found ended or gone after a restart), owned or
+  not — a patch that failed (RBAC, a webhook) leaves it without owners, and the garbage collector would
+  then never delete it (session 22). A Secret already gone is fine (404).
 
 The executor's service account needs ``get``, ``create``, ``patch`` and ``delete`` on Secrets in the
 work namespace (``server/rbac.yaml``) — never ``list`` or ``watch``: it reads no other Secret.
