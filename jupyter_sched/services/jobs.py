@@ -57,7 +57,7 @@ from .models import (
 )
 from .models import Job as JobView
 from .planned import plan_of, with_plan
-from .progress import reports_of, with_progress
+from .progress import log_notes, reports_of, with_progress
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -876,7 +876,10 @@ class JobsService:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
             pass
-        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
+        with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
+            notes = log_notes(tx, job_id) if not record.job.is_lease else []
+        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished,
+                                  notes=notes)
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
         """The entries of :meth:`queue_page` (for callers that do not page)."""

@@ -1143,6 +1143,8 @@ export interface components {
             next_offset: number;
             /** @description the job ended and text reached the end of its log */
             finished: boolean;
+            /** @description the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its progress says its time limit stops it unfinished); kept out of the log file, which the job's account owns: a reader shows each once (jupyter-sched logs prints them on stderr) */
+            notes?: components["schemas"]["JobLogNote"][];
         };
         /** @description The caller: name, admin flag, teams, and usage against quota and budget. */
         GetMeResponse: {
@@ -1491,6 +1493,13 @@ export interface components {
         };
         /** @enum {string} */
         JobKind: "training" | "inference" | "lease";
+        /** @description A line the scheduler has for a job's log readers, beside the job's own output (new user 21, N7). */
+        JobLogNote: {
+            /** @description when the scheduler said it (UTC) */
+            at: string;
+            /** @example jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m time limit stops it at 11:52 UTC */
+            text: string;
+        };
         /** @description A job's latest stored progress report (``GET jobs/{id}``, ``POST jobs/{id}/progress``). */
         JobProgress: {
             /**
@@ -2838,6 +2847,8 @@ export interface operations {
                 limit?: number;
                 /** @description long-poll up to 25 s for new text */
                 follow?: boolean;
+                /** @description with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has more (left out: notes do not end it) */
+                notes_seen?: number | null;
             };
             header?: never;
             path: {

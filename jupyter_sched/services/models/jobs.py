@@ -38,6 +38,7 @@ __all__ = [
     "GetJobLogsRequest",
     "GetJobLogsResponse",
     "GetQueueResponse",
+    "JobLogNote",
     "Job",
     "JobKindName",
     "JobsPage",
@@ -263,6 +264,9 @@ class GetJobLogsRequest(QueryModel):
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_INT, examples=[0], description="byte offset; pass back next_offset")
     limit: int = Field(default=65536, ge=1, le=MAX_LOG_CHUNK, examples=[65536], description="bytes, at most 1 MiB")
     follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
+    notes_seen: int | None = Field(default=None, ge=0, le=MAX_QUERY_INT, description=(
+        "with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has "
+        "more (left out: notes do not end it)"))
 
 
 MAX_LEASE_WAIT_MS = 25_000
@@ -697,6 +701,14 @@ class QueuePage(ResponseModel):
     the ``X-Total-Count`` header."""
 
 
+class JobLogNote(ResponseModel):
+    """A line the scheduler has for a job's log readers, beside the job's own output (new user 21, N7)."""
+
+    at: str = Field(description="when the scheduler said it (UTC)")
+    text: str = Field(examples=["jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m "
+                                "time limit stops it at 11:52 UTC"])
+
+
 class GetJobLogsResponse(ResponseModel):
     """A chunk of a job's output (byte offsets)."""
 
@@ -704,6 +716,10 @@ class GetJobLogsResponse(ResponseModel):
     offset: int = Field(description="byte offset of text")
     next_offset: int = Field(description="pass as offset to continue")
     finished: bool = Field(description="the job ended and text reached the end of its log")
+    notes: list[JobLogNote] = Field(default_factory=list, description=(
+        "the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its "
+        "progress says its time limit stops it unfinished); kept out of the log file, which the job's account "
+        "owns: a reader shows each once (jupyter-sched logs prints them on stderr)"))
 
 
 class DryrunJobResponse(ResponseModel):
