@@ -42,10 +42,12 @@ def test_newuser21_n5_the_running_line_says_when_and_for_whom() -> None:
     ({"same_team": False, "for_team": "vision"}, True,
      "to be preempted at ~Dec 5 02:11 UTC for norm2 (j-n2), normal priority of team vision, unless it is released "
      "first"),
+    ({"for_name": "a\nb\x1b[31m"}, False,
+     "to be preempted at ~Dec 5 02:11 UTC for a b (j-n2), normal priority of the same team, unless it ends first"),
     ({"for_name": None}, False,
      "to be preempted at ~Dec 5 02:11 UTC for j-n2, normal priority of the same team, unless it ends first"),
 ], ids=["another user's waiter, by owner and quoted name", "a reclaim across teams", "a lease of another team's class",
-        "a waiter without a name"])
+        "a name with a newline and an escape made one plain line", "a waiter without a name"])
 def test_newuser21_n5_words_of_each_plan(plan: dict[str, Any], lease: bool, want: str) -> None:
     assert planned_preemption_text({**PLAN, **plan}, None, lease=lease) == want
 
