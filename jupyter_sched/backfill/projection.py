@@ -1,7 +1,7 @@
 """A start estimate for every pending job: conservative-backfill reservations walked in queue order.
 
 :class:`Projection` holds one :class:`~.timeline.Timeline` per capacity unit (a node, or a pool
-of identical nodes on large clusters) and per quota line with a ceiling, built from when the
+of identical nodes on large clusters; per GPU model where a node mixes models) and per quota line with a ceiling, built from when the
 running jobs end (their time limits; a queue maximum for jobs without one). Pending jobs are then
 placed in queue order, each at the earliest time its workers fit on units of one of its flavors
 *and* its quota lines have room for its whole duration, and reserved there — so every later job

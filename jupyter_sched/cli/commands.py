@@ -13,7 +13,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import PurePath
 from typing import Any
@@ -324,20 +324,36 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
     ``-f`` ends with the job's outcome on stderr (``job j-… (lf4): failed, exit code 3``, the lines
     just shown not quoted again) and exits as ``wait`` does: 0 if it succeeded, 4 if not (new user
-    17, N20: it ended silently with 0 for a failed job, where ``%schedule logs -f`` said the outcome)."""
+    17, N20: it ended silently with 0 for a failed job, where ``%schedule logs -f`` said the outcome).
+
+    The scheduler's notes for the log's readers (the answers' ``notes``: that the job's pace outruns
+    its time limit, once per run — new user 21, N7) are printed on stderr, each once, where they
+    arrive (``-f``) or after the log; stdout stays the job's own output."""
+    from ..client._wire import new_notes
+
     out = io.out
     shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
     args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
+    said: set[tuple[str, str]] = set()
+    last = [""]  # the log's last text shown: a note starts on a line of its own
+
+    def note(found: Mapping[str, Any]) -> None:
+        out.flush()
+        print(("\n" if last[0] and not last[0].endswith("\n") else "") + printable_log(str(found["text"])),
+              file=io.err, flush=True)
+        last[0] = ""
+
     if args.follow:
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
         try:
             if not chunk["text"]:
                 _say_no_output(client, args.job_id, io, follow=True)
-            for text in client.follow_logs(args.job_id):
+            for text in client.follow_logs(args.job_id, on_note=note, noted=said):
                 wrote = wrote or bool(text)
                 out.write(shown(text))
                 out.flush()
+                last[0] = text
         except KeyboardInterrupt:
             _still_going(args.job_id, "", io, what="following its log")
             return EXIT_INTERRUPTED
@@ -352,12 +368,15 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     while True:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
         out.write(shown(chunk["text"]))
+        last[0] = chunk["text"] or last[0]
         if chunk["next_offset"] == offset or not chunk["text"]:
             break
         offset = chunk["next_offset"]
     out.flush()
     if offset == 0 and not chunk["text"]:
         _say_no_output(client, args.job_id, io, follow=False)
+    for found in new_notes(chunk, said):
+        note(found)
     return EXIT_OK
 
 

@@ -28,7 +28,7 @@ from ..errors import (
 from .discovery import TOKEN_HINT
 
 __all__ = ["NAMED_FROM", "Req", "SseParser", "error_from_response", "event_from_sse", "job_id_named", "needs_lookup",
-           "unwrap_list"]
+           "new_notes", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -207,3 +207,18 @@ class SseParser:
         raw = "\n".join(self._data)
         event_name, self._event, self._data = self._event, "", []
         return event_from_sse(event_name, raw)
+
+
+def new_notes(chunk: Mapping[str, Any], said: set[tuple[str, str]]) -> list[Mapping[str, Any]]:
+    """The notes of a ``GET jobs/{id}/logs`` answer (``notes``: ``{"at", "text"}``, oldest first) not in
+    ``said`` yet, which they are added to: each is shown once however many answers carry it (new user
+    21, N7). Anything that is no such object is left out."""
+    fresh: list[Mapping[str, Any]] = []
+    notes = chunk.get("notes")
+    for note in notes if isinstance(notes, list) else ():
+        if isinstance(note, Mapping) and isinstance(note.get("text"), str):
+            key = (str(note.get("at")), note["text"])
+            if key not in said:
+                said.add(key)
+                fresh.append(note)
+    return fresh

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
-from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
+from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, new_notes, unwrap_list
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, token_hint
 
@@ -440,20 +440,33 @@ class SchedClient:
         ConflictError (not running). The ETAs of the jobs waiting on it read it, no decision does."""
         return dict(self.call(routes.report_progress(job_id, done, total)))
 
-    def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False) -> dict[str, Any]:
-        """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished"}`` (offsets in bytes)."""
-        return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),
+    def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False,
+             notes_seen: int | None = None) -> dict[str, Any]:
+        """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished", "notes"}`` (offsets in
+        bytes); ``notes_seen`` (with ``follow``): the scheduler's notes the reader has shown — one more
+        ends the long poll too."""
+        return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow, notes_seen=notes_seen),
                               timeout_s=DEFAULT_TIMEOUT_S * 2 if follow else None))
 
-    def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5) -> Iterator[str]:
+    def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5,
+                    on_note: Callable[[Mapping[str, Any]], None] | None = None,
+                    noted: set[tuple[str, str]] | None = None) -> Iterator[str]:
         """Yield log text as it appears until the job has finished and all output is read.
 
         Args:
             offset: byte offset to start at.
             poll_s: seconds to wait between reads when nothing new arrived.
+            on_note: called once with each of the scheduler's notes for the log's readers (``{"at",
+                "text"}``: the answers' ``notes``, e.g. that the job's pace outruns its time limit) —
+                before the text of the answer that first carried it. None: notes are not read.
+            noted: ``(at, text)`` of the notes already shown (this call adds to it).
         """
+        said = noted if noted is not None else set()
         while True:
-            chunk = self.logs(job_id, offset=offset, follow=True)
+            chunk = self.logs(job_id, offset=offset, follow=True, notes_seen=len(said) if on_note else None)
+            if on_note is not None:
+                for note in new_notes(chunk, said):
+                    on_note(note)
             text = str(chunk.get("text") or "")
             next_offset = int(chunk.get("next_offset", offset + len(text.encode())))
             if text:

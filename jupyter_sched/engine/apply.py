@@ -19,7 +19,7 @@ from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason, to_
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.eta import provisional
-from ..scheduling.snapshot import CycleResult, Pend, Snapshot
+from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, Snapshot
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx, job_columns
 from .clock import Clock
 from .idle import IdleLadders, Stop
@@ -46,6 +46,9 @@ class DecisionApplier:
     Attributes:
         reasons: the latest pending reason of every pending job, by id (positions included; the
             service overlays them on reads).
+        planned: the running jobs the last full cycle plans to preempt at a known time, by id
+            (``CycleResult.planned``; new user 21, N5) — replaced together with :attr:`reasons`, so a
+            page kept while the reasons are the same object shows the same plans.
     """
 
     def __init__(self, store: Store, leadership: Leadership, clock: Clock, idle: IdleLadders, publish: Publish, *,
@@ -59,10 +62,15 @@ class DecisionApplier:
         self.max_reason_writes = max_reason_writes
         self.reason_batch = reason_batch
         self.reasons: dict[str, PendingReason] = {}
+        self.planned: Mapping[str, PlannedPreemption] = {}
         self._simulated: Callable[[], bool] = simulated or (lambda: False)
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
         self.eta_failure = ""
         """Why the last full cycle's ETA pass failed ("" when it did not; ``CycleResult.eta_failure``)."""
+
+    def forget(self) -> None:
+        """Drop what the last full cycle said of the queue (the engine stepped down: another leads)."""
+        self.reasons, self.planned = {}, {}
 
     def _note_eta_failure(self, cause: str) -> None:
         """Log a failed ETA pass once per cause, and once when the ETAs are back (red team 21, R5:
@@ -229,6 +237,7 @@ class DecisionApplier:
         rest in queue order, up to the cap; the remainder follow in later cycles.
         """
         self.reasons = {p.job_id: p.reason for p in result.pending}
+        self.planned = result.planned
         urgent: list[Pend] = []
         later: list[Pend] = []
         for pend in result.pending:

@@ -459,7 +459,7 @@ class Engine:
         self.incremental.forget()
         self._reasons_stale = False
         self.leadership.term = None
-        self.applier.reasons = {}
+        self.applier.forget()
         self.idle.clear()
         self.executor.detach()
         self.stops.clear()

@@ -1,6 +1,7 @@
 """``GET jobs/{id}/logs?follow=true``: the long poll, bounded per user.
 
-A follow answers as soon as the job's log has new text or the job finished, else after
+A follow answers as soon as the job's log has new text, the job finished or the scheduler has a
+note the reader has not shown (``notes_seen``), else after
 :data:`FOLLOW_WAIT_S` with empty text (the client loops with ``offset = next_offset``). It has
 no event to wait on, so it re-reads the log every :data:`FOLLOW_POLL_S` through the request
 threads. One user's 1,000 follows of their own pending job (red-team 4 finding 4) were 4,000
@@ -46,7 +47,7 @@ async def follow_logs(handler: Any, job_id: str, request: Any) -> Any:
     """
     jobs = handler.services.jobs
     chunk = await handler.call(jobs.logs, handler.caller, job_id, request)
-    if not request.follow or chunk.text or chunk.finished:
+    if not request.follow or _news(chunk, request):
         return chunk
     who = handler.current_user
     user = str(getattr(who, "username", None) or getattr(who, "name", None) or who)
@@ -58,7 +59,7 @@ async def follow_logs(handler: Any, job_id: str, request: Any) -> Any:
     waiting[user] += 1
     try:
         waited = 0.0
-        while not chunk.text and not chunk.finished and waited < FOLLOW_WAIT_S:
+        while not _news(chunk, request) and waited < FOLLOW_WAIT_S:
             if handler._client_gone:
                 return None
             await asyncio.sleep(FOLLOW_POLL_S)
@@ -69,3 +70,10 @@ async def follow_logs(handler: Any, job_id: str, request: Any) -> Any:
         waiting[user] -= 1
         if waiting[user] <= 0:
             del waiting[user]
+
+
+def _news(chunk: Any, request: Any) -> bool:
+    """Whether the answer ends a follow's wait: new log text, the job finished, or a note of the
+    scheduler the reader has not shown (``notes_seen``; new user 21, N7: a note waited up to 25 s)."""
+    seen = request.notes_seen
+    return bool(chunk.text or chunk.finished or (seen is not None and len(chunk.notes) > seen))

@@ -24,6 +24,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
    decisions standing and every ETA unknown (:mod:`.eta_guard`, red team 21 R5).
 5. **Positions** — 1-based queue position of every job left pending, set with its ETA (a job
    above a quota ceiling holds none); nominations.
+6. **Planned preemptions** — the running jobs those ETAs say will be preempted at a known time
+   (:mod:`.planned`, new user 21, N5).
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -45,6 +47,7 @@ from .eta import Plan, expected_runtime
 from .eta_guard import estimate_guarded
 from .gates import gate
 from .pending import pend
+from .planned import planned_preemptions
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
@@ -106,7 +109,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     failure = estimate_guarded(ctx)  # ETAs and queue positions; a failure there never fails the decisions
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit),
-                       eta_failure=failure)
+                       eta_failure=failure, planned=planned_preemptions(ctx.pends, ctx.by_id))
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:

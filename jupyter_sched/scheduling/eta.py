@@ -52,6 +52,7 @@ from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
 from ..wording.estimates import done_text
 from .context import CycleContext
+from .eta_units import Units, units_of_inventory
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
@@ -64,7 +65,8 @@ __all__ = ["MIN_RUNTIME", "NODE_DETAIL", "Plan", "estimate_all", "expected_runti
 NODE_DETAIL = 32
 """Clusters with at most this many nodes are always projected node by node; larger ones too when
 nodes x pending jobs stays under :data:`NODE_WORK`, else pool by pool (identical nodes together:
-per-node fragmentation inside a pool is then not modelled, and a cycle stays fast)."""
+per-node fragmentation inside a pool is then not modelled, and a cycle stays fast). A node (pool)
+that mixes GPU models is a unit per model (:mod:`.eta_units`)."""
 NODE_WORK = 20_000
 LOOKAHEAD_WORK = 250_000
 """Queued jobs squared x capacity units above which ETAs are not replayed forward
@@ -197,10 +199,12 @@ class Plan:
         self.reestimates: dict[str, Reestimate] = {}
         self.holds: list[tuple[str, int, int, float]] = []
         self.progress = at_end
-        self.proj = _projection(ctx, self.by_node, at_end, self.reestimates, self.holds if with_holds else None)
+        self.layout = units_of_inventory(ctx.state, self.by_node)
+        self.proj = _projection(ctx, self.layout, self.by_node, at_end, self.reestimates,
+                                self.holds if with_holds else None)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
-        self._units: dict[str, tuple[int, ...]] = {}
+        self._units: dict[tuple[str, tuple[int, ...]], tuple[int, ...]] = {}
         self._lines: dict[tuple[str, str, str], tuple[int, ...]] = {}
         self.seen: dict[str, int] = {}
         self.estimates: dict[str, Estimated] = {}
@@ -210,13 +214,18 @@ class Plan:
 
     # ------------------------------------------------------------------ demands
     def units_of(self, flavor: Flavor) -> tuple[int, ...]:
-        """Capacity units of ``flavor`` (its nodes, or its pools on large clusters)."""
-        units = self._units.get(flavor.model)
+        """Capacity units of ``flavor`` (its nodes, or its pools on large clusters; on a node mixing
+        GPU models, the unit of ``flavor``'s model there: :mod:`.eta_units`). Per model *and* pools: a
+        job's filters (node selector, taints, GPU memory) take some pools of a model (keyed by the model
+        alone, a zone-b job's units were given to a later zone-a job of that model, session 22)."""
+        key = (flavor.model, flavor.pools)
+        units = self._units.get(key)
         if units is None:
-            st = self.ctx.state
-            units = tuple(n for pid in flavor.pools for n in st.pools[pid].nodes) if self.by_node \
-                else tuple(flavor.pools)
-            self._units[flavor.model] = units
+            st, on = self.ctx.state, self.layout.on
+            homes = (n for pid in flavor.pools for n in st.pools[pid].nodes) if self.by_node else flavor.pools
+            units = tuple(u for home in homes for u in on(home, flavor.model)) if self.layout.per_model \
+                else tuple(homes)
+            self._units[key] = units
         return units
 
     def lines_of(self, team: str, user: str, model: str) -> tuple[int, ...]:
@@ -306,9 +315,6 @@ class Plan:
         if not isinstance(demand, Demand):
             return demand
         est = self.proj.place(demand)
-        waits = _of_its_models(ctx, code, est.waits_on, {o.flavor for o in demand.options})
-        if waits is not est.waits_on:
-            est = replace(est, waits_on=waits)
         notes = [note for w in est.waits_on if (note := self.reestimates.get(w)) is not None]
         if est.start is None:
             stuck = [n for n in notes if n.cause == "stop_overdue"]
@@ -338,10 +344,10 @@ class Plan:
         demand = self.demand(job, strict=False, count=False)
         if not isinstance(demand, Demand):
             return
-        st = self.ctx.state
+        gpu_unit = self.layout.gpu_unit
         per_unit: dict[int, int] = {}
         for g, _ in placement.holding.gpus:
-            unit = st.gpu_node[g] if self.by_node else st.node_pool[st.gpu_node[g]]
+            unit = gpu_unit[g]
             per_unit[unit] = per_unit.get(unit, 0) + 1
         option = next((o for o in demand.options if o.flavor in (placement.model, "*")), demand.options[0])
         self.proj.reserve(demand, 0.0, option, list(per_unit.items()))
@@ -469,11 +475,12 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
 
 
 # ---------------------------------------------------------------------------------- projection
-def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str, Reestimate],
+def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, notes: dict[str, Reestimate],
                 holds: list[tuple[str, int, int, float]] | None = None) -> Projection:
-    """Capacity units and quota lines as timelines (module doc); running jobs re-estimated
-    because they ran past what was expected are noted in ``notes``; ``holds``, when given, gets
-    ``(holder, unit, GPUs, expected end)`` of each running job holding whole GPUs on one node."""
+    """Capacity units (``layout``: nodes or pools, per GPU model where a node mixes models) and quota
+    lines as timelines (module doc); running jobs re-estimated because they ran past what was
+    expected are noted in ``notes``; ``holds``, when given, gets ``(holder, unit, GPUs, expected
+    end)`` of each running job holding whole GPUs, per unit."""
     st, book, now = ctx.state, ctx.book, ctx.now
     owner_end: dict[str, float] = {}
     if at_end:
@@ -485,13 +492,14 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
         for owner in book.gpus:
             stops = [_holder_end(ctx, h, notes) for h in book.holders_on(book.pool([owner])) if h in ctx.in_flight]
             owner_end[owner] = max(stops, default=0.0) + expected_runtime(ctx, book.jobs[owner])
-    n_units = len(st.nodes) if by_node else len(st.pools)
-    free_now = [st.node_free[n] for n in range(n_units)] if by_node else [p.free_whole for p in st.pools]
-    unit_max = list(st.node_capacity) if by_node else [p.max_per_node for p in st.pools]
+    n_units = layout.count
+    free_now = layout.free_now(st, by_node)
+    unit_max = list(layout.unit_max)
     releases: list[dict[float, int]] = [{} for _ in range(n_units)]  # end -> GPUs freed then
     forever: list[dict[str, None]] = [{} for _ in range(n_units)]
     enders: list[list[tuple[float, str]]] = [[] for _ in range(n_units)]
-    placeable, free_milli, node_of, pool_of = st.placeable, st.free_milli, st.gpu_node, st.node_pool
+    placeable, free_milli = st.placeable, st.free_milli
+    gpu_unit, split = layout.gpu_unit, layout.per_model  # split: nodes (pools) with a unit per model
     all_placeable = all(placeable)  # the common case: no GPU to skip when counting what a holder frees
     release: dict[int, float] = {}  # GPUs shared or nominated: released when the last holder ends
     shared: dict[int, list[SharedGpu]] = {}  # per unit, GPUs shared by running fractions (N7)
@@ -518,8 +526,9 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
             continue
         else:
             end, name = _holder_end(ctx, holder, notes, progress=at_end), holder
-        if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)):
-            unit = holding.node if by_node else pool_of[holding.node]  # the common case: whole GPUs, one node
+        if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)) \
+                and (not split or layout.one_unit(gpus)):  # GPUs of two models on a node: GPU by GPU, below
+            unit = gpu_unit[gpus[0][0]]  # the common case: whole GPUs, one node (one model there)
             if math.isinf(end):
                 forever[unit][name] = None
             else:
@@ -533,7 +542,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
             per_unit: dict[int, int] = {}  # a gang's workers, whole GPUs on several nodes
             for g, _ in gpus:
                 if placeable[g]:
-                    unit = node_of[g] if by_node else pool_of[node_of[g]]
+                    unit = gpu_unit[g]
                     per_unit[unit] = per_unit.get(unit, 0) + 1
             holds.extend((name, unit, count, end) for unit, count in per_unit.items())
         for g, milli in gpus:
@@ -548,7 +557,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     for g, end in release.items():
         if not placeable[g] or free_milli[g] >= 1000:
             continue
-        unit = node_of[g] if by_node else pool_of[node_of[g]]
+        unit = gpu_unit[g]
         if math.isinf(end):
             # a shared GPU frees only when all its holders end: name each one that has no end
             # (new-user 4 finding 22: of two 0.3-GPU jobs on one GPU only the last was named)
@@ -651,20 +660,6 @@ def _next_period(now: datetime, period: str) -> datetime:
     return (day.replace(day=1) + timedelta(days=32)).replace(day=1)
 
 
-def _of_its_models(ctx: CycleContext, code: str, waits: tuple[str, ...], models: set[str]) -> tuple[str, ...]:
-    """``waits`` less the holders whose GPUs are all of models the job may not use (``models``: its
-    flavors' inventory models) — on a node mixing models the plan's unit is the node, and an H100
-    job's wait named and counted an A100 lease, and its advice cancelled it (verify21 V12). A quota
-    wait keeps them (a lease of another model may count on the same quota line), and so does a wait
-    where every holder is of another model (nothing better to name)."""
-    if code in _QUOTA_WAITS or not waits:
-        return waits
-    holdings, model_of = ctx.state.holdings, ctx.state.gpu_model
-    kept = tuple(w for w in waits if (held := holdings.get(w)) is None or not held.gpus
-                 or any(model_of[g] in models for g, _ in held.gpus))
-    return kept if kept and len(kept) < len(waits) else waits
-
-
 # ---------------------------------------------------------------------------------- history
 def _with_idle_peers(ctx: CycleContext, job: Job, reason: PendingReason, waits: tuple[str, ...],
                      eta: datetime) -> tuple[str, ...]:
@@ -672,9 +667,10 @@ def _with_idle_peers(ctx: CycleContext, job: Job, reason: PendingReason, waits: 
     one whose end lets ``job`` start, but where two idle leases must both go both are what it waits on
     ("if l-a and l-b stay idle", session 21). On a quota wait (``used``, ``requested``, ``quota`` in
     ``reason.details``): the idle leases of the job's team reclaimed by ``eta``, soonest first, until
-    the GPUs they free cover what the line is short of; else every idle lease on the nodes of those
-    named that is reclaimed by then. Other waits are kept, first; ``waits`` unchanged when the quota
-    leases do not cover it."""
+    the GPUs they free cover what the line is short of; else every idle lease reclaimed by then on
+    GPUs of the nodes and models of those named — on a node mixing models, an A100 lease's end frees
+    nothing an H100 job can use (session 22). Other waits are kept, first; ``waits`` unchanged when
+    the quota leases do not cover it."""
     ends, by_id = ctx.snap.idle_ends, ctx.by_id
     kept = tuple(w for w in waits if w not in ends)
     due = sorted((end, lease_id) for lease_id, end in ends.items() if end <= eta and lease_id in by_id)
@@ -689,11 +685,20 @@ def _with_idle_peers(ctx: CycleContext, job: Job, reason: PendingReason, waits: 
                 if freed >= short:
                     return (*kept, *taken)
         return waits
-    nodes = {node for w in waits if w in ends and (held := by_id.get(w)) is not None and held.allocation
-             for node, _ in held.allocation.per_worker()}
-    peers = [lease_id for _, lease_id in due if (lease := by_id[lease_id]).allocation
-             and nodes & {node for node, _ in lease.allocation.per_worker()}]
+    spots = {spot for w in waits if w in ends and (held := by_id.get(w)) is not None for spot in _spots(ctx, held)}
+    peers = [lease_id for _, lease_id in due if spots & _spots(ctx, by_id[lease_id])]
     return (*kept, *peers, *(w for w in waits if w in ends and w not in peers))
+
+
+def _spots(ctx: CycleContext, job: Job) -> set[tuple[str, str]]:
+    """``{(node name, GPU model)}`` of the GPUs ``job``'s allocation holds (a GPU no longer in the
+    inventory: model ``""``)."""
+    if job.allocation is None:
+        return set()
+    st = ctx.state
+    index, model_of = st.uuid_to_gpu, st.gpu_model
+    return {(node, model_of[g] if (g := index.get(uuid)) is not None else "")
+            for node, uuids in job.allocation.per_worker() for uuid in uuids}
 
 
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,

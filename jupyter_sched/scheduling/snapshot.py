@@ -23,6 +23,7 @@ __all__ = [
     "IdleAction",
     "JobHold",
     "Pend",
+    "PlannedPreemption",
     "Preempt",
     "Reject",
     "Snapshot",
@@ -214,6 +215,33 @@ class Preempt:
     checkpoint_signal: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedPreemption:
+    """A running job the scheduler will preempt (or reclaim) at a known time: a pending job's ETA is
+    the moment this one passes the minimum runtime (:func:`.planned.planned_preemptions`, new user 21,
+    N5) — said on the victim's own line, which otherwise says only when its time limit ends it.
+
+    Attributes:
+        at: when (UTC) — the waiter's ETA, the moment the victim has run the minimum runtime.
+        for_job: the waiting job (or lease) it is stopped for.
+        for_name: that job's public name (as every queue line shows it); "" when it says no more than its id.
+        for_owner: its owner where that is not the victim's owner ("" for the victim owner's own work).
+        for_priority: its class, e.g. ``normal``.
+        for_team: its team.
+        same_team: the waiter is of the victim's team (a class preemption, else a reclaim across teams).
+        verb: ``"preempted"`` or ``"reclaimed"`` (the waiter's ETA says it so: ``preemption_rule.evicted_as``).
+    """
+
+    at: datetime
+    for_job: str
+    for_name: str = ""
+    for_owner: str = ""
+    for_priority: str = ""
+    for_team: str = ""
+    same_team: bool = True
+    verb: str = "preempted"
+
+
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Pend:
@@ -287,3 +315,6 @@ class CycleResult:
     """Why this cycle's ETA pass failed (the error, where, and the running jobs whose progress reports
     fed it), its decisions made without it and every ETA "unknown" (:mod:`.eta_guard`); "" when it
     did not. The engine logs it once per cause (red team 21, R5)."""
+    planned: Mapping[str, PlannedPreemption] = field(default_factory=dict)
+    """Running jobs to be preempted at a known time, by id (:func:`.planned.planned_preemptions`): the
+    engine keeps them beside the pending reasons, and their lines say so (new user 21, N5)."""

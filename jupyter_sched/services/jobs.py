@@ -56,7 +56,8 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
-from .progress import reports_of, with_progress
+from .planned import plan_of, with_plan
+from .progress import log_notes, reports_of, with_progress
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -763,14 +764,16 @@ class JobsService:
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
+        plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report))
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
+        with_plan(data, plan)
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
@@ -846,6 +849,7 @@ class JobsService:
         data = job_to_dict(live, simulated=self.ctx.simulated())
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        with_plan(data, plan_of(self.ctx, live))
         self._name_preemptors([data])
         self._idle_release(live, data)
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
@@ -872,7 +876,10 @@ class JobsService:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
             pass
-        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
+        with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
+            notes = log_notes(tx, job_id) if not record.job.is_lease else []
+        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished,
+                                  notes=notes)
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
         """The entries of :meth:`queue_page` (for callers that do not page)."""
@@ -950,8 +957,9 @@ class JobsService:
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
+        plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report))
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -966,6 +974,7 @@ class JobsService:
             data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        with_plan(data, plan)
         self._name_preemptors([data])
         self._idle_release(job, data)
         if mine:

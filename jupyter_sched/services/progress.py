@@ -20,6 +20,13 @@ bounds the ``eta_moved`` records any cause writes per waiting job).
 Each stored report is published as a ``progress`` event (the owner's panel folds it into My work,
 whose job list is re-read on events only).
 
+A report whose pace says the job's time limit stops it unfinished (:func:`~jupyter_sched.wording.reported.pace_needs_s`)
+gets its owner's log readers told once per run (new user 21, N7): one ``progress_over_limit`` record (actor
+``scheduler``, the words and numbers in it), which ``GET jobs/{id}/logs`` carries as ``notes``
+(:func:`log_notes`) and ``jupyter-sched logs`` prints on stderr. Not a line in ``output.log``: that
+file is created and owned by the job's account (executors/wrapper.py), and the service writes into no
+file another account controls; a Kubernetes job's log is its pod's, which nothing else can write.
+
 Rate: one stored report per job per :data:`MIN_INTERVAL_S`; a report that comes sooner is answered
 200 with ``stored: false`` (coalesced into the stored one) rather than 429: a loop that reports every
 step then needs no backoff and never fails for reporting too often, and the store writes at most one
@@ -32,6 +39,7 @@ costs no store write (the store checks the interval again: two servers on one st
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..admission import Caller
@@ -40,16 +48,29 @@ from ..model import Job, JobKind
 from ..store import JobRecord, StoreTx
 from ..store.codec import ts
 from ..store.progress import StoredProgress, completes, contradiction, read_progress, record_report
-from ..wording.reported import progress_text
+from ..wording.reported import over_limit_note, pace_needs_s, progress_text
 from .context import Context
-from .models import JobProgress, ReportProgressRequest, ReportProgressResponse
+from .models import JobLogNote, JobProgress, ReportProgressRequest, ReportProgressResponse
 
-__all__ = ["MIN_INTERVAL_S", "ProgressService", "progress_event", "progress_view", "reports_of", "with_progress"]
+__all__ = ["LOG_NOTES_MAX", "MIN_INTERVAL_S", "OVER_LIMIT", "ProgressService", "log_notes", "progress_event",
+           "progress_view", "reports_of", "with_progress"]
 
 MIN_INTERVAL_S = 10.0
 """Seconds between two stored progress reports of one job (sooner ones are coalesced)."""
 _KEPT = 10_000
 """Jobs whose last stored report is kept in memory (the map is cleared beyond it)."""
+OVER_LIMIT = "progress_over_limit"
+"""The audit action of the once-per-run note that a job's pace outruns its time limit (module doc)."""
+LOG_NOTES_MAX = 20
+"""Most notes one log answer carries (the newest; one per run, so only a job requeued this often has more)."""
+
+
+def log_notes(tx: StoreTx, job_id: str) -> list[JobLogNote]:
+    """The scheduler's notes for ``job_id``'s log readers (``GET jobs/{id}/logs`` ``notes``), oldest
+    first: its ``progress_over_limit`` records, at most :data:`LOG_NOTES_MAX` (the newest). One
+    indexed read (events by job). No authorization: the caller decided already."""
+    found = tx.list_events(job_id=job_id, action=OVER_LIMIT, limit=LOG_NOTES_MAX, newest_first=True)
+    return [JobLogNote(at=ts(e.at) or "", text=e.message) for e in reversed(found)]
 
 
 def progress_view(stored: StoredProgress) -> JobProgress:
@@ -106,6 +127,8 @@ class ProgressService:
         self.ctx = ctx
         self.min_interval_s = min_interval_s
         self._last: dict[str, StoredProgress] = {}
+        self._noted: set[tuple[str, datetime]] = set()
+        """Runs (job id, start) whose over-limit note is written (:meth:`_note_over_limit`)."""
 
     def report(self, caller: Caller, job_id: str, request: ReportProgressRequest) -> ReportProgressResponse:
         """Store ``request.done`` of ``request.total`` steps as the running job's progress now.
@@ -141,6 +164,8 @@ class ProgressService:
         with self.ctx.store.transaction() as tx:
             stored, fresh, ignored = record_report(tx, job_id, run_started_at=start, at=now, done=request.done,
                                                    total=request.total, min_interval_s=self.min_interval_s)
+            if fresh and not stored.ignored:  # a lying run's pace is not read for this either
+                self._note_over_limit(tx, job, stored)
             if ignored:  # once per run: later reports of it are stored as ignored, not audited again
                 tx.add_event(actor=caller.user, action="progress_ignored", job_id=job_id, user=job.spec.user,
                              message=f"the progress reports of job {job_id[:80]}'s run are not read for ETAs: {ignored}",
@@ -152,6 +177,35 @@ class ProgressService:
         if fresh:  # the panel's My work reads jobs on events only while its stream is up (session 21)
             self.ctx.publish({"type": "progress", "data": progress_event(job, stored)})
         return self._answer(job_id, stored, stored=fresh)
+
+    def _note_over_limit(self, tx: StoreTx, job: Job, stored: StoredProgress) -> None:
+        """Record, once per run of ``job``, that its pace (``stored``, the report just stored) says its
+        time limit stops it unfinished (module doc; new user 21, N7). Once: a run already noted here
+        is remembered (:attr:`_noted`), and one noted by another server on the store is found in its
+        records (two servers may both write it in the same instant: bounded, never per report)."""
+        report, start = stored.report, stored.run_started_at
+        needs = pace_needs_s(job.spec.time_limit_s, report.fraction, report.ran_s)
+        if needs is None or job.spec.time_limit_s is None or (job.id, start) in self._noted:
+            return
+        said = ts(start)
+        if any((e.details or {}).get("run_started_at") == said
+               for e in tx.list_events(job_id=job.id, action=OVER_LIMIT, limit=LOG_NOTES_MAX, newest_first=True)):
+            self._remember(job.id, start)
+            return
+        limit = float(job.spec.time_limit_s)
+        stops = start + timedelta(seconds=limit)
+        text = over_limit_note(fraction=report.fraction, ran_s=report.ran_s, needs_s=needs, limit_s=limit,
+                               stops_at=stops, at=report.at)
+        tx.add_event(actor="scheduler", action=OVER_LIMIT, job_id=job.id, user=job.spec.user, message=text,
+                     at=report.at, details={"run_started_at": said, "fraction": round(report.fraction, 6),
+                                            "ran_s": round(report.ran_s, 3), "needs_s": round(min(needs, 1e12), 3),
+                                            "time_limit_s": limit, "stops_at": ts(stops)})
+        self._remember(job.id, start)
+
+    def _remember(self, job_id: str, start: datetime) -> None:
+        if len(self._noted) >= _KEPT:
+            self._noted.clear()
+        self._noted.add((job_id, start))
 
     def _answer(self, job_id: str, progress: StoredProgress, *, stored: bool) -> ReportProgressResponse:
         return ReportProgressResponse(job_id=job_id, stored=stored, min_interval_s=self.min_interval_s,

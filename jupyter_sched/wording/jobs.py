@@ -13,12 +13,13 @@ from typing import Any
 from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
+from .preemption import planned_preemption_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -298,6 +299,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         if detail.startswith("stopping ("):
             return f"{head}: {detail}"
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
+        # its planned preemption, as the queue's line says it (new user 21, N5): `status JOB` too
+        detail = " · ".join(part for part in (detail, planned_text(job, now)) if part)
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     if log_shown and message.startswith("last lines: "):
@@ -565,6 +568,9 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     The one renderer of the CLI's queue and jobs lines and the magics' queue table (issue 20: the
     table left it empty; new user 14, N18: the CLI had its own copy, without days or years, so a
     366-day limit's end read "Dec 4 23:58 UTC (in 8783h59m)" — the day after — in the CLI only).
+    Work the scheduler will preempt at a known time says so after it (``preemption_planned``: ``ends
+    by 02:16 UTC (in 9m32s), its 10m time limit — to be preempted at ~02:11 UTC for norm2 (j-…),
+    normal priority of the same team, unless it ends first``; new user 21, N5).
 
     Args:
         cancel: the command that cancels a job by id on this surface (``jupyter-sched cancel``,
@@ -575,8 +581,21 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
         return ""
     if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
         return stopping
-    if job.get("kind") == "lease":
-        return _lease_hold(job, cancel or "cancel")
+    text = _lease_hold(job, cancel or "cancel") if job.get("kind") == "lease" else _limit_end(job, now)
+    planned = planned_text(job, now)
+    return f"{text} — {planned}" if planned else text
+
+
+def planned_text(job: Mapping[str, Any], now: datetime | None) -> str:
+    """The planned preemption of running work (:func:`~.preemption.planned_preemption_text`), ""
+    when none is planned or the work is stopping already (its stop is what its line says)."""
+    if job.get("state") not in ("running", "admitted") or job.get("stop_requested") or stop_detail(job, now):
+        return ""
+    return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease")
+
+
+def _limit_end(job: Mapping[str, Any], now: datetime) -> str:
+    """``ends by 05:40 UTC (in 2m58s), its 3m time limit`` (:func:`ends_by` of a job)."""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"

@@ -1,15 +1,20 @@
 """What a job's owner is told about its preemption before it happens (new user 21, N5).
 
-Pure: words only, from the numbers the caller passes (the scheduling profile's settings).
+Pure: words only, from the numbers the caller passes (the scheduling profile's settings, a planned
+preemption's wire fields).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Any
 
-from ..model.units import format_duration
+from ..model.units import clock_text, format_duration
+from ..textsafe import printable_line
+from .reasons import wire_time, work_named
 
-__all__ = ["preemptible_note"]
+__all__ = ["planned_preemption_text", "preemptible_note"]
 
 
 def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Collection[str],
@@ -56,3 +61,43 @@ def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Co
                  f"room, and once preempted, each restart is protected for its first {span} unless the job "
                  "spared instead would preempt it in turn")
     return text + "; a preempted job goes back to the queue with its submit time"
+
+
+def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = False) -> str:
+    """What the line of running work says of its planned preemption (``preemption_planned``, the
+    core's :class:`~jupyter_sched.scheduling.snapshot.PlannedPreemption` on the wire): its waiter's
+    ETA, said to the victim — ``to be preempted at ~02:11 UTC for norm2 (j-…), normal priority of the
+    same team, unless it ends first``. The one wording of the CLI's queue and jobs lines, the magics'
+    tables (after :func:`~.jobs.ends_by`'s words), ``status JOB`` and the panel (the server's ``text``,
+    its clock with the date; the panel says it as of now). The waiter is named as the queue names it
+    (:func:`~.reasons.work_named`: another user's work with its owner, its name quoted), nothing more.
+
+    Args:
+        plan: the wire mapping (``at`` ISO time, ``for_job``, ``for_name``, ``for_owner``,
+            ``for_priority``, ``for_team``, ``same_team``, ``verb``); anything else says "".
+        now: the reader's time (``02:11 UTC`` on its day); None: with the date (``Dec 5 02:11 UTC``).
+        lease: the victim is a lease, which is released rather than ended.
+
+    Returns:
+        The clause, or "" when ``plan`` is no plan (absent, or without a time or a waiter).
+    """
+    if not isinstance(plan, Mapping):
+        return ""
+    at, waiter = wire_time(plan.get("at")), plan.get("for_job")
+    if at is None or not isinstance(waiter, str) or not waiter:
+        return ""
+    owner, name = plan.get("for_owner"), plan.get("for_name")
+    # one line whoever reads it: a name's controls and newlines shown as text, never acted on
+    who = work_named(printable_line(waiter), printable_line(name, limit=80) if isinstance(name, str) else None,
+                     printable_line(owner) if isinstance(owner, str) and owner else None)
+    priority = printable_line(str(plan.get("for_priority") or "")).strip()
+    team = printable_line(str(plan.get("for_team") or "")).strip()
+    verb = "reclaimed" if plan.get("verb") == "reclaimed" else "preempted"
+    if plan.get("same_team") is not False:
+        why = f", {priority} priority of the same team" if priority else ", of the same team"
+    elif verb == "reclaimed":
+        why = f", to return borrowed quota to {team}" if team else ", to return borrowed quota"
+    else:
+        why = f", {priority + ' priority ' if priority else ''}of team {team}" if team else ""
+    first = "it is released first" if lease else "it ends first"
+    return f"to be {verb} at ~{clock_text(at, now)} for {who}{why}, unless {first}"

@@ -22,7 +22,7 @@ from ..model.units import ago_text, clock_text, format_duration
 from .estimates import done_text
 from .reasons import wire_time
 
-__all__ = ["progress_text"]
+__all__ = ["over_limit_note", "pace_needs_s", "progress_text"]
 
 _RUNNING = ("admitted", "running")
 _PACE_AFTER_S = 30.0
@@ -63,16 +63,37 @@ def _over_limit(job: Mapping[str, Any], fraction: float, ran_s: Any, start: date
     """``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC``
     when the job's own rate (its run time at the report over the share done) says it cannot finish within
     its time limit (new user 21, N7: only the jobs waiting for it were told, and credited to its
-    progress); "" otherwise (no limit, a run time under :data:`_PACE_AFTER_S` or under 1 % done — start-up
-    and noise, as the ETAs read it — or a pace that fits)."""
+    progress); "" otherwise (:func:`pace_needs_s`)."""
     limit = job.get("time_limit_s")
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
-        return ""
-    if isinstance(ran_s, bool) or not isinstance(ran_s, (int, float)) or not ran_s >= _PACE_AFTER_S or not fraction >= 0.01:
-        return ""
-    needs = float(ran_s) / fraction
-    if not needs > float(limit) or not math.isfinite(needs):
+    needs = pace_needs_s(limit, fraction, ran_s)
+    if needs is None or not isinstance(limit, (int, float)):
         return ""
     stop = start + timedelta(seconds=float(limit))
     return (f"at this pace it needs ~{format_duration(min(needs, 1e9))} in all: its {format_duration(float(limit))} "
             f"time limit stops it at {clock_text(stop, now)}")
+
+
+def pace_needs_s(limit_s: Any, fraction: Any, ran_s: Any) -> float | None:
+    """Seconds the whole run needs at the pace of a report (``ran_s`` seconds into the run, ``fraction``
+    0..1 done) when that is more than its time limit ``limit_s`` (seconds); None otherwise: no limit,
+    a run time under :data:`_PACE_AFTER_S` or under 1 % done (start-up and noise, as the ETAs read
+    it), a pace that fits, or anything that is no finite number."""
+    numbers = [v for v in (limit_s, fraction, ran_s) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) < 3 or not all(math.isfinite(v) for v in numbers):
+        return None
+    limit, done, ran = (float(v) for v in numbers)
+    if limit <= 0 or not ran >= _PACE_AFTER_S or not done >= 0.01:
+        return None
+    needs = ran / done
+    return needs if needs > limit else None
+
+
+def over_limit_note(*, fraction: float, ran_s: float, needs_s: float, limit_s: float, stops_at: datetime,
+                    at: datetime) -> str:
+    """The one-time line a job's log readers are told when its progress says its time limit stops it
+    unfinished (new user 21, N7): ``jupyter_sched: at this pace (10 % done after 40s) the job needs
+    ~6m40s in all; its 2m time limit stops it at 11:52 UTC`` — the clock as of ``at``, when it was
+    said (a log line keeps its words). ``fraction`` 0..1; seconds otherwise."""
+    return (f"jupyter_sched: at this pace ({done_text(fraction)} after {format_duration(ran_s)}) the job needs "
+            f"~{format_duration(min(needs_s, 1e9))} in all; its {format_duration(limit_s)} time limit stops it at "
+            f"{clock_text(stops_at, at)}")

@@ -93,6 +93,21 @@ export function progressLine(job: Pick<Job, 'state' | 'progress'>, now: Date = n
   return at ? `${clocksAsOf(text, now)} (${agoText((now.getTime() - at.getTime()) / 1000, trans)})` : clocksAsOf(text, now);
 }
 
+/**
+ * The planned preemption of running work, as the CLI and the magics say it after its end
+ * (jupyter_sched.wording.preemption.planned_preemption_text): the server's `preemption_planned.text`
+ * (`to be preempted at ~Dec 5 02:11 UTC for norm2 (j-…), normal priority of the same team, unless it
+ * ends first`) with its clock as of `now` (new user 21, N5). "" when none is planned, the work no
+ * longer runs, or it is stopping already (its stop is what its card says).
+ */
+export function plannedLine(job: Pick<Job, 'state' | 'preemption_planned'>, now: Date = new Date()): string {
+  const text = job.preemption_planned?.text;
+  if (!text || !ACTIVE_STATES.has(job.state) || stoppingText(job)) {
+    return '';
+  }
+  return clocksAsOf(text, now);
+}
+
 /** An ETA relative to `now` ({@link relativeText}): `unknown`, `now`, `in 40s`, `in 12m`, `in 2h05m`. */
 export function formatEta(eta: string | null | undefined, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const at = parseTime(eta);

@@ -1143,6 +1143,8 @@ export interface components {
             next_offset: number;
             /** @description the job ended and text reached the end of its log */
             finished: boolean;
+            /** @description the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its progress says its time limit stops it unfinished); kept out of the log file, which the job's account owns: a reader shows each once (jupyter-sched logs prints them on stderr) */
+            notes?: components["schemas"]["JobLogNote"][];
         };
         /** @description The caller: name, admin flag, teams, and usage against quota and budget. */
         GetMeResponse: {
@@ -1477,6 +1479,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
+            preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -1489,6 +1493,13 @@ export interface components {
         };
         /** @enum {string} */
         JobKind: "training" | "inference" | "lease";
+        /** @description A line the scheduler has for a job's log readers, beside the job's own output (new user 21, N7). */
+        JobLogNote: {
+            /** @description when the scheduler said it (UTC) */
+            at: string;
+            /** @example jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m time limit stops it at 11:52 UTC */
+            text: string;
+        };
         /** @description A job's latest stored progress report (``GET jobs/{id}``, ``POST jobs/{id}/progress``). */
         JobProgress: {
             /**
@@ -1596,6 +1607,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
+            preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -1740,6 +1753,43 @@ export interface components {
         } & {
             [key: string]: unknown;
         }) | null;
+        /**
+         * @description Running work the scheduler will preempt (or reclaim) at a known time: a waiting job's ETA is the
+         *     moment this one has run the minimum runtime (new user 21, N5). The waiter is named as its own queue
+         *     line names it.
+         */
+        PreemptionPlanned: {
+            /**
+             * @description when (UTC): the waiting job's ETA, the moment this one has run the minimum runtime
+             * @example 2026-12-05T02:11:00Z
+             */
+            at: string;
+            /** @description the waiting job (or lease) it is stopped for */
+            for_job: string;
+            /** @description that job's name, when it says more than its id */
+            for_name?: string | null;
+            /** @description that job's owner, when it is not this job's owner */
+            for_owner?: string | null;
+            /**
+             * @description that job's class
+             * @enum {string}
+             */
+            for_priority: "high" | "normal" | "low";
+            /** @description that job's team */
+            for_team: string;
+            /** @description the waiter is of this job's team (else a reclaim or class preemption across teams) */
+            same_team: boolean;
+            /**
+             * @description how it is stopped, as the waiter's ETA says it
+             * @enum {string}
+             */
+            verb: "preempted" | "reclaimed";
+            /**
+             * @description the plan in words, as the panel, the CLI and the magics say it after the job's end (they say the clock as of their own now)
+             * @example to be preempted at ~Dec 5 02:11 UTC for norm2 (j-1m91z6wnt-e4dzvs), normal priority of the same team, unless it ends first
+             */
+            text?: string;
+        };
         /** @description ``POST definitions/preview``: a schedule to try (nothing is saved). */
         PreviewScheduleRequest: {
             /** @example 0 12 * * 1-5 */
@@ -1830,6 +1880,8 @@ export interface components {
             stop_requested?: components["schemas"]["StopRequested"] | null;
             /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
             already_stopping?: boolean | null;
+            /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
+            preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -2799,6 +2851,8 @@ export interface operations {
                 limit?: number;
                 /** @description long-poll up to 25 s for new text */
                 follow?: boolean;
+                /** @description with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has more (left out: notes do not end it) */
+                notes_seen?: number | null;
             };
             header?: never;
             path: {

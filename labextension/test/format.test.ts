@@ -15,6 +15,7 @@ import {
   formatGpus,
   formatMiB,
   inCluster,
+  plannedLine,
   progressLine,
   queueLine,
   recordTime,
@@ -425,5 +426,28 @@ describe('issue 20: a running job\'s own progress report', () => {
     expect(progressLine(makeJob({ state: 'running', progress: { ...progress, text: '' } }), now)).toBe('');
     expect(progressLine(makeJob({ state: 'pending', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } }), now)).toBe('');
     expect(progressLine(makeJob({ state: 'succeeded', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } }), now)).toBe('');
+  });
+});
+
+describe('new user 21, N5: the planned preemption of running work', () => {
+  const now = new Date('2026-12-05T02:07:00Z');
+  const plan = {
+    at: '2026-12-05T02:11:00Z', for_job: 'j-n', for_name: 'norm2', for_owner: null, for_priority: 'normal' as const, for_team: 'ml',
+    same_team: true, verb: 'preempted' as const,
+    text: 'to be preempted at ~Dec 5 02:11 UTC for norm2 (j-n), normal priority of the same team, unless it ends first'
+  };
+
+  it('test_newuser21_n5_planned_line_as_the_cli_says_it: the server\'s words with the clock as of now', () => {
+    const job = makeJob({ state: 'running', preemption_planned: plan });
+    // jupyter_sched.wording.preemption.planned_preemption_text(plan, now)
+    expect(plannedLine(job, now)).toBe('to be preempted at ~02:11 UTC for norm2 (j-n), normal priority of the same team, unless it ends first');
+    expect(plannedLine(job, new Date('2026-12-04T23:00:00Z'))).toContain('at ~Dec 5 02:11 UTC for');
+  });
+
+  it('says nothing with no plan, for work no longer running, or stopping already', () => {
+    expect(plannedLine(makeJob({ state: 'running' }), now)).toBe('');
+    expect(plannedLine(makeJob({ state: 'running', preemption_planned: null }), now)).toBe('');
+    expect(plannedLine(makeJob({ state: 'succeeded', preemption_planned: plan }), now)).toBe('');
+    expect(plannedLine(makeJob({ state: 'running', preemption_planned: plan, stop_requested: { intent: 'preempt', text: 'stopping (preempted)' } }), now)).toBe('');
   });
 });

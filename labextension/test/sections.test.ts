@@ -183,6 +183,21 @@ describe('Queue section', () => {
     return { server, model, view, state };
   }
 
+  it('test_newuser21_n5_planned_preemption_in_the_queue: a running row says its plan, as the CLI\'s queue line', async () => {
+    const at = new Date(Date.now() + 240_000);
+    const server = new FakeSchedServer();
+    server.queue = [queueRow({
+      id: 'r1', name: 'lowml', user: 'bob', state: 'running', started_at: new Date(Date.now() - 65000).toISOString(), allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'] },
+      preemption_planned: { at: at.toISOString(), for_job: 'j-n2', for_name: 'norm2', for_owner: 'alice', for_priority: 'normal', for_team: 'ml', same_team: true, verb: 'preempted',
+                            text: `to be preempted at ~${clockText(at, null)} for alice's job "norm2" (j-n2), normal priority of the same team, unless it ends first` }
+    }, { mine: false })];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-job .jp-sched-reason'))).toBe(
+      `Running on node-a · to be preempted at ~${clockText(at)} for alice's job "norm2" (j-n2), normal priority of the same team, unless it ends first`);
+    model.dispose();
+  });
+
   it('new user 6 F22: shows the first 50 pending and mine further back, with "Show 50 more"', async () => {
     const server = new FakeSchedServer();
     server.queue = Array.from({ length: 120 }, (_, i) =>
@@ -342,6 +357,33 @@ describe('My work section', () => {
     model.upsert(makeJob({ id: 'j-rep', name: 'train', state: 'pending', submitted_at: '2026-12-01T10:00:03Z' }));
     expect(model.find('j-rep')?.progress).toBeUndefined();
     model.dispose();
+  });
+
+  it('test_newuser21_n5_planned_preemption_on_the_card: the server\'s sentence with its clock as of now, from the queue where it is read', async () => {
+    const at = new Date(Date.now() + 240_000);
+    const plan = {
+      at: at.toISOString(), for_job: 'j-norm2', for_name: 'norm2', for_owner: 'bob', for_priority: 'normal' as const, for_team: 'ml',
+      same_team: true, verb: 'preempted' as const,
+      text: `to be preempted at ~${clockText(at, null)} for bob's job "norm2" (j-norm2), normal priority of the same team, unless it ends first`
+    };
+    const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    const running = { id: 'j-low', name: 'lowml', state: 'running' as const, priority: 'low' as const, submitted_at: '2026-12-01T10:00:03Z',
+                      started_at: new Date(Date.now() - 60_000).toISOString(), allocation: alloc };
+    const said = `on node-a · GPU #0 · to be preempted at ~${clockText(at)} for bob's job "norm2" (j-norm2), normal priority of the same team, unless it ends first`;
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ ...running, preemption_planned: plan })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-job .jp-sched-reason'))).toBe(said);
+    model.dispose();
+    // the queue (re-read every interval) no longer plans it — the waiter was cancelled: the card says no plan
+    const again = new FakeSchedServer();
+    again.jobs = [makeJob({ ...running, preemption_planned: plan })];
+    again.queue = [queueRow({ ...running })];
+    const second = await startedModel(again, 'jobs', 'inventory', 'queue');
+    const card = await mount(new MyWorkView(context(second.model)));
+    expect(text(card.node.querySelector('.jp-sched-job .jp-sched-reason'))).toBe('on node-a · GPU #0');
+    second.model.dispose();
   });
 
   it('new user 8 N13 remainder: the state badge says Stopping while stop_requested is set (it said Running)', async () => {

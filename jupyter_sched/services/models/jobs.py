@@ -38,6 +38,7 @@ __all__ = [
     "GetJobLogsRequest",
     "GetJobLogsResponse",
     "GetQueueResponse",
+    "JobLogNote",
     "Job",
     "JobKindName",
     "JobsPage",
@@ -52,6 +53,7 @@ __all__ = [
     "PriorityName",
     "ReasonText",
     "QueueEntry",
+    "PreemptionPlanned",
     "StopRequested",
     "Resources",
     "RunJobFields",
@@ -262,6 +264,9 @@ class GetJobLogsRequest(QueryModel):
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_INT, examples=[0], description="byte offset; pass back next_offset")
     limit: int = Field(default=65536, ge=1, le=MAX_LOG_CHUNK, examples=[65536], description="bytes, at most 1 MiB")
     follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
+    notes_seen: int | None = Field(default=None, ge=0, le=MAX_QUERY_INT, description=(
+        "with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has "
+        "more (left out: notes do not end it)"))
 
 
 MAX_LEASE_WAIT_MS = 25_000
@@ -520,6 +525,27 @@ class StopRequested(ResponseModel):
         "UTC; killed at 04:08:11 UTC if still running)'"))
 
 
+class PreemptionPlanned(ResponseModel):
+    """Running work the scheduler will preempt (or reclaim) at a known time: a waiting job's ETA is the
+    moment this one has run the minimum runtime (new user 21, N5). The waiter is named as its own queue
+    line names it."""
+
+    at: str = Field(description="when (UTC): the waiting job's ETA, the moment this one has run the minimum runtime",
+                    examples=["2026-12-05T02:11:00Z"])
+    for_job: str = Field(description="the waiting job (or lease) it is stopped for")
+    for_name: str | None = Field(default=None, description="that job's name, when it says more than its id")
+    for_owner: str | None = Field(default=None, description="that job's owner, when it is not this job's owner")
+    for_priority: PriorityName = Field(description="that job's class")
+    for_team: str = Field(description="that job's team")
+    same_team: bool = Field(description="the waiter is of this job's team (else a reclaim or class preemption "
+                                        "across teams)")
+    verb: Literal["preempted", "reclaimed"] = Field(description="how it is stopped, as the waiter's ETA says it")
+    text: str = Field(default="", examples=["to be preempted at ~Dec 5 02:11 UTC for norm2 (j-1m91z6wnt-e4dzvs), "
+                                            "normal priority of the same team, unless it ends first"], description=(
+        "the plan in words, as the panel, the CLI and the magics say it after the job's end (they say the clock as "
+        "of their own now)"))
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -576,6 +602,10 @@ class Job(CodecView):
         "cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, "
         "which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say "
         "'it is already stopping (…)' (new user 17, N12)"))
+    preemption_planned: PreemptionPlanned | None = Field(default=None, description=(
+        "running work only, from the server that schedules: the scheduler will preempt it at a known time for a "
+        "waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned "
+        "(new user 21, N5)"))
     progress: JobProgress | None = Field(default=None, description=(
         "its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while "
         "it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it "
@@ -671,6 +701,14 @@ class QueuePage(ResponseModel):
     the ``X-Total-Count`` header."""
 
 
+class JobLogNote(ResponseModel):
+    """A line the scheduler has for a job's log readers, beside the job's own output (new user 21, N7)."""
+
+    at: str = Field(description="when the scheduler said it (UTC)")
+    text: str = Field(examples=["jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m "
+                                "time limit stops it at 11:52 UTC"])
+
+
 class GetJobLogsResponse(ResponseModel):
     """A chunk of a job's output (byte offsets)."""
 
@@ -678,6 +716,10 @@ class GetJobLogsResponse(ResponseModel):
     offset: int = Field(description="byte offset of text")
     next_offset: int = Field(description="pass as offset to continue")
     finished: bool = Field(description="the job ended and text reached the end of its log")
+    notes: list[JobLogNote] = Field(default_factory=list, description=(
+        "the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its "
+        "progress says its time limit stops it unfinished); kept out of the log file, which the job's account "
+        "owns: a reader shows each once (jupyter-sched logs prints them on stderr)"))
 
 
 class DryrunJobResponse(ResponseModel):

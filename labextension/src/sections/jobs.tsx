@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -151,7 +151,7 @@ export class QueueView extends ModelView {
       <ul className="jp-sched-list" aria-label={label}>
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
-            <div className="jp-sched-reason">{queueLine(job, now, trans)}</div>
+            <div className="jp-sched-reason">{[queueLine(job, now, trans), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -314,6 +314,9 @@ export class MyWorkView extends ModelView {
     const hiddenWaiting = Math.max(0, waitingSeen - this.waitingLimit);
     const hidden = sorted.length - all.length - hiddenWaiting;
     const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
+    // a planned preemption as the queue, re-read every interval, says it: My work is re-read on my own
+    // jobs' events only, and a plan comes and goes with another user's job (new user 21, N5)
+    const queued = new Map(model.queue.map(q => [q.id, q]));
     if (!all.length) {
       return (
         <div>
@@ -333,6 +336,7 @@ export class MyWorkView extends ModelView {
             const lease = job.kind === 'lease';
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
+            const planned = plannedLine(queued.get(job.id) ?? job, now);
             const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
               : done
@@ -350,8 +354,8 @@ export class MyWorkView extends ModelView {
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 <ProgressLine job={job} now={now} trans={trans} />
-                {detail || stoppingText(job) ? (
-                  <div className="jp-sched-reason">{[stoppingText(job), detail].filter(Boolean).join(' · ')}</div>
+                {detail || stoppingText(job) || planned ? (
+                  <div className="jp-sched-reason">{[stoppingText(job), detail, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
                 {!done && model.idleOf(job.id) && idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job)) ? (
                   <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>

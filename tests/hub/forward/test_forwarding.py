@@ -161,25 +161,64 @@ async def test_a_lease_for_a_kernel_of_this_server_is_taken_and_a_mistyped_kerne
     await fetch(jp_fetch, "DELETE", f"api/sched/leases/{lease['id']}")
 
 
+async def wait_on_central(central: str, job_id: str, state: str, seconds: float = 30.0) -> dict[str, Any]:
+    """The central service's answer for ``job_id`` once its state is ``state`` (asserted within ``seconds``).
+
+    A lease POST answers ``pending``: the central admits it on its next tick (a few ms, longer on a
+    loaded machine), so a test about a granted lease waits for the grant instead of racing it (CI on
+    60e9487: a server stopped before the grant read "request withdrawn ... before any GPU was granted")."""
+    deadline = time.monotonic() + seconds
+    while True:
+        current = central_get(central, f"jobs/{job_id}")
+        if current["state"] == state or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    assert current["state"] == state, current
+    return dict(current)
+
+
+async def test_running_work_on_the_central_service_is_this_servers_activity_and_an_idle_lease_is_not(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """Busy work on the central service counts as this server's activity (polled each second here);
+    a lease the central's idle rules list (``GET idle``) does not (red team 15, R6 addendum). The
+    old form of this check asserted an idle lease as activity and passed only while the poll beat
+    the central's first idle sample (CI on 60e9487 lost the race)."""
+    spin = "import time\nend = time.time() + 60\nwhile time.time() < end:\n    pass"
+    status, job = await fetch(jp_fetch, "POST", "api/sched/jobs", {"gpus": 1, "command": [sys.executable, "-c", spin]})
+    assert status == 201, job
+    status, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1})
+    assert status == 201, lease
+    try:
+        await wait_on_central(central, job["id"], "running")
+        await wait_on_central(central, lease["id"], "running")
+        seen: set[str] = set()
+        for _ in range(300):
+            seen = {item["id"] for item in sched_app.current_activity()}
+            if job["id"] in seen:
+                break
+            await asyncio.sleep(0.1)
+        assert job["id"] in seen  # the busy job is this server's activity
+        for _ in range(300):  # once the central lists the lease as idle, the next poll leaves it out
+            if any(c["job_id"] == lease["id"] for c in central_get(central, "idle")):
+                break
+            await asyncio.sleep(0.1)
+        assert any(c["job_id"] == lease["id"] for c in central_get(central, "idle"))
+        await asyncio.sleep(2.5)  # two polls of this server (activity_interval_s = 1)
+        assert lease["id"] not in {item["id"] for item in sched_app.current_activity()}
+    finally:
+        await fetch(jp_fetch, "DELETE", f"api/sched/jobs/{job['id']}")
+        await fetch(jp_fetch, "DELETE", f"api/sched/leases/{lease['id']}")
+
+
 async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
         sched_app: Any, jp_fetch: Any, central: str) -> None:
     response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
     kernel_id = json.loads(response.body)["id"]
     status, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
     assert status == 201, lease
-    # running work on the central service counts as this server's activity (polled every second here)
-    for _ in range(300):
-        if any(item["id"] == lease["id"] for item in sched_app.current_activity()):
-            break
-        await asyncio.sleep(0.1)
-    assert any(item["id"] == lease["id"] for item in sched_app.current_activity())
+    await wait_on_central(central, lease["id"], "running")
     await jp_fetch("api", "kernels", kernel_id, method="DELETE")
-    for _ in range(300):
-        if central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled":
-            break
-        await asyncio.sleep(0.1)
-    ended = central_get(central, f"jobs/{lease['id']}")
-    assert ended["state"] == "cancelled"
+    ended = await wait_on_central(central, lease["id"], "cancelled")
     # said as the personal server says it, not "released by <owner>" like a %gpu release (new user 5 #16)
     assert ended["message"] == "released by the server: its kernel was shut down", ended["message"]
 
@@ -191,6 +230,7 @@ async def test_newuser5_finding_16_leases_released_when_the_server_stops_say_the
     response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
     kernel_id = json.loads(response.body)["id"]
     _, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
+    await wait_on_central(central, lease["id"], "running")
     await sched_app.stop_extension()
     ended = central_get(central, f"jobs/{lease['id']}")
     assert ended["state"] == "cancelled"

@@ -1,0 +1,67 @@
+"""New user 21, N7 (session 22): ``jupyter-sched logs -f`` tells the job's owner once that the job's own
+progress says its time limit stops it unfinished — the scheduler's note from ``GET jobs/{id}/logs``
+(``notes``), printed on stderr, so stdout stays the job's own output.
+
+Real parts: a jupyter_server with jupyter_sched, a real job process (``sleep``) on a simulated GPU,
+the CLI's ``main`` over HTTP (in a thread: the server runs on this test's loop). The run's start is
+moved 40 s back in the store, so its pace can be read (after 30 s of run time) without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from jupyter_sched.cli.main import EXIT_JOB_FAILED, main
+
+from .conftest import IVAN_TOKEN, running_job, wait_for
+
+WORDS = "time limit stops it at"
+NOTE = re.compile(r"jupyter_sched: at this pace \(10 % done after 4\ds\) the job needs ~\dm\d\ds in all; its 2m time "
+                  r"limit stops it at \d\d:\d\d UTC")
+"""The note (the run had run 40 s and some when it reported: ~6m40s or a few seconds more)."""
+
+
+async def test_s22_words_n7_logs_follow_says_the_pace_note_once_on_stderr(
+        sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: `logs -f` printed nothing of it (the note existed nowhere but jobs/queue/panel lines)
+    job_id = await running_job(api, time_limit="2m", name="slowlim")
+    with sched_app.services.ctx.store.transaction() as tx:
+        record = tx.get_job(job_id)
+        start = record.job.started_at - timedelta(seconds=40)
+        tx.update_job(replace(record, job=replace(record.job, started_at=start, admitted_at=start)))
+    monkeypatch.setenv("JUPYTER_SCHED_URL", f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}")
+    monkeypatch.setenv("JUPYTER_SCHED_TOKEN", IVAN_TOKEN)
+    monkeypatch.setattr(sched_app.services.progress, "min_interval_s", 0.0)  # each report stored
+    out, err = io.StringIO(), io.StringIO()
+    loop = asyncio.get_running_loop()
+    following = loop.run_in_executor(None, lambda: main(["logs", "-f", "slowlim"], out=out, err=err))
+    try:
+        status, _ = await api("POST", f"jobs/{job_id}/progress", {"done": 10, "total": 100})
+        assert status == 200
+        await wait_for(lambda: _said(err, WORDS))
+        status, _ = await api("POST", f"jobs/{job_id}/progress", {"done": 11, "total": 100})  # the same run again
+        assert status == 200
+        status, _ = await api("DELETE", f"jobs/{job_id}")
+        assert status in (200, 202), status
+        code = await asyncio.wait_for(following, timeout=60)
+    finally:
+        await api("DELETE", f"jobs/{job_id}")
+    lines = err.getvalue().splitlines()
+    said = [line for line in lines if WORDS in line]
+    assert len(said) == 1 and NOTE.fullmatch(said[0]), lines
+    assert code == EXIT_JOB_FAILED and WORDS not in out.getvalue(), (code, out.getvalue())
+    # without -f: the note after the log, once
+    err2 = io.StringIO()
+    again = await loop.run_in_executor(None, lambda: main(["logs", job_id], out=io.StringIO(), err=err2))
+    assert again == 0 and sum(WORDS in line for line in err2.getvalue().splitlines()) == 1, err2.getvalue()
+
+
+async def _said(err: io.StringIO, words: str) -> bool:
+    return words in err.getvalue()
