@@ -302,6 +302,7 @@ def usage_report(
     prices: Mapping[str, float] | None = None,
     max_sample_gap_s: float = 120.0,
     telemetry_until: datetime | None = None,
+    held_from: Mapping[str, datetime] | None = None,
 ) -> list[dict[str, Any]]:
     """Roll allocation intervals and utilization samples up ``by`` the given fields.
 
@@ -317,11 +318,16 @@ def usage_report(
         telemetry_until: the end of the last minute the telemetry monitor rolled up (None:
             nothing is pending, e.g. telemetry off); a group with allocated time after it is
             ``telemetry_pending``.
+        held_from: per lease id, when idle reclaim revoked it while its kernel's process still had a
+            context on its GPU (its stop request, intent ``idle``): from then until the GPU was free
+            the lease stayed held — given to nobody else, charged to its owner, whose kernel held it
+            (:mod:`jupyter_sched.engine.idle_kernels`, audited ``idle_kernel_held``).
 
     Returns:
         Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
         "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "jobs", "telemetry_pending"}``, sorted by
-        the grouping fields. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
+        the grouping fields; a group with such held time also has ``held_after_reclaim_gpu_seconds`` and
+        ``held_after_reclaim_gpu_hours``: the part of its allocated GPU-seconds after those reclaims. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
         ``utilized_*`` and ``efficiency`` are None for a group no telemetry covered.
 
     Raises:
@@ -361,8 +367,11 @@ def usage_report(
             fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id,
                       "kind": iv.kind, "period": period_label}
             key = tuple(str(fields[k]) for k in keys)
-            row = totals.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+            row = totals.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0])
             row[0] += iv.share * seconds
+            revoked = (held_from or {}).get(iv.job_id)
+            if revoked is not None and end > revoked:
+                row[4] += iv.share * (end - max(start, revoked)) / timedelta(seconds=1)
             row[1] += iv.share * covered
             row[2] += utilized
             row[3] += iv.share * seconds / 3600.0 * unit_price
@@ -371,7 +380,7 @@ def usage_report(
             pending[key] = pending.get(key, False) or (telemetry_until is not None and end > telemetry_until)
     out = []
     for key in sorted(totals):
-        allocated, covered_alloc, utilized, cost = totals[key]
+        allocated, covered_alloc, utilized, cost, held = totals[key]
         seen = telemetry[key]
         out.append({
             **dict(zip(keys, key, strict=True)),
@@ -384,6 +393,8 @@ def usage_report(
             "cost": round(cost, 6) if prices is not None else None,
             "jobs": len(jobs[key]),
             "telemetry_pending": pending[key],
+            **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],
+                "held_after_reclaim_gpu_hours": gpu_figures(held)[1]} if held > _EPS_S else {}),
         })
     return out
 

@@ -23,7 +23,7 @@ from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
 from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
 
-__all__ = ["UNATTRIBUTED_DEFAULT_WINDOW", "rollups_for", "unattributed_for", "usage_report_for", "waste_report_for"]
+__all__ = ["UNATTRIBUTED_DEFAULT_WINDOW", "held_after_reclaim", "rollups_for", "unattributed_for", "usage_report_for", "waste_report_for"]
 
 UNATTRIBUTED_DEFAULT_WINDOW = timedelta(hours=24)
 """How far back :func:`unattributed_for` looks when no ``since`` is given (it reads every GPU's
@@ -84,10 +84,28 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
     now = service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
-                        prices=prices, max_sample_gap_s=ROLLUP_SECONDS, telemetry_until=telemetry_until)
+                        prices=prices, max_sample_gap_s=ROLLUP_SECONDS, telemetry_until=telemetry_until,
+                        held_from=held_after_reclaim(service.store, intervals))
     rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
+
+
+def held_after_reclaim(store: Any, intervals: Sequence[UsageInterval]) -> dict[str, datetime]:
+    """Per lease of ``intervals`` that idle reclaim revoked while its kernel still held the GPU, the
+    reclaim's instant (its stop request, intent ``idle``; session 21's note: a hub user's server that
+    never shuts the kernel down keeps the lease held, GPU to nobody). One read of those leases' rows
+    (by id, 500 a query); leases released at once have no stop request and are not listed."""
+    ids = sorted({iv.job_id for iv in intervals if iv.kind == "lease"})
+    found: dict[str, datetime] = {}
+    if not ids:
+        return found
+    with store.transaction(write=False) as tx:
+        for at in range(0, len(ids), 500):
+            for job_id, record in tx.get_jobs(ids[at:at + 500]).items():
+                if record.stop_intent == "idle" and record.stop_requested_at is not None:
+                    found[job_id] = record.stop_requested_at
+    return found
 
 
 def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequence[UsageInterval], *,

@@ -128,15 +128,18 @@ class IdleKernels:
         if refused:
             self._asked.pop(job.id, None)
             self._hold(job, gpus, pids, named, reclaim, now, say, refused, key=-4)
+        else:
+            self._held.discard(job.id)  # asked now (an earlier refusal's hold is over): its end says which
 
     def ended(self, record: JobRecord) -> str:
         """The message of an idle-reclaimed lease once its GPU is free (the drain ends it)."""
         job = record.job
         reason = self._reclaim_of(job)["reason"]
-        if self._asked.pop(job.id, None) is not None:
-            how = f"kernel {job.spec.kernel_id} shut down, GPUs released"
-        elif job.id in self._held:
+        asked = self._asked.pop(job.id, None)
+        if job.id in self._held:  # held, said so (asked or not): nothing says the asked shutdown freed it
             how = "GPUs released once the kernel's process let go of them"
+        elif asked is not None:
+            how = f"kernel {job.spec.kernel_id} shut down, GPUs released"
         else:
             how = "GPUs released" + (", the kernel keeps running" if job.spec.kernel_id else "")
         self._held.discard(job.id)

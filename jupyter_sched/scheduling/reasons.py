@@ -172,6 +172,8 @@ def build_reason(outcomes: Sequence[FlavorOutcome], *, unblock: str = "",
     order = [primary, *(o for o in outcomes if o is not primary)] if primary is not None else list(outcomes)
     shorts = [short_model(o.model) for o in outcomes]
     said: set[str] = set()
+    alike: dict[str, int] = {}  # a capacity sentence with its model left out -> where it is said
+    models: dict[int, list[str]] = {}  # ... and the models it is said of
     for i, o in enumerate(order):
         parts: list[str] = []
         if o.quota_code:
@@ -184,11 +186,23 @@ def build_reason(outcomes: Sequence[FlavorOutcome], *, unblock: str = "",
         if not parts or body in said:  # one line full on every model (a "*" line) is said once
             continue
         said.add(body)
-        if i == 0 or len(outcomes) == 1 or o.model in body:
+        if o.capacity_code and not o.quota_code and not o.filters and o.model and o.model in body:
+            # "needs 1 A100-80GB GPU, 0 free. needs 1 H100-80GB GPU, 0 free" (verify21 V12): one sentence
+            # of the same shape and numbers for every model it is true of ("needs 1 A100-80GB or …")
+            shape = body.replace(o.model, "\0")
+            at = alike.get(shape)
+            if at is not None:
+                models[at].append(o.model)
+                continue
+            alike[shape], models[len(sentences)] = len(sentences), [o.model]
+            sentences.append(shape)
+        elif i == 0 or len(outcomes) == 1 or o.model in body:
             sentences.append(body)
         else:
             label = short_model(o.model)
             sentences.append(f"{label if shorts.count(label) == 1 else o.model}: {body}")
+    for at, said_of in models.items():
+        sentences[at] = sentences[at].replace("\0", " or ".join(said_of))
     message = ". ".join(sentences)
     if message and not message.endswith("."):
         message += "."

@@ -86,8 +86,10 @@ def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = Fa
     at, waiter = wire_time(plan.get("at")), plan.get("for_job")
     if at is None or not isinstance(waiter, str) or not waiter:
         return ""
-    owner = plan.get("for_owner")
-    who = work_named(printable_line(waiter), plan.get("for_name"), owner if isinstance(owner, str) and owner else None)
+    owner, name = plan.get("for_owner"), plan.get("for_name")
+    # one line whoever reads it: a name's controls and newlines shown as text, never acted on
+    who = work_named(printable_line(waiter), printable_line(name, limit=80) if isinstance(name, str) else None,
+                     printable_line(owner) if isinstance(owner, str) and owner else None)
     priority = printable_line(str(plan.get("for_priority") or "")).strip()
     team = printable_line(str(plan.get("for_team") or "")).strip()
     verb = "reclaimed" if plan.get("verb") == "reclaimed" else "preempted"

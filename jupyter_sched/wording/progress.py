@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..model.units import format_duration
-from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, state_word
+from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, planned_text, state_word
 from .reasons import eta_sentence, render_reason, wire_time
 from .reported import progress_text
 
@@ -90,15 +90,20 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
     # its own progress report, when it made one of this run: the bar is how far the job says it is (session 21)
     reported = progress_text(job, now)
     done = float(job["progress"]["fraction"]) if reported else None  # a finite number when there are words
+    # its planned preemption, on wide surfaces (a notebook, a log), as its queue line says it (new user 21, N5)
+    planned = planned_text(job, now)
     if ran is not None:
         label += f" · {format_duration(max(ran, 0.0))}"
         if isinstance(limit, (int, float)) and limit > 0:
             label += f" of {format_duration(float(limit))} limit"
             if done is None:
-                return WaitProgress(_clip(ran / float(limit), 1.0), label, "running")
+                return WaitProgress(_clip(ran / float(limit), 1.0), label, "running",
+                                    wide=f"{label} · {planned}" if planned else "")
     if done is not None:
-        return WaitProgress(_clip(done, 1.0), f"{label} · {reported}", "running", reported=True)
-    return WaitProgress(None, label, "running")
+        label = f"{label} · {reported}"
+        return WaitProgress(_clip(done, 1.0), label, "running", wide=f"{label} · {planned}" if planned else "",
+                            reported=True)
+    return WaitProgress(None, label, "running", wide=f"{label} · {planned}" if planned else "")
 
 
 def _clip(value: float, top: float) -> float:

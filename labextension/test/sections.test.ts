@@ -183,6 +183,21 @@ describe('Queue section', () => {
     return { server, model, view, state };
   }
 
+  it('test_newuser21_n5_planned_preemption_in_the_queue: a running row says its plan, as the CLI\'s queue line', async () => {
+    const at = new Date(Date.now() + 240_000);
+    const server = new FakeSchedServer();
+    server.queue = [queueRow({
+      id: 'r1', name: 'lowml', user: 'bob', state: 'running', started_at: new Date(Date.now() - 65000).toISOString(), allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'] },
+      preemption_planned: { at: at.toISOString(), for_job: 'j-n2', for_name: 'norm2', for_owner: 'alice', for_priority: 'normal', for_team: 'ml', same_team: true, verb: 'preempted',
+                            text: `to be preempted at ~${clockText(at, null)} for alice's job "norm2" (j-n2), normal priority of the same team, unless it ends first` }
+    }, { mine: false })];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-job .jp-sched-reason'))).toBe(
+      `Running on node-a · to be preempted at ~${clockText(at)} for alice's job "norm2" (j-n2), normal priority of the same team, unless it ends first`);
+    model.dispose();
+  });
+
   it('new user 6 F22: shows the first 50 pending and mine further back, with "Show 50 more"', async () => {
     const server = new FakeSchedServer();
     server.queue = Array.from({ length: 120 }, (_, i) =>

@@ -170,3 +170,31 @@ def test_s22_eta_units_of_a_model_follow_the_jobs_filters() -> None:
     reasons = {p.job_id: p.reason for p in run_cycle(snapshot(nodes, jobs)).pending}
     assert (reasons["wb"].eta, list(reasons["wb"].details["eta_waits_on"])) == (T0 + timedelta(minutes=30), ["r2"])
     assert (reasons["wa"].eta, list(reasons["wa"].details["eta_waits_on"])) == (T0 + timedelta(minutes=10), ["r1"])
+
+
+@pytest.mark.parametrize(("a100_busy", "want"), [
+    (4, "needs 2 A100-80GB or H100-80GB GPUs, 0 free."),  # the same words of both models: said once
+    (3, "needs 2 A100-80GB GPUs, 1 free. needs 2 H100-80GB GPUs, 0 free."),  # their numbers differ: each said
+])
+def test_s22_v12_nit_a_job_of_any_model_behind_full_nodes_says_needs_once(a100_busy: int, want: str) -> None:
+    """verify21 V12 nit: a job of any model behind full nodes read "needs 1 A100-80GB GPU, 0 free. needs 1
+    H100-80GB GPU, 0 free" — one clause per model in the same words."""
+    jobs = [running(make_job("a", gpus=a100_busy, models=(A100,), time_limit_s=70 * MIN), "n1", list(range(a100_busy))),
+            running(make_job("h", gpus=4, models=(H100,), time_limit_s=90 * MIN), "n2"),
+            make_job("w", gpus=2, submitted=1, time_limit_s=60 * MIN)]
+    reason = {p.job_id: p.reason for p in run_cycle(snapshot([make_node("n1", gpus=4), make_node("n2", gpus=4, model=H100)],
+                                                             jobs)).pending}["w"]
+    assert reason.message == want
+    assert [f["flavor"] for f in reason.per_flavor] == [A100, H100]  # the data keeps one entry per model
+    assert render_reason(reason_to_dict(reason) or {}, now=T0).summary == want
+
+
+def test_s22_mixed_node_capacity_of_a_model_counts_its_gpus_only() -> None:
+    """A flavor's capacity on a node of 2 A100 + 4 H100 was the node's 6 GPUs for either model: the
+    reason's numbers said "capacity 6" of an A100 wait, and the ETA's basis (what "capacity of its GPU
+    models fell from … to …" compares) counted the H100s of an A100 job."""
+    jobs = [*_holders("g1"), make_job("wa", gpus=2, models=(A100,), submitted=1, time_limit_s=60 * MIN),
+            make_job("wh", gpus=2, models=(H100,), submitted=2, time_limit_s=60 * MIN)]
+    reasons = {p.job_id: p.reason for p in run_cycle(snapshot([_mixed("g1")], jobs)).pending}
+    assert [(reasons[j].details["capacity"], reasons[j].details["eta_basis"]["capacity"]) for j in ("wa", "wh")] \
+        == [(2, 2), (4, 4)]

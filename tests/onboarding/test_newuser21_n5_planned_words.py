@@ -1,5 +1,5 @@
 """New user 21, N5: one sentence for a planned preemption — the CLI's queue and jobs lines (``ends_by``),
-``status JOB`` (``job_line``) and the magics' tables (``queue_frame``) — on the data the server sends
+``status JOB`` (``job_line``), the magics' tables (``queue_frame``) and a wait's wide line — on the data the server sends
 (``preemption_planned``, :mod:`jupyter_sched.services.planned`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from jupyter_sched.magics.render import queue_frame
 from jupyter_sched.wording.jobs import ends_by, job_line
 from jupyter_sched.wording.preemption import planned_preemption_text
+from jupyter_sched.wording.progress import wait_progress
 
 NOW = datetime(2026, 12, 5, 2, 6, 53, tzinfo=timezone.utc)
 PLAN: dict[str, Any] = {"at": "2026-12-05T02:11:00Z", "for_job": "j-n2", "for_name": "norm2", "for_owner": None,
@@ -31,6 +32,10 @@ def test_newuser21_n5_the_running_line_says_when_and_for_whom() -> None:
     assert queue_frame([_running()], NOW)["eta"][0] == want  # %schedule queue / jobs
     assert job_line(_running(), NOW).endswith(" · to be preempted at ~02:11 UTC for norm2 (j-n2), normal priority "
                                               "of the same team, unless it ends first")  # status JOB
+    frame = wait_progress(_running(), NOW)  # wait: the bar's label stays short, a notebook or a log says the plan
+    assert frame.label == "running on vm · 53s of 10m limit"
+    assert frame.long_label == (f"{frame.label} · to be preempted at ~02:11 UTC for norm2 (j-n2), normal priority of "
+                                "the same team, unless it ends first")
 
 
 @pytest.mark.parametrize(("plan", "lease", "want"), [
@@ -42,10 +47,12 @@ def test_newuser21_n5_the_running_line_says_when_and_for_whom() -> None:
     ({"same_team": False, "for_team": "vision"}, True,
      "to be preempted at ~Dec 5 02:11 UTC for norm2 (j-n2), normal priority of team vision, unless it is released "
      "first"),
+    ({"for_name": "a\nb\x1b[31m"}, False,
+     "to be preempted at ~Dec 5 02:11 UTC for a b (j-n2), normal priority of the same team, unless it ends first"),
     ({"for_name": None}, False,
      "to be preempted at ~Dec 5 02:11 UTC for j-n2, normal priority of the same team, unless it ends first"),
 ], ids=["another user's waiter, by owner and quoted name", "a reclaim across teams", "a lease of another team's class",
-        "a waiter without a name"])
+        "a name with a newline and an escape made one plain line", "a waiter without a name"])
 def test_newuser21_n5_words_of_each_plan(plan: dict[str, Any], lease: bool, want: str) -> None:
     assert planned_preemption_text({**PLAN, **plan}, None, lease=lease) == want
 
@@ -60,3 +67,4 @@ def test_newuser21_n5_words_of_each_plan(plan: dict[str, Any], lease: bool, want
 ], ids=["no plan", "no time", "no waiter", "ended", "stop requested", "stopping"])
 def test_newuser21_n5_no_plan_said_where_there_is_none(job: dict[str, Any]) -> None:
     assert "to be preempted" not in ends_by(job, NOW) and "to be preempted" not in job_line(job, NOW)
+    assert "to be preempted" not in wait_progress(job, NOW).long_label

@@ -108,6 +108,13 @@ class UsageReportRow(UsageRow):
         "true when some of the group's allocated time is after the last minute of telemetry rolled up "
         "into the store (about a minute after it passes): its utilization is not in utilized_*/efficiency "
         "yet, which is not a telemetry gap"))
+    held_after_reclaim_gpu_seconds: float | None = Field(default=None, description=(
+        "present when some of allocated_gpu_seconds came after idle reclaim revoked a kernel's lease whose "
+        "kernel process still had a context on the GPU (audited idle_kernel_held): the GPU stayed held, "
+        "given to nobody else, until that process let go, and is charged to the lease's owner, whose "
+        "kernel held it; this is that part, included in allocated_gpu_seconds and cost"))
+    held_after_reclaim_gpu_hours: float | None = Field(default=None, description=(
+        "held_after_reclaim_gpu_seconds in GPU-hours"))
 
 
 class _Rows(RootModel[Any]):
