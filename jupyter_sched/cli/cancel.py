@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import AuthorizationError, NotFoundError, SchedError
 from ..wording import cancel_outcome
 from ..wording.jobs import bulk_cancel_answers, granted_uuids, in_bulk_cancel, work_count
-from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure
+from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure, job_of
 from .progress import CountingProgress
 
 __all__ = ["cancel"]
@@ -39,8 +39,9 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
     code = EXIT_OK
     for ref in args.job_ids:
         try:
-            # a unique name of mine is taken for its id, as logs and wait do (new user 11, N5)
-            job_id = client.job_id_of(ref)
+            # a name of mine is taken for its id, as logs and wait do (new user 11, N5): of several, the live
+            # one (newuser22 N4: a rerun's ended runs made the name ambiguous)
+            job_id = job_of(client, ref, "cancel", io, to_cancel=True)
         except SchedError as exc:
             if len(args.job_ids) == 1:
                 raise
