@@ -78,7 +78,9 @@ function allocationKey(job: Job): string {
 export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   ['preempted_by_name', 'preempted_by'],
   // a progress report is of one run: a job event of its requeue or its next start (which carries no report) ends it
-  ['progress', 'started_at']
+  ['progress', 'started_at'],
+  // a planned preemption is of one run too (new user 21, N5): after its requeue and next start, not said again
+  ['preemption_planned', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {
