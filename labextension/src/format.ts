@@ -117,6 +117,33 @@ export function formatEta(eta: string | null | undefined, now: Date = new Date()
   return relativeText((at.getTime() - now.getTime()) / 1000, trans);
 }
 
+/**
+ * The time zone's name beside a clock in a zone (a job definition's firings) — the one rule of every
+ * surface (jupyter_sched.model.units.zone_label; session 22, issue 20: the panel said the browser's
+ * `GMT+5:30` where the CLI said `IST`): the server's `label`, sent with each zoned time (`next_run_zone`,
+ * `upcoming_zones`, `scheduled_zone`, `next_zones`) — the tz database's letters (`CET`, `IST`), else
+ * `UTC+4` — said as given. Without one (nothing sent), the zone's offset at `at` as the server writes
+ * a zone that has no letters (`UTC+5:30`, `UTC-3`, `UTC`), never the browser's own abbreviation, which
+ * differs by locale and knows none for most of Asia and Africa. '' for a zone this browser does not know.
+ */
+export function zoneText(label: string | null | undefined, at: Date, timeZone: string): string {
+  if (label) {
+    return label;
+  }
+  try {
+    const offset = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
+    const parts = /^GMT([+\-\u2212])(\d{2}):(\d{2})$/.exec(offset);
+    if (!parts || (parts[2] === '00' && parts[3] === '00')) {
+      return 'UTC'; // "GMT" or "GMT+00:00": no offset
+    }
+    const minutes = parts[3] === '00' ? '' : `:${parts[3]}`;
+    return `UTC${parts[1] === '+' ? '+' : '-'}${Number(parts[2])}${minutes}`;
+  } catch {
+    return '';
+  }
+}
+
 /** A clock more than this many days from now carries its year (jupyter_sched.model.units.YEAR_SHOWN_AFTER_DAYS). */
 export const YEAR_SHOWN_AFTER_DAYS = 182;
 

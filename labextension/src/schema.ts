@@ -924,6 +924,11 @@ export interface components {
              * @description null when paused or unscheduled
              */
             next_run_at: string | null;
+            /**
+             * @description the time zone's name at next_run_at, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none); null with next_run_at
+             * @example IST
+             */
+            next_run_zone?: string | null;
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
@@ -967,6 +972,11 @@ export interface components {
              * @description null when paused or unscheduled
              */
             next_run_at: string | null;
+            /**
+             * @description the time zone's name at next_run_at, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none); null with next_run_at
+             * @example IST
+             */
+            next_run_zone?: string | null;
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
@@ -975,6 +985,14 @@ export interface components {
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
             upcoming: string[];
+            /**
+             * @description the time zone's name at each of upcoming, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example [
+             *       "CET",
+             *       "CEST"
+             *     ]
+             */
+            upcoming_zones?: string[];
         };
         /** @description One run of a definition: the link to its job, and the job as ``GET jobs/{id}`` shows it. */
         DefinitionRun: {
@@ -987,6 +1005,11 @@ export interface components {
              * @description the scheduled instant (schedule runs) or the request time (manual)
              */
             scheduled_for: string;
+            /**
+             * @description the definition's time zone's name at scheduled_for, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example CET
+             */
+            scheduled_zone?: string;
             /** @description the values this run was given */
             parameters: {
                 [key: string]: unknown;
@@ -1810,6 +1833,13 @@ export interface components {
             description: string;
             /** @description the next firings (UTC) */
             next: string[];
+            /**
+             * @description the time zone's name at each of next, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example [
+             *       "UTC+4"
+             *     ]
+             */
+            next_zones?: string[];
         };
         /** @enum {string} */
         Priority: "high" | "normal" | "low";
