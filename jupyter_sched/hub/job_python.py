@@ -31,8 +31,8 @@ def missing_jupyter_sched(python: str, *, timeout_s: float = IMPORT_CHECK_TIMEOU
         timeout_s: seconds before the check gives up (said as the reason).
 
     Returns:
-        None, or the reason in a few words: the interpreter's last error line (``ModuleNotFoundError:
-        No module named 'jupyter_sched'``), ``it did not answer within 30 s`` or the OS error.
+        None, or the reason in a few words: ``not installed there``, else the interpreter's last error
+        line (a dependency that fails to import), ``it did not answer within 30 s`` or the OS error.
     """
     env = {name: os.environ[name] for name in ENV_ALLOWLIST if name in os.environ}
     env.update({"PATH": job_path(python), "HOME": "/"})
@@ -46,6 +46,8 @@ def missing_jupyter_sched(python: str, *, timeout_s: float = IMPORT_CHECK_TIMEOU
     if done.returncode == 0:
         return None
     lines = [line.strip() for line in (done.stderr or "").splitlines() if line.strip()]
+    if lines and lines[-1].endswith("No module named 'jupyter_sched'"):
+        return "not installed there"
     return (lines[-1] if lines else f"exit status {done.returncode}")[:300]
 
 

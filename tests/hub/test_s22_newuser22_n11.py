@@ -36,7 +36,7 @@ def _bare_venv(folder: Path) -> str:
 def test_s22_newuser22_n11_the_import_check_finds_a_job_python_without_jupyter_sched(tmp_path: Path) -> None:
     python = _bare_venv(tmp_path / "jpy")
     problem = missing_jupyter_sched(python)
-    assert problem == "ModuleNotFoundError: No module named 'jupyter_sched'", problem
+    assert problem == "not installed there", problem
     said = job_python_warning(python, problem)
     assert said.startswith(f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (") and \
         f"{tmp_path / 'jpy' / 'bin' / 'pip'} install <this repository>" in said, said
@@ -82,5 +82,5 @@ def test_s22_newuser22_n11_serve_warns_at_start_up_of_a_job_python_without_jupyt
         text = log_path.read_text()
     said = [line for line in text.splitlines() if WARNING in line]
     assert len(said) == 1 and said[0].startswith("[W "), text[-3000:]  # logged once, as a WARNING
-    assert f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (ModuleNotFoundError" in said[0], said
+    assert f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (not installed there): " in said[0], said
     assert "install <this repository>" in said[0], said
