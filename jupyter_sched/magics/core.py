@@ -27,6 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
+from ..client._wire import new_notes
 from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
@@ -1038,24 +1039,38 @@ class SchedMagics(Magics):
             end = self._log_end(job_id, int(chunk["next_offset"]))
             if end > LOG_TAIL_BYTES:
                 start = end - LOG_TAIL_BYTES
+        said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
+
+        def note(found: Mapping[str, Any]) -> None:
+            self._print(f"\n[{found['text']}]" if last[0] and not last[0].endswith("\n") else f"[{found['text']}]")
+            last[0] = ""
+
+        last = [text]
         if not cmd.follow or chunk.get("finished"):
             if start:
                 text, _ = self._log_tail(job_id, start)
             sys.stdout.write(text)
+            last[0] = text
             if not text:
                 self._no_output(job_id, following=False)
             elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
+                last[0] = ""
+            for found in new_notes(chunk, said):
+                note(found)
             return
         if self._no_output(job_id, following=True) == "lease":
             return
+        last[0] = ""
         if start:
             tail, start = self._log_tail(job_id, start)
             sys.stdout.write(tail)
+            last[0] = tail
         try:
-            for text in self.client.follow_logs(job_id, offset=start):
+            for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said):
                 sys.stdout.write(text)
                 sys.stdout.flush()
+                last[0] = text
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return

@@ -433,16 +433,24 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:
-    """An idle warning as one sentence, from a ``GET idle`` entry; "" unless it is ``warned``:
+    """An idle warning as one sentence, from a ``GET idle`` entry (``idle`` or ``warned``, below):
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
     warning showed only in GET idle, never where a notebook or terminal user looks). A grace the
     admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise.
     Work reported as idle (``notify``: stage ``reclaimed``, nothing freed, it runs on) keeps a note
     while it stays idle: ``idle since 09:58 UTC (rule: …): reported as idle at 10:28 UTC (nothing is
-    freed) — using its GPUs ends the idle period`` (new user 19, N5: the line fell silent)."""
-    reported = entry.get("stage") == "reclaimed" and entry.get("action") == "notify"
-    if entry.get("stage") != "warned" and not reported:
+    freed) — using its GPUs ends the idle period`` (new user 19, N5: the line fell silent).
+
+    Work idle but not warned yet (stage ``idle``) whose reclaim frees its GPUs says the same from its
+    first idle sample on: the deadline is the one a job waiting for those GPUs is given as its ETA
+    (:mod:`jupyter_sched.engine.idle_ends` reads the same idle candidates), so the owner — the one who
+    can act — is told it as early as the waiter (new user 22, N6: ``queue`` never said it, ``jobs`` only
+    once warned, while the waiter read "ETA 05:18 UTC … if it stays idle" three minutes before). Work
+    only reported when idle (``notify``) says nothing before it is reported; busy work is no entry."""
+    stage, action = entry.get("stage"), entry.get("action")
+    reported = stage == "reclaimed" and action == "notify"
+    if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
     # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)

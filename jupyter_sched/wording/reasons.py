@@ -575,13 +575,13 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
-        capped = _capped(details, waits)
+        capped = _capped(details, waits, now)
         if len(waits) == 1 and capped:  # its limit, not its progress, sets the time (new user 21, N7)
             text += f", when {_ids(named)} {capped[0][1]}"
         else:
             text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
-        text += _progress_words(details, waits)
+        text += _progress_words(details, waits, now)
         lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
@@ -603,7 +603,7 @@ def _public(details: Mapping[str, Any], job: Any) -> str:
     return (str(names.get(str(job)) or "").strip() if isinstance(names, Mapping) else "") or str(job)
 
 
-def _capped(details: Mapping[str, Any], waits: Sequence[Any]) -> list[tuple[str, str]]:
+def _capped(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> list[tuple[str, str]]:
     """``[(name, "reaches its 2m time limit (its progress, …)")]`` of the jobs the ETA waits on whose limit
     stops them before their progress ends them (``details.eta_progress_capped``, new user 21, N7)."""
     capped = details.get("eta_progress_capped")
@@ -615,8 +615,16 @@ def _capped(details: Mapping[str, Any], waits: Sequence[Any]) -> list[tuple[str,
         if isinstance(row, Mapping) and all(isinstance(row.get(k), (int, float)) and not isinstance(row.get(k), bool)
                                             for k in ("fraction", "needs_s", "limit_s")):
             out.append((_public(details, w),
-                        progress_limit_clause(float(row["fraction"]), float(row["needs_s"]), float(row["limit_s"]))))
+                        progress_limit_clause(float(row["fraction"]), float(row["needs_s"]), float(row["limit_s"]),
+                                              at=_report_clock(row.get("at"), now))))
     return out
+
+
+def _report_clock(at: Any, now: datetime | None) -> str:
+    """The time of a progress report an ETA read, with its seconds (a report every few seconds:
+    the blocker's own line may show a newer one of the same minute, new user 22, N10); "" if none."""
+    when = wire_time(at)
+    return clock_text(when, now, seconds=True) if when is not None else ""
 
 
 def _lapse_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> str:
@@ -639,16 +647,20 @@ def _lapse_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime
     return "".join(f"; {clause}" for clause in out[:3])
 
 
-def _progress_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
-    """``, from its progress (40 % done)``: the jobs the ETA waits on whose ends came from their own
-    progress reports (``details.eta_progress``, issue 16 item 4), by their public names; "" if none."""
+def _progress_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> str:
+    """``, from its progress (40 % done, reported 05:08:30 UTC)``: the jobs the ETA waits on whose ends
+    came from their own progress reports (``details.eta_progress``, issue 16 item 4), by their public
+    names, with the time of the report read (``details.eta_progress_at``: the blocker's own line shows
+    its latest, which may be newer; new user 22, N10); "" if none."""
     progress = details.get("eta_progress")
     if not isinstance(progress, Mapping) or not progress:
         return ""
     names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
     assert isinstance(names, Mapping)
-    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f)) for w in waits
-                if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
+    times = details.get("eta_progress_at") if isinstance(details.get("eta_progress_at"), Mapping) else {}
+    assert isinstance(times, Mapping)
+    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f), _report_clock(times.get(str(w)), now))
+                for w in waits if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
     clause = progress_clause(reported[:3], every=len(reported) == len(waits))
     return f", {clause}" if clause else ""
 
