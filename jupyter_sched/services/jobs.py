@@ -1068,7 +1068,10 @@ class JobsService:
                                 hint="retry the cancel")
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
-        self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
+        data = out.to_wire()
+        if out.state == JobState.CANCELLED.value and not already:
+            data["cancelled_by"] = by or actor  # the owner's panel says nothing of their own cancel (new user 22, N7)
+        self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": data})
         if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
             out = out.model_copy(update={"already_stopping": True})
         return out

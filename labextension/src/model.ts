@@ -396,10 +396,20 @@ export class SchedModel implements ISchedModel {
         case 'inventory':
           this.setInventory(await this.client.inventory());
           break;
-        case 'queue':
+        case 'queue': {
           this._queue = await this.client.queue();
           this.queueChanged.emit();
+          // my running work's idle times, for the Queue card's idle line (new user 22, N6): read after the
+          // queue, only while some of mine holds GPUs (My work reads them with its own list)
+          if (this._queue.some(q => this.isMine(q) && ACTIVE_STATES.has(q.state)) && this.supports('idle')) {
+            const idle = await this.client.request('getIdle').catch(() => null);
+            if (idle !== null && !this._disposed) {
+              this._idle = idle.filter(e => this.isMine({ user: e.user }));
+              this.queueChanged.emit();
+            }
+          }
           break;
+        }
         case 'jobs': {
           const [jobs, leases, idle] = await Promise.all([
             this.client.jobs(),

@@ -307,7 +307,9 @@ export interface paths {
          *     (`{"resumed": false}`: re-read the state) when they are no longer kept; answers carry
          *     `X-Jupyter-Sched-Resume: 1`. `connection` events report a server retry loop:
          *     `{"database" | "central": {"target", "attempt", "next_in_s", "error", "message"}}` while it
-         *     reconnects, `null` once it is back.
+         *     reconnects, `null` once it is back. A cancel's `job` event for work it ended at once carries
+         *     `cancelled_by` (who cancelled; job events go to their owner and admins only); a bulk cancel of more
+         *     than 50 jobs sends one `{"user", "cancelled": n, "by"}` event per owner instead (re-read the jobs).
          */
         get: operations["streamEvents"];
         put?: never;

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from def_builders import Server
@@ -71,5 +72,8 @@ def test_s22_words_definition_answers_carry_the_zone_name_the_cli_prints(tmp_pat
         assert server.fire_due().created, "the 08:15 firing made a run"
         run = server.get(made["id"], user="ana")["runs"][0]
         assert run["scheduled_zone"] == printed(run["scheduled_for"]), run
+        # the run's job name says the zone the same way (it said "daily @ 2026-12-07 08:15 +04")
+        fired = datetime.fromisoformat(run["scheduled_for"].replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
+        assert run["job"]["name"] == f"daily @ {fired:%Y-%m-%d} 08:15 {zone_label(fired)}", run["job"]["name"]
     finally:
         server.store.close()
