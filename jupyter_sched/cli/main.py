@@ -739,12 +739,12 @@ class Streams:
         self.stdin = stdin
 
 
-def job_of(client: Any, ref: str, command: str, io: Streams, *, to_cancel: bool = False) -> str:
+def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
     """The id of the job ``ref`` names (``client.job_named``): an id as given, a name of mine its job's
     — of several of that name (a rerun), the live one, else the newest, said on stderr (newuser22 N4:
     ``jupyter-sched: wait: note: waiter2 is j-… (running), the live one of 2 jobs named waiter2; the
     other ended 05:09 UTC``)."""
-    found = client.job_named(ref, to_cancel=to_cancel)
+    found = client.job_named(ref)
     if found.note:
         print(f"{PROG} {command}: note: {found.note}", file=io.err)
     return str(found.id)

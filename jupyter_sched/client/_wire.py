@@ -121,8 +121,7 @@ LIVE_STATES = ("pending", "preempted", "admitted", "running")
 """States of a job that can still run or runs: the ones a name picks first (a rerun's earlier runs ended)."""
 
 
-def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, to_cancel: bool = False,
-              now: datetime | None = None) -> NamedJob:
+def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: datetime | None = None) -> NamedJob:
     """The one resolver of a job reference, for every command that takes a job (CLI ``cancel``,
     ``logs``, ``wait``; ``%schedule status/wait/cancel/logs``; new user 11, N2/N5): an id
     (``j-…``/``l-…``) or an empty ``ref`` as given (``rows`` None: nothing to look in); else a job or
@@ -131,8 +130,8 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, to_cancel: 
     * one has it: that one;
     * several (a rerun under the same name, the normal case — newuser22 N4: every command refused
       "2 of your jobs are named 'waiter2'" when only one was alive): the one that is pending or
-      running; when none is, the newest — unless ``to_cancel`` (a cancel acts on live work only:
-      refused, naming the newest). The note says which was taken and what became of the others:
+      running; when none is, the newest (a cancel of it then says it had already ended). The note says
+      which was taken and what became of the others:
       ``waiter2 is j-2 (running), the live one of 2 jobs named waiter2; the other ended 05:09 UTC`` /
       ``waiter2 is j-2 (cancelled 05:11 UTC), the newest of 2 jobs named waiter2; none is pending or
       running`` (times as every surface says them, against ``now``).
@@ -140,7 +139,6 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, to_cancel: 
     Args:
         ref: what was typed (an id, an id in capitals, or a name).
         rows: the caller's jobs, newest first (None: ``ref`` needs no look-up, :func:`needs_lookup`).
-        to_cancel: for a cancel: live jobs only.
         now: the clock the note's times are said against (default: the current UTC time).
 
     Raises:
@@ -148,7 +146,6 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, to_cancel: 
             newest first): which one is meant cannot be told.
         NotFoundError: none has that name (only the caller's own were looked in: another user's name
             says nothing of theirs).
-        ConflictError: ``to_cancel`` and several have that name, none pending or running (field ``job_id``).
     """
     if _ID_TYPED.fullmatch(ref):  # J-1M8Z…: an id in capitals is the id, not a name (new user 15, N10)
         return NamedJob(ref.lower())
@@ -182,10 +179,7 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, to_cancel: 
         return NamedJob(str(chosen["id"]), note)
     when = _ended_at(chosen)
     state = f"{chosen.get('state')}{f' {_clock(when, now)}' if when else ''}"
-    if to_cancel:  # a cancel acts on live work: refused as a cancel of the newest's id is, the name's count said
-        raise ConflictError(f"none of your {count} jobs named {name!r} is pending or running: the newest is "
-                            f"{chosen['id']}, {state}", field="job_id",
-                            hint="only pending or running work can be cancelled")
+    # a cancel of it says there is nothing to do, as a cancel of its id does (exit 0, news: new user 22)
     return NamedJob(str(chosen["id"]),
                     f"{name} is {chosen['id']} ({state}), the newest of {count} jobs named {name}; none is pending or "
                     "running")

@@ -125,13 +125,13 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
                            "jobs")
 
-    async def job_id_of(self, ref: str, *, to_cancel: bool = False) -> str:
+    async def job_id_of(self, ref: str) -> str:
         """:meth:`SchedClient.job_id_of <jupyter_sched.client.sync.SchedClient.job_id_of>`, awaited."""
-        return (await self.job_named(ref, to_cancel=to_cancel)).id
+        return (await self.job_named(ref)).id
 
-    async def job_named(self, ref: str, *, to_cancel: bool = False) -> NamedJob:
+    async def job_named(self, ref: str) -> NamedJob:
         """:meth:`SchedClient.job_named <jupyter_sched.client.sync.SchedClient.job_named>`, awaited."""
-        return job_named(ref, await self.jobs() if needs_lookup(ref) else None, to_cancel=to_cancel)
+        return job_named(ref, await self.jobs() if needs_lookup(ref) else None)
 
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

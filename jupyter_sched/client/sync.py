@@ -398,11 +398,11 @@ class SchedClient:
         return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
                                                  limit=limit)), "jobs")
 
-    def job_id_of(self, ref: str, *, to_cancel: bool = False) -> str:
+    def job_id_of(self, ref: str) -> str:
         """``ref`` as a job id (:meth:`job_named`'s id)."""
-        return self.job_named(ref, to_cancel=to_cancel).id
+        return self.job_named(ref).id
 
-    def job_named(self, ref: str, *, to_cancel: bool = False) -> NamedJob:
+    def job_named(self, ref: str) -> NamedJob:
         """``ref`` as a job: an id (``j-…``/``l-…``) as given; else a job or lease of mine (the newest
         500) with that name — the only one, else the one pending or running, else the newest, with a
         note saying which (``%schedule cancel cellA`` / ``jupyter-sched wait train``; new user 9, N10;
@@ -413,7 +413,7 @@ class SchedClient:
                 their ids listed).
             NotFoundError: none of mine has it.
         """
-        return job_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None, to_cancel=to_cancel)
+        return job_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
