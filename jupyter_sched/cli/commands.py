@@ -214,7 +214,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     # open idle warnings of the caller's own work holding GPUs (one small GET; new user 4)
     from ..client.status import idle_notes
 
-    idle = idle_notes(client) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
+    idle = idle_notes(client, rows) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
     now = _now()
     table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "NAME"]]
     details: list[str] = [""]
@@ -298,7 +298,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     # released" 16 s before the lease's release)
     from ..client.status import idle_notes
 
-    idle = idle_notes(client) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
+    idle = idle_notes(client, rows) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
     for job in rows:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),

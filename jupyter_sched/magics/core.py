@@ -37,6 +37,7 @@ from ..wording.jobs import (
     BULK_STATES,
     GPU_MILLI_ENV,
     SHARED_GPU_NOTE,
+    TERMINAL_STATES,
     bulk_cancel_answers,
     bulk_cancel_plan,
     granted_milli,
@@ -44,10 +45,11 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    nothing_to_cancel,
     state_filter,
     still_going,
 )
-from ..wording.quota import ask_for_gpus, quota_lines
+from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -375,7 +377,7 @@ class SchedMagics(Magics):
             self._forget_ended()
             draining = self._draining()
             self._print(f"This kernel holds no lease; {draining}." if draining else
-                        f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1')}")
+                        f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1', room=self._room_elsewhere(me))}")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
             warned = self._idle_warning(str(lease.get("id")))
@@ -383,8 +385,26 @@ class SchedMagics(Magics):
                 self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+        if message:  # no GPUs: said above, not also as pandas' "Empty DataFrame" (new user 22, small items)
+            return None
         # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
         return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine, now=_now())
+
+    def _room_elsewhere(self, me: Mapping[str, Any]) -> str | None:
+        """Another team of the caller where one GPU would be granted now, asked (dry runs, at most
+        three) only when the default team holds all its quota allows; None otherwise (new user 22:
+        ``%gpu`` offered ``%gpu request 1`` in a full team while the caller's other team had room)."""
+        if full_team_limit(me) is None:
+            return None
+        default = str(me.get("team") or "")
+        for team in [str(t) for t in me.get("teams") or () if str(t) != default][:3]:
+            try:
+                answer = self.client.dryrun({"gpus": 1, "team": team, "command": [sys.executable, "-c", "pass"]})
+            except SchedError:  # a team the caller may not use now, a budget spent: not a suggestion
+                continue
+            if answer.get("fits"):
+                return team
+        return None
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
@@ -1178,7 +1198,14 @@ class SchedMagics(Magics):
         # wrote a "read job" refusal before the cancel's), and a lease id goes to DELETE leases/{id}, so an
         # attempt on another's lease is "cancel lease", field lease_id, as the same attempt by REST is
         lease = job_id.startswith("l-")
-        after = self.client.release_lease(job_id) if lease else self.client.cancel(job_id)
+        try:
+            after = self.client.release_lease(job_id) if lease else self.client.cancel(job_id)
+        except ConflictError:  # it had ended: the news, not an error (new user 22: "is already released")
+            ended = self.client.job(job_id)
+            if str(ended.get("state")) not in TERMINAL_STATES:
+                raise
+            self._print(_capital(nothing_to_cancel(ended, _now())) + ".")
+            return
         before = _was(after)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))

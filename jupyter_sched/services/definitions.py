@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -46,7 +47,7 @@ from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
 from ..model.units import to_iso, zone_label
-from ..model.validation import kept_spellings
+from ..model.validation import kept_spellings, spec_from_request
 from ..store import JobRecord
 from .cancelling import cancel_jobs
 from .context import Context
@@ -134,6 +135,10 @@ class ExecutedNotebook:
     filename: str
 
 
+_RUN_FIELDS = frozenset({"name", "notebook", "script"})
+"""Fields of a run's body that say which run it is: never dropped to read the rest (:meth:`_OwnerRuns.asked`)."""
+
+
 class _OwnerRuns:
     """The firing loop's jobs side (:class:`~jupyter_sched.definitions.firing.RunJobs`): a
     scheduled run is prepared for the definition's owner, who is not the caller of any request."""
@@ -175,10 +180,30 @@ class _OwnerRuns:
 
     def rejected(self, body: Mapping[str, Any], *, user: str, error: SchedError) -> Job:
         now = self.ctx.clock.now()
-        spec = JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or "default"),
+        return Job(id=self.ctx.ids("j"), spec=self.asked(body, user=user), state=JobState.REJECTED, submitted_at=now,
+                   finished_at=now, message=f"could not submit this run: {error.message}")
+
+    def asked(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        """The job a refused firing asked for (``body``: its run's submission body), so its rejected
+        run shows what was refused — priority, GPUs, model, workers, time limit — whatever refused it
+        (red team 22, R1: a low-priority 0-GPU definition's run refused for being low read "priority
+        normal, gpus 1", the defaults). Read by the jobs' own parser with no admission check (which
+        is what refused it) and no inventory (a GPU model gone is still what it asked for); a field
+        that no longer parses is left out and the rest kept, and a body nothing of which parses
+        gives the run's name, team and notebook or script alone."""
+        tried = dict(body)
+        default_team = self.ctx.admission.policy.default_team
+        for _ in range(len(body) + 1):
+            try:
+                return spec_from_request(tried, user=user, default_team=default_team, profiles=self.ctx.profiles,
+                                         default_kind=JobKind.TRAINING)
+            except ValidationError as err:  # that field falls back to its default, the others stay
+                key = re.split(r"[.\[]", err.field or "", maxsplit=1)[0]
+                if key not in tried or key in _RUN_FIELDS:
+                    break
+                del tried[key]
+        return JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or default_team),
                        notebook=body.get("notebook"), script=body.get("script"))
-        return Job(id=self.ctx.ids("j"), spec=spec, state=JobState.REJECTED, submitted_at=now, finished_at=now,
-                   message=f"could not submit this run: {error.message}")
 
     def submitted(self, jobs: list[Job]) -> None:
         self.ctx.kick()

@@ -92,3 +92,18 @@ def test_s22_newuser22_n6_nothing_said_while_it_is_busy_or_only_reported(idle: A
     entries = [_entry(deadline, action="notify")] if idle == "notify" else idle
     for surface, said in _said(_Server(entries)).items():
         assert "idle since" not in said and "released at" not in said, (surface, said)
+
+
+def test_s22_newuser22_n6_a_job_its_time_limit_ends_first_is_not_told_an_idle_reclaim_after_it() -> None:
+    # a 10m job idle under a 60-min rule: "requeued at … (in 57m)" would come after its own end (the panel's
+    # rule, new user 11, N23); once warned it is said whatever the limit
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    server = _Server([_entry(now + timedelta(minutes=57), kind="training", job_id="j-1", action="requeue",
+                             rule="GPU < 5 % for 60 min")])
+    server.lease = {**server.lease, "id": "j-1", "name": "train", "kind": "training", "kernel_id": None,
+                    "idle_release": None, "time_limit_s": 600, "started_at": (now - timedelta(minutes=2)).isoformat()}
+    said = _said(server)
+    assert "idle since" not in said["queue"] and "idle since" not in said["jobs"], said
+    server.lease = {**server.lease, "time_limit_s": 7200}
+    said = _said(server)
+    assert "it is requeued (its GPUs freed) at " in said["queue"] and "using its GPUs keeps them" in said["jobs"], said
