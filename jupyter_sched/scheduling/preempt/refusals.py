@@ -305,11 +305,12 @@ def _holders(ctx: CycleContext, own_quota: dict[str, int], guaranteed: dict[str,
         # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
         # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
         # guarantee" while nlp used 2, 1 of them borrowed)
-        # "its whole guarantee (1 GPU)", not "all 1 GPU of its guarantee" (new user 14, N12)
+        # "its whole guarantee of 1 GPU", not "all 1 GPU of its guarantee" (new user 14, N12); no brackets:
+        # the caller puts this in brackets (new user 22, N8: "(cv uses its whole guarantee (2 GPUs))")
         within = ", ".join(
-            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee ({guaranteed[t] / 1000:g}) and "
+            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee of {guaranteed[t] / 1000:g} and "
              f"{borrowers[t] / 1000:g} borrowed" if borrowers.get(t) else
-             f"{t} uses its whole guarantee ({_gpus(guaranteed[t])})") if own_quota[t] == guaranteed[t]
+             f"{t} uses its whole guarantee of {_gpus(guaranteed[t])}") if own_quota[t] == guaranteed[t]
             else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
             for t in teams)
         # only the words of the holders there: "cv's jobs" for a kernel's %gpu lease sent the reader
