@@ -17,7 +17,7 @@ from .preemption import planned_preemption_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
@@ -562,6 +562,19 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
         return f"cancelled {job_id} ({whose}was {was}; stopping{grace})"
     return f"cancel of {job_id}: it is {STARTING if state == 'admitted' else state}"
+
+
+def nothing_to_cancel(job: Mapping[str, Any], now: datetime | None) -> str:
+    """The news of a cancel (or release) of work that had already ended, said as what it is — the
+    user wanted it gone, and it is: ``nothing to do: it had already ended — lease l-… (cvlease):
+    released — reclaimed while idle …`` (new user 22: ``lease l-… is already released — request a
+    new lease``, an error line and exit code 1, for a lease the idle reclaim had given back).
+
+    Args:
+        job: the job or lease as read now (``GET jobs/{id}``), in a terminal state.
+        now: for the clock times of its line (:func:`job_line`).
+    """
+    return f"nothing to do: it had already ended — {job_line(job, now)}"
 
 
 def _whose(job: Mapping[str, Any]) -> str:

@@ -98,6 +98,7 @@ export class SchedModel implements ISchedModel {
   readonly errorChanged: Signal<ISchedModel, { resource: SchedResource; error: string | null }> = new Signal(this);
   readonly jobTransition: Signal<ISchedModel, IJobTransition> = new Signal(this);
   readonly event: Signal<ISchedModel, ISchedEvent> = new Signal(this);
+  readonly refreshedAll: Signal<ISchedModel, void> = new Signal(this);
 
   private _status: SchedModelStatus = 'idle';
   private _startError: string | null = null;
@@ -334,6 +335,7 @@ export class SchedModel implements ISchedModel {
         this.refresh(resource, { force: true });
       }
     }
+    this.refreshedAll.emit(); // the Admin cards read their own answers (newuser22 N14: Usage stayed as first read)
   }
 
   error(resource: SchedResource): string | null {
