@@ -110,7 +110,10 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
             details={"for_job": job.id, "for_team": spec.team, "kind": c.kind, "victim_team": c.team,
                      "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
                      "node": victim.allocation.node if victim.allocation else None,
-                     "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims]}))
+                     "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims],
+                     # why this one (hubadmin22 H9): an idle lease loses nothing; young ones kept by the rule
+                     **({"idle": True} if c.idle else {}),
+                     **({"spared_min_runtime": list(plan.spared)} if plan.spared else {})}))
     if withdrawn:
         ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
             c.job_id for c in withdrawn]})
