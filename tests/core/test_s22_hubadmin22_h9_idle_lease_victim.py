@@ -59,6 +59,9 @@ def test_s22_hubadmin22_h9_a_young_lease_in_use_is_spared_and_the_audit_names_it
     details = _reclaim_row(result)
     assert details["spared_min_runtime"] == ["l-nlp"], details
     assert "idle" not in details, details
+    row = next(a for a in result.audit if a.action == "reclaim")
+    assert row.message.endswith("to return borrowed quota to ops; kept l-nlp (run less than the minimum runtime, "
+                                "5m)"), row.message
 
 
 def test_s22_hubadmin22_h9_an_old_lease_in_use_and_an_old_job_compare_by_work_lost() -> None:
