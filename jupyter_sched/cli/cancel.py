@@ -23,7 +23,7 @@ from ..wording.jobs import (
     nothing_to_cancel,
     work_count,
 )
-from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure
+from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure, job_of
 from .progress import CountingProgress
 
 __all__ = ["cancel"]
@@ -47,8 +47,9 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
     code = EXIT_OK
     for ref in args.job_ids:
         try:
-            # a unique name of mine is taken for its id, as logs and wait do (new user 11, N5)
-            job_id = client.job_id_of(ref)
+            # a name of mine is taken for its id, as logs and wait do (new user 11, N5): of several, the live
+            # one (newuser22 N4: a rerun's ended runs made the name ambiguous)
+            job_id = job_of(client, ref, "cancel", io)
         except SchedError as exc:
             if len(args.job_ids) == 1:
                 raise

@@ -72,6 +72,7 @@ from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
 from .identity import HubUser, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
+from .job_python import job_python_warning, missing_jupyter_sched
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -340,6 +341,8 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        if (problem := missing_jupyter_sched(python)) is not None:  # notebook jobs and progress need it (N11)
+            self.log.warning("jupyter_sched: %s", job_python_warning(python, problem))
         self._fence_servers(executor)
 
     def _fence_servers(self, executor: Any) -> None:

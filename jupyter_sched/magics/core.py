@@ -262,6 +262,15 @@ class SchedMagics(Magics):
         body.update(fields)
         return body
 
+    def _job_of(self, ref: str) -> str:
+        """The id of the job ``ref`` names (``client.job_named``, as the CLI's ``wait``/``logs``/``cancel``):
+        of several of that name (a rerun), the live one, else the newest — said in a line before the answer
+        (newuser22 N4: "2 of your jobs are named 'waiter2'" when one of them had ended)."""
+        found = self.client.job_named(ref)
+        if found.note:
+            self._print(f"Note: {found.note}.")
+        return str(found.id)
+
     def _warn(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
@@ -1037,10 +1046,10 @@ class SchedMagics(Magics):
 
             self._print("\n".join(status_lines_of(self.client)))
             return
-        self._print(job_line(self.client.job(self.client.job_id_of(str(cmd.job_id))), _now()))
+        self._print(job_line(self.client.job(self._job_of(str(cmd.job_id))), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
-        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
+        job_id = self._job_of(str(cmd.job_id))  # a name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
         except NotFoundError as refused:
@@ -1153,7 +1162,7 @@ class SchedMagics(Magics):
         the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
         runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5) and as
         a job that failed is printed, not raised (new user 17, N12: a MagicError stopped a Run-All)."""
-        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine, as logs (new user 11, N2)
+        job_id = self._job_of(str(cmd.job_id))  # a name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
@@ -1190,7 +1199,7 @@ class SchedMagics(Magics):
                 self._warn(f"{job_id}: {_one_line(err)}")
 
     def _cancel_one(self, ref: str) -> None:
-        job_id = self.client.job_id_of(ref)  # a unique name of mine, as logs (new user 11, N2)
+        job_id = self._job_of(ref)  # a name of mine, as logs (new user 11, N2): the live one
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return

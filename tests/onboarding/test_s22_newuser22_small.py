@@ -18,7 +18,7 @@ import pytest
 
 from jupyter_sched.cli.cancel import cancel
 from jupyter_sched.cli.main import EXIT_OK, Streams
-from jupyter_sched.client._wire import Req
+from jupyter_sched.client._wire import NamedJob, Req
 from jupyter_sched.errors import ConflictError
 from jupyter_sched.magics.core import SchedMagics
 from jupyter_sched.magics.define import run_define
@@ -53,6 +53,9 @@ class _Client:
 
     def job_id_of(self, ref: str) -> str:
         return ref
+
+    def job_named(self, ref: str) -> NamedJob:  # the resolver the CLI and the magics call (newuser22 N4)
+        return NamedJob(ref)
 
     def job(self, job_id: str) -> dict[str, Any]:
         return self.job_row
