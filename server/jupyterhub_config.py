@@ -44,8 +44,9 @@ c.JupyterHub.load_roles = [
     # The service reads users and groups (teams) to resolve identities and admins, lists users with
     # active servers and their server names (releasing leases of stopped servers, reporting activity),
     # and posts activity for users with running jobs or live leases (POST /users/{name}/activity)
-    # so that the idle culler does not stop their servers.
+    # so that the idle culler does not stop their servers; and reads the hub's spawner class (GET info,
+    # read:hub) to say at start whether users' servers are fenced from the GPUs.
     {"name": "jupyter-sched", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
-                                         "users:activity"],
+                                         "users:activity", "read:hub"],
      "services": ["jupyter-sched"]},
 ]

@@ -189,24 +189,38 @@ def check_priority(caller: Caller, spec: JobSpec, quotas: QuotaSet | None = None
         order = [c for c in ("high", "normal", "low") if c in granted]
         wanted, team = spec.priority.value, spec.team
         use = "use " + (" or ".join(order) or "no class")
+        elsewhere = _teams_allowing(caller, wanted, team, quotas)
+        # a user in several teams is told the one that takes it (newuser22 N12: only the default team's
+        # fix was said, though GET me lists cv: [high, normal]); "team (--team cv)" reads as --team cv in the
+        # CLI and the magics (wording.flags)
+        named = " or ".join(f"team (--team {t})" for t in elsewhere[:3])
+        other = f", or submit with {named}, which allow{'s' if len(elsewhere) == 1 else ''} {wanted!r}" if named else ""
         stated = team_allows(quotas, team) if quotas is not None else None
         if stated is not None and wanted not in stated:
             allowed = [c for c in ("high", "normal", "low") if c in stated]
-            fix = (f"add {wanted!r} to team {team!r}'s allowed_priorities (PUT quotas)" if caller.admin
+            fix = (f"add {wanted!r} to team {team}'s allowed_priorities (PUT quotas)" if caller.admin
                    else f"ask an admin to allow {wanted!r} for team {team!r}")
             raise AuthorizationError(
                 f"team {team!r} may not use priority {wanted!r} (allowed: {', '.join(allowed)})",
-                field="priority", hint=f"{use}, or {fix}",
-                details={"priority": wanted, "granted": order, "allowed": allowed, "team": team})
+                field="priority", hint=f"{use}{other}, or {fix}",
+                details={"priority": wanted, "granted": order, "allowed": allowed, "team": team,
+                         "teams_allowing": elsewhere})
         if caller.admin:  # "ask an admin" would point at themselves: say where a grant is made — one safe
             # remedy (a raw PUT quotas body replaced every team policy, new user 4)
-            how = (f"{use}; to allow it, set c.SchedApp.priority_grants = "
+            how = (f"{use}{other}; to allow it, set c.SchedApp.priority_grants = "
                    f'{{"users": {{"{caller.user}": ["{wanted}"]}}}} in the server\'s config and restart')
         else:
-            how = f"{use}, or ask an admin to allow {wanted!r} for you or team {team!r}"
+            how = f"{use}{other}, or ask an admin to allow {wanted!r} for you or team {team!r}"
         raise AuthorizationError(
             f"priority {wanted!r} is not granted to {caller.user} in team {team!r}",
-            field="priority", hint=how, details={"priority": wanted, "granted": order})
+            field="priority", hint=how, details={"priority": wanted, "granted": order, "teams_allowing": elsewhere})
+
+
+def _teams_allowing(caller: Caller, wanted: str, team: str, quotas: QuotaSet | None) -> list[str]:
+    """The caller's other teams (in their order, the default first) where ``wanted`` is granted and the
+    team's stored policy, if any, allows it: where the same submit would be taken."""
+    return [other for other in caller.teams if other != team and wanted in caller.classes_for(other)
+            and (quotas is None or (stated := team_allows(quotas, other)) is None or wanted in stated)]
 
 
 def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int],

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import AuthorizationError, NotFoundError, SchedError
+from ..errors import AuthorizationError, ConflictError, NotFoundError, SchedError
 from ..wording import cancel_outcome
-from ..wording.jobs import bulk_cancel_answers, granted_uuids, in_bulk_cancel, work_count
-from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure
+from ..wording.jobs import (
+    TERMINAL_STATES,
+    bulk_cancel_answers,
+    granted_uuids,
+    in_bulk_cancel,
+    nothing_to_cancel,
+    work_count,
+)
+from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure, job_of
 from .progress import CountingProgress
 
 __all__ = ["cancel"]
@@ -39,8 +47,9 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
     code = EXIT_OK
     for ref in args.job_ids:
         try:
-            # a unique name of mine is taken for its id, as logs and wait do (new user 11, N5)
-            job_id = client.job_id_of(ref)
+            # a name of mine is taken for its id, as logs and wait do (new user 11, N5): of several, the live
+            # one (newuser22 N4: a rerun's ended runs made the name ambiguous)
+            job_id = job_of(client, ref, "cancel", io)
         except SchedError as exc:
             if len(args.job_ids) == 1:
                 raise
@@ -51,9 +60,16 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             before = client.job(job_id)
         except NotFoundError:
             before = None  # the cancel below says "not found" in the server's words
+        if before is not None and before.get("state") in TERMINAL_STATES and not args.json:
+            print(nothing_to_cancel(before, datetime.now(timezone.utc)), file=io.out)  # news, not an error (new user 22)
+            continue
         try:
             after = client.cancel(job_id)
         except SchedError as exc:
+            ended = _ended_meanwhile(client, job_id, exc) if not args.json else None
+            if ended is not None:
+                print(ended, file=io.out)
+                continue
             if len(args.job_ids) == 1:
                 raise
             print(failure(args, error_line("cancel", exc), exc), file=io.err)  # keep going with the other ids
@@ -68,6 +84,18 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print("  its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status "
                   "(or %gpu release) runs in its notebook, or the kernel restarts", file=io.out)
     return code
+
+
+def _ended_meanwhile(client: Any, job_id: str, exc: SchedError) -> str | None:
+    """:func:`nothing_to_cancel`'s line when the cancel was refused because the work ended between
+    the read and the cancel (a 409); None for any other refusal."""
+    if not isinstance(exc, ConflictError):
+        return None
+    try:
+        job = client.job(job_id)
+    except SchedError:
+        return None
+    return nothing_to_cancel(job, datetime.now(timezone.utc)) if job.get("state") in TERMINAL_STATES else None
 
 
 def _grace(client: Any, after: dict[str, Any], cache: list[float | None]) -> float | None:

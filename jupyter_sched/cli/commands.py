@@ -35,7 +35,7 @@ from ..wording.jobs import (
 )
 from .cancel import cancel
 from .definitions import definitions, note_parameters
-from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
+from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
 from .progress import TerminalProgress
 
 __all__ = ["COMMANDS", "number_or_text"]
@@ -140,6 +140,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
+    if not args.quiet and (said := bare_seconds_note(args.time_limit)):
+        print(f"{PROG} submit: note: {said}", file=io.err)
     for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
         print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
@@ -148,6 +150,17 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK
+
+
+def bare_seconds_note(value: str | None) -> str:
+    """The unit a bare ``--time-limit`` number was taken in, said (newuser22 N2: ``--time-limit 5`` was
+    5 seconds, said nowhere): ``--time-limit 5 is 5 seconds (a bare number is seconds; 5m is 5 minutes)``;
+    "" for a value with a unit, 0 (no limit) or none."""
+    if value is None or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value.strip()) or float(value) == 0:
+        return ""
+    number = value.strip()
+    return (f"--time-limit {number} is {number} second{'' if float(number) == 1 else 's'} (a bare number is "
+            f"seconds; {number}m is {number} minutes)")
 
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
@@ -214,7 +227,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     # open idle warnings of the caller's own work holding GPUs (one small GET; new user 4)
     from ..client.status import idle_notes
 
-    idle = idle_notes(client) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
+    idle = idle_notes(client, rows) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
     now = _now()
     table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "NAME"]]
     details: list[str] = [""]
@@ -298,7 +311,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     # released" 16 s before the lease's release)
     from ..client.status import idle_notes
 
-    idle = idle_notes(client) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
+    idle = idle_notes(client, rows) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
     for job in rows:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
@@ -333,7 +346,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
     out = io.out
     shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
-    args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
+    args.job_id = job_of(client, args.job_id, "logs", io)  # a name of mine is taken for its id
     said: set[tuple[str, str]] = set()
     last = [""]  # the log's last text shown: a note starts on a line of its own
 
@@ -411,7 +424,7 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
     limit = parse_duration(args.wait_timeout, field="--for", hint="give how long to wait, e.g. --for 10m, or leave "
                            "--for out to wait until it ends") if args.wait_timeout else None  # new user 20, N24
-    args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
+    args.job_id = job_of(client, args.job_id, "wait", io)  # a name of mine is taken for its id
     return _wait_for(client, args.job_id, limit, io, json_out=args.json)
 
 

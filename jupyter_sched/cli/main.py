@@ -50,7 +50,7 @@ from .aliases import OneSetting
 
 __all__ = [
     "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
-    "build_parser", "main",
+    "build_parser", "job_of", "main",
 ]
 
 EXIT_OK = 0
@@ -478,6 +478,10 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         if where is not None and blank is not None:
             where.error(empty_option("--" + blank.replace("_", "-"), edit=action == "edit"))
     if args.command == "submit":
+        from ..wording.flags import stray_before_command
+
+        if not (args.script or args.notebook) and (stray := stray_before_command(args.argv, _Parser.typed)):
+            _subparser(parser, "submit").error(stray)  # `--time-limit 5 minutes -- true` (newuser22 N2)
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
@@ -733,6 +737,17 @@ class Streams:
         self.out = out
         self.err = err
         self.stdin = stdin
+
+
+def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
+    """The id of the job ``ref`` names (``client.job_named``): an id as given, a name of mine its job's
+    — of several of that name (a rerun), the live one, else the newest, said on stderr (newuser22 N4:
+    ``jupyter-sched: wait: note: waiter2 is j-… (running), the live one of 2 jobs named waiter2; the
+    other ended 05:09 UTC``)."""
+    found = client.job_named(ref)
+    if found.note:
+        print(f"{PROG} {command}: note: {found.note}", file=io.err)
+    return str(found.id)
 
 
 def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") -> str:

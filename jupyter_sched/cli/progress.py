@@ -9,13 +9,14 @@ stay short. tqdm is imported only when a bar is drawn.
 
 from __future__ import annotations
 
+import math
 import shutil
 from types import TracebackType
 from typing import Any, TextIO
 
 from ..wording import WaitProgress
 
-__all__ = ["CountingProgress", "TerminalProgress"]
+__all__ = ["BAR_MIN_CELLS", "CountingProgress", "TerminalProgress", "bar_percent", "fitted_label"]
 
 _BAR = "{desc} |{bar}| {percentage:3.0f}% [{elapsed}]"
 _NO_BAR = "{desc} [{elapsed}]"
@@ -26,6 +27,27 @@ def _size() -> dict[str, int]:
     size reads as 0 x 0, and tqdm then hides its bar as "below the screen")."""
     size = shutil.get_terminal_size((80, 24))
     return {"ncols": size.columns or 80, "nrows": size.lines or 24}
+
+
+BAR_MIN_CELLS = 10
+"""Fewest cells of a bar worth drawing: a label that leaves fewer is said in its narrow form."""
+_BAR_FRAME = len(" || 100% [00:00:00]")
+"""What :data:`_BAR` takes beside the label and the bar's cells (its percentage and elapsed time)."""
+
+
+def bar_percent(fraction: float) -> int:
+    """The bar's whole percentage of ``fraction`` (0..1), rounded down as the words' ``77 % done`` are
+    (:func:`~jupyter_sched.wording.estimates.done_text`; newuser22 N9: the words said 77 %, the bar 78%)."""
+    return math.floor(max(0.0, min(fraction, 1.0)) * 100)
+
+
+def fitted_label(frame: WaitProgress, columns: int) -> str:
+    """The label to draw beside a bar on a terminal ``columns`` wide: ``frame.label`` when it leaves
+    :data:`BAR_MIN_CELLS` cells for the bar, else its narrow form (without the report's time, which
+    the bar's percentage stands for; newuser22 N9: at 80 columns the bar was one cell, its "%" cut)."""
+    if frame.fraction is None or not frame.narrow:
+        return frame.label
+    return frame.label if columns - len(frame.label) - _BAR_FRAME >= BAR_MIN_CELLS else frame.narrow
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -69,9 +91,9 @@ class TerminalProgress:
                              **_size(), bar_format=_BAR if known else _NO_BAR)
             self._phase = frame.phase
         bar = self._bar
-        bar.set_description_str(frame.label, refresh=False)
+        bar.set_description_str(fitted_label(frame, _size()["ncols"]), refresh=False)
         if frame.fraction is not None:
-            bar.n = round(frame.fraction * 100)
+            bar.n = bar_percent(frame.fraction)
         bar.refresh()
 
     def close(self) -> None:

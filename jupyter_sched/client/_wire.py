@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -27,8 +28,8 @@ from ..errors import (
 )
 from .discovery import TOKEN_HINT
 
-__all__ = ["NAMED_FROM", "Req", "SseParser", "error_from_response", "event_from_sse", "job_id_named", "needs_lookup",
-           "new_notes", "unwrap_list"]
+__all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "SseParser", "error_from_response", "event_from_sse",
+           "job_id_named", "job_named", "needs_lookup", "new_notes", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -102,32 +103,107 @@ NAMED_FROM = 500
 """How many of the caller's newest jobs and leases a name is looked for in."""
 
 
-def job_id_named(ref: str, rows: Iterable[Mapping[str, Any]] | None) -> str:
-    """The one resolver of a job reference, for every command that takes a job id (CLI ``cancel``,
+class NamedJob(NamedTuple):
+    """What a job reference resolved to (:func:`job_named`).
+
+    Attributes:
+        id: the job's or lease's id.
+        note: which of several jobs of that name was taken, and why, in one line for the caller to
+            show (``waiter2 is j-…, the running one of 2 jobs named waiter2; the other ended 05:09
+            UTC``); "" when there was no choice (an id, or a name only one job has).
+    """
+
+    id: str
+    note: str = ""
+
+
+LIVE_STATES = ("pending", "preempted", "admitted", "running")
+"""States of a job that can still run or runs: the ones a name picks first (a rerun's earlier runs ended)."""
+
+
+def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: datetime | None = None) -> NamedJob:
+    """The one resolver of a job reference, for every command that takes a job (CLI ``cancel``,
     ``logs``, ``wait``; ``%schedule status/wait/cancel/logs``; new user 11, N2/N5): an id
-    (``j-…``/``l-…``) or an empty ``ref`` as given (``rows`` None: nothing to look in); else the id of
-    the one job or lease of the caller's own ``rows`` (their newest, ``GET jobs``) with that name.
+    (``j-…``/``l-…``) or an empty ``ref`` as given (``rows`` None: nothing to look in); else a job or
+    lease of the caller's own ``rows`` (their newest first, ``GET jobs``) with that name:
+
+    * one has it: that one;
+    * several (a rerun under the same name, the normal case — newuser22 N4: every command refused
+      "2 of your jobs are named 'waiter2'" when only one was alive): the one that is pending or
+      running; when none is, the newest (a cancel of it then says it had already ended). The note says
+      which was taken and what became of the others:
+      ``waiter2 is j-2 (running), the live one of 2 jobs named waiter2; the other ended 05:09 UTC`` /
+      ``waiter2 is j-2 (cancelled 05:11 UTC), the newest of 2 jobs named waiter2; none is pending or
+      running`` (times as every surface says them, against ``now``).
+
+    Args:
+        ref: what was typed (an id, an id in capitals, or a name).
+        rows: the caller's jobs, newest first (None: ``ref`` needs no look-up, :func:`needs_lookup`).
+        now: the clock the note's times are said against (default: the current UTC time).
 
     Raises:
-        ValidationError: several of them have that name (field ``job_id``; their ids listed).
-        NotFoundError: none has (only the caller's own were looked in: another user's name says
-            nothing of theirs).
+        ValidationError: several of that name are pending or running (field ``job_id``; their ids,
+            newest first): which one is meant cannot be told.
+        NotFoundError: none has that name (only the caller's own were looked in: another user's name
+            says nothing of theirs).
     """
     if _ID_TYPED.fullmatch(ref):  # J-1M8Z…: an id in capitals is the id, not a name (new user 15, N10)
-        return ref.lower()
+        return NamedJob(ref.lower())
     if not ref or ref.startswith(("j-", "l-")) or rows is None:
-        return ref
+        return NamedJob(ref)
     named = [row for row in rows if row.get("name") == ref]
     if len(named) == 1:
-        return str(named[0]["id"])
-    if named:
-        ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
-        raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
-                              hint="give the id of the one you mean (newest first)")
-    # the hint each surface replaces by its own listing command, as for an unknown id (wording.flags.where_listed):
-    # the magics named the CLI's (new user 15, N10)
-    raise NotFoundError(f"none of your jobs is named {ref[:80]!r}, and no job has that id", field="job_id",
-                        hint="ids look like j-… (leases l-…); your job list shows each job's id and name")
+        return NamedJob(str(named[0]["id"]))
+    if not named:
+        # the hint each surface replaces by its own listing command, as for an unknown id
+        # (wording.flags.where_listed): the magics named the CLI's (new user 15, N10)
+        raise NotFoundError(f"none of your jobs is named {ref[:80]!r}, and no job has that id", field="job_id",
+                            hint="ids look like j-… (leases l-…); your job list shows each job's id and name")
+    live = [row for row in named if str(row.get("state")) in LIVE_STATES]
+    if len(live) > 1:
+        ids = ", ".join(f"{row.get('id')} ({row.get('state')})" for row in live[:8]) + (" …" if len(live) > 8 else "")
+        ended = len(named) - len(live)
+        also = f" ({ended} more of that name ended)" if ended else ""
+        raise ValidationError(f"{len(live)} of your jobs are named {ref[:80]!r} and pending or running: {ids}{also}",
+                              field="job_id", hint="give the id of the one you mean (newest first)")
+    now = now or datetime.now(timezone.utc)
+    chosen = live[0] if live else named[0]
+    others = [row for row in named if row is not chosen]
+    name, count = ref[:80], len(named)
+    if live:
+        last = max((when for row in others if (when := _ended_at(row))), default=None)
+        at = f" {_clock(last, now)}" if last else ""
+        rest = f"the other ended{at}" if len(others) == 1 else f"the {len(others)} others ended" + \
+            (f", the last{at}" if at else "")
+        note = f"{name} is {chosen['id']} ({chosen.get('state')}), the live one of {count} jobs named {name}; {rest}"
+        return NamedJob(str(chosen["id"]), note)
+    when = _ended_at(chosen)
+    state = f"{chosen.get('state')}{f' {_clock(when, now)}' if when else ''}"
+    # a cancel of it says there is nothing to do, as a cancel of its id does (exit 0, news: new user 22)
+    return NamedJob(str(chosen["id"]),
+                    f"{name} is {chosen['id']} ({state}), the newest of {count} jobs named {name}; none is pending or "
+                    "running")
+
+
+def _ended_at(row: Mapping[str, Any]) -> datetime | None:
+    """When the job ``row`` (REST shape) ended (``finished_at``), None when it has not or says no offset."""
+    try:
+        when = datetime.fromisoformat(str(row.get("finished_at") or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else None
+
+
+def _clock(when: datetime, now: datetime) -> str:
+    """``05:09 UTC`` as every surface says a moment (:func:`~jupyter_sched.model.units.clock_text`)."""
+    from ..model.units import clock_text
+
+    return clock_text(when, now)
+
+
+def job_id_named(ref: str, rows: Iterable[Mapping[str, Any]] | None) -> str:
+    """:func:`job_named`'s id (for a read: the live one of several, else the newest)."""
+    return job_named(ref, rows).id
 
 
 def needs_lookup(ref: str) -> bool:

@@ -19,7 +19,7 @@ from httpx_sse import aconnect_sse
 
 from ..backoff import Backoff, Retries
 from ._routes import routes
-from ._wire import Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
+from ._wire import NamedJob, Req, error_from_response, event_of, job_named, needs_lookup, unwrap_list
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import Connection, token_hint
 from .sync import DEFAULT_TIMEOUT_S, _to_stderr, headers_for, next_cursor, unreachable, usage_frame
@@ -127,7 +127,11 @@ class AsyncSchedClient:
 
     async def job_id_of(self, ref: str) -> str:
         """:meth:`SchedClient.job_id_of <jupyter_sched.client.sync.SchedClient.job_id_of>`, awaited."""
-        return job_id_named(ref, await self.jobs() if needs_lookup(ref) else None)
+        return (await self.job_named(ref)).id
+
+    async def job_named(self, ref: str) -> NamedJob:
+        """:meth:`SchedClient.job_named <jupyter_sched.client.sync.SchedClient.job_named>`, awaited."""
+        return job_named(ref, await self.jobs() if needs_lookup(ref) else None)
 
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

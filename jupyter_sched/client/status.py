@@ -3,6 +3,7 @@ both (:func:`jupyter_sched.wording.status.status_lines` writes it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,18 +30,22 @@ def status_lines_of(client: Any, *, config: dict[str, Any] | None = None, me: di
         running = [j for j in client.jobs(state="admitted,running") if j.get("kind") != "lease"]
     stopping = [j for j in running if j.get("stopping_since")] if isinstance(in_use, dict) and \
         int(in_use.get("stopping") or 0) else []
-    return status_lines(str(client.connection.url), config, me, inventory, stopping=stopping, idle=idle_notes(client),
+    return status_lines(str(client.connection.url), config, me, inventory, stopping=stopping, idle=idle_notes(client, running),
                         running=running, now=datetime.now(timezone.utc))
 
 
-def idle_notes(client: Any) -> dict[str, str]:
-    """``{job id: idle_note}`` of the caller's work with an open idle warning (``GET idle``: own;
-    an admin's, everyone's); {} when the server offers none or refuses."""
-    from ..wording.jobs import idle_note
+def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str, str]:
+    """``{job id: idle_note}`` of the caller's idle work (``GET idle``: own; an admin's, everyone's),
+    from its first idle sample (new user 22, N6); {} when the server offers none or refuses. ``work``:
+    the job rows at hand — an idle deadline after a job's time limit ends it is not said before the
+    warning (:func:`~jupyter_sched.wording.jobs.limit_end`)."""
+    from ..wording.jobs import idle_note, limit_end
 
     try:
         entries = client.idle_candidates()
     except SchedError:
         return {}
     now = datetime.now(timezone.utc)
-    return {str(e.get("job_id")): note for e in entries if (note := idle_note(e, now))}
+    ends = {str(job.get("id")): limit_end(job) for job in work}
+    return {str(e.get("job_id")): note for e in entries
+            if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id")))))}

@@ -27,7 +27,17 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
-from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, new_notes, unwrap_list
+from ._wire import (
+    NAMED_FROM,
+    NamedJob,
+    Req,
+    error_from_response,
+    event_of,
+    job_named,
+    needs_lookup,
+    new_notes,
+    unwrap_list,
+)
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, token_hint
 
@@ -389,15 +399,21 @@ class SchedClient:
                                                  limit=limit)), "jobs")
 
     def job_id_of(self, ref: str) -> str:
-        """``ref`` as a job id: an id (``j-…``/``l-…``) as given; else the name of exactly one of my
-        jobs or leases (the newest 500), its id — ``%schedule cancel cellA`` / ``jupyter-sched
-        cancel train`` (new user 9, N10; new user 11, N2/N5): :func:`._wire.job_id_named`.
+        """``ref`` as a job id (:meth:`job_named`'s id)."""
+        return self.job_named(ref).id
+
+    def job_named(self, ref: str) -> NamedJob:
+        """``ref`` as a job: an id (``j-…``/``l-…``) as given; else a job or lease of mine (the newest
+        500) with that name — the only one, else the one pending or running, else the newest, with a
+        note saying which (``%schedule cancel cellA`` / ``jupyter-sched wait train``; new user 9, N10;
+        new user 11, N2/N5; newuser22 N4: a rerun under the same name): :func:`._wire.job_named`.
 
         Raises:
-            ValidationError: several of my jobs have that name (field ``job_id``; their ids listed).
+            ValidationError: several of mine of that name are pending or running (field ``job_id``;
+                their ids listed).
             NotFoundError: none of mine has it.
         """
-        return job_id_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
+        return job_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from ..errors import BusyError, ConflictError, SchedError
 from ..model import Job, JobSpec
-from ..model.units import clock_text
+from ..model.units import clock_text, zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
 from .validation import run_body
@@ -89,14 +89,16 @@ class RunJobs(Protocol):
 def run_name(definition: JobDefinition, scheduled_for: datetime, trigger: RunTrigger) -> str:
     """``daily-report @ 2025-06-02 12:00 CEST`` (scheduled runs) / ``daily-report, run now`` (no
     brackets of its own: every line writes a job as ``j-7 (name)``, and "j-7 (daily-report (run
-    now))" was quoted apart as ``j-7 'daily-report (run now)'`` — two styles, new user 12, N1)."""
+    now))" was quoted apart as ``j-7 'daily-report (run now)'`` — two styles, new user 12, N1). The
+    zone's name as every clock says it (:func:`~jupyter_sched.model.units.zone_label`: ``UTC+4`` where
+    the tz database has no letters, not its ``+04``; session 22)."""
     if trigger is RunTrigger.MANUAL:
         return f"{definition.name}, run now"[:200]
     from zoneinfo import ZoneInfo
 
     local = scheduled_for.astimezone(ZoneInfo(definition.timezone))
     clock = f"{local:%H:%M:%S}" if local.second else f"{local:%H:%M}"
-    return f"{definition.name} @ {local:%Y-%m-%d} {clock} {local:%Z}"[:200]
+    return f"{definition.name} @ {local:%Y-%m-%d} {clock} {zone_label(local)}"[:200]
 
 
 @dataclass

@@ -53,14 +53,14 @@ from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
-from tornado.ioloop import PeriodicCallback
+from tornado.ioloop import IOLoop, PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.proc_mount import command_line_visibility
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
-from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
+from ..executors.server_fence import NOT_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
 from ..extension.config_access import HUB_CPU_JOB_CAP, HUB_PENDING_CAP, HUB_SUBMIT_RATE
 from ..extension.handlers import SchedHandler
@@ -72,6 +72,7 @@ from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
 from .identity import HubUser, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
+from .job_python import job_python_warning, missing_jupyter_sched
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -340,6 +341,8 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        if (problem := missing_jupyter_sched(python)) is not None:  # notebook jobs and progress need it (N11)
+            self.log.warning("jupyter_sched: %s", job_python_warning(python, problem))
         self._fence_servers(executor)
 
     def _fence_servers(self, executor: Any) -> None:
@@ -348,10 +351,18 @@ class HubSchedApp(SchedApp):
         problem = server_fence_problem()
         if problem is None and executor.limits is not None and executor.limits.fences_gpus:
             executor.servers = ServerFence()
-            self.log.info("jupyter_sched: %s", SERVERS_FENCED)
+            self._say_spawner = True  # whether this hub's spawner fences them: asked of the hub at start (new user 22)
         else:
             self.log.warning("jupyter_sched: %s: %s; any hub user's notebook server or kernel on this host can open "
                              "any GPU", NOT_FENCED, problem or "jobs' GPUs are not fenced by a devices cgroup here")
+
+    async def _log_spawner_fence(self) -> None:
+        """Say at start, plainly, whether this hub's spawner fences users' servers
+        (:mod:`.spawner_check`): a warning where it does not, or where the service cannot tell."""
+        from .spawner_check import spawner_fence_said
+
+        warn, line = await spawner_fence_said(self._hub())
+        (self.log.warning if warn else self.log.info)("jupyter_sched: %s", line)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""
@@ -378,6 +389,8 @@ class HubSchedApp(SchedApp):
         if bound_token_checks(self._hub_timeout_s()):
             self.log.debug("jupyter_sched: hub token checks time out after %g s", self._hub_timeout_s())
         await super()._start_jupyter_server_extension(serverapp)
+        if getattr(self, "_say_spawner", False):
+            IOLoop.current().spawn_callback(self._log_spawner_fence)
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
             self._reaper.start()

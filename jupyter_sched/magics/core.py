@@ -27,6 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
+from ..client._wire import new_notes
 from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
@@ -36,6 +37,7 @@ from ..wording.jobs import (
     BULK_STATES,
     GPU_MILLI_ENV,
     SHARED_GPU_NOTE,
+    TERMINAL_STATES,
     bulk_cancel_answers,
     bulk_cancel_plan,
     granted_milli,
@@ -43,10 +45,11 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    nothing_to_cancel,
     state_filter,
     still_going,
 )
-from ..wording.quota import ask_for_gpus, quota_lines
+from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -259,6 +262,15 @@ class SchedMagics(Magics):
         body.update(fields)
         return body
 
+    def _job_of(self, ref: str) -> str:
+        """The id of the job ``ref`` names (``client.job_named``, as the CLI's ``wait``/``logs``/``cancel``):
+        of several of that name (a rerun), the live one, else the newest — said in a line before the answer
+        (newuser22 N4: "2 of your jobs are named 'waiter2'" when one of them had ended)."""
+        found = self.client.job_named(ref)
+        if found.note:
+            self._print(f"Note: {found.note}.")
+        return str(found.id)
+
     def _warn(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
@@ -374,7 +386,7 @@ class SchedMagics(Magics):
             self._forget_ended()
             draining = self._draining()
             self._print(f"This kernel holds no lease; {draining}." if draining else
-                        f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1')}")
+                        f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1', room=self._room_elsewhere(me))}")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
             warned = self._idle_warning(str(lease.get("id")))
@@ -382,8 +394,26 @@ class SchedMagics(Magics):
                 self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+        if message:  # no GPUs: said above, not also as pandas' "Empty DataFrame" (new user 22, small items)
+            return None
         # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
         return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine, now=_now())
+
+    def _room_elsewhere(self, me: Mapping[str, Any]) -> str | None:
+        """Another team of the caller where one GPU would be granted now, asked (dry runs, at most
+        three) only when the default team holds all its quota allows; None otherwise (new user 22:
+        ``%gpu`` offered ``%gpu request 1`` in a full team while the caller's other team had room)."""
+        if full_team_limit(me) is None:
+            return None
+        default = str(me.get("team") or "")
+        for team in [str(t) for t in me.get("teams") or () if str(t) != default][:3]:
+            try:
+                answer = self.client.dryrun({"gpus": 1, "team": team, "command": [sys.executable, "-c", "pass"]})
+            except SchedError:  # a team the caller may not use now, a budget spent: not a suggestion
+                continue
+            if answer.get("fits"):
+                return team
+        return None
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
@@ -1016,10 +1046,10 @@ class SchedMagics(Magics):
 
             self._print("\n".join(status_lines_of(self.client)))
             return
-        self._print(job_line(self.client.job(self.client.job_id_of(str(cmd.job_id))), _now()))
+        self._print(job_line(self.client.job(self._job_of(str(cmd.job_id))), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
-        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
+        job_id = self._job_of(str(cmd.job_id))  # a name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
         except NotFoundError as refused:
@@ -1038,24 +1068,38 @@ class SchedMagics(Magics):
             end = self._log_end(job_id, int(chunk["next_offset"]))
             if end > LOG_TAIL_BYTES:
                 start = end - LOG_TAIL_BYTES
+        said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
+
+        def note(found: Mapping[str, Any]) -> None:
+            self._print(f"\n[{found['text']}]" if last[0] and not last[0].endswith("\n") else f"[{found['text']}]")
+            last[0] = ""
+
+        last = [text]
         if not cmd.follow or chunk.get("finished"):
             if start:
                 text, _ = self._log_tail(job_id, start)
             sys.stdout.write(text)
+            last[0] = text
             if not text:
                 self._no_output(job_id, following=False)
             elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
+                last[0] = ""
+            for found in new_notes(chunk, said):
+                note(found)
             return
         if self._no_output(job_id, following=True) == "lease":
             return
+        last[0] = ""
         if start:
             tail, start = self._log_tail(job_id, start)
             sys.stdout.write(tail)
+            last[0] = tail
         try:
-            for text in self.client.follow_logs(job_id, offset=start):
+            for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said):
                 sys.stdout.write(text)
                 sys.stdout.flush()
+                last[0] = text
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
@@ -1118,7 +1162,7 @@ class SchedMagics(Magics):
         the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
         runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5) and as
         a job that failed is printed, not raised (new user 17, N12: a MagicError stopped a Run-All)."""
-        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine, as logs (new user 11, N2)
+        job_id = self._job_of(str(cmd.job_id))  # a name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
@@ -1155,7 +1199,7 @@ class SchedMagics(Magics):
                 self._warn(f"{job_id}: {_one_line(err)}")
 
     def _cancel_one(self, ref: str) -> None:
-        job_id = self.client.job_id_of(ref)  # a unique name of mine, as logs (new user 11, N2)
+        job_id = self._job_of(ref)  # a name of mine, as logs (new user 11, N2): the live one
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
@@ -1163,7 +1207,14 @@ class SchedMagics(Magics):
         # wrote a "read job" refusal before the cancel's), and a lease id goes to DELETE leases/{id}, so an
         # attempt on another's lease is "cancel lease", field lease_id, as the same attempt by REST is
         lease = job_id.startswith("l-")
-        after = self.client.release_lease(job_id) if lease else self.client.cancel(job_id)
+        try:
+            after = self.client.release_lease(job_id) if lease else self.client.cancel(job_id)
+        except ConflictError:  # it had ended: the news, not an error (new user 22: "is already released")
+            ended = self.client.job(job_id)
+            if str(ended.get("state")) not in TERMINAL_STATES:
+                raise
+            self._print(_capital(nothing_to_cancel(ended, _now())) + ".")
+            return
         before = _was(after)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))

@@ -257,7 +257,8 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say: prints one line for the user.
 
     Returns:
-        The definition id (create), a DataFrame (list, runs, show), the run's job id (run), or None.
+        The definition id (create), a DataFrame (list, runs, show; None and a sentence when there
+        is nothing to list), the run's job id (run), or None.
     """
     cmd = parse_define(tokens)
     if cmd.action == "list":
@@ -314,4 +315,8 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say(f"  {runs_text(detail)}")  # what each firing runs (new user 20, N9)
         for when in upcoming:
             say(f"  next: {_local(when, str(detail.get('timezone', 'UTC')))}")
-    return runs_frame(detail.get("runs") or [], str(detail.get("timezone", "UTC")))
+    runs = detail.get("runs") or []
+    if not runs:  # one sentence, not pandas' "Empty DataFrame / Columns: [...]" (new user 22, small items)
+        say(f"{'  ' if cmd.action == 'show' else ''}No runs yet: %schedule define run {cmd.target} starts one now.")
+        return None
+    return runs_frame(runs, str(detail.get("timezone", "UTC")))

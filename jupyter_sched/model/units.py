@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -158,7 +158,7 @@ def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, z
     tz = (iana_zone(zone) if zone else None) or timezone.utc
     when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(tz)
     hhmm = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
-    label = when.tzname() or "UTC"
+    label = zone_label(when)
     if now is None:
         return f"{when:%b} {when.day} {hhmm} {label}"
     now = (now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now).astimezone(tz)
@@ -167,6 +167,32 @@ def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, z
     if abs((when - now).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400:
         return f"{when:%b} {when.day} {when.year} {hhmm} {label}"
     return f"{when:%b} {when.day} {hhmm} {label}"
+
+
+def zone_label(when: datetime, zone: str | None = None) -> str:
+    """The time zone's name at ``when`` as every surface writes a clock — the one rule (session 22,
+    issue 20: the panel said the browser's ``GMT+5:30`` where the CLI said ``IST``): the IANA tz
+    database's abbreviation where it has letters (``CET``, ``EST``, ``IST``, ``JST``, ``UTC``), which is
+    what people in zones the browser knows no abbreviation for (most of Asia, Africa, Australia)
+    say; where it has only a number (``+04``, ``-03``, ``+0545``), the offset as ``UTC+4``,
+    ``UTC-3``, ``UTC+5:45`` (the rest of the product writes ``UTC``). The server sends this label
+    with each zoned time (job definitions' ``next_run_zone``, ``upcoming_zones``, ``scheduled_zone``,
+    ``next_zones``): the panel shows it as given (labextension/src/format.ts ``zoneText``).
+
+    ``zone``: an IANA name to read ``when`` in (a name that is no zone: UTC); None: ``when``'s own
+    zone (naive: UTC)."""
+    if zone is not None:
+        when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(
+            iana_zone(zone) or timezone.utc)
+    name = when.tzname() or ""
+    if name[:1].isalpha():
+        return name
+    offset = when.utcoffset()
+    minutes = round(offset.total_seconds() / 60) if offset is not None else 0
+    if minutes == 0:
+        return "UTC"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{'+' if minutes > 0 else '-'}{hours}{f':{rest:02d}' if rest else ''}"
 
 
 def clock_pair(first: datetime, second: datetime, now: datetime | None) -> tuple[str, str]:

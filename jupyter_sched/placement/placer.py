@@ -42,7 +42,7 @@ from ..model import GPU_MILLI, Allocation, ResourceRequest
 from .fgd import BoolArray, NodeArrays, PodShape
 from .filters import FILTERS, Filter, Status, model_matches
 from .scores import SCORES, BinPackScore, Score, TopologyScore, VectorScore
-from .state import ClusterState, Holding
+from .state import ClusterState, Holding, Pool
 from .topology import choose_gpus
 
 __all__ = ["Flavor", "Placement", "PlacementConfig", "Placer"]
@@ -83,6 +83,18 @@ class PlacementConfig:
     fragmentation: str = ""
 
 
+def _model_capacity(state: ClusterState, pool: Pool, model: str) -> int:
+    """Placeable GPUs of ``model`` on the nodes of ``pool``, a pool mixing models (an inventory fact,
+    worked out once per inventory)."""
+    key = ("model_capacity", pool.pid, model)
+    found = state.inventory_memo.get(key)
+    if not isinstance(found, int):
+        placeable, model_of = state.placeable, state.gpu_model
+        found = state.inventory_memo[key] = sum(1 for n in pool.nodes for g in state.node_gpus[n]
+                                                if placeable[g] and model_of[g] == model)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Flavor:
     """One concrete GPU model a job may run on, with the pools that pass static filters.
@@ -91,8 +103,10 @@ class Flavor:
         model: inventory GPU model name (``"*"`` for GPU-less jobs).
         pools: pool ids passing every static filter.
         rejected: one status per distinct static filter failure on the model's other pools.
-        capacity: placeable GPUs in ``pools``.
-        max_per_node: most placeable GPUs on one node of ``pools``.
+        capacity: placeable GPUs of ``model`` in ``pools`` (on a node mixing models, its GPUs of
+            ``model`` only: session 22).
+        max_per_node: most placeable GPUs on one node of ``pools`` (of any model: the bound of the
+            placer's walk over its nodes' free counts).
         mixed: True when some pool mixes models or memory sizes (per-GPU checks needed).
     """
 
@@ -238,7 +252,7 @@ class Placer:
                         "label", "")))), status)
                     continue
                 pools.append(pool.pid)
-                capacity += pool.capacity
+                capacity += pool.capacity if model == "*" or len(pool.models) < 2 else _model_capacity(state, pool, model)
                 max_per_node = max(max_per_node, pool.max_per_node)
                 mixed = mixed or len(pool.models) > 1 or any(
                     state.gpu_memory[g] != pool.memory_mib for g in state.node_gpus[pool.nodes[0]])

@@ -243,7 +243,7 @@ class CycleContext:
         # .preempt.refusals: what a team's guarantee lends and who holds the rest (_lending), per (team,
         # model, quota version, quota lines, share version); who holds the rest said per their numbers
         self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
-        self.holders_said: dict[tuple[tuple[str, int, int, int], ...], tuple[str, str]] = {}
+        self.holders_said: dict[tuple[object, ...], tuple[str, str]] = {}
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()

@@ -34,7 +34,7 @@ start (the accuracy log of case 034).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -735,6 +735,8 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         else ({}, {}, {})
     if reported:  # their ends are where their own progress reports take them (issue 16 item 4)
         details["eta_progress"] = reported
+        # which report: the blocker's own line reads its latest, maybe newer than this cycle's (new user 22, N10)
+        details["eta_progress_at"] = _report_times(ctx, reported)
     if capped:  # their limits stop them before their progress says they end (new user 21, N7)
         details["eta_progress_capped"] = capped
     if lapsed:  # their progress said an end that passed, or went stale: limit or learnt end again (N4)
@@ -1029,8 +1031,17 @@ def _progress_of(ctx: CycleContext, waits: Sequence[str]) -> tuple[dict[str, flo
             reported[holder] = round(fraction, 4)
         elif reading.limit_s is not None:
             capped[holder] = {"fraction": round(fraction, 4), "needs_s": round(reading.total_s, 1),
-                              "limit_s": reading.limit_s}
+                              "limit_s": reading.limit_s, "at": _report_times(ctx, (holder,)).get(holder)}
     return reported, capped, lapsed
+
+
+def _report_times(ctx: CycleContext, jobs: Iterable[str]) -> dict[str, Any]:
+    """``{job id: ISO time of the progress report this cycle read}`` (``details.eta_progress_at``; a
+    capped row's ``at``): the waiter's words name the report they came from, since the blocker's own
+    line shows its latest, which may be newer than the cycle's (new user 22, N10: "30 % done" beside
+    "40 % done" in one queue). Reports are not a reason to run a cycle (red team 21, R5)."""
+    reports = ctx.snap.progress or {}
+    return {w: reports[w].at.isoformat() for w in jobs if w in reports}
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:

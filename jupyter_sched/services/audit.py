@@ -25,7 +25,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     "lease_released", "owner_removed", "owner_returned", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",
     "definition_fired", "definition_missed", "definition_skipped",
     # the scheduler's own decisions
-    "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "progress_ignored", "idle_warning", "idle_reclaim", "idle_clear",
+    "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "progress_ignored", "progress_over_limit", "idle_warning", "idle_reclaim", "idle_clear",
     "idle_kernel_shutdown", "idle_kernel_held",
     "budget_warning", "never_fits_quota", "team_left", "team_rejoined",
     # the service and its store

@@ -42,7 +42,8 @@ lock: 500 pending jobs take ~0.1 s here, so submits and the engine wait no longe
 
 PER_JOB_EVENTS = 50
 """Up to this many cancelled jobs, each gets its own ``job`` event (as ``DELETE jobs/{id}``
-sends); beyond, each owner gets one ``job`` event ``{user, cancelled: n, by}`` — a client
+sends; one that ended at once carries ``cancelled_by``, the actor, seen by its owner and admins
+only, as every job event is: the owner's panel says nothing of its own cancel, new user 22, N7); beyond, each owner gets one ``job`` event ``{user, cancelled: n, by}`` — a client
 subscribed to the stream (the panel) re-reads its lists on it — so that clearing thousands of
 jobs does not fill every subscriber's queue (clients that fall 1,000 events behind are dropped).
 Leases always get their own event: a notebook waiting on one is told at once."""
@@ -271,6 +272,8 @@ def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
         data = job_to_dict(ctx.live(job), simulated=simulated)
         if (stop := stop_requested(record, ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        elif job.state is JobState.CANCELLED:
+            data["cancelled_by"] = actor  # who, for the owner's panel (new user 22, N7)
         ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
     for user, count in per_owner.items():
         ctx.publish({"type": "job", "data": {"user": user, "cancelled": count, "by": actor}})

@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -45,8 +46,8 @@ from ..executors.jobdirs import JobDirs
 from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
-from ..model.units import to_iso
-from ..model.validation import kept_spellings
+from ..model.units import to_iso, zone_label
+from ..model.validation import kept_spellings, spec_from_request
 from ..store import JobRecord
 from .cancelling import cancel_jobs
 from .context import Context
@@ -134,6 +135,10 @@ class ExecutedNotebook:
     filename: str
 
 
+_RUN_FIELDS = frozenset({"name", "notebook", "script"})
+"""Fields of a run's body that say which run it is: never dropped to read the rest (:meth:`_OwnerRuns.asked`)."""
+
+
 class _OwnerRuns:
     """The firing loop's jobs side (:class:`~jupyter_sched.definitions.firing.RunJobs`): a
     scheduled run is prepared for the definition's owner, who is not the caller of any request."""
@@ -175,10 +180,30 @@ class _OwnerRuns:
 
     def rejected(self, body: Mapping[str, Any], *, user: str, error: SchedError) -> Job:
         now = self.ctx.clock.now()
-        spec = JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or "default"),
+        return Job(id=self.ctx.ids("j"), spec=self.asked(body, user=user), state=JobState.REJECTED, submitted_at=now,
+                   finished_at=now, message=f"could not submit this run: {error.message}")
+
+    def asked(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        """The job a refused firing asked for (``body``: its run's submission body), so its rejected
+        run shows what was refused — priority, GPUs, model, workers, time limit — whatever refused it
+        (red team 22, R1: a low-priority 0-GPU definition's run refused for being low read "priority
+        normal, gpus 1", the defaults). Read by the jobs' own parser with no admission check (which
+        is what refused it) and no inventory (a GPU model gone is still what it asked for); a field
+        that no longer parses is left out and the rest kept, and a body nothing of which parses
+        gives the run's name, team and notebook or script alone."""
+        tried = dict(body)
+        default_team = self.ctx.admission.policy.default_team
+        for _ in range(len(body) + 1):
+            try:
+                return spec_from_request(tried, user=user, default_team=default_team, profiles=self.ctx.profiles,
+                                         default_kind=JobKind.TRAINING)
+            except ValidationError as err:  # that field falls back to its default, the others stay
+                key = re.split(r"[.\[]", err.field or "", maxsplit=1)[0]
+                if key not in tried or key in _RUN_FIELDS:
+                    break
+                del tried[key]
+        return JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or default_team),
                        notebook=body.get("notebook"), script=body.get("script"))
-        return Job(id=self.ctx.ids("j"), spec=spec, state=JobState.REJECTED, submitted_at=now, finished_at=now,
-                   message=f"could not submit this run: {error.message}")
 
     def submitted(self, jobs: list[Job]) -> None:
         self.ctx.kick()
@@ -308,7 +333,7 @@ class DefinitionsService:
         out = []
         for d in definitions:
             last = latest.get(d.id)
-            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": self._run(last)
+            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": self._run(last, d.timezone)
                                                   if last else None}))
         return ListDefinitionsResponse(out)
 
@@ -319,9 +344,11 @@ class DefinitionsService:
             NotFoundError: none, or another user's (audited).
         """
         d = self._visible(caller, definition_id, request="read definition")
-        runs = self._list_runs(d.id, request.runs)
+        runs = self._list_runs(d, request.runs)
+        upcoming = self._upcoming(d)
         return DefinitionDetail.model_validate({**_definition_dict(d, self.ctx.clock.now()), "runs": runs,
-                                                "upcoming": self._upcoming(d)})
+                                                "upcoming": [to_iso(at) or "" for at in upcoming],
+                                                "upcoming_zones": [zone_label(at, d.timezone) for at in upcoming]})
 
     def runs(self, caller: Caller, definition_id: str, request: ListDefinitionRunsRequest) -> ListDefinitionRunsResponse:
         """Runs of one definition, newest first.
@@ -330,36 +357,38 @@ class DefinitionsService:
             NotFoundError: none, or another user's (audited).
         """
         d = self._visible(caller, definition_id, request="list definition runs")
-        return ListDefinitionRunsResponse(self._list_runs(d.id, request.limit))
+        return ListDefinitionRunsResponse(self._list_runs(d, request.limit))
 
-    def _list_runs(self, definition_id: str, limit: int) -> builtins.list[DefinitionRunView]:
+    def _list_runs(self, d: JobDefinition, limit: int) -> builtins.list[DefinitionRunView]:
         from ..store.definitions import list_runs
 
         with self.ctx.store.transaction(write=False) as tx:
-            found = list_runs(tx, [definition_id], limit=limit)
-        return [self._run(run) for run in found]
+            found = list_runs(tx, [d.id], limit=limit)
+        return [self._run(run, d.timezone) for run in found]
 
-    def _run(self, run: DefinitionRun) -> DefinitionRunView:
+    def _run(self, run: DefinitionRun, zone: str) -> DefinitionRunView:
+        """One run on the wire; ``zone``: its definition's time zone (``scheduled_zone`` is named in it)."""
         try:
             job: JobView | None = JobView.model_validate(
                 job_to_dict(self.ctx.live(self.ctx.store.get_job(run.job_id).job), simulated=self.ctx.simulated()))
         except NotFoundError:
             job = None
         return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
-                                 scheduled_for=to_iso(run.scheduled_for) or "", parameters=dict(run.parameters),
+                                 scheduled_for=to_iso(run.scheduled_for) or "",
+                                 scheduled_zone=zone_label(run.scheduled_for, zone), parameters=dict(run.parameters),
                                  created_at=to_iso(run.created_at), job=job)
 
-    def _upcoming(self, d: JobDefinition) -> builtins.list[str]:
+    def _upcoming(self, d: JobDefinition) -> builtins.list[datetime]:
         if not d.schedule or d.paused:
             return []
         schedule = parse_schedule(d.schedule, d.timezone, min_interval_s=0)
         at = max(self.ctx.clock.now(), d.cursor or self.ctx.clock.now())
-        out: builtins.list[str] = []
+        out: builtins.list[datetime] = []
         for _ in range(_UPCOMING):
             nxt = next_firing(schedule, at)
             if nxt is None:
                 break
-            out.append(to_iso(nxt) or "")
+            out.append(nxt)
             at = nxt
         return out
 
@@ -376,10 +405,11 @@ class DefinitionsService:
             nxt = next_firing(schedule, at)
             if nxt is None:
                 break
-            out.append(to_iso(nxt) or "")
+            out.append(nxt)
             at = nxt
         return PreviewScheduleResponse(schedule=schedule.expression, timezone=schedule.timezone,
-                                       description=schedule.description, next=out)
+                                       description=schedule.description, next=[to_iso(t) or "" for t in out],
+                                       next_zones=[zone_label(t, schedule.timezone) for t in out])
 
     # ---- writes ------------------------------------------------------------------------------
     def create(self, caller: Caller, request: CreateDefinitionRequest) -> Definition:
@@ -603,7 +633,7 @@ class DefinitionsService:
             tx.add_event(actor=caller.user, action="definition_run_now", job_id=job.id, user=d.user,
                          message=f"definition {d.name!r} run now", details={"definition_id": d.id})
         self._runs.submitted([job])
-        return self._run(run)
+        return self._run(run, d.timezone)
 
     def _noted(self, answer: Definition, spec: JobSpec | None) -> Definition:
         """``answer`` with the notes each run of ``spec`` is given at submit — a preemptible class's
@@ -765,7 +795,8 @@ def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
         "schedule_description": schedule.description if schedule else "",
         "paused": d.paused, "missed": d.missed.value, "compute_type": d.compute_type,
         "created_at": to_iso(d.created_at), "updated_at": to_iso(d.updated_at),
-        "next_run_at": to_iso(upcoming), "version": d.version,
+        "next_run_at": to_iso(upcoming), "next_run_zone": zone_label(upcoming, d.timezone) if upcoming else None,
+        "version": d.version,
     }
 
 

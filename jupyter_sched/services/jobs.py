@@ -14,7 +14,7 @@ import builtins
 import json
 import os
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -158,6 +158,8 @@ class JobsService:
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
+        self._progress_taken: tuple[datetime, int] | None = None
+        """When this follower last took a new value of the store's ``progress`` counter, and that value."""
 
     def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None,
                   asked_at: float | None = None) -> JobsPage | None:
@@ -185,7 +187,8 @@ class JobsService:
         store's ``jobs`` counter read now without a transaction (:meth:`Store.jobs_version_now`;
         every committed write of a job row, by any process sharing the store, moves it, and a
         write this server answered has committed before its answer was sent), whether this server
-        leads and the engine's reasons (by identity) as :meth:`_version` reads them. Whether the
+        leads and the engine's reasons (by identity) as :meth:`_version` reads them, and on a
+        follower the store's ``progress`` counter as last taken (:meth:`_progress`). Whether the
         inventory is simulated is taken from the kept answers' version: it is fixed by the
         inventory source the server was started with. None when nothing is kept or the counter
         cannot be read that way. ``asked_at``: when the request arrived (:meth:`Store.counters_now`)."""
@@ -197,15 +200,36 @@ class JobsService:
             return None
         engine = self.ctx.engine
         leader = engine.is_leader
+        progress = self._progress(leader, lambda: self.ctx.store.progress_version_now(asked_at=asked_at))
+        if progress is None:
+            return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
-                                                 simulated=current.simulated))
+                                                 simulated=current.simulated, progress=progress))
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
         engine = self.ctx.engine
         leader = engine.is_leader
         return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
-                           simulated=self.ctx.simulated())
+                           simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0)
+
+    def _progress(self, leader: bool, read: Callable[[], int | None]) -> int | None:
+        """The ``progress`` counter this server's kept pages are checked against (:mod:`.readcache`): 0
+        on the leader, which rebuilds them every cycle anyway; on a follower the store's counter
+        (``read()``), taken anew at most once per cycle interval (``c.SchedApp.cycle_interval``) — a
+        new report shows within one cycle, and reports inside one cycle rebuild a page once. Not read
+        at all inside the interval. None: ``read()`` could not read it (ask in a transaction)."""
+        if leader:
+            return 0
+        taken = self._progress_taken
+        now = self.ctx.clock.now()
+        interval = float(getattr(self.ctx.engine, "cycle_interval_s", 0.0))
+        if taken is not None and (now - taken[0]).total_seconds() < interval:
+            return taken[1]
+        value = read()
+        if value is not None and (taken is None or value != taken[1]):
+            self._progress_taken = (now, value)
+        return value
 
     # ---- submit and dry run ------------------------------------------------------------------
     def _spec(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, known: frozenset[str],
@@ -1044,7 +1068,10 @@ class JobsService:
                                 hint="retry the cancel")
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
-        self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
+        data = out.to_wire()
+        if out.state == JobState.CANCELLED.value and not already:
+            data["cancelled_by"] = by or actor  # the owner's panel says nothing of their own cancel (new user 22, N7)
+        self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": data})
         if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
             out = out.model_copy(update={"already_stopping": True})
         return out

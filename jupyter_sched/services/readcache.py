@@ -12,7 +12,11 @@ current:
 - the leading engine's latest pending reasons (:attr:`~jupyter_sched.engine.engine.Engine.reasons`,
   overlaid on stored rows by :meth:`~.context.Context.live`): compared by identity, since every
   cycle replaces the mapping (the version holds a reference, so an identity is never reused);
-- whether this server leads, and whether the inventory is simulated (every job answer says so).
+- whether this server leads, and whether the inventory is simulated (every job answer says so);
+- on a server that does not lead, the store's ``progress`` counter (every stored progress report moves
+  it; :meth:`~jupyter_sched.store.StoreTx.progress_version`) as the server last took it — at most once
+  per cycle interval, the rate the leader's pages are rebuilt at (its reasons change every cycle): a
+  follower showed a new report only after the next job change (session 21's note). 0 on the leader.
 
 Keys name the caller's view (user, admin) and the request's arguments, so one user's answer is
 never served to another. Only answers of the current version are kept (the first answer of a
@@ -52,11 +56,13 @@ class ReadVersion:
     leader: bool
     reasons: object
     simulated: bool
+    progress: int = 0
 
     def same(self, other: ReadVersion) -> bool:
         """True when an answer computed at ``other`` is still right at ``self``."""
         return (self.jobs == other.jobs and self.jobs >= 0 and self.leader == other.leader
-                and self.reasons is other.reasons and self.simulated == other.simulated)
+                and self.reasons is other.reasons and self.simulated == other.simulated
+                and self.progress == other.progress)
 
 
 class ReadCache:

@@ -52,7 +52,10 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
                           "BestFit or FGD (default), or ours, FGD-Balanced or FGD-Planned (the best)")
     sim.add_argument("--seed", type=int, default=42, help="shuffle seed for --openb (default 42)")
     sim.add_argument("--speedup", type=float, default=1.0, help="arrival-rate multiplier for --tiresias")
-    sim.add_argument("--out", help="folder for CSV files and HTML figures")
+    sim.add_argument("--out", help="folder for CSV files and HTML figures (created if missing; files of the same "
+                                   "names already there are refused unless --force)")
+    sim.add_argument("--force", action="store_true",
+                     help="overwrite output files of the same names already in --out (jobs.csv, summary.csv, …)")
     fetch = sub.add_parser("fetch-traces", help="download the public traces into a folder")
     fetch.add_argument("--dest", required=True, help="target folder (then set JUPYTER_SCHED_DATA to it)")
     fetch.add_argument("--only", help="comma-separated groups: openb,fgd,tiresias,acme,spot (default all)")
@@ -62,13 +65,15 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
 
 
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
+    from .outfiles import OPENB_FILES, SCENARIO_FILES, check_out_files, open_out_file
     from .report import allocation_figure, queue_figure, utilization_figure
     from .simulator import simulate
 
     folder = Path(args.out) if args.out else None
     _check_names(args)
-    if folder is not None:
+    if folder is not None:  # before the run, as --out's other checks (new user 22, N13: overwritten silently)
         _check_out(folder)
+        check_out_files(folder, OPENB_FILES if args.openb is not None else SCENARIO_FILES, force=args.force)
     if args.openb is not None:
         from .fgd_protocol import OUR_POLICIES, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
@@ -87,10 +92,12 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
                   f"arrived, {res.alloc[-1]:.2f} % at {len(res.alloc) - 1} %; {res.placed}/{res.pods} pods placed; "
                   f"{res.wall_s:.2f} s, {res.decisions_per_s:.0f} decisions/s\n")
         if folder:
-            folder.mkdir(parents=True, exist_ok=True)
-            res.curve().to_csv(folder / "curve.csv")
-            res.records_frame().to_csv(folder / "pods.csv", index=False)
-            allocation_figure({args.policy: res.curve()["alloc"]}).write_html(folder / "allocation.html")
+            with open_out_file(folder / "curve.csv", force=args.force) as fh:
+                res.curve().to_csv(fh)
+            with open_out_file(folder / "pods.csv", force=args.force) as fh:
+                res.records_frame().to_csv(fh, index=False)
+            with open_out_file(folder / "allocation.html", force=args.force) as fh:
+                allocation_figure({args.policy: res.curve()["alloc"]}).write_html(fh)
             out.write(f"wrote {folder}/curve.csv, pods.csv, allocation.html\n")
         return 0
     if args.tiresias is not None:
@@ -112,11 +119,17 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         result = simulate(sc.inventory, sc.jobs, **sc.simulator_kwargs())
     out.write(summary_text(result.summary) + "\n")
     if folder:
-        paths = result.to_csv(str(folder))
-        queue_figure(result.timeseries).write_html(folder / "queue.html")
-        utilization_figure(result.timeseries).write_html(folder / "utilization.html")
-        out.write("wrote " + ", ".join(paths) + f", {folder}/queue.html, {folder}/utilization.html "
-                  "(every figure: summary.csv)\n")
+        import pandas as pd
+
+        frames = {"jobs.csv": result.jobs, "timeseries.csv": result.timeseries,
+                  "summary.csv": pd.DataFrame([result.summary])}
+        for name, frame in frames.items():
+            with open_out_file(folder / name, force=args.force) as fh:
+                frame.to_csv(fh, index=False)
+        for name, figure in (("queue.html", queue_figure), ("utilization.html", utilization_figure)):
+            with open_out_file(folder / name, force=args.force) as fh:
+                figure(result.timeseries).write_html(fh)
+        out.write(f"wrote {folder}/" + ", ".join(SCENARIO_FILES) + " (every figure: summary.csv)\n")
     else:
         out.write("every figure (--out DIR writes them to summary.csv, with per-job records and charts):\n")
         for key, value in result.summary.items():

@@ -164,6 +164,7 @@ def record_report(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: dat
         tx.conn.execute(_P.insert().values(job_id=job_id, **columns))
     else:
         tx.conn.execute(_P.update().where(_P.c.job_id == job_id).values(**columns))
+    tx.progress_changed = True  # its commit moves the progress counter: a follower's pages show it (session 22)
     stored = StoredProgress(job_id=job_id, run_started_at=run_started_at, done=done, total=total,
                             report=ProgressReport(fraction=done / total, at=at, ran_s=ran_s, fit=fit), ignored=ignored)
     return stored, True, newly

@@ -42,7 +42,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["JOBS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
+__all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
            "columns_v7", "columns_v11", "columns_v16",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
@@ -277,6 +277,9 @@ JOBS_COUNTER = "jobs"
 QUOTAS_COUNTER = "quotas"
 """Name of the ``change_counters`` row every replacement of the quota set increments (inserted
 by the first one)."""
+PROGRESS_COUNTER = "progress"
+"""Name of the ``change_counters`` row every transaction that stored a job's progress report increments
+(inserted by the first one): a follower's kept pages show reports by it (session 22)."""
 
 
 def tables_v8(md: sa.MetaData) -> None:

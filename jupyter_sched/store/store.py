@@ -96,8 +96,12 @@ _QUEUE_OWN = (sa.select(_QUEUE_POSITIONS.c.id, _QUEUE_POSITIONS.c.rank, _QUEUE_P
               .order_by(_QUEUE_POSITIONS.c.pos))
 _COUNTERS = schema.change_counters
 _JOBS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.JOBS_COUNTER)
-_COUNTERS_SQL = f"SELECT name, value FROM {_COUNTERS.name} WHERE name IN (?, ?)"
+_COUNTERS_SQL = f"SELECT name, value FROM {_COUNTERS.name} WHERE name IN (?, ?, ?)"
 _QUOTAS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
+_PROGRESS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.PROGRESS_COUNTER)
+_BUMP_PROGRESS = sa.text(  # an upsert (SQLite >= 3.24, PostgreSQL): two servers' first reports never collide
+    f"INSERT INTO {_COUNTERS.name} (name, value) VALUES ('{schema.PROGRESS_COUNTER}', 1) "
+    f"ON CONFLICT (name) DO UPDATE SET value = {_COUNTERS.name}.value + 1")
 _BUMP_QUOTAS = (_COUNTERS.update().where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
                 .values(value=_COUNTERS.c.value + 1))
 _BUMP_JOBS = _COUNTERS.update().where(_COUNTERS.c.name == schema.JOBS_COUNTER).values(value=_COUNTERS.c.value + 1)
@@ -359,6 +363,9 @@ class StoreTx:
         anything that set :attr:`jobs_changed` from outside."""
         self.quotas_changed = False
         """True once this transaction replaced the quota set: its commit moves the ``quotas`` counter."""
+        self.progress_changed = False
+        """True once this transaction stored a progress report (:mod:`.progress`): its commit moves the
+        ``progress`` counter (:meth:`progress_version`)."""
         self.pending_inserts: dict[str, int] | None = {}
         """Pending jobs this transaction inserted, by owner, while it wrote no other job row (None
         after any other write: an update, a holder inserted, anything setting :attr:`jobs_changed`
@@ -616,6 +623,12 @@ class StoreTx:
         """The ``quotas`` change counter (0 before the first replacement): :meth:`replace_quota_set`
         moves it, in any process sharing the store."""
         version = self.conn.execute(_QUOTAS_VERSION).scalar()
+        return 0 if version is None else int(version)
+
+    def progress_version(self) -> int:
+        """The ``progress`` change counter (0 before the first stored report): every committed
+        transaction that stored a job's progress report moves it, in any process sharing the store."""
+        version = self.conn.execute(_PROGRESS_VERSION).scalar()
         return 0 if version is None else int(version)
 
     # -- audit events -----------------------------------------------------------------------
@@ -1109,8 +1122,8 @@ class Store:
         self._counter_readers = threading.local()
         self._counter_conns: list[sqlite3.Connection] = []
         self._counter_guard = threading.Lock()
-        self._counters_seen: tuple[float, tuple[int, int]] | None = None
-        """``(time.monotonic() when the read began, (jobs, quotas))`` of the latest :meth:`counters_now` read."""
+        self._counters_seen: tuple[float, tuple[int, int, int]] | None = None
+        """``(time.monotonic() when the read began, (jobs, quotas, progress))`` of the latest :meth:`counters_now` read."""
         self.counter_reads = 0
         """Reads :meth:`counters_now` made on the database (diagnostics and tests)."""
         self.writer_waits = 0
@@ -1199,16 +1212,28 @@ class Store:
                 concurrent with the request, either answer is right). The polls a burst brings
                 into one turn of the server's event loop share one read instead of each reading
                 (issue 17: ~7 % of the loop's time under ``status_bench``'s fifty pollers)."""
+        counters = self._all_counters_now(asked_at)
+        return None if counters is None else (counters[0], counters[1])
+
+    def progress_version_now(self, *, asked_at: float | None = None) -> int | None:
+        """The ``progress`` change counter (:meth:`StoreTx.progress_version`) read as :meth:`counters_now`
+        reads the others — by the same read (one statement for the three). None where that cannot be done."""
+        counters = self._all_counters_now(asked_at)
+        return None if counters is None else counters[2]
+
+    def _all_counters_now(self, asked_at: float | None) -> tuple[int, int, int] | None:
+        """``(jobs, quotas, progress)`` for :meth:`counters_now` and :meth:`progress_version_now`."""
         seen = self._counters_seen
         if asked_at is not None and seen is not None and seen[0] >= asked_at:
             return seen[1]
         began = time.monotonic()
-        rows = self._counters_now(_COUNTERS_SQL, (schema.JOBS_COUNTER, schema.QUOTAS_COUNTER))
+        rows = self._counters_now(_COUNTERS_SQL, (schema.JOBS_COUNTER, schema.QUOTAS_COUNTER, schema.PROGRESS_COUNTER))
         if rows is None:
             return None
         self.counter_reads += 1
         values = {str(name): int(value) for name, value in rows}
-        counters = values.get(schema.JOBS_COUNTER, -1), values.get(schema.QUOTAS_COUNTER, 0)
+        counters = (values.get(schema.JOBS_COUNTER, -1), values.get(schema.QUOTAS_COUNTER, 0),
+                    values.get(schema.PROGRESS_COUNTER, 0))
         seen = self._counters_seen
         if seen is None or began > seen[0]:  # unlocked: a race keeps an older read, right for fewer askers only
             self._counters_seen = (began, counters)
@@ -1272,6 +1297,8 @@ class Store:
                             conn.execute(_BUMP_JOBS)
                     if tx.quotas_changed and not conn.execute(_BUMP_QUOTAS).rowcount:
                         conn.execute(_COUNTERS.insert().values(name=schema.QUOTAS_COUNTER, value=1))
+                    if tx.progress_changed:
+                        conn.execute(_BUMP_PROGRESS)
         except sa.exc.SQLAlchemyError as exc:
             # a value the database refuses (out of range, a NUL in text) fails the same way however often it
             # is retried: callers may store something else instead of waiting for the database (red team 6)

@@ -52,28 +52,38 @@ def done_text(fraction: float) -> str:
     return "under 1 % done" if pct < 1 else f"{math.floor(pct)} % done"
 
 
-def progress_clause(reported: Sequence[tuple[str, float]], *, every: bool) -> str:
+def progress_clause(reported: Sequence[tuple[str, float] | tuple[str, float, str]], *, every: bool) -> str:
     """The words of an ETA whose running jobs' ends came from their own progress reports (issue 16
-    item 4; ``details.eta_progress``): ``from its progress (40 % done)`` when ``every`` job the ETA
-    named reported and there is one; ``from their progress (a 40 % done, b 70 % done)`` for several;
-    ``a from its progress (40 % done)`` / ``a and b from their progress (...)`` when only some did
-    (``reported``: ``(name, fraction)`` in the ETA's order)."""
+    item 4; ``details.eta_progress``): ``from its progress (40 % done, reported 05:08:30 UTC)`` when
+    ``every`` job the ETA named reported and there is one; ``from their progress (a 40 % done, reported
+    05:08:30 UTC; b 70 % done, reported 05:08:12 UTC)`` for several; ``a from its progress (…)`` / ``a and
+    b from their progress (...)`` when only some did (``reported``: ``(name, fraction[, clock of the
+    report])`` in the ETA's order). The report's clock says which report the ETA read: the blocker's
+    own line shows its latest, which may be newer (new user 22, N10: "30 % done" beside "40 % done")."""
     if not reported:
         return ""
+
+    def said(row: tuple[str, float] | tuple[str, float, str]) -> str:
+        at = row[2] if len(row) > 2 else ""
+        return f"{done_text(row[1])}{f', reported {at}' if at else ''}"
+
     if len(reported) == 1:
-        name, fraction = reported[0]
-        return f"{'' if every else name + ' '}from its progress ({done_text(fraction)})"
-    names = [name for name, _ in reported]
+        return f"{'' if every else reported[0][0] + ' '}from its progress ({said(reported[0])})"
+    names = [row[0] for row in reported]
     who = "" if every else (", ".join(names[:-1]) + f" and {names[-1]} ")
-    return f"{who}from their progress ({', '.join(f'{n} {done_text(f)}' for n, f in reported)})"
+    sep = "; " if any(len(row) > 2 and row[2] for row in reported) else ", "
+    return f"{who}from their progress ({sep.join(f'{row[0]} {said(row)}' for row in reported)})"
 
 
-def progress_limit_clause(fraction: float, needs_s: float, limit_s: float) -> str:
+def progress_limit_clause(fraction: float, needs_s: float, limit_s: float, *, at: str = "") -> str:
     """The words of an ETA whose running job's time limit stops it before its progress ends it (new user
     21, N7; ``details.eta_progress_capped``), after the job's name: ``reaches its 2m time limit (its
-    progress, 10 % done, says it needs ~6m40s in all)`` (``needs_s``, ``limit_s``: seconds). The ETA is
-    the limit's: the progress is said as why the job will not finish, never as where the time came from."""
-    return (f"reaches its {format_duration(limit_s)} time limit (its progress, {done_text(fraction)}, "
+    progress, 10 % done, says it needs ~6m40s in all)`` (``needs_s``, ``limit_s``: seconds); with ``at``,
+    the clock of the report read: ``(its progress report of 05:19:20 UTC, 10 % done, says …)`` (new user
+    22, N10). The ETA is the limit's: the progress is said as why the job will not finish, never as
+    where the time came from."""
+    said = f"its progress report of {at}" if at else "its progress"
+    return (f"reaches its {format_duration(limit_s)} time limit ({said}, {done_text(fraction)}, "
             f"says it needs ~{format_duration(needs_s)} in all)")
 
 

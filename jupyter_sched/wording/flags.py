@@ -12,9 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["CELL", "CLI", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "PLACEHOLDERS",
-           "Surface", "empty_option", "flag_for", "in_surface_terms", "typed_option", "usage_error_line", "where_listed",
-           "with_dash_hint"]
+__all__ = ["CELL", "CLI", "DURATION_OPTIONS", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N",
+           "NAMED_IN_MESSAGE", "PLACEHOLDERS", "Surface", "UNIT_WORDS", "empty_option", "flag_for",
+           "in_surface_terms", "stray_before_command", "typed_option", "unit_split", "usage_error_line",
+           "where_listed", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -253,10 +254,54 @@ VALUE_EXAMPLES = {
 """A value to show after an option typed last with none (``--model needs a value, e.g. --model A100``)."""
 
 
+DURATION_OPTIONS = frozenset({"--time-limit", "--for", "--timeout", "--seconds", "--interval"})
+"""Options whose value is a duration (a bare number: seconds; ``30m``, ``2h``), in the CLI and the magics."""
+UNIT_WORDS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+              "m": "m", "min": "m", "mins": "m", "minute": "m", "minutes": "m",
+              "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d"}
+"""A unit typed as a word of its own (``--time-limit 5 minutes``) → its letter in a duration (``5m``)."""
+
+
+def unit_split(typed: Sequence[str], index: int) -> str:
+    """How to write a duration whose unit was typed as a word of its own: ``typed[index]`` is a unit
+    (``minutes``) right after a duration option's bare number (``--time-limit 5`` or ``--time-limit=5``)
+    → ``for 5 minutes write --time-limit 5m (a bare number is seconds)``; else "" (newuser22 N2: the
+    unit was taken for the job's program, and the limit for 5 seconds)."""
+    if not 0 < index < len(typed) or (unit := UNIT_WORDS.get(typed[index].lower())) is None:
+        return ""
+    before = typed[index - 1]
+    option, joined, number = before.partition("=")
+    if not joined:
+        option, number = (typed[index - 2] if index >= 2 else ""), before
+    if option not in DURATION_OPTIONS or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):
+        return ""
+    return f"for {number} {typed[index]} write {option} {number}{unit} (a bare number is seconds)"
+
+
+def stray_before_command(words: Sequence[str], typed: Sequence[str]) -> str | None:
+    """The refusal of words typed between ``submit``'s options and ``--`` (``--time-limit 5 minutes --
+    true``: ``minutes`` was run as the program — newuser22 N2), or of a duration's unit word taken for
+    the command when no ``--`` follows; None when ``words`` (the command-line tail after the options,
+    ``typed``'s last ``len(words)`` words) is a command as written. The message names the words and
+    the fix: the option's value written whole, else that options go before ``--``."""
+    if not words or words[0] == "--":
+        return None
+    start = len(typed) - len(words)
+    unit = unit_split(typed, start) if start > 0 else ""
+    if "--" not in words:
+        return f"{words[0]!r} is not a command — {unit}" if unit else None
+    stray = list(words[:list(words).index("--")])
+    shown = " ".join(repr(word) for word in stray[:3]) + (" …" if len(stray) > 3 else "")
+    fix = unit or "options go before --, the command after it, e.g. --name train -- python train.py"
+    return f"unexpected {shown} before --: the command follows -- — {fix}"
+
+
 def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
     its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
+    A value forgotten before ``--`` or before another option (``--name -- true``, ``--name --gpus 1``)
+    is told it needs one, never to join ``--name=--`` (newuser22 N3).
     ``typed``: the words typed, to name the option as typed (:func:`typed_option`) — of its names only
     that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3). An option typed
     last, with no value at all, is told it needs one (``argument --model: needs a value, e.g. --model
@@ -268,6 +313,14 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
         return f"argument {option}: needs a value, e.g. {option} {VALUE_EXAMPLES.get(option, 'VALUE')}"
     # the value typed after it, written joined (new user 16, N3: `--timeout -5s` was told "--for=VALUE")
     value = next((typed[i + 1] for i, word in enumerate(typed[:-1]) if word == option), "")
+    if value == "--" or re.fullmatch(r"--?[A-Za-z][\w-]*(=.*)?", value):
+        # `--name -- true`: the value was forgotten, the next word is the command separator or another option —
+        # never a value anyone means (newuser22 N3: it was told to write --name=--)
+        example = f"{option} {VALUE_EXAMPLES.get(option, 'VALUE')}"
+        if value == "--":
+            return f"argument {option}: needs a value before --, e.g. {example} (-- starts the command)"
+        return (f"argument {option}: needs a value, e.g. {example} ({value} is read as an option; a value that "
+                f"looks like one is joined: {option}={value})")
     joined = f"{option}={value}" if value.startswith("-") else f"{option}=VALUE"
     return f'argument {option}: expected one argument — a value starting with "-" is joined to its option: {joined}'
 
@@ -292,6 +345,8 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
         option = words[0].split("=", 1)[0]
         field, text = (option, f"not an option of {prog}") if len(words) == 1 and option.startswith("-") \
             else ("", f"unexpected arguments: {extras.group(1)}")
+        at = next((i for i in range(len(typed) - 1, 0, -1) if typed[i] == words[0]), -1)
+        hint = hint or unit_split(typed, at)  # `wait J --for 5 minutes` (newuser22 N2)
     elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
         field, text = required.group(1), "missing"
         if field in PLACEHOLDERS:  # what it accepts, and where to find one (not only the usage's placeholder)

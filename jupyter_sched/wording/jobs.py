@@ -17,9 +17,9 @@ from .preemption import planned_preemption_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan",
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -432,19 +432,32 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     return tail, message
 
 
-def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:
-    """An idle warning as one sentence, from a ``GET idle`` entry; "" unless it is ``warned``:
+def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False,
+              ends_at: datetime | None = None) -> str:
+    """An idle warning as one sentence, from a ``GET idle`` entry (``idle`` or ``warned``, below):
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
     warning showed only in GET idle, never where a notebook or terminal user looks). A grace the
     admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise.
     Work reported as idle (``notify``: stage ``reclaimed``, nothing freed, it runs on) keeps a note
     while it stays idle: ``idle since 09:58 UTC (rule: …): reported as idle at 10:28 UTC (nothing is
-    freed) — using its GPUs ends the idle period`` (new user 19, N5: the line fell silent)."""
-    reported = entry.get("stage") == "reclaimed" and entry.get("action") == "notify"
-    if entry.get("stage") != "warned" and not reported:
+    freed) — using its GPUs ends the idle period`` (new user 19, N5: the line fell silent).
+
+    Work idle but not warned yet (stage ``idle``) whose reclaim frees its GPUs says the same from its
+    first idle sample on: the deadline is the one a job waiting for those GPUs is given as its ETA
+    (:mod:`jupyter_sched.engine.idle_ends` reads the same idle candidates), so the owner — the one who
+    can act — is told it as early as the waiter (new user 22, N6: ``queue`` never said it, ``jobs`` only
+    once warned, while the waiter read "ETA 05:18 UTC … if it stays idle" three minutes before). Work
+    only reported when idle (``notify``) says nothing before it is reported; busy work is no entry.
+    ``ends_at``: when the job's time limit ends it (:func:`limit_end`): an idle deadline at or after it
+    is not said before the warning — its limit ends it first (the panel's rule, new user 11, N23)."""
+    stage, action = entry.get("stage"), entry.get("action")
+    reported = stage == "reclaimed" and action == "notify"
+    if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
+    if stage == "idle" and ends_at is not None and deadline is not None and deadline >= ends_at:
+        return ""
     # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)
     what = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
             "stop": "it is stopped", "notify": "it is reported as idle (nothing is freed)",
@@ -551,6 +564,19 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     return f"cancel of {job_id}: it is {STARTING if state == 'admitted' else state}"
 
 
+def nothing_to_cancel(job: Mapping[str, Any], now: datetime | None) -> str:
+    """The news of a cancel (or release) of work that had already ended, said as what it is — the
+    user wanted it gone, and it is: ``nothing to do: it had already ended — lease l-… (cvlease):
+    released — reclaimed while idle …`` (new user 22: ``lease l-… is already released — request a
+    new lease``, an error line and exit code 1, for a lease the idle reclaim had given back).
+
+    Args:
+        job: the job or lease as read now (``GET jobs/{id}``), in a terminal state.
+        now: for the clock times of its line (:func:`job_line`).
+    """
+    return f"nothing to do: it had already ended — {job_line(job, now)}"
+
+
 def _whose(job: Mapping[str, Any]) -> str:
     """``nu10amy's amy-second; `` when an admin cancels another user's work (``mine`` false in the
     answer), so the line says whose work ended and which (new user 10, N8: the bare id); "" for one's own."""
@@ -592,6 +618,14 @@ def planned_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if job.get("state") not in ("running", "admitted") or job.get("stop_requested") or stop_detail(job, now):
         return ""
     return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease")
+
+
+def limit_end(job: Mapping[str, Any]) -> datetime | None:
+    """When ``job``'s time limit ends it (``started_at`` + ``time_limit_s``), None without either."""
+    limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or started is None:
+        return None
+    return started + timedelta(seconds=float(limit))
 
 
 def _limit_end(job: Mapping[str, Any], now: datetime) -> str:

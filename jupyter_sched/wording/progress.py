@@ -38,6 +38,10 @@ class WaitProgress(NamedTuple):
             wide surfaces (a notebook); "" when it would equal ``label``.
         reported: ``fraction`` is the job's own progress report, not its run time over its limit
             (a log without a bar prints a line as it moves: new user 21, N6).
+        narrow: ``label`` for a narrow terminal, beside a bar that shows the percentage: without the
+            report's words (``44 % done, reported 05:22 UTC (7s ago)``), which the bar says as its
+            number; "" when it would equal ``label`` (newuser22 N9: at 80 columns the bar shrank to one
+            cell and its number was cut, the words kept).
     """
 
     fraction: float | None
@@ -46,6 +50,7 @@ class WaitProgress(NamedTuple):
     detail: str = ""
     wide: str = ""
     reported: bool = False
+    narrow: str = ""
 
     @property
     def long_label(self) -> str:
@@ -100,9 +105,9 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
                 return WaitProgress(_clip(ran / float(limit), 1.0), label, "running",
                                     wide=f"{label} · {planned}" if planned else "")
     if done is not None:
-        label = f"{label} · {reported}"
+        short, label = label, f"{label} · {reported}"
         return WaitProgress(_clip(done, 1.0), label, "running", wide=f"{label} · {planned}" if planned else "",
-                            reported=True)
+                            reported=True, narrow=short)
     return WaitProgress(None, label, "running", wide=f"{label} · {planned}" if planned else "")
 
 

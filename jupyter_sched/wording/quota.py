@@ -8,7 +8,7 @@ from typing import Any
 
 from ..model.units import gpus_phrase
 
-__all__ = ["UNLISTED_SETTING", "ask_for_gpus", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["UNLISTED_SETTING", "ask_for_gpus", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -113,12 +113,38 @@ def quota_lines(me: Mapping[str, Any]) -> list[str]:
     return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
 
 
-def ask_for_gpus(me: Mapping[str, Any], ask: str) -> str:
+def full_team_limit(me: Mapping[str, Any]) -> float | None:
+    """The GPUs the caller's default team may hold (guaranteed + borrowing limit of its one
+    whole-team line for every model) when it holds so many now that one more GPU would wait; else
+    None (room left, no limit, or lines per model or per user, which one number cannot say).
+
+    Args:
+        me: ``GET me`` (``team``, ``by_team[].quotas`` / ``in_use`` in GPUs).
+    """
+    default = str(me.get("team") or "")
+    entry = next((t for t in me.get("by_team") or () if isinstance(t, Mapping) and str(t.get("team")) == default), None)
+    if entry is None:
+        return None
+    lines = [q for q in entry.get("quotas") or () if isinstance(q, Mapping)]
+    if len(lines) != 1 or lines[0].get("user") or lines[0].get("gpu_model") not in (None, "*"):
+        return None
+    limit = lines[0].get("borrowing_limit")
+    if not isinstance(limit, (int, float)):
+        return None  # no limit: a request waits for free GPUs, not for the quota
+    cap = float(lines[0].get("guaranteed") or 0) + float(limit)
+    return cap if float(entry.get("in_use") or 0) + 1 > cap + 1e-9 else None
+
+
+def ask_for_gpus(me: Mapping[str, Any], ask: str, *, room: str | None = None) -> str:
     """How to ask for GPUs, ``ask`` (``%gpu request 1``), after the quota lines of ``me`` (GET me):
     ``Ask with: %gpu request 1``; when the default team can start no GPU work (no quota line, a
     borrowing limit of 0 for such teams) the request would only queue for ever: ``Team ml can start no
     GPU work until an admin gives it a quota line`` and, where another team of the caller can,
-    ``ask with: %gpu request 1 --team cv`` (new user 21, N9: %gpu said both)."""
+    ``ask with: %gpu request 1 --team cv`` (new user 21, N9: %gpu said both). ``room``: another
+    team of the caller where a request would start now (the caller's dry run), said when the
+    default team holds all its quota allows (:func:`full_team_limit`): ``Team ml holds all 4 GPUs
+    its quota allows, so %gpu request 1 would wait; team cv has room: %gpu request 1 --team cv``
+    (new user 22: ``Ask with: %gpu request 1`` right under ``4 GPUs in use by the team``)."""
     default = str(me.get("team") or "")
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
 
@@ -127,6 +153,10 @@ def ask_for_gpus(me: Mapping[str, Any], ask: str) -> str:
         return bool(team.get("unlisted")) and bool(lines) and float(lines[0].get("borrowing_limit") or 0) == 0
 
     if not any(str(t["team"]) == default and shut(t) for t in teams):
+        cap = full_team_limit(me) if room and room != default else None
+        if cap is not None:
+            return (f"Team {default} holds all {_gpus(cap)} its quota allows, so {ask} would wait; "
+                    f"team {room} has room: {ask} --team {room}")
         return f"Ask with: {ask}"
     other = next((str(t["team"]) for t in teams if str(t["team"]) != default and not shut(t)), "")
     scope = next((t.get("unlisted_scope") for t in teams if str(t["team"]) == default), None)

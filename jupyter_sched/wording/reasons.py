@@ -43,7 +43,7 @@ from .estimates import (
 from .quota import UNLISTED_SETTING
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
-           "reason_in_words", "refusal_text",
+           "reason_in_words", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
@@ -116,6 +116,12 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
 
 
 def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:
+    """What blocks the job, one sentence (see :func:`_summary`), with no brackets inside brackets
+    (:func:`unnested`)."""
+    return unnested(_summary(reason, now=now, kind=kind))
+
+
+def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:
     """What blocks the job, one sentence: the core's message, except where the numbers read better
     in human units (GPU memory in GiB rather than MiB; a time limit in hours and a reservation's
     time as a clock time — ``now`` decides whether it needs its date — rather than seconds and an
@@ -137,6 +143,7 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         # a team guaranteed nothing never reclaims: explaining that on every ordinary "all GPUs busy"
         # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
         message = message.replace(f"; no preemption: {refused}", "")
+    message = _requeued_first(message, details, now)
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
@@ -169,6 +176,66 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         message = message.rstrip(".") + f"; {holder}"
     message = one_gpu(message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
+
+
+_REQUEUED = "; requeued after preemption by "
+"""How the core's requeue clause joins a pending reason (:meth:`~jupyter_sched.scheduling.context.CycleContext.preempted_clause`)."""
+
+
+def _requeued_first(message: str, details: Mapping[str, Any], now: datetime | None) -> str:
+    """A job requeued by a preemption leads with what happened to it, and when: ``requeued at 05:21
+    UTC after preemption by cvtake (j-…), to return borrowed quota to cv; needs 4 GPUs, 2 free; it
+    can start when cv's jobs free 2 GPUs (…)``. Its ``no preemption: <why>`` clause goes (new user
+    22, N8: a reason about a job *just preempted* opened with "no preemption: ml is guaranteed 2 GPUs
+    but this job needs 4 …", five clauses before the ETA); what it says of when the GPUs come back
+    (``it can start when …``) stays. Other reasons are returned as they are."""
+    if not details.get("preempted_by"):
+        return message
+    refused = details.get("preemption_refused")
+    if isinstance(refused, str) and refused and f"; no preemption: {refused}" in message:
+        start = refused.partition("; it can start when ")[2]
+        message = message.replace(f"; no preemption: {refused}", f"; it can start when {start}" if start else "")
+    at = message.find(_REQUEUED)
+    if at < 0:
+        return message
+    end = message.find("; ", at + 2)
+    clause = (message[at + 2:] if end < 0 else message[at + 2:end]).rstrip(". ")
+    rest = message[:at] + ("" if end < 0 else message[end:])
+    when = wire_time(details.get("preempted_at"))
+    if when is not None:
+        clause = clause.replace("requeued after", f"requeued at {_clock(when, now)} after", 1)
+    return f"{clause}; {rest.rstrip('. ')}." if rest.strip(". ") else f"{clause}."
+
+
+def unnested(text: str) -> str:
+    """``text`` with brackets inside brackets said with commas: ``(cv uses its whole guarantee (2
+    GPUs))`` → ``(cv uses its whole guarantee, 2 GPUs)``, ``(when cvtake (j-…) ends)`` → ``(when
+    cvtake, j-…, ends)`` (new user 22, N8). Quoted names (``bob's job "a (1)"``) are left as they
+    are; an unbalanced ``)`` is kept."""
+    out: list[str] = []
+    depth = 0
+    quoted = False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            depth += 1
+            if depth > 1:
+                out.append(", ")
+                continue
+        elif not quoted and ch == ")" and depth:
+            depth -= 1
+            if depth:
+                out.append(",")
+                continue
+        out.append(ch)
+    said = "".join(out)
+    if said == text:
+        return text
+    said = re.sub(r"\s+,", ",", said)
+    said = re.sub(r",(\s*,)+", ",", said)
+    said = re.sub(r"\(\s*,\s*", "(", said)
+    return re.sub(r",\s*(?=[).;:]|$)", "", said)
 
 
 def held_by_text(holder: Any) -> str:
@@ -481,6 +548,12 @@ def _on_idle_leases(reason: Mapping[str, Any]) -> bool:
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
                  mine: bool = False) -> str:
+    """When it is expected to start (see :func:`_eta`), with no brackets inside brackets (:func:`unnested`)."""
+    return unnested(_eta(reason, now=now, relative=relative, mine=mine))
+
+
+def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
+         mine: bool = False) -> str:
     """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
     ``, when j-1 ends`` when the core names the jobs it waits for, then `` (by its 3m time limit)``
     when one of them was re-estimated (it ran past what was expected: ``details.eta_bounds``; an
@@ -575,13 +648,13 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
-        capped = _capped(details, waits)
+        capped = _capped(details, waits, now)
         if len(waits) == 1 and capped:  # its limit, not its progress, sets the time (new user 21, N7)
             text += f", when {_ids(named)} {capped[0][1]}"
         else:
             text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
-        text += _progress_words(details, waits)
+        text += _progress_words(details, waits, now)
         lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
@@ -603,7 +676,7 @@ def _public(details: Mapping[str, Any], job: Any) -> str:
     return (str(names.get(str(job)) or "").strip() if isinstance(names, Mapping) else "") or str(job)
 
 
-def _capped(details: Mapping[str, Any], waits: Sequence[Any]) -> list[tuple[str, str]]:
+def _capped(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> list[tuple[str, str]]:
     """``[(name, "reaches its 2m time limit (its progress, …)")]`` of the jobs the ETA waits on whose limit
     stops them before their progress ends them (``details.eta_progress_capped``, new user 21, N7)."""
     capped = details.get("eta_progress_capped")
@@ -615,8 +688,16 @@ def _capped(details: Mapping[str, Any], waits: Sequence[Any]) -> list[tuple[str,
         if isinstance(row, Mapping) and all(isinstance(row.get(k), (int, float)) and not isinstance(row.get(k), bool)
                                             for k in ("fraction", "needs_s", "limit_s")):
             out.append((_public(details, w),
-                        progress_limit_clause(float(row["fraction"]), float(row["needs_s"]), float(row["limit_s"]))))
+                        progress_limit_clause(float(row["fraction"]), float(row["needs_s"]), float(row["limit_s"]),
+                                              at=_report_clock(row.get("at"), now))))
     return out
+
+
+def _report_clock(at: Any, now: datetime | None) -> str:
+    """The time of a progress report an ETA read, with its seconds (a report every few seconds:
+    the blocker's own line may show a newer one of the same minute, new user 22, N10); "" if none."""
+    when = wire_time(at)
+    return clock_text(when, now, seconds=True) if when is not None else ""
 
 
 def _lapse_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> str:
@@ -639,16 +720,20 @@ def _lapse_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime
     return "".join(f"; {clause}" for clause in out[:3])
 
 
-def _progress_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
-    """``, from its progress (40 % done)``: the jobs the ETA waits on whose ends came from their own
-    progress reports (``details.eta_progress``, issue 16 item 4), by their public names; "" if none."""
+def _progress_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None) -> str:
+    """``, from its progress (40 % done, reported 05:08:30 UTC)``: the jobs the ETA waits on whose ends
+    came from their own progress reports (``details.eta_progress``, issue 16 item 4), by their public
+    names, with the time of the report read (``details.eta_progress_at``: the blocker's own line shows
+    its latest, which may be newer; new user 22, N10); "" if none."""
     progress = details.get("eta_progress")
     if not isinstance(progress, Mapping) or not progress:
         return ""
     names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
     assert isinstance(names, Mapping)
-    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f)) for w in waits
-                if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
+    times = details.get("eta_progress_at") if isinstance(details.get("eta_progress_at"), Mapping) else {}
+    assert isinstance(times, Mapping)
+    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f), _report_clock(times.get(str(w)), now))
+                for w in waits if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
     clause = progress_clause(reported[:3], every=len(reported) == len(waits))
     return f", {clause}" if clause else ""
 
@@ -693,6 +778,11 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, wa
 
 
 def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
+    """What would let it start (see :func:`_unblock`), with no brackets inside brackets (:func:`unnested`)."""
+    return unnested(_unblock(reason, mine=mine))
+
+
+def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
     """What would let the job start, one sentence, or "" when the ETA already says it. ``mine``:
     the reader owns the job (see :func:`render_reason`)."""
     code = str(reason.get("code") or "")

@@ -18,6 +18,18 @@ PROGRESS_SHOWN = 5
 """``progress`` lines the summary shows at most (``jupyter-sched jobs`` lists them all)."""
 
 
+def _teams_said(me: Mapping[str, Any]) -> str:
+    """``, team ml`` — or every team of a user in several, the default marked: ``, teams ml (default), cv``
+    (newuser22 N12: a user in ml and cv was shown ``team ml`` alone, while GET me lists both)."""
+    team = me.get("team")
+    teams = [str(t) for t in me.get("teams") or () if isinstance(t, str)]
+    if team and team not in teams:
+        teams.insert(0, str(team))
+    if len(teams) <= 1:
+        return f", team {teams[0]}" if teams else ""
+    return ", teams " + ", ".join(f"{t} (default)" if t == team else t for t in teams)
+
+
 def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inventory: Mapping[str, Any], *,
                  stopping: Sequence[Mapping[str, Any]] = (), idle: Mapping[str, str] | None = None,
                  running: Sequence[Mapping[str, Any]] = (), now: datetime | None = None) -> list[str]:
@@ -31,8 +43,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     label = " (simulated)" if inventory.get("simulated") else ""
     nvml = inventory.get("nvml") or {}
     lines = [f"server     {url}  jupyter_sched {config.get('version', '?')}",
-             f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}"
-             + (f", team {me['team']}" if me.get("team") else "")]
+             f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}{_teams_said(me)}"]
     models: dict[str, int] = {}
     for gpu in gpus:
         models[gpu["model"]] = models.get(gpu["model"], 0) + 1

@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS } from './format';
+import { formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -45,9 +45,12 @@ export function parseParameters(text: string): Record<string, unknown> {
  * Python `clock_text(..., zone=)`): `12:00 CEST` on `now`'s day there, else `Jun 2 12:00 CEST`, with
  * the year more than {@link YEAR_SHOWN_AFTER_DAYS} days away — the CLI's and the magics' words (new
  * user 20, N27: the panel and %schedule define said `2025-06-02 12:00 …`, the CLI `Jun 2 12:00 …`).
- * The zone's abbreviation is the browser's (`CET`, `EST`; `GMT+9` where it knows none).
+ * The zone's name is the server's `label` for that time, as the CLI and the magics say it ({@link zoneText}:
+ * `IST`, `CET`, `UTC+4`).
  */
-export function localTime(iso: string | null | undefined, timeZone: string, now: Date = new Date()): string {
+export function localTime(
+  iso: string | null | undefined, timeZone: string, label: string | null | undefined, now: Date = new Date()
+): string {
   if (!iso) {
     return '';
   }
@@ -64,7 +67,7 @@ export function localTime(iso: string | null | undefined, timeZone: string, now:
       );
     const when = parts(at);
     const today = parts(now);
-    const hhmm = `${when.hour}:${when.minute} ${zoneLabel(at, timeZone)}`;
+    const hhmm = `${when.hour}:${when.minute} ${zoneText(label, at, timeZone)}`;
     if (when.year === today.year && when.month === today.month && when.day === today.day) {
       return hhmm;
     }
@@ -73,15 +76,6 @@ export function localTime(iso: string | null | undefined, timeZone: string, now:
   } catch {
     return iso; // a zone this browser does not know
   }
-}
-
-/** The zone's abbreviation at `at` as Python's zoneinfo says it where the browser knows one: en-US's
- * (`EST`, `UTC`), else en-GB's (`CET`, `BST`), else the offset (`GMT+9`). */
-function zoneLabel(at: Date, timeZone: string): string {
-  const label = (locale: string): string =>
-    new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' }).formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
-  const us = label('en-US');
-  return /^GMT[+-−]/.test(us) ? label('en-GB') || us : us;
 }
 
 /** One line for a run: its job's reason when it waits or failed, else its message. */
@@ -255,7 +249,7 @@ export class DefinitionsView extends Widget {
         }
         try {
           const answer = await this.model.client.request('previewSchedule', { body: { schedule: cron.value, timezone: tz.value || 'UTC' } });
-          preview.textContent = `${answer.description}; next ${answer.next.slice(0, 3).map(t => localTime(t, answer.timezone)).join(', ')}`;
+          preview.textContent = `${answer.description}; next ${answer.next.slice(0, 3).map((t, i) => localTime(t, answer.timezone, answer.next_zones?.[i])).join(', ')}`;
           preview.classList.remove('jp-sched-defs-invalid');
         } catch (err) {
           preview.textContent = errorText(err);
@@ -436,7 +430,7 @@ export class DefinitionsView extends Widget {
     return h(
       'li',
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
-      h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone)),
+      h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone, run.scheduled_zone)),
       h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : 'scheduled'),
       h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
       h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
@@ -465,7 +459,7 @@ export class DefinitionsView extends Widget {
         { class: 'jp-sched-def-head' },
         h('span', { class: 'jp-sched-def-name' }, d.name),
         h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
-        h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone)}` : ''),
+        h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
       ),
       h(

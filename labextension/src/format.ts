@@ -108,6 +108,86 @@ export function plannedLine(job: Pick<Job, 'state' | 'preemption_planned'>, now:
   return clocksAsOf(text, now);
 }
 
+/** What a lease's own line adds for `idle_release.kernel` (jupyter_sched.wording.jobs._IDLE_KERNEL). */
+const IDLE_KERNEL: Record<string, string> = {
+  shutdown: '; if the kernel still holds them then (a CUDA context), it is shut down',
+  hold: '; if the kernel still holds them then (a CUDA context), they stay out of use until it lets go'
+};
+
+/**
+ * What this server's idle policy does to a lease, from its `idle_release`, as `[when, note]`
+ * (jupyter_sched.wording.jobs.idle_release_words): `['after 4m idle', '']`, `['', '; this server reports
+ * idle leases, it does not reclaim them']`, `['', '; this server does not reclaim idle leases']`,
+ * `['when idle', '']` without the field.
+ */
+export function idleReleaseWords(idleRelease: unknown): [string, string] {
+  if (!idleRelease || typeof idleRelease !== 'object') {
+    return ['when idle', ''];
+  }
+  const { action, after_s: after } = idleRelease as { action?: unknown; after_s?: unknown };
+  if (action === 'release' && typeof after === 'number' && isFinite(after)) {
+    return [`after ${compactDuration(after)} idle`, ''];
+  }
+  if (action === 'notify') {
+    return ['', '; this server reports idle leases, it does not reclaim them'];
+  }
+  if (action === 'off') {
+    return ['', '; this server does not reclaim idle leases'];
+  }
+  return ['when idle', ''];
+}
+
+type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release'> & { mine?: boolean | null };
+
+/**
+ * When running work ends at the latest, in the words of the CLI's `queue` and `jobs` lines
+ * (jupyter_sched.wording.jobs.ends_by, without its planned preemption: {@link plannedLine} says that):
+ * `ends by 05:22 UTC (in 9m28s), its 10m time limit`, `no time limit`; a lease, how its GPUs are given
+ * back — `a kernel's GPUs: held until released (%gpu release) or reclaimed after 4m idle, no time limit`
+ * (new user 22, N5: the cards said `elapsed 31s` and nothing of the end the CLI gave). "" for work not
+ * holding GPUs or stopping (its stop is what its card says). A bound-to-no-kernel lease is released
+ * with the card's Release button, as `cancel` releases it in a terminal.
+ */
+export function endsLine(job: EndsOf, now: Date = new Date()): string {
+  if (!ACTIVE_STATES.has(job.state) || isWaiting(job.state) || stoppingText(job)) {
+    return '';
+  }
+  const mine = job.mine !== false;
+  if (job.kind !== 'lease') {
+    const limit = job.time_limit_s;
+    if (typeof limit !== 'number' || !isFinite(limit)) {
+      return 'no time limit';
+    }
+    const started = parseTime(job.started_at);
+    if (!started) {
+      return `${compactDuration(limit)} time limit`;
+    }
+    const end = new Date(started.getTime() + limit * 1000);
+    const left = Math.max(0, (end.getTime() - now.getTime()) / 1000);
+    return `ends by ${clockText(end, now)} (${relativeText(left)}), its ${compactDuration(limit)} time limit`;
+  }
+  if (job.parent_job_id && mine) {
+    return `GPUs held for job ${job.parent_job_id}: released when it ends (Release releases them sooner), no time limit`;
+  }
+  if (job.released_at_exit && mine) {
+    return 'GPUs held by a kernel this server did not start (nbconvert, papermill, VS Code…): released when it runs '
+      + '%gpu release or exits (Release releases them sooner), no time limit';
+  }
+  const [when, note] = idleReleaseWords(job.idle_release);
+  if (!job.kernel_id && mine) {
+    const idle = !when ? '' : when === 'when idle' ? ' (or idle reclaim)' : ` (or idle reclaim ${when})`;
+    return `GPUs held for no kernel: Release releases them${idle}, no time limit${note}`;
+  }
+  if (!mine) {
+    // a kernel's default public names (jupyter_sched.model.names.LEASE_NAMES[:2])
+    const what = ['notebook lease', 'kernel lease'].includes(job.name ?? '') ? "a kernel's GPUs" : "a lease's GPUs";
+    return `${what}: held until its owner releases them${when ? ` or they are reclaimed ${when}` : ''}, no time limit${note}`;
+  }
+  const kernelAction = (job.idle_release as { kernel?: unknown } | null | undefined)?.kernel;
+  const kernel = when ? IDLE_KERNEL[String(kernelAction)] ?? '' : '';
+  return `a kernel's GPUs: held until released (%gpu release)${when ? ` or reclaimed ${when}` : ''}, no time limit${note}${kernel}`;
+}
+
 /** An ETA relative to `now` ({@link relativeText}): `unknown`, `now`, `in 40s`, `in 12m`, `in 2h05m`. */
 export function formatEta(eta: string | null | undefined, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const at = parseTime(eta);
@@ -115,6 +195,33 @@ export function formatEta(eta: string | null | undefined, now: Date = new Date()
     return trans.__('unknown');
   }
   return relativeText((at.getTime() - now.getTime()) / 1000, trans);
+}
+
+/**
+ * The time zone's name beside a clock in a zone (a job definition's firings) — the one rule of every
+ * surface (jupyter_sched.model.units.zone_label; session 22, issue 20: the panel said the browser's
+ * `GMT+5:30` where the CLI said `IST`): the server's `label`, sent with each zoned time (`next_run_zone`,
+ * `upcoming_zones`, `scheduled_zone`, `next_zones`) — the tz database's letters (`CET`, `IST`), else
+ * `UTC+4` — said as given. Without one (nothing sent), the zone's offset at `at` as the server writes
+ * a zone that has no letters (`UTC+5:30`, `UTC-3`, `UTC`), never the browser's own abbreviation, which
+ * differs by locale and knows none for most of Asia and Africa. '' for a zone this browser does not know.
+ */
+export function zoneText(label: string | null | undefined, at: Date, timeZone: string): string {
+  if (label) {
+    return label;
+  }
+  try {
+    const offset = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
+    const parts = /^GMT([+\-\u2212])(\d{2}):(\d{2})$/.exec(offset);
+    if (!parts || (parts[2] === '00' && parts[3] === '00')) {
+      return 'UTC'; // "GMT" or "GMT+00:00": no offset
+    }
+    const minutes = parts[3] === '00' ? '' : `:${parts[3]}`;
+    return `UTC${parts[1] === '+' ? '+' : '-'}${Number(parts[2])}${minutes}`;
+  } catch {
+    return '';
+  }
 }
 
 /** A clock more than this many days from now carries its year (jupyter_sched.model.units.YEAR_SHOWN_AFTER_DAYS). */

@@ -296,7 +296,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           return;
         }
         try {
-          model.upsert(lease ? await model.client.releaseLease(id) : await model.client.cancel(id));
+          const answer = lease ? await model.client.releaseLease(id) : await model.client.cancel(id);
+          // cancelled here, by me: its end is no news to me (new user 22, N7; the cancel's event says so too)
+          model.upsert(answer.state === 'cancelled' ? Object.assign({}, answer, { cancelled_by: model.me?.user ?? null }) : answer);
         } catch (err) {
           Notification.error(trans.__('Could not cancel %1: %2', job.name, describeError(err)), { autoClose: 8000 });
         }

@@ -6,6 +6,11 @@
  * colours show as colours, and each chunk re-renders only the lines it changed — appending to a
  * long log costs the same as appending to a short one. The view stays at the end unless the
  * user scrolled up or turned "Follow" off.
+ *
+ * The scheduler's notes for the log's readers (the answers' `notes`: that the job's pace outruns its
+ * time limit, once per run — new user 21, N7) show above the output, each once, as `jupyter-sched logs`
+ * prints them on stderr: never mixed into the job's own text. The follow passes `notes_seen`, so a
+ * new note ends its long poll.
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -26,6 +31,8 @@ export class LogViewer extends Widget {
   private readonly statusNode: HTMLElement;
   private readonly titleNode: HTMLElement;
   private readonly follow: HTMLInputElement;
+  private readonly notesNode: HTMLElement;
+  private readonly notesSeen = new Set<string>();
   private offset = 0;
   private readonly controller = new AbortController();
   private stopped = false;
@@ -61,11 +68,15 @@ export class LogViewer extends Widget {
     this.follow.className = 'jp-sched-log-follow';
     label.append(this.follow, ` ${trans.__('Follow')}`);
     head.append(this.titleNode, ' ', idNode, ' ', this.statusNode, label);
+    this.notesNode = document.createElement('div');
+    this.notesNode.className = 'jp-sched-log-notes';
+    this.notesNode.setAttribute('role', 'note');
+    this.notesNode.hidden = true;
     this.output = document.createElement('div');
     this.output.className = 'jp-sched-log';
     this.output.setAttribute('role', 'region');
     this.output.tabIndex = 0;
-    this.node.append(head, this.output);
+    this.node.append(head, this.notesNode, this.output);
     this.showName();
     this.done = this.loop();
   }
@@ -137,6 +148,22 @@ export class LogViewer extends Widget {
     return line;
   }
 
+  /** Show each note not shown yet (`{at, text}`, oldest first), once. */
+  showNotes(notes: ReadonlyArray<{ at: string; text: string }> | undefined): void {
+    for (const note of notes ?? []) {
+      const key = `${note.at}\u0000${note.text}`;
+      if (this.notesSeen.has(key)) {
+        continue;
+      }
+      this.notesSeen.add(key);
+      const line = document.createElement('div');
+      line.className = 'jp-sched-log-note';
+      line.textContent = note.text;
+      this.notesNode.appendChild(line);
+      this.notesNode.hidden = false;
+    }
+  }
+
   private setStatus(text: string): void {
     if (this.statusNode.textContent !== text) {
       this.statusNode.textContent = text;
@@ -157,8 +184,11 @@ export class LogViewer extends Widget {
     let failures = 0;
     while (!this.stopped) {
       try {
-        const chunk = await this.client.logs(this.jobId, { offset: this.offset, limit: CHUNK_BYTES, follow: true }, this.controller.signal);
+        const chunk = await this.client.logs(
+          this.jobId, { offset: this.offset, limit: CHUNK_BYTES, follow: true, notes_seen: this.notesSeen.size }, this.controller.signal
+        );
         failures = 0;
+        this.showNotes(chunk.notes);
         this.append(chunk.text);
         this.offset = chunk.next_offset;
         if (chunk.finished && !chunk.text) {

@@ -78,7 +78,9 @@ function allocationKey(job: Job): string {
 export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   ['preempted_by_name', 'preempted_by'],
   // a progress report is of one run: a job event of its requeue or its next start (which carries no report) ends it
-  ['progress', 'started_at']
+  ['progress', 'started_at'],
+  // a planned preemption is of one run too (new user 21, N5): after its requeue and next start, not said again
+  ['preemption_planned', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {
@@ -96,6 +98,7 @@ export class SchedModel implements ISchedModel {
   readonly errorChanged: Signal<ISchedModel, { resource: SchedResource; error: string | null }> = new Signal(this);
   readonly jobTransition: Signal<ISchedModel, IJobTransition> = new Signal(this);
   readonly event: Signal<ISchedModel, ISchedEvent> = new Signal(this);
+  readonly refreshedAll: Signal<ISchedModel, void> = new Signal(this);
 
   private _status: SchedModelStatus = 'idle';
   private _startError: string | null = null;
@@ -332,6 +335,7 @@ export class SchedModel implements ISchedModel {
         this.refresh(resource, { force: true });
       }
     }
+    this.refreshedAll.emit(); // the Admin cards read their own answers (newuser22 N14: Usage stayed as first read)
   }
 
   error(resource: SchedResource): string | null {
@@ -394,10 +398,20 @@ export class SchedModel implements ISchedModel {
         case 'inventory':
           this.setInventory(await this.client.inventory());
           break;
-        case 'queue':
+        case 'queue': {
           this._queue = await this.client.queue();
           this.queueChanged.emit();
+          // my running work's idle times, for the Queue card's idle line (new user 22, N6): read after the
+          // queue, only while some of mine holds GPUs (My work reads them with its own list)
+          if (this._queue.some(q => this.isMine(q) && ACTIVE_STATES.has(q.state)) && this.supports('idle')) {
+            const idle = await this.client.request('getIdle').catch(() => null);
+            if (idle !== null && !this._disposed) {
+              this._idle = idle.filter(e => this.isMine({ user: e.user }));
+              this.queueChanged.emit();
+            }
+          }
           break;
+        }
         case 'jobs': {
           const [jobs, leases, idle] = await Promise.all([
             this.client.jobs(),

@@ -1,29 +1,63 @@
 /**
- * Notifications about my work: a job that finished (with "Open logs"), a preemption, and idle
- * warnings for my leases and jobs (with "Keep alive"); each shown once, an idle warning replaced
- * by its next stage and dismissed when activity resumes.
+ * Notifications about my work: a job that ended (with "Open logs" when it ran), a preemption, and
+ * idle warnings for my leases and jobs (with "Keep alive"); each shown once, an idle warning
+ * replaced by its next stage and dismissed when activity resumes.
+ *
+ * Bursts fold (new user 22, N7: one `cancel --mine` of 299 pending jobs put 299 toasts up, each
+ * with an "Open logs" that opened nothing): like news within a minute shares one toast
+ * ({@link ToastFolder}: "12 jobs failed: a, b, c and 9 more"); my own cancel says nothing for one
+ * job and one summary for many ("299 of your pending jobs were cancelled (by you, 05:18 UTC)");
+ * only a toast that needs action (an idle warning with Keep alive) stays until dismissed, the rest
+ * close after {@link NEWS_MS} or {@link ALERT_MS} (the bell keeps them all).
  */
 import { Notification } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from './commandids';
-import { idleNotice, outcome, stateLabel } from './format';
+import { clockUTC, formatEta, idleNotice, outcome, stateLabel } from './format';
+import { ALERT_MS, BURST_MS, type IToast, namesList, NEWS_MS, ToastFolder } from './toasts';
 import type { IJobTransition, ISchedModel } from './tokens';
-import { type ISchedEvent, TERMINAL_STATES } from './types';
+import { ACTIVE_STATES, type ISchedEvent, type Job, TERMINAL_STATES } from './types';
 
-/** Successes within this long of the last one join its notification instead of stacking a new one. */
-export const SUCCESS_BATCH_MS = 60_000;
+/** Successes within this long of the last one join its notification (kept for older imports). */
+export const SUCCESS_BATCH_MS = BURST_MS;
+
+/** One notice of a group: the work it is about, and its own toast's words when it is alone. */
+interface INotice {
+  id: string;
+  name: string;
+  /** Its toast's message when it is the only one of its group. */
+  text: string;
+  /** It ran (has a log to open): started, or admitted before (new user 22, N7). */
+  ran: boolean;
+  /** It is a lease (no logs; Keep alive). */
+  lease: boolean;
+  /** When it was noticed (ms since the epoch). */
+  at: number;
+  /** It was waiting (pending or preempted) when it ended. */
+  waiting?: boolean;
+  /** An idle warning's event data. */
+  idle?: Record<string, unknown>;
+}
+
+/** Whether `job` ever ran: a log to open (never for one cancelled while pending, new user 22, N7). */
+export function ranOnce(job: Pick<Job, 'started_at' | 'attempts'>): boolean {
+  return !!job.started_at || (job.attempts ?? 0) > 0;
+}
 
 export class SchedNotifier {
   /** Whether finished jobs notify (settings `notifyCompletion`). */
   notifyCompletion = true;
   /** Notices already shown (`kind:id:attempt`). */
   private readonly shown = new Set<string>();
-  /** The open idle notification per job or lease id. */
-  private readonly idleToasts = new Map<string, string>();
-  /** The notification the latest successes share (a sweep of 60 jobs is one line, new user 5). */
-  private successes: { toast: string; names: string[]; at: number } | null = null;
+  /** The toasts, one per burst of like news. */
+  private readonly toasts = new ToastFolder<INotice>();
+  /**
+   * A bulk cancel of more than the server's per-job events (`{user, cancelled: n, by}`): the
+   * re-read that follows ends n of my jobs with no event each, and they are that cancel's.
+   */
+  private bulk: { by: string; left: number; at: number } | null = null;
 
   constructor(
     private readonly model: ISchedModel,
@@ -63,6 +97,10 @@ export class SchedNotifier {
     return true;
   }
 
+  private openLogs(id: string): Notification.IAction {
+    return { label: this.trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) };
+  }
+
   private onTransition(_: ISchedModel, { previous, job }: IJobTransition): void {
     if (!previous || !this.model.isMine(job)) {
       return;
@@ -79,45 +117,93 @@ export class SchedNotifier {
       return;
     }
     const how = outcome(job, trans);
-    const text = trans.__('%1 %2', job.name, stateLabel(job.state, trans).toLowerCase()) + (how ? `: ${how}` : '');
-    const ok = job.state === 'succeeded';
-    if (ok && this.joinSuccesses(job.name)) {
+    const notice: INotice = {
+      id: job.id, name: job.name, ran: ranOnce(job) || ACTIVE_STATES.has(previous.state), lease: false, at: Date.now(), waiting: previous.state === 'pending' || previous.state === 'preempted',
+      text: trans.__('%1 %2', job.name, stateLabel(job.state, trans).toLowerCase()) + (how ? `: ${how}` : '')
+    };
+    const by = job.state === 'cancelled' ? this.canceller(previous, job) : null;
+    if (by !== null && by === this.model.me?.user) {
+      // what I did a moment ago: nothing for one, one summary for many (new user 22, N7)
+      this.toasts.add('cancel:self', notice, items => this.ownCancels(items));
       return;
     }
-    const toast = (ok ? Notification.success : Notification.warning)(text, {
-      autoClose: ok ? 8000 : false,
-      actions: [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id: job.id }) }]
-    });
-    if (ok) {
-      this.successes = { toast, names: [job.name], at: Date.now() };
-    }
+    const key = job.state === 'cancelled' ? `cancel:by:${by ?? ''}` : `ended:${job.state}`;
+    this.toasts.add(key, notice, items => this.ended(job.state, by, items));
   }
 
   /**
-   * A success soon after another joins its notification ("12 jobs succeeded: sweep-1, sweep-2,
-   * sweep-3 and 9 more"; My work lists them all) instead of stacking one toast per job. Failures
-   * always get their own. False when there is none to join (the first, or after a quiet minute).
+   * Who cancelled `job` (which has just ended cancelled): the cancel's own event says it
+   * (`cancelled_by`), else the stop it was in the grace of (`stop_requested.by`), else a bulk
+   * cancel's summary event just before the re-read; null when nothing says.
    */
-  private joinSuccesses(name: string): boolean {
-    const last = this.successes;
-    const now = Date.now();
-    if (!last || now - last.at > SUCCESS_BATCH_MS) {
-      return false;
+  private canceller(previous: Job, job: Job): string | null {
+    const said = (job as { cancelled_by?: unknown }).cancelled_by;
+    if (typeof said === 'string' && said) {
+      return said;
     }
-    const names = [...last.names, name];
-    const shown = names.length > 3 ? this.trans.__('%1 and %2 more', names.slice(0, 3).join(', '), names.length - 3) : names.join(', ');
-    const message = this.trans._n('%1 job succeeded: %2', '%1 jobs succeeded: %2', names.length, shown);
-    const updated = Notification.update({ id: last.toast, message, type: 'success', autoClose: 8000, actions: [] });
-    if (!updated) {
-      return false; // dismissed by the user: start a new one
+    const stop = previous.stop_requested;
+    if (stop?.intent === 'cancel' && stop.by) {
+      return stop.by;
     }
-    this.successes = { toast: last.toast, names, at: now };
-    return true;
+    const bulk = this.bulk;
+    if (bulk && bulk.left > 0 && Date.now() - bulk.at <= BURST_MS) {
+      bulk.left -= 1;
+      return bulk.by;
+    }
+    return null;
+  }
+
+  /** My own cancels: no toast for one; for many, one that says how many and when (new user 22, N7). */
+  private ownCancels(items: readonly INotice[]): IToast | null {
+    if (items.length < 2) {
+      return null;
+    }
+    const { trans } = this;
+    const at = clockUTC(new Date(items[0].at).toISOString());
+    const message = items.every(i => i.waiting && !i.ran)
+      ? trans.__('%1 of your pending jobs were cancelled (by you, %2).', items.length, at)
+      : trans.__('%1 of your jobs were cancelled (by you, %2).', items.length, at);
+    return { type: 'info', message, autoClose: NEWS_MS, actions: [] };
+  }
+
+  /**
+   * Jobs of mine that ended in `state` (cancelled `by` someone else, or by nobody said): one says
+   * its own words, with "Open logs" when it ran; many say how many and their first names
+   * ("12 jobs failed: a, b, c and 9 more"; My work lists them all).
+   */
+  private ended(state: string, by: string | null, items: readonly INotice[]): IToast {
+    const { trans } = this;
+    const ok = state === 'succeeded';
+    const type = ok ? 'success' : 'warning';
+    const autoClose = ok ? NEWS_MS : ALERT_MS;
+    if (items.length === 1) {
+      const [one] = items;
+      return { type, message: one.text, autoClose, actions: one.ran ? [this.openLogs(one.id)] : [] };
+    }
+    const names = namesList(items.map(i => i.name), (shown, rest) => trans.__('%1 and %2 more', shown, rest));
+    const n = items.length;
+    let message: string;
+    if (ok) {
+      message = trans._n('%1 job succeeded: %2', '%1 jobs succeeded: %2', n, names);
+    } else if (state === 'cancelled') {
+      const at = clockUTC(new Date(items[0].at).toISOString());
+      message = by
+        ? trans.__('%1 of your jobs were cancelled by %2 (%3): %4', n, by, at, names)
+        : trans.__('%1 of your jobs were cancelled (%2): %3', n, at, names);
+    } else {
+      message = trans.__('%1 jobs %2: %3', n, stateLabel(state, trans).toLowerCase(), names);
+    }
+    return { type, message: fitToast([message], '').trimEnd(), autoClose, actions: [] };
   }
 
   private onEvent(_: ISchedModel, event: ISchedEvent): void {
     const data = event.data && typeof event.data === 'object' ? (event.data as Record<string, unknown>) : {};
-    if (event.type === 'idle_warning') {
+    if (event.type === 'job' && typeof data.cancelled === 'number' && typeof data.by === 'string' && !('id' in data)) {
+      // a bulk cancel's one event per owner (cancelling.PER_JOB_EVENTS): its jobs end in the re-read
+      if (typeof data.user !== 'string' || this.model.isMine({ user: data.user })) {
+        this.bulk = { by: data.by, left: data.cancelled, at: Date.now() };
+      }
+    } else if (event.type === 'idle_warning') {
       this.idle(data);
     } else if (event.type === 'preempted') {
       const id = String(data.job_id ?? data.id ?? '');
@@ -146,6 +232,8 @@ export class SchedNotifier {
    * It was requeued …`. `how` is the server's `preempted_by_text` (preemptor and why, one clause);
    * without it `by` (`preemptorOf`) and the event's `message`, each ended by a full stop. `ended`:
    * the work ended rather than waiting again (a lease, which has no place in the queue to keep).
+   * Several by the same preemptor within a minute share one toast ("Preempted: 8 of your jobs
+   * (a, b, c and 5 more) by big (j-…). Requeued; they keep their places.").
    */
   private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string, how = '', ended = false): void {
     if (!this.once(`preempted:${id}:${attempts}`)) {
@@ -167,9 +255,20 @@ export class SchedNotifier {
       : trans.__('It was requeued and keeps its place by submit time.');
     const short = ended ? trans.__('It has ended; %gpu request asks for GPUs again.') : trans.__('Requeued; it keeps its place.');
     const text = fitToast([`${head}${why} ${tail}`, `${head} ${tail}`, `${head} ${short}`], short);
-    Notification.warning(text, {
-      autoClose: false,
-      actions: job && job.kind !== 'lease' ? [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) }] : []
+    const lease = !job || job.kind === 'lease';
+    const notice: INotice = { id, name, text, ran: true, lease, at: Date.now() };
+    const whom = how || (by ? trans.__('by %1', by) : '');
+    this.toasts.add(`preempted:${whom}:${ended}`, notice, items => {
+      if (items.length === 1) {
+        return { type: 'warning', message: items[0].text, autoClose: ALERT_MS, actions: items[0].lease ? [] : [this.openLogs(id)] };
+      }
+      const n = items.length;
+      const what = items.every(i => i.lease) ? trans.__('%1 of your leases', n) : trans.__('%1 of your jobs', n);
+      const names = namesList(items.map(i => i.name), (shown, rest) => trans.__('%1 and %2 more', shown, rest), 2);
+      const plural = ended ? trans.__('They have ended; %gpu request asks for GPUs again.') : trans.__('Requeued; they keep their places.');
+      const headN = trans.__('Preempted: %1 (%2)', what, names) + (whom ? ` ${whom}.` : '.');
+      const bare = trans.__('Preempted: %1', what) + (whom ? ` ${whom}.` : '.');
+      return { type: 'warning', message: fitToast([`${headN} ${plural}`, `${bare} ${plural}`], plural), autoClose: ALERT_MS, actions: [] };
     });
   }
 
@@ -181,40 +280,96 @@ export class SchedNotifier {
     const id = String(data.lease_id ?? data.job_id ?? data.id ?? '');
     const known = id ? this.model.find(id) : undefined;
     const name = String(data.name ?? known?.name ?? (id || trans.__('your allocation')));
-    const previous = id ? this.idleToasts.get(id) : undefined;
     const text = idleNotice(data, name, new Date(), trans);
     if (text === null) {
-      if (previous) {
-        Notification.dismiss(previous);
-        this.idleToasts.delete(id);
-      }
+      this.toasts.remove(id);
       return;
     }
     // the action is part of it: a revoked kernel lease's reclaim is followed by its shutdown or hold (session 20)
     if (!this.once(`idle:${id}:${data.stage ?? 'warn'}:${data.action ?? ''}:${data.deadline ?? data.reason ?? ''}`)) {
       return;
     }
-    if (previous) {
-      Notification.dismiss(previous);
-    }
+    this.toasts.remove(id); // its earlier stage's toast says it no more
     const kind = String(data.kind ?? (data.lease_id ? 'lease' : (known?.kind ?? 'job')));
+    const lease = kind === 'lease';
+    const keep = !!id && lease && data.stage !== 'reclaim' && !(known && this.model.keptAlive(known));
+    const notice: INotice = { id, name, text, ran: !!known && known.kind !== 'lease', lease: keep, at: Date.now(), idle: data };
+    const stage = String(data.stage ?? 'warn');
+    const key = `idle:${stage}:${String(data.action ?? '')}:${data.draining ? 'draining' : ''}:${lease ? 'lease' : 'job'}`;
+    this.toasts.add(key, notice, items => this.idleToast(items, lease));
+  }
+
+  /**
+   * The idle toast of `items` (one stage and action): one says {@link idleNotice}'s words; several
+   * say how many and when the first deadline falls. It stays until dismissed only while Keep alive
+   * can still save every lease in it (it needs action); otherwise it closes after {@link ALERT_MS}.
+   */
+  private idleToast(items: readonly INotice[], lease: boolean): IToast {
+    const { trans } = this;
+    const keepable = items.filter(i => i.lease).map(i => i.id);
     const actions: Notification.IAction[] = [];
-    if (id && kind === 'lease' && data.stage !== 'reclaim' && !(known && this.model.keptAlive(known))) {
+    const needsAction = keepable.length === items.length;
+    if (needsAction) {
       actions.push({
         label: trans.__('Keep alive'),
-        caption: trans.__('Tell the scheduler this lease is in use'),
-        callback: () => void this.commands.execute(CommandIDs.keepalive, { id }),
+        caption: items.length > 1 ? trans.__('Tell the scheduler these leases are in use') : trans.__('Tell the scheduler this lease is in use'),
+        callback: () => {
+          for (const id of keepable) {
+            void this.commands.execute(CommandIDs.keepalive, { id });
+          }
+        },
         displayType: 'accent'
       });
     }
-    if (known && known.kind !== 'lease') {
-      actions.push({ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) });
+    if (items.length === 1) {
+      if (items[0].ran) {
+        actions.push(this.openLogs(items[0].id));
+      }
+      return { type: 'warning', message: items[0].text, autoClose: needsAction ? false : ALERT_MS, actions };
     }
-    const toast = Notification.warning(text, { autoClose: false, actions });
-    if (id) {
-      this.idleToasts.set(id, toast);
-    }
+    const message = idleBurstNotice(items.map(i => ({ name: i.name, data: i.idle ?? {} })), lease, new Date(), trans);
+    return { type: 'warning', message, autoClose: needsAction ? false : ALERT_MS, actions };
   }
+}
+
+/**
+ * The toast text of several idle warnings of one stage and action ({@link idleNotice}'s words for
+ * many): `Idle GPUs: 3 of your leases are idle (a, b and 1 more); their GPUs will be released in
+ * 9m50s unless they are used or kept alive.` — `when` from the earliest deadline. Fits a toast.
+ */
+export function idleBurstNotice(items: readonly { name: string; data: Record<string, unknown> }[], lease: boolean, now: Date, trans: TranslationBundle): string {
+  const first = items[0]?.data ?? {};
+  const n = items.length;
+  const what = lease ? trans.__('%1 of your leases', n) : trans.__('%1 of your jobs', n);
+  const names = namesList(items.map(i => i.name), (shown, rest) => trans.__('%1 and %2 more', shown, rest), 2);
+  const action = ['notify', 'release', 'requeue', 'stop', 'shutdown', 'hold'].includes(String(first.action)) ? String(first.action) : 'release';
+  let texts: string[];
+  if (first.stage === 'reclaim') {
+    const done = (who: string): Record<string, string> => ({
+      notify: trans.__('Idle GPUs reported: %1 are idle; nothing was freed, they keep their GPUs.', who),
+      release: first.draining
+        ? trans.__('Idle GPUs reclaimed: the GPUs of %1 were revoked; they are freed once their kernels let go of them.', who)
+        : trans.__('Idle GPUs reclaimed: the GPUs of %1 were released.', who),
+      requeue: trans.__('Idle GPUs reclaimed: %1 were stopped and put back in the queue; their GPUs were freed.', who),
+      stop: trans.__('Idle GPUs reclaimed: %1 were stopped; their GPUs were freed.', who),
+      shutdown: trans.__('Idle GPUs reclaimed: the kernels of %1, still holding them, were shut down; they are freed once they exit.', who),
+      hold: trans.__('Idle GPUs reclaimed: the kernels of %1 still hold them; they stay out of use until they restart or exit.', who)
+    });
+    texts = [done(`${what} (${names})`)[action], done(what)[action]];
+  } else {
+    const deadlines = items.map(i => i.data.deadline).filter((d): d is string => typeof d === 'string').sort();
+    const when = deadlines.length ? formatEta(deadlines[0], now, trans) : trans.__('soon');
+    const unless = lease ? trans.__('unless they are used or kept alive') : trans.__('unless they are used');
+    const ahead: Record<string, string> = {
+      notify: trans.__('they will be reported as idle %1 %2 (their GPUs are not taken).', when, unless),
+      release: trans.__('their GPUs will be released %1 %2.', when, unless),
+      requeue: trans.__('they will be stopped and put back in the queue %1 %2.', when, unless),
+      stop: trans.__('they will be stopped %1 %2.', when, unless)
+    };
+    const then = ahead[action] ?? ahead.release;
+    texts = [trans.__('Idle GPUs: %1 are idle (%2); %3', what, names, then), trans.__('Idle GPUs: %1 are idle; %2', what, then)];
+  }
+  return fitToast(texts, '').trimEnd();
 }
 
 /** Characters a JupyterLab toast shows; it cuts a longer message mid-word (new user 21, N9). */

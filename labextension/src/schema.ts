@@ -307,7 +307,9 @@ export interface paths {
          *     (`{"resumed": false}`: re-read the state) when they are no longer kept; answers carry
          *     `X-Jupyter-Sched-Resume: 1`. `connection` events report a server retry loop:
          *     `{"database" | "central": {"target", "attempt", "next_in_s", "error", "message"}}` while it
-         *     reconnects, `null` once it is back.
+         *     reconnects, `null` once it is back. A cancel's `job` event for work it ended at once carries
+         *     `cancelled_by` (who cancelled; job events go to their owner and admins only); a bulk cancel of more
+         *     than 50 jobs sends one `{"user", "cancelled": n, "by"}` event per owner instead (re-read the jobs).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -922,6 +924,11 @@ export interface components {
              * @description null when paused or unscheduled
              */
             next_run_at: string | null;
+            /**
+             * @description the time zone's name at next_run_at, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none); null with next_run_at
+             * @example IST
+             */
+            next_run_zone?: string | null;
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
@@ -965,6 +972,11 @@ export interface components {
              * @description null when paused or unscheduled
              */
             next_run_at: string | null;
+            /**
+             * @description the time zone's name at next_run_at, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none); null with next_run_at
+             * @example IST
+             */
+            next_run_zone?: string | null;
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
@@ -973,6 +985,14 @@ export interface components {
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
             upcoming: string[];
+            /**
+             * @description the time zone's name at each of upcoming, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example [
+             *       "CET",
+             *       "CEST"
+             *     ]
+             */
+            upcoming_zones?: string[];
         };
         /** @description One run of a definition: the link to its job, and the job as ``GET jobs/{id}`` shows it. */
         DefinitionRun: {
@@ -985,6 +1005,11 @@ export interface components {
              * @description the scheduled instant (schedule runs) or the request time (manual)
              */
             scheduled_for: string;
+            /**
+             * @description the definition's time zone's name at scheduled_for, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example CET
+             */
+            scheduled_zone?: string;
             /** @description the values this run was given */
             parameters: {
                 [key: string]: unknown;
@@ -1808,6 +1833,13 @@ export interface components {
             description: string;
             /** @description the next firings (UTC) */
             next: string[];
+            /**
+             * @description the time zone's name at each of next, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)
+             * @example [
+             *       "UTC+4"
+             *     ]
+             */
+            next_zones?: string[];
         };
         /** @enum {string} */
         Priority: "high" | "normal" | "low";

@@ -108,6 +108,11 @@ export interface ISchedModel extends IDisposable {
   readonly jobTransition: ISignal<ISchedModel, IJobTransition>;
   /** Every server event, after the model folded it in (idle warnings, preemptions, ...). */
   readonly event: ISignal<ISchedModel, ISchedEvent>;
+  /**
+   * The user asked to re-read everything ({@link refreshAll}, the panel's Refresh): views that read
+   * their own answers rather than a watched resource (the Admin cards) read them again.
+   */
+  readonly refreshedAll: ISignal<ISchedModel, void>;
 
   /** Load config and identity, open the event stream, load what is watched. Idempotent. */
   start(): Promise<void>;

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 
 import { localTime, parseParameters, runReason, scheduleText } from '../src/definitions';
+import { zoneText } from '../src/format';
 
 describe('parseParameters', () => {
   it('reads NAME=VALUE lines, keeping JSON values typed and the rest as text', () => {
@@ -20,19 +21,50 @@ describe('parseParameters', () => {
 
 describe('localTime (new user 20, N27: the CLI\'s and the magics\' clock, in the definition\'s zone)', () => {
   const NOW = new Date('2025-06-02T08:00:00Z');
+  // the zone's name is the server's label for that time (next_run_zone, scheduled_zone, ...): session 22
   it.each([
-    ['a winter instant in Berlin', '2025-01-06T06:00:00Z', 'Europe/Berlin', 'Jan 6 07:00 CET'],
-    ['a summer instant in Berlin, today there: the clock alone', '2025-06-02T10:00:00Z', 'Europe/Berlin', '12:00 CEST'],
-    ['tomorrow in Berlin, though still today in UTC', '2025-06-02T22:30:00Z', 'Europe/Berlin', 'Jun 3 00:30 CEST'],
-    ['New York', '2025-06-03T13:00:00Z', 'America/New_York', 'Jun 3 09:00 EDT'],
-    ['UTC', '2025-06-05T10:00:00Z', 'UTC', 'Jun 5 10:00 UTC'],
-    ['more than half a year away: with its year', '2026-03-01T10:00:00Z', 'UTC', 'Mar 1 2026 10:00 UTC']
-  ])('%s', (_, iso, zone, want) => {
-    expect(localTime(iso, zone, NOW)).toBe(want);
+    ['a winter instant in Berlin', '2025-01-06T06:00:00Z', 'Europe/Berlin', 'CET', 'Jan 6 07:00 CET'],
+    ['a summer instant in Berlin, today there: the clock alone', '2025-06-02T10:00:00Z', 'Europe/Berlin', 'CEST', '12:00 CEST'],
+    ['tomorrow in Berlin, though still today in UTC', '2025-06-02T22:30:00Z', 'Europe/Berlin', 'CEST', 'Jun 3 00:30 CEST'],
+    ['New York', '2025-06-03T13:00:00Z', 'America/New_York', 'EDT', 'Jun 3 09:00 EDT'],
+    ['UTC', '2025-06-05T10:00:00Z', 'UTC', 'UTC', 'Jun 5 10:00 UTC'],
+    ['more than half a year away: with its year', '2026-03-01T10:00:00Z', 'UTC', 'UTC', 'Mar 1 2026 10:00 UTC']
+  ])('%s', (_, iso, zone, label, want) => {
+    expect(localTime(iso, zone, label, NOW)).toBe(want);
   });
 
   it('is empty without a time', () => {
-    expect(localTime(null, 'UTC')).toBe('');
+    expect(localTime(null, 'UTC', null)).toBe('');
+  });
+});
+
+describe('test_s22_words_zone_names_agree_with_the_cli (verify21: panel `GMT+5:30`, CLI `IST`)', () => {
+  const NOW = new Date('2026-12-05T06:00:00Z');
+  it.each([
+    // before: `Dec 7 08:15 GMT+5:30` — the browser's name; the CLI says the tz database's `IST`
+    ['Kolkata: the server\'s IST, not the browser\'s GMT+5:30', '2026-12-07T02:45:00Z', 'Asia/Kolkata', 'IST', 'Dec 7 08:15 IST'],
+    ['Dubai: no letters in the tz database, the server says UTC+4', '2026-12-07T04:15:00Z', 'Asia/Dubai', 'UTC+4', 'Dec 7 08:15 UTC+4'],
+    ['Tokyo: JST', '2026-12-06T23:15:00Z', 'Asia/Tokyo', 'JST', 'Dec 7 08:15 JST']
+  ])('%s', (_, iso, zone, label, want) => {
+    expect(localTime(iso, zone, label, NOW)).toBe(want);
+  });
+
+  it.each([
+    // nothing sent: the offset as the server writes a zone without letters, never the browser's name
+    ['Asia/Kolkata', '2026-12-07T02:45:00Z', 'UTC+5:30'],
+    ['Asia/Kathmandu', '2026-12-07T02:30:00Z', 'UTC+5:45'],
+    ['America/Sao_Paulo', '2026-12-07T11:15:00Z', 'UTC-3'],
+    ['Europe/Berlin', '2026-12-07T07:15:00Z', 'UTC+1'],
+    ['Europe/London', '2026-12-07T08:15:00Z', 'UTC'],
+    ['UTC', '2026-12-07T08:15:00Z', 'UTC']
+  ])('without a label: %s', (zone, iso, want) => {
+    expect(zoneText(undefined, new Date(iso), zone)).toBe(want);
+    expect(localTime(iso, zone, null, NOW)).toBe(`Dec 7 ${localTime(iso, zone, 'X', NOW).split(' ')[2]} ${want}`);
+  });
+
+  it('says nothing of a zone the browser does not know, and the time as given', () => {
+    expect(zoneText(undefined, new Date(), 'No/Such_Zone')).toBe('');
+    expect(localTime('2026-12-07T08:15:00Z', 'No/Such_Zone', 'IST', NOW)).toBe('2026-12-07T08:15:00Z');
   });
 });
 

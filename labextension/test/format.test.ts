@@ -15,6 +15,7 @@ import {
   formatGpus,
   formatMiB,
   inCluster,
+  endsLine,
   plannedLine,
   progressLine,
   queueLine,
@@ -449,5 +450,27 @@ describe('new user 21, N5: the planned preemption of running work', () => {
     expect(plannedLine(makeJob({ state: 'running', preemption_planned: null }), now)).toBe('');
     expect(plannedLine(makeJob({ state: 'succeeded', preemption_planned: plan }), now)).toBe('');
     expect(plannedLine(makeJob({ state: 'running', preemption_planned: plan, stop_requested: { intent: 'preempt', text: 'stopping (preempted)' } }), now)).toBe('');
+  });
+});
+
+describe('endsLine (new user 22, N5: the CLI\'s ends-by words, jupyter_sched.wording.jobs.ends_by)', () => {
+  const now = new Date('2026-12-05T05:12:52Z');
+  const lease = { id: 'l-1', kind: 'lease' as const, state: 'running' as const, name: 'cvlease', kernel_id: 'k', started_at: '2026-12-05T05:10:00Z' };
+
+  it('test_s22_newuser22_n5_ends_line_words: a time limit, none, and each way a lease gives its GPUs back', () => {
+    expect(endsLine(makeJob({ state: 'running', started_at: '2026-12-05T05:12:20Z', time_limit_s: 600 }), now)).toBe('ends by 05:22 UTC (in 9m28s), its 10m time limit');
+    expect(endsLine(makeJob({ state: 'running', started_at: '2026-12-05T05:12:20Z', time_limit_s: null }), now)).toBe('no time limit');
+    expect(endsLine(makeJob({ state: 'pending', time_limit_s: 600 }), now)).toBe('');
+    expect(endsLine(makeJob({ state: 'running', time_limit_s: 600, started_at: '2026-12-05T05:12:20Z', stop_requested: { intent: 'cancel', text: 'stopping (cancel requested)' } }), now)).toBe('');
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 240, kernel: 'shutdown' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 4m idle, no time limit; if the kernel still holds them then (a CUDA context), it is shut down");
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'notify' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release), no time limit; this server reports idle leases, it does not reclaim them");
+    expect(endsLine(makeJob({ ...lease, kernel_id: null, idle_release: { action: 'off' } }), now)).toBe(
+      'GPUs held for no kernel: Release releases them, no time limit; this server does not reclaim idle leases');
+    expect(endsLine(makeJob({ ...lease, kernel_id: null, parent_job_id: 'j-7' }), now)).toBe(
+      'GPUs held for job j-7: released when it ends (Release releases them sooner), no time limit');
+    expect(endsLine({ ...makeJob({ ...lease, name: 'lease', kernel_id: null }), mine: false }, now)).toBe(
+      "a lease's GPUs: held until its owner releases them or they are reclaimed when idle, no time limit");
   });
 });

@@ -157,6 +157,39 @@ describe('LogViewer', () => {
     await viewer.done;
   });
 
+  it('test_s22_words_n7: the scheduler\'s note shows once above the output, not in it (new user 21, N7)', async () => {
+    // before: the panel ignored notes; the log view said nothing of a pace its time limit will stop
+    const server = new FakeSchedServer();
+    const note = { at: '2026-12-05T11:50:40Z', text: 'jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m time limit stops it at 11:52 UTC' };
+    const chunks = [
+      { text: 'step 1\n', finished: false, notes: [] },
+      { text: '', finished: false, notes: [note] },
+      { text: 'step 2\n', finished: false, notes: [note] },
+      { text: '', finished: true, notes: [note] }
+    ];
+    const seen: string[] = [];
+    let offset = 0;
+    server.routes.set('GET jobs/j3/logs', (_, q) => {
+      seen.push(String(q.get('notes_seen')));
+      const chunk = chunks.shift()!;
+      const answer = { ...chunk, offset, next_offset: offset + chunk.text.length };
+      offset += chunk.text.length;
+      return json(200, answer);
+    });
+    server.routes.set('GET jobs/j3', () => json(200, makeJob({ id: 'j3', name: 'slowlim', state: 'failed' })));
+    const viewer = new LogViewer(new SchedClient(server.transport), 'j3', undefined, makeJob({ id: 'j3', name: 'slowlim', state: 'running' }));
+    for (let i = 0; i < 20 && viewer.node.dataset.finished !== 'true'; i++) {
+      await settle();
+    }
+    expect(viewer.text).toBe('step 1\nstep 2\n');
+    const shown = [...viewer.node.querySelectorAll('[role="note"] .jp-sched-log-note')].map(n => n.textContent);
+    expect(shown).toEqual([note.text]);
+    expect((viewer.node.querySelector('[role="note"]') as HTMLElement).hidden).toBe(false);
+    expect(seen).toEqual(['0', '0', '1', '1']);
+    viewer.dispose();
+    await viewer.done;
+  });
+
   it('a restored tab fetches its job first; an unknown job says so; failures retry', async () => {
     const server = new FakeSchedServer();
     let fails = 1;

@@ -284,6 +284,19 @@ describe('SchedModel event folding', () => {
     expect(server.count('GET', 'me') - mes).toBeLessThanOrEqual(2);
   });
 
+  it('new user 21 N5: a planned preemption read in full is kept by an event of the same run, dropped by its next start', async () => {
+    const plan = { at: '2026-12-05T02:11:00Z', for_job: 'j-n2', for_name: 'norm2', for_owner: null, for_priority: 'normal' as const, for_team: 'ml',
+                   same_team: true, verb: 'preempted' as const, text: 'to be preempted at ~Dec 5 02:11 UTC for norm2 (j-n2), normal priority of the same team, unless it ends first' };
+    const run = { id: 'j1', state: 'running' as const, started_at: '2026-12-05T02:06:00Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'], gpu_milli: 1000, workers: [] } };
+    model.upsert(makeJob({ ...run, preemption_planned: plan }));  // a full read (GET jobs)
+    server.stream.push('job', makeJob({ ...run, message: 'ready on port 8766' }));  // the engine's event: no plan field
+    await settle();
+    expect(model.find('j1')?.preemption_planned).toEqual(plan);
+    server.stream.push('job', makeJob({ ...run, started_at: '2026-12-05T02:12:00Z' }));  // preempted, requeued, started again
+    await settle();
+    expect(model.find('j1')?.preemption_planned).toBeUndefined();
+  });
+
   it('a job event with an unreadable body re-reads jobs and queue', async () => {
     vi.advanceTimersByTime(11000);
     await settle();

@@ -8,7 +8,7 @@ import { gpuLabel } from '../src/sections/inventory';
 import { idleLine, limitEnd, mineOnlyButton } from '../src/sections/jobs';
 import { gpuInfo } from '../src/types';
 import { nullTranslator } from '@jupyterlab/translation';
-import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
+import { FakeSchedServer, json, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
 import { context, flush, MemoryState, mount, recordingCommands, startedModel, text } from './ui';
 
 afterEach(() => {
@@ -195,6 +195,62 @@ describe('Queue section', () => {
     const view = await mount(new QueueView(context(model)));
     expect(text(view.node.querySelector('.jp-sched-job .jp-sched-reason'))).toBe(
       `Running on node-a · to be preempted at ~${clockText(at)} for alice's job "norm2" (j-n2), normal priority of the same team, unless it ends first`);
+    model.dispose();
+  });
+
+  it('test_s22_newuser22_n5_running_cards_say_when_they_end: the Queue and My work cards say the CLI\'s ends-by line', async () => {
+    const started = new Date(Date.now() - 31_000);
+    const end = new Date(started.getTime() + 600_000);
+    const alloc = { node: 'vm', gpu_uuids: ['GPU-sim-vm-0', 'GPU-sim-vm-1'], gpu_milli: 1000 };
+    const progml = { id: 'j-prog', name: 'progml', user: 'root', state: 'running' as const, started_at: started.toISOString(), time_limit_s: 600, allocation: alloc };
+    const cvlease = { id: 'l-cv', name: 'cvlease', user: 'root', kind: 'lease' as const, state: 'running' as const, kernel_id: 'k-1',
+                      started_at: started.toISOString(), idle_release: { action: 'release', after_s: 240 }, allocation: { ...alloc, gpu_uuids: ['GPU-sim-vm-2'] } };
+    const endsBy = new RegExp(`^ends by ${clockText(end)} \\(in 9m[0-9]{2}s\\), its 10m time limit$`);
+    const held = "a kernel's GPUs: held until released (%gpu release) or reclaimed after 4m idle, no time limit";
+    const server = new FakeSchedServer();
+    server.queue = [queueRow(progml, { mine: true }), queueRow(cvlease, { mine: true }),
+                    queueRow({ ...cvlease, id: 'l-bob', name: 'kernel lease', user: 'bob', kernel_id: null }, { mine: false }),
+                    queueRow({ id: 'p1', user: 'bob', state: 'pending' }, { position: 1, mine: false })];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    const ends = (node: Element) => [...node.querySelectorAll('.jp-sched-job')].map(r => [r.getAttribute('data-job-id'), text(r.querySelector('.jp-sched-job-ends'))]);
+    const queued = ends(view.node);
+    expect(queued[0]).toEqual(['p1', '']); // waiting work: its ETA says when, not an end
+    expect(queued[1][1]).toMatch(endsBy);
+    expect(queued.slice(2)).toEqual([['l-cv', held], ['l-bob', "a kernel's GPUs: held until its owner releases them or they are reclaimed after 4m idle, no time limit"]]);
+    model.dispose();
+    const mine = new FakeSchedServer();
+    mine.jobs = [makeJob({ ...progml, submitted_at: '2026-12-01T10:00:03Z' })];
+    mine.leases = [makeJob({ ...cvlease, submitted_at: '2026-12-01T10:00:02Z' })];
+    const second = await startedModel(mine, 'jobs', 'inventory');
+    const card = await mount(new MyWorkView(context(second.model)));
+    const said = ends(card.node);
+    expect(said[0][1]).toMatch(endsBy);
+    expect(said[1]).toEqual(['l-cv', held]);
+    second.model.dispose();
+  });
+
+  it('test_s22_newuser22_n6_the_queue_card_of_my_idle_lease_says_its_reclaim: from GET idle, as My work; nothing while in use', async () => {
+    const idleSince = new Date(Date.now() - 60_000);
+    const deadline = new Date(Date.now() + 180_000);
+    const lease = { id: 'l-cv', name: 'cvlease', user: 'alice', kind: 'lease' as const, state: 'running' as const, kernel_id: 'k-1',
+                    started_at: new Date(Date.now() - 300_000).toISOString(), idle_release: { action: 'release', after_s: 240 },
+                    allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-2'], gpu_milli: 1000 } };
+    const entry = { job_id: 'l-cv', user: 'alice', team: 'cv', kind: 'lease', gpu_uuids: ['GPU-sim-vm-2'], idle_since: idleSince.toISOString(),
+                    warn_at: new Date(deadline.getTime() - 30_000).toISOString(), deadline: deadline.toISOString(), time_left_s: 180,
+                    stage: 'idle', action: 'release', reason: '', state: '', grace_s: 0 };
+    const server = new FakeSchedServer();
+    server.queue = [queueRow(lease, { mine: true })];
+    let idle = [entry];
+    server.routes.set('GET idle', () => json(200, idle));
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-job-idle'))).toBe(
+      `Idle since ${clockText(idleSince)}: if it stays idle, it is warned at ${clockText(new Date(deadline.getTime() - 30_000))} and its GPUs are released at ${clockText(deadline)}.`);
+    idle = []; // in use again
+    model.refresh('queue', { force: true });
+    await act(async () => settle());
+    expect(view.node.querySelector('.jp-sched-job-idle')).toBeNull();
     model.dispose();
   });
 

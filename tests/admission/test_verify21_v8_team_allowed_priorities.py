@@ -58,7 +58,9 @@ def test_verify21_v8_a_class_the_team_does_not_allow_is_refused_at_submit(servic
     err = refused.value
     assert err.field == "priority"
     assert err.message == "team 'ml' may not use priority 'high' (allowed: normal)"
-    assert err.hint == "use normal, or ask an admin to allow 'high' for team 'ml'"
+    # ana's teams vision and open take it (newuser22 N12: the refusal names them)
+    assert err.hint == ("use normal, or submit with team (--team vision) or team (--team open), which allow 'high', "
+                        "or ask an admin to allow 'high' for team 'ml'")
     with pytest.raises(AuthorizationError) as low:  # its hint offered "high or normal"
         services.jobs.submit(ana, SubmitJobRequest(team="ml", priority="low", gpus=1, time_limit="10m",
                                                    command=["true"]))

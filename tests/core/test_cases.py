@@ -37,7 +37,7 @@ def test_case_001_cohort_never_over_admits_and_b1_pends_without_useless_preempti
     assert "needs 4" in reason.message and "0 free" in reason.message
     assert ("team-b is guaranteed 2 GPUs (2 lent to team-a, reclaimable) but this job needs 4, above the guarantee, "
             "so nothing is reclaimed for it; it can start when team-a's jobs free 2 GPUs (team-a uses 4 GPUs: its "
-            "whole guarantee (2) and 2 borrowed)") in reason.message  # the case's "cohort free 0" was jargon (new user 8, N9)
+            "whole guarantee of 2 and 2 borrowed)") in reason.message  # the case's "cohort free 0" was jargon (new user 8, N9)
     assert sc.used_gpus() <= 4
     for _ in range(3):  # later cycles change nothing
         again = sc.cycle()
@@ -130,7 +130,7 @@ def test_case_004_borrower_reclaimed_once_below_its_guarantee_and_never_loops() 
     assert "needs 4 A100-80GB GPUs, 3 free" in reason.message
     assert "q1 is guaranteed 3 GPUs but this job needs 4, above the guarantee, so nothing is reclaimed for it" \
         in reason.message
-    assert "it can start when q2's jobs free 1 GPU (q2 uses its whole guarantee (5 GPUs))" in reason.message
+    assert "it can start when q2's jobs free 1 GPU (q2 uses its whole guarantee of 5 GPUs)" in reason.message
     assert "requeued after preemption by p3" in reason.message
 
 

@@ -97,8 +97,8 @@ def test_issue16_reclaim_note_reads_a_charge_made_between_two_attempts() -> None
     ctx.holders_said.clear()
     alone = refusals._reclaim_note(ctx, visit, flavor)  # worked out afresh
     assert after == alone and after != before
-    assert "c uses 5 GPUs: its whole guarantee (4) and 1 borrowed" in before[0]
-    assert "c uses 6 GPUs: its whole guarantee (4) and 2 borrowed" in after[0]
+    assert "c uses 5 GPUs: its whole guarantee of 4 and 1 borrowed" in before[0]
+    assert "c uses 6 GPUs: its whole guarantee of 4 and 2 borrowed" in after[0]
 
 
 def test_issue16_quota_version_moves_with_every_charge_and_undo() -> None:

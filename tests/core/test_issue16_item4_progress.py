@@ -50,7 +50,7 @@ def test_issue16_item4_an_eta_waits_for_a_running_job_where_its_progress_takes_i
     assert reason.eta == _t(40)  # 50 minutes for half: 100 in all, from its start an hour ago
     assert reason.details["eta_progress"] == {"train": 0.5}
     text = render_reason(reason_to_dict(reason), now=T0).eta
-    assert text == "ETA 12:40 UTC, when bob's job train ends, from its progress (50 % done)", text
+    assert text == "ETA 12:40 UTC, when bob's job train ends, from its progress (50 % done, reported 11:50:00 UTC)", text
 
 
 def test_issue16_item4_the_time_limit_still_wins_when_the_rate_says_later() -> None:

@@ -121,10 +121,11 @@ def test_newuser21_n7_an_eta_capped_at_the_time_limit_is_the_limits_not_the_prog
     reason = _reason(_snap(SLOW, 46, limit_s=120, name="slowlim"))
     assert reason.eta == _at(120)
     assert "eta_progress" not in reason.details
-    assert reason.details["eta_progress_capped"] == {"slowlim": {"fraction": 0.1, "needs_s": 400.0, "limit_s": 120.0}}
-    text = _eta_text(reason, 46)
-    assert text == ("ETA 11:52 UTC, when bob's job slowlim reaches its 2m time limit (its progress, "
-                    "10 % done, says it needs ~6m40s in all)"), text
+    assert reason.details["eta_progress_capped"] == {"slowlim": {"fraction": 0.1, "needs_s": 400.0, "limit_s": 120.0,
+                                                                 "at": _at(40).isoformat()}}
+    text = _eta_text(reason, 46)  # the report read, by its time (new user 22, N10)
+    assert text == ("ETA 11:52 UTC, when bob's job slowlim reaches its 2m time limit (its progress report of "
+                    "11:50:40 UTC, 10 % done, says it needs ~6m40s in all)"), text
 
 
 def test_newuser21_n7_its_owner_is_told_the_limit_stops_it_at_this_pace() -> None:

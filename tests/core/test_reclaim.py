@@ -365,7 +365,7 @@ def test_a_team_whose_only_borrowing_is_a_waiting_job_keeps_its_running_guarante
     second = s.at(1).finish("a-three").cycle()
     assert [(p.job_id, p.for_job, p.kind) for p in second.preemptions] == [("b-gang", "c-big", "reclaim")]
     reasons = {p.job_id: p.reason for p in second.pending}
-    assert reasons["b-two"].code == "WaitingForCapacity" and "c uses 6 GPUs: its whole guarantee (1) and 5 borrowed" in reasons["b-two"].message
+    assert reasons["b-two"].code == "WaitingForCapacity" and "c uses 6 GPUs: its whole guarantee of 1 and 5 borrowed" in reasons["b-two"].message
     assert s.state("c-low") == "running"
     third = s.at(2).cycle()
     assert sorted(a.job_id for a in third.admits) == ["b-two", "c-big"]

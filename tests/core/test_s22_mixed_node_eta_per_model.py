@@ -187,3 +187,14 @@ def test_s22_v12_nit_a_job_of_any_model_behind_full_nodes_says_needs_once(a100_b
     assert reason.message == want
     assert [f["flavor"] for f in reason.per_flavor] == [A100, H100]  # the data keeps one entry per model
     assert render_reason(reason_to_dict(reason) or {}, now=T0).summary == want
+
+
+def test_s22_mixed_node_capacity_of_a_model_counts_its_gpus_only() -> None:
+    """A flavor's capacity on a node of 2 A100 + 4 H100 was the node's 6 GPUs for either model: the
+    reason's numbers said "capacity 6" of an A100 wait, and the ETA's basis (what "capacity of its GPU
+    models fell from … to …" compares) counted the H100s of an A100 job."""
+    jobs = [*_holders("g1"), make_job("wa", gpus=2, models=(A100,), submitted=1, time_limit_s=60 * MIN),
+            make_job("wh", gpus=2, models=(H100,), submitted=2, time_limit_s=60 * MIN)]
+    reasons = {p.job_id: p.reason for p in run_cycle(snapshot([_mixed("g1")], jobs)).pending}
+    assert [(reasons[j].details["capacity"], reasons[j].details["eta_basis"]["capacity"]) for j in ("wa", "wh")] \
+        == [(2, 2), (4, 4)]

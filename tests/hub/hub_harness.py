@@ -128,7 +128,7 @@ c.JupyterHub.load_roles = [
     {{"name": "server", "scopes": ["users:activity!user", "access:servers!server",
                                   "access:services!service=jupyter-sched"]}},
     {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
-                                                 "users:activity"],
+                                                 "users:activity", "read:hub"],
       "services": ["jupyter-sched"]}},
     {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "list:users", "shares",
                                        "read:servers", "admin:groups"],

@@ -143,7 +143,7 @@ def test_red16_r1_a_hub_users_kernel_opens_only_the_gpus_of_her_own_granted_leas
     try:
         hub.start_servers(amy, eve)
         said = (hub.base / "service.log").read_text(errors="replace")
-        assert "user servers are fenced where the hub's spawner is " + SPAWNER in said, said[-3000:]
+        assert "user servers are fenced: this hub's spawner is " + SPAWNER in said, said[-3000:]  # new user 22
         kernels = {}
         for user in (amy, eve):
             made = httpx.post(f"{hub.server_url(user)}api/kernels", json={}, timeout=60,

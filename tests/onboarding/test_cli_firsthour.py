@@ -1396,7 +1396,9 @@ def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks(
         assert "idle since " in said and "(rule: kernel idle and GPU < 5 % for 1 min): its GPUs are released at " \
             f"{day}{deadline:%H:%M} UTC (in " in said and "unless it is used — `%gpu keepalive` in its notebook keeps " \
             "them" in said, said  # a clock of tomorrow (7 minutes before midnight) carries its day
-    assert idle_note({**server.warned, "stage": "idle"}, None) == ""  # not warned yet: nothing to say
+    # not warned yet: said all the same, as the waiter's ETA says it (new user 22, N6); a notify-only rule not
+    assert idle_note({**server.warned, "stage": "idle"}, None) == idle_note(server.warned, None)
+    assert idle_note({**server.warned, "stage": "idle", "action": "notify"}, None) == ""
     assert idle_note(server.warned, None, magic=True).endswith("unless it is used — %gpu keepalive keeps them")
 
 

@@ -299,8 +299,9 @@ def test_newuser13_n17_every_action_an_audit_record_is_written_with_is_known() -
                         written[part.value] = str(path)
     from jupyter_sched.admission.gate import REFUSED
     from jupyter_sched.hub.budgets import BUDGET_ACTION
+    from jupyter_sched.services.progress import OVER_LIMIT
 
-    written.update({REFUSED: "gate", BUDGET_ACTION: "budgets", "idle_warning": "engine/idle",
+    written.update({REFUSED: "gate", BUDGET_ACTION: "budgets", OVER_LIMIT: "services/progress", "idle_warning": "engine/idle",
                     "idle_reclaim": "engine/idle", "idle_clear": "engine/idle"})
     written.update({state.value: "transitions.finish" for state in JobState if state.terminal})
     assert len(written) > 30

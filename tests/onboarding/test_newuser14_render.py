@@ -409,7 +409,7 @@ def test_newuser14_n12_a_borrowers_reason_says_what_unblocks_it_once() -> None:
     start when teamb's jobs free 1 GPU (teamb uses all 1 GPU of its guarantee) or teama's own running
     work frees 1 GPU · ETA unknown: it can start only after one or more of a1, a2, a3 and 1 more end,
     none of which has a time limit" — the event said twice, and "all 1 GPU". The summary names the
-    event once, with "its whole guarantee (1 GPU)"; the ETA adds only why it has no time. The core's
+    event once, with "its whole guarantee of 1 GPU"; the ETA adds only why it has no time. The core's
     reason, rendered as every surface renders it."""
     from jupyter_sched.model import Quota
     from jupyter_sched.model.codec import reason_to_dict
@@ -424,7 +424,7 @@ def test_newuser14_n12_a_borrowers_reason_says_what_unblocks_it_once() -> None:
     result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
     reason = next(p.reason for p in result.pending if p.job_id == "a-borrow")
     text = render_reason(reason_to_dict(reason))
-    assert "all 1 GPU" not in text.summary and "teamb uses its whole guarantee (1 GPU)" in text.summary, text.summary
+    assert "all 1 GPU" not in text.summary and "teamb uses its whole guarantee of 1 GPU" in text.summary, text.summary
     assert text.summary.count("it can start") == 1, text.summary
     assert text.eta == "ETA unknown: none of the running work it waits for has a time limit", text.eta
     assert text.line.count("it can start") == 1, text.line

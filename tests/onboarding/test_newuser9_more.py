@@ -78,7 +78,7 @@ def test_newuser9_n12_stopping_and_released_are_states_the_lists_filter_and_show
 
 def test_newuser9_n10_logs_and_wait_take_a_unique_job_name(server: EmbeddedServer, tmp_path: Path) -> None:
     """``jupyter-sched logs <name>`` said "no job has the id …"; a unique name of one's own job is taken
-    for its id, several of that name are listed by id."""
+    for its id; of several of that name, the live one, else the newest, said which (newuser22 N4)."""
     env = _env(tmp_path, server)
     ids = []
     for name in ("train", "twice", "twice"):
@@ -91,9 +91,13 @@ def test_newuser9_n10_logs_and_wait_take_a_unique_job_name(server: EmbeddedServe
         assert waited.returncode == 0, waited.stdout + waited.stderr
         logs = _cli(env, "logs", "train")
         assert logs.returncode == 0 and "hello from train" in logs.stdout, logs.stdout + logs.stderr
+        # two of that name (a rerun), neither live: the newest, said which (newuser22 N4: it was refused)
+        for job_id in ids[1:]:
+            assert _cli(env, "wait", job_id, "--for", "60s").returncode == 0
         both = _cli(env, "logs", "twice")
-        assert both.returncode != 0 and "2 of your jobs are named 'twice'" in both.stderr, both.stderr
-        assert ids[1] in both.stderr and ids[2] in both.stderr, both.stderr
+        assert both.returncode == 0 and "hello from twice" in both.stdout, both.stdout + both.stderr
+        assert f"note: twice is {ids[2]} (" in both.stderr and "the newest of 2 jobs named twice" in both.stderr, \
+            both.stderr
     finally:
         clear(server)
 

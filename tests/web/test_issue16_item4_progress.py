@@ -128,7 +128,7 @@ async def test_issue16_item4_the_eta_of_a_job_waiting_on_a_reporting_job_says_so
 
     reason = await wait_for(told)
     assert reason["details"]["eta_progress"] == {holder: 0.025}
-    assert "from its progress (2 % done)" in reason["text"]["eta"], reason["text"]
+    assert "from its progress (2 % done, reported " in reason["text"]["eta"], reason["text"]
 
 
 async def test_issue16_item4_report_progress_from_inside_a_job_and_a_no_op_outside(

@@ -1,6 +1,6 @@
 """New user 21, N7 (session 22): ``jupyter-sched logs -f`` tells the job's owner once that the job's own
 progress says its time limit stops it unfinished — the scheduler's note from ``GET jobs/{id}/logs``
-(``notes``), printed on stderr, so stdout stays the job's own output.
+(``notes``), printed on stderr, so stdout stays the job's own output; ``%schedule logs`` says it too.
 
 Real parts: a jupyter_server with jupyter_sched, a real job process (``sleep``) on a simulated GPU,
 the CLI's ``main`` over HTTP (in a thread: the server runs on this test's loop). The run's start is
@@ -10,6 +10,7 @@ moved 40 s back in the store, so its pace can be read (after 30 s of run time) w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import re
 from dataclasses import replace
@@ -19,6 +20,8 @@ from typing import Any
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, main
+from jupyter_sched.client import connect
+from jupyter_sched.magics.core import SchedMagics
 
 from .conftest import IVAN_TOKEN, running_job, wait_for
 
@@ -61,6 +64,18 @@ async def test_s22_words_n7_logs_follow_says_the_pace_note_once_on_stderr(
     err2 = io.StringIO()
     again = await loop.run_in_executor(None, lambda: main(["logs", job_id], out=io.StringIO(), err=err2))
     assert again == 0 and sum(WORDS in line for line in err2.getvalue().splitlines()) == 1, err2.getvalue()
+    # %schedule logs in a notebook: the same note once, in the magic's brackets
+    url = f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}"
+
+    def magic_logs() -> str:
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            SchedMagics(None, client_factory=lambda: connect(url, IVAN_TOKEN)).schedule(f"logs {job_id}")
+        return shown.getvalue()
+
+    printed = await loop.run_in_executor(None, magic_logs)
+    noted = [line for line in printed.splitlines() if WORDS in line]
+    assert len(noted) == 1 and noted[0].startswith("[jupyter_sched: at this pace (10 % done after 4"), printed
 
 
 async def _said(err: io.StringIO, words: str) -> bool:

@@ -297,23 +297,42 @@ def _holders(ctx: CycleContext, own_quota: dict[str, int], guaranteed: dict[str,
     """``(whose jobs free, what each uses)`` for the teams using ``own_quota`` milli-GPUs of their
     ``guaranteed`` ones (``borrowers``: what they use above), said once per these numbers."""
     teams = sorted(own_quota)
-    numbers = tuple((t, own_quota[t], guaranteed[t], borrowers.get(t, 0)) for t in teams)
+    held = _held_by(ctx, set(teams))
+    numbers = (*((t, own_quota[t], guaranteed[t], borrowers.get(t, 0)) for t in teams), held)
     said = ctx.holders_said.get(numbers)
     if said is None:
         # who holds the rest, with the numbers: within their own guarantees, so only their jobs
         # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
         # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
         # guarantee" while nlp used 2, 1 of them borrowed)
-        # "its whole guarantee (1 GPU)", not "all 1 GPU of its guarantee" (new user 14, N12)
+        # "its whole guarantee of 1 GPU", not "all 1 GPU of its guarantee" (new user 14, N12); no brackets:
+        # the caller puts this in brackets (new user 22, N8: "(cv uses its whole guarantee (2 GPUs))")
         within = ", ".join(
-            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee ({guaranteed[t] / 1000:g}) and "
+            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee of {guaranteed[t] / 1000:g} and "
              f"{borrowers[t] / 1000:g} borrowed" if borrowers.get(t) else
-             f"{t} uses its whole guarantee ({_gpus(guaranteed[t])})") if own_quota[t] == guaranteed[t]
+             f"{t} uses its whole guarantee of {_gpus(guaranteed[t])}") if own_quota[t] == guaranteed[t]
             else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
             for t in teams)
-        whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
+        # only the words of the holders there: "cv's jobs" for a kernel's %gpu lease sent the reader
+        # looking for jobs of cv (new user 22); the unblock clause says "jobs or kernel leases"
+        what = held or "jobs"
+        whose = f"{_of(teams[0])} {what} free" if len(teams) == 1 else f"{what} of {', '.join(teams)} free"
         said = ctx.holders_said[numbers] = (whose, within)
     return said
+
+
+def _held_by(ctx: CycleContext, teams: set[str]) -> str:
+    """What holds the GPUs charged to ``teams`` in words: ``jobs``, ``kernel leases`` or ``jobs or
+    kernel leases`` (read from the ledger's charges: their first line's team, and the job's kind)."""
+    kinds: set[bool] = set()
+    for job_id, (keys, _) in ctx.quota.charges.items():
+        if keys and keys[0][0] in teams:
+            job = ctx.by_id.get(job_id)
+            kinds.add(job is not None and job.is_lease)
+            if len(kinds) == 2:
+                break
+    return {frozenset({True}): "kernel leases", frozenset({True, False}): "jobs or kernel leases"}.get(
+        frozenset(kinds), "jobs")
 
 
 def _of(team: str) -> str:

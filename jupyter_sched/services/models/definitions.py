@@ -134,6 +134,8 @@ class DefinitionRun(_Answer):
     job_id: str
     trigger: Literal["schedule", "manual"]
     scheduled_for: DateTime = Field(description="the scheduled instant (schedule runs) or the request time (manual)")
+    scheduled_zone: str = Field(default="UTC", examples=["CET"], description=(
+        "the definition's time zone's name at scheduled_for, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)"))
     parameters: dict[str, Any] = Field(description="the values this run was given")
     created_at: DateTime | None
     job: Job | None = Field(description="null when the job row is gone")
@@ -160,6 +162,8 @@ class Definition(_Answer):
     created_at: DateTime | None
     updated_at: DateTime | None
     next_run_at: DateTime | None = Field(description="null when paused or unscheduled")
+    next_run_zone: str | None = Field(default=None, examples=["IST"], description=(
+        "the time zone's name at next_run_at, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none); null with next_run_at"))
     version: int
     last_run: DefinitionRun | None = Field(default=None, description="in lists only: the newest run")
     warnings: list[str] | None = Field(default=None, description=(
@@ -172,6 +176,8 @@ class DefinitionDetail(Definition):
 
     runs: list[DefinitionRun]
     upcoming: list[DateTime] = Field(description="the next firings (UTC), at most five")
+    upcoming_zones: list[str] = Field(default_factory=list, examples=[["CET", "CEST"]], description=(
+        "the time zone's name at each of upcoming, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)"))
 
 
 class ListDefinitionsResponse(RootModel[list[Definition]]):
@@ -228,6 +234,8 @@ class PreviewScheduleResponse(ResponseModel):
     timezone: str
     description: str = Field(examples=["At 12:00 on Monday through Friday"])
     next: list[DateTime] = Field(description="the next firings (UTC)")
+    next_zones: list[str] = Field(default_factory=list, examples=[["UTC+4"]], description=(
+        "the time zone's name at each of next, in its order, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)"))
 
 
 class OpenExecutedNotebookResponse(ResponseModel):

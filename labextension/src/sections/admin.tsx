@@ -2,14 +2,17 @@
  * Admin (shown only when `GET me` says `is_admin`): the quota editor (PUT quotas), the idle
  * policy editor (PUT idle-policy; the server validates and audits old → new), the usage report
  * (a sortable table and a bar chart), how good the ETAs were (GET eta-accuracy) and a search
- * over the audit log. Each part loads when the section is first shown and keeps its inputs across
- * model updates.
+ * over the audit log. Each part loads when the section is shown, again on its Reload and on the
+ * panel's Refresh (newuser22 N14: the Usage report was read once, when the panel opened, and
+ * said 0.15 GPU-hours 23 minutes later while `status` said 0.92); the editors keep unsaved edits
+ * (a refresh then leaves them as they are and says so), and keep their inputs across model updates.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
+import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { formatDuration, formatNumber, recordTime } from '../format';
+import { clockText, formatDuration, formatNumber, recordTime } from '../format';
 import type { ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageRow } from '../types';
@@ -59,6 +62,25 @@ export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): I
     totals.set(key, total);
   }
   return [...totals.values()].sort((a, b) => b.gpuHours - a.gpuHours);
+}
+
+/** The Usage report's period in days: `status`'s (GET me `gpu_hours_7d`), so both say the same figure. */
+export const USAGE_DAYS = 7;
+
+/**
+ * What the Usage report covers and when it was read: `GPU-hours allocated in the last 7 days, as of
+ * 05:34 UTC` (newuser22 N14: no period, no time, and a figure 23 minutes old). `asOf` is when the
+ * answer was asked for; `now` decides whether the date is said.
+ */
+export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle): string {
+  return trans.__('GPU-hours allocated in the last %1 days, as of %2', USAGE_DAYS, clockText(asOf, now));
+}
+
+/** A card's props: `round` grows on each panel Refresh and each showing of the section, and the card re-reads its answers then. */
+interface ICardProps {
+  ctx: ISchedSection.IContext;
+  trans: TranslationBundle;
+  round: number;
 }
 
 /** GPU-hours with enough digits to see small numbers: 12.35, 0.0009. */
@@ -174,9 +196,13 @@ function Feedback(props: { message: { text: string; kind: Kind } | null }): Reac
 
 let draftKey = 0;
 
-function QuotaEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [drafts, setDrafts] = React.useState<IQuotaDraft[]>([]);
   const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const lines = (ds: readonly IQuotaDraft[]): string => JSON.stringify(ds.map(({ key: _key, ...line }) => line));
+  const read = React.useRef(lines([]));
+  const current = React.useRef(drafts);
+  current.current = drafts;
   const toDrafts = (lines: readonly QuotaLine[]): IQuotaDraft[] =>
     lines.map(q => ({
       key: ++draftKey,
@@ -186,23 +212,31 @@ function QuotaEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
       guaranteed: String(q.guaranteed ?? 0),
       borrowing_limit: q.borrowing_limit === null || q.borrowing_limit === undefined ? '' : String(q.borrowing_limit)
     }));
+  const shown = (ds: IQuotaDraft[]): void => {
+    read.current = lines(ds);
+    setDrafts(ds);
+  };
   const load = React.useCallback(async () => {
     try {
-      setDrafts(toDrafts((await ctx.model.client.quotas()).quotas));
+      shown(toDrafts((await ctx.model.client.quotas()).quotas));
     } catch (err) {
       setMessage({ text: describeError(err), kind: 'error' });
     }
   }, [ctx]);
   React.useEffect(() => {
-    void load();
-  }, [load]);
+    if (lines(current.current) === read.current) {
+      void load();
+    } else {
+      setMessage({ text: trans.__('Not re-read: these lines have edits not saved (Save quotas, or Reload to drop them).'), kind: 'info' });
+    }
+  }, [load, round]);
 
   const save = async (): Promise<void> => {
     setMessage({ text: trans.__('Saving…'), kind: 'info' });
     try {
       // only the lines: budgets, teams and user_teams the server keeps as they are
       const saved = await ctx.model.client.setQuotas({ quotas: quotaLinesFrom(drafts) });
-      setDrafts(toDrafts(saved.quotas));
+      shown(toDrafts(saved.quotas));
       setMessage({ text: trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length), kind: 'ok' });
       ctx.model.refresh('quotas', { force: true });
     } catch (err) {
@@ -332,10 +366,12 @@ export function idlePatch(current: IdlePolicy, draft: Record<string, string | bo
   return patch as IdlePolicyPatch;
 }
 
-function IdlePolicyEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [policies, setPolicies] = React.useState<IdlePolicies | null>(null);
   const [draft, setDraft] = React.useState<Record<string, string | boolean>>({});
   const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const edited = React.useRef(false);
+  edited.current = !!policies && Object.keys(idlePatch(policies.default, draft)).length > 0;
   const reset = (p: IdlePolicies) => {
     setPolicies(p);
     const d: Record<string, string | boolean> = { enabled: p.default.enabled };
@@ -355,8 +391,12 @@ function IdlePolicyEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: 
     }
   }, [ctx]);
   React.useEffect(() => {
-    void load();
-  }, [load]);
+    if (!edited.current) {
+      void load();
+    } else {
+      setMessage({ text: trans.__('Not re-read: this form has edits not saved (Save idle policy, or Reload to drop them).'), kind: 'info' });
+    }
+  }, [load, round]);
 
   if (!policies) {
     return (
@@ -454,21 +494,25 @@ function IdlePolicyEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: 
 
 type SortKey = 'key' | 'gpuHours' | 'utilizedGpuHours' | 'cost';
 
-function UsageReport({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date }): React.ReactElement {
   const [by, setBy] = React.useState<UsageDimension>('user');
   const [rows, setRows] = React.useState<UsageRow[] | null>(null);
+  const [asOf, setAsOf] = React.useState<Date | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [sort, setSort] = React.useState<{ key: SortKey; direction: 1 | -1 }>({ key: 'gpuHours', direction: -1 });
+  const [reloads, setReloads] = React.useState(0);
   React.useEffect(() => {
     let live = true;
+    const at = now();
+    const since = new Date(at.getTime() - USAGE_DAYS * 86400 * 1000).toISOString(); // status's window
     ctx.model.client
-      .usage({ all: true, by })
-      .then(r => live && (setRows(r), setError(null)))
+      .usage({ all: true, by, since })
+      .then(r => live && (setRows(r), setAsOf(at), setError(null)))
       .catch(err => live && setError(describeError(err)));
     return () => {
       live = false;
     };
-  }, [ctx, by]);
+  }, [ctx, by, round, reloads]);
   const totals = rows ? aggregateUsage(rows, by) : [];
   const sorted = [...totals].sort((a, b) => {
     const x = a[sort.key] ?? -Infinity;
@@ -490,6 +534,9 @@ function UsageReport({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   return (
     <div className="jp-sched-usage">
       <h4 className="jp-sched-subhead">{trans.__('Usage report (GPU-hours)')}</h4>
+      <p className="jp-sched-muted jp-sched-usage-period" aria-live="polite">
+        {asOf ? usagePeriodLine(asOf, now(), trans) : trans.__('Loading…')}
+      </p>
       <label className="jp-sched-field-label" htmlFor="jp-sched-usage-by">
         {trans.__('Group by')}
       </label>{' '}
@@ -497,9 +544,12 @@ function UsageReport({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
         <option value="user">{names.user}</option>
         <option value="team">{names.team}</option>
         <option value="gpu_model">{names.gpu_model}</option>
-      </select>
+      </select>{' '}
+      <button type="button" className="jp-sched-button jp-sched-usage-reload" onClick={() => setReloads(n => n + 1)}>
+        {trans.__('Reload')}
+      </button>
       {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
-      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No usage recorded yet.')}</p> : null}
+      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded in the last %1 days.', USAGE_DAYS)}</p> : null}
       {totals.length ? (
         <div className="jp-sched-table-wrap">
           <table className="jp-sched-table jp-sched-usage-table">
@@ -533,7 +583,7 @@ function UsageReport({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   );
 }
 
-function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [records, setRecords] = React.useState<AuditRecord[] | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [search, setSearch] = React.useState('');
@@ -547,7 +597,7 @@ function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   }, [ctx]);
   React.useEffect(() => {
     void load();
-  }, [load]);
+  }, [load, round]);
   const matches = (records ?? []).filter(r => auditMatches(r, search)).slice(0, 100);
   return (
     <div className="jp-sched-audit">
@@ -620,7 +670,7 @@ export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: T
   );
 }
 
-function EtaAccuracy({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+function EtaAccuracy({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [line, setLine] = React.useState<string | null>(null);
   const load = React.useCallback(async () => {
     try {
@@ -631,7 +681,7 @@ function EtaAccuracy({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   }, [ctx, trans]);
   React.useEffect(() => {
     void load();
-  }, [load]);
+  }, [load, round]);
   return (
     <div className="jp-sched-eta-accuracy">
       <p aria-live="polite">{line ?? trans.__('Loading…')}</p>
@@ -642,22 +692,45 @@ function EtaAccuracy({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   );
 }
 
-/** The Admin section body. */
+/**
+ * The Admin section body. Its cards read their own answers (no watched resource): they read them
+ * again on the panel's Refresh and each time the section is shown again (`round`).
+ */
 export class AdminView extends ModelView {
+  private round = 0;
+
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, { resources: [], signals: [] });
     this.addClass('jp-sched-admin');
+    ctx.model.refreshedAll.connect(this.reread, this);
+  }
+
+  private reread(): void {
+    this.round++;
+    this.update();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.reread(); // expanded again after a while: what it shows is read now, not when first opened
+  }
+
+  dispose(): void {
+    if (!this.isDisposed) {
+      this.model.refreshedAll.disconnect(this.reread, this);
+    }
+    super.dispose();
   }
 
   protected renderView(): React.ReactElement {
-    const { ctx, trans, model } = this;
+    const { ctx, trans, model, round } = this;
     return (
       <div>
-        <QuotaEditor ctx={ctx} trans={trans} />
-        {model.supports('idle_policy') ? <IdlePolicyEditor ctx={ctx} trans={trans} /> : null}
-        {model.supports('usage') ? <UsageReport ctx={ctx} trans={trans} /> : null}
-        {model.supports('audit') ? <EtaAccuracy ctx={ctx} trans={trans} /> : null}
-        {model.supports('audit') ? <AuditSearch ctx={ctx} trans={trans} /> : null}
+        <QuotaEditor ctx={ctx} trans={trans} round={round} />
+        {model.supports('idle_policy') ? <IdlePolicyEditor ctx={ctx} trans={trans} round={round} /> : null}
+        {model.supports('usage') ? <UsageReport ctx={ctx} trans={trans} round={round} now={() => this.now()} /> : null}
+        {model.supports('audit') ? <EtaAccuracy ctx={ctx} trans={trans} round={round} /> : null}
+        {model.supports('audit') ? <AuditSearch ctx={ctx} trans={trans} round={round} /> : null}
       </div>
     );
   }

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -87,6 +87,35 @@ export function ProgressLine({ job, now, trans }: { job: Job; now: Date; trans: 
   );
 }
 
+/**
+ * When running work ends at the latest, as the CLI's queue and jobs lines say it ({@link endsLine}):
+ * `ends by 05:22 UTC (in 9m28s), its 10m time limit`; a lease, how its GPUs are given back (new user
+ * 22, N5). Nothing for work that waits, has ended or is stopping.
+ */
+export function EndsLine({ job, now }: { job: Job; now: Date }): React.ReactElement | null {
+  const line = endsLine(job, now);
+  return line ? <div className="jp-sched-job-ends">{line}</div> : null;
+}
+
+/**
+ * My running work's idle line ({@link idleLine}, from `GET idle`): when it is reclaimed if it stays
+ * idle, from its first idle sample — the time a job waiting for its GPUs is given as its ETA (new user
+ * 22, N6: the Queue card of an idle lease said nothing of it). Nothing while it is in use.
+ */
+function IdleNote({ job, model, now, trans }: { job: Job; model: ISchedModel; now: Date; trans: TranslationBundle }): React.ReactElement | null {
+  const entry = TERMINAL_STATES.has(job.state) || isWaiting(job.state) ? undefined : model.idleOf(job.id);
+  const kept = job.kind === 'lease' ? model.keptAlive(job) : null;
+  const line = entry ? idleLine(entry, now, trans, !!kept, limitEnd(job)) : '';
+  if (!entry || !line) {
+    return null;
+  }
+  return (
+    <div className={`jp-sched-job-idle jp-sched-job-idle-${entry.stage}`} role={entry.stage === 'warned' ? 'alert' : undefined}>
+      {line}
+    </div>
+  );
+}
+
 /** The Queue section body. */
 /** Pending rows a list shows at first, as the CLI's queue does (new user 6, F22: 990 pending cards
  * took 8 s to appear); "Show more" adds as many again. */
@@ -157,7 +186,9 @@ export class QueueView extends ModelView {
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
               </div>
             ) : null}
+            <EndsLine job={job} now={now} />
             {!isWaiting(job.state) ? <ProgressLine job={job} now={now} trans={trans} /> : null}
+            {model.isMine(job) ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}
           </JobRow>
         ))}
       </ul>
@@ -357,11 +388,8 @@ export class MyWorkView extends ModelView {
                 {detail || stoppingText(job) || planned ? (
                   <div className="jp-sched-reason">{[stoppingText(job), detail, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
-                {!done && model.idleOf(job.id) && idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job)) ? (
-                  <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
-                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job))}
-                  </div>
-                ) : null}
+                <EndsLine job={job} now={now} />
+                {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}
                 <div className="jp-sched-actions">
                   {!lease && model.supports('logs') && hasLog(job) ? (
                     <button type="button" className="jp-sched-button" aria-label={trans.__('Open logs of %1', name)} onClick={() => this.run(CommandIDs.openLogs, job)}>

@@ -1,0 +1,86 @@
+"""Newuser22, N11: a hub service started with a ``c.HubSchedApp.job_python`` that has no ``jupyter_sched``
+(a fresh venv from /usr/bin/python3, as the refusal of a private interpreter advises) said nothing, and
+every notebook job and every ``jupyter_sched.report_progress`` in a job then failed with
+``No module named 'jupyter_sched'``. The start-up check now tries the import there, as a job would,
+and logs one WARNING with the fix.
+
+Real parts: a venv made here (no pip: seconds), the interpreter run as a job runs it; the ``serve``
+subprocess of tests/hub/test_hub_refusals.py, stopped once its start-up checks have spoken.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.hub.job_python import job_python_warning, missing_jupyter_sched
+from tests.accounts import shared_dir
+
+from .test_hub_refusals import _free_port
+
+WARNING = "cannot import jupyter_sched"
+
+
+def _bare_venv(folder: Path) -> str:
+    """A venv from /usr/bin/python3 without jupyter_sched (nor pip), its python."""
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    return str(folder / "bin" / "python")
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="needs a system python3 to make a bare venv")
+def test_s22_newuser22_n11_the_import_check_finds_a_job_python_without_jupyter_sched(tmp_path: Path) -> None:
+    python = _bare_venv(tmp_path / "jpy")
+    problem = missing_jupyter_sched(python)
+    assert problem == "not installed there", problem
+    said = job_python_warning(python, problem)
+    assert said.startswith(f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (") and \
+        f"{tmp_path / 'jpy' / 'bin' / 'pip'} install <this repository>" in said, said
+    assert "report_progress" in said and "notebook jobs fail" in said, said
+    # the service's own interpreter has it; a folder holding a jupyter_sched package where the service runs is
+    # not on the job's path (the check starts in /)
+    assert missing_jupyter_sched(sys.executable) is None
+    assert missing_jupyter_sched(str(tmp_path / "nosuch" / "python")) is not None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="hub mode with the local executor runs as root")
+def test_s22_newuser22_n11_serve_warns_at_start_up_of_a_job_python_without_jupyter_sched() -> None:
+    # before: "jobs run as their owners' accounts ({username}), interpreter /…/jpy/bin/python3, …" and nothing more
+    with shared_dir() as folder:
+        python = _bare_venv(folder / "jpy")
+        (folder / "config").mkdir()
+        (folder / "config" / "jupyter_sched_serve_config.py").write_text(
+            f"c.SchedApp.log_dir = {str(folder / 'jobs')!r}\nc.HubSchedApp.job_python = {python!r}\n")
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+               "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
+               "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
+               "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
+               "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
+        if "PYTHONPATH" in os.environ:
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        log_path = folder / "serve.log"
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
+                                     "--SchedApp.inventory_source=simulated"], env=env, cwd=folder, stdout=log,
+                                    stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 90
+            while WARNING not in log_path.read_text() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=20)
+        text = log_path.read_text()
+    said = [line for line in text.splitlines() if WARNING in line]
+    assert len(said) == 1 and said[0].startswith("[W "), text[-3000:]  # logged once, as a WARNING
+    assert f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (not installed there): " in said[0], said
+    assert "install <this repository>" in said[0], said
