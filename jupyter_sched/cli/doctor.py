@@ -343,6 +343,33 @@ def _command_lines(mounts: str | None = None) -> str:
     return command_line_visibility(mounts or PROC_MOUNTS).text
 
 
+def _job_python() -> str:
+    """Whether ``c.HubSchedApp.job_python`` as this account's Jupyter config sets it (``jupyter_sched_serve_config.py``
+    in the config path, the first that sets it) imports ``jupyter_sched``, in the words the service's
+    start-up warning uses (newuser22 N11: notebook jobs and ``report_progress`` need it); "" when no config
+    file sets it (then jobs use the service's own interpreter) or it cannot be read."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from ..hub.job_python import job_python_warning, missing_jupyter_sched
+    from ..wording.config import CONFIG_FILE
+
+    for folder in jupyter_config_path():  # highest priority first, as the service reads them
+        if not os.path.isfile(os.path.join(folder, CONFIG_FILE)):
+            continue
+        try:
+            config = PyFileConfigLoader(CONFIG_FILE, path=folder).load_config()
+        except Exception:  # a config file that does not load: the service says why at its start
+            continue
+        python = config.HubSchedApp.get("job_python") if "HubSchedApp" in config else None
+        if isinstance(python, str) and python:
+            problem = missing_jupyter_sched(python)
+            where = os.path.join(folder, CONFIG_FILE)
+            return (f"job python: {python} (set in {where}) imports jupyter_sched" if problem is None
+                    else f"job python: {job_python_warning(python, problem)} (set in {where})")
+    return ""
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -388,6 +415,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             if read is not None and not args.json:
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
+                if not choice.embedded_default and (said := _job_python()):  # a hub's store (newuser22 N11)
+                    stdout.write(said + "\n")
             return EXIT_FOUND if entries else EXIT_OK
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)

@@ -360,7 +360,7 @@ class JobsService:
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
         return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
-                                      context={"viewer": caller.user})
+                                      context={"viewer": caller.user, "admin": caller.admin})
 
     def _submit_once(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, what: str,
                      kernels_checked: bool, quotas: QuotaSet, quotas_version: int | None
@@ -801,7 +801,7 @@ class JobsService:
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
-        row = JobView.model_validate(data, context={"viewer": caller.user})
+        row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine)] = (shape, reason, row)
@@ -879,7 +879,7 @@ class JobsService:
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
-        return JobView.model_validate(data, context={"viewer": caller.user})
+        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
         """A chunk of a job's output (byte offsets); readable while it runs and after it ended.

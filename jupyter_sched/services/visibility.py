@@ -14,6 +14,10 @@
   idle list of other users' work are for admins only.
 - A job or lease event carries its reason in words for the one receiving it (``reason.text``,
   as a REST answer does; its owner reads what of their own blocks it).
+- A waiting job's reason says other users' progress and idle state only to a reader who may see
+  them (their owner, admins): :func:`.withheld.reason_for`, applied where every job answer, queue
+  line, event and dry run is built (red team 22, R2: "from its progress (49 % done)" of another
+  user's job was in everyone's ``GET queue``).
 
 Pure functions over plain dicts: the services and the event fan-out call them.
 """
@@ -173,7 +177,7 @@ def event_for(caller: Caller, event: Mapping[str, Any]) -> dict[str, Any] | None
             and data.get("team") not in caller.teams):
         return None
     if kind in _JOB_EVENTS and isinstance(data, Mapping):
-        return {**event, "data": job_in_words(dict(data), viewer=caller.user)}
+        return {**event, "data": job_in_words(dict(data), viewer=caller.user, admin=caller.admin)}
     return dict(event)
 
 

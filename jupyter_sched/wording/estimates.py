@@ -52,20 +52,30 @@ def done_text(fraction: float) -> str:
     return "under 1 % done" if pct < 1 else f"{math.floor(pct)} % done"
 
 
-def progress_clause(reported: Sequence[tuple[str, float] | tuple[str, float, str]], *, every: bool) -> str:
+def progress_clause(reported: Sequence[tuple[str, float | None] | tuple[str, float | None, str]], *,
+                    every: bool) -> str:
     """The words of an ETA whose running jobs' ends came from their own progress reports (issue 16
     item 4; ``details.eta_progress``): ``from its progress (40 % done, reported 05:08:30 UTC)`` when
     ``every`` job the ETA named reported and there is one; ``from their progress (a 40 % done, reported
     05:08:30 UTC; b 70 % done, reported 05:08:12 UTC)`` for several; ``a from its progress (…)`` / ``a and
     b from their progress (...)`` when only some did (``reported``: ``(name, fraction[, clock of the
     report])`` in the ETA's order). The report's clock says which report the ETA read: the blocker's
-    own line shows its latest, which may be newer (new user 22, N10: "30 % done" beside "40 % done")."""
+    own line shows its latest, which may be newer (new user 22, N10: "30 % done" beside "40 % done").
+    A fraction None is another user's the reader may not see (red team 22, R2): ``from its reported
+    progress``; of several, those are named after the others: ``a from its progress (40 % done, …), b
+    from its reported progress``."""
     if not reported:
         return ""
+    shown = [row for row in reported if row[1] is not None]
+    if len(shown) < len(reported):
+        hidden = [row[0] for row in reported if row[1] is None]
+        said_hidden = (f"{'' if every and not shown else _and(hidden) + ' '}from "
+                       f"{'its' if len(hidden) == 1 else 'their'} reported progress")
+        return ", ".join(part for part in (progress_clause(shown, every=False), said_hidden) if part)
 
-    def said(row: tuple[str, float] | tuple[str, float, str]) -> str:
+    def said(row: tuple[str, float | None] | tuple[str, float | None, str]) -> str:
         at = row[2] if len(row) > 2 else ""
-        return f"{done_text(row[1])}{f', reported {at}' if at else ''}"
+        return f"{done_text(row[1] or 0.0)}{f', reported {at}' if at else ''}"
 
     if len(reported) == 1:
         return f"{'' if every else reported[0][0] + ' '}from its progress ({said(reported[0])})"
@@ -73,6 +83,11 @@ def progress_clause(reported: Sequence[tuple[str, float] | tuple[str, float, str
     who = "" if every else (", ".join(names[:-1]) + f" and {names[-1]} ")
     sep = "; " if any(len(row) > 2 and row[2] for row in reported) else ", "
     return f"{who}from their progress ({sep.join(f'{row[0]} {said(row)}' for row in reported)})"
+
+
+def _and(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def progress_limit_clause(fraction: float, needs_s: float, limit_s: float, *, at: str = "") -> str:

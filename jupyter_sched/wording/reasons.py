@@ -424,7 +424,7 @@ def _idle_release(details: Mapping[str, Any], waits: Sequence[Any], now: datetim
     if due:  # the soonest: an ETA only if nobody touches it, so said after, not as the ETA
         when, lease = due[0]
         # of several, the ones in use are what leaves the ETA unknown (session 20's closing note)
-        busy = [w for w in held if wire_time(held[w].get("at")) is None]
+        busy = [w for w in held if wire_time(held[w].get("at")) is None and w not in _withheld(details)]
         said = f"; {_ids(busy)} {'is' if len(busy) == 1 else 'are'} in use, not idle" if busy else ""
         return text, f"; {lease} is idle now: released {_clock(when, now)} if it stays idle{said}"
     return text, ""
@@ -651,6 +651,11 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
         capped = _capped(details, waits, now)
         if len(waits) == 1 and capped:  # its limit, not its progress, sets the time (new user 21, N7)
             text += f", when {_ids(named)} {capped[0][1]}"
+        elif _withheld(details) and all(str(w).startswith("l-") for w in waits):
+            # another user's leases whose idle state is not the reader's: when, not why (red team 22, R2)
+            one = len(waits) == 1
+            some = "" if one else _some_of(details.get("eta_must_release"), len(waits))
+            text += f", when {some}{_leases_of(details, waits)} {_ids(waits)} {'is' if one else 'are'} released"
         else:
             text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
@@ -669,6 +674,24 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
         text += lapse
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
+
+
+def _leases_of(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
+    """``ann's lease`` / ``ann's kernel leases`` / ``leases``: the leases ``waits`` by their owner when one
+    user holds them all (``details.eta_waits_on_owners``), "kernel" where their public names say it."""
+    lease = "kernel lease" if _named_kernel_leases(waits, details.get("eta_waits_on_names")) else "lease"
+    lease += "" if len(waits) == 1 else "s"
+    owners = details.get("eta_waits_on_owners")
+    held = {owners.get(str(w)) for w in waits} if isinstance(owners, Mapping) else set()
+    owner = next(iter(held)) if len(held) == 1 else None
+    return f"{owner}'s {lease}" if isinstance(owner, str) and owner else lease
+
+
+def _withheld(details: Mapping[str, Any]) -> frozenset[str]:
+    """The work whose private state (progress, idle) this reason leaves out for its reader
+    (``details.eta_withheld``: :func:`jupyter_sched.services.withheld.reason_for`, red team 22, R2)."""
+    ids = details.get("eta_withheld")
+    return frozenset(str(i) for i in ids) if isinstance(ids, Sequence) and not isinstance(ids, str) else frozenset()
 
 
 def _public(details: Mapping[str, Any], job: Any) -> str:
@@ -724,7 +747,8 @@ def _progress_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
     """``, from its progress (40 % done, reported 05:08:30 UTC)``: the jobs the ETA waits on whose ends
     came from their own progress reports (``details.eta_progress``, issue 16 item 4), by their public
     names, with the time of the report read (``details.eta_progress_at``: the blocker's own line shows
-    its latest, which may be newer; new user 22, N10); "" if none."""
+    its latest, which may be newer; new user 22, N10); "" if none. Another user's job whose figure the
+    reader may not see (``details.eta_withheld``) is said ``from its reported progress`` (red team 22, R2)."""
     progress = details.get("eta_progress")
     if not isinstance(progress, Mapping) or not progress:
         return ""
@@ -732,8 +756,14 @@ def _progress_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
     assert isinstance(names, Mapping)
     times = details.get("eta_progress_at") if isinstance(details.get("eta_progress_at"), Mapping) else {}
     assert isinstance(times, Mapping)
-    reported = [(str(names.get(str(w)) or "").strip() or str(w), float(f), _report_clock(times.get(str(w)), now))
-                for w in waits if isinstance(f := progress.get(str(w)), (int, float)) and not isinstance(f, bool)]
+    hidden = _withheld(details)  # another user's figure: "from its reported progress" (red team 22, R2)
+    reported: list[tuple[str, float | None, str]] = []
+    for w in (str(w) for w in waits):
+        f = progress.get(w)
+        if w in hidden and w in progress:
+            reported.append((str(names.get(w) or "").strip() or w, None, ""))
+        elif isinstance(f, (int, float)) and not isinstance(f, bool):
+            reported.append((str(names.get(w) or "").strip() or w, float(f), _report_clock(times.get(w), now)))
     clause = progress_clause(reported[:3], every=len(reported) == len(waits))
     return f", {clause}" if clause else ""
 

@@ -20,6 +20,14 @@ export const NEWS_MS = 8_000;
 /** How long an alert that needs no action stays on screen (ms): a failure, a preemption, a reclaim. */
 export const ALERT_MS = 20_000;
 
+/**
+ * Updates of a shown toast wait this long and go out as one (ms): JupyterLab makes a toast
+ * asynchronously, and an update that comes before it is up makes a second one that is dropped
+ * (its toast id is taken) — the toast then kept its first words ("2 of your pending jobs were
+ * cancelled" for 60, seen in the browser test). Coalescing also spares the page 298 re-renders.
+ */
+export const UPDATE_MS = 300;
+
 /** Groups remembered (their toasts updated when a notice leaves); the oldest are forgotten. */
 export const GROUPS_KEPT = 200;
 
@@ -40,35 +48,69 @@ interface IGroup<T> {
   render: Render<T>;
   toast: string | null;
   last: number;
+  /** Notices added since its toast last said them (shown alone if the toast was closed). */
+  fresh: T[];
 }
 
 /**
- * Toasts folded by group (see module docstring). `now` (ms since the epoch) is injected for tests.
- * Each `add` shows or updates at once: a burst read in one go (a re-read of 299 jobs) updates one
- * toast 298 times, and the screen holds one.
+ * Toasts folded by group (see module docstring). `now` (ms since the epoch) and `schedule` (a
+ * timer) are injected for tests. A group's first toast shows at once; its updates go out together
+ * {@link UPDATE_MS} later: a burst read in one go (a re-read of 299 jobs) shows one toast, then
+ * updates it once to "299 …".
  */
 export class ToastFolder<T extends { id: string }> {
   /** Oldest first; a key's latest group is the one that takes new notices. */
   private groups: IGroup<T>[] = [];
 
-  constructor(private readonly now: () => number = () => Date.now(), private readonly windowMs = BURST_MS) {}
+  /** Groups whose toast has an update waiting ({@link UPDATE_MS}). */
+  private readonly dirty = new Set<IGroup<T>>();
+  private timer: unknown = null;
+
+  constructor(
+    private readonly now: () => number = () => Date.now(),
+    private readonly windowMs = BURST_MS,
+    private readonly schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms)
+  ) {}
 
   /** Add `item` to group `key` (a new group after {@link BURST_MS} quiet); its toast shows or updates. */
   add(key: string, item: T, render: Render<T>): void {
     const now = this.now();
     let group = [...this.groups].reverse().find(g => g.key === key);
     if (!group || now - group.last > this.windowMs) {
-      group = { key, items: [], render, toast: null, last: now };
+      group = { key, items: [], render, toast: null, last: now, fresh: [] };
       // an older group keeps its toast, which remove() still updates; a long session keeps the latest
       this.groups = [...this.groups.slice(1 - GROUPS_KEPT), group];
     }
     group.items.push(item);
+    group.fresh.push(item);
     group.render = render;
     group.last = now;
-    if (!this.show(group) && group.items.length > 1) {
-      // dismissed by the user meanwhile: a new toast for this notice alone
-      group.items = [item];
-      this.show(group);
+    this.show(group);
+  }
+
+  /** Send the waiting updates (each group's toast says all its notices). */
+  flush(): void {
+    this.timer = null;
+    const groups = [...this.dirty];
+    this.dirty.clear();
+    for (const group of groups) {
+      if (!group.toast) {
+        continue;
+      }
+      const toast = group.render(group.items);
+      if (!toast) {
+        Notification.dismiss(group.toast);
+        group.toast = null;
+        continue;
+      }
+      const { type, message, autoClose, actions } = toast;
+      if (!Notification.update({ id: group.toast, message, type, autoClose, actions })) {
+        // closed by the user meanwhile: the notices since then get a toast of their own
+        group.toast = null;
+        group.items = group.fresh;
+        this.show(group);
+      }
+      group.fresh = [];
     }
   }
 
@@ -80,10 +122,12 @@ export class ToastFolder<T extends { id: string }> {
         continue;
       }
       group.items = left;
+      group.fresh = group.fresh.filter(item => item.id !== id);
       if (!left.length) {
         if (group.toast) {
           Notification.dismiss(group.toast);
         }
+        this.dirty.delete(group);
         this.groups = this.groups.filter(g => g !== group);
       } else {
         this.show(group);
@@ -91,26 +135,21 @@ export class ToastFolder<T extends { id: string }> {
     }
   }
 
-  /** The group's toast made or updated; false when the user dismissed the one it had. */
-  private show(group: IGroup<T>): boolean {
-    const toast = group.render(group.items);
-    if (!toast) {
-      if (group.toast) {
-        Notification.dismiss(group.toast);
-        group.toast = null;
-      }
-      return true;
-    }
-    const { type, message, autoClose, actions } = toast;
+  /** The group's toast made now, or its update sent within {@link UPDATE_MS}. */
+  private show(group: IGroup<T>): void {
     if (group.toast) {
-      if (Notification.update({ id: group.toast, message, type, autoClose, actions })) {
-        return true;
+      this.dirty.add(group);
+      if (this.timer === null) {
+        this.timer = this.schedule(() => this.flush(), UPDATE_MS);
       }
-      group.toast = null;
-      return false;
+      return;
     }
-    group.toast = Notification[type](message, { autoClose, actions });
-    return true;
+    const toast = group.render(group.items);
+    if (toast) {
+      const { type, message, autoClose, actions } = toast;
+      group.toast = Notification[type](message, { autoClose, actions });
+      group.fresh = [];
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { CommandIDs } from '../src/commandids';
 import { SchedNotifier } from '../src/notify';
-import { ALERT_MS, NEWS_MS, ToastFolder } from '../src/toasts';
+import { ALERT_MS, NEWS_MS, ToastFolder, UPDATE_MS } from '../src/toasts';
 import type { Job } from '../src/types';
 import { FakeSchedServer, makeJob, settle } from './fakeserver';
 import { startedModel } from './ui';
@@ -21,6 +21,9 @@ import { startedModel } from './ui';
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** The folder's coalesced updates sent ({@link UPDATE_MS}). */
+const updated = () => new Promise(resolve => setTimeout(resolve, UPDATE_MS + 20));
 
 type Options = { autoClose: number | false; actions: { label: string; callback: () => void }[] };
 
@@ -97,6 +100,10 @@ describe('new user 22, N7: toasts', () => {
     model.refresh('jobs', { force: true });
     await settle();
     expect(model.jobs.filter(j => j.state === 'cancelled')).toHaveLength(299);
+    // the toast made at the second end says all 299 in one update, once JupyterLab has it up
+    expect(toasts.made.map(t => t.message)).toEqual([expect.stringMatching(/^2 of your pending jobs were cancelled \(by you, /)]);
+    await updated();
+    expect(toasts.updates).toHaveLength(1);
     const shown = toasts.now();
     expect(shown).toHaveLength(1);
     expect(shown[0].type).toBe('info');
@@ -152,6 +159,7 @@ describe('new user 22, N7: toasts', () => {
       server.stream.push('idle_warning', { lease_id: `l${i}`, user: 'alice', kind: 'lease', stage: 'warn', action: 'release', deadline });
     }
     await settle();
+    await updated();
     const shown = toasts.now();
     expect(shown.map(t => t.message)).toEqual([
       '3 jobs failed: bulk1, bulk2, bulk3',
@@ -169,12 +177,14 @@ describe('new user 22, N7: toasts', () => {
     // one lease used again: the toast says the other two; all of them: it goes
     server.stream.push('idle_warning', { lease_id: 'l10', user: 'alice', stage: 'clear' });
     await settle();
+    await updated();
     expect(toasts.now()[3].message).toMatch(/^Idle GPUs: 2 of your leases are idle \(nb11, nb12\);/);
     // then the other two are reclaimed: the warning goes, one reclaim toast for both, which needs nothing
     for (const i of [11, 12]) {
       server.stream.push('idle_warning', { lease_id: `l${i}`, user: 'alice', kind: 'lease', stage: 'reclaim', action: 'release' });
     }
     await settle();
+    await updated();
     const after = toasts.now();
     expect(after[3].dismissed).toBe(true);
     expect(after.slice(4).map(t => [t.message, t.autoClose])).toEqual([
@@ -184,20 +194,25 @@ describe('new user 22, N7: toasts', () => {
     model.dispose();
   });
 
-  it('test_newuser22_n7_a_group_is_new_after_a_quiet_minute: a later burst gets its own toast; a dismissed toast is not updated into view', () => {
+  it('test_newuser22_n7_a_group_is_new_after_a_quiet_minute: updates go out together; a later burst gets its own toast; a closed toast is not updated', () => {
     let now = 0;
     const toasts = spyToasts();
-    const folder = new ToastFolder<{ id: string }>(() => now);
+    const timers: (() => void)[] = [];
+    const folder = new ToastFolder<{ id: string }>(() => now, undefined, fn => timers.push(fn));
     const render = (items: readonly { id: string }[]) => ({ type: 'warning' as const, message: `${items.length}`, autoClose: ALERT_MS, actions: [] });
     folder.add('k', { id: 'a' }, render);
     now = 30_000;
     folder.add('k', { id: 'b' }, render);
-    now = 95_000; // more than a minute after the last
     folder.add('k', { id: 'c' }, render);
-    expect(toasts.made.map(t => t.message)).toEqual(['1', '1']);
-    expect(toasts.updates.map(u => u.message)).toEqual(['2']);
-    vi.mocked(Notification.update).mockReturnValue(false); // the user closed it
+    expect([toasts.made.map(t => t.message), toasts.updates.length, timers.length]).toEqual([['1'], 0, 1]);
+    timers.shift()?.();
+    expect(toasts.updates.map(u => u.message)).toEqual(['3']); // one update for both
+    now = 95_000; // more than a minute after the last
     folder.add('k', { id: 'd' }, render);
-    expect(toasts.made.map(t => t.message)).toEqual(['1', '1', '1']);
+    expect(toasts.made.map(t => t.message)).toEqual(['1', '1']);
+    vi.mocked(Notification.update).mockReturnValue(false); // the user closed it
+    folder.add('k', { id: 'e' }, render);
+    timers.shift()?.();
+    expect(toasts.made.map(t => t.message)).toEqual(['1', '1', '1']); // e alone, in a toast of its own
   });
 });

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import plugins, { CommandIDs, DEFAULT_SETTINGS, ISchedModel, readSettings } from '../src/index';
 import { fitToast, preemptorOf, SchedNotifier, TOAST_CHARS } from '../src/notify';
+import { UPDATE_MS } from '../src/toasts';
 import { SchedSections } from '../src/registry';
 import type { SchedSidebar } from '../src/sidebar';
 import { kernelGpuText, KernelGpuStatus } from '../src/statusbar';
@@ -466,10 +467,9 @@ describe('notifications of a sweep', () => {
     }
     server.stream.push('job', makeJob({ id: 'j5', name: 'sweep-5', state: 'failed', exit_code: 1 }));
     await settle();
+    await new Promise(resolve => setTimeout(resolve, UPDATE_MS + 20)); // updates go out together (new user 22, N7)
     expect(success).toHaveBeenCalledTimes(1); // one toast, then updated
     expect(update.mock.calls.map(c => (c[0] as { id: string; message: string }).message)).toEqual([
-      '2 jobs succeeded: sweep-1, sweep-2',
-      '3 jobs succeeded: sweep-1, sweep-2, sweep-3',
       '4 jobs succeeded: sweep-1, sweep-2, sweep-3 and 1 more'
     ]);
     expect(update.mock.calls.every(c => (c[0] as { id: string }).id === 'toast-s')).toBe(true);

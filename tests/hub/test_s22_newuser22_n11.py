@@ -84,3 +84,23 @@ def test_s22_newuser22_n11_serve_warns_at_start_up_of_a_job_python_without_jupyt
     assert len(said) == 1 and said[0].startswith("[W "), text[-3000:]  # logged once, as a WARNING
     assert f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (not installed there): " in said[0], said
     assert "install <this repository>" in said[0], said
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="needs a system python3 to make a bare venv")
+def test_s22_newuser22_n11_doctor_says_the_same_of_the_configured_job_python(tmp_path: Path) -> None:
+    # before: the doctor's scan said the store, isolation and command lines, nothing of the job interpreter
+    from jupyter_sched.store import Store, sqlite_url
+    from tests.reliability.test_newuser13_doctor import _doctor
+
+    python = _bare_venv(tmp_path / "jpy")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "jupyter_sched_serve_config.py").write_text(f"c.HubSchedApp.job_python = {python!r}\n")
+    Store(sqlite_url(tmp_path / "hub.sqlite")).close()  # the hub's store (the doctor opens only one that exists)
+    run = _doctor(tmp_path, "--db", sqlite_url(tmp_path / "hub.sqlite"), JUPYTER_CONFIG_DIR=str(config))
+    said = [line for line in run.stdout.splitlines() if line.startswith("job python: ")]
+    assert said == [f"job python: {job_python_warning(python, 'not installed there')} (set in "
+                    f"{config / 'jupyter_sched_serve_config.py'})"], run.stdout + run.stderr
+    (config / "jupyter_sched_serve_config.py").write_text(f"c.HubSchedApp.job_python = {sys.executable!r}\n")
+    run = _doctor(tmp_path, "--db", sqlite_url(tmp_path / "hub.sqlite"), JUPYTER_CONFIG_DIR=str(config))
+    assert f"job python: {sys.executable} (set in " in run.stdout and "imports jupyter_sched" in run.stdout, run.stdout

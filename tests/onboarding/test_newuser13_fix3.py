@@ -77,8 +77,9 @@ def test_newuser13_n9_leases_bound_to_no_kernel_over_a_lowered_quota_are_named_a
         theirs = submit(server, "tok-bob", gpus=1)
         bobs = _projected(bob, theirs["id"])["reason"]
         seen = bobs["text"]["eta"]
-        after = "stay idle (they are then reclaimed; sooner if" if "eta_idle_at" in bobs["details"] else \
-            "are released by their owners"
+        # seen idle: the ETA is their reclaim, but whether ann's leases are idle is hers (red team 22, R2)
+        after = "are released" if "eta_withheld" in bobs["details"] else "are released by their owners"
+        assert "idle" not in seen.split(" (")[0], seen
         assert f"leases {ids[0]} and {ids[1]} {after}" in seen or f"leases {ids[1]} and {ids[0]} {after}" in seen, seen
         assert "kernel" not in seen and "%gpu release" not in seen, seen
         queue = cli(server, "tok-bob", "queue")
@@ -121,8 +122,9 @@ def test_newuser13_n9_how_many_of_another_users_leases_must_go_is_counted(server
             reason = _projected(bob, job["id"])["reason"]
             assert reason["details"]["eta_must_release"] == (2 if some else 3), reason["details"]
             said = reason["text"]["eta"]
-            if "eta_idle_at" in reason["details"]:  # seen idle (above): the ETA names those whose reclaim makes room
-                assert "ann's leases " in said and "stay idle (they are then reclaimed" in said, said
+            if "eta_withheld" in reason["details"]:  # seen idle (above): the ETA names those whose reclaim makes
+                # room, said as their release: whether ann's leases are idle is hers (red team 22, R2)
+                assert ", when ann's leases " in said and "idle" not in said, said
                 assert sum(i in said for i in ids) == (2 if some else 3), said
             else:
                 assert f"it can start only after {some}ann's leases " in said, said  # by their owner (red team 15, R8)

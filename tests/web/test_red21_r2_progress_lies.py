@@ -59,7 +59,8 @@ async def test_red21_r2_progress_that_goes_backwards_is_ignored_for_etas_and_aud
         _, job = await api("GET", f"jobs/{waiting[0]}", token=EVE_TOKEN)
         return ((job.get("reason") or {}).get("details") or {}).get("eta_progress")
 
-    assert await wait_for(eta_from_progress) == {liar["id"]: 0.025}  # an honest-looking report is read
+    # an honest-looking report is read (its figure, 2.5 %, is the liar's owner's: withheld from eve, red team 22 R2)
+    assert await wait_for(eta_from_progress) == {liar["id"]: None}
 
     for k in range(6):  # the lies: back to 1.1 %, up to 99 %, …
         done = 11 if k % 2 == 0 else 990

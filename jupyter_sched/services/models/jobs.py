@@ -29,6 +29,7 @@ from ...model.validation import (
 )
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
+from ..withheld import reason_for
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
@@ -462,13 +463,23 @@ def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
     return {**data, key: reason_in_words(reason, render_reason(reason, **how))}
 
 
-def job_in_words(data: dict[str, Any], *, viewer: str) -> dict[str, Any]:
+def _for_reader(data: dict[str, Any], reader: str | None, admin: bool = False) -> dict[str, Any]:
+    """``data`` (a job dict) with its reason as ``reader`` may see it: another user's progress and
+    idle state withheld (:func:`~jupyter_sched.services.withheld.reason_for`, red team 22, R2)."""
+    reason = data.get("reason")
+    seen = reason_for(reason, owner=data.get("user"), reader=reader, admin=admin)
+    return data if seen is reason else {**data, "reason": seen}
+
+
+def job_in_words(data: dict[str, Any], *, viewer: str, admin: bool = False) -> dict[str, Any]:
     """A job dict (:func:`~jupyter_sched.model.codec.job_to_dict` shape) with its reason's
     sentences (``reason.text``) as ``viewer`` reads them — what :class:`Job` adds to a REST
     answer (:class:`PendingReason` and ``Job._lease_in_words``), for the event stream, whose job
     events carry the engine's dicts. Without it the panel's live rows fell back to the raw core
     fields: "ETA unknown (it fits only after jobs without a time limit end (l-…, l-…))", a hint
-    for another team's release where the lease was the reader's own (new user 5 check)."""
+    for another team's release where the lease was the reader's own (new user 5 check). What it says
+    of other users' work is what ``viewer`` may see (``admin``: everything; red team 22, R2)."""
+    data = _for_reader(data, viewer, admin)
     reason = data.get("reason")
     if not isinstance(reason, dict) or "code" not in reason or "text" in reason:
         return data
@@ -625,12 +636,18 @@ class Job(CodecView):
         clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…").
         Work that ended keeps its last reason as history, without "queued #2" or an ETA. Read by
         its owner (validation context ``{"viewer": user}``, or a queue entry's ``mine``), what of
-        the owner's own blocks it is named as theirs — to nobody else (issue 20)."""
+        the owner's own blocks it is named as theirs — to nobody else (issue 20). Other users' progress
+        and idle state in it only to a reader who may see them (their owner; an admin, context
+        ``{"admin": True}``): a line without a viewer whose ``mine`` is false is read by anyone
+        (red team 22, R2)."""
         if not isinstance(data, dict):
             return data
-        viewer = info.context.get("viewer") if isinstance(info.context, dict) else None
+        context = info.context if isinstance(info.context, dict) else {}
+        viewer = context.get("viewer")
         if viewer is not None and "mine" not in data:
             data = {**data, "mine": viewer == data.get("user")}
+        reader = viewer if viewer is not None else data.get("user") if data.get("mine") is True else None
+        data = _for_reader(data, reader if isinstance(reader, str) else None, context.get("admin") is True)
         ended = data.get("state") in _ENDED
         reason = data.get("reason")
         mine = data.get("mine") is True and not ended and isinstance(reason, dict) and bool(own_leases(reason))
@@ -736,7 +753,11 @@ class DryrunJobResponse(ResponseModel):
     @model_validator(mode="before")
     @classmethod
     def _never_in_words(cls, data: Any) -> Any:
-        """A dry run that can never fit is not "queued" with an "ETA unknown" (issue 20)."""
+        """A dry run that can never fit is not "queued" with an "ETA unknown" (issue 20). Its reason is
+        read by the asker, whose request it is: other users' progress and idle state withheld (red team 22, R2)."""
+        if isinstance(data, dict) and isinstance(data.get("job"), Mapping):
+            asker = data["job"].get("user")
+            data = {**data, "reason": reason_for(data.get("reason"), owner=asker, reader=asker)}
         return _with_text(data, "reason", never=True) if isinstance(data, dict) and data.get("never") else data
 
     to_wire = dump_set

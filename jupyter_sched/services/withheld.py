@@ -1,0 +1,128 @@
+"""A waiting job's reason as one reader may see it: what it says of *other users'* work (red team 22, R2).
+
+A waiting job's ETA reads the work it waits for — and the core keeps, in the reason's ``details``, the
+state of that work that only its owner may see on its own routes (``GET jobs/{id}`` is 404 to anyone
+else): a running job's progress (``eta_progress``: 49 % done; the time of the report read,
+``eta_progress_at``; ``eta_progress_capped``: its progress says its limit stops it; ``eta_progress_lapsed``:
+its progress said an end that passed), whether a kernel lease is idle now and when it is reclaimed
+(``eta_idle_release.at``, ``eta_idle_at``), and a move of the ETA caused by those reports
+(``eta_moved.message``: "bob's job j-1 is projected to end from its progress (49 % done)"). The
+waiter's reason goes to everyone in ``GET queue``, and to its own owner in ``GET jobs/{id}``, the event
+stream, the panel, the CLI and ``%schedule`` — so one user's progress and idle kernel were everyone's.
+
+:func:`reason_for` decides it in one place, on the wire reason every surface renders from (the server's
+``reason.text``, and the CLI's and the magics' own rendering of ``details``): a blocker's private state
+stays for a reader who may see it — the blocker's owner, or an admin — and for anyone else it is taken
+out of ``details`` and the blocker's id listed in ``details.eta_withheld``; the words then say the ETA
+and a neutral cause ("from its reported progress", "when red22a's kernel lease (l-…) is released";
+:func:`jupyter_sched.wording.reasons.eta_sentence`). The ETA itself stays: when the wait ends is the
+waiter's to know (an ETA that only an idle lease's reclaim gives is kept as the reason's ``eta``).
+
+Who owns each blocker: ``details.eta_waits_on_owners`` (the core's: work of a user other than the
+waiter's owner), else the waiter's owner. Pure: plain dicts in and out, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["WITHHELD_KEY", "reason_for"]
+
+WITHHELD_KEY = "eta_withheld"
+"""``details`` key of the blockers (job and lease ids) whose private state the reader may not see."""
+
+_BY_BLOCKER = ("eta_progress_at", "eta_progress_capped", "eta_progress_lapsed")
+"""``details`` keys ``{blocker id: private state}`` whose rows are left out for a reader who may not see them."""
+
+_PROGRESS_MOVE = ("ETA moved {frm} → {to}: progress reports of the running work it waits on moved it")
+"""``eta_moved.message`` of a move caused by reports the reader may not see (the core's names each job's figure)."""
+
+
+def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: bool = False) -> Any:
+    """``reason`` (a wire reason: :func:`~jupyter_sched.model.codec.reason_to_dict` shape, or None)
+    as ``reader`` may see it; the same object when it says nothing private that the reader may not see.
+
+    Args:
+        reason: the waiting job's reason.
+        owner: the waiting job's owner (owns the blockers ``details.eta_waits_on_owners`` does not name).
+        reader: the user reading it; None when it is not known (a line shared by every user but the
+            owner): then nobody's private state is kept.
+        admin: the reader is an admin (sees everything).
+
+    Returns:
+        a new reason dict whose ``details`` leave out the private state of every blocker the reader
+        does not own — progress figures and report times, capped and lapsed rows, whether a lease is
+        idle (``eta_idle_release[id].at`` None, ``eta_idle_at`` left out), a progress move's figures
+        (``eta_moved.message`` said neutrally) — with those ids in ``details.eta_withheld``; its
+        ``eta`` is the idle reclaim time where only that gave one; any rendered ``text`` is dropped
+        (rendered again from what is left).
+    """
+    if admin or not isinstance(reason, Mapping) or not isinstance(reason.get("details"), Mapping):
+        return reason
+    details: Mapping[str, Any] = reason["details"]
+    owners = details.get("eta_waits_on_owners") if isinstance(details.get("eta_waits_on_owners"), Mapping) else {}
+    assert isinstance(owners, Mapping)
+    waits = _ids(details.get("eta_waits_on"))
+
+    def hidden(job_id: str, known: bool = True) -> bool:
+        """Whether ``job_id``'s private state is not the reader's: a blocker the ETA does not wait on
+        (``known`` False: its owner is not in the reason) is nobody's but an admin's."""
+        whose = owners.get(job_id) or (owner if known else None)
+        return reader is None or whose != reader
+
+    progress = details.get("eta_progress") if isinstance(details.get("eta_progress"), Mapping) else {}
+    idle = details.get("eta_idle_release") if isinstance(details.get("eta_idle_release"), Mapping) else {}
+    start = details.get("eta_idle_at") if isinstance(details.get("eta_idle_at"), Mapping) else {}
+    assert isinstance(progress, Mapping) and isinstance(idle, Mapping) and isinstance(start, Mapping)
+    candidates = {str(w) for w in progress} | {str(w) for w in idle} | set(_ids(start.get("leases")))
+    for key in _BY_BLOCKER:
+        rows = details.get(key)
+        candidates |= {str(w) for w in rows} if isinstance(rows, Mapping) else set()
+    withheld = sorted(w for w in candidates if hidden(w, known=w in waits))
+    moved = details.get("eta_moved")
+    moved_hidden = isinstance(moved, Mapping) and moved.get("cause") == "progress" and any(
+        hidden(w, known=w in waits) for w in _ids(moved.get("jobs")))
+    if not withheld and not moved_hidden:
+        return reason
+    out = {k: v for k, v in details.items() if k != "eta_idle_at"}
+    gone = set(withheld)
+    if progress:
+        out["eta_progress"] = {w: None if str(w) in gone else f for w, f in progress.items()}
+    for key in _BY_BLOCKER:
+        rows = details.get(key)
+        if isinstance(rows, Mapping):
+            kept = {w: row for w, row in rows.items() if str(w) not in gone}
+            out.pop(key)
+            if kept:
+                out[key] = kept
+    eta = reason.get("eta")
+    if idle:
+        out["eta_idle_release"] = {w: {**h, "at": None} if str(w) in gone and isinstance(h, Mapping) else h
+                                   for w, h in idle.items()}
+        if eta is None and len(waits) == 1 and waits[0] in gone and isinstance(h := idle.get(waits[0]), Mapping) \
+                and h.get("at"):  # its reclaim time is the ETA the waiter is given, worded as a release
+            eta = h["at"]
+    if start:
+        if not gone & set(_ids(start.get("leases"))):
+            out["eta_idle_at"] = start
+        elif eta is None and start.get("at"):
+            eta = start["at"]
+    if eta is not None and reason.get("eta") is None:
+        out["eta_code"] = "Projected"
+    if moved_hidden and isinstance(moved, Mapping):
+        out["eta_moved"] = {**moved, "message": _PROGRESS_MOVE.format(frm=moved.get("from"), to=moved.get("to"))}
+    if withheld:
+        out[WITHHELD_KEY] = withheld
+    new = {k: v for k, v in reason.items() if k != "text"}
+    new["details"] = out
+    if eta is not None and reason.get("eta") is None:
+        new["eta"], new["eta_reason"] = eta, ""
+    return new
+
+
+def _ids(values: Any) -> list[str]:
+    """``values`` (a list of ids on the wire) as strings; [] for anything else."""
+    if not isinstance(values, Sequence) or isinstance(values, str):
+        return []
+    return [str(v) for v in values]
