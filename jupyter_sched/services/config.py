@@ -27,6 +27,7 @@ from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
 from .idle import retention_s
+from .inventory_watch import InventoryWatch
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
 from .root import Services
@@ -47,19 +48,25 @@ class CachedInventory:
         self._value: Inventory | None = None
         self._at = 0.0
         self._lock = threading.Lock()
+        self.on_read: Callable[[Inventory], None] | None = None
+        """Called with each inventory read afresh, outside the lock (:class:`.inventory_watch.InventoryWatch`)."""
 
     def current(self) -> Inventory:
+        fresh: Inventory | None = None
         with self._lock:
             now = self._monotonic()
             if self._value is None or now - self._at >= self.refresh_s:
                 try:
-                    self._value = self.source.current()
+                    self._value = fresh = self.source.current()
                     self._at = now
                 except Exception:  # any source failure: keep scheduling on the last good inventory
                     if self._value is None:
                         raise
                     log.exception("inventory refresh failed; keeping the last inventory")
-            return self._value
+            value = self._value
+        if fresh is not None and self.on_read is not None:
+            self.on_read(fresh)  # hubadmin22 H3: work left on GPUs that went away, said
+        return value
 
     def peek(self) -> Inventory | None:
         """The inventory :meth:`current` would answer now without reading the source, or None
@@ -208,6 +215,12 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     # README's one-line example left the owner's team, default, with 0 GPUs and no word in the log)
     for warning in service.quotas.unlisted_warnings(store.quota_set()):
         logger.warning("jupyter_sched: %s", warning)
+    if isinstance(inventory, CachedInventory):  # at start and at each refresh that changes it (hubadmin22 H3)
+        inventory.on_read = watch = InventoryWatch(
+            lambda: [record.job for record in store.live_jobs()],
+            lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+        if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
+            watch(read)
     return service
 
 
