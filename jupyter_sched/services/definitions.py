@@ -26,7 +26,6 @@ import builtins
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -51,6 +50,7 @@ from ..model.validation import kept_spellings, spec_from_request
 from ..store import JobRecord
 from .cancelling import cancel_jobs
 from .context import Context
+from .executed_copy import copy_without_overwrite
 from .jobs import JobsService
 from .models import CancelJobsRequest, SubmitJobRequest, parse
 from .models import Job as JobView
@@ -707,7 +707,9 @@ class DefinitionsService:
 
     def open_executed_notebook(self, caller: Caller, job_id: str, root: str | None) -> OpenExecutedNotebookResponse:
         """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the
-        caller's own from then on) and say where, relative to ``root``.
+        caller's own from then on) and say where, relative to ``root``; an earlier copy with other
+        bytes (edited since) is kept and this one goes to ``<stem>-2.ipynb``, …
+        (:func:`~.executed_copy.copy_without_overwrite`).
 
         Only where the run's files are this server's own (embedded mode): a run under another
         account (hub mode) is refused, since the copy would be the service's file, in the
@@ -731,12 +733,13 @@ class DefinitionsService:
         name = Path(record.job.spec.notebook or "").name
         if not name.endswith(".ipynb"):
             name = "notebook.ipynb"
-        relative = Path(self.settings.open_dir) / job_id / name
-        target = Path(root) / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with os.fdopen(fd, "rb") as source, open(target, "wb") as sink:
-            shutil.copyfileobj(source, sink)
-        return OpenExecutedNotebookResponse(path=relative.as_posix(), job_id=job_id)
+        folder = Path(self.settings.open_dir) / job_id
+        (Path(root) / folder).mkdir(parents=True, exist_ok=True)
+        with os.fdopen(fd, "rb") as source:
+            data = source.read()
+        # never over a copy of the user's: an edited one is kept, this one goes beside it (new user 22, N13's kind)
+        target = copy_without_overwrite(Path(root) / folder, name, data)
+        return OpenExecutedNotebookResponse(path=(folder / target.name).as_posix(), job_id=job_id)
 
     def sweep_executed_notebooks(self, *, now: float | None = None) -> int:
         """Delete the executed notebooks of runs that ended more than ``retention_days`` ago; how many.

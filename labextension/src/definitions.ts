@@ -127,6 +127,46 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Canonical JSON (keys sorted) of a notebook, to tell a copy unchanged from one with changes of its own. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v
+  );
+}
+
+/**
+ * Where "Open notebook" puts a run's executed notebook under `dir`: `name` when free or holding this
+ * very notebook (then nothing is written), else the first `<stem>-2.ipynb`, `-3`, … that is free or
+ * holds it — an earlier copy the user edited (or one saved while the run went on) is never overwritten
+ * (new user 22, N13's kind: output written over a file of the user's without a word). `kept`: the
+ * copies passed over, to say so.
+ *
+ * Throws: an Error after 50 names, none free.
+ */
+export async function executedCopyPath(
+  dir: string,
+  name: string,
+  notebook: unknown,
+  read: (path: string) => Promise<unknown | null>
+): Promise<{ path: string; write: boolean; kept: string[] }> {
+  const dot = name.lastIndexOf('.');
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const want = canonical(notebook);
+  const kept: string[] = [];
+  for (let n = 1; n <= 50; n++) {
+    const path = `${dir}/${n === 1 ? name : `${stem}-${n}${ext}`}`;
+    const had = await read(path);
+    if (had === null || had === undefined) {
+      return { path, write: true, kept };
+    }
+    if (canonical(had) === want) {
+      return { path, write: false, kept };
+    }
+    kept.push(path);
+  }
+  throw new Error(`${dir} holds 50 copies of ${name} that differ from the run's notebook: open one of them, or delete some`);
+}
+
 /** Construction options of {@link DefinitionsView}. */
 export interface IDefinitionsViewOptions {
   model: ISchedModel;
@@ -134,6 +174,8 @@ export interface IDefinitionsViewOptions {
   openPath(path: string): Promise<void>;
   /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
   saveNotebook(path: string, content: unknown): Promise<void>;
+  /** The notebook saved at `path` under the server root (nbformat JSON), or null when there is none. */
+  readNotebook?(path: string): Promise<unknown | null>;
   /** Path prefilled in the form (e.g. the current notebook). */
   currentPath?(): string;
 }
@@ -414,8 +456,16 @@ export class DefinitionsView extends Widget {
     try {
       const notebook = await this.model.client.request('getExecutedNotebook', { path: { job_id: run.job_id } });
       const name = String(run.job?.notebook ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
-      const path = `${EXECUTED_DIR}/${run.job_id}/${name}`;
-      await this.options.saveNotebook(path, notebook);
+      const read = this.options.readNotebook ?? (async () => null);
+      const { path, write, kept } = await executedCopyPath(`${EXECUTED_DIR}/${run.job_id}`, name, notebook, read);
+      if (write) {
+        await this.options.saveNotebook(path, notebook);
+      }
+      if (kept.length) {
+        // an earlier copy with changes of its own is the user's: never overwritten (new user 22, N13's kind)
+        this.notice = `${kept.join(', ')} ${kept.length === 1 ? 'differs' : 'differ'} from the run's notebook (edited, or saved while it ran): kept as ${kept.length === 1 ? 'it is' : 'they are'}; opened ${path}`;
+        this.render();
+      }
       await this.options.openPath(path);
     } catch (err) {
       this.error = errorText(err);
@@ -577,6 +627,16 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       }
       await contents.save(path, { type: 'notebook', format: 'json', content });
     };
+    const readNotebook = async (path: string): Promise<unknown | null> => {
+      try {
+        return (await app.serviceManager.contents.get(path, { type: 'notebook', content: true })).content as unknown;
+      } catch (err) {
+        if ((err as { response?: { status?: number } })?.response?.status === 404) {
+          return null; // not there: free to write
+        }
+        throw err; // there but unreadable as a notebook: never written over
+      }
+    };
     const currentPath = (): string => {
       const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
       const path = current?.context?.path ?? '';
@@ -587,7 +647,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       title: 'Scheduled notebooks',
       rank: 350,
       isAvailable: m => m.supports('definitions'),
-      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, currentPath }) })
+      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, readNotebook, currentPath }) })
     });
     let main: MainAreaWidget<DefinitionsView> | null = null;
     app.commands.addCommand(DEFINITIONS_COMMAND, {
@@ -595,7 +655,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       caption: 'Job definitions: notebooks on a cron schedule with GPUs and parameters, and their runs',
       execute: () => {
         if (!main || main.isDisposed) {
-          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, currentPath }) });
+          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, readNotebook, currentPath }) });
           main.id = 'jupyter-sched-definitions';
           main.title.label = 'Scheduled notebooks';
           main.title.closable = true;
