@@ -50,6 +50,7 @@ from ..errors import SchedError
 from ..store import Store
 from ..store import schema as tables
 from ..store.codec import loads, parse_ts, record_from_row
+from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import current_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
@@ -370,6 +371,31 @@ def _job_python() -> str:
     return ""
 
 
+def _hub_service_here(choice: StoreChoice) -> str:
+    """When the doctor took this account's embedded default while a hub service (``jupyter-sched
+    serve``) runs on this host, the sentence saying so and how to check the service's store; else ""
+    (hubadmin22 H6: as root on the hub host it read root's embedded SQLite and said all was well,
+    while the service's store was the PostgreSQL named in the hub's ``services`` environment).
+
+    The host's scheduler registry (:mod:`jupyter_sched.extension.host_schedulers`) says which
+    schedulers run here and their kind, never their store URL (it may hold a password)."""
+    if not choice.embedded_default:
+        return ""
+    try:  # the slim install has no jupyter_server: no service of it runs from here
+        from ..extension.host_schedulers import others
+    except ImportError:
+        return ""
+    services = [s for s in others(me_pid=os.getpid()) if s.kind == "jupyter-sched serve"]
+    if not services:
+        return ""
+    first = services[0]
+    return (f"this checked {getpass.getuser()}'s embedded default store, but `jupyter-sched serve` of {first.user} "
+            f"(pid {first.pid}, {first.url}) runs on this host with the store it was given (${ENV_DB_URL_FILE} or "
+            f"${ENV_DB_URL} in its environment, e.g. the hub config's services entry) — check that one with "
+            f"`{ENV_DB_URL_FILE}=FILE jupyter-sched doctor` or `jupyter-sched doctor --db URL` (a URL without a "
+            "password)")
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -403,6 +429,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         stdout.write(f"store: {store.safe_url} ({choice.source})\n")
         if not choice.embedded_default and _shared_without_quotas(store):  # red team 15, R4
             stdout.write(f"note: {no_quota_warning(None)}\n")
+        if said := exposure_warning(db_access(store.engine), jobs_here=None):  # hubadmin22 H5
+            stdout.write(f"database: {said}\n")
+        if said := _hub_service_here(choice):  # hubadmin22 H6
+            stdout.write(f"note: {said}\n")
     actor = f"doctor:{getpass.getuser()}"
     try:
         read: dict[str, int] | None = None
