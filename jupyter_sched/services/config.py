@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,28 @@ log = logging.getLogger(__name__)
 
 class CachedInventory:
     """Wraps an inventory source: re-reads it at most every ``refresh_s`` seconds; on a failed
-    read keeps the last good inventory (a flaky NVML never stalls scheduling)."""
+    read keeps the last good inventory (a flaky NVML never stalls scheduling).
 
-    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+    A failed read is retried once per ``refresh_s`` too, not by every reader (hub admin 22, H12: a
+    typo in the inventory file logged a traceback ~3 times a second). Each distinct failure is
+    logged once as one WARNING (:meth:`warning`: the setting, the field, the fix, and that the
+    inventory read at HH:MM UTC is kept), again at most every ``repeat_s`` seconds while it lasts;
+    a ValidationError (the admin's input) never with a traceback, any other exception (a bug) with
+    one, once per distinct error. :meth:`warnings` gives the same sentence to ``GET inventory``.
+    """
+
+    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic,
+                 *, repeat_s: float = 300.0, wall: Callable[[], datetime] | None = None) -> None:
         self.source = source
         self.refresh_s = refresh_s
+        self.repeat_s = repeat_s
         self._monotonic = monotonic
+        self._wall = wall or (lambda: datetime.now(timezone.utc))
         self._value: Inventory | None = None
         self._at = 0.0
+        self._read_at: datetime | None = None  # wall time of the last good read
+        self._failure: str | None = None  # the sentence of the failure in force
+        self._said: dict[str, float] = {}  # failure sentence -> monotonic time it was last logged
         self._lock = threading.Lock()
 
     def current(self) -> Inventory:
@@ -54,12 +69,49 @@ class CachedInventory:
             if self._value is None or now - self._at >= self.refresh_s:
                 try:
                     self._value = self.source.current()
-                    self._at = now
-                except Exception:  # any source failure: keep scheduling on the last good inventory
+                except Exception as exc:  # any source failure: keep scheduling on the last good inventory
                     if self._value is None:
                         raise
-                    log.exception("inventory refresh failed; keeping the last inventory")
+                    self._at = now  # retried at the next refresh, not by every reader
+                    self._failed(exc, now)
+                else:
+                    self._at, self._read_at = now, self._wall()
+                    if self._failure is not None:
+                        log.warning("jupyter_sched: %s reads again; the inventory is current",
+                                    _setting_of(self.source))
+                    self._failure = None
             return self._value
+
+    def warnings(self) -> list[str]:
+        """The failure in force as one sentence (``[]`` while the last read succeeded): for
+        ``GET inventory`` (admins) and ``jupyter-sched status``."""
+        failure = self._failure
+        return [] if failure is None else [failure]
+
+    def _failed(self, exc: Exception, now: float) -> None:
+        read = self._read_at.strftime("%H:%M UTC") if self._read_at else "at start"
+        setting = _setting_of(self.source)
+        if isinstance(exc, ValidationError):
+            fix = f" Fix: {exc.hint}." if exc.hint else ""
+            field = f" (field {exc.field})" if exc.field and exc.field not in exc.message else ""
+            sentence = (f"{setting}: {exc.message}{field}; keeping the last good inventory (read at {read}) "
+                        f"until it is fixed.{fix}")
+        else:
+            sentence = (f"{setting}: reading the inventory failed ({type(exc).__name__}: {exc}); keeping the "
+                        f"last good inventory (read at {read}); this is a bug or a fault of the source, "
+                        "see the traceback logged with the first such failure")
+        self._failure = sentence
+        key = sentence.split("; keeping", 1)[0]  # the read time moves nothing: one error, one line
+        last = self._said.get(key)
+        if last is not None and now - last < self.repeat_s:
+            return
+        first = last is None
+        self._said[key] = now
+        if len(self._said) > 64:  # bounded: the oldest said sentences are forgotten
+            for old in sorted(self._said, key=self._said.__getitem__)[:-64]:
+                del self._said[old]
+        trace = first and not isinstance(exc, ValidationError)
+        log.warning("jupyter_sched: %s", sentence, exc_info=exc if trace else None)
 
     def peek(self) -> Inventory | None:
         """The inventory :meth:`current` would answer now without reading the source, or None
@@ -77,6 +129,12 @@ class CachedInventory:
         """Force a re-read at the next :meth:`current`."""
         with self._lock:
             self._value = None
+
+
+def _setting_of(source: Any) -> str:
+    """The setting an inventory source comes from, for a log line (``c.SchedApp.inventory_file``)."""
+    setting = getattr(source, "setting", None)
+    return setting if isinstance(setting, str) and setting else "the inventory source"
 
 
 def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = None,
