@@ -683,10 +683,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
-        from ..client.sync import NO_SUCH_HOST_HINT
+        from ..client.sync import HUB_DOWN_HINT, NO_SUCH_HOST_HINT
 
         fix = ("check the host name given with --url, e.g. http://127.0.0.1:8888/ (what `jupyter server list` "
                "prints)" if exc.hint == NO_SUCH_HOST_HINT
+               else HUB_DOWN_HINT if exc.hint == HUB_DOWN_HINT  # nothing to start, no --url to give (hubadmin22 H1)
                else "is the Jupyter server still running? Start it again, or pass --url for another one")
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {fix}"), exc), file=stderr)
         return EXIT_NO_SERVER

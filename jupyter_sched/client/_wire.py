@@ -28,8 +28,8 @@ from ..errors import (
 )
 from .discovery import TOKEN_HINT
 
-__all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "SseParser", "error_from_response", "event_from_sse",
-           "job_id_named", "job_named", "needs_lookup", "new_notes", "unwrap_list"]
+__all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "ServiceDownError", "SseParser", "error_from_response",
+           "event_from_sse", "job_id_named", "job_named", "needs_lookup", "new_notes", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -56,23 +56,62 @@ _BY_STATUS: dict[int, type[SchedError]] = {
 }
 
 
-def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT) -> SchedError:
+class ServiceDownError(SchedError):
+    """A 502/503/504 that is not the scheduler's answer (no ``{"error": …}`` body): a proxy in front
+    of it answered because the scheduler did not — JupyterHub's "Service Unavailable" page for a
+    hub service that is not running (hubadmin22 H1: it was said as ``[store_error]``, a database
+    fault, and the admin went to look at PostgreSQL)."""
+
+    code = "service_unavailable"
+
+
+def _down(status: int, url: str, said: str = "") -> ServiceDownError:
+    """The :class:`ServiceDownError` of a non-scheduler ``status`` answer from ``url`` (the client's
+    base URL; "" when unknown), worded for what is behind it: a hub service (``…/services/NAME/``),
+    a user's server on a hub (``…/user/NAME/``) or a server of its own; ``said``: the proxy's own
+    JSON message, if any."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc[:200]
+    where = f"HTTP {status} from {host}" if host else f"HTTP {status}"
+    why = f": {said[:200]}" if said else ""
+    if "/services/" in parts.path:
+        return ServiceDownError(f"the scheduler service behind the hub is not answering ({where}){why}",
+                                hint="it is down or restarting; ask your hub admin (the hub's jupyter-sched "
+                                     "service and its log)", details={"status": status})
+    if "/user/" in parts.path:
+        return ServiceDownError(f"your Jupyter server on the hub is not answering ({where}){why}",
+                                hint="it is stopped or restarting; start it again from the hub's home page, or ask "
+                                     "your hub admin", details={"status": status})
+    return ServiceDownError(f"the jupyter_sched server is not answering ({where}){why}",
+                            hint="something in front of it answered instead: it is down or restarting; start it "
+                                 "again, or ask whoever runs it", details={"status": status})
+
+
+def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT, url: str = "") -> SchedError:
     """Turn an error response into the :mod:`jupyter_sched.errors` class the server raised.
 
     Args:
         status: HTTP status code (>= 400).
         text: response body; the wire shape ``{"error": {...}}`` or anything else (e.g. a
-            tornado HTML error page, a 401 from Jupyter auth).
+            tornado HTML error page, a 401 from Jupyter auth, JupyterHub's proxy page).
         token_hint: the hint of a refused token (:func:`~.discovery.token_hint` of the connection).
+        url: the client's base URL (which a :class:`ServiceDownError` names: its host, and whether
+            it is a hub service); "" when unknown.
 
     Returns:
         :class:`~jupyter_sched.errors.AuthenticationError` for a 401/403 the server's auth
         answered (the token was missing or refused: ``details.credentials`` set by the extension,
-        or not the extension's JSON at all); otherwise
-        an instance of the class named by ``error.code`` (else chosen by status: 400 →
-        ValidationError, 401/403 → AuthorizationError, 404 → NotFoundError, 409 → ConflictError,
-        422 → UnschedulableError, 502 → ExecutorError, 503 → StoreError, other → SchedError),
-        with message, field, hint and details filled in.
+        or not the extension's JSON at all); for the scheduler's own ``{"error": …}`` body,
+        an instance of the class named by ``error.code`` (an unknown code — a newer server's,
+        ``hub_service_unreachable`` of a user's server — chosen by status: 400 → ValidationError,
+        401/403 → AuthorizationError, 404 → NotFoundError, 409 → ConflictError, 422 →
+        UnschedulableError, 502 → ExecutorError, 503 → StoreError, other → SchedError — but keeping
+        its own ``code``, so nobody reads ``[executor_error]`` for what the server called otherwise),
+        with message, field, hint and details filled in; for any other 502/503/504 body a
+        :class:`ServiceDownError` (the scheduler did not answer: something in front of it did);
+        else a :class:`~jupyter_sched.errors.SchedError` ``HTTP 500 from …``.
     """
     payload: Any = None
     try:
@@ -86,17 +125,28 @@ def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT)
         if status in (401, 403) and (body.get("code") == "unauthorized" or (details or {}).get("credentials")):
             return AuthenticationError(str(body.get("message") or "the server did not accept the token"),
                                        hint=token_hint, details=details)
-        cls = _BY_CODE.get(str(body.get("code")), _BY_STATUS.get(status, SchedError))
+        code = str(body.get("code") or "")
+        cls = _BY_CODE.get(code, _BY_STATUS.get(status, SchedError))
         message = str(body.get("message") or f"HTTP {status}")
-        return cls(message, field=body.get("field"), hint=body.get("hint"), details=details)
+        error = cls(message, field=body.get("field"), hint=body.get("hint"), details=details)
+        if code and code not in _BY_CODE and _WIRE_CODE.fullmatch(code):
+            error.code = code  # the server's word for it, not the fallback class's (hubadmin22 H1)
+        return error
     if status in (401, 403):  # Jupyter's (or JupyterHub's) own auth answered, before the extension
         return AuthenticationError("the server did not accept the token", hint=token_hint)
+    said = payload["message"] if isinstance(payload, dict) and isinstance(payload.get("message"), str) else ""
+    if status in (502, 503, 504):
+        return _down(status, url, said)
     cls = _BY_STATUS.get(status, SchedError)
-    if isinstance(payload, dict) and isinstance(payload.get("message"), str):
-        message = payload["message"]  # jupyter_server's own JSON errors: {"message", "reason"}
+    if said:
+        message = said  # jupyter_server's own JSON errors: {"message", "reason"}
     else:
         message = f"HTTP {status} from the jupyter_sched server"
     return cls(message)
+
+
+_WIRE_CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
+"""A code kept as the server sent it (a hostile server's code is not echoed into a terminal)."""
 
 
 NAMED_FROM = 500

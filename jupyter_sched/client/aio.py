@@ -94,10 +94,12 @@ class AsyncSchedClient:
             self._notice(retry_notice(wait, retries))
             await self._sleep(wait)
         if response.status_code == 429:
-            error = error_from_response(429, response.text, token_hint=token_hint(self.connection))
+            error = error_from_response(429, response.text, token_hint=token_hint(self.connection),
+                                        url=self.connection.url)
             raise gave_up(error, response.headers.get("retry-after"), retries=retries)
         if response.status_code >= 400:
-            raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection))
+            raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection),
+                                      url=self.connection.url)
         return response
 
     @staticmethod
@@ -308,7 +310,7 @@ class AsyncSchedClient:
                     if response.status_code >= 400:
                         await response.aread()
                         error = error_from_response(response.status_code, response.text,
-                                                    token_hint=token_hint(self.connection))
+                                                    token_hint=token_hint(self.connection), url=self.connection.url)
                         if not reconnect or response.status_code < 500:
                             raise error
                         failure = error.message

@@ -80,11 +80,19 @@ def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
     """Build the error for a failed connection to ``conn``: what happened in words
     (``nothing is listening there``), never the exception's class and errno."""
     why = why_unreachable(exc)
+    if why != NO_SUCH_HOST and (conn.source == "hub-service" or "/services/" in conn.url):
+        # the user can start nothing here, and another URL is not the fix (hubadmin22 H1)
+        return ServerUnreachableError(f"cannot reach the hub's scheduler service at {conn.url}: {why}",
+                                      hint=HUB_DOWN_HINT)
     return ServerUnreachableError(
         f"cannot reach the jupyter_sched server at {conn.url}: {why}",
         # a name that does not resolve is a wrong URL, not a stopped server (new user 20, N27: --url notaurl)
         hint=NO_SUCH_HOST_HINT if why == NO_SUCH_HOST else
         "is the Jupyter server still running? restart it, or connect(url, token) to another one")
+
+
+HUB_DOWN_HINT = "the hub or its scheduler service is down or restarting; ask your hub admin"
+"""The fix of a hub service that does not answer (``JUPYTER_SCHED_HUB_URL``, or a ``…/services/…`` URL)."""
 
 
 NO_SUCH_HOST = "its host name does not resolve"
@@ -299,7 +307,8 @@ class SchedClient:
             self._notice(retry_notice(wait, retries))
             self._sleep(wait)
         if reply.status == 429:
-            error = error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection))
+            error = error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection),
+                                        url=self.connection.url)
             raise gave_up(error, reply.retry_after, retries=retries)
         if reply.status == 404 and not _ours(reply) and (hub := hub_root(self.connection.url)):
             raise NotSchedServerError(  # …/hub/ given: the hub's own pages
@@ -316,7 +325,8 @@ class SchedClient:
                 f"{self.connection.url} is {owner}'s Jupyter server: your token may not use it",
                 hint=self._own_server_hint())
         if reply.status >= 400:
-            raise error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection))
+            raise error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection),
+                                      url=self.connection.url)
         if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):
             raise NotSchedServerError(  # new user 8, N12: the hub (or a stopped server's /user/NAME/) redirects
                 f"{self.connection.url} is a JupyterHub, not the jupyter_sched API", hint=self._hub_hint(hub))
@@ -661,7 +671,7 @@ class SchedClient:
                         if response.status_code >= 400:
                             response.read()
                             error = error_from_response(response.status_code, response.text,
-                                                        token_hint=token_hint(self.connection))
+                                                        token_hint=token_hint(self.connection), url=self.connection.url)
                             if not reconnect or response.status_code < 500:
                                 raise error
                             failure = error.message

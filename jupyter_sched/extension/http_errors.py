@@ -9,6 +9,7 @@ this route" (new user 13, N17).
 
 from __future__ import annotations
 
+import re
 from http.client import responses
 from typing import Any
 
@@ -26,6 +27,7 @@ _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "
 
 RETRY_AFTER_S = 5
 """Seconds a 503 raised outside a handler's own errors asks the caller to wait (``Retry-After``)."""
+_RETRY_SAID = re.compile(r"[;,.]?\s*retry in a moment\.?$")
 
 CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no token, a wrong token, or a browser "
                        "request without its _xsrf value")
@@ -127,6 +129,8 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
     elif status == 404:
         error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"
     elif status == 503:  # e.g. the hub did not answer a token check (new user 20, N28): the caller retries
+        # the hint says when: a message's own "; retry in a moment" would say it twice (hubadmin22 H1)
+        error["message"] = _RETRY_SAID.sub("", str(error["message"])) or error["message"]
         error["hint"] = f"retry in {RETRY_AFTER_S} seconds"
         headers["Retry-After"] = str(RETRY_AFTER_S)
     elif status == 405:

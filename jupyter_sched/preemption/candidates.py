@@ -10,7 +10,7 @@ GPU-seconds; nodes by their index in the cycle's placement state.
 Kueue's candidate ordering (``pkg/scheduler/preemption``, ``candidatesOrdering``) ranks by
 already evicted, other queues' workloads before the preemptor's own, lower priority, then newest
 admission; here the minimum runtime, jobs broken, GPUs and pods evicted and work lost (GPU-seconds
-run, 0 for a checkpointable job) come before age (:func:`~.victims.plan_cost`; issue 16).
+run, 0 for a checkpointable job or an idle lease) come before age (:func:`~.victims.plan_cost`; issue 16).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["borrow_threshold", "candidate_of", "nomination_candidate"]
 
 
 def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_s: float,
-                 node_index: Mapping[str, int], fresh: Allocation | None = None) -> Candidate:
+                 node_index: Mapping[str, int], fresh: Allocation | None = None, idle: bool = False) -> Candidate:
     """The candidate for evicting ``job``, which holds ``milli`` milli-GPUs.
 
     Args:
@@ -39,6 +39,11 @@ def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_
         node_index: node name → node index of the cycle's placement state.
         fresh: the allocation of an admission made earlier in this cycle: withdrawing it costs
             nothing (``fresh=True``, no start time, no work lost).
+        idle: ``job`` is a lease that sits idle (the snapshot's ``idle_ends``: idle under a policy
+            that releases it). Its time held is no work: evicting it loses none (``work_lost`` 0),
+            and the minimum runtime, which keeps work that has just started from being thrown away,
+            does not protect it (hubadmin22 H9: a reclaim spared a 1-minute-old idle lease with no
+            kernel and took a job's 7 minutes of training instead). Ignored for other jobs.
 
     A single-node job names its node (the search tries clearing nodes for single-node jobs);
     a gang counts one pod per worker and its whole GPUs per node (``per_node``).
@@ -57,13 +62,14 @@ def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_
             n = node_index.get(name)
             if n is not None and uuids:
                 per_node[n] = per_node.get(n, 0) + len(uuids)
-    young = started is not None and ran < min_runtime_s
+    idle = idle and job.is_lease
+    young = started is not None and ran < min_runtime_s and not idle
     return Candidate(
         job_id=job.id, team=job.spec.team, user=job.spec.user, rank=job.spec.priority.rank,
         milli=milli, started=started, kind=kind,
         protected=young, exempt=young and job.preempted_by is not None,
-        pods=max(1, len(workers)), work_lost=0.0 if job.spec.checkpointable else ran * milli / 1000, node=node,
-        per_node=tuple(per_node.items()))
+        pods=max(1, len(workers)), work_lost=0.0 if job.spec.checkpointable or idle else ran * milli / 1000,
+        node=node, per_node=tuple(per_node.items()), idle=idle)
 
 
 def nomination_candidate(owner: Job, milli: int, per_node: Mapping[int, int]) -> Candidate:

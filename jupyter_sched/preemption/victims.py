@@ -20,7 +20,8 @@ issue 16):
 2. the classes evicted, highest first (one ``normal`` victim costs more than any number of ``low``
    ones: evicting lower classes first);
 3. jobs broken; 4. GPUs of work evicted; 5. pods (gang workers) evicted;
-6. work lost (GPU-seconds run since start; a checkpointable job loses none); 7. job ids.
+6. work lost (GPU-seconds run since start; a checkpointable job or an idle lease loses none, and an
+   idle lease is never protected by item 1: hubadmin22 H9); 7. job ids.
 
 Search (kube-scheduler's per-node ``selectVictimsOnNode`` + Kueue's ``minimalPreemptions``
 remove-then-fill-back, combined):
@@ -59,6 +60,8 @@ TARGETS = 3
 MAX_CANDIDATES = 256
 """Cheapest candidates a search looks at beyond a target node's own (bounds a search on a large,
 saturated cluster; the cheapest are the ones a minimal set would pick anyway)."""
+SPARED_NAMED = 8
+"""Young candidates a plan names as spared by the minimum runtime (:attr:`PreemptionPlan.spared`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,8 @@ class Candidate:
         pods: workers it runs (a gang breaks as a whole).
         started: when it started (or was admitted); None = unknown (treated as old).
         kind: ``"reclaim"`` (a borrowing team's job) or ``"priority"`` (own team, lower class).
-        protected: younger than the profile's minimum runtime.
+        protected: younger than the profile's minimum runtime (never an idle lease: it has no work
+            for the minimum runtime to protect, :func:`~.candidates.candidate_of`).
         exempt: protected *and* restarted after an earlier eviction: another team may not evict
             it again before it has run the minimum runtime (red team 15 R13).
         work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
@@ -85,6 +89,8 @@ class Candidate:
         below: ids of candidates of the same team, of a lower class, that this job would preempt
             if it were requeued (its team's preemption policy allows it): a plan evicting it while
             one of them runs on costs item 0 (module doc; new user 19, N2). Set by the cycle.
+        idle: a lease that sits idle (the snapshot's ``idle_ends``): evicting it loses no work
+            (``work_lost`` 0) and the minimum runtime does not protect it (hubadmin22 H9).
     """
 
     job_id: str
@@ -103,6 +109,7 @@ class Candidate:
     nominated: bool = False
     exempt: bool = False
     below: tuple[str, ...] = ()
+    idle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +120,16 @@ class PreemptionPlan:
         victims: the set to evict, cheapest first; empty when refused.
         refused: one sentence saying why no preemption was issued (when ``victims`` is empty).
         details: numbers behind ``refused``.
+        spared: ids (sorted, at most :data:`SPARED_NAMED`) of the candidates younger than the minimum
+            runtime that the plan leaves running although they are of a class no higher than a
+            victim's: the minimum runtime is why an older one went instead (the reclaim's audit
+            names them; hubadmin22 H9). Empty when refused.
     """
 
     victims: tuple[Candidate, ...] = ()
     refused: str = ""
     details: Mapping[str, object] = field(default_factory=dict)
+    spared: tuple[str, ...] = ()
 
 
 _NONE: frozenset[str] = frozenset()
@@ -208,10 +220,21 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
     if best is None:
         single = _single_victim(candidates, fits, evict, removable, what_if)
         if single is not None:
-            return PreemptionPlan(victims=(single,))
+            return PreemptionPlan(victims=(single,), spared=_spared(candidates, (single,)))
         return PreemptionPlan(refused=f"evicting all {len(candidates)} preemptible jobs would still not make it fit",
                               details={"candidates": sorted(c.job_id for c in candidates)})
-    return PreemptionPlan(victims=best[1])
+    return PreemptionPlan(victims=best[1], spared=_spared(candidates, best[1]))
+
+
+def _spared(candidates: Sequence[Candidate], victims: Sequence[Candidate]) -> tuple[str, ...]:
+    """:attr:`PreemptionPlan.spared`: the young candidates left running of a class no higher than
+    the highest running victim's (fresh withdrawals and nominations cost nothing and spare nothing)."""
+    ranks = [v.rank for v in victims if not v.fresh]
+    if not ranks:
+        return ()
+    top, chosen = max(ranks), {v.job_id for v in victims}
+    return tuple(sorted(c.job_id for c in candidates
+                        if c.protected and not c.fresh and c.rank <= top and c.job_id not in chosen)[:SPARED_NAMED])
 
 
 def _single_victim(candidates: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],

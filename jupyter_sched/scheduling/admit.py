@@ -65,7 +65,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
-                _admit(ctx, job, placement, check.borrowed, backfill)
+                held = job.id in ctx.book and _on_held(ctx, job.id, placement)
+                _admit(ctx, job, placement, check.borrowed, backfill and not held, held)
                 return placement, None
     if check.ok and flavor.pools and closed is None and blocked_by is None:
         # no room: the outcome is shared by the jobs of this shape while the pools' capacity is
@@ -173,6 +174,14 @@ def placed_around(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Fla
     with state.what_if():
         state.take(RESERVE_PREFIX + res.job_id, Holding(gpus=free_reserved, node=0))
         return ctx.placer.place(job.id, req, flavor)
+
+
+def _on_held(ctx: CycleContext, job_id: str, placement: Placement) -> bool:
+    """Does ``placement`` use only GPUs nominated to ``job_id`` (freed for it by its preemption or
+    reclaim)? Such a start is the job taking what was held for it, not a backfill around another
+    job's reservation (hubadmin22 H9: the audit called it "backfilled")."""
+    mine = set(ctx.book.gpus.get(job_id, ()))
+    return bool(mine) and all(g in mine for g, _ in placement.holding.gpus)
 
 
 def _take(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> Placement | None:
@@ -305,7 +314,9 @@ def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) 
     _admit(ctx, job, placement, borrowed, False)
 
 
-def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool) -> None:
+def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool,
+           held: bool = False) -> None:
+    """Record the admission (``held``: on GPUs nominated to it, said so in the audit)."""
     # Hot path (once per admission): records built with positional arguments (a keyword call to a
     # generated __init__ is slower), the job's id, spec and reason read once.
     alloc = placement.allocation
@@ -340,7 +351,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         if learned is not None and learned > 0:
             end = learned if limit is None else min(learned, limit)
     ctx.fresh_end[job_id] = end
-    why = "backfilled without delaying the reservation" if backfill else "fits"
+    why = ("backfilled without delaying the reservation" if backfill
+           else "fits on the GPUs held for it" if held else "fits")
     if borrowed:
         # the shared GPU count ("1 GPU", "0.5 GPU"; new user 18, N16: "borrowing 1 GPUs")
         why += f"; borrowing {gpus_phrase(float(borrowed_gpus))} above {spec.team}'s guarantee"

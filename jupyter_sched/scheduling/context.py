@@ -34,6 +34,7 @@ from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
 
 if TYPE_CHECKING:
+    from ..quota.ceiling import CeilingExceeded
     from .eta import Plan
 
 __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit", "no_pause"]
@@ -173,6 +174,9 @@ class CycleContext:
         self.reservations: dict[str, Reservation] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
         self.ceilings: dict[tuple[str, str, int, int], Line | None] = {}  # per (team, user, milli, id(flavors))
+        # the words of a request above its ceiling, per ceilings' key and the request's gpus, gpu_milli,
+        # workers and groups (scheduling.cycle._above_ceiling)
+        self.ceiling_words: dict[tuple[object, ...], CeilingExceeded] = {}
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
         # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive
         # for the whole cycle, so their ids are stable cache keys).

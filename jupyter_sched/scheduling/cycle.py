@@ -157,11 +157,19 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
         line = ctx.ceilings[key] = binding_ceiling(quota, team, user, milli, dict.fromkeys(f.model for f in flavors))
     if line is None:
         return False
-    # a queued job's reason is read by others too (the queue): its user named, not "you"
-    over = ceiling_exceeded(line, job.spec.resources, (f.model for f in flavors), user=user, ledger=quota,
-                            to_user=False)
+    # a queued job's reason is read by others too (the queue): its user named, not "you"; the words
+    # depend on the line, the models, the user and the request's shape only: built once per cycle for
+    # them (session 22: a backlog of 1,000 jobs above one team's ceiling built the same sentence 1,000
+    # times each cycle); each job's details get their own lists
+    req = job.spec.resources
+    words_key = (*key, req.gpus, req.gpu_milli, req.workers, req.groups)
+    over = ctx.ceiling_words.get(words_key)
+    if over is None:
+        over = ctx.ceiling_words[words_key] = ceiling_exceeded(line, req, (f.model for f in flavors), user=user,
+                                                               ledger=quota, to_user=False)
+    details = {k: list(v) if isinstance(v, list) else v for k, v in over.details.items()}
     reason = PendingReason(code="Unschedulable", message=over.message,
-                           details={**over.details, "field": over.field, "never": "quota", "rule":
+                           details={**details, "field": over.field, "never": "quota", "rule":
                                     "user cap" if line.user is not None else "team borrowing limit"},
                            unblock=f"cancel it and resubmit with {over.most}, or ask an admin to "
                                    + (f"add a quota line for it (or to raise {UNLISTED_SETTING})" if over.unlisted

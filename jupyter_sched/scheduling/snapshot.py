@@ -138,7 +138,9 @@ class Snapshot:
             reclaimed if it stays idle (its idle deadline: warning, then grace;
             :mod:`jupyter_sched.engine.idle_ends`). A lease has no time limit: this is its projected
             end for the ETAs shown only, never for admission or backfill decisions (reservations keep
-            the enforced limits): :func:`~jupyter_sched.scheduling.runtimes.time_left`.
+            the enforced limits): :func:`~jupyter_sched.scheduling.runtimes.time_left`. As a victim
+            candidate such a lease loses no work and the minimum runtime does not protect it
+            (:func:`~jupyter_sched.preemption.candidates.candidate_of`, hubadmin22 H9).
     """
 
     now: datetime

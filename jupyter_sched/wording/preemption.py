@@ -36,23 +36,24 @@ def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Co
         min_runtime_s: the profile's minimum runtime, seconds (0: none).
         lease: the work is a lease (a kernel's GPUs): a preempted lease ends at once, it neither
             restarts nor goes back to the queue (verify 21, V9: the job's words were given to leases).
+            An idle lease has no work for the minimum runtime to protect (hubadmin22 H9).
 
     Returns:
         e.g. ``priority low: higher-priority work may preempt it at any moment — a run shorter than 5m
         (the minimum runtime) is spared only when another job can make room, and once preempted, each
         restart is protected for its first 5m unless the job spared instead would preempt it in turn;
         a preempted job goes back to the queue with its submit time``; for a lease ``priority low:
-        higher-priority work may take these GPUs at any moment (a lease younger than 5m is spared only
-        when another can make room); a preempted lease ends and its GPUs leave this kernel — %gpu
-        request asks again``.
+        higher-priority work may take these GPUs at any moment (a lease in use and younger than 5m is
+        spared only when another can make room; an idle one is not); a preempted lease ends and its GPUs
+        leave this kernel — %gpu request asks again``.
     """
     if not preemption or priority not in preemptible_classes:
         return None
     if lease:
         text = f"priority {priority}: higher-priority work may take these GPUs at any moment"
         if min_runtime_s > 0:
-            text += (f" (a lease younger than {format_duration(min_runtime_s)} is spared only when another can "
-                     "make room)")
+            text += (f" (a lease in use and younger than {format_duration(min_runtime_s)} is spared only when "
+                     "another can make room; an idle one is not)")
         return text + "; a preempted lease ends and its GPUs leave this kernel — %gpu request asks again"
     text = f"priority {priority}: higher-priority work may preempt it at any moment"
     if min_runtime_s > 0:

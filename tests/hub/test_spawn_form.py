@@ -12,6 +12,7 @@ it would from a cluster. Nobody spawns a server, so no OS accounts are needed.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 import re
@@ -269,7 +270,7 @@ def test_an_unreachable_scheduler_keeps_gpu_profiles_offered_with_a_note() -> No
     page = asyncio.run(profiles.options_form())
     inputs = profile_inputs(page)
     assert " disabled" not in inputs["gpu-small"]
-    assert "GPU availability unknown: the scheduler did not answer (cannot reach the jupyter_sched server" in page
+    assert "GPU availability unknown: the scheduler did not answer (cannot reach the hub's scheduler service" in html.unescape(page)
     assert asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]})) == {"profile": "gpu-small", "gpus": 1}
 
 

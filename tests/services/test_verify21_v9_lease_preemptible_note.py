@@ -25,8 +25,8 @@ def _lease_notes(services: Services, priority: str) -> list[str]:
 
 
 @pytest.mark.parametrize("profile, want", [
-    pytest.param(None, "priority low: higher-priority work may take these GPUs at any moment (a lease younger than "
-                 "5m is spared only when another can make room); a preempted lease ends and its GPUs leave this "
+    pytest.param(None, "priority low: higher-priority work may take these GPUs at any moment (a lease in use and "
+                 "younger than 5m is spared only when another can make room; an idle one is not); a preempted lease ends and its GPUs leave this "
                  "kernel — %gpu request asks again", id="default profile"),
     pytest.param(SchedulingProfile(min_runtime_s=0), "priority low: higher-priority work may take these GPUs at any "
                  "moment; a preempted lease ends and its GPUs leave this kernel — %gpu request asks again",

@@ -172,10 +172,12 @@ def _available(ctx: CycleContext, job: Job, other: Job) -> bool:
 
 
 def candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
-    """``h``'s job as a victim candidate of ``kind`` (its cost: :func:`~jupyter_sched.preemption.candidate_of`)."""
+    """``h``'s job as a victim candidate of ``kind`` (its cost: :func:`~jupyter_sched.preemption.candidate_of`;
+    a lease in the snapshot's ``idle_ends`` is idle: it loses nothing and is not protected, hubadmin22 H9)."""
     fresh = ctx.fresh.get(h.job.id)
     return candidate_of(h.job, h.milli, kind, now=ctx.now, min_runtime_s=ctx.profile.min_runtime_s,
-                        node_index=ctx.state.node_index, fresh=fresh.allocation if fresh is not None else None)
+                        node_index=ctx.state.node_index, fresh=fresh.allocation if fresh is not None else None,
+                        idle=h.job.id in ctx.snap.idle_ends)
 
 
 def holder_key(c: Candidate) -> str:

@@ -23,6 +23,7 @@ from datetime import timedelta
 
 from ...model import Allocation, Job, PendingReason
 from ...model.job import work_noun
+from ...model.units import format_duration
 from ...placement.placer import Flavor, Placement
 from ...preemption.victims import Candidate, PreemptionPlan
 from ..admit import admit_placed
@@ -106,11 +107,14 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
             checkpoint_signal=ctx.profile.checkpoint_signal and victim.spec.checkpointable))
         ctx.audit.append(AuditRecord(
             action="reclaim" if c.kind == "reclaim" else "preempt", job_id=c.job_id, user=c.user,
-            message=f"{c.job_id} ({c.team}, {victim.spec.priority.value}) {sentence}",
+            message=f"{c.job_id} ({c.team}, {victim.spec.priority.value}) {sentence}{_spared_clause(ctx, plan)}",
             details={"for_job": job.id, "for_team": spec.team, "kind": c.kind, "victim_team": c.team,
                      "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
                      "node": victim.allocation.node if victim.allocation else None,
-                     "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims]}))
+                     "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims],
+                     # why this one (hubadmin22 H9): an idle lease loses nothing; young ones kept by the rule
+                     **({"idle": True} if c.idle else {}),
+                     **({"spared_min_runtime": list(plan.spared)} if plan.spared else {})}))
     if withdrawn:
         ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
             c.job_id for c in withdrawn]})
@@ -130,6 +134,15 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
     return True
+
+
+def _spared_clause(ctx: CycleContext, plan: PreemptionPlan) -> str:
+    """The audit's words for the young candidates the plan left running (hubadmin22 H9: why an older
+    job went, not the younger work that borrowed too), e.g. ``; kept l-1 (run less than the minimum
+    runtime, 5m)``; "" when none."""
+    if not plan.spared:
+        return ""
+    return f"; kept {', '.join(plan.spared)} (run less than the minimum runtime, {format_duration(ctx.profile.min_runtime_s)})"
 
 
 def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
