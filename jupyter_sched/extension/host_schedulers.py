@@ -405,15 +405,33 @@ def _others(me_pid: int, folder: Path) -> tuple[list[HostScheduler], str]:
     return sorted(found, key=lambda s: s.pid), short
 
 
+SERVE = "jupyter-sched serve"
+"""``HostScheduler.kind`` of a hub service (else ``jupyter lab``: a personal server's scheduler)."""
+
+
 def warning_for(other: HostScheduler, me: HostScheduler) -> str:
-    """The start-up WARNING about ``other`` (seen by ``me``)."""
+    """The start-up WARNING about ``other`` (seen by ``me``), with the fix for the one reading it
+    (hub admin 22, H13): the hub service's admin is told to stop the other scheduler or have its
+    owner use the hub (not to "run jupyter-sched serve", which they do); a personal server beside
+    a hub service is told to use that service; two personal servers, to set one up."""
     who = f"another jupyter_sched ({other.kind} of {other.user}, pid {other.pid}, {other.url})"
-    fix = ("one scheduler per machine: for several people, run `jupyter-sched serve` under JupyterHub "
-           "(README: one GPU machine, several people)")
+    if me.kind == SERVE and other.kind == SERVE:
+        fix = (f"two hub services schedule the same GPUs: stop one of them (pid {other.pid} if it is the one being "
+               "replaced), so that one service schedules this host")
+    elif me.kind == SERVE:
+        fix = (f"stop it (pid {other.pid}), or have {other.user} use the hub: on the hub a user's server forwards to "
+               "this service (c.SchedApp.hub_service_url), so their jobs join the same queue and quotas")
+    elif other.kind == SERVE:
+        fix = (f"a hub service (pid {other.pid}) already schedules this host: use it through the hub "
+               "(c.SchedApp.hub_service_url set to its URL) instead of this server's own scheduler")
+    else:
+        fix = ("one scheduler per machine: for several people, run `jupyter-sched serve` under JupyterHub "
+               "(README: one GPU machine, several people)")
     if other.simulated or me.simulated:
         return (f"{who} runs on this host too; its GPUs or these are simulated, so no GPU is handed out twice "
                 f"now — on real GPUs both would hand out the same ones; {fix}")
-    return (f"{who} schedules this host's {other.gpus} GPUs too: jobs of both will share them, each scheduler "
+    gpus = f"schedules this host's {other.gpus} GPUs too" if me.kind != SERVE else "also schedules GPUs on this host"
+    return (f"{who} {gpus}: jobs of both will share them, each scheduler "
             f"blind to the other's (quotas, queues and \"why does my job wait\" cover only its own); {fix}")
 
 
@@ -431,7 +449,7 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
     if inventory.source == "kubernetes":
         return Registration(None)
     gpus, simulated = sum(1 for _ in inventory.gpus()), bool(inventory.simulated)
-    kind = "jupyter-sched serve" if type(app).__name__ == "HubSchedApp" else "jupyter lab"
+    kind = SERVE if type(app).__name__ == "HubSchedApp" else "jupyter lab"
     try:
         user = pwd.getpwuid(os.getuid()).pw_name
     except KeyError:

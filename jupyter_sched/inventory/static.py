@@ -36,16 +36,25 @@ from ..model.resources import MAX_CPU_MILLIS, MAX_MEMORY_MIB
 __all__ = ["StaticInventory", "inventory_from_mapping"]
 
 
+MAX_NODE_GPUS = 4096  # more GPUs than any one machine has: a bound a reader can take in
+
+
 def _require(mapping: Mapping[str, Any], key: str, where: str, hint: str) -> Any:
     if key not in mapping or mapping[key] in (None, ""):
         raise ValidationError(f"{where}.{key} is required", field=f"{where}.{key}", hint=hint)
     return mapping[key]
 
 
-def _int(value: Any, where: str, hint: str, maximum: int = 1 << 40) -> int:
+def _int(value: Any, where: str, hint: str, maximum: int = 1 << 40, unit: str = "") -> int:
+    """``value`` as a whole number from 0 to ``maximum`` (of ``unit``, e.g. "GPUs", when given).
+
+    Raises:
+        ValidationError: not one (field ``where``); with a unit the message says "a whole number of
+            GPUs from 0 to 4,096", not a bare byte-sized bound (hub admin 22, H12).
+    """
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
-        raise ValidationError(f"{where} must be an integer from 0 to {maximum:,} (got {value!r})", field=where,
-                              hint=hint)
+        what = f"a whole number of {unit} from 0 to {maximum:,}" if unit else f"a whole number from 0 to {maximum:,}"
+        raise ValidationError(f"{where} must be {what} (got {value!r})", field=where, hint=hint)
     return value
 
 
@@ -94,7 +103,8 @@ def _node(raw: Any, where: str) -> Node:
         gpus = [_gpu(g, f"{where}.gpus[{i}]", name, i) for i, g in enumerate(raw["gpus"])]
     else:
         count = _int(_require(raw, "gpu_count", where, "give either gpus: [...] or gpu_count with gpu_model"),
-                     f"{where}.gpu_count", "a number of GPUs")
+                     f"{where}.gpu_count", "write the node's GPU count as digits, e.g. gpu_count: 8",
+                     maximum=MAX_NODE_GPUS, unit="GPUs")
         model = str(_require(raw, "gpu_model", where, "e.g. gpu_model: H100-80GB"))
         memory = parse_memory_mib(_require(raw, "gpu_memory", where, "e.g. gpu_memory: 80GiB"), field=f"{where}.gpu_memory")
         peers: dict[int, set[int]] = {i: set() for i in range(count)}
@@ -174,9 +184,13 @@ def inventory_from_mapping(data: Any) -> Inventory:
 class StaticInventory:
     """Inventory source reading a YAML file on every :meth:`current` call (edits apply live).
 
+    ``setting``: what a run-time read failure is said against (``c.SchedApp.inventory_file``).
+
     Raises (from :meth:`current`):
         ValidationError: unreadable file, invalid YAML or invalid content (field + fix).
     """
+
+    setting = "c.SchedApp.inventory_file"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

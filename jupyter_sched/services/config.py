@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
 from .idle import retention_s
+from .inventory_watch import InventoryWatch
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
 from .root import Services
@@ -38,28 +40,85 @@ log = logging.getLogger(__name__)
 
 class CachedInventory:
     """Wraps an inventory source: re-reads it at most every ``refresh_s`` seconds; on a failed
-    read keeps the last good inventory (a flaky NVML never stalls scheduling)."""
+    read keeps the last good inventory (a flaky NVML never stalls scheduling).
 
-    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+    A failed read is retried once per ``refresh_s`` too, not by every reader (hub admin 22, H12: a
+    typo in the inventory file logged a traceback ~3 times a second). Each distinct failure is
+    logged once as one WARNING (:meth:`warning`: the setting, the field, the fix, and that the
+    inventory read at HH:MM UTC is kept), again at most every ``repeat_s`` seconds while it lasts;
+    a ValidationError (the admin's input) never with a traceback, any other exception (a bug) with
+    one, once per distinct error. :meth:`warnings` gives the same sentence to ``GET inventory``.
+    """
+
+    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic,
+                 *, repeat_s: float = 300.0, wall: Callable[[], datetime] | None = None) -> None:
         self.source = source
         self.refresh_s = refresh_s
+        self.repeat_s = repeat_s
         self._monotonic = monotonic
+        self._wall = wall or (lambda: datetime.now(timezone.utc))
         self._value: Inventory | None = None
         self._at = 0.0
+        self._read_at: datetime | None = None  # wall time of the last good read
+        self._failure: str | None = None  # the sentence of the failure in force
+        self._said: dict[str, float] = {}  # failure sentence -> monotonic time it was last logged
         self._lock = threading.Lock()
+        self.on_read: Callable[[Inventory], None] | None = None
+        """Called with each inventory read afresh, outside the lock (:class:`.inventory_watch.InventoryWatch`)."""
 
     def current(self) -> Inventory:
+        fresh: Inventory | None = None
         with self._lock:
             now = self._monotonic()
             if self._value is None or now - self._at >= self.refresh_s:
                 try:
-                    self._value = self.source.current()
-                    self._at = now
-                except Exception:  # any source failure: keep scheduling on the last good inventory
+                    self._value = fresh = self.source.current()
+                except Exception as exc:  # any source failure: keep scheduling on the last good inventory
                     if self._value is None:
                         raise
-                    log.exception("inventory refresh failed; keeping the last inventory")
-            return self._value
+                    self._at = now  # retried at the next refresh, not by every reader
+                    self._failed(exc, now)
+                else:
+                    self._at, self._read_at = now, self._wall()
+                    if self._failure is not None:
+                        log.warning("jupyter_sched: %s reads again; the inventory is current",
+                                    _setting_of(self.source))
+                    self._failure = None
+            value = self._value
+        if fresh is not None and self.on_read is not None:
+            self.on_read(fresh)  # hubadmin22 H3: work left on GPUs that went away, said
+        return value
+
+    def warnings(self) -> list[str]:
+        """The failure in force as one sentence (``[]`` while the last read succeeded): for
+        ``GET inventory`` (admins) and ``jupyter-sched status``."""
+        failure = self._failure
+        return [] if failure is None else [failure]
+
+    def _failed(self, exc: Exception, now: float) -> None:
+        read = self._read_at.strftime("%H:%M UTC") if self._read_at else "at start"
+        setting = _setting_of(self.source)
+        if isinstance(exc, ValidationError):
+            fix = f" Fix: {exc.hint}." if exc.hint else ""
+            field = f" (field {exc.field})" if exc.field and exc.field not in exc.message else ""
+            sentence = (f"{setting}: {exc.message}{field}; keeping the last good inventory (read at {read}) "
+                        f"until it is fixed.{fix}")
+        else:
+            sentence = (f"{setting}: reading the inventory failed ({type(exc).__name__}: {exc}); keeping the "
+                        f"last good inventory (read at {read}); this is a bug or a fault of the source, "
+                        "see the traceback logged with the first such failure")
+        self._failure = sentence
+        key = sentence.split("; keeping", 1)[0]  # the read time moves nothing: one error, one line
+        last = self._said.get(key)
+        if last is not None and now - last < self.repeat_s:
+            return
+        first = last is None
+        self._said[key] = now
+        if len(self._said) > 64:  # bounded: the oldest said sentences are forgotten
+            for old in sorted(self._said, key=self._said.__getitem__)[:-64]:
+                del self._said[old]
+        trace = first and not isinstance(exc, ValidationError)
+        log.warning("jupyter_sched: %s", sentence, exc_info=exc if trace else None)
 
     def peek(self) -> Inventory | None:
         """The inventory :meth:`current` would answer now without reading the source, or None
@@ -77,6 +136,12 @@ class CachedInventory:
         """Force a re-read at the next :meth:`current`."""
         with self._lock:
             self._value = None
+
+
+def _setting_of(source: Any) -> str:
+    """The setting an inventory source comes from, for a log line (``c.SchedApp.inventory_file``)."""
+    setting = getattr(source, "setting", None)
+    return setting if isinstance(setting, str) and setting else "the inventory source"
 
 
 def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = None,
@@ -208,6 +273,12 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     # README's one-line example left the owner's team, default, with 0 GPUs and no word in the log)
     for warning in service.quotas.unlisted_warnings(store.quota_set()):
         logger.warning("jupyter_sched: %s", warning)
+    if isinstance(inventory, CachedInventory):  # at start and at each refresh that changes it (hubadmin22 H3)
+        inventory.on_read = watch = InventoryWatch(
+            lambda: [record.job for record in store.live_jobs()],
+            lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+        if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
+            watch(read)
     return service
 
 

@@ -56,9 +56,10 @@ class SystemService:
         if kept is not None and version >= 0 and self._same(kept[0], inputs):
             self._answers[admin] = (inputs, kept[1])
             return kept[1] if caller is None else self.for_caller(caller.user, caller.admin, kept[1])
-        _, _, latest, foreign, warnings = inputs
+        _, _, latest, foreign, warnings, source_warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
         body["allocations"] = allocations
+        body["warnings"] = list(source_warnings)
         if self.monitor is not None:
             body["telemetry"] = inventory_telemetry(inv, latest, gpu_occupancy(inv, live),
                                                     foreign=foreign, processes_for=lambda uuid: admin,
@@ -125,13 +126,17 @@ class SystemService:
     def _inputs(self, inv: Any, version: int, admin: bool) -> tuple[Any, ...]:
         """What a ``GET inventory`` answer of the view ``admin`` is computed from, besides the
         holders the ``jobs`` counter ``version`` stands for: ``(inventory, version, telemetry
-        readings, foreign processes, label warnings)``."""
+        readings, foreign processes, label warnings, source warnings)``; the last: admins', the
+        inventory source's failed re-read in force (a bad ``inventory_file`` edit; hub admin 22, H12)."""
         from ..telemetry.report import foreign_processes_of
 
+        said = getattr(self.ctx.inventory_source, "warnings", None)
+        source_warnings = tuple(said()) if admin and callable(said) else ()
         if self.monitor is None:
-            return inv, version, None, None, ()
+            return inv, version, None, None, (), source_warnings
         warnings = tuple(self.monitor.label_warnings()) if admin else ()
-        return inv, version, self.monitor.latest(), foreign_processes_of(self.ctx.inventory_source), warnings
+        return (inv, version, self.monitor.latest(), foreign_processes_of(self.ctx.inventory_source), warnings,
+                source_warnings)
 
     def _holders(self) -> tuple[int, list[Job], dict[str, list[dict[str, Any]]]]:
         """The store's ``jobs`` counter, the jobs holding GPUs and, per GPU uuid,

@@ -55,6 +55,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
             lines.append(f"nvml       not used: the GPUs are simulated — {why}")
         else:
             lines.append(f"nvml       unavailable: {why}")
+    for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
+        lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
     said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in running
             if (text := progress_text(job, now))]

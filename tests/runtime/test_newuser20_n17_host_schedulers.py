@@ -211,3 +211,23 @@ def test_s21_the_registry_folder_is_the_hosts_temporary_folder_unless_the_variab
     finally:
         mine.withdraw()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_s22_hubadmin22_h13_the_hub_service_is_told_to_stop_the_other_not_to_run_itself() -> None:
+    from jupyter_sched.extension.host_schedulers import HostScheduler
+
+    lab = HostScheduler(user="root", uid=0, pid=26209, url="http://localhost:32839/", gpus=2, simulated=False,
+                        kind="jupyter lab")
+    hub = HostScheduler(user="root", uid=0, pid=7, url="http://127.0.0.1:8000/services/s/", gpus=2, simulated=False,
+                        kind="jupyter-sched serve")
+    said = warning_for(lab, hub)  # the hub service starting, a personal jupyter lab scheduling too
+    assert "run `jupyter-sched serve`" not in said, said
+    assert said.startswith("another jupyter_sched (jupyter lab of root, pid 26209, http://localhost:32839/) "
+                           "also schedules GPUs on this host")
+    assert "stop it (pid 26209), or have root use the hub" in said and "c.SchedApp.hub_service_url" in said
+    other_hub = warning_for(hub, hub)
+    assert "run `jupyter-sched serve`" not in other_hub and "stop one of them" in other_hub
+    ana = HostScheduler(user="ana", uid=1000, pid=9, url="http://127.0.0.1:8888/", gpus=2, simulated=False,
+                        kind="jupyter lab")
+    assert "a hub service (pid 7) already schedules this host: use it" in warning_for(hub, ana)
+    assert "run `jupyter-sched serve` under JupyterHub" in warning_for(lab, ana), "two personal servers: set one up"

@@ -122,6 +122,8 @@ class GetInventoryResponse(CodecView):
     nvml: NvmlStatus | None
     allocations: dict[str, list[GpuHolder]] = Field(description="per GPU uuid, who holds it")
     telemetry: InventoryTelemetry | None = Field(default=None, description="absent when telemetry is off")
+    warnings: list[str] = Field(default_factory=list, description="admins: the inventory source's failed re-read in "
+                                "force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept)")
 
 
 class ConfigEvents(CodecView):
