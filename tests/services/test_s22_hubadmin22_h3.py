@@ -84,3 +84,26 @@ def test_s22_hubadmin22_h3_a_restart_with_fewer_gpus_is_said_once_in_the_log(
     assert capacity == ["jupyter_sched: teams are guaranteed 4 GPUs of any model but only 2 exist: until the GPUs are "
                         "back, guarantees cannot all be honoured (lower them with PUT quotas, or bring the node back)"], \
         said
+
+
+def test_s22_hubadmin22_h3_get_inventory_and_admin_status_say_it_users_do_not_see_it(tmp_path: Path) -> None:
+    # before: GET inventory listed GPU-sim-vm-0/1 with warnings [] and `status` said "gpus 2 (simulated)"
+    from jupyter_sched.wording.status import status_lines
+
+    settings = {"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"}
+    services = build_services(settings)
+    try:
+        node = services.ctx.inventory().nodes[0].name
+        services.store.insert_job(JobRecord(job=_running("j-c", "ha22c", node, f"GPU-sim-{node}-3"), executor="local"))
+        services.store.insert_job(JobRecord(job=_running("j-a", "ha22a", node, f"GPU-sim-{node}-0"), executor="local"))
+        admin = services.system.inventory(services.caller("boss", admin=True))
+        user = services.system.inventory(services.caller("ha22c", admin=False))
+    finally:
+        services.store.close()
+    assert admin.warnings == [f"2 GPUs allocated, 2 in the inventory: 1 piece(s) of work hold GPUs the inventory no "
+                              f"longer lists — job j-c (ha22c, \"j-c\") on GPU-sim-{node}-3. "
+                              + off_inventory_warning([], allocated=0, in_inventory=0).split(". ", 1)[1]], admin.warnings
+    assert user.warnings == [], user.warnings
+    lines = status_lines("http://x/", {"mode": "hub"}, {"user": "boss", "is_admin": True}, admin.to_wire())
+    assert any(line.startswith("inventory  2 GPUs allocated, 2 in the inventory: ") for line in lines), lines
