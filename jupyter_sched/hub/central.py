@@ -66,6 +66,7 @@ from ..extension.config_access import HUB_CPU_JOB_CAP, HUB_PENDING_CAP, HUB_SUBM
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
+from ..services.hub_teams import groups_of_models
 from ..store.exposure import db_access, exposure_warning
 from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
@@ -455,7 +456,10 @@ class HubSchedApp(SchedApp):
 
     def _seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> None:
         """The hub poll's user models, to the identity provider: it forgets the cached groups of
-        users whose groups changed (red team 19, R2), and the service log says who."""
+        users whose groups changed (red team 19, R2), and the service log says who; the quota service
+        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
+        if hasattr(self.services, "quotas"):
+            self.services.quotas.hub_groups = groups_of_models(models, self.services.clock.now())
         provider = self._provider()
         if hasattr(provider, "seen_models"):
             changed = provider.seen_models(models)

@@ -99,8 +99,8 @@ class Offboarding:
         live = await off_loop(services.list_jobs, user=None, state=_LIVE)
         definitions = await off_loop(_active_definitions, services)
         owners = {str(j["user"]) for j in live if j.get("user")} | {str(d.user) for d in definitions}
-        if not owners and not self._removed:
-            return []
+        if not owners and not self._removed and self.on_models is None:
+            return []  # nothing to hold and nobody reads the groups (hub mode: GET quotas does, H7)
         models = await all_users(hub)
         if self.on_models is not None:
             self.on_models(models)

@@ -43,7 +43,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     spec = job.spec
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
-        return _owner_removed(spec.user, held)
+        return _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
     if hold is not None:
         return _team_membership(spec.user, hold)
@@ -92,12 +92,16 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     return _budget(ctx, job)
 
 
-def _owner_removed(user: str, why: str) -> PendingReason:
+def _owner_removed(user: str, why: str, job_id: str) -> PendingReason:
     """``held: owner no longer a user of this hub`` (red team 15, R9): the job of a user the hub no
-    longer lists is never started as their account; it waits for an admin (re-add the user, or cancel)."""
+    longer lists is never started as their account; it waits for an admin, and both its ``unblock``
+    and its ``eta_reason`` name the two acts (hubadmin22 H8): re-add the user on the hub (the job then
+    starts as before, from its place in the queue) or cancel it (``jupyter-sched cancel <id>``; admins)."""
+    acts = (f"re-add {user} on the hub (it then starts as before) or cancel it: "
+            f"jupyter-sched cancel {job_id} (admins)")
     return PendingReason(code=OWNER_REMOVED, message=f"held: {why}", details={"user": user},
-                         unblock="an admin re-adds the user to the hub, or cancels the job",
-                         eta_reason="held until an admin acts")
+                         unblock=f"an admin: {acts}",
+                         eta_reason=f"held until an admin acts: {acts}")
 
 
 def _team_membership(user: str, hold: JobHold) -> PendingReason:

@@ -16,14 +16,16 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, Inventory, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
+from ..model.units import said_time
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..quota.user_lines import user_line_warnings
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
+from .hub_teams import HubGroups, no_group_warnings
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
 
 __all__ = ["QuotasService", "quota_set_to_dict"]
@@ -47,6 +49,9 @@ class QuotasService:
         """Hub mode (set by the hub's central service): a user's teams are their hub groups alone, so
         ``PUT quotas`` refuses memberships (``user_teams``, ``teams[i].members``) and GET quotas says
         the hub's groups decide (red team 21, R6: a stored membership outlived the hub group)."""
+        self.hub_groups: HubGroups | None = None
+        """Hub mode: the hub's groups as the hub poll last read them (None: not read yet); GET quotas'
+        ``user_teams`` (read-only) and the checks of lines against the groups (hubadmin22 H7)."""
 
     def get(self, caller: Caller | None = None) -> GetQuotasResponse:
         """The quota set in force. An admin also reads ``warnings``: guarantees above the GPUs
@@ -55,8 +60,7 @@ class QuotasService:
         quotas = self.ctx.store.quota_set()
         body = self._body(quotas)
         if caller is not None and caller.admin:
-            body["warnings"] = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
-                                + self._unused_members(quotas) + case_twin_warnings(quotas))
+            body["warnings"] = self._warnings(quotas, caller)
         return GetQuotasResponse.model_validate(body)
 
     def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = (), *, reader: str | None = None) -> list[str]:
@@ -99,10 +103,11 @@ class QuotasService:
         except SchedError:
             return []
 
-    def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
-        """Why the quota set no longer fits the inventory (empty when it does)."""
+    def capacity_warnings(self, quotas: QuotaSet, *, inventory: Inventory | None = None) -> list[str]:
+        """Why the quota set no longer fits ``inventory`` (default: the current one; empty when it fits)."""
         try:
-            validate_quotas(quotas.quotas, self.ctx.inventory().healthy_models())  # case 018: GPUs that may get work
+            # case 018: GPUs that may get work
+            validate_quotas(quotas.quotas, (inventory or self.ctx.inventory()).healthy_models())
         except ValidationError as err:
             return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
                     f"(lower them with PUT quotas, or bring the node back)"]
@@ -197,18 +202,34 @@ class QuotasService:
 
     def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
-        warnings = (self.capacity_warnings(quotas) + self.unlisted_warnings(quotas, caller.teams, reader=caller.user)
-                    + self._unused_members(quotas) + case_twin_warnings(quotas))
-        return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": warnings})
+        return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": self._warnings(quotas, caller)})
+
+    def _warnings(self, quotas: QuotaSet, caller: Caller) -> list[str]:
+        """The warnings GET and PUT quotas give an admin; in hub mode the memberships checked are the
+        hub's groups (hubadmin22 H7: the case-twin check read the stored ``user_teams``, unused there),
+        and each line whose team no hub user is in is named."""
+        members, hub = quotas, None
+        if self.teams_from_hub:
+            hub = self.hub_groups
+            members = replace(quotas, user_teams=dict(hub.members) if hub else {})
+        said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
+                + self._unused_members(quotas) + case_twin_warnings(members))
+        if hub is not None:
+            said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team)
+        return said
 
     def _body(self, quotas: QuotaSet) -> dict[str, Any]:
-        """GET quotas' body less ``warnings``; in hub mode ``user_teams`` is ``{}`` (none is read) and
-        ``user_teams_source`` says the hub's groups decide (red team 21, R6)."""
+        """GET quotas' body less ``warnings``; in hub mode ``user_teams`` is the hub's groups as last read
+        (read-only; ``{}`` before the first read) and ``user_teams_source`` says the hub's groups decide
+        and when they were read (red team 21, R6; hubadmin22 H7)."""
         body = {**quota_set_to_dict(quotas), "source": self._source(), "user_teams_source": self._source(MEMBERS)}
         if self.teams_from_hub:
-            body["user_teams"] = {}
-            body["user_teams_source"] = {"set_by": "hub", "set_at": ts(self.ctx.clock.now()), "config": False,
-                                         "text": HUB_MEMBERS_TEXT}
+            hub = self.hub_groups
+            body["user_teams"] = {user: list(teams) for user, teams in hub.members.items()} if hub else {}
+            read = (f"; read-only here, as the hub listed them at {said_time(hub.read_at)}" if hub else
+                    "; not read from the hub yet (read at its next poll, c.HubSchedApp.hub_poll_interval_s)")
+            body["user_teams_source"] = {"set_by": "hub", "set_at": ts(hub.read_at if hub else self.ctx.clock.now()),
+                                         "config": False, "text": HUB_MEMBERS_TEXT + read}
         return body
 
     def _unused_members(self, quotas: QuotaSet) -> list[str]:

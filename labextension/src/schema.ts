@@ -1205,15 +1205,15 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
-            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); {} in hub mode, where a user's teams are their hub groups */
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read) */
             user_teams: {
                 [key: string]: string[];
             };
             /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
             source?: components["schemas"]["QuotaSourceView"] | null;
-            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide */
+            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read */
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
-            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
+            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group) */
             warnings?: string[];
         };
         /** @description Points per device and step, and the gap spans to draw as gaps (never as numbers). */

@@ -145,7 +145,10 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
         # the quota set (issue 15 item 6: identity never depends on quota validation)
         assert (alice.me()["team"], alice.me()["teams"]) == ("ml", ["ml"])
         assert (bob.me()["team"], bob.me()["teams"]) == ("cv", ["cv"])
-        assert alice.quotas()["user_teams"] == {}
+        # GET quotas' user_teams in hub mode: the hub's groups as the poll read them, read-only (hubadmin22 H7)
+        quotas = alice.quotas()
+        assert quotas["user_teams_source"]["set_by"] == "hub", quotas
+        assert quotas["user_teams"].get(alice.me()["user"], ["ml"]) == ["ml"], quotas
 
         # a non-admin may not change quotas, through the server or at the service
         new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},

@@ -162,15 +162,17 @@ class GetQuotasResponse(ResponseModel):
     user_teams: dict[str, list[str]] = Field(description=(
         "who is in which team (embedded mode): each user's teams in order, the first charged when a request "
         "names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT "
-        "(user_teams_source says which); {} in hub mode, where a user's teams are their hub groups"))
+        "(user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only "
+        "({} before the first read)"))
     source: QuotaSourceView | None = Field(default=None, description=(
         "who set the quota set in force (null: not recorded since the upgrade that records it)"))
     user_teams_source: QuotaSourceView | None = Field(default=None, description=(
         "who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it "
         "changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade "
-        "that records it); in hub mode set_by `hub`: the hub's groups decide"))
+        "that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read"))
     warnings: list[str] = Field(default_factory=list,
-                                description="admins: guarantees the GPUs that exist now cannot honour (a drained node)")
+                                description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
+                                            "without a line, lines that apply to nobody (hub mode: no hub group)")
 
     def to_wire(self) -> Any:
         return self.model_dump(mode="json", exclude_unset=True)

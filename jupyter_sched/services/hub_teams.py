@@ -1,0 +1,66 @@
+"""Hub mode: who is in which team, as the hub's groups say (hubadmin22 H7).
+
+In hub mode a user's teams are their hub groups (red team 21, R6), so the stored ``user_teams`` is
+never read and GET quotas answered ``"user_teams": {}``: an admin could not see from the scheduler
+who is in which team, and a quota line for a team that is no hub group (a typo, ``vison`` for
+``vision``) was taken without a word — it applies to nobody. The hub poll's user listing
+(:meth:`~jupyter_sched.hub.offboard.Offboarding.check`, every ``c.HubSchedApp.hub_poll_interval_s``)
+is kept here, read-only: GET quotas shows it as ``user_teams`` (with when it was read), and each
+line whose team no listed user is in gets one warning naming the hub group it may have meant.
+
+Pure: no I/O; the hub service hands the models in.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..model import QuotaSet
+from ..model.case_names import case_twin
+
+__all__ = ["HubGroups", "groups_of_models", "no_group_warnings"]
+
+
+@dataclass(frozen=True)
+class HubGroups:
+    """The hub's groups as last read.
+
+    Attributes:
+        members: ``{user: (group, ...)}`` of every listed user whose model says their groups (a model
+            without ``groups``, the token lacking ``read:users:groups``, is left out, never "in none").
+        read_at: when the listing was read (UTC).
+    """
+
+    members: Mapping[str, tuple[str, ...]]
+    read_at: datetime
+
+    @property
+    def groups(self) -> set[str]:
+        """Every group at least one listed user is in."""
+        return {g for teams in self.members.values() for g in teams}
+
+
+def groups_of_models(models: Mapping[str, Mapping[str, Any]], now: datetime) -> HubGroups:
+    """:class:`HubGroups` of the hub's user models ``{name: model}`` (``model["groups"]``: a list of names)."""
+    members = {str(name): tuple(sorted(str(g) for g in model["groups"]))
+               for name, model in models.items() if isinstance(model.get("groups"), list)}
+    return HubGroups(members=dict(sorted(members.items())), read_at=now)
+
+
+def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str) -> list[str]:
+    """One warning per quota line's team that no hub user is in (the default team aside: users in no
+    group are charged to it), e.g. ``team vison: no hub group of that name, so the line applies to
+    nobody — did you mean vision?``; the nearest group (letter case first, then spelling) when one is
+    close. Empty when every line's team is a group with members."""
+    groups = hub.groups
+    said = []
+    for team in sorted({q.team for q in quotas.quotas} - groups - {default_team}):
+        near = case_twin(team, groups) or next(iter(difflib.get_close_matches(team, sorted(groups), n=1)), None)
+        said.append(f"team {team}: no hub group of that name (no hub user is in one), so the line applies to "
+                    f"nobody" + (f" — did you mean {near}?" if near else
+                                 " — add the group on the hub (/hub/api/groups) or remove the line"))
+    return said
