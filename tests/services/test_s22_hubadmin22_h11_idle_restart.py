@@ -93,5 +93,32 @@ def test_s22_hubadmin22_h11_a_restart_mid_window_keeps_the_idle_start_of_a_lease
             second.step()
         minutes = [(r["gpu_uuid"], r["minute"]) for r in second.store.rollup_rows()]
         assert len(minutes) == len(set(minutes)), "a stored minute was written twice"
-    finally:
+    finally:  # the job's process outlived the first server, as on a real restart: end it now
+        owner = second.services.caller("ana", admin=False)
+        second.services.jobs.cancel(owner, job)
+        for _ in range(30):
+            second.step()
+            if second.services.jobs.get(owner, job).state not in ("running", "stopping"):
+                break
         second.store.close()
+
+
+def test_s22_hubadmin22_h11_stored_minutes_read_back_as_the_live_minutes_did() -> None:
+    """A stored minute comes back as ``minute_maxima`` made it: valid → its max activity; a confirmed
+    latch → idle evidence; none valid → unknown (pauses the clock); an unreadable minute → left out."""
+    from jupyter_sched.model.samples import Validity
+    from jupyter_sched.telemetry.seed import samples_from_rollups
+
+    base = {"gpu_uuid": "GPU-a", "mig_instance": None, "memory_used_max_mib": 0.0, "memory_total_mib": 80.0,
+            "processes_max": 0}
+    got = samples_from_rollups([
+        {**base, "minute": "2026-12-05T06:02:00Z", "valid_samples": 0, "rules": "dcgm_blank"},
+        {**base, "minute": "2026-12-05T06:00:00Z", "valid_samples": 60, "rules": "", "activity_max": 3.0},
+        {**base, "minute": "2026-12-05T06:01:00Z", "valid_samples": 0, "rules": "util_latch"},
+        {**base, "minute": "yesterday", "valid_samples": 60, "activity_max": 90.0},
+    ])
+    samples = got[("GPU-a", None)]
+    assert [(s.timestamp.minute, s.validity, s.validity_rule, s.utilization_pct) for s in samples] == [
+        (0, Validity.VALID, "", 3.0), (1, Validity.SUSPECT, "util_latch", None), (2, Validity.BLANK, "dcgm_blank", None)]
+    assert [s.idle_state(5.0) for s in samples] == ["idle", "idle", "unknown"]
+    assert samples[0].process_count == 0
