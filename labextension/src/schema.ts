@@ -1135,6 +1135,10 @@ export interface components {
             active: boolean;
             /** @description seconds of telemetry samples kept (null = no monitor) */
             retention_s: number | null;
+            /** @description who set the policy in force: {"set_by": "config" (c.SchedApp.idle_*) or the admin of the last PUT idle-policy, "set_at": ISO 8601 or null}; a changed config replaces a PUT policy at the next start */
+            source?: {
+                [key: string]: unknown;
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -1156,6 +1160,8 @@ export interface components {
             };
             /** @description absent when telemetry is off */
             telemetry?: components["schemas"]["InventoryTelemetry"] | null;
+            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("4 GPUs allocated, 2 in the inventory: …": each job, its owner and GPUs, the fix) */
+            warnings?: string[];
         } & {
             [key: string]: unknown;
         };
