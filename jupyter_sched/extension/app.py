@@ -28,6 +28,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 from .. import __version__
 from ..admission import Caller
 from ..errors import BusyError, SchedError
+from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..wording.config import config_error_text
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
@@ -433,9 +434,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                          "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False,
                          "definitions": True},
             "priorities": ["high", "normal", "low"],
-            "idle": {"enabled": self.idle_window_s > 0, "threshold_percent": self.idle_threshold_percent,
-                     "window_s": self.idle_window_s, "grace_s": self.idle_grace_s,
-                     "keepalive_max_s": self.idle_keepalive_max_s},
+            "idle": idle_config(self.services, self),  # the policy in force, not the traits (hubadmin22 H4)
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
             "placement_policy": self.placement_policy,

@@ -387,15 +387,15 @@ class PolicyConfig(Configurable):
 
 
 _IDLE_API_NOTE = """ Admins may change the idle policy at run time (PUT api/sched/idle-policy, audited);
-        the newest policy set that way overrides all idle_* traits, now and at every later start,
-        until an admin sets another."""
+        the newest policy set that way overrides all idle_* traits, now and at later starts, until
+        an admin sets another or these settings change (a changed setting replaces it at the next start)."""
 
 
 class IdleConfig(Configurable):
     """When a GPU allocation counts as idle and what happens then (DESIGN: idle reclamation).
 
     These traits are the *configured* policy: the newest one an admin set through
-    ``PUT api/sched/idle-policy`` (an ``idle_policy_set`` audit record) overrides them at start.
+    ``PUT api/sched/idle-policy`` (an ``idle_policy_set`` audit record) overrides them at start until they change.
     """
 
     idle_threshold_percent = Float(

@@ -22,6 +22,7 @@ current ones. Which policy applies to a job: :meth:`IdlePolicies.for_job` (most 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
@@ -159,9 +160,15 @@ def idle_policies_from_dict(data: Any, *, base: IdlePolicies | None = None) -> I
     if not isinstance(data, Mapping):
         raise ValidationError("the idle policy must be a JSON object", field="idle", hint=f"e.g. {_EXAMPLE}")
     unknown = sorted(str(k) for k in data if k not in ("default", "by_priority", "by_kind"))
-    if unknown:
-        raise ValidationError(f"idle.{unknown[0]} is not a field of the idle policy", field=f"idle.{unknown[0]}",
-                              hint="known fields: default, by_priority, by_kind")
+    if unknown:  # the field as the body has it, not under an "idle." the body does not have (hubadmin22 H4)
+        key = unknown[0][:80]
+        hint = "known fields: default, by_priority, by_kind"
+        if key in {f.name for f in fields(IdlePolicy)}:  # a policy's own key at the top: it goes under "default"
+            value = data[unknown[0]]
+            said = json.dumps(value) if isinstance(value, (int, float, str, bool)) and len(str(value)) <= 40 else "…"
+            hint = f'a policy\'s {key} goes under "default": send {{"default": {{"{key}": {said}}}}}' + \
+                "; by_priority and by_kind take it too"
+        raise ValidationError(f"{key} is not a field of the idle policy", field=key, hint=hint)
     default = base.default if "default" not in data else idle_policy_from_dict(
         data["default"], base=base.default, where="idle.default")
     by_priority = (dict(base.by_priority) if "by_priority" not in data

@@ -252,33 +252,52 @@ class CycleContext:
         self.backfill_clauses: dict[tuple[str, datetime, float | None, str, bool],
                                     tuple[str, dict[str, Any]] | None] = {}
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
-        self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out
-        self._top_holder_known = False
+        # top_holder(), per set of GPU models asked about (None: every model), once worked out
+        self._top_holders: dict[frozenset[str] | None, Mapping[str, Any] | None] = {}
 
-    def top_holder(self) -> Mapping[str, Any] | None:
-        """With no quota configured, the one user holding most (more than half) of the GPUs at the
-        cycle's start: ``{"user", "gpus", "total", "jobs", "leases", "without_limit"}`` (jobs and
-        leases holding them; how many of those have no time limit) — red team 15, R4: a waiting
-        user's reason named nobody while one user held 4 of 4 GPUs for ever. None otherwise (with
-        quotas, the quota's own reasons say who borrows). Worked out once per cycle."""
-        if self._top_holder_known:
-            return self._top_holder
+    def top_holder(self, models: frozenset[str] | None = None) -> Mapping[str, Any] | None:
+        """With no quota configured, the one user holding most (more than half) of the GPUs of
+        ``models`` (None, or every model of the inventory: all GPUs) at the cycle's start:
+        ``{"user", "gpus", "total", "jobs", "leases", "without_limit"}`` (GPUs held and the GPUs of
+        those models, whole or fractional; jobs and leases holding them; how many of those have no
+        time limit), plus ``"models"`` (sorted names) when ``models`` are some of the inventory's
+        only — red team 15, R4: a waiting user's reason named nobody while one user held 4 of 4 GPUs
+        for ever; verify 22, V1: an A100 job on a node mixing models named the user holding its H100s.
+        None otherwise (with quotas, the quota's own reasons say who borrows). Worked out once per
+        cycle per ``models``."""
+        present = self.snap.inventory.models()
+        if models is not None and (not models & present.keys() or models >= present.keys()):
+            models = None  # every model it may use (or none the inventory has): the whole inventory
+        if models in self._top_holders:
+            return self._top_holders[models]
         found: dict[str, Any] | None = None
-        total = self.snap.inventory.gpu_count()
+        total = self.snap.inventory.gpu_count() if models is None else sum(present.get(m, 0) for m in models)
         if not self.quota.enabled and total:
-            held: dict[str, list[Job]] = {}
+            model_of = None if models is None else {uuid: gpu.model
+                                                     for uuid, gpu in self.snap.inventory.gpu_by_uuid().items()}
+            held: dict[str, list[tuple[Job, float]]] = {}
             for job in self.snap.jobs:
                 if job.spec.resources.total_milli and job.state.holds_gpus:
-                    held.setdefault(job.spec.user, []).append(job)
-            for user, jobs in held.items():
-                gpus = sum(j.spec.resources.total_milli for j in jobs) / 1000
+                    gpus = job.spec.resources.total_milli / 1000
+                    if model_of is not None and models is not None:  # its GPUs of those models only
+                        alloc = job.allocation
+                        uuids = alloc.all_gpu_uuids() if alloc is not None else ()
+                        gpus = sum(1 for u in uuids if model_of.get(u) in models) * (
+                            alloc.gpu_milli if alloc is not None else 0) / 1000
+                    if gpus:
+                        held.setdefault(job.spec.user, []).append((job, gpus))
+            for user, holding in held.items():
+                gpus = float(sum(n for _, n in holding))
                 if gpus * 2 > total:
+                    jobs = [j for j, _ in holding]
                     leases = sum(1 for j in jobs if j.is_lease)
                     found = {"user": user, "gpus": int(gpus) if gpus.is_integer() else gpus, "total": total,
                              "jobs": len(jobs) - leases, "leases": leases,
                              "without_limit": sum(1 for j in jobs if j.is_lease or effective_limit(
                                  j.spec, self.profile.time_limits)[0] is None)}
-        self._top_holder, self._top_holder_known = found, True
+                    if models is not None:
+                        found["models"] = sorted(models)
+        self._top_holders[models] = found
         return found
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:

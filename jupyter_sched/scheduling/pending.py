@@ -45,8 +45,10 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
         message, details = _cannot_backfill(ctx, job, res, message, details)
-    if reason.code in _HELD_CODES and (top := ctx.top_holder()) is not None and top["user"] != job.spec.user:
-        details = {**details, "held_by_one_user": top}  # who holds the GPUs (no quota: red team 15, R4)
+    if reason.code in _HELD_CODES and (top := ctx.top_holder(frozenset(
+            f.model for f in flavors if f.pools))) is not None and top["user"] != job.spec.user:
+        # who holds most GPUs of its models (no quota: red team 15, R4; per model: verify 22, V1)
+        details = {**details, "held_by_one_user": top}
     if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
         _reserve(ctx, job, req, flavors, reason)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))

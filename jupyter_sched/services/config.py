@@ -28,6 +28,7 @@ from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
 from .idle import retention_s
+from .inventory_watch import InventoryWatch
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
 from .root import Services
@@ -62,13 +63,16 @@ class CachedInventory:
         self._failure: str | None = None  # the sentence of the failure in force
         self._said: dict[str, float] = {}  # failure sentence -> monotonic time it was last logged
         self._lock = threading.Lock()
+        self.on_read: Callable[[Inventory], None] | None = None
+        """Called with each inventory read afresh, outside the lock (:class:`.inventory_watch.InventoryWatch`)."""
 
     def current(self) -> Inventory:
+        fresh: Inventory | None = None
         with self._lock:
             now = self._monotonic()
             if self._value is None or now - self._at >= self.refresh_s:
                 try:
-                    self._value = self.source.current()
+                    self._value = fresh = self.source.current()
                 except Exception as exc:  # any source failure: keep scheduling on the last good inventory
                     if self._value is None:
                         raise
@@ -80,7 +84,10 @@ class CachedInventory:
                         log.warning("jupyter_sched: %s reads again; the inventory is current",
                                     _setting_of(self.source))
                     self._failure = None
-            return self._value
+            value = self._value
+        if fresh is not None and self.on_read is not None:
+            self.on_read(fresh)  # hubadmin22 H3: work left on GPUs that went away, said
+        return value
 
     def warnings(self) -> list[str]:
         """The failure in force as one sentence (``[]`` while the last read succeeded): for
@@ -266,6 +273,12 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     # README's one-line example left the owner's team, default, with 0 GPUs and no word in the log)
     for warning in service.quotas.unlisted_warnings(store.quota_set()):
         logger.warning("jupyter_sched: %s", warning)
+    if isinstance(inventory, CachedInventory):  # at start and at each refresh that changes it (hubadmin22 H3)
+        inventory.on_read = watch = InventoryWatch(
+            lambda: [record.job for record in store.live_jobs()],
+            lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+        if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
+            watch(read)
     return service
 
 

@@ -17,13 +17,29 @@ from ..errors import ValidationError
 from .context import Context
 from .models import GetIdlePolicyResponse, SetIdlePolicyRequest
 
-__all__ = ["IDLE_RETENTION_MAX_S", "IdlePolicyService", "retention_s"]
+__all__ = ["IDLE_RETENTION_MAX_S", "IDLE_SOURCE", "IdlePolicyService", "idle_config", "retention_s"]
 
 log = logging.getLogger(__name__)
 
 IDLE_RETENTION_MAX_S = 24 * 3600.0 + 180.0
 """Seconds of telemetry an idle-policy change through the API may grow the retention to (a day at
 1 Hz: 2.7 MiB per device); longer windows are configured in ``SchedApp`` and need a restart."""
+
+
+IDLE_SOURCE = "idle_policy"
+"""The ``quota_source`` row of the idle policy: who set the one in force, the config's digest last seen."""
+
+
+def _window(policy: Any) -> str:
+    """``600 s`` of a policy dict's default window (``?`` when it has none)."""
+    window = (policy.get("default") or {}).get("window_s") if isinstance(policy, dict) else None
+    return f"{window:g} s" if isinstance(window, (int, float)) else "?"
+
+
+def _when(at: Any) -> str:
+    from ..model.units import clock_text
+
+    return clock_text(at, None)
 
 
 def retention_s(policies: Any) -> float:
@@ -48,6 +64,8 @@ class IdlePolicyService:
         self.ctx = ctx
         self._policies = policies
         self.monitor = monitor
+        self._source: dict[str, Any] = {"set_by": "config", "set_at": None}
+        """Who set the policy in force (``config`` or an admin) and when (ISO 8601; None: at start)."""
 
     @property
     def policies(self) -> Any:
@@ -62,7 +80,7 @@ class IdlePolicyService:
 
         return GetIdlePolicyResponse.model_validate({
             **idle_policies_to_dict(self.policies), "active": self.monitor is not None,
-            "retention_s": self.monitor.retention_s if self.monitor is not None else None})
+            "retention_s": self.monitor.retention_s if self.monitor is not None else None, "source": self._source})
 
     def set(self, caller: Caller, request: SetIdlePolicyRequest) -> GetIdlePolicyResponse:
         """Change the policy (admins; keys left out keep their value); audited old → new.
@@ -94,23 +112,58 @@ class IdlePolicyService:
         with self.ctx.store.transaction() as tx:
             tx.add_event(actor=caller.user, action="idle_policy_set", message=f"idle policy changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
+            tx.note_quota_source(caller.user, name=IDLE_SOURCE)  # the config's digest stays: a change of it wins
+        self._source = {"set_by": caller.user, "set_at": self.ctx.clock.now().isoformat()}
         self.apply(new)
         return self.get()
 
     def load(self) -> bool:
-        """Replace the configured policy with the newest ``idle_policy_set`` record's, if any (at
-        start). A record that no longer reads as a policy is logged and skipped. True when applied."""
-        from ..reclaim import IdlePolicies, idle_policies_from_dict
+        """At start: the policy in force is the newest ``idle_policy_set`` record's (an admin's PUT),
+        unless the configured idle settings (``c.SchedApp.idle_*``) changed since the last start —
+        then they replace it, as changed config quota lines replace PUT ones (hubadmin22 H4: an
+        edited ``idle_window_s`` was ignored for ever, silently). Either way a configured policy
+        that is not the one in force is said in one WARNING naming who set the one in force.
+        The config's digest is kept in the ``quota_source`` row :data:`IDLE_SOURCE`. A record that
+        no longer reads as a policy is logged and skipped. True when a stored policy was applied."""
+        from ..reclaim import IdlePolicies, idle_policies_from_dict, idle_policies_to_dict
+        from ..store.quota_source import CONFIG_ACTOR, config_digest
 
+        configured = idle_policies_to_dict(self.policies)
+        digest = config_digest([configured])
+        source = self.ctx.store.quota_source(IDLE_SOURCE)
         events = self.ctx.store.list_events(action="idle_policy_set", limit=1, newest_first=True)
-        if not events:
+        if not events or events[0].actor == CONFIG_ACTOR:
+            if source is None or source.config_digest != digest:
+                with self.ctx.store.transaction() as tx:
+                    tx.note_quota_source(CONFIG_ACTOR, digest=digest, name=IDLE_SOURCE)
             return False
-        stored = (events[0].details or {}).get("new")
+        event = events[0]
         try:
-            policies = idle_policies_from_dict(stored, base=IdlePolicies())
+            policies = idle_policies_from_dict((event.details or {}).get("new"), base=IdlePolicies())
         except ValidationError as err:
-            log.warning("jupyter_sched: ignoring the stored idle policy (audit record %s): %s", events[0].id, err)
+            log.warning("jupyter_sched: ignoring the stored idle policy (audit record %s): %s", event.id, err)
             return False
+        stored = idle_policies_to_dict(policies)
+        if source is not None and source.config_digest is not None and source.config_digest != digest:
+            log.warning("jupyter_sched: the configured idle policy changed since the last start (c.SchedApp.idle_*: "
+                        "window %s): it replaces the one %s set with PUT idle-policy at %s (window %s); PUT "
+                        "idle-policy to set another", _window(configured), event.actor, _when(event.at),
+                        _window(stored))
+            with self.ctx.store.transaction() as tx:
+                tx.add_event(actor=CONFIG_ACTOR, action="idle_policy_set",
+                             message=f"idle policy replaced by the changed config (was {event.actor}'s)",
+                             details={"old": stored, "new": configured})
+                tx.note_quota_source(CONFIG_ACTOR, digest=digest, name=IDLE_SOURCE)
+            return False
+        if source is None or source.config_digest is None:  # from now on a config change is seen
+            with self.ctx.store.transaction() as tx:
+                tx.note_quota_source(event.actor, digest=digest, at=event.at, name=IDLE_SOURCE)
+        self._source = {"set_by": event.actor, "set_at": event.at.isoformat()}
+        if stored != configured:
+            log.warning("jupyter_sched: the configured idle policy (c.SchedApp.idle_*: window %s) is not applied: the "
+                        "one %s set with PUT idle-policy at %s is in force (window %s); PUT idle-policy to change it, "
+                        "or change the config's idle settings (a changed setting replaces it at the next start)",
+                        _window(configured), event.actor, _when(event.at), _window(stored))
         self.apply(policies)
         return True
 
@@ -122,3 +175,20 @@ class IdlePolicyService:
             self.monitor.grow_retention(retention_s(policies))
             self.ctx.engine.idle_policies = policies
         self.ctx.kick()
+
+
+def idle_config(services: Any, traits: Any) -> dict[str, Any]:
+    """``GET config``'s ``idle``: the default policy *in force* (an admin's PUT idle-policy, or the
+    config), not the ``c.SchedApp.idle_*`` traits alone (hubadmin22 H4: the two disagreed) —
+    ``{"enabled", "threshold_percent" (%), "window_s", "grace_s", "keepalive_max_s" (seconds),
+    "source": {"set_by", "set_at"}}``; ``traits``: the app, read when no policy service runs."""
+    idle = getattr(getattr(services, "services", services), "idle", None)  # the facade's, or the root's
+    if not isinstance(idle, IdlePolicyService) or idle._policies is None:
+        return {"enabled": traits.idle_window_s > 0, "threshold_percent": traits.idle_threshold_percent,
+                "window_s": traits.idle_window_s, "grace_s": traits.idle_grace_s,
+                "keepalive_max_s": traits.idle_keepalive_max_s,
+                "source": idle._source if isinstance(idle, IdlePolicyService) else {"set_by": "config", "set_at": None}}
+    policy = idle.policies.default
+    return {"enabled": bool(policy.enabled) and policy.window_s > 0, "threshold_percent": policy.threshold_pct,
+            "window_s": policy.window_s, "grace_s": policy.grace_s, "keepalive_max_s": policy.keepalive_max_s,
+            "source": idle._source}

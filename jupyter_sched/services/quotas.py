@@ -16,7 +16,7 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, Inventory, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..model.units import said_time
@@ -103,10 +103,11 @@ class QuotasService:
         except SchedError:
             return []
 
-    def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
-        """Why the quota set no longer fits the inventory (empty when it does)."""
+    def capacity_warnings(self, quotas: QuotaSet, *, inventory: Inventory | None = None) -> list[str]:
+        """Why the quota set no longer fits ``inventory`` (default: the current one; empty when it fits)."""
         try:
-            validate_quotas(quotas.quotas, self.ctx.inventory().healthy_models())  # case 018: GPUs that may get work
+            # case 018: GPUs that may get work
+            validate_quotas(quotas.quotas, (inventory or self.ctx.inventory()).healthy_models())
         except ValidationError as err:
             return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
                     f"(lower them with PUT quotas, or bring the node back)"]

@@ -12,6 +12,7 @@ from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
 from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
+from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
 from .visibility import WITHHELD_NOTE
@@ -60,6 +61,9 @@ class SystemService:
         body: dict[str, Any] = inventory_to_dict(inv)
         body["allocations"] = allocations
         body["warnings"] = list(source_warnings)
+        if admin and (gone := off_inventory(inv, live)):  # work on GPUs the inventory lost (hub admin 22, H3)
+            body["warnings"].append(off_inventory_warning(gone, allocated=allocated_gpus(live),
+                                                          in_inventory=inv.gpu_count()))
         if self.monitor is not None:
             body["telemetry"] = inventory_telemetry(inv, latest, gpu_occupancy(inv, live),
                                                     foreign=foreign, processes_for=lambda uuid: admin,

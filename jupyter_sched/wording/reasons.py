@@ -240,7 +240,9 @@ def unnested(text: str) -> str:
 
 def held_by_text(holder: Any) -> str:
     """``red15b holds 4 of 4 GPUs (4 jobs, no time limit)`` from a reason's ``details.held_by_one_user``
-    (the core's: with no quota configured, one user holds more than half of the GPUs); "" without it."""
+    (the core's: with no quota configured, one user holds more than half of the GPUs of the job's
+    models); ``eve holds 2 of 2 A100-80GB GPUs (1 job)`` when it counts some of the inventory's models
+    only (its ``models``: verify 22, V1); "" without it."""
     if not isinstance(holder, Mapping) or not holder.get("user"):
         return ""
     jobs, leases, unlimited = (int(holder.get(k) or 0) for k in ("jobs", "leases", "without_limit"))
@@ -249,17 +251,32 @@ def held_by_text(holder: Any) -> str:
         else f"{unlimited} without a time limit" if unlimited else ""
     inside = ", ".join(part for part in (" and ".join(held), limit) if part)
     gpus, total = holder.get("gpus"), holder.get("total")
-    return f"{holder['user']} holds {_number(gpus)} of {_number(total)} GPUs" + (f" ({inside})" if inside else "")
+    return (f"{holder['user']} holds {_number(gpus)} of {_number(total)} {_held_models(holder)}GPUs"
+            + (f" ({inside})" if inside else ""))
+
+
+def _held_models(holder: Mapping[str, Any]) -> str:
+    """``"A100-80GB "`` / ``"A100-80GB or H100-80GB "`` for a holding counted over those models only; ""."""
+    models = holder.get("models")
+    if not isinstance(models, Sequence) or isinstance(models, str):
+        return ""
+    said = [str(m) for m in models if str(m).strip()]
+    return f"{' or '.join(said)} " if said else ""
 
 
 def _held_by_unblock(holder: Any) -> str:
     """What a user waiting behind one user's GPUs can do (red team 15, R4): ask that user, or an admin
-    for quotas (and a default time limit where the holder's work has none)."""
+    for quotas (and a default time limit where the holder's work has none) so no one user can hold
+    every GPU (of the job's models) — or "most of the GPUs" when the holder does not hold every one
+    (verify 22, V1: "so no one user can hold every GPU" was said of 4 of 6)."""
     if not isinstance(holder, Mapping) or not holder.get("user"):
         return ""
     limit = " or a default time limit (c.SchedApp.default_time_limit_s)" if holder.get("without_limit") else ""
+    gpus, total, models = holder.get("gpus"), holder.get("total"), _held_models(holder)
+    every = isinstance(gpus, (int, float)) and isinstance(total, (int, float)) and gpus >= total
+    hold = f"every {models}GPU" if every else f"most of the {models}GPUs"
     return (f"Ask {holder['user']} to release some of them, or ask an admin to set quotas (c.SchedApp.quotas, "
-            f"or PUT api/sched/quotas){limit} so no one user can hold every GPU.")
+            f"or PUT api/sched/quotas){limit} so no one user can hold {hold}.")
 
 
 _PROVISIONAL = "estimated within seconds"

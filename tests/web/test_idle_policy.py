@@ -112,7 +112,7 @@ BAD = [
                  id="a busy-kernel limit shorter than the window"),
     pytest.param({"default": {"keepalive_max_s": -1}}, "idle.default.keepalive_max_s", id="a negative keepalive"),
     pytest.param({"default": {"window": 600}}, "idle.default.window", id="an unknown policy field"),
-    pytest.param({"urgent": {}}, "idle.urgent", id="an unknown top-level field"),
+    pytest.param({"urgent": {}}, "urgent", id="an unknown top-level field, named as the body has it"),
     pytest.param({"by_priority": {"urgent": {}}}, "idle.by_priority.urgent", id="an unknown priority class"),
     pytest.param({"by_priority": []}, "idle.by_priority", id="by_priority that is not an object"),
     pytest.param({"default": 5}, "idle.default", id="a policy that is not an object"),
@@ -208,3 +208,58 @@ def test_growing_the_sample_store_keeps_the_samples_in_order(filled: int) -> Non
     first = max(0, filled - 5)
     assert kept == [float(s) for s in range(first, filled + 6)][-12:]
     assert store.capacity == 12
+
+
+async def test_s22_hubadmin22_h4_a_changed_config_replaces_a_put_policy_at_the_next_start_and_says_so(
+        sched_app: Any, api: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """hubadmin22 H4: after one PUT idle-policy, an edited ``c.SchedApp.idle_window_s`` was ignored
+    at every later start, silently, and GET config's ``idle`` showed the trait, not the policy in
+    force. Now as for quotas: an unchanged config leaves the PUT in force (said in a WARNING naming
+    who set it), a changed one replaces it (WARNING, audited by ``config``); ``source`` says which."""
+    status, put = await api("PUT", "idle-policy", {"default": {"window_s": 1200}}, token=BOSS_TOKEN)
+    assert status == 200 and put["source"]["set_by"] == "boss", put
+    status, config = await api("GET", "config")
+    assert status == 200 and config["idle"]["window_s"] == 1200.0, config["idle"]
+    assert config["idle"]["source"]["set_by"] == "boss", config["idle"]
+
+    settings = dict(sched_app.service_settings())
+    assert settings["idle_window_s"] != 1200.0
+    caplog.set_level("WARNING", logger="jupyter_sched.services.idle")
+    same = SchedulerService.from_config(settings)
+    await same.start()
+    try:
+        shown = same.idle_policy()
+        assert shown["default"]["window_s"] == 1200.0 and shown["source"]["set_by"] == "boss", shown
+    finally:
+        await same.stop()
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "is not applied" in said and "boss set with PUT idle-policy" in said and "window 1200 s" in said, said
+
+    caplog.clear()
+    changed = SchedulerService.from_config({**settings, "idle_window_s": 2400.0})
+    await changed.start()
+    try:
+        shown = changed.idle_policy()
+        assert shown["default"]["window_s"] == 2400.0 and shown["source"]["set_by"] == "config", shown
+    finally:
+        await changed.stop()
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "replaces the one boss set with PUT idle-policy" in said, said
+    records = await idle_records(api)
+    assert [r["actor"] for r in records][:2] == ["config", "boss"], records
+
+    caplog.clear()
+    again = SchedulerService.from_config({**settings, "idle_window_s": 2400.0})
+    await again.start()
+    try:
+        assert again.idle_policy()["default"]["window_s"] == 2400.0, "the config's policy stays at a later start"
+    finally:
+        await again.stop()
+    assert not [r for r in caplog.records if "idle" in r.getMessage()], caplog.text
+
+
+async def test_s22_hubadmin22_h4_a_policy_key_at_the_top_names_it_and_shows_the_body_to_send(api: Any) -> None:
+    status, answer = await api("PUT", "idle-policy", {"window_s": 600}, token=BOSS_TOKEN)
+    assert status == 400, answer
+    assert answer["error"]["field"] == "window_s", answer
+    assert '{"default": {"window_s": 600}}' in answer["error"]["hint"], answer

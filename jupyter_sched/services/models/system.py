@@ -123,7 +123,9 @@ class GetInventoryResponse(CodecView):
     allocations: dict[str, list[GpuHolder]] = Field(description="per GPU uuid, who holds it")
     telemetry: InventoryTelemetry | None = Field(default=None, description="absent when telemetry is off")
     warnings: list[str] = Field(default_factory=list, description="admins: the inventory source's failed re-read in "
-                                "force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept)")
+                                "force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); "
+                                "work holding GPUs the inventory no longer lists (\"4 GPUs allocated, 2 in the "
+                                "inventory: …\": each job, its owner and GPUs, the fix)")
 
 
 class ConfigEvents(CodecView):

@@ -87,6 +87,10 @@ class GetIdlePolicyResponse(CodecView):
          "additionalProperties": {"x-ref": "IdlePolicyKind"}})] = Field(default_factory=dict)
     active: bool = Field(description="false when telemetry is off: no idle detection runs")
     retention_s: float | None = Field(description="seconds of telemetry samples kept (null = no monitor)")
+    source: dict[str, Any] | None = Field(
+        default=None, description="who set the policy in force: {\"set_by\": \"config\" (c.SchedApp.idle_*) or the "
+                                  "admin of the last PUT idle-policy, \"set_at\": ISO 8601 or null}; a changed "
+                                  "config replaces a PUT policy at the next start")
 
 
 class GetTelemetryHistoryRequest(QueryModel):

@@ -1,0 +1,74 @@
+"""Work that holds GPUs the inventory no longer lists (hubadmin 22, H3).
+
+A service restarted with fewer simulated GPUs, a node deleted from the inventory file, an NVML or
+Kubernetes inventory that shrank at a refresh: the jobs and leases on the GPUs that went away kept
+running (or kept their records), 4 GPUs stayed allocated on a 2-GPU inventory, and nobody was told.
+:func:`off_inventory` finds that work from an inventory snapshot and the live jobs (pure: no I/O,
+no clock); the edge (:mod:`jupyter_sched.services.inventory_watch`) logs :func:`off_inventory_warning`
+at start and whenever a refresh changes what is found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .job import Job, work_noun
+from .resources import Inventory
+
+__all__ = ["OffInventory", "allocated_gpus", "off_inventory", "off_inventory_warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class OffInventory:
+    """One piece of work holding GPUs the inventory no longer lists: ``job_id``, owner ``user``,
+    ``name``, ``noun`` (``job``, ``lease``, ``service``), ``gpus`` (the UUIDs gone, in allocation
+    order) and ``nodes`` (its nodes the inventory no longer has; empty when only GPUs went)."""
+
+    job_id: str
+    user: str
+    name: str
+    noun: str
+    gpus: tuple[str, ...]
+    nodes: tuple[str, ...]
+
+
+def off_inventory(inventory: Inventory, jobs: Iterable[Job]) -> list[OffInventory]:
+    """The work among ``jobs`` that holds GPUs (admitted or running) on a GPU (or MIG device) or a
+    node ``inventory`` does not list, in the order given. Work on GPUs still listed is not returned."""
+    known = inventory.gpu_by_uuid()
+    nodes = {node.name for node in inventory.nodes}
+    found: list[OffInventory] = []
+    for job in jobs:
+        if not job.state.holds_gpus or job.allocation is None:
+            continue
+        gone = tuple(uuid for uuid in job.allocation.all_gpu_uuids() if uuid not in known)
+        gone_nodes = tuple(dict.fromkeys(node for node, _ in job.allocation.per_worker() if node not in nodes))
+        if gone or gone_nodes:
+            found.append(OffInventory(job_id=job.id, user=job.spec.user, name=job.spec.name or "",
+                                      noun=work_noun(job.spec), gpus=gone, nodes=gone_nodes))
+    return found
+
+
+def allocated_gpus(jobs: Iterable[Job]) -> int:
+    """How many GPUs (or MIG devices) the work among ``jobs`` that holds GPUs is allocated, in all."""
+    return sum(len(job.allocation.all_gpu_uuids()) for job in jobs
+               if job.state.holds_gpus and job.allocation is not None)
+
+
+def off_inventory_warning(found: Sequence[OffInventory], *, allocated: int, in_inventory: int) -> str:
+    """The one WARNING for ``found`` (non-empty): how many GPUs are allocated against how many the
+    inventory lists, then each piece of work — its id, owner, name, the GPUs (and nodes) gone — what
+    happens to it and the admin's fix, e.g. ``4 GPUs allocated, 2 in the inventory: job j-1 (ha22c,
+    "c-ops") on GPU-sim-vm-3, no longer in the inventory, …``."""
+    said = []
+    for item in found:
+        name = f', "{item.name}"' if item.name else ""
+        where = ", ".join(item.gpus) if item.gpus else "its GPUs"
+        nodes = f" (node {', '.join(item.nodes)} is gone)" if item.nodes else ""
+        said.append(f"{item.noun} {item.job_id} ({item.user}{name}) on {where}{nodes}")
+    return (f"{allocated} GPUs allocated, {in_inventory} in the inventory: {len(found)} piece(s) of work hold GPUs "
+            f"the inventory no longer lists — {'; '.join(said)}. Each keeps its GPUs and runs on (its record stays "
+            "running until it ends, is cancelled or its process is found gone), and the scheduler hands the GPUs "
+            "that went away to nobody: bring the GPUs or node back (simulated_gpus, inventory_file, the node), "
+            "or cancel the work (`jupyter-sched cancel ID`, as an admin)")

@@ -1,0 +1,67 @@
+"""Say at start and at each inventory refresh what the inventory's change left behind (hubadmin 22, H3).
+
+:class:`~jupyter_sched.services.config.CachedInventory` calls an :class:`InventoryWatch` with each
+inventory it reads afresh. When the inventory's GPUs or nodes differ from the last one looked at (the
+first read at start counts), the watch reads the live jobs and logs, each once while it holds:
+
+- one WARNING naming the work that holds GPUs the inventory no longer lists
+  (:func:`~jupyter_sched.model.off_inventory.off_inventory_warning`: owner, GPU UUIDs, what happens to
+  it and the fix) — a restart with fewer simulated GPUs, a node deleted from the inventory file, an
+  NVML inventory that shrank;
+- the quota set's capacity warning (the one ``GET quotas`` answers: teams guaranteed more GPUs than
+  exist), which was in no log.
+
+The difference is computed by the pure core from the snapshot and the jobs; this edge only reads the
+store and logs. Best effort: a store that cannot be read now says nothing (the next change tries again).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from ..model import Inventory, Job
+from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning
+
+__all__ = ["InventoryWatch"]
+
+
+class InventoryWatch:
+    """Called with each inventory read afresh (see module docstring).
+
+    Args:
+        jobs: the live jobs (a store read; called only when the inventory changed).
+        capacity: the quota set's capacity warnings for an inventory (``QuotasService.capacity_warnings``).
+        logger: where the WARNINGs go (the server's log).
+    """
+
+    def __init__(self, jobs: Callable[[], Sequence[Job]], capacity: Callable[[Inventory], list[str]],
+                 logger: logging.Logger) -> None:
+        self._jobs = jobs
+        self._capacity = capacity
+        self._log = logger
+        self._shape: tuple[frozenset[str], frozenset[str]] | None = None
+        self._said: set[str] = set()
+        self._busy = False
+
+    def __call__(self, inventory: Inventory) -> None:
+        shape = (frozenset(inventory.gpu_by_uuid()), frozenset(node.name for node in inventory.nodes))
+        if shape == self._shape or self._busy:
+            return
+        self._busy = True  # a reader inside (the capacity check reads the inventory) never re-enters
+        try:
+            jobs = list(self._jobs())
+            found = off_inventory(inventory, jobs)
+            lines = [off_inventory_warning(found, allocated=allocated_gpus(jobs), in_inventory=inventory.gpu_count())] \
+                if found else []
+            lines += self._capacity(inventory)
+        except Exception:  # the store cannot be read now: try again at the next change
+            self._log.debug("jupyter_sched: could not compare the inventory with the running work", exc_info=True)
+            return
+        finally:
+            self._busy = False
+        self._shape = shape
+        for line in lines:
+            if line not in self._said:
+                self._log.warning("jupyter_sched: %s", line)
+        self._said = set(lines)
