@@ -1156,6 +1156,8 @@ export interface components {
             };
             /** @description absent when telemetry is off */
             telemetry?: components["schemas"]["InventoryTelemetry"] | null;
+            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("4 GPUs allocated, 2 in the inventory: …": each job, its owner and GPUs, the fix) */
+            warnings?: string[];
         } & {
             [key: string]: unknown;
         };
