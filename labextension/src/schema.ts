@@ -1135,6 +1135,10 @@ export interface components {
             active: boolean;
             /** @description seconds of telemetry samples kept (null = no monitor) */
             retention_s: number | null;
+            /** @description who set the policy in force: {"set_by": "config" (c.SchedApp.idle_*) or the admin of the last PUT idle-policy, "set_at": ISO 8601 or null}; a changed config replaces a PUT policy at the next start */
+            source?: {
+                [key: string]: unknown;
+            } | null;
         } & {
             [key: string]: unknown;
         };
