@@ -33,6 +33,7 @@ from ..wording.jobs import (
     stop_detail,
     work_name,
 )
+from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
@@ -461,7 +462,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit,
 }
 
 
