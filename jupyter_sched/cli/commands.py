@@ -33,6 +33,7 @@ from ..wording.jobs import (
     stop_detail,
     work_name,
 )
+from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
@@ -309,9 +310,10 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     details: list[str] = [""]
     # open idle warnings, as `queue` and %gpu say them (new user 18, N16: `jobs` said "held until
     # released" 16 s before the lease's release)
-    from ..client.status import idle_notes
+    from ..client.status import gone_notes, idle_notes
 
     idle = idle_notes(client, rows) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
+    gone = gone_notes(client, rows)  # on GPUs the inventory lost (hub admin 22, H3)
     for job in rows:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
@@ -319,8 +321,8 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                       fit_name(name)])
         # a stopping job's detail says its stop (job_detail), not also when its time limit would end it
         ends = "" if stop_detail(job, None) else _ends_by(job, now)
-        details.append(" · ".join(part for part in (job_detail(job, now), ends, idle.get(str(job.get("id")), ""))
-                                  if part))
+        details.append(" · ".join(part for part in (job_detail(job, now), gone.get(str(job.get("id")), ""), ends,
+                                                    idle.get(str(job.get("id")), "")) if part))
     _print_table(table, io, details=details)
     if more:
         print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else
@@ -460,7 +462,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit,
 }
 
 

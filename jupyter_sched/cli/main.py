@@ -233,7 +233,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 
         add_definitions_parser(sub)
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions"):
+    from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
+
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions",
+                 *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))
     for name, text in (

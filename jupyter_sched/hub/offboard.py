@@ -38,7 +38,7 @@ from typing import Any
 from ..admission import system_caller
 from ..errors import SchedError
 from ..scheduling.snapshot import JobHold
-from .hubapi import HubClient, all_users, user_exists
+from .hubapi import HubClient, HubLookupError, all_users, user_exists
 from .membership import TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
 __all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding"]
@@ -99,8 +99,15 @@ class Offboarding:
         live = await off_loop(services.list_jobs, user=None, state=_LIVE)
         definitions = await off_loop(_active_definitions, services)
         owners = {str(j["user"]) for j in live if j.get("user")} | {str(d.user) for d in definitions}
-        if not owners and not self._removed and self.on_models is None:
-            return []  # nothing to hold and nobody reads the groups (hub mode: GET quotas does, H7)
+        if not owners and not self._removed:
+            # nothing to hold; the groups are still read for GET quotas (hubadmin22 H7), a hub that does
+            # not answer then is no fault to report (the next poll reads them)
+            if self.on_models is not None:
+                try:
+                    self.on_models(await all_users(hub))
+                except HubLookupError as exc:
+                    log.debug("jupyter_sched: hub groups not read (no live work): %s", exc)
+            return []
         models = await all_users(hub)
         if self.on_models is not None:
             self.on_models(models)

@@ -1135,6 +1135,10 @@ export interface components {
             active: boolean;
             /** @description seconds of telemetry samples kept (null = no monitor) */
             retention_s: number | null;
+            /** @description who set the policy in force: {"set_by": "config" (c.SchedApp.idle_*) or the admin of the last PUT idle-policy, "set_at": ISO 8601 or null}; a changed config replaces a PUT policy at the next start */
+            source?: {
+                [key: string]: unknown;
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -1156,6 +1160,8 @@ export interface components {
             };
             /** @description absent when telemetry is off */
             telemetry?: components["schemas"]["InventoryTelemetry"] | null;
+            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("4 GPUs allocated, 2 in the inventory: …": each job, its owner and GPUs, the fix) */
+            warnings?: string[];
         } & {
             [key: string]: unknown;
         };
@@ -2558,7 +2564,7 @@ export interface components {
             telemetry_coverage: number;
             /** @description utilized / covered allocated GPU-seconds, 0..1 */
             efficiency: number | null;
-            /** @description null without gpu_prices */
+            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in the currency the admin priced them in (no currency is stored); null without gpu_prices */
             cost: number | null;
             /** @description true when some of the group's allocated time is after the last minute of telemetry rolled up into the store (about a minute after it passes): its utilization is not in utilized_*\/efficiency yet, which is not a telemetry gap */
             telemetry_pending?: boolean;

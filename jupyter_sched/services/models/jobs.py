@@ -259,13 +259,18 @@ class GetQueueRequest(QueryModel):
                                                          "pages are limit entries long (default 1000)")
 
 
+MAX_NOTES_SEEN = 1000
+"""Bound of ``notes_seen``: a count of notes (a job's log answer carries at most 20), so a bound a
+reader can act on, never the 2^62 of a byte offset (the first whole-suite run of session 22)."""
+
+
 class GetJobLogsRequest(QueryModel):
     """``GET jobs/{id}/logs``: a byte range of the job's output."""
 
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_INT, examples=[0], description="byte offset; pass back next_offset")
     limit: int = Field(default=65536, ge=1, le=MAX_LOG_CHUNK, examples=[65536], description="bytes, at most 1 MiB")
     follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
-    notes_seen: int | None = Field(default=None, ge=0, le=MAX_QUERY_INT, description=(
+    notes_seen: int | None = Field(default=None, ge=0, le=MAX_NOTES_SEEN, description=(
         "with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has "
         "more (left out: notes do not end it)"))
 
