@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
+from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
     TERMINAL_STATES,
     cluster_wait,
@@ -151,17 +152,6 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK
-
-
-def bare_seconds_note(value: str | None) -> str:
-    """The unit a bare ``--time-limit`` number was taken in, said (newuser22 N2: ``--time-limit 5`` was
-    5 seconds, said nowhere): ``--time-limit 5 is 5 seconds (a bare number is seconds; 5m is 5 minutes)``;
-    "" for a value with a unit, 0 (no limit) or none."""
-    if value is None or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value.strip()) or float(value) == 0:
-        return ""
-    number = value.strip()
-    return (f"--time-limit {number} is {number} second{'' if float(number) == 1 else 's'} (a bare number is "
-            f"seconds; {number}m is {number} minutes)")
 
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")

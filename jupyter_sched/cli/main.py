@@ -76,6 +76,9 @@ WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipyn
 JOB_HELP = f"a job's id (j-…) or the name of one of your jobs; `{PROG} jobs` lists them"
 """What ``JOB`` of ``wait``, ``logs`` and ``cancel`` accepts, in their --help (session 22, issue 20: it
 was ``JOB_ID`` in the usage, the help and the errors, although names work; ``%schedule`` said JOB)."""
+LEASE_JOB_HELP = f"a job's id (j-…), a kernel lease's id (l-…) or the name of one of your jobs; `{PROG} jobs` lists them"
+"""What ``JOB`` of ``wait`` and ``cancel`` accepts: a lease's id too (verify22 V4: the help said only j-…;
+``logs`` takes no lease, which has no log)."""
 
 
 def _seconds(text: str) -> float:
@@ -214,7 +217,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar",
                               description="Wait for a job to end, with a progress bar on a terminal.",
                               epilog=WAIT_EXIT_CODES)
-        wait.add_argument("job_id", metavar="JOB", help=JOB_HELP)
+        wait.add_argument("job_id", metavar="JOB", help=LEASE_JOB_HELP)
         wait.add_argument("--for", "--timeout", dest="wait_timeout", action=OneSetting, metavar="DURATION",
                           help='give up after this long, e.g. "30m" (default: wait until it ends); '
                                '--timeout is the same, as in %%schedule wait')
@@ -223,7 +226,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if want("jobs"):
         _add_jobs(sub)
     if want("logs"):
-        logs = sub.add_parser("logs", help="print a job's log")
+        logs = sub.add_parser("logs", help="print a job's log",
+                              description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
+                                          "A kernel's lease (l-…) has no log: its output is in the notebook.")
         logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
         logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
         logs.add_argument("--raw", action="store_true",
@@ -306,7 +311,7 @@ def _add_cancel(sub: Any) -> None:
         description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
                     "after the server's grace period. --mine and --all list what they would cancel and ask first; "
                     "kernel leases are left alone (release those with %gpu release).")
-    cancel.add_argument("job_ids", nargs="*", metavar="JOB", help=JOB_HELP)
+    cancel.add_argument("job_ids", nargs="*", metavar="JOB", help=LEASE_JOB_HELP)
     scope = cancel.add_mutually_exclusive_group()
     scope.add_argument("--mine", action="store_true", help="every job of mine that is pending or running")
     scope.add_argument("--all", dest="everyone", action="store_true",

@@ -10,22 +10,27 @@ stay short. tqdm is imported only when a bar is drawn.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from types import TracebackType
 from typing import Any, TextIO
 
 from ..wording import WaitProgress
 
-__all__ = ["BAR_MIN_CELLS", "CountingProgress", "TerminalProgress", "bar_percent", "fitted_label"]
+__all__ = ["BAR_MIN_CELLS", "CountingProgress", "TerminalProgress", "bar_percent", "cells", "fitted_label"]
 
 _BAR = "{desc} |{bar}| {percentage:3.0f}% [{elapsed}]"
 _NO_BAR = "{desc} [{elapsed}]"
 
 
-def _size() -> dict[str, int]:
+def _size(stream: TextIO | None = None) -> dict[str, int]:
     """tqdm's ``ncols``/``nrows``: the terminal's, 80 x 24 where it reports none (a pty without a
-    size reads as 0 x 0, and tqdm then hides its bar as "below the screen")."""
-    size = shutil.get_terminal_size((80, 24))
+    size reads as 0 x 0, and tqdm then hides its bar as "below the screen"). The size of ``stream``'s
+    own terminal when it has one — what the line is drawn on — else the environment's (``COLUMNS``)."""
+    try:
+        size = os.get_terminal_size(stream.fileno()) if stream is not None else shutil.get_terminal_size((80, 24))
+    except (AttributeError, OSError, ValueError):  # not a file, or not a terminal
+        size = shutil.get_terminal_size((80, 24))
     return {"ncols": size.columns or 80, "nrows": size.lines or 24}
 
 
@@ -47,7 +52,15 @@ def fitted_label(frame: WaitProgress, columns: int) -> str:
     the bar's percentage stands for; newuser22 N9: at 80 columns the bar was one cell, its "%" cut)."""
     if frame.fraction is None or not frame.narrow:
         return frame.label
-    return frame.label if columns - len(frame.label) - _BAR_FRAME >= BAR_MIN_CELLS else frame.narrow
+    return frame.label if columns - cells(frame.label) - _BAR_FRAME >= BAR_MIN_CELLS else frame.narrow
+
+
+def cells(text: str) -> int:
+    """The terminal columns ``text`` takes: 2 for a wide (East Asian) character, 1 for others, as
+    tqdm measures its line (a name in CJK took twice its ``len``)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "FW" else 1 for ch in text)
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -88,10 +101,15 @@ class TerminalProgress:
 
             known = frame.fraction is not None
             self._bar = tqdm(total=100 if known else None, desc=frame.label, file=self.stream, leave=False,
-                             **_size(), bar_format=_BAR if known else _NO_BAR)
+                             **_size(self.stream), bar_format=_BAR if known else _NO_BAR)
             self._phase = frame.phase
         bar = self._bar
-        bar.set_description_str(fitted_label(frame, _size()["ncols"]), refresh=False)
+        # the room left now: the terminal's width as it is at each frame, for the label's choice and for
+        # the bar alike (verify22 V3: a bar sized at its start, on a terminal narrowed since, was cut at
+        # the right edge — its number and time lost while the long label was kept)
+        columns = _size(self.stream)["ncols"]
+        bar.ncols = columns
+        bar.set_description_str(fitted_label(frame, columns), refresh=False)
         if frame.fraction is not None:
             bar.n = bar_percent(frame.fraction)
         bar.refresh()

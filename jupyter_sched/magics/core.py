@@ -57,6 +57,7 @@ from .display import LiveFigure, Progress
 from .parsing import (
     HELP_FLAGS,
     GpuCommand,
+    JobOptions,
     ScheduleCommand,
     _split,
     check_model,
@@ -898,9 +899,11 @@ class SchedMagics(Magics):
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
 
-    def _submit(self, body: Mapping[str, Any], note: str | None = None) -> str:
+    def _submit(self, options: JobOptions, body: Mapping[str, Any], note: str | None = None) -> str:
         job = self.client.submit(body)
         self._print("Submitted " + job_line(job, _now()))
+        if options.time_limit_note:  # `--time-limit 5` is 5 seconds, as the CLI says (verify22 V3)
+            self._print(f"Note: {options.time_limit_note}")
         self._say_warnings(job)
         if note:
             self._print(note)
@@ -927,8 +930,8 @@ class SchedMagics(Magics):
         if self._hub():
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
             body.setdefault("name", cmd.options.name or f"cell-{digest}")
-            return self._submit(body, "Runs this cell through the hub's scheduler with your default Python, in "
-                                      "your home directory there; this kernel's variables are not shared with it.")
+            return self._submit(cmd.options, body, "Runs this cell through the hub's scheduler with your default "
+                                "Python, in your home directory there; this kernel's variables are not shared with it.")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
         ignore = cells.parent / ".gitignore"
@@ -940,8 +943,8 @@ class SchedMagics(Magics):
         path.write_text(source, encoding="utf-8")
         body = job_body(cmd.options, command=[sys.executable, str(path)], working_dir=str(Path.cwd()))
         body.setdefault("name", name)
-        return self._submit(body, f"Runs {path.name} with {sys.executable} in {Path.cwd()}; this kernel's "
-                                  "variables are not shared with it.")
+        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {Path.cwd()}; this "
+                            "kernel's variables are not shared with it.")
 
     @staticmethod
     def _existing(path: str, what: str) -> Path:
@@ -969,7 +972,7 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
         body.setdefault("name", script.stem)
-        return self._submit(body)
+        return self._submit(cmd.options, body)
 
     def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
         notebook = self._existing(str(cmd.target), "notebook")
@@ -980,7 +983,7 @@ class SchedMagics(Magics):
         body.setdefault("name", notebook.stem)
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)
-        job_id = self._submit(body, _parameters_said(str(notebook), cmd.parameters))
+        job_id = self._submit(cmd.options, body, _parameters_said(str(notebook), cmd.parameters))
         self._print(f"The executed copy (with outputs) is kept; the job's log ends with its path "
                     f"(%schedule logs {job_id}).")
         return job_id
@@ -1002,7 +1005,7 @@ class SchedMagics(Magics):
             body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
                             kind="inference", port=cmd.port)
         body.setdefault("name", app.stem)
-        job_id = self._submit(body)
+        job_id = self._submit(cmd.options, body)
         if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
             self._print(f"No URL yet: port {cmd.port} answers now from a process outside the scheduler, not your app; "
                         f"%schedule status {job_id} says when the job has the port and is ready there.")

@@ -57,7 +57,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
     (["--time-limit", "5", "minutes"],
      "jupyter-sched submit: 'minutes' is not a command — for 5 minutes write --time-limit 5m (a bare number is "
      "seconds) [usage_error]\n"),
-    (["--name", "x", "train", "--", "python", "train.py"],
+    (["--priority", "low", "train", "--", "python", "train.py"],  # after --name: quote it (test_s22_verify22_nits)
      "jupyter-sched submit: unexpected 'train' before --: the command follows -- — options go before --, the "
      "command after it, e.g. --name train -- python train.py [usage_error]\n"),
 ], ids=["unit word before --", "unit word after a joined value", "unit word and no --", "any word before --"])
