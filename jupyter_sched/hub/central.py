@@ -164,7 +164,9 @@ class HubSchedApp(SchedApp):
     gpu_prices = Dict(
         value_trait=Float(), config=True,
         help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
-        "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
+        "*" prices every other model), all in one currency of your choice, for the cost column of GET
+        usage/report and jupyter-sched usage: allocated GPU-hours times the price, in that currency (no
+        currency is stored). Default {}: no cost.""",
     )
 
     @default("max_running_cpu_jobs_per_user")

@@ -53,6 +53,8 @@ CallerOf = Callable[[str, Mapping[str, Any]], Caller | None]
 """``(user name, hub user model) -> Caller``, or None when the model does not say the user's groups."""
 
 _ACTOR = "jupyterhub"
+_RESTORED = 2000
+"""Newest ``team_left`` (and ``team_rejoined``) records read back at the first check after a start."""
 _SHOWN = 20
 _Key = tuple[str, str, str | None]  # (user, team, class no longer granted or None: no longer a member)
 
@@ -91,13 +93,44 @@ def _change(key: _Key) -> str:
 
 
 class TeamHolds:
-    """The held jobs of one central service and the changes already announced (in memory: after a
-    restart the first check rebuilds them, and announces them again)."""
+    """The held jobs of one central service and the changes already announced. The announced ones
+    are read back from the audit log at the first check after a start (:meth:`_restore`), so a
+    restart neither announces a change again nor moves the time it was found (hubadmin22 H2)."""
 
     def __init__(self) -> None:
         self._holds: dict[str, JobHold] = {}  # replaced whole on change: the engine's thread reads it
         self._found: dict[_Key, datetime] = {}  # each change announced, with when it was found
         self._told: set[str] = set()  # running work already named in a team_left record
+        self._named: set[str] = set()  # pending jobs named by the records read back at start
+        self._restored = False
+
+    def _restore(self, services: Any) -> None:
+        """Read back the changes still in force from the newest :data:`_RESTORED` ``team_left`` and
+        ``team_rejoined`` records, oldest first: a ``team_left`` adds its change (found at its
+        ``since``) and the work it named; a later ``team_rejoined`` of the same change drops it."""
+        rows = [*services.store.list_events(action=TEAM_LEFT_ACTION, limit=_RESTORED, newest_first=True),
+                *services.store.list_events(action=TEAM_REJOINED_ACTION, limit=_RESTORED, newest_first=True)]
+        named: dict[_Key, set[str]] = {}
+        for row in sorted(rows, key=lambda r: r.id):
+            details = row.details or {}
+            user, team, priority = details.get("user"), details.get("team"), details.get("priority")
+            if not isinstance(user, str) or not isinstance(team, str) or not isinstance(priority, str | None):
+                continue
+            key: _Key = (user, team, priority)
+            if row.action == TEAM_REJOINED_ACTION:
+                self._found.pop(key, None)
+                named.pop(key, None)
+                continue
+            try:
+                since = datetime.fromisoformat(str(details.get("since") or ""))
+            except ValueError:
+                since = row.at
+            since = since if since.tzinfo is not None else row.at
+            self._found.setdefault(key, since)
+            ids = [str(i) for i in (*details.get("held", ()), *details.get("running", ())) if isinstance(i, str)]
+            named.setdefault(key, set()).update(ids)
+        self._named = {job for ids in named.values() for job in ids}
+        self._told = set(self._named)
 
     def held(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs held (the engine's ``held_jobs`` source)."""
@@ -109,6 +142,9 @@ class TeamHolds:
         write the records of what changed, as ``actor`` (the hub; embedded: the admin whose ``PUT
         quotas`` changed the membership, :mod:`jupyter_sched.services.membership`); the job ids held
         or released by this update."""
+        if not self._restored:
+            self._restore(services)
+            self._restored = True
         callers: dict[str, Caller | None] = {}
         holds: dict[str, JobHold] = {}
         left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
@@ -139,7 +175,7 @@ class TeamHolds:
         self._holds = holds
         told: set[str] = set()
         for key, (pending, running) in left.items():
-            new = [j for j in pending if j not in before]
+            new = [j for j in pending if j not in before and j not in self._named]
             # running work not named yet: admitted or started after the change (red team 19, R2: admitted in
             # the window before admission saw it, it started before this check could hold it)
             started = [j for j in running if j not in self._told]
@@ -148,6 +184,7 @@ class TeamHolds:
             self._found.setdefault(key, now)
             told.update(running)
         self._told = told
+        self._named = set()  # read back for the first check only: later ones compare with their own holds
         for key in [k for k in self._found if k not in left and k[0] not in unseen]:
             del self._found[key]
             caller = callers.get(key[0])

@@ -27,7 +27,7 @@ from ..executors.base import Executor
 from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
-from .idle import retention_s
+from .idle import retention_s, seed_monitor
 from .inventory_watch import InventoryWatch
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
@@ -238,6 +238,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         monitors.append(monitor)
         history_node = node or str(getattr(source, "node", "") or "")
         monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
+        seed_monitor(monitor, store)  # the minutes stored before a restart keep their idle periods (H11)
         # Xid and other health evidence in the samples marks GPUs unhealthy everywhere (case 018).
         inventory = CachedInventory(HealthAwareInventory(source, monitor), inventory.refresh_s)
     return _finish_config(settings, store, inventory, executor, monitor, policies, logger)

@@ -9,6 +9,7 @@ they restart.
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..admission import Caller
@@ -48,6 +49,19 @@ def retention_s(policies: Any) -> float:
     from ..reclaim import longest_idle_window_s
 
     return longest_idle_window_s(policies) + 180.0
+
+
+def seed_monitor(monitor: TelemetryMonitor, store: Any, now: datetime | None = None) -> int:
+    """Preload ``monitor``'s sample store with the minutes ``store`` already holds from the last
+    ``monitor.retention_s`` seconds before ``now`` (default: the wall clock), so the idle periods
+    under way before a restart go on from their start (hubadmin22 H11). Returns the device-minutes
+    read. Those minutes are not written to history again (:meth:`SampleStore.preload`)."""
+    from ..telemetry.seed import samples_from_rollups
+
+    at = now or datetime.now(timezone.utc)
+    rows = store.rollup_rows(since=at - timedelta(seconds=monitor.retention_s), until=at, limit=1_000_000)
+    monitor.store.preload(samples_from_rollups(rows))
+    return len(rows)
 
 
 class IdlePolicyService:

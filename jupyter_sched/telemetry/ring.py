@@ -261,6 +261,14 @@ class SampleStore:
         self.capacity = max(1, math.ceil(retention_s * rate_hz))
         self._rings: dict[DeviceKey, RingBuffer] = {}
         self._rolled_until: dict[DeviceKey, float] = {}
+        self._preloaded: dict[DeviceKey, list[GpuSample]] = {}
+        self._seeded_until: dict[DeviceKey, float] = {}
+
+    def preload(self, minutes: dict[DeviceKey, list[GpuSample]]) -> None:
+        """Keep already-persisted minutes (:func:`~.seed.samples_from_rollups`, oldest first) to put in
+        each device's ring when that device is first added; they are never drained again (hubadmin22
+        H11: a restart does not start an idle period again). A device already sampled is left as it is."""
+        self._preloaded = {k: v for k, v in minutes.items() if k not in self._rings and v}
 
     def add(self, samples: list[GpuSample]) -> None:
         """Append samples (each to its device's ring)."""
@@ -268,6 +276,11 @@ class SampleStore:
             ring = self._rings.get(s.key)
             if ring is None:
                 ring = self._rings[s.key] = RingBuffer(s.key, self.capacity)
+                stored = [p for p in self._preloaded.pop(s.key, []) if p.timestamp < s.timestamp]
+                for old in stored[-self.capacity + 1:] if self.capacity > 1 else []:
+                    ring.append(old)
+                if stored:  # the stored minutes are history already: drain from the next minute on
+                    self._rolled_until[s.key] = self._seeded_until[s.key] = stored[-1].timestamp.timestamp() + 60.0
             ring.append(s)
 
     def devices(self) -> list[DeviceKey]:
@@ -290,10 +303,14 @@ class SampleStore:
         incomplete minute is included. Timestamps are minute starts.
 
         A minute with no valid sample is ``suspect`` / ``util_latch`` when a confirmed latch was
-        seen in it (idle evidence, case 026), else ``blank`` (unknown: it pauses the idle clock)."""
+        seen in it (idle evidence, case 026), else ``blank`` (unknown: it pauses the idle clock).
+        A minute preloaded from history (:meth:`preload`) is taken whole when ``since`` falls in it."""
         ring = self._rings.get(key)
         if ring is None:
             return []
+        seeded = self._seeded_until.get(key)
+        if seeded is not None and since.timestamp() < seeded:  # a preloaded minute stands for all of its minute
+            since = datetime.fromtimestamp(math.floor(since.timestamp() / 60.0) * 60.0, tz=timezone.utc)
         ts, values = ring.arrays(since, until)
         latest = ring.latest
         out = []
@@ -369,6 +386,7 @@ class SampleStore:
         """Drop a device (e.g. removed from the inventory)."""
         self._rings.pop(key, None)
         self._rolled_until.pop(key, None)
+        self._seeded_until.pop(key, None)
 
     def nbytes(self) -> int:
         """Bytes held by all rings' arrays."""

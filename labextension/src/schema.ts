@@ -2564,7 +2564,7 @@ export interface components {
             telemetry_coverage: number;
             /** @description utilized / covered allocated GPU-seconds, 0..1 */
             efficiency: number | null;
-            /** @description null without gpu_prices */
+            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in the currency the admin priced them in (no currency is stored); null without gpu_prices */
             cost: number | null;
             /** @description true when some of the group's allocated time is after the last minute of telemetry rolled up into the store (about a minute after it passes): its utilization is not in utilized_*\/efficiency yet, which is not a telemetry gap */
             telemetry_pending?: boolean;

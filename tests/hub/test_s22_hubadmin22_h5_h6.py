@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +29,7 @@ from tests.accounts import shared_dir
 from tests.pg import PostgresServer, skip_reason
 from tests.reliability.test_newuser13_doctor import _doctor
 
-from .test_hub_refusals import _free_port
+from .serve_start import serve_env, serve_start_up_log
 
 pg = pytest.mark.skipif(skip_reason() is not None, reason=f"PostgreSQL not available: {skip_reason()}")
 
@@ -134,31 +133,8 @@ def test_s22_hubadmin22_h5_serve_warns_at_start_of_a_password_less_local_store(o
     # before: the /proc, default-team and fence lines, nothing about the database
     url = own_pg.url("hub_trust")
     with shared_dir() as folder:
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
-               "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
-               "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
-               "JUPYTER_SCHED_DB_URL": url, "JUPYTER_DATA_DIR": str(folder / "data"),
-               "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
-               "JUPYTER_SCHED_HOST_REGISTRY": str(folder / "registry")}
-        if "PYTHONPATH" in os.environ:
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        log_path = folder / "serve.log"
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
-                                     f"--SchedApp.log_dir={folder / 'jobs'}", "--SchedApp.inventory_source=simulated"],
-                                    env=env, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 90
-            while "database:" not in log_path.read_text() and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=20)
-        text = log_path.read_text()
+        env = serve_env(folder, url, JUPYTER_SCHED_HOST_REGISTRY=str(folder / "registry"))
+        text = serve_start_up_log(folder, env, "database:", f"--SchedApp.log_dir={folder / 'jobs'}")
     said = [line for line in text.splitlines() if "jupyter_sched: database:" in line]
     assert len(said) == 1 and said[0].startswith("[W "), text[-3000:]
     assert f"connected to 127.0.0.1:{own_pg.port} as postgres without a password while users' jobs run on this " \

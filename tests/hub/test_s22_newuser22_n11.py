@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from jupyter_sched.hub.job_python import job_python_warning, missing_jupyter_sched
 from tests.accounts import shared_dir
 
-from .test_hub_refusals import _free_port
+from .serve_start import serve_env, serve_start_up_log
 
 WARNING = "cannot import jupyter_sched"
 
@@ -56,30 +55,8 @@ def test_s22_newuser22_n11_serve_warns_at_start_up_of_a_job_python_without_jupyt
         (folder / "config").mkdir()
         (folder / "config" / "jupyter_sched_serve_config.py").write_text(
             f"c.SchedApp.log_dir = {str(folder / 'jobs')!r}\nc.HubSchedApp.job_python = {python!r}\n")
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
-               "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
-               "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
-               "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
-               "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
-        if "PYTHONPATH" in os.environ:
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        log_path = folder / "serve.log"
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
-                                     "--SchedApp.inventory_source=simulated"], env=env, cwd=folder, stdout=log,
-                                    stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 90
-            while WARNING not in log_path.read_text() and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=20)
-        text = log_path.read_text()
+        env = serve_env(folder, f"sqlite:///{folder / 'store.sqlite'}")
+        text = serve_start_up_log(folder, env, WARNING)
     said = [line for line in text.splitlines() if WARNING in line]
     assert len(said) == 1 and said[0].startswith("[W "), text[-3000:]  # logged once, as a WARNING
     assert f"c.HubSchedApp.job_python {python} cannot import jupyter_sched (not installed there): " in said[0], said

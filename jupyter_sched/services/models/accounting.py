@@ -103,7 +103,9 @@ class UsageReportRow(UsageRow):
     utilized_gpu_hours: float | None
     telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
     efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
-    cost: float | None = Field(description="null without gpu_prices")
+    cost: float | None = Field(description=(
+        "allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in the currency the "
+        "admin priced them in (no currency is stored); null without gpu_prices"))
     telemetry_pending: bool = Field(default=False, description=(
         "true when some of the group's allocated time is after the last minute of telemetry rolled up "
         "into the store (about a minute after it passes): its utilization is not in utilized_*/efficiency "
