@@ -20,8 +20,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from tempfile import mkdtemp
+from typing import Any
 
 from jupyterlab.galata import configure_jupyter_server
+
+UI_BOSS = "ui-boss"
+"""The one other identity of the user server: an admin (a request header names it)."""
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821
 
@@ -78,3 +82,18 @@ c.SchedApp.idle_threshold_percent = 5.0
 c.SchedApp.idle_window_s = 2.0
 c.SchedApp.idle_grace_s = 120.0
 c.SchedApp.identity_source = "jupyter_user" if role == "user" else "owner"
+if role == "user":
+    from jupyter_server.auth.identity import PasswordIdentityProvider, User
+
+    class _UIUsers(PasswordIdentityProvider):
+        """The browser's anonymous user, or — for a test's request with ``X-Sched-UI-User: ui-boss``
+        — the admin ui-boss: another user (an admin) who acts on the page user's work
+        (othercancel.spec.ts, verify 22 V2). Test servers only: this trusts a header."""
+
+        def get_user(self, handler: Any) -> Any:
+            if handler.request.headers.get("X-Sched-UI-User") == UI_BOSS:
+                return User(username=UI_BOSS, name=UI_BOSS, display_name=UI_BOSS)
+            return super().get_user(handler)
+
+    c.ServerApp.identity_provider_class = _UIUsers
+    c.SchedApp.admin_users = {UI_BOSS}

@@ -67,7 +67,7 @@ module.exports = {
   },
   projects: [
     { name: 'admin', testMatch: /(panel|notebook7|definitions|layout|toasts)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
-    { name: 'user', testMatch: /(nonadmin|missing|inventory|usagechart)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } },
+    { name: 'user', testMatch: /(nonadmin|missing|inventory|usagechart|othercancel)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } },
     // screenshots and axe scans on a server no other test touches: what they show does not
     // depend on which tests ran before
     { name: 'visual', testMatch: /visual\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${visualPort}` } }

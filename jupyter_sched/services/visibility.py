@@ -177,7 +177,12 @@ def event_for(caller: Caller, event: Mapping[str, Any]) -> dict[str, Any] | None
             and data.get("team") not in caller.teams):
         return None
     if kind in _JOB_EVENTS and isinstance(data, Mapping):
-        return {**event, "data": job_in_words(dict(data), viewer=caller.user, admin=caller.admin)}
+        said = job_in_words(dict(data), viewer=caller.user, admin=caller.admin)
+        if "mine" in said and isinstance(owner, str):
+            # the reader's, not the sender's: an admin's cancel carried its ``mine: false`` to the
+            # owner, whose panel took the job for another's and said nothing (verify 22, V2)
+            said["mine"] = owner == caller.user
+        return {**event, "data": said}
     return dict(event)
 
 

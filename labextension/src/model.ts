@@ -572,6 +572,17 @@ export class SchedModel implements ISchedModel {
     }
   }
 
+  /**
+   * A streamed job with `mine` as I read it: the job's owner against who I am. The event's own
+   * `mine` is its sender's view (verify 22, V2: an admin's DELETE jobs/{id} carried `mine: false`
+   * to the owner, whose panel then took the job for another's and showed no toast); with `me`
+   * not read yet the flag is dropped, and a row already known keeps its own.
+   */
+  private readersOwn(job: Job): Job {
+    const { mine: _sent, ...rest } = job;
+    return this._me && typeof job.user === 'string' ? { ...rest, mine: job.user === this._me.user } : (rest as Job);
+  }
+
   /** Fold one server event into the state, then re-emit it on {@link event}. */
   onEvent(event: ISchedEvent): void {
     const data = event.data;
@@ -581,7 +592,7 @@ export class SchedModel implements ISchedModel {
         const nested = data && typeof data === 'object' ? ((data as Record<string, unknown>).job ?? (data as Record<string, unknown>).lease) : undefined;
         const job = isJob(nested) ? nested : isJob(data) ? data : null;
         if (job) {
-          this.upsert(job);
+          this.upsert(this.readersOwn(job));
           // positions, reasons and ETAs of the others move too; my usage against quota too
           this.refresh('queue');
           if (this.isWatched('quotas')) {
