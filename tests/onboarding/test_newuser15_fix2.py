@@ -223,9 +223,10 @@ def test_newuser14_n25_the_priority_rule_says_its_list_once(server: EmbeddedServ
 
 def test_newuser14_n25_usage_is_answered_with_the_command_that_says_it(server: EmbeddedServer) -> None:
     """N25 (still N13-11): ``jupyter-sched usage`` → "not one of …", and a user's own GPU-hours were
-    nowhere in the CLI. ``status`` says them; ``usage`` points there."""
+    nowhere in the CLI. ``status`` says them; ``usage`` is now a command of its own (hub admin 22,
+    H10) that answers with the caller's own usage."""
     said = _cli(_env(server), "usage")
-    assert said.returncode == 2 and "`jupyter-sched status` says your GPU-hours" in said.stderr, said.stderr
+    assert said.returncode == 0 and "ann's usage" in said.stdout, (said.stdout, said.stderr)
     status = _cli(_env(server), "status")
     assert status.returncode == 0 and "usage      0.00 GPU-hours allocated to you in the last 7 days" in status.stdout, \
         status.stdout
