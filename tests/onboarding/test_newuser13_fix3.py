@@ -122,11 +122,11 @@ def test_newuser13_n9_how_many_of_another_users_leases_must_go_is_counted(server
             reason = _projected(bob, job["id"])["reason"]
             assert reason["details"]["eta_must_release"] == (2 if some else 3), reason["details"]
             said = reason["text"]["eta"]
-            if "eta_withheld" in reason["details"]:  # seen idle (above): the ETA names those whose reclaim makes
-                # room, said as their release: whether ann's leases are idle is hers (red team 22, R2)
-                assert ", when ann's leases " in said and "idle" not in said, said
+            if ", when ann's leases " in said:  # seen idle: the ETA names those whose reclaim makes room,
+                # said as their release: whether ann's leases are idle is hers (red team 22, R2)
+                assert "eta_withheld" in reason["details"] and "idle" not in said, said
                 assert sum(i in said for i in ids) == (2 if some else 3), said
-            else:
+            else:  # not yet seen idle (the final run of session 22: idle state withheld, no projection yet)
                 assert f"it can start only after {some}ann's leases " in said, said  # by their owner (red team 15, R8)
                 assert all(i in said for i in ids), said
             assert "one or more of" not in said, said
