@@ -244,6 +244,8 @@ class CycleContext:
         # model, quota version, quota lines, share version); who holds the rest said per their numbers
         self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
         self.holders_said: dict[tuple[object, ...], tuple[str, str]] = {}
+        # .preempt.refusals._held_by: per team, the kinds holding its GPUs (is a lease?), read once a cycle
+        self.held_kinds: dict[str, set[bool]] | None = None
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
