@@ -289,12 +289,19 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     for warning in service.quotas.unlisted_warnings(store.quota_set()):
         logger.warning("jupyter_sched: %s", warning)
     if isinstance(inventory, CachedInventory):  # at start and at each refresh that changes it (hubadmin22 H3)
-        inventory.on_read = watch = InventoryWatch(
-            lambda: [record.job for record in store.live_jobs()],
-            lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+        inventory.on_read = watch = inventory_watch(service, logger)
         if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
             watch(read)
     return service
+
+
+def inventory_watch(service: Services, logger: logging.Logger) -> InventoryWatch:
+    """The :class:`InventoryWatch` of ``service``'s store and quotas, logging on ``logger``: called
+    with each inventory read afresh (a :class:`CachedInventory`'s ``on_read``, a Kubernetes
+    inventory's ``on_change``)."""
+    store = service.store
+    return InventoryWatch(lambda: [record.job for record in store.live_jobs()],
+                          lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
 
 
 def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
@@ -341,6 +348,10 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
         monitor = _make_monitor(settings, watcher, logger, retention_s=retention_s(policies))
         inventory: Any = watcher if monitor is None else HealthAwareInventory(watcher, monitor)  # case 018
         service = _finish_config(settings, store, inventory, executor, monitor, policies, logger)
+        # the watch's inventory is not a CachedInventory: its changes reach the H3 watch (nodes gone
+        # under running work said in the log, as a static or NVML inventory's are; session 23)
+        watcher.on_change = watch = inventory_watch(service, logger)
+        watch(watcher.current())
         undo.pop_all()
     logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
                 config.namespace)
