@@ -68,7 +68,6 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
-from ..store.exposure import db_access, exposure_warning
 from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
@@ -298,9 +297,7 @@ class HubSchedApp(SchedApp):
         if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
-        store = getattr(self.services, "store", None)  # a password-less local PostgreSQL under users' jobs (H5)
-        if store is not None and (said := exposure_warning(db_access(store.engine), jobs_here=self.executor == "local")):
-            self.log.warning("jupyter_sched: database: %s", said)
+        # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start
