@@ -29,6 +29,7 @@ from ..executors.owner_paths import CLOSED_FOLDER
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
+from ..model.off_inventory import gone_gpus
 from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import effective_limit
@@ -104,6 +105,20 @@ PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image"
 
 _NO_POSITION = 1 << 62
 """Sort key of a pending queue entry without a position (after every numbered one)."""
+
+
+def _gone(job: Job, devices: frozenset[str] | None) -> tuple[str, ...]:
+    """:func:`~jupyter_sched.model.off_inventory.gone_gpus` of ``job`` against ``devices`` (``()``
+    when the inventory could not be read: nothing is marked rather than everything)."""
+    return gone_gpus(job, devices) if devices is not None else ()
+
+
+def with_gone(data: dict[str, Any], gone: tuple[str, ...]) -> None:
+    """``gone_gpus`` on a job answer ``data`` holding GPUs the inventory no longer lists (hubadmin
+    22, H3: a node or GPUs gone under running work; the CLI, the magics and the panel say
+    "GPU-… no longer in the inventory" on its line); left out when there are none."""
+    if gone:
+        data["gone_gpus"] = list(gone)
 
 
 def _without_own_blockers(reason: Any) -> Any:
@@ -203,15 +218,19 @@ class JobsService:
         progress = self._progress(leader, lambda: self.ctx.store.progress_version_now(asked_at=asked_at))
         if progress is None:
             return None
+        devices = self.ctx.devices(wait=False)  # never waits for an inventory refresh on the loop
+        if devices is None and current.devices is not None:
+            return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
-                                                 simulated=current.simulated, progress=progress))
+                                                 simulated=current.simulated, progress=progress, devices=devices))
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
         engine = self.ctx.engine
         leader = engine.is_leader
         return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
-                           simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0)
+                           simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0,
+                           devices=self.ctx.devices())
 
     def _progress(self, leader: bool, read: Callable[[], int | None]) -> int | None:
         """The ``progress`` counter this server's kept pages are checked against (:mod:`.readcache`): 0
@@ -770,27 +789,30 @@ class JobsService:
                 reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit
-            page = [self._row(caller, record, simulated, reports.get(record.job.id))
+            page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices)
                     for record in records[:request.limit]]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
-    def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None) -> JobView:
+    def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None, *,
+             devices: frozenset[str] | None = None) -> JobView:
         """One job of a ``GET jobs`` page as ``caller`` sees it, kept per job while what it shows is
         unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
         row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
         one of a cached record), whether the caller owns it (its reason's words depend on that,
         issue 20), the simulated flag and a running job's latest progress ``report`` (which one:
         :func:`_report_key`). A page read after a submit then builds one new row, not fifty, and
-        the web layer writes only that row's JSON (``items_shared``, issue 17)."""
+        the web layer writes only that row's JSON (``items_shared``, issue 17). ``devices``: the
+        inventory's device uuids (:meth:`Context.devices`), for ``gone_gpus``."""
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
+        gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, gone)
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -801,6 +823,7 @@ class JobsService:
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
+        with_gone(data, gone)
         row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
@@ -876,6 +899,8 @@ class JobsService:
         with_plan(data, plan_of(self.ctx, live))
         self._name_preemptors([data])
         self._idle_release(live, data)
+        if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
+            with_gone(data, _gone(live, self.ctx.devices()))
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
@@ -962,14 +987,15 @@ class JobsService:
         # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
         # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
-        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id)) for record in holding]
+        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id), devices=version.devices)
+                for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor, waiting_total=waiting_total)
         self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool,
-               report: StoredProgress | None = None) -> QueueEntry:
+               report: StoredProgress | None = None, *, devices: frozenset[str] | None = None) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
         pending work, 1-based; None for work holding GPUs; ``report``: the latest progress report
         of the caller's own running job, shown on its line only).
@@ -982,8 +1008,9 @@ class JobsService:
         reason = job.reason
         mine = job.spec.user == caller.user
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
+        gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, gone)
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -1003,6 +1030,7 @@ class JobsService:
         self._idle_release(job, data)
         if mine:
             with_progress(data, report)
+        with_gone(data, gone)
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
