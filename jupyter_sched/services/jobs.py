@@ -59,6 +59,7 @@ from .models import (
 from .models import Job as JobView
 from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
+from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -810,9 +811,10 @@ class JobsService:
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
+        end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, gone)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -820,6 +822,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=mine)
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
@@ -897,6 +900,8 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan_of(self.ctx, live))
+        # its projected end: the reader is its owner or an admin (ctx.visible) (new user 22, N10)
+        with_projection(data, projection_of(self.ctx, live), yours=live.spec.user == caller.user)
         self._name_preemptors([data])
         self._idle_release(live, data)
         if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
@@ -1008,9 +1013,11 @@ class JobsService:
         reason = job.reason
         mine = job.spec.user == caller.user
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
+        # its projected end, on its owner's line only (new user 22, N10; red team 22, R2: a progress figure)
+        end = projection_of(self.ctx, job) if mine else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, gone)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
         kept = self._lines.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -1026,6 +1033,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=True)
         self._name_preemptors([data])
         self._idle_release(job, data)
         if mine:

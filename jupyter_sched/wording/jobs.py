@@ -14,6 +14,7 @@ from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
 from .preemption import planned_preemption_text
+from .projected import projected_end_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
@@ -609,7 +610,11 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     366-day limit's end read "Dec 4 23:58 UTC (in 8783h59m)" — the day after — in the CLI only).
     Work the scheduler will preempt at a known time says so after it (``preemption_planned``: ``ends
     by 02:16 UTC (in 9m32s), its 10m time limit — to be preempted at ~02:11 UTC for norm2 (j-…),
-    normal priority of the same team, unless it ends first``; new user 21, N5).
+    normal priority of the same team, unless it ends first``; new user 21, N5). A job its owner (or an
+    admin) reads with a projected end before its limit's (``projected_end``: from its progress report or a
+    learnt runtime, the time its waiters are given) says that first: ``projected end ~05:10 UTC (in 1m20s),
+    from its progress report of 05:08:30 UTC · at the latest 05:23 UTC (in 14m26s), its 15m time limit``
+    (:func:`~.projected.projected_end_text`; new user 22, N10).
 
     Args:
         cancel: the command that cancels a job by id on this surface (``jupyter-sched cancel``,
@@ -621,6 +626,11 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
         return stopping
     text = _lease_hold(job, cancel or "cancel") if job.get("kind") == "lease" else _limit_end(job, now)
+    if job.get("kind") != "lease" and not job.get("stop_requested") and (
+            projected := projected_end_text(job.get("projected_end"), now,
+                                            yours=job.get("mine") is not False)):
+        # the end its waiters are given, before the limit's (new user 22, N10: "ends by 05:23" only)
+        text = f"{projected} · {_limit_end(job, now, latest=True)}"
     planned = planned_text(job, now)
     return f"{text} — {planned}" if planned else text
 
@@ -641,8 +651,9 @@ def limit_end(job: Mapping[str, Any]) -> datetime | None:
     return started + timedelta(seconds=float(limit))
 
 
-def _limit_end(job: Mapping[str, Any], now: datetime) -> str:
-    """``ends by 05:40 UTC (in 2m58s), its 3m time limit`` (:func:`ends_by` of a job)."""
+def _limit_end(job: Mapping[str, Any], now: datetime, *, latest: bool = False) -> str:
+    """``ends by 05:40 UTC (in 2m58s), its 3m time limit`` (:func:`ends_by` of a job); ``latest``:
+    after its projected end, ``at the latest 05:40 UTC (in 2m58s), its 3m time limit``."""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
@@ -650,7 +661,7 @@ def _limit_end(job: Mapping[str, Any], now: datetime) -> str:
         return f"{format_duration(float(limit))} time limit"
     end = started + timedelta(seconds=float(limit))
     left = max(0.0, (end - now).total_seconds())
-    return (f"ends by {clock_text(end, now)} ({relative_text(left)}), "
+    return (f"{'at the latest' if latest else 'ends by'} {clock_text(end, now)} ({relative_text(left)}), "
             f"its {format_duration(float(limit))} time limit")
 
 
