@@ -13,8 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, ends_by, gone_text, granted_uuids, work_name
-from ..wording.projected import projected_end_text
+from ..wording.jobs import TERMINAL_STATES, ends_by, gone_text, granted_uuids, projected_text, work_name
 from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
@@ -167,8 +166,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         reported = progress_text(job, now)  # only the reader's own work carries its report (GET queue)
         if reported:
             label += f", {reported}"
-        if job.get("kind") != "lease" and not job.get("stop_requested") and (
-                ends := projected_end_text(job.get("projected_end"), now, brief=True)):
+        if ends := projected_text(job, now, brief=True):
             label += f", {ends}"  # the end its waiters are given: the reader's own work only (new user 22, N10)
         for uuid in granted_uuids(job):
             holders.setdefault(uuid, []).append(label)

@@ -874,7 +874,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
@@ -1016,6 +1016,22 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string | null;
+            /** @description the run came after firings missed while no server was running: its own instant was older than the admin's grace (definition_misfire_grace_s) and the definition's missed policy is run_once, or earlier firings got no run of their own; one run per outage, never one per missed firing */
+            catch_up?: boolean;
+            /** @description seconds between scheduled_for and the run's creation (null for older runs) */
+            late_s?: number | null;
+            /** @description scheduled firings before this run that got no run of their own while no server was running (a catch-up run's; at most 1000 counted) */
+            missed?: number;
+            /**
+             * Format: date-time
+             * @description the first of those firings (null when none)
+             */
+            missed_from?: string | null;
+            /**
+             * Format: date-time
+             * @description the last of those firings (null when none)
+             */
+            missed_to?: string | null;
             /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
@@ -2594,7 +2610,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
