@@ -43,6 +43,7 @@ from jupyter_sched.services.models.definitions import (
 from jupyter_sched.services.visibility import event_for
 from jupyter_sched.store import JobRecord, Store
 from jupyter_sched.wording import render_reason, wait_progress
+from tests.leftovers import end_jobs
 from tests.runtime.builders import T0, make_job
 
 LOOP = [sys.executable, "-c", "import time; time.sleep(600)"]
@@ -71,8 +72,9 @@ class World:
 @pytest.fixture
 def world(sqlite_db: str, tmp_path: Path) -> Iterator[World]:
     clock = ManualClock(T0)
+    executor = LocalExecutor(tmp_path / "runs")
     svc = SchedulerService(store=Store(sqlite_db), inventory=SimulatedInventory(2, node="n1"),
-                           executor=LocalExecutor(tmp_path / "runs"), clock=clock, owner_id="a",
+                           executor=executor, clock=clock, owner_id="a",
                            cycle_interval_s=0.0, admins=("boss",))
     for i, (command, ran_s, limit_s) in enumerate(((("echo", "a"), 24.0, 60.0), (("env",), 48.0, 120.0),
                                                    (("sleep", "120"), 120.0, 300.0))):
@@ -95,6 +97,7 @@ def world(sqlite_db: str, tmp_path: Path) -> Iterator[World]:
             if svc.get_job(job["id"], user=user)["state"] not in ("cancelled", "succeeded", "failed"):
                 svc.cancel(job["id"], user=user)
         svc.tick()
+        assert end_jobs(executor) == []  # eve's process, whatever the cancel's grace left of it
 
 
 def _said(reason: dict[str, Any], now: datetime) -> str:
