@@ -30,6 +30,8 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
   time inside telemetry gaps is not counted as idle. None when nothing was covered.
 - **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model (``prices``; key
   ``"*"`` is the price of models not listed). A model without a price is an error, not free.
+  Each row says the cost's unit (``cost_unit``: the currency the prices are in, e.g. ``"USD"``, or
+  :data:`UNNAMED_COST_UNIT` when the admin named none; None with ``cost`` when nothing is priced).
 
 Errors (never silently zero): :class:`AccountingError` for an interval that ends before it
 starts or starts in the future, a share outside (0, 1], a naive timestamp, the same
@@ -54,8 +56,8 @@ from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
 __all__ = [
-    "ROLLUP_SECONDS", "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for",
-    "report_csv", "samples_from_rollups", "usage_report",
+    "ROLLUP_SECONDS", "REPORT_KEYS", "UNNAMED_COST_UNIT", "AccountingError", "UtilizationSample", "check_intervals",
+    "price_for", "price_unit_from", "report_csv", "samples_from_rollups", "usage_report",
 ]
 
 ROLLUP_SECONDS = 60.0
@@ -66,8 +68,13 @@ REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
 """Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
 
 CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
-               "telemetry_coverage", "efficiency", "cost", "jobs", "telemetry_pending")
-"""Value columns of a report row, after the grouping fields."""
+               "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending")
+"""Value columns of a report row, after the grouping fields (``cost_unit`` beside ``cost``: a bare
+number in a spreadsheet said nothing of its currency, hubadmin22 H10)."""
+
+UNNAMED_COST_UNIT = "price units"
+"""``cost_unit`` when prices are set but their currency is not named (``c.HubSchedApp.gpu_price_unit``
+empty): the number is in whatever the admin priced GPU-hours in."""
 
 _EPS_S = 1e-6
 _SHARE_SLACK = 1e-9
@@ -287,6 +294,30 @@ def price_for(model: str, prices: Mapping[str, float]) -> float:
                           hint=f'add {{"{model}": <price>}} or a default {{"*": <price>}} to the prices')
 
 
+PRICE_UNIT_MAX = 24
+"""Characters a price unit may have (``USD``, ``EUR``, ``credits``, ``CHF (internal)``)."""
+
+
+def price_unit_from(value: object) -> str | None:
+    """``c.HubSchedApp.gpu_price_unit`` checked: the unit text, stripped (None when empty).
+
+    Raises:
+        ValidationError: field ``gpu_price_unit`` — not text, longer than :data:`PRICE_UNIT_MAX`
+            characters, or with a control character (it is printed in tables and CSV cells).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"gpu_price_unit must be text (got {type(value).__name__})", field="gpu_price_unit",
+                              hint='name the currency of gpu_prices, e.g. "USD"')
+    text = value.strip()
+    if len(text) > PRICE_UNIT_MAX or any(not ch.isprintable() for ch in text):
+        raise ValidationError(f"gpu_price_unit must be at most {PRICE_UNIT_MAX} printable characters "
+                              f"(got {text[:PRICE_UNIT_MAX]!r}{'…' if len(text) > PRICE_UNIT_MAX else ''})",
+                              field="gpu_price_unit", hint='name the currency of gpu_prices, e.g. "USD" or "credits"')
+    return text or None
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 
@@ -303,6 +334,7 @@ def usage_report(
     max_sample_gap_s: float = 120.0,
     telemetry_until: datetime | None = None,
     held_from: Mapping[str, datetime] | None = None,
+    cost_unit: str | None = None,
 ) -> list[dict[str, Any]]:
     """Roll allocation intervals and utilization samples up ``by`` the given fields.
 
@@ -322,10 +354,12 @@ def usage_report(
             context on its GPU (its stop request, intent ``idle``): from then until the GPU was free
             the lease stayed held — given to nobody else, charged to its owner, whose kernel held it
             (:mod:`jupyter_sched.engine.idle_kernels`, audited ``idle_kernel_held``).
+        cost_unit: the currency of ``prices`` (e.g. ``"USD"``; None or empty: :data:`UNNAMED_COST_UNIT`).
 
     Returns:
         Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
-        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "jobs", "telemetry_pending"}``, sorted by
+        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending"}``,
+        sorted by
         the grouping fields; a group with such held time also has ``held_after_reclaim_gpu_seconds`` and
         ``held_after_reclaim_gpu_hours``: the part of its allocated GPU-seconds after those reclaims. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
         ``utilized_*`` and ``efficiency`` are None for a group no telemetry covered.
@@ -347,6 +381,7 @@ def usage_report(
     if max_sample_gap_s <= 0:
         raise ValidationError("max_sample_gap_s must be > 0", field="max_sample_gap_s", hint="e.g. 120")
     check_intervals(intervals, now=now)
+    unit = (cost_unit or UNNAMED_COST_UNIT) if prices is not None else None
     by_gpu = _check_samples(samples)
     times = {gpu: [s.at for s in rows] for gpu, rows in by_gpu.items()}
     gap = timedelta(seconds=max_sample_gap_s)
@@ -391,6 +426,7 @@ def usage_report(
             "telemetry_coverage": round(covered_alloc / allocated, 6) if allocated > 0 else 0.0,
             "efficiency": round(utilized / covered_alloc, 6) if seen and covered_alloc > 0 else None,
             "cost": round(cost, 6) if prices is not None else None,
+            "cost_unit": unit,
             "jobs": len(jobs[key]),
             "telemetry_pending": pending[key],
             **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],

@@ -68,12 +68,12 @@ def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime
 
 def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",), since: str | None = None,
                      until: str | None = None, period: str = "month",
-                     prices: Mapping[str, float] | None = None,
+                     prices: Mapping[str, float] | None = None, cost_unit: str | None = None,
                      telemetry_until: datetime | None = None) -> list[dict[str, Any]]:
     """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
     rollups, at the service's clock; groups with allocated time after ``telemetry_until`` (the
     monitor's :meth:`~jupyter_sched.engine.telemetry.TelemetryMonitor.rolled_until`) are marked
-    ``telemetry_pending``.
+    ``telemetry_pending``; ``cost_unit`` is the currency of ``prices`` (:func:`~.report.usage_report`).
 
     Raises:
         ValidationError: bad grouping, period, timestamp or a model without a price.
@@ -85,7 +85,7 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
                         prices=prices, max_sample_gap_s=ROLLUP_SECONDS, telemetry_until=telemetry_until,
-                        held_from=held_after_reclaim(service.store, intervals))
+                        held_from=held_after_reclaim(service.store, intervals), cost_unit=cost_unit)
     rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
@@ -131,7 +131,7 @@ def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequen
         else:
             gpus_of.setdefault(tuple(str(fields[k]) for k in by), set()).add(iv.gpu_uuid)
     zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
-            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "jobs": 0,
+            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "cost_unit": None, "jobs": 0,
             "telemetry_pending": False}
     return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
 

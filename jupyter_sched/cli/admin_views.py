@@ -4,8 +4,8 @@ terminal (hubadmin22 H10: both were REST only, found by reading openapi.yaml).
 Each is one request to the existing route, so the server decides who sees what: ``usage`` asks
 ``GET usage/report`` for everyone's usage when the caller is an admin (``all=true``), else their own;
 ``audit`` is ``GET audit`` (admins; anyone else gets the server's 403 in words). ``cost`` is said with
-its unit: the price of ``c.HubSchedApp.gpu_prices`` is per GPU-hour, in whatever currency the admin
-priced it, so a cost is "price units" (prices times allocated GPU-hours); the CSV keeps its columns.
+its unit, the rows' ``cost_unit`` (``c.HubSchedApp.gpu_price_unit``, e.g. USD; "price units" when the
+admin named no currency); the CSV has it as a column beside ``cost``.
 
 Standard library only (the CLI's start-up cost: :mod:`.main`).
 """
@@ -20,7 +20,7 @@ from ..client._wire import Req, unwrap_list
 __all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
 
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
-"""What ``cost`` counts: the admin's price per GPU-hour times allocated GPU-hours, in the prices' currency."""
+"""What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
 
 _BY = ("user", "team")
 
@@ -32,8 +32,9 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         usage_p = sub.add_parser(
             "usage", help="GPU-hours used, per user or team, with cost (admins: everyone's; others: their own)",
             description="Allocated and utilized GPU-hours, telemetry coverage, efficiency and cost, from GET "
-                        "api/sched/usage/report. Admins see everyone's usage, others their own. cost is in "
-                        f"{COST_UNIT}; empty without prices.")
+                        "api/sched/usage/report. Admins see everyone's usage, others their own. cost is "
+                        "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
+                        "(said under the table and as the CSV's cost_unit column); empty without prices.")
         usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default) or per team")
         usage_p.add_argument("--since", metavar="WHEN",
                              help="from this time, ISO 8601 (e.g. 2026-12-01 or 2026-12-01T00:00:00+00:00); "
@@ -75,7 +76,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     if getattr(args, "json", False):
         import json
 
-        print(json.dumps({"rows": rows, "cost_unit": COST_UNIT}, indent=2), file=io.out)
+        print(json.dumps({"rows": rows, "cost_unit": _cost_unit(rows)}, indent=2), file=io.out)
         return 0
     whose = "everyone's usage" if me.get("is_admin") else f"{me.get('user')}'s usage"
     if not rows:
@@ -87,9 +88,19 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
                       str(row.get("jobs", ""))])
     _print(table, io)
-    print(f"{whose}; COST in {COST_UNIT}" + ("" if any(r.get("cost") is not None for r in rows)
-                                               else " — no prices set, so none"), file=io.out)
+    unit = _cost_unit(rows)
+    print(f"{whose}; " + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
+          file=io.out)
     return 0
+
+
+def _cost_unit(rows: list[dict[str, Any]]) -> str | None:
+    """The unit the rows' costs are in (their ``cost_unit``; :data:`COST_UNIT` from a server that
+    does not say it); None when no row has a cost."""
+    if not any(r.get("cost") is not None for r in rows):
+        return None
+    units = sorted({str(r["cost_unit"]) for r in rows if r.get("cost") is not None and r.get("cost_unit")})
+    return ", ".join(units) if units else COST_UNIT
 
 
 def audit(client: Any, args: argparse.Namespace, io: Any) -> int:

@@ -35,10 +35,8 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
-
-import psutil
 
 from ..accounting.attribution import label_mismatch
 from ..errors import TelemetryError
@@ -51,6 +49,7 @@ from ..telemetry.minutes import MinuteAttribution
 from ..telemetry.validity import SampleValidator
 from ..telemetry.wire import job_minute_to_dict
 from .clock import Clock, SystemClock
+from .pid_owners import owner_job, process_about
 
 __all__ = ["HealthAwareInventory", "TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
 
@@ -170,7 +169,7 @@ class TelemetryMonitor:
         if pid not in self._pid_jobs:
             if len(self._pid_jobs) > _PID_CACHE:
                 self._pid_jobs.clear()
-            self._pid_jobs[pid] = _owner_job(pid, self._job_roots)
+            self._pid_jobs[pid] = owner_job(pid, self._job_roots)
         return self._pid_jobs[pid]
 
     def _describe(self, pid: int) -> tuple[str, datetime | None] | None:
@@ -178,7 +177,7 @@ class TelemetryMonitor:
         if pid not in self._pid_about:
             if len(self._pid_about) > _PID_CACHE:
                 self._pid_about.clear()
-            self._pid_about[pid] = _process_about(pid)
+            self._pid_about[pid] = process_about(pid)
         return self._pid_about[pid]
 
     def health_events(self) -> list[HealthEvent]:
@@ -227,15 +226,10 @@ class TelemetryMonitor:
             if self.rollup_sink is not None and (self._last_rollup is None
                                                  or (now - self._last_rollup).total_seconds() >= 60):
                 self._last_rollup, drained = now, True
-                rows = [{**rollup_to_dict(r), **(self._attribution(r) if r.mig_instance is None else {})}
-                        for r in self.store.drain_rollups(now)]
+                rows = self._drained(now)
             if self._last_rollup is None or self._last_rollup == now:
                 self.minutes.forget_before(now - timedelta(seconds=self.retention_s))
-        if rows and self.rollup_sink is not None:
-            try:
-                self.rollup_sink(rows)
-            except Exception:
-                log.exception("could not persist %d telemetry rollup rows", len(rows))
+        self._persist(rows)
         if drained:  # after the write: a report never calls a minute stored before it is
             self._stored_until = now.replace(second=0, microsecond=0)
         return samples
@@ -313,11 +307,39 @@ class TelemetryMonitor:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop the sampling thread and wait for it (at most one collection)."""
+        """Stop the sampling thread and wait for it (at most one collection), then :meth:`flush`."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=max(5.0, 2 * self.interval_s))
             self._thread = None
+        self.flush()
+
+    def flush(self) -> int:
+        """Write every sample not in the rollup sink yet, the minute under way included, as the service
+        stops: the next start seeds its idle tracker from them (``services.idle.seed_monitor``), so a
+        restart loses at most one ``interval_s`` of the evidence idle periods are timed from
+        (hubadmin22 H11: up to two minutes after the last drain were lost, and an idle period begun
+        in them read as begun after the restart). Returns the rows written (0: no sink or sample)."""
+        with self._lock:
+            rows = [] if self.rollup_sink is None or self.last_sample_at is None else \
+                self._drained(self.last_sample_at, open_minute=True)
+        return len(rows) if self._persist(rows) else 0
+
+    def _drained(self, now: datetime, *, open_minute: bool = False) -> list[dict[str, Any]]:
+        """The drained minutes as rollup sink rows (lock held; :meth:`SampleStore.drain_rollups`)."""
+        return [{**rollup_to_dict(r), **(self._attribution(r) if r.mig_instance is None else {})}
+                for r in self.store.drain_rollups(now, open_minute=open_minute)]
+
+    def _persist(self, rows: list[dict[str, Any]]) -> bool:
+        """Hand ``rows`` to the rollup sink; False (logged, never raised) when it fails."""
+        if not rows or self.rollup_sink is None:
+            return bool(rows)
+        try:
+            self.rollup_sink(rows)
+        except Exception:
+            log.exception("could not persist %d telemetry rollup rows", len(rows))
+            return False
+        return True
 
     @property
     def running(self) -> bool:
@@ -430,30 +452,6 @@ class TelemetryMonitor:
 
 _PID_CACHE = 4096
 """Pids remembered per cache (job owner, user and start time) before the cache starts over."""
-
-
-def _owner_job(pid: int, roots: Mapping[int, str]) -> str | None:
-    """The job of ``pid``: its own or its nearest ancestor's entry in ``roots`` (None: no job's, or
-    gone; pids from another pid namespace, e.g. a container's, match nothing)."""
-    if pid in roots:
-        return roots[pid]
-    try:
-        for parent in psutil.Process(pid).parents():
-            if parent.pid in roots:
-                return roots[parent.pid]
-    except psutil.Error:
-        return None
-    return None
-
-
-def _process_about(pid: int) -> tuple[str, datetime | None] | None:
-    """``(user, start time)`` of ``pid`` from the OS, or None when it cannot be read."""
-    try:
-        process = psutil.Process(pid)
-        with process.oneshot():
-            return process.username(), datetime.fromtimestamp(process.create_time(), tz=timezone.utc)
-    except (psutil.Error, KeyError):  # KeyError: a uid with no account name
-        return None
 
 
 class HealthAwareInventory:

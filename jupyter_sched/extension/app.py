@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -30,7 +30,6 @@ from ..admission import Caller
 from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
-from ..wording.config import config_error_text
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -45,8 +44,9 @@ from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
 from .metrics import make_registry
-from .request_log import escape_log_controls, redacted_url
+from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
+from .startup_checks import config_exit, say_started
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -125,7 +125,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             super()._link_jupyter_server_extension(serverapp)
         except TraitError as exc:
-            _config_exit(serverapp, exc)
+            config_exit(serverapp, exc)
 
     @classmethod
     def _load_jupyter_server_extension(cls, serverapp: Any) -> Any:
@@ -133,7 +133,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             return super()._load_jupyter_server_extension(serverapp)  # type: ignore[no-untyped-call]
         except TraitError as exc:
-            _config_exit(serverapp, exc)
+            config_exit(serverapp, exc)
 
     def initialize_settings(self) -> None:
         """Validate cross-field config, build the service, hub, metrics and identity resolver.
@@ -166,13 +166,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
         connect_kernels(self)  # kernel states for the idle rules; an idle kernel still on its GPU (idle_kernel_action)
-        if self.hub_service_url:  # new user 9, N8: it named a local store this server never uses
-            self.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
-                          __version__, redacted_url(self.hub_service_url))
-        else:
-            self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
-                          __version__, redacted_url(self.store_url), self.inventory_source, self.identity_mode,
-                          self.placement_policy)
+        say_started(self)  # what it runs on; a store any job here can log in to (H5: both modes)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The routes this server serves under ``api/sched/`` (the central service adds its own)."""
@@ -490,10 +484,3 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if busy and self.serverapp is not None:
             self.serverapp.web_app.settings["jupyter_sched_last_activity"] = datetime.now(timezone.utc)
         return busy
-
-
-def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
-    """Log ``exc`` (it names the field and the fix) as the one critical line, then end the process."""
-    text = config_error_text(str(exc), config_name=getattr(serverapp, "config_file_name", None))  # its app's (N10)
-    (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
-    raise SystemExit(1)

@@ -54,8 +54,9 @@ from urllib.parse import urlparse
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import IOLoop, PeriodicCallback
-from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
+from traitlets import Dict, Float, Int, List, TraitError, Unicode, default, validate
 
+from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.proc_mount import command_line_visibility
@@ -67,7 +68,6 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
-from ..store.exposure import db_access, exposure_warning
 from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
@@ -165,8 +165,16 @@ class HubSchedApp(SchedApp):
         value_trait=Float(), config=True,
         help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
         "*" prices every other model), all in one currency of your choice, for the cost column of GET
-        usage/report and jupyter-sched usage: allocated GPU-hours times the price, in that currency (no
-        currency is stored). Default {}: no cost.""",
+        usage/report and jupyter-sched usage: allocated GPU-hours times the price, in that currency
+        (name it in gpu_price_unit). Default {}: no cost.""",
+    )
+
+    gpu_price_unit = Unicode(
+        "", config=True,
+        help="""The currency gpu_prices are in (e.g. "USD", "EUR", "credits"; at most 24 printable
+        characters): said as cost_unit beside each cost in GET usage/report (a CSV column too), the
+        panel's usage report and jupyter-sched usage. Default "": costs are said in "price units"
+        (a WARNING at start when gpu_prices is set without it).""",
     )
 
     @default("max_running_cpu_jobs_per_user")
@@ -188,8 +196,17 @@ class HubSchedApp(SchedApp):
 
     def service_settings(self) -> dict[str, Any]:
         """The embedded settings, less ``user_teams``: here hub groups say who is in which team (the
-        trait's help), so the config's memberships are not put in the store (new user 20, N21)."""
-        return {**super().service_settings(), "user_teams": {}}
+        trait's help), so the config's memberships are not put in the store (new user 20, N21); plus
+        ``gpu_price_unit`` (hub only, as ``gpu_prices``)."""
+        return {**super().service_settings(), "user_teams": {}, "gpu_price_unit": self.gpu_price_unit}
+
+    @validate("gpu_price_unit")
+    def _check_price_unit(self, proposal: Any) -> str:
+        """Refuse a unit the report could not print as one cell, naming the setting and the fix."""
+        try:
+            return price_unit_from(proposal["value"]) or ""
+        except SchedError as err:
+            raise TraitError(f"c.HubSchedApp.gpu_price_unit: {err.message}. Fix: {err.hint}") from None
 
     run_as_account_template = Unicode(
         "{username}", config=True,
@@ -280,9 +297,7 @@ class HubSchedApp(SchedApp):
         if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
-        store = getattr(self.services, "store", None)  # a password-less local PostgreSQL under users' jobs (H5)
-        if store is not None and (said := exposure_warning(db_access(store.engine), jobs_here=self.executor == "local")):
-            self.log.warning("jupyter_sched: database: %s", said)
+        # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start

@@ -444,7 +444,9 @@ class KubernetesInventory:
     def __init__(self, core_api: Any, *, count_foreign_pods: bool = True,
                  on_change: Callable[[Inventory], None] | None = None, watch_timeout_s: int = 240) -> None:
         self._count_foreign = count_foreign_pods
-        self._on_change = on_change
+        self.on_change = on_change
+        """Called with the new inventory after every change, from a watch thread (the service's
+        :class:`~jupyter_sched.services.inventory_watch.InventoryWatch`: work left on nodes that went away)."""
         self._lock = threading.Lock()
         self._cached: Inventory | None = None
         self._warned: dict[str, tuple[str, ...]] = {}
@@ -499,5 +501,5 @@ class KubernetesInventory:
     def _changed(self) -> None:
         with self._lock:
             self._cached = None
-        if self._on_change is not None and self._started:
-            self._on_change(self.inventory())
+        if self.on_change is not None and self._started:
+            self.on_change(self.inventory())

@@ -73,11 +73,15 @@ class AccountingService:
     Args:
         ctx: shared dependencies.
         prices: price per GPU-hour by model for the report's cost column (None = no cost).
+        price_unit: the currency of ``prices`` (e.g. ``"USD"``), said as each report row's ``cost_unit``
+            (None or empty: :data:`~jupyter_sched.accounting.report.UNNAMED_COST_UNIT`).
     """
 
-    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None, *, monitor: TelemetryMonitor | None = None) -> None:
+    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None, *, monitor: TelemetryMonitor | None = None,
+                 price_unit: str | None = None) -> None:
         self.ctx = ctx
         self.prices = dict(prices) if prices else None
+        self.price_unit = price_unit or None
         self.monitor = monitor
         """The telemetry monitor (None: telemetry off): the report marks what it has not rolled up yet."""
         self._held: dict[str, _Held] = {}
@@ -328,7 +332,7 @@ class AccountingService:
         by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
-            prices=self.prices, telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
+            prices=self.prices, cost_unit=self.price_unit, telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;

@@ -244,6 +244,19 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     return _finish_config(settings, store, inventory, executor, monitor, policies, logger)
 
 
+def _price_unit(settings: Mapping[str, Any], logger: logging.Logger) -> str | None:
+    """``gpu_price_unit`` checked (:func:`~jupyter_sched.accounting.report.price_unit_from`); a WARNING
+    when prices are set and their currency is not named: costs are then said in "price units"
+    (hubadmin22 H10: a bare cost number in the report and its CSV)."""
+    from ..accounting.report import price_unit_from
+
+    unit = price_unit_from(settings.get("gpu_price_unit"))
+    if settings.get("gpu_prices") and unit is None:
+        logger.warning('gpu_prices is set but gpu_price_unit is not: the usage report says each cost in "price '
+                       'units". Name the currency: c.HubSchedApp.gpu_price_unit = "USD" (or yours)')
+    return unit
+
+
 def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, executor: Executor,
                    monitor: TelemetryMonitor | None, policies: Any, logger: logging.Logger) -> Services:
     """The part of :func:`build_services` every executor shares: the services and the configured
@@ -262,7 +275,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
-                       prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings),
+                       prices=settings.get("gpu_prices") or None, price_unit=_price_unit(settings, logger),
+                       definitions=definition_settings(settings),
                        admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
     # the leading engine prunes finished jobs, audit events and rollups past their retention
     service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
@@ -275,12 +289,19 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     for warning in service.quotas.unlisted_warnings(store.quota_set()):
         logger.warning("jupyter_sched: %s", warning)
     if isinstance(inventory, CachedInventory):  # at start and at each refresh that changes it (hubadmin22 H3)
-        inventory.on_read = watch = InventoryWatch(
-            lambda: [record.job for record in store.live_jobs()],
-            lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+        inventory.on_read = watch = inventory_watch(service, logger)
         if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
             watch(read)
     return service
+
+
+def inventory_watch(service: Services, logger: logging.Logger) -> InventoryWatch:
+    """The :class:`InventoryWatch` of ``service``'s store and quotas, logging on ``logger``: called
+    with each inventory read afresh (a :class:`CachedInventory`'s ``on_read``, a Kubernetes
+    inventory's ``on_change``)."""
+    store = service.store
+    return InventoryWatch(lambda: [record.job for record in store.live_jobs()],
+                          lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
 
 
 def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
@@ -327,6 +348,10 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
         monitor = _make_monitor(settings, watcher, logger, retention_s=retention_s(policies))
         inventory: Any = watcher if monitor is None else HealthAwareInventory(watcher, monitor)  # case 018
         service = _finish_config(settings, store, inventory, executor, monitor, policies, logger)
+        # the watch's inventory is not a CachedInventory: its changes reach the H3 watch (nodes gone
+        # under running work said in the log, as a static or NVML inventory's are; session 23)
+        watcher.on_change = watch = inventory_watch(service, logger)
+        watch(watcher.current())
         undo.pop_all()
     logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
                 config.namespace)

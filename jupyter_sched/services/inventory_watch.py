@@ -1,7 +1,7 @@
 """Say at start and at each inventory refresh what the inventory's change left behind (hubadmin 22, H3).
 
 :class:`~jupyter_sched.services.config.CachedInventory` calls an :class:`InventoryWatch` with each
-inventory it reads afresh. When the inventory's GPUs or nodes differ from the last one looked at (the
+inventory it reads afresh (a Kubernetes inventory, which is not wrapped, with each change its watches see). When the inventory's GPUs or nodes differ from the last one looked at (the
 first read at start counts), the watch reads the live jobs and logs, each once while it holds:
 
 - one WARNING naming the work that holds GPUs the inventory no longer lists
@@ -18,6 +18,7 @@ store and logs. Best effort: a store that cannot be read now says nothing (the n
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 
 from ..model import Inventory, Job
@@ -43,8 +44,15 @@ class InventoryWatch:
         self._shape: tuple[frozenset[str], frozenset[str]] | None = None
         self._said: set[str] = set()
         self._busy = False
+        # a Kubernetes inventory calls from its two watch threads (nodes, pods): one at a time, so a
+        # change is compared once and said once; re-entrant for the same thread (see _busy)
+        self._lock = threading.RLock()
 
     def __call__(self, inventory: Inventory) -> None:
+        with self._lock:
+            self._compare(inventory)
+
+    def _compare(self, inventory: Inventory) -> None:
         shape = (frozenset(inventory.gpu_by_uuid()), frozenset(node.name for node in inventory.nodes))
         if shape == self._shape or self._busy:
             return

@@ -88,6 +88,8 @@ class Services:
         idle_policies / idle_arbiter: idle reclamation (None = off / default rule).
         telemetry_push_s: seconds between ``telemetry`` events while somebody subscribes.
         prices: price per GPU-hour by model for the usage report (None = no cost column).
+        price_unit: the currency ``prices`` are in (``c.HubSchedApp.gpu_price_unit``, e.g. ``"USD"``;
+            None: the report's ``cost_unit`` says "price units").
         definitions: job definition settings (None = defaults); their firings run on the
             leading engine's ticks.
         admin_users: ``c.SchedApp.admin_users`` (embedded team holds resolve them as admins).
@@ -105,7 +107,7 @@ class Services:
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
-        telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
+        telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None, price_unit: str | None = None,
         definitions: DefinitionSettings | None = None, cycle_steps_aside: bool = True,
         admin_users: Collection[str] = (), logger: logging.Logger | None = None,
     ) -> None:
@@ -142,7 +144,7 @@ class Services:
         self.membership = EmbeddedMembership(self, admin_users)
         self.quotas = QuotasService(self.ctx, on_change=self.membership.check)
         self.set_held_jobs(self.membership.held)  # embedded: PUT quotas says who is in a team (red team 18, R4)
-        self.accounting = AccountingService(self.ctx, prices, monitor=monitor)
+        self.accounting = AccountingService(self.ctx, prices, monitor=monitor, price_unit=price_unit)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.system = SystemService(self.ctx, monitor)

@@ -392,20 +392,25 @@ class SampleStore:
         """Bytes held by all rings' arrays."""
         return sum(r.nbytes for r in self._rings.values())
 
-    def drain_rollups(self, now: datetime) -> list[RollupRow]:
+    def drain_rollups(self, now: datetime, *, open_minute: bool = False) -> list[RollupRow]:
         """Rollup rows of every minute completed before ``now`` that was not drained yet.
 
         Call it about once a minute and persist the rows; minutes older than the retention are lost
-        if never drained.
+        if never drained. ``open_minute`` (the service stops: :meth:`TelemetryMonitor.flush
+        <jupyter_sched.engine.telemetry.TelemetryMonitor.flush>`): the minute under way too, over its
+        samples up to ``now`` — the next start seeds it as that minute (hubadmin22 H11: an idle period
+        that began in it was lost with it) and it is never drained again.
         """
         end = math.floor(now.timestamp() / 60.0) * 60.0
         out: list[RollupRow] = []
         for key, ring in self._rings.items():
             start = self._rolled_until.get(key)
+            if start is not None and start > end:  # the open minute was drained already (flushed)
+                continue
             ts, values = ring.arrays(None if start is None else datetime.fromtimestamp(start, tz=timezone.utc))
-            sel = ts < end
+            sel = ts <= now.timestamp() if open_minute else ts < end
             out.extend(_rows(key, ts[sel], values[sel]))
-            self._rolled_until[key] = end
+            self._rolled_until[key] = end + 60.0 if open_minute and bool(sel.any()) and ts[sel][-1] >= end else end
         return out
 
     def history_bound_bytes(self, devices: int) -> int:

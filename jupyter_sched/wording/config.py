@@ -65,7 +65,7 @@ def _choices(want: str) -> list[str]:
     return [str(v) for v in values] if isinstance(values, (list, tuple)) else []
 
 
-_HUB_ONLY = frozenset({"gpu_prices", "run_as_accounts", "run_as_ids", "run_as_default_ids", "run_as_denied_accounts"})
+_HUB_ONLY = frozenset({"gpu_prices", "gpu_price_unit", "run_as_accounts", "run_as_ids", "run_as_default_ids", "run_as_denied_accounts"})
 
 
 def no_quota_warning(default_time_limit_s: float | None) -> str:

@@ -2564,8 +2564,13 @@ export interface components {
             telemetry_coverage: number;
             /** @description utilized / covered allocated GPU-seconds, 0..1 */
             efficiency: number | null;
-            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in the currency the admin priced them in (no currency is stored); null without gpu_prices */
+            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in cost_unit; null without gpu_prices */
             cost: number | null;
+            /**
+             * @description the currency of cost: c.HubSchedApp.gpu_price_unit (e.g. USD), or "price units" when the admin named none (then cost is in whatever gpu_prices were priced in); null when cost is null
+             * @example USD
+             */
+            cost_unit?: string | null;
             /** @description true when some of the group's allocated time is after the last minute of telemetry rolled up into the store (about a minute after it passes): its utilization is not in utilized_*\/efficiency yet, which is not a telemetry gap */
             telemetry_pending?: boolean;
             /** @description present when some of allocated_gpu_seconds came after idle reclaim revoked a kernel's lease whose kernel process still had a context on the GPU (audited idle_kernel_held): the GPU stayed held, given to nobody else, until that process let go, and is charged to the lease's owner, whose kernel held it; this is that part, included in allocated_gpu_seconds and cost */

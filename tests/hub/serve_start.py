@@ -1,4 +1,5 @@
-"""A ``jupyter-sched serve`` started as JupyterHub starts its service, read until a start-up line.
+"""A ``jupyter-sched serve`` started as JupyterHub starts its service (or an embedded ``jupyter server``
+with the extension), read until a start-up line.
 
 Real parts: the service process, its store, its log. No hub runs: the hub's URLs point at free
 ports, which is enough for the start-up checks these tests read (they run before the first
@@ -37,11 +38,26 @@ def serve_start_up_log(folder: Path, env: dict[str, str], until: str, *settings:
     """Start ``jupyter-sched serve --allow-root`` (simulated GPUs, ``settings`` after) in ``folder``;
     the text of its log once ``until`` is in it (or it ended, or ``wait_s`` seconds passed); the
     process is stopped (SIGTERM, SIGKILL after 20 s) before this returns."""
+    return start_up_log(folder, env, until, ["-m", "jupyter_sched.cli.main", "serve", "--allow-root",
+                                             "--SchedApp.inventory_source=simulated", *settings], wait_s=wait_s)
+
+
+def embedded_start_up_log(folder: Path, env: dict[str, str], until: str, *settings: str,
+                          wait_s: float = 90.0) -> str:
+    """:func:`serve_start_up_log` for an embedded server: ``jupyter server`` with the extension
+    (``jupyter lab`` loads it the same way), on a free loopback port, simulated GPUs, ``settings`` after."""
+    return start_up_log(folder, env, until, [
+        "-m", "jupyter_server", "--allow-root", "--no-browser", "--ip=127.0.0.1", f"--port={_free_port()}",
+        "--ServerApp.port_retries=0", "--ServerApp.jpserver_extensions={'jupyter_sched': True}",
+        "--SchedApp.inventory_source=simulated", *settings], wait_s=wait_s)
+
+
+def start_up_log(folder: Path, env: dict[str, str], until: str, argv: list[str], *, wait_s: float = 90.0) -> str:
+    """Run ``python argv`` in ``folder`` with ``env``; its log once ``until`` is in it (or it ended, or
+    ``wait_s`` seconds passed); the process is stopped (SIGTERM, SIGKILL after 20 s) before this returns."""
     log_path = folder / "serve.log"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
-                                 "--SchedApp.inventory_source=simulated", *settings],
-                                env=env, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, *argv], env=env, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + wait_s
         while until not in log_path.read_text() and proc.poll() is None and time.monotonic() < deadline:

@@ -170,7 +170,7 @@ def test_the_report_of_a_service_keeps_the_usage_shape_and_filters_by_user(tmp_p
     rows = usage_report_for(svc, user="ana", by=("user",), prices={"*": 3.0})
     assert rows == [{"user": "ana", "allocated_gpu_seconds": 3600.0, "allocated_gpu_hours": 1.0,
                      "utilized_gpu_seconds": None, "utilized_gpu_hours": None, "telemetry_coverage": 0.0,
-                     "efficiency": None, "cost": 3.0, "jobs": 1, "gpu_seconds": 3600.0, "gpu_hours": 1.0,
+                     "efficiency": None, "cost": 3.0, "cost_unit": "price units", "jobs": 1, "gpu_seconds": 3600.0, "gpu_hours": 1.0,
                      "telemetry_pending": False}]
     assert [r["team"] for r in usage_report_for(svc, user=None, by=("team",))] == ["ml"]
     with pytest.raises(ValidationError):

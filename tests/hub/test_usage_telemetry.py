@@ -84,7 +84,7 @@ def row(alloc_s: float, util_s: float, covered_s: float, jobs: int) -> dict[str,
     return {"allocated_gpu_seconds": round(alloc_s, 3), "allocated_gpu_hours": round(alloc_s / 3600, 9),
             "utilized_gpu_seconds": round(util_s, 3), "utilized_gpu_hours": round(util_s / 3600, 9),
             "telemetry_coverage": round(covered_s / alloc_s, 6), "efficiency": round(util_s / covered_s, 6),
-            "cost": None, "jobs": jobs, "gpu_seconds": round(alloc_s, 3), "gpu_hours": round(alloc_s / 3600, 9),
+            "cost": None, "cost_unit": None, "jobs": jobs, "gpu_seconds": round(alloc_s, 3), "gpu_hours": round(alloc_s / 3600, 9),
             "telemetry_pending": False}
 
 

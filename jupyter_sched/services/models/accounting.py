@@ -104,8 +104,11 @@ class UsageReportRow(UsageRow):
     telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
     efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
     cost: float | None = Field(description=(
-        "allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in the currency the "
-        "admin priced them in (no currency is stored); null without gpu_prices"))
+        "allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in cost_unit; null "
+        "without gpu_prices"))
+    cost_unit: str | None = Field(default=None, examples=["USD"], description=(
+        "the currency of cost: c.HubSchedApp.gpu_price_unit (e.g. USD), or \"price units\" when the admin "
+        "named none (then cost is in whatever gpu_prices were priced in); null when cost is null"))
     telemetry_pending: bool = Field(default=False, description=(
         "true when some of the group's allocated time is after the last minute of telemetry rolled up "
         "into the store (about a minute after it passes): its utilization is not in utilized_*/efficiency "

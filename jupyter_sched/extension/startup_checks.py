@@ -1,0 +1,64 @@
+"""What a server running jupyter_sched says about itself at start, and how it refuses to start.
+
+Shared by both modes — embedded (``jupyter lab`` with the extension) and the hub service
+(``jupyter-sched serve``, :class:`~jupyter_sched.hub.central.HubSchedApp`, a ``SchedApp``):
+
+- :func:`config_exit`: a bad ``c.SchedApp`` value ends the process with one critical line naming the
+  field and the fix (Jupyter Server would log a traceback and serve on without the extension);
+- :func:`say_started`: the one INFO line (version, store, inventory source, identity, placement; or the
+  hub's scheduler a hub client forwards to) and the start-up WARNINGs about the store — a PostgreSQL
+  that any job on this host can log in to as the service does (no password, ``trust``), or a
+  superuser role (hubadmin 22, H5: said by the hub service only until session 23; an embedded
+  ``jupyter lab`` on ``postgresql+psycopg://postgres@127.0.0.1/…`` runs its jobs on this host too).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, NoReturn
+
+from traitlets import TraitError
+
+from .. import __version__
+from ..store.exposure import db_access, exposure_warning
+from ..wording.config import config_error_text
+from .request_log import redacted_url
+
+__all__ = ["config_exit", "say_started"]
+
+log = logging.getLogger(__name__)
+
+
+def config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
+    """Log ``exc`` (it names the field and the fix) as the one critical line, then end the process.
+
+    Raises:
+        SystemExit: always (exit status 1).
+    """
+    text = config_error_text(str(exc), config_name=getattr(serverapp, "config_file_name", None))  # its app's (N10)
+    (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
+    raise SystemExit(1)
+
+
+def say_started(app: Any) -> None:
+    """Log what ``app`` (a built ``SchedApp``: its traits and ``services``) runs on: one INFO line, then
+    a WARNING when its store's database is open to the jobs on this host (:func:`database_warning`)."""
+    if app.hub_service_url:  # new user 9, N8: it named a local store this server never uses
+        app.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
+                     __version__, redacted_url(app.hub_service_url))
+        return
+    app.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
+                 __version__, redacted_url(app.store_url), app.inventory_source, app.identity_mode,
+                 app.placement_policy)
+    if said := database_warning(getattr(app.services, "store", None), executor=str(app.executor)):
+        app.log.warning("jupyter_sched: database: %s", said)
+
+
+def database_warning(store: Any, *, executor: str) -> str | None:
+    """:func:`~jupyter_sched.store.exposure.exposure_warning` for ``store`` (a
+    :class:`~jupyter_sched.store.Store`, or None: nothing to say): a PostgreSQL login without a password
+    to a server on this host while the ``local`` executor runs jobs here, and a superuser role. None for
+    SQLite, a password login, or a server that cannot be asked (best effort: one connection, at start)."""
+    if store is None:
+        return None
+    return exposure_warning(db_access(store.engine), jobs_here=executor == "local")
