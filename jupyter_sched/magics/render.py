@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids, work_name
+from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids, projected_text, work_name
 from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
@@ -137,7 +137,9 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id (name)``, with its share
     (``0.5 GPU``) for a fraction, and for the reader's own job that reported its progress the
     words every surface says (``, 70 % done, reported 02:14 UTC (1m ago)`` at ``now``: new user 21,
-    N6); the holders of a shared GPU separated by ``; ``; a job given twice in
+    N6), and when it is projected to end where that is before its time limit — the end its waiters are
+    given (``, projected end ~02:20 UTC (in 6m)``: new user 22, N10); the holders of a shared GPU
+    separated by ``; ``; a job given twice in
     ``work`` is one holder, its last copy read), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
@@ -161,6 +163,8 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         reported = progress_text(job, now)  # only the reader's own work carries its report (GET queue)
         if reported:
             label += f", {reported}"
+        if ends := projected_text(job, now, brief=True):
+            label += f", {ends}"  # the end its waiters are given: the reader's own work only (new user 22, N10)
         for uuid in granted_uuids(job):
             holders.setdefault(uuid, []).append(label)
     latest: dict[str, Mapping[str, Any]] = {}

@@ -379,7 +379,9 @@ class DefinitionsService:
         return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
                                  scheduled_for=to_iso(run.scheduled_for) or "",
                                  scheduled_zone=zone_label(run.scheduled_for, zone), parameters=dict(run.parameters),
-                                 created_at=to_iso(run.created_at), job=job)
+                                 created_at=to_iso(run.created_at), catch_up=run.catch_up,
+                                 late_s=None if run.late_s is None else round(run.late_s, 3), missed=run.missed,
+                                 missed_from=to_iso(run.missed_from), missed_to=to_iso(run.missed_to), job=job)
 
     def _upcoming(self, d: JobDefinition) -> builtins.list[datetime]:
         if not d.schedule or d.paused:

@@ -58,6 +58,7 @@ from .models import (
 from .models import Job as JobView
 from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
+from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -806,8 +807,9 @@ class JobsService:
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
+        end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end)
         kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -815,6 +817,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=mine)
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
@@ -897,6 +900,8 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan_of(self.ctx, live))
+        # its projected end: the reader is its owner or an admin (ctx.visible) (new user 22, N10)
+        with_projection(data, projection_of(self.ctx, live), yours=live.spec.user == caller.user)
         self._name_preemptors([data])
         self._idle_release(live, data)
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
@@ -1008,8 +1013,10 @@ class JobsService:
         mine = job.spec.user == caller.user
         reader = _reader_class(caller, job)
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
+        # its projected end, on its owner's line only (new user 22, N10; red team 22, R2: a progress figure)
+        end = projection_of(self.ctx, job) if mine else None
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end)
         kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -1025,6 +1032,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=True)
         self._name_preemptors([data])
         self._idle_release(job, data)
         if mine:

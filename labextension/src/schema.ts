@@ -874,7 +874,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
@@ -1016,6 +1016,22 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string | null;
+            /** @description the run came after firings missed while no server was running: its own instant was older than the admin's grace (definition_misfire_grace_s) and the definition's missed policy is run_once, or earlier firings got no run of their own; one run per outage, never one per missed firing */
+            catch_up?: boolean;
+            /** @description seconds between scheduled_for and the run's creation (null for older runs) */
+            late_s?: number | null;
+            /** @description scheduled firings before this run that got no run of their own while no server was running (a catch-up run's; at most 1000 counted) */
+            missed?: number;
+            /**
+             * Format: date-time
+             * @description the first of those firings (null when none)
+             */
+            missed_from?: string | null;
+            /**
+             * Format: date-time
+             * @description the last of those firings (null when none)
+             */
+            missed_to?: string | null;
             /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
@@ -1512,6 +1528,8 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -1640,6 +1658,8 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -1857,6 +1877,38 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description When running work is projected to end before its time limit ends it — the end the ETAs of the jobs
+         *     waiting on it read, from its own progress report or a runtime learnt from past runs (new user 22, N10).
+         */
+        ProjectedEnd: {
+            /**
+             * @description the projected end (UTC)
+             * @example 2026-12-05T05:10:00Z
+             */
+            at: string;
+            /**
+             * @description progress: the rate of its own progress reports; history: the runtime learnt from past runs
+             * @enum {string}
+             */
+            source: "progress" | "history";
+            /** @description source progress: the time of the report read (UTC) */
+            report_at?: string | null;
+            /** @description source progress: that report's share done, 0-1 */
+            fraction?: number | null;
+            /**
+             * @description source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, or everybody's runs of its size
+             * @enum {string|null}
+             */
+            runs?: "same" | "other" | "population" | null;
+            /** @description source history, runs other or population: the learnt end as a share of its time limit, 0-1 */
+            share?: number | null;
+            /**
+             * @description the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they say the clock as of their own now, and how far off)
+             * @example projected end ~Dec 5 05:10 UTC, from its progress report of Dec 5 05:08:30 UTC
+             */
+            text?: string;
+        };
         /** @description One line of the queue; another user's entry leaves out command, environment and paths. */
         QueueEntry: {
             id: string;
@@ -1920,6 +1972,8 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
@@ -2535,7 +2589,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
