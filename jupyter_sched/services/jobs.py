@@ -134,6 +134,22 @@ def _without_own_blockers(reason: Any) -> Any:
 
 
 
+def _reader_class(caller: Caller, job: Job) -> str:
+    """Which queue line of ``job`` ``caller`` reads (:meth:`JobsService._entry` keeps one per class):
+    ``"mine"`` (its owner), ``"admin"`` (every blocker's private state), ``"user:<name>"`` (a user
+    whose work it waits on: that work's progress, idle state and learnt history, red team 22, R2) or
+    ``""`` (anyone else: none of it). Reads the reason's owners map only: a dict lookup per line."""
+    if job.spec.user == caller.user:
+        return "mine:admin" if caller.admin else "mine"
+    if caller.admin:
+        return "admin"
+    reason = job.reason
+    owners = reason.details.get("eta_waits_on_owners") if reason is not None else None
+    if isinstance(owners, Mapping) and caller.user in owners.values():
+        return f"user:{caller.user}"
+    return ""
+
+
 def ended_words(job: Job) -> str:
     """``job j-… already failed`` / ``lease l-… is already released``: the refusal of a cancel or a
     keepalive of ended work, in the words of its kind (new user 5 #7: "job l-… already cancelled")."""
@@ -168,10 +184,11 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[Any, ...], object, QueueEntry]] = {}
-        """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[Any, ...], object, JobView]] = {}
-        """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
+        self._lines: dict[tuple[str, str], tuple[tuple[Any, ...], object, QueueEntry]] = {}
+        """Queue lines by (job id, reader class: :func:`_reader_class`), with what they show (see :meth:`_entry`)."""
+        self._rows: dict[tuple[str, bool, bool], tuple[tuple[Any, ...], object, JobView]] = {}
+        """Rows of ``GET jobs`` pages by (job id, seen by its owner, by an admin), with what they show
+        (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
         self._progress_taken: tuple[datetime, int] | None = None
@@ -815,7 +832,7 @@ class JobsService:
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
                  self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
-        kept = self._rows.get((job.id, mine))
+        kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
@@ -830,7 +847,7 @@ class JobsService:
         row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
-        self._rows[(job.id, mine)] = (shape, reason, row)
+        self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
         return row
 
     def _idle_release(self, job: Job, row: dict[str, Any]) -> None:
@@ -890,6 +907,12 @@ class JobsService:
         Raises:
             NotFoundError: no such job, another user's (audited), or not of ``kind``.
         """
+        return JobView.model_validate(self._read(caller, job_id, kind=kind, verb=verb),
+                                      context={"viewer": caller.user, "admin": caller.admin})
+
+    def _read(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> dict[str, Any]:
+        """:meth:`get`'s job dict before it is read by anyone (every reader's private state in its reason):
+        what an event about it carries, each receiver then reading it as they may (red team 22, R2)."""
         field = _id_field(kind)
         record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}", field=field)
         if kind is not None and record.job.spec.kind is not kind:
@@ -909,7 +932,7 @@ class JobsService:
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
-        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        return data
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
         """A chunk of a job's output (byte offsets); readable while it runs and after it ended.
@@ -1008,17 +1031,20 @@ class JobsService:
         Kept per job while what it shows is unchanged — the row's version, the reason (by
         identity: the engine's latest, or the stored one), whether the caller owns it, its place
         and the simulated flag — so a page read after a submit, or by another user, rebuilds only
-        the lines that changed (every viewer but the owner shares one line object)."""
+        the lines that changed. A line is kept per reader class (:func:`_reader_class`): its reason says
+        a blocker's progress, idle state and learnt history to that blocker's owner and to admins only
+        (red team 22, R2), so every other reader shares one line object."""
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
+        reader = _reader_class(caller, job)
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
         # its projected end, on its owner's line only (new user 22, N10; red team 22, R2: a progress figure)
         end = projection_of(self.ctx, job) if mine else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
                  self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
-        kept = self._lines.get((job.id, mine))
+        kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
@@ -1043,13 +1069,13 @@ class JobsService:
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
-        entry = QueueEntry.model_validate(data)
+        entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
             # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
             entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
         if len(self._lines) >= _LINES_KEPT:
             self._lines.clear()
-        self._lines[(job.id, mine)] = (shape, reason, entry)
+        self._lines[(job.id, reader)] = (shape, reason, entry)
         return entry
 
     # ---- cancel ------------------------------------------------------------------------------
@@ -1103,8 +1129,11 @@ class JobsService:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
                                 hint="retry the cancel")
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
-        out = self.get(caller, job_id)
-        data = out.to_wire()
+        stored = self._read(caller, job_id)
+        out = JobView.model_validate(stored, context={"viewer": caller.user, "admin": caller.admin})
+        # the event carries the reason as stored, not as the caller reads it: each receiver reads it as
+        # they may (an admin's cancel of ann's job, ann's of her own: red team 22, R2)
+        data = {**out.to_wire(), "reason": stored.get("reason")}
         if out.state == JobState.CANCELLED.value and not already:
             data["cancelled_by"] = by or actor  # the owner's panel says nothing of their own cancel (new user 22, N7)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": data})
