@@ -20,7 +20,7 @@ from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -364,11 +364,24 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         where = f"on {alloc.get('node')}: {granted_words(job)}{shared}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
-        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", progress_text(job, now),
+        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", gone_text(job),
+                                            progress_text(job, now),
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message
+
+
+def gone_text(job: Mapping[str, Any]) -> str:
+    """``GPU-sim-vm-3 no longer in the inventory (it runs on unless its GPUs went with it; an admin can
+    cancel it)`` for work whose answer names GPUs the inventory no longer lists (``gone_gpus``: a node or
+    GPUs gone under it, hubadmin 22 H3); "" otherwise. The one sentence of the CLI's and the magics'
+    lines; the panel's ``goneLine`` says the same words."""
+    gone = job.get("gone_gpus")
+    if not isinstance(gone, list) or not gone or job.get("state") not in ("admitted", "running"):
+        return ""
+    return (f"{', '.join(str(uuid) for uuid in gone)} no longer in the inventory (it runs on unless its GPUs went "
+            "with it; an admin can cancel it)")
 
 
 _SERVING = ("ready on port", "stopped answering on port")
