@@ -1227,7 +1227,7 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
-            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read) */
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read). An admin reads every user's; any other user reads only their own */
             user_teams: {
                 [key: string]: string[];
             };
@@ -1533,6 +1533,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1663,6 +1670,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1977,6 +1991,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
