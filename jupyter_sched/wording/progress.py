@@ -16,8 +16,16 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..model.units import format_duration
-from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, planned_text, state_word
-from .projected import projected_end_text
+from .jobs import (
+    IN_CLUSTER,
+    TERMINAL_STATES,
+    WAITING_STATES,
+    cluster_wait,
+    job_line,
+    planned_text,
+    projected_text,
+    state_word,
+)
 from .reasons import eta_sentence, render_reason, wire_time
 from .reported import progress_text
 
@@ -100,9 +108,8 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
     planned = planned_text(job, now)
     # its projected end, the time its waiters are given (new user 22, N10): the time beside the bar, where it
     # came from on wide surfaces; "" on another user's job (its answer has none) and while it is stopping
-    view = None if job.get("kind") == "lease" or job.get("stop_requested") else job.get("projected_end")
-    ends = projected_end_text(view, now, brief=True)
-    tail = " · ".join(part for part in (projected_end_text(view, now), planned) if part)
+    ends = projected_text(job, now, brief=True)
+    tail = " · ".join(part for part in (projected_text(job, now), planned) if part)
     if ran is not None:
         label += f" · {format_duration(max(ran, 0.0))}"
         if isinstance(limit, (int, float)) and limit > 0:

@@ -108,6 +108,20 @@ export function plannedLine(job: Pick<Job, 'state' | 'preemption_planned'>, now:
   return clocksAsOf(text, now);
 }
 
+/**
+ * Work on GPUs the inventory no longer lists (hubadmin 22, H3: a node or GPUs gone under it), from the
+ * answer's `gone_gpus`, in the words of the CLI's and the magics' lines (jupyter_sched.wording.jobs.gone_text):
+ * `GPU-sim-vm-3 no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)`.
+ * "" for work holding only listed GPUs, waiting or ended.
+ */
+export function goneLine(job: Pick<Job, 'state' | 'gone_gpus'>, trans: TranslationBundle = NULL_TRANS): string {
+  const gone = job.gone_gpus ?? [];
+  if (!gone.length || !ACTIVE_STATES.has(job.state)) {
+    return '';
+  }
+  return trans.__('%1 no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)', gone.join(', '));
+}
+
 /** What a lease's own line adds for `idle_release.kernel` (jupyter_sched.wording.jobs._IDLE_KERNEL). */
 const IDLE_KERNEL: Record<string, string> = {
   shutdown: '; if the kernel still holds them then (a CUDA context), it is shut down',

@@ -874,7 +874,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
@@ -1016,6 +1016,22 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string | null;
+            /** @description the run came after firings missed while no server was running: its own instant was older than the admin's grace (definition_misfire_grace_s) and the definition's missed policy is run_once, or earlier firings got no run of their own; one run per outage, never one per missed firing */
+            catch_up?: boolean;
+            /** @description seconds between scheduled_for and the run's creation (null for older runs) */
+            late_s?: number | null;
+            /** @description scheduled firings before this run that got no run of their own while no server was running (a catch-up run's; at most 1000 counted) */
+            missed?: number;
+            /**
+             * Format: date-time
+             * @description the first of those firings (null when none)
+             */
+            missed_from?: string | null;
+            /**
+             * Format: date-time
+             * @description the last of those firings (null when none)
+             */
+            missed_to?: string | null;
             /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
@@ -1517,6 +1533,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1647,6 +1670,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1961,6 +1991,13 @@ export interface components {
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
@@ -2573,7 +2610,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */

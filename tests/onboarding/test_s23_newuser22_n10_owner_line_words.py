@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from jupyter_sched.magics.render import gpu_frame, queue_frame
-from jupyter_sched.wording.jobs import ends_by
+from jupyter_sched.wording.jobs import ends_by, job_line
 from jupyter_sched.wording.progress import wait_progress
 from jupyter_sched.wording.projected import projected_end_text
+from jupyter_sched.wording.status import status_lines
 
 NOW = datetime(2026, 12, 5, 5, 8, 34, tzinfo=timezone.utc)
 END: dict[str, Any] = {"at": "2026-12-05T05:09:39Z", "source": "progress", "report_at": "2026-12-05T05:08:30Z",
@@ -50,6 +51,16 @@ def test_s23_newuser22_n10_gpu_status_says_it_on_the_owners_work() -> None:
     inventory = {"gpus": [{"uuid": "GPU-0", "node": "vm", "index": 0, "model": "A100", "memory_mib": 81920}]}
     frame = gpu_frame(inventory, [_stuck()], now=NOW)
     assert frame["allocated_to"][0] == "ana: training j-stuck (stuck), projected end ~05:09 UTC (in 1m05s)"
+
+
+def test_s23_newuser22_n10_status_job_and_the_status_summary_say_it() -> None:
+    # `jupyter-sched status JOB` / `%schedule status JOB`
+    assert job_line(_stuck(), NOW) == f"job j-stuck (stuck): running on vm: GPU-0 · {PROGRESS}"
+    progress = {"fraction": 0.4, "at": "2026-12-05T05:08:30Z", "run_started_at": "2026-12-05T05:08:00Z", "ran_s": 30}
+    lines = status_lines("http://x/", {"version": "1"}, {"user": "ana"}, {"gpus": []},
+                         running=[_stuck(progress=progress)], now=NOW)  # `jupyter-sched status`
+    assert "progress   stuck (j-stuck): 40 % done, reported 05:08 UTC (4s ago) · projected end ~05:09 UTC (in 1m05s)" \
+        in lines, lines
 
 
 @pytest.mark.parametrize(("end", "want"), [

@@ -652,6 +652,12 @@ class Job(CodecView):
         "it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it "
         "runs; absent when it never reported"))
     simulated: bool = False
+    gone_gpus: list[str] | None = Field(default=None, examples=[["GPU-sim-vm-3"]], description=(
+        "work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node "
+        "or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); "
+        "it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no "
+        "longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line "
+        "(hubadmin 22, H3); absent when every GPU it holds is listed"))
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
