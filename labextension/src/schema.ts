@@ -1227,7 +1227,7 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
-            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read) */
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read). An admin reads every user's; any other user reads only their own */
             user_teams: {
                 [key: string]: string[];
             };
