@@ -317,3 +317,30 @@ def test_s23_hubadmin23_a5_a_team_leavers_held_job_stays_held_through_a_restart(
         assert len([r for r in svc.audit(limit=1000) if r["action"] == TEAM_LEFT_ACTION]) == 1
     finally:
         _stop_all(svc)
+
+
+def test_s23_hubadmin23_a1_route_never_says_a_line_twice() -> None:
+    """A handler the app log shares with the root logger (pytest's capture; an admin's own logging config)
+    gets the record once, by propagation: found when test_newuser17_n24 ran after an in-process SchedApp."""
+    import logging
+
+    from jupyter_sched.extension import log_route
+
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    shared = Keep()
+    app = logging.getLogger("A1TwiceApp")
+    app.addHandler(shared)
+    logging.getLogger().addHandler(shared)
+    try:
+        log_route.route_package_log(app)
+        logging.getLogger("jupyter_sched.hub.forward").warning("jupyter_sched: once")
+    finally:
+        log_route._ROUTE.target = None
+        app.removeHandler(shared)
+        logging.getLogger().removeHandler(shared)
+    assert [r.getMessage() for r in seen] == ["jupyter_sched: once"]
