@@ -51,7 +51,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import StoreError, ValidationError
-from ..model.units import parse_utc
+from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -68,9 +68,10 @@ REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
 """Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
 
 CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
-               "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending")
+               "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending", "since", "until")
 """Value columns of a report row, after the grouping fields (``cost_unit`` beside ``cost``: a bare
-number in a spreadsheet said nothing of its currency, hubadmin22 H10)."""
+number in a spreadsheet said nothing of its currency, hubadmin22 H10; ``since``/``until``: the
+period every figure of the row covers)."""
 
 UNNAMED_COST_UNIT = "price units"
 """``cost_unit`` when prices are set but their currency is not named (``c.HubSchedApp.gpu_price_unit``
@@ -358,7 +359,8 @@ def usage_report(
 
     Returns:
         Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
-        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending"}``,
+        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending",
+        "since", "until"}`` (the window, ISO 8601 UTC; ``since`` None when unbounded, ``until`` at most ``now``),
         sorted by
         the grouping fields; a group with such held time also has ``held_after_reclaim_gpu_seconds`` and
         ``held_after_reclaim_gpu_hours``: the part of its allocated GPU-seconds after those reclaims. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
@@ -429,6 +431,7 @@ def usage_report(
             "cost_unit": unit,
             "jobs": len(jobs[key]),
             "telemetry_pending": pending[key],
+            "since": to_iso(since), "until": to_iso(now if until is None or until > now else until),
             **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],
                 "held_after_reclaim_gpu_hours": gpu_figures(held)[1]} if held > _EPS_S else {}),
         })

@@ -5,17 +5,21 @@ Each is one request to the existing route, so the server decides who sees what: 
 ``GET usage/report`` for everyone's usage when the caller is an admin (``all=true``), else their own;
 ``audit`` is ``GET audit`` (admins; anyone else gets the server's 403 in words). ``cost`` is said with
 its unit, the rows' ``cost_unit`` (``c.HubSchedApp.gpu_price_unit``, e.g. USD; "price units" when the
-admin named no currency); the CSV has it as a column beside ``cost``.
+admin named no currency; a CSV column beside ``cost``), and the figures with their period, the rows'
+``since``/``until`` (the last 7 days unless ``--since``, as ``status`` says:
+:mod:`jupyter_sched.wording.usage`).
 
-Standard library only (the CLI's start-up cost: :mod:`.main`).
+Standard library and :mod:`jupyter_sched.wording` only (the CLI's start-up cost: :mod:`.main`).
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
+from ..wording.usage import last_days, usage_period
 
 __all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
 
@@ -38,7 +42,7 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default) or per team")
         usage_p.add_argument("--since", metavar="WHEN",
                              help="from this time, ISO 8601 (e.g. 2026-12-01 or 2026-12-01T00:00:00+00:00); "
-                                  "default: the start of this month")
+                                  "default: the last 7 days, the period `status` says")
         usage_p.add_argument("--csv", action="store_true", help="print the report as CSV (the REST answer's columns)")
         added.append("usage")
     if want("audit"):
@@ -79,8 +83,10 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(json.dumps({"rows": rows, "cost_unit": _cost_unit(rows)}, indent=2), file=io.out)
         return 0
     whose = "everyone's usage" if me.get("is_admin") else f"{me.get('user')}'s usage"
-    if not rows:
-        print(f"no usage recorded ({whose}{', since ' + args.since if args.since else ', this month'})", file=io.out)
+    now = datetime.now(timezone.utc)
+    if not rows:  # no row to carry the period: the default one is GET me's (the server's clock)
+        period = f"since {args.since}" if args.since else last_days(me.get("gpu_hours_since"), now)
+        print(f"no usage recorded: {whose} {period}", file=io.out)
         return 0
     table = [[args.by.upper(), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
@@ -89,8 +95,9 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       str(row.get("jobs", ""))])
     _print(table, io)
     unit = _cost_unit(rows)
-    print(f"{whose}; " + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
-          file=io.out)
+    period = usage_period(rows[0].get("since"), rows[0].get("until"), now)  # one period for every row
+    print(f"{whose} {period}; " + (f"COST in {unit}" if unit else "COST: none, no prices are set "
+                                                                 "(c.HubSchedApp.gpu_prices)"), file=io.out)
     return 0
 
 
