@@ -300,10 +300,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     details: list[str] = [""]
     # open idle warnings, as `queue` and %gpu say them (new user 18, N16: `jobs` said "held until
     # released" 16 s before the lease's release)
-    from ..client.status import gone_notes, idle_notes
+    from ..client.status import idle_notes
 
     idle = idle_notes(client, rows) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
-    gone = gone_notes(client, rows)  # on GPUs the inventory lost (hub admin 22, H3)
     for job in rows:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
@@ -311,8 +310,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                       fit_name(name)])
         # a stopping job's detail says its stop (job_detail), not also when its time limit would end it
         ends = "" if stop_detail(job, None) else _ends_by(job, now)
-        details.append(" · ".join(part for part in (job_detail(job, now), gone.get(str(job.get("id")), ""), ends,
-                                                    idle.get(str(job.get("id")), "")) if part))
+        # job_detail says a GPU gone from the inventory under it (gone_gpus: hub admin 22, H3)
+        details.append(" · ".join(part for part in (job_detail(job, now), ends, idle.get(str(job.get("id")), ""))
+                                  if part))
     _print_table(table, io, details=details)
     if more:
         print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else

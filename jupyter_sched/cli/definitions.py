@@ -82,8 +82,8 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable")
     p.add_argument("--missed", choices=("run_once", "skip"),
-                   help=said("firings missed while no server ran: one catch-up run (run_once) or none (skip)",
-                             "default run_once"))
+                   help=said("firings missed while no server ran: one catch-up run for the latest (run_once) or none "
+                             "(skip); never one run per missed firing", "default run_once"))
     p.add_argument("--gpus", help=said("GPUs per run", "default 1"))
     p.add_argument("--model", help=said("acceptable GPU model(s), comma separated, e.g. A100,H100", "default: any"))
     p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help=said('minimum memory per GPU, e.g. "40GiB"', "default: any"))
@@ -210,15 +210,21 @@ RUNS_HEADER = "WHEN              TRIGGER   JOB                 OUTCOME"
 
 
 def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
-    """``Dec 2 07:47 CET  manual    j-…  failed, exit code 1 — cell 3 raised ValueError: …``."""
+    """``Dec 2 07:47 CET  manual    j-…  failed, exit code 1 — cell 3 raised ValueError: …``; the one
+    run after an outage says ``catch-up`` and what it stands for (hub admin 22): ``… succeeded — catch-up,
+    5s late: 1 earlier firing (06:07 UTC) got no run while no server was running``."""
     from datetime import datetime, timezone
 
     from ..wording import job_line
+    from ..wording.definitions import catch_up_text
 
+    now = datetime.now(timezone.utc)
     job = run.get("job")
-    outcome = job_line(job, datetime.now(timezone.utc)).split(": ", 1)[-1] if isinstance(job, Mapping) else \
-        "its job is no longer stored"
-    return f"{_clock(run.get('scheduled_for'), zone):16}  {run.get('trigger')!s:8}  {run.get('job_id')}  {outcome}"
+    outcome = job_line(job, now).split(": ", 1)[-1] if isinstance(job, Mapping) else "its job is no longer stored"
+    trigger = "catch-up" if run.get("catch_up") else run.get("trigger")
+    said = catch_up_text(run, zone, now)
+    return (f"{_clock(run.get('scheduled_for'), zone):16}  {trigger!s:8}  {run.get('job_id')}  {outcome}"
+            + (f" — {said}" if said else ""))
 
 
 def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:

@@ -49,27 +49,3 @@ def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str,
     ends = {str(job.get("id")): limit_end(job) for job in work}
     return {str(e.get("job_id")): note for e in entries
             if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id")))))}
-
-
-def gone_notes(client: Any, work: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """``{job id: "GPU-… no longer in the inventory"}`` for the rows at hand that hold GPUs the
-    inventory (``GET inventory``) no longer lists — a node or GPUs gone under running work (hub admin 22,
-    H3: the job's own line said "on vm: GPU-sim-vm-3" as if nothing had happened); {} when none does,
-    no row holds GPUs, or the inventory cannot be read."""
-    from ..wording.jobs import granted_uuids
-
-    holding = [job for job in work if job.get("state") in ("admitted", "running") and granted_uuids(job)]
-    if not holding:
-        return {}
-    try:
-        inventory = client.inventory()
-    except SchedError:
-        return {}
-    known = {str(gpu.get("uuid")) for gpu in inventory.get("gpus") or []} | \
-        {str(mig.get("uuid")) for gpu in inventory.get("gpus") or [] for mig in gpu.get("mig_devices") or []}
-    notes = {}
-    for job in holding:
-        if gone := [uuid for uuid in granted_uuids(job) if uuid not in known]:
-            notes[str(job.get("id"))] = (f"{', '.join(gone)} no longer in the inventory (it runs on unless its GPUs "
-                                         "went with it; an admin can cancel it)")
-    return notes

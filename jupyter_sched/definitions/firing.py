@@ -1,8 +1,10 @@
 """The firing loop: due firings of every active definition become runs (engine side).
 
 Called by the leading engine on each tick (:meth:`DefinitionFiring.fire_due`). For each active
-definition it plans the firings in ``(cursor, now]`` (:func:`.schedule.plan_firings`: on-time
-firings run, missed ones follow the definition's policy) and then, in ONE transaction:
+definition it plans the firings in ``(cursor, now]`` (:func:`.schedule.plan_firings`: at most one
+run, the newest due firing — on time, or late as the one catch-up of the ``run_once`` policy; every
+older firing is counted as missed and the run says so: ``catch_up``, ``missed``, first and last)
+and then, in ONE transaction:
 
 1. re-reads the definition and gives up if it changed meanwhile (edited, paused, deleted, or
    fired by another server): the next tick plans again from the fresh row;
@@ -39,10 +41,10 @@ from ..errors import BusyError, ConflictError, SchedError
 from ..model import Job, JobSpec
 from ..model.units import clock_text, zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
-from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
+from .schedule import CronSchedule, FiringPlan, next_firing, parse_schedule, plan_firings
 from .validation import run_body
 
-__all__ = ["SKIPPED_PREFIX", "DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
+__all__ = ["SKIPPED_PREFIX", "DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_catch_up_text", "run_name"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,24 @@ class RunJobs(Protocol):
     def submitted(self, jobs: list[Job]) -> None:
         """The jobs were committed: wake the engine, publish them."""
         ...
+
+
+def _catch_up_fields(plan: FiringPlan) -> dict[str, Any]:
+    """A run's catch-up fields when it is the one run standing for ``plan``'s missed firings."""
+    if not plan.catch_up:
+        return {}
+    return {"catch_up": True, "missed": plan.missed, "missed_from": plan.missed_from, "missed_to": plan.missed_to}
+
+
+def run_catch_up_text(run: DefinitionRun, zone: str) -> str:
+    """:func:`~jupyter_sched.wording.definitions.catch_up_text` of a stored run (its audit record's words)."""
+    from ..wording.definitions import catch_up_text
+
+    def wire(at: datetime | None) -> str | None:
+        return None if at is None else at.isoformat()
+
+    return catch_up_text({"catch_up": run.catch_up, "late_s": run.late_s, "missed": run.missed,
+                          "missed_from": wire(run.missed_from), "missed_to": wire(run.missed_to)}, zone, None)
 
 
 def run_name(definition: JobDefinition, scheduled_for: datetime, trigger: RunTrigger) -> str:
@@ -219,21 +239,25 @@ class DefinitionFiring:
                 raise ConflictError(f"definition {definition.id} changed while firing", field="definition_id")
             for at, job in zip(fire, runs, strict=True):
                 run = DefinitionRun(definition_id=definition.id, job_id=job.id, trigger=RunTrigger.SCHEDULE,
-                                    scheduled_for=at, parameters=dict(job.spec.parameters), created_at=now)
+                                    scheduled_for=at, parameters=dict(job.spec.parameters), created_at=now,
+                                    **_catch_up_fields(plan) if at == fire[0] else {})
                 if not insert_run(tx, run, JobRecord(job=job)):
                     report.duplicates += 1
                     continue
                 created.append(job)
+                late = f" — {run_catch_up_text(run, definition.timezone)}" if run.catch_up else ""
                 tx.add_event(actor="scheduler", action="definition_fired", job_id=job.id, user=definition.user,
-                             message=f"definition {definition.name!r} fired for {at.isoformat()}",
+                             message=f"definition {definition.name!r} fired for {at.isoformat()}{late}",
                              details={"definition_id": definition.id, "scheduled_for": at.isoformat(),
-                                      "state": job.state.value})
+                                      "state": job.state.value, "catch_up": run.catch_up, "missed": run.missed,
+                                      "late_s": round(run.late_s or 0.0, 3)})
             for message, details in records:
                 tx.add_event(actor="scheduler", action="definition_skipped", job_id=None, user=definition.user,
                              message=message, details=details)
             if plan.missed:
                 assert plan.missed_from is not None and plan.missed_to is not None
-                policy = "one catch-up run" if definition.missed is MissedPolicy.RUN_ONCE else "skipped"
+                policy = (f"one catch-up run, for {fire[0].isoformat()}" if plan.catch_up and fire else
+                          "no catch-up run")
                 tx.add_event(actor="scheduler", action="definition_missed", job_id=None, user=definition.user,
                              message=f"definition {definition.name!r} missed {plan.missed} firing(s) from "
                                      f"{plan.missed_from.isoformat()} to {plan.missed_to.isoformat()} while no "

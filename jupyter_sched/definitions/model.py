@@ -21,9 +21,12 @@ __all__ = ["DefinitionRun", "JobDefinition", "MissedPolicy", "RunTrigger"]
 class MissedPolicy(str, Enum):
     """What happens to firings missed while no server led the store (downtime).
 
-    ``run_once``: the most recent missed firing gets one run when a server is back; the others
-    are recorded as missed. ``skip``: missed firings get no run; the next on-time firing runs.
-    Firings at most the admin's grace late (``definition_misfire_grace_s``) are never missed.
+    ``run_once``: the most recent missed firing gets one run when a server is back (the
+    catch-up, marked late on the run); the others are recorded as missed. ``skip``: missed firings
+    get no run; the next on-time firing runs. Either way one pass makes at most one run per
+    definition: after an outage, never one run per missed firing nor a catch-up beside an on-time
+    run (:func:`~.schedule.plan_firings`). Firings at most the admin's grace late
+    (``definition_misfire_grace_s``) are never missed.
     """
 
     RUN_ONCE = "run_once"
@@ -101,6 +104,10 @@ class DefinitionRun:
             manual runs. Unique per definition for schedule runs (the store's key).
         parameters: the values this run was given (definition's, overridden per run).
         created_at: when the run (and its job) was created (UTC).
+        catch_up: the run came after firings missed while no server led the store: its own
+            instant was older than the grace (``run_once``), or earlier instants got no run.
+        missed: how many scheduled instants before this run got no run of their own (capped at
+            1000), the first and last in ``missed_from`` / ``missed_to`` (None when none).
     """
 
     definition_id: str
@@ -109,3 +116,12 @@ class DefinitionRun:
     scheduled_for: datetime
     parameters: Mapping[str, Any] = field(default_factory=dict)
     created_at: datetime | None = None
+    catch_up: bool = False
+    missed: int = 0
+    missed_from: datetime | None = None
+    missed_to: datetime | None = None
+
+    @property
+    def late_s(self) -> float | None:
+        """Seconds between the scheduled instant and the run's creation (None: not known)."""
+        return None if self.created_at is None else max(0.0, (self.created_at - self.scheduled_for).total_seconds())

@@ -313,11 +313,14 @@ class FiringPlan:
     """What one pass of the firing loop does for one definition.
 
     Attributes:
-        fire: scheduled instants (UTC) that get a run now, oldest first.
-        missed: how many scheduled instants were missed (later than the grace) and not run
+        fire: scheduled instants (UTC) that get a run now, oldest first: the on-time ones, or the
+            one catch-up.
+        missed: how many scheduled instants were missed (later than the grace) and get no run
             (capped at :data:`MAX_FIRINGS_PER_CALL`; ``missed_from``/``missed_to`` bound them).
         missed_from / missed_to: the first and last missed instant (None when none).
         cursor: every instant ``<= cursor`` has been dealt with (run, or missed by policy).
+        catch_up: the first run in ``fire`` is the one run that stands for the missed instants
+            (policy ``run_once``): late itself, or the first on-time run after them.
     """
 
     fire: tuple[datetime, ...]
@@ -325,20 +328,29 @@ class FiringPlan:
     missed_from: datetime | None
     missed_to: datetime | None
     cursor: datetime
+    catch_up: bool = False
 
 
 def plan_firings(schedule: CronSchedule, *, cursor: datetime, now: datetime, grace_s: float,
                  run_missed_once: bool) -> FiringPlan:
     """Decide which scheduled instants in ``(cursor, now]`` get a run.
 
-    Rules (the missed-firing policy, documented for users in the definitions help):
+    Rules (the missed-firing policy, documented for users in the definitions help and README):
 
     1. An instant at most ``grace_s`` seconds old is *on time* and gets its run (the loop runs
        every few seconds and a new leader takes over within the leader lease; those delays
        never drop a firing).
-    2. Older instants were *missed* (no server led the store then). With ``run_missed_once``
-       (policy ``run_once``) the most recent missed instant gets one run; otherwise (``skip``)
-       none does. Either way the count is reported, so the caller can audit it.
+    2. Older instants were *missed* (no server led the store then). They get at most ONE run
+       together, whatever their number — never one per missed instant (cron skips missed runs; a
+       Kubernetes CronJob starts only its most recent unmet schedule time): with
+       ``run_missed_once`` (policy ``run_once``) that run is the first on-time run of this pass
+       when there is one (hub admin 22: after a 90 s outage a minutely definition made a catch-up
+       run for the missed minute *and* the on-time run, two runs at once), else the most recent
+       missed instant's, late; with ``skip`` none. The run that stands for them is marked
+       ``catch_up`` and every missed instant is counted, so the caller records both.
+
+    A second pass at the same ``now`` plans nothing; the store's unique key refuses a second run
+    for one instant in any case.
 
     Args:
         schedule: the definition's schedule.
@@ -351,21 +363,27 @@ def plan_firings(schedule: CronSchedule, *, cursor: datetime, now: datetime, gra
     Returns:
         The plan; its ``cursor`` is the newest instant considered (or the old cursor when none).
         At most :data:`MAX_FIRINGS_PER_CALL` on-time instants are planned; a later call continues.
+
+    Raises:
+        ValueError: a naive datetime.
     """
     cursor, now = _utc(cursor, "cursor"), _utc(now, "now")
     horizon = now - timedelta(seconds=max(0.0, grace_s))
-    missed_to = previous_firing(schedule, horizon) if horizon > cursor else None
-    if missed_to is not None and missed_to <= cursor:
-        missed_to = None
-    fire: list[datetime] = []
+    newest_missed = previous_firing(schedule, horizon) if horizon > cursor else None
+    if newest_missed is not None and newest_missed <= cursor:
+        newest_missed = None
+    on_time = firings_between(schedule, max(cursor, newest_missed or cursor), now)
+    fire: tuple[datetime, ...] = on_time
     not_run: tuple[datetime, ...] = ()
-    if missed_to is not None:
-        not_run = firings_between(schedule, cursor, missed_to)
-        if run_missed_once:
-            fire.append(missed_to)
-            not_run = tuple(t for t in not_run if t != missed_to)
-    on_time = firings_between(schedule, max(cursor, missed_to or cursor), now)
-    fire.extend(on_time)
-    new_cursor = max([cursor, *fire, *([missed_to] if missed_to else [])])
-    return FiringPlan(fire=tuple(fire), missed=len(not_run), missed_from=not_run[0] if not_run else None,
-                      missed_to=not_run[-1] if not_run else None, cursor=new_cursor)
+    missed_to: datetime | None = None
+    if newest_missed is not None:
+        missed_all = firings_between(schedule, cursor, newest_missed, limit=MAX_FIRINGS_PER_CALL + 1)
+        not_run, missed_to = missed_all, newest_missed
+        if run_missed_once and not on_time:  # the catch-up is the most recent missed instant's run, late
+            fire = (newest_missed,)
+            not_run = tuple(t for t in missed_all if t != newest_missed)
+            missed_to = previous_firing(schedule, newest_missed - timedelta(microseconds=1)) if not_run else None
+    new_cursor = max([cursor, *fire, *([newest_missed] if newest_missed else [])])
+    return FiringPlan(fire=fire, missed=min(len(not_run), MAX_FIRINGS_PER_CALL),
+                      missed_from=not_run[0] if not_run else None, missed_to=missed_to, cursor=new_cursor,
+                      catch_up=run_missed_once and newest_missed is not None)

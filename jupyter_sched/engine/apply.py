@@ -19,7 +19,7 @@ from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason, to_
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.eta import provisional
-from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, Snapshot
+from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, ProjectedEnd, Snapshot
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx, job_columns
 from .clock import Clock
 from .idle import IdleLadders, Stop
@@ -49,6 +49,8 @@ class DecisionApplier:
         planned: the running jobs the last full cycle plans to preempt at a known time, by id
             (``CycleResult.planned``; new user 21, N5) — replaced together with :attr:`reasons`, so a
             page kept while the reasons are the same object shows the same plans.
+        projected: the running jobs the last full cycle projects to end before their time limits, by id
+            (``CycleResult.projected``; new user 22, N10) — replaced with :attr:`reasons` alike.
     """
 
     def __init__(self, store: Store, leadership: Leadership, clock: Clock, idle: IdleLadders, publish: Publish, *,
@@ -63,6 +65,7 @@ class DecisionApplier:
         self.reason_batch = reason_batch
         self.reasons: dict[str, PendingReason] = {}
         self.planned: Mapping[str, PlannedPreemption] = {}
+        self.projected: Mapping[str, ProjectedEnd] = {}
         self._simulated: Callable[[], bool] = simulated or (lambda: False)
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
         self.eta_failure = ""
@@ -70,7 +73,7 @@ class DecisionApplier:
 
     def forget(self) -> None:
         """Drop what the last full cycle said of the queue (the engine stepped down: another leads)."""
-        self.reasons, self.planned = {}, {}
+        self.reasons, self.planned, self.projected = {}, {}, {}
 
     def _note_eta_failure(self, cause: str) -> None:
         """Log a failed ETA pass once per cause, and once when the ETAs are back (red team 21, R5:
@@ -238,6 +241,7 @@ class DecisionApplier:
         """
         self.reasons = {p.job_id: p.reason for p in result.pending}
         self.planned = result.planned
+        self.projected = result.projected
         urgent: list[Pend] = []
         later: list[Pend] = []
         for pend in result.pending:

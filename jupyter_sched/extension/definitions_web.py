@@ -70,8 +70,12 @@ class DefinitionsConfig(Configurable):
         config=True,
         help="""Seconds a firing may be late and still run as scheduled. Default: 60. Later than
         that it was missed (no server led the store then) and follows the definition's missed
-        policy: run_once (one catch-up run) or skip. Must exceed the engine's tick and the leader
-        lease (15 s), so a leader change never counts as downtime.""",
+        policy: all the missed firings of an outage get ONE run together (run_once: the first
+        on-time run after them, else the latest missed one's, late; marked catch-up with their
+        count) or none (skip) — never one run per missed firing. Each firing within the grace runs
+        once, so a grace longer than a schedule's interval (six-field schedules) runs each of those.
+        Must exceed the engine's tick and the leader lease (15 s), so a leader change never counts
+        as downtime.""",
     )
     executed_notebook_retention_days = Float(
         30.0,

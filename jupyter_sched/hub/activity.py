@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -136,6 +136,9 @@ class ActivityReporter:
         self.skipped_ticks = 0
         self._reports: set[asyncio.Future[list[str]]] = set()
         self._posting: set[str] = set()
+        self.removed: Callable[[], Collection[str]] = frozenset
+        """Users the service knows the hub no longer lists (offboarding): no activity is posted for them
+        (the hub answers 404 to each post: hubadmin23 A5)."""
 
     @property
     def in_flight(self) -> int:
@@ -246,7 +249,8 @@ async def report_activity(service: Any, hub: HubClient, *,
         quiet = sorted({str(j.get("user")) for j in work} - {str(j.get("user")) for j in work if j.get("id") not in idle})
         if quiet:
             log.debug("jupyter_sched: no hub activity for %s: all their running work is idle", ", ".join(quiet[:20]))
-    work = [job for job in work if job.get("id") not in idle]
+    gone = set(reporter.removed())  # the hub no longer lists them: a post would only be refused (A5)
+    work = [job for job in work if job.get("id") not in idle and job.get("user") not in gone]
     if not work:
         return []
     try:

@@ -89,7 +89,7 @@ from .liveness import (
     stale_leases,
 )
 from .membership import hub_caller_of
-from .offboard import Offboarding
+from .offboard import Offboarding, unconfirmed_warning
 from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
@@ -277,6 +277,12 @@ class HubSchedApp(SchedApp):
             self.services.set_held_users(self.offboarding.held)
         if hasattr(self.services, "set_held_jobs"):  # pending jobs on a team their owner left (red team 18, R4)
             self.services.set_held_jobs(self.offboarding.held_jobs)
+        if self.hub_poll_interval_s > 0 and hasattr(self.services, "store"):
+            # before the engine's first cycle: removals in force read back, owners of queued work held until
+            # the hub confirms them (hubadmin23 A5: a restart started a deleted user's held job)
+            self.offboarding.prime(self.services)
+        self._said_unconfirmed = False
+        self.activity_reporter.removed = lambda: self.offboarding.removed  # no activity posts for them (A5)
         if hasattr(self.services, "quotas"):  # teams are hub groups alone: PUT quotas sets none (red team 21, R6)
             self.services.quotas.teams_from_hub = True
         reports, clock = self._kernel_reports, self.services.clock
@@ -544,8 +550,17 @@ class HubSchedApp(SchedApp):
         """Hold, report and pause the work of users the hub no longer lists (:mod:`.offboard`);
         the users newly found removed. Hub errors are logged and retried at the next tick."""
         try:
-            return await self.offboarding.check(self.services, self._hub(), off_loop=self.off_loop)
-        except HubLookupError:
+            found = await self.offboarding.check(self.services, self._hub(), off_loop=self.off_loop)
+            if self._said_unconfirmed and not self.offboarding.unconfirmed:
+                self._said_unconfirmed = False
+                self.log.warning("jupyter_sched: the hub (%s) answered: work queued before this start is no longer "
+                                 "held for it", self._hub().api_url)
+            return found
+        except HubLookupError as exc:
+            if self.offboarding.unconfirmed and not self._said_unconfirmed:
+                self._said_unconfirmed = True  # once: a hub down at start holds work queued before it (A5)
+                self.log.warning("jupyter_sched: %s", unconfirmed_warning(self._hub().api_url, exc,
+                                                                           self.offboarding.unconfirmed))
             log.warning("jupyter_sched: could not list the hub's users for offboarding; will retry", exc_info=True)
         except Exception:
             log.exception("jupyter_sched: offboarding check failed; will retry")

@@ -28,6 +28,11 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   slowed every other user's request ~5x (red team 21, R4). Such a body is answered a JSON 400 naming
   ``body`` and the fix once it falls behind, told once to the audit hook, and the connection closed
   after at most :data:`~.chunking.DRAIN_CHUNKS` more chunks (:mod:`.chunking`);
+* ``answer_timeout_s`` — an answer the caller does not read (bytes unsent and fewer than
+  :data:`~.stalled_answers.MIN_ANSWER_RATE` a second read) is cut after it, and at the ceiling the
+  longest-stalled answer is cut before a newcomer is refused: whole requests whose answers were never
+  read held a ceiling full of connections "being answered" for ever, with no token (red team 23, R2;
+  :mod:`.stalled_answers`);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -50,13 +55,14 @@ from typing import Any
 from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
-from tornado.ioloop import IOLoop
+from tornado.ioloop import IOLoop, PeriodicCallback
 from tornado.iostream import IOStream, StreamClosedError
 from traitlets import Float, Int
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
+from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
 __all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer",
            "too_large_message"]
@@ -311,6 +317,17 @@ async def _answer_and_discard(stream: IOStream, answer: bytes, left: int, timeou
         stream.close()
 
 
+def _write_counters(stream: object) -> tuple[int, int]:
+    """``(bytes unsent, bytes written)`` of a connection's answers so far. Tornado keeps both on the
+    stream (``BaseIOStream._total_write_index``/``_total_write_done_index``, since 5.0) with no public
+    accessor; a stream without them reads as nothing unsent (never cut)."""
+    queued = getattr(stream, "_total_write_index", 0)
+    written = getattr(stream, "_total_write_done_index", 0)
+    if not isinstance(queued, int) or not isinstance(written, int):
+        return 0, 0
+    return max(0, queued - written), written
+
+
 class GuardedHTTPServer(HTTPServer):
     """``HTTPServer`` with a connection ceiling (oldest waiting connection closed first) and
     accept errors that pause accepting and are summed into one log line per interval."""
@@ -318,7 +335,7 @@ class GuardedHTTPServer(HTTPServer):
     def initialize(self, request_callback: Any, *, max_connections: int = 1000,  # type: ignore[override]
                    log_interval_s: float = 60.0, max_body_bytes: int = 100 << 20,
                    on_too_large: TooLargeHook | None = None, min_chunk_bytes: int = 0,
-                   on_chunking: ChunkedHook | None = None, **kwargs: Any) -> None:
+                   on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0, **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -334,6 +351,9 @@ class GuardedHTTPServer(HTTPServer):
         self._flush_pending = False
         self._lines: dict[object, ChunkLines] = {}
         """Each open connection's chunk-size lines (red team 21, R4)."""
+        self._stalls = StalledAnswers(answer_timeout_s)
+        """Answers waiting on a caller that does not read them (red team 23, R2)."""
+        self._sweeper: PeriodicCallback | None = None
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
@@ -343,21 +363,61 @@ class GuardedHTTPServer(HTTPServer):
         self._connections.add(conn)
         self._waiting[conn] = time.monotonic()
         conn.start_serving(self)
+        if self._sweeper is None:
+            self._sweeper = PeriodicCallback(self._sweep, SWEEP_S * 1000)
+            self._sweeper.start()
+        if len(self._connections) > self.max_connections:
+            self._observe_answers(time.monotonic())
         while len(self._connections) > self.max_connections:
             oldest = next((c for c in self._waiting if c is not conn), None)
-            if oldest is None:  # every other connection is being answered: refuse the newcomer
-                self.count("refused at the ceiling (every other connection was being answered)")
-                stream.close()
-                return
-            self._waiting.pop(oldest)
-            self.count("closed at the ceiling (the oldest without a whole request)")
-            oldest.stream.close()  # type: ignore[attr-defined]
-            self._connections.discard(oldest)  # on_close may come later
-            self._lines.pop(oldest, None)
+            if oldest is not None:
+                self._waiting.pop(oldest)
+                self._close(oldest, "closed at the ceiling (the oldest without a whole request)")
+                continue
+            stalled = self._stalls.most_stalled(time.monotonic())
+            if stalled is not None and stalled is not conn:
+                self._close(stalled, "closed at the ceiling (the answer its caller read least)")
+                continue
+            # every other connection is being answered and read: refuse the newcomer
+            self.count("refused at the ceiling (every other connection was being answered)")
+            stream.close()
+            return
+
+    def _close(self, conn: object, what: str) -> None:
+        """Close ``conn`` now, counted as ``what`` (its ``on_close`` may come later)."""
+        self.count(what)
+        conn.stream.close()  # type: ignore[attr-defined]
+        self._connections.discard(conn)
+        self._lines.pop(conn, None)
+        self._stalls.forget(conn)
+
+    # ---- answers nobody reads (red team 23, R2) ----------------------------------------------
+    def _observe_answers(self, now: float) -> None:
+        for conn in list(self._connections):
+            if conn in self._waiting:
+                self._stalls.forget(conn)
+                continue
+            unsent, written = _write_counters(getattr(conn, "stream", None))
+            self._stalls.observe(conn, unsent, written, now)
+
+    def _sweep(self) -> None:
+        """Every :data:`~.stalled_answers.SWEEP_S`: close the answers stalled past the timeout."""
+        now = time.monotonic()
+        self._observe_answers(now)
+        for conn in self._stalls.overdue(now):
+            self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s "
+                              f"(under {MIN_ANSWER_RATE} B/s; c.FrontDoor.answer_timeout_s)")
+
+    def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+        super().stop()
 
     def start_request(self, server_conn: object, request_conn: httputil.HTTPConnection) -> httputil.HTTPMessageDelegate:
         if server_conn in self._connections:
             self._waiting[server_conn] = self._waiting.pop(server_conn, time.monotonic())
+            self._stalls.forget(server_conn)  # its answers were written: it waits for a request again
         return _Watched(super().start_request(server_conn, request_conn), self, server_conn, request_conn,
                         self._lines.get(server_conn))
 
@@ -367,6 +427,7 @@ class GuardedHTTPServer(HTTPServer):
 
     def on_close(self, server_conn: object) -> None:
         self._waiting.pop(server_conn, None)
+        self._stalls.forget(server_conn)
         self._lines.pop(server_conn, None)
         self._connections.discard(server_conn)
 
@@ -454,9 +515,10 @@ class FrontDoor(LoggingConfigurable):
     max_connections = Int(
         1000, config=True,
         help="""Most connections open at once. Past it, the connection that has waited longest without a
-        whole request (half-sent, or idle kept-alive) is closed first; requests being answered are never
-        cut. Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine,
-        the store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
+        whole request (half-sent, or idle kept-alive) is closed first, then the answer its caller has read
+        least (stalled at least 2 s: c.FrontDoor.answer_timeout_s); answers being read are never cut.
+        Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine, the
+        store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
         more). Default 1000.""",
     )
     max_body_bytes = Int(
@@ -475,6 +537,15 @@ class FrontDoor(LoggingConfigurable):
         so 1-byte chunks made a 400 KB body cost ~26 s of it (red team 21, R4). Clients that send a chunked
         body (a generator's pieces, a proxy relaying reads) send KiBs a chunk. Default 512; 0 turns the check
         off.""",
+    )
+    answer_timeout_s = Float(
+        30.0, config=True,
+        help=f"""Seconds an answer may wait on a caller that does not read it (bytes unsent and fewer than
+        {MIN_ANSWER_RATE} bytes a second read); then its connection is closed. A caller that sent whole
+        requests and never read the answers held its connections for ever, and enough of them (without a
+        token, on a static file) refused every other user's requests (red team 23, R2). Log follows and
+        event streams drain between events and are not affected. Default 30; 0 turns the timeout off (the
+        ceiling still cuts the longest-stalled answer first).""",
     )
     log_interval_s = Float(
         60.0, config=True,
@@ -499,4 +570,4 @@ class FrontDoor(LoggingConfigurable):
         return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
                                  max_body_bytes=self.max_body_bytes, min_chunk_bytes=self.min_chunk_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
-                                 **kwargs)
+                                 answer_timeout_s=self.answer_timeout_s, **kwargs)

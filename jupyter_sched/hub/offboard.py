@@ -20,8 +20,16 @@ does not answer changes nothing — and then, once per removed user:
 * their **definitions** are paused (one ``definition_updated`` record each) instead of being
   rejected at every firing.
 
-A user the hub lists again is released from the hold (one ``owner_returned`` record). The set of
-removed users lives in memory: after a restart it is rebuilt at the first check.
+A user the hub lists again is released from the hold (one ``owner_returned`` record).
+
+At a start (:meth:`Offboarding.prime`, before the engine's first cycle: hubadmin23 A5) the removals
+still in force are read back from the ``owner_removed``/``owner_returned`` records, so they hold at
+once and a restart announces nothing again; and every other owner of pending work queued before the
+start is held (``OwnerUnconfirmed``) until a check has heard from the hub that they are still a user —
+a user deleted while the service was down, or whose removal the first cycle would otherwise beat,
+never has work started as their account. A hub that does not answer keeps that hold (one WARNING
+names the hub); work submitted since the start comes from a user the hub has just authenticated
+and is not held, and a definition's firing asks the hub who its owner is (``owner_caller``).
 
 The same check holds pending jobs of users the hub *does* list whose owner is no longer a member
 of the job's team, or no longer granted its class there (:mod:`.membership`, red team 18 R4) —
@@ -37,11 +45,12 @@ from typing import Any
 
 from ..admission import system_caller
 from ..errors import SchedError
+from ..scheduling.gates import UNCONFIRMED_WHY
 from ..scheduling.snapshot import JobHold
 from .hubapi import HubClient, HubLookupError, all_users, user_exists
 from .membership import TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
-__all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding"]
+__all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding", "unconfirmed_warning"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +64,8 @@ OWNER_RETURNED_ACTION = "owner_returned"
 _LIVE = "pending,admitted,running"
 _ACTOR = "jupyterhub"
 _SHOWN = 20
+_RESTORED = 2000
+"""Newest ``owner_removed`` (and ``owner_returned``) records read back at a start."""
 
 
 class Offboarding:
@@ -70,10 +81,38 @@ class Offboarding:
         self.caller_of = caller_of
         self._removed: dict[str, datetime] = {}  # user -> when found removed
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
+        self._waiting: set[str] = set()  # owners of work queued before the start, not yet confirmed by the hub
         self.teams = TeamHolds()
         self.on_models: Callable[[Mapping[str, Mapping[str, Any]]], object] | None = None
         """Called with each listing of the hub's user models (the identity provider forgets the
         cached groups of users whose groups changed: red team 19, R2)."""
+
+    def prime(self, services: Any) -> None:
+        """At a start, before the engine's first cycle (module docstring): read back the removals in
+        force from the newest :data:`_RESTORED` ``owner_removed``/``owner_returned`` records (oldest
+        first; a return ends the removal before it) and hold every owner of pending work until the hub
+        confirms them. Store reads only; no hub request."""
+        rows = [*services.store.list_events(action=OWNER_REMOVED_ACTION, limit=_RESTORED, newest_first=True),
+                *services.store.list_events(action=OWNER_RETURNED_ACTION, limit=_RESTORED, newest_first=True)]
+        for row in sorted(rows, key=lambda r: r.id):
+            user = (row.details or {}).get("user") or row.user
+            if not isinstance(user, str) or not user:
+                continue
+            if row.action == OWNER_REMOVED_ACTION:
+                self._removed.setdefault(user, row.at)
+            else:
+                self._removed.pop(user, None)
+        pending = services.list_jobs(user=None, state="pending")
+        self._waiting = {str(j["user"]) for j in pending if j.get("user")} - set(self._removed)
+        self._hold()
+
+    def _hold(self) -> None:
+        self._held = {**dict.fromkeys(self._waiting, UNCONFIRMED_WHY), **dict.fromkeys(self._removed, REMOVED_WHY)}
+
+    @property
+    def unconfirmed(self) -> frozenset[str]:
+        """Owners of work queued before the start whom the hub has not yet confirmed (held)."""
+        return frozenset(self._waiting)
 
     def held(self) -> Mapping[str, str]:
         """``{user: why}`` of owners whose pending work is held (the engine's ``held_users`` source)."""
@@ -86,7 +125,7 @@ class Offboarding:
 
     @property
     def removed(self) -> dict[str, datetime]:
-        """Users found removed, with when."""
+        """Users found removed (or read back at the start), with when."""
         return dict(self._removed)
 
     async def check(self, services: Any, hub: HubClient, *,
@@ -107,6 +146,8 @@ class Offboarding:
                     self.on_models(await all_users(hub))
                 except HubLookupError as exc:
                     log.debug("jupyter_sched: hub groups not read (no live work): %s", exc)
+            self._waiting = set()  # no live work: nothing of theirs is left to hold
+            self._hold()
             return []
         models = await all_users(hub)
         if self.on_models is not None:
@@ -127,14 +168,18 @@ class Offboarding:
             await off_loop(_returned, services, user, still)
         for user in [u for u in self._removed if u not in owners]:
             del self._removed[user]  # nothing of theirs is left to hold
-        found = []
+        found, unknown = [], set()
         for user in sorted(owners - listed - set(self._removed)):
-            if await user_exists(hub, user) is False:
+            exists = await user_exists(hub, user)
+            if exists is False:
                 self._removed[user] = now
                 found.append(user)
-        self._held = {user: REMOVED_WHY for user in self._removed}
-        for user in found:
-            await off_loop(_offboard, services, user, live, definitions, self.grace_s)
+            elif exists is None:  # the hub did not answer about them: still not confirmed
+                unknown.add(user)
+        self._waiting &= unknown
+        self._hold()
+        for user in found:  # after the hold: the record says what their work is at that moment
+            await off_loop(_offboard, services, user, definitions, self.grace_s)
         if self.grace_s > 0:
             due = {u for u, since in self._removed.items() if (now - since).total_seconds() >= self.grace_s}
             running = [j for j in live if j.get("user") in due and j.get("state") in ("admitted", "running")]
@@ -143,6 +188,16 @@ class Offboarding:
         if found or regrouped:
             services.kick()  # their pending jobs' reasons say "held" at the next cycle
         return found
+
+
+def unconfirmed_warning(hub_url: str, error: object, owners: Iterable[str]) -> str:
+    """The start-up WARNING of a hub that did not say who its users are (hubadmin23 A5): the hub,
+    its answer, and whose queued work stays held until it does."""
+    names = sorted(owners)
+    return (f"the hub ({hub_url}) did not say who its users are ({error}): pending work queued before this start "
+            f"by {len(names)} owner(s) ({_ids_of(names)}) stays held until it does, so that a user deleted meanwhile "
+            "never has work started as their account (work submitted since is not held); asked again every "
+            "c.HubSchedApp.hub_poll_interval_s — check that the hub runs and that this service's token is valid")
 
 
 def _active_definitions(services: Any) -> list[Any]:
@@ -160,11 +215,13 @@ def _ids_of(ids: list[str]) -> str:
     return ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 
-def _offboard(services: Any, user: str, live: list[Mapping[str, Any]], definitions: list[Any],
-              grace_s: float) -> None:
-    """Pause ``user``'s definitions, then write the one audit record and event for admins."""
-    pending = [j for j in live if j.get("user") == user and j.get("state") == "pending"]
-    running = [j for j in live if j.get("user") == user and j.get("state") in ("admitted", "running")]
+def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) -> None:
+    """Pause ``user``'s definitions, then write the one audit record and event for admins, naming
+    their work as the store has it now (read after their hold is in force: a job the engine admitted
+    while the hub was asked is named running, never "held, never started": hubadmin23 A5)."""
+    live = services.list_jobs(user=user, state=_LIVE)
+    pending = [j for j in live if j.get("state") == "pending"]
+    running = [j for j in live if j.get("state") in ("admitted", "running")]
     paused = []
     for definition in definitions:
         if definition.user != user:

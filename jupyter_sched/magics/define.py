@@ -215,10 +215,14 @@ def _run_row(run: Mapping[str, Any], zone: str) -> dict[str, Any]:
     assert isinstance(job, Mapping)
     reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
     assert isinstance(reason, Mapping)
-    return {"scheduled_for": _local(run.get("scheduled_for"), zone), "trigger": run.get("trigger"),
+    from ..wording.definitions import catch_up_text  # one wording with the CLI (hub admin 22)
+
+    return {"scheduled_for": _local(run.get("scheduled_for"), zone),
+            "trigger": "catch-up" if run.get("catch_up") else run.get("trigger"),
             "job_id": run.get("job_id"), "state": job.get("state", "deleted"),
             "reason": reason.get("message") or job.get("message", ""),
-            "parameters": json.dumps(run.get("parameters") or {})}
+            "parameters": json.dumps(run.get("parameters") or {}),
+            "catch_up": catch_up_text(run, zone, datetime.now(timezone.utc))}
 
 
 def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
@@ -239,11 +243,12 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
-    """A definition's runs: when, trigger, job, state, reason (the failing cell for notebooks), parameters."""
+    """A definition's runs: when, trigger (``catch-up`` for the one run after an outage), job, state,
+    reason (the failing cell for notebooks), parameters, and what a catch-up run stands for."""
     import pandas as pd
 
     return pd.DataFrame([_run_row(r, zone) for r in runs],
-                        columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters"])
+                        columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters", "catch_up"])
 
 
 def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Callable[[str, str], Path],

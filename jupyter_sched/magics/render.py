@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids, work_name
+from ..wording.jobs import TERMINAL_STATES, ends_by, gone_text, granted_uuids, projected_text, work_name
 from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
@@ -137,9 +137,14 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id (name)``, with its share
     (``0.5 GPU``) for a fraction, and for the reader's own job that reported its progress the
     words every surface says (``, 70 % done, reported 02:14 UTC (1m ago)`` at ``now``: new user 21,
-    N6); the holders of a shared GPU separated by ``; ``; a job given twice in
+    N6), and when it is projected to end where that is before its time limit — the end its waiters are
+    given (``, projected end ~02:20 UTC (in 6m)``: new user 22, N10); the holders of a shared GPU
+    separated by ``; ``; a job given twice in
     ``work`` is one holder, its last copy read), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
+    Then a row per GPU the inventory no longer lists that work in ``work`` still holds (its
+    ``gone_gpus``: a node or GPUs gone under it, hubadmin 22 H3), with no index, model or samples
+    and ``health`` :data:`GONE_HEALTH` — it was dropped from the table, as if nobody held it.
     """
     pd = pandas()
 
@@ -161,12 +166,25 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         reported = progress_text(job, now)  # only the reader's own work carries its report (GET queue)
         if reported:
             label += f", {reported}"
+        if ends := projected_text(job, now, brief=True):
+            label += f", {ends}"  # the end its waiters are given: the reader's own work only (new user 22, N10)
         for uuid in granted_uuids(job):
             holders.setdefault(uuid, []).append(label)
     latest: dict[str, Mapping[str, Any]] = {}
     for sample in samples:
         latest[str(sample["gpu_uuid"])] = sample
-    rows = []
+    rows, gone_rows = [], []
+    listed = {str(gpu.get("uuid")) for gpu in inventory.get("gpus", ())}
+    for job in unique.values():  # GPUs gone from the inventory under work (hubadmin 22, H3): said, not dropped
+        gone = job.get("gone_gpus") if is_granted(job) else None
+        for uuid in [str(u) for u in gone if str(u) not in listed] if isinstance(gone, list) else ():
+            listed.add(uuid)
+            alloc = job.get("allocation") if isinstance(job.get("allocation"), Mapping) else {}
+            assert isinstance(alloc, Mapping)
+            gone_rows.append({"node": alloc.get("node"), "index": "", "model": "", "memory_mib": "",  # blank, not NaN
+                         "allocated_to": "; ".join(holders.get(uuid, ())), "util_pct": None, "memory_used_mib": None,
+                         "health": GONE_HEALTH, "simulated": bool(job.get("simulated")), "this_kernel": uuid in mine,
+                         "uuid": uuid})
     for gpu in inventory.get("gpus", ()):
         uuid = str(gpu.get("uuid"))
         sample = latest.get(uuid, {})
@@ -183,7 +201,11 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         })
     columns = ["node", "index", "model", "memory_mib", "allocated_to", "util_pct", "memory_used_mib", "health",
                "simulated", "this_kernel", "uuid"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows + gone_rows, columns=columns)
+
+
+GONE_HEALTH = "no longer in the inventory (the work on it runs on unless it went with it; an admin can cancel it)"
+"""The ``health`` of a ``%gpu status`` row for a GPU the inventory no longer lists that work still holds."""
 
 
 def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
@@ -207,8 +229,10 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             "priority": job.get("priority"), "reason": code_words(str(reason.get("code") or "")),
             # no sentence's full stop in a table cell (the CLI's queue has none)
             "detail": text.summary.rstrip(".") if text else (
-                # running work: its own progress report, as the CLI's jobs table says it (session 21)
-                "waiting for the next scheduling cycle" if is_pending(job) else progress_text(job, now)),
+                # running work: a GPU gone from the inventory under it (hubadmin 22, H3) and its own progress
+                # report, as the CLI's jobs table says them (session 21)
+                "waiting for the next scheduling cycle" if is_pending(job) else
+                " · ".join(part for part in (gone_text(job), progress_text(job, now)) if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says

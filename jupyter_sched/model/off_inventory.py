@@ -10,13 +10,13 @@ at start and whenever a refresh changes what is found.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from .job import Job, work_noun
 from .resources import Inventory
 
-__all__ = ["OffInventory", "allocated_gpus", "off_inventory", "off_inventory_warning"]
+__all__ = ["OffInventory", "allocated_gpus", "gone_gpus", "off_inventory", "off_inventory_warning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,16 +33,25 @@ class OffInventory:
     nodes: tuple[str, ...]
 
 
+def gone_gpus(job: Job, devices: Container[str]) -> tuple[str, ...]:
+    """The GPU (or MIG device) uuids ``job`` holds that ``devices`` (an inventory's
+    :meth:`~.resources.Inventory.device_uuids`) does not list, in allocation order; ``()`` for work
+    that holds no GPUs (pending, ended) or holds only listed ones. The job answers' ``gone_gpus``."""
+    if not job.state.holds_gpus or job.allocation is None:
+        return ()
+    return tuple(uuid for uuid in job.allocation.all_gpu_uuids() if uuid not in devices)
+
+
 def off_inventory(inventory: Inventory, jobs: Iterable[Job]) -> list[OffInventory]:
     """The work among ``jobs`` that holds GPUs (admitted or running) on a GPU (or MIG device) or a
     node ``inventory`` does not list, in the order given. Work on GPUs still listed is not returned."""
-    known = inventory.gpu_by_uuid()
+    known = inventory.device_uuids()
     nodes = {node.name for node in inventory.nodes}
     found: list[OffInventory] = []
     for job in jobs:
         if not job.state.holds_gpus or job.allocation is None:
             continue
-        gone = tuple(uuid for uuid in job.allocation.all_gpu_uuids() if uuid not in known)
+        gone = gone_gpus(job, known)
         gone_nodes = tuple(dict.fromkeys(node for node, _ in job.allocation.per_worker() if node not in nodes))
         if gone or gone_nodes:
             found.append(OffInventory(job_id=job.id, user=job.spec.user, name=job.spec.name or "",

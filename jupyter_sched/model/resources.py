@@ -219,6 +219,15 @@ class Inventory:
                 return node
         raise KeyError(name)
 
+    def device_uuids(self) -> frozenset[str]:
+        """Every GPU and MIG device uuid the inventory lists (worked out once per inventory: a job
+        answer marks the work on devices no longer listed, hubadmin 22 H3, and every page asks)."""
+        found = self._memo.get("device_uuids")
+        if found is None:
+            found = self._memo["device_uuids"] = frozenset(
+                uuid for gpu in self.gpus() for uuid in (gpu.uuid, *(mig.uuid for mig in gpu.mig_devices)))
+        return frozenset(found)
+
     def gpu_by_uuid(self) -> dict[str, GPU]:
         """Map GPU uuid -> GPU (also MIG uuids -> their parent GPU)."""
         out: dict[str, GPU] = {}

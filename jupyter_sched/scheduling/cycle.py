@@ -26,6 +26,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
    above a quota ceiling holds none); nominations.
 6. **Planned preemptions** — the running jobs those ETAs say will be preempted at a known time
    (:mod:`.planned`, new user 21, N5).
+7. **Projected ends** — the running jobs the ETA pass projects to end before their time limits, from
+   their progress reports or learnt runtimes, for their owners' lines (:mod:`.ends`, new user 22, N10).
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -44,7 +46,7 @@ from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
 from .defrag import defragment
 from .eta import Plan, expected_runtime
-from .eta_guard import estimate_guarded
+from .eta_guard import ends_guarded, estimate_guarded
 from .gates import gate
 from .pending import pend
 from .planned import planned_preemptions
@@ -107,9 +109,11 @@ def run_on(ctx: CycleContext) -> CycleResult:
         pause()
     ctx.passed = None
     failure = estimate_guarded(ctx)  # ETAs and queue positions; a failure there never fails the decisions
+    ends, ends_failure = ends_guarded(ctx) if not failure else ({}, "")  # what the failed pass read: not again
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit),
-                       eta_failure=failure, planned=planned_preemptions(ctx.pends, ctx.by_id))
+                       eta_failure=failure or ends_failure, planned=planned_preemptions(ctx.pends, ctx.by_id),
+                       projected=ends)
 
 
 def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:

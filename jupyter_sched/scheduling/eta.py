@@ -783,6 +783,12 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         first = prev.eta if prev is not None else eta
         basis["recorded_eta"] = first.isoformat() if first is not None else ""
     details["eta_basis"] = basis
+    if reestimates:  # a note with its owner's learnt figure, and the same without it (red team 22, R2 caveat)
+        noted = (*waits, *(moved["jobs"] if moved is not None and moved["cause"] == "overran" else ()))
+        learnt = {w: {"said": note.message, "public": note.public} for w in dict.fromkeys(noted)
+                  if (note := reestimates.get(w)) is not None and note.public}
+        if learnt:
+            details["eta_note_learnt"] = learnt
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
                          position=position, eta=eta, eta_reason=why if eta is None else "",
                          per_flavor=reason.per_flavor, predicted_start=eta if prev is None else prev.predicted_start)

@@ -17,10 +17,11 @@ import traceback
 from dataclasses import replace
 
 from .context import CycleContext
+from .ends import projected_ends
 from .eta import estimate_all
-from .snapshot import Pend
+from .snapshot import Pend, ProjectedEnd
 
-__all__ = ["ESTIMATE_FAILED", "ETA_FAILED_REASON", "estimate_guarded"]
+__all__ = ["ESTIMATE_FAILED", "ETA_FAILED_REASON", "ends_guarded", "estimate_guarded"]
 
 ESTIMATE_FAILED = "EstimateFailed"
 """``details["eta_code"]`` of a pending job whose ETA this cycle could not project."""
@@ -49,6 +50,16 @@ def estimate_guarded(ctx: CycleContext) -> str:
         _unknown(ctx)
         return _cause(ctx, exc)
     return ""
+
+
+def ends_guarded(ctx: CycleContext) -> tuple[dict[str, ProjectedEnd], str]:
+    """The running jobs' projected ends (:func:`.ends.projected_ends`, new user 22, N10), read from the same
+    inputs as the ETA pass — shown, never decided on — so guarded alike: ``({}, cause)`` if it raises
+    (every running line then says its time limit only), else ``(ends, "")``."""
+    try:
+        return projected_ends(ctx), ""
+    except Exception as exc:  # display only: never the cycle's failure
+        return {}, _cause(ctx, exc)
 
 
 def _unknown(ctx: CycleContext) -> None:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .context import CycleContext
     from .snapshot import JobHold
 
-__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD_CODES", "OWNER_REMOVED", "TEAM_MEMBERSHIP", "borrow_window_closed",
-           "gate"]
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED", "TEAM_MEMBERSHIP",
+           "UNCONFIRMED_WHY", "borrow_window_closed", "gate"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
@@ -28,7 +28,12 @@ OWNER_REMOVED = "OwnerRemoved"
 """Code of a job whose owner is in ``Snapshot.held_users`` (hub mode: no longer a hub user)."""
 TEAM_MEMBERSHIP = "TeamMembership"
 """Code of a job in ``Snapshot.held_jobs``: its owner left its team, or lost its class there (red team 18, R4)."""
-HELD_CODES = frozenset({OWNER_REMOVED, TEAM_MEMBERSHIP})
+OWNER_UNCONFIRMED = "OwnerUnconfirmed"
+"""Code of a job whose owner is held with :data:`UNCONFIRMED_WHY`: the service has just started and the hub has
+not yet said whether its owner is still a user (hubadmin23 A5)."""
+UNCONFIRMED_WHY = "not yet confirmed by the hub as a current user since the service started"
+"""The ``Snapshot.held_users`` sentence of an owner the hub has not yet confirmed (pended ``OwnerUnconfirmed``)."""
+HELD_CODES = frozenset({OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED})
 """Codes of jobs held until someone acts (an admin, or the owner cancels): no ETA from GPUs (``.eta``)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
@@ -43,7 +48,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     spec = job.spec
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
-        return _owner_removed(spec.user, held, job.id)
+        return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
     if hold is not None:
         return _team_membership(spec.user, hold)
@@ -102,6 +107,16 @@ def _owner_removed(user: str, why: str, job_id: str) -> PendingReason:
     return PendingReason(code=OWNER_REMOVED, message=f"held: {why}", details={"user": user},
                          unblock=f"an admin: {acts}",
                          eta_reason=f"held until an admin acts: {acts}")
+
+
+def _owner_unconfirmed(user: str) -> PendingReason:
+    """``held: owner not yet confirmed …`` (hubadmin23 A5): after a start, work queued before it waits
+    until the hub has said its owner is still a user — a user deleted meanwhile must never have it
+    started as their account. Nobody needs to act: it goes on once the hub answers."""
+    return PendingReason(code=OWNER_UNCONFIRMED, message=f"held: owner {UNCONFIRMED_WHY}", details={"user": user},
+                         unblock=f"nothing to do: it goes on once the hub confirms {user} (if this lasts, the hub is "
+                                 "not answering the scheduler: an admin reads the service log)",
+                         eta_reason="waits for the hub to confirm its owner (the scheduler service just started)")
 
 
 def _team_membership(user: str, hold: JobHold) -> PendingReason:

@@ -34,7 +34,7 @@ from ..backfill.progress import ProgressReading, read_progress
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
-from ..wording.estimates import ran_past_note
+from ..wording.estimates import WITHHELD_RUNS, ran_past_note
 from .context import CycleContext
 
 __all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
@@ -69,6 +69,9 @@ class Reestimate:
         source: where the learnt end it outran came from (``Snapshot.runtime_sources``):
             ``"same"`` (similar past runs) or ``"other"`` (its user's runs of other programs);
             the ``message`` says which (:mod:`jupyter_sched.wording.estimates`).
+        public: the ``message`` without the learnt figure and whose runs it came from (``"j-1 ran
+            longer than its estimate from past runs, so …"``), for a reader who may not see the
+            job's owner's history (red team 22, R2 caveat); "" when ``message`` says no such figure.
     """
 
     job_id: str
@@ -76,6 +79,7 @@ class Reestimate:
     message: str
     bound: str = ""
     source: str = SAME_RUNS
+    public: str = ""
 
 
 def expected_runtime(ctx: CycleContext, job: Job) -> float:
@@ -224,14 +228,15 @@ def time_left(ctx: CycleContext, job: Job, start: datetime, *,
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
         note = Reestimate(job.id, "past_typical", ran_past_note(job.id, typical, source, limit_s=limit),
                           f"by its {format_duration(limit)} time limit at the latest" if limit is not None else "",
-                          source)
+                          source, ran_past_note(job.id, typical, WITHHELD_RUNS, limit_s=limit))
     if left <= 0:
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
         if limit is not None and ran < limit:
             left = limit - ran
             note = Reestimate(job.id, "past_expected",
                               ran_past_note(job.id, expected, source, limit_s=limit, then_limit=True),
-                              f"by its {format_duration(limit)} time limit", source)
+                              f"by its {format_duration(limit)} time limit", source,
+                              ran_past_note(job.id, expected, WITHHELD_RUNS, limit_s=limit, then_limit=True))
         else:
             left = grace
             shown = format_duration(limit if limit is not None else expected)

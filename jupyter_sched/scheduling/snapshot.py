@@ -25,6 +25,7 @@ __all__ = [
     "Pend",
     "PlannedPreemption",
     "Preempt",
+    "ProjectedEnd",
     "Reject",
     "Snapshot",
     "UsageHistory",
@@ -244,6 +245,31 @@ class PlannedPreemption:
     verb: str = "preempted"
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectedEnd:
+    """When a running job is projected to end, as the ETA pass projects it for the jobs waiting on it
+    (:func:`.ends.projected_ends`, new user 22, N10) — kept only where that is before its time limit
+    ends it: from its own progress report, or from the runtime learnt from past runs. Its owner's line
+    said only "ends by <its limit>" while a waiter was told an earlier time.
+
+    Attributes:
+        at: the projected end (UTC).
+        source: ``"progress"`` (its progress report's rate) or ``"history"`` (a learnt runtime).
+        report_at: the time of the progress report read (``"progress"`` only).
+        fraction: that report's share done, 0..1 (``"progress"`` only).
+        runs: what a learnt runtime came from (``"history"`` only): ``"same"`` (similar past runs),
+            ``"other"`` (its user's runs of other programs) or ``"population"`` (everybody's runs of its size).
+        share: a learnt end from other runs as a share of its time limit, 0..1 (``"other"``/``"population"``).
+    """
+
+    at: datetime
+    source: str
+    report_at: datetime | None = None
+    fraction: float | None = None
+    runs: str = ""
+    share: float | None = None
+
+
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Pend:
@@ -320,3 +346,6 @@ class CycleResult:
     planned: Mapping[str, PlannedPreemption] = field(default_factory=dict)
     """Running jobs to be preempted at a known time, by id (:func:`.planned.planned_preemptions`): the
     engine keeps them beside the pending reasons, and their lines say so (new user 21, N5)."""
+    projected: Mapping[str, ProjectedEnd] = field(default_factory=dict)
+    """Running jobs projected to end before their time limits, by id (:func:`.ends.projected_ends`): the
+    ends the ETA pass gives the jobs waiting on them, which their owners' lines say (new user 22, N10)."""

@@ -68,6 +68,20 @@ class Context:
         inventory: Inventory = self.inventory_source.current()
         return inventory
 
+    def devices(self, *, wait: bool = True) -> frozenset[str] | None:
+        """The GPU and MIG device uuids the current inventory lists (:meth:`Inventory.device_uuids`,
+        the same object while the inventory is unchanged); None when it cannot be read, or — with
+        ``wait=False``, on the event loop — when reading it now could block (a cached source's refresh
+        is due: its ``peek()`` answers None)."""
+        source = self.inventory_source
+        try:
+            if not wait and hasattr(source, "peek"):
+                kept = source.peek()
+                return None if kept is None else kept.device_uuids()
+            return self.inventory().device_uuids()
+        except SchedError:
+            return None
+
     def simulated(self) -> bool:
         """True when the inventory is simulated (labels every job answer); False when unreadable."""
         try:

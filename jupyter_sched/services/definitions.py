@@ -333,8 +333,8 @@ class DefinitionsService:
         out = []
         for d in definitions:
             last = latest.get(d.id)
-            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": self._run(last, d.timezone)
-                                                  if last else None}))
+            last_run = self._run(caller, last, d.timezone) if last else None
+            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": last_run}))
         return ListDefinitionsResponse(out)
 
     def get(self, caller: Caller, definition_id: str, request: GetDefinitionRequest) -> DefinitionDetail:
@@ -344,7 +344,7 @@ class DefinitionsService:
             NotFoundError: none, or another user's (audited).
         """
         d = self._visible(caller, definition_id, request="read definition")
-        runs = self._list_runs(d, request.runs)
+        runs = self._list_runs(caller, d, request.runs)
         upcoming = self._upcoming(d)
         return DefinitionDetail.model_validate({**_definition_dict(d, self.ctx.clock.now()), "runs": runs,
                                                 "upcoming": [to_iso(at) or "" for at in upcoming],
@@ -357,26 +357,31 @@ class DefinitionsService:
             NotFoundError: none, or another user's (audited).
         """
         d = self._visible(caller, definition_id, request="list definition runs")
-        return ListDefinitionRunsResponse(self._list_runs(d, request.limit))
+        return ListDefinitionRunsResponse(self._list_runs(caller, d, request.limit))
 
-    def _list_runs(self, d: JobDefinition, limit: int) -> builtins.list[DefinitionRunView]:
+    def _list_runs(self, caller: Caller, d: JobDefinition, limit: int) -> builtins.list[DefinitionRunView]:
         from ..store.definitions import list_runs
 
         with self.ctx.store.transaction(write=False) as tx:
             found = list_runs(tx, [d.id], limit=limit)
-        return [self._run(run, d.timezone) for run in found]
+        return [self._run(caller, run, d.timezone) for run in found]
 
-    def _run(self, run: DefinitionRun, zone: str) -> DefinitionRunView:
-        """One run on the wire; ``zone``: its definition's time zone (``scheduled_zone`` is named in it)."""
+    def _run(self, caller: Caller, run: DefinitionRun, zone: str) -> DefinitionRunView:
+        """One run on the wire as ``caller`` reads it (a waiting run's reason says other users' private
+        state to those who may see it: red team 22, R2); ``zone``: its definition's time zone
+        (``scheduled_zone`` is named in it)."""
         try:
             job: JobView | None = JobView.model_validate(
-                job_to_dict(self.ctx.live(self.ctx.store.get_job(run.job_id).job), simulated=self.ctx.simulated()))
+                job_to_dict(self.ctx.live(self.ctx.store.get_job(run.job_id).job), simulated=self.ctx.simulated()),
+                context={"viewer": caller.user, "admin": caller.admin})
         except NotFoundError:
             job = None
         return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
                                  scheduled_for=to_iso(run.scheduled_for) or "",
                                  scheduled_zone=zone_label(run.scheduled_for, zone), parameters=dict(run.parameters),
-                                 created_at=to_iso(run.created_at), job=job)
+                                 created_at=to_iso(run.created_at), catch_up=run.catch_up,
+                                 late_s=None if run.late_s is None else round(run.late_s, 3), missed=run.missed,
+                                 missed_from=to_iso(run.missed_from), missed_to=to_iso(run.missed_to), job=job)
 
     def _upcoming(self, d: JobDefinition) -> builtins.list[datetime]:
         if not d.schedule or d.paused:
@@ -633,7 +638,7 @@ class DefinitionsService:
             tx.add_event(actor=caller.user, action="definition_run_now", job_id=job.id, user=d.user,
                          message=f"definition {d.name!r} run now", details={"definition_id": d.id})
         self._runs.submitted([job])
-        return self._run(run, d.timezone)
+        return self._run(caller, run, d.timezone)
 
     def _noted(self, answer: Definition, spec: JobSpec | None) -> Definition:
         """``answer`` with the notes each run of ``spec`` is given at submit — a preemptible class's

@@ -53,7 +53,7 @@ class InventoryWatch:
             self._compare(inventory)
 
     def _compare(self, inventory: Inventory) -> None:
-        shape = (frozenset(inventory.gpu_by_uuid()), frozenset(node.name for node in inventory.nodes))
+        shape = (inventory.device_uuids(), frozenset(node.name for node in inventory.nodes))
         if shape == self._shape or self._busy:
             return
         self._busy = True  # a reader inside (the capacity check reads the inventory) never re-enters

@@ -29,6 +29,7 @@ from ..executors.owner_paths import CLOSED_FOLDER
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
+from ..model.off_inventory import gone_gpus
 from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import effective_limit
@@ -58,6 +59,7 @@ from .models import (
 from .models import Job as JobView
 from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
+from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
@@ -106,6 +108,20 @@ _NO_POSITION = 1 << 62
 """Sort key of a pending queue entry without a position (after every numbered one)."""
 
 
+def _gone(job: Job, devices: frozenset[str] | None) -> tuple[str, ...]:
+    """:func:`~jupyter_sched.model.off_inventory.gone_gpus` of ``job`` against ``devices`` (``()``
+    when the inventory could not be read: nothing is marked rather than everything)."""
+    return gone_gpus(job, devices) if devices is not None else ()
+
+
+def with_gone(data: dict[str, Any], gone: tuple[str, ...]) -> None:
+    """``gone_gpus`` on a job answer ``data`` holding GPUs the inventory no longer lists (hubadmin
+    22, H3: a node or GPUs gone under running work; the CLI, the magics and the panel say
+    "GPU-… no longer in the inventory" on its line); left out when there are none."""
+    if gone:
+        data["gone_gpus"] = list(gone)
+
+
 def _without_own_blockers(reason: Any) -> Any:
     """A reason as another user sees it: without ``details.eta_waits_on_own`` — the owner's own
     work it waits for, with each lease's notebook path (``kernel_notebook``), which is theirs to
@@ -116,6 +132,22 @@ def _without_own_blockers(reason: Any) -> Any:
     details = {k: v for k, v in reason["details"].items() if k != "eta_waits_on_own"}
     return {**reason, "details": details}
 
+
+
+def _reader_class(caller: Caller, job: Job) -> str:
+    """Which queue line of ``job`` ``caller`` reads (:meth:`JobsService._entry` keeps one per class):
+    ``"mine"`` (its owner), ``"admin"`` (every blocker's private state), ``"user:<name>"`` (a user
+    whose work it waits on: that work's progress, idle state and learnt history, red team 22, R2) or
+    ``""`` (anyone else: none of it). Reads the reason's owners map only: a dict lookup per line."""
+    if job.spec.user == caller.user:
+        return "mine:admin" if caller.admin else "mine"
+    if caller.admin:
+        return "admin"
+    reason = job.reason
+    owners = reason.details.get("eta_waits_on_owners") if reason is not None else None
+    if isinstance(owners, Mapping) and caller.user in owners.values():
+        return f"user:{caller.user}"
+    return ""
 
 
 def ended_words(job: Job) -> str:
@@ -152,10 +184,11 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
-        self._lines: dict[tuple[str, bool], tuple[tuple[Any, ...], object, QueueEntry]] = {}
-        """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
-        self._rows: dict[tuple[str, bool], tuple[tuple[Any, ...], object, JobView]] = {}
-        """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
+        self._lines: dict[tuple[str, str], tuple[tuple[Any, ...], object, QueueEntry]] = {}
+        """Queue lines by (job id, reader class: :func:`_reader_class`), with what they show (see :meth:`_entry`)."""
+        self._rows: dict[tuple[str, bool, bool], tuple[tuple[Any, ...], object, JobView]] = {}
+        """Rows of ``GET jobs`` pages by (job id, seen by its owner, by an admin), with what they show
+        (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
         self._progress_taken: tuple[datetime, int] | None = None
@@ -203,15 +236,19 @@ class JobsService:
         progress = self._progress(leader, lambda: self.ctx.store.progress_version_now(asked_at=asked_at))
         if progress is None:
             return None
+        devices = self.ctx.devices(wait=False)  # never waits for an inventory refresh on the loop
+        if devices is None and current.devices is not None:
+            return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
-                                                 simulated=current.simulated, progress=progress))
+                                                 simulated=current.simulated, progress=progress, devices=devices))
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
         engine = self.ctx.engine
         leader = engine.is_leader
         return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
-                           simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0)
+                           simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0,
+                           devices=self.ctx.devices())
 
     def _progress(self, leader: bool, read: Callable[[], int | None]) -> int | None:
         """The ``progress`` counter this server's kept pages are checked against (:mod:`.readcache`): 0
@@ -770,41 +807,47 @@ class JobsService:
                 reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit
-            page = [self._row(caller, record, simulated, reports.get(record.job.id))
+            page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices)
                     for record in records[:request.limit]]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
-    def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None) -> JobView:
+    def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None, *,
+             devices: frozenset[str] | None = None) -> JobView:
         """One job of a ``GET jobs`` page as ``caller`` sees it, kept per job while what it shows is
         unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
         row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
         one of a cached record), whether the caller owns it (its reason's words depend on that,
         issue 20), the simulated flag and a running job's latest progress ``report`` (which one:
         :func:`_report_key`). A page read after a submit then builds one new row, not fifty, and
-        the web layer writes only that row's JSON (``items_shared``, issue 17)."""
+        the web layer writes only that row's JSON (``items_shared``, issue 17). ``devices``: the
+        inventory's device uuids (:meth:`Context.devices`), for ``gone_gpus``."""
         job = self.ctx.live(record.job)
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
+        end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
+        gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
-        kept = self._rows.get((job.id, mine))
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
+        kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=mine)
         self._name_preemptors([data])
         self._idle_release(job, data)
         with_progress(data, report)
+        with_gone(data, gone)
         row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
-        self._rows[(job.id, mine)] = (shape, reason, row)
+        self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
         return row
 
     def _idle_release(self, job: Job, row: dict[str, Any]) -> None:
@@ -864,6 +907,12 @@ class JobsService:
         Raises:
             NotFoundError: no such job, another user's (audited), or not of ``kind``.
         """
+        return JobView.model_validate(self._read(caller, job_id, kind=kind, verb=verb),
+                                      context={"viewer": caller.user, "admin": caller.admin})
+
+    def _read(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> dict[str, Any]:
+        """:meth:`get`'s job dict before it is read by anyone (every reader's private state in its reason):
+        what an event about it carries, each receiver then reading it as they may (red team 22, R2)."""
         field = _id_field(kind)
         record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}", field=field)
         if kind is not None and record.job.spec.kind is not kind:
@@ -874,12 +923,16 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan_of(self.ctx, live))
+        # its projected end: the reader is its owner or an admin (ctx.visible) (new user 22, N10)
+        with_projection(data, projection_of(self.ctx, live), yours=live.spec.user == caller.user)
         self._name_preemptors([data])
         self._idle_release(live, data)
+        if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
+            with_gone(data, _gone(live, self.ctx.devices()))
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
-        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        return data
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
         """A chunk of a job's output (byte offsets); readable while it runs and after it ended.
@@ -962,14 +1015,15 @@ class JobsService:
         # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
         # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
-        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id)) for record in holding]
+        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id), devices=version.devices)
+                for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor, waiting_total=waiting_total)
         self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool,
-               report: StoredProgress | None = None) -> QueueEntry:
+               report: StoredProgress | None = None, *, devices: frozenset[str] | None = None) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
         pending work, 1-based; None for work holding GPUs; ``report``: the latest progress report
         of the caller's own running job, shown on its line only).
@@ -977,14 +1031,20 @@ class JobsService:
         Kept per job while what it shows is unchanged — the row's version, the reason (by
         identity: the engine's latest, or the stored one), whether the caller owns it, its place
         and the simulated flag — so a page read after a submit, or by another user, rebuilds only
-        the lines that changed (every viewer but the owner shares one line object)."""
+        the lines that changed. A line is kept per reader class (:func:`_reader_class`): its reason says
+        a blocker's progress, idle state and learnt history to that blocker's owner and to admins only
+        (red team 22, R2), so every other reader shares one line object."""
         job = self.ctx.live(record.job)
         reason = job.reason
         mine = job.spec.user == caller.user
+        reader = _reader_class(caller, job)
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
+        # its projected end, on its owner's line only (new user 22, N10; red team 22, R2: a progress figure)
+        end = projection_of(self.ctx, job) if mine else None
+        gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan)
-        kept = self._lines.get((job.id, mine))
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
+        kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
@@ -999,21 +1059,23 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan)
+        with_projection(data, end, yours=True)
         self._name_preemptors([data])
         self._idle_release(job, data)
         if mine:
             with_progress(data, report)
+        with_gone(data, gone)
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
-        entry = QueueEntry.model_validate(data)
+        entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
             # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
             entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
         if len(self._lines) >= _LINES_KEPT:
             self._lines.clear()
-        self._lines[(job.id, mine)] = (shape, reason, entry)
+        self._lines[(job.id, reader)] = (shape, reason, entry)
         return entry
 
     # ---- cancel ------------------------------------------------------------------------------
@@ -1067,8 +1129,11 @@ class JobsService:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
                                 hint="retry the cancel")
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
-        out = self.get(caller, job_id)
-        data = out.to_wire()
+        stored = self._read(caller, job_id)
+        out = JobView.model_validate(stored, context={"viewer": caller.user, "admin": caller.admin})
+        # the event carries the reason as stored, not as the caller reads it: each receiver reads it as
+        # they may (an admin's cancel of ann's job, ann's of her own: red team 22, R2)
+        data = {**out.to_wire(), "reason": stored.get("reason")}
         if out.state == JobState.CANCELLED.value and not already:
             data["cancelled_by"] = by or actor  # the owner's panel says nothing of their own cancel (new user 22, N7)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": data})

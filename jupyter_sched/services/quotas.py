@@ -38,6 +38,14 @@ def quota_set_to_dict(qs: QuotaSet) -> dict[str, object]:
             "user_teams": {user: list(teams) for user, teams in sorted(qs.user_teams.items())}}
 
 
+def _own_memberships(body: dict[str, Any], user: str) -> dict[str, Any]:
+    """GET quotas' ``body`` as a non-admin ``user`` reads it: ``user_teams`` holds their own entry
+    alone, each team policy's ``members`` at most ``user`` (red team 23, R1)."""
+    mine = body.get("user_teams", {}).get(user)
+    teams = [{**policy, "members": [m for m in policy.get("members", ()) if m == user]} for policy in body.get("teams", ())]
+    return {**body, "user_teams": {} if mine is None else {user: mine}, "teams": teams}
+
+
 class QuotasService:
     """Quotas and profiles (see module docstring)."""
 
@@ -56,11 +64,19 @@ class QuotasService:
     def get(self, caller: Caller | None = None) -> GetQuotasResponse:
         """The quota set in force. An admin also reads ``warnings``: guarantees above the GPUs
         that exist now (a drained or failed node) — a warning to the admin, never an error to
-        users, whose requests and identity keep working (issue 15 item 6)."""
+        users, whose requests and identity keep working (issue 15 item 6).
+
+        Memberships are the admins': a user reads only their own (``user_teams`` and each team's
+        ``members`` cut to the caller). In hub mode the service reads every hub user's groups with its
+        own broad token, and GET quotas passed them — the hub's whole roster, admins and groups that
+        are no scheduler team included — to users the hub itself refuses them (red team 23, R1).
+        ``caller`` None: the service's own callers (the facade, the config check), the whole set."""
         quotas = self.ctx.store.quota_set()
         body = self._body(quotas)
         if caller is not None and caller.admin:
             body["warnings"] = self._warnings(quotas, caller)
+        elif caller is not None:
+            body = _own_memberships(body, caller.user)
         return GetQuotasResponse.model_validate(body)
 
     def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = (), *, reader: str | None = None) -> list[str]:

@@ -13,6 +13,9 @@ current:
   overlaid on stored rows by :meth:`~.context.Context.live`): compared by identity, since every
   cycle replaces the mapping (the version holds a reference, so an identity is never reused);
 - whether this server leads, and whether the inventory is simulated (every job answer says so);
+- the GPU and MIG device uuids the inventory lists (every job answer holding a GPU no longer listed
+  says which: ``gone_gpus``, hubadmin 22 H3) — the same object while the inventory is unchanged, so
+  compared by identity first; an equal set read afresh (an inventory refresh) is taken as the kept one;
 - on a server that does not lead, the store's ``progress`` counter (every stored progress report moves
   it; :meth:`~jupyter_sched.store.StoreTx.progress_version`) as the server last took it — at most once
   per cycle interval, the rate the leader's pages are rebuilt at (its reasons change every cycle): a
@@ -57,12 +60,14 @@ class ReadVersion:
     reasons: object
     simulated: bool
     progress: int = 0
+    devices: frozenset[str] | None = None
 
     def same(self, other: ReadVersion) -> bool:
         """True when an answer computed at ``other`` is still right at ``self``."""
         return (self.jobs == other.jobs and self.jobs >= 0 and self.leader == other.leader
                 and self.reasons is other.reasons and self.simulated == other.simulated
-                and self.progress == other.progress)
+                and self.progress == other.progress
+                and (self.devices is other.devices or self.devices == other.devices))
 
 
 class ReadCache:
@@ -91,6 +96,8 @@ class ReadCache:
         """The answer kept for ``key`` if it was computed at ``version``; else None."""
         with self._lock:
             if self._version is not None and version.same(self._version) and key in self._answers:
+                if version.devices is not self._version.devices:  # an equal inventory read afresh: compared
+                    self._version = version  # once, then by identity (40,000 uuids at 5,000 nodes)
                 self._answers.move_to_end(key)
                 self.hits += 1
                 return self._answers[key]

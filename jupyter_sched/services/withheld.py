@@ -6,7 +6,10 @@ else): a running job's progress (``eta_progress``: 49 % done; the time of the re
 ``eta_progress_at``; ``eta_progress_capped``: its progress says its limit stops it; ``eta_progress_lapsed``:
 its progress said an end that passed), whether a kernel lease is idle now and when it is reclaimed
 (``eta_idle_release.at``, ``eta_idle_at``), and a move of the ETA caused by those reports
-(``eta_moved.message``: "bob's job j-1 is projected to end from its progress (49 % done)"). The
+(``eta_moved.message``: "bob's job j-1 is projected to end from its progress (49 % done)"), and what its
+end learnt from its owner's past runs says of their history (``eta_learned_other``: "at ~12 % of its
+time limit, as its owner's other runs did"; a re-estimate note with that figure, ``eta_note`` and an
+``overran`` move's message, whose public form the core keeps beside it in ``eta_note_learnt``). The
 waiter's reason goes to everyone in ``GET queue``, and to its own owner in ``GET jobs/{id}``, the event
 stream, the panel, the CLI and ``%schedule`` — so one user's progress and idle kernel were everyone's.
 
@@ -54,7 +57,10 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
         a new reason dict whose ``details`` leave out the private state of every blocker the reader
         does not own — progress figures and report times, capped and lapsed rows, whether a lease is
         idle (``eta_idle_release[id].at`` None, ``eta_idle_at`` left out), a progress move's figures
-        (``eta_moved.message`` said neutrally) — with those ids in ``details.eta_withheld``; its
+        (``eta_moved.message`` said neutrally), the share of its limit its owner's other runs took
+        (``eta_learned_other[id]`` None, left out of ``eta_learned_population``) and a re-estimate
+        note's learnt figure (``eta_note`` and ``eta_moved.message`` in the public form of
+        ``eta_note_learnt[id]``, whose row is left out) — with those ids in ``details.eta_withheld``; its
         ``eta`` is the idle reclaim time where only that gave one; any rendered ``text`` is dropped
         (rendered again from what is left).
     """
@@ -71,11 +77,12 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
         whose = owners.get(job_id) or (owner if known else None)
         return reader is None or whose != reader
 
-    progress = details.get("eta_progress") if isinstance(details.get("eta_progress"), Mapping) else {}
-    idle = details.get("eta_idle_release") if isinstance(details.get("eta_idle_release"), Mapping) else {}
-    start = details.get("eta_idle_at") if isinstance(details.get("eta_idle_at"), Mapping) else {}
-    assert isinstance(progress, Mapping) and isinstance(idle, Mapping) and isinstance(start, Mapping)
+    progress = _map(details, "eta_progress")
+    idle = _map(details, "eta_idle_release")
+    start = _map(details, "eta_idle_at")
+    learnt, notes = _map(details, "eta_learned_other"), _map(details, "eta_note_learnt")
     candidates = {str(w) for w in progress} | {str(w) for w in idle} | set(_ids(start.get("leases")))
+    candidates |= {str(w) for w in learnt} | {str(w) for w in notes}
     for key in _BY_BLOCKER:
         rows = details.get(key)
         candidates |= {str(w) for w in rows} if isinstance(rows, Mapping) else set()
@@ -87,6 +94,21 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
         return reason
     out = {k: v for k, v in details.items() if k != "eta_idle_at"}
     gone = set(withheld)
+    if learnt:  # the share stays the owner's: the words say "as estimated from past runs"
+        out["eta_learned_other"] = {w: None if str(w) in gone else f for w, f in learnt.items()}
+        population = [w for w in _ids(details.get("eta_learned_population")) if w not in gone]
+        out.pop("eta_learned_population", None)
+        if population:
+            out["eta_learned_population"] = population
+    said = [(str(row["said"]), str(row["public"])) for w, row in notes.items()
+            if str(w) in gone and isinstance(row, Mapping) and row.get("said") and "public" in row]
+    if notes:
+        kept_notes = {w: row for w, row in notes.items() if str(w) not in gone}
+        out.pop("eta_note_learnt")
+        if kept_notes:
+            out["eta_note_learnt"] = kept_notes
+    if said and isinstance(note := details.get("eta_note"), str):
+        out["eta_note"] = _public(note, said)
     if progress:
         out["eta_progress"] = {w: None if str(w) in gone else f for w, f in progress.items()}
     for key in _BY_BLOCKER:
@@ -112,6 +134,8 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
         out["eta_code"] = "Projected"
     if moved_hidden and isinstance(moved, Mapping):
         out["eta_moved"] = {**moved, "message": _PROGRESS_MOVE.format(frm=moved.get("from"), to=moved.get("to"))}
+    elif said and isinstance(moved, Mapping) and isinstance(moved.get("message"), str):
+        out["eta_moved"] = {**moved, "message": _public(moved["message"], said)}
     if withheld:
         out[WITHHELD_KEY] = withheld
     new = {k: v for k, v in reason.items() if k != "text"}
@@ -119,6 +143,20 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
     if eta is not None and reason.get("eta") is None:
         new["eta"], new["eta_reason"] = eta, ""
     return new
+
+
+def _map(details: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``details[key]`` when it is a mapping, else an empty one."""
+    value = details.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _public(text: str, said: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each note of ``said`` (``(as the core said it, without its learnt figure)``) in
+    its public form."""
+    for note, public in said:
+        text = text.replace(note, public)
+    return text
 
 
 def _ids(values: Any) -> list[str]:

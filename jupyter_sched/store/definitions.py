@@ -147,7 +147,9 @@ def insert_run(tx: StoreTx, run: DefinitionRun, job: JobRecord) -> bool:
     """
     values = {"definition_id": run.definition_id, "job_id": run.job_id, "trigger": run.trigger.value,
               "scheduled_for": ts(run.scheduled_for), "parameters": dumps(dict(run.parameters)),
-              "created_at": ts(run.created_at or tx.now)}
+              "created_at": ts(run.created_at or tx.now), "catch_up": run.catch_up, "missed": run.missed,
+              "missed_from": ts(run.missed_from) if run.missed_from else None,
+              "missed_to": ts(run.missed_to) if run.missed_to else None}
     try:
         with tx.conn.begin_nested():
             tx.conn.execute(_R.insert(), values)
@@ -162,7 +164,9 @@ def _run_from_row(row: Mapping[Any, Any]) -> DefinitionRun:
     assert scheduled is not None
     return DefinitionRun(definition_id=row["definition_id"], job_id=row["job_id"], trigger=RunTrigger(row["trigger"]),
                          scheduled_for=scheduled, parameters=dict(loads(row["parameters"]) or {}),
-                         created_at=parse_ts(row["created_at"]))
+                         created_at=parse_ts(row["created_at"]), catch_up=bool(row["catch_up"]),
+                         missed=int(row["missed"] or 0), missed_from=parse_ts(row["missed_from"]),
+                         missed_to=parse_ts(row["missed_to"]))
 
 
 def list_runs(tx: StoreTx, definition_ids: Sequence[str], *, limit: int | None = None) -> list[DefinitionRun]:

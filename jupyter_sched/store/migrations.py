@@ -167,6 +167,13 @@ def _v16_progress_ignored(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE job_progress ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v17_run_catch_up(conn: sa.Connection) -> None:
+    have = {c["name"] for c in sa.inspect(conn).get_columns("definition_runs")}
+    for name, type_ in schema.RUN_CATCH_UP_COLUMNS:
+        if name not in have:
+            conn.execute(sa.text(f"ALTER TABLE definition_runs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -198,6 +205,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "team): PUT quotas takes what c.SchedApp.user_teams takes (new user 20, N21)", _v15_user_teams_lists),
     Migration(16, "why a job run's progress reports are not read for ETAs (job_progress.ignored: they contradict "
                   "themselves; red team 21, R2)", _v16_progress_ignored),
+    Migration(17, "a definition's run says whether it came after firings missed while no server ran, and how many "
+                  "(definition_runs.catch_up, missed, missed_from, missed_to; hub admin 22)", _v17_run_catch_up),
 )
 
 

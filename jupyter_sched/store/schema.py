@@ -43,8 +43,8 @@ from typing import Any
 import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
-           "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
-           "columns_v7", "columns_v11", "columns_v16",
+           "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
+           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15"]
 
@@ -403,13 +403,31 @@ def columns_v16(md: sa.MetaData) -> None:
     md.tables["job_progress"].append_column(sa.Column(name, type_, nullable=True))
 
 
+RUN_CATCH_UP_COLUMNS: tuple[tuple[str, Any], ...] = (
+    ("catch_up", sa.Boolean()), ("missed", sa.Integer()), ("missed_from", sa.String(_TS)),
+    ("missed_to", sa.String(_TS)),
+)
+"""Columns version 17 adds to ``definition_runs``: whether the run came after firings missed while no
+server led the store, and how many scheduled instants before it got no run, first and last (hub
+admin 22: a minutely definition ran twice after a 90 s outage, both runs saying only "schedule").
+Null in older rows (read as no catch-up, none missed)."""
+
+
+def columns_v17(md: sa.MetaData) -> None:
+    """Add version 17's columns to ``definition_runs`` on ``md`` (the table must be defined)."""
+    table = md.tables["definition_runs"]
+    for name, type_ in RUN_CATCH_UP_COLUMNS:
+        table.append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
-version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs)."""
+version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
+17's catch-up runs)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -426,6 +444,7 @@ tables_v13(metadata)
 tables_v14(metadata)
 tables_v15(metadata)
 columns_v16(metadata)
+columns_v17(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

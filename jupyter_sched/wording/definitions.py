@@ -12,21 +12,45 @@ from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["changes_text", "firing_text", "runs_parts", "runs_text", "schedule_text"]
+__all__ = ["catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text", "schedule_text"]
 
 
-def firing_text(value: Any, zone: Any, now: datetime) -> str:
+def firing_text(value: Any, zone: Any, now: datetime | None) -> str:
     """A definition's firing (a wire time: its next run, a run's ``scheduled_for``) in its time zone,
     as every clock is written (:func:`~..model.units.clock_text`): ``12:00 CET`` on ``now``'s day
     there, else ``Dec 7 12:00 CET`` — the CLI and the magics alike (new user 20, N27: the magic said
     ``2026-12-07 12:00 CET``, the CLI ``Dec 5 03:00 UTC``); ``-`` when none, a text that is no time as
-    given."""
+    given. ``now`` None: always with the date (a kept record's words)."""
     from .reasons import wire_time
 
     when = wire_time(value)
     if when is None:
         return str(value) if value else "-"
     return clock_text(when, now, zone=zone if isinstance(zone, str) else None)
+
+
+def catch_up_text(run: Mapping[str, Any], zone: Any, now: datetime | None) -> str:
+    """What a catch-up run stands for, from its wire fields (``catch_up``, ``late_s``, ``missed``,
+    ``missed_from``, ``missed_to``): ``catch-up, 1m30s late: 2 earlier firings (06:07 to 06:08 UTC)
+    got no run while no server was running`` — "" for a run that is no catch-up. The CLI's run lines,
+    the magics' table and the audit record say it alike (hub admin 22: two runs after a 90 s outage
+    both said only "schedule"). ``zone``: the definition's time zone (times as its schedule reads)."""
+    if not run.get("catch_up"):
+        return ""
+    late = run.get("late_s")
+    said = "catch-up" + (f", {format_duration(float(late))} late" if isinstance(late, (int, float)) and late >= 1 else "")
+    missed = run.get("missed")
+    if not isinstance(missed, int) or isinstance(missed, bool) or missed <= 0:
+        return f"{said}: no server was running at its time"
+    count = f"{missed} or more earlier firings" if missed >= _MISSED_SHOWN_CAP else \
+        f"{missed} earlier firing{'' if missed == 1 else 's'}"
+    first, last = firing_text(run.get("missed_from"), zone, now), firing_text(run.get("missed_to"), zone, now)
+    span = first if first == last or last == "-" else f"{first} to {last}"
+    return f"{said}: {count} ({span}) got no run while no server was running"
+
+
+_MISSED_SHOWN_CAP = 1000
+"""The most missed firings a run counts (:data:`~jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL`)."""
 
 
 def schedule_text(definition: Mapping[str, Any], *, run: str) -> str:

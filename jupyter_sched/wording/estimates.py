@@ -25,7 +25,8 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "done_text", "learnt_condition", "min_runtime_clause",
+__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "WITHHELD_RUNS", "done_text", "learnt_condition",
+           "min_runtime_clause",
            "progress_clause", "progress_lapse_clause", "progress_limit_clause",
            "ran_past_note", "share_text"]
 
@@ -35,6 +36,12 @@ OTHER_RUNS = "other"
 """A learnt end's source: its user's runs of other programs (``backfill.history.OTHER_RUNS``)."""
 POPULATION_RUNS = "population"
 """A learnt end's source: everybody's runs of its size (``backfill.history.POPULATION_RUNS``)."""
+WITHHELD_RUNS = "withheld"
+"""Not a source but how one is said to a reader who may not see it: another user's job's end learnt
+from its owner's past runs is that user's history (red team 22, R2 caveat: "at ~12 % of its time
+limit, as its owner's other runs did" told every reader of the queue how ann's other jobs ran), so
+it is said "as estimated from past runs", with no figure and no whose
+(:func:`jupyter_sched.services.withheld.reason_for`)."""
 
 
 def share_text(share: float | None) -> str:
@@ -124,8 +131,11 @@ def learnt_condition(subject: str, source: str, *, share: float | None = None, p
     """The condition an ETA from a learnt end holds on, after "if": ``it runs as long as similar
     past runs did`` (``source`` ``"same"``; ``j-1 and j-2 run …`` with ``plural``) or ``it ends at
     ~12 % of its time limit, as its owner's other runs did`` (``"other"``; ``your other runs`` when
-    ``yours``: the reader owns that job)."""
+    ``yours``: the reader owns that job); ``it ends as estimated from past runs`` (:data:`WITHHELD_RUNS`:
+    another user's history the reader may not see)."""
     ends, limit, its = ("end", "their time limits", "their") if plural else ("ends", "its time limit", "its")
+    if source == WITHHELD_RUNS:
+        return f"{subject} {ends} as estimated from past runs"
     if source == POPULATION_RUNS:
         at = share_text(share)
         if not at:
@@ -146,9 +156,13 @@ def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | 
     similar past runs took`` / ``j-1 ran longer than ~20s (its owner's other runs ended at ~12 % of
     their time limits)``; ``then_limit``: it is past the guess itself, so it is now expected to run
     to its limit (``, so it is now expected to run to its 3m time limit``), else it ran past the
-    typical run and its end moves on (``has run longer``)."""
+    typical run and its end moves on (``has run longer``). ``source`` :data:`WITHHELD_RUNS`: the same
+    note with no learnt figure and no whose runs (``j-1 ran longer than its estimate from past runs``),
+    for a reader who may not see its owner's history (red team 22, R2 caveat)."""
     verb = "ran" if then_limit else "has run"
-    if source in (OTHER_RUNS, POPULATION_RUNS):
+    if source == WITHHELD_RUNS:
+        text = f"{job_id} {verb} longer than its estimate from past runs"
+    elif source in (OTHER_RUNS, POPULATION_RUNS):
         whose = "its owner's other runs" if source == OTHER_RUNS else "other users' runs of its size"
         at = share_text(guess_s / limit_s if limit_s else None)
         told = f" ({whose} ended at {at} of their time limits)" if at else f" (what {whose} suggested)"

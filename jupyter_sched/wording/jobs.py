@@ -14,12 +14,13 @@ from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
 from .preemption import planned_preemption_text
+from .projected import projected_end_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "gpus_text", "granted_uuids", "fit_name", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -299,8 +300,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         if detail.startswith("stopping ("):
             return f"{head}: {detail}"
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
-        # its planned preemption, as the queue's line says it (new user 21, N5): `status JOB` too
-        detail = " · ".join(part for part in (detail, planned_text(job, now)) if part)
+        # its projected end (the end its waiters are given: new user 22, N10) and its planned preemption, as
+        # the queue's line says them (new user 21, N5): `status JOB` too
+        detail = " · ".join(part for part in (detail, projected_text(job, now), planned_text(job, now)) if part)
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     if log_shown and message.startswith("last lines: "):
@@ -362,11 +364,24 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         where = f"on {alloc.get('node')}: {granted_words(job)}{shared}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
-        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", progress_text(job, now),
+        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", gone_text(job),
+                                            progress_text(job, now),
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message
+
+
+def gone_text(job: Mapping[str, Any]) -> str:
+    """``GPU-sim-vm-3 no longer in the inventory (it runs on unless its GPUs went with it; an admin can
+    cancel it)`` for work whose answer names GPUs the inventory no longer lists (``gone_gpus``: a node or
+    GPUs gone under it, hubadmin 22 H3); "" otherwise. The one sentence of the CLI's and the magics'
+    lines; the panel's ``goneLine`` says the same words."""
+    gone = job.get("gone_gpus")
+    if not isinstance(gone, list) or not gone or job.get("state") not in ("admitted", "running"):
+        return ""
+    return (f"{', '.join(str(uuid) for uuid in gone)} no longer in the inventory (it runs on unless its GPUs went "
+            "with it; an admin can cancel it)")
 
 
 _SERVING = ("ready on port", "stopped answering on port")
@@ -596,7 +611,11 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     366-day limit's end read "Dec 4 23:58 UTC (in 8783h59m)" — the day after — in the CLI only).
     Work the scheduler will preempt at a known time says so after it (``preemption_planned``: ``ends
     by 02:16 UTC (in 9m32s), its 10m time limit — to be preempted at ~02:11 UTC for norm2 (j-…),
-    normal priority of the same team, unless it ends first``; new user 21, N5).
+    normal priority of the same team, unless it ends first``; new user 21, N5). A job its owner (or an
+    admin) reads with a projected end before its limit's (``projected_end``: from its progress report or a
+    learnt runtime, the time its waiters are given) says that first: ``projected end ~05:10 UTC (in 1m20s),
+    from its progress report of 05:08:30 UTC · at the latest 05:23 UTC (in 14m26s), its 15m time limit``
+    (:func:`~.projected.projected_end_text`; new user 22, N10).
 
     Args:
         cancel: the command that cancels a job by id on this surface (``jupyter-sched cancel``,
@@ -608,8 +627,20 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
         return stopping
     text = _lease_hold(job, cancel or "cancel") if job.get("kind") == "lease" else _limit_end(job, now)
+    if projected := projected_text(job, now):
+        # the end its waiters are given, before the limit's (new user 22, N10: "ends by 05:23" only)
+        text = f"{projected} · {_limit_end(job, now, latest=True)}"
     planned = planned_text(job, now)
     return f"{text} — {planned}" if planned else text
+
+
+def projected_text(job: Mapping[str, Any], now: datetime | None, *, brief: bool = False) -> str:
+    """The projected end of a running job (:func:`~.projected.projected_end_text`; ``brief``: the time only),
+    "" when it has none (another user's job, a lease, one its limit ends) or it is stopping (new user 22, N10)."""
+    if job.get("kind") == "lease" or job.get("state") not in ("running", "admitted") or job.get("stop_requested") \
+            or stop_detail(job, now):
+        return ""
+    return projected_end_text(job.get("projected_end"), now, yours=job.get("mine") is not False, brief=brief)
 
 
 def planned_text(job: Mapping[str, Any], now: datetime | None) -> str:
@@ -628,8 +659,9 @@ def limit_end(job: Mapping[str, Any]) -> datetime | None:
     return started + timedelta(seconds=float(limit))
 
 
-def _limit_end(job: Mapping[str, Any], now: datetime) -> str:
-    """``ends by 05:40 UTC (in 2m58s), its 3m time limit`` (:func:`ends_by` of a job)."""
+def _limit_end(job: Mapping[str, Any], now: datetime, *, latest: bool = False) -> str:
+    """``ends by 05:40 UTC (in 2m58s), its 3m time limit`` (:func:`ends_by` of a job); ``latest``:
+    after its projected end, ``at the latest 05:40 UTC (in 2m58s), its 3m time limit``."""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
@@ -637,7 +669,7 @@ def _limit_end(job: Mapping[str, Any], now: datetime) -> str:
         return f"{format_duration(float(limit))} time limit"
     end = started + timedelta(seconds=float(limit))
     left = max(0.0, (end - now).total_seconds())
-    return (f"ends by {clock_text(end, now)} ({relative_text(left)}), "
+    return (f"{'at the latest' if latest else 'ends by'} {clock_text(end, now)} ({relative_text(left)}), "
             f"its {format_duration(float(limit))} time limit")
 
 

@@ -16,7 +16,16 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..model.units import format_duration
-from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, planned_text, state_word
+from .jobs import (
+    IN_CLUSTER,
+    TERMINAL_STATES,
+    WAITING_STATES,
+    cluster_wait,
+    job_line,
+    planned_text,
+    projected_text,
+    state_word,
+)
 from .reasons import eta_sentence, render_reason, wire_time
 from .reported import progress_text
 
@@ -97,18 +106,26 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
     done = float(job["progress"]["fraction"]) if reported else None  # a finite number when there are words
     # its planned preemption, on wide surfaces (a notebook, a log), as its queue line says it (new user 21, N5)
     planned = planned_text(job, now)
+    # its projected end, the time its waiters are given (new user 22, N10): the time beside the bar, where it
+    # came from on wide surfaces; "" on another user's job (its answer has none) and while it is stopping
+    ends = projected_text(job, now, brief=True)
+    tail = " · ".join(part for part in (projected_text(job, now), planned) if part)
     if ran is not None:
         label += f" · {format_duration(max(ran, 0.0))}"
         if isinstance(limit, (int, float)) and limit > 0:
             label += f" of {format_duration(float(limit))} limit"
             if done is None:
-                return WaitProgress(_clip(ran / float(limit), 1.0), label, "running",
-                                    wide=f"{label} · {planned}" if planned else "")
+                short, label = label, f"{label} · {ends}" if ends else label
+                wide = f"{short} · {tail}" if tail else ""
+                return WaitProgress(_clip(ran / float(limit), 1.0), label, "running", wide=wide,
+                                    narrow=short if ends else "")
     if done is not None:
         short, label = label, f"{label} · {reported}"
-        return WaitProgress(_clip(done, 1.0), label, "running", wide=f"{label} · {planned}" if planned else "",
-                            reported=True, narrow=short)
-    return WaitProgress(None, label, "running", wide=f"{label} · {planned}" if planned else "")
+        label = f"{label} · {ends}" if ends else label
+        return WaitProgress(_clip(done, 1.0), label, "running",
+                            wide=f"{short} · {reported} · {tail}" if tail else "", reported=True, narrow=short)
+    short, label = label, f"{label} · {ends}" if ends else label
+    return WaitProgress(None, label, "running", wide=f"{short} · {tail}" if tail else "")
 
 
 def _clip(value: float, top: float) -> float:

@@ -33,6 +33,7 @@ from .estimates import (
     OTHER_RUNS,
     POPULATION_RUNS,
     SAME_RUNS,
+    WITHHELD_RUNS,
     learnt_condition,
     min_runtime_clause,
     progress_clause,
@@ -809,6 +810,7 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, wa
     names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
     assert isinstance(names, Mapping)
     waited = {str(w) for w in waits}
+    hidden = _withheld(details)  # another user's history: "as estimated from past runs" (red team 22, R2)
 
     def subject(group: Sequence[str]) -> str:
         if set(group) == waited:  # every job the ETA waits on: the sentence just named them
@@ -821,7 +823,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, wa
             groups.setdefault((SAME_RUNS, "", False), []).append(w)
             continue
         share = other[w]
-        source = POPULATION_RUNS if w in population else OTHER_RUNS
+        source = WITHHELD_RUNS if share is None and w in hidden else POPULATION_RUNS if w in population \
+            else OTHER_RUNS
         groups.setdefault((source, share_text(float(share) if isinstance(share, (int, float)) else None), w in own),
                           []).append(w)
     parts = []

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .jobs import my_work
+from .jobs import my_work, projected_text
 from .quota import quota_lines
 from .reasons import work_named
 from .reported import progress_text
@@ -59,7 +59,9 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
-    said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in running
+    # with the end its waiters are given, where it is projected before its limit's (new user 22, N10)
+    said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}"
+            f"{f' · {ends}' if (ends := projected_text(job, now, brief=True)) else ''}" for job in running
             if (text := progress_text(job, now))]
     if len(said) > PROGRESS_SHOWN:  # a sweep of 40 reporting jobs is not 40 lines of a summary
         more = len(said) - PROGRESS_SHOWN + 1

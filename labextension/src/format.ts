@@ -108,6 +108,20 @@ export function plannedLine(job: Pick<Job, 'state' | 'preemption_planned'>, now:
   return clocksAsOf(text, now);
 }
 
+/**
+ * Work on GPUs the inventory no longer lists (hubadmin 22, H3: a node or GPUs gone under it), from the
+ * answer's `gone_gpus`, in the words of the CLI's and the magics' lines (jupyter_sched.wording.jobs.gone_text):
+ * `GPU-sim-vm-3 no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)`.
+ * "" for work holding only listed GPUs, waiting or ended.
+ */
+export function goneLine(job: Pick<Job, 'state' | 'gone_gpus'>, trans: TranslationBundle = NULL_TRANS): string {
+  const gone = job.gone_gpus ?? [];
+  if (!gone.length || !ACTIVE_STATES.has(job.state)) {
+    return '';
+  }
+  return trans.__('%1 no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)', gone.join(', '));
+}
+
 /** What a lease's own line adds for `idle_release.kernel` (jupyter_sched.wording.jobs._IDLE_KERNEL). */
 const IDLE_KERNEL: Record<string, string> = {
   shutdown: '; if the kernel still holds them then (a CUDA context), it is shut down',
@@ -137,12 +151,37 @@ export function idleReleaseWords(idleRelease: unknown): [string, string] {
   return ['when idle', ''];
 }
 
-type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release'> & { mine?: boolean | null };
+type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release'> & {
+  mine?: boolean | null;
+  projected_end?: Job['projected_end'];
+};
+
+/**
+ * When running work is projected to end before its time limit — the end the ETAs of the jobs waiting on it
+ * read, from its progress report or a learnt runtime — as the CLI and the magics say it
+ * (jupyter_sched.wording.projected.projected_end_text): the server's `projected_end.text` (`projected end
+ * ~Dec 5 05:10 UTC, from its progress report of Dec 5 05:08:30 UTC`) with its clocks as of `now` and how far
+ * off the end is — `projected end ~05:10 UTC (in 1m20s), from its progress report of 05:08:30 UTC` (new user
+ * 22, N10). "" without one (another user's work, work its limit ends, a lease) or while it is stopping.
+ */
+export function projectedLine(job: Pick<Job, 'state' | 'kind' | 'projected_end' | 'stop_requested'>, now: Date = new Date()): string {
+  const end = job.projected_end;
+  const at = parseTime(end?.at);
+  if (!end?.text || !at || job.kind === 'lease' || !ACTIVE_STATES.has(job.state) || stoppingText(job)) {
+    return '';
+  }
+  const relative = relativeText(Math.max(0, (at.getTime() - now.getTime()) / 1000));
+  const head = /^projected end ~[^,]*/.exec(end.text);
+  const rest = head ? end.text.slice(head[0].length) : '';
+  return `projected end ~${clockText(at, now)} (${relative})${clocksAsOf(rest, now)}`;
+}
 
 /**
  * When running work ends at the latest, in the words of the CLI's `queue` and `jobs` lines
  * (jupyter_sched.wording.jobs.ends_by, without its planned preemption: {@link plannedLine} says that):
- * `ends by 05:22 UTC (in 9m28s), its 10m time limit`, `no time limit`; a lease, how its GPUs are given
+ * `ends by 05:22 UTC (in 9m28s), its 10m time limit`, `no time limit`; my job projected to end sooner (its
+ * progress or a learnt runtime: {@link projectedLine}) that first — `projected end ~05:10 UTC (in 1m20s), from
+ * its progress report of 05:08:30 UTC · at the latest 05:22 UTC (in 9m28s), its 10m time limit`; a lease, how its GPUs are given
  * back — `a kernel's GPUs: held until released (%gpu release) or reclaimed after 4m idle, no time limit`
  * (new user 22, N5: the cards said `elapsed 31s` and nothing of the end the CLI gave). "" for work not
  * holding GPUs or stopping (its stop is what its card says). A bound-to-no-kernel lease is released
@@ -156,15 +195,19 @@ export function endsLine(job: EndsOf, now: Date = new Date()): string {
   if (job.kind !== 'lease') {
     const limit = job.time_limit_s;
     if (typeof limit !== 'number' || !isFinite(limit)) {
-      return 'no time limit';
+      const projected = projectedLine(job, now);
+      return projected ? `${projected} · no time limit` : 'no time limit';
     }
     const started = parseTime(job.started_at);
     if (!started) {
-      return `${compactDuration(limit)} time limit`;
+      const projected = projectedLine(job, now);
+      return projected ? `${projected} · ${compactDuration(limit)} time limit` : `${compactDuration(limit)} time limit`;
     }
     const end = new Date(started.getTime() + limit * 1000);
     const left = Math.max(0, (end.getTime() - now.getTime()) / 1000);
-    return `ends by ${clockText(end, now)} (${relativeText(left)}), its ${compactDuration(limit)} time limit`;
+    const projected = projectedLine(job, now);  // the end its waiters are given, then the limit's (new user 22, N10)
+    const limitEnd = `${clockText(end, now)} (${relativeText(left)}), its ${compactDuration(limit)} time limit`;
+    return projected ? `${projected} · at the latest ${limitEnd}` : `ends by ${limitEnd}`;
   }
   if (job.parent_job_id && mine) {
     return `GPUs held for job ${job.parent_job_id}: released when it ends (Release releases them sooner), no time limit`;

@@ -80,7 +80,11 @@ export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   // a progress report is of one run: a job event of its requeue or its next start (which carries no report) ends it
   ['progress', 'started_at'],
   // a planned preemption is of one run too (new user 21, N5): after its requeue and next start, not said again
-  ['preemption_planned', 'started_at']
+  ['preemption_planned', 'started_at'],
+  // a projected end is of one run and one cycle: after a requeue and next start, not said again (new user 22, N10)
+  ['projected_end', 'started_at'],
+  // GPUs gone from the inventory under one run (hubadmin 22, H3): its next start is on other GPUs
+  ['gone_gpus', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {

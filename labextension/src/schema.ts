@@ -874,7 +874,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */
@@ -1016,6 +1016,22 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string | null;
+            /** @description the run came after firings missed while no server was running: its own instant was older than the admin's grace (definition_misfire_grace_s) and the definition's missed policy is run_once, or earlier firings got no run of their own; one run per outage, never one per missed firing */
+            catch_up?: boolean;
+            /** @description seconds between scheduled_for and the run's creation (null for older runs) */
+            late_s?: number | null;
+            /** @description scheduled firings before this run that got no run of their own while no server was running (a catch-up run's; at most 1000 counted) */
+            missed?: number;
+            /**
+             * Format: date-time
+             * @description the first of those firings (null when none)
+             */
+            missed_from?: string | null;
+            /**
+             * Format: date-time
+             * @description the last of those firings (null when none)
+             */
+            missed_to?: string | null;
             /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
@@ -1214,7 +1230,7 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["BudgetView"][];
             teams: components["schemas"]["TeamPolicyView"][];
-            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read) */
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read). An admin reads every user's; any other user reads only their own */
             user_teams: {
                 [key: string]: string[];
             };
@@ -1515,9 +1531,18 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1643,9 +1668,18 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1860,6 +1894,38 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description When running work is projected to end before its time limit ends it — the end the ETAs of the jobs
+         *     waiting on it read, from its own progress report or a runtime learnt from past runs (new user 22, N10).
+         */
+        ProjectedEnd: {
+            /**
+             * @description the projected end (UTC)
+             * @example 2026-12-05T05:10:00Z
+             */
+            at: string;
+            /**
+             * @description progress: the rate of its own progress reports; history: the runtime learnt from past runs
+             * @enum {string}
+             */
+            source: "progress" | "history";
+            /** @description source progress: the time of the report read (UTC) */
+            report_at?: string | null;
+            /** @description source progress: that report's share done, 0-1 */
+            fraction?: number | null;
+            /**
+             * @description source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, or everybody's runs of its size
+             * @enum {string|null}
+             */
+            runs?: "same" | "other" | "population" | null;
+            /** @description source history, runs other or population: the learnt end as a share of its time limit, 0-1 */
+            share?: number | null;
+            /**
+             * @description the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they say the clock as of their own now, and how far off)
+             * @example projected end ~Dec 5 05:10 UTC, from its progress report of Dec 5 05:08:30 UTC
+             */
+            text?: string;
+        };
         /** @description One line of the queue; another user's entry leaves out command, environment and paths. */
         QueueEntry: {
             id: string;
@@ -1923,9 +1989,18 @@ export interface components {
             already_stopping?: boolean | null;
             /** @description running work only, from the server that schedules: the scheduler will preempt it at a known time for a waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned (new user 21, N5) */
             preemption_planned?: components["schemas"]["PreemptionPlanned"] | null;
+            /** @description running work only, from the server that schedules, to its owner and admins: when it is projected to end before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a learnt runtime); absent when its time limit is what ends it (new user 22, N10) */
+            projected_end?: components["schemas"]["ProjectedEnd"] | null;
             /** @description its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it runs; absent when it never reported */
             progress?: components["schemas"]["JobProgress"] | null;
             simulated?: boolean;
+            /**
+             * @description work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line (hubadmin 22, H3); absent when every GPU it holds is listed
+             * @example [
+             *       "GPU-sim-vm-3"
+             *     ]
+             */
+            gone_gpus?: string[] | null;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
@@ -2538,7 +2613,7 @@ export interface components {
             /** @example false */
             paused?: boolean | null;
             /**
-             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @description firings missed while no server ran: one catch-up run for the latest (run_once) or none (skip); after an outage at most one run, never one per missed firing
              * @example run_once
              * @enum {string|null}
              */

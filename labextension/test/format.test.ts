@@ -17,6 +17,7 @@ import {
   inCluster,
   endsLine,
   plannedLine,
+  projectedLine,
   progressLine,
   queueLine,
   recordTime,
@@ -472,5 +473,30 @@ describe('endsLine (new user 22, N5: the CLI\'s ends-by words, jupyter_sched.wor
       'GPUs held for job j-7: released when it ends (Release releases them sooner), no time limit');
     expect(endsLine({ ...makeJob({ ...lease, name: 'lease', kernel_id: null }), mine: false }, now)).toBe(
       "a lease's GPUs: held until its owner releases them or they are reclaimed when idle, no time limit");
+  });
+});
+
+describe('projectedLine (new user 22, N10: the end my waiters are given, jupyter_sched.wording.projected.projected_end_text)', () => {
+  const now = new Date('2026-12-05T05:08:34Z');
+  const end = { at: '2026-12-05T05:09:39Z', source: 'progress' as const, report_at: '2026-12-05T05:08:30Z', fraction: 0.3,
+                text: 'projected end ~Dec 5 05:09 UTC, from its progress report of Dec 5 05:08:30 UTC' };
+  const stuck = { state: 'running' as const, started_at: '2026-12-05T05:08:00Z', time_limit_s: 900, projected_end: end };
+
+  it('test_s23_newuser22_n10_projected_line_words: the CLI\'s words, then the limit as the latest', () => {
+    expect(projectedLine(makeJob(stuck), now)).toBe('projected end ~05:09 UTC (in 1m05s), from its progress report of 05:08:30 UTC');
+    expect(endsLine(makeJob(stuck), now)).toBe(
+      'projected end ~05:09 UTC (in 1m05s), from its progress report of 05:08:30 UTC · at the latest 05:23 UTC (in 14m26s), its 15m time limit');
+    expect(endsLine(makeJob({ ...stuck, time_limit_s: null }), now)).toBe(
+      'projected end ~05:09 UTC (in 1m05s), from its progress report of 05:08:30 UTC · no time limit');
+    const learnt = { ...end, source: 'history' as const, report_at: null, runs: 'same' as const,
+                     text: 'projected end ~Dec 5 05:09 UTC, if it runs as long as similar past runs did' };
+    expect(projectedLine(makeJob({ ...stuck, projected_end: learnt }), now)).toBe(
+      'projected end ~05:09 UTC (in 1m05s), if it runs as long as similar past runs did');
+  });
+
+  it('test_s23_newuser22_n10_no_projection_where_none_is_sent_or_it_stops', () => {
+    expect(endsLine(makeJob({ ...stuck, projected_end: null }), now)).toBe('ends by 05:23 UTC (in 14m26s), its 15m time limit');
+    expect(projectedLine(makeJob({ ...stuck, stop_requested: { intent: 'cancel', text: 'stopping (cancel requested)' } }), now)).toBe('');
+    expect(projectedLine(makeJob({ ...stuck, state: 'succeeded' }), now)).toBe('');
   });
 });

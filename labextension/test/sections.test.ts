@@ -230,6 +230,36 @@ describe('Queue section', () => {
     second.model.dispose();
   });
 
+  it('test_s23_newuser22_n10_my_running_cards_say_the_projected_end_my_waiters_are_given: My work and my Queue line; not another user\'s', async () => {
+    const started = new Date(Date.now() - 90_000);
+    const limitEnd = new Date(started.getTime() + 900_000);
+    const projected = new Date(Date.now() + 65_000);
+    const report = new Date(Date.now() - 4_000);
+    const serverClock = (at: Date, seconds = false) => clockText(at, null, seconds);  // the server's: with its date
+    const end = { at: projected.toISOString(), source: 'progress' as const, report_at: report.toISOString(), fraction: 0.3,
+                  text: `projected end ~${serverClock(projected)}, from its progress report of ${serverClock(report, true)}` };
+    const stuck = { id: 'j-stuck', name: 'stuck', user: 'root', state: 'running' as const, started_at: started.toISOString(), time_limit_s: 900,
+                    allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-0'], gpu_milli: 1000 } };
+    const said = new RegExp(`^projected end ~${clockText(projected)} \\(in 1m0[0-9]s\\), from its progress report of ${clockText(report, new Date(), true)} · `
+                            + `at the latest ${clockText(limitEnd)} \\(in 13m[0-9]{2}s\\), its 15m time limit$`);
+    const ends = (node: Element) => Object.fromEntries([...node.querySelectorAll('.jp-sched-job')].map(r => [r.getAttribute('data-job-id'), text(r.querySelector('.jp-sched-job-ends'))]));
+    const server = new FakeSchedServer();
+    server.queue = [queueRow({ ...stuck, projected_end: end }, { mine: true }),
+                    queueRow({ ...stuck, id: 'j-bob', user: 'bob' }, { mine: false })];  // another user's: none sent
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    const queued = ends(view.node);
+    expect(queued['j-stuck']).toMatch(said);
+    expect(queued['j-bob']).toMatch(/^ends by /);
+    model.dispose();
+    const mine = new FakeSchedServer();
+    mine.jobs = [makeJob({ ...stuck, projected_end: end, submitted_at: '2026-12-01T10:00:03Z' })];
+    const second = await startedModel(mine, 'jobs', 'inventory');
+    const card = await mount(new MyWorkView(context(second.model)));
+    expect(ends(card.node)['j-stuck']).toMatch(said);
+    second.model.dispose();
+  });
+
   it('test_s22_newuser22_n6_the_queue_card_of_my_idle_lease_says_its_reclaim: from GET idle, as My work; nothing while in use', async () => {
     const idleSince = new Date(Date.now() - 60_000);
     const deadline = new Date(Date.now() + 180_000);

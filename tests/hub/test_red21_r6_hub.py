@@ -80,3 +80,32 @@ def test_red21_r6_hub_mode_refuses_stored_memberships_and_the_hub_group_stays_au
         hub.api("POST", "groups/vision/users", {"users": [amy]})
     rows = call("carol", "GET", "audit", action="team_members_changed", limit=50)
     assert rows.status_code == 200 and rows.json() == [], rows.text  # the refused PUT changed nobody
+
+
+def test_red23_r1_a_user_reads_only_their_own_teams_never_the_hubs_roster(hub: Hub, users: dict[str, Account]) -> None:
+    """Red team 23, R1: GET quotas' ``user_teams`` gave every hub user the hub's whole roster and every
+    user's groups (admins, groups that are no scheduler team) — what the hub refuses them (GET
+    /hub/api/users, /hub/api/groups: 403). An admin still reads it all (hubadmin22 H7)."""
+    amy, eve = users["amy"].name, users["eve"].name
+    tokens = {name: hub.token_for(name) for name in (amy, eve, "carol")}
+    api = f"{hub.service_url}api/sched/"
+
+    def quotas(user: str) -> dict[str, Any]:
+        got = httpx.get(f"{api}quotas", timeout=60, headers={"Authorization": f"token {tokens[user]}"})
+        assert got.status_code == 200, got.text
+        return dict(got.json())
+
+    made = hub.api("POST", "groups/secret-hr", {"users": [eve]})  # a hub group that is no scheduler team
+    assert made.status_code in (200, 201), made.text
+    try:
+        hub.wait_for(lambda: "secret-hr" in quotas("carol")["user_teams"].get(eve, []), 30,
+                     "the admin's GET quotas listing eve's new group")
+        for user, own in ((amy, "vision"), (eve, "nlp")):
+            said = quotas(user)
+            assert set(said["user_teams"]) == {user} and own in said["user_teams"][user], said["user_teams"]
+            assert all(policy["members"] in ([], [user]) for policy in said["teams"]), said["teams"]
+            assert "carol" not in str(said["user_teams"])
+        assert "secret-hr" not in str(quotas(amy)), "another user's hub group read through GET quotas"
+        assert {amy, eve} <= set(quotas("carol")["user_teams"])  # the admin's whole listing stays
+    finally:
+        hub.api("DELETE", "groups/secret-hr")

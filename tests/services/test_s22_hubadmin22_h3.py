@@ -111,23 +111,22 @@ def test_s22_hubadmin22_h3_get_inventory_and_admin_status_say_it_users_do_not_se
 
 def test_s22_hubadmin22_h3_the_jobs_own_line_says_its_gpu_is_no_longer_in_the_inventory(tmp_path: Path) -> None:
     # before: `jupyter-sched jobs` said "on vm: GPU-sim-vm-3 [simulated GPUs] · ends by …", as if nothing happened
-    from jupyter_sched.client.status import gone_notes
-    from jupyter_sched.model.codec import job_to_dict
+    # (session 23: the job answer's gone_gpus carries it, which the CLI's detail line says — the CLI no longer
+    # asks GET inventory for it)
+    from jupyter_sched.services.models import ListJobsRequest
+    from jupyter_sched.wording.jobs import job_detail
 
     settings = {"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
                 "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"}
     services = build_services(settings)
     try:
         node = services.ctx.inventory().nodes[0].name
-        gone, kept = _running("j-c", "ha22c", node, f"GPU-sim-{node}-3"), _running("j-a", "ha22a", node,
-                                                                                     f"GPU-sim-{node}-0")
-
-        class Client:  # the CLI's client, answering GET inventory as the server does for ha22c
-            def inventory(self) -> dict[str, object]:
-                return services.system.inventory(services.caller("ha22c", admin=False)).to_wire()
-
-        notes = gone_notes(Client(), [job_to_dict(gone), job_to_dict(kept), job_to_dict(make_job("j-p"))])
+        services.store.insert_job(JobRecord(job=_running("j-c", "ha22c", node, f"GPU-sim-{node}-3"), executor="local"))
+        services.store.insert_job(JobRecord(job=_running("j-a", "ha22c", node, f"GPU-sim-{node}-0"), executor="local"))
+        rows = services.jobs.list(services.caller("ha22c", admin=False), ListJobsRequest()).jobs.to_wire()
     finally:
         services.store.close()
-    assert notes == {"j-c": f"GPU-sim-{node}-3 no longer in the inventory (it runs on unless its GPUs went with it; "
-                            "an admin can cancel it)"}, notes
+    notes = {row["id"]: job_detail(row, None) for row in rows}
+    assert notes["j-c"] == (f"on {node}: GPU-sim-{node}-3 [simulated GPUs] · GPU-sim-{node}-3 no longer in the "
+                            "inventory (it runs on unless its GPUs went with it; an admin can cancel it)"), notes
+    assert "inventory" not in notes["j-a"], notes

@@ -65,8 +65,11 @@ def test_s22_hubadmin22_h7_get_quotas_shows_the_hub_groups_read_only_with_their_
     before = services.quotas.get(services.caller("root", admin=True, groups=[])).model_dump(mode="json")
     assert before["user_teams"] == {} and "not read from the hub yet" in before["user_teams_source"]["text"]
     services.quotas.hub_groups = groups_of_models(MODELS, T0)
-    body = services.quotas.get(services.caller("ha22a", admin=False, groups=["vision"])).model_dump(mode="json")
+    body = services.quotas.get(services.caller("root", admin=True, groups=[])).model_dump(mode="json")
     assert body["user_teams"] == {"ha22a": ["vision"], "ha22b": ["Ops", "nlp"], "ha22c": ["ops"]}
+    # a user reads only their own groups, never the hub's roster (red team 23, R1)
+    mine = services.quotas.get(services.caller("ha22a", admin=False, groups=["vision"])).model_dump(mode="json")
+    assert mine["user_teams"] == {"ha22a": ["vision"]}
     source = body["user_teams_source"]
     assert source["set_by"] == "hub" and "read-only here, as the hub listed them at" in source["text"]
     with pytest.raises(Exception, match="user_teams"):  # still read-only: PUT quotas sets no memberships

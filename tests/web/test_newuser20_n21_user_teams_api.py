@@ -22,8 +22,10 @@ def jp_server_config(tmp_path: Path) -> dict[str, Any]:
 
 
 async def test_newuser20_n21_memberships_are_lists_an_admin_sets_and_a_user_cannot(sched_app: Any, api: Any) -> None:
-    status, quotas = await api("GET", "quotas", token=IVAN_TOKEN)
+    status, quotas = await api("GET", "quotas", token=BOSS_TOKEN)
     assert status == 200 and quotas["user_teams"] == {"ivan": ["ml"], "judy": ["cv"]}, quotas  # was {}
+    status, quotas = await api("GET", "quotas", token=IVAN_TOKEN)  # a user reads their own alone (red team 23, R1)
+    assert status == 200 and quotas["user_teams"] == {"ivan": ["ml"]}, quotas
     assert quotas["user_teams_source"]["config"], quotas["user_teams_source"]
 
     # a hostile user puts himself in judy's team: refused, audited, nothing changed

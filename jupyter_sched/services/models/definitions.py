@@ -64,7 +64,8 @@ class _DefinitionFields(RunJobFields):
     paused: bool | None = Field(default=None, examples=[False])
     missed: MissedPolicyName | None = Field(
         default=None, examples=["run_once"],
-        description="firings missed while no server ran: one catch-up run (run_once) or none (skip)")
+        description="firings missed while no server ran: one catch-up run for the latest (run_once) or none "
+                    "(skip); after an outage at most one run, never one per missed firing")
     compute_type: str | None = Field(default=None, description="the GPU profile jupyter-scheduler's UI chose")
 
 
@@ -138,6 +139,17 @@ class DefinitionRun(_Answer):
         "the definition's time zone's name at scheduled_for, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)"))
     parameters: dict[str, Any] = Field(description="the values this run was given")
     created_at: DateTime | None
+    catch_up: bool = Field(default=False, description=(
+        "the run came after firings missed while no server was running: its own instant was older than the "
+        "admin's grace (definition_misfire_grace_s) and the definition's missed policy is run_once, or "
+        "earlier firings got no run of their own; one run per outage, never one per missed firing"))
+    late_s: float | None = Field(default=None, ge=0, description="seconds between scheduled_for and the run's "
+                                 "creation (null for older runs)")
+    missed: int = Field(default=0, ge=0, le=1000, description=(
+        "scheduled firings before this run that got no run of their own while no server was running (a catch-up "
+        "run's; at most 1000 counted)"))
+    missed_from: DateTime | None = Field(default=None, description="the first of those firings (null when none)")
+    missed_to: DateTime | None = Field(default=None, description="the last of those firings (null when none)")
     job: Job | None = Field(description="null when the job row is gone")
 
 

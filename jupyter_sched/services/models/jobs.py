@@ -55,6 +55,7 @@ __all__ = [
     "ReasonText",
     "QueueEntry",
     "PreemptionPlanned",
+    "ProjectedEnd",
     "StopRequested",
     "Resources",
     "RunJobFields",
@@ -562,6 +563,26 @@ class PreemptionPlanned(ResponseModel):
         "of their own now)"))
 
 
+class ProjectedEnd(ResponseModel):
+    """When running work is projected to end before its time limit ends it — the end the ETAs of the jobs
+    waiting on it read, from its own progress report or a runtime learnt from past runs (new user 22, N10)."""
+
+    at: str = Field(description="the projected end (UTC)", examples=["2026-12-05T05:10:00Z"])
+    source: Literal["progress", "history"] = Field(description=(
+        "progress: the rate of its own progress reports; history: the runtime learnt from past runs"))
+    report_at: str | None = Field(default=None, description="source progress: the time of the report read (UTC)")
+    fraction: float | None = Field(default=None, ge=0, le=1, description="source progress: that report's share done, 0-1")
+    runs: Literal["same", "other", "population"] | None = Field(default=None, description=(
+        "source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, "
+        "or everybody's runs of its size"))
+    share: float | None = Field(default=None, ge=0, le=1, description=(
+        "source history, runs other or population: the learnt end as a share of its time limit, 0-1"))
+    text: str = Field(default="", examples=["projected end ~Dec 5 05:10 UTC, from its progress report of "
+                                            "Dec 5 05:08:30 UTC"], description=(
+        "the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they "
+        "say the clock as of their own now, and how far off)"))
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -622,11 +643,21 @@ class Job(CodecView):
         "running work only, from the server that schedules: the scheduler will preempt it at a known time for a "
         "waiting job (whose ETA that is), unless it ends first; absent when no preemption of it is planned "
         "(new user 21, N5)"))
+    projected_end: ProjectedEnd | None = Field(default=None, description=(
+        "running work only, from the server that schedules, to its owner and admins: when it is projected to end "
+        "before its time limit — the end the ETAs of the jobs waiting on it read (its progress report's rate or a "
+        "learnt runtime); absent when its time limit is what ends it (new user 22, N10)"))
     progress: JobProgress | None = Field(default=None, description=(
         "its latest progress report (POST jobs/{id}/progress), which the ETAs of the jobs waiting on it read while "
         "it runs: in GET jobs/{id} whenever it reported, in GET jobs and the caller's own queue entries while it "
         "runs; absent when it never reported"))
     simulated: bool = False
+    gone_gpus: list[str] | None = Field(default=None, examples=[["GPU-sim-vm-3"]], description=(
+        "work holding GPUs: the GPU (or MIG device) uuids of its allocation the inventory no longer lists — a node "
+        "or GPUs gone under it (a restart with fewer GPUs, a node deleted from the inventory file or the cluster); "
+        "it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no "
+        "longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line "
+        "(hubadmin 22, H3); absent when every GPU it holds is listed"))
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))

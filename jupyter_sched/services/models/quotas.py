@@ -163,7 +163,7 @@ class GetQuotasResponse(ResponseModel):
         "who is in which team (embedded mode): each user's teams in order, the first charged when a request "
         "names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT "
         "(user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only "
-        "({} before the first read)"))
+        "({} before the first read). An admin reads every user's; any other user reads only their own"))
     source: QuotaSourceView | None = Field(default=None, description=(
         "who set the quota set in force (null: not recorded since the upgrade that records it)"))
     user_teams_source: QuotaSourceView | None = Field(default=None, description=(

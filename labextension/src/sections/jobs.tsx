@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -180,7 +180,8 @@ export class QueueView extends ModelView {
       <ul className="jp-sched-list" aria-label={label}>
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
-            <div className="jp-sched-reason">{[queueLine(job, now, trans), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
+            {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
+            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -368,6 +369,8 @@ export class MyWorkView extends ModelView {
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
             const planned = plannedLine(queued.get(job.id) ?? job, now);
+            // GPUs gone from the inventory under it (hubadmin 22, H3): the queue's copy is re-read every interval
+            const gone = done ? '' : goneLine(queued.get(job.id) ?? job, trans);
             const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
               : done
@@ -385,8 +388,8 @@ export class MyWorkView extends ModelView {
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 <ProgressLine job={job} now={now} trans={trans} />
-                {detail || stoppingText(job) || planned ? (
-                  <div className="jp-sched-reason">{[stoppingText(job), detail, planned].filter(Boolean).join(' · ')}</div>
+                {detail || stoppingText(job) || gone || planned ? (
+                  <div className="jp-sched-reason">{[stoppingText(job), detail, gone, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
                 <EndsLine job={job} now={now} />
                 {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}

@@ -1,0 +1,98 @@
+"""Phase 7: when each running job is projected to end, as its waiters are told (new user 22, N10).
+
+A waiting job's ETA hangs on when the running jobs ahead of it end, and the ETA pass projects those
+ends from more than their time limits: a job's own progress report (its rate, fitted through its
+reports, with the margins and lapses of :func:`~jupyter_sched.backfill.progress.read_progress`) or the
+runtime learnt from past runs (profile ``eta_source="history"``) — :func:`.runtimes.time_left` with
+``progress=True``, what :func:`.eta._holder_end` reads for the ETAs shown. The job's own line said only
+"ends by 05:23 UTC, its 15m time limit" while its waiter read "ETA 05:09, when stuck ends, from its
+progress". :func:`projected_ends` keeps, per running job whose projected end comes before its limit's,
+that end and where it came from, so the owner's line says the time its waiters are given — the same
+function on the same snapshot, not a second model.
+
+Cost: one :func:`.runtimes.progress_end` per running job that reported (as the ETA pass reads it),
+one :func:`.runtimes.time_left` per running job with a learnt runtime; nothing for the others.
+
+Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..backfill.history import SAME_RUNS
+from ..model import Job
+from ..model.horizon import later
+from ..queues.limits import effective_limit
+from .context import CycleContext
+from .runtimes import expected_runtime, progress_end, time_left
+from .snapshot import ProjectedEnd
+
+__all__ = ["SAME_END_S", "projected_ends"]
+
+SAME_END_S = 1.0
+"""Seconds within which a projected end is its time limit's end (then its line says only the limit)."""
+
+
+def projected_ends(ctx: CycleContext) -> dict[str, ProjectedEnd]:
+    """The running jobs of the cycle whose projected end is before their time limit's, by id (module doc).
+
+    Args:
+        ctx: the cycle (its snapshot's progress reports and learnt runtimes, its profile's time limits).
+
+    Returns:
+        ``{job id: ProjectedEnd}`` — ``source`` ``"progress"`` (with the report's time and share done)
+        or ``"history"`` (with what the runtime was learnt from). Left out: leases (their end is their
+        idle reclaim, said by the idle line), jobs stopping or preempted this cycle, jobs ending at their
+        limit (within :data:`SAME_END_S`), and ends with no known time or past the horizon.
+    """
+    reports = ctx.snap.progress or {}
+    learnt = ctx.snap.runtime_estimates if ctx.profile.eta_source == "history" else {}
+    if not reports and not learnt:
+        return {}
+    candidates: Iterable[str] = reports.keys()
+    if learnt:
+        candidates = {*reports, *(h for h in ctx.state.holdings if h in learnt)}
+    stopped = {p.job_id for p in ctx.preempts}
+    by_id = ctx.by_id
+    out: dict[str, ProjectedEnd] = {}
+    for job_id in sorted(candidates):
+        job = by_id.get(job_id)
+        if job is None or job.is_lease or not job.state.holds_gpus or job.stopping_since is not None \
+                or job_id in stopped or job_id in ctx.admitted:
+            continue
+        end = _projected(ctx, job)
+        if end is not None:
+            out[job_id] = end
+    return out
+
+
+def _projected(ctx: CycleContext, job: Job) -> ProjectedEnd | None:
+    """``job``'s projected end where it is before its limit's (:func:`projected_ends`), else None.
+
+    As :func:`.runtimes.time_left` with ``progress=True`` reads a job that is no lease and not stopping:
+    its progress report's end where the report projects one (:func:`.runtimes.progress_end`), else its
+    learnt or limit end."""
+    now = ctx.now
+    start = job.started_at or job.admitted_at or now
+    report = ctx.snap.progress.get(job.id) if ctx.snap.progress else None
+    reported = progress_end(ctx, job, start) if report is not None else None
+    if reported is not None:
+        left, source = reported[0], "progress"
+    else:
+        left, _ = time_left(ctx, job, start)
+        source = "history"
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    limit_left = math.inf if limit is None else (start - now).total_seconds() + limit
+    if not math.isfinite(left) or left >= limit_left - SAME_END_S:
+        return None  # no known end, or its limit ends it: its line says that already
+    at = later(now, left)
+    if at is None:
+        return None
+    if source == "progress":
+        assert report is not None
+        return ProjectedEnd(at=at, source=source, report_at=report.at, fraction=round(report.fraction, 4))
+    runs = ctx.snap.runtime_sources.get(job.id, SAME_RUNS)
+    share = None if runs == SAME_RUNS or not limit else round(min(expected_runtime(ctx, job) / limit, 1.0), 4)
+    return ProjectedEnd(at=at, source=source, runs=runs, share=share)
