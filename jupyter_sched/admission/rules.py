@@ -73,6 +73,37 @@ is printed in, so a name holding one reads as another user's (``nu13a\u200b-trai
 ``nu13a-train`` in everyone's queue; new user 13, N16)."""
 
 
+DEFAULT_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+"""Unicode's ``Default_Ignorable_Code_Point`` (DerivedCoreProperties.txt, Unicode 15.1): characters a
+renderer shows as nothing when it cannot show them otherwise. Most are format characters (Cf), but not
+all — the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0: Lo), the combining grapheme joiner (U+034F)
+and the variation selectors (U+FE00..FE0F, U+E0100..E01EF: Mn) are not, and let ``nu13a\u034f-train``
+stand beside ``nu13a-train`` in everyone's queue, or a name of two fillers read as blank (red team 23, R3)."""
+BLANK_LOOKING = frozenset("\u2800")
+"""Printable characters that show as an empty cell (U+2800 BRAILLE PATTERN BLANK)."""
+MAX_COMBINING_MARKS = 4
+"""Most combining marks (Mn, Me) on one base character: real scripts stack two or three (Vietnamese,
+Devanagari); 150 on one letter drew a smear over the neighbouring rows of everyone's queue (red team 23, R3)."""
+
+
+def _default_ignorable(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in DEFAULT_IGNORABLE_RANGES)
+
+
+def _kind(char: str) -> str:
+    """What a refused invisible character is, where its code alone would puzzle (" (…)" or "")."""
+    code = ord(char)
+    if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+        return " (a variation selector, e.g. the one after an emoji: write the emoji without it)"
+    if code in (0x115F, 0x1160, 0x3164, 0xFFA0):
+        return " (a Hangul filler, drawn as blank)"
+    return ""
+
+
 _ZERO_WIDTH_JOINER = "\u200d"
 """Invisible alone, but part of the emoji a person sees (woman + U+200D + microscope): said as such."""
 
@@ -80,7 +111,8 @@ _ZERO_WIDTH_JOINER = "\u200d"
 def visible_text(value: str, field: str, *, limit: int) -> None:
     """THE check of a user's text that other readers see (a job's name and team, a lease's
     notebook, team names in quotas and the config): at most ``limit`` characters, none of them
-    invisible (:data:`INVISIBLE_CATEGORIES`, :data:`BIDI_CONTROLS`).
+    invisible (:data:`INVISIBLE_CATEGORIES`, :data:`BIDI_CONTROLS`, :data:`DEFAULT_IGNORABLE_RANGES`,
+    :data:`BLANK_LOOKING`), at most :data:`MAX_COMBINING_MARKS` combining marks on one character.
 
     Raises:
         ValidationError: naming ``field`` and the first such character.
@@ -93,10 +125,19 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
             raise ValidationError(f"{field} contains U+200D (a zero-width joiner, e.g. inside an emoji sequence)",
                                   field=field, hint="use letters, digits, - and _ (a joined emoji reads differently "
                                                     "on each screen)")
-        if char in BIDI_CONTROLS or unicodedata.category(char) in INVISIBLE_CATEGORIES:
-            raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
-                                  hint="use printable characters only (no control, zero-width, line-separator or "
-                                       "bidirectional override characters)")
+        if (char in BIDI_CONTROLS or char in BLANK_LOOKING or unicodedata.category(char) in INVISIBLE_CATEGORIES
+                or _default_ignorable(char)):
+            raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}{_kind(char)}", field=field,
+                                  hint="use printable characters only (no control, zero-width, filler, variation "
+                                       "selector, line-separator or bidirectional override characters)")
+    marks = 0
+    for index, char in enumerate(value):
+        marks = marks + 1 if unicodedata.category(char) in ("Mn", "Me") else 0
+        if marks > MAX_COMBINING_MARKS:
+            raise ValidationError(f"{field} stacks more than {MAX_COMBINING_MARKS} combining marks on one character "
+                                  f"(at character {index + 1 - marks})", field=field,
+                                  hint=f"use at most {MAX_COMBINING_MARKS} accents on a letter (they are drawn over "
+                                       "the lines around it)")
 
 
 def check_team_name(team: str, field: str) -> None:

@@ -421,11 +421,19 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 
 def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, json_out: bool) -> int:
+    """Poll ``job_id`` until it ends (or ``limit_s`` seconds pass), riding out a restart of the
+    server (:mod:`.ride_out`, hubadmin23 A18): exit 0 / 4 / 5 / 130 as ``wait --help`` says; a
+    server that stays silent past the ride-out raises its error (the CLI's exit 3)."""
+    from .ride_out import RideOut
+
     started = time.monotonic()
+    deadline = None if limit_s is None else started + limit_s
     delay = 0.2
-    job = client.job(job_id)
     with TerminalProgress(io.err) as bar:
+        poll = RideOut(job_id, io.err, before_notice=bar.close)
+        job: dict[str, Any] = {}
         try:
+            job = poll(lambda: client.job(job_id), deadline=deadline)
             while True:
                 frame = wait_progress(job, _now())
                 if frame.phase == "done":
@@ -437,7 +445,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
                     return EXIT_TIMEOUT
                 time.sleep(delay)
                 delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle
-                job = client.job(job_id)
+                job = poll(lambda: client.job(job_id), deadline=deadline)
         except KeyboardInterrupt:  # Ctrl-C stops the waiting, not the job: say so (the magics do)
             bar.close()
             _still_going(job_id, str(job.get("state") or ""), io, what="waiting")

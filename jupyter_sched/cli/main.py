@@ -66,7 +66,8 @@ PROG = "jupyter-sched"
 WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
                    f"cancelled, lost or rejected; a lease released by its owner counts as succeeded); "
                    f"{EXIT_TIMEOUT} it was still going when --for ran out; "
-                   f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered; "
+                   f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered (a restart "
+                   f"is waited out first: up to 10 min of no answer); "
                    f"{EXIT_INTERRUPTED} interrupted with Ctrl-C (the job goes on).")
 """``wait`` and ``submit --wait`` exit statuses, said in their --help so scripts can use them (new
 user 6, F12: the README said only "exit 0 only if it succeeded")."""
@@ -707,7 +708,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         action = getattr(args, "action", None)  # `definitions create`: the command as typed
         line = error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc)
         print(failure(args, line, exc), file=stderr)
-        return EXIT_REFUSED
+        from .ride_out import no_server_answered
+
+        # the hub's proxy (503) or a user's server (502) answered for a scheduler that did not:
+        # "no server answered", as the help says, not "refused" (hubadmin23 A18)
+        return EXIT_NO_SERVER if no_server_answered(exc) else EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
