@@ -262,6 +262,7 @@ class HubSchedApp(SchedApp):
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
+        self._token_checking = False
         self.activity_reporter = ActivityReporter()  # no hub request it waits on holds a later report (issue 17)
         registry = getattr(self, "metrics_registry", None)
         if registry is not None:
@@ -534,6 +535,13 @@ class HubSchedApp(SchedApp):
 
     # ---- stopped servers -----------------------------------------------------------------
     def _reap_tick(self) -> None:
+        watch = getattr(self._provider(), "token_watch", None)
+        if watch is not None and not self._token_checking:  # the hub still takes the service's token (hub admin 22)
+            self._token_checking = True
+            task = asyncio.ensure_future(watch.check(self._hub()))
+            task.add_done_callback(lambda _t: setattr(self, "_token_checking", False))
+        if watch is not None and watch.refused:
+            return  # each hub call below would be refused: the watch's one ERROR says so, not a traceback a tick
         if not self._reaping:
             self._reaping = True
             task = asyncio.ensure_future(self.release_stale_leases())
