@@ -40,11 +40,12 @@ time; every figure now says its period (``since`` / ``until``)."""
 
 def usage_window(since: datetime | None, until: datetime | None, *, now: datetime) -> tuple[datetime, datetime]:
     """``[since, until)`` of a usage figure by the one rule (:data:`USAGE_WINDOW`): ``until`` defaults
-    to ``now`` (and is never after it: the figure ends at the report time), ``since`` to 7 days before
-    ``until``; a ``since`` after ``now`` gives an empty window (no figure), never an error. Both aware UTC."""
-    end = now if until is None or until > now else until
+    to ``now`` (one after it is kept as asked: the figure still ends at the report time), ``since`` to
+    7 days before ``until`` (or ``now`` when earlier); a ``since`` after ``until`` gives an empty
+    window (no figure), never an error. Both aware UTC."""
+    end = now if until is None else until
     if since is None:
-        return end - USAGE_WINDOW, end
+        return min(end, now) - USAGE_WINDOW, end
     return since, max(end, since)
 
 

@@ -320,7 +320,7 @@ class AccountingService:
             raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
                                   hint="use any of " + ", ".join(ROLLUP_KEYS))
         keys = _own_share(keys, user)
-        now = self.ctx.clock.now()
+        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
         start, end = usage_window(*parse_window(request.since, request.until), now=now)
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
         window = {"since": to_iso(start), "until": to_iso(end)}  # every figure says its period
@@ -338,7 +338,7 @@ class AccountingService:
         """
         user = self._whose(caller, request.all, request.user)
         by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
-        now = self.ctx.clock.now()
+        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
         since, until = usage_window(*parse_window(request.since, request.until), now=now)  # the one period
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
@@ -369,7 +369,8 @@ class AccountingService:
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
-        """The report as CSV text with a header row."""
+        """The report as CSV text with a header row; its last two columns, ``since`` and ``until``,
+        say the period on every row (the rows' own: ISO 8601 UTC; hubadmin23 A10)."""
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         # one user's rows by team carry the user (as :meth:`report` grouped them): a column says whose
         return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"))

@@ -1,21 +1,22 @@
 """The period a usage figure covers, said one way on every Python surface (``jupyter-sched status``,
-``jupyter-sched usage``, ``%schedule status``); the panel's ``usagePeriodText``
-(labextension/src/sections/admin.tsx) says it the same way.
+``jupyter-sched usage``, ``%schedule status``); the panel's ``lastDaysText``
+(labextension/src/format.ts) says it the same way.
 
 Before, ``status`` said "the last 7 days", ``usage`` "this month" while its server counted all time,
 and the REST answers said no period. The rule is now one (:data:`~jupyter_sched.accounting.usage.USAGE_WINDOW`:
 the 7 days before the answer unless ``since`` is given), and each figure says it with its start, as
 every clock is written (:func:`~jupyter_sched.model.units.clock_text`: UTC, the date unless today):
-``in the last 7 days (since Nov 28 08:40 UTC)``, or ``from Dec 1 00:00 UTC to 08:47 UTC``.
+``in the last 7 days (since Nov 28 08:40 UTC)``; a period asked for is said as ``jupyter-sched usage``
+says it (``Dec 1 00:00 UTC → now``, :func:`jupyter_sched.cli.admin_views.period_text`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from ..model.units import clock_text
 
-__all__ = ["USAGE_DAYS", "last_days", "usage_period"]
+__all__ = ["USAGE_DAYS", "last_days"]
 
 USAGE_DAYS = 7
 """Days of the default usage period (``accounting.usage.USAGE_WINDOW``; kept apart: this package
@@ -37,18 +38,3 @@ def last_days(since: str | datetime | None, now: datetime | None) -> str:
     server that does not say it) ``in the last 7 days``."""
     start = _when(since)
     return f"in the last {USAGE_DAYS} days" + (f" (since {clock_text(start, now)})" if start is not None else "")
-
-
-def usage_period(since: str | datetime | None, until: str | datetime | None, now: datetime | None) -> str:
-    """The period of a figure over ``[since, until)`` (ISO 8601 text, as the REST rows carry them, or
-    aware datetimes), for a reader at ``now``: :func:`last_days` for the default period (7 days up
-    to the answer), else ``from Dec 1 00:00 UTC to 08:47 UTC`` (``since …`` / ``up to …`` with one
-    end unknown; :func:`last_days` with neither)."""
-    start, end = _when(since), _when(until)
-    if start is None:
-        return f"up to {clock_text(end, now)}" if end is not None else last_days(None, now)
-    if end is None:
-        return f"since {clock_text(start, now)}"
-    if abs((end - start) - timedelta(days=USAGE_DAYS)) < timedelta(seconds=2):
-        return last_days(start, now)
-    return f"from {clock_text(start, now)} to {clock_text(end, now)}"

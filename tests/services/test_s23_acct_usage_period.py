@@ -25,7 +25,7 @@ from jupyter_sched.model import parse_utc
 from jupyter_sched.services import build_services
 from jupyter_sched.services.models import GetUsageReportRequest, GetUsageRequest
 from jupyter_sched.wording.status import status_lines
-from jupyter_sched.wording.usage import USAGE_DAYS, usage_period
+from jupyter_sched.wording.usage import USAGE_DAYS, last_days
 
 NOW = datetime(2026, 12, 5, 8, 40, tzinfo=timezone.utc)
 
@@ -67,18 +67,17 @@ def test_s23_acct_usage_period_status_and_the_cli_say_it_alike() -> None:
     """Failed before: status said "in the last 7 days" with no start, `usage` said "this month"."""
     since, until = "2026-11-28T08:40:00Z", "2026-12-05T08:40:00Z"
     assert USAGE_DAYS * 86400 == USAGE_WINDOW.total_seconds()
-    assert usage_period(since, until, NOW) == "in the last 7 days (since Nov 28 08:40 UTC)"
-    assert usage_period("2026-12-01T00:00:00Z", until, NOW) == "from Dec 1 00:00 UTC to 08:40 UTC"
+    assert last_days(since, NOW) == "in the last 7 days (since Nov 28 08:40 UTC)"
     me = {"user": "ana", "team": "ml", "teams": ["ml"], "gpu_hours_7d": 1.0, "gpu_hours_since": since,
           "in_use": {"gpus": 0, "jobs": 0, "leases": 0}, "quotas": [], "budgets": [], "pending": 0}
     lines = status_lines("http://x/", {"version": "1"}, me, {"gpus": []}, now=NOW)
     assert "usage      1.00 GPU-hour allocated to you in the last 7 days (since Nov 28 08:40 UTC)" in lines, lines
 
     said = _cli([{"user": "ana", "allocated_gpu_hours": 1.0, "cost": None, "jobs": 1, "since": since, "until": until}])
-    assert "everyone's usage in the last 7 days (since Nov 28 08:40 UTC); COST: none" in said, said
+    assert "everyone's usage, in the last 7 days (since Nov 28 08:40 UTC); GPU-HOURS" in said, said
     assert "this month" not in said
-    assert _cli([]) == "no usage recorded: everyone's usage in the last 7 days (since Nov 28 08:40 UTC)\n"
-    assert _cli([], since="2026-12-01") == "no usage recorded: everyone's usage since 2026-12-01\n"
+    assert _cli([]) == "no usage recorded: everyone's usage, in the last 7 days (since Nov 28 08:40 UTC)\n"
+    assert _cli([], since="2026-12-01T00:00:00Z").startswith("no usage recorded (everyone's usage, Dec 1 00:00 UTC → now")
 
 
 class _Wire:
@@ -95,6 +94,6 @@ class _Wire:
 
 def _cli(rows: list[dict[str, Any]], since: str | None = None) -> str:
     out = io.StringIO()
-    args = argparse.Namespace(by="user", since=since, csv=False, json=False)
+    args = argparse.Namespace(by="user", since=since, until=None, month=None, csv=False, json=False)
     assert usage(_Wire(rows), args, SimpleNamespace(out=out, err=io.StringIO())) == 0
     return out.getvalue()
