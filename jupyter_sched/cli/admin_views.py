@@ -170,7 +170,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     else:  # the one period, with its start: the rows' (the server's clock), else GET me's
         period = last_days(rows[0].get("since") if rows else me.get("gpu_hours_since"), now)
     if not rows:
-        print(f"no usage recorded ({whose}, {period})" if "(" not in period
+        print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
               else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
     table = [[args.by.upper(), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
