@@ -17,7 +17,6 @@ import pytest
 
 from jupyter_sched.extension.app import SchedApp
 from jupyter_sched.hub.identity import ADMIN_SCOPE
-
 from tests.accounts import shared_dir
 
 from .serve_start import serve_env, serve_start_up_log
