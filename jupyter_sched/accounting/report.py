@@ -435,14 +435,20 @@ def usage_report(
     return out
 
 
-def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",)) -> str:
+def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",), *,
+               window: tuple[str, str] | None = None) -> str:
     """The rows of :func:`usage_report` as CSV text (header: grouping fields, then :data:`CSV_COLUMNS`;
-    None is written as an empty cell)."""
+    None is written as an empty cell).
+
+    ``window``: the period the report covers, ``(since, until)`` as ISO 8601 UTC text (``since`` ""
+    when unbounded: from the first record; ``until`` the report's time when the request gave none) —
+    written as two last columns ``since`` and ``until`` on every row, so a saved export says which
+    period it is and a spreadsheet still reads one header row (hubadmin23 A10: no comment line)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = (*by, *CSV_COLUMNS)
-    writer.writerow(columns)
+    writer.writerow((*columns, *(("since", "until") if window is not None else ())))
     for row in rows:
-        writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
+        writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns] + list(window or ()))
     return buffer.getvalue()
 

@@ -17,7 +17,7 @@ from ..engine.telemetry import TelemetryMonitor
 from ..errors import SchedError, ValidationError
 from ..model import Job, JobState, Quota, QuotaSet
 from ..model.codec import budget_to_dict, quota_to_dict
-from ..model.units import parse_window
+from ..model.units import parse_window, to_iso
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
@@ -356,12 +356,15 @@ class AccountingService:
         return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict(),
                                                      "unattributed": [r.to_dict() for r in nobody]})
 
-    @staticmethod
-    def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
-        """The report as CSV text with a header row."""
+    def report_csv(self, rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
+        """The report as CSV text with a header row; its last two columns, ``since`` and ``until``,
+        say the period on every row (ISO 8601 UTC; ``since`` empty: from the first record, ``until``
+        the report's time when the request gave none; hubadmin23 A10)."""
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
+        start, end = parse_window(request.since, request.until)
+        window = (to_iso(start) or "", to_iso(end or self.ctx.clock.now().replace(microsecond=0)) or "")
         # one user's rows by team carry the user (as :meth:`report` grouped them): a column says whose
-        return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"))
+        return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"), window=window)
 
 
 def _own_share(keys: tuple[str, ...], user: str | None) -> tuple[str, ...]:
