@@ -9,6 +9,7 @@ they restart.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -81,6 +82,13 @@ class IdlePolicyService:
         self._source: dict[str, Any] = {"set_by": "config", "set_at": None}
         """Who set the policy in force (``config`` or an admin) and when (ISO 8601; None: at start)."""
 
+    def configure(self, policies: Any) -> None:
+        """Take ``policies`` (the ``c.SchedApp.idle_*`` settings) as the configured ones when the
+        engine was given none because telemetry is off: :meth:`load` compares *them* with the
+        stored digest (hubadmin23 A14: a default object nobody configured, 7200 s, was taken for a
+        changed config and replaced an admin's PUT), and keepalives are bounded by them."""
+        self._policies = policies
+
     @property
     def policies(self) -> Any:
         """The :class:`~jupyter_sched.reclaim.IdlePolicies` in force."""
@@ -145,6 +153,13 @@ class IdlePolicyService:
         configured = idle_policies_to_dict(self.policies)
         digest = config_digest([configured])
         source = self.ctx.store.quota_source(IDLE_SOURCE)
+        self._say_off(configured)
+        if source is not None and source.config_digest == config_digest([idle_policies_to_dict(IdlePolicies())]) \
+                and digest != source.config_digest:
+            # versions before hubadmin23 A14 noted the defaults' digest at a telemetry-off start, not the
+            # config's: that digest says nothing of the config, so it is not a change of it (an admin's
+            # PUT is never replaced on its account; the WARNING below names the config not applied)
+            source = replace(source, config_digest=None)
         events = self.ctx.store.list_events(action="idle_policy_set", limit=1, newest_first=True)
         if not events or events[0].actor == CONFIG_ACTOR:
             if source is None or source.config_digest != digest:
@@ -180,6 +195,18 @@ class IdlePolicyService:
                         _window(configured), event.actor, _when(event.at), _window(stored))
         self.apply(policies)
         return True
+
+    def _say_off(self, configured: dict[str, Any]) -> None:
+        """With telemetry off, one WARNING that idle reclaim is off while the config asks for it
+        (hubadmin23 A14: said only as INFO "telemetry off"), naming the fix."""
+        if self.monitor is not None or not (configured.get("default") or {}).get("enabled", True) \
+                or _window(configured) in ("?", "0 s"):
+            return
+        log.warning("jupyter_sched: idle reclaim is off: telemetry is off (no collector for this inventory source), so "
+                    "no idle policy is applied (the config's c.SchedApp.idle_* asks for a window of %s) — idle GPUs "
+                    "are never reclaimed, only the length of a %%gpu keepalive is bounded; set "
+                    "c.SchedApp.telemetry_source (\"nvml\" on the GPU host, \"dcgm\" or \"prometheus\" with "
+                    "c.SchedApp.telemetry_url) to turn it on", _window(configured))
 
     def apply(self, policies: Any) -> None:
         """Use ``policies`` from now on: keepalives, and (with telemetry) the engine's idle
