@@ -170,6 +170,7 @@ class DefinitionFiring:
         self.max_per_user_hour = max_per_user_hour
         self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
         self._skips: dict[str, _Skips] = {}  # per definition id: skips not recorded yet (red team 17, R4)
+        self._busy_said: dict[str, str] = {}  # per definition id: the last "not fired now" logged
         self._publish = publish or (lambda event: None)
         self._schedules: dict[tuple[str, str], CronSchedule] = {}
         self._next_due: dict[tuple[str, int], datetime | None] = {}
@@ -200,8 +201,14 @@ class DefinitionFiring:
                 self._fire(definition, now, report)
             except ConflictError:
                 report.conflicts += 1  # changed meanwhile: the next pass plans from the fresh row
+            except BusyError as exc:  # the owner cannot be told now (the hub down, or refusing the service's token)
+                if self._busy_said.get(definition.id) != str(exc):  # said once, not a traceback a tick (hub admin 22)
+                    self._busy_said[definition.id] = str(exc)
+                    log.warning("definition %s: not fired now: %s; retried at every tick", definition.id, exc)
             except SchedError:
                 log.exception("definition %s: firing failed; retried at the next tick", definition.id)
+            else:
+                self._busy_said.pop(definition.id, None)
         dues = [due for d in definitions if (due := self._next_due.get((d.id, d.version))) is not None]
         report.next_due = min(dues, default=None)
         return report
