@@ -12,10 +12,10 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { clockText, formatDuration, formatNumber, recordTime } from '../format';
+import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, USAGE_DAYS } from '../format';
 import type { ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
-import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageRow } from '../types';
+import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
 import { ModelView } from './base';
 
 /** Dimensions a usage report can be grouped by. */
@@ -43,7 +43,7 @@ function hoursOf(row: Record<string, unknown>, ...keys: string[]): number | null
  * Sum usage rows by `by`. GPU-hours from `gpu_hours` or `gpu_seconds` ÷ 3600; utilized from
  * `utilized_gpu_hours` or `utilized_gpu_seconds` ÷ 3600. Largest first.
  */
-export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): IUsageTotal[] {
+export function aggregateUsage(rows: readonly (UsageRow | UsageReportRow)[], by: UsageDimension): IUsageTotal[] {
   const totals = new Map<string, IUsageTotal>();
   for (const row of rows as readonly Record<string, unknown>[]) {
     const raw = by === 'gpu_model' ? (row.gpu_model ?? row.model) : row[by];
@@ -64,16 +64,23 @@ export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): I
   return [...totals.values()].sort((a, b) => b.gpuHours - a.gpuHours);
 }
 
-/** The Usage report's period in days: `status`'s (GET me `gpu_hours_7d`), so both say the same figure. */
-export const USAGE_DAYS = 7;
+export { USAGE_DAYS };
 
 /**
- * What the Usage report covers and when it was read: `GPU-hours allocated in the last 7 days, as of
- * 05:34 UTC` (newuser22 N14: no period, no time, and a figure 23 minutes old). `asOf` is when the
- * answer was asked for; `now` decides whether the date is said.
+ * What the Usage report covers and when it was read: `GPU-hours allocated in the last 7 days (since
+ * Nov 28 05:34 UTC), as of 05:34 UTC` (newuser22 N14: no period, no time, and a figure 23 minutes old;
+ * session 23: the period's start, as `status` and `jupyter-sched usage` say it — {@link lastDaysText}).
+ * `asOf` is when the answer was asked for; `now` decides whether a date is said; `since` is the
+ * period's start (the rows' `since`, else the one asked for).
  */
-export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle): string {
-  return trans.__('GPU-hours allocated in the last %1 days, as of %2', USAGE_DAYS, clockText(asOf, now));
+export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle, since: Date | null = null): string {
+  return trans.__('GPU-hours allocated %1, as of %2', lastDaysText(since, now, trans), clockText(asOf, now));
+}
+
+/** The currency of the rows' costs (`cost_unit`, hubadmin22 H10), several joined; null when no row has one. */
+export function costUnitOf(rows: readonly Record<string, unknown>[]): string | null {
+  const units = [...new Set(rows.filter(r => typeof r.cost === 'number' && typeof r.cost_unit === 'string' && r.cost_unit).map(r => r.cost_unit as string))];
+  return units.length ? units.sort().join(', ') : null;
 }
 
 /** A card's props: `round` grows on each panel Refresh and each showing of the section, and the card re-reads its answers then. */
@@ -496,18 +503,20 @@ type SortKey = 'key' | 'gpuHours' | 'utilizedGpuHours' | 'cost';
 
 function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date }): React.ReactElement {
   const [by, setBy] = React.useState<UsageDimension>('user');
-  const [rows, setRows] = React.useState<UsageRow[] | null>(null);
+  const [rows, setRows] = React.useState<UsageReportRow[] | null>(null);
   const [asOf, setAsOf] = React.useState<Date | null>(null);
+  const [asked, setAsked] = React.useState<Date | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [sort, setSort] = React.useState<{ key: SortKey; direction: 1 | -1 }>({ key: 'gpuHours', direction: -1 });
   const [reloads, setReloads] = React.useState(0);
   React.useEffect(() => {
     let live = true;
     const at = now();
-    const since = new Date(at.getTime() - USAGE_DAYS * 86400 * 1000).toISOString(); // status's window
+    const since = new Date(at.getTime() - USAGE_DAYS * 86400 * 1000); // the one usage period (status's)
+    // the report, not GET usage: its rows carry cost and cost_unit (H10) and their period
     ctx.model.client
-      .usage({ all: true, by, since })
-      .then(r => live && (setRows(r), setAsOf(at), setError(null)))
+      .usageReport({ all: true, by, since: since.toISOString() })
+      .then(r => live && (setRows(r), setAsOf(at), setAsked(since), setError(null)))
       .catch(err => live && setError(describeError(err)));
     return () => {
       live = false;
@@ -521,6 +530,9 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
   });
   const hasUsed = totals.some(t => t.utilizedGpuHours !== null);
   const hasCost = totals.some(t => t.cost !== null);
+  const costUnit = rows ? costUnitOf(rows as readonly Record<string, unknown>[]) : null;
+  const served = rows && rows.length && typeof rows[0].since === 'string' ? new Date(rows[0].since) : null;
+  const periodStart = served && !isNaN(served.getTime()) ? served : asked;
   const max = Math.max(...totals.map(t => t.gpuHours), 1e-9);
   const header = (key: SortKey, label: string) => (
     <th scope="col" aria-sort={sort.key === key ? (sort.direction > 0 ? 'ascending' : 'descending') : 'none'}>
@@ -535,7 +547,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
     <div className="jp-sched-usage">
       <h4 className="jp-sched-subhead">{trans.__('Usage report (GPU-hours)')}</h4>
       <p className="jp-sched-muted jp-sched-usage-period" aria-live="polite">
-        {asOf ? usagePeriodLine(asOf, now(), trans) : trans.__('Loading…')}
+        {asOf ? usagePeriodLine(asOf, now(), trans, periodStart) : trans.__('Loading…')}
       </p>
       <label className="jp-sched-field-label" htmlFor="jp-sched-usage-by">
         {trans.__('Group by')}
@@ -549,7 +561,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
         {trans.__('Reload')}
       </button>
       {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
-      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded in the last %1 days.', USAGE_DAYS)}</p> : null}
+      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded %1.', lastDaysText(periodStart, now(), trans))}</p> : null}
       {totals.length ? (
         <div className="jp-sched-table-wrap">
           <table className="jp-sched-table jp-sched-usage-table">
@@ -559,7 +571,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
                 {header('key', names[by])}
                 {header('gpuHours', trans.__('GPU-h'))}
                 {hasUsed ? header('utilizedGpuHours', trans.__('Used GPU-h')) : null}
-                {hasCost ? header('cost', trans.__('Cost')) : null}
+                {hasCost ? header('cost', costUnit ? trans.__('Cost (%1)', costUnit) : trans.__('Cost')) : null}
                 <th scope="col">{trans.__('Share')}</th>
               </tr>
             </thead>
