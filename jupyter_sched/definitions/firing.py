@@ -364,8 +364,26 @@ class DefinitionFiring:
         except BusyError:
             raise  # who the owner is cannot be told now (the hub did not answer): retried next tick
         except SchedError as exc:
-            job = self.jobs.rejected(body, user=definition.user, error=exc)
+            job = self.jobs.rejected(body, user=definition.user, error=_team_left(exc, definition))
         return link_run(job, definition.id)
+
+
+def _team_left(error: SchedError, definition: JobDefinition) -> SchedError:
+    """A firing refused for its team (field ``team``: its owner is no longer a member — a hub group
+    renamed or deleted, hubadmin23 A9) said with the definition's way out: the owner's teams now and
+    ``jupyter-sched definitions edit <id> --team <one of them>``; any other refusal as it was."""
+    if error.field != "team":
+        return error
+    teams = [str(t) for t in (error.details or {}).get("teams", ()) if isinstance(t, str)]
+    if teams:
+        pick = teams[0] if len(teams) == 1 else "<one of them>"
+        fix = (f"{definition.user}'s team{'s are' if len(teams) > 1 else ' is'} now {', '.join(teams)}: change the "
+               f"definition's team with jupyter-sched definitions edit {definition.id} --team {pick}")
+    else:
+        fix = f"{definition.user} is in no team now: an admin adds them to one, or the definition is deleted"
+    return SchedError(f"{error.message.rstrip('.')}: {definition.user} is no longer a member of team {definition.team}, "
+                      f"which this definition charges — {fix}",
+                      field="team", hint=error.hint, details=error.details)
 
 
 def link_run(job: Job, definition_id: str) -> Job:

@@ -237,14 +237,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return self.log_dir or str(self.sched_data_dir / "logs")
 
     def _build_services(self) -> Any:
+        from .log_route import route_package_log
+
+        route_package_log(self.log)  # module loggers' WARNINGs get the app's prefix, level and time (hubadmin23 A1)
         if self.hub_service_url:
             from ..hub.forward import forwarding_service
 
             return forwarding_service(self)
         from ..services import build_services
-        from .log_route import route_package_log
 
-        route_package_log(self.log)  # module loggers' WARNINGs get the app's prefix, level and time (hubadmin23 A1)
         try:
             return build_services(self.service_settings(), log=self.log)
         except SchedError as err:

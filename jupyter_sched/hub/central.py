@@ -72,7 +72,7 @@ from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
-from .identity import HubUser, bound_token_checks, is_admin
+from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .liveness import (
@@ -418,6 +418,8 @@ class HubSchedApp(SchedApp):
         if bound_token_checks(self._hub_timeout_s()):
             self.log.debug("jupyter_sched: hub token checks time out after %g s", self._hub_timeout_s())
         await super()._start_jupyter_server_extension(serverapp)
+        self.log.info("jupyter_sched: %s", admins_said(getattr(self._provider(), "admin_scope", None) or ADMIN_SCOPE,
+                                                       self.admin_users))
         if getattr(self, "_say_spawner", False):
             IOLoop.current().spawn_callback(self._log_spawner_fence)
         if self.hub_poll_interval_s > 0:

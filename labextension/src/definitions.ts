@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { compactDuration, formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -90,6 +90,32 @@ export function runReason(run: DefinitionRun): string {
   const said = job.state === 'pending' || job.state === 'preempted' ? reasonSentence(job.reason as PendingReason | null) : '';
   return said || (job.message ?? '');
 }
+
+/**
+ * What the one run after an outage stands for, as the CLI and the magics say it
+ * (jupyter_sched/wording/definitions.py catch_up_text): `catch-up, 5s late: 1 earlier firing (06:08 UTC)
+ * got no run while no server was running`; "" for a run that is no catch-up (hub admin 22: two runs after
+ * a 90 s outage both said only "scheduled").
+ */
+export function catchUpText(run: DefinitionRun, timeZone: string, now: Date = new Date()): string {
+  if (!run.catch_up) {
+    return '';
+  }
+  const late = run.late_s;
+  const said = 'catch-up' + (typeof late === 'number' && late >= 1 ? `, ${compactDuration(late)} late` : '');
+  const missed = run.missed ?? 0;
+  if (missed <= 0) {
+    return `${said}: no server was running at its time`;
+  }
+  const count = missed >= MISSED_SHOWN_CAP ? `${missed} or more earlier firings` : `${missed} earlier firing${missed === 1 ? '' : 's'}`;
+  const first = localTime(run.missed_from, timeZone, run.scheduled_zone, now);
+  const last = localTime(run.missed_to, timeZone, run.scheduled_zone, now);
+  const span = first === last || !last ? first : `${first} to ${last}`;
+  return `${said}: ${count} (${span}) got no run while no server was running`;
+}
+
+/** The most missed firings a run counts (jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL). */
+const MISSED_SHOWN_CAP = 1000;
 
 /** What an empty "Notebook or script" field is told, before anything is sent (new user 16, N4). */
 export const REQUIRED_PATH = 'Notebook or script: required — give the path of a notebook or script from the server root, ' +
@@ -500,9 +526,10 @@ export class DefinitionsView extends Widget {
       'li',
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
       h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone, run.scheduled_zone)),
-      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : 'scheduled'),
+      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : run.catch_up ? 'catch-up' : 'scheduled'),
       h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
       h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
+      run.catch_up ? h('span', { class: 'jp-sched-run-catchup' }, catchUpText(run, d.timezone)) : null,
       Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
       notebookRun
         ? h(

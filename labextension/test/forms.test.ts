@@ -390,7 +390,7 @@ describe('Admin section', () => {
       current = { ...current, ...patch };
       return json(200, { default: current, by_priority: {}, active: true, retention_s: 3600 });
     });
-    server.routes.set('GET usage', (_, q) =>
+    server.routes.set('GET usage/report', (_, q) =>
       json(200, q.get('by') === 'team' ? [{ team: 'team-ui', gpu_seconds: 7200, jobs: 2 }] : [
         { user: 'ann', gpu_hours: 1.5, utilized_gpu_hours: 0.5, jobs: 1 },
         { user: 'bob', gpu_hours: 3, jobs: 2, cost: 4.5 }

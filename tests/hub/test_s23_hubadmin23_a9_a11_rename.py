@@ -24,6 +24,8 @@ from typing import Any
 from jupyter_sched.engine import SchedulerService
 from jupyter_sched.hub.membership import TEAM_LEFT_ACTION
 from jupyter_sched.hub.offboard import Offboarding
+from jupyter_sched.services.models import parse
+from jupyter_sched.services.models.definitions import CreateDefinitionRequest
 from tests.hub.test_red15_offboarding import offboard_against
 from tests.hub.test_red18_team import SLEEP, _job, _records, _service, _stop_all, _submit, _until
 
@@ -176,5 +178,31 @@ def test_s23_hubadmin23_a9_a_member_of_several_teams_is_told_to_choose_one(tmp_p
         assert reason["code"] == "TeamMembership", reason
         assert sorted(reason["details"]["teams"]) == ["cv", "nlp"], reason
         assert "(choose it with --team)" in reason["unblock"], reason
+    finally:
+        _stop_all(svc)
+
+
+def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_its_firing(tmp_path: Path) -> None:
+    """Failed before: the rejected run said only "ha23h may not charge team 'vision'" — not the owner's
+    team now, nor that the definition's team is what to change (``definitions edit … --team cv``)."""
+    svc, hub = _renamed_service(tmp_path, gpus=3)
+    # the owner resolved as the hub identity does: their groups from the hub's user model
+    svc.services.definitions.owner_caller = lambda user: svc.services.caller(
+        user, admin=False, groups=list(hub.roles[user]["groups"]))
+    try:
+        script = tmp_path / "nightly.py"
+        script.write_text("print('x')\n")
+        nightly = svc.services.definitions.create(
+            svc.services.caller("ha23h", admin=False, groups=["vision"]),
+            parse(CreateDefinitionRequest, {"name": "nightly", "script": str(script), "schedule": "* * * * *",
+                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
+        _rename(svc, hub)
+        _clock_advance(svc, 120)
+        svc.services.definitions.fire_due()
+        (run,) = svc.list_jobs(user="ha23h", state=None)
+        assert run["state"] == "rejected", run
+        said = run["message"]
+        assert "vision" in said and "ha23h's team is now cv" in said, said
+        assert f"jupyter-sched definitions edit {nightly} --team cv" in said, said
     finally:
         _stop_all(svc)

@@ -66,8 +66,8 @@ async def test_s23_hubadmin23_a10_a_plain_date_until_and_month_and_the_period_sa
 
 
 def test_s23_hubadmin23_a10_csv_without_since_says_from_the_first_record_to_the_report_time(tmp_path: Path) -> None:
-    """REST ``format=csv`` with no window: ``since`` empty (from the first record), ``until`` the
-    report's time — the export still says its period. Failed before: no such columns."""
+    """REST ``format=csv`` with no window: the one usage period (s23-acct: the 7 days up to the report's
+    time; was from the first record) — the export still says its period. Failed before: no such columns."""
     services = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
                                "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"})
     try:
@@ -83,6 +83,7 @@ def test_s23_hubadmin23_a10_csv_without_since_says_from_the_first_record_to_the_
             services.accounting.report(boss, request), request)))
         assert header[0] == "team" and header[-2:] == ["since", "until"], header
         until = datetime.fromisoformat(row[-1].replace("Z", "+00:00"))
-        assert row[0] == "ml" and row[-2] == "" and before <= until <= datetime.now(timezone.utc), row
+        since = datetime.fromisoformat(row[-2].replace("Z", "+00:00"))
+        assert row[0] == "ml" and until - since == timedelta(days=7) and before <= until <= datetime.now(timezone.utc), row
     finally:
         services.store.close()
