@@ -59,8 +59,16 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         added.append("usage")
     if want("audit"):
         audit_p = sub.add_parser("audit", help="admin: the scheduler's decision log, newest first",
-                                 description="The audit log (GET api/sched/audit; admins), newest first.")
+                                 description="The audit log (GET api/sched/audit; admins), newest first; TIME in "
+                                             "UTC. Example: jupyter-sched audit --since 2026-12-04 --exclude "
+                                             "eta_moved")
         audit_p.add_argument("--action", metavar="A", help="only this action, e.g. refused, admit, owner_removed")
+        audit_p.add_argument("--exclude", metavar="A", action="append", default=[],
+                             help="leave this action out, e.g. --exclude eta_moved (repeat it, or A,B, for more)")
+        audit_p.add_argument("--since", metavar="WHEN", type=_when,
+                             help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an offset")
+        audit_p.add_argument("--until", metavar="WHEN", type=_when,
+                             help="up to this time, not included (a date: its midnight UTC)")
         audit_p.add_argument("--user", metavar="U", help="only rows about this user")
         audit_p.add_argument("--limit", type=_limit, default=50, metavar="N", help="at most N rows (default 50, "
                                                                                     "at most 10000)")
@@ -202,6 +210,12 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         params["action"] = args.action
     if args.user:
         params["user"] = args.user
+    for name in ("since", "until"):
+        if getattr(args, name, None):
+            params[name] = getattr(args, name)
+    exclude = sorted({a.strip() for text in getattr(args, "exclude", None) or () for a in text.split(",") if a.strip()})
+    if exclude:
+        params["exclude"] = ",".join(exclude)
     rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
     if getattr(args, "json", False):
         import json
@@ -211,13 +225,27 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     if not rows:
         print("no audit rows match", file=io.out)
         return 0
+    now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]
     for row in rows:
-        table.append([str(row.get("at") or "")[:19].replace("T", " "), str(row.get("actor") or ""),
+        table.append([_record_time(row.get("at"), now), str(row.get("actor") or ""),
                       str(row.get("action") or ""), str(row.get("user") or "-"), str(row.get("job_id") or "-"),
                       str(row.get("message") or "")])
     _print(table, io)
     return 0
+
+
+def _record_time(value: Any, now: datetime) -> str:
+    """An audit record's time as the CLI says clocks (:func:`~jupyter_sched.model.units.clock_text`,
+    seconds kept: ``09:57:08 UTC`` today, ``Dec 4 23:10:02 UTC`` before; hubadmin23 A15: a bare
+    ``2026-12-05 09:57:08`` with no zone); a value this cannot read is shown as sent."""
+    from ..model.units import clock_text
+
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value or "")
+    return clock_text(when, now, seconds=True)
 
 
 def _num(value: Any) -> str:

@@ -3453,6 +3453,8 @@ export interface operations {
                 user?: string | null;
                 job_id?: string | null;
                 action?: string | null;
+                /** @description actions left out, comma-separated (limit counts the rows kept) */
+                exclude?: string | null;
             };
             header?: never;
             path?: never;

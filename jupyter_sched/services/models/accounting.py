@@ -157,6 +157,8 @@ class GetAuditRequest(QueryModel):
     user: str | None = None
     job_id: str | None = None
     action: str | None = Field(default=None, examples=["refused"])
+    exclude: str | None = Field(default=None, examples=["eta_moved"],
+                                description="actions left out, comma-separated (limit counts the rows kept)")
 
 
 class GetEtaAccuracyRequest(QueryModel):
