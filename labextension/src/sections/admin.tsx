@@ -191,21 +191,55 @@ export function quotaErrorText(err: unknown, drafts: readonly Omit<IQuotaDraft, 
   return hint ? `${text} — ${hint}` : text;
 }
 
-type Kind = 'ok' | 'error' | 'info';
+type Kind = 'ok' | 'error' | 'info' | 'warn';
 
-function Feedback(props: { message: { text: string; kind: Kind } | null }): React.ReactElement {
+/** What a card says under its buttons: one sentence, and (a save's warnings) a list under it. */
+interface IMessage {
+  text: string;
+  kind: Kind;
+  items?: readonly string[];
+}
+
+function Feedback(props: { message: IMessage | null; children?: React.ReactNode }): React.ReactElement {
+  const items = props.message?.items ?? [];
   return (
     <div className={`jp-sched-feedback${props.message ? ` jp-sched-feedback-${props.message.kind}` : ''}`} role="status">
       {props.message?.text ?? ''}
+      {items.length ? (
+        <ul className="jp-sched-feedback-items">
+          {items.map((item, i) => (
+            <li key={i}>{item}</li>
+          ))}
+        </ul>
+      ) : null}
+      {props.children}
     </div>
   );
+}
+
+/**
+ * A quota warning in the editor's words: the API's `quotas[1]` is the form's `Row 2`, and a fix
+ * "with PUT quotas" is made here (new user 23, N12).
+ */
+export function quotaWarningText(warning: string, trans: TranslationBundle): string {
+  return warning
+    .replace(/\bquotas\[(\d+)\]/g, (_all, i: string) => trans.__('Row %1', Number(i) + 1))
+    .replace(/ with PUT quotas\b/g, trans.__(' here'));
 }
 
 let draftKey = 0;
 
 function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
-  const [drafts, setDrafts] = React.useState<IQuotaDraft[]>([]);
-  const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const [drafts, setDraftsNow] = React.useState<IQuotaDraft[]>([]);
+  const [message, setMessage] = React.useState<IMessage | null>(null);
+  /** The dry run's new warnings, waiting for "Save anyway" (null: nothing asked). */
+  const [asking, setAsking] = React.useState<readonly string[] | null>(null);
+  /** The warnings of the set in force (GET quotas, or the last save): only new ones are asked about. */
+  const standing = React.useRef<readonly string[]>([]);
+  const setDrafts: typeof setDraftsNow = next => {
+    setAsking(null); // the question was about the lines as they were
+    setDraftsNow(next);
+  };
   const lines = (ds: readonly IQuotaDraft[]): string => JSON.stringify(ds.map(({ key: _key, ...line }) => line));
   const read = React.useRef(lines([]));
   const current = React.useRef(drafts);
@@ -225,7 +259,9 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   };
   const load = React.useCallback(async () => {
     try {
-      shown(toDrafts((await ctx.model.client.quotas()).quotas));
+      const got = await ctx.model.client.quotas();
+      standing.current = got.warnings ?? [];
+      shown(toDrafts(got.quotas));
     } catch (err) {
       setMessage({ text: describeError(err), kind: 'error' });
     }
@@ -238,13 +274,42 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
     }
   }, [load, round]);
 
-  const save = async (): Promise<void> => {
-    setMessage({ text: trans.__('Saving…'), kind: 'info' });
+  /**
+   * Save: a dry run first (`dry_run: true`, nothing stored); when it warns of something the set in
+   * force does not (a team left at 0 GPUs, a line for a user not in its team), the warnings are
+   * listed with "Save anyway" — else the lines are saved, and the saved set's warnings said under
+   * the button (new user 23, N12: "Saved 2 quota lines." and nothing of the team left at 0 GPUs).
+   */
+  const save = async (anyway = false): Promise<void> => {
+    // only the lines: budgets, teams and user_teams the server keeps as they are
+    const quotas = quotaLinesFrom(drafts);
+    setAsking(null);
     try {
-      // only the lines: budgets, teams and user_teams the server keeps as they are
-      const saved = await ctx.model.client.setQuotas({ quotas: quotaLinesFrom(drafts) });
+      if (!anyway) {
+        setMessage({ text: trans.__('Checking…'), kind: 'info' });
+        const dry = await ctx.model.client.setQuotas({ quotas, dry_run: true });
+        const fresh = (dry.warnings ?? []).filter(w => !standing.current.includes(w));
+        if (fresh.length) {
+          setAsking(fresh);
+          setMessage({
+            text: trans.__('Not saved yet. With these lines the server warns:'),
+            kind: 'warn',
+            items: fresh.map(w => quotaWarningText(w, trans))
+          });
+          return;
+        }
+      }
+      setMessage({ text: trans.__('Saving…'), kind: 'info' });
+      const saved = await ctx.model.client.setQuotas({ quotas });
+      const warnings = saved.warnings ?? [];
+      standing.current = warnings;
       shown(toDrafts(saved.quotas));
-      setMessage({ text: trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length), kind: 'ok' });
+      const said = trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length);
+      setMessage(
+        warnings.length
+          ? { text: `${said} ${trans.__('The server warns:')}`, kind: 'warn', items: warnings.map(w => quotaWarningText(w, trans)) }
+          : { text: said, kind: 'ok' }
+      );
       ctx.model.refresh('quotas', { force: true });
     } catch (err) {
       setMessage({ text: trans.__('Not saved: %1', quotaErrorText(err, drafts, trans)), kind: 'error' });
@@ -311,7 +376,22 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
           {trans.__('Save quotas')}
         </button>
       </div>
-      <Feedback message={message} />
+      <Feedback message={message}>
+        {asking ? (
+          <div className="jp-sched-actions">
+            <button type="button" className="jp-sched-button jp-sched-danger jp-sched-quota-save-anyway" onClick={() => void save(true)}>
+              {trans.__('Save anyway')}
+            </button>
+            <button
+              type="button"
+              className="jp-sched-button jp-sched-quota-keep-editing"
+              onClick={() => (setAsking(null), setMessage({ text: trans.__('Not saved: change the lines, then Save quotas.'), kind: 'info' }))}
+            >
+              {trans.__('Keep editing')}
+            </button>
+          </div>
+        ) : null}
+      </Feedback>
     </div>
   );
 }
