@@ -25,8 +25,8 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
 from traitlets import Float, TraitError, Unicode, default, validate
 
-from .. import __version__
 from ..admission import Caller
+from ..buildinfo import version_string
 from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
@@ -416,7 +416,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def capability_fields(self) -> dict[str, Any]:
         """The fields of :meth:`capabilities` (the central service changes a few)."""
         return {
-            "version": __version__,
+            "version": version_string(),
             "api": "v1",
             "mode": "embedded",
             "identity": self.identity_mode,

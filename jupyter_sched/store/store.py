@@ -1138,10 +1138,12 @@ class Store:
         self.quotas_written = 0
         """Quota-set replacements committed through this object (moves after the commit): readers
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
+        self.migrated: list[int] = []
+        """Schema versions this object's open applied (hubadmin23 A7: the start-up log names them)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
-                migrate(self.engine, now=self._now)
+                self.migrated = migrate(self.engine, now=self._now)
         except sa.exc.SQLAlchemyError as exc:
             # one line (the README's promise for a bad setting): the driver's first line, without
             # SQLAlchemy's "(Background on this error at …)" and the driver's follow-up advice
