@@ -51,7 +51,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import StoreError, ValidationError
-from ..model.units import parse_utc
+from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -68,9 +68,10 @@ REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
 """Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
 
 CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
-               "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending")
+               "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending", "since", "until")
 """Value columns of a report row, after the grouping fields (``cost_unit`` beside ``cost``: a bare
-number in a spreadsheet said nothing of its currency, hubadmin22 H10)."""
+number in a spreadsheet said nothing of its currency, hubadmin22 H10; ``since``/``until``: the
+period every figure of the row covers)."""
 
 UNNAMED_COST_UNIT = "price units"
 """``cost_unit`` when prices are set but their currency is not named (``c.HubSchedApp.gpu_price_unit``
@@ -358,7 +359,8 @@ def usage_report(
 
     Returns:
         Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
-        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending"}``,
+        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending",
+        "since", "until"}`` (the window, ISO 8601 UTC; ``since`` None when unbounded, ``until`` the asked one, else ``now``),
         sorted by
         the grouping fields; a group with such held time also has ``held_after_reclaim_gpu_seconds`` and
         ``held_after_reclaim_gpu_hours``: the part of its allocated GPU-seconds after those reclaims. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
@@ -429,6 +431,7 @@ def usage_report(
             "cost_unit": unit,
             "jobs": len(jobs[key]),
             "telemetry_pending": pending[key],
+            "since": to_iso(since), "until": to_iso(until or now),
             **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],
                 "held_after_reclaim_gpu_hours": gpu_figures(held)[1]} if held > _EPS_S else {}),
         })
@@ -437,7 +440,9 @@ def usage_report(
 
 def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",)) -> str:
     """The rows of :func:`usage_report` as CSV text (header: grouping fields, then :data:`CSV_COLUMNS`;
-    None is written as an empty cell)."""
+    None is written as an empty cell). The two last columns, ``since`` and ``until``, say the period
+    on every row, so a saved export says which period it is and a spreadsheet still reads one header
+    row (hubadmin23 A10: no comment line)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = (*by, *CSV_COLUMNS)
@@ -445,4 +450,3 @@ def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",))
     for row in rows:
         writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
     return buffer.getvalue()
-

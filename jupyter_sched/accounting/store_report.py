@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model.units import parse_window
+from ..model.units import parse_window, to_iso
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
 from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
@@ -66,10 +66,10 @@ def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime
     return rows
 
 
-def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",), since: str | None = None,
-                     until: str | None = None, period: str = "month",
+def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",),
+                     since: str | datetime | None = None, until: str | datetime | None = None, period: str = "month",
                      prices: Mapping[str, float] | None = None, cost_unit: str | None = None,
-                     telemetry_until: datetime | None = None) -> list[dict[str, Any]]:
+                     telemetry_until: datetime | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
     """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
     rollups, at the service's clock; groups with allocated time after ``telemetry_until`` (the
     monitor's :meth:`~jupyter_sched.engine.telemetry.TelemetryMonitor.rolled_until`) are marked
@@ -81,12 +81,13 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
     """
     start, end = parse_window(since, until)
     intervals = service.store.usage_rows(since=start, until=end, user=user)
-    now = service.clock.now()
+    now = now or service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
                         prices=prices, max_sample_gap_s=ROLLUP_SECONDS, telemetry_until=telemetry_until,
                         held_from=held_after_reclaim(service.store, intervals), cost_unit=cost_unit)
-    rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user)
+    window = {"since": to_iso(start), "until": to_iso(now if end is None or end > now else end)}
+    rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user, window=window)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
 
@@ -109,7 +110,7 @@ def held_after_reclaim(store: Any, intervals: Sequence[UsageInterval]) -> dict[s
 
 
 def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequence[UsageInterval], *,
-                       by: tuple[str, ...], user: str | None) -> list[dict[str, Any]]:
+                       by: tuple[str, ...], user: str | None, window: Mapping[str, str | None]) -> list[dict[str, Any]]:
     """The report rows with a ``warnings`` list naming every usage row or telemetry rollup the
     store skipped as unreadable (quarantined, issue 17 / cases 009 and 011) on the groups they
     concern; a group reached only by skipped rows appears with zeros and its warnings."""
@@ -132,7 +133,7 @@ def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequen
             gpus_of.setdefault(tuple(str(fields[k]) for k in by), set()).add(iv.gpu_uuid)
     zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
             "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "cost_unit": None, "jobs": 0,
-            "telemetry_pending": False}
+            "telemetry_pending": False, **window}
     return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
 
 

@@ -23,12 +23,30 @@ from ..model import GPU, GPU_MILLI, Allocation, Budget
 from ..model.mig import mig_share
 
 __all__ = [
-    "ROLLUP_KEYS", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
-    "usage_share",
+    "ROLLUP_KEYS", "USAGE_WINDOW", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
+    "usage_share", "usage_window",
 ]
 
 ROLLUP_KEYS = ("user", "team", "gpu_model", "job_id", "kind")
 """Fields a roll-up may group by."""
+
+USAGE_WINDOW = timedelta(days=7)
+"""The one usage period: a usage figure asked for without ``since`` covers the 7 days before its
+``until`` (default: now) — ``GET me``'s ``gpu_hours_7d`` (``jupyter-sched status``, the panel's
+summary), ``GET usage``, ``GET usage/report`` (``jupyter-sched usage``, the panel's usage report).
+Before, ``status`` said "the last 7 days", ``usage`` "this month" and the REST routes counted all
+time; every figure now says its period (``since`` / ``until``)."""
+
+
+def usage_window(since: datetime | None, until: datetime | None, *, now: datetime) -> tuple[datetime, datetime]:
+    """``[since, until)`` of a usage figure by the one rule (:data:`USAGE_WINDOW`): ``until`` defaults
+    to ``now`` (one after it is kept as asked: the figure still ends at the report time), ``since`` to
+    7 days before ``until`` (or ``now`` when earlier); a ``since`` after ``until`` gives an empty
+    window (no figure), never an error. Both aware UTC."""
+    end = now if until is None else until
+    if since is None:
+        return min(end, now) - USAGE_WINDOW, end
+    return since, max(end, since)
 
 
 def gpu_figures(seconds: float) -> tuple[float, float]:

@@ -5,17 +5,22 @@ Each is one request to the existing route, so the server decides who sees what: 
 ``GET usage/report`` for everyone's usage when the caller is an admin (``all=true``), else their own;
 ``audit`` is ``GET audit`` (admins; anyone else gets the server's 403 in words). ``cost`` is said with
 its unit, the rows' ``cost_unit`` (``c.HubSchedApp.gpu_price_unit``, e.g. USD; "price units" when the
-admin named no currency); the CSV has it as a column beside ``cost``.
+admin named no currency); the CSV has it as a column beside ``cost``. The period is the one usage
+period unless ``--since``/``--until``/``--month`` say another: the last 7 days, as ``status`` and
+the panel say it (:mod:`jupyter_sched.wording.usage`; session 23: this said "this month").
 
-Standard library only (the CLI's start-up cost: :mod:`.main`).
+Standard library and :mod:`jupyter_sched.wording` only (the CLI's start-up cost: :mod:`.main`).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+from datetime import date, datetime, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
+from ..wording.usage import last_days
 
 __all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
 
@@ -31,25 +36,107 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
     if want("usage"):
         usage_p = sub.add_parser(
             "usage", help="GPU-hours used, per user or team, with cost (admins: everyone's; others: their own)",
-            description="Allocated and utilized GPU-hours, telemetry coverage, efficiency and cost, from GET "
-                        "api/sched/usage/report. Admins see everyone's usage, others their own. cost is "
+            description="Allocated and utilized GPU-hours (GPU-HOURS, UTILIZED: hours of whole GPUs), "
+                        "telemetry coverage, efficiency (utilized / allocated) and cost, from GET "
+                        "api/sched/usage/report, for one period: the last 7 days (as status says) unless --since/--until "
+                        "or --month say another (said under the table, and as the CSV's since and until columns). "
+                        "Admins see everyone's usage, others their own. cost is "
                         "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
-                        "(said under the table and as the CSV's cost_unit column); empty without prices.")
+                        "(said under the table and as the CSV's cost_unit column); empty without prices. "
+                        "Example: jupyter-sched usage --by team --month 2026-11 --csv > november.csv")
         usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default) or per team")
-        usage_p.add_argument("--since", metavar="WHEN",
-                             help="from this time, ISO 8601 (e.g. 2026-12-01 or 2026-12-01T00:00:00+00:00); "
-                                  "default: the start of this month")
+        usage_p.add_argument("--since", metavar="WHEN", type=_when,
+                             help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an "
+                                  "offset (2026-12-01T00:00:00+02:00); default: 7 days before --until (the last 7 days, "
+                                  "the period status says)")
+        usage_p.add_argument("--until", metavar="WHEN", type=_when,
+                             help="up to this time, not included (a date: its midnight UTC, so --until "
+                                  "2026-12-01 ends with November 30); default: now")
+        usage_p.add_argument("--month", metavar="YYYY-MM", type=_month,
+                             help="one calendar month in UTC, e.g. 2026-11 (its 1st 00:00 UTC up to the next "
+                                  "month's); instead of --since/--until")
         usage_p.add_argument("--csv", action="store_true", help="print the report as CSV (the REST answer's columns)")
         added.append("usage")
     if want("audit"):
         audit_p = sub.add_parser("audit", help="admin: the scheduler's decision log, newest first",
-                                 description="The audit log (GET api/sched/audit; admins), newest first.")
+                                 description="The audit log (GET api/sched/audit; admins), newest first; TIME in "
+                                             "UTC. Example: jupyter-sched audit --since 2026-12-04 --exclude "
+                                             "eta_moved")
         audit_p.add_argument("--action", metavar="A", help="only this action, e.g. refused, admit, owner_removed")
+        audit_p.add_argument("--exclude", metavar="A", action="append", default=[],
+                             help="leave this action out, e.g. --exclude eta_moved (repeat it, or A,B, for more)")
+        audit_p.add_argument("--since", metavar="WHEN", type=_when,
+                             help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an offset")
+        audit_p.add_argument("--until", metavar="WHEN", type=_when,
+                             help="up to this time, not included (a date: its midnight UTC)")
         audit_p.add_argument("--user", metavar="U", help="only rows about this user")
         audit_p.add_argument("--limit", type=_limit, default=50, metavar="N", help="at most N rows (default 50, "
                                                                                     "at most 10000)")
         added.append("audit")
     return added
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def _when(value: str) -> str:
+    """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight UTC
+    (``2026-12-01T00:00:00Z``: the README's and the help's own example, refused by the server's
+    offset rule, hubadmin23 A10 / newuser23 N10); anything else goes to the server as typed, whose
+    refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
+    text = value.strip()
+    if not _DATE.fullmatch(text):
+        return text
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is no calendar date — write YYYY-MM-DD, e.g. 2026-12-01, "
+                                         f"or a time with its offset, e.g. 2026-12-01T00:00:00+02:00") from None
+    return f"{text}T00:00:00Z"
+
+
+def _month(value: str) -> tuple[str, str]:
+    """``--month 2026-11`` → ``("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z")``: the month in UTC,
+    its end not included (the report's window is ``[since, until)``)."""
+    found = _MONTH.fullmatch(value.strip())
+    if not found or not 1 <= int(found.group(2)) <= 12 or int(found.group(1)) < 1970:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a month — write YYYY-MM, e.g. 2026-11")
+    year, month = int(found.group(1)), int(found.group(2))
+    nxt = (year + 1, 1) if month == 12 else (year, month + 1)
+    return f"{year:04d}-{month:02d}-01T00:00:00Z", f"{nxt[0]:04d}-{nxt[1]:02d}-01T00:00:00Z"
+
+
+def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, str | None]:
+    """The ``(since, until)`` ``usage`` asks for: ``--month``'s, else ``--since`` (None: the server's
+    one usage period, the 7 days before ``until`` — what ``status`` says) and ``--until`` (None: up
+    to now). ``now`` is unused (kept for callers).
+
+    Raises:
+        ValueError: ``--month`` beside ``--since`` or ``--until`` (the message says which to keep).
+    """
+    since, until, month = (getattr(args, name, None) for name in ("since", "until", "month"))
+    if month is not None:
+        if since or until:
+            raise ValueError("--month is a whole month by itself: give --month alone, or --since/--until")
+        return month[0], month[1]
+    return since or None, until
+
+
+def period_text(since: str, until: str | None, now: datetime) -> str:
+    """The period a report covers, as the CLI says times (:func:`~jupyter_sched.model.units.clock_text`,
+    UTC): ``Dec 1 00:00 UTC → now``, ``Nov 1 00:00 UTC → Dec 1 00:00 UTC (not included)``; a time
+    this cannot read is said as typed (the server has read it)."""
+    from ..model.units import clock_text
+
+    def said(text: str) -> str:
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return text
+        return clock_text(when, now) if when.tzinfo is not None else text
+
+    return f"{said(since)} → " + (f"{said(until)} (not included)" if until else "now")
 
 
 def _limit(value: str) -> int:
@@ -64,11 +151,16 @@ def _limit(value: str) -> int:
 
 def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched usage``: the report as a table (or CSV, or the JSON with ``--json``)."""
+    now = datetime.now(timezone.utc)
+    try:
+        since, until = usage_window(args, now)
+    except ValueError as exc:
+        print(f"jupyter-sched usage: {exc} [usage_error]", file=io.err)
+        return 2  # EXIT_USAGE (main's; not imported: the CLI's start-up cost)
     me = client.call(Req("GET", "me"))
-    params = {"by": args.by, **({"all": "true"} if me.get("is_admin") else {})}
-    if args.since:
-        params["since"] = args.since
-    if args.csv:
+    params = {"by": args.by, **({"since": since} if since else {}), **({"until": until} if until else {}),
+              **({"all": "true"} if me.get("is_admin") else {})}
+    if args.csv:  # the server's CSV: every row carries the period as its since and until columns
         print(str(client.call(Req("GET", "usage/report", params={**params, "format": "csv"}))).rstrip("\n"),
               file=io.out)
         return 0
@@ -76,11 +168,18 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     if getattr(args, "json", False):
         import json
 
-        print(json.dumps({"rows": rows, "cost_unit": _cost_unit(rows)}, indent=2), file=io.out)
+        said_since = since or (rows[0].get("since") if rows else me.get("gpu_hours_since"))
+        print(json.dumps({"rows": rows, "cost_unit": _cost_unit(rows), "since": said_since, "until": until}, indent=2),
+              file=io.out)
         return 0
     whose = "everyone's usage" if me.get("is_admin") else f"{me.get('user')}'s usage"
+    if since:
+        period = period_text(since, until, now)
+    else:  # the one period, with its start: the rows' (the server's clock), else GET me's
+        period = last_days(rows[0].get("since") if rows else me.get("gpu_hours_since"), now)
     if not rows:
-        print(f"no usage recorded ({whose}{', since ' + args.since if args.since else ', this month'})", file=io.out)
+        print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
+              else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
     table = [[args.by.upper(), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
@@ -89,7 +188,8 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       str(row.get("jobs", ""))])
     _print(table, io)
     unit = _cost_unit(rows)
-    print(f"{whose}; " + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
+    print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
+          + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
           file=io.out)
     return 0
 
@@ -110,6 +210,12 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         params["action"] = args.action
     if args.user:
         params["user"] = args.user
+    for name in ("since", "until"):
+        if getattr(args, name, None):
+            params[name] = getattr(args, name)
+    exclude = sorted({a.strip() for text in getattr(args, "exclude", None) or () for a in text.split(",") if a.strip()})
+    if exclude:
+        params["exclude"] = ",".join(exclude)
     rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
     if getattr(args, "json", False):
         import json
@@ -119,13 +225,27 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     if not rows:
         print("no audit rows match", file=io.out)
         return 0
+    now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]
     for row in rows:
-        table.append([str(row.get("at") or "")[:19].replace("T", " "), str(row.get("actor") or ""),
+        table.append([_record_time(row.get("at"), now), str(row.get("actor") or ""),
                       str(row.get("action") or ""), str(row.get("user") or "-"), str(row.get("job_id") or "-"),
                       str(row.get("message") or "")])
     _print(table, io)
     return 0
+
+
+def _record_time(value: Any, now: datetime) -> str:
+    """An audit record's time as the CLI says clocks (:func:`~jupyter_sched.model.units.clock_text`,
+    seconds kept: ``09:57:08 UTC`` today, ``Dec 4 23:10:02 UTC`` before; hubadmin23 A15: a bare
+    ``2026-12-05 09:57:08`` with no zone); a value this cannot read is shown as sent."""
+    from ..model.units import clock_text
+
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value or "")
+    return clock_text(when, now, seconds=True)
 
 
 def _num(value: Any) -> str:

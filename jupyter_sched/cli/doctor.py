@@ -46,12 +46,13 @@ from typing import Any, TextIO
 
 import sqlalchemy as sa
 
+from ..buildinfo import version_string
 from ..errors import SchedError
 from ..store import Store
 from ..store import schema as tables
 from ..store.codec import loads, parse_ts, record_from_row
 from ..store.exposure import db_access, exposure_warning
-from ..store.migrations import current_version
+from ..store.migrations import applied_steps, current_version, describe_applied, latest_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..wording.config import no_quota_warning
@@ -396,6 +397,16 @@ def _hub_service_here(choice: StoreChoice) -> str:
             "password)")
 
 
+def _versions(store: Store) -> str:
+    """``code: jupyter_sched V; store schema N (this code knows up to M): 1-12 at …, 13-17 at …``
+    (hubadmin23 A7: whether an upgrade took, without reading the service's log)."""
+    with store.engine.connect() as conn:
+        steps = applied_steps(conn)
+    now = f"; migrated now by this doctor: {', '.join(map(str, store.migrated))}" if store.migrated else ""
+    return (f"code: jupyter_sched {version_string()}; store schema {steps[-1][0] if steps else 0} (this code knows up "
+            f"to {latest_version()}), applied {describe_applied(steps)}{now}")
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -427,6 +438,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_NO_STORE
     if not args.json:  # which store this is about, before anything is said of it
         stdout.write(f"store: {store.safe_url} ({choice.source})\n")
+        stdout.write(_versions(store) + "\n")
         if not choice.embedded_default and _shared_without_quotas(store):  # red team 15, R4
             stdout.write(f"note: {no_quota_warning(None)}\n")
         if said := exposure_warning(db_access(store.engine), jobs_here=None):  # hubadmin22 H5

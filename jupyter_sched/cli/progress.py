@@ -115,10 +115,12 @@ class TerminalProgress:
         bar.refresh()
 
     def close(self) -> None:
-        """Remove the bar (the caller prints the final line)."""
+        """Remove the bar (the caller prints the final line, or a notice: the next :meth:`show`
+        draws a new one)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+            self._phase = ""
 
     def __enter__(self) -> TerminalProgress:
         return self

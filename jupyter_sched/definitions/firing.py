@@ -170,6 +170,7 @@ class DefinitionFiring:
         self.max_per_user_hour = max_per_user_hour
         self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
         self._skips: dict[str, _Skips] = {}  # per definition id: skips not recorded yet (red team 17, R4)
+        self._busy_said: dict[str, str] = {}  # per definition id: the last "not fired now" logged
         self._publish = publish or (lambda event: None)
         self._schedules: dict[tuple[str, str], CronSchedule] = {}
         self._next_due: dict[tuple[str, int], datetime | None] = {}
@@ -200,8 +201,14 @@ class DefinitionFiring:
                 self._fire(definition, now, report)
             except ConflictError:
                 report.conflicts += 1  # changed meanwhile: the next pass plans from the fresh row
+            except BusyError as exc:  # the owner cannot be told now (the hub down, or refusing the service's token)
+                if self._busy_said.get(definition.id) != str(exc):  # said once, not a traceback a tick (hub admin 22)
+                    self._busy_said[definition.id] = str(exc)
+                    log.warning("definition %s: not fired now: %s; retried at every tick", definition.id, exc)
             except SchedError:
                 log.exception("definition %s: firing failed; retried at the next tick", definition.id)
+            else:
+                self._busy_said.pop(definition.id, None)
         dues = [due for d in definitions if (due := self._next_due.get((d.id, d.version))) is not None]
         report.next_due = min(dues, default=None)
         return report
@@ -357,8 +364,26 @@ class DefinitionFiring:
         except BusyError:
             raise  # who the owner is cannot be told now (the hub did not answer): retried next tick
         except SchedError as exc:
-            job = self.jobs.rejected(body, user=definition.user, error=exc)
+            job = self.jobs.rejected(body, user=definition.user, error=_team_left(exc, definition))
         return link_run(job, definition.id)
+
+
+def _team_left(error: SchedError, definition: JobDefinition) -> SchedError:
+    """A firing refused for its team (field ``team``: its owner is no longer a member — a hub group
+    renamed or deleted, hubadmin23 A9) said with the definition's way out: the owner's teams now and
+    ``jupyter-sched definitions edit <id> --team <one of them>``; any other refusal as it was."""
+    if error.field != "team":
+        return error
+    teams = [str(t) for t in (error.details or {}).get("teams", ()) if isinstance(t, str)]
+    if teams:
+        pick = teams[0] if len(teams) == 1 else "<one of them>"
+        fix = (f"{definition.user}'s team{'s are' if len(teams) > 1 else ' is'} now {', '.join(teams)}: change the "
+               f"definition's team with jupyter-sched definitions edit {definition.id} --team {pick}")
+    else:
+        fix = f"{definition.user} is in no team now: an admin adds them to one, or the definition is deleted"
+    return SchedError(f"{error.message.rstrip('.')}: {definition.user} is no longer a member of team {definition.team}, "
+                      f"which this definition charges — {fix}",
+                      field="team", hint=error.hint, details=error.details)
 
 
 def link_run(job: Job, definition_id: str) -> Job:

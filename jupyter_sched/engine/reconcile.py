@@ -14,7 +14,8 @@ batch, admitted, no handle             does not watch it → start it (:mod:`.st
 =====================================  =======================================================
 
 Right after this engine became leader every unwatched batch job goes through adoption first
-(the previous leader may have started it without persisting the handle). Each job is handled on
+(the previous leader may have started it without persisting the handle), and a pending job whose
+work still runs (a store restored from a backup, :mod:`.restored`) is adopted as running. Each job is handled on
 its own: an unexpected error is logged and written to that job's message, and the pass goes on;
 only a lost lease or a failing store stops it.
 """
@@ -29,6 +30,7 @@ from ..model import JobState
 from ..store import JobRecord, Store
 from .observe import TickReport
 from .recovery import AdoptReconciler
+from .restored import adopt_running_pending
 from .start import StartReconciler
 from .stops import StopReconciler
 from .transitions import JobWriter
@@ -57,6 +59,8 @@ class Reconciler:
             NotLeaderError: the lease was lost (the tick steps down).
             StoreError: the store failed.
         """
+        if adopt_unwatched:  # a store older than the host (restored): pending jobs whose work runs (A13)
+            adopt_running_pending(self.store, self.executor, self.writer, self.writer.clock)
         tracked = self.executor.tracked()
         records = self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
         for record in records:

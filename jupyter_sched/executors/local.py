@@ -97,6 +97,7 @@ import psutil
 from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind, JobSpec
+from ..model.codec import allocation_from_dict, allocation_to_dict
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
@@ -675,9 +676,51 @@ class LocalExecutor:
         if who.switches and not can_switch_users():
             raise ExecutorError(f"cannot run job {job.id} as {who.account}: this service is not root",
                                 field="user", hint="run jupyter-sched serve as root, or use the Kubernetes executor")
+        running = self.live_copy(job)
+        if running is not None:  # hubadmin23 A13: a restored (older) store must never start a second copy
+            pid = running[0].data.get("pid")
+            log.warning("job %s: refusing to start it: its wrapper (pid %s) still runs in %s", job.id, pid,
+                        running[0].data.get("job_dir"))
+            raise ExecutorError(
+                f"job {job.id} already runs on this host (wrapper pid {pid} in {running[0].data.get('job_dir')}); "
+                "a second copy is not started", field="job_id",
+                hint="the store is older than this host (restored from a backup?); the running copy is left "
+                     f"alone: stop it (kill {pid}) if it should not run")
         tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
         return tracked.handle
+
+    def live_copy(self, job: Job) -> tuple[ExecutorHandle, Allocation | None] | None:
+        """The handle and allocation of ``job``'s wrapper if one still runs on this host, else None.
+
+        A store restored from a backup is older than the host: a job it has as pending may be running
+        here (hubadmin23 A13). The wrapper is found from this service's record of the job's launch
+        (else the wrapper's file in the job directory); it counts only when its pid and process create time match
+        and the process is a member of the job's tracking group (a cgroup, or the marker in its
+        environment) — an owner's edited ``wrapper.json`` naming another process is not enough. The
+        allocation is the one recorded at its launch (None for a record written before it was kept).
+        Jobs watched by this executor are not copies (None).
+        """
+        if job.id in self._jobs:
+            return None
+        record = self.dirs.read_record(job.id)
+        if record is not None and isinstance(record.get("pid"), int) and isinstance(record.get("create_time"), float):
+            # this service's own record of the launch (written before the wrapper writes its file)
+            handle: ExecutorHandle | None = ExecutorHandle("local", {
+                **{k: v for k, v in record.items() if k != "uid"}, "pgid": record["pid"]})
+        else:
+            handle = self._handle_from_files(job)
+        if handle is None:
+            return None
+        data = handle.data
+        run_as = _run_as_from(data.get("run_as"), job)
+        process = _live_process(int(data.get("pid", 0)), data.get("create_time"),
+                                uid=run_as.uid if run_as.switches else None)
+        group = JobGroup.from_dict(data.get("group"))
+        if process is None or group is None or process.pid not in tracker_for(group, self.tracker).members(group):
+            return None
+        raw = data.get("allocation")
+        return handle, allocation_from_dict(raw) if isinstance(raw, Mapping) else None
 
     def _spawn(self, job: Job, allocation: Allocation, run_as: RunAs, restarts: int = 0) -> _Tracked:
         switching = run_as.switches
@@ -745,6 +788,8 @@ class LocalExecutor:
             "restarts": restarts, "run_as": run_as.to_dict(), "group": group.to_dict(),
             **({"limits": limits.to_dict()} if limits is not None else {})})
         self.dirs.write_record(job.id, {"job_dir": str(job_dir), "log": str(job_dir / "output.log"),
+                                        "allocation": allocation_to_dict(allocation), "pid": popen.pid,
+                                        "create_time": create_time,
                                         "uid": run_as.uid if switching else None, "group": group.to_dict(),
                                         **({"limits": limits.to_dict()} if limits is not None else {}),
                                         "run_as": run_as.to_dict(), "host": socket.gethostname()})

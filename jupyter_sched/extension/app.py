@@ -25,8 +25,8 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
 from traitlets import Float, TraitError, Unicode, default, validate
 
-from .. import __version__
 from ..admission import Caller
+from ..buildinfo import version_string
 from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
@@ -237,14 +237,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return self.log_dir or str(self.sched_data_dir / "logs")
 
     def _build_services(self) -> Any:
+        from .log_route import route_package_log
+
+        route_package_log(self.log)  # module loggers' WARNINGs get the app's prefix, level and time (hubadmin23 A1)
         if self.hub_service_url:
             from ..hub.forward import forwarding_service
 
             return forwarding_service(self)
         from ..services import build_services
-        from .log_route import route_package_log
 
-        route_package_log(self.log)  # module loggers' WARNINGs get the app's prefix, level and time (hubadmin23 A1)
         try:
             return build_services(self.service_settings(), log=self.log)
         except SchedError as err:
@@ -415,7 +416,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def capability_fields(self) -> dict[str, Any]:
         """The fields of :meth:`capabilities` (the central service changes a few)."""
         return {
-            "version": __version__,
+            "version": version_string(),
             "api": "v1",
             "mode": "embedded",
             "identity": self.identity_mode,

@@ -41,7 +41,9 @@ class WebConfig(Configurable):
         config=True,
         help="""Scheduler identities allowed admin endpoints (PUT quotas, audit, other users'
         jobs). Default: empty = only the server owner (OS user running the server), which is
-        right for a personal server; hub mode takes admins from the hub instead.""",
+        right for a personal server. On a hub (jupyter-sched serve) these names are admins too,
+        besides the hub's admins and holders of the scope c.HubIdentityProvider.admin_scope
+        (default "custom:jupyter-sched:admin"); the service's start-up log names all three.""",
     )
 
     events_queue_size = Int(

@@ -17,6 +17,7 @@ from tornado import web
 
 from ..errors import ValidationError
 from ..textsafe import CONTROL_CHARACTER
+from ..wording.service_token import TOKEN_REFUSED_HINT, TOKEN_REFUSED_MESSAGE
 from ..wording.tokens import credentials_hint
 
 __all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
@@ -128,6 +129,8 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
                      hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)
     elif status == 404:
         error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"
+    elif status == 503 and message == TOKEN_REFUSED_MESSAGE:  # retrying cannot help: the admin's fix (hub admin 22)
+        error["hint"] = TOKEN_REFUSED_HINT
     elif status == 503:  # e.g. the hub did not answer a token check (new user 20, N28): the caller retries
         # the hint says when: a message's own "; retry in a moment" would say it twice (hubadmin22 H1)
         error["message"] = _RETRY_SAID.sub("", str(error["message"])) or error["message"]

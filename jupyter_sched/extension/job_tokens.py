@@ -90,11 +90,14 @@ def install_job_tokens(app: Any, services: Any) -> Any:
     if executor is None or not hasattr(services, "ctx"):
         return services
     path = Path(app.job_token_secret_file or app.sched_data_dir / "job_token_secret")
+    made = not path.exists()
     try:
         tokens = JobTokens(load_secret(path))
     except OSError as exc:
         raise TraitError(f"c.SchedApp.job_token_secret_file: {exc}. Fix: point it at a file only this "
                          "account can read (it is made when missing)") from None
+    if made:
+        say_new_secret(path, getattr(services, "store", None))
     services.job_tokens = JobTokenCheck(services.ctx, tokens)
 
     def job_env(job: Job) -> dict[str, str]:
@@ -111,6 +114,23 @@ def install_job_tokens(app: Any, services: Any) -> Any:
                         "their progress; set c.SchedApp.job_api_url to an address pods reach (e.g. the "
                         "service's cluster DNS name)", url)
     return services
+
+
+def say_new_secret(path: Path, store: Any) -> None:
+    """At a start that made the job-token secret ``path`` anew: one WARNING when ``store`` holds
+    running jobs (not leases), whose tokens were derived from another secret and are refused from
+    now on (hubadmin23 A19: a redeploy onto a fresh data folder said nothing, and every running
+    job's progress reports answered 401)."""
+    if store is None:
+        return
+    from ..model import JobKind, JobState
+
+    running = store.list_jobs(states=[JobState.RUNNING], kinds=[JobKind.TRAINING, JobKind.INFERENCE])
+    if running:
+        log.warning("jupyter_sched: made a new job-token secret at %s: the %d running job(s) (started with another "
+                    "secret) cannot report progress until they end; if you moved or redeployed the service, stop it "
+                    "and restore the old file (c.SchedApp.job_token_secret_file; keep it with the store's backup)",
+                    path, len(running))
 
 
 def job_url(app: Any) -> str:

@@ -37,8 +37,9 @@ class _ToAppLog(logging.Handler):
             return
         copy = logging.makeLogRecord(record.__dict__)
         copy.name = target.name
+        rooted = logging.getLogger().handlers  # the record reaches those by propagation already: never twice
         for handler in target.handlers:
-            if copy.levelno >= handler.level:
+            if copy.levelno >= handler.level and handler not in rooted:
                 handler.handle(copy)
 
 
@@ -50,11 +51,13 @@ def route_package_log(app_log: logging.Logger | logging.LoggerAdapter[logging.Lo
 
     Args:
         app_log: the extension app's ``log`` (a logger with its own handlers, or an adapter of one).
-            A logger without handlers of its own (its records propagate elsewhere) is not a target:
-            the module loggers propagate the same way already.
+            A logger without handlers of its own (its records propagate elsewhere), or the root
+            logger, is not a target: the module loggers propagate there already; a handler that is
+            also the root logger's is skipped (no line twice).
     """
     target = app_log.logger if isinstance(app_log, logging.LoggerAdapter) else app_log
-    if not target.handlers or target.name == PACKAGE_LOGGER or target.name.startswith(PACKAGE_LOGGER + "."):
+    if not target.handlers or target is logging.getLogger() or target.name == PACKAGE_LOGGER \
+            or target.name.startswith(PACKAGE_LOGGER + "."):
         return
     _ROUTE.target = target
     package = logging.getLogger(PACKAGE_LOGGER)

@@ -19,8 +19,9 @@ from typing import Any, NoReturn
 
 from traitlets import TraitError
 
-from .. import __version__
+from ..buildinfo import version_string
 from ..store.exposure import db_access, exposure_warning
+from ..store.migrations import describe_migration, latest_version
 from ..wording.config import config_error_text
 from .request_log import redacted_url
 
@@ -45,11 +46,15 @@ def say_started(app: Any) -> None:
     a WARNING when its store's database is open to the jobs on this host (:func:`database_warning`)."""
     if app.hub_service_url:  # new user 9, N8: it named a local store this server never uses
         app.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
-                     __version__, redacted_url(app.hub_service_url))
+                     version_string(), redacted_url(app.hub_service_url))
         return
     app.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
-                 __version__, redacted_url(app.store_url), app.inventory_source, app.identity_mode,
+                 version_string(), redacted_url(app.store_url), app.inventory_source, app.identity_mode,
                  app.placement_policy)
+    store = getattr(app.services, "store", None)
+    if store is not None:  # hubadmin23 A7: "did my upgrade take?"
+        migrated = list(getattr(store, "migrated", []))
+        app.log.info("jupyter_sched: %s", describe_migration(migrated[0] - 1 if migrated else latest_version(), migrated))
     if said := database_warning(getattr(app.services, "store", None), executor=str(app.executor)):
         app.log.warning("jupyter_sched: database: %s", said)
 

@@ -72,7 +72,7 @@ from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
-from .identity import HubUser, bound_token_checks, is_admin
+from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .liveness import (
@@ -262,6 +262,7 @@ class HubSchedApp(SchedApp):
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
+        self._token_checking = False
         self.activity_reporter = ActivityReporter()  # no hub request it waits on holds a later report (issue 17)
         registry = getattr(self, "metrics_registry", None)
         if registry is not None:
@@ -417,6 +418,8 @@ class HubSchedApp(SchedApp):
         if bound_token_checks(self._hub_timeout_s()):
             self.log.debug("jupyter_sched: hub token checks time out after %g s", self._hub_timeout_s())
         await super()._start_jupyter_server_extension(serverapp)
+        self.log.info("jupyter_sched: %s", admins_said(getattr(self._provider(), "admin_scope", None) or ADMIN_SCOPE,
+                                                       self.admin_users))
         if getattr(self, "_say_spawner", False):
             IOLoop.current().spawn_callback(self._log_spawner_fence)
         if self.hub_poll_interval_s > 0:
@@ -534,6 +537,13 @@ class HubSchedApp(SchedApp):
 
     # ---- stopped servers -----------------------------------------------------------------
     def _reap_tick(self) -> None:
+        watch = getattr(self._provider(), "token_watch", None)
+        if watch is not None and not self._token_checking:  # the hub still takes the service's token (hub admin 22)
+            self._token_checking = True
+            task = asyncio.ensure_future(watch.check(self._hub()))
+            task.add_done_callback(lambda _t: setattr(self, "_token_checking", False))
+        if watch is not None and watch.refused:
+            return  # each hub call below would be refused: the watch's one ERROR says so, not a traceback a tick
         if not self._reaping:
             self._reaping = True
             task = asyncio.ensure_future(self.release_stale_leases())

@@ -31,6 +31,7 @@ never a request held for minutes or a 500 (issue 17).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -43,9 +44,12 @@ from traitlets import Float, TraitError, Unicode, default, validate
 
 from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
-from .hubapi import HUB_TIMEOUT_S
+from ..wording.service_token import TOKEN_REFUSED_MESSAGE
+from .hubapi import HUB_TIMEOUT_S, HubAPI
+from .service_token import TokenWatch
 
-__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "bound_token_checks", "choose_team", "is_admin"]
+__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "admins_said", "bound_token_checks", "choose_team",
+           "is_admin"]
 
 _MUTATIONS = frozenset({"POST", "PUT", "PATCH"})
 """Request methods whose admission decides on a fresh membership view (``membership_fresh_s``)."""
@@ -69,6 +73,17 @@ class HubUser(JupyterHubUser):  # type: ignore[misc]  # jupyterhub ships no type
         self.hub_admin = bool(admin)
         self.hub_groups = tuple(sorted(groups))
         self.scopes = frozenset(str(s) for s in hub_user.get("scopes") or ())
+
+
+def admins_said(admin_scope: str, admin_users: Iterable[str]) -> str:
+    """Who is a scheduler admin on this hub, as the service's start-up log says it (hubadmin23 A8:
+    the trait help said hub mode ignores ``c.SchedApp.admin_users`` while the service honoured it):
+    ``scheduler admins: the hub's admins, holders of the scope custom:jupyter-sched:admin
+    (c.HubIdentityProvider.admin_scope), and c.SchedApp.admin_users (boss, ha23c)`` — ``(none)``
+    when that set is empty."""
+    names = ", ".join(sorted(admin_users)) or "none"
+    return (f"scheduler admins: the hub's admins, holders of the scope {admin_scope} "
+            f"(c.HubIdentityProvider.admin_scope), and c.SchedApp.admin_users ({names})")
 
 
 def is_admin(user: HubUser, admin_scope: str = ADMIN_SCOPE) -> bool:
@@ -142,6 +157,19 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         self._cache: dict[str, tuple[float, bool, tuple[str, ...]]] = {}
         self._known: dict[str, tuple[str, ...]] = {}  # user -> groups last used for them
         self._stale: dict[str, float] = {}  # user -> when a change was seen: their token's cached model is not trusted
+        self._token_watch: TokenWatch | None = None
+
+    @property
+    def token_watch(self) -> TokenWatch:
+        """Whether the hub accepts the service's own token (:mod:`.service_token`; hub admin 22)."""
+        if self._token_watch is None:
+            self._token_watch = TokenWatch(self.hub_auth.api_url, os.environ.get("JUPYTERHUB_SERVICE_NAME", "")
+                                           or "jupyter-sched", logger=self.log)
+        return self._token_watch
+
+    def service_hub(self) -> HubAPI:
+        """The hub API with the service's own token (bounded by :attr:`hub_timeout_s`)."""
+        return HubAPI(self.hub_auth.api_url, self.hub_auth.api_token, timeout_s=self.hub_timeout_s)
 
     @default("hub_auth")
     def _default_hub_auth(self) -> Any:
@@ -203,6 +231,8 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         try:
             record = await self.hub_api("GET", f"users/{quote(name, safe='')}")
         except Exception as exc:  # refused or unreachable: no traceback to the caller
+            if getattr(exc, "code", None) in (401, 403) and await self.token_watch.check(self.service_hub()) is False:
+                raise web.HTTPError(503, TOKEN_REFUSED_MESSAGE) from None  # the admin's fix, not "retry" (hub admin 22)
             raise web.HTTPError(503, f"the scheduler could not ask the hub for {name}'s groups ({exc.__class__.__name__}); "
                                      "retry in a moment") from None
         if not isinstance(record, dict) or not isinstance(record.get("groups"), list):
@@ -256,6 +286,9 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         if response.status_code == 404:
             raise NotFoundError(f"{name} is not a user of this hub", field="user",
                                 hint="offboarding pauses their job definitions; an admin may pause or delete them")
+        if response.status_code in (401, 403) and self.token_watch.refused:
+            raise BusyError(f"the hub refuses this service's token looking up {name}",
+                            hint="fix JUPYTERHUB_API_TOKEN (the service's log says how); retried then")
         if response.status_code != 200:
             raise BusyError(f"the hub answered {response.status_code} looking up {name}", hint="retried shortly")
         record = response.json()

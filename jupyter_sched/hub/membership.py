@@ -99,6 +99,7 @@ class TeamHolds:
 
     def __init__(self) -> None:
         self._holds: dict[str, JobHold] = {}  # replaced whole on change: the engine's thread reads it
+        self._in_force: dict[str, JobHold] = {}  # _holds and the running work charged to a team its owner left
         self._found: dict[_Key, datetime] = {}  # each change announced, with when it was found
         self._told: set[str] = set()  # running work already named in a team_left record
         self._named: set[str] = set()  # pending jobs named by the records read back at start
@@ -133,8 +134,14 @@ class TeamHolds:
         self._told = set(self._named)
 
     def held(self) -> Mapping[str, JobHold]:
-        """``{job id: JobHold}`` of pending jobs held (the engine's ``held_jobs`` source)."""
+        """``{job id: JobHold}`` of pending jobs held."""
         return self._holds
+
+    def in_force(self) -> Mapping[str, JobHold]:
+        """The engine's ``held_jobs`` source: :meth:`held` and the running work still charged to a
+        team its owner is no longer a member of (``Snapshot.held_jobs``: quota reclaim for a team
+        the owner is in now never takes it, hubadmin23 A11)."""
+        return self._in_force
 
     def update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
                caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR) -> set[str]:
@@ -147,6 +154,9 @@ class TeamHolds:
             self._restored = True
         callers: dict[str, Caller | None] = {}
         holds: dict[str, JobHold] = {}
+        moved: dict[str, JobHold] = {}  # running work charged to a team its owner left
+        groups = _hub_groups(listed)
+        ran: set[str] = set()  # pending jobs that ran before (requeued): never "never started"
         left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
         unseen: set[str] = set()
         for job in live:
@@ -165,14 +175,21 @@ class TeamHolds:
                 continue
             since = self._found.get(key, now)
             pending, running = left.setdefault(key, ([], []))
+            hold = JobHold(team=team, since=since, teams=caller.teams, priority=key[2],
+                           vanished=groups is not None and team not in groups)
             if job.get("state") == "pending":
                 pending.append(str(job["id"]))
-                holds[str(job["id"])] = JobHold(team=team, since=since, teams=caller.teams, priority=key[2])
+                holds[str(job["id"])] = hold
+                if int(job.get("attempts") or 0) > 0:
+                    ran.add(str(job["id"]))
             else:
                 running.append(str(job["id"]))
+                if key[2] is None:  # no longer a member (a class no longer granted: still the team's work)
+                    moved[str(job["id"])] = hold
         before = self._holds
         changed = set(before) ^ set(holds)
         self._holds = holds
+        self._in_force = {**moved, **holds}
         told: set[str] = set()
         for key, (pending, running) in left.items():
             new = [j for j in pending if j not in before and j not in self._named]
@@ -180,7 +197,7 @@ class TeamHolds:
             # the window before admission saw it, it started before this check could hold it)
             started = [j for j in running if j not in self._told]
             if key not in self._found or new or started:
-                self._announce(services, key, new, started, now, actor)
+                self._announce(services, key, new, started, now, actor, ran=ran)
             self._found.setdefault(key, now)
             told.update(running)
         self._told = told
@@ -193,11 +210,19 @@ class TeamHolds:
         return changed
 
     def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime,
-                  actor: str) -> None:
+                  actor: str, *, ran: Collection[str] = ()) -> None:
+        """One ``team_left`` record, worded from the jobs' states at this check: a pending job that
+        ran before (requeued by a preemption) is "not started again", never "never started"
+        (hubadmin23 A11: written 2 s after a 5-minute run was reclaimed)."""
         user, team, priority = key
         said = [_change(key)]
-        if held:
-            said.append(f"{len(held)} pending job(s) held, never started charged to {team} ({_ids(held)})")
+        fresh = [j for j in held if j not in ran]
+        again = [j for j in held if j in ran]
+        if fresh:
+            said.append(f"{len(fresh)} pending job(s) held, never started charged to {team} ({_ids(fresh)})")
+        if again:
+            said.append(f"{len(again)} pending job(s) held that ran before (requeued), not started again charged "
+                        f"to {team} ({_ids(again)})")
         if running:
             said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running: "
                         f"cancel them if they must stop ({_ids(running)})")
@@ -208,6 +233,14 @@ class TeamHolds:
                                  user=user, message=message, details=details)
         services.bus.publish({"type": TEAM_LEFT_ACTION, "data": {**details, "message": message}})
         log.warning("jupyter_sched: %s", message)
+
+
+def _hub_groups(listed: Mapping[str, Mapping[str, Any]]) -> set[str] | None:
+    """The hub groups the listed users' models name (a group no listed user is in is unknown here:
+    GET quotas says "no hub group of that name (no hub user is in one)" of it too), or None when no
+    model says its groups (embedded mode; a hub token without ``read:users:groups``)."""
+    found = [m["groups"] for m in listed.values() if isinstance(m.get("groups"), list)]
+    return {str(g) for gs in found for g in gs} if found else None
 
 
 def _rejoined(services: Any, key: _Key, actor: str) -> None:

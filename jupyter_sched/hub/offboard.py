@@ -120,8 +120,8 @@ class Offboarding:
 
     def held_jobs(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs whose owner left their team (the engine's
-        ``held_jobs`` source; :mod:`.membership`)."""
-        return self.teams.held()
+        ``held_jobs`` source, with the running work charged to a team its owner left: :mod:`.membership`)."""
+        return self.teams.in_force()
 
     @property
     def removed(self) -> dict[str, datetime]:

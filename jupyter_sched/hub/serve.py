@@ -27,8 +27,13 @@ from a clean environment anyway, :mod:`jupyter_sched.executors.runas`).
 Running as root (``--allow-root``) is what hub mode with the local executor needs: the service
 then starts each job as its owner's OS account and never as root (``c.HubSchedApp.run_as_*``).
 
+Before it starts it asks the hub who its token is (``GET {JUPYTERHUB_API_URL}/user``): a hub that refuses
+the token (403) stops it with one line naming ``JUPYTERHUB_API_TOKEN`` and the service's ``api_token`` in
+``jupyterhub_config.py``; a hub that does not answer is said and checked again while it runs
+(:mod:`.service_token`).
+
 Exit codes: 0 clean stop; 2 bad command line, a secret on the command line, missing hub
-environment, or root without ``--allow-root``.
+environment, a hub token the hub refuses, or root without ``--allow-root``.
 """
 
 from __future__ import annotations
@@ -158,6 +163,26 @@ class SchedOnlyAuthorizer(Authorizer):
         return resource in _ALLOWED_RESOURCES
 
 
+def _check_hub_token(env: dict[str, str] | os._Environ[str], stderr: TextIO) -> bool:
+    """Ask the hub whether it takes ``$JUPYTERHUB_API_TOKEN`` (:mod:`.service_token`; hub admin 22: a wrong
+    token served 45 s without a word); print the refusal or the warnings; whether to stop (exit 2)."""
+    from .service_token import check_token_blocking, start_up_lines
+
+    api_url = env["JUPYTERHUB_API_URL"]
+    check = check_token_blocking(api_url, env["JUPYTERHUB_API_TOKEN"], timeout_s=_TOKEN_CHECK_S)
+    refusal, warnings = start_up_lines(check, api_url=api_url, service=env["JUPYTERHUB_SERVICE_NAME"])
+    if refusal is not None:
+        print(f"jupyter-sched serve: {refusal}; not starting", file=stderr)
+        return True
+    for line in warnings:
+        print(f"jupyter-sched serve: warning: {line}", file=stderr)
+    return False
+
+
+_TOKEN_CHECK_S = 5.0
+"""Seconds the start-up token check waits for the hub (no answer: the service starts, and says so)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jupyter-sched serve", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -225,6 +250,9 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
     port = args.port or port
     base_url = args.base_url or (base_url if base_url != "/" else env.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     env.setdefault("JUPYTERHUB_SERVICE_NAME", "jupyter-sched")
+    refusal = _check_hub_token(env, stderr)
+    if refusal:
+        return 2
     config = build_config(ip=ip, port=port, base_url=base_url, db_url=db_url, allow_root=args.allow_root)
 
     from jupyter_server.serverapp import ServerApp

@@ -2,9 +2,10 @@
 
 Query: ``by`` (comma list of user, team, gpu_model, job_id, kind, period; default ``user``),
 ``period`` (day/week/month, for ``by=period``; default month), ``since`` / ``until`` (ISO 8601
-with offset), ``all=true`` (admins: everyone; others get their own usage only), ``format``
+with offset; default: the 7 days up to now, the one usage period — each row says its ``since`` and
+``until``), ``all=true`` (admins: everyone; others get their own usage only), ``format``
 (``json`` default, or ``csv`` → ``text/csv`` with a header row). Rows are those of
-:func:`jupyter_sched.accounting.usage_report` plus ``gpu_seconds`` / ``gpu_hours`` (= allocated,
+:func:`jupyter_sched.accounting.usage_report` (with ``cost_unit``) plus ``gpu_seconds`` / ``gpu_hours`` (= allocated,
 the shape of ``GET usage``). Cost uses ``c.HubSchedApp.gpu_prices`` (no prices → ``cost`` null).
 
 Utilization comes from the store's one-minute telemetry rollups (``gpu_rollups``, written by

@@ -164,7 +164,8 @@ def _stranded_text(work: Stranded, limit: float, *, yours: bool) -> str:
         parts.append(f"its {' and '.join(waiting)} {never}")
     if work.holding > limit:
         parts.append(f"its running work holds {gpus_phrase(work.holding)}, {gpus_phrase(work.holding - limit)} over "
-                     f"that (it keeps running)")
+                     f"that (it runs on as borrowed work: another team's reclaim of its guaranteed GPUs can take "
+                     f"it)")
     return (f"{unlisted_text(work.team, limit, who='it', yours=yours)}; {' and '.join(parts)} — give it a line with "
             f"PUT quotas, or raise {UNLISTED_SETTING}")
 

@@ -10,13 +10,13 @@ but the admin who set the line was answered ``"warnings": []`` (the unlisted-tea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..model.job import Job, JobKind, JobState
 from ..model.quota import ANY_MODEL, QuotaSet
 from ..model.units import gpus_phrase
 
-__all__ = ["MAX_SAID", "user_line_warnings"]
+__all__ = ["MAX_SAID", "non_member_warnings", "user_line_warnings"]
 
 GPU_MILLI = 1000
 MAX_SAID = 10
@@ -64,3 +64,47 @@ def _text(team: str, user: str, model: str, ceiling: float, jobs: list[Job]) -> 
     return (f"user {user}'s quota line in team {team} allows at most {gpus_phrase(ceiling)}{on}: their "
             f"{' and '.join(parts)} asking for more ({sizes}) can never start — raise the line with PUT quotas, "
             f"or resubmit {'it' if one else 'them'} smaller")
+
+
+def non_member_warnings(quotas: QuotaSet, default_team: str, *,
+                        members: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """One warning per per-user quota line whose user is not a member of the line's team (new user 23,
+    N12: a ``User`` typed ``nobody`` in the panel's quota editor was saved without a word, and left
+    team ml with a line for nobody). ``quotas[0] (team ml, user nobody): nobody is in no team …``.
+
+    Args:
+        quotas: the quota set as it would be in force (its line order is the request's ``quotas[i]``).
+        default_team: the team of a user with no memberships (``c.SchedApp.default_team``).
+        members: hub mode: ``{user: hub groups}`` (then team policies' ``members`` are not read);
+            None embedded: ``quotas.user_teams`` and each team policy's ``members``.
+
+    Returns:
+        at most :data:`MAX_SAID` warnings, then one for the rest; empty when every per-user line names
+        a member of its team.
+    """
+    teams_of: dict[str, list[str]] = {user: list(teams) for user, teams in
+                                      (quotas.user_teams if members is None else members).items()}
+    if members is None:
+        for policy in quotas.teams:
+            for user in policy.members:
+                teams_of.setdefault(user, []).append(policy.team)
+    said = []
+    for i, q in enumerate(quotas.quotas):
+        if q.user is None:
+            continue
+        teams = list(dict.fromkeys(teams_of.get(q.user, ())))
+        if q.team in teams or (not teams and members is None and q.team == default_team):
+            continue
+        where = f"quotas[{i}] (team {q.team}, user {q.user})"
+        if not teams:
+            said.append(f"{where}: {q.user} is in no team here (user_teams and teams' members name them nowhere) — "
+                        f"a typo? The line counts only for {q.user}'s own work in {q.team}; give a user name as "
+                        f"they log in, or no user for a line for the whole team")
+        else:
+            said.append(f"{where}: {q.user} is not a member of {q.team} (their teams: {', '.join(teams)}) — the line "
+                        f"counts only for work {q.user} charges to {q.team}; add them to {q.team} "
+                        f"(user_teams), or give the line to one of their teams")
+    if len(said) > MAX_SAID:
+        more = len(said) - MAX_SAID
+        said = [*said[:MAX_SAID], f"and {more} more quota line{'s' if more > 1 else ''} for a user not in its team"]
+    return said

@@ -47,7 +47,7 @@ from .context import CycleContext, Visit
 from .defrag import defragment
 from .eta import Plan, expected_runtime
 from .eta_guard import ends_guarded, estimate_guarded
-from .gates import gate
+from .gates import gate, held_gate
 from .pending import pend
 from .planned import planned_preemptions
 from .preempt import preempt, wait_on_nominated
@@ -210,9 +210,12 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
         else:
             ctx.rejects.append(Reject(job.id, reason))
         return
-    if ctx.quota.has_ceilings and _above_ceiling(ctx, job, flavors):  # none: nothing is above one
+    # a held job is held for that first: its hold, not the quota of a team it may no longer charge (hubadmin23 A9)
+    closed = held_gate(ctx, job) if ctx.gated else None
+    if closed is None and ctx.quota.has_ceilings and _above_ceiling(ctx, job, flavors):  # none: nothing is above one
         return
-    closed = gate(ctx, job) if ctx.gated else None
+    if closed is None and ctx.gated:
+        closed = gate(ctx, job)
     if closed is not None:
         drop_nomination(ctx, job.id)  # a gated job gives up GPUs held for it
         ctx.pends.append(Pend(job.id, closed))

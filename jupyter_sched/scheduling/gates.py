@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .snapshot import JobHold
 
 __all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED", "TEAM_MEMBERSHIP",
-           "UNCONFIRMED_WHY", "borrow_window_closed", "gate"]
+           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "held_gate"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
@@ -43,15 +43,28 @@ _NORMAL = PriorityClass.NORMAL  # read per job: a member looked up on an Enum cl
 _NAMES = {p: p.value for p in PriorityClass}  # Enum's .value is a Python-level descriptor: read once here
 
 
-def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
-    """The closed gate that keeps ``job`` pending (class grant, backoff, admit window, budget), or None."""
+def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """``OwnerRemoved``, ``OwnerUnconfirmed`` or ``TeamMembership`` when ``job`` is held, else None.
+
+    Checked before any quota words (:func:`~.cycle._visit`): a job charged to a team its owner left
+    is held for that, whatever the quota now says of the team (hubadmin23 A9: after a hub group was
+    renamed, the hold's words were replaced by "team vision has no quota line … ETA never", which
+    named neither the owner's new team nor the way out)."""
     spec = job.spec
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
     if hold is not None:
-        return _team_membership(spec.user, hold)
+        return _team_membership(spec.user, hold, job.id)
+    return None
+
+
+def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """The closed gate that keeps ``job`` pending (held, class grant, backoff, admit window, budget), or None."""
+    spec = job.spec
+    if (held := held_gate(ctx, job)) is not None:
+        return held
     policy = ctx.policies.get(spec.team)
     if policy is not None and spec.priority is not _NORMAL and \
             _NAMES[spec.priority] not in policy.allowed_priorities:
@@ -119,14 +132,32 @@ def _owner_unconfirmed(user: str) -> PendingReason:
                          eta_reason="waits for the hub to confirm its owner (the scheduler service just started)")
 
 
-def _team_membership(user: str, hold: JobHold) -> PendingReason:
+def _team_membership(user: str, hold: JobHold, job_id: str) -> PendingReason:
     """``held: red18c is no longer a member of team teama (found …)`` (red team 18, R4): admission
     checked the team and class at submit; a job queued before its owner left the team never starts
     charged to it. Its owner cancels it and resubmits, or an admin restores the membership or grant;
-    nothing is cancelled for them (an admin who removed the wrong user adds them back)."""
+    nothing is cancelled for them (an admin who removed the wrong user adds them back).
+
+    A team that is no hub group any more (``hold.vanished``: JupyterHub renames a group by creating
+    the new one and deleting the old, hubadmin23 A9) cannot be rejoined: the reason says so, names the
+    owner's team(s) now, and the one way out — cancel and submit again charged to that team (to one
+    of them, chosen with ``--team``, when there are several)."""
     team, found = hold.team, said_time(hold.since)
     teams = ", ".join(hold.teams) or "none"
     details: dict[str, Any] = {"user": user, "team": team, "since": hold.since.isoformat(), "teams": list(hold.teams)}
+    if hold.priority is None and hold.vanished:
+        details["vanished"] = True
+        now_in = (f"{user} is now in team {hold.teams[0]}" if len(hold.teams) == 1
+                  else f"{user} is now in teams {teams}" if hold.teams else f"{user} is in no team now")
+        to = (f"charged to {hold.teams[0]}" if len(hold.teams) == 1
+              else f"charged to one of {teams} (choose it with --team)" if hold.teams else "once an admin adds "
+              f"{user} to a team")
+        step = f"cancel it (jupyter-sched cancel {job_id}) and submit it again {to}"
+        return PendingReason(
+            code=TEAM_MEMBERSHIP,
+            message=f"held: team {team} is no hub group any more (found {found}) and {now_in}; it never starts "
+                    f"charged to {team}", details=details,
+            unblock=step, eta_reason=f"never starts charged to {team}, which is no hub group any more: {step}")
     if hold.priority is None:
         return PendingReason(
             code=TEAM_MEMBERSHIP,

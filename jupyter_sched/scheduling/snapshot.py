@@ -83,12 +83,16 @@ class JobHold:
         teams: the teams the owner may charge now (their default first): the reason's way out.
         priority: set when the owner is still in ``team`` but no longer granted this class there;
             None when they are no longer a member.
+        vanished: ``team`` is no hub group any more (no hub user is in one): a renamed group,
+            which JupyterHub does by creating the new group and deleting the old (hubadmin23 A9);
+            the reason then says the owner cannot rejoin it and names their team(s) now.
     """
 
     team: str
     since: datetime
     teams: tuple[str, ...] = ()
     priority: str | None = None
+    vanished: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +131,11 @@ class Snapshot:
             job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
         held_jobs: pending jobs held although their owner is a user: per job id, the
             :class:`JobHold` that says why (hub mode: the owner left the job's team, red team 18,
-            R4). They pend with code ``TeamMembership``; running work is never stopped by it.
+            R4). They pend with code ``TeamMembership``; running work is never stopped by it. A
+            *running* job listed here is charged to a team its owner left: it runs on, and quota
+            reclaim for one of the owner's teams now (``JobHold.teams``) never takes it — it is the
+            same people's work (hubadmin23 A11: after a group rename the new team reclaimed its own
+            member's job "to return borrowed quota").
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.

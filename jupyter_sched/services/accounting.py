@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
-from ..accounting.usage import gpu_figures
+from ..accounting.usage import USAGE_WINDOW, gpu_figures, usage_window
 from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..engine.telemetry import TelemetryMonitor
 from ..errors import SchedError, ValidationError
 from ..model import Job, JobState, Quota, QuotaSet
 from ..model.codec import budget_to_dict, quota_to_dict
-from ..model.units import parse_window
+from ..model.units import parse_window, to_iso
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
@@ -178,7 +178,7 @@ class AccountingService:
             charged = dict(held.by_team)
             others = {t: self._team_in_use(tx, t) for t in sorted(charged) if t != team}
             # the GPU-hour sums move with time (open intervals grow, windows slide): taken at the second
-            week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
+            week_s = tx.gpu_seconds(since=now - USAGE_WINDOW, until=now, user=caller.user)  # the one period
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
             used = {(b.team, b.user): gpu_figures(tx.gpu_seconds(since=period_start(now, b.period), until=now,
                                                                  team=b.team, user=b.user))[1] for b in mine_budgets}
@@ -200,6 +200,7 @@ class AccountingService:
                         for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
+            "gpu_hours_since": to_iso(now - USAGE_WINDOW),
         }
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
@@ -304,7 +305,9 @@ class AccountingService:
         return caller.user
 
     def usage(self, caller: Caller, request: GetUsageRequest) -> GetUsageResponse:
-        """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
+        """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)`` — by the one usage
+        period rule (:func:`~jupyter_sched.accounting.usage.usage_window`: the last 7 days when
+        ``since`` is not given); each row says its ``since`` and ``until`` (ISO 8601 UTC).
 
         Raises:
             AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
@@ -317,12 +320,17 @@ class AccountingService:
             raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
                                   hint="use any of " + ", ".join(ROLLUP_KEYS))
         keys = _own_share(keys, user)
-        start, end = parse_window(request.since, request.until)
+        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
+        start, end = usage_window(*parse_window(request.since, request.until), now=now)
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
-        return GetUsageResponse.model_validate(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
+        window = {"since": to_iso(start), "until": to_iso(end)}  # every figure says its period
+        return GetUsageResponse.model_validate([{**row, **window} for row in rollup(rows, now=now, by=keys, since=start,
+                                                                                      until=end)])
 
     def report(self, caller: Caller, request: GetUsageReportRequest) -> GetUsageReportResponse:
-        """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
+        """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`) over
+        the one usage period (as :meth:`usage`: the last 7 days when ``since`` is not given); each row
+        says its ``since`` and ``until``.
 
         Raises:
             AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
@@ -330,9 +338,12 @@ class AccountingService:
         """
         user = self._whose(caller, request.all, request.user)
         by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
+        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
+        since, until = usage_window(*parse_window(request.since, request.until), now=now)  # the one period
         return GetUsageReportResponse.model_validate(usage_report_for(
-            self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
-            prices=self.prices, cost_unit=self.price_unit, telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
+            self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
+            prices=self.prices, cost_unit=self.price_unit,
+            telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
@@ -358,7 +369,8 @@ class AccountingService:
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
-        """The report as CSV text with a header row."""
+        """The report as CSV text with a header row; its last two columns, ``since`` and ``until``,
+        say the period on every row (the rows' own: ISO 8601 UTC; hubadmin23 A10)."""
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         # one user's rows by team carry the user (as :meth:`report` grouped them): a column says whose
         return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"))

@@ -278,6 +278,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        prices=settings.get("gpu_prices") or None, price_unit=_price_unit(settings, logger),
                        definitions=definition_settings(settings),
                        admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
+    if monitor is None:  # no idle detection, but the configured policy is the one load() compares (hubadmin23 A14)
+        service.idle.configure(policies)
     # the leading engine prunes finished jobs, audit events and rollups past their retention
     service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
     # the config's lines replace the set in force only when they changed since last applied: an

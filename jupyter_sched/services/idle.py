@@ -9,6 +9,7 @@ they restart.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -64,6 +65,15 @@ def seed_monitor(monitor: TelemetryMonitor, store: Any, now: datetime | None = N
     return len(rows)
 
 
+def source_of(set_by: str, at: datetime | None) -> dict[str, Any]:
+    """``{"set_by", "set_at" (ISO 8601 or None), "text"}`` of the idle policy in force, the shape of
+    GET quotas' ``source`` (hubadmin23 A3): ``text`` is ``the config file (c.SchedApp.idle_*) at
+    2026-12-05 08:31 UTC`` or ``PUT idle-policy by boss at 2026-12-05 08:41 UTC`` (no time: no ``at``)."""
+    when = f" at {at.astimezone(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}" if at is not None else ""
+    text = f"the config file (c.SchedApp.idle_*){when}" if set_by == "config" else f"PUT idle-policy by {set_by}{when}"
+    return {"set_by": set_by, "set_at": at.isoformat() if at is not None else None, "text": text}
+
+
 class IdlePolicyService:
     """The idle policy (see module docstring).
 
@@ -78,8 +88,16 @@ class IdlePolicyService:
         self.ctx = ctx
         self._policies = policies
         self.monitor = monitor
-        self._source: dict[str, Any] = {"set_by": "config", "set_at": None}
-        """Who set the policy in force (``config`` or an admin) and when (ISO 8601; None: at start)."""
+        self._source: dict[str, Any] = source_of("config", None)
+        """Who set the policy in force (``config`` or an admin), when (ISO 8601; None: not known
+        before :meth:`load`) and in words (:func:`source_of`)."""
+
+    def configure(self, policies: Any) -> None:
+        """Take ``policies`` (the ``c.SchedApp.idle_*`` settings) as the configured ones when the
+        engine was given none because telemetry is off: :meth:`load` compares *them* with the
+        stored digest (hubadmin23 A14: a default object nobody configured, 7200 s, was taken for a
+        changed config and replaced an admin's PUT), and keepalives are bounded by them."""
+        self._policies = policies
 
     @property
     def policies(self) -> Any:
@@ -127,7 +145,7 @@ class IdlePolicyService:
             tx.add_event(actor=caller.user, action="idle_policy_set", message=f"idle policy changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
             tx.note_quota_source(caller.user, name=IDLE_SOURCE)  # the config's digest stays: a change of it wins
-        self._source = {"set_by": caller.user, "set_at": self.ctx.clock.now().isoformat()}
+        self._source = source_of(caller.user, self.ctx.clock.now())
         self.apply(new)
         return self.get()
 
@@ -145,17 +163,26 @@ class IdlePolicyService:
         configured = idle_policies_to_dict(self.policies)
         digest = config_digest([configured])
         source = self.ctx.store.quota_source(IDLE_SOURCE)
+        self._say_off(configured)
+        if source is not None and source.config_digest == config_digest([idle_policies_to_dict(IdlePolicies())]) \
+                and digest != source.config_digest:
+            # versions before hubadmin23 A14 noted the defaults' digest at a telemetry-off start, not the
+            # config's: that digest says nothing of the config, so it is not a change of it (an admin's
+            # PUT is never replaced on its account; the WARNING below names the config not applied)
+            source = replace(source, config_digest=None)
         events = self.ctx.store.list_events(action="idle_policy_set", limit=1, newest_first=True)
         if not events or events[0].actor == CONFIG_ACTOR:
             if source is None or source.config_digest != digest:
                 with self.ctx.store.transaction() as tx:
                     tx.note_quota_source(CONFIG_ACTOR, digest=digest, name=IDLE_SOURCE)
+            self._source = self._config_source()
             return False
         event = events[0]
         try:
             policies = idle_policies_from_dict((event.details or {}).get("new"), base=IdlePolicies())
         except ValidationError as err:
             log.warning("jupyter_sched: ignoring the stored idle policy (audit record %s): %s", event.id, err)
+            self._source = self._config_source()
             return False
         stored = idle_policies_to_dict(policies)
         if source is not None and source.config_digest is not None and source.config_digest != digest:
@@ -168,11 +195,12 @@ class IdlePolicyService:
                              message=f"idle policy replaced by the changed config (was {event.actor}'s)",
                              details={"old": stored, "new": configured})
                 tx.note_quota_source(CONFIG_ACTOR, digest=digest, name=IDLE_SOURCE)
+            self._source = self._config_source()
             return False
         if source is None or source.config_digest is None:  # from now on a config change is seen
             with self.ctx.store.transaction() as tx:
                 tx.note_quota_source(event.actor, digest=digest, at=event.at, name=IDLE_SOURCE)
-        self._source = {"set_by": event.actor, "set_at": event.at.isoformat()}
+        self._source = source_of(event.actor, event.at)
         if stored != configured:
             log.warning("jupyter_sched: the configured idle policy (c.SchedApp.idle_*: window %s) is not applied: the "
                         "one %s set with PUT idle-policy at %s is in force (window %s); PUT idle-policy to change it, "
@@ -180,6 +208,23 @@ class IdlePolicyService:
                         _window(configured), event.actor, _when(event.at), _window(stored))
         self.apply(policies)
         return True
+
+    def _config_source(self) -> dict[str, Any]:
+        """:func:`source_of` the config, at the time the store's row says it took effect."""
+        row = self.ctx.store.quota_source(IDLE_SOURCE)
+        return source_of("config", row.set_at if row is not None and row.set_by == "config" else None)
+
+    def _say_off(self, configured: dict[str, Any]) -> None:
+        """With telemetry off, one WARNING that idle reclaim is off while the config asks for it
+        (hubadmin23 A14: said only as INFO "telemetry off"), naming the fix."""
+        if self.monitor is not None or not (configured.get("default") or {}).get("enabled", True) \
+                or _window(configured) in ("?", "0 s"):
+            return
+        log.warning("jupyter_sched: idle reclaim is off: telemetry is off (no collector for this inventory source), so "
+                    "no idle policy is applied (the config's c.SchedApp.idle_* asks for a window of %s) — idle GPUs "
+                    "are never reclaimed, only the length of a %%gpu keepalive is bounded; set "
+                    "c.SchedApp.telemetry_source (\"nvml\" on the GPU host, \"dcgm\" or \"prometheus\" with "
+                    "c.SchedApp.telemetry_url) to turn it on", _window(configured))
 
     def apply(self, policies: Any) -> None:
         """Use ``policies`` from now on: keepalives, and (with telemetry) the engine's idle
@@ -195,13 +240,13 @@ def idle_config(services: Any, traits: Any) -> dict[str, Any]:
     """``GET config``'s ``idle``: the default policy *in force* (an admin's PUT idle-policy, or the
     config), not the ``c.SchedApp.idle_*`` traits alone (hubadmin22 H4: the two disagreed) —
     ``{"enabled", "threshold_percent" (%), "window_s", "grace_s", "keepalive_max_s" (seconds),
-    "source": {"set_by", "set_at"}}``; ``traits``: the app, read when no policy service runs."""
+    "source": {"set_by", "set_at", "text"}}``; ``traits``: the app, read when no policy service runs."""
     idle = getattr(getattr(services, "services", services), "idle", None)  # the facade's, or the root's
     if not isinstance(idle, IdlePolicyService) or idle._policies is None:
         return {"enabled": traits.idle_window_s > 0, "threshold_percent": traits.idle_threshold_percent,
                 "window_s": traits.idle_window_s, "grace_s": traits.idle_grace_s,
                 "keepalive_max_s": traits.idle_keepalive_max_s,
-                "source": idle._source if isinstance(idle, IdlePolicyService) else {"set_by": "config", "set_at": None}}
+                "source": idle._source if isinstance(idle, IdlePolicyService) else source_of("config", None)}
     policy = idle.policies.default
     return {"enabled": bool(policy.enabled) and policy.window_s > 0, "threshold_percent": policy.threshold_pct,
             "window_s": policy.window_s, "grace_s": policy.grace_s, "keepalive_max_s": policy.keepalive_max_s,

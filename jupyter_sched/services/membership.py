@@ -51,8 +51,9 @@ class EmbeddedMembership:
         self.teams = TeamHolds()
 
     def held(self) -> Mapping[str, JobHold]:
-        """``{job id: JobHold}`` of the pending jobs held now (the engine's ``held_jobs`` source)."""
-        return self.teams.held()
+        """``{job id: JobHold}`` of the pending jobs held now, with the running work charged to a
+        team its owner left (the engine's ``held_jobs`` source: :meth:`TeamHolds.in_force`)."""
+        return self.teams.in_force()
 
     def check(self, actor: str = _STARTUP) -> set[str]:
         """Recompute the holds against the quota set in force and audit what changed as ``actor``;

@@ -21,7 +21,7 @@ from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..model.units import said_time
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
-from ..quota.user_lines import user_line_warnings
+from ..quota.user_lines import non_member_warnings, user_line_warnings
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
@@ -230,6 +230,9 @@ class QuotasService:
             members = replace(quotas, user_teams=dict(hub.members) if hub else {})
         said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
                 + self._unused_members(quotas) + case_twin_warnings(members))
+        if not self.teams_from_hub or hub is not None:  # a line for a user not in its team (new user 23, N12)
+            said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
+                                        members=None if hub is None else hub.members)
         if hub is not None:
             said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team)
         return said

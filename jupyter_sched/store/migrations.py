@@ -223,6 +223,40 @@ def current_version(conn: sa.Connection) -> int:
     return int(value or 0)
 
 
+def applied_steps(conn: sa.Connection) -> list[tuple[int, str]]:
+    """``(version, applied_at)`` of every step recorded in the database, oldest first (empty for a new one)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return []
+    rows = conn.execute(sa.select(_version_table.c.version, _version_table.c.applied_at)
+                        .order_by(_version_table.c.version))
+    return [(int(version), str(at)) for version, at in rows]
+
+
+def describe_migration(before: int, applied: list[int]) -> str:
+    """One line for the start-up log (hubadmin23 A7): ``store schema migrated 12 → 17 (5 steps: 13, 14, 15, 16,
+    17)``, ``store schema created (version 17)`` for a new database, ``store schema 17 (up to date, no
+    migration)`` when none ran."""
+    if not applied:
+        return f"store schema {before} (up to date, no migration)"
+    if before == 0:
+        return f"store schema created (version {applied[-1]})"
+    return (f"store schema migrated {before} → {applied[-1]} ({len(applied)} step{'s' if len(applied) != 1 else ''}: "
+            f"{', '.join(map(str, applied))}; `jupyter-sched doctor` lists when each was applied)")
+
+
+def describe_applied(steps: list[tuple[int, str]]) -> str:
+    """The applied steps grouped by when they were applied (to the minute), oldest first:
+    ``1-12 at 2026-11-02T10:14, 13-17 at 2026-12-05T08:40`` ('none' for an empty list)."""
+    groups: list[tuple[int, int, str]] = []
+    for version, at in steps:
+        minute = at[:16]
+        if groups and groups[-1][2] == minute and groups[-1][1] == version - 1:
+            groups[-1] = (groups[-1][0], version, minute)
+        else:
+            groups.append((version, version, minute))
+    return ", ".join(f"{a}-{b} at {m}" if a != b else f"{a} at {m}" for a, b, m in groups) or "none"
+
+
 def migrate(engine: sa.Engine, *, now: Callable[[], datetime] | None = None) -> list[int]:
     """Bring the database to :func:`latest_version`; return the versions applied (empty if none).
 

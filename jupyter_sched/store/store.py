@@ -33,7 +33,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -662,9 +662,10 @@ class StoreTx:
         after_id: int | None = None,
         limit: int = 1000,
         newest_first: bool = False,
+        exclude: Collection[str] = (),
     ) -> list[AuditEvent]:
         """Audit records, oldest first (or newest first), filtered (an unreadable record is skipped
-        and quarantined)."""
+        and quarantined); ``exclude``: actions left out (``limit`` counts the rows kept)."""
         e = schema.events
         query = sa.select(e).order_by(e.c.id.desc() if newest_first else e.c.id)
         if since is not None:
@@ -679,6 +680,8 @@ class StoreTx:
             query = query.where(e.c.action == action)
         if after_id is not None:
             query = query.where(e.c.id > after_id)
+        if exclude:
+            query = query.where(e.c.action.notin_(sorted(set(exclude))))
         events: list[AuditEvent] = []
         for r in self.conn.execute(query.limit(limit)).mappings():
             try:
@@ -1135,10 +1138,12 @@ class Store:
         self.quotas_written = 0
         """Quota-set replacements committed through this object (moves after the commit): readers
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
+        self.migrated: list[int] = []
+        """Schema versions this object's open applied (hubadmin23 A7: the start-up log names them)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
-                migrate(self.engine, now=self._now)
+                self.migrated = migrate(self.engine, now=self._now)
         except sa.exc.SQLAlchemyError as exc:
             # one line (the README's promise for a bad setting): the driver's first line, without
             # SQLAlchemy's "(Background on this error at …)" and the driver's follow-up advice

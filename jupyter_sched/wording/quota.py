@@ -226,7 +226,10 @@ def _unlisted_over(limit: float, team_in_use: Any, *, own: bool = False) -> str:
     GPUs in it): said of the reader's work, not the team's (verify21 V6)."""
     used = float(team_in_use) if isinstance(team_in_use, (int, float)) else 0.0
     if limit == 0:
-        kept = " (what it holds keeps running)" if used > 0 else ""
+        # it runs on, but as borrowed work (a team without a line has no guarantee): never promised to
+        # keep running (hubadmin23 A11: a renamed team's job was reclaimed after such a promise)
+        kept = (" (what it holds runs on as borrowed work: another team's reclaim of its guaranteed GPUs can take "
+                "it)") if used > 0 else ""
         if own:
             return f" — none of your GPU work in the team can start until you get a line{kept}"
         return f" — no GPU work of the team can start until it gets a line{kept}"

@@ -11,6 +11,7 @@ from .jobs import my_work, projected_text
 from .quota import quota_lines
 from .reasons import work_named
 from .reported import progress_text
+from .usage import last_days
 
 __all__ = ["PROGRESS_SHOWN", "status_lines"]
 
@@ -70,8 +71,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))
     hours = me.get("gpu_hours_7d")
     if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)
-        lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you in the "
-                     "last 7 days")
+        lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you "
+                     f"{last_days(me.get('gpu_hours_since'), now)}")  # the one period, with its start (s23)
     for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
         lines.append(f"idle       {job_id}: {note}")
     return lines

@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { compactDuration, formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -90,6 +90,32 @@ export function runReason(run: DefinitionRun): string {
   const said = job.state === 'pending' || job.state === 'preempted' ? reasonSentence(job.reason as PendingReason | null) : '';
   return said || (job.message ?? '');
 }
+
+/**
+ * What the one run after an outage stands for, as the CLI and the magics say it
+ * (jupyter_sched/wording/definitions.py catch_up_text): `catch-up, 5s late: 1 earlier firing (06:08 UTC)
+ * got no run while no server was running`; "" for a run that is no catch-up (hub admin 22: two runs after
+ * a 90 s outage both said only "scheduled").
+ */
+export function catchUpText(run: DefinitionRun, timeZone: string, now: Date = new Date()): string {
+  if (!run.catch_up) {
+    return '';
+  }
+  const late = run.late_s;
+  const said = 'catch-up' + (typeof late === 'number' && late >= 1 ? `, ${compactDuration(late)} late` : '');
+  const missed = run.missed ?? 0;
+  if (missed <= 0) {
+    return `${said}: no server was running at its time`;
+  }
+  const count = missed >= MISSED_SHOWN_CAP ? `${missed} or more earlier firings` : `${missed} earlier firing${missed === 1 ? '' : 's'}`;
+  const first = localTime(run.missed_from, timeZone, run.scheduled_zone, now);
+  const last = localTime(run.missed_to, timeZone, run.scheduled_zone, now);
+  const span = first === last || !last ? first : `${first} to ${last}`;
+  return `${said}: ${count} (${span}) got no run while no server was running`;
+}
+
+/** The most missed firings a run counts (jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL). */
+const MISSED_SHOWN_CAP = 1000;
 
 /** What an empty "Notebook or script" field is told, before anything is sent (new user 16, N4). */
 export const REQUIRED_PATH = 'Notebook or script: required — give the path of a notebook or script from the server root, ' +
@@ -189,13 +215,22 @@ export class DefinitionsView extends Widget {
   private definitions: Definition[] = [];
   private readonly runs = new Map<string, DefinitionRun[]>();
   private readonly expanded = new Set<string>();
-  private error = '';
+  /** Why the last read of the definitions failed: cleared by the next read that works. */
+  private loadError = '';
+  /**
+   * Why the last action on the list (Run now, Pause/Resume, Delete, Open notebook) was refused: kept
+   * across re-reads — a jobs poll re-reads the list every few seconds — until the next action (new
+   * user 23, N11: every refusal was wiped by the next reload within a second).
+   */
+  private actionError = '';
   private notice = '';
   private previewTimer: number | undefined;
   private handles: IDisposable[] = [];
   private loading: Promise<void> | null = null;
   /** The definition the form edits (null: the form creates a new one). */
   private editing: Definition | null = null;
+  /** Where a refusal of the form's Save is said (set by {@link buildForm}). */
+  private formError: HTMLElement | null = null;
   private fields!: {
     name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
     gpus: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
@@ -246,9 +281,9 @@ export class DefinitionsView extends Widget {
         for (const id of this.expanded) {
           this.runs.set(id, await this.model.client.request('listDefinitionRuns', { path: { definition_id: id }, query: { limit: 20 } }));
         }
-        this.error = '';
+        this.loadError = '';
       } catch (err) {
-        this.error = errorText(err);
+        this.loadError = errorText(err);
       } finally {
         this.loading = null;
       }
@@ -279,6 +314,10 @@ export class DefinitionsView extends Widget {
     const preview = h('div', { class: 'jp-sched-defs-preview', 'aria-live': 'polite' });
     const pathNote = h('div', { class: 'jp-sched-defs-path-note jp-sched-defs-invalid', 'aria-live': 'polite' });
     path.addEventListener('input', () => (pathNote.textContent = ''));
+    // a refusal of Save, beside the form and outside the list a jobs poll re-renders: it stays until the
+    // user changes the form or saves (new user 23, N11: it was shown in the list and wiped within a second)
+    const formError = h('div', { class: 'jp-sched-defs-form-error jp-sched-defs-invalid', role: 'alert' });
+    this.formError = formError;
     const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
     const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
     this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
@@ -314,6 +353,7 @@ export class DefinitionsView extends Widget {
       }
       const root = PageConfig.getOption('serverRoot');
       const absolute = file.startsWith('/') || !root ? file : URLExt.join(root, file);
+      formError.textContent = '';
       try {
         const body: Record<string, unknown> = {
           name: name.value.trim() || file.split('/').pop()?.replace(/\.(ipynb|py)$/, '') || 'definition',
@@ -327,7 +367,7 @@ export class DefinitionsView extends Widget {
           ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
           : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
         this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}`;
-        this.error = '';
+        formError.textContent = '';
         this.edit(null);
         preview.textContent = '';
         await this.reload();
@@ -338,9 +378,9 @@ export class DefinitionsView extends Widget {
           // the same refusal above and below the Save button)
           preview.textContent = errorText(err);
           preview.classList.add('jp-sched-defs-invalid');
-          this.error = '';
+          formError.textContent = '';
         } else {
-          this.error = errorText(err);
+          formError.textContent = errorText(err);
         }
         this.render();
       }
@@ -351,13 +391,14 @@ export class DefinitionsView extends Widget {
       h('label', { class: `jp-sched-defs-field ${cls}`.trim() }, h('span', { class: 'jp-sched-defs-label' }, text), input);
     const form = h(
       'form',
-      { class: 'jp-sched-defs-form', onsubmit: submit },
+      { class: 'jp-sched-defs-form', onsubmit: submit, oninput: () => (formError.textContent = '') },
       h('div', { class: 'jp-sched-defs-row' }, field('Name', name), field('Notebook or script', path)),
       pathNote,
       h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
         field('GPUs per run', gpus, 'jp-sched-defs-field-gpus')),
       field('Parameters (NAME=VALUE per line)', params),
       preview,
+      formError,
       h('div', { class: 'jp-sched-defs-row' }, submitButton,
         h('button', { class: 'jp-sched-button jp-sched-defs-cancel-edit', type: 'button', onclick: () => this.edit(null) }, 'Cancel'))
     );
@@ -380,6 +421,9 @@ export class DefinitionsView extends Widget {
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join('\n');
     f.submit.textContent = d ? 'Save changes' : 'Save definition';
+    if (this.formError) {
+      this.formError.textContent = ''; // a refusal of the form left behind is no longer about it
+    }
     f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
     this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
     if (d) {
@@ -391,12 +435,13 @@ export class DefinitionsView extends Widget {
   // -- list -----------------------------------------------------------------------------------
 
   private async act(what: () => Promise<unknown>, notice: string): Promise<void> {
+    this.actionError = '';
     try {
       await what();
       this.notice = notice;
-      this.error = '';
     } catch (err) {
-      this.error = errorText(err);
+      this.notice = '';
+      this.actionError = errorText(err);
     }
     await this.reload();
   }
@@ -413,7 +458,7 @@ export class DefinitionsView extends Widget {
       const runs = await client.request('listDefinitionRuns', { path: { definition_id: d.id }, query: { limit: 500 } });
       waiting = runs.filter(run => WAITING.has(run.job?.state ?? ''));
     } catch (err) {
-      this.error = errorText(err);
+      this.actionError = errorText(err);
       this.render();
       return;
     }
@@ -468,7 +513,7 @@ export class DefinitionsView extends Widget {
       }
       await this.options.openPath(path);
     } catch (err) {
-      this.error = errorText(err);
+      this.actionError = errorText(err);
       this.render();
     }
   }
@@ -481,9 +526,10 @@ export class DefinitionsView extends Widget {
       'li',
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
       h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone, run.scheduled_zone)),
-      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : 'scheduled'),
+      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : run.catch_up ? 'catch-up' : 'scheduled'),
       h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
       h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
+      run.catch_up ? h('span', { class: 'jp-sched-run-catchup' }, catchUpText(run, d.timezone)) : null,
       Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
       notebookRun
         ? h(
@@ -535,7 +581,7 @@ export class DefinitionsView extends Widget {
   private render(): void {
     replaceKeepingFocus(
       this.listBox,
-      this.error ? h('div', { class: 'jp-sched-defs-error', role: 'alert' }, this.error) : null,
+      ...[...new Set([this.actionError, this.loadError])].filter(said => said).map(said => h('div', { class: 'jp-sched-defs-error', role: 'alert' }, said)),
       this.notice ? h('div', { class: 'jp-sched-defs-notice' }, this.notice) : null,
       this.definitions.length
         ? h('ul', { class: 'jp-sched-defs-list' }, this.definitions.map(d => this.renderDefinition(d)))

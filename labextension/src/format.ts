@@ -294,6 +294,20 @@ export function clockText(at: Date, now: Date | null = new Date(), seconds = fal
   return far ? `${day} ${at.getUTCFullYear()} ${hhmm}` : `${day} ${hhmm}`;
 }
 
+/** Days of the one usage period (the server's `USAGE_WINDOW`): GET me's `gpu_hours_7d`, the usage report, `status`, `jupyter-sched usage`. */
+export const USAGE_DAYS = 7;
+
+/**
+ * The one usage period with its start, as the CLI says it (jupyter_sched/wording/usage.py
+ * `last_days`): `in the last 7 days (since Nov 28 08:40 UTC)`; `in the last 7 days` when the start
+ * is not known (a server that does not send it).
+ */
+export function lastDaysText(since: Date | null, now: Date, trans: TranslationBundle): string {
+  return since && !isNaN(since.getTime())
+    ? trans.__('in the last %1 days (since %2)', USAGE_DAYS, clockText(since, now))
+    : trans.__('in the last %1 days', USAGE_DAYS);
+}
+
 /** An audit record's time (`at`, ISO): `Dec 4 13:21:43 UTC` ({@link clockText} with its date and seconds), or the text as given when it is no time. */
 export function recordTime(iso: string): string {
   const at = new Date(iso);

@@ -1151,7 +1151,7 @@ export interface components {
             active: boolean;
             /** @description seconds of telemetry samples kept (null = no monitor) */
             retention_s: number | null;
-            /** @description who set the policy in force: {"set_by": "config" (c.SchedApp.idle_*) or the admin of the last PUT idle-policy, "set_at": ISO 8601 or null}; a changed config replaces a PUT policy at the next start */
+            /** @description who set the policy in force: {"set_by": "config" (c.SchedApp.idle_*) or the admin of the last PUT idle-policy, "set_at": ISO 8601 or null (not known), "text": in words, e.g. `the config file (c.SchedApp.idle_*) at 2026-12-05 08:31 UTC` or `PUT idle-policy by boss at 2026-12-05 08:41 UTC`}; a changed config replaces a PUT policy at the next start */
             source?: {
                 [key: string]: unknown;
             } | null;
@@ -1213,7 +1213,10 @@ export interface components {
             /** @description per team: your default team first, then every other team your GPU-holding work is charged to */
             by_team?: components["schemas"]["MeTeamUse"][];
             pending: number;
+            /** @description GPU-hours allocated to you in the last 7 days (the one usage period) */
             gpu_hours_7d: number;
+            /** @description start of gpu_hours_7d's period (ISO 8601 UTC): 7 days before this answer */
+            gpu_hours_since?: string | null;
             /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
         };
@@ -2631,6 +2634,10 @@ export interface components {
             gpu_seconds: number;
             gpu_hours: number;
             jobs: number;
+            /** @description start of the period this row's figures cover (ISO 8601 UTC; by default 7 days before until) */
+            since?: string | null;
+            /** @description end of that period (ISO 8601 UTC): the until asked for, else the time of the answer */
+            until?: string | null;
             allocated_gpu_seconds: number;
             allocated_gpu_hours: number;
             utilized_gpu_seconds: number | null;
@@ -2660,6 +2667,10 @@ export interface components {
             gpu_seconds: number;
             gpu_hours: number;
             jobs: number;
+            /** @description start of the period this row's figures cover (ISO 8601 UTC; by default 7 days before until) */
+            since?: string | null;
+            /** @description end of that period (ISO 8601 UTC): the until asked for, else the time of the answer */
+            until?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3442,6 +3453,8 @@ export interface operations {
                 user?: string | null;
                 job_id?: string | null;
                 action?: string | null;
+                /** @description actions left out, comma-separated (limit counts the rows kept) */
+                exclude?: string | null;
             };
             header?: never;
             path?: never;
@@ -3466,7 +3479,9 @@ export interface operations {
             query?: {
                 /** @description comma list of user, team, gpu_model, job_id, kind */
                 by?: string;
+                /** @description start of the period (ISO 8601 with offset); default: 7 days before until — the one usage period, as GET me's gpu_hours_7d, jupyter-sched status and usage, and the panel say */
                 since?: string | null;
+                /** @description end of the period (ISO 8601 with offset); default and at most: now */
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
@@ -3496,7 +3511,9 @@ export interface operations {
             query?: {
                 /** @description comma list of user, team, gpu_model, job_id, kind */
                 by?: string;
+                /** @description start of the period (ISO 8601 with offset); default: 7 days before until — the one usage period, as GET me's gpu_hours_7d, jupyter-sched status and usage, and the panel say */
                 since?: string | null;
+                /** @description end of the period (ISO 8601 with offset); default and at most: now */
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;

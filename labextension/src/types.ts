@@ -31,6 +31,7 @@ export type IdlePolicyPatch = Schemas['IdlePolicyPatch'];
 export type IdlePolicies = Schemas['GetIdlePolicyResponse'];
 export type AuditRecord = Answer<'getAudit'>[number];
 export type UsageRow = Answer<'getUsage'>[number];
+export type UsageReportRow = Answer<'getUsageReport'>[number];
 export type Telemetry = Schemas['GetTelemetryResponse'];
 
 /** States after which nothing more happens to a job. */

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { localTime, parseParameters, runReason, scheduleText } from '../src/definitions';
+import { catchUpText, localTime, parseParameters, runReason, scheduleText } from '../src/definitions';
 import { zoneText } from '../src/format';
 
 describe('parseParameters', () => {
@@ -248,5 +248,28 @@ describe('deleting a definition (new user 8 N3, panel)', () => {
     await vi.waitFor(() => expect(text(view.node.querySelector('.jp-sched-defs-notice'))).toBe(notice));
     view.dispose();
     model.dispose();
+  });
+});
+
+describe('catchUpText (hub admin 22: the one run after an outage says it stands for the missed firings)', () => {
+  const NOW = new Date('2026-12-05T06:09:30Z');
+  const base = { definition_id: 'd-1', job_id: 'j-1', trigger: 'schedule', scheduled_for: '2026-12-05T06:09:00Z',
+    scheduled_zone: 'UTC', parameters: {}, created_at: '2026-12-05T06:09:05Z', job: null } as const;
+
+  it('says how late it started and which earlier firings got no run, as the CLI does', () => {
+    const run = { ...base, catch_up: true, late_s: 5, missed: 1, missed_from: '2026-12-05T06:08:00Z', missed_to: '2026-12-05T06:08:00Z' };
+    expect(catchUpText(run, 'UTC', NOW)).toBe('catch-up, 5s late: 1 earlier firing (06:08 UTC) got no run while no server was running');
+  });
+
+  it('a late run with nothing else missed, and a capped count', () => {
+    expect(catchUpText({ ...base, catch_up: true, late_s: 1800, missed: 0 }, 'UTC', NOW))
+      .toBe('catch-up, 30m late: no server was running at its time');
+    const many = { ...base, catch_up: true, late_s: 0.2, missed: 1000, missed_from: '2026-11-28T06:01:00Z', missed_to: '2026-12-05T06:08:00Z' };
+    expect(catchUpText(many, 'UTC', NOW)).toBe('catch-up: 1000 or more earlier firings (Nov 28 06:01 UTC to 06:08 UTC) got no run while no server was running');
+  });
+
+  it('an ordinary run says nothing', () => {
+    expect(catchUpText({ ...base, catch_up: false }, 'UTC', NOW)).toBe('');
+    expect(catchUpText({ ...base }, 'UTC', NOW)).toBe('');
   });
 });

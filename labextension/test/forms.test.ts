@@ -390,7 +390,7 @@ describe('Admin section', () => {
       current = { ...current, ...patch };
       return json(200, { default: current, by_priority: {}, active: true, retention_s: 3600 });
     });
-    server.routes.set('GET usage', (_, q) =>
+    server.routes.set('GET usage/report', (_, q) =>
       json(200, q.get('by') === 'team' ? [{ team: 'team-ui', gpu_seconds: 7200, jobs: 2 }] : [
         { user: 'ann', gpu_hours: 1.5, utilized_gpu_hours: 0.5, jobs: 1 },
         { user: 'bob', gpu_hours: 3, jobs: 2, cost: 4.5 }
@@ -443,7 +443,7 @@ describe('Admin section', () => {
     await type(threshold, '500');
     await click(node.querySelector('.jp-sched-idle-save')!);
     const idleStatus = node.querySelector('.jp-sched-idle [role="status"]')!;
-    expect(text(idleStatus)).toBe('Not saved: threshold_pct must be at most 100 (got 500) [default.threshold_pct] — a percentage');
+    expect(text(idleStatus)).toBe('Not saved: Idle below (%) must be at most 100 (got 500) — a percentage'); // the form's label, once (new user 23, N13)
     await type(node.querySelector('#jp-sched-idle-threshold_pct') as HTMLInputElement, '7');
     await type(node.querySelector('#jp-sched-idle-lease_mode') as HTMLSelectElement, 'notify');
     await click(node.querySelector('.jp-sched-idle-save')!);

@@ -33,7 +33,7 @@ function adminServer(): { server: FakeSchedServer; usage: { hours: number; since
   const server = new FakeSchedServer();
   server.me = { ...server.me, is_admin: true };
   const usage = { hours: 0.15, since: [] as string[] };
-  server.routes.set('GET usage', (_, q) => {
+  server.routes.set('GET usage/report', (_, q) => {
     usage.since.push(q.get('since') ?? '');
     return json(200, [{ user: 'root', gpu_hours: usage.hours, jobs: 3 }]);
   });
@@ -54,13 +54,17 @@ describe('newuser22 N14: the Usage report is read now, for a said period', () =>
     await settle();
     await flush();
     expect(figure(view.node)).toBe('0.15');
-    expect(text(view.node.querySelector('.jp-sched-usage-period'))).toMatch(/^GPU-hours allocated in the last 7 days, as of \d\d:\d\d UTC$/);
+    // session 23: the period's start too (the one asked for: this answer's rows carry none)
+    expect(text(view.node.querySelector('.jp-sched-usage-period'))).toMatch(/^GPU-hours allocated in the last 7 days \(since [A-Z][a-z]{2} \d{1,2} \d\d:\d\d UTC\), as of \d\d:\d\d UTC$/);
     const since = Date.parse(usage.since[0]);
     expect(before - since).toBeGreaterThanOrEqual(USAGE_DAYS * 86400 * 1000 - 1000);
     expect(Date.now() - since).toBeLessThanOrEqual(USAGE_DAYS * 86400 * 1000 + 60000);
     const trans = nullTranslator.load('jupyter_sched');
     expect(usagePeriodLine(new Date('2026-12-05T05:34:10Z'), new Date('2026-12-05T05:40:00Z'), trans)).toBe(
       'GPU-hours allocated in the last 7 days, as of 05:34 UTC'
+    );
+    expect(usagePeriodLine(new Date('2026-12-05T05:34:10Z'), new Date('2026-12-05T05:40:00Z'), trans, new Date('2026-11-28T05:34:10Z'))).toBe(
+      'GPU-hours allocated in the last 7 days (since Nov 28 05:34 UTC), as of 05:34 UTC'
     );
     view.dispose();
   });

@@ -659,13 +659,14 @@ describe('Quota section', () => {
       ...server.me,
       in_use: { gpus: 1.5, jobs: 1, leases: 1 },
       gpu_hours_7d: 12.345,
+      gpu_hours_since: '2026-11-28T08:40:00Z',
       quotas: [{ team: 'team-ml', user: null, gpu_model: '*', guaranteed: 2, borrowing_limit: 1 }],
       budgets: [{ team: 'team-ml', user: null, gpu_hours: 100, period: 'month', used_gpu_hours: 25 }]
     };
     server.queue = [queueRow({ id: 'r', state: 'running', team: 'team-ml', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 } })];
     const { model } = await startedModel(server, 'quotas', 'queue');
     const view = await mount(new QuotaView(context(model)));
-    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 1.5 GPUs (1 job, 1 lease) · 12.35 GPU-hours in 7 days');
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 1.5 GPUs (1 job, 1 lease) · 12.35 GPU-hours in the last 7 days (since Nov 28 08:40 UTC)');
     const meters = view.node.querySelectorAll('[role="meter"]');
     expect(meters[0].getAttribute('aria-label')).toBe('team-ml · any model: 1 used · 2 guaranteed · borrow up to 1 (max 3)');
     expect(meters[0].getAttribute('aria-valuenow')).toBe('1');
@@ -679,7 +680,7 @@ describe('Quota section', () => {
     server.me = { ...server.me, in_use: { gpus: 2, jobs: 2, leases: 0, stopping: 1 }, gpu_hours_7d: 1 };
     const { model } = await startedModel(server, 'quotas');
     const view = await mount(new QuotaView(context(model)));
-    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hours in 7 days');
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hours in the last 7 days');
     model.dispose();
   });
 

@@ -171,7 +171,7 @@ def test_the_report_of_a_service_keeps_the_usage_shape_and_filters_by_user(tmp_p
     assert rows == [{"user": "ana", "allocated_gpu_seconds": 3600.0, "allocated_gpu_hours": 1.0,
                      "utilized_gpu_seconds": None, "utilized_gpu_hours": None, "telemetry_coverage": 0.0,
                      "efficiency": None, "cost": 3.0, "cost_unit": "price units", "jobs": 1, "gpu_seconds": 3600.0, "gpu_hours": 1.0,
-                     "telemetry_pending": False}]
+                     "telemetry_pending": False, "since": None, "until": "2026-11-29T14:00:00Z"}]  # its period (s23)
     assert [r["team"] for r in usage_report_for(svc, user=None, by=("team",))] == ["ml"]
     with pytest.raises(ValidationError):
         usage_report_for(svc, user=None, since="yesterday")

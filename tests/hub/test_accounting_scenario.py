@@ -145,10 +145,12 @@ def test_known_scenario_with_a_restart_gives_exact_gpu_hours_and_cost(db: str, t
     assert report("user") == [
         {"user": "ana", "allocated_gpu_seconds": 9000.0, "allocated_gpu_hours": 2.5,
          "utilized_gpu_seconds": 4050.0, "utilized_gpu_hours": 1.125, "telemetry_coverage": 1.0,
-         "efficiency": 0.45, "cost": 6.0, "cost_unit": "price units", "jobs": 2, "telemetry_pending": False},
+         "efficiency": 0.45, "cost": 6.0, "cost_unit": "price units", "jobs": 2, "telemetry_pending": False,
+         "since": None, "until": "2026-11-29T15:00:00Z"},  # the period (s23-acct): unbounded, up to now
         {"user": "bob", "allocated_gpu_seconds": 7200.0, "allocated_gpu_hours": 2.0,
          "utilized_gpu_seconds": 3600.0, "utilized_gpu_hours": 1.0, "telemetry_coverage": 0.5,
-         "efficiency": 1.0, "cost": 8.0, "cost_unit": "price units", "jobs": 1, "telemetry_pending": False},
+         "efficiency": 1.0, "cost": 8.0, "cost_unit": "price units", "jobs": 1, "telemetry_pending": False,
+         "since": None, "until": "2026-11-29T15:00:00Z"},
     ]
     by_team = {r["team"]: (r["allocated_gpu_hours"], r["utilized_gpu_hours"], r["cost"]) for r in report("team")}
     assert by_team == {"ml": (2.5, 1.125, 6.0), "cv": (2.0, 1.0, 8.0)}
@@ -167,11 +169,12 @@ def test_known_scenario_with_a_restart_gives_exact_gpu_hours_and_cost(db: str, t
                         since=T0 + timedelta(hours=1), until=T0 + timedelta(hours=2))
     assert late == [{"user": "bob", "allocated_gpu_seconds": 3600.0, "allocated_gpu_hours": 1.0,
                      "utilized_gpu_seconds": None, "utilized_gpu_hours": None, "telemetry_coverage": 0.0,
-                     "efficiency": None, "cost": 4.0, "cost_unit": "price units", "jobs": 1, "telemetry_pending": False}]
+                     "efficiency": None, "cost": 4.0, "cost_unit": "price units", "jobs": 1, "telemetry_pending": False,
+                     "since": "2026-11-29T13:00:00Z", "until": "2026-11-29T14:00:00Z"}]
 
     assert report_csv(report("user"), by=("user",)).splitlines() == [
         "user,allocated_gpu_seconds,allocated_gpu_hours,utilized_gpu_seconds,utilized_gpu_hours,"
-        "telemetry_coverage,efficiency,cost,cost_unit,jobs,telemetry_pending",  # cost_unit: hubadmin22 H10
-        "ana,9000.0,2.5,4050.0,1.125,1.0,0.45,6.0,price units,2,False",
-        "bob,7200.0,2.0,3600.0,1.0,0.5,1.0,8.0,price units,1,False",
+        "telemetry_coverage,efficiency,cost,cost_unit,jobs,telemetry_pending,since,until",  # s23-acct: unit, period
+        "ana,9000.0,2.5,4050.0,1.125,1.0,0.45,6.0,price units,2,False,,2026-11-29T15:00:00Z",
+        "bob,7200.0,2.0,3600.0,1.0,0.5,1.0,8.0,price units,1,False,,2026-11-29T15:00:00Z",
     ]

@@ -280,3 +280,67 @@ def test_s23_hubadmin23_a1_route_package_log_hands_module_records_to_the_app_han
         log_route._ROUTE.target = None
         app.removeHandler(handler)
     assert stream.getvalue() == "[W A1TestApp] jupyter_sched: ha23a left vision\n"
+
+
+def test_s23_hubadmin23_a5_a_team_leavers_held_job_stays_held_through_a_restart(tmp_path: Path) -> None:
+    """The A5 addendum: ha23q's job held on ops (team_left) was admitted at the 2nd restart once a GPU
+    freed — the read-back of team_left records ran at the first check, after the first cycle — and a second
+    team_left row followed (the job now running)."""
+    from jupyter_sched.hub.membership import TEAM_LEFT_ACTION
+    from tests.hub.test_red18_team import QUOTAS, _submit
+
+    svc = _service(tmp_path, gpus=2)
+    svc.set_quotas(QUOTAS, actor="admin")
+    users: dict[str, dict[str, bool]] = {"ana": {"": True}, "q": {"": True}}
+    roles: dict[str, dict[str, Any]] = {"ana": {"groups": ["teama"], "admin": False},
+                                        "q": {"groups": ["teama"], "admin": False}}
+    try:
+        off = _started(svc)
+        ana = _submit(svc, "ana", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP, "name": "a-full"})
+        _until(svc, "ana's job to run", lambda: _state(svc, ana)["state"] == "running")
+        queued = _submit(svc, "q", ["teama"], {"gpus": 1, "team": "teama", "command": SLEEP, "name": "q-held"})
+        roles["q"]["groups"] = []  # an admin removes q from hub group teama
+        asyncio.run(offboard_against(svc, off, users, roles))
+        assert set(off.held_jobs()) == {queued}
+
+        off = _started(svc)  # restart; the hub has not been asked yet
+        svc.cancel(ana, user="ana")  # a GPU frees
+        _until(svc, "ana's job to end", lambda: _state(svc, ana)["state"] == "cancelled")
+        for _ in range(5):
+            svc.tick()
+        assert _state(svc, queued)["state"] == "pending", "held on the team its owner left, restart or not"
+        asyncio.run(offboard_against(svc, off, users, roles))
+        for _ in range(3):
+            svc.tick()
+        assert _state(svc, queued)["state"] == "pending"
+        assert _state(svc, queued)["reason"]["code"] == "TeamMembership"
+        assert len([r for r in svc.audit(limit=1000) if r["action"] == TEAM_LEFT_ACTION]) == 1
+    finally:
+        _stop_all(svc)
+
+
+def test_s23_hubadmin23_a1_route_never_says_a_line_twice() -> None:
+    """A handler the app log shares with the root logger (pytest's capture; an admin's own logging config)
+    gets the record once, by propagation: found when test_newuser17_n24 ran after an in-process SchedApp."""
+    import logging
+
+    from jupyter_sched.extension import log_route
+
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    shared = Keep()
+    app = logging.getLogger("A1TwiceApp")
+    app.addHandler(shared)
+    logging.getLogger().addHandler(shared)
+    try:
+        log_route.route_package_log(app)
+        logging.getLogger("jupyter_sched.hub.forward").warning("jupyter_sched: once")
+    finally:
+        log_route._ROUTE.target = None
+        app.removeHandler(shared)
+        logging.getLogger().removeHandler(shared)
+    assert [r.getMessage() for r in seen] == ["jupyter_sched: once"]

@@ -38,6 +38,7 @@ from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.hub.usage import usage_report_for
 from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.model import to_iso
 from jupyter_sched.store import Store, schema, sqlite_url
 from jupyter_sched.telemetry import SimulatedCollector
 
@@ -85,7 +86,7 @@ def row(alloc_s: float, util_s: float, covered_s: float, jobs: int) -> dict[str,
             "utilized_gpu_seconds": round(util_s, 3), "utilized_gpu_hours": round(util_s / 3600, 9),
             "telemetry_coverage": round(covered_s / alloc_s, 6), "efficiency": round(util_s / covered_s, 6),
             "cost": None, "cost_unit": None, "jobs": jobs, "gpu_seconds": round(alloc_s, 3), "gpu_hours": round(alloc_s / 3600, 9),
-            "telemetry_pending": False}
+            "telemetry_pending": False, "since": None, "until": to_iso(T0 + 30 * M)}  # the period (s23-acct)
 
 
 J1 = (2 * 600.0, 2 * 0.5 * 600, 2 * 600.0)

@@ -78,6 +78,9 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
                   JUPYTER_SCHED_HUB_URL="http://127.0.0.1:9/services/jupyter-sched/")  # a store is named: it is used
     assert run.returncode == EXIT_OK, run.stdout + run.stderr
     lines = run.stdout.splitlines()
+    # the code's version and the store's schema steps (hubadmin23 A7) follow the store line
+    code = lines.pop(1)
+    assert code.startswith("code: jupyter_sched ") and "store schema " in code, run.stdout
     assert lines[:2] == [
         f"store: sqlite:///{path} ($JUPYTER_SCHED_DB_URL_FILE ({url_file}))",
         "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events)"], run.stdout

@@ -114,8 +114,8 @@ def test_newuser20_n4_put_quotas_says_the_work_it_strands_the_admins_team_first(
     warnings = [w for w in answer.warnings or () if "no quota line" in w]
     assert warnings[0] == (
         "team default has no quota line: it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), you "
-        "included; its 5 pending jobs can never start and its running work holds 3 GPUs, 3 GPUs over that (it keeps "
-        "running) — give it a line with PUT quotas, or raise c.SchedApp.unlisted_team_borrowing_limit"), warnings
+        "included; its 5 pending jobs can never start and its running work holds 3 GPUs, 3 GPUs over that (it runs on "
+        "as borrowed work: another team's reclaim of its guaranteed GPUs can take it) — give it a line with PUT quotas, or raise c.SchedApp.unlisted_team_borrowing_limit"), warnings
     assert warnings[1].startswith("teams nlp, ops have no quota line: each may use 0 GPUs") and \
         warnings[1].endswith("give them a line with PUT quotas"), warnings
     assert services.quotas.get(root).warnings == answer.warnings  # GET says the same

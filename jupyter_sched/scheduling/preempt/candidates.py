@@ -113,10 +113,14 @@ def reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule:
     """Jobs of borrowing teams on ``flavor`` its team's reclaim rule allows (``any_rule``: whatever
     the rule says), and those the rule protects.
 
-    Includes this cycle's admissions (withdrawing one costs nothing).
+    Includes this cycle's admissions (withdrawing one costs nothing). Never a job charged to a team
+    its owner left for ``job``'s team (``Snapshot.held_jobs``): it is the same people's work
+    (hubadmin23 A11: after hub group vision was renamed cv, cv reclaimed its own member's running
+    job, charged to vision, "to return borrowed quota to cv").
     """
     spec = job.spec
     policy = ctx.reclaim_for(spec.team)
+    moved = ctx.snap.held_jobs
     by_model = ctx.holder_index()[0]
     holders: list[Holder] = list(ctx.ledger.holders.values() if flavor.model == "*" else by_model.get(flavor.model, ()))
     holders += [ctx.fresh_holder(j) for j, p in ctx.fresh.items() if flavor.model in ("*", p.model)]
@@ -128,6 +132,8 @@ def reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule:
         team = other.spec.team
         if team == spec.team or not _available(ctx, job, other):
             continue
+        if moved and (hold := moved.get(other.id)) is not None and spec.team in hold.teams:
+            continue  # its owner is in the reclaiming team now: not another team's borrowing
         lines = team_lines(ctx, other.id)
         key = ",".join(map(str, lines))
         if key not in borrowing:

@@ -18,8 +18,11 @@ class GetUsageRequest(QueryModel):
     """``GET usage``: allocated GPU-seconds rolled up (your own; admins: ``all=true``)."""
 
     by: str = Field(default="user", examples=["user,gpu_model"], description="comma list of user, team, gpu_model, job_id, kind")
-    since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"])
-    until: str | None = None
+    since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"], description=(
+        "start of the period (ISO 8601 with offset); default: 7 days before until — the one usage period, "
+        "as GET me's gpu_hours_7d, jupyter-sched status and usage, and the panel say"))
+    until: str | None = Field(default=None, description="end of the period (ISO 8601 with offset); default and "
+                                                         "at most: now")
     all: bool = Field(default=False, description="admins only: everyone's usage")
     user: str | None = Field(default=None, max_length=256,
                              description="admins only (or yourself): that user's usage; another user's is 403")
@@ -91,6 +94,10 @@ class UsageRow(CodecView):
     gpu_seconds: float
     gpu_hours: float
     jobs: int
+    since: str | None = Field(default=None, description=(
+        "start of the period this row's figures cover (ISO 8601 UTC; by default 7 days before until)"))
+    until: str | None = Field(default=None, description=(
+        "end of that period (ISO 8601 UTC): the until asked for, else the time of the answer"))
 
 
 class UsageReportRow(UsageRow):
@@ -150,6 +157,8 @@ class GetAuditRequest(QueryModel):
     user: str | None = None
     job_id: str | None = None
     action: str | None = Field(default=None, examples=["refused"])
+    exclude: str | None = Field(default=None, examples=["eta_moved"],
+                                description="actions left out, comma-separated (limit counts the rows kept)")
 
 
 class GetEtaAccuracyRequest(QueryModel):

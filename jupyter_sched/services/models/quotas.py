@@ -254,7 +254,9 @@ class GetMeResponse(ResponseModel):
     by_team: list[MeTeamUse] = Field(default_factory=list, description=(
         "per team: your default team first, then every other team your GPU-holding work is charged to"))
     pending: int
-    gpu_hours_7d: float
+    gpu_hours_7d: float = Field(description="GPU-hours allocated to you in the last 7 days (the one usage period)")
+    gpu_hours_since: str | None = Field(default=None, description=(
+        "start of gpu_hours_7d's period (ISO 8601 UTC): 7 days before this answer"))
     quota_text: str = Field(default="", description=(
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
         "`team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU "

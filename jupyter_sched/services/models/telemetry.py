@@ -89,8 +89,10 @@ class GetIdlePolicyResponse(CodecView):
     retention_s: float | None = Field(description="seconds of telemetry samples kept (null = no monitor)")
     source: dict[str, Any] | None = Field(
         default=None, description="who set the policy in force: {\"set_by\": \"config\" (c.SchedApp.idle_*) or the "
-                                  "admin of the last PUT idle-policy, \"set_at\": ISO 8601 or null}; a changed "
-                                  "config replaces a PUT policy at the next start")
+                                  "admin of the last PUT idle-policy, \"set_at\": ISO 8601 or null (not known), \"text\": "
+                                  "in words, e.g. `the config file (c.SchedApp.idle_*) at 2026-12-05 08:31 UTC` or "
+                                  "`PUT idle-policy by boss at 2026-12-05 08:41 UTC`}; a changed config replaces a "
+                                  "PUT policy at the next start")
 
 
 class GetTelemetryHistoryRequest(QueryModel):

@@ -12,10 +12,10 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { clockText, formatDuration, formatNumber, recordTime } from '../format';
+import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, USAGE_DAYS } from '../format';
 import type { ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
-import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageRow } from '../types';
+import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
 import { ModelView } from './base';
 
 /** Dimensions a usage report can be grouped by. */
@@ -43,7 +43,7 @@ function hoursOf(row: Record<string, unknown>, ...keys: string[]): number | null
  * Sum usage rows by `by`. GPU-hours from `gpu_hours` or `gpu_seconds` ÷ 3600; utilized from
  * `utilized_gpu_hours` or `utilized_gpu_seconds` ÷ 3600. Largest first.
  */
-export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): IUsageTotal[] {
+export function aggregateUsage(rows: readonly (UsageRow | UsageReportRow)[], by: UsageDimension): IUsageTotal[] {
   const totals = new Map<string, IUsageTotal>();
   for (const row of rows as readonly Record<string, unknown>[]) {
     const raw = by === 'gpu_model' ? (row.gpu_model ?? row.model) : row[by];
@@ -64,16 +64,23 @@ export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): I
   return [...totals.values()].sort((a, b) => b.gpuHours - a.gpuHours);
 }
 
-/** The Usage report's period in days: `status`'s (GET me `gpu_hours_7d`), so both say the same figure. */
-export const USAGE_DAYS = 7;
+export { USAGE_DAYS };
 
 /**
- * What the Usage report covers and when it was read: `GPU-hours allocated in the last 7 days, as of
- * 05:34 UTC` (newuser22 N14: no period, no time, and a figure 23 minutes old). `asOf` is when the
- * answer was asked for; `now` decides whether the date is said.
+ * What the Usage report covers and when it was read: `GPU-hours allocated in the last 7 days (since
+ * Nov 28 05:34 UTC), as of 05:34 UTC` (newuser22 N14: no period, no time, and a figure 23 minutes old;
+ * session 23: the period's start, as `status` and `jupyter-sched usage` say it — {@link lastDaysText}).
+ * `asOf` is when the answer was asked for; `now` decides whether a date is said; `since` is the
+ * period's start (the rows' `since`, else the one asked for).
  */
-export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle): string {
-  return trans.__('GPU-hours allocated in the last %1 days, as of %2', USAGE_DAYS, clockText(asOf, now));
+export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle, since: Date | null = null): string {
+  return trans.__('GPU-hours allocated %1, as of %2', lastDaysText(since, now, trans), clockText(asOf, now));
+}
+
+/** The currency of the rows' costs (`cost_unit`, hubadmin22 H10), several joined; null when no row has one. */
+export function costUnitOf(rows: readonly Record<string, unknown>[]): string | null {
+  const units = [...new Set(rows.filter(r => typeof r.cost === 'number' && typeof r.cost_unit === 'string' && r.cost_unit).map(r => r.cost_unit as string))];
+  return units.length ? units.sort().join(', ') : null;
 }
 
 /** A card's props: `round` grows on each panel Refresh and each showing of the section, and the card re-reads its answers then. */
@@ -184,21 +191,55 @@ export function quotaErrorText(err: unknown, drafts: readonly Omit<IQuotaDraft, 
   return hint ? `${text} — ${hint}` : text;
 }
 
-type Kind = 'ok' | 'error' | 'info';
+type Kind = 'ok' | 'error' | 'info' | 'warn';
 
-function Feedback(props: { message: { text: string; kind: Kind } | null }): React.ReactElement {
+/** What a card says under its buttons: one sentence, and (a save's warnings) a list under it. */
+interface IMessage {
+  text: string;
+  kind: Kind;
+  items?: readonly string[];
+}
+
+function Feedback(props: { message: IMessage | null; children?: React.ReactNode }): React.ReactElement {
+  const items = props.message?.items ?? [];
   return (
     <div className={`jp-sched-feedback${props.message ? ` jp-sched-feedback-${props.message.kind}` : ''}`} role="status">
       {props.message?.text ?? ''}
+      {items.length ? (
+        <ul className="jp-sched-feedback-items">
+          {items.map((item, i) => (
+            <li key={i}>{item}</li>
+          ))}
+        </ul>
+      ) : null}
+      {props.children}
     </div>
   );
+}
+
+/**
+ * A quota warning in the editor's words: the API's `quotas[1]` is the form's `Row 2`, and a fix
+ * "with PUT quotas" is made here (new user 23, N12).
+ */
+export function quotaWarningText(warning: string, trans: TranslationBundle): string {
+  return warning
+    .replace(/\bquotas\[(\d+)\]/g, (_all, i: string) => trans.__('Row %1', Number(i) + 1))
+    .replace(/ with PUT quotas\b/g, trans.__(' here'));
 }
 
 let draftKey = 0;
 
 function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
-  const [drafts, setDrafts] = React.useState<IQuotaDraft[]>([]);
-  const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const [drafts, setDraftsNow] = React.useState<IQuotaDraft[]>([]);
+  const [message, setMessage] = React.useState<IMessage | null>(null);
+  /** The dry run's new warnings, waiting for "Save anyway" (null: nothing asked). */
+  const [asking, setAsking] = React.useState<readonly string[] | null>(null);
+  /** The warnings of the set in force (GET quotas, or the last save): only new ones are asked about. */
+  const standing = React.useRef<readonly string[]>([]);
+  const setDrafts: typeof setDraftsNow = next => {
+    setAsking(null); // the question was about the lines as they were
+    setDraftsNow(next);
+  };
   const lines = (ds: readonly IQuotaDraft[]): string => JSON.stringify(ds.map(({ key: _key, ...line }) => line));
   const read = React.useRef(lines([]));
   const current = React.useRef(drafts);
@@ -218,7 +259,9 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   };
   const load = React.useCallback(async () => {
     try {
-      shown(toDrafts((await ctx.model.client.quotas()).quotas));
+      const got = await ctx.model.client.quotas();
+      standing.current = got.warnings ?? [];
+      shown(toDrafts(got.quotas));
     } catch (err) {
       setMessage({ text: describeError(err), kind: 'error' });
     }
@@ -231,13 +274,42 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
     }
   }, [load, round]);
 
-  const save = async (): Promise<void> => {
-    setMessage({ text: trans.__('Saving…'), kind: 'info' });
+  /**
+   * Save: a dry run first (`dry_run: true`, nothing stored); when it warns of something the set in
+   * force does not (a team left at 0 GPUs, a line for a user not in its team), the warnings are
+   * listed with "Save anyway" — else the lines are saved, and the saved set's warnings said under
+   * the button (new user 23, N12: "Saved 2 quota lines." and nothing of the team left at 0 GPUs).
+   */
+  const save = async (anyway = false): Promise<void> => {
+    // only the lines: budgets, teams and user_teams the server keeps as they are
+    const quotas = quotaLinesFrom(drafts);
+    setAsking(null);
     try {
-      // only the lines: budgets, teams and user_teams the server keeps as they are
-      const saved = await ctx.model.client.setQuotas({ quotas: quotaLinesFrom(drafts) });
+      if (!anyway) {
+        setMessage({ text: trans.__('Checking…'), kind: 'info' });
+        const dry = await ctx.model.client.setQuotas({ quotas, dry_run: true });
+        const fresh = (dry.warnings ?? []).filter(w => !standing.current.includes(w));
+        if (fresh.length) {
+          setAsking(fresh);
+          setMessage({
+            text: trans.__('Not saved yet. With these lines the server warns:'),
+            kind: 'warn',
+            items: fresh.map(w => quotaWarningText(w, trans))
+          });
+          return;
+        }
+      }
+      setMessage({ text: trans.__('Saving…'), kind: 'info' });
+      const saved = await ctx.model.client.setQuotas({ quotas });
+      const warnings = saved.warnings ?? [];
+      standing.current = warnings;
       shown(toDrafts(saved.quotas));
-      setMessage({ text: trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length), kind: 'ok' });
+      const said = trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length);
+      setMessage(
+        warnings.length
+          ? { text: `${said} ${trans.__('The server warns:')}`, kind: 'warn', items: warnings.map(w => quotaWarningText(w, trans)) }
+          : { text: said, kind: 'ok' }
+      );
       ctx.model.refresh('quotas', { force: true });
     } catch (err) {
       setMessage({ text: trans.__('Not saved: %1', quotaErrorText(err, drafts, trans)), kind: 'error' });
@@ -304,7 +376,22 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
           {trans.__('Save quotas')}
         </button>
       </div>
-      <Feedback message={message} />
+      <Feedback message={message}>
+        {asking ? (
+          <div className="jp-sched-actions">
+            <button type="button" className="jp-sched-button jp-sched-danger jp-sched-quota-save-anyway" onClick={() => void save(true)}>
+              {trans.__('Save anyway')}
+            </button>
+            <button
+              type="button"
+              className="jp-sched-button jp-sched-quota-keep-editing"
+              onClick={() => (setAsking(null), setMessage({ text: trans.__('Not saved: change the lines, then Save quotas.'), kind: 'info' }))}
+            >
+              {trans.__('Keep editing')}
+            </button>
+          </div>
+        ) : null}
+      </Feedback>
     </div>
   );
 }
@@ -366,6 +453,32 @@ export function idlePatch(current: IdlePolicy, draft: Record<string, string | bo
   return patch as IdlePolicyPatch;
 }
 
+/**
+ * A refused idle-policy save in the form's words: the field by its label, once — not the API's path
+ * twice (`idle.default.threshold_pct must be … [idle.default.threshold_pct]`), and `window_s` in the
+ * message or hint as the idle window (new user 23, N13). `labels`: the form's label of each field.
+ */
+export function idleErrorText(err: unknown, labels: Readonly<Record<string, string>>, trans: TranslationBundle): string {
+  if (!(err instanceof SchedApiError)) {
+    return describeError(err);
+  }
+  const path = err.field ?? '';
+  const key = path.split('.').pop() ?? '';
+  const label = labels[key];
+  const named = (text: string): string =>
+    text.replace(/\bwindow_s\b/g, trans.__('the idle window')).replace(/\b(\w+_(?:s|pct|mode))\b/g, (all, name: string) => labels[name] ?? all);
+  let message = err.message;
+  const prefix = [path, key].find(p => p && (message.startsWith(`${p} `) || message.startsWith(`${p}:`)));
+  if (label && prefix) {
+    message = `${label} ${named(message.slice(prefix.length).replace(/^:? /, ''))}`;
+  } else if (label) {
+    message = `${label}: ${named(message)}`;
+  } else {
+    message = path ? `${named(message)} [${path}]` : named(message);
+  }
+  return err.hint ? `${message} — ${named(err.hint)}` : message;
+}
+
 function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [policies, setPolicies] = React.useState<IdlePolicies | null>(null);
   const [draft, setDraft] = React.useState<Record<string, string | boolean>>({});
@@ -417,7 +530,7 @@ function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement
       reset(await ctx.model.client.setIdlePolicy({ default: patch }));
       setMessage({ text: trans._n('Saved %1 change; the server applies it at once.', 'Saved %1 changes; the server applies them at once.', Object.keys(patch).length), kind: 'ok' });
     } catch (err) {
-      setMessage({ text: trans.__('Not saved: %1', describeError(err)), kind: 'error' });
+      setMessage({ text: trans.__('Not saved: %1', idleErrorText(err, labels, trans)), kind: 'error' });
     }
   };
   const labels: Record<string, string> = {
@@ -496,18 +609,20 @@ type SortKey = 'key' | 'gpuHours' | 'utilizedGpuHours' | 'cost';
 
 function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date }): React.ReactElement {
   const [by, setBy] = React.useState<UsageDimension>('user');
-  const [rows, setRows] = React.useState<UsageRow[] | null>(null);
+  const [rows, setRows] = React.useState<UsageReportRow[] | null>(null);
   const [asOf, setAsOf] = React.useState<Date | null>(null);
+  const [asked, setAsked] = React.useState<Date | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [sort, setSort] = React.useState<{ key: SortKey; direction: 1 | -1 }>({ key: 'gpuHours', direction: -1 });
   const [reloads, setReloads] = React.useState(0);
   React.useEffect(() => {
     let live = true;
     const at = now();
-    const since = new Date(at.getTime() - USAGE_DAYS * 86400 * 1000).toISOString(); // status's window
+    const since = new Date(at.getTime() - USAGE_DAYS * 86400 * 1000); // the one usage period (status's)
+    // the report, not GET usage: its rows carry cost and cost_unit (H10) and their period
     ctx.model.client
-      .usage({ all: true, by, since })
-      .then(r => live && (setRows(r), setAsOf(at), setError(null)))
+      .usageReport({ all: true, by, since: since.toISOString() })
+      .then(r => live && (setRows(r), setAsOf(at), setAsked(since), setError(null)))
       .catch(err => live && setError(describeError(err)));
     return () => {
       live = false;
@@ -521,6 +636,9 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
   });
   const hasUsed = totals.some(t => t.utilizedGpuHours !== null);
   const hasCost = totals.some(t => t.cost !== null);
+  const costUnit = rows ? costUnitOf(rows as readonly Record<string, unknown>[]) : null;
+  const served = rows && rows.length && typeof rows[0].since === 'string' ? new Date(rows[0].since) : null;
+  const periodStart = served && !isNaN(served.getTime()) ? served : asked;
   const max = Math.max(...totals.map(t => t.gpuHours), 1e-9);
   const header = (key: SortKey, label: string) => (
     <th scope="col" aria-sort={sort.key === key ? (sort.direction > 0 ? 'ascending' : 'descending') : 'none'}>
@@ -535,7 +653,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
     <div className="jp-sched-usage">
       <h4 className="jp-sched-subhead">{trans.__('Usage report (GPU-hours)')}</h4>
       <p className="jp-sched-muted jp-sched-usage-period" aria-live="polite">
-        {asOf ? usagePeriodLine(asOf, now(), trans) : trans.__('Loading…')}
+        {asOf ? usagePeriodLine(asOf, now(), trans, periodStart) : trans.__('Loading…')}
       </p>
       <label className="jp-sched-field-label" htmlFor="jp-sched-usage-by">
         {trans.__('Group by')}
@@ -549,7 +667,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
         {trans.__('Reload')}
       </button>
       {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
-      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded in the last %1 days.', USAGE_DAYS)}</p> : null}
+      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded %1.', lastDaysText(periodStart, now(), trans))}</p> : null}
       {totals.length ? (
         <div className="jp-sched-table-wrap">
           <table className="jp-sched-table jp-sched-usage-table">
@@ -559,7 +677,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
                 {header('key', names[by])}
                 {header('gpuHours', trans.__('GPU-h'))}
                 {hasUsed ? header('utilizedGpuHours', trans.__('Used GPU-h')) : null}
-                {hasCost ? header('cost', trans.__('Cost')) : null}
+                {hasCost ? header('cost', costUnit ? trans.__('Cost (%1)', costUnit) : trans.__('Cost')) : null}
                 <th scope="col">{trans.__('Share')}</th>
               </tr>
             </thead>

@@ -5,7 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { formatNumber, quotaFractions, quotaLabel } from '../format';
+import { formatNumber, lastDaysText, quotaFractions, quotaLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { allocationGpus, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
@@ -157,7 +157,9 @@ export class QuotaView extends ModelView {
       );
     }
     if (typeof me.gpu_hours_7d === 'number') {
-      parts.push(trans.__('%1 GPU-hours in 7 days', formatNumber(me.gpu_hours_7d, 2)));
+      // the one usage period, with its start, as `jupyter-sched status` says it (session 23)
+      const since = typeof me.gpu_hours_since === 'string' ? new Date(me.gpu_hours_since) : null;
+      parts.push(trans.__('%1 GPU-hours %2', formatNumber(me.gpu_hours_7d, 2), lastDaysText(since, new Date(), trans)));
     }
     return parts.join(' · ');
   }

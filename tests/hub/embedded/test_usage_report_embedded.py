@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from jupyter_sched.model import parse_utc
+
 TOKEN = "embedded-report-token"
 
 
@@ -44,7 +46,11 @@ async def test_the_embedded_report_has_utilized_hours_and_efficiency(sched_app: 
         ("ana", 120.0, 0.3 * 60 + 0.9 * 60, 0.6)]
     csv_text = (await jp_fetch("api", "sched", "usage", "report", params={"all": "true", "format": "csv"},
                                headers={"Authorization": f"token {TOKEN}"})).body.decode()
-    assert csv_text.splitlines()[1] == "ana,120.0,0.033333333,72.0,0.02,1.0,0.6,,,1,False"  # no cost, no cost_unit
+    # no cost, no cost_unit; then the period (hubadmin23 A10): the last 7 days by default (s23-acct), to the second
+    line, since, until = csv_text.splitlines()[1].rsplit(",", 2)
+    assert line == "ana,120.0,0.033333333,72.0,0.02,1.0,0.6,,,1,False", csv_text
+    assert until.endswith("Z") and "." not in until, until
+    assert parse_utc(until, field="until") - parse_utc(since, field="since") == timedelta(days=7)
     refused = await jp_fetch("api", "sched", "usage", "report", params={"format": "xml"},
                              headers={"Authorization": f"token {TOKEN}"}, raise_error=False)
     assert refused.code == 400 and json.loads(refused.body)["error"]["field"] == "format"

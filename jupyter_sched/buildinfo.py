@@ -1,0 +1,42 @@
+"""Which code runs: the package version, with the checkout's commit when run from a git checkout.
+
+``__version__`` ("0.1.0") stays the same from one commit to the next, so an upgrade from a checkout was
+invisible in the start-up line and ``jupyter-sched status`` (hubadmin23 A7). :func:`version_string`
+adds the commit (``0.1.0+g3763618``, ``…+dirty`` with uncommitted changes) when the package sits in a
+git checkout (an editable install); an installed wheel has no checkout and says ``0.1.0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import __version__
+
+__all__ = ["version_string"]
+
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def version_string() -> str:
+    """``__version__``, plus ``+g<commit>`` (and ``.dirty``) from a git checkout; computed once per process.
+
+    Never raises: without git, outside a checkout, or when git does not answer within 2 s it is
+    ``__version__``.
+    """
+    git = shutil.which("git")
+    if git is None or not (_CHECKOUT / ".git").exists():
+        return __version__
+    try:
+        done = subprocess.run([git, "-C", str(_CHECKOUT), "describe", "--always", "--dirty", "--abbrev=7",
+                               "--match", "no-tag-matches-this"], capture_output=True, text=True, timeout=2.0,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    commit = done.stdout.strip()
+    if done.returncode != 0 or not commit or not all(c.isalnum() or c == "-" for c in commit):
+        return __version__
+    return f"{__version__}+g{commit.replace('-dirty', '.dirty')}"

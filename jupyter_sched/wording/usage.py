@@ -1,0 +1,40 @@
+"""The period a usage figure covers, said one way on every Python surface (``jupyter-sched status``,
+``jupyter-sched usage``, ``%schedule status``); the panel's ``lastDaysText``
+(labextension/src/format.ts) says it the same way.
+
+Before, ``status`` said "the last 7 days", ``usage`` "this month" while its server counted all time,
+and the REST answers said no period. The rule is now one (:data:`~jupyter_sched.accounting.usage.USAGE_WINDOW`:
+the 7 days before the answer unless ``since`` is given), and each figure says it with its start, as
+every clock is written (:func:`~jupyter_sched.model.units.clock_text`: UTC, the date unless today):
+``in the last 7 days (since Nov 28 08:40 UTC)``; a period asked for is said as ``jupyter-sched usage``
+says it (``Dec 1 00:00 UTC → now``, :func:`jupyter_sched.cli.admin_views.period_text`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..model.units import clock_text
+
+__all__ = ["USAGE_DAYS", "last_days"]
+
+USAGE_DAYS = 7
+"""Days of the default usage period (``accounting.usage.USAGE_WINDOW``; kept apart: this package
+imports nothing heavy, and a test pins the two equal)."""
+
+
+def _when(value: str | datetime | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def last_days(since: str | datetime | None, now: datetime | None) -> str:
+    """The default period (the 7 days before the answer) with its start: ``in the last 7 days (since
+    Nov 28 08:40 UTC)`` — ``GET me``'s ``gpu_hours_since`` for ``gpu_hours_7d``; without a start (a
+    server that does not say it) ``in the last 7 days``."""
+    start = _when(since)
+    return f"in the last {USAGE_DAYS} days" + (f" (since {clock_text(start, now)})" if start is not None else "")
