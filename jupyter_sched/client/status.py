@@ -46,6 +46,10 @@ def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str,
     except SchedError:
         return {}
     now = datetime.now(timezone.utc)
-    ends = {str(job.get("id")): limit_end(job) for job in work}
+    rows = list(work)
+    ends = {str(job.get("id")): limit_end(job) for job in rows}
+    # a lease neither bound to a kernel nor held by a process of its own (POST leases as such)
+    kernels = {str(job.get("id")): bool(job.get("kernel_id") or job.get("released_at_exit"))
+               for job in rows if job.get("kind") == "lease"}
     return {str(e.get("job_id")): note for e in entries
-            if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id")))))}
+            if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id"))), kernel=kernels.get(str(e.get("job_id")))))}

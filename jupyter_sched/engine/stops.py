@@ -53,6 +53,7 @@ from .leadership import Leadership
 from .transitions import JobWriter
 
 __all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_message", "lease_release_message",
+           "preempted_message",
            "stop_words"]
 
 log = logging.getLogger(__name__)
@@ -87,10 +88,18 @@ def lease_held_message(job: Job) -> str:
     return "GPUs held by the lease (no kernel is bound to it)"
 
 
+def preempted_message(message: str | None) -> str:
+    """``preempted: GPUs were needed elsewhere``, or the preemption's own message when it already
+    opens with the verb (``preempted to return borrowed quota to ops``): the word once (hubadmin23
+    A4: a lease's row read "preempted: preempted to …")."""
+    said = message or "GPUs were needed elsewhere"
+    return said if said.startswith("preempted") else f"preempted: {said}"
+
+
 def lease_release_message(record: JobRecord) -> str:
     """What a lease ended by a stop intent says (a lease has no work to stop: it just ends)."""
     if record.stop_intent == "preempt":
-        return f"preempted: {record.job.message or 'GPUs were needed elsewhere'}"
+        return preempted_message(record.job.message)
     return f"released by {record.stop_actor or 'user'}"
 
 

@@ -130,7 +130,9 @@ class JobWriter:
         end alone was a ``lease`` event, and its owner was told nothing (session 20's closing note)."""
         updated = self.finish(record.job.id, JobState.CANCELLED, message=message)
         if updated is not None and record.stop_intent == "preempt":
-            said = f"preempted: {record.job.message or 'GPUs were needed elsewhere'}"
+            from .stops import preempted_message
+
+            said = preempted_message(record.job.message)
             self.publish({"type": "preempted", "data": self._preempted_data(
                 updated.job, PendingReason(code="Preempted", message=said), by_job=True)})
         return updated

@@ -448,7 +448,7 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False,
-              ends_at: datetime | None = None) -> str:
+              ends_at: datetime | None = None, kernel: bool | None = None) -> str:
     """An idle warning as one sentence, from a ``GET idle`` entry (``idle`` or ``warned``, below):
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
@@ -465,7 +465,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     once warned, while the waiter read "ETA 05:18 UTC … if it stays idle" three minutes before). Work
     only reported when idle (``notify``) says nothing before it is reported; busy work is no entry.
     ``ends_at``: when the job's time limit ends it (:func:`limit_end`): an idle deadline at or after it
-    is not said before the warning — its limit ends it first (the panel's rule, new user 11, N23)."""
+    is not said before the warning — its limit ends it first (the panel's rule, new user 11, N23).
+    ``kernel``: False for a lease no kernel is bound to (its job row has no ``kernel_id``): it has no
+    notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4)."""
     stage, action = entry.get("stage"), entry.get("action")
     reported = stage == "reclaimed" and action == "notify"
     if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
@@ -497,6 +499,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
     if str(entry.get("kind") or "") != "lease":
         keep = "using its GPUs keeps them"
+    elif kernel is False:
+        keep = f"using its GPUs, or POST leases/{entry.get('job_id')}/keepalive, keeps them"
     # "rule:": the window is the policy's, not the time that has passed (new user 6, F16: "(… for 30 min)"
     # at 20 min idle read as a statement)
     return f"{head}{f' (rule: {reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
