@@ -192,14 +192,33 @@ QUEUE_LINES = 50
 thousands, and the whole queue is megabytes the terminal would only scroll past."""
 
 
+def _picked(args: argparse.Namespace) -> Any:
+    """``queue --user U`` / ``--team T``: the test a queue row passes (both: U's work charged to T);
+    None without either."""
+    user, team = getattr(args, "user", None), getattr(args, "team", None)
+    if not user and not team:
+        return None
+    return lambda row: (not user or row.get("user") == user) and (not team or row.get("team") == team)
+
+
+def _whose(args: argparse.Namespace) -> str:
+    """``user ana in team ml has``, ``user ana has``, ``team ml has`` (for the empty answer)."""
+    parts = [f"{k} {getattr(args, k)}" for k in ("user", "team") if getattr(args, k, None)]
+    said = " in ".join(parts)
+    return said[:1].upper() + said[1:] + " has"
+
+
 def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """The queue as a table: the first pending jobs in queue order, then the running ones, the
     reason and ETA as sentences. Asks the server for one pending entry more than it shows, to know
     whether to say that more wait behind them."""
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
     total: int | None = None  # pending entries in the whole queue, when the server says
+    picked = _picked(args)
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
-        rows = [row for row in client.queue() if row.get("mine")]
+        rows = [row for row in client.queue() if row.get("mine") and (picked is None or picked(row))]
+    elif picked is not None:  # --user/--team: from the whole queue, each with its place in it (hubadmin23 A12)
+        rows = [row for row in client.queue_all() if picked(row)]
     elif shown is None:  # every pending job: page through the whole queue
         rows = client.queue_all()
     else:
@@ -209,7 +228,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         pending = [row for row in rows if row.get("position") is not None]
         if len(pending) > shown:
             more = True
-            total = len(pending) if args.mine else total  # --mine: all of the caller's own are here
+            total = len(pending) if args.mine or picked else total  # all of the caller's own (or U's, T's) are here
             cut = {id(row) for row in pending[shown:]}
             rows = [row for row in rows if id(row) not in cut]
     if args.json:
@@ -241,11 +260,13 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:
         print("You have nothing pending or running." if args.mine else
+              f"{_whose(args)} nothing pending or running." if picked else
               "The queue is empty: nothing pending or running.", file=io.out)
         return EXIT_OK
     _print_table(table, io, details=details)
     if more:
-        mine = " --mine" if args.mine else ""
+        mine = " --mine" if args.mine else "".join(f" --{k} {getattr(args, k)}" for k in ("user", "team")
+                                                   if getattr(args, k, None))
         left = total - shown if total is not None and shown is not None else 0
         behind = f"{left} more" if left > 0 else "More"  # how many (new user 16, N14)
         print(f"{behind}{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "

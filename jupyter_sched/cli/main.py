@@ -296,13 +296,20 @@ def _add_queue(sub: Any) -> None:
     queue = sub.add_parser(
         "queue", help="pending and running work with position, reason and ETA",
         description="The queue: the first pending jobs in queue order (--limit, default 50), then the work "
-                    "holding GPUs. --all lists every pending job (with --json, every one unless --limit is given).")
+                    "holding GPUs — every user's work, as everyone reads it. --all lists every pending job, not "
+                    "only the first 50 (with --json, every one unless --limit is given); it is not 'all users' "
+                    "as in cancel --all and jobs --all. --user U / --team T: only that user's or team's work, "
+                    "with its place in the whole queue.")
     lines = queue.add_mutually_exclusive_group()
     lines.add_argument("--limit", type=_queue_limit, metavar="N",
                        help=f"show at most N pending jobs (default 50, at most {QUEUE_LIMIT_MAX:,})")
-    lines.add_argument("--all", dest="everything", action="store_true", help="show every pending job")
-    queue.add_argument("--mine", action="store_true",
+    lines.add_argument("--all", dest="everything", action="store_true",
+                       help="show every pending job, not only the first 50 (the queue lists every user's already)")
+    whose = queue.add_mutually_exclusive_group()
+    whose.add_argument("--mine", action="store_true",
                        help="only my jobs, with their place in the whole queue")
+    whose.add_argument("--user", metavar="U", help="only this user's work, with its place in the whole queue")
+    queue.add_argument("--team", metavar="T", help="only work charged to this team (with --user: that user's in it)")
 
 
 def _add_cancel(sub: Any) -> None:
@@ -316,7 +323,8 @@ def _add_cancel(sub: Any) -> None:
     scope = cancel.add_mutually_exclusive_group()
     scope.add_argument("--mine", action="store_true", help="every job of mine that is pending or running")
     scope.add_argument("--all", dest="everyone", action="store_true",
-                       help="every user's pending and running jobs (admins only)")
+                       help="every user's pending and running jobs (admins only; queue --all means every pending "
+                            "job instead)")
     cancel.add_argument("--state", choices=["pending", "running"],
                         help="with --mine/--all: only jobs waiting (pending) or only those holding GPUs (running)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")

@@ -14,7 +14,8 @@ several servers in one test process coexist. Values are read from the service wh
 - ``jupyter_sched_gpu_utilization_percent``     mean GPU utilization over the devices sampled now,
                                                 valid readings only (suspect or blank ones add 0 %:
                                                 case 026); absent without telemetry
-- ``jupyter_sched_preemptions_total``           preemption events seen since start
+- ``jupyter_sched_preemptions_total``           preemption events seen since start (priority and quota
+  reclaim: hubadmin23 A12, the audit's ``reclaim`` rows are here)
 - ``jupyter_sched_reclaims_total``              idle reclaims that freed GPUs since start (engine count)
 - ``jupyter_sched_idle_gpus``                   GPUs of work with an open idle warning
 - ``jupyter_sched_eta_coverage_ratio``          share of recently started jobs that waited and had an
@@ -127,11 +128,16 @@ class SchedCollector(Collector):
             util.add_metric([], utilization)
             yield util
 
-        preemptions = CounterMetricFamily("jupyter_sched_preemptions", "Preemption events since server start")
+        preemptions = CounterMetricFamily(
+            "jupyter_sched_preemptions", "Running jobs preempted since server start, for any cause: priority, "
+            "and quota reclaim (work on borrowed GPUs stopped to return them to their team's guarantee); "
+            "not idle reclaim (jupyter_sched_reclaims)")
         preemptions.add_metric([], float(self.hub.counts.get("preempted", 0)))
         yield preemptions
         idle = self.service.telemetry.idle_stats()
-        reclaims = CounterMetricFamily("jupyter_sched_reclaims", "Idle reclaims that freed GPUs since server start")
+        reclaims = CounterMetricFamily(
+            "jupyter_sched_reclaims", "Idle reclaims since server start: GPUs taken back from idle kernel leases "
+            "or jobs (the idle policy); quota reclaims are counted in jupyter_sched_preemptions")
         reclaims.add_metric([], float(idle.get("reclaims", 0)))
         yield reclaims
         idle_gpus = GaugeMetricFamily("jupyter_sched_idle_gpus", "GPUs of work with an open idle warning")

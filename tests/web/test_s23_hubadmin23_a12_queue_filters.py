@@ -1,0 +1,66 @@
+"""hubadmin23 A12 (part): an admin's terminal at twenty users — ``queue --all`` was a 77-line wall with no
+``--user``/``--team`` filter; ``--all`` meant "every pending job" on ``queue`` and "every user" on
+``cancel`` with no help saying so; /metrics counted a quota ``reclaim`` in ``preemptions_total`` while
+``reclaims_total`` stayed 0, and no HELP line said which reclaim each counts. Now ``queue --user U`` /
+``--team T`` list that work with its place in the whole queue, both helps say what ``--all`` means, and
+the two HELP lines say which reclaim each counts.
+
+Real parts: the ``jupyter-sched`` program as a subprocess against a real Jupyter server with the
+scheduler extension (tests/web/conftest.py: ivan a user, boss an admin, 4 simulated GPUs); GET metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from jupyter_sched.cli.main import EXIT_OK
+
+from .conftest import BOSS_TOKEN
+from .test_cli import cli  # noqa: F401  (the fixture: the program against the test server)
+
+
+async def test_s23_hubadmin23_a12_queue_user_and_team_filters_and_all_said(cli: Any) -> None:  # noqa: F811
+    """Failed before: ``--user``/``--team`` unknown arguments (rc 2); helps silent on --all's two meanings."""
+    hold = [sys.executable, "-c", "import time; time.sleep(60)"]
+    ids = []
+    for who in ((), ("--token", BOSS_TOKEN)):
+        run = await cli("submit", "--gpus", "1", "--name", "a12", *who, "--", *hold)
+        assert run.code == EXIT_OK, run.err
+        ids.append((who, run.out.split()[1].rstrip(":")))
+    try:
+        everyone = json.loads((await cli("queue", "--json")).out)
+        teams = {row["id"]: row["team"] for row in everyone}
+        ivans = await cli("queue", "--user", "ivan", "--token", BOSS_TOKEN)
+        assert ivans.code == EXIT_OK, ivans.err
+        assert ids[0][1] in ivans.out and ids[1][1] not in ivans.out, ivans.out
+        team = teams[ids[0][1]]
+        by_team = await cli("queue", "--team", team, "--json")
+        assert {row["team"] for row in json.loads(by_team.out)} == {team}, by_team.out
+        nobody = await cli("queue", "--team", "no-such-team")
+        assert nobody.code == EXIT_OK and nobody.out.strip() == "Team no-such-team has nothing pending or running.", nobody
+        both = await cli("queue", "--user", "boss", "--team", "no-such-team")
+        assert both.out.strip() == "User boss in team no-such-team has nothing pending or running.", both
+    finally:
+        for who, job_id in ids:
+            assert (await cli("cancel", job_id, "--yes", *who)).code == EXIT_OK
+    queue_help = " ".join((await cli("queue", "--help")).out.split())
+    assert "--all lists every pending job, not only the first 50" in queue_help, queue_help
+    assert "it is not 'all users' as in cancel --all and jobs --all" in queue_help, queue_help
+    cancel_help = " ".join((await cli("cancel", "--help")).out.split())
+    assert "every user's pending and running jobs (admins only; queue --all means every pending job instead)" \
+        in cancel_help, cancel_help
+
+
+async def test_s23_hubadmin23_a12_metrics_help_says_which_reclaim_each_counts(api: Any) -> None:
+    """Failed before: "Preemption events since server start" / "Idle reclaims that freed GPUs since server start"."""
+    status, text = await api("GET", "metrics")
+    assert status == 200
+    helps = {family.name: family.documentation for family in text_string_to_metric_families(text)}
+    assert "quota reclaim" in helps["jupyter_sched_preemptions"], helps["jupyter_sched_preemptions"]
+    assert "not idle reclaim (jupyter_sched_reclaims)" in helps["jupyter_sched_preemptions"]
+    assert helps["jupyter_sched_reclaims"].startswith("Idle reclaims since server start"), helps
+    assert "quota reclaims are counted in jupyter_sched_preemptions" in helps["jupyter_sched_reclaims"], helps
