@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import ValidationError, shown
 from ..model import JobKind, PriorityClass
 from ..model.validation import fold_priority
-from .policy import IdlePolicies, IdlePolicy, ReclaimMode
+from .policy import IdlePolicies, IdlePolicy, ReclaimMode, warning_example
 
 __all__ = ["idle_policies_from_dict", "idle_policies_to_dict", "idle_policy_from_dict", "idle_policy_to_dict",
            "longest_idle_window_s"]
@@ -134,7 +134,7 @@ def _check(values: Mapping[str, Any], where: str) -> None:
         ("window_s", window > 0, "must be 0 (off) or more seconds", "e.g. 7200 for 2 h; 0 (or enabled false) turns idle "
                                                                       "reclamation off"),
         ("warning_s", 0 <= values["warning_s"] < window, f"must be at least 0 and less than window_s ({window:g} s)",
-         "e.g. 900 for 15 min"),
+         warning_example(window)),
         ("busy_kernel_window_s", values["busy_kernel_window_s"] is None or values["busy_kernel_window_s"] >= window,
          f"must be at least window_s ({window:g} s), or null", "a busy kernel gets at least as long as an idle one"),
         ("max_gap_s", values["max_gap_s"] > 0, "must be more than 0", "e.g. 600"),
@@ -220,3 +220,4 @@ def _per_class(raw: Any, *, base: IdlePolicy, where: str) -> dict[str, IdlePolic
 def longest_idle_window_s(policies: IdlePolicies) -> float:
     """The longest lookback any policy needs, seconds: ``max(window_s, busy_kernel_window_s) + grace_s``."""
     return float(max(max(p.window_s, p.busy_kernel_window_s or 0.0) + p.grace_s for p in policies.all()))
+

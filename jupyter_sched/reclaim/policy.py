@@ -9,7 +9,7 @@ from enum import Enum
 from ..errors import ValidationError
 from ..model import Job
 
-__all__ = ["IdlePolicies", "IdlePolicy", "ReclaimMode"]
+__all__ = ["IdlePolicies", "IdlePolicy", "ReclaimMode", "warning_example"]
 
 
 class ReclaimMode(str, Enum):
@@ -78,7 +78,8 @@ class IdlePolicy:
                                   hint="e.g. 7200 for 2 h")
         if not 0 <= self.warning_s < self.window_s:
             raise ValidationError(f"idle warning ({self.warning_s} s) must be >= 0 and shorter than the window "
-                                  f"({self.window_s} s)", field="idle.warning_s", hint="e.g. 900 for 15 min")
+                                  f"({self.window_s} s)", field="idle.warning_s",
+                                  hint=warning_example(self.window_s))
         if self.busy_kernel_window_s is not None and self.busy_kernel_window_s < self.window_s:
             raise ValidationError(f"busy-kernel limit ({self.busy_kernel_window_s} s) must be >= the idle window "
                                   f"({self.window_s} s)", field="idle.busy_kernel_window_s",
@@ -125,3 +126,13 @@ class IdlePolicies:
         """Every policy in force (default first), e.g. for the longest lookback any of them needs."""
         return [self.default, *self.by_priority.values(), *self.by_kind.values(),
                 *(p for per_class in self.by_kind_priority.values() for p in per_class.values())]
+
+
+def warning_example(window_s: float) -> str:
+    """The hint for a refused ``warning_s``: an example below ``window_s`` (seconds) — 900 (15 min) when
+    the window is longer, else half the window, in whole seconds (new user 23, N13: "e.g. 900 for 15 min"
+    beside a 240 s window, itself refused)."""
+    if window_s > 900:
+        return "e.g. 900 for 15 min"
+    example = max(int(window_s // 2), 0)
+    return f"e.g. {example} (less than the {window_s:g} s window)" if example else "e.g. 0 (no warning)"

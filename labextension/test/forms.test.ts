@@ -443,7 +443,7 @@ describe('Admin section', () => {
     await type(threshold, '500');
     await click(node.querySelector('.jp-sched-idle-save')!);
     const idleStatus = node.querySelector('.jp-sched-idle [role="status"]')!;
-    expect(text(idleStatus)).toBe('Not saved: threshold_pct must be at most 100 (got 500) [default.threshold_pct] — a percentage');
+    expect(text(idleStatus)).toBe('Not saved: Idle below (%) must be at most 100 (got 500) — a percentage'); // the form's label, once (new user 23, N13)
     await type(node.querySelector('#jp-sched-idle-threshold_pct') as HTMLInputElement, '7');
     await type(node.querySelector('#jp-sched-idle-lease_mode') as HTMLSelectElement, 'notify');
     await click(node.querySelector('.jp-sched-idle-save')!);

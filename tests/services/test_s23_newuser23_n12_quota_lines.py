@@ -38,3 +38,4 @@ def test_s23_newuser23_n12_a_line_for_a_user_not_in_its_team_is_warned_naming_th
                     "teams": [{"team": "ml", "members": ["bo", "nobody"]}]})
     got = services.quotas.get(services.caller("root", admin=True)).warnings or []
     assert not [w for w in got if w.startswith("quotas[")], got
+

@@ -453,6 +453,32 @@ export function idlePatch(current: IdlePolicy, draft: Record<string, string | bo
   return patch as IdlePolicyPatch;
 }
 
+/**
+ * A refused idle-policy save in the form's words: the field by its label, once — not the API's path
+ * twice (`idle.default.threshold_pct must be … [idle.default.threshold_pct]`), and `window_s` in the
+ * message or hint as the idle window (new user 23, N13). `labels`: the form's label of each field.
+ */
+export function idleErrorText(err: unknown, labels: Readonly<Record<string, string>>, trans: TranslationBundle): string {
+  if (!(err instanceof SchedApiError)) {
+    return describeError(err);
+  }
+  const path = err.field ?? '';
+  const key = path.split('.').pop() ?? '';
+  const label = labels[key];
+  const named = (text: string): string =>
+    text.replace(/\bwindow_s\b/g, trans.__('the idle window')).replace(/\b(\w+_(?:s|pct|mode))\b/g, (all, name: string) => labels[name] ?? all);
+  let message = err.message;
+  const prefix = [path, key].find(p => p && (message.startsWith(`${p} `) || message.startsWith(`${p}:`)));
+  if (label && prefix) {
+    message = `${label} ${named(message.slice(prefix.length).replace(/^:? /, ''))}`;
+  } else if (label) {
+    message = `${label}: ${named(message)}`;
+  } else {
+    message = path ? `${named(message)} [${path}]` : named(message);
+  }
+  return err.hint ? `${message} — ${named(err.hint)}` : message;
+}
+
 function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [policies, setPolicies] = React.useState<IdlePolicies | null>(null);
   const [draft, setDraft] = React.useState<Record<string, string | boolean>>({});
@@ -504,7 +530,7 @@ function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement
       reset(await ctx.model.client.setIdlePolicy({ default: patch }));
       setMessage({ text: trans._n('Saved %1 change; the server applies it at once.', 'Saved %1 changes; the server applies them at once.', Object.keys(patch).length), kind: 'ok' });
     } catch (err) {
-      setMessage({ text: trans.__('Not saved: %1', describeError(err)), kind: 'error' });
+      setMessage({ text: trans.__('Not saved: %1', idleErrorText(err, labels, trans)), kind: 'error' });
     }
   };
   const labels: Record<string, string> = {
