@@ -7,8 +7,9 @@ the first copy's GPUs are not accounted. Right after this engine becomes leader,
 decided, :func:`adopt_running_pending` asks the executor (its optional ``live_copy(job)``) whether
 each pending job's work is alive; such a job is written as ``running`` on the allocation its copy
 was launched with, with the copy's handle, and the executor watches it from then on; one WARNING
-and one ``adopted`` audit record naming it. A copy whose allocation is unknown is not adopted here:
-the executor refuses to start a second copy of it (its start fails, naming the live wrapper).
+and one ``adopted`` audit record naming it. A copy whose allocation is unknown is not adopted here, and
+the executor never starts a second copy of it (local: the start is refused naming the live wrapper;
+Kubernetes: the existing Job is reused).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def adopt_running_pending(store: Store, executor: Executor, writer: JobWriter, c
         The ids adopted (empty when the executor cannot tell, e.g. the simulator).
 
     Raises:
-        StoreError: the store failed.
+        StoreError: the store failed (an executor that cannot answer is logged and skipped).
     """
     live_copy: LiveCopy | None = getattr(executor, "live_copy", None)
     if live_copy is None:
@@ -50,7 +51,11 @@ def adopt_running_pending(store: Store, executor: Executor, writer: JobWriter, c
         job = record.job
         if job.is_lease:
             continue
-        found = live_copy(job)
+        try:
+            found = live_copy(job)
+        except Exception as exc:  # the executor cannot tell now (an API server down); its start never makes a 2nd copy
+            log.warning("job %s: could not check whether its work already runs (%s)", job.id, exc)
+            continue
         if found is None:
             continue
         handle, allocation = found

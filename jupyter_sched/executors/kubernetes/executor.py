@@ -51,6 +51,7 @@ from .config import KubernetesConfig, QueueManager
 from .gangs import observe_gang
 from .job_secret import owner_references, secret_name, split_secret, token_secret, with_secret_env
 from .manifests import (
+    ANNOTATION_GPU_UUIDS,
     GPU_PRODUCT_LABEL,
     KUEUE_QUEUE_LABEL,
     LABEL_JOB_ID,
@@ -408,6 +409,34 @@ class KubernetesExecutor:
         return Exited(job.id, observation.exit_code if observation.exit_code is not None else 1,
                       observation.finished_at or self._clock(), observation.message)
 
+    def live_copy(self, job: Job) -> tuple[ExecutorHandle, Allocation | None] | None:
+        """The handle and allocation of ``job``'s Job if one exists and has not finished, else None
+        (hubadmin23 A13: a store restored from a backup has it as pending).
+
+        The allocation is read back from the pod template (the pinned node and the GPU uuids
+        annotation) for a single-worker Job; None for others (a gang, a Deployment, a queue manager's
+        placement): :meth:`start` then reuses the existing object, never makes a second one. A job
+        this executor watches is not a copy (None).
+
+        Raises:
+            ExecutorError: the API server cannot be read now (other than 404).
+        """
+        if job.id in self.tracked() or job.spec.kind is JobKind.INFERENCE:
+            return None
+        namespace, name = self.config.namespace_for(job.spec.user), object_name(job.id)
+        try:
+            obj = json.loads(self._batch.read_namespaced_job(name, namespace, _preload_content=False).data)
+        except Exception as exc:
+            if _http_status(exc) == 404:
+                return None
+            raise ExecutorError(f"cannot read Job {namespace}/{name}: {_status_message(exc)}") from exc
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions):
+            return None
+        handle = ExecutorHandle(self.name, {"namespace": namespace, "name": name, "kind": "Job",
+                                            "uid": str((obj.get("metadata") or {}).get("uid", ""))})
+        return handle, _allocation_of(obj, job)
+
     def tracked(self) -> frozenset[str]:
         """Ids of the jobs being watched."""
         with self._lock:
@@ -700,3 +729,21 @@ def with_env(manifests: list[dict[str, Any]], extra: Mapping[str, str], *, keep:
             env = [item for item in container.get("env", []) if item.get("name") not in wanted]
             container["env"] = env + [{"name": k, "value": v} for k, v in wanted.items()]
     return manifests
+
+
+def _allocation_of(obj: Mapping[str, Any], job: Job) -> Allocation | None:
+    """Our allocation as a single-worker Job's pod template carries it (node pinned by ``matchFields``,
+    GPUs in the ``jupyter-sched/gpu-uuids`` annotation); None when it does not say both."""
+    if len(job.spec.resources.groups) > 1:
+        return None
+    template = (obj.get("spec") or {}).get("template") or {}
+    uuids = str(((template.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_GPU_UUIDS, ""))
+    terms = (((((template.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+    nodes = [v for t in terms for f in t.get("matchFields") or [] if f.get("key") == "metadata.name"
+             for v in f.get("values") or []]
+    gpus = tuple(u for u in uuids.split(",") if u)
+    if len(nodes) != 1 or (not gpus and job.spec.resources.gpus > 0):
+        return None
+    wanted = float(job.spec.resources.gpus)
+    return Allocation(str(nodes[0]), gpus, gpu_milli=round(wanted * 1000) if 0 < wanted < 1 else 1000)
