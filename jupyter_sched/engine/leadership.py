@@ -58,6 +58,7 @@ class Leadership:
         self.term: int | None = None
         self.checks = 0
         self._renewed_at: datetime | None = None  # clock time of the last renewal committed on its own
+        self._said_follows = False  # "follows: … leads the store" said once per stretch of following
 
     def renewed_recently(self) -> bool:
         """True when this engine leads and renewed the lease (by :meth:`acquire` or :meth:`check`)
@@ -83,10 +84,21 @@ class Leadership:
             if lease is None or lease.owner != self.owner_id:
                 if self.term is not None:
                     log.warning("engine %s lost the leader lease", self.owner_id)
+                elif not self._said_follows and (lease := lease or tx.leader()) is not None:
+                    # once per stretch of following (hubadmin23 A16: no log said which server led)
+                    log.warning("jupyter_sched: engine %s follows: engine %s leads the store (term %s) and schedules; "
+                                "this server answers requests, and takes over when that one stops", self.owner_id,
+                                lease.owner, lease.term)
+                    self._said_follows = True
                 self._renewed_at = None
                 return False, False
             new_term = lease.term != self.term
             if new_term:
+                # after following: WARNING (the overlap ended, this one schedules now); else INFO
+                log.log(logging.WARNING if self._said_follows else logging.INFO, "jupyter_sched: engine %s leads the "
+                        "store (term %s)%s", self.owner_id, lease.term, " now: the one that led stopped"
+                        if self._said_follows else "")
+                self._said_follows = False
                 tx.add_event(actor=self.owner_id, action="leader_acquired",
                              message=f"engine {self.owner_id} leads the store (term {lease.term})",
                              details={"term": lease.term})

@@ -53,7 +53,7 @@ from typing import Any
 from ..textsafe import printable_line
 
 __all__ = ["ENV_REGISTRY", "FOLDER", "MAX_ENTRIES", "MAX_NAMES", "PER_UID", "HostScheduler", "Registration", "announce",
-           "others", "own_folder", "register", "registry_folder", "untrusted", "usable_folder",
+           "others", "own_folder", "register", "registry_folder", "store_digest", "untrusted", "usable_folder",
            "warning_for"]
 
 log = logging.getLogger("jupyter_sched")
@@ -207,7 +207,7 @@ def _names(folder: Path, *, uid: int | None = None) -> tuple[list[tuple[Path, in
 class HostScheduler:
     """One scheduler's entry: its account (``user``/``uid``), ``pid``, ``url`` (no token), ``gpus``
     (how many it hands out) and whether they are ``simulated``, and ``kind`` (``jupyter lab`` or
-    ``jupyter-sched serve``)."""
+    ``jupyter-sched serve``), ``store`` (the store's digest, hubadmin23 A16)."""
 
     user: str
     uid: int
@@ -216,6 +216,8 @@ class HostScheduler:
     gpus: int
     simulated: bool
     kind: str
+    store: str = ""
+    """:func:`store_digest` of the store it schedules ("" when not known): two on one store share it."""
 
 
 @dataclass
@@ -253,8 +255,9 @@ class Registration:
         self._said_short = short
         fresh = [other for other in now if (other.uid, other.pid) not in self.told]
         for other in fresh[:_SAID]:
-            self.log.log(logging.INFO if other.simulated or self.me.simulated else logging.WARNING, "jupyter_sched: %s",
-                    warning_for(other, self.me))
+            same = bool(other.store) and other.store == self.me.store  # nothing is handed out twice
+            self.log.log(logging.INFO if other.simulated or self.me.simulated or same else logging.WARNING,
+                         "jupyter_sched: %s", warning_for(other, self.me))
         if len(fresh) > _SAID:
             self.log.warning("jupyter_sched: and %d more schedulers on this host (%s/%s*.json)", len(fresh) - _SAID,
                         self.folder or registry_folder(), PREFIX)
@@ -336,7 +339,8 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
                 path.unlink()  # this pid's leftover (a reused pid)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w") as fh:
-            json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind}, fh)
+            json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind,
+                       "store": me.store}, fh)
         os.chmod(path, 0o644)  # whatever the umask: the other accounts read it
     except OSError as exc:
         planter = _planted_by(path, me.uid)
@@ -399,10 +403,25 @@ def _others(me_pid: int, folder: Path) -> tuple[list[HostScheduler], str]:
         found.append(HostScheduler(
             user=user, uid=uid, pid=pid, url=printable_line(str(entry.get("url") or "?"), limit=200),
             gpus=gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and 0 <= gpus < 100_000 else 0,
-            simulated=entry.get("simulated") is True, kind=printable_line(str(entry.get("kind") or "?"), limit=40)))
+            simulated=entry.get("simulated") is True, kind=printable_line(str(entry.get("kind") or "?"), limit=40),
+            store=str(entry.get("store") or "")[:64]))
     short = (f"the host's scheduler registry {folder} holds more names than a look reads ({MAX_NAMES} names, "
              f"{MAX_ENTRIES} entries, {PER_UID} per account): only those were looked at") if cut else ""
     return sorted(found, key=lambda s: s.pid), short
+
+
+def store_digest(url: str) -> str:
+    """16 hex characters of SHA-256 of the store URL without its password ("" for ""): written in the
+    host's registry, which every account reads, so never the URL itself."""
+    if not url:
+        return ""
+    import hashlib
+
+    from sqlalchemy.engine import make_url
+
+    with contextlib.suppress(Exception):
+        url = make_url(url).render_as_string(hide_password=True)  # any password: "***"
+    return hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
 SERVE = "jupyter-sched serve"
@@ -415,6 +434,11 @@ def warning_for(other: HostScheduler, me: HostScheduler) -> str:
     owner use the hub (not to "run jupyter-sched serve", which they do); a personal server beside
     a hub service is told to use that service; two personal servers, to set one up."""
     who = f"another jupyter_sched ({other.kind} of {other.user}, pid {other.pid}, {other.url})"
+    if other.store and other.store == me.store:  # an upgrade overlap: one engine leads, the other follows
+        return (f"{who} serves the same store: one of the two leads it (schedules; the log's \"leads the store\" "
+                "line and the audit's leader_acquired row say which), the other follows — they share the queue, "
+                f"quotas and GPUs; stop the old one (pid {other.pid} if it is the one being replaced) once this "
+                "one answers")
     if me.kind == SERVE and other.kind == SERVE:
         fix = (f"two hub services schedule the same GPUs: stop one of them (pid {other.pid} if it is the one being "
                "replaced), so that one service schedules this host")
@@ -455,7 +479,8 @@ def announce(app: Any, serverapp: Any, *, folder: Path | None = None) -> Registr
     except KeyError:
         user = str(os.getuid())
     me = HostScheduler(user=user, uid=os.getuid(), pid=os.getpid(), url=str(getattr(serverapp, "connection_url", "")),
-                       gpus=gpus, simulated=simulated, kind=kind)
+                       gpus=gpus, simulated=simulated, kind=kind,
+                       store=store_digest(str(getattr(getattr(app.services, "store", None), "url", "") or "")))
     say = getattr(app, "log", None) or log
     chosen = own_folder(folder or registry_folder(), uid=me.uid, say=say)
     if chosen is None:

@@ -88,7 +88,7 @@ def test_newuser20_n17_a_second_scheduler_on_real_gpus_warns_of_the_first_and_re
     info = mine.path.lstat()
     assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == os.getuid()
     assert json.loads(mine.path.read_text()) == {"user": "root", "url": "http://127.0.0.1:18901/", "gpus": 4,
-                                                 "simulated": False, "kind": "jupyter lab"}
+                                                 "simulated": False, "kind": "jupyter lab", "store": ""}
     # the other account's scheduler sees this one (as its own start would)
     seen = others(me_pid=nobodys.pid, folder=folder)
     assert [(s.user, s.pid, s.gpus, s.url) for s in seen] == [("root", os.getpid(), 4, "http://127.0.0.1:18901/")]
