@@ -343,13 +343,16 @@ def _add_jobs(sub: Any) -> None:
 
 
 def _common_options(command: argparse.ArgumentParser) -> None:
-    """``--json``, ``--url`` and ``--token`` after the subcommand too (``jupyter-sched queue --json``,
+    """``--json``, ``--url``, ``--token`` and ``--timeout`` after the subcommand too (``jupyter-sched queue --json``,
     as people type them): the same destinations as the program's options, left alone when absent;
     also on each action of ``definitions``."""
     command.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token-file", dest="token_file", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    if "--timeout" not in command._option_string_actions:  # `wait --timeout` is its own (how long to wait)
+        # `jupyter-sched jobs --timeout 60` was "unexpected arguments" (new user 23, N14)
+        command.add_argument("--timeout", type=_seconds, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     for action in command._subparsers._group_actions if command._subparsers else ():
         for nested in (getattr(action, "choices", None) or {}).values():
             _common_options(nested)
@@ -684,6 +687,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             os.environ.get("JUPYTER_SCHED_TOKEN") or getattr(args, "env_url_token", None)
         client = connect(args.url, token, timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
+        from ..client.discovery import SLOW_SERVER_HINT
+
+        if exc.hint == SLOW_SERVER_HINT:  # it runs, but was slow: not "start JupyterLab" (new user 23, N14)
+            print(failure(args, f"{PROG}: {_clause(exc.message)} — {exc.hint}", exc), file=stderr)
+            return EXIT_NO_SERVER
         print(failure(args, f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
               "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (on a JupyterHub: JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-sched/ "
               "and JUPYTER_SCHED_TOKEN=a token from HUB/hub/token), or pass --url URL --token TOKEN (which other "

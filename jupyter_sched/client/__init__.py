@@ -37,7 +37,7 @@ def connect(url: str | None = None, token: str | None = None, *, timeout_s: floa
     Raises:
         NoServerError: nothing found (message says where it looked and how to fix it).
     """
-    connection, probe = discover_probed(url, token)
+    connection, probe = discover_probed(url, token, retry_timeout_s=timeout_s)
     return SchedClient(connection, timeout_s=timeout_s, probe=probe)
 
 
@@ -46,7 +46,7 @@ def connect_async(url: str | None = None, token: str | None = None, *,
     """Return an :class:`AsyncSchedClient` for ``url`` or the discovered server (see :func:`connect`)."""
     from .aio import AsyncSchedClient
 
-    return AsyncSchedClient(discover(url, token), timeout_s=timeout_s)
+    return AsyncSchedClient(discover(url, token, retry_timeout_s=timeout_s), timeout_s=timeout_s)
 
 
 def __getattr__(name: str) -> Any:

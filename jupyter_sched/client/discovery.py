@@ -51,6 +51,10 @@ NO_SERVER_HINT = (
 )
 
 
+SLOW_SERVER_HINT = "the server is running but busy: try again, or give it longer (jupyter-sched --timeout 60 …)"
+"""What a client is told when the servers it found were only slow (new user 23, N14)."""
+
+
 TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
 """What the Python API says about a refused token (the CLI says it in its own options)."""
 
@@ -155,17 +159,29 @@ def probe_headers(token: str) -> dict[str, str]:
     return headers
 
 
-def _answers(conn: Connection, timeout_s: float) -> Probe | None:
+SLOW = "did not answer within"
+"""How :func:`_answers` begins its word for a server that was too slow (tried again with the request timeout)."""
+
+
+def _answers(conn: Connection, timeout_s: float) -> Probe | str:
+    """``conn``'s probe (``GET api/sched/config`` answered 200), else why not, in words: too slow
+    (``"did not answer within 2 s"``), unreachable, or an answer that is not jupyter_sched's."""
     from ._http import HttpUnreachable, StdlibHttp
 
     http = StdlibHttp(conn.api_url, probe_headers(conn.token), timeout_s)
     try:
         reply = http.request("GET", "config")
-    except (HttpUnreachable, ValueError):
-        reply = None
-    if reply is None or reply.status != 200:
+    except HttpUnreachable as exc:
         http.close()
-        return None
+        if isinstance(exc.cause, TimeoutError):  # socket.timeout is TimeoutError since Python 3.10
+            return f"{SLOW} {timeout_s:g} s"
+        return "could not be reached"
+    except ValueError:
+        http.close()
+        return "answered something other than jupyter_sched"
+    if reply.status != 200:
+        http.close()
+        return f"answered HTTP {reply.status} (no jupyter_sched extension there)"
     return Probe(http, reply)
 
 
@@ -275,11 +291,14 @@ def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None
     return None
 
 
-def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str,
-                        timeout_s: float) -> tuple[Connection, Probe] | None:
+def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str, timeout_s: float,
+                        retry_timeout_s: float | None = None) -> tuple[tuple[Connection, Probe] | None, list[str]]:
     """The server to use among ``(runtime file, written at)``: of those that answer, the deepest
     whose root dir holds ``cwd``, else the one started last; the others in ``others``. With it,
-    its :class:`Probe` (the others' connections are closed)."""
+    its :class:`Probe` (the others' connections are closed). When none answers within ``timeout_s``
+    but some were only slow, those are asked once more with ``retry_timeout_s`` (the CLI's
+    ``--timeout``): on a loaded machine a 2 s probe missed a running server and the user was told to
+    start JupyterLab (new user 23, N14). Second: each unanswering server's URL and why, in words."""
     def rank(entry: tuple[Mapping[str, Any], float]) -> tuple[int, int, float]:
         info, written = entry
         root = _root(info)
@@ -288,22 +307,35 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
 
     answering: list[Connection] = []
     chosen: Probe | None = None
+    silent: dict[str, tuple[Connection, str]] = {}
     for info, _ in sorted(servers, key=rank):
         conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file",
                           root=_root(info))
-        if conn.url in {c.url for c in answering}:
+        if conn.url in {c.url for c in answering} or conn.url in silent:
             continue
         probe = _answers(conn, timeout_s)
-        if probe is None:
+        if isinstance(probe, str):
+            silent[conn.url] = (conn, probe)
             continue
         answering.append(conn)
         if chosen is None:
             chosen = probe
         else:
             probe.http.close()
+    if chosen is None and retry_timeout_s is not None and retry_timeout_s > timeout_s:
+        for url, (conn, why) in list(silent.items()):
+            if chosen is None and why.startswith(SLOW):
+                probe = _answers(conn, retry_timeout_s)
+                if isinstance(probe, str):
+                    silent[url] = (conn, probe)
+                else:
+                    answering.append(conn)
+                    chosen = probe
+                    del silent[url]
+    whys = [f"{url} {why}" for url, (_, why) in silent.items()]
     if not answering or chosen is None:
-        return None
-    return answering[0]._replace(others=tuple(c.url for c in answering[1:])), chosen
+        return None, whys
+    return (answering[0]._replace(others=tuple(c.url for c in answering[1:])), chosen), whys
 
 
 def discover(
@@ -314,6 +346,7 @@ def discover(
     runtime_dir: str | None = None,
     cwd: str | None = None,
     probe_timeout_s: float = 2.0,
+    retry_timeout_s: float | None = None,
 ) -> Connection:
     """Return the :class:`Connection` to use, trying the sources in the documented order.
 
@@ -326,12 +359,15 @@ def discover(
         runtime_dir: Jupyter runtime dir to scan (default ``jupyter_runtime_dir()``).
         cwd: directory used to prefer the server serving it (default ``os.getcwd()``).
         probe_timeout_s: seconds to wait for each runtime-file server to answer.
+        retry_timeout_s: when none answered but some were only slow, seconds to wait for those once
+            more (the client's request timeout); None: not asked again.
 
     Raises:
-        NoServerError: nothing found; the hint says how to fix it.
+        NoServerError: nothing found; the message names each server found and why it did not
+            answer, the hint how to fix it.
     """
     connection, probe = discover_probed(url, token, env=env, runtime_dir=runtime_dir, cwd=cwd,
-                                        probe_timeout_s=probe_timeout_s)
+                                        probe_timeout_s=probe_timeout_s, retry_timeout_s=retry_timeout_s)
     if probe is not None:
         probe.http.close()
     return connection
@@ -345,6 +381,7 @@ def discover_probed(
     runtime_dir: str | None = None,
     cwd: str | None = None,
     probe_timeout_s: float = 2.0,
+    retry_timeout_s: float | None = None,
 ) -> tuple[Connection, Probe | None]:
     """:func:`discover`, with the :class:`Probe` of a server found through its runtime file (None
     otherwise, and when ``token`` replaces the server's own: the probe spoke with that one).
@@ -367,7 +404,8 @@ def discover_probed(
         if runtime_dir is None:
             runtime_dir = jupyter_runtime_dir()
         servers = list(_server_files(runtime_dir))
-        probed = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
+        probed, whys = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s,
+                                           retry_timeout_s)
         if probed is not None:
             found, probe = probed
     if found is not None:
@@ -380,6 +418,12 @@ def discover_probed(
         return found, probe
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
+    if servers and whys:
+        where += f" ({'; '.join(whys)})"
+    if any(SLOW in why for why in whys):  # a server runs but was slow: starting one is the wrong advice
+        raise NoServerError(
+            f"No jupyter_sched server answered: {where} in the runtime dir {runtime_dir} (JUPYTER_RUNTIME_DIR).",
+            hint=SLOW_SERVER_HINT)
     raise NoServerError(
         f"No jupyter_sched server found: {ENV_URL} is not set, nor {ENV_HUB_URL} (a JupyterHub's scheduler), "
         f"and {where} in the runtime dir {runtime_dir} (JUPYTER_RUNTIME_DIR).",

@@ -377,3 +377,82 @@ def test_the_event_stream_reconnects_by_itself_and_resumes_after_its_last_event_
     assert got[0]["data"] == {"reconnected": True, "attempts": 1}
     assert got[1]["data"] == {"id": "j1"} and got[2]["data"] == {"id": "j2"}  # no lagged before j2: resumed
     assert asked[:3] == [None, None, "ep-1"]
+
+
+class _SlowConfig(_ConfigOnly):
+    """A busy server: it answers the discovery probe, but only after 1.5 s (a server on a loaded host;
+    real HTTP on loopback, the answer a jupyter_sched server gives)."""
+
+    def do_GET(self) -> None:
+        import time
+
+        time.sleep(1.5)
+        try:
+            super().do_GET()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the probe gave up first: what the test is about
+
+
+def test_newuser23_n14_a_running_but_slow_server_is_asked_again_with_the_request_timeout(tmp_path: Path) -> None:
+    """New user 23, N14: under load the CLI said "no jupyter_sched server found … start JupyterLab" while
+    it ran — the discovery probe waited 2 s whatever --timeout said."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowConfig)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        _runtime_file(tmp_path / "rt", "1", url, "good", tmp_path)
+        conn = discover(env={}, runtime_dir=str(tmp_path / "rt"), cwd=str(tmp_path), probe_timeout_s=0.3,
+                        retry_timeout_s=10)
+        assert conn.url == url and conn.token == "good"
+        with pytest.raises(NoServerError) as slow:  # no second try: it says the server was slow
+            discover(env={}, runtime_dir=str(tmp_path / "rt"), cwd=str(tmp_path), probe_timeout_s=0.3)
+        assert f"{url} did not answer within 0.3 s" in slow.value.message, slow.value.message
+        assert "start JupyterLab" not in slow.value.hint and "--timeout 60" in slow.value.hint, slow.value.hint
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_newuser23_n14_the_cli_takes_timeout_after_the_command_too() -> None:
+    from jupyter_sched.cli.main import build_parser
+
+    assert build_parser("jobs").parse_args(["jobs", "--timeout", "60"]).timeout == 60.0
+    assert build_parser("wait").parse_args(["wait", "j-1", "--timeout", "5m"]).wait_timeout  # wait's own stays
+
+
+class _SlowerConfig(_SlowConfig):
+    def do_GET(self) -> None:
+        import time
+
+        time.sleep(1.6)  # with _SlowConfig's 1.5 s: past the CLI's 2 s probe
+        super().do_GET()
+
+
+def test_newuser23_n14_the_cli_says_a_slow_server_was_slow_not_start_jupyterlab(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from jupyter_sched.cli.main import main
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowerConfig)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        _runtime_file(tmp_path / "rt", "1", url, "good", tmp_path)
+        for name in ("JUPYTER_SCHED_URL", "JUPYTER_SCHED_HUB_URL", "JUPYTER_SCHED_TOKEN", "JPY_SESSION_NAME"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "rt"))
+        monkeypatch.chdir(tmp_path)
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["--timeout", "0.5", "jobs"], out=out, err=err)  # probe 2 s < the server's 3 s; no retry at 0.5 s
+        said = err.getvalue()
+        assert code != 0 and "did not answer within" in said and "start JupyterLab" not in said, said
+        assert "--timeout 60" in said, said
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
