@@ -45,6 +45,8 @@ class IdleCandidate:
             owner is told no grace).
         kernel_busy: a lease idle on its GPUs whose kernel is busy (rule ``gpu_busy_kernel``): still
             active work for hub activity (red team 15, R6 addendum); not part of the JSON shape.
+        keepalive_used: the allocation's one keep-alive was used (a second is refused): its owner is told
+            that using its GPUs keeps them, not ``%gpu keepalive`` (newuser23 N5).
     """
 
     job_id: str
@@ -63,6 +65,7 @@ class IdleCandidate:
     grace_s: float = 0.0
     rule: str = ""
     kernel_busy: bool = False
+    keepalive_used: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape (times as ISO 8601 UTC)."""
@@ -70,7 +73,7 @@ class IdleCandidate:
                 "gpu_uuids": list(self.gpu_uuids), "idle_since": to_iso(self.idle_since),
                 "warn_at": to_iso(self.warn_at), "deadline": to_iso(self.deadline), "time_left_s": self.time_left_s,
                 "stage": self.stage, "action": self.action, "reason": self.reason, "state": self.state,
-                "grace_s": self.grace_s, "rule": self.rule}
+                "grace_s": self.grace_s, "rule": self.rule, "keepalive_used": self.keepalive_used}
 
 
 def idle_state_text(latest: Sequence[GpuSample]) -> str:
@@ -179,5 +182,6 @@ def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
             reason=standing_text(idle_s=max(0.0, (now - since).total_seconds() - verdict.paused_s),
                                  rule=verdict.reason, grace_s=policy.grace_s, stage=stage, action=verdict.mode.value,
                                  warn_at=warn_at, deadline=deadline, now=now),
-            rule=verdict.reason, kernel_busy=verdict.rule == "gpu_busy_kernel" and verdict.kernel_state == "busy"))
+            rule=verdict.reason, kernel_busy=verdict.rule == "gpu_busy_kernel" and verdict.kernel_state == "busy",
+            keepalive_used=ladder.keepalive_used))
     return tuple(sorted(out, key=lambda c: (c.time_left_s, c.job_id)))

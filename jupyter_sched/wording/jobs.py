@@ -467,7 +467,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     ``ends_at``: when the job's time limit ends it (:func:`limit_end`): an idle deadline at or after it
     is not said before the warning — its limit ends it first (the panel's rule, new user 11, N23).
     ``kernel``: False for a lease no kernel is bound to (its job row has no ``kernel_id``): it has no
-    notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4)."""
+    notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4).
+    A lease whose one keep-alive was used (``keepalive_used``) is told ``using its GPUs keeps them``, as the
+    panel says: a second ``%gpu keepalive`` is refused (newuser23 N5)."""
     stage, action = entry.get("stage"), entry.get("action")
     reported = stage == "reclaimed" and action == "notify"
     if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
@@ -497,8 +499,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         return (f"{head}{f' (rule: {reason})' if reason else ''}: reported as idle{at} (nothing is freed) — using "
                 "its GPUs ends the idle period")
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
-    if str(entry.get("kind") or "") != "lease":
-        keep = "using its GPUs keeps them"
+    if str(entry.get("kind") or "") != "lease" or entry.get("keepalive_used") is True:
+        keep = "using its GPUs keeps them"  # a second keep-alive is refused (newuser23 N5)
     elif kernel is False:
         keep = f"using its GPUs, or POST leases/{entry.get('job_id')}/keepalive, keeps them"
     # "rule:": the window is the policy's, not the time that has passed (new user 6, F16: "(… for 30 min)"

@@ -1399,6 +1399,11 @@ export interface components {
              * @example kernel idle and GPU < 5 % for 30 min
              */
             rule?: string;
+            /**
+             * @description a lease's one keep-alive was used: only using its GPUs keeps them now (newuser23 N5)
+             * @example false
+             */
+            keepalive_used?: boolean;
         };
         /** @description When work counts as idle and what reclaiming does (seconds, %). */
         IdlePolicy: {

@@ -166,6 +166,8 @@ class IdleCandidate(ResponseModel):
         "seconds the idle policy adds after its window before the reclaim (0: none; the deadline includes it)"))
     rule: str = Field(default="", examples=["kernel idle and GPU < 5 % for 30 min"],
                       description="the idle policy's rule this work is measured against (its window, not the time elapsed)")
+    keepalive_used: bool = Field(default=False, examples=[False], description=(
+        "a lease's one keep-alive was used: only using its GPUs keeps them now (newuser23 N5)"))
 
 
 class GetIdleResponse(RootModel[list[IdleCandidate]]):
