@@ -215,6 +215,10 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
     total: int | None = None  # pending entries in the whole queue, when the server says
     picked = _picked(args)
+    if getattr(args, "summary", False):  # one line per team: who holds what now (hubadmin23 A12)
+        from .queue_summary import summary
+
+        return summary(client, args, io, picked)
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
         rows = [row for row in client.queue() if row.get("mine") and (picked is None or picked(row))]
     elif picked is not None:  # --user/--team: from the whole queue, each with its place in it (hubadmin23 A12)

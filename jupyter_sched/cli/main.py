@@ -310,6 +310,9 @@ def _add_queue(sub: Any) -> None:
                        help="only my jobs, with their place in the whole queue")
     whose.add_argument("--user", metavar="U", help="only this user's work, with its place in the whole queue")
     queue.add_argument("--team", metavar="T", help="only work charged to this team (with --user: that user's in it)")
+    queue.add_argument("--summary", action="store_true",
+                       help="one line per team: GPUs running of its guarantee and borrowing limit, borrowed, "
+                            "pending jobs and GPUs, oldest wait")
 
 
 def _add_cancel(sub: Any) -> None:

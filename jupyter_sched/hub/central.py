@@ -485,7 +485,16 @@ class HubSchedApp(SchedApp):
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
         if hasattr(self.services, "quotas"):
-            self.services.quotas.hub_groups = groups_of_models(models, self.services.clock.now())
+            first = self.services.quotas.hub_groups is None
+            self.services.quotas.hub_groups = groups = groups_of_models(models, self.services.clock.now())
+            if first:  # the start-up check ran before the hub was read: its groups said now (hubadmin23 A2)
+                from ..services.hub_teams import unlisted_group_warning
+
+                store = self.services.store
+                said = unlisted_group_warning(store.quota_set(), groups, self.services.admission.policy.default_team,
+                                              store.unlisted_borrowing_limit)
+                if said:
+                    log.warning("jupyter_sched: %s", said)
         provider = self._provider()
         if hasattr(provider, "seen_models"):
             changed = provider.seen_models(models)

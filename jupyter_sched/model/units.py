@@ -208,6 +208,25 @@ def clock_pair(first: datetime, second: datetime, now: datetime | None) -> tuple
     return clock_text(first, now, seconds=seconds), clock_text(second, now, seconds=seconds)
 
 
+def moved_text(first: datetime | str | None, second: datetime | str | None) -> tuple[str, str]:
+    """The two ETAs of an ``eta_moved`` record's message by :func:`clock_pair` with no clock (the
+    record is kept: the date is always said), e.g. ``Dec 5 09:57 UTC`` → ``Dec 5 09:37 UTC`` — not
+    ``2026-12-05T09:57:08.832159+00:00`` (hubadmin23 A15: the admin's audit was mostly such rows).
+    ISO text is read first; None or text that is no time reads ``unknown``."""
+    def read(value: datetime | str | None) -> datetime | None:
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+        return value
+
+    a, b = read(first), read(second)
+    if a is not None and b is not None:
+        return clock_pair(a, b, None)
+    return (clock_text(a, None) if a is not None else "unknown", clock_text(b, None) if b is not None else "unknown")
+
+
 def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
     """Parse a memory size (``20GiB``, ``40G``, ``81920``, ``512Mi``, ``1e3``) into MiB.
 

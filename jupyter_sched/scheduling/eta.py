@@ -46,7 +46,7 @@ from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
 from ..model.horizon import BEYOND_HORIZON, capped, later
 from ..model.job import public_name
-from ..model.units import said_time
+from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
@@ -994,12 +994,13 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
     }
     if cause == "arrival":
         first = ctx.by_id.get(jobs[0])
-        at = first.submitted_at.isoformat() if first is not None and first.submitted_at else "?"
+        at = clock_text(first.submitted_at, None, seconds=True) if first is not None and first.submitted_at else "?"
         texts["arrival"] += f"{jobs[0]} submitted at {at}" + (f" (and {len(jobs) - 1} more)" if len(jobs) > 1 else "")
     frm = old.isoformat() if old else "unknown"
     to = eta.isoformat() if eta else "unknown"
+    said_from, said_to = moved_text(old, eta)  # the clock as every surface says it (hubadmin23 A15)
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
-            "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
+            "message": f"ETA moved {said_from} → {said_to}: {texts[cause]}"}
 
 
 def _whose(ctx: CycleContext, job: Job, holder: str) -> str:

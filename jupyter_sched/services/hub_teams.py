@@ -22,7 +22,7 @@ from typing import Any
 from ..model import QuotaSet
 from ..model.case_names import case_twin
 
-__all__ = ["HubGroups", "groups_of_models", "no_group_warnings"]
+__all__ = ["HubGroups", "groups_of_models", "no_group_warnings", "unlisted_group_warning"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,31 @@ def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str) -> li
                     f"nobody" + (f" — did you mean {near}?" if near else
                                  " — add the group on the hub (/hub/api/groups) or remove the line"))
     return said
+
+
+_GROUPS_SAID = 20
+"""Hub groups named in :func:`unlisted_group_warning` (the rest counted)."""
+
+
+def unlisted_group_warning(quotas: QuotaSet, hub: HubGroups, default_team: str, limit: float | None) -> str:
+    """The hub groups (the default team aside: the start-up log names it) that have members but no
+    quota line while other lines exist, with their member counts and what each may use under
+    ``limit`` (GPUs; None: no limit), said once the hub's groups are first read (hubadmin23 A2: the
+    start-up, before any hub poll, named only the default team) — e.g. ``hub groups nlp (2 members),
+    research (3 members) have no quota line: each may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit);
+    give them a line with PUT quotas``; "" when there are none."""
+    from ..wording.quota import UNLISTED_SETTING
+
+    teams = [t for t in quotas.unlisted(hub.groups) if t != default_team]
+    if not teams:
+        return ""
+    counts = {t: sum(1 for groups in hub.members.values() if t in groups) for t in teams}
+    named = ", ".join(f"{t} ({counts[t]} member{'s' if counts[t] != 1 else ''})" for t in teams[:_GROUPS_SAID])
+    if len(teams) > _GROUPS_SAID:
+        named += f" and {len(teams) - _GROUPS_SAID} more"
+    many = len(teams) > 1
+    head = f"hub group{'s' if many else ''} {named} ha{'ve' if many else 's'} no quota line"
+    if limit is None:
+        return f"{head}: no limit: {'they' if many else 'it'} may borrow every idle GPU ({UNLISTED_SETTING} is None)"
+    return (f"{head}: {'each' if many else 'it'} may use {limit:g} GPUs ({UNLISTED_SETTING}); give "
+            f"{'them' if many else 'it'} a line with PUT quotas")

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..model.units import moved_text
+
 __all__ = ["WITHHELD_KEY", "reason_for"]
 
 WITHHELD_KEY = "eta_withheld"
@@ -133,7 +135,8 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
     if eta is not None and reason.get("eta") is None:
         out["eta_code"] = "Projected"
     if moved_hidden and isinstance(moved, Mapping):
-        out["eta_moved"] = {**moved, "message": _PROGRESS_MOVE.format(frm=moved.get("from"), to=moved.get("to"))}
+        said_from, said_to = moved_text(moved.get("from"), moved.get("to"))
+        out["eta_moved"] = {**moved, "message": _PROGRESS_MOVE.format(frm=said_from, to=said_to)}
     elif said and isinstance(moved, Mapping) and isinstance(moved.get("message"), str):
         out["eta_moved"] = {**moved, "message": _public(moved["message"], said)}
     if withheld:

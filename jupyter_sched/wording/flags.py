@@ -249,7 +249,7 @@ def typed_option(options: str, typed: Sequence[str] = ()) -> str:
 VALUE_EXAMPLES = {
     "--model": "A100", "--time-limit": "30m", "--for": "10m", "--timeout": "10m", "--mem-per-gpu": "20GiB",
     "--priority": "high", "--name": "train", "--team": "ml", "--profile": "NAME", "--seconds": "30", "--interval": "1",
-    "--limit": "20", "--gpus": "1", "--state": "pending", "--notebook": "train.ipynb", "--workdir": "DIR",
+    "--limit": "20", "--gpus": "1", "--memory": "64GiB", "--state": "pending", "--notebook": "train.ipynb", "--workdir": "DIR",
 }
 """A value to show after an option typed last with none (``--model needs a value, e.g. --model A100``)."""
 
@@ -317,6 +317,10 @@ def spaced_value(typed: Sequence[str], index: int) -> str:
     return f'quote a {option[2:]} with spaces: {option} "{whole}"'
 
 
+NOT_NEGATIVE = DURATION_OPTIONS | {"--memory", "--mem-per-gpu", "--gpus", "--limit"}
+"""Options whose value is never negative: ``--time-limit -5m`` is told so at once, not to join it (newuser23 N1)."""
+
+
 def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
@@ -326,7 +330,9 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     ``typed``: the words typed, to name the option as typed (:func:`typed_option`) — of its names only
     that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3). An option typed
     last, with no value at all, is told it needs one (``argument --model: needs a value, e.g. --model
-    A100``; new user 21, N9: it was told how to join a value starting with "-")."""
+    A100``; new user 21, N9: it was told how to join a value starting with "-"). A negative duration or size
+    of an option in :data:`NOT_NEGATIVE` (``--time-limit -5m``, ``--memory -3GiB``) is refused as negative at
+    once: ``argument --time-limit: must not be negative (got -5m) — e.g. --time-limit 30m`` (newuser23 N1)."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
     option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
@@ -342,6 +348,10 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
             return f"argument {option}: needs a value before --, e.g. {example} (-- starts the command)"
         return (f"argument {option}: needs a value, e.g. {example} ({value} is read as an option; a value that "
                 f"looks like one is joined: {option}={value})")
+    if option in NOT_NEGATIVE and re.fullmatch(r"-[0-9]+(\.[0-9]+)?\s*[A-Za-z]*", value):
+        # `--time-limit -5m`: joining it (--time-limit=-5m) was then refused as negative (newuser23 N1)
+        example = f"{option} {VALUE_EXAMPLES.get(option, 'VALUE')}"
+        return f"argument {option}: must not be negative (got {value}) — e.g. {example}"
     joined = f"{option}={value}" if value.startswith("-") else f"{option}=VALUE"
     return f'argument {option}: expected one argument — a value starting with "-" is joined to its option: {joined}'
 

@@ -751,6 +751,19 @@ export function sparklinePath(values: readonly number[], width: number, height: 
 }
 
 /**
+ * When an idle warning's action happens, as a clock: `at 09:09 UTC` — a toast stays on screen, and
+ * a relative `in 1m57s` was still said a minute later (new user 23, N15); the cards beside it say the
+ * same clock. 'soon' without a deadline; `now` only tells a deadline already past (`now`).
+ */
+export function idleDeadlineText(deadline: unknown, now: Date, trans: TranslationBundle = NULL_TRANS): string {
+  const at = typeof deadline === 'string' ? parseTime(deadline) : null;
+  if (!at) {
+    return trans.__('soon');
+  }
+  return at.getTime() <= now.getTime() ? trans.__('now') : trans.__('at %1', clockUTC(deadline as string));
+}
+
+/**
  * The notification text of an `idle_warning` event (`{job_id, kind, stage: warn|reclaim|clear,
  * action: notify|release|requeue|stop|shutdown|hold, reason, deadline}`), short enough for a
  * toast; null for `clear` (activity resumed). Its title says what happened or will happen for the action the
@@ -785,7 +798,7 @@ export function idleNotice(data: Record<string, unknown>, name: string, now: Dat
     };
     return done[action];
   }
-  const when = typeof data.deadline === 'string' ? formatEta(data.deadline, now, trans) : trans.__('soon');
+  const when = idleDeadlineText(data.deadline, now, trans);
   // only a lease has Keep alive; a batch job or service is kept by using its GPUs
   const unless = typeof data.kind === 'string' && data.kind !== 'lease' ? trans.__('unless it is used') : trans.__('unless it is used or kept alive');
   const ahead: Record<string, string> = {

@@ -15,7 +15,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from './commandids';
-import { clockUTC, formatEta, idleNotice, outcome, stateLabel } from './format';
+import { clockUTC, idleDeadlineText, idleNotice, outcome, stateLabel } from './format';
 import { ALERT_MS, BURST_MS, type IToast, namesList, NEWS_MS, ToastFolder } from './toasts';
 import type { IJobTransition, ISchedModel } from './tokens';
 import { ACTIVE_STATES, type ISchedEvent, type Job, TERMINAL_STATES } from './types';
@@ -358,7 +358,7 @@ export function idleBurstNotice(items: readonly { name: string; data: Record<str
     texts = [done(`${what} (${names})`)[action], done(what)[action]];
   } else {
     const deadlines = items.map(i => i.data.deadline).filter((d): d is string => typeof d === 'string').sort();
-    const when = deadlines.length ? formatEta(deadlines[0], now, trans) : trans.__('soon');
+    const when = idleDeadlineText(deadlines[0], now, trans); // a clock: the toast stays on screen (new user 23, N15)
     const unless = lease ? trans.__('unless they are used or kept alive') : trans.__('unless they are used');
     const ahead: Record<string, string> = {
       notify: trans.__('they will be reported as idle %1 %2 (their GPUs are not taken).', when, unless),

@@ -280,8 +280,8 @@ describe('sparklinePath', () => {
 
 describe('idleNotice', () => {
   it.each([
-    ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released in 10m unless it is used or kept alive.'],
-    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', kind: 'training', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped and put back in the queue in 30s unless it is used.'],
+    ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released at 12:10 UTC unless it is used or kept alive.'],
+    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', kind: 'training', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped and put back in the queue at 12:00 UTC unless it is used.'],
     ['a past deadline is now', { stage: 'warn', action: 'release', deadline: '2026-11-29T11:00:00Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released now unless it is used or kept alive.'],
     ['a reclaim says it happened', { stage: 'reclaim', action: 'release' }, "Idle GPUs reclaimed: nb-lease's GPUs were released."],
     // new user 19, N10: notify frees nothing — it said "Idle GPUs reclaimed: svc-ok's GPUs were reported as idle."
@@ -299,8 +299,8 @@ describe('idleNotice', () => {
     ['s20: a reclaim that holds the GPU says it stays out of use', { stage: 'reclaim', action: 'hold', kind: 'lease' },
       "Idle GPUs reclaimed: nb-lease's kernel still holds them; they stay out of use until it restarts or exits."],
     ['newuser19 N10: a notify warning says its GPUs are not taken', { stage: 'warn', action: 'notify', kind: 'inference', deadline: '2026-11-29T12:01:00Z' },
-      'Idle GPUs: nb-lease is idle; it will be reported as idle in 1m unless it is used (its GPUs are not taken).'],
-    ['newuser19 N10: a stop warning', { stage: 'warn', action: 'stop', kind: 'training', deadline: '2026-11-29T12:01:00Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped in 1m unless it is used.']
+      'Idle GPUs: nb-lease is idle; it will be reported as idle at 12:01 UTC unless it is used (its GPUs are not taken).'],
+    ['newuser19 N10: a stop warning', { stage: 'warn', action: 'stop', kind: 'training', deadline: '2026-11-29T12:01:00Z' }, 'Idle GPUs: nb-lease is idle; it will be stopped at 12:01 UTC unless it is used.']
   ])('%s', (_name, data, want) => {
     const text = idleNotice(data, 'nb-lease', NOW);
     expect(text).toBe(want);

@@ -165,7 +165,7 @@ describe('new user 22, N7: toasts', () => {
       '3 jobs failed: bulk1, bulk2, bulk3',
       expect.stringMatching(/^3 of your jobs were cancelled by ann \(\d\d:\d\d UTC\): bulk6, bulk7, bulk8$/),
       'Preempted: 2 of your jobs (bulk4, bulk5) by big (j-big), a higher-priority job of team ml. Requeued; they keep their places.',
-      expect.stringMatching(/^Idle GPUs: 3 of your leases are idle \(nb10, nb11 and 1 more\); their GPUs will be released in (?:9m\d\ds|10m) unless they are used or kept alive\.$/)
+      expect.stringMatching(/^Idle GPUs: 3 of your leases are idle \(nb10, nb11 and 1 more\); their GPUs will be released at \d\d:\d\d UTC unless they are used or kept alive\.$/)
     ]);
     expect(shown.every(t => t.message.length <= 140)).toBe(true);
     // only the idle warning needs action (Keep alive, before its deadline): it stays; the rest close by themselves

@@ -249,7 +249,7 @@ describe('notifications', () => {
     expect(model.idleOf('l-bob')).toBeUndefined(); // another user's entry (an admin's GET idle) is not mine
     // the CLI's and the magics' relative time (new user 16, N8), seconds and all
     expect(warning.mock.calls.map(c => c[0])).toEqual([
-      expect.stringMatching(/^Idle GPUs: mylease is idle; its GPUs will be released in 10m\d\ds unless it is used or kept alive\.$/)
+      expect.stringMatching(/^Idle GPUs: mylease is idle; its GPUs will be released at \d\d:\d\d UTC unless it is used or kept alive\.$/)
     ]);
     const { MyWorkView } = await import('../src/sections');
     const { context, mount } = await import('./ui');
@@ -411,7 +411,7 @@ describe('notifications', () => {
     await settle();
     expect(warning.mock.calls.map(c => c[0])).toEqual([
       'Preempted: train (by j-9). a high-priority job needed the GPUs. It was requeued and keeps its place by submit time.',
-      expect.stringMatching(/^Idle GPUs: nb is idle; its GPUs will be released in (?:9m\d\ds|10m) unless it is used or kept alive\.$/)
+      expect.stringMatching(/^Idle GPUs: nb is idle; its GPUs will be released at \d\d:\d\d UTC unless it is used or kept alive\.$/)
     ]);
     expect((warning.mock.calls[1][1] as { actions: { label: string }[] }).actions.map(a => a.label)).toEqual(['Keep alive']);
     server.stream.push('idle_warning', { lease_id: 'l1', stage: 'clear' });

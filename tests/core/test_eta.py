@@ -58,8 +58,10 @@ def test_case_034_a_higher_class_arrival_moves_p3_and_the_move_says_why() -> Non
     assert _etas(r30) == {"p1": _t(120), "p0": _t(60), "p2": _t(180), "p3": _t(180)}
     moved = next(p.reason for p in r30.pending if p.job_id == "p3").details["eta_moved"]
     assert (moved["cause"], moved["jobs"]) == ("arrival", ["p0"])
-    assert moved["message"].startswith(f"ETA moved {_t(60).isoformat()} → {_t(180).isoformat()}: "  # type: ignore[attr-defined]
-                                       f"higher-priority p0 submitted at {_t(30).isoformat()}")  # type: ignore[attr-defined]
+    # the clocks as every surface says them, the fields ISO (hubadmin23 A15: raw microsecond ISO in the audit)
+    assert moved["message"].startswith("ETA moved Mar 30 13:00 UTC → Mar 30 15:00 UTC: "
+                                       "higher-priority p0 submitted at Mar 30 12:30:00 UTC"), moved["message"]
+    assert (moved["from"], moved["to"]) == (_t(60).isoformat(), _t(180).isoformat())  # type: ignore[attr-defined]
     assert [a.job_id for a in r30.audit if a.action == "eta_moved"] == ["p3"]
     for job_id in ("p1", "p2"):  # unchanged ETAs are not "moved"
         assert "eta_moved" not in next(p.reason for p in r30.pending if p.job_id == job_id).details

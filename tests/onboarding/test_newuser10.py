@@ -475,15 +475,14 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
     (["submit", "--bogus", "--", "true"], "jupyter-sched submit: --bogus: not an option of jupyter-sched submit — usage: "
                                          "jupyter-sched submit [options] (-- COMMAND"),
     (["queue", "--limit", "x"], "jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: "
-                                "jupyter-sched queue [-h] [--limit N | --all] [--mine]"),
+                                "jupyter-sched queue [-h] [--limit N | --all] [--mine"),  # | --user U … (A12)
     # what JOB accepts, then the usage (session 22, issue 20: it said JOB_ID although names work)
     (["wait"], "jupyter-sched wait: JOB: missing — give a job's id or name, e.g. jupyter-sched wait train "
                "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] JOB"),
     (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, jobs, logs, "
                  "definitions, usage, audit, serve, simulate, fetch-traces, doctor — did you mean status?"),
     (["submit", "--time-limit", "-5m", "--", "true"],
-     'jupyter-sched submit: --time-limit: expected one argument — a value starting with "-" is joined to its option: '
-     "--time-limit=-5m"),
+     "jupyter-sched submit: --time-limit: must not be negative (got -5m) — e.g. --time-limit 30m"),  # newuser23 N1
     (["submit", "--gpus", "1"], "jupyter-sched submit: say what to run: -- python train.py, --script train.py or "
                                 "--notebook analysis.ipynb"),
 ], ids=["unknown option", "bad value", "missing argument", "mistyped command", "value starting with -",

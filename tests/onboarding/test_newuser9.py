@@ -203,8 +203,8 @@ def test_newuser9_a_value_starting_with_a_dash_is_shown_how_to_pass(tmp_path: Pa
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
     env.update({"PYTHONPATH": str(ROOT), "JUPYTER_SCHED_URL": "http://127.0.0.1:9/"})
     said = _cli(env, "submit", "--time-limit", "-5m", "--", "true")
-    hint = 'a value starting with "-" is joined to its option: --time-limit=-5m'  # as typed (new user 16, N3)
-    assert said.returncode == 2 and said.stderr.strip().endswith(f"expected one argument — {hint} [usage_error]"), \
+    hint = "--time-limit: must not be negative (got -5m)"  # at once, not "join it" (newuser23 N1)
+    assert said.returncode == 2 and said.stderr.strip().endswith(f"{hint} — e.g. --time-limit 30m [usage_error]"), \
         said.stderr
     with pytest.raises(ValidationError) as magic:
         parse_schedule_line("--time-limit -5m", cell=True)

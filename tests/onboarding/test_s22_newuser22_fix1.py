@@ -103,9 +103,9 @@ def test_s22_newuser22_n3_another_option_after_an_option_is_a_forgotten_value_to
     assert code == EXIT_USAGE and err.startswith("jupyter-sched submit: --name: needs a value, e.g. --name train "
                                                  "(--gpus is read as an option; a value that looks like one is "
                                                  "joined: --name=--gpus)"), err
-    # a negative value keeps its hint (new user 9)
-    _, _, negative = _run("submit", "--time-limit", "-5m", "--", "true")
-    assert "joined to its option: --time-limit=-5m" in negative, negative
+    # a value starting with "-" keeps its hint (new user 9); a negative duration is refused at once (newuser23 N1)
+    _, _, negative = _run("submit", "--name", "-5m", "--", "true")
+    assert "joined to its option: --name=-5m" in negative, negative
 
 
 def test_s22_newuser22_n3_the_magics_say_the_same(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,14 +1,17 @@
 """hubadmin23 A13: a store restored from a backup is older than the host — a job it has as pending
 whose first copy still runs is adopted as running, never launched a second time beside it.
 
-Real subprocesses (the local executor's wrappers) and a real SQLite store copied back to the state of
-a backup taken before the job was admitted (sqlite3's online backup: what an admin's nightly copy is).
+Real subprocesses (the local executor's wrappers) and a real store put back to the state of a backup taken
+before the job was admitted: SQLite (sqlite3's online backup copied back) and PostgreSQL (``pg_dump -Fc``,
+``pg_restore`` into a new database, as the hub admin did).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -18,6 +21,7 @@ from jupyter_sched.errors import ExecutorError
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.model import Allocation
 from jupyter_sched.store import check_integrity
+from tests.pg import PostgresServer
 from tests.runtime.builders import make_job
 from tests.runtime.test_engine import gated, make_service, state_of, wait_until
 from tests.runtime.test_local_executor import gone
@@ -34,27 +38,20 @@ def _wrappers_of(job_id: str) -> list[int]:
     return found
 
 
-def test_s23_hubadmin23_a13_a_restored_store_adopts_the_running_copy_of_a_pending_job(tmp_path: Path) -> None:
-    db = tmp_path / "sched.sqlite"
-    backup = tmp_path / "backup.sqlite"
-    url = f"sqlite:///{db}"
+def _restore_runs_no_job_twice(tmp_path: Path, url: str, backup: Callable[[], None],
+                               restore: Callable[[], str]) -> None:
+    """Submit, ``backup()`` while the job is pending, let it start, stop the service (the job runs on),
+    ``restore()`` (→ the restored store's URL), start a service on it: the running copy is adopted."""
     first = make_service(url, tmp_path, gpus=2)
     job_id = first.submit({"command": gated(tmp_path, "go", "print('done', flush=True)\n")}, user="ana")["id"]
-    with sqlite3.connect(db) as src, sqlite3.connect(backup) as dst:
-        src.backup(dst)  # the backup: the job is pending in it
-    src.close()
-    dst.close()
+    backup()  # the job is pending in it
     wait_until(lambda: first.logs(job_id, user="ana")["text"], "the job's first output", tick=first.tick)
     ran = first.get_job(job_id, user="ana")
     handle = first.store.get_job(job_id).handle
     assert ran["state"] == "running" and handle is not None
     first.engine.resign()  # the "disaster": the service stops, its running job goes on
     first.store.close()
-    for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        leftover.unlink(missing_ok=True)
-    backup.rename(db)  # restore
-
-    restored = make_service(url, tmp_path, gpus=2, owner="engine-restored")
+    restored = make_service(restore(), tmp_path, gpus=2, owner="engine-restored")
     try:
         assert state_of(restored, job_id) == "pending"  # what the backup holds
         wait_until(lambda: restored.engine.is_leader, "the restored service to lead", tick=restored.tick)
@@ -81,6 +78,43 @@ def test_s23_hubadmin23_a13_a_restored_store_adopts_the_running_copy_of_a_pendin
         (tmp_path / "go").touch()
         restored.engine.resign()
         restored.store.close()
+
+
+def test_s23_hubadmin23_a13_a_restored_store_adopts_the_running_copy_of_a_pending_job(tmp_path: Path) -> None:
+    db, copy = tmp_path / "sched.sqlite", tmp_path / "backup.sqlite"
+
+    def backup() -> None:  # sqlite3's online backup: what an admin's nightly copy is
+        with sqlite3.connect(db) as src, sqlite3.connect(copy) as dst:
+            src.backup(dst)
+        src.close()
+        dst.close()
+
+    def restore() -> str:
+        for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            leftover.unlink(missing_ok=True)
+        copy.rename(db)
+        return f"sqlite:///{db}"
+
+    _restore_runs_no_job_twice(tmp_path, f"sqlite:///{db}", backup, restore)
+
+
+def test_s23_hubadmin23_a13_pg_dump_and_pg_restore_into_a_new_database_run_no_job_twice(
+        tmp_path: Path, pg_server: PostgresServer) -> None:
+    """The hub admin's steps: ``pg_dump -Fc``, later ``pg_restore`` into a new database, the service on it."""
+    url = pg_server.create_database("a13_live")
+    dump = tmp_path / "sched.dump"
+    libpq = f"postgresql://postgres@127.0.0.1:{pg_server.port}/"
+
+    def backup() -> None:
+        subprocess.run(["pg_dump", "-Fc", "-f", str(dump), libpq + "a13_live"], check=True, capture_output=True)
+
+    def restore() -> str:
+        restored = pg_server.create_database("a13_restored")
+        subprocess.run(["pg_restore", "--no-owner", "-d", libpq + "a13_restored", str(dump)], check=True,
+                       capture_output=True)
+        return restored
+
+    _restore_runs_no_job_twice(tmp_path, url, backup, restore)
 
 
 def test_s23_hubadmin23_a13_a_launch_into_a_job_dir_with_a_live_wrapper_is_refused(tmp_path: Path) -> None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from jupyter_sched.cli.main import EXIT_OK
+from jupyter_sched.cli.queue_summary import team_rows
 
 from .conftest import BOSS_TOKEN
 from .test_cli import cli  # noqa: F401  (the fixture: the program against the test server)
@@ -64,3 +66,44 @@ async def test_s23_hubadmin23_a12_metrics_help_says_which_reclaim_each_counts(ap
     assert "not idle reclaim (jupyter_sched_reclaims)" in helps["jupyter_sched_preemptions"]
     assert helps["jupyter_sched_reclaims"].startswith("Idle reclaims since server start"), helps
     assert "quota reclaims are counted in jupyter_sched_preemptions" in helps["jupyter_sched_reclaims"], helps
+
+
+async def test_s23_hubadmin23_a12_queue_summary_one_line_per_team(cli: Any) -> None:  # noqa: F811
+    """Failed before: ``--summary`` an unknown argument (rc 2): the admin counted rows."""
+    hold = [sys.executable, "-c", "import time; time.sleep(60)"]
+    ids = []
+    for gpus in ("4", "1"):  # 4 simulated GPUs: the second waits
+        run = await cli("submit", "--gpus", gpus, "--name", f"a12-{gpus}", "--", *hold)
+        assert run.code == EXIT_OK, run.err
+        ids.append(run.out.split()[1].rstrip(":"))
+    try:
+        team = json.loads((await cli("queue", "--json")).out)[0]["team"]
+        said = await cli("queue", "--summary", "--token", BOSS_TOKEN)
+        assert said.code == EXIT_OK, said.err
+        lines = said.out.splitlines()
+        assert lines[0].split() == ["TEAM", "RUNNING", "GUARANTEE", "LIMIT", "BORROWED", "PENDING", "PENDING", "GPUS",
+                                    "OLDEST", "WAIT"], said.out
+        (row,) = [line.split() for line in lines[1:] if line.split()[:1] == [team]]
+        assert row[1:7] == ["4", "-", "-", "4", "1", "1"], said.out  # no quota lines: all 4 over a guarantee of 0
+        assert lines[-1].startswith("GPUs now: RUNNING held by admitted and running work;"), said.out
+        data = json.loads((await cli("queue", "--summary", "--team", team, "--json")).out)
+        assert [(t["team"], t["running"], t["pending"], t["pending_gpus"]) for t in data] == [(team, 4.0, 1, 1.0)], data
+    finally:
+        for job_id in ids:
+            assert (await cli("cancel", job_id, "--yes")).code == EXIT_OK
+
+
+def test_s23_hubadmin23_a12_team_rows_guarantee_limit_borrowed() -> None:
+    now = datetime(2026, 12, 5, 9, 0, tzinfo=timezone.utc)
+    queue = [{"team": "cv", "state": "running", "resources": {"gpus": 3}},
+             {"team": "cv", "state": "pending", "resources": {"gpus": 2, "workers": 2},
+              "submitted_at": "2026-12-05T08:48:00Z"},
+             {"team": "nlp", "state": "admitted", "resources": {"gpus": 1, "gpu_milli": 500}}]
+    quotas = {"quotas": [{"team": "cv", "user": None, "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 1},
+                         {"team": "cv", "user": "ana", "guaranteed": 5, "borrowing_limit": None},  # a user's line
+                         {"team": "ops", "user": None, "guaranteed": 1, "borrowing_limit": None}]}
+    rows = {r["team"]: r for r in team_rows(queue, quotas, now)}
+    assert (rows["cv"]["running"], rows["cv"]["guaranteed"], rows["cv"]["limit"], rows["cv"]["borrowed"],
+            rows["cv"]["pending"], rows["cv"]["pending_gpus"], rows["cv"]["oldest_wait_s"]) == (3, 2, 1, 1, 1, 4, 720)
+    assert (rows["nlp"]["running"], rows["nlp"]["guaranteed"], rows["nlp"]["borrowed"]) == (0.5, None, 0.5)
+    assert (rows["ops"]["running"], rows["ops"]["unlimited"], rows["ops"]["limit"]) == (0, True, None)

@@ -701,13 +701,40 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
   );
 }
 
+/** Records the audit card reads (newest first), and the most it lists. */
+const AUDIT_READ = 500;
+const AUDIT_SHOWN = 100;
+
+/**
+ * The audit card's count line, true to what was searched (new user 23, N16: "0 matching records" for
+ * `preempt` while the log had 2 older than the newest 500 read, and "100 matching records" for the
+ * list's cap): `matched` records match `search` among `read` (AUDIT_READ at most, plus the server's
+ * every record whose action, user or job is the word when `asked`); at most AUDIT_SHOWN are listed.
+ */
+export function auditCountText(matched: number, read: number, search: string, asked: boolean, trans: TranslationBundle): string {
+  const word = search.trim();
+  const capped = matched > AUDIT_SHOWN ? trans.__('; the newest %1 are listed', AUDIT_SHOWN) : '';
+  if (!word) {
+    const older = read >= AUDIT_READ ? trans.__(' (the newest %1 read; older ones: search, or jupyter-sched audit --since …)', AUDIT_READ) : '';
+    return trans._n('%1 record', '%1 records', read) + older + capped;
+  }
+  const scope = read >= AUDIT_READ
+    ? asked
+      ? trans.__(' in the newest %1 records, or with action, user or job "%2" in the whole log', AUDIT_READ, word)
+      : trans.__(' in the newest %1 records (older ones: jupyter-sched audit)', AUDIT_READ)
+    : '';
+  return trans._n('%1 matching record', '%1 matching records', matched) + scope + capped;
+}
+
 function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
   const [records, setRecords] = React.useState<AuditRecord[] | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [search, setSearch] = React.useState('');
+  /** The server's records whose action, user or job is the searched word (the whole log, not the newest 500). */
+  const [asked, setAsked] = React.useState<{ word: string; rows: AuditRecord[] } | null>(null);
   const load = React.useCallback(async () => {
     try {
-      setRecords(await ctx.model.client.audit({ limit: 500 }));
+      setRecords(await ctx.model.client.audit({ limit: AUDIT_READ }));
       setError(null);
     } catch (err) {
       setError(describeError(err));
@@ -716,7 +743,35 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
   React.useEffect(() => {
     void load();
   }, [load, round]);
-  const matches = (records ?? []).filter(r => auditMatches(r, search)).slice(0, 100);
+  React.useEffect(() => {
+    const word = search.trim();
+    if (!/^[\w.@-]+$/.test(word)) {
+      setAsked(null);
+      return;
+    }
+    let live = true;
+    const timer = window.setTimeout(async () => {
+      const queries = [{ action: word }, { user: word }, ...(word.startsWith('j-') ? [{ job_id: word }] : [])];
+      // a word that is no action, user or job is answered with no rows (or a 400): the browser's search stands
+      const found = await Promise.all(queries.map(q => ctx.model.client.audit({ ...q, limit: AUDIT_READ }).catch(() => [] as AuditRecord[])));
+      if (live) {
+        setAsked({ word, rows: found.flat() });
+      }
+    }, 300);
+    return () => {
+      live = false;
+      window.clearTimeout(timer);
+    };
+  }, [ctx, search, round]);
+  const word = search.trim();
+  const extra = asked && asked.word === word ? asked.rows : [];
+  const byId = new Map<string | number, AuditRecord>();
+  for (const r of [...(records ?? []), ...extra]) {
+    byId.set(r.id, r);
+  }
+  const all = [...byId.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const matching = all.filter(r => auditMatches(r, search));
+  const matches = matching.slice(0, AUDIT_SHOWN);
   return (
     <div className="jp-sched-audit">
       <h4 className="jp-sched-subhead">{trans.__('Audit log')}</h4>
@@ -735,7 +790,11 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
       </div>
       {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
       <p className="jp-sched-muted" role="status">
-        {records === null ? trans.__('Loading…') : records.length ? trans._n('%1 matching record', '%1 matching records', matches.length) : trans.__('The audit log is empty.')}
+        {records === null
+          ? trans.__('Loading…')
+          : records.length
+            ? auditCountText(word ? matching.length : all.length, records.length, search, asked?.word === word, trans)
+            : trans.__('The audit log is empty.')}
       </p>
       <ul className="jp-sched-list jp-sched-audit-list" aria-label={trans.__('Audit records')}>
         {matches.map(r => (
