@@ -111,7 +111,8 @@ def add_parser(sub: Any) -> None:
                                         "and a cron schedule in a time zone; each firing runs it as a job.")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="my definitions (admins: --all)")
-    listing.add_argument("--all", dest="all_users", action="store_true")
+    listing.add_argument("--all", dest="all_users", action="store_true",
+                         help="every user's definitions, each line with its owner (admins only)")
     create = actions.add_parser("create", help="save a notebook or script with a schedule")
     create.add_argument("target", metavar="NOTEBOOK_OR_SCRIPT")
     create.add_argument("--args", dest="script_args", default="", help='a script\'s arguments, e.g. "--epochs 3"')
@@ -161,17 +162,19 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
     return body
 
 
-def _line(d: Mapping[str, Any], *, next_run: bool = True) -> str:
+def _line(d: Mapping[str, Any], *, next_run: bool = True, owner: bool = False) -> str:
     """``d-…  daily  At 01:00 every day (UTC)  next 01:00 UTC``; ``d-…  d2  no schedule: runs only with
     `jupyter-sched definitions run d2``` (one wording with the magics: :func:`wording.definitions.schedule_text`).
-    ``next_run=False``: without the next firing (``show`` lists the next ones below it: new user 14, N24)."""
+    ``next_run=False``: without the next firing (``show`` lists the next ones below it: new user 14, N24).
+    ``owner``: its owner after the id (``d-…  ana  daily  …``: ``list --all``, hubadmin23 A12)."""
     from ..wording.definitions import schedule_text
 
     when = schedule_text(d, run=f"`{PROG} definitions run {shlex.quote(str(d.get('name') or d['id']))}`")
     scheduled = bool(d.get("schedule_description") or d.get("schedule")) and next_run
     state = "  paused" if d.get("paused") else \
         f"  next {_clock(d.get('next_run_at'), d.get('timezone'))}" if scheduled else ""
-    return f"{d['id']}  {d['name']}  {when}{state}"
+    whose = f"  {d.get('user') or '-'}" if owner else ""
+    return f"{d['id']}{whose}  {d['name']}  {when}{state}"
 
 
 def _clock(value: Any, zone: Any = None) -> str:
@@ -237,8 +240,9 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         rows = client.call(routes.definitions(all_users=getattr(args, "all_users", False)))
         if args.json:
             print(json.dumps(rows, indent=1), file=out)
+        everyone = getattr(args, "all_users", False)  # whose each is (hubadmin23 A12: no owner column)
         for d in [] if args.json else rows:
-            print(_line(d), file=out)
+            print(_line(d, owner=everyone), file=out)
         if not rows and not args.json:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK

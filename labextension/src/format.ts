@@ -846,6 +846,7 @@ const FLAG_LABELS: Record<string, string> = {
  * <one you have a line for: A100-80GB>; gpu_models is another name for model" — a form has a "GPU
  * model" field, no options and no second spelling):
  * - `submit with --model <one you have a line for: A, B>` → `pick GPU model A or B`;
+ * - `submit with team (--team cv)` → `choose Team cv` (new user 23, N9);
  * - any other `--model` / `--team` / … → the field's label;
  * - the REST note on a field's other spelling (`; gpu_models is another name for model`,
  *   `; time_limit_s is time_limit in seconds`, …) is dropped, and `gpu_models` (the form sends that
@@ -858,6 +859,10 @@ export function formWords(text: string, trans: TranslationBundle = NULL_TRANS): 
     .replace(/;\s*[a-z_]+ (?:is another name for [a-z_]+|counts thousandths|is [a-z_]+ in (?:MiB|seconds))[^;]*?(?=;|\.\s|\.?$)/g, '')
     .replace(new RegExp(`submit with (${flags}) <[^<>:]*: ([^<>]*)>`, 'g'), (_, flag: string, list: string) =>
       `pick ${label(flag)} ${list.split(/,\s*/).join(' or ')}`)
+    // `submit with team (--team cv)` — the CLI's "team (--team cv)" — is `choose Team cv` (new user 23, N9:
+    // the form said "submit with team (Team cv)")
+    .replace(new RegExp(`\\b[a-z_]+ \\((${flags}) ([^()\\s]+)\\)`, 'g'), (_, flag: string, value: string) => `${flag} ${value}`)
+    .replace(new RegExp(`\\bsubmit with (?=(?:${flags}) )`, 'g'), 'choose ')
     .replace(new RegExp(`(?<![\\w-])(${flags})(?![\\w-])`, 'g'), (_, flag: string) => label(flag))
     .replace(/\bgpu_models\b/g, 'model');
 }

@@ -339,6 +339,9 @@ export class SchedModel implements ISchedModel {
         this.refresh(resource, { force: true });
       }
     }
+    // `me` too, whatever is watched: the Submit form's teams and per-team priorities come from it (new
+    // user 23, N9: a priority the team had lost was still offered after Refresh, until a page reload)
+    this.refreshMe();
     this.refreshedAll.emit(); // the Admin cards read their own answers (newuser22 N14: Usage stayed as first read)
   }
 

@@ -598,7 +598,8 @@ export class SubmitView extends ModelView {
     private readonly serverRoot: string,
     private readonly onSubmitted: (job: Job) => void
   ) {
-    super(ctx, { resources: ['inventory'], signals: [ctx.model.inventoryChanged, ctx.model.statusChanged] });
+    // quotasChanged: GET me read again, with its teams' priorities (new user 23, N9: Refresh left them stale)
+    super(ctx, { resources: ['inventory'], signals: [ctx.model.inventoryChanged, ctx.model.statusChanged, ctx.model.quotasChanged] });
     this.addClass('jp-sched-submit-section');
   }
 
