@@ -27,7 +27,8 @@ __all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
 
-_BY = ("user", "team")
+_BY = ("user", "team", "gpu_model")
+"""``usage --by``: what ``GET usage/report`` and the panel's Group by offer (newuser23 N10: gpu_model was refused)."""
 
 
 def add_parsers(sub: Any, want: Any) -> list[str]:
@@ -44,7 +45,7 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                         "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
                         "(said under the table and as the CSV's cost_unit column); empty without prices. "
                         "Example: jupyter-sched usage --by team --month 2026-11 --csv > november.csv")
-        usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default) or per team")
+        usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default), per team or per GPU model")
         usage_p.add_argument("--since", metavar="WHEN", type=_when,
                              help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an "
                                   "offset (2026-12-01T00:00:00+02:00); default: 7 days before --until (the last 7 days, "
@@ -181,7 +182,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
               else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
-    table = [[args.by.upper(), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
+    table = [[args.by.upper().replace("_", " "), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
         table.append([str(row.get(args.by) or "-"), _num(row.get("allocated_gpu_hours")),
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),

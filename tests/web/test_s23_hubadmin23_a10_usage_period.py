@@ -58,6 +58,10 @@ async def test_s23_hubadmin23_a10_a_plain_date_until_and_month_and_the_period_sa
     assert month.out.strip() == (f"no usage recorded (ivan's usage, {first:%b} 1 00:00 UTC → "
                                  f"{now:%b} 1 00:00 UTC (not included))"), month.out
 
+    models = await cli("usage", "--by", "gpu_model", "--since", today)  # newuser23 N10: was "not one of user, team"
+    assert models.code == EXIT_OK and models.out.splitlines()[0].split()[:3] == ["GPU", "MODEL", "GPU-HOURS"], models
+    assert "Simulated" in models.out.splitlines()[1], models.out
+
     for bad, said in ((("--month", "2026-13"), "--month: '2026-13' is not a month — write YYYY-MM"),
                       (("--since", "2026-02-30"), "--since: '2026-02-30' is no calendar date"),
                       (("--month", last_month, "--until", tomorrow), "--month is a whole month by itself")):

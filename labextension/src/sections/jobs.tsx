@@ -263,7 +263,15 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, 
   const clock = (iso: string) => (isNaN(new Date(iso).getTime()) ? iso : clockText(new Date(iso), now));
   // its time limit ends it first: the idle times would come after its own end (new user 11, N23)
   const after = (iso: string | null | undefined) => !!(endsAt && iso && new Date(iso).getTime() >= endsAt.getTime());
-  if (entry.stage !== 'reclaimed' && after(entry.stage === 'warned' ? entry.deadline : entry.warn_at)) {
+  // the CLI's rule (wording.jobs.idle_note), one for both (new user 23, N2: the panel said a running job
+  // "is reported as idle at 08:41" — after its 08:40 time-limit end — while the CLI said nothing): work
+  // only reported when idle (notify) says nothing before it is reported; nothing is said of an idle
+  // deadline at or after the time-limit end (the deadline, not the warning time); a reclaim is said only
+  // for notify (the work runs on), the others end it
+  if ((entry.stage === 'idle' && entry.action === 'notify') || (entry.stage === 'reclaimed' && entry.action !== 'notify')) {
+    return '';
+  }
+  if (entry.stage !== 'reclaimed' && after(entry.deadline)) {
     return '';
   }
   const what: Record<string, string> = {
