@@ -20,8 +20,15 @@ describe('ETA accuracy in the admin view (GET eta-accuracy)', () => {
     expect(etaAccuracyLine({ ...base, median_abs_error_s: 0.31, median_wait_s: 0.69, error_of_wait: 0.45 }, trans)).toBe(
       'ETAs were off by 0.3s at the median (the median wait was 0.7s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
     );
-    expect(etaAccuracyLine({ ...base, median_abs_error_s: 0.01, median_wait_s: 20, error_of_wait: 0.0005 }, trans)).toBe(
-      'ETAs were off by under 0.1s at the median, 0 % of the median wait (20s), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
+    expect(etaAccuracyLine({ ...base, median_abs_error_s: 0.01, median_wait_s: 120, error_of_wait: 0.0001 }, trans)).toBe(
+      'ETAs were off by under 0.1s at the median, 0 % of the median wait (2m), over the last 23 jobs that waited; 100 % of them had an ETA when queued.'
+    );
+  });
+
+  it('newuser23 N8: no share of a median wait under a minute (was "4913 % of the median wait (5s)")', () => {
+    const base = { window: 28, jobs: 10, coverage: 1, p90_abs_error_s: 300, max_abs_error_s: 400, mean_signed_error_s: 0 };
+    expect(etaAccuracyLine({ ...base, median_abs_error_s: 230, median_wait_s: 4.7, error_of_wait: 49.13 }, trans)).toBe(
+      'ETAs were off by 3m50s at the median (the median wait was 5s, under a minute: no share of it is said), over the last 10 jobs that waited; 100 % of them had an ETA when queued.'
     );
   });
 

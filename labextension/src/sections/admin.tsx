@@ -819,6 +819,10 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
  * One sentence on how good the ETAs were (GET eta-accuracy): the median error of the start
  * predicted when each job was queued, against its wait, and the share of jobs that had one.
  */
+/** Under this median wait (seconds) the error is not said as a share of the wait: "4913 % of the median
+ * wait (5s)" measures nothing anyone can use (newuser23 N8); the absolute error and the wait are said instead. */
+export const SHARE_FLOOR_S = 60;
+
 export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: TranslationBundle): string {
   if (!acc.jobs || acc.coverage === null || acc.median_abs_error_s === null) {
     return trans.__('No job has waited for GPUs yet: no ETA to check.');
@@ -830,10 +834,12 @@ export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: T
   const error = said(acc.median_abs_error_s);
   const wait = acc.median_wait_s === null ? '' : said(acc.median_wait_s);
   const share = acc.error_of_wait === null ? '' : Math.round(acc.error_of_wait * 100);
-  const short = acc.median_wait_s !== null && acc.median_wait_s < 1;
+  const short = acc.median_wait_s !== null && acc.median_wait_s < SHARE_FLOOR_S;
   return (
     (wait && short
-      ? trans.__('ETAs were off by %1 at the median (the median wait was %2),', error, wait)
+      ? acc.median_wait_s !== null && acc.median_wait_s < 1
+        ? trans.__('ETAs were off by %1 at the median (the median wait was %2),', error, wait)
+        : trans.__('ETAs were off by %1 at the median (the median wait was %2, under a minute: no share of it is said),', error, wait)
       : wait && share !== ''
         ? trans.__('ETAs were off by %1 at the median, %2 % of the median wait (%3),', error, share, wait)
         : trans.__('ETAs were off by %1 at the median,', error)) +
