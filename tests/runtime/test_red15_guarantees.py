@@ -141,7 +141,7 @@ def test_red15_r13_a_young_borrower_is_not_evicted_and_the_reclaimer_says_until_
         return job["reason"] if rule.get("rule") == "min_runtime" else None
 
     said = wait_until(reason, "b-evictor-2's minimum-runtime reason")
-    assert "has run 5 min (12:06 UTC)" in said["message"], said  # ann's jobs ran again from 12:00:10/20
+    assert "has run 5 min (12:05 UTC)" in said["message"], said  # from 12:00:10/20; the ETA's clock (newuser23 N3)
     assert datetime.fromisoformat(said["eta"]) in (T0 + timedelta(minutes=5, seconds=10),
                                                    T0 + timedelta(minutes=5, seconds=20)), said
     assert all(state_of(svc, j) == "running" for j in a)

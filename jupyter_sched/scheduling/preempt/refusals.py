@@ -21,11 +21,12 @@ GPUs as floats of whole GPUs; ``rule`` names the rule that applied) — the firs
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from ...backfill.easy import Reservation
 from ...model import Job, PriorityClass
 from ...model.job import public_name
+from ...model.units import clock_text
 from ...placement.placer import Flavor
 from ...preemption.reclaim_rules import LineKey
 from ...preemption.victims import Candidate, PreemptionPlan
@@ -129,7 +130,7 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
     span = f"{limit / 60:g} min" if limit >= 60 else f"{limit:g} s"
     visit.refusal = (f"{who}{f' and {others} more' if others else ''} would make room, but no job is preempted "
                      f"before it has run {span} (the minimum runtime): it waits until {who} has run {span} "
-                     f"({_hhmm(until)} UTC)")
+                     f"({clock_text(until, ctx.now)})")  # the ETA's clock: one rule (newuser23 N3)
     # how the ETA says it (wording.reasons.eta_sentence): of its own team (preempted) or another's (reclaimed)
     own = all(c.team == visit.job.spec.team for c in protected)
     visit.refusal_details = {"rule": "min_runtime", "min_runtime_s": limit, "until": until.isoformat(),
@@ -139,13 +140,6 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
                              "priorities": sorted({ctx.by_id[c.job_id].spec.priority.value for c in protected
                                                    if c.job_id in ctx.by_id})}
     return True
-
-
-def _hhmm(at: datetime) -> str:
-    """``12:05`` — the minute at or after ``at`` (UTC), so the time said is never too early."""
-    at = at.astimezone(timezone.utc)
-    up = at if not (at.second or at.microsecond) else at.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    return up.strftime("%H:%M")
 
 
 def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor, *, own_team_only: bool = False) -> None:
