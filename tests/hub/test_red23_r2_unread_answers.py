@@ -81,7 +81,9 @@ def test_red23_r2_at_the_ceiling_unread_answers_are_cut_before_another_user_is_r
         answers = [service.get_api().status_code for _ in range(3)]
         assert answers == [200, 200, 200], answers
         time.sleep(1.5)
-        assert "closed at the ceiling (the answer its caller read least)" in service.log.read_text()
+        # which rule cut them depends on timing: an unread connection between two pipelined answers waits
+        # for its next request (the oldest-waiting rule), else it is the answer read least
+        assert "closed at the ceiling" in service.log.read_text()
         for sock in socks:
             sock.close()
     finally:
