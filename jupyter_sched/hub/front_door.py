@@ -30,9 +30,9 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   after at most :data:`~.chunking.DRAIN_CHUNKS` more chunks (:mod:`.chunking`);
 * ``answer_timeout_s`` — an answer the caller does not read (bytes unsent and fewer than
   :data:`~.stalled_answers.MIN_ANSWER_RATE` a second read) is cut after it, and at the ceiling the
-  longest-stalled answer is cut before a newcomer is refused: whole requests whose answers were never
-  read held a ceiling full of connections "being answered" for ever, with no token (red team 23, R2;
-  :mod:`.stalled_answers`);
+  longest-stalled answer (else any answer with bytes unsent) is cut before a newcomer is refused:
+  whole requests whose answers were never read held a ceiling full of connections "being answered"
+  for ever, with no token (red team 23, R2; :mod:`.stalled_answers`);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -374,7 +374,10 @@ class GuardedHTTPServer(HTTPServer):
                 self._waiting.pop(oldest)
                 self._close(oldest, "closed at the ceiling (the oldest without a whole request)")
                 continue
-            stalled = self._stalls.most_stalled(time.monotonic())
+            now = time.monotonic()
+            # an answer stalled a while first; else any answer with bytes waiting on its caller: a caller
+            # that replaced its unread connections before they aged kept newcomers out (verify 23, V1)
+            stalled = self._stalls.most_stalled(now) or self._stalls.most_stalled(now, at_least_s=0.0)
             if stalled is not None and stalled is not conn:
                 self._close(stalled, "closed at the ceiling (the answer its caller read least)")
                 continue

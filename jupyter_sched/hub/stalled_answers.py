@@ -12,7 +12,9 @@ proxy answered 503) for as long as the caller liked.
 many bytes had been written by then. An answer is *stalled* while bytes wait unsent and the caller
 has read fewer than :data:`MIN_ANSWER_RATE` bytes a second of it since; the front door closes a
 connection stalled for ``c.FrontDoor.answer_timeout_s`` and, at its ceiling, evicts the connection
-stalled longest (:data:`EVICTABLE_AFTER_S` at least) before it refuses a newcomer. A slow but
+stalled longest (:data:`EVICTABLE_AFTER_S` at least, else any with bytes unsent: a caller that replaced
+its unread connections before they aged still kept one newcomer in six out — verify 23, V1) before it
+refuses a newcomer. A slow but
 reading client (a notebook on a poor link following a log) keeps its connection: it reads at least
 the minimum rate, and an SSE stream or a log follow drains its buffer between events.
 

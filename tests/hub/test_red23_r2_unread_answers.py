@@ -90,6 +90,23 @@ def test_red23_r2_at_the_ceiling_unread_answers_are_cut_before_another_user_is_r
         service.stop()
 
 
+def test_verify23_v1_young_unread_answers_do_not_keep_a_newcomer_out(folder: object) -> None:
+    """Verify 23, V1: a caller that replaced its unread connections before they were 2 s old (the
+    longest-stalled rule's minimum) kept one newcomer in six out. At the ceiling any answer with bytes
+    waiting on its caller is now cut before a newcomer is refused."""
+    service = Service(folder, "--FrontDoor.answer_timeout_s=0", "--FrontDoor.max_connections=16",  # type: ignore[arg-type]
+                      "--FrontDoor.log_interval_s=1")
+    try:
+        socks = [_unread(service) for _ in range(16)]
+        time.sleep(0.5)  # younger than EVICTABLE_AFTER_S
+        answers = [service.get_api().status_code for _ in range(3)]
+        assert answers == [200, 200, 200], answers
+        for sock in socks:
+            sock.close()
+    finally:
+        service.stop()
+
+
 def test_red23_r2_a_slow_reader_is_not_stalled_and_a_drained_answer_forgets_its_count() -> None:
     stalls = StalledAnswers(timeout_s=10)
     stalls.observe("slow", unsent=500_000, written=0, now=0.0)
