@@ -1039,8 +1039,9 @@ class JobsService:
         mine = job.spec.user == caller.user
         reader = _reader_class(caller, job)
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
-        # its projected end, on its owner's line only (new user 22, N10; red team 22, R2: a progress figure)
-        end = projection_of(self.ctx, job) if mine else None
+        # its projected end, on its owner's and admins' lines only (new user 22, N10; red team 22, R2: a
+        # progress figure; verify 23, V3: admins read it in GET jobs/{id} and in the waiter's line anyway)
+        end = projection_of(self.ctx, job) if mine or caller.admin else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
                  self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
@@ -1059,7 +1060,7 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan)
-        with_projection(data, end, yours=True)
+        with_projection(data, end, yours=mine)
         self._name_preemptors([data])
         self._idle_release(job, data)
         if mine:

@@ -7,7 +7,7 @@ it with its words (:func:`~jupyter_sched.wording.projected.projected_end_text`),
 the panel say, on the owner's own line, the time a waiter's ETA gives.
 
 Who sees it: the job's owner and admins — in ``GET jobs`` (one's own, or everyone's for an admin),
-``GET jobs/{id}`` (the same readers) and the owner's own ``GET queue`` lines. A projection from progress
+``GET jobs/{id}`` (the same readers) and ``GET queue`` lines read by the owner or an admin (verify 23, V3). A projection from progress
 is the job's progress figure in another form, which only they may see (red team 22, R2:
 :mod:`.withheld`); another user's queue line keeps saying the time limit's end.
 

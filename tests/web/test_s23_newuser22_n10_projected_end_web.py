@@ -19,7 +19,7 @@ import pytest
 from jupyter_sched.model.units import clock_text
 from jupyter_sched.wording.reasons import wire_time
 
-from .conftest import EVE_TOKEN, JUDY_TOKEN, SLEEP_JOB, running_job, wait_for
+from .conftest import BOSS_TOKEN, EVE_TOKEN, JUDY_TOKEN, SLEEP_JOB, running_job, wait_for
 from .test_cli import cli  # noqa: F401  (the fixture: the CLI as a subprocess against this server)
 
 
@@ -64,6 +64,10 @@ async def test_s23_newuser22_n10_the_owners_answers_carry_the_end_the_waiter_is_
         _, theirs = await api("GET", "queue", token=token)
         line = {entry["id"]: entry for entry in theirs}[stuck]
         assert "projected_end" not in line and "progress" not in line, line
+    # an admin's queue line carries it, as GET jobs/{id} does for them (verify 23, V3)
+    _, boss = await api("GET", "queue", token=BOSS_TOKEN)
+    admin_line = {entry["id"]: entry for entry in boss}[stuck]
+    assert admin_line["projected_end"]["at"] == end["at"], admin_line
     # the CLI's queue line: the projection, then the limit's end as the latest
     run = await cli("queue")
     assert run.code == 0, run.err
