@@ -71,40 +71,37 @@ def test_red23_r2_an_answer_nobody_reads_is_cut_after_the_answer_timeout(folder:
         service.stop()
 
 
-def test_red23_r2_at_the_ceiling_unread_answers_are_cut_before_another_user_is_refused(folder: object) -> None:
-    # the timeout off: only the ceiling's rule can let the bystander in
+def _a_full_ceiling_lets_a_bystander_in(folder: object, unread_for_s: float) -> str:
+    """A service with a ceiling of 16 and the answer timeout off (only the ceiling's rules can let anyone
+    in), 16 connections whose answers nobody reads, ``unread_for_s`` later three requests of another
+    caller: each must be answered 200. Returns the service's log."""
     service = Service(folder, "--FrontDoor.answer_timeout_s=0", "--FrontDoor.max_connections=16",  # type: ignore[arg-type]
                       "--FrontDoor.log_interval_s=1")
     try:
         socks = [_unread(service) for _ in range(16)]
-        time.sleep(3.5)  # stalled past EVICTABLE_AFTER_S
+        time.sleep(unread_for_s)
         answers = [service.get_api().status_code for _ in range(3)]
         assert answers == [200, 200, 200], answers
-        time.sleep(1.5)
-        # which rule cut them depends on timing: an unread connection between two pipelined answers waits
-        # for its next request (the oldest-waiting rule), else it is the answer read least
-        assert "closed at the ceiling" in service.log.read_text()
+        time.sleep(1.5)  # the front door's summary line
         for sock in socks:
             sock.close()
+        return service.log.read_text()
     finally:
         service.stop()
+
+
+def test_red23_r2_at_the_ceiling_unread_answers_are_cut_before_another_user_is_refused(folder: object) -> None:
+    log = _a_full_ceiling_lets_a_bystander_in(folder, 3.5)  # stalled past EVICTABLE_AFTER_S
+    # which rule cut them depends on timing: an unread connection between two pipelined answers waits
+    # for its next request (the oldest-waiting rule), else it is the answer read least
+    assert "closed at the ceiling" in log
 
 
 def test_verify23_v1_young_unread_answers_do_not_keep_a_newcomer_out(folder: object) -> None:
     """Verify 23, V1: a caller that replaced its unread connections before they were 2 s old (the
     longest-stalled rule's minimum) kept one newcomer in six out. At the ceiling any answer with bytes
     waiting on its caller is now cut before a newcomer is refused."""
-    service = Service(folder, "--FrontDoor.answer_timeout_s=0", "--FrontDoor.max_connections=16",  # type: ignore[arg-type]
-                      "--FrontDoor.log_interval_s=1")
-    try:
-        socks = [_unread(service) for _ in range(16)]
-        time.sleep(0.5)  # younger than EVICTABLE_AFTER_S
-        answers = [service.get_api().status_code for _ in range(3)]
-        assert answers == [200, 200, 200], answers
-        for sock in socks:
-            sock.close()
-    finally:
-        service.stop()
+    _a_full_ceiling_lets_a_bystander_in(folder, 0.5)  # younger than EVICTABLE_AFTER_S
 
 
 def test_red23_r2_a_slow_reader_is_not_stalled_and_a_drained_answer_forgets_its_count() -> None:
