@@ -166,7 +166,10 @@ def test_s23_hubadmin22_a_real_restart_after_an_outage_makes_one_catch_up_run(tm
     assert first_after.catch_up, "the first run after the outage is the catch-up"
     between = firings_between(parse_schedule(EVERY_10_S, "UTC", min_interval_s=1), last_before,
                               first_after.scheduled_for - timedelta(microseconds=1))
-    assert len(between) >= 2, f"the outage ({killed:%T} to {restarted:%T}) missed firings"
+    # 25 s down holds two or three firings; the catch-up run stands for the latest of them when none came on
+    # time, so at least one more lies between it and the last run before the kill (the final fresh-clone run
+    # had exactly two in the outage: ">= 2" here read the catch-up's own slot as missed)
+    assert len(between) >= 1, f"the outage ({killed:%T} to {restarted:%T}) missed firings"
     assert first_after.missed == len(between), "the catch-up counts every firing that got no run"
     assert (first_after.missed_from, first_after.missed_to) == (between[0], between[-1])
     scheduled = [r.scheduled_for for r in runs]
