@@ -33,6 +33,7 @@ from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.jobs import SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
 from tests.hub.test_red15_offboarding import offboard_against
+from tests.leftovers import cancel_all_and_close
 
 NOW = datetime(2026, 12, 4, 16, 30, tzinfo=timezone.utc)
 QUOTAS = {"quotas": [{"team": "teama", "guaranteed": 1, "borrowing_limit": None},
@@ -77,19 +78,6 @@ def _records(svc: SchedulerService, action: str, count: int) -> list[dict[str, A
         assert time.monotonic() < deadline, f"gave up waiting for {count} {action} record(s): {rows}"
         time.sleep(0.05)
     return rows
-
-
-def _stop_all(svc: SchedulerService) -> None:
-    for job in svc.list_jobs(user=None, state="pending,admitted,running"):
-        try:
-            svc.cancel(str(job["id"]), user="admin", is_admin=True)
-        except Exception:
-            pass
-    deadline = time.monotonic() + 30
-    while svc.list_jobs(user=None, state="admitted,running") and time.monotonic() < deadline:
-        svc.tick()
-        time.sleep(0.03)
-    svc.store.close()
 
 
 def test_red18_r4_a_job_queued_on_a_team_its_owner_left_is_held_and_starts_once_added_back(tmp_path: Path) -> None:
@@ -145,7 +133,7 @@ def test_red18_r4_a_job_queued_on_a_team_its_owner_left_is_held_and_starts_once_
         _until(svc, "the held job to start once red18c is back in teama",
                lambda: _job(svc, queued)["state"] in ("admitted", "running"))
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_red18_r4_unknown_groups_and_the_default_team_hold_nothing(tmp_path: Path) -> None:
@@ -176,7 +164,7 @@ def test_red18_r4_unknown_groups_and_the_default_team_hold_nothing(tmp_path: Pat
         held = _job(svc, bob)
         assert held["state"] == "pending" and held["reason"]["code"] == "TeamMembership", held
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_red18_r4_a_recreated_users_job_on_a_team_they_are_no_longer_in_stays_held(tmp_path: Path) -> None:
@@ -208,4 +196,4 @@ def test_red18_r4_a_recreated_users_job_on_a_team_they_are_no_longer_in_stays_he
         reason = _job(svc, job)["reason"]
         assert reason["code"] == "TeamMembership" and "team teamc" in reason["message"], reason
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)

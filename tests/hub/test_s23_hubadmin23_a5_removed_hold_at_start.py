@@ -36,6 +36,7 @@ from tests.accounts import shared_dir
 from tests.hub.hub_double import TOKEN, hub_app
 from tests.hub.serve_start import _free_port, serve_env, serve_start_up_log
 from tests.hub.test_red15_offboarding import NOW, offboard_against
+from tests.leftovers import cancel_all_and_close
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(300)"]
 
@@ -69,19 +70,6 @@ def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
 
 def _removed_rows(svc: SchedulerService) -> list[dict[str, Any]]:
     return [r for r in svc.audit(limit=1000) if r["action"] == OWNER_REMOVED_ACTION]
-
-
-def _stop_all(svc: SchedulerService) -> None:
-    for job in svc.list_jobs(user=None, state="pending,admitted,running"):
-        try:
-            svc.cancel(str(job["id"]), user="admin", is_admin=True)
-        except Exception:
-            pass
-    deadline = time.monotonic() + 30
-    while svc.list_jobs(user=None, state="admitted,running") and time.monotonic() < deadline:
-        svc.tick()
-        time.sleep(0.05)
-    svc.store.close()
 
 
 async def _hub_down_check(svc: SchedulerService, off: Offboarding) -> None:
@@ -126,7 +114,7 @@ def test_s23_hubadmin23_a5_a_removed_users_held_job_stays_held_through_a_restart
         _until(svc, "bob's job to start", lambda: _state(svc, bob)["state"] in ("admitted", "running"))
         assert _state(svc, eve)["state"] == "pending"
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a5_a_user_deleted_while_the_service_was_down_never_starts(tmp_path: Path) -> None:
@@ -144,7 +132,7 @@ def test_s23_hubadmin23_a5_a_user_deleted_while_the_service_was_down_never_start
         assert _state(svc, eve)["state"] == "pending"
         assert "held, never started" in _removed_rows(svc)[0]["message"]
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a5_owner_removed_names_work_as_it_is_when_written(tmp_path: Path) -> None:
@@ -180,7 +168,7 @@ def test_s23_hubadmin23_a5_owner_removed_names_work_as_it_is_when_written(tmp_pa
         assert "never started" not in row["message"], row["message"]
         assert row["details"]["running"] == [eve] and row["details"]["held"] == []
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a5_no_activity_posts_for_removed_users(tmp_path: Path) -> None:
@@ -208,7 +196,7 @@ def test_s23_hubadmin23_a5_no_activity_posts_for_removed_users(tmp_path: Path) -
         assert asyncio.run(report()) == ["ana"]
         assert reporter.failed_posts == 0 and set(posts) == {"ana"}
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 _SERVE = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
@@ -316,7 +304,7 @@ def test_s23_hubadmin23_a5_a_team_leavers_held_job_stays_held_through_a_restart(
         assert _state(svc, queued)["reason"]["code"] == "TeamMembership"
         assert len([r for r in svc.audit(limit=1000) if r["action"] == TEAM_LEFT_ACTION]) == 1
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a1_route_never_says_a_line_twice() -> None:
