@@ -144,7 +144,8 @@ def test_newuser14_n4_magic_refusals_open_with_the_option_never_a_second_prefix(
     ``--mem-per-gpu -5GiB`` read "%gpu request: --mem-per-gpu: expected one argument" (two prefixes). A
     refusal of an option's value now always opens with the option."""
     for line, opens in (("request two --no-wait", '%gpu request: gpus must be an integer (got "two")'),
-                        ("request 1 --mem-per-gpu -5GiB --no-wait", "--mem-per-gpu: expected one argument"),
+                        # a negative value is said to be negative at once (new user 23, N1), not "expected one argument"
+                        ("request 1 --mem-per-gpu -5GiB --no-wait", "--mem-per-gpu: must not be negative (got -5GiB)"),
                         ("request 1 --mem-per-gpu 20XB --no-wait", "--mem-per-gpu: cannot parse memory size '20XB'")):
         said = _magic(server, "gpu", line)
         # one prefix: the option typed, or the magic's name before the count's rule (new user 16: not "N")
