@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
@@ -40,6 +40,14 @@ CallerKey = tuple[str, bool, tuple[str, ...] | None]
 
 _HELD_USERS = 4096
 """Users (and callers) whose held work and answer ``GET me`` keeps at most (then it starts again)."""
+
+
+def _up_to_the_second(now: datetime) -> datetime:
+    """``now`` rounded *up* to the whole second: a usage period is said to the second, and ends after
+    ``now`` so that work which ended in the current second is in it (rounded down, a job that ran for
+    half a second just now was left out of ``usage`` until the next second began)."""
+    whole = now.replace(microsecond=0)
+    return whole if whole == now else whole + timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,8 +328,8 @@ class AccountingService:
             raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
                                   hint="use any of " + ", ".join(ROLLUP_KEYS))
         keys = _own_share(keys, user)
-        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
-        start, end = usage_window(*parse_window(request.since, request.until), now=now)
+        now = self.ctx.clock.now()
+        start, end = usage_window(*parse_window(request.since, request.until), now=_up_to_the_second(now))
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
         window = {"since": to_iso(start), "until": to_iso(end)}  # every figure says its period
         return GetUsageResponse.model_validate([{**row, **window} for row in rollup(rows, now=now, by=keys, since=start,
@@ -338,8 +346,9 @@ class AccountingService:
         """
         user = self._whose(caller, request.all, request.user)
         by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
-        now = self.ctx.clock.now().replace(microsecond=0)  # periods said to the second
-        since, until = usage_window(*parse_window(request.since, request.until), now=now)  # the one period
+        now = self.ctx.clock.now()
+        since, until = usage_window(*parse_window(request.since, request.until),  # the one period
+                                    now=_up_to_the_second(now))
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
             prices=self.prices, cost_unit=self.price_unit,
