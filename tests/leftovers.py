@@ -46,21 +46,6 @@ def end_jobs(executor: Any, *, timeout_s: float = 20.0) -> list[str]:
     return sorted(executor.tracked())
 
 
-def cancel_all_and_close(svc: Any, *, timeout_s: float = 30.0) -> None:
-    """Cancel every live job of ``svc`` (a SchedulerService) as an admin, tick until none holds GPUs
-    (at most ``timeout_s`` seconds), and close its store: the end of a test that ran a service in-process."""
-    for job in svc.list_jobs(user=None, state="pending,admitted,running"):
-        try:
-            svc.cancel(str(job["id"]), user="admin", is_admin=True)
-        except Exception:  # ended meanwhile: nothing to cancel
-            pass
-    deadline = time.monotonic() + timeout_s
-    while svc.list_jobs(user=None, state="admitted,running") and time.monotonic() < deadline:
-        svc.tick()
-        time.sleep(0.03)
-    svc.store.close()
-
-
 def job_dir_of(process: psutil.Process) -> Path | None:
     """The ``--job-dir`` of a job wrapper's command line; None for any other process."""
     try:

@@ -13,7 +13,6 @@ import asyncio
 import socket
 import sys
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.definitions import CreateDefinitionRequest
 from jupyter_sched.store import Store, sqlite_url
 from tests.hub.hub_double import TOKEN, hub_app
+from tests.in_process import tick_until
 
 NOW = datetime(2026, 12, 4, 10, 0, tzinfo=timezone.utc)
 
@@ -37,14 +37,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 60
-    while not done():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        svc.tick()
-        time.sleep(0.03)
 
 
 async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]],
@@ -71,7 +63,7 @@ def test_red15_r9_a_removed_users_work_is_held_reported_paused_and_stopped_after
     users: dict[str, dict[str, bool]] = {"ana": {"": True}, "eve": {"": True}}
     sleeper = [sys.executable, "-c", "import time; time.sleep(300)"]
     running = svc.submit({"gpus": 1, "command": sleeper, "name": "eve-running"}, user="eve")["id"]
-    _until(svc, "eve's job to run", lambda: svc.get_job(running, user="eve")["state"] == "running")
+    tick_until(svc, "eve's job to run", lambda: svc.get_job(running, user="eve")["state"] == "running")
     held = svc.submit({"gpus": 1, "command": ["true"], "name": "eve-queued"}, user="eve")["id"]
     (tmp_path / "nightly.py").write_text("print('nightly')\n")
     nightly = svc.services.definitions.create(svc.services.caller("eve", admin=False), parse(CreateDefinitionRequest, {
@@ -98,7 +90,7 @@ def test_red15_r9_a_removed_users_work_is_held_reported_paused_and_stopped_after
         # the GPU frees (eve's running job ends): the held job still never starts
         clock.advance(601)  # past the grace: the next check stops eve's running work
         asyncio.run(check())
-        _until(svc, "eve's running job to stop", lambda: svc.get_job(running, user="eve")["state"] == "cancelled")
+        tick_until(svc, "eve's running job to stop", lambda: svc.get_job(running, user="eve")["state"] == "cancelled")
         for _ in range(5):
             svc.tick()
         job = svc.get_job(held, user="eve")
@@ -109,7 +101,7 @@ def test_red15_r9_a_removed_users_work_is_held_reported_paused_and_stopped_after
         users["eve"] = {"": False}  # re-added: the hold ends, with one record
         asyncio.run(check())
         assert len(rows(OWNER_RETURNED_ACTION)) == 1
-        _until(svc, "the held job to start once eve is back",
+        tick_until(svc, "the held job to start once eve is back",
                lambda: svc.get_job(held, user="eve")["state"] in ("admitted", "running", "succeeded"))
     finally:
         for job_id in (running, held):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.jobs import SubmitJobRequest
 from jupyter_sched.store import Store, sqlite_url
 from tests.hub.test_red15_offboarding import offboard_against
-from tests.leftovers import cancel_all_and_close
+from tests.in_process import cancel_all_and_close, tick_until
 
 NOW = datetime(2026, 12, 4, 16, 30, tzinfo=timezone.utc)
 QUOTAS = {"quotas": [{"team": "teama", "guaranteed": 1, "borrowing_limit": None},
@@ -63,14 +62,6 @@ def _job(svc: SchedulerService, job_id: str) -> dict[str, Any]:
     return svc.get_job(job_id, user="admin", is_admin=True)
 
 
-def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 60
-    while not done():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        svc.tick()
-        time.sleep(0.03)
-
-
 def _records(svc: SchedulerService, action: str, count: int) -> list[dict[str, Any]]:
     """The audit records of ``action``, once ``count`` are there (polled: CI's host is slower)."""
     deadline = time.monotonic() + 30
@@ -92,7 +83,7 @@ def test_red18_r4_a_job_queued_on_a_team_its_owner_left_is_held_and_starts_once_
 
     try:
         ana = _submit(svc, "ana", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP, "name": "a-two"})
-        _until(svc, "ana's job to run", lambda: _job(svc, ana)["state"] == "running")
+        tick_until(svc, "ana's job to run", lambda: _job(svc, ana)["state"] == "running")
         queued = _submit(svc, "red18c", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP,
                                                    "name": "c-queued-teama"})
         svc.tick()
@@ -110,7 +101,7 @@ def test_red18_r4_a_job_queued_on_a_team_its_owner_left_is_held_and_starts_once_
         assert len(_records(svc, TEAM_LEFT_ACTION, 1)) == 1
 
         svc.cancel(ana, user="ana")  # teama's GPUs free: the held job still never starts
-        _until(svc, "ana's job to stop", lambda: _job(svc, ana)["state"] == "cancelled")
+        tick_until(svc, "ana's job to stop", lambda: _job(svc, ana)["state"] == "cancelled")
         for _ in range(5):
             svc.tick()
         job = _job(svc, queued)
@@ -123,14 +114,14 @@ def test_red18_r4_a_job_queued_on_a_team_its_owner_left_is_held_and_starts_once_
         me = svc.services.caller("ana", admin=False, groups=["teama"])  # teama's own member runs on its quota
         mine = str(svc.services.jobs.submit(me, parse(SubmitJobRequest, {"gpus": 1, "team": "teama",
                                                                           "command": ["true"]})).id)
-        _until(svc, "teama's member's job to start", lambda: _job(svc, mine)["state"] in ("running", "succeeded"))
+        tick_until(svc, "teama's member's job to start", lambda: _job(svc, mine)["state"] in ("running", "succeeded"))
 
         roles["red18c"]["groups"] = ["teama"]  # added back: the hold ends, with one record
         check()
         assert off.held_jobs() == {}
         (back,) = _records(svc, TEAM_REJOINED_ACTION, 1)
         assert back["user"] == "red18c" and back["details"]["team"] == "teama", back
-        _until(svc, "the held job to start once red18c is back in teama",
+        tick_until(svc, "the held job to start once red18c is back in teama",
                lambda: _job(svc, queued)["state"] in ("admitted", "running"))
     finally:
         cancel_all_and_close(svc)
@@ -145,7 +136,7 @@ def test_red18_r4_unknown_groups_and_the_default_team_hold_nothing(tmp_path: Pat
     roles: dict[str, dict[str, Any]] = {"bob": {"groups": ["teamb"], "admin": False}, "dan": {"groups": ["teamb"]}}
     try:
         blocker = _submit(svc, "bob", ["teamb"], {"gpus": 4, "team": "teamb", "command": SLEEP, "name": "full"})
-        _until(svc, "the blocker to run", lambda: _job(svc, blocker)["state"] == "running")
+        tick_until(svc, "the blocker to run", lambda: _job(svc, blocker)["state"] == "running")
         bob = _submit(svc, "bob", ["teama"], {"gpus": 1, "team": "teama", "command": SLEEP, "name": "bob-a"})
         cleo = _submit(svc, "cleo", ["teama"], {"gpus": 1, "team": "teama", "command": SLEEP, "name": "cleo-a"})
         dan = _submit(svc, "dan", [], {"gpus": 1, "command": SLEEP, "name": "dan-default"})
@@ -157,7 +148,7 @@ def test_red18_r4_unknown_groups_and_the_default_team_hold_nothing(tmp_path: Pat
         assert record["user"] == "bob" and record["details"]["running"] == [], record  # blocker is teamb's
 
         svc.cancel(blocker, user="bob")
-        _until(svc, "cleo's and dan's jobs to start",
+        tick_until(svc, "cleo's and dan's jobs to start",
                lambda: all(_job(svc, j)["state"] in ("admitted", "running") for j in (cleo, dan)))
         for _ in range(3):
             svc.tick()
@@ -179,7 +170,7 @@ def test_red18_r4_a_recreated_users_job_on_a_team_they_are_no_longer_in_stays_he
 
     try:
         blocker = _submit(svc, "ana", [], {"gpus": 2, "command": SLEEP, "name": "full"})
-        _until(svc, "the blocker to run", lambda: _job(svc, blocker)["state"] == "running")
+        tick_until(svc, "the blocker to run", lambda: _job(svc, blocker)["state"] == "running")
         job = _submit(svc, "red18c", ["teamc"], {"gpus": 2, "team": "teamc", "command": ["true"], "name": "c-two"})
         del users["red18c"]  # deleted from the hub: held as removed
         assert check() == ["red18c"]

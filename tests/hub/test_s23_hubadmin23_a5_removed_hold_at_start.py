@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from tests.accounts import shared_dir
 from tests.hub.hub_double import TOKEN, hub_app
 from tests.hub.serve_start import _free_port, serve_env, serve_start_up_log
 from tests.hub.test_red15_offboarding import NOW, offboard_against
-from tests.leftovers import cancel_all_and_close
+from tests.in_process import cancel_all_and_close, tick_until
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(300)"]
 
@@ -60,14 +59,6 @@ def _state(svc: SchedulerService, job_id: str) -> dict[str, Any]:
     return svc.get_job(job_id, user="admin", is_admin=True)
 
 
-def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 60
-    while not done():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        svc.tick()
-        time.sleep(0.03)
-
-
 def _removed_rows(svc: SchedulerService) -> list[dict[str, Any]]:
     return [r for r in svc.audit(limit=1000) if r["action"] == OWNER_REMOVED_ACTION]
 
@@ -86,7 +77,7 @@ def test_s23_hubadmin23_a5_a_removed_users_held_job_stays_held_through_a_restart
     try:
         off = _started(svc)
         ana = svc.submit({"gpus": 1, "command": SLEEP, "name": "a-full"}, user="ana")["id"]
-        _until(svc, "ana's job to run", lambda: _state(svc, ana)["state"] == "running")
+        tick_until(svc, "ana's job to run", lambda: _state(svc, ana)["state"] == "running")
         eve = svc.submit({"gpus": 1, "command": SLEEP, "name": "e-job"}, user="eve")["id"]
         bob = svc.submit({"gpus": 1, "command": SLEEP, "name": "b-job"}, user="bob")["id"]
         del users["eve"]  # the hub admin deletes eve
@@ -98,7 +89,7 @@ def test_s23_hubadmin23_a5_a_removed_users_held_job_stays_held_through_a_restart
         assert off.held() == {"eve": REMOVED_WHY, "bob": UNCONFIRMED_WHY}
         asyncio.run(_hub_down_check(svc, off))
         svc.cancel(ana, user="ana")  # a GPU frees
-        _until(svc, "ana's job to end", lambda: _state(svc, ana)["state"] == "cancelled")
+        tick_until(svc, "ana's job to end", lambda: _state(svc, ana)["state"] == "cancelled")
         for _ in range(5):
             svc.tick()
         assert _state(svc, eve)["state"] == "pending", "a removed user's job never starts at a restart"
@@ -111,7 +102,7 @@ def test_s23_hubadmin23_a5_a_removed_users_held_job_stays_held_through_a_restart
         assert asyncio.run(offboard_against(svc, off, users)) == []
         assert len(_removed_rows(svc)) == 1, _removed_rows(svc)
         assert off.held() == {"eve": REMOVED_WHY}
-        _until(svc, "bob's job to start", lambda: _state(svc, bob)["state"] in ("admitted", "running"))
+        tick_until(svc, "bob's job to start", lambda: _state(svc, bob)["state"] in ("admitted", "running"))
         assert _state(svc, eve)["state"] == "pending"
     finally:
         cancel_all_and_close(svc)
@@ -150,7 +141,7 @@ def test_s23_hubadmin23_a5_owner_removed_names_work_as_it_is_when_written(tmp_pa
             calls += 1
             result = await asyncio.to_thread(f, *a, **k)
             if calls == 1:  # the live work is read; the engine admits eve's job before eve is held
-                await asyncio.to_thread(_until, svc, "eve's job to start",
+                await asyncio.to_thread(tick_until, svc, "eve's job to start",
                                         lambda: _state(svc, eve)["state"] in ("admitted", "running"))
             return result
 
@@ -178,7 +169,7 @@ def test_s23_hubadmin23_a5_no_activity_posts_for_removed_users(tmp_path: Path) -
     try:
         ana = svc.submit({"gpus": 1, "command": SLEEP, "name": "a-run"}, user="ana")["id"]
         eve = svc.submit({"gpus": 1, "command": SLEEP, "name": "e-run"}, user="eve")["id"]
-        _until(svc, "both to run", lambda: {_state(svc, j)["state"] for j in (ana, eve)} == {"running"})
+        tick_until(svc, "both to run", lambda: {_state(svc, j)["state"] for j in (ana, eve)} == {"running"})
         svc.services.store.add_event(actor="jupyterhub", action=OWNER_REMOVED_ACTION, job_id=None, user="eve",
                                      message="eve is no longer a user of this hub", details={"user": "eve"})
         off = _started(svc)  # a restart reads eve's removal back
@@ -285,7 +276,7 @@ def test_s23_hubadmin23_a5_a_team_leavers_held_job_stays_held_through_a_restart(
     try:
         off = _started(svc)
         ana = _submit(svc, "ana", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP, "name": "a-full"})
-        _until(svc, "ana's job to run", lambda: _state(svc, ana)["state"] == "running")
+        tick_until(svc, "ana's job to run", lambda: _state(svc, ana)["state"] == "running")
         queued = _submit(svc, "q", ["teama"], {"gpus": 1, "team": "teama", "command": SLEEP, "name": "q-held"})
         roles["q"]["groups"] = []  # an admin removes q from hub group teama
         asyncio.run(offboard_against(svc, off, users, roles))
@@ -293,7 +284,7 @@ def test_s23_hubadmin23_a5_a_team_leavers_held_job_stays_held_through_a_restart(
 
         off = _started(svc)  # restart; the hub has not been asked yet
         svc.cancel(ana, user="ana")  # a GPU frees
-        _until(svc, "ana's job to end", lambda: _state(svc, ana)["state"] == "cancelled")
+        tick_until(svc, "ana's job to end", lambda: _state(svc, ana)["state"] == "cancelled")
         for _ in range(5):
             svc.tick()
         assert _state(svc, queued)["state"] == "pending", "held on the team its owner left, restart or not"

@@ -35,7 +35,7 @@ from jupyter_sched.inventory.kubernetes import KubernetesInventory
 from jupyter_sched.model import Inventory, JobKind, JobState
 
 from .fake_apiserver import FakeKubernetes
-from .kube_builders import A100, GPU_TAINT, allocation, make_job, make_node, make_pod
+from .kube_builders import A100, allocation, make_job, make_node, make_pod
 
 NS = "team-ml"
 
@@ -64,16 +64,6 @@ def wait_for(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
 
 def of(kind: type, events: list[ExecutorEvent]) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
-
-
-@pytest.fixture
-def inventory(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[KubernetesInventory]:
-    fake.put("nodes", make_node("g1", gpus=4, taints=[GPU_TAINT]))
-    fake.put("nodes", make_node("g2", gpus=4))
-    watcher = KubernetesInventory(client.CoreV1Api(api_client), watch_timeout_s=30)
-    watcher.start()
-    yield watcher
-    watcher.stop()
 
 
 def _executor(api_client: client.ApiClient, inventory: KubernetesInventory | None = None,

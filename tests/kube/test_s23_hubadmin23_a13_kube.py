@@ -8,11 +8,9 @@ real SQLite store, the engine's restore scan (:func:`jupyter_sched.engine.restor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from kubernetes import client
 
 from jupyter_sched.engine import ManualClock
@@ -24,18 +22,8 @@ from jupyter_sched.store import JobRecord, Store, sqlite_url
 from tests.runtime.builders import T0
 
 from .fake_apiserver import FakeKubernetes
-from .kube_builders import GPU_TAINT, allocation, make_job, make_node
+from .kube_builders import allocation, make_job
 from .test_integration import NS, _executor
-
-
-@pytest.fixture
-def inventory(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[KubernetesInventory]:
-    fake.put("nodes", make_node("g1", gpus=4, taints=[GPU_TAINT]))
-    fake.put("nodes", make_node("g2", gpus=4))
-    watcher = KubernetesInventory(client.CoreV1Api(api_client), watch_timeout_s=30)
-    watcher.start()
-    yield watcher
-    watcher.stop()
 
 
 def test_s23_hubadmin23_a13_a_running_job_object_of_a_pending_job_is_adopted_not_created_again(
