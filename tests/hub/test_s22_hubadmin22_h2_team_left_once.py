@@ -19,7 +19,8 @@ from jupyter_sched.hub.offboard import Offboarding
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.store import Store, sqlite_url
 from tests.hub.test_red15_offboarding import offboard_against
-from tests.hub.test_red18_team import NOW, QUOTAS, SLEEP, _job, _stop_all, _submit, _until
+from tests.hub.test_red18_team import NOW, QUOTAS, SLEEP, _job, _submit
+from tests.in_process import cancel_all_and_close, tick_until
 
 
 def _rows(svc: SchedulerService, action: str) -> list[dict[str, Any]]:
@@ -45,7 +46,7 @@ def test_s22_hubadmin22_h2_one_membership_change_is_one_record_found_once_across
                                         "red18c": {"groups": ["teama"], "admin": False}}
     try:
         ana = _submit(svc, "ana", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP, "name": "a-two"})
-        _until(svc, "ana's job to run", lambda: _job(svc, ana)["state"] == "running")
+        tick_until(svc, "ana's job to run", lambda: _job(svc, ana)["state"] == "running")
         queued = _submit(svc, "red18c", ["teama"], {"gpus": 2, "team": "teama", "command": SLEEP, "name": "c-q"})
         roles["red18c"]["groups"] = []  # an admin removes red18c from hub group teama
         off = _offboarding(svc)
@@ -71,4 +72,4 @@ def test_s22_hubadmin22_h2_one_membership_change_is_one_record_found_once_across
         assert len(_rows(svc, TEAM_LEFT_ACTION)) == 2
         assert off.held_jobs()[queued].since > found
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)

@@ -27,7 +27,8 @@ from jupyter_sched.hub.offboard import Offboarding
 from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.definitions import CreateDefinitionRequest
 from tests.hub.test_red15_offboarding import offboard_against
-from tests.hub.test_red18_team import SLEEP, _job, _records, _service, _stop_all, _submit, _until
+from tests.hub.test_red18_team import SLEEP, _job, _records, _service, _submit
+from tests.in_process import cancel_all_and_close, tick_until
 
 VISION = {"quotas": [{"team": "vision", "guaranteed": 2, "borrowing_limit": 1},
                      {"team": "nlp", "guaranteed": 1, "borrowing_limit": 0}]}
@@ -78,7 +79,7 @@ def test_s23_hubadmin23_a11_the_renamed_team_never_reclaims_its_own_members_runn
     try:
         hub.check()
         f_long = _submit(svc, "ha23f", ["vision"], {"gpus": 3, "team": "vision", "command": SLEEP, "name": "f-long"})
-        _until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
+        tick_until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
         answer = _rename(svc, hub)
         (left,) = _records(svc, TEAM_LEFT_ACTION, 1)
         assert left["details"]["running"] == [f_long], left
@@ -95,7 +96,7 @@ def test_s23_hubadmin23_a11_the_renamed_team_never_reclaims_its_own_members_runn
         assert "vision" in said and "keeps running" not in said, said
         assert "reclaim" in said and "can take it" in said, said
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a11_reclaimed_by_another_team_it_is_held_with_the_rename_words_and_its_record_says_it_ran(
@@ -108,12 +109,12 @@ def test_s23_hubadmin23_a11_reclaimed_by_another_team_it_is_held_with_the_rename
     try:
         hub.check()
         f_long = _submit(svc, "ha23f", ["vision"], {"gpus": 3, "team": "vision", "command": SLEEP, "name": "f-long"})
-        _until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
+        tick_until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
         _rename(svc, hub)
         _clock_advance(svc, 900)
         b_job = _submit(svc, "ha23b", ["nlp"], {"gpus": 1, "team": "nlp", "command": SLEEP, "name": "b-nlp"})
-        _until(svc, "nlp's reclaim to requeue f-long", lambda: _job(svc, f_long)["state"] == "pending")
-        _until(svc, "b-nlp to run", lambda: _job(svc, b_job)["state"] == "running")
+        tick_until(svc, "nlp's reclaim to requeue f-long", lambda: _job(svc, f_long)["state"] == "pending")
+        tick_until(svc, "b-nlp to run", lambda: _job(svc, b_job)["state"] == "running")
         hub.check()
         (row,) = [r for r in _records(svc, TEAM_LEFT_ACTION, 2) if r["details"]["held"]]  # newest first
         assert row["details"]["held"] == [f_long], row
@@ -129,7 +130,7 @@ def test_s23_hubadmin23_a11_reclaimed_by_another_team_it_is_held_with_the_rename
         assert reason["unblock"].lower().startswith(f"cancel it (jupyter-sched cancel {f_long}) and submit it again "
                                                     "charged to cv"), reason
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a9_a_pending_job_on_the_renamed_team_says_why_and_the_way_out(tmp_path: Path) -> None:
@@ -139,13 +140,13 @@ def test_s23_hubadmin23_a9_a_pending_job_on_the_renamed_team_says_why_and_the_wa
     try:
         hub.check()
         f_long = _submit(svc, "ha23f", ["vision"], {"gpus": 3, "team": "vision", "command": SLEEP, "name": "f-long"})
-        _until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
+        tick_until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
         h_pend = _submit(svc, "ha23h", ["vision"], {"gpus": 1, "team": "vision", "command": SLEEP, "name": "h-pend"})
         svc.tick()
         assert _job(svc, h_pend)["state"] == "pending"
         _rename(svc, hub)
         svc.cancel(f_long, user="ha23f")  # GPUs free: the held job still never starts charged to vision
-        _until(svc, "f-long to stop", lambda: _job(svc, f_long)["state"] == "cancelled")
+        tick_until(svc, "f-long to stop", lambda: _job(svc, f_long)["state"] == "cancelled")
         for _ in range(5):
             svc.tick()
         job = _job(svc, h_pend)
@@ -160,7 +161,7 @@ def test_s23_hubadmin23_a9_a_pending_job_on_the_renamed_team_says_why_and_the_wa
         (left,) = [r for r in _records(svc, TEAM_LEFT_ACTION, 2) if r["user"] == "ha23h"]
         assert "1 pending job(s) held, never started charged to vision" in left["message"], left
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a9_a_member_of_several_teams_is_told_to_choose_one(tmp_path: Path) -> None:
@@ -169,7 +170,7 @@ def test_s23_hubadmin23_a9_a_member_of_several_teams_is_told_to_choose_one(tmp_p
     try:
         hub.check()
         f_long = _submit(svc, "ha23f", ["vision"], {"gpus": 3, "team": "vision", "command": SLEEP, "name": "f-long"})
-        _until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
+        tick_until(svc, "f-long to run", lambda: _job(svc, f_long)["state"] == "running")
         h_pend = _submit(svc, "ha23h", ["vision", "nlp"], {"gpus": 1, "team": "vision", "command": SLEEP})
         _rename(svc, hub)
         for _ in range(3):
@@ -179,7 +180,7 @@ def test_s23_hubadmin23_a9_a_member_of_several_teams_is_told_to_choose_one(tmp_p
         assert sorted(reason["details"]["teams"]) == ["cv", "nlp"], reason
         assert "(choose it with --team)" in reason["unblock"], reason
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
 
 
 def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_its_firing(tmp_path: Path) -> None:
@@ -205,4 +206,4 @@ def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_
         assert "vision" in said and "ha23h's team is now cv" in said, said
         assert f"jupyter-sched definitions edit {nightly} --team cv" in said, said
     finally:
-        _stop_all(svc)
+        cancel_all_and_close(svc)
