@@ -3458,7 +3458,7 @@ export interface operations {
                 user?: string | null;
                 job_id?: string | null;
                 action?: string | null;
-                /** @description actions left out, comma-separated (limit counts the rows kept) */
+                /** @description actions left out, comma-separated (limit counts the rows kept); a name no audit record has nor can have is refused (400, field exclude), naming the action it is close to */
                 exclude?: string | null;
             };
             header?: never;
