@@ -1001,6 +1001,11 @@ export interface components {
             /** @enum {string} */
             trigger: "schedule" | "manual";
             /**
+             * @description why the run exists as every surface says it (the CLI, the magics and the panel show this): 'scheduled', 'run now', or 'catch-up' for the one run after an outage
+             * @example run now
+             */
+            trigger_text?: string;
+            /**
              * Format: date-time
              * @description the scheduled instant (schedule runs) or the request time (manual)
              */
