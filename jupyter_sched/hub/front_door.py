@@ -11,8 +11,10 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   kept-alive connection may sit idle between requests), ``body_timeout_s`` — likewise the body;
 * ``max_connections`` — a ceiling on open connections (lowered to leave
   :data:`FD_RESERVE` descriptors of the process's ``RLIMIT_NOFILE`` to the engine, the store and the
-  hub client). Past it, the connection that has waited longest *without a whole request* (half-sent
-  head or body, or idle keep-alive) is closed first; a request being answered is never cut;
+  hub client). Past it, what one caller holds beyond fairness goes first (a pipelined request waiting
+  for its caller to read the earlier answers, then a connection of a caller over
+  ``max_connections_per_user``: verify 23, V5), then the connection that has waited longest *without a
+  whole request* (half-sent head or body, or idle keep-alive), then the answer read least (R2 below);
 * ``max_body_bytes`` — the largest body (:data:`MAX_BODY_BYTES`, just above a carried notebook's
   limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
   alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
@@ -496,6 +498,8 @@ class GuardedHTTPServer(HTTPServer):
         self.keys = CallerKeys()
         """Which hub user each credential authenticated as (told by :func:`note_caller`)."""
         self.on_over_share = on_over_share
+        self._held: dict[object, float] = {}
+        """Connections whose next (pipelined) request waits for the caller to read the earlier answers, oldest first."""
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
@@ -511,6 +515,18 @@ class GuardedHTTPServer(HTTPServer):
         if len(self._connections) > self.max_connections:
             self._observe_answers(time.monotonic())
         while len(self._connections) > self.max_connections:
+            # first what one caller holds beyond fairness (verify 23, V5): a pipelined request waiting for its
+            # caller to read the earlier answers, then a connection of the caller most over their share —
+            # before anyone's idle keep-alive (the hub proxy's, carrying other users)
+            held = next((c for c in self._held if c is not conn), None)
+            if held is not None:
+                self._waiting.pop(held, None)
+                self._close(held, "closed at the ceiling (pipelined requests whose caller had not read the earlier answers)")
+                continue
+            over = self.fair.most_over()
+            if over is not None and over is not conn:
+                self._close(over, f"closed at the ceiling (a caller over {SHARE_SETTING})")
+                continue
             oldest = next((c for c in self._waiting if c is not conn), None)
             if oldest is not None:
                 self._waiting.pop(oldest)
@@ -522,10 +538,6 @@ class GuardedHTTPServer(HTTPServer):
             stalled = self._stalls.most_stalled(now) or self._stalls.most_stalled(now, at_least_s=0.0)
             if stalled is not None and stalled is not conn:
                 self._close(stalled, "closed at the ceiling (the answer its caller read least)")
-                continue
-            over = self.fair.most_over()  # one caller holding more than their share (verify 23, V5)
-            if over is not None and over is not conn:
-                self._close(over, f"closed at the ceiling (a caller over {SHARE_SETTING})")
                 continue
             # every other connection is being answered and read: refuse the newcomer
             self.count("refused at the ceiling (every other connection was being answered)")
@@ -540,6 +552,7 @@ class GuardedHTTPServer(HTTPServer):
         self._lines.pop(conn, None)
         self._stalls.forget(conn)
         self.fair.done(conn)
+        self._held.pop(conn, None)
 
     # ---- pipelined requests and each caller's share (verify 23, V5) ---------------------------
     def answers_ahead(self, conn: object) -> bool:
@@ -554,20 +567,25 @@ class GuardedHTTPServer(HTTPServer):
         stream = getattr(conn, "stream", None)
         pause, longest = DELIVERY_POLL_S
         mark, delivered_then = time.monotonic(), _write_counters(stream)[1]
-        while stream is not None and not stream.closed() and conn in self._connections:
-            unsent, delivered = _write_counters(stream)
-            if unsent <= PIPELINED_AHEAD_BYTES:
-                return True
-            now = time.monotonic()
-            if delivered - delivered_then >= MIN_ANSWER_RATE * (now - mark) and delivered > delivered_then:
-                mark, delivered_then = now, delivered  # the caller reads: count again from here
-            elif self._stalls.timeout_s > 0 and now - mark >= self._stalls.timeout_s:
-                self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s, "
-                                  f"pipelined requests waiting (under {MIN_ANSWER_RATE} B/s; c.FrontDoor.answer_timeout_s)")
-                return False
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, longest)
-        return False
+        self._held[conn] = mark
+        try:
+            while stream is not None and not stream.closed() and conn in self._connections:
+                unsent, delivered = _write_counters(stream)
+                if unsent <= PIPELINED_AHEAD_BYTES:
+                    return True
+                now = time.monotonic()
+                if delivered - delivered_then >= MIN_ANSWER_RATE * (now - mark) and delivered > delivered_then:
+                    mark, delivered_then = now, delivered  # the caller reads: count again from here
+                elif self._stalls.timeout_s > 0 and now - mark >= self._stalls.timeout_s:
+                    self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s, "
+                                      f"pipelined requests waiting (under {MIN_ANSWER_RATE} B/s; "
+                                      "c.FrontDoor.answer_timeout_s)")
+                    return False
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, longest)
+            return False
+        finally:
+            self._held.pop(conn, None)
 
     def learned(self, conn: object, credential: tuple[str, str] | None, user: str) -> None:
         """``conn``'s request authenticated as hub ``user`` with ``credential``: later requests carrying it
@@ -702,10 +720,11 @@ class FrontDoor(LoggingConfigurable):
     )
     max_connections = Int(
         1000, config=True,
-        help="""Most connections open at once. Past it, the connection that has waited longest without a
-        whole request (half-sent, or idle kept-alive) is closed first, then the answer its caller has read
-        least (stalled at least 2 s: c.FrontDoor.answer_timeout_s), then a connection of a caller over
-        c.FrontDoor.max_connections_per_user; other answers being read are never cut.
+        help="""Most connections open at once. Past it, a pipelined request waiting for its caller to read
+        the earlier answers is closed first, then a connection of a caller over
+        c.FrontDoor.max_connections_per_user, then the connection that has waited longest without a whole
+        request (half-sent, or idle kept-alive), then the answer its caller has read least (stalled at least
+        2 s: c.FrontDoor.answer_timeout_s); other answers being read are never cut.
         Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine, the
         store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
         more). Default 1000.""",
