@@ -27,6 +27,7 @@ from ..wording.jobs import (
     cluster_wait,
     ends_by,
     fit_name,
+    gone_text,
     lease_given_back,
     serving_text,
     state_filter,
@@ -258,8 +259,10 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
             held = cluster_wait(job).rstrip(".") or " · ".join(
+                # a GPU gone from the inventory under it, in the words of `jobs` and the magics (verify 23, V4);
                 # my running job's own progress report, where it made one (session 21)
-                part for part in (_ends_by(job, now), progress_text(job, now), serving_text(job, now)) if part)  # F9
+                part for part in (gone_text(job), _ends_by(job, now), progress_text(job, now), serving_text(job, now))
+                if part)  # F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:

@@ -209,24 +209,24 @@ def _named(client: Any, target: str, typed: str) -> str:
     return named(target, str(client.call(routes.definition(target, runs=1)).get("name") or ""))
 
 
-RUNS_HEADER = "WHEN              TRIGGER   JOB                 OUTCOME"
+RUNS_HEADER = "WHEN              TRIGGER    JOB                 OUTCOME"
 
 
 def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
-    """``Dec 2 07:47 CET  manual    j-…  failed, exit code 1 — cell 3 raised ValueError: …``; the one
+    """``Dec 2 07:47 CET  run now    j-…  failed, exit code 1 — cell 3 raised ValueError: …``; the one
     run after an outage says ``catch-up`` and what it stands for (hub admin 22): ``… succeeded — catch-up,
     5s late: 1 earlier firing (06:07 UTC) got no run while no server was running``."""
     from datetime import datetime, timezone
 
     from ..wording import job_line
-    from ..wording.definitions import catch_up_text
+    from ..wording.definitions import catch_up_text, trigger_text
 
     now = datetime.now(timezone.utc)
     job = run.get("job")
     outcome = job_line(job, now).split(": ", 1)[-1] if isinstance(job, Mapping) else "its job is no longer stored"
-    trigger = "catch-up" if run.get("catch_up") else run.get("trigger")
     said = catch_up_text(run, zone, now)
-    return (f"{_clock(run.get('scheduled_for'), zone):16}  {trigger!s:8}  {run.get('job_id')}  {outcome}"
+    # the words the panel and the magics say (new user 23, N7: "schedule"/"manual" here, "scheduled"/"run now" there)
+    return (f"{_clock(run.get('scheduled_for'), zone):16}  {trigger_text(run):9}  {run.get('job_id')}  {outcome}"
             + (f" — {said}" if said else ""))
 
 

@@ -16,22 +16,25 @@ def status_lines_of(client: Any, *, config: dict[str, Any] | None = None, me: di
                     inventory: dict[str, Any] | None = None) -> list[str]:
     """The summary's lines for ``client``'s caller: three small answers (``GET config``, ``me``,
     ``inventory``; given ones are not asked again) — ``GET me`` already counts my running jobs,
-    leases and pending jobs, so no list of all my jobs is fetched; only my GPU-holding jobs while
-    I have some (``GET jobs?state=admitted,running``: to say the stops of those stopping, and each
-    one's own progress report) — and the open idle warnings of my work."""
+    leases and pending jobs, so no list of all my jobs is fetched; only my GPU-holding work while
+    I have some (``GET jobs?state=admitted,running``: to say the stops of jobs stopping, each job's
+    own progress report, and work on GPUs gone from the inventory, verify 23 V4) — and the open idle
+    warnings of my work."""
     from ..wording.status import status_lines
 
     config = client.config() if config is None else config
     me = client.me() if me is None else me
     inventory = client.inventory() if inventory is None else inventory
     in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
-    running: list[dict[str, Any]] = []
-    if isinstance(in_use, dict) and int(in_use.get("jobs") or 0):  # my running jobs: their stops, their progress
-        running = [j for j in client.jobs(state="admitted,running") if j.get("kind") != "lease"]
+    holding: list[dict[str, Any]] = []
+    if isinstance(in_use, dict) and (int(in_use.get("jobs") or 0) or int(in_use.get("leases") or 0)):
+        # my GPU-holding work: the jobs' stops and progress, and any of it on GPUs gone from the inventory
+        holding = client.jobs(state="admitted,running")
+    running = [j for j in holding if j.get("kind") != "lease"]
     stopping = [j for j in running if j.get("stopping_since")] if isinstance(in_use, dict) and \
         int(in_use.get("stopping") or 0) else []
     return status_lines(str(client.connection.url), config, me, inventory, stopping=stopping, idle=idle_notes(client, running),
-                        running=running, now=datetime.now(timezone.utc))
+                        running=running, now=datetime.now(timezone.utc), gone=[j for j in holding if j.get("gone_gpus")])
 
 
 def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str, str]:

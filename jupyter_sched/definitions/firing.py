@@ -113,7 +113,9 @@ def run_name(definition: JobDefinition, scheduled_for: datetime, trigger: RunTri
     zone's name as every clock says it (:func:`~jupyter_sched.model.units.zone_label`: ``UTC+4`` where
     the tz database has no letters, not its ``+04``; session 22)."""
     if trigger is RunTrigger.MANUAL:
-        return f"{definition.name}, run now"[:200]
+        from ..wording.definitions import TRIGGER_WORDS
+
+        return f"{definition.name}, {TRIGGER_WORDS[trigger.value]}"[:200]  # the words every surface says (N7)
     from zoneinfo import ZoneInfo
 
     local = scheduled_for.astimezone(ZoneInfo(definition.timezone))

@@ -215,10 +215,10 @@ def _run_row(run: Mapping[str, Any], zone: str) -> dict[str, Any]:
     assert isinstance(job, Mapping)
     reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
     assert isinstance(reason, Mapping)
-    from ..wording.definitions import catch_up_text  # one wording with the CLI (hub admin 22)
+    from ..wording.definitions import catch_up_text, trigger_text  # one wording with the CLI and the panel
 
     return {"scheduled_for": _local(run.get("scheduled_for"), zone),
-            "trigger": "catch-up" if run.get("catch_up") else run.get("trigger"),
+            "trigger": trigger_text(run),  # "run now", not the wire's "manual" (new user 23, N7)
             "job_id": run.get("job_id"), "state": job.get("state", "deleted"),
             "reason": reason.get("message") or job.get("message", ""),
             "parameters": json.dumps(run.get("parameters") or {}),
@@ -243,7 +243,8 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
-    """A definition's runs: when, trigger (``catch-up`` for the one run after an outage), job, state,
+    """A definition's runs: when, trigger (``scheduled``, ``run now``, or ``catch-up`` for the one run after an
+    outage: :func:`~jupyter_sched.wording.definitions.trigger_text`), job, state,
     reason (the failing cell for notebooks), parameters, and what a catch-up run stands for."""
     import pandas as pd
 

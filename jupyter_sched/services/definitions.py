@@ -48,6 +48,7 @@ from ..model.codec import job_to_dict
 from ..model.units import to_iso, zone_label
 from ..model.validation import kept_spellings, spec_from_request
 from ..store import JobRecord
+from ..wording.definitions import trigger_text
 from .cancelling import cancel_jobs
 from .context import Context
 from .executed_copy import copy_without_overwrite
@@ -377,6 +378,7 @@ class DefinitionsService:
         except NotFoundError:
             job = None
         return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
+                                 trigger_text=trigger_text({"trigger": run.trigger.value, "catch_up": run.catch_up}),
                                  scheduled_for=to_iso(run.scheduled_for) or "",
                                  scheduled_zone=zone_label(run.scheduled_for, zone), parameters=dict(run.parameters),
                                  created_at=to_iso(run.created_at), catch_up=run.catch_up,

@@ -22,7 +22,16 @@ and a neutral cause ("from its reported progress", "when red22a's kernel lease (
 waiter's to know (an ETA that only an idle lease's reclaim gives is kept as the reason's ``eta``).
 
 Who owns each blocker: ``details.eta_waits_on_owners`` (the core's: work of a user other than the
-waiter's owner), else the waiter's owner. Pure: plain dicts in and out, no I/O.
+waiter's owner), else the waiter's owner.
+
+A job held for its owner's standing says it too, and that is the owner's own (verify 23, V2): "held:
+owner no longer a user of this hub … re-add ve23a on the hub" (``OwnerRemoved``) in every user's
+``GET queue`` told everyone who had been offboarded, and "held: red18c is no longer a member of team
+teama" (``TeamMembership``) who had left which team. To a reader other than the owner and admins
+such a reason reads :data:`HELD_CODE` — "held · ETA unknown: it waits until its owner or an admin acts" —
+with none of the owner's standing in its code, words or ``details`` (:func:`held_for_others`).
+
+Pure: plain dicts in and out, no I/O.
 """
 
 from __future__ import annotations
@@ -31,8 +40,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model.units import moved_text
+from ..scheduling.gates import OWNER_REMOVED, TEAM_MEMBERSHIP
 
-__all__ = ["WITHHELD_KEY", "reason_for"]
+__all__ = ["HELD_CODE", "STANDING_CODES", "WITHHELD_KEY", "held_for_others", "reason_for"]
 
 WITHHELD_KEY = "eta_withheld"
 """``details`` key of the blockers (job and lease ids) whose private state the reader may not see."""
@@ -42,6 +52,18 @@ _BY_BLOCKER = ("eta_progress_at", "eta_progress_capped", "eta_progress_lapsed")
 
 _PROGRESS_MOVE = ("ETA moved {frm} → {to}: progress reports of the running work it waits on moved it")
 """``eta_moved.message`` of a move caused by reports the reader may not see (the core's names each job's figure)."""
+
+STANDING_CODES = frozenset({OWNER_REMOVED, TEAM_MEMBERSHIP})
+"""Codes of holds that say the owner's standing — no longer a hub user, no longer in the job's team or
+granted its class there: the owner's and admins' to read (verify 23, V2)."""
+HELD_CODE = "Held"
+"""The code such a hold has for every other reader (:func:`held_for_others`)."""
+HELD_MESSAGE = "held"
+"""Its summary for every other reader: nothing of why, nothing the reader can do."""
+HELD_ETA_REASON = "it waits until its owner or an admin acts"
+"""Its ``eta_reason`` for every other reader (``ETA unknown: it waits until its owner or an admin acts``)."""
+_HELD_KEPT = ("time_limit_s", "time_limit_source")
+"""``details`` keys of a held job's reason that say nothing of its owner (the rest is left out)."""
 
 
 def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: bool = False) -> Any:
@@ -64,9 +86,14 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
         note's learnt figure (``eta_note`` and ``eta_moved.message`` in the public form of
         ``eta_note_learnt[id]``, whose row is left out) — with those ids in ``details.eta_withheld``; its
         ``eta`` is the idle reclaim time where only that gave one; any rendered ``text`` is dropped
-        (rendered again from what is left).
+        (rendered again from what is left). A hold that says its owner's standing
+        (:data:`STANDING_CODES`) is the owner's: anyone else reads :func:`held_for_others`.
     """
-    if admin or not isinstance(reason, Mapping) or not isinstance(reason.get("details"), Mapping):
+    if admin or not isinstance(reason, Mapping):
+        return reason
+    if reason.get("code") in STANDING_CODES:
+        return reason if reader is not None and reader == owner else held_for_others(reason)
+    if not isinstance(reason.get("details"), Mapping):
         return reason
     details: Mapping[str, Any] = reason["details"]
     owners = details.get("eta_waits_on_owners") if isinstance(details.get("eta_waits_on_owners"), Mapping) else {}
@@ -146,6 +173,22 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
     if eta is not None and reason.get("eta") is None:
         new["eta"], new["eta_reason"] = eta, ""
     return new
+
+
+def held_for_others(reason: Mapping[str, Any]) -> dict[str, Any]:
+    """A reason of :data:`STANDING_CODES` as a reader other than its owner and admins reads it:
+    ``{"code": "Held", "message": "held", "eta_reason": "it waits until its owner or an admin acts", ...}``
+    — no ETA, no ``unblock`` (nothing is the reader's to do), ``details`` only its time limit
+    (:data:`_HELD_KEPT`: not the owner's name, team, teams or when the hold began, nor the core's
+    ``eta_code``), its place in the queue kept; any rendered ``text`` dropped (rendered again from this)."""
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    kept = {k: details[k] for k in _HELD_KEPT if k in details}
+    out: dict[str, Any] = {"code": HELD_CODE, "message": HELD_MESSAGE, "details": kept, "unblock": "",
+                           "eta": None, "eta_reason": HELD_ETA_REASON}
+    if reason.get("position") is not None:
+        out["position"] = reason["position"]
+    return out
 
 
 def _map(details: Mapping[str, Any], key: str) -> Mapping[str, Any]:

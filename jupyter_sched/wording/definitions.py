@@ -12,7 +12,16 @@ from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text", "schedule_text"]
+__all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text",
+           "schedule_text", "trigger_text"]
+
+TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
+"""A run's ``trigger`` (the wire's ``schedule`` / ``manual``) as every surface says it — the CLI's run
+lines, the magics' table, the panel (the server sends it as ``trigger_text``) and a run-now job's name
+(``daily, run now``). New user 23, N7: the panel said ``scheduled`` / ``run now``, the CLI ``schedule`` /
+``manual``, the magics ``manual``."""
+CATCH_UP_WORD = "catch-up"
+"""The one run after an outage (``catch_up``), said instead of its trigger (hub admin 22)."""
 
 
 def firing_text(value: Any, zone: Any, now: datetime | None) -> str:
@@ -27,6 +36,15 @@ def firing_text(value: Any, zone: Any, now: datetime | None) -> str:
     if when is None:
         return str(value) if value else "-"
     return clock_text(when, now, zone=zone if isinstance(zone, str) else None)
+
+
+def trigger_text(run: Mapping[str, Any]) -> str:
+    """Why a run exists, in :data:`TRIGGER_WORDS` (``scheduled``, ``run now``), or ``catch-up`` for the
+    one run after an outage; a trigger this release does not know is said as sent."""
+    if run.get("catch_up"):
+        return CATCH_UP_WORD
+    trigger = str(run.get("trigger") or "")
+    return TRIGGER_WORDS.get(trigger, trigger)
 
 
 def catch_up_text(run: Mapping[str, Any], zone: Any, now: datetime | None) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .jobs import my_work, projected_text
+from .jobs import gone_text, my_work, projected_text
 from .quota import quota_lines
 from .reasons import work_named
 from .reported import progress_text
@@ -33,13 +33,17 @@ def _teams_said(me: Mapping[str, Any]) -> str:
 
 def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inventory: Mapping[str, Any], *,
                  stopping: Sequence[Mapping[str, Any]] = (), idle: Mapping[str, str] | None = None,
-                 running: Sequence[Mapping[str, Any]] = (), now: datetime | None = None) -> list[str]:
+                 running: Sequence[Mapping[str, Any]] = (), now: datetime | None = None,
+                 gone: Sequence[Mapping[str, Any]] = ()) -> list[str]:
     """``server …``, ``user …``, ``gpus …`` (``nvml …``), ``my work …``, one ``progress …`` line per
     running job that reported (``train (j-1): 42 % done, reported 02:10 UTC (3m ago)``, at most
     :data:`PROGRESS_SHOWN`), ``quota …`` and one ``idle …`` line per warned job, from ``GET config``,
     ``GET me`` and ``GET inventory``; ``stopping``: my GPU-holding jobs in a stop's grace
     (:func:`~.jobs.my_work`); ``idle``: ``{job id: idle note}``; ``running``: my GPU-holding jobs
-    (REST shape, with their ``progress``), said as of ``now`` (UTC)."""
+    (REST shape, with their ``progress``), said as of ``now`` (UTC); ``gone``: my GPU-holding work on
+    GPUs the inventory no longer lists (``gone_gpus``), one line each under ``my work`` in the words of
+    ``jobs`` and ``queue`` (:func:`~.jobs.gone_text`; verify 23, V4: the summary said "2 jobs running, on
+    2 GPUs" while one ran on a GPU gone from the inventory)."""
     gpus = inventory.get("gpus") or []
     label = " (simulated)" if inventory.get("simulated") else ""
     nvml = inventory.get("nvml") or {}
@@ -59,6 +63,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
+    lines.extend(f"{'':<11}{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in gone
+                 if (text := gone_text(job)))
     # with the end its waiters are given, where it is projected before its limit's (new user 22, N10)
     said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}"
             f"{f' · {ends}' if (ends := projected_text(job, now, brief=True)) else ''}" for job in running

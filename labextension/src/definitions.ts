@@ -92,6 +92,16 @@ export function runReason(run: DefinitionRun): string {
 }
 
 /**
+ * Why a run exists, in the words the server sends (`trigger_text`: `scheduled`, `run now` or `catch-up`;
+ * jupyter_sched/wording/definitions.py TRIGGER_WORDS), which the CLI and the magics print too (new user 23,
+ * N7: the panel said `scheduled` / `run now`, the CLI `schedule` / `manual`). An older server sends none:
+ * its wire value then, as sent.
+ */
+export function triggerText(run: DefinitionRun): string {
+  return run.trigger_text || run.trigger;
+}
+
+/**
  * What the one run after an outage stands for, as the CLI and the magics say it
  * (jupyter_sched/wording/definitions.py catch_up_text): `catch-up, 5s late: 1 earlier firing (06:08 UTC)
  * got no run while no server was running`; "" for a run that is no catch-up (hub admin 22: two runs after
@@ -526,7 +536,7 @@ export class DefinitionsView extends Widget {
       'li',
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
       h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone, run.scheduled_zone)),
-      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : run.catch_up ? 'catch-up' : 'scheduled'),
+      h('span', { class: 'jp-sched-run-trigger' }, triggerText(run)),
       h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
       h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
       run.catch_up ? h('span', { class: 'jp-sched-run-catchup' }, catchUpText(run, d.timezone)) : null,

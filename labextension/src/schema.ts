@@ -1001,6 +1001,11 @@ export interface components {
             /** @enum {string} */
             trigger: "schedule" | "manual";
             /**
+             * @description why the run exists as every surface says it (the CLI, the magics and the panel show this): 'scheduled', 'run now', or 'catch-up' for the one run after an outage
+             * @example run now
+             */
+            trigger_text?: string;
+            /**
              * Format: date-time
              * @description the scheduled instant (schedule runs) or the request time (manual)
              */
@@ -3458,7 +3463,7 @@ export interface operations {
                 user?: string | null;
                 job_id?: string | null;
                 action?: string | null;
-                /** @description actions left out, comma-separated (limit counts the rows kept) */
+                /** @description actions left out, comma-separated (limit counts the rows kept); a name no audit record has nor can have is refused (400, field exclude), naming the action it is close to */
                 exclude?: string | null;
             };
             header?: never;

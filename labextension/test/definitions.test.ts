@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { catchUpText, localTime, parseParameters, runReason, scheduleText } from '../src/definitions';
+import { catchUpText, localTime, parseParameters, runReason, scheduleText, triggerText } from '../src/definitions';
 import { zoneText } from '../src/format';
 
 describe('parseParameters', () => {
@@ -271,5 +271,20 @@ describe('catchUpText (hub admin 22: the one run after an outage says it stands 
   it('an ordinary run says nothing', () => {
     expect(catchUpText({ ...base, catch_up: false }, 'UTC', NOW)).toBe('');
     expect(catchUpText({ ...base }, 'UTC', NOW)).toBe('');
+  });
+});
+
+describe('triggerText (new user 23, N7: a run\'s trigger was worded three ways on panel, CLI and magics)', () => {
+  const base = { definition_id: 'd-1', job_id: 'j-1', scheduled_for: '2026-12-05T08:49:00Z', scheduled_zone: 'UTC',
+    parameters: {}, created_at: '2026-12-05T08:49:00Z', job: null } as const;
+
+  it("says the server's words, which the CLI and the magics print (tests/definitions/test_s24_words_n7_trigger_words.py)", () => {
+    expect(triggerText({ ...base, trigger: 'manual', trigger_text: 'run now' })).toBe('run now');
+    expect(triggerText({ ...base, trigger: 'schedule', trigger_text: 'scheduled' })).toBe('scheduled');
+    expect(triggerText({ ...base, trigger: 'schedule', catch_up: true, trigger_text: 'catch-up' })).toBe('catch-up');
+  });
+
+  it('an older server that sends no words: the trigger as sent', () => {
+    expect(triggerText({ ...base, trigger: 'manual' })).toBe('manual');
   });
 });

@@ -46,7 +46,7 @@ def test_the_whole_life_of_a_definition_from_the_terminal(server: EmbeddedServer
 
     wait_until(finished, "the run succeeds", timeout_s=60)
     runs = server.cli("definitions", "runs", definition_id)[1]
-    assert job_id in runs and "manual" in runs and "succeeded" in runs
+    assert job_id in runs and "run now" in runs and "succeeded" in runs  # N7 (s24): not the wire's "manual"
     code, out, _ = server.cli("logs", job_id)
     assert "args ['--day', 'fri']" in out
     edited = server.cli("definitions", "edit", definition_id, "--no-schedule")[1]

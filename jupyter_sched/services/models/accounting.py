@@ -158,7 +158,9 @@ class GetAuditRequest(QueryModel):
     job_id: str | None = None
     action: str | None = Field(default=None, examples=["refused"])
     exclude: str | None = Field(default=None, examples=["eta_moved"],
-                                description="actions left out, comma-separated (limit counts the rows kept)")
+                                description="actions left out, comma-separated (limit counts the rows kept); a name "
+                                            "no audit record has nor can have is refused (400, field exclude), "
+                                            "naming the action it is close to")
 
 
 class GetEtaAccuracyRequest(QueryModel):

@@ -134,6 +134,9 @@ class DefinitionRun(_Answer):
     definition_id: str
     job_id: str
     trigger: Literal["schedule", "manual"]
+    trigger_text: str = Field(default="", examples=["run now"], description=(
+        "why the run exists as every surface says it (the CLI, the magics and the panel show this): 'scheduled', "
+        "'run now', or 'catch-up' for the one run after an outage"))
     scheduled_for: DateTime = Field(description="the scheduled instant (schedule runs) or the request time (manual)")
     scheduled_zone: str = Field(default="UTC", examples=["CET"], description=(
         "the definition's time zone's name at scheduled_for, as every surface writes it (the tz database's letters, e.g. CET, IST; UTC+4 where it has none)"))
