@@ -728,7 +728,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         action = getattr(args, "action", None)  # `definitions create`: the command as typed
         line = error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc)
         print(failure(args, line, exc), file=stderr)
-        from .ride_out import no_server_answered
+        from ..client.ride_out import no_server_answered
 
         # the hub's proxy (503) or a user's server (502) answered for a scheduler that did not:
         # "no server answered", as the help says, not "refused" (hubadmin23 A18)

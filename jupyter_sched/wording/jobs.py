@@ -682,12 +682,13 @@ def projected_text(job: Mapping[str, Any], now: datetime | None, *, brief: bool 
     return projected_end_text(job.get("projected_end"), now, yours=job.get("mine") is not False, brief=brief)
 
 
-def planned_text(job: Mapping[str, Any], now: datetime | None) -> str:
-    """The planned preemption of running work (:func:`~.preemption.planned_preemption_text`), ""
-    when none is planned or the work is stopping already (its stop is what its line says)."""
+def planned_text(job: Mapping[str, Any], now: datetime | None, *, brief: bool = False) -> str:
+    """The planned preemption of running work (:func:`~.preemption.planned_preemption_text`; ``brief``:
+    when and for whom only), "" when none is planned or the work is stopping already (its stop is what
+    its line says)."""
     if job.get("state") not in ("running", "admitted") or job.get("stop_requested") or stop_detail(job, now):
         return ""
-    return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease")
+    return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease", brief=brief)
 
 
 def limit_end(job: Mapping[str, Any]) -> datetime | None:

@@ -446,7 +446,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus exposition text (queue length, GPUs allocated/free, preemptions, reclaims). */
+        /** Prometheus exposition text (queue length, GPUs allocated/free, preemptions, reclaims; per team: running GPUs, pending jobs, guaranteed and borrowed GPUs, labelled by team only). Open to every user. */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
