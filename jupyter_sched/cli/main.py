@@ -64,7 +64,8 @@ EXIT_INTERRUPTED = 130
 PROG = "jupyter-sched"
 
 WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
-                   f"cancelled, lost or rejected; a lease released by its owner counts as succeeded); "
+                   f"cancelled, lost or rejected; a lease released by you or your server — listed as cancelled, 'released by "
+                   f"you' — counts as succeeded); "
                    f"{EXIT_TIMEOUT} it was still going when --for ran out; "
                    f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered (a restart "
                    f"is waited out first: up to 10 min of no answer); "

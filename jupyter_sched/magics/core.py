@@ -38,6 +38,7 @@ from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surfac
 from ..wording.jobs import (
     BULK_STATES,
     GPU_MILLI_ENV,
+    KERNEL_TOLD,
     SHARED_GPU_NOTE,
     TERMINAL_STATES,
     bulk_cancel_answers,
@@ -1244,6 +1245,8 @@ class SchedMagics(Magics):
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
                     + ".")
+        if lease and after.get("kernel_id") and granted_uuids(after):  # another kernel's: what it is told, when (N17)
+            self._print(_capital(KERNEL_TOLD) + ".")
 
     def _cancel_many(self, cmd: ScheduleCommand) -> None:
         """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (and leases
