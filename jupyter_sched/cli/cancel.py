@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import AuthorizationError, ConflictError, NotFoundError, SchedError
 from ..wording import cancel_outcome
 from ..wording.jobs import (
+    KERNEL_TOLD,
     TERMINAL_STATES,
     bulk_cancel_answers,
     granted_uuids,
@@ -80,9 +81,8 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             continue
         print(cancel_outcome(before, after, grace_s=_grace(client, after, grace)), file=io.out)
         if after.get("kind") == "lease" and (before or after).get("kernel_id") and granted_uuids(before or after):
-            # its kernel is not told (new user 6, F18): CUDA_VISIBLE_DEVICES there still names the GPUs
-            print("  its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status "
-                  "(or %gpu release) runs in its notebook, or the kernel restarts", file=io.out)
+            # what its kernel's magics do, and when (new user 6, F18; new user 23, N17: it said "not told")
+            print(f"  {KERNEL_TOLD}", file=io.out)
     return code
 
 

@@ -377,20 +377,25 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         last[0] = ""
 
     if args.follow:
+        from ..client.ride_out import CTRL_C, RideOut
+
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
+        # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
+        poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
+                       stop=CTRL_C.replace("waiting", "following"))
         try:
             if not chunk["text"]:
                 _say_no_output(client, args.job_id, io, follow=True)
-            for text in client.follow_logs(args.job_id, on_note=note, noted=said):
+            for text in client.follow_logs(args.job_id, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
                 out.write(shown(text))
                 out.flush()
                 last[0] = text
+            job = poll(lambda: client.job(args.job_id))
         except KeyboardInterrupt:
             _still_going(args.job_id, "", io, what="following its log")
             return EXIT_INTERRUPTED
-        job = client.job(args.job_id)
         if job.get("kind") == "lease" or str(job.get("state")) not in TERMINAL_STATES:
             if not wrote:
                 _say_no_output(client, args.job_id, io, follow=False)
@@ -411,6 +416,11 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for found in new_notes(chunk, said):
         note(found)
     return EXIT_OK
+
+
+def _say(io: Streams) -> Callable[[str], None]:
+    """A line on ``io.err``, flushed (a ride-out's notice)."""
+    return lambda line: print(line, file=io.err, flush=True)
 
 
 def _still_going(job_id: str, state: str, io: Streams, *, what: str) -> None:
@@ -450,15 +460,15 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, json_out: bool) -> int:
     """Poll ``job_id`` until it ends (or ``limit_s`` seconds pass), riding out a restart of the
-    server (:mod:`.ride_out`, hubadmin23 A18): exit 0 / 4 / 5 / 130 as ``wait --help`` says; a
-    server that stays silent past the ride-out raises its error (the CLI's exit 3)."""
-    from .ride_out import RideOut
+    server (:mod:`jupyter_sched.client.ride_out`, hubadmin23 A18): exit 0 / 4 / 5 / 130 as ``wait
+    --help`` says; a server that stays silent past the ride-out raises its error (the CLI's exit 3)."""
+    from ..client.ride_out import RideOut
 
     started = time.monotonic()
     deadline = None if limit_s is None else started + limit_s
     delay = 0.2
     with TerminalProgress(io.err) as bar:
-        poll = RideOut(job_id, io.err, before_notice=bar.close)
+        poll = RideOut(_say(io), doing=f"still waiting for {job_id}", before_notice=bar.close)
         job: dict[str, Any] = {}
         try:
             job = poll(lambda: client.job(job_id), deadline=deadline)

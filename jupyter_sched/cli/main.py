@@ -64,7 +64,8 @@ EXIT_INTERRUPTED = 130
 PROG = "jupyter-sched"
 
 WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
-                   f"cancelled, lost or rejected; a lease released by its owner counts as succeeded); "
+                   f"cancelled, lost or rejected; a lease released by you or your server — listed as cancelled, 'released by "
+                   f"you' — counts as succeeded); "
                    f"{EXIT_TIMEOUT} it was still going when --for ran out; "
                    f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered (a restart "
                    f"is waited out first: up to 10 min of no answer); "
@@ -231,7 +232,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                               description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
                                           "A kernel's lease (l-…) has no log: its output is in the notebook.")
         logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
-        logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+        logs.add_argument("-f", "--follow", action="store_true",
+                          help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
+                               "of no answer, then it goes on where it was)")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
                                "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
@@ -727,7 +730,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         action = getattr(args, "action", None)  # `definitions create`: the command as typed
         line = error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc)
         print(failure(args, line, exc), file=stderr)
-        from .ride_out import no_server_answered
+        from ..client.ride_out import no_server_answered
 
         # the hub's proxy (503) or a user's server (502) answered for a scheduler that did not:
         # "no server answered", as the help says, not "refused" (hubadmin23 A18)

@@ -21,6 +21,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -476,7 +477,8 @@ class SchedClient:
 
     def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5,
                     on_note: Callable[[Mapping[str, Any]], None] | None = None,
-                    noted: set[tuple[str, str]] | None = None) -> Iterator[str]:
+                    noted: set[tuple[str, str]] | None = None,
+                    through: Callable[[Callable[[], dict[str, Any]]], dict[str, Any]] | None = None) -> Iterator[str]:
         """Yield log text as it appears until the job has finished and all output is read.
 
         Args:
@@ -486,10 +488,15 @@ class SchedClient:
                 "text"}``: the answers' ``notes``, e.g. that the job's pace outruns its time limit) —
                 before the text of the answer that first carried it. None: notes are not read.
             noted: ``(at, text)`` of the notes already shown (this call adds to it).
+            through: makes each read (called with it, returns its answer), e.g. a
+                :class:`~jupyter_sched.client.ride_out.RideOut` that reads again through a restart of
+                the server: the offset moves only past text yielded, so the log goes on where it was,
+                nothing repeated or lost (hubadmin23 A18). None: each read once.
         """
         said = noted if noted is not None else set()
         while True:
-            chunk = self.logs(job_id, offset=offset, follow=True, notes_seen=len(said) if on_note else None)
+            read = partial(self.logs, job_id, offset=offset, follow=True, notes_seen=len(said) if on_note else None)
+            chunk = read() if through is None else through(read)
             if on_note is not None:
                 for note in new_notes(chunk, said):
                     on_note(note)

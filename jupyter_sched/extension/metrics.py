@@ -28,6 +28,18 @@ several servers in one test process coexist. Values are read from the service wh
   engine ticks failed in a row for one cause, 0 when the last passed (red team 21, R5)
 - ``jupyter_sched_event_clients``               connected event-stream clients
 - ``jupyter_sched_event_clients_dropped_total`` clients dropped for falling behind
+- per team (hubadmin23 A12: no series said which team holds what), by the rule of ``jupyter-sched queue
+  --summary`` (:func:`jupyter_sched.model.team_load.team_rows`, so the two agree):
+  ``jupyter_sched_team_running_gpus{team}`` GPUs held by the team's admitted and running jobs and leases (a
+  fractional GPU as its share), ``jupyter_sched_team_pending_jobs{team}``, and for a team with a team quota
+  line ``jupyter_sched_team_guaranteed_gpus{team}`` (its lines' guarantees summed over GPU models) and
+  ``jupyter_sched_team_borrowed_gpus{team}`` (running above that guarantee). The one label is ``team``,
+  never a user: cardinality is the teams there are, which admins set (quota lines; ``user_teams`` or team
+  ``members``; hub groups in hub mode) — a user can charge only a team they are in — and at most
+  :data:`TEAM_SERIES` teams are labelled (those holding or asking for the most GPUs; the rest summed as
+  ``team="(other teams)"``). Nothing here is news to a scraper: every user reads each job's team and GPUs
+  in ``GET queue`` and the quota lines in ``GET quotas``, so these stay readable by every user, as the
+  rest of ``GET metrics`` is (it is not admin-gated).
 
 ``GET metrics`` is open to every user and each scrape reads every unfinished job, the inventory
 and the last admissions; sixteen concurrent scrapes by one user held the request threads that
@@ -43,6 +55,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -52,10 +65,15 @@ from prometheus_client.registry import Collector
 from ..backfill.accuracy import accuracy_from_admits
 from .events import EventHub
 
-__all__ = ["SchedCollector", "SchedRegistry", "make_registry"]
+__all__ = ["OTHER_TEAMS", "TEAM_SERIES", "SchedCollector", "SchedRegistry", "make_registry"]
 
 _PRIORITIES = ("high", "normal", "low")
 
+
+TEAM_SERIES = 200
+"""Teams labelled in the per-team gauges; beyond, the rest are summed under :data:`OTHER_TEAMS`."""
+OTHER_TEAMS = "(other teams)"
+"""The ``team`` label of the teams beyond :data:`TEAM_SERIES` (no team name has brackets or spaces)."""
 
 ETA_WINDOW = 1000
 """Admissions the ETA accuracy gauges look back over."""
@@ -121,6 +139,7 @@ class SchedCollector(Collector):
             gpus.add_metric([model, "free", simulated], usable - allocated)
             gpus.add_metric([model, "unavailable", simulated], float(unavailable.get(model, 0)))
         yield gpus
+        yield from self._teams(jobs)
         utilization = self._utilization()
         if utilization is not None:
             util = GaugeMetricFamily("jupyter_sched_gpu_utilization_percent",
@@ -153,6 +172,33 @@ class SchedCollector(Collector):
         dropped.add_metric([], float(self.hub.dropped_clients))
         yield dropped
 
+
+    def _teams(self, jobs: list[dict[str, Any]]) -> Iterator[Metric]:
+        """The per-team gauges of the module docstring, from the unfinished ``jobs`` (job dicts) and the
+        quota lines in force (:func:`~jupyter_sched.model.team_load.team_rows`)."""
+        from ..model.codec import quota_to_dict
+        from ..model.team_load import team_rows
+
+        store = getattr(self.service, "store", None)
+        lines = [quota_to_dict(q) for q in store.quota_set().quotas] if store is not None else []
+        rows = team_rows(jobs, {"quotas": lines}, datetime.now(timezone.utc))
+        running = GaugeMetricFamily("jupyter_sched_team_running_gpus",
+                                    "GPUs held by the team's admitted and running jobs and leases", labels=["team"])
+        pending = GaugeMetricFamily("jupyter_sched_team_pending_jobs", "The team's pending jobs", labels=["team"])
+        guaranteed = GaugeMetricFamily("jupyter_sched_team_guaranteed_gpus",
+                                       "GPUs guaranteed to the team by its team quota lines (summed over GPU models)",
+                                       labels=["team"])
+        borrowed = GaugeMetricFamily("jupyter_sched_team_borrowed_gpus",
+                                     "GPUs the team holds above its guarantee (teams with a team quota line)",
+                                     labels=["team"])
+        for row in _bounded(rows):
+            team = [str(row["team"])]
+            running.add_metric(team, float(row["running"]))
+            pending.add_metric(team, float(row["pending"]))
+            if row["guaranteed"] is not None:
+                guaranteed.add_metric(team, float(row["guaranteed"]))
+                borrowed.add_metric(team, float(row["borrowed"]))
+        yield from (running, pending, guaranteed, borrowed)
 
     def _failing(self) -> Iterator[Metric]:
         """Whether the engine's ETAs or ticks fail now (red team 21, R5; the log names the cause)."""
@@ -199,6 +245,22 @@ class SchedCollector(Collector):
         from ..telemetry.views import cluster_utilization
 
         return cluster_utilization(latest).utilization_pct
+
+
+def _bounded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` (:func:`~jupyter_sched.model.team_load.team_rows`) with at most :data:`TEAM_SERIES` teams:
+    those holding, then asking for, the most GPUs (then by name) keep their own; the rest are summed as
+    :data:`OTHER_TEAMS` (its ``guaranteed`` and ``borrowed`` are the sums of theirs; None when none has a line)."""
+    if len(rows) <= TEAM_SERIES:
+        return rows
+    ranked = sorted(rows, key=lambda r: (-float(r["running"]), -float(r["pending_gpus"]), str(r["team"])))
+    kept, rest = ranked[:TEAM_SERIES - 1], ranked[TEAM_SERIES - 1:]
+    lined = [r for r in rest if r["guaranteed"] is not None]
+    other = {"team": OTHER_TEAMS, "running": sum(float(r["running"]) for r in rest),
+             "pending": sum(int(r["pending"]) for r in rest), "pending_gpus": sum(float(r["pending_gpus"]) for r in rest),
+             "guaranteed": sum(float(r["guaranteed"]) for r in lined) if lined else None,
+             "borrowed": sum(float(r["borrowed"]) for r in lined)}
+    return [*sorted(kept, key=lambda r: str(r["team"])), other]
 
 
 class SchedRegistry(CollectorRegistry):

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
+from ..client.ride_out import RideOut
 from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
@@ -36,6 +38,7 @@ from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surfac
 from ..wording.jobs import (
     BULK_STATES,
     GPU_MILLI_ENV,
+    KERNEL_TOLD,
     SHARED_GPU_NOTE,
     TERMINAL_STATES,
     bulk_cancel_answers,
@@ -129,6 +132,10 @@ class MagicError(UsageError):
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+INTERRUPT = "interrupt the kernel to stop"
+"""How a cell's wait is stopped, in a restart's notice (:class:`~jupyter_sched.client.ride_out.RideOut`)."""
 
 
 def _capital(text: str) -> str:
@@ -564,6 +571,10 @@ class SchedMagics(Magics):
         lease_id = str(lease["id"])
         progress: Progress | None = None
         delay = 0.025
+        # a restart of the server is ridden out, said once (hubadmin23 A18); up to the request's own timeout
+        poll = RideOut(self._print, doing=f"still waiting for GPUs for lease request {lease_id}",
+                       stop=f"{INTERRUPT} waiting and withdraw the request")
+        deadline = None if timeout_s is None else started + timeout_s
         try:
             while not is_granted(lease) and not is_terminal(lease):
                 waited = time.monotonic() - started
@@ -580,7 +591,12 @@ class SchedMagics(Magics):
                 # progress line's refresh) with it still pending
                 step = _POLL_WAIT_S if timeout_s is None else max(0.01, min(_POLL_WAIT_S, timeout_s - waited))
                 asked = time.monotonic()
-                lease = self.client.lease(lease_id, wait_s=step)
+                try:
+                    lease = poll(partial(self.client.lease, lease_id, wait_s=step), deadline=deadline)
+                except SchedError:
+                    if deadline is not None and time.monotonic() >= deadline:  # the timeout passed while it was down
+                        self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
+                    raise
                 if not is_granted(lease) and not is_terminal(lease) and time.monotonic() - asked < step / 2:
                     time.sleep(delay)  # a server without long polls answered at once: poll, backing off
                     delay = min(delay * 1.5, 1.0)
@@ -1098,15 +1114,19 @@ class SchedMagics(Magics):
             tail, start = self._log_tail(job_id, start)
             sys.stdout.write(tail)
             last[0] = tail
+        # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
+        poll = RideOut(lambda line: note({"text": line}), doing=f"still following {job_id}'s log",
+                       stop=f"{INTERRUPT} following; the job goes on")
         try:
-            for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said):
+            for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said, through=poll):
                 sys.stdout.write(text)
                 sys.stdout.flush()
                 last[0] = text
+            ended = poll(lambda: self.client.job(job_id))
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
-        self._print(job_line(self.client.job(job_id), _now(), log_shown=True))  # its lines were just shown (N20)
+        self._print(job_line(ended, _now(), log_shown=True))  # its lines were just shown (N20)
 
     def _log_end(self, job_id: str, known: int) -> int:
         """The log's size in bytes now, found with one-byte reads (the log route has no size): double
@@ -1169,6 +1189,9 @@ class SchedMagics(Magics):
         job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
+        # a restart of the server is ridden out, said once (hubadmin23 A18: the CLI's wait did, this did not)
+        poll = RideOut(self._print, doing=f"still waiting for {job_id}", stop=f"{INTERRUPT} waiting; the job goes on")
+        deadline = None if cmd.timeout_s is None else started + cmd.timeout_s
         try:
             while not is_terminal(job):
                 waited = time.monotonic() - started
@@ -1179,7 +1202,7 @@ class SchedMagics(Magics):
                     progress = Progress(job_head(job))  # "job j-7 (daily_report)", as its lines (new user 12, N1)
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
-                job = self.client.job(job_id)
+                job = poll(lambda: self.client.job(job_id), deadline=deadline)
         except KeyboardInterrupt:
             self._print(f"[stopped waiting for {job_id}; the job keeps running]")
             return
@@ -1222,6 +1245,8 @@ class SchedMagics(Magics):
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
                     + ".")
+        if lease and after.get("kernel_id") and granted_uuids(after):  # another kernel's: what it is told, when (N17)
+            self._print(_capital(KERNEL_TOLD) + ".")
 
     def _cancel_many(self, cmd: ScheduleCommand) -> None:
         """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (and leases

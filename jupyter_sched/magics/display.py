@@ -8,7 +8,6 @@ headless runs (nbclient, ``jupyter execute``) keep a readable record.
 from __future__ import annotations
 
 import html
-import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -42,7 +41,7 @@ class Progress:
 
     With widgets: an ``ipywidgets.FloatProgress`` (0..1; hidden while the fraction is unknown) and
     an ``HTML`` label in one row. Without: one text line through an IPython display handle
-    (``[#####-----]  50% queued #1 · ETA 19:42 UTC (in 5m) · 12s``), which JupyterLab also updates
+    (``[#####-----] waited 5m of ~10m · job j-7 · queued #1 · … · ETA 19:42 UTC (in 5m)``), which JupyterLab also updates
     in place. :meth:`finish` leaves a short "waited" note: the caller prints the final line itself,
     so a headless record shows it once. The widget row is shown through a display handle too, so
     that :meth:`finish` also replaces its ``text/plain``: a notebook saved by ``nbconvert --execute``
@@ -83,10 +82,14 @@ class Progress:
             self._handle = show({"text/plain": text}, raw=True, display_id=True)
 
     def show(self, frame: WaitProgress, waited_s: float) -> None:
-        """Draw ``frame`` after ``waited_s`` seconds of waiting."""
-        label = f"{self.title} · {frame.long_label}"  # what blocks it before the ETA, as in every reason line
-        if frame.phase == "queued":  # a running frame already counts its run time
+        """Draw ``frame`` after ``waited_s`` seconds of waiting: the bar, what its fill is (the frame's
+        gauge, ``12 % done``: never a bare percentage, newuser23 N18), then the title and the frame's
+        first line — the words ``jupyter-sched wait`` draws on a wide terminal (newuser23 N4: one renderer)."""
+        label = f"{self.title} · {frame.bar_lines[0]}"  # what blocks it before the ETA, as in every reason line
+        if frame.phase == "queued" and not frame.gauge:  # a running frame counts its run time, a gauge its wait
             label += f" · waited {waited_s:.0f}s"
+        if frame.gauge and frame.fraction is not None:
+            label = f"{frame.gauge} · {label}"
         if self._bar is None and self._handle is None:
             self._open(label)
         if self._bar is not None:
@@ -109,12 +112,13 @@ class Progress:
 
 
 def text_bar(fraction: float | None, width: int) -> str:
-    """``[#####-----]  50%`` for a known fraction, ``[   ...    ]`` while it is unknown."""
+    """``[#####-----]`` for a known fraction, ``[   ...    ]`` while it is unknown. No number: what the
+    fill is follows it in words (the frame's gauge, ``12 % done``, ``waited 10s of ~1m``; newuser23 N18:
+    a bare ``15%`` of the wait read as the job's own progress)."""
     if fraction is None:
-        return "[" + "...".center(width) + "]     "
+        return "[" + "...".center(width) + "]"
     filled = round(max(0.0, min(1.0, fraction)) * width)
-    # rounded down, as the label's "77 % done" (newuser22 N9: the words said 77 %, the bar 78%)
-    return f"[{'#' * filled}{'-' * (width - filled)}] {math.floor(max(0.0, min(1.0, fraction)) * 100):3d}%"
+    return f"[{'#' * filled}{'-' * (width - filled)}]"
 
 
 class LiveFigure:

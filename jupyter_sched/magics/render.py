@@ -13,7 +13,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, ends_by, gone_text, granted_uuids, projected_text, work_name
+from ..wording.jobs import (
+    TERMINAL_STATES,
+    ends_by,
+    gone_text,
+    granted_uuids,
+    lease_end_words,
+    projected_text,
+    work_name,
+)
 from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
@@ -247,7 +255,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
 def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     """A finished job's row: no position, reason or ETA (the last reason it waited with is history,
     issue 20), and as detail what ended it — ``cancelled by ana``, ``exit code 1``, the message."""
-    message = str(job.get("message") or "")
+    message = lease_end_words(job)  # "released by you" as the CLI's lines say it (new user 23, N17)
     exit_code = job.get("exit_code")
     detail = message or (f"exit code {exit_code}" if exit_code is not None else "")
     if exit_code is not None and message and "exit" not in message:

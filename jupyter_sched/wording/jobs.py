@@ -20,7 +20,7 @@ from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -320,6 +320,38 @@ _RELEASED_BY = "released by "
 """How the message of a lease given back after its grant opens (:func:`lease_end_message`; the
 engine's ``lease_release_message`` says it the same way)."""
 
+KERNEL_TOLD = ("its kernel is told before the next cell it runs (it looks at most every 5 s): CUDA_VISIBLE_DEVICES "
+               "there is then '' (no GPU), or, where CUDA is already initialised, it is told to restart; a cell "
+               "running now keeps the GPUs' names until it ends")
+"""What ``jupyter-sched cancel`` and ``%schedule cancel`` say after releasing a kernel's granted lease: what
+its kernel's magics do before its next cell (new user 23, N17: "its kernel is not told … until %gpu status
+(or %gpu release) runs", while the next cell printed "This kernel's lease l-… ended … it is now ''")."""
+
+_SYSTEM_ACTORS = frozenset({"user", "scheduler", "jupyterhub"})
+"""Actors of a release that are no person (the engine's and the hub service's names for themselves)."""
+
+
+def lease_end_words(job: Mapping[str, Any]) -> str:
+    """An ended lease's message as its reader reads who released it (new user 23, N17: ``jobs`` listed
+    ``l-…  cancelled … released by root`` for the reader's own release): ``released by you`` (the
+    reader's own lease, ``mine``), ``released by its owner`` (an admin reading another's), ``released
+    by an admin (root)`` (anyone else who released it: only an admin may), with the cause after a colon
+    kept (``released by the server: its kernel was shut down`` and every other message — reclaimed while
+    idle, a request withdrawn at its timeout, preempted — as it is). A job's message is its own.
+    The panel's ``leaseEndWords`` says the same."""
+    message = printable_line(str(job.get("message") or ""))
+    if job.get("kind") != "lease" or not message.startswith(_RELEASED_BY):
+        return message
+    actor, colon, why = message[len(_RELEASED_BY):].partition(": ")
+    owner = str(job.get("user") or "")
+    if owner and actor == owner:
+        who = "you" if job.get("mine") is True else "its owner"
+    elif actor and " " not in actor and actor not in _SYSTEM_ACTORS:
+        who = f"an admin ({actor})"
+    else:
+        return message
+    return f"{_RELEASED_BY}{who}{colon}{why}"
+
 
 def lease_given_back(job: Mapping[str, Any]) -> bool:
     """A lease its owner gave back after its GPUs were granted — themselves (``%gpu release``, ``cancel``,
@@ -424,7 +456,8 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     """How a job ended: (``, exit code 2 (command not found)``, ``last lines: …``), either may be ""."""
     state = str(job.get("state"))
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    message = printable_line(str(job.get("message") or ""))  # stored before red team 6's fix: raw log lines
+    # stored before red team 6's fix: raw log lines; a lease says who released it as its reader reads it
+    message = lease_end_words(job)
     code = job.get("exit_code")
     if isinstance(code, int) and not isinstance(code, bool) and code < 0:
         # a negative code is the signal that ended it (Python's returncode), not an exit code the
@@ -649,12 +682,13 @@ def projected_text(job: Mapping[str, Any], now: datetime | None, *, brief: bool 
     return projected_end_text(job.get("projected_end"), now, yours=job.get("mine") is not False, brief=brief)
 
 
-def planned_text(job: Mapping[str, Any], now: datetime | None) -> str:
-    """The planned preemption of running work (:func:`~.preemption.planned_preemption_text`), ""
-    when none is planned or the work is stopping already (its stop is what its line says)."""
+def planned_text(job: Mapping[str, Any], now: datetime | None, *, brief: bool = False) -> str:
+    """The planned preemption of running work (:func:`~.preemption.planned_preemption_text`; ``brief``:
+    when and for whom only), "" when none is planned or the work is stopping already (its stop is what
+    its line says)."""
     if job.get("state") not in ("running", "admitted") or job.get("stop_requested") or stop_detail(job, now):
         return ""
-    return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease")
+    return planned_preemption_text(job.get("preemption_planned"), now, lease=job.get("kind") == "lease", brief=brief)
 
 
 def limit_end(job: Mapping[str, Any]) -> datetime | None:

@@ -64,7 +64,7 @@ def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Co
     return text + "; a preempted job goes back to the queue with its submit time"
 
 
-def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = False) -> str:
+def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = False, brief: bool = False) -> str:
     """What the line of running work says of its planned preemption (``preemption_planned``, the
     core's :class:`~jupyter_sched.scheduling.snapshot.PlannedPreemption` on the wire): its waiter's
     ETA, said to the victim — ``to be preempted at ~02:11 UTC for norm2 (j-…), normal priority of the
@@ -78,6 +78,8 @@ def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = Fa
             ``for_priority``, ``for_team``, ``same_team``, ``verb``); anything else says "".
         now: the reader's time (``02:11 UTC`` on its day); None: with the date (``Dec 5 02:11 UTC``).
         lease: the victim is a lease, which is released rather than ended.
+        brief: when and for whom only, ``to be preempted at ~02:11 UTC for norm2`` (a wait's live
+            line on a narrow terminal: newuser23 N4, the news kept before the rest).
 
     Returns:
         The clause, or "" when ``plan`` is no plan (absent, or without a time or a waiter).
@@ -94,6 +96,9 @@ def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = Fa
     priority = printable_line(str(plan.get("for_priority") or "")).strip()
     team = printable_line(str(plan.get("for_team") or "")).strip()
     verb = "reclaimed" if plan.get("verb") == "reclaimed" else "preempted"
+    if brief:  # one's own waiter by its name alone, another's as the queue names it
+        own = printable_line(name, limit=80) if isinstance(name, str) and name.strip() and not owner else ""
+        return f"to be {verb} at ~{clock_text(at, now)} for {own or who}"
     if plan.get("same_team") is not False:
         why = f", {priority} priority of the same team" if priority else ", of the same team"
     elif verb == "reclaimed":

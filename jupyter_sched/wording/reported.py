@@ -16,18 +16,41 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.units import ago_text, clock_text, format_duration
 from .estimates import done_text
 from .reasons import wire_time
 
-__all__ = ["over_limit_note", "pace_needs_s", "progress_text"]
+__all__ = ["ProgressWords", "over_limit_note", "pace_needs_s", "progress_text", "progress_words"]
 
 _RUNNING = ("admitted", "running")
 _PACE_AFTER_S = 30.0
 """Run time (seconds) before a report's pace is said (as the ETAs read a lone report only after it:
 :data:`jupyter_sched.backfill.progress.MIN_SINGLE_RAN_S`): the first seconds are start-up, not pace."""
+
+
+class ProgressWords(NamedTuple):
+    """A running job's own progress report in its pieces (:func:`progress_words`), for a line that says
+    them apart: a wait's bar says ``done`` beside its fill and the rest in its line (newuser23 N4).
+
+    Attributes:
+        done: ``42 % done`` (rounded down, :func:`~.estimates.done_text`).
+        pace: ``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC`` when its
+            pace says it cannot finish within its time limit, else "".
+        pace_brief: the same fact for a narrow line, ``at this pace its 2m limit stops it at 02:19 UTC``; "".
+        reported: ``reported 02:10 UTC (3m ago)`` (``now`` None: ``reported Dec 5 02:10 UTC``).
+    """
+
+    done: str
+    pace: str
+    pace_brief: str
+    reported: str
+
+    @property
+    def text(self) -> str:
+        """The one wording (:func:`progress_text`): ``10 % done (at this pace …), reported 02:18 UTC (40s ago)``."""
+        return f"{self.done}{f' ({self.pace})' if self.pace else ''}, {self.reported}"
 
 
 def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
@@ -42,35 +65,43 @@ def progress_text(job: Mapping[str, Any], now: datetime | None) -> str:
     starts its count again), or a job that is not ``admitted``/``running``. When its pace says it cannot
     finish within its time limit, the fraction says so: ``10 % done (at this pace it needs ~6m40s in all:
     its 2m time limit stops it at 02:19 UTC), reported 02:18 UTC (40s ago)`` (new user 21, N7)."""
+    words = progress_words(job, now)
+    return words.text if words is not None else ""
+
+
+def progress_words(job: Mapping[str, Any], now: datetime | None) -> ProgressWords | None:
+    """:func:`progress_text`'s pieces (:class:`ProgressWords`), None where it says ""."""
     progress = job.get("progress")
     if not isinstance(progress, Mapping) or job.get("state") not in _RUNNING:
-        return ""
+        return None
     fraction, at = progress.get("fraction"), wire_time(progress.get("at"))
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
-        return ""
+        return None
     if at is None:
-        return ""
+        return None
     run, start = wire_time(progress.get("run_started_at")), wire_time(job.get("started_at") or job.get("admitted_at"))
     if run is None or run != start:
-        return ""
-    over = _over_limit(job, float(fraction), progress.get("ran_s"), run, now)
+        return None
+    over, brief = _over_limit(job, float(fraction), progress.get("ran_s"), run, now)
     # the pace inside the fraction's words: the panel adds "(3m ago)" after the text (format.ts progressLine)
-    said = f"{done_text(float(fraction))}{f' ({over})' if over else ''}, reported {clock_text(at, now)}"
-    return said if now is None else f"{said} ({ago_text((now - at).total_seconds())})"
+    reported = f"reported {clock_text(at, now)}"
+    reported = reported if now is None else f"{reported} ({ago_text((now - at).total_seconds())})"
+    return ProgressWords(done_text(float(fraction)), over, brief, reported)
 
 
-def _over_limit(job: Mapping[str, Any], fraction: float, ran_s: Any, start: datetime, now: datetime | None) -> str:
-    """``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC``
-    when the job's own rate (its run time at the report over the share done) says it cannot finish within
-    its time limit (new user 21, N7: only the jobs waiting for it were told, and credited to its
-    progress); "" otherwise (:func:`pace_needs_s`)."""
+def _over_limit(job: Mapping[str, Any], fraction: float, ran_s: Any, start: datetime,
+                now: datetime | None) -> tuple[str, str]:
+    """``at this pace it needs ~6m40s in all: its 2m time limit stops it at 02:19 UTC`` and its brief
+    form ``at this pace its 2m limit stops it at 02:19 UTC`` when the job's own rate (its run time at the
+    report over the share done) says it cannot finish within its time limit (new user 21, N7: only the
+    jobs waiting for it were told, and credited to its progress); ``("", "")`` otherwise (:func:`pace_needs_s`)."""
     limit = job.get("time_limit_s")
     needs = pace_needs_s(limit, fraction, ran_s)
     if needs is None or not isinstance(limit, (int, float)):
-        return ""
-    stop = start + timedelta(seconds=float(limit))
-    return (f"at this pace it needs ~{format_duration(min(needs, 1e9))} in all: its {format_duration(float(limit))} "
-            f"time limit stops it at {clock_text(stop, now)}")
+        return "", ""
+    stop, span = clock_text(start + timedelta(seconds=float(limit)), now), format_duration(float(limit))
+    return (f"at this pace it needs ~{format_duration(min(needs, 1e9))} in all: its {span} time limit stops it at "
+            f"{stop}", f"at this pace its {span} limit stops it at {stop}")
 
 
 def pace_needs_s(limit_s: Any, fraction: Any, ran_s: Any) -> float | None:

@@ -725,10 +725,52 @@ export function stateLabel(state: string, trans: TranslationBundle = NULL_TRANS)
   return labels[state] ?? state.charAt(0).toUpperCase() + state.slice(1);
 }
 
-/** How a finished job ended: its message (which names the exit code), else the exit code. */
-export function outcome(job: Pick<Job, 'exit_code' | 'message'>, trans: TranslationBundle = NULL_TRANS): string {
+/** Actors of a release that are no person (the engine's and the hub service's names for themselves). */
+const SYSTEM_ACTORS = new Set(['user', 'scheduler', 'jupyterhub']);
+
+/**
+ * An ended lease's message as its reader reads who released it, in the words of the CLI's and the magics'
+ * lines (`jupyter_sched.wording.jobs.lease_end_words`; new user 23, N17: `released by root` for the reader's
+ * own release): `released by you` (the reader's lease), `released by its owner`, `released by an admin (root)`;
+ * the cause after a colon kept, and every other message (the server's release, an idle reclaim, a request
+ * withdrawn at its timeout) as it is. A job's message is its own.
+ */
+export function leaseEndWords(
+  job: { kind?: string | null; message?: string | null; user?: string | null; mine?: boolean | null },
+  reader: string | null = null
+): string {
+  const message = job.message ?? '';
+  const head = 'released by ';
+  if (job.kind !== 'lease' || !message.startsWith(head)) {
+    return message;
+  }
+  const rest = message.slice(head.length);
+  const colon = rest.indexOf(': ');
+  const actor = colon < 0 ? rest : rest.slice(0, colon);
+  const why = colon < 0 ? '' : rest.slice(colon);
+  const owner = job.user ?? '';
+  let who: string;
+  if (owner && actor === owner) {
+    who = job.mine === true || (reader !== null && reader === owner) ? 'you' : 'its owner';
+  } else if (actor && !actor.includes(' ') && !SYSTEM_ACTORS.has(actor)) {
+    who = `an admin (${actor})`;
+  } else {
+    return message;
+  }
+  return `${head}${who}${why}`;
+}
+
+/**
+ * How a finished job ended: its message (which names the exit code; a lease's says who released it as
+ * `reader` reads it, {@link leaseEndWords}), else the exit code.
+ */
+export function outcome(
+  job: Pick<Job, 'exit_code' | 'message'> & Partial<Pick<Job, 'kind' | 'user'>> & { mine?: boolean | null },
+  trans: TranslationBundle = NULL_TRANS,
+  reader: string | null = null
+): string {
   if (job.message) {
-    return job.message;
+    return leaseEndWords(job, reader);
   }
   return typeof job.exit_code === 'number' ? trans.__('exit code %1', job.exit_code) : '';
 }

@@ -116,7 +116,7 @@ async def test_gpu_status_shows_utilization_of_simulated_gpus(start_kernel: Star
 def test_the_magics_module_still_imports_without_ipywidgets() -> None:  # the text path of Progress
     from jupyter_sched.magics.display import text_bar
 
-    assert text_bar(0.5, 10) == "[#####-----]  50%"
+    assert text_bar(0.5, 10) == "[#####-----]"  # its number said in words after it (newuser23 N18)
     assert text_bar(None, 10).startswith("[") and "..." in text_bar(None, 10)
     assert sys.modules.get("jupyter_sched.magics.display") is not None
 

@@ -18,7 +18,7 @@ import pytest
 
 from jupyter_sched.admission import AdmissionPolicy
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, error_line, main
-from jupyter_sched.cli.progress import bar_percent, fitted_label
+from jupyter_sched.cli.progress import bar_percent, fitted
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.errors import AuthorizationError
 from jupyter_sched.executors.local import LocalExecutor
@@ -213,16 +213,18 @@ def test_s22_newuser22_n9_the_bar_and_the_words_say_one_percentage() -> None:
         frame = wait_progress(_reporting(fraction), now)
         said = int(frame.label.split(" % done")[0].rsplit(" ", 1)[1])
         assert frame.fraction is not None and bar_percent(frame.fraction) == said, (fraction, frame.label)
-        assert text_bar(frame.fraction, 20).endswith(f"{said:3d}%"), text_bar(frame.fraction, 20)  # the magics' bar
+        # the bar's number is said in words beside it (newuser23 N18), the magics' text bar has none of its own
+        assert frame.gauge == f"{said} % done" and "%" not in text_bar(frame.fraction, 20), frame.gauge
 
 
 def test_s22_newuser22_n9_at_80_columns_the_reports_time_goes_before_the_bar_shrinks() -> None:
     # before: "running on vm · 23s of 5m limit · 44 % done, reported 05:22 UTC (7s ago) |▍|  44" (one cell, "%" cut)
     frame = wait_progress(_reporting(0.44), datetime(2026, 12, 5, 5, 22, 30, tzinfo=timezone.utc))
-    assert fitted_label(frame, 160) == frame.label and "reported" in frame.label
-    narrow = fitted_label(frame, 80)
-    assert narrow == "running on vm · 32s of 5m limit", narrow
-    assert 80 - len(narrow) - len(" || 100% [00:00:00]") >= 10
+    wide, with_bar = fitted(frame, 160)
+    assert with_bar and "reported" in wide, wide
+    narrow, with_bar = fitted(frame, 80)
+    assert with_bar and narrow == "running on vm · 32s of 5m limit", narrow
+    assert 80 - len(narrow) - len(f" || {frame.gauge}") >= 10
 
 
 # ---- N12: a user in several teams ------------------------------------------------------------------------

@@ -127,7 +127,8 @@ class EmbeddedServer:
     def log_path(self) -> Path:
         return self.workdir / f"{self.name}.log"
 
-    def _launch(self) -> None:
+    def _launch(self, port: int = 0) -> None:
+        """Start the server process (on ``port``; 0: a free one)."""
         conf_dir = self.workdir / f"{self.name}-config"
         conf_dir.mkdir(exist_ok=True)
         config = conf_dir / "jupyter_server_config.py"
@@ -138,7 +139,7 @@ class EmbeddedServer:
                "PYTHONPATH": str(ROOT)}
         env.pop("JUPYTER_SCHED_HUB_URL", None)
         for _ in range(3):
-            self.port = free_port()
+            self.port = port or free_port()
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(
                     [sys.executable, "-m", "jupyter_server", f"--config={config}", "--no-browser", "--allow-root",
@@ -204,10 +205,12 @@ class EmbeddedServer:
                 self.kill()
         self.proc = None
 
-    def restart(self) -> None:
-        """Start a new server process on the same store and config (after :meth:`kill`)."""
+    def restart(self, *, same_port: bool = False) -> None:
+        """Start a new server process on the same store and config (after :meth:`kill`); ``same_port``:
+        on the port it had, as a restart behind a fixed URL is (its clients' next request finds it)."""
+        port = self.port if same_port else 0
         self.kill()
-        self._launch()
+        self._launch(port)
 
     @property
     def pid(self) -> int:

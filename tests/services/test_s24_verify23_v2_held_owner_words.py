@@ -18,13 +18,17 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+import pytest
+
 from jupyter_sched.cli.commands import queue
+from jupyter_sched.errors import AuthorizationError, NotFoundError
 from jupyter_sched.hub.offboard import REMOVED_WHY
 from jupyter_sched.magics.render import queue_frame
 from jupyter_sched.scheduling.snapshot import JobHold
 from jupyter_sched.services import Services
-from jupyter_sched.services.models import GetQueueRequest
+from jupyter_sched.services.models import GetAuditRequest, GetQueueRequest, ListJobsRequest
 from jupyter_sched.services.models.jobs import SubmitJobRequest
+from jupyter_sched.services.visibility import event_for
 from jupyter_sched.services.withheld import HELD_CODE
 from tests.runtime.builders import T0
 from tests.services.as_client import AsClient, said
@@ -72,6 +76,16 @@ def test_s24_verify23_v2_others_read_a_neutral_held_line_owner_and_admins_the_fu
     # dan reads eve's job (and eve dan's) as anyone else does
     assert _reasons(services, "dan")[ids["eve"]]["reason"]["code"] == HELD_CODE
     assert _reasons(services, "eve")[ids["dan"]]["reason"]["code"] == HELD_CODE
+    # the other surfaces were the owner's and admins' already: GET jobs/{id} is 404 to bob, GET jobs lists his
+    # own, a job event of eve's is not sent to him (the panel's live rows), the audit log is admins'
+    bob = services.caller("bob", admin=False)
+    with pytest.raises(NotFoundError):
+        services.jobs.get(bob, ids["eve"])
+    assert services.jobs.list(bob, ListJobsRequest()).jobs.to_wire() == []
+    wire = services.jobs.get(services.caller("root", admin=True), ids["eve"]).to_wire()
+    assert event_for(bob, {"type": "job", "data": {**wire, "user": "eve"}}) is None
+    with pytest.raises(AuthorizationError):
+        services.audit.list(bob, GetAuditRequest())
 
 
 def test_s24_verify23_v2_cli_and_magics_queue_tables_say_the_neutral_line(services: Services) -> None:

@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from jupyter_sched.cli import ride_out
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_NO_SERVER, EXIT_OK, main
+from jupyter_sched.client import ride_out
 
 PROXY_503 = (b"<!DOCTYPE HTML><html><head><title>Service Unavailable</title></head><body><h1>503 Service "
              b"Unavailable</h1><p>Your server appears to be down. Try restarting it from the hub</p></body></html>")

@@ -382,7 +382,7 @@ export class MyWorkView extends ModelView {
             const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
               : done
-                ? outcome(job, trans)
+                ? outcome(job, trans, model.me?.user ?? null) // "released by you" (new user 23, N17)
                 : ACTIVE_STATES.has(job.state) && job.allocation
                   ? gpus.length
                     ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
