@@ -232,7 +232,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                               description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
                                           "A kernel's lease (l-…) has no log: its output is in the notebook.")
         logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
-        logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+        logs.add_argument("-f", "--follow", action="store_true",
+                          help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
+                               "of no answer, then it goes on where it was)")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
                                "(colours, titles, cursor moves) are left out and other control characters shown as ^X")

@@ -130,12 +130,15 @@ class TerminalProgress:
         """What the last log line said (not live): the phase, and the tenth of a reported fraction."""
 
     def show(self, frame: WaitProgress) -> None:
-        """Draw ``frame``: a new bar when the phase changed, else move the current one."""
+        """Draw ``frame``: a new bar when the phase changed, else move the current one; not on a terminal,
+        a line when the phase changes, the job's reported progress reaches a new tenth, or its planned
+        preemption (``frame.news``) comes, changes or goes."""
         if not self.live:  # a log line per phase: room for the reason (a bar on a terminal has none)
             # and per tenth of the job's own reported progress (new user 21, N6: a log said "running"
             # once, never how far the job said it was): at most 11 lines more
             step = f"{frame.phase}:{int(frame.fraction * 10)}" if frame.reported and frame.fraction is not None \
                 else frame.phase
+            step += f":{frame.news}"  # and when a preemption is planned, or its plan changes (newuser23 N4)
             if step != self._step:
                 print(frame.long_label, file=self.stream, flush=True)
                 self._step = step

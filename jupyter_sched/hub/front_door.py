@@ -11,8 +11,10 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   kept-alive connection may sit idle between requests), ``body_timeout_s`` — likewise the body;
 * ``max_connections`` — a ceiling on open connections (lowered to leave
   :data:`FD_RESERVE` descriptors of the process's ``RLIMIT_NOFILE`` to the engine, the store and the
-  hub client). Past it, the connection that has waited longest *without a whole request* (half-sent
-  head or body, or idle keep-alive) is closed first; a request being answered is never cut;
+  hub client). Past it, what one caller holds beyond fairness goes first (a pipelined request waiting
+  for its caller to read the earlier answers, then a connection of a caller over
+  ``max_connections_per_user``: verify 23, V5), then the connection that has waited longest *without a
+  whole request* (half-sent head or body, or idle keep-alive), then the answer read least (R2 below);
 * ``max_body_bytes`` — the largest body (:data:`MAX_BODY_BYTES`, just above a carried notebook's
   limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
   alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
@@ -33,6 +35,17 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   longest-stalled answer (else any answer with bytes unsent) is cut before a newcomer is refused:
   whole requests whose answers were never read held a ceiling full of connections "being answered"
   for ever, with no token (red team 23, R2; :mod:`.stalled_answers`);
+* pipelined requests — a connection's next request is taken only once its caller's side has
+  acknowledged the earlier answers (:data:`PIPELINED_AHEAD_BYTES`: the kernel's send queue counts, not
+  only tornado's buffer), and unacknowledged bytes count as unread for ``answer_timeout_s``: a caller
+  that pipelined 200 small requests on each connection and read nothing had them all answered into the
+  kernel's buffers, "being answered" the whole time and never stalled (verify 23, V5);
+* ``max_connections_per_user`` — while at least :data:`~.fair_share.PRESSURE_SHARE` of the ceiling is
+  open, one caller (the hub user a request's token or cookie authenticated as, per request; else the
+  peer address) may have this many connections being answered at once: a request beyond it is answered
+  429 from its head (``Retry-After``, field ``connections``; the user audited once a minute) and at a
+  full ceiling the caller most over it loses a connection before a newcomer is refused (verify 23, V5;
+  :mod:`.fair_share`);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -41,13 +54,18 @@ Pure tornado: no scheduler state; ``serve`` installs it (:meth:`FrontDoor.http_s
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import fcntl
 import json
 import logging
 import os
 import resource
 import socket
+import struct
+import termios
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -57,15 +75,27 @@ from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
 from tornado.ioloop import IOLoop, PeriodicCallback
 from tornado.iostream import IOStream, StreamClosedError
-from traitlets import Float, Int
+from traitlets import Float, Int, TraitError, validate
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
+from .fair_share import (
+    PRESSURE_SHARE,
+    SHARE_FLOOR,
+    SHARE_SETTING,
+    CallerKeys,
+    FairShare,
+    credential_digest,
+    default_share,
+    over_share_answer,
+    over_share_message,
+    user_of,
+)
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
-__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer",
-           "too_large_message"]
+__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "PIPELINED_AHEAD_BYTES",
+           "FrontDoor", "GuardedHTTPServer", "note_caller", "too_large_message"]
 
 FD_RESERVE = 256
 """File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
@@ -85,6 +115,16 @@ DRAIN_TIMEOUT_S = 60.0
 ACCEPT_PAUSE_S = 0.5
 """How long accepting pauses after the process ran out of file descriptors."""
 _FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+PIPELINED_AHEAD_BYTES = 0
+"""Bytes of a connection's earlier answers that may still wait on its caller (in tornado's buffer or
+the kernel's send queue, not yet acknowledged by the caller's side) when its next request is taken:
+a pipelined request waits until the caller has them (verify 23, V5). A caller that sends its next
+request after reading the last answer has acknowledged all of it by then (the request carries the ACK)."""
+OVER_SHARE_CLOSE_S = 0.5
+"""Longest a 429 over a caller's share may wait to be written before its connection closes (a caller
+that does not read its answers would otherwise hold the descriptor, outside the ceiling's count)."""
+DELIVERY_POLL_S = (0.005, 0.25)
+"""First and longest pause between two looks at a held pipelined connection's undelivered bytes."""
 
 log = logging.getLogger("jupyter_sched.front_door")
 
@@ -95,6 +135,10 @@ TooLargeHook = Callable[[httputil.HTTPHeaders, str, int | None, int], None]
 """Told of each body refused 413: the request head's headers, ``"POST /path"``, the length its
 ``Content-Length`` claimed (None: sent chunked, refused once it passed the limit) and the limit in
 bytes (``hub.serve`` audits the hub user its token names: red team 19, R5)."""
+OverShareHook = Callable[[str, str, str, int], None]
+"""Told of a request refused 429 over its caller's share (verify 23, V5), at most once per user per
+:data:`~.fair_share.AUDIT_INTERVAL_S`: the hub user, ``"GET /path"``, the 429's words and how many of
+the user's requests were refused since the last time (this one included)."""
 ChunkedHook = Callable[[httputil.HTTPHeaders, str, int, int, int], None]
 """Told of each chunked body refused for its chunking (red team 21, R4): the headers, ``"POST /path"``,
 the chunks read, the bytes they declared and the least mean size of a chunk (``min_chunk_bytes``)."""
@@ -141,6 +185,9 @@ class _Watched(httputil.HTTPMessageDelegate):
         """Chunks of a chunked body read, and the bytes they declared."""
         self._refused: _Refused | None = None
         self._head: tuple[httputil.RequestStartLine | httputil.ResponseStartLine, httputil.HTTPHeaders] | None = None
+        self._credential: tuple[str, str] | None = None
+        """The request's credential (kind, digest), for :meth:`learned` (verify 23, V5)."""
+        _REQUESTS[request_conn] = self
 
     def headers_received(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
                          headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
@@ -150,10 +197,70 @@ class _Watched(httputil.HTTPMessageDelegate):
             self._too_large(int(length), limit)  # answered before one byte of it is read (red team 17, R11)
             self._tell(start_line, headers, int(length), limit)
             return None
+        if not isinstance(start_line, httputil.RequestStartLine) or not isinstance(self._request_conn, HTTP1Connection):
+            return self._admitted(start_line, headers)
+        self._credential = credential_digest(headers, start_line.path)
+        if self._server.answers_ahead(self._conn):  # pipelined ahead of its answers' delivery (verify 23, V5)
+            return self._after_delivery(start_line, headers)
+        return self._admit(start_line, headers)
+
+    async def _after_delivery(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> None:
+        """Take this pipelined request once the caller has read the earlier answers (verify 23, V5)."""
+        if not await self._server.delivered(self._conn):
+            if isinstance(self._request_conn, HTTP1Connection) and self._request_conn.stream is not None:
+                self._request_conn.detach().close()  # closed (or cut) meanwhile: the request is dropped
+            return
+        pending = self._admit(start_line, headers)
+        if pending is not None:
+            await pending
+
+    def _admit(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
+        """Answer 429 a caller over their share of a pressed ceiling; else count the request as theirs."""
+        server = self._server
+        context = getattr(self._request_conn, "context", None)
+        address = getattr(context, "address", None)
+        peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
+        key = server.keys.key(self._credential, peer)
+        open_now = len(server._connections)
+        if server.fair.over(self._conn, key, open_now):
+            self._over_share(start_line, headers, key, open_now)
+            return None
+        server.fair.answering(self._conn, key)
+        return self._admitted(start_line, headers)
+
+    def _over_share(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders, key: str,
+                    open_now: int) -> None:
+        """Answer 429 (field ``connections``, Retry-After) and close; audit the user once per interval."""
+        assert isinstance(self._request_conn, HTTP1Connection)
+        server = self._server
+        message = over_share_message(key, server.fair.holding(key, but=self._conn), server.fair.share, open_now,
+                                     server.max_connections)
+        stream = self._request_conn.detach()
+        server.answering(self._conn)
+        server.count(f"refused 429: a caller over {SHARE_SETTING}")
+        length = headers.get("Content-Length", "")
+        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
+        body_timeout = server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
+                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
+        user, hook = user_of(key), server.on_over_share
+        if user is not None and hook is not None and (refused := server.fair.to_audit(key, time.monotonic())):
+            try:  # never in the way of the 429
+                hook(user, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], message, refused)
+            except Exception:
+                log.exception("jupyter_sched: could not audit a request refused over a caller's share")
+
+    def learned(self, user: str) -> None:
+        """The identity provider authenticated this request as hub ``user``: its credential counts as
+        ``user`` from now on, and so does this request (verify 23, V5)."""
+        self._server.learned(self._conn, self._credential, user)
+
+    def _admitted(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
+                  headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
         if _is_chunked(headers) and isinstance(self._request_conn, HTTP1Connection):
             # tornado's cap raised mid-body and closed the connection unanswered (red team 20, R1): count it here
             self._request_conn.set_max_body_size(_NO_CAP)
-            self._chunked_room = limit
+            self._chunked_room = self._server.max_body_bytes
             self._head = (start_line, headers)
             if self._lines is not None and self._server.min_chunk_bytes > 0:
                 self._lines.watcher = self._chunk_seen  # red team 21, R4
@@ -317,15 +424,44 @@ async def _answer_and_discard(stream: IOStream, answer: bytes, left: int, timeou
         stream.close()
 
 
+_REQUESTS: weakref.WeakKeyDictionary[object, _Watched] = weakref.WeakKeyDictionary()
+"""Each request connection (tornado's ``HTTP1Connection``, ``handler.request.connection``) being read
+or answered, and its watcher: how the identity provider tells the front door who the caller is."""
+
+
+def note_caller(request: object, user: str) -> None:
+    """The identity provider authenticated ``request`` (a handler's ``HTTPServerRequest``) as hub
+    ``user``: its credential counts as that user at the front door from now on (verify 23, V5).
+    Nothing for a request the front door did not read (an in-process test server)."""
+    watched = _REQUESTS.get(getattr(request, "connection", None)) if request is not None else None
+    if watched is not None:
+        watched.learned(user)
+
+
+def _kernel_unsent(stream: object) -> int:
+    """Bytes in the socket's send queue the caller's side has not acknowledged (Linux ``SIOCOUTQ``,
+    the ``TIOCOUTQ`` ioctl on a socket); 0 where it cannot be read. Small answers a caller never
+    reads sit there, not in tornado's buffer (verify 23, V5)."""
+    sock = getattr(stream, "socket", None)
+    try:
+        return max(0, int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]))  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError, struct.error):
+        return 0
+
+
 def _write_counters(stream: object) -> tuple[int, int]:
-    """``(bytes unsent, bytes written)`` of a connection's answers so far. Tornado keeps both on the
-    stream (``BaseIOStream._total_write_index``/``_total_write_done_index``, since 5.0) with no public
-    accessor; a stream without them reads as nothing unsent (never cut)."""
+    """``(bytes unsent, bytes delivered)`` of a connection's answers so far: unsent is what tornado
+    still buffers plus what the kernel's send queue holds unacknowledged; delivered is what the
+    caller's side acknowledged. Tornado keeps its counts on the stream
+    (``BaseIOStream._total_write_index``/``_total_write_done_index``, since 5.0) with no public
+    accessor; a stream without them reads as nothing unsent (never cut). Counting the kernel's queue
+    makes many small pipelined answers nobody reads as stalled as one large one (verify 23, V5)."""
     queued = getattr(stream, "_total_write_index", 0)
     written = getattr(stream, "_total_write_done_index", 0)
     if not isinstance(queued, int) or not isinstance(written, int):
         return 0, 0
-    return max(0, queued - written), written
+    in_kernel = min(_kernel_unsent(stream), written)
+    return max(0, queued - written) + in_kernel, written - in_kernel
 
 
 class GuardedHTTPServer(HTTPServer):
@@ -335,7 +471,9 @@ class GuardedHTTPServer(HTTPServer):
     def initialize(self, request_callback: Any, *, max_connections: int = 1000,  # type: ignore[override]
                    log_interval_s: float = 60.0, max_body_bytes: int = 100 << 20,
                    on_too_large: TooLargeHook | None = None, min_chunk_bytes: int = 0,
-                   on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0, **kwargs: Any) -> None:
+                   on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0,
+                   max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
+                   **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -354,6 +492,14 @@ class GuardedHTTPServer(HTTPServer):
         self._stalls = StalledAnswers(answer_timeout_s)
         """Answers waiting on a caller that does not read them (red team 23, R2)."""
         self._sweeper: PeriodicCallback | None = None
+        share = default_share(max_connections) if max_connections_per_user == 0 else max(0, max_connections_per_user)
+        self.fair = FairShare(share, max_connections)
+        """Connections being answered per caller, and each caller's share of a pressed ceiling (verify 23, V5)."""
+        self.keys = CallerKeys()
+        """Which hub user each credential authenticated as (told by :func:`note_caller`)."""
+        self.on_over_share = on_over_share
+        self._held: dict[object, float] = {}
+        """Connections whose next (pipelined) request waits for the caller to read the earlier answers, oldest first."""
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
@@ -369,6 +515,18 @@ class GuardedHTTPServer(HTTPServer):
         if len(self._connections) > self.max_connections:
             self._observe_answers(time.monotonic())
         while len(self._connections) > self.max_connections:
+            # first what one caller holds beyond fairness (verify 23, V5): a pipelined request waiting for its
+            # caller to read the earlier answers, then a connection of the caller most over their share —
+            # before anyone's idle keep-alive (the hub proxy's, carrying other users)
+            held = next((c for c in self._held if c is not conn), None)
+            if held is not None:
+                self._waiting.pop(held, None)
+                self._close(held, "closed at the ceiling (pipelined requests whose caller had not read the earlier answers)")
+                continue
+            over = self.fair.most_over()
+            if over is not None and over is not conn:
+                self._close(over, f"closed at the ceiling (a caller over {SHARE_SETTING})")
+                continue
             oldest = next((c for c in self._waiting if c is not conn), None)
             if oldest is not None:
                 self._waiting.pop(oldest)
@@ -393,6 +551,49 @@ class GuardedHTTPServer(HTTPServer):
         self._connections.discard(conn)
         self._lines.pop(conn, None)
         self._stalls.forget(conn)
+        self.fair.done(conn)
+        self._held.pop(conn, None)
+
+    # ---- pipelined requests and each caller's share (verify 23, V5) ---------------------------
+    def answers_ahead(self, conn: object) -> bool:
+        """Whether ``conn``'s earlier answers still wait on its caller (more than
+        :data:`PIPELINED_AHEAD_BYTES`): its next request, pipelined, is not taken yet."""
+        return _write_counters(getattr(conn, "stream", None))[0] > PIPELINED_AHEAD_BYTES
+
+    async def delivered(self, conn: object) -> bool:
+        """Wait until ``conn``'s caller has its earlier answers: True then; False when the connection
+        closed meanwhile, or was cut because its caller read under the minimum rate for
+        ``answer_timeout_s`` (it waits, without a whole request, so the ceiling may close it first)."""
+        stream = getattr(conn, "stream", None)
+        pause, longest = DELIVERY_POLL_S
+        mark, delivered_then = time.monotonic(), _write_counters(stream)[1]
+        self._held[conn] = mark
+        try:
+            while stream is not None and not stream.closed() and conn in self._connections:
+                unsent, delivered = _write_counters(stream)
+                if unsent <= PIPELINED_AHEAD_BYTES:
+                    return True
+                now = time.monotonic()
+                if delivered - delivered_then >= MIN_ANSWER_RATE * (now - mark) and delivered > delivered_then:
+                    mark, delivered_then = now, delivered  # the caller reads: count again from here
+                elif self._stalls.timeout_s > 0 and now - mark >= self._stalls.timeout_s:
+                    self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s, "
+                                      f"pipelined requests waiting (under {MIN_ANSWER_RATE} B/s; "
+                                      "c.FrontDoor.answer_timeout_s)")
+                    return False
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, longest)
+            return False
+        finally:
+            self._held.pop(conn, None)
+
+    def learned(self, conn: object, credential: tuple[str, str] | None, user: str) -> None:
+        """``conn``'s request authenticated as hub ``user`` with ``credential``: later requests carrying it
+        count as ``user``, and so does this one if it is still being answered."""
+        if credential is not None and credential[0] != "job":
+            self.keys.learn(credential[1], user)
+        if conn in self._connections and conn not in self._waiting:
+            self.fair.answering(conn, f"user {user}")
 
     # ---- answers nobody reads (red team 23, R2) ----------------------------------------------
     def _observe_answers(self, now: float) -> None:
@@ -421,6 +622,7 @@ class GuardedHTTPServer(HTTPServer):
         if server_conn in self._connections:
             self._waiting[server_conn] = self._waiting.pop(server_conn, time.monotonic())
             self._stalls.forget(server_conn)  # its answers were written: it waits for a request again
+            self.fair.done(server_conn)
         return _Watched(super().start_request(server_conn, request_conn), self, server_conn, request_conn,
                         self._lines.get(server_conn))
 
@@ -431,6 +633,7 @@ class GuardedHTTPServer(HTTPServer):
     def on_close(self, server_conn: object) -> None:
         self._waiting.pop(server_conn, None)
         self._stalls.forget(server_conn)
+        self.fair.done(server_conn)
         self._lines.pop(server_conn, None)
         self._connections.discard(server_conn)
 
@@ -517,9 +720,11 @@ class FrontDoor(LoggingConfigurable):
     )
     max_connections = Int(
         1000, config=True,
-        help="""Most connections open at once. Past it, the connection that has waited longest without a
-        whole request (half-sent, or idle kept-alive) is closed first, then the answer its caller has read
-        least (stalled at least 2 s: c.FrontDoor.answer_timeout_s); answers being read are never cut.
+        help="""Most connections open at once. Past it, a pipelined request waiting for its caller to read
+        the earlier answers is closed first, then a connection of a caller over
+        c.FrontDoor.max_connections_per_user, then the connection that has waited longest without a whole
+        request (half-sent, or idle kept-alive), then the answer its caller has read least (stalled at least
+        2 s: c.FrontDoor.answer_timeout_s); other answers being read are never cut.
         Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine, the
         store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
         more). Default 1000.""",
@@ -546,10 +751,33 @@ class FrontDoor(LoggingConfigurable):
         help=f"""Seconds an answer may wait on a caller that does not read it (bytes unsent and fewer than
         {MIN_ANSWER_RATE} bytes a second read); then its connection is closed. A caller that sent whole
         requests and never read the answers held its connections for ever, and enough of them (without a
-        token, on a static file) refused every other user's requests (red team 23, R2). Log follows and
+        token, on a static file) refused every other user's requests (red team 23, R2). Bytes the kernel
+        holds unacknowledged count, so many small pipelined answers nobody reads stall like one large one
+        (verify 23, V5). Log follows and
         event streams drain between events and are not affected. Default 30; 0 turns the timeout off (the
         ceiling still cuts the longest-stalled answer first).""",
     )
+    max_connections_per_user = Int(
+        0, config=True,
+        help=f"""Most connections one caller may have being answered at once while the service is near its
+        ceiling (at least {PRESSURE_SHARE:.0%} of max_connections open); a request beyond it is answered 429
+        (Retry-After, field connections) and its connection closed, and at a full ceiling the caller most over it
+        loses a connection before a newcomer is refused. The caller is the hub user a request's token or cookie
+        authenticated as (per request: JupyterHub's proxy carries many users' requests on shared connections),
+        else the peer address. A user refused so is audited at most once a minute. Pipelined requests are taken
+        only once the caller has read the earlier answers. One user pipelining small requests on every
+        connection held the whole ceiling (verify 23, V5). Default 0: a tenth of the ceiling, at least
+        {SHARE_FLOOR}; -1 turns it off.""",
+    )
+
+    @validate("max_connections_per_user")
+    def _valid_share(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if value < -1:
+            raise TraitError(f"c.FrontDoor.max_connections_per_user = {value}: must be -1 (off), 0 (a tenth of the "
+                             f"ceiling, at least {SHARE_FLOOR}) or a number of connections. Fix: set e.g. 16")
+        return value
+
     log_interval_s = Float(
         60.0, config=True,
         help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
@@ -573,4 +801,5 @@ class FrontDoor(LoggingConfigurable):
         return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
                                  max_body_bytes=self.max_body_bytes, min_chunk_bytes=self.min_chunk_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
-                                 answer_timeout_s=self.answer_timeout_s, **kwargs)
+                                 answer_timeout_s=self.answer_timeout_s,
+                                 max_connections_per_user=self.max_connections_per_user, **kwargs)

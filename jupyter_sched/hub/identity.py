@@ -45,6 +45,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
 from ..wording.service_token import TOKEN_REFUSED_MESSAGE
+from .front_door import note_caller
 from .hubapi import HUB_TIMEOUT_S, HubAPI
 from .service_token import TokenWatch
 
@@ -201,6 +202,7 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         admin, groups = await self._roles(str(model["name"]), model, fresh=fresh)
         user = HubUser(model, admin=admin, groups=groups)
         handler._jupyterhub_user = user
+        note_caller(getattr(handler, "request", None), str(model["name"]))  # the front door's per-user share (V5)
         return user
 
     async def _roles(self, name: str, model: Mapping[str, Any], *, fresh: bool = False) -> tuple[bool, tuple[str, ...]]:

@@ -25,7 +25,7 @@ from ..services.job_tokens import is_job_token
 from .chunking import CHUNKING_HINT, chunking_message
 from .front_door import too_large_message
 
-__all__ = ["audit_chunking", "audit_too_large", "token_of"]
+__all__ = ["audit_chunking", "audit_over_share", "audit_too_large", "token_of"]
 
 log = logging.getLogger("jupyter_sched.front_door")
 
@@ -57,6 +57,32 @@ async def audit_chunking(serverapp: Any, headers: httputil.HTTPHeaders, target: 
                                                              field="body", hint=CHUNKING_HINT))
 
 
+def audit_over_share(serverapp: Any, user: str, target: str, message: str, refused: int) -> None:
+    """Audit hub ``user``'s request to ``target`` refused 429 over their share of a pressed connection
+    ceiling (verify 23, V5; ``refused``: how many of theirs were since the last such row, this one
+    included — the front door asks at most once a minute per user). Never raises."""
+    from ..errors import BusyError
+    from .fair_share import SHARE_SETTING
+
+    sched = _sched_app(serverapp)
+    if sched is None:
+        return
+    more = f" ({refused} such requests since the last record)" if refused > 1 else ""
+    err = BusyError(message + more, field="connections", hint=f"an admin sets {SHARE_SETTING}",
+                    details={"refused": refused, "setting": SHARE_SETTING})
+    try:
+        sched.audit_refusal(sched.services.caller(user, admin=False), err, request=target[:300])
+    except Exception:  # the 429 went out whatever happens here
+        log.warning("jupyter_sched: could not audit %s refused over their share of connections", user, exc_info=True)
+
+
+def _sched_app(serverapp: Any) -> Any:
+    """The scheduler's extension app (hub.central's HubSchedApp, or SchedApp): the one with services to audit to."""
+    apps = getattr(getattr(serverapp, "extension_manager", None), "extension_apps", {})
+    return next((app for group in apps.values() for app in group
+                 if getattr(app, "services", None) is not None and hasattr(app, "audit_refusal")), None)
+
+
 async def _audit(serverapp: Any, headers: httputil.HTTPHeaders, target: str, err: ValidationError) -> None:
     """Audit ``err`` as a refusal of the hub user whose token ``headers`` carry (nothing when none)."""
     token = token_of(headers)
@@ -70,10 +96,7 @@ async def _audit(serverapp: Any, headers: httputil.HTTPHeaders, target: str, err
         return
     if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
         return
-    apps = getattr(getattr(serverapp, "extension_manager", None), "extension_apps", {})
-    # the scheduler's extension app (hub.central's HubSchedApp, or SchedApp): the one with services to audit to
-    sched = next((app for group in apps.values() for app in group
-                  if getattr(app, "services", None) is not None and hasattr(app, "audit_refusal")), None)
+    sched = _sched_app(serverapp)
     if sched is None:
         log.warning("jupyter_sched: no scheduler extension to audit a refused request body to")
         return

@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6)."""
             self._http_server = FrontDoor(parent=self).http_server(
                 self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
-                on_too_large=self._audit_too_large, on_chunking=self._audit_chunking)
+                on_too_large=self._audit_too_large, on_chunking=self._audit_chunking, on_over_share=self._audit_over_share)
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)
@@ -286,6 +286,12 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             from .oversize import audit_chunking
 
             self.io_loop.add_callback(audit_chunking, self, headers, target, pieces, size, least)
+
+        def _audit_over_share(self, user: str, target: str, message: str, refused: int) -> None:
+            """A user refused 429 over their share of a pressed ceiling, once a minute (verify 23, V5)."""
+            from .oversize import audit_over_share
+
+            audit_over_share(self, user, target, message, refused)
 
         def init_signal(self) -> None:
             """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;

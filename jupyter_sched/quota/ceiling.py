@@ -278,7 +278,9 @@ def ceiling_exceeded(line: Line, req: ResourceRequest, models: Iterable[str] = (
         field, most = ("model", f"a GPU model {holder} a line for "
                                 f"({', '.join(named)})") if named else ("team", "a team of yours that has a quota line")
         return CeilingExceeded(
-            message=f"{words}, so {gpus_phrase(requested)} can never start on it", field=field, most=most,
+            # "so this 3-GPU job can never start": GPUs do not start, jobs do (new user 23, N6: "so 3 GPUs can
+            # never start on it")
+            message=f"{words}, so this {round(requested, 3):g}-GPU job can never start", field=field, most=most,
             details={"requested": requested, "ceiling": ceiling, "guaranteed": 0, "borrowing_limit": borrow,
                      "team": line.team, "user": None, "model": line.model, "unlisted": True,
                      "covered": list(line.covered), "uncovered": left_out, "members": list(line.members),

@@ -57,6 +57,7 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
+from .owner_teams import with_owner_teams
 from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
@@ -241,6 +242,11 @@ class JobsService:
             return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
                                                  simulated=current.simulated, progress=progress, devices=devices))
+
+    def _quota_set(self) -> QuotaSet:
+        """The quota set this process read last (the store's own read when none was)."""
+        kept = self.ctx.store.kept_quota_set()
+        return kept[1] if kept is not None else self.ctx.store.quota_set()
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -831,7 +837,8 @@ class JobsService:
         end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone,
+                 caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -844,6 +851,7 @@ class JobsService:
         self._idle_release(job, data)
         with_progress(data, report)
         with_gone(data, gone)
+        with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
@@ -907,8 +915,9 @@ class JobsService:
         Raises:
             NotFoundError: no such job, another user's (audited), or not of ``kind``.
         """
-        return JobView.model_validate(self._read(caller, job_id, kind=kind, verb=verb),
-                                      context={"viewer": caller.user, "admin": caller.admin})
+        data = self._read(caller, job_id, kind=kind, verb=verb)
+        with_owner_teams(data, caller, self._quota_set)  # to its owner only, not in _read's event copy (N6)
+        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
 
     def _read(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> dict[str, Any]:
         """:meth:`get`'s job dict before it is read by anyone (every reader's private state in its reason):
@@ -1044,7 +1053,8 @@ class JobsService:
         end = projection_of(self.ctx, job) if mine or caller.admin else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone)
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone,
+                 caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
@@ -1066,6 +1076,7 @@ class JobsService:
         if mine:
             with_progress(data, report)
         with_gone(data, gone)
+        with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

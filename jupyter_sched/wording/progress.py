@@ -67,6 +67,9 @@ class WaitProgress(NamedTuple):
             fits (:func:`jupyter_sched.cli.progress.fitted`), a notebook the first; together with
             ``gauge`` they say what the wait's final line says (newuser23 N4: the bar left out "to be
             reclaimed at ~08:43 UTC for cvnorm" and, at 120 columns, the pace). Empty: ``(long_label,)``.
+        news: what a log without a bar says a line for when it comes or changes, besides the phase and
+            the report's tenths: the planned preemption, briefly (``to be reclaimed at ~08:43 UTC for
+            cvnorm``); "" when none is planned.
     """
 
     fraction: float | None
@@ -78,6 +81,7 @@ class WaitProgress(NamedTuple):
     narrow: str = ""
     gauge: str = ""
     lines: tuple[str, ...] = ()
+    news: str = ""
 
     @property
     def long_label(self) -> str:
@@ -191,15 +195,15 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
             short, label = label, f"{label} · {ends}" if ends else label
             wide = f"{short} · {tail}" if tail else ""
             return WaitProgress(_clip(ran / limit_s, 1.0), label, "running", wide=wide,
-                                narrow=short if ends else "", gauge=gauge, lines=lines)
+                                narrow=short if ends else "", gauge=gauge, lines=lines, news=plan_brief)
     if done is not None:
         short, label = label, f"{label} · {reported}"
         label = f"{label} · {ends}" if ends else label
         return WaitProgress(_clip(done, 1.0), label, "running",
                             wide=f"{short} · {reported} · {tail}" if tail else "", reported=True, narrow=short,
-                            gauge=gauge, lines=lines)
+                            gauge=gauge, lines=lines, news=plan_brief)
     short, label = label, f"{label} · {ends}" if ends else label
-    return WaitProgress(None, label, "running", wide=f"{short} · {tail}" if tail else "", lines=lines)
+    return WaitProgress(None, label, "running", wide=f"{short} · {tail}" if tail else "", lines=lines, news=plan_brief)
 
 
 def _clip(value: float, top: float) -> float:

@@ -113,6 +113,11 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
         out["eta_reason"] = text.eta.removeprefix("ETA ")
     elif not text.eta:
         out["eta_reason"] = ""
+    if out.get("predicted_start") is not None and wire_time(out.get("eta")) is None \
+            and str(out.get("eta_reason") or "").startswith("never"):
+        # no start time beside "ETA never" (new user 23, N6: a client showed the first prediction, long past):
+        # null with the reason why in eta_reason; the accuracy log keeps the first prediction (engine records)
+        out["predicted_start"] = None
     return out
 
 
@@ -881,8 +886,28 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         if model == "any model":  # a node mixing models: at most so many of one model (verify21 V11)
             return f"Ask for at most {gpus}{per}{' (of one model)' if details.get('one_model') else ''}."
         return f"Ask for at most {gpus}{per}, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
+    lined = details.get("owner_teams_with_lines")
+    if details.get("never") == "quota" and isinstance(lined, Sequence) and not isinstance(lined, str):
+        return _unlined_team_unblock(details, [str(t) for t in lined])
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
+
+
+def _unlined_team_unblock(details: Mapping[str, Any], lined: Sequence[str]) -> str:
+    """To its owner, a job charged to a team without a quota line (it can never start there): the owner's
+    teams that have one (``details.owner_teams_with_lines``, which the service adds to its owner's reads
+    only: :func:`jupyter_sched.services.owner_teams.with_owner_teams`) named, and the admin's fix — made by
+    the owner themselves when ``details.owner_is_admin`` (new user 23, N6: "resubmit with a team of yours
+    that has a quota line" named none of ml and cv)."""
+    team = str(details.get("team") or "its team")
+    fix = (f"add a quota line for team {team} with PUT quotas (or raise {UNLISTED_SETTING})"
+           if details.get("owner_is_admin") else
+           f"ask an admin to add a quota line for team {team} (or to raise {UNLISTED_SETTING})")
+    if not lined:
+        return f"None of your teams has a quota line: {fix}; until then it cannot start."
+    teams = lined[0] if len(lined) == 1 else f"{', '.join(lined[:-1])} or {lined[-1]}"
+    whose = "your team with a quota line" if len(lined) == 1 else "your teams with a quota line"
+    return f"Cancel it and resubmit it to team {teams} ({whose}), or {fix}."
 
 
 def _unlined(reason: Mapping[str, Any]) -> list[str]:

@@ -1825,7 +1825,7 @@ export interface components {
             per_flavor?: {
                 [key: string]: unknown;
             }[];
-            /** @description the start predicted when the job was first queued, kept unchanged (it may be in the past) for the accuracy log (GET eta-accuracy); the current estimate is eta */
+            /** @description the start predicted when the job was first queued, kept unchanged (it may be in the past) for the accuracy log (GET eta-accuracy); the current estimate is eta. null while the job can never start as things stand (eta null, eta_reason 'never, …' says why) */
             predicted_start?: string | null;
             text?: components["schemas"]["ReasonText"] | null;
         } & {

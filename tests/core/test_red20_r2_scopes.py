@@ -92,7 +92,7 @@ def test_red20_r2_a_submit_on_an_uncovered_model_is_refused_naming_the_model_and
     err = refused.value
     assert err.field == "model"
     assert err.message.startswith("team vision has no quota line for model H100: it may use 0 GPUs there"), err.message
-    assert "can never start on it" in err.message
+    assert "so this 1-GPU job can never start" in err.message  # new user 23, N6 (s24): was "1 GPU … on it"
     assert "ask an admin to add a quota line for team vision on model H100" in (err.hint or ""), err.hint
     assert "--model <one team vision has a line for: A100>" in (err.hint or ""), err.hint
     assert err.details["uncovered"] == ["H100"] and err.details["covered"] == ["A100"]

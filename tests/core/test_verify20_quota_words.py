@@ -110,7 +110,7 @@ GHOST = QuotaSet(quotas=(Quota(team="nlp", guaranteed=1),
 def test_verify20_v6_the_named_user_of_a_model_line_is_told_of_her_line_on_another_model() -> None:
     err = _refusal(GHOST, "ghost", "ann", H100)
     assert err.message == (f"your quota line in team ghost (user ann) is for A100-80GB only: on H100-80GB you may use "
-                           f"0 GPUs {SETTING}, so 1 GPU can never start on it"), err.message
+                           f"0 GPUs {SETTING}, so this 1-GPU job can never start"), err.message  # N6 (s24): not "1 GPU … on it"
     assert err.field == "model" and err.details["own_models"] == [A100], err.details
     assert "--model <one you have a line for: A100-80GB>" in (err.hint or ""), err.hint
     assert "a quota line for user ann in team ghost (or for the team) on model H100-80GB" in (err.hint or "")

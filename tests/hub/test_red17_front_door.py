@@ -48,13 +48,16 @@ def _wait(ready: Any, timeout_s: float, what: str) -> None:
 
 
 class Service:
-    def __init__(self, folder: Path, *options: str) -> None:
+    """``jupyter-sched serve`` on a free port; ``hub_api``: the hub API it asks (default: a closed port,
+    so only the API root answers)."""
+
+    def __init__(self, folder: Path, *options: str, hub_api: str | None = None, hub_token: str = "t") -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}/services/s/"
         self.log = folder / "service.log"
         (folder / "jobs").mkdir()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
-               "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
+               "JUPYTERHUB_API_URL": hub_api or f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": hub_token,
                "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{self.port}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
                "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
                "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}

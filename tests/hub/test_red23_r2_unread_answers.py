@@ -93,8 +93,9 @@ def _a_full_ceiling_lets_a_bystander_in(folder: object, unread_for_s: float) -> 
 def test_red23_r2_at_the_ceiling_unread_answers_are_cut_before_another_user_is_refused(folder: object) -> None:
     log = _a_full_ceiling_lets_a_bystander_in(folder, 3.5)  # stalled past EVICTABLE_AFTER_S
     # which rule cut them depends on timing: an unread connection between two pipelined answers waits
-    # for its next request (the oldest-waiting rule), else it is the answer read least
-    assert "closed at the ceiling" in log
+    # for its next request (the oldest-waiting rule), else it is the answer read least; since verify 23 V5
+    # the one caller (this address) is also held to its share of the pressed ceiling, which may act first
+    assert "closed at the ceiling" in log or "refused 429: a caller over c.FrontDoor.max_connections_per_user" in log
 
 
 def test_verify23_v1_young_unread_answers_do_not_keep_a_newcomer_out(folder: object) -> None:

@@ -129,3 +129,21 @@ def test_s24_newuser23_n4_n18_the_magics_draw_the_same_words_with_the_bar_labell
         assert text.endswith(frame.bar_lines[0]) and not BARE_PERCENT.search(text), text
         # the CLI's line at a wide terminal is the magics' line: one renderer
         assert progress.fitted(frame, 400) == (frame.bar_lines[0], True)
+
+
+class _Log(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+def test_s24_newuser23_n4_a_wait_into_a_log_says_a_line_when_a_preemption_is_planned() -> None:
+    # before: a log got a line per phase and per tenth of the job's reported progress: a plan made between two
+    # tenths (or for a job that reports none) was never said until the line after `--for`
+    planned = {**_lowml(), "progress": None}  # a job that reports no progress: one line per phase
+    unplanned = {k: v for k, v in planned.items() if k != "preemption_planned"}
+    log = _Log()
+    bar = TerminalProgress(log)
+    for job in (unplanned, unplanned, planned, planned):
+        bar.show(wait_progress(job, NOW))
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 2 and PLAN not in lines[0] and PLAN in lines[1], lines

@@ -140,8 +140,8 @@ def test_verify20_v6_the_named_user_of_a_per_user_model_line_is_told_of_her_line
         assert answer.status_code == 422, answer.text
         error = answer.json()["error"]
         assert error["message"] == ("your quota line in team ghost (user ann) is for A100-80GB only: on H100-80GB you "
-                                    "may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), so 1 GPU can never "
-                                    "start on it"), error
+                                    "may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), so this 1-GPU job can "
+                                    "never start"), error  # new user 23, N6 (s24): was "so 1 GPU can never start on it"
         assert "other members" not in error["message"] and error["field"] == "model", error
         assert "--model <one you have a line for: A100-80GB>" in error["hint"], error
     # bob, another member, is told of the team's other members (he is one)

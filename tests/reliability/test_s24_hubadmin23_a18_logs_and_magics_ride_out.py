@@ -7,8 +7,8 @@ service is likely restarting, and goes on where it was: a log from the last offs
 and nothing lost.
 
 Real parts (first test): a jupyter server with jupyter_sched in its own process, stopped (SIGKILL, its jobs
-running on) and started again on the same port and store while the CLI follows one job's log and a notebook's
-`%schedule wait` waits for another; the jobs are real processes. Second test: JupyterHub's proxy in front of
+running on) and started again on the same port and store while the CLI and a notebook's `%schedule logs -f`
+follow one job's log and `%schedule wait` waits for another; the jobs are real processes. Second test: JupyterHub's proxy in front of
 the service, a loopback HTTP double that answers its "503 Service Unavailable" page while the service
 restarts, for `%gpu request`'s wait (its pauses counted, not slept).
 """
@@ -66,10 +66,11 @@ class _Worker(threading.Thread):
             self.error = exc
 
 
-def test_s24_hubadmin23_a18_logs_follow_and_schedule_wait_ride_out_a_real_restart(
+def test_s24_hubadmin23_a18_logs_follow_and_the_magics_wait_and_logs_ride_out_a_real_restart(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # before: `logs -f` ended with "cannot reach the jupyter_sched server at …: nothing is listening there"
-    # (exit 3) at the stop, and `%schedule wait` raised the same as a MagicError, both jobs running on
+    # (exit 3) at the stop, and `%schedule wait` / `%schedule logs -f` raised the same as a MagicError, the jobs
+    # running on
     lines = tmp_path / "lines.py"
     lines.write_text(f"import time\nfor i in range(1, {LINES + 1}):\n    print(f'line {{i}}', flush=True)\n"
                      "    time.sleep(0.3)\n")
@@ -80,28 +81,28 @@ def test_s24_hubadmin23_a18_logs_follow_and_schedule_wait_ride_out_a_real_restar
     try:
         follow_id, wait_id = _job(server, "ride-log", lines), _job(server, "ride-wait", sleeper)
         following = _Worker(lambda: server.cli("logs", "-f", follow_id))
-        printed = io.StringIO()
+        printed = io.StringIO()  # what the two cells print (one notebook's output, as two kernels' would be)
 
-        def magic_wait() -> None:
-            magics = SchedMagics(None, client_factory=lambda: connect(server.url, server.token))
-            with contextlib.redirect_stdout(printed):
-                magics.schedule(f"wait {wait_id}")
+        def magic(line: str) -> Any:
+            return lambda: SchedMagics(None, client_factory=lambda: connect(server.url, server.token)).schedule(line)
 
-        waiting = _Worker(magic_wait)
-        following.start()
-        waiting.start()
-        wait_until(lambda: _log(server, follow_id).count("\n") >= 5, "the followed job's first lines", timeout_s=120)
-        served_before = _log(server, follow_id).count("\n")
-        server.restart(same_port=True)  # SIGKILL, then a new process on the same port and store
-        following.join(timeout=240)
-        waiting.join(timeout=240)
-        assert not following.is_alive() and not waiting.is_alive(), (server.log_tail(), printed.getvalue())
+        waiting, tailing = _Worker(magic(f"wait {wait_id}")), _Worker(magic(f"logs {follow_id} -f"))
+        with contextlib.redirect_stdout(printed):
+            for worker in (following, waiting, tailing):
+                worker.start()
+            wait_until(lambda: _log(server, follow_id).count("\n") >= 5, "the followed job's first lines",
+                       timeout_s=120)
+            served_before = _log(server, follow_id).count("\n")
+            server.restart(same_port=True)  # SIGKILL, then a new process on the same port and store
+            for worker in (following, waiting, tailing):
+                worker.join(timeout=240)
+        assert not any(w.is_alive() for w in (following, waiting, tailing)), (server.log_tail(), printed.getvalue())
     finally:
         with contextlib.suppress(Exception), server.client() as api:
             for job_id in (follow_id, wait_id):
                 api.delete(f"jobs/{job_id}")
         server.kill()
-    assert following.error is None and waiting.error is None, (following.error, waiting.error)
+    assert (following.error, waiting.error, tailing.error) == (None, None, None)
     code, out, err = following.answer
     assert served_before < LINES, "the job ended before the restart: nothing was ridden out"
     assert out == "".join(f"line {i}\n" for i in range(1, LINES + 1)), out  # each line once, in order
@@ -109,9 +110,15 @@ def test_s24_hubadmin23_a18_logs_follow_and_schedule_wait_ride_out_a_real_restar
                                        "following, the job goes on)" in err, err
     assert code == 0 and f"job {follow_id} (ride-log): succeeded" in err, (code, err)
     said = printed.getvalue()
-    assert said.count(NOTICE) == 1 and f"still waiting for {wait_id} (for up to 10 min; interrupt the kernel " \
-                                        "to stop waiting; the job goes on)" in said, said
+    assert said.count(f"still waiting for {wait_id} (for up to 10 min; interrupt the kernel to stop waiting; the job "
+                      "goes on)") == 1, said
     assert f"job {wait_id} (ride-wait): succeeded" in said, said
+    # %schedule logs -f: each line once, in order, and its own notice once
+    assert [line for line in said.splitlines() if line.startswith("line ")] == \
+        [f"line {i}" for i in range(1, LINES + 1)], said
+    assert said.count(f"still following {follow_id}'s log (for up to 10 min; interrupt the kernel to stop following; "
+                      "the job goes on)") == 1, said
+    assert said.count(NOTICE) == 2, said  # the wait's and the log's, each once
 
 
 PROXY_503 = (b"<!DOCTYPE HTML><html><head><title>Service Unavailable</title></head><body><h1>503 Service "

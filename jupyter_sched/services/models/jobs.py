@@ -513,7 +513,8 @@ class PendingReason(CodecView):
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
     predicted_start: str | None = Field(default=None, description=(
         "the start predicted when the job was first queued, kept unchanged (it may be in the past) for "
-        "the accuracy log (GET eta-accuracy); the current estimate is eta"))
+        "the accuracy log (GET eta-accuracy); the current estimate is eta. null while the job can never start "
+        "as things stand (eta null, eta_reason 'never, …' says why)"))
     text: ReasonText | None = None
 
     @model_validator(mode="before")

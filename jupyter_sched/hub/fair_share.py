@@ -1,0 +1,209 @@
+"""One caller's share of the connections being answered at the front door (verify 23, V5).
+
+A hub user with a token opened 30 connections (the ceiling, lowered to 30) and pipelined 200 small
+``GET me`` on each without reading: every answer was small and got written, so none counted as
+unread (red team 23, R2), but each connection stayed "being answered" while its backlog lasted and
+every other user was refused for 15 to 20 s. Reads had no per-user bound (only submits, log follows,
+event streams and lease waits had one).
+
+This module is the bookkeeping behind two rules of :mod:`.front_door`:
+
+* **a share per caller** — while the ceiling is *pressed* (at least :data:`PRESSURE_SHARE` of
+  ``c.FrontDoor.max_connections`` open), one caller may have at most ``max_connections_per_user``
+  connections being answered at once (default :func:`default_share`: a tenth of the ceiling, at
+  least :data:`SHARE_FLOOR`); a request beyond it is answered 429 from its head (``Retry-After``,
+  the words name the limit and the setting) and its connection closed, and at a full ceiling the
+  caller most over their share loses a connection before a newcomer is refused;
+* **who the caller is** — per request, never per connection: JupyterHub's proxy carries many users'
+  requests on shared keep-alive connections from one address. A request's credential (its
+  ``Authorization`` token, a ``?token=``, else its ``Cookie`` header) is digested
+  (:func:`credential_digest`); once a request with that credential authenticated, the digest names
+  its hub user (:meth:`CallerKeys.learn`, told by the identity provider) and every later request
+  carrying it counts as that user, whatever connection or token it uses. A job's progress token
+  counts as itself. A request with no credential counts as its peer (socket) address; one whose
+  credential was not yet seen authenticated (a first request; a made-up token) as "unproven
+  credentials from" that address — so made-up tokens cannot make one caller many, and a flood without
+  any token does not take the share of first requests; the price: a token's very first request, under
+  pressure, shares the unproven share of its address (the hub proxy's, through the proxy).
+
+Pure bookkeeping: no tornado, no clock of its own (times are passed in).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs
+
+__all__ = ["AUDIT_INTERVAL_S", "PRESSURE_SHARE", "RETRY_AFTER_S", "SHARE_FLOOR", "SHARE_SETTING", "CallerKeys",
+           "FairShare", "credential_digest", "default_share", "over_share_answer", "over_share_message", "user_of"]
+
+SHARE_FLOOR = 8
+"""Least default share: connections one caller may have answered at once while the ceiling is pressed."""
+PRESSURE_SHARE = 0.75
+"""Share of the ceiling open at which the per-caller shares apply (below it, nobody waits for a slot)."""
+RETRY_AFTER_S = 2
+"""Seconds a 429 over the share asks the caller to wait (its other answers are being written meanwhile)."""
+AUDIT_INTERVAL_S = 60.0
+"""A user refused over their share is audited at most once per this many seconds (with the count)."""
+SHARE_SETTING = "c.FrontDoor.max_connections_per_user"
+_AUTH = re.compile(r"\s*(?:token|bearer)\s+(\S{1,4096})\s*", re.IGNORECASE)
+_KEYS_KEPT = 10_000
+"""Credentials remembered (least recently used forgotten first)."""
+
+
+def default_share(ceiling: int) -> int:
+    """The share of a ``ceiling`` of connections: a tenth, at least :data:`SHARE_FLOOR`."""
+    return max(SHARE_FLOOR, ceiling // 10)
+
+
+def credential_digest(headers: Mapping[str, str], target: str) -> tuple[str, str] | None:
+    """``(kind, digest)`` of the credential a request carries, or None: ``("token", …)`` for an
+    ``Authorization: token|bearer …`` header or a ``?token=`` in ``target`` (the request's path and
+    query), ``("cookie", …)`` for a ``Cookie`` header (the hub's OAuth cookie rides in it; the whole
+    header is digested, so one browser's requests digest alike). The digest is a SHA-256 prefix: the
+    credential itself is never kept. A token starting ``jsjob1.`` (a job's progress token) is kind
+    ``"job"``."""
+    token = None
+    if match := _AUTH.fullmatch(headers.get("Authorization", "") or ""):
+        token = match.group(1)
+    elif "token=" in target and "?" in target:
+        values = parse_qs(target.split("?", 1)[1]).get("token")
+        token = values[0] if values else None
+    if token:
+        kind = "job" if token.startswith("jsjob1.") else "token"
+        return kind, hashlib.sha256(f"token:{token}".encode()).hexdigest()[:32]
+    cookie = headers.get("Cookie", "") or ""
+    if cookie.strip():
+        return "cookie", hashlib.sha256(f"cookie:{cookie.strip()}".encode()).hexdigest()[:32]
+    return None
+
+
+class CallerKeys:
+    """Which hub user each credential (digest) authenticated as: bounded, least recently used
+    forgotten first. Only budgets read it — a revoked token still keyed to its user only limits that user."""
+
+    def __init__(self, kept: int = _KEYS_KEPT) -> None:
+        self._users: OrderedDict[str, str] = OrderedDict()
+        self._kept = kept
+
+    def learn(self, digest: str, user: str) -> None:
+        """A request carrying the credential ``digest`` authenticated as hub user ``user``."""
+        self._users[digest] = user
+        self._users.move_to_end(digest)
+        while len(self._users) > self._kept:
+            self._users.popitem(last=False)
+
+    def key(self, credential: tuple[str, str] | None, peer: str) -> str:
+        """The caller a request counts as: ``"user NAME"`` when its credential authenticated before,
+        ``"job-token DIGEST"`` for a job's token, ``"unproven PEER"`` for a credential not yet seen
+        authenticated, ``"address PEER"`` with none."""
+        if credential is not None:
+            kind, digest = credential
+            user = self._users.get(digest)
+            if user is not None:
+                self._users.move_to_end(digest)
+                return f"user {user}"
+            if kind == "job":
+                return f"job-token {digest[:12]}"
+            return f"unproven {peer}"
+        return f"address {peer}"
+
+
+def user_of(key: str) -> str | None:
+    """The hub user a caller key names (None: an address, unproven credentials or a job token)."""
+    return key[5:] if key.startswith("user ") else None
+
+
+@dataclass
+class _Refusals:
+    since: float
+    """Monotonic time (s) of the last audit row (or of the first refusal)."""
+    counted: int = 0
+    """Refusals since that row that were not written."""
+
+
+@dataclass
+class FairShare:
+    """Connections being answered, per caller, and the share each may hold while the ceiling is pressed.
+
+    ``share``: connections one caller may have answered at once then; ``ceiling``: the front door's
+    ``max_connections``; ``pressure``: the open share of the ceiling at which shares apply.
+    """
+
+    share: int
+    ceiling: int
+    pressure: float = PRESSURE_SHARE
+    _answering: dict[Hashable, str] = field(default_factory=dict)
+    _refused: dict[str, _Refusals] = field(default_factory=dict)
+
+    def pressed(self, open_connections: int) -> bool:
+        """Whether ``open_connections`` press the ceiling (shares apply)."""
+        return open_connections >= max(1, math.ceil(self.pressure * self.ceiling))
+
+    def holding(self, key: str, but: Hashable | None = None) -> int:
+        """Connections of caller ``key`` being answered (``but`` left out)."""
+        return sum(1 for conn, who in self._answering.items() if who == key and conn is not but)
+
+    def over(self, conn: Hashable, key: str, open_connections: int) -> bool:
+        """Whether answering ``key``'s request on ``conn`` would take more than the share now."""
+        return self.share > 0 and self.pressed(open_connections) and self.holding(key, but=conn) >= self.share
+
+    def answering(self, conn: Hashable, key: str) -> None:
+        """``conn`` answers a request of caller ``key`` (counted until :meth:`done`)."""
+        self._answering[conn] = key
+
+    def done(self, conn: Hashable) -> None:
+        """``conn`` waits for its next request, or closed."""
+        self._answering.pop(conn, None)
+
+    def most_over(self) -> Hashable | None:
+        """A connection of the caller holding the most connections past the share (the latest it
+        began answering), or None when no caller is past it."""
+        counts: dict[str, int] = {}
+        for who in self._answering.values():
+            counts[who] = counts.get(who, 0) + 1
+        worst = max(counts.items(), key=lambda item: item[1], default=None)
+        if self.share <= 0 or worst is None or worst[1] <= self.share:
+            return None
+        return next(conn for conn, who in reversed(list(self._answering.items())) if who == worst[0])
+
+    def to_audit(self, key: str, now: float, interval_s: float = AUDIT_INTERVAL_S) -> int | None:
+        """One more refusal of ``key`` at monotonic ``now``: the refusals to write in one audit row
+        (this one and those only counted since the last row), or None while the interval lasts."""
+        seen = self._refused.get(key)
+        if seen is not None and now - seen.since < interval_s:
+            seen.counted += 1
+            return None
+        self._refused[key] = _Refusals(now)
+        if len(self._refused) > _KEYS_KEPT:  # bounded: forget the callers refused long ago
+            self._refused = {k: r for k, r in self._refused.items() if now - r.since < interval_s}
+        return 1 + (seen.counted if seen is not None else 0)
+
+
+def over_share_message(key: str, holding: int, share: int, open_connections: int, ceiling: int) -> str:
+    """The words of a 429 over the share (and of its audit row)."""
+    kind, _, rest = key.partition(" ")
+    who = {"user": f"{rest} has", "address": f"the callers without a token at {rest} have",
+           "unproven": f"the callers at {rest} with tokens not yet seen authenticated have"}.get(kind, "this job's token has")
+    return (f"{who} {holding} requests being answered at once; while the service is near its connection "
+            f"ceiling ({open_connections} of {ceiling} open) one caller may have {share} "
+            f"({SHARE_SETTING})")
+
+
+def over_share_answer(message: str, retry_after_s: int = RETRY_AFTER_S) -> bytes:
+    """The whole HTTP 429 answer (JSON error ``busy`` naming field ``connections``, ``Retry-After``;
+    the connection closes after it)."""
+    body = json.dumps({"error": {
+        "code": "busy", "field": "connections", "message": message,
+        "hint": f"wait for your answers before sending more requests (retry in {retry_after_s} s), or send them "
+                f"on fewer connections; an admin sets {SHARE_SETTING}",
+        "details": {"retry_after_s": retry_after_s}}}).encode()
+    head = (f"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: {retry_after_s}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    return head + body
