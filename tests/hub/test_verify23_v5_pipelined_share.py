@@ -241,3 +241,13 @@ def test_verify23_v5_the_caller_is_the_user_per_request_never_the_proxy_address(
     assert fair.to_audit("user amy", 0.0) == 1 and fair.to_audit("user amy", 30.0) is None
     assert fair.to_audit("user amy", 61.0) == 2  # the one counted meanwhile, and this one
     assert default_share(30) == 8 and default_share(1000) == 100
+
+
+def test_verify23_v5_a_share_below_minus_one_is_refused_at_load_naming_the_setting_and_the_fix() -> None:
+    from traitlets import TraitError
+
+    from jupyter_sched.hub.front_door import FrontDoor
+
+    with pytest.raises(TraitError, match=r"max_connections_per_user = -2: must be -1 \(off\).*Fix: set e\.g\. 16"):
+        FrontDoor(max_connections_per_user=-2)
+    assert FrontDoor(max_connections_per_user=-1).max_connections_per_user == -1
