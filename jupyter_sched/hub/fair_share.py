@@ -20,9 +20,11 @@ This module is the bookkeeping behind two rules of :mod:`.front_door`:
   (:func:`credential_digest`); once a request with that credential authenticated, the digest names
   its hub user (:meth:`CallerKeys.learn`, told by the identity provider) and every later request
   carrying it counts as that user, whatever connection or token it uses. A job's progress token
-  counts as itself. A request with no credential, or one not yet seen authenticated (a first
-  request; a made-up token), counts as its peer address — so made-up tokens cannot make one caller
-  many, at the price that a token's very first request, under pressure, shares its address's share.
+  counts as itself. A request with no credential counts as its peer (socket) address; one whose
+  credential was not yet seen authenticated (a first request; a made-up token) as "unproven
+  credentials from" that address — so made-up tokens cannot make one caller many, and a flood without
+  any token does not take the share of first requests; the price: a token's very first request, under
+  pressure, shares the unproven share of its address (the hub proxy's, through the proxy).
 
 Pure bookkeeping: no tornado, no clock of its own (times are passed in).
 """
@@ -99,8 +101,8 @@ class CallerKeys:
 
     def key(self, credential: tuple[str, str] | None, peer: str) -> str:
         """The caller a request counts as: ``"user NAME"`` when its credential authenticated before,
-        ``"job-token DIGEST"`` for a job's token, else ``"address PEER"`` (no credential, or one not yet
-        seen authenticated)."""
+        ``"job-token DIGEST"`` for a job's token, ``"unproven PEER"`` for a credential not yet seen
+        authenticated, ``"address PEER"`` with none."""
         if credential is not None:
             kind, digest = credential
             user = self._users.get(digest)
@@ -109,11 +111,12 @@ class CallerKeys:
                 return f"user {user}"
             if kind == "job":
                 return f"job-token {digest[:12]}"
+            return f"unproven {peer}"
         return f"address {peer}"
 
 
 def user_of(key: str) -> str | None:
-    """The hub user a caller key names (None: an address or a job token)."""
+    """The hub user a caller key names (None: an address, unproven credentials or a job token)."""
     return key[5:] if key.startswith("user ") else None
 
 
@@ -185,8 +188,9 @@ class FairShare:
 
 def over_share_message(key: str, holding: int, share: int, open_connections: int, ceiling: int) -> str:
     """The words of a 429 over the share (and of its audit row)."""
-    who = f"{user_of(key)} has" if user_of(key) else f"the callers at {key.split(' ', 1)[1]} have" \
-        if key.startswith("address ") else "this job's token has"
+    kind, _, rest = key.partition(" ")
+    who = {"user": f"{rest} has", "address": f"the callers without a token at {rest} have",
+           "unproven": f"the callers at {rest} with tokens not yet seen authenticated have"}.get(kind, "this job's token has")
     return (f"{who} {holding} requests being answered at once; while the service is near its connection "
             f"ceiling ({open_connections} of {ceiling} open) one caller may have {share} "
             f"({SHARE_SETTING})")

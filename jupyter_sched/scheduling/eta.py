@@ -81,7 +81,11 @@ forth every cycle (a running job's progress reports saying 99 % then 1 %: red te
 most one record per job per interval in its owner's name, and a move still standing when the interval
 has passed is recorded then."""
 
-_GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
+BUDGET_EXHAUSTED = "BudgetExhausted"
+BUDGET_RESET = "BudgetReset"
+"""``details["eta_code"]`` of a job a spent GPU-hour budget holds: its ETA is the budget period's reset
+(:func:`_next_period`), with the gate's ``eta_reason`` as ``eta_note`` — never a job's end (hubadmin24 B8)."""
+_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED})
 MIN_RUNTIME = "MinRuntime"
 BEYOND = "BeyondHorizon"
 """``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
@@ -306,6 +310,8 @@ class Plan:
             at = later(ctx.now, end)  # past the horizon: unknown, never an overflow (red team 21, R5)
             return (at, "", (holder,), "Projected") if at is not None else (None, BEYOND_HORIZON, (holder,), BEYOND)
         after = 0.0
+        if code == BUDGET_EXHAUSTED:  # the period's reset, never a job's end (hubadmin24 B8): nothing projected
+            return _next_period(ctx.now, str(reason.details.get("period", "month"))), reason.eta_reason, (), BUDGET_RESET
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
             if opens is None:
@@ -384,7 +390,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT) or reason.code in HELD_CODES or (
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED) or \
+                reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]

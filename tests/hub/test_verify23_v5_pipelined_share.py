@@ -219,12 +219,13 @@ def test_verify23_v5_pipelined_small_answers_nobody_reads_are_cut_after_the_answ
 def test_verify23_v5_the_caller_is_the_user_per_request_never_the_proxy_address() -> None:
     keys = CallerKeys()
     amy, bob = (credential_digest({"Authorization": f"token {t}"}, "/x") for t in ("tok-amy", "tok-bob"))
-    assert keys.key(amy, "127.0.0.1") == keys.key(bob, "127.0.0.1") == "address 127.0.0.1"  # not yet seen authenticated
+    assert keys.key(amy, "127.0.0.1") == keys.key(bob, "127.0.0.1") == "unproven 127.0.0.1"  # not yet seen authenticated
     keys.learn(amy[1], "amy")  # type: ignore[index]
     keys.learn(bob[1], "bob")  # type: ignore[index]
     assert keys.key(amy, "127.0.0.1") == "user amy" and keys.key(bob, "127.0.0.1") == "user bob"
     assert keys.key(credential_digest({}, "/x?token=tok-amy"), "10.0.0.9") == "user amy"  # any connection, any address
-    assert keys.key(credential_digest({"Authorization": "token made-up"}, "/x"), "127.0.0.1") == "address 127.0.0.1"
+    assert keys.key(credential_digest({"Authorization": "token made-up"}, "/x"), "127.0.0.1") == "unproven 127.0.0.1"
+    assert keys.key(None, "127.0.0.1") == "address 127.0.0.1"  # no credential at all: its own share
     assert keys.key(credential_digest({"Authorization": "token jsjob1.abc"}, "/x"), "127.0.0.1").startswith("job-token ")
     assert credential_digest({"Cookie": "jupyterhub-services=abc"}, "/x")[0] == "cookie"  # type: ignore[index]
     assert credential_digest({}, "/x") is None
@@ -241,3 +242,13 @@ def test_verify23_v5_the_caller_is_the_user_per_request_never_the_proxy_address(
     assert fair.to_audit("user amy", 0.0) == 1 and fair.to_audit("user amy", 30.0) is None
     assert fair.to_audit("user amy", 61.0) == 2  # the one counted meanwhile, and this one
     assert default_share(30) == 8 and default_share(1000) == 100
+
+
+def test_verify23_v5_a_share_below_minus_one_is_refused_at_load_naming_the_setting_and_the_fix() -> None:
+    from traitlets import TraitError
+
+    from jupyter_sched.hub.front_door import FrontDoor
+
+    with pytest.raises(TraitError, match=r"max_connections_per_user = -2: must be -1 \(off\).*Fix: set e\.g\. 16"):
+        FrontDoor(max_connections_per_user=-2)
+    assert FrontDoor(max_connections_per_user=-1).max_connections_per_user == -1
