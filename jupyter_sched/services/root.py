@@ -221,6 +221,7 @@ class Services:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
         started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
         self.engine.decider.held_users = held
+        self.engine.reconciler.held_users = held  # said when work of theirs the store lacks is adopted
 
     def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
         """Where held jobs come from: ``held() -> {job id: JobHold}``; those pending are never started
