@@ -8,7 +8,7 @@ admin changes them, never when a user is identified (a drained node must not loc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -16,12 +16,15 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, Inventory, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, Inventory, JobKind, JobState, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..model.units import said_time
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
+from ..scheduling.ledger import CycleLedger
+from ..scheduling.snapshot import Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from .context import Context
@@ -178,19 +181,36 @@ class QuotasService:
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
+        over = self.over_limit(current, new) if request.quotas is not None else []
         if request.dry_run:
-            return self._answer(new, caller)
+            return self._answer(new, caller, over)
+        said = message or f"quotas changed by {caller.user}"
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
             tx.note_quota_source(caller.user, digest=config_digest)
             tx.add_event(actor=caller.user, action="quotas_changed",
-                         message=message or f"quotas changed by {caller.user}",
-                         details={"old": old_dict, "new": new_dict})
+                         message="; ".join([said, *over]),
+                         details={"old": old_dict, "new": new_dict, **({"over_limit": over} if over else {})})
             _note_members(tx, caller.user, current.user_teams, new.user_teams)
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return self._answer(new, caller)
+        return self._answer(new, caller, over)
+
+    def over_limit(self, old: QuotaSet, new: QuotaSet) -> list[str]:
+        """The lines of ``new`` set below what their team's (or user's) running work holds, where
+        ``old`` had them higher (hubadmin24 B4): :func:`~..quota.lowered.over_limit_warnings` over a
+        ledger of ``new`` charged with the live work as the scheduling cycle charges it (work on GPUs
+        gone from the inventory included, hubadmin24 B3); none when the inventory cannot be read."""
+        if not new.quotas:
+            return []
+        try:
+            inventory = self.ctx.inventory()
+        except SchedError:
+            return []
+        live = [record.job for record in self.ctx.store.live_jobs()]
+        ledger = CycleLedger(Snapshot(now=self.ctx.clock.now(), inventory=inventory, jobs=tuple(live), quotas=new))
+        return over_limit_warnings(ledger.quota, old, (j.spec for j in live if j.state is JobState.PENDING))
 
     def set_members(self, actor: str, members: Mapping[str, tuple[str, ...]], *, config_digest: str | None = None,
                     message: str | None = None, notify: bool = True) -> None:
@@ -216,9 +236,11 @@ class QuotasService:
             self.on_change(actor)
         self.ctx.kick()
 
-    def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
-        """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
-        return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": self._warnings(quotas, caller)})
+    def _answer(self, quotas: QuotaSet, caller: Caller, over: Sequence[str] = ()) -> GetQuotasResponse:
+        """``quotas`` as PUT quotas answers an admin: the set, with ``over`` (lines the change set
+        below their running work, :meth:`over_limit`) and then the warnings GET quotas says."""
+        return GetQuotasResponse.model_validate({**self._body(quotas),
+                                                 "warnings": [*over, *self._warnings(quotas, caller)]})
 
     def _warnings(self, quotas: QuotaSet, caller: Caller) -> list[str]:
         """The warnings GET and PUT quotas give an admin; in hub mode the memberships checked are the
