@@ -27,6 +27,7 @@ from ..scheduling.ledger import CycleLedger
 from ..scheduling.snapshot import Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
+from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
@@ -115,6 +116,20 @@ class QuotasService:
                 work[was.team] = replace(was, pending=was.pending + 1)
         return unlisted_warning(teams, limit, stranded=work.values(), first=first) + scoped
 
+    def budget_warnings(self, quotas: QuotaSet) -> list[str]:
+        """One warning per budget of ``quotas`` already spent this period — set below what its team
+        (or user) used, or used up — naming its pending GPU jobs and when they may start
+        (:func:`.budget_standing.spent_warnings`; hubadmin24 B8); empty without budgets."""
+        if not quotas.budgets:
+            return []
+        now = self.ctx.clock.now()
+        pending: dict[tuple[str, str], int] = {}
+        for record in self.ctx.store.live_jobs():
+            spec = record.job.spec
+            if record.job.state is JobState.PENDING and spec.resources.total_milli > 0:
+                pending[(spec.team, spec.user)] = pending.get((spec.team, spec.user), 0) + 1
+        return spent_warnings(quotas, standings(self.ctx.store, quotas.budgets, now=now), pending)
+
     def _models(self) -> list[str]:
         """The GPU models of the inventory (none when it cannot be read now)."""
         try:
@@ -185,12 +200,14 @@ class QuotasService:
         if request.dry_run:
             return self._answer(new, caller, over)
         said = message or f"quotas changed by {caller.user}"
+        spent = self.budget_warnings(new)  # a budget set below what was used: kept in the audit (hubadmin24 B8)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
             tx.note_quota_source(caller.user, digest=config_digest)
             tx.add_event(actor=caller.user, action="quotas_changed",
-                         message="; ".join([said, *over]),
-                         details={"old": old_dict, "new": new_dict, **({"over_limit": over} if over else {})})
+                         message="; ".join([said, *over, *spent]),
+                         details={"old": old_dict, "new": new_dict, **({"over_limit": over} if over else {}),
+                                  **({"warnings": spent} if spent else {})})
             _note_members(tx, caller.user, current.user_teams, new.user_teams)
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
@@ -251,7 +268,7 @@ class QuotasService:
             hub = self.hub_groups
             members = replace(quotas, user_teams=dict(hub.members) if hub else {})
         said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
-                + self._unused_members(quotas) + case_twin_warnings(members))
+                + self._unused_members(quotas) + case_twin_warnings(members) + self.budget_warnings(quotas))
         if not self.teams_from_hub or hub is not None:  # a line for a user not in its team (new user 23, N12)
             said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
                                         members=None if hub is None else hub.members)
