@@ -143,6 +143,6 @@ def test_red24_r1_unfinished_bodies_are_bounded_per_caller_and_in_all_503_with_r
 
 
 def test_red24_r1_max_body_bytes_held_below_zero_is_refused_naming_the_fix() -> None:
-    with pytest.raises(TraitError, match="Fix: set e.g."):
+    with pytest.raises(TraitError, match=r"Fix: set e\.g\."):
         FrontDoor(max_body_bytes_held=-1)
     assert FrontDoor().max_body_bytes_held == 256 << 20
