@@ -549,7 +549,7 @@ class StoreTx:
         if len(query.selected_columns) == 2:
             keys = [(str(row.id), int(row.version)) for row in self.conn.execute(query)]
             records = self._records_by_key(keys)  # a row that changed state between the two reads is left out
-            return [records[job_id] for job_id, _ in keys if job_id in records and records[job_id].job.state in states]
+            return [records[job_id] for job_id, _ in keys if job_id in records and records[job_id].job.state in (states or ())]
         decode = self._decode_job
         return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
 

@@ -11,6 +11,7 @@ statement events show which columns were read.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -20,7 +21,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from jupyter_sched.errors import BusyError
 from jupyter_sched.model import Job, JobSpec, JobState
+from jupyter_sched.services import Services
+from jupyter_sched.services import jobs as jobs_module
+from jupyter_sched.services.models import SubmitJobRequest
 from jupyter_sched.store import JobRecord, Store, sqlite_url
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=timezone.utc)
@@ -79,3 +84,25 @@ def test_red24_r4_a_changed_row_is_read_whole_again_and_a_finished_one_left_out(
     assert {record.job.id: record.job.message for _, _, record in page}["j-1"] == "moved"  # the row as it is now
     assert "j-2" not in [record.job.id for _, _, record in page]
     assert len(seen) == 1, seen  # the changed row, by id
+
+
+def _notebook(size: int) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [],
+                                  "execution_count": None}], "metadata": {"pad": "x" * size},
+                       "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_red24_r4_a_users_unfinished_jobs_carry_a_bounded_number_of_bytes_then_429_audited(
+        services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jobs_module, "MAX_CARRIED_PER_USER", 1 << 20)  # 64 MiB in production
+    dora, eve = services.caller("dora", admin=False), services.caller("eve", admin=False)
+    body = {"gpus": 4, "notebook": "carried.ipynb", "notebook_json": _notebook(300_000)}
+    for _ in range(3):
+        services.jobs.submit(dora, SubmitJobRequest(**body))
+    with pytest.raises(BusyError) as refused:  # a fourth would hold ~1.2 MiB
+        services.jobs.submit(dora, SubmitJobRequest(**body))
+    assert refused.value.field == "notebook_json" and "at most 1 MiB per user" in refused.value.message
+    assert "notebook: path" in (refused.value.hint or "")
+    assert [e.actor for e in services.store.list_events(action="refused")] == ["dora"]
+    services.jobs.submit(eve, SubmitJobRequest(**body))  # another user's bound is their own
+    services.jobs.submit(dora, SubmitJobRequest(gpus=4, command=["true"]))  # work that carries nothing still goes
