@@ -40,6 +40,7 @@ from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
 from .progress import TerminalProgress
+from .teams import teams as teams_command
 
 __all__ = ["COMMANDS", "number_or_text"]
 
@@ -498,7 +499,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command,
 }
 
 

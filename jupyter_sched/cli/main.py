@@ -12,6 +12,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel JOB [JOB ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
+    jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
     jupyter-sched logs JOB [-f]
     jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
@@ -177,8 +178,8 @@ _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", 
 """The ``dest`` of every option of ``submit`` and ``definitions create/edit`` that takes a value
 (``--workdir``'s is read here, not sent: an empty one was the current folder)."""
 
-COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
-                 "fetch-traces", "doctor")
+COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "serve",
+                 "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
 
@@ -242,9 +243,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 
         add_definitions_parser(sub)
+    if want("teams"):
+        from .teams import add_parser as add_teams_parser  # teams move (hubadmin23 A9)
+
+        add_teams_parser(sub)
     from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
 
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions",
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams",
                  *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))

@@ -55,7 +55,7 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
-    if hold is not None:
+    if hold is not None and hold.team == spec.team:  # an admin moved it to another team since (s24: teams move)
         return _team_membership(spec.user, hold, job.id)
     return None
 
@@ -153,6 +153,8 @@ def _team_membership(user: str, hold: JobHold, job_id: str) -> PendingReason:
               else f"charged to one of {teams} (choose it with --team)" if hold.teams else "once an admin adds "
               f"{user} to a team")
         step = f"cancel it (jupyter-sched cancel {job_id}) and submit it again {to}"
+        if len(hold.teams) == 1:  # or an admin moves the team's work (hubadmin24 B12)
+            step += f", or ask an admin to move {team}'s work (jupyter-sched teams move {team} --to {hold.teams[0]})"
         return PendingReason(
             code=TEAM_MEMBERSHIP,
             message=f"held: team {team} is no hub group any more (found {found}) and {now_in}; it never starts "

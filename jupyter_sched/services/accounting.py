@@ -21,6 +21,7 @@ from ..model.units import parse_window, to_iso
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
+from .budget_standing import period_reset
 from .context import Context
 from .models import (
     GetMeResponse,
@@ -197,8 +198,8 @@ class AccountingService:
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in teams},
             "quotas": [quota_to_dict(q) for q in _lines_of(quotas, team, caller.user)],
-            "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)]}
-                        for b in mine_budgets],
+            "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)],
+                         "resets_at": to_iso(period_reset(now, b.period))} for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
             "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),

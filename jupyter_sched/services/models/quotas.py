@@ -205,6 +205,9 @@ class MeInUse(ResponseModel):
 
 class MeBudget(BudgetView):
     used_gpu_hours: float
+    resets_at: str | None = Field(default=None, description=(
+        "when the budget's period ends and used_gpu_hours starts again from 0 (ISO 8601 UTC, 00:00 UTC; weeks on "
+        "Monday): while used_gpu_hours >= gpu_hours, new GPU jobs wait until then or until an admin raises it"))
 
 
 class MeUnlistedScope(ResponseModel):
