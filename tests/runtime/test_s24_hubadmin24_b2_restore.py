@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.model import Allocation
 from jupyter_sched.services import SchedulerService
 from jupyter_sched.store import check_integrity
+from tests.pg import PostgresServer
 from tests.runtime.builders import make_job
 from tests.runtime.test_engine import gated, gone, make_service, state_of, wait_until
 from tests.runtime.test_s23_hubadmin23_a13_restore import _wrappers_of
@@ -43,12 +45,13 @@ def _put_back(db: Path, copy: Path) -> str:
 
 
 def _run_x_then_lose_the_store(tmp_path: Path, before_start: Callable[[Path], None],
-                               after: Callable[[Path], str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """One 1-GPU service: ``before_start(db)``, ana submits X (1 GPU, runs until ``tmp_path/go``), it starts; the
-    service stops (X runs on); ``after(db)`` → the store URL the next service starts on. Returns X's id, its
-    job object and its handle as the first service had them."""
+                               after: Callable[[Path], str], url: str | None = None,
+                               ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """One 1-GPU service (on ``url``, else a SQLite file): ``before_start(db)``, ana submits X (1 GPU, runs until
+    ``tmp_path/go``), it starts; the service stops (X runs on); ``after(db)`` → the store URL the next service
+    starts on. Returns that URL, X's job object and its handle as the first service had them."""
     db = tmp_path / "sched.sqlite"
-    first = make_service(f"sqlite:///{db}", tmp_path, gpus=1)
+    first = make_service(url or f"sqlite:///{db}", tmp_path, gpus=1)
     before_start(db)
     x = first.submit({"command": gated(tmp_path, "go", "print('x done', flush=True)\n"), "time_limit": "1h",
                       "name": "x-after-backup"}, user="ana")["id"]
@@ -115,6 +118,33 @@ def test_s24_hubadmin24_b2_a_job_submitted_after_the_backup_is_adopted_not_doubl
         with pytest.raises(NotFoundError):
             svc.store.get_job(x)  # the backup never had it
         _x_is_adopted_and_keeps_its_gpu(svc, events, x, ran, handle, tmp_path, caplog)
+    finally:
+        (tmp_path / "go").touch()
+        (tmp_path / "go-probe").touch()
+        wait_until(lambda: gone(int(handle["pid"])), "X's wrapper to end")
+        svc.engine.resign()
+        svc.store.close()
+
+
+def test_s24_hubadmin24_b2_pg_dump_then_pg_restore_adopts_the_job_submitted_after_the_dump(
+        tmp_path: Path, pg_server: PostgresServer, caplog: pytest.LogCaptureFixture) -> None:
+    """The hub admin's exact steps: ``pg_dump -Fc``, submit+start X, ``pg_restore`` into a new database, start."""
+    dump = tmp_path / "sched.dump"
+    libpq = f"postgresql://postgres@127.0.0.1:{pg_server.port}/"
+    live = pg_server.create_database("b2_live")
+
+    def restore(db: Path) -> str:
+        restored = pg_server.create_database("b2_restored")
+        subprocess.run(["pg_restore", "--no-owner", "-d", libpq + "b2_restored", str(dump)], check=True,
+                       capture_output=True)
+        return restored
+
+    url, ran, handle = _run_x_then_lose_the_store(
+        tmp_path, lambda db: subprocess.run(["pg_dump", "-Fc", "-f", str(dump), libpq + "b2_live"], check=True,
+                                            capture_output=True), restore, url=live)
+    svc, events = _restored_service(url, tmp_path)
+    try:
+        _x_is_adopted_and_keeps_its_gpu(svc, events, ran["id"], ran, handle, tmp_path, caplog)
     finally:
         (tmp_path / "go").touch()
         (tmp_path / "go-probe").touch()
