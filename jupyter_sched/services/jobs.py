@@ -38,6 +38,7 @@ from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
+from .budget_standing import spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -372,6 +373,8 @@ class JobsService:
             note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
             warnings.extend([note] if note else [])
             warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
+            warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
+                                            now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
