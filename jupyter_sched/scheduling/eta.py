@@ -581,9 +581,9 @@ def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, n
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_forever = _lines(ctx, notes, progress=at_end)
+    lines, line_forever, line_enders = _lines(ctx, notes, progress=at_end)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
-                      line_forever=line_forever, enders=enders, shared=shared)
+                      line_forever=line_forever, enders=enders, shared=shared, line_enders=line_enders)
 
 
 def sharing_group(ctx: CycleContext, job: Job) -> str:
@@ -603,16 +603,18 @@ def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int
 
 
 def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
-           progress: bool = False) -> tuple[list[Timeline], list[list[str]]]:
-    """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
-    holders without a known end."""
+           progress: bool = False) -> tuple[list[Timeline], list[list[str]], list[list[tuple[float, str]]]]:
+    """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order), their holders
+    without a known end, and ``(end, job id)`` of those with one, sorted (the jobs a quota-held
+    job waits for: hubadmin24 B5)."""
     quota = ctx.quota
     capped = {key: line for key, line in quota.lines.items() if line.ceiling is not None}
     if not capped:
-        return [], []
+        return [], [], []
     index = {key: i for i, key in enumerate(capped)}
     releases: list[list[tuple[float, int]]] = [[] for _ in capped]
     forever: list[list[str]] = [[] for _ in capped]
+    enders: list[list[tuple[float, str]]] = [[] for _ in capped]
     for job_id, (keys, milli) in quota.charges.items():
         hit = [index[k] for k in keys if k in index]
         if not hit:
@@ -623,9 +625,12 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
                 forever[i].append(job_id)
             else:
                 releases[i].append((end, milli))
+                enders[i].append((end, job_id))
     timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0), releases[i])
                  for i, (key, line) in enumerate(capped.items())]
-    return timelines, forever
+    for ends in enders:
+        ends.sort()
+    return timelines, forever, enders
 
 
 def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate], *, progress: bool = False) -> float:
