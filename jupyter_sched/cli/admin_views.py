@@ -110,7 +110,8 @@ def _month(value: str) -> tuple[str, str]:
 
 
 def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, str | None]:
-    """The ``(since, until)`` ``usage`` asks for: ``--month``'s, else ``--since`` and ``--until``
+    """The ``(since, until)`` ``usage`` asks for: ``--month``'s (its until None while the month is not over:
+    it ends now), else ``--since`` and ``--until``
     (None: up to now). ``--since`` None with ``--until`` given is the 7 days before ``--until`` (or
     before ``now``, when earlier), the server's own rule, computed here and sent: the footer says the
     period the query used (new user 24, N9: it said "in the last 7 days (since …)" and no end). Both
@@ -124,7 +125,9 @@ def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, s
     if month is not None:
         if since or until:
             raise ValueError("--month is a whole month by itself: give --month alone, or --since/--until")
-        return month[0], month[1]
+        # the month not over yet ends now: its rows and footer say so, not its end to come (hubadmin24 B9)
+        end = _parsed(month[1])
+        return month[0], month[1] if end is None or end <= now else None
     start, end = _parsed(since), _parsed(until)
     if end is not None and not since:  # a --until the server could not read: sent alone, its refusal names it
         start = min(end, now) - timedelta(days=USAGE_DAYS)

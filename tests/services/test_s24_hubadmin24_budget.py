@@ -54,3 +54,38 @@ def test_hubadmin24_b8_put_quotas_warns_of_a_budget_already_spent_and_audits_it(
         assert line.endswith("(or until an admin raises it); CPU-only jobs run"), line
     finally:
         services.store.close()
+
+
+def test_hubadmin24_b9_the_current_months_report_ends_now_not_at_the_months_end(tmp_path: Path) -> None:
+    """Failed before: ``usage --month <this month> --csv`` rows said until = the 1st of next month (future)."""
+    import argparse
+
+    from jupyter_sched.cli.admin_views import _month, period_text, usage_window
+    from jupyter_sched.model import parse_utc
+    from jupyter_sched.services.models import GetUsageReportRequest
+
+    services = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                               "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"})
+    try:
+        now = datetime.now(timezone.utc)
+        with services.store.transaction(now=now) as tx:
+            tx.open_usage(job_id="j-1", attempt=1, user="ana", team="ml", kind="training",
+                          gpus=[("GPU-0", "A100", 1.0)], started_at=now - timedelta(minutes=1))
+            tx.close_usage("j-1", now)
+        month = _month(f"{now:%Y-%m}")
+        asked = GetUsageReportRequest(since=month[0], until=month[1], all=True)  # type: ignore[call-arg]
+        answer = services.accounting.report(services.caller("boss", admin=True), asked)
+        (row,) = answer.to_wire()
+        until = parse_utc(row["until"], field="until")
+        assert abs(until - now) < timedelta(minutes=1), row  # the report time (to the second), not the month end
+        csv = services.accounting.report_csv(answer, asked)  # what `usage --csv` prints
+        assert month[1].removesuffix("Z") not in csv and row["until"] in csv, csv
+    finally:
+        services.store.close()
+    args = argparse.Namespace(since=None, until=None, month=_month(f"{now:%Y-%m}"))
+    since, said_until = usage_window(args, now)
+    assert (since, said_until) == (month[0], None)
+    assert period_text(since, said_until, now).endswith("→ now")
+    last = argparse.Namespace(since=None, until=None, month=_month("2026-11"))
+    assert usage_window(last, datetime(2026, 12, 5, tzinfo=timezone.utc)) == ("2026-11-01T00:00:00Z",
+                                                                               "2026-12-01T00:00:00Z")
