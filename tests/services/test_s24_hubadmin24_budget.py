@@ -89,3 +89,14 @@ def test_hubadmin24_b9_the_current_months_report_ends_now_not_at_the_months_end(
     last = argparse.Namespace(since=None, until=None, month=_month("2026-11"))
     assert usage_window(last, datetime(2026, 12, 5, tzinfo=timezone.utc)) == ("2026-11-01T00:00:00Z",
                                                                                "2026-12-01T00:00:00Z")
+
+
+def test_hubadmin24_b8_the_readme_documents_budgets() -> None:
+    """Failed before: ``grep -i budget README.md`` found nothing — an admin learnt of budgets only from the API."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("**GPU-hour budgets**")
+    said = readme[start:readme.index("\n\n", start)]
+    for words in ('"budgets": [{"team": "nlp", "gpu_hours": 300', "`week`", "00:00 UTC", "running work runs on",
+                  "CPU-only (0-GPU) jobs are never held", "`definition_skipped`", "`quotas_changed` audit row",
+                  "jupyter-sched status", "resets_at"):
+        assert words in said, words
