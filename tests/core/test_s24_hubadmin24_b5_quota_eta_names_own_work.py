@@ -48,7 +48,3 @@ def test_s24_hubadmin24_b5_capacity_later_than_the_quota_names_both_the_quota_fi
     waits = pend.reason.details["eta_waits_on"]
     assert waits[0] in ("b-nlp", "b-two") and "w1-b1" in waits, waits
 
-
-def _show() -> None:  # pragma: no cover
-    for pend in run_cycle(snapshot([make_node("n1", gpus=2), make_node("n2", gpus=2)], _world(), quota=LINES)).pending:
-        print(pend.reason.message, pend.reason.eta, pend.reason.details.get("eta_waits_on"))

@@ -172,7 +172,9 @@ class GetQuotasResponse(ResponseModel):
         "that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
-                                            "without a line, lines that apply to nobody (hub mode: no hub group)")
+                                            "without a line, lines that apply to nobody (hub mode: no hub group); a PUT's "
+                                            "answer first names each line it set below what its running work holds (that "
+                                            "work runs on; pending work waits)")
 
     def to_wire(self) -> Any:
         return self.model_dump(mode="json", exclude_unset=True)
