@@ -3,7 +3,7 @@
 Subcommands talk to a running Jupyter server with the jupyter_sched extension through the
 same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
 
-    jupyter-sched status                         server, identity, GPUs, my jobs
+    jupyter-sched status [JOB]                   server, identity, GPUs, my jobs; or one job's line
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
     jupyter-sched submit --gpus 2 --script train.py --wait
     jupyter-sched queue [--limit N | --all] [--mine]   pending (first 50) and running work, reasons, ETA
@@ -211,7 +211,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
 
     if want("status"):
-        sub.add_parser("status", help="server, identity, GPU inventory and my jobs")
+        status = sub.add_parser("status", help="server, identity, GPU inventory and my jobs; or one job's line")
+        # one job's line, as `%schedule status JOB` and the quickstart say it (new user 24, N11: "unexpected arguments")
+        status.add_argument("job", nargs="?", metavar="JOB", help="a job's id or name: its one line (state, where, "
+                                                                   "until when, progress), as %%schedule status JOB")
     if want("submit"):
         _add_submit(sub)
     if want("queue"):
