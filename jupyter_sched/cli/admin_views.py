@@ -215,6 +215,9 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
                       str(row.get("jobs", ""))])
     _print(table, io)
+    for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
+        if row.get("moved"):
+            print(f"{row.get(args.by)}: {row['moved']}", file=io.out)
     unit = _cost_unit(rows)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
           + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),

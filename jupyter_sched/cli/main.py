@@ -197,7 +197,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         return command is None or command == name
 
     parser = _Parser(
-        prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
+        prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
+        allow_abbrev=command != "teams")  # `teams move --to` is no abbreviation of --token
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
                                         "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "

@@ -24,7 +24,7 @@ _SHOWN = 20
 
 def add_parser(sub: Any) -> None:
     """Add ``teams`` (``teams move``) to the subcommands."""
-    teams_p = sub.add_parser("teams", help="admin: move a team's work to another team (after a hub group rename)")
+    teams_p = sub.add_parser("teams", allow_abbrev=False, help="admin: move a team's work to another team (after a hub group rename)")
     acts = teams_p.add_subparsers(dest="teams_command", metavar="ACTION")
     acts.required = True
     move = acts.add_parser(

@@ -350,10 +350,18 @@ class AccountingService:
         now = self.ctx.clock.now()
         since, until = usage_window(*parse_window(request.since, request.until),  # the one period
                                     now=_up_to_the_second(now))
-        return GetUsageReportResponse.model_validate(usage_report_for(
+        rows = usage_report_for(
             self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
             prices=self.prices, cost_unit=self.price_unit,
-            telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
+            telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None)
+        if "team" in by and rows:  # a team whose work an admin moved (renamed hub group): one line links its rows
+            from .team_move import moved_notes
+
+            notes = moved_notes(self.ctx.store, since, until)
+            for row in rows:
+                if (note := notes.get(str(row.get("team")))) is not None:
+                    row["moved"] = note
+        return GetUsageReportResponse.model_validate(rows)
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;

@@ -30,6 +30,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from ..admission import Caller
@@ -42,7 +43,7 @@ from ..store.definitions import get_definition, list_definitions, update_definit
 from .context import Context
 from .models.teams import MoveTeamRequest, MoveTeamResponse
 
-__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "team_move_service"]
+__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "team_move_service"]
 
 TEAM_MOVED_ACTION = "team_moved"
 """Audit action of a move (details: team, to, moved and left ids, the quota lines moved)."""
@@ -223,7 +224,8 @@ class TeamMoveService:
             tx.add_event(actor=caller.user, action=TEAM_MOVED_ACTION, job_id=None, user=None,
                          message=f"team {team}'s work moved to {to} by {caller.user}: {len(done)} job(s)/definition(s)"
                                  + (f", {len(left)} left" if left else "") + (f"; {quota_said}" if quota_said else ""),
-                         details={"team": team, "to": to, "moved": sorted(done), "left": left, "quota": quota_said})
+                         details={"team": team, "to": to, "moved": sorted(done), "left": left, "quota": quota_said},
+                         at=self.ctx.clock.now())  # the clock usage intervals are dated by (the report's notes)
         self.ctx.kick("team_moved")
         if self.on_moved is not None:
             self.on_moved(caller.user)
@@ -250,6 +252,26 @@ class TeamMoveService:
         job = record.job
         moved = replace(job, spec=replace(job.spec, team=to))
         return tx.try_update_job(replace(record, job=moved)) is not None
+
+
+def moved_notes(store: Any, since: datetime | None, until: datetime | None) -> dict[str, str]:
+    """``{team: one line}`` for the usage report grouped by team (hubadmin23 A9: a renamed team's month
+    split into two rows with nothing linking them): each move recorded in ``[since, until)`` (``team_moved``)
+    says, on the old team's row and the new team's, when the work moved — so the two rows add up."""
+    from ..model.units import clock_text
+
+    notes: dict[str, list[str]] = {}
+    for event in store.list_events(action=TEAM_MOVED_ACTION, since=since, until=until, limit=100):
+        details = event.details or {}
+        team, to = details.get("team"), details.get("to")
+        if not isinstance(team, str) or not isinstance(to, str):
+            continue
+        when = clock_text(event.at, None)
+        notes.setdefault(team, []).append(f"{team}'s work was moved to {to} at {when} by {event.actor}: its GPU-hours "
+                                          f"before stay on this row, runs started after are {to}'s")
+        notes.setdefault(to, []).append(f"work of {team} was moved to {to} at {when} by {event.actor}: "
+                                        f"{team}'s row holds its GPU-hours before")
+    return {team: "; ".join(lines) for team, lines in notes.items()}
 
 
 def _item(item_id: str, kind: str, user: str, state: str | None, gpus: float, team: str, to: str,

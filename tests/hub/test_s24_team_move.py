@@ -20,7 +20,7 @@ import pytest
 
 from jupyter_sched.errors import AuthorizationError, ValidationError
 from jupyter_sched.services.hub_teams import groups_of_models
-from jupyter_sched.services.models import parse
+from jupyter_sched.services.models import GetUsageReportRequest, parse
 from jupyter_sched.services.models.teams import MoveTeamRequest
 from tests.hub.test_red18_team import SLEEP, _job, _submit
 from tests.hub.test_s23_hubadmin23_a9_a11_rename import RENAMED, _clock_advance, _rename, _renamed_service
@@ -111,6 +111,11 @@ def test_s24_hubadmin23_a9_running_work_moves_others_are_left_with_why_and_usage
         svc.tick()
         rows = svc.store.usage_rows()
         assert rows and {r.team for r in rows if r.job_id == f_run} == {"vision"}, rows  # history keeps its team
+        _clock_advance(svc, 600)  # ten minutes of f-run's run in the report
+        report = svc.services.accounting.report(svc.services.caller("admin", admin=True),
+                                                parse(GetUsageReportRequest, {"by": "team", "all": True}))
+        by_team = {r["team"]: r for r in report.to_wire()}
+        assert "vision's work was moved to cv at" in by_team["vision"]["moved"], by_team  # one line links the rows
     finally:
         cancel_all_and_close(svc)
 
