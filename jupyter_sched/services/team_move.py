@@ -241,8 +241,11 @@ class TeamMoveService:
                 return True
             if definition.team != team:
                 return True
+            request = dict(definition.job)
+            if request.get("team") == team:  # the saved request's team wins over the definition's at firing
+                request["team"] = to
             try:
-                update_definition(tx, replace(definition, team=to))
+                update_definition(tx, replace(definition, team=to, job=request))
             except ConflictError:  # edited meanwhile: read again
                 return False
             return True

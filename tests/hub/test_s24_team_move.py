@@ -220,3 +220,30 @@ def test_s24_hubadmin24_b10_the_first_hub_read_warns_of_a_grant_and_a_budget_nam
             "applies to nobody — did you mean nlp?") in said, said
     assert any(s.startswith("jupyter_sched: team vision: no hub group of that name") and "priority grant" in s
                for s in said), said
+
+
+def test_s24_hubadmin23_a9_a_definition_of_the_renamed_team_is_moved_and_its_next_run_is_charged_to_cv(
+        tmp_path: Path) -> None:
+    """Before, its firing was rejected ("ha23h may not charge team 'vision'"); after the move its run is cv's."""
+    from jupyter_sched.services.models.definitions import CreateDefinitionRequest
+
+    svc, hub = _renamed_service(tmp_path, gpus=3)
+    svc.services.definitions.owner_caller = lambda user: svc.services.caller(
+        user, admin=False, groups=list(hub.roles[user]["groups"]))
+    try:
+        script = tmp_path / "nightly.py"
+        script.write_text("print('x')\n")
+        nightly = svc.services.definitions.create(
+            svc.services.caller("ha23h", admin=False, groups=["vision"]),
+            parse(CreateDefinitionRequest, {"name": "nightly", "script": str(script), "schedule": "* * * * *",
+                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
+        _rename(svc, hub)
+        _hub_mode(svc, hub.roles)
+        done = _move(svc, "vision", {"to": "cv"})
+        assert [(i["id"], i["kind"], i["outcome"]) for i in done["items"]] == [(nightly, "definition", "moved")], done
+        _clock_advance(svc, 120)
+        svc.services.definitions.fire_due()
+        (run,) = svc.list_jobs(user="ha23h", state=None)
+        assert run["state"] != "rejected" and run["team"] == "cv", run
+    finally:
+        cancel_all_and_close(svc)
