@@ -136,7 +136,12 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     resolved, mode = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
-    job = client.submit(body)
+    # a restart of the server is ridden out, only while the submit surely never reached it (hubadmin24 B18)
+    from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
+
+    job = RideOut(_say(io), doing="the submit was not received; sending it again",
+                  stop="Ctrl-C stops, nothing is submitted", retry_if=never_sent,
+                  limit_s=SUBMIT_RIDE_OUT_S)(lambda: client.submit(body))
     if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
         pass
     elif resolved is not None:

@@ -12,6 +12,12 @@ error is raised (the CLI exits ``EXIT_NO_SERVER``, 3, "no server answered", as `
 
 A name that does not resolve (``NO_SUCH_HOST_HINT``) or a URL that answers with something other
 than the API (``NotSchedServerError``) is no restart: raised at once.
+
+A submit rides out a restart too (hubadmin24 B18: nightly scripts failed at every upgrade), but only
+while the failure proves the request never reached the scheduler (:func:`never_sent`: the hub
+proxy's 503 for a service that is not running, a refused connection) — never after a timeout, a
+reset or a 502/504, where the job may have been taken and a second send would submit it twice —
+and for at most :data:`SUBMIT_RIDE_OUT_S` seconds.
 """
 
 from __future__ import annotations
@@ -22,10 +28,14 @@ from typing import TypeVar
 
 from ..errors import SchedError
 
-__all__ = ["CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "RideOut", "no_server_answered", "restarting_notice"]
+__all__ = ["CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SUBMIT_RIDE_OUT_S", "RideOut", "never_sent", "no_server_answered",
+           "restarting_notice"]
 
 RIDE_OUT_S = 600.0
 """Longest run of no answer (seconds) a wait keeps polling through before it gives up (exit 3)."""
+
+SUBMIT_RIDE_OUT_S = 120.0
+"""Longest run of no answer (seconds) a submit is retried through (only while :func:`never_sent`)."""
 
 MAX_DELAY_S = 15.0
 """Longest pause (seconds) between two polls of a server that does not answer."""
@@ -54,7 +64,22 @@ def no_server_answered(exc: BaseException) -> bool:
     return exc.code in DOWN_CODES and exc.hint != NO_SUCH_HOST_HINT
 
 
-def restarting_notice(error: SchedError, doing: str, stop: str = CTRL_C) -> str:
+def never_sent(exc: BaseException) -> bool:
+    """Whether ``exc`` proves the request never reached the scheduler, so that sending it again cannot
+    do it twice: a proxy's 503 (JupyterHub's "Service Unavailable" for a service that is not running)
+    or a refused connection. A timeout, a reset connection or a 502/504 do not prove it (the scheduler
+    may have taken it)."""
+    from ._wire import ServiceDownError
+    from .sync import NotSchedServerError, ServerUnreachableError
+
+    if isinstance(exc, ServiceDownError):
+        return (exc.details or {}).get("status") == 503
+    if isinstance(exc, ServerUnreachableError) and not isinstance(exc, NotSchedServerError):
+        return "(connection refused)" in exc.message
+    return False
+
+
+def restarting_notice(error: SchedError, doing: str, stop: str = CTRL_C, *, limit_s: float = RIDE_OUT_S) -> str:
     """``the scheduler is not answering (HTTP 503 …) — it is likely restarting; still waiting for
     j-… (for up to 10 min; Ctrl-C stops waiting, the job goes on)``: said once per wait.
 
@@ -62,7 +87,7 @@ def restarting_notice(error: SchedError, doing: str, stop: str = CTRL_C) -> str:
         error: the last answer (its message says who did not answer, and how).
         doing: what goes on meanwhile, ``still waiting for j-…``, ``still following j-…'s log``.
         stop: how to stop it, and what stopping leaves."""
-    return f"{error.message} — it is likely restarting; {doing} (for up to {RIDE_OUT_S / 60:.0f} min; {stop})"
+    return f"{error.message} — it is likely restarting; {doing} (for up to {limit_s / 60:.0f} min; {stop})"
 
 
 class RideOut:
@@ -76,13 +101,18 @@ class RideOut:
         doing: what goes on meanwhile (:func:`restarting_notice`), e.g. ``still waiting for j-7``.
         stop: how to stop it (:data:`CTRL_C`; a notebook's "interrupt the kernel …").
         before_notice: called just before the notice is said (to take a progress bar down).
+        retry_if: which errors are retried (default :func:`no_server_answered`; a submit: :func:`never_sent`).
+        limit_s: longest run of no answer retried, in seconds (default :data:`RIDE_OUT_S`).
 
     Raises (from :meth:`__call__`): the last error once the time is up; any other error at once.
     """
 
     def __init__(self, say: Callable[[str], None], *, doing: str, stop: str = CTRL_C,
-                 before_notice: Callable[[], None] = lambda: None) -> None:
+                 before_notice: Callable[[], None] = lambda: None,
+                 retry_if: Callable[[BaseException], bool] = no_server_answered, limit_s: float = RIDE_OUT_S) -> None:
         self.say = say
+        self.retry_if = retry_if
+        self.limit_s = limit_s
         self.doing = doing
         self.stop = stop
         self.before_notice = before_notice
@@ -95,16 +125,16 @@ class RideOut:
             try:
                 return fetch()
             except SchedError as exc:
-                if not no_server_answered(exc):
+                if not self.retry_if(exc):
                     raise
                 now = _clock()
                 down_since = now if down_since is None else down_since
-                end = down_since + RIDE_OUT_S if deadline is None else min(down_since + RIDE_OUT_S, deadline)
+                end = down_since + self.limit_s if deadline is None else min(down_since + self.limit_s, deadline)
                 if now >= end:
                     raise
                 if not self.said:
                     self.before_notice()
-                    self.say(restarting_notice(exc, self.doing, self.stop))
+                    self.say(restarting_notice(exc, self.doing, self.stop, limit_s=self.limit_s))
                     self.said = True
                 _sleep(min(delay, max(end - now, 0.0)))
                 delay = min(delay * 2, MAX_DELAY_S)
