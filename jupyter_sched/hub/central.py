@@ -485,8 +485,16 @@ class HubSchedApp(SchedApp):
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
         if hasattr(self.services, "quotas"):
-            first = self.services.quotas.hub_groups is None
+            before = self.services.quotas.hub_groups
+            first = before is None
             self.services.quotas.hub_groups = groups = groups_of_models(models, self.services.clock.now())
+            if before is not None:  # a group that vanished and is listed again (hubadmin24 B15: load_groups)
+                from ..services.hub_teams import back_group_text
+
+                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups)
+                for group in sorted(gone & groups.groups):
+                    log.warning("jupyter_sched: %s", back_group_text(group, groups))
+                self._gone_groups = gone - groups.groups
             if first:  # the start-up check ran before the hub was read: its groups said now (hubadmin23 A2)
                 from ..services.hub_teams import unlisted_group_warning
 
@@ -586,7 +594,10 @@ class HubSchedApp(SchedApp):
                 self._said_unconfirmed = True  # once: a hub down at start holds work queued before it (A5)
                 self.log.warning("jupyter_sched: %s", unconfirmed_warning(self._hub().api_url, exc,
                                                                            self.offboarding.unconfirmed))
-            log.warning("jupyter_sched: could not list the hub's users for offboarding; will retry", exc_info=True)
+            # one line, no traceback (hubadmin24 B13); an outage is said once by the hub client itself
+            log.log(logging.DEBUG if exc.outage else logging.WARNING,
+                    "jupyter_sched: could not list the hub's users for offboarding (%s); will retry", exc)
+            log.debug("jupyter_sched: offboarding lookup failed", exc_info=True)
         except Exception:
             log.exception("jupyter_sched: offboarding check failed; will retry")
         return []
@@ -605,8 +616,9 @@ class HubSchedApp(SchedApp):
             return []
         try:
             decided = await leases_to_release(leases, self._hub(), self._kernel_reports)
-        except HubLookupError:
-            log.warning("jupyter_sched: could not list active hub servers; will retry", exc_info=True)
+        except HubLookupError as exc:  # one line, no traceback; an outage is said once by the hub client (B13)
+            log.log(logging.DEBUG if exc.outage else logging.WARNING,
+                    "jupyter_sched: could not list active hub servers (%s); will retry", exc)
             return []
         released: list[str] = []
         for lease, reason in decided:
