@@ -30,3 +30,11 @@ def test_newuser24_nit_a_cells_wait_refusal_says_where_its_id_is() -> None:
     with pytest.raises(ValidationError) as refused:
         parse_schedule_line("--gpus 1 --wait", cell=True)
     assert "%%schedule cell's output" in str(refused.value.hint) and "%schedule wait {_}" in str(refused.value.hint)
+
+
+def test_newuser24_nit_cancel_of_an_ended_job_says_cancelled_once() -> None:
+    from jupyter_sched.wording.jobs import nothing_to_cancel
+
+    said = nothing_to_cancel({"id": "j-1", "name": "waitml", "state": "cancelled", "message": "cancelled by root"}, None)
+    assert said == "nothing to do: it had already ended — job j-1 (waitml): cancelled — by root", said
+    assert said.count("cancelled") == 1
