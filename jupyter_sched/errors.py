@@ -20,8 +20,10 @@
     ├── ExecutorError               an executor failed to start/stop work (502)
     ├── TelemetryError              a collector returned unusable data (502)
     ├── StoreError                  the store failed (503)
-    └── OverloadedError             the service is out of file descriptors or connections;
-                                    retry (503, never a refusal of the user: red team 17, R6)
+    ├── OverloadedError             the service is out of file descriptors or connections;
+    │                               retry (503, never a refusal of the user: red team 17, R6)
+    └── StoppingError               the server is shutting down; retry in a few seconds (503
+                                    with Retry-After, never a refusal of the user: new user 24, N7)
 
 Each error renders to the JSON body ``{"error": {"code", "message", "field", "hint"}}``
 with :meth:`SchedError.to_json`; :data:`HTTP_STATUS` maps each class to its status code.
@@ -50,6 +52,7 @@ __all__ = [
     "OverloadedError",
     "QuotaError",
     "SchedError",
+    "StoppingError",
     "StoreError",
     "TelemetryError",
     "TimestampError",
@@ -237,6 +240,15 @@ class OverloadedError(SchedError):
     public_hint = "retry in a moment; an admin sees the front door's summary line in the service log"
 
 
+class StoppingError(SchedError):
+    """The request came while the server stops (its extension has begun to shut down): nothing is
+    wrong with the request and nothing was done; ``details["retry_after_s"]`` says when to ask again."""
+
+    code = "stopping"
+    public_message = "the server is stopping (shutdown): this request was not carried out"
+    public_hint = "retry in a few seconds, once the server is back; nothing was changed"
+
+
 HTTP_STATUS: dict[type[SchedError], int] = {
     ValidationError: 400,
     TimestampError: 400,
@@ -252,6 +264,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     TelemetryError: 502,
     StoreError: 503,
     OverloadedError: 503,
+    StoppingError: 503,
     SchedError: 500,
 }
 

@@ -40,10 +40,11 @@ time; every figure now says its period (``since`` / ``until``)."""
 
 def usage_window(since: datetime | None, until: datetime | None, *, now: datetime) -> tuple[datetime, datetime]:
     """``[since, until)`` of a usage figure by the one rule (:data:`USAGE_WINDOW`): ``until`` defaults
-    to ``now`` (one after it is kept as asked: the figure still ends at the report time), ``since`` to
-    7 days before ``until`` (or ``now`` when earlier); a ``since`` after ``until`` gives an empty
-    window (no figure), never an error. Both aware UTC."""
-    end = now if until is None else until
+    to ``now``, and one after ``now`` is ``now`` — the figures end at the report time, and so does the
+    period each row says (hubadmin24 B9: the current month's CSV rows said they covered up to Jan 1);
+    ``since`` defaults to 7 days before ``until``; a ``since`` after ``until`` gives an empty window (no
+    figure), never an error. Both aware UTC."""
+    end = now if until is None else min(until, now)
     if since is None:
         return min(end, now) - USAGE_WINDOW, end
     return since, max(end, since)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..model.frozen import fast_init
@@ -200,6 +200,11 @@ class Projection:
             index (conservative backfill's plan, which admission itself follows).
         shared: per unit, the GPUs held by fractional jobs (running or reserved), in the order
             they were opened (module doc).
+        line_enders: per quota line, ``(end, job id)`` of the holders charged to it with a known
+            end, sorted; ``line_reserved_ends``: per line, those of the jobs reserved on it so far.
+            A job its quota holds back now waits for *them* — its team's (or its user's) own work —
+            not for the jobs whose ends free GPUs (hubadmin24 B5: an nlp job over nlp's quota was
+            told "when ha24r's job … ends", a research job).
     """
 
     units: list[Timeline]
@@ -211,6 +216,8 @@ class Projection:
     reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
     free_longest_first: bool = False
     shared: dict[int, list[SharedGpu]] = field(default_factory=dict)
+    line_enders: list[list[tuple[float, str]]] = field(default_factory=list)
+    line_reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
 
     def copy(self) -> Projection:
         """An independent copy for trial reservations (``enders`` is read-only and shared)."""
@@ -219,7 +226,9 @@ class Projection:
                           line_forever=[list(f) for f in self.line_forever], enders=self.enders,
                           reserved_ends={unit: list(ends) for unit, ends in self.reserved_ends.items()},
                           free_longest_first=self.free_longest_first,
-                          shared={unit: [g.copy() for g in gs] for unit, gs in self.shared.items()})
+                          shared={unit: [g.copy() for g in gs] for unit, gs in self.shared.items()},
+                          line_enders=self.line_enders,
+                          line_reserved_ends={line: list(ends) for line, ends in self.line_reserved_ends.items()})
 
     def room_at(self, t: float) -> bool:
         """Whether anything may start at ``t``: a unit has a whole GPU free, or a shared GPU some
@@ -270,6 +279,7 @@ class Projection:
     def reserve(self, demand: Demand, start: float, option: Option, chosen: Sequence[tuple[int, int]]) -> Estimate:
         """Reserve ``demand`` from ``start`` on ``chosen`` units (and ``option``'s quota lines)."""
         end = start + demand.duration
+        short = [line for line in option.lines if self.lines[line].at(demand.after) < demand.milli]
         for unit, gpus in chosen:
             if demand.share and not gpus:  # joins a shared GPU (:meth:`_fit`)
                 found = self._slot(demand, unit, start)
@@ -293,21 +303,19 @@ class Projection:
         # name the jobs whose end decided the start: the last to end by it on its units, running or
         # reserved ahead (new user 6 F2: "when all4, big2 and big1 end" named two jobs that had ended
         # 70 minutes before all4); both lists are sorted by end
-        last, names = -math.inf, list[str]()
-        for unit, _ in chosen:
-            for ends in (self.enders[unit], self.reserved_ends.get(unit, _NONE)):
-                i = bisect.bisect_right(ends, (start, "\uffff")) if ends else 0
-                if not i or (at := ends[i - 1][0]) < last:
-                    continue
-                if at > last:
-                    last, names = at, []
-                while i and ends[i - 1][0] == at and len(names) < 3:
-                    names.append(ends[i - 1][1])
-                    i -= 1
+        last, names = _last_enders(start, (ends for unit, _ in chosen
+                                           for ends in (self.enders[unit], self.reserved_ends.get(unit, _NONE))))
+        if short and self.line_enders:  # its quota has no room now: its own team's work decides (hubadmin24 B5)
+            at, own = _last_enders(start, (ends for line in short for ends in (
+                self.line_enders[line], self.line_reserved_ends.get(line, _NONE))))
+            if own:  # GPUs freed later than the quota is under: both are waited for, the quota's first
+                names = [*own, *(n for n in names if n not in own)] if last > at else own
         waits = tuple(dict.fromkeys(names))[:3]
         if math.isfinite(end) and end > start:
             for unit, _ in chosen:
                 bisect.insort(self.reserved_ends.setdefault(unit, []), (end, demand.job_id))
+            for line in option.lines:
+                bisect.insort(self.line_reserved_ends.setdefault(line, []), (end, demand.job_id))
         return Estimate(start=start, flavor=option.flavor, waits_on=waits)
 
     def unknown(self, demand: Demand) -> Estimate:
@@ -426,6 +434,23 @@ class Projection:
             return Estimate(None, why="it waits on something other than GPUs freeing up (see the reason); "
                                       "no running job's end changes that")
         return Estimate(None, why="no node of its GPU models can hold one of its workers")
+
+
+def _last_enders(start: float, lists: Iterable[Sequence[tuple[float, str]]]) -> tuple[float, list[str]]:
+    """``(when, up to 3 job ids)``: of the ``(end, job id)`` lists (each sorted), the jobs that end
+    last by ``start`` — the ends that decided it (new user 6 F2: not those that ended long before);
+    ``(-inf, [])`` when none ends by then."""
+    last, names = -math.inf, list[str]()
+    for ends in lists:
+        i = bisect.bisect_right(ends, (start, "\uffff")) if ends else 0
+        if not i or (at := ends[i - 1][0]) < last:
+            continue
+        if at > last:
+            last, names = at, []
+        while i and ends[i - 1][0] == at and len(names) < 3:
+            names.append(ends[i - 1][1])
+            i -= 1
+    return last, names
 
 
 def build_units(free_now: Sequence[int], releases: Sequence[Sequence[tuple[float, int]]]) -> list[Timeline]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
-from ..wording.usage import last_days
+from ..model.units import clock_text
+from ..wording.usage import USAGE_DAYS, last_days
 
 __all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
 
@@ -109,35 +110,61 @@ def _month(value: str) -> tuple[str, str]:
 
 
 def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, str | None]:
-    """The ``(since, until)`` ``usage`` asks for: ``--month``'s, else ``--since`` (None: the server's
-    one usage period, the 7 days before ``until`` — what ``status`` says) and ``--until`` (None: up
-    to now). ``now`` is unused (kept for callers).
+    """The ``(since, until)`` ``usage`` asks for: ``--month``'s (its until None while the month is not over:
+    it ends now), else ``--since`` and ``--until``
+    (None: up to now). ``--since`` None with ``--until`` given is the 7 days before ``--until`` (or
+    before ``now``, when earlier), the server's own rule, computed here and sent: the footer says the
+    period the query used (new user 24, N9: it said "in the last 7 days (since …)" and no end). Both
+    None: the server's one usage period, the 7 days before the answer (what ``status`` says).
 
     Raises:
-        ValueError: ``--month`` beside ``--since`` or ``--until`` (the message says which to keep).
+        ValueError: ``--month`` beside ``--since`` or ``--until`` (the message says which to keep);
+            ``--since`` after ``now`` (no usage is recorded yet); ``--since`` not before ``--until``.
     """
     since, until, month = (getattr(args, name, None) for name in ("since", "until", "month"))
     if month is not None:
         if since or until:
             raise ValueError("--month is a whole month by itself: give --month alone, or --since/--until")
-        return month[0], month[1]
+        # the month not over yet ends now: its rows and footer say so, not its end to come (hubadmin24 B9)
+        end = _parsed(month[1])
+        return month[0], month[1] if end is None or end <= now else None
+    start, end = _parsed(since), _parsed(until)
+    if end is not None and not since:  # a --until the server could not read: sent alone, its refusal names it
+        start = min(end, now) - timedelta(days=USAGE_DAYS)
+        since = f"{start:%Y-%m-%dT%H:%M:%S}Z"
+    if start is not None and start > now:
+        raise ValueError(f"--since {clock_text(start, now)} is in the future: usage is recorded up to now "
+                         f"({clock_text(now, now)}) — give a start before it")
+    if start is not None and end is not None and start >= end:
+        raise ValueError(f"--since {clock_text(start, now)} is not before --until {clock_text(end, now)}: "
+                         "the period would be empty — give a start before the end")
     return since or None, until
+
+
+def _parsed(text: str | None) -> datetime | None:
+    """``text`` (an ISO 8601 time with its offset, as sent) in UTC; None when absent or not readable here."""
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
 
 
 def period_text(since: str, until: str | None, now: datetime) -> str:
     """The period a report covers, as the CLI says times (:func:`~jupyter_sched.model.units.clock_text`,
-    UTC): ``Dec 1 00:00 UTC → now``, ``Nov 1 00:00 UTC → Dec 1 00:00 UTC (not included)``; a time
-    this cannot read is said as typed (the server has read it)."""
-    from ..model.units import clock_text
-
-    def said(text: str) -> str:
-        try:
-            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return text
-        return clock_text(when, now) if when.tzinfo is not None else text
-
-    return f"{said(since)} → " + (f"{said(until)} (not included)" if until else "now")
+    UTC): ``Dec 1 00:00 UTC → now``, ``Nov 1 00:00 UTC → Dec 1 00:00 UTC (not included)``,
+    ``09:00 UTC → 12:10 UTC (not included)`` (both today). The end has its date unless both ends are
+    today (new user 24, N9: "Dec 1 00:00 UTC → 00:00 UTC" for an end of today's midnight); an end
+    after ``now`` is "now" (the figures end at the report time); a time this cannot read is said as
+    typed (the server has read it)."""
+    start, end = _parsed(since), _parsed(until)
+    first = since if start is None else clock_text(start, now)
+    if until is None or (end is not None and end > now):
+        return f"{first} → now"
+    today = start is not None and end is not None and start.date() == end.date() == now.date()
+    return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"
 
 
 def _limit(value: str) -> int:
@@ -188,6 +215,9 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
                       str(row.get("jobs", ""))])
     _print(table, io)
+    for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
+        if row.get("moved"):
+            print(f"{row.get(args.by)}: {row['moved']}", file=io.out)
     unit = _cost_unit(rows)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
           + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),

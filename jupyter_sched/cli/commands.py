@@ -40,6 +40,7 @@ from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
 from .progress import TerminalProgress
+from .teams import teams as teams_command
 
 __all__ = ["COMMANDS", "number_or_text"]
 
@@ -52,7 +53,15 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Server, identity, GPUs and my work, from three small answers: ``GET me`` already counts my
     running jobs, leases and pending jobs, so no job list is fetched (on a busy server that list
     is megabytes, and the slowest part of the command) — except my GPU-holding jobs while some of
-    them are stopping, to say why and until when."""
+    them are stopping, to say why and until when. ``status JOB``: that job's one line (``--json``: its
+    record), as ``%schedule status JOB`` prints it (new user 24, N11)."""
+    if getattr(args, "job", None):
+        job = client.job(job_of(client, args.job, "status", io))  # a name of mine is taken for its id
+        if args.json:
+            _dump(job, io)
+        else:
+            print(job_line(job, _now()), file=io.out)
+        return EXIT_OK
     config, me, inventory = client.config(), client.me(), client.inventory()
     if args.json:
         _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory}, io)
@@ -498,7 +507,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command,
 }
 
 

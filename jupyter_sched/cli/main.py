@@ -3,7 +3,7 @@
 Subcommands talk to a running Jupyter server with the jupyter_sched extension through the
 same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
 
-    jupyter-sched status                         server, identity, GPUs, my jobs
+    jupyter-sched status [JOB]                   server, identity, GPUs, my jobs; or one job's line
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
     jupyter-sched submit --gpus 2 --script train.py --wait
     jupyter-sched queue [--limit N | --all] [--mine]   pending (first 50) and running work, reasons, ETA
@@ -12,6 +12,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel JOB [JOB ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
+    jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
     jupyter-sched logs JOB [-f]
     jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
@@ -177,8 +178,8 @@ _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", 
 """The ``dest`` of every option of ``submit`` and ``definitions create/edit`` that takes a value
 (``--workdir``'s is read here, not sent: an empty one was the current folder)."""
 
-COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
-                 "fetch-traces", "doctor")
+COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "serve",
+                 "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
 
@@ -196,7 +197,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         return command is None or command == name
 
     parser = _Parser(
-        prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
+        prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
+        allow_abbrev=command != "teams")  # `teams move --to` is no abbreviation of --token
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
                                         "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "
@@ -210,7 +212,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
 
     if want("status"):
-        sub.add_parser("status", help="server, identity, GPU inventory and my jobs")
+        status = sub.add_parser("status", help="server, identity, GPU inventory and my jobs; or one job's line")
+        # one job's line, as `%schedule status JOB` and the quickstart say it (new user 24, N11: "unexpected arguments")
+        status.add_argument("job", nargs="?", metavar="JOB", help="a job's id or name: its one line (state, where, "
+                                                                   "until when, progress), as %%schedule status JOB")
     if want("submit"):
         _add_submit(sub)
     if want("queue"):
@@ -242,9 +247,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 
         add_definitions_parser(sub)
+    if want("teams"):
+        from .teams import add_parser as add_teams_parser  # teams move (hubadmin23 A9)
+
+        add_teams_parser(sub)
     from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
 
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions",
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams",
                  *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))

@@ -18,6 +18,11 @@ A firing whose job cannot be built (the notebook was removed, the profile no lon
 request can no longer fit) still gets its one run: a job recorded as ``rejected`` whose message
 says why, so the definition's run list shows the failure instead of a silent gap.
 
+A firing while the definition's previous run is still pending on a spent GPU-hour budget (code
+``BudgetExhausted``: it waits for the period's reset) is skipped the same way, the record saying the
+budget (hubadmin24 B11: a minutely definition piled up one held run a minute, heading for the
+pending cap): the one run held shows the reason; the next firing after it starts runs again.
+
 A firing over its owner's rate (``max_per_user_hour`` scheduled firings of all their definitions in
 the last hour; red team 15, R2: 100 definitions of one user started 107 jobs in one minute, every
 minute, with nobody logged in) is skipped *without* a run or a job: one ``definition_skipped``
@@ -38,7 +43,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..errors import BusyError, ConflictError, SchedError
-from ..model import Job, JobSpec
+from ..model import Job, JobSpec, JobState
 from ..model.units import clock_text, zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, FiringPlan, next_firing, parse_schedule, plan_firings
@@ -147,6 +152,8 @@ class _Skips:
     since: datetime | None = None
     last: datetime | None = None
     fired: int = 0
+    why: str = ""
+    """What skipped them when not the owner's rate (a spent budget: the held run's reason)."""
 
 
 class DefinitionFiring:
@@ -236,11 +243,13 @@ class DefinitionFiring:
             return
         fire: list[datetime] = []
         skips: list[tuple[datetime, int]] = []
+        held = self._held_on_budget(definition) if plan.fire else ""
         for at in plan.fire:
-            over = self._over_rate(definition, at)
+            over = -1 if held else self._over_rate(definition, at)
             (fire.append(at) if over is None else skips.append((at, over)))
         runs = [self._job(definition, at) for at in fire]
-        skipped, records = self._skip_records(definition, skips, fired_again=fire[-1] if fire else None, now=now)
+        skipped, records = self._skip_records(definition, skips, fired_again=fire[-1] if fire else None, now=now,
+                                              why=held)
         created: list[Job] = []
         with self.store.transaction(now=now) as tx:
             current = get_definition(tx, definition.id)
@@ -306,6 +315,24 @@ class DefinitionFiring:
         fired.append(key)
         return None
 
+    def _held_on_budget(self, definition: JobDefinition) -> str:
+        """The reason of ``definition``'s newest run when it still pends on a spent GPU-hour budget
+        (``BudgetExhausted``: it starts at the period's reset at the earliest), else ``""``."""
+        from ..store.definitions import list_runs
+
+        with self.store.transaction(write=False) as tx:
+            runs = list_runs(tx, [definition.id], limit=1)
+        if not runs or not runs[0].job_id:
+            return ""
+        try:
+            record = self.store.get_job(runs[0].job_id)
+        except SchedError:  # removed by retention: nothing holds the next firing
+            return ""
+        job = record.job
+        if job.state is not JobState.PENDING or job.reason is None or job.reason.code != "BudgetExhausted":
+            return ""
+        return f"its run {job.id} still waits: {job.reason.message}"
+
     def _fired_before(self, user: str, at: datetime) -> deque[tuple[datetime, str]]:
         """The scheduled runs of ``user``'s definitions in the hour before ``at``, from the store: a
         restart of the engine does not grant another hour's firings at once (red team 17, R4)."""
@@ -319,23 +346,29 @@ class DefinitionFiring:
         return deque(recent[-self.max_per_user_hour:])
 
     def _skip_records(self, definition: JobDefinition, skips: list[tuple[datetime, int]], *,
-                      fired_again: datetime | None, now: datetime) -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
+                      fired_again: datetime | None, now: datetime,
+                      why: str = "") -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
         """The audit records of ``skips`` (``(instant, firings counted in the hour before it)``) and
         the definition's skip state after them (kept only once the pass commits). One record per
         definition per hour: the first skip is recorded at once; later ones are counted and said
         in the next record, due an hour after the last one at a skip or at the next firing that
-        runs (red team 17, R4)."""
+        runs (red team 17, R4). ``why``: what skips them when not the rate (a spent budget); a change
+        of cause is recorded at once."""
         state = self._skips.get(definition.id)
         state = None if state is None else replace(state)
         records: list[tuple[str, dict[str, Any]]] = []
+        if state is not None and skips and state.why != why:  # the rate then the budget, or back: said anew
+            if state.count:
+                records.append(self._skip_record(definition, state, now))
+            state = None
         for at, fired in skips:
             if state is None:
-                state = _Skips(recorded_at=at)
+                state = _Skips(recorded_at=at, why=why)
             state.count, state.since, state.last, state.fired = \
                 state.count + 1, state.since or at, at, fired
             if (state.count == 1 and state.recorded_at == at) or at >= state.recorded_at + _HOUR:
                 records.append(self._skip_record(definition, state, now))
-                state = _Skips(recorded_at=at)
+                state = _Skips(recorded_at=at, why=why)
         if fired_again is not None and state is not None and state.count and \
                 fired_again >= state.recorded_at + _HOUR:
             records.append(self._skip_record(definition, state, now))
@@ -344,9 +377,9 @@ class DefinitionFiring:
 
     def _skip_record(self, definition: JobDefinition, state: _Skips, now: datetime) -> tuple[str, dict[str, Any]]:
         assert state.since is not None and state.last is not None
-        cap = (f"{definition.user}'s definitions already fired {state.fired} runs in the hour before "
-               f"{clock_text(state.last, now)}, the most this server allows per user "
-               f"(c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
+        cap = state.why or (f"{definition.user}'s definitions already fired {state.fired} runs in the hour before "
+                            f"{clock_text(state.last, now)}, the most this server allows per user "
+                            f"(c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
         if state.count == 1:
             head = f"definition {definition.name!r} skipped its firing of {clock_text(state.last, now)}"
         else:
@@ -354,8 +387,13 @@ class DefinitionFiring:
                     f"{clock_text(state.since, now)} (the last at {clock_text(state.last, now)})")
         message = (f"{head}: {cap}; no run is written for a skipped firing, and its further skips are counted "
                    "in one record an hour")
-        return message, {"definition_id": definition.id, "skipped": state.count, "since": state.since.isoformat(),
-                         "last": state.last.isoformat(), "max_firings_per_user_hour": self.max_per_user_hour}
+        details: dict[str, Any] = {"definition_id": definition.id, "skipped": state.count,
+                                   "since": state.since.isoformat(), "last": state.last.isoformat()}
+        if state.why:  # a spent budget (hubadmin24 B11): the next run starts once the held one has
+            details["cause"] = "budget"
+        else:
+            details["max_firings_per_user_hour"] = self.max_per_user_hour
+        return message, details
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,

@@ -121,6 +121,7 @@ class DecisionApplier:
         changed: list[Job] = []
         events: list[dict[str, Any]] = []
         core_audit = {(rec.action, rec.job_id) for rec in result.audit}
+        skipped: set[tuple[str, str]] = set()  # decisions not applied: the core's audit of them is not written
         merged: dict[tuple[str, str], dict[str, Any]] = {}
         ladders: dict[str, LadderState] = {}
         seen: dict[str, int] = {}
@@ -132,6 +133,7 @@ class DecisionApplier:
             for admit in result.admits:
                 r = records.get(admit.job_id)
                 if r is None or r.job.state is not JobState.PENDING or r.stop_intent:
+                    skipped.add(("admit", admit.job_id))
                     continue  # cancelled or changed since the snapshot
                 alloc = admit.allocation
                 clash = [g for g in alloc.all_gpu_uuids() if used.get(g, 0) + alloc.gpu_milli > GPU_MILLI]
@@ -140,6 +142,7 @@ class DecisionApplier:
                     tx.add_event(actor="scheduler", action="admit_refused", job_id=r.job.id, user=r.job.spec.user,
                                  message=f"admission refused: GPU(s) {', '.join(clash)} already allocated",
                                  details={"allocation": allocation_to_dict(alloc)})
+                    skipped.add(("admit", admit.job_id))
                     continue
                 for g in alloc.all_gpu_uuids():
                     used[g] = used.get(g, 0) + alloc.gpu_milli
@@ -152,6 +155,7 @@ class DecisionApplier:
                                        message="admitted" + (" (backfill)" if admit.backfill else ""))
                 stored = tx.try_update_job(replace(r, job=job))
                 if stored is None:
+                    skipped.add(("admit", admit.job_id))
                     continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
                 if written is not None:
                     written[job.id] = stored
@@ -172,13 +176,16 @@ class DecisionApplier:
                 changed.append(job)
             for p in result.preemptions:
                 r = records.get(p.job_id)
+                action = p.kind if p.kind == "reclaim" else "preempt"
                 if r is None or not r.job.state.holds_gpus or r.stop_intent:
+                    skipped.add((action, p.job_id))
                     continue
                 job = replace(r.job, preempted_by=p.for_job, message=p.reason)
                 if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
                                              stop_actor="scheduler")) is None:
+                    skipped.add((action, p.job_id))
                     continue
-                self._record(tx, core_audit, merged, p.kind if p.kind == "reclaim" else "preempt", job, p.reason,
+                self._record(tx, core_audit, merged, action, job, p.reason,
                              {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
                 stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
                 changed.append(job)
@@ -202,6 +209,8 @@ class DecisionApplier:
             for idle in result.idle:
                 events.extend(self.idle.apply(tx, idle, records, stops, changed, snapshot, ladders, seen))
             for rec in result.audit:
+                if (rec.action, rec.job_id) in skipped:
+                    continue  # an admission refused or overtaken: no "admit" row (new user 24, N1)
                 tx.add_event(actor="scheduler", action=rec.action, job_id=rec.job_id or None, user=rec.user or None,
                              message=rec.message,
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})

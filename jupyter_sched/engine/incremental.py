@@ -222,7 +222,9 @@ class IncrementalDecider:
             self._unwritten[job_id] = (record, reason)
             self.pended += 1
             return True
-        if len(result.admits) != 1:
+        if len(result.admits) != 1 or result.pending or result.preemptions or result.rejects:
+            # not a plain admission: e.g. it withdrew an admission of this ledger, which the store has
+            # committed and started (new user 24, N1) — the full cycle decides, and writes, all of it
             return False
         written: dict[str, JobRecord] = {}
         admitted, _stops = self.applier.apply(result, live.snapshot, {job_id: record}, incremental=True,

@@ -15,7 +15,8 @@ batch, admitted, no handle             does not watch it → start it (:mod:`.st
 
 Right after this engine became leader every unwatched batch job goes through adoption first
 (the previous leader may have started it without persisting the handle), and a pending job whose
-work still runs (a store restored from a backup, :mod:`.restored`) is adopted as running. Each job is handled on
+work still runs (a store restored from a backup, :mod:`.restored`) is adopted as running, and so is
+work that runs here for a job the store does not have at all. Each job is handled on
 its own: an unexpected error is logged and written to that job's message, and the pass goes on;
 only a lost lease or a failing store stops it.
 """
@@ -23,6 +24,7 @@ only a lost lease or a failing store stops it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 
 from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor
@@ -30,7 +32,7 @@ from ..model import JobState
 from ..store import JobRecord, Store
 from .observe import TickReport
 from .recovery import AdoptReconciler
-from .restored import adopt_running_pending
+from .restored import adopt_running_pending, adopt_unknown_live
 from .start import StartReconciler
 from .stops import StopReconciler
 from .transitions import JobWriter
@@ -51,6 +53,9 @@ class Reconciler:
         self.start = start
         self.stops = stops
         self.adopt = adopt
+        self.held_users: Callable[[], Mapping[str, str]] | None = None
+        """``{user: why}`` of owners the hub no longer lists (set with the decider's): said when work of
+        theirs that the store lacks is adopted (:func:`.restored.adopt_unknown_live`)."""
 
     def run(self, report: TickReport, *, adopt_unwatched: bool = False) -> None:
         """One pass (module docstring); ``adopt_unwatched`` right after becoming leader.
@@ -61,6 +66,8 @@ class Reconciler:
         """
         if adopt_unwatched:  # a store older than the host (restored): pending jobs whose work runs (A13)
             adopt_running_pending(self.store, self.executor, self.writer, self.writer.clock)
+            # … and work it does not have at all (submitted after the backup; a new store: hubadmin24 B2, B7)
+            adopt_unknown_live(self.store, self.executor, self.writer, self.writer.clock, held_users=self.held_users)
         tracked = self.executor.tracked()
         records = self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
         for record in records:

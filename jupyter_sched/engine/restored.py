@@ -10,24 +10,32 @@ was launched with, with the copy's handle, and the executor watches it from then
 and one ``adopted`` audit record naming it. A copy whose allocation is unknown is not adopted here, and
 the executor never starts a second copy of it (local: the start is refused naming the live wrapper;
 Kubernetes: the existing Job is reused).
+
+A store that does not have a job at all (submitted after the backup that was restored, or a new empty store:
+hubadmin24 B2, B7) is the same kind: :func:`adopt_unknown_live` asks the executor (its optional
+``live_unknown(known)``) for every wrapper that runs here for a job id the store lacks, and inserts each as
+a ``running`` job on the GPUs it was launched with (the spec its launch record keeps: owner, team, GPUs,
+limit, command), so its GPUs are never handed to another job, it is listed, charged and its limit kept, and
+``cancel`` reaches it. An owner the hub no longer lists is said in its WARNING (its GPUs stay taken until it
+ends). Each: one WARNING naming id, owner, pid and GPUs, one ``adopted`` audit record, one job event.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, StoreError
 from ..executors.base import Executor, ExecutorHandle
 from ..model import Allocation, Job, JobState
 from ..model.codec import allocation_to_dict
-from ..store import Store
+from ..store import JobRecord, Store
 from .clock import Clock
 from .transitions import JobWriter
 
-__all__ = ["adopt_running_pending"]
+__all__ = ["adopt_running_pending", "adopt_unknown_live"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +74,7 @@ def adopt_running_pending(store: Store, executor: Executor, writer: JobWriter, c
         written = _write(store, clock, job.id, handle, allocation)
         if written is not None:
             adopted.append(job.id)
+            writer.announce(written)  # the panel and `jobs --watch` see it now, not at their next read
             # watched from now on (one audit record, this one); work that ended meanwhile is settled by the
             # regular adoption of the running job (recovery.AdoptReconciler)
             executor.adopt(written, handle)
@@ -80,16 +89,111 @@ def adopt_running_pending(store: Store, executor: Executor, writer: JobWriter, c
     return adopted
 
 
+def adopt_unknown_live(store: Store, executor: Executor, writer: JobWriter, clock: Clock, *,
+                       held_users: Callable[[], Mapping[str, str]] | None = None) -> list[str]:
+    """Insert every job whose work runs on this host but which the store lacks as ``running`` (module docstring).
+
+    Args:
+        held_users: ``{user: why}`` of owners whose pending work is held (hub mode: no longer a hub
+            user); such an owner's adopted job is said so in its WARNING and audit record.
+
+    Returns:
+        The ids adopted (empty when the executor cannot tell, e.g. the simulator or Kubernetes).
+
+    Raises:
+        StoreError: the store failed (an executor that cannot answer is logged and skipped).
+    """
+    scan: Callable[[Callable[[str], bool]], list[tuple[Job, ExecutorHandle, Allocation | None]]] | None = \
+        getattr(executor, "live_unknown", None)
+    if scan is None:
+        return []
+
+    def known(job_id: str) -> bool:
+        try:
+            store.get_job(job_id)
+        except NotFoundError:
+            return False
+        return True
+
+    try:
+        found = scan(known)
+    except StoreError:
+        raise
+    except Exception as exc:  # the executor cannot tell now: its start still never makes a second copy
+        log.warning("could not look for work that runs on this host but is not in the store (%s)", exc)
+        return []
+    held = dict(held_users()) if held_users is not None else {}
+    adopted: list[str] = []
+    for job, handle, allocation in found:
+        user = job.spec.user or "an unknown owner"
+        if allocation is None:
+            text = (f"job {job.id} of {user} runs on this host ({_where(handle)}) but is not in this store, and its "
+                    f"launch record does not say its GPUs: it is not adopted and the scheduler may hand its GPUs to "
+                    f"other jobs — stop it (kill {handle.data.get('pid')}) or let it end")
+            log.warning("%s", text)
+            store.add_event(actor="scheduler", action="unknown_work", job_id=job.id, user=job.spec.user or None,
+                            message=text, details={"handle": handle.to_dict()})
+            continue
+        written = _insert(store, clock, job, handle, allocation)
+        if written is None:
+            continue
+        adopted.append(job.id)
+        executor.adopt(written, handle)  # watched from now on: its exit, time limit and cancel
+        writer.announce(written)
+        gpus = ", ".join(allocation.all_gpu_uuids()) or "none"
+        owner = held.get(job.spec.user)
+        said = (f"job {job.id} of {user} ({job.spec.name!r}, team {job.spec.team}) runs on this host ({_where(handle)}, "
+                f"GPUs {gpus}) but was not in this store (submitted after the backup that was restored, or the "
+                f"store is new): adopted as running, so its GPUs stay taken until it ends and `jupyter-sched cancel "
+                f"{job.id}` reaches it")
+        if owner:
+            said += f"; its owner: {owner} — cancel it if it should not run"
+        log.warning("%s", said)
+        writer.audit(written, "adopted", said, {"handle": handle.to_dict(), "allocation": allocation_to_dict(allocation),
+                                                "restored": True, "not_in_store": True, "owner_held": owner})
+    if found:
+        log.warning("%d job(s) ran on this host that this store did not have (restored from a backup, or a new "
+                    "store?): %d adopted. Work that was pending in the old store and not in this one is not carried: "
+                    "its owners must submit it again", len(found), len(adopted))
+    return adopted
+
+
 def _where(handle: ExecutorHandle) -> str:
     pid, name = handle.data.get("pid"), handle.data.get("name")
     return f"wrapper pid {pid}" if pid is not None else f"{handle.executor} object {name}"
 
 
+def _started(handle: ExecutorHandle, now: datetime) -> datetime:
+    """When the copy started: its wrapper's create time (else ``now``)."""
+    created = handle.data.get("create_time")
+    return datetime.fromtimestamp(created, tz=timezone.utc) \
+        if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 0 else now
+
+
+def _insert(store: Store, clock: Clock, job: Job, handle: ExecutorHandle, allocation: Allocation) -> Job | None:
+    now = clock.now()
+    started = min(_started(handle, now), now)
+    message = "running (adopted: it runs on this host but was not in this store — restored from a backup?)"
+    with store.transaction(now=now) as tx:
+        try:
+            tx.get_job(job.id)
+            return None  # written meanwhile
+        except NotFoundError:
+            pass
+        running = replace(job, submitted_at=job.submitted_at or started).transition(
+            JobState.ADMITTED, allocation=allocation, admitted_at=started, reason=None, nominated=None,
+            attempts=max(job.attempts, 1), not_before=None, message=message).transition(
+            JobState.RUNNING, started_at=started, message=message)
+        stored = tx.insert_job(JobRecord(job=running, executor=handle.executor, handle=handle.to_dict()))
+        tx.open_usage(job_id=running.id, attempt=running.attempts, user=running.spec.user, team=running.spec.team,
+                      kind=running.spec.kind.value, started_at=started,
+                      gpus=[(g, "unknown", allocation.gpu_milli / 1000) for g in allocation.all_gpu_uuids()])
+    return stored.job
+
+
 def _write(store: Store, clock: Clock, job_id: str, handle: ExecutorHandle, allocation: Allocation) -> Job | None:
     now = clock.now()
-    created = handle.data.get("create_time")
-    started = datetime.fromtimestamp(created, tz=timezone.utc) \
-        if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 0 else now
+    started = _started(handle, now)
     with store.transaction(now=now) as tx:
         try:
             current = tx.get_job(job_id)

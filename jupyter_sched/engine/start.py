@@ -33,6 +33,7 @@ from ..errors import ConflictError, ExecutorError, NotLeaderError
 from ..executors.base import Executor, ExecutorHandle
 from ..executors.runas import RunAs, embedded_run_as
 from ..model import Job, JobState, PendingReason
+from ..model.codec import allocation_from_dict
 from ..store import JobRecord
 from .clock import Clock
 from .failures import Failure, classify
@@ -120,8 +121,10 @@ class StartReconciler:
             if handed_over:  # running once the executor reports Started (case 027: pods may not schedule)
                 return replace(r, handle=handle.to_dict(), executor=handle.executor,
                                job=replace(r.job, message=f"handed to {self.executor.name}; waiting for it to start"))
+            copy = handle.data.get("allocation")  # a copy already running was adopted: the GPUs it holds
+            held = allocation_from_dict(copy) if isinstance(copy, Mapping) else r.job.allocation
             return replace(r, handle=handle.to_dict(), executor=handle.executor,
-                           job=r.job.transition(JobState.RUNNING, started_at=now, message="running"))
+                           job=r.job.transition(JobState.RUNNING, started_at=now, message="running", allocation=held))
 
         if self.writer.mutate(job.id, running) is None:
             # The job moved on while it started (cancelled and settled elsewhere, or deleted): the

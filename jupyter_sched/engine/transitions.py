@@ -90,6 +90,10 @@ class JobWriter:
         log.warning("job %s: gave up after %d conflicting updates", job_id, attempts)
         return None
 
+    def announce(self, job: Job) -> None:
+        """Publish ``job`` as it now is to API subscribers (a row written outside :meth:`mutate`)."""
+        self.publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=self._simulated())})
+
     def say(self, job_id: str, message: str) -> JobRecord | None:
         """Set the one-line ``message`` of a live job (no write when it already says so)."""
         def change(r: JobRecord) -> JobRecord:

@@ -97,7 +97,7 @@ import psutil
 from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind, JobSpec
-from ..model.codec import allocation_from_dict, allocation_to_dict
+from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_dict, spec_to_dict
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
@@ -664,6 +664,11 @@ class LocalExecutor:
     def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         """Start ``job`` as ``run_as`` (default: the service's own account); return its handle.
 
+        A wrapper of ``job`` that already runs here (a store older than the host, :meth:`live_copy`) is
+        adopted instead of starting a second copy: the handle's ``allocation`` is then the GPUs that copy
+        was launched on (the caller records those); a copy whose GPUs were not recorded is refused with
+        ``details["code"] = "AlreadyRunning"`` (the job goes back to the queue until it ends).
+
         Raises:
             ExecutorError: nothing to run, missing working directory, a job that would run as the
                 service in ``require_run_as`` mode, an account this process cannot switch to, or
@@ -678,14 +683,21 @@ class LocalExecutor:
                                 field="user", hint="run jupyter-sched serve as root, or use the Kubernetes executor")
         running = self.live_copy(job)
         if running is not None:  # hubadmin23 A13: a restored (older) store must never start a second copy
-            pid = running[0].data.get("pid")
-            log.warning("job %s: refusing to start it: its wrapper (pid %s) still runs in %s", job.id, pid,
-                        running[0].data.get("job_dir"))
+            copy, recorded = running
+            pid = copy.data.get("pid")
+            if recorded is not None:  # a copy found after the start-up check: adopted, on the GPUs it holds
+                log.warning("job %s: not started again: its wrapper (pid %s, GPUs %s) still runs in %s — adopted "
+                            "(the store is older than this host: restored from a backup?)", job.id, pid,
+                            ", ".join(recorded.all_gpu_uuids()) or "none", copy.data.get("job_dir"))
+                self.adopt(job, copy)
+                return ExecutorHandle(copy.executor, {**copy.data, "allocation": allocation_to_dict(recorded)})
+            log.warning("job %s: not started: its wrapper (pid %s) still runs in %s", job.id, pid,
+                        copy.data.get("job_dir"))
             raise ExecutorError(
-                f"job {job.id} already runs on this host (wrapper pid {pid} in {running[0].data.get('job_dir')}); "
-                "a second copy is not started", field="job_id",
-                hint="the store is older than this host (restored from a backup?); the running copy is left "
-                     f"alone: stop it (kill {pid}) if it should not run")
+                f"job {job.id} already runs on this host (wrapper pid {pid} in {copy.data.get('job_dir')}); "
+                "a second copy is not started", field="job_id", details={"code": "AlreadyRunning"},
+                hint="the store is older than this host (restored from a backup?); the job waits until that "
+                     f"copy ends: stop it (kill {pid}) if it should not run")
         tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
         return tracked.handle
@@ -721,6 +733,44 @@ class LocalExecutor:
             return None
         raw = data.get("allocation")
         return handle, allocation_from_dict(raw) if isinstance(raw, Mapping) else None
+
+    def live_unknown(self, known: Callable[[str], bool]) -> list[tuple[Job, ExecutorHandle, Allocation | None]]:
+        """Jobs whose wrapper still runs on this host but which ``known(job_id)`` says the store lacks.
+
+        A store restored from a backup does not know a job submitted after the backup, and a new empty
+        store knows none (hubadmin24 B2, B7): their wrappers run on, and their GPUs would be handed to
+        other jobs. Each launch record of this service (``<root>/.state/<job id>.json``) whose wrapper is
+        alive (:meth:`live_copy`'s checks: pid, create time, tracking group) and whose id ``known`` does
+        not have is returned as ``(job, handle, allocation)``: ``job`` is pending, rebuilt from the spec the
+        record keeps (records written before it was kept: a spec with the owner's name, the recorded
+        GPUs and the wrapper's argv, team ``default``, ``job.spec.name`` starting ``(not in this store``);
+        ``allocation`` is None for a record that predates it (its GPUs are then unknown). Jobs watched
+        here are never returned.
+
+        Raises:
+            StoreError: ``known`` failed (the caller's store).
+        """
+        found: list[tuple[Job, ExecutorHandle, Allocation | None]] = []
+        for path in sorted(self.dirs.state.glob("*.json")):
+            job_id = path.stem
+            if job_id in self._jobs:
+                continue
+            try:
+                record = self.dirs.read_record(job_id)
+            except NotFoundError:  # not a job id's name: not this service's record
+                continue
+            if record is None:
+                continue
+            job = _recorded_job(job_id, record)
+            copy = self.live_copy(job)
+            if copy is None or known(job_id):
+                continue
+            handle, allocation = copy
+            if not isinstance(record.get("spec"), Mapping):
+                job = replace(job, spec=replace(job.spec, command=_argv_of(int(handle.data["pid"])), resources=replace(
+                    job.spec.resources, gpus=len(allocation.gpu_uuids) if allocation is not None else 0)))
+            found.append((job, handle, allocation))
+        return found
 
     def _spawn(self, job: Job, allocation: Allocation, run_as: RunAs, restarts: int = 0) -> _Tracked:
         switching = run_as.switches
@@ -792,7 +842,10 @@ class LocalExecutor:
                                         "create_time": create_time,
                                         "uid": run_as.uid if switching else None, "group": group.to_dict(),
                                         **({"limits": limits.to_dict()} if limits is not None else {}),
-                                        "run_as": run_as.to_dict(), "host": socket.gethostname()})
+                                        "run_as": run_as.to_dict(), "host": socket.gethostname(),
+                                        # what adopting it as a job needs when a store lacks it (hubadmin24 B2)
+                                        "spec": spec_to_dict(job.spec), "attempts": job.attempts,
+                                        "submitted_at": job.submitted_at.isoformat() if job.submitted_at else None})
         log.info("job %s started as %s: pid %s, group %s (%s), CUDA_VISIBLE_DEVICES=%s", job.id,
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
@@ -1304,6 +1357,35 @@ def _run_as_from(raw: object, job: Job) -> RunAs:
                      groups=tuple(int(g) for g in groups if isinstance(g, int)),
                      home=raw.get("home") if isinstance(raw.get("home"), str) else None)
     return embedded_run_as(job)
+
+
+def _recorded_job(job_id: str, record: Mapping[str, Any]) -> Job:
+    """The pending job a launch record describes (:meth:`LocalExecutor.live_unknown`)."""
+    raw, run_as = record.get("spec"), record.get("run_as")
+    submitted = record.get("submitted_at")
+    try:
+        when = parse_utc(submitted, field="submitted_at") if isinstance(submitted, str) else None
+    except (SchedError, ValueError):
+        when = None
+    if isinstance(raw, Mapping):
+        try:
+            attempts = record.get("attempts")
+            return Job(id=job_id, spec=spec_from_dict(raw), submitted_at=when,
+                       attempts=attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else 0)
+        except (KeyError, TypeError, ValueError):
+            pass
+    user = str(run_as.get("user") or run_as.get("account") or "") if isinstance(run_as, Mapping) else ""
+    return Job(id=job_id, spec=JobSpec(name="(not in this store: launched before its spec was recorded)", user=user),
+               submitted_at=when)
+
+
+def _argv_of(pid: int) -> tuple[str, ...]:
+    """The job's argv from its wrapper's command line (``… --launch -- ARGV``); () when unreadable."""
+    try:
+        cmdline = psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return ()
+    return tuple(cmdline[cmdline.index("--") + 1:]) if "--" in cmdline else ()
 
 
 def _alive(process: psutil.Process) -> bool:

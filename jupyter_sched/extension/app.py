@@ -47,6 +47,7 @@ from .metrics import make_registry
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import config_exit, say_started
+from .stopping import run_pooled
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -66,6 +67,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     owns_kernels = True
     """The leases of this engine are bound to this server's kernels (embedded). The hub's central
     service serves no kernels: its users' servers report them (``jupyter_sched.hub.liveness``)."""
+    stopping = False
+    """True once :meth:`stop_extension` began: requests are answered 503 ``stopping`` (:mod:`.stopping`)."""
 
     activity_interval_s = Float(
         60.0,
@@ -200,7 +203,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).
 
-        Safe when settings failed to load and the extension never initialised (nothing to stop)."""
+        Safe when settings failed to load and the extension never initialised (nothing to stop).
+        From its first line, requests are answered 503 ``stopping`` (:mod:`.stopping`, new user 24, N7)."""
+        self.stopping = True
         timer = getattr(self, "_activity_timer", None)
         if timer is not None:
             timer.stop()
@@ -318,13 +323,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         their leases must be released (new-user 4 finding 19: a traceback, and the GPUs held)."""
         if getattr(self, "_threads_stopped", False):
             return fn(*args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self.request_pool,
-                                                                functools.partial(fn, *args, **kwargs))
+        return await run_pooled(self.request_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
 
     async def bulk_off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """:meth:`off_loop` on the bulk request threads: page reads of many rows (``GET jobs``,
         ``queue``, ``audit``, usage reports) queue there, never in front of quick answers."""
-        return await asyncio.get_running_loop().run_in_executor(self.bulk_pool, functools.partial(fn, *args, **kwargs))
+        return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
+
+    def _stopping(self) -> bool:
+        return self.stopping
 
     def audit_refusal(self, caller: Any, err: SchedError, *, request: str) -> None:
         """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop
@@ -366,7 +373,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._dryruns += 1
         self._dryruns_of[user] += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.dryrun_pool, functools.partial(fn, *args))
+            return await run_pooled(self.dryrun_pool, functools.partial(fn, *args), stopping=self._stopping)
         finally:
             self._dryruns -= 1
             self._dryruns_of[user] -= 1

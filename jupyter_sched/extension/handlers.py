@@ -46,6 +46,7 @@ from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
+from .teams_web import MoveTeamHandler
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -479,6 +480,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     (f"leases/{_LEASE_ID}/keepalive", KeepaliveHandler),
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),
+    ("teams/(?P<team>[^/]+)/move", MoveTeamHandler),
     ("idle-policy", IdlePolicyHandler),
     ("profiles", ProfilesHandler),
     ("events", EventsHandler),

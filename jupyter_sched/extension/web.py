@@ -33,6 +33,7 @@ from ..admission import Caller
 from ..errors import (
     AuthorizationError,
     SchedError,
+    StoppingError,
     ValidationError,
     http_status_for,
     json_kind,
@@ -52,6 +53,7 @@ from .http_errors import Utf8Arguments, http_error_body
 from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
+from .stopping import refuse_if_stopping
 from .surrogates import lone_surrogate
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler", "answer_body", "no_arguments"]
@@ -139,7 +141,9 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
     async def prepare(self) -> None:  # type: ignore[override]
         """Authenticate (jupyter_server), then resolve the caller once, off the event loop (it
         reads the quota set) — on the thread of the route's one service call for the polled
-        routes of :data:`LATE_CALLER` (one hop to a request thread instead of two, issue 17)."""
+        routes of :data:`LATE_CALLER` (one hop to a request thread instead of two, issue 17). A
+        stopping server answers 503 first (:func:`.stopping.refuse_if_stopping`, new user 24, N7)."""
+        refuse_if_stopping(self.sched)
         await super().prepare()
         if self.current_user is not None and self._sched_caller is None and not self._late:
             self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
@@ -375,10 +379,13 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, SchedError):
             status = http_status_for(exc)
+            if (after := exc.details.get("retry_after_s")) is not None:  # a submit rate (N11), a stopping server (N7)
+                self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
             if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
                 reference = secrets.token_hex(4)
-                self.log.error("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
-                               status, reference, exc)
+                log = self.log.info if isinstance(exc, StoppingError) else self.log.error  # a stop is no fault (N7)
+                log("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
+                    status, reference, exc)
                 body = exc.public_json(reference)
             else:
                 body = exc.to_json()
@@ -386,8 +393,6 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
                 if status == 429 and not exc.audited and (who := self._sched_caller) is not None:  # R10: 1 row/min
                     audit_flood(self, who.user, code="busy", request=f"{self.request.method} {self._route}",
                                 message=f"{who.user} was answered 429 (busy): {exc.message}")
-                if (after := exc.details.get("retry_after_s")) is not None:  # a submit rate (new user 17, N11)
-                    self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
         elif isinstance(exc, web.HTTPError):  # auth, XSRF, a method the route does not take (405 names them)
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message

@@ -40,6 +40,10 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   only tornado's buffer), and unacknowledged bytes count as unread for ``answer_timeout_s``: a caller
   that pipelined 200 small requests on each connection and read nothing had them all answered into the
   kernel's buffers, "being answered" the whole time and never stalled (verify 23, V5);
+* ``max_body_bytes_held`` — bytes of unfinished bodies buffered at once, in all and per caller; a
+  body over it is answered 503 (``Retry-After``) from its head, and a body over
+  :data:`~.body_budget.TOKENLESS_BODY_BYTES` without a token or cookie 401, unread (red team 24, R1:
+  1000 half-sent 17 MiB bodies took ~17 GiB, no token needed; :mod:`.body_budget`);
 * ``max_connections_per_user`` — while at least :data:`~.fair_share.PRESSURE_SHARE` of the ceiling is
   open, one caller (the hub user a request's token or cookie authenticated as, per request; else the
   peer address) may have this many connections being answered at once: a request beyond it is answered
@@ -79,6 +83,14 @@ from traitlets import Float, Int, TraitError, validate
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+from .body_budget import (
+    DEFAULT_HELD_BYTES,
+    HELD_SETTING,
+    TOKENLESS_BODY_BYTES,
+    BodyBudget,
+    over_budget_answer,
+    tokenless_answer,
+)
 from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
 from .fair_share import (
     PRESSURE_SHARE,
@@ -187,6 +199,9 @@ class _Watched(httputil.HTTPMessageDelegate):
         self._head: tuple[httputil.RequestStartLine | httputil.ResponseStartLine, httputil.HTTPHeaders] | None = None
         self._credential: tuple[str, str] | None = None
         """The request's credential (kind, digest), for :meth:`learned` (verify 23, V5)."""
+        self._reserved = 0
+        self._budget_key: str | None = None
+        """Bytes of this body reserved in the server's :class:`~.body_budget.BodyBudget`, and for whom (red team 24, R1)."""
         _REQUESTS[request_conn] = self
 
     def headers_received(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
@@ -200,6 +215,11 @@ class _Watched(httputil.HTTPMessageDelegate):
         if not isinstance(start_line, httputil.RequestStartLine) or not isinstance(self._request_conn, HTTP1Connection):
             return self._admitted(start_line, headers)
         self._credential = credential_digest(headers, start_line.path)
+        if self._credential is None and length.isdigit() and int(length) > TOKENLESS_BODY_BYTES:
+            # the API needs a token: a body from a caller it cannot identify is not read (red team 24, R1)
+            self._refuse_head(tokenless_answer(int(length)), int(length),
+                              f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
+            return None
         if self._server.answers_ahead(self._conn):  # pipelined ahead of its answers' delivery (verify 23, V5)
             return self._after_delivery(start_line, headers)
         return self._admit(start_line, headers)
@@ -225,8 +245,40 @@ class _Watched(httputil.HTTPMessageDelegate):
         if server.fair.over(self._conn, key, open_now):
             self._over_share(start_line, headers, key, open_now)
             return None
+        length = headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > 0:  # reserved before one byte is buffered (red team 24, R1)
+            if not server.bodies.fits(key, int(length)):
+                self._refuse_head(self._over_budget(key, int(length)), int(length),
+                                  f"refused 503: bodies held over {HELD_SETTING}")
+                return None
+            self._reserve(key, int(length))
+        self._budget_key = key
         server.fair.answering(self._conn, key)
         return self._admitted(start_line, headers)
+
+    def _reserve(self, key: str, size: int) -> None:
+        self._server.bodies.take(key, size)
+        self._reserved += size
+
+    def _release(self) -> None:
+        """The body is whole (the request runs, authenticated) or gone: its reservation ends."""
+        if self._budget_key is not None and self._reserved:
+            self._server.bodies.give_back(self._budget_key, self._reserved)
+        self._reserved = 0
+
+    def _over_budget(self, key: str, size: int | None) -> bytes:
+        bodies = self._server.bodies
+        return over_budget_answer(size, bodies.holding(key), bodies.share, bodies.held, bodies.budget)
+
+    def _refuse_head(self, answer: bytes, length: int, what: str) -> None:
+        """Answer ``answer`` from the head and close, reading and dropping the body (never kept)."""
+        assert isinstance(self._request_conn, HTTP1Connection)
+        stream = self._request_conn.detach()
+        self._server.answering(self._conn)
+        self._server.count(what)
+        body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, answer, min(length, DRAIN_BYTES),
+                                      min(body_timeout, DRAIN_TIMEOUT_S))
 
     def _over_share(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders, key: str,
                     open_now: int) -> None:
@@ -260,7 +312,7 @@ class _Watched(httputil.HTTPMessageDelegate):
         if _is_chunked(headers) and isinstance(self._request_conn, HTTP1Connection):
             # tornado's cap raised mid-body and closed the connection unanswered (red team 20, R1): count it here
             self._request_conn.set_max_body_size(_NO_CAP)
-            self._chunked_room = self._server.max_body_bytes
+            self._chunked_room = self._server.max_body_bytes if self._credential is not None else TOKENLESS_BODY_BYTES
             self._head = (start_line, headers)
             if self._lines is not None and self._server.min_chunk_bytes > 0:
                 self._lines.watcher = self._chunk_seen  # red team 21, R4
@@ -295,21 +347,36 @@ class _Watched(httputil.HTTPMessageDelegate):
                 self._refuse_chunked().drop(len(chunk))
                 return None
             self._chunked_room -= len(chunk)
+            if self._budget_key is not None:  # a chunked body is reserved as it comes (red team 24, R1)
+                if not self._server.bodies.fits(self._budget_key, len(chunk)):
+                    self._refuse_chunked(self._over_budget(self._budget_key, None)).drop(len(chunk))
+                    return None
+                self._reserve(self._budget_key, len(chunk))
         return self._inner.data_received(chunk)
 
-    def _refuse_chunked(self) -> _Refused:
-        """A chunked body passed the limit: the handler is told the request is gone (what it kept
-        of the body is freed; it never runs), the 413 is written, the rest is dropped as it comes."""
+    def _refuse_chunked(self, over_budget: bytes | None = None) -> _Refused:
+        """A chunked body passed the limit (413; 401 without a credential past
+        :data:`~.body_budget.TOKENLESS_BODY_BYTES`; 503 ``over_budget``, the answer, past the bodies'
+        budget): the handler is told the request is gone (what it kept of the body is freed; it never
+        runs), the answer is written, the rest is dropped as it comes."""
         assert isinstance(self._request_conn, HTTP1Connection)
         limit = self._server.max_body_bytes
         self._server.answering(self._conn)
-        self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
         self._inner.on_connection_close()
-        if self._head is not None:
-            self._tell(*self._head, None, limit)
+        self._release()
+        if over_budget is not None:
+            self._server.count(f"refused 503: bodies held over {HELD_SETTING}")
+            answer = over_budget
+        elif self._credential is None:
+            self._server.count(f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
+            answer = tokenless_answer(None)
+        else:
+            self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
+            if self._head is not None:
+                self._tell(*self._head, None, limit)
+            answer = _too_large_answer(None, limit)
         body_timeout = self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
-        self._refused = _Refused(self._request_conn.stream, _too_large_answer(None, limit),
-                                 min(body_timeout, DRAIN_TIMEOUT_S))
+        self._refused = _Refused(self._request_conn.stream, answer, min(body_timeout, DRAIN_TIMEOUT_S))
         return self._refused
 
     def _chunk_seen(self, size: int) -> None:
@@ -349,6 +416,7 @@ class _Watched(httputil.HTTPMessageDelegate):
     def finish(self) -> None:
         self._server.answering(self._conn)
         self._unwatch()
+        self._release()
         if self._refused is not None:  # the refused body ended: close once the 413 is written
             self._refused.close_after_answer()
             return
@@ -360,6 +428,7 @@ class _Watched(httputil.HTTPMessageDelegate):
 
     def on_connection_close(self) -> None:
         self._unwatch()
+        self._release()
         if self._refused is not None:  # the handler was told at the refusal
             self._refused.close()
             return
@@ -473,7 +542,7 @@ class GuardedHTTPServer(HTTPServer):
                    on_too_large: TooLargeHook | None = None, min_chunk_bytes: int = 0,
                    on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0,
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
-                   **kwargs: Any) -> None:
+                   max_body_bytes_held: int = DEFAULT_HELD_BYTES, **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -498,6 +567,8 @@ class GuardedHTTPServer(HTTPServer):
         self.keys = CallerKeys()
         """Which hub user each credential authenticated as (told by :func:`note_caller`)."""
         self.on_over_share = on_over_share
+        self.bodies = BodyBudget(max_body_bytes_held, max_body_bytes)
+        """Bytes of unfinished bodies reserved, in all and per caller (red team 24, R1)."""
         self._held: dict[object, float] = {}
         """Connections whose next (pipelined) request waits for the caller to read the earlier answers, oldest first."""
 
@@ -700,8 +771,9 @@ class GuardedHTTPServer(HTTPServer):
         if counts:
             said = "; ".join(f"{n:,} {what}" for what, n in counts.items())
             log.warning("jupyter_sched: front door, last %.0f s: %s (%d open, %d without a whole request, ceiling %d; "
-                        "c.FrontDoor.max_connections)", self.log_interval_s, said, len(self._connections),
-                        len(self._waiting), self.max_connections)
+                        "c.FrontDoor.max_connections; %.1f MiB of unfinished bodies held, at most %.0f MiB; %s)",
+                        self.log_interval_s, said, len(self._connections), len(self._waiting), self.max_connections,
+                        self.bodies.held / (1 << 20), self.bodies.budget / (1 << 20), HELD_SETTING)
 
 
 class FrontDoor(LoggingConfigurable):
@@ -779,6 +851,26 @@ class FrontDoor(LoggingConfigurable):
                              f"ceiling, at least {SHARE_FLOOR}) or a number of connections. Fix: set e.g. 16")
         return value
 
+    max_body_bytes_held = Int(
+        DEFAULT_HELD_BYTES, config=True,
+        help=f"""Most bytes of unfinished request bodies the service buffers at once, before their callers are
+        authenticated (each body's Content-Length is reserved from its head; a chunked one as it arrives). One
+        caller (hub user, else peer address) may hold a quarter of it (at least max_body_bytes). A body that would
+        pass either is answered 503 with Retry-After from its head, unread. A body over {TOKENLESS_BODY_BYTES >> 10}
+        KiB from a request without a token or cookie is answered 401 unread. Without it, 1000 connections each
+        holding a 17 MiB body unfinished took ~17 GiB, no token needed (red team 24, R1). Default
+        {DEFAULT_HELD_BYTES >> 20} MiB; 0 turns the budget off; at least max_body_bytes, or the largest bodies are
+        always refused.""",
+    )
+
+    @validate("max_body_bytes_held")
+    def _valid_held(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise TraitError(f"{HELD_SETTING} = {value}: must be 0 (off) or a number of bytes. "
+                             f"Fix: set e.g. {DEFAULT_HELD_BYTES} ({DEFAULT_HELD_BYTES >> 20} MiB)")
+        return value
+
     log_interval_s = Float(
         60.0, config=True,
         help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
@@ -803,4 +895,5 @@ class FrontDoor(LoggingConfigurable):
                                  max_body_bytes=self.max_body_bytes, min_chunk_bytes=self.min_chunk_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
                                  answer_timeout_s=self.answer_timeout_s,
-                                 max_connections_per_user=self.max_connections_per_user, **kwargs)
+                                 max_connections_per_user=self.max_connections_per_user,
+                                 max_body_bytes_held=self.max_body_bytes_held, **kwargs)

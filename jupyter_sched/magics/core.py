@@ -292,7 +292,8 @@ class SchedMagics(Magics):
           %gpu                      show the GPUs (model, memory, who holds them, live utilization,
           %gpu status               simulated flag), your team's quota and this kernel's lease,
                                     as a DataFrame
-          %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
+          %gpu request N [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
+                         [--priority high|normal|low]
                          [--name NAME] [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
                                     lease N GPUs for this kernel (charged to --team, default
                                     your first team); while queued, shows position,
@@ -834,7 +835,8 @@ class SchedMagics(Magics):
 
         Usage::
 
-          %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME]
+          %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
+                     [--workdir DIR] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
                      [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
@@ -959,7 +961,7 @@ class SchedMagics(Magics):
         path.write_text(source, encoding="utf-8")
         body = job_body(cmd.options, command=[sys.executable, str(path)], working_dir=str(Path.cwd()))
         body.setdefault("name", name)
-        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {Path.cwd()}; this "
+        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; this "
                             "kernel's variables are not shared with it.")
 
     @staticmethod

@@ -9,12 +9,14 @@ Every parser returns a frozen command object or raises
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ..cli.aliases import OneSetting
+from ..cli.commands import number_or_text
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
@@ -75,8 +77,11 @@ SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "
 class _Parser(argparse.ArgumentParser):
     """argparse that raises ValidationError (one line, naming the argument) instead of exiting."""
 
-    def __init__(self, prog: str, magic: str) -> None:
-        super().__init__(prog=prog, add_help=False, allow_abbrev=False)
+    def __init__(self, prog: str, magic: str, *, abbrev: bool = False) -> None:
+        # abbrev: a prefix of one option is that option, as `jupyter-sched submit` takes it (`--gpu 1`), and a
+        # prefix of two is "ambiguous", named as the CLI names it (new user 24, N5); off where words after a
+        # script are the script's own (run, notebook, serve: `train.py --e 3` is no --env)
+        super().__init__(prog=prog, add_help=False, allow_abbrev=abbrev)
         self.magic = magic
         self.typed: list[str] = []
 
@@ -103,6 +108,9 @@ class _Parser(argparse.ArgumentParser):
             at = self.typed.index(field) if field in self.typed else -1
             if fix := unit_split(self.typed, at) or spaced_value(self.typed, at):
                 raise ValidationError(f"{self.prog}: {message}: {fix}", field=field, hint=f"see {self.magic}? for usage")
+        elif message.startswith("ambiguous option: "):  # the CLI's words: "--mem could match --mem-per-gpu, --memory"
+            field = message[len("ambiguous option: "):].split(" ", 1)[0].split("=", 1)[0]
+            raise ValidationError(f"{self.prog}: {message}", field=field, hint="type more of the option's name")
         elif "required:" in message:
             field = message.split("required:", 1)[1].strip().split(",")[0].upper()
             message = f"missing {field}"
@@ -142,6 +150,14 @@ class JobOptions:
         timeout_s: (leases) seconds to wait for a grant before withdrawing the request.
         time_limit_note: what a bare ``--time-limit`` number was taken as (``--time-limit 5 is 5 seconds
             …``), said after the submission as the CLI says it (verify22 V3); "" when it had a unit.
+        cpu: ``--cpu`` CPU cores per worker (a number, or the word as typed: the server's refusal names it).
+        memory: ``--memory`` host memory per worker as typed (``64GiB``; the server reads and checks it).
+        nvlink: ``--nvlink``: NVLink-connected GPUs only.
+        workdir: ``--workdir`` as typed: the job's working directory, relative to the kernel's
+            (``~/…`` is the owner's home, for the server), as ``jupyter-sched submit --workdir`` takes it.
+
+    ``--cpu``, ``--memory``, ``--nvlink`` and ``--workdir`` are the CLI's submit options the magics
+    lacked (new user 24, N5); a lease takes all but ``--workdir`` (its kernel runs where it is).
     """
 
     gpus: float | None = None
@@ -156,16 +172,28 @@ class JobOptions:
     timeout_s: float | None = None
     env: tuple[tuple[str, str], ...] = ()
     time_limit_note: str = ""
+    cpu: float | str | None = None
+    memory: str | None = None
+    nvlink: bool = False
+    workdir: str | None = None
 
 
 def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = True, lease: bool = False,
-                         env: bool = False) -> None:
+                         env: bool = False, resources: bool = False) -> None:
+    """Add the request options; ``resources``: also the CLI submit's ``--cpu``, ``--memory``,
+    ``--nvlink`` and (not for a lease) ``--workdir`` (new user 24, N5)."""
     if env:  # as `jupyter-sched submit --env` (new user 8, N1: it went to the script as two arguments)
         parser.add_argument("--env", dest="env", action="append", default=[])
     if gpus_flag:
         parser.add_argument("--gpus", dest="gpus")
     parser.add_argument("--model", dest="model")
     parser.add_argument("--mem-per-gpu", dest="mem_per_gpu")
+    if resources:  # in the CLI's order: an ambiguous prefix lists them as it does
+        parser.add_argument("--cpu", dest="cpu")
+        parser.add_argument("--memory", dest="memory")
+        parser.add_argument("--nvlink", dest="nvlink", action="store_true")
+        if not lease:
+            parser.add_argument("--workdir", dest="workdir")
     parser.add_argument("--priority", dest="priority")
     parser.add_argument("--name", dest="name")
     parser.add_argument("--profile", dest="profile")
@@ -276,6 +304,10 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         timeout_s=_timeout(timeout, timeout_field, "the GPUs are granted"),
         env=tuple(env),
         time_limit_note=bare_seconds_note(time_limit),
+        cpu=None if (cpu := getattr(ns, "cpu", None)) is None else number_or_text(cpu),
+        memory=_nonempty(getattr(ns, "memory", None), "--memory"),
+        nvlink=bool(getattr(ns, "nvlink", False)),
+        workdir=_nonempty(getattr(ns, "workdir", None), "--workdir"),
     )
 
 
@@ -328,7 +360,8 @@ def parse_gpu_line(line: str) -> GpuCommand:
 
         %gpu                       → status
         %gpu status
-        %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority P] [--name NAME]
+        %gpu request N [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
+                       [--priority P] [--name NAME]
                        [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
         %gpu N [...]               → request N (shorthand)
         %gpu release
@@ -361,9 +394,12 @@ def parse_gpu_line(line: str) -> GpuCommand:
                                   "limit; they stay until %gpu release, the kernel stops, or idle reclaim takes them",
                                   field="--time-limit",
                                   hint="for work that should end by a deadline use %%schedule --time-limit 2h")
-        parser = _Parser("%gpu request", "%gpu")
+        if any(t.split("=", 1)[0] == "--workdir" for t in rest):  # a lease runs nothing of its own (N5)
+            raise ValidationError("%gpu request takes no --workdir: the GPUs are this kernel's, which runs where it "
+                                  "is", field="--workdir", hint="for a job in another folder use %%schedule --workdir DIR")
+        parser = _Parser("%gpu request", "%gpu", abbrev=True)
         parser.add_argument("count", nargs="?")
-        _add_request_options(parser, lease=True)
+        _add_request_options(parser, lease=True, resources=True)
         wait = parser.add_mutually_exclusive_group()
         wait.add_argument("--wait", dest="wait", action="store_true", default=True)
         wait.add_argument("--no-wait", dest="wait", action="store_false")
@@ -528,7 +564,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
 
     Grammar::
 
-        %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME] [--priority P]
+        %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
+                   [--workdir DIR] [--name NAME] [--priority P]
                    [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME=VALUE ...]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
@@ -546,8 +583,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     if wanted is not None:
         return ScheduleCommand("help", topic=wanted)
     if cell:
-        parser = _Parser("%%schedule", "%%schedule")
-        _add_request_options(parser, env=True)
+        parser = _Parser("%%schedule", "%%schedule", abbrev=True)
+        _add_request_options(parser, env=True, resources=True)
         parser.add_argument("-p", "--parameter", action="append", default=[])
         ns = parser.parse_args(tokens)
         _no_parameters("%%schedule", ns.parameter, "a %%schedule cell has none, it runs as a script",
@@ -564,7 +601,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     prog = f"%schedule {head}"
     if head in ("run", "notebook", "serve"):
         parser = _Parser(prog, "%schedule")
-        _add_request_options(parser, env=True)
+        _add_request_options(parser, env=True, resources=True)
         if head == "serve":
             parser.add_argument("--port")
         if head == "notebook":  # its parameters cell's values, as definitions take them (new user 14, N27)
@@ -584,8 +621,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0), target=target,
                                args=args, port=port, parameters=parameters_of(getattr(ns, "parameter", ()), prog))
     if head == "dryrun":
-        parser = _Parser(prog, "%schedule")
-        _add_request_options(parser)
+        parser = _Parser(prog, "%schedule", abbrev=True)
+        _add_request_options(parser, resources=True)
         ns = parser.parse_args(rest)
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
@@ -708,6 +745,12 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
         body["profile"] = options.profile
     if options.team is not None:
         body["team"] = options.team
+    if options.cpu is not None:
+        body["cpu"] = options.cpu
+    if options.memory is not None:
+        body["memory"] = options.memory
+    if options.nvlink:
+        body["nvlink"] = True
     return body
 
 
@@ -754,7 +797,10 @@ def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str 
         body["command"] = list(command)
     if notebook is not None:
         body["notebook"] = notebook
-    if working_dir is not None:
+    if options.workdir is not None:  # relative: the kernel's folder's, as the CLI's is its shell's (N5)
+        workdir = options.workdir
+        body["working_dir"] = workdir if workdir.startswith("~") else os.path.abspath(workdir)
+    elif working_dir is not None:
         body["working_dir"] = working_dir
     if kind is not None:
         body["kind"] = kind

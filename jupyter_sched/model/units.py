@@ -14,7 +14,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
+
+def gpu_hours_text(hours: float) -> str:
+    """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
+    ``100``); a small non-zero amount that would read ``0`` is ``<0.01`` (hubadmin24 B8: budget
+    reasons printed ``0.481896``). ``hours``: GPU-hours (float, >= 0 expected)."""
+    if 0 < hours < 0.005:
+        return "<0.01"
+    return f"{hours:.2f}".rstrip("0").rstrip(".")
+
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");

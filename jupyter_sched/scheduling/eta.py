@@ -81,7 +81,11 @@ forth every cycle (a running job's progress reports saying 99 % then 1 %: red te
 most one record per job per interval in its owner's name, and a move still standing when the interval
 has passed is recorded then."""
 
-_GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
+BUDGET_EXHAUSTED = "BudgetExhausted"
+BUDGET_RESET = "BudgetReset"
+"""``details["eta_code"]`` of a job a spent GPU-hour budget holds: its ETA is the budget period's reset
+(:func:`_next_period`), with the gate's ``eta_reason`` as ``eta_note`` — never a job's end (hubadmin24 B8)."""
+_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED})
 MIN_RUNTIME = "MinRuntime"
 BEYOND = "BeyondHorizon"
 """``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
@@ -306,6 +310,8 @@ class Plan:
             at = later(ctx.now, end)  # past the horizon: unknown, never an overflow (red team 21, R5)
             return (at, "", (holder,), "Projected") if at is not None else (None, BEYOND_HORIZON, (holder,), BEYOND)
         after = 0.0
+        if code == BUDGET_EXHAUSTED:  # the period's reset, never a job's end (hubadmin24 B8): nothing projected
+            return _next_period(ctx.now, str(reason.details.get("period", "month"))), reason.eta_reason, (), BUDGET_RESET
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
             if opens is None:
@@ -384,7 +390,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT) or reason.code in HELD_CODES or (
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED) or \
+                reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]
@@ -574,9 +581,9 @@ def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, n
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_forever = _lines(ctx, notes, progress=at_end)
+    lines, line_forever, line_enders = _lines(ctx, notes, progress=at_end)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
-                      line_forever=line_forever, enders=enders, shared=shared)
+                      line_forever=line_forever, enders=enders, shared=shared, line_enders=line_enders)
 
 
 def sharing_group(ctx: CycleContext, job: Job) -> str:
@@ -596,16 +603,18 @@ def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int
 
 
 def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
-           progress: bool = False) -> tuple[list[Timeline], list[list[str]]]:
-    """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
-    holders without a known end."""
+           progress: bool = False) -> tuple[list[Timeline], list[list[str]], list[list[tuple[float, str]]]]:
+    """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order), their holders
+    without a known end, and ``(end, job id)`` of those with one, sorted (the jobs a quota-held
+    job waits for: hubadmin24 B5)."""
     quota = ctx.quota
     capped = {key: line for key, line in quota.lines.items() if line.ceiling is not None}
     if not capped:
-        return [], []
+        return [], [], []
     index = {key: i for i, key in enumerate(capped)}
     releases: list[list[tuple[float, int]]] = [[] for _ in capped]
     forever: list[list[str]] = [[] for _ in capped]
+    enders: list[list[tuple[float, str]]] = [[] for _ in capped]
     for job_id, (keys, milli) in quota.charges.items():
         hit = [index[k] for k in keys if k in index]
         if not hit:
@@ -616,9 +625,12 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
                 forever[i].append(job_id)
             else:
                 releases[i].append((end, milli))
+                enders[i].append((end, job_id))
     timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0), releases[i])
                  for i, (key, line) in enumerate(capped.items())]
-    return timelines, forever
+    for ends in enders:
+        ends.sort()
+    return timelines, forever, enders
 
 
 def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate], *, progress: bool = False) -> float:

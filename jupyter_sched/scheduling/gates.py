@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..model import Job, PendingReason, PriorityClass
-from ..model.units import said_time
+from ..model.units import gpu_hours_text, said_time
 from ..queues.windows import applies, is_open, next_open
 from .ports import gate as port_gate
 
@@ -55,7 +55,7 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
-    if hold is not None:
+    if hold is not None and hold.team == spec.team:  # an admin moved it to another team since (s24: teams move)
         return _team_membership(spec.user, hold, job.id)
     return None
 
@@ -153,6 +153,8 @@ def _team_membership(user: str, hold: JobHold, job_id: str) -> PendingReason:
               else f"charged to one of {teams} (choose it with --team)" if hold.teams else "once an admin adds "
               f"{user} to a team")
         step = f"cancel it (jupyter-sched cancel {job_id}) and submit it again {to}"
+        if len(hold.teams) == 1:  # or an admin moves the team's work (hubadmin24 B12)
+            step += f", or ask an admin to move {team}'s work (jupyter-sched teams move {team} --to {hold.teams[0]})"
         return PendingReason(
             code=TEAM_MEMBERSHIP,
             message=f"held: team {team} is no hub group any more (found {found}) and {now_in}; it never starts "
@@ -189,21 +191,29 @@ def _cpu_job_limit(user: str, running: int, cap: int) -> PendingReason:
 
 
 def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """``nlp has spent its GPU-hour budget: 0.48 of 0.3 GPU-hours this month`` (code ``BudgetExhausted``):
+    a team's (or user's) budget for the current period is used up. Only GPU work is held — a 0-GPU job
+    uses no GPU-hours (hubadmin24 B11). Its ETA is the period's reset (:mod:`.eta`, ``_gate_opens``),
+    never a job's end; the numbers are GPU-hours said with two decimals at most (hubadmin24 B8)."""
     spec = job.spec
+    if not spec.resources.total_milli:
+        return None
     used_map = ctx.snap.usage.gpu_hours_this_period
     for budget in ctx.snap.quotas.budgets:
         if budget.team != spec.team or budget.user not in (None, spec.user):
             continue
         used = used_map.get((spec.team, budget.user), 0.0)
         if used >= budget.gpu_hours:
-            who = spec.team if budget.user is None else f"user {budget.user} in {spec.team}"
+            who = f"{spec.team} has spent its" if budget.user is None else f"user {budget.user} in {spec.team} has spent their"
+            period = budget.period
             return PendingReason(
                 code="BudgetExhausted",
-                message=f"{who} used {used:g} of {budget.gpu_hours:g} GPU-hours this {budget.period}",
-                details={"team": spec.team, "user": budget.user, "used_gpu_hours": used,
-                         "budget_gpu_hours": budget.gpu_hours, "period": budget.period},
-                unblock=f"wait for the next {budget.period} or ask an admin to raise the budget",
-                eta_reason=f"starts after the budget resets (next {budget.period})")
+                message=f"{who} GPU-hour budget: {gpu_hours_text(used)} of "
+                        f"{gpu_hours_text(budget.gpu_hours)} GPU-hours this {period}",
+                details={"team": spec.team, "user": budget.user, "used_gpu_hours": round(used, 4),
+                         "budget_gpu_hours": budget.gpu_hours, "period": period},
+                unblock="ask an admin to raise the budget if it cannot wait",
+                eta_reason=f"when the {period}'s budget resets")
     return None
 
 

@@ -21,6 +21,7 @@ from ..model.units import parse_window, to_iso
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
+from .budget_standing import period_reset
 from .context import Context
 from .models import (
     GetMeResponse,
@@ -197,8 +198,8 @@ class AccountingService:
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in teams},
             "quotas": [quota_to_dict(q) for q in _lines_of(quotas, team, caller.user)],
-            "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)]}
-                        for b in mine_budgets],
+            "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)],
+                         "resets_at": to_iso(period_reset(now, b.period))} for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
             "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
@@ -349,10 +350,18 @@ class AccountingService:
         now = self.ctx.clock.now()
         since, until = usage_window(*parse_window(request.since, request.until),  # the one period
                                     now=_up_to_the_second(now))
-        return GetUsageReportResponse.model_validate(usage_report_for(
+        rows = usage_report_for(
             self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
             prices=self.prices, cost_unit=self.price_unit,
-            telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
+            telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None)
+        if "team" in by and rows:  # a team whose work an admin moved (renamed hub group): one line links its rows
+            from .team_move import moved_notes
+
+            notes = moved_notes(self.ctx.store, since, until)
+            for row in rows:
+                if (note := notes.get(str(row.get("team")))) is not None:
+                    row["moved"] = note
+        return GetUsageReportResponse.model_validate(rows)
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;

@@ -28,11 +28,11 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..admission import Caller
 from ..definitions.firing import DefinitionFiring, FiringReport, link_run, run_name
@@ -130,10 +130,31 @@ def definition_settings(settings: Mapping[str, Any]) -> DefinitionSettings:
 
 @dataclass(frozen=True, slots=True)
 class ExecutedNotebook:
-    """A run's executed notebook as read for the API: its JSON text and a download file name."""
+    """A run's executed notebook opened for the API, never read whole (red team 24, R5).
 
-    text: str
+    ``file`` is the open file (binary, at offset 0; whoever takes this closes it), ``size`` its
+    length in bytes when opened (at most :data:`MAX_NOTEBOOK_BYTES`; the answer sends no more than
+    that, read in :data:`NOTEBOOK_CHUNK_BYTES` pieces), ``filename`` the download name.
+    """
+
+    file: BinaryIO
+    size: int
     filename: str
+
+    def chunks(self) -> Generator[bytes, None, None]:
+        """The file's bytes in pieces of at most :data:`NOTEBOOK_CHUNK_BYTES`, ``size`` bytes in all
+        (fewer when the file shrank since it was opened); closes the file at the end."""
+        left = self.size
+        try:
+            while left > 0 and (chunk := self.file.read(min(NOTEBOOK_CHUNK_BYTES, left))):
+                left -= len(chunk)
+                yield chunk
+        finally:
+            self.file.close()
+
+
+NOTEBOOK_CHUNK_BYTES = 64 << 10
+"""The bytes of an executed notebook read and written at a time (red team 24, R5)."""
 
 
 _RUN_FIELDS = frozenset({"name", "notebook", "script"})
@@ -697,20 +718,24 @@ class DefinitionsService:
             self.ctx.admission.refuse(caller, missing, request="read executed notebook", job_id=job_id)
 
     def executed_notebook(self, caller: Caller, job_id: str) -> ExecutedNotebook:
-        """The executed notebook of a notebook run (outputs and errors), and a file name for downloads.
+        """The executed notebook of a notebook run (outputs and errors) opened, not read: its bytes
+        are the file's as written (never decoded here), sent in pieces by the handler; and a file
+        name for downloads. The caller closes :attr:`ExecutedNotebook.file` (or reads
+        :meth:`ExecutedNotebook.chunks` to the end).
 
         Raises:
             NotFoundError: see :meth:`_open_executed`.
             ValidationError: larger than the API serves (64 MiB).
         """
         record, fd = self._open_executed(caller, job_id)
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MAX_NOTEBOOK_BYTES + 1)
-        if len(data) > MAX_NOTEBOOK_BYTES:
+        fh = os.fdopen(fd, "rb")
+        size = os.fstat(fd).st_size
+        if size > MAX_NOTEBOOK_BYTES:
+            fh.close()
             raise ValidationError(f"the executed notebook of {job_id} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB",
                                   field="job_id", hint="open it from the run's job directory on the server")
         stem = Path(record.job.spec.notebook or "notebook.ipynb").stem
-        return ExecutedNotebook(text=data.decode("utf-8", errors="replace"), filename=f"{stem}-{job_id}.ipynb")
+        return ExecutedNotebook(file=fh, size=size, filename=f"{stem}-{job_id}.ipynb")
 
     def open_executed_notebook(self, caller: Caller, job_id: str, root: str | None) -> OpenExecutedNotebookResponse:
         """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the

@@ -8,7 +8,7 @@ admin changes them, never when a user is identified (a drained node must not loc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -16,14 +16,18 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, Inventory, JobKind, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, Inventory, JobKind, JobState, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL
 from ..model.units import said_time
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
+from ..scheduling.ledger import CycleLedger
+from ..scheduling.snapshot import Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
+from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
@@ -112,6 +116,20 @@ class QuotasService:
                 work[was.team] = replace(was, pending=was.pending + 1)
         return unlisted_warning(teams, limit, stranded=work.values(), first=first) + scoped
 
+    def budget_warnings(self, quotas: QuotaSet) -> list[str]:
+        """One warning per budget of ``quotas`` already spent this period — set below what its team
+        (or user) used, or used up — naming its pending GPU jobs and when they may start
+        (:func:`.budget_standing.spent_warnings`; hubadmin24 B8); empty without budgets."""
+        if not quotas.budgets:
+            return []
+        now = self.ctx.clock.now()
+        pending: dict[tuple[str, str], int] = {}
+        for record in self.ctx.store.live_jobs():
+            spec = record.job.spec
+            if record.job.state is JobState.PENDING and spec.resources.total_milli > 0:
+                pending[(spec.team, spec.user)] = pending.get((spec.team, spec.user), 0) + 1
+        return spent_warnings(quotas, standings(self.ctx.store, quotas.budgets, now=now), pending)
+
     def _models(self) -> list[str]:
         """The GPU models of the inventory (none when it cannot be read now)."""
         try:
@@ -178,19 +196,38 @@ class QuotasService:
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
+        over = self.over_limit(current, new) if request.quotas is not None else []
         if request.dry_run:
-            return self._answer(new, caller)
+            return self._answer(new, caller, over)
+        said = message or f"quotas changed by {caller.user}"
+        spent = self.budget_warnings(new)  # a budget set below what was used: kept in the audit (hubadmin24 B8)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
             tx.note_quota_source(caller.user, digest=config_digest)
             tx.add_event(actor=caller.user, action="quotas_changed",
-                         message=message or f"quotas changed by {caller.user}",
-                         details={"old": old_dict, "new": new_dict})
+                         message="; ".join([said, *over, *spent]),
+                         details={"old": old_dict, "new": new_dict, **({"over_limit": over} if over else {}),
+                                  **({"warnings": spent} if spent else {})})
             _note_members(tx, caller.user, current.user_teams, new.user_teams)
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return self._answer(new, caller)
+        return self._answer(new, caller, over)
+
+    def over_limit(self, old: QuotaSet, new: QuotaSet) -> list[str]:
+        """The lines of ``new`` set below what their team's (or user's) running work holds, where
+        ``old`` had them higher (hubadmin24 B4): :func:`~..quota.lowered.over_limit_warnings` over a
+        ledger of ``new`` charged with the live work as the scheduling cycle charges it (work on GPUs
+        gone from the inventory included, hubadmin24 B3); none when the inventory cannot be read."""
+        if not new.quotas:
+            return []
+        try:
+            inventory = self.ctx.inventory()
+        except SchedError:
+            return []
+        live = [record.job for record in self.ctx.store.live_jobs()]
+        ledger = CycleLedger(Snapshot(now=self.ctx.clock.now(), inventory=inventory, jobs=tuple(live), quotas=new))
+        return over_limit_warnings(ledger.quota, old, (j.spec for j in live if j.state is JobState.PENDING))
 
     def set_members(self, actor: str, members: Mapping[str, tuple[str, ...]], *, config_digest: str | None = None,
                     message: str | None = None, notify: bool = True) -> None:
@@ -216,9 +253,11 @@ class QuotasService:
             self.on_change(actor)
         self.ctx.kick()
 
-    def _answer(self, quotas: QuotaSet, caller: Caller) -> GetQuotasResponse:
-        """``quotas`` as PUT quotas answers an admin: the set, with the warnings GET quotas says."""
-        return GetQuotasResponse.model_validate({**self._body(quotas), "warnings": self._warnings(quotas, caller)})
+    def _answer(self, quotas: QuotaSet, caller: Caller, over: Sequence[str] = ()) -> GetQuotasResponse:
+        """``quotas`` as PUT quotas answers an admin: the set, with ``over`` (lines the change set
+        below their running work, :meth:`over_limit`) and then the warnings GET quotas says."""
+        return GetQuotasResponse.model_validate({**self._body(quotas),
+                                                 "warnings": [*over, *self._warnings(quotas, caller)]})
 
     def _warnings(self, quotas: QuotaSet, caller: Caller) -> list[str]:
         """The warnings GET and PUT quotas give an admin; in hub mode the memberships checked are the
@@ -229,7 +268,7 @@ class QuotasService:
             hub = self.hub_groups
             members = replace(quotas, user_teams=dict(hub.members) if hub else {})
         said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
-                + self._unused_members(quotas) + case_twin_warnings(members))
+                + self._unused_members(quotas) + case_twin_warnings(members) + self.budget_warnings(quotas))
         if not self.teams_from_hub or hub is not None:  # a line for a user not in its team (new user 23, N12)
             said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
                                         members=None if hub is None else hub.members)

@@ -56,6 +56,7 @@ from .membership import EmbeddedMembership
 from .progress import ProgressService
 from .quotas import QuotasService
 from .system import SystemService
+from .team_move import team_move_service
 from .telemetry import TelemetryService
 
 __all__ = ["Services"]
@@ -149,6 +150,7 @@ class Services:
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.system = SystemService(self.ctx, monitor)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
+        self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
@@ -219,6 +221,7 @@ class Services:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
         started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
         self.engine.decider.held_users = held
+        self.engine.reconciler.held_users = held  # said when work of theirs the store lacks is adopted
 
     def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
         """Where held jobs come from: ``held() -> {job id: JobHold}``; those pending are never started

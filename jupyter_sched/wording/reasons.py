@@ -704,6 +704,8 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
         text += lapse
     note = str(details.get("eta_note") or "").strip().rstrip(".")
+    if note and details.get("eta_code") == "BudgetReset":  # "…, when the month's budget resets" (hubadmin24 B8)
+        return f"{text}, {note}"
     return f"{text}; {note}" if note else text
 
 

@@ -7,9 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..model.units import clock_text, gpu_hours_text
 from .jobs import gone_text, my_work, projected_text
 from .quota import quota_lines
-from .reasons import work_named
+from .reasons import wire_time, work_named
 from .reported import progress_text
 from .usage import last_days
 
@@ -75,6 +76,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     lines.extend(f"{'progress' if i == 0 else '':<11}{line}" for i, line in enumerate(said))
     # new user 11, N21: first met as a pending reason or a 422; one line per team charged (new user 18, N1)
     lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))
+    lines.extend(f"{'budget' if i == 0 else '':<11}{line}" for i, line in enumerate(budget_lines(me, now)))
     hours = me.get("gpu_hours_7d")
     if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)
         lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you "
@@ -82,3 +84,28 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
         lines.append(f"idle       {job_id}: {note}")
     return lines
+
+
+def budget_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]:
+    """One line per GPU-hour budget that governs the caller (``GET me``'s ``budgets``: their default
+    team's and their own in it): ``team nlp: 0.48 of 0.3 GPU-hours used this month — spent: new GPU jobs
+    wait until Jan 1 00:00 UTC (or until an admin raises it); CPU-only jobs run`` or ``team nlp: 0.12 of
+    0.3 GPU-hours used this month, resets Jan 1 00:00 UTC`` (hubadmin24 B8: ``status`` never said the
+    budget, so a user could not see it was spent). ``now``: dates the reset only when not today."""
+    out = []
+    for budget in me.get("budgets") or []:
+        if not isinstance(budget, Mapping):
+            continue
+        used, limit = budget.get("used_gpu_hours"), budget.get("gpu_hours")
+        if not isinstance(used, (int, float)) or not isinstance(limit, (int, float)):
+            continue
+        who = f"team {budget.get('team')}" if budget.get("user") is None else f"you in team {budget.get('team')}"
+        numbers = f"{gpu_hours_text(float(used))} of {gpu_hours_text(float(limit))} GPU-hours used this {budget.get('period')}"
+        reset = wire_time(budget.get("resets_at"))
+        when = clock_text(reset, now) if reset is not None else f"the next {budget.get('period')}"
+        if used >= limit:
+            out.append(f"{who}: {numbers} — spent: new GPU jobs wait until {when} (or until an admin raises it); "
+                       "CPU-only jobs run")
+        else:
+            out.append(f"{who}: {numbers}, resets {when}")
+    return out

@@ -1243,7 +1243,7 @@ export interface components {
             source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read */
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
-            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group) */
+            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
         };
         /** @description Points per device and step, and the gap spans to draw as gaps (never as numbers). */

@@ -141,7 +141,7 @@ QUOTA = [
     pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", team="t", user="u")],
                       quota=quotas(Quota(team="t", guaranteed=8), budgets=[Budget(team="t", gpu_hours=100)]),
                       usage=UsageHistory(gpu_hours_this_period={("t", None): 100.0}),
-                      want_pending={"j": "BudgetExhausted"}, want_in_message={"j": "t used 100 of 100 GPU-hours this month"}),
+                      want_pending={"j": "BudgetExhausted"}, want_in_message={"j": "t has spent its GPU-hour budget: 100 of 100 GPU-hours this month"}),
                  id="a spent team budget pends new work with BudgetExhausted"),
     pytest.param(Case(nodes=[make_node(gpus=8)],
                       jobs=[running(make_job("old", team="t"), "n1", [0]), make_job("j", team="t", user="u")],

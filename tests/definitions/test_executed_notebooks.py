@@ -85,7 +85,7 @@ def test_a_run_under_another_account_is_read_only_when_that_account_owns_the_fil
 
     owned = finished_run(svc, "j-hub-ok", run_as_uid=mine)  # the account's own file: served
     (owned / "executed.ipynb").write_text('{"cells": []}')
-    assert svc.definitions.executed_notebook(mallory, "j-hub-ok").text == '{"cells": []}'
+    assert b"".join(svc.definitions.executed_notebook(mallory, "j-hub-ok").chunks()) == b'{"cells": []}'
     root = tmp_path / "root"
     root.mkdir()
     with pytest.raises(ValidationError) as refused:
@@ -98,7 +98,9 @@ def test_the_runs_own_notebook_is_served_and_opened_in_embedded_mode(svc: Server
     job_dir = finished_run(svc, "j-ok")
     (job_dir / "executed.ipynb").write_text('{"cells": []}')
     mallory = svc.caller("mallory")
-    assert svc.definitions.executed_notebook(mallory, "j-ok").filename == "steal-j-ok.ipynb"
+    served = svc.definitions.executed_notebook(mallory, "j-ok")
+    served.file.close()
+    assert served.filename == "steal-j-ok.ipynb"
     root = tmp_path / "root"
     root.mkdir()
     opened = svc.definitions.open_executed_notebook(mallory, "j-ok", str(root))

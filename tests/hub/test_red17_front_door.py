@@ -192,8 +192,8 @@ def test_red20_r1_a_chunked_body_over_the_cap_gets_the_same_json_413_from_the_se
         for _ in range(MAX_BODY_BYTES // (1 << 20) + 2):
             yield b"x" * (1 << 20)
 
-    answer = httpx.post(service.base + "api/sched/jobs", content=pieces(), timeout=60,
-                        headers={"Content-Type": "application/json"})
+    answer = httpx.post(service.base + "api/sched/jobs", content=pieces(), timeout=60,  # a token: without one, 401
+                        headers={"Content-Type": "application/json", "Authorization": "token made-up"})  # past 64 KiB
     assert answer.status_code == 413, (answer.status_code, answer.text[:300])
     assert answer.headers["content-type"].startswith("application/json"), answer.headers
     error = answer.json()["error"]

@@ -30,6 +30,8 @@ from jupyter_sched.hub.front_door import GuardedHTTPServer, too_large_message
 
 LIMIT = 100_000
 """The test server's max_body_bytes."""
+TOKEN = {"Authorization": "token abc"}
+"""A credential: a body over 64 KiB without one is refused 401 before this cap applies (red team 24, R1)."""
 
 
 class _Echo(tornado.web.RequestHandler):
@@ -135,7 +137,7 @@ def test_red20_r1_a_chunked_body_over_the_cap_gets_the_json_413_naming_body_and_
 
 
 def test_red20_r1_a_chunked_body_under_the_cap_reaches_the_handler_whole(door: Door) -> None:
-    answer = httpx.post(door.url, content=_pieces(LIMIT), timeout=30)
+    answer = httpx.post(door.url, content=_pieces(LIMIT), timeout=30, headers=TOKEN)
     assert answer.status_code == 200, answer.text[:300]
     assert answer.json() == {"received": LIMIT} and door.ran == [LIMIT] and door.told == []
 
@@ -143,7 +145,7 @@ def test_red20_r1_a_chunked_body_under_the_cap_reaches_the_handler_whole(door: D
 def test_red20_r1_one_chunk_declaring_more_than_the_cap_gets_the_413_too(door: Door) -> None:
     # fails before the fix: tornado refused the chunk's declared size at once with a bare "400 Bad Request"
     with socket.create_connection(("127.0.0.1", door.port), timeout=10) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: token abc\r\nTransfer-Encoding: chunked\r\n\r\n"
                      b"%x\r\n" % (1 << 30) + b"x" * (2 * LIMIT))
         sock.shutdown(socket.SHUT_WR)  # the caller gives up after 2 x the cap: the service closes after the 413
         answer = _answer(sock, 20)
@@ -157,7 +159,7 @@ def test_red20_r1_one_chunk_declaring_more_than_the_cap_gets_the_413_too(door: D
 def test_red20_r1_a_refused_chunked_body_is_dropped_until_it_ends_then_the_connection_closes(door: Door) -> None:
     # the rest of the body is read (not left unread: a reset) and the connection then closes after the 413
     with socket.create_connection(("127.0.0.1", door.port), timeout=10) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: token abc\r\nTransfer-Encoding: chunked\r\n\r\n")
         for piece in _pieces(4 * LIMIT, 10_000):
             sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
         sock.sendall(b"0\r\n\r\n")
@@ -174,7 +176,7 @@ def test_red20_r1_a_refused_chunked_body_is_dropped_at_most_drain_bytes(door: Do
     monkeypatch.setattr(front_door, "DRAIN_BYTES", 1 << 20)
     sent = 0
     with socket.create_connection(("127.0.0.1", door.port), timeout=10) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: token abc\r\nTransfer-Encoding: chunked\r\n\r\n")
         piece = b"%x\r\n%s\r\n" % (65536, b"x" * 65536)
         with pytest.raises(ConnectionError):  # reset or broken pipe once the service closed (not a timeout)
             while sent < (256 << 20):

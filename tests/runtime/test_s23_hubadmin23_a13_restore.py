@@ -129,10 +129,13 @@ def test_s23_hubadmin23_a13_a_launch_into_a_job_dir_with_a_live_wrapper_is_refus
         found = again.live_copy(job)
         assert found is not None and found[0].data["pid"] == handle.data["pid"]
         assert found[1] == Allocation("n1", ("GPU-0",))
-        with pytest.raises(ExecutorError) as refused:
+        record = again.dirs.read_record(job.id) or {}
+        again.dirs.write_record(job.id, {k: v for k, v in record.items() if k != "allocation"})  # an older record
+        with pytest.raises(ExecutorError) as refused:  # its GPUs unknown: refused, the job waits (s24: requeued)
             again.start(job, Allocation("n1", ("GPU-1",)))
         assert f"wrapper pid {handle.data['pid']}" in refused.value.message
         assert "a second copy is not started" in refused.value.message
+        assert refused.value.details["code"] == "AlreadyRunning"
         assert _wrappers_of(job.id) == [handle.data["pid"]]
     finally:
         gate.touch()

@@ -20,4 +20,5 @@ def test_newuser21_n9_put_quotas_answers_that_warning_through_the_service(servic
         {"team": "default", "guaranteed": 4}, {"team": "default", "user": "root", "guaranteed": 1, "borrowing_limit": 0.5}]}))
     assert any(w.startswith("user root's quota line in team default allows at most 1.5 GPUs: their 1 pending job")
                for w in answer.warnings), answer.warnings
-    assert answer.warnings == services.quotas.get(root).warnings  # GET quotas says the same
+    # GET quotas says the same, but for the PUT's own news of the change (hubadmin24 B4: a line set below running work)
+    assert [w for w in answer.warnings if "over the new limit" not in w] == services.quotas.get(root).warnings

@@ -44,7 +44,7 @@ from kubernetes import client as k8s
 from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
-from ...model import Allocation, Inventory, Job, JobKind, JobSpec, JobState, PendingReason
+from ...model import Allocation, Inventory, Job, JobKind, JobSpec, JobState, PendingReason, ResourceRequest
 from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
@@ -52,10 +52,13 @@ from .gangs import observe_gang
 from .job_secret import owner_references, secret_name, split_secret, token_secret, with_secret_env
 from .manifests import (
     ANNOTATION_GPU_UUIDS,
+    ANNOTATION_JOB_ID,
+    ANNOTATION_USER,
     GPU_PRODUCT_LABEL,
     KUEUE_QUEUE_LABEL,
     LABEL_JOB_ID,
     LABEL_MANAGED_BY,
+    LABEL_TEAM,
     MANAGED_BY,
     describe,
     group_job_name,
@@ -436,6 +439,58 @@ class KubernetesExecutor:
         handle = ExecutorHandle(self.name, {"namespace": namespace, "name": name, "kind": "Job",
                                             "uid": str((obj.get("metadata") or {}).get("uid", ""))})
         return handle, _allocation_of(obj, job)
+
+    def live_unknown(self, known: Callable[[str], bool]) -> list[tuple[Job, ExecutorHandle, Allocation | None]]:
+        """Unfinished Jobs of ours (our ``managed-by`` label) whose job id ``known`` says the store lacks
+        (hubadmin24 B2/B7: submitted after a restored backup, or a new empty store), as ``(job, handle,
+        allocation)``: ``job`` pending, rebuilt from the object (owner and job id from its annotations, team
+        from its label, GPUs from the pinned pod template, command, ``activeDeadlineSeconds`` as the limit);
+        ``allocation`` None when the template does not pin one (a queue manager's placement) or the job
+        is a gang of several Jobs — the caller then only warns. Deployments (services) are not listed.
+
+        Raises:
+            ExecutorError: the API server cannot be listed now.
+            StoreError: ``known`` failed (the caller's store).
+        """
+        ns = self.config.namespace
+        try:
+            listed = (self._batch.list_job_for_all_namespaces(label_selector=_SELECTOR, _preload_content=False)
+                      if self.config.namespace_per_user else
+                      self._batch.list_namespaced_job(ns, label_selector=_SELECTOR, _preload_content=False))
+            items = json.loads(listed.data).get("items") or []
+        except Exception as exc:
+            raise ExecutorError(f"cannot list our Jobs: {_status_message(exc)}") from exc
+        by_id: dict[str, list[dict[str, Any]]] = {}
+        for obj in items:
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            job_id = annotations.get(ANNOTATION_JOB_ID)
+            if isinstance(job_id, str) and job_id:
+                by_id.setdefault(job_id, []).append(obj)
+        found: list[tuple[Job, ExecutorHandle, Allocation | None]] = []
+        tracked = self.tracked()
+        for job_id, objs in sorted(by_id.items()):
+            obj = objs[0]
+            conditions = (obj.get("status") or {}).get("conditions") or []
+            if job_id in tracked or any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                                        for c in conditions) or known(job_id):
+                continue
+            meta = obj.get("metadata") or {}
+            spec = obj.get("spec") or {}
+            template = spec.get("template") or {}
+            uuids = [u for u in str(((template.get("metadata") or {}).get("annotations") or {})
+                                    .get(ANNOTATION_GPU_UUIDS, "")).split(",") if u]
+            containers = (template.get("spec") or {}).get("containers") or [{}]
+            deadline = spec.get("activeDeadlineSeconds")
+            job = Job(id=job_id, spec=JobSpec(
+                name=f"(not in this store: Job {meta.get('namespace')}/{meta.get('name')})",
+                user=str((meta.get("annotations") or {}).get(ANNOTATION_USER) or ""),
+                team=str((meta.get("labels") or {}).get(LABEL_TEAM) or "default"),
+                resources=ResourceRequest(gpus=len(uuids)), command=tuple(str(a) for a in containers[0].get("command") or ()),
+                time_limit_s=float(deadline) if isinstance(deadline, int) and deadline > 0 else None))
+            handle = ExecutorHandle(self.name, {"namespace": str(meta.get("namespace") or ns), "name": str(meta.get("name")),
+                                                "kind": "Job", "uid": str(meta.get("uid", ""))})
+            found.append((job, handle, _allocation_of(obj, job) if len(objs) == 1 else None))
+        return found
 
     def tracked(self) -> frozenset[str]:
         """Ids of the jobs being watched."""

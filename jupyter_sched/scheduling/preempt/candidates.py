@@ -132,7 +132,7 @@ def reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule:
         team = other.spec.team
         if team == spec.team or not _available(ctx, job, other):
             continue
-        if moved and (hold := moved.get(other.id)) is not None and spec.team in hold.teams:
+        if moved and (hold := moved.get(other.id)) is not None and hold.team == team and spec.team in hold.teams:
             continue  # its owner is in the reclaiming team now: not another team's borrowing
         lines = team_lines(ctx, other.id)
         key = ",".join(map(str, lines))

@@ -120,6 +120,9 @@ class UsageReportRow(UsageRow):
         "true when some of the group's allocated time is after the last minute of telemetry rolled up "
         "into the store (about a minute after it passes): its utilization is not in utilized_*/efficiency "
         "yet, which is not a telemetry gap"))
+    moved: str | None = Field(default=None, description=(
+        "by team: present when an admin moved this team's work to another team, or another's to it, in the period "
+        "(POST teams/{team}/move, after a hub group rename): one sentence saying when, so the two rows add up"))
     held_after_reclaim_gpu_seconds: float | None = Field(default=None, description=(
         "present when some of allocated_gpu_seconds came after idle reclaim revoked a kernel's lease whose "
         "kernel process still had a context on the GPU (audited idle_kernel_held): the GPU stayed held, "

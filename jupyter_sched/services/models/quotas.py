@@ -172,7 +172,9 @@ class GetQuotasResponse(ResponseModel):
         "that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
-                                            "without a line, lines that apply to nobody (hub mode: no hub group)")
+                                            "without a line, lines that apply to nobody (hub mode: no hub group); a PUT's "
+                                            "answer first names each line it set below what its running work holds (that "
+                                            "work runs on; pending work waits)")
 
     def to_wire(self) -> Any:
         return self.model_dump(mode="json", exclude_unset=True)
@@ -205,6 +207,9 @@ class MeInUse(ResponseModel):
 
 class MeBudget(BudgetView):
     used_gpu_hours: float
+    resets_at: str | None = Field(default=None, description=(
+        "when the budget's period ends and used_gpu_hours starts again from 0 (ISO 8601 UTC, 00:00 UTC; weeks on "
+        "Monday): while used_gpu_hours >= gpu_hours, new GPU jobs wait until then or until an admin raises it"))
 
 
 class MeUnlistedScope(ResponseModel):

@@ -1,0 +1,92 @@
+"""``jupyter-sched teams move TEAM --to NEW``: an admin moves a team's work to another team, after a
+hub group rename (hubadmin23 A9; ``POST teams/{team}/move``, :mod:`jupyter_sched.services.team_move`).
+
+It asks the server for the plan first (``dry_run``), prints it — each job and definition, what
+changes or why it is left, what the new team would hold against its guarantee and limit — and asks
+before moving, as ``cancel --all`` does (``--yes`` skips the question; without a terminal it refuses
+rather than guess). Standard library only (the CLI's start-up cost: :mod:`.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+from urllib.parse import quote
+
+from ..client._wire import Req
+
+__all__ = ["add_parser", "teams"]
+
+_SHOWN = 20
+"""Items the plan lists before "… and N more"."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``teams`` (``teams move``) to the subcommands."""
+    teams_p = sub.add_parser("teams", allow_abbrev=False, help="admin: move a team's work to another team (after a hub group rename)")
+    acts = teams_p.add_subparsers(dest="teams_command", metavar="ACTION")
+    acts.required = True
+    move = acts.add_parser(
+        "move", help="re-charge TEAM's pending and running jobs and definitions to --to",
+        description="Re-charge TEAM's pending and running jobs and its definitions to the team --to, those whose "
+                    "owners are members of it (the others are listed and left, with why). It shows the plan — per "
+                    "job what changes, and what the new team would hold against its guarantee and limit — and asks "
+                    "first. GPU-hours already used stay charged to TEAM in usage reports. Admins only; audited "
+                    "(team_moved). Example, after the hub group vision was renamed cv: "
+                    "jupyter-sched teams move vision --to cv")
+    move.add_argument("team", metavar="TEAM", help="the team whose work moves (e.g. the old hub group's name)")
+    move.add_argument("--to", required=True, metavar="NEW", help="the team it is charged to from now on")
+    move.add_argument("--with-quota", dest="with_quota", action="store_true",
+                      help="also move TEAM's quota lines to NEW (refused when NEW has a line already)")
+    move.add_argument("--dry-run", dest="dry_run", action="store_true", help="show the plan; change nothing")
+    move.add_argument("--yes", action="store_true", help="do not ask")
+
+
+def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
+    """``teams move``: the plan, the question, the move (exit 0; 2 when not confirmed without a terminal)."""
+    path = f"teams/{quote(args.team, safe='')}/move"
+    body = {"to": args.to, "with_quota": bool(args.with_quota)}
+    plan = client.call(Req("POST", path, body={**body, "dry_run": True}))
+    if getattr(args, "json", False) and (args.dry_run or not args.yes):
+        print(json.dumps(plan, indent=2), file=io.out)
+        if args.dry_run:
+            return 0
+    elif not args.yes or args.dry_run:
+        _show(plan, io)
+    if args.dry_run:
+        return 0
+    if not plan.get("moved") and not plan.get("quota"):
+        print(f"nothing to move: none of {args.team}'s work belongs to members of {args.to}", file=io.out)
+        return 0
+    if not args.yes:
+        isatty = getattr(io.stdin, "isatty", None)
+        if not (isatty and isatty()):
+            print("jupyter-sched teams move: not asking without a terminal — add --yes to go ahead", file=io.err)
+            return 2
+        io.err.write(f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}? [y/N] ")
+        io.err.flush()
+        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("nothing moved", file=io.out)
+            return 0
+    done = client.call(Req("POST", path, body={**body, "dry_run": False}))
+    if getattr(args, "json", False):
+        print(json.dumps(done, indent=2), file=io.out)
+    else:
+        print(str(done.get("text") or ""), file=io.out)
+    return 0
+
+
+def _show(plan: dict[str, Any], io: Any) -> None:
+    """The plan: one line per item, then the new team's holding and what happens to usage."""
+    items = plan.get("items") or []
+    for item in items[:_SHOWN]:
+        state = item.get("state") or "definition"
+        print(f"  {item.get('outcome'):5}  {item.get('id')}  {item.get('user')}  {state}  "
+              f"{item.get('gpus', 0):g} GPUs: {item.get('why')}", file=io.out)
+    if len(items) > _SHOWN:
+        print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
+    if plan.get("quota"):
+        print(f"quota: {plan['quota']}", file=io.out)
+    print(str((plan.get("holding") or {}).get("text") or ""), file=io.out)
+    print(str(plan.get("usage") or ""), file=io.out)

@@ -1,0 +1,104 @@
+"""Where each GPU-hour budget stands now, in words an admin and a user can act on (hubadmin24 B8).
+
+:func:`standings` reads this period's allocated GPU-hours from the store's usage intervals
+(:func:`~jupyter_sched.accounting.budget_usage`) for every budget of a quota set: used, limit,
+period and when the period resets (00:00 UTC; weeks on Monday). :func:`spent_warnings` turns the
+spent ones into the warnings GET/PUT quotas give (and the PUT's audit keeps): "budget of nlp already
+spent: 0.48 of 0.3 GPU-hours this month — its 9 pending GPU jobs wait until Jan 1 00:00 UTC (when
+the month's budget resets) or until an admin raises it; running work runs on". ``GET me`` says each
+of the caller's budgets' ``resets_at`` (:func:`period_reset`); ``status`` words it
+(:func:`~jupyter_sched.wording.status.budget_lines`).
+
+The numbers are GPU-hours said with two decimals at most (:func:`~..model.units.gpu_hours_text`).
+No budget here ever stops running work, nor holds a 0-GPU job (it uses no GPU-hours: B11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..accounting import budget_usage, period_start
+from ..model import Budget, QuotaSet
+from ..model.units import clock_text, gpu_hours_text
+
+__all__ = ["BudgetStanding", "period_reset", "spent_warnings", "standings"]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStanding:
+    """One budget now.
+
+    Attributes:
+        budget: the budget (team, user or None for the whole team, GPU-hours, period).
+        used_gpu_hours: GPU-hours allocated in the current period (>= 0).
+        resets_at: the start of the next period (UTC).
+    """
+
+    budget: Budget
+    used_gpu_hours: float
+    resets_at: datetime
+
+    @property
+    def spent(self) -> bool:
+        """True when the period's GPU-hours are used up (the scheduler holds new GPU work)."""
+        return self.used_gpu_hours >= self.budget.gpu_hours
+
+    @property
+    def who(self) -> str:
+        """``nlp`` or ``user ann in nlp``."""
+        b = self.budget
+        return b.team if b.user is None else f"user {b.user} in {b.team}"
+
+    @property
+    def numbers(self) -> str:
+        """``0.48 of 0.3 GPU-hours this month``."""
+        return (f"{gpu_hours_text(self.used_gpu_hours)} of {gpu_hours_text(self.budget.gpu_hours)} GPU-hours "
+                f"this {self.budget.period}")
+
+
+def period_reset(now: datetime, period: str) -> datetime:
+    """Start of the period after the one holding ``now`` (``"day"``, ``"week"`` from Monday,
+    ``"month"``), 00:00 UTC. Raises ValueError for an unknown period (as ``period_start``)."""
+    start = period_start(now, period)
+    if period == "day":
+        return start + timedelta(days=1)
+    if period == "week":
+        return start + timedelta(days=7)
+    return (start + timedelta(days=32)).replace(day=1)
+
+
+def standings(store: object, budgets: Iterable[Budget], *, now: datetime) -> list[BudgetStanding]:
+    """Every budget of ``budgets`` now, in their order; ``store``: has ``usage_rows(since=)``."""
+    listed = tuple(budgets)
+    if not listed:
+        return []
+    earliest = min(period_start(now, b.period) for b in listed)
+    intervals = store.usage_rows(since=earliest)  # type: ignore[attr-defined]
+    used = budget_usage(intervals, listed, now=now)
+    return [BudgetStanding(budget=b, used_gpu_hours=used.get((b.team, b.user), 0.0),
+                           resets_at=period_reset(now, b.period)) for b in listed]
+
+
+def spent_warnings(quotas: QuotaSet, spent: Iterable[BudgetStanding], pending: Mapping[tuple[str, str], int]) -> list[str]:
+    """One warning per spent budget of ``quotas``: the numbers, what waits and until when.
+
+    Args:
+        spent: the standings (only the spent ones are said).
+        pending: pending GPU jobs per ``(team, user)`` (0-GPU jobs not counted: a budget never holds them).
+    """
+    out = []
+    for s in spent:
+        if not s.spent or s.budget not in quotas.budgets:
+            continue
+        b = s.budget
+        waiting = sum(n for (team, user), n in pending.items() if team == b.team and b.user in (None, user))
+        jobs = (f"its {waiting} pending GPU job{'s' if waiting != 1 else ''} wait" if waiting
+                else "new GPU jobs wait")
+        if b.user is not None:
+            jobs = jobs.replace("its ", f"{b.user}'s ", 1)
+        out.append(f"budgets: {s.who} has already spent its GPU-hour budget ({s.numbers}): {jobs} until "
+                   f"{clock_text(s.resets_at, None)} (when the {b.period}'s budget resets) or until an admin raises it; "
+                   "running work runs on, CPU-only jobs are not held")
+    return out
