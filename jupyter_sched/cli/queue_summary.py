@@ -19,7 +19,7 @@ from typing import Any
 from ..client._wire import Req
 from ..model.team_load import HOLDING, job_gpus, team_rows
 
-__all__ = ["HOLDING", "job_gpus", "summary", "team_rows"]
+__all__ = ["HOLDING", "budget_held", "job_gpus", "summary", "team_rows"]
 
 
 def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[Any], bool] | None) -> int:
@@ -51,7 +51,36 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(r)).rstrip(), file=io.out)
+    for line in budget_held(rows, now):  # a spent budget, not the GPUs, holds them (hubadmin24 B8 addendum)
+        print(line, file=io.out)
     print("GPUs now: RUNNING held by admitted and running work; GUARANTEE the team's quota lines (- none); LIMIT "
           "what it may borrow above it (none: no limit); BORROWED running over the guarantee; PENDING jobs "
           "waiting and the GPUs they ask; OLDEST WAIT since the longest-waiting one's submit.", file=io.out)
     return 0
+
+
+def budget_held(rows: list[Mapping[str, Any]], now: datetime) -> list[str]:
+    """One line per team (or user in it) whose pending work a spent GPU-hour budget holds (reason code
+    ``BudgetExhausted``): ``nlp: 8 pending jobs held by a spent budget — nlp has spent its GPU-hour budget:
+    0.48 of 0.3 GPU-hours this month; they start Jan 1 00:00 UTC at the earliest (when it resets), or when
+    an admin raises it`` (hubadmin24 B8: the summary showed idle GPUs and a queue, and not why)."""
+    from ..model.units import clock_text
+    from ..wording.reasons import wire_time
+
+    held: dict[str, tuple[int, str, Any]] = {}
+    for row in rows:
+        reason = row.get("reason")
+        if row.get("state") != "pending" or not isinstance(reason, Mapping) or reason.get("code") != "BudgetExhausted":
+            continue
+        message = str(reason.get("message") or "")
+        count, _, eta = held.get(message, (0, "", None))
+        held[message] = (count + 1, str(row.get("team") or "-"), eta or reason.get("eta"))
+    out = []
+    for message, (count, team, eta) in sorted(held.items(), key=lambda kv: kv[1][1]):
+        when = wire_time(eta)
+        start = (f"they start {clock_text(when, now)} at the earliest (when it resets)" if when is not None
+                 else "they start when it resets")
+        out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by a spent budget — {message}; "
+                   f"{start}, or when an admin raises it")
+    return out
+

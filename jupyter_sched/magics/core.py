@@ -48,6 +48,7 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    limit_end,
     nothing_to_cancel,
     state_filter,
     still_going,
@@ -398,7 +399,7 @@ class SchedMagics(Magics):
                         f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1', room=self._room_elsewhere(me))}")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
-            warned = self._idle_warning(str(lease.get("id")))
+            warned = self._idle_warning(str(lease.get("id")), limit_end(lease))
             if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
                 self._print(f"Warning: {warned}.")
             if is_granted(lease):
@@ -468,14 +469,15 @@ class SchedMagics(Magics):
         os.environ[GPU_MILLI_ENV] = "0"
         self._print(f"{head}; it is now '' (no GPU) so nothing here uses GPUs it no longer holds.")
 
-    def _idle_warning(self, lease_id: str) -> str:
-        """The open idle warning of ``lease_id`` in words (``GET idle``), or ""."""
+    def _idle_warning(self, lease_id: str, ends_at: datetime | None = None) -> str:
+        """The open idle warning of ``lease_id`` in words (``GET idle``), or "" — also when its idle
+        deadline is at or after ``ends_at``, its time-limit end (the rule of every surface, new user 24, N2)."""
         try:
             entries = self.client.idle_candidates()
         except SchedError:
             return ""
         return next((note for e in entries if str(e.get("job_id")) == lease_id
-                     and (note := idle_note(e, _now(), magic=True))), "")
+                     and (note := idle_note(e, _now(), magic=True, ends_at=ends_at))), "")
 
     def _samples(self, job_id: str | None) -> list[dict[str, Any]]:
         """Latest telemetry samples, or [] when this server offers no telemetry route."""

@@ -1,7 +1,7 @@
 """Where each GPU-hour budget stands now, in words an admin and a user can act on (hubadmin24 B8).
 
-:func:`standings` reads this period's allocated GPU-hours from the store's usage intervals
-(:func:`~jupyter_sched.accounting.budget_usage`) for every budget of a quota set: used, limit,
+:func:`standings` reads this period's allocated GPU-hours from the store (summed by the database,
+as ``GET me``'s ``used_gpu_hours``) for every budget of a quota set: used, limit,
 period and when the period resets (00:00 UTC; weeks on Monday). :func:`spent_warnings` turns the
 spent ones into the warnings GET/PUT quotas give (and the PUT's audit keeps): "budget of nlp already
 spent: 0.48 of 0.3 GPU-hours this month — its 9 pending GPU jobs wait until Jan 1 00:00 UTC (when
@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..accounting import budget_usage, period_start
+from ..accounting import period_start
+from ..accounting.usage import gpu_figures
 from ..model import Budget, QuotaSet
 from ..model.units import clock_text, gpu_hours_text
 
-__all__ = ["BudgetStanding", "period_reset", "spent_warnings", "standings"]
+__all__ = ["BudgetStanding", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +71,16 @@ def period_reset(now: datetime, period: str) -> datetime:
 
 
 def standings(store: object, budgets: Iterable[Budget], *, now: datetime) -> list[BudgetStanding]:
-    """Every budget of ``budgets`` now, in their order; ``store``: has ``usage_rows(since=)``."""
-    listed = tuple(budgets)
-    if not listed:
-        return []
-    earliest = min(period_start(now, b.period) for b in listed)
-    intervals = store.usage_rows(since=earliest)  # type: ignore[attr-defined]
-    used = budget_usage(intervals, listed, now=now)
-    return [BudgetStanding(budget=b, used_gpu_hours=used.get((b.team, b.user), 0.0),
-                           resets_at=period_reset(now, b.period)) for b in listed]
+    """Every budget of ``budgets`` now, in their order. ``store``: has ``gpu_seconds(since=, until=,
+    team=, user=)`` (:meth:`~jupyter_sched.store.Store.gpu_seconds`: summed by the database, one query
+    per budget — the rows never leave it; the same figure as ``GET me``'s ``used_gpu_hours``)."""
+    out = []
+    for b in budgets:
+        seconds = store.gpu_seconds(since=period_start(now, b.period), until=now,  # type: ignore[attr-defined]
+                                    team=b.team, user=b.user)
+        out.append(BudgetStanding(budget=b, used_gpu_hours=gpu_figures(float(seconds))[1],
+                                  resets_at=period_reset(now, b.period)))
+    return out
 
 
 def spent_warnings(quotas: QuotaSet, spent: Iterable[BudgetStanding], pending: Mapping[tuple[str, str], int]) -> list[str]:
@@ -102,3 +104,18 @@ def spent_warnings(quotas: QuotaSet, spent: Iterable[BudgetStanding], pending: M
                    f"{clock_text(s.resets_at, None)} (when the {b.period}'s budget resets) or until an admin raises it; "
                    "running work runs on, CPU-only jobs are not held")
     return out
+
+
+def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, *, now: datetime) -> list[str]:
+    """The submit answer's warning for GPU work (``gpu_milli`` > 0) charged to a team (or user) whose
+    budget is spent now: ``team nlp has spent its GPU-hour budget (0.48 of 0.3 GPU-hours this month):
+    this job waits until Jan 1 00:00 UTC (when the month's budget resets) or until an admin raises it``
+    (hubadmin24 B8: such a submit said only "waiting for the next scheduling cycle"). No store read
+    without a budget that governs it."""
+    mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
+    if gpu_milli <= 0 or not mine:
+        return []
+    return [f"{'team ' if s.budget.user is None else ''}{s.who} has spent its GPU-hour budget ({s.numbers}): this job "
+            f"waits until {clock_text(s.resets_at, None)} (when the {s.budget.period}'s budget resets) or until an "
+            "admin raises it" for s in standings(store, mine, now=now) if s.spent][:1]
+

@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from ..admission import Caller
 from ..engine.lease_horizon import lease_idle_release
-from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
 from ..executors.owner_paths import CLOSED_FOLDER
@@ -38,6 +38,7 @@ from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving
+from .budget_standing import spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -74,10 +75,24 @@ class _OverCap(Exception):
     """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
     ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int, *, pending: bool = False) -> None:
+    def __init__(self, count: int, *, pending: bool = False, carried: int | None = None) -> None:
         super().__init__(count)
         self.count = count
         self.pending = pending
+        self.carried = carried
+        """Characters of carried content the caller's unfinished jobs would hold with this one
+        (over :data:`MAX_CARRIED_PER_USER`), or None."""
+
+
+MAX_CARRIED_PER_USER = 64 << 20
+"""Most characters of carried content (``notebook_json`` + ``source``) one user's unfinished jobs hold
+in the store at once: each carried notebook (up to 8 MiB) rides in its job's row, and 30 of them made
+the service hold ~300 MiB and everyone's queue read slow (red team 24, R4)."""
+
+
+def _carried(spec: JobSpec) -> int:
+    """Characters of content ``spec`` carries in its row (``notebook_json``, ``source``)."""
+    return len(spec.notebook_json or "") + len(spec.source or "")
 
 
 _DRY_RUN_COMMAND = "true"
@@ -358,6 +373,8 @@ class JobsService:
             note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
             warnings.extend([note] if note else [])
             warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
+            warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
+                                            now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -430,6 +447,13 @@ class JobsService:
                 self._insertable(tx, caller, job.spec, quotas_version)))
         except _OverCap as over:
             count = over.count
+            if over.carried is not None:
+                self.ctx.admission.refuse(caller, BusyError(
+                    f"{caller.user}'s unfinished jobs would carry {over.carried / (1 << 20):.1f} MiB of notebooks and "
+                    f"scripts in the scheduler's store; at most {MAX_CARRIED_PER_USER >> 20} MiB per user",
+                    field="notebook_json", hint="wait for some carried jobs to finish or cancel them, or run the "
+                    "notebook from a file the job can read (notebook: path) instead of sending its text",
+                    details={"carried_bytes": over.carried, "limit": MAX_CARRIED_PER_USER}), request=what)
             if over.pending:
                 self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
@@ -472,6 +496,10 @@ class JobsService:
             count = tx.count_jobs(user=caller.user, states=_PENDING)
             if count >= policy.max_pending_per_user:
                 raise _OverCap(count, pending=True)
+        if carried := _carried(spec):  # the caller's live rows come from the row cache, not read whole again
+            held = sum(_carried(record.job.spec) for record in tx.list_jobs(user=caller.user, states=LIVE_STATES))
+            if held + carried > MAX_CARRIED_PER_USER:
+                raise _OverCap(0, carried=held + carried)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:

@@ -498,7 +498,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     once warned, while the waiter read "ETA 05:18 UTC … if it stays idle" three minutes before). Work
     only reported when idle (``notify``) says nothing before it is reported; busy work is no entry.
     ``ends_at``: when the job's time limit ends it (:func:`limit_end`): an idle deadline at or after it
-    is not said before the warning — its limit ends it first (the panel's rule, new user 11, N23).
+    is not said, before the warning or after it — its limit ends it first (the panel's rule, new user 11,
+    N23; new user 24, N2 for the warned stage). A warned ``notify`` note ends ``unless it is used``:
+    nothing is taken, so nothing "keeps" the GPUs.
     ``kernel``: False for a lease no kernel is bound to (its job row has no ``kernel_id``): it has no
     notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4).
     A lease whose one keep-alive was used (``keepalive_used``) is told ``using its GPUs keeps them``, as the
@@ -508,8 +510,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
-    if stage == "idle" and ends_at is not None and deadline is not None and deadline >= ends_at:
-        return ""
+    if not reported and ends_at is not None and deadline is not None and deadline >= ends_at:
+        return ""  # its time limit ends it first, warned or not (new user 24, N2: "reported … at 12:06" after 12:06)
     # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)
     what = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
             "stop": "it is stopped", "notify": "it is reported as idle (nothing is freed)",
@@ -531,6 +533,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         at = f" at {_clock_of(deadline, now)}" if deadline is not None else ""
         return (f"{head}{f' (rule: {reason})' if reason else ''}: reported as idle{at} (nothing is freed) — using "
                 "its GPUs ends the idle period")
+    if action == "notify":  # nothing is taken: nothing to keep (new user 24, N2: "nothing is freed … keeps them")
+        return f"{head}{f' (rule: {reason})' if reason else ''}: {what}{when} unless it is used"
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
     if str(entry.get("kind") or "") != "lease" or entry.get("keepalive_used") is True:
         keep = "using its GPUs keeps them"  # a second keep-alive is refused (newuser23 N5)

@@ -64,6 +64,7 @@ export const ROUTES = {
   getTelemetryHistory: { method: 'get', path: '/telemetry/history' },
   getIdle: { method: 'get', path: '/idle' },
   getAudit: { method: 'get', path: '/audit' },
+  moveTeam: { method: 'post', path: '/teams/{team}/move' },
   getEtaAccuracy: { method: 'get', path: '/eta-accuracy' },
   getUsage: { method: 'get', path: '/usage' },
   getUsageReport: { method: 'get', path: '/usage/report' },

@@ -792,6 +792,26 @@ export function sparklinePath(values: readonly number[], width: number, height: 
     .join(' ');
 }
 
+/** When work holding GPUs ends by its time limit (started_at + time_limit_s), or null. */
+export function limitEnd(job: Job): Date | null {
+  const limit = (job as { time_limit_s?: number | null }).time_limit_s;
+  if (!job.started_at || typeof limit !== 'number' || !(limit > 0)) {
+    return null;
+  }
+  return new Date(new Date(job.started_at).getTime() + limit * 1000);
+}
+
+/**
+ * True when an idle deadline (ISO) is at or after `job`'s time-limit end: its limit ends it first, so no
+ * surface says the idle warning — the cards' rule ({@link limitEnd}; new user 11, N23) and the toast's
+ * (new user 24, N2: the toast said "reported as idle at 12:06 UTC" for a job ending at 12:06).
+ */
+export function idleAfterEnd(deadline: unknown, job: Job | undefined): boolean {
+  const end = job ? limitEnd(job) : null;
+  const at = typeof deadline === 'string' ? new Date(deadline) : null;
+  return !!(end && at && !isNaN(at.getTime()) && at.getTime() >= end.getTime());
+}
+
 /**
  * When an idle warning's action happens, as a clock: `at 09:09 UTC` — a toast stays on screen, and
  * a relative `in 1m57s` was still said a minute later (new user 23, N15); the cards beside it say the

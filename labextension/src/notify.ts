@@ -15,7 +15,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from './commandids';
-import { clockUTC, idleDeadlineText, idleNotice, outcome, stateLabel } from './format';
+import { clockUTC, idleAfterEnd, idleDeadlineText, idleNotice, outcome, stateLabel } from './format';
 import { ALERT_MS, BURST_MS, type IToast, namesList, NEWS_MS, ToastFolder } from './toasts';
 import type { IJobTransition, ISchedModel } from './tokens';
 import { ACTIVE_STATES, type ISchedEvent, type Job, TERMINAL_STATES } from './types';
@@ -279,6 +279,9 @@ export class SchedNotifier {
     const { trans } = this;
     const id = String(data.lease_id ?? data.job_id ?? data.id ?? '');
     const known = id ? this.model.find(id) : undefined;
+    if (data.stage !== 'reclaim' && data.stage !== 'clear' && idleAfterEnd(data.deadline, known)) {
+      return; // its time limit ends it first: the cards say nothing of it, nor does the toast (new user 24, N2)
+    }
     const name = String(data.name ?? known?.name ?? (id || trans.__('your allocation')));
     const text = idleNotice(data, name, new Date(), trans);
     if (text === null) {

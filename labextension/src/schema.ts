@@ -257,6 +257,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/teams/{team}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins - re-charge a team's pending and running jobs and its definitions to another team (after a hub group rename), those whose owners are members of it; the others are listed and left with why. dry_run answers the plan and what the new team would hold against its guarantee and limit; with_quota also moves the team's quota lines. Audited (team_moved); a non-admin is 403 (audited). */
+        post: operations["moveTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/idle-policy": {
         parameters: {
             query?: never;
@@ -1712,6 +1731,8 @@ export interface components {
             gpu_hours: number;
             period: string;
             used_gpu_hours: number;
+            /** @description when the budget's period ends and used_gpu_hours starts again from 0 (ISO 8601 UTC, 00:00 UTC; weeks on Monday): while used_gpu_hours >= gpu_hours, new GPU jobs wait until then or until an admin raises it */
+            resets_at?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1765,6 +1786,54 @@ export interface components {
             memory_mib: number;
         } & {
             [key: string]: unknown;
+        };
+        /** @description ``POST teams/{team}/move``: re-charge ``team``'s live work and definitions to ``to``. */
+        MoveTeamRequest: {
+            /**
+             * @description the team the work is charged to from now on (its owners must be members of it)
+             * @example cv
+             */
+            to: string;
+            /** @description answer what would change; change and audit nothing */
+            dry_run?: boolean;
+            /** @description also move the team's quota lines to `to` (refused when `to` has a line already) */
+            with_quota?: boolean;
+        };
+        /** @description The move's plan (``dry_run``) or what it did. */
+        MoveTeamResponse: {
+            team: string;
+            to: string;
+            dry_run: boolean;
+            /** @description jobs and definitions charged to `to` (dry_run: would be) */
+            moved: number;
+            /** @description jobs and definitions that stay charged to the team */
+            left: number;
+            items: components["schemas"]["MovedItem"][];
+            holding: components["schemas"]["TeamHolding"];
+            /** @description with_quota: the lines moved (null otherwise) */
+            quota?: string | null;
+            /** @description what happens to the GPU-hours already used (usage history keeps its team) */
+            usage: string;
+            /** @description a summary in words */
+            text: string;
+        };
+        /** @description One job or definition charged to the team, and what the move does to it. */
+        MovedItem: {
+            id: string;
+            /** @enum {string} */
+            kind: "job" | "lease" | "definition";
+            user: string;
+            /** @description a job's state (null for a definition) */
+            state?: string | null;
+            /** @description GPUs it holds now (running work) or asks for (waiting work) */
+            gpus?: number;
+            /**
+             * @description moved: charged to `to` (dry_run: would be); left: stays charged to the team, see why
+             * @enum {string}
+             */
+            outcome: "moved" | "left";
+            /** @description what changes, or why it is left (e.g. its owner is no member of `to`) */
+            why: string;
         };
         /** @description One node: its host CPU (millicores) and memory (MiB), labels, taints and GPUs. */
         Node: {
@@ -2412,6 +2481,22 @@ export interface components {
             effect?: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description What ``to`` holds now and after the move, against its quota line. */
+        TeamHolding: {
+            team: string;
+            /** @description GPUs held now by work charged to it */
+            in_use: number;
+            /** @description GPUs held by its work once the moved running work is charged to it */
+            in_use_after: number;
+            /** @description its guarantee (null: no team line) */
+            guaranteed: number | null;
+            /** @description guarantee + borrowing limit (null: no limit) */
+            ceiling: number | null;
+            /** @description GPUs above its guarantee after the move: borrowed work, which another team's reclaim of its guaranteed GPUs can take */
+            borrowed_after: number;
+            /** @description the same in one sentence */
+            text: string;
         };
         /** @description A team's fair-share weight, granted priority classes and members. */
         TeamPolicyLine: {
@@ -3274,6 +3359,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetQuotasResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    moveTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveTeamRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan (dry_run) or what moved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoveTeamResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -47,3 +47,16 @@ def test_hubadmin24_b11_a_gpu_hour_budget_never_holds_cpu_only_jobs() -> None:
     result = _spent(make_job("cpu", team="nlp", gpus=0, milli=0), make_job("gpu", team="nlp", submitted=1))
     assert [a.job_id for a in result.admits] == ["cpu"]
     assert [(p.job_id, p.reason.code) for p in result.pending] == [("gpu", "BudgetExhausted")]
+
+
+def test_hubadmin24_b8_queue_summary_says_which_teams_a_spent_budget_holds() -> None:
+    """Failed before (no such line): ``queue --summary`` showed nlp's 8 pending beside idle GPUs, and not why."""
+    from jupyter_sched.cli.queue_summary import budget_held
+
+    result = _spent(make_job("k1", team="nlp"), make_job("k2", team="nlp", submitted=1),
+                    make_job("r1", team="research", gpus=8, submitted=2))
+    rows = [{"id": p.job_id, "state": "pending", "team": "nlp" if p.job_id.startswith("k") else "research",
+             "reason": reason_to_dict(p.reason)} for p in result.pending]
+    assert budget_held(rows, T0) == [
+        "nlp: 2 pending jobs held by a spent budget — nlp has spent its GPU-hour budget: 0.48 of 0.3 GPU-hours this "
+        "month; they start Apr 1 00:00 UTC at the earliest (when it resets), or when an admin raises it"]

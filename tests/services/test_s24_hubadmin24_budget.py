@@ -1,6 +1,8 @@
 """hubadmin24 B8: a GPU-hour budget set below what its team already used this period is said where the
 admin sets it (PUT quotas' answer, its dry run, GET quotas) and kept in the audit; ``status`` says the
-caller's budget (used / limit GPU-hours, period, reset) from ``GET me``'s ``resets_at``.
+caller's budget (used / limit GPU-hours, period, reset) from ``GET me``'s ``resets_at``; a GPU submit into
+a spent budget is told so in its answer's warnings (it said only "waiting for the next scheduling cycle").
+B9: the current month's usage report ends now.
 
 Real parts: ``build_services`` on a SQLite store (wall clock), its quotas and accounting services (the
 REST handlers' one call), the status wording.
@@ -20,7 +22,7 @@ _BODY = {"quotas": [{"team": "nlp", "guaranteed": 1, "borrowing_limit": 0}],
          "budgets": [{"team": "nlp", "gpu_hours": 0.3}, {"team": "research", "gpu_hours": 0.12}]}
 
 
-def test_hubadmin24_b8_put_quotas_warns_of_a_budget_already_spent_and_audits_it(tmp_path: Path) -> None:
+def test_hubadmin24_b8_a_spent_budget_is_said_in_put_quotas_its_audit_status_and_submit(tmp_path: Path) -> None:
     services = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
                                "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"})
     try:
@@ -52,6 +54,17 @@ def test_hubadmin24_b8_put_quotas_warns_of_a_budget_already_spent_and_audits_it(
         assert line.startswith("budget     team nlp: 0.48 of 0.3 GPU-hours used this month — spent: new GPU jobs "
                                "wait until "), lines
         assert line.endswith("(or until an admin raises it); CPU-only jobs run"), line
+
+        # a GPU submit into the spent budget is told so at once; a CPU-only one is not held, nor told
+        from jupyter_sched.services.models import SubmitJobRequest
+
+        ha24k = services.caller("ha24k", admin=False, groups=["nlp"])
+        gpu = services.jobs.submit(ha24k, SubmitJobRequest(gpus=1, team="nlp", command=["true"])).to_wire()  # type: ignore[call-arg]
+        told = [w for w in gpu.get("warnings") or [] if "budget" in w]
+        assert told and told[0].startswith("team nlp has spent its GPU-hour budget (0.48 of 0.3 GPU-hours this "
+                                           "month): this job waits until "), gpu.get("warnings")
+        cpu = services.jobs.submit(ha24k, SubmitJobRequest(gpus=0, team="nlp", command=["true"])).to_wire()  # type: ignore[call-arg]
+        assert not [w for w in cpu.get("warnings") or [] if "budget" in w], cpu.get("warnings")
     finally:
         services.store.close()
 

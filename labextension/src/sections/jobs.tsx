@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, inCluster, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -295,14 +295,8 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, 
                   clock(entry.warn_at), outcome, clock(entry.deadline));
 }
 
-/** When work holding GPUs ends by its time limit (started_at + time_limit_s), or null. */
-export function limitEnd(job: Job): Date | null {
-  const limit = (job as { time_limit_s?: number | null }).time_limit_s;
-  if (!job.started_at || typeof limit !== 'number' || !(limit > 0)) {
-    return null;
-  }
-  return new Date(new Date(job.started_at).getTime() + limit * 1000);
-}
+/** When work holding GPUs ends by its time limit (format.ts, shared with the idle toast). */
+export { limitEnd };
 
 /** The title of a used Keep alive button: until when it keeps the GPUs, and that it was the one keep-alive. */
 export function keptTitle(until: string, trans: TranslationBundle): string {
