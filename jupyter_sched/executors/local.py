@@ -739,9 +739,11 @@ class LocalExecutor:
 
         A store restored from a backup does not know a job submitted after the backup, and a new empty
         store knows none (hubadmin24 B2, B7): their wrappers run on, and their GPUs would be handed to
-        other jobs. Each launch record of this service (``<root>/.state/<job id>.json``) whose wrapper is
-        alive (:meth:`live_copy`'s checks: pid, create time, tracking group) and whose id ``known`` does
-        not have is returned as ``(job, handle, allocation)``: ``job`` is pending, rebuilt from the spec the
+        other jobs. Each launch record of this service (``<root>/.state/<job id>.json``) of a job named by a
+        live process's ``--job-dir`` argument (a wrapper's command line; a forged one only makes its record
+        read: the record's own pid must match) whose wrapper is alive (:meth:`live_copy`'s checks: pid,
+        create time, tracking group) and whose id ``known`` does not have is returned as ``(job, handle,
+        allocation)``: ``job`` is pending, rebuilt from the spec the
         record keeps (records written before it was kept: a spec with the owner's name, the recorded
         GPUs and the wrapper's argv, team ``default``, ``job.spec.name`` starting ``(not in this store``);
         ``allocation`` is None for a record that predates it (its GPUs are then unknown). Jobs watched
@@ -751,8 +753,7 @@ class LocalExecutor:
             StoreError: ``known`` failed (the caller's store).
         """
         found: list[tuple[Job, ExecutorHandle, Allocation | None]] = []
-        for path in sorted(self.dirs.state.glob("*.json")):
-            job_id = path.stem
+        for job_id in _wrapped_job_ids():  # live processes, not every record ever written (they are never removed)
             if job_id in self._jobs:
                 continue
             try:
@@ -1377,6 +1378,18 @@ def _recorded_job(job_id: str, record: Mapping[str, Any]) -> Job:
     user = str(run_as.get("user") or run_as.get("account") or "") if isinstance(run_as, Mapping) else ""
     return Job(id=job_id, spec=JobSpec(name="(not in this store: launched before its spec was recorded)", user=user),
                submitted_at=when)
+
+
+def _wrapped_job_ids() -> list[str]:
+    """Job ids named by the ``--job-dir`` argument of live processes (each wrapper's command line), sorted."""
+    ids: set[str] = set()
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        if "--job-dir" in cmdline and cmdline.index("--job-dir") + 1 < len(cmdline):
+            name = Path(cmdline[cmdline.index("--job-dir") + 1]).name
+            if name and not name.startswith("."):
+                ids.add(name)
+    return sorted(ids)
 
 
 def _argv_of(pid: int) -> tuple[str, ...]:

@@ -255,3 +255,34 @@ def test_s24_a13_a_late_copy_runs_the_job_in_the_store_on_the_copys_gpus(sqlite_
         gate.touch()
         svc.engine.resign()
         svc.store.close()
+
+
+def test_s24_hubadmin24_b2_the_start_up_scan_reads_only_the_records_of_live_wrappers(tmp_path: Path) -> None:
+    """Launch records are never removed (one per job ever started): the leader-start scan looks up only the
+    jobs a live wrapper's command line names, so a host with years of records starts as fast as a new one."""
+    gate = tmp_path / "go"
+    job = make_job("j-live", command=(sys.executable, "-c",
+                                      f"import os, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.02)\n"))
+    running = LocalExecutor(tmp_path / "jobs")
+    handle = running.start(job, Allocation("n1", ("GPU-0",)))
+    running.detach()
+    again = LocalExecutor(tmp_path / "jobs")
+    old = again.dirs.read_record(job.id) or {}
+    ended = {f"j-ended-{i}" for i in range(200)}
+    for job_id in ended:  # jobs long over: their wrappers' pids are gone
+        again.dirs.write_record(job_id, {**old, "pid": 1 << 22, "create_time": 1.0})
+    read: list[str] = []
+    real = again.dirs.read_record
+
+    def counted(job_id: str) -> dict[str, Any] | None:
+        read.append(job_id)
+        return real(job_id)
+
+    again.dirs.read_record = counted  # type: ignore[method-assign]
+    try:
+        found = again.live_unknown(lambda job_id: False)
+        assert [(j.id, h.data["pid"]) for j, h, _ in found if j.id in {"j-live", *ended}] == [("j-live", handle.data["pid"])]
+        assert ended.isdisjoint(read) and "j-live" in read
+    finally:
+        gate.touch()
+        wait_until(lambda: gone(int(handle.data["pid"])), "the wrapper to end")

@@ -320,7 +320,8 @@ def with_below(ctx: CycleContext, own: list[Candidate], others: list[Candidate]
     allows it): evicting it while they run only moves the eviction to them, one more job stopped
     (new user 19, N2: a reclaim spared two young ``low`` jobs and took the ``normal`` one, which
     preempted them at once). So an exempt job named in another candidate's ``below`` stays a
-    candidate: its protection is not possible then (DESIGN.md *Reclaim*). Nominations and exempt
+    candidate: its protection is not possible then (DESIGN.md *Reclaim*) — which the phase checks
+    (:func:`.phase._lift_only_if_moved`: only when a plan without it evicts such a job; new user 24, N3). Nominations and exempt
     jobs themselves get no ``below`` (nothing of theirs runs that a requeue would move).
 
     Returns:

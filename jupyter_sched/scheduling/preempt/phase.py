@@ -52,6 +52,7 @@ An eviction that cannot make the job fit never happens (case 001; issue 16 examp
 
 from __future__ import annotations
 
+from ...backfill.easy import Reservation
 from ...placement.placer import Flavor, Placement
 from ...preemption.candidates import borrow_threshold
 from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
@@ -116,6 +117,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         nominated = nomination_candidates(ctx, job, flavor) if within else []
         # it places around the EASY reservation as admission does (.admit.keep_off)
         reserved = keep_off(ctx, job, flavor.model, within=within)
+        cands, young = _lift_only_if_moved(ctx, visit, flavor, cands, young, owners, stopping,
+                                           borrowing=below is not None, reserved=reserved)
         if (cands or nominated) and wait_on_spare(ctx, visit, flavor, owners, stopping, reserved):
             return True
         if not cands and not nominated and not ruled_out:
@@ -153,6 +156,26 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         flavor, plan, placement, borrowing = deferred
         return _issue(ctx, visit, flavor, plan, placement, borrowing=borrowing)
     return False
+
+
+def _lift_only_if_moved(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate],
+                        young: list[Candidate], owners: list[str], stopping: list[str], *, borrowing: bool,
+                        reserved: Reservation | None) -> tuple[list[Candidate], list[Candidate]]:
+    """``(cands, young)`` with the exempt jobs :func:`.candidates.with_below` kept as candidates left
+    out again (young) unless their protection is really not possible: a plan without them exists and
+    evicts a job that, requeued, would preempt them (new user 19, N2). Otherwise the job waits for
+    the minimum runtime as promised (new user 24, N3: mlC, backfilled beside the protected lowB, named
+    lowB in its ``below``; mlC alone freed too little, so the search took lowB 4 minutes before the
+    promised time). Runs a search only when such a kept job exists."""
+    lifted = {c.job_id for c in cands if c.exempt}
+    if not lifted:
+        return cands, young
+    strict = [c for c in cands if not c.exempt]
+    if strict:
+        plan, placement = search(ctx, visit, flavor, strict, owners, stopping, borrowing=borrowing, reserved=reserved)
+        if plan.victims and placement is not None and any(lifted & set(c.below) for c in plan.victims):
+            return cands, young
+    return strict, young + [c for c in cands if c.exempt]
 
 
 def _evicts_own(plan: PreemptionPlan) -> bool:
