@@ -178,14 +178,21 @@ def test_verify23_v5_a_user_on_one_keep_alive_connection_is_never_refused_while_
 
 def test_verify23_v5_the_proxy_carrying_three_users_on_shared_connections_is_not_one_caller(service: Service) -> None:
     """JupyterHub's proxy: 12 keep-alive connections from one address (more than the share of 8),
-    each carrying carol's, dave's and erin's requests in turn, while alice presses the ceiling."""
+    each carrying carol's, dave's and erin's requests in turn, while alice presses the ceiling. The
+    lanes go turn by turn together, so each user has 4 requests in flight (within the share) and the
+    proxy's address 12 (past it, were the address the caller)."""
     for user in ("carol", "dave", "erin"):
         assert _me(service, user) == 200
     socks = _pipelining(service, "alice", 30, 200)
+    turns = threading.Barrier(12)
 
     def relay(lane: int) -> list[int | str]:
+        answers: list[int | str] = []
         with httpx.Client(limits=httpx.Limits(max_connections=1)) as client:
-            return [_me(service, ("carol", "dave", "erin")[(lane + turn) % 3], client) for turn in range(9)]
+            for turn in range(9):
+                turns.wait(60)
+                answers.append(_me(service, ("carol", "dave", "erin")[(lane + turn) % 3], client))
+        return answers
 
     try:
         with ThreadPoolExecutor(12) as pool:
