@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from .runas import RunAs
 from .safeopen import open_untrusted, unsafe_folder
 from .wrapper import write_json_atomic
 
-__all__ = ["JobDirs", "open_untrusted", "read_untrusted_json"]
+__all__ = ["JobDirs", "RemovedJobFiles", "open_untrusted", "read_untrusted_json"]
 
 _JSON_LIMIT = 1 << 16
 
@@ -53,6 +55,30 @@ def read_untrusted_json(path: Path, *, owner_uid: int | None = None) -> dict[str
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+@dataclass
+class RemovedJobFiles:
+    """What one :meth:`JobDirs.remove_job_dirs` call deleted.
+
+    Attributes:
+        dirs: job directories removed (with everything in them).
+        files: files in them (logs, carried files, notebooks), counted before removal.
+        bytes: their sizes in bytes.
+        records: the service's own ``.state`` records removed (``<job id>.json`` / ``.err``).
+        more: the per-call limit was reached: call again soon.
+    """
+
+    dirs: int = 0
+    files: int = 0
+    bytes: int = 0
+    records: int = 0
+    more: bool = False
+
+    def to_dict(self) -> dict[str, int | bool]:
+        """JSON shape (the ``pruned`` audit record's ``job_files``)."""
+        return {"dirs": self.dirs, "files": self.files, "bytes": self.bytes, "records": self.records,
+                "more": self.more}
 
 
 class JobDirs:
@@ -158,7 +184,7 @@ class JobDirs:
 
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            for job_id, dir_fd in _job_dirs(root_fd):
+            for job_id, _, dir_fd in _job_dirs(root_fd):
                 info = _old_own_file(dir_fd, name, older_than)
                 if info is None:
                     os.close(dir_fd)
@@ -172,6 +198,87 @@ class JobDirs:
                 os.close(dir_fd)
             os.close(root_fd)
         return removed
+
+    def remove_job_dirs(self, older_than: float, choose: Callable[[list[str]], set[str]], *,
+                        limit: int = 200, batch: int = 256) -> RemovedJobFiles:
+        """Delete whole job directories, and the service's ``.state`` records of the same jobs,
+        untouched since ``older_than`` (epoch seconds) whose job id ``choose`` names (hubadmin24
+        B16: they were never deleted; retention pruned the job's record and orphaned its files).
+
+        ``choose`` gets at most ``batch`` job ids at a time (one store read per batch) and returns
+        those whose files may go: the caller's rule (finished before the retention cutoff, or no
+        longer in the store), never a running job's. "Untouched" is the newest modification time of
+        the directory and of each entry in it (a log still written keeps its directory). At most
+        ``limit`` directories go per call (``more`` says there are others); each counts its files
+        and bytes first. Nothing is followed: directories are opened from their parent's descriptor
+        with ``O_NOFOLLOW`` and removed with :func:`shutil.rmtree` by descriptor (a folder a user
+        swapped for a symlink is refused, never what it points at).
+
+        Returns:
+            What was removed (:class:`RemovedJobFiles`).
+        """
+        removed = RemovedJobFiles()
+        pending: list[tuple[str, int, int]] = []  # (job id, parent fd (a dup), job dir fd)
+
+        def settle() -> None:
+            try:
+                chosen = choose([job_id for job_id, _, _ in pending]) if pending else set()
+                for job_id, parent_fd, dir_fd in pending:
+                    if job_id not in chosen:
+                        continue
+                    if removed.dirs >= limit:
+                        removed.more = True
+                        break
+                    files, size = _count_files(dir_fd)
+                    shutil.rmtree(job_id, dir_fd=parent_fd, ignore_errors=True)
+                    try:
+                        os.stat(job_id, dir_fd=parent_fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        removed.dirs += 1
+                        removed.files += files
+                        removed.bytes += size
+                        removed.records += self._remove_records(job_id)
+            finally:
+                for _, parent_fd, dir_fd in pending:
+                    os.close(parent_fd)
+                    os.close(dir_fd)
+                pending.clear()
+
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for job_id, parent_fd, dir_fd in _job_dirs(root_fd):
+                if removed.more or _newest_mtime(dir_fd) >= older_than:
+                    os.close(dir_fd)
+                    continue
+                pending.append((job_id, os.dup(parent_fd), dir_fd))
+                if len(pending) >= batch:
+                    settle()
+            settle()
+        finally:
+            for _, parent_fd, dir_fd in pending:
+                os.close(parent_fd)
+                os.close(dir_fd)
+            os.close(root_fd)
+        # records of jobs that never had a directory (a start that failed before the wrapper made it)
+        stale = sorted({p.name.rsplit(".", 1)[0] for p in self.state.iterdir()
+                        if p.suffix in (".json", ".err") and not p.name.startswith(".") and p.is_file() and p.lstat().st_mtime < older_than})
+        for start in range(0, len(stale), batch):
+            for job_id in choose(stale[start:start + batch]):
+                folder = (self.read_record(job_id) or {}).get("job_dir")
+                if isinstance(folder, str) and os.path.lexists(folder):
+                    continue  # its directory is kept (touched lately): so is the record that finds it
+                removed.records += self._remove_records(job_id)
+        return removed
+
+    def _remove_records(self, job_id: str) -> int:
+        count = 0
+        for path in (self.record_path(job_id), self.err_path(job_id)):
+            try:
+                path.unlink()
+                count += 1
+            except FileNotFoundError:
+                pass
+        return count
 
     # ---- the service's own records ----------------------------------------------------------
     def record_path(self, job_id: str) -> Path:
@@ -215,16 +322,16 @@ def _open_dir(parent_fd: int, name: str) -> int | None:
         return None
 
 
-def _job_dirs(root_fd: int) -> Iterator[tuple[str, int]]:
-    """``(job id, job dir fd)`` of every job directory under the root (the caller closes the job
-    dir fd; the folders above it are closed here once their job folders are done)."""
+def _job_dirs(root_fd: int) -> Iterator[tuple[str, int, int]]:
+    """``(job id, parent fd, job dir fd)`` of every job directory under the root (the caller closes
+    the job dir fd; the parent fd is valid only until the next item: dup it to keep it)."""
     for entry in os.listdir(root_fd):
         if entry.startswith("."):
             continue
         if entry != "users":
             fd = _open_dir(root_fd, entry)
             if fd is not None:
-                yield entry, fd
+                yield entry, root_fd, fd
             continue
         users_fd = _open_dir(root_fd, entry)
         if users_fd is None:
@@ -240,7 +347,7 @@ def _job_dirs(root_fd: int) -> Iterator[tuple[str, int]]:
                             continue
                         fd = _open_dir(account_fd, job_id)
                         if fd is not None:
-                            yield job_id, fd
+                            yield job_id, account_fd, fd
                 except OSError:
                     pass
                 finally:
@@ -272,3 +379,32 @@ def _unlink_same(dir_fd: int, name: str, seen: os.stat_result) -> int:
     except OSError:
         return 0
     return 1
+
+
+def _newest_mtime(dir_fd: int) -> float:
+    """The newest modification time (epoch seconds) of the directory and its direct entries
+    (symlinks not followed); +inf when it cannot be read (kept)."""
+    try:
+        newest = os.fstat(dir_fd).st_mtime
+        for name in os.listdir(dir_fd):
+            newest = max(newest, os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mtime)
+    except OSError:
+        return float("inf")
+    return newest
+
+
+def _count_files(dir_fd: int) -> tuple[int, int]:
+    """(files, bytes) under the directory, nothing followed."""
+    files = size = 0
+    try:
+        for _, _, names, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
+            for name in names:
+                try:
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                files += 1
+                size += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    except OSError:
+        pass
+    return files, size

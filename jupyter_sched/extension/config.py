@@ -94,8 +94,8 @@ class StorageConfig(Configurable):
         config=True,
         help="""Default: 90. Days a finished job (succeeded, failed, cancelled, lost) is kept in the store after
         it ended; older ones are pruned by the leading engine, in small batches. Their GPU usage
-        intervals are kept, so usage reports, budgets and fair share do not change. 0 = keep
-        forever.""",
+        intervals are kept, so usage reports, budgets and fair share do not change. Its job directory
+        under log_dir (log, carried files) and .state records go with it. 0 = keep forever.""",
     )
 
     retention_events_days = Float(

@@ -495,6 +495,12 @@ class HubSchedApp(SchedApp):
                                               store.unlisted_borrowing_limit)
                 if said:
                     log.warning("jupyter_sched: %s", said)
+                from ..services.hub_teams import no_group_warnings  # lines, budgets, grants naming no group (B10)
+
+                policy = self.services.admission.policy
+                for line in no_group_warnings(store.quota_set(), groups, policy.default_team,
+                                              grants=getattr(getattr(policy, "grants", None), "teams", None)):
+                    log.warning("jupyter_sched: %s", line)
         provider = self._provider()
         if hasattr(provider, "seen_models"):
             changed = provider.seen_models(models)

@@ -66,18 +66,23 @@ def allocated_gpus(jobs: Iterable[Job]) -> int:
 
 
 def off_inventory_warning(found: Sequence[OffInventory], *, allocated: int, in_inventory: int) -> str:
-    """The one WARNING for ``found`` (non-empty): how many GPUs are allocated against how many the
-    inventory lists, then each piece of work — its id, owner, name, the GPUs (and nodes) gone — what
-    happens to it and the admin's fix, e.g. ``4 GPUs allocated, 2 in the inventory: job j-1 (ha22c,
-    "c-ops") on GPU-sim-vm-3, no longer in the inventory, …``."""
+    """The one WARNING for ``found`` (non-empty): how many GPUs are held off the inventory and by how
+    much work (with the GPUs allocated in all and those the inventory lists), then each piece of work
+    — its id, owner, name, the GPUs (and nodes) gone — what happens to it and the admin's fix, e.g.
+    ``2 GPUs held off the inventory by 1 piece of work (4 GPUs allocated in all, 2 in the inventory) —
+    job j-1 (ha22c, "c-ops") on GPU-sim-vm-2, GPU-sim-vm-3 (node vm is gone). …``. It led with "2 GPUs
+    allocated, 2 in the inventory: 1 piece(s) of work …", which read as "all is well" (new user 24, N8)."""
     said = []
     for item in found:
         name = f', "{item.name}"' if item.name else ""
         where = ", ".join(item.gpus) if item.gpus else "its GPUs"
         nodes = f" (node {', '.join(item.nodes)} is gone)" if item.nodes else ""
         said.append(f"{item.noun} {item.job_id} ({item.user}{name}) on {where}{nodes}")
-    return (f"{allocated} GPUs allocated, {in_inventory} in the inventory: {len(found)} piece(s) of work hold GPUs "
-            f"the inventory no longer lists — {'; '.join(said)}. Each keeps its GPUs and runs on (its record stays "
+    held = len(dict.fromkeys(uuid for item in found for uuid in item.gpus))
+    gpus = f"{held} GPU{'' if held == 1 else 's'}" if held else "GPUs"
+    work = "1 piece of work" if len(found) == 1 else f"{len(found)} pieces of work"
+    return (f"{gpus} held off the inventory by {work} ({allocated} GPU{'' if allocated == 1 else 's'} allocated in "
+            f"all, {in_inventory} in the inventory) — {'; '.join(said)}. Each keeps its GPUs and runs on (its record stays "
             "running until it ends, is cancelled or its process is found gone), and the scheduler hands the GPUs "
             "that went away to nobody: bring the GPUs or node back (simulated_gpus, inventory_file, the node), "
             "or cancel the work (`jupyter-sched cancel ID`, as an admin)")

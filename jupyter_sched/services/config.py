@@ -24,11 +24,13 @@ from ..engine.retention import Pruner, retention_from_settings
 from ..engine.telemetry import HealthAwareInventory, TelemetryMonitor
 from ..errors import ExecutorError, SchedError, ValidationError
 from ..executors.base import Executor
+from ..executors.jobdirs import JobDirs
 from ..model import Inventory, profiles_from_config
 from ..store import Store
 from .definitions import definition_settings
 from .idle import retention_s, seed_monitor
 from .inventory_watch import InventoryWatch
+from .jobfiles import job_files_sweep
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
 from .root import Services
@@ -281,7 +283,9 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     if monitor is None:  # no idle detection, but the configured policy is the one load() compares (hubadmin23 A14)
         service.idle.configure(policies)
     # the leading engine prunes finished jobs, audit events and rollups past their retention
-    service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
+    dirs = getattr(executor, "dirs", None)  # and the local executor's job files with them (hubadmin24 B16)
+    service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings),
+                                              files=job_files_sweep(store, dirs) if isinstance(dirs, JobDirs) else None))
     # the config's lines replace the set in force only when they changed since last applied: an
     # admin's PUT quotas outlives restarts (new user 20, N26; the rule: .quota_config)
     apply_config_quotas(service.quotas, [_quota_line(i, q) for i, q in enumerate(settings.get("quotas") or [])],

@@ -51,19 +51,42 @@ def groups_of_models(models: Mapping[str, Mapping[str, Any]], now: datetime) -> 
     return HubGroups(members=dict(sorted(members.items())), read_at=now)
 
 
-def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str) -> list[str]:
+def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str,
+                      grants: Mapping[str, Any] | None = None) -> list[str]:
     """One warning per quota line's team that no hub user is in (the default team aside: users in no
     group are charged to it), e.g. ``team vison: no hub group of that name, so the line applies to
     nobody — did you mean vision?``; the nearest group (letter case first, then spelling) when one is
-    close. Empty when every line's team is a group with members."""
+    close. Then the same for the teams budgets, team policies and ``grants`` (``c.SchedApp.priority_grants``'s
+    ``teams``) name (hubadmin24 B10: a budget for ``nlpp`` and a grant to the renamed ``vision`` were
+    taken without a word), e.g. ``team nlpp: no hub group of that name (…), so its budget
+    (budgets[0]) applies to nobody — did you mean nlp?``. Empty when every team named is a group with members."""
     groups = hub.groups
     said = []
     for team in sorted({q.team for q in quotas.quotas} - groups - {default_team}):
-        near = case_twin(team, groups) or next(iter(difflib.get_close_matches(team, sorted(groups), n=1)), None)
+        near = _near(team, groups)
         said.append(f"team {team}: no hub group of that name (no hub user is in one), so the line applies to "
                     f"nobody" + (f" — did you mean {near}?" if near else
                                  " — add the group on the hub (/hub/api/groups) or remove the line"))
+    named: dict[str, list[str]] = {}
+    for i, budget in enumerate(quotas.budgets):
+        named.setdefault(budget.team, []).append(f"its budget (budgets[{i}])")
+    for i, policy in enumerate(quotas.teams):
+        named.setdefault(policy.team, []).append(f"its team policy (teams[{i}])")
+    for team in sorted(grants or {}):
+        named.setdefault(str(team), []).append("its priority grant (c.SchedApp.priority_grants.teams)")
+    for team in sorted(set(named) - groups - {default_team}):
+        near = _near(team, groups)
+        what = " and ".join(named[team])
+        said.append(f"team {team}: no hub group of that name (no hub user is in one), so {what} "
+                    f"appl{'ies' if len(named[team]) == 1 else 'y'} to nobody"
+                    + (f" — did you mean {near}?" if near else
+                       " — add the group on the hub (/hub/api/groups), or remove or rename it"))
     return said
+
+
+def _near(team: str, groups: set[str]) -> str | None:
+    """The hub group ``team`` most likely meant: its letter-case twin, else the closest spelling."""
+    return case_twin(team, groups) or next(iter(difflib.get_close_matches(team, sorted(groups), n=1)), None)
 
 
 _GROUPS_SAID = 20

@@ -100,6 +100,12 @@ class QuotasService:
         scoped = scope_warnings(quotas, self._models(), limit, first=first, reader=reader)  # red team 20, R2
         # per-user lines below pending work of their user (new user 21, N9)
         scoped += user_line_warnings(quotas, (record.job for record in live))
+        if self.teams_from_hub and self.hub_groups is not None:  # a renamed hub group: no line to add (B10)
+            from .team_move import vanished_team_warnings
+
+            gone = vanished_team_warnings(teams, live, self.hub_groups, self.ctx.admission.policy.default_team)
+            teams = [t for t in teams if t not in gone]
+            scoped = list(gone.values()) + scoped
         if not teams or limit is None:
             return unlisted_warning(teams, limit, first=first) + scoped
         ceiling, work = round(limit * GPU_MILLI), {t: Stranded(team=t) for t in teams}
@@ -273,7 +279,8 @@ class QuotasService:
             said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
                                         members=None if hub is None else hub.members)
         if hub is not None:
-            said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team)
+            said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team,
+                                      grants=self.ctx.admission.policy.grants.teams)  # budgets, grants: B10
         return said
 
     def _body(self, quotas: QuotaSet) -> dict[str, Any]:

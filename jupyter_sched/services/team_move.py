@@ -43,7 +43,7 @@ from ..store.definitions import get_definition, list_definitions, update_definit
 from .context import Context
 from .models.teams import MoveTeamRequest, MoveTeamResponse
 
-__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "team_move_service"]
+__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "team_move_service", "vanished_team_warnings"]
 
 TEAM_MOVED_ACTION = "team_moved"
 """Audit action of a move (details: team, to, moved and left ids, the quota lines moved)."""
@@ -241,8 +241,11 @@ class TeamMoveService:
                 return True
             if definition.team != team:
                 return True
+            request = dict(definition.job)
+            if request.get("team") == team:  # the saved request's team wins over the definition's at firing
+                request["team"] = to
             try:
-                update_definition(tx, replace(definition, team=to))
+                update_definition(tx, replace(definition, team=to, job=request))
             except ConflictError:  # edited meanwhile: read again
                 return False
             return True
@@ -272,6 +275,42 @@ def moved_notes(store: Any, since: datetime | None, until: datetime | None) -> d
         notes.setdefault(to, []).append(f"work of {team} was moved to {to} at {when} by {event.actor}: "
                                         f"{team}'s row holds its GPU-hours before")
     return {team: "; ".join(lines) for team, lines in notes.items()}
+
+
+def vanished_team_warnings(teams: list[str], live: list[JobRecord], hub: Any, default_team: str) -> dict[str, str]:
+    """``{team: warning}`` for the teams of ``teams`` (those without a quota line) that are no hub group
+    any more but still have live work (a renamed group, hubadmin24 B10: the warning told the admin to
+    give the vanished team a line, which would let its held work run charged to a team nobody is in),
+    e.g. ``team vision is no hub group any more (its members are now in cv): its 2 pending jobs are held
+    and its running work (2 GPUs) runs on charged to vision as borrowed work … — move it with
+    jupyter-sched teams move vision --to cv``. ``hub``: :class:`~.hub_teams.HubGroups`."""
+    from collections import Counter
+
+    groups = hub.groups
+    said: dict[str, str] = {}
+    for team in teams:
+        if team in groups or team == default_team:
+            continue
+        work = [r for r in live if r.job.spec.team == team]
+        if not work:
+            continue
+        now_in = Counter(t for r in work for t in hub.members.get(r.job.spec.user, ()))
+        pending = sum(1 for r in work if not r.job.state.holds_gpus)
+        holding = sum(_gpus_held(r) for r in work)
+        parts = []
+        if pending:
+            parts.append(f"its {pending} pending job{'s' if pending != 1 else ''} {'are' if pending != 1 else 'is'} "
+                         f"held")
+        if holding:
+            parts.append(f"its running work ({holding:g} GPUs) runs on charged to {team} as borrowed work, which "
+                         f"another team's reclaim can take (a reclaimed job is then held too)")
+        to = now_in.most_common(1)[0][0] if now_in else None
+        members = f" (its members are now in {', '.join(sorted(now_in))})" if now_in else ""
+        step = (f"move it with jupyter-sched teams move {team} --to {to}" if to else
+                f"move it with jupyter-sched teams move {team} --to TEAM once its owners are in a team")
+        said[team] = (f"team {team} is no hub group any more{members}: " + " and ".join(parts)
+                      + f" — {step}; a quota line for {team} is not the fix (nobody is in it)")
+    return said
 
 
 def _item(item_id: str, kind: str, user: str, state: str | None, gpus: float, team: str, to: str,

@@ -1200,7 +1200,7 @@ export interface components {
             };
             /** @description absent when telemetry is off */
             telemetry?: components["schemas"]["InventoryTelemetry"] | null;
-            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("4 GPUs allocated, 2 in the inventory: …": each job, its owner and GPUs, the fix) */
+            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("2 GPUs held off the inventory by 1 piece of work (4 GPUs allocated in all, 2 in the inventory) — …": each job, its owner and GPUs, the fix) */
             warnings?: string[];
         } & {
             [key: string]: unknown;

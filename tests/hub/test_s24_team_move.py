@@ -13,14 +13,17 @@ the real offboarding check against the hub double's user models (as test_s23_hub
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_sched.admission.caller import PriorityGrants
 from jupyter_sched.errors import AuthorizationError, ValidationError
 from jupyter_sched.services.hub_teams import groups_of_models
-from jupyter_sched.services.models import GetUsageReportRequest, parse
+from jupyter_sched.services.models import GetUsageReportRequest, SetQuotasRequest, parse
 from jupyter_sched.services.models.teams import MoveTeamRequest
 from tests.hub.test_red18_team import SLEEP, _job, _submit
 from tests.hub.test_s23_hubadmin23_a9_a11_rename import RENAMED, _clock_advance, _rename, _renamed_service
@@ -155,5 +158,92 @@ def test_s24_hubadmin23_a9_with_quota_moves_the_line(tmp_path: Path) -> None:
         teams = {q.team for q in svc.store.quota_set().quotas}
         assert "cv" in teams and "vision" not in teams, teams
         assert RENAMED["quotas"][0]["team"] == "cv"
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_s24_hubadmin24_b10_after_a_rename_the_warnings_name_the_move_and_flag_budgets_and_grants_of_no_group(
+        tmp_path: Path) -> None:
+    """B10: GET/PUT quotas told the admin to give the vanished team vision a quota line (which would let
+    its held work run charged to a team nobody is in); a budget for the typo ``nlpp`` and a priority
+    grant to vision were taken without a word (failed before: none of these sentences)."""
+    svc, hub = _renamed_service(tmp_path, gpus=3)
+    try:
+        hub.check()
+        f_run = _submit(svc, "ha23f", ["vision"], {"gpus": 2, "team": "vision", "command": SLEEP, "name": "f-run"})
+        tick_until(svc, "f-run to run", lambda: _job(svc, f_run)["state"] == "running")
+        _submit(svc, "ha23h", ["vision"], {"gpus": 2, "team": "vision", "command": SLEEP, "name": "h-pend"})
+        _rename(svc, hub)
+        _hub_mode(svc, hub.roles)
+        admission = svc.services.admission
+        admission.policy = replace(admission.policy, grants=PriorityGrants(teams={"vision": frozenset({"high"})}))
+        admin = svc.services.caller("admin", admin=True)
+        warnings = svc.services.quotas.get(admin).warnings
+        said = [w for w in warnings if w.startswith("team vision")]
+        assert any("team vision is no hub group any more (its members are now in cv): its 1 pending job is held and "
+                   "its running work (2 GPUs) runs on charged to vision as borrowed work" in w
+                   and "jupyter-sched teams move vision --to cv" in w for w in said), warnings
+        assert not any("vision" in w and "give it a line" in w for w in warnings), warnings
+        assert any("team vision: no hub group of that name (no hub user is in one), so its priority grant "
+                   "(c.SchedApp.priority_grants.teams) applies to nobody" in w for w in said), warnings
+        answer = svc.services.quotas.set(admin, parse(SetQuotasRequest, {
+            "budgets": [{"team": "nlpp", "gpu_hours": 5}], "dry_run": True}))
+        assert any(w.startswith("team nlpp: no hub group of that name (no hub user is in one), so its budget "
+                                "(budgets[0]) applies to nobody — did you mean nlp?") for w in answer.warnings), answer
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_s24_hubadmin24_b10_the_first_hub_read_warns_of_a_grant_and_a_budget_naming_no_hub_group(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """B10 at start: ``grep grant service.log`` found nothing at any start although the grant named the
+    renamed team (failed before: no such line)."""
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+
+    from jupyter_sched.hub.central import HubSchedApp
+    from jupyter_sched.model import Budget, Quota, QuotaSet
+
+    now = datetime(2026, 12, 5, 12, 0, tzinfo=timezone.utc)
+    lines = QuotaSet(quotas=(Quota(team="cv", guaranteed=2.0, borrowing_limit=1.0),
+                             Quota(team="nlp", guaranteed=1.0, borrowing_limit=0.0)),
+                     budgets=(Budget(team="nlpp", gpu_hours=5.0),))
+    policy = SimpleNamespace(default_team="default", grants=PriorityGrants(teams={"vision": frozenset({"high"})}))
+    services = SimpleNamespace(quotas=SimpleNamespace(hub_groups=None), clock=SimpleNamespace(now=lambda: now),
+                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0),
+                               admission=SimpleNamespace(policy=policy))
+    app = SimpleNamespace(services=services, _provider=lambda: None)
+    with caplog.at_level(logging.WARNING, logger="jupyter_sched"):
+        HubSchedApp._seen_models(app, {"ha24a": {"groups": ["cv"]}, "ha24l": {"groups": ["nlp"]}})
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert ("jupyter_sched: team nlpp: no hub group of that name (no hub user is in one), so its budget (budgets[0]) "
+            "applies to nobody — did you mean nlp?") in said, said
+    assert any(s.startswith("jupyter_sched: team vision: no hub group of that name") and "priority grant" in s
+               for s in said), said
+
+
+def test_s24_hubadmin23_a9_a_definition_of_the_renamed_team_is_moved_and_its_next_run_is_charged_to_cv(
+        tmp_path: Path) -> None:
+    """Before, its firing was rejected ("ha23h may not charge team 'vision'"); after the move its run is cv's."""
+    from jupyter_sched.services.models.definitions import CreateDefinitionRequest
+
+    svc, hub = _renamed_service(tmp_path, gpus=3)
+    svc.services.definitions.owner_caller = lambda user: svc.services.caller(
+        user, admin=False, groups=list(hub.roles[user]["groups"]))
+    try:
+        script = tmp_path / "nightly.py"
+        script.write_text("print('x')\n")
+        nightly = svc.services.definitions.create(
+            svc.services.caller("ha23h", admin=False, groups=["vision"]),
+            parse(CreateDefinitionRequest, {"name": "nightly", "script": str(script), "schedule": "* * * * *",
+                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
+        _rename(svc, hub)
+        _hub_mode(svc, hub.roles)
+        done = _move(svc, "vision", {"to": "cv"})
+        assert [(i["id"], i["kind"], i["outcome"]) for i in done["items"]] == [(nightly, "definition", "moved")], done
+        _clock_advance(svc, 120)
+        svc.services.definitions.fire_due()
+        (run,) = svc.list_jobs(user="ha23h", state=None)
+        assert run["state"] != "rejected" and run["team"] == "cv", run
     finally:
         cancel_all_and_close(svc)

@@ -106,3 +106,15 @@ def test_red24_r4_a_users_unfinished_jobs_carry_a_bounded_number_of_bytes_then_4
     assert [e.actor for e in services.store.list_events(action="refused")] == ["dora"]
     services.jobs.submit(eve, SubmitJobRequest(**body))  # another user's bound is their own
     services.jobs.submit(dora, SubmitJobRequest(gpus=4, command=["true"]))  # work that carries nothing still goes
+
+
+def test_red24_r4_a_finished_jobs_row_keeps_no_carried_notebook(store: Store) -> None:
+    with store.transaction(now=T0) as tx:
+        record = tx.get_job("j-3")
+        tx.update_job(replace(record, job=replace(record.job, state=JobState.CANCELLED, finished_at=T0)))
+    with store.engine.connect() as conn:
+        sizes = dict(conn.execute(sa.text("SELECT id, length(spec) FROM jobs")).all())
+    assert sizes["j-3"] < 2_000 < sizes["j-4"], sizes  # the pending ones still carry theirs (200 KB)
+    kept = store.get_job("j-3")
+    assert kept.job.spec.notebook_json is None and kept.job.spec.notebook == "carried.ipynb"
+    assert kept.job.state is JobState.CANCELLED

@@ -43,8 +43,8 @@ def test_s22_hubadmin22_h3_the_core_finds_the_work_on_gpus_and_nodes_gone() -> N
         ("j-n", "ha22d", "job", ("GPU-static-n2-0",), ("n2",))]
     assert allocated_gpus(jobs) == 5
     said = off_inventory_warning(found, allocated=5, in_inventory=2)
-    assert said.startswith("5 GPUs allocated, 2 in the inventory: 3 piece(s) of work hold GPUs the inventory no "
-                           f"longer lists — job j-b (ha22b, \"j-b\") on GPU-sim-{node}-2; lease l-c (ha22c, \"l-c\") "
+    assert said.startswith("3 GPUs held off the inventory by 3 pieces of work (5 GPUs allocated in all, 2 in the "
+                           f"inventory) — job j-b (ha22b, \"j-b\") on GPU-sim-{node}-2; lease l-c (ha22c, \"l-c\") "
                            f"on GPU-sim-{node}-3; job j-n (ha22d, \"j-n\") on GPU-static-n2-0 (node n2 is gone)."), said
     assert "bring the GPUs or node back" in said and "jupyter-sched cancel ID" in said, said
     assert off_inventory(SimulatedInventory(4).current(), jobs[:3]) == []  # all GPUs listed: nothing
@@ -75,9 +75,9 @@ def test_s22_hubadmin22_h3_a_restart_with_fewer_gpus_is_said_once_in_the_log(
         finally:
             again.store.close()
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    gone = [line for line in said if "in the inventory:" in line]
-    assert gone == [f"jupyter_sched: 4 GPUs allocated, 2 in the inventory: 2 piece(s) of work hold GPUs the inventory "
-                    f"no longer lists — job j-b (ha22b, \"j-b\") on GPU-sim-{node}-2; job j-c (ha22c, \"j-c\") on "
+    gone = [line for line in said if "held off the inventory" in line]
+    assert gone == [f"jupyter_sched: 2 GPUs held off the inventory by 2 pieces of work (4 GPUs allocated in all, 2 in "
+                    f"the inventory) — job j-b (ha22b, \"j-b\") on GPU-sim-{node}-2; job j-c (ha22c, \"j-c\") on "
                     f"GPU-sim-{node}-3. " + off_inventory_warning([], allocated=0, in_inventory=0).split(". ", 1)[1]], \
         said
     capacity = [line for line in said if "teams are guaranteed" in line]
@@ -101,12 +101,12 @@ def test_s22_hubadmin22_h3_get_inventory_and_admin_status_say_it_users_do_not_se
         user = services.system.inventory(services.caller("ha22c", admin=False))
     finally:
         services.store.close()
-    assert admin.warnings == [f"2 GPUs allocated, 2 in the inventory: 1 piece(s) of work hold GPUs the inventory no "
-                              f"longer lists — job j-c (ha22c, \"j-c\") on GPU-sim-{node}-3. "
+    assert admin.warnings == [f"1 GPU held off the inventory by 1 piece of work (2 GPUs allocated in all, 2 in the "
+                              f"inventory) — job j-c (ha22c, \"j-c\") on GPU-sim-{node}-3. "
                               + off_inventory_warning([], allocated=0, in_inventory=0).split(". ", 1)[1]], admin.warnings
     assert user.warnings == [], user.warnings
     lines = status_lines("http://x/", {"mode": "hub"}, {"user": "boss", "is_admin": True}, admin.to_wire())
-    assert any(line.startswith("inventory  2 GPUs allocated, 2 in the inventory: ") for line in lines), lines
+    assert any(line.startswith("inventory  1 GPU held off the inventory by 1 piece of work ") for line in lines), lines
 
 
 def test_s22_hubadmin22_h3_the_jobs_own_line_says_its_gpu_is_no_longer_in_the_inventory(tmp_path: Path) -> None:

@@ -124,8 +124,9 @@ class GetInventoryResponse(CodecView):
     telemetry: InventoryTelemetry | None = Field(default=None, description="absent when telemetry is off")
     warnings: list[str] = Field(default_factory=list, description="admins: the inventory source's failed re-read in "
                                 "force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); "
-                                "work holding GPUs the inventory no longer lists (\"4 GPUs allocated, 2 in the "
-                                "inventory: …\": each job, its owner and GPUs, the fix)")
+                                "work holding GPUs the inventory no longer lists (\"2 GPUs held off the inventory by 1 "
+                                "piece of work (4 GPUs allocated in all, 2 in the inventory) — …\": each job, its owner "
+                                "and GPUs, the fix)")
 
 
 class ConfigEvents(CodecView):

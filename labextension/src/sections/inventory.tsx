@@ -9,7 +9,7 @@ import * as React from 'react';
 
 import { formatMiB, sparklinePath } from '../format';
 import type { IHolder, ISchedModel, ISchedSection } from '../tokens';
-import { gpuInfo, type IGpuInfo, nodeInfo } from '../types';
+import { ACTIVE_STATES, gpuInfo, type IGpuInfo, nodeInfo } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Samples drawn in a GPU's sparkline. */
@@ -230,7 +230,11 @@ export class InventoryView extends ModelView {
     this.addClass('jp-sched-inventory');
   }
 
-  /** "3/4 free" for the section's title bar. */
+  /**
+   * "3/4 free" for the section's title bar; with work on GPUs the inventory no longer lists (the
+   * queue's and my jobs' `gone_gpus`), "2/2 free · 2 GPUs held off the inventory (gonejob)": the
+   * bare "2/2 free" beside a card running on two gone GPUs read as "nothing is held" (new user 24, N8).
+   */
   static badge(model: ISchedModel, trans: TranslationBundle): string {
     const gpus = model.inventory?.gpus ?? [];
     if (!model.inventory) {
@@ -238,7 +242,20 @@ export class InventoryView extends ModelView {
     }
     const busy = model.holders();
     const free = gpus.filter(g => !busy.has(g.uuid) && gpuInfo(g).healthy).length;
-    return trans.__('%1/%2 free', free, gpus.length);
+    const said = trans.__('%1/%2 free', free, gpus.length);
+    const offList = new Map<string, { name: string; gone: readonly string[] }>();
+    for (const job of [...model.queue, ...model.jobs]) {
+      const gone = (job as { gone_gpus?: readonly string[] | null }).gone_gpus ?? [];
+      if (gone.length && ACTIVE_STATES.has(job.state) && !offList.has(job.id)) {
+        offList.set(job.id, { name: job.name || job.id, gone });
+      }
+    }
+    if (!offList.size) {
+      return said;
+    }
+    const held = new Set([...offList.values()].flatMap(j => [...j.gone])).size;
+    const names = [...offList.values()].map(j => j.name).join(', ');
+    return `${said} · ${trans._n('%1 GPU held off the inventory (%2)', '%1 GPUs held off the inventory (%2)', held, names)}`;
   }
 
   protected renderView(): React.ReactElement {
