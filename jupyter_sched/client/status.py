@@ -54,5 +54,7 @@ def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str,
     # a lease neither bound to a kernel nor held by a process of its own (POST leases as such)
     kernels = {str(job.get("id")): bool(job.get("kernel_id") or job.get("released_at_exit"))
                for job in rows if job.get("kind") == "lease"}
+    simulated = {str(job.get("id")) for job in rows if job.get("simulated") is True}
     return {str(e.get("job_id")): note for e in entries
-            if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id"))), kernel=kernels.get(str(e.get("job_id")))))}
+            if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id"))), kernel=kernels.get(str(e.get("job_id"))),
+                                  simulated=str(e.get("job_id")) in simulated))}

@@ -481,7 +481,7 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False,
-              ends_at: datetime | None = None, kernel: bool | None = None) -> str:
+              ends_at: datetime | None = None, kernel: bool | None = None, simulated: bool = False) -> str:
     """An idle warning as one sentence, from a ``GET idle`` entry (``idle`` or ``warned``, below):
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
@@ -504,7 +504,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     ``kernel``: False for a lease no kernel is bound to (its job row has no ``kernel_id``): it has no
     notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4).
     A lease whose one keep-alive was used (``keepalive_used``) is told ``using its GPUs keeps them``, as the
-    panel says: a second ``%gpu keepalive`` is refused (newuser23 N5)."""
+    panel says: a second ``%gpu keepalive`` is refused (newuser23 N5). ``simulated``: the work's GPUs are
+    simulated — a GPU rule is then read from its CPU activity, which the rule says (new user 24, N2: a job
+    reporting progress every 4 s while sleeping was "idle" with no word why)."""
     stage, action = entry.get("stage"), entry.get("action")
     reported = stage == "reclaimed" and action == "notify"
     if (stage not in ("warned", "idle") and not reported) or (stage == "idle" and action == "notify"):
@@ -528,6 +530,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if reason and isinstance(grace, (int, float)) and not isinstance(grace, bool) and grace > 0:
         # a grace only where the admin set one, said beside the rule it follows (new user 4)
         reason += f", then a {format_duration(float(grace))} grace"
+    if simulated and "GPU" in reason:
+        reason += "; simulated GPUs: their use is the job's CPU activity"
     head = f"idle since {_clock_of(since, now)}" if since is not None else "idle"
     if reported:
         at = f" at {_clock_of(deadline, now)}" if deadline is not None else ""

@@ -47,3 +47,12 @@ def test_newuser24_n2_a_notify_note_ends_unless_it_is_used_with_no_keeps_them() 
     assert "keeps" not in note and "keeps" not in idle_note(WARNED, now, magic=True)
     # the other actions take the GPUs: the keep-alive tail stays
     assert idle_note({**WARNED, "action": "release"}, None).endswith("using its GPUs keeps them")
+
+
+def test_newuser24_n2_on_simulated_gpus_the_rule_says_their_use_is_the_job_s_cpu() -> None:
+    """N2 (4): a job reporting progress every 4 s (sleeping between) was idle by the GPU rule with no
+    word that simulated GPUs follow the CPU: the rule clause says it where the job's GPUs are simulated."""
+    before = {**WARNED, "deadline": "2026-12-05T12:05:00+00:00"}
+    note = idle_notes(_Client(before), [{**JOB, "simulated": True}])["j-cv"]
+    assert "(rule: GPU < 5 % for 4 min; simulated GPUs: their use is the job's CPU activity)" in note, note
+    assert "simulated" not in idle_notes(_Client(before), [{**JOB, "simulated": False}])["j-cv"]

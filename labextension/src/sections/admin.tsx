@@ -13,7 +13,7 @@ import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
 import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, USAGE_DAYS } from '../format';
-import type { ISchedSection } from '../tokens';
+import type { ISchedModel, ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
 import { ModelView } from './base';
@@ -95,10 +95,26 @@ export function hours(value: number): string {
   return formatNumber(value, Math.abs(value) > 0 && Math.abs(value) < 0.01 ? 4 : 2);
 }
 
-/** Whether an audit record matches a free-text search (any field, case-insensitive). */
-export function auditMatches(record: AuditRecord, text: string): boolean {
+/**
+ * Whether an audit record matches a free-text search (any field, case-insensitive), or its job's name
+ * (`names`: job id → name, of the work the panel lists): rows carry the job's id only, and "lowB" found
+ * none of lowB's 15 records (new user 24, N6).
+ */
+export function auditMatches(record: AuditRecord, text: string, names: ReadonlyMap<string, string> = new Map()): boolean {
   const needle = text.trim().toLowerCase();
-  return !needle || JSON.stringify(record).toLowerCase().includes(needle);
+  const name = record.job_id ? names.get(record.job_id) ?? '' : '';
+  return !needle || JSON.stringify(record).toLowerCase().includes(needle) || name.toLowerCase().includes(needle);
+}
+
+/** Job id → name of every job, lease and queue row the panel holds (the audit card names rows and searches names with it). */
+export function jobNames(model: ISchedModel): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const job of [...model.queue, ...model.jobs, ...model.leases]) {
+    if (job.id && job.name && job.name !== job.id) {
+      names.set(job.id, job.name);
+    }
+  }
+  return names;
 }
 
 /** A quota line as the editor holds it (strings while typing). */
@@ -751,7 +767,9 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
     }
     let live = true;
     const timer = window.setTimeout(async () => {
-      const queries = [{ action: word }, { user: word }, ...(word.startsWith('j-') ? [{ job_id: word }] : [])];
+      // a job's name is asked as its id: the log keeps ids (new user 24, N6)
+      const named = [...jobNames(ctx.model)].filter(([, name]) => name.toLowerCase() === word.toLowerCase()).map(([id]) => ({ job_id: id }));
+      const queries = [{ action: word }, { user: word }, ...(word.startsWith('j-') ? [{ job_id: word }] : []), ...named];
       // a word that is no action, user or job is answered with no rows (or a 400): the browser's search stands
       const found = await Promise.all(queries.map(q => ctx.model.client.audit({ ...q, limit: AUDIT_READ }).catch(() => [] as AuditRecord[])));
       if (live) {
@@ -770,7 +788,8 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
     byId.set(r.id, r);
   }
   const all = [...byId.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-  const matching = all.filter(r => auditMatches(r, search));
+  const names = jobNames(ctx.model);
+  const matching = all.filter(r => auditMatches(r, search, names));
   const matches = matching.slice(0, AUDIT_SHOWN);
   return (
     <div className="jp-sched-audit">
@@ -805,7 +824,7 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
             </div>
             <div>
               <strong>{r.action}</strong>
-              {r.job_id ? ` ${r.job_id}` : ''}
+              {r.job_id ? (names.has(r.job_id) ? ` ${names.get(r.job_id)} (${r.job_id})` : ` ${r.job_id}`) : ''}
               {r.message ? ` — ${r.message}` : ''}
             </div>
           </li>
