@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from .job import Job, work_noun
 from .resources import Inventory
 
-__all__ = ["OffInventory", "allocated_gpus", "gone_gpus", "off_inventory", "off_inventory_warning"]
+__all__ = ["OffInventory", "allocated_gpus", "gone_gpus", "off_inventory", "off_inventory_warning",
+           "unhealthy_under_work"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +87,32 @@ def off_inventory_warning(found: Sequence[OffInventory], *, allocated: int, in_i
             "running until it ends, is cancelled or its process is found gone), and the scheduler hands the GPUs "
             "that went away to nobody: bring the GPUs or node back (simulated_gpus, inventory_file, the node), "
             "or cancel the work (`jupyter-sched cancel ID`, as an admin)")
+
+
+def unhealthy_under_work(inventory: Inventory, jobs: Iterable[Job]) -> list[str]:
+    """One sentence per GPU the inventory marks unhealthy (an admin's ``healthy: false`` for an RMA,
+    NVML's Xid) under work that holds it (admitted or running), in inventory order, e.g.
+    ``GPU-n2-0 (node n2) is marked unhealthy (ECC errors, RMA) under job j-1 (ha24s, "w2-s1"): it runs on;
+    nothing new is placed on that GPU; it is free for maintenance when that work ends (or an admin
+    cancels it)`` (hubadmin24 B14: said only in GET inventory). ``[]`` when none."""
+    holders: dict[str, list[Job]] = {}
+    for job in jobs:
+        if job.state.holds_gpus and job.allocation is not None:
+            for uuid in job.allocation.all_gpu_uuids():
+                holders.setdefault(uuid, []).append(job)
+    lines = []
+    for node in inventory.nodes:
+        for gpu in node.gpus:
+            if gpu.healthy:
+                continue
+            work = [job for uuid in (gpu.uuid, *(mig.uuid for mig in gpu.mig_devices)) for job in holders.get(uuid, ())]
+            if not work:
+                continue
+            reason = f" ({gpu.health_reason})" if gpu.health_reason else ""
+            who = ", ".join(f'{work_noun(job.spec)} {job.id} ({job.spec.user}'
+                            f'{f", {chr(34)}{job.spec.name}{chr(34)}" if job.spec.name else ""})'
+                            for job in {job.id: job for job in work}.values())
+            lines.append(f"{gpu.uuid} (node {node.name}) is marked unhealthy{reason} under {who}: it runs on; "
+                         "nothing new is placed on that GPU; it is free for maintenance when that work ends "
+                         "(or an admin cancels it)")
+    return lines

@@ -8,6 +8,9 @@ first read at start counts), the watch reads the live jobs and logs, each once w
   (:func:`~jupyter_sched.model.off_inventory.off_inventory_warning`: owner, GPU UUIDs, what happens to
   it and the fix) — a restart with fewer simulated GPUs, a node deleted from the inventory file, an
   NVML inventory that shrank;
+- one WARNING per GPU marked unhealthy under work that holds it
+  (:func:`~jupyter_sched.model.off_inventory.unhealthy_under_work`; hubadmin24 B14: an admin's
+  ``healthy: false`` for an RMA was said only in ``GET inventory``);
 - the quota set's capacity warning (the one ``GET quotas`` answers: teams guaranteed more GPUs than
   exist), which was in no log.
 
@@ -22,7 +25,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from ..model import Inventory, Job
-from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning
+from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning, unhealthy_under_work
 
 __all__ = ["InventoryWatch"]
 
@@ -41,7 +44,7 @@ class InventoryWatch:
         self._jobs = jobs
         self._capacity = capacity
         self._log = logger
-        self._shape: tuple[frozenset[str], frozenset[str]] | None = None
+        self._shape: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None
         self._said: set[str] = set()
         self._busy = False
         # a Kubernetes inventory calls from its two watch threads (nodes, pods): one at a time, so a
@@ -53,7 +56,8 @@ class InventoryWatch:
             self._compare(inventory)
 
     def _compare(self, inventory: Inventory) -> None:
-        shape = (inventory.device_uuids(), frozenset(node.name for node in inventory.nodes))
+        shape = (inventory.device_uuids(), frozenset(node.name for node in inventory.nodes),
+                 frozenset(gpu.uuid for gpu in inventory.gpus() if not gpu.healthy))
         if shape == self._shape or self._busy:
             return
         self._busy = True  # a reader inside (the capacity check reads the inventory) never re-enters
@@ -62,6 +66,7 @@ class InventoryWatch:
             found = off_inventory(inventory, jobs)
             lines = [off_inventory_warning(found, allocated=allocated_gpus(jobs), in_inventory=inventory.gpu_count())] \
                 if found else []
+            lines += unhealthy_under_work(inventory, jobs)
             lines += self._capacity(inventory)
         except Exception:  # the store cannot be read now: try again at the next change
             self._log.debug("jupyter_sched: could not compare the inventory with the running work", exc_info=True)

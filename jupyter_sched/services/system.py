@@ -12,7 +12,7 @@ from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
 from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
-from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning
+from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning, unhealthy_under_work
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
 from .visibility import WITHHELD_NOTE
@@ -64,6 +64,8 @@ class SystemService:
         if admin and (gone := off_inventory(inv, live)):  # work on GPUs the inventory lost (hub admin 22, H3)
             body["warnings"].append(off_inventory_warning(gone, allocated=allocated_gpus(live),
                                                           in_inventory=inv.gpu_count()))
+        if admin:  # GPUs marked unhealthy under running work, with the work (hubadmin24 B14)
+            body["warnings"].extend(unhealthy_under_work(inv, live))
         if self.monitor is not None:
             body["telemetry"] = inventory_telemetry(inv, latest, gpu_occupancy(inv, live),
                                                     foreign=foreign, processes_for=lambda uuid: admin,

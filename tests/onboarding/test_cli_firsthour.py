@@ -295,7 +295,8 @@ def test_wait_on_a_terminal_draws_a_progress_bar_while_queued_then_prints_the_en
                           capture_output=True, text=True, timeout=120)
     screen = done.stdout.replace("\r", "\n")
     assert done.returncode == EXIT_OK, screen
-    assert "queued #1 · ETA" in screen and "%" in screen and "|" in screen  # the queued phase's bar
+    # the queued phase's bar: its gauge says what it measures (newuser23 N18: never a bare percentage)
+    assert "queued #1 · ETA" in screen and "| waited " in screen and " of ~" in screen
     assert screen.rstrip().endswith(f"job {waiting['id']}: succeeded, exit code 0")
 
 
