@@ -719,7 +719,7 @@ class LocalExecutor:
         if record is not None and isinstance(record.get("pid"), int) and isinstance(record.get("create_time"), float):
             # this service's own record of the launch (written before the wrapper writes its file)
             handle: ExecutorHandle | None = ExecutorHandle("local", {
-                **{k: v for k, v in record.items() if k != "uid"}, "pgid": record["pid"]})
+                **{k: v for k, v in record.items() if k not in _NOT_IN_HANDLE}, "pgid": record["pid"]})
         else:
             handle = self._handle_from_files(job)
         if handle is None:
@@ -1036,7 +1036,7 @@ class LocalExecutor:
             # the owner's file (red team 6): a NaN create time passed the pid-reuse check (NaN compares
             # false) and would be kept in the handle as JSON NaN, which PostgreSQL refuses
             return None
-        return ExecutorHandle("local", {**{k: v for k, v in record.items() if k != "uid"}, "pid": wrapper["pid"],
+        return ExecutorHandle("local", {**{k: v for k, v in record.items() if k not in _NOT_IN_HANDLE}, "pid": wrapper["pid"],
                                         "pgid": wrapper["pid"], "create_time": wrapper.get("create_time")})
 
     def _settle_unwatched(self, t: _Tracked, pid: int) -> ExecutorEvent:
@@ -1358,6 +1358,11 @@ def _run_as_from(raw: object, job: Job) -> RunAs:
                      groups=tuple(int(g) for g in groups if isinstance(g, int)),
                      home=raw.get("home") if isinstance(raw.get("home"), str) else None)
     return embedded_run_as(job)
+
+
+_NOT_IN_HANDLE = frozenset({"uid", "spec", "attempts", "submitted_at"})
+"""Launch-record keys a handle built from it leaves out: the spec (its env, carried source) is the job row's,
+never copied into the stored handle."""
 
 
 def _recorded_job(job_id: str, record: Mapping[str, Any]) -> Job:

@@ -1016,6 +1016,14 @@ class SchedMagics(Magics):
 
         return port is not None and port_bound(port) and self.client.job(job_id).get("state") != "running"
 
+    def _port_holder(self, port: int | None, job_id: str) -> dict[str, Any] | None:
+        """The caller's other job holding GPUs (or starting) that declares ``port``: what answers there now
+        when it is not ``job_id`` (None: none of mine, so a process outside the scheduler, or another's)."""
+        if port is None:
+            return None
+        mine = self.client.jobs(state="admitted,running", kind="inference")
+        return next((job for job in mine if job.get("port") == port and job.get("id") != job_id), None)
+
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")
         if self._hub():
@@ -1027,8 +1035,13 @@ class SchedMagics(Magics):
         body.setdefault("name", app.stem)
         job_id = self._submit(cmd.options, body)
         if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
-            self._print(f"No URL yet: port {cmd.port} answers now from a process outside the scheduler, not your app; "
-                        f"%schedule status {job_id} says when the job has the port and is ready there.")
+            holder = self._port_holder(cmd.port, job_id)
+            if holder is not None:  # my own service has it: no "outside the scheduler" (new user 24, N12)
+                self._print(f"No URL yet: {holder.get('name') or holder['id']} ({holder['id']}) holds port {cmd.port}; "
+                            f"this service starts when it ends — %schedule status {job_id} says when it is ready there.")
+            else:
+                self._print(f"No URL yet: port {cmd.port} answers now from a process outside the scheduler, not your "
+                            f"app; %schedule status {job_id} says when the job has the port and is ready there.")
         else:
             self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
             base = self.client.connection.url

@@ -92,6 +92,9 @@ def _x_is_adopted_and_keeps_its_gpu(svc: SchedulerService, events: list[dict[str
     assert ran["allocation"]["gpu_uuids"][0] in warned[0] and "was not in this store" in warned[0]
     adopted = svc.audit(job_id=x, action="adopted")
     assert len(adopted) == 1 and adopted[0]["details"]["not_in_store"] is True
+    stored = svc.store.get_job(x).handle or {}
+    assert stored["pid"] == handle["pid"] and "spec" not in stored  # the spec (env, source) is the row's only
+    assert "spec" not in adopted[0]["details"]["handle"]
     # the B2 probe: another user's 1-GPU job is not put on X's GPU (the only one)
     probe = svc.submit({"command": gated(tmp_path, "go-probe"), "name": "p-probe"}, user="bo")["id"]
     for _ in range(4):
