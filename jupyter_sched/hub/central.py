@@ -485,8 +485,16 @@ class HubSchedApp(SchedApp):
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
         if hasattr(self.services, "quotas"):
-            first = self.services.quotas.hub_groups is None
+            before = self.services.quotas.hub_groups
+            first = before is None
             self.services.quotas.hub_groups = groups = groups_of_models(models, self.services.clock.now())
+            if before is not None:  # a group that vanished and is listed again (hubadmin24 B15: load_groups)
+                from ..services.hub_teams import back_group_text
+
+                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups)
+                for group in sorted(gone & groups.groups):
+                    log.warning("jupyter_sched: %s", back_group_text(group, groups))
+                self._gone_groups = gone - groups.groups
             if first:  # the start-up check ran before the hub was read: its groups said now (hubadmin23 A2)
                 from ..services.hub_teams import unlisted_group_warning
 

@@ -22,7 +22,7 @@ from typing import Any
 from ..model import QuotaSet
 from ..model.case_names import case_twin
 
-__all__ = ["HubGroups", "groups_of_models", "no_group_warnings", "unlisted_group_warning"]
+__all__ = ["HubGroups", "back_group_text", "groups_of_models", "no_group_warnings", "unlisted_group_warning"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +115,15 @@ def unlisted_group_warning(quotas: QuotaSet, hub: HubGroups, default_team: str, 
         return f"{head}: no limit: {'they' if many else 'it'} may borrow every idle GPU ({UNLISTED_SETTING} is None)"
     return (f"{head}: {'each' if many else 'it'} may use {limit:g} GPUs ({UNLISTED_SETTING}); give "
             f"{'them' if many else 'it'} a line with PUT quotas")
+
+
+def back_group_text(group: str, hub: HubGroups) -> str:
+    """The service log's line when a hub group that had vanished is listed again (hubadmin24 B15: the hub
+    config's ``c.JupyterHub.load_groups`` still named the renamed group, and the hub's restart re-created
+    it with its members), e.g. ``hub group vision is back (6 members, all also in cv): …``."""
+    members = [groups for groups in hub.members.values() if group in groups]
+    shared = set.intersection(*(set(g) - {group} for g in members)) if members else set()
+    also = f", all also in {', '.join(sorted(shared))}" if shared else ""
+    return (f"hub group {group} is back ({len(members)} member{'s' if len(members) != 1 else ''}{also}): its members "
+            f"may charge it again and its held jobs may start charged to it; if it was renamed, delete it on the hub "
+            f"and remove it from c.JupyterHub.load_groups, which re-creates it at each hub restart")

@@ -247,3 +247,31 @@ def test_s24_hubadmin23_a9_a_definition_of_the_renamed_team_is_moved_and_its_nex
         assert run["state"] != "rejected" and run["team"] == "cv", run
     finally:
         cancel_all_and_close(svc)
+
+
+def test_s24_hubadmin24_b15_a_vanished_group_listed_again_is_said_once_with_where_its_members_are(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """B15: the hub's restart re-created vision from load_groups; nothing in the service log said so
+    (failed before: no line)."""
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+
+    from jupyter_sched.hub.central import HubSchedApp
+    from jupyter_sched.model import Quota, QuotaSet
+
+    now = datetime(2026, 12, 5, 12, 25, tzinfo=timezone.utc)
+    lines = QuotaSet(quotas=(Quota(team="cv", guaranteed=2.0, borrowing_limit=1.0),))
+    services = SimpleNamespace(quotas=SimpleNamespace(hub_groups=None), clock=SimpleNamespace(now=lambda: now),
+                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0),
+                               admission=SimpleNamespace(policy=SimpleNamespace(default_team="default")))
+    app = SimpleNamespace(services=services, _provider=lambda: None)
+    HubSchedApp._seen_models(app, {"ha24a": {"groups": ["vision"]}, "ha24b": {"groups": ["vision"]}})
+    HubSchedApp._seen_models(app, {"ha24a": {"groups": ["cv"]}, "ha24b": {"groups": ["cv"]}})  # the rename
+    with caplog.at_level(logging.WARNING, logger="jupyter_sched"):
+        back = {"ha24a": {"groups": ["cv", "vision"]}, "ha24b": {"groups": ["cv", "vision"]}}
+        HubSchedApp._seen_models(app, back)  # the hub restarted: load_groups re-created vision
+        HubSchedApp._seen_models(app, back)  # said once
+    said = [r.getMessage() for r in caplog.records if "is back" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith(
+        "jupyter_sched: hub group vision is back (2 members, all also in cv):"), said
+    assert "c.JupyterHub.load_groups" in said[0], said
