@@ -89,6 +89,11 @@ def _when(value: str) -> str:
     refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
     if not _DATE.fullmatch(text):
+        try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
+            datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
+            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, or a "
+                                             "time with its offset, e.g. 2026-12-05T12:30:00Z") from None
         return text
     try:
         date.fromisoformat(text)

@@ -188,7 +188,8 @@ class ActivityReporter:
             await hub.request("POST", activity_path(user), body)
         except HubLookupError as exc:
             self.failed_posts += 1
-            log.warning("jupyter_sched: the hub did not take the activity of %s: %s; will retry", user, exc)
+            log.log(logging.DEBUG if exc.outage else logging.WARNING,  # an outage is said once (hubadmin24 B13)
+                    "jupyter_sched: the hub did not take the activity of %s: %s; will retry", user, exc)
             return False
         finally:
             self._posting.discard(user)
@@ -256,7 +257,8 @@ async def report_activity(service: Any, hub: HubClient, *,
     try:
         servers = active_servers(list((await active_users(hub)).values()))
     except HubLookupError as exc:
-        log.warning("jupyter_sched: could not list active hub servers for activity (%s); asking per user", exc)
+        log.log(logging.DEBUG if exc.outage else logging.WARNING,  # an outage is said once (hubadmin24 B13)
+                "jupyter_sched: could not list active hub servers for activity (%s); asking per user", exc)
         servers = {}
     busy = {str(j["user"]) for j in work if j.get("user") and j.get("state") in ("admitted", "running")}
     missing = sorted(busy - set(servers))  # not seen on any page: ask about each alone

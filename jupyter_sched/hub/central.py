@@ -594,7 +594,10 @@ class HubSchedApp(SchedApp):
                 self._said_unconfirmed = True  # once: a hub down at start holds work queued before it (A5)
                 self.log.warning("jupyter_sched: %s", unconfirmed_warning(self._hub().api_url, exc,
                                                                            self.offboarding.unconfirmed))
-            log.warning("jupyter_sched: could not list the hub's users for offboarding; will retry", exc_info=True)
+            # one line, no traceback (hubadmin24 B13); an outage is said once by the hub client itself
+            log.log(logging.DEBUG if exc.outage else logging.WARNING,
+                    "jupyter_sched: could not list the hub's users for offboarding (%s); will retry", exc)
+            log.debug("jupyter_sched: offboarding lookup failed", exc_info=True)
         except Exception:
             log.exception("jupyter_sched: offboarding check failed; will retry")
         return []
@@ -613,8 +616,9 @@ class HubSchedApp(SchedApp):
             return []
         try:
             decided = await leases_to_release(leases, self._hub(), self._kernel_reports)
-        except HubLookupError:
-            log.warning("jupyter_sched: could not list active hub servers; will retry", exc_info=True)
+        except HubLookupError as exc:  # one line, no traceback; an outage is said once by the hub client (B13)
+            log.log(logging.DEBUG if exc.outage else logging.WARNING,
+                    "jupyter_sched: could not list active hub servers (%s); will retry", exc)
             return []
         released: list[str] = []
         for lease, reason in decided:

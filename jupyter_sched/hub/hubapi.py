@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -47,11 +48,19 @@ class HubClient(Protocol):
 
 
 class HubLookupError(Exception):
-    """The hub did not answer usefully; ``status`` is the HTTP status (0: no answer)."""
+    """The hub did not answer usefully; ``status`` is the HTTP status (0: no answer).
+
+    ``outage``: the hub did not answer at all (status 0) — an expected condition while it restarts,
+    said once per outage by :class:`HubAPI` (hubadmin24 B13), so callers log it at debug only."""
 
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
         self.status = status
+
+    @property
+    def outage(self) -> bool:
+        """True when the hub gave no answer (down, restarting, unreachable)."""
+        return self.status == 0
 
 
 class HubAPI:
@@ -69,6 +78,8 @@ class HubAPI:
         self.api_url = api_url.rstrip("/") + "/"
         self.token = token
         self.timeout_s = timeout_s
+        self.down_since: float | None = None
+        """Epoch seconds of the first unanswered request of the outage in force (None: the hub answers)."""
 
     async def request(self, method: str, path: str, body: Any = None, *, paginated: bool = False) -> Any:
         from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
@@ -82,16 +93,36 @@ class HubAPI:
             response = await AsyncHTTPClient().fetch(request)
         except HTTPClientError as exc:
             if exc.code == 599:  # tornado's own: timed out (connect, queue or answer) or connection lost
-                raise HubLookupError(f"{method} {path}: no answer from the hub ({exc.message}; limit "
-                                     f"{self.timeout_s:g} s)") from None
+                raise self._down(HubLookupError(f"{method} {path}: no answer from the hub ({exc.message}; limit "
+                                                f"{self.timeout_s:g} s)"), str(exc.message)) from None
+            self._up()
             raise HubLookupError(f"{method} {path}: hub answered {exc.code}{hub_answer(exc.response)}", exc.code) from None
         except OSError as exc:
-            raise HubLookupError(f"{method} {path}: hub unreachable ({exc})") from None
+            raise self._down(HubLookupError(f"{method} {path}: hub unreachable ({exc})"),
+                             exc.strerror or str(exc)) from None
+        self._up()
         try:
             return json.loads(response.body) if response.body else None
         except ValueError:
             raise HubLookupError(f"{method} {path}: the hub's answer is not JSON{hub_answer(response)}",
                                  response.code) from None
+
+    def _down(self, exc: HubLookupError, why: str) -> HubLookupError:
+        """Note an unanswered request: the first of an outage logs one WARNING (hubadmin24 B13: every
+        poll logged a traceback); ``exc`` back, for the caller to raise."""
+        if self.down_since is None:
+            self.down_since = time.time()
+            log.warning("jupyter_sched: the hub at %s does not answer (%s) since %s UTC: offboarding, activity "
+                        "posts and lease checks wait and are retried at each poll (said again when it answers)",
+                        self.api_url, why, time.strftime("%H:%M:%S", time.gmtime(self.down_since)))
+        return exc
+
+    def _up(self) -> None:
+        """Note an answer: the end of an outage is said once, with its length."""
+        if self.down_since is not None:
+            log.warning("jupyter_sched: the hub at %s answers again (it did not for %.0f s)", self.api_url,
+                        time.time() - self.down_since)
+            self.down_since = None
 
 
 def hub_answer(response: Any, limit: int = 200) -> str:
@@ -142,7 +173,8 @@ async def user_exists(hub: HubClient, name: str) -> bool | None:
     except HubLookupError as exc:
         if exc.status == 404:
             return False
-        log.warning("jupyter_sched: could not ask the hub about %s: %s", name, exc)
+        log.log(logging.DEBUG if exc.outage else logging.WARNING, "jupyter_sched: could not ask the hub about %s: %s",
+                name, exc)
         return None
     return True if isinstance(model, Mapping) else None
 
@@ -188,7 +220,8 @@ async def user_servers(hub: HubClient, name: str) -> list[str] | None:
     except HubLookupError as exc:
         if exc.status == 404:
             return []
-        log.warning("jupyter_sched: could not ask the hub about %s: %s", name, exc)
+        log.log(logging.DEBUG if exc.outage else logging.WARNING, "jupyter_sched: could not ask the hub about %s: %s",
+                name, exc)
         return None
     if not isinstance(model, Mapping):
         return None

@@ -231,10 +231,10 @@ def test_s23_hubadmin23_a5_serve_restart_with_the_hub_down_starts_no_queued_job(
 
 @_SERVE
 def test_s23_hubadmin23_a1_module_logger_warnings_have_the_apps_prefix() -> None:
-    """hubadmin23 A1: a module logger's WARNING (here hub/central.py's "could not list the hub's users")
-    reached the service log as a bare line, with no level, time or app."""
+    """hubadmin23 A1: a module logger's WARNING (here hub/hubapi.py's "the hub at … does not answer", said
+    once per outage since hubadmin24 B13) reached the service log as a bare line, with no level, time or app."""
     text, _env, _row, _admits = _serve_with_a_queued_job_and_the_hub_down()
-    lines = [ln for ln in text.splitlines() if "could not list the hub's users for offboarding" in ln]
+    lines = [ln for ln in text.splitlines() if "/hub/api/ does not answer (" in ln]
     assert lines and all(ln.startswith("[W ") and "HubSchedApp] jupyter_sched:" in ln for ln in lines), text[-3000:]
 
 

@@ -1,0 +1,32 @@
+"""New user 24's small items: ``audit --since 12:30`` / ``usage --since yesterday`` answered "'12:30' is
+not an ISO 8601 timestamp" without the option; the ``%%schedule … --wait`` refusal said "where job =
+%schedule run …", which a ``%%schedule`` cell has no place for."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from jupyter_sched.cli.main import build_parser
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.magics.parsing import parse_schedule_line
+
+
+@pytest.mark.parametrize(("command", "option", "value"), [("audit", "--since", "12:30"), ("usage", "--since", "yesterday"),
+                                                          ("usage", "--until", "tomorrow")])
+def test_newuser24_nit_an_unreadable_time_names_its_option(command: str, option: str, value: str) -> None:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+        build_parser().parse_args([command, option, value])
+    said = err.getvalue()
+    assert f"{option}: '{value}' is no date or time" in said and "2026-12-05T12:30:00Z" in said, said
+    ok = build_parser().parse_args([command, option, "2026-12-05T12:30"])  # offset-less: the server's refusal says it
+    assert getattr(ok, option.lstrip("-")) == "2026-12-05T12:30"
+
+
+def test_newuser24_nit_a_cells_wait_refusal_says_where_its_id_is() -> None:
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line("--gpus 1 --wait", cell=True)
+    assert "%%schedule cell's output" in str(refused.value.hint) and "%schedule wait {_}" in str(refused.value.hint)
