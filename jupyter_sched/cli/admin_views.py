@@ -239,6 +239,13 @@ def _cost_unit(rows: list[dict[str, Any]]) -> str | None:
     return ", ".join(units) if units else COST_UNIT
 
 
+_PREEMPTED = ("a job preempted is recorded on its own row as reclaim (to return borrowed quota, or for a "
+              "higher priority), then requeued: try --action reclaim, or --action requeued")
+_RECORDED_AS = {"preempt": _PREEMPTED, "preempted": _PREEMPTED, "preemption": _PREEMPTED}
+"""What an empty ``--action`` answer says where the event is recorded under other actions (new user 24
+nit: ``audit --action preempt`` said "no audit rows match" after four preemptions, all ``reclaim`` rows)."""
+
+
 def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched audit``: the decision log, one line per row (``--json``: the rows)."""
     params = {"limit": str(args.limit)}
@@ -259,7 +266,8 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(json.dumps(rows, indent=2), file=io.out)
         return 0
     if not rows:
-        print("no audit rows match", file=io.out)
+        related = _RECORDED_AS.get(str(args.action or ""))
+        print("no audit rows match" + (f" — {related}" if related else ""), file=io.out)
         return 0
     now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]

@@ -38,3 +38,21 @@ def test_newuser24_nit_cancel_of_an_ended_job_says_cancelled_once() -> None:
     said = nothing_to_cancel({"id": "j-1", "name": "waitml", "state": "cancelled", "message": "cancelled by root"}, None)
     assert said == "nothing to do: it had already ended — job j-1 (waitml): cancelled — by root", said
     assert said.count("cancelled") == 1
+
+
+def test_newuser24_nit_audit_action_preempt_names_the_actions_preemptions_are_recorded_under() -> None:
+    import argparse
+    from types import SimpleNamespace
+
+    from jupyter_sched.cli.admin_views import audit
+
+    class _Empty:
+        def call(self, req: object) -> list[object]:
+            return []
+
+    for action, said in (("preempt", "try --action reclaim"), ("admit", None)):
+        out = io.StringIO()
+        args = argparse.Namespace(limit=50, action=action, user=None, since=None, until=None, exclude=[], json=False)
+        assert audit(_Empty(), args, SimpleNamespace(out=out, err=io.StringIO())) == 0
+        text = out.getvalue()
+        assert text.startswith("no audit rows match") and (said in text if said else text == "no audit rows match\n"), text
