@@ -89,6 +89,11 @@ def _when(value: str) -> str:
     refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
     if not _DATE.fullmatch(text):
+        try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
+            datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
+            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, or a "
+                                             "time with its offset, e.g. 2026-12-05T12:30:00Z") from None
         return text
     try:
         date.fromisoformat(text)
@@ -234,6 +239,13 @@ def _cost_unit(rows: list[dict[str, Any]]) -> str | None:
     return ", ".join(units) if units else COST_UNIT
 
 
+_PREEMPTED = ("a job preempted is recorded on its own row as reclaim (to return borrowed quota, or for a "
+              "higher priority), then requeued: try --action reclaim, or --action requeued")
+_RECORDED_AS = {"preempt": _PREEMPTED, "preempted": _PREEMPTED, "preemption": _PREEMPTED}
+"""What an empty ``--action`` answer says where the event is recorded under other actions (new user 24
+nit: ``audit --action preempt`` said "no audit rows match" after four preemptions, all ``reclaim`` rows)."""
+
+
 def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched audit``: the decision log, one line per row (``--json``: the rows)."""
     params = {"limit": str(args.limit)}
@@ -254,7 +266,8 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(json.dumps(rows, indent=2), file=io.out)
         return 0
     if not rows:
-        print("no audit rows match", file=io.out)
+        related = _RECORDED_AS.get(str(args.action or ""))
+        print("no audit rows match" + (f" — {related}" if related else ""), file=io.out)
         return 0
     now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]

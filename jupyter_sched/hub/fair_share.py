@@ -36,7 +36,7 @@ import json
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Container, Hashable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
@@ -140,6 +140,8 @@ class FairShare:
     ceiling: int
     pressure: float = PRESSURE_SHARE
     _answering: dict[Hashable, str] = field(default_factory=dict)
+    _last: dict[Hashable, str] = field(default_factory=dict)
+    """Each open connection's latest caller (kept between its requests, until it closes)."""
     _refused: dict[str, _Refusals] = field(default_factory=dict)
 
     def pressed(self, open_connections: int) -> bool:
@@ -157,21 +159,31 @@ class FairShare:
     def answering(self, conn: Hashable, key: str) -> None:
         """``conn`` answers a request of caller ``key`` (counted until :meth:`done`)."""
         self._answering[conn] = key
+        self._last[conn] = key
 
     def done(self, conn: Hashable) -> None:
-        """``conn`` waits for its next request, or closed."""
+        """``conn`` waits for its next request (its latest caller is kept)."""
         self._answering.pop(conn, None)
 
-    def most_over(self) -> Hashable | None:
-        """A connection of the caller holding the most connections past the share (the latest it
-        began answering), or None when no caller is past it."""
+    def forget(self, conn: Hashable) -> None:
+        """``conn`` closed."""
+        self._answering.pop(conn, None)
+        self._last.pop(conn, None)
+
+    def most_over(self, waiting: Container[Hashable] = ()) -> Hashable | None:
+        """At a full ceiling, the connection to close: one of the caller whose latest requests hold the
+        most open connections, when more than the share — one between two requests (in ``waiting``)
+        if any, else the latest it began answering; None when no caller is past the share."""
         counts: dict[str, int] = {}
-        for who in self._answering.values():
+        for who in self._last.values():
             counts[who] = counts.get(who, 0) + 1
         worst = max(counts.items(), key=lambda item: item[1], default=None)
         if self.share <= 0 or worst is None or worst[1] <= self.share:
             return None
-        return next(conn for conn, who in reversed(list(self._answering.items())) if who == worst[0])
+        theirs = [conn for conn, who in self._last.items() if who == worst[0]]
+        idle = [conn for conn in theirs if conn in waiting]
+        answering = [conn for conn in self._answering if self._answering[conn] == worst[0]]
+        return idle[0] if idle else answering[-1] if answering else theirs[-1]
 
     def to_audit(self, key: str, now: float, interval_s: float = AUDIT_INTERVAL_S) -> int | None:
         """One more refusal of ``key`` at monotonic ``now``: the refusals to write in one audit row

@@ -594,7 +594,7 @@ class GuardedHTTPServer(HTTPServer):
                 self._waiting.pop(held, None)
                 self._close(held, "closed at the ceiling (pipelined requests whose caller had not read the earlier answers)")
                 continue
-            over = self.fair.most_over()
+            over = self.fair.most_over(self._waiting)
             if over is not None and over is not conn:
                 self._close(over, f"closed at the ceiling (a caller over {SHARE_SETTING})")
                 continue
@@ -620,9 +620,10 @@ class GuardedHTTPServer(HTTPServer):
         self.count(what)
         conn.stream.close()  # type: ignore[attr-defined]
         self._connections.discard(conn)
+        self._waiting.pop(conn, None)
         self._lines.pop(conn, None)
         self._stalls.forget(conn)
-        self.fair.done(conn)
+        self.fair.forget(conn)
         self._held.pop(conn, None)
 
     # ---- pipelined requests and each caller's share (verify 23, V5) ---------------------------
@@ -704,7 +705,7 @@ class GuardedHTTPServer(HTTPServer):
     def on_close(self, server_conn: object) -> None:
         self._waiting.pop(server_conn, None)
         self._stalls.forget(server_conn)
-        self.fair.done(server_conn)
+        self.fair.forget(server_conn)
         self._lines.pop(server_conn, None)
         self._connections.discard(server_conn)
 

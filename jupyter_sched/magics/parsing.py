@@ -264,8 +264,9 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
              timeout_field: str = "--timeout") -> JobOptions:
     if getattr(ns, "job_wait", None):
         raise ValidationError("--wait: a submission returns the job's id at once; it has no --wait", field="--wait",
-                              hint="follow it with %schedule wait {job}, where job = %schedule run …; a script's "
-                                   "own --wait goes after --")
+                              hint="follow it with %schedule wait <id> — the id the submission prints (a "
+                                   "%%schedule cell's output: %schedule wait {_}), or job = %schedule run … then "
+                                   "%schedule wait {job}; a script's own --wait goes after --")
     priority = getattr(ns, "priority", None)
     if priority is not None:  # the server's rule and words (new user 14, N2: the list was said twice here)
         priority = parse_priority(priority, field="--priority").value  # HIGH is high (new user 20, N27)

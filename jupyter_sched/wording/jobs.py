@@ -636,6 +636,9 @@ def nothing_to_cancel(job: Mapping[str, Any], now: datetime | None) -> str:
         job: the job or lease as read now (``GET jobs/{id}``), in a terminal state.
         now: for the clock times of its line (:func:`job_line`).
     """
+    state, message = str(job.get("state") or ""), str(job.get("message") or "")
+    if state and message.lower().startswith(state + " "):  # "cancelled — cancelled by root" (new user 24 nit)
+        job = {**job, "message": message[len(state) + 1:]}
     return f"nothing to do: it had already ended — {job_line(job, now)}"
 
 
