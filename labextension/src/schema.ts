@@ -2750,6 +2750,8 @@ export interface components {
             cost_unit?: string | null;
             /** @description true when some of the group's allocated time is after the last minute of telemetry rolled up into the store (about a minute after it passes): its utilization is not in utilized_*\/efficiency yet, which is not a telemetry gap */
             telemetry_pending?: boolean;
+            /** @description by team: present when an admin moved this team's work to another team, or another's to it, in the period (POST teams/{team}/move, after a hub group rename): one sentence saying when, so the two rows add up */
+            moved?: string | null;
             /** @description present when some of allocated_gpu_seconds came after idle reclaim revoked a kernel's lease whose kernel process still had a context on the GPU (audited idle_kernel_held): the GPU stayed held, given to nobody else, until that process let go, and is charged to the lease's owner, whose kernel held it; this is that part, included in allocated_gpu_seconds and cost */
             held_after_reclaim_gpu_seconds?: number | null;
             /** @description held_after_reclaim_gpu_seconds in GPU-hours */
