@@ -72,6 +72,8 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         audit_p.add_argument("--until", metavar="WHEN", type=_when,
                              help="up to this time, not included (a date: its midnight UTC)")
         audit_p.add_argument("--user", metavar="U", help="only rows about this user")
+        audit_p.add_argument("--job", metavar="ID", help="only rows about this job: what happened to it, in order "
+                                                         "(submit, admit, preemptions, end)")
         audit_p.add_argument("--limit", type=_limit, default=50, metavar="N", help="at most N rows (default 50, "
                                                                                     "at most 10000)")
         added.append("audit")
@@ -253,6 +255,8 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         params["action"] = args.action
     if args.user:
         params["user"] = args.user
+    if getattr(args, "job", None):  # hubadmin24 B17: "what happened to j-…?" was audit --user U | grep
+        params["job_id"] = args.job
     for name in ("since", "until"):
         if getattr(args, name, None):
             params[name] = getattr(args, name)

@@ -119,20 +119,25 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.everyone and not me.get("is_admin"):
         raise AuthorizationError(f"only admins may cancel everyone's jobs ({who} is not an admin)", field="--all",
                                  hint="cancel --mine cancels your own")
+    user, team = getattr(args, "user", None), getattr(args, "team", None)  # --all narrowed (hubadmin24 B17)
     states = STATES.get(args.state or "", STATES[""])
+    scope = f" of {user}" if user else f" of team {team}" if team else ""
     nothing = (f"nothing to cancel: no {args.state or 'pending or running'} jobs"
-               + ("" if args.everyone else f" of {who}"))
-    if args.yes:
+               + (scope if args.everyone else f" of {who}"))
+    if args.yes and not scope:
         answer = client.cancel_jobs(mine=not args.everyone, all_users=bool(args.everyone), states=list(states))
         if not answer.get("jobs"):
             print(nothing, file=io.out)
             return EXIT_OK
         print(_summary([answer]), file=io.out)
         return EXIT_OK
-    listed = client.jobs_all(state=",".join(states), all_users=bool(args.everyone), page=BULK_PAGE)  # every page
+    listed = client.jobs_all(state=",".join(states), all_users=bool(args.everyone), user=user or None,
+                             page=BULK_PAGE)  # every page
+    if scope:  # the listing's own filter is no promise for every server: said here
+        listed = [j for j in listed if (not user or j.get("user") == user) and (not team or j.get("team") == team)]
     jobs = [j for j in listed if in_bulk_cancel(j)]  # and leases bound to no kernel (new user 13, N4)
     leases = len(listed) - len(jobs)
-    whose = "every user's" if args.everyone else "your"  # the caller's own (new user 20, N27: "root's jobs")
+    whose = ("every user's" if not scope else f"{user}'s" if user else f"team {team}'s") if args.everyone else "your"
     if not jobs:
         print(nothing, file=io.out)
         return EXIT_OK
@@ -141,18 +146,21 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     users = Counter(str(j.get("user")) for j in jobs)
     owners = f" of {len(users)} users" if args.everyone else ""
     _list(jobs, io, owners=bool(args.everyone), leases=leases)
-    if not _interactive(io):
+    if args.yes:  # a scoped --yes cancels exactly what it listed
+        pass
+    elif not _interactive(io):
         print(f"{PROG} cancel: would cancel {work_count(jobs)} ({breakdown}); not "
               "asking without a terminal — add --yes to go ahead", file=io.err)
         return EXIT_USAGE
     leased = any(j.get("kind") == "lease" for j in jobs)
     counted = (f"{work_count(jobs)} of {'yours' if whose == 'your' else whose}" if leased
                else f"{len(jobs)} of {whose} jobs")
-    io.err.write(f"Cancel {counted}{owners} ({breakdown})? [y/N] ")
-    io.err.flush()
-    if io.stdin.readline().strip().lower() not in ("y", "yes"):
-        print("nothing cancelled", file=io.out)
-        return EXIT_OK
+    if not args.yes:
+        io.err.write(f"Cancel {counted}{owners} ({breakdown})? [y/N] ")
+        io.err.flush()
+        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("nothing cancelled", file=io.out)
+            return EXIT_OK
     ids = [str(j["id"]) for j in jobs]
     answers = []
     with CountingProgress(io.err, total=len(ids), label="cancelling") as bar:

@@ -330,7 +330,7 @@ def _add_queue(sub: Any) -> None:
 def _add_cancel(sub: Any) -> None:
     cancel = sub.add_parser(
         "cancel", help="cancel jobs: by id or name, all of mine (--mine) or everyone's (--all, admins)",
-        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all) [--state STATE] [--yes]",
+        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all [--user U | --team T]) [--state STATE] [--yes]",
         description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
                     "after the server's grace period. --mine and --all list what they would cancel and ask first; "
                     "kernel leases are left alone (release those with %gpu release).")
@@ -342,6 +342,8 @@ def _add_cancel(sub: Any) -> None:
                             "job instead)")
     cancel.add_argument("--state", choices=["pending", "running"],
                         help="with --mine/--all: only jobs waiting (pending) or only those holding GPUs (running)")
+    cancel.add_argument("--user", metavar="U", help="with --all: only this user's jobs (offboarding)")
+    cancel.add_argument("--team", metavar="T", help="with --all: only this team's jobs (e.g. a renamed team's held work)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
 
@@ -544,11 +546,15 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
             sub.error(f"give JOB ... or --mine / --all, not both — e.g. {PROG} cancel train, or {PROG} cancel --mine")
-        if not args.job_ids and not (args.mine or args.everyone):
+        if not args.job_ids and not (args.mine or args.everyone or args.user or args.team):
             sub.error("say which jobs: JOB ... (each a job's id or name), --mine (all of yours) or --all (everyone's, "
                       f"admins) — e.g. {PROG} cancel train; `{PROG} jobs` lists yours")
         if args.state and not (args.mine or args.everyone):
             sub.error("--state goes with --mine or --all")
+        if (args.user or args.team) and not args.everyone:  # hubadmin24 B17
+            sub.error(f"--user and --team narrow --all — e.g. {PROG} cancel --all --user ha24e")
+        if args.user and args.team:
+            sub.error("give --user or --team, not both")
     if getattr(args, "job_ids", None):  # `cancel j-1 j-1` said the same twice (new user 13, N11): each once
         args.job_ids = list(dict.fromkeys(args.job_ids))
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
