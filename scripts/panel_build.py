@@ -12,6 +12,8 @@ settings schema, the compiler's settings and the package's dependencies (``packa
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +42,36 @@ def stale(build: Path = BUILD, sources: tuple[Path, ...] = SOURCES) -> bool:
     return any(t > newest for source in sources if source.exists() for t in _mtimes(source))
 
 
+COMMIT_FILE = Path("jupyter_sched/_build_commit.py")
+"""Where the checkout's commit is recorded at build time (git-ignored; carried by the wheel and the sdist)."""
+
+
+def record_commit(root: Path = Path("."), target: Path = COMMIT_FILE) -> str | None:
+    """Write ``COMMIT = "<short commit>[-dirty]"`` to ``target`` from the git checkout at ``root``,
+    so an installed wheel says which commit it was built from (hubadmin24 B1: a README install said
+    ``0.1.0`` and nothing more). Returns the commit, or None (no git, not a checkout — a wheel
+    built from an sdist keeps the file the sdist carries)."""
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(root), "describe", "--always", "--dirty", "--abbrev=7",
+                               "--match", "no-tag-matches-this"], capture_output=True, text=True, timeout=10.0,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    if done.returncode != 0 or not commit or not all(c.isalnum() or c == "-" for c in commit):
+        return None
+    target.write_text(f'"""Written by scripts/panel_build.py at build time; not in git."""\n\nCOMMIT = "{commit}"\n')
+    return commit
+
+
 def build(target_name: str, version: str, **kwargs: Any) -> None:
-    """hatch-jupyter-builder's build function: ``npm_builder`` when :func:`stale`, else nothing."""
+    """hatch-jupyter-builder's build function: records the commit (:func:`record_commit`), then
+    ``npm_builder`` when :func:`stale`, else nothing."""
     from hatch_jupyter_builder import npm_builder  # present in the build environment only
 
+    record_commit()
     if stale():
         npm_builder(target_name, version, force=True, **kwargs)
