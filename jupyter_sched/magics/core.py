@@ -29,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
-from ..client.ride_out import RideOut
+from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
 from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
@@ -920,7 +920,10 @@ class SchedMagics(Magics):
             return handler(cmd)
 
     def _submit(self, options: JobOptions, body: Mapping[str, Any], note: str | None = None) -> str:
-        job = self.client.submit(body)
+        # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
+        job = RideOut(self._print, doing="the submit was not received; sending it again",
+                      stop=f"{INTERRUPT}, nothing is submitted", retry_if=never_sent,
+                      limit_s=SUBMIT_RIDE_OUT_S)(lambda: self.client.submit(body))
         self._print("Submitted " + job_line(job, _now()))
         if options.time_limit_note:  # `--time-limit 5` is 5 seconds, as the CLI says (verify22 V3)
             self._print(f"Note: {options.time_limit_note}")

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,26 @@ def test_s24_hubadmin24_b18_a_refused_connection_is_ridden_out_too(
     rc, _, err = _submit(monkeypatch, url)
     assert rc == EXIT_NO_SERVER, err
     assert sum(pauses) == ride_out.SUBMIT_RIDE_OUT_S and "connection refused" in err, (pauses, err)
+
+
+def test_s24_hubadmin24_b18_the_schedule_magic_submit_rides_out_the_proxys_503_too(
+        monkeypatch: pytest.MonkeyPatch, pauses: list[float], tmp_path: Path) -> None:
+    """Failed before the fix: the magic's submit raised at the first 503."""
+    import contextlib
+
+    from jupyter_sched.client.discovery import Connection
+    from jupyter_sched.client.sync import SchedClient
+    from jupyter_sched.magics.core import SchedMagics
+
+    monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nightly.py").write_text("print('nightly')\n")
+    printed = io.StringIO()
+    with proxy(down=2, status=503) as url:
+        client = SchedClient(Connection(url=url, token="user-token", kernel_id="k-b18", source="kernel-env"))
+        magics = SchedMagics(None, client_factory=lambda: client)
+        with contextlib.redirect_stdout(printed):
+            magics.schedule("run nightly.py --gpus 1")
+    said = printed.getvalue()
+    assert _Proxy.posts == 3 and said.count("sending it again") == 1 and "j-b18" in said, said
+    assert pauses == [1.0, 2.0], pauses
