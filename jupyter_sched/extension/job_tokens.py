@@ -30,6 +30,7 @@ from traitlets import TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..errors import TokenRefusedError
+from ..hub.front_door import note_caller
 from ..model import Job
 from ..services.job_tokens import ENV_JOB_TOKEN, JobTokenCheck, JobTokens, is_job_token, load_secret
 
@@ -233,3 +234,5 @@ class JobTokenHandler:
         route = f"{handler.request.method} {handler._template}"
         handler._sched_caller = await handler.call(check.caller, token, route=route, job_id=kwargs.get("job_id"),
                                                    allowed=handler.request.method in self.job_token_methods)
+        # the hub service's front door counts this token as a caller of its own from now on (verify 24, V1)
+        note_caller(handler.request, handler._sched_caller.user)
