@@ -20,7 +20,7 @@ __all__ = ["AUDIT_ACTIONS", "AuditService", "unknown_action"]
 
 AUDIT_ACTIONS: frozenset[str] = frozenset({
     # a job's life (engine): its submit, admission and start, its end in each terminal state
-    "submit", "admit", "admit_refused", "admit_withdrawn", "reject", "adopted", "start_retry", "start_failed",
+    "submit", "admit", "admit_refused", "admit_withdrawn", "reject", "adopted", "unknown_work", "start_retry", "start_failed",
     "requeued", "time_limit", "stop_retry", "lease_draining", "lease_drain_killed", "lease_outside_process", "started", "waiting", "ready", "not_ready", "restarted", "succeeded", "failed", "cancelled", "preempted", "rejected", "lost",
     # what users and admins asked, and refused requests
     "cancel", "cancel_requested", "refused", "quotas_changed", "team_members_changed", "idle_policy_set", "idle_keepalive",
@@ -29,7 +29,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     # the scheduler's own decisions
     "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "progress_ignored", "progress_over_limit", "idle_warning", "idle_reclaim", "idle_clear",
     "idle_kernel_shutdown", "idle_kernel_held",
-    "budget_warning", "never_fits_quota", "team_left", "team_rejoined",
+    "budget_warning", "never_fits_quota", "team_left", "team_rejoined", "team_moved",
     # the service and its store
     "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
 })

@@ -77,7 +77,7 @@ def test_s22_words_cancel_errors_and_usage_say_job_not_job_id(capsys: pytest.Cap
     with pytest.raises(SystemExit):
         build_parser("cancel").parse_args(["cancel", "--help"])
     helped = capsys.readouterr().out
-    assert "usage: jupyter-sched cancel (JOB [JOB ...] | --mine | --all)" in helped and "JOB_ID" not in helped, helped
+    assert "usage: jupyter-sched cancel (JOB [JOB ...] | --mine | --all [--user U | --team T])" in helped and "JOB_ID" not in helped, helped
 
 
 def test_s22_words_missing_definition_says_an_id_or_a_name() -> None:

@@ -31,7 +31,7 @@ LEASE = {"gpus": 1, "kernel_id": "set by each test to a real kernel of its serve
 # a script that exists (a definition of a missing one is refused, new user 5 #6); it never fires here
 DEFINITION = {"name": "matrix", "script": __file__, "schedule": "0 3 * * *", "gpus": 1}
 _NAMES = itertools.count(1)
-OK, OK201, DENIED, HIDDEN = 200, 201, 403, 404
+OK, OK201, BAD, DENIED, HIDDEN = 200, 201, 400, 403, 404
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,9 @@ MATRIX = [
         why="others' jobs do not exist for you; a command job keeps no executed notebook"),
     Row("jobs/{job_id}/notebook/open", "POST", HIDDEN, HIDDEN, HIDDEN,
         why="others' jobs do not exist for you; a command job keeps no executed notebook"),
+    Row("teams/{team}/move", "POST", DENIED, DENIED, BAD, body={"to": "research", "dry_run": True},
+        why="re-charging a team's work is an admin's act (audited); here the admin passes and is told "
+            "team research does not exist (400 naming to)"),
 ]
 
 
@@ -156,7 +159,7 @@ async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
         return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
     kind = "leases" if route.startswith("leases") else "jobs"
     job_id = await fresh(api, kind, running=route.endswith(("keepalive", "progress")))
-    return kind, {"job_id": job_id, "lease_id": job_id}
+    return kind, {"job_id": job_id, "lease_id": job_id, "team": "default"}
 
 
 async def stream_status(port: int, base_url: str, path: str, headers: dict[str, str]) -> int:
