@@ -73,6 +73,16 @@ def half_body(door: Door, token: str | None, length: int, sent: int) -> socket.s
     return sock
 
 
+def reserved(door: BudgetDoor, at_least: int) -> None:
+    """Wait until the front door has read the heads sent so far (``at_least`` bytes reserved): a
+    half body's head is read on the server's loop, after ``half_body`` returned."""
+    for _ in range(200):
+        if door.guarded.bodies.held >= at_least:
+            return
+        time.sleep(0.025)
+    raise AssertionError(f"the front door reserved {door.guarded.bodies.held} bytes, not {at_least}")
+
+
 def status_and_error(answer: bytes) -> tuple[bytes, dict[str, Any]]:
     head, _, body = answer.partition(b"\r\n\r\n")
     return head, json.loads(body)["error"]
@@ -105,6 +115,7 @@ def test_red24_r1_a_chunked_body_without_a_token_is_cut_401_past_64_kib(door: Bu
 def test_red24_r1_unfinished_bodies_are_bounded_per_caller_and_in_all_503_with_retry_after(door: BudgetDoor) -> None:
     assert caller_share(HELD, LIMIT) == LIMIT
     held = [half_body(door, "token amy", 90_000, 50_000)]
+    reserved(door, 90_000)
     try:
         # amy's second large body would pass her share: 503 from its head, unread
         with half_body(door, "token amy", 90_000, 1000) as sock:
@@ -114,6 +125,7 @@ def test_red24_r1_unfinished_bodies_are_bounded_per_caller_and_in_all_503_with_r
         assert error["code"] == "busy" and error["field"] == "body" and "per caller" in error["message"], error
         assert "c.FrontDoor.max_body_bytes_held" in error["hint"], error
         held += [half_body(door, "token bob", 90_000, 50_000)]
+        reserved(door, 180_000)
         # a third caller's large body would pass the service's budget (3 x 90 KB > 250 KB)
         with half_body(door, "token cat", 90_000, 1000) as sock:
             sock.shutdown(socket.SHUT_WR)  # the caller gives up on its body: the service closes after the answer
