@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from jupyter_sched.client import connect, ride_out
 from jupyter_sched.client.discovery import Connection
 from jupyter_sched.client.sync import SchedClient
 from jupyter_sched.magics.core import SchedMagics
+from tests.hub_service_double import serve_service_double
 from tests.reliability.harness import EmbeddedServer, wait_until
 
 LINES = 60
@@ -170,15 +171,8 @@ class _Hub(BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def _hub(down: int) -> Iterator[str]:
     _Hub.down = down
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/services/jupyter-sched/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_service_double(_Hub) as url:
+        yield url
 
 
 def test_s24_hubadmin23_a18_gpu_request_rides_out_the_service_restarting(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_NO_SERVER, EXIT_OK, main
 from jupyter_sched.client import ride_out
+from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
 
 PROXY_503 = (b"<!DOCTYPE HTML><html><head><title>Service Unavailable</title></head><body><h1>503 Service "
              b"Unavailable</h1><p>Your server appears to be down. Try restarting it from the hub</p></body></html>")
@@ -53,24 +53,14 @@ class _Hub(BaseHTTPRequestHandler):
 @contextmanager
 def hub(*, down: int, state: str) -> Iterator[str]:
     _Hub.down, _Hub.state = down, state
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/services/jupyter-sched/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_service_double(_Hub) as url:
+        yield url
 
 
 @pytest.fixture
 def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The ride-out's pauses, taken on a clock of its own instead of slept."""
-    taken: list[float] = []
-    monkeypatch.setattr(ride_out, "_clock", lambda: sum(taken))
-    monkeypatch.setattr(ride_out, "_sleep", taken.append)
-    return taken
+    return step_the_ride_out_clock(monkeypatch)
 
 
 def _wait(monkeypatch: pytest.MonkeyPatch, url: str, *argv: str) -> tuple[int, str, str]:

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, main
 from jupyter_sched.client import ride_out
+from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
 
 JOB = {"id": "j-b18", "name": "nightly", "state": "pending", "user": "ha24o", "gpus": 1, "kind": "job",
        "submitted_at": "2026-12-05T12:37:00+00:00"}
@@ -60,23 +60,14 @@ class _Proxy(BaseHTTPRequestHandler):
 @contextmanager
 def proxy(*, down: int, status: int) -> Iterator[str]:
     _Proxy.down, _Proxy.status, _Proxy.posts = down, status, 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/services/jupyter-sched/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_service_double(_Proxy) as url:
+        yield url
 
 
 @pytest.fixture
 def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    taken: list[float] = []
-    monkeypatch.setattr(ride_out, "_clock", lambda: sum(taken))
-    monkeypatch.setattr(ride_out, "_sleep", taken.append)
-    return taken
+    """The ride-out's pauses, taken on a clock of its own instead of slept."""
+    return step_the_ride_out_clock(monkeypatch)
 
 
 def _submit(monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[int, str, str]:
