@@ -487,11 +487,14 @@ class HubSchedApp(SchedApp):
         if hasattr(self.services, "quotas"):
             before = self.services.quotas.hub_groups
             first = before is None
-            self.services.quotas.hub_groups = groups = groups_of_models(models, self.services.clock.now())
+            off = getattr(self, "offboarding", None)  # emptied groups the hub still has (verify24 V4)
+            self.services.quotas.hub_groups = groups = groups_of_models(
+                models, self.services.clock.now(), off.empty_groups if off is not None else frozenset())
             if before is not None:  # a group that vanished and is listed again (hubadmin24 B15: load_groups)
                 from ..services.hub_teams import back_group_text
 
-                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups)
+                # an emptied group that still exists (groups.empty) is not gone (verify24 V4)
+                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups - groups.empty)
                 for group in sorted(gone & groups.groups):
                     log.warning("jupyter_sched: %s", back_group_text(group, groups))
                 self._gone_groups = gone - groups.groups

@@ -144,11 +144,14 @@ class TeamHolds:
         return self._in_force
 
     def update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
-               caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR) -> set[str]:
+               caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR,
+               existing: Collection[str] = ()) -> set[str]:
         """Recompute the holds from ``live`` jobs of users the hub ``listed`` (module docstring) and
         write the records of what changed, as ``actor`` (the hub; embedded: the admin whose ``PUT
         quotas`` changed the membership, :mod:`jupyter_sched.services.membership`); the job ids held
-        or released by this update."""
+        or released by this update. ``existing``: groups the hub said exist although no listed user is
+        in one — a team among them is no vanished group (``JobHold.vanished`` False: its owner was
+        removed from it, and an admin may add them back; verify24 V4)."""
         if not self._restored:
             self._restore(services)
             self._restored = True
@@ -156,6 +159,8 @@ class TeamHolds:
         holds: dict[str, JobHold] = {}
         moved: dict[str, JobHold] = {}  # running work charged to a team its owner left
         groups = _hub_groups(listed)
+        if groups is not None:
+            groups |= set(existing)
         ran: set[str] = set()  # pending jobs that ran before (requeued): never "never started"
         left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
         unseen: set[str] = set()
