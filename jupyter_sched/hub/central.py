@@ -286,6 +286,9 @@ class HubSchedApp(SchedApp):
         self.activity_reporter.removed = lambda: self.offboarding.removed  # no activity posts for them (A5)
         if hasattr(self.services, "quotas"):  # teams are hub groups alone: PUT quotas sets none (red team 21, R6)
             self.services.quotas.teams_from_hub = True
+            # a PUT quotas that revokes a class is recorded as its admin's act at once (hubadmin24 B6)
+            offboarding = self.offboarding
+            self.services.quotas.on_change = lambda actor: offboarding.recheck(self.services, actor)
         reports, clock = self._kernel_reports, self.services.clock
         if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))

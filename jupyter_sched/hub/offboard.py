@@ -48,7 +48,7 @@ from ..errors import SchedError
 from ..scheduling.gates import UNCONFIRMED_WHY
 from ..scheduling.snapshot import JobHold
 from .hubapi import HubClient, HubLookupError, all_users, group_exists, user_exists
-from .membership import TEAM_LEFT_ACTION, CallerOf, TeamHolds
+from .membership import SETTINGS_ACTOR, TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
 __all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding", "unconfirmed_warning"]
 
@@ -86,6 +86,7 @@ class Offboarding:
         self.on_models: Callable[[Mapping[str, Mapping[str, Any]]], object] | None = None
         """Called with each listing of the hub's user models (the identity provider forgets the
         cached groups of users whose groups changed: red team 19, R2)."""
+        self._models: Mapping[str, Mapping[str, Any]] | None = None  # the last listing (:meth:`recheck`)
         self.empty_groups: frozenset[str] = frozenset()
         """Teams of live work no listed user is in that the hub said still exist as groups (empty: their
         members were removed, verify24 V4), as of the last check; read with :attr:`on_models`."""
@@ -131,6 +132,23 @@ class Offboarding:
         """Users found removed (or read back at the start), with when."""
         return dict(self._removed)
 
+    def recheck(self, services: Any, actor: str) -> set[str]:
+        """The team holds again right after ``actor`` (an admin) changed the quota set (``PUT quotas``: a team
+        policy's ``allowed_priorities``, or the lines an admin may charge), against the hub's last listing:
+        a class that change revoked is recorded ``priority_class_revoked`` by that admin at once, not by the
+        next hub poll as the hub's doing (hubadmin24 B6). Nothing before the first hub listing; the job ids
+        held or released (a cycle is asked for when there are some). Store reads and writes: off the event loop."""
+        models = self._models
+        if models is None or self.caller_of is None:
+            return set()
+        live = services.list_jobs(user=None, state=_LIVE)
+        changed: set[str] = self.teams.update(services, live, models, self.caller_of,
+                                              default_team=services.admission.policy.default_team,
+                                              now=services.clock.now(), actor=actor, existing=self.empty_groups)
+        if changed:
+            services.kick()
+        return changed
+
     async def check(self, services: Any, hub: HubClient, *,
                     off_loop: Callable[..., Awaitable[Any]]) -> list[str]:
         """One check (module docstring); the users newly found removed.
@@ -154,6 +172,7 @@ class Offboarding:
             self._hold()
             return []
         models = await all_users(hub)
+        self._models = models
         self.empty_groups = await _empty_groups(hub, live, models, services.admission.policy.default_team)
         if self.on_models is not None:
             self.on_models(models)
@@ -165,8 +184,9 @@ class Offboarding:
         if self.caller_of is not None:
             default_team = services.admission.policy.default_team
             regrouped = bool(await off_loop(self.teams.update, services, live, models, self.caller_of,
-                                            default_team=default_team, now=now,
-                                            existing=self.empty_groups))  # store reads and audit writes
+                                            default_team=default_team, now=now, existing=self.empty_groups,
+                                            # the hub never changes a class grant: the settings did (B6)
+                                            class_actor=SETTINGS_ACTOR))  # store reads and audit writes
         held_jobs = self.teams.held()
         for user in [u for u in self._removed if u in listed]:
             del self._removed[user]
