@@ -41,9 +41,10 @@ def just_started(record: JobRecord, settle_s: float) -> bool:
     at the running work once, so before its program could have done work that counts: the next scheduling
     pass undoing the one that admitted it (new user 24, N1: two users' submits a second apart, the first
     job reclaimed 0-1 s after its start read "preempted … it waits in the queue again" and counted as a
-    run). False without both times."""
+    run). Also True for a stop asked before the start was confirmed at all (no ``started_at``: Kubernetes
+    pods that never ran); False when no stop was asked."""
     started, asked = record.job.started_at, record.stop_requested_at
-    return started is not None and asked is not None and (asked - started).total_seconds() <= settle_s
+    return asked is not None and (started is None or (asked - started).total_seconds() <= settle_s)
 
 
 class JobWriter:
