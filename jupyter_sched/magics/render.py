@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
 from ..wording.jobs import (
+    GONE_WORDS,
     TERMINAL_STATES,
     ends_by,
     gone_text,
@@ -212,8 +213,10 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     return pd.DataFrame(rows + gone_rows, columns=columns)
 
 
-GONE_HEALTH = "no longer in the inventory (the work on it runs on unless it went with it; an admin can cancel it)"
-"""The ``health`` of a ``%gpu status`` row for a GPU the inventory no longer lists that work still holds."""
+GONE_HEALTH = GONE_WORDS
+"""The ``health`` of a ``%gpu status`` row for a GPU the inventory no longer lists that work still holds: the
+words ``queue``, ``status`` and ``jobs`` say after its name (:func:`~jupyter_sched.wording.jobs.gone_text`; new
+user 24: the row said it in words of its own)."""
 
 
 def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:

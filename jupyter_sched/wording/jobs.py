@@ -20,7 +20,7 @@ from .reported import progress_text
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -404,6 +404,12 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     return f"{said} — {message}" if said and message else said or message
 
 
+GONE_WORDS = "no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)"
+"""What :func:`gone_text` says after the GPUs' names: also the ``health`` of ``%gpu``'s row of such a GPU
+(:data:`jupyter_sched.magics.render.GONE_HEALTH`), whose uuid column names it (new user 24: the row said it
+in words of its own); the panel's ``goneLine`` says the same."""
+
+
 def gone_text(job: Mapping[str, Any]) -> str:
     """``GPU-sim-vm-3 no longer in the inventory (it runs on unless its GPUs went with it; an admin can
     cancel it)`` for work whose answer names GPUs the inventory no longer lists (``gone_gpus``: a node or
@@ -412,8 +418,7 @@ def gone_text(job: Mapping[str, Any]) -> str:
     gone = job.get("gone_gpus")
     if not isinstance(gone, list) or not gone or job.get("state") not in ("admitted", "running"):
         return ""
-    return (f"{', '.join(str(uuid) for uuid in gone)} no longer in the inventory (it runs on unless its GPUs went "
-            "with it; an admin can cancel it)")
+    return f"{', '.join(str(uuid) for uuid in gone)} {GONE_WORDS}"
 
 
 _SERVING = ("ready on port", "stopped answering on port")
