@@ -227,6 +227,11 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
             # Case 018: say what an admin can do (a withdrawn GPU does not come back on its own).
             return ("waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device plugin on the "
                     "node once the GPU is checked, or drain the node), or for other jobs to finish")
+        if o.capacity_code == "NodeCordoned":  # hubadmin24: a node cordoned for maintenance would hold it
+            cordons = o.capacity.get("cordons") or [{}]
+            node = str(cordons[0].get("node") or "NODE")
+            return (f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node}), or when GPUs free "
+                    "up on the other nodes")
         if o.capacity_code in ("WaitingForCapacity", "Priority"):
             return "starts when running jobs finish (see ETA)"
     for o in outcomes:

@@ -21,7 +21,7 @@ from ..engine.events import EventBus
 from ..engine.runner import EngineRunner
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
-from ..model import Inventory, Job, JobState, Profile
+from ..model import GPU, Inventory, Job, JobState, Profile
 from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
@@ -79,6 +79,18 @@ class Context:
                 kept = source.peek()
                 return None if kept is None else kept.device_uuids()
             return self.inventory().device_uuids()
+        except SchedError:
+            return None
+
+    def unhealthy(self, *, wait: bool = True) -> Mapping[str, GPU] | None:
+        """The inventory's unhealthy GPUs by uuid (:meth:`Inventory.unhealthy_gpus`); None as
+        :meth:`devices` answers it (unreadable, or ``wait=False`` while a refresh is due)."""
+        source = self.inventory_source
+        try:
+            if not wait and hasattr(source, "peek"):
+                kept = source.peek()
+                return None if kept is None else kept.unhealthy_gpus()
+            return self.inventory().unhealthy_gpus()
         except SchedError:
             return None
 

@@ -55,8 +55,10 @@ from ..model.codec import (
     team_policy_from_dict,
     team_policy_to_dict,
 )
+from ..model.resources import Cordon
 from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
+from .cordons import delete_cordon, read_cordons, write_cordon
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 from .quota_source import QUOTAS, QuotaSource, read_quota_source, write_quota_source
@@ -903,6 +905,18 @@ class StoreTx:
             for position, team in enumerate(teams):
                 self.conn.execute(schema.user_teams.insert().values(user=user, position=position, team=team))
 
+    def node_cordons(self) -> dict[str, Cordon]:
+        """Nodes an admin cordoned for maintenance, by name (:mod:`.cordons`)."""
+        return read_cordons(self.conn)
+
+    def put_cordon(self, node: str, cordon: Cordon) -> Cordon | None:
+        """Cordon ``node`` (replacing its cordon); the cordon replaced, or None (:mod:`.cordons`)."""
+        return write_cordon(self.conn, node, cordon)
+
+    def remove_cordon(self, node: str) -> Cordon | None:
+        """Uncordon ``node``; the cordon taken off, or None when it had none (:mod:`.cordons`)."""
+        return delete_cordon(self.conn, node)
+
     def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`);
         ``name`` :data:`~.quota_source.MEMBERS`: the same for the team memberships."""
@@ -1460,6 +1474,11 @@ class Store:
         """See :meth:`StoreTx.quota_source`."""
         with self.transaction(write=False) as tx:
             return tx.quota_source(name)
+
+    def node_cordons(self) -> dict[str, Cordon]:
+        """See :meth:`StoreTx.node_cordons`."""
+        with self.transaction(write=False) as tx:
+            return tx.node_cordons()
 
     def kept_quota_set(self) -> tuple[int, QuotaSet] | None:
         """The quota set this process read last and the ``quotas`` counter it was read at, without

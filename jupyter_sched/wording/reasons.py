@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration, relative_text
+from .cordons import cordon_wait_sentence
 from .estimates import (
     OTHER_RUNS,
     POPULATION_RUNS,
@@ -152,6 +153,11 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
         # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
         message = message.replace(f"; no preemption: {refused}", "")
     message = _requeued_first(message, details, now)
+    if str(reason.get("code") or "") == "NodeCordoned" and details.get("cordons"):
+        # the cordon's time with the reader's clock ("at 15:40 UTC" today), as the core said it without one
+        said = cordon_wait_sentence(details)
+        if message.startswith(said):
+            message = cordon_wait_sentence(details, now=now) + message[len(said):]
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which

@@ -65,6 +65,8 @@ export const ROUTES = {
   getIdle: { method: 'get', path: '/idle' },
   getAudit: { method: 'get', path: '/audit' },
   moveTeam: { method: 'post', path: '/teams/{team}/move' },
+  cordonNode: { method: 'post', path: '/nodes/{node}/cordon' },
+  uncordonNode: { method: 'post', path: '/nodes/{node}/uncordon' },
   getEtaAccuracy: { method: 'get', path: '/eta-accuracy' },
   getUsage: { method: 'get', path: '/usage' },
   getUsageReport: { method: 'get', path: '/usage/report' },
