@@ -10,37 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupyter_sched.model import Allocation, JobState
-from jupyter_sched.services import build_services
 from jupyter_sched.services.models import GetQueueRequest, ListJobsRequest
-from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.wording.jobs import job_line, unhealthy_text
 from jupyter_sched.wording.status import status_lines
-from tests.runtime.builders import make_job
+from tests.services.test_s24_hubadmin24_b14_unhealthy_under_work import MARKED, two_jobs_on_n2
 
-HEALTHY = ("nodes:\n  - name: n2\n    gpus:\n"
-           "      - {uuid: GPU-n2-0, model: A100-80GB, memory: 80GiB}\n"
-           "      - {uuid: GPU-n2-1, model: A100-80GB, memory: 80GiB}\n")
-MARKED = HEALTHY.replace("{uuid: GPU-n2-0, model: A100-80GB, memory: 80GiB}",
-                         '{uuid: GPU-n2-0, model: A100-80GB, memory: 80GiB, healthy: false, '
-                         'health_reason: "ECC errors, RMA"}')
 SENTENCE = ("GPU 0 (GPU-n2-0) on n2 is unhealthy (ECC errors, RMA): the work runs on there, but may fail or slow "
             "down; if it does, cancel and resubmit it (nothing new is placed on that GPU)")
 
 
 def test_hubadmin24_b14_owner_sees_the_gpu_that_turned_unhealthy_under_their_job(tmp_path: Path) -> None:
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(HEALTHY)
-    services = build_services({"db_url": f"sqlite:///{tmp_path / 's.sqlite'}", "log_dir": str(tmp_path / "logs"),
-                               "inventory_source": "static", "inventory_file": str(nodes),
-                               "inventory_refresh_s": 3600, "telemetry_source": "off"})
+    services, nodes = two_jobs_on_n2(tmp_path)
     try:
-        services.store.insert_job(JobRecord(job=make_job("j-s", user="ha24s", gpus=1, state=JobState.RUNNING,
-                                                         allocation=Allocation("n2", ("GPU-n2-0",))),
-                                            executor="local"))
-        services.store.insert_job(JobRecord(job=make_job("j-t", user="ha24t", gpus=1, state=JobState.RUNNING,
-                                                         allocation=Allocation("n2", ("GPU-n2-1",))),
-                                            executor="local"))
         owner, other = services.caller("ha24s", admin=False), services.caller("ha24t", admin=False)
         boss = services.caller("boss", admin=True)
         before = services.jobs.get(owner, "j-s").to_wire()
