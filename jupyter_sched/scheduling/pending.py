@@ -125,7 +125,9 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
                    f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
     # a quota wait that ends when its own victims pass the minimum runtime says so too (new user 20, N18)
-    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"):
+    # and so does one behind work whose owner left the team (red team 24, R6: the members were told nothing)
+    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"
+                    or "departed" in (visit.refusal_details or {})):
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
                                                                 if visit.refusal_details else {})}
         message = message.rstrip(".") + f"; no preemption: {refusal}."

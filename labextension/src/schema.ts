@@ -1788,6 +1788,8 @@ export interface components {
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             keepalive_until?: string | null;
+            /** @description set when nothing was extended because the lease's owner is no longer a member of the team it is charged to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again under a team the owner is in now (keepalive_until then stays what it was) */
+            notice?: string | null;
         } & {
             [key: string]: unknown;
         };

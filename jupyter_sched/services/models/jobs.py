@@ -713,6 +713,10 @@ class KeepaliveLeaseResponse(Job):
     """The lease after a keepalive, with the time its GPUs are kept until."""
 
     keepalive_until: str | None = None
+    notice: str | None = Field(default=None, description=(
+        "set when nothing was extended because the lease's owner is no longer a member of the team it is charged "
+        "to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again "
+        "under a team the owner is in now (keepalive_until then stays what it was)"))
 
 
 class QueueEntry(Job):
