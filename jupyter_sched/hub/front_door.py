@@ -311,13 +311,7 @@ class _Watched(httputil.HTTPMessageDelegate):
                                      server.max_connections)
         stream = self._request_conn.detach()
         server.answering(self._conn)
-        server.count(f"refused 429: a caller over {SHARE_SETTING}")
-        length = headers.get("Content-Length", "")
-        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
-        body_timeout = server.conn_params.body_timeout or DRAIN_TIMEOUT_S
-        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
-                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
-        server.audit_over_share(key, start_line, message)
+        server.refuse_over_share(stream, key, start_line, headers, message)
 
     def _admitted(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
                   headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
@@ -702,6 +696,18 @@ class GuardedHTTPServer(HTTPServer):
             return stalled, "closed at the ceiling (the answer its caller read least)"
         return None
 
+    def refuse_over_share(self, stream: IOStream, key: str, start_line: httputil.RequestStartLine,
+                          headers: httputil.HTTPHeaders, message: str) -> None:
+        """Answer the 429 over ``key``'s share (``message``) on ``stream``, whose request head was taken, and
+        close it (a body still coming is read and dropped first); count it and audit the user."""
+        self.count(f"refused 429: a caller over {SHARE_SETTING}")
+        length = headers.get("Content-Length", "")
+        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
+        body_timeout = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
+                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
+        self.audit_over_share(key, start_line, message)
+
     def audit_over_share(self, key: str, start_line: httputil.RequestStartLine, message: str) -> None:
         """Tell :attr:`on_over_share` of a request of caller ``key`` refused 429 (a hub user's, at most once per
         :data:`~.fair_share.AUDIT_INTERVAL_S`); never in the way of the 429."""
@@ -727,17 +733,11 @@ class GuardedHTTPServer(HTTPServer):
         if self.fair.share <= 0 or self.fair.claims(caller) < self.fair.share:
             return caller
         message = over_share_message(caller, self.fair.claims(caller), self.fair.share, open_now, self.max_connections)
-        self.count(f"refused 429: a caller over {SHARE_SETTING}")
         try:
             stream.socket.recv(size)  # the head is taken, so the answer is read rather than reset
         except OSError:
             pass
-        length = headers.get("Content-Length", "")
-        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
-        body_timeout = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
-        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
-                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
-        self.audit_over_share(caller, start_line, message)
+        self.refuse_over_share(stream, caller, start_line, headers, message)
         return ""
 
     def _close(self, conn: object, what: str) -> None:

@@ -39,6 +39,7 @@ from jupyter_sched.hub import front_door
 from jupyter_sched.hub.fair_share import FairShare, over_share_message, share_key
 from jupyter_sched.hub.front_door import GuardedHTTPServer
 
+from .test_red17_front_door import _closed
 from .test_red20_r1_chunked import Door, _answer
 
 USERS = {"token alice": "alice", "token bob": "bob", "token carol": "carol", "token dan": "dan"}
@@ -146,16 +147,6 @@ def test_verify24_v3_a_connection_waiting_a_moment_is_never_closed_for_a_newcome
     finally:
         for q in quiet:
             q.close()
-
-
-def _closed(sock: socket.socket) -> bool:
-    sock.setblocking(False)
-    try:
-        return sock.recv(1) == b""
-    except BlockingIOError:
-        return False
-    except ConnectionError:
-        return True
 
 
 def test_s25_forged_token_flood_from_one_host_does_not_429_a_new_real_tokens_first_request() -> None:
