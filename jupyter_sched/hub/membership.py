@@ -18,7 +18,11 @@ groups and admin flag from the hub's user model, ``c.SchedApp.admin_users``, the
   nothing is cancelled, so an admin who removed the wrong user adds them back and the job goes on;
 * one ``team_left`` audit record and event per (user, team[, class]) found, naming the held jobs
   and the user's **running** work still charged to that team (left running, as offboarding does:
-  an admin cancels it if it must stop); a later pending job held on the same change gets its own,
+  an admin cancels it if it must stop). Once its owner is no longer a member, that work is outside
+  the team's guarantee (``details.reclaimable``; :meth:`TeamHolds.in_force`): the team's remaining
+  members take its GPUs back as reclaim takes borrowed work, and a lease's keepalive no longer
+  extends it (red team 24, R6: a left member's lease held the team's guarantee, its members waiting
+  with no word why); a later pending job held on the same change gets its own,
   and so does running work not named before (admitted before admission saw the change, started
   before a check could hold it: red team 19, R2);
 * one ``team_rejoined`` record when the owner may charge it again (their held jobs may start).
@@ -257,12 +261,16 @@ class TeamHolds:
         if again:
             said.append(f"{len(again)} pending job(s) held that ran before (requeued), not started again charged "
                         f"to {team} ({_ids(again)})")
-        if running:
+        if running and priority is None:  # outside the team's guarantee from now (red team 24, R6)
+            said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running outside "
+                        f"{team}'s guarantee: {team}'s members may take their GPUs back (grace period and minimum "
+                        f"runtime kept), a lease is not renewed; cancel them if they must stop ({_ids(running)})")
+        elif running:
             said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running: "
                         f"cancel them if they must stop ({_ids(running)})")
         message = "; ".join(said)
         details = {"user": user, "team": team, "priority": priority, "held": held, "running": running,
-                   "since": now.isoformat()}
+                   "since": now.isoformat(), **({"reclaimable": running} if priority is None else {})}
         action = TEAM_LEFT_ACTION if priority is None else CLASS_REVOKED_ACTION
         services.store.add_event(actor=actor, action=action, job_id=held[0] if len(held) == 1 else None,
                                  user=user, message=message, details=details)

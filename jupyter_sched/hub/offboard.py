@@ -16,7 +16,9 @@ does not answer changes nothing — and then, once per removed user:
   (``GET audit?action=owner_removed``) and event naming them, and, when
   ``c.HubSchedApp.removed_user_grace_s`` is above 0, stopped once that many seconds have passed
   (default 0: left running for an admin to decide — stopping someone's training run is not a
-  side effect a user deletion should have unless the site says so);
+  side effect a user deletion should have unless the site says so). Left running, they are outside
+  the guarantee of the team they are charged to (:meth:`Offboarding.held_jobs`, as work whose owner
+  left the team: red team 24, R6), so its members may take their GPUs back as reclaim does;
 * their **definitions** are paused (one ``definition_updated`` record each) instead of being
   rejected at every firing.
 
@@ -83,6 +85,7 @@ class Offboarding:
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
         self._waiting: set[str] = set()  # owners of work queued before the start, not yet confirmed by the hub
         self.teams = TeamHolds()
+        self._gone: dict[str, JobHold] = {}  # running work of removed users: outside its team's guarantee
         self.on_models: Callable[[Mapping[str, Mapping[str, Any]]], object] | None = None
         """Called with each listing of the hub's user models (the identity provider forgets the
         cached groups of users whose groups changed: red team 19, R2)."""
@@ -124,8 +127,10 @@ class Offboarding:
 
     def held_jobs(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs whose owner left their team (the engine's
-        ``held_jobs`` source, with the running work charged to a team its owner left: :mod:`.membership`)."""
-        return self.teams.in_force()
+        ``held_jobs`` source, with the running work charged to a team its owner left: :mod:`.membership`),
+        and the running work of removed users (no member of any team now: red team 24, R6)."""
+        gone, in_force = self._gone, self.teams.in_force()
+        return {**gone, **in_force} if gone else in_force
 
     @property
     def removed(self) -> dict[str, datetime]:
@@ -169,6 +174,7 @@ class Offboarding:
                 except HubLookupError as exc:
                     log.debug("jupyter_sched: hub groups not read (no live work): %s", exc)
             self._waiting = set()  # no live work: nothing of theirs is left to hold
+            self._gone = {}
             self._hold()
             return []
         models = await all_users(hub)
@@ -204,6 +210,10 @@ class Offboarding:
                 unknown.add(user)
         self._waiting &= unknown
         self._hold()
+        default_team = services.admission.policy.default_team
+        self._gone = {str(j["id"]): JobHold(team=str(j["team"]), since=self._removed[str(j["user"])])
+                      for j in live if j.get("user") in self._removed and j.get("state") in ("admitted", "running")
+                      and j.get("team") and j.get("team") != default_team}
         for user in found:  # after the hold: the record says what their work is at that moment
             await off_loop(_offboard, services, user, definitions, self.grace_s)
         if self.grace_s > 0:
@@ -285,8 +295,8 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
         said.append(f"{len(pending)} pending job(s) held, never started as their account ({_ids(pending)})")
     if running:
         fate = (f"stopped {grace_s:g} s from now (c.HubSchedApp.removed_user_grace_s)" if grace_s > 0
-                else "left running: cancel them if they must stop (c.HubSchedApp.removed_user_grace_s stops "
-                     "them after a grace)")
+                else "left running outside their teams' guarantees (the teams' members may take their GPUs back): "
+                     "cancel them if they must stop (c.HubSchedApp.removed_user_grace_s stops them after a grace)")
         said.append(f"{len(running)} running job(s)/lease(s) {fate} ({_ids(running)})")
     if paused:
         said.append(f"{len(paused)} definition(s) paused ({', '.join(paused[:_SHOWN])})")

@@ -174,7 +174,13 @@ def _v17_run_catch_up(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE definition_runs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
-def _v18_false_starts(conn: sa.Connection) -> None:
+def _v18_node_cordons(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v18(md)
+    md.create_all(conn)
+
+
+def _v19_false_starts(conn: sa.Connection) -> None:
     name, type_ = schema.FALSE_STARTS_COLUMN
     if name not in {c["name"] for c in sa.inspect(conn).get_columns("jobs")}:
         conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
@@ -213,8 +219,11 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "themselves; red team 21, R2)", _v16_progress_ignored),
     Migration(17, "a definition's run says whether it came after firings missed while no server ran, and how many "
                   "(definition_runs.catch_up, missed, missed_from, missed_to; hub admin 22)", _v17_run_catch_up),
-    Migration(18, "how many of a job's runs were stopped just after they started (jobs.false_starts): they are no "
-                  "attempts (new user 24, N1)", _v18_false_starts),
+    Migration(18, "nodes an admin cordoned for maintenance (node_cordons: reason, by, at, evict_at): no new work "
+                  "is placed there, across restarts and servers (jupyter-sched nodes cordon|drain; hubadmin24)",
+              _v18_node_cordons),
+    Migration(19, "how many of a job's runs were stopped just after they started (jobs.false_starts): they are no "
+                  "attempts (new user 24, N1)", _v19_false_starts),
 )
 
 

@@ -44,7 +44,7 @@ import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
-           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v18",
+           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v19",
            "FALSE_STARTS_COLUMN",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15"]
@@ -421,14 +421,29 @@ def columns_v17(md: sa.MetaData) -> None:
         table.append_column(sa.Column(name, type_, nullable=True))
 
 
+def tables_v18(md: sa.MetaData) -> None:
+    """Define what version 18 adds on ``md``: ``node_cordons``, one row per node an admin cordoned
+    for maintenance (``jupyter-sched nodes cordon|drain``; hubadmin24): why (``reason``), who
+    (``cordoned_by``), when (``cordoned_at``) and, for a drain with ``--evict-after``, when the work
+    still on the node is asked to stop (``evict_at``; null: it runs to its own end)."""
+    sa.Table(
+        "node_cordons", md,
+        sa.Column("node", sa.String(253), primary_key=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("cordoned_by", sa.String(200), nullable=False),
+        sa.Column("cordoned_at", sa.String(_TS), nullable=False),
+        sa.Column("evict_at", sa.String(_TS), nullable=True),
+    )
+
+
 FALSE_STARTS_COLUMN = ("false_starts", sa.Integer())
-"""Column version 18 adds to ``jobs``: how many of the job's runs were stopped just after they started, or
+"""Column version 19 adds to ``jobs``: how many of the job's runs were stopped just after they started, or
 before (new user 24, N1): they are no attempts — ``attempts`` counts every run (the usage key, the job
 token's run), ``attempts - false_starts`` the starts its owner is told of. Null on rows written before: 0."""
 
 
-def columns_v18(md: sa.MetaData) -> None:
-    """Add version 18's column to ``jobs`` on ``md`` (the table must be defined)."""
+def columns_v19(md: sa.MetaData) -> None:
+    """Add version 19's column to ``jobs`` on ``md`` (the table must be defined)."""
     name, type_ = FALSE_STARTS_COLUMN
     md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
 
@@ -440,7 +455,7 @@ version 7's rollup attribution columns + version 8's change counters + version 9
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
-17's catch-up runs)."""
+17's catch-up runs + version 18's node cordons)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -458,7 +473,8 @@ tables_v14(metadata)
 tables_v15(metadata)
 columns_v16(metadata)
 columns_v17(metadata)
-columns_v18(metadata)
+tables_v18(metadata)
+columns_v19(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -475,3 +491,4 @@ quarantine = metadata.tables["quarantine"]
 change_counters = metadata.tables["change_counters"]
 job_progress = metadata.tables["job_progress"]
 quota_source = metadata.tables["quota_source"]
+node_cordons = metadata.tables["node_cordons"]
