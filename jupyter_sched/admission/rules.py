@@ -32,6 +32,7 @@ from ..placement.filters import model_matches
 from ..quota import QuotaLedger
 from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
 from .caller import Caller
+from .lookalikes import baseless_mark, mixed_word, odd_space, unassigned
 from .policy import team_allows
 
 __all__ = [
@@ -112,7 +113,10 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
     """THE check of a user's text that other readers see (a job's name and team, a lease's
     notebook, team names in quotas and the config): at most ``limit`` characters, none of them
     invisible (:data:`INVISIBLE_CATEGORIES`, :data:`BIDI_CONTROLS`, :data:`DEFAULT_IGNORABLE_RANGES`,
-    :data:`BLANK_LOOKING`), at most :data:`MAX_COMBINING_MARKS` combining marks on one character.
+    :data:`BLANK_LOOKING`), at most :data:`MAX_COMBINING_MARKS` combining marks on one character, and
+    none drawn as what it is not (:func:`_lookalikes`: odd spaces, unassigned or private-use code
+    points, marks with no letter under them, look-alike alphabets mixed in one word; red team 24, R2).
+    Only input is checked: names stored before a rule was added are read and shown as they are.
 
     Raises:
         ValidationError: naming ``field`` and the first such character.
@@ -138,6 +142,48 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
                                   f"(at character {index + 1 - marks})", field=field,
                                   hint=f"use at most {MAX_COMBINING_MARKS} accents on a letter (they are drawn over "
                                        "the lines around it)")
+    _lookalikes(value, field)
+
+
+def _named(char: str) -> str:
+    """``U+200A (hair space)``: a refused character's code and Unicode name (its code alone where it has none)."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" ({name.lower()})" if name else "")
+
+
+def _lookalikes(value: str, field: str) -> None:
+    """Refuse characters drawn as something they are not (red team 24, R2; :mod:`.lookalikes`): a space
+    other than U+0020, an unassigned or private-use code point, a combining mark with no letter under
+    it, letters of two look-alike alphabets in one word (Unicode TR39's mixed-script test, restricted
+    to those alphabets).
+
+    Raises:
+        ValidationError: naming ``field``, the character or word, and the fix.
+    """
+    if (at := odd_space(value)) is not None:
+        raise ValidationError(f"{field} contains {_named(value[at])} at character {at + 1}, a space other than the "
+                              "plain space", field=field,
+                              hint="use the plain space (U+0020): other spaces read as one, or as none, and match "
+                                   "as neither")
+    if (at := unassigned(value)) is not None:
+        what = "a private-use code point" if unicodedata.category(value[at]) == "Co" else \
+            "a code point Unicode assigns to no character"
+        raise ValidationError(f"{field} contains U+{ord(value[at]):04X} at character {at + 1}, {what}", field=field,
+                              hint="use characters Unicode assigns (letters, digits, punctuation, emoji): each "
+                                   "screen draws this one its own way, or as a box")
+    if (at := baseless_mark(value)) is not None:
+        raise ValidationError(f"{field} has the combining mark {_named(value[at])} at character {at + 1} with no "
+                              "letter under it", field=field,
+                              hint="put an accent right after its letter, or write the accented letter itself (é)")
+    if (mixed := mixed_word(value)) is not None:
+        word, scripts = mixed  # the word's main alphabet first; the first letter of each other one named
+        names = [s.title() for s in scripts]
+        alphabets = f"{', '.join(names[:-1])} and {names[-1]}"
+        letters = ", ".join(f"{found[0]} is {unicodedata.name(found[0], '').lower()}" for found in
+                            list(scripts.values())[1:])
+        raise ValidationError(f"{field} mixes {alphabets} letters in the word {word!r} ({letters})", field=field,
+                              hint="write each word in one alphabet: a Cyrillic \u0430, Greek \u03bf or Armenian \u0585 looks like "
+                                   "a Latin letter, and the name then reads as another one")
 
 
 def check_team_name(team: str, field: str) -> None:

@@ -33,12 +33,14 @@ from ..wording.jobs import (
     state_filter,
     still_going,
     stop_detail,
+    unhealthy_text,
     work_name,
 )
 from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
+from .nodes import nodes as nodes_command
 from .progress import TerminalProgress
 from .teams import teams as teams_command
 
@@ -275,7 +277,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             held = cluster_wait(job).rstrip(".") or " · ".join(
                 # a GPU gone from the inventory under it, in the words of `jobs` and the magics (verify 23, V4);
                 # my running job's own progress report, where it made one (session 21)
-                part for part in (gone_text(job), _ends_by(job, now), progress_text(job, now), serving_text(job, now))
+                part for part in (gone_text(job), unhealthy_text(job), _ends_by(job, now), progress_text(job, now),
+                                  serving_text(job, now))
                 if part)  # F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
@@ -512,7 +515,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command, "nodes": nodes_command,
 }
 
 

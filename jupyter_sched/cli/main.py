@@ -13,6 +13,8 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
     jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
+    jupyter-sched nodes cordon|drain NODE --reason "…" [--evict-after 2h]   maintenance (admins; asks first)
+    jupyter-sched nodes uncordon NODE                           back in service (admins)
     jupyter-sched logs JOB [-f]
     jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
@@ -178,7 +180,7 @@ _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", 
 """The ``dest`` of every option of ``submit`` and ``definitions create/edit`` that takes a value
 (``--workdir``'s is read here, not sent: an empty one was the current folder)."""
 
-COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "serve",
+COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "nodes", "serve",
                  "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
@@ -198,7 +200,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
-        allow_abbrev=command != "teams")  # `teams move --to` is no abbreviation of --token
+        allow_abbrev=command not in ("teams", "nodes"))  # `teams move --to` is no abbreviation of --token
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
                                         "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "
@@ -251,9 +253,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .teams import add_parser as add_teams_parser  # teams move (hubadmin23 A9)
 
         add_teams_parser(sub)
+    if want("nodes"):
+        from .nodes import add_parser as add_nodes_parser  # nodes cordon|drain|uncordon (hubadmin24)
+
+        add_nodes_parser(sub)
     from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
 
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams",
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "nodes",
                  *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))

@@ -180,7 +180,7 @@ class DecisionApplier:
                 if r is None or not r.job.state.holds_gpus or r.stop_intent:
                     skipped.add((action, p.job_id))
                     continue
-                job = replace(r.job, preempted_by=p.for_job, message=p.reason)
+                job = replace(r.job, preempted_by=p.for_job or None, message=p.reason)  # a drain: for no job
                 if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
                                              stop_actor="scheduler")) is None:
                     skipped.add((action, p.job_id))

@@ -30,6 +30,7 @@ from ..buildinfo import version_string
 from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
+from ..store.outage import log_store_failure
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -476,8 +477,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
         try:
             jobs = self.services.list_jobs(user=None, state="admitted,running")
-        except Exception:
-            log.exception("jupyter_sched: could not read running work for activity")
+        except Exception as exc:  # an unreachable database: the store's outage line says it (hubadmin25 B6)
+            log_store_failure(log, "jupyter_sched: could not read running work for activity", exc)
             return []
         return [{"id": j["id"], "kind": j["kind"], "state": j["state"]} for j in jobs]
 

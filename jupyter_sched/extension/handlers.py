@@ -43,6 +43,7 @@ from .events import RESUME_HEADER, stream_replacements
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval, waiting_user
 from .log_follow import follow_logs
 from .metrics_web import MetricsHandler
+from .nodes_web import CordonNodeHandler, UncordonNodeHandler
 from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
@@ -481,6 +482,8 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),
     ("teams/(?P<team>[^/]+)/move", MoveTeamHandler),
+    ("nodes/(?P<node>[^/]+)/cordon", CordonNodeHandler),
+    ("nodes/(?P<node>[^/]+)/uncordon", UncordonNodeHandler),
     ("idle-policy", IdlePolicyHandler),
     ("profiles", ProfilesHandler),
     ("events", EventsHandler),

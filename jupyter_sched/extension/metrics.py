@@ -11,6 +11,9 @@ several servers in one test process coexist. Values are read from the service wh
                                                 allocated GPU; an unhealthy GPU, or one on a node
                                                 that is not ready, is ``unavailable`` — never free:
                                                 case 018)
+- ``jupyter_sched_node_cordoned{node,reason,by}`` 1 per node cordoned for maintenance (``jupyter-sched nodes
+                                                cordon``; a Kubernetes cordon has no reason); a GPU there
+                                                that no work holds is ``unavailable`` above (hubadmin24)
 - ``jupyter_sched_gpu_utilization_percent``     mean GPU utilization over the devices sampled now,
                                                 valid readings only (suspect or blank ones add 0 %:
                                                 case 026); absent without telemetry
@@ -118,8 +121,13 @@ class SchedCollector(Collector):
                 model_of[mig["uuid"]] = gpu["model"]
         total = Counter(g["model"] for g in inventory.get("gpus", []))
         ready = {n["name"]: bool(n.get("ready", True)) for n in inventory.get("nodes", [])}
+        cordoned = {n["name"] for n in inventory.get("nodes", []) if n.get("unschedulable")}
+        held = {u for j in holding for w in ((j.get("allocation") or {}).get("workers") or [j.get("allocation") or {}])
+                for u in w.get("gpu_uuids", [])}
+        # a GPU on a cordoned node is given no new work: unavailable once its work ended (hubadmin24)
         unavailable = Counter(g["model"] for g in inventory.get("gpus", [])
-                              if g.get("health", "healthy") != "healthy" or not ready.get(g.get("node", ""), True))
+                              if g.get("health", "healthy") != "healthy" or not ready.get(g.get("node", ""), True)
+                              or (g.get("node") in cordoned and g.get("uuid") not in held))
         used: dict[str, float] = {}
         for job in holding:
             alloc = job.get("allocation") or {}
@@ -139,6 +147,14 @@ class SchedCollector(Collector):
             gpus.add_metric([model, "free", simulated], usable - allocated)
             gpus.add_metric([model, "unavailable", simulated], float(unavailable.get(model, 0)))
         yield gpus
+        nodes = GaugeMetricFamily("jupyter_sched_node_cordoned", "Nodes cordoned for maintenance (no new work placed "
+                                  "there): 1 per node, with the admin's reason and who cordoned it",
+                                  labels=["node", "reason", "by"])
+        for node in inventory.get("nodes", []):
+            if node.get("unschedulable"):
+                cordon = node.get("cordon") or {}
+                nodes.add_metric([str(node["name"]), str(cordon.get("reason") or ""), str(cordon.get("by") or "")], 1.0)
+        yield nodes
         yield from self._teams(jobs)
         utilization = self._utilization()
         if utilization is not None:

@@ -68,6 +68,7 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
+from ..store.outage import log_store_failure
 from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
@@ -286,6 +287,9 @@ class HubSchedApp(SchedApp):
         self.activity_reporter.removed = lambda: self.offboarding.removed  # no activity posts for them (A5)
         if hasattr(self.services, "quotas"):  # teams are hub groups alone: PUT quotas sets none (red team 21, R6)
             self.services.quotas.teams_from_hub = True
+            # a PUT quotas that revokes a class is recorded as its admin's act at once (hubadmin24 B6)
+            offboarding = self.offboarding
+            self.services.quotas.on_change = lambda actor: offboarding.recheck(self.services, actor)
         reports, clock = self._kernel_reports, self.services.clock
         if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))
@@ -487,11 +491,14 @@ class HubSchedApp(SchedApp):
         if hasattr(self.services, "quotas"):
             before = self.services.quotas.hub_groups
             first = before is None
-            self.services.quotas.hub_groups = groups = groups_of_models(models, self.services.clock.now())
+            off = getattr(self, "offboarding", None)  # emptied groups the hub still has (verify24 V4)
+            self.services.quotas.hub_groups = groups = groups_of_models(
+                models, self.services.clock.now(), off.empty_groups if off is not None else frozenset())
             if before is not None:  # a group that vanished and is listed again (hubadmin24 B15: load_groups)
                 from ..services.hub_teams import back_group_text
 
-                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups)
+                # an emptied group that still exists (groups.empty) is not gone (verify24 V4)
+                gone = set(getattr(self, "_gone_groups", ())) | (before.groups - groups.groups - groups.empty)
                 for group in sorted(gone & groups.groups):
                     log.warning("jupyter_sched: %s", back_group_text(group, groups))
                 self._gone_groups = gone - groups.groups
@@ -598,8 +605,8 @@ class HubSchedApp(SchedApp):
             log.log(logging.DEBUG if exc.outage else logging.WARNING,
                     "jupyter_sched: could not list the hub's users for offboarding (%s); will retry", exc)
             log.debug("jupyter_sched: offboarding lookup failed", exc_info=True)
-        except Exception:
-            log.exception("jupyter_sched: offboarding check failed; will retry")
+        except Exception as exc:  # an unreachable database: the store's outage line says it (hubadmin25 B6)
+            log_store_failure(log, "jupyter_sched: offboarding check failed; will retry", exc)
         return []
 
     async def release_stale_leases(self) -> list[str]:

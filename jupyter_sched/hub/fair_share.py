@@ -23,8 +23,12 @@ This module is the bookkeeping behind two rules of :mod:`.front_door`:
   counts as itself. A request with no credential counts as its peer (socket) address; one whose
   credential was not yet seen authenticated (a first request; a made-up token) as "unproven
   credentials from" that address — so made-up tokens cannot make one caller many, and a flood without
-  any token does not take the share of first requests; the price: a token's very first request, under
-  pressure, shares the unproven share of its address (the hub proxy's, through the proxy).
+  any token does not take the share of first requests. Through the hub's proxy the unproven share is
+  per origin (the last ``X-Forwarded-For`` address, which the proxy appends: :func:`share_key`), all
+  origins behind one peer bounded together at :meth:`FairShare.unproven_bound` (session 25: made-up
+  tokens flooding from one host held the proxy's unproven share, and every new real token's first
+  request was answered 429 until the flood stopped); a token's very first request shares the
+  unproven share of its own host only.
 
 Pure bookkeeping: no tornado, no clock of its own (times are passed in).
 """
@@ -41,7 +45,8 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 __all__ = ["AUDIT_INTERVAL_S", "PRESSURE_SHARE", "RETRY_AFTER_S", "SHARE_FLOOR", "SHARE_SETTING", "CallerKeys",
-           "FairShare", "credential_digest", "default_share", "over_share_answer", "over_share_message", "user_of"]
+           "FairShare", "credential_digest", "default_share", "over_share_answer", "over_share_message", "share_key",
+           "user_of"]
 
 SHARE_FLOOR = 8
 """Least default share: connections one caller may have answered at once while the ceiling is pressed."""
@@ -124,6 +129,35 @@ class CallerKeys:
         return f"address {peer}"
 
 
+_ORIGIN = re.compile(r"[0-9A-Fa-f.:]{2,45}")
+"""An address as configurable-http-proxy writes it in ``X-Forwarded-For`` (IPv4, IPv6, IPv4-mapped IPv6)."""
+
+
+def share_key(key: str, headers: Mapping[str, str]) -> str:
+    """The caller a request counts as for the connection share (:class:`FairShare`): ``key``
+    (:meth:`CallerKeys.key`), except that unproven credentials count per origin — ``"unproven ORIGIN
+    via PEER"`` where ``ORIGIN`` is the last address of the request's ``X-Forwarded-For`` (the client
+    JupyterHub's proxy saw: it appends it) — so made-up tokens flooding through the proxy from one host
+    do not take the first requests of every other host's new tokens (session 25); all of one peer's
+    origins together stay bounded (:meth:`FairShare.over`). The body budget keeps ``key``: an origin is
+    the caller's own word."""
+    if not key.startswith("unproven "):
+        return key
+    forwarded = (headers.get("X-Forwarded-For", "") or "").rsplit(",", 1)[-1].strip()
+    if forwarded.startswith("::ffff:"):
+        forwarded = forwarded[7:]
+    if not _ORIGIN.fullmatch(forwarded) or forwarded == key[9:]:
+        return key
+    return f"unproven {forwarded} via {key[9:]}"
+
+
+def _peer_of(key: str) -> str | None:
+    """The peer address of an unproven share key (None: not one)."""
+    if not key.startswith("unproven "):
+        return None
+    return key.rsplit(" via ", 1)[1] if " via " in key else key[9:]
+
+
 def user_of(key: str) -> str | None:
     """The hub user a caller key names (None: an address, unproven credentials or a job token)."""
     return key[5:] if key.startswith("user ") else None
@@ -152,6 +186,9 @@ class FairShare:
     _last: dict[Hashable, str] = field(default_factory=dict)
     """Each open connection's latest caller (kept between its requests, until it closes)."""
     _refused: dict[str, _Refusals] = field(default_factory=dict)
+    _expected: dict[Hashable, str] = field(default_factory=dict)
+    """Connections accepted at a full ceiling whose request head was seen in the socket but not yet read:
+    the caller it names (verify 24, V3)."""
 
     def pressed(self, open_connections: int) -> bool:
         """Whether ``open_connections`` press the ceiling (shares apply)."""
@@ -161,12 +198,37 @@ class FairShare:
         """Connections of caller ``key`` being answered (``but`` left out)."""
         return sum(1 for conn, who in self._answering.items() if who == key and conn is not but)
 
+    def unproven_bound(self) -> int:
+        """Connections the unproven credentials of all origins behind one peer may have answered at once
+        while the ceiling is pressed: half the ceiling, at least the share."""
+        return max(self.share, self.ceiling // 2)
+
     def over(self, conn: Hashable, key: str, open_connections: int) -> bool:
-        """Whether answering ``key``'s request on ``conn`` would take more than the share now."""
-        return self.share > 0 and self.pressed(open_connections) and self.holding(key, but=conn) >= self.share
+        """Whether answering ``key``'s request on ``conn`` would take more than the share now (for an
+        unproven origin's, also more than :meth:`unproven_bound` of its peer's origins together)."""
+        if self.share <= 0 or not self.pressed(open_connections):
+            return False
+        if self.holding(key, but=conn) >= self.share:
+            return True
+        peer = _peer_of(key)
+        if peer is None or " via " not in key:
+            return False
+        behind = sum(1 for c, who in self._answering.items() if c is not conn and _peer_of(who) == peer)
+        return behind >= self.unproven_bound()
+
+    def claims(self, key: str) -> int:
+        """Connections of caller ``key`` being answered, and accepted with a head of theirs not yet read."""
+        return self.holding(key) + sum(1 for who in self._expected.values() if who == key)
+
+    def expect(self, conn: Hashable, key: str) -> None:
+        """``conn``, accepted at a full ceiling, holds a request head of caller ``key`` not yet read: it
+        counts as theirs (for :meth:`claims` and :meth:`most_over`) until it is answered or closes."""
+        self._expected[conn] = key
+        self._last[conn] = key
 
     def answering(self, conn: Hashable, key: str) -> None:
         """``conn`` answers a request of caller ``key`` (counted until :meth:`done`)."""
+        self._expected.pop(conn, None)
         self._answering[conn] = key
         self._last[conn] = key
 
@@ -176,23 +238,27 @@ class FairShare:
 
     def forget(self, conn: Hashable) -> None:
         """``conn`` closed."""
+        self._expected.pop(conn, None)
         self._answering.pop(conn, None)
         self._last.pop(conn, None)
 
-    def most_over(self, waiting: Container[Hashable] = ()) -> Hashable | None:
+    def most_over(self, waiting: Container[Hashable] = (), spare: Container[Hashable] = ()) -> Hashable | None:
         """At a full ceiling, the connection to close: one of the caller whose latest requests hold the
-        most open connections, when more than the share — one between two requests (in ``waiting``)
-        if any, else the latest it began answering; None when no caller is past the share."""
+        most open connections, when more than the share — the latest it began answering (its own request
+        is cut), else one between two requests (in ``waiting``), never one in ``spare``; None when no caller
+        is past the share. An idle connection goes last: one of the hub proxy's pool carries whoever's request
+        the proxy sends next, and closing it as the proxy sent one made the proxy answer that bystander its
+        HTML 503 (verify 24, V3; the front door also spares those idle less than a moment)."""
         counts: dict[str, int] = {}
         for who in self._last.values():
             counts[who] = counts.get(who, 0) + 1
         worst = max(counts.items(), key=lambda item: item[1], default=None)
         if self.share <= 0 or worst is None or worst[1] <= self.share:
             return None
-        theirs = [conn for conn, who in self._last.items() if who == worst[0]]
+        theirs = [conn for conn, who in self._last.items() if who == worst[0] and conn not in spare]
         idle = [conn for conn in theirs if conn in waiting]
-        answering = [conn for conn in self._answering if self._answering[conn] == worst[0]]
-        return idle[0] if idle else answering[-1] if answering else theirs[-1]
+        answering = [conn for conn in self._answering if self._answering[conn] == worst[0] and conn not in spare]
+        return answering[-1] if answering else idle[0] if idle else theirs[-1] if theirs else None
 
     def to_audit(self, key: str, now: float, interval_s: float = AUDIT_INTERVAL_S) -> int | None:
         """One more refusal of ``key`` at monotonic ``now``: the refusals to write in one audit row
@@ -210,8 +276,10 @@ class FairShare:
 def over_share_message(key: str, holding: int, share: int, open_connections: int, ceiling: int) -> str:
     """The words of a 429 over the share (and of its audit row)."""
     kind, _, rest = key.partition(" ")
+    origin, _, via = rest.partition(" via ")
+    at = f"{origin} (through {via})" if via else origin
     who = {"user": f"{rest} has", "address": f"the callers without a token at {rest} have",
-           "unproven": f"the callers at {rest} with tokens not yet seen authenticated have"}.get(kind, "this job's token has")
+           "unproven": f"the callers at {at} with tokens not yet seen authenticated have"}.get(kind, "this job's token has")
     return (f"{who} {holding} requests being answered at once; while the service is near its connection "
             f"ceiling ({open_connections} of {ceiling} open) one caller may have {share} "
             f"({SHARE_SETTING})")

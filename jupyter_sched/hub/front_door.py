@@ -14,7 +14,8 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   hub client). Past it, what one caller holds beyond fairness goes first (a pipelined request waiting
   for its caller to read the earlier answers, then a connection of a caller over
   ``max_connections_per_user``: verify 23, V5), then the connection that has waited longest *without a
-  whole request* (half-sent head or body, or idle keep-alive), then the answer read least (R2 below);
+  whole request* (half-sent head or body, or idle keep-alive; at least :data:`HEAD_GRACE_S`), then the
+  answer read least (R2 below);
 * ``max_body_bytes`` — the largest body (:data:`MAX_BODY_BYTES`, just above a carried notebook's
   limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
   alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
@@ -49,7 +50,12 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   peer address) may have this many connections being answered at once: a request beyond it is answered
   429 from its head (``Retry-After``, field ``connections``; the user audited once a minute) and at a
   full ceiling the caller most over it loses a connection before a newcomer is refused (verify 23, V5;
-  :mod:`.fair_share`);
+  :mod:`.fair_share`); made-up tokens count per origin host through the hub's proxy (session 25);
+* at a full ceiling a connection that waits less than :data:`HEAD_GRACE_S` for its request is never closed
+  for a newcomer, accepting pauses (the newcomers wait in the kernel's queue, :data:`LISTEN_BACKLOG` deep)
+  while nothing may be closed, and a newcomer's request head is looked at in its socket, unread: a caller
+  who already has their share is answered the 429 at once (verify 24, V3: behind a flood of the hub proxy's
+  new connections, a bystander's was closed unread and the proxy answered its HTML 503);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -64,6 +70,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import resource
 import socket
 import struct
@@ -78,7 +85,7 @@ from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
 from tornado.ioloop import IOLoop, PeriodicCallback
-from tornado.iostream import IOStream, StreamClosedError
+from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
 from traitlets import Float, Int, TraitError, validate
 from traitlets.config import LoggingConfigurable
 
@@ -102,11 +109,13 @@ from .fair_share import (
     default_share,
     over_share_answer,
     over_share_message,
+    share_key,
     user_of,
 )
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
-__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "MAX_BODY_BYTES", "PIPELINED_AHEAD_BYTES",
+__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "HEAD_GRACE_S", "MAX_BODY_BYTES",
+           "PIPELINED_AHEAD_BYTES",
            "FrontDoor", "GuardedHTTPServer", "note_caller", "too_large_message"]
 
 FD_RESERVE = 256
@@ -135,6 +144,17 @@ request after reading the last answer has acknowledged all of it by then (the re
 OVER_SHARE_CLOSE_S = 0.5
 """Longest a 429 over a caller's share may wait to be written before its connection closes (a caller
 that does not read its answers would otherwise hold the descriptor, outside the ceiling's count)."""
+LISTEN_BACKLOG = 4096
+"""Connections the kernel keeps waiting to be accepted (capped by ``net.core.somaxconn``): past tornado's
+128, a new connection's handshake was dropped and retried after 1, 3, 7 s — behind a flood of the hub proxy's
+connections a bystander's request waited ~7 s, then was closed unread and answered the proxy's 503 (verify
+24, V3). Waiting in the queue, its head is there when it is accepted, and read (:func:`_peeked_head`)."""
+ROOM_POLL_S = 0.05
+"""Longest a listening socket stays paused at a full ceiling before it looks again for a connection to close."""
+HEAD_GRACE_S = 1.0
+"""Least time a connection waits without a whole request before the ceiling may close it for a newcomer: one
+accepted a moment ago has not been read yet (verify 24, V3: behind a flood of the hub proxy's new connections,
+a bystander's was accepted and closed, unread, and the proxy answered its HTML 503)."""
 DELIVERY_POLL_S = (0.005, 0.25)
 """First and longest pause between two looks at a held pipelined connection's undelivered bytes."""
 
@@ -242,9 +262,10 @@ class _Watched(httputil.HTTPMessageDelegate):
         address = getattr(context, "address", None)
         peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
         key = server.keys.key(self._credential, peer)
+        caller = share_key(key, headers)  # an unproven credential counts per origin host (session 25)
         open_now = len(server._connections)
-        if server.fair.over(self._conn, key, open_now):
-            self._over_share(start_line, headers, key, open_now)
+        if server.fair.over(self._conn, caller, open_now):
+            self._over_share(start_line, headers, caller, open_now)
             return None
         length = headers.get("Content-Length", "")
         if length.isdigit() and int(length) > 0:  # reserved before one byte is buffered (red team 24, R1)
@@ -254,7 +275,7 @@ class _Watched(httputil.HTTPMessageDelegate):
                 return None
             self._reserve(key, int(length))
         self._budget_key = key
-        server.fair.answering(self._conn, key)
+        server.fair.answering(self._conn, caller)
         return self._admitted(start_line, headers)
 
     def _reserve(self, key: str, size: int) -> None:
@@ -290,18 +311,7 @@ class _Watched(httputil.HTTPMessageDelegate):
                                      server.max_connections)
         stream = self._request_conn.detach()
         server.answering(self._conn)
-        server.count(f"refused 429: a caller over {SHARE_SETTING}")
-        length = headers.get("Content-Length", "")
-        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
-        body_timeout = server.conn_params.body_timeout or DRAIN_TIMEOUT_S
-        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
-                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
-        user, hook = user_of(key), server.on_over_share
-        if user is not None and hook is not None and (refused := server.fair.to_audit(key, time.monotonic())):
-            try:  # never in the way of the 429
-                hook(user, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], message, refused)
-            except Exception:
-                log.exception("jupyter_sched: could not audit a request refused over a caller's share")
+        server.refuse_over_share(stream, key, start_line, headers, message)
 
     def _admitted(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
                   headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
@@ -524,6 +534,30 @@ def note_caller(request: object, user: str) -> None:
         watched.learned(user)
 
 
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+
+
+def _peeked_head(stream: object) -> tuple[httputil.RequestStartLine, httputil.HTTPHeaders, int] | None:
+    """The request head waiting in ``stream``'s socket, read without taking it (``MSG_PEEK``): its start
+    line, headers and size in bytes (with the blank line); None when no whole head is there yet, the
+    stream is TLS (its bytes are not the head) or it does not parse (tornado answers it as ever)."""
+    sock = getattr(stream, "socket", None)
+    if sock is None or isinstance(stream, SSLIOStream):
+        return None
+    try:
+        data = sock.recv(_HEAD_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:
+        return None
+    end = _HEAD_END.search(data)
+    if end is None:
+        return None
+    first, _, rest = data[:end.start()].decode("latin1").lstrip("\r\n").partition("\n")
+    try:
+        return httputil.parse_request_start_line(first.strip()), httputil.HTTPHeaders.parse(rest), end.end()
+    except httputil.HTTPInputError:
+        return None
+
+
 def _kernel_unsent(stream: object) -> int:
     """Bytes in the socket's send queue the caller's side has not acknowledged (Linux ``SIOCOUTQ``,
     the ``TIOCOUTQ`` ioctl on a socket); 0 where it cannot be read. Small answers a caller never
@@ -588,11 +622,20 @@ class GuardedHTTPServer(HTTPServer):
         """Bytes of unfinished bodies reserved, in all and per caller (red team 24, R1)."""
         self._held: dict[object, float] = {}
         """Connections whose next (pipelined) request waits for the caller to read the earlier answers, oldest first."""
+        self._room_waiters: set[Callable[[], None]] = set()
+        self._observed_at = 0.0
+        """Monotonic time (s) the answers' unsent bytes were last looked at for the ceiling."""
+        """What resumes each listening socket paused at a full ceiling (called when a connection closes)."""
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
+        expected = self._at_full_ceiling(stream, address) if len(self._connections) >= self.max_connections else None
+        if expected == "":
+            return  # answered 429: its caller has their share of the full ceiling
         context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
         conn = HTTP1ServerConnection(stream, self.conn_params, context)
+        if expected is not None:
+            self.fair.expect(conn, expected)
         self._lines[conn] = ChunkLines(stream)  # each chunk-size line read, for the chunking bound (red team 21, R4)
         self._connections.add(conn)
         self._waiting[conn] = time.monotonic()
@@ -600,37 +643,102 @@ class GuardedHTTPServer(HTTPServer):
         if self._sweeper is None:
             self._sweeper = PeriodicCallback(self._sweep, SWEEP_S * 1000)
             self._sweeper.start()
-        if len(self._connections) > self.max_connections:
-            self._observe_answers(time.monotonic())
         while len(self._connections) > self.max_connections:
-            # first what one caller holds beyond fairness (verify 23, V5): a pipelined request waiting for its
-            # caller to read the earlier answers, then a connection of the caller most over their share —
-            # before anyone's idle keep-alive (the hub proxy's, carrying other users)
-            held = next((c for c in self._held if c is not conn), None)
-            if held is not None:
-                self._waiting.pop(held, None)
-                self._close(held, "closed at the ceiling (pipelined requests whose caller had not read the earlier answers)")
-                continue
-            over = self.fair.most_over(self._waiting)
-            if over is not None and over is not conn:
-                self._close(over, f"closed at the ceiling (a caller over {SHARE_SETTING})")
-                continue
-            oldest = next((c for c in self._waiting if c is not conn), None)
-            if oldest is not None:
-                self._waiting.pop(oldest)
-                self._close(oldest, "closed at the ceiling (the oldest without a whole request)")
-                continue
-            now = time.monotonic()
-            # an answer stalled a while first; else any answer with bytes waiting on its caller: a caller
-            # that replaced its unread connections before they aged kept newcomers out (verify 23, V1)
-            stalled = self._stalls.most_stalled(now) or self._stalls.most_stalled(now, at_least_s=0.0)
-            if stalled is not None and stalled is not conn:
-                self._close(stalled, "closed at the ceiling (the answer its caller read least)")
-                continue
-            # every other connection is being answered and read: refuse the newcomer
-            self.count("refused at the ceiling (every other connection was being answered)")
-            stream.close()
-            return
+            if not self._make_room(conn):
+                # every other connection is being answered and read, or too young to judge: refuse the newcomer
+                # (accepting pauses at a full ceiling before it comes to this: ``_accept_on``)
+                self.count("refused at the ceiling (every other connection was being answered)")
+                self._connections.discard(conn)
+                self._waiting.pop(conn, None)
+                self._lines.pop(conn, None)
+                stream.close()
+                return
+
+    def _make_room(self, newcomer: object | None = None) -> bool:
+        """Close one connection of a full ceiling (never ``newcomer``), by the rules of ``max_connections``
+        (:meth:`_evictable`): True when one was closed."""
+        found = self._evictable(newcomer)
+        if found is not None:
+            self._close(*found)
+        return found is not None
+
+    def _evictable(self, newcomer: object | None = None) -> tuple[object, str] | None:
+        """The connection a full ceiling closes for a newcomer (never ``newcomer``) and why; None when none
+        may be closed (each is being answered and read, or waits without a whole request for less than
+        :data:`HEAD_GRACE_S`)."""
+        # first what one caller holds beyond fairness (verify 23, V5): a pipelined request waiting for its
+        # caller to read the earlier answers, then a connection of the caller most over their share —
+        # before anyone's idle keep-alive (the hub proxy's, carrying other users)
+        held = next((c for c in self._held if c is not newcomer), None)
+        if held is not None:
+            return held, "closed at the ceiling (pipelined requests whose caller had not read the earlier answers)"
+        # a connection without a whole request only once it had the time to send one: one accepted a moment
+        # ago has not been read yet, and closing it (a bystander's, behind a flood of the hub proxy's new
+        # connections) made the proxy answer its HTML 503 (verify 24, V3); nor one the hub proxy just got
+        # back for its pool, which it sends its next request on, whoever's
+        now = time.monotonic()
+        young = {c for c, since in self._waiting.items() if now - since < HEAD_GRACE_S}
+        young.add(newcomer)
+        over = self.fair.most_over(self._waiting, spare=young)
+        if over is not None:
+            return over, f"closed at the ceiling (a caller over {SHARE_SETTING})"
+        oldest = next((c for c, since in self._waiting.items() if c is not newcomer and now - since >= HEAD_GRACE_S),
+                      None)
+        if oldest is not None:
+            return oldest, "closed at the ceiling (the oldest without a whole request)"
+        if now - self._observed_at >= ROOM_POLL_S:
+            self._observe_answers(now)
+            self._observed_at = now
+        # an answer stalled a while first; else any answer with bytes waiting on its caller: a caller
+        # that replaced its unread connections before they aged kept newcomers out (verify 23, V1)
+        stalled = self._stalls.most_stalled(now) or self._stalls.most_stalled(now, at_least_s=0.0)
+        if stalled is not None and stalled is not newcomer:
+            return stalled, "closed at the ceiling (the answer its caller read least)"
+        return None
+
+    def refuse_over_share(self, stream: IOStream, key: str, start_line: httputil.RequestStartLine,
+                          headers: httputil.HTTPHeaders, message: str) -> None:
+        """Answer the 429 over ``key``'s share (``message``) on ``stream``, whose request head was taken, and
+        close it (a body still coming is read and dropped first); count it and audit the user."""
+        self.count(f"refused 429: a caller over {SHARE_SETTING}")
+        length = headers.get("Content-Length", "")
+        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
+        body_timeout = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, over_share_answer(message), left,
+                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
+        self.audit_over_share(key, start_line, message)
+
+    def audit_over_share(self, key: str, start_line: httputil.RequestStartLine, message: str) -> None:
+        """Tell :attr:`on_over_share` of a request of caller ``key`` refused 429 (a hub user's, at most once per
+        :data:`~.fair_share.AUDIT_INTERVAL_S`); never in the way of the 429."""
+        user, hook = user_of(key), self.on_over_share
+        if user is not None and hook is not None and (refused := self.fair.to_audit(key, time.monotonic())):
+            try:
+                hook(user, f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300], message, refused)
+            except Exception:
+                log.exception("jupyter_sched: could not audit a request refused over a caller's share")
+
+    def _at_full_ceiling(self, stream: IOStream, address: tuple[Any, ...]) -> str | None:
+        """A newcomer at a full ceiling: read the caller from the request head already in its socket, unread
+        (``MSG_PEEK``; verify 24, V3). A caller with their share of connections already is answered 429 at
+        once (the head taken, the connection never counted): returns ``""``. Else the caller's share key, for
+        :meth:`~.fair_share.FairShare.expect` (None: no whole head there yet, or TLS)."""
+        head = _peeked_head(stream)
+        if head is None:
+            return None
+        start_line, headers, size = head
+        peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
+        caller = share_key(self.keys.key(credential_digest(headers, start_line.path), peer), headers)
+        open_now = len(self._connections)
+        if self.fair.share <= 0 or self.fair.claims(caller) < self.fair.share:
+            return caller
+        message = over_share_message(caller, self.fair.claims(caller), self.fair.share, open_now, self.max_connections)
+        try:
+            stream.socket.recv(size)  # the head is taken, so the answer is read rather than reset
+        except OSError:
+            pass
+        self.refuse_over_share(stream, caller, start_line, headers, message)
+        return ""
 
     def _close(self, conn: object, what: str) -> None:
         """Close ``conn`` now, counted as ``what`` (its ``on_close`` may come later)."""
@@ -730,6 +838,8 @@ class GuardedHTTPServer(HTTPServer):
         self.fair.forget(server_conn)
         self._lines.pop(server_conn, None)
         self._connections.discard(server_conn)
+        for resume in list(self._room_waiters):  # a listening socket paused at the full ceiling takes the next
+            resume()
 
     def waiting(self) -> int:
         """How many open connections have no whole request yet."""
@@ -738,19 +848,37 @@ class GuardedHTTPServer(HTTPServer):
     # ---- accepting -----------------------------------------------------------------------
     def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
         for sock in sockets:
+            try:  # tornado listens with a queue of 128 (verify 24, V3)
+                sock.listen(LISTEN_BACKLOG)
+            except OSError:
+                pass
             self._sockets[sock.fileno()] = sock
             self._handlers[sock.fileno()] = self._accept_on(sock)
 
     def _accept_on(self, sock: socket.socket) -> Callable[[], None]:
         """As tornado's ``add_accept_handler``, but running out of descriptors pauses accepting
         for :data:`ACCEPT_PAUSE_S` (the listening socket stays readable, so retrying at once spins
-        and logged a traceback per try) and is counted for the summary line."""
+        and logged a traceback per try) and is counted for the summary line; and at a full ceiling where
+        no connection may be closed (:meth:`_make_room`) accepting pauses until one closes (or for
+        :data:`ROOM_POLL_S`): the newcomers wait in the listening socket's queue (:data:`LISTEN_BACKLOG`),
+        rather than being accepted and closed before their request could be read (verify 24, V3)."""
         loop = IOLoop.current()
-        removed = [False]
+        removed, listening = [False], [True]
+
+        def pause(for_s: float) -> None:
+            if listening[0]:
+                loop.remove_handler(sock)
+                listening[0] = False
+            loop.call_later(for_s, resume)
 
         def accept(fd: Any, events: int) -> None:
             for _ in range(128):
-                if removed[0]:
+                if removed[0] or not listening[0]:
+                    return
+                if len(self._connections) >= self.max_connections and self._evictable() is None:
+                    self.count("accepting paused at the full ceiling (newcomers wait until a connection closes)")
+                    self._room_waiters.add(resume)
+                    pause(ROOM_POLL_S)
                     return
                 try:
                     connection, address = sock.accept()
@@ -762,19 +890,21 @@ class GuardedHTTPServer(HTTPServer):
                     if exc.errno not in _FD_ERRNOS:
                         raise
                     self.count(f"not accepted: {os.strerror(exc.errno)}")
-                    loop.remove_handler(sock)
-                    loop.call_later(ACCEPT_PAUSE_S, resume)
+                    pause(ACCEPT_PAUSE_S)
                     return
                 self._handle_connection(connection, address)
 
         def resume() -> None:
-            if not removed[0]:
+            self._room_waiters.discard(resume)
+            if not removed[0] and not listening[0]:
                 loop.add_handler(sock, accept, IOLoop.READ)
+                listening[0] = True
 
         def remove() -> None:
-            if not removed[0]:
+            if not removed[0] and listening[0]:
                 loop.remove_handler(sock)
             removed[0] = True
+            self._room_waiters.discard(resume)
 
         loop.add_handler(sock, accept, IOLoop.READ)
         return remove
@@ -818,8 +948,9 @@ class FrontDoor(LoggingConfigurable):
         help="""Most connections open at once. Past it, a pipelined request waiting for its caller to read
         the earlier answers is closed first, then a connection of a caller over
         c.FrontDoor.max_connections_per_user, then the connection that has waited longest without a whole
-        request (half-sent, or idle kept-alive), then the answer its caller has read least (stalled at least
-        2 s: c.FrontDoor.answer_timeout_s); other answers being read are never cut.
+        request (half-sent, or idle kept-alive; at least 1 s), then the answer its caller has read least
+        (stalled at least 2 s: c.FrontDoor.answer_timeout_s); other answers being read are never cut. When
+        none may be closed, new connections wait to be accepted.
         Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine, the
         store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
         more). Default 1000.""",

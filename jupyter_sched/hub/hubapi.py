@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 __all__ = ["HUB_TIMEOUT_S", "PAGINATION_MEDIA_TYPE", "HubAPI", "HubClient", "HubLookupError", "active_servers_of", "active_users",
-           "all_users", "hub_answer", "user_exists", "user_servers"]
+           "all_users", "group_exists", "hub_answer", "user_exists", "user_servers"]
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +175,21 @@ async def user_exists(hub: HubClient, name: str) -> bool | None:
             return False
         log.log(logging.DEBUG if exc.outage else logging.WARNING, "jupyter_sched: could not ask the hub about %s: %s",
                 name, exc)
+        return None
+    return True if isinstance(model, Mapping) else None
+
+
+async def group_exists(hub: HubClient, name: str) -> bool | None:
+    """Whether the hub has a group ``name``, asked about that group alone (``GET groups/{name}``, the
+    service token's ``read:groups``): False only on the hub's 404; None when it did not answer (unknown).
+    A group no listed user is in may still exist, empty (verify24 V4: its last member removed)."""
+    try:
+        model = await hub.request("GET", f"groups/{quote(name, safe='')}")
+    except HubLookupError as exc:
+        if exc.status == 404:
+            return False
+        log.log(logging.DEBUG if exc.outage else logging.WARNING, "jupyter_sched: could not ask the hub about group "
+                "%s: %s", name, exc)
         return None
     return True if isinstance(model, Mapping) else None
 

@@ -18,10 +18,22 @@ groups and admin flag from the hub's user model, ``c.SchedApp.admin_users``, the
   nothing is cancelled, so an admin who removed the wrong user adds them back and the job goes on;
 * one ``team_left`` audit record and event per (user, team[, class]) found, naming the held jobs
   and the user's **running** work still charged to that team (left running, as offboarding does:
-  an admin cancels it if it must stop); a later pending job held on the same change gets its own,
+  an admin cancels it if it must stop). Once its owner is no longer a member, that work is outside
+  the team's guarantee (``details.reclaimable``; :meth:`TeamHolds.in_force`): the team's remaining
+  members take its GPUs back as reclaim takes borrowed work, and a lease's keepalive no longer
+  extends it (red team 24, R6: a left member's lease held the team's guarantee, its members waiting
+  with no word why); a later pending job held on the same change gets its own,
   and so does running work not named before (admitted before admission saw the change, started
   before a check could hold it: red team 19, R2);
 * one ``team_rejoined`` record when the owner may charge it again (their held jobs may start).
+
+A class no longer granted (the owner still a member) is its own change, never "left the team" (hubadmin24
+B6: revoking ``high`` was audited ``team_left`` by ``jupyterhub``): ``priority_class_revoked``, and
+``priority_class_regranted`` once granted again, each naming the class, by whoever changed it — the
+admin whose ``PUT quotas`` changed a team policy (embedded; in hub mode the central service checks again
+right after that request: :meth:`~.offboard.Offboarding.recheck`), else ``jupyter_sched`` (the server's
+settings, ``c.SchedApp.priority_grants``, read at its start). The hub never changes a class: a check
+after a hub poll that finds one says ``jupyter_sched``, not ``jupyterhub``.
 
 Safety: a user model without ``"groups"`` (the service's token lacks ``read:users:groups``) is
 *unknown* and holds nothing; the fallback ``default_team`` is never held (a user later added to a
@@ -33,6 +45,7 @@ admin by scope alone is resolved as a member, and their job on a team they are n
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -40,7 +53,8 @@ from typing import Any
 from ..admission import Caller
 from ..scheduling.snapshot import JobHold
 
-__all__ = ["TEAM_LEFT_ACTION", "TEAM_REJOINED_ACTION", "CallerOf", "TeamHolds", "hub_caller_of"]
+__all__ = ["CLASS_REGRANTED_ACTION", "CLASS_REVOKED_ACTION", "SETTINGS_ACTOR", "TEAM_LEFT_ACTION",
+           "TEAM_REJOINED_ACTION", "CallerOf", "TeamHolds", "hub_caller_of"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +62,13 @@ TEAM_LEFT_ACTION = "team_left"
 """Audit action and event type: an owner of live work may no longer charge its team (or class)."""
 TEAM_REJOINED_ACTION = "team_rejoined"
 """Audit action: that owner may charge it again (their held jobs may start)."""
+CLASS_REVOKED_ACTION = "priority_class_revoked"
+"""Audit action and event type: an owner of live work, still a member of its team, is no longer granted its
+priority class there (hubadmin24 B6: was ``team_left``)."""
+CLASS_REGRANTED_ACTION = "priority_class_regranted"
+"""Audit action: that class is granted to them there again (their held jobs may start)."""
+SETTINGS_ACTOR = "jupyter_sched"
+"""Who changed a class found changed by no request: the server's settings (``c.SchedApp.priority_grants``)."""
 
 CallerOf = Callable[[str, Mapping[str, Any]], Caller | None]
 """``(user name, hub user model) -> Caller``, or None when the model does not say the user's groups."""
@@ -98,6 +119,7 @@ class TeamHolds:
     restart neither announces a change again nor moves the time it was found (hubadmin22 H2)."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._holds: dict[str, JobHold] = {}  # replaced whole on change: the engine's thread reads it
         self._in_force: dict[str, JobHold] = {}  # _holds and the running work charged to a team its owner left
         self._found: dict[_Key, datetime] = {}  # each change announced, with when it was found
@@ -109,8 +131,8 @@ class TeamHolds:
         """Read back the changes still in force from the newest :data:`_RESTORED` ``team_left`` and
         ``team_rejoined`` records, oldest first: a ``team_left`` adds its change (found at its
         ``since``) and the work it named; a later ``team_rejoined`` of the same change drops it."""
-        rows = [*services.store.list_events(action=TEAM_LEFT_ACTION, limit=_RESTORED, newest_first=True),
-                *services.store.list_events(action=TEAM_REJOINED_ACTION, limit=_RESTORED, newest_first=True)]
+        rows = [row for action in (TEAM_LEFT_ACTION, TEAM_REJOINED_ACTION, CLASS_REVOKED_ACTION, CLASS_REGRANTED_ACTION)
+                for row in services.store.list_events(action=action, limit=_RESTORED, newest_first=True)]
         named: dict[_Key, set[str]] = {}
         for row in sorted(rows, key=lambda r: r.id):
             details = row.details or {}
@@ -118,7 +140,7 @@ class TeamHolds:
             if not isinstance(user, str) or not isinstance(team, str) or not isinstance(priority, str | None):
                 continue
             key: _Key = (user, team, priority)
-            if row.action == TEAM_REJOINED_ACTION:
+            if row.action in (TEAM_REJOINED_ACTION, CLASS_REGRANTED_ACTION):
                 self._found.pop(key, None)
                 named.pop(key, None)
                 continue
@@ -144,11 +166,24 @@ class TeamHolds:
         return self._in_force
 
     def update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
-               caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR) -> set[str]:
+               caller_of: CallerOf, *, default_team: str, now: datetime, actor: str = _ACTOR,
+               existing: Collection[str] = (), class_actor: str | None = None) -> set[str]:
         """Recompute the holds from ``live`` jobs of users the hub ``listed`` (module docstring) and
         write the records of what changed, as ``actor`` (the hub; embedded: the admin whose ``PUT
         quotas`` changed the membership, :mod:`jupyter_sched.services.membership`); the job ids held
-        or released by this update."""
+        or released by this update. ``existing``: groups the hub said exist although no listed user is
+        in one — a team among them is no vanished group (``JobHold.vanished`` False: its owner was
+        removed from it, and an admin may add them back; verify24 V4). ``class_actor``: who changed the
+        classes granted (the ``priority_class_*`` records; default ``actor``, module docstring).
+
+        One update at a time (a lock): the hub poll's and a ``PUT quotas`` recheck may overlap."""
+        with self._lock:
+            return self._update(services, live, listed, caller_of, default_team=default_team, now=now, actor=actor,
+                                existing=existing, class_actor=class_actor or actor)
+
+    def _update(self, services: Any, live: Iterable[Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]],
+                caller_of: CallerOf, *, default_team: str, now: datetime, actor: str, existing: Collection[str],
+                class_actor: str) -> set[str]:
         if not self._restored:
             self._restore(services)
             self._restored = True
@@ -156,6 +191,8 @@ class TeamHolds:
         holds: dict[str, JobHold] = {}
         moved: dict[str, JobHold] = {}  # running work charged to a team its owner left
         groups = _hub_groups(listed)
+        if groups is not None:
+            groups |= set(existing)
         ran: set[str] = set()  # pending jobs that ran before (requeued): never "never started"
         left: dict[_Key, tuple[list[str], list[str]]] = {}  # per change: (pending ids, running ids)
         unseen: set[str] = set()
@@ -197,7 +234,7 @@ class TeamHolds:
             # the window before admission saw it, it started before this check could hold it)
             started = [j for j in running if j not in self._told]
             if key not in self._found or new or started:
-                self._announce(services, key, new, started, now, actor, ran=ran)
+                self._announce(services, key, new, started, now, actor if key[2] is None else class_actor, ran=ran)
             self._found.setdefault(key, now)
             told.update(running)
         self._told = told
@@ -206,14 +243,15 @@ class TeamHolds:
             del self._found[key]
             caller = callers.get(key[0])
             if caller is not None and caller.may_charge(key[1]) and (key[2] is None or key[2] in caller.classes_for(key[1])):
-                _rejoined(services, key, actor)  # else: its work ended, or the user is unknown now
+                _rejoined(services, key, actor if key[2] is None else class_actor)  # else: its work ended, or the
+                # user is unknown now
         return changed
 
     def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime,
                   actor: str, *, ran: Collection[str] = ()) -> None:
-        """One ``team_left`` record, worded from the jobs' states at this check: a pending job that
-        ran before (requeued by a preemption) is "not started again", never "never started"
-        (hubadmin23 A11: written 2 s after a 5-minute run was reclaimed)."""
+        """One ``team_left`` record (``priority_class_revoked`` for a class no longer granted), worded from the
+        jobs' states at this check: a pending job that ran before (requeued by a preemption) is "not started
+        again", never "never started" (hubadmin23 A11: written 2 s after a 5-minute run was reclaimed)."""
         user, team, priority = key
         said = [_change(key)]
         fresh = [j for j in held if j not in ran]
@@ -223,15 +261,20 @@ class TeamHolds:
         if again:
             said.append(f"{len(again)} pending job(s) held that ran before (requeued), not started again charged "
                         f"to {team} ({_ids(again)})")
-        if running:
+        if running and priority is None:  # outside the team's guarantee from now (red team 24, R6)
+            said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running outside "
+                        f"{team}'s guarantee: {team}'s members may take their GPUs back (grace period and minimum "
+                        f"runtime kept), a lease is not renewed; cancel them if they must stop ({_ids(running)})")
+        elif running:
             said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running: "
                         f"cancel them if they must stop ({_ids(running)})")
         message = "; ".join(said)
         details = {"user": user, "team": team, "priority": priority, "held": held, "running": running,
-                   "since": now.isoformat()}
-        services.store.add_event(actor=actor, action=TEAM_LEFT_ACTION, job_id=held[0] if len(held) == 1 else None,
+                   "since": now.isoformat(), **({"reclaimable": running} if priority is None else {})}
+        action = TEAM_LEFT_ACTION if priority is None else CLASS_REVOKED_ACTION
+        services.store.add_event(actor=actor, action=action, job_id=held[0] if len(held) == 1 else None,
                                  user=user, message=message, details=details)
-        services.bus.publish({"type": TEAM_LEFT_ACTION, "data": {**details, "message": message}})
+        services.bus.publish({"type": action, "data": {**details, "actor": actor, "message": message}})
         log.warning("jupyter_sched: %s", message)
 
 
@@ -247,6 +290,7 @@ def _rejoined(services: Any, key: _Key, actor: str) -> None:
     user, team, priority = key
     change = (f"{user} is a member of team {team} again" if priority is None
               else f"priority {priority} is granted to {user} in team {team} again")
-    services.store.add_event(actor=actor, action=TEAM_REJOINED_ACTION, job_id=None, user=user,
+    services.store.add_event(actor=actor, action=TEAM_REJOINED_ACTION if priority is None else CLASS_REGRANTED_ACTION,
+                             job_id=None, user=user,
                              message=f"{change}: their held jobs there may start",
                              details={"user": user, "team": team, "priority": priority})

@@ -16,7 +16,9 @@ does not answer changes nothing — and then, once per removed user:
   (``GET audit?action=owner_removed``) and event naming them, and, when
   ``c.HubSchedApp.removed_user_grace_s`` is above 0, stopped once that many seconds have passed
   (default 0: left running for an admin to decide — stopping someone's training run is not a
-  side effect a user deletion should have unless the site says so);
+  side effect a user deletion should have unless the site says so). Left running, they are outside
+  the guarantee of the team they are charged to (:meth:`Offboarding.held_jobs`, as work whose owner
+  left the team: red team 24, R6), so its members may take their GPUs back as reclaim does;
 * their **definitions** are paused (one ``definition_updated`` record each) instead of being
   rejected at every firing.
 
@@ -47,8 +49,8 @@ from ..admission import system_caller
 from ..errors import SchedError
 from ..scheduling.gates import UNCONFIRMED_WHY
 from ..scheduling.snapshot import JobHold
-from .hubapi import HubClient, HubLookupError, all_users, user_exists
-from .membership import TEAM_LEFT_ACTION, CallerOf, TeamHolds
+from .hubapi import HubClient, HubLookupError, all_users, group_exists, user_exists
+from .membership import SETTINGS_ACTOR, TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
 __all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding", "unconfirmed_warning"]
 
@@ -83,9 +85,14 @@ class Offboarding:
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
         self._waiting: set[str] = set()  # owners of work queued before the start, not yet confirmed by the hub
         self.teams = TeamHolds()
+        self._gone: dict[str, JobHold] = {}  # running work of removed users: outside its team's guarantee
         self.on_models: Callable[[Mapping[str, Mapping[str, Any]]], object] | None = None
         """Called with each listing of the hub's user models (the identity provider forgets the
         cached groups of users whose groups changed: red team 19, R2)."""
+        self._models: Mapping[str, Mapping[str, Any]] | None = None  # the last listing (:meth:`recheck`)
+        self.empty_groups: frozenset[str] = frozenset()
+        """Teams of live work no listed user is in that the hub said still exist as groups (empty: their
+        members were removed, verify24 V4), as of the last check; read with :attr:`on_models`."""
 
     def prime(self, services: Any) -> None:
         """At a start, before the engine's first cycle (module docstring): read back the removals in
@@ -120,13 +127,32 @@ class Offboarding:
 
     def held_jobs(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs whose owner left their team (the engine's
-        ``held_jobs`` source, with the running work charged to a team its owner left: :mod:`.membership`)."""
-        return self.teams.in_force()
+        ``held_jobs`` source, with the running work charged to a team its owner left: :mod:`.membership`),
+        and the running work of removed users (no member of any team now: red team 24, R6)."""
+        gone, in_force = self._gone, self.teams.in_force()
+        return {**gone, **in_force} if gone else in_force
 
     @property
     def removed(self) -> dict[str, datetime]:
         """Users found removed (or read back at the start), with when."""
         return dict(self._removed)
+
+    def recheck(self, services: Any, actor: str) -> set[str]:
+        """The team holds again right after ``actor`` (an admin) changed the quota set (``PUT quotas``: a team
+        policy's ``allowed_priorities``, or the lines an admin may charge), against the hub's last listing:
+        a class that change revoked is recorded ``priority_class_revoked`` by that admin at once, not by the
+        next hub poll as the hub's doing (hubadmin24 B6). Nothing before the first hub listing; the job ids
+        held or released (a cycle is asked for when there are some). Store reads and writes: off the event loop."""
+        models = self._models
+        if models is None or self.caller_of is None:
+            return set()
+        live = services.list_jobs(user=None, state=_LIVE)
+        changed: set[str] = self.teams.update(services, live, models, self.caller_of,
+                                              default_team=services.admission.policy.default_team,
+                                              now=services.clock.now(), actor=actor, existing=self.empty_groups)
+        if changed:
+            services.kick()
+        return changed
 
     async def check(self, services: Any, hub: HubClient, *,
                     off_loop: Callable[..., Awaitable[Any]]) -> list[str]:
@@ -141,15 +167,19 @@ class Offboarding:
         if not owners and not self._removed:
             # nothing to hold; the groups are still read for GET quotas (hubadmin22 H7), a hub that does
             # not answer then is no fault to report (the next poll reads them)
+            self.empty_groups = frozenset()
             if self.on_models is not None:
                 try:
                     self.on_models(await all_users(hub))
                 except HubLookupError as exc:
                     log.debug("jupyter_sched: hub groups not read (no live work): %s", exc)
             self._waiting = set()  # no live work: nothing of theirs is left to hold
+            self._gone = {}
             self._hold()
             return []
         models = await all_users(hub)
+        self._models = models
+        self.empty_groups = await _empty_groups(hub, live, models, services.admission.policy.default_team)
         if self.on_models is not None:
             self.on_models(models)
         listed = set(models)
@@ -160,7 +190,9 @@ class Offboarding:
         if self.caller_of is not None:
             default_team = services.admission.policy.default_team
             regrouped = bool(await off_loop(self.teams.update, services, live, models, self.caller_of,
-                                            default_team=default_team, now=now))  # store reads and audit writes
+                                            default_team=default_team, now=now, existing=self.empty_groups,
+                                            # the hub never changes a class grant: the settings did (B6)
+                                            class_actor=SETTINGS_ACTOR))  # store reads and audit writes
         held_jobs = self.teams.held()
         for user in [u for u in self._removed if u in listed]:
             del self._removed[user]
@@ -178,6 +210,10 @@ class Offboarding:
                 unknown.add(user)
         self._waiting &= unknown
         self._hold()
+        default_team = services.admission.policy.default_team
+        self._gone = {str(j["id"]): JobHold(team=str(j["team"]), since=self._removed[str(j["user"])])
+                      for j in live if j.get("user") in self._removed and j.get("state") in ("admitted", "running")
+                      and j.get("team") and j.get("team") != default_team}
         for user in found:  # after the hold: the record says what their work is at that moment
             await off_loop(_offboard, services, user, definitions, self.grace_s)
         if self.grace_s > 0:
@@ -188,6 +224,28 @@ class Offboarding:
         if found or regrouped:
             services.kick()  # their pending jobs' reasons say "held" at the next cycle
         return found
+
+
+_GROUPS_ASKED = 50
+"""Most teams one check asks the hub about (:func:`_empty_groups`); the others stay unknown (taken as gone)."""
+
+
+async def _empty_groups(hub: HubClient, live: Iterable[Mapping[str, Any]], models: Mapping[str, Mapping[str, Any]],
+                        default_team: str) -> frozenset[str]:
+    """The teams of ``live`` work that no user of the hub's listing ``models`` is in but that the hub still has
+    as groups, each asked alone (:func:`~.hubapi.group_exists`): their members were removed, the group was
+    not renamed or deleted (verify24 V4: "team nlp is no hub group any more" of an emptied group). A team the
+    hub does not answer about is left out (taken as gone, as before); none when no model says its groups."""
+    said = [m["groups"] for m in models.values() if isinstance(m.get("groups"), list)]
+    if not said:
+        return frozenset()
+    listed = {str(g) for groups in said for g in groups}
+    teams = sorted({str(j.get("team")) for j in live if j.get("team")} - listed - {default_team})
+    found = set()
+    for team in teams[:_GROUPS_ASKED]:
+        if await group_exists(hub, team) is True:
+            found.add(team)
+    return frozenset(found)
 
 
 def unconfirmed_warning(hub_url: str, error: object, owners: Iterable[str]) -> str:
@@ -237,8 +295,8 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
         said.append(f"{len(pending)} pending job(s) held, never started as their account ({_ids(pending)})")
     if running:
         fate = (f"stopped {grace_s:g} s from now (c.HubSchedApp.removed_user_grace_s)" if grace_s > 0
-                else "left running: cancel them if they must stop (c.HubSchedApp.removed_user_grace_s stops "
-                     "them after a grace)")
+                else "left running outside their teams' guarantees (the teams' members may take their GPUs back): "
+                     "cancel them if they must stop (c.HubSchedApp.removed_user_grace_s stops them after a grace)")
         said.append(f"{len(running)} running job(s)/lease(s) {fate} ({_ids(running)})")
     if paused:
         said.append(f"{len(paused)} definition(s) paused ({', '.join(paused[:_SHOWN])})")

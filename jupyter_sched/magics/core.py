@@ -791,6 +791,10 @@ class SchedMagics(Magics):
         if lease is None:
             raise MagicError("this kernel holds no lease; nothing to keep alive (%gpu request 1 first)")
         answer = self.client.keepalive(str(lease["id"]))
+        notice = answer.get("notice")
+        if isinstance(notice, str) and notice:  # its owner left the lease's team: nothing extended (red team 24, R6)
+            self._print(f"Lease {lease['id']}: not kept alive — {notice}.")
+            return
         # what it bought, not the lease's own message ("GPUs bound to the kernel" read as the answer)
         until = wire_time(answer.get("keepalive_until"))
         when = f" until {until:%H:%M} UTC" if until is not None else ""

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
 from ..wording.jobs import (
+    GONE_WORDS,
     TERMINAL_STATES,
     ends_by,
     gone_text,
     granted_uuids,
     lease_end_words,
     projected_text,
+    unhealthy_text,
     work_name,
 )
 from ..wording.reasons import code_words
@@ -149,7 +151,8 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     given (``, projected end ~02:20 UTC (in 6m)``: new user 22, N10); the holders of a shared GPU
     separated by ``; ``; a job given twice in
     ``work`` is one holder, its last copy read), util_pct,
-    memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
+    memory_used_mib (latest sample; None = no telemetry), health (``cordoned (node n3 is cordoned for
+    maintenance: …)`` on a node an admin cordoned: hubadmin24), simulated, this_kernel, uuid.
     Then a row per GPU the inventory no longer lists that work in ``work`` still holds (its
     ``gone_gpus``: a node or GPUs gone under it, hubadmin 22 H3), with no index, model or samples
     and ``health`` :data:`GONE_HEALTH` — it was dropped from the table, as if nobody held it.
@@ -193,6 +196,9 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
                          "allocated_to": "; ".join(holders.get(uuid, ())), "util_pct": None, "memory_used_mib": None,
                          "health": GONE_HEALTH, "simulated": bool(job.get("simulated")), "this_kernel": uuid in mine,
                          "uuid": uuid})
+    # a node cordoned for maintenance (hubadmin24): its healthy GPUs' health says so, with the admin's reason
+    cordoned = {str(n.get("name")): str((n.get("cordon") or {}).get("text") or f"node {n.get('name')} is cordoned")
+                for n in inventory.get("nodes", ()) if isinstance(n, Mapping) and n.get("unschedulable")}
     for gpu in inventory.get("gpus", ()):
         uuid = str(gpu.get("uuid"))
         sample = latest.get(uuid, {})
@@ -204,16 +210,19 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
             "node": gpu.get("node"), "index": gpu.get("index"), "model": gpu.get("model"),
             "memory_mib": gpu.get("memory_mib"), "allocated_to": "; ".join(holders.get(uuid, ())),
             "util_pct": sample.get("utilization_pct"), "memory_used_mib": sample.get("memory_used_mib"),
-            "health": gpu.get("health"), "simulated": bool(gpu.get("simulated")), "this_kernel": uuid in mine,
-            "uuid": uuid,
+            "health": (f"cordoned ({cordoned[str(gpu.get('node'))]})"
+                       if gpu.get("health") == "healthy" and str(gpu.get("node")) in cordoned else gpu.get("health")),
+            "simulated": bool(gpu.get("simulated")), "this_kernel": uuid in mine, "uuid": uuid,
         })
     columns = ["node", "index", "model", "memory_mib", "allocated_to", "util_pct", "memory_used_mib", "health",
                "simulated", "this_kernel", "uuid"]
     return pd.DataFrame(rows + gone_rows, columns=columns)
 
 
-GONE_HEALTH = "no longer in the inventory (the work on it runs on unless it went with it; an admin can cancel it)"
-"""The ``health`` of a ``%gpu status`` row for a GPU the inventory no longer lists that work still holds."""
+GONE_HEALTH = GONE_WORDS
+"""The ``health`` of a ``%gpu status`` row for a GPU the inventory no longer lists that work still holds: the
+words ``queue``, ``status`` and ``jobs`` say after its name (:func:`~jupyter_sched.wording.jobs.gone_text`; new
+user 24: the row said it in words of its own)."""
 
 
 def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
@@ -240,7 +249,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
                 # running work: a GPU gone from the inventory under it (hubadmin 22, H3) and its own progress
                 # report, as the CLI's jobs table says them (session 21)
                 "waiting for the next scheduling cycle" if is_pending(job) else
-                " · ".join(part for part in (gone_text(job), progress_text(job, now)) if part)),
+                " · ".join(part for part in (gone_text(job), unhealthy_text(job), progress_text(job, now)) if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says

@@ -12,12 +12,12 @@ from typing import Any
 
 from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest, WorkerGroup
 from .quota import Budget, Quota, TeamPolicy
-from .resources import GPU, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
+from .resources import GPU, Cordon, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
 from .units import parse_utc, to_iso
 
 __all__ = [
     "allocation_from_dict", "allocation_to_dict", "budget_from_dict", "budget_to_dict",
-    "gpu_to_dict", "inventory_from_dict", "inventory_to_dict", "job_from_dict", "job_to_dict",
+    "cordon_from_dict", "cordon_to_dict", "gpu_to_dict", "inventory_from_dict", "inventory_to_dict", "job_from_dict", "job_to_dict",
     "quota_from_dict", "quota_to_dict", "reason_from_dict", "reason_to_dict", "spec_from_dict",
     "spec_to_dict", "team_policy_from_dict", "team_policy_to_dict",
 ]
@@ -208,13 +208,29 @@ def _gpu_from_dict(d: Mapping[str, Any]) -> GPU:
     )
 
 
+def cordon_to_dict(cordon: Cordon | None) -> dict[str, Any] | None:
+    """A node's maintenance cordon → ``{"reason", "by", "at", "evict_at"}`` (None: not cordoned by an admin)."""
+    if cordon is None:
+        return None
+    return {"reason": cordon.reason, "by": cordon.by, "at": _ts(cordon.at), "evict_at": _ts(cordon.evict_at)}
+
+
+def cordon_from_dict(d: Mapping[str, Any] | None) -> Cordon | None:
+    """Inverse of :func:`cordon_to_dict`."""
+    if not d:
+        return None
+    return Cordon(reason=str(d.get("reason") or ""), by=str(d.get("by") or ""),
+                  at=parse_utc(d.get("at") or "", field="cordon.at"),
+                  evict_at=_parse_ts(d.get("evict_at"), "cordon.evict_at"))
+
+
 def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
     """Inventory → the REST API's inventory object (nodes with GPUs, flat GPU list, NVML status)."""
     nodes: list[dict[str, Any]] = [{
         "name": n.name, "cpu_millis": n.cpu_millis, "memory_mib": n.memory_mib, "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
         "ready": n.ready, "unschedulable": n.unschedulable, "gpus": [gpu_to_dict(g) for g in n.gpus],
-        "mig_strategy": n.mig_strategy, "warnings": list(n.warnings),
+        "mig_strategy": n.mig_strategy, "warnings": list(n.warnings), "cordon": cordon_to_dict(n.cordon),
     } for n in inv.nodes]
     return {
         "source": inv.source, "simulated": inv.simulated, "nodes": nodes,
@@ -234,6 +250,7 @@ def inventory_from_dict(d: Mapping[str, Any]) -> Inventory:
         taints=tuple(Taint(t["key"], t.get("value", ""), t.get("effect", "NoSchedule")) for t in n.get("taints", ())),
         ready=bool(n.get("ready", True)), unschedulable=bool(n.get("unschedulable", False)),
         mig_strategy=str(n.get("mig_strategy", "none")), warnings=tuple(n.get("warnings", ())),
+        cordon=cordon_from_dict(n.get("cordon")),
     ) for n in d.get("nodes", ()))
     nv = d.get("nvml")
     nvml = None if nv is None else NvmlStatus(available=nv["available"], error=nv.get("error", ""),

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from ..errors import ValidationError
 
-__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "RECLAIM_RULES", "TeamPolicy", "validate_quotas"]
+__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "RECLAIM_RULES", "TeamPolicy", "validate_quota_lines",
+           "validate_quotas"]
 
 ANY_MODEL = "*"
 """GPU model wildcard: the quota applies to GPUs of every model together."""
@@ -174,6 +175,30 @@ def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *
     """
     lines = list(quotas)
     total = sum(gpus_by_model.values())
+    validate_quota_lines(lines, gpus_by_model, listed=listed)
+    guaranteed: dict[str, float] = {}
+    for q in lines:
+        if q.user is None:
+            guaranteed[q.gpu_model] = guaranteed.get(q.gpu_model, 0) + q.guaranteed
+    for model, promised in guaranteed.items():
+        exists = total if model == ANY_MODEL else gpus_by_model.get(model, 0)
+        if promised > exists:
+            raise ValidationError(
+                f"teams are guaranteed {promised:g} GPUs of {model if model != ANY_MODEL else 'any model'}"
+                f" but only {exists} exist",
+                field="guaranteed",
+                hint="lower the guarantees so that their sum is at most the GPUs that exist")
+
+
+def validate_quota_lines(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *, listed: str | None = None) -> None:
+    """Each line on its own (:func:`validate_quotas` less the sums of guarantees): non-negative
+    numbers, a GPU model of ``gpus_by_model`` (or ``*``). ``PUT quotas`` checks the sums apart,
+    refusing only a raised total (:mod:`~jupyter_sched.quota.capacity`, hubadmin25 B12).
+
+    Raises:
+        ValidationError: naming the line (as :func:`validate_quotas`).
+    """
+    lines = list(quotas)
     for i, q in enumerate(lines):
         where = f"{listed}[{i}]" if listed else f"quota[{q.team}{'/' + q.user if q.user else ''}, {q.gpu_model}]"
         if q.guaranteed < 0:
@@ -191,18 +216,6 @@ def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int], *
                 f"{where}: no GPUs of model {q.gpu_model!r} exist",
                 field=f"{where}.gpu_model" if listed else "gpu_model",
                 hint=_meant(q.gpu_model, gpus_by_model) + "use one of " + ", ".join(sorted(gpus_by_model)) + " or '*'")
-    guaranteed: dict[str, float] = {}
-    for q in lines:
-        if q.user is None:
-            guaranteed[q.gpu_model] = guaranteed.get(q.gpu_model, 0) + q.guaranteed
-    for model, promised in guaranteed.items():
-        exists = total if model == ANY_MODEL else gpus_by_model.get(model, 0)
-        if promised > exists:
-            raise ValidationError(
-                f"teams are guaranteed {promised:g} GPUs of {model if model != ANY_MODEL else 'any model'}"
-                f" but only {exists} exist",
-                field="guaranteed",
-                hint="lower the guarantees so that their sum is at most the GPUs that exist")
 
 
 def _meant(model: str, known: Iterable[str]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "GPU",
     "GPU_MILLI",
+    "Cordon",
     "Health",
     "Inventory",
     "MigDevice",
@@ -116,6 +117,26 @@ class Taint:
 
 
 @dataclass(frozen=True, slots=True)
+class Cordon:
+    """An admin's maintenance cordon of a node (``jupyter-sched nodes cordon|drain``): no new work
+    (jobs, leases, backfill) is placed on it; what runs there runs on — to its own limit, or until
+    ``evict_at`` when the node is drained with ``--evict-after``, when it is preempted (normal grace
+    and checkpoint signal) and requeued. Slurm's ``state=drain reason=…``, ``kubectl cordon/drain``.
+
+    Attributes:
+        reason: why, the admin's words (e.g. ``"PSU swap"``); said in pending reasons and inventory.
+        by: the admin who cordoned it.
+        at: when (UTC).
+        evict_at: when the work still running on it is asked to stop (UTC); None: it runs to its end.
+    """
+
+    reason: str
+    by: str
+    at: datetime
+    evict_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     """A machine holding GPUs.
 
@@ -127,12 +148,13 @@ class Node:
         labels: node labels (e.g. GPU feature discovery labels on Kubernetes).
         taints: taints; a job must tolerate them to be placed here.
         ready: False when the node is down or NotReady; its GPUs get no work.
-        unschedulable: cordoned.
+        unschedulable: cordoned (by Kubernetes' ``spec.unschedulable`` or by :attr:`cordon`).
         mig_strategy: how the node advertises MIG devices (NVIDIA device plugin): ``none``,
             ``single`` (every device is one MIG profile, requested as ``nvidia.com/gpu``) or
             ``mixed`` (``nvidia.com/mig-<profile>`` per profile). Manifests follow it (case 022).
         warnings: what the source found inconsistent about the node, one sentence each (e.g. a GPU
             count label that disagrees with the allocatable resources).
+        cordon: an admin's maintenance cordon (its reason, who, when); None when not cordoned here.
     """
 
     name: str
@@ -145,6 +167,7 @@ class Node:
     unschedulable: bool = False
     mig_strategy: str = "none"
     warnings: tuple[str, ...] = ()
+    cordon: Cordon | None = None
 
     @property
     def schedulable(self) -> bool:
@@ -227,6 +250,17 @@ class Inventory:
             found = self._memo["device_uuids"] = frozenset(
                 uuid for gpu in self.gpus() for uuid in (gpu.uuid, *(mig.uuid for mig in gpu.mig_devices)))
         return frozenset(found)
+
+    def unhealthy_gpus(self) -> Mapping[str, GPU]:
+        """The unhealthy GPUs by uuid, MIG devices by theirs too (worked out once per inventory: every
+        job answer of work holding GPUs says one that turned unhealthy under it, hubadmin24 B14)."""
+        found = self._memo.get("unhealthy_gpus")
+        if found is None:
+            found = self._memo["unhealthy_gpus"] = {
+                uuid: gpu for gpu in self.gpus() if not gpu.healthy
+                for uuid in (gpu.uuid, *(mig.uuid for mig in gpu.mig_devices))}
+        kept: Mapping[str, GPU] = found  # the same object while the inventory is (read caches compare it)
+        return kept
 
     def gpu_by_uuid(self) -> dict[str, GPU]:
         """Map GPU uuid -> GPU (also MIG uuids -> their parent GPU)."""

@@ -93,15 +93,18 @@ def tolerates(tolerations: tuple[str, ...], taint: Taint) -> bool:
 
 
 class NodeReadyFilter:
-    """Rejects nodes that are NotReady or cordoned."""
+    """Rejects nodes that are NotReady.
+
+    A cordoned node passes: its GPUs are never placeable (``ClusterState.placeable``), so nothing new
+    is placed there, but a job only such a node could hold *waits* for it (reason ``NodeCordoned``,
+    naming the cordon) instead of being refused as never fitting — a cordon is maintenance, it ends
+    (hubadmin24: ``jupyter-sched nodes cordon``)."""
 
     name = "NodeReady"
 
     def filter(self, request: ResourceRequest, node: Node, state: ClusterState | None = None) -> Status:
         if not node.ready:
             return Status("NodeNotReady", f"node {node.name} is not ready", self.name, {"node": node.name})
-        if node.unschedulable:
-            return Status("NodeUnschedulable", f"node {node.name} is cordoned", self.name, {"node": node.name})
         return OK
 
 

@@ -2,7 +2,8 @@
 
 Codes (DESIGN.md list): ``Fragmented`` (enough GPUs free in total, too few on any one node —
 case 006), ``UnhealthyGpu`` (it would fit if unhealthy GPUs recovered; the reason names them),
-``WaitingForCapacity`` (not enough free), ``NoMatchingGpuModel`` / ``Unschedulable`` (never fits:
+``WaitingForCapacity`` (not enough free), ``NodeCordoned`` (a node an admin cordoned for maintenance
+would hold it; the reason names the cordon), ``NoMatchingGpuModel`` / ``Unschedulable`` (never fits:
 the cycle rejects the job up front, with the numbers, and never preempts for it — case 004).
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import GPU_MILLI, ResourceRequest
+from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
 from .placer import Flavor
@@ -528,6 +529,12 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     per_node = [(state.nodes[node].name, -neg) for neg, node in
                 (heapq.nsmallest(64, roomy_nodes) if len(roomy_nodes) > 64 else roomy_nodes)]
     model = flavor.model
+    cordoned = _cordoned(flavor, state)
+    if cordoned:
+        workers = max(1, request.workers)
+        most = max(count for _, count in cordoned)
+        if (most >= max(1, need) if workers == 1 else sum(c for _, c in cordoned) + free_total >= need * workers):
+            return _cordon_reason(request, model, free_total, cordoned)
     if request.fractional:
         partial_free = sum(
             k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
@@ -622,6 +629,42 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
          "capacity": flavor.capacity, "model": model,
          "blocked_by_unmanaged": {node: list(gpus) for node, gpus in blocked.items()}})
+
+
+def _cordoned(flavor: Flavor, state: ClusterState) -> list[tuple[Node, int]]:
+    """The ready but cordoned nodes of ``flavor`` and how many of its healthy GPUs each has (an
+    inventory fact, worked out once per inventory and flavor)."""
+    key = ("cordoned", flavor.model, flavor.pools, flavor.mixed)
+    found: list[tuple[Node, int]] | None = state.inventory_memo.get(key)
+    if found is None:
+        found = []
+        for n_id in sorted(n for pid in flavor.pools for n in state.pools[pid].nodes):
+            node = state.nodes[n_id]
+            if node.ready and node.unschedulable:
+                count = sum(1 for g in node.gpus if g.healthy and not g.mig_enabled
+                            and (not flavor.mixed or g.model == flavor.model))
+                if count:
+                    found.append((node, count))
+        state.inventory_memo[key] = found
+    return found
+
+
+def _cordon_reason(request: ResourceRequest, model: str, free: int, cordoned: list[tuple[Node, int]]) -> FitReason:
+    """``NodeCordoned``: a cordoned node would hold the job (hubadmin24, ``jupyter-sched nodes cordon``);
+    the sentence names the cordon, its reason, admin and time (:func:`~jupyter_sched.wording.cordons.cordon_wait_sentence`)."""
+    from ..model.codec import cordon_to_dict
+    from ..wording.cordons import cordon_wait_sentence
+
+    requested = request.total_gpus if request.workers > 1 else (
+        request.gpu_milli / GPU_MILLI if request.fractional else request.gpus)
+    details: dict[str, Any] = {
+        "requested": requested, "free": free, "model": model,
+        "cordons": [{"node": node.name, "gpus": count, **(cordon_to_dict(node.cordon) or {})}
+                    for node, count in cordoned[:_NODE_LIST]]}
+    first = cordoned[0][0].name
+    unblock = (f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first}), or when GPUs "
+               "free up on the other nodes")
+    return FitReason("NodeCordoned", cordon_wait_sentence(details), details, unblock)
 
 
 def _withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, list[int]]]:

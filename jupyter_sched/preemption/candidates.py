@@ -31,7 +31,8 @@ def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_
     Args:
         job: the running job (or one admitted earlier in this cycle: ``fresh`` is its allocation).
         milli: milli-GPUs it holds (its quota charge).
-        kind: ``"priority"`` (own team, lower class), ``"reclaim"`` (a borrowing team's job) or ``"class"``
+        kind: ``"priority"`` (own team, lower class), ``"reclaim"`` (a borrowing team's job),
+            ``"departed"`` (own team's work whose owner left the team) or ``"class"``
             (another team's low job, no quota configured).
         now: the cycle's clock (injected), for the time it ran.
         min_runtime_s: the profile's minimum runtime, seconds: a job that ran less is ``protected``,

@@ -27,6 +27,10 @@ The rules, with quota in milli-GPUs on *team* quota lines (``(team, None, model)
 * **reclaim only for a within-guarantee job** — once any reclaim victim is in the trial set the
   job must be within its team's guarantee (:attr:`ReclaimRules.guarantee_required`; the caller
   checks the quota), unless it borrows within cohort.
+* **work its owner left the team behind** (kind :data:`DEPARTED`: still charged to the job's own
+  team, its owner no longer a member; red team 24, R6) is outside that team's guarantee: it is
+  taken as reclaim takes borrowed work — only for a job within the guarantee, which it then no
+  longer counts against — but whether the team borrows does not matter (it is the team's own line).
 
 Nothing here reads the cycle: the caller supplies each candidate's team lines and a
 ``borrowing(line, extra)`` test over its trial ledger.
@@ -38,10 +42,16 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .victims import Candidate, PreemptionPlan
 
-__all__ = ["LineKey", "ReclaimRules", "withheld_text"]
+__all__ = ["DEPARTED", "RECLAIMING", "LineKey", "ReclaimRules", "withheld_text"]
 
 LineKey = tuple[str, str | None, str]
 """A quota line: ``(team, user or None, GPU model or "*")``; team lines have ``user=None``."""
+
+DEPARTED = "departed"
+"""Candidate kind of running work charged to the job's own team whose owner is no longer a member of
+it (the snapshot's ``held_jobs``): outside the team's guarantee, reclaimed by its members (module doc)."""
+RECLAIMING = frozenset({"reclaim", DEPARTED})
+"""Candidate kinds that take GPUs back for a job within its team's guarantee (and only for one)."""
 
 
 class ReclaimRules:
@@ -82,12 +92,12 @@ class ReclaimRules:
     def evicted(self, c: Candidate) -> None:
         """``c`` was trial-evicted."""
         self.removed[c.job_id] = c
-        self.reclaiming += c.kind == "reclaim"
+        self.reclaiming += c.kind in RECLAIMING
 
     def restored(self, c: Candidate) -> None:
         """``c`` was put back."""
         if self.removed.pop(c.job_id, None) is not None:
-            self.reclaiming -= c.kind == "reclaim"
+            self.reclaiming -= c.kind in RECLAIMING
 
     def save(self) -> tuple[dict[str, Candidate], int]:
         """The trial set now, for :meth:`rollback` when a nested trial is undone."""
@@ -99,8 +109,8 @@ class ReclaimRules:
         self.reclaiming = saved[1]
 
     def removable(self, c: Candidate) -> bool:
-        """May ``c`` be trial-evicted now? Own-team candidates always; a reclaim candidate while
-        its team borrows (module doc)."""
+        """May ``c`` be trial-evicted now? Own-team candidates (and :data:`DEPARTED` work) always; a
+        reclaim candidate while its team borrows (module doc)."""
         if c.kind != "reclaim":
             return True
         if self.borrow_within:  # its team keeps its guarantee: the victim could not reclaim back (no loop)

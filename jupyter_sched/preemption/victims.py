@@ -74,7 +74,9 @@ class Candidate:
         milli: milli-GPUs it holds (quota units).
         pods: workers it runs (a gang breaks as a whole).
         started: when it started (or was admitted); None = unknown (treated as old).
-        kind: ``"reclaim"`` (a borrowing team's job) or ``"priority"`` (own team, lower class).
+        kind: ``"reclaim"`` (a borrowing team's job), ``"priority"`` (own team, lower class),
+            ``"departed"`` (own team's work whose owner left the team: outside its guarantee,
+            :data:`~.reclaim_rules.DEPARTED`) or ``"class"`` (no quota: another team's low work).
         protected: younger than the profile's minimum runtime (never an idle lease: it has no work
             for the minimum runtime to protect, :func:`~.candidates.candidate_of`).
         exempt: protected *and* restarted after an earlier eviction: another team may not evict

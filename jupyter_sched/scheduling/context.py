@@ -42,7 +42,7 @@ __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit", "no_paus
 RESERVE_PREFIX = "\0reserve:"
 """Ledger holder key prefix for an EASY reservation mask."""
 
-CAPACITY_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu"})
+CAPACITY_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu", "NodeCordoned"})
 """Primary codes for which a preemption refusal is worth explaining."""
 
 

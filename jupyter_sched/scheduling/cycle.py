@@ -3,7 +3,8 @@
 Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
 
 1. **Ledger** — capacity and quota usage from the snapshot, GPUs nominated to pending jobs
-   masked (:mod:`.ledger`, :mod:`.nominations`).
+   masked (:mod:`.ledger`, :mod:`.nominations`); work on a drained node past its deadline is
+   stopped (:mod:`.drain`).
 2. **Order** — class, fair share, user usage with the next job's expected work, submit time
    (:mod:`jupyter_sched.queues.order`);
    jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
@@ -45,6 +46,7 @@ from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
 from .defrag import defragment
+from .drain import drain_evictions
 from .eta import Plan, expected_runtime
 from .eta_guard import ends_guarded, estimate_guarded
 from .gates import gate, held_gate
@@ -96,6 +98,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
                          charged_runtime=charged_runtime_of(ctx))
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
+    drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
         shape = _shape(ctx, job.spec.resources)
         if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):

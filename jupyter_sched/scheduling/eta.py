@@ -297,6 +297,10 @@ class Plan:
             return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
+        if code == "NodeCordoned" and _only_cordoned(ctx, job):  # no running job's end lets it in (hubadmin24)
+            cordons = reason.details.get("cordons") or [{}]
+            node = str(cordons[0].get("node") or "the node")
+            return None, f"only a cordoned node can hold it: it waits until an admin uncordons {node}", (), "NodeCordoned"
         if code in ("CpuJobLimit", PORT_LIMIT) or code in HELD_CODES or (
                 code == PORT_IN_USE and not reason.details.get("holder")):
             # waits for its owner's own jobs, a port bound outside the scheduler, or an admin (held): not for GPUs
@@ -932,6 +936,16 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     agreed = {**info, "reservation": eta.isoformat(), "reservation_latest": latest.isoformat()}
     details = agreed if top else {**reason.details, "backfill": agreed}
     return replace(reason, message=message, details=details)
+
+
+def _only_cordoned(ctx: CycleContext, job: Job) -> bool:
+    """True when the placeable GPUs of the job's models (cordoned nodes have none) can never hold it:
+    too few in all, or too few on any one node for one worker."""
+    req = job.spec.resources
+    flavors = [f for f in ctx.placer.flavors(req) if f.pools]
+    if sum(f.capacity for f in flavors) < req.total_gpus:
+        return True
+    return not req.fractional and max((f.max_per_node for f in flavors), default=0) < req.gpus
 
 
 def _capacity(ctx: CycleContext, job: Job) -> int:

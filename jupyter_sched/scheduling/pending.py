@@ -125,7 +125,9 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
                    f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
     # a quota wait that ends when its own victims pass the minimum runtime says so too (new user 20, N18)
-    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"):
+    # and so does one behind work whose owner left the team (red team 24, R6: the members were told nothing)
+    if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"
+                    or "departed" in (visit.refusal_details or {})):
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
                                                                 if visit.refusal_details else {})}
         message = message.rstrip(".") + f"; no preemption: {refusal}."
@@ -225,6 +227,11 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
             # Case 018: say what an admin can do (a withdrawn GPU does not come back on its own).
             return ("waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device plugin on the "
                     "node once the GPU is checked, or drain the node), or for other jobs to finish")
+        if o.capacity_code == "NodeCordoned":  # hubadmin24: a node cordoned for maintenance would hold it
+            cordons = o.capacity.get("cordons") or [{}]
+            node = str(cordons[0].get("node") or "NODE")
+            return (f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node}), or when GPUs free "
+                    "up on the other nodes")
         if o.capacity_code in ("WaitingForCapacity", "Priority"):
             return "starts when running jobs finish (see ETA)"
     for o in outcomes:

@@ -212,8 +212,9 @@ class Preempt:
         job_id: the victim.
         for_job: the job the GPUs are freed (and nominated) for.
         reason: one sentence, e.g. "preempted to return borrowed quota to team-b".
-        kind: ``"reclaim"`` (quota reclaim across teams), ``"priority"`` (within a team) or ``"class"``
-            (another team's low work, no quota configured: red team 18, R8).
+        kind: ``"reclaim"`` (quota reclaim across teams), ``"priority"`` (within a team), ``"class"``
+            (another team's low work, no quota configured: red team 18, R8) or ``"drain"`` (its node's
+            drain deadline passed; ``for_job`` empty: :mod:`.drain`).
         grace_s: seconds between SIGTERM and SIGKILL.
         checkpoint_signal: send SIGUSR1 first (checkpointable jobs).
     """

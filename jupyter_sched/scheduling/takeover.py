@@ -44,7 +44,7 @@ from .ledger import NOMINATION_PREFIX
 
 __all__ = ["PASSED_CODES", "drop_nomination", "offer_freed", "offer_passed_over", "passed_over", "readmit"]
 
-PASSED_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu", "Priority"})
+PASSED_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu", "NodeCordoned", "Priority"})
 """Pending codes of a job passed over for room (capacity, or the EASY reservation): one that more
 free GPUs may admit."""
 

@@ -9,10 +9,10 @@ leading engine's latest reason).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..admission import Admission, Caller
 from ..engine.clock import Clock
@@ -21,10 +21,12 @@ from ..engine.events import EventBus
 from ..engine.runner import EngineRunner
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
-from ..model import Inventory, Job, JobState, Profile
+from ..model import GPU, Inventory, Job, JobState, Profile
 from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
+
+T = TypeVar("T")
 
 Kick = tuple[str, str | None, JobRecord | None]
 """An engine kick: event, job id, the row just written (see :meth:`Context.kick`)."""
@@ -73,12 +75,22 @@ class Context:
         the same object while the inventory is unchanged); None when it cannot be read, or — with
         ``wait=False``, on the event loop — when reading it now could block (a cached source's refresh
         is due: its ``peek()`` answers None)."""
+        return self._current(Inventory.device_uuids, wait=wait)
+
+    def unhealthy(self, *, wait: bool = True) -> Mapping[str, GPU] | None:
+        """The inventory's unhealthy GPUs by uuid (:meth:`Inventory.unhealthy_gpus`); None as
+        :meth:`devices` answers it (unreadable, or ``wait=False`` while a refresh is due)."""
+        return self._current(Inventory.unhealthy_gpus, wait=wait)
+
+    def _current(self, fact: Callable[[Inventory], T], *, wait: bool) -> T | None:
+        """``fact`` of the current inventory; None when it cannot be read, or (``wait=False``) when
+        reading it could block (:meth:`devices`)."""
         source = self.inventory_source
         try:
             if not wait and hasattr(source, "peek"):
                 kept = source.peek()
-                return None if kept is None else kept.device_uuids()
-            return self.inventory().device_uuids()
+                return None if kept is None else fact(kept)
+            return fact(self.inventory())
         except SchedError:
             return None
 

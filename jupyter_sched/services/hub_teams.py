@@ -33,10 +33,14 @@ class HubGroups:
         members: ``{user: (group, ...)}`` of every listed user whose model says their groups (a model
             without ``groups``, the token lacking ``read:users:groups``, is left out, never "in none").
         read_at: when the listing was read (UTC).
+        empty: groups the hub has that no listed user is in, as the hub said when asked about each (only
+            teams of live work are asked: :meth:`~jupyter_sched.hub.offboard.Offboarding.check`). Such a
+            group still exists — its members were removed — and is no renamed or deleted group (verify24 V4).
     """
 
     members: Mapping[str, tuple[str, ...]]
     read_at: datetime
+    empty: frozenset[str] = frozenset()
 
     @property
     def groups(self) -> set[str]:
@@ -44,11 +48,14 @@ class HubGroups:
         return {g for teams in self.members.values() for g in teams}
 
 
-def groups_of_models(models: Mapping[str, Mapping[str, Any]], now: datetime) -> HubGroups:
-    """:class:`HubGroups` of the hub's user models ``{name: model}`` (``model["groups"]``: a list of names)."""
+def groups_of_models(models: Mapping[str, Mapping[str, Any]], now: datetime,
+                     empty: frozenset[str] = frozenset()) -> HubGroups:
+    """:class:`HubGroups` of the hub's user models ``{name: model}`` (``model["groups"]``: a list of names),
+    with ``empty``: groups the hub said exist that no user is in."""
     members = {str(name): tuple(sorted(str(g) for g in model["groups"]))
                for name, model in models.items() if isinstance(model.get("groups"), list)}
-    return HubGroups(members=dict(sorted(members.items())), read_at=now)
+    return HubGroups(members=dict(sorted(members.items())), read_at=now, empty=empty - {g for t in members.values()
+                                                                                      for g in t})
 
 
 def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str,

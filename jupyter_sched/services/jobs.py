@@ -26,7 +26,7 @@ from ..errors import BusyError, ConflictError, NotFoundError, SchedError, Valida
 from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
 from ..executors.owner_paths import CLOSED_FOLDER
-from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
+from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
@@ -37,7 +37,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving
+from ..wording.jobs import public_serving, unhealthy_gpu_dict
 from .budget_standing import spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -128,6 +128,22 @@ def _gone(job: Job, devices: frozenset[str] | None) -> tuple[str, ...]:
     """:func:`~jupyter_sched.model.off_inventory.gone_gpus` of ``job`` against ``devices`` (``()``
     when the inventory could not be read: nothing is marked rather than everything)."""
     return gone_gpus(job, devices) if devices is not None else ()
+
+
+def unhealthy_under(job: Job, sick: Mapping[str, GPU] | None) -> tuple[GPU, ...]:
+    """The GPUs ``job`` holds that are unhealthy now (``sick``: :meth:`Context.unhealthy`; None or
+    nothing held: none) — hubadmin24 B14, the owner's half."""
+    if not sick or not job.state.holds_gpus or job.allocation is None:
+        return ()
+    return tuple(dict.fromkeys(sick[uuid] for uuid in job.allocation.all_gpu_uuids() if uuid in sick))
+
+
+def with_unhealthy(data: dict[str, Any], gpus: tuple[GPU, ...]) -> None:
+    """``unhealthy_gpus`` on a job answer ``data`` whose work holds a GPU that turned unhealthy under it
+    (hubadmin24 B14: the admin was told, its owner was not): ``[{uuid, index, node, reason, since,
+    text}]``, ``text`` the one sentence the CLI, the magics and the panel show; left out when none."""
+    if gpus:
+        data["unhealthy_gpus"] = [unhealthy_gpu_dict(gpu) for gpu in gpus]
 
 
 def with_gone(data: dict[str, Any], gone: tuple[str, ...]) -> None:
@@ -255,8 +271,12 @@ class JobsService:
         devices = self.ctx.devices(wait=False)  # never waits for an inventory refresh on the loop
         if devices is None and current.devices is not None:
             return None
+        sick = self.ctx.unhealthy(wait=False)
+        if sick is None and current.sick is not None:
+            return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
-                                                 simulated=current.simulated, progress=progress, devices=devices))
+                                                 simulated=current.simulated, progress=progress, devices=devices,
+                                                 sick=sick))
 
     def _quota_set(self) -> QuotaSet:
         """The quota set this process read last (the store's own read when none was)."""
@@ -269,7 +289,7 @@ class JobsService:
         leader = engine.is_leader
         return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
                            simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0,
-                           devices=self.ctx.devices())
+                           devices=self.ctx.devices(), sick=self.ctx.unhealthy())
 
     def _progress(self, leader: bool, read: Callable[[], int | None]) -> int | None:
         """The ``progress`` counter this server's kept pages are checked against (:mod:`.readcache`): 0
@@ -841,7 +861,8 @@ class JobsService:
                 reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit
-            page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices)
+            page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices,
+                              sick=version.sick)
                     for record in records[:request.limit]]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
@@ -849,7 +870,7 @@ class JobsService:
         return answer
 
     def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None, *,
-             devices: frozenset[str] | None = None) -> JobView:
+             devices: frozenset[str] | None = None, sick: Mapping[str, GPU] | None = None) -> JobView:
         """One job of a ``GET jobs`` page as ``caller`` sees it, kept per job while what it shows is
         unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
         row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
@@ -864,8 +885,9 @@ class JobsService:
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
         end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
+        bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # hubadmin24 B14, the owner's half
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone,
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad,
                  caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
@@ -879,6 +901,7 @@ class JobsService:
         self._idle_release(job, data)
         with_progress(data, report)
         with_gone(data, gone)
+        with_unhealthy(data, bad)
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
@@ -966,6 +989,7 @@ class JobsService:
         self._idle_release(live, data)
         if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
             with_gone(data, _gone(live, self.ctx.devices()))
+            with_unhealthy(data, unhealthy_under(live, self.ctx.unhealthy()))  # turned unhealthy (hubadmin24 B14)
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
@@ -1052,7 +1076,8 @@ class JobsService:
         # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
         # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
-        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id), devices=version.devices)
+        out += [self._entry(caller, record, None, simulated, reports.get(record.job.id), devices=version.devices,
+                            sick=version.sick)
                 for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor, waiting_total=waiting_total)
@@ -1060,7 +1085,8 @@ class JobsService:
         return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool,
-               report: StoredProgress | None = None, *, devices: frozenset[str] | None = None) -> QueueEntry:
+               report: StoredProgress | None = None, *, devices: frozenset[str] | None = None,
+               sick: Mapping[str, GPU] | None = None) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
         pending work, 1-based; None for work holding GPUs; ``report``: the latest progress report
         of the caller's own running job, shown on its line only).
@@ -1080,8 +1106,9 @@ class JobsService:
         # progress figure; verify 23, V3: admins read it in GET jobs/{id} and in the waiter's line anyway)
         end = projection_of(self.ctx, job) if mine or caller.admin else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
+        bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # its owner's (hubadmin24 B14)
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone,
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad,
                  caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
@@ -1104,6 +1131,7 @@ class JobsService:
         if mine:
             with_progress(data, report)
         with_gone(data, gone)
+        with_unhealthy(data, bad)
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)

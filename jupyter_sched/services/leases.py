@@ -14,8 +14,12 @@ from ..admission import Caller, system_caller
 from ..engine.idle import IdleLadders
 from ..engine.telemetry import ladder_to_dict
 from ..errors import ConflictError, ValidationError
+from ..model import Job as CoreJob
 from ..model import JobKind
+from ..model.units import clock_text
+from ..scheduling.snapshot import JobHold
 from ..store import LIVE_STATES
+from ..wording.reasons import departed_lease_notice
 from .context import Context
 from .idle import IdlePolicyService
 from .jobs import JobsService, ended_words
@@ -41,7 +45,9 @@ class LeasesService:
         """Keep an idle lease's GPUs: the one extension of this allocation, until ``now + seconds``
         (default and maximum: the admin's ``keepalive_max_s``), recorded as an ``idle_keepalive``
         audit record carrying the new ladder state, which the leading engine picks up. Only the
-        lease's owner keeps it (an admin releases instead).
+        lease's owner keeps it (an admin releases instead). A lease whose owner is no longer a member
+        of the team it is charged to is not renewed: nothing is extended, and the answer's ``notice``
+        says so and how to ask again (red team 24, R6; the team's members may take its GPUs back).
 
         Raises:
             NotFoundError: no such lease, or another user's.
@@ -64,6 +70,15 @@ class LeasesService:
                                 hint="keepalive applies once the lease is granted")
         now = self.ctx.clock.now()
         ladder, _ = IdleLadders.stored_ladder(self.ctx.store, job)
+        left = self._departed(job)
+        if left is not None:  # not renewed: outside the team's guarantee (red team 24, R6)
+            kept = ladder.keepalive_until if ladder.keepalive_until and ladder.keepalive_until > now else None
+            notice = departed_lease_notice(
+                lease_id, left.team, clock_text(left.since, now), gpus=job.spec.resources.total_milli / 1000,
+                teams=caller.teams, kept_until=clock_text(kept, now) if kept else None)
+            lease = self.jobs.get(owner_view, lease_id)
+            return KeepaliveLeaseResponse.model_validate({**lease.to_wire(), "notice": notice,
+                                                          "keepalive_until": kept.isoformat() if kept else None})
         ladder = extend_keepalive(ladder, now=now, policy=self.idle.policies.for_job(job),
                                   requested_s=request.seconds)
         until = ladder.keepalive_until.isoformat() if ladder.keepalive_until else None
@@ -76,6 +91,15 @@ class LeasesService:
         self.ctx.kick()
         lease = self.jobs.get(owner_view, lease_id)
         return KeepaliveLeaseResponse.model_validate({**lease.to_wire(), "keepalive_until": until})
+
+    def _departed(self, job: CoreJob) -> JobHold | None:
+        """The hold of ``job`` when its owner is no longer a member of the team it is charged to (the
+        engine's ``held_jobs`` source: hub groups, or the quota set's members embedded), else None."""
+        source = self.ctx.engine.decider.held_jobs
+        hold = source().get(job.id) if source is not None else None
+        if hold is None or hold.priority is not None or hold.team != job.spec.team:
+            return None
+        return hold
 
     def release_kernel(self, kernel_id: str, *, reason: str) -> list[Job]:
         """Release every live lease bound to ``kernel_id`` (the kernel shut down or restarted)."""

@@ -16,10 +16,11 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, Inventory, JobKind, JobState, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model import GPU_MILLI, Budget, Inventory, JobKind, JobState, Quota, QuotaSet, TeamPolicy
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
-from ..model.quota import ANY_MODEL
+from ..model.quota import ANY_MODEL, validate_quota_lines
 from ..model.units import said_time
+from ..quota.capacity import shortfall_text, shortfalls
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
@@ -144,16 +145,37 @@ class QuotasService:
             return []
 
     def capacity_warnings(self, quotas: QuotaSet, *, inventory: Inventory | None = None) -> list[str]:
-        """Why the quota set no longer fits ``inventory`` (default: the current one; empty when it fits)."""
+        """Why the quota set no longer fits ``inventory`` (default: the current one; empty when it fits):
+        one warning per GPU model whose team guarantees pass the GPUs that may get work now, naming
+        the GPUs out and why (:func:`~..quota.capacity.shortfalls`; hubadmin25 B12/B5: the first model only)."""
         try:
-            # case 018: GPUs that may get work
-            validate_quotas(quotas.quotas, (inventory or self.ctx.inventory()).healthy_models())
-        except ValidationError as err:
-            return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
-                    f"(lower them with PUT quotas, or bring the node back)"]
+            found = shortfalls(quotas.quotas, inventory or self.ctx.inventory())  # case 018: GPUs that may get work
         except SchedError:  # the inventory cannot be read now: nothing to compare with
             return []
-        return []
+        return [f"{shortfall_text(s)}: until the GPUs are back, guarantees cannot all be honoured "
+                f"(lower them with PUT quotas, or bring the node back)" for s in found]
+
+    def _check_capacity(self, before: Sequence[Quota], lines: Sequence[Quota]) -> None:
+        """PUT quotas' check of ``lines`` (replacing ``before``) against the inventory: each line on its
+        own (a model a line in force names stays valid while its GPUs are gone), then the sums of
+        guarantees — refused only where the change *raises* a model's total above the GPUs that may
+        get work (case 018: no new promise of a withdrawn GPU). A total already in force stays
+        changeable while a GPU is out (hubadmin25 B12: every edit was refused during an RMA);
+        GET and PUT quotas warn of it (:meth:`capacity_warnings`).
+
+        Raises:
+            ValidationError: a line's number or model (``quotas[i].…``), or a raised total (``guaranteed``).
+        """
+        inventory = self.ctx.inventory()
+        known = {**{q.gpu_model: 0 for q in before if q.gpu_model != ANY_MODEL}, **inventory.models()}
+        validate_quota_lines(lines, known, listed="quotas")
+        for short in shortfalls(lines, inventory, before):
+            if short.raised:
+                keep = "the GPUs that may get work" if short.before <= short.usable else \
+                    f"{short.before:g} (the total in force) until the GPUs are back"
+                raise ValidationError(shortfall_text(short), field="guaranteed",
+                                      hint=f"lower the guarantees of {_model_words(short.model)} so that their sum "
+                                           f"is at most {keep}")
 
     def set(self, caller: Caller, request: SetQuotasRequest, *, config_digest: str | None = None,
             message: str | None = None) -> GetQuotasResponse:
@@ -170,8 +192,10 @@ class QuotasService:
 
         Raises:
             AuthorizationError: not an admin (audited).
-            ValidationError: duplicate lines, or new guarantees above the GPUs that exist (names the
-                field); lines left out are not re-checked, so a drained node never blocks other edits.
+            ValidationError: duplicate lines, a line's number or model, or a change that raises a
+                model's total guarantee above the GPUs that may get work (names the field); totals
+                already in force above them (a GPU out for an RMA) are kept with a warning, so a
+                drained node never blocks other edits (:meth:`_check_capacity`).
         """
         self.ctx.admission.require_admin(caller, "changing quotas")  # also who is in which team (N21)
         _check_team_names(request)
@@ -190,10 +214,7 @@ class QuotasService:
                                       hint="give each (team, user, gpu_model) once")
             seen[q.key] = i
         if request.quotas is not None:
-            # only new lines are held against today's inventory: with a node drained, an admin
-            # still changes teams, budgets and user_teams (issue 15 item 6; GET quotas warns);
-            # only healthy GPUs may be promised (case 018: a withdrawn GPU gets no work)
-            validate_quotas(lines, self.ctx.inventory().healthy_models(), listed="quotas")
+            self._check_capacity(current.quotas, lines)
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
@@ -327,6 +348,10 @@ class QuotasService:
         return ListProfilesResponse.model_validate(
             [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
              for p in sorted(self.ctx.profiles.values(), key=lambda p: p.name)])
+
+
+def _model_words(model: str) -> str:
+    return "any model" if model == ANY_MODEL else model
 
 
 def case_twin_warnings(quotas: QuotaSet) -> list[str]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -61,13 +61,16 @@ class ReadVersion:
     simulated: bool
     progress: int = 0
     devices: frozenset[str] | None = None
+    sick: Mapping[str, Any] | None = None
+    """The inventory's unhealthy GPUs by uuid (job answers say one under running work: hubadmin24 B14)."""
 
     def same(self, other: ReadVersion) -> bool:
         """True when an answer computed at ``other`` is still right at ``self``."""
         return (self.jobs == other.jobs and self.jobs >= 0 and self.leader == other.leader
                 and self.reasons is other.reasons and self.simulated == other.simulated
                 and self.progress == other.progress
-                and (self.devices is other.devices or self.devices == other.devices))
+                and (self.devices is other.devices or self.devices == other.devices)
+                and (self.sick is other.sick or self.sick == other.sick))
 
 
 class ReadCache:

@@ -11,6 +11,7 @@ event bus, admission step) and one small service per resource::
     services.telemetry   TelemetryService   samples, idle figures, telemetry events
     services.idle        IdlePolicyService  the idle policy
     services.system      SystemService      inventory, engine status
+    services.nodes       NodesService       cordon, drain and uncordon nodes for maintenance
     services.definitions DefinitionsService job definitions, their firings, executed notebooks
 
 A handler reaches them as ``self.services.<resource>.<method>(self.caller, request_model)``.
@@ -33,6 +34,7 @@ from typing import Any
 from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
 from ..admission.gate import REFUSAL_RECORDS_PER_MINUTE
 from ..engine.clock import Clock, SystemClock
+from ..engine.cordons import CordonBook, CordonedInventory
 from ..engine.engine import CycleFunction, Engine, TickReport
 from ..engine.events import EventBus, Subscription
 from ..engine.idle_kernels import IDLE_KERNEL_ACTIONS, KernelShutdown
@@ -53,6 +55,7 @@ from .jobs import JobsService, parse_states
 from .leases import LeasesService
 from .members_config import apply_config_members
 from .membership import EmbeddedMembership
+from .nodes import NodesService
 from .progress import ProgressService
 from .quotas import QuotasService
 from .system import SystemService
@@ -115,6 +118,9 @@ class Services:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.bus = EventBus(events_queue_size)
+        # admins' maintenance cordons, from the store, on the inventory the engine and services read
+        self.cordons = CordonBook(store.node_cordons)
+        inventory = CordonedInventory(inventory, self.cordons)
         self.engine = Engine(store, inventory, executor, clock=self.clock, owner_id=owner_id, profile=scheduling_profile,
                              cycle=cycle, lease_ttl_s=lease_ttl_s, cycle_interval_s=cycle_interval_s,
                              stop_grace_s=stop_grace_s, telemetry=telemetry, kernels=kernels, publish=self.bus.publish,
@@ -150,6 +156,7 @@ class Services:
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.system = SystemService(self.ctx, monitor)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
+        self.nodes = NodesService(self.ctx, self.cordons)  # nodes/{node}/cordon, uncordon (hubadmin24)
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends

@@ -13,6 +13,7 @@ from ..engine.telemetry import TelemetryMonitor
 from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
 from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning, unhealthy_under_work
+from ..wording.cordons import cordon_sentence
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
 from .visibility import WITHHELD_NOTE
@@ -59,6 +60,9 @@ class SystemService:
             return kept[1] if caller is None else self.for_caller(caller.user, caller.admin, kept[1])
         _, _, latest, foreign, warnings, source_warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
+        for node, shown in zip(inv.nodes, body["nodes"], strict=True):
+            if node.cordon is not None:  # the sentence every surface says it with (hubadmin24)
+                shown["cordon"]["text"] = cordon_sentence(node.name, node.cordon, now=self.ctx.clock.now())
         body["allocations"] = allocations
         body["warnings"] = list(source_warnings)
         if admin and (gone := off_inventory(inv, live)):  # work on GPUs the inventory lost (hub admin 22, H3)

@@ -286,7 +286,7 @@ def vanished_team_warnings(teams: list[str], live: list[JobRecord], hub: Any, de
     jupyter-sched teams move vision --to cv``. ``hub``: :class:`~.hub_teams.HubGroups`."""
     from collections import Counter
 
-    groups = hub.groups
+    groups = hub.groups | hub.empty  # an emptied group still exists: no rename to move from (verify24 V4)
     said: dict[str, str] = {}
     for team in teams:
         if team in groups or team == default_team:

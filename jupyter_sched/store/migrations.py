@@ -174,6 +174,12 @@ def _v17_run_catch_up(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE definition_runs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v18_node_cordons(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v18(md)
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -207,6 +213,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "themselves; red team 21, R2)", _v16_progress_ignored),
     Migration(17, "a definition's run says whether it came after firings missed while no server ran, and how many "
                   "(definition_runs.catch_up, missed, missed_from, missed_to; hub admin 22)", _v17_run_catch_up),
+    Migration(18, "nodes an admin cordoned for maintenance (node_cordons: reason, by, at, evict_at): no new work "
+                  "is placed there, across restarts and servers (jupyter-sched nodes cordon|drain; hubadmin24)",
+              _v18_node_cordons),
 )
 
 

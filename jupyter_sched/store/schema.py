@@ -420,6 +420,21 @@ def columns_v17(md: sa.MetaData) -> None:
         table.append_column(sa.Column(name, type_, nullable=True))
 
 
+def tables_v18(md: sa.MetaData) -> None:
+    """Define what version 18 adds on ``md``: ``node_cordons``, one row per node an admin cordoned
+    for maintenance (``jupyter-sched nodes cordon|drain``; hubadmin24): why (``reason``), who
+    (``cordoned_by``), when (``cordoned_at``) and, for a drain with ``--evict-after``, when the work
+    still on the node is asked to stop (``evict_at``; null: it runs to its own end)."""
+    sa.Table(
+        "node_cordons", md,
+        sa.Column("node", sa.String(253), primary_key=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("cordoned_by", sa.String(200), nullable=False),
+        sa.Column("cordoned_at", sa.String(_TS), nullable=False),
+        sa.Column("evict_at", sa.String(_TS), nullable=True),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -427,7 +442,7 @@ version 7's rollup attribution columns + version 8's change counters + version 9
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
-17's catch-up runs)."""
+17's catch-up runs + version 18's node cordons)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -445,6 +460,7 @@ tables_v14(metadata)
 tables_v15(metadata)
 columns_v16(metadata)
 columns_v17(metadata)
+tables_v18(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -461,3 +477,4 @@ quarantine = metadata.tables["quarantine"]
 change_counters = metadata.tables["change_counters"]
 job_progress = metadata.tables["job_progress"]
 quota_source = metadata.tables["quota_source"]
+node_cordons = metadata.tables["node_cordons"]

@@ -18,9 +18,9 @@ from .projected import projected_end_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
+__all__ = ["unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -397,11 +397,17 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
         return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", gone_text(job),
-                                            progress_text(job, now),
+                                            unhealthy_text(job), progress_text(job, now),
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message
+
+
+GONE_WORDS = "no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)"
+"""What :func:`gone_text` says after the GPUs' names: also the ``health`` of ``%gpu``'s row of such a GPU
+(:data:`jupyter_sched.magics.render.GONE_HEALTH`), whose uuid column names it (new user 24: the row said it
+in words of its own); the panel's ``goneLine`` says the same."""
 
 
 def gone_text(job: Mapping[str, Any]) -> str:
@@ -412,8 +418,31 @@ def gone_text(job: Mapping[str, Any]) -> str:
     gone = job.get("gone_gpus")
     if not isinstance(gone, list) or not gone or job.get("state") not in ("admitted", "running"):
         return ""
-    return (f"{', '.join(str(uuid) for uuid in gone)} no longer in the inventory (it runs on unless its GPUs went "
-            "with it; an admin can cancel it)")
+    return f"{', '.join(str(uuid) for uuid in gone)} {GONE_WORDS}"
+
+
+def unhealthy_gpu_dict(gpu: Any) -> dict[str, Any]:
+    """A GPU (:class:`~jupyter_sched.model.resources.GPU`) that turned unhealthy under a job, as its
+    answer's ``unhealthy_gpus`` carries it: ``{uuid, index, node, reason, since, text}`` (hubadmin24 B14)."""
+    since = gpu.health_since
+    reason = str(gpu.health_reason or "").strip()
+    text = (f"GPU {gpu.index} ({gpu.uuid}) on {gpu.node} is unhealthy"
+            + (f" ({reason})" if reason else "")
+            + (f" since {clock_text(since, None)}" if since is not None else "")
+            + ": the work runs on there, but may fail or slow down; if it does, cancel and resubmit it (nothing new is "
+              "placed on that GPU)")
+    return {"uuid": gpu.uuid, "index": gpu.index, "node": gpu.node, "reason": reason,
+            "since": since.isoformat() if since is not None else None, "text": text}
+
+
+def unhealthy_text(job: Mapping[str, Any]) -> str:
+    """The sentences of a job answer's ``unhealthy_gpus`` (a GPU that turned unhealthy under running work,
+    hubadmin24 B14), joined; "" when none. The one wording of the CLI's ``status JOB`` and the magics'
+    job views; the panel's ``unhealthyLine`` shows the same ``text``."""
+    gpus = job.get("unhealthy_gpus")
+    if not isinstance(gpus, list) or job.get("state") not in ("admitted", "running"):
+        return ""
+    return "; ".join(str(g.get("text") or "") for g in gpus if isinstance(g, Mapping) and g.get("text"))
 
 
 _SERVING = ("ready on port", "stopped answering on port")

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration, relative_text
+from .cordons import cordon_wait_sentence
 from .estimates import (
     OTHER_RUNS,
     POPULATION_RUNS,
@@ -43,7 +44,9 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "departed_lease_notice", "departed_text",
+           "departed_victim_text",
+           "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
@@ -150,6 +153,11 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
         # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
         message = message.replace(f"; no preemption: {refused}", "")
     message = _requeued_first(message, details, now)
+    if str(reason.get("code") or "") == "NodeCordoned" and details.get("cordons"):
+        # the cordon's time with the reader's clock ("at 15:40 UTC" today), as the core said it without one
+        said = cordon_wait_sentence(details)
+        if message.startswith(said):
+            message = cordon_wait_sentence(details, now=now) + message[len(said):]
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
@@ -1058,6 +1066,56 @@ def preempted_how(said: str) -> str:
     if higher is not None:  # the preemptor by its kind (new user 16, N12)
         return f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"
     return ""
+
+
+def departed_text(work: str, owner: str, team: str, since: str, *, reclaimable: bool = True) -> str:
+    """Why work still charged to ``team`` may be taken back by its members, the one wording of the
+    waiting member's reason, the ``team_left`` record and the lease owner's keepalive notice (red
+    team 24, R6): ``GPUs held by alice's kernel lease (l-1); alice left team ml (found 15:02 UTC):
+    outside ml's guarantee, reclaimable by its members``.
+
+    Args:
+        work: the work as :func:`work_named` names it (``alice's kernel lease (l-1)``; ``your lease
+            l-1`` to its owner).
+        owner: who left; ``team``: the team it is still charged to; ``since``: when the change was
+            found, as the caller says times (a reason's ISO time, which the renderer turns into a
+            clock time; a clock time in an audit record or an answer).
+        reclaimable: False where the team's reclaim rule keeps it (the clause then ends at the guarantee).
+    """
+    return (f"GPUs held by {work}; {owner} left team {team} (found {since}): outside {team}'s guarantee"
+            + (", reclaimable by its members" if reclaimable else ""))
+
+
+def departed_lease_notice(lease_id: str, team: str, since: str, *, gpus: float, teams: Sequence[str],
+                          kept_until: str | None = None) -> str:
+    """What a keepalive of a lease whose owner left its team answers (200, nothing extended; red team
+    24, R6), to its owner: the lease is outside the team's guarantee (:func:`departed_text`), is not
+    renewed, and how to ask again under a team they are in now::
+
+        GPUs held by your lease l-1; you left team ml (found 15:02 UTC): outside ml's guarantee, reclaimable
+        by its members; it is not renewed: this keepalive did not extend it, and it ends when ml's members
+        take its GPUs back or it is released as idle — request GPUs again under your current team:
+        %gpu request 1 --team cv
+
+    Args:
+        lease_id / team / since: the lease, the team it is charged to, when the change was found (a clock time).
+        gpus: the GPUs it holds (the request to repeat); ``teams``: the owner's teams now (their default first).
+        kept_until: the end of an earlier keepalive still running, as a clock time (it stays as it was).
+    """
+    ask = f"%gpu request {gpus:g}" + (f" --team {teams[0]}" if teams else "")
+    where = "under your current team" if teams else "once an admin adds you to a team"
+    kept = f"; its earlier keepalive still runs until {kept_until} and is not extended" if kept_until else ""
+    return (f"{departed_text(f'your lease {lease_id}', 'you', team, since)}; it is not renewed: this keepalive did "
+            f"not extend it{kept}, and it ends when {team}'s members take its GPUs back or it is released as idle — "
+            f"request GPUs again {where}: {ask}")
+
+
+def departed_victim_text(owner: str, team: str, since: str, work: str, for_job: str) -> str:
+    """The preemption's sentence for work whose owner left its team, as its owner and the audit read
+    it: ``preempted to return team ml's guaranteed GPUs to its members: alice left team ml (found …),
+    so this lease was outside ml's guarantee; taken back for j-1`` (a reclaim: :func:`preempted_how`)."""
+    return (f"preempted to return team {team}'s guaranteed GPUs to its members: {owner} left team {team} "
+            f"(found {since}), so this {work} was outside {team}'s guarantee; taken back for {for_job}")
 
 
 QUOTED_NAME_MAX = 40

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model.units import clock_text, gpu_hours_text
-from .jobs import gone_text, my_work, projected_text
+from .jobs import gone_text, my_work, projected_text, unhealthy_text
 from .quota import quota_lines
 from .reasons import wire_time, work_named
 from .reported import progress_text
@@ -61,11 +61,15 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
             lines.append(f"nvml       not used: the GPUs are simulated — {why}")
         else:
             lines.append(f"nvml       unavailable: {why}")
+    for node in inventory.get("nodes") or []:  # cordoned for maintenance, with the admin's reason (hubadmin24)
+        if isinstance(node, Mapping) and node.get("unschedulable"):
+            said = (node.get("cordon") or {}).get("text") or f"node {node.get('name')} is cordoned"
+            lines.append(f"node       {said}")
     for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
     lines.extend(f"{'':<11}{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in gone
-                 if (text := gone_text(job)))
+                 for text in (gone_text(job), unhealthy_text(job)) if text)  # and a GPU unhealthy under it (B14)
     # with the end its waiters are given, where it is projected before its limit's (new user 22, N10)
     said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}"
             f"{f' · {ends}' if (ends := projected_text(job, now, brief=True)) else ''}" for job in running

@@ -122,6 +122,19 @@ export function goneLine(job: Pick<Job, 'state' | 'gone_gpus'>, trans: Translati
   return trans.__('%1 no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)', gone.join(', '));
 }
 
+/**
+ * A GPU that turned unhealthy under running work (hubadmin24 B14, the owner's half), from the answer's
+ * `unhealthy_gpus`: each one's `text`, the server's one sentence (jupyter_sched.wording.jobs.unhealthy_gpu_dict),
+ * as the CLI's `status JOB` and the magics' job views show it. "" for work on healthy GPUs, waiting or ended.
+ */
+export function unhealthyLine(job: Pick<Job, 'state' | 'unhealthy_gpus'>): string {
+  const gpus = job.unhealthy_gpus ?? [];
+  if (!gpus.length || !ACTIVE_STATES.has(job.state)) {
+    return '';
+  }
+  return gpus.map(g => g.text).filter(Boolean).join('; ');
+}
+
 /** What a lease's own line adds for `idle_release.kernel` (jupyter_sched.wording.jobs._IDLE_KERNEL). */
 const IDLE_KERNEL: Record<string, string> = {
   shutdown: '; if the kernel still holds them then (a CUDA context), it is shut down',
@@ -491,6 +504,14 @@ export function sentenceFromDetails(code: string, details: Record<string, unknow
     case 'UnhealthyGpu':
       text = trans.__('The matching %1 are unhealthy.', gpusOf);
       break;
+    case 'NodeCordoned': {
+      // hubadmin24: the node an admin cordoned for maintenance would hold it
+      const cordons = Array.isArray(details.cordons) ? (details.cordons as Record<string, unknown>[]) : [];
+      const first = cordons[0] ?? {};
+      text = trans.__('%1 of %2 free on the other nodes, job needs %3; node %4 is cordoned for maintenance: %5.', q(free), gpusOf,
+        q(requested), str(first, 'node') ?? '?', str(first, 'reason') ?? '?');
+      break;
+    }
     default: {
       const numbers = Object.entries(details)
         .filter(([, v]) => typeof v === 'number' || typeof v === 'string')

@@ -340,6 +340,11 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         }
         try {
           const kept = await model.client.keepalive(id);
+          if (kept.notice) {
+            // its owner left the lease's team: nothing was extended, and the server says why (red team 24, R6)
+            Notification.warning(kept.notice, { autoClose: false });
+            return;
+          }
           model.noteKeepalive(id, kept.keepalive_until ?? null);
           // one keep-alive per lease (new user 6, F23: a second one was refused, nothing had said so)
           const until = kept.keepalive_until ? clockUTC(kept.keepalive_until) : '';

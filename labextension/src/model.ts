@@ -84,7 +84,9 @@ export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   // a projected end is of one run and one cycle: after a requeue and next start, not said again (new user 22, N10)
   ['projected_end', 'started_at'],
   // GPUs gone from the inventory under one run (hubadmin 22, H3): its next start is on other GPUs
-  ['gone_gpus', 'started_at']
+  ['gone_gpus', 'started_at'],
+  // a GPU unhealthy under one run (hubadmin24 B14): its next start is on healthy GPUs
+  ['unhealthy_gpus', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {

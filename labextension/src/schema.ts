@@ -276,6 +276,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/nodes/{node}/cordon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins - take a node out of service for maintenance (Slurm's state=drain, kubectl cordon/drain). No new work (jobs, leases, backfill) is placed on it; jobs only it could hold wait with a reason naming the cordon. The work running there runs on to its own end, or with evict_after_s until then, when it is stopped with the normal grace and checkpoint signal and requeued (a lease ends). Stored (outlives restarts); audited (node_cordoned); a non-admin is 403 (audited). dry_run answers the work on the node and each one's fate. */
+        post: operations["cordonNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nodes/{node}/uncordon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins - new work may be placed on the node again (a drain's pending stop is called off). Audited (node_uncordoned); a node that was not cordoned is answered changed false; a non-admin is 403 (audited). */
+        post: operations["uncordonNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/idle-policy": {
         parameters: {
             query?: never;
@@ -740,6 +778,38 @@ export interface components {
             types: string[];
         } & {
             [key: string]: unknown;
+        };
+        /** @description ``POST nodes/{node}/cordon``: place no new work on the node; with ``evict_after_s``, drain it. */
+        CordonNodeRequest: {
+            /**
+             * @description why, said to users whose jobs wait for the node and in the inventory
+             * @example PSU swap, back by 18:00
+             */
+            reason: string;
+            /**
+             * @description drain: the work still on the node is stopped this many seconds from now (normal grace and checkpoint signal; jobs are requeued, leases end); null: it runs to its own end or time limit
+             * @example 7200
+             */
+            evict_after_s?: number | null;
+            /** @description answer what would happen to the work on the node; change and audit nothing */
+            dry_run?: boolean;
+        };
+        /** @description The node's cordon after the request (or, ``dry_run``, as it would be) and the work on it. */
+        CordonNodeResponse: {
+            node: string;
+            /** @description new work is kept off the node */
+            cordoned: boolean;
+            /** @description the cordon in force (null: none) */
+            cordon: components["schemas"]["NodeCordon"] | null;
+            /** @description the cordon this request replaced or lifted */
+            previous?: components["schemas"]["NodeCordon"] | null;
+            dry_run: boolean;
+            /** @description false: the node was already in this state (nothing written nor audited) */
+            changed: boolean;
+            /** @description running work on the node */
+            work: components["schemas"]["NodeWork"][];
+            /** @description what was done (or would be), one sentence or two */
+            text: string;
         };
         /**
          * @description ``POST definitions``: a name, exactly one of ``notebook`` or ``script``, and optionally a
@@ -1572,6 +1642,8 @@ export interface components {
              *     ]
              */
             gone_gpus?: string[] | null;
+            /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
+            unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1709,11 +1781,15 @@ export interface components {
              *     ]
              */
             gone_gpus?: string[] | null;
+            /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
+            unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             keepalive_until?: string | null;
+            /** @description set when nothing was extended because the lease's owner is no longer a member of the team it is charged to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again under a team the owner is in now (keepalive_until then stays what it was) */
+            notice?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1845,10 +1921,25 @@ export interface components {
             };
             taints?: components["schemas"]["Taint"][];
             ready?: boolean;
+            /** @description cordoned: no new work is placed on it (by an admin here, see cordon, or by Kubernetes) */
             unschedulable?: boolean;
+            /** @description an admin's maintenance cordon: why, who, when (null: none here) */
+            cordon?: components["schemas"]["NodeCordon"] | null;
             gpus?: components["schemas"]["Gpu"][];
         } & {
             [key: string]: unknown;
+        };
+        /** @description A node's maintenance cordon. */
+        NodeCordon: {
+            reason: string;
+            /** @description the admin who cordoned it */
+            by: string;
+            /** @description when (UTC, ISO 8601) */
+            at: string;
+            /** @description when the work still on it is stopped (a drain); null: it runs to its end */
+            evict_at: string | null;
+            /** @description the same in one sentence, as pending reasons and the inventory say it */
+            text: string;
         };
         /** @description GPU counts of one node (case 018: physical 8, schedulable 7) and its warnings. */
         NodeTelemetryView: {
@@ -1859,6 +1950,18 @@ export interface components {
             /** @description e.g. MIG label/allocatable disagreements naming the node */
             warnings: string[];
             mig_strategy: string | null;
+        };
+        /** @description A job or lease holding GPUs on the node, and what the cordon does to it. */
+        NodeWork: {
+            id: string;
+            /** @enum {string} */
+            kind: "job" | "lease";
+            user: string;
+            state: string;
+            /** @description GPUs it holds on the node */
+            gpus: number;
+            /** @description what happens to it, e.g. 'runs on to its end (time limit 18:00 UTC)' or 'stopped at 17:40 UTC (grace 60s, checkpoint signal), then requeued' */
+            fate: string;
         };
         NvmlStatus: {
             available: boolean;
@@ -2080,6 +2183,8 @@ export interface components {
              *     ]
              */
             gone_gpus?: string[] | null;
+            /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
+            unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
@@ -2555,6 +2660,24 @@ export interface components {
             user: string;
             /** @description seconds since it started, at the last minute it was seen (null: unknown) */
             age_s: number | null;
+        };
+        /** @description ``POST nodes/{node}/uncordon``: new work may be placed on the node again. */
+        UncordonNodeRequest: {
+            /** @description answer what would change; change and audit nothing */
+            dry_run?: boolean;
+        };
+        /** @description A GPU a job holds that turned unhealthy under it (hubadmin24 B14). */
+        UnhealthyGpu: {
+            uuid: string;
+            /** @description its NVML index on the node */
+            index: number;
+            node: string;
+            /** @description why, as the evidence says (e.g. 'Xid 79', an admin's 'ECC errors, RMA'); may be empty */
+            reason: string;
+            /** @description when it turned unhealthy (UTC), when the evidence says */
+            since: string | null;
+            /** @description the one sentence every surface shows */
+            text: string;
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
@@ -3388,6 +3511,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MoveTeamResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    cordonNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CordonNodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The cordon in force and the work on the node */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CordonNodeResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    uncordonNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UncordonNodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The node, open to new work */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CordonNodeResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -156,6 +156,8 @@ export interface INodeInfo {
   name: string;
   ready: boolean;
   unschedulable: boolean;
+  /** An admin's maintenance cordon in one sentence (`cordon.text`: reason, who, when; hubadmin24); '' when none. */
+  cordonText: string;
   gpus: Gpu[];
 }
 
@@ -164,6 +166,7 @@ export function nodeInfo(node: Record<string, unknown>): INodeInfo {
     name: str(node.name, '?'),
     ready: node.ready !== false,
     unschedulable: node.unschedulable === true,
+    cordonText: str(record(node.cordon).text, ''),
     gpus: Array.isArray(node.gpus) ? (node.gpus.filter(isGpu) as Gpu[]) : []
   };
 }

@@ -186,6 +186,22 @@ describe('plugins', () => {
     model.dispose();
   });
 
+  it('red24 R6: a keepalive answered with a notice (its owner left the team) shows it and marks nothing kept', async () => {
+    const server = new FakeSchedServer();
+    const notice = 'GPUs held by your lease l1; you left team ml (found 15:02 UTC): outside ml\'s guarantee, reclaimable by its members; it is not renewed';
+    server.leases = [makeJob({ id: 'l1', name: 'nb1', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-0'] } })];
+    server.routes.set('POST leases/l1/keepalive', () => json(200, { ...server.leases[0], keepalive_until: null, notice }));
+    const success = vi.spyOn(Notification, 'success');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-left');
+    const { model, fake } = await activated(server);
+    await settle();
+    await fake.app.commands.execute(CommandIDs.keepalive, { id: 'l1' });
+    expect(warning).toHaveBeenCalledWith(notice, { autoClose: false });
+    expect(success).not.toHaveBeenCalled(); // before: "Lease kept alive" though nothing was extended
+    expect(model.keptAlive(model.find('l1')!)).toBeNull();
+    model.dispose();
+  });
+
   it('new user 6 F23 remainder: Keep alive is once per allocation; once used (or refused as used) the command is off for that allocation', async () => {
     const server = new FakeSchedServer();
     const until = new Date(Date.now() + 30 * 60000).toISOString();

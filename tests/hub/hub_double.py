@@ -10,6 +10,8 @@ makes — a double for the unit-level hub tests (the slow integration test runs 
   ``admin`` only when the test gives them (``roles``);
 * ``POST /hub/api/users/{name}/activity``, which, like the hub's ``ActivityAPIHandler``, refuses
   unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``;
+* ``GET /hub/api/groups/{name}`` (404 for a group the hub does not have): the groups are those the users'
+  ``roles`` name plus ``groups`` (a group no user is in: emptied, not deleted);
 * ``GET /hub/api/user`` with a user's token, as ``HubAuth`` checks a token;
 * any of these requests held unanswered once (``hold``), as a busy hub or a proxy that
   black-holes a request does (issue 17).
@@ -116,6 +118,17 @@ class Activity(_Base):
 
 
 
+class Group(_Base):
+    """``GET groups/{name}``: the group model (``{"kind": "group", "name", "users"}``), 404 when the hub has none."""
+
+    async def get(self, name: str) -> None:
+        roles: Mapping[str, Mapping[str, Any]] = self.settings["roles"]
+        users = sorted(u for u, role in roles.items() if name in (role.get("groups") or ()))
+        if not users and name not in self.settings["groups"]:
+            raise web.HTTPError(404, f"No such group: {name}")
+        self.finish(json.dumps({"kind": "group", "name": name, "users": users, "properties": {}, "roles": []}))
+
+
 class TokenOwner(_Base):
     """``GET /hub/api/user`` with a user's token (HubAuth's token check): that user's model with the
     token's scopes, 403 for a token the hub does not know."""
@@ -136,7 +149,7 @@ class TokenOwner(_Base):
 def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | None = None, page_max: int = 200,
             hidden: Collection[str] = (), roles: Mapping[str, Mapping[str, Any]] | None = None,
             hold: Collection[str] = (), release: asyncio.Event | None = None,
-            tokens: Mapping[str, str] | None = None) -> web.Application:
+            tokens: Mapping[str, str] | None = None, groups: Collection[str] | None = None) -> web.Application:
     """The double as a tornado application.
 
     Args:
@@ -153,10 +166,12 @@ def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | 
             ``"token"`` (the next token check); ``settings["holding"]`` names those held now.
         release: the event that lets held requests go on.
         tokens: ``{user token: user name}`` the token check (``GET /hub/api/user``) knows.
+        groups: groups the hub has beyond those ``roles`` name (read on each request: a group whose last
+            member a test removes stays, emptied, while it is listed here).
     """
     return web.Application([(r"/hub/api/user", TokenOwner), (r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)", User),
-                            (r"/hub/api/users/([^/]+)/activity", Activity)],
+                            (r"/hub/api/users/([^/]+)/activity", Activity), (r"/hub/api/groups/([^/]+)", Group)],
                            users=users, posts={} if posts is None else posts, page_max=page_max, hidden=set(hidden),
                            roles={} if roles is None else roles, hold=set(hold), holding=set(),
                            release=release if release is not None else asyncio.Event(),
-                           tokens=dict(tokens or {}))
+                           tokens=dict(tokens or {}), groups=set() if groups is None else groups)

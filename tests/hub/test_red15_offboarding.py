@@ -40,11 +40,12 @@ def _free_port() -> int:
 
 
 async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]],
-                           roles: dict[str, dict[str, Any]] | None = None) -> list[str]:
+                           roles: dict[str, dict[str, Any]] | None = None, groups: set[str] | None = None) -> list[str]:
     """One :meth:`Offboarding.check` against a loopback hub double listing ``users`` (with ``roles``:
-    their hub groups and admin flags); the users found removed."""
+    their hub groups and admin flags; ``groups``: groups the hub has that no user may be in); the users
+    found removed."""
     port = _free_port()
-    server = HTTPServer(hub_app(users, roles=roles))
+    server = HTTPServer(hub_app(users, roles=roles, groups=groups))
     server.listen(port, "127.0.0.1")
     try:
         return await off.check(svc.services, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN),

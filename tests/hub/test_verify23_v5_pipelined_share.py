@@ -248,8 +248,11 @@ def test_verify23_v5_the_caller_is_the_user_per_request_never_the_proxy_address(
     assert fair.most_over() is None  # nobody is past the share
     fair.answering("p5", "user amy")
     assert fair.most_over() == "p5"  # amy's latest
-    fair.done("p1")  # between two requests: still amy's connection, and the first to close
-    assert fair.most_over(waiting={"p1"}) == "p1"
+    fair.done("p1")  # between two requests: still amy's connection, closed only after those she is answered on
+    # (verify 24, V3: an idle connection of the hub proxy's pool carries whoever's request it sends next)
+    assert fair.most_over(waiting={"p1"}) == "p5"
+    assert fair.most_over(waiting={"p1"}, spare={"p3", "p5"}) == "p1"
+    assert fair.most_over(waiting={"p1"}, spare={"p1", "p3", "p5"}) is None
     fair.forget("p1")
     assert fair.most_over() is None
     assert fair.to_audit("user amy", 0.0) == 1 and fair.to_audit("user amy", 30.0) is None

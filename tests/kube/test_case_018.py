@@ -127,7 +127,8 @@ def service_7_of_8(tmp_path: Path) -> SchedulerService:
 
 def test_case_018_put_quotas_refuses_a_guarantee_of_8_and_admins_are_warned_of_an_old_one(tmp_path: Path) -> None:
     service = service_7_of_8(tmp_path)
-    with pytest.raises(ValidationError, match="only 7 exist") as refused:
+    with pytest.raises(ValidationError, match=r"only 7 of its 8 may get work now \(GPU-7 on h100-node-3 marked "
+                                              r"unhealthy \(Xid 94\)\)") as refused:  # hubadmin25 B12: which one
         service.set_quotas([{"team": "llm", "gpu_model": "H100-80GB", "guaranteed": 8}], actor="admin")
     assert refused.value.field == "guaranteed"
     assert service.set_quotas([{"team": "llm", "gpu_model": "H100-80GB", "guaranteed": 7}],
@@ -137,7 +138,7 @@ def test_case_018_put_quotas_refuses_a_guarantee_of_8_and_admins_are_warned_of_a
         tx.replace_quota_set(QuotaSet(quotas=(Quota(team="llm", gpu_model="H100-80GB", guaranteed=8),)))
     admin = service.services.quotas.get(service.services.caller("admin", admin=True)).to_wire()
     (warning,) = [w for w in admin["warnings"] if "has no quota line" not in w]  # team default's: red team 19, R3
-    assert "only 7 exist" in warning
+    assert "only 7 of its 8 may get work now" in warning
     assert "warnings" not in service.services.quotas.get(service.services.caller("ana", admin=False)).to_wire()
 
 

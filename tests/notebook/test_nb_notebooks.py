@@ -167,6 +167,44 @@ async def test_newuser18_n4_admin_notebook_preempts_nothing_and_leaves_quotas_as
             await api.delete(f"jobs/{job_id}")
 
 
+class _OneOut:
+    """The server's inventory with its last GPU marked unhealthy (an RMA): hubadmin25 B12."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def current(self) -> Any:
+        from dataclasses import replace
+
+        from jupyter_sched.model.resources import Health
+
+        inventory = self.source.current()
+        node = inventory.nodes[-1]
+        gpus = (*node.gpus[:-1], replace(node.gpus[-1], health=Health.UNHEALTHY, health_reason="ECC errors, RMA"))
+        return replace(inventory, nodes=(*inventory.nodes[:-1], replace(node, gpus=gpus)))
+
+
+async def test_hubadmin25_b12_admin_notebook_runs_while_a_gpu_is_out_for_an_rma(
+        sched_app: Any, jp_serverapp: Any, jp_root_dir: Path, api: httpx.AsyncClient) -> None:
+    """Hubadmin25 B12: with one GPU marked unhealthy and the lines in force guaranteeing every GPU,
+    the notebook's section 4 (the live lines plus its demo line) was refused "teams are guaranteed 4
+    GPUs … but only 3 exist" — now sent, with the warning naming the GPU out."""
+    live = {"quotas": [{"team": "teama", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 0},
+                       {"team": "teamb", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 2}]}
+    (await api.put("quotas", json=live)).raise_for_status()
+    before = (await api.get("quotas")).json()
+    ctx = sched_app.services.ctx
+    ctx.inventory_source = _OneOut(ctx.inventory_source)
+    nb = await _execute(jp_serverapp, jp_root_dir, "admin_quotas.ipynb")
+    text = _text(nb)
+    assert "nb-quota-demo has no line; quotas as in section 1: True" in text
+    assert "only 3 of its 4 may get work now" in text and "marked unhealthy (ECC errors, RMA)" in text, text
+    after = (await api.get("quotas")).json()
+    assert after["quotas"] == before["quotas"]
+    audit = (await api.get("audit", params={"action": "quotas_changed"})).json()
+    assert len(audit["records"] if isinstance(audit, dict) else audit) >= 3  # ours, the demo's and its restore
+
+
 async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_failure(
         sched_app: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
     nb = await _execute(jp_serverapp, jp_root_dir, "definitions.ipynb")

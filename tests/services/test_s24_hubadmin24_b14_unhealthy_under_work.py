@@ -14,7 +14,7 @@ import pytest
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation, JobState
 from jupyter_sched.model.off_inventory import unhealthy_under_work
-from jupyter_sched.services import build_services
+from jupyter_sched.services import Services, build_services
 from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.wording.status import status_lines
 from tests.runtime.builders import make_job
@@ -31,6 +31,20 @@ SENTENCE = ('GPU-n2-0 (node n2) is marked unhealthy (ECC errors, RMA) under job 
             "cancels it)")
 
 
+def two_jobs_on_n2(tmp_path: Path) -> tuple[Services, Path]:
+    """Services on a static inventory file (:data:`HEALTHY`, returned to be edited) with two running jobs on
+    n2: j-s of ha24s on GPU-n2-0 and j-t of ha24t on GPU-n2-1."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(HEALTHY)
+    services = build_services({"db_url": f"sqlite:///{tmp_path / 's.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                               "inventory_source": "static", "inventory_file": str(nodes),
+                               "inventory_refresh_s": 3600, "telemetry_source": "off"})
+    for job_id, user, uuid in (("j-s", "ha24s", "GPU-n2-0"), ("j-t", "ha24t", "GPU-n2-1")):
+        services.store.insert_job(JobRecord(job=make_job(job_id, user=user, gpus=1, state=JobState.RUNNING,
+                                                         allocation=Allocation("n2", (uuid,))), executor="local"))
+    return services, nodes
+
+
 def test_s24_hubadmin24_b14_the_core_names_the_work_under_an_unhealthy_gpu() -> None:
     inv = SimulatedInventory(2).current()
     node = inv.nodes[0].name
@@ -41,18 +55,8 @@ def test_s24_hubadmin24_b14_the_core_names_the_work_under_an_unhealthy_gpu() -> 
 def test_s24_hubadmin24_b14_marking_a_busy_gpu_unhealthy_is_logged_once_and_shown_to_admins(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # before: no WARNING, admin warnings [] and `status` said only "gpus 4"
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(HEALTHY)
-    services = build_services({"db_url": f"sqlite:///{tmp_path / 's.sqlite'}", "log_dir": str(tmp_path / "logs"),
-                               "inventory_source": "static", "inventory_file": str(nodes),
-                               "inventory_refresh_s": 3600, "telemetry_source": "off"})
+    services, nodes = two_jobs_on_n2(tmp_path)
     try:
-        services.store.insert_job(JobRecord(job=make_job("j-s", user="ha24s", gpus=1, state=JobState.RUNNING,
-                                                         allocation=Allocation("n2", ("GPU-n2-0",))),
-                                            executor="local"))
-        services.store.insert_job(JobRecord(job=make_job("j-t", user="ha24t", gpus=1, state=JobState.RUNNING,
-                                                         allocation=Allocation("n2", ("GPU-n2-1",))),
-                                            executor="local"))
         services.ctx.inventory()
         with caplog.at_level("WARNING", logger="jupyter_sched"):
             nodes.write_text(MARKED)  # the admin marks it out of service for an RMA

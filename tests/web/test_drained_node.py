@@ -40,9 +40,13 @@ async def test_a_drained_node_blocks_only_new_guarantees_not_other_quota_edits(s
     sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")  # two of four GPUs drained
     status, body = await api("PUT", "quotas", {"user_teams": {"judy": "ml", "kim": "cv"}}, token=BOSS_TOKEN)
     assert status == 200 and body["user_teams"] == {"judy": ["ml"], "kim": ["cv"]}, body  # lists (new user 20, N21)
-    status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 3, "borrowing_limit": 0}]},
+    # a raised total is refused; ml's 3 alone (4 in force) is kept with a warning (hubadmin25 B12)
+    status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 5, "borrowing_limit": 0}]},
                              token=BOSS_TOKEN)
     assert status == 400 and body["error"]["field"] == "guaranteed", body
+    status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 3, "borrowing_limit": 0}]},
+                             token=BOSS_TOKEN)
+    assert status == 200 and any("only 2 exist" in w for w in body["warnings"]), body
     status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 0}]},
                              token=BOSS_TOKEN)
     assert status == 200 and body["quotas"][0]["guaranteed"] == 2, body

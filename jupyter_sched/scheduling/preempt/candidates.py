@@ -2,6 +2,12 @@
 
 * :func:`own_candidates` — jobs of the job's own team that the profile's
   :class:`~jupyter_sched.preemption.PreemptionPolicy` lets it evict (Kueue ``withinClusterQueue``);
+* :func:`departed_candidates` — running work of the job's own team whose owner is no longer a member
+  of it (``Snapshot.held_jobs``, no class named: the hub group or the quota set's members lost them).
+  It is outside the team's guarantee from then on, so the team's remaining members take its GPUs
+  back as reclaim takes borrowed work (kind ``departed``; the team's reclaim rule, the minimum
+  runtime and the grace period apply; red team 24, R6: a left member's lease held the team's
+  guarantee and its members waited with no word why);
 * :func:`reclaim_candidates` — jobs of *borrowing* teams (above their guarantee on a team quota
   line the job is charged to) that its team's :class:`~jupyter_sched.preemption.ReclaimPolicy`
   allows (Kueue ``reclaimWithinCohort``), with the jobs that rule protects (named in the reason);
@@ -35,14 +41,16 @@ from dataclasses import replace
 from ...model import Job, PriorityClass
 from ...placement.placer import Flavor
 from ...preemption.candidates import candidate_of, nomination_candidate
-from ...preemption.reclaim_rules import LineKey
+from ...preemption.reclaim_rules import DEPARTED, LineKey
 from ...preemption.victims import Candidate
 from ..context import CycleContext
 from ..ledger import NOMINATION_PREFIX, Holder
+from ..snapshot import JobHold
 
 _LOW_RANK = PriorityClass.LOW.rank
 
-__all__ = ["borrow_candidates", "candidate", "class_candidates", "class_share", "held_away", "held_away_now", "holder_key",
+__all__ = ["borrow_candidates", "candidate", "class_candidates", "class_share", "departed_candidates",
+           "departed_hold", "held_away", "held_away_now", "holder_key",
            "nomination_candidates", "own_candidates", "reclaim_candidates", "team_borrowing", "team_lines", "with_below"]
 
 BELOW_SCAN = 64
@@ -106,6 +114,40 @@ def own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidat
             continue  # another model's GPUs: frees neither capacity nor a quota line this job needs
         out.append(candidate(ctx, h, "priority"))
     return out
+
+
+def departed_hold(ctx: CycleContext, job: Job) -> JobHold | None:
+    """The hold of running ``job`` when its owner is no longer a member of the team it is charged
+    to (``Snapshot.held_jobs``, ``priority`` None): it is outside that team's guarantee. None
+    otherwise — also for a class no longer granted (still a member's work)."""
+    held = ctx.snap.held_jobs
+    hold = held.get(job.id) if held else None
+    if hold is None or hold.priority is not None or hold.team != job.spec.team or not job.state.holds_gpus:
+        return None
+    return hold
+
+
+def departed_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candidate], list[Job]]:
+    """Running work of ``job``'s team on ``flavor`` whose owner left the team (:func:`departed_hold`)
+    that the team's reclaim rule lets ``job`` take (kind ``departed``), and the work that rule
+    protects. Only with quotas (a guarantee to be outside of) and for another user's work."""
+    spec = job.spec
+    if not ctx.quota.enabled or not ctx.snap.held_jobs:
+        return [], []
+    policy = ctx.reclaim_for(spec.team)
+    out: list[Candidate] = []
+    ruled_out: list[Job] = []
+    for h in ctx.holder_index()[1].get(spec.team, ()):
+        other = h.job
+        if other.spec.user == spec.user or departed_hold(ctx, other) is None or not _available(ctx, job, other):
+            continue
+        if h.model != flavor.model and flavor.model != "*":
+            continue
+        if policy.may_reclaim(job, other):
+            out.append(candidate(ctx, h, DEPARTED))
+        else:
+            ruled_out.append(other)
+    return out, ruled_out
 
 
 def reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule: bool = False
@@ -344,7 +386,7 @@ def with_below(ctx: CycleContext, own: list[Candidate], others: list[Candidate]
             ranks = [c.rank for c in group]
             for c in group:
                 lower = group[:min(bisect_left(ranks, c.rank), BELOW_SCAN)]
-                if c.exempt or not lower:
+                if c.exempt or not lower or c.kind == DEPARTED:  # requeued, departed work is held: it preempts nothing
                     continue
                 preemptor = _job_of(ctx, c.job_id)
                 ids = tuple(w.job_id for w in lower if policy.may_preempt(preemptor, _job_of(ctx, w.job_id)))

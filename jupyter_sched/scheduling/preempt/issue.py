@@ -22,16 +22,18 @@ from dataclasses import replace
 from datetime import timedelta
 
 from ...model import Allocation, Job, PendingReason
-from ...model.job import work_noun
-from ...model.units import format_duration
+from ...model.job import public_name, work_noun
+from ...model.units import format_duration, said_time
 from ...placement.placer import Flavor, Placement
+from ...preemption.reclaim_rules import DEPARTED, RECLAIMING
 from ...preemption.victims import Candidate, PreemptionPlan
+from ...wording.reasons import departed_text, departed_victim_text, work_named
 from ..admit import admit_placed
 from ..context import CycleContext
 from ..snapshot import AuditRecord, Pend, Preempt
 from ..spare import claim, hold_spare
 from ..takeover import offer_freed, offer_passed_over
-from .candidates import class_share, team_lines
+from .candidates import class_share, departed_hold, team_lines
 from .waiting import hold_and_wait, stopping_on
 
 __all__ = ["issue_plan"]
@@ -72,6 +74,8 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         return True
     names = []
     freed = []
+    departed: dict[str, dict[str, str]] = {}  # victims whose owner left the team: who, which team, since when
+    left: list[str] = []  # and in words, for the members who wait (red team 24, R6: they were told nothing)
     for c in running:
         victim = ctx.ledger.holders[c.job_id].job
         if c.kind == "reclaim":  # a withdrawal later in the cycle must leave it justified (search)
@@ -93,6 +97,12 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
                         f"{c.team} is guaranteed, and this share kept a GPU from {spec.team}'s guaranteed work")
         elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
+        elif c.kind == DEPARTED and (hold := departed_hold(ctx, victim)) is not None:
+            # its owner left the team: outside the team's guarantee, taken back for a member (red team 24, R6)
+            sentence = departed_victim_text(c.user, c.team, said_time(hold.since), work_noun(victim.spec), job.id)
+            departed[c.job_id] = {"user": c.user, "team": c.team, "since": hold.since.isoformat()}
+            left.append(departed_text(work_named(c.job_id, public_name(victim.spec), c.user), c.user, c.team,
+                                      said_time(hold.since)))
         elif c.kind == "class":  # no quota: another team's low work (red team 18, R8)
             share = class_share(ctx, spec.team)
             holds = f"{share[0]:g} GPU{'s' if share[0] != 1 else ''}, share {share[1]:.3g}" if share else ""
@@ -102,13 +112,15 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         else:
             # the preemptor by its kind: a kernel's lease is no "job" (new user 16, N12)
             sentence = f"preempted by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of team {spec.team}"
+        kind = "reclaim" if c.kind in RECLAIMING else c.kind  # the owner's departure: a reclaim, said in details
         ctx.preempts.append(Preempt(
-            job_id=c.job_id, for_job=job.id, reason=sentence, kind=c.kind, grace_s=ctx.profile.grace_s,
+            job_id=c.job_id, for_job=job.id, reason=sentence, kind=kind, grace_s=ctx.profile.grace_s,
             checkpoint_signal=ctx.profile.checkpoint_signal and victim.spec.checkpointable))
         ctx.audit.append(AuditRecord(
-            action="reclaim" if c.kind == "reclaim" else "preempt", job_id=c.job_id, user=c.user,
+            action="reclaim" if kind == "reclaim" else "preempt", job_id=c.job_id, user=c.user,
             message=f"{c.job_id} ({c.team}, {victim.spec.priority.value}) {sentence}{_spared_clause(ctx, plan)}",
-            details={"for_job": job.id, "for_team": spec.team, "kind": c.kind, "victim_team": c.team,
+            details={"for_job": job.id, "for_team": spec.team, "kind": kind, "victim_team": c.team,
+                     **({"departed": departed[c.job_id]} if c.job_id in departed else {}),
                      "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
                      "node": victim.allocation.node if victim.allocation else None,
                      "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims],
@@ -127,9 +139,11 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
     nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption",
-        message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job",
+        message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job"
+                + "".join(f"; {said}" for said in left),
         details={"victims": names, "node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
                  "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims if not c.nominated},
+                 **({"departed": departed} if departed else {}),
                  **({"nominations_reclaimed": [c.job_id for c in reclaimed]} if reclaimed else {})},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))

@@ -15,7 +15,10 @@
    issue 16 R2, example B). A job that borrows itself may instead evict borrowing teams' lower
    classes up to the profile's threshold (Kueue ``borrowWithinCohort``). With no quota
    configured, a job of a higher class whose team holds less than an equal share may evict
-   other teams' ``low`` work (:func:`.candidates.class_candidates`; red team 18, R8);
+   other teams' ``low`` work (:func:`.candidates.class_candidates`; red team 18, R8). Running
+   work of its own team whose owner is no longer a member of it is outside the guarantee: it is
+   not counted against the job's guarantee, and a job within it takes that work back as a
+   reclaim victim (:func:`.candidates.departed_candidates`; red team 24, R6);
 2. **wait, don't evict** (:mod:`.waiting`) — a job that fits on spare GPUs of stopping victims
    takes them and waits (case 032);
 3. **search** (:mod:`.search`) — the minimal victim set by (class, jobs broken, GPUs/pods
@@ -52,9 +55,12 @@ An eviction that cannot make the job fit never happens (case 001; issue 16 examp
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ...backfill.easy import Reservation
 from ...placement.placer import Flavor, Placement
 from ...preemption.candidates import borrow_threshold
+from ...preemption.reclaim_rules import RECLAIMING
 from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
 from ..admit import keep_off
 from ..context import CycleContext, Visit
@@ -63,6 +69,7 @@ from ..takeover import readmit
 from .candidates import (
     borrow_candidates,
     class_candidates,
+    departed_candidates,
     holder_key,
     nomination_candidates,
     own_candidates,
@@ -98,13 +105,19 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         if not flavor.pools:
             continue
         own = own_candidates(ctx, job, flavor)
-        within = ctx.quota.enabled and _within_after(ctx, visit, flavor, own)
-        alone = within and _within_after(ctx, visit, flavor, [])
+        # work its owner left the team behind is outside the guarantee: not counted against it (red team 24, R6)
+        departed, kept = departed_candidates(ctx, job, flavor)
+        outside = [c.job_id for c in departed] + [j.id for j in kept]  # whether its team's rule lets them go or not
+        within = ctx.quota.enabled and _within_after(ctx, visit, flavor, {c.job_id for c in own} | set(outside))
+        alone = within and _within_after(ctx, visit, flavor, outside)
         below = None if within or not ctx.quota.enabled else \
             borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
             (borrow_candidates(ctx, job, flavor, below), []) if below is not None else \
             (class_candidates(ctx, job, flavor), [])  # no quota: other teams' low work (red team 18, R8)
+        if within:  # taken back as reclaim, not preempted by class (.candidates.departed_candidates)
+            own = [c for c in own if c.job_id not in outside]
+            others, ruled_out = others + departed, ruled_out + kept
         # for another team's work that was evicted before, the minimum runtime is a rule, not a
         # preference (red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
         # borrower lose its work 5 times); otherwise it stays a preference (module doc)
@@ -209,7 +222,7 @@ def _higher_first(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: Preempt
         return False
     rank = job.spec.priority.rank
     keys = [holder_key(c) for c in plan.victims]
-    reclaims = any(c.kind == "reclaim" for c in plan.victims)
+    reclaims = any(c.kind in RECLAIMING for c in plan.victims)
     for _, other in list(ctx.passed[job.spec.team]):
         if other.job.spec.priority.rank <= rank or other.job.id in ctx.admitted \
                 or not _fits_without(ctx, other, keys, reclaims):
@@ -247,8 +260,9 @@ def _fits_without(ctx: CycleContext, visit: Visit, keys: list[str], within: bool
 
 
 
-def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Candidate]) -> bool:
-    """Would the job be within its team's guarantee once its own preemptible jobs were evicted?
+def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: Collection[str]) -> bool:
+    """Would the job be within its team's guarantee once ``own``, the ids of its own team's
+    preemptible jobs and the work outside its guarantee (its owner left the team), were evicted?
     (Issue 16 R2: decided after own-team preemption is counted, not before.)"""
     spec, req = visit.job.spec, visit.req
     owners = ctx.book.eligible(visit.job)
@@ -259,6 +273,6 @@ def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Can
         check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
         if check.within_guarantee or not own:
             return check.within_guarantee
-        for c in own:
-            ctx.ledger.evict(c.job_id)
+        for job_id in sorted(own):
+            ctx.ledger.evict(job_id)
         return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee

@@ -26,14 +26,15 @@ from datetime import timedelta
 from ...backfill.easy import Reservation
 from ...model import Job, PriorityClass
 from ...model.job import public_name
-from ...model.units import clock_text
+from ...model.units import clock_text, said_time
 from ...placement.placer import Flavor
-from ...preemption.reclaim_rules import LineKey
+from ...preemption.reclaim_rules import DEPARTED, LineKey
 from ...preemption.victims import Candidate, PreemptionPlan
 from ...quota import Line
+from ...wording.reasons import departed_text, work_named
 from ..context import CycleContext, Visit
 from ..ledger import Holder
-from .candidates import candidate, class_share, held_away, team_lines
+from .candidates import candidate, class_share, departed_hold, held_away, team_lines
 from .search import search
 
 __all__ = ["explain", "explain_reserved"]
@@ -73,7 +74,8 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
         return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)
-        extra = [candidate(ctx, ctx.ledger.holders[o.id], "reclaim") for o in ruled_out]
+        extra = [candidate(ctx, ctx.ledger.holders[o.id], "reclaim" if o.spec.team != spec.team else DEPARTED)
+                 for o in ruled_out]
         widened, _ = search(ctx, visit, flavor, cands + extra, owners, stopping, reserved=reserved)
         if widened.victims:
             protected = sorted(o.id for o in ruled_out)
@@ -82,12 +84,33 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
                                                                   else ""))
             visit.refusal_details = {"rule": policy.name, "protected": protected,
                                      "would_reclaim": [c.job_id for c in widened.victims]}
+            _say_departed(ctx, visit, [c.job_id for c in widened.victims], reclaimable=False)
             return
     if plan.refused and plan.refused != "no preemptible job":
         visit.refusal = plan.refused
         visit.refusal_details = dict(plan.details)
     elif plan.refused:
         _explain_none_preemptible(ctx, visit, flavor)
+
+
+def _say_departed(ctx: CycleContext, visit: Visit, ids: list[str], *, reclaimable: bool = True) -> None:
+    """Add to the refusal the work among ``ids`` whose owner left the job's team, said as
+    :func:`~jupyter_sched.wording.reasons.departed_text` (red team 24, R6: the members waited behind a
+    left member's lease with no word why), with ``details["departed"]``: job id → user, team, since.
+    ``reclaimable``: False when the team's reclaim rule keeps them."""
+    said: list[str] = []
+    departed: dict[str, dict[str, str]] = {}
+    for job_id in ids:
+        job = ctx.by_id.get(job_id)
+        hold = departed_hold(ctx, job) if job is not None else None
+        if job is None or hold is None or job.spec.team != visit.job.spec.team:
+            continue
+        departed[job_id] = {"user": job.spec.user, "team": hold.team, "since": hold.since.isoformat()}
+        said.append(departed_text(work_named(job_id, public_name(job.spec), job.spec.user), job.spec.user, hold.team,
+                                  said_time(hold.since), reclaimable=reclaimable))
+    if departed:
+        visit.refusal = "; ".join([visit.refusal, *said])
+        visit.refusal_details = {**(visit.refusal_details or {}), "departed": departed}
 
 
 def explain_reserved(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
@@ -139,6 +162,7 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
                                  c.kind != "reclaim" for c in protected) else "reclaimed",
                              "priorities": sorted({ctx.by_id[c.job_id].spec.priority.value for c in protected
                                                    if c.job_id in ctx.by_id})}
+    _say_departed(ctx, visit, [c.job_id for c in protected])
     return True
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "UnhealthyGpu",
     "job_in_words",
     "LeaseEndCause",
     "ListJobsRequest",
@@ -584,6 +585,17 @@ class ProjectedEnd(ResponseModel):
         "say the clock as of their own now, and how far off)"))
 
 
+class UnhealthyGpu(ResponseModel):
+    """A GPU a job holds that turned unhealthy under it (hubadmin24 B14)."""
+
+    uuid: str
+    index: int = Field(description="its NVML index on the node")
+    node: str
+    reason: str = Field(description="why, as the evidence says (e.g. 'Xid 79', an admin's 'ECC errors, RMA'); may be empty")
+    since: str | None = Field(description="when it turned unhealthy (UTC), when the evidence says")
+    text: str = Field(description="the one sentence every surface shows")
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -659,6 +671,10 @@ class Job(CodecView):
         "it keeps them and runs on unless they went with it, and an admin may cancel it. Clients say 'GPU-… no "
         "longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)' on its line "
         "(hubadmin 22, H3); absent when every GPU it holds is listed"))
+    unhealthy_gpus: list[UnhealthyGpu] | None = Field(default=None, description=(
+        "work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an "
+        "admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its "
+        "line (hubadmin24 B14); absent when none"))
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
@@ -697,6 +713,10 @@ class KeepaliveLeaseResponse(Job):
     """The lease after a keepalive, with the time its GPUs are kept until."""
 
     keepalive_until: str | None = None
+    notice: str | None = Field(default=None, description=(
+        "set when nothing was extended because the lease's owner is no longer a member of the team it is charged "
+        "to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again "
+        "under a team the owner is in now (keepalive_until then stays what it was)"))
 
 
 class QueueEntry(Job):

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel
 
-from . import accounting, cancel, definitions, jobs, quotas, system, teams, telemetry
+from . import accounting, cancel, definitions, jobs, nodes, quotas, system, teams, telemetry
 from .base import ErrorResponse, QueryModel, RequestModel
 
 __all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
@@ -71,6 +71,9 @@ OPERATIONS = [
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
     Operation("/teams/{team}/move", "post", teams.MoveTeamResponse, body=teams.MoveTeamRequest),
+    Operation("/nodes/{node}/cordon", "post", nodes.CordonNodeResponse, body=nodes.CordonNodeRequest),
+    Operation("/nodes/{node}/uncordon", "post", nodes.CordonNodeResponse, body=nodes.UncordonNodeRequest,
+              body_required=False),
     Operation("/idle-policy", "get", telemetry.GetIdlePolicyResponse),
     Operation("/idle-policy", "put", telemetry.GetIdlePolicyResponse, body=telemetry.SetIdlePolicyRequest),
     Operation("/profiles", "get", quotas.ListProfilesResponse),

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .base import CodecView, ResponseModel
 from .jobs import JobKindName
+from .nodes import NodeCordon
 
 __all__ = ["EngineStatus", "GetConfigResponse", "GetInventoryResponse", "Gpu", "GpuHolder", "GpuTelemetryView",
            "InventoryTelemetry", "Node", "NodeTelemetryView"]
@@ -62,7 +63,10 @@ class Node(CodecView):
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
     ready: bool = True
-    unschedulable: bool = False
+    unschedulable: bool = Field(default=False, description="cordoned: no new work is placed on it (by an admin here, "
+                                                           "see cordon, or by Kubernetes)")
+    cordon: NodeCordon | None = Field(default=None, description="an admin's maintenance cordon: why, who, when "
+                                                                "(null: none here)")
     gpus: list[Gpu] = Field(default_factory=list)
 
 

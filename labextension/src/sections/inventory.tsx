@@ -161,7 +161,9 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
             <span className="jp-sched-node-name">{node.name}</span>{' '}
             <span className="jp-sched-muted">{trans._n('%1 GPU', '%1 GPUs', node.gpus.length)}</span>
             {!node.ready ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('not ready')}</span></> : null}
-            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('cordoned')}</span></> : null}
+            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad" title={node.cordonText || undefined}>{trans.__('cordoned')}</span></> : null}
+            {/* why, by whom and since when (hubadmin24: jupyter-sched nodes cordon), the server's sentence */}
+            {node.cordonText ? <div className="jp-sched-muted jp-sched-cordon">{node.cordonText}</div> : null}
           </div>
           <div className="jp-sched-grid">
             {node.gpus.map(g => {

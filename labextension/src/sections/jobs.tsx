@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -181,7 +181,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
+            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), unhealthyLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -373,6 +373,8 @@ export class MyWorkView extends ModelView {
             const planned = plannedLine(queued.get(job.id) ?? job, now);
             // GPUs gone from the inventory under it (hubadmin 22, H3): the queue's copy is re-read every interval
             const gone = done ? '' : goneLine(queued.get(job.id) ?? job, trans);
+            // a GPU unhealthy under it, the server's sentence (hubadmin24 B14): one line, as `status JOB` says it
+            const sick = done ? '' : unhealthyLine(queued.get(job.id) ?? job);
             const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
               : done
@@ -393,6 +395,7 @@ export class MyWorkView extends ModelView {
                 {detail || stoppingText(job) || gone || planned ? (
                   <div className="jp-sched-reason">{[stoppingText(job), detail, gone, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
+                {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{sick}</div> : null}
                 <EndsLine job={job} now={now} />
                 {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}
                 <div className="jp-sched-actions">

@@ -118,6 +118,10 @@ MATRIX = [
     Row("teams/{team}/move", "POST", DENIED, DENIED, BAD, body={"to": "research", "dry_run": True},
         why="re-charging a team's work is an admin's act (audited); here the admin passes and is told "
             "team research does not exist (400 naming to)"),
+    Row("nodes/{node}/cordon", "POST", DENIED, DENIED, OK, body={"reason": "matrix", "dry_run": True},
+        why="cordoning a node for maintenance is an admin's act (audited; s25 drain); a dry run changes nothing"),
+    Row("nodes/{node}/uncordon", "POST", DENIED, DENIED, OK, body={"dry_run": True},
+        why="uncordoning a node is an admin's act (audited; s25 drain)"),
 ]
 
 
@@ -159,7 +163,11 @@ async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
         return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
     kind = "leases" if route.startswith("leases") else "jobs"
     job_id = await fresh(api, kind, running=route.endswith(("keepalive", "progress")))
-    return kind, {"job_id": job_id, "lease_id": job_id, "team": "default"}
+    ids = {"job_id": job_id, "lease_id": job_id, "team": "default"}
+    if route.startswith("nodes/"):  # the simulated inventory's one node (s25 drain)
+        _, inventory = await api("GET", "inventory", token=BOSS_TOKEN)
+        ids["node"] = str(inventory["nodes"][0]["name"])
+    return kind, ids
 
 
 async def stream_status(port: int, base_url: str, path: str, headers: dict[str, str]) -> int:

@@ -1,0 +1,87 @@
+"""Characters that make a displayed name read as another one (red team 24, R2): pure, standard library only.
+
+:func:`~.rules.visible_text` refuses what is drawn as nothing; these are the characters that are drawn,
+but not as what they are:
+
+* :func:`odd_space` — a space other than U+0020 (category Zs: no-break, thin, hair, the mathematical
+  spaces, the ideographic space…): ``train run`` with a hair space reads as ``train run`` or as
+  ``trainrun``, and sorts and matches as neither;
+* :func:`unassigned` — a code point Unicode assigns to nothing (Cn, the noncharacters among them) or
+  leaves to private agreement (Co): each font draws its own glyph there, or a box, so two readers
+  see two different names (the check follows this Python's Unicode database, ``unicodedata.unidata_version``:
+  a letter assigned by a newer Unicode is refused until the server's Python knows it);
+* :func:`baseless_mark` — a combining mark (Mn, Mc, Me) with no letter, digit or mark before it: drawn
+  over whatever the table shows left of the name, or over a space (``x ́y``);
+* :func:`mixed_word` — one word (a run of letters, marks and digits) holding letters of two of the
+  alphabets that share look-alike letters (:data:`CONFUSABLE_SCRIPTS`: Latin, Greek, Cyrillic,
+  Armenian, Georgian, Cherokee, Coptic): ``train`` with a Cyrillic a (U+0430) in it is another name than
+  ``train`` and looks the same. This is the mixed-script test of Unicode TR39 (*Unicode Security
+  Mechanisms*, §5.1) restricted to those scripts: a word of one script, any script, passes, and so do
+  words mixing scripts outside that set (Japanese Han + kana, Latin + Han). No script property is in
+  Python's :mod:`unicodedata` and no library that has one is a dependency, so a letter's script is the
+  script its Unicode character name states (``CYRILLIC SMALL LETTER A``, ``FULLWIDTH LATIN CAPITAL
+  LETTER A``): every letter of those alphabets is named so, and no letter's name states two of them
+  (checked over the whole database by the test of this module).
+
+Each returns what a refusal names (the character, its place) or None; :func:`~.rules.visible_text`
+words the refusal. Names stored before these checks are read as they are: only new input is checked.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["CONFUSABLE_SCRIPTS", "baseless_mark", "mixed_word", "odd_space", "script_of", "unassigned"]
+
+CONFUSABLE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "GEORGIAN", "CHEROKEE", "COPTIC")
+"""The alphabets whose letters stand in for each other (a Cyrillic a U+0430 or a Greek omicron U+03BF for a
+Latin a or o, an Armenian oh U+0585, a Cherokee go U+13AA for A, a Georgian qar U+10E7 for y…): two of them
+in one word are refused (module docstring)."""
+
+_MARKS = ("Mn", "Mc", "Me")
+
+
+def odd_space(value: str) -> int | None:
+    """Index of the first space character other than U+0020 (category Zs) in ``value``, or None."""
+    return next((i for i, char in enumerate(value) if char != " " and unicodedata.category(char) == "Zs"), None)
+
+
+def unassigned(value: str) -> int | None:
+    """Index of the first unassigned (Cn) or private-use (Co) code point in ``value``, or None."""
+    return next((i for i, char in enumerate(value) if unicodedata.category(char) in ("Cn", "Co")), None)
+
+
+def baseless_mark(value: str) -> int | None:
+    """Index of the first combining mark with no letter, digit or mark before it in ``value``, or None."""
+    before = ""
+    for i, char in enumerate(value):
+        if unicodedata.category(char) in _MARKS and (not before or unicodedata.category(before)[0] not in "LNM"):
+            return i
+        before = char
+    return None
+
+
+def script_of(char: str) -> str | None:
+    """The one of :data:`CONFUSABLE_SCRIPTS` whose letter ``char`` is (as its Unicode name states), else None."""
+    if not unicodedata.category(char).startswith("L"):
+        return None
+    return next((word for word in unicodedata.name(char, "").split() if word in CONFUSABLE_SCRIPTS), None)
+
+
+def mixed_word(value: str) -> tuple[str, dict[str, list[str]]] | None:
+    """The first word of ``value`` (a run of letters, marks and digits) whose letters belong to two or more of
+    :data:`CONFUSABLE_SCRIPTS`, with ``{script: its letters there}``, the script with the most letters first;
+    None when there is none."""
+    word: list[str] = []
+    scripts: dict[str, list[str]] = {}
+    for char in (*value, " "):
+        if unicodedata.category(char)[0] in "LMN":
+            word.append(char)
+            script = script_of(char)
+            if script is not None:
+                scripts.setdefault(script, []).append(char)
+            continue
+        if len(scripts) > 1:
+            return "".join(word), dict(sorted(scripts.items(), key=lambda item: -len(item[1])))
+        word, scripts = [], {}
+    return None

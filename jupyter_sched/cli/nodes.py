@@ -1,0 +1,114 @@
+"""``jupyter-sched nodes cordon|drain|uncordon NODE``: an admin takes a node out of service for
+maintenance and back (hubadmin24; ``POST nodes/{node}/cordon``, ``POST nodes/{node}/uncordon``,
+:mod:`jupyter_sched.services.nodes`). Slurm's ``scontrol update nodename=X state=drain reason=…``,
+``kubectl cordon`` / ``kubectl drain``.
+
+``cordon`` and ``drain`` ask the server first what happens to the work on the node (``dry_run``),
+print it — each job or lease, its owner and its fate — and ask before going on, as ``teams move`` and
+``cancel --all`` do (``--yes`` skips the question; without a terminal it refuses rather than guess).
+``uncordon`` only opens the node again: it does not ask. Standard library only at parse time (the
+CLI's start-up cost: :mod:`.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+from urllib.parse import quote
+
+from ..client._wire import Req
+
+__all__ = ["add_parser", "nodes"]
+
+_SHOWN = 20
+"""Work items listed before "… and N more"."""
+
+_REASON_HELP = 'why, said to users whose jobs wait for the node, e.g. --reason "PSU swap, back by 18:00" (required)'
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``nodes`` (``nodes cordon|drain|uncordon``) to the subcommands."""
+    nodes_p = sub.add_parser("nodes", allow_abbrev=False,
+                             help="admin: cordon, drain or uncordon a node for maintenance")
+    acts = nodes_p.add_subparsers(dest="nodes_command", metavar="ACTION")
+    acts.required = True
+    cordon = acts.add_parser(
+        "cordon", allow_abbrev=False, help="place no new work on NODE; what runs there runs on to its end",
+        description="Place no new work (jobs, leases, backfill) on NODE; jobs only it could hold wait, their reason "
+                    "naming the cordon, its reason, you and the time. The work running there runs on to its own end "
+                    "or time limit (drain --evict-after stops it sooner). It shows the work on the node and asks "
+                    "first. Stored: it outlives restarts. Admins only; audited (node_cordoned). Example: "
+                    'jupyter-sched nodes cordon gpu-node-3 --reason "PSU swap"')
+    drain = acts.add_parser(
+        "drain", allow_abbrev=False, help="cordon NODE and stop the work still there after --evict-after",
+        description="Cordon NODE (see nodes cordon --help) and, with --evict-after, stop the work still running there "
+                    "that long from now: with the normal grace and the checkpoint signal for checkpointable jobs, then "
+                    "requeued (a kernel's lease ends). Without --evict-after it is a cordon: the work runs on to its own "
+                    "end. It shows the work on the node and each one's fate, and asks first. Admins only; audited "
+                    '(node_cordoned). Example: jupyter-sched nodes drain gpu-node-3 --evict-after 2h --reason "PSU swap"')
+    for act in (cordon, drain):
+        act.add_argument("node", metavar="NODE", help="the node's name (jupyter-sched status lists them)")
+        act.add_argument("--reason", required=True, help=_REASON_HELP)
+        act.add_argument("--dry-run", dest="dry_run", action="store_true", help="show what would happen; change nothing")
+        act.add_argument("--yes", action="store_true", help="do not ask")
+    drain.add_argument("--evict-after", dest="evict_after", metavar="DURATION",
+                       help='stop the work still on the node this long from now, e.g. "2h", "30m" or "0" (now)')
+    uncordon = acts.add_parser(
+        "uncordon", allow_abbrev=False, help="new work may be placed on NODE again",
+        description="New work may be placed on NODE again; a drain's pending stop is called off. Admins only; audited "
+                    "(node_uncordoned). Example: jupyter-sched nodes uncordon gpu-node-3")
+    uncordon.add_argument("node", metavar="NODE", help="the node's name")
+    uncordon.add_argument("--dry-run", dest="dry_run", action="store_true", help="show what would happen; change nothing")
+
+
+def nodes(client: Any, args: argparse.Namespace, io: Any) -> int:
+    """``nodes cordon|drain|uncordon``: the plan, the question, the change (exit 0; 2 when not confirmed
+    without a terminal, or a bad --evict-after)."""
+    node = quote(args.node, safe="")
+    if args.nodes_command == "uncordon":
+        done = client.call(Req("POST", f"nodes/{node}/uncordon", body={"dry_run": bool(args.dry_run)}))
+        _print(done, args, io)
+        return 0
+    body: dict[str, Any] = {"reason": args.reason}
+    if getattr(args, "evict_after", None) is not None:
+        from ..model.units import parse_duration  # only when asked: the CLI's start-up cost
+
+        body["evict_after_s"] = parse_duration(args.evict_after, field="--evict-after",
+                                               hint='give how long the work may run on, e.g. --evict-after 2h (or "0": '
+                                                    "now); leave it out to let it run to its end")
+    path = f"nodes/{node}/cordon"
+    plan = client.call(Req("POST", path, body={**body, "dry_run": True}))
+    if args.dry_run or not args.yes:
+        _print(plan, args, io)
+    if args.dry_run:
+        return 0
+    if not args.yes:
+        isatty = getattr(io.stdin, "isatty", None)
+        if not (isatty and isatty()):
+            print(f"jupyter-sched nodes {args.nodes_command}: not asking without a terminal — add --yes to go ahead",
+                  file=io.err)
+            return 2
+        verb = "Drain" if body.get("evict_after_s") is not None else "Cordon"
+        io.err.write(f"{verb} node {args.node}? [y/N] ")
+        io.err.flush()
+        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("nothing changed", file=io.out)
+            return 0
+    done = client.call(Req("POST", path, body={**body, "dry_run": False}))
+    _print(done, args, io, work=False)
+    return 0
+
+
+def _print(answer: dict[str, Any], args: argparse.Namespace, io: Any, *, work: bool = True) -> None:
+    """The answer's sentence and (``work``) one line per job or lease on the node, with its fate."""
+    if getattr(args, "json", False):
+        print(json.dumps(answer, indent=2), file=io.out)
+        return
+    print(str(answer.get("text") or ""), file=io.out)
+    items = answer.get("work") or [] if work else []
+    for item in items[:_SHOWN]:
+        print(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  {item.get('gpus', 0):g} GPUs: "
+              f"{item.get('fate')}", file=io.out)
+    if len(items) > _SHOWN:
+        print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
