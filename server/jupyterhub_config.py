@@ -22,18 +22,26 @@ c.JupyterHub.services = [
     },
     # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone. As root it
     # runs each job as its owner's OS account (the local executor refuses hub mode otherwise); the
-    # job folder and interpreter must be reachable by every account, secrets stay in the environment:
+    # job folder and interpreter must be reachable by every account, secrets stay in the environment.
+    # Its port is below 1024, which only root may bind: users' servers send it their hub tokens, and
+    # while the service is down (a crash, an upgrade) any local account could take an unprivileged port
+    # and collect them (red team 25, R5; `jupyter-sched serve` warns about such a port):
     # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve", "--allow-root",
     #      "--SchedApp.log_dir=/var/lib/jupyter_sched/jobs", "--HubSchedApp.job_python=/opt/jobs-venv/bin/python"],
-    #  "url": "http://127.0.0.1:10101",
+    #  "url": "http://127.0.0.1:1010",
     #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@127.0.0.1/sched"}},
 ]
 # Hub users' jobs run as the OS account of the same name (what c.JupyterHub.spawner_class =
 # "localprocess" does for their servers); map other names in the service's config, e.g.
 # c.HubSchedApp.run_as_accounts = {"alice@example.org": "alice"}.
 
-# User servers forward their api/sched/ calls to the service (the URL includes the service prefix).
-c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:8000/services/jupyter-sched/"}
+# User servers forward their api/sched/ calls to the service (the URL includes the service prefix),
+# straight to its address: through the proxy (http://127.0.0.1:8000/…) they could not see who holds the
+# service's port. Before each request to a loopback address a server checks that root (or a uid of
+# c.SchedApp.hub_service_uids) listens there; a non-loopback address must be https unless
+# c.SchedApp.hub_service_network_trusted = True (a network only the hub's pods share, e.g. Kubernetes:
+# "http://jupyter-sched.jupyter-sched.svc.cluster.local:10101/services/jupyter-sched/").
+c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:1010/services/jupyter-sched/"}
 
 c.JupyterHub.load_roles = [
     # Every user (and each user's server, which forwards REST calls) may call the scheduler service.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from typing import Any, TypeVar, cast
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Float, TraitError, Unicode, default, validate
+from traitlets import Float, TraitError, validate
 
 from ..admission import Caller
 from ..buildinfo import version_string
@@ -38,6 +37,7 @@ from .definitions_web import DefinitionsConfig
 from .events import EventHub
 from .gc_pauses import settle_heap
 from .host_schedulers import announce
+from .hub_client import HubClientConfig
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .idle_kernels import IdleKernelConfig, connect_kernels
 from .job_tokens import JobTokenConfig, install_job_tokens
@@ -59,7 +59,8 @@ R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, HubClientConfig,
+               ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -79,36 +80,6 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         JupyterHub's idle culler read). Default: 60 s, the granularity of the hub's activity
         reports; running work then keeps the server alive, panel polling does not.""",
     )
-
-    hub_service_url = Unicode(
-        config=True,
-        help="""Hub mode, per-user server side: base URL of the central jupyter_sched service
-        (e.g. "http://127.0.0.1:10101/services/jupyter-sched/"). When set, this server runs no
-        engine and forwards every api/sched/ call there with the server's hub token
-        (see jupyter_sched.hub.forward). Default: $JUPYTER_SCHED_HUB_URL, else "" (embedded mode).""",
-    )
-    hub_service_token = Unicode(
-        config=True,
-        help="""Hub mode: the token sent to the central service (identifies this server's owner).
-        Default: $JUPYTERHUB_API_TOKEN, the token JupyterHub gives each user server.""",
-    )
-
-    kernel_report_interval_s = Float(
-        30.0,
-        config=True,
-        help="""Hub mode, per-user server side: seconds between reports of this server's live kernels
-        to the central service, which releases leases whose kernel is gone (jupyter_sched.hub.liveness).
-        Default 30 s (a gone kernel's GPUs are free within a minute, also after either side
-        restarted); 0 disables.""",
-    )
-
-    @default("hub_service_url")
-    def _default_hub_service_url(self) -> str:
-        return os.environ.get("JUPYTER_SCHED_HUB_URL", "")
-
-    @default("hub_service_token")
-    def _default_hub_service_token(self) -> str:
-        return os.environ.get("JUPYTERHUB_API_TOKEN", "")
 
     @validate("activity_interval_s")
     def _check_activity_interval(self, proposal: dict[str, Any]) -> float:

@@ -42,7 +42,8 @@ from ..services.job_tokens import (
 from ..store import Store
 from ..store.job_secrets import JobSecret, ensure_job_secret, read_job_secrets
 
-__all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens", "job_url", "unreachable_from_pods"]
+__all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens", "job_url", "loopback_host",
+           "unreachable_from_pods"]
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,13 @@ def job_url(app: Any) -> str:
 def unreachable_from_pods(url: str) -> bool:
     """Whether ``url``'s host is a loopback address or name (``localhost``, 127.0.0.0/8, ``::1``): a pod's own
     loopback, never this server."""
-    host = (urlparse(url).hostname or "").lower()
+    return loopback_host(urlparse(url).hostname or "")
+
+
+def loopback_host(host: str) -> bool:
+    """Whether a URL's ``host`` (no brackets) is a loopback address (127.0.0.0/8, ``::1``) or name
+    (``localhost``, ``*.localhost``)."""
+    host = host.lower().rstrip(".")
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:

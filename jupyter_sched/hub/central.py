@@ -69,13 +69,14 @@ from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
 from ..store.outage import log_store_failure
-from ..wording.config import no_quota_warning
+from ..wording.config import no_quota_warning, takeable_port_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
 from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
+from .listener import first_unprivileged_port
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -314,6 +315,7 @@ class HubSchedApp(SchedApp):
             # before the run-as checks, which may refuse the start
             seen = command_line_visibility()
             (self.log.info if seen.hidden else self.log.warning)("jupyter_sched: %s", seen.text)
+            self._warn_takeable_port()
             self._run_jobs_as_owners()
         elif self.executor == "kubernetes":
             mapping = self.account_mapping
@@ -346,6 +348,14 @@ class HubSchedApp(SchedApp):
         engine = getattr(self.services, "engine", None)
         if engine is not None and hasattr(engine, "run_as"):
             engine.run_as = run_as
+
+    def _warn_takeable_port(self) -> None:
+        """Warn when the service listens on a port any local account may bind (red team 25, R5)."""
+        port = int(getattr(self.serverapp, "port", 0) or 0)
+        first = first_unprivileged_port()
+        if port >= first:
+            ip = str(getattr(self.serverapp, "ip", "") or "")
+            self.log.warning("jupyter_sched: %s", takeable_port_warning(ip, port, first))
 
     def _run_jobs_as_owners(self) -> None:
         """Refuse what would run users' jobs unsafely, then put the local executor in hub mode."""

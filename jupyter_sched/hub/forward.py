@@ -67,6 +67,7 @@ from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
+from .listener import ListenerRefused, refusal
 from .reconnect import CENTRAL, CentralLink
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
@@ -109,6 +110,10 @@ class HubServiceUnreachable(SchedError):
 def _unreachable(url: str, exc: BaseException | None, state: Reconnecting | None = None) -> HubServiceUnreachable:
     """The user's answer when the central service at ``url`` did not answer (logged with ``exc``),
     saying when the server tries again (``state``: its retry loop, :mod:`.reconnect`)."""
+    if isinstance(exc, ListenerRefused):  # nothing was sent; the guard logged why, once (red team 25, R5)
+        return HubServiceUnreachable("the scheduler's address is held by something that is not the scheduler "
+                                     "service, so this server did not send your request (nor its token) there",
+                                     hint="tell your hub admin: your server's log names who holds the address")
     if exc is not None:
         log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
     if state is None:
@@ -170,6 +175,11 @@ class ForwardingService:
         shutdown_kernel: ``await shutdown_kernel(kernel_id)`` shuts one of this server's kernels down
             (its kernel manager's ``shutdown_kernel``); asked by a report's answer (:mod:`.idle_shutdown`).
             None: such asks are not done (logged).
+        allowed_uids: uids besides root and this process's own that may hold a loopback address of the
+            central service (``c.SchedApp.hub_service_uids``, :mod:`.listener`).
+        network_trusted: plain http to a non-loopback central service is allowed
+            (``c.SchedApp.hub_service_network_trusted``). Both are checked before every request sent
+            over the network (``transport`` None): a refused one is never sent (red team 25, R5).
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
@@ -177,7 +187,8 @@ class ForwardingService:
                  poll_interval_s: float = 60.0, kernel_report_interval_s: float = 30.0,
                  transport: httpx.AsyncBaseTransport | None = None,
                  kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
-                 shutdown_kernel: Callable[[str], Awaitable[Any]] | None = None) -> None:
+                 shutdown_kernel: Callable[[str], Awaitable[Any]] | None = None,
+                 allowed_uids: Iterable[int] = (), network_trusted: bool = False) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
         self._api = httpx.URL(self.api_url)
@@ -194,6 +205,9 @@ class ForwardingService:
         self.poll_interval_s = poll_interval_s
         self.kernel_report_interval_s = kernel_report_interval_s
         self._transport = transport
+        self.allowed_uids = frozenset(allowed_uids)
+        self.network_trusted = network_trusted
+        self._refusal_said: str | None = None
         self._report_task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
@@ -209,10 +223,35 @@ class ForwardingService:
     def client(self) -> httpx.AsyncClient:
         """The HTTP client (created on first use, on the running loop)."""
         if self._client is None:
+            hooks = {"request": [self._guard]} if self._transport is None else {}
             self._client = httpx.AsyncClient(
                 base_url=self.api_url, timeout=self.timeout_s, transport=self._transport, trust_env=False,
-                headers={"Authorization": f"token {self.token}", "Accept": "application/json"})
+                headers={"Authorization": f"token {self.token}", "Accept": "application/json"}, event_hooks=hooks)
         return self._client
+
+    def check_address(self, url: httpx.URL) -> None:
+        """Refuse to send the token to ``url`` when :func:`.listener.refusal` says so; the reason is logged
+        once per reason (again after a request was let through).
+
+        Raises:
+            ListenerRefused: nothing may be sent there.
+        """
+        said = refusal(url, allowed_uids=self.allowed_uids, network_trusted=self.network_trusted)
+        if said is None:
+            self._refusal_said = None
+            return
+        if said != self._refusal_said:
+            log.warning("jupyter_sched: %s", said)
+            self._refusal_said = said
+        raise ListenerRefused(said)
+
+    async def _guard(self, request: httpx.Request) -> None:
+        """httpx's request hook: :meth:`check_address` before anything is sent."""
+        try:
+            self.check_address(request.url)
+        except ListenerRefused as exc:
+            exc.request = request
+            raise
 
     async def start(self) -> None:
         """Start refreshing the running-work cache (read by ``SchedApp.current_activity``); arm
@@ -230,6 +269,8 @@ class ForwardingService:
             return
         headers = {"Authorization": f"token {self.token}", "Accept": "application/json"}
         try:
+            if self._transport is None:
+                self.check_address(self._api)
             with httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, trust_env=False) as http:
                 response = http.get("leases", params={"state": _LIVE})
                 for lease in response.json() if response.status_code == 200 else []:
@@ -541,7 +582,8 @@ def forwarding_service(app: Any) -> ForwardingService:
                              owner=os.environ.get("JUPYTERHUB_USER") or None,
                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),
                              poll_interval_s=float(app.activity_interval_s),
-                             kernel_report_interval_s=float(app.kernel_report_interval_s))
+                             kernel_report_interval_s=float(app.kernel_report_interval_s),
+                             allowed_uids=app.hub_service_uids, network_trusted=app.hub_service_network_trusted)
 
 
 class ForwardHandler(APIHandler):

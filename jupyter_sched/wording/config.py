@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning"]
+__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning", "takeable_port_warning"]
 
 CONFIG_FILE = "jupyter_sched_serve_config.py"
 """The file ``jupyter-sched serve`` reads its settings from, in any Jupyter config folder
@@ -79,3 +79,16 @@ def no_quota_warning(default_time_limit_s: float | None) -> str:
     return (f"no quotas are configured: one user may hold every GPU{limit}, while the queue is ordered only by what "
             f"each user and team holds now. Set c.SchedApp.quotas in {CONFIG_FILE} (or PUT api/sched/quotas as an "
             f"admin) to give each team a guarantee and a borrowing limit{fix}")
+
+
+def takeable_port_warning(ip: str, port: int, first_unprivileged: int) -> str:
+    """What ``jupyter-sched serve`` says at start in hub mode with the local executor when it listens on
+    a port any local account may bind (``port`` >= ``first_unprivileged``, the kernel's
+    ``net.ipv4.ip_unprivileged_port_start``): while the service is down, a user who takes it receives
+    the users' servers' requests (red team 25, R5)."""
+    where = f"[{ip}]:{port}" if ":" in ip else f"{ip or '*'}:{port}"
+    return (f"this service listens on {where}, a port any local account may take while the service is down (a "
+            "crash, an upgrade, a restart) and then receive what users' servers send it. Give it a port below "
+            f"{first_unprivileged}, which only root may bind: the service's url in jupyterhub_config.py (e.g. "
+            "http://127.0.0.1:1010) and JUPYTER_SCHED_HUB_URL to match (server/jupyterhub_config.py). Users' "
+            "servers send nothing to a loopback port another account holds (c.SchedApp.hub_service_uids)")

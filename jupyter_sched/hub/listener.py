@@ -1,0 +1,129 @@
+"""Whom a user's server sends its hub token to (red team 25, R5).
+
+A user's server forwards to the central service with its owner's hub token (:mod:`.forward`). While
+``jupyter-sched serve`` is down (a crash, an upgrade, a restart) any local account could bind its
+unprivileged loopback port and collect every running server's token within one kernel report. So before
+each request the forwarder asks :func:`refusal` whether the address may have the token:
+
+* a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): every socket LISTENing on that port
+  that takes connections to it (the address itself or a wildcard) must belong to root, to the account
+  this server runs as (it can read the token anyway), or to a uid of ``c.SchedApp.hub_service_uids``.
+  The owner comes from ``/proc/net/tcp`` and ``/proc/net/tcp6`` (Linux; readable without privilege,
+  unlike other accounts' processes); no listener at all is left to the connection (refused);
+* any other address: ``https`` (certificates verified), unless ``c.SchedApp.hub_service_network_trusted``
+  says the network between servers and the service is the admin's own (a cluster's network).
+
+The answer is one sentence for the server's log (said once per holder by the caller), or None.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Collection
+from pathlib import Path
+
+import httpx
+
+from ..extension.job_tokens import loopback_host
+
+__all__ = ["ListenerRefused", "first_unprivileged_port", "listener_uids", "refusal"]
+
+_LISTEN = "0A"
+_PROC_NET = Path("/proc/net")
+
+
+class ListenerRefused(httpx.ConnectError):
+    """Nothing was sent: the service's address is not the service's (:func:`refusal` says why)."""
+
+
+def first_unprivileged_port(path: Path = Path("/proc/sys/net/ipv4/ip_unprivileged_port_start")) -> int:
+    """The lowest port any account may bind (Linux's ``net.ipv4.ip_unprivileged_port_start``; 1024 elsewhere)."""
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return 1024
+
+
+def _targets(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return [ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")]
+    return [ipaddress.ip_address(host)]
+
+
+def _address(hex_address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``/proc/net/tcp*``'s local address: 32-bit words in host byte order."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i:i + 4][::-1] if socket.htonl(1) != 1 else raw[i:i + 4] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(words)
+
+
+def _takes(listening: ipaddress.IPv4Address | ipaddress.IPv6Address,
+           target: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a socket listening on ``listening`` may accept a connection to ``target``."""
+    if listening == target or listening.is_unspecified:
+        return listening.version == target.version or listening.version == 6  # [::] takes IPv4 too (dual stack)
+    mapped = listening.ipv4_mapped if isinstance(listening, ipaddress.IPv6Address) else None
+    return mapped is not None and mapped == target
+
+
+def listener_uids(host: str, port: int, *, proc_net: Path = _PROC_NET) -> list[int] | None:
+    """The uids of the TCP sockets LISTENing on ``port`` that take connections to ``host`` (a loopback
+    address or ``localhost``); ``[]`` when none; None when ``/proc/net/tcp`` cannot be read (not Linux)."""
+    targets = _targets(host)
+    uids: list[int] = []
+    read_any = False
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (proc_net / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        read_any = True
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 8 or fields[3] != _LISTEN:
+                continue
+            hex_address, _, hex_port = fields[1].partition(":")
+            try:
+                if int(hex_port, 16) != port:
+                    continue
+                listening = _address(hex_address)
+                uid = int(fields[7])
+            except ValueError:
+                continue
+            if any(_takes(listening, target) for target in targets):
+                uids.append(uid)
+    return uids if read_any else None
+
+
+def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: bool,
+            proc_net: Path = _PROC_NET) -> str | None:
+    """Why the hub token must not go to ``url``, or None when it may (see the module docstring).
+
+    Args:
+        url: where the request goes (the central service).
+        allowed_uids: uids besides root and this process's own that may hold a loopback address.
+        network_trusted: plain ``http`` to a non-loopback address is allowed.
+    """
+    host = url.host
+    port = url.port or (443 if url.scheme == "https" else 80)
+    where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+    if not loopback_host(host):
+        if url.scheme == "https" or network_trusted:
+            return None
+        return (f"the scheduler's address {where} is plain http on the network: not sending the token "
+                "(anyone on the way could read it). Fix: serve it over https, or set "
+                "c.SchedApp.hub_service_network_trusted = True if that network is only the hub's")
+    uids = listener_uids(host, port, proc_net=proc_net)
+    if not uids:  # nobody listens (the connection is refused), or no /proc/net/tcp to ask
+        return None
+    allowed = {0, os.geteuid(), *allowed_uids}
+    stranger = next((uid for uid in uids if uid not in allowed), None)
+    if stranger is None:
+        return None
+    return (f"the scheduler's address {where} is held by uid {stranger}, not the service: not sending the token "
+            "(another account may have taken the port while the service was down). Fix: stop that process and "
+            "restart jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
+            f"uid {stranger}, add it to c.SchedApp.hub_service_uids")
