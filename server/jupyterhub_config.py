@@ -46,9 +46,13 @@ c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:1010/service
 c.JupyterHub.load_roles = [
     # Every user (and each user's server, which forwards REST calls) may call the scheduler service.
     # These override JupyterHub's default "user" and "server" roles: their default scopes are kept.
+    # "tokens!user": a user's server asks the hub at start for a token of its owner that may only call
+    # the scheduler (access:services!service=jupyter-sched) and sends that one, never its own token,
+    # which opens the server (files, kernels): red team 25, R5. Without it the server sends its own
+    # token and says so in its log (c.SchedApp.hub_service_narrow_token).
     {"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]},
     {"name": "server", "scopes": ["users:activity!user", "access:servers!server",
-                                  "access:services!service=jupyter-sched"]},
+                                  "access:services!service=jupyter-sched", "tokens!user"]},
     # The service reads users and groups (teams) to resolve identities and admins, lists users with
     # active servers and their server names (releasing leases of stopped servers, reporting activity),
     # and posts activity for users with running jobs or live leases (POST /users/{name}/activity)

@@ -42,6 +42,15 @@ class HubClientConfig(Configurable):
         must be https (certificates verified), else nothing is sent.""",
     )
 
+    hub_service_narrow_token = Bool(
+        True,
+        config=True,
+        help="""Hub mode, per-user server side: at start ask the hub for a token of the owner whose only
+        scope is the scheduler service's, and send that instead of the server's own token (which opens
+        this server: red team 25, R5); needs "tokens!user" in the hub's "server" role. When the hub
+        refuses, the server's own token is sent (said in the log). Default True.""",
+    )
+
     kernel_report_interval_s = Float(
         30.0,
         config=True,

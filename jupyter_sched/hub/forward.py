@@ -3,8 +3,10 @@
 With ``hub_service_url`` set (default ``$JUPYTER_SCHED_HUB_URL``), a user's server runs no
 engine: every request to ``{base_url}api/sched/<path>`` is authenticated and authorized by the
 user's server exactly as in embedded mode (token or cookie + XSRF), then forwarded to
-``{hub_service_url}api/sched/<path>`` with the server's own hub token
-(``JUPYTERHUB_API_TOKEN``), which the hub resolves to the server's owner. The caller's
+``{hub_service_url}api/sched/<path>`` with a token of the server's owner that may only call the
+scheduler (minted at start with the server's ``JUPYTERHUB_API_TOKEN``, :mod:`.narrow_token`; that own
+token where the hub refuses), which the hub resolves to the owner, and only to an address that is the
+service's (:mod:`.listener`: red team 25, R5). The caller's
 identity therefore comes from the hub, never from the request; status, body and
 ``Content-Type`` come back unchanged, so the magics, the CLI and the panel work as against an
 embedded server. ``events`` and ``jobs/{id}/logs?follow=true`` are streamed.
@@ -68,6 +70,7 @@ from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationEr
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
 from .listener import ListenerRefused, refusal
+from .narrow_token import NarrowTokens, ScopedToken
 from .reconnect import CENTRAL, CentralLink
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
@@ -180,6 +183,8 @@ class ForwardingService:
         network_trusted: plain http to a non-loopback central service is allowed
             (``c.SchedApp.hub_service_network_trusted``). Both are checked before every request sent
             over the network (``transport`` None): a refused one is never sent (red team 25, R5).
+        narrow: mints, at :meth:`start`, the token sent instead of ``token``: one whose only scope is the
+            scheduler service's (:mod:`.narrow_token`), deleted at :meth:`stop`. None: ``token`` is sent.
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
@@ -188,7 +193,8 @@ class ForwardingService:
                  transport: httpx.AsyncBaseTransport | None = None,
                  kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
                  shutdown_kernel: Callable[[str], Awaitable[Any]] | None = None,
-                 allowed_uids: Iterable[int] = (), network_trusted: bool = False) -> None:
+                 allowed_uids: Iterable[int] = (), network_trusted: bool = False,
+                 narrow: NarrowTokens | None = None) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
         self._api = httpx.URL(self.api_url)
@@ -208,6 +214,8 @@ class ForwardingService:
         self.allowed_uids = frozenset(allowed_uids)
         self.network_trusted = network_trusted
         self._refusal_said: str | None = None
+        self.narrow = narrow
+        self.scoped: ScopedToken | None = None
         self._report_task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
@@ -255,12 +263,28 @@ class ForwardingService:
 
     async def start(self) -> None:
         """Start refreshing the running-work cache (read by ``SchedApp.current_activity``); arm
-        the exit hook that releases this server's leases if the process ends without ``stop()``."""
+        the exit hook that releases this server's leases if the process ends without ``stop()``; first
+        swap the server's own token for one scoped to the scheduler when ``narrow`` is given."""
         self._stopped.clear()
+        if self.narrow is not None and self.scoped is None:
+            got = await self.narrow.mint()
+            if isinstance(got, ScopedToken):
+                self.scoped = got
+                self._send_token(got.token)
+                log.info("jupyter_sched: calls to the scheduler carry a token of %s that may only call it (%s)",
+                         self.narrow.user, ", ".join(self.narrow.scopes))
+            else:
+                log.warning("jupyter_sched: calls to the scheduler carry this server's own hub token, which also "
+                            "opens this server, because %s", got)
         self._task = asyncio.ensure_future(self._poll())
         if self.kernel_report_interval_s > 0:
             self._report_task = asyncio.ensure_future(self._report_kernels())
         atexit.register(self._release_at_exit)
+
+    def _send_token(self, token: str) -> None:
+        self.token = token
+        if self._client is not None:
+            self._client.headers["Authorization"] = f"token {token}"
 
     def _release_at_exit(self) -> None:
         """Release this server's leases synchronously (the event loop is gone at exit)."""
@@ -309,6 +333,9 @@ class ForwardingService:
         except Exception:
             log.warning("jupyter_sched: could not release this server's leases on the central service; "
                         "it releases them when the hub reports the server stopped", exc_info=True)
+        if self.narrow is not None and self.scoped is not None:
+            await self.narrow.revoke(self.scoped)
+            self.scoped = None
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -577,7 +604,13 @@ def forwarding_service(app: Any) -> ForwardingService:
     async def shutdown_kernel(kernel_id: str) -> None:
         await app.serverapp.kernel_manager.shutdown_kernel(kernel_id)  # as the culler does: hooks and events fire
 
-    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids, kernel_states=states,
+    narrow = None
+    hub_api, owner = os.environ.get("JUPYTERHUB_API_URL", ""), os.environ.get("JUPYTERHUB_USER", "")
+    if app.hub_service_narrow_token and hub_api and owner and token == os.environ.get("JUPYTERHUB_API_TOKEN"):
+        named = re.search(r"/services/([^/]+)/?$", urlsplit(app.hub_service_url).path)
+        narrow = NarrowTokens(hub_api, owner, token, named.group(1) if named else "jupyter-sched",
+                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""))
+    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids, kernel_states=states, narrow=narrow,
                              shutdown_kernel=shutdown_kernel,
                              owner=os.environ.get("JUPYTERHUB_USER") or None,
                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),

@@ -126,7 +126,7 @@ c.JupyterHub.services = [
 c.JupyterHub.load_roles = [
     {{"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]}},
     {{"name": "server", "scopes": ["users:activity!user", "access:servers!server",
-                                  "access:services!service=jupyter-sched"]}},
+                                  "access:services!service=jupyter-sched", "tokens!user"]}},
     {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
                                                  "users:activity", "read:hub"],
       "services": ["jupyter-sched"]}},

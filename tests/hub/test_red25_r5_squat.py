@@ -1,36 +1,48 @@
 """Red team 25, R5: while ``jupyter-sched serve`` was down, any local account bound its unprivileged loopback
 port and received every running user server's requests — each with that server's hub token, which opened
-the user's Jupyter server. The forwarder now checks who holds a loopback address before sending anything
-(:mod:`jupyter_sched.hub.listener`: /proc/net/tcp's uid of the listening socket), refuses plain http to a
-non-loopback address unless the admin trusts the network, and ``jupyter-sched serve`` warns at start when
-it listens on a port any account may bind.
+the user's Jupyter server. Both faults are fixed:
+
+1. least privilege (:mod:`jupyter_sched.hub.narrow_token`): a user's server asks the hub at start for a
+   token of its owner whose only scope is ``access:services!service=jupyter-sched`` and sends that one, so
+   what anyone captures cannot open the server (real hub: ``GET /user/<u>/api/contents`` with it → 403);
+2. an address no user can take (:mod:`jupyter_sched.hub.listener`): before each request to a loopback
+   address the forwarder checks who listens there (/proc/net/tcp's uid) and sends nothing to another
+   account's socket, said once; plain http off the host needs the admin's word; ``jupyter-sched serve``
+   warns at start when it listens on a port any account may bind.
 
 Real parts: a real OS account (tests/accounts.py) runs the squatter, a socket server that records what it
 receives; the "service" is a root process listening on the same port, killed first; the user server's
 :class:`~jupyter_sched.hub.forward.ForwardingService` runs its kernel reports and activity polls against
-the real network, as in a user's server; ``serve`` is the installed command (tests/hub/test_hub_refusals.py).
+the real network, as in a user's server; ``serve`` is the installed command (tests/hub/test_hub_refusals.py);
+the last test runs a real JupyterHub (tests/hub/hub_harness.py), kills its service and takes the port.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from jupyter_sched.hub.forward import ForwardingService, HubServiceUnreachable
 from jupyter_sched.hub.listener import ListenerRefused, listener_uids, refusal
-from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
+from tests.accounts import Account, account_python, os_accounts, shared_dir, skip_reason
 
-from .hub_harness import _free_port
+from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
 from .test_hub_refusals import serve
 
 TOKEN = "amys-server-token-r25"
@@ -205,3 +217,118 @@ def test_red25_r5_serve_warns_when_its_port_is_one_any_account_may_bind(tmp_path
         said = next(line for line in log.splitlines() if WARNING in line)
         assert f"listens on 127.0.0.1:{port}" in said and "port below 1024" in said, said
         assert "JUPYTER_SCHED_HUB_URL" in said and "c.SchedApp.hub_service_uids" in said, said
+
+
+@pytest.fixture(scope="module")
+def users() -> Iterator[dict[str, Account]]:
+    yield from amy_and_eve()
+
+
+@pytest.fixture(scope="module")
+def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
+    yield from amy_and_eve_hub(pg_server, users, "red25r5")
+
+
+def _capture_one_token(port: int, timeout_s: float) -> str | None:
+    """Listen on 127.0.0.1:``port`` (as root: the servers' listener check lets it have what they send, as a
+    squatter would get it were the check not there) until a request with a token arrives; that token."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(16)
+    server.settimeout(1.0)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                with contextlib.suppress(OSError):
+                    while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+                        data += chunk
+                    conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            for line in data.decode("latin-1").split("\r\n"):
+                name, _, value = line.partition(":")
+                if name.lower() == "authorization" and value.strip().lower().startswith("token "):
+                    return value.strip()[len("token "):]
+        return None
+    finally:
+        server.close()
+
+
+@pytest.mark.slow
+def test_red25_r5_what_a_users_server_sends_the_scheduler_cannot_open_that_server(
+        hub: Hub, users: dict[str, Account]) -> None:
+    amy = users["amy"].name
+    hub.start_servers(amy)
+    mine = hub.token_for(amy)
+    # the scheduler takes the scoped token: amy's requests through her server are answered as ever
+    answer = httpx.get(f"{hub.server_url(amy)}api/sched/jobs", headers={"Authorization": f"token {mine}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+
+    hub.kill_service()  # a crash: whoever takes the port gets what amy's server sends (kernel reports, 1 s)
+    captured = _capture_one_token(hub.service_port, timeout_s=30)
+    assert captured, hub.log_tail()
+
+    opened = httpx.get(f"{hub.url}/user/{amy}/api/contents", headers={"Authorization": f"token {captured}"},
+                       timeout=30, follow_redirects=False)
+    assert opened.status_code == 403, (opened.status_code, opened.text[:300])
+    kernels = httpx.get(f"{hub.url}/user/{amy}/api/kernels", headers={"Authorization": f"token {captured}"},
+                        timeout=30, follow_redirects=False)
+    assert kernels.status_code == 403, (kernels.status_code, kernels.text[:300])
+    model = hub.api("GET", "user", token=captured).json()
+    assert model["name"] == amy
+    assert [s for s in model["scopes"] if s.startswith(("access:", "tokens", "admin", "servers"))] == \
+        ["access:services!service=jupyter-sched"], model["scopes"]
+
+
+@pytest.mark.parametrize("hub_says", [201, 403], ids=["minted: sent, deleted at stop", "refused: own token, said"])
+def test_red25_r5_the_server_sends_a_token_scoped_to_the_scheduler_or_says_why_not(
+        hub_says: int, caplog: pytest.LogCaptureFixture) -> None:
+    """The server's own token asks the hub for a scheduler-only token at start, sends it, deletes it at
+    stop; a hub whose "server" role lacks ``tokens!user`` (403) leaves the own token, said once with the fix."""
+    from jupyter_sched.hub.narrow_token import NarrowTokens
+
+    hub_calls: list[tuple[str, str, str, bytes]] = []
+    sent: list[str] = []
+
+    def hub(request: httpx.Request) -> httpx.Response:
+        hub_calls.append((request.method, request.url.path, request.headers["Authorization"], request.content))
+        if request.method == "POST":
+            return httpx.Response(hub_says, json={"token": "scoped-r25", "id": "a42"} if hub_says == 201 else {})
+        return httpx.Response(204)
+
+    def central(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["Authorization"])
+        return httpx.Response(200, json=[] if request.method == "GET" else {})
+
+    narrow = NarrowTokens("http://127.0.0.1:8081/hub/api", "amy", TOKEN, "jupyter-sched",
+                          transport=httpx.MockTransport(hub))
+    server = ForwardingService("http://127.0.0.1:1010/services/jupyter-sched/", TOKEN, kernel_ids=lambda: ["k1"],
+                               kernel_report_interval_s=0, poll_interval_s=3600,
+                               transport=httpx.MockTransport(central), narrow=narrow)
+    caplog.set_level(logging.INFO, logger="jupyter_sched.hub.forward")
+
+    async def lifetime() -> None:
+        await server.start()
+        await server.report_kernels()
+        await server.stop()
+
+    asyncio.run(lifetime())
+    method, path, auth, body = hub_calls[0]
+    assert (method, path, auth) == ("POST", "/hub/api/users/amy/tokens", f"token {TOKEN}")
+    assert json.loads(body)["scopes"] == ["access:services!service=jupyter-sched"]
+    said = " ".join(r.getMessage() for r in caplog.records)
+    if hub_says == 201:
+        assert sent and set(sent) == {"token scoped-r25"}, sent
+        assert hub_calls[1][:2] == ("DELETE", "/hub/api/users/amy/tokens/a42")
+        assert "may only call it (access:services!service=jupyter-sched)" in said, said
+    else:
+        assert sent and set(sent) == {f"token {TOKEN}"}, sent
+        assert len(hub_calls) == 1
+        assert said.count("carry this server's own hub token") == 1, said
+        assert '"tokens!user"' in said and "load_roles" in said, said
