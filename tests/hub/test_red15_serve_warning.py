@@ -24,21 +24,27 @@ from .test_hub_refusals import serve
 WARNING = "no quotas are configured: one user may hold every GPU"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="hub mode with the local executor runs as root")
-@pytest.mark.parametrize("quotas", [False, True], ids=["no quota: warned", "quotas: not warned"])
-def test_red15_r4_serve_warns_at_start_up_when_no_quota_is_configured(tmp_path: Path, quotas: bool) -> None:
+def serve_to_its_warnings(tmp_path: Path, *options: str, settings: tuple[str, ...] = ()) -> str:
+    """Run ``jupyter-sched serve`` (``options``; config lines ``settings``) with a job interpreter it refuses
+    after its start-up warnings, so that it stops there; its log."""
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     (private / "python").symlink_to(sys.executable)
     with shared_dir() as folder:
         (folder / "config").mkdir()
         lines = [f"c.SchedApp.log_dir = {str(folder / 'jobs')!r}",
-                 f"c.HubSchedApp.job_python = {str(private / 'python')!r}"]  # refused after the warning: it stops
-        if quotas:
-            lines.append("c.SchedApp.quotas = [{'team': 'default', 'guaranteed': 1}]")
+                 f"c.HubSchedApp.job_python = {str(private / 'python')!r}", *settings]
         (folder / "config" / "jupyter_sched_serve_config.py").write_text("\n".join(lines) + "\n")
-        code, log = serve(folder)
+        code, log = serve(folder, *options)
     assert code != 0 and "c.HubSchedApp.job_python" in log, log[-2000:]
+    return log
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hub mode with the local executor runs as root")
+@pytest.mark.parametrize("quotas", [False, True], ids=["no quota: warned", "quotas: not warned"])
+def test_red15_r4_serve_warns_at_start_up_when_no_quota_is_configured(tmp_path: Path, quotas: bool) -> None:
+    log = serve_to_its_warnings(
+        tmp_path, settings=("c.SchedApp.quotas = [{'team': 'default', 'guaranteed': 1}]",) if quotas else ())
     # and who can read its jobs' command lines here, /proc's option named (new user 17, N13)
     from jupyter_sched.executors.proc_mount import command_line_visibility
 

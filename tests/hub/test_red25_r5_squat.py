@@ -43,7 +43,7 @@ from jupyter_sched.hub.listener import ListenerRefused, listener_uids, refusal
 from tests.accounts import Account, account_python, os_accounts, shared_dir, skip_reason
 
 from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
-from .test_hub_refusals import serve
+from .test_red15_serve_warning import serve_to_its_warnings
 
 TOKEN = "amys-server-token-r25"
 
@@ -200,17 +200,8 @@ WARNING = "a port any local account may take while the service is down"
 @pytest.mark.skipif(os.geteuid() != 0, reason="hub mode with the local executor runs as root")
 @pytest.mark.parametrize("privileged", [False, True], ids=["port 1024+: warned", "port below 1024: not warned"])
 def test_red25_r5_serve_warns_when_its_port_is_one_any_account_may_bind(tmp_path: Path, privileged: bool) -> None:
-    private = tmp_path / "private"
-    private.mkdir(mode=0o700)
-    (private / "python").symlink_to(sys.executable)
-    with shared_dir() as folder:
-        (folder / "config").mkdir()
-        lines = [f"c.SchedApp.log_dir = {str(folder / 'jobs')!r}",
-                 f"c.HubSchedApp.job_python = {str(private / 'python')!r}"]  # refused after the warnings: it stops
-        (folder / "config" / "jupyter_sched_serve_config.py").write_text("\n".join(lines) + "\n")
-        port = 1010 if privileged else _free_port()
-        code, log = serve(folder, "--ip=127.0.0.1", f"--port={port}")
-    assert code != 0 and "c.HubSchedApp.job_python" in log, log[-2000:]
+    port = 1010 if privileged else _free_port()
+    log = serve_to_its_warnings(tmp_path, "--ip=127.0.0.1", f"--port={port}")
     if privileged:
         assert WARNING not in log, log[-2000:]
     else:
