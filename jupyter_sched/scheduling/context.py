@@ -25,6 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
+from ..wording.quota_change import split_blame
 from ..wording.reasons import preempted_how, work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -350,7 +351,11 @@ class CycleContext:
         if job.reason is not None and job.reason.code == "Preempted":
             why = job.reason.message.removeprefix("preempted: ")
         said = why if isinstance(why, str) else ""
-        clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
+        own, blame = split_blame(said)
+        if blame:  # an admin's quota change made it reclaimable: the act first, then for whom (hubadmin25 B17)
+            clause = f"requeued after {blame}{preempted_how(own)}, for {named}"
+        else:
+            clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
         name = name if name != by else ""
         at = prior.get("preempted_at")  # when (new user 18, N7), kept through the reasons that follow
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
