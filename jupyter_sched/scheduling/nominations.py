@@ -118,9 +118,28 @@ class NominationBook:
                 self.taken.setdefault(o, []).append(job.id)
             self._set(o, left)
 
-    def remask(self, owner: str) -> None:
-        """Mask ``owner``'s free nominated GPUs again after a trial eviction of its mask (inside the trial)."""
-        self._mask(owner)
+    def unmask(self, owner: str) -> tuple[Holding, int] | None:
+        """Trial-evict ``owner``'s mask (inside a trial); what it held and charged (milli-GPUs), for
+        :meth:`remask`, or None when it held nothing."""
+        key = NOMINATION_PREFIX + owner
+        holding = self.ledger.state.holdings.get(key)
+        charge = self.ledger.quota.charges.get(key)
+        self.ledger.evict(key)
+        return None if holding is None else (holding, charge[1] if charge is not None else 0)
+
+    def remask(self, owner: str, held: tuple[Holding, int] | None) -> None:
+        """Put back exactly what :meth:`unmask` took (inside the trial). Not the GPUs' free rest now:
+        a victim search restores its candidates in any order, and a share withdrawn meanwhile left
+        more free, which the mask then took and the share's own restore found gone (``GPU … has 0
+        milli-GPUs free, 250 asked``: a cycle crashed; tests/core/test_cycle_memos.py counterexample)."""
+        if held is None:
+            return
+        holding, milli = held
+        st = self.ledger.state
+        key = NOMINATION_PREFIX + owner
+        st.take(key, holding)
+        spec = self.jobs[owner].spec
+        self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[holding.gpus[0][0]], milli)
 
     def claim(self, job: Job, gpus: Sequence[int]) -> None:
         """Nominate ``gpus`` to ``job``, taking them from their owners (outside any trial)."""

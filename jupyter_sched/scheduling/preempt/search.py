@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 from ...backfill.easy import Reservation
 from ...placement.placer import Flavor, Placement
+from ...placement.state import Holding
 from ...preemption.reclaim_rules import LineKey, ReclaimRules
 from ...preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from ..admit import placed_around
@@ -67,14 +68,19 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
             return False
         return placed_around(ctx, job, req, flavor, reserved) is not None
 
+    masks: dict[str, tuple[Holding, int] | None] = {}  # what each nomination's mask held when trial-evicted
+
     def evict(c: Candidate) -> None:
-        ledger.evict(holder_key(c))
+        if c.nominated:
+            masks[c.job_id] = ctx.book.unmask(c.job_id)
+        else:
+            ledger.evict(holder_key(c))
         rules.evicted(c)
 
     def restore(c: Candidate) -> None:
         fresh = ctx.fresh.get(c.job_id)
         if c.nominated:
-            ctx.book.remask(c.job_id)
+            ctx.book.remask(c.job_id, masks.pop(c.job_id, None))
         elif fresh is None:
             ledger.load_holder(ledger.holders[c.job_id].job)
         else:
