@@ -13,8 +13,10 @@ import yaml
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import JobState, Quota, QuotaSet
 from jupyter_sched.services import SchedulerService, Services
-from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest
+from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest, parse
+from jupyter_sched.services.models.teams import MoveTeamRequest
 from jupyter_sched.store import JobRecord, sqlite_url
+from tests.in_process import cancel_all_and_close, tick_until
 
 A100, L40S = "A100-80GB", "L40S"
 
@@ -177,3 +179,53 @@ def test_hubadmin25_b2_quotas_changed_says_what_changed_line_by_line(services: S
         "added budget nlp (5 GPU-hours a week); changed budget vision: 4.9 GPU-hours a month → 10 GPU-hours a month; "
         "changed team vision: weight 1 → 2, allowed priorities high, normal, low → normal, low"]
     assert rows[1].details["changes"][0] == "added nlp (guaranteed 1, borrowing limit 0)"
+
+
+def test_hubadmin25_b20_teams_move_preview_holds_each_gpu_model_to_its_own_line(tmp_path: Path) -> None:
+    """Failed before: ``nlp holds 0 GPUs now, 3 after the move: … above its guarantee of 4`` (3 A100 + 1 L40S
+    summed) — not that the moved L40S work puts nlp 1 over its L40S limit of 2; and each job "stays in rl's
+    usage" for "its run so far" while its whole current run stays billed to rl."""
+    svc = service(tmp_path, out=False)
+    try:
+        svc.set_quotas({"quotas": [{"team": "nlp", "gpu_model": A100, "guaranteed": 3, "borrowing_limit": 0},
+                                   {"team": "nlp", "gpu_model": L40S, "guaranteed": 1, "borrowing_limit": 1},
+                                   {"team": "rl", "gpu_model": L40S, "guaranteed": 3, "borrowing_limit": 0}],
+                        "user_teams": {"rlu": "rl"}}, actor="boss")
+        sleep = ["sleep", "600"]
+        train = svc.submit({"gpus": 2, "gpu_models": [L40S], "team": "rl", "name": "r-train", "command": sleep},
+                           user="rlu")["id"]
+        small = svc.submit({"gpus": 1, "gpu_models": [L40S], "team": "rl", "name": "r-small", "command": sleep},
+                           user="rlu")["id"]
+        tick_until(svc, "rl's work to run", lambda: all(svc.services.store.get_job(i).job.state.holds_gpus  # type: ignore[union-attr]
+                                                           for i in (train, small)))
+        svc.set_quotas({"user_teams": {"rlu": ["rl", "nlp"]}}, actor="boss")  # rl's members joined nlp
+        answer = svc.services.teams.move(svc.services.caller("boss", admin=True), "rl",
+                                         parse(MoveTeamRequest, {"to": "nlp", "dry_run": True})).model_dump(mode="json")
+        assert answer["holding"]["text"] == (
+            "nlp on L40S holds 0 GPUs now, 3 after the move: 2 GPUs above its guarantee of 1: borrowed work, which "
+            "another team's reclaim of its guaranteed GPUs can take (a reclaimed job waits in the queue again); above "
+            "its limit of 2 by 1: nothing is stopped, but no new nlp work on L40S starts until it holds less than 2"), answer
+        whys = {item["id"]: item["why"] for item in answer["items"]}
+        assert whys[small] == ("counts against nlp's quota from now on (1 GPU); its current run stays billed to rl "
+                               "until it ends, a later run (a requeue) is nlp's"), whys
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_hubadmin25_b22_a_submit_that_may_overrun_the_budget_left_is_warned_with_the_numbers(services: Services) -> None:
+    """Failed before: 0.34 GPU-hours left, a 1-GPU 3-hour job was admitted with no word (it may use 9x what was left)."""
+    _put(services, {"quotas": [], "budgets": [{"team": "vision", "gpu_hours": 0.5}], "user_teams": {"ana": "vision"}})
+    ana = services.caller("ana", admin=False, groups=["vision"])
+    big = services.jobs.submit(ana, SubmitJobRequest(gpus=1, team="vision", name="b", time_limit="3h",
+                                                     command=["true"]))
+    assert (big.warnings or [])[-1] == (
+        "this job may use up to 3 GPU-hours (1 GPU for its 3h00m time limit) but team vision has 0.5 GPU-hours of its "
+        "budget left (0 of 0.5 GPU-hours this month): it starts, and a budget never stops running work, so it may "
+        "overrun it — give it a time limit of at most 30m to stay within, or ask an admin to raise the budget"), big
+    small = services.jobs.submit(ana, SubmitJobRequest(gpus=1, team="vision", name="s", time_limit="20m",
+                                                       command=["true"]))
+    assert not [w for w in small.warnings or [] if "budget" in w], small.warnings
+    cpu = services.jobs.submit(ana, SubmitJobRequest(gpus=0, team="vision", name="c", time_limit="3h", command=["true"]))
+    assert not [w for w in cpu.warnings or [] if "budget" in w], cpu.warnings
+    for job in (big, small, cpu):
+        services.jobs.cancel(ana, job.id)
