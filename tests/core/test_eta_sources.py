@@ -214,6 +214,8 @@ def test_newuser19_n13_a_seconds_long_smoke_run_is_no_padding_for_long_jobs() ->
     assert history.predict(long1, 1800.0, ran_s=10) is None and history.origin(long1, 1800.0, ran_s=10) is None
     stranger = _spec("amy", ("python", "train.py", "1500"))
     assert history.predict(stranger, 1800.0, ran_s=10) is None  # no population prior from it
-    # a run that measured work (here 2 min of 5) is read as before: its user pads 2.5x
+    # a run that measured work (here 2 min of 5) is read as before: its user pads 2.5x — for a limit
+    # within reach of the 5m it was learnt under (LIMIT_REACH, new user 25 N6: 20m is 4x), not for 30m (6x)
     history.learn(_spec("eve", ("python", "train.py", "120")), 120.0, 300.0)
-    assert history.predict(long1, 1800.0, ran_s=10) == 720.0 and history.origin(long1, 1800.0, ran_s=10) == OTHER_RUNS
+    assert history.predict(long1, 1200.0, ran_s=10) == 480.0 and history.origin(long1, 1200.0, ran_s=10) == OTHER_RUNS
+    assert history.predict(long1, 1800.0, ran_s=10) is None and history.origin(long1, 1800.0, ran_s=10) is None
