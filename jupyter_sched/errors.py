@@ -94,7 +94,7 @@ class SchedError(Exception):
     code = "error"
     public_message = "the scheduler failed to answer this request"
     """What a client reads when this error is answered with a 5xx (see :meth:`public_json`)."""
-    public_hint = "retry in a moment; if it persists, give an admin the reference: the server log has the cause"
+    public_hint = "retry in a moment; if it persists, give an admin this answer's reference: the server log has the cause"
     audited = False
     """True once this refusal is an audit record (the admission step sets it; the web layer audits the rest)."""
 

@@ -97,16 +97,34 @@ class PostgresServer:
         last_error = ""
         for _ in range(attempts):
             server.port = _free_port()
-            options = (f"-c listen_addresses=127.0.0.1 -c port={server.port} -c unix_socket_directories={base} "
-                       "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
-            done = subprocess.run(server._as_server_user(
-                [str(bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-l", str(base / "server.log"), "-w",
-                 "-t", "30", "-o", options, "start"]), capture_output=True, text=True, timeout=60)
+            done = server._pg_ctl_start()
             if done.returncode == 0:
                 return server
             last_error = done.stdout + done.stderr
         server.stop()
         raise RuntimeError(f"PostgreSQL would not start: {last_error}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.base} "
+                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+        return subprocess.run(self._as_server_user(
+            [str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-l", str(self.base / "server.log"), "-w",
+             "-t", "30", "-o", options, "start"]), capture_output=True, text=True, timeout=60)
+
+    def halt(self) -> None:
+        """Stop the server as an admin's restart does (``pg_ctl -m fast stop``), keeping its files."""
+        subprocess.run(self._as_server_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast",
+                                             "-w", "stop"]), check=True, capture_output=True, timeout=60)
+
+    def resume(self) -> None:
+        """Start a :meth:`halt`-ed server again on its port.
+
+        Raises:
+            RuntimeError: it would not start.
+        """
+        done = self._pg_ctl_start()
+        if done.returncode != 0:
+            raise RuntimeError(f"PostgreSQL would not start again: {done.stdout}{done.stderr}")
 
     def url(self, database: str = "postgres") -> str:
         """SQLAlchemy URL of ``database`` on this server (psycopg 3 driver)."""

@@ -11,6 +11,8 @@ works on the database directly (it must work when the server is down or the rows
     jupyter-sched doctor list                             list without scanning
     jupyter-sched doctor repair ID COLUMN=VALUE [...]     fix columns of the row; kept only if it reads
     jupyter-sched doctor remove ID --yes                  delete the row
+    jupyter-sched doctor rotate-job-secret [--revoke-running --yes]   a new secret for jobs' progress tokens
+                                                          (audited; running jobs' tokens work until they end)
 
 ``--db`` takes an SQLAlchemy URL (default: the file named by ``$JUPYTER_SCHED_DB_URL_FILE``, else
 ``$JUPYTER_SCHED_DB_URL`` — as ``jupyter-sched serve`` reads them —, else the embedded server's
@@ -258,6 +260,31 @@ def remove(store: Store, entry_id: int, *, actor: str) -> str:
     return f"removed {entry.table} row {entry.key}"
 
 
+def _rotate(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err: TextIO) -> int:
+    """``doctor rotate-job-secret`` (hubadmin23/24 A19): a new generation, audited; the secret never shown."""
+    from ..store.job_secrets import rotate_job_secret
+
+    if args.revoke_running and not args.yes:
+        err.write("jupyter-sched doctor: --revoke-running stops every running job's progress token now (their "
+                  "reports are refused until they end); add --yes to do it\n")
+        return EXIT_USAGE
+    done = rotate_job_secret(store, actor, revoke=args.revoke_running)
+    if args.json:
+        out.write(json.dumps({"generation": done.generation, "kept": list(done.kept), "deleted": list(done.deleted),
+                              "running": done.running, "revoked": args.revoke_running}) + "\n")
+        return EXIT_OK
+    out.write(f"rotated the job-token secret to generation {done.generation} (audited as {actor}): every server "
+              "of this store gives the next job it starts a token of it\n")
+    if args.revoke_running:
+        out.write(f"revoked: the tokens of the {done.running} running job(s) are refused from now on\n")
+    elif done.kept:
+        out.write(f"the tokens of the {done.running} running job(s) keep working until those jobs end (then the old "
+                  f"secret is deleted at the next rotation); --revoke-running --yes stops them now\n")
+    else:
+        out.write("no running job holds a token of the old secret: it is deleted\n")
+    return EXIT_OK
+
+
 def _typed(column: sa.Column[Any], text: str) -> Any:
     if isinstance(column.type, sa.Integer):
         return int(text)
@@ -283,6 +310,15 @@ def _parser() -> argparse.ArgumentParser:
     drop = sub.add_parser("remove", help="delete a quarantined row")
     drop.add_argument("id", type=int)
     drop.add_argument("--yes", action="store_true", help="really delete it")
+    rotate = sub.add_parser("rotate-job-secret", help="make a new secret for jobs' progress tokens (audited)",
+                            description="Make a new generation of the secret jobs' progress tokens are derived from "
+                                        "(in the store: every server sharing it uses it for the next job it starts). "
+                                        "The running jobs' tokens keep working until those jobs end, unless "
+                                        "--revoke-running. The secret is never shown.")
+    rotate.add_argument("--revoke-running", action="store_true",
+                        help="also stop the running jobs' tokens now (a leaked secret): their progress reports are "
+                             "refused until they end; needs --yes")
+    rotate.add_argument("--yes", action="store_true", help="really revoke the running jobs' tokens")
     return parser
 
 
@@ -460,6 +496,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 if not choice.embedded_default and (said := _job_python()):  # a hub's store (newuser22 N11)
                     stdout.write(said + "\n")
             return EXIT_FOUND if entries else EXIT_OK
+        if args.action == "rotate-job-secret":
+            return _rotate(store, args, actor, stdout, stderr)
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)
             if len(changes) != len(args.changes):

@@ -267,7 +267,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             ("serve", "run the central service for a JupyterHub (jupyter-sched serve --help)"),
             ("simulate", "replay a trace or scenario through the scheduler (jupyter-sched simulate --help)"),
             ("fetch-traces", "download public GPU cluster traces (jupyter-sched fetch-traces --help)"),
-            ("doctor", "admin: find, repair or remove store rows that cannot be read (jupyter-sched doctor --help)")):
+            ("doctor", "admin: find, repair or remove store rows that cannot be read; rotate the job-token secret "
+                       "(jupyter-sched doctor --help)")):
         if want(name):
             sub.add_parser(name, help=text, add_help=False)
     return parser

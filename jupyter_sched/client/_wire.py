@@ -127,8 +127,12 @@ def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT,
                                        hint=token_hint, details=details)
         code = str(body.get("code") or "")
         cls = _BY_CODE.get(code, _BY_STATUS.get(status, SchedError))
-        message = str(body.get("message") or f"HTTP {status}")
-        error = cls(message, field=body.get("field"), hint=body.get("hint"), details=details)
+        message, hint = str(body.get("message") or f"HTTP {status}"), body.get("hint")
+        if isinstance(reference := body.get("reference"), str) and _REFERENCE.fullmatch(reference):
+            # a 5xx's tie to the server log: every surface prints it with the hint (hubadmin25 B6: none did)
+            details = {**(details or {}), "reference": reference}
+            hint = f"{hint} (reference {reference})" if hint else f"reference {reference}"
+        error = cls(message, field=body.get("field"), hint=hint, details=details)
         if code and code not in _BY_CODE and _WIRE_CODE.fullmatch(code):
             error.code = code  # the server's word for it, not the fallback class's (hubadmin22 H1)
         return error
@@ -147,6 +151,9 @@ def error_from_response(status: int, text: str, *, token_hint: str = TOKEN_HINT,
 
 _WIRE_CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
 """A code kept as the server sent it (a hostile server's code is not echoed into a terminal)."""
+
+_REFERENCE = re.compile(r"[0-9A-Za-z_-]{1,32}")
+"""A 5xx answer's ``reference`` printed as sent (8 hex digits from ours; nothing else reaches a terminal)."""
 
 
 NAMED_FROM = 500

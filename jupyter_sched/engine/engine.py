@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from ..backoff import Backoff, Reconnecting, Retries
+from ..backoff import DATABASE_BACKOFF, Backoff, Reconnecting, Retries
 from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor, ExecutorEvent
 from ..executors.runas import RunAs, embedded_run_as
@@ -45,6 +45,7 @@ from ..reclaim import IdlePolicies, LadderState
 from ..scheduling.live import LiveCycle
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
 from ..store import JobRecord, Store
+from ..store.outage import unreachable
 from .apply import DecisionApplier
 from .clock import Clock, SystemClock
 from .decide import CycleFunction, Decider, cyclic_gc_paused, default_cycle
@@ -159,6 +160,7 @@ class Engine:
         self.writer = JobWriter(store, self.clock, self._publish, simulated=self._simulated,
                                 requeue_backoff_s=requeue_backoff_s, max_backoff_s=max_backoff_s)
         self.retries = Retries(retry_backoff or Backoff(base_s=1.0, cap_s=60.0, jitter=0.5))
+        self.database_retries = Retries(DATABASE_BACKOFF)  # the tick's, while the database fails
         self.stops = StopReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
                                     grace_s=stop_grace_s)
         self.events = ExecutorEventHandler(self.writer, self.clock, self.stops)
@@ -294,24 +296,22 @@ class Engine:
 
     def tick(self) -> TickReport:
         """Run one tick (see module docstring). Never raises for a lost lease (it just stops
-        leading) nor for a failing database: the tick ends, the engine backs off exponentially
-        (:attr:`database` says "reconnecting to the database (attempt n, next in s)") and the
-        next tick before the backoff ends does nothing."""
-        key = "database"
-        if not self.retries.due(key):
+        leading) nor for a failing database: the tick ends, the engine backs off (DATABASE_BACKOFF; :attr:`database`
+        says "reconnecting to the database (attempt n, next in s)"); a tick before the backoff ends does nothing."""
+        if not (retries := self.database_retries).due(key := "database"):
             return TickReport(leader=self.is_leader)
         try:
             report = self._tick()
         except StoreError as exc:
-            state = self.retries.failed(key, exc.message)
-            self.database = self.retries.reconnecting(key, "the database")
-            log.warning("%s", self.database.message if self.database else exc.message)
+            state = retries.failed(key, exc.message)
+            self.database = retries.reconnecting(key, "the database")
+            said = self.database.message if self.database else exc.message  # an outage: the store's line (B6)
+            log.log(logging.DEBUG if unreachable(exc) else logging.WARNING, "%s", said)
             self._publish({"type": "connection", "data": {"database": self.database.to_dict()
                                                           if self.database else None, "attempt": state.attempt}})
             return TickReport(leader=self.is_leader)
         if self.database is not None:
-            log.info("the database answers again")
-            self.retries.succeeded(key)
+            retries.succeeded(key)
             self.database = None
             self._publish({"type": "connection", "data": {"database": None}})
         return report
@@ -368,7 +368,7 @@ class Engine:
     def wait_hint_s(self, default_s: float) -> float:
         """Seconds the driver may wait before the next tick: ``default_s``, sooner when an asked full
         cycle's gap (:meth:`_full_gap_end`) ends earlier, longer while the database is backed off."""
-        retry = self.retries.get("database")
+        retry = self.database_retries.get("database")
         if retry is not None:
             return max(0.0, retry.next_at - time.monotonic())
         if not (self._wanted or self._refresh_wanted) or not self.is_leader:  # a follower decides nothing

@@ -30,6 +30,7 @@ from ..buildinfo import version_string
 from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
+from ..store.outage import log_store_failure
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -269,6 +270,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,
             "service_listen_s": float(self.service_listen_s), "service_relisten_s": float(self.service_relisten_s),
             "log_dir": self.job_log_dir, "max_log_mib": int(self.max_log_mib), "job_pids_max": int(self.job_pids_max),
+            "min_log_free_mib": int(self.min_log_free_mib),
             "root_dir": getattr(self.serverapp, "root_dir", None) if self.serverapp else None,
             "inventory_source": self.inventory_source,
             "inventory_file": self.inventory_file or None,
@@ -476,8 +478,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
         try:
             jobs = self.services.list_jobs(user=None, state="admitted,running")
-        except Exception:
-            log.exception("jupyter_sched: could not read running work for activity")
+        except Exception as exc:  # an unreachable database: the store's outage line says it (hubadmin25 B6)
+            log_store_failure(log, "jupyter_sched: could not read running work for activity", exc)
             return []
         return [{"id": j["id"], "kind": j["kind"], "state": j["state"]} for j in jobs]
 

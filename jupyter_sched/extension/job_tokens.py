@@ -32,7 +32,15 @@ from traitlets.config import Configurable
 from ..errors import TokenRefusedError
 from ..hub.front_door import note_caller
 from ..model import Job
-from ..services.job_tokens import ENV_JOB_TOKEN, JobTokenCheck, JobTokens, is_job_token, load_secret
+from ..services.job_tokens import (
+    ENV_JOB_TOKEN,
+    JobTokenCheck,
+    StoredJobTokens,
+    is_job_token,
+    read_secret_file,
+)
+from ..store import Store
+from ..store.job_secrets import JobSecret, ensure_job_secret, read_job_secrets
 
 __all__ = ["JOB_TOKEN_USER", "JobTokenConfig", "JobTokenHandler", "install_job_tokens", "job_url", "unreachable_from_pods"]
 
@@ -61,10 +69,12 @@ class JobTokenConfig(Configurable):
     )
     job_token_secret_file = Unicode(
         "", config=True,
-        help="""File holding the secret jobs' progress tokens are derived from (made with a random secret,
-        mode 0600, when missing; refused when other accounts can read it). Default "": job_token_secret
-        in the jupyter_sched data folder. Servers that share one store on several hosts must share this
-        file (a token is checked by whichever server the job reaches).""",
+        help="""Where an older version kept the secret jobs' progress tokens are derived from. The secret is
+        now in the store (every server sharing it, and its backups, have it; `jupyter-sched doctor
+        rotate-job-secret` makes a new one): at the first start on a store without one, this file's secret
+        is moved in (so running jobs' tokens keep working) and the file is not read again (remove it).
+        Refused when other accounts can read it. Default "": job_token_secret in the jupyter_sched data
+        folder.""",
     )
 
     @validate("job_api_url")
@@ -84,21 +94,24 @@ def install_job_tokens(app: Any, services: Any) -> Any:
     token) and the services the :class:`~jupyter_sched.services.job_tokens.JobTokenCheck`; nothing on a hub
     user's server, which forwards every request and starts no job. Returns ``services``.
 
+    The secret is the store's (:mod:`jupyter_sched.store.job_secrets`; hubadmin23/24 A19): every server
+    sharing the store, and a restored backup, has the same. At the first start on a store without one, the
+    old secret file (``c.SchedApp.job_token_secret_file``, default ``job_token_secret`` in the data folder)
+    is moved in when there is one — the tokens of the jobs running under it keep working — and is not read
+    again; else a new secret is made (said when jobs are running: their tokens were another secret's).
+
     Raises:
-        traitlets.TraitError: the secret file cannot be made or is readable by others (names the setting).
+        traitlets.TraitError: the old secret file is readable by others or cannot be read (names the setting).
     """
     executor = getattr(services, "executor", None)
     if executor is None or not hasattr(services, "ctx"):
         return services
     path = Path(app.job_token_secret_file or app.sched_data_dir / "job_token_secret")
-    made = not path.exists()
     try:
-        tokens = JobTokens(load_secret(path))
+        tokens = _stored_tokens(services.store, path)
     except OSError as exc:
         raise TraitError(f"c.SchedApp.job_token_secret_file: {exc}. Fix: point it at a file only this "
-                         "account can read (it is made when missing)") from None
-    if made:
-        say_new_secret(path, getattr(services, "store", None))
+                         "account can read, or remove it (the store holds the secret)") from None
     services.job_tokens = JobTokenCheck(services.ctx, tokens)
 
     def job_env(job: Job) -> dict[str, str]:
@@ -117,21 +130,40 @@ def install_job_tokens(app: Any, services: Any) -> Any:
     return services
 
 
-def say_new_secret(path: Path, store: Any) -> None:
-    """At a start that made the job-token secret ``path`` anew: one WARNING when ``store`` holds
-    running jobs (not leases), whose tokens were derived from another secret and are refused from
-    now on (hubadmin23 A19: a redeploy onto a fresh data folder said nothing, and every running
-    job's progress reports answered 401)."""
-    if store is None:
-        return
+def _stored_tokens(store: Store, path: Path) -> StoredJobTokens:
+    """The store's job tokens, its secret made or moved in from the old file ``path`` first (A19)."""
+    found, done = ensure_job_secret(store, from_file=read_secret_file(path), file_name=str(path))
+    if done == "moved":
+        log.warning("jupyter_sched: moved the job-token secret from %s into the store (every server sharing it, and "
+                    "its backups, use it from now on; running jobs' tokens keep working); the file is no longer read: "
+                    "remove it", path)
+    elif done == "made":
+        say_new_secret(store)
+    elif path.exists():  # moved in at an earlier start (or never this store's): not read, only said
+        current = next((s for s in found if s.retired_at is None), None)
+        same = current is not None and read_secret_file(path) == current.secret
+        log.warning("jupyter_sched: %s is no longer read (the job-token secret is in the store)%s: remove it", path,
+                    "" if same else "; it holds another secret than the store's current one")
+
+    def load() -> list[JobSecret]:
+        with store.transaction(write=False) as tx:
+            return read_job_secrets(tx.conn)
+
+    return StoredJobTokens(load)
+
+
+def say_new_secret(store: Store) -> None:
+    """At a start that made the store's job-token secret anew: one WARNING when ``store`` holds running jobs
+    (not leases), whose tokens were derived from another secret and are refused from now on (hubadmin23 A19:
+    a redeploy onto a fresh data folder said nothing, and every running job's progress reports answered 401)."""
     from ..model import JobKind, JobState
 
     running = store.list_jobs(states=[JobState.RUNNING], kinds=[JobKind.TRAINING, JobKind.INFERENCE])
     if running:
-        log.warning("jupyter_sched: made a new job-token secret at %s: the %d running job(s) (started with another "
-                    "secret) cannot report progress until they end; if you moved or redeployed the service, stop it "
-                    "and restore the old file (c.SchedApp.job_token_secret_file; keep it with the store's backup)",
-                    path, len(running))
+        log.warning("jupyter_sched: made a new job-token secret in the store: the %d running job(s) (started with "
+                    "another secret) cannot report progress until they end; if you moved or redeployed the service, "
+                    "stop it and put the old secret file back at c.SchedApp.job_token_secret_file (a start moves it "
+                    "into a store without one), or restore the store's backup", len(running))
 
 
 def job_url(app: Any) -> str:

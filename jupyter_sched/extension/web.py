@@ -30,20 +30,13 @@ from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..admission import Caller
-from ..errors import (
-    AuthorizationError,
-    SchedError,
-    StoppingError,
-    ValidationError,
-    http_status_for,
-    json_kind,
-    shown,
-)
+from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
 from ..model.validation import LEASE_FIELDS, empty_field
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
+from ..store.outage import unreachable
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
@@ -349,6 +342,7 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
 
     # ---- responses -----------------------------------------------------------------------
     _body: _Body | None = None
+    _outage = False  # answered 503 for an unreachable database (logged in one line)
 
     def reply(self, answer: Any, status: int = 200) -> None:
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
@@ -383,7 +377,9 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
                 self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
             if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
                 reference = secrets.token_hex(4)
-                log = self.log.info if isinstance(exc, StoppingError) else self.log.error  # a stop is no fault (N7)
+                self._outage = unreachable(exc)  # said once by the store: here one line, no headers (hubadmin25 B6)
+                log = self.log.info if isinstance(exc, StoppingError) else self.log.warning if self._outage \
+                    else self.log.error  # a stop is no fault (N7)
                 log("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
                     status, reference, exc)
                 body = exc.public_json(reference)

@@ -44,6 +44,7 @@ from urllib.parse import quote
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..store.outage import log_store_failure
 from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
 __all__ = ["ACTIVE_STATES", "ActivityCollector", "ActivityReporter", "activity_bodies", "activity_path",
@@ -242,8 +243,8 @@ async def report_activity(service: Any, hub: HubClient, *,
     try:
         work = (await off_loop(service.list_jobs, user=None, state=ACTIVE_STATES) if off_loop is not None
                 else service.list_jobs(user=None, state=ACTIVE_STATES))
-    except Exception:
-        log.exception("jupyter_sched: could not read running work for hub activity")
+    except Exception as exc:  # an unreachable database: the store's outage line says it (hubadmin25 B6)
+        log_store_failure(log, "jupyter_sched: could not read running work for hub activity", exc)
         return []
     idle = idle_work(service)
     if idle and log.isEnabledFor(logging.DEBUG):

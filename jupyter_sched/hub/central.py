@@ -68,6 +68,7 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
+from ..store.outage import log_store_failure
 from ..wording.config import no_quota_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
@@ -604,8 +605,8 @@ class HubSchedApp(SchedApp):
             log.log(logging.DEBUG if exc.outage else logging.WARNING,
                     "jupyter_sched: could not list the hub's users for offboarding (%s); will retry", exc)
             log.debug("jupyter_sched: offboarding lookup failed", exc_info=True)
-        except Exception:
-            log.exception("jupyter_sched: offboarding check failed; will retry")
+        except Exception as exc:  # an unreachable database: the store's outage line says it (hubadmin25 B6)
+            log_store_failure(log, "jupyter_sched: offboarding check failed; will retry", exc)
         return []
 
     async def release_stale_leases(self) -> list[str]:

@@ -32,7 +32,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     "budget_warning", "never_fits_quota", "team_left", "team_rejoined", "priority_class_revoked", "priority_class_regranted", "team_moved",
     "node_cordoned", "node_uncordoned",
     # the service and its store
-    "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
+    "job_secret_rotated", "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
 })
 """Every ``action`` an audit record is written with (tests/onboarding/test_newuser13.py scans the
 package's writers against it), for ``GET audit?action=``: a value that is none of them and that no

@@ -3,9 +3,10 @@
 Every job the scheduler starts gets ``JUPYTER_SCHED_JOB_TOKEN`` (and ``JUPYTER_SCHED_URL``) in its
 environment. The token is **derived, never stored**: ``jsjob1.<job id>.<attempt>.<mac>``, where
 ``mac`` is HMAC-SHA256 (base64url, 43 characters) of ``"<job id>:<attempt>"`` under a key derived from
-the server's secret (:func:`load_secret`: a 0600 file kept as jupyter_server keeps its cookie secret;
-servers sharing one store share the file). Nothing to store, nothing to leak from the store, and the
-same token after a server restart re-adopts the job.
+the store's secret (:mod:`jupyter_sched.store.job_secrets`: every server sharing the store, and a restored
+backup, has it; rotated by ``jupyter-sched doctor rotate-job-secret``, after which the retired secret
+still verifies the tokens of runs admitted before the rotation, until they end). No token is stored, and
+the same token after a server restart re-adopts the job.
 
 What it may do — one thing: ``POST jobs/{its job id}/progress``, while that run of the job holds its
 GPUs (state admitted or running, ``attempts`` equal to the token's). Checked by :meth:`JobTokenCheck.caller`:
@@ -27,15 +28,19 @@ import hashlib
 import hmac
 import logging
 import os
-import secrets
 import stat
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from ..admission import Caller
 from ..errors import AuthorizationError, NotFoundError, TokenRefusedError
+from ..store.job_secrets import JobSecret, current_and_retired
 from .context import Context
 
-__all__ = ["ENV_JOB_TOKEN", "PREFIX", "JobTokenCheck", "JobTokens", "is_job_token", "load_secret", "token_caller"]
+__all__ = ["ENV_JOB_TOKEN", "PREFIX", "JobTokenCheck", "JobTokens", "StoredJobTokens", "is_job_token", "read_secret_file",
+           "token_caller"]
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,6 @@ PREFIX = "jsjob1."
 
 _KEY_LABEL = b"jupyter_sched job progress token v1"
 _MAC_CHARS = 43
-_SECRET_BYTES = 32
 _MAX_CHARS = 256
 """Longest text read as a job token (a job id is at most 128 characters)."""
 
@@ -61,31 +65,46 @@ def is_job_token(value: str) -> bool:
 
 
 class JobTokens:
-    """Mints and reads job tokens under one server secret (module docstring).
+    """Mints and reads job tokens under one server secret (module docstring), and reads those of retired
+    secrets (a rotation's: :mod:`jupyter_sched.store.job_secrets`).
 
     Args:
-        secret: the server's secret (at least 16 bytes; :func:`load_secret`).
+        secret: the current secret (at least 16 bytes), tokens are minted with it.
+        retired: ``(secret, retired_at)`` of retired secrets whose tokens may still verify (for runs
+            admitted before ``retired_at``: :meth:`JobTokenCheck.caller` decides).
 
     Raises:
         ValueError: a secret shorter than 16 bytes.
     """
 
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, retired: Sequence[tuple[bytes, datetime]] = ()) -> None:
+        self._key = self._derive(secret)
+        self._retired = [(self._derive(old), at) for old, at in retired]
+
+    @staticmethod
+    def _derive(secret: bytes) -> bytes:
         if len(secret) < 16:
             raise ValueError("a job token secret needs at least 16 bytes")
-        self._key = hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest()
+        return hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest()
 
-    def _mac(self, job_id: str, attempt: int) -> str:
-        digest = hmac.new(self._key, f"{job_id}:{attempt}".encode(), hashlib.sha256).digest()
+    @staticmethod
+    def _mac(key: bytes, job_id: str, attempt: int) -> str:
+        digest = hmac.new(key, f"{job_id}:{attempt}".encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
     def mint(self, job_id: str, attempt: int) -> str:
         """The token of run ``attempt`` (``Job.attempts``, 1 = first) of ``job_id``."""
-        return f"{PREFIX}{job_id}.{attempt}.{self._mac(job_id, attempt)}"
+        return f"{PREFIX}{job_id}.{attempt}.{self._mac(self._key, job_id, attempt)}"
 
     def read(self, token: str) -> tuple[str, int] | None:
-        """``(job id, attempt)`` a genuine token names; None for anything else (wrong shape, forged MAC).
-        Constant-time in the MAC (``hmac.compare_digest``)."""
+        """``(job id, attempt)`` a genuine token of the current secret names; None for anything else (wrong
+        shape, forged MAC). Constant-time in the MAC (``hmac.compare_digest``)."""
+        claims = self.read_any(token)
+        return (claims[0], claims[1]) if claims is not None and claims[2] is None else None
+
+    def read_any(self, token: str) -> tuple[str, int, datetime | None] | None:
+        """``(job id, attempt, retired_at)`` a genuine token names: ``retired_at`` None when it is of the
+        current secret, else when the retired secret it is of was retired; None for anything else."""
         if not is_job_token(token) or len(token) > _MAX_CHARS:
             return None
         job_id, _, rest = token[len(PREFIX):].rpartition(".")
@@ -93,29 +112,79 @@ class JobTokens:
         if not job_id or not attempt_text.isdigit() or len(rest) != _MAC_CHARS or len(attempt_text) > 9:
             return None
         attempt = int(attempt_text)
-        if not hmac.compare_digest(rest, self._mac(job_id, attempt)):
-            return None
-        return job_id, attempt
+        if hmac.compare_digest(rest, self._mac(self._key, job_id, attempt)):
+            return job_id, attempt, None
+        for key, retired_at in self._retired:
+            if hmac.compare_digest(rest, self._mac(key, job_id, attempt)):
+                return job_id, attempt, retired_at
+        return None
 
 
-def load_secret(path: Path) -> bytes:
-    """The server's job-token secret from ``path``, made there (32 random bytes, hex, mode 0600) when
-    missing — as jupyter_server keeps its cookie secret (``cookie_secret_file``).
+REREAD_S = 1.0
+"""Least seconds between two reads of the store's secrets for a token that verifies under none known (a
+rotation by another process; a flood of forged tokens costs at most one read a second)."""
+
+
+class StoredJobTokens:
+    """:class:`JobTokens` under the store's secrets (:mod:`jupyter_sched.store.job_secrets`), as every
+    server sharing the store sees them: :meth:`mint` reads the current generation each time (a rotation by
+    ``jupyter-sched doctor rotate-job-secret`` in another process applies to the next job started), a token
+    of a retired secret is checked against the store's secrets of now (a revocation elsewhere), and a token
+    that verifies under none known makes it read them again (at most every :data:`REREAD_S`).
+
+    Args:
+        load: the store's secrets, newest first (:func:`~jupyter_sched.store.job_secrets.read_job_secrets`).
+        clock: monotonic seconds.
 
     Raises:
-        PermissionError: the file is readable by its group or others, or not this account's (a secret
-            another account could read lets it mint every job's token); the message says the fix.
-        OSError: it cannot be read or made.
+        ValueError: the store holds no current secret.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def __init__(self, load: Callable[[], Sequence[JobSecret]], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._load, self._clock = load, clock
+        self._tokens = self._read()
+        self._read_at = clock()
+
+    def _read(self) -> JobTokens:
+        current, retired = current_and_retired(self._load())
+        if current is None:
+            raise ValueError("the store holds no current job-token secret")
+        return JobTokens(current.secret, [(s.secret, s.retired_at or s.created_at) for s in retired])
+
+    def mint(self, job_id: str, attempt: int) -> str:
+        """The token of run ``attempt`` of ``job_id`` under the store's current secret."""
+        self._tokens, self._read_at = self._read(), self._clock()
+        return self._tokens.mint(job_id, attempt)
+
+    def read(self, token: str) -> tuple[str, int] | None:
+        """As :meth:`JobTokens.read`."""
+        claims = self.read_any(token)
+        return (claims[0], claims[1]) if claims is not None and claims[2] is None else None
+
+    def read_any(self, token: str) -> tuple[str, int, datetime | None] | None:
+        """As :meth:`JobTokens.read_any`, reading the store again for a token none known verifies."""
+        claims = self._tokens.read_any(token)
+        if (claims is not None and claims[2] is not None) or (
+                claims is None and is_job_token(token) and self._clock() - self._read_at >= REREAD_S):
+            # a retired secret's token is read against the store's secrets of now (a rotation with
+            # --revoke-running in another process deleted it); an unknown one after a rotation elsewhere
+            self._tokens, self._read_at = self._read(), self._clock()
+            claims = self._tokens.read_any(token)
+        return claims
+
+
+def read_secret_file(path: Path) -> bytes | None:
+    """The job-token secret in the file ``path`` (None: there is none), where an older version kept it
+    (``c.SchedApp.job_token_secret_file``); a start moves it into the store (:mod:`jupyter_sched.store.job_secrets`).
+
+    Raises:
+        PermissionError: the file is readable by its group or others, not this account's, or holds no secret.
+        OSError: it cannot be read.
+    """
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(secrets.token_hex(_SECRET_BYTES))
-    info = path.stat()
+        info = path.stat()
+    except FileNotFoundError:
+        return None
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
         raise PermissionError(f"{path} is readable by other accounts or not this account's (mode "
                               f"{stat.S_IMODE(info.st_mode):o}, owner uid {info.st_uid}): whoever reads it can "
@@ -137,10 +206,10 @@ class JobTokenCheck:
 
     Args:
         ctx: the services' context (store, admission for the audit log).
-        tokens: the server's :class:`JobTokens`.
+        tokens: the server's :class:`JobTokens` or :class:`StoredJobTokens`.
     """
 
-    def __init__(self, ctx: Context, tokens: JobTokens) -> None:
+    def __init__(self, ctx: Context, tokens: JobTokens | StoredJobTokens) -> None:
         self.ctx = ctx
         self.tokens = tokens
 
@@ -155,14 +224,22 @@ class JobTokenCheck:
             TokenRefusedError: not a genuine token (401, not audited), or an expired one (401, audited).
             AuthorizationError: another route, or another job's progress (403, audited).
         """
-        claims = self.tokens.read(token)
+        read = self.tokens.read_any(token)
+        claims = (read[0], read[1]) if read is not None else None
+        if read is not None and read[2] is not None:  # a retired secret's: only for a run admitted before it retired
+            try:
+                admitted = self.ctx.store.get_job(read[0]).job.admitted_at
+            except NotFoundError:
+                admitted = None
+            if admitted is None or admitted >= read[2]:
+                claims = None
         if claims is None:
             log.warning("jupyter_sched: %s refused: a job token that does not verify (forged or from another "
                         "server's secret)", route)
             refused = TokenRefusedError(
                 "this job token is not valid here", field="Authorization",
-                hint="a job's own JUPYTER_SCHED_JOB_TOKEN is valid only at the server that started it "
-                     "(servers sharing a store must share c.SchedApp.job_token_secret_file)")
+                hint="a job's own JUPYTER_SCHED_JOB_TOKEN is valid at the servers of the store that started it, "
+                     "while its run runs (`jupyter-sched doctor rotate-job-secret --revoke-running` ends it sooner)")
             refused.audited = True  # it names nobody: a forgery may name any job
             raise refused
         own_id, attempt = claims

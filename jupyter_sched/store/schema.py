@@ -26,6 +26,8 @@ Tables:
 * ``job_progress`` (version 13) — each job's latest progress report (steps done / to do, when, how
   long its run had run) and the sums of the line through its run's reports (issue 16 item 4: the
   ETAs of the jobs waiting on it read them; :mod:`.progress`).
+* ``job_token_secrets`` (version 19) — the secrets jobs' progress tokens are derived from (one row per
+  generation; never returned by any API; :mod:`.job_secrets`).
 * ``definitions``, ``definition_runs`` (version 3) — job definitions (notebook or script, GPU
   request, parameters, cron schedule) and their runs; the unique key on ``definition_runs``
   ``(definition_id, trigger, scheduled_for)`` is what makes each firing create exactly one run,
@@ -44,9 +46,10 @@ import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
-           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17",
+           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
+           "FALSE_STARTS_COLUMN",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
-           "tables_v8", "tables_v13", "tables_v14", "tables_v15"]
+           "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -435,6 +438,36 @@ def tables_v18(md: sa.MetaData) -> None:
     )
 
 
+def tables_v19(md: sa.MetaData) -> None:
+    """Define what version 19 adds on ``md``: ``job_token_secrets``, the secrets jobs' progress tokens are
+    derived from (hubadmin23/24 A19: it was a file beside each server's data folder, so servers sharing one
+    store, or a restored backup, disagreed). One row per ``generation`` (1, 2, …; the key makes the first
+    one race-free between two starting servers): ``secret`` (64 hex characters, never returned by any API),
+    ``created_at``, ``retired_at`` (null: the one tokens are minted with; set by a rotation, after which it
+    verifies only the tokens of runs admitted before it) and ``source`` (made, moved from a file, rotated by
+    whom)."""
+    sa.Table(
+        "job_token_secrets", md,
+        sa.Column("generation", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("secret", sa.String(128), nullable=False),
+        sa.Column("created_at", sa.String(_TS), nullable=False),
+        sa.Column("retired_at", sa.String(_TS), nullable=True),
+        sa.Column("source", sa.String(300), nullable=False),
+    )
+
+
+FALSE_STARTS_COLUMN = ("false_starts", sa.Integer())
+"""Column version 20 adds to ``jobs``: how many of the job's runs were stopped just after they started, or
+before (new user 24, N1): they are no attempts — ``attempts`` counts every run (the usage key, the job
+token's run), ``attempts - false_starts`` the starts its owner is told of. Null on rows written before: 0."""
+
+
+def columns_v20(md: sa.MetaData) -> None:
+    """Add version 20's column to ``jobs`` on ``md`` (the table must be defined)."""
+    name, type_ = FALSE_STARTS_COLUMN
+    md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -442,7 +475,7 @@ version 7's rollup attribution columns + version 8's change counters + version 9
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
-17's catch-up runs + version 18's node cordons)."""
+17's catch-up runs + version 18's node cordons + version 19's job-token secrets)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -461,6 +494,8 @@ tables_v15(metadata)
 columns_v16(metadata)
 columns_v17(metadata)
 tables_v18(metadata)
+tables_v19(metadata)
+columns_v20(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -477,4 +512,5 @@ quarantine = metadata.tables["quarantine"]
 change_counters = metadata.tables["change_counters"]
 job_progress = metadata.tables["job_progress"]
 quota_source = metadata.tables["quota_source"]
+job_token_secrets = metadata.tables["job_token_secrets"]
 node_cordons = metadata.tables["node_cordons"]

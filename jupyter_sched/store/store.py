@@ -60,6 +60,7 @@ from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
 from .cordons import delete_cordon, read_cordons, write_cordon
 from .migrations import migrate
+from .outage import UNREACHABLE, StoreOutage, first_line
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 from .quota_source import QUOTAS, QuotaSource, read_quota_source, write_quota_source
 from .rowcache import RowCache, read_live
@@ -1177,6 +1178,8 @@ class Store:
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
         self.migrated: list[int] = []
         """Schema versions this object's open applied (hubadmin23 A7: the start-up log names them)."""
+        self.outage = StoreOutage(f"the database ({safe_url(url)})")
+        """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
@@ -1323,8 +1326,10 @@ class Store:
             if not writers.acquire(timeout=WRITER_WAIT_S):
                 raise StoreError(f"store failure: another write transaction of this process held the database for "
                                  f"{WRITER_WAIT_S:g} s", hint="retry; if it persists check the database")
+        connected = False
         try:
             with self.engine.connect() as conn:
+                connected = True
                 conn.execution_options(sched_write=write)
                 if one_view and conn.dialect.name == "postgresql":  # reset when the pool takes it back
                     conn.execution_options(isolation_level="REPEATABLE READ")
@@ -1344,12 +1349,19 @@ class Store:
         except sa.exc.SQLAlchemyError as exc:
             # a value the database refuses (out of range, a NUL in text) fails the same way however often it
             # is retried: callers may store something else instead of waiting for the database (red team 6)
-            raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
-                             hint="retry; if it persists check the database",
-                             details={"bad_data": True} if isinstance(exc, sa.exc.DataError) else None) from exc
+            details: dict[str, Any] = {"bad_data": True} if isinstance(exc, sa.exc.DataError) else {}
+            # not reached at all, or the connection lost under it: an outage, said once (hubadmin25 B6)
+            said = f"{exc.__class__.__name__}: {exc}"
+            if not connected or (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated):
+                details[UNREACHABLE] = True
+                said = first_line(f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}")
+                self.outage.failed(said)
+            raise StoreError(f"store failure: {said}", hint="retry; if it persists check the database",
+                             details=details or None) from exc
         finally:
             if writers is not None:
                 writers.release()
+        self.outage.answered()
         if tx is not None and tx.quotas_changed:
             self.quotas_written += 1  # committed: callers resolved in this process see it at once
         if quiet is not None:  # committed: only now is that value the counter's for good

@@ -389,13 +389,15 @@ function errorBodyOf(payload: unknown): ErrorBody | undefined {
     message: e.message,
     field: typeof e.field === 'string' ? e.field : null,
     hint: typeof e.hint === 'string' ? e.hint : null,
+    reference: typeof e.reference === 'string' ? e.reference : null,
     details: e.details && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : undefined
   };
 }
 
 /**
  * One readable line for any error: the server's message, the field at fault and the hint
- * (`gpus must be >= 0 (got -1) [gpus] — use 0 for CPU-only work`). Network failures and
+ * (`gpus must be >= 0 (got -1) [gpus] — use 0 for CPU-only work`), and a 5xx answer's reference
+ * (`… the server log has the cause (reference 7bccb29d)`). Network failures and
  * {@link ServerExtensionMissingError} keep their own message.
  */
 export function describeError(err: unknown): string {
@@ -403,6 +405,10 @@ export function describeError(err: unknown): string {
     let text = err.field ? `${err.message} [${err.field}]` : err.message;
     if (err.hint) {
       text += ` — ${err.hint}`;
+    }
+    if (err.body.reference) {
+      // a 5xx's tie to the server log, which the hint asks the user to give an admin (hubadmin25 B6)
+      text += ` (reference ${err.body.reference})`;
     }
     return text;
   }

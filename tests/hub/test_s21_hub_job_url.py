@@ -20,6 +20,7 @@ from tornado import httputil
 from jupyter_sched.extension.job_tokens import install_job_tokens, job_url, unreachable_from_pods
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.hub.oversize import audit_too_large
+from jupyter_sched.store import Store, sqlite_url
 
 PREFIX = "/services/jupyter-sched/"
 
@@ -78,9 +79,11 @@ def test_s21_the_start_says_when_pods_cannot_reach_the_service(tmp_path: Path, c
                                                                executor: str, job_api_url: str, warned: bool) -> None:
     app = SimpleNamespace(job_api_url=job_api_url, job_token_secret_file=str(tmp_path / "secret"),
                           sched_data_dir=tmp_path, serverapp=SimpleNamespace(connection_url="http://127.0.0.1:8888/"))
-    services = SimpleNamespace(executor=_Executor(executor), ctx=object())
+    store = Store(sqlite_url(tmp_path / "sched.sqlite"))
+    services = SimpleNamespace(executor=_Executor(executor), ctx=object(), store=store)
     with caplog.at_level(logging.WARNING, logger="jupyter_sched.extension.job_tokens"):
         install_job_tokens(app, services)
+    store.close()
     said = [r.getMessage() for r in caplog.records]
     assert bool(said) is warned, said
     if warned:

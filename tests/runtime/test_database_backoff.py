@@ -49,7 +49,7 @@ def test_the_engine_backs_off_while_the_database_is_gone_and_says_so(pg_url: str
     svc = SchedulerService(store=Store(pg_url), inventory=SimulatedInventory(1, node="n1"),
                            executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(T0), cycle_interval_s=0.0)
     svc.engine._publish = events.append  # the engine's event sink (the service's bus is async-only)
-    svc.engine.retries.backoff = Backoff(base_s=0.2, cap_s=5.0, jitter=0.0)
+    svc.engine.database_retries.backoff = Backoff(base_s=0.2, cap_s=5.0, jitter=0.0)
     assert svc.tick().leader
     cut(False)
     failed = svc.tick()  # the database is gone: the tick ends quietly

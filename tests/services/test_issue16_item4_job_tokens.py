@@ -7,7 +7,6 @@ the Kubernetes manifests (the same ``job_env`` for both executors).
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from jupyter_sched.executors.kubernetes.executor import with_env
 from jupyter_sched.executors.local import job_environment
 from jupyter_sched.model import Allocation, Job, spec_from_request
 from jupyter_sched.model.jobenv import refused_variable
-from jupyter_sched.services.job_tokens import PREFIX, JobTokens, load_secret
+from jupyter_sched.services.job_tokens import PREFIX, JobTokens, read_secret_file
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 URL = "http://127.0.0.1:8888/"
@@ -56,19 +55,23 @@ def test_issue16_item4_a_short_secret_is_refused() -> None:
         JobTokens(b"short")
 
 
-def test_issue16_item4_the_secret_file_is_made_private_and_kept(tmp_path: Path) -> None:
+def test_issue16_item4_an_old_secret_file_is_read_only_when_there_is_one(tmp_path: Path) -> None:
+    # the secret is the store's since A19 (tests/services/test_s24_a19_job_secret_in_store.py); an old file is
+    # read once, to move it in, and never made
     path = tmp_path / "sub" / "job_token_secret"
-    first = load_secret(path)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(first) == 64
-    assert load_secret(path) == first  # kept: tokens survive a restart
+    assert read_secret_file(path) is None and not path.parent.exists()
+    path.parent.mkdir()
+    path.write_text("ab" * 32)
+    path.chmod(0o600)
+    assert read_secret_file(path) == b"ab" * 32
 
 
 def test_issue16_item4_a_secret_file_other_accounts_can_read_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "job_token_secret"
-    load_secret(path)
+    path.write_text("ab" * 32)
     os.chmod(path, 0o644)
     with pytest.raises(PermissionError, match="chmod 600"):
-        load_secret(path)
+        read_secret_file(path)
 
 
 def test_issue16_item4_a_job_env_may_not_set_the_job_token() -> None:
