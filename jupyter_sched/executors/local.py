@@ -105,6 +105,7 @@ from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .bound_ports import port_bound as _port_bound
+from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .outcome import RUN_MARKERS, describe_exit, log_tail
@@ -229,15 +230,17 @@ def _restart_banner(job: Job, log_path: Path | None = None) -> str | None:
     """The log's line between two runs of a requeued job (new user 4: a preempted job's log showed
     both runs glued together with no marker); None on its first start — unless ``log_path`` (the
     job's ``output.log``) already holds an earlier run's output (a run started again without a new
-    attempt, e.g. across a service restart: new user 21, N9, whose "last lines" then mixed both runs)."""
-    if job.attempts <= 1:
+    attempt, e.g. across a service restart: new user 21, N9, whose "last lines" then mixed both runs). The
+    start's number counts attempts only (``Job.counted_attempts``: a run stopped just after it started is
+    none, new user 24, N1)."""
+    if job.counted_attempts <= 1:
         try:
             earlier = log_path is not None and stat.S_ISREG((info := os.lstat(log_path)).st_mode) and info.st_size > 0
         except OSError:
             earlier = False
         return f"{RUN_MARKERS[0]}; the earlier run's output is above" if earlier else None
     why = f" after preemption by {job.preempted_by}" if job.preempted_by else " after it was requeued"
-    return f"{RUN_MARKERS[0]} (start {job.attempts}){why}; the earlier run's output is above"
+    return f"{RUN_MARKERS[0]} (start {job.counted_attempts}){why}; the earlier run's output is above"
 
 
 def _free_port() -> int:
@@ -460,6 +463,8 @@ class LocalExecutor:
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
         max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
             (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
+        min_log_free_bytes: a job is launched only with at least this many bytes free in its log
+            folder, else it waits in the queue (``c.SchedApp.min_log_free_mib``; :mod:`.disk_space`; 0 = no check).
         limits: per-job devices / pids / memory cgroups (:class:`.limits.LocalLimits`); None =
             none (jobs are then fenced from other GPUs by their environment only).
         gpu_minor: a GPU (or MIG) uuid's device minor (:func:`.limits.minor_resolver`); None =
@@ -488,6 +493,7 @@ class LocalExecutor:
         relisten_s: float = RELISTEN_S,
         leftover_grace_s: float = 3.0,
         max_log_bytes: int = 1024 << 20,
+        min_log_free_bytes: int = 0,
         limits: LocalLimits | None = None,
         gpu_minor: Callable[[str], int | None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
@@ -509,6 +515,7 @@ class LocalExecutor:
         self.relisten_s = relisten_s
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
+        self.log_disk = LogDisk(min_log_free_bytes)
         self.limits = limits
         self.gpu_minor = gpu_minor
         self.gpu_nodes: Mapping[int, Path] | None = None
@@ -698,6 +705,7 @@ class LocalExecutor:
                 "a second copy is not started", field="job_id", details={"code": "AlreadyRunning"},
                 hint="the store is older than this host (restored from a backup?); the job waits until that "
                      f"copy ends: stop it (kill {pid}) if it should not run")
+        self.log_disk.check(self.dirs.user_dir(who) if who.switches else self.root)  # full: it waits (hubadmin25 B15)
         tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
         return tracked.handle
@@ -1043,7 +1051,7 @@ class LocalExecutor:
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
             event: ExecutorEvent = Exited(t.job.id, ended[0], ended[1],
-                                          message=_exit_message(ended[0], t) + " (while the server was down)")
+                                          message=_exit_message(ended[0], t, self.log_disk) + " (while the server was down)")
         else:
             event = Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
                                    "(it was killed together with its wrapper)")
@@ -1323,11 +1331,12 @@ class LocalExecutor:
         code = t.popen.poll() if t.popen is not None else None
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at), _exit_message(ended[0], t))
+            return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
+                          _exit_message(ended[0], t, self.log_disk))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
-                          _exit_message(code, t) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
+                          _exit_message(code, t, self.log_disk) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
                                                     if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
@@ -1502,12 +1511,13 @@ def _observed_end(claimed: datetime, seen_running_at: datetime | None) -> dateti
     return max(end, seen_running_at) if seen_running_at is not None else end
 
 
-def _exit_message(code: int, t: _Tracked) -> str:
+def _exit_message(code: int, t: _Tracked, disk: LogDisk) -> str:
     """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
     signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028), read only
-    from files the job's owner owns."""
+    from files the job's owner owns; a failed run on a full log disk says so first (hubadmin25 B15)."""
     oom = t.limits.oom_kills() if t.limits is not None else None
-    return describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
+    full = disk.failed_run(t.job_dir) if code != 0 and not t.stopping else None
+    return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,
                          memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0)
 

@@ -147,6 +147,18 @@ class ExecutorConfig(Configurable):
         writes hundreds of MiB a second (red-team 15, R12). 0 = no cap.""",
     )
 
+    min_log_free_mib = Int(
+        16,
+        config=True,
+        help="""Local executor: the least free space, in MiB, on the disk of a job's log folder (under
+        log_dir) for the job to be launched. Default: 16. Below it the job is not started: it waits in
+        the queue with the reason "the disk of the log folder … is full (… free)" and starts once space
+        is freed; the service log says it once per folder. Why: on a full disk every job of that user
+        failed at once with "exit code 120" (it could not write its output) and nobody was told
+        (hubadmin25 B15); a run that fails on a full disk says so as its end. Size it above what a job
+        writes in its first minutes; max_log_mib bounds one job's log. 0 = no check before a launch.""",
+    )
+
     job_pids_max = Int(
         4096,
         config=True,
@@ -207,6 +219,10 @@ class ExecutorConfig(Configurable):
     @validate("service_listen_s", "service_relisten_s")
     def _check_listen(self, proposal: dict[str, Any]) -> float:
         return positive(str(proposal["trait"].name), float(proposal["value"]), allow_zero=True)
+
+    @validate("min_log_free_mib")
+    def _check_min_log_free_mib(self, proposal: dict[str, Any]) -> int:
+        return int(positive("min_log_free_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))
 
     @validate("max_log_mib")
     def _check_max_log_mib(self, proposal: dict[str, Any]) -> int:

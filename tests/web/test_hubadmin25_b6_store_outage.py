@@ -1,7 +1,7 @@
 """hubadmin25 B6: a PostgreSQL restart is said once, reminded once a minute and its end is said; the
 engine resumes within 5 s; every surface prints the reference a 5xx answer's hint asks for.
 
-A real PostgreSQL of the test's own (tests/pg.py), stopped with ``pg_ctl -m fast stop`` and started
+The session's real PostgreSQL (tests/pg.py), stopped with ``pg_ctl -m fast stop`` and started
 again, under a real Jupyter server with jupyter_sched (its engine, activity report and requests).
 Before: ~500 log lines a second of chained tracebacks and request-header dumps, no "back" line, a
 reconnect backoff up to 60 s, and a CLI line ending "give an admin the reference:" with no reference.
@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +23,14 @@ from jupyter_sched.cli.main import error_line, failure
 from jupyter_sched.client import error_from_response
 from jupyter_sched.magics.core import _one_line
 from jupyter_sched.store.outage import StoreOutage
-from tests.pg import PostgresServer, skip_reason
+from tests.pg import PostgresServer
 
 from .conftest import BOSS_TOKEN, server_config
 
 
-@pytest.fixture(scope="module")
-def own_pg() -> Iterator[PostgresServer]:
-    """A PostgreSQL server of this module's own: the test stops and starts it."""
-    if (reason := skip_reason()) is not None:
-        pytest.skip(f"PostgreSQL not available: {reason}")
-    server = PostgresServer.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-def jp_server_config(tmp_path: Path, own_pg: PostgresServer) -> dict[str, Any]:
-    return server_config(tmp_path, db_url=own_pg.create_database("b6"))
+def jp_server_config(tmp_path: Path, pg_server: PostgresServer) -> dict[str, Any]:
+    return server_config(tmp_path, db_url=pg_server.create_database("b6"))
 
 
 class FakeMonotonic:
@@ -55,7 +42,7 @@ class FakeMonotonic:
 
 
 async def test_hubadmin25_b6_a_postgresql_restart_is_said_once_and_its_end_too(
-        sched_app: Any, api: Any, own_pg: PostgresServer, caplog: pytest.LogCaptureFixture) -> None:
+        sched_app: Any, api: Any, pg_server: PostgresServer, caplog: pytest.LogCaptureFixture) -> None:
     status, _ = await api("GET", "me", token=BOSS_TOKEN)
     assert status == 200
     store = sched_app.services.store
@@ -63,14 +50,14 @@ async def test_hubadmin25_b6_a_postgresql_restart_is_said_once_and_its_end_too(
     store.outage = StoreOutage(store.outage.target, monotonic=clock)  # the minute between reminders, driven
     caplog.set_level(logging.DEBUG)
     caplog.clear()
-    own_pg.halt()
+    pg_server.halt()
     try:
         answers = [await api("GET", "me", token=BOSS_TOKEN) for _ in range(4)]
         await asyncio.sleep(1.5)  # the engine's ticks and the activity report fail meanwhile
         clock.now += 61
         answers.append(await api("GET", "audit", token=BOSS_TOKEN))
     finally:
-        own_pg.resume()
+        pg_server.resume()
     assert [status for status, _ in answers] == [503] * 5, answers
     back = None
     for _ in range(50):  # the next request that reaches the database says it is back
