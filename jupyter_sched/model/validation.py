@@ -330,7 +330,7 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
                 or number < 0:
             raise ValidationError(f"cpu must be a number of cores >= 0 (got {quoted(value)})", field="cpu",
                                   hint="use e.g. 4 or 0.5")
-        # past the bound before scaling: 1e308 cores × 1000 is infinity, which round() cannot take (red team 25, R1)
+        # past the bound before scaling: 1e308 cores times 1000 is infinity, which round() cannot take (red team 25, R1)
         millis = round(number * 1000) if number <= MAX_CPU_MILLIS else MAX_CPU_MILLIS + 1
         # as sent, every digit; a JSON number in the bound's own style (new user 17, N3: "100,000" beside "1000000000.0")
         said = text if text is not None else f"{int(value):,}" if isinstance(value, float) and value == int(value) \

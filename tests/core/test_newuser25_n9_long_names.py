@@ -1,5 +1,5 @@
 """newuser25 N9 (the CLI's nit): a 190-character job name in a waiting job's reason was cut at 80
-characters mid-word with no mark — ``when experiment-ααα…ααα-final-wi (j-…) ends``, read as the whole
+characters mid-word with no mark — ``when experiment-(alphas)…-final-wi (j-…) ends``, read as the whole
 name. It is cut to 79 characters and an ellipsis, as the CLI cuts names (the panel clamps them).
 """
 
@@ -14,7 +14,7 @@ from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.wording import render_reason
 
-LONG = "experiment-" + "α" * 60 + "-final-with-a-very-long-tail-" + "x" * 90
+LONG = "experiment-" + "\u03b1" * 60 + "-final-with-a-very-long-tail-" + "x" * 90  # alpha: a name of 190 characters
 
 
 def test_newuser25_n9_a_long_name_in_a_reason_is_cut_with_an_ellipsis() -> None:

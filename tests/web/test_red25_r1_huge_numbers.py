@@ -1,5 +1,5 @@
 """red25 R1: a JSON number past a double's range (``10**400``, ``-10**400``: 401-digit integers; ``1e400``)
-or a finite one that overflows once scaled (``cpu: 1e308`` × 1000 millicores) in a job's numeric field
+or a finite one that overflows once scaled (``cpu: 1e308`` times 1000 millicores) in a job's numeric field
 was a 500 with a traceback in the service log, on ``POST jobs``, ``POST dryrun``, ``POST definitions``,
 ``PATCH definitions/ID`` and nested under ``resources``. Each is a 400 naming the field and its bound.
 
