@@ -7,9 +7,12 @@ Layout under the executor's root directory (``c.SchedApp.log_dir``)::
                                   files are and whose they are), <job id>.err (the wrapper's stderr
                                   before it opens the job's log)
     <root>/<job id>/              embedded: the job's directory (the service's own account)
-    <root>/users/<account>/       hub mode: one directory per account, owned by it, mode 0700
-    <root>/users/<account>/<job id>/   created by the job's wrapper, as the account, mode 0700:
-                                  output.log, wrapper.json, exit.json, carried files, executed.ipynb
+    <root>/users/<account>/       hub mode: one directory per account, the service's, mode 0711: the
+                                  account reaches its job directories but adds nothing beside them
+                                  (red team 25, R3)
+    <root>/users/<account>/<job id>/   created by the service owned by the account, mode 0700 (the
+                                  wrapper, as the account, writes in it): output.log, wrapper.json,
+                                  exit.json, carried files, executed.ipynb
 
 The service never writes into a directory its users own (a user could have planted a symlink
 there). What it reads from them — logs, ``exit.json``, ``wrapper.json`` — is opened with
@@ -111,18 +114,21 @@ class JobDirs:
                                          "only it can write (not under /tmp)")
 
     def job_dir(self, job_id: str, run_as: RunAs) -> Path:
-        """The job's directory (not created: the wrapper creates it as the job's owner)."""
+        """The job's directory (not created here: embedded, the wrapper makes it; hub mode, :meth:`make_job_dir`)."""
         _check_job_id(job_id)
         if not run_as.switches:
             return self.root / job_id
         return self.user_dir(run_as) / job_id
 
     def user_dir(self, run_as: RunAs) -> Path:
-        """``<root>/users/<account>``, created owned by the account with mode 0700 when missing.
+        """``<root>/users/<account>``: the service's, mode 0711 (the account passes through to its
+        job directories but cannot add entries beside them: red team 25, R3 planted 100,000
+        folders where the service sweeps), created when missing; one an older version made owned
+        by the account is taken back.
 
         Raises:
-            ExecutorError: the directory exists but is not a directory of that account (someone
-                planted it), or cannot be made.
+            ExecutorError: the directory exists but is not a directory of the service or of that
+                account (someone planted it), or cannot be made.
         """
         assert run_as.account is not None and run_as.uid is not None and run_as.gid is not None
         users = self.root / "users"
@@ -130,9 +136,7 @@ class JobDirs:
         try:
             users.mkdir(mode=0o755, exist_ok=True)
             try:
-                os.mkdir(path, 0o700)
-                os.chown(path, run_as.uid, run_as.gid)
-                os.chmod(path, 0o700)
+                os.mkdir(path, 0o711)
             except FileExistsError:
                 pass
             info = os.lstat(path)
@@ -143,11 +147,41 @@ class JobDirs:
         if unsafe is not None:
             raise ExecutorError(f"refusing {str(users)!r}: {unsafe}", field="log_dir",
                                 hint="remove it; the service recreates it owned by its account, mode 0755")
+        own = os.geteuid()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid not in (own, run_as.uid):
+            raise ExecutorError(f"{str(path)!r} is not a directory of this service or of {run_as.account}",
+                                field="log_dir", hint="remove it; the service recreates it with the right owner")
+        # users/ is the service's: nobody swapped the entry since lstat (and nothing is followed)
+        if info.st_uid != own:  # an older version's, the account's own: the service's from now on
+            os.chown(path, own, os.getegid(), follow_symlinks=False)
+        if stat.S_IMODE(info.st_mode) != 0o711 or info.st_uid != own:
+            os.chmod(path, 0o711)
+        return path
+
+    def make_job_dir(self, job_id: str, run_as: RunAs) -> Path:
+        """The job's directory, hub mode: ``<root>/users/<account>/<job id>``, created (or kept, for
+        a restart) owned by the account, mode 0700 — made by the service, since the account cannot
+        write in its :meth:`user_dir`.
+
+        Raises:
+            ExecutorError: it cannot be made, or exists but is not a directory of that account.
+        """
+        _check_job_id(job_id)
+        assert run_as.uid is not None and run_as.gid is not None
+        path = self.user_dir(run_as) / job_id
+        try:
+            try:
+                os.mkdir(path, 0o700)  # the service's own until chowned: nobody else can enter meanwhile
+                os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
+            except FileExistsError:
+                pass
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ExecutorError(f"cannot prepare {str(path)!r} for account {run_as.account}: {exc.strerror}",
+                                field="log_dir", hint="check c.SchedApp.log_dir; the service must run as root") from None
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != run_as.uid:
             raise ExecutorError(f"{str(path)!r} is not a directory owned by {run_as.account}", field="log_dir",
                                 hint="remove it; the service recreates it with the right owner")
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(path, 0o700)  # users/ is the service's: nobody swapped it since lstat
         return path
 
     def check_reachable(self) -> str | None:
