@@ -868,7 +868,8 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
 
 
 def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
-    """``(job, its public name when that says more than its id — at most 80 characters — else "",
+    """``(job, its public name when that says more than its id — at most 80 characters, a longer one
+    cut to 79 and "…" — else "",
     queued: neither admitted this cycle nor holding GPUs)`` for a job an ETA waits on (None: unknown)."""
     other = ctx.admitted.get(job_id)
     waiting = False
@@ -878,7 +879,9 @@ def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
             return None, "", False
         waiting = not other.state.holds_gpus
     name = public_name(other.spec).strip()
-    return other, name[:80] if name and name != job_id else "", waiting
+    if len(name) > 80:  # cut with an ellipsis, as the CLI cuts names: not mid-word and silent (new user 25, N9)
+        name = name[:79] + "…"
+    return other, name if name and name != job_id else "", waiting
 
 
 _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})

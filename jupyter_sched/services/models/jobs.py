@@ -28,7 +28,6 @@ from ...model.validation import (
     parse_priority,
 )
 from ...wording import reason_in_words, render_reason
-from ...wording.reasons import own_leases
 from ..withheld import reason_for
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
@@ -491,7 +490,9 @@ def job_in_words(data: dict[str, Any], *, viewer: str, admin: bool = False) -> d
     if not isinstance(reason, dict) or "code" not in reason or "text" in reason:
         return data
     ended = data.get("state") in _ENDED
-    own = data.get("user") == viewer and not ended and bool(own_leases(reason))
+    # read by its owner: what blocks it that is theirs is said as theirs — their own leases (issue 20),
+    # "as your other runs did" (newuser25 N8: the panel said "its owner's other runs" of the reader's own)
+    own = data.get("user") == viewer and not ended
     if data.get("kind") != "lease" and not ended and not own:
         return _with_text(data, "reason")
     return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=own)
@@ -706,7 +707,7 @@ class Job(CodecView):
         data = _for_reader(data, reader if isinstance(reader, str) else None, context.get("admin") is True)
         ended = data.get("state") in _ENDED
         reason = data.get("reason")
-        mine = data.get("mine") is True and not ended and isinstance(reason, dict) and bool(own_leases(reason))
+        mine = data.get("mine") is True and not ended and isinstance(reason, dict)  # as job_in_words (newuser25 N8)
         if data.get("kind") != "lease" and not ended and not mine:
             return data
         return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=mine)
