@@ -8,7 +8,7 @@ Discovery order (the first that yields a URL wins; documented in :func:`discover
    it starts. A ``JUPYTER_SCHED_URL`` set without a token uses the token of this account's running
    server at that URL (its runtime file), as the CLI's ``--url`` does.
 3. **JupyterHub** — ``JUPYTER_SCHED_HUB_URL`` (the central service, e.g.
-   ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTERHUB_API_TOKEN``; otherwise the
+   ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTER_SCHED_TOKEN``, else ``JUPYTERHUB_API_TOKEN``; otherwise the
    user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
 4. **Running-server files** — ``jpserver-*.json`` in the Jupyter runtime dir
    (read as ``jupyter_server.serverapp.list_running_servers`` does, :func:`running_servers`), so ``jupyter execute`` or papermill on
@@ -106,6 +106,25 @@ class Connection(NamedTuple):
         """``{url}api/sched/``."""
         return f"{self.url}api/sched/"
 
+    @property
+    def described(self) -> str:
+        """Which server this is and how it was found, one line (hubadmin25 B13: with no variable set an
+        admin notebook ran on another Jupyter server of the same account and said only "admin: True")::
+
+            http://127.0.0.1:8888/ — a Jupyter server of this account found through its runtime file (root /srv)
+        """
+        how = {
+            "explicit": "given to connect()",
+            "kernel-env": f"from {ENV_URL}",
+            "job-token": "this job's own scheduler",
+            "hub-service": f"a JupyterHub's scheduler, from {ENV_HUB_URL}",
+            "hub-user": "this hub user's own server (JUPYTERHUB_SERVICE_URL)",
+            "runtime-file": "a Jupyter server of this account found through its runtime file"
+                            + (f" (root {self.root})" if self.root else "")
+                            + f" — for a hub's scheduler set {ENV_HUB_URL} and {ENV_TOKEN}",
+        }.get(self.source, self.source)
+        return f"{self.url} — {how}"
+
 
 def _slash(url: str) -> str:
     return url if url.endswith("/") else url + "/"
@@ -135,11 +154,14 @@ def _from_env(env: Mapping[str, str], runtime_dir: str | None) -> Connection | N
 
 
 def _from_hub(env: Mapping[str, str]) -> Connection | None:
+    """``JUPYTER_SCHED_HUB_URL`` with ``JUPYTER_SCHED_TOKEN`` (the README's "From any other shell", which
+    the CLI, the client and the magics all read here: hubadmin25 B13, the client read only
+    ``JUPYTERHUB_API_TOKEN`` with it), else ``JUPYTERHUB_API_TOKEN``; else the hub user's own server."""
     token = env.get("JUPYTERHUB_API_TOKEN", "")
     hub_url = env.get(ENV_HUB_URL, "").strip()
     if hub_url:
-        return Connection(url=_slash(hub_url), token=token, kernel_id=env.get(ENV_KERNEL_ID) or None,
-                          source="hub-service")
+        return Connection(url=_slash(hub_url), token=env.get(ENV_TOKEN, "").strip() or token,
+                          kernel_id=env.get(ENV_KERNEL_ID) or None, source="hub-service")
     service_url = env.get("JUPYTERHUB_SERVICE_URL", "").strip()
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "").strip()
     if token and service_url:

@@ -3762,6 +3762,8 @@ export interface operations {
                 action?: string | null;
                 /** @description actions left out, comma-separated (limit counts the rows kept); a name no audit record has nor can have is refused (400, field exclude), naming the action it is close to */
                 exclude?: string | null;
+                /** @description only the records this actor made (an admin's acts; user matches records about a user and by them) */
+                actor?: string | null;
             };
             header?: never;
             path?: never;
