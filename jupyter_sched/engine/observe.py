@@ -17,9 +17,10 @@ from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
 from ..model.units import format_duration
 from ..store import JobRecord
+from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
 from .clock import Clock
-from .stops import StopReconciler
-from .transitions import JobWriter
+from .stops import StopReconciler, preempted_message
+from .transitions import JobWriter, just_started
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +116,9 @@ class ExecutorEventHandler:
         self.stops.forget(event.job_id)  # a requeued job's next stop must be sent again
         if not event.started and record.job.state is JobState.ADMITTED:
             self.writer.requeue(record, PendingReason(
-                code="Requeued", message="requeued: the server stopped before the job started",
-                details={"attempts": record.job.attempts}), self.clock.now())
+                code="Requeued", message=f"requeued: the server stopped before the job started; {NOT_AN_ATTEMPT}",
+                details={"attempts": record.job.counted_attempts - 1, "counted": False}), self.clock.now(),
+                false_start=True)
         elif record.stop_intent is not None:
             # Its stop was asked for, and the work is gone: the stop ended it. An adopted job's
             # wrapper is not our child, so when the stop plan's SIGKILL reaches it before it wrote
@@ -144,14 +146,21 @@ class ExecutorEventHandler:
         end = max(finished_at, job.started_at or finished_at)
         if intent == "preempt" or intent == "idle":
             why = "preempted" if intent == "preempt" else "reclaimed while idle"
+            message = f"{why}: {job.message or 'GPUs were needed elsewhere'}"
+            # stopped within the engine's first look at it: no attempt, and said so (new user 24, N1)
+            first = just_started(record, self.writer.settle_s)
+            if first:  # the preemption's own words once ("preempted to …", not "preempted: preempted to …")
+                said = preempted_message(job.message) if intent == "preempt" else message
+                message = f"{JUST_STARTED}: {said}; {NOT_AN_ATTEMPT}"
             # an eviction is no failure: the job may start again as soon as GPUs are free, and a
             # reclaimer cancelled seconds later does not grow its wait (new user 15 N14, red team 15
             # R13); idle work reclaimed backs off, or it would take its GPUs straight back
             self.writer.requeue(record, PendingReason(
-                code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
-                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code,
+                code="Preempted", message=message,
+                details={"preempted_by": job.preempted_by, "attempts": job.counted_attempts - (1 if first else 0),
+                         "exit_code": exit_code, "counted": not first,
                          "preempted_at": (record.stop_requested_at or end).isoformat()}),  # when (N7)
-                end, preempted=True, backoff=intent == "idle", by_job=intent == "preempt")
+                end, preempted=True, backoff=intent == "idle", by_job=intent == "preempt", false_start=first)
             return
         if intent == "cancel":
             state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({said})"

@@ -61,6 +61,7 @@ class EngineRunner:
                  courteous: bool = True) -> None:
         self.engine = engine
         self.poll_interval_s = poll_interval_s
+        engine.writer.settle_s = poll_interval_s  # a stop within one look at the work makes no attempt (N1)
         self.cycle_coalesce_s = cycle_coalesce_s
         self.last_tick: TickReport | None = None
         self._pool: ThreadPoolExecutor | None = None

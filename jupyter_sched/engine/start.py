@@ -35,6 +35,7 @@ from ..executors.runas import RunAs, embedded_run_as
 from ..model import Job, JobState, PendingReason
 from ..model.codec import allocation_from_dict
 from ..store import JobRecord
+from ..wording.reasons import NOT_AN_ATTEMPT
 from .clock import Clock
 from .failures import Failure, classify
 from .leadership import Leadership
@@ -145,11 +146,12 @@ class StartReconciler:
             self.writer.finish(job.id, JobState.CANCELLED, message=f"{_STOPPED_BEFORE_START[intent]} by "
                                                                    f"{record.stop_actor or 'user'} before it started")
             return
-        # preempted or reclaimed before it started: back to the queue, nothing to stop
+        # preempted or reclaimed before it started: back to the queue, nothing to stop, no attempt (new user 24, N1)
         self.writer.requeue(record, PendingReason(
-            code="Preempted", message=f"preempted before it started: {job.message or 'GPUs were needed elsewhere'}",
-            details={"preempted_by": job.preempted_by, "attempts": job.attempts}), self.clock.now(), preempted=True,
-            backoff=False)
+            code="Preempted", message=f"preempted before it started: {job.message or 'GPUs were needed elsewhere'}; "
+                                      f"{NOT_AN_ATTEMPT}",
+            details={"preempted_by": job.preempted_by, "attempts": job.counted_attempts - 1, "counted": False}),
+            self.clock.now(), preempted=True, backoff=False, false_start=True)
 
     def _failed(self, record: JobRecord, failure: Failure, exc: BaseException) -> None:
         job = record.job

@@ -53,13 +53,14 @@ from ..model import Job, JobState
 from ..model.horizon import capped
 from ..model.units import format_duration
 from ..store import JobRecord
+from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
 from .clock import Clock
 from .drainscan import PENDING, Background
 from .failures import classify
 from .idle_kernels import IdleKernels
 from .leadership import Leadership
 from .leftovers import TERM_WAIT_S, owned, signal_owned
-from .transitions import JobWriter
+from .transitions import JobWriter, just_started
 
 __all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_message", "lease_release_message",
            "preempted_message",
@@ -123,11 +124,17 @@ def lease_release_message(record: JobRecord) -> str:
     return f"released by {record.stop_actor or 'user'}"
 
 
-def stop_words(record: JobRecord) -> str:
+def stop_words(record: JobRecord, settle_s: float | None = None) -> str:
     """Why a job is being stopped, as the last line of its log says it (issue 20, F15: a job ended
     by its time limit or a cancel had a log that just stopped): ``cancelled by alice``,
-    ``stopped: time limit 1m reached``, ``preempted: …`` (it goes back to the queue)."""
+    ``stopped: time limit 1m reached``, ``preempted: …`` (it goes back to the queue). A preemption or
+    reclaim asked within ``settle_s`` of its start (:func:`~.transitions.just_started`) says so and that it
+    is no attempt: ``stopped just after it started: preempted by … ; it is back in the queue, this does not
+    count as an attempt`` (new user 24, N1). ``settle_s`` None: not looked at."""
     job, intent = record.job, record.stop_intent
+    if intent in ("preempt", "idle") and settle_s is not None and just_started(record, settle_s):
+        said = stop_words(record).removesuffix(" (it waits in the queue again)")
+        return f"{JUST_STARTED}: {said}; {NOT_AN_ATTEMPT}"
     if intent == "timeout":
         return f"stopped: time limit {format_duration(job.spec.time_limit_s or 0)} reached"
     if intent == "cancel":
@@ -484,7 +491,8 @@ class StopReconciler:
         grace, checkpoint = self.plans.get(job.id, (self.grace_s, False))
         self.leadership.check()
         try:
-            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=checkpoint, reason=stop_words(record))
+            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=checkpoint,
+                               reason=stop_words(record, self.writer.settle_s))
         except NotLeaderError:
             raise
         except Exception as exc:  # one failing stop never blocks the others

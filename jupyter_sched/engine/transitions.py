@@ -30,6 +30,22 @@ log = logging.getLogger(__name__)
 Publish = Callable[[dict[str, Any]], None]
 """Called with each API event ``{"type", "data"}`` (from the engine's thread)."""
 
+SETTLE_S = 1.0
+"""The engine's poll interval by default (:class:`~.runner.EngineRunner`'s ``poll_interval_s``, which sets
+:attr:`JobWriter.settle_s`): the time it takes the engine to look at running work once."""
+
+
+def just_started(record: JobRecord, settle_s: float) -> bool:
+    """Whether ``record``'s stop was asked within ``settle_s`` seconds of the executor's start confirmation
+    (``started_at``: the local executor's launch, the Kubernetes pods' start) — before the engine had looked
+    at the running work once, so before its program could have done work that counts: the next scheduling
+    pass undoing the one that admitted it (new user 24, N1: two users' submits a second apart, the first
+    job reclaimed 0-1 s after its start read "preempted … it waits in the queue again" and counted as a
+    run). Also True for a stop asked before the start was confirmed at all (no ``started_at``: Kubernetes
+    pods that never ran); False when no stop was asked."""
+    started, asked = record.job.started_at, record.stop_requested_at
+    return asked is not None and (started is None or (asked - started).total_seconds() <= settle_s)
+
 
 class JobWriter:
     """Read-modify-write of job rows for the engine (see module docstring).
@@ -52,6 +68,9 @@ class JobWriter:
         self._simulated = simulated
         self.requeue_backoff_s = requeue_backoff_s
         self.max_backoff_s = max_backoff_s
+        self.settle_s = SETTLE_S
+        """Seconds after a start within which a stop makes no attempt (:func:`just_started`): the engine's
+        poll interval, set by its runner."""
 
     def get(self, job_id: str) -> JobRecord | None:
         """The row of ``job_id`` (None when it does not exist)."""
@@ -177,7 +196,7 @@ class JobWriter:
         return data
 
     def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False,
-                backoff: bool | None = None, by_job: bool = True) -> JobRecord | None:
+                backoff: bool | None = None, by_job: bool = True, false_start: bool = False) -> JobRecord | None:
         """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``;
         return the written row (None when the job moved on meanwhile).
 
@@ -187,10 +206,12 @@ class JobWriter:
         reclaimers' own rules prevent thrashing: a victim is never evicted for its preemptor, and
         another team's job younger than the minimum runtime is never a victim). Work that never
         started is not penalised. ``by_job``: a job's admission preempted it (its ``preempted_by``),
-        not an idle reclaim — what the ``preempted`` event says of its preemptor.
+        not an idle reclaim — what the ``preempted`` event says of its preemptor. ``false_start``: the run
+        was stopped before or just after it started (:func:`just_started`): it is no attempt
+        (``Job.false_starts`` grows; the ``requeued`` record says ``counted: false``; new user 24, N1).
         """
         now = self.clock.now()
-        attempts = max(1, record.job.attempts)
+        attempts = max(1, record.job.counted_attempts - (1 if false_start else 0))
         wait = preempted if backoff is None else backoff
         backoff_s = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1)) if wait else 0.0
 
@@ -200,7 +221,8 @@ class JobWriter:
                 job = job.transition(JobState.PREEMPTED)
             job = job.transition(JobState.PENDING, allocation=None, admitted_at=None, started_at=None,
                                  reason=reason, message=reason.message, exit_code=None,
-                                 not_before=now + timedelta(seconds=backoff_s) if backoff_s else None)
+                                 not_before=now + timedelta(seconds=backoff_s) if backoff_s else None,
+                                 false_starts=job.false_starts + (1 if false_start else 0))
             return replace(r, job=job, handle=None, executor=None, stop_intent=None, stop_requested_at=None,
                            stop_actor=None)
 
@@ -208,7 +230,8 @@ class JobWriter:
         if updated is not None:
             self.audit(updated.job, "requeued", reason.message, {"backoff_s": backoff_s, "not_before":
                                                                  updated.job.not_before.isoformat()
-                                                                 if updated.job.not_before else None})
+                                                                 if updated.job.not_before else None,
+                                                                 "counted": not false_start})
             if preempted:
                 self.publish({"type": "preempted", "data": self._preempted_data(updated.job, reason, by_job=by_job)})
             if not updated.job.is_lease:

@@ -230,15 +230,17 @@ def _restart_banner(job: Job, log_path: Path | None = None) -> str | None:
     """The log's line between two runs of a requeued job (new user 4: a preempted job's log showed
     both runs glued together with no marker); None on its first start — unless ``log_path`` (the
     job's ``output.log``) already holds an earlier run's output (a run started again without a new
-    attempt, e.g. across a service restart: new user 21, N9, whose "last lines" then mixed both runs)."""
-    if job.attempts <= 1:
+    attempt, e.g. across a service restart: new user 21, N9, whose "last lines" then mixed both runs). The
+    start's number counts attempts only (``Job.counted_attempts``: a run stopped just after it started is
+    none, new user 24, N1)."""
+    if job.counted_attempts <= 1:
         try:
             earlier = log_path is not None and stat.S_ISREG((info := os.lstat(log_path)).st_mode) and info.st_size > 0
         except OSError:
             earlier = False
         return f"{RUN_MARKERS[0]}; the earlier run's output is above" if earlier else None
     why = f" after preemption by {job.preempted_by}" if job.preempted_by else " after it was requeued"
-    return f"{RUN_MARKERS[0]} (start {job.attempts}){why}; the earlier run's output is above"
+    return f"{RUN_MARKERS[0]} (start {job.counted_attempts}){why}; the earlier run's output is above"
 
 
 def _free_port() -> int:

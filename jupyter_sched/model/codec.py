@@ -154,7 +154,8 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),
         "finished_at": _ts(j.finished_at), "allocation": allocation_to_dict(j.allocation),
         "reason": reason_to_dict(j.reason), "exit_code": j.exit_code, "message": j.message,
-        "attempts": j.attempts, "not_before": _ts(j.not_before), "preempted_by": j.preempted_by,
+        "attempts": j.attempts, "false_starts": j.false_starts, "not_before": _ts(j.not_before),
+        "preempted_by": j.preempted_by,
         "nominated": allocation_to_dict(j.nominated), "stopping_since": _ts(j.stopping_since),
         "simulated": simulated,
     })
@@ -176,6 +177,7 @@ def job_from_dict(d: Mapping[str, Any]) -> Job:
         finished_at=_parse_ts(d.get("finished_at"), "finished_at"),
         allocation=allocation_from_dict(d.get("allocation")), reason=reason_from_dict(d.get("reason")),
         exit_code=d.get("exit_code"), message=d.get("message", ""), attempts=int(d.get("attempts", 0)),
+        false_starts=int(d.get("false_starts") or 0),
         not_before=_parse_ts(d.get("not_before"), "not_before"), preempted_by=d.get("preempted_by"),
         nominated=allocation_from_dict(d.get("nominated")),
         stopping_since=_parse_ts(d.get("stopping_since"), "stopping_since"),

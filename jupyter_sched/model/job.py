@@ -419,7 +419,11 @@ class Job:
         reason: the primary pending reason, while pending.
         exit_code: process exit code when finished.
         message: last human-readable status message (e.g. why it was lost).
-        attempts: how many times it was admitted (preemptions requeue it).
+        attempts: how many times it was admitted (preemptions requeue it): the run number (its usage
+            intervals, its job token), counting runs stopped just after they started too.
+        false_starts: runs stopped before or just after they started (new user 24, N1: within the
+            engine's poll interval of the executor's start confirmation) — no attempts: its owner is
+            told of :attr:`counted_attempts` starts.
         not_before: earliest time it may be admitted again (requeue backoff).
         preempted_by: id of the job whose admission preempted this one last (loop guard).
         nominated: GPUs held for this job after a preemption it caused (case 004), or taken
@@ -441,6 +445,7 @@ class Job:
     exit_code: int | None = None
     message: str = ""
     attempts: int = 0
+    false_starts: int = 0
     not_before: datetime | None = None
     preempted_by: str | None = None
     nominated: Allocation | None = None
@@ -459,6 +464,11 @@ class Job:
                 hint=f"allowed from {self.state.value}: "
                 + (", ".join(sorted(s.value for s in _TRANSITIONS[self.state])) or "none (final)"))
         return replace(self, state=new_state, **changes)
+
+    @property
+    def counted_attempts(self) -> int:
+        """Runs that count as attempts: :attr:`attempts` less :attr:`false_starts` (never below 0)."""
+        return max(0, self.attempts - self.false_starts)
 
     @property
     def is_lease(self) -> bool:

@@ -25,7 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
-from ..wording.reasons import preempted_how, work_named
+from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT, preempted_how, work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
 from .ports import declares_port, held_ports
@@ -347,16 +347,22 @@ class CycleContext:
         # "lease" (new user 16, N12: "by lease (l-…), a higher-priority normal job")
         named = work_named(by, "" if owner is None and name in LEASE_NAMES else name, owner)
         why = prior.get("preempted_why")
+        first = prior.get("just_started") is True  # kept through the reasons that follow, as the rest
         if job.reason is not None and job.reason.code == "Preempted":
-            why = job.reason.message.removeprefix("preempted: ")
+            why = job.reason.message.removeprefix(f"{JUST_STARTED}: ").removesuffix(f"; {NOT_AN_ATTEMPT}")
+            why = why.removeprefix("preempted: ")
+            first = job.reason.details.get("counted") is False
         said = why if isinstance(why, str) else ""
         clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
+        if first:  # stopped just after it started: no attempt (new user 24, N1)
+            clause += f", {JUST_STARTED}: {NOT_AN_ATTEMPT.removeprefix('it is back in the queue, ')}"
         name = name if name != by else ""
         at = prior.get("preempted_at")  # when (new user 18, N7), kept through the reasons that follow
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
                                    **({"preempted_at": at} if isinstance(at, str) and at else {}),
                                    **({"preempted_by_owner": owner} if owner else {}),
-                                   **({"preempted_why": said} if said else {})}
+                                   **({"preempted_why": said} if said else {}),
+                                   **({"just_started": True} if first else {})}
         return clause, details
 
     def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:

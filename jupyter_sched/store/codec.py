@@ -95,7 +95,8 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         "submitted_at": ts(job.submitted_at), "admitted_at": ts(job.admitted_at),
         "started_at": ts(job.started_at), "finished_at": ts(job.finished_at),
         "not_before": ts(job.not_before), "exit_code": job.exit_code, "message": job.message,
-        "attempts": job.attempts, "preempted_by": job.preempted_by, "executor": record.executor,
+        "attempts": job.attempts, "false_starts": job.false_starts, "preempted_by": job.preempted_by,
+        "executor": record.executor,
         "executor_handle": None if record.handle is None else dumps(dict(record.handle)),
         "stop_intent": record.stop_intent, "stop_requested_at": ts(record.stop_requested_at),
         "stop_actor": record.stop_actor, "activity_at": ts(record.activity_at),
@@ -117,6 +118,7 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         allocation=allocation_from_dict(loads(row["allocation"])),
         reason=reason_from_dict(loads(row["reason"])), exit_code=row["exit_code"],
         message=row["message"] or "", attempts=int(row["attempts"]), not_before=parse_ts(row["not_before"]),
+        false_starts=int(row.get("false_starts") or 0),
         preempted_by=row["preempted_by"], nominated=allocation_from_dict(loads(row["nominated"])),
         # the core must see a job in its stop grace period as stopping (never re-picked as a victim)
         stopping_since=parse_ts(row["stop_requested_at"]) if row["stop_intent"] else None,

@@ -186,6 +186,12 @@ def _v19_job_token_secrets(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v20_false_starts(conn: sa.Connection) -> None:
+    name, type_ = schema.FALSE_STARTS_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("jobs")}:
+        conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -224,6 +230,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v18_node_cordons),
     Migration(19, "the job-token secret in the store (job_token_secrets, one row per generation; an old file's "
                   "is moved in; doctor rotate-job-secret; hubadmin A19)", _v19_job_token_secrets),
+    Migration(20, "how many of a job's runs were stopped just after they started (jobs.false_starts): they are no "
+                  "attempts (new user 24, N1)", _v20_false_starts),
 )
 
 

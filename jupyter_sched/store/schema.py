@@ -46,7 +46,8 @@ import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
-           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17",
+           "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
+           "FALSE_STARTS_COLUMN",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
@@ -455,6 +456,18 @@ def tables_v19(md: sa.MetaData) -> None:
     )
 
 
+FALSE_STARTS_COLUMN = ("false_starts", sa.Integer())
+"""Column version 20 adds to ``jobs``: how many of the job's runs were stopped just after they started, or
+before (new user 24, N1): they are no attempts — ``attempts`` counts every run (the usage key, the job
+token's run), ``attempts - false_starts`` the starts its owner is told of. Null on rows written before: 0."""
+
+
+def columns_v20(md: sa.MetaData) -> None:
+    """Add version 20's column to ``jobs`` on ``md`` (the table must be defined)."""
+    name, type_ = FALSE_STARTS_COLUMN
+    md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -482,6 +495,7 @@ columns_v16(metadata)
 columns_v17(metadata)
 tables_v18(metadata)
 tables_v19(metadata)
+columns_v20(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -584,8 +584,12 @@ _clock_of = clock_text
 
 def _restarted(job: Mapping[str, Any]) -> str:
     """`` · start 2, after preemption by mal3 (j-9)`` for work running again after a requeue (new user 4:
-    "running on vm" alone hid that it had been preempted and restarted); "" on a first run."""
+    "running on vm" alone hid that it had been preempted and restarted); "" on a first run. Runs stopped
+    just after they started (``false_starts``) are no starts here (new user 24, N1)."""
     attempts = job.get("attempts")
+    false_starts = job.get("false_starts")
+    if isinstance(attempts, int) and isinstance(false_starts, int) and not isinstance(false_starts, bool):
+        attempts -= false_starts
     if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts <= 1 or job.get("kind") == "lease":
         return ""
     by = job.get("preempted_by")

@@ -44,7 +44,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "departed_lease_notice", "departed_text",
+__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -1050,6 +1050,14 @@ def _named(ids: Sequence[Any], names: Any, owners: Any = None) -> list[str]:
     return [work_named(str(i), known.get(str(i)), whose.get(str(i))) for i in ids]
 
 
+JUST_STARTED = "stopped just after it started"
+"""How a run stopped before or just after it started opens (new user 24, N1): the engine's requeue reason
+and the log's last line (:func:`jupyter_sched.engine.transitions.just_started`)."""
+NOT_AN_ATTEMPT = "it is back in the queue, this does not count as an attempt"
+"""What such a run's requeue says after why it was stopped; the core's later reasons say it too
+(:meth:`~jupyter_sched.scheduling.context.CycleContext.preempted_clause`)."""
+
+
 def preempted_how(said: str) -> str:
     """Why a preemption happened, as the clause after its preemptor's name: ``, a higher-priority
     normal job of team ml`` / ``, to return borrowed quota to ml`` / ``, as its team was borrowing``,
@@ -1057,7 +1065,7 @@ def preempted_how(said: str) -> str:
     ``preempted: ``); "" when it says none of these. One wording for the queue's "requeued after
     preemption by …" and the panel's Preempted toast (new user 20, N20: the toast said "preempted:
     preempted by higher-priority normal job j-… of team ml" after naming the preemptor)."""
-    said = said.removeprefix("preempted: ")
+    said = said.removeprefix(f"{JUST_STARTED}: ").removeprefix("preempted: ")
     if said.startswith("preempted to "):  # a reclaim: "to return borrowed quota to eveteam"
         return ", " + said.removeprefix("preempted ")
     if said.startswith("preempted (its team borrows)"):

@@ -1606,6 +1606,8 @@ export interface components {
             exit_code?: number | null;
             message?: string | null;
             attempts?: number;
+            /** @description runs of attempts stopped before or just after they started (new user 24, N1): no attempts — its starts are attempts - false_starts */
+            false_starts?: number;
             not_before?: string | null;
             /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;
@@ -1745,6 +1747,8 @@ export interface components {
             exit_code?: number | null;
             message?: string | null;
             attempts?: number;
+            /** @description runs of attempts stopped before or just after they started (new user 24, N1): no attempts — its starts are attempts - false_starts */
+            false_starts?: number;
             not_before?: string | null;
             /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;
@@ -2147,6 +2151,8 @@ export interface components {
             exit_code?: number | null;
             message?: string | null;
             attempts?: number;
+            /** @description runs of attempts stopped before or just after they started (new user 24, N1): no attempts — its starts are attempts - false_starts */
+            false_starts?: number;
             not_before?: string | null;
             /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;

@@ -239,6 +239,8 @@ def test_newuser8_a_restarted_job_names_its_preemptor_by_name_and_id(server: Emb
         victim = _submit(ann_env, "--gpus", "2", "--priority", "low", "--name", "sweep", "--workdir", str(tmp_path),
                          "--", sys.executable, "-c", "import time; time.sleep(300)")
         _until("the victim running", lambda: ann.get(f"jobs/{victim}").json()["state"] == "running")
+        # past the engine's poll interval (1 s): a stop sooner is no attempt and no "start 2" (new user 24, N1)
+        time.sleep(1.5)
         urgent = _submit(boss_env, "--gpus", "2", "--priority", "high", "--name", "urgent-eval", "--workdir",
                          str(tmp_path), "--", sys.executable, "-c", "import time; time.sleep(1)")
         row = _until("the victim running again", lambda: (r := ann.get(f"jobs/{victim}").json())["state"] == "running"

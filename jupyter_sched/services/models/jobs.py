@@ -632,6 +632,9 @@ class Job(CodecView):
     exit_code: int | None = None
     message: str | None = None
     attempts: int = 0
+    false_starts: int = Field(default=0, description=(
+        "runs of attempts stopped before or just after they started (new user 24, N1): no attempts — "
+        "its starts are attempts - false_starts"))
     not_before: str | None = None
     preempted_by: str | None = Field(default=None, description="the job whose admission preempted this one last")
     preempted_by_name: str | None = Field(default=None, description=(
