@@ -17,9 +17,14 @@ from __future__ import annotations
 import os
 import pwd
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
-__all__ = ["TERM_WAIT_S", "owned", "signal_owned"]
+from ..model import Job
+from .transitions import JobWriter
+
+__all__ = ["TERM_WAIT_S", "Leftovers", "owned", "signal_owned"]
 
 TERM_WAIT_S = 10.0
 """Seconds between the SIGTERM to a lease owner's leftover processes and the SIGKILL to those of
@@ -106,3 +111,85 @@ def signal_owned(pids: Iterable[int], account: str, signum: int) -> list[int]:
             os.close(handle)
         sent.append(pid)
     return sent
+
+
+Say = Callable[[Job, str, list[int]], bool]
+"""The drain's :meth:`~.stops.StopReconciler._say`: write the lease's message once per key."""
+
+
+@dataclass
+class Ending:
+    """A taken-back lease's leftover processes being ended: since ``at`` (the SIGTERM), ``why``, and the
+    pids signalled (``killed`` ``[0]``: the SIGKILL pass found none left)."""
+
+    at: datetime
+    why: str
+    termed: list[int] = field(default_factory=list)
+    killed: list[int] = field(default_factory=list)
+
+
+class Leftovers:
+    """The leases whose owner's leftover processes the drain is ending, by lease id (module docstring).
+
+    Args:
+        writer: the lease's audit records (``lease_drain_killed``).
+        say: writes the lease's message once per key.
+    """
+
+    def __init__(self, writer: JobWriter, say: Say) -> None:
+        self.writer = writer
+        self.say = say
+        self._ends: dict[str, Ending] = {}
+
+    def get(self, lease_id: str) -> Ending | None:
+        """The ending under way for ``lease_id``, if any."""
+        return self._ends.get(lease_id)
+
+    def pop(self, lease_id: str, default: None = None) -> Ending | None:
+        """Forget ``lease_id`` (it ended)."""
+        return self._ends.pop(lease_id, default)
+
+    def clear(self) -> None:
+        """A new term: nothing is under way."""
+        self._ends.clear()
+
+    def end(self, job: Job, gpus: str, left: Mapping[str, list[int]], accounts: Mapping[int, str], now: datetime,
+            why: str) -> str | None:
+        """End the lease owner's processes ``left`` (by account) still on GPU(s) ``gpus`` of the taken-back
+        lease ``job``: SIGTERM at the first call, SIGKILL :data:`TERM_WAIT_S` later to those still listed;
+        each signal said (the lease's message) and audited ``lease_drain_killed`` with the pids.
+
+        Returns:
+            The words the lease's end adds (``"; process(es) 12 of ana's account … were stopped by the
+            scheduler (SIGTERM): why"``), or None when nothing was signalled by this call.
+        """
+        end = self._ends.get(job.id)
+        if end is None:
+            end = self._ends[job.id] = Ending(at=now, why=why)
+            signum, name = signal.SIGTERM, "SIGTERM"
+        elif now >= end.at + timedelta(seconds=TERM_WAIT_S) and not end.killed:
+            signum, name = signal.SIGKILL, "SIGKILL"
+        else:
+            return None
+        sent = [pid for account, pids in left.items() for pid in signal_owned(pids, account, signum)]
+        if signum == signal.SIGKILL:
+            end.killed = sent or [0]
+        else:
+            end.termed = sent
+        if not sent:
+            return None
+        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in sent)
+        kill_at = end.at + timedelta(seconds=TERM_WAIT_S)
+        then = (f"those still on it get SIGKILL at {kill_at.astimezone(timezone.utc):%H:%M:%S} UTC"
+                if signum == signal.SIGTERM else "they are gone at once")
+        words = (f"releasing: {why}; process(es) {named} of {job.spec.user}'s account still had a context on GPU "
+                 f"{gpus}: sent {name} at {now.astimezone(timezone.utc):%H:%M:%S} UTC by the scheduler ({then}); the "
+                 f"GPU goes to other work once they are gone")
+        self.say(job, words, [-6 if signum == signal.SIGTERM else -7, *sent])
+        self.writer.audit(job, "lease_drain_killed", words, {"pids": sent, "signal": name, "gpu_uuids": gpus.split(", "),
+                                                              "accounts": {str(p): accounts.get(p, "unknown account")
+                                                                           for p in sent}, "why": why})
+        stopped = ", ".join(map(str, sorted({*end.termed, *(p for p in end.killed if p)})))
+        signals = "SIGTERM" + (", then SIGKILL" if end.killed and end.killed != [0] else "")
+        return (f"; process(es) {stopped} of {job.spec.user}'s account left on GPU {gpus} were stopped by the "
+                f"scheduler ({signals}): {why}")

@@ -41,9 +41,8 @@ from __future__ import annotations
 import logging
 import os
 import pwd
-import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from ..backoff import Retries
@@ -59,7 +58,7 @@ from .drainscan import PENDING, Background
 from .failures import classify
 from .idle_kernels import IdleKernels
 from .leadership import Leadership
-from .leftovers import TERM_WAIT_S, owned, signal_owned
+from .leftovers import Leftovers, owned
 from .transitions import JobWriter, just_started
 
 __all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_message", "lease_release_message",
@@ -74,17 +73,6 @@ def _account_of_service() -> str:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return str(os.getuid())
-
-
-@dataclass
-class _Ending:
-    """A taken-back lease's leftover processes being ended: since ``at`` (the SIGTERM), ``why``, and the
-    pids signalled (``killed`` ``[0]``: the SIGKILL pass found none left)."""
-
-    at: datetime
-    why: str
-    termed: list[int] = field(default_factory=list)
-    killed: list[int] = field(default_factory=list)
 
 
 GpuProcesses = Callable[..., "dict[str, list[tuple[int, str]]] | None"]
@@ -190,8 +178,8 @@ class StopReconciler:
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
-        self.ends: dict[str, _Ending] = {}
-        """Leases whose owner's leftover processes are being ended (:meth:`_end_owned`)."""
+        self.ends = Leftovers(writer, self._say)
+        """Leases whose owner's leftover processes are being ended (red team 25, R2)."""
         self.idle_kernels = IdleKernels(writer.store, writer.publish)
         """What is done about the kernel of an idle-reclaimed lease still on its GPU (:mod:`.idle_kernels`)."""
 
@@ -270,7 +258,9 @@ class StopReconciler:
             ending = self._end_due(record, released)
             end = self.ends.get(job.id)
             if ending is not None and now >= ending[0] and (mine_left if end is None else not end.killed):
-                self._end_owned(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
+                words = self.ends.end(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
+                if words:
+                    self.ending[job.id] = words
                 return True
             if record.stop_intent == "idle" and foreign != pids:  # its kernel, not another account's
                 self.idle_kernels.held(record, gpus, pids, accounts, now, self._say)
@@ -314,43 +304,6 @@ class StopReconciler:
             return None
         return released + timedelta(seconds=self.grace_of(record) or 0.0), why
 
-    def _end_owned(self, job: Job, gpus: str, left: dict[str, list[int]], accounts: dict[int, str], now: datetime,
-                   why: str) -> None:
-        """End the lease owner's processes ``left`` (by account) still on GPU ``gpus`` of the taken-back
-        lease ``job``: SIGTERM first, SIGKILL :data:`~.leftovers.TERM_WAIT_S` later to those still listed;
-        each signal said (the lease's message, and its end's words) and audited ``lease_drain_killed``
-        with the pids. Another account's process is never signalled (:func:`~.leftovers.owned`)."""
-        end = self.ends.get(job.id)
-        if end is None:
-            end = self.ends[job.id] = _Ending(at=now, why=why)
-            signum, name = signal.SIGTERM, "SIGTERM"
-        elif now >= end.at + timedelta(seconds=TERM_WAIT_S) and not end.killed:
-            signum, name = signal.SIGKILL, "SIGKILL"
-        else:
-            return
-        sent = [pid for account, pids in left.items() for pid in signal_owned(pids, account, signum)]
-        if signum == signal.SIGKILL:
-            end.killed = sent or [0]
-        else:
-            end.termed = sent
-        if not sent:
-            return
-        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in sent)
-        kill_at = end.at + timedelta(seconds=TERM_WAIT_S)
-        then = (f"those still on it get SIGKILL at {kill_at.astimezone(timezone.utc):%H:%M:%S} UTC"
-                if signum == signal.SIGTERM else "they are gone at once")
-        words = (f"releasing: {why}; process(es) {named} of {job.spec.user}'s account still had a context on GPU "
-                 f"{gpus}: sent {name} at {now.astimezone(timezone.utc):%H:%M:%S} UTC by the scheduler ({then}); the "
-                 f"GPU goes to other work once they are gone")
-        self._say(job, words, [-6 if signum == signal.SIGTERM else -7, *sent])
-        self.writer.audit(job, "lease_drain_killed", words, {"pids": sent, "signal": name, "gpu_uuids": gpus.split(", "),
-                                                              "accounts": {str(p): accounts.get(p, "unknown account")
-                                                                           for p in sent}, "why": why})
-        stopped = ", ".join(map(str, sorted({*end.termed, *(p for p in end.killed if p)})))
-        signals = "SIGTERM" + (", then SIGKILL" if end.killed and end.killed != [0] else "")
-        self.ending[job.id] = (f"; process(es) {stopped} of {job.spec.user}'s account left on GPU {gpus} were stopped "
-                               f"by the scheduler ({signals}): {why}")
-
     def _unseen(self, job: Job) -> str:
         """What a lent lease's end could not check, said with it: without a GPU process list (NVML
         telemetry) only the job's and its owner's processes were scanned, so a process of another
@@ -393,7 +346,7 @@ class StopReconciler:
         kernel — or whichever process, of any account — still has a context on the GPU (new user 18
         leftover: the GPU was given to the next user under a live CUDA context). Nothing is killed
         here: the lease ends when the process frees the GPU (exits, or its kernel restarts); a lease
-        taken back from its owner says when their processes are ended (``ends_at``: :meth:`_end_owned`)."""
+        taken back from its owner says when their processes are ended (``ends_at``: :class:`~.leftovers.Leftovers`)."""
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
         if until is not None:  # only other accounts' processes: bounded (red team 19, R9)
             words = (f"releasing: process(es) {named} of another account still have a context on GPU {gpus} (the "

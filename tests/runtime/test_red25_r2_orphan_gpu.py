@@ -239,3 +239,24 @@ def test_red25_r2_signal_owned_never_hits_root_another_account_a_zombie_or_itsel
         for p in (mine, theirs, roots, zombie):
             p.kill()
             p.wait()
+
+
+def test_red25_r2_the_hubs_server_stopped_release_tells_the_drain_of_a_draining_lease() -> None:
+    """central.py ``_release`` skipped a draining (idle-reclaimed) lease: its owner's server stopping ended nothing."""
+    from types import SimpleNamespace
+
+    from jupyter_sched.engine.clock import ManualClock
+    from jupyter_sched.hub.central import HubSchedApp
+    from jupyter_sched.hub.liveness import GONE_KERNEL, SERVER_STOPPED
+    from tests.runtime.builders import T0
+
+    told: list[tuple[str, object]] = []
+    app = HubSchedApp.__new__(HubSchedApp)
+    app.services = SimpleNamespace(  # type: ignore[assignment]
+        clock=ManualClock(T0),
+        engine=SimpleNamespace(stops=SimpleNamespace(idle_kernels=SimpleNamespace(
+            server_gone=lambda lease_id, at: told.append((lease_id, at))))))
+    draining = {"id": "l-amy", "user": "amy", "kernel_id": "k-1", "stop_requested": {"intent": "idle"}}
+    assert app._release([draining], GONE_KERNEL) == [] and told == [], "a kernel gone: the drain's own wait"
+    assert app._release([draining], SERVER_STOPPED) == [], "still ended by the drain, not here"
+    assert told == [("l-amy", T0)]
