@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.history import POPULATION_RUNS, SAME_RUNS
+from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
@@ -768,6 +768,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
                 population = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_RUNS]
                 if population:  # from everybody's runs of its size: a newcomer's running job (session 14)
                     details["eta_learned_population"] = population
+                gpu_runs = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_GPU_RUNS]
+                if gpu_runs:  # from everybody's GPU runs under limits like its own, none of its size (hubadmin25 B11)
+                    details["eta_learned_gpu_runs"] = gpu_runs
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
@@ -868,7 +871,8 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
 
 
 def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
-    """``(job, its public name when that says more than its id — at most 80 characters — else "",
+    """``(job, its public name when that says more than its id — at most 80 characters, a longer one
+    cut to 79 and "…" — else "",
     queued: neither admitted this cycle nor holding GPUs)`` for a job an ETA waits on (None: unknown)."""
     other = ctx.admitted.get(job_id)
     waiting = False
@@ -878,7 +882,9 @@ def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
             return None, "", False
         waiting = not other.state.holds_gpus
     name = public_name(other.spec).strip()
-    return other, name[:80] if name and name != job_id else "", waiting
+    if len(name) > 80:  # cut with an ellipsis, as the CLI cuts names: not mid-word and silent (new user 25, N9)
+        name = name[:79] + "…"
+    return other, name if name and name != job_id else "", waiting
 
 
 _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
