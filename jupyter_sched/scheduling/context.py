@@ -387,12 +387,14 @@ class CycleContext:
         return Holder(job=job, model=placement.model, milli=job.spec.resources.total_milli)
 
     def overdue_clause(self, overdue: Mapping[str, float]) -> str:
-        """``"1 GPU held by terminating victim b4 for 330 s (grace 300 s)"`` for victims past their grace."""
+        """``"1 GPU held by terminating victim b4 for 330 s (stop grace 300 s over: their processes are being
+        ended)"`` for victims past their grace — what happens next, not the grace again (red team 25, R2: a
+        kernel lease's leftover process read "for 170 s (grace 60 s)" for as long as it lived)."""
         parts = []
         for h, since in overdue.items():
             n = len(self.state.holdings[h].gpus) if h in self.state.holdings else 0
             parts.append(f"{n} GPU{'s' if n != 1 else ''} held by terminating victim {h} for {since:.0f} s")
-        return ", ".join(parts) + f" (grace {self.profile.grace_s:g} s)"
+        return ", ".join(parts) + f" (stop grace {self.profile.grace_s:g} s over: their processes are being ended)"
 
     def overdue_details(self, overdue: Mapping[str, float]) -> list[dict[str, object]]:
         """``[{job, gpus, for_s, grace_s}]`` for victims past their grace (reason details)."""
