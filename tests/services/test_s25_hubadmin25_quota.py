@@ -13,6 +13,7 @@ import yaml
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import JobState, Quota, QuotaSet
 from jupyter_sched.services import SchedulerService, Services
+from jupyter_sched.services.hub_teams import groups_of_models
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest, parse
 from jupyter_sched.services.models.teams import MoveTeamRequest
 from jupyter_sched.store import JobRecord, sqlite_url
@@ -229,3 +230,31 @@ def test_hubadmin25_b22_a_submit_that_may_overrun_the_budget_left_is_warned_with
     assert not [w for w in cpu.warnings or [] if "budget" in w], cpu.warnings
     for job in (big, small, cpu):
         services.jobs.cancel(ana, job.id)
+
+
+def test_hubadmin25_b3_a_dissolved_teams_lines_say_its_running_work_and_what_to_do(tmp_path: Path) -> None:
+    """Failed before: with group rl deleted and 3 L40S of rl's work running on its line, GET quotas said
+    "the line applies to nobody — add the group on the hub or remove the line" (removing it turns the running
+    work into a team without a line); nothing named the work, teams move, or the hub's load_groups."""
+    svc = service(tmp_path, out=False)
+    try:
+        svc.set_quotas({"quotas": [{"team": "rl", "gpu_model": L40S, "guaranteed": 3, "borrowing_limit": 0},
+                                   {"team": "nlp", "gpu_model": L40S, "guaranteed": 1, "borrowing_limit": 0}],
+                        "user_teams": {"rlu": "rl", "nu": "nlp"}}, actor="boss")
+        sleep = ["sleep", "600"]
+        ids = [svc.submit({"gpus": gpus, "gpu_models": [L40S], "team": "rl", "name": name, "command": sleep},
+                          user="rlu")["id"] for name, gpus in (("r-train", 2), ("r-small", 1))]
+        tick_until(svc, "rl's work to run", lambda: all(svc.services.store.get_job(i).job.state.holds_gpus  # type: ignore[union-attr]
+                                                           for i in ids))
+        quotas = svc.services.quotas  # hub mode: group rl deleted on the hub, its members in nlp now
+        quotas.teams_from_hub = True
+        quotas.hub_groups = groups_of_models({"rlu": {"groups": ["nlp"]}, "nu": {"groups": ["nlp"]}}, svc.clock.now())
+        warnings = quotas.get(svc.services.caller("boss", admin=True)).warnings or []
+        (said,) = [w for w in warnings if w.startswith("team rl:")]
+        assert said == (f"team rl: no hub group of that name any more (dissolved?), but its running work still counts "
+                        f"on its lines: 3 GPUs ({ids[0]}, {ids[1]}) — keep the lines until it ends, or move it to its "
+                        f"owners' new team with jupyter-sched teams move rl --to TEAM (its pending work is held); a "
+                        f"group deleted on the hub comes back at the hub's next restart while c.JupyterHub.load_groups "
+                        f"names it"), warnings
+    finally:
+        cancel_all_and_close(svc)
