@@ -25,6 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
+from ..wording.quota_change import split_blame
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT, preempted_how, work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -353,7 +354,11 @@ class CycleContext:
             why = why.removeprefix("preempted: ")
             first = job.reason.details.get("counted") is False
         said = why if isinstance(why, str) else ""
-        clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
+        own, blame = split_blame(said)
+        if blame:  # an admin's quota change made it reclaimable: the act first, then for whom (hubadmin25 B17)
+            clause = f"requeued after {blame}{preempted_how(own)}, for {named}"
+        else:
+            clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
         if first:  # stopped just after it started: no attempt (new user 24, N1)
             clause += f", {JUST_STARTED}: {NOT_AN_ATTEMPT.removeprefix('it is back in the queue, ')}"
         name = name if name != by else ""
