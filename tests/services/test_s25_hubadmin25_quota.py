@@ -258,3 +258,32 @@ def test_hubadmin25_b3_a_dissolved_teams_lines_say_its_running_work_and_what_to_
                         f"names it"), warnings
     finally:
         cancel_all_and_close(svc)
+
+
+def test_hubadmin25_b22_safe_budget_admission_holds_a_job_the_remainder_cannot_cover(tmp_path: Path) -> None:
+    """Failed before (no setting): with c.SchedApp.budget_admission = "safe" a 1-GPU 3-hour job on a 0.5
+    GPU-hour budget pends naming the numbers and the limit that fits; a 20-minute one starts."""
+    svc = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
+                                        "simulated_gpus": 2, "telemetry_source": "off", "budget_admission": "safe"})
+    try:
+        svc.set_quotas({"budgets": [{"team": "vision", "gpu_hours": 0.5}], "user_teams": {"ana": "vision"}},
+                       actor="boss")
+        sleep = ["sleep", "600"]
+        big = svc.submit({"gpus": 1, "time_limit": "3h", "command": sleep, "name": "big"}, user="ana")
+        assert "it waits until the budget resets (c.SchedApp.budget_admission is safe)" in big["warnings"][-1], big
+        small = svc.submit({"gpus": 1, "time_limit": "20m", "command": sleep, "name": "small"}, user="ana")["id"]
+        tick_until(svc, "the small job to run",
+                   lambda: svc.services.store.get_job(small).job.state.holds_gpus)  # type: ignore[union-attr]
+        reason = svc.services.engine.reasons[big["id"]]
+        assert reason.code == "BudgetExhausted", reason
+        assert reason.message.startswith(
+            "vision has 0.5 GPU-hours of its budget left this month (0 of 0.5); this job may use up to 3 GPU-hours "
+            "(1 GPU for its 3h00m time limit) (c.SchedApp.budget_admission is safe)"), reason.message
+        assert reason.unblock.startswith("resubmit with a time limit of at most 30m"), reason.unblock
+        bare = svc.submit({"gpus": 1, "time_limit": 0, "command": sleep, "name": "bare"}, user="ana")["id"]
+        tick_until(svc, "a reason for the job with no limit", lambda: bare in svc.services.engine.reasons)
+        unbounded = svc.services.engine.reasons[bare]
+        assert unbounded.code == "BudgetUnbounded" and unbounded.eta is None, unbounded
+        assert "this job has no time limit, so its GPU-hours are not bounded" in unbounded.message, unbounded
+    finally:
+        cancel_all_and_close(svc)
