@@ -4,6 +4,7 @@ did not say the change preempts running work), B2 (``quotas_changed`` said not w
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from jupyter_sched.store import JobRecord, sqlite_url
 from tests.in_process import cancel_all_and_close, tick_until
 
 A100, L40S = "A100-80GB", "L40S"
+T0 = datetime(2026, 12, 5, 15, 0, tzinfo=timezone.utc)
 
 
 def _gpu(uuid: str, model: str, **extra: Any) -> dict[str, Any]:
@@ -287,3 +289,15 @@ def test_hubadmin25_b22_safe_budget_admission_holds_a_job_the_remainder_cannot_c
         assert "this job has no time limit, so its GPU-hours are not bounded" in unbounded.message, unbounded
     finally:
         cancel_all_and_close(svc)
+
+
+def test_hubadmin25_b22_queue_summary_says_a_safe_hold_is_the_remainder_not_a_spent_budget() -> None:
+    """Failed before: a job "safe" budget admission holds read "held by a spent budget" beside "0.5 left"."""
+    from jupyter_sched.cli.queue_summary import budget_held
+
+    message = ("vision has 0.5 GPU-hours of its budget left this month (0 of 0.5); this job may use up to 3 GPU-hours "
+               "(1 GPU for its 3h00m time limit) (c.SchedApp.budget_admission is safe)")
+    rows = [{"id": "j-1", "state": "pending", "team": "vision",
+             "reason": {"code": "BudgetExhausted", "message": message, "eta": None}}]
+    assert budget_held(rows, T0) == [f"vision: 1 pending job held by what its budget has left — {message}; they start "
+                                     f"when it resets, or when an admin raises it"]
