@@ -9,7 +9,7 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
 - **allocated GPU-seconds** of an interval = ``share * seconds held`` (what was allocated, never
   what was used — the basis of cost and budgets). Each interval is counted once; the store opens
   one interval per (job, attempt, GPU) and a restart never opens a second one, so nothing is
-  double-counted across restarts. Records that would double count are refused (see below).
+  double-counted across restarts. Records that would double count are counted once and said (see below).
 - **utilized GPU-seconds** = ``share * utilization(t) / 100`` integrated over the time the
   interval is covered by telemetry. A sample holds its value from its timestamp until the next
   sample of that GPU, or for at most ``max_sample_gap_s`` seconds (default 120 s) — past that the
@@ -35,8 +35,10 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
 
 Errors (never silently zero): :class:`AccountingError` for an interval that ends before it
 starts or starts in the future, a share outside (0, 1], a naive timestamp, the same
-(job, attempt, GPU) twice, two intervals of one job overlapping on one GPU, more than a whole
-GPU allocated at one instant, or a utilization sample outside 0..100 %; ``ValidationError`` for
+(job, attempt, GPU) twice, or a utilization sample outside 0..100 %. Rows that overlap on one GPU
+(more than a whole GPU allocated at one instant, or one job holding it twice) are counted once, for
+the row that held it first, and the groups concerned carry a warning naming them
+(:mod:`.overlaps`; hubadmin25 B7: one such pair used to fail the whole report); ``ValidationError`` for
 bad arguments (unknown grouping, period, or a missing price).
 """
 
@@ -52,6 +54,7 @@ from typing import Any
 
 from ..errors import StoreError, ValidationError
 from ..model.units import parse_utc, to_iso
+from .overlaps import UsageOverlap, resolve_overlaps
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -151,8 +154,9 @@ def _aware(value: datetime, what: str) -> None:
                               hint="usage and telemetry timestamps must be aware UTC datetimes")
 
 
-def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime) -> None:
-    """Refuse records that would make a report wrong (see module docstring).
+def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime, rows_only: bool = False) -> None:
+    """Refuse records that would make a report wrong (see module docstring); ``rows_only``: each
+    row on its own only (times, share), not the rows of one GPU together.
 
     Raises:
         AccountingError: naming the job, GPU and the numbers.
@@ -174,6 +178,8 @@ def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime) -> Non
             raise AccountingError(f"{where} has share {iv.share:g} GPUs (must be in (0, 1])",
                                   hint="the usage record is corrupt; repair it")
         key = (iv.job_id, iv.attempt, iv.gpu_uuid)
+        if rows_only:
+            continue
         if key in seen:
             raise AccountingError(f"{where} is recorded twice (would double count)",
                                   hint="delete the duplicate usage row")
@@ -203,7 +209,7 @@ def _check_gpu(gpu: str, rows: list[UsageInterval], now: datetime) -> None:
                                       hint="two attempts of one job overlap; close the earlier interval")
             if held > 1 + _SHARE_SLACK:
                 raise AccountingError(f"GPU {gpu} is allocated {held:g} times at {at.isoformat()} (more than one GPU)",
-                                      hint="overlapping usage records; check the store's integrity report")
+                                      hint="overlapping usage records: `jupyter-sched doctor` lists them and how to repair them")
         else:
             holders[job] -= 1
             held -= share
@@ -382,6 +388,8 @@ def usage_report(
         raise ValidationError("until is before since", field="until", hint="give until >= since")
     if max_sample_gap_s <= 0:
         raise ValidationError("max_sample_gap_s must be > 0", field="max_sample_gap_s", hint="e.g. 120")
+    check_intervals(intervals, now=now, rows_only=True)
+    intervals, overlaps = resolve_overlaps(intervals, now=now)  # counted once, said (hubadmin25 B7)
     check_intervals(intervals, now=now)
     unit = (cost_unit or UNNAMED_COST_UNIT) if prices is not None else None
     by_gpu = _check_samples(samples)
@@ -435,7 +443,25 @@ def usage_report(
             **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],
                 "held_after_reclaim_gpu_hours": gpu_figures(held)[1]} if held > _EPS_S else {}),
         })
-    return out
+    return _with_overlaps(out, overlaps, keys)
+
+
+def _with_overlaps(rows: list[dict[str, Any]], overlaps: Sequence[UsageOverlap],
+                   keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``rows`` with each overlap's warning on the rows of the two groups it concerns (every period)."""
+    for overlap in overlaps:
+        said = overlap.warning()
+        for iv in (overlap.cut, overlap.held):
+            fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id,
+                      "kind": iv.kind}
+            for row in rows:
+                if all(str(row.get(k)) == str(fields[k]) for k in keys if k != "period") \
+                        and said not in row.setdefault("warnings", []):
+                    row["warnings"].append(said)
+    for row in rows:
+        if row.get("warnings") == []:
+            del row["warnings"]
+    return rows
 
 
 def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",)) -> str:

@@ -71,11 +71,14 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                              help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an offset")
         audit_p.add_argument("--until", metavar="WHEN", type=_when,
                              help="up to this time, not included (a date: its midnight UTC)")
-        audit_p.add_argument("--user", metavar="U", help="only rows about this user")
+        audit_p.add_argument("--user", metavar="U", help="only rows about this user (or made by them)")
+        audit_p.add_argument("--actor", metavar="A", help="only rows this actor made, e.g. an admin's own acts")
         audit_p.add_argument("--job", metavar="ID", help="only rows about this job: what happened to it, in order "
                                                          "(submit, admit, preemptions, end)")
         audit_p.add_argument("--limit", type=_limit, default=50, metavar="N", help="at most N rows (default 50, "
                                                                                     "at most 10000)")
+        audit_p.add_argument("--csv", action="store_true", help="print the rows as CSV (id, at, actor, action, user, "
+                                                                 "job_id, message, details as JSON)")
         added.append("audit")
     return added
 
@@ -225,6 +228,9 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
         if row.get("moved"):
             print(f"{row.get(args.by)}: {row['moved']}", file=io.out)
+    # rows the report skipped or counted once (quarantined, overlapping: hubadmin25 B7), each said once
+    for said in dict.fromkeys(str(w) for row in rows for w in row.get("warnings") or ()):
+        print(f"warning: {said}", file=io.out)
     unit = _cost_unit(rows)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
           + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
@@ -255,6 +261,8 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         params["action"] = args.action
     if args.user:
         params["user"] = args.user
+    if getattr(args, "actor", None):  # hubadmin25 B10: "every act by an admin this month"
+        params["actor"] = args.actor
     if getattr(args, "job", None):  # hubadmin24 B17: "what happened to j-…?" was audit --user U | grep
         params["job_id"] = args.job
     for name in ("since", "until"):
@@ -264,10 +272,18 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     if exclude:
         params["exclude"] = ",".join(exclude)
     rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
+    more = _more_match(client, params, rows, args.limit)
     if getattr(args, "json", False):
         import json
 
         print(json.dumps(rows, indent=2), file=io.out)
+        if more:
+            print(more, file=io.err)
+        return 0
+    if getattr(args, "csv", False):
+        print(_audit_csv(rows).rstrip("\n"), file=io.out)
+        if more:
+            print(more, file=io.err)  # the CSV stays rows only
         return 0
     if not rows:
         related = _RECORDED_AS.get(str(args.action or ""))
@@ -280,7 +296,39 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
                       str(row.get("action") or ""), str(row.get("user") or "-"), str(row.get("job_id") or "-"),
                       str(row.get("message") or "")])
     _print(table, io)
+    if more:
+        print(more, file=io.out)
     return 0
+
+
+def _more_match(client: Any, params: dict[str, str], rows: list[dict[str, Any]], limit: int) -> str:
+    """A line when more rows match than ``limit`` showed (hubadmin25 B10: 10,000 rows printed and nothing
+    said whether more matched): one row older than the oldest shown is asked for, by id; "" when none."""
+    if len(rows) < limit or not rows:
+        return ""
+    oldest = min(rows, key=lambda r: int(r.get("id") or 0))
+    older = unwrap_list(client.call(Req("GET", "audit", params={**params, "limit": "1",
+                                                                "until": str(oldest.get("at"))})), "audit")
+    if not older:  # (a row at the very microsecond of the oldest shown could still be cut: not said)
+        return ""
+    return (f"{len(rows)} rows shown, the newest; more match — older ones with --until {oldest.get('at')} "
+            "(then --until the oldest of those, and so on), or raise --limit (at most 10000)")
+
+
+def _audit_csv(rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV: ``id, at, actor, action, user, job_id, message, details`` (details as JSON)."""
+    import csv
+    import io as _io
+    import json
+
+    out = _io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "at", "actor", "action", "user", "job_id", "message", "details"])
+    for row in rows:
+        writer.writerow([row.get("id"), row.get("at"), row.get("actor"), row.get("action"), row.get("user") or "",
+                         row.get("job_id") or "", row.get("message") or "",
+                         json.dumps(row.get("details") or {}, sort_keys=True)])
+    return out.getvalue()
 
 
 def _record_time(value: Any, now: datetime) -> str:

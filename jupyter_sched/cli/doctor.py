@@ -29,8 +29,9 @@ PostgreSQL, a driver not installed) is said in one line, as the server and ``ser
 (:mod:`jupyter_sched.store.url`); ``--db`` with a password is refused as ``serve --db-url`` refuses
 it (every local user reads a command line with ``ps``): put it in ``$JUPYTER_SCHED_DB_URL`` or a file.
 
-Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, or
-the repair did not make the row readable; 2 bad command line (a password in ``--db``); 3 no store
+Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, usage
+rows overlap on a GPU (a scan lists them, each with the SQL that repairs it), or the repair did not
+make the row readable; 2 bad command line (a password in ``--db``); 3 no store
 there, or it cannot be opened (the URL included).
 """
 
@@ -43,16 +44,18 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
 import sqlalchemy as sa
 
+from ..accounting.overlaps import UsageOverlap, resolve_overlaps
 from ..buildinfo import version_string
 from ..errors import SchedError
 from ..store import Store
 from ..store import schema as tables
-from ..store.codec import loads, parse_ts, record_from_row
+from ..store.codec import loads, parse_ts, record_from_row, ts
 from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import applied_steps, current_version, describe_applied, latest_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
@@ -343,6 +346,37 @@ def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
 
 
+def usage_overlaps(store: Store) -> list[UsageOverlap]:
+    """Usage rows that overlap on one GPU (every row read; :func:`~..accounting.overlaps.resolve_overlaps`)."""
+    return resolve_overlaps(store.usage_rows(), now=datetime.now(timezone.utc))[1]
+
+
+def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
+    """Each overlapping pair of usage rows, with the SQL that makes the store say what reports count
+    (hubadmin25 B7: one such pair failed the month's bill, and nothing found it)."""
+    if not overlaps:
+        out.write("no usage rows overlap on a GPU\n")
+        return
+    out.write(f"{len(overlaps)} usage row(s) overlap another on the same GPU (reports count that time once, for "
+              "the row that held the GPU first, and warn):\n")
+    for overlap in overlaps:
+        out.write(f"  {overlap.warning().split(' — ')[0]}\n    repair: {_repair_sql(overlap)}\n")
+    out.write("repair each with the SQL shown (psql/sqlite3 on the store, the service stopped or not: the rows are "
+              "closed history), then run `jupyter-sched doctor` again\n")
+
+
+def _repair_sql(overlap: UsageOverlap) -> str:
+    """The statement that makes the store say what reports count: the later row cut, or deleted
+    when none of it counts (its times in the store's own text form, which its queries compare)."""
+    def text(value: object) -> str:  # an SQL string literal (a quote in an id is doubled)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    cut = overlap.cut
+    where = f"WHERE job_id = {text(cut.job_id)} AND attempt = {int(cut.attempt)} AND gpu_uuid = {text(cut.gpu_uuid)}"
+    return f"DELETE FROM usage {where};" if overlap.dropped else \
+        f"UPDATE usage SET started_at = {text(ts(overlap.until))} {where};"
+
+
 def _shared_without_quotas(store: Store) -> bool:
     """A store more than one user's work is in, with no quota line: one user may hold every GPU
     (what ``serve`` warns about at start-up). Never fails the doctor: an unreadable answer is no."""
@@ -490,12 +524,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if args.action in (None, "scan", "list"):
             entries = store.quarantined()
             _print_entries(entries, stdout, args.json, read)
+            overlaps = usage_overlaps(store) if read is not None and not args.json else []
             if read is not None and not args.json:
+                _print_overlaps(overlaps, stdout)
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
                 if not choice.embedded_default and (said := _job_python()):  # a hub's store (newuser22 N11)
                     stdout.write(said + "\n")
-            return EXIT_FOUND if entries else EXIT_OK
+            return EXIT_FOUND if entries or overlaps else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)
         if args.action == "repair":

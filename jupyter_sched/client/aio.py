@@ -21,7 +21,7 @@ from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import NamedJob, Req, error_from_response, event_of, job_named, needs_lookup, unwrap_list
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
-from .discovery import Connection, token_hint
+from .discovery import Connection, renewed, token_hint
 from .sync import DEFAULT_TIMEOUT_S, _to_stderr, headers_for, next_cursor, unreachable, usage_frame
 
 if TYPE_CHECKING:
@@ -77,7 +77,25 @@ class AsyncSchedClient:
 
     async def _exchange(self, req: Req, *, timeout_s: float | None = None) -> httpx.Response:
         """Send ``req``; a 429 with a short ``Retry-After`` is sent again after it, at most
-        :data:`~.busy.MAX_BUSY_RETRIES` times (as :meth:`SchedClient._exchange`)."""
+        :data:`~.busy.MAX_BUSY_RETRIES` times, and a refused token read from a runtime file is read
+        there again (as :meth:`SchedClient._exchange`)."""
+        response, retries = await self._send(req, timeout_s)
+        if response.status_code in (401, 403) and (fresh := renewed(self.connection)) is not None:
+            self.connection = fresh
+            self._http.headers.update(headers_for(fresh))
+            self._http.base_url = httpx.URL(fresh.api_url)
+            response, retries = await self._send(req, timeout_s)
+        if response.status_code == 429:
+            error = error_from_response(429, response.text, token_hint=token_hint(self.connection),
+                                        url=self.connection.url)
+            raise gave_up(error, response.headers.get("retry-after"), retries=retries)
+        if response.status_code >= 400:
+            raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection),
+                                      url=self.connection.url)
+        return response
+
+    async def _send(self, req: Req, timeout_s: float | None) -> tuple[httpx.Response, int]:
+        """``req``'s answer (any status) and how many busy answers (429) were retried before it."""
         retries = 0
         while True:
             try:
@@ -89,18 +107,10 @@ class AsyncSchedClient:
                 raise unreachable(self.connection, exc) from None
             wait = busy_wait_s(response.status_code, response.headers.get("retry-after"))
             if wait is None or retries >= MAX_BUSY_RETRIES:
-                break
+                return response, retries
             retries += 1
             self._notice(retry_notice(wait, retries))
             await self._sleep(wait)
-        if response.status_code == 429:
-            error = error_from_response(429, response.text, token_hint=token_hint(self.connection),
-                                        url=self.connection.url)
-            raise gave_up(error, response.headers.get("retry-after"), retries=retries)
-        if response.status_code >= 400:
-            raise error_from_response(response.status_code, response.text, token_hint=token_hint(self.connection),
-                                      url=self.connection.url)
-        return response
 
     @staticmethod
     def _decode(response: httpx.Response) -> Any:

@@ -8,7 +8,7 @@ Discovery order (the first that yields a URL wins; documented in :func:`discover
    it starts. A ``JUPYTER_SCHED_URL`` set without a token uses the token of this account's running
    server at that URL (its runtime file), as the CLI's ``--url`` does.
 3. **JupyterHub** — ``JUPYTER_SCHED_HUB_URL`` (the central service, e.g.
-   ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTERHUB_API_TOKEN``; otherwise the
+   ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTER_SCHED_TOKEN``, else ``JUPYTERHUB_API_TOKEN``; otherwise the
    user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
 4. **Running-server files** — ``jpserver-*.json`` in the Jupyter runtime dir
    (read as ``jupyter_server.serverapp.list_running_servers`` does, :func:`running_servers`), so ``jupyter execute`` or papermill on
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "TOKEN_HINT", "Connection", "NoServerError", "discover",
-    "running_servers", "token_hint",
+    "renewed", "running_servers", "token_hint",
 ]
 
 ENV_URL = "JUPYTER_SCHED_URL"
@@ -88,6 +88,9 @@ class Connection(NamedTuple):
         root: a runtime-file server's root dir ("" otherwise).
         others: the base URLs of the other running servers that answered too (runtime files only):
             more than one was there to choose from.
+        token_from: the runtime dir whose server file the token was read from ("" when the caller,
+            the kernel's or the hub's environment gave it): such a token is read there again when the
+            server refuses it (:func:`renewed`: a restarted ``jupyter lab`` has a new one).
     """
 
     url: str
@@ -96,11 +99,31 @@ class Connection(NamedTuple):
     source: str = "explicit"
     root: str = ""
     others: tuple[str, ...] = ()
+    token_from: str = ""
 
     @property
     def api_url(self) -> str:
         """``{url}api/sched/``."""
         return f"{self.url}api/sched/"
+
+    @property
+    def described(self) -> str:
+        """Which server this is and how it was found, one line (hubadmin25 B13: with no variable set an
+        admin notebook ran on another Jupyter server of the same account and said only "admin: True")::
+
+            http://127.0.0.1:8888/ — a Jupyter server of this account found through its runtime file (root /srv)
+        """
+        how = {
+            "explicit": "given to connect()",
+            "kernel-env": f"from {ENV_URL}",
+            "job-token": "this job's own scheduler",
+            "hub-service": f"a JupyterHub's scheduler, from {ENV_HUB_URL}",
+            "hub-user": "this hub user's own server (JUPYTERHUB_SERVICE_URL)",
+            "runtime-file": "a Jupyter server of this account found through its runtime file"
+                            + (f" (root {self.root})" if self.root else "")
+                            + f" — for a hub's scheduler set {ENV_HUB_URL} and {ENV_TOKEN}",
+        }.get(self.source, self.source)
+        return f"{self.url} — {how}"
 
 
 def _slash(url: str) -> str:
@@ -123,18 +146,22 @@ def _from_env(env: Mapping[str, str], runtime_dir: str | None) -> Connection | N
     url = env.get(ENV_URL, "").strip()
     if not url:
         return None
-    url, token = _slash(url), env.get(ENV_TOKEN, "")
+    url, token, token_from = _slash(url), env.get(ENV_TOKEN, ""), ""
     if not token and (listed := _runtime_server(url, runtime_dir)) is not None:
-        url, token = listed
-    return Connection(url=url, token=token, kernel_id=env.get(ENV_KERNEL_ID) or None, source="kernel-env")
+        (url, token), token_from = listed, runtime_dir or jupyter_runtime_dir()
+    return Connection(url=url, token=token, kernel_id=env.get(ENV_KERNEL_ID) or None, source="kernel-env",
+                      token_from=token_from)
 
 
 def _from_hub(env: Mapping[str, str]) -> Connection | None:
+    """``JUPYTER_SCHED_HUB_URL`` with ``JUPYTER_SCHED_TOKEN`` (the README's "From any other shell", which
+    the CLI, the client and the magics all read here: hubadmin25 B13, the client read only
+    ``JUPYTERHUB_API_TOKEN`` with it), else ``JUPYTERHUB_API_TOKEN``; else the hub user's own server."""
     token = env.get("JUPYTERHUB_API_TOKEN", "")
     hub_url = env.get(ENV_HUB_URL, "").strip()
     if hub_url:
-        return Connection(url=_slash(hub_url), token=token, kernel_id=env.get(ENV_KERNEL_ID) or None,
-                          source="hub-service")
+        return Connection(url=_slash(hub_url), token=env.get(ENV_TOKEN, "").strip() or token,
+                          kernel_id=env.get(ENV_KERNEL_ID) or None, source="hub-service")
     service_url = env.get("JUPYTERHUB_SERVICE_URL", "").strip()
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "").strip()
     if token and service_url:
@@ -291,9 +318,26 @@ def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None
     return None
 
 
+def renewed(connection: Connection) -> Connection | None:
+    """``connection`` with the token its server's runtime file holds now, when its token was read
+    from a runtime file (``token_from``) and that file now holds another — for the caller to send the
+    refused request again with it. A plain ``jupyter lab`` makes a new token at every start: after a
+    restart the old one is refused, and a wait that rode the restart out ended "refused the token of
+    its runtime file" (newuser25 N5). None: the token was the caller's (a refusal of it is said), or
+    no running server at that URL holds another."""
+    if not connection.token_from:
+        return None
+    listed = _runtime_server(connection.url, connection.token_from)
+    if listed is None or listed[1] == connection.token:
+        return None
+    url, token = listed
+    return connection._replace(url=url, token=token)
+
+
 def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str, timeout_s: float,
-                        retry_timeout_s: float | None = None) -> tuple[tuple[Connection, Probe] | None, list[str]]:
-    """The server to use among ``(runtime file, written at)``: of those that answer, the deepest
+                        retry_timeout_s: float | None = None, runtime_dir: str = ""
+                        ) -> tuple[tuple[Connection, Probe] | None, list[str]]:
+    """The server to use among ``(runtime file, written at)`` (of ``runtime_dir``): of those that answer, the deepest
     whose root dir holds ``cwd``, else the one started last; the others in ``others``. With it,
     its :class:`Probe` (the others' connections are closed). When none answers within ``timeout_s``
     but some were only slow, those are asked once more with ``retry_timeout_s`` (the CLI's
@@ -310,7 +354,7 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
     silent: dict[str, tuple[Connection, str]] = {}
     for info, _ in sorted(servers, key=rank):
         conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file",
-                          root=_root(info))
+                          root=_root(info), token_from=runtime_dir)
         if conn.url in {c.url for c in answering} or conn.url in silent:
             continue
         probe = _answers(conn, timeout_s)
@@ -393,11 +437,13 @@ def discover_probed(
     """
     environ = os.environ if env is None else env
     if url:
+        token_from = ""
         if not token:  # a server of this account's runtime dir named by --url: its own token (new user 5),
             listed = _runtime_server(_slash(url), runtime_dir)  # sent to its own address only
             if listed is not None:
-                url, token = listed
-        return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None), None
+                (url, token), token_from = listed, runtime_dir or jupyter_runtime_dir()
+        return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None,
+                          token_from=token_from), None
     found = _from_env(environ, runtime_dir) or _from_hub(environ)
     probe: Probe | None = None
     if found is None:
@@ -405,17 +451,17 @@ def discover_probed(
             runtime_dir = jupyter_runtime_dir()
         servers = list(_server_files(runtime_dir))
         probed, whys = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s,
-                                           retry_timeout_s)
+                                           retry_timeout_s, runtime_dir)
         if probed is not None:
             found, probe = probed
     if found is not None:
         # a token the caller gave is used, never silently swapped for the discovered one (a wrong
-        # one is refused by the server, and the caller is told so)
+        # one is refused by the server, and the caller is told so), nor renewed from a runtime file
         if token and token != found.token:
             if probe is not None:
                 probe.http.close()
-            return found._replace(token=token), None
-        return found, probe
+            return found._replace(token=token, token_from=""), None
+        return (found._replace(token_from="") if token else found), probe
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
     if servers and whys:

@@ -40,7 +40,7 @@ from ._wire import (
     unwrap_list,
 )
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
-from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, token_hint
+from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, renewed, token_hint
 
 if TYPE_CHECKING:
     import httpx
@@ -293,20 +293,14 @@ class SchedClient:
     def _exchange(self, req: Req, *, timeout_s: float | None = None) -> HttpReply:
         """Send ``req``; return the answer (status < 400). A 429 with a short ``Retry-After`` is
         sent again after it, at most :data:`~.busy.MAX_BUSY_RETRIES` times, each said through
-        ``notice`` (:mod:`.busy`). Raises as :meth:`call`."""
-        retries = 0
-        while True:
-            try:
-                reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
-                                           timeout_s=timeout_s)
-            except HttpUnreachable as exc:
-                raise unreachable(self.connection, exc.cause) from None
-            wait = busy_wait_s(reply.status, reply.retry_after)
-            if wait is None or retries >= MAX_BUSY_RETRIES:
-                break
-            retries += 1
-            self._notice(retry_notice(wait, retries))
-            self._sleep(wait)
+        ``notice`` (:mod:`.busy`). A token read from the server's runtime file that the server
+        refuses (401/403) is read there again and, when the file holds another (a restarted
+        ``jupyter lab``: :func:`~.discovery.renewed`), the request is sent once more with it.
+        Raises as :meth:`call`."""
+        reply, retries = self._send(req, timeout_s)
+        if reply.status in (401, 403) and (fresh := renewed(self.connection)) is not None:
+            self._reconnect(fresh)  # refused before it was read: sending it again does nothing twice
+            reply, retries = self._send(req, timeout_s)
         if reply.status == 429:
             error = error_from_response(reply.status, reply.text, token_hint=token_hint(self.connection),
                                         url=self.connection.url)
@@ -338,6 +332,30 @@ class SchedClient:
                 hint="give the Jupyter server's root URL, e.g. http://127.0.0.1:8888/ (the address JupyterLab "
                      "printed, without /lab)")
         return reply
+
+    def _send(self, req: Req, timeout_s: float | None) -> tuple[HttpReply, int]:
+        """``req``'s answer (any status) and how many busy answers (429) were retried before it."""
+        retries = 0
+        while True:
+            try:
+                reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
+                                           timeout_s=timeout_s)
+            except HttpUnreachable as exc:
+                raise unreachable(self.connection, exc.cause) from None
+            wait = busy_wait_s(reply.status, reply.retry_after)
+            if wait is None or retries >= MAX_BUSY_RETRIES:
+                return reply, retries
+            retries += 1
+            self._notice(retry_notice(wait, retries))
+            self._sleep(wait)
+
+    def _reconnect(self, connection: Connection) -> None:
+        """Speak as ``connection`` from now on (a renewed token): a new HTTP connection with its headers."""
+        self._http.close()
+        self.connection = connection
+        headers = headers_for(connection)
+        self._http = (_HttpxHttp(connection.api_url, headers, self._timeout_s, self._transport)
+                      if self._transport is not None else StdlibHttp(connection.api_url, headers, self._timeout_s))
 
     def _own_server_hint(self) -> str:
         """Where to point instead of another user's server, said for where its URL came from (new user

@@ -12,7 +12,8 @@ carries its reason).
 Sentences (exact shapes; tests pin them):
 
 * ``cell 3 raised ImportError: No module named 'mypkg' (cell starts: import mypkg)``
-* ``kernel died (signal 9; likely out of memory) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB``
+* ``kernel died (signal 9; killed by the out-of-memory killer) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB; memory limit 2.0 GiB``
+* ``kernel died (signal 9, SIGKILL; no out-of-memory kill was counted) during cell 3 (cell starts: import os); peak memory 51 MiB``
 * ``cell 5 did not finish within the 600 s cell time limit (cell starts: train())``
 * ``exited with code 1; last lines: Traceback ... | ValueError: bad input``
 
@@ -36,6 +37,7 @@ __all__ = [
     "RUN_MARKERS",
     "LOG_TAIL_LINES",
     "MESSAGE_MAX",
+    "NEAR_LIMIT",
     "describe_exit",
     "describe_termination",
     "format_mib",
@@ -69,21 +71,35 @@ def format_mib(mib: float) -> str:
     return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
 
 
-def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_killed: bool,
-                          cell_index: int | None, first_line: str | None, limit_mib: float | None = None) -> str:
-    """The reason of a run whose kernel died, e.g. ``kernel died (signal 9; likely out of memory)
-    during cell 5 (cell starts: x = load()); peak memory 1.9 GiB``.
+NEAR_LIMIT = 0.9
+"""A kernel killed by SIGKILL whose sampled peak reached this share of its memory limit is said to be
+likely out of memory (the peak is sampled: the allocation that crossed the limit may be unseen)."""
 
-    Signal 9 (SIGKILL) is what the kernel's out-of-memory killer sends, so memory is named as the
-    likely cause; a memory cgroup that counted an OOM kill makes it certain. Other signals are
-    named as they are (SIGSEGV: a crash in native code). The peak memory follows when known.
+
+def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_killed: bool,
+                          cell_index: int | None, first_line: str | None, limit_mib: float | None = None,
+                          oom_counted: bool = False) -> str:
+    """The reason of a run whose kernel died, e.g. ``kernel died (signal 9; killed by the
+    out-of-memory killer) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB; memory limit
+    2.0 GiB``.
+
+    Memory is named only with evidence (new user 25, N7: "likely out of memory" with a 51 MiB peak and
+    no limit, for a kernel that had killed itself): a memory cgroup that counted an OOM kill
+    (``oom_killed``: certain), or a SIGKILL with a sampled peak of at least :data:`NEAR_LIMIT` of the
+    memory limit ``limit_mib`` (likely; the limit is said). Any other SIGKILL is said as it is —
+    ``kernel died (signal 9, SIGKILL; no out-of-memory kill was counted)`` when ``oom_counted`` (the
+    cgroup's counter was read, and did not move), else ``kernel died (signal 9, SIGKILL)``. Other
+    signals are named as they are (SIGSEGV: a crash in native code). The peak memory follows when known.
     """
+    near = bool(peak_mib and limit_mib and peak_mib >= NEAR_LIMIT * limit_mib)
     if signum is None:
         what = "kernel died"
     elif oom_killed:
         what = f"kernel died (signal {signum}; killed by the out-of-memory killer)"
-    elif signum == signal.SIGKILL:
-        what = f"kernel died (signal {signum}; likely out of memory)"
+    elif signum == signal.SIGKILL and near:
+        what = f"kernel died (signal {signum}; likely out of memory: its peak reached its memory limit)"
+    elif signum == signal.SIGKILL and oom_counted:
+        what = f"kernel died (signal {signum}, {signal_name(signum)}; no out-of-memory kill was counted)"
     else:
         what = f"kernel died (signal {signum}, {signal_name(signum)})"
     if cell_index is not None:
@@ -92,7 +108,7 @@ def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_kil
             what += f" (cell starts: {first_line})"
     if peak_mib:
         what += f"; peak memory {format_mib(peak_mib)}"
-    if limit_mib:
+    if limit_mib and (oom_killed or near):
         what += f"; memory limit {format_mib(limit_mib)}"
     return what
 

@@ -110,6 +110,11 @@ class _KernelWatch:
         after = _oom_kills()
         return after is not None and self._oom_before is not None and after > self._oom_before
 
+    def oom_counted(self) -> bool:
+        """Whether the memory cgroup's OOM-kill counter was read before and after the run (so no
+        move of it says no OOM kill happened)."""
+        return self._oom_before is not None and _oom_kills() is not None
+
 
 def _peak_kib(pid: int) -> int | None:
     try:
@@ -350,9 +355,10 @@ def main(argv: list[str] | None = None) -> int:
         signum = watch.signal()
         peak = watch.peak_kib / 1024 if watch.peak_kib else None
         oom = watch.oom_killed()
-        limit = _memory_limit_mib() if oom else None
+        limit = _memory_limit_mib()
         reason = kernel_death_sentence(signum, peak_mib=peak, oom_killed=oom, cell_index=cell.get("index"),
-                                       first_line=cell.get("first_line"), limit_mib=limit)
+                                       first_line=cell.get("first_line"), limit_mib=limit,
+                                       oom_counted=watch.oom_counted())
         outcome = {"status": "failed", "reason": reason, "cell": cell, "parameters": parameters,
                    "kernel": {"signal": signum, "peak_memory_mib": round(peak, 1) if peak else None,
                               "oom_killed": oom, "memory_limit_mib": limit}}

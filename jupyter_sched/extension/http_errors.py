@@ -17,7 +17,7 @@ from tornado import web
 
 from ..errors import ValidationError
 from ..textsafe import CONTROL_CHARACTER
-from ..wording.service_token import TOKEN_REFUSED_HINT, TOKEN_REFUSED_MESSAGE
+from ..wording.service_token import NO_LONGER_A_USER, NO_LONGER_A_USER_HINT, TOKEN_REFUSED_HINT, TOKEN_REFUSED_MESSAGE
 from ..wording.tokens import credentials_hint
 
 __all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
@@ -123,7 +123,9 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
     error: dict[str, Any] = {"code": _HTTP_CODES.get(status, "http_error"),
                              "message": message or responses.get(status, "error"), "field": None, "hint": None}
     headers: dict[str, str] = {}
-    if status in (401, 403):  # Jupyter's auth refused the request before it reached us
+    if status == 403 and message and message.endswith(NO_LONGER_A_USER):  # not the token: the user (hubadmin25 B21)
+        error["hint"] = NO_LONGER_A_USER_HINT
+    elif status in (401, 403):  # Jupyter's auth refused the request before it reached us
         said = CREDENTIALS_REFUSED if not message or message in _XSRF_REFUSALS else message
         error.update(message=said, details={"credentials": "refused"},
                      hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)

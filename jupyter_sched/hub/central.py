@@ -80,6 +80,8 @@ from .listener import first_unprivileged_port
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
+    NO_SERVER,
+    SERVER_STOPPED,
     KernelReport,
     KernelReports,
     KernelState,
@@ -524,7 +526,8 @@ class HubSchedApp(SchedApp):
 
                 policy = self.services.admission.policy
                 for line in no_group_warnings(store.quota_set(), groups, policy.default_team,
-                                              grants=getattr(getattr(policy, "grants", None), "teams", None)):
+                                              grants=getattr(getattr(policy, "grants", None), "teams", None),
+                                              live=store.live_jobs()):  # a dissolved team's work (hubadmin25 B3)
                     log.warning("jupyter_sched: %s", line)
         provider = self._provider()
         if hasattr(provider, "seen_models"):
@@ -702,10 +705,20 @@ class HubSchedApp(SchedApp):
         if refusal is not None:
             await self.off_loop(self.services.admission.refuse, caller, refusal, request="request lease")
 
+    def _server_gone(self, lease_id: str) -> None:
+        """The owner's server of the idle-reclaimed (draining) lease ``lease_id`` stopped: the engine's drain
+        ends the owner's processes still on its GPU at its next pass (:meth:`~jupyter_sched.engine.idle_kernels.
+        IdleKernels.server_gone`), so the lease ends once the GPU is free."""
+        engine = getattr(self.services, "engine", None)
+        if engine is not None:
+            engine.stops.idle_kernels.server_gone(lease_id, self.services.clock.now())
+
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
         released = []
         for lease in leases:
             if draining(lease):  # reclaimed while idle: the drain ends it once its GPU is free (.idle_shutdown)
+                if reason in (SERVER_STOPPED, NO_SERVER):  # its kernel went with the server: what of the owner's is
+                    self._server_gone(str(lease["id"]))    # left on the GPU is ended now (red team 25, R2)
                 continue
             try:
                 # the reason in the lease's message, not "released by jupyterhub" (new user 5 #16)

@@ -44,7 +44,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 
 from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
-from ..wording.service_token import TOKEN_REFUSED_MESSAGE
+from ..wording.service_token import TOKEN_REFUSED_MESSAGE, no_longer_a_user
 from .front_door import note_caller
 from .hubapi import HUB_TIMEOUT_S, HubAPI
 from .service_token import TokenWatch
@@ -219,7 +219,8 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         ``membership_fresh_s`` old.
 
         Raises:
-            tornado.web.HTTPError: 503 when the hub did not answer a lookup (retry in a moment).
+            tornado.web.HTTPError: 503 when the hub did not answer a lookup (retry in a moment); 403
+                when it answered that ``name`` is no user (deleted since their token was checked).
         """
         if model.get("kind", "user") != "user":
             return False, ()
@@ -241,6 +242,9 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         except Exception as exc:  # refused or unreachable: no traceback to the caller
             if getattr(exc, "code", None) in (401, 403) and await self.token_watch.check(self.service_hub()) is False:
                 raise web.HTTPError(503, TOKEN_REFUSED_MESSAGE) from None  # the admin's fix, not "retry" (hub admin 22)
+            if getattr(exc, "code", None) == 404:  # the hub's definite answer, not an outage (hubadmin25 B21)
+                self._cache.pop(name, None)
+                raise web.HTTPError(403, no_longer_a_user(name)) from None
             raise web.HTTPError(503, f"the scheduler could not ask the hub for {name}'s groups ({exc.__class__.__name__}); "
                                      "retry in a moment") from None
         if not isinstance(record, dict) or not isinstance(record.get("groups"), list):

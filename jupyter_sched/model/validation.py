@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -25,7 +26,7 @@ from .units import parse_duration, parse_memory_mib
 
 __all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_LABEL_KEY_CHARS",
            "MAX_NODE_LABEL_VALUE_CHARS", "MAX_NODE_SELECTOR", "MAX_TOLERATIONS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS",
-           "MIN_TIME_LIMIT_S", "as_sent", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
+           "MIN_TIME_LIMIT_S", "NUMBER_BOUNDS", "as_sent", "out_of_range_number", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
            "empty_field", "fold_priority", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
            "spec_from_request"]
 
@@ -329,7 +330,8 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
                 or number < 0:
             raise ValidationError(f"cpu must be a number of cores >= 0 (got {quoted(value)})", field="cpu",
                                   hint="use e.g. 4 or 0.5")
-        millis = round(number * 1000)
+        # past the bound before scaling: 1e308 cores times 1000 is infinity, which round() cannot take (red team 25, R1)
+        millis = round(number * 1000) if number <= MAX_CPU_MILLIS else MAX_CPU_MILLIS + 1
         # as sent, every digit; a JSON number in the bound's own style (new user 17, N3: "100,000" beside "1000000000.0")
         said = text if text is not None else f"{int(value):,}" if isinstance(value, float) and value == int(value) \
             else quoted(value)  # an integer: every digit as sent
@@ -949,6 +951,67 @@ MAX_GROUPS = 16
 """Most worker groups one job may have."""
 MAX_WORKERS = 1024
 """Most workers one job may have over all its groups."""
+
+
+NUMBER_BOUNDS: dict[str, tuple[str, str]] = {
+    "gpus": (">= 0", f"<= {MAX_GPUS}"),
+    "gpu_milli": ("at least 1", "at most 1000 (1..1000)"),
+    "cpu": (">= 0", f"at most {MAX_CPU_MILLIS // 1000:,} cores per worker"),
+    "cpu_millis": ("at least 0", f"at most {MAX_CPU_MILLIS:,} ({MAX_CPU_MILLIS // 1000:,} cores per worker)"),
+    "mem_per_gpu": (">= 0", "at most 1 PiB per GPU"),
+    "min_memory_mib": (">= 0", f"at most {MAX_MEMORY_MIB:,} MiB (1 PiB) per GPU"),
+    "memory": (">= 0", "at most 1 PiB per worker"),
+    "memory_mib": (">= 0", f"at most {MAX_MEMORY_MIB:,} MiB (1 PiB) per worker"),
+    "workers": ("at least 1", f"at most {MAX_WORKERS}"),
+    "time_limit": (">= 0 (0: no limit)", "at most 366 days"),
+    "time_limit_s": (">= 0 (0: no limit)", f"at most 366 days ({366 * 86400:,} s)"),
+}
+"""A job's numeric field → (its lower bound, its upper bound) in words that follow "must be": what the
+refusal of a number no double holds says (red team 25, R1: ``gpus`` 10**400 was a 500;
+:func:`out_of_range_number`). The fields' own parsers say the same bounds of numbers they can read."""
+
+DOUBLE_RANGE = "between -1.8e308 and 1.8e308"
+"""The bound of any other number in a request: a double's range."""
+
+
+def out_of_range_number(value: Any, path: str = "body", depth: int = 0) -> ValidationError | None:
+    """The refusal of the first number in decoded JSON ``value`` that no double holds — an integer
+    of more than ~309 digits (JSON has no limit; Python reads it whole, and ``float()`` of it
+    raises) or a literal such as ``1e400`` (read as infinity) — naming its dotted path (``gpus``,
+    ``resources.gpus``) and the field's bound (:data:`NUMBER_BOUNDS`, else :data:`DOUBLE_RANGE`):
+    ``gpus must be <= 4096 (got a 401-digit number)``. None when every number is in range. The one
+    gate where a request's numbers are first read (red team 25, R1: a 500 with a traceback, from
+    ``float()``, ``math.isfinite()`` or ``round()`` in whichever parser met it first)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if -_DOUBLE_MAX <= value <= _DOUBLE_MAX:
+            return None
+        got = f"a {len(str(abs(value)))}-digit number"
+    elif isinstance(value, float):
+        if not math.isinf(value):
+            return None
+        got = "a number past a double's range"
+    else:
+        if depth > 64:  # deeper bodies are refused by their models
+            return None
+        items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            where = (key if path == "body" else f"{path}.{key}") if isinstance(key, str) else f"{path}[{key}]"
+            found = out_of_range_number(item, where[:80], depth + 1)
+            if found is not None:
+                return found
+        return None
+    negative = value < 0
+    bounds = NUMBER_BOUNDS.get(path.rsplit(".", 1)[-1])
+    bound = bounds[0 if negative else 1] if bounds else DOUBLE_RANGE
+    hint = f"give {path} {bound}" if bounds else f"give {path} as a number of at most 308 digits"
+    return ValidationError(f"{path} must be {bound} (got {'-' if negative else ''}{got})", field=path, hint=hint)
+
+
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
 _GROUP_NAME = re.compile(r"[a-z]([a-z0-9-]{0,30}[a-z0-9])?")
 _GROUP_KEYS = frozenset({"name", "gpus", "workers", "cpu", "cpu_millis", "memory", "memory_mib"})
 

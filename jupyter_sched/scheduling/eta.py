@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.history import POPULATION_RUNS, SAME_RUNS
+from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
@@ -85,7 +85,9 @@ BUDGET_EXHAUSTED = "BudgetExhausted"
 BUDGET_RESET = "BudgetReset"
 """``details["eta_code"]`` of a job a spent GPU-hour budget holds: its ETA is the budget period's reset
 (:func:`_next_period`), with the gate's ``eta_reason`` as ``eta_note`` — never a job's end (hubadmin24 B8)."""
-_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED})
+BUDGET_UNBOUNDED = "BudgetUnbounded"
+"""A job with no time limit that ``budget_admission = "safe"`` holds (hubadmin25 B22): no ETA — no reset lets it in."""
+_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED, BUDGET_UNBOUNDED})
 MIN_RUNTIME = "MinRuntime"
 BEYOND = "BeyondHorizon"
 """``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
@@ -394,7 +396,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED) or \
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED,
+                           BUDGET_UNBOUNDED) or \
                 reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
@@ -663,6 +666,8 @@ def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime 
     if reason.code == "OutsideTimeWindow":
         nxt = reason.details.get("next_open")
         return datetime.fromisoformat(nxt) if isinstance(nxt, str) else None
+    if reason.code == BUDGET_UNBOUNDED:  # no reset lets a job with no time limit in (hubadmin25 B22)
+        return None
     return _next_period(ctx.now, str(reason.details.get("period", "month")))
 
 
@@ -768,6 +773,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
                 population = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_RUNS]
                 if population:  # from everybody's runs of its size: a newcomer's running job (session 14)
                     details["eta_learned_population"] = population
+                gpu_runs = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_GPU_RUNS]
+                if gpu_runs:  # from everybody's GPU runs under limits like its own, none of its size (hubadmin25 B11)
+                    details["eta_learned_gpu_runs"] = gpu_runs
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
@@ -868,7 +876,8 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
 
 
 def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
-    """``(job, its public name when that says more than its id — at most 80 characters — else "",
+    """``(job, its public name when that says more than its id — at most 80 characters, a longer one
+    cut to 79 and "…" — else "",
     queued: neither admitted this cycle nor holding GPUs)`` for a job an ETA waits on (None: unknown)."""
     other = ctx.admitted.get(job_id)
     waiting = False
@@ -878,7 +887,9 @@ def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
             return None, "", False
         waiting = not other.state.holds_gpus
     name = public_name(other.spec).strip()
-    return other, name[:80] if name and name != job_id else "", waiting
+    if len(name) > 80:  # cut with an ellipsis, as the CLI cuts names: not mid-word and silent (new user 25, N9)
+        name = name[:79] + "…"
+    return other, name if name and name != job_id else "", waiting
 
 
 _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})

@@ -84,7 +84,7 @@ class AuditService:
                 raise unknown_action(name, "exclude")
         events = self.ctx.store.list_events(since=since, until=until, user=request.user, job_id=request.job_id,
                                             action=request.action, limit=request.limit, newest_first=True,
-                                            exclude=exclude)
+                                            exclude=exclude, actor=request.actor)
         if not events and request.action and request.action not in AUDIT_ACTIONS and not self._stored(request.action):
             raise unknown_action(request.action, "action")
         return GetAuditResponse.model_validate([e.to_dict() for e in events])

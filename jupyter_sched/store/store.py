@@ -689,9 +689,11 @@ class StoreTx:
         limit: int = 1000,
         newest_first: bool = False,
         exclude: Collection[str] = (),
+        actor: str | None = None,
     ) -> list[AuditEvent]:
         """Audit records, oldest first (or newest first), filtered (an unreadable record is skipped
-        and quarantined); ``exclude``: actions left out (``limit`` counts the rows kept)."""
+        and quarantined); ``exclude``: actions left out (``limit`` counts the rows kept); ``actor``:
+        only the records it made (``user`` matches records about a user and by them)."""
         e = schema.events
         query = sa.select(e).order_by(e.c.id.desc() if newest_first else e.c.id)
         if since is not None:
@@ -708,6 +710,8 @@ class StoreTx:
             query = query.where(e.c.id > after_id)
         if exclude:
             query = query.where(e.c.action.notin_(sorted(set(exclude))))
+        if actor is not None:
+            query = query.where(e.c.actor == actor)
         events: list[AuditEvent] = []
         for r in self.conn.execute(query.limit(limit)).mappings():
             try:

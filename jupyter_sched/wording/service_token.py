@@ -7,8 +7,20 @@ Pure words: the start-up refusal and the ERROR line name the setting on both sid
 
 from __future__ import annotations
 
-__all__ = ["TOKEN_REFUSED_HINT", "TOKEN_REFUSED_MESSAGE", "missing_scopes_line", "token_refused_line",
-           "token_unchecked_line", "token_user_line"]
+__all__ = ["NO_LONGER_A_USER", "NO_LONGER_A_USER_HINT", "TOKEN_REFUSED_HINT", "TOKEN_REFUSED_MESSAGE",
+           "missing_scopes_line", "no_longer_a_user", "token_refused_line", "token_unchecked_line", "token_user_line"]
+
+NO_LONGER_A_USER = " is no longer a user of this hub (the hub has no such user)"
+"""The end of the 403 for a token whose user the hub deleted (its answer to the token is cached a while)."""
+
+NO_LONGER_A_USER_HINT = ("not fixed by retrying: nothing was done; a hub admin can add the user back on the hub "
+                         "(their held work may then start)")
+"""The hint of that 403 (hubadmin25 B21: it read "retry in 5 seconds", and a script retried forever)."""
+
+
+def no_longer_a_user(name: str) -> str:
+    """``h259ff02f is no longer a user of this hub (the hub has no such user)``."""
+    return f"{name}{NO_LONGER_A_USER}"
 
 TOKEN_REFUSED_MESSAGE = ("the scheduler service cannot ask the hub about you: the hub refuses the service's own API "
                          "token (a setting of the hub admin's), so nothing that needs your hub groups can be done now")

@@ -14,7 +14,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, type SchedClient, ServerExtensionMissingError } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
-import { stoppingText, workName } from './format';
+import { queuePosition, stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
 import {
   ACTIVE_STATES,
@@ -66,6 +66,28 @@ export interface ISchedModelOptions {
 /** One allocation of a lease: a lease granted again (a new attempt) may keep alive again. */
 function allocationKey(job: Job): string {
   return `${job.id}:${job.attempts ?? 0}`;
+}
+
+/**
+ * The queue's waiting rows numbered 1, 2, … in their order (their last known places, then the
+ * list's): an event moves one row, and the places of the others moved with it — new user 25, N3:
+ * the only pending job read "#2", the first of fourteen "#8", positions of an older queue read
+ * beside the list the events keep. A row with no place (above a quota ceiling: it holds none) keeps
+ * none; rows holding GPUs keep theirs (not shown). Unchanged rows are the same objects. `fresh`:
+ * the row an event just placed (the engine's place of it now): of two rows at one place, it comes first.
+ */
+export function renumbered(rows: QueueRow[], fresh?: string): QueueRow[] {
+  const placed = rows
+    .map((row, index) => ({ row, index, at: isWaiting(row.state) ? queuePosition(row) : null }))
+    .filter((r): r is { row: QueueRow; index: number; at: number } => r.at !== null)
+    .sort((a, b) => a.at - b.at || Number(b.row.id === fresh) - Number(a.row.id === fresh) || a.index - b.index);
+  const out = rows.slice();
+  placed.forEach(({ row, index }, rank) => {
+    if (row.position !== rank + 1) {
+      out[index] = { ...row, position: rank + 1 };
+    }
+  });
+  return out;
 }
 
 /**
@@ -515,13 +537,16 @@ export class SchedModel implements ISchedModel {
       const rest = this._queue.filter(j => j.id !== merged.id);
       if (queued) {
         const row: QueueRow = { mine: this.isMine(merged), position: null, ...(inQueue >= 0 ? this._queue[inQueue] : {}), ...merged };
+        if (typeof merged.reason?.position === 'number') {
+          row.position = merged.reason.position; // the engine's place of it now, not the last queue read's
+        }
         if (inQueue >= 0) {
           rest.splice(inQueue, 0, row);
         } else {
           rest.push(row);
         }
       }
-      this._queue = rest;
+      this._queue = renumbered(rest, typeof merged.reason?.position === 'number' ? merged.id : undefined);
       this.queueChanged.emit();
     }
     if (mine && previous?.state !== merged.state) {

@@ -47,11 +47,6 @@ def iv(job: str = "j-1", *, gpu: str = "GPU-0", start_h: float = 0, end_h: float
         pytest.param([iv(start_h=5, end_h=None)], "in the future", id="an interval starting after the report time"),
         pytest.param([iv(share=0)], "share 0", id="a zero share"),
         pytest.param([iv(share=1.5)], "share 1.5", id="a share above one GPU"),
-        pytest.param([iv(), iv()], "recorded twice", id="the same job attempt and GPU twice"),
-        pytest.param([iv(attempt=1, end_h=2), iv(attempt=2, start_h=1, end_h=3)], "holds GPU GPU-0 twice",
-                     id="two attempts of one job overlapping on one GPU"),
-        pytest.param([iv("j-1", end_h=2), iv("j-2", start_h=1, end_h=3)], "allocated 2 times",
-                     id="two whole jobs on one GPU at once"),
         pytest.param([replace(iv(), started_at=datetime(2026, 11, 29, 12))], "no UTC offset",
                      id="a naive timestamp"),
     ],
@@ -59,6 +54,23 @@ def iv(job: str = "j-1", *, gpu: str = "GPU-0", start_h: float = 0, end_h: float
 def test_inconsistent_usage_records_are_errors_not_zeros(records: list[UsageInterval], match: str) -> None:
     with pytest.raises(AccountingError, match=match):
         usage_report(records, now=T0 + 4 * H)
+
+
+@pytest.mark.parametrize(
+    "records, want_hours",
+    [
+        pytest.param([iv(), iv()], 1.0, id="the same job attempt and GPU twice"),
+        pytest.param([iv(attempt=1, end_h=2), iv(attempt=2, start_h=1, end_h=3)], 3.0,
+                     id="two attempts of one job overlapping on one GPU"),
+        pytest.param([iv("j-1", end_h=2), iv("j-2", start_h=1, end_h=3)], 3.0, id="two whole jobs on one GPU at once"),
+    ],
+)
+def test_hubadmin25_b7_overlapping_records_are_counted_once_and_warned(records: list[UsageInterval],
+                                                                        want_hours: float) -> None:
+    # hubadmin25 B7: they failed the whole report; now the GPU's time counts once and the row says so
+    (row,) = usage_report(records, now=T0 + 4 * H, by=("team",))
+    assert row["allocated_gpu_hours"] == want_hours
+    assert row["warnings"] and all("counted once" in w for w in row["warnings"])
 
 
 def test_back_to_back_attempts_and_shared_halves_are_consistent() -> None:

@@ -10,6 +10,7 @@ OOM killer sends; a real OOM kill in a memory cgroup is exercised in ``test_nb_o
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -89,8 +90,9 @@ async def test_case_028_failed_cell_dead_kernel_and_success_read_as_they_happene
 
     done2 = await finished(api, r2["id"])
     assert done2["state"] == "failed"
-    assert done2["message"].startswith("kernel died (signal 9; likely out of memory) during cell 5 "
-                                       "(cell starts: import os, signal, time)")
+    # the kernel killed itself: no OOM kill counted, no limit near its peak — not "likely out of memory" (newuser25 N7)
+    assert re.match(r"kernel died \(signal 9, SIGKILL(; no out-of-memory kill was counted)?\) during cell 5 "
+                    r"\(cell starts: import os, signal, time\)", done2["message"]), done2["message"]
     assert "; peak memory " in done2["message"]
     kill = float(killed_at.read_text())
     ended = datetime.fromisoformat(done2["finished_at"].replace("Z", "+00:00")).timestamp()

@@ -91,6 +91,9 @@ class EmbeddedServer:
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    owner_token: str = OWNER_TOKEN
+    """The server's own token (builtin auth): set another before :meth:`restart` to restart it as a
+    plain ``jupyter lab`` does, with a new token in its runtime file."""
 
     @classmethod
     def start(cls, workdir: Path, *, db_url: str | None = None, users: Mapping[str, str] | None = None,
@@ -111,7 +114,7 @@ class EmbeddedServer:
     @property
     def token(self) -> str:
         """The server token (the owner's; with ``users``, whoever it maps to)."""
-        return OWNER_TOKEN
+        return self.owner_token
 
     @property
     def url(self) -> str:
@@ -132,7 +135,7 @@ class EmbeddedServer:
         conf_dir = self.workdir / f"{self.name}-config"
         conf_dir.mkdir(exist_ok=True)
         config = conf_dir / "jupyter_server_config.py"
-        config.write_text(_CONFIG.format(users=json.dumps(self.users), token=OWNER_TOKEN,
+        config.write_text(_CONFIG.format(users=json.dumps(self.users), token=self.owner_token,
                                          sched=json.dumps({"db_url": self.db_url, **self.sched})))
         env = {**os.environ, "JUPYTER_CONFIG_DIR": str(conf_dir), "JUPYTER_DATA_DIR": str(self.workdir / "data"),
                "JUPYTER_RUNTIME_DIR": str(self.workdir / f"{self.name}-runtime"), "JUPYTER_PLATFORM_DIRS": "1",
@@ -161,7 +164,7 @@ class EmbeddedServer:
             if self.proc.poll() is not None:
                 return False
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.api + "config", headers=self.headers(), timeout=2).status_code == 200:
+                if httpx.get(self.api + "config", headers=self.headers(self.token), timeout=2).status_code == 200:
                     return True
             time.sleep(0.05)
         return False

@@ -164,6 +164,9 @@ class GetAuditRequest(QueryModel):
                                 description="actions left out, comma-separated (limit counts the rows kept); a name "
                                             "no audit record has nor can have is refused (400, field exclude), "
                                             "naming the action it is close to")
+    actor: str | None = Field(default=None, examples=["boss"],
+                              description="only the records this actor made (an admin's acts; user matches records "
+                                          "about a user and by them)")
 
 
 class GetEtaAccuracyRequest(QueryModel):

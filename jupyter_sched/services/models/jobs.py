@@ -28,7 +28,6 @@ from ...model.validation import (
     parse_priority,
 )
 from ...wording import reason_in_words, render_reason
-from ...wording.reasons import own_leases
 from ..withheld import reason_for
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
@@ -491,7 +490,9 @@ def job_in_words(data: dict[str, Any], *, viewer: str, admin: bool = False) -> d
     if not isinstance(reason, dict) or "code" not in reason or "text" in reason:
         return data
     ended = data.get("state") in _ENDED
-    own = data.get("user") == viewer and not ended and bool(own_leases(reason))
+    # read by its owner: what blocks it that is theirs is said as theirs — their own leases (issue 20),
+    # "as your other runs did" (newuser25 N8: the panel said "its owner's other runs" of the reader's own)
+    own = data.get("user") == viewer and not ended
     if data.get("kind") != "lease" and not ended and not own:
         return _with_text(data, "reason")
     return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=own)
@@ -574,11 +575,11 @@ class ProjectedEnd(ResponseModel):
         "progress: the rate of its own progress reports; history: the runtime learnt from past runs"))
     report_at: str | None = Field(default=None, description="source progress: the time of the report read (UTC)")
     fraction: float | None = Field(default=None, ge=0, le=1, description="source progress: that report's share done, 0-1")
-    runs: Literal["same", "other", "population"] | None = Field(default=None, description=(
+    runs: Literal["same", "other", "population", "population_gpus"] | None = Field(default=None, description=(
         "source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, "
-        "or everybody's runs of its size"))
+        "everybody's runs of its size, or everybody's GPU runs of any size under time limits like its own"))
     share: float | None = Field(default=None, ge=0, le=1, description=(
-        "source history, runs other or population: the learnt end as a share of its time limit, 0-1"))
+        "source history, runs other, population or population_gpus: the learnt end as a share of its time limit, 0-1"))
     text: str = Field(default="", examples=["projected end ~Dec 5 05:10 UTC, from its progress report of "
                                             "Dec 5 05:08:30 UTC"], description=(
         "the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they "
@@ -706,7 +707,7 @@ class Job(CodecView):
         data = _for_reader(data, reader if isinstance(reader, str) else None, context.get("admin") is True)
         ended = data.get("state") in _ENDED
         reason = data.get("reason")
-        mine = data.get("mine") is True and not ended and isinstance(reason, dict) and bool(own_leases(reason))
+        mine = data.get("mine") is True and not ended and isinstance(reason, dict)  # as job_in_words (newuser25 N8)
         if data.get("kind") != "lease" and not ended and not mine:
             return data
         return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=mine)

@@ -209,7 +209,12 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
                   <Bar fraction={(live.util ?? 0) / 100} className="jp-sched-bar-util" />
                   <Bar fraction={live.used === null ? 0 : live.used / Math.max(1, gpu.memoryMib)} className="jp-sched-bar-mem" />
                   <Sparkline values={model.history.utilization(gpu.uuid, SPARK_POINTS)} />
-                  <div className={`jp-sched-gpu-owner${holder ? '' : ' jp-sched-free'}${gpu.healthy ? '' : ' jp-sched-health'}`} aria-hidden="true">
+                  <div
+                    // the holder's name on one line with an ellipsis, whole on hover (new user 25, N9: 11 lines)
+                    className={`jp-sched-gpu-owner${holder ? '' : ' jp-sched-free'}${gpu.healthy ? ' jp-sched-clamp' : ' jp-sched-health'}`}
+                    title={gpu.healthy && holder ? owner : undefined}
+                    aria-hidden="true"
+                  >
                     {gpu.healthy ? owner : `⚠ ${healthText(gpu, trans)}`}
                   </div>
                 </div>

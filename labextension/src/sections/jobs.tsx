@@ -50,7 +50,8 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
           // an ended lease is "Cancelled", as REST, the CLI and the magics say it (new user 17, N23)
           <StateBadge state={stateWord(job)} trans={trans} />
         )}
-        <span className="jp-sched-job-name" title={job.id}>
+        {/* one line and an ellipsis, the whole name on hover (new user 25, N9: 190 characters took 10 lines) */}
+        <span className="jp-sched-job-name jp-sched-clamp" title={workName(job) ? `${workName(job)} (${job.id})` : job.id}>
           {workName(job) || job.id}
         </span>
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
