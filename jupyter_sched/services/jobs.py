@@ -379,8 +379,13 @@ class JobsService:
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
         spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
-            warnings.extend(_not_reserved(spec, inv))
+            executor = self.ctx.executor
+            local = isinstance(executor, LocalExecutor)
+            capped = local and executor.limits is not None and executor.limits.caps_memory
+            warnings.extend(_not_reserved(spec, inv, memory_capped=capped,
+                                          host_cores=(os.cpu_count() or 0) if local else 0))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
+            warnings.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
                 warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                                 "host's own software, not in a container image")
@@ -1243,9 +1248,10 @@ def _preemptible(spec: JobSpec, profile: Any) -> builtins.list[str]:
     return [note] if note else []
 
 
-def _bare_memory(value: object) -> builtins.list[str]:
-    """A note for a bare ``mem_per_gpu`` under 1024: a bare number is MiB (as REST documents it), but
-    ``--mem-per-gpu 20`` was meant as 20 GiB and ran as 20 MiB, said nowhere (new user 9)."""
+def _bare_memory(value: object, field: str = "mem_per_gpu") -> builtins.list[str]:
+    """A note for a bare ``mem_per_gpu`` (or ``memory``, per worker) under 1024: a bare number is MiB
+    (as REST documents it), but ``--mem-per-gpu 20`` was meant as 20 GiB and ran as 20 MiB, said
+    nowhere (new user 9); ``--memory 16`` likewise became a 16 MiB limit (new user 25, N12)."""
     text = str(value).strip() if isinstance(value, (int, float, str)) and not isinstance(value, bool) else ""
     try:
         number = float(text)
@@ -1253,7 +1259,8 @@ def _bare_memory(value: object) -> builtins.list[str]:
         return []
     if not 0 < number < 1024:
         return []
-    return [f"mem_per_gpu {text} is read as {text} MiB (a bare number is MiB): for GiB per GPU give the unit, "
+    per = "per GPU" if field == "mem_per_gpu" else "per worker"
+    return [f"{field} {text} is read as {text} MiB (a bare number is MiB): for GiB {per} give the unit, "
             f"e.g. {text}GiB"]
 
 
@@ -1265,19 +1272,30 @@ def _host_memory_mib() -> int:
         return 0
 
 
-def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
+def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
+                  host_cores: int = 0) -> builtins.list[str]:
     """Sentences for host CPU or memory the request asks for that this server does not reserve:
     its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
-    accepted and ran, as if 1,000 cores were held for it). (``env`` variables the scheduler sets
-    itself are said, and left out, in :meth:`JobsService._spec`.)"""
+    accepted and ran, as if 1,000 cores were held for it). ``memory_capped``: the executor makes
+    the job's memory its hard limit all the same (new user 25, N12: "runs with whatever the machine
+    has free" was said of a job then killed at its 16 MiB); ``host_cores``: this host's cores (0 =
+    not a local executor), above which ``cpu`` is said to be more than the host has. (``env``
+    variables the scheduler sets itself are said, and left out, in :meth:`JobsService._spec`.)"""
     out: builtins.list[str] = []
     nodes = inv.nodes
     req = spec.resources
-    for asked, what, tracked in ((req.cpu_millis, "cpu", any(n.cpu_millis for n in nodes)),
-                                 (req.memory_mib, "memory", any(n.memory_mib for n in nodes))):
-        if asked and not tracked:
-            out.append(f"{what} is not reserved on this server (its inventory declares no host {what}): the job "
-                       "runs with whatever the machine has free")
+    per = " per worker" if req.workers > 1 else ""
+    if req.cpu_millis and not any(n.cpu_millis for n in nodes):
+        out.append("cpu is not reserved on this server (its inventory declares no host cpu): the job runs "
+                   "with whatever the machine has free")
+        if host_cores and req.cpu_millis > host_cores * 1000:
+            out.append(f"cpu {req.cpu_millis / 1000:g}{per} is more than this host's {host_cores} cores: the job "
+                       f"shares those {host_cores}")
+    if req.memory_mib and not any(n.memory_mib for n in nodes):
+        out.append("memory is not reserved on this server (its inventory declares no host memory), but the job "
+                   f"is limited to {req.memory_mib} MiB{per}: it is killed above it" if memory_capped else
+                   "memory is not reserved on this server (its inventory declares no host memory): the job runs "
+                   "with whatever the machine has free")
     if req.fractional and req.min_memory_mib:  # red team 15 R7: reserved, but nothing enforces it
         out.append(f"mem_per_gpu {req.min_memory_mib} MiB is reserved from the shared GPU's memory for placement "
                    "only: no share is placed where the memory it asks is taken, but nothing caps what this job "
