@@ -30,7 +30,7 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
-from ..model.units import parse_utc
+from ..model.units import dated_from, parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
@@ -830,7 +830,8 @@ class JobsService:
         for rej in result.rejects:
             if rej.job_id == job.id:
                 out.update(never=True, reason=reason_to_dict(rej.reason))
-        return DryrunJobResponse.model_validate(out)
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11: a year away said with its year
+            return DryrunJobResponse.model_validate(out)
 
     # ---- read --------------------------------------------------------------------------------
     def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage:
@@ -908,7 +909,8 @@ class JobsService:
         with_gone(data, gone)
         with_unhealthy(data, bad)
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
-        row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
@@ -973,7 +975,8 @@ class JobsService:
         """
         data = self._read(caller, job_id, kind=kind, verb=verb)
         with_owner_teams(data, caller, self._quota_set)  # to its owner only, not in _read's event copy (N6)
-        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
 
     def _read(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> dict[str, Any]:
         """:meth:`get`'s job dict before it is read by anyone (every reader's private state in its reason):
@@ -1142,7 +1145,8 @@ class JobsService:
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
-        entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
             # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
             entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
