@@ -380,10 +380,10 @@ class JobsService:
         spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
             executor = self.ctx.executor
-            local = isinstance(executor, LocalExecutor)
-            capped = local and executor.limits is not None and executor.limits.caps_memory
+            local = executor if isinstance(executor, LocalExecutor) else None
+            capped = local is not None and local.limits is not None and local.limits.caps_memory
             warnings.extend(_not_reserved(spec, inv, memory_capped=capped,
-                                          host_cores=(os.cpu_count() or 0) if local else 0))
+                                          host_cores=(os.cpu_count() or 0) if local is not None else 0))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
             warnings.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
