@@ -62,8 +62,9 @@ every ETA behind it, and nothing corrects it until it runs (new user 5, findings
 Cold start from the population (since session 14): a *running* job of a user with no finished
 run at all — nothing of theirs is known — is read from everybody's runs of the same size: its limit
 times the ratios ``runtime / limit`` of the last runs (any user, any program) with the same GPU
-request and a time limit in the same power-of-two bucket, else of the same GPU request, else of
-any — one sample per user (their median ratio), so one user's flood of short runs is one vote; conditioned on what it ran, so it corrects itself once the job outruns them (a hierarchical
+request and a time limit in the same power-of-two bucket, else of the same GPU request, else (a GPU job)
+GPU runs of any size in its limit's bucket — never a CPU-only run, and only under limits within
+:data:`LIMIT_REACH` of its own (session 25: hubadmin25 B11, new user 25 N6) — one sample per user (their median ratio), so one user's flood of short runs is one vote; conditioned on what it ran, so it corrects itself once the job outruns them (a hierarchical
 prior; the guess says "as other users' runs of its size did": :data:`POPULATION_RUNS`); once it
 outran every one of them it is projected to its limit (no "ran longer than" note: nothing of its
 user's was guessed). The user's own runs replace it from their first finished run on
@@ -78,8 +79,9 @@ Since session 16 (new user 15, N5: ``sleep 600`` under a 20m limit was guessed t
 now" for a minute): a key's runs predict from :data:`MIN_KEY_RUNS` of them on; runs that ended
 within :data:`MIN_PADDING_RATIO` of their limits (or, since session 19, in less than
 :data:`MIN_PADDING_RUNTIME_S`) are no padding (neither the user's for their other
-programs nor everybody's prior); and the core never projects a learnt end within a minute of now
-(:data:`~jupyter_sched.scheduling.runtimes.END_MARGIN_S`). ``benchmarks/jct_loaded.py``, default
+programs nor everybody's prior); and the core projected no learnt end within a minute of now (a floor
+dropped in session 25: new user 25, N1/N2 — it chained a batch's ETAs on one GPU and put "in 59s" on a
+5-s run's own line). ``benchmarks/jct_loaded.py``, default
 profile, same run: main replay 37 % -> 45 %, held-out mean 37 % -> 35 % (median 40 % -> 33 %),
 JCT unchanged (the 1 % floor alone changes nothing there; the second run of a key moves both).
 Learning only from the key's own runs (``other_runs=False``) cost main 37 % -> 151 %, held-out
@@ -112,8 +114,8 @@ from collections.abc import Hashable, Iterable
 
 from ..model import JobKind, JobSpec
 
-__all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_PADDING_RUNTIME_S", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
-           "run_key", "runs_to_limit"]
+__all__ = ["GPU_RUNS_CLASS", "LIMIT_REACH", "LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_PADDING_RUNTIME_S", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_GPU_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
+           "run_key", "runs_to_limit", "within_reach"]
 
 SAME_RUNS = "same"
 """A guess's origin (:meth:`RuntimeHistory.origin`): past runs of its key — the same user, program and request."""
@@ -122,6 +124,9 @@ OTHER_RUNS = "other"
 POPULATION_RUNS = "population"
 """A guess's origin: everybody's runs of the same size, as fractions of their time limits (a running
 job of a user with no finished run; module doc, "cold start from the population")."""
+POPULATION_GPU_RUNS = "population_gpus"
+"""A guess's origin: everybody's GPU runs of any size under time limits like its own (the cold-start
+prior's last class, :func:`size_classes`), as fractions of their limits."""
 
 KEEP = 8
 """Runs remembered per key, and prediction errors per user and predictor (the recent past predicts best)."""
@@ -158,18 +163,50 @@ below it the job keeps its time limit (new user 15, N5: one ``sleep 5`` said not
 next run; Tsafrir et al. average a user's *two* last runs)."""
 LINEAR_MIN_RUNS = 3
 """Runs (with at least two different limits) a key needs before the linear predictor is fitted."""
+LIMIT_REACH = 4.0
+"""How far (a factor, each way) a job's time limit may lie outside the range of the limits of the runs its
+end is read from as shares of their limits (padding, the fitted line, everybody's prior) and still be read
+so: further out, the share is an extrapolation — runs of a user's other programs under 1-5 min limits
+made a 366-day job "projected end in 49 days" and a 1-h one "in 8 min" (new user 25, N6). Past it the job
+keeps its limit ("no similar past runs"); the key's own runtimes (the *same run* predictor, not scaled by
+the limit) are still read. 4 from the data (``benchmarks/jct_loaded.py``, session 25): the loaded replay's
+limits run 2 h to 60 h (the runtime rounded up to the hour, doubled by some users); of its 72,050 readings
+of a share, 16,318 were for a limit outside the learnt range, 2,730 beyond 4x, 1,560 beyond 8x (at most 10x),
+and its ETA error is the same at 4, 8 and no reach at all, while 2 moves the second workload's median
+(50 % -> 54 %); 4 is the least that leaves the replay as it was. A minute-long try never reaches an hour."""
 MIN_RUNTIME_S = 1.0
 """The least any sample or prediction is (s): the core's least time a job still runs once it
 holds GPUs (:data:`~jupyter_sched.scheduling.runtimes.MIN_LEFT_S`), so a queued job is never
 projected to end when it starts — a ``true`` measured at 0.01 s is counted as 1 s."""
 
 
-def size_classes(spec: JobSpec, limit_s: float) -> tuple[tuple[int, int | None], ...]:
+GPU_RUNS_CLASS = -2
+"""The size of the cold-start prior's last class of a GPU run: GPU runs of any size, in its limit bucket only."""
+
+
+def size_classes(spec: JobSpec, limit_s: float) -> tuple[tuple[int, int], ...]:
     """The cold-start prior's classes of a run, most specific first: ``(milli-GPUs, limit bucket)``
-    (limits in powers of two from 30 min: 30-60 min, 1-2 h, 2-4 h, ...), ``(milli-GPUs, None)`` and
-    ``(-1, None)`` (every run)."""
+    (limits in powers of two from 30 min: 30-60 min, 1-2 h, 2-4 h, ...; -1 below 30 min),
+    ``(milli-GPUs, -2)`` (its size, any limit) and, for a GPU run, ``(GPU_RUNS_CLASS, limit bucket)``: GPU
+    runs of any size under limits like its own (said so: :data:`POPULATION_GPU_RUNS`). Until session 25
+    the last class ``(-1, None)`` held every run, 0-GPU ones included: a 2-GPU training job's end was
+    "learnt" from 0-GPU 30-s sleeps and said "as other users' runs of its size did" (hubadmin25 B11).
+    The GPU-runs class keeps what the old last class gave the loaded replay (``benchmarks/jct_loaded.py``:
+    ETA error 36 % with it, 41 % with runs of its own size only; session 25 notes)."""
     milli = spec.resources.total_milli
-    return (milli, int(math.log2(max(limit_s, 1.0) / 1800.0)) if limit_s >= 1800.0 else -1), (milli, None), (-1, None)
+    bucket = int(math.log2(max(limit_s, 1.0) / 1800.0)) if limit_s >= 1800.0 else -1
+    return ((milli, bucket), (milli, -2), (GPU_RUNS_CLASS, bucket)) if milli > 0 else ((milli, bucket), (milli, -2))
+
+
+def within_reach(limit_s: float, limits: Iterable[float], reach: float | None = None) -> bool:
+    """Is ``limit_s`` inside the range of ``limits`` widened by :data:`LIMIT_REACH` (``reach``) each way?
+    A runtime read as a share of its limit says nothing about a limit far outside the ones it was learnt
+    under (new user 25, N6). False when ``limits`` is empty."""
+    found = [x for x in limits if x > 0]
+    if not found:
+        return False
+    reach = LIMIT_REACH if reach is None else reach
+    return min(found) / reach <= limit_s <= max(found) * reach
 
 
 def run_key(spec: JobSpec) -> tuple[Hashable, ...]:
@@ -229,9 +266,10 @@ class RuntimeHistory:
         # job's conditional median is then a bisection)
         self._memo: dict[tuple[Hashable, ...], list[float] | None] = {}
         self._readings: dict[tuple[Hashable, ...], Reading] = {}  # (run key, limit) -> its reading, until the next learn
+        self._cold: dict[tuple[int, float], tuple[list[float], str] | None] = {}  # (milli, limit) -> prior, origin
         self._user_runs: dict[str, deque[tuple[float, float]]] = {}  # user -> (runtime, limit) of last runs, any program
-        # size class -> user -> ratios runtime / limit of their last runs of that class (users by recency)
-        self._classes: dict[tuple[int, int | None], dict[str, deque[float]]] = {}
+        # size class -> user -> (ratio runtime / limit, limit) of their last runs of that class (users by recency)
+        self._classes: dict[tuple[int, int], dict[str, deque[tuple[float, float]]]] = {}
         self._at_limit: set[tuple[Hashable, ...]] = set()  # run keys whose last run ran to its limit (module doc)
 
     def ran_to_limit(self, spec: JobSpec) -> None:
@@ -239,6 +277,7 @@ class RuntimeHistory:
         ends before its limit, runs of that key are read from nothing but their limit (module doc,
         session 17). Called in the runs' order, with :meth:`learn`."""
         self._memo.clear()
+        self._cold.clear()
         self._readings.clear()
         self._at_limit.add(run_key(spec))
 
@@ -247,6 +286,7 @@ class RuntimeHistory:
         if not runtime_s > 0 or not math.isfinite(runtime_s):
             return
         self._memo.clear()
+        self._cold.clear()
         self._readings.clear()
         samples = self._samples(spec, limit_s, least=1)
         for name, xs in samples.items():  # score each predictor before learning
@@ -259,7 +299,7 @@ class RuntimeHistory:
             for size in size_classes(spec, limit_s) if self._pads(min(runtime_s, limit_s), limit_s) else ():
                 users = self._classes.setdefault(size, {})
                 ratios = users.pop(spec.user, None) or deque(maxlen=KEEP)
-                ratios.append(min(runtime_s, limit_s) / limit_s)
+                ratios.append((min(runtime_s, limit_s) / limit_s, limit_s))
                 users[spec.user] = ratios  # the most recent last
                 if len(users) > POPULATION_USERS:
                     del users[next(iter(users))]
@@ -343,26 +383,32 @@ class RuntimeHistory:
         self._memo[key] = chosen = sorted(padding) if padding else None
         return chosen
 
-    def _cold_start(self, spec: JobSpec, limit_s: float) -> list[float] | None:
+    def _cold_start(self, spec: JobSpec, limit_s: float) -> tuple[list[float], str] | None:
         """A running job's samples when its user has no finished run (module doc, "cold start from
         the population"): ``limit_s`` times each user's median ratio in the most specific size
-        class with runs; None: the limit (a user with runs, or no runs at all yet)."""
+        class with runs whose limits ``limit_s`` is within reach of (:func:`within_reach`), with its origin
+        (:data:`POPULATION_RUNS`: of its size; :data:`POPULATION_GPU_RUNS`: GPU runs of any size under limits
+        like its own); None: the limit (a user with runs, or no such runs)."""
         if not self.population or self._user_runs.get(spec.user):
             return None
-        key = ("population", spec.resources.total_milli, limit_s)
-        if key in self._memo:
-            return self._memo[key]
-        users = next((found for size in size_classes(spec, limit_s) if (found := self._classes.get(size))), None)
+        key = (spec.resources.total_milli, limit_s)
+        if key in self._cold:
+            return self._cold[key]
+        found = next(((size, users) for size in size_classes(spec, limit_s) if (users := self._classes.get(size))
+                      and within_reach(limit_s, (limit for runs in users.values() for _, limit in runs))), None)
         top = max(limit_s, MIN_RUNTIME_S)
-        self._memo[key] = chosen = None if not users else \
-            sorted(min(max(limit_s * statistics.median(ratios), MIN_RUNTIME_S), top) for ratios in users.values())
+        self._cold[key] = chosen = None if found is None else (
+            sorted(min(max(limit_s * statistics.median(r for r, _ in runs), MIN_RUNTIME_S), top)
+                   for runs in found[1].values()),
+            POPULATION_GPU_RUNS if found[0][0] == GPU_RUNS_CLASS else POPULATION_RUNS)
         return chosen
 
     def _first_samples(self, user: str, limit_s: float) -> dict[str, list[float]]:
         """A first run's samples from the user's own runs of any program: ``padding`` (``limit_s``
-        times each ratio) and ``linear`` (the line fitted to them, with each run's residual)."""
+        times each ratio) and ``linear`` (the line fitted to them, with each run's residual); none where
+        ``limit_s`` is out of reach of their limits (:func:`within_reach`)."""
         runs = [(runtime, limit) for runtime, limit in self._user_runs.get(user, ()) if self._pads(runtime, limit)]
-        if not runs:
+        if not runs or not within_reach(limit_s, (limit for _, limit in runs)):
             return {}
         out = {"padding": [limit_s * runtime / limit for runtime, limit in runs]}
         line = _fit(runs)
@@ -412,13 +458,14 @@ class RuntimeHistory:
     def _samples(self, spec: JobSpec, limit_s: float | None, least: int = 0) -> dict[str, list[float]]:
         """``{"same": [...], "padding": [...], "linear": [...]}``: each predictor's sample runtimes
         for a run of ``spec`` under ``limit_s`` from its key's runs, where it has at least ``least``
-        (default: ``min_key_runs``) of them (each in [:data:`MIN_RUNTIME_S`, ``limit_s``])."""
+        (default: ``min_key_runs``) of them (each in [:data:`MIN_RUNTIME_S`, ``limit_s``]); ``padding`` and
+        ``linear`` only where ``limit_s`` is within reach of those runs' limits (:func:`within_reach`)."""
         runs = self._by_key.get(run_key(spec))
         if not runs or len(runs) < (least or self.min_key_runs):
             return {}
         out: dict[str, list[float]] = {"same": [runtime for runtime, _ in runs]}
         limited = [(runtime, limit) for runtime, limit in runs if limit]
-        if limit_s and limited:
+        if limit_s and limited and within_reach(limit_s, (limit for _, limit in limited)):
             out["padding"] = [limit_s * runtime / limit for runtime, limit in limited]
             line = _fit(limited)
             if line is not None:
@@ -437,21 +484,23 @@ class Reading:
         chosen: the sorted samples of its chosen predictor (its key's runs, or an earned first-run
             guess from its user's other runs); None: neither.
         running_first: without ``chosen``, the user's own padding a *running* first run is read with; None: none.
-        cold: without ``chosen``, everybody's runs of its size a *running* job of a user without
-            runs is read with (module doc, "cold start from the population"); None: none.
+        cold: without ``chosen``, everybody's runs of its size (or GPU runs of any size under limits like
+            its own) a *running* job of a user without runs is read with (module doc, "cold start from the
+            population"), and which of the two (:data:`POPULATION_RUNS`, :data:`POPULATION_GPU_RUNS`); None: none.
         running: a running job may be read from ``running_first`` or ``cold`` (no ``chosen``, a
             limit, the rule on).
         typical: the unconditional guess (the median of ``chosen``); None: no ``chosen``.
     """
 
-    __slots__ = ("chosen", "cold", "own", "running", "running_first", "typical")
+    __slots__ = ("chosen", "cold", "cold_origin", "own", "running", "running_first", "typical")
 
     def __init__(self, *, own: bool, chosen: list[float] | None, running_first: list[float] | None,
-                 cold: list[float] | None, running: bool) -> None:
+                 cold: tuple[list[float], str] | None, running: bool) -> None:
         self.own = own
         self.chosen = chosen
         self.running_first = running_first
-        self.cold = cold
+        self.cold: list[float] | None = None if cold is None else cold[0]
+        self.cold_origin = POPULATION_RUNS if cold is None else cold[1]
         self.running = running
         self.typical = None if chosen is None else _given(chosen, 0.0)
 
@@ -476,7 +525,7 @@ class Reading:
             if self.running_first is not None:
                 return OTHER_RUNS
             if (cold := self.cold) is not None and cold[-1] > ran_s:
-                return POPULATION_RUNS
+                return self.cold_origin
         return None
 
 

@@ -74,7 +74,8 @@ A job that reports less often than every half hour keeps its ETAs on its limit o
 END_MARGIN_S = 60.0
 """The least a job whose end is projected from its progress is given still to run (seconds, bounded by
 its limit): a job behind its own projection holds its GPUs at this cycle, and its next report moves its
-end (as a learnt end: :data:`jupyter_sched.scheduling.runtimes.END_MARGIN_S`)."""
+end. (A learnt end has no such floor since new user 25, N2: the floor put "in 59s" on a 5-s run's own line
+and chained a batch's ETAs on one GPU; a progress end keeps it, its reports being minutes apart.)"""
 
 
 MIN_FIT_REPORTS = 3

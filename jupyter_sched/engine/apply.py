@@ -21,6 +21,7 @@ from ..reclaim import LadderState
 from ..scheduling.eta import provisional
 from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, ProjectedEnd, Snapshot
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx, job_columns
+from ..wording.quota_change import blamed
 from .clock import Clock
 from .idle import IdleLadders, Stop
 from .leadership import Leadership
@@ -70,6 +71,10 @@ class DecisionApplier:
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
         self.eta_failure = ""
         """Why the last full cycle's ETA pass failed ("" when it did not; ``CycleResult.eta_failure``)."""
+        self.blame: dict[str, str] = {}
+        """Running job id → the admin's act that made it reclaimable (``boss changed the quotas at …``):
+        set by ``PUT quotas`` for the work the change preempts at once (the quota service's
+        ``would_reclaim``); its reclaim's words then say it (hubadmin25 B17). Replaced by the next change."""
 
     def forget(self) -> None:
         """Drop what the last full cycle said of the queue (the engine stepped down: another leads)."""
@@ -122,6 +127,7 @@ class DecisionApplier:
         events: list[dict[str, Any]] = []
         core_audit = {(rec.action, rec.job_id) for rec in result.audit}
         skipped: set[tuple[str, str]] = set()  # decisions not applied: the core's audit of them is not written
+        blames: dict[tuple[str, str], str] = {}  # (action, job id) → the quota change that caused it (B17)
         merged: dict[tuple[str, str], dict[str, Any]] = {}
         ladders: dict[str, LadderState] = {}
         seen: dict[str, int] = {}
@@ -180,13 +186,20 @@ class DecisionApplier:
                 if r is None or not r.job.state.holds_gpus or r.stop_intent:
                     skipped.add((action, p.job_id))
                     continue
-                job = replace(r.job, preempted_by=p.for_job or None, message=p.reason)  # a drain: for no job
+                # a quota change made it reclaimable: its words name the admin's act (hubadmin25 B17)
+                blame = self.blame.get(p.job_id, "") if p.kind == "reclaim" else ""
+                said = blamed(p.reason, blame)
+                job = replace(r.job, preempted_by=p.for_job or None, message=said)  # a drain: for no job
                 if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
                                              stop_actor="scheduler")) is None:
                     skipped.add((action, p.job_id))
                     continue
-                self._record(tx, core_audit, merged, action, job, p.reason,
-                             {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
+                if blame:
+                    self.blame.pop(p.job_id, None)
+                    blames[(action, p.job_id)] = blame
+                self._record(tx, core_audit, merged, action, job, said,
+                             {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s,
+                              **({"quota_change": blame} if blame else {})})
                 stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
                 changed.append(job)
             for job_id, nominated in result.nominations.items():
@@ -212,7 +225,7 @@ class DecisionApplier:
                 if (rec.action, rec.job_id) in skipped:
                     continue  # an admission refused or overtaken: no "admit" row (new user 24, N1)
                 tx.add_event(actor="scheduler", action=rec.action, job_id=rec.job_id or None, user=rec.user or None,
-                             message=rec.message,
+                             message=blamed(rec.message, blames.get((rec.action, rec.job_id), "")),
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
         self.idle.commit(ladders, seen)
         self.idle.admitted(admitted)

@@ -22,8 +22,14 @@ says what the scheduler does about the kernel:
 The hub's central service runs none of its users' kernels: it asks the user's own server to shut
 the kernel down, in the answer to that server's next kernel report (:mod:`jupyter_sched.hub.idle_shutdown`).
 Where the scheduler has no way to the kernel — a kernel this server does not run, or that no report of
-its user's servers lists, a lease bound to no kernel — it holds, saying why. A shutdown that has not freed the GPU :data:`SHUTDOWN_WAIT_S` after it was
-asked holds too, saying so. The GPU is never handed out while a process of the lease is on it.
+its user's servers lists, a lease bound to no kernel — it holds, saying why. The GPU is never handed out while a
+process of the lease is on it.
+
+With ``shutdown``, the lease owner's processes still on the GPU :data:`SHUTDOWN_WAIT_S` after the shutdown was
+asked (a child the kernel started in its own session outlives it), or after it could not be asked, or at once
+once the owner's server stopped (:meth:`IdleKernels.server_gone`), are ended by the drain — SIGTERM, then
+SIGKILL (:mod:`.leftovers`; red team 25, R2: a setsid child kept the GPU from everyone for as long as it lived).
+Another account's process is never signalled (:mod:`.stops`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 from ..errors import SchedError
 from ..model import Job, format_duration, parse_utc
 from ..store import JobRecord, Store
+from .leftovers import owned
 
 __all__ = ["IDLE_KERNEL_ACTIONS", "SHUTDOWN_WAIT_S", "IdleKernels", "KernelShutdown"]
 
@@ -45,9 +52,9 @@ IDLE_KERNEL_ACTIONS = ("shutdown", "hold")
 """What ``c.SchedApp.idle_kernel_action`` may be (module docstring)."""
 
 SHUTDOWN_WAIT_S = 60.0
-"""Seconds after a kernel shutdown was asked before a GPU still held by its process is said to be
-held (Jupyter waits ``shutdown_wait_time``, 5 s by default, then kills the kernel; a GPU sample
-follows within the telemetry interval)."""
+"""Seconds after a kernel shutdown was asked (or found impossible) before the lease owner's processes still
+on the GPU are ended (Jupyter waits ``shutdown_wait_time``, 5 s by default, then kills the kernel; a GPU
+sample follows within the telemetry interval)."""
 
 KernelShutdown = Callable[[str, str, str], "str | None"]
 """``shutdown(kernel_id, words, user)``: start shutting ``user``'s kernel down — never waiting for it
@@ -83,12 +90,41 @@ class IdleKernels:
         self._asked: dict[str, datetime] = {}
         self._held: set[str] = set()
         self._reclaims: dict[str, dict[str, Any]] = {}
+        self._refused: dict[str, datetime] = {}
+        """When the shutdown of a lease's kernel was found impossible (its leftovers end SHUTDOWN_WAIT_S later)."""
+        self._gone: dict[str, datetime] = {}
+        """Leases whose owner's server stopped (set from the hub's thread: one dict write)."""
 
     def clear(self) -> None:
         """A new term: what was asked in the old one is not known any more."""
         self._asked.clear()
         self._held.clear()
         self._reclaims.clear()
+        self._refused.clear()
+
+    def server_gone(self, lease_id: str, at: datetime) -> None:
+        """The owner's server of the idle-reclaimed lease ``lease_id`` stopped at ``at``: its kernel went
+        with it, so whatever of the owner's is still on the GPU is ended at the next pass (red team 25, R2)."""
+        self._gone.setdefault(lease_id, at)
+
+    def end_due(self, record: JobRecord) -> tuple[datetime, str] | None:
+        """When the drain ends the lease owner's processes still on the GPU of ``record``'s idle-reclaimed
+        lease, and why (said with it); None when it never does (``hold``, or not held yet)."""
+        job = record.job
+        if self.action != "shutdown":
+            return None
+        gone = self._gone.get(job.id)
+        if gone is not None:
+            return gone, f"{job.spec.user}'s server stopped at {_clock(gone)} UTC"
+        asked = self._asked.get(job.id)
+        if asked is not None:
+            return (asked + timedelta(seconds=SHUTDOWN_WAIT_S),
+                    f"kernel {job.spec.kernel_id} was asked to shut down at {_clock(asked)} UTC")
+        refused = self._refused.get(job.id)
+        if refused is not None:
+            return (refused + timedelta(seconds=SHUTDOWN_WAIT_S),
+                    f"its kernel could not be shut down (said at {_clock(refused)} UTC)")
+        return None
 
     def held(self, record: JobRecord, gpus: str, pids: list[int], accounts: Mapping[int, str],
              now: datetime, say: Say) -> None:
@@ -99,6 +135,7 @@ class IdleKernels:
         kernel = job.spec.kernel_id
         reclaim = self._reclaim_of(job)
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        ends = bool(owned(pids, accounts, job.spec.user))
         asked = self._asked.get(job.id)
         if asked is not None:
             if now < asked + timedelta(seconds=SHUTDOWN_WAIT_S):
@@ -109,7 +146,8 @@ class IdleKernels:
             return
         why = self._why_not(kernel)
         if why:
-            self._hold(job, gpus, pids, named, reclaim, now, say, why, key=-4)
+            self._refuse(job.id, now)
+            self._hold(job, gpus, pids, named, reclaim, now, say, why, key=-4, ends=ends)
             return
         assert kernel is not None and self.shutdown is not None
         words = (f"kernel {kernel} shut down: it held GPU {gpus} idle for {reclaim['idle_for']} "
@@ -127,7 +165,8 @@ class IdleKernels:
             refused = f"shutting kernel {kernel} down failed (see the server log)"
         if refused:
             self._asked.pop(job.id, None)
-            self._hold(job, gpus, pids, named, reclaim, now, say, refused, key=-4)
+            self._refuse(job.id, now)
+            self._hold(job, gpus, pids, named, reclaim, now, say, refused, key=-4, ends=ends)
         else:
             self._held.discard(job.id)  # asked now (an earlier refusal's hold is over): its end says which
 
@@ -144,7 +183,13 @@ class IdleKernels:
             how = "GPUs released" + (", the kernel keeps running" if job.spec.kernel_id else "")
         self._held.discard(job.id)
         self._reclaims.pop(job.id, None)
+        self._refused.pop(job.id, None)
+        self._gone.pop(job.id, None)
         return f"reclaimed while idle: {reason}; {how}"
+
+    def _refuse(self, lease_id: str, now: datetime) -> None:
+        """The kernel of ``lease_id`` cannot be shut down (said): its leftovers end SHUTDOWN_WAIT_S from the first time."""
+        self._refused.setdefault(lease_id, now)
 
     # -- parts ---------------------------------------------------------------------------------
 
@@ -159,13 +204,18 @@ class IdleKernels:
         return ""
 
     def _hold(self, job: Job, gpus: str, pids: list[int], named: str, reclaim: Mapping[str, Any], now: datetime,
-              say: Say, why: str, *, key: int) -> None:
-        """Say (and audit ``idle_kernel_held``, once per key and pids) that the GPU stays held."""
+              say: Say, why: str, *, key: int, ends: bool = False) -> None:
+        """Say (and audit ``idle_kernel_held``, once per key and pids) that the GPU stays held; ``ends``:
+        some of ``pids`` are the owner's, which the drain ends past :meth:`end_due` (said)."""
         who = f"kernel {job.spec.kernel_id}'s process(es)" if job.spec.kernel_id else "process(es)"
+        due = self._refused.get(job.id) if key == -4 and self.action == "shutdown" and ends else None
+        then = (f"; those of {job.spec.user}'s account still on it at "
+                f"{_clock(due + timedelta(seconds=SHUTDOWN_WAIT_S))} UTC are ended by the scheduler (SIGTERM, then "
+                f"SIGKILL)" if due is not None else "")
         words = (f"reclaimed while idle: it held GPU {gpus} idle for {reclaim['idle_for']} ({reclaim['reason']}); "
                  f"{who} {named} still have a context on it, so the GPU stays out of use — given to nobody, "
                  f"counted as this lease's — until they let go: restart the kernel (Kernel > Restart), shut it "
-                 f"down, or end the process (kill {' '.join(map(str, pids))}); {why}")
+                 f"down, or end the process (kill {' '.join(map(str, pids))}); {why}{then}")
         self._held.add(job.id)
         if say(job, words, [key, *pids]):
             self.publish({"type": "idle_warning", "data": self._event(job, "hold", gpus, pids, reclaim, words)})

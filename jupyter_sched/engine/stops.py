@@ -25,6 +25,13 @@ and the GPU, still holding their memory, stays out of placement as used outside 
 (red team 19, R9: another account's process pinned the owner's lease with no time limit).
 A lease revoked by idle reclaim (intent ``idle``) whose kernel is still on the GPU: its kernel is
 shut down or the GPU held, per the admin's ``idle_kernel_action`` (:mod:`.idle_kernels`).
+A lease taken back from its owner — idle reclaim with ``shutdown``, a preemption, an admin's release —
+whose owner's processes are still on the GPU (a child its kernel started in its own session outlives
+the kernel) does not wait for them for ever: past the kernel-shutdown wait (idle), at once when the
+owner's server stopped, or past the stop grace (otherwise), those of the OWNER's account are sent
+SIGTERM, then SIGKILL :data:`~.leftovers.TERM_WAIT_S` later (audited ``lease_drain_killed``; red team
+25, R2: a setsid child kept the GPU from everyone, past reclaims and guarantees). Another account's or
+root's process is never signalled; the owner's own release never kills their kernel (their cost).
 The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
@@ -51,6 +58,7 @@ from .drainscan import PENDING, Background
 from .failures import classify
 from .idle_kernels import IdleKernels
 from .leadership import Leadership
+from .leftovers import Leftovers, owned
 from .transitions import JobWriter, just_started
 
 __all__ = ["SAMPLE_WAIT_S", "GpuProcesses", "StopReconciler", "lease_held_message", "lease_release_message",
@@ -170,6 +178,8 @@ class StopReconciler:
         self.gpu_processes: GpuProcesses | None = None
         """Where each GPU's processes are read (the telemetry monitor's
         :meth:`~.telemetry.TelemetryMonitor.gpu_processes` when it lists them: NVML, not a simulation)."""
+        self.ends = Leftovers(writer, self._say)
+        """Leases whose owner's leftover processes are being ended (red team 25, R2)."""
         self.idle_kernels = IdleKernels(writer.store, writer.publish)
         """What is done about the kernel of an idle-reclaimed lease still on its GPU (:mod:`.idle_kernels`)."""
 
@@ -243,11 +253,20 @@ class StopReconciler:
         if foreign and len(foreign) == len(pids) and now >= due:  # red team 19, R9: never the owner's cost
             self._end_outside(job, gpus, foreign, accounts, released)
             return False
-        if not parent and record.stop_intent == "idle" and foreign != pids:  # its kernel, not another account's
-            self.idle_kernels.held(record, gpus, pids, accounts, now, self._say)
-            return True
         if not parent:
-            self._say_kernel_held(job, gpus, pids, accounts, released, due if foreign == pids else None)
+            mine_left = owned(pids, accounts, job.spec.user)
+            ending = self._end_due(record, released)
+            end = self.ends.get(job.id)
+            if ending is not None and now >= ending[0] and (mine_left if end is None else not end.killed):
+                words = self.ends.end(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
+                if words:
+                    self.ending[job.id] = words
+                return True
+            if record.stop_intent == "idle" and foreign != pids:  # its kernel, not another account's
+                self.idle_kernels.held(record, gpus, pids, accounts, now, self._say)
+                return True
+            self._say_kernel_held(job, gpus, pids, accounts, released, due if foreign == pids else None,
+                                  ending[0] if ending is not None and mine_left and end is None else None)
             return True
         members = getattr(self.executor, "job_pids", None)
         group = members(parent) if members is not None else set(probed)
@@ -267,6 +286,23 @@ class StopReconciler:
         if outside:  # never killed here: not the job's (a reused pid could be anyone's); its owner or an admin ends it
             self._say_held(job, parent, gpus, [], outside, "", accounts)
         return True
+
+    def _end_due(self, record: JobRecord, released: datetime) -> tuple[datetime, str] | None:
+        """When the owner's processes left on the GPU of ``record``'s lease (bound to no job) are ended,
+        and why (red team 25, R2): an idle reclaim's per :meth:`.idle_kernels.IdleKernels.end_due`; a
+        lease taken back — preempted, or released by anyone but its owner (an admin, the scheduler) —
+        after its stop grace. None for the owner's own release: the kernel is theirs, and so is the cost."""
+        if record.stop_intent == "idle":
+            due = self.idle_kernels.end_due(record)
+            return None if due is None else (due[0], f"reclaimed while idle: {due[1]}")
+        job = record.job
+        if record.stop_intent == "preempt":  # (its message is the drain's by now: not repeated)
+            why = "preempted" + (f" by {job.preempted_by}" if job.preempted_by else "")
+        elif record.stop_intent == "cancel" and record.stop_actor not in (None, job.spec.user):
+            why = f"released by {record.stop_actor}"
+        else:
+            return None
+        return released + timedelta(seconds=self.grace_of(record) or 0.0), why
 
     def _unseen(self, job: Job) -> str:
         """What a lent lease's end could not check, said with it: without a GPU process list (NVML
@@ -305,18 +341,24 @@ class StopReconciler:
                            "gpu_uuids": gpus.split(", "), "grace_s": self.grace_s})
 
     def _say_kernel_held(self, job: Job, gpus: str, pids: list[int], accounts: dict[int, str],
-                         released: datetime, until: datetime | None = None) -> None:
+                         released: datetime, until: datetime | None = None, ends_at: datetime | None = None) -> None:
         """Say (and audit ``lease_draining``) that a released lease bound to no job stays held: its
         kernel — or whichever process, of any account — still has a context on the GPU (new user 18
-        leftover: the GPU was given to the next user under a live CUDA context). Nothing is killed:
-        the kernel is the user's; the lease ends when the process frees the GPU (exits, or its
-        kernel restarts), however long that takes."""
+        leftover: the GPU was given to the next user under a live CUDA context). Nothing is killed
+        here: the lease ends when the process frees the GPU (exits, or its kernel restarts); a lease
+        taken back from its owner says when their processes are ended (``ends_at``: :class:`~.leftovers.Leftovers`)."""
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
         if until is not None:  # only other accounts' processes: bounded (red team 19, R9)
             words = (f"releasing: process(es) {named} of another account still have a context on GPU {gpus} (the "
                      f"GPU's process list); released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the lease "
                      f"ends at the latest at {until.astimezone(timezone.utc):%H:%M:%S} UTC — the GPU then stays out "
                      f"of placement, charged to nobody, while they use it")
+        elif ends_at is not None:  # taken back from its owner: their processes are ended (red team 25, R2)
+            words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
+                     f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
+                     f"nobody else, until they free it — those of {job.spec.user}'s account still on it at "
+                     f"{ends_at.astimezone(timezone.utc):%H:%M:%S} UTC are ended by the scheduler (SIGTERM, then "
+                     f"SIGKILL)")
         else:
             words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
                      f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
@@ -367,6 +409,7 @@ class StopReconciler:
         self.sent.clear()
         self.plans.clear()
         self.draining.clear()
+        self.ends.clear()
         self.scans.clear()
         self.idle_kernels.clear()
 
@@ -391,6 +434,7 @@ class StopReconciler:
         if job.is_lease:
             if job.state is JobState.RUNNING and not self._still_open(record, now):
                 self.draining.pop(job.id, None)
+                self.ends.pop(job.id, None)
                 said = self.idle_kernels.ended(record) if record.stop_intent == "idle" else lease_release_message(record)
                 self.writer.end_lease(record, said + self._unseen(job) + self.ending.pop(job.id, ""))
             return record

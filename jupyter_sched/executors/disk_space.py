@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import ExecutorError
 
-__all__ = ["FULL_BYTES", "LOG_DISK_FULL", "LogDisk", "free_bytes", "size_words"]
+__all__ = ["FULL_BYTES", "LOG_DISK_FULL", "LOW_SHARE", "LogDisk", "free_bytes", "low_disk_line", "size_words"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,26 @@ def free_bytes(path: Path) -> int | None:
             return None
         return int(stat.f_bavail) * int(stat.f_frsize)
     return None
+
+
+LOW_SHARE = 0.05
+"""A log disk with less than this share free is said at start (as the floor is)."""
+
+
+def low_disk_line(folder: Path, floor_bytes: int) -> str | None:
+    """The start-up WARNING for a nearly full log disk: less than :data:`LOW_SHARE` of it free, or less
+    than ``floor_bytes`` (new jobs then wait); None when it has room or cannot be read."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return None
+    free, total = int(stat.f_bavail) * int(stat.f_frsize), int(stat.f_blocks) * int(stat.f_frsize)
+    if total <= 0 or (free >= LOW_SHARE * total and free >= floor_bytes):
+        return None
+    waits = " — new jobs wait until it has room" if free < floor_bytes else ""
+    return (f"the disk of the job log folder {folder} is nearly full: {size_words(free)} free of {size_words(total)} "
+            f"({100 * free / total:.0f} %){waits}; a job that cannot write its log fails, so free space there "
+            f"(c.SchedApp.min_log_free_mib = {floor_bytes >> 20})")
 
 
 def size_words(size: int) -> str:

@@ -7,9 +7,12 @@ Layout under the executor's root directory (``c.SchedApp.log_dir``)::
                                   files are and whose they are), <job id>.err (the wrapper's stderr
                                   before it opens the job's log)
     <root>/<job id>/              embedded: the job's directory (the service's own account)
-    <root>/users/<account>/       hub mode: one directory per account, owned by it, mode 0700
-    <root>/users/<account>/<job id>/   created by the job's wrapper, as the account, mode 0700:
-                                  output.log, wrapper.json, exit.json, carried files, executed.ipynb
+    <root>/users/<account>/       hub mode: one directory per account, the service's, mode 0711: the
+                                  account reaches its job directories but adds nothing beside them
+                                  (red team 25, R3)
+    <root>/users/<account>/<job id>/   created by the service owned by the account, mode 0700 (the
+                                  wrapper, as the account, writes in it): output.log, wrapper.json,
+                                  exit.json, carried files, executed.ipynb
 
 The service never writes into a directory its users own (a user could have planted a symlink
 there). What it reads from them — logs, ``exit.json``, ``wrapper.json`` — is opened with
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterator
@@ -34,7 +38,7 @@ from .runas import RunAs
 from .safeopen import open_untrusted, unsafe_folder
 from .wrapper import write_json_atomic
 
-__all__ = ["JobDirs", "RemovedJobFiles", "open_untrusted", "read_untrusted_json"]
+__all__ = ["JOB_NAME", "JobDirs", "RemovedJobFiles", "Walk", "is_job_name", "open_untrusted", "read_untrusted_json"]
 
 _JSON_LIMIT = 1 << 16
 
@@ -66,7 +70,9 @@ class RemovedJobFiles:
         files: files in them (logs, carried files, notebooks), counted before removal.
         bytes: their sizes in bytes.
         records: the service's own ``.state`` records removed (``<job id>.json`` / ``.err``).
-        more: the per-call limit was reached: call again soon.
+        more: a per-call limit was reached: call again soon (with :attr:`cursor`).
+        examined: folder entries looked at (any name).
+        cursor: where the next call resumes (:attr:`Walk.cursor`); None when this one walked to the end.
     """
 
     dirs: int = 0
@@ -74,6 +80,8 @@ class RemovedJobFiles:
     bytes: int = 0
     records: int = 0
     more: bool = False
+    examined: int = 0
+    cursor: tuple[str, int] | None = None
 
     def to_dict(self) -> dict[str, int | bool]:
         """JSON shape (the ``pruned`` audit record's ``job_files``)."""
@@ -106,18 +114,21 @@ class JobDirs:
                                          "only it can write (not under /tmp)")
 
     def job_dir(self, job_id: str, run_as: RunAs) -> Path:
-        """The job's directory (not created: the wrapper creates it as the job's owner)."""
+        """The job's directory (not created here: embedded, the wrapper makes it; hub mode, :meth:`make_job_dir`)."""
         _check_job_id(job_id)
         if not run_as.switches:
             return self.root / job_id
         return self.user_dir(run_as) / job_id
 
     def user_dir(self, run_as: RunAs) -> Path:
-        """``<root>/users/<account>``, created owned by the account with mode 0700 when missing.
+        """``<root>/users/<account>``: the service's, mode 0711 (the account passes through to its
+        job directories but cannot add entries beside them: red team 25, R3 planted 100,000
+        folders where the service sweeps), created when missing; one an older version made owned
+        by the account is taken back.
 
         Raises:
-            ExecutorError: the directory exists but is not a directory of that account (someone
-                planted it), or cannot be made.
+            ExecutorError: the directory exists but is not a directory of the service or of that
+                account (someone planted it), or cannot be made.
         """
         assert run_as.account is not None and run_as.uid is not None and run_as.gid is not None
         users = self.root / "users"
@@ -125,9 +136,7 @@ class JobDirs:
         try:
             users.mkdir(mode=0o755, exist_ok=True)
             try:
-                os.mkdir(path, 0o700)
-                os.chown(path, run_as.uid, run_as.gid)
-                os.chmod(path, 0o700)
+                os.mkdir(path, 0o711)
             except FileExistsError:
                 pass
             info = os.lstat(path)
@@ -138,11 +147,41 @@ class JobDirs:
         if unsafe is not None:
             raise ExecutorError(f"refusing {str(users)!r}: {unsafe}", field="log_dir",
                                 hint="remove it; the service recreates it owned by its account, mode 0755")
+        own = os.geteuid()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid not in (own, run_as.uid):
+            raise ExecutorError(f"{str(path)!r} is not a directory of this service or of {run_as.account}",
+                                field="log_dir", hint="remove it; the service recreates it with the right owner")
+        # users/ is the service's: nobody swapped the entry since lstat (and nothing is followed)
+        if info.st_uid != own:  # an older version's, the account's own: the service's from now on
+            os.chown(path, own, os.getegid(), follow_symlinks=False)
+        if stat.S_IMODE(info.st_mode) != 0o711 or info.st_uid != own:
+            os.chmod(path, 0o711)
+        return path
+
+    def make_job_dir(self, job_id: str, run_as: RunAs) -> Path:
+        """The job's directory, hub mode: ``<root>/users/<account>/<job id>``, created (or kept, for
+        a restart) owned by the account, mode 0700 — made by the service, since the account cannot
+        write in its :meth:`user_dir`.
+
+        Raises:
+            ExecutorError: it cannot be made, or exists but is not a directory of that account.
+        """
+        _check_job_id(job_id)
+        assert run_as.uid is not None and run_as.gid is not None
+        path = self.user_dir(run_as) / job_id
+        try:
+            try:
+                os.mkdir(path, 0o700)  # the service's own until chowned: nobody else can enter meanwhile
+                os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
+            except FileExistsError:
+                pass
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ExecutorError(f"cannot prepare {str(path)!r} for account {run_as.account}: {exc.strerror}",
+                                field="log_dir", hint="check c.SchedApp.log_dir; the service must run as root") from None
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != run_as.uid:
             raise ExecutorError(f"{str(path)!r} is not a directory owned by {run_as.account}", field="log_dir",
                                 hint="remove it; the service recreates it with the right owner")
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(path, 0o700)  # users/ is the service's: nobody swapped it since lstat
         return path
 
     def check_reachable(self) -> str | None:
@@ -184,7 +223,7 @@ class JobDirs:
 
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            for job_id, _, dir_fd in _job_dirs(root_fd):
+            for job_id, _, dir_fd, _, _ in _job_dirs(root_fd):
                 info = _old_own_file(dir_fd, name, older_than)
                 if info is None:
                     os.close(dir_fd)
@@ -200,68 +239,85 @@ class JobDirs:
         return removed
 
     def remove_job_dirs(self, older_than: float, choose: Callable[[list[str]], set[str]], *,
-                        limit: int = 200, batch: int = 256) -> RemovedJobFiles:
+                        limit: int = 200, batch: int = 256, examine: int | None = None,
+                        after: tuple[str, int] | None = None) -> RemovedJobFiles:
         """Delete whole job directories, and the service's ``.state`` records of the same jobs,
         untouched since ``older_than`` (epoch seconds) whose job id ``choose`` names (hubadmin24
         B16: they were never deleted; retention pruned the job's record and orphaned its files).
 
         ``choose`` gets at most ``batch`` job ids at a time (one store read per batch) and returns
         those whose files may go: the caller's rule (finished before the retention cutoff, or no
-        longer in the store), never a running job's. "Untouched" is the newest modification time of
-        the directory and of each entry in it (a log still written keeps its directory). At most
-        ``limit`` directories go per call (``more`` says there are others); each counts its files
-        and bytes first. Nothing is followed: directories are opened from their parent's descriptor
-        with ``O_NOFOLLOW`` and removed with :func:`shutil.rmtree` by descriptor (a folder a user
-        swapped for a symlink is refused, never what it points at).
+        longer in the store), never a running job's; only names shaped like job ids reach it
+        (:func:`is_job_name`). "Untouched" is the newest modification time of the directory and of
+        each entry in it (a log still written keeps its directory). At most ``limit`` directories go
+        per call, and at most ``examine`` folder entries are looked at (red team 25, R3: planted
+        folders); the next call passes ``after`` = the returned ``cursor`` to go on from there. Each
+        removed directory counts its files and bytes first. Nothing is followed: directories are
+        opened from their parent's descriptor with ``O_NOFOLLOW`` and removed with
+        :func:`shutil.rmtree` by descriptor (a folder a user swapped for a symlink is refused, never
+        what it points at). The ``.state`` records of jobs that never had a directory are looked at
+        when a walk reaches the end.
 
         Returns:
             What was removed (:class:`RemovedJobFiles`).
+
+        Raises:
+            OSError: the root cannot be opened.
+            Exception: whatever ``choose`` raises (nothing of its batch is removed).
         """
         removed = RemovedJobFiles()
-        pending: list[tuple[str, int, int]] = []  # (job id, parent fd (a dup), job dir fd)
+        walk = Walk(after, examine)
+        pending: list[tuple[str, int, int, str, int]] = []  # (job id, parent fd (a dup), job dir fd, group, index)
 
         def settle() -> None:
             try:
-                chosen = choose([job_id for job_id, _, _ in pending]) if pending else set()
-                for job_id, parent_fd, dir_fd in pending:
+                chosen = choose([job_id for job_id, *_ in pending]) if pending else set()
+                for job_id, parent_fd, dir_fd, group, index in pending:
                     if job_id not in chosen:
                         continue
                     if removed.dirs >= limit:
-                        removed.more = True
+                        walk.stop(group, index)  # the next call starts with this one
                         break
                     files, size = _count_files(dir_fd)
                     shutil.rmtree(job_id, dir_fd=parent_fd, ignore_errors=True)
                     try:
                         os.stat(job_id, dir_fd=parent_fd, follow_symlinks=False)
                     except FileNotFoundError:
+                        walk.removed(group)
                         removed.dirs += 1
                         removed.files += files
                         removed.bytes += size
                         removed.records += self._remove_records(job_id)
             finally:
-                for _, parent_fd, dir_fd in pending:
+                for _, parent_fd, dir_fd, _, _ in pending:
                     os.close(parent_fd)
                     os.close(dir_fd)
                 pending.clear()
 
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            for job_id, parent_fd, dir_fd in _job_dirs(root_fd):
-                if removed.more or _newest_mtime(dir_fd) >= older_than:
+            for job_id, parent_fd, dir_fd, group, index in _job_dirs(root_fd, walk):
+                if _newest_mtime(dir_fd) >= older_than:
                     os.close(dir_fd)
                     continue
-                pending.append((job_id, os.dup(parent_fd), dir_fd))
+                pending.append((job_id, os.dup(parent_fd), dir_fd, group, index))
                 if len(pending) >= batch:
                     settle()
             settle()
         finally:
-            for _, parent_fd, dir_fd in pending:
+            for _, parent_fd, dir_fd, _, _ in pending:
                 os.close(parent_fd)
                 os.close(dir_fd)
             os.close(root_fd)
+        removed.examined, removed.cursor = walk.examined, walk.cursor
+        removed.more = removed.cursor is not None
+        if removed.more:
+            return removed
         # records of jobs that never had a directory (a start that failed before the wrapper made it)
         stale = sorted({p.name.rsplit(".", 1)[0] for p in self.state.iterdir()
-                        if p.suffix in (".json", ".err") and not p.name.startswith(".") and p.is_file() and p.lstat().st_mtime < older_than})
+                        if p.suffix in (".json", ".err") and not p.name.startswith(".") and p.is_file()
+                        and p.lstat().st_mtime < older_than} - {""})
+        stale = [job_id for job_id in stale if is_job_name(job_id)]
         for start in range(0, len(stale), batch):
             for job_id in choose(stale[start:start + batch]):
                 folder = (self.read_record(job_id) or {}).get("job_dir")
@@ -322,38 +378,116 @@ def _open_dir(parent_fd: int, name: str) -> int | None:
         return None
 
 
-def _job_dirs(root_fd: int) -> Iterator[tuple[str, int, int]]:
-    """``(job id, parent fd, job dir fd)`` of every job directory under the root (the caller closes
-    the job dir fd; the parent fd is valid only until the next item: dup it to keep it)."""
-    for entry in os.listdir(root_fd):
-        if entry.startswith("."):
-            continue
-        if entry != "users":
-            fd = _open_dir(root_fd, entry)
-            if fd is not None:
-                yield entry, root_fd, fd
-            continue
-        users_fd = _open_dir(root_fd, entry)
-        if users_fd is None:
-            continue
-        try:
-            for account in os.listdir(users_fd):
-                account_fd = _open_dir(users_fd, account)
-                if account_fd is None:
-                    continue
-                try:
-                    for job_id in os.listdir(account_fd):
-                        if job_id.startswith("."):
+JOB_NAME = re.compile(r"[a-z][a-z0-9]{0,15}-[a-z0-9][a-z0-9-]{0,79}", re.ASCII)
+"""The shape of a job id as a folder name (``j-01hf3k2m9-x7q4za``; lower-case ASCII letters, digits
+and dashes): only such names are ever looked up in the store (red team 25, R4: a planted
+``j-\\xff`` folder came back from ``listdir`` with surrogate escapes, which PostgreSQL refused, and
+every retention pass failed)."""
+
+
+def is_job_name(name: str) -> bool:
+    """Whether ``name`` has the shape of a job id (:data:`JOB_NAME`)."""
+    return JOB_NAME.fullmatch(name) is not None
+
+
+class Walk:
+    """Where a walk over the job folders stands, so that a pass can be bounded and the next one
+    resume after it (red team 25, R3: a user planted 100,000 folders and each pass walked all).
+
+    Folders are walked group by group — the root's own job folders first (``""``), then each
+    account under ``users/`` in name order — and within a group in the directory's own order;
+    :attr:`cursor` is ``(group, entries to pass over)``. Folders removed before the cursor are
+    counted so the next pass does not skip as many unseen ones. A folder added meanwhile may be
+    seen a round later; none is seen twice in a round unless the directory is reordered.
+
+    Args:
+        after: the cursor a previous pass left (None: from the start).
+        limit: most entries examined (any name, job-shaped or not) before the walk stops (None: all).
+    """
+
+    def __init__(self, after: tuple[str, int] | None = None, limit: int | None = None) -> None:
+        self.after = after
+        self.limit = limit
+        self.examined = 0
+        self._removed: dict[str, int] = {}
+        self._stop: tuple[str, int] | None = None
+
+    def removed(self, group: str) -> None:
+        """One folder of ``group`` seen in this walk was removed."""
+        self._removed[group] = self._removed.get(group, 0) + 1
+
+    def stop(self, group: str, index: int) -> None:
+        """Stop at the ``index``-th entry of ``group`` (not examined yet: the next pass starts there;
+        of two stops the earlier counts)."""
+        if self._stop is None or (_group_key(group), index) < (_group_key(self._stop[0]), self._stop[1]):
+            self._stop = (group, index)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop is not None
+
+    @property
+    def cursor(self) -> tuple[str, int] | None:
+        """Where the next pass resumes; None when this walk reached the end."""
+        if self._stop is None:
+            return None
+        group, index = self._stop
+        return group, max(0, index - self._removed.get(group, 0))
+
+
+def _job_dirs(root_fd: int, walk: Walk | None = None) -> Iterator[tuple[str, int, int, str, int]]:
+    """``(job id, parent fd, job dir fd, group, index)`` of the job directories under the root
+    (:class:`Walk` says the order, and where it starts and stops); names that are not job ids
+    (:func:`is_job_name`) are passed over, never opened. The caller closes the job dir fd; the parent
+    fd is valid only until the next item (dup it to keep it)."""
+    walk = walk if walk is not None else Walk()
+    start_group, start_index = walk.after if walk.after is not None else ("", 0)
+    groups: list[tuple[str, int]] = []  # (group, fd) — opened here, closed in the finally
+    try:
+        groups.append(("", os.dup(root_fd)))
+        users_fd = _open_dir(root_fd, "users")
+        if users_fd is not None:
+            try:
+                accounts = sorted(os.listdir(users_fd))  # users/ is the service's: one entry per account
+                for account in accounts:
+                    if account and _group_key(account) >= _group_key(start_group):
+                        account_fd = _open_dir(users_fd, account)
+                        if account_fd is not None:
+                            groups.append((account, account_fd))
+            except OSError:
+                pass
+            finally:
+                os.close(users_fd)
+        for group, group_fd in groups:
+            if _group_key(group) < _group_key(start_group):
+                continue
+            skip = start_index if group == start_group else 0
+            try:
+                with os.scandir(group_fd) as entries:
+                    for index, entry in enumerate(entries):
+                        if index < skip:
                             continue
-                        fd = _open_dir(account_fd, job_id)
+                        if walk.stopped:
+                            return
+                        if walk.limit is not None and walk.examined >= walk.limit:
+                            walk.stop(group, index)
+                            return
+                        walk.examined += 1
+                        if not is_job_name(entry.name):
+                            continue
+                        fd = _open_dir(group_fd, entry.name)
                         if fd is not None:
-                            yield job_id, account_fd, fd
-                except OSError:
-                    pass
-                finally:
-                    os.close(account_fd)
-        finally:
-            os.close(users_fd)
+                            yield entry.name, group_fd, fd, group, index
+            except OSError:
+                continue
+    finally:
+        for _, group_fd in groups:
+            os.close(group_fd)
+
+
+def _group_key(group: str) -> tuple[bool, str]:
+    """The walk's order of groups: the root's own folders, then accounts by name."""
+    return group != "", group
 
 
 def _old_own_file(dir_fd: int, name: str, older_than: float) -> os.stat_result | None:

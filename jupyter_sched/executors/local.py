@@ -783,7 +783,7 @@ class LocalExecutor:
 
     def _spawn(self, job: Job, allocation: Allocation, run_as: RunAs, restarts: int = 0) -> _Tracked:
         switching = run_as.switches
-        job_dir = self.dirs.user_dir(run_as) / job.id if switching else self.dirs.job_dir(job.id, run_as)
+        job_dir = self.dirs.make_job_dir(job.id, run_as) if switching else self.dirs.job_dir(job.id, run_as)
         python = self.job_python if switching else self.python
         argv = job_argv(job, job_dir, python=python)
         cwd = self._working_dir(job, run_as, job_dir)

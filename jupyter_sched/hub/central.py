@@ -79,6 +79,8 @@ from .job_python import job_python_warning, missing_jupyter_sched
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
+    NO_SERVER,
+    SERVER_STOPPED,
     KernelReport,
     KernelReports,
     KernelState,
@@ -692,10 +694,20 @@ class HubSchedApp(SchedApp):
         if refusal is not None:
             await self.off_loop(self.services.admission.refuse, caller, refusal, request="request lease")
 
+    def _server_gone(self, lease_id: str) -> None:
+        """The owner's server of the idle-reclaimed (draining) lease ``lease_id`` stopped: the engine's drain
+        ends the owner's processes still on its GPU at its next pass (:meth:`~jupyter_sched.engine.idle_kernels.
+        IdleKernels.server_gone`), so the lease ends once the GPU is free."""
+        engine = getattr(self.services, "engine", None)
+        if engine is not None:
+            engine.stops.idle_kernels.server_gone(lease_id, self.services.clock.now())
+
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
         released = []
         for lease in leases:
             if draining(lease):  # reclaimed while idle: the drain ends it once its GPU is free (.idle_shutdown)
+                if reason in (SERVER_STOPPED, NO_SERVER):  # its kernel went with the server: what of the owner's is
+                    self._server_gone(str(lease["id"]))    # left on the GPU is ended now (red team 25, R2)
                 continue
             try:
                 # the reason in the lease's message, not "released by jupyterhub" (new user 5 #16)

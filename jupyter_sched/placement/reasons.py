@@ -20,7 +20,7 @@ from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
 from .placer import Flavor
-from .state import ClusterState
+from .state import FOREIGN_WHY, ClusterState
 
 __all__ = ["FitReason", "capacity_reason", "never_fits"]
 
@@ -569,9 +569,12 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
             "WaitingForCapacity",
             f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {_gpu(model)}; no {_gpu(model)} has that much free",
             details)
+    # a GPU a job or lease holds is not "used by processes the scheduler did not start": they are its
+    # holder's (a kernel's leftover child; red team 25, R2), and the holder is named where it blocks
     unhealthy = [why for g, why in state.unplaceable_why.items()
                  if state.gpu_model[g] == model and state.node_pool[state.gpu_node[g]] in flavor.pools
-                 and "MIG" not in why][:_NODE_LIST]
+                 and "MIG" not in why and not (why.endswith(FOREIGN_WHY) and state.free_milli[g] < GPU_MILLI)
+                 ][:_NODE_LIST]
     workers = max(1, request.workers)
     if workers > 1:
         return _gang_reason(request, flavor, state)

@@ -32,7 +32,10 @@ from .trial import Journaled, Trial
 if TYPE_CHECKING:
     from .fgd import NodeArrays
 
-__all__ = ["ClusterState", "Holding", "Pool", "Trial"]
+__all__ = ["FOREIGN_WHY", "ClusterState", "Holding", "Pool", "Trial"]
+
+FOREIGN_WHY = "used by processes the scheduler did not start"
+"""How an unplaceable GPU's reason ends when processes outside the scheduler hold memory on it (case 014)."""
 
 
 @dataclass(slots=True)
@@ -237,8 +240,7 @@ class ClusterState(Journaled):
                     why = f"GPU {gpu.index} on {node.name} is unhealthy" + (
                         f" ({gpu.health_reason})" if gpu.health_reason else "")
                 elif gpu.foreign_memory_mib > 0:
-                    why = (f"GPU {gpu.index} on {node.name} holds {gpu.foreign_memory_mib} MiB "
-                           "used by processes the scheduler did not start")
+                    why = f"GPU {gpu.index} on {node.name} holds {gpu.foreign_memory_mib} MiB {FOREIGN_WHY}"
                 elif gpu.mig_enabled:
                     why = f"GPU {gpu.index} on {node.name} is in MIG mode"
                     for mig in gpu.mig_devices:

@@ -25,6 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
+from ..wording.quota_change import split_blame
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT, preempted_how, work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
@@ -353,7 +354,11 @@ class CycleContext:
             why = why.removeprefix("preempted: ")
             first = job.reason.details.get("counted") is False
         said = why if isinstance(why, str) else ""
-        clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
+        own, blame = split_blame(said)
+        if blame:  # an admin's quota change made it reclaimable: the act first, then for whom (hubadmin25 B17)
+            clause = f"requeued after {blame}{preempted_how(own)}, for {named}"
+        else:
+            clause = f"requeued after preemption by {named}{preempted_how(said)}"  # why: new user 16, N6/N12
         if first:  # stopped just after it started: no attempt (new user 24, N1)
             clause += f", {JUST_STARTED}: {NOT_AN_ATTEMPT.removeprefix('it is back in the queue, ')}"
         name = name if name != by else ""
@@ -382,12 +387,14 @@ class CycleContext:
         return Holder(job=job, model=placement.model, milli=job.spec.resources.total_milli)
 
     def overdue_clause(self, overdue: Mapping[str, float]) -> str:
-        """``"1 GPU held by terminating victim b4 for 330 s (grace 300 s)"`` for victims past their grace."""
+        """``"1 GPU held by terminating victim b4 for 330 s (stop grace 300 s over: their processes are being
+        ended)"`` for victims past their grace — what happens next, not the grace again (red team 25, R2: a
+        kernel lease's leftover process read "for 170 s (grace 60 s)" for as long as it lived)."""
         parts = []
         for h, since in overdue.items():
             n = len(self.state.holdings[h].gpus) if h in self.state.holdings else 0
             parts.append(f"{n} GPU{'s' if n != 1 else ''} held by terminating victim {h} for {since:.0f} s")
-        return ", ".join(parts) + f" (grace {self.profile.grace_s:g} s)"
+        return ", ".join(parts) + f" (stop grace {self.profile.grace_s:g} s over: their processes are being ended)"
 
     def overdue_details(self, overdue: Mapping[str, float]) -> list[dict[str, object]]:
         """``[{job, gpus, for_s, grace_s}]`` for victims past their grace (reason details)."""

@@ -45,7 +45,9 @@ def projected_ends(ctx: CycleContext) -> dict[str, ProjectedEnd]:
         ``{job id: ProjectedEnd}`` — ``source`` ``"progress"`` (with the report's time and share done)
         or ``"history"`` (with what the runtime was learnt from). Left out: leases (their end is their
         idle reclaim, said by the idle line), jobs stopping or preempted this cycle, jobs ending at their
-        limit (within :data:`SAME_END_S`), and ends with no known time or past the horizon.
+        limit (within :data:`SAME_END_S`), and ends with no known time or past the horizon. Jobs admitted this
+        cycle are in: their end from now is the one their waiters read, and their owner's card showed only
+        the limit's beside a waiter's "in 6s" (new user 25, N4).
     """
     reports = ctx.snap.progress or {}
     learnt = ctx.snap.runtime_estimates if ctx.profile.eta_source == "history" else {}
@@ -58,28 +60,32 @@ def projected_ends(ctx: CycleContext) -> dict[str, ProjectedEnd]:
     by_id = ctx.by_id
     out: dict[str, ProjectedEnd] = {}
     for job_id in sorted(candidates):
-        job = by_id.get(job_id)
-        if job is None or job.is_lease or not job.state.holds_gpus or job.stopping_since is not None \
-                or job_id in stopped or job_id in ctx.admitted:
+        fresh = job_id in ctx.fresh
+        job = ctx.admitted.get(job_id) if fresh else by_id.get(job_id)
+        if job is None or job.is_lease or not (fresh or job.state.holds_gpus) or job.stopping_since is not None \
+                or job_id in stopped or (job_id in ctx.admitted and not fresh):
             continue
-        end = _projected(ctx, job)
+        end = _projected(ctx, job, fresh=fresh)
         if end is not None:
             out[job_id] = end
     return out
 
 
-def _projected(ctx: CycleContext, job: Job) -> ProjectedEnd | None:
+def _projected(ctx: CycleContext, job: Job, *, fresh: bool = False) -> ProjectedEnd | None:
     """``job``'s projected end where it is before its limit's (:func:`projected_ends`), else None.
 
-    As :func:`.runtimes.time_left` with ``progress=True`` reads a job that is no lease and not stopping:
-    its progress report's end where the report projects one (:func:`.runtimes.progress_end`), else its
-    learnt or limit end."""
+    As :func:`.eta._holder_end` reads it for the ETAs shown: a job admitted this cycle (``fresh``) runs its
+    expected runtime from now (the ETA pass's ``ctx.fresh_end``); a running one that is no lease and not
+    stopping ends where its progress report projects (:func:`.runtimes.progress_end`), else at its learnt
+    or limit end (:func:`.runtimes.time_left`)."""
     now = ctx.now
-    start = job.started_at or job.admitted_at or now
-    report = ctx.snap.progress.get(job.id) if ctx.snap.progress else None
+    start = now if fresh else (job.started_at or job.admitted_at or now)
+    report = ctx.snap.progress.get(job.id) if ctx.snap.progress and not fresh else None
     reported = progress_end(ctx, job, start) if report is not None else None
     if reported is not None:
         left, source = reported[0], "progress"
+    elif fresh:
+        left, source = expected_runtime(ctx, job), "history"
     else:
         left, _ = time_left(ctx, job, start)
         source = "history"

@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.history import POPULATION_RUNS, SAME_RUNS
+from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
@@ -768,6 +768,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
                 population = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_RUNS]
                 if population:  # from everybody's runs of its size: a newcomer's running job (session 14)
                     details["eta_learned_population"] = population
+                gpu_runs = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_GPU_RUNS]
+                if gpu_runs:  # from everybody's GPU runs under limits like its own, none of its size (hubadmin25 B11)
+                    details["eta_learned_gpu_runs"] = gpu_runs
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source

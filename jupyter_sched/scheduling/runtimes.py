@@ -37,7 +37,7 @@ from ..queues.limits import effective_limit
 from ..wording.estimates import WITHHELD_RUNS, ran_past_note
 from .context import CycleContext
 
-__all__ = ["END_MARGIN_S", "MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
+__all__ = ["MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
            "time_left"]
 
 MIN_LEFT_S = 1.0
@@ -45,9 +45,6 @@ MIN_LEFT_S = 1.0
 OVERRUN_FACTOR = 2.0
 """A running job has outrun its history (:func:`overrunning_users`) once it has run longer than this
 many times what its similar past runs typically take: an honest estimate's miss stays under it."""
-END_MARGIN_S = 60.0
-"""The least a running job whose end is *learnt* (shorter than its limit) is given still to run
-(its limit bounds it): a guess is never an ETA of "now" for the jobs behind it (new user 15, N5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,12 +215,6 @@ def time_left(ctx: CycleContext, job: Job, start: datetime, *,
     if job.stopping_since is not None:  # being stopped: it ends by its grace deadline at the latest
         stop_left = (job.stopping_since - now).total_seconds() + grace
         return max(min(left, stop_left) if left > 0 else stop_left, MIN_LEFT_S), None
-    if 0 < left < END_MARGIN_S and expected < (effective_limit(job.spec, ctx.profile.time_limits)[0] or math.inf):
-        # a learnt end is never projected within a margin of now: the job holds its GPUs at this
-        # cycle, and the next cycle re-estimates it (new user 15, N5: "ETA now" for a whole minute
-        # behind a job with 19 minutes left)
-        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
-        left = END_MARGIN_S if limit is None else max(min(END_MARGIN_S, limit - ran), left)
     note: Reestimate | None = None
     source = ctx.snap.runtime_sources.get(job.id, SAME_RUNS)  # what the learnt end came from (new user 11, N15)
     typical = ctx.snap.runtime_typical.get(job.id) if ctx.profile.eta_source == "history" else None

@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 
 from ..accounting import period_start
 from ..accounting.usage import gpu_figures
-from ..model import Budget, QuotaSet
-from ..model.units import clock_text, gpu_hours_text
+from ..model import GPU_MILLI, Budget, QuotaSet
+from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
 
 __all__ = ["BudgetStanding", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
 
@@ -119,3 +119,32 @@ def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_m
             f"waits until {clock_text(s.resets_at, None)} (when the {s.budget.period}'s budget resets) or until an "
             "admin raises it" for s in standings(store, mine, now=now) if s.spent][:1]
 
+
+
+def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, limit_s: float | None,
+                      *, now: datetime) -> list[str]:
+    """The submit answer's warning for GPU work that may use more GPU-hours than its budget has left —
+    ``gpu_milli`` times its time limit (``limit_s``; None: no limit bounds it) — while the budget is not
+    spent yet (:func:`spent_on_submit` says a spent one): ``this job may use up to 3 GPU-hours (1 GPU for
+    its 3h time limit) but team vision has 0.34 GPU-hours of its budget left (4.56 of 4.9 GPU-hours
+    this month): it starts, and a budget never stops running work, so it may overrun it — …``
+    (hubadmin25 B22: Slurm's ``AccountingStorageEnforce=safe`` holds such a job, ``AssocGrpGRESMinutes``).
+    No store read without a budget that governs it."""
+    mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
+    if gpu_milli <= 0 or not mine:
+        return []
+    gpus = gpu_milli / GPU_MILLI
+    most = None if limit_s is None else gpus * limit_s / 3600
+    for s in standings(store, mine, now=now):
+        left = s.budget.gpu_hours - s.used_gpu_hours
+        if s.spent or (most is not None and most <= left):
+            continue
+        whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_text(left)} GPU-hours of its " \
+                f"budget left ({s.numbers})"
+        bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if most is None else
+                 f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
+                 f"{format_duration(limit_s)} time limit) but {whose}")
+        return [f"{bound}: it starts, and a budget never stops running work, so it may overrun it — give it a time "
+                f"limit of at most {format_duration(left / gpus * 3600)} to stay within, or ask an admin to raise "
+                f"the budget"]
+    return []

@@ -24,6 +24,7 @@ from ..engine.retention import Pruner, retention_from_settings
 from ..engine.telemetry import HealthAwareInventory, TelemetryMonitor
 from ..errors import ExecutorError, SchedError, ValidationError
 from ..executors.base import Executor
+from ..executors.disk_space import low_disk_line
 from ..executors.jobdirs import JobDirs
 from ..model import Inventory, profiles_from_config
 from ..store import Store
@@ -212,6 +213,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
                              min_log_free_bytes=int(settings.get("min_log_free_mib", 0)) << 20,
                              listen_s=float(settings.get("service_listen_s", LISTEN_S)),
                              relisten_s=float(settings.get("service_relisten_s", RELISTEN_S)))
+    if said := low_disk_line(executor.root, executor.log_disk.floor_bytes):  # hubadmin25 B15: said at start
+        logger.warning("jupyter_sched: %s", said)
     monitors: list[TelemetryMonitor] = []
 
     def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)

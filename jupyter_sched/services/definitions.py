@@ -40,6 +40,7 @@ from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunT
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
+from ..engine.faults import FaultLog
 from ..errors import BusyError, ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
 from ..executors.jobdirs import JobDirs
 from ..executors.safeopen import open_untrusted
@@ -86,6 +87,8 @@ _CHANGING = "changing job definitions"
 _WAITING_LISTED = 50
 """Most waiting runs a delete's answer lists (``waiting_total`` counts them all)."""
 _SWEEP_EVERY_S = 3600.0
+_SWEEP_FAULTS = FaultLog(log)
+"""The executed-notebook sweep's faults, each said once an hour at most (red team 25, R4)."""
 _UPCOMING = 5
 MAX_NOTEBOOK_BYTES = 64 << 20
 """Largest executed notebook the API serves (bounded memory per request)."""
@@ -790,8 +793,13 @@ class DefinitionsService:
         cutoff = (now if now is not None else time.time()) - days * 86400
 
         def ended_before_cutoff(found: builtins.list[tuple[str, os.stat_result]]) -> set[str]:
-            with self.ctx.store.transaction(write=False) as tx:  # one read per batch (red team 19, R6)
-                records = tx.get_jobs([job_id for job_id, _ in found])
+            try:
+                with self.ctx.store.transaction(write=False) as tx:  # one read per batch (red team 19, R6)
+                    records = tx.get_jobs([job_id for job_id, _ in found])
+            except Exception as exc:  # this batch is kept, the others still go (red team 25, R4)
+                _SWEEP_FAULTS.warn(f"executed notebooks: the store could not be asked about {len(found)} job "
+                                   f"folders under {dirs.root}; they are kept", exc)
+                return set()
             chosen = set()
             for job_id, info in found:
                 record = records.get(job_id)
@@ -806,8 +814,8 @@ class DefinitionsService:
 
         try:
             return dirs.remove_old("executed.ipynb", cutoff, ended_before_cutoff)
-        except OSError:
-            log.warning("could not sweep executed notebooks under %s", dirs.root, exc_info=True)
+        except OSError as exc:
+            _SWEEP_FAULTS.warn(f"could not sweep executed notebooks under {dirs.root}", exc)
             return 0
 
 

@@ -38,7 +38,7 @@ from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving, unhealthy_gpu_dict
-from .budget_standing import spent_on_submit
+from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -400,6 +400,10 @@ class JobsService:
             warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
             warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
                                             now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
+            if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
+                limit_s = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[0]
+                warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
+                                                  spec.resources.total_milli, limit_s, now=self.ctx.clock.now()))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:

@@ -25,14 +25,13 @@ from datetime import datetime
 from typing import Any
 
 from ..admission import system_caller
-from ..model.quota import ANY_MODEL
+from ..model.quota import ANY_MODEL, Quota
+from ..quota.changes import quota_line_changes
 from ..store.quota_source import CONFIG_ACTOR, QuotaSource, config_digest
 from .models import QuotaLine, SetQuotasRequest
 from .quotas import QuotasService
 
 __all__ = ["apply_config_quotas", "line_changes", "source_text"]
-
-_Key = tuple[str, str | None, str]
 
 
 def source_text(source: QuotaSource | None, setting: str = "c.SchedApp.quotas") -> str:
@@ -50,34 +49,17 @@ def _when(at: datetime) -> str:
     return at.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _key(line: Mapping[str, Any]) -> _Key:
-    return (str(line["team"]), line.get("user"), str(line.get("gpu_model") or ANY_MODEL))
-
-
-def _name(key: _Key) -> str:
-    team, user, model = key
-    who = team if user is None else f"{team}/{user}"
-    return who if model == ANY_MODEL else f"{who} ({model})"
-
-
-def _amounts(line: Mapping[str, Any]) -> str:
-    limit = line.get("borrowing_limit")
-    return f"guaranteed {line['guaranteed']:g}, borrowing limit {'none' if limit is None else format(limit, 'g')}"
-
-
 def line_changes(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[str]:
     """What replacing the quota lines ``old`` by ``new`` (dicts of :class:`QuotaLine`) does, one
     phrase per line: ``removed ml/root (guaranteed 1, borrowing limit 0.5)``, ``added vision
-    (guaranteed 1, borrowing limit 0)``, ``changed ml: guaranteed 2 → 3, borrowing limit 1 → 1``;
-    removed first, then added, then changed, each in the order of its list. Empty: same lines."""
-    was, now = {_key(q): q for q in old}, {_key(q): q for q in new}
-    said = [f"removed {_name(k)} ({_amounts(q)})" for k, q in was.items() if k not in now]
-    said += [f"added {_name(k)} ({_amounts(q)})" for k, q in now.items() if k not in was]
-    for k, q in now.items():
-        before = was.get(k)
-        if before is not None and _amounts(before) != _amounts(q):
-            said.append(f"changed {_name(k)}: {_amounts(before)} → {_amounts(q)}")
-    return said
+    (guaranteed 1, borrowing limit 0)``, ``changed ml: guaranteed 2 → 3`` (only what differs);
+    removed first, then added, then changed (:func:`~..quota.changes.quota_line_changes`). Empty: same lines."""
+    return quota_line_changes([_quota(q) for q in old], [_quota(q) for q in new])
+
+
+def _quota(line: Mapping[str, Any]) -> Quota:
+    return Quota(team=str(line["team"]), user=line.get("user"), gpu_model=str(line.get("gpu_model") or ANY_MODEL),
+                 guaranteed=float(line.get("guaranteed") or 0), borrowing_limit=line.get("borrowing_limit"))
 
 
 def apply_config_quotas(quotas: QuotasService, lines: Sequence[QuotaLine], logger: logging.Logger) -> None:

@@ -16,18 +16,20 @@ from ..admission import Caller
 from ..admission.policy import parse_user_teams
 from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
-from ..model import GPU_MILLI, Budget, Inventory, JobKind, JobState, Quota, QuotaSet, TeamPolicy
+from ..model import GPU_MILLI, Budget, Inventory, Job, JobKind, JobState, Quota, QuotaSet, TeamPolicy
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL, validate_quota_lines
 from ..model.units import said_time
 from ..quota.capacity import shortfall_text, shortfalls
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
+from ..quota.changes import quota_changes
 from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
 from ..scheduling.ledger import CycleLedger
-from ..scheduling.snapshot import Snapshot
+from ..scheduling.snapshot import Preempt, Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
+from ..wording.quota_change import quota_change_blame, reclaim_warning
 from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
@@ -224,22 +226,53 @@ class QuotasService:
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
         over = self.over_limit(current, new) if request.quotas is not None else []
+        changes = quota_changes(current, new)  # what changed, line by line (hubadmin25 B2)
+        reclaimed = self.would_reclaim(new)  # running work the change preempts at once (hubadmin25 B17)
+        now = self.ctx.clock.now()
+        preempts = [reclaim_warning(victim, p, by, now) for victim, p, by in reclaimed]
         if request.dry_run:
-            return self._answer(new, caller, over)
-        said = message or f"quotas changed by {caller.user}"
+            return self._answer(new, caller, [*preempts, *over])
+        said = message or (f"quotas changed by {caller.user}: {'; '.join(changes)}" if changes else
+                           f"quotas changed by {caller.user}: nothing changed")
         spent = self.budget_warnings(new)  # a budget set below what was used: kept in the audit (hubadmin24 B8)
         with self.ctx.store.transaction() as tx:
             tx.replace_quota_set(new)
             tx.note_quota_source(caller.user, digest=config_digest)
             tx.add_event(actor=caller.user, action="quotas_changed",
-                         message="; ".join([said, *over, *spent]),
-                         details={"old": old_dict, "new": new_dict, **({"over_limit": over} if over else {}),
-                                  **({"warnings": spent} if spent else {})})
+                         message="; ".join([said, *preempts, *over, *spent]),
+                         details={"changes": changes, "old": old_dict, "new": new_dict,
+                                  **({"would_preempt": [victim.id for victim, _, _ in reclaimed]} if reclaimed else {}),
+                                  **({"over_limit": over} if over else {}), **({"warnings": spent} if spent else {})})
             _note_members(tx, caller.user, current.user_teams, new.user_teams)
+        # the victims' words name the admin's act, not the reclaiming team's user (hubadmin25 B17)
+        blame = quota_change_blame(caller.user, now, changes)
+        self.ctx.engine.applier.blame = {victim.id: blame for victim, _, _ in reclaimed}
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return self._answer(new, caller, over)
+        return self._answer(new, caller, [*preempts, *over])
+
+    def would_reclaim(self, new: QuotaSet) -> list[tuple[Job, Preempt, Job | None]]:
+        """The running work a change to ``new`` preempts at the next cycle that the set in force does not:
+        the scheduling cycle itself (the pure core, the engine's profile) run on the engine's snapshot
+        once with the set in force and once with ``new`` — no second set of rules (hubadmin25 B17: a
+        lowered guarantee turned a 14-minute job into borrowed work that another team reclaimed 1 s
+        after the dry run said nothing). Returns (victim, the core's preemption, the job it is for)
+        per victim, in the cycle's order; none when the inventory or the snapshot cannot be read."""
+        engine = self.ctx.engine
+        try:
+            base = replace(engine.snapshot(), inventory=self.ctx.inventory())
+        except SchedError:
+            return []
+
+        def preempted(quotas: QuotaSet) -> dict[str, Preempt]:
+            result = engine._cycle(replace(base, quotas=quotas), engine.profile)
+            return {p.job_id: p for p in result.preemptions}
+
+        jobs = {job.id: job for job in base.jobs}
+        before, after = preempted(base.quotas), preempted(new)
+        return [(jobs[job_id], p, jobs.get(p.for_job)) for job_id, p in after.items()
+                if job_id not in before and job_id in jobs and jobs[job_id].state.holds_gpus]
 
     def over_limit(self, old: QuotaSet, new: QuotaSet) -> list[str]:
         """The lines of ``new`` set below what their team's (or user's) running work holds, where

@@ -28,7 +28,7 @@ Rules:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -36,8 +36,9 @@ from typing import Any
 from ..admission import Caller
 from ..admission.rules import check_team_name
 from ..definitions.model import JobDefinition
-from ..errors import ConflictError, NotFoundError, ValidationError
-from ..model import JobState, QuotaSet
+from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..model import ANY_MODEL, JobState, QuotaSet
+from ..model.units import gpus_phrase
 from ..store import JobRecord, StoreTx
 from ..store.definitions import get_definition, list_definitions, update_definition
 from .context import Context
@@ -80,23 +81,58 @@ def _lines(quotas: QuotaSet, team: str) -> tuple[float | None, float | None]:
     return sum(q.guaranteed for q in lines), ceiling
 
 
-def holding_text(team: str, now: float, after: float, guaranteed: float | None, ceiling: float | None) -> str:
+def _held_by_model(records: list[JobRecord], models: Mapping[str, str]) -> dict[str, float]:
+    """GPUs the running ``records`` hold per GPU model (``models``: GPU uuid → model; a GPU gone from
+    the inventory counts as model ``unknown``)."""
+    held: dict[str, float] = {}
+    for record in records:
+        alloc = record.job.allocation
+        if alloc is None or not record.job.state.holds_gpus:
+            continue
+        for uuid in alloc.all_gpu_uuids():
+            model = models.get(uuid, "unknown")
+            held[model] = held.get(model, 0.0) + alloc.gpu_milli / 1000
+    return held
+
+
+def model_holding_texts(quotas: QuotaSet, to: str, now: Mapping[str, float], moved: Mapping[str, float]) -> list[str]:
+    """Where ``to``'s team lines are per GPU model: one :func:`holding_text` per model the moved work
+    holds, against that model's line (``nlp on L40S holds 1 GPU now, 3 after the move: …; above its
+    limit of 2 by 1: …``) — a sum over models hid going over one model's limit (hubadmin25 B20). A model
+    with no line of ``to`` is held to the unlisted limit (the ledger's rule). Empty: ``to`` has one line
+    for any model, or none (the summed sentence says it)."""
+    lines = {q.gpu_model: q for q in quotas.for_team(to)}
+    if not lines or ANY_MODEL in lines:
+        return []
+    said = []
+    for model in sorted(m for m, gpus in moved.items() if gpus > 0):
+        line = lines.get(model)
+        before = now.get(model, 0.0)
+        guaranteed, ceiling = (line.guaranteed, line.ceiling) if line else (0.0, quotas.unlisted_borrowing_limit)
+        said.append(holding_text(to, before, before + moved[model], guaranteed, ceiling, model=model))
+    return said
+
+
+def holding_text(team: str, now: float, after: float, guaranteed: float | None, ceiling: float | None, *,
+                 model: str = "") -> str:
     """One sentence: what ``team`` holds now and after, against its guarantee and limit, e.g.
-    ``cv holds 0 GPUs now, 2 after the move: within its guarantee of 3``."""
-    head = f"{team} holds {now:g} GPUs now, {after:g} after the move"
+    ``cv holds 0 GPUs now, 2 after the move: within its guarantee of 3``; with ``model``, of that
+    GPU model against its line (``nlp on L40S holds …``)."""
+    on = f" on {model}" if model else ""
+    head = f"{team}{on} holds {gpus_phrase(now)} now, {after:g} after the move"
     guarantee = guaranteed or 0.0
     if guaranteed is None and ceiling is None:
         return head + (": no quota applies to it" if after == now else
                        ": it has no quota line, so all of it is borrowed work that another team's reclaim can take")
     said = [head]
     if after > guarantee:
-        said.append(f"{after - guarantee:g} GPUs above its guarantee of {guarantee:g}: borrowed work, which another "
+        said.append(f"{gpus_phrase(after - guarantee)} above its guarantee of {guarantee:g}: borrowed work, which another "
                     f"team's reclaim of its guaranteed GPUs can take (a reclaimed job waits in the queue again)")
     else:
         said.append(f"within its guarantee of {guarantee:g}")
     if ceiling is not None and after > ceiling:
         said.append(f"above its limit of {ceiling:g} by {after - ceiling:g}: nothing is stopped, but no new {team} "
-                    f"work starts until it holds less than {ceiling:g}")
+                    f"work{on} starts until it holds less than {ceiling:g}")
     return "; ".join(said[:1]) + ": " + "; ".join(said[1:])
 
 
@@ -173,9 +209,10 @@ class TeamMoveService:
         if quota_said:
             lines_of = replace(quotas, quotas=tuple(replace(q, team=to) if q.team == team else q for q in quotas.quotas))
         guaranteed, ceiling = _lines(lines_of, to)
+        per_model = self._per_model(lines_of, to, records, moving)  # not summed over models (hubadmin25 B20)
         holding = {"team": to, "in_use": in_use, "in_use_after": after, "guaranteed": guaranteed, "ceiling": ceiling,
                    "borrowed_after": max(0.0, after - (guaranteed or 0.0)),
-                   "text": holding_text(to, in_use, after, guaranteed, ceiling)}
+                   "text": "; ".join(per_model) if per_model else holding_text(to, in_use, after, guaranteed, ceiling)}
         moved = sum(1 for i in items if i["outcome"] == "moved")
         verb = "would move" if request.dry_run else "moved"
         text = (f"{verb} {moved} of {len(items)} job(s)/definition(s) of team {team} to {to}"
@@ -186,6 +223,18 @@ class TeamMoveService:
         return MoveTeamResponse.model_validate({
             "team": team, "to": to, "dry_run": request.dry_run, "moved": moved, "left": len(items) - moved,
             "items": items, "holding": holding, "quota": quota_said, "usage": usage, "text": text})
+
+    def _per_model(self, quotas: QuotaSet, to: str, records: list[JobRecord], moving: set[str]) -> list[str]:
+        """:func:`model_holding_texts` for this move: ``to``'s running work now and the moved work's GPUs,
+        per model of the inventory (none when it cannot be read)."""
+        try:
+            models = {uuid: gpu.model for uuid, gpu in self.ctx.inventory().gpu_by_uuid().items()}
+        except SchedError:
+            return []
+        with self.ctx.store.transaction(write=False) as tx:
+            theirs = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == to and r.job.id not in moving]
+        return model_holding_texts(quotas, to, _held_by_model(theirs, models),
+                                   _held_by_model([r for r in records if r.job.id in moving], models))
 
     def _quota_plan(self, quotas: QuotaSet, team: str, to: str) -> str:
         """The words for moving ``team``'s quota lines to ``to``.
@@ -326,8 +375,9 @@ def _item(item_id: str, kind: str, user: str, state: str | None, gpus: float, te
     if kind == "definition":
         why = f"its next runs are charged to {to}"
     elif running:
-        why = f"charged to {to} from now on: its {gpus:g} GPUs count against {to}'s quota (its run so far stays in " \
-              f"{team}'s usage)"
+        # its current run stays billed to the old team to its end: the usage rows keep it (hubadmin25 B20)
+        why = f"counts against {to}'s quota from now on ({gpus_phrase(gpus)}); its current run stays billed to {team} " \
+              f"until it ends, a later run (a requeue) is {to}'s"
     else:
         why = f"waits charged to {to}: it may start under {to}'s quota (a hold on {team} no longer applies)"
     return {"id": item_id, "kind": kind, "user": user, "state": state, "gpus": gpus, "outcome": "moved", "why": why}

@@ -125,10 +125,11 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
     gone = set(withheld)
     if learnt:  # the share stays the owner's: the words say "as estimated from past runs"
         out["eta_learned_other"] = {w: None if str(w) in gone else f for w, f in learnt.items()}
-        population = [w for w in _ids(details.get("eta_learned_population")) if w not in gone]
-        out.pop("eta_learned_population", None)
-        if population:
-            out["eta_learned_population"] = population
+        for key in ("eta_learned_population", "eta_learned_gpu_runs"):
+            population = [w for w in _ids(details.get(key)) if w not in gone]
+            out.pop(key, None)
+            if population:
+                out[key] = population
     said = [(str(row["said"]), str(row["public"])) for w, row in notes.items()
             if str(w) in gone and isinstance(row, Mapping) and row.get("said") and "public" in row]
     if notes:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SchedError
-from ..model.codec import cordon_from_dict
-from ..model.resources import Cordon
 from ..model.units import clock_text, gpus_phrase
+
+if TYPE_CHECKING:  # the CLI's lean path imports wording; the model's dataclasses stay off it
+    from ..model.resources import Cordon
 
 __all__ = ["cordon_sentence", "cordon_wait_sentence", "drained_sentence", "evict_clause"]
 
@@ -69,6 +70,8 @@ def _cordon_of(d: Mapping[str, Any]) -> Cordon | None:
     """A cordon of the reason's details (None: a node cordoned outside the scheduler, e.g. ``kubectl cordon``)."""
     if not d.get("at"):
         return None
+    from ..model.codec import cordon_from_dict  # lazily: see the TYPE_CHECKING import above
+
     try:
         return cordon_from_dict(d)
     except SchedError:

@@ -9,10 +9,14 @@ of an ETA that rests on it say which:
   run of new work) — "at ~12 % of its time limit, as its owner's other runs did". Saying "similar
   past runs" there was untrue: eve's ``sleep 200`` was predicted from her 1-second ``echo`` jobs;
 * ``"population"``: everybody's runs of the same size (a running job of a user with no finished
-  run, session 14) — "at ~45 % of its time limit, as other users' runs of its size did".
+  run, session 14) — "at ~45 % of its time limit, as other users' runs of its size did";
+* ``"population_gpus"``: everybody's GPU runs of any size under time limits like its own (where no run of
+  its size is known) — "at ~45 % of its time limit, as other users' GPU runs under similar time limits
+  did". Until session 25 that last class held every run, 0-GPU sleeps included, and still said "of its
+  size" (hubadmin25 B11).
 
 The core keeps the source with each estimate (``Snapshot.runtime_sources``, the reason's
-``details.eta_learned_other`` and ``eta_learned_population``); the clauses below are written here for the ETA line the panel,
+``details.eta_learned_other``, ``eta_learned_population`` and ``eta_learned_gpu_runs``); the clauses below are written here for the ETA line the panel,
 the magics and the CLI show (:func:`~jupyter_sched.wording.reasons.eta_sentence`) and for the
 re-estimate notes the core keeps with an ETA's move records. Pure: no clock, no I/O.
 """
@@ -25,7 +29,7 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "WITHHELD_RUNS", "done_text", "learnt_condition",
+__all__ = ["OTHER_RUNS", "POPULATION_GPU_RUNS", "POPULATION_RUNS", "SAME_RUNS", "WITHHELD_RUNS", "done_text", "learnt_condition",
            "min_runtime_clause",
            "progress_clause", "progress_lapse_clause", "progress_limit_clause",
            "ran_past_note", "share_text"]
@@ -36,6 +40,11 @@ OTHER_RUNS = "other"
 """A learnt end's source: its user's runs of other programs (``backfill.history.OTHER_RUNS``)."""
 POPULATION_RUNS = "population"
 """A learnt end's source: everybody's runs of its size (``backfill.history.POPULATION_RUNS``)."""
+POPULATION_GPU_RUNS = "population_gpus"
+"""A learnt end's source: everybody's GPU runs of any size under time limits like its own
+(``backfill.history.POPULATION_GPU_RUNS``)."""
+_POPULATION_WHOSE = {POPULATION_RUNS: "other users' runs of {its} size",
+                     POPULATION_GPU_RUNS: "other users' GPU runs under similar time limits"}
 WITHHELD_RUNS = "withheld"
 """Not a source but how one is said to a reader who may not see it: another user's job's end learnt
 from its owner's past runs is that user's history (red team 22, R2 caveat: "at ~12 % of its time
@@ -136,11 +145,11 @@ def learnt_condition(subject: str, source: str, *, share: float | None = None, p
     ends, limit, its = ("end", "their time limits", "their") if plural else ("ends", "its time limit", "its")
     if source == WITHHELD_RUNS:
         return f"{subject} {ends} as estimated from past runs"
-    if source == POPULATION_RUNS:
-        at = share_text(share)
+    if source in _POPULATION_WHOSE:
+        at, whose = share_text(share), _POPULATION_WHOSE[source].format(its=its)
         if not at:
-            return f"{subject} {ends} as early as other users' runs of {its} size suggest"
-        return f"{subject} {ends} at {at} of {limit}, as other users' runs of {its} size did"
+            return f"{subject} {ends} as early as {whose} suggest"
+        return f"{subject} {ends} at {at} of {limit}, as {whose} did"
     if source == OTHER_RUNS:
         at = share_text(share)
         owner = _owner(yours) if not plural or yours else "their owners'"
@@ -162,8 +171,8 @@ def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | 
     verb = "ran" if then_limit else "has run"
     if source == WITHHELD_RUNS:
         text = f"{job_id} {verb} longer than its estimate from past runs"
-    elif source in (OTHER_RUNS, POPULATION_RUNS):
-        whose = "its owner's other runs" if source == OTHER_RUNS else "other users' runs of its size"
+    elif source == OTHER_RUNS or source in _POPULATION_WHOSE:
+        whose = "its owner's other runs" if source == OTHER_RUNS else _POPULATION_WHOSE[source].format(its="its")
         at = share_text(guess_s / limit_s if limit_s else None)
         told = f" ({whose} ended at {at} of their time limits)" if at else f" (what {whose} suggested)"
         text = f"{job_id} {verb} longer than ~{format_duration(guess_s)}{told}"

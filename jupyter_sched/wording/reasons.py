@@ -32,6 +32,7 @@ from ..model.units import clock_text, format_duration, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
     OTHER_RUNS,
+    POPULATION_GPU_RUNS,
     POPULATION_RUNS,
     SAME_RUNS,
     WITHHELD_RUNS,
@@ -821,6 +822,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, wa
     other = other if isinstance(other, Mapping) else {}
     listed = details.get("eta_learned_population")  # of those, the ones from everybody's runs of their size
     population = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
+    listed = details.get("eta_learned_gpu_runs")  # and from everybody's GPU runs under like limits (hubadmin25 B11)
+    gpu_runs = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
     own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
     names = details.get("eta_waits_on_names") if isinstance(details.get("eta_waits_on_names"), Mapping) else {}
     assert isinstance(names, Mapping)
@@ -839,7 +842,7 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, wa
             continue
         share = other[w]
         source = WITHHELD_RUNS if share is None and w in hidden else POPULATION_RUNS if w in population \
-            else OTHER_RUNS
+            else POPULATION_GPU_RUNS if w in gpu_runs else OTHER_RUNS
         groups.setdefault((source, share_text(float(share) if isinstance(share, (int, float)) else None), w in own),
                           []).append(w)
     parts = []

@@ -2100,11 +2100,11 @@ export interface components {
             /** @description source progress: that report's share done, 0-1 */
             fraction?: number | null;
             /**
-             * @description source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, or everybody's runs of its size
+             * @description source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, everybody's runs of its size, or everybody's GPU runs of any size under time limits like its own
              * @enum {string|null}
              */
-            runs?: "same" | "other" | "population" | null;
-            /** @description source history, runs other or population: the learnt end as a share of its time limit, 0-1 */
+            runs?: "same" | "other" | "population" | "population_gpus" | null;
+            /** @description source history, runs other, population or population_gpus: the learnt end as a share of its time limit, 0-1 */
             share?: number | null;
             /**
              * @description the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they say the clock as of their own now, and how far off)

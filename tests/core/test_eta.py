@@ -347,7 +347,7 @@ def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_alr
 
 
 def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from_other_users_runs() -> None:
-    from jupyter_sched.backfill.history import OTHER_RUNS, POPULATION_RUNS, RuntimeHistory
+    from jupyter_sched.backfill.history import OTHER_RUNS, POPULATION_GPU_RUNS, POPULATION_RUNS, RuntimeHistory
     hist = RuntimeHistory(**SESSION15)
     newcomer = make_job("n", user="newcomer", time_limit_s=4000).spec
     for user, ran, limit in (("ana", 900, 3600), ("bo", 1800, 3600), ("cy", 2700, 3600)):
@@ -365,10 +365,15 @@ def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from
     assert RuntimeHistory(population=False, **SESSION15).predict(newcomer, 4000, ran_s=1500) is None  # session 13's rule
     # the most specific size class with runs: 4 GPUs under a 1-2 h limit, before any 1-GPU run
     big = make_job("b", user="newcomer", gpus=4, time_limit_s=4000).spec
-    assert hist.predict(big, 4000, ran_s=100) == 2000  # no 4-GPU run yet: every run's ratios
+    # no 4-GPU run yet: GPU runs of any size under limits like its own (1-2 h), said so (hubadmin25 B11)
+    assert hist.predict(big, 4000, ran_s=100) == 2000
+    assert hist.origin(big, 4000, ran_s=100) == POPULATION_GPU_RUNS
     hist.learn(make_job("y", user="dee", gpus=4, time_limit_s=3600).spec, 3240, 3600)
     assert hist.predict(big, 4000, ran_s=100) == 3600  # the one 4-GPU run (0.9 of its limit)
-    assert hist.predict(replace(big, time_limit_s=20000), 20000, ran_s=100) == 18000  # 4 GPUs, any limit
+    assert hist.origin(big, 4000, ran_s=100) == POPULATION_RUNS
+    # 4 GPUs under a limit within reach of 1 h (LIMIT_REACH, new user 25 N6); none further out
+    assert hist.predict(replace(big, time_limit_s=14400), 14400, ran_s=100) == 12960
+    assert hist.predict(replace(big, time_limit_s=20000), 20000, ran_s=100) is None
     # from the user's first finished run on, their own runs decide: their padding (0.2 of 5000 s)
     hist.learn(replace(newcomer, command=("python", "first.py")), 1000, 5000)
     assert hist.predict(newcomer, 4000, ran_s=500) == 800

@@ -43,10 +43,11 @@ def _reason(seconds: float, learned: float, sources: dict[str, str], typical: fl
 
 def test_newuser11_n15_an_eta_learnt_from_the_owners_other_programs_says_so() -> None:
     reason = _reason(10, 36.0, {"eve-two": OTHER_RUNS})
-    assert reason.eta == _secs(70) and reason.details["eta_learned"] == ["eve-two"]  # 36 s; a minute away at least
+    # 36 s from its start: the end its own line says, never floored a minute away (new user 25, N2)
+    assert reason.eta == _secs(36) and reason.details["eta_learned"] == ["eve-two"]
     assert reason.details["eta_learned_other"] == {"eve-two": 0.12}  # 36 s of its 5m limit
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
+    assert text == "ETA 12:00 UTC (in 26s), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
                    "as its owner's other runs did)", text
     assert "similar past runs" not in text
 
@@ -55,7 +56,7 @@ def test_newuser11_n15_an_eta_learnt_from_similar_past_runs_keeps_its_words() ->
     reason = _reason(10, 36.0, {})  # no source: runs of the same program and request
     assert "eta_learned_other" not in reason.details
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it runs as long as similar past runs did)", text
+    assert text == "ETA 12:00 UTC (in 26s), when eve's job eve-two ends (if it runs as long as similar past runs did)", text
 
 
 def test_newuser11_n15_the_owner_reading_it_is_told_your_other_runs() -> None:
@@ -128,7 +129,7 @@ def test_an_eta_learnt_from_other_users_runs_of_its_size_says_so_not_its_owners(
     assert reason.details["eta_learned_other"] == {"eve-two": 0.12}
     assert reason.details["eta_learned_population"] == ["eve-two"]
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
+    assert text == "ETA 12:00 UTC (in 26s), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
                    "as other users' runs of its size did)", text
     past = _reason(40, 36.0, {"eve-two": POPULATION_RUNS})
     assert past.details["eta_note"] == ("eve-two ran longer than ~36s (other users' runs of its size ended at "
@@ -162,21 +163,25 @@ def test_newuser15_n5_quick_test_runs_and_a_single_run_of_its_key_predict_nothin
 
 
 def test_newuser15_n5_a_job_blocked_by_a_running_job_is_never_told_now() -> None:
-    """A learnt end a second away (the report's 0.12 % of a 20m limit) is projected a minute away at
-    least (``END_MARGIN_S``): the ETA is re-made before then, and "now" is never shown for a start
-    that waits on a running job."""
-    from jupyter_sched.scheduling.runtimes import END_MARGIN_S
+    """A learnt end a second away (the report's 0.12 % of a 20m limit) is projected where it is, at least
+    ``MIN_LEFT_S`` from now — no longer floored a minute away (new user 25, N1/N2: the floor chained a
+    batch's ETAs on one GPU and put "in 59s" on a 5-s run's own line): "now" is never shown for a start
+    that waits on a running job, and once the job outruns its learnt end the next cycle (the engine runs
+    one every few seconds) projects it to its limit and says why."""
+    from jupyter_sched.scheduling.runtimes import MIN_LEFT_S
     jobs = [running(make_job("big", gpus=2, user="nu", time_limit_s=1200), "n1", started=0),
             make_job("waiter", gpus=1, user="nu", time_limit_s=3600, submitted=0.01)]
     snap = replace(snapshot([make_node("n1", gpus=2)], jobs, now=_secs(0.5)),
                    runtime_estimates={"big": 1.44}, runtime_sources={"big": SAME_RUNS})
     reason = {p.job_id: p.reason for p in run_cycle(snap).pending}["waiter"]
-    assert reason.eta == _secs(0.5 + END_MARGIN_S), reason.eta
+    assert reason.eta == _secs(0.5 + MIN_LEFT_S), reason.eta
     text = render_reason(reason_to_dict(reason), now=_secs(0.5), relative=True).eta
-    assert "(now)" not in text and "(in 1m)" in text, text
+    assert "(now)" not in text and "(in 1s)" in text, text
+    outran = {p.job_id: p.reason for p in run_cycle(replace(snap, now=_secs(5))).pending}["waiter"]
+    assert outran.eta == _secs(1200) and outran.details["eta_bounds"] == {"big": "by its 20m time limit"}
     # near its limit the limit bounds it: 10 s before the 20m limit the ETA is the limit, not past it
     late = replace(snap, now=_secs(1190), runtime_estimates={"big": 1191.0})
-    assert {p.job_id: p.reason for p in run_cycle(late).pending}["waiter"].eta == _secs(1200)
+    assert {p.job_id: p.reason for p in run_cycle(late).pending}["waiter"].eta == _secs(1191)
 
 
 def test_newuser18_n5_ends_learnt_the_same_way_are_said_once_and_by_name() -> None:
@@ -209,6 +214,8 @@ def test_newuser19_n13_a_seconds_long_smoke_run_is_no_padding_for_long_jobs() ->
     assert history.predict(long1, 1800.0, ran_s=10) is None and history.origin(long1, 1800.0, ran_s=10) is None
     stranger = _spec("amy", ("python", "train.py", "1500"))
     assert history.predict(stranger, 1800.0, ran_s=10) is None  # no population prior from it
-    # a run that measured work (here 2 min of 5) is read as before: its user pads 2.5x
+    # a run that measured work (here 2 min of 5) is read as before: its user pads 2.5x — for a limit
+    # within reach of the 5m it was learnt under (LIMIT_REACH, new user 25 N6: 20m is 4x), not for 30m (6x)
     history.learn(_spec("eve", ("python", "train.py", "120")), 120.0, 300.0)
-    assert history.predict(long1, 1800.0, ran_s=10) == 720.0 and history.origin(long1, 1800.0, ran_s=10) == OTHER_RUNS
+    assert history.predict(long1, 1200.0, ran_s=10) == 480.0 and history.origin(long1, 1200.0, ran_s=10) == OTHER_RUNS
+    assert history.predict(long1, 1800.0, ran_s=10) is None and history.origin(long1, 1800.0, ran_s=10) is None

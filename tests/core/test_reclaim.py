@@ -211,7 +211,8 @@ def test_case_032_without_force_kill_the_stuck_victim_is_named_and_the_head_bloc
     reasons = {p.job_id: p.reason for p in late.pending}
     normal = reasons["a-normal"]
     assert normal.code == "WaitingForPreemption"
-    assert "1 GPU held by terminating victim b4 for 390 s (grace 300 s)" in normal.message
+    assert ("1 GPU held by terminating victim b4 for 390 s (stop grace 300 s over: their processes are being "
+            "ended)") in normal.message
     assert normal.eta is None and normal.eta_reason == "b4 did not stop within the grace period"
     assert normal.details["held_by_terminating"] == [{"job": "b4", "gpus": 1, "for_s": 390, "grace_s": 300}]
     assert "held by terminating victim b4 for 390 s" in reasons["a-low"].message  # the queue reason says so

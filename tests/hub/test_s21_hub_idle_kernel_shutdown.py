@@ -25,11 +25,13 @@ from typing import Any
 import httpx
 import pytest
 
+from jupyter_sched.engine.idle_kernels import SHUTDOWN_WAIT_S
 from jupyter_sched.hub.idle_shutdown import HubKernelShutdown
 from jupyter_sched.hub.liveness import KernelReport, KernelReports
 from tests.accounts import Account
 
 from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
+from .kernel_ws import execute
 
 pytestmark = pytest.mark.slow
 
@@ -138,6 +140,70 @@ def test_s21_hub_idle_kernel_shutdown(hub: Hub, users: dict[str, Account], nvml_
            hub, 60)
     gone = call("DELETE", f"{service}leases/{eves}", eve.name)
     assert gone.status_code == 200, gone.text
+
+
+def test_red25_r2_hub_a_setsid_child_of_an_idle_reclaimed_kernel_is_killed_and_the_gpu_granted(
+        hub: Hub, users: dict[str, Account], nvml_state: Path) -> None:
+    """Red team 25, R2 (/tmp/red25/p8_orphan_gpu.py's shape): amy's kernel starts a child in its own session that
+    opened CUDA; idle reclaim shuts the kernel down, the child stays on the GPU. Failed before: amy's lease stayed
+    running and eve's pending for as long as the child lived (170 s measured, then amy's server stopped: still).
+    Now the service (root) ends amy's process SHUTDOWN_WAIT_S after the shutdown was asked, audited once."""
+    amy, eve = users["amy"], users["eve"]
+    tokens = {name: hub.token_for(name) for name in (amy.name, eve.name, "carol")}
+
+    def call(method: str, url: str, token: str, body: Any = None, **params: Any) -> httpx.Response:
+        return httpx.request(method, url, json=body, params=params or None, timeout=60,
+                             headers={"Authorization": f"token {tokens[token]}"})
+
+    service = f"{hub.service_url}api/sched/"
+    hub.start_servers(amy.name, eve.name)
+    made = call("POST", f"{hub.server_url(amy.name)}api/kernels", amy.name, {"name": "python3"})
+    assert made.status_code == 201, made.text
+    kernel_id = made.json()["id"]
+    asked = call("POST", f"{hub.server_url(amy.name)}api/sched/leases", amy.name, {"gpus": 1, "kernel_id": kernel_id})
+    assert asked.status_code == 201, asked.text
+    lease_id = asked.json()["id"]
+
+    def lease() -> dict[str, Any]:
+        answer = call("GET", f"{service}leases/{lease_id}", amy.name)
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    _until("amy's lease granted", lambda: lease()["state"] == "running", hub)
+    said = execute(hub.server_url(amy.name), tokens[amy.name], kernel_id,
+                   "import os, subprocess\n"
+                   "child = subprocess.Popen(['/bin/sleep', '3600'], start_new_session=True, stdin=subprocess.DEVNULL,\n"
+                   "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+                   "print(os.getpid(), child.pid)")
+    kernel_pid, child_pid = (int(p) for p in said.stdout.split()[:2])
+    try:
+        nvml_state.write_text(json.dumps({"processes": [[kernel_pid, 2048], [child_pid, 1024]]}))  # both opened CUDA
+        _until("amy's idle kernel shut down", lambda: not Path(f"/proc/{kernel_pid}").exists(), hub, 150)
+        nvml_state.write_text(json.dumps({"processes": [[child_pid, 1024]]}))  # the driver lists what is alive
+        assert Path(f"/proc/{child_pid}").exists(), "the setsid child outlived its kernel"
+        loose = call("POST", f"{service}leases", eve.name, {"gpus": 1})
+        assert loose.status_code == 201, loose.text
+        eves = loose.json()["id"]
+        assert lease()["state"] == "running", "held while amy's process is on the GPU"
+        _until("amy's leftover process ended by the service", lambda: not Path(f"/proc/{child_pid}").exists(), hub,
+               SHUTDOWN_WAIT_S + 60)
+        nvml_state.write_text(json.dumps({"processes": []}))  # its context went with it
+        ended = _until("amy's lease ended", lambda: (seen := lease())["state"] == "cancelled" and seen, hub, 60)
+        assert (f"; process(es) {child_pid} of {amy.name}'s account left on GPU " in ended["message"]
+                and " were stopped by the scheduler (SIGTERM): reclaimed while idle: kernel " in ended["message"]), ended
+        _until("eve's lease granted",
+               lambda: call("GET", f"{service}leases/{eves}", eve.name).json()["state"] == "running", hub, 60)
+        audit = call("GET", f"{service}audit", "carol", job_id=lease_id, limit="1000")
+        assert audit.status_code == 200, audit.text
+        (killed,) = [r for r in audit.json() if r["action"] == "lease_drain_killed"]
+        assert killed["details"]["pids"] == [child_pid] and killed["details"]["signal"] == "SIGTERM", killed
+        assert killed["details"]["accounts"] == {str(child_pid): amy.name}, killed
+        gone = call("DELETE", f"{service}leases/{eves}", eve.name)
+        assert gone.status_code == 200, gone.text
+    finally:
+        nvml_state.write_text(json.dumps({"processes": []}))
+        if Path(f"/proc/{child_pid}").exists():
+            os.kill(child_pid, 9)
 
 
 NOW = datetime(2026, 12, 5, 3, 0, tzinfo=timezone.utc)

@@ -104,7 +104,7 @@ def test_s24_hubadmin23_a9_running_work_moves_others_are_left_with_why_and_usage
         holding = plan["holding"]
         assert (holding["in_use"], holding["in_use_after"], holding["guaranteed"], holding["ceiling"]) == (0, 3, 2, 3)
         assert holding["borrowed_after"] == 1, holding
-        assert "1 GPUs above its guarantee of 2: borrowed work" in holding["text"], holding
+        assert "1 GPU above its guarantee of 2: borrowed work" in holding["text"], holding
         assert "reclaim" in holding["text"], holding
 
         done = _move(svc, "vision", {"to": "cv"})

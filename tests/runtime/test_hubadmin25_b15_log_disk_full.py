@@ -18,7 +18,7 @@ import pytest
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.errors import ExecutorError
 from jupyter_sched.executors.base import Exited
-from jupyter_sched.executors.disk_space import LOG_DISK_FULL
+from jupyter_sched.executors.disk_space import LOG_DISK_FULL, low_disk_line
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation
@@ -86,3 +86,12 @@ def test_hubadmin25_b15_below_the_floor_a_job_waits_in_the_queue_saying_why(
         return bool(svc.get_job(job["id"], user="ana")["state"] == "succeeded")
 
     wait_until(ended, "the held job to start and end")
+
+
+def test_hubadmin25_b15_a_nearly_full_log_disk_is_said_at_start(tmp_path: Path, small_disk: Path) -> None:
+    assert low_disk_line(small_disk, 1 << 20) is None  # 2 MiB free of 2 MiB: room
+    (small_disk / "ballast").write_bytes(b"\0" * (1984 << 10))  # 64 KiB of 2 MiB left: 3 %
+    said = low_disk_line(small_disk, 1 << 20)
+    assert said == (f"the disk of the job log folder {small_disk} is nearly full: 64 KiB free of 2 MiB (3 %) — new "
+                    "jobs wait until it has room; a job that cannot write its log fails, so free space there "
+                    "(c.SchedApp.min_log_free_mib = 1)")

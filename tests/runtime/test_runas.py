@@ -138,11 +138,13 @@ def test_a_hub_job_runs_as_its_owner_with_a_clean_environment_in_a_private_direc
     assert env["LANG"] == "C.UTF-8" and env["CUDA_VISIBLE_DEVICES"] == "GPU-sim-0"
     assert env["ROCR_VISIBLE_DEVICES"] == env["HIP_VISIBLE_DEVICES"] == "GPU-sim-0"  # red team 15, R1
     assert seen["cwd"] == alice.home  # no working_dir: the owner's home
-    # per-user and per-job directories belong to the owner, mode 0700; the log is theirs, 0600
+    # the per-user directory is the service's, mode 0711 (nothing can be planted beside the job
+    # directories: red team 25, R3); the job's directory is the owner's, 0700; the log is theirs, 0600
     job_dir = Path(str(handle.data["job_dir"]))
-    for folder in (job_dir.parent, job_dir):
-        info = folder.stat()
-        assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (alice.uid, 0o700), folder
+    parent = job_dir.parent.stat()
+    assert (parent.st_uid, stat.S_IMODE(parent.st_mode)) == (os.geteuid(), 0o711)
+    info = job_dir.stat()
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (alice.uid, 0o700)
     log_info = (job_dir / "output.log").stat()
     assert (log_info.st_uid, stat.S_IMODE(log_info.st_mode)) == (alice.uid, 0o600)
 
@@ -553,3 +555,27 @@ def test_red15_r1_a_hub_job_as_its_owner_opens_only_its_own_gpu_device(accounts:
     seen = json.loads(text.strip().splitlines()[-1])
     assert seen["nvidia0"] == seen["nvidia2"] == "EPERM", seen
     assert seen["nvidia1"] in ("opened", "ENXIO", "ENODEV") and seen["nvidiactl"] in ("opened", "ENXIO", "ENODEV"), seen
+
+
+@needs_accounts
+def test_red25_r3_an_account_cannot_plant_folders_beside_its_job_directories(accounts: list[Account],
+                                                                            root: Path) -> None:
+    """Failed before the fix: ``users/<account>`` was the account's own (0700): a job or a terminal
+    could fill it with folders the service's retention sweep walks (red team 25: 100,000 of them).
+    A folder an older version made (the account's) is taken back at the account's next job."""
+    alice = accounts[0]
+    ex = hub_executor(root)
+    older = root / "jobs" / "users" / alice.name
+    older.mkdir(parents=True)
+    os.chown(older, alice.uid, alice.gid)
+    older.chmod(0o700)
+    plant = f"os.mkdir({str(older / 'j-planted')!r})\n"
+    ex.start(py_job("j-plant", plant, user=alice.name), GPU, run_as(alice))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    text = ex.logs("j-plant")[0]
+    assert ended.exit_code != 0 and "PermissionError" in text, text
+    assert sorted(os.listdir(older)) == ["j-plant"]
+    info = older.stat()
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (os.geteuid(), 0o711)
+    mine = (older / "j-plant").stat()
+    assert (mine.st_uid, stat.S_IMODE(mine.st_mode)) == (alice.uid, 0o700)

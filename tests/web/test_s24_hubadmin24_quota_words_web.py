@@ -57,7 +57,8 @@ async def test_s24_hubadmin24_b4_b5_lowered_quota_warns_and_the_held_job_waits_f
     status, audit = await api("GET", "audit", params={"action": "quotas_changed"}, token=BOSS_TOKEN)
     assert status == 200, audit
     rows = audit if isinstance(audit, list) else audit.get("events", audit)
-    assert [r["message"] for r in rows if r["actor"] == "boss"] == [f"quotas changed by boss; {SAID}"], rows
+    assert [r["message"] for r in rows if r["actor"] == "boss"] == [
+        f"quotas changed by boss: changed ml: guaranteed 2 → 1, borrowing limit 2 → 0; {SAID}"], rows  # B2: what
 
     held = await _submit(api, JUDY_TOKEN)
 

@@ -575,11 +575,11 @@ class ProjectedEnd(ResponseModel):
         "progress: the rate of its own progress reports; history: the runtime learnt from past runs"))
     report_at: str | None = Field(default=None, description="source progress: the time of the report read (UTC)")
     fraction: float | None = Field(default=None, ge=0, le=1, description="source progress: that report's share done, 0-1")
-    runs: Literal["same", "other", "population"] | None = Field(default=None, description=(
+    runs: Literal["same", "other", "population", "population_gpus"] | None = Field(default=None, description=(
         "source history: what the runtime was learnt from — similar past runs, its owner's runs of other programs, "
-        "or everybody's runs of its size"))
+        "everybody's runs of its size, or everybody's GPU runs of any size under time limits like its own"))
     share: float | None = Field(default=None, ge=0, le=1, description=(
-        "source history, runs other or population: the learnt end as a share of its time limit, 0-1"))
+        "source history, runs other, population or population_gpus: the learnt end as a share of its time limit, 0-1"))
     text: str = Field(default="", examples=["projected end ~Dec 5 05:10 UTC, from its progress report of "
                                             "Dec 5 05:08:30 UTC"], description=(
         "the projection in words, as the panel, the CLI and the magics say it before the time limit's end (they "
