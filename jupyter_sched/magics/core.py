@@ -862,6 +862,8 @@ class SchedMagics(Magics):
           %schedule queue [--mine] [--all | --limit N]   the queue as a DataFrame (position, user,
                                                GPUs, reason, ETA; --all: every pending job;
                                                --limit: the first N pending)
+          %schedule queue --summary  one line per team: GPUs running of its guarantee and
+                                               limit, borrowed, pending, oldest wait
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
@@ -1062,6 +1064,15 @@ class SchedMagics(Magics):
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
+        if cmd.summary:  # the CLI's table, from the same function (new user 25, n3)
+            import argparse
+            import types
+
+            from ..cli.queue_summary import summary
+
+            summary(self.client, argparse.Namespace(mine=cmd.mine, json=False, team=None, user=None),
+                    types.SimpleNamespace(out=sys.stdout), None)
+            return None
         rows = self.client.queue_all() if cmd.scope == "all" else self.client.queue(limit=cmd.limit)
         if cmd.mine:
             me = str(self.client.me().get("user") or "")
