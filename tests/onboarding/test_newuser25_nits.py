@@ -95,3 +95,13 @@ def test_newuser25_nit_n4_definitions_create_notebook_flag_says_the_file_comes_f
     assert said.strip() == (f"jupyter-sched definitions create: {flag}: not an option of jupyter-sched definitions "
                             f"create — the notebook or script is the first argument: jupyter-sched definitions create "
                             f"{file} --cron '0 6 * * *' … [usage_error]"), said
+
+
+def test_newuser25_nit_n7_usage_on_a_single_lab_does_not_name_a_hub_setting() -> None:
+    from jupyter_sched.cli.admin_views import no_prices_said
+
+    lab = no_prices_said({"features": {"hub": False}})
+    assert lab == ("COST: none, no prices are set here (GPU prices are a JupyterHub setting; a single jupyter lab "
+                   "has none)") and "c.HubSchedApp" not in lab
+    assert no_prices_said({"features": {"hub": True}}) == "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"
+    assert no_prices_said({}) == "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"  # an older server
