@@ -80,7 +80,9 @@ def budget_held(rows: list[Mapping[str, Any]], now: datetime) -> list[str]:
         when = wire_time(eta)
         start = (f"they start {clock_text(when, now)} at the earliest (when it resets)" if when is not None
                  else "they start when it resets")
-        out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by a spent budget — {message}; "
+        # budget_admission "safe" holds work a budget not spent yet cannot cover (hubadmin25 B22)
+        by = "a spent budget" if " has spent " in message else "what its budget has left"
+        out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by {by} — {message}; "
                    f"{start}, or when an admin raises it")
     return out
 

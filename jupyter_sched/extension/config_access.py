@@ -258,6 +258,23 @@ class AccessConfig(Configurable):
         (new user 16, N14).""",
     )
 
+    budget_admission = Unicode(
+        default_value="overrun",
+        config=True,
+        help="""How GPU-hour budgets admit work. Default "overrun": new GPU work pends once the
+        budget is spent; a job may start on any remainder, and its submit answer warns when its
+        GPUs times its time limit pass what is left. "safe": such a job pends too (as Slurm's
+        AccountingStorageEnforce=safe), its reason naming the numbers and the longest time limit
+        that fits; a job with no time limit then pends while a budget governs it.""",
+    )
+
+    @validate("budget_admission")
+    def _check_budget_admission(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value not in ("overrun", "safe"):
+            raise config_error("budget_admission", value, "must be overrun or safe", "e.g. \"safe\"")
+        return value
+
     @validate("max_running_cpu_jobs_per_user")
     def _check_cpu_job_cap(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])

@@ -516,7 +516,8 @@ class HubSchedApp(SchedApp):
 
                 policy = self.services.admission.policy
                 for line in no_group_warnings(store.quota_set(), groups, policy.default_team,
-                                              grants=getattr(getattr(policy, "grants", None), "teams", None)):
+                                              grants=getattr(getattr(policy, "grants", None), "teams", None),
+                                              live=store.live_jobs()):  # a dissolved team's work (hubadmin25 B3)
                     log.warning("jupyter_sched: %s", line)
         provider = self._provider()
         if hasattr(provider, "seen_models"):

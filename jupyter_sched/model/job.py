@@ -374,7 +374,7 @@ class PendingReason:
     """Why a job waits: exactly one primary reason, as data with numbers (STYLE §5).
 
     Attributes:
-        code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``,
+        code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``, ``BudgetUnbounded``,
             ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``NoMatchingMigProfile``
             (no GPU here has the MIG profile asked for), ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,

@@ -85,7 +85,9 @@ BUDGET_EXHAUSTED = "BudgetExhausted"
 BUDGET_RESET = "BudgetReset"
 """``details["eta_code"]`` of a job a spent GPU-hour budget holds: its ETA is the budget period's reset
 (:func:`_next_period`), with the gate's ``eta_reason`` as ``eta_note`` — never a job's end (hubadmin24 B8)."""
-_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED})
+BUDGET_UNBOUNDED = "BudgetUnbounded"
+"""A job with no time limit that ``budget_admission = "safe"`` holds (hubadmin25 B22): no ETA — no reset lets it in."""
+_GATED = frozenset({"Backoff", "OutsideTimeWindow", BUDGET_EXHAUSTED, BUDGET_UNBOUNDED})
 MIN_RUNTIME = "MinRuntime"
 BEYOND = "BeyondHorizon"
 """``eta_code`` of a job whose projected start lies past :data:`~jupyter_sched.model.horizon.HORIZON_S`."""
@@ -394,7 +396,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED) or \
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED,
+                           BUDGET_UNBOUNDED) or \
                 reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
@@ -663,6 +666,8 @@ def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime 
     if reason.code == "OutsideTimeWindow":
         nxt = reason.details.get("next_open")
         return datetime.fromisoformat(nxt) if isinstance(nxt, str) else None
+    if reason.code == BUDGET_UNBOUNDED:  # no reset lets a job with no time limit in (hubadmin25 B22)
+        return None
     return _next_period(ctx.now, str(reason.details.get("period", "month")))
 
 

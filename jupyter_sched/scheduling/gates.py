@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, PendingReason, PriorityClass
-from ..model.units import gpu_hours_text, said_time
+from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
+from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
+from ..queues.limits import effective_limit
 from ..queues.windows import applies, is_open, next_open
 from .ports import gate as port_gate
 
@@ -214,7 +215,46 @@ def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
                          "budget_gpu_hours": budget.gpu_hours, "period": period},
                 unblock="ask an admin to raise the budget if it cannot wait",
                 eta_reason=f"when the {period}'s budget resets")
+        if ctx.profile.budget_admission == "safe":
+            held = _budget_left_short(ctx, job, budget.gpu_hours - used, used, budget.gpu_hours,
+                                      who=spec.team if budget.user is None else f"user {budget.user} in {spec.team}",
+                                      period=budget.period, user=budget.user)
+            if held is not None:
+                return held
     return None
+
+
+def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, allowed: float, *, who: str,
+                       period: str, user: str | None) -> PendingReason | None:
+    """``budget_admission = "safe"`` (hubadmin25 B22, Slurm's ``AssocGrpGRESMinutes``): ``job`` pends while
+    its GPUs times its time limit pass the GPU-hours ``left`` of a budget (``who``'s: ``vision has 0.34
+    GPU-hours of its budget left this month (4.56 of 4.9); this job may use up to 3 GPU-hours (1 GPU for
+    its 3h00m time limit)``), naming the longest limit that fits; a job with no limit pends too (nothing
+    bounds it: code ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the
+    period's reset. None: it fits."""
+    spec = job.spec
+    gpus = spec.resources.total_milli / GPU_MILLI
+    limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
+    most = None if limit_s is None else gpus * limit_s / 3600
+    if most is not None and most <= left:
+        return None
+    fits = max(0.0, left) / gpus * 3600
+    may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
+           f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
+           f"{format_duration(limit_s)} time limit)")
+    return PendingReason(
+        code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
+        message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left this {period} "
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}); {may} ({BUDGET_SETTING} is safe)",
+        details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
+                 "period": period, "job_gpu_hours": None if most is None else round(most, 4),
+                 "fits_time_limit_s": round(fits)},
+        unblock=f"resubmit with a time limit of at most {format_duration(fits)}, or ask an admin to raise the budget",
+        eta_reason=f"when the {period}'s budget resets" if most is not None else "not until it has a time limit")
+
+
+BUDGET_SETTING = "c.SchedApp.budget_admission"
+"""The setting that makes a budget hold a job its remainder cannot cover (hubadmin25 B22)."""
 
 
 def borrow_window_closed(ctx: CycleContext, job: Job) -> tuple[str, str, dict[str, Any]] | None:

@@ -24,6 +24,10 @@ GPU_SHARING = ("any", "team", "none")
 """Values of :attr:`SchedulingProfile.gpu_sharing`."""
 
 
+BUDGET_ADMISSION = ("overrun", "safe")
+"""``SchedulingProfile.budget_admission``'s values (``c.SchedApp.budget_admission``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulingProfile:
     """Frozen policy for one cycle.
@@ -98,6 +102,11 @@ class SchedulingProfile:
             per port and node: :mod:`.ports`; red team 15 R11) — jobs share the node's network, as
             the local executor runs them. False where each job has its own (Kubernetes pods: a
             ``containerPort`` binds nothing on the node).
+        budget_admission: ``"overrun"`` (the default): a GPU-hour budget holds new GPU work once it
+            is spent; a job may start on any remainder (its submit is warned). ``"safe"``: a job whose
+            GPUs times its time limit pass what its budget has left also pends, code
+            ``BudgetExhausted``, naming the numbers — Slurm's ``AccountingStorageEnforce=safe``
+            (``AssocGrpGRESMinutes``); a job with no time limit then pends too (hubadmin25 B22).
     """
 
     name: str = "default"
@@ -126,6 +135,7 @@ class SchedulingProfile:
     max_running_cpu_jobs_per_user: int = 0
     host_ports: bool = True
     max_ports_per_user: int = 4
+    budget_admission: str = "overrun"
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)
@@ -153,6 +163,9 @@ class SchedulingProfile:
                 or self.max_ports_per_user < 0:
             raise ValidationError(f"max_ports_per_user must be a whole number >= 0 (got {self.max_ports_per_user!r})",
                                   field="max_ports_per_user", hint="e.g. 4; 0 = no cap")
+        if self.budget_admission not in BUDGET_ADMISSION:
+            raise ValidationError(f"unknown budget_admission {self.budget_admission!r}", field="budget_admission",
+                                  hint="use " + " or ".join(BUDGET_ADMISSION))
         cap = self.max_running_cpu_jobs_per_user
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ValidationError(f"max_running_cpu_jobs_per_user must be a whole number >= 0 (got {cap!r})",

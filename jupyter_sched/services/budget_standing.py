@@ -122,13 +122,14 @@ def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_m
 
 
 def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, limit_s: float | None,
-                      *, now: datetime) -> list[str]:
+                      *, now: datetime, safe: bool = False) -> list[str]:
     """The submit answer's warning for GPU work that may use more GPU-hours than its budget has left —
     ``gpu_milli`` times its time limit (``limit_s``; None: no limit bounds it) — while the budget is not
     spent yet (:func:`spent_on_submit` says a spent one): ``this job may use up to 3 GPU-hours (1 GPU for
     its 3h time limit) but team vision has 0.34 GPU-hours of its budget left (4.56 of 4.9 GPU-hours
     this month): it starts, and a budget never stops running work, so it may overrun it — …``
-    (hubadmin25 B22: Slurm's ``AccountingStorageEnforce=safe`` holds such a job, ``AssocGrpGRESMinutes``).
+    (hubadmin25 B22: Slurm's ``AccountingStorageEnforce=safe`` holds such a job, ``AssocGrpGRESMinutes``);
+    ``safe``: ``budget_admission`` is ``"safe"``, so it waits instead (the scheduling gate holds it).
     No store read without a budget that governs it."""
     mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
     if gpu_milli <= 0 or not mine:
@@ -144,7 +145,9 @@ def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu
         bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if most is None else
                  f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
                  f"{format_duration(limit_s)} time limit) but {whose}")
-        return [f"{bound}: it starts, and a budget never stops running work, so it may overrun it — give it a time "
+        then = ("it waits until the budget resets (c.SchedApp.budget_admission is safe)" if safe else
+                "it starts, and a budget never stops running work, so it may overrun it")
+        return [f"{bound}: {then} — give it a time "
                 f"limit of at most {format_duration(left / gpus * 3600)} to stay within, or ask an admin to raise "
                 f"the budget"]
     return []

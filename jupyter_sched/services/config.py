@@ -486,6 +486,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
     cap = settings.get("max_running_cpu_jobs_per_user")
     if cap is not None:  # validated by the profile (a whole number >= 0; 0 = no cap)
         kwargs["max_running_cpu_jobs_per_user"] = cap
+    if settings.get("budget_admission"):  # validated by the profile (hubadmin25 B22)
+        kwargs["budget_admission"] = str(settings["budget_admission"])
     if settings.get("max_ports_per_user") is not None:  # validated by the profile (0 = no cap)
         kwargs["max_ports_per_user"] = settings["max_ports_per_user"]
     if settings.get("executor") == "kubernetes":  # a pod's containerPort binds nothing on its node

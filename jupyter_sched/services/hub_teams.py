@@ -14,13 +14,15 @@ Pure: no I/O; the hub service hands the models in.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..model import QuotaSet
+from ..model import GPU_MILLI, QuotaSet
 from ..model.case_names import case_twin
+from ..model.units import gpus_phrase
+from ..store import JobRecord
 
 __all__ = ["HubGroups", "back_group_text", "groups_of_models", "no_group_warnings", "unlisted_group_warning"]
 
@@ -59,18 +61,29 @@ def groups_of_models(models: Mapping[str, Mapping[str, Any]], now: datetime,
 
 
 def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str,
-                      grants: Mapping[str, Any] | None = None) -> list[str]:
+                      grants: Mapping[str, Any] | None = None, live: Iterable[JobRecord] = ()) -> list[str]:
     """One warning per quota line's team that no hub user is in (the default team aside: users in no
     group are charged to it), e.g. ``team vison: no hub group of that name, so the line applies to
     nobody — did you mean vision?``; the nearest group (letter case first, then spelling) when one is
     close. Then the same for the teams budgets, team policies and ``grants`` (``c.SchedApp.priority_grants``'s
     ``teams``) name (hubadmin24 B10: a budget for ``nlpp`` and a grant to the renamed ``vision`` were
     taken without a word), e.g. ``team nlpp: no hub group of that name (…), so its budget
-    (budgets[0]) applies to nobody — did you mean nlp?``. Empty when every team named is a group with members."""
+    (budgets[0]) applies to nobody — did you mean nlp?``. Empty when every team named is a group with members.
+
+    A dissolved team (its group deleted) whose ``live`` work still runs on its lines is said as such
+    — the lines govern that work until it ends, so removing them "as nobody is in it" would turn it
+    into work of a team without a line (hubadmin25 B3): :func:`dissolved_text`."""
     groups = hub.groups
     said = []
+    running: dict[str, list[JobRecord]] = {}
+    for record in live:
+        if record.job.state.holds_gpus and record.job.spec.resources.total_milli > 0:
+            running.setdefault(record.job.spec.team, []).append(record)
     for team in sorted({q.team for q in quotas.quotas} - groups - {default_team}):
         near = _near(team, groups)
+        if running.get(team):
+            said.append(dissolved_text(team, running[team], near))
+            continue
         said.append(f"team {team}: no hub group of that name (no hub user is in one), so the line applies to "
                     f"nobody" + (f" — did you mean {near}?" if near else
                                  " — add the group on the hub (/hub/api/groups) or remove the line"))
@@ -89,6 +102,25 @@ def no_group_warnings(quotas: QuotaSet, hub: HubGroups, default_team: str,
                     + (f" — did you mean {near}?" if near else
                        " — add the group on the hub (/hub/api/groups), or remove or rename it"))
     return said
+
+
+def dissolved_text(team: str, running: list[JobRecord], near: str | None = None) -> str:
+    """``team rl: no hub group of that name any more (dissolved?), but its running work still counts on
+    its lines: 4 GPUs (j-1, j-2, j-3) — keep the lines until it ends, or move it to its owners' new team
+    with jupyter-sched teams move rl --to TEAM (its pending work is held); a group deleted on the hub
+    comes back at the hub's next restart while c.JupyterHub.load_groups names it`` (hubadmin25 B3)."""
+    gpus = sum(r.job.spec.resources.total_milli for r in running) / GPU_MILLI
+    ids = ", ".join(r.job.id for r in running[:_JOBS_SAID]) + (f" and {len(running) - _JOBS_SAID} more"
+                                                              if len(running) > _JOBS_SAID else "")
+    target = near or "TEAM"
+    return (f"team {team}: no hub group of that name any more (dissolved?), but its running work still counts on "
+            f"its lines: {gpus_phrase(gpus)} ({ids}) — keep the lines until it ends, or move it to its owners' new "
+            f"team with jupyter-sched teams move {team} --to {target} (its pending work is held); a group deleted on "
+            f"the hub comes back at the hub's next restart while c.JupyterHub.load_groups names it")
+
+
+_JOBS_SAID = 5
+"""Running jobs named in :func:`dissolved_text` (the rest counted)."""
 
 
 def _near(team: str, groups: set[str]) -> str | None:

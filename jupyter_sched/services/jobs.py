@@ -403,7 +403,8 @@ class JobsService:
             if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
                 limit_s = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[0]
                 warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
-                                                  spec.resources.total_milli, limit_s, now=self.ctx.clock.now()))
+                                                  spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
+                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe"))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:

@@ -333,8 +333,9 @@ class QuotasService:
             said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
                                         members=None if hub is None else hub.members)
         if hub is not None:
-            said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team,
-                                      grants=self.ctx.admission.policy.grants.teams)  # budgets, grants: B10
+            said += no_group_warnings(quotas, hub, self.ctx.admission.policy.default_team,  # budgets, grants: B10
+                                      grants=self.ctx.admission.policy.grants.teams,
+                                      live=self.ctx.store.live_jobs())  # a dissolved team's running work (B3)
         return said
 
     def _body(self, quotas: QuotaSet) -> dict[str, Any]:

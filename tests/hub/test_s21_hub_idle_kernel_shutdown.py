@@ -86,8 +86,13 @@ def _kernel_pid(account: Account, kernel_id: str) -> int | None:
     return None
 
 
-def test_s21_hub_idle_kernel_shutdown(hub: Hub, users: dict[str, Account], nvml_state: Path) -> None:
-    amy, eve = users["amy"], users["eve"]
+Call = Callable[..., httpx.Response]
+
+
+def _amys_kernel_lease(hub: Hub, amy: Account, eve: Account) -> tuple[dict[str, str], Call, str, str, str,
+                                                                       Callable[[], dict[str, Any]]]:
+    """Both servers up, a kernel of amy's with a granted 1-GPU lease: ``(tokens, call(method, url, who, body,
+    **params), the service's API URL, kernel id, lease id, lease() → the lease as amy reads it)``."""
     tokens = {name: hub.token_for(name) for name in (amy.name, eve.name, "carol")}
 
     def call(method: str, url: str, token: str, body: Any = None, **params: Any) -> httpx.Response:
@@ -109,6 +114,12 @@ def test_s21_hub_idle_kernel_shutdown(hub: Hub, users: dict[str, Account], nvml_
         return dict(answer.json())
 
     _until("amy's lease granted", lambda: lease()["state"] == "running", hub)
+    return tokens, call, service, kernel_id, lease_id, lease
+
+
+def test_s21_hub_idle_kernel_shutdown(hub: Hub, users: dict[str, Account], nvml_state: Path) -> None:
+    amy, eve = users["amy"], users["eve"]
+    _, call, service, kernel_id, lease_id, lease = _amys_kernel_lease(hub, amy, eve)
     pid = _until("amy's kernel process", lambda: _kernel_pid(amy, kernel_id), hub, 30)
     nvml_state.write_text(json.dumps({"processes": [[pid, 2048]]}))  # the kernel initialised CUDA: NVML lists it
 
@@ -149,27 +160,7 @@ def test_red25_r2_hub_a_setsid_child_of_an_idle_reclaimed_kernel_is_killed_and_t
     running and eve's pending for as long as the child lived (170 s measured, then amy's server stopped: still).
     Now the service (root) ends amy's process SHUTDOWN_WAIT_S after the shutdown was asked, audited once."""
     amy, eve = users["amy"], users["eve"]
-    tokens = {name: hub.token_for(name) for name in (amy.name, eve.name, "carol")}
-
-    def call(method: str, url: str, token: str, body: Any = None, **params: Any) -> httpx.Response:
-        return httpx.request(method, url, json=body, params=params or None, timeout=60,
-                             headers={"Authorization": f"token {tokens[token]}"})
-
-    service = f"{hub.service_url}api/sched/"
-    hub.start_servers(amy.name, eve.name)
-    made = call("POST", f"{hub.server_url(amy.name)}api/kernels", amy.name, {"name": "python3"})
-    assert made.status_code == 201, made.text
-    kernel_id = made.json()["id"]
-    asked = call("POST", f"{hub.server_url(amy.name)}api/sched/leases", amy.name, {"gpus": 1, "kernel_id": kernel_id})
-    assert asked.status_code == 201, asked.text
-    lease_id = asked.json()["id"]
-
-    def lease() -> dict[str, Any]:
-        answer = call("GET", f"{service}leases/{lease_id}", amy.name)
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    _until("amy's lease granted", lambda: lease()["state"] == "running", hub)
+    tokens, call, service, kernel_id, lease_id, lease = _amys_kernel_lease(hub, amy, eve)
     said = execute(hub.server_url(amy.name), tokens[amy.name], kernel_id,
                    "import os, subprocess\n"
                    "child = subprocess.Popen(['/bin/sleep', '3600'], start_new_session=True, stdin=subprocess.DEVNULL,\n"

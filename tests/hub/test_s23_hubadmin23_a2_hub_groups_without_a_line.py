@@ -22,7 +22,7 @@ MODELS = {"ha23r": {"groups": ["research"]}, "ha23s": {"groups": ["research"]}, 
 
 
 def _hub_app() -> Any:
-    store = SimpleNamespace(quota_set=lambda: LINES, unlisted_borrowing_limit=0.0)
+    store = SimpleNamespace(quota_set=lambda: LINES, unlisted_borrowing_limit=0.0, live_jobs=list)
     services = SimpleNamespace(quotas=SimpleNamespace(hub_groups=None), clock=SimpleNamespace(now=lambda: NOW),
                                store=store, admission=SimpleNamespace(policy=SimpleNamespace(default_team="default")))
     return SimpleNamespace(services=services, _provider=lambda: None)

@@ -210,7 +210,7 @@ def test_s24_hubadmin24_b10_the_first_hub_read_warns_of_a_grant_and_a_budget_nam
                      budgets=(Budget(team="nlpp", gpu_hours=5.0),))
     policy = SimpleNamespace(default_team="default", grants=PriorityGrants(teams={"vision": frozenset({"high"})}))
     services = SimpleNamespace(quotas=SimpleNamespace(hub_groups=None), clock=SimpleNamespace(now=lambda: now),
-                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0),
+                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0, live_jobs=list),
                                admission=SimpleNamespace(policy=policy))
     app = SimpleNamespace(services=services, _provider=lambda: None)
     with caplog.at_level(logging.WARNING, logger="jupyter_sched"):
@@ -262,7 +262,7 @@ def test_s24_hubadmin24_b15_a_vanished_group_listed_again_is_said_once_with_wher
     now = datetime(2026, 12, 5, 12, 25, tzinfo=timezone.utc)
     lines = QuotaSet(quotas=(Quota(team="cv", guaranteed=2.0, borrowing_limit=1.0),))
     services = SimpleNamespace(quotas=SimpleNamespace(hub_groups=None), clock=SimpleNamespace(now=lambda: now),
-                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0),
+                               store=SimpleNamespace(quota_set=lambda: lines, unlisted_borrowing_limit=0.0, live_jobs=list),
                                admission=SimpleNamespace(policy=SimpleNamespace(default_team="default")))
     app = SimpleNamespace(services=services, _provider=lambda: None)
     HubSchedApp._seen_models(app, {"ha24a": {"groups": ["vision"]}, "ha24b": {"groups": ["vision"]}})

@@ -4,6 +4,7 @@ did not say the change preempts running work), B2 (``quotas_changed`` said not w
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,14 @@ import yaml
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import JobState, Quota, QuotaSet
 from jupyter_sched.services import SchedulerService, Services
+from jupyter_sched.services.hub_teams import groups_of_models
 from jupyter_sched.services.models import GetAuditRequest, SetQuotasRequest, SubmitJobRequest, parse
 from jupyter_sched.services.models.teams import MoveTeamRequest
 from jupyter_sched.store import JobRecord, sqlite_url
 from tests.in_process import cancel_all_and_close, tick_until
 
 A100, L40S = "A100-80GB", "L40S"
+T0 = datetime(2026, 12, 5, 15, 0, tzinfo=timezone.utc)
 
 
 def _gpu(uuid: str, model: str, **extra: Any) -> dict[str, Any]:
@@ -229,3 +232,72 @@ def test_hubadmin25_b22_a_submit_that_may_overrun_the_budget_left_is_warned_with
     assert not [w for w in cpu.warnings or [] if "budget" in w], cpu.warnings
     for job in (big, small, cpu):
         services.jobs.cancel(ana, job.id)
+
+
+def test_hubadmin25_b3_a_dissolved_teams_lines_say_its_running_work_and_what_to_do(tmp_path: Path) -> None:
+    """Failed before: with group rl deleted and 3 L40S of rl's work running on its line, GET quotas said
+    "the line applies to nobody — add the group on the hub or remove the line" (removing it turns the running
+    work into a team without a line); nothing named the work, teams move, or the hub's load_groups."""
+    svc = service(tmp_path, out=False)
+    try:
+        svc.set_quotas({"quotas": [{"team": "rl", "gpu_model": L40S, "guaranteed": 3, "borrowing_limit": 0},
+                                   {"team": "nlp", "gpu_model": L40S, "guaranteed": 1, "borrowing_limit": 0}],
+                        "user_teams": {"rlu": "rl", "nu": "nlp"}}, actor="boss")
+        sleep = ["sleep", "600"]
+        ids = [svc.submit({"gpus": gpus, "gpu_models": [L40S], "team": "rl", "name": name, "command": sleep},
+                          user="rlu")["id"] for name, gpus in (("r-train", 2), ("r-small", 1))]
+        tick_until(svc, "rl's work to run", lambda: all(svc.services.store.get_job(i).job.state.holds_gpus  # type: ignore[union-attr]
+                                                           for i in ids))
+        quotas = svc.services.quotas  # hub mode: group rl deleted on the hub, its members in nlp now
+        quotas.teams_from_hub = True
+        quotas.hub_groups = groups_of_models({"rlu": {"groups": ["nlp"]}, "nu": {"groups": ["nlp"]}}, svc.clock.now())
+        warnings = quotas.get(svc.services.caller("boss", admin=True)).warnings or []
+        (said,) = [w for w in warnings if w.startswith("team rl:")]
+        assert said == (f"team rl: no hub group of that name any more (dissolved?), but its running work still counts "
+                        f"on its lines: 3 GPUs ({ids[0]}, {ids[1]}) — keep the lines until it ends, or move it to its "
+                        f"owners' new team with jupyter-sched teams move rl --to TEAM (its pending work is held); a "
+                        f"group deleted on the hub comes back at the hub's next restart while c.JupyterHub.load_groups "
+                        f"names it"), warnings
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_hubadmin25_b22_safe_budget_admission_holds_a_job_the_remainder_cannot_cover(tmp_path: Path) -> None:
+    """Failed before (no setting): with c.SchedApp.budget_admission = "safe" a 1-GPU 3-hour job on a 0.5
+    GPU-hour budget pends naming the numbers and the limit that fits; a 20-minute one starts."""
+    svc = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
+                                        "simulated_gpus": 2, "telemetry_source": "off", "budget_admission": "safe"})
+    try:
+        svc.set_quotas({"budgets": [{"team": "vision", "gpu_hours": 0.5}], "user_teams": {"ana": "vision"}},
+                       actor="boss")
+        sleep = ["sleep", "600"]
+        big = svc.submit({"gpus": 1, "time_limit": "3h", "command": sleep, "name": "big"}, user="ana")
+        assert "it waits until the budget resets (c.SchedApp.budget_admission is safe)" in big["warnings"][-1], big
+        small = svc.submit({"gpus": 1, "time_limit": "20m", "command": sleep, "name": "small"}, user="ana")["id"]
+        tick_until(svc, "the small job to run",
+                   lambda: svc.services.store.get_job(small).job.state.holds_gpus)  # type: ignore[union-attr]
+        reason = svc.services.engine.reasons[big["id"]]
+        assert reason.code == "BudgetExhausted", reason
+        assert reason.message.startswith(
+            "vision has 0.5 GPU-hours of its budget left this month (0 of 0.5); this job may use up to 3 GPU-hours "
+            "(1 GPU for its 3h00m time limit) (c.SchedApp.budget_admission is safe)"), reason.message
+        assert reason.unblock.startswith("resubmit with a time limit of at most 30m"), reason.unblock
+        bare = svc.submit({"gpus": 1, "time_limit": 0, "command": sleep, "name": "bare"}, user="ana")["id"]
+        tick_until(svc, "a reason for the job with no limit", lambda: bare in svc.services.engine.reasons)
+        unbounded = svc.services.engine.reasons[bare]
+        assert unbounded.code == "BudgetUnbounded" and unbounded.eta is None, unbounded
+        assert "this job has no time limit, so its GPU-hours are not bounded" in unbounded.message, unbounded
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_hubadmin25_b22_queue_summary_says_a_safe_hold_is_the_remainder_not_a_spent_budget() -> None:
+    """Failed before: a job "safe" budget admission holds read "held by a spent budget" beside "0.5 left"."""
+    from jupyter_sched.cli.queue_summary import budget_held
+
+    message = ("vision has 0.5 GPU-hours of its budget left this month (0 of 0.5); this job may use up to 3 GPU-hours "
+               "(1 GPU for its 3h00m time limit) (c.SchedApp.budget_admission is safe)")
+    rows = [{"id": "j-1", "state": "pending", "team": "vision",
+             "reason": {"code": "BudgetExhausted", "message": message, "eta": None}}]
+    assert budget_held(rows, T0) == [f"vision: 1 pending job held by what its budget has left — {message}; they start "
+                                     f"when it resets, or when an admin raises it"]
