@@ -21,11 +21,12 @@ reports, 27 % from the latest report alone and 23 % from the line (means over 8 
 either. Since session 21 a job with a learnt end it has not outrun keeps that end until its line exists
 (``single=False``, :func:`~jupyter_sched.scheduling.runtimes.progress_end`): the latest report alone
 was 61 % too long at the median there (its start-up), the learnt end 16 %; 23 -> 20 % (second 21 -> 20 %),
-every job reporting 17 -> 15 % (second 16 -> 15 %). Since session 25 only a learnt end of the same work
-(its run key's own runs) is kept so (new user 24, N10: a reporting job's end came from its user's unrelated
-programs); on this replay, where 53 of the 60 jobs are first runs of their key and most learnt ends come from
-the user's other programs or others' runs, that costs 20 -> 23 % (second 20 -> 21 %), every job reporting
-15 -> 17 % (second 15 -> 17 %) — the same tree with and without the rule, session 25. A report is not used when it
+every job reporting 17 -> 15 % (second 16 -> 15 %). Since session 25 a learnt end from other users' runs is not kept so (new user 24, N10: a reporting
+job's end came from runs unrelated to it): only one from the job's own user — its run key's runs, or the
+user's other programs under time limits within :data:`~jupyter_sched.backfill.history.LIMIT_REACH` of its
+own (new user 25, N6). Keeping only the same work's cost 20 -> 23 % here (second 20 -> 21 %), every job
+reporting 15 -> 17 % (17 %), as 53 of the 60 jobs are first runs of their key; with the user's other
+programs kept: 20 % (second 20 %), every job reporting 15 % (16 %) — the same tree, session 25. A report is not used when it
 
 * says under :data:`MIN_FRACTION` done (a rate from a few steps is mostly start-up and noise);
 * is older than :data:`STALE_S` (a job that stopped reporting may have stopped progressing);

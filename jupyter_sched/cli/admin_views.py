@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -233,9 +234,18 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"warning: {said}", file=io.out)
     unit = _cost_unit(rows)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
-          + (f"COST in {unit}" if unit else "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"),
-          file=io.out)
+          + (f"COST in {unit}" if unit else no_prices_said(client.config())), file=io.out)
     return 0
+
+
+def no_prices_said(config: Any) -> str:
+    """The usage footer's COST words where no prices are set: a hub's setting names it; on a single
+    ``jupyter lab`` (``features.hub`` false) prices are a JupyterHub setting, none here (new user 25,
+    n7: ``c.HubSchedApp.gpu_prices`` named to a user of a plain lab)."""
+    features = config.get("features") if isinstance(config, Mapping) else None
+    if isinstance(features, Mapping) and features.get("hub") is False:
+        return "COST: none, no prices are set here (GPU prices are a JupyterHub setting; a single jupyter lab has none)"
+    return "COST: none, no prices are set (c.HubSchedApp.gpu_prices)"
 
 
 def _cost_unit(rows: list[dict[str, Any]]) -> str | None:

@@ -214,7 +214,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
 
     if want("status"):
-        status = sub.add_parser("status", help="server, identity, GPU inventory and my jobs; or one job's line")
+        status = sub.add_parser(
+            "status", help="server, identity, GPU inventory and my jobs; or one job's line",
+            description="Where you stand: the server this command talks to, who you are to it, its GPUs "
+                        "(free and held) and your work (running jobs, leases, pending jobs). With JOB (an id or a name): that job's one line — state, "
+                        "where, until when, progress — as %schedule status JOB says it.")  # new user 25, n1
         # one job's line, as `%schedule status JOB` and the quickstart say it (new user 24, N11: "unexpected arguments")
         status.add_argument("job", nargs="?", metavar="JOB", help="a job's id or name: its one line (state, where, "
                                                                    "until when, progress), as %%schedule status JOB")

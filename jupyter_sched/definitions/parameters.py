@@ -28,10 +28,12 @@ __all__ = [
     "INJECTED_TAG",
     "MAX_PARAMETERS_BYTES",
     "NOTEBOOK_ARGUMENT",
+    "NO_PARAMETERS_CELL",
     "NOTEBOOK_VALUES_HINT",
     "PARAMETERS_TAG",
     "PARAMETERS_RULE",
     "inject_parameters",
+    "no_parameters_cell_note",
     "parameter_defaults",
     "parameter_names",
     "parameters_cell_index",
@@ -248,6 +250,8 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
     """
     import difflib
 
+    if parameters and parameters_cell_index(list(nb.get("cells") or [])) is None:
+        return no_parameters_cell_note(notebook, parameters)
     names = parameter_names(nb)
     if names is None:
         return ""
@@ -270,6 +274,22 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
                              f"cell; the value given, {_literal(value)[:40]}, is {'an' if kind[0] in 'aeiou' else 'a'} "
                              f"{kind}, and the notebook gets it as it is.")
     return " ".join(sentences)
+
+
+NO_PARAMETERS_CELL = "has no cell tagged 'parameters'"
+"""The words of :func:`no_parameters_cell_note` another sentence may look for (the magics' "assigned after")."""
+
+
+def no_parameters_cell_note(notebook: str, parameters: Mapping[str, Any]) -> str:
+    """The note for ``parameters`` given to a notebook with no cell tagged ``parameters`` (new user
+    25, N10: injected silently, as a new first cell, and failures then named cells one off), as
+    papermill warns: ``r.ipynb has no cell tagged 'parameters': the values given (x) go into a new
+    first cell, before the notebook's own code, so a name the notebook sets itself keeps the
+    notebook's value — tag the cell that sets the defaults 'parameters' to put them after it.``"""
+    names = ", ".join(str(p) for p in parameters)
+    return (f"{notebook} {NO_PARAMETERS_CELL}: the values given ({names}) go into a new first cell, before the "
+            "notebook's own code, so a name the notebook sets itself keeps the notebook's value — tag the cell "
+            "that sets the defaults 'parameters' to put them after it (papermill's convention).")
 
 
 def _literal(value: Any) -> str:

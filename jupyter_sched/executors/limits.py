@@ -315,6 +315,12 @@ class LocalLimits:
         """Whether jobs' GPUs are fenced by a devices cgroup (else by the environment only)."""
         return "devices" in self.v1
 
+    @property
+    def caps_memory(self) -> bool:
+        """Whether a job's ``memory_mib`` becomes its memory limit here (a memory cgroup can be made),
+        so a job above it is killed by the out-of-memory killer (new user 25, N12)."""
+        return "memory" in self.v1 or bool(self.v2)
+
     def summary(self) -> str:
         """One line on how jobs are isolated here (doctor, the service's start-up log, README)."""
         if self.fences_gpus:
@@ -326,7 +332,7 @@ class LocalLimits:
                     "CUDA_VISIBLE_DEVICES itself can open every GPU of this host")
         have = set(self.v1) | ({"pids", "memory"} if self.v2 else set())
         pids = f"pids.max {self.pids_max}" if "pids" in have and self.pids_max else "no process limit"
-        if "memory" in have:
+        if self.caps_memory:
             memory = "memory limit = the job's memory_mib" + (
                 f", else {self.memory_mib} MiB" if self.memory_mib else ", else none (c.SchedApp.job_memory_mib 0)")
         else:

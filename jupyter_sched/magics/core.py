@@ -30,7 +30,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
 from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
-from ..definitions.parameters import parameters_file_note
+from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
@@ -862,6 +862,8 @@ class SchedMagics(Magics):
           %schedule queue [--mine] [--all | --limit N]   the queue as a DataFrame (position, user,
                                                GPUs, reason, ETA; --all: every pending job;
                                                --limit: the first N pending)
+          %schedule queue --summary  one line per team: GPUs running of its guarantee and
+                                               limit, borrowed, pending, oldest wait
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
@@ -1062,6 +1064,15 @@ class SchedMagics(Magics):
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
+        if cmd.summary:  # the CLI's table, from the same function (new user 25, n3)
+            import argparse
+            import types
+
+            from ..cli.queue_summary import summary
+
+            summary(self.client, argparse.Namespace(mine=cmd.mine, json=False, team=None, user=None),
+                    types.SimpleNamespace(out=sys.stdout), None)
+            return None
         rows = self.client.queue_all() if cmd.scope == "all" else self.client.queue(limit=cmd.limit)
         if cmd.mine:
             me = str(self.client.me().get("user") or "")
@@ -1335,8 +1346,9 @@ def _parameters_said(path: str, parameters: Mapping[str, Any]) -> str | None:
     if not parameters:
         return None
     note = parameters_file_note(path, parameters)
-    return (f"With parameters {json.dumps(dict(parameters))}, assigned after the notebook's cell tagged "
-            f"\"parameters\"." + (f"\nNote: {note}" if note else ""))
+    where = "in a new first cell" if NO_PARAMETERS_CELL in note else \
+        "after the notebook's cell tagged \"parameters\""  # new user 25, N10: not when it has none
+    return f"With parameters {json.dumps(dict(parameters))}, assigned {where}." + (f"\nNote: {note}" if note else "")
 
 
 def _dryrun_line(answer: Mapping[str, Any]) -> str:

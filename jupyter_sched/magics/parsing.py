@@ -456,6 +456,7 @@ class ScheduleCommand:
         yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
         job_ids: (cancel) every id given (``job_id`` is the first).
         mine: (queue) only the caller's work.
+        summary: (queue) one line per team instead of the rows (``jupyter-sched queue --summary``).
         limit: (jobs, queue) at most this many rows (queue: pending ones; running work is always shown).
         topic: (``help``) the subcommand whose help was asked for (``cell`` for ``%%schedule``);
             "" for the whole help.
@@ -477,6 +478,7 @@ class ScheduleCommand:
     mine: bool = False
     limit: int | None = None
     topic: str = ""
+    summary: bool = False
 
 
 def parameters_of(words: Sequence[str], prog: str) -> dict[str, Any]:
@@ -636,6 +638,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             parser.add_argument("--mine", action="store_true")
             # every pending entry, as `jupyter-sched queue --all` (new user 8, N5: refused here)
             parser.add_argument("--all", dest="everything", action="store_true")
+            # one line per team, as `jupyter-sched queue --summary` (new user 25, n3: "unknown argument")
+            parser.add_argument("--summary", action="store_true")
         parser.add_argument("--limit")
         ns = parser.parse_args(rest)
         if getattr(ns, "everything", False) and ns.limit is not None:
@@ -643,7 +647,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                                   hint="--all lists every pending job; --limit N the first N")
         return ScheduleCommand(head, state=_nonempty(getattr(ns, "state", None), "--state"),
                                mine=bool(getattr(ns, "mine", False)), limit=_limit(ns.limit),
-                               scope="all" if getattr(ns, "everything", False) else None)
+                               scope="all" if getattr(ns, "everything", False) else None,
+                               summary=bool(getattr(ns, "summary", False)))
     if head in ("status", "logs", "wait"):
         parser = _Parser(prog, "%schedule")
         # `%schedule status` alone is the summary `jupyter-sched status` prints (new user 12, N4)

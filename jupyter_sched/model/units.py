@@ -6,15 +6,18 @@ none of them reads the clock.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -151,6 +154,25 @@ YEAR_SHOWN_AFTER_DAYS = 182
 """A clock more than this many days from now carries its year (``ls -l``'s six months)."""
 
 
+_DATED_FROM: ContextVar[datetime | None] = ContextVar("jupyter_sched_dated_from", default=None)
+"""The moment a clock-less :func:`clock_text` (a server's answer: ``ETA Dec 6 17:47 UTC`` stays true
+while shown) measures "a year away" from; None: never the year (:func:`dated_from`)."""
+
+
+@contextlib.contextmanager
+def dated_from(now: datetime) -> Iterator[None]:
+    """Within it, a clock-less :func:`clock_text` (``now`` None) adds the year to a moment more than
+    :data:`YEAR_SHOWN_AFTER_DAYS` days from ``now`` (UTC), as the clocked form does: a service renders
+    its answers' sentences inside it with its own clock's time (new user 25, N11: a dry run's
+    ``text.eta`` said ``ETA Dec 6 17:47 UTC`` for 2027-12-06 — read as tomorrow — where the CLI's
+    said ``Dec 6 2027 17:47 UTC``). No clock is read here."""
+    token = _DATED_FROM.set(now if now.tzinfo else now.replace(tzinfo=timezone.utc))
+    try:
+        yield
+    finally:
+        _DATED_FROM.reset(token)
+
+
 def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, zone: str | None = None) -> str:
     """A moment as every surface writes it, in UTC: ``09:58 UTC`` on ``now``'s day, else ``Dec 3
     09:58 UTC``, and ``Dec 4 2027 23:58 UTC`` more than :data:`YEAR_SHOWN_AFTER_DAYS` days from
@@ -169,7 +191,9 @@ def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, z
     hhmm = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
     label = zone_label(when)
     if now is None:
-        return f"{when:%b} {when.day} {hhmm} {label}"
+        ref = _DATED_FROM.get()  # a server's answer: "today" unsaid, the year said when far (new user 25, N11)
+        far = ref is not None and abs((when - ref).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400
+        return f"{when:%b} {when.day} {when.year} {hhmm} {label}" if far else f"{when:%b} {when.day} {hhmm} {label}"
     now = (now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now).astimezone(tz)
     if when.date() == now.date():
         return f"{hhmm} {label}"

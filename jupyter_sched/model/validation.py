@@ -604,7 +604,10 @@ def spec_from_request(
     name = given_name = _str(merged, "name")
     name = "job" if name is None else name  # "" is refused below, never silently renamed
     if not name.strip() or len(name) > 200:
-        raise ValidationError("name must be 1-200 characters", field="name", hint="give a short name")
+        # the length given, and "shorter" (new user 25, n6: "give a short name" to one who gave 300 characters)
+        got = f" (got {len(name)})" if name.strip() else ""
+        raise ValidationError(f"name must be 1-200 characters{got}", field="name",
+                              hint="give a shorter name" if name.strip() else "give a name, or leave name out")
     try:
         kind = JobKind(merged.get("kind", default_kind.value))
     except ValueError:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from ..backfill.history import SAME_RUNS
+from ..backfill.history import OTHER_RUNS, SAME_RUNS
 from ..backfill.progress import ProgressReading, read_progress
 from ..model import Job
 from ..model.units import format_duration
@@ -150,7 +150,7 @@ def progress_end(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, f
     reported nothing usable (:func:`~jupyter_sched.backfill.progress.projected_left`), is being
     stopped, or ran to its limit — and while no line is fitted through its reports yet (fewer than
     :data:`~jupyter_sched.backfill.progress.MIN_FIT_REPORTS`) if it has a learnt end
-    (:func:`expected_runtime`, under its limit, from runs of the same work: new user 24, N10) it has not outrun: the latest report alone counts the
+    (:func:`expected_runtime`, under its limit, from its own user's runs: new user 24, N10) it has not outrun: the latest report alone counts the
     start-up as run without progress (on the loaded replay 61 % too long at the median, against 16 %
     for the learnt end; ``benchmarks/jct_loaded.py``, session 21), so the learnt end is kept until then. For ETAs only: never called for an admission decision (a report is
     the job's own claim, :mod:`jupyter_sched.backfill.progress`)."""
@@ -166,18 +166,20 @@ def progress_reading(ctx: CycleContext, job: Job, start: datetime) -> tuple[Prog
     documents); the reading may project no end now (``lapse``: late against its own progress, or
     stale: new user 21, N4). None where it reported nothing usable or is being stopped.
 
-    The learnt end kept over a single report is one learnt from runs of the same work only (the
-    history's run key: the same user, command or notebook and request; ``Snapshot.runtime_sources``
-    absent or ``SAME_RUNS``): a guess from the user's runs of other programs, or from other users'
-    runs of its size, says nothing about this program that its own report does not say better (new
-    user 24, N10: a reporting job's first projected ends came from its user's unrelated runs)."""
+    The learnt end kept over a single report is one learnt from its own user's runs
+    (``Snapshot.runtime_sources`` absent, ``SAME_RUNS`` — the same command or notebook and request —
+    or ``OTHER_RUNS`` — the user's other programs, only under limits within ``LIMIT_REACH`` of its
+    own); one from other users' runs of its size is not (new user 24, N10: a reporting job's first
+    projected ends came from runs unrelated to it). Keeping only ``SAME_RUNS`` cost the loaded
+    replay's ETA 20 -> 23 % (:mod:`jupyter_sched.backfill.progress`, session 25)."""
     report = ctx.snap.progress.get(job.id) if ctx.snap.progress else None
     if report is None or job.stopping_since is not None:
         return None
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     # before a line is fitted through its reports, a learnt end of the same work it has not outrun reads
     # better than the latest report alone, whose rate counts the start-up as run without progress (session 21)
-    learnt = expected_runtime(ctx, job) if ctx.snap.runtime_sources.get(job.id, SAME_RUNS) == SAME_RUNS else math.inf
+    own = ctx.snap.runtime_sources.get(job.id, SAME_RUNS) in (SAME_RUNS, OTHER_RUNS)
+    learnt = expected_runtime(ctx, job) if own else math.inf
     single = not (learnt < (math.inf if limit is None else limit) and learnt > (ctx.now - start).total_seconds())
     found = read_progress(report, start=start, now=ctx.now, limit_s=limit, single=single)
     return None if found is None else (found, report.fraction)

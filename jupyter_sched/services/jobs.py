@@ -30,7 +30,7 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
-from ..model.units import parse_utc
+from ..model.units import dated_from, parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
@@ -379,8 +379,13 @@ class JobsService:
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
         spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
-            warnings.extend(_not_reserved(spec, inv))
+            executor = self.ctx.executor
+            local = executor if isinstance(executor, LocalExecutor) else None
+            capped = local is not None and local.limits is not None and local.limits.caps_memory
+            warnings.extend(_not_reserved(spec, inv, memory_capped=capped,
+                                          host_cores=(os.cpu_count() or 0) if local is not None else 0))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
+            warnings.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
                 warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                                 "host's own software, not in a container image")
@@ -830,7 +835,8 @@ class JobsService:
         for rej in result.rejects:
             if rej.job_id == job.id:
                 out.update(never=True, reason=reason_to_dict(rej.reason))
-        return DryrunJobResponse.model_validate(out)
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11: a year away said with its year
+            return DryrunJobResponse.model_validate(out)
 
     # ---- read --------------------------------------------------------------------------------
     def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage:
@@ -908,7 +914,8 @@ class JobsService:
         with_gone(data, gone)
         with_unhealthy(data, bad)
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
-        row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
@@ -973,7 +980,8 @@ class JobsService:
         """
         data = self._read(caller, job_id, kind=kind, verb=verb)
         with_owner_teams(data, caller, self._quota_set)  # to its owner only, not in _read's event copy (N6)
-        return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            return JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
 
     def _read(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> dict[str, Any]:
         """:meth:`get`'s job dict before it is read by anyone (every reader's private state in its reason):
@@ -1142,7 +1150,8 @@ class JobsService:
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
-        entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
+        with dated_from(self.ctx.clock.now()):  # new user 25, N11
+            entry = QueueEntry.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
         if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
             # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
             entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
@@ -1248,9 +1257,10 @@ def _preemptible(spec: JobSpec, profile: Any) -> builtins.list[str]:
     return [note] if note else []
 
 
-def _bare_memory(value: object) -> builtins.list[str]:
-    """A note for a bare ``mem_per_gpu`` under 1024: a bare number is MiB (as REST documents it), but
-    ``--mem-per-gpu 20`` was meant as 20 GiB and ran as 20 MiB, said nowhere (new user 9)."""
+def _bare_memory(value: object, field: str = "mem_per_gpu") -> builtins.list[str]:
+    """A note for a bare ``mem_per_gpu`` (or ``memory``, per worker) under 1024: a bare number is MiB
+    (as REST documents it), but ``--mem-per-gpu 20`` was meant as 20 GiB and ran as 20 MiB, said
+    nowhere (new user 9); ``--memory 16`` likewise became a 16 MiB limit (new user 25, N12)."""
     text = str(value).strip() if isinstance(value, (int, float, str)) and not isinstance(value, bool) else ""
     try:
         number = float(text)
@@ -1258,7 +1268,8 @@ def _bare_memory(value: object) -> builtins.list[str]:
         return []
     if not 0 < number < 1024:
         return []
-    return [f"mem_per_gpu {text} is read as {text} MiB (a bare number is MiB): for GiB per GPU give the unit, "
+    per = "per GPU" if field == "mem_per_gpu" else "per worker"
+    return [f"{field} {text} is read as {text} MiB (a bare number is MiB): for GiB {per} give the unit, "
             f"e.g. {text}GiB"]
 
 
@@ -1270,19 +1281,30 @@ def _host_memory_mib() -> int:
         return 0
 
 
-def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
+def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
+                  host_cores: int = 0) -> builtins.list[str]:
     """Sentences for host CPU or memory the request asks for that this server does not reserve:
     its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
-    accepted and ran, as if 1,000 cores were held for it). (``env`` variables the scheduler sets
-    itself are said, and left out, in :meth:`JobsService._spec`.)"""
+    accepted and ran, as if 1,000 cores were held for it). ``memory_capped``: the executor makes
+    the job's memory its hard limit all the same (new user 25, N12: "runs with whatever the machine
+    has free" was said of a job then killed at its 16 MiB); ``host_cores``: this host's cores (0 =
+    not a local executor), above which ``cpu`` is said to be more than the host has. (``env``
+    variables the scheduler sets itself are said, and left out, in :meth:`JobsService._spec`.)"""
     out: builtins.list[str] = []
     nodes = inv.nodes
     req = spec.resources
-    for asked, what, tracked in ((req.cpu_millis, "cpu", any(n.cpu_millis for n in nodes)),
-                                 (req.memory_mib, "memory", any(n.memory_mib for n in nodes))):
-        if asked and not tracked:
-            out.append(f"{what} is not reserved on this server (its inventory declares no host {what}): the job "
-                       "runs with whatever the machine has free")
+    per = " per worker" if req.workers > 1 else ""
+    if req.cpu_millis and not any(n.cpu_millis for n in nodes):
+        out.append("cpu is not reserved on this server (its inventory declares no host cpu): the job runs "
+                   "with whatever the machine has free")
+        if host_cores and req.cpu_millis > host_cores * 1000:
+            out.append(f"cpu {req.cpu_millis / 1000:g}{per} is more than this host's {host_cores} cores: the job "
+                       f"shares those {host_cores}")
+    if req.memory_mib and not any(n.memory_mib for n in nodes):
+        out.append("memory is not reserved on this server (its inventory declares no host memory), but the job "
+                   f"is limited to {req.memory_mib} MiB{per}: it is killed above it" if memory_capped else
+                   "memory is not reserved on this server (its inventory declares no host memory): the job runs "
+                   "with whatever the machine has free")
     if req.fractional and req.min_memory_mib:  # red team 15 R7: reserved, but nothing enforces it
         out.append(f"mem_per_gpu {req.min_memory_mib} MiB is reserved from the shared GPU's memory for placement "
                    "only: no share is placed where the memory it asks is taken, but nothing caps what this job "

@@ -356,6 +356,21 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     return f'argument {option}: expected one argument — a value starting with "-" is joined to its option: {joined}'
 
 
+def _file_first(prog: str, typed: Sequence[str]) -> tuple[str, str]:
+    """``(flag, hint)`` for ``definitions create --notebook x.ipynb`` (submit's flag): a definition takes
+    its notebook or script as the first argument (new user 25, n4: the whole usage line said it); ("", "")
+    else."""
+    if not prog.endswith("definitions create"):
+        return "", ""
+    for i, word in enumerate(typed):
+        flag, eq, value = word.partition("=")
+        if flag in ("--notebook", "--script"):
+            given = value if eq else typed[i + 1] if i + 1 < len(typed) and not typed[i + 1].startswith("-") \
+                else "x.ipynb"
+            return flag, f"the notebook or script is the first argument: {prog} {given} --cron '0 6 * * *' …"
+    return "", ""
+
+
 def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:
     """A command-line mistake in the CLI's own one-line style, as a refused request is said
     (``jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: jupyter-sched queue
@@ -378,6 +393,7 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
             else ("", f"unexpected arguments: {extras.group(1)}")
         at = next((i for i in range(len(typed) - 1, 0, -1) if typed[i] == words[0]), -1)
         hint = hint or unit_split(typed, at)  # `wait J --for 5 minutes` (newuser22 N2)
+
     elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
         field, text = required.group(1), "missing"
         if field in PLACEHOLDERS:  # what it accepts, and where to find one (not only the usage's placeholder)
@@ -394,6 +410,9 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
         text = f"{choice.group(1)!r} is not one of {', '.join(choices)}"
         close = difflib.get_close_matches(choice.group(1), choices, n=1)
         hint = hint or (f"did you mean {close[0]}?" if close else "")
+    flag, first = _file_first(prog, typed)
+    if syntax and first:  # submit's flag on a definition (new user 25, n4)
+        field, text, hint = flag, f"not an option of {prog}", first
     if not hint and syntax:  # argparse's: the command's usage says how to write it
         hint = " ".join(usage.split()) or f"`{prog} --help` says how to call it"
     tail = f" — {hint}" if hint else ""

@@ -5,6 +5,7 @@ Inputs are jobs as the REST API carries them (:func:`jupyter_sched.model.codec.j
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -316,6 +317,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
     return f"{head}: {state_word(job)}{tail}{f' — {message}' if message else ''}"
 
 
+_CANCELLED_BY = "cancelled by "
+"""How the message of a job cancelled by a person opens (``cancelled by ann (killed by SIGTERM)``)."""
+
 _RELEASED_BY = "released by "
 """How the message of a lease given back after its grant opens (:func:`lease_end_message`; the
 engine's ``lease_release_message`` says it the same way)."""
@@ -337,13 +341,25 @@ def lease_end_words(job: Mapping[str, Any]) -> str:
     reader's own lease, ``mine``), ``released by its owner`` (an admin reading another's), ``released
     by an admin (root)`` (anyone else who released it: only an admin may), with the cause after a colon
     kept (``released by the server: its kernel was shut down`` and every other message — reclaimed while
-    idle, a request withdrawn at its timeout, preempted — as it is). A job's message is its own.
+    idle, a request withdrawn at its timeout, preempted — as it is). A job's ``cancelled by ann (killed by
+    SIGTERM)`` likewise (``cancelled by you (…)``, new user 25, n2) where its owner and ``mine`` are known.
     The panel's ``leaseEndWords`` says the same."""
     message = printable_line(str(job.get("message") or ""))
-    if job.get("kind") != "lease" or not message.startswith(_RELEASED_BY):
+    owner = str(job.get("user") or "")
+    if job.get("kind") != "lease":
+        # a job's cancel as a lease's release (new user 25, n2: "cancelled by root (killed by SIGTERM; …)" to
+        # root on a single-user lab, beside "released by you"); only where its owner is known
+        if not owner or not message.startswith(_CANCELLED_BY):
+            return message
+        rest = message[len(_CANCELLED_BY):]
+        actor = re.split(r": | \(", rest, maxsplit=1)[0]
+        mine = job.get("mine")
+        if actor != owner or not isinstance(mine, bool):  # another's cancel names them (as the panel's toasts)
+            return message
+        return f"{_CANCELLED_BY}{'you' if mine else 'its owner'}{rest[len(actor):]}"
+    if not message.startswith(_RELEASED_BY):
         return message
     actor, colon, why = message[len(_RELEASED_BY):].partition(": ")
-    owner = str(job.get("user") or "")
     if owner and actor == owner:
         who = "you" if job.get("mine") is True else "its owner"
     elif actor and " " not in actor and actor not in _SYSTEM_ACTORS:

@@ -1073,7 +1073,7 @@ def preempted_how(said: str) -> str:
         return ", " + said.removeprefix("preempted ")
     if said.startswith("preempted (its team borrows)"):
         return ", as its team was borrowing"
-    higher = re.match(r"preempted by higher-priority (\w+) (job|lease|service) \S+ of (?:team )?(\S+)", said)
+    higher = re.match(r"preempted by higher-priority (\w+) (job|lease|service) \S+ of (?:team )?([^\s;,]+)", said)
     if higher is not None:  # the preemptor by its kind (new user 16, N12)
         return f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"
     return ""

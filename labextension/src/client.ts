@@ -10,6 +10,7 @@
  * The client talks through a small {@link Transport} so that it runs unchanged in JupyterLab
  * (`ServerConnection.makeRequest` adds the token and XSRF headers) and in unit tests.
  */
+import { clockText } from './format';
 import type { components, operations, paths } from './schema';
 
 /** The document's component schemas (`Schemas['Job']`, `Schemas['IdlePolicy']`, ...). */
@@ -156,6 +157,34 @@ export class ServerExtensionMissingError extends Error {
   }
 }
 
+/**
+ * The server did not answer at all (the browser's fetch failed: Chrome's "Failed to fetch",
+ * Firefox's "NetworkError when attempting to fetch resource.", Safari's "Load failed"), as while a
+ * `jupyter lab` restarts (new user 25, N13: the panel showed the raw "Failed to fetch").
+ * `lastAnswerAt`: when this client last had an answer (null: never), which the panel still shows.
+ */
+export class ServerNotAnsweringError extends Error {
+  constructor(
+    readonly lastAnswerAt: Date | null,
+    readonly failure: unknown
+  ) {
+    super('the server is not answering (restarting?)');
+    this.name = 'ServerNotAnsweringError';
+  }
+}
+
+/** A browser's words for a fetch that got no answer (Chrome, Firefox, Safari; Node's undici). */
+const NO_ANSWER_WORDS = /^(Failed to fetch|NetworkError when attempting to fetch resource\.?|Load failed|fetch failed)$/;
+
+/**
+ * Whether `err` is a fetch that got no answer: what `fetch` (and JupyterLab's
+ * `ServerConnection.NetworkError`, a TypeError) throws then; not an abort the caller asked for.
+ * `transport`: thrown by the transport itself (any TypeError), else only with a browser's words.
+ */
+function noAnswer(err: unknown, transport = false): boolean {
+  return err instanceof TypeError && (transport || NO_ANSWER_WORDS.test(err.message));
+}
+
 type QueryValue = string | number | boolean | null | undefined;
 
 /** Query string from `params`, skipping undefined, null and empty values (`?a=1&b=x`). */
@@ -205,6 +234,9 @@ export class SchedClient {
    */
   private readonly _validated = new Map<string, { etag: string; text: string }>();
 
+  /** When the server last answered a request of this client (any status); null: not yet. */
+  private _lastAnswerAt: Date | null = null;
+
   /**
    * Send operation `op` of openapi.yaml; JSON in, JSON out.
    *
@@ -230,7 +262,13 @@ export class SchedClient {
     if (kept) {
       init.headers = { 'If-None-Match': kept.etag };
     }
-    const response = await this.transport.request(path, init);
+    let response: Response;
+    try {
+      response = await this.transport.request(path, init);
+    } catch (err) {
+      throw noAnswer(err, true) ? new ServerNotAnsweringError(this._lastAnswerAt, err) : err;
+    }
+    this._lastAnswerAt = new Date();
     const text = response.status === 304 && kept ? kept.text : await response.text();
     if (method === 'GET') {
       this._keep(path, response, text);
@@ -397,10 +435,19 @@ function errorBodyOf(payload: unknown): ErrorBody | undefined {
 /**
  * One readable line for any error: the server's message, the field at fault and the hint
  * (`gpus must be >= 0 (got -1) [gpus] — use 0 for CPU-only work`), and a 5xx answer's reference
- * (`… the server log has the cause (reference 7bccb29d)`). Network failures and
- * {@link ServerExtensionMissingError} keep their own message.
+ * (`… the server log has the cause (reference 7bccb29d)`). A server that does not answer (a restart):
+ * `the server is not answering (restarting?)`, never the browser's "Failed to fetch"; with
+ * `retrying` (a poll that goes on showing the last answer) `… — showing what it said at 16:01:11 UTC;
+ * retrying` (new user 25, N13). {@link ServerExtensionMissingError} keeps its own message.
  */
-export function describeError(err: unknown): string {
+export function describeError(err: unknown, options: { retrying?: boolean } = {}): string {
+  if (err instanceof ServerNotAnsweringError || noAnswer(err)) {
+    // never the browser's own words for it (new user 25, N13); `retrying`: a poll that goes on, whose
+    // last answer is still shown
+    const at = err instanceof ServerNotAnsweringError ? err.lastAnswerAt : null;
+    const shown = options.retrying && at ? ` — showing what it said at ${clockText(at, new Date(), true)}` : '';
+    return `the server is not answering (restarting?)${shown}${options.retrying ? '; retrying' : ''}`;
+  }
   if (err instanceof SchedApiError) {
     let text = err.field ? `${err.message} [${err.field}]` : err.message;
     if (err.hint) {

@@ -754,22 +754,37 @@ const SYSTEM_ACTORS = new Set(['user', 'scheduler', 'jupyterhub']);
  * lines (`jupyter_sched.wording.jobs.lease_end_words`; new user 23, N17: `released by root` for the reader's
  * own release): `released by you` (the reader's lease), `released by its owner`, `released by an admin (root)`;
  * the cause after a colon kept, and every other message (the server's release, an idle reclaim, a request
- * withdrawn at its timeout) as it is. A job's message is its own.
+ * withdrawn at its timeout) as it is. A job's `cancelled by ann (killed by SIGTERM)` likewise where its owner is
+ * known (`cancelled by you (…)`, new user 25, n2).
  */
 export function leaseEndWords(
   job: { kind?: string | null; message?: string | null; user?: string | null; mine?: boolean | null },
   reader: string | null = null
 ): string {
   const message = job.message ?? '';
+  const owner = job.user ?? '';
+  if (job.kind !== 'lease') {
+    // a job's cancel as a lease's release (new user 25, n2: `cancelled by root (killed by SIGTERM)` to root)
+    const cancelled = 'cancelled by ';
+    if (!owner || !message.startsWith(cancelled)) {
+      return message;
+    }
+    const rest = message.slice(cancelled.length);
+    const actor = rest.split(/: | \(/, 1)[0];
+    const you = job.mine === true || (reader !== null && reader === owner);
+    if (actor !== owner || (!you && job.mine !== false)) {
+      return message; // another's cancel names them, as the toasts do; whose it is not known: as it is
+    }
+    return `${cancelled}${you ? 'you' : 'its owner'}${rest.slice(actor.length)}`;
+  }
   const head = 'released by ';
-  if (job.kind !== 'lease' || !message.startsWith(head)) {
+  if (!message.startsWith(head)) {
     return message;
   }
   const rest = message.slice(head.length);
   const colon = rest.indexOf(': ');
   const actor = colon < 0 ? rest : rest.slice(0, colon);
   const why = colon < 0 ? '' : rest.slice(colon);
-  const owner = job.user ?? '';
   let who: string;
   if (owner && actor === owner) {
     who = job.mine === true || (reader !== null && reader === owner) ? 'you' : 'its owner';

@@ -471,7 +471,7 @@ export class SchedModel implements ISchedModel {
       this.loadedResources.add(resource);
       this.setError(resource, null);
     } catch (err) {
-      this.setError(resource, describeError(err));
+      this.setError(resource, describeError(err, { retrying: true })); // the last answer stays shown (N13)
     }
   }
 

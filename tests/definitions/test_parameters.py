@@ -92,5 +92,6 @@ def test_newuser6_finding_10_unknown_parameter_names_against_the_parameters_cell
     two = parameters_note(cell, {"regoin": "x", "dayz": 3}, "r.ipynb")
     assert two.startswith("parameters 'regoin', 'dayz' are not in r.ipynb's parameters cell (region, days) — did you "
                           "mean 'region' or 'days'? They are injected anyway"), two
-    assert parameters_note(nb(None), {"anything": 1}, "r.ipynb") == ""  # no cell: every name is new
+    # no cell: every name is new; where the values go is said (new user 25, N10)
+    assert parameters_note(nb(None), {"anything": 1}, "r.ipynb").startswith("r.ipynb has no cell tagged 'parameters'")
     assert parameters_note(nb("region = ("), {"x": 1}, "r.ipynb") == ""  # not Python that parses

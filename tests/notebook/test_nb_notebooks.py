@@ -102,6 +102,8 @@ async def test_newuser20_n5_admin_quotas_previews_what_it_strands_sends_no_first
     assert "window_s" in text and "1800.0" not in text and "30m" in text
     assert "utilized where telemetry exists" not in "".join(c.source for c in nb.cells)
     assert "admin: True" in text
+    # new user 25, n8: "telemetry kept: 4h03m" — the window and the 3 minutes to spare said apart
+    assert "(the longest idle window) + 3m to spare" in text or "| telemetry kept: none" in text, text
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text
     assert "nb-quota-demo has no line; quotas as in section 1: True" in text

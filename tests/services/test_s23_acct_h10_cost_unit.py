@@ -93,6 +93,9 @@ class _Wire:
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
 
+    def config(self) -> dict[str, Any]:
+        return {"features": {"hub": True}}  # a hub's answer (its prices are c.HubSchedApp's)
+
     def call(self, req: Any) -> Any:
         if req.path == "me":
             return {"user": "boss", "is_admin": True}
