@@ -273,5 +273,5 @@ class JobTokenHandler:
         route = f"{handler.request.method} {handler._template}"
         handler._sched_caller = await handler.call(check.caller, token, route=route, job_id=kwargs.get("job_id"),
                                                    allowed=handler.request.method in self.job_token_methods)
-        # the hub service's front door counts this token as a caller of its own from now on (verify 24, V1)
+        # the hub service's front door counts this token as its job's owner from now on (verify 24 V1, 25 V2)
         note_caller(handler.request, handler._sched_caller.user)

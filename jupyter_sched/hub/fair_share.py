@@ -89,10 +89,6 @@ def credential_digest(headers: Mapping[str, str], target: str) -> tuple[str, str
     return None
 
 
-_PROVEN_JOB = "\x00job"
-"""What :class:`CallerKeys` keeps for a job token that passed its check (no hub user is named so)."""
-
-
 class CallerKeys:
     """Which hub user each credential (digest) authenticated as: bounded, least recently used
     forgotten first. Only budgets read it — a revoked token still keyed to its user only limits that user."""
@@ -108,23 +104,20 @@ class CallerKeys:
         while len(self._users) > self._kept:
             self._users.popitem(last=False)
 
-    def learn_job(self, digest: str) -> None:
-        """A request carrying the job token ``digest`` passed the job-token check: from now on it is a
-        caller of its own (a job's progress reports never eat its owner's share)."""
-        self.learn(digest, _PROVEN_JOB)
-
     def key(self, credential: tuple[str, str] | None, peer: str) -> str:
-        """The caller a request counts as: ``"user NAME"`` when its credential authenticated before,
-        ``"job-token DIGEST"`` for a job's token that passed its check before, ``"unproven PEER"`` for
-        any credential not yet seen authenticated — a job-shaped one too (verify 24, V1: keyed by its
-        digest, each made-up ``jsjob1.`` token was a caller of its own, so a few of them took every
-        share of the body budget) — and ``"address PEER"`` with none."""
+        """The caller a request counts as: ``"user NAME"`` when its credential authenticated before —
+        a job's token that passed the job-token check counts as its job's owner (verify 25, V2: each
+        checked job token was a caller of its own, with its own quarter of the body budget, so one user's
+        four zero-GPU jobs held all of it, for good once proven, and every user's writes were 503) —
+        ``"unproven PEER"`` for any credential not yet seen authenticated, a job-shaped one too (verify
+        24, V1: keyed by its digest, each made-up ``jsjob1.`` token was a caller of its own), and
+        ``"address PEER"`` with none."""
         if credential is not None:
-            kind, digest = credential
+            _, digest = credential
             user = self._users.get(digest)
             if user is not None:
                 self._users.move_to_end(digest)
-                return f"job-token {digest[:12]}" if kind == "job" and user == _PROVEN_JOB else f"user {user}"
+                return f"user {user}"
             return f"unproven {peer}"
         return f"address {peer}"
 
@@ -159,7 +152,7 @@ def _peer_of(key: str) -> str | None:
 
 
 def user_of(key: str) -> str | None:
-    """The hub user a caller key names (None: an address, unproven credentials or a job token)."""
+    """The hub user a caller key names (None: an address or unproven credentials)."""
     return key[5:] if key.startswith("user ") else None
 
 

@@ -527,7 +527,7 @@ A value must never reach its key (the entry would then never go: verify 24, V2).
 def note_caller(request: object, user: str) -> None:
     """The identity provider authenticated ``request`` (a handler's ``HTTPServerRequest``) as hub
     ``user``: its credential counts as that user at the front door from now on (verify 23, V5); a
-    job token that passed its check counts as that job's own caller (verify 24, V1). Nothing for a
+    job token that passed its check counts as its job's owner, ``user`` (verify 25, V2). Nothing for a
     request the front door did not read (an in-process test server, the embedded server)."""
     watched = _REQUESTS.get(getattr(request, "connection", None)) if request is not None else None
     if watched is not None:
@@ -787,12 +787,7 @@ class GuardedHTTPServer(HTTPServer):
     def learned(self, conn: object, credential: tuple[str, str] | None, user: str) -> None:
         """``conn``'s request authenticated as hub ``user`` with ``credential``: later requests carrying it
         count as ``user``, and so does this one if it is still being answered."""
-        if credential is not None and credential[0] == "job":  # a job's token: its own caller once checked
-            self.keys.learn_job(credential[1])
-            if conn in self._connections and conn not in self._waiting:
-                self.fair.answering(conn, self.keys.key(credential, ""))
-            return
-        if credential is not None:
+        if credential is not None:  # a job's token too: its job's owner (verify 25, V2)
             self.keys.learn(credential[1], user)
         if conn in self._connections and conn not in self._waiting:
             self.fair.answering(conn, f"user {user}")

@@ -235,8 +235,8 @@ def test_verify23_v5_the_caller_is_the_user_per_request_never_the_proxy_address(
     assert keys.key(None, "127.0.0.1") == "address 127.0.0.1"  # no credential at all: its own share
     job = credential_digest({"Authorization": "token jsjob1.abc"}, "/x")
     assert keys.key(job, "127.0.0.1") == "unproven 127.0.0.1"  # a job token not yet checked (verify 24, V1)
-    keys.learn_job(job[1])  # type: ignore[index]
-    assert keys.key(job, "127.0.0.1").startswith("job-token ")  # checked once: a caller of its own
+    keys.learn(job[1], "amy")  # type: ignore[index]
+    assert keys.key(job, "127.0.0.1") == "user amy"  # checked once: its job's owner (verify 25, V2)
     assert credential_digest({"Cookie": "jupyterhub-services=abc"}, "/x")[0] == "cookie"  # type: ignore[index]
     assert credential_digest({}, "/x") is None
 

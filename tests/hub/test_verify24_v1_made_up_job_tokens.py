@@ -5,8 +5,8 @@ a caller's share of it (a quarter). A credential not yet seen authenticated coun
 from its address" — except a job-shaped token (``jsjob1.…``), which was keyed by its own digest: on a
 real hub, 16 connections with made-up job tokens through the proxy (no account) held all 256 MiB,
 and every user's POST/PUT was answered 503 "busy" for as long as they were held. Now a job token
-is a caller of its own only once it passed the job-token check; before that it shares its
-address's unproven share, and the rest of the budget stays for callers who authenticated.
+leaves its address's unproven share only once it passed the job-token check (it then counts as its
+job's owner: verify 25, V2), and the rest of the budget stays for callers who authenticated.
 
 Real parts: the front door on a real TCP port in front of a small tornado application that tells
 the front door who a token authenticated as (as the hub's identity provider and the job-token
@@ -61,10 +61,9 @@ def test_verify24_v1_made_up_job_tokens_share_their_address_and_leave_the_budget
             sock.close()
 
 
-def test_verify24_v1_a_job_token_that_passed_its_check_is_a_caller_of_its_own() -> None:
+def test_verify24_v1_only_a_job_token_that_passed_its_check_leaves_the_unproven_share() -> None:
     keys = CallerKeys()
     real, fake = (credential_digest({"Authorization": t}, "/x") for t in (PROVEN_JOB, "token jsjob1.made-up"))
     assert keys.key(real, "10.0.0.1") == keys.key(fake, "10.0.0.1") == "unproven 10.0.0.1"
-    keys.learn_job(real[1])  # type: ignore[index]
-    assert keys.key(real, "10.0.0.1").startswith("job-token ") and keys.key(fake, "10.0.0.1") == "unproven 10.0.0.1"
-    assert not keys.key(real, "10.0.0.1").startswith("user ")  # never read as a hub user
+    keys.learn(real[1], "amy")  # type: ignore[index]  # checked: its job's owner (verify 25, V2)
+    assert keys.key(real, "10.0.0.1") == "user amy" and keys.key(fake, "10.0.0.1") == "unproven 10.0.0.1"
