@@ -265,6 +265,7 @@ def remove(store: Store, entry_id: int, *, actor: str) -> str:
 
 def _rotate(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err: TextIO) -> int:
     """``doctor rotate-job-secret`` (hubadmin23/24 A19): a new generation, audited; the secret never shown."""
+    from ..services.job_tokens import REVOKED_SEEN_S
     from ..store.job_secrets import rotate_job_secret
 
     if args.revoke_running and not args.yes:
@@ -279,7 +280,8 @@ def _rotate(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err
     out.write(f"rotated the job-token secret to generation {done.generation} (audited as {actor}): every server "
               "of this store gives the next job it starts a token of it\n")
     if args.revoke_running:
-        out.write(f"revoked: the tokens of the {done.running} running job(s) are refused from now on\n")
+        out.write(f"revoked: the tokens of the {done.running} running job(s) are refused from now on (by every "
+                  f"server within {REVOKED_SEEN_S:g} s)\n")
     elif done.kept:
         out.write(f"the tokens of the {done.running} running job(s) keep working until those jobs end (then the old "
                   f"secret is deleted at the next rotation); --revoke-running --yes stops them now\n")

@@ -123,14 +123,20 @@ class JobTokens:
 REREAD_S = 1.0
 """Least seconds between two reads of the store's secrets for a token that verifies under none known (a
 rotation by another process; a flood of forged tokens costs at most one read a second)."""
+REVOKED_SEEN_S = 5.0
+"""Most seconds a token of the secret this server read as current is taken without reading the store's
+secrets again: a ``rotate-job-secret --revoke-running`` in another process (which deletes that secret)
+is in force everywhere within this (verify 25, V3: until the server's next job start, on a quiet
+cluster for ever). Progress reports come minutes apart per job: at most one read in 5 s per server."""
 
 
 class StoredJobTokens:
     """:class:`JobTokens` under the store's secrets (:mod:`jupyter_sched.store.job_secrets`), as every
     server sharing the store sees them: :meth:`mint` reads the current generation each time (a rotation by
     ``jupyter-sched doctor rotate-job-secret`` in another process applies to the next job started), a token
-    of a retired secret is checked against the store's secrets of now (a revocation elsewhere), and a token
-    that verifies under none known makes it read them again (at most every :data:`REREAD_S`).
+    of a retired secret is checked against the store's secrets of now (a revocation elsewhere), a token of
+    the current one against secrets read at most :data:`REVOKED_SEEN_S` ago, and a token that verifies
+    under none known makes it read them again (at most every :data:`REREAD_S`).
 
     Args:
         load: the store's secrets, newest first (:func:`~jupyter_sched.store.job_secrets.read_job_secrets`).
@@ -164,10 +170,12 @@ class StoredJobTokens:
     def read_any(self, token: str) -> tuple[str, int, datetime | None] | None:
         """As :meth:`JobTokens.read_any`, reading the store again for a token none known verifies."""
         claims = self._tokens.read_any(token)
-        if (claims is not None and claims[2] is not None) or (
-                claims is None and is_job_token(token) and self._clock() - self._read_at >= REREAD_S):
-            # a retired secret's token is read against the store's secrets of now (a rotation with
-            # --revoke-running in another process deleted it); an unknown one after a rotation elsewhere
+        age = self._clock() - self._read_at
+        if (claims is not None and (claims[2] is not None or age >= REVOKED_SEEN_S)) or (
+                claims is None and is_job_token(token) and age >= REREAD_S):
+            # a retired secret's token is read against the store's secrets of now, a current one's against
+            # secrets at most REVOKED_SEEN_S old (a rotation with --revoke-running in another process deleted
+            # it: verify 25, V3); an unknown one after a rotation elsewhere
             self._tokens, self._read_at = self._read(), self._clock()
             claims = self._tokens.read_any(token)
         return claims
