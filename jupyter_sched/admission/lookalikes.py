@@ -23,6 +23,14 @@ but not as what they are:
   LETTER A``): every letter of those alphabets is named so, and no letter's name states two of them
   (checked over the whole database by the test of this module).
 
+* :func:`compatibility_letter` — a letter or digit that Unicode's compatibility normalization (NFKC)
+  turns into another one: fullwidth a (U+FF41), mathematical bold a (U+1D41A), ligatures (fi, U+FB01),
+  the ordinal indicators (U+00AA, U+00BA), fullwidth and mathematical digits — ``train`` written with
+  U+1D41A or U+FF41 for its a reads as ``train`` (verify 25, V5). The micro sign U+00B5 (NFKC: Greek
+  mu) is kept: it is how units are written. Whole-script look-alikes (a word all in Cyrillic letters
+  that read as Latin ones) and small capitals (U+1D00…, NFKC-stable) are not caught: TR39's
+  whole-script data is not in Python's database.
+
 Each returns what a refusal names (the character, its place) or None; :func:`~.rules.visible_text`
 words the refusal. Names stored before these checks are read as they are: only new input is checked.
 """
@@ -31,7 +39,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["CONFUSABLE_SCRIPTS", "baseless_mark", "mixed_word", "odd_space", "script_of", "unassigned"]
+__all__ = ["CONFUSABLE_SCRIPTS", "baseless_mark", "compatibility_letter", "mixed_word", "odd_space", "script_of",
+           "unassigned"]
 
 CONFUSABLE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "GEORGIAN", "CHEROKEE", "COPTIC")
 """The alphabets whose letters stand in for each other (a Cyrillic a U+0430 or a Greek omicron U+03BF for a
@@ -49,6 +58,17 @@ def odd_space(value: str) -> int | None:
 def unassigned(value: str) -> int | None:
     """Index of the first unassigned (Cn) or private-use (Co) code point in ``value``, or None."""
     return next((i for i, char in enumerate(value) if unicodedata.category(char) in ("Cn", "Co")), None)
+
+
+_MICRO_SIGN = "\u00b5"
+
+
+def compatibility_letter(value: str) -> int | None:
+    """Index of the first letter or decimal digit in ``value`` that NFKC turns into other characters
+    (module docstring), or None."""
+    return next((i for i, char in enumerate(value)
+                 if ((unicodedata.category(char)[0] == "L" and char != _MICRO_SIGN) or unicodedata.category(char) == "Nd")
+                 and unicodedata.normalize("NFKC", char) != char), None)
 
 
 def baseless_mark(value: str) -> int | None:

@@ -32,7 +32,7 @@ from ..placement.filters import model_matches
 from ..quota import QuotaLedger
 from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
 from .caller import Caller
-from .lookalikes import baseless_mark, mixed_word, odd_space, unassigned
+from .lookalikes import baseless_mark, compatibility_letter, mixed_word, odd_space, unassigned
 from .policy import team_allows
 
 __all__ = [
@@ -154,7 +154,8 @@ def _named(char: str) -> str:
 def _lookalikes(value: str, field: str) -> None:
     """Refuse characters drawn as something they are not (red team 24, R2; :mod:`.lookalikes`): a space
     other than U+0020, an unassigned or private-use code point, a combining mark with no letter under
-    it, letters of two look-alike alphabets in one word (Unicode TR39's mixed-script test, restricted
+    it, a fullwidth/mathematical/ligature letter or digit (NFKC: verify 25, V5), letters of two look-alike
+    alphabets in one word (Unicode TR39's mixed-script test, restricted
     to those alphabets).
 
     Raises:
@@ -175,6 +176,12 @@ def _lookalikes(value: str, field: str) -> None:
         raise ValidationError(f"{field} has the combining mark {_named(value[at])} at character {at + 1} with no "
                               "letter under it", field=field,
                               hint="put an accent right after its letter, or write the accented letter itself (é)")
+    if (at := compatibility_letter(value)) is not None:
+        plain = unicodedata.normalize("NFKC", value[at])
+        raise ValidationError(f"{field} contains {_named(value[at])} at character {at + 1}, a styled form of "
+                              f"{plain!r}", field=field,
+                              hint=f"write {plain!r} itself: a fullwidth, mathematical or ligature letter reads "
+                                   "as the plain one, and the name then reads as another one")
     if (mixed := mixed_word(value)) is not None:
         word, scripts = mixed  # the word's main alphabet first; the first letter of each other one named
         names = [s.title() for s in scripts]

@@ -49,7 +49,23 @@ RED24 = {  # name -> (what the refusal says, the rule its hint gives)
 }
 ORDINARY = ("train-1", "train run", "Vi\u1ec7t", "caf\u00e9", "cafe\u0301", "\u041c\u043e\u0441\u043a\u0432\u0430-train",
             "\u65e5\u672c\u30c6\u30b9\u30c8", "model\u65e5\u672c", "\u0928\u092e\u0938\u094d\u0924\u0947", "\u00b5s-bench",
-            "\u0395\u03bb\u03bb\u03ac\u03b4\u03b1 v2", "\U0001f600 run", "x\u0308")
+            "\u0395\u03bb\u03bb\u03ac\u03b4\u03b1 v2", "\U0001f600 run", "x\u0308", "resnet-x\u00b2", "\ud55c\uad6d\uc5b4")
+
+
+VERIFY25_V5 = {  # styled letters and digits NFKC turns into plain ones (verify 25, V5: read as "train")
+    "tr\U0001d41ain": "U+1D41A (mathematical bold small a) at character 3, a styled form of 'a'",
+    "tr\uff41in": "U+FF41 (fullwidth latin small letter a) at character 3, a styled form of 'a'",
+    "\ufb01ne-tune": "U+FB01 (latin small ligature fi) at character 1, a styled form of 'fi'",
+    "run-\uff11": "U+FF11 (fullwidth digit one) at character 5, a styled form of '1'",
+}
+
+
+@pytest.mark.parametrize("name", list(VERIFY25_V5), ids=[ascii(n) for n in VERIFY25_V5])
+def test_verify25_v5_a_styled_letter_or_digit_is_refused_naming_its_plain_form(name: str) -> None:
+    with pytest.raises(ValidationError) as refused:  # each passed before (one script, no odd space)
+        visible_text(name, "name", limit=200)
+    assert VERIFY25_V5[name] in refused.value.message and refused.value.field == "name", refused.value.message
+    assert "itself" in (refused.value.hint or ""), refused.value.hint
 
 
 @pytest.mark.parametrize("name", list(RED24), ids=[ascii(n) for n in RED24])
