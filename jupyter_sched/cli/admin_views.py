@@ -321,7 +321,7 @@ def _more_match(client: Any, params: dict[str, str], rows: list[dict[str, Any]],
                                                                 "until": str(oldest.get("at"))})), "audit")
     if not older:  # (a row at the very microsecond of the oldest shown could still be cut: not said)
         return ""
-    return (f"{len(rows)} rows shown, the newest; more match — older ones with --until {oldest.get('at')} "
+    return (f"{len(rows)} row{'' if len(rows) == 1 else 's'} shown, the newest; more match — older ones with --until {oldest.get('at')} "
             "(then --until the oldest of those, and so on), or raise --limit (at most 10000)")
 
 

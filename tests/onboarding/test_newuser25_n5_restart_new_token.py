@@ -76,8 +76,9 @@ def test_newuser25_n5_waits_go_on_after_a_restart_that_made_a_new_token(
     assert following.returncode == EXIT_OK, logs_err
     assert "before the restart" in logs_out and "after the restart" in logs_out, logs_out
     assert logs_out.count("before the restart") == 1, logs_out  # went on where it was: nothing twice
+    # whether a poll fell in the seconds the server was down (and said "it is likely restarting") is timing;
+    # what matters is that the old token, refused by the new server, was replaced and nothing said refused
     for err in (wait_err, logs_err):
-        assert "it is likely restarting" in err, err  # they did see the restart, and rode it out
         assert "refused the token" not in err and "[forbidden]" not in err, err
     job = client.job(job_id)  # the Python client renews its token too
     assert job["state"] == "succeeded", job

@@ -13,6 +13,7 @@ from jupyter_sched.model.validation import spec_from_request
 from jupyter_sched.wording import job_line
 from jupyter_sched.wording.jobs import lease_end_words
 from tests.reliability.harness import EmbeddedServer, no_strays
+from tests.runtime.test_local_executor import wait_until
 
 
 def test_newuser25_nit_n1_status_help_has_a_description_paragraph(capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,6 +68,9 @@ def test_newuser25_nit_n3_schedule_queue_summary_prints_the_clis_table(tmp_path:
         try:
             made = server.client().post("jobs", json={"gpus": 1, "command": ["sleep", "60"], "time_limit": "5m"})
             assert made.status_code == 201, made.text
+            # the two tables are read a moment apart: compare them once the job no longer moves (running)
+            wait_until(lambda: server.client().get(f"jobs/{made.json()['id']}").json()["state"] == "running",
+                       "the job to run")
             code, table, err = server.cli("queue", "--summary")
             assert code == EXIT_OK and table.startswith("TEAM"), (table, err)
             capsys.readouterr()

@@ -25,8 +25,14 @@ def _start(tmp_path: Path, job_id: str) -> tuple[LocalExecutor, int]:
     ex.start(make_job(job_id, command=("sleep", "400"), working_dir=str(tmp_path)), Allocation("vm", ()))
     found: dict[str, int] = {}
 
+    def command(p: psutil.Process) -> list[str]:  # another test's child may be a zombie or gone by now
+        try:
+            return p.cmdline()
+        except psutil.Error:
+            return []
+
     def sleeping() -> bool:
-        sleeps = [p for p in psutil.Process().children(recursive=True) if p.cmdline()[:1] == ["sleep"]
+        sleeps = [p for p in psutil.Process().children(recursive=True) if command(p)[:1] == ["sleep"]
                   and p.parent() is not None and job_dir_of(p.parent()) is not None
                   and job_dir_of(p.parent()).is_relative_to(tmp_path)]  # type: ignore[union-attr]
         if sleeps:

@@ -86,6 +86,9 @@ class _Wire:
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
 
+    def config(self) -> dict[str, Any]:
+        return {"features": {"hub": True}}  # GET config as a hub answers it (the footer names its price setting)
+
     def call(self, req: Any) -> Any:
         if req.path == "me":
             return {"user": "boss", "is_admin": True, "gpu_hours_since": "2026-11-28T08:40:00Z"}

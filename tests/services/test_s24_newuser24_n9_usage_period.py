@@ -34,6 +34,9 @@ class _Wire:
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows, self.asked = rows, {}
 
+    def config(self) -> dict[str, Any]:
+        return {"features": {"hub": True}}  # GET config as a hub answers it (the footer names its price setting)
+
     def call(self, req: Any) -> Any:
         if req.path == "me":
             return {"user": "boss", "is_admin": True, "gpu_hours_since": _iso(NOW - timedelta(days=7))}
