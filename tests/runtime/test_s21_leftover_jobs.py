@@ -61,7 +61,8 @@ def test_s21_the_net_finds_only_the_wrappers_in_a_tests_folder_and_ends_them(tmp
         left = wrappers_under(mine)
         assert [job_dir_of(p) for p in left] == [mine / "jobs" / "j-mine"], "another folder's job is not the test's"
         assert kill_wrappers(left) == [mine / "jobs" / "j-mine"]
-        assert gone(mine_pid) and all(gone(p.pid) for p in left)
+        # the job's own process dies of the group's SIGKILL a moment after its wrapper is reaped
+        wait_until(lambda: gone(mine_pid) and all(gone(p.pid) for p in left), "the test's job to be gone")
         assert not gone(other_pid), "the other folder's job runs on"
     finally:
         end_jobs(ex_other)
