@@ -24,6 +24,7 @@ from ..wording.jobs import (
     nothing_to_cancel,
     work_count,
 )
+from .confirm import confirmed, interactive
 from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure, job_of
 from .progress import CountingProgress
 
@@ -148,7 +149,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     _list(jobs, io, owners=bool(args.everyone), leases=leases)
     if args.yes:  # a scoped --yes cancels exactly what it listed
         pass
-    elif not _interactive(io):
+    elif not interactive(io):
         print(f"{PROG} cancel: would cancel {work_count(jobs)} ({breakdown}); not "
               "asking without a terminal — add --yes to go ahead", file=io.err)
         return EXIT_USAGE
@@ -156,9 +157,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     counted = (f"{work_count(jobs)} of {'yours' if whose == 'your' else whose}" if leased
                else f"{len(jobs)} of {whose} jobs")
     if not args.yes:
-        io.err.write(f"Cancel {counted}{owners} ({breakdown})? [y/N] ")
-        io.err.flush()
-        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+        if not confirmed(io, f"Cancel {counted}{owners} ({breakdown})?"):
             print("nothing cancelled", file=io.out)
             return EXIT_OK
     ids = [str(j["id"]) for j in jobs]
@@ -196,11 +195,6 @@ def _list(jobs: list[dict[str, Any]], io: Streams, *, owners: bool, leases: int)
     if leases:
         print(f"  (kernel leases are left alone: {leases}; a notebook releases its GPUs with %gpu release)",
               file=io.err)
-
-
-def _interactive(io: Streams) -> bool:
-    isatty = getattr(io.stdin, "isatty", None)
-    return bool(isatty and isatty())
 
 
 def _dump_line(value: Any, io: Streams) -> None:

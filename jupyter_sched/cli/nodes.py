@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
+from .confirm import confirmed, interactive
 
 __all__ = ["add_parser", "nodes"]
 
@@ -84,15 +85,12 @@ def nodes(client: Any, args: argparse.Namespace, io: Any) -> int:
     if args.dry_run:
         return 0
     if not args.yes:
-        isatty = getattr(io.stdin, "isatty", None)
-        if not (isatty and isatty()):
+        if not interactive(io):
             print(f"jupyter-sched nodes {args.nodes_command}: not asking without a terminal — add --yes to go ahead",
                   file=io.err)
             return 2
         verb = "Drain" if body.get("evict_after_s") is not None else "Cordon"
-        io.err.write(f"{verb} node {args.node}? [y/N] ")
-        io.err.flush()
-        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+        if not confirmed(io, f"{verb} node {args.node}?"):
             print("nothing changed", file=io.out)
             return 0
     done = client.call(Req("POST", path, body={**body, "dry_run": False}))

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
+from .confirm import confirmed, interactive
 
 __all__ = ["add_parser", "teams"]
 
@@ -60,13 +61,10 @@ def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"nothing to move: none of {args.team}'s work belongs to members of {args.to}", file=io.out)
         return 0
     if not args.yes:
-        isatty = getattr(io.stdin, "isatty", None)
-        if not (isatty and isatty()):
+        if not interactive(io):
             print("jupyter-sched teams move: not asking without a terminal — add --yes to go ahead", file=io.err)
             return 2
-        io.err.write(f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}? [y/N] ")
-        io.err.flush()
-        if io.stdin.readline().strip().lower() not in ("y", "yes"):
+        if not confirmed(io, f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}?"):
             print("nothing moved", file=io.out)
             return 0
     done = client.call(Req("POST", path, body={**body, "dry_run": False}))
