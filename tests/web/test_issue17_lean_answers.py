@@ -172,10 +172,14 @@ async def test_issue17_lean_304_answers_are_the_handlers_for_every_if_none_match
                                                                                   taken: list[str]) -> None:
     session = await busy_session(jp_http_port, jp_base_url, api)
     for route in ROUTES:
-        etag = header(await session.get(route), "Etag")
-        assert etag
-        for sent in (etag, f"W/{etag}", "*", f'"other", {etag}', '"other"', "garbage"):
-            normal, answer = await both_ways(sched_app, session, route, taken, **{"If-None-Match": sent})
+        for form in ("{}", "W/{}", "*", '"other", {}', '"other"', "garbage"):
+            for _ in range(10):  # the ETag read, then the two asked with it: read again if the answer moved between
+                etag = header(await session.get(route), "Etag")
+                assert etag
+                sent = form.format(etag)
+                normal, answer = await both_ways(sched_app, session, route, taken, **{"If-None-Match": sent})
+                if status_of(answer) == 304 or header(answer, "Etag") == etag:
+                    break
             assert without_date(answer) == without_date(normal), (route, sent)
             assert status_of(answer) == (200 if sent in ('"other"', "garbage") else 304), (route, sent)
 
