@@ -44,7 +44,8 @@ from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
-from .metrics import make_admin_registry, make_registry
+from .metrics import make_registry
+from .metrics_accounting import make_admin_registry
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import config_exit, say_started

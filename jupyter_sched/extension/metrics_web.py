@@ -5,7 +5,7 @@ from __future__ import annotations
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from .metrics import METRICS_SCOPE
+from .metrics_accounting import METRICS_SCOPE
 from .web import SchedHandler
 
 __all__ = ["MetricsHandler"]
@@ -13,7 +13,7 @@ __all__ = ["MetricsHandler"]
 
 class MetricsHandler(SchedHandler):
     """``GET metrics``: Prometheus exposition text from a private registry — with the accounting series
-    (:class:`~.metrics.AccountingCollector`) for an admin or a token holding :data:`~.metrics.METRICS_SCOPE`."""
+    (:class:`~.metrics_accounting.AccountingCollector`) for an admin or a token holding :data:`~.metrics_accounting.METRICS_SCOPE`."""
 
     _track_activity = False
 

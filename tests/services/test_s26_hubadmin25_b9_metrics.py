@@ -25,7 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.extension.events import EventHub
-from jupyter_sched.extension.metrics import make_admin_registry, make_registry
+from jupyter_sched.extension.metrics import make_registry
+from jupyter_sched.extension.metrics_accounting import make_admin_registry
 from jupyter_sched.inventory.static import StaticInventory
 from jupyter_sched.model import Budget, Quota, QuotaSet
 from jupyter_sched.services import Services
