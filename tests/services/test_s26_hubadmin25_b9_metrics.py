@@ -151,3 +151,18 @@ def test_hubadmin25_b9_usage_counter_and_budget_standing_for_an_admin_scrape(ser
     later = _by(_samples(generate_latest(admin).decode()), "jupyter_sched_team_gpu_seconds_total", "team", "model")
     assert later == {("nlp", A100): 7200.0 + 2 * 5400, ("nlp", L40S): 7200.0 + 2 * 5400,
                      ("vision", A100): 3600.0 + 1800}, later
+
+
+def test_hubadmin25_b9_store_sums_gpu_seconds_per_team_and_model_on_both_databases(db_url: str) -> None:
+    store = Store(db_url, now=lambda: T0)
+    try:
+        with store.transaction() as tx:
+            tx.open_usage(job_id="j-1", attempt=1, user="bo", team="nlp", kind="training",
+                          gpus=[("GPU-a0", A100, 1.0), ("GPU-b1", L40S, 0.5)], started_at=T0)
+            tx.open_usage(job_id="j-2", attempt=1, user="ana", team="vision", kind="training",
+                          gpus=[("GPU-a1", A100, 1.0)], started_at=T0)
+            tx.close_usage("j-2", T0.replace(minute=30))
+        sums = store.gpu_seconds_by_team_model(until=T0.replace(hour=16))
+        assert sums == {("nlp", A100): 3600.0, ("nlp", L40S): 1800.0, ("vision", A100): 1800.0}, sums
+    finally:
+        store.close()
