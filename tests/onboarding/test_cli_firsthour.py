@@ -1380,6 +1380,9 @@ class _IdleServer:
     def jobs(self, **_: Any) -> list[dict[str, Any]]:
         return [self.lease]
 
+    def jobs_upto(self, most: int, **_: Any) -> tuple[list[dict[str, Any]], bool]:
+        return [self.lease][:most], most < 1
+
 
 def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks() -> None:
     """New user 4, finding 23 (IMPORTANT): GET idle said "warned … deadline 10:09", but the CLI's
