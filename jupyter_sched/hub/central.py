@@ -371,7 +371,8 @@ class HubSchedApp(SchedApp):
         """
         port = int(getattr(self.serverapp, "port", 0) or 0)
         first = first_unprivileged_port()
-        if port < first or getattr(self.serverapp, "sock", ""):
+        server: Any = self.serverapp
+        if port < first or server.sock:
             return
         ip = str(getattr(self.serverapp, "ip", "") or "")
         if not self.allow_unprivileged_port:
