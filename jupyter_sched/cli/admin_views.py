@@ -24,7 +24,7 @@ from ..client._wire import Req, unwrap_list
 from ..model.units import clock_text
 from ..wording.usage import USAGE_DAYS, last_days
 
-__all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
+__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "usage", "when_arg"]
 
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
@@ -85,21 +85,33 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 30m, 2w)"
+"""What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+_AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s)")
+_AGO_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def _when(value: str) -> str:
     """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight UTC
     (``2026-12-01T00:00:00Z``: the README's and the help's own example, refused by the server's
-    offset rule, hubadmin23 A10 / newuser23 N10); anything else goes to the server as typed, whose
-    refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
+    offset rule, hubadmin23 A10 / newuser23 N10); a duration (``7d``, ``12h``, ``30m``, ``2w``) is
+    that long before now (hubadmin25 B19: "last week's failed jobs"); anything else goes to the server
+    as typed, whose refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
+    ago = _AGO.fullmatch(text.lower())
+    if ago:
+        then = datetime.now(timezone.utc) - timedelta(seconds=int(ago.group(1)) * _AGO_SECONDS[ago.group(2)])
+        return then.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     if not _DATE.fullmatch(text):
         try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
             datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
-            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, or a "
-                                             "time with its offset, e.g. 2026-12-05T12:30:00Z") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
+                                             "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
+                                             "e.g. 7d or 12h") from None
         return text
     try:
         date.fromisoformat(text)
@@ -366,3 +378,7 @@ def _print(rows: list[list[str]], io: Any) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip(), file=io.out)
+
+
+when_arg = _when
+"""The argparse ``type`` of ``--since``/``--until`` (:func:`_when`), for other commands (``jobs``)."""

@@ -116,14 +116,18 @@ QUEUE_LIMIT_MAX = 10_000
 (``services.models.jobs.QUEUE_LIMIT_MAX``; a test keeps the two equal)."""
 
 
+JOBS_LIMIT_MAX = 1_000_000
+"""Most jobs one ``jobs --limit`` lists (read ``GET jobs`` page by page: hubadmin25 B19, 1000 was a silent cap)."""
+
+
 def _jobs_limit(text: str) -> int:
-    """argparse type of ``jobs --limit``: 1..1000 (one page of ``GET jobs``)."""
+    """argparse type of ``jobs --limit``: 1..:data:`JOBS_LIMIT_MAX` (pages of ``GET jobs``)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 50") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"{value} is not from 1 to 1000 (default {JOBS_LINES})")
+    if not 1 <= value <= JOBS_LIMIT_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is not from 1 to {JOBS_LIMIT_MAX} (default {JOBS_LINES})")
     return value
 
 
@@ -389,10 +393,18 @@ def _add_jobs(sub: Any) -> None:
         description="Your jobs and GPU leases, newest first, one line each: what runs, what waits and why, how "
                     "the finished ones ended. A lease (l-…) is released with `cancel l-…` or, in its notebook, "
                     "%gpu release (see %gpu in a notebook).")
+    from .admin_views import WHEN_HELP, when_arg
+
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending, stopping or failed")
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
-                      help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
+                      help=f"show at most N jobs (default {JOBS_LINES}); more than 1000 are read page by page")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
+    jobs.add_argument("--user", metavar="USER", help="this user's jobs (admins only)")
+    jobs.add_argument("--team", metavar="TEAM", help="only work charged to this team (with --all: everyone's there)")
+    jobs.add_argument("--since", metavar="WHEN", type=when_arg, help=f"only jobs submitted from then: {WHEN_HELP}")
+    jobs.add_argument("--until", metavar="WHEN", type=when_arg,
+                      help="only jobs submitted before then (a date: its midnight UTC, so --until 2026-12-01 ends "
+                           "with November 30)")
 
 
 def _common_options(command: argparse.ArgumentParser) -> None:
