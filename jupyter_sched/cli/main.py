@@ -140,7 +140,8 @@ def _queue_limit(text: str) -> int:
 
 
 NOT_COMMANDS = {"usage": f"`{PROG} status` says your GPU-hours of the last 7 days; GET api/sched/usage?since=… "
-                          "those of any period"}
+                          "those of any period",
+                "version": f"`{PROG} --version` says it"}
 """Words tried as a command (new user 14, N25: ``jupyter-sched usage``) → the command that does it."""
 
 
@@ -189,6 +190,28 @@ COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", 
 """The subcommands, in the order ``--help`` lists them."""
 
 
+def version_line() -> str:
+    """``jupyter-sched 0.1.0+g2251f7f (Python 3.11.2, /srv/venv)``: what a bug report asks first (newuser26
+    N1: ``--version`` was "COMMAND: missing"; the version was said only by a running server's status)."""
+    import platform
+
+    from ..buildinfo import version_string
+
+    return f"{PROG} {version_string()} (Python {platform.python_version()}, {sys.prefix})"
+
+
+class _Version(argparse.Action):
+    """``--version``: the line is worked out only when asked (the commit costs a ``git`` call)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser._print_message(version_line() + "\n", sys.stdout)
+        parser.exit(EXIT_OK)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (one sub-parser per subcommand).
 
@@ -205,6 +228,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
         allow_abbrev=command not in ("teams", "nodes"))  # `teams move --to` is no abbreviation of --token
+    parser.add_argument("-V", "--version", action=_Version, help="print the version of jupyter_sched and exit "
+                                                                 "(no server needed)")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
                                         "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "
