@@ -44,7 +44,7 @@ async def test_hubadmin25_b8_usage_by_team_and_user_or_model_as_table_and_the_ro
     assert status == 200 and sheet.out.rstrip("\n") == csv.rstrip("\n"), (sheet.out, csv)
     lines = sheet.out.splitlines()
     assert lines[0].startswith("team,user,allocated_gpu_seconds,allocated_gpu_hours,"), lines[0]
-    assert sorted(line.split(",")[:2] + [line.split(",")[3]] for line in lines[1:]) == [
+    assert sorted([*line.split(",")[:2], line.split(",")[3]] for line in lines[1:]) == [
         ["nlp", "ann", "2.0"], ["nlp", "bo", "1.0"], ["vision", "bo", "3.0"]], sheet.out
 
     by_model = await cli("usage", "--by", "team,model", *admin)
