@@ -29,8 +29,10 @@ __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "usage", "when_arg"
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
 
-_BY = ("user", "team", "gpu_model")
-"""``usage --by``: what ``GET usage/report`` and the panel's Group by offer (newuser23 N10: gpu_model was refused)."""
+_BY = ("user", "team", "gpu_model", "kind", "job_id", "period")
+"""``usage --by`` keys: those ``GET usage/report`` groups by (newuser23 N10: gpu_model was refused; hubadmin25
+B8: one key only, so a chargeback sheet by team and user, or team and model, was REST only)."""
+_BY_ALIASES = {"model": "gpu_model", "gpu-model": "gpu_model", "job": "job_id", "job-id": "job_id"}
 
 
 def add_parsers(sub: Any, want: Any) -> list[str]:
@@ -47,7 +49,12 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                         "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
                         "(said under the table and as the CSV's cost_unit column); empty without prices. "
                         "Example: jupyter-sched usage --by team --month 2026-11 --csv > november.csv")
-        usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default), per team or per GPU model")
+        usage_p.add_argument("--by", type=_by, default="user", metavar="KEYS",
+                             help="one row per user (default), or per any of " + ", ".join(_BY) + " (model for "
+                                  "gpu_model), several comma separated for a chargeback sheet: --by team,user or "
+                                  "--by team,model; period groups by --period")
+        usage_p.add_argument("--period", choices=("day", "week", "month"), default=None,
+                             help="with --by period: one row per day, week (from Monday) or month (default month)")
         usage_p.add_argument("--since", metavar="WHEN", type=_when,
                              help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an "
                                   "offset (2026-12-01T00:00:00+02:00); default: 7 days before --until (the last 7 days, "
@@ -190,6 +197,18 @@ def period_text(since: str, until: str | None, now: datetime) -> str:
     return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"
 
 
+def _by(value: str) -> str:
+    """The ``type`` of ``usage --by``: comma separated keys of :data:`_BY` (``model`` for ``gpu_model``), each
+    once, as ``GET usage/report``'s ``by`` takes them (``team,user``)."""
+    keys = [_BY_ALIASES.get(k.strip().lower(), k.strip().lower()) for k in value.split(",") if k.strip()]
+    bad = [k for k in keys if k not in _BY]
+    if bad or not keys:
+        raise argparse.ArgumentTypeError(
+            f"{bad[0] if bad else value!r} is not one of {', '.join(_BY)} (model for gpu_model) — one, or several "
+            "comma separated, e.g. team,user")
+    return ",".join(dict.fromkeys(keys))
+
+
 def _limit(value: str) -> int:
     try:
         number = int(value)
@@ -209,8 +228,14 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"jupyter-sched usage: {exc} [usage_error]", file=io.err)
         return 2  # EXIT_USAGE (main's; not imported: the CLI's start-up cost)
     me = client.call(Req("GET", "me"))
+    keys = str(args.by).split(",")
+    period = getattr(args, "period", None)
+    if period and "period" not in keys:
+        print("jupyter-sched usage: --period goes with --by period (one row per day, week or month), e.g. "
+              f"--by {args.by},period --period {period} [usage_error]", file=io.err)
+        return 2
     params = {"by": args.by, **({"since": since} if since else {}), **({"until": until} if until else {}),
-              **({"all": "true"} if me.get("is_admin") else {})}
+              **({"all": "true"} if me.get("is_admin") else {}), **({"period": period} if period else {})}
     if args.csv:  # the server's CSV: every row carries the period as its since and until columns
         print(str(client.call(Req("GET", "usage/report", params={**params, "format": "csv"}))).rstrip("\n"),
               file=io.out)
@@ -232,15 +257,17 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
               else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
-    table = [[args.by.upper().replace("_", " "), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
+    # one column per grouping key, in the order asked (hubadmin25 B8: team, user for a chargeback sheet)
+    shown = keys
+    table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
-        table.append([str(row.get(args.by) or "-"), _num(row.get("allocated_gpu_hours")),
+        table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
                       str(row.get("jobs", ""))])
     _print(table, io)
     for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
         if row.get("moved"):
-            print(f"{row.get(args.by)}: {row['moved']}", file=io.out)
+            print(f"{row.get('team') or row.get(keys[0])}: {row['moved']}", file=io.out)
     # rows the report skipped or counted once (quarantined, overlapping: hubadmin25 B7), each said once
     for said in dict.fromkeys(str(w) for row in rows for w in row.get("warnings") or ()):
         print(f"warning: {said}", file=io.out)
