@@ -33,6 +33,7 @@ from ..services.models import (
     SetIdlePolicyRequest,
     SetQuotasRequest,
     SubmitJobRequest,
+    UpdateJobRequest,
     WaitLeaseRequest,
     parse,
 )
@@ -154,7 +155,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
 
 
 class JobHandler(_WritesAreActivity):
-    """``GET jobs/{id}`` and ``DELETE jobs/{id}`` (cancel). Others' jobs answer 404."""
+    """``GET jobs/{id}``, ``PATCH jobs/{id}`` (hold, release, time limit, class, top: hubadmin25 B18) and
+    ``DELETE jobs/{id}`` (cancel). Others' jobs answer 404."""
 
     kind: JobKind | None = None
 
@@ -163,6 +165,12 @@ class JobHandler(_WritesAreActivity):
     async def get(self, job_id: str) -> None:
         self.no_query()
         self.reply(await self.call(self.services.jobs.get, self.caller, job_id, kind=self.kind))
+
+    @web.authenticated
+    @authorized
+    async def patch(self, job_id: str) -> None:
+        request = self.body(UpdateJobRequest)
+        self.reply(await self.call(self.services.jobs.update, self.caller, job_id, request))
 
     @web.authenticated
     @authorized
@@ -175,6 +183,7 @@ class LeaseHandler(EndsWaitOnHangUp, JobHandler):
     """``GET|DELETE leases/{id}``; ``GET leases/{id}?wait_ms=`` answers once it is decided (:mod:`.lease_wait`)."""
 
     kind = JobKind.LEASE
+    patch = web.RequestHandler.patch  # a lease is released, not held or changed (PATCH jobs/{id} only)
 
     @web.authenticated
     @authorized
