@@ -27,49 +27,46 @@ NAMES = ("hold", "release", "update", "top")
 """The subcommands this module adds."""
 
 
+_HELP = {
+    "hold": ("hold pending jobs: they stay queued but never start until released",
+             "Hold pending jobs: each stays in the queue but never starts, and reserves nothing, until it is released "
+             "(jupyter-sched release JOB); its reason says who held it and when, its ETA 'unknown: held'. You may hold "
+             "your own jobs; admins any job — an admin's hold is released by an admin only. Audited (job_held). "
+             "Example: jupyter-sched hold nightly-1 nightly-2"),
+    "release": ("release held jobs: they wait for GPUs again from their place in the queue",
+                "Release held jobs: each waits for GPUs again from its place in the queue. A job an admin held is "
+                "released by an admin only. Audited (job_released). Example: jupyter-sched release nightly-1"),
+    "update": ("change a job's time limit or priority class",
+               "Change a job's time limit (pending or running: a running job's executor stops it at the new limit) or "
+               "a pending job's priority class. You may shorten your job's limit at any time and lengthen a pending "
+               "one up to its queue's maximum; only an admin lengthens a running job's limit. A class must be granted "
+               "to you in the job's team (admins: any). Audited (job_updated, with the value before). Example: "
+               "jupyter-sched update train --time-limit +1h"),
+    "top": ("admin: put pending jobs first in their class",
+            "Put pending jobs first in their class (the last one topped goes first), e.g. a job a preemption sent back "
+            "to the end of the queue. --undo takes that back. Admins only; audited (job_topped). Example: "
+            "jupyter-sched top j-1m93d0kba-gtkhhs"),
+}
+"""Per subcommand: its one-line help and its description."""
+
+
 def add_parsers(sub: Any, want: Any) -> list[str]:
     """Add ``hold``, ``release``, ``update`` and ``top`` (those ``want(name)`` accepts); their names."""
     added: list[str] = []
-    if want("hold"):
-        hold = sub.add_parser(
-            "hold", help="hold pending jobs: they stay queued but never start until released",
-            description="Hold pending jobs: each stays in the queue but never starts, and reserves nothing, until "
-                        "it is released (jupyter-sched release JOB); its reason says who held it and when, its ETA "
-                        "'unknown: held'. You may hold your own jobs; admins any job — an admin's hold is released "
-                        "by an admin only. Audited (job_held). Example: jupyter-sched hold nightly-1 nightly-2")
-        hold.add_argument("job_ids", nargs="+", metavar="JOB", help=JOB_HELP)
-        added.append("hold")
-    if want("release"):
-        release = sub.add_parser(
-            "release", help="release held jobs: they wait for GPUs again from their place in the queue",
-            description="Release held jobs: each waits for GPUs again from its place in the queue. A job an admin "
-                        "held is released by an admin only. Audited (job_released). Example: jupyter-sched release "
-                        "nightly-1")
-        release.add_argument("job_ids", nargs="+", metavar="JOB", help=JOB_HELP)
-        added.append("release")
-    if want("update"):
-        update = sub.add_parser(
-            "update", help="change a job's time limit or priority class",
-            description="Change a job's time limit (pending or running: a running job's executor stops it at the "
-                        "new limit) or a pending job's priority class. You may shorten your job's limit at any time "
-                        "and lengthen a pending one up to its queue's maximum; only an admin lengthens a running "
-                        "job's limit. A class must be granted to you in the job's team (admins: any). Audited "
-                        "(job_updated, with the value before). Example: jupyter-sched update train --time-limit +1h")
-        update.add_argument("job_ids", nargs="+", metavar="JOB", help=JOB_HELP)
-        update.add_argument("--time-limit", dest="time_limit", metavar="LIMIT",
-                            help='the new limit: "4h", "+1h" or "-30m" (from the current one), seconds, or 0 for none')
-        update.add_argument("--priority", "--priority-class", dest="priority", metavar="{high,normal,low}",
-                            help="the pending job's new class")
-        added.append("update")
-    if want("top"):
-        top = sub.add_parser(
-            "top", help="admin: put pending jobs first in their class",
-            description="Put pending jobs first in their class (the last one topped goes first), e.g. a job a "
-                        "preemption sent back to the end of the queue. --undo takes that back. Admins only; audited "
-                        "(job_topped). Example: jupyter-sched top j-1m93d0kba-gtkhhs")
-        top.add_argument("job_ids", nargs="+", metavar="JOB", help=JOB_HELP)
-        top.add_argument("--undo", action="store_true", help="no longer first in its class")
-        added.append("top")
+    for name in NAMES:
+        if not want(name):
+            continue
+        short, description = _HELP[name]
+        parser = sub.add_parser(name, help=short, description=description)
+        parser.add_argument("job_ids", nargs="+", metavar="JOB", help=JOB_HELP)
+        if name == "update":
+            parser.add_argument("--time-limit", dest="time_limit", metavar="LIMIT",
+                                help='the new limit: "4h", "+1h" or "-30m" (from the current one), seconds, or 0 for none')
+            parser.add_argument("--priority", "--priority-class", dest="priority", metavar="{high,normal,low}",
+                                help="the pending job's new class")
+        if name == "top":
+            parser.add_argument("--undo", action="store_true", help="no longer first in its class")
+        added.append(name)
     return added
 
 

@@ -1,11 +1,9 @@
 """REST handlers of ``{base_url}api/sched/`` and THE route table (STYLE §8).
 
-Each method parses a request model, makes one service call with the request's
-:class:`~jupyter_sched.admission.Caller`, and replies with the response model (see :mod:`.web` for
-the base class and the one error mapping). Authorization lives in the services and admission step.
-
-Read-only and push endpoints set ``_track_activity = False`` so panel polling never keeps an
-idle server alive; running work reports activity through ``SchedApp.current_activity()``.
+Each method parses a request model, makes one service call with the request's Caller and replies with the response
+model (:mod:`.web`: the base class, the one error mapping); authorization lives in the services and admission step.
+Read-only and push endpoints set ``_track_activity = False`` so panel polling never keeps an idle server alive;
+running work reports activity through ``SchedApp.current_activity()``.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ from ..services.models import (
     SetIdlePolicyRequest,
     SetQuotasRequest,
     SubmitJobRequest,
-    UpdateJobRequest,
     WaitLeaseRequest,
     parse,
 )
@@ -49,6 +46,7 @@ from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
 from .teams_web import MoveTeamHandler
+from .update_web import UpdatesJob
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -154,9 +152,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
         self.reply(lease.model_copy(update={"warnings": submitted.warnings}) if submitted.warnings else lease, status=201)
 
 
-class JobHandler(_WritesAreActivity):
-    """``GET jobs/{id}``, ``PATCH jobs/{id}`` (hold, release, time limit, class, top: hubadmin25 B18) and
-    ``DELETE jobs/{id}`` (cancel). Others' jobs answer 404."""
+class JobHandler(UpdatesJob, _WritesAreActivity):
+    """``GET jobs/{id}``, ``PATCH jobs/{id}`` (:mod:`.update_web`) and ``DELETE jobs/{id}`` (cancel). Others' jobs: 404."""
 
     kind: JobKind | None = None
 
@@ -165,12 +162,6 @@ class JobHandler(_WritesAreActivity):
     async def get(self, job_id: str) -> None:
         self.no_query()
         self.reply(await self.call(self.services.jobs.get, self.caller, job_id, kind=self.kind))
-
-    @web.authenticated
-    @authorized
-    async def patch(self, job_id: str) -> None:
-        request = self.body(UpdateJobRequest)
-        self.reply(await self.call(self.services.jobs.update, self.caller, job_id, request))
 
     @web.authenticated
     @authorized
