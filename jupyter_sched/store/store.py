@@ -526,9 +526,13 @@ class StoreTx:
         limit: int | None = None,
         newest_first: bool = False,
         after: tuple[datetime, str] | None = None,
+        team: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states and kinds, ordered by submit time then id (a row that
-        does not decode is skipped and quarantined).
+        """Job rows filtered by owner, states, kinds, ``team`` and submit time (``since`` <=
+        submitted_at < ``until``), ordered by submit time then id (a row that does not decode is
+        skipped and quarantined).
 
         ``after = (submitted_at, id)`` of the last row of a previous page: only rows after it in
         this order (keyset paging: a page costs its own rows, not an offset's).
@@ -543,6 +547,12 @@ class StoreTx:
             query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
         if kinds is not None:
             query = query.where(schema.jobs.c.kind.in_([k.value for k in kinds]))
+        if team is not None:
+            query = query.where(schema.jobs.c.team == team)
+        if since is not None:
+            query = query.where(schema.jobs.c.submitted_at >= ts(since))
+        if until is not None:
+            query = query.where(schema.jobs.c.submitted_at < ts(until))
         if after is not None:
             at, job_id = ts(after[0]), after[1]
             sub, jid = schema.jobs.c.submitted_at, schema.jobs.c.id
