@@ -36,7 +36,7 @@ from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
-from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
+from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -63,6 +63,7 @@ from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
+from .script_check import script_problem_apart
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -635,11 +636,18 @@ class JobsService:
             ValidationError: naming the field and the path.
         """
         executor = self.ctx.executor
+        text = spec.source.encode("utf-8", errors="replace") if spec.source is not None else b""
+        if len(text) > IN_PROCESS_BYTES:
+            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled
+            if (problem := script_problem_apart(text, spec.script or "script")) is not None:
+                message, hint = content_refusal("script", spec.script or "script", problem)
+                raise ValidationError(message, field="source", hint=hint)
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
-                    problem = content_problem(field, head, path) if len(head) <= CHECKED_BYTES else None
+                    problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path) \
+                        if field == "script" else content_problem(field, head, path)
                     if problem is not None:
                         message, hint = content_refusal(field, path, problem)
                         raise ValidationError(message, field=field, hint=hint)

@@ -706,6 +706,31 @@ export interface components {
              */
             period?: "day" | "week" | "month";
         };
+        /** @description Where one budget stands now (admins; hubadmin25 B16), from the usage accounting. */
+        BudgetStandingView: {
+            team: string;
+            /** @description the user the budget is of (null: the whole team) */
+            user?: string | null;
+            /** @description the budget: GPU-hours per period */
+            gpu_hours: number;
+            /** @description day, week (from Monday) or month, from 00:00 UTC */
+            period: string;
+            /** @description GPU-hours allocated in the current period */
+            used_gpu_hours: number;
+            /** @description GPU-hours left this period (0 when spent): a new GPU job fits while its GPUs times its time limit is at most this (the rule c.SchedApp.budget_admission = safe admits by) */
+            left_gpu_hours: number;
+            /**
+             * Format: date-time
+             * @description when the period ends and the budget resets (UTC, ISO 8601)
+             */
+            resets_at: string;
+            /** @description GPU-hours the budget's admitted and running work may still use, up to its time limits or the reset (null: some of it has no time limit) */
+            running_may_use_gpu_hours: number | null;
+            /** @description pending GPU jobs charged to the budget */
+            pending_gpu_jobs: number;
+            /** @description the standing in words, as jupyter-sched queue --summary prints it */
+            text: string;
+        };
         /** @description A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`). */
         BudgetView: {
             team: string;
@@ -1332,6 +1357,8 @@ export interface components {
             source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read */
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
+            budget_standings?: components["schemas"]["BudgetStandingView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
         };
@@ -2369,6 +2396,10 @@ export interface components {
             source?: {
                 [key: string]: unknown;
             } | null;
+            /** @description read-only: the standings GET quotas answered an admin; sent back, they are ignored */
+            budget_standings?: {
+                [key: string]: unknown;
+            }[] | null;
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
         };
