@@ -230,6 +230,24 @@ class AccessConfig(Configurable):
             raise config_error(name, value, "must be >= 0", "e.g. 200; 0 = no limit")
         return value
 
+    max_carried_bytes_held = Int(
+        default_value=256 << 20,
+        config=True,
+        help="""Most bytes of notebooks and scripts that unfinished jobs of ALL users carry in the scheduler's
+        store at once (a notebook or script sent with the job, not a path it reads: %%schedule, the panel's "Run
+        on GPU", POST jobs' notebook_json/source). The service keeps each carried text several times over while
+        its job waits (store rows, caches: ~2.5-6 times its size, verify 25 V6), and the per-user bound (64 MiB)
+        alone let twenty users take gigabytes. A submit past it is refused with 429 naming this setting
+        (audited); jobs that name a file instead are not affected. 0 = no limit. Default: 268435456 (256 MiB).""",
+    )
+
+    @validate("max_carried_bytes_held")
+    def _check_carried_held(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("max_carried_bytes_held", value, "must be >= 0", "e.g. 268435456 (256 MiB); 0 = no limit")
+        return value
+
     max_ports_per_user = Int(
         default_value=4,
         config=True,

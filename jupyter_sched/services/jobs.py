@@ -78,13 +78,17 @@ class _OverCap(Exception):
     """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
     ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int, *, pending: bool = False, carried: int | None = None) -> None:
+    def __init__(self, count: int, *, pending: bool = False, carried: int | None = None,
+                 held_by_all: int | None = None) -> None:
         super().__init__(count)
         self.count = count
         self.pending = pending
         self.carried = carried
         """Characters of carried content the caller's unfinished jobs would hold with this one
         (over :data:`MAX_CARRIED_PER_USER`), or None."""
+        self.held_by_all = held_by_all
+        """Characters of carried content all users' unfinished jobs would hold with this one (over the
+        policy's ``max_carried_bytes_held``: verify 25, V6), or None."""
 
 
 MAX_CARRIED_PER_USER = 64 << 20
@@ -487,6 +491,16 @@ class JobsService:
                     field="notebook_json", hint="wait for some carried jobs to finish or cancel them, or run the "
                     "notebook from a file the job can read (notebook: path) instead of sending its text",
                     details={"carried_bytes": over.carried, "limit": MAX_CARRIED_PER_USER}), request=what)
+            if over.held_by_all is not None:
+                limit = self.ctx.admission.policy.max_carried_bytes_held
+                self.ctx.admission.refuse(caller, BusyError(
+                    f"the unfinished jobs of all users would carry {over.held_by_all / (1 << 20):.1f} MiB of notebooks "
+                    f"and scripts in the scheduler's store with this one; at most {limit / (1 << 20):.0f} MiB "
+                    "(c.SchedApp.max_carried_bytes_held)", field="notebook_json",
+                    hint="run the notebook from a file the job can read (notebook: path) instead of sending its "
+                    "text, or send it again once carried jobs have started and finished; an admin sets "
+                    "c.SchedApp.max_carried_bytes_held",
+                    details={"carried_bytes_held": over.held_by_all, "limit": limit}), request=what)
             if over.pending:
                 self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
@@ -533,6 +547,10 @@ class JobsService:
             held = sum(_carried(record.job.spec) for record in tx.list_jobs(user=caller.user, states=LIVE_STATES))
             if held + carried > MAX_CARRIED_PER_USER:
                 raise _OverCap(0, carried=held + carried)
+            if (limit := policy.max_carried_bytes_held) > 0:  # and all users' together (verify 25, V6)
+                every = sum(_carried(record.job.spec) for record in tx.list_jobs(states=LIVE_STATES))
+                if every + carried > limit:
+                    raise _OverCap(0, held_by_all=every + carried)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
