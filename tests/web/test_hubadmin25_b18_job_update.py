@@ -93,7 +93,9 @@ async def test_hubadmin25_b18_time_limit_owner_shortens_only_an_admin_lengthens_
 
     for body, field in (({}, "held"), ({"time_limit": "soon"}, "time_limit"), ({"time_limit": "1h", "time_limit_s": 60},
                         "time_limit_s"), ({"priority": "urgent"}, "priority"), ({"held": "yes"}, "held"),
-                        ({"color": "red"}, "color")):
+                        ({"color": "red"}, "color"), ({"time_limit": "+400d"}, "time_limit"), ({"time_limit": 1e300},
+                        "time_limit"), ({"time_limit": "-3h"}, "time_limit"), ({"top": 1}, "top"),
+                        ({"time_limit_s": True}, "time_limit_s")):
         status, bad = await api("PATCH", f"jobs/{jid}", body)
         assert status == 400 and bad["error"]["field"] == field and bad["error"]["hint"], (body, bad)
 
