@@ -191,13 +191,6 @@ class AccessConfig(Configurable):
                                "set 0 (teams without a quota line get no GPUs) or None (no limit)")
         return None if value is None else float(value)
 
-    @validate("max_unfinished_per_user")
-    def _check_backlog_cap(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 0:
-            raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
-        return value
-
     max_pending_jobs_per_user = Int(
         default_value=0,
         config=True,
@@ -223,13 +216,6 @@ class AccessConfig(Configurable):
         under JupyterHub (jupyter-sched serve); 0 on a single-user server (jupyter lab).""",
     )
 
-    @validate("max_pending_jobs_per_user", "max_submits_per_user_minute")
-    def _check_user_bounds(self, proposal: dict[str, Any]) -> int:
-        value, name = int(proposal["value"]), str(proposal["trait"].name)
-        if value < 0:
-            raise config_error(name, value, "must be >= 0", "e.g. 200; 0 = no limit")
-        return value
-
     max_carried_bytes_held = Int(
         default_value=256 << 20,
         config=True,
@@ -241,11 +227,14 @@ class AccessConfig(Configurable):
         (audited); jobs that name a file instead are not affected. 0 = no limit. Default: 268435456 (256 MiB).""",
     )
 
-    @validate("max_carried_bytes_held")
-    def _check_carried_held(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
+    @validate("max_unfinished_per_user", "max_pending_jobs_per_user", "max_submits_per_user_minute",
+              "max_carried_bytes_held")
+    def _check_bounds(self, proposal: dict[str, Any]) -> int:
+        """A bound of these is a whole number >= 0 (0 = no limit); the error names it, with an example."""
+        value, name = int(proposal["value"]), str(proposal["trait"].name)
         if value < 0:
-            raise config_error("max_carried_bytes_held", value, "must be >= 0", "e.g. 268435456 (256 MiB); 0 = no limit")
+            example = {"max_unfinished_per_user": "1000", "max_carried_bytes_held": "268435456 (256 MiB)"}.get(name, "200")
+            raise config_error(name, value, "must be >= 0", f"e.g. {example}; 0 = no limit")
         return value
 
     max_ports_per_user = Int(

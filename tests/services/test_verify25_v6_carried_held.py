@@ -46,9 +46,13 @@ def test_verify25_v6_all_users_carried_notebooks_are_bounded_together_429_naming
 
 
 def test_verify25_v6_the_setting_reaches_the_policy_and_is_checked() -> None:
+    from traitlets import TraitError
+
     from jupyter_sched.extension.app import SchedApp
 
     assert SchedApp().max_carried_bytes_held == 256 << 20
+    with pytest.raises(TraitError, match=r"c\.SchedApp\.max_carried_bytes_held = -1: must be >= 0\. Fix: e\.g\. 268435456"):
+        SchedApp(max_carried_bytes_held=-1)
     assert AdmissionPolicy.from_settings({"max_carried_bytes_held": 5 << 20}).max_carried_bytes_held == 5 << 20
     assert AdmissionPolicy.from_settings({}).max_carried_bytes_held == 0  # in-process default: none
     with pytest.raises(ValidationError) as bad:
