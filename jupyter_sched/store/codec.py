@@ -13,6 +13,8 @@ from ..model.codec import (
     allocation_from_dict,
     allocation_to_dict,
     budget_from_dict,
+    hold_from_dict,
+    hold_to_dict,
     quota_from_dict,
     reason_from_dict,
     reason_to_dict,
@@ -105,6 +107,7 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         "stop_intent": record.stop_intent, "stop_requested_at": ts(record.stop_requested_at),
         "stop_actor": record.stop_actor, "activity_at": ts(record.activity_at),
         "updated_at": ts(updated_at),
+        "hold": None if job.held is None else dumps(hold_to_dict(job.held)), "top_at": ts(job.top_at),
     }
 
 
@@ -126,6 +129,7 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         preempted_by=row["preempted_by"], nominated=allocation_from_dict(loads(row["nominated"])),
         # the core must see a job in its stop grace period as stopping (never re-picked as a victim)
         stopping_since=parse_ts(row["stop_requested_at"]) if row["stop_intent"] else None,
+        held=hold_from_dict(loads(row.get("hold"))), top_at=parse_ts(row.get("top_at")),
     )
     return JobRecord(
         job=job, executor=row["executor"], handle=loads(row["executor_handle"]),
