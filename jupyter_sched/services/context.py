@@ -22,6 +22,7 @@ from ..engine.runner import EngineRunner
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import GPU, Inventory, Job, JobState, Profile
+from ..scheduling.gates import HELD
 from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
@@ -142,6 +143,8 @@ class Context:
         """``job`` with the leading engine's latest pending reason (fresher than the stored one)."""
         if job.state is JobState.PENDING and self.engine.is_leader:
             reason = self.engine.reasons.get(job.id)
+            if reason is not None and (job.held is not None) != (reason.code == HELD):
+                return job  # held or released since that cycle: the row's reason says it (hubadmin25 B18)
             if reason is not None and reason != job.reason:
                 return replace(job, reason=reason, message=reason.message)
         return job
@@ -189,7 +192,8 @@ def not_visible(job_id: str, field: str) -> NotFoundError:
                               "in the queue: finished jobs of other users are not shown to you)")
 
 
-_NOT_YOURS = {"cancel": "you may cancel only your own", "read logs": "you may read only your own jobs' logs",
+_NOT_YOURS = {"cancel": "you may cancel only your own", "update": "you may hold, release or change only your own (an "
+              "admin changes anyone's)", "read logs": "you may read only your own jobs' logs",
               "keep a lease alive": "you may keep only your own leases alive"}
 
 
