@@ -3,7 +3,8 @@ work pending or running, and no team has a quota line" — false, three had — 
 nosuch`` "nothing to cancel": a typo of a team's name read as a team with nothing to do.
 
 A team is known when the quota set names it (a quota line, a budget, a team policy, a membership: GET
-quotas, as the caller may read it) or work of it is listed. Only an empty answer is checked: a team
+quotas, as the caller may read it), work of it is listed, or it is one of the caller's own (GET me: the
+default team among them). Only an empty answer is checked: a team
 with work (a dissolved team's history too) is a team. Standard library only (the CLI's start-up cost).
 """
 
@@ -36,6 +37,10 @@ def unknown_team(client: Any, team: str | None, *, quotas: Any = None,
     if not team:
         return None
     known = known_teams(client.call(Req("GET", "quotas")) if quotas is None else quotas, rows)
+    if team in known:
+        return None
+    me = client.me() if hasattr(client, "me") else {}  # the caller's own teams: the default team among them
+    known |= {str(t) for t in (me.get("teams") or ()) if t} if isinstance(me, Mapping) else set()
     if team in known:
         return None
     close = difflib.get_close_matches(team, sorted(known), n=1)
