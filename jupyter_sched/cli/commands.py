@@ -39,6 +39,7 @@ from ..wording.jobs import (
 from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
+from .job_changes import change as change_job
 from .main import (
     EXIT_INTERRUPTED,
     EXIT_JOB_FAILED,
@@ -536,6 +537,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
     "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command, "nodes": nodes_command,
+    "hold": change_job, "release": change_job, "update": change_job, "top": change_job,
 }
 
 

@@ -22,6 +22,10 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
    together, lightest user first);
 4. then original submit time (a requeued job keeps it), then id for determinism.
 
+**Topped jobs** (:attr:`Job.top_at`, an admin's ``jupyter-sched top``; Slurm's ``scontrol top``) go first in
+their class whatever the sort, the latest topped first (:func:`topped_first`); the sort still counts them
+where it arranges the others (a user's queued work), so the rest keep the order they had.
+
 **No quota configured** (red team 15, R4 — a shared hub as first started): nothing above
 distinguishes the teams (no team borrows), so a user holding 3 of 4 GPUs could queue ahead of one
 holding 1. Then the cycle gives :attr:`QueueContext.held` (:func:`holdings`: the GPUs each user and
@@ -62,7 +66,7 @@ from typing import Protocol
 from ..model import GPU_MILLI, Job, PriorityClass
 
 __all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "fair_order", "fair_usage_order", "fifo_order",
-           "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key"]
+           "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
@@ -366,3 +370,26 @@ def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator
 QUEUE_SORTS: dict[str, QueueSort] = {"fair": fair_order, "fair-usage": fair_usage_order, "fifo": fifo_order,
                                       "short-first": short_first_order}
 """Queue-sort plugins by name (a profile's ``queue_sort``)."""
+
+
+def topped_first(jobs: Sequence[Job], order: Iterable[Job]) -> Iterator[Job]:
+    """``order`` (a queue sort's over ``jobs``) with the topped jobs among ``jobs`` (``top_at`` set: an
+    admin put them first, hubadmin25 B18) moved first in their class, the latest topped first; lazy, as the
+    sorts are (fair share reads the ledger as jobs are taken). Without a topped job: ``order`` as it is."""
+    tops = [j for j in jobs if j.top_at is not None]
+    return _tops_first(tops, order) if tops else iter(order)
+
+
+def _tops_first(tops: list[Job], order: Iterable[Job]) -> Iterator[Job]:
+    tops.sort(key=lambda j: (-_RANK[j.spec.priority], -(j.top_at or _EPOCH).timestamp(), j.id))
+    ids = {j.id for j in tops}
+    i = 0
+    for job in order:
+        if job.id in ids:
+            continue
+        rank = _RANK[job.spec.priority]
+        while i < len(tops) and _RANK[tops[i].spec.priority] >= rank:
+            yield tops[i]
+            i += 1
+        yield job
+    yield from tops[i:]

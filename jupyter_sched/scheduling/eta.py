@@ -49,7 +49,7 @@ from ..model.job import public_name
 from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
+from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings, topped_first
 from ..wording.estimates import done_text
 from .context import CycleContext
 from .eta_units import Units, units_of_inventory
@@ -483,7 +483,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
         context = QueueContext(now=capped(ctx.now, t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
-        return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
+        jobs = [ctx.by_id[j] for j in remaining]
+        return [job.id for job in topped_first(jobs, sort(jobs, context))]
 
     return order
 
