@@ -346,7 +346,8 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(rows, io)
         return EXIT_OK
     if not rows:
-        unknown = unknown_team(client, team)
+        unknown = unknown_team(client, team, has_work=lambda: bool(client.jobs_upto(
+            1, user=user, all_users=args.all_users, team=team)[0]))  # jobs of it at any time: a team
         if unknown:  # a mistyped team is no team with no jobs (hubadmin25 B14)
             print(f"{PROG} jobs: --team: {unknown} [usage_error]", file=io.err)
             return EXIT_USAGE

@@ -11,7 +11,7 @@ with work (a dissolved team's history too) is a team. Standard library only (the
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..client._wire import Req
@@ -30,10 +30,11 @@ def known_teams(quotas: Any, rows: Iterable[Mapping[str, Any]] = ()) -> set[str]
     return names
 
 
-def unknown_team(client: Any, team: str | None, *, quotas: Any = None,
-                 rows: Iterable[Mapping[str, Any]] = ()) -> str | None:
+def unknown_team(client: Any, team: str | None, *, quotas: Any = None, rows: Iterable[Mapping[str, Any]] = (),
+                 has_work: Callable[[], bool] | None = None) -> str | None:
     """``no team nosuch (teams: cv, nlp) — did you mean nlp?`` when ``team`` is given and known nowhere
-    (:func:`known_teams`; GET quotas read unless ``quotas`` is given); None when it is known or not given."""
+    (:func:`known_teams`; GET quotas read unless ``quotas`` is given; ``has_work``: whether any work of it is
+    stored, asked last — a dissolved team's history makes it a team); None when it is known or not given."""
     if not team:
         return None
     known = known_teams(client.call(Req("GET", "quotas")) if quotas is None else quotas, rows)
@@ -41,7 +42,7 @@ def unknown_team(client: Any, team: str | None, *, quotas: Any = None,
         return None
     me = client.me() if hasattr(client, "me") else {}  # the caller's own teams: the default team among them
     known |= {str(t) for t in (me.get("teams") or ()) if t} if isinstance(me, Mapping) else set()
-    if team in known:
+    if team in known or (has_work is not None and has_work()):
         return None
     close = difflib.get_close_matches(team, sorted(known), n=1)
     listed = ", ".join(sorted(known)) or "none is named yet"
