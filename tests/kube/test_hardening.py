@@ -16,9 +16,9 @@ import pytest
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.kubernetes import KubernetesConfig, make_manifests
 from jupyter_sched.executors.kubernetes.manifests import CARRIED_DIR, MAX_CARRIED_BYTES
-from jupyter_sched.userfiles import START_FOLDER_RUNNER
 from jupyter_sched.executors.runas import AccountMapping, RunAs
 from jupyter_sched.model import JobKind
+from jupyter_sched.userfiles import START_FOLDER_RUNNER
 
 from .kube_builders import K8S_VERSION, allocation, make_job
 
