@@ -24,11 +24,11 @@ from collections.abc import Sequence
 __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
            "content_refusal", "file_problem", "start_folder_argv"]
 
-START_FOLDER_RUNNER = ("__file__ = __import__('sys').argv.pop(1); __import__('sys').argv[0] = __file__; "
-                       "exec(compile(__import__('pathlib').Path(__file__).read_bytes(), __file__, 'exec'))")
+START_FOLDER_RUNNER = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
 """``python -c`` code running the file ``sys.argv[1]`` as ``python FILE`` would (``__name__`` is
 ``"__main__"``, ``__file__`` and ``sys.argv[0]`` name the file, the rest of argv is its arguments) —
-but with ``-c``'s ``sys.path[0]``, the working directory, where ``python FILE`` puts the file's folder."""
+but with ``-c``'s ``sys.path[0]``, the working directory, where ``python FILE`` puts the file's folder.
+Short and readable in ``ps``, as the wrapper's own command line is (issue 20, F8)."""
 
 
 def start_folder_argv(python: str, script: str, args: Sequence[str] = ()) -> list[str]:
