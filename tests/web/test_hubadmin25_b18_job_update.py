@@ -73,6 +73,8 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
 
     status, hidden = await api("PATCH", f"jobs/{jid}", {"time_limit": "1h"}, token=JUDY_TOKEN)
     assert status == 404, hidden  # another user's job: as its DELETE (others' work does not exist for them)
+    assert hidden["error"]["message"] == (f"{jid} is another user's job: you may hold, release or change only your own "
+                                          "(an admin changes anyone's)"), hidden
 
 
 async def test_hubadmin25_b18_time_limit_owner_shortens_only_an_admin_lengthens_a_running_job(api: Any) -> None:
