@@ -26,8 +26,10 @@ but not as what they are:
 * :func:`compatibility_letter` — a letter or digit that Unicode's compatibility normalization (NFKC)
   turns into another one: fullwidth a (U+FF41), mathematical bold a (U+1D41A), ligatures (fi, U+FB01),
   the ordinal indicators (U+00AA, U+00BA), fullwidth and mathematical digits — ``train`` written with
-  U+1D41A or U+FF41 for its a reads as ``train`` (verify 25, V5). The micro sign U+00B5 (NFKC: Greek
-  mu) is kept: it is how units are written. Whole-script look-alikes (a word all in Cyrillic letters
+  U+1D41A or U+FF41 for its a reads as ``train`` (verify 25, V5) — and every other character whose NFKC
+  holds a letter: Roman numerals (``tra\\u2170n``: U+2170, category Nl), circled and parenthesized letters
+  (U+24D0, U+249C), squared units (U+338F) — verify 26, V1. The micro sign U+00B5 (NFKC: Greek
+  mu) is kept: it is how units are written; so are superscript digits and fractions (``x²``, ``½``). Whole-script look-alikes (a word all in Cyrillic letters
   that read as Latin ones) and small capitals (U+1D00…, NFKC-stable) are not caught: TR39's
   whole-script data is not in Python's database.
 
@@ -64,11 +66,17 @@ _MICRO_SIGN = "\u00b5"
 
 
 def compatibility_letter(value: str) -> int | None:
-    """Index of the first letter or decimal digit in ``value`` that NFKC turns into other characters
-    (module docstring), or None."""
-    return next((i for i, char in enumerate(value)
-                 if ((unicodedata.category(char)[0] == "L" and char != _MICRO_SIGN) or unicodedata.category(char) == "Nd")
-                 and unicodedata.normalize("NFKC", char) != char), None)
+    """Index of the first character in ``value`` that NFKC turns into other characters among which is a
+    letter — or, for a decimal digit, into another digit — (module docstring), or None. Superscript and
+    subscript digits and vulgar fractions (``x²``, ``½``: category No, NFKC digits only) are kept: they
+    read as what they are."""
+    for i, char in enumerate(value):
+        if char == _MICRO_SIGN or ord(char) < 0x80:
+            continue
+        plain = unicodedata.normalize("NFKC", char)
+        if plain != char and (any(c.isalpha() for c in plain) or unicodedata.category(char) == "Nd"):
+            return i
+    return None
 
 
 def baseless_mark(value: str) -> int | None:

@@ -50,6 +50,7 @@ __all__ = [
     "check_priority",
     "check_team",
     "check_text",
+    "edge_spaces",
     "visible_text",
 ]
 
@@ -180,8 +181,9 @@ def _lookalikes(value: str, field: str) -> None:
         plain = unicodedata.normalize("NFKC", value[at])
         raise ValidationError(f"{field} contains {_named(value[at])} at character {at + 1}, a styled form of "
                               f"{plain!r}", field=field,
-                              hint=f"write {plain!r} itself: a fullwidth, mathematical or ligature letter reads "
-                                   "as the plain one, and the name then reads as another one")
+                              hint=f"write {plain!r} itself: a fullwidth, mathematical, ligature, circled or "
+                                   "Roman-numeral letter reads as the plain one, and the name then reads as "
+                                   "another one")
     if (mixed := mixed_word(value)) is not None:
         word, scripts = mixed  # the word's main alphabet first; the first letter of each other one named
         names = [s.title() for s in scripts]
@@ -204,6 +206,21 @@ def check_team_name(team: str, field: str) -> None:
     if not team.strip():
         raise ValidationError(f"{field} is empty", field=field, hint="name the team, e.g. ml")
     visible_text(team, field, limit=MAX_TEAM_CHARS)
+    edge_spaces(team, field)
+
+
+def edge_spaces(value: str, field: str) -> None:
+    """Refuse a name that starts or ends with a space: ``train `` and `` train`` read as ``train`` in every
+    table, and match it nowhere (verify 26, V1).
+
+    Raises:
+        ValidationError: naming ``field`` and where the space is.
+    """
+    if value and (value[0] == " " or value[-1] == " "):
+        where = "starts" if value[0] == " " else "ends"
+        raise ValidationError(f"{field} {where} with a space: it reads as {value.strip()!r} in every list and is "
+                              "another name", field=field,
+                              hint=f"write it without the space: {value.strip()!r}")
 
 
 def check_text(spec: JobSpec) -> None:
@@ -214,6 +231,7 @@ def check_text(spec: JobSpec) -> None:
     """
     visible_text(spec.team, "team", limit=MAX_TEAM_CHARS)
     visible_text(spec.name, "name", limit=200)
+    edge_spaces(spec.name, "name")
     if spec.kernel_notebook is not None:  # shown in its owner's listings and reasons (new user 13, N16)
         visible_text(spec.kernel_notebook, "kernel_notebook", limit=MAX_PATH_CHARS)
     check_env(dict(spec.env), strict=True)  # every problem at once (new user 12, N2), as the request check

@@ -24,13 +24,15 @@ from ..client._wire import Req, unwrap_list
 from ..model.units import clock_text
 from ..wording.usage import USAGE_DAYS, last_days
 
-__all__ = ["COST_UNIT", "add_parsers", "audit", "usage"]
+__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "usage", "when_arg"]
 
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
 
-_BY = ("user", "team", "gpu_model")
-"""``usage --by``: what ``GET usage/report`` and the panel's Group by offer (newuser23 N10: gpu_model was refused)."""
+_BY = ("user", "team", "gpu_model", "kind", "job_id", "period")
+"""``usage --by`` keys: those ``GET usage/report`` groups by (newuser23 N10: gpu_model was refused; hubadmin25
+B8: one key only, so a chargeback sheet by team and user, or team and model, was REST only)."""
+_BY_ALIASES = {"model": "gpu_model", "gpu-model": "gpu_model", "job": "job_id", "job-id": "job_id"}
 
 
 def add_parsers(sub: Any, want: Any) -> list[str]:
@@ -47,7 +49,12 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                         "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
                         "(said under the table and as the CSV's cost_unit column); empty without prices. "
                         "Example: jupyter-sched usage --by team --month 2026-11 --csv > november.csv")
-        usage_p.add_argument("--by", choices=_BY, default="user", help="one row per user (default), per team or per GPU model")
+        usage_p.add_argument("--by", type=_by, default="user", metavar="KEYS",
+                             help="one row per user (default), or per any of " + ", ".join(_BY) + " (model for "
+                                  "gpu_model), several comma separated for a chargeback sheet: --by team,user or "
+                                  "--by team,model; period groups by --period")
+        usage_p.add_argument("--period", choices=("day", "week", "month"), default=None,
+                             help="with --by period: one row per day, week (from Monday) or month (default month)")
         usage_p.add_argument("--since", metavar="WHEN", type=_when,
                              help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an "
                                   "offset (2026-12-01T00:00:00+02:00); default: 7 days before --until (the last 7 days, "
@@ -85,21 +92,33 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 30m, 2w)"
+"""What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+_AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s)")
+_AGO_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def _when(value: str) -> str:
     """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight UTC
     (``2026-12-01T00:00:00Z``: the README's and the help's own example, refused by the server's
-    offset rule, hubadmin23 A10 / newuser23 N10); anything else goes to the server as typed, whose
-    refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
+    offset rule, hubadmin23 A10 / newuser23 N10); a duration (``7d``, ``12h``, ``30m``, ``2w``) is
+    that long before now (hubadmin25 B19: "last week's failed jobs"); anything else goes to the server
+    as typed, whose refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
+    ago = _AGO.fullmatch(text.lower())
+    if ago:
+        then = datetime.now(timezone.utc) - timedelta(seconds=int(ago.group(1)) * _AGO_SECONDS[ago.group(2)])
+        return then.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     if not _DATE.fullmatch(text):
         try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
             datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
-            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, or a "
-                                             "time with its offset, e.g. 2026-12-05T12:30:00Z") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
+                                             "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
+                                             "e.g. 7d or 12h") from None
         return text
     try:
         date.fromisoformat(text)
@@ -178,6 +197,18 @@ def period_text(since: str, until: str | None, now: datetime) -> str:
     return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"
 
 
+def _by(value: str) -> str:
+    """The ``type`` of ``usage --by``: comma separated keys of :data:`_BY` (``model`` for ``gpu_model``), each
+    once, as ``GET usage/report``'s ``by`` takes them (``team,user``)."""
+    keys = [_BY_ALIASES.get(k.strip().lower(), k.strip().lower()) for k in value.split(",") if k.strip()]
+    bad = [k for k in keys if k not in _BY]
+    if bad or not keys:
+        raise argparse.ArgumentTypeError(
+            f"{bad[0] if bad else value!r} is not one of {', '.join(_BY)} (model for gpu_model) — one, or several "
+            "comma separated, e.g. team,user")
+    return ",".join(dict.fromkeys(keys))
+
+
 def _limit(value: str) -> int:
     try:
         number = int(value)
@@ -197,8 +228,14 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"jupyter-sched usage: {exc} [usage_error]", file=io.err)
         return 2  # EXIT_USAGE (main's; not imported: the CLI's start-up cost)
     me = client.call(Req("GET", "me"))
+    keys = str(args.by).split(",")
+    period = getattr(args, "period", None)
+    if period and "period" not in keys:
+        print("jupyter-sched usage: --period goes with --by period (one row per day, week or month), e.g. "
+              f"--by {args.by},period --period {period} [usage_error]", file=io.err)
+        return 2
     params = {"by": args.by, **({"since": since} if since else {}), **({"until": until} if until else {}),
-              **({"all": "true"} if me.get("is_admin") else {})}
+              **({"all": "true"} if me.get("is_admin") else {}), **({"period": period} if period else {})}
     if args.csv:  # the server's CSV: every row carries the period as its since and until columns
         print(str(client.call(Req("GET", "usage/report", params={**params, "format": "csv"}))).rstrip("\n"),
               file=io.out)
@@ -220,15 +257,17 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
               else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
-    table = [[args.by.upper().replace("_", " "), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
+    # one column per grouping key, in the order asked (hubadmin25 B8: team, user for a chargeback sheet)
+    shown = keys
+    table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
-        table.append([str(row.get(args.by) or "-"), _num(row.get("allocated_gpu_hours")),
+        table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
                       str(row.get("jobs", ""))])
     _print(table, io)
     for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
         if row.get("moved"):
-            print(f"{row.get(args.by)}: {row['moved']}", file=io.out)
+            print(f"{row.get('team') or row.get(keys[0])}: {row['moved']}", file=io.out)
     # rows the report skipped or counted once (quarantined, overlapping: hubadmin25 B7), each said once
     for said in dict.fromkeys(str(w) for row in rows for w in row.get("warnings") or ()):
         print(f"warning: {said}", file=io.out)
@@ -366,3 +405,7 @@ def _print(rows: list[list[str]], io: Any) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip(), file=io.out)
+
+
+when_arg = _when
+"""The argparse ``type`` of ``--since``/``--until`` (:func:`_when`), for other commands (``jobs``)."""

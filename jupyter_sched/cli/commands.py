@@ -304,44 +304,45 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
     return ends_by(job, now, cancel=f"{PROG} cancel")
 
 
-JOBS_MAX = 1000
-"""Most jobs ``GET jobs`` lists in one answer (``ListJobsRequest.limit``'s bound; ``jobs --limit``'s too)."""
-
-
 def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """My jobs (admins: ``--all``), newest first, as a table like ``queue``'s (ID, STATE, PRIO, GPUS,
     NAME; USER with ``--all``), each with a detail line: why it waits, where it runs and until when,
     how it ended (:func:`~jupyter_sched.wording.jobs.job_detail`); leases too, as ``%schedule jobs``
     lists them (new user 11, N18: a no-kernel lease, whose hint says `cancel l-…` releases it, was in
     no list of the user's but the queue)."""
+    user, team = getattr(args, "user", None), getattr(args, "team", None)
+    since, until = getattr(args, "since", None), getattr(args, "until", None)
+    others = args.all_users or user is not None
     try:
-        # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
-        # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
+        # one more than asked tells whether older ones exist: pages of the server's 1000 at most, followed
+        # by their cursor until then (hubadmin25 B19: 1000 was the most, and more were not said)
         query, keep = state_filter(args.state)  # "stopping" is a word of the lists, "running" on the wire
-        rows = client.jobs(state=query, kind=None, all_users=args.all_users, limit=min(args.limit + 1, JOBS_MAX))
+        rows, more = client.jobs_upto(args.limit, keep=keep, state=query, user=user, all_users=args.all_users,
+                                      team=team, since=since, until=until)
     except AuthorizationError as exc:
-        if exc.field != "all":
+        if exc.field not in ("all", "user"):
             raise
-        raise AuthorizationError("only admins may list everyone's jobs", field="--all",
-                                 hint="leave out --all to list your own") from None
-    listed = len(rows)
-    rows = [job for job in rows if keep(job)]
-    more = len(rows) > args.limit or listed >= JOBS_MAX
-    rows = rows[:args.limit]
+        option = "--all" if exc.field == "all" else "--user"
+        raise AuthorizationError("only admins may list everyone's jobs" if option == "--all"
+                                 else "only admins may list another user's jobs", field=option,
+                                 hint=f"leave out {option} to list your own") from None
     if args.json:
         _dump(rows, io)
         return EXIT_OK
     if not rows:
-        if args.state:
-            print(f"No {args.state} jobs{' of anyone' if args.all_users else ''}.", file=io.out)
+        whose = f" of {user}" if user is not None else " of anyone" if args.all_users else ""
+        scope = "".join(part for part in (f" in team {team}" if team else "", f" submitted since {since}" if since else "",
+                                          f" submitted before {until}" if until else ""))
+        if args.state or scope:
+            print(f"No {args.state + ' ' if args.state else ''}jobs{whose}{scope}.", file=io.out)
         else:
-            print(f"No jobs{' of anyone' if args.all_users else ''} yet: `{PROG} submit --gpus 1 -- python "
+            print(f"No jobs{whose} yet: `{PROG} submit --gpus 1 -- python "
                   "train.py` starts one.", file=io.out)
         return EXIT_OK
     # a table as `queue` prints one (new user 6: "job j-…: running on vm: GPU-…" lines read unlike
     # the other lists): one aligned row per job, what its line said after the state on a line under it
     now = _now()
-    table = [["ID", *(["USER"] if args.all_users else []), "STATE", "PRIO", "GPUS", "NAME"]]
+    table = [["ID", *(["USER"] if others else []), "STATE", "PRIO", "GPUS", "NAME"]]
     details: list[str] = [""]
     # open idle warnings, as `queue` and %gpu say them (new user 18, N16: `jobs` said "held until
     # released" 16 s before the lease's release)
@@ -350,7 +351,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     idle = idle_notes(client, rows) if any(job.get("state") in ("admitted", "running") for job in rows) else {}
     for job in rows:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
-        table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
+        table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if others else []), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
                       fit_name(name)])
         # a stopping job's detail says its stop (job_detail), not also when its time limit would end it
@@ -360,9 +361,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                   if part))
     _print_table(table, io, details=details)
     if more:
-        print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else
-                                              f"{JOBS_MAX} is the most one listing shows; --state narrows it."),
-              file=io.out)
+        oldest = str(rows[-1].get("submitted_at") or "")
+        print(f"Older jobs are not shown (the oldest shown was submitted {oldest}): --limit {args.limit * 2} shows "
+              f"more, or --until {oldest} the next ones; --since, --state, --team and --user narrow it.", file=io.out)
     return EXIT_OK
 
 

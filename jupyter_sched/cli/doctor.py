@@ -13,6 +13,11 @@ works on the database directly (it must work when the server is down or the rows
     jupyter-sched doctor remove ID --yes                  delete the row
     jupyter-sched doctor rotate-job-secret [--revoke-running --yes]   a new secret for jobs' progress tokens
                                                           (audited; running jobs' tokens work until they end)
+    jupyter-sched doctor migrate [--yes]                  bring the store's schema to this code's
+
+No other action migrates the store (hubadmin26 B5: a look with a new version before the restart upgraded
+the store under the running old service): on a store of another schema they say which, what the next
+start does, and read or change nothing (exit 1).
 
 ``--db`` takes an SQLAlchemy URL (default: the file named by ``$JUPYTER_SCHED_DB_URL_FILE``, else
 ``$JUPYTER_SCHED_DB_URL`` — as ``jupyter-sched serve`` reads them —, else the embedded server's
@@ -324,6 +329,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="also stop the running jobs' tokens now (a leaked secret): their progress reports are "
                              "refused until they end; needs --yes")
     rotate.add_argument("--yes", action="store_true", help="really revoke the running jobs' tokens")
+    move = sub.add_parser("migrate", help="bring the store's schema to this code's (no other action migrates)",
+                          description="Apply the schema steps this code knows and the store has not had yet — what "
+                                      "the service's next start with this code would do. Back the store up first: an "
+                                      "older version refuses a newer schema.")
+    move.add_argument("--yes", action="store_true", help="really migrate it")
     return parser
 
 
@@ -469,6 +479,55 @@ def _hub_service_here(choice: StoreChoice) -> str:
             "password)")
 
 
+def _schema_skew(store: Store) -> tuple[int, int] | None:
+    """``(the store's schema, this code's)`` when they differ, else None."""
+    with store.engine.connect() as conn:
+        have = current_version(conn)
+    return None if have == latest_version() else (have, latest_version())
+
+
+def _refuse_skew(store: Store, skew: tuple[int, int], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """A store of another schema than this code's: say which and what to do; read or write no row (a
+    scan of an older schema would read tables it does not have yet, a repair of a newer one would
+    write rows this code does not know). Exit 1."""
+    have, knows = skew
+    if not args.json:
+        out.write(f"store: {store.safe_url}\n{_versions(store)}\n")
+    if have < knows:
+        steps = ", ".join(map(str, range(have + 1, knows + 1)))
+        err.write(f"jupyter-sched doctor: the store is at schema {have}; this code (jupyter_sched {version_string()}) "
+                  f"knows up to {knows}: the service's next start with this code migrates it ({steps}) — "
+                  "`jupyter-sched doctor migrate --yes` migrates it now (back up first: an older version refuses a "
+                  "newer schema). Nothing was read or changed.\n")
+    else:
+        err.write(f"jupyter-sched doctor: the store is at schema {have}, newer than this code (jupyter_sched "
+                  f"{version_string()}, up to {knows}): run the doctor of the version the service runs. Nothing was "
+                  "read or changed.\n")
+    return EXIT_FOUND
+
+
+def _migrate(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``doctor migrate [--yes]``: what the service's next start would apply; with ``--yes`` apply it now."""
+    if args.yes:
+        out.write((f"migrated the store {store.safe_url}: {', '.join(map(str, store.migrated))}" if store.migrated
+                   else f"the store {store.safe_url} is at schema {latest_version()}: nothing to migrate") + "\n")
+        out.write(_versions(store) + "\n")
+        return EXIT_OK
+    skew = _schema_skew(store)
+    if skew is None:
+        out.write(f"the store {store.safe_url} is at schema {latest_version()}: nothing to migrate\n")
+        return EXIT_OK
+    have, knows = skew
+    if have > knows:
+        err.write(f"jupyter-sched doctor: the store is at schema {have}, newer than this code (up to {knows}): "
+                  "nothing to migrate with it\n")
+        return EXIT_FOUND
+    err.write(f"jupyter-sched doctor: would migrate the store {store.safe_url} from schema {have} to {knows} "
+              f"({', '.join(map(str, range(have + 1, knows + 1)))}); back it up, stop the service of the older "
+              "version, then add --yes\n")
+    return EXIT_USAGE
+
+
 def _versions(store: Store) -> str:
     """``code: jupyter_sched V; store schema N (this code knows up to M): 1-12 at …, 13-17 at …``
     (hubadmin23 A7: whether an upgrade took, without reading the service's log)."""
@@ -504,10 +563,19 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             raise SchedError(missing, hint=(f"doctor reads a database, not the server at $JUPYTER_SCHED_URL ({server}); "
                                             if server else "") + f"pass --db URL or set ${ENV_DB_URL} to the store "
                                                                  "the server uses")
-        store = Store(choice.url)
+        # never migrated by a look (hubadmin26 B5: a doctor run with the new version before the restart upgraded
+        # the store under the running old service, and made its rollback need the backup): only `migrate --yes`
+        store = Store(choice.url, run_migrations=args.action == "migrate" and args.yes)
     except SchedError as exc:
         stderr.write(_said(exc))
         return EXIT_NO_STORE
+    skew = None if args.action == "migrate" else _schema_skew(store)
+    if args.action == "migrate" or skew is not None:
+        try:
+            return _migrate(store, args, stdout, stderr) if skew is None else _refuse_skew(store, skew, args, stdout,
+                                                                                            stderr)
+        finally:
+            store.close()
     if not args.json:  # which store this is about, before anything is said of it
         stdout.write(f"store: {store.safe_url} ({choice.source})\n")
         stdout.write(_versions(store) + "\n")

@@ -116,14 +116,18 @@ QUEUE_LIMIT_MAX = 10_000
 (``services.models.jobs.QUEUE_LIMIT_MAX``; a test keeps the two equal)."""
 
 
+JOBS_LIMIT_MAX = 1_000_000
+"""Most jobs one ``jobs --limit`` lists (read ``GET jobs`` page by page: hubadmin25 B19, 1000 was a silent cap)."""
+
+
 def _jobs_limit(text: str) -> int:
-    """argparse type of ``jobs --limit``: 1..1000 (one page of ``GET jobs``)."""
+    """argparse type of ``jobs --limit``: 1..:data:`JOBS_LIMIT_MAX` (pages of ``GET jobs``)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 50") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"{value} is not from 1 to 1000 (default {JOBS_LINES})")
+    if not 1 <= value <= JOBS_LIMIT_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is not from 1 to {JOBS_LIMIT_MAX} (default {JOBS_LINES})")
     return value
 
 
@@ -136,7 +140,8 @@ def _queue_limit(text: str) -> int:
 
 
 NOT_COMMANDS = {"usage": f"`{PROG} status` says your GPU-hours of the last 7 days; GET api/sched/usage?since=… "
-                          "those of any period"}
+                          "those of any period",
+                "version": f"`{PROG} --version` says it"}
 """Words tried as a command (new user 14, N25: ``jupyter-sched usage``) → the command that does it."""
 
 
@@ -185,6 +190,28 @@ COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", 
 """The subcommands, in the order ``--help`` lists them."""
 
 
+def version_line() -> str:
+    """``jupyter-sched 0.1.0+g2251f7f (Python 3.11.2, /srv/venv)``: what a bug report asks first (newuser26
+    N1: ``--version`` was "COMMAND: missing"; the version was said only by a running server's status)."""
+    import platform
+
+    from ..buildinfo import version_string
+
+    return f"{PROG} {version_string()} (Python {platform.python_version()}, {sys.prefix})"
+
+
+class _Version(argparse.Action):
+    """``--version``: the line is worked out only when asked (the commit costs a ``git`` call)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser._print_message(version_line() + "\n", sys.stdout)
+        parser.exit(EXIT_OK)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (one sub-parser per subcommand).
 
@@ -201,6 +228,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
         allow_abbrev=command not in ("teams", "nodes"))  # `teams move --to` is no abbreviation of --token
+    parser.add_argument("-V", "--version", action=_Version, help="print the version of jupyter_sched and exit "
+                                                                 "(no server needed)")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
                                         "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "
@@ -364,10 +393,18 @@ def _add_jobs(sub: Any) -> None:
         description="Your jobs and GPU leases, newest first, one line each: what runs, what waits and why, how "
                     "the finished ones ended. A lease (l-…) is released with `cancel l-…` or, in its notebook, "
                     "%gpu release (see %gpu in a notebook).")
+    from .admin_views import WHEN_HELP, when_arg
+
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending, stopping or failed")
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
-                      help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
+                      help=f"show at most N jobs (default {JOBS_LINES}); more than 1000 are read page by page")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
+    jobs.add_argument("--user", metavar="USER", help="this user's jobs (admins only)")
+    jobs.add_argument("--team", metavar="TEAM", help="only work charged to this team (with --all: everyone's there)")
+    jobs.add_argument("--since", metavar="WHEN", type=when_arg, help=f"only jobs submitted from then: {WHEN_HELP}")
+    jobs.add_argument("--until", metavar="WHEN", type=when_arg,
+                      help="only jobs submitted before then (a date: its midnight UTC, so --until 2026-12-01 ends "
+                           "with November 30)")
 
 
 def _common_options(command: argparse.ArgumentParser) -> None:

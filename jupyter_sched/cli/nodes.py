@@ -103,10 +103,12 @@ def _print(answer: dict[str, Any], args: argparse.Namespace, io: Any, *, work: b
     if getattr(args, "json", False):
         print(json.dumps(answer, indent=2), file=io.out)
         return
+    from ..model.units import gpus_phrase  # "1 GPU", never "1 GPUs" (hubadmin26 B2)
+
     print(str(answer.get("text") or ""), file=io.out)
     items = answer.get("work") or [] if work else []
     for item in items[:_SHOWN]:
-        print(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  {item.get('gpus', 0):g} GPUs: "
+        print(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  {gpus_phrase(item.get('gpus', 0))}: "
               f"{item.get('fate')}", file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)

@@ -11,6 +11,7 @@ be found raises :class:`NoServerError` with the fix in its hint.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from ._wire import error_from_response
@@ -34,19 +35,26 @@ def connect(url: str | None = None, token: str | None = None, *, timeout_s: floa
         token: Jupyter token for ``url``.
         timeout_s: per-request timeout in seconds.
 
+    A hub's scheduler (``…/services/NAME/``) is called with a token the hub mints scoped to that service
+    only, not the caller's own hub token (:mod:`.hub_token`, verify25 V7).
+
     Raises:
         NoServerError: nothing found (message says where it looked and how to fix it).
     """
+    from .hub_token import scoped
+
     connection, probe = discover_probed(url, token, retry_timeout_s=timeout_s)
-    return SchedClient(connection, timeout_s=timeout_s, probe=probe)
+    return SchedClient(scoped(connection, os.environ, timeout_s=timeout_s), timeout_s=timeout_s, probe=probe)
 
 
 def connect_async(url: str | None = None, token: str | None = None, *,
                   timeout_s: float = 30.0) -> AsyncSchedClient:
     """Return an :class:`AsyncSchedClient` for ``url`` or the discovered server (see :func:`connect`)."""
     from .aio import AsyncSchedClient
+    from .hub_token import scoped
 
-    return AsyncSchedClient(discover(url, token, retry_timeout_s=timeout_s), timeout_s=timeout_s)
+    return AsyncSchedClient(scoped(discover(url, token, retry_timeout_s=timeout_s), os.environ, timeout_s=timeout_s),
+                            timeout_s=timeout_s)
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,8 @@
 
 Same methods and errors as :class:`jupyter_sched.client.SchedClient`, as coroutines::
 
-    async with AsyncSchedClient(discover()) as sched:
+    async with connect_async() as sched:  # jupyter_sched.client.connect_async: discovery, and a token scoped
+        # to a hub's scheduler when it is one (jupyter_sched.client.hub_token)
         lease = await sched.request_lease({"gpus": 1, "kernel_id": sched.kernel_id})
 """
 

@@ -91,6 +91,9 @@ class Connection(NamedTuple):
         token_from: the runtime dir whose server file the token was read from ("" when the caller,
             the kernel's or the hub's environment gave it): such a token is read there again when the
             server refuses it (:func:`renewed`: a restarted ``jupyter lab`` has a new one).
+        hub_token: the caller's own hub token when ``token`` is one the hub minted from it, scoped to the
+            hub's scheduler service only (:mod:`.hub_token`, verify25 V7); kept to mint another when the
+            hub drops that one. "" when ``token`` is the caller's own.
     """
 
     url: str
@@ -100,6 +103,7 @@ class Connection(NamedTuple):
     root: str = ""
     others: tuple[str, ...] = ()
     token_from: str = ""
+    hub_token: str = ""
 
     @property
     def api_url(self) -> str:
@@ -323,8 +327,13 @@ def renewed(connection: Connection) -> Connection | None:
     from a runtime file (``token_from``) and that file now holds another — for the caller to send the
     refused request again with it. A plain ``jupyter lab`` makes a new token at every start: after a
     restart the old one is refused, and a wait that rode the restart out ended "refused the token of
-    its runtime file" (newuser25 N5). None: the token was the caller's (a refusal of it is said), or
-    no running server at that URL holds another."""
+    its runtime file" (newuser25 N5). A token the hub minted for the scheduler (``hub_token``) that the
+    hub no longer takes is minted again (:func:`.hub_token.renewed_scoped`). None: the token was the
+    caller's (a refusal of it is said), or no running server at that URL holds another."""
+    if connection.hub_token:
+        from .hub_token import renewed_scoped
+
+        return renewed_scoped(connection, os.environ)
     if not connection.token_from:
         return None
     listed = _runtime_server(connection.url, connection.token_from)

@@ -145,8 +145,10 @@ class ExecutorEventHandler:
         job, intent = record.job, record.stop_intent
         end = max(finished_at, job.started_at or finished_at)
         if intent == "preempt" or intent == "idle":
-            why = "preempted" if intent == "preempt" else "reclaimed while idle"
-            message = f"{why}: {job.message or 'GPUs were needed elsewhere'}"
+            # the preemption's own words once when they open with the verb (hubadmin26 B2: a drain's
+            # requeue read "preempted: preempted: node … is drained")
+            message = (preempted_message(job.message) if intent == "preempt"
+                       else f"reclaimed while idle: {job.message or 'GPUs were needed elsewhere'}")
             # stopped within the engine's first look at it: no attempt, and said so (new user 24, N1)
             first = just_started(record, self.writer.settle_s)
             if first:  # the preemption's own words once ("preempted to …", not "preempted: preempted to …")

@@ -45,6 +45,7 @@ from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
 from .metrics import make_registry
+from .metrics_accounting import make_admin_registry
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import config_exit, say_started
@@ -128,6 +129,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
         self.metrics_registry = make_registry(self.services, self.event_hub)
+        self.metrics_admin_registry = make_admin_registry(self.metrics_registry, self.services)  # + accounting
         assert self.serverapp is not None
         escape_log_controls(self.serverapp.log)  # a client's ESC never reaches a terminal raw (red team 15, R3)
         provider = getattr(self.serverapp, "identity_provider", None)

@@ -59,13 +59,17 @@ class Utf8Arguments:
     in cursor: b'\\x00\\xff'`` (a Python bytes repr, code ``bad_request``, no field; new user 18, N14)."""
 
     def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        # tornado decodes the route's path parameters before it sets ``path_kwargs``, and query
+        # arguments only later, in the handler's method: so an unset ``path_kwargs`` means a path part
+        # (verify25: ``jobs/%ff`` was "query argument job_id is not UTF-8 text").
+        in_path = getattr(self, "path_kwargs", None) is None
         try:
             text = value.decode("utf-8")
         except UnicodeDecodeError:
             pass
         else:
             if CONTROL_CHARACTER.search(text):
-                raise _control_refusal(name)
+                raise _control_refusal(name, in_path=in_path)
             return text
         if name is None:
             raise ValidationError("the URL path is not UTF-8 text", field="path",
@@ -75,24 +79,37 @@ class Utf8Arguments:
             raise ValidationError("cursor is not a cursor this server gave out (not UTF-8)", field="cursor",
                                   hint="pass next_cursor exactly as a page gave it, or leave cursor out to start "
                                        "from the first page")
+        if in_path:
+            raise ValidationError(f"{_path_part(field)} is not UTF-8 text", field=field, hint=_path_hint(field))
         raise ValidationError(f"query argument {field} is not UTF-8 text", field=field,
                               hint=f"percent-encode {field}'s value as UTF-8, or leave {field} out")
 
 
-def _control_refusal(name: str | None) -> ValidationError:
+def _path_part(field: str) -> str:
+    """How the words name a route's path parameter: ``the node in the URL path``."""
+    return f"the {field} in the URL path"
+
+
+def _path_hint(field: str) -> str:
+    """The fix for a bad path parameter: what a good one looks like and where to find one."""
+    if field.endswith("_id"):
+        return ("an id looks like j-01hf3k2m9-x7q4za (leases l-…, definitions d-…); GET jobs lists yours")
+    return f"percent-encode the {field}'s name as UTF-8 text, as GET inventory or GET queue?summary=1 lists them"
+
+
+def _control_refusal(name: str | None, *, in_path: bool) -> ValidationError:
     """The 400 for a path part or query argument holding a control character (red team 20, R3: an
     id with ``%00`` reached PostgreSQL, which cannot store NUL in text, and was answered 503 "the
     scheduler's database failed to answer" with an ERROR log line per request). Refused here,
-    before any service or store sees it, for every route: path ids (``job_id``, ``lease_id``,
-    ``definition_id``) and every query argument."""
+    before any service or store sees it, for every route: path parameters (``job_id``, ``lease_id``,
+    ``definition_id``, ``node``, ``team``) and every query argument."""
     if name is None:
         return ValidationError("the URL path must not contain control characters (NUL, newline, …)", field="path",
                                hint="an id looks like j-01hf3k2m9-x7q4za")
     field = name if len(name) <= 80 else name[:77] + "..."  # user input: never whole
-    if name.endswith("_id"):
-        return ValidationError(f"{field} must not contain control characters (NUL, newline, …)", field=field,
-                               hint="an id looks like j-01hf3k2m9-x7q4za (leases l-…, definitions d-…); "
-                                    "GET jobs lists yours")
+    if in_path:
+        return ValidationError(f"{_path_part(field)} must not contain control characters (NUL, newline, …)",
+                               field=field, hint=_path_hint(field))
     return ValidationError(f"query argument {field} must not contain control characters (NUL, newline, …)",
                            field=field, hint=f"send {field}'s value as plain text, or leave {field} out")
 

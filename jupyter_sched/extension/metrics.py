@@ -43,6 +43,15 @@ several servers in one test process coexist. Values are read from the service wh
   ``team="(other teams)"``). Nothing here is news to a scraper: every user reads each job's team and GPUs
   in ``GET queue`` and the quota lines in ``GET quotas``, so these stay readable by every user, as the
   rest of ``GET metrics`` is (it is not admin-gated).
+- split by GPU model (hubadmin25 B9: the summed gauges could not say "nlp uses 2 of its 2 A100"):
+  ``jupyter_sched_team_model_running_gpus{team,model}`` and per team quota line
+  ``jupyter_sched_team_line_{guaranteed,borrowing_limit,running,borrowed}_gpus{team,model}``
+  (:func:`_team_model_families`); waits: ``jupyter_sched_pending_gpus{priority}``,
+  ``jupyter_sched_oldest_wait_seconds{priority}``, ``jupyter_sched_team_oldest_wait_seconds{team}``;
+  health: ``jupyter_sched_node_gpus{node,model,state}`` (:func:`_node_gpus`). ``model`` is a model of the
+  inventory or of an admin's quota line, ``node`` a node of the inventory: no label is a string a user typed.
+- for an admin's scrape, or a token holding the metrics scope, only (:mod:`.metrics_accounting`):
+  the accounting — ``jupyter_sched_team_gpu_seconds_total{team,model}`` and the team budgets' standing.
 
 ``GET metrics`` is open to every user and each scrape reads every unfinished job, the inventory
 and the last admissions; sixteen concurrent scrapes by one user held the request threads that
@@ -71,6 +80,7 @@ from .events import EventHub
 __all__ = ["OTHER_TEAMS", "TEAM_SERIES", "SchedCollector", "SchedRegistry", "make_registry"]
 
 _PRIORITIES = ("high", "normal", "low")
+_GPU_STATES = ("healthy", "unhealthy", "not_ready", "cordoned")
 
 
 TEAM_SERIES = 200
@@ -155,7 +165,9 @@ class SchedCollector(Collector):
                 cordon = node.get("cordon") or {}
                 nodes.add_metric([str(node["name"]), str(cordon.get("reason") or ""), str(cordon.get("by") or "")], 1.0)
         yield nodes
-        yield from self._teams(jobs)
+        yield from _node_gpus(inventory)
+        yield from self._teams(jobs, model_of)
+        yield from self._waits(jobs)
         utilization = self._utilization()
         if utilization is not None:
             util = GaugeMetricFamily("jupyter_sched_gpu_utilization_percent",
@@ -189,15 +201,20 @@ class SchedCollector(Collector):
         yield dropped
 
 
-    def _teams(self, jobs: list[dict[str, Any]]) -> Iterator[Metric]:
+    def _now(self) -> datetime:
+        clock = getattr(self.service, "clock", None)
+        return clock.now() if clock is not None else datetime.now(timezone.utc)
+
+    def _teams(self, jobs: list[dict[str, Any]], model_of: dict[str, str]) -> Iterator[Metric]:
         """The per-team gauges of the module docstring, from the unfinished ``jobs`` (job dicts) and the
-        quota lines in force (:func:`~jupyter_sched.model.team_load.team_rows`)."""
+        quota lines in force (:func:`~jupyter_sched.model.team_load.team_rows`); then the same split by
+        GPU model (:func:`_team_model_families`; ``model_of``: GPU or MIG uuid → model)."""
         from ..model.codec import quota_to_dict
         from ..model.team_load import team_rows
 
         store = getattr(self.service, "store", None)
         lines = [quota_to_dict(q) for q in store.quota_set().quotas] if store is not None else []
-        rows = team_rows(jobs, {"quotas": lines}, datetime.now(timezone.utc))
+        rows = team_rows(jobs, {"quotas": lines}, self._now())
         running = GaugeMetricFamily("jupyter_sched_team_running_gpus",
                                     "GPUs held by the team's admitted and running jobs and leases", labels=["team"])
         pending = GaugeMetricFamily("jupyter_sched_team_pending_jobs", "The team's pending jobs", labels=["team"])
@@ -215,6 +232,43 @@ class SchedCollector(Collector):
                 guaranteed.add_metric(team, float(row["guaranteed"]))
                 borrowed.add_metric(team, float(row["borrowed"]))
         yield from (running, pending, guaranteed, borrowed)
+        kept = {str(r["team"]) for r in _bounded(rows)}
+        yield from _team_model_families(jobs, lines, model_of, kept)
+
+    def _waits(self, jobs: list[dict[str, Any]]) -> Iterator[Metric]:
+        """Per priority class: the GPUs pending jobs ask for and the longest wait now (seconds since
+        submit; 0 while nothing of that class waits), and per team its longest wait (by
+        :func:`~jupyter_sched.model.team_load.team_rows`, as ``queue --summary``'s OLDEST WAIT)."""
+        from ..model.team_load import job_gpus, team_rows
+
+        now = self._now()
+        gpus = GaugeMetricFamily("jupyter_sched_pending_gpus", "GPUs the pending jobs of a priority class ask for",
+                                 labels=["priority"])
+        oldest = GaugeMetricFamily("jupyter_sched_oldest_wait_seconds",
+                                   "Seconds the longest-waiting pending job of a priority class has waited "
+                                   "since its submit (0 when none waits)", labels=["priority"])
+        asked: dict[str, float] = {}
+        waited: dict[str, float] = {}
+        for job in jobs:
+            if job.get("state") != "pending":
+                continue
+            priority = str(job.get("priority", "normal"))
+            priority = priority if priority in _PRIORITIES else "normal"
+            asked[priority] = asked.get(priority, 0.0) + job_gpus(job)
+            since = _when(job.get("submitted_at"))
+            if since is not None:
+                waited[priority] = max(waited.get(priority, 0.0), max(0.0, (now - since).total_seconds()))
+        for priority in _PRIORITIES:
+            gpus.add_metric([priority], float(asked.get(priority, 0.0)))
+            oldest.add_metric([priority], waited.get(priority, 0.0))
+        yield from (gpus, oldest)
+        teams = GaugeMetricFamily("jupyter_sched_team_oldest_wait_seconds",
+                                  "Seconds the team's longest-waiting pending job has waited (teams with pending work)",
+                                  labels=["team"])
+        for row in _bounded(team_rows(jobs, {}, now)):
+            if row.get("oldest_wait_s") is not None:
+                teams.add_metric([str(row["team"])], float(row["oldest_wait_s"]))
+        yield teams
 
     def _failing(self) -> Iterator[Metric]:
         """Whether the engine's ETAs or ticks fail now (red team 21, R5; the log names the cause)."""
@@ -261,6 +315,97 @@ class SchedCollector(Collector):
         from ..telemetry.views import cluster_utilization
 
         return cluster_utilization(latest).utilization_pct
+
+
+def _when(value: Any) -> datetime | None:
+    """An ISO 8601 time of a job dict (``…Z`` or with offset), None when absent or unreadable."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+def _node_gpus(inventory: dict[str, Any]) -> Iterator[Metric]:
+    """``jupyter_sched_node_gpus{node,model,state}``: every GPU of the inventory once, in the first state
+    that holds of ``unhealthy`` (marked so, ECC/RMA), ``not_ready`` (its node is not ready), ``cordoned``
+    (its node is cordoned: no new work placed there, busy or not), ``healthy``. Every state has a
+    sample per node and model (0 when none), so a board's "unhealthy > 0" alert has a series to read."""
+    ready = {n["name"]: bool(n.get("ready", True)) for n in inventory.get("nodes", [])}
+    cordoned = {n["name"] for n in inventory.get("nodes", []) if n.get("unschedulable")}
+    counts: Counter[tuple[str, str, str]] = Counter()
+    pairs: set[tuple[str, str]] = set()
+    for gpu in inventory.get("gpus", []):
+        node, model = str(gpu.get("node", "")), str(gpu.get("model", ""))
+        state = ("unhealthy" if gpu.get("health", "healthy") != "healthy" else "not_ready"
+                 if not ready.get(node, True) else "cordoned" if node in cordoned else "healthy")
+        counts[(node, model, state)] += 1
+        pairs.add((node, model))
+    family = GaugeMetricFamily("jupyter_sched_node_gpus", "GPUs per node and model by health: healthy, unhealthy "
+                               "(marked so), not_ready (node not ready), cordoned (node cordoned)",
+                               labels=["node", "model", "state"])
+    for node, model in sorted(pairs):
+        for state in _GPU_STATES:
+            family.add_metric([node, model, state], float(counts.get((node, model, state), 0)))
+    yield family
+
+
+def _team_model_families(jobs: list[dict[str, Any]], lines: list[dict[str, Any]], model_of: dict[str, str],
+                         kept: set[str]) -> Iterator[Metric]:
+    """The per-team gauges split by GPU model (hubadmin25 B9: a two-model cluster's board could not say
+    "nlp uses 2 of its 2 A100"): ``jupyter_sched_team_model_running_gpus{team,model}`` — GPUs of each
+    inventory model the team's admitted and running work holds (a fractional GPU as its share) — and per
+    team quota line ``jupyter_sched_team_line_guaranteed_gpus``, ``_team_line_borrowing_limit_gpus``
+    (absent when unlimited), ``_team_line_running_gpus`` (the GPUs the line counts: those of its model,
+    every model for ``*``, as the quota ledger counts them) and ``_team_line_borrowed_gpus`` (above the
+    guarantee), ``{team,model}`` with the line's model as ``GET quotas`` writes it (``*``: any model).
+
+    Labels: ``team`` only among ``kept`` (the teams :func:`_bounded` labels; others fold into
+    :data:`OTHER_TEAMS`), ``model`` only a model of the inventory or of an admin's quota line — never
+    a string a user typed (a job's requested model is not a label)."""
+    from ..quota.ledger import line_applies
+
+    def team_of(name: Any) -> str:
+        return str(name or "-") if str(name or "-") in kept else OTHER_TEAMS
+
+    held: dict[tuple[str, str], float] = {}
+    for job in jobs:
+        if job.get("state") not in ("admitted", "running"):
+            continue
+        alloc = job.get("allocation") or {}
+        share = float(alloc.get("gpu_milli", 1000)) / 1000.0
+        uuids = [u for w in alloc.get("workers") or [] for u in w.get("gpu_uuids", [])] or list(alloc.get("gpu_uuids", []))
+        for uuid in uuids:
+            if uuid in model_of:
+                key = (team_of(job.get("team")), model_of[uuid])
+                held[key] = held.get(key, 0.0) + share
+    running = GaugeMetricFamily("jupyter_sched_team_model_running_gpus",
+                                "GPUs of one model held by the team's admitted and running jobs and leases",
+                                labels=["team", "model"])
+    for (team, model), gpus in sorted(held.items()):
+        running.add_metric([team, model], gpus)
+    yield running
+    names = {"guaranteed": "GPUs the team quota line guarantees",
+             "borrowing_limit": "GPUs the team quota line lets the team borrow above its guarantee (absent: unlimited)",
+             "running": "GPUs the team quota line counts now (its model's; every model for *)",
+             "borrowed": "GPUs the team holds above the line's guarantee"}
+    families = {k: GaugeMetricFamily(f"jupyter_sched_team_line_{k}_gpus", text, labels=["team", "model"])
+                for k, text in names.items()}
+    totals: dict[tuple[str, str], dict[str, float | None]] = {}
+    for line in lines:
+        if line.get("user") or str(line.get("team")) not in kept:
+            continue
+        team, model = str(line["team"]), str(line.get("gpu_model") or "*")
+        counted = sum(g for (t, m), g in held.items() if t == team and line_applies(model, m))
+        limit = line.get("borrowing_limit")
+        totals[(team, model)] = {"guaranteed": float(line.get("guaranteed") or 0),
+                                 "borrowing_limit": None if limit is None else float(limit), "running": counted,
+                                 "borrowed": max(0.0, counted - float(line.get("guaranteed") or 0))}
+    for key, values in sorted(totals.items()):
+        for name, value in values.items():
+            if value is not None:
+                families[name].add_metric(list(key), value)
+    yield from families.values()
 
 
 def _bounded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -325,3 +470,4 @@ def make_registry(service: Any, hub: EventHub) -> SchedRegistry:
     registry = SchedRegistry()
     registry.register(SchedCollector(service, hub))
     return registry
+

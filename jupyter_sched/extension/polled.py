@@ -32,7 +32,8 @@ def jobs_headers(page: Any, request: Any, path: str) -> Headers:
     if not page.next_cursor:
         return []
     query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
-                               "all": "true" if request.all else None}.items() if v}
+                               "all": "true" if request.all else None, "team": request.team,
+                               "since": request.since, "until": request.until}.items() if v}  # every filter (B19)
     query.update(limit=str(request.limit), cursor=page.next_cursor)
     route = path.rstrip("/").rsplit("/", 1)[-1]
     return [("Link", f'<{route}?{urlencode(query)}>; rel="next"')]

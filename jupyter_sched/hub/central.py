@@ -54,7 +54,7 @@ from urllib.parse import urlparse
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import IOLoop, PeriodicCallback
-from traitlets import Dict, Float, Int, List, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, default, validate
 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
@@ -69,7 +69,7 @@ from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
 from ..store.outage import log_store_failure
-from ..wording.config import no_quota_warning, takeable_port_warning
+from ..wording.config import no_quota_warning, takeable_port_refusal, takeable_port_warning
 from .activity import ActivityCollector, ActivityReporter
 from .budgets import warn_budgets
 from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
@@ -179,6 +179,16 @@ class HubSchedApp(SchedApp):
         characters): said as cost_unit beside each cost in GET usage/report (a CSV column too), the
         panel's usage report and jupyter-sched usage. Default "": costs are said in "price units"
         (a WARNING at start when gpu_prices is set without it).""",
+    )
+
+    allow_unprivileged_port = Bool(
+        False, config=True,
+        help="""Listen, with the local executor, on a port any local account may bind (at or above the kernel's
+        net.ipv4.ip_unprivileged_port_start, 1024 by default). Off (default): such a port stops the start, because
+        while the service is down (a crash, an upgrade) another account could take the port and receive what the
+        hub's proxy and users' servers send it, tokens included. Turn it on (or pass --allow-unprivileged-port)
+        only where no untrusted account has a shell on this host, or with JupyterHub's internal_ssl (the proxy
+        checks the service's certificate); a WARNING is said at each start then.""",
     )
 
     @default("max_running_cpu_jobs_per_user")
@@ -317,7 +327,7 @@ class HubSchedApp(SchedApp):
             # before the run-as checks, which may refuse the start
             seen = command_line_visibility()
             (self.log.info if seen.hidden else self.log.warning)("jupyter_sched: %s", seen.text)
-            self._warn_takeable_port()
+            self._refuse_takeable_port()
             self._run_jobs_as_owners()
         elif self.executor == "kubernetes":
             mapping = self.account_mapping
@@ -351,13 +361,23 @@ class HubSchedApp(SchedApp):
         if engine is not None and hasattr(engine, "run_as"):
             engine.run_as = run_as
 
-    def _warn_takeable_port(self) -> None:
-        """Warn when the service listens on a port any local account may bind (red team 25, R5)."""
+    def _refuse_takeable_port(self) -> None:
+        """Refuse to listen on a port any local account may bind (verify25 V7: the hub's proxy sends users' calls,
+        with their tokens, to whoever holds it while the service is down) unless the admin said so
+        (``allow_unprivileged_port``: then a WARNING, red team 25 R5); a unix socket needs no port.
+
+        Raises:
+            TraitError: naming ``c.HubSchedApp.allow_unprivileged_port``, the risk and the fixes.
+        """
         port = int(getattr(self.serverapp, "port", 0) or 0)
         first = first_unprivileged_port()
-        if port >= first:
-            ip = str(getattr(self.serverapp, "ip", "") or "")
-            self.log.warning("jupyter_sched: %s", takeable_port_warning(ip, port, first))
+        server: Any = self.serverapp
+        if port < first or server.sock:
+            return
+        ip = str(getattr(self.serverapp, "ip", "") or "")
+        if not self.allow_unprivileged_port:
+            raise TraitError(f"c.HubSchedApp.allow_unprivileged_port: {takeable_port_refusal(ip, port, first)}")
+        self.log.warning("jupyter_sched: %s", takeable_port_warning(ip, port, first))
 
     def _run_jobs_as_owners(self) -> None:
         """Refuse what would run users' jobs unsafely, then put the local executor in hub mode."""

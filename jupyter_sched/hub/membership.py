@@ -51,6 +51,7 @@ from datetime import datetime
 from typing import Any
 
 from ..admission import Caller
+from ..model.units import clock_text
 from ..scheduling.snapshot import JobHold
 
 __all__ = ["CLASS_REGRANTED_ACTION", "CLASS_REVOKED_ACTION", "SETTINGS_ACTOR", "TEAM_LEFT_ACTION",
@@ -234,7 +235,8 @@ class TeamHolds:
             # the window before admission saw it, it started before this check could hold it)
             started = [j for j in running if j not in self._told]
             if key not in self._found or new or started:
-                self._announce(services, key, new, started, now, actor if key[2] is None else class_actor, ran=ran)
+                self._announce(services, key, new, started, now, actor if key[2] is None else class_actor, ran=ran,
+                               found=self._found.get(key))
             self._found.setdefault(key, now)
             told.update(running)
         self._told = told
@@ -248,12 +250,18 @@ class TeamHolds:
         return changed
 
     def _announce(self, services: Any, key: _Key, held: list[str], running: list[str], now: datetime,
-                  actor: str, *, ran: Collection[str] = ()) -> None:
+                  actor: str, *, ran: Collection[str] = (), found: datetime | None = None) -> None:
         """One ``team_left`` record (``priority_class_revoked`` for a class no longer granted), worded from the
         jobs' states at this check: a pending job that ran before (requeued by a preemption) is "not started
-        again", never "never started" (hubadmin23 A11: written 2 s after a 5-minute run was reclaimed)."""
+        again", never "never started" (hubadmin23 A11: written 2 s after a 5-minute run was reclaimed).
+
+        ``found``: when this change was announced before, if it was — the record then names only the work
+        it adds (a running job reclaimed and now held, work started after the change) and keeps the
+        change's first ``since``, so one removal reads as one removal (verify25: a reclaim 6 s after a
+        member left wrote a second "is no longer a member" record with a new time)."""
         user, team, priority = key
-        said = [_change(key)]
+        head = _change(key) if found is None else f"{_change(key)} (found {clock_text(found, now)}, recorded then)"
+        said: list[str] = []
         fresh = [j for j in held if j not in ran]
         again = [j for j in held if j in ran]
         if fresh:
@@ -268,9 +276,10 @@ class TeamHolds:
         elif running:
             said.append(f"{len(running)} running job(s)/lease(s) still charged to {team}, left running: "
                         f"cancel them if they must stop ({_ids(running)})")
-        message = "; ".join(said)
+        message = head + (" — since then: " if found is not None and said else "; " if said else "") + "; ".join(said)
         details = {"user": user, "team": team, "priority": priority, "held": held, "running": running,
-                   "since": now.isoformat(), **({"reclaimable": running} if priority is None else {})}
+                   "since": (found or now).isoformat(), **({"follow_up": True} if found is not None else {}),
+                   **({"reclaimable": running} if priority is None else {})}
         action = TEAM_LEFT_ACTION if priority is None else CLASS_REVOKED_ACTION
         services.store.add_event(actor=actor, action=action, job_id=held[0] if len(held) == 1 else None,
                                  user=user, message=message, details=details)

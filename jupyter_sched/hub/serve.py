@@ -210,6 +210,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--allow-root", action="store_true",
                         help="allow running as root (needed by the local executor in hub mode, which then runs "
                              "each job as its owner's OS account)")
+    parser.add_argument("--allow-unprivileged-port", action="store_true",
+                        help="listen on a port any local account may bind (1024 and up) — refused otherwise with "
+                             "the local executor: while the service is down another account could take the port "
+                             "and receive users' calls with their tokens (c.HubSchedApp.allow_unprivileged_port)")
     return parser
 
 
@@ -300,6 +304,8 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             super().init_signal()
             signal.signal(signal.SIGINT, self._signal_stop)
 
+    if args.allow_unprivileged_port:
+        config.HubSchedApp.allow_unprivileged_port = True
     app = SchedServerApp.instance(config=config)
     try:  # the service is this extension: a setting it cannot read stops it (jupyter_server only warned and
         # started on defaults: verify 20, V2 — a flag given twice dropped every command-line setting)

@@ -506,6 +506,9 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                                           f"{request.memory_mib} MiB host memory" if request.memory_mib else "")
                         if part)
     if need == 0:
+        cordoned_all = _cordoned_nodes_only(flavor, state)
+        if cordoned_all:  # every ready node is cordoned: say the cordon, its reason and admin (verify25)
+            return _cordon_reason(request, flavor.model, 0, cordoned_all)
         # a 0-sized constraint never names the cause (new user 14, N21: "no ready node has 0 millicores CPU
         # and 0 MiB host memory free" for a job whose every node had room): with none, no node takes work now
         return FitReason("WaitingForCapacity", f"no ready node has {host} free" if host else
@@ -652,22 +655,42 @@ def _cordoned(flavor: Flavor, state: ClusterState) -> list[tuple[Node, int]]:
     return found
 
 
+def _cordoned_nodes_only(flavor: Flavor, state: ClusterState) -> list[tuple[Node, int]]:
+    """The cordoned nodes of ``flavor`` (with their healthy GPUs, 0 for a CPU-only node) when no ready
+    node of it takes new work; ``[]`` when one does or none is cordoned (a job asking no GPU waits on
+    nodes, not GPUs: verify25 saw "all are cordoned or not ready" where an admin's cordon kept it)."""
+    key = ("cordoned-only", flavor.model, flavor.pools, flavor.mixed)
+    found: list[tuple[Node, int]] | None = state.inventory_memo.get(key)
+    if found is None:
+        nodes = [state.nodes[n] for n in sorted(n for pid in flavor.pools for n in state.pools[pid].nodes)]
+        ready = [node for node in nodes if node.ready]
+        found = [] if any(not node.unschedulable for node in ready) else [
+            (node, sum(1 for g in node.gpus if g.healthy and not g.mig_enabled)) for node in ready]
+        state.inventory_memo[key] = found
+    return found
+
+
 def _cordon_reason(request: ResourceRequest, model: str, free: int, cordoned: list[tuple[Node, int]]) -> FitReason:
     """``NodeCordoned``: a cordoned node would hold the job (hubadmin24, ``jupyter-sched nodes cordon``);
-    the sentence names the cordon, its reason, admin and time (:func:`~jupyter_sched.wording.cordons.cordon_wait_sentence`)."""
+    the sentence names the cordon, its reason, admin and time (:func:`~jupyter_sched.wording.cordons.cordon_wait_sentence`).
+    A job asking no GPU (``request.gpus`` 0) is told the node takes no new work, not a GPU count."""
     from ..model.codec import cordon_to_dict
     from ..wording.cordons import cordon_wait_sentence
 
+    cpu_only = request.gpus == 0 and not request.fractional
     requested = request.total_gpus if request.workers > 1 else (
         request.gpu_milli / GPU_MILLI if request.fractional else request.gpus)
     details: dict[str, Any] = {
-        "requested": requested, "free": free, "model": model,
+        **({} if cpu_only else {"requested": requested}), "free": free, "model": model,
         "cordons": [{"node": node.name, "gpus": count, **(cordon_to_dict(node.cordon) or {})}
                     for node, count in cordoned[:_NODE_LIST]]}
     first = cordoned[0][0].name
-    unblock = (f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first}), or when GPUs "
+    unblock = (f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first})" if cpu_only else
+               f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first}), or when GPUs "
                "free up on the other nodes")
-    return FitReason("NodeCordoned", cordon_wait_sentence(details), details, unblock)
+    sentence = cordon_wait_sentence(details)
+    return FitReason("NodeCordoned", f"no node takes new work now: {sentence}" if cpu_only else sentence, details,
+                     unblock)
 
 
 def _withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, list[int]]]:

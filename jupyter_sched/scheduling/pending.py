@@ -246,6 +246,8 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
         if o.capacity_code == "NodeCordoned":  # hubadmin24: a node cordoned for maintenance would hold it
             cordons = o.capacity.get("cordons") or [{}]
             node = str(cordons[0].get("node") or "NODE")
+            if "requested" not in o.capacity:  # a job asking no GPU: only the cordon's end lets it in
+                return f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node})"
             return (f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node}), or when GPUs free "
                     "up on the other nodes")
         if o.capacity_code in ("WaitingForCapacity", "Priority"):

@@ -30,7 +30,7 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
-from ..model.units import dated_from, parse_utc
+from ..model.units import dated_from, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
@@ -856,6 +856,7 @@ class JobsService:
         user = None if request.all else (request.user or caller.user)
         wanted = _kind_asked(kind, request)
         states = parse_states(request.state)
+        since, until = parse_window(request.since, request.until)  # 400 naming the field (hubadmin25 B19)
         after = decode_cursor(request.cursor) if request.cursor else None
         # authorised above; the caller is in the key because each row says whether it is the
         # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
@@ -868,7 +869,8 @@ class JobsService:
                 if kept is not None:
                     return kept
                 records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
-                                       limit=request.limit + 1, newest_first=True, after=after)
+                                       limit=request.limit + 1, newest_first=True, after=after, team=request.team,
+                                       since=since, until=until)
                 reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             more = len(records) > request.limit

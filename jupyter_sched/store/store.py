@@ -315,9 +315,11 @@ def _count_jobs_query(by_user: bool, by_states: bool) -> sa.Select[Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[Any]:
+def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool = False) -> sa.Select[Any]:
     """The statement of :meth:`StoreTx.gpu_seconds` (parameters ``lo``, ``hi``, ``user``, ``team``),
-    built once per shape: ``GET me`` sums twice per call, and building it cost more than running it."""
+    built once per shape: ``GET me`` sums twice per call, and building it cost more than running it.
+    ``grouped``: one row ``(team, gpu_model, seconds)`` per team and GPU model instead
+    (:meth:`StoreTx.gpu_seconds_by_team_model`)."""
     u = schema.usage
     lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
     end = sa.func.coalesce(u.c.ended_at, hi)
@@ -331,8 +333,9 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[
 
     seconds = epoch(clipped_end) - epoch(clipped_start)
     counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
-    query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
-        u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
+    total = sa.func.coalesce(sa.func.sum(counted), 0.0)
+    query = (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model) if grouped
+             else sa.select(total)).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
     if by_user:
         query = query.where(u.c.user == sa.bindparam("user"))
     if by_team:
@@ -523,9 +526,13 @@ class StoreTx:
         limit: int | None = None,
         newest_first: bool = False,
         after: tuple[datetime, str] | None = None,
+        team: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states and kinds, ordered by submit time then id (a row that
-        does not decode is skipped and quarantined).
+        """Job rows filtered by owner, states, kinds, ``team`` and submit time (``since`` <=
+        submitted_at < ``until``), ordered by submit time then id (a row that does not decode is
+        skipped and quarantined).
 
         ``after = (submitted_at, id)`` of the last row of a previous page: only rows after it in
         this order (keyset paging: a page costs its own rows, not an offset's).
@@ -540,6 +547,12 @@ class StoreTx:
             query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
         if kinds is not None:
             query = query.where(schema.jobs.c.kind.in_([k.value for k in kinds]))
+        if team is not None:
+            query = query.where(schema.jobs.c.team == team)
+        if since is not None:
+            query = query.where(schema.jobs.c.submitted_at >= ts(since))
+        if until is not None:
+            query = query.where(schema.jobs.c.submitted_at < ts(until))
         if after is not None:
             at, job_id = ts(after[0]), after[1]
             sub, jid = schema.jobs.c.submitted_at, schema.jobs.c.id
@@ -811,6 +824,16 @@ class StoreTx:
         query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", user is not None, team is not None)
         params = {"lo": ts(since), "hi": ts(until), "user": user, "team": team}
         return max(0.0, float(self.conn.execute(query, params).scalar() or 0.0))
+
+    def gpu_seconds_by_team_model(self, *, until: datetime) -> dict[tuple[str, str], float]:
+        """Allocated GPU-seconds of every usage interval up to ``until`` (open ones run to it), per
+        ``(team, gpu_model)``, summed by the database (the arithmetic of :meth:`gpu_seconds`).
+        Usage is never pruned (:mod:`.retention`), so for a later ``until`` no figure is smaller:
+        the ``GET metrics`` usage counter (hubadmin25 B9)."""
+        query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", False, False, True)
+        params = {"lo": ts(datetime(1970, 1, 1, tzinfo=timezone.utc)), "hi": ts(until)}
+        return {(str(team), str(model)): max(0.0, float(seconds or 0.0))
+                for team, model, seconds in self.conn.execute(query, params)}
 
     # -- telemetry history ---------------------------------------------------------------------
 
@@ -1465,6 +1488,11 @@ class Store:
         """See :meth:`StoreTx.gpu_seconds`."""
         with self.transaction(write=False) as tx:
             return tx.gpu_seconds(**filters)
+
+    def gpu_seconds_by_team_model(self, *, until: datetime) -> dict[tuple[str, str], float]:
+        """See :meth:`StoreTx.gpu_seconds_by_team_model`."""
+        with self.transaction(write=False) as tx:
+            return tx.gpu_seconds_by_team_model(until=until)
 
     def add_rollups(self, rows: Iterable[Mapping[str, Any]], *, node: str = "") -> int:
         """See :meth:`StoreTx.add_rollups` (own transaction)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning", "takeable_port_warning"]
+__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning", "takeable_port_refusal", "takeable_port_warning"]
 
 CONFIG_FILE = "jupyter_sched_serve_config.py"
 """The file ``jupyter-sched serve`` reads its settings from, in any Jupyter config folder
@@ -92,3 +92,18 @@ def takeable_port_warning(ip: str, port: int, first_unprivileged: int) -> str:
             f"{first_unprivileged}, which only root may bind: the service's url in jupyterhub_config.py (e.g. "
             "http://127.0.0.1:1010) and JUPYTER_SCHED_HUB_URL to match (server/jupyterhub_config.py). Users' "
             "servers send nothing to a loopback port another account holds (c.SchedApp.hub_service_uids)")
+
+
+def takeable_port_refusal(ip: str, port: int, first_unprivileged: int) -> str:
+    """Why ``jupyter-sched serve`` (hub mode, local executor) does not start on a port any local account may bind
+    unless ``c.HubSchedApp.allow_unprivileged_port`` says so (verify25 V7: while it is down, whoever takes the port
+    receives the calls the hub's proxy forwards, each with its user's token), and the fixes."""
+    where = f"[{ip}]:{port}" if ":" in ip else f"{ip or '*'}:{port}"
+    return (f"not starting on {where}, a port any local account may take while the service is down (a crash, an "
+            "upgrade, a restart): whoever takes it then receives the calls the hub's proxy forwards to the service "
+            "(/services/…), each with its user's token, and what users' servers send it. Fix: give it a port below "
+            f"{first_unprivileged}, which only root may bind: the service's url in jupyterhub_config.py (e.g. "
+            "http://127.0.0.1:1010) and JUPYTER_SCHED_HUB_URL to match (server/jupyterhub_config.py); or listen on a "
+            "unix socket in a root-owned folder (--ServerApp.sock=/run/jupyter-sched/sched.sock); or, with "
+            "JupyterHub's internal_ssl on (the proxy checks the service's certificate) or no untrusted account on "
+            "this host, allow it: c.HubSchedApp.allow_unprivileged_port = True (or --allow-unprivileged-port)")

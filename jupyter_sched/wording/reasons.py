@@ -168,8 +168,8 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
     if str(reason.get("code") or "") == "NodeCordoned" and details.get("cordons"):
         # the cordon's time with the reader's clock ("at 15:40 UTC" today), as the core said it without one
         said = cordon_wait_sentence(details)
-        if message.startswith(said):
-            message = cordon_wait_sentence(details, now=now) + message[len(said):]
+        if said in message:  # (a job asking no GPU: after "no node takes new work now: ")
+            message = message.replace(said, cordon_wait_sentence(details, now=now), 1)
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which

@@ -3067,6 +3067,12 @@ export interface operations {
                 limit?: number;
                 /** @description the cursor of the next page (from the Link header) */
                 cursor?: string | null;
+                /** @description only work charged to this team (a team no job was charged to lists nothing) */
+                team?: string | null;
+                /** @description only work submitted at or after this time (ISO 8601 with offset) */
+                since?: string | null;
+                /** @description only work submitted before this time (ISO 8601 with offset) */
+                until?: string | null;
             };
             header?: never;
             path?: never;
@@ -3268,6 +3274,12 @@ export interface operations {
                 limit?: number;
                 /** @description the cursor of the next page (from the Link header) */
                 cursor?: string | null;
+                /** @description only work charged to this team (a team no job was charged to lists nothing) */
+                team?: string | null;
+                /** @description only work submitted at or after this time (ISO 8601 with offset) */
+                since?: string | null;
+                /** @description only work submitted before this time (ISO 8601 with offset) */
+                until?: string | null;
             };
             header?: never;
             path?: never;

@@ -75,6 +75,25 @@ def test_s25_drain_a_job_only_the_cordoned_node_holds_waits_naming_the_cordon() 
                             "on the other nodes.")
 
 
+def test_verify25_a_cpu_job_on_cordoned_nodes_is_told_the_cordon() -> None:
+    """verify25 (small): a job asking no GPU, every node cordoned, waited "WaitingForCapacity: no node
+    that passes the job's filters is ready for new work now (all are cordoned or not ready)" — the
+    admin's cordon, its reason and who were not named, nor how it ends."""
+    result = run_cycle(snapshot([cordoned(gpus=4)], [make_job("prep", gpus=0)]))
+    (pend,) = result.pending
+    reason = pend.reason
+    assert reason.code == "NodeCordoned", reason
+    assert reason.message == ("no node takes new work now: node n3 is cordoned for maintenance: PSU swap, by "
+                              "root-admin at Mar 30 11:55 UTC.")
+    assert "requested" not in reason.details and reason.details["cordons"][0]["node"] == "n3"
+    text = render_reason(reason_to_dict(reason), now=T0)
+    assert text.summary == "no node takes new work now: node n3 is cordoned for maintenance: PSU swap, by root-admin at 11:55 UTC."
+    assert text.unblock == "Starts when an admin uncordons n3 (jupyter-sched nodes uncordon n3)."
+    # a node that takes work: the CPU job runs there, the cordon is not its reason
+    result = run_cycle(snapshot([cordoned(gpus=4), make_node("n1", gpus=1)], [make_job("prep", gpus=0)]))
+    assert [a.job_id for a in result.admits] == ["prep"]
+
+
 def test_s25_drain_a_job_that_fits_elsewhere_later_gets_an_eta_from_those_nodes() -> None:
     jobs = [running(make_job("busy", time_limit_s=600), "n1", [0], started=-1), make_job("one", gpus=1)]
     result = run_cycle(snapshot([cordoned(), make_node("n1", gpus=1)], jobs))

@@ -243,7 +243,8 @@ class Hub:
                **{k: v for k, v in os.environ.items() if k == ENV_REGISTRY},  # the session's: tests/conftest.py
                **self.service_env}
         own_inventory = any(arg.startswith("--SchedApp.inventory_source=") for arg in self.service_args)
-        command = [str(self.venv / "bin" / "jupyter-sched"), "serve", "--allow-root",
+        # a free port is one any account may bind: allowed here by the admin's word (verify25 V7), as a test hub
+        command = [str(self.venv / "bin" / "jupyter-sched"), "serve", "--allow-root", "--allow-unprivileged-port",
                    *(() if own_inventory else ("--SchedApp.inventory_source=simulated",)),
                    f"--SchedApp.simulated_gpus={self.gpus}",
                    f"--SchedApp.log_dir={self.jobs_dir}", "--SchedApp.cycle_interval=1",

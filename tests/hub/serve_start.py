@@ -39,6 +39,7 @@ def serve_start_up_log(folder: Path, env: dict[str, str], until: str, *settings:
     the text of its log once ``until`` is in it (or it ended, or ``wait_s`` seconds passed); the
     process is stopped (SIGTERM, SIGKILL after 20 s) before this returns."""
     return start_up_log(folder, env, until, ["-m", "jupyter_sched.cli.main", "serve", "--allow-root",
+                                             "--allow-unprivileged-port",  # a free port (verify25 V7)
                                              "--SchedApp.inventory_source=simulated", *settings], wait_s=wait_s)
 
 

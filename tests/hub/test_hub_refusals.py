@@ -27,8 +27,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve(folder: Path, *options: str, python: str = sys.executable, user: Account | None = None) -> tuple[int, str]:
-    """Run ``jupyter-sched serve`` to its exit (the refusal ends it); its status and log."""
+def serve(folder: Path, *options: str, python: str = sys.executable, user: Account | None = None,
+          allow_port: bool = True) -> tuple[int, str]:
+    """Run ``jupyter-sched serve`` to its exit (the refusal ends it); its status and log. ``allow_port``: with
+    ``--allow-unprivileged-port`` (the test's free port is one any account may bind: verify25 V7)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
            "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
            "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
@@ -37,7 +39,8 @@ def serve(folder: Path, *options: str, python: str = sys.executable, user: Accou
     if "PYTHONPATH" in os.environ and user is None:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     done = subprocess.run([python, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
-                           "--SchedApp.inventory_source=simulated", *options],
+                           "--SchedApp.inventory_source=simulated",
+                           *(["--allow-unprivileged-port"] if allow_port else []), *options],
                           env=env, cwd=folder, capture_output=True, text=True, timeout=120,
                           user=user.uid if user else None, group=user.gid if user else None,
                           extra_groups=[] if user else None)

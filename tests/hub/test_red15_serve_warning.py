@@ -24,9 +24,11 @@ from .test_hub_refusals import serve
 WARNING = "no quotas are configured: one user may hold every GPU"
 
 
-def serve_to_its_warnings(tmp_path: Path, *options: str, settings: tuple[str, ...] = ()) -> str:
-    """Run ``jupyter-sched serve`` (``options``; config lines ``settings``) with a job interpreter it refuses
-    after its start-up warnings, so that it stops there; its log."""
+def serve_to_its_warnings(tmp_path: Path, *options: str, settings: tuple[str, ...] = (),
+                          allow_port: bool = True) -> str:
+    """Run ``jupyter-sched serve`` (``options``; config lines ``settings``; ``allow_port``: with
+    ``--allow-unprivileged-port``) with a job interpreter it refuses after its start-up warnings, so that it
+    stops there; its log."""
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     (private / "python").symlink_to(sys.executable)
@@ -35,7 +37,7 @@ def serve_to_its_warnings(tmp_path: Path, *options: str, settings: tuple[str, ..
         lines = [f"c.SchedApp.log_dir = {str(folder / 'jobs')!r}",
                  f"c.HubSchedApp.job_python = {str(private / 'python')!r}", *settings]
         (folder / "config" / "jupyter_sched_serve_config.py").write_text("\n".join(lines) + "\n")
-        code, log = serve(folder, *options)
+        code, log = serve(folder, *options, allow_port=allow_port)
     assert code != 0 and "c.HubSchedApp.job_python" in log, log[-2000:]
     return log
 

@@ -65,7 +65,7 @@ class Service:
             if name in os.environ:
                 env[name] = os.environ[name]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
+            [sys.executable, "-m", "jupyter_sched.cli.main", "serve", "--allow-root", "--allow-unprivileged-port",
              "--SchedApp.inventory_source=simulated", f"--SchedApp.log_dir={folder / 'jobs'}",
              f"--HubSchedApp.job_python={runas_venv() / 'bin' / 'python'}", *options],
             env=env, cwd=folder, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)

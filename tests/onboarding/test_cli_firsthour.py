@@ -619,7 +619,7 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
     assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].startswith(
-        "jupyter-sched jobs: --limit: 0 is not from 1 to 1000 (default 20) — usage: jupyter-sched jobs "), zero.err
+        "jupyter-sched jobs: --limit: 0 is not from 1 to 1000000 (default 20) — usage: jupyter-sched jobs "), zero.err
     helped = cli(server, "tok-bob", "jobs", "--help").out  # round 3, finding 9: it said "%%gpu"
     assert "(see %gpu in a notebook)" in helped.replace("\n", " ").replace("  ", " ")
     assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
@@ -1379,6 +1379,9 @@ class _IdleServer:
 
     def jobs(self, **_: Any) -> list[dict[str, Any]]:
         return [self.lease]
+
+    def jobs_upto(self, most: int, **_: Any) -> tuple[list[dict[str, Any]], bool]:
+        return [self.lease][:most], most < 1
 
 
 def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks() -> None:

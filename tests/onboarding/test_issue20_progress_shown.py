@@ -105,6 +105,9 @@ class _Server:
     def jobs(self, **_: Any) -> list[dict[str, Any]]:
         return self.rows
 
+    def jobs_upto(self, most: int, **_: Any) -> tuple[list[dict[str, Any]], bool]:
+        return self.rows[:most], len(self.rows) > most
+
     def queue(self, limit: int | None = None) -> list[dict[str, Any]]:
         return self.rows
 

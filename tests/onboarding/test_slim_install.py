@@ -204,7 +204,7 @@ def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: 
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(BIN / "jupyter-sched"), "serve", "--db-url", f"sqlite:///{tmp_path / 'central.sqlite'}",
-             "--allow-root", "--ip", "127.0.0.1", "--port", str(port), "--SchedApp.inventory_source=simulated",
+             "--allow-root", "--allow-unprivileged-port", "--ip", "127.0.0.1", "--port", str(port), "--SchedApp.inventory_source=simulated",
              "--SchedApp.simulated_gpus=2", f"--SchedApp.log_dir={job_logs}",
              "--HubSchedApp.job_python=/usr/bin/python3"],  # one every account can run (no job runs here)
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)

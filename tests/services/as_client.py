@@ -47,6 +47,20 @@ class AsClient:
         request = ListJobsRequest(state=state, kind=kind, all=all_users, limit=limit or 500)
         return list(self.services.jobs.list(self.caller, request).jobs.to_wire())
 
+    def jobs_upto(self, most: int, *, keep: Any = lambda job: True, state: str | None = None, user: str | None = None,
+                  all_users: bool = False, team: str | None = None, since: str | None = None,
+                  until: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            request = ListJobsRequest(state=state, user=user, all=all_users, team=team, since=since, until=until,
+                                      limit=min(most + 1 - len(out), 1000), cursor=cursor)
+            page = self.services.jobs.list(self.caller, request)
+            out += [job for job in page.jobs.to_wire() if keep(job)]
+            cursor = page.next_cursor
+            if len(out) > most or cursor is None:
+                return out[:most], len(out) > most
+
     def job(self, job_id: str) -> dict[str, Any]:
         return dict(self.services.jobs.get(self.caller, job_id).to_wire())
 

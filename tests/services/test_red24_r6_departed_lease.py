@@ -15,6 +15,7 @@ Real parts: a SQLite store, the local executor, the service's own cycles (4 simu
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -106,3 +107,40 @@ def test_red24_r6_a_left_members_lease_is_not_renewed_and_the_team_takes_it_back
     services.jobs.cancel(boss, job.id)
     for _ in range(3):
         services.engine.tick()
+
+
+def test_verify25_one_removal_reads_as_one_removal_when_its_reclaimed_job_is_held_later(services: Services) -> None:
+    """verify25 (small): a member left while her job ran (``team_left`` #1, naming it); when the team took
+    its GPUs back and the job was requeued, held, a second ``team_left`` said "is no longer a member"
+    again with a new time — two removals in the log for one. The second record now keeps the change's
+    first time and says it adds work to a change recorded before."""
+    boss = services.caller("boss", admin=True)
+    _teams(services, boss, "red24a", "red24b")
+    alice = services.caller("red24a", admin=False)
+    hers = services.jobs.submit(alice, SubmitJobRequest(gpus=4, team="ml", name="a", command=["sleep", "600"]))
+    services.engine.tick()
+    assert services.jobs.get(alice, hers.id).state in ("admitted", "running")
+    _teams(services, boss, "red24b")  # the admin takes red24a out of ml
+    (first,) = _audit(services, boss, "team_left")
+    assert first.details["running"] == [hers.id] and "follow_up" not in first.details, first.details
+
+    bob = services.caller("red24b", admin=False)
+    services.clock.advance(60)
+    his = services.jobs.submit(bob, SubmitJobRequest(gpus=4, team="ml", name="b", command=["sleep", "60"]))
+    for _ in range(6):
+        services.clock.advance(30)  # the grace period passes; her job is stopped (a real process) and requeued
+        services.engine.tick()
+    for _ in range(200):
+        if services.jobs.get(alice, hers.id).state == "pending":
+            break
+        time.sleep(0.05)
+        services.engine.tick()
+    assert services.jobs.get(alice, hers.id).state == "pending", services.jobs.get(bob, his.id).reason
+    services.membership.check()  # the next membership check (a hub's poll; embedded: a start or PUT quotas)
+    rows = sorted(_audit(services, boss, "team_left"), key=lambda r: r.id)
+    assert len(rows) == 2, [r.message for r in rows]
+    second = rows[1]
+    assert second.details["since"] == first.details["since"] and second.details["follow_up"] is True, second.details
+    assert second.details["held"] == [hers.id], second.details
+    assert second.message.startswith("red24a is no longer a member of team ml (found 12:00 UTC, recorded then) — "
+                                     "since then: 1 pending job(s) held that ran before (requeued)"), second.message

@@ -86,7 +86,7 @@ def test_s25_drain_cli_drain_lists_the_work_and_each_ones_fate(services: Service
         assert out.splitlines() == [
             f"node vm would be cordoned for maintenance: PSU swap, by boss at 12:00 UTC; work still on it is stopped at "
             f"14:00 UTC (requeued): no new work is placed on it; 1 running there ({job.id}).",
-            f"  {job.id}  ann  job  1 GPUs: stopped at 14:00 UTC (grace 1m), then requeued"]
+            f"  {job.id}  ann  job  1 GPU: stopped at 14:00 UTC (grace 1m), then requeued"]
         assert client.bodies == [{"reason": "PSU swap", "evict_after_s": 7200.0, "dry_run": True}]
         code, out, _ = run(client, "drain", "vm", "--evict-after", "2h", "--reason", "PSU swap", "--yes")
         assert code == 0 and services.store.node_cordons()["vm"].evict_at is not None

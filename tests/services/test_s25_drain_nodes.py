@@ -141,6 +141,9 @@ def test_s25_drain_nothing_new_starts_and_the_drained_work_is_stopped_after_the_
     assert requeued.reason is not None and requeued.reason.code in ("Preempted", "NodeCordoned"), requeued.reason
     preempts = [e for e in services.audit.list(boss, GetAuditRequest(action="preempt")).root if e.job_id == running.id]
     assert len(preempts) == 1 and "node vm is drained for maintenance by boss (PSU swap)" in preempts[0].message
+    # hubadmin26 B2: the requeue's row said the verb twice ("preempted: preempted: node vm is drained …")
+    (again,) = [e for e in services.audit.list(boss, GetAuditRequest(action="requeued")).root if e.job_id == running.id]
+    assert again.message == "preempted: node vm is drained for maintenance by boss (PSU swap)", again.message
     services.engine.tick()
     assert _state(services, running.id) == "pending"  # requeued, it is not placed on the node again
     for job_id in (running.id, waiting.id):

@@ -126,3 +126,41 @@ def test_red24_r2_submit_definition_and_quotas_refuse_them_and_stored_names_stay
     services.store.insert_job(JobRecord(job=replace(old, spec=replace(old.spec, name="tr\u0430in")), executor="local"))
     listed = services.jobs.queue(services.caller("red24d", admin=False), GetQueueRequest()).to_wire()
     assert [(row["id"], row["name"]) for row in listed] == [("j-old", "tr\u0430in")], listed
+
+
+VERIFY26_V1 = {  # characters whose NFKC holds a letter, not styled letters by category (verify 26, V1)
+    "tra\u2170n": "U+2170 (small roman numeral one) at character 4, a styled form of 'i'",
+    "\u216fodel": "U+216F (roman numeral one thousand) at character 1, a styled form of 'M'",
+    "tr\u24d0in": "U+24D0 (circled latin small letter a) at character 3, a styled form of 'a'",
+    "tr\u249cin": "U+249C (parenthesized latin small letter a) at character 3, a styled form of '(a)'",
+    "5\u338f": "U+338F (square kg) at character 2, a styled form of 'kg'",
+}
+
+
+@pytest.mark.parametrize("name", list(VERIFY26_V1), ids=[ascii(n) for n in VERIFY26_V1])
+def test_verify26_v1_a_roman_numeral_circled_or_squared_letter_is_refused_naming_its_plain_form(name: str) -> None:
+    with pytest.raises(ValidationError) as refused:  # each passed before: not a letter or digit by category
+        visible_text(name, "name", limit=200)
+    assert VERIFY26_V1[name] in refused.value.message and refused.value.field == "name", refused.value.message
+    visible_text("resnet-x\u00b2 \u00bd-size", "name", limit=200)  # superscripts and fractions read as they are
+
+
+@pytest.mark.parametrize("name", [" train", "train ", " "])
+def test_verify26_v1_a_name_or_team_with_a_space_at_an_end_is_refused(name: str) -> None:
+    from jupyter_sched.admission.rules import edge_spaces
+
+    with pytest.raises(ValidationError) as refused:
+        edge_spaces(name, "name")
+    assert refused.value.field == "name" and "with a space: it reads as" in refused.value.message, refused.value
+    assert refused.value.hint == f"write it without the space: {name.strip()!r}"
+    if name.strip():
+        with pytest.raises(ValidationError, match="with a space"):
+            check_team_name(name, "team")
+    edge_spaces("train run", "name")  # a space inside stays
+
+
+def test_verify26_v1_a_job_named_with_a_trailing_space_is_a_400_and_nothing_is_stored(services: Services) -> None:
+    user = services.caller("v26a", admin=False)
+    with pytest.raises(ValidationError, match="name ends with a space"):
+        services.jobs.submit(user, SubmitJobRequest(gpus=0, name="train ", command=["true"]))
+    assert services.list_jobs(user=None, state=None) == []

@@ -189,6 +189,29 @@ async def test_newuser18_n14_a_query_argument_that_is_not_utf8_is_a_validation_e
     assert "b'" not in error["message"] and "Invalid unicode" not in error["message"], error
 
 
+@pytest.mark.parametrize(("path", "field", "words"), [
+    ("jobs/%ff", "job_id", "the job_id in the URL path is not UTF-8 text"),
+    ("nodes/%fe/cordon", "node", "the node in the URL path is not UTF-8 text"),
+    ("nodes/a%01b/cordon", "node", "the node in the URL path must not contain control characters (NUL, newline, …)"),
+    ("jobs/j-%00x", "job_id", "the job_id in the URL path must not contain control characters (NUL, newline, …)"),
+    ("jobs?state=%01", "state", "query argument state must not contain control characters (NUL, newline, …)"),
+])
+async def test_verify25_a_path_parameter_is_not_called_a_query_argument(
+        sched_app: Any, http_server: Any, http_server_port: Any, jp_base_url: str, path: str, field: str,
+        words: str) -> None:
+    """verify25 (small): ``jobs/%ff`` was "query argument job_id is not UTF-8 text" — the id is part of
+    the URL's path, not a query argument; query arguments keep their words."""
+    from tornado.httpclient import AsyncHTTPClient
+
+    url = f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}api/sched/{path}"
+    method = "POST" if path.endswith("cordon") else "GET"
+    answer = await AsyncHTTPClient().fetch(url, method=method, body=b"{}" if method == "POST" else None,
+                                           headers={"Authorization": f"token {IVAN_TOKEN}"}, raise_error=False)
+    assert answer.code == 400, answer.body
+    error = json.loads(answer.body)["error"]
+    assert error["field"] == field and error["message"] == words and error["hint"], error
+
+
 async def test_newuser18_n14_a_date_without_a_time_is_told_its_full_form(sched_app: Any, api: Any) -> None:
     status, body = await api("GET", "usage", params={"since": "2027-01-01"})
     assert status == 400, body

@@ -244,6 +244,12 @@ class ListJobsRequest(QueryModel):
     limit: int = Field(default=500, ge=1, le=1000, examples=[100],
                        description="newest first, at most this many (a Link: rel=next header gives the next page)")
     cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header)")
+    team: str | None = Field(default=None, max_length=200, examples=["nlp"],
+                             description="only work charged to this team (a team no job was charged to lists nothing)")
+    since: str | None = Field(default=None, max_length=64, examples=["2026-11-01T00:00:00+00:00"],
+                              description="only work submitted at or after this time (ISO 8601 with offset)")
+    until: str | None = Field(default=None, max_length=64, examples=["2026-12-01T00:00:00+00:00"],
+                              description="only work submitted before this time (ISO 8601 with offset)")
 
 
 class GetQueueRequest(QueryModel):
