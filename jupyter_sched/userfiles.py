@@ -20,10 +20,17 @@ import pwd
 import stat
 import warnings
 
-__all__ = ["CHECKED_BYTES", "content_problem", "content_refusal", "file_problem"]
+__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "TOO_BIG", "TOO_DEEP", "content_problem", "content_refusal",
+           "file_problem"]
 
 CHECKED_BYTES = 8 << 20
 """Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""
+
+IN_PROCESS_BYTES = 64 << 10
+"""Most bytes of a script a shared process (the service) compiles itself: CPython's compile holds the
+GIL from start to end — an 8 MiB script froze every user's requests and the engine for 15 to 35 s and
+took 3 GiB (red team 26, R2). A larger script is compiled in a child process with CPU and memory
+limits (:func:`jupyter_sched.services.script_check.script_problem_apart`)."""
 
 
 def file_problem(path: str, folder: str) -> str | None:
@@ -116,7 +123,16 @@ def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | Non
         return f"{where}{exc.msg}"
     except ValueError:  # e.g. a coding cookie naming no codec
         return "it is not text Python reads"
+    except RecursionError:  # a long chain (x=1+1+…+1): red team 26, R3 (was a 500 with a traceback)
+        return TOO_DEEP
+    except (MemoryError, OverflowError):
+        return TOO_BIG
     return None
+
+
+TOO_DEEP = "it nests an expression too deeply for Python to compile (a very long chain such as 1+1+…+1)"
+TOO_BIG = "it is too large for Python to compile"
+
 
 
 def content_refusal(kind: str, path: str, problem: str) -> tuple[str, str]:

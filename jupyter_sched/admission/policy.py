@@ -75,6 +75,9 @@ class AdmissionPolicy:
         submits_per_minute: each user's submit rate, a token bucket of this many submits refilled
             at this many a minute (a burst of that many at once, then one every ``60 / N`` s);
             0 = no limit (the in-process default; a hub's central service takes 120).
+        max_carried_bytes_held: most characters of notebooks and scripts all users' unfinished jobs carry in
+            the store at once (0 = no limit, the in-process default; servers take
+            ``c.SchedApp.max_carried_bytes_held``, 256 MiB unless configured): verify 25, V6.
     """
 
     default_team: str = "default"
@@ -84,13 +87,14 @@ class AdmissionPolicy:
     min_gpu_milli: int = 0
     max_pending_per_user: int = 0
     submits_per_minute: int = 0
+    max_carried_bytes_held: int = 0
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> AdmissionPolicy:
         """Build from the plain settings ``default_team``, ``user_teams`` ({user: team | [teams]}),
         ``priority_grants`` ({"users": {user: [classes]}, "teams": {team: [classes]}}) and
-        ``max_unfinished_per_user``, ``max_pending_jobs_per_user``, ``max_submits_per_user_minute``
-        (ints >= 0).
+        ``max_unfinished_per_user``, ``max_pending_jobs_per_user``, ``max_submits_per_user_minute``,
+        ``max_carried_bytes_held`` (ints >= 0).
 
         Raises:
             ValidationError: a malformed value (field ``user_teams``, ``priority_grants.*`` or
@@ -107,8 +111,9 @@ class AdmissionPolicy:
                                   hint='use {"users": {"ana": ["high"]}, "teams": {"prod": ["high"]}}')
         grants = PriorityGrants(users=_classes(raw.get("users"), "priority_grants.users"),
                                 teams=_classes(raw.get("teams"), "priority_grants.teams"))
-        cap, pending, rate = (_count(settings, name, example) for name, example in (
-            ("max_unfinished_per_user", 1000), ("max_pending_jobs_per_user", 200), ("max_submits_per_user_minute", 120)))
+        cap, pending, rate, carried = (_count(settings, name, example) for name, example in (
+            ("max_unfinished_per_user", 1000), ("max_pending_jobs_per_user", 200), ("max_submits_per_user_minute", 120),
+            ("max_carried_bytes_held", 256 << 20)))
         fraction = settings.get("min_gpu_fraction") or 0
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
             raise ValidationError(f"min_gpu_fraction must be between 0 and 1 (got {fraction!r})",
@@ -117,7 +122,7 @@ class AdmissionPolicy:
         check_team_name(default_team, "default_team")
         return cls(default_team=default_team, user_teams=user_teams,
                    grants=grants, max_unfinished_per_user=cap, min_gpu_milli=round(float(fraction) * 1000),
-                   max_pending_per_user=pending, submits_per_minute=rate)
+                   max_pending_per_user=pending, submits_per_minute=rate, max_carried_bytes_held=carried)
 
 
 _USER_TEAMS_HINT = 'e.g. {"ana": "ml", "bo": ["ml", "cv"]}: a user\'s first team is charged when a request names none'

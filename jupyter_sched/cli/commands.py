@@ -39,6 +39,7 @@ from ..wording.jobs import (
 from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
+from .job_changes import change as change_job
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
 from .nodes import nodes as nodes_command
 from .progress import TerminalProgress
@@ -517,6 +518,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
     "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command, "nodes": nodes_command,
+    "hold": change_job, "release": change_job, "update": change_job, "top": change_job,
 }
 
 

@@ -60,7 +60,7 @@ from ..buildinfo import version_string
 from ..errors import SchedError
 from ..store import Store
 from ..store import schema as tables
-from ..store.codec import loads, parse_ts, record_from_row, ts
+from ..store.codec import QUOTA_TABLES, loads, parse_ts, quota_row_error, quota_row_from, record_from_row, ts
 from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import applied_steps, current_version, describe_applied, latest_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
@@ -72,7 +72,7 @@ __all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_STORE = 0, 1, 2, 3
 
-_KEY = {"jobs": "id", "usage": "id", "gpu_rollups": "id", "events": "id"}
+_KEY = {"jobs": "id", "usage": "id", "gpu_rollups": "id", "events": "id", **QUOTA_TABLES}
 
 
 ENV_DB_URL, ENV_DB_URL_FILE, ENV_HUB_URL = "JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL"
@@ -172,8 +172,21 @@ def _check_event(row: Mapping[Any, Any]) -> str | None:
     return None
 
 
+def _check_quota_row(table: str) -> Callable[[Mapping[Any, Any]], str | None]:
+    """The check of a quota line, budget or team policy row: as the service's read decodes it (hubadmin26
+    B16: a bad one stopped the service at start while doctor said every row read)."""
+    def check(row: Mapping[Any, Any]) -> str | None:
+        try:
+            quota_row_from(table, row)
+        except Exception as exc:  # any decoding failure is the finding
+            return quota_row_error(table, row, exc)
+        return None
+    return check
+
+
 CHECKS: dict[str, Callable[[Mapping[Any, Any]], str | None]] = {
-    "jobs": _check_job, "usage": check_usage_row, "gpu_rollups": check_rollup_row, "events": _check_event}
+    "jobs": _check_job, "usage": check_usage_row, "gpu_rollups": check_rollup_row, "events": _check_event,
+    **{table: _check_quota_row(table) for table in QUOTA_TABLES}}
 """The check of each quarantinable table: None for a sound row, else the error sentence."""
 
 
@@ -205,7 +218,7 @@ def _entry(store: Store, entry_id: int) -> Quarantined:
 def _row(conn: sa.Connection, entry: Quarantined) -> Mapping[Any, Any] | None:
     table = tables.metadata.tables[entry.table]
     key = table.c[_KEY[entry.table]]
-    value: Any = entry.key if entry.table == "jobs" else int(entry.key)
+    value: Any = entry.key if isinstance(key.type, sa.String) else int(entry.key)
     return conn.execute(sa.select(table).where(key == value)).mappings().first()
 
 
@@ -234,6 +247,7 @@ def repair(store: Store, entry_id: int, changes: Mapping[str, str], *, actor: st
         if entry.table == "jobs":
             values["version"] = int(row["version"]) + 1  # caches keyed by version read it afresh
         tx.jobs_changed = entry.table in ("jobs", "usage")  # answers kept by the jobs change counter (issue 17)
+        tx.quotas_changed = entry.table in QUOTA_TABLES  # every process reads the quota set again
         tx.conn.execute(table.update().where(table.c[key_column] == row[key_column]).values(**values))
         fixed = _row(tx.conn, entry)
         assert fixed is not None
@@ -258,6 +272,7 @@ def remove(store: Store, entry_id: int, *, actor: str) -> str:
         if row is not None:
             tx.conn.execute(table.delete().where(table.c[_KEY[entry.table]] == row[_KEY[entry.table]]))
             tx.jobs_changed = tx.jobs_changed or entry.table in ("jobs", "usage")  # GET me sums usage rows
+            tx.quotas_changed = entry.table in QUOTA_TABLES  # every process reads the quota set again
         tx.release_quarantined(entry.table, entry.key)
         tx.add_event(actor=actor, action="quarantine_removed",
                      job_id=str(entry.attributes.get("job_id") or (entry.key if entry.table == "jobs" else "")) or None,

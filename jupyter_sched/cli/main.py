@@ -12,6 +12,9 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel JOB [JOB ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
+    jupyter-sched hold|release JOB [JOB ...]                    a pending job never starts until released
+    jupyter-sched update JOB [--time-limit 4h|+1h] [--priority low]   change a job (cli/job_changes.py)
+    jupyter-sched top JOB [JOB ...] [--undo]                    first in its class (admins)
     jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
     jupyter-sched nodes cordon|drain NODE --reason "…" [--evict-after 2h]   maintenance (admins; asks first)
     jupyter-sched nodes uncordon NODE                           back in service (admins)
@@ -185,7 +188,8 @@ _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", 
 """The ``dest`` of every option of ``submit`` and ``definitions create/edit`` that takes a value
 (``--workdir``'s is read here, not sent: an empty one was the current folder)."""
 
-COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "nodes", "serve",
+COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "hold", "release", "update", "top", "jobs", "logs",
+                 "definitions", "teams", "nodes", "serve",
                  "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
@@ -265,6 +269,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                '--timeout is the same, as in %%schedule wait')
     if want("cancel"):
         _add_cancel(sub)
+    changes: list[str] = []
+    if any(want(name) for name in ("hold", "release", "update", "top")):
+        from .job_changes import add_parsers as add_change_parsers  # hold, release, update, top (hubadmin25 B18)
+
+        changes = add_change_parsers(sub, want)
     if want("jobs"):
         _add_jobs(sub)
     if want("logs"):
@@ -292,7 +301,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         add_nodes_parser(sub)
     from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
 
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "teams", "nodes",
+    for name in ("status", "submit", "queue", "wait", "cancel", *changes, "jobs", "logs", "definitions", "teams", "nodes",
                  *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))

@@ -6,7 +6,9 @@ Two reads: the whole queue (``GET queue``, paged) and the quota set (``GET quota
 running (admitted or running work) against the team's guarantee and its borrowing limit above it (its
 team lines, any user, summed over GPU models), the part over the guarantee (borrowed), pending jobs and
 the GPUs they ask for, and how long the longest-waiting one has waited. ``--user``/``--team`` narrow
-the rows the same way ``queue`` does.
+the rows the same way ``queue`` does. Under the table, for an admin, every budget's standing (GET quotas'
+``budget_standings``: used, left, reset, what running work may still use, what a new job may use;
+hubadmin25 B16).
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(r)).rstrip(), file=io.out)
     for line in budget_held(rows, now):  # a spent budget, not the GPUs, holds them (hubadmin24 B8 addendum)
         print(line, file=io.out)
+    standings = quotas.get("budget_standings") if isinstance(quotas, Mapping) else None
+    shown = [b for b in standings or () if isinstance(b, Mapping) and (picked is None or not getattr(args, "team", None)
+                                                                       or b.get("team") == args.team)]
+    if shown:  # an admin's answer: every budget's standing (hubadmin25 B16)
+        print("Budgets now:", file=io.out)
+        for budget in shown:
+            print(f"  {budget.get('text')}", file=io.out)
     print("GPUs now: RUNNING held by admitted and running work; GUARANTEE the team's quota lines (- none); LIMIT "
           "what it may borrow above it (none: no limit); BORROWED running over the guarantee; PENDING jobs "
           "waiting and the GPUs they ask; OLDEST WAIT since the longest-waiting one's submit.", file=io.out)

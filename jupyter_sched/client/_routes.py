@@ -62,6 +62,10 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("DELETE", f"jobs/{_id(job_id)}")
 
     @staticmethod
+    def update_job(job_id: str, body: Mapping[str, Any]) -> Req:
+        return Req("PATCH", f"jobs/{_id(job_id)}", body=dict(body))
+
+    @staticmethod
     def cancel_jobs(body: Mapping[str, Any]) -> Req:
         return Req("POST", "jobs/cancel", body=dict(body))
 

@@ -165,6 +165,10 @@ class AsyncSchedClient:
     async def cancel(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.cancel(job_id)))
 
+    async def update_job(self, job_id: str, **fields: Any) -> dict[str, Any]:
+        """``PATCH jobs/{id}`` (see :meth:`SchedClient.update_job`)."""
+        return dict(await self.call(routes.update_job(job_id, fields)))
+
     async def report_progress(self, job_id: str, done: float, total: float) -> dict[str, Any]:
         """``POST jobs/{id}/progress`` (see :meth:`SchedClient.report_progress`)."""
         return dict(await self.call(routes.report_progress(job_id, done, total)))

@@ -486,6 +486,13 @@ class SchedClient:
         """``DELETE jobs/{id}``: cancel; returns the job. Raises NotFoundError, ConflictError."""
         return dict(self.call(routes.cancel(job_id)))
 
+    def update_job(self, job_id: str, **fields: Any) -> dict[str, Any]:
+        """``PATCH jobs/{id}``: ``held`` (hold / release a pending job), ``time_limit`` (``"3h"``, ``"+1h"``,
+        ``"-30m"``, seconds, 0 for none), ``priority``, ``top`` (admins); returns the job, with ``changed``
+        (one line per field). Raises AuthorizationError (403: not yours to change so), ConflictError (409: its
+        state does not allow it), ValidationError (400), NotFoundError."""
+        return dict(self.call(routes.update_job(job_id, fields)))
+
     def cancel_jobs(self, *, ids: list[str] | None = None, mine: bool = False, all_users: bool = False,
                     states: list[str] | None = None) -> dict[str, Any]:
         """``POST jobs/cancel``: cancel many jobs in one request — ``ids``, all of mine (``mine``)

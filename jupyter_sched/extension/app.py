@@ -260,6 +260,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "user_teams": dict(self.user_teams), "priority_grants": dict(self.priority_grants),
             "max_unfinished_per_user": int(self.max_unfinished_per_user), "max_submits_per_user_minute":
                 int(self.max_submits_per_user_minute), "max_pending_jobs_per_user": int(self.max_pending_jobs_per_user),
+            "max_carried_bytes_held": int(self.max_carried_bytes_held),
             "max_running_cpu_jobs_per_user": int(self.max_running_cpu_jobs_per_user), "gpu_sharing": self.gpu_sharing,
             "budget_admission": self.budget_admission, "elect_overdue": float(self.elect_overdue),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),

@@ -24,6 +24,7 @@ ACTION_NAMES: dict[tuple[str, str], str] = {
     ("POST", "dryrun"): "dry run",
     ("POST", "definitions/preview"): "preview schedule",
     ("DELETE", "jobs/{job_id}"): "cancel job",
+    ("PATCH", "jobs/{job_id}"): "update job",
     ("DELETE", "leases/{lease_id}"): "cancel lease",
     ("POST", "leases/{lease_id}/keepalive"): "keep a lease alive",
     ("POST", "definitions"): "create definition",

@@ -191,13 +191,6 @@ class AccessConfig(Configurable):
                                "set 0 (teams without a quota line get no GPUs) or None (no limit)")
         return None if value is None else float(value)
 
-    @validate("max_unfinished_per_user")
-    def _check_backlog_cap(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 0:
-            raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
-        return value
-
     max_pending_jobs_per_user = Int(
         default_value=0,
         config=True,
@@ -223,11 +216,25 @@ class AccessConfig(Configurable):
         under JupyterHub (jupyter-sched serve); 0 on a single-user server (jupyter lab).""",
     )
 
-    @validate("max_pending_jobs_per_user", "max_submits_per_user_minute")
-    def _check_user_bounds(self, proposal: dict[str, Any]) -> int:
+    max_carried_bytes_held = Int(
+        default_value=256 << 20,
+        config=True,
+        help="""Most bytes of notebooks and scripts that unfinished jobs of ALL users carry in the scheduler's
+        store at once (a notebook or script sent with the job, not a path it reads: %%schedule, the panel's "Run
+        on GPU", POST jobs' notebook_json/source). The service keeps each carried text several times over while
+        its job waits (store rows, caches: ~2.5-6 times its size, verify 25 V6), and the per-user bound (64 MiB)
+        alone let twenty users take gigabytes. A submit past it is refused with 429 naming this setting
+        (audited); jobs that name a file instead are not affected. 0 = no limit. Default: 268435456 (256 MiB).""",
+    )
+
+    @validate("max_unfinished_per_user", "max_pending_jobs_per_user", "max_submits_per_user_minute",
+              "max_carried_bytes_held")
+    def _check_bounds(self, proposal: dict[str, Any]) -> int:
+        """A bound of these is a whole number >= 0 (0 = no limit); the error names it, with an example."""
         value, name = int(proposal["value"]), str(proposal["trait"].name)
         if value < 0:
-            raise config_error(name, value, "must be >= 0", "e.g. 200; 0 = no limit")
+            example = {"max_unfinished_per_user": "1000", "max_carried_bytes_held": "268435456 (256 MiB)"}.get(name, "200")
+            raise config_error(name, value, "must be >= 0", f"e.g. {example}; 0 = no limit")
         return value
 
     max_ports_per_user = Int(

@@ -1,11 +1,9 @@
 """REST handlers of ``{base_url}api/sched/`` and THE route table (STYLE §8).
 
-Each method parses a request model, makes one service call with the request's
-:class:`~jupyter_sched.admission.Caller`, and replies with the response model (see :mod:`.web` for
-the base class and the one error mapping). Authorization lives in the services and admission step.
-
-Read-only and push endpoints set ``_track_activity = False`` so panel polling never keeps an
-idle server alive; running work reports activity through ``SchedApp.current_activity()``.
+Each method parses a request model, makes one service call with the request's Caller and replies with the response
+model (:mod:`.web`: the base class, the one error mapping); authorization lives in the services and admission step.
+Read-only and push endpoints set ``_track_activity = False`` so panel polling never keeps an idle server alive;
+running work reports activity through ``SchedApp.current_activity()``.
 """
 
 from __future__ import annotations
@@ -48,6 +46,7 @@ from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
 from .teams_web import MoveTeamHandler
+from .update_web import UpdatesJob
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -153,8 +152,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
         self.reply(lease.model_copy(update={"warnings": submitted.warnings}) if submitted.warnings else lease, status=201)
 
 
-class JobHandler(_WritesAreActivity):
-    """``GET jobs/{id}`` and ``DELETE jobs/{id}`` (cancel). Others' jobs answer 404."""
+class JobHandler(UpdatesJob, _WritesAreActivity):
+    """``GET jobs/{id}``, ``PATCH jobs/{id}`` (:mod:`.update_web`) and ``DELETE jobs/{id}`` (cancel). Others' jobs: 404."""
 
     kind: JobKind | None = None
 
@@ -175,6 +174,7 @@ class LeaseHandler(EndsWaitOnHangUp, JobHandler):
     """``GET|DELETE leases/{id}``; ``GET leases/{id}?wait_ms=`` answers once it is decided (:mod:`.lease_wait`)."""
 
     kind = JobKind.LEASE
+    patch = web.RequestHandler.patch  # a lease is released, not held or changed (PATCH jobs/{id} only)
 
     @web.authenticated
     @authorized

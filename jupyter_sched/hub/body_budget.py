@@ -85,28 +85,59 @@ def _answer(status: str, body: dict[str, object], extra: str = "") -> bytes:
             f"Connection: close\r\n\r\n").encode() + data
 
 
-def tokenless_answer(length: int | None) -> bytes:
-    """The whole 401 for a body longer than :data:`TOKENLESS_BODY_BYTES` sent with no credential
-    (``length``: its Content-Length; None: chunked, refused once it passed the bound)."""
+def tokenless_answer(length: int | None, *, refused: bool = False) -> bytes:
+    """The whole 401 for a body longer than :data:`TOKENLESS_BODY_BYTES` sent with no credential, or with one
+    the hub refused before (``refused``; verify 25, V4) (``length``: its Content-Length; None: chunked, refused
+    once it passed the bound)."""
     said = f"{length:,} bytes" if length is not None else f"more than {TOKENLESS_BODY_BYTES:,} bytes (chunked)"
+    came = "with a token or cookie the hub refused" if refused else "without a token or cookie"
     return _answer("401 Unauthorized", {
         "code": "unauthorized", "field": "Authorization",
-        "message": f"a request body of {said} came without a token or cookie; this service reads at most "
+        "message": f"a request body of {said} came {came}; this service reads at most "
                    f"{TOKENLESS_BODY_BYTES:,} bytes of body from a caller it cannot identify",
-        "hint": "send your API token (Authorization: token <token>) with the request",
-        "details": {"credentials": "missing"}})
+        "hint": "send your API token (Authorization: token <token>; a new one from the hub's token page, "
+                "HUB/hub/token) with the request" if refused else
+                "send your API token (Authorization: token <token>) with the request",
+        "details": {"credentials": "refused" if refused else "missing"}})
 
 
-def over_budget_answer(size: int | None, holding: int, share: int, held: int, budget: int) -> bytes:
-    """The whole 503 (``Retry-After``) for a body that would pass the budget or the caller's share."""
+def _mib(size: int) -> str:
+    """``size`` bytes in MiB, one decimal at most (``64``, ``0.1``)."""
+    return f"{size / (1 << 20):.1f}".removesuffix(".0")
+
+
+def _share_holder(key: str, holding: int, share: int) -> tuple[str, str]:
+    """Who holds the share a body did not fit in, said truly for the caller ``key`` (``"user NAME"``, ``"unproven
+    PEER"``, ``"refused PEER"``, ``"address PEER"``), and the hint's advice. verify 25, V1: a new token's first
+    request (not yet authenticated, so in its address's share) was told "you already have 64.0 MiB…" while
+    requests of other callers at that address held it."""
+    amount = f"{_mib(holding)} MiB of unfinished request bodies (at most {_mib(share)} MiB"
+    kind, _, peer = key.partition(" ")
+    if kind == "unproven":
+        return (f"the share of requests from {peer} whose tokens are not yet authenticated holds {amount} for "
+                "them together) — requests of other callers, not necessarily yours; a token is counted as its user "
+                "once one of its requests has been answered", "send it again, or first make one small request "
+                "(e.g. GET api/sched/me) so that the token is known")
+    if kind == "refused":
+        return (f"the requests from {peer} with tokens the hub refused hold {amount} for them together)",
+                "send it with a valid token (a new one from the hub's token page, HUB/hub/token)")
+    if kind == "address":
+        return (f"the requests from {peer} without a token hold {amount} for them together)",
+                "send it with your API token (Authorization: token <token>)")
+    return (f"you already have {amount} per caller)", "send it again after your other uploads finished")
+
+
+def over_budget_answer(size: int | None, holding: int, share: int, held: int, budget: int,
+                       key: str = "") -> bytes:
+    """The whole 503 (``Retry-After``) for a body that would pass the budget or the share of caller ``key``
+    (:meth:`~.fair_share.CallerKeys.key`; the words say whose the share is: :func:`_share_holder`)."""
     said = f"{size:,} bytes" if size is not None else "a chunked body"
     mine = holding + (size or 0) > share
-    why = (f"you already have {holding / (1 << 20):.1f} MiB of unfinished request bodies here (at most "
-           f"{share / (1 << 20):.0f} MiB per caller)") if mine else (
-           f"the service holds {held / (1 << 20):.0f} MiB of unfinished request bodies (at most "
-           f"{budget / (1 << 20):.0f} MiB at once)")
+    why, advice = _share_holder(key, holding, share) if mine else (
+        f"the service holds {held / (1 << 20):.0f} MiB of unfinished request bodies (at most "
+        f"{budget / (1 << 20):.0f} MiB at once)", "send it again")
     return _answer("503 Service Unavailable", {
         "code": "busy", "field": "body",
         "message": f"a request body of {said} was not taken: {why}",
-        "hint": f"send it again in {RETRY_AFTER_S} s, after your other uploads finished; an admin sets {HELD_SETTING}",
+        "hint": f"{advice} (retry in {RETRY_AFTER_S} s); an admin sets {HELD_SETTING}",
         "details": {"retry_after_s": RETRY_AFTER_S}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")

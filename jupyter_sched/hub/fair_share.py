@@ -95,12 +95,30 @@ class CallerKeys:
 
     def __init__(self, kept: int = _KEYS_KEPT) -> None:
         self._users: OrderedDict[str, str] = OrderedDict()
+        self._refused: OrderedDict[str, None] = OrderedDict()
         self._kept = kept
+
+    def refuse(self, digest: str) -> None:
+        """The hub said the credential ``digest`` names nobody (a made-up or revoked token, a stale cookie): its
+        later requests count as ``"refused PEER"``, not among the first requests of tokens not yet checked
+        (verify 25, V4: a flood of made-up tokens from one host held the unproven share every new real token of
+        that host — every account of a LocalProcessSpawner hub — needs for its first request)."""
+        if digest in self._users:
+            return
+        self._refused[digest] = None
+        self._refused.move_to_end(digest)
+        while len(self._refused) > self._kept:
+            self._refused.popitem(last=False)
+
+    def refused(self, credential: tuple[str, str] | None) -> bool:
+        """Whether the hub refused ``credential`` before (:meth:`refuse`)."""
+        return credential is not None and credential[1] in self._refused
 
     def learn(self, digest: str, user: str) -> None:
         """A request carrying the credential ``digest`` authenticated as hub user ``user``."""
         self._users[digest] = user
         self._users.move_to_end(digest)
+        self._refused.pop(digest, None)
         while len(self._users) > self._kept:
             self._users.popitem(last=False)
 
@@ -109,15 +127,17 @@ class CallerKeys:
         a job's token that passed the job-token check counts as its job's owner (verify 25, V2: each
         checked job token was a caller of its own, with its own quarter of the body budget, so one user's
         four zero-GPU jobs held all of it, for good once proven, and every user's writes were 503) —
-        ``"unproven PEER"`` for any credential not yet seen authenticated, a job-shaped one too (verify
-        24, V1: keyed by its digest, each made-up ``jsjob1.`` token was a caller of its own), and
-        ``"address PEER"`` with none."""
+        ``"refused PEER"`` for one the hub refused (verify 25, V4: :meth:`refuse`), ``"unproven PEER"`` for
+        any other credential not yet seen authenticated, a job-shaped one too (verify 24, V1: keyed by its
+        digest, each made-up ``jsjob1.`` token was a caller of its own), and ``"address PEER"`` with none."""
         if credential is not None:
             _, digest = credential
             user = self._users.get(digest)
             if user is not None:
                 self._users.move_to_end(digest)
                 return f"user {user}"
+            if digest in self._refused:
+                return f"refused {peer}"
             return f"unproven {peer}"
         return f"address {peer}"
 
@@ -272,6 +292,7 @@ def over_share_message(key: str, holding: int, share: int, open_connections: int
     origin, _, via = rest.partition(" via ")
     at = f"{origin} (through {via})" if via else origin
     who = {"user": f"{rest} has", "address": f"the callers without a token at {rest} have",
+           "refused": f"the callers at {rest} with tokens the hub refused have",
            "unproven": f"the callers at {at} with tokens not yet seen authenticated have"}.get(kind, "this job's token has")
     return (f"{who} {holding} requests being answered at once; while the service is near its connection "
             f"ceiling ({open_connections} of {ceiling} open) one caller may have {share} "

@@ -236,9 +236,10 @@ class _Watched(httputil.HTTPMessageDelegate):
         if not isinstance(start_line, httputil.RequestStartLine) or not isinstance(self._request_conn, HTTP1Connection):
             return self._admitted(start_line, headers)
         self._credential = self._caller.credential = credential_digest(headers, start_line.path)
-        if self._credential is None and length.isdigit() and int(length) > TOKENLESS_BODY_BYTES:
-            # the API needs a token: a body from a caller it cannot identify is not read (red team 24, R1)
-            self._refuse_head(tokenless_answer(int(length)), int(length),
+        if not self._identified() and length.isdigit() and int(length) > TOKENLESS_BODY_BYTES:
+            # the API needs a token: a body from a caller it cannot identify is not read (red team 24, R1), nor
+            # from one with a credential the hub refused before (verify 25, V4)
+            self._refuse_head(tokenless_answer(int(length), refused=self._credential is not None), int(length),
                               f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
             return None
         if self._server.answers_ahead(self._conn):  # pipelined ahead of its answers' delivery (verify 23, V5)
@@ -254,6 +255,10 @@ class _Watched(httputil.HTTPMessageDelegate):
         pending = self._admit(start_line, headers)
         if pending is not None:
             await pending
+
+    def _identified(self) -> bool:
+        """Whether the request carries a credential the hub did not refuse before (verify 25, V4)."""
+        return self._credential is not None and not self._server.keys.refused(self._credential)
 
     def _admit(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
         """Answer 429 a caller over their share of a pressed ceiling; else count the request as theirs."""
@@ -290,7 +295,7 @@ class _Watched(httputil.HTTPMessageDelegate):
 
     def _over_budget(self, key: str, size: int | None) -> bytes:
         bodies = self._server.bodies
-        return over_budget_answer(size, bodies.holding(key), bodies.share, bodies.held, bodies.budget)
+        return over_budget_answer(size, bodies.holding(key), bodies.share, bodies.held, bodies.budget, key)
 
     def _refuse_head(self, answer: bytes, length: int, what: str) -> None:
         """Answer ``answer`` from the head and close, reading and dropping the body (never kept)."""
@@ -318,7 +323,7 @@ class _Watched(httputil.HTTPMessageDelegate):
         if _is_chunked(headers) and isinstance(self._request_conn, HTTP1Connection):
             # tornado's cap raised mid-body and closed the connection unanswered (red team 20, R1): count it here
             self._request_conn.set_max_body_size(_NO_CAP)
-            self._chunked_room = self._server.max_body_bytes if self._credential is not None else TOKENLESS_BODY_BYTES
+            self._chunked_room = self._server.max_body_bytes if self._identified() else TOKENLESS_BODY_BYTES
             self._head = (start_line, headers)
             if self._lines is not None and self._server.min_chunk_bytes > 0:
                 self._lines.watcher = self._chunk_seen  # red team 21, R4
@@ -373,9 +378,9 @@ class _Watched(httputil.HTTPMessageDelegate):
         if over_budget is not None:
             self._server.count(f"refused 503: bodies held over {HELD_SETTING}")
             answer = over_budget
-        elif self._credential is None:
+        elif not self._identified():
             self._server.count(f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
-            answer = tokenless_answer(None)
+            answer = tokenless_answer(None, refused=self._credential is not None)
         else:
             self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
             if self._head is not None:
@@ -517,6 +522,12 @@ class _Caller:
         ``user`` from now on, and so does this request (verify 23, V5)."""
         self.server.learned(self.conn, self.credential, user)
 
+    def refused(self) -> None:
+        """The hub said this request's credential names nobody: its later requests count apart from the
+        first requests of credentials not yet checked (verify 25, V4)."""
+        if self.credential is not None and self.credential[0] != "job":
+            self.server.keys.refuse(self.credential[1])
+
 
 _REQUESTS: weakref.WeakKeyDictionary[object, _Caller] = weakref.WeakKeyDictionary()
 """Each request connection (tornado's ``HTTP1Connection``, ``handler.request.connection``) being read
@@ -532,6 +543,16 @@ def note_caller(request: object, user: str) -> None:
     watched = _REQUESTS.get(getattr(request, "connection", None)) if request is not None else None
     if watched is not None:
         watched.learned(user)
+
+
+def note_refused(request: object) -> None:
+    """The hub said ``request``'s credential (a token, a cookie) names nobody: the front door counts its later
+    requests as ``"refused PEER"`` (:meth:`~.fair_share.CallerKeys.refuse`) — not in the share of first
+    requests of tokens not yet checked, which a new real token of the same host needs (verify 25, V4), and with
+    the tokenless bound on bodies. Nothing for a request the front door did not read."""
+    watched = _REQUESTS.get(getattr(request, "connection", None)) if request is not None else None
+    if watched is not None:
+        watched.refused()
 
 
 _HEAD_END = re.compile(rb"\r?\n\r?\n")

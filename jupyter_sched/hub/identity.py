@@ -45,7 +45,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
 from ..wording.service_token import TOKEN_REFUSED_MESSAGE, no_longer_a_user
-from .front_door import note_caller
+from .front_door import note_caller, note_refused
 from .hubapi import HUB_TIMEOUT_S, HubAPI
 from .service_token import TokenWatch
 
@@ -201,7 +201,8 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
                 raise web.HTTPError(503, "the scheduler could not ask the hub who you are (no connection, or no "
                                          f"answer within {self.hub_timeout_s:g} s); retry in a moment") from None
             raise
-        if base is None:
+        if base is None:  # the hub names nobody for the credential (made up, revoked, stale) or none came
+            note_refused(getattr(handler, "request", None))  # apart from tokens not yet checked (verify 25, V4)
             return None
         model = dict(base.hub_user)
         fresh = str(getattr(getattr(handler, "request", None), "method", "GET")).upper() in _MUTATIONS

@@ -71,7 +71,7 @@ def help_text(doc: str, magic: str, topic: str = "") -> str:
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
 SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
-                        "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
+                        "hold", "release", "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
 
 
 class _Parser(argparse.ArgumentParser):
@@ -454,7 +454,7 @@ class ScheduleCommand:
             (queue) ``all``: every pending entry, not the server's first page.
         state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
         yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
-        job_ids: (cancel) every id given (``job_id`` is the first).
+        job_ids: (cancel, hold, release) every id given (``job_id`` is the first).
         mine: (queue) only the caller's work.
         summary: (queue) one line per team instead of the rows (``jupyter-sched queue --summary``).
         limit: (jobs, queue) at most this many rows (queue: pending ones; running work is always shown).
@@ -576,6 +576,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
+        %schedule hold JOB [JOB ...] | release JOB [JOB ...]
         %schedule dryrun [options]
 
     Raises:
@@ -630,6 +631,11 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
         return _parse_cancel(rest)
+    if head in ("hold", "release"):  # as jupyter-sched hold|release (hubadmin25 B18)
+        parser = _Parser(prog, "%schedule")
+        parser.add_argument("jobs", metavar="JOB", nargs="+")
+        ids = tuple(str(_nonempty(job, "JOB")) for job in parser.parse_args(rest).jobs)
+        return ScheduleCommand(head, job_id=ids[0], job_ids=ids)
     if head in ("jobs", "queue"):  # the CLI's filters (issue 20: "takes no arguments")
         parser = _Parser(prog, "%schedule")
         if head == "jobs":

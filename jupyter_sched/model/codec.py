@@ -10,13 +10,24 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest, WorkerGroup
+from .job import (
+    Allocation,
+    Hold,
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    PendingReason,
+    PriorityClass,
+    ResourceRequest,
+    WorkerGroup,
+)
 from .quota import Budget, Quota, TeamPolicy
 from .resources import GPU, Cordon, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
 from .units import parse_utc, to_iso
 
 __all__ = [
-    "allocation_from_dict", "allocation_to_dict", "budget_from_dict", "budget_to_dict",
+    "allocation_from_dict", "allocation_to_dict", "budget_from_dict", "budget_to_dict", "hold_from_dict", "hold_to_dict",
     "cordon_from_dict", "cordon_to_dict", "gpu_to_dict", "inventory_from_dict", "inventory_to_dict", "job_from_dict", "job_to_dict",
     "quota_from_dict", "quota_to_dict", "reason_from_dict", "reason_to_dict", "spec_from_dict",
     "spec_to_dict", "team_policy_from_dict", "team_policy_to_dict",
@@ -159,6 +170,10 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         "nominated": allocation_to_dict(j.nominated), "stopping_since": _ts(j.stopping_since),
         "simulated": simulated,
     })
+    if j.held is not None:  # only when set: a person's hold, an admin's top (hubadmin25 B18)
+        out["held"] = hold_to_dict(j.held)
+    if j.top_at is not None:
+        out["top_at"] = _ts(j.top_at)
     # new user 11, N8: a 0-GPU job read "gpus": 0, "gpu_milli": 1000 — told it held a whole GPU. The model
     # keeps gpu_milli as the share of *each* GPU (1000 when there are none: never fractional); the job
     # object says 0 (its allocations too: allocation_to_dict), and the readers take 0 back as that 1000
@@ -181,7 +196,23 @@ def job_from_dict(d: Mapping[str, Any]) -> Job:
         not_before=_parse_ts(d.get("not_before"), "not_before"), preempted_by=d.get("preempted_by"),
         nominated=allocation_from_dict(d.get("nominated")),
         stopping_since=_parse_ts(d.get("stopping_since"), "stopping_since"),
+        held=hold_from_dict(d.get("held")), top_at=_parse_ts(d.get("top_at"), "top_at"),
     )
+
+
+def hold_to_dict(h: Hold | None) -> dict[str, Any] | None:
+    """A person's hold on a job (hubadmin25 B18) → ``{"by", "at", "admin"}``; None stays None."""
+    return None if h is None else {"by": h.by, "at": _ts(h.at), "admin": h.admin}
+
+
+def hold_from_dict(d: Mapping[str, Any] | None) -> Hold | None:
+    """Inverse of :func:`hold_to_dict` (trusted input: the store)."""
+    if not d:
+        return None
+    at = _parse_ts(d.get("at"), "held.at")
+    if at is None:
+        raise ValueError("held.at is missing")
+    return Hold(by=str(d["by"]), at=at, admin=bool(d.get("admin")))
 
 
 def gpu_to_dict(g: GPU) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from .resources import GPU_MILLI
 
 __all__ = [
     "Allocation",
+    "Hold",
     "Job",
     "JobKind",
     "JobSpec",
@@ -406,6 +407,23 @@ class PendingReason:
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """A hold put on a pending job by a person (hubadmin25 B18; Slurm's ``scontrol hold``): the job stays
+    pending, is never admitted nor nominated GPUs and takes no reservation, until it is released.
+
+    Attributes:
+        by: who held it (a user name).
+        at: when (UTC).
+        admin: held by an admin acting on another user's job, or as an admin: only an admin may release
+            it (Slurm's admin hold, priority 0, which a user's ``scontrol release`` does not lift).
+    """
+
+    by: str
+    at: datetime
+    admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """A job as the scheduler sees it: spec plus lifecycle state.
 
@@ -431,6 +449,9 @@ class Job:
         stopping_since: when a stop was requested (preemption, cancel, time limit) while the job
             still holds its GPUs; it releases them when it exits (at the latest after the grace
             period). The core never picks such a job as a victim again.
+        held: the person's hold that keeps it pending (:class:`Hold`), None when none does.
+        top_at: when an admin put it first within its class (``jupyter-sched top``; Slurm's ``scontrol
+            top``): the queue order puts topped jobs first in their class, the latest topped first.
     """
 
     id: str
@@ -450,6 +471,8 @@ class Job:
     preempted_by: str | None = None
     nominated: Allocation | None = None
     stopping_since: datetime | None = None
+    held: Hold | None = None
+    top_at: datetime | None = None
 
     def transition(self, new_state: JobState, **changes: Any) -> Job:
         """Return a copy in ``new_state`` with ``changes`` applied.

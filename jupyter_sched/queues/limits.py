@@ -25,7 +25,7 @@ from ..errors import ValidationError, shown
 from ..model import JobKind, JobSpec
 from ..model.validation import parse_priority
 
-__all__ = ["TimeLimitRule", "effective_limit"]
+__all__ = ["TimeLimitRule", "effective_limit", "queue_max"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,12 @@ def _rule(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> float | N
         if best is None or rule.specificity() > best[0]:
             best = (rule.specificity(), value)
     return None if best is None else best[1]
+
+
+def queue_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> float | None:
+    """The longest limit ``spec``'s queue (team and class) allows, in seconds (None: no maximum): what its
+    owner may lengthen a pending job's limit to (hubadmin25 B18, ``PATCH jobs/{id}``)."""
+    return _rule(spec, rules, "max_s")
 
 
 def effective_limit(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[float | None, str]:

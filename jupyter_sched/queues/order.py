@@ -22,6 +22,10 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
    together, lightest user first);
 4. then original submit time (a requeued job keeps it), then id for determinism.
 
+**Topped jobs** (:attr:`Job.top_at`, an admin's ``jupyter-sched top``; Slurm's ``scontrol top``) go first in
+their class whatever the sort, the latest topped first (:func:`topped_first`); the sort still counts them
+where it arranges the others (a user's queued work), so the rest keep the order they had.
+
 **No quota configured** (red team 15, R4 — a shared hub as first started): nothing above
 distinguishes the teams (no team borrows), so a user holding 3 of 4 GPUs could queue ahead of one
 holding 1. Then the cycle gives :attr:`QueueContext.held` (:func:`holdings`: the GPUs each user and
@@ -62,7 +66,7 @@ from typing import Protocol
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
 __all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "fair_order", "fair_usage_order", "fifo_order",
-           "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key"]
+           "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
@@ -385,8 +389,8 @@ def promise_due(reason: PendingReason | None, factor: float) -> datetime | None:
 
     The promised wait is ``details["promise"]``'s ``start - at`` (seconds, at least
     :data:`OVERDUE_FLOOR_S`): the first ETA the job got, projected on what admission reads — no
-    progress reports, its owner's own work at its declared time limits (never shortened by the
-    owner: :func:`jupyter_sched.scheduling.eta.promises`)."""
+    progress report or idle deadline, so its owner's claims never shorten it
+    (:func:`jupyter_sched.scheduling.eta.promises`)."""
     if factor <= 0 or reason is None or reason.code == "Preempted":
         return None
     promise = reason.details.get(PROMISE)
@@ -446,3 +450,26 @@ def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job]) -> Iterator[Jo
             yield from first
         if job.id not in done:
             yield job
+
+
+def topped_first(jobs: Sequence[Job], order: Iterable[Job]) -> Iterator[Job]:
+    """``order`` (a queue sort's over ``jobs``) with the topped jobs among ``jobs`` (``top_at`` set: an
+    admin put them first, hubadmin25 B18) moved first in their class, the latest topped first; lazy, as the
+    sorts are (fair share reads the ledger as jobs are taken). Without a topped job: ``order`` as it is."""
+    tops = [j for j in jobs if j.top_at is not None]
+    return _tops_first(tops, order) if tops else iter(order)
+
+
+def _tops_first(tops: list[Job], order: Iterable[Job]) -> Iterator[Job]:
+    tops.sort(key=lambda j: (-_RANK[j.spec.priority], -(j.top_at or _EPOCH).timestamp(), j.id))
+    ids = {j.id for j in tops}
+    i = 0
+    for job in order:
+        if job.id in ids:
+            continue
+        rank = _RANK[job.spec.priority]
+        while i < len(tops) and _RANK[tops[i].spec.priority] >= rank:
+            yield tops[i]
+            i += 1
+        yield job
+    yield from tops[i:]

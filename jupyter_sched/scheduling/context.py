@@ -211,7 +211,7 @@ class CycleContext:
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
                           or profile.max_running_cpu_jobs_per_user or self.ports or snapshot.held_users
                           or snapshot.held_jobs or snapshot.ports_bound_outside) or any(
-            j.not_before is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
+            j.not_before is not None or j.held is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}
         # per fresh admission, its expected runtime as .runtimes.expected_runtime gives it (set by

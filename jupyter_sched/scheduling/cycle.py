@@ -6,13 +6,13 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
    masked (:mod:`.ledger`, :mod:`.nominations`); work on a drained node past its deadline is
    stopped (:mod:`.drain`).
 2. **Order** — class, fair share, user usage with the next job's expected work, submit time
-   (:mod:`jupyter_sched.queues.order`);
+   (:mod:`jupyter_sched.queues.order`), a job an admin topped first in its class;
    jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
    ordering: guarantees first), a team's own jobs keeping their order.
 3. For each pending job, in order (:func:`_visit`):
 
    a. never fits the inventory → ``Reject`` with numbers (and no preemption — case 004);
-   b. gates: class not allowed for the team, requeue backoff, admit window, budget (:mod:`.gates`);
+   b. gates: held (by a person, or its owner left the team), class not allowed for the team, requeue backoff, admit window, budget (:mod:`.gates`);
    c. per flavor: quota check, borrow window, placement around the EASY reservation, with the GPUs
       nominated to it or to lower-class jobs of its team opened (:mod:`.admit`);
    d. else wait on nominated GPUs still held by stopping victims (taking them over from a
@@ -40,7 +40,7 @@ from functools import partial
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, holdings
+from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, holdings, topped_first
 from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
@@ -99,10 +99,11 @@ def run_on(ctx: CycleContext) -> CycleResult:
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
-    # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order)
+    # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order),
+    # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)
     ctx.elected = frozenset(job.id for job in elected)
-    ordered = elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected)
+    ordered = topped_first(pending, elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected))
     for job in ordered:
         shape = _shape(ctx, job.spec.resources)
         if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):

@@ -50,7 +50,7 @@ from ..model.job import public_name
 from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import PROMISE, QUEUE_SORTS, Holdings, QueueContext, elect_overdue, holdings, promise_due
+from ..queues.order import PROMISE, QUEUE_SORTS, Holdings, QueueContext, elect_overdue, holdings, promise_due, topped_first
 from ..wording.estimates import done_text
 from .context import CycleContext
 from .eta_units import Units, units_of_inventory
@@ -534,7 +534,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
         elected = [job for job in jobs if (at := due.get(job.id)) is not None and context.now > at] if due else []
-        return [job.id for job in elect_overdue(sort(jobs, context), elected)]
+        return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected))]
 
     return order
 

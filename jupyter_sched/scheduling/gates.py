@@ -1,7 +1,7 @@
 """Gates before placement: a held owner or job (team left), class grant, requeue backoff, the per-user cap on running
 CPU-only jobs, admit windows, GPU-hour budgets.
 
-A gate that is closed pends the job with one primary reason (``OwnerRemoved``, ``TeamMembership``, ``Priority``, ``Backoff``,
+A gate that is closed pends the job with one primary reason (``Held``, ``OwnerRemoved``, ``TeamMembership``, ``Priority``, ``Backoff``,
 ``CpuJobLimit``, ``OutsideTimeWindow``, ``BudgetExhausted``) and its numbers; budgets follow DESIGN.md — new work
 pends, running work is never killed. Windows are evaluated in the profile's zone (case 010).
 """
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from .context import CycleContext
     from .snapshot import JobHold
 
-__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED", "TEAM_MEMBERSHIP",
-           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "held_gate"]
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED", "TEAM_MEMBERSHIP",
+           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "held_gate", "held_reason"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
@@ -34,7 +34,9 @@ OWNER_UNCONFIRMED = "OwnerUnconfirmed"
 not yet said whether its owner is still a user (hubadmin23 A5)."""
 UNCONFIRMED_WHY = "not yet confirmed by the hub as a current user since the service started"
 """The ``Snapshot.held_users`` sentence of an owner the hub has not yet confirmed (pended ``OwnerUnconfirmed``)."""
-HELD_CODES = frozenset({OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED})
+HELD = "Held"
+"""Code of a job a person held (:attr:`Job.held`: ``jupyter-sched hold``; hubadmin25 B18): it waits for a release."""
+HELD_CODES = frozenset({HELD, OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED})
 """Codes of jobs held until someone acts (an admin, or the owner cancels): no ETA from GPUs (``.eta``)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
@@ -45,13 +47,18 @@ _NAMES = {p: p.value for p in PriorityClass}  # Enum's .value is a Python-level 
 
 
 def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
-    """``OwnerRemoved``, ``OwnerUnconfirmed`` or ``TeamMembership`` when ``job`` is held, else None.
+    """``Held``, ``OwnerRemoved``, ``OwnerUnconfirmed`` or ``TeamMembership`` when ``job`` is held, else None.
+
+    A person's hold (:attr:`Job.held`) comes first: whoever put it must release it before anything
+    else can let the job start (hubadmin25 B18; Slurm's ``JobHeldUser``/``JobHeldAdmin``).
 
     Checked before any quota words (:func:`~.cycle._visit`): a job charged to a team its owner left
     is held for that, whatever the quota now says of the team (hubadmin23 A9: after a hub group was
     renamed, the hold's words were replaced by "team vision has no quota line … ETA never", which
     named neither the owner's new team nor the way out)."""
     spec = job.spec
+    if job.held is not None:
+        return held_reason(job)
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
@@ -109,6 +116,23 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
             eta=eta, eta_reason="" if eta else "no opening within 8 days",
             unblock="wait for the window to open, or resubmit with another priority class")
     return _budget(ctx, job)
+
+
+def held_reason(job: Job) -> PendingReason:
+    """``held by ana at 2026-12-05T18:40:00Z (release with: jupyter-sched release j-…)`` (code ``Held``,
+    hubadmin25 B18): a person held the pending job; it is never admitted nor nominated GPUs and takes no
+    reservation; its ETA is unknown ("held"). An admin's hold on it (``details.admin``) is released by an
+    admin only (Slurm's admin hold). ``job.held`` must be set."""
+    hold = job.held
+    assert hold is not None
+    step = f"jupyter-sched release {job.id}"
+    who = f"{hold.by} (an admin)" if hold.admin and hold.by != job.spec.user else hold.by
+    return PendingReason(
+        code=HELD, message=f"held by {who} at {said_time(hold.at)} (release with: {step})",
+        details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin},
+        unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
+                 else f"release it: {step}"),
+        eta_reason="held")
 
 
 def _owner_removed(user: str, why: str, job_id: str) -> PendingReason:

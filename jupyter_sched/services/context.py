@@ -22,6 +22,7 @@ from ..engine.runner import EngineRunner
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import GPU, Inventory, Job, JobState, Profile
+from ..scheduling.gates import HELD
 from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
@@ -142,6 +143,8 @@ class Context:
         """``job`` with the leading engine's latest pending reason (fresher than the stored one)."""
         if job.state is JobState.PENDING and self.engine.is_leader:
             reason = self.engine.reasons.get(job.id)
+            if reason is not None and (job.held is not None) != (reason.code == HELD):
+                return job  # held or released since that cycle: the row's reason says it (hubadmin25 B18)
             if reason is not None and reason != job.reason:
                 return replace(job, reason=reason, message=reason.message)
         return job

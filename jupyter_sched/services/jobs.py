@@ -36,11 +36,12 @@ from ..queues.limits import effective_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
-from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
+from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
 from ..wording.jobs import public_serving, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
+from .job_update import planned
 from .models import (
     CancelJobRequest,
     CancelJobsRequest,
@@ -56,6 +57,7 @@ from .models import (
     QueueEntry,
     QueuePage,
     SubmitJobRequest,
+    UpdateJobRequest,
 )
 from .models import Job as JobView
 from .owner_teams import with_owner_teams
@@ -63,6 +65,7 @@ from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
+from .script_check import script_problem_apart
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -75,13 +78,17 @@ class _OverCap(Exception):
     """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
     ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int, *, pending: bool = False, carried: int | None = None) -> None:
+    def __init__(self, count: int, *, pending: bool = False, carried: int | None = None,
+                 held_by_all: int | None = None) -> None:
         super().__init__(count)
         self.count = count
         self.pending = pending
         self.carried = carried
         """Characters of carried content the caller's unfinished jobs would hold with this one
         (over :data:`MAX_CARRIED_PER_USER`), or None."""
+        self.held_by_all = held_by_all
+        """Characters of carried content all users' unfinished jobs would hold with this one (over the
+        policy's ``max_carried_bytes_held``: verify 25, V6), or None."""
 
 
 MAX_CARRIED_PER_USER = 64 << 20
@@ -484,6 +491,16 @@ class JobsService:
                     field="notebook_json", hint="wait for some carried jobs to finish or cancel them, or run the "
                     "notebook from a file the job can read (notebook: path) instead of sending its text",
                     details={"carried_bytes": over.carried, "limit": MAX_CARRIED_PER_USER}), request=what)
+            if over.held_by_all is not None:
+                limit = self.ctx.admission.policy.max_carried_bytes_held
+                self.ctx.admission.refuse(caller, BusyError(
+                    f"the unfinished jobs of all users would carry {over.held_by_all / (1 << 20):.1f} MiB of notebooks "
+                    f"and scripts in the scheduler's store with this one; at most {limit / (1 << 20):.0f} MiB "
+                    "(c.SchedApp.max_carried_bytes_held)", field="notebook_json",
+                    hint="run the notebook from a file the job can read (notebook: path) instead of sending its "
+                    "text, or send it again once carried jobs have started and finished; an admin sets "
+                    "c.SchedApp.max_carried_bytes_held",
+                    details={"carried_bytes_held": over.held_by_all, "limit": limit}), request=what)
             if over.pending:
                 self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
@@ -530,6 +547,10 @@ class JobsService:
             held = sum(_carried(record.job.spec) for record in tx.list_jobs(user=caller.user, states=LIVE_STATES))
             if held + carried > MAX_CARRIED_PER_USER:
                 raise _OverCap(0, carried=held + carried)
+            if (limit := policy.max_carried_bytes_held) > 0:  # and all users' together (verify 25, V6)
+                every = sum(_carried(record.job.spec) for record in tx.list_jobs(states=LIVE_STATES))
+                if every + carried > limit:
+                    raise _OverCap(0, held_by_all=every + carried)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
@@ -617,11 +638,18 @@ class JobsService:
             ValidationError: naming the field and the path.
         """
         executor = self.ctx.executor
+        text = spec.source.encode("utf-8", errors="replace") if spec.source is not None else b""
+        if len(text) > IN_PROCESS_BYTES:
+            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled
+            if (problem := script_problem_apart(text, spec.script or "script")) is not None:
+                message, hint = content_refusal("script", spec.script or "script", problem)
+                raise ValidationError(message, field="source", hint=hint)
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
-                    problem = content_problem(field, head, path) if len(head) <= CHECKED_BYTES else None
+                    problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path) \
+                        if field == "script" else content_problem(field, head, path)
                     if problem is not None:
                         message, hint = content_refusal(field, path, problem)
                         raise ValidationError(message, field=field, hint=hint)
@@ -1224,6 +1252,53 @@ class JobsService:
         if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
             out = out.model_copy(update={"already_stopping": True})
         return out
+
+    # ---- update: hold, release, time limit, class, top (hubadmin25 B18) ------------------------
+    def update(self, caller: Caller, job_id: str, request: UpdateJobRequest) -> JobView:
+        """``PATCH jobs/{id}``: see :mod:`.job_update` for who may change what. All the fields asked change
+        or none; each change is one audit row; the engine is asked for a full cycle at once. The answer is
+        the job as :meth:`get` reads it, with ``changed``: one line per field asked.
+
+        Raises:
+            NotFoundError: no such job, or another user's (audited, as a cancel's).
+            ValidationError / ConflictError / AuthorizationError: see :func:`.job_update.planned`
+                (refusals audited).
+        """
+        record = self.ctx.visible(caller, job_id, request="update job")
+        rules = tuple(getattr(self.ctx.engine.profile, "time_limits", ()) or ())
+        quotas = self._quota_set()
+
+        def refuse(err: SchedError) -> None:
+            self.ctx.admission.refuse(caller, err, request="update job", job_id=job_id)
+
+        store = self.ctx.store
+        change = planned(caller, record, request, now=self.ctx.clock.now(), rules=rules, quotas=quotas, refuse=refuse)
+        for _ in range(5):
+            if not change.changed:
+                break
+            with store.transaction() as tx:
+                record = tx.get_job(job_id)  # as it is now: the checks again (a refusal here lost a race)
+                change = planned(caller, record, request, now=tx.now, rules=rules, quotas=quotas)
+                if not change.changed:
+                    break
+                if tx.try_update_job(replace(record, job=change.job)) is None:
+                    continue
+                for action, message, details in change.audit:
+                    tx.add_event(actor=caller.user, action=action, job_id=job_id, user=record.job.spec.user,
+                                 message=message, details=details)
+            break
+        else:
+            raise ConflictError(f"job {job_id} kept changing; the update was not recorded", field="job_id",
+                                hint="retry it")
+        if change.changed:
+            self.ctx.kick("change", job_id)  # its reason, position and ETA follow within a tick
+        stored = self._read(caller, job_id)
+        if change.changed:  # each receiver reads it as they may (as a cancel's event)
+            self.ctx.publish({"type": "job", "data": dict(stored)})
+        with_owner_teams(stored, caller, self._quota_set)
+        with dated_from(self.ctx.clock.now()):
+            out = JobView.model_validate(stored, context={"viewer": caller.user, "admin": caller.admin})
+        return out.model_copy(update={"changed": list(change.lines)})
 
     def cancel_many(self, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:
         """``POST jobs/cancel``: see :func:`.cancelling.cancel_jobs`."""

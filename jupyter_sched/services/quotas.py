@@ -82,9 +82,20 @@ class QuotasService:
         body = self._body(quotas)
         if caller is not None and caller.admin:
             body["warnings"] = self._warnings(quotas, caller)
+            if quotas.budgets:
+                body["budget_standings"] = self._standings(quotas)
         elif caller is not None:
             body = _own_memberships(body, caller.user)
         return GetQuotasResponse.model_validate(body)
+
+    def _standings(self, quotas: QuotaSet) -> list[dict[str, object]]:
+        """Every budget's standing now (:func:`~.budget_standing.admin_view`; hubadmin25 B16)."""
+        from ..queues.limits import effective_limit
+        from .budget_standing import admin_view
+
+        rules = getattr(self.ctx.engine.profile, "time_limits", ())
+        return admin_view(self.ctx.store, quotas, self.ctx.store.live_jobs(), now=self.ctx.clock.now(),
+                          limit_of=lambda job: effective_limit(job.spec, rules)[0])
 
     def unlisted_warnings(self, quotas: QuotaSet, first: Iterable[str] = (), *, reader: str | None = None) -> list[str]:
         """The teams that have live jobs or members (``user_teams``, team policies, the default team)

@@ -12,14 +12,20 @@ from ..model import Job, JobState
 from ..model.codec import (
     allocation_from_dict,
     allocation_to_dict,
+    budget_from_dict,
+    hold_from_dict,
+    hold_to_dict,
+    quota_from_dict,
     reason_from_dict,
     reason_to_dict,
     spec_from_dict,
     spec_to_dict,
+    team_policy_from_dict,
 )
 from ..model.units import parse_utc
 
-__all__ = ["JobRecord", "dumps", "job_columns", "loads", "parse_ts", "record_from_row", "ts"]
+__all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "quota_row_error",
+           "quota_row_from", "record_from_row", "ts"]
 
 
 def ts(value: datetime | None) -> str | None:
@@ -101,6 +107,7 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         "stop_intent": record.stop_intent, "stop_requested_at": ts(record.stop_requested_at),
         "stop_actor": record.stop_actor, "activity_at": ts(record.activity_at),
         "updated_at": ts(updated_at),
+        "hold": None if job.held is None else dumps(hold_to_dict(job.held)), "top_at": ts(job.top_at),
     }
 
 
@@ -122,9 +129,44 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         preempted_by=row["preempted_by"], nominated=allocation_from_dict(loads(row["nominated"])),
         # the core must see a job in its stop grace period as stopping (never re-picked as a victim)
         stopping_since=parse_ts(row["stop_requested_at"]) if row["stop_intent"] else None,
+        held=hold_from_dict(loads(row.get("hold"))), top_at=parse_ts(row.get("top_at")),
     )
     return JobRecord(
         job=job, executor=row["executor"], handle=loads(row["executor_handle"]),
         stop_intent=row["stop_intent"], stop_requested_at=parse_ts(row["stop_requested_at"]),
         stop_actor=row["stop_actor"], activity_at=parse_ts(row["activity_at"]), version=int(row["version"]),
     )
+
+
+QUOTA_TABLES = {"quotas": "id", "budgets": "id", "team_policies": "team"}
+"""The quota set's tables whose rows are decoded one by one (a bad one is quarantined, the rest read:
+hubadmin26 B16), with each one's key column."""
+
+
+def quota_row_from(table: str, row: Mapping[Any, Any]) -> Any:
+    """The quota line, budget or team policy a row of ``table`` (one of :data:`QUOTA_TABLES`) holds.
+
+    Raises:
+        ValidationError, ValueError, TypeError, KeyError: the row does not read (a value out of bounds,
+            JSON that does not decode, a column missing).
+    """
+    if table == "quotas":
+        return quota_from_dict({"team": row["team"], "user": row["user"], "gpu_model": row["gpu_model"],
+                                "guaranteed": row["guaranteed"], "borrowing_limit": row["borrowing_limit"]})
+    if table == "budgets":
+        return budget_from_dict({"team": row["team"], "user": row["user"], "gpu_hours": row["gpu_hours"],
+                                 "period": row["period"]})
+    return team_policy_from_dict({"team": row["team"], "weight": row["weight"],
+                                  "allowed_priorities": loads(row["allowed_priorities"]),
+                                  "members": loads(row["members"]), "reclaim": row.get("reclaim")})
+
+
+def quota_row_error(table: str, row: Mapping[Any, Any], exc: Exception) -> str:
+    """The quarantine's sentence for a row of ``table`` that does not read: which row (its key and whose),
+    and why — ``quota row 7 (team nlp, model A100-80GB) does not read (quota.guaranteed must be >= 0 …)``."""
+    what = {"quotas": "quota row", "budgets": "budget row", "team_policies": "team policy row"}[table]
+    key = row.get(QUOTA_TABLES[table])
+    whose = ", ".join(f"{name} {row[name]}" for name in ("team", "user", "gpu_model", "period")
+                      if name in row and row[name] is not None and name != QUOTA_TABLES[table])
+    why = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return f"{what} {key}" + (f" ({whose.replace('gpu_model', 'model')})" if whose else "") + f" does not read ({why})"

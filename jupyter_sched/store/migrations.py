@@ -192,6 +192,13 @@ def _v20_false_starts(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v21_job_holds(conn: sa.Connection) -> None:
+    have = {c["name"] for c in sa.inspect(conn).get_columns("jobs")}
+    for name, type_ in schema.JOB_HOLD_COLUMNS:
+        if name not in have:
+            conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -232,6 +239,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "is moved in; doctor rotate-job-secret; hubadmin A19)", _v19_job_token_secrets),
     Migration(20, "how many of a job's runs were stopped just after they started (jobs.false_starts): they are no "
                   "attempts (new user 24, N1)", _v20_false_starts),
+    Migration(21, "a person's hold on a pending job and an admin's top of it (jobs.hold, jobs.top_at): held jobs never "
+                  "start until released, across restarts (jupyter-sched hold|release|top; hubadmin25 B18)", _v21_job_holds),
 )
 
 

@@ -33,7 +33,7 @@ from .codec import parse_ts
 __all__ = ["QUARANTINE_TABLES", "Quarantined", "attach_warnings", "check_rollup_row", "check_usage_row",
            "row_attributes", "sound_usage_sql"]
 
-QUARANTINE_TABLES = ("jobs", "usage", "gpu_rollups", "events")
+QUARANTINE_TABLES = ("jobs", "usage", "gpu_rollups", "events", "quotas", "budgets", "team_policies")
 """Tables whose rows can be quarantined."""
 
 _PERCENT_COLUMNS = ("utilization_avg", "utilization_max", "activity_avg", "activity_max")

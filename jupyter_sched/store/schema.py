@@ -47,7 +47,7 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
            "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
-           "FALSE_STARTS_COLUMN",
+           "columns_v21", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
@@ -468,6 +468,18 @@ def columns_v20(md: sa.MetaData) -> None:
     md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
 
 
+JOB_HOLD_COLUMNS = (("hold", sa.Text()), ("top_at", sa.String(_TS)))
+"""Columns version 21 adds to ``jobs`` (hubadmin25 B18): ``hold``, a person's hold on a pending job as JSON
+``{"by", "at", "admin"}`` (null: not held; ``jupyter-sched hold|release``), and ``top_at``, when an admin put it
+first within its class (``jupyter-sched top``). Null on rows written before: neither."""
+
+
+def columns_v21(md: sa.MetaData) -> None:
+    """Add version 21's columns to ``jobs`` on ``md`` (the table must be defined)."""
+    for name, type_ in JOB_HOLD_COLUMNS:
+        md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -475,7 +487,8 @@ version 7's rollup attribution columns + version 8's change counters + version 9
 by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
-17's catch-up runs + version 18's node cordons + version 19's job-token secrets)."""
+17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
+version 21's job holds and tops)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -496,6 +509,7 @@ columns_v17(metadata)
 tables_v18(metadata)
 tables_v19(metadata)
 columns_v20(metadata)
+columns_v21(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -48,16 +48,13 @@ from ..accounting import UsageInterval
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
 from ..model import JobKind, JobState, PriorityClass, QuotaSet
 from ..model.codec import (
-    budget_from_dict,
     budget_to_dict,
-    quota_from_dict,
     quota_to_dict,
-    team_policy_from_dict,
     team_policy_to_dict,
 )
 from ..model.resources import Cordon
 from . import schema
-from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
+from .codec import QUOTA_TABLES, JobRecord, dumps, job_columns, loads, parse_ts, quota_row_error, quota_row_from, ts
 from .cordons import delete_cordon, read_cordons, write_cordon
 from .migrations import migrate
 from .outage import UNREACHABLE, StoreOutage, first_line
@@ -897,17 +894,22 @@ class StoreTx:
             self.decoded.quota_set = (version, quota_set)
         return quota_set
 
+    def _quota_rows(self, table: sa.Table, order: sa.Column[Any]) -> list[Any]:
+        """The lines, budgets or policies of ``table``, each decoded alone: a row that does not read is
+        quarantined (doctor lists, repairs, removes it) and the others are read — one bad row once stopped
+        the service at its start, called "bad configuration" (hubadmin26 B16)."""
+        found = []
+        for row in self.conn.execute(sa.select(table).order_by(order)).mappings():
+            try:
+                found.append(quota_row_from(table.name, row))
+            except Exception as exc:  # any decoding failure: this row is quarantined, the others are read
+                self._skip(table.name, row, QUOTA_TABLES[table.name], quota_row_error(table.name, row, exc))
+        return found
+
     def _read_quota_set(self) -> QuotaSet:
-        quotas = tuple(quota_from_dict({"team": r.team, "user": r.user, "gpu_model": r.gpu_model,
-                                        "guaranteed": r.guaranteed, "borrowing_limit": r.borrowing_limit})
-                       for r in self.conn.execute(sa.select(schema.quotas).order_by(schema.quotas.c.id)))
-        budgets = tuple(budget_from_dict({"team": r.team, "user": r.user, "gpu_hours": r.gpu_hours,
-                                          "period": r.period})
-                        for r in self.conn.execute(sa.select(schema.budgets).order_by(schema.budgets.c.id)))
-        teams = tuple(team_policy_from_dict({"team": r.team, "weight": r.weight,
-                                             "allowed_priorities": loads(r.allowed_priorities),
-                                             "members": loads(r.members), "reclaim": r.reclaim})
-                      for r in self.conn.execute(sa.select(schema.team_policies).order_by(schema.team_policies.c.team)))
+        quotas = tuple(self._quota_rows(schema.quotas, schema.quotas.c.id))
+        budgets = tuple(self._quota_rows(schema.budgets, schema.budgets.c.id))
+        teams = tuple(self._quota_rows(schema.team_policies, schema.team_policies.c.team))
         user_teams: dict[str, tuple[str, ...]] = {}
         for r in self.conn.execute(sa.select(schema.user_teams).order_by(schema.user_teams.c.user,
                                                                          schema.user_teams.c.position)):

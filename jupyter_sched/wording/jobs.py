@@ -22,7 +22,7 @@ from .reported import progress_text
 __all__ = ["unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
-           "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
+           "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -1000,3 +1000,12 @@ def definition_deleted(target: str, answer: Mapping[str, Any], *, cancel: str) -
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def changed_line(job: Mapping[str, Any]) -> str:
+    """What a ``PATCH jobs/{id}`` did to ``job`` (its answer, wire form), one line: ``j-… (train): held (release
+    with: …)``; several fields joined with ``; `` (hubadmin25 B18: ``jupyter-sched hold|release|update|top`` and
+    ``%schedule hold|release`` say it alike)."""
+    name = str(job.get("name") or "")
+    who = f"{job.get('id')}" + (f" ({name})" if name and name != job.get("id") else "")
+    return f"{who}: {'; '.join(str(line) for line in job.get('changed') or ()) or 'nothing changed'}"

@@ -45,6 +45,7 @@ export const ROUTES = {
   submitJob: { method: 'post', path: '/jobs' },
   getJob: { method: 'get', path: '/jobs/{job_id}' },
   cancelJob: { method: 'delete', path: '/jobs/{job_id}' },
+  updateJob: { method: 'patch', path: '/jobs/{job_id}' },
   cancelJobs: { method: 'post', path: '/jobs/cancel' },
   getJobLogs: { method: 'get', path: '/jobs/{job_id}/logs' },
   reportJobProgress: { method: 'post', path: '/jobs/{job_id}/progress' },
@@ -339,6 +340,11 @@ export class SchedClient {
 
   cancel(id: string): Promise<Answer<'cancelJob'>> {
     return this.request('cancelJob', { path: { job_id: id } });
+  }
+
+  /** `PATCH jobs/{id}`: hold or release a pending job (`{ held }`), change its time limit or class, or top it. */
+  update(id: string, body: RequestBody<'updateJob'>): Promise<Answer<'updateJob'>> {
+    return this.request('updateJob', { path: { job_id: id }, body });
   }
 
   /**

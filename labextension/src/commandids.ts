@@ -14,6 +14,8 @@ export namespace CommandIDs {
   export const openLogs = 'jupyter-sched:open-logs';
   /** Submit a finished job again (`{id}`). */
   export const resubmit = 'jupyter-sched:resubmit';
+  /** Hold a pending job, or release it when held (`{id}`; hubadmin25 B18: PATCH jobs/{id}). */
+  export const hold = 'jupyter-sched:hold';
   /** Keep an idle lease (`{id}`). */
   export const keepalive = 'jupyter-sched:keepalive';
   /** Move a sidebar section up or down (`{id}`); saved in the settings' sectionOrder. */

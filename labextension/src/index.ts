@@ -362,6 +362,30 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         }
       }
     });
+    commands.addCommand(CommandIDs.hold, {
+      label: args => {
+        const id = jobIdFrom(app, args);
+        const job = id ? model.find(id) : undefined;
+        return job?.held ? trans.__('Release Job') : trans.__('Hold Job');
+      },
+      caption: trans.__('Hold a pending job (it stays queued but never starts), or release it (hubadmin25 B18)'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        try {
+          const job = await jobOf(id);
+          const changed = await model.client.update(id, { held: !job.held });
+          model.upsert(changed);
+          // the server's words: "held (release with: …)", "released (held by … since …): it waits for GPUs again"
+          Notification.info(`${job.name}: ${(changed.changed ?? []).join('; ')}`, { autoClose: 5000 });
+        } catch (err) {
+          Notification.error(trans.__('Could not change %1: %2', id, describeError(err)), { autoClose: 8000 });
+        }
+      }
+    });
     const sectionFrom = (args: Record<string, unknown>): string | null =>
       typeof args.id === 'string' ? args.id : (app.contextMenuHitTest(n => !!n.dataset.section)?.dataset.section ?? null);
     const move = (delta: -1 | 1) => async (args: Record<string, unknown>) => {

@@ -107,7 +107,8 @@ export interface paths {
         delete: operations["cancelJob"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Hold or release a pending job, change its time limit or class, or (admins) put it first in its class; only the fields given change, each audited (403 for a change the caller may not make, 409 for one the job's state does not allow). */
+        patch: operations["updateJob"];
         trace?: never;
     };
     "/jobs/{job_id}/logs": {
@@ -705,6 +706,31 @@ export interface components {
              * @enum {string}
              */
             period?: "day" | "week" | "month";
+        };
+        /** @description Where one budget stands now (admins; hubadmin25 B16), from the usage accounting. */
+        BudgetStandingView: {
+            team: string;
+            /** @description the user the budget is of (null: the whole team) */
+            user?: string | null;
+            /** @description the budget: GPU-hours per period */
+            gpu_hours: number;
+            /** @description day, week (from Monday) or month, from 00:00 UTC */
+            period: string;
+            /** @description GPU-hours allocated in the current period */
+            used_gpu_hours: number;
+            /** @description GPU-hours left this period (0 when spent): a new GPU job fits while its GPUs times its time limit is at most this (the rule c.SchedApp.budget_admission = safe admits by) */
+            left_gpu_hours: number;
+            /**
+             * Format: date-time
+             * @description when the period ends and the budget resets (UTC, ISO 8601)
+             */
+            resets_at: string;
+            /** @description GPU-hours the budget's admitted and running work may still use, up to its time limits or the reset (null: some of it has no time limit) */
+            running_may_use_gpu_hours: number | null;
+            /** @description pending GPU jobs charged to the budget */
+            pending_gpu_jobs: number;
+            /** @description the standing in words, as jupyter-sched queue --summary prints it */
+            text: string;
         };
         /** @description A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`). */
         BudgetView: {
@@ -1332,6 +1358,8 @@ export interface components {
             source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read */
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
+            budget_standings?: components["schemas"]["BudgetStandingView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
         };
@@ -1648,8 +1676,30 @@ export interface components {
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
+            /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
+            held?: components["schemas"]["JobHold"] | null;
+            /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
+            top_at?: string | null;
+            /**
+             * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
+             * @example [
+             *       "time limit 3h → 4h"
+             *     ]
+             */
+            changed?: string[] | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A person's hold on a pending job (hubadmin25 B18). */
+        JobHold: {
+            /** @description who held it */
+            by: string;
+            /** @description when (UTC) */
+            at: string;
+            /** @description an admin's hold: only an admin releases it */
+            admin: boolean;
         } & {
             [key: string]: unknown;
         };
@@ -1789,6 +1839,17 @@ export interface components {
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
+            /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
+            held?: components["schemas"]["JobHold"] | null;
+            /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
+            top_at?: string | null;
+            /**
+             * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
+             * @example [
+             *       "time limit 3h → 4h"
+             *     ]
+             */
+            changed?: string[] | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             keepalive_until?: string | null;
@@ -2192,6 +2253,17 @@ export interface components {
             /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
             mine: boolean;
+            /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
+            held?: components["schemas"]["JobHold"] | null;
+            /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
+            top_at?: string | null;
+            /**
+             * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
+             * @example [
+             *       "time limit 3h → 4h"
+             *     ]
+             */
+            changed?: string[] | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             position?: number | null;
@@ -2369,6 +2441,10 @@ export interface components {
             source?: {
                 [key: string]: unknown;
             } | null;
+            /** @description read-only: the standings GET quotas answered an admin; sent back, they are ignored */
+            budget_standings?: {
+                [key: string]: unknown;
+            }[] | null;
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
         };
@@ -2851,6 +2927,45 @@ export interface components {
             name?: string | null;
         };
         /**
+         * @description ``PATCH jobs/{id}``: hold or release a pending job, change its time limit or class, or (admins) put it
+         *     first in its class (hubadmin25 B18; Slurm's ``scontrol hold|release|update|top``). Only the fields given
+         *     change, all or none; each change is audited with what it was before.
+         *
+         *     Who may do what: the owner holds and releases their own pending job, but not a hold an admin put on it;
+         *     the owner shortens its time limit at any time, and lengthens it while it is pending up to its queue's
+         *     maximum (a running job's limit was what backfill planned the jobs behind it on: only an admin lengthens
+         *     it, and beyond the queue's maximum too); the owner changes a pending job's class to one granted to them in
+         *     its team (admins: any); ``top`` is for admins.
+         */
+        UpdateJobRequest: {
+            /**
+             * @description true: hold the pending job (it stays pending, never starts, reserves nothing: ETA unknown: held); false: release it. An admin's hold is released by an admin only
+             * @example true
+             */
+            held?: boolean | null;
+            /**
+             * @description the new time limit: seconds, a duration ('3h', '90m'), '+1h' / '-30m' relative to the current one, or 0 for none; a running job's executor stops it at the new limit
+             * @example 3h
+             */
+            time_limit?: (number | string) | null;
+            /**
+             * @description time_limit in seconds
+             * @example 10800
+             */
+            time_limit_s?: (number) | null;
+            /**
+             * @description the pending job's new class: one granted to its owner in its team (admins: any)
+             * @example normal
+             * @enum {string|null}
+             */
+            priority?: "high" | "normal" | "low" | null;
+            /**
+             * @description admins: true puts the pending job first in its class (the latest topped first), false takes that back
+             * @example true
+             */
+            top?: boolean | null;
+        };
+        /**
          * @description One group of the accounting report; utilized and efficiency are null where no telemetry
          *     covered the group (unknown, not idle).
          */
@@ -3192,6 +3307,33 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The cancelled job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    updateJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateJobRequest"];
+            };
+        };
+        responses: {
+            /** @description The job as changed, with one line per field asked in changed */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -220,14 +220,20 @@ def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
     yield from amy_and_eve_hub(pg_server, users, "red25r5")
 
 
-def _capture_one_token(port: int, timeout_s: float) -> str | None:
-    """Listen on 127.0.0.1:``port`` (as root: the servers' listener check lets it have what they send, as a
-    squatter would get it were the check not there) until a request with a token arrives; that token."""
+def capture_listener(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port`` (as root: the servers' listener check lets it have what they send,
+    as a squatter would get it were the check not there), for :func:`capture_token`."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
     server.listen(16)
     server.settimeout(1.0)
+    return server
+
+
+def capture_token(server: socket.socket, timeout_s: float, *, through_proxy: bool = False) -> str | None:
+    """Answer 503 to what reaches ``server`` until a request with a token arrives (``through_proxy``: one the hub's
+    proxy forwarded, with its ``X-Forwarded-For``); that token (None after ``timeout_s``). ``server`` is closed."""
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:
@@ -242,13 +248,20 @@ def _capture_one_token(port: int, timeout_s: float) -> str | None:
                     while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
                         data += chunk
                     conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            for line in data.decode("latin-1").split("\r\n"):
-                name, _, value = line.partition(":")
-                if name.lower() == "authorization" and value.strip().lower().startswith("token "):
-                    return value.strip()[len("token "):]
+            fields = {name.strip().lower(): value.strip() for name, _, value in
+                      (line.partition(":") for line in data.decode("latin-1").split("\r\n")[1:] if line)}
+            if through_proxy and "x-forwarded-for" not in fields:
+                continue
+            if fields.get("authorization", "").lower().startswith("token "):
+                return fields["authorization"][len("token "):]
         return None
     finally:
         server.close()
+
+
+def _capture_one_token(port: int, timeout_s: float) -> str | None:
+    """The first token a listener on 127.0.0.1:``port`` receives (:func:`capture_token`)."""
+    return capture_token(capture_listener(port), timeout_s)
 
 
 @pytest.mark.slow

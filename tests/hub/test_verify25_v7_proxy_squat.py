@@ -18,7 +18,6 @@ hub API double on a real socket for the client's own rules.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -27,7 +26,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -46,6 +44,7 @@ from tests.accounts import Account
 from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
 from .test_hub_refusals import refusal
 from .test_red15_serve_warning import serve_to_its_warnings
+from .test_red25_r5_squat import capture_listener, capture_token
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
 FULL = "amys-whole-hub-token"
@@ -229,36 +228,12 @@ class _Capture:
 
     def __init__(self, port: int) -> None:
         self.token: str | None = None
-        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.server.bind(("127.0.0.1", port))
-        self.server.listen(16)
-        self.server.settimeout(1.0)
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        listener = capture_listener(port)  # bound before the call is made
+        self.thread = threading.Thread(target=self._run, args=(listener,), daemon=True)
         self.thread.start()
 
-    def _run(self) -> None:
-        deadline = time.monotonic() + 90
-        try:
-            while time.monotonic() < deadline and self.token is None:
-                try:
-                    conn, _ = self.server.accept()
-                except TimeoutError:
-                    continue
-                with conn:
-                    conn.settimeout(5)
-                    data = b""
-                    with contextlib.suppress(OSError):
-                        while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
-                            data += chunk
-                        conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                                     b"Connection: close\r\n\r\n")
-                fields = dict(line.partition(":")[::2] for line in data.decode("latin-1").split("\r\n")[1:] if line)
-                fields = {name.strip().lower(): value.strip() for name, value in fields.items()}
-                if "x-forwarded-for" in fields and fields.get("authorization", "").lower().startswith("token "):
-                    self.token = fields["authorization"][len("token "):]
-        finally:
-            self.server.close()
+    def _run(self, listener: socket.socket) -> None:
+        self.token = capture_token(listener, 90, through_proxy=True)
 
 
 def _opens_the_server(hub: Hub, user: str, token: str) -> int:

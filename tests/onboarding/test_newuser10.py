@@ -479,8 +479,9 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
     # what JOB accepts, then the usage (session 22, issue 20: it said JOB_ID although names work)
     (["wait"], "jupyter-sched wait: JOB: missing — give a job's id or name, e.g. jupyter-sched wait train "
                "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] JOB"),
-    (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, jobs, logs, "
-                 "definitions, teams, nodes, usage, audit, serve, simulate, fetch-traces, doctor — did you mean status?"),
+    (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, hold, release, "
+                 "update, top, jobs, logs, definitions, teams, nodes, usage, audit, serve, simulate, fetch-traces, doctor "
+                 "— did you mean status?"),
     (["submit", "--time-limit", "-5m", "--", "true"],
      "jupyter-sched submit: --time-limit: must not be negative (got -5m) — e.g. --time-limit 30m"),  # newuser23 N1
     (["submit", "--gpus", "1"], "jupyter-sched submit: say what to run: -- python train.py, --script train.py or "

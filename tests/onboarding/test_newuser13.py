@@ -238,19 +238,21 @@ def test_newuser13_n12_an_item_of_a_list_is_named_by_its_place_on_rest_and_in_th
 # ---- N17: a method a route does not take is answered naming the ones it does -----------------------------------
 
 @pytest.mark.parametrize(("method", "route", "allowed"), [("PUT", "jobs", ["GET", "POST"]),
-                                                          ("PATCH", "jobs/j-nu13n17", ["GET", "DELETE"]),
+                                                          ("PATCH", "leases/l-nu13n17", ["GET", "DELETE"]),
                                                           ("GET", "jobs/cancel", ["POST"])])
 def test_newuser13_n17_a_method_the_route_does_not_take_is_405_naming_those_it_does(
         server: EmbeddedServer, method: str, route: str, allowed: list[str]) -> None:
     """N17: ``PUT /jobs`` and ``PATCH /jobs/J`` answered ``405 {"message": "Method Not Allowed", "hint":
-    "see openapi.yaml for the methods of this route"}``. The answer now names the route's methods in
+    "see openapi.yaml for the methods of this route"}`` (``PATCH /jobs/J`` is a route since hubadmin25 B18; a lease's
+    is not). The answer now names the route's methods in
     the ``Allow`` header (RFC 9110) and in words, field ``method``, like every other refusal."""
     answer = api(server, "tok-ann").request(method, route, json={} if method in ("PUT", "PATCH") else None)
     assert answer.status_code == 405, answer.text
     assert answer.headers["Allow"] == ", ".join([*allowed, "OPTIONS"]), answer.headers
     error = answer.json()["error"]
     words = allowed[0] if len(allowed) == 1 else f"{', '.join(allowed[:-1])} and {allowed[-1]}"
-    pattern = "jobs/{job_id}" if route.startswith("jobs/j-") else route  # the route as openapi.yaml names it (N13 of 20)
+    pattern = ("jobs/{job_id}" if route.startswith("jobs/j-") else "leases/{lease_id}" if route.startswith("leases/l-")
+               else route)  # the route as openapi.yaml names it (N13 of 20)
     assert error == {"code": "method_not_allowed", "message": f"{method} is not a method of {route}", "field": "method",
                      "hint": f"{pattern} takes {words} (see openapi.yaml)", "details": {"allowed": allowed}}, error
 

@@ -49,6 +49,7 @@ from .jobs import (
     ReportProgressRequest,
     ReportProgressResponse,
     SubmitJobRequest,
+    UpdateJobRequest,
     WaitLeaseRequest,
     WorkerGroupRequest,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "AuditRecord",
     "BudgetLine",
     "CancelJobRequest",
+    "UpdateJobRequest",
     "CancelJobsRequest",
     "CancelJobsResponse",
     "CancelledJob",

@@ -60,6 +60,7 @@ __all__ = [
     "Resources",
     "RunJobFields",
     "SubmitJobRequest",
+    "UpdateJobRequest",
     "WorkerGroup",
 ]
 
@@ -323,6 +324,30 @@ class CancelJobRequest(QueryModel):
         "server_stop (the Jupyter server running the kernel stops)"))
     timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
                                     description="with why=timeout: the timeout that passed, in seconds")
+
+
+class UpdateJobRequest(RequestModel):
+    """``PATCH jobs/{id}``: hold or release a pending job, change its time limit or class, or (admins) put it
+    first in its class (hubadmin25 B18; Slurm's ``scontrol hold|release|update|top``). Only the fields given
+    change, all or none; each change is audited with what it was before.
+
+    Who may do what: the owner holds and releases their own pending job, but not a hold an admin put on it;
+    the owner shortens its time limit at any time, and lengthens it while it is pending up to its queue's
+    maximum (a running job's limit was what backfill planned the jobs behind it on: only an admin lengthens
+    it, and beyond the queue's maximum too); the owner changes a pending job's class to one granted to them in
+    its team (admins: any); ``top`` is for admins."""
+
+    held: bool | None = Field(default=None, examples=[True], description=(
+        "true: hold the pending job (it stays pending, never starts, reserves nothing: ETA unknown: held); false: "
+        "release it. An admin's hold is released by an admin only"))
+    time_limit: Number | str | None = Field(default=None, examples=["3h"], description=(
+        "the new time limit: seconds, a duration ('3h', '90m'), '+1h' / '-30m' relative to the current one, or 0 "
+        "for none; a running job's executor stops it at the new limit"))
+    time_limit_s: Number | None = Field(default=None, examples=[10800], description="time_limit in seconds")
+    priority: PriorityName | None = Field(default=None, examples=["normal"], description=(
+        "the pending job's new class: one granted to its owner in its team (admins: any)"))
+    top: bool | None = Field(default=None, examples=[True], description=(
+        "admins: true puts the pending job first in its class (the latest topped first), false takes that back"))
 
 
 class KeepaliveLeaseRequest(RequestModel):
@@ -603,6 +628,14 @@ class UnhealthyGpu(ResponseModel):
     text: str = Field(description="the one sentence every surface shows")
 
 
+class JobHold(CodecView):
+    """A person's hold on a pending job (hubadmin25 B18)."""
+
+    by: str = Field(description="who held it")
+    at: str = Field(description="when (UTC)")
+    admin: bool = Field(description="an admin's hold: only an admin releases it")
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -688,6 +721,14 @@ class Job(CodecView):
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
+    held: JobHold | None = Field(default=None, description=(
+        "set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an "
+        "admin's hold (released by an admin only); absent when not held"))
+    top_at: str | None = Field(default=None, description=(
+        "when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped"))
+    changed: list[str] | None = Field(default=None, examples=[["time limit 3h → 4h"]], description=(
+        "PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', "
+        "'priority low → normal', 'put first in its class'), or what was already so"))
     warnings: list[str] | None = Field(default=None, description=(
         "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
         "can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here"))

@@ -57,6 +57,7 @@ OPERATIONS = [
     Operation("/jobs", "post", jobs.Job, "201", body=jobs.SubmitJobRequest),
     Operation("/jobs/cancel", "post", cancel.CancelJobsResponse, body=cancel.CancelJobsRequest),
     Operation("/jobs/{job_id}", "get", jobs.Job),
+    Operation("/jobs/{job_id}", "patch", jobs.Job, body=jobs.UpdateJobRequest),
     Operation("/jobs/{job_id}", "delete", jobs.Job, query=jobs.CancelJobRequest),
     Operation("/jobs/{job_id}/logs", "get", jobs.GetJobLogsResponse, query=jobs.GetJobLogsRequest),
     Operation("/jobs/{job_id}/progress", "post", jobs.ReportProgressResponse, body=jobs.ReportProgressRequest),

@@ -96,6 +96,8 @@ class SetQuotasRequest(RequestModel):
     source: dict[str, Any] | None = Field(
         default=None, description="read-only: who set the set GET quotas answered; sent back, it is ignored "
                                   "(this PUT becomes the source)")
+    budget_standings: list[dict[str, Any]] | None = Field(
+        default=None, description="read-only: the standings GET quotas answered an admin; sent back, they are ignored")
     dry_run: bool = Field(default=False, description=(
         "true: check the change and answer what would then be in force, with its warnings (teams left "
         "without a quota line and the work that strands), storing nothing"))
@@ -141,6 +143,26 @@ class TeamPolicyView(CodecView):
     reclaim: str | None = None
 
 
+class BudgetStandingView(ResponseModel):
+    """Where one budget stands now (admins; hubadmin25 B16), from the usage accounting."""
+
+    team: str
+    user: str | None = Field(default=None, description="the user the budget is of (null: the whole team)")
+    gpu_hours: float = Field(description="the budget: GPU-hours per period")
+    period: str = Field(description="day, week (from Monday) or month, from 00:00 UTC")
+    used_gpu_hours: float = Field(description="GPU-hours allocated in the current period")
+    left_gpu_hours: float = Field(description="GPU-hours left this period (0 when spent): a new GPU job fits while its "
+                                              "GPUs times its time limit is at most this (the rule "
+                                              "c.SchedApp.budget_admission = safe admits by)")
+    resets_at: str = Field(description="when the period ends and the budget resets (UTC, ISO 8601)",
+                           json_schema_extra={"format": "date-time"})
+    running_may_use_gpu_hours: float | None = Field(description=(
+        "GPU-hours the budget's admitted and running work may still use, up to its time limits or the reset "
+        "(null: some of it has no time limit)"))
+    pending_gpu_jobs: int = Field(description="pending GPU jobs charged to the budget")
+    text: str = Field(description="the standing in words, as jupyter-sched queue --summary prints it")
+
+
 class QuotaSourceView(ResponseModel):
     """Who set the quota set in force (new user 20, N26), or its team memberships (N21)."""
 
@@ -170,6 +192,9 @@ class GetQuotasResponse(ResponseModel):
         "who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it "
         "changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade "
         "that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read"))
+    budget_standings: list[BudgetStandingView] = Field(default_factory=list, description=(
+        "admins: where every budget stands now — used, left, when it resets, what running work may still use "
+        "and what a new job may use (hubadmin25 B16)"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
                                             "without a line, lines that apply to nobody (hub mode: no hub group); a PUT's "

@@ -417,6 +417,18 @@ export class MyWorkView extends ModelView {
                       </button>
                     )
                   ) : null}
+                  {!lease && isWaiting(job.state) ? (
+                    // hold / release a pending job (hubadmin25 B18); its reason says who held it, its ETA "unknown: held"
+                    <button
+                      type="button"
+                      className="jp-sched-button"
+                      aria-label={job.held ? trans.__('Release job %1', name) : trans.__('Hold job %1', name)}
+                      title={job.held ? trans.__('Let it wait for GPUs again from its place in the queue') : trans.__('Keep it queued but never started until you release it')}
+                      onClick={() => this.run(CommandIDs.hold, job)}
+                    >
+                      {job.held ? trans.__('Release') : trans.__('Hold')}
+                    </button>
+                  ) : null}
                   {!done ? (
                     <button
                       type="button"

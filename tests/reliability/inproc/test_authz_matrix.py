@@ -61,6 +61,8 @@ MATRIX = [
     Row("jobs", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"}, why="another user's jobs: admins only"),
     Row("jobs", "POST", OK201, OK201, OK201, body=JOB),
     Row("jobs/{job_id}", "GET", HIDDEN, OK, OK, why="others' jobs do not exist for you"),
+    Row("jobs/{job_id}", "PATCH", HIDDEN, OK, OK, body={"time_limit": "1h"},
+        why="hubadmin25 B18: the owner and admins change a job (a shorter limit: the owner may, in any state)"),
     Row("jobs/{job_id}", "DELETE", HIDDEN, OK, OK),
     Row("jobs/cancel", "POST", OK, OK, OK, body={"mine": True}, why="bulk cancel of one's own work (issue 20 F2)"),
     Row("jobs/cancel", "POST", DENIED, DENIED, OK, body={"all": True}, why="everyone's work: admins only (audited)"),

@@ -1,0 +1,285 @@
+"""``PATCH jobs/{id}``: hold, release, a new time limit or class, an admin's top (hubadmin25 B18).
+
+A mature scheduler lets its users and admins change a job after submit (Slurm's ``scontrol hold|release|
+update|top``; Kueue's ``spec.active: false``). The rules, decided here in one place (:func:`planned`):
+
+* **hold / release** — a *pending* job only (409 otherwise). Its owner holds and releases their own job; an
+  admin any job. An admin's hold (``Hold.admin``) is released by an admin only (403 to its owner: Slurm's
+  admin hold). A held job pends ``Held`` in the core (:func:`~..scheduling.gates.held_reason`): never
+  admitted, nominated or reserved; its ETA "unknown: held". Holding a held job, or releasing one that is not
+  held, changes nothing and says so (a script may hold or release a list twice).
+* **time limit** — its owner *shortens* it at any time (a running job's executor stops it at the new limit:
+  the engine reads the stored limit on every reconcile); *lengthens* it only while the job is pending, up to
+  its queue's maximum (``c.SchedApp.time_limits`` ``max_s``) — what cancelling and resubmitting would give,
+  without losing its place. A running job's limit is what backfill planned the jobs behind it on, so only an
+  admin lengthens it (and beyond the queue's maximum: Slurm lets users only lower a limit). On Kubernetes a
+  running Job's ``activeDeadlineSeconds`` is fixed at creation: lengthening it there is refused (409).
+* **class** — a *pending* job only (409 for running work: its place and preemptibility were decided on
+  it); its owner picks a class granted to them in its team (403 otherwise, the submit's own words); admins
+  any.
+* **top** — admins only (403): the pending job goes first in its class (``Job.top_at``; the queue order's
+  :func:`~..queues.order.topped_first`), e.g. a job requeued by a preemption an admin's change caused.
+
+Leases are not changed here (409): a kernel's lease has no time limit and is released, not held.
+Every change is one audit row (``job_held``, ``job_released``, ``job_updated`` with ``before``/``after``,
+``job_topped``); every refusal is audited as refusals are. The engine is asked for a full cycle at once, so
+the reason, position and ETA follow within a tick; a hold's reason is written with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..admission import Caller, check_priority
+from ..errors import AuthorizationError, ConflictError, SchedError, ValidationError
+from ..errors import shown as quoted
+from ..model import Job, JobKind, JobState, PriorityClass, QuotaSet
+from ..model.codec import hold_to_dict
+from ..model.job import Hold
+from ..model.units import format_duration, parse_duration, said_time
+from ..model.validation import parse_time_limit
+from ..queues.limits import TimeLimitRule, queue_max
+from ..scheduling.gates import held_reason
+from ..store import JobRecord
+from .models import UpdateJobRequest
+
+__all__ = ["Change", "planned", "render_limit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one ``PATCH jobs/{id}`` does to one job row: the new job, its audit rows and its answer lines.
+
+    Attributes:
+        job: the job as it will be written (unchanged when nothing changes).
+        audit: ``(action, message, details)`` per change, in the order asked.
+        lines: one line per field asked, in words (``time limit 3h → 4h``), what changed or was already so.
+    """
+
+    job: Job
+    audit: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    lines: tuple[str, ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything is written."""
+        return bool(self.audit)
+
+
+def render_limit(seconds: float | None) -> str:
+    """A time limit in the words of every other surface: ``3h``, or ``none`` when the job has none."""
+    return "none" if seconds is None else format_duration(seconds)
+
+
+def planned(caller: Caller, record: JobRecord, request: UpdateJobRequest, *, now: Any,
+            rules: tuple[TimeLimitRule, ...] = (), quotas: QuotaSet | None = None,
+            refuse: Any = None) -> Change:
+    """What ``request`` by ``caller`` does to ``record`` at ``now`` (module doc for the rules).
+
+    Args:
+        rules: the engine's time-limit rules (the queue's maximum is read from them).
+        quotas: the quota set in force (a class the team's policy does not allow is refused in its words).
+        refuse: ``refuse(err) -> NoReturn``: audits a refusal (403) and raises it; None raises it as is.
+
+    Raises:
+        ValidationError: nothing asked, ``time_limit`` and ``time_limit_s`` both, a bad limit (field named).
+        ConflictError: the job is not pending (hold, class, top, lengthening a running job on Kubernetes), or
+            it is a lease, or it ended.
+        AuthorizationError: its owner releasing an admin's hold, lengthening a running job or past the queue's
+            maximum, a class not granted; ``top`` by a non-admin.
+    """
+    job = record.job
+    asked = {k for k in ("held", "time_limit", "time_limit_s", "priority", "top") if getattr(request, k) is not None}
+    if not asked:
+        raise ValidationError("say what to change: held, time_limit, priority or top", field="held",
+                              hint='e.g. {"held": true}, {"time_limit": "+1h"} or {"priority": "low"}')
+    if request.time_limit is not None and request.time_limit_s is not None:
+        raise ValidationError("give time_limit or time_limit_s, not both", field="time_limit_s",
+                              hint="time_limit_s is time_limit in seconds: leave one out")
+    if job.is_lease or job.spec.kind is JobKind.LEASE:
+        raise ConflictError(f"{job.id} is a lease: a lease is released, not held or changed", field="job_id",
+                            hint="release it with %gpu release (or DELETE leases/{lease_id}), and request another")
+    if job.state.terminal:
+        raise ConflictError(f"{job.id} has ended ({job.state.value}): nothing of it can change", field="job_id",
+                            hint="submit it again with what you want")
+    fail = refuse or _raise
+    audit: list[tuple[str, str, dict[str, Any]]] = []
+    lines: list[str] = []
+    new = job
+    if request.held is not None:
+        new = _hold(caller, new, request.held, now, audit, lines, fail)
+    if request.time_limit is not None or request.time_limit_s is not None:
+        name = "time_limit" if request.time_limit is not None else "time_limit_s"
+        new = _time_limit(caller, record, new, name, getattr(request, name), rules, now, audit, lines, fail)
+    if request.priority is not None:
+        new = _priority(caller, new, request.priority, quotas, audit, lines, fail)
+    if request.top is not None:
+        new = _top(caller, new, request.top, now, audit, lines, fail)
+    return Change(job=new, audit=tuple(audit), lines=tuple(lines))
+
+
+def _raise(err: SchedError) -> None:
+    raise err
+
+
+def _pending_only(job: Job, what: str, field_name: str) -> None:
+    """409 unless ``job`` is pending (a preempted job on its way back counts as pending)."""
+    if job.state not in (JobState.PENDING, JobState.PREEMPTED):
+        raise ConflictError(f"{job.id} is {job.state.value}: only a pending job can be {what}", field=field_name,
+                            hint=("cancel it if it must stop (jupyter-sched cancel " + job.id + ")") if what == "held"
+                            else "change it while it is pending, or cancel it and submit it again")
+
+
+def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
+    """Hold (``held``) or release ``job`` (module doc)."""
+    if held:
+        _pending_only(job, "held", "held")
+        if job.held is not None and (job.held.admin or not caller.admin):
+            lines.append(f"already held by {job.held.by} since {_said(job.held.at)}")
+            return job
+        hold = Hold(by=caller.user, at=now, admin=caller.admin)
+        new = replace(job, held=hold)
+        reason = held_reason(new)
+        new = replace(new, reason=reason, message=reason.message)
+        kind = "an admin's hold: only an admin releases it" if hold.admin else f"release with: jupyter-sched release {job.id}"
+        audit.append(("job_held", f"{job.id} held by {caller.user} ({kind})",
+                      {"before": _hold_dict(job), "after": _hold_dict(new)}))
+        lines.append(f"held ({kind})")
+        return new
+    if job.held is None:
+        lines.append("not held: nothing to release")
+        return job
+    if job.held.admin and not caller.admin:
+        fail(AuthorizationError(
+            f"{job.id} was held by an admin ({job.held.by} at {_said(job.held.at)}): only an admin may release it",
+            field="held", hint=f"ask an admin ({job.held.by}) to release it, or cancel it (jupyter-sched cancel {job.id})",
+            details={"held_by": job.held.by, "admin": True}))
+    new = replace(job, held=None, reason=None, message=f"released by {caller.user}")  # the next cycle gives its reason
+    audit.append(("job_released", f"{job.id} released by {caller.user} (held by {job.held.by} since "
+                  f"{_said(job.held.at)}): it may start again from its place in the queue",
+                  {"before": _hold_dict(job), "after": None}))
+    lines.append(f"released (held by {job.held.by} since {_said(job.held.at)}): it waits for GPUs again")
+    return new
+
+
+def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: Any, rules: tuple[TimeLimitRule, ...],
+                now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
+    """A new time limit (absolute, relative ``+1h``/``-30m``, or 0 for none) for ``job`` (module doc)."""
+    before = job.spec.time_limit_s
+    after = _limit_asked(name, value, before)  # None: no limit
+    said = f"time limit {render_limit(before)} → {render_limit(after)}"
+    if after == before and (after is not None or job.spec.unlimited):
+        lines.append(f"time limit already {render_limit(after)}")
+        return job
+    longer = after is None or (before is not None and after > before)
+    running = job.state.holds_gpus
+    if longer and not caller.admin:
+        if running:
+            fail(AuthorizationError(
+                f"only an admin lengthens a running job's time limit ({said}): the jobs queued behind it were "
+                "planned on its limit", field=name,
+                hint=f"shorten it, or ask an admin: jupyter-sched update {job.id} --time-limit {value}",
+                details={"time_limit_s": before, "asked_s": after}))
+        most = queue_max(job.spec, rules)
+        if most is not None and (after is None or after > most):
+            fail(AuthorizationError(
+                f"{render_limit(after)} is above the maximum of {job.spec.team}'s queue ({render_limit(most)})",
+                field=name, hint=f"give at most {render_limit(most)}, or ask an admin to lengthen it",
+                details={"time_limit_s": before, "asked_s": after, "max_s": most}))
+    if running and longer and record.executor == "kubernetes":
+        raise ConflictError(
+            f"{job.id} runs on Kubernetes, whose Job keeps the deadline it was created with "
+            f"({render_limit(before)}): its limit cannot be lengthened while it runs", field=name,
+            hint="shorten it, or cancel it and submit it again with the longer limit")
+    spec = replace(job.spec, time_limit_s=after, unlimited=after is None)
+    new = replace(job, spec=spec)
+    note = ""
+    if running and after is not None and job.started_at is not None:
+        ran = max(0.0, (now - job.started_at).total_seconds())
+        if ran >= after:
+            note = f": it has run {format_duration(ran)}, so it is stopped now"
+        else:
+            note = ": its executor stops it at the new limit"
+    audit.append(("job_updated", f"{job.id} {said} by {caller.user}{note}",
+                  {"field": "time_limit_s", "before": before, "after": after}))
+    lines.append(said + note)
+    return new
+
+
+def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
+    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move the current one.
+
+    Raises:
+        ValidationError: unparseable, out of range, relative to no limit, or below 1 s (field ``name``).
+    """
+    if isinstance(value, str) and value.strip()[:1] in ("+", "-"):
+        text = value.strip()
+        if before is None:
+            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none", field=name,
+                                  hint="give the whole limit, e.g. '3h'")
+        step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
+        if step is None:
+            raise ValidationError(f"{name} {quoted(value)} says no duration", field=name, hint="e.g. '+1h' or '-30m'")
+        moved = before + step if text[0] == "+" else before - step
+        if moved < 1:
+            raise ValidationError(f"{name} {quoted(value)} leaves no time ({render_limit(before)} now)", field=name,
+                                  hint=f"shorten it by less than {render_limit(before)}, or cancel the job")
+        return float(parse_time_limit(moved, field=name) or moved)
+    seconds = parse_time_limit(value, field=name)
+    if seconds is None:
+        raise ValidationError(f"{name} must be given", field=name, hint="e.g. '3h', '+1h', or 0 for no limit")
+    return seconds or None
+
+
+def _priority(caller: Caller, job: Job, name: str, quotas: QuotaSet | None, audit: list[Any], lines: list[str],
+              fail: Any) -> Job:
+    """A pending job's new class (module doc)."""
+    wanted = PriorityClass(name)
+    before = job.spec.priority
+    if wanted is before:
+        lines.append(f"priority already {wanted.value}")
+        return job
+    if job.state not in (JobState.PENDING, JobState.PREEMPTED):
+        raise ConflictError(f"{job.id} is {job.state.value}: only a pending job's class can change (its place and "
+                            "whether it may be preempted were decided on it)", field="priority",
+                            hint="cancel it and submit it again with the class you want")
+    spec = replace(job.spec, priority=wanted)
+    if not caller.admin:
+        try:
+            check_priority(caller, spec, quotas)
+        except AuthorizationError as err:
+            fail(err)
+    audit.append(("job_updated", f"{job.id} priority {before.value} → {wanted.value} by {caller.user}",
+                  {"field": "priority", "before": before.value, "after": wanted.value}))
+    lines.append(f"priority {before.value} → {wanted.value}")
+    return replace(job, spec=spec)
+
+
+def _top(caller: Caller, job: Job, top: bool, now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
+    """An admin's top (or its taking back) of a pending job (module doc)."""
+    if not caller.admin:
+        fail(AuthorizationError("only an admin puts a job first in its class", field="top",
+                                hint="ask an admin: jupyter-sched top " + job.id))
+    _pending_only(job, "put first" if top else "taken off the top", "top")
+    if top:
+        new = replace(job, top_at=now)
+        audit.append(("job_topped", f"{job.id} put first in its class ({job.spec.priority.value}) by {caller.user}",
+                      {"before": _said(job.top_at) if job.top_at else None, "after": _said(now)}))
+        lines.append(f"put first in its class ({job.spec.priority.value})")
+        return new
+    if job.top_at is None:
+        lines.append("not topped: nothing to take back")
+        return job
+    audit.append(("job_topped", f"{job.id} no longer first in its class by {caller.user}",
+                  {"before": _said(job.top_at), "after": None}))
+    lines.append("no longer first in its class")
+    return replace(job, top_at=None)
+
+
+def _said(at: Any) -> str:
+    return said_time(at)
+
+
+def _hold_dict(job: Job) -> dict[str, Any] | None:
+    return hold_to_dict(job.held)

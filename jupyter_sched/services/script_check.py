@@ -1,0 +1,89 @@
+"""A user's script compiled apart from the service (red team 26, R2): I/O at the edge of the core.
+
+:func:`jupyter_sched.userfiles.content_problem` is THE rule for what can run; the service, a process every
+user shares, must not run its compile step on a large script itself — CPython's compile holds the GIL from
+start to end (an 8 MiB script froze every user's requests and the engine for 15 to 35 s, and left 3 GiB). So a
+script past :data:`~jupyter_sched.userfiles.IN_PROCESS_BYTES` is compiled in a child process limited to
+:data:`APART_CPU_S` CPU seconds and :data:`APART_MEMORY_BYTES` of address space, one child at a time
+service-wide; a check that finds the child busy, or that the child could not finish within its limits, is
+skipped (the job's run tells, as for a file past ``CHECKED_BYTES``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+from ..userfiles import IN_PROCESS_BYTES, TOO_BIG, TOO_DEEP, content_problem
+
+__all__ = ["APART_CPU_S", "APART_MEMORY_BYTES", "script_problem_apart"]
+
+APART_CPU_S = 2
+"""CPU seconds the child that compiles a large script may use (then it is not checked: its run tells)."""
+
+APART_MEMORY_BYTES = 1 << 30
+"""Address space of that child (1 GiB)."""
+
+_APART = 1
+"""Children compiling at once, service-wide: many large submits cost at most this many cores for
+:data:`APART_CPU_S` each."""
+
+# The child: limits first, then the compile; one JSON line back. -I -S: no user site, no PYTHONPATH.
+_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
+resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
+data = sys.stdin.buffer.read()
+try:
+    compile(data, sys.argv[1], "exec", dont_inherit=True)
+except SyntaxError as exc:
+    said = ["syntax", exc.lineno, str(exc.msg)]
+except ValueError:
+    said = ["value"]
+except RecursionError:
+    said = ["deep"]
+except (MemoryError, OverflowError):
+    said = ["big"]
+else:
+    said = ["ok"]
+sys.stdout.write(json.dumps(said))
+"""
+
+
+_GATE = threading.BoundedSemaphore(_APART)
+
+
+def script_problem_apart(data: bytes, name: str = "<script>") -> str | None:
+    """:func:`content_problem` of a script for a process many users share (the service): one of at most
+    :data:`IN_PROCESS_BYTES` is compiled here; a larger one in a child process limited to
+    :data:`APART_CPU_S` CPU seconds and :data:`APART_MEMORY_BYTES` (red team 26, R2), one child at a
+    time service-wide. None when it compiles — or when it could not be checked (the child busy, out of
+    its limits, or failing to start): the job's run then tells, as for a file past
+    :data:`~jupyter_sched.userfiles.CHECKED_BYTES`.
+    Blocks the calling thread (a request thread, never the event loop) for up to the child's run."""
+    if len(data) <= IN_PROCESS_BYTES or b"\x00" in data:
+        return content_problem("script", data, name)
+    gate = _GATE
+    if not gate.acquire(blocking=False):
+        return None
+    try:
+        code = _CHILD.format(cpu=APART_CPU_S, mem=APART_MEMORY_BYTES)
+        try:
+            done = subprocess.run([sys.executable, "-I", "-S", "-c", code, name], input=data, capture_output=True,
+                                  timeout=APART_CPU_S * 5, check=False, env={"LC_ALL": "C"}, cwd="/")
+        except (OSError, subprocess.SubprocessError):
+            return None
+    finally:
+        gate.release()
+    try:
+        said = json.loads(done.stdout or b"null")
+    except ValueError:
+        return None
+    if not isinstance(said, list) or not said:
+        return None  # killed at its limits (SIGXCPU, or memory): not checked
+    kind = said[0]
+    if kind == "syntax":
+        return (f"line {said[1]}: " if said[1] else "") + str(said[2])
+    return {"value": "it is not text Python reads", "deep": TOO_DEEP, "big": TOO_BIG}.get(str(kind))
