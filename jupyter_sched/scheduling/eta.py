@@ -50,7 +50,16 @@ from ..model.job import public_name
 from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import PROMISE, QUEUE_SORTS, Holdings, QueueContext, elect_overdue, holdings, promise_due, topped_first
+from ..queues.order import (
+    PROMISE,
+    QUEUE_SORTS,
+    Holdings,
+    QueueContext,
+    elect_overdue,
+    holdings,
+    promise_due,
+    topped_first,
+)
 from ..wording.estimates import done_text
 from .context import CycleContext
 from .eta_units import Units, units_of_inventory
