@@ -320,7 +320,22 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     exclude = sorted({a.strip() for text in getattr(args, "exclude", None) or () for a in text.split(",") if a.strip()})
     if exclude:
         params["exclude"] = ",".join(exclude)
-    rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
+    from ..errors import ValidationError
+
+    try:
+        rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
+    except ValidationError as exc:  # a value typed wrong is a usage error: exit 2, as argparse's (hubadmin25 B14)
+        option = {"action": "--action", "exclude": "--exclude", "since": "--since", "until": "--until",
+                  "limit": "--limit", "job_id": "--job"}.get(str(exc.field))
+        if option is None:
+            raise
+        from .main import EXIT_USAGE, PROG, error_line, failure
+
+        line = error_line("audit", exc)
+        if option not in line:  # the option typed, as argparse's usage errors name it
+            line = line.replace(f"{PROG} audit: ", f"{PROG} audit: {option}: ", 1)
+        print(failure(args, line, exc), file=io.err)
+        return EXIT_USAGE
     more = _more_match(client, params, rows, args.limit)
     if getattr(args, "json", False):
         import json

@@ -140,6 +140,12 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     leases = len(listed) - len(jobs)
     whose = ("every user's" if not scope else f"{user}'s" if user else f"team {team}'s") if args.everyone else "your"
     if not jobs:
+        from .team_names import unknown_team
+
+        unknown = unknown_team(client, team) if args.everyone else None
+        if unknown:  # a mistyped team is no team with nothing to cancel (hubadmin25 B14)
+            print(f"{PROG} cancel: --team: {unknown} [usage_error]", file=io.err)
+            return EXIT_USAGE
         print(nothing, file=io.out)
         return EXIT_OK
     by_state = Counter("running" if j.get("state") in HOLDING else "pending" for j in jobs)

@@ -40,9 +40,20 @@ from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .job_changes import change as change_job
-from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams, job_of
+from .main import (
+    EXIT_INTERRUPTED,
+    EXIT_JOB_FAILED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    PROG,
+    QUEUE_LIMIT_MAX,
+    Streams,
+    job_of,
+)
 from .nodes import nodes as nodes_command
 from .progress import TerminalProgress
+from .team_names import unknown_team
 from .teams import teams as teams_command
 
 __all__ = ["COMMANDS", "number_or_text"]
@@ -284,6 +295,10 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:
+        unknown = unknown_team(client, getattr(args, "team", None)) if picked and not args.mine else None
+        if unknown:  # a mistyped team is no team with nothing to do (hubadmin25 B14)
+            print(f"{PROG} queue: --team: {unknown} [usage_error]", file=io.err)
+            return EXIT_USAGE
         print("You have nothing pending or running." if args.mine else
               f"{_whose(args)} nothing pending or running." if picked else
               "The queue is empty: nothing pending or running.", file=io.out)
@@ -331,6 +346,11 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(rows, io)
         return EXIT_OK
     if not rows:
+        unknown = unknown_team(client, team, has_work=lambda: bool(client.jobs_upto(
+            1, user=user, all_users=args.all_users, team=team)[0]))  # jobs of it at any time: a team
+        if unknown:  # a mistyped team is no team with no jobs (hubadmin25 B14)
+            print(f"{PROG} jobs: --team: {unknown} [usage_error]", file=io.err)
+            return EXIT_USAGE
         whose = f" of {user}" if user is not None else " of anyone" if args.all_users else ""
         scope = "".join(part for part in (f" in team {team}" if team else "", f" submitted since {since}" if since else "",
                                           f" submitted before {until}" if until else ""))

@@ -28,6 +28,7 @@ from ..client._routes import routes
 from ..userfiles import file_problem
 from ..wording import definition_deleted
 from .aliases import OneSetting
+from .confirm import confirmed, interactive
 from .main import EXIT_OK, PROG, Streams, _Parser
 
 __all__ = ["add_parser", "definitions"]
@@ -124,6 +125,8 @@ def add_parser(sub: Any) -> None:
     delete.add_argument("definition", metavar="DEF", help=DEF_HELP)
     delete.add_argument("--cancel-runs", dest="cancel_runs", action="store_true",
                         help="also cancel its runs still waiting to start (running ones go on)")
+    delete.add_argument("--yes", action="store_true",
+                        help="do not ask (on a terminal it asks first; a script, with no terminal, is not asked)")
     run = actions.add_parser("run", help="run it now")
     run.add_argument("definition", metavar="DEF", help=DEF_HELP)
     run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
@@ -271,6 +274,12 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
     elif action == "delete":
         ref = "" if args.json else _named(client, target, args.definition)  # before it is gone
+        # asked on a terminal, as cancel asks; --yes as cancel takes it (hubadmin25 B14); a script (no terminal)
+        # deletes as it always did, as `cancel JOB` cancels one job unasked
+        if not getattr(args, "yes", False) and interactive(io) and not confirmed(
+                io, f"Delete definition {ref or args.definition}{' and cancel its waiting runs' if args.cancel_runs else ''}?"):
+            print("nothing deleted", file=out)
+            return EXIT_OK
         result = client.call(routes.delete_definition(target, cancel_runs=args.cancel_runs))
         print(json.dumps(result) if args.json else definition_deleted(ref, result, cancel="jupyter-sched cancel"),
               file=out)

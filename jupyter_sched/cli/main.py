@@ -799,8 +799,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
               file=stderr)
         return EXIT_REFUSED
     except SchedError as exc:
-        action = getattr(args, "action", None)  # `definitions create`: the command as typed
-        line = error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc)
+        line = error_line(command_said(args), exc)
         print(failure(args, line, exc), file=stderr)
         from ..client.ride_out import no_server_answered
 
@@ -811,6 +810,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def command_said(args: argparse.Namespace) -> str:
+    """The command as typed, for an error line's prefix: ``definitions create``, ``teams move``, ``nodes drain``
+    — only a subcommand's action, never an option's value (hubadmin25 B14: ``audit --action nosuch`` was said
+    ``jupyter-sched audit nosuch:``)."""
+    dest = {"definitions": "action", "teams": "teams_command", "nodes": "nodes_command"}.get(str(args.command))
+    action = getattr(args, dest, None) if dest else None
+    return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
 
 
 def failure(args: argparse.Namespace, line: str, exc: SchedError) -> str:

@@ -42,7 +42,14 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
         print(json.dumps(teams, indent=2), file=io.out)
         return 0
     if not teams:
-        print("No team has work pending or running, and no team has a quota line.", file=io.out)
+        from .team_names import unknown_team
+
+        unknown = unknown_team(client, getattr(args, "team", None), quotas=quotas, rows=rows)
+        if unknown:  # a mistyped team is no team with nothing to do (hubadmin25 B14)
+            print(f"jupyter-sched queue: --team: {unknown} [usage_error]", file=io.err)
+            return 2
+        print("No team has work pending or running, and no team has a quota line." if picked is None and not mine
+              else "No team has work pending or running that matches.", file=io.out)
         return 0
     table = [["TEAM", "RUNNING", "GUARANTEE", "LIMIT", "BORROWED", "PENDING", "PENDING GPUS", "OLDEST WAIT"]]
     for t in teams:

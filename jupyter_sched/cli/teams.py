@@ -48,7 +48,7 @@ def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``teams move``: the plan, the question, the move (exit 0; 2 when not confirmed without a terminal)."""
     path = f"teams/{quote(args.team, safe='')}/move"
     body = {"to": args.to, "with_quota": bool(args.with_quota)}
-    plan = client.call(Req("POST", path, body={**body, "dry_run": True}))
+    plan = _call(client, Req("POST", path, body={**body, "dry_run": True}))
     if getattr(args, "json", False) and (args.dry_run or not args.yes):
         print(json.dumps(plan, indent=2), file=io.out)
         if args.dry_run:
@@ -67,12 +67,26 @@ def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
         if not confirmed(io, f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}?"):
             print("nothing moved", file=io.out)
             return 0
-    done = client.call(Req("POST", path, body={**body, "dry_run": False}))
+    done = _call(client, Req("POST", path, body={**body, "dry_run": False}))
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)
     else:
         print(str(done.get("text") or ""), file=io.out)
     return 0
+
+
+def _call(client: Any, req: Req) -> Any:
+    """``client.call(req)``; a refusal of the path's team is said of the positional ``TEAM`` typed, not of a
+    ``--team`` option this command has not (hubadmin25 B14: ``jupyter-sched teams: --team: 'nope' has …``)."""
+    from ..errors import SchedError
+
+    try:
+        return client.call(req)
+    except SchedError as exc:
+        if exc.field != "team":
+            raise
+        exc.field = "TEAM"
+        raise
 
 
 def _show(plan: dict[str, Any], io: Any) -> None:

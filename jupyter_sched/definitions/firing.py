@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ..errors import BusyError, ConflictError, SchedError
+from ..errors import BusyError, ConflictError, NotFoundError, SchedError
 from ..model import Job, JobSpec, JobState
 from ..model.units import clock_text, zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
@@ -207,6 +207,11 @@ class DefinitionFiring:
             definitions = list_definitions(tx, active_only=True)
         for definition in definitions:
             try:
+                self._schedule(definition)
+            except SchedError as exc:  # a stored schedule that no longer parses never fires: paused, said once
+                self._pause_unreadable(definition, exc, now)
+                continue
+            try:
                 self._fire(definition, now, report)
             except ConflictError:
                 report.conflicts += 1  # changed meanwhile: the next pass plans from the fresh row
@@ -214,13 +219,40 @@ class DefinitionFiring:
                 if self._busy_said.get(definition.id) != str(exc):  # said once, not a traceback a tick (hub admin 22)
                     self._busy_said[definition.id] = str(exc)
                     log.warning("definition %s: not fired now: %s; retried at every tick", definition.id, exc)
-            except SchedError:
-                log.exception("definition %s: firing failed; retried at the next tick", definition.id)
+            except SchedError as exc:
+                if self._busy_said.get(definition.id) != str(exc):  # a traceback once per cause, not every
+                    self._busy_said[definition.id] = str(exc)      # 5 s for ever (hubadmin26 B17)
+                    log.exception("definition %s: firing failed; retried at every tick (said again only when "
+                                  "the cause changes)", definition.id)
             else:
                 self._busy_said.pop(definition.id, None)
         dues = [due for d in definitions if (due := self._next_due.get((d.id, d.version))) is not None]
         report.next_due = min(dues, default=None)
         return report
+
+    def _pause_unreadable(self, definition: JobDefinition, exc: SchedError, now: datetime) -> None:
+        """Pause ``definition``, whose stored schedule no longer parses (a hand edit of the store, a row of
+        another version: hubadmin26 B17 — a 12-line traceback every 5.5 s for ever, "retried" though it
+        never could be), with one WARNING and one ``definition_updated`` record naming it, its owner and the
+        fix. Another server pausing it first (a conflict) is the same outcome."""
+        from ..store.definitions import get_definition, update_definition
+
+        fix = (f"fix it with `jupyter-sched definitions edit {definition.id} --cron '…'` (the owner or an admin), "
+               "then resume it")
+        said = (f"definition {definition.id} ({definition.name!r}, {definition.user}) paused: its stored schedule "
+                f"{definition.schedule!r} no longer parses ({exc.message}); {fix}")
+        try:
+            with self.store.transaction(now=now) as tx:
+                current = get_definition(tx, definition.id)
+                if current.paused:
+                    return
+                update_definition(tx, replace(current, paused=True, updated_at=now))
+                tx.add_event(actor="scheduler", action="definition_updated", job_id=None, user=definition.user,
+                             message=said, details={"definition_id": definition.id, "fields": ["paused"],
+                                                    "why": "schedule_unreadable", "schedule": definition.schedule})
+        except (ConflictError, NotFoundError):
+            return
+        log.warning("jupyter_sched: %s", said)
 
     def _fire(self, definition: JobDefinition, now: datetime, report: FiringReport) -> None:
         from ..store.codec import JobRecord

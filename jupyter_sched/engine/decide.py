@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..accounting import budget_usage, decayed_gpu_seconds
 from ..accounting.report import AccountingError
 from ..backfill.progress import STALE_S, ProgressReport
 from ..errors import StoreError, ValidationError
@@ -31,6 +30,7 @@ from .idle import IdleLadders
 from .idle_ends import with_idle_ends
 from .runtimes import RuntimeFeed
 from .stops import StopReconciler
+from .usage_ledger import UsageLedger
 
 __all__ = ["CycleFunction", "Decider", "cyclic_gc_paused", "default_cycle"]
 
@@ -110,6 +110,7 @@ class Decider:
         self.clock = clock
         self.idle = idle
         self.usage_half_life_s = usage_half_life_s
+        self.usage = UsageLedger(store, half_life_s=usage_half_life_s)
         self.telemetry = telemetry
         self.kernels = kernels
         self.held_users: Callable[[], Mapping[str, str]] | None = None
@@ -187,20 +188,18 @@ class Decider:
         return self.bound_ports(p for p in wanted - held if p is not None)
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:
-        """Fair-share and budget usage from the store's usage intervals.
+        """Fair-share and budget usage from the store's usage intervals, kept as running sums
+        (:class:`.usage_ledger.UsageLedger`: a snapshot decodes the open and new rows only, red26 R1).
 
         Scheduling never depends on accounting being readable: unreadable rows are already
         quarantined by the store; should computing usage fail anyway, the cycle runs with no
         usage history (fair share neutral, budgets not enforced this cycle) and says so.
         """
-        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
-        since = min([horizon, now - timedelta(days=31)])
         try:
-            intervals = self.store.usage_rows(since=since)
-            usage = UsageHistory(
-                decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now,
-                                                                half_life_s=self.usage_half_life_s),
-                gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+            if self.usage.half_life_s != self.usage_half_life_s:  # set after construction (tests, reload)
+                self.usage = UsageLedger(self.store, half_life_s=self.usage_half_life_s)
+            decayed, hours = self.usage.read(now, quotas.budgets)
+            usage = UsageHistory(decayed_gpu_seconds_by_user=decayed, gpu_hours_this_period=hours)
         except (ValueError, TypeError, ValidationError, AccountingError) as exc:
             if not self._usage_failed:
                 log.error("usage history unreadable (%s: %s); scheduling without fair-share usage or budgets "

@@ -1,7 +1,7 @@
 """Budget warnings at 80 % and 100 %: check, audit once per period, push as events.
 
 :func:`warn_budgets` reads the quota set's budgets and this period's allocated GPU-hours from
-the store (:func:`jupyter_sched.accounting.budget_usage`), asks
+the store (:meth:`~jupyter_sched.store.Store.gpu_seconds`: summed by the database), asks
 :func:`jupyter_sched.accounting.budget_alerts` which thresholds were newly crossed, records each
 as an audit event (action ``budget_warning``, details = the alert) and publishes it on the
 service's event stream (type ``budget_warning``; the panel and ``GET events`` see it). The audit
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ..accounting import DEFAULT_THRESHOLDS, budget_alerts, budget_usage, period_start
+from ..accounting import DEFAULT_THRESHOLDS, budget_alerts, period_start
 
 __all__ = ["BUDGET_ACTION", "warn_budgets"]
 
@@ -41,8 +41,9 @@ def warn_budgets(service: Any, *, now: datetime | None = None,
     if not budgets:
         return []
     earliest = min(period_start(at, b.period) for b in budgets)
-    intervals = service.store.usage_rows(since=earliest)
-    used = budget_usage(intervals, budgets, now=at)
+    # summed by the database, one figure per budget: the rows never leave it (red26 R1)
+    used = {(b.team, b.user): service.store.gpu_seconds(since=period_start(at, b.period), until=at, user=b.user,
+                                                        team=b.team) / 3600 for b in budgets}
     sent = {str(e.details.get("key")) for e in service.store.list_events(action=BUDGET_ACTION, since=earliest,
                                                                           limit=100_000)}
     out = []

@@ -878,6 +878,10 @@ class SchedMagics(Magics):
                                     cancels only with --yes (leases: %gpu release)
           %schedule hold JOB [JOB ...]         a pending job stays queued but never starts
           %schedule release JOB [JOB ...]      until released (an admin's hold: by an admin)
+          %schedule update JOB [--time-limit 4h|+1h|-30m] [--priority low]
+                                    a new time limit (yours: shorter, or longer while it waits)
+                                    or class (while it waits)
+          %schedule top JOB [--undo]           admins: first in its class
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
           %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
@@ -1249,26 +1253,21 @@ class SchedMagics(Magics):
         self._print(job_line(job, _now()))
 
     def _schedule_hold(self, cmd: ScheduleCommand) -> None:
-        """``%schedule hold JOB…`` (hubadmin25 B18): one line per job, what changed, as the CLI says it."""
-        self._change_each(cmd, {"held": True})
-
-    def _schedule_release(self, cmd: ScheduleCommand) -> None:
-        """``%schedule release JOB…``: one line per job, as ``jupyter-sched release``."""
-        self._change_each(cmd, {"held": False})
-
-    def _change_each(self, cmd: ScheduleCommand, body: dict[str, Any]) -> None:
-        """``PATCH jobs/{id}`` with ``body`` for each job named; a refusal of one of several is one warning
-        line and the others go on (as ``%schedule cancel``)."""
+        """``%schedule hold|release|update|top JOB…`` (hubadmin25 B18): ``PATCH jobs/{id}`` with ``cmd.changes``
+        for each job, one line each saying what changed, as the CLI says it; a refusal of one of several is one
+        warning line and the others go on (as ``%schedule cancel``)."""
         ids = cmd.job_ids or (str(cmd.job_id),)
         for ref in ids:
             try:
-                job = self.client.update_job(self._job_of(ref), **body)
+                job = self.client.update_job(self._job_of(ref), **cmd.changes)
             except SchedError as err:
                 if len(ids) == 1:
                     raise
                 self._warn(f"{ref}: {_one_line(err)}")
                 continue
             self._print(changed_line(job))
+
+    _schedule_release = _schedule_update = _schedule_top = _schedule_hold
 
     def _schedule_cancel(self, cmd: ScheduleCommand) -> None:
         if cmd.scope:

@@ -71,7 +71,7 @@ def help_text(doc: str, magic: str, topic: str = "") -> str:
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
 SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
-                        "hold", "release", "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
+                        "hold", "release", "update", "top", "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
 
 
 class _Parser(argparse.ArgumentParser):
@@ -341,6 +341,8 @@ class GpuCommand:
         wait: (request) wait for the grant (default True).
         seconds: (watch) how long to watch, seconds.
         interval_s: (watch) seconds between samples.
+        changes: (hold, release, update, top) the ``PATCH jobs/{id}`` body: ``{"held": true}``,
+            ``{"time_limit": "+1h", "priority": "low"}``, ``{"top": true}`` (hubadmin25 B18).
         topic: (``help``) the subcommand whose help was asked for; "" for the whole help.
     """
 
@@ -454,7 +456,7 @@ class ScheduleCommand:
             (queue) ``all``: every pending entry, not the server's first page.
         state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
         yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
-        job_ids: (cancel, hold, release) every id given (``job_id`` is the first).
+        job_ids: (cancel, hold, release, update, top) every id given (``job_id`` is the first).
         mine: (queue) only the caller's work.
         summary: (queue) one line per team instead of the rows (``jupyter-sched queue --summary``).
         limit: (jobs, queue) at most this many rows (queue: pending ones; running work is always shown).
@@ -479,6 +481,7 @@ class ScheduleCommand:
     limit: int | None = None
     topic: str = ""
     summary: bool = False
+    changes: Mapping[str, Any] = field(default_factory=dict)
 
 
 def parameters_of(words: Sequence[str], prog: str) -> dict[str, Any]:
@@ -576,7 +579,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
-        %schedule hold JOB [JOB ...] | release JOB [JOB ...]
+        %schedule hold JOB [JOB ...] | release JOB [JOB ...] | top JOB [JOB ...] [--undo]
+        %schedule update JOB [JOB ...] [--time-limit 4h|+1h|-30m] [--priority low]
         %schedule dryrun [options]
 
     Raises:
@@ -631,11 +635,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
         return _parse_cancel(rest)
-    if head in ("hold", "release"):  # as jupyter-sched hold|release (hubadmin25 B18)
-        parser = _Parser(prog, "%schedule")
-        parser.add_argument("jobs", metavar="JOB", nargs="+")
-        ids = tuple(str(_nonempty(job, "JOB")) for job in parser.parse_args(rest).jobs)
-        return ScheduleCommand(head, job_id=ids[0], job_ids=ids)
+    if head in ("hold", "release", "update", "top"):  # as jupyter-sched hold|release|update|top (hubadmin25 B18)
+        return _parse_change(head, rest)
     if head in ("jobs", "queue"):  # the CLI's filters (issue 20: "takes no arguments")
         parser = _Parser(prog, "%schedule")
         if head == "jobs":
@@ -697,6 +698,32 @@ def _limit(value: str | None) -> int | None:
         raise ValidationError(f"--limit must be a whole number of at least 1 (got {value!r})", field="--limit",
                               hint="e.g. --limit 20, or leave it out for all")
     return limit
+
+
+def _parse_change(head: str, rest: list[str]) -> ScheduleCommand:
+    """``%schedule hold|release|top JOB…`` and ``%schedule update JOB… --time-limit L --priority P``: the
+    ``PATCH jobs/{id}`` body each job gets (the server checks the values and who may change what)."""
+    prog = f"%schedule {head}"
+    parser = _Parser(prog, "%schedule")
+    parser.add_argument("jobs", metavar="JOB", nargs="+")
+    if head == "update":
+        parser.add_argument("--time-limit", dest="time_limit")
+        parser.add_argument("--priority", "--priority-class", dest="priority")
+    if head == "top":
+        parser.add_argument("--undo", action="store_true")
+    ns = parser.parse_args(rest)
+    ids = tuple(str(_nonempty(job, "JOB")) for job in ns.jobs)
+    changes: dict[str, Any] = {"hold": {"held": True}, "release": {"held": False}}.get(head) or (
+        {"top": not ns.undo} if head == "top" else {})
+    if head == "update":
+        if ns.time_limit is not None:
+            changes["time_limit"] = str(_nonempty(ns.time_limit, "--time-limit"))
+        if ns.priority is not None:
+            changes["priority"] = str(_nonempty(ns.priority, "--priority")).strip().lower()
+        if not changes:
+            raise ValidationError(f"{prog}: say what to change: --time-limit and/or --priority", field="--time-limit",
+                                  hint=f"e.g. %schedule update {ids[0]} --time-limit +1h")
+    return ScheduleCommand(head, job_id=ids[0], job_ids=ids, changes=changes)
 
 
 def _parse_cancel(rest: list[str]) -> ScheduleCommand:

@@ -63,7 +63,9 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
-    if hold is not None and hold.team == spec.team:  # an admin moved it to another team since (s24: teams move)
+    # not when an admin moved it to another team since (s24: teams move), nor when its class was changed
+    # since to another than the one no longer granted (hubadmin25 B18: jupyter-sched update J --priority normal)
+    if hold is not None and hold.team == spec.team and hold.priority in (None, _NAMES[spec.priority]):
         return _team_membership(spec.user, hold, job.id)
     return None
 
@@ -198,7 +200,8 @@ def _team_membership(user: str, hold: JobHold, job_id: str) -> PendingReason:
         code=TEAM_MEMBERSHIP,
         message=f"held: priority {hold.priority} is no longer granted to {user} in team {team} (found {found})",
         details=details,
-        unblock=f"cancel it and resubmit with a class granted in {team}, or an admin grants {hold.priority} "
+        unblock=f"cancel it and resubmit with a class granted in {team} (or an admin changes its class: jupyter-sched "
+                f"update {job_id} --priority normal), or an admin grants {hold.priority} "
                 f"to {user} in {team}",
         eta_reason=f"held until {hold.priority} is granted to {user} in {team} again")
 

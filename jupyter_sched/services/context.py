@@ -192,7 +192,8 @@ def not_visible(job_id: str, field: str) -> NotFoundError:
                               "in the queue: finished jobs of other users are not shown to you)")
 
 
-_NOT_YOURS = {"cancel": "you may cancel only your own", "read logs": "you may read only your own jobs' logs",
+_NOT_YOURS = {"cancel": "you may cancel only your own", "update": "you may hold, release or change only your own (an "
+              "admin changes anyone's)", "read logs": "you may read only your own jobs' logs",
               "keep a lease alive": "you may keep only your own leases alive"}
 
 

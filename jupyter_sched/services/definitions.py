@@ -829,13 +829,17 @@ def _run_as_uid(record: JobRecord) -> int | None:
 
 def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
     """Wire fields of a definition (:class:`~.models.definitions.Definition`)."""
-    schedule = parse_schedule(d.schedule, d.timezone, min_interval_s=0) if d.schedule else None
+    unreadable = ""
+    try:
+        schedule = parse_schedule(d.schedule, d.timezone, min_interval_s=0) if d.schedule else None
+    except SchedError as exc:  # a stored row that no longer parses is shown, never a failed list (hubadmin26 B17)
+        schedule, unreadable = None, f"this schedule no longer parses ({exc.message}): edit it with --cron"
     upcoming = next_firing(schedule, max(now, d.cursor or now)) if schedule is not None and not d.paused else None
     return {
         "id": d.id, "name": d.name, "user": d.user, "team": d.team,
         "notebook": d.notebook, "script": d.script, "args": list(d.args), "parameters": dict(d.parameters),
         "job": dict(d.job), "schedule": d.schedule, "timezone": d.timezone,
-        "schedule_description": schedule.description if schedule else "",
+        "schedule_description": schedule.description if schedule else unreadable,
         "paused": d.paused, "missed": d.missed.value, "compute_type": d.compute_type,
         "created_at": to_iso(d.created_at), "updated_at": to_iso(d.updated_at),
         "next_run_at": to_iso(upcoming), "next_run_zone": zone_label(upcoming, d.timezone) if upcoming else None,

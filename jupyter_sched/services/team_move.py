@@ -182,7 +182,7 @@ class TeamMoveService:
             records = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == team]
             definitions = [d for d in list_definitions(tx) if d.team == team]
         if not records and not definitions and not quotas.listed(team):
-            raise ValidationError(f"team: {team!r} has no pending or running work, definitions or quota line to move",
+            raise ValidationError(f"team {team!r} has no pending or running work, definitions or quota line to move",
                                   field="team", hint=_near(team, known | _live_teams(self.ctx), "check the name"))
         quota_said = self._quota_plan(quotas, team, to) if request.with_quota else None
         members: dict[str, tuple[str, ...] | None] = {}

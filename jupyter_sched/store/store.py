@@ -799,16 +799,64 @@ class StoreTx:
             query = query.where(u.c.started_at < ts(until))
         if user is not None:
             query = query.where(u.c.user == user)
-        intervals: list[UsageInterval] = []
+        return [iv for _, iv in self._usage_decoded(query)]
+
+    def usage_delta(
+        self, *, after_id: int | None = None, ids: Iterable[int] = (), ended: tuple[datetime, datetime] | None = None,
+        up_to_id: int | None = None, since: datetime | None = None,
+    ) -> list[tuple[int, UsageInterval]]:
+        """``(row id, interval)`` of the usage rows a running sum still has to read (red26 R1), by id:
+        those with an id above ``after_id`` up to ``up_to_id`` (with ``after_id`` 0, only those with
+        ``ended_at`` NULL or after ``since``), those
+        whose id is in ``ids`` (the rows open when last read), or — with ``ended`` ``(lo, hi)`` —
+        the closed ones with ``lo < ended_at <= hi`` and an id up to ``up_to_id`` (those leaving a
+        window). Unreadable rows are skipped and quarantined as by :meth:`usage_rows`.
+        """
+        u = schema.usage
+        query = sa.select(u).order_by(u.c.id)
+        if ended is not None:  # unordered: along the index of ended_at, not a scan of the key
+            query = sa.select(u).where(u.c.ended_at > ts(ended[0]), u.c.ended_at <= ts(ended[1]))
+            if up_to_id is not None:
+                query = query.where(u.c.id <= up_to_id)
+            return self._usage_decoded(query)
+        wanted = sorted(set(ids))
+        out: list[tuple[int, UsageInterval]] = []
+        if after_id is not None:
+            newer = query.where(u.c.id > after_id)
+            if up_to_id is not None:
+                newer = newer.where(u.c.id <= up_to_id)
+            if since is not None and not after_id:  # a few new rows: along the key, filtered by the reader
+                newer = newer.where(sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
+            out = self._usage_decoded(newer)
+        for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
+            out.extend(self._usage_decoded(query.where(u.c.id.in_(wanted[start:start + 500]))))
+        return out
+
+    def usage_extent(self, after_id: int, *, count: bool = True) -> tuple[int, int, int]:
+        """``(rows, rows with an id above after_id, highest id)`` of the usage table (zeros when
+        empty), read in one statement: a running sum's check that no row was removed behind its
+        cursor ``after_id``, nor committed there late (red26 R1). The newer rows and the highest
+        id are read along the primary key; counting all rows (``count``; else -1) costs a pass
+        over an index, O(rows)."""
+        u = schema.usage
+        parts = [sa.select(sa.func.count()).select_from(u).where(u.c.id > after_id).scalar_subquery(),
+                 sa.select(sa.func.max(u.c.id)).scalar_subquery()]  # subqueries: each its own plan
+        if count:
+            parts.append(sa.select(sa.func.count()).select_from(u).scalar_subquery())
+        got = self.conn.execute(sa.select(*parts)).one()
+        return (int(got[2] or 0) if count else -1), int(got[0] or 0), int(got[1] or 0)
+
+    def _usage_decoded(self, query: sa.Select[Any]) -> list[tuple[int, UsageInterval]]:
+        intervals: list[tuple[int, UsageInterval]] = []
         for r in self.conn.execute(query).mappings():
             problem = check_usage_row(r)
             if problem is not None:
                 self._skip("usage", r, "id", problem)
                 continue
-            intervals.append(UsageInterval(
+            intervals.append((int(r["id"]), UsageInterval(
                 job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
                 gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-                started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False)))
+                started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False))))
         return intervals
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,

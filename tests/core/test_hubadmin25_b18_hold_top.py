@@ -82,3 +82,19 @@ def test_hubadmin25_b18_the_cycle_admits_a_topped_job_before_older_ones_of_its_c
     assert [a.job_id for a in result.admits] == ["requeued"]
     (pend,) = result.pending
     assert pend.job_id == "old" and pend.reason.position == 1
+
+
+def test_hubadmin25_b18_a_job_held_for_a_revoked_class_starts_once_its_class_is_changed() -> None:
+    from jupyter_sched.model import PriorityClass
+    from jupyter_sched.scheduling.snapshot import JobHold
+
+    job = make_job("hi", gpus=1, user="eve", team="teama", priority="high")
+    hold = JobHold(team="teama", since=AT, teams=("teama",), priority="high")
+    (pend,) = run_cycle(replace(snapshot([make_node("n1", gpus=2)], [job]), held_jobs={"hi": hold})).pending
+    assert pend.reason.code == "TeamMembership"
+    assert "or an admin changes its class: jupyter-sched update hi --priority normal" in pend.reason.unblock
+    # B1's way out: an admin sets its class to one granted (jupyter-sched update hi --priority normal); the
+    # membership source re-reads the job later, the core at once
+    normal = replace(job, spec=replace(job.spec, priority=PriorityClass.NORMAL))
+    result = run_cycle(replace(snapshot([make_node("n1", gpus=2)], [normal]), held_jobs={"hi": hold}))
+    assert [a.job_id for a in result.admits] == ["hi"]

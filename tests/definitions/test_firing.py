@@ -346,3 +346,38 @@ def test_the_engine_hook_fires_on_time_what_this_server_or_another_wrote(sqlite_
     clock.set(at("2025-06-02T08:45:00+00:00"))  # written by another server: seen within recheck_s
     hook()
     assert len(runs_by_definition(sqlite_db, clock, other["id"])[other["id"]]) == 1
+
+
+def test_hubadmin26_b17_a_stored_schedule_that_no_longer_parses_pauses_its_definition_once(
+        sqlite_db: str, server: MakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    """hubadmin26 B17: ``UPDATE definitions SET schedule = '61 25 * * *'`` (a hand edit of the store) logged a
+    12-line ERROR traceback every 5.5 s for ever, "retried at the next tick" though it never could fire. Now
+    the definition is paused with one WARNING and one ``definition_updated`` record naming it, its owner
+    and the fix; the other definitions fire as before."""
+    import logging
+
+    import sqlalchemy as sa
+
+    caplog.set_level(logging.WARNING)
+    clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
+    svc = server(sqlite_db, clock)
+    broken = svc.create({**DAILY, "name": "nightly", "schedule": "0 * * * *"}, user="fay")
+    fine = svc.create({**DAILY, "name": "hourly", "schedule": "0 * * * *"}, user="fay")
+    with svc.store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE definitions SET schedule = '61 25 * * *', version = version + 1 WHERE id = :id"),
+                     {"id": broken["id"]})
+    clock.set(at("2025-06-02T08:00:30+00:00"))
+    for _ in range(5):  # five ticks
+        svc.fire_due()
+    assert [r.levelname for r in caplog.records if "Traceback" in r.getMessage() or r.exc_info] == []
+    said = [r.getMessage() for r in caplog.records if broken["id"] in r.getMessage()]
+    assert len(said) == 1 and "paused: its stored schedule '61 25 * * *' no longer parses" in said[0], said
+    assert f"jupyter-sched definitions edit {broken['id']} --cron" in said[0] and "(fay" not in said[0], said
+    shown = svc.get(broken["id"], user="fay")  # the owner's read of it: no error, the problem said
+    assert shown["paused"] is True and shown["next_run_at"] is None, shown
+    assert shown["schedule_description"].startswith("this schedule no longer parses (invalid cron expression"), shown
+    assert sorted(d["id"] for d in svc.list(user="fay")) == sorted([broken["id"], fine["id"]])
+    (row,) = [e for e in svc.store.list_events(action="definition_updated") if e.details.get("why")]
+    assert row.user == "fay" and row.details["definition_id"] == broken["id"] and row.actor == "scheduler", row
+    runs = runs_by_definition(sqlite_db, clock, fine["id"], broken["id"])
+    assert [r.scheduled_for for r in runs[fine["id"]]] == [at("2025-06-02T08:00:00+00:00")] and runs[broken["id"]] == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 from .conftest import BOSS_TOKEN, IVAN_TOKEN, SLEEP_JOB, running_job
@@ -80,3 +82,12 @@ async def test_hubadmin25_b18_schedule_hold_and_release_in_a_notebook(api: Any, 
     released = await loop.run_in_executor(None, magic, f"release {job['id']} no-such-job")
     assert released.startswith(f"{job['id']} (nb-job): released (held by ivan since "), released
     assert "no-such-job" in released, released  # one line for the refused one, the other went on
+    assert parse_schedule_line("update j-1 --time-limit +1h --priority Low").changes == {"time_limit": "+1h",
+                                                                                        "priority": "low"}
+    assert parse_schedule_line("top j-1 --undo").changes == {"top": False}
+    updated = await loop.run_in_executor(None, magic, "update nb-job --time-limit=-5m")
+    assert updated == f"{job['id']} (nb-job): time limit 10m → 5m\n", updated
+    from jupyter_sched.magics.core import MagicError
+
+    with pytest.raises(MagicError, match="only an admin puts a job first in its class"):  # one job: the magic's error
+        await loop.run_in_executor(None, magic, "top nb-job")

@@ -73,6 +73,8 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
 
     status, hidden = await api("PATCH", f"jobs/{jid}", {"time_limit": "1h"}, token=JUDY_TOKEN)
     assert status == 404, hidden  # another user's job: as its DELETE (others' work does not exist for them)
+    assert hidden["error"]["message"] == (f"{jid} is another user's job: you may hold, release or change only your own "
+                                          "(an admin changes anyone's)"), hidden
 
 
 async def test_hubadmin25_b18_time_limit_owner_shortens_only_an_admin_lengthens_a_running_job(api: Any) -> None:
@@ -93,7 +95,9 @@ async def test_hubadmin25_b18_time_limit_owner_shortens_only_an_admin_lengthens_
 
     for body, field in (({}, "held"), ({"time_limit": "soon"}, "time_limit"), ({"time_limit": "1h", "time_limit_s": 60},
                         "time_limit_s"), ({"priority": "urgent"}, "priority"), ({"held": "yes"}, "held"),
-                        ({"color": "red"}, "color")):
+                        ({"color": "red"}, "color"), ({"time_limit": "+400d"}, "time_limit"), ({"time_limit": 1e300},
+                        "time_limit"), ({"time_limit": "-3h"}, "time_limit"), ({"top": 1}, "top"),
+                        ({"time_limit_s": True}, "time_limit_s")):
         status, bad = await api("PATCH", f"jobs/{jid}", body)
         assert status == 400 and bad["error"]["field"] == field and bad["error"]["hint"], (body, bad)
 

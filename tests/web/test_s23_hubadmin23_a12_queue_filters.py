@@ -42,10 +42,11 @@ async def test_s23_hubadmin23_a12_queue_user_and_team_filters_and_all_said(cli: 
         team = teams[ids[0][1]]
         by_team = await cli("queue", "--team", team, "--json")
         assert {row["team"] for row in json.loads(by_team.out)} == {team}, by_team.out
-        nobody = await cli("queue", "--team", "no-such-team")
-        assert nobody.code == EXIT_OK and nobody.out.strip() == "Team no-such-team has nothing pending or running.", nobody
-        both = await cli("queue", "--user", "boss", "--team", "no-such-team")
-        assert both.out.strip() == "User boss in team no-such-team has nothing pending or running.", both
+        nobody = await cli("queue", "--team", "no-such-team")  # hubadmin25 B14: an unknown team is said so
+        assert nobody.code == 2 and nobody.err.strip().startswith("jupyter-sched queue: --team: no team no-such-team "
+                                                                  "(teams: "), nobody
+        both = await cli("queue", "--user", "nobody-here", "--team", team)
+        assert both.out.strip() == f"User nobody-here in team {team} has nothing pending or running.", both
     finally:
         for who, job_id in ids:
             assert (await cli("cancel", job_id, "--yes", *who)).code == EXIT_OK

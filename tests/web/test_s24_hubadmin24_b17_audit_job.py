@@ -51,8 +51,8 @@ async def test_s24_hubadmin24_b17_cancel_all_narrowed_to_one_user_or_team(cli: A
         team = str(boss_job.get("team") or "")
         assert team, boss_job
         other = await cli("cancel", "--all", "--team", team + "-not", "--yes", "--token", BOSS_TOKEN)
-        assert other.code == EXIT_OK and other.out.strip() == f"nothing to cancel: no pending or running jobs of team " \
-            f"{team}-not", other
+        assert other.code == 2 and other.err.strip().endswith(  # hubadmin25 B14: an unknown team is said so
+            f"--team: no team {team}-not (teams: {team}) — did you mean {team}? [usage_error]"), other
         by_team = await cli("cancel", "--all", "--team", team, "--yes", "--token", BOSS_TOKEN)
         assert by_team.code == EXIT_OK and by_team.out.startswith("cancelled "), by_team  # all here are one team
         assert boss_job["id"] in by_team.err, by_team.err
