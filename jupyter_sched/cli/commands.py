@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
+from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
@@ -145,6 +146,10 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     workdir = args.workdir
     body["working_dir"] = (os.getcwd() if not workdir else workdir if workdir.startswith("~")
                            else os.path.abspath(workdir))
+    if args.notebook and not workdir:
+        # a notebook starts in its own folder, as Jupyter starts its kernel and a definition's run does
+        # (newuser26 N10: `--notebook sub/nb.ipynb` ran in this shell's folder; its `open('local.txt')` failed)
+        body["notebook"], body["working_dir"] = notebook_start(args.notebook)
     if args.name is None and (named := default_name(body)):
         body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
     resolved, mode = _program_on_my_path(client, body.get("command"))

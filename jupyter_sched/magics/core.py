@@ -267,8 +267,11 @@ class SchedMagics(Magics):
             self._through_hub = self.client.config().get("mode") == "hub"
         return self._through_hub
 
-    def _hub_body(self, cmd: ScheduleCommand, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        body = job_body(cmd.options, working_dir=home_working_dir(Path.cwd(), Path.home()), **extra)
+    def _hub_body(self, cmd: ScheduleCommand, fields: dict[str, Any], start: Path | None = None,
+                  **extra: Any) -> dict[str, Any]:
+        """A hub's body: ``fields`` carried, started in ``start`` (default: this kernel's folder) as the
+        same place in the owner's home there."""
+        body = job_body(cmd.options, working_dir=home_working_dir(start or Path.cwd(), Path.home()), **extra)
         body.update(fields)
         return body
 
@@ -855,7 +858,8 @@ class SchedMagics(Magics):
           %schedule run SCRIPT [ARGS...] [options]     run a script (use -- before script
                                                        arguments that clash with the options)
           %schedule notebook NOTEBOOK.ipynb [-p NAME=VALUE ...] [options]
-                                    run a notebook headless; the executed copy is kept. -p gives
+                                    run a notebook headless, in its own folder (unless --workdir);
+                                    the executed copy is kept. -p gives
                                     the cell tagged "parameters" new values (papermill's convention;
                                     JSON where it parses: -p days=3 -p region=eu); repeatable
           %schedule serve APP [ARGS...] --port P [options]
@@ -1015,10 +1019,11 @@ class SchedMagics(Magics):
 
     def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
         notebook = self._existing(str(cmd.target), "notebook")
+        # it starts in its own folder, as its kernel would and a definition's run does (newuser26 N10)
         if self._hub():
-            body = self._hub_body(cmd, carried_notebook(notebook))
+            body = self._hub_body(cmd, carried_notebook(notebook), start=notebook.parent)
         else:
-            body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
+            body = job_body(cmd.options, notebook=str(notebook), working_dir=str(notebook.parent))
         body.setdefault("name", notebook.stem)
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)

@@ -4,17 +4,23 @@ N9: the README's own ``%%schedule … import train; train.main()`` failed "No mo
 cell ran as ``python .jupyter_sched/cells/<hash>.py``, which puts that folder first on ``sys.path``,
 not the notebook's, as the kernel has. A cell, and any script carried by content (a hub's ``%%schedule``,
 REST ``source``), now runs with its working directory first on ``sys.path``.
+
+N10: a one-off notebook job (``%schedule notebook``, ``submit --notebook``) ran in the submitter's folder
+while a definition's run of the same notebook ran in its folder: one rule now, the notebook's folder
+unless ``--workdir``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.onboarding.test_cli_firsthour import api, module_server, wait_state
+from tests.onboarding.test_cli_firsthour import api, cli, module_server, wait_state
 from tests.onboarding.test_newuser11 import _magics
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
@@ -68,3 +74,55 @@ def test_newuser26_n9_a_carried_cell_imports_from_its_working_directory(server: 
     assert state == "succeeded", log
     assert f"main of train in {notebook_dir} argv ['--epochs', '3'] file train.py" in log, log
     assert "name __main__ script cell-n9.py" in log, log
+
+
+def _reads_a_file_beside_it(folder: Path) -> Path:
+    """``folder/sub/readlocal.ipynb`` reading ``local.txt`` and importing ``helper26`` beside it."""
+    sub = folder / "sub"
+    sub.mkdir()
+    (sub / "local.txt").write_text("read beside the notebook\n")
+    (sub / "helper26.py").write_text("WORD = 'helper beside the notebook'\n")
+    source = "import os, helper26\nprint('cwd', os.getcwd())\nprint(open('local.txt').read().strip(), helper26.WORD)\n"
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+                           "source": source}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (sub / "readlocal.ipynb").write_text(json.dumps(notebook))
+    return sub
+
+
+def test_newuser26_n10_a_one_off_notebook_job_starts_in_the_notebooks_folder(server: EmbeddedServer,
+                                                                             notebook_dir: Path) -> None:
+    sub = _reads_a_file_beside_it(notebook_dir)
+    by_magic = _magics(server).schedule("notebook sub/readlocal.ipynb --gpus 0 --time-limit 2m --name n10magic", None)
+    ran = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "2m", "--name", "n10cli",
+              "--notebook", "sub/readlocal.ipynb")  # from the notebook's parent folder, as the tester's terminal
+    assert ran.code == 0, ran.err
+    by_cli = re.search(r"submitted (j-[\w-]+) ", ran.out)
+    assert by_cli, ran.out
+    for job_id in (by_magic, by_cli.group(1)):
+        state, log = _ended(server, job_id)
+        assert state == "succeeded", log
+        assert f"cwd {sub}" in log and "read beside the notebook helper beside the notebook" in log, log
+        job = api(server, "tok-ann").get(f"jobs/{job_id}").json()
+        assert job["working_dir"] == str(sub) and job["notebook"] == str(sub / "readlocal.ipynb"), job
+    # --workdir still says where it starts; the notebook's path is read there, as before
+    ran = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "2m", "--name", "n10workdir",
+              "--workdir", str(sub), "--notebook", "readlocal.ipynb")
+    assert ran.code == 0, ran.err
+    job_id = re.search(r"submitted (j-[\w-]+) ", ran.out).group(1)  # type: ignore[union-attr]
+    assert api(server, "tok-ann").get(f"jobs/{job_id}").json()["working_dir"] == str(sub)
+    assert _ended(server, job_id)[0] == "succeeded"
+
+
+def test_newuser26_n10_rest_starts_a_notebook_named_by_its_path_in_its_folder(server: EmbeddedServer,
+                                                                              notebook_dir: Path) -> None:
+    """The one rule lives in the request's reading: a REST client sending only the notebook's path
+    gets the notebook's folder too (a carried notebook has none: it starts where jobs naming none do)."""
+    sub = _reads_a_file_beside_it(notebook_dir)
+    made = api(server, "tok-ann").post("jobs", json={"gpus": 0, "name": "n10rest", "time_limit_s": 120,
+                                                     "notebook": str(sub / "readlocal.ipynb")})
+    assert made.status_code == 201, made.text
+    assert made.json()["working_dir"] == str(sub), made.json()
+    state, log = _ended(server, made.json()["id"])
+    assert state == "succeeded" and "read beside the notebook" in log, log
