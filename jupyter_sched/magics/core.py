@@ -246,6 +246,7 @@ class SchedMagics(Magics):
         self._released: str | None = None  # the lease %gpu release gave back, while it may still drain
         self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
         self._watching = False
+        self._environ_at_load = dict(os.environ)  # what %env / os.environ change after it: _unshared_env
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -973,7 +974,7 @@ class SchedMagics(Magics):
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
             body.setdefault("name", cmd.options.name or f"cell-{digest}")
             return self._submit(cmd.options, body, "Runs this cell through the hub's scheduler with your default "
-                                "Python, in your home directory there; this kernel's variables are not shared with it.")
+                                f"Python, in your home directory there; {self._unshared(cmd)}")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
         ignore = cells.parent / ".gitignore"
@@ -986,8 +987,24 @@ class SchedMagics(Magics):
         # the kernel's folder first on the job's sys.path, not .jupyter_sched/cells (new user 26, N9)
         body = job_body(cmd.options, command=start_folder_argv(sys.executable, str(path)), working_dir=str(Path.cwd()))
         body.setdefault("name", name)
-        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; this "
-                            "kernel's variables are not shared with it.")
+        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; "
+                            + self._unshared(cmd))
+
+    _LEASE_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+    """Set in the kernel by ``%gpu request``: the job gets its own GPUs' (never the kernel's)."""
+
+    def _unshared(self, cmd: ScheduleCommand) -> str:
+        """What of this kernel a cell's job does not get: its variables, and its environment as set since the
+        magics loaded (``%env FOO=bar``, ``os.environ[...]``), by name — newuser26 N11: a ``%env`` key did
+        not reach the job and the note named only the variables. Their values are never printed."""
+        given = {name for name, _ in cmd.options.env}
+        changed = sorted(name for name, value in os.environ.items() if self._environ_at_load.get(name) != value
+                         and name not in given and name not in self._LEASE_ENV)
+        said = "this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes one"
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            said += f" (set in this kernel, not passed: {shown})"
+        return said + "."
 
     @staticmethod
     def _existing(path: str, what: str) -> Path:

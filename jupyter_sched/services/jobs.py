@@ -37,7 +37,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, unhealthy_gpu_dict
+from ..wording.jobs import public_serving, same_name_note, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -506,10 +506,24 @@ class JobsService:
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
         warnings.extend(held)
+        warnings.extend(self._same_name(job))
         if bound and not held:
             warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
                             "waits until it is free — choose another port to start sooner")
         return job, record, warnings
+
+    def _same_name(self, job: Job) -> builtins.list[str]:
+        """The note of a job named as its owner's other live work (:func:`~..wording.jobs.same_name_note`;
+        newuser26 N2); none for a lease."""
+        if job.is_lease:
+            return []
+        now = self.ctx.clock.now()
+        others = sorted(((r.job.submitted_at or now, r.job.id, r.job.state.value)
+                         for r in self.ctx.store.list_jobs(user=job.spec.user, states=LIVE_STATES)
+                         if r.job.id != job.id and r.job.spec.name == job.spec.name and not r.job.is_lease))
+        if not others:
+            return []
+        return [same_name_note(job.spec.name, [(ident, state, since) for since, ident, state in others], now)]
 
     def _bound_outside(self, spec: JobSpec) -> bool:
         """Whether an inference job's declared port is bound on the host the local executor runs

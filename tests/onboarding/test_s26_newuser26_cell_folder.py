@@ -126,3 +126,42 @@ def test_newuser26_n10_rest_starts_a_notebook_named_by_its_path_in_its_folder(se
     assert made.json()["working_dir"] == str(sub), made.json()
     state, log = _ended(server, made.json()["id"])
     assert state == "succeeded" and "read beside the notebook" in log, log
+
+
+def test_newuser26_n11_the_cell_note_names_the_environment_the_kernel_set_and_not_its_values(
+        server: EmbeddedServer, notebook_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``%env FOO=bar`` did not reach a ``%%schedule`` job and the note named only the kernel's variables."""
+    magics = _magics(server)
+    monkeypatch.setenv("NU26_FLAG", "secret-value")  # %env NU26_FLAG=secret-value, after the magics loaded
+    monkeypatch.setenv("NU26_GIVEN", "x")
+    job_id = magics.schedule("--gpus 0 --time-limit 2m --name n11env --env NU26_GIVEN=y",
+                             "import os; print('flag', os.environ.get('NU26_FLAG'), os.environ.get('NU26_GIVEN'))\n")
+    said = capsys.readouterr().out
+    assert ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes "
+            "one (set in this kernel, not passed: NU26_FLAG).") in said, said
+    assert "secret-value" not in said
+    state, log = _ended(server, job_id)
+    assert state == "succeeded" and "flag None y" in log, log  # as the note says
+
+
+def test_newuser26_n2_a_second_job_of_a_live_name_is_said_at_submit(server: EmbeddedServer, notebook_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-running a ``%%schedule`` cell (or ``submit --name X``) while X runs started a second job silently."""
+    magics = _magics(server)
+    cell = "import time; time.sleep(120)\n"
+    first = magics.schedule("--gpus 0 --time-limit 3m --name rerun26", cell)
+    assert "already" not in capsys.readouterr().out  # the first of its name: no note
+    second = magics.schedule("--gpus 0 --time-limit 3m --name rerun26", cell)
+    said = capsys.readouterr().out
+    assert f"Note: a job named 'rerun26' is already " in said and f"({first}, submitted " in said, said
+    assert (f"): this is another one — if re-running it was a slip, `jupyter-sched cancel {first}` (%schedule cancel "
+            f"{first}) cancels the older") in said, said
+    ran = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "3m", "--name", "rerun26", "--", "true")
+    assert ran.code == 0, ran.err
+    assert f"jupyter-sched submit: note: a job named 'rerun26' is already " in ran.err, ran.err
+    assert f"({first}, submitted " in ran.err and ", and 1 more of that name)" in ran.err, ran.err
+    for job_id in (first, second):
+        assert api(server, "tok-ann").delete(f"jobs/{job_id}").status_code in (200, 202)
+    other = cli(server, "tok-boss", "submit", "--gpus", "0", "--time-limit", "1m", "--name", "rerun26", "--", "true")
+    assert other.code == 0 and "already" not in other.err, other.err  # another user's job of that name: not mine
