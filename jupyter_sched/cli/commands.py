@@ -420,18 +420,33 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=io.err, flush=True)
         last[0] = ""
 
+    tail = getattr(args, "tail", None)
+    if tail is not None and tail < 0:
+        raise ValidationError(f"--tail {tail}: a count of lines, 0 or more", field="tail", hint="e.g. --tail 100")
+    start = 0
+    if tail is not None:  # the last N lines, read through in the largest slices (newuser26 N4: an 18 MB log whole)
+        lines, start, chunk = _last_lines(client, args.job_id, tail)
+        out.write(shown("".join(lines)))
+        last[0] = lines[-1] if lines else ""
+        if not args.follow:
+            out.flush()
+            if start == 0 and not chunk["text"]:
+                _say_no_output(client, args.job_id, io, follow=False)
+            for found in new_notes(chunk, said):
+                note(found)
+            return EXIT_OK
     if args.follow:
         from ..client.ride_out import CTRL_C, RideOut
 
-        wrote = False
-        chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
+        wrote = bool(last[0])
+        chunk = client.logs(args.job_id, offset=start)  # whether there is anything yet, and a 404 before any wait
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
         poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
                        stop=CTRL_C.replace("waiting", "following"))
         try:
-            if not chunk["text"]:
+            if not chunk["text"] and not wrote:
                 _say_no_output(client, args.job_id, io, follow=True)
-            for text in client.follow_logs(args.job_id, on_note=note, noted=said, through=poll):
+            for text in client.follow_logs(args.job_id, offset=start, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
                 out.write(shown(text))
                 out.flush()
@@ -460,6 +475,31 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for found in new_notes(chunk, said):
         note(found)
     return EXIT_OK
+
+
+TAIL_SLICE = 1 << 20
+"""Bytes a ``logs --tail`` read asks for at once (the server's largest slice)."""
+
+
+def _last_lines(client: Any, job_id: str, count: int) -> tuple[list[str], int, dict[str, Any]]:
+    """``(lines, end offset, last answer)``: the last ``count`` lines of the job's log so far (each with its
+    newline; an unfinished last line counts), read through in :data:`TAIL_SLICE` slices keeping only those."""
+    from collections import deque
+
+    kept: deque[str] = deque(maxlen=max(count, 0) or 1)
+    partial, offset = "", 0
+    while True:
+        chunk = client.logs(job_id, offset=offset, limit=TAIL_SLICE)
+        text = partial + str(chunk["text"] or "")
+        pieces = text.split("\n")
+        partial = pieces.pop()
+        kept.extend(piece + "\n" for piece in pieces)
+        if chunk["next_offset"] == offset or not chunk["text"]:
+            break
+        offset = chunk["next_offset"]
+    if partial:
+        kept.append(partial)
+    return (list(kept) if count > 0 else []), offset, chunk
 
 
 def _say(io: Streams) -> Callable[[str], None]:

@@ -284,6 +284,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         logs.add_argument("-f", "--follow", action="store_true",
                           help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
                                "of no answer, then it goes on where it was)")
+        logs.add_argument("-n", "--tail", type=int, default=None, metavar="N",
+                          help="only the last N lines (with -f: then follow from there), as kubectl logs --tail")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
                                "(colours, titles, cursor moves) are left out and other control characters shown as ^X")

@@ -25,7 +25,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
-from ..executors.owner_paths import CLOSED_FOLDER
+from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -506,7 +506,8 @@ class JobsService:
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
         warnings.extend(held)
-        warnings.extend(self._same_name(job))
+        if request.body().get("name"):  # a name given, not the default "job" of every unnamed REST submit
+            warnings.extend(self._same_name(job))
         if bound and not held:
             warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
                             "waits until it is free — choose another port to start sooner")
@@ -518,9 +519,9 @@ class JobsService:
         if job.is_lease:
             return []
         now = self.ctx.clock.now()
-        others = sorted(((r.job.submitted_at or now, r.job.id, r.job.state.value)
+        others = sorted((r.job.submitted_at or now, r.job.id, r.job.state.value)
                          for r in self.ctx.store.list_jobs(user=job.spec.user, states=LIVE_STATES)
-                         if r.job.id != job.id and r.job.spec.name == job.spec.name and not r.job.is_lease))
+                         if r.job.id != job.id and r.job.spec.name == job.spec.name and not r.job.is_lease)
         if not others:
             return []
         return [same_name_note(job.spec.name, [(ident, state, since) for since, ident, state in others], now)]
@@ -669,6 +670,14 @@ class JobsService:
                         raise ValidationError(message, field=field, hint=hint)
             return
         field, path, problem = missing
+        script = interpreted_script(spec)
+        if field == "command" and script is not None and posixpath.basename(path) == posixpath.basename(script):
+            # `python nosuch.py`, as a missing program is (newuser26 N3): it failed at its start, after the wait
+            said = repr(script[:300]) if posixpath.isabs(script) else \
+                f"{script[:300]!r} {problem} in {posixpath.dirname(path)[:300]} (the job's working directory)"
+            raise ValidationError(f"command: {said}" if not posixpath.isabs(script) else f"command: {said} {problem}",
+                                  field=field, hint="give the path of the script to run (a relative one is read "
+                                  "in the job's working directory), or check the spelling")
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
             where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment

@@ -13,8 +13,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jupyter_sched.backfill.progress import (END_MARGIN_S, END_MARGIN_SHARE, ProgressFit, ProgressReport,
-                                             end_margin_s, projected_left, read_progress)
+from jupyter_sched.backfill.progress import (
+    END_MARGIN_S,
+    END_MARGIN_SHARE,
+    ProgressFit,
+    ProgressReport,
+    end_margin_s,
+    projected_left,
+    read_progress,
+)
 from jupyter_sched.wording.projected import projected_end_text
 
 START = datetime(2026, 12, 5, 18, 47, 20, tzinfo=timezone.utc)

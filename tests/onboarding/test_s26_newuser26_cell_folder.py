@@ -154,14 +154,51 @@ def test_newuser26_n2_a_second_job_of_a_live_name_is_said_at_submit(server: Embe
     assert "already" not in capsys.readouterr().out  # the first of its name: no note
     second = magics.schedule("--gpus 0 --time-limit 3m --name rerun26", cell)
     said = capsys.readouterr().out
-    assert f"Note: a job named 'rerun26' is already " in said and f"({first}, submitted " in said, said
+    assert "Note: a job named 'rerun26' is already " in said and f"({first}, submitted " in said, said
     assert (f"): this is another one — if re-running it was a slip, `jupyter-sched cancel {first}` (%schedule cancel "
             f"{first}) cancels the older") in said, said
     ran = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "3m", "--name", "rerun26", "--", "true")
     assert ran.code == 0, ran.err
-    assert f"jupyter-sched submit: note: a job named 'rerun26' is already " in ran.err, ran.err
+    assert "jupyter-sched submit: note: a job named 'rerun26' is already " in ran.err, ran.err
     assert f"({first}, submitted " in ran.err and ", and 1 more of that name)" in ran.err, ran.err
     for job_id in (first, second):
         assert api(server, "tok-ann").delete(f"jobs/{job_id}").status_code in (200, 202)
     other = cli(server, "tok-boss", "submit", "--gpus", "0", "--time-limit", "1m", "--name", "rerun26", "--", "true")
     assert other.code == 0 and "already" not in other.err, other.err  # another user's job of that name: not mine
+
+
+def test_newuser26_n3_python_of_a_missing_script_is_refused_at_submit(server: EmbeddedServer, notebook_dir: Path) -> None:
+    """``submit -- python nosuch.py`` was accepted and failed at its start (exit 2), while ``-- nosuchprog`` is
+    refused at once; a script that exists, ``-m``/``-c`` and a non-Python program are not touched."""
+    ran = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "2m", "--", "python", "nosuch.py")
+    assert ran.code != 0 and "submitted" not in ran.out, ran.out
+    assert (f"'nosuch.py' does not exist in {notebook_dir} (the job's working directory)") in ran.err, ran.err
+    assert "give the path of the script" in ran.err, ran.err
+    ann = api(server, "tok-ann")
+    refused = ann.post("jobs", json={"gpus": 0, "command": ["python3", str(notebook_dir / "gone.py"), "--x"],
+                                     "working_dir": str(notebook_dir)})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "command" and error["message"] == f"command: {str(notebook_dir / 'gone.py')!r} does not exist"
+    for fine in (["python3", "train.py"], ["python3", "-c", "print(1)"], ["python3", "-m", "train"], ["true", "x.py"]):
+        made = ann.post("jobs", json={"gpus": 0, "command": fine, "working_dir": str(notebook_dir), "time_limit_s": 60})
+        assert made.status_code == 201, (fine, made.text)
+
+
+def test_newuser26_n4_logs_tail_prints_the_last_lines_and_follows_from_there(server: EmbeddedServer,
+                                                                            notebook_dir: Path) -> None:
+    """``logs -n 5`` / ``--tail 5`` was "unexpected arguments": an 18 MB log printed whole, ``-f`` replayed it all."""
+    made = api(server, "tok-ann").post("jobs", json={
+        "gpus": 0, "name": "tail26", "time_limit_s": 60, "working_dir": str(notebook_dir),
+        "command": ["python3", "-c", "print('\\n'.join(f'row {i}' for i in range(3000)), end=''); print(' end')"]})
+    assert made.status_code == 201, made.text
+    job_id = made.json()["id"]
+    assert _ended(server, job_id)[0] == "succeeded"
+    shown = cli(server, "tok-ann", "logs", job_id, "--tail", "3")
+    assert shown.code == 0 and shown.out == "row 2997\nrow 2998\nrow 2999 end\n", shown
+    followed = cli(server, "tok-ann", "logs", "tail26", "-n", "2", "-f")
+    assert followed.code == 0 and followed.out == "row 2998\nrow 2999 end\n", followed
+    assert "succeeded" in followed.err, followed.err
+    assert cli(server, "tok-ann", "logs", job_id, "--tail", "0").out == ""
+    refused = cli(server, "tok-ann", "logs", job_id, "--tail", "-4")
+    assert refused.code != 0 and "--tail -4: a count of lines, 0 or more" in refused.err, refused.err
