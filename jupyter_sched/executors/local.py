@@ -101,6 +101,7 @@ from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_di
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
+from ..userfiles import start_folder_argv
 from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
@@ -330,8 +331,10 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
         return [python, "-m", "jupyter_sched.executors.run_notebook", source, str(job_dir / "executed.ipynb"),
                 *parameters]
     if spec.script:
-        script = str(job_dir / Path(spec.script).name) if spec.source is not None else spec.script
-        return [python, script, *spec.command, *script_arguments(spec.parameters)]
+        arguments = [*spec.command, *script_arguments(spec.parameters)]
+        if spec.source is not None:  # carried: its folder is the job's own, the working dir goes first (N9)
+            return start_folder_argv(python, str(job_dir / Path(spec.script).name), arguments)
+        return [python, spec.script, *arguments]
     if spec.command:
         return list(spec.command)
     raise ExecutorError(f"job {job.id} has nothing to run", field="command",
