@@ -10,8 +10,6 @@ made other users' jobs FAIL (Errno 28) instead of waiting.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation
 from jupyter_sched.store import Store, sqlite_url
 from tests.runtime.builders import T0
+from tests.runtime.test_hubadmin25_b15_log_disk_full import tmpfs_on
 from tests.runtime.test_local_executor import job_for, wait_event, wait_until
 
 FIND_FOLDER = "folder = os.path.dirname(os.readlink('/proc/self/fd/1'))\n"  # its stdout is its folder's output.log
@@ -71,18 +70,7 @@ def test_red26_r4_bytes_past_the_cap_are_removed_a_few_small_files_are_kept(tmp_
 @pytest.fixture
 def few_inodes(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs with few inodes on ``tmp_path/jobs`` (root only; unmounted after)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    root = tmp_path / "jobs"
-    root.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,nr_inodes=400,mode=0755", "tmpfs", str(root)],
-                             capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield root
-    finally:
-        subprocess.run(["umount", "-l", str(root)], capture_output=True)
+    yield from tmpfs_on(tmp_path / "jobs", "size=16m,nr_inodes=400,mode=0755")
 
 
 def _fill_inodes(root: Path) -> Path:
