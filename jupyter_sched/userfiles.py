@@ -19,9 +19,29 @@ import os
 import pwd
 import stat
 import warnings
+from collections.abc import Sequence
 
-__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "TOO_BIG", "TOO_DEEP", "content_problem", "content_refusal",
-           "file_problem"]
+__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
+           "content_refusal", "file_problem", "start_folder_argv"]
+
+START_FOLDER_RUNNER = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
+"""``python -c`` code running the file ``sys.argv[1]`` as ``python FILE`` would (``__name__`` is
+``"__main__"``, ``__file__`` and ``sys.argv[0]`` name the file, the rest of argv is its arguments) —
+but with ``-c``'s ``sys.path[0]``, the working directory, where ``python FILE`` puts the file's folder.
+Short and readable in ``ps``, as the wrapper's own command line is (issue 20, F8)."""
+
+
+def start_folder_argv(python: str, script: str, args: Sequence[str] = ()) -> list[str]:
+    """argv running ``script`` with ``python``, the job's working directory first on ``sys.path``.
+
+    For a file the job did not choose the folder of: a ``%%schedule`` cell saved as
+    ``.jupyter_sched/cells/<hash>.py`` or a script carried by content into the job's own directory.
+    ``python FILE`` would put that folder first on ``sys.path``, so ``import train`` of a module beside
+    the notebook failed in the job though it works in the kernel, whose folder is on its path (new
+    user 26, N9). The job sees what the kernel sees: its start folder (the notebook's) first.
+    """
+    return [python, "-c", START_FOLDER_RUNNER, script, *args]
+
 
 CHECKED_BYTES = 8 << 20
 """Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""

@@ -59,14 +59,14 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from operator import attrgetter
 from typing import Protocol
 
-from ..model import GPU_MILLI, Job, PriorityClass
+from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "fair_order", "fair_usage_order", "fifo_order",
-           "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "fair_order", "fair_usage_order", "fifo_order",
+           "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
@@ -370,6 +370,86 @@ def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator
 QUEUE_SORTS: dict[str, QueueSort] = {"fair": fair_order, "fair-usage": fair_usage_order, "fifo": fifo_order,
                                       "short-first": short_first_order}
 """Queue-sort plugins by name (a profile's ``queue_sort``)."""
+
+
+PROMISE = "promise"
+"""``PendingReason.details`` key of a job's promised start (issue 16, :func:`promise_due`):
+``{"at": ISO time it was promised, "start": ISO promised start}``, set once by the ETA pass
+(:mod:`jupyter_sched.scheduling.eta`) and carried unchanged while the job waits."""
+
+OVERDUE_FLOOR_S = 600.0
+"""The least promised wait :func:`promise_due` reads, seconds: a job promised "now" is not
+elected before it waited this long times the factor."""
+
+
+def promise_due(reason: PendingReason | None, factor: float) -> datetime | None:
+    """When a job pending with ``reason`` has waited past ``factor`` x its promised wait (issue 16;
+    :func:`elect_overdue`), or None: never (``factor`` 0 — off —, no promise, or a requeued job's
+    ``Preempted`` reason, whose promise is made again when it is queued again).
+
+    The promised wait is ``details["promise"]``'s ``start - at`` (seconds, at least
+    :data:`OVERDUE_FLOOR_S`): the first ETA the job got, projected on what admission reads — no
+    progress report or idle deadline, so its owner's claims never shorten it
+    (:func:`jupyter_sched.scheduling.eta.promises`)."""
+    if factor <= 0 or reason is None or reason.code == "Preempted":
+        return None
+    promise = reason.details.get(PROMISE)
+    if not isinstance(promise, Mapping):
+        return None
+    at, start = _moment(promise.get("at")), _moment(promise.get("start"))
+    if at is None or start is None:
+        return None
+    try:
+        return at + timedelta(seconds=factor * max((start - at).total_seconds(), OVERDUE_FLOOR_S))
+    except OverflowError:  # promised near the horizon: never due in this calendar
+        return None
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+def overdue(job: Job, now: datetime, factor: float) -> bool:
+    """Has ``job`` waited past ``factor`` x its promised wait at ``now``? (:func:`promise_due`)"""
+    due = promise_due(job.reason, factor)
+    return due is not None and now > due
+
+
+def elected_of(pending: Iterable[Job], now: datetime, factor: float) -> list[Job]:
+    """The :func:`overdue` jobs among ``pending`` at ``now`` (none when ``factor`` is 0)."""
+    if factor <= 0:
+        return []
+    return [job for job in pending if overdue(job, now, factor)]
+
+
+def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job]) -> Iterator[Job]:
+    """``ordered`` with the ``elected`` jobs (:func:`elected_of`) moved to the front of their
+    class, longest waiting first (Volcano's "elect" of a starving job; Slurm's age factor,
+    bounded): such a job is the first visited of its class, so a job of the class blocked by
+    capacity gets the model's EASY reservation and later, lighter jobs may only backfill around
+    it. Classes are never crossed. Lazy, as ``ordered`` is (it re-reads shares as admissions
+    happen)."""
+    if not elected:
+        yield from ordered
+        return
+    by_rank: dict[int, list[Job]] = {}
+    for job in elected:
+        by_rank.setdefault(_RANK[job.spec.priority], []).append(job)
+    for jobs in by_rank.values():
+        jobs.sort(key=submit_key)
+    done = {job.id for job in elected}
+    for job in ordered:
+        first = by_rank.pop(_RANK[job.spec.priority], None)
+        if first:
+            yield from first
+        if job.id not in done:
+            yield job
 
 
 def topped_first(jobs: Sequence[Job], order: Iterable[Job]) -> Iterator[Job]:

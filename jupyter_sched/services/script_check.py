@@ -44,7 +44,9 @@ except ValueError:
     said = ["value"]
 except RecursionError:
     said = ["deep"]
-except (MemoryError, OverflowError):
+except MemoryError:  # the parser's own stack (a long unary chain) or this child's memory limit: told by its peak
+    said = ["limit"] if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > {mem} // 4 else ["deep"]
+except OverflowError:
     said = ["big"]
 else:
     said = ["ok"]
@@ -81,8 +83,9 @@ def script_problem_apart(data: bytes, name: str = "<script>") -> str | None:
         said = json.loads(done.stdout or b"null")
     except ValueError:
         return None
-    if not isinstance(said, list) or not said:
-        return None  # killed at its limits (SIGXCPU, or memory): not checked
+    if not isinstance(said, list) or not said or said[0] == "limit":
+        return None  # out of its limits (SIGXCPU, or its memory: verify26 V12 — a valid 8 MiB script was refused
+        # as "too large for Python to compile"): not checked, the run tells
     kind = said[0]
     if kind == "syntax":
         return (f"line {said[1]}: " if said[1] else "") + str(said[2])
