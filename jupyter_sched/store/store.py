@@ -356,6 +356,8 @@ class StoreTx:
         self.idle_rows: list[tuple[str, int]] = []
         """``(id, version)`` of the job rows this transaction wrote holding no GPUs (noted in
         :attr:`quiet` once it committed: an update of one of them is known to touch no holder)."""
+        self.added_events: list[tuple[str, str, str | None, str | None, str]] = []
+        """``(actor, action, job id, user, message)`` of the audit records this transaction added."""
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
         self.unlisted_borrowing_limit: float | None = None
@@ -680,7 +682,9 @@ class StoreTx:
         details: Mapping[str, Any] | None = None,
         at: datetime | None = None,
     ) -> int:
-        """Append an audit record; return its id."""
+        """Append an audit record; return its id. Once committed, the store's :attr:`Store.event_sink` (the
+        service log) is told of it."""
+        self.added_events.append((actor, action, job_id, user, message))
         result = self.conn.execute(_EVENT_INSERT, {
             "at": ts(at or self.now), "actor": actor, "action": action, "job_id": job_id, "user": user,
             "message": message, "details": dumps(dict(details or {}))})
@@ -1255,6 +1259,10 @@ class Store:
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
         self.migrated: list[int] = []
         """Schema versions this object's open applied (hubadmin23 A7: the start-up log names them)."""
+        self.event_sink: Callable[[Sequence[tuple[str, str, str | None, str | None, str]]], None] | None = None
+        """Told of every committed audit record (``(actor, action, job id, user, message)``): the service log's
+        line per record (hubadmin26 B13: drains, preemptions, admin acts and job ends were only in the
+        database — no timeline when the incident is the database). None: not told."""
         self.outage = StoreOutage(f"the database ({safe_url(url)})")
         """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
@@ -1447,6 +1455,11 @@ class Store:
             self._quiet_versions.note_idle(tx.idle_rows)
         if tx is not None and tx.bad:
             self._note_quarantined(tx.bad)
+        if tx is not None and tx.added_events and self.event_sink is not None:
+            try:
+                self.event_sink(tx.added_events)
+            except Exception:  # the record is committed; a log that fails must not fail the write
+                log.exception("could not log %d audit record(s)", len(tx.added_events))
 
     def _note_quarantined(self, entries: Sequence[Quarantined]) -> None:
         """Record rows a reader skipped (own transaction, after the reader's; best effort: a
