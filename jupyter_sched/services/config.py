@@ -28,6 +28,7 @@ from ..executors.disk_space import low_disk_line
 from ..executors.jobdirs import JobDirs
 from ..model import Inventory, profiles_from_config
 from ..store import Store
+from .audit import log_sink
 from .definitions import definition_settings
 from .idle import retention_s, seed_monitor
 from .inventory_watch import InventoryWatch
@@ -188,6 +189,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     logger = log or logging.getLogger("jupyter_sched")
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
     store.unlisted_borrowing_limit = unlisted_limit(settings)
+    store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
     source_kind = settings.get("inventory_source", "auto")
     sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
            "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
