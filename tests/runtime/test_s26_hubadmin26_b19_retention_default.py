@@ -15,7 +15,7 @@ from jupyter_sched.store import JobRecord, Store, sqlite_url
 from jupyter_sched.store.retention import RetentionPolicy, prune
 from tests.runtime.builders import make_job
 
-NOW = datetime(2027, 1, 8, 12, 0, tzinfo=timezone.utc)  # a week after the quarter Oct 1 – Dec 31 ended
+NOW = datetime(2027, 1, 8, 12, 0, tzinfo=timezone.utc)  # a week after the quarter Oct 1 to Dec 31 ended
 
 
 def test_s26_hubadmin26_b19_finished_jobs_are_kept_400_days_by_default() -> None:
