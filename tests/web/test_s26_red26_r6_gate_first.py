@@ -14,26 +14,15 @@ import asyncio
 import threading
 from typing import Any
 
-import pytest
-
 from jupyter_sched import userfiles
+from tests.services.test_s26_red26_r2_r3_compile_apart import compiled_here
 
 from .conftest import EVE_TOKEN, wait_for
 
+__all__ = ["compiled_here"]  # the fixture, for this module's tests
+
 FSTRING = "a = 1\nx = f'" + "{a}" * 20_000 + "'\n"  # 60,008 bytes of f-string fields
 SOURCE_JOB = {"gpus": 0, "script": "fs.py", "source": FSTRING}
-
-
-@pytest.fixture
-def compiled_here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    sizes: list[int] = []
-
-    def spy(source: Any, *args: Any, **kwargs: Any) -> Any:
-        sizes.append(len(source))
-        return compile(source, *args, **kwargs)
-
-    monkeypatch.setattr(userfiles, "compile", spy, raising=False)
-    return sizes
 
 
 async def test_red26_r6_a_dry_run_over_the_users_limit_is_refused_before_its_body_is_compiled(
