@@ -1355,6 +1355,7 @@ class LocalExecutor:
         code = t.popen.poll() if t.popen is not None else None
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
+            self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
                           _exit_message(ended[0], t, self.log_disk))
         early = self.dirs.start_error(t.job.id)
