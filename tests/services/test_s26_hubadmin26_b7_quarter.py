@@ -78,7 +78,7 @@ def test_s26_hubadmin26_b7_a_wrong_period_names_quarter_among_the_choices() -> N
 def test_s26_hubadmin26_b7_usage_quarter_is_the_whole_quarter_alone() -> None:
     assert _quarter("2026Q4") == ("2026-10-01T00:00:00Z", "2027-01-01T00:00:00Z")
     assert _quarter("2027-q1") == ("2027-01-01T00:00:00Z", "2027-04-01T00:00:00Z")
-    with pytest.raises(argparse.ArgumentTypeError, match="write YYYYQN, e.g. 2026Q4"):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"write YYYYQN, e\.g\. 2026Q4"):
         _quarter("2026Q5")
     args = argparse.Namespace(since=None, until=None, month=None, quarter=_quarter("2026Q3"))
     assert usage_window(args, datetime(2026, 12, 5, tzinfo=UTC)) == ("2026-07-01T00:00:00Z", "2026-10-01T00:00:00Z")
