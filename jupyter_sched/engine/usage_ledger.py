@@ -14,7 +14,9 @@ closed row once and folds it into sums:
   at 00:00 UTC, so its figure is the sum of the days from its start (days before the window are
   dropped).
 
-Rows still open (or ending after now) are re-read each time and counted afresh; rows added since
+Rows still open (or ending after now) are re-read each time and counted afresh — but for one whose
+job does not hold its GPUs (a runaway row, :mod:`~jupyter_sched.accounting.runaway`: left out, one
+WARNING naming it, not billed to now; hubadmin26 B15); rows added since
 the last read are read once (a cursor on the row id). So a snapshot decodes the open rows, the new
 rows and the rows leaving the window: O(open + new), not every row of the month. The figures equal
 :func:`~jupyter_sched.accounting.decayed_gpu_seconds` and
@@ -27,6 +29,7 @@ read a full one.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterable
@@ -34,10 +37,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
 from ..accounting import UsageInterval, period_start
+from ..accounting.runaway import RunawayUsage
 from ..model import Budget
 from ..store import Store
 
 __all__ = ["UsageLedger", "usage_since"]
+
+log = logging.getLogger(__name__)
 
 _DAY = timedelta(days=1)
 CHECK_EVERY = timedelta(minutes=1)
@@ -93,6 +99,7 @@ class UsageLedger:
         self._k = math.log(2) / half_life_s if half_life_s > 0 else 0.0
         self._lock = threading.Lock()
         self._sums = _Sums()
+        self._said: set[int] = set()  # runaway rows already warned of
         self.decoded = 0
 
     def reset(self) -> None:
@@ -140,6 +147,9 @@ class UsageLedger:
                 assert sums.since is not None
                 leaving = tx.usage_delta(ended=(sums.since, since), up_to_id=sums.cursor) if since > sums.since \
                     else []
+            runaway = tx.runaway_usage() if any(iv.ended_at is None for _, iv in fresh) else []
+        self._say_runaways(runaway)
+        left_out = {r.row_id for r in runaway}
         self.decoded = len(fresh) + len(leaving)
         scale = 1.0 if sums.at is None else math.exp(-self._k * ((now - sums.at) / timedelta(seconds=1)))
         decayed = {user: value * scale for user, value in sums.decayed.items()}
@@ -152,7 +162,8 @@ class UsageLedger:
         open_ids: set[int] = set()
         for row_id, iv in fresh:
             if iv.ended_at is None or iv.ended_at > now:
-                still_open.append(iv)
+                if row_id not in left_out:  # its job does not hold the GPU: not billed to now (B15)
+                    still_open.append(iv)
                 open_ids.add(row_id)
                 continue
             if iv.ended_at > since:
@@ -165,6 +176,13 @@ class UsageLedger:
         sums.cursor, sums.open_ids = max(sums.cursor, top), open_ids
         sums.at, sums.since, sums.decayed, sums.days = now, since, decayed, days
         return self._figures(now, budgets, still_open)
+
+    def _say_runaways(self, runaway: list[RunawayUsage]) -> None:
+        """One WARNING per open row left out because its job does not hold the GPU (hubadmin26 B15)."""
+        for row in runaway:
+            if row.row_id not in self._said:
+                log.warning("fair share and budgets: %s", row.warning())
+        self._said = {row.row_id for row in runaway}
 
     @staticmethod
     def _fold_days(days: dict[tuple[str, str, date], float], iv: UsageInterval, floor: date) -> None:

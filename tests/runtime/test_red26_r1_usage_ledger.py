@@ -10,15 +10,17 @@ decoded per snapshot to the open and new rows.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from jupyter_sched.accounting import budget_usage, decayed_gpu_seconds
 from jupyter_sched.engine.usage_ledger import UsageLedger, usage_since
-from jupyter_sched.model import Budget
-from jupyter_sched.store import Store, schema
+from jupyter_sched.model import Allocation, Budget, JobState
+from jupyter_sched.store import JobRecord, Store, schema
 from jupyter_sched.store.codec import ts
+from tests.runtime.builders import make_job
 
 NOW = datetime(2026, 12, 5, 18, 30, 7, 250000, tzinfo=timezone.utc)
 USERS = [("amy", "vision"), ("mal", "vision"), ("eve", "nlp"), ("bob", "nlp"), ("cy", "rl")]
@@ -41,9 +43,15 @@ def _rows(n: int, *, now: datetime, rng: random.Random, first: int, open_every: 
 
 
 def _insert(store: Store, rows: list[dict[str, object]]) -> None:
+    """The rows, and a running job for each open one (an open row of no running job is not billed: B15)."""
     with store.transaction() as tx:
         for start in range(0, len(rows), 5000):
             tx.conn.execute(schema.usage.insert(), rows[start:start + 5000])
+        for row in rows:
+            if row["ended_at"] is None:
+                job = make_job(str(row["job_id"]), user=str(row["user"]), team=str(row["team"]), state=JobState.RUNNING,
+                               allocation=Allocation(node="n", gpu_uuids=(str(row["gpu_uuid"]),)))
+                tx.insert_job(JobRecord(job=replace(job, attempts=1)))
 
 
 def _old(store: Store, now: datetime) -> tuple[dict[str, float], dict[tuple[str, str | None], float]]:
