@@ -196,6 +196,17 @@ ETA corrected by how far the ETAs of the jobs of its shape already started were 
 admissions, median ratio): 17.3 / 24.6 / 17.1 / 18.3 % (median shift 19.1 / 21.9 / 17.0 / 15.4 %); the arrivals
 of the last 3 h (6 h) repeated ahead as gated jobs in the ETA replay: dev 18.6 % (20.7 %).
 
+**Elected jobs** (session 26; ``SchedulingProfile.elect_overdue``, default 0.75). So the scheduler itself now
+bounds that delay: a job that waited past 0.75 x the wait it was promised when queued (its first ETA projected
+without progress reports) goes first in its class and holds its model's EASY reservation. Means as above, main
+2251f7f7 first: ETA with reports main 19.5 -> 10.7 %, second 20.0 -> 14.5 %, held-out 15.5 -> 10.3 %, dev12
+15.8 -> 10.4 % (gangs 76 -> 22 % on main); without reports 35.9 -> 16.7, 47.0 -> 27.1, 33.4 -> 21.4, 26.4 ->
+18.3 %. Average JCT vs SJF: main +5.8 -> +6.0 %; the price is on the other mixes, where one-node jobs wait longer
+behind an elected gang: second median +12.8 -> +20.2 %, held-out +10.5 -> +13.5 %, dev12 +13.6 -> +12.3 %. X = 1.0:
+main +15 %; the owner's own work read at its limits in the promise: main ETA 17 %, JCT +8 %; only jobs of a whole
+node or more elected: second +30 % (``/work/coord/notes/s26-gang.md``). The promise reads no report, so reports
+still change no decision (the progress lines' "decisions identical").
+
 **Reruns** (``--reruns``; session 7). Real users rerun the same notebook or script many times;
 this trace (synthetic users ``job_id % 4``) has 7 reruns in 60 jobs, so the ``history`` rows say
 little about learning. How often the same user reruns the same program with the same request was

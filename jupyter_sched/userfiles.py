@@ -19,18 +19,41 @@ import os
 import pwd
 import stat
 import warnings
+from collections.abc import Sequence
 
-__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "TOO_BIG", "TOO_DEEP", "content_problem", "content_refusal",
-           "file_problem"]
+__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
+           "content_refusal", "file_problem", "start_folder_argv"]
+
+START_FOLDER_RUNNER = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
+"""``python -c`` code running the file ``sys.argv[1]`` as ``python FILE`` would (``__name__`` is
+``"__main__"``, ``__file__`` and ``sys.argv[0]`` name the file, the rest of argv is its arguments) —
+but with ``-c``'s ``sys.path[0]``, the working directory, where ``python FILE`` puts the file's folder.
+Short and readable in ``ps``, as the wrapper's own command line is (issue 20, F8)."""
+
+
+def start_folder_argv(python: str, script: str, args: Sequence[str] = ()) -> list[str]:
+    """argv running ``script`` with ``python``, the job's working directory first on ``sys.path``.
+
+    For a file the job did not choose the folder of: a ``%%schedule`` cell saved as
+    ``.jupyter_sched/cells/<hash>.py`` or a script carried by content into the job's own directory.
+    ``python FILE`` would put that folder first on ``sys.path``, so ``import train`` of a module beside
+    the notebook failed in the job though it works in the kernel, whose folder is on its path (new
+    user 26, N9). The job sees what the kernel sees: its start folder (the notebook's) first.
+    """
+    return [python, "-c", START_FOLDER_RUNNER, script, *args]
+
 
 CHECKED_BYTES = 8 << 20
 """Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""
 
-IN_PROCESS_BYTES = 64 << 10
+IN_PROCESS_BYTES = 8 << 10
 """Most bytes of a script a shared process (the service) compiles itself: CPython's compile holds the
 GIL from start to end — an 8 MiB script froze every user's requests and the engine for 15 to 35 s and
 took 3 GiB (red team 26, R2). A larger script is compiled in a child process with CPU and memory
-limits (:func:`jupyter_sched.services.script_check.script_problem_apart`)."""
+limits (:func:`jupyter_sched.services.script_check.script_problem_apart`). 8 KiB, not 64 (red team
+26, R6): an f-string field costs ~10x a plain byte — measured (loaded 2-core host): 64 KiB of
+``f'{a}…'`` 1,030 ms of GIL, 16 KiB 100 ms, 8 KiB 35 ms (plain ``x = 1`` lines: 78 / 27 / 3 ms), while
+the child's ~60 ms start holds no GIL of the service's."""
 
 
 def file_problem(path: str, folder: str) -> str | None:

@@ -24,7 +24,7 @@ from ..client._wire import Req, unwrap_list
 from ..model.units import clock_text
 from ..wording.usage import USAGE_DAYS, last_days
 
-__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "usage", "when_arg"]
+__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "usage", "when_arg"]
 
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
@@ -88,6 +88,13 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         audit_p.add_argument("--csv", action="store_true", help="print the rows as CSV (id, at, actor, action, user, "
                                                                  "job_id, message, details as JSON)")
         added.append("audit")
+    if want("quotas"):
+        sub.add_parser("quotas", help="the quota set in force: lines, budgets (admins: where each stands), team policies",
+                       description="Every quota line (TEAM, USER, MODEL, GUARANTEED GPUs and the LIMIT it may borrow "
+                                   "above them), every budget — for an admin with where it stands now (used, left, "
+                                   "reset) — and every team policy, from GET api/sched/quotas; an admin also reads "
+                                   "its warnings. Changes are PUT api/sched/quotas (or the admin notebook).")
+        added.append("quotas")
     return added
 
 
@@ -274,6 +281,53 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     unit = _cost_unit(rows)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
           + (f"COST in {unit}" if unit else no_prices_said(client.config())), file=io.out)
+    return 0
+
+
+def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
+    """``jupyter-sched quotas``: GET quotas as tables (``--json``: the answer) — a read view of the set in force
+    (hubadmin25 B14: every change and check of a month was GET/PUT quotas with JSON by hand)."""
+    answer = client.call(Req("GET", "quotas"))
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps(answer, indent=2), file=io.out)
+        return 0
+    body: Mapping[str, Any] = answer if isinstance(answer, Mapping) else {}
+    lines = [q for q in body.get("quotas") or () if isinstance(q, Mapping)]
+    if lines:
+        table = [["TEAM", "USER", "MODEL", "GUARANTEED", "LIMIT"]]
+        for q in lines:
+            limit = q.get("borrowing_limit")
+            table.append([str(q.get("team")), str(q.get("user") or "-"), str(q.get("gpu_model") or "*"),
+                          f"{float(q.get('guaranteed') or 0):g}", "none" if limit is None else f"+{float(limit):g}"])
+        _print(table, io)
+        print("GUARANTEED GPUs of MODEL (* any) the team (or USER in it) may always get back; LIMIT what it may borrow "
+              "above them (none: no limit)", file=io.out)
+    else:
+        print("No quota lines are set.", file=io.out)
+    standings = [b for b in body.get("budget_standings") or () if isinstance(b, Mapping)]
+    budgets = [b for b in body.get("budgets") or () if isinstance(b, Mapping)]
+    if standings or budgets:
+        print("Budgets:", file=io.out)
+        for b in standings or budgets:
+            who = b.get("team") if not b.get("user") else f"user {b.get('user')} in {b.get('team')}"
+            plain = f"{who}: {float(b.get('gpu_hours') or 0):g} GPU-hours a {b.get('period')}"
+            print(f"  {b.get('text') or plain}", file=io.out)
+    policies = [t for t in body.get("teams") or () if isinstance(t, Mapping)]
+    if policies:
+        table = [["TEAM", "WEIGHT", "PRIORITIES", "RECLAIM", "MEMBERS"]]
+        for t in policies:
+            table.append([str(t.get("team")), f"{float(t.get('weight') or 1):g}",
+                          ",".join(str(c) for c in t.get("allowed_priorities") or ()) or "-", str(t.get("reclaim") or "-"),
+                          str(len(t.get("members") or ()))])
+        print("Team policies:", file=io.out)
+        _print(table, io)
+    source = body.get("source")
+    if isinstance(source, Mapping) and source.get("text"):
+        print(f"set by {source['text']}", file=io.out)
+    for warning in body.get("warnings") or ():
+        print(f"warning: {warning}", file=io.out)
     return 0
 
 

@@ -537,7 +537,8 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "teams": teams_command, "nodes": nodes_command,
+    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "quotas": admin_views.quotas,
+    "teams": teams_command, "nodes": nodes_command,
     "hold": change_job, "release": change_job, "update": change_job, "top": change_job,
 }
 

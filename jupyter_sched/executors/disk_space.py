@@ -5,7 +5,8 @@ status when it cannot flush its output) with no word anywhere — not to the own
 service log (hubadmin25 B15). The local executor now asks :class:`LogDisk`:
 
 * before it launches a job (:meth:`LogDisk.check`): with less than ``floor_bytes`` free
-  (``c.SchedApp.min_log_free_mib``) in the job's log folder it raises :class:`ExecutorError` with
+  (``c.SchedApp.min_log_free_mib``) in the job's log folder, or fewer free inodes than
+  :func:`inode_floor` (red team 26, R4: "… is full: 12 inodes free …") it raises :class:`ExecutorError` with
   pending-reason code ``LogDiskFull``, so the job goes back to the queue with the reason
   "the disk of the log folder … is full (12 KiB free; new jobs start with at least 16 MiB: …)"
   instead of failing, and starts once space is freed;
@@ -26,7 +27,8 @@ from pathlib import Path
 
 from ..errors import ExecutorError
 
-__all__ = ["FULL_BYTES", "LOG_DISK_FULL", "LOW_SHARE", "LogDisk", "free_bytes", "low_disk_line", "size_words"]
+__all__ = ["FULL_BYTES", "LOG_DISK_FULL", "LOW_SHARE", "MAX_FREE_INODES", "MIN_FREE_INODES", "LogDisk", "free_bytes",
+           "free_inodes", "inode_floor", "low_disk_line", "size_words"]
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +42,43 @@ FULL_BYTES = 1 << 20
 def free_bytes(path: Path) -> int | None:
     """Bytes an unprivileged writer may still use on the file system of ``path`` (its nearest existing
     folder; ``statvfs`` ``f_bavail * f_frsize``); None when it cannot be read."""
+    stat = _statvfs(path)
+    return None if stat is None else int(stat.f_bavail) * int(stat.f_frsize)
+
+
+def _statvfs(path: Path) -> os.statvfs_result | None:
+    """``statvfs`` of ``path``'s nearest existing folder; None when it cannot be read."""
     for folder in (path, *path.parents):
         try:
-            stat = os.statvfs(folder)
+            return os.statvfs(folder)
         except FileNotFoundError:
             continue
         except OSError:
             return None
-        return int(stat.f_bavail) * int(stat.f_frsize)
     return None
+
+
+def free_inodes(path: Path) -> tuple[int, int] | None:
+    """``(free, floor)``: the inodes (files, folders) an unprivileged writer may still create on the file
+    system of ``path`` (its nearest existing folder; ``statvfs`` ``f_favail``) and the least a launch
+    wants there (:func:`inode_floor`); None when it cannot be read or the file system does not count
+    inodes (``f_files`` 0: btrfs, some network file systems)."""
+    stat = _statvfs(path)
+    if stat is None or int(stat.f_files) <= 0:
+        return None
+    return int(stat.f_favail), inode_floor(int(stat.f_files))
+
+
+def inode_floor(total: int) -> int:
+    """The free inodes a launch wants on a file system of ``total`` inodes: 1 % of them, at least
+    :data:`MIN_FREE_INODES`, at most :data:`MAX_FREE_INODES` (a job's run creates about seven)."""
+    return min(MAX_FREE_INODES, max(MIN_FREE_INODES, total // 100))
+
+
+MIN_FREE_INODES = 64
+MAX_FREE_INODES = 10_000
+"""Bounds of :func:`inode_floor` (red team 26, R4: with no inode left, other users' jobs FAILED with
+Errno 28 instead of waiting — the check counted bytes only)."""
 
 
 LOW_SHARE = 0.05
@@ -101,6 +131,15 @@ class LogDisk:
         if not self.floor_bytes:
             return
         free = free_bytes(folder)
+        inodes = free_inodes(folder)
+        if inodes is not None and inodes[0] < inodes[1]:
+            self._say(folder, free, inodes=inodes[0])
+            raise ExecutorError(
+                f"the disk of the log folder {folder} is full: {inodes[0]:,} inodes free (new jobs start with at "
+                f"least {inodes[1]:,} free, for their files and folders)",
+                hint="the job waits and starts once files are removed there: delete old job folders (an admin "
+                     "sees it in the service log)",
+                details={"code": LOG_DISK_FULL, "free_inodes": inodes[0], "free_bytes": free, "folder": str(folder)})
         if free is None or free >= self.floor_bytes:
             self._room(folder)
             return
@@ -116,16 +155,26 @@ class LogDisk:
         """For a run that failed writing into ``job_dir``: "could not write its output: the disk of the
         log folder … is full (… free)" when that disk is full, else None."""
         free = free_bytes(job_dir)
+        inodes = free_inodes(job_dir)
+        if inodes is not None and inodes[0] < min(inodes[1], MIN_FREE_INODES):
+            self._say(job_dir.parent, free, inodes=inodes[0])
+            return (f"could not write its output: the disk of the log folder {job_dir.parent} is full "
+                    f"({inodes[0]:,} inodes free)")
         if free is None or free >= (self.floor_bytes or FULL_BYTES):
             return None
         self._say(job_dir.parent, free)
         return f"could not write its output: the disk of the log folder {job_dir.parent} is full ({size_words(free)} free)"
 
-    def _say(self, folder: Path, free: int) -> None:
+    def _say(self, folder: Path, free: int | None, *, inodes: int | None = None) -> None:
         with self._lock:
             if str(folder) in self._said:
                 return
             self._said.add(str(folder))
+        if inodes is not None:
+            log.warning("the disk of the job log folder %s is full (%s inodes free): jobs writing there fail, and new "
+                        "jobs there wait in the queue — remove files on it (old job folders)", folder, f"{inodes:,}")
+            return
+        free = free or 0
         log.warning("the disk of the job log folder %s is full (%s free): jobs writing there fail, and new jobs "
                     "there wait in the queue (c.SchedApp.min_log_free_mib = %s) — free space on it",
                     folder, size_words(free), size_words(self.floor_bytes) if self.floor_bytes else "0, no wait")

@@ -101,6 +101,7 @@ from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_di
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
+from ..userfiles import start_folder_argv
 from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
@@ -114,7 +115,7 @@ from .safeopen import open_untrusted
 from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
-__all__ = ["OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
+__all__ = ["JOB_OOM_SCORE_ADJ", "OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
 
 NOT_EXECUTABLE = "is not executable"
 """A command job's program file that cannot be run: the problem alone; the refusal's hint says the fix
@@ -143,6 +144,9 @@ read of /proc per process of the job)."""
 _EXIT_CODE_MIN, _EXIT_CODE_MAX = -255, 255
 """An exit code a process can have: 0..255, or minus the signal that ended it (Python's returncode)."""
 _NOTEBOOK_IN = "input.ipynb"
+JOB_OOM_SCORE_ADJ = 500
+"""Every local job process's ``oom_score_adj`` (-1000 to 1000; the service's own stays 0): out of memory,
+the kernel picks a job first (red team 26, R7; as systemd's ``OOMScoreAdjust`` for a daemon's workers)."""
 
 
 def job_environment(
@@ -327,8 +331,10 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
         return [python, "-m", "jupyter_sched.executors.run_notebook", source, str(job_dir / "executed.ipynb"),
                 *parameters]
     if spec.script:
-        script = str(job_dir / Path(spec.script).name) if spec.source is not None else spec.script
-        return [python, script, *spec.command, *script_arguments(spec.parameters)]
+        arguments = [*spec.command, *script_arguments(spec.parameters)]
+        if spec.source is not None:  # carried: its folder is the job's own, the working dir goes first (N9)
+            return start_folder_argv(python, str(job_dir / Path(spec.script).name), arguments)
+        return [python, spec.script, *arguments]
     if spec.command:
         return list(spec.command)
     raise ExecutorError(f"job {job.id} has nothing to run", field="command",
@@ -516,6 +522,7 @@ class LocalExecutor:
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
         self.log_disk = LogDisk(min_log_free_bytes)
+        self._oom_said = False
         self.limits = limits
         self.gpu_minor = gpu_minor
         self.gpu_nodes: Mapping[int, Path] | None = None
@@ -828,6 +835,7 @@ class LocalExecutor:
                 raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
         group = self._enroll(group, popen.pid)
         limits = self._limit(job, allocation, group, popen.pid)
+        self._likelier_oom_victim(job.id, popen.pid)
         assert popen.stdin is not None
         try:
             popen.stdin.write(launch.encode())
@@ -860,6 +868,22 @@ class LocalExecutor:
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
                         restarts=restarts, run_as=run_as, group=group, limits=limits)
+
+    def _likelier_oom_victim(self, job_id: str, pid: int) -> None:
+        """Set the waiting wrapper's ``oom_score_adj`` to :data:`JOB_OOM_SCORE_ADJ` before its launch
+        line, so the job's every process inherits it: out of memory, the kernel kills a job before the
+        service, PostgreSQL or a user's notebook kernel (their 0; red team 26, R7). Written by root (hub
+        mode), it is also the floor the job's processes cannot go below (``oom_score_adj_min``). A
+        failure (no ``/proc``, a locked-down container) is logged once, never stops the launch."""
+        try:
+            with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as fh:
+                fh.write(str(JOB_OOM_SCORE_ADJ))
+        except OSError as exc:
+            if not self._oom_said:
+                self._oom_said = True
+                log.warning("job %s: cannot make its processes the first victims out of memory (oom_score_adj "
+                            "%s): %s — the kernel may kill this service or PostgreSQL before a job", job_id,
+                            JOB_OOM_SCORE_ADJ, exc.strerror or exc)
 
     def missing_path(self, spec: JobSpec) -> tuple[str, str, str] | None:
         """``(field, path, problem)`` of the first path ``spec`` names that the job could not use

@@ -42,6 +42,11 @@ A gang on this host (``workers``: one environment overlay per worker, e.g. its o
 all writing to ``output.log``. The gang is all-or-nothing: when one worker fails, the others get
 SIGTERM; the job's exit code is the first failing worker's (0 when every worker succeeded).
 
+What a job leaves in its folder (red team 26, R4): once the job and its leftovers ended, files and
+folders in ``DIR`` beside the wrapper's own and the carried ones are removed when they are more than
+:data:`LEFT_FILES` or hold more than :data:`LEFT_BYTES`, and the log's last line says so
+(:func:`_sweep_left`): the folder sits on the service's log disk and is kept for the retention days.
+
 Log cap (``--max-log-bytes N``, from ``c.SchedApp.max_log_mib``; red-team 15, R12: one ``yes``
 grew its log at 321 MiB/s toward a full disk under the store): the job keeps writing straight into
 ``output.log`` (no pipe the wrapper would have to copy at the job's rate), and a thread looks at the
@@ -56,6 +61,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -360,6 +366,68 @@ class _LogCap:
         os.close(self.fd)
 
 
+LEFT_FILES = 256
+"""The most files and folders a job may leave in its job folder beside the wrapper's own and the
+carried ones (:func:`_sweep_left`)."""
+LEFT_BYTES = 64 << 20
+"""The most bytes they may hold (64 MiB)."""
+_OWN_NAMES = frozenset({"output.log", "exit.json", "wrapper.json", "outcome.json", "executed.ipynb", "stop.fifo"})
+
+
+def _tally(entry: os.DirEntry[str]) -> tuple[int, int]:
+    """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link)."""
+    try:
+        if not entry.is_dir(follow_symlinks=False):
+            return 1, entry.stat(follow_symlinks=False).st_size
+        count, size = 1, 0
+        for top, dirs, files in os.walk(entry.path, followlinks=False):
+            for name in (*dirs, *files):
+                count += 1
+                try:
+                    size += os.lstat(os.path.join(top, name)).st_size
+                except OSError:
+                    pass
+        return count, size
+    except OSError:
+        return 1, 0
+
+
+def _sweep_left(job_dir: Path, carried: set[str]) -> str | None:
+    """After the job and its leftovers ended: what the job left in its own folder beside the wrapper's
+    files (``output.log``, ``exit.json``…) and the ``carried`` ones, removed when it is more than
+    :data:`LEFT_FILES` files or :data:`LEFT_BYTES` bytes; returns the log line that says so (None:
+    nothing removed).
+
+    The job folder lies on the service's log disk (often the root file system) and is kept with the
+    job for ``retention_finished_jobs_days``; a job writes there as its owner, so one job could leave
+    300 MB and 20,000 files in it, outside ``max_log_mib`` (red team 26, R4). A job's outputs belong in
+    its owner's home or another folder of theirs; a few small files left here (a job whose working
+    folder is this one) are kept.
+    """
+    try:
+        entries = [e for e in os.scandir(job_dir) if e.name not in _OWN_NAMES and e.name not in carried
+                   and not (e.name.startswith(".") and e.name.endswith(".tmp"))]
+    except OSError:
+        return None
+    files = size = 0
+    for entry in entries:
+        count, used = _tally(entry)
+        files, size = files + count, size + used
+    if files <= LEFT_FILES and size <= LEFT_BYTES:
+        return None
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+    return (f"[jupyter_sched] the job left {files:,} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
+            f"its log, over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed; "
+            "write a job's outputs into your home or another folder of yours")
+
+
 def _launch(job_dir: Path) -> dict[str, object] | None:
     """Read the launch line, then set up the job directory as the owner (see module docstring)."""
     line = _read_launch_line()
@@ -472,6 +540,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
               flush=True)
     _end_leftovers(grace_s)
+    carried = launch.get("files") if launch else None
+    swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set()) if launch else None
+    if swept:
+        print(f"{_line_break(job_dir)}{swept}", flush=True)
+        if cap is not None and cap.keep is not None:
+            cap.keep = os.fstat(1).st_size
     if cap is not None:
         cap.close()
     return code if code >= 0 else 128 - code

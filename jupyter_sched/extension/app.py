@@ -262,7 +262,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                 int(self.max_submits_per_user_minute), "max_pending_jobs_per_user": int(self.max_pending_jobs_per_user),
             "max_carried_bytes_held": int(self.max_carried_bytes_held),
             "max_running_cpu_jobs_per_user": int(self.max_running_cpu_jobs_per_user), "gpu_sharing": self.gpu_sharing,
-            "budget_admission": self.budget_admission,
+            "budget_admission": self.budget_admission, "elect_overdue": float(self.elect_overdue),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
             "preemption_grace_s": self.preemption_grace_s, "time_zone": self.time_zone,

@@ -253,6 +253,26 @@ class AccessConfig(Configurable):
             raise config_error("max_ports_per_user", value, "must be >= 0", "e.g. 4; 0 = no cap")
         return value
 
+    elect_overdue = Float(
+        default_value=0.75,
+        config=True,
+        help="""A pending job that has waited longer than this many times the wait it was promised when
+        queued (its first ETA, projected without progress reports; at least 10 minutes) is elected: it
+        goes first among the jobs of its priority class and holds its GPU model's backfill reservation,
+        so later, lighter jobs start ahead of it only where they end before its reserved start. A bound
+        on starvation for big jobs (gangs) that the fair order would let lighter users overtake again
+        and again (issue 16; Slurm's age factor plays this role). A user whose running job outran its
+        learnt runtime is not elected meanwhile. 0 = off. Default: 0.75 (benchmarks/jct_loaded.py).""",
+    )
+
+    @validate("elect_overdue")
+    def _check_elect_overdue(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 <= value <= 100:  # NaN fails too
+            raise config_error("elect_overdue", value, "must be between 0 and 100",
+                               "e.g. 0.75 (elect a job once it waited 3/4 of its promised wait); 0 = off")
+        return value
+
     max_running_cpu_jobs_per_user = Int(
         default_value=0,
         config=True,

@@ -32,7 +32,7 @@ from ..client._wire import new_notes
 from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
-from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
+from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
@@ -847,8 +847,10 @@ class SchedMagics(Magics):
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
                      [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
-                                    (sys.executable) in the current directory; the body is saved
-                                    as .jupyter_sched/cells/<hash>.py there. Variables of this
+                                    (sys.executable) in the current directory (the notebook's),
+                                    which is first on its sys.path as in the kernel (import a
+                                    module beside the notebook); the body is saved as
+                                    .jupyter_sched/cells/<hash>.py there. Variables of this
                                     kernel are NOT shared with the job: pass data through files.
           %schedule run SCRIPT [ARGS...] [options]     run a script (use -- before script
                                                        arguments that clash with the options)
@@ -977,7 +979,8 @@ class SchedMagics(Magics):
         name = cmd.options.name or f"cell-{digest}"
         path = cells / f"{digest}.py"
         path.write_text(source, encoding="utf-8")
-        body = job_body(cmd.options, command=[sys.executable, str(path)], working_dir=str(Path.cwd()))
+        # the kernel's folder first on the job's sys.path, not .jupyter_sched/cells (new user 26, N9)
+        body = job_body(cmd.options, command=start_folder_argv(sys.executable, str(path)), working_dir=str(Path.cwd()))
         body.setdefault("name", name)
         return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; this "
                             "kernel's variables are not shared with it.")

@@ -20,7 +20,8 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
    profile's average JCT from +10 % to +5 % of SJF-oracle (median over 9 replays; +13 % to +9 %
    over 10 held-out replays). ``fair-usage`` is the order by usage alone (each user's jobs
    together, lightest user first);
-4. then original submit time (a requeued job keeps it), then id for determinism.
+4. then original submit time (a requeued job keeps it; a released hold counts from its release,
+   :attr:`Job.queued_at`, verify26 V13), then id for determinism.
 
 **Topped jobs** (:attr:`Job.top_at`, an admin's ``jupyter-sched top``; Slurm's ``scontrol top``) go first in
 their class whatever the sort, the latest topped first (:func:`topped_first`); the sort still counts them
@@ -59,18 +60,18 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from operator import attrgetter
 from typing import Protocol
 
-from ..model import GPU_MILLI, Job, PriorityClass
+from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "fair_order", "fair_usage_order", "fifo_order",
-           "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "fair_order", "fair_usage_order", "fifo_order",
+           "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
-_SUBMITTED_ID = attrgetter("submitted_at", "id")
+_SUBMITTED_ID = attrgetter("queued_at", "id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +193,9 @@ Arrange = Callable[[list[Job]], list[Job]]
 
 
 def submit_key(job: Job) -> tuple[datetime, str]:
-    """``(submit time, id)``: the order of a user's jobs, and the last tie-break of every sort."""
-    return job.submitted_at or _EPOCH, job.id
+    """``(queue time, id)``: the order of a user's jobs, and the last tie-break of every sort. The queue
+    time is :attr:`Job.queued_at`: its submit time, or when its hold was released (verify26 V13)."""
+    return job.queued_at or _EPOCH, job.id
 
 
 def share_once_ran(shares: Mapping[str, float], user_usage: Mapping[str, float], job: Job, runtime: float,
@@ -255,7 +257,7 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
 
     def arrange(members: list[Job]) -> list[Job]:
         # submit_key's (submit time, id) read by a C-level getter where every job has a submit time
-        members.sort(key=_SUBMITTED_ID if None not in [j.submitted_at for j in members] else submit_key)
+        members.sort(key=_SUBMITTED_ID if None not in [j.queued_at for j in members] else submit_key)
         runtimes = [runtime_of(job) for job in members]
         longest = max((r for r in runtimes if r < math.inf), default=0.0)
         shares: dict[str, float] = {}
@@ -322,7 +324,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
             members = arrange(members)[::-1]  # pop() from the end
             queues[team] = members
             head = members[-1]
-            heap.append((team_share(team), head.submitted_at or _EPOCH, head.id, team))
+            heap.append((team_share(team), head.queued_at or _EPOCH, head.id, team))
         heapq.heapify(heap)
         while heap:
             share, _, _, team = heapq.heappop(heap)
@@ -330,7 +332,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
             members = queues[team]
             if current != share:  # stale entry: usage changed since it was pushed
                 head = members[-1]
-                heapq.heappush(heap, (current, head.submitted_at or _EPOCH, head.id, team))
+                heapq.heappush(heap, (current, head.queued_at or _EPOCH, head.id, team))
                 continue
             while True:  # the team's next jobs while it stays first (one heap push per change of team)
                 job = members.pop()
@@ -340,7 +342,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
                 if not members:
                     break
                 head = members[-1]
-                entry = (team_share(team), head.submitted_at or _EPOCH, head.id, team)
+                entry = (team_share(team), head.queued_at or _EPOCH, head.id, team)
                 if heap and heap[0] < entry:
                     heapq.heappush(heap, entry)
                     break
@@ -348,7 +350,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
 
 def fifo_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
     """Class, then submit time, then id — no fair share (Kueue ``StrictFIFO`` ordering, without blocking)."""
-    yield from sorted(jobs, key=lambda j: (-_RANK[j.spec.priority], j.submitted_at or _EPOCH, j.id))
+    yield from sorted(jobs, key=lambda j: (-_RANK[j.spec.priority], j.queued_at or _EPOCH, j.id))
 
 
 def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
@@ -357,7 +359,7 @@ def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator
 
     def key(job: Job) -> tuple[int, float, datetime, str]:
         runtime = context.expected_runtime(job)
-        submitted = job.submitted_at or _EPOCH
+        submitted = job.queued_at or _EPOCH
         if not math.isfinite(runtime) or runtime <= 0:
             ratio = 0.0  # unknown runtime: after every job with one, oldest first
         else:
@@ -370,6 +372,86 @@ def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator
 QUEUE_SORTS: dict[str, QueueSort] = {"fair": fair_order, "fair-usage": fair_usage_order, "fifo": fifo_order,
                                       "short-first": short_first_order}
 """Queue-sort plugins by name (a profile's ``queue_sort``)."""
+
+
+PROMISE = "promise"
+"""``PendingReason.details`` key of a job's promised start (issue 16, :func:`promise_due`):
+``{"at": ISO time it was promised, "start": ISO promised start}``, set once by the ETA pass
+(:mod:`jupyter_sched.scheduling.eta`) and carried unchanged while the job waits."""
+
+OVERDUE_FLOOR_S = 600.0
+"""The least promised wait :func:`promise_due` reads, seconds: a job promised "now" is not
+elected before it waited this long times the factor."""
+
+
+def promise_due(reason: PendingReason | None, factor: float) -> datetime | None:
+    """When a job pending with ``reason`` has waited past ``factor`` x its promised wait (issue 16;
+    :func:`elect_overdue`), or None: never (``factor`` 0 — off —, no promise, or a requeued job's
+    ``Preempted`` reason, whose promise is made again when it is queued again).
+
+    The promised wait is ``details["promise"]``'s ``start - at`` (seconds, at least
+    :data:`OVERDUE_FLOOR_S`): the first ETA the job got, projected on what admission reads — no
+    progress report or idle deadline, so its owner's claims never shorten it
+    (:func:`jupyter_sched.scheduling.eta.promises`)."""
+    if factor <= 0 or reason is None or reason.code == "Preempted":
+        return None
+    promise = reason.details.get(PROMISE)
+    if not isinstance(promise, Mapping):
+        return None
+    at, start = _moment(promise.get("at")), _moment(promise.get("start"))
+    if at is None or start is None:
+        return None
+    try:
+        return at + timedelta(seconds=factor * max((start - at).total_seconds(), OVERDUE_FLOOR_S))
+    except OverflowError:  # promised near the horizon: never due in this calendar
+        return None
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+def overdue(job: Job, now: datetime, factor: float) -> bool:
+    """Has ``job`` waited past ``factor`` x its promised wait at ``now``? (:func:`promise_due`)"""
+    due = promise_due(job.reason, factor)
+    return due is not None and now > due
+
+
+def elected_of(pending: Iterable[Job], now: datetime, factor: float) -> list[Job]:
+    """The :func:`overdue` jobs among ``pending`` at ``now`` (none when ``factor`` is 0)."""
+    if factor <= 0:
+        return []
+    return [job for job in pending if overdue(job, now, factor)]
+
+
+def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job]) -> Iterator[Job]:
+    """``ordered`` with the ``elected`` jobs (:func:`elected_of`) moved to the front of their
+    class, longest waiting first (Volcano's "elect" of a starving job; Slurm's age factor,
+    bounded): such a job is the first visited of its class, so a job of the class blocked by
+    capacity gets the model's EASY reservation and later, lighter jobs may only backfill around
+    it. Classes are never crossed. Lazy, as ``ordered`` is (it re-reads shares as admissions
+    happen)."""
+    if not elected:
+        yield from ordered
+        return
+    by_rank: dict[int, list[Job]] = {}
+    for job in elected:
+        by_rank.setdefault(_RANK[job.spec.priority], []).append(job)
+    for jobs in by_rank.values():
+        jobs.sort(key=submit_key)
+    done = {job.id for job in elected}
+    for job in ordered:
+        first = by_rank.pop(_RANK[job.spec.priority], None)
+        if first:
+            yield from first
+        if job.id not in done:
+            yield job
 
 
 def topped_first(jobs: Sequence[Job], order: Iterable[Job]) -> Iterator[Job]:

@@ -128,6 +128,9 @@ class CycleContext:
             preemption, a cancel or a time limit) that still hold GPUs; overdue: those of them
             stopping for longer than the grace period (job id -> seconds since the stop).
         by_id: the snapshot's jobs by id.
+        elected: pending jobs visited first in their class because they waited past ``elect_overdue``
+            x their promised wait (:func:`~jupyter_sched.queues.order.elect_overdue`; issue 16).
+        promised: the promised starts made this cycle (:func:`.eta.promises`; None: each is the shown ETA).
         cpu_jobs: per user, CPU-only jobs holding a place (admitted or running), this cycle's
             admissions included — counted only when the profile caps them.
         admitted: jobs admitted this cycle (their end times feed ETAs).
@@ -254,6 +257,8 @@ class CycleContext:
         # source, another user's reservation); None: such a job could finish before it
         self.backfill_clauses: dict[tuple[str, datetime, float | None, str, bool],
                                     tuple[str, dict[str, Any]] | None] = {}
+        self.elected: frozenset[str] = frozenset()  # pending jobs past their promised wait (issue 16, run_on)
+        self.promised: dict[str, datetime | None] | None = {}  # promises made this cycle (eta.promises)
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         # top_holder(), per set of GPU models asked about (None: every model), once worked out
         self._top_holders: dict[frozenset[str] | None, Mapping[str, Any] | None] = {}

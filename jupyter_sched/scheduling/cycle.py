@@ -40,7 +40,7 @@ from functools import partial
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS, QueueContext, holdings, topped_first
+from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, holdings, topped_first
 from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
@@ -55,7 +55,7 @@ from .planned import planned_preemptions
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
-from .runtimes import charged_runtime_of
+from .runtimes import charged_runtime_of, elected_in
 from .snapshot import AuditRecord, CycleResult, Pend, Reject, Snapshot
 from .takeover import drop_nomination, offer_freed, passed_over
 
@@ -99,7 +99,12 @@ def run_on(ctx: CycleContext) -> CycleResult:
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
-    for job in topped_first(pending, QUEUE_SORTS[ctx.profile.queue_sort](pending, order)):  # admins' tops first
+    # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order),
+    # after the jobs an admin topped (hubadmin25 B18)
+    elected = elected_in(ctx, pending)
+    ctx.elected = frozenset(job.id for job in elected)
+    ordered = topped_first(pending, elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected))
+    for job in ordered:
         shape = _shape(ctx, job.spec.resources)
         if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):
             deferred.append((job, shape))

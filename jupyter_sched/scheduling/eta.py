@@ -34,7 +34,8 @@ start (the accuracy log of case 034).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from copy import copy
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -49,14 +50,30 @@ from ..model.job import public_name
 from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings, topped_first
+from ..queues.order import (
+    PROMISE,
+    QUEUE_SORTS,
+    Holdings,
+    QueueContext,
+    elect_overdue,
+    holdings,
+    promise_due,
+    topped_first,
+)
 from ..wording.estimates import done_text
 from .context import CycleContext
 from .eta_units import Units, units_of_inventory
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
-from .runtimes import Reestimate, charged_runtime_of, expected_runtime, progress_reading, time_left
+from .runtimes import (
+    Reestimate,
+    charged_runtime_of,
+    expected_runtime,
+    overrunning_users,
+    progress_reading,
+    time_left,
+)
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -122,12 +139,24 @@ def estimate_all(ctx: CycleContext) -> None:
     """
     if not ctx.pends:
         return
+    ctx.promised = promises(ctx)
     ctx.waited = {}  # this pass's look-ups of jobs waited on (_waited_on): admissions change them
-    plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
-    replayed, after_replay, unstarted = _replayed(ctx)
     out: list[Pend] = []
     ahead: list[Job] = list(ctx.admitted.values())
     etas: dict[str, datetime | None] = {}
+    for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
+        etas[job.id] = eta
+        out.append(Pend(job.id, _record(ctx, job, _agreed(pend.reason, etas), eta, why, waits, code, ahead,
+                                          plan.reestimates, position, progress=progress)))
+        ahead.append(job)
+    ctx.pends[:] = out
+
+
+def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estimated, bool, Plan]]:
+    """Each pending decision of the cycle in queue order with its queue position, its estimate,
+    whether that read progress reports, and the plan it was made on (:func:`estimate_all`)."""
+    plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
+    replayed, after_replay, unstarted = _replayed(ctx)
     pause = ctx.pause
     queued = 0
     for pend in ctx.pends:
@@ -157,11 +186,38 @@ def estimate_all(ctx: CycleContext) -> None:
         if until is not eta:  # it starts when its victims pass the minimum runtime, not when they end (N18)
             eta, why, code = until, "", MIN_RUNTIME
             waits = tuple(str(w) for w in reason.details["preemption_rule"].get("protected", ()))
-        etas[job.id] = eta
-        out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position, progress=progress)))
-        ahead.append(job)
-    ctx.pends[:] = out
+        yield pend, job, position, (eta, why, waits, code), progress, plan
+
+
+def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
+    """The promised start of each pending job that has none yet (issue 16, :func:`~jupyter_sched.
+    queues.order.promise_due`; by job id, None: unknown now — asked again next cycle); ``{}`` with
+    ``elect_overdue`` 0; None when each such job's shown ETA is its promise (below).
+
+    The promise decides an election, so it reads only what admission reads: the ETA projected as
+    :func:`estimate_all` projects it, but without progress reports or idle leases' reclaim deadlines
+    — a report is its job's own claim, never read for a decision (:mod:`.runtimes`): a user cannot
+    make their job overdue sooner by reporting that their running work is nearly done. Learnt
+    runtimes are read, as the fair order reads them; a user whose running job outran its history
+    is not elected (:func:`.runtimes.elected_in`). Where the snapshot holds no report and no idle deadline, the
+    shown ETA is the promise and no second projection is made (the 5,000-node cycle)."""
+    if ctx.profile.elect_overdue <= 0:
+        return {}
+    need = {p.job_id for p in ctx.pends if _needs_promise(ctx.by_id[p.job_id].reason)}
+    if not need:
+        return {}
+    snap = ctx.snap
+    if not (snap.progress or snap.idle_ends):
+        return None  # the shown ETA is the promise (_record)
+    plain = copy(ctx)
+    plain.snap = replace(snap, progress={}, idle_ends={})
+    plain.plan, plain.waited, plain.promised = None, {}, {}
+    return {job.id: estimated[0] for _, job, _, estimated, _, _ in _estimates(plain) if job.id in need}
+
+
+def _needs_promise(reason: PendingReason | None) -> bool:
+    """A job with no promise yet: first queued (or requeued), between full cycles, or promised nothing known."""
+    return reason is None or reason.code == "Preempted" or provisional(reason) or PROMISE not in reason.details
 
 
 def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | None:
@@ -459,6 +515,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     if shares is not None and shares.charged:  # a job alone on a blocked shared GPU holds it whole
         running = [(job, shares.charged.get(job.id, gpus), end) for job, gpus, end in running]
 
+    due = _due_times(ctx)  # the cycle elects a job waited past its promised wait (issue 16): so does the replay
+
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
         held: Holdings | None = None
@@ -484,9 +542,33 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
-        return [job.id for job in topped_first(jobs, sort(jobs, context))]
+        elected = [job for job in jobs if (at := due.get(job.id)) is not None and context.now > at] if due else []
+        return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected))]
 
     return order
+
+
+def _due_times(ctx: CycleContext) -> dict[str, datetime]:
+    """When each pending job of the cycle is elected (:func:`~jupyter_sched.queues.order.promise_due`),
+    by job id: from the promise its reason carries, or the one :func:`promises` made this cycle."""
+    factor = ctx.profile.elect_overdue
+    if factor <= 0:
+        return {}
+    due: dict[str, datetime] = {}
+    overrunning = overrunning_users(ctx)
+    for pend in ctx.pends:
+        job = ctx.by_id[pend.job_id]
+        if job.spec.user in overrunning:  # never elected while its user outruns their history (elected_in)
+            continue
+        at = promise_due(job.reason, factor)
+        if at is None and ctx.promised:
+            start = ctx.promised.get(job.id)
+            if start is not None:
+                at = promise_due(PendingReason(code="", message="", details={
+                    PROMISE: {"at": ctx.now_iso, "start": start.isoformat()}}), factor)
+        if at is not None:
+            due[job.id] = at
+    return due
 
 
 # ---------------------------------------------------------------------------------- projection
@@ -808,6 +890,14 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         first = prev.eta if prev is not None else eta
         basis["recorded_eta"] = first.isoformat() if first is not None else ""
     details["eta_basis"] = basis
+    promise = prev.details.get(PROMISE) if prev is not None else None
+    if promise is None and ctx.profile.elect_overdue > 0:  # made once, at its first known ETA (promises())
+        start = eta if ctx.promised is None else ctx.promised.get(job.id)
+        if start is not None:  # (the first ETA's text, said once: 20,000 new jobs in a 5,000-node cycle)
+            said = basis["recorded_eta"] if prev is None and start is eta else start.isoformat()
+            promise = {"at": ctx.now_iso, "start": said}
+    if promise is not None:
+        details[PROMISE] = promise
     if reestimates:  # a note with its owner's learnt figure, and the same without it (red team 22, R2 caveat)
         noted = (*waits, *(moved["jobs"] if moved is not None and moved["cause"] == "overran" else ()))
         learnt = {w: {"said": note.message, "public": note.public} for w in dict.fromkeys(noted)

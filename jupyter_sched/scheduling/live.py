@@ -20,6 +20,10 @@ the blocked jobs — and visits one new pending job on it, **as if it came last 
   before an earlier one in that replay and so move its ETA: :attr:`LiveCycle.etas_moved` then
   asks the caller for a full cycle soon (the ETAs only: decisions, reasons and positions stay
   exact);
+* a pending job whose promised wait runs out after the cycle (:func:`~jupyter_sched.queues.order.
+  promise_due`) would be elected by a full cycle run now — visited first in its class, holding the
+  EASY reservation —, so the reservations this context keeps are no longer that cycle's: from that
+  moment no job is decided here (:meth:`LiveCycle.decide` returns None; issue 16);
 * everything else (it would need a preemption, be rejected, or pend somewhere other than last)
   is left to the next full cycle, which orders the queue properly; the live context is then
   spent (:attr:`usable` False), since such a visit may have changed reservations or tried
@@ -36,6 +40,7 @@ from datetime import datetime
 
 from ..model import Job, JobState, PendingReason
 from ..queues.limits import effective_limit
+from ..queues.order import promise_due
 from .context import CycleContext, no_pause
 from .cycle import run_on, visit
 from .eta import (
@@ -82,6 +87,7 @@ class LiveCycle:
         self.etas_moved = False
         self._tail: QueueTail | None = None
         self._etas: Mapping[str, datetime | None] | None = None
+        self._elects_at: tuple[datetime | None] | None = None  # None: not worked out yet (_next_election)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -118,6 +124,10 @@ class LiveCycle:
             raise ValueError(f"job {job.id} is not a new pending job for this cycle")
         if now < ctx.now:
             raise ValueError(f"time runs backwards ({now.isoformat()} < {ctx.now.isoformat()})")
+        elects_at = self._next_election()
+        if elects_at is not None and now > elects_at:  # a full cycle now elects a job: other reservations
+            self.usable = False
+            return None
         ctx.now = now
         ctx.admits, ctx.preempts, ctx.pends, ctx.rejects, ctx.audit = [], [], [], [], []
         ctx.by_id[job.id] = job
@@ -143,6 +153,15 @@ class LiveCycle:
         self.usable = False
         return CycleResult(admits=admits, preemptions=tuple(ctx.preempts), pending=pends,
                            rejects=tuple(ctx.rejects), audit=tuple(ctx.audit))
+
+    def _next_election(self) -> datetime | None:
+        """When the first job the cycle left pending without electing it is elected (module doc;
+        None: never), worked out once, at the first decision (not on every full cycle)."""
+        if self._elects_at is None:
+            factor, elected = self._ctx.profile.elect_overdue, self._ctx.elected
+            self._elects_at = (min((due for p in self.result.pending if p.job_id not in elected
+                                    and (due := promise_due(p.reason, factor)) is not None), default=None),)
+        return self._elects_at[0]
 
     def _tail_of(self) -> QueueTail:
         if self._tail is None:

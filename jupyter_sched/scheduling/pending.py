@@ -19,6 +19,8 @@ from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
+from ..queues.order import OVERDUE_FLOOR_S, PROMISE
+from ..wording.reasons import elected_clause
 from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
@@ -41,6 +43,8 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
         reason, message, details = _reason(ctx, visit)
         if key is not None:
             ctx.reason_cache[key] = (reason, message, details)
+    if job.id in ctx.elected:  # first in its class: it waited past its promised wait (issue 16)
+        message, details = _elected(ctx, job, message, details)
     model = next((f.model for f in flavors if f.pools), "")  # its first usable GPU model
     res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
@@ -52,6 +56,18 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
         _reserve(ctx, job, req, flavors, reason)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
+
+
+def _elected(ctx: CycleContext, job: Job, message: str, details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """The reason of a job elected first in its class (:func:`~jupyter_sched.queues.order.elect_overdue`)
+    says so, with ``details["elected"]``: ``promised_at`` / ``promised_start`` (ISO), ``waited_s`` (s since
+    it was promised) and ``factor`` (the profile's ``elect_overdue``)."""
+    promise = job.reason.details[PROMISE] if job.reason is not None else {}
+    at, start = datetime.fromisoformat(promise["at"]), datetime.fromisoformat(promise["start"])
+    waited, factor = (ctx.now - at).total_seconds(), ctx.profile.elect_overdue
+    info = {"promised_at": promise["at"], "promised_start": promise["start"], "waited_s": waited, "factor": factor}
+    clause = elected_clause(waited, max((start - at).total_seconds(), OVERDUE_FLOOR_S), factor, said_time(start))
+    return message.rstrip(".") + f"; {clause}.", {**details, "elected": info}
 
 
 _HELD_CODES = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})

@@ -24,7 +24,7 @@ time limit (:func:`progress_end`, :func:`~jupyter_sched.backfill.progress.projec
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -34,10 +34,11 @@ from ..backfill.progress import ProgressReading, read_progress
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
+from ..queues.order import elected_of
 from ..wording.estimates import WITHHELD_RUNS, ran_past_note
 from .context import CycleContext
 
-__all__ = ["MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
+__all__ = ["MIN_LEFT_S", "Reestimate", "OVERRUN_FACTOR", "charged_runtime", "charged_runtime_of", "elected_in", "expected_runtime", "overrunning_users", "progress_end", "progress_reading",
            "time_left"]
 
 MIN_LEFT_S = 1.0
@@ -142,6 +143,19 @@ def overrunning_users(ctx: CycleContext) -> frozenset[str]:
     users = frozenset(found)
     ctx.overrunning = (snap, users)
     return users
+
+
+def elected_in(ctx: CycleContext, pending: Iterable[Job]) -> list[Job]:
+    """The jobs of ``pending`` a cycle at ``ctx.now`` elects first in their class (issue 16):
+    waited past ``elect_overdue`` x their promised wait (:func:`~jupyter_sched.queues.order.elected_of`),
+    unless their user has a job running past :data:`OVERRUN_FACTOR` x what its history said
+    (:func:`overrunning_users`): a promise reads learnt runtimes, which are the user's own to write
+    (red team 18, R2), so a user whose history proved short is not elected until that job ends."""
+    elected = elected_of(pending, ctx.now, ctx.profile.elect_overdue)
+    if not elected:
+        return elected
+    overrunning = overrunning_users(ctx)
+    return [job for job in elected if job.spec.user not in overrunning] if overrunning else elected
 
 
 def progress_end(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, float] | None:

@@ -31,7 +31,10 @@ team shares, so the new job ``n`` of team ``T`` and class rank ``R`` is last whe
   count before ``n`` is at least every other team's count before its last job — bounded here by
   that team's held GPUs plus its jobs' GPUs less its smallest job's; inside the team the key is
   (the GPUs ``n``'s user holds before ``n``, the share above), compared the same way;
-* any other sort (``short-first``, a plugin) — unknown here: never last (a full cycle decides).
+* any other sort (``short-first``, a plugin) — unknown here: never last (a full cycle decides);
+* a job past its promised wait (:func:`~jupyter_sched.queues.order.overdue`, issue 16) is elected
+  first in its class by a full cycle: never last. (A job the cycle left pending whose promised wait
+  runs out later spends the whole live context: :class:`~.live.LiveCycle`.)
 
 Conservative by design: ``False`` sends the job to a full cycle, which is always right. The
 equality with a full cycle is checked by ``tests/runtime/test_live_pend.py`` (property tests).
@@ -45,7 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..model import Job
-from ..queues.order import above, held_before, holdings, share_once_ran, submit_key
+from ..queues.order import above, held_before, holdings, overdue, share_once_ran, submit_key
 from .context import CycleContext
 from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
 from .runtimes import charged_runtime
@@ -139,6 +142,8 @@ class QueueTail:
         """True when a full cycle run now would visit ``job`` after every pending job (module doc)."""
         if self._sort not in _SORTS or submit_key(job) <= self._latest:
             return False
+        if overdue(job, self._ctx.now, self._ctx.profile.elect_overdue):
+            return False  # a full cycle elects it: first in its class (queues.order.elect_overdue)
         spec = job.spec
         rank = spec.priority.rank
         if any(r < rank for r in self._ranks):

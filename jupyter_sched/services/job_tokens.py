@@ -33,10 +33,12 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import NoReturn
 
 from ..admission import Caller
 from ..errors import AuthorizationError, NotFoundError, TokenRefusedError
-from ..store.job_secrets import JobSecret, current_and_retired
+from ..model import Job
+from ..store.job_secrets import ROTATED_ACTION, JobSecret, current_and_retired
 from .context import Context
 
 __all__ = ["ENV_JOB_TOKEN", "PREFIX", "JobTokenCheck", "JobTokens", "StoredJobTokens", "is_job_token", "read_secret_file",
@@ -118,6 +120,19 @@ class JobTokens:
             if hmac.compare_digest(rest, self._mac(key, job_id, attempt)):
                 return job_id, attempt, retired_at
         return None
+
+
+_SAID_MAX = 10_000
+"""Claimed runs whose unverified tokens' refusals a server remembers having logged (then it starts over)."""
+
+
+def _claimed(token: str) -> tuple[str, int] | None:
+    """``(job id, run)`` a job token's text names, unverified (for words only: a forgery may name any)."""
+    if not is_job_token(token) or len(token) > _MAX_CHARS:
+        return None
+    head, _, _mac = token[len(PREFIX):].rpartition(".")
+    job_id, _, attempt = head.rpartition(".")
+    return (job_id, int(attempt)) if job_id and attempt.isdigit() and len(attempt) <= 9 else None
 
 
 REREAD_S = 1.0
@@ -220,6 +235,65 @@ class JobTokenCheck:
     def __init__(self, ctx: Context, tokens: JobTokens | StoredJobTokens) -> None:
         self.ctx = ctx
         self.tokens = tokens
+        self._said: dict[tuple[str, int], int] = {}
+        """Refusals of unverified tokens per claimed (job id, run) since the one logged (bounded)."""
+        self._revoked_read: tuple[float, datetime | None] | None = None
+
+    def _refuse_unverified(self, token: str, route: str) -> NoReturn:
+        """Refuse a token that verifies under no secret in force (401). It names a job it may not be of: a
+        forgery may name any job, so it is put on nobody's record (issue 16 item 4) — unless the store
+        revoked its secrets (``rotate-job-secret --revoke-running``) after the run it names was admitted, the
+        case an admin wants to see after a leak (hubadmin26 B4: every report of a revoked job was a WARNING
+        calling it "forged", none audited): then an audited refusal under the running job's owner (the
+        refusal log's own limit sums repeats). The WARNING is said once per claimed run, later ones counted.
+
+        Raises:
+            TokenRefusedError: always.
+        """
+        hint = ("a job's own JUPYTER_SCHED_JOB_TOKEN is valid at the servers of the store that started it, while "
+                "its run runs (`jupyter-sched doctor rotate-job-secret --revoke-running` ends it sooner)")
+        claimed = _claimed(token)
+        revoked_job: Job | None = None
+        if claimed is not None:
+            try:
+                job = self.ctx.store.get_job(claimed[0]).job
+            except NotFoundError:
+                job = None
+            revoked_at = self._revoked_at()
+            if (job is not None and job.attempts == claimed[1] and job.state.holds_gpus and revoked_at is not None
+                    and job.admitted_at is not None and job.admitted_at <= revoked_at):
+                revoked_job = job
+        key = claimed or ("", 0)
+        if key in self._said:
+            self._said[key] += 1
+        else:
+            if len(self._said) >= _SAID_MAX:
+                self._said.clear()
+            self._said[key] = 0
+            what = (f"a job token of running job {key[0][:80]} (run {key[1]}) whose secret was revoked "
+                    "(rotate-job-secret --revoke-running) after it started, or a forgery naming it"
+                    if revoked_job is not None else
+                    "a job token that does not verify (forged, or from another store's secret)")
+            log.warning("jupyter_sched: %s refused: %s; further refusals of it are counted, not logged", route, what)
+        if revoked_job is None:
+            refused = TokenRefusedError("this job token is not valid here", field="Authorization", hint=hint)
+            refused.audited = True  # it names nobody: a forgery may name any job
+            raise refused
+        refused = TokenRefusedError(
+            f"a job token of job {key[0][:80]!r} (run {key[1]}) was refused: the store's job-token secrets were "
+            "revoked (rotate-job-secret --revoke-running) after this run started", field="Authorization", hint=hint)
+        self.ctx.admission.refuse(token_caller(revoked_job.spec.user), refused, request=route, job_id=key[0])
+
+    def _revoked_at(self) -> datetime | None:
+        """When the store's secrets were last revoked (its newest ``job_secret_rotated`` with ``revoked``), read
+        at most once per :data:`REREAD_S` (a flood of forged tokens costs one read a second)."""
+        now = time.monotonic()
+        if self._revoked_read is not None and now - self._revoked_read[0] < REREAD_S:
+            return self._revoked_read[1]
+        rows = self.ctx.store.list_events(action=ROTATED_ACTION, limit=50, newest_first=True)
+        found = next((row.at for row in rows if (row.details or {}).get("revoked")), None)
+        self._revoked_read = (now, found)
+        return found
 
     def caller(self, token: str, *, route: str, job_id: str | None, allowed: bool) -> Caller:
         """The caller of a request made with ``token`` to ``route`` (``"GET jobs/{job_id}"``), whose
@@ -242,14 +316,7 @@ class JobTokenCheck:
             if admitted is None or admitted >= read[2]:
                 claims = None
         if claims is None:
-            log.warning("jupyter_sched: %s refused: a job token that does not verify (forged or from another "
-                        "server's secret)", route)
-            refused = TokenRefusedError(
-                "this job token is not valid here", field="Authorization",
-                hint="a job's own JUPYTER_SCHED_JOB_TOKEN is valid at the servers of the store that started it, "
-                     "while its run runs (`jupyter-sched doctor rotate-job-secret --revoke-running` ends it sooner)")
-            refused.audited = True  # it names nobody: a forgery may name any job
-            raise refused
+            self._refuse_unverified(token, route)
         own_id, attempt = claims
         try:
             record = self.ctx.store.get_job(own_id)

@@ -881,7 +881,9 @@ class JobsService:
             self.ctx.admission.require_admin(caller, f"listing other users' {what}",
                                              field="all" if request.all else "user",
                                              hint=f"leave out user and all to list your own {what}")
-        user = None if request.all else (request.user or caller.user)
+        # all widens to every owner; a user named with it still narrows to that user (verify26 V10: `jobs --all
+        # --user U` listed everyone's)
+        user = request.user if request.user is not None else (None if request.all else caller.user)
         wanted = _kind_asked(kind, request)
         states = parse_states(request.state)
         since, until = parse_window(request.since, request.until)  # 400 naming the field (hubadmin25 B19)

@@ -78,12 +78,15 @@ _WAITING_STATES = (JobState.PENDING, JobState.PREEMPTED)
 _WAITING = [state.value for state in _WAITING_STATES]
 _RANK = sa.case({c.value: c.rank for c in PriorityClass}, value=schema.jobs.c.priority, else_=0)
 """A job's priority rank in SQL (:attr:`PriorityClass.rank`: larger first)."""
-_QUEUE_ORDER = (_RANK.desc(), schema.jobs.c.submitted_at, schema.jobs.c.id)
-_QUEUE_COLUMNS = (schema.jobs.c.id, _RANK.label("rank"), schema.jobs.c.submitted_at)
+_QUEUED_AT = sa.func.coalesce(schema.jobs.c.eligible_at, schema.jobs.c.submitted_at)
+"""A job's queue time in SQL (:attr:`Job.queued_at`: its release when its hold was released, else its submit
+time; verify26 V13)."""
+_QUEUE_ORDER = (_RANK.desc(), _QUEUED_AT, schema.jobs.c.id)
+_QUEUE_COLUMNS = (schema.jobs.c.id, _RANK.label("rank"), _QUEUED_AT.label("submitted_at"))
 _IS_WAITING = schema.jobs.c.state.in_(_WAITING)
 _AFTER = sa.or_(_RANK < sa.bindparam("a_rank"), sa.and_(_RANK == sa.bindparam("a_rank"), sa.or_(
-    schema.jobs.c.submitted_at > sa.bindparam("a_at"),
-    sa.and_(schema.jobs.c.submitted_at == sa.bindparam("a_at"), schema.jobs.c.id > sa.bindparam("a_id")))))
+    _QUEUED_AT > sa.bindparam("a_at"),
+    sa.and_(_QUEUED_AT == sa.bindparam("a_at"), schema.jobs.c.id > sa.bindparam("a_id")))))
 # the queue's key queries, built once (values are parameters): see StoreTx.queue_page
 _QUEUE_FIRST = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
 _QUEUE_AFTER = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING, _AFTER).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
@@ -111,8 +114,8 @@ _JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("id
 _VERSIONS_BY_ID = sa.select(schema.jobs.c.id, schema.jobs.c.version).where(
     schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
 QueueKey = tuple[int, str, str]
-"""Where a waiting job stands in queue order: ``(priority rank, submitted_at as stored (see
-:func:`~.codec.ts`), id)``."""
+"""Where a waiting job stands in queue order: ``(priority rank, queue time as stored (see
+:func:`~.codec.ts`; the release of a released hold, else submitted_at), id)``."""
 # Statements compiled once, values passed as parameters: building ``.values(**row)`` per call
 # costs SQLAlchemy a cache key over every literal (~1 ms per job write, most of a submit).
 _JOB_INSERT = schema.jobs.insert()
@@ -362,6 +365,8 @@ class StoreTx:
         self.idle_rows: list[tuple[str, int]] = []
         """``(id, version)`` of the job rows this transaction wrote holding no GPUs (noted in
         :attr:`quiet` once it committed: an update of one of them is known to touch no holder)."""
+        self.added_events: list[tuple[str, str, str | None, str | None, str]] = []
+        """``(actor, action, job id, user, message)`` of the audit records this transaction added."""
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
         self.unlisted_borrowing_limit: float | None = None
@@ -601,7 +606,7 @@ class StoreTx:
         50 reads 50 job rows, not every waiting one (issue 17: ``GET queue`` decoded the whole
         backlog on every call).
 
-        Queue order: priority class (high, normal, low), then submit time, then id — the order
+        Queue order: priority class (high, normal, low), then queue time (:attr:`Job.queued_at`), then id — the order
         the engine visits pending work in before its policies reorder it. Rows: those after
         ``after`` (keyset paging); of them the first ``limit`` (None: all). ``head`` instead:
         the first ``head`` plus every later row of ``also_user`` (the bounded default view of
@@ -686,7 +691,9 @@ class StoreTx:
         details: Mapping[str, Any] | None = None,
         at: datetime | None = None,
     ) -> int:
-        """Append an audit record; return its id."""
+        """Append an audit record; return its id. Once committed, the store's :attr:`Store.event_sink` (the
+        service log) is told of it."""
+        self.added_events.append((actor, action, job_id, user, message))
         result = self.conn.execute(_EVENT_INSERT, {
             "at": ts(at or self.now), "actor": actor, "action": action, "job_id": job_id, "user": user,
             "message": message, "details": dumps(dict(details or {}))})
@@ -1299,6 +1306,10 @@ class Store:
         that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
         self.migrated: list[int] = []
         """Schema versions this object's open applied (hubadmin23 A7: the start-up log names them)."""
+        self.event_sink: Callable[[Sequence[tuple[str, str, str | None, str | None, str]]], None] | None = None
+        """Told of every committed audit record (``(actor, action, job id, user, message)``): the service log's
+        line per record (hubadmin26 B13: drains, preemptions, admin acts and job ends were only in the
+        database — no timeline when the incident is the database). None: not told."""
         self.outage = StoreOutage(f"the database ({safe_url(url)})")
         """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
@@ -1491,6 +1502,11 @@ class Store:
             self._quiet_versions.note_idle(tx.idle_rows)
         if tx is not None and tx.bad:
             self._note_quarantined(tx.bad)
+        if tx is not None and tx.added_events and self.event_sink is not None:
+            try:
+                self.event_sink(tx.added_events)
+            except Exception:  # the record is committed; a log that fails must not fail the write
+                log.exception("could not log %d audit record(s)", len(tx.added_events))
 
     def _note_quarantined(self, entries: Sequence[Quarantined]) -> None:
         """Record rows a reader skipped (own transaction, after the reader's; best effort: a

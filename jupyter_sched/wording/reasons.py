@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "departed_lease_notice", "departed_text",
+__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -69,6 +69,21 @@ class ReasonText(NamedTuple):
     def to_dict(self) -> dict[str, str]:
         """``{"summary", "eta", "unblock", "line"}``: the ``reason.text`` object of the REST API."""
         return {"summary": self.summary, "eta": self.eta, "unblock": self.unblock, "line": self.line}
+
+
+ELECTED_NOTE = "elected: it waited past its promised wait"
+"""What a job's reason says of the reservation it would delay when the job holding it was elected (issue 16)."""
+
+
+def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str) -> str:
+    """The clause a job elected first in its class says (issue 16: :func:`~jupyter_sched.queues.order.
+    elect_overdue`), e.g. "elected: it has waited 2h10m, past 0.75 x the 2h50m wait promised when it was
+    queued (start by 2026-12-04T05:50:54Z), so it goes first among its class's jobs and later jobs start
+    ahead of it only where they end before its reserved start". ``promised_start``: :func:`~jupyter_sched.
+    model.units.said_time` (renderers say it as a clock time)."""
+    return (f"elected: it has waited {format_duration(waited_s)}, past {factor:g} x the {format_duration(promised_s)} "
+            f"wait promised when it was queued (start by {promised_start}), so it goes first among its class's jobs "
+            "and later jobs start ahead of it only where they end before its reserved start")
 
 
 def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,

@@ -1680,6 +1680,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [
@@ -1843,6 +1845,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [
@@ -2257,6 +2261,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [

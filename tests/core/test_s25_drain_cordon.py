@@ -125,3 +125,26 @@ def test_s25_drain_work_already_stopping_is_not_asked_again() -> None:
     node = cordoned(cordon=replace(CORDON, evict_at=T0 - timedelta(minutes=1)))
     job = replace(running(make_job("there"), "n3", [0]), stopping_since=T0 - timedelta(seconds=5))
     assert run_cycle(snapshot([node], [job])).preemptions == ()
+
+
+def test_hubadmin26_b3_a_job_only_a_cordoned_node_holds_is_not_told_others_jobs_ending_start_it() -> None:
+    """hubadmin26 B3: the only node that can hold it cordoned, a team's waiting job read "…; node n3 is cordoned …;
+    no preemption: …; it can start when nlp's jobs free 1 GPU (…) · ETA unknown: only a cordoned node can hold it" —
+    the middle clause false while the node is cordoned (GPUs freed there go to nobody) and against the ETA."""
+    from core_builders import quotas
+
+    from jupyter_sched.model import Quota
+
+    q = quotas(Quota(team="vision", guaranteed=2, borrowing_limit=2), Quota(team="nlp", guaranteed=2, borrowing_limit=2))
+    jobs = [running(make_job("v1", gpus=2, team="vision", user="vi"), "n3", [0, 1]),
+            running(make_job("n1", gpus=2, team="nlp", user="nl"), "n3", [2, 3]),
+            make_job("v-wait", gpus=1, team="vision", user="vi", submitted=5)]
+    result = run_cycle(snapshot([cordoned(gpus=4)], jobs, quota=q))
+    reason = next(p.reason for p in result.pending if p.job_id == "v-wait")
+    text = render_reason(reason_to_dict(reason), now=T0).summary
+    assert reason.code == "NodeCordoned" and "cordoned for maintenance" in text, text
+    assert "it can start when" not in text, text
+    # the same cluster with the node back: the clause says who lets it start, as before
+    result = run_cycle(snapshot([make_node("n3", gpus=4)], jobs, quota=q))
+    reason = next(p.reason for p in result.pending if p.job_id == "v-wait")
+    assert "it can start when" in render_reason(reason_to_dict(reason), now=T0).summary

@@ -18,6 +18,7 @@ from jupyter_sched.executors.kubernetes import KubernetesConfig, make_manifests
 from jupyter_sched.executors.kubernetes.manifests import CARRIED_DIR, MAX_CARRIED_BYTES
 from jupyter_sched.executors.runas import AccountMapping, RunAs
 from jupyter_sched.model import JobKind
+from jupyter_sched.userfiles import START_FOLDER_RUNNER
 
 from .kube_builders import K8S_VERSION, allocation, make_job
 
@@ -113,7 +114,8 @@ def test_a_carried_cell_and_notebook_arrive_as_read_only_files_from_annotations(
     kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
     pod = manifest["spec"]["template"]
     container = pod["spec"]["containers"][0]
-    assert container["command"] == ["python", f"{CARRIED_DIR}/cell-ab12.py"]
+    # run from its working dir, first on sys.path, not the carried files' folder (newuser26 N9)
+    assert container["command"] == ["python", "-c", START_FOLDER_RUNNER, f"{CARRIED_DIR}/cell-ab12.py"]
     assert container["workingDir"] == "/home/jovyan/proj"  # ~ is the home volume
     assert {"name": "jupyter-sched-carried", "mountPath": CARRIED_DIR, "readOnly": True} in container["volumeMounts"]
     volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "jupyter-sched-carried")

@@ -65,6 +65,8 @@ async def test_quickstart_runs_end_to_end(sched_app: Any, jp_serverapp: Any, jp_
     assert "succeeded" in text
     assert "Released lease" in text
     assert (jp_root_dir / "checkpoints" / "model.npz").is_file()
+    # the README's `%%schedule … import train; train.main()`: the cell's job imports train.py beside it (newuser26 N9)
+    assert (jp_root_dir / "checkpoints" / "cell.npz").is_file()
     assert "text/html" in _mimetypes(nb)  # the %gpu and queue DataFrames
 
 

@@ -39,6 +39,7 @@ from jupyter_sched.model import (
     QuotaSet,
     ResourceRequest,
 )
+from jupyter_sched.queues.order import PROMISE
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, eta, run_cycle
 from jupyter_sched.scheduling.live import PROVISIONAL_ETA, LiveCycle
 from jupyter_sched.scheduling.snapshot import UsageHistory
@@ -79,10 +80,11 @@ def etas_replayed(replay: bool) -> Iterator[None]:
 
 
 def without_eta(reason: PendingReason) -> dict[str, Any]:
-    """Everything of a reason a live pend gives exactly (its ETA is the next full cycle's)."""
+    """Everything of a reason a live pend gives exactly (its ETA — and the promise, its first ETA
+    (queues.order.PROMISE) — are the next full cycle's)."""
     return {"code": reason.code, "message": reason.message, "unblock": reason.unblock, "position": reason.position,
             "per_flavor": reason.per_flavor,
-            "details": {k: v for k, v in reason.details.items() if not k.startswith("eta")}}
+            "details": {k: v for k, v in reason.details.items() if not k.startswith("eta") and k != PROMISE}}
 
 
 def decisions(result: CycleResult, skip: frozenset[str] = frozenset(), *, etas: bool = True) -> dict[str, Any]:
@@ -264,3 +266,31 @@ def test_a_provisional_reason_is_no_earlier_prediction_for_the_full_cycle() -> N
     assert reason.eta is not None and reason.predicted_start == reason.eta
     assert "eta_moved" not in reason.details and not [a for a in full.audit if a.action == "eta_moved"]
     assert eta.predicted_start_of(stored, T0) == T0
+
+
+def test_issue16_s26_a_job_elected_after_the_cycle_spends_the_live_ledger() -> None:
+    """A queued job whose promised wait runs out after the full cycle is elected by the next one
+    (first in its class, with the EASY reservation; issue 16): the live ledger, which keeps the
+    last cycle's order and reservations, must not decide anything from that moment — a new job it
+    would have pended last there, or admitted outside reservations that no longer hold."""
+    nodes = (node("n0", 2),)
+    running = holding(job("r0", gpus=2, user="u2", limit=3600.0), "n0", 0)
+    promised = {PROMISE: {"at": (T0 - timedelta(minutes=10)).isoformat(), "start": T0.isoformat()}}  # due at T0
+    gang = replace(job("p1", gpus=2, user="u2", minute=-20),
+                   reason=PendingReason(code="WaitingForCapacity", message="2 GPUs requested", details=promised))
+    light = job("p0", user="u1", minute=-15)
+    usage = UsageHistory(decayed_gpu_seconds_by_user={"u2": 7200.0})
+    snap = Snapshot(now=T0, inventory=Inventory(nodes=nodes), jobs=(running, gang, light), usage=usage)
+    profile = SchedulingProfile(elect_overdue=1.0)
+    live = LiveCycle(snap, profile)
+    assert [p.job_id for p in live.result.pending] == ["p0", "p1"]  # not due yet: the fair order holds
+    later = T0 + timedelta(minutes=1)
+    new = job("new0", user="u2", minute=-1)
+    assert live.decide(new, later) is None and not live.usable
+    after = apply_result(snap, live.result)
+    full = run_cycle(replace(after, now=later, jobs=(*after.jobs, new)), profile)
+    assert [p.job_id for p in full.pending] == ["p1", "p0", "new0"]  # the full cycle elects p1
+    # the same decision at the cycle's own time keeps the ledger (p1 is not due yet)
+    live = LiveCycle(snap, profile)
+    result = live.decide(new, T0)
+    assert result is not None and live.usable and [p.job_id for p in result.pending] == ["new0"]

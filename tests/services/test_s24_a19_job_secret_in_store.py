@@ -167,3 +167,34 @@ def test_s24_a19_no_module_but_the_store_s_and_the_token_s_own_reads_the_secret(
                      if re.search(r"job_token_secrets|read_job_secrets|\.secret\b", p.read_text(encoding="utf-8")))
     assert readers == ["extension/job_tokens.py", "services/job_tokens.py", "store/job_secrets.py",
                        "store/migrations.py", "store/schema.py"], readers
+
+
+def test_hubadmin26_b4_a_revoked_jobs_reports_are_audited_under_its_owner_and_logged_once(
+        services: Services, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """hubadmin26 B4: after ``rotate-job-secret --revoke-running`` every report of a running job was one WARNING
+    calling its token "forged or from another server's secret" (78,000 lines for a 3-day job reporting every 10 s)
+    and no audit row — the signal an admin wants after a leak (who still uses the revoked secret?). Now: one
+    WARNING per claimed run naming it as revoked or forged, and an audited refusal under the running job's owner
+    (the refusal log's own limit sums repeats); a made-up token naming no running job is still audited nowhere."""
+    _running(services, "j-leak", admitted_minutes_ago=30)
+    _start(services, tmp_path)
+    held = _token_of(services, "j-leak")
+    url = str(services.store.engine.url.render_as_string(hide_password=False))
+    assert doctor(["--db", url, "rotate-job-secret", "--revoke-running", "--yes"], out=io.StringIO(),
+                  err=io.StringIO()) == 0
+    assert _token_of(services, "j-leak") != held  # this server has read the store's secrets since (a mint)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="jupyter_sched.services.job_tokens"):
+        for _ in range(20):  # the job goes on reporting every 10 s
+            assert not _accepted(services, held, "j-leak")
+        forged = "jsjob1.j-nobody.1." + "A" * 43
+        for _ in range(5):
+            assert not _accepted(services, forged, "j-nobody")
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2, said  # before: 25 lines, each "forged or from another server's secret"
+    assert "a job token of running job j-leak (run 1) whose secret was revoked (rotate-job-secret --revoke-running) " \
+           "after it started, or a forgery naming it" in said[0], said
+    assert "forged, or from another store's secret" in said[1], said
+    refused = [e for e in services.store.list_events(action="refused") if e.job_id == "j-leak"]
+    assert refused and refused[0].user == "ivan" and "secrets were revoked" in refused[0].message, refused
+    assert [e for e in services.store.list_events(action="refused") if e.job_id == "j-nobody"] == []

@@ -102,3 +102,13 @@ def test_red26_r3_a_too_deep_script_is_a_400_naming_the_field(services: Services
 def test_red26_r3_small_deep_scripts_in_the_cli_and_magics_path_are_words_too() -> None:
     said = userfiles.content_problem("script", ("x=" + "1+" * 30_000 + "1").encode(), "t.py")
     assert said is not None and "too deeply" in said
+
+
+def test_verify26_v12_a_valid_script_the_child_runs_out_of_memory_on_is_not_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify26 V12: a valid 8 MiB script Python runs was refused "not a Python script: it is too large for Python to
+    compile" — the child's memory limit, not the script. Out of its limits is "not checked" (the run tells)."""
+    monkeypatch.setattr(script_check, "APART_MEMORY_BYTES", 256 << 20)
+    monkeypatch.setattr(script_check, "APART_CPU_S", 30)
+    valid = b"x = 1\n" * 600_000  # 3.6 MB: compiling it takes more than 256 MiB
+    assert script_check.script_problem_apart(valid, "gen.py") is None

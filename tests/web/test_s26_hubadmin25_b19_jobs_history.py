@@ -98,3 +98,12 @@ async def test_hubadmin25_b19_jobs_all_user_team_period_and_no_silent_cap(sched_
     refused = await cli("jobs", "--user", "bo")
     assert refused.err.strip() == ("jupyter-sched jobs: --user: only admins may list another user's jobs — leave out "
                                    "--user to list your own [forbidden]"), refused.err
+
+
+async def test_verify26_v10_all_with_a_user_lists_that_users_jobs(sched_app: Any, api: Any) -> None:
+    """verify26 V10: ``GET jobs?all=true&user=U`` (``jobs --all --user U``) ignored U and listed everyone's."""
+    rows = _history(sched_app)
+    status, bos = await api("GET", "jobs", token=BOSS_TOKEN, params={"all": "true", "user": "bo", "limit": "1000"})
+    assert status == 200 and sorted(j["id"] for j in bos) == sorted(i for i, r in rows.items() if r[0] == "bo"), bos
+    status, nobody = await api("GET", "jobs", token=BOSS_TOKEN, params={"all": "true", "user": "nosuchuser"})
+    assert status == 200 and nobody == [], nobody

@@ -70,6 +70,7 @@ from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.jobenv import device_variable
 from ...model.resources import GPU_MILLI
+from ...userfiles import start_folder_argv
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .quantity import dns_label, format_cpu, format_memory_mib, label_value
@@ -271,8 +272,10 @@ def _executed_notebook(job: Job, config: KubernetesConfig) -> str:
 def _command(job: Job, config: KubernetesConfig) -> list[str]:
     spec = job.spec
     if spec.script:
-        script = f"{CARRIED_DIR}/{_script_name(spec)}" if spec.source is not None else spec.script
-        return ["python", script, *spec.command, *script_arguments(spec.parameters)]
+        arguments = [*spec.command, *script_arguments(spec.parameters)]
+        if spec.source is not None:  # carried: the working dir first on sys.path, not CARRIED_DIR (N9)
+            return start_folder_argv("python", f"{CARRIED_DIR}/{_script_name(spec)}", arguments)
+        return ["python", spec.script, *arguments]
     if spec.notebook:
         notebook = f"{CARRIED_DIR}/{_NOTEBOOK_IN}" if spec.notebook_json is not None else spec.notebook
         parameters = ["--parameters", json.dumps(dict(spec.parameters), sort_keys=True)] if spec.parameters else []

@@ -228,12 +228,18 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
     if lending is None:
         return "", False
     free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
-    return _note(spec.team, lending, visit.req.total_milli, job.is_lease, free)
+    req = visit.req
+    # only a cordoned node can hold it (cordoned nodes add no capacity): no one's jobs ending lets it start
+    # (hubadmin26 B3: "it can start when nlp's jobs free 1 GPU" beside "ETA unknown: only a cordoned node …")
+    cordoned = flavor.capacity < req.total_gpus or (not req.fractional and flavor.max_per_node < req.gpus)
+    return _note(spec.team, lending, req.total_milli, job.is_lease, free, starts_when=not cordoned)
 
 
-def _note(team: str, lending: Lending, need: int, lease: bool, free: int) -> tuple[str, bool]:
+def _note(team: str, lending: Lending, need: int, lease: bool, free: int, *,
+          starts_when: bool = True) -> tuple[str, bool]:
     """:func:`_reclaim_note`'s note for a job of ``team`` asking ``need`` milli-GPUs (``lease``: a
-    kernel's) with ``free`` milli-GPUs of whole GPUs free on its flavor."""
+    kernel's) with ``free`` milli-GPUs of whole GPUs free on its flavor; ``starts_when``: whether running
+    work ending can let it start (False: only a cordoned node can hold it), which the note then says."""
     own, used, lent_total, lent_to, holders = lending
     me = "this kernel" if lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
     if own.guaranteed and used >= own.guaranteed:
@@ -249,7 +255,7 @@ def _note(team: str, lending: Lending, need: int, lease: bool, free: int) -> tup
                 + (f" with {used / 1000:g} already in use" if used else "")
                 + ", above the guarantee, so nothing is reclaimed for it")
     short = need - free - lent_total
-    if short > 0 and holders:
+    if short > 0 and holders and starts_when:
         whose, within = holders
         text += f"; it can start when {whose} {_gpus(short)} ({within})"
         if used >= short:
