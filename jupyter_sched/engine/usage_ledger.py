@@ -11,8 +11,8 @@ closed row once and folds it into sums:
   time (exponential decay composes); a row leaving the window (its end passes ``since``) is read
   once more and taken off;
 * allocated GPU-seconds of the closed rows per ``(team, user, UTC day)``: a budget period starts
-  at 00:00 UTC, so its figure is the sum of the days from its start (days before the window are
-  dropped).
+  at 00:00 UTC, so its figure is the sum of the days from its start (days before the window and
+  the earliest budget period's start — a quarter reaches 92 days back — are dropped).
 
 Rows still open (or ending after now) are re-read each time and counted afresh — but for one whose
 job does not hold its GPUs (a runaway row, :mod:`~jupyter_sched.accounting.runaway`: left out, one
@@ -82,6 +82,7 @@ class _Sums:
     open_ids: set[int] = field(default_factory=set)  # rows up to the cursor still open when last read
     at: datetime | None = None  # when the decayed sums were last scaled
     since: datetime | None = None  # the window's start then: closed rows ending after it are folded
+    floor: datetime | None = None  # the earliest of ``since`` and the budgets' period starts then (days kept)
     decayed: dict[str, float] = field(default_factory=dict)  # per user, closed rows, decayed to ``at``
     days: dict[tuple[str, str, date], float] = field(default_factory=dict)  # (team, user, day) → GPU-s
 
@@ -128,9 +129,12 @@ class UsageLedger:
     def _read(self, now: datetime, budgets: list[Budget]) -> tuple[dict[str, float],
                                                                    dict[tuple[str, str | None], float]]:
         since = usage_since(now, self.half_life_s)
+        # budget periods may reach further back than fair share's window (a quarter: up to 92 days)
+        floor_at = min([since, *(period_start(now, b.period) for b in budgets)])
         sums = self._sums
-        if sums.at is not None and (now < sums.at or sums.since is None or since < sums.since):
-            sums = self._sums = _Sums()  # the clock or the window moved back: read it again
+        if sums.at is not None and (now < sums.at or sums.since is None or since < sums.since
+                                    or sums.floor is None or floor_at < sums.floor):
+            sums = self._sums = _Sums()  # the clock, the window or a budget's period moved back: read it again
         self.decoded = 0
         with self.store.transaction(write=False) as tx:
             check = sums.checked is None or now - sums.checked >= CHECK_EVERY or now < sums.checked
@@ -140,7 +144,7 @@ class UsageLedger:
                 sums = self._sums = _Sums()
                 check, count, above, top = True, *tx.usage_extent(0)
             if sums.at is None:
-                fresh = tx.usage_delta(after_id=0, up_to_id=top, since=since)
+                fresh = tx.usage_delta(after_id=0, up_to_id=top, since=floor_at)
                 leaving: list[tuple[int, UsageInterval]] = []
             else:
                 fresh = tx.usage_delta(after_id=sums.cursor, up_to_id=top, ids=sums.open_ids, since=since)
@@ -156,7 +160,7 @@ class UsageLedger:
         for row_id, iv in leaving:
             if row_id not in sums.open_ids:
                 decayed[iv.user] = decayed.get(iv.user, 0.0) - _decayed(iv, now, self._k)
-        floor = since.astimezone(timezone.utc).date()
+        floor = floor_at.astimezone(timezone.utc).date()
         days = {key: seconds for key, seconds in sums.days.items() if key[2] >= floor}
         still_open: list[UsageInterval] = []
         open_ids: set[int] = set()
@@ -174,7 +178,7 @@ class UsageLedger:
         else:
             sums.count += above
         sums.cursor, sums.open_ids = max(sums.cursor, top), open_ids
-        sums.at, sums.since, sums.decayed, sums.days = now, since, decayed, days
+        sums.at, sums.since, sums.floor, sums.decayed, sums.days = now, since, floor_at, decayed, days
         return self._figures(now, budgets, still_open)
 
     def _say_runaways(self, runaway: list[RunawayUsage]) -> None:
