@@ -702,10 +702,11 @@ export interface components {
             /** @example 500 */
             gpu_hours: number;
             /**
+             * @description calendar periods in UTC; a week from Monday, a quarter from Jan 1, Apr 1, Jul 1, Oct 1
              * @example month
              * @enum {string}
              */
-            period?: "day" | "week" | "month";
+            period?: "day" | "week" | "month" | "quarter";
         };
         /** @description Where one budget stands now (admins; hubadmin25 B16), from the usage accounting. */
         BudgetStandingView: {
@@ -714,7 +715,7 @@ export interface components {
             user?: string | null;
             /** @description the budget: GPU-hours per period */
             gpu_hours: number;
-            /** @description day, week (from Monday) or month, from 00:00 UTC */
+            /** @description day, week (from Monday), month or quarter (from Jan 1, Apr 1, Jul 1, Oct 1), from 00:00 UTC */
             period: string;
             /** @description GPU-hours allocated in the current period */
             used_gpu_hours: number;
@@ -4007,7 +4008,7 @@ export interface operations {
                 /** @description admins only (or yourself): that user's usage; another user's is 403 */
                 user?: string | null;
                 /** @description for by=period */
-                period?: "day" | "week" | "month";
+                period?: "day" | "week" | "month" | "quarter";
                 format?: "json" | "csv";
             };
             header?: never;
