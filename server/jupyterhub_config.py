@@ -43,16 +43,24 @@ c.JupyterHub.services = [
 # "http://jupyter-sched.jupyter-sched.svc.cluster.local:10101/services/jupyter-sched/").
 c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:1010/services/jupyter-sched/"}
 
+# Each user's server gets, from the hub at spawn, $JUPYTER_SCHED_SERVICE_TOKEN: a token of its owner that may
+# only call the scheduler (access:services!service=jupyter-sched, 30 days, older ones of that server deleted).
+# The server's forwarder and the CLI/client in its terminals and kernels send that one, never the server's own
+# token (which opens the server: files, kernels). With a hook of your own:
+# c.Spawner.pre_spawn_hook = chain_hooks(my_hook, scheduler_token_hook).
+from jupyter_sched.hub.spawn_token import scheduler_token_hook  # noqa: E402
+
+c.Spawner.pre_spawn_hook = scheduler_token_hook
+
 c.JupyterHub.load_roles = [
     # Every user (and each user's server, which forwards REST calls) may call the scheduler service.
     # These override JupyterHub's default "user" and "server" roles: their default scopes are kept.
-    # "tokens!user": a user's server asks the hub at start for a token of its owner that may only call
-    # the scheduler (access:services!service=jupyter-sched) and sends that one, never its own token,
-    # which opens the server (files, kernels): red team 25, R5. Without it the server sends its own
-    # token and says so in its log (c.SchedApp.hub_service_narrow_token).
+    # The "server" role has NO "tokens" scope: with "tokens!user" any server token (a terminal's
+    # $JUPYTERHUB_API_TOKEN, a log, a printed environment) could mint a lasting token with all of its
+    # user's scopes (verify26 V3). The scheduler-only token comes from the pre_spawn_hook above.
     {"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]},
     {"name": "server", "scopes": ["users:activity!user", "access:servers!server",
-                                  "access:services!service=jupyter-sched", "tokens!user"]},
+                                  "access:services!service=jupyter-sched"]},
     # The service reads users and groups (teams) to resolve identities and admins, lists users with
     # active servers and their server names (releasing leases of stopped servers, reporting activity),
     # and posts activity for users with running jobs or live leases (POST /users/{name}/activity)

@@ -43,6 +43,9 @@ ENV_URL = "JUPYTER_SCHED_URL"
 ENV_TOKEN = "JUPYTER_SCHED_TOKEN"
 ENV_KERNEL_ID = "JUPYTER_SCHED_KERNEL_ID"
 ENV_HUB_URL = "JUPYTER_SCHED_HUB_URL"
+ENV_SERVICE_TOKEN = "JUPYTER_SCHED_SERVICE_TOKEN"
+"""A user server's token that may only call the scheduler, minted by the hub at spawn
+(:mod:`jupyter_sched.hub.spawn_token`, verify26 V3): what a terminal of that server sends the service."""
 
 NO_SERVER_HINT = (
     "start JupyterLab / `jupyter server` with the jupyter_sched extension enabled on this machine, "
@@ -160,11 +163,13 @@ def _from_env(env: Mapping[str, str], runtime_dir: str | None) -> Connection | N
 def _from_hub(env: Mapping[str, str]) -> Connection | None:
     """``JUPYTER_SCHED_HUB_URL`` with ``JUPYTER_SCHED_TOKEN`` (the README's "From any other shell", which
     the CLI, the client and the magics all read here: hubadmin25 B13, the client read only
-    ``JUPYTERHUB_API_TOKEN`` with it), else ``JUPYTERHUB_API_TOKEN``; else the hub user's own server."""
+    ``JUPYTERHUB_API_TOKEN`` with it), else the server's scheduler-only ``JUPYTER_SCHED_SERVICE_TOKEN``, else
+    ``JUPYTERHUB_API_TOKEN``; else the hub user's own server."""
     token = env.get("JUPYTERHUB_API_TOKEN", "")
     hub_url = env.get(ENV_HUB_URL, "").strip()
     if hub_url:
-        return Connection(url=_slash(hub_url), token=env.get(ENV_TOKEN, "").strip() or token,
+        given = env.get(ENV_TOKEN, "").strip() or env.get(ENV_SERVICE_TOKEN, "").strip()
+        return Connection(url=_slash(hub_url), token=given or token,
                           kernel_id=env.get(ENV_KERNEL_ID) or None, source="hub-service")
     service_url = env.get("JUPYTERHUB_SERVICE_URL", "").strip()
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "").strip()

@@ -13,8 +13,10 @@ red team 25, R5: :mod:`jupyter_sched.hub.narrow_token`).
 The scoped token is kept, per account, in ``jupyter-sched-hub-tokens.json`` in the Jupyter runtime dir
 (mode 0600; keyed by a digest of the hub API URL, the service and the user's token, never the token
 itself), for :data:`SCOPED_FOR_S` seconds (the hub expires it then), so each CLI command does not mint
-one. A hub that gives none (a token that may make no tokens, an older hub, the hub not answering) leaves
-the user's own token, said once per process as a WARNING naming why and the fix.
+one. A user server's terminals and kernels have one the hub minted at spawn (``$JUPYTER_SCHED_SERVICE_TOKEN``,
+:mod:`jupyter_sched.hub.spawn_token`), sent as is. A hub that gives none (a token that may make no tokens —
+a server's own, since verify26 V3 —, an older hub, the hub not answering) sends nothing: the client raises
+:class:`HubTokenError` naming why and the fix (it no longer falls back to the user's own token).
 
 Standard library only: the CLI is a new process per command (:mod:`._http`).
 """
@@ -32,10 +34,12 @@ from datetime import datetime
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
+from ..errors import SchedError
 from ._http import HttpUnreachable, StdlibHttp
-from .discovery import Connection, jupyter_runtime_dir
+from .discovery import ENV_SERVICE_TOKEN, Connection, jupyter_runtime_dir
 
-__all__ = ["CACHE_FILE", "SCOPED_FOR_S", "ScopedToken", "hub_api_url", "renewed_scoped", "scoped", "service_of"]
+__all__ = ["CACHE_FILE", "SCOPED_FOR_S", "HubTokenError", "ScopedToken", "hub_api_url", "renewed_scoped", "scoped",
+           "service_of"]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +56,12 @@ CACHE_FILE = "jupyter-sched-hub-tokens.json"
 _IDENTIFY = ("read:users:name!user", "read:users:groups!user")
 """The scopes the hub adds to every token to name its owner (harmless beside the service's)."""
 
-_said: set[str] = set()
-"""The fallback reasons already said by this process (one WARNING each)."""
+
+
+class HubTokenError(SchedError):
+    """No token scoped to the hub's scheduler could be had, and the caller's own token is not sent (verify26 V3)."""
+
+    code = "no_scoped_token"
 
 
 class ScopedToken(NamedTuple):
@@ -159,7 +167,13 @@ class _Refused(NamedTuple):
     status: int
 
 
-def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken | _Refused | str | None:
+class _HubDown(NamedTuple):
+    """The hub did not answer, or answered 5xx: the call is made with no token (its own words say what is down)."""
+
+    why: str
+
+
+def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken | _Refused | _HubDown | str | None:
     """Ask the hub at ``api`` (with ``token``) for a token of the same user scoped to ``service``. None: ``token``
     is already that narrow; a str: why the hub gave none (a sentence naming the fix)."""
     http = StdlibHttp(api + "/", {"Authorization": f"token {token}", "Accept": "application/json"}, timeout_s)
@@ -167,6 +181,8 @@ def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken |
         who = http.request("GET", "user")
         if who.status in (401, 403):
             return _Refused(who.status)
+        if who.status >= 500:
+            return _HubDown(f"the hub's API at {api} answered HTTP {who.status} to GET user")
         if who.status != 200:
             return f"the hub's API at {api} answered HTTP {who.status} to GET user"
         model = json.loads(who.body)
@@ -182,34 +198,37 @@ def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken |
             del body["expires_in"]
             made = http.request("POST", f"users/{quote(name, safe='')}/tokens", body=body)
         if made.status == 403:
-            return ("the hub lets this token make no other token (403): use a token from the hub's token page "
-                    "(JUPYTER_SCHED_TOKEN), or give the \"server\" role \"tokens!user\" in c.JupyterHub.load_roles")
+            return ("the hub lets this token make no other token (403; a user server's own token may not): "
+                    "in a user server's terminal use $JUPYTER_SCHED_SERVICE_TOKEN (the hub's admin sets "
+                    "c.Spawner.pre_spawn_hook = jupyter_sched.hub.spawn_token.scheduler_token_hook), elsewhere a "
+                    "token from the hub's token page (JUPYTER_SCHED_TOKEN)")
         if made.status != 201:
             return f"the hub answered HTTP {made.status} to the request for a token: {made.text[:200]}"
         minted = json.loads(made.body)
         return ScopedToken(token=str(minted["token"]), id=str(minted.get("id", "")), expires_at=_expiry(minted))
     except HttpUnreachable as exc:
-        return f"the hub's API at {api} did not answer ({exc})"
+        return _HubDown(f"the hub's API at {api} did not answer ({exc})")
     except (ValueError, KeyError, TypeError):
         return f"the hub's API at {api} answered something that is not a token"
     finally:
         http.close()
 
 
-def _say_once(why: str, url: str) -> None:
-    if why in _said:
-        return
-    _said.add(why)
-    log.warning("jupyter_sched: calling the scheduler at %s with your own hub token, which also opens your Jupyter "
-                "server: %s", url, why)
+def _refuse(why: str, url: str) -> HubTokenError:
+    return HubTokenError(f"not calling the scheduler at {url}: your own hub token opens your Jupyter server too, "
+                         f"and no token that may only call the scheduler could be had: {why}",
+                         hint="set JUPYTERHUB_API_URL to the hub's API (https://HUB/hub/api) and use a token from the "
+                              "hub's token page (JUPYTER_SCHED_TOKEN); in a user server's terminal "
+                              "$JUPYTER_SCHED_SERVICE_TOKEN is used")
 
 
 def scoped(connection: Connection, env: Mapping[str, str], *, timeout_s: float = 10.0,
            runtime_dir: str | None = None, now: Callable[[], float] = time.time) -> Connection:
     """``connection`` with a token scoped to its hub service instead of the user's own, when it calls a hub's
     service (``…/services/NAME/``) with a token: the one kept in the runtime dir, else one minted now (and kept).
-    Unchanged for any other connection, a token already that narrow, a token the hub refuses (the service will
-    refuse it too, and say so) or a hub that gives none (said once, as a WARNING).
+    Unchanged for any other connection, a token already that narrow (the server's ``$JUPYTER_SCHED_SERVICE_TOKEN``)
+    or a token the hub refuses (the service will refuse it too, and say so). With NO token when the hub does not
+    answer (or answers 5xx): the call then says what is down, and the caller's own token went nowhere.
 
     Args:
         connection: where the client calls and with what token (:func:`~.discovery.discover`).
@@ -217,15 +236,19 @@ def scoped(connection: Connection, env: Mapping[str, str], *, timeout_s: float =
         timeout_s: seconds for each of the (at most three) requests to the hub.
         runtime_dir: where the kept tokens are (default: Jupyter's runtime dir).
         now: seconds since the epoch.
+
+    Raises:
+        HubTokenError: the hub gives no scoped token (nothing is sent with the caller's own).
     """
     service = service_of(connection.url)
     if service is None or not connection.token or connection.token_from or connection.hub_token:
         return connection
+    if connection.token == env.get(ENV_SERVICE_TOKEN, "").strip():
+        return connection  # minted by the hub at spawn, scoped to the scheduler (verify26 V3)
     api = hub_api_url(connection.url, env)
     if not api:
-        _say_once("no hub API is known to ask for a token scoped to the scheduler: set JUPYTERHUB_API_URL "
-                  "(https://HUB/hub/api)", connection.url)
-        return connection
+        raise _refuse("no hub API is known to ask for one: set JUPYTERHUB_API_URL (https://HUB/hub/api)",
+                      connection.url)
     path, key = _cache_path(runtime_dir), _key(api, service, connection.token)
     kept = _read_cache(path)
     entry = kept.get(key)
@@ -234,9 +257,11 @@ def scoped(connection: Connection, env: Mapping[str, str], *, timeout_s: float =
     minted = _mint(api, service, connection.token, timeout_s)
     if minted is None or isinstance(minted, _Refused):
         return connection
+    if isinstance(minted, _HubDown):
+        log.debug("jupyter_sched: calling %s with no token: %s", connection.url, minted.why)
+        return connection._replace(token="")
     if isinstance(minted, str):
-        _say_once(minted, connection.url)
-        return connection
+        raise _refuse(minted, connection.url)
     kept[key] = minted._asdict()
     _write_cache(path, kept, now())
     return connection._replace(token=minted.token, hub_token=connection.token)

@@ -42,14 +42,19 @@ FULL_BYTES = 1 << 20
 def free_bytes(path: Path) -> int | None:
     """Bytes an unprivileged writer may still use on the file system of ``path`` (its nearest existing
     folder; ``statvfs`` ``f_bavail * f_frsize``); None when it cannot be read."""
+    stat = _statvfs(path)
+    return None if stat is None else int(stat.f_bavail) * int(stat.f_frsize)
+
+
+def _statvfs(path: Path) -> os.statvfs_result | None:
+    """``statvfs`` of ``path``'s nearest existing folder; None when it cannot be read."""
     for folder in (path, *path.parents):
         try:
-            stat = os.statvfs(folder)
+            return os.statvfs(folder)
         except FileNotFoundError:
             continue
         except OSError:
             return None
-        return int(stat.f_bavail) * int(stat.f_frsize)
     return None
 
 
@@ -58,17 +63,10 @@ def free_inodes(path: Path) -> tuple[int, int] | None:
     system of ``path`` (its nearest existing folder; ``statvfs`` ``f_favail``) and the least a launch
     wants there (:func:`inode_floor`); None when it cannot be read or the file system does not count
     inodes (``f_files`` 0: btrfs, some network file systems)."""
-    for folder in (path, *path.parents):
-        try:
-            stat = os.statvfs(folder)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return None
-        if int(stat.f_files) <= 0:
-            return None
-        return int(stat.f_favail), inode_floor(int(stat.f_files))
-    return None
+    stat = _statvfs(path)
+    if stat is None or int(stat.f_files) <= 0:
+        return None
+    return int(stat.f_favail), inode_floor(int(stat.f_files))
 
 
 def inode_floor(total: int) -> int:

@@ -45,10 +45,12 @@ class HubClientConfig(Configurable):
     hub_service_narrow_token = Bool(
         True,
         config=True,
-        help="""Hub mode, per-user server side: at start ask the hub for a token of the owner whose only
-        scope is the scheduler service's, and send that instead of the server's own token (which opens
-        this server: red team 25, R5); needs "tokens!user" in the hub's "server" role. When the hub
-        refuses, the server's own token is sent (said in the log). Default True.""",
+        help="""Hub mode, per-user server side: send the scheduler a token of the owner whose only scope
+        is the scheduler service's, never the server's own token (which opens this server: red team 25,
+        R5): $JUPYTER_SCHED_SERVICE_TOKEN, which the hub's pre_spawn_hook
+        jupyter_sched.hub.spawn_token.scheduler_token_hook mints at spawn; without it the server asks
+        the hub at start (a hub whose "server" role may make tokens), and when the hub gives none,
+        sends nothing (said in the log: verify26 V3). False: send the server's own token. Default True.""",
     )
 
     kernel_report_interval_s = Float(

@@ -4,8 +4,9 @@ With ``hub_service_url`` set (default ``$JUPYTER_SCHED_HUB_URL``), a user's serv
 engine: every request to ``{base_url}api/sched/<path>`` is authenticated and authorized by the
 user's server exactly as in embedded mode (token or cookie + XSRF), then forwarded to
 ``{hub_service_url}api/sched/<path>`` with a token of the server's owner that may only call the
-scheduler (minted at start with the server's ``JUPYTERHUB_API_TOKEN``, :mod:`.narrow_token`; that own
-token where the hub refuses), which the hub resolves to the owner, and only to an address that is the
+scheduler (``$JUPYTER_SCHED_SERVICE_TOKEN``, minted by the hub at spawn: :mod:`.spawn_token`; else minted
+at start with the server's ``JUPYTERHUB_API_TOKEN``, :mod:`.narrow_token`; where the hub refuses both, nothing
+is sent: verify26 V3), which the hub resolves to the owner, and only to an address that is the
 service's (:mod:`.listener`: red team 25, R5). The caller's
 identity therefore comes from the hub, never from the request; status, body and
 ``Content-Type`` come back unchanged, so the magics, the CLI and the panel work as against an
@@ -69,9 +70,10 @@ from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
-from .listener import ListenerRefused, refusal
+from .listener import ListenerRefused, TokenWithheld, refusal
 from .narrow_token import NarrowTokens, ScopedToken
 from .reconnect import CENTRAL, CentralLink
+from .spawn_token import SERVICE_TOKEN_ENV
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
 """Set by a user server on what it forwards: the name of the server whose kernels the request's
@@ -117,6 +119,12 @@ def _unreachable(url: str, exc: BaseException | None, state: Reconnecting | None
         return HubServiceUnreachable("the scheduler's address is held by something that is not the scheduler "
                                      "service, so this server did not send your request (nor its token) there",
                                      hint="tell your hub admin: your server's log names who holds the address")
+    if isinstance(exc, TokenWithheld):  # nothing was sent; start() logged why (verify26 V3)
+        return HubServiceUnreachable("this server has no token that may only call the scheduler, so it did not send "
+                                     "your request (its own token opens your Jupyter server)",
+                                     hint="tell your hub admin: set c.Spawner.pre_spawn_hook = "
+                                          "jupyter_sched.hub.spawn_token.scheduler_token_hook (your server's log "
+                                          "has the details)")
     if exc is not None:
         log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
     if state is None:
@@ -184,7 +192,8 @@ class ForwardingService:
             (``c.SchedApp.hub_service_network_trusted``). Both are checked before every request sent
             over the network (``transport`` None): a refused one is never sent (red team 25, R5).
         narrow: mints, at :meth:`start`, the token sent instead of ``token``: one whose only scope is the
-            scheduler service's (:mod:`.narrow_token`), deleted at :meth:`stop`. None: ``token`` is sent.
+            scheduler service's (:mod:`.narrow_token`), deleted at :meth:`stop`; when the hub gives none,
+            nothing is sent (:class:`.listener.TokenWithheld`, verify26 V3). None: ``token`` is sent.
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
@@ -216,6 +225,7 @@ class ForwardingService:
         self._refusal_said: str | None = None
         self.narrow = narrow
         self.scoped: ScopedToken | None = None
+        self.withheld: str | None = None  # why ``token`` (the server's own) must not be sent: the mint failed
         self._report_task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
@@ -231,7 +241,7 @@ class ForwardingService:
     def client(self) -> httpx.AsyncClient:
         """The HTTP client (created on first use, on the running loop)."""
         if self._client is None:
-            hooks = {"request": [self._guard]} if self._transport is None else {}
+            hooks = {"request": [self._withhold, self._guard] if self._transport is None else [self._withhold]}
             self._client = httpx.AsyncClient(
                 base_url=self.api_url, timeout=self.timeout_s, transport=self._transport, trust_env=False,
                 headers={"Authorization": f"token {self.token}", "Accept": "application/json"}, event_hooks=hooks)
@@ -253,6 +263,11 @@ class ForwardingService:
             self._refusal_said = said
         raise ListenerRefused(said)
 
+    async def _withhold(self, request: httpx.Request) -> None:
+        """httpx's request hook: send nothing while :attr:`withheld` (the server's own token, no scoped one)."""
+        if self.withheld is not None:
+            raise TokenWithheld(self.withheld, request=request)
+
     async def _guard(self, request: httpx.Request) -> None:
         """httpx's request hook: :meth:`check_address` before anything is sent."""
         try:
@@ -269,13 +284,17 @@ class ForwardingService:
         if self.narrow is not None and self.scoped is None:
             got = await self.narrow.mint()
             if isinstance(got, ScopedToken):
-                self.scoped = got
+                self.scoped, self.withheld = got, None
                 self._send_token(got.token)
                 log.info("jupyter_sched: calls to the scheduler carry a token of %s that may only call it (%s)",
                          self.narrow.user, ", ".join(self.narrow.scopes))
             else:
-                log.warning("jupyter_sched: calls to the scheduler carry this server's own hub token, which also "
-                            "opens this server, because %s", got)
+                self.withheld = (f"this server sends the scheduler nothing: its own hub token opens this server and "
+                                 f"{got}. Fix: in the hub's config set c.Spawner.pre_spawn_hook = "
+                                 f"jupyter_sched.hub.spawn_token.scheduler_token_hook (it gives each server "
+                                 f"$JUPYTER_SCHED_SERVICE_TOKEN), or c.SchedApp.hub_service_narrow_token = False "
+                                 f"to send the server's own token")
+                log.error("jupyter_sched: %s", self.withheld)
         self._task = asyncio.ensure_future(self._poll())
         if self.kernel_report_interval_s > 0:
             self._report_task = asyncio.ensure_future(self._report_kernels())
@@ -289,7 +308,7 @@ class ForwardingService:
     def _release_at_exit(self) -> None:
         """Release this server's leases synchronously (the event loop is gone at exit)."""
         kernel_ids = set(self.kernel_ids())
-        if not kernel_ids:
+        if not kernel_ids or self.withheld is not None:
             return
         headers = {"Authorization": f"token {self.token}", "Accept": "application/json"}
         try:
@@ -606,7 +625,10 @@ def forwarding_service(app: Any) -> ForwardingService:
 
     narrow = None
     hub_api, owner = os.environ.get("JUPYTERHUB_API_URL", ""), os.environ.get("JUPYTERHUB_USER", "")
-    if app.hub_service_narrow_token and hub_api and owner and token == os.environ.get("JUPYTERHUB_API_TOKEN"):
+    spawned = os.environ.get(SERVICE_TOKEN_ENV, "")
+    if spawned and token == os.environ.get("JUPYTERHUB_API_TOKEN"):
+        token = spawned  # the hub minted it at spawn, scoped to the scheduler (verify26 V3)
+    elif app.hub_service_narrow_token and hub_api and owner and token == os.environ.get("JUPYTERHUB_API_TOKEN"):
         named = re.search(r"/services/([^/]+)/?$", urlsplit(app.hub_service_url).path)
         narrow = NarrowTokens(hub_api, owner, token, named.group(1) if named else "jupyter-sched",
                               server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""))

@@ -28,7 +28,7 @@ import httpx
 
 from ..extension.job_tokens import loopback_host
 
-__all__ = ["ListenerRefused", "first_unprivileged_port", "listener_uids", "refusal"]
+__all__ = ["ListenerRefused", "TokenWithheld", "first_unprivileged_port", "listener_uids", "refusal"]
 
 _LISTEN = "0A"
 _PROC_NET = Path("/proc/net")
@@ -36,6 +36,10 @@ _PROC_NET = Path("/proc/net")
 
 class ListenerRefused(httpx.ConnectError):
     """Nothing was sent: the service's address is not the service's (:func:`refusal` says why)."""
+
+
+class TokenWithheld(httpx.ConnectError):
+    """Nothing was sent: the only token at hand is the server's own, which opens the server (verify26 V3)."""
 
 
 def first_unprivileged_port(path: Path = Path("/proc/sys/net/ipv4/ip_unprivileged_port_start")) -> int:

@@ -6,9 +6,9 @@ server sends the scheduler must not get that. So at start the server asks the hu
 owner whose only scope is ``access:services!service=<the scheduler>`` (the hub adds the scopes that
 identify the owner) and sends that one instead; it is deleted when the server stops.
 
-The hub lets the server do so once its ``server`` role has ``tokens!user`` (server/jupyterhub_config.py).
-A hub that refuses (an older role config) leaves the server on its own token, said once in its log with
-the fix; the central service accepts both (it only needs the token to name a user with the access scope).
+Since verify26 V3 the hub mints that token at spawn (:mod:`.spawn_token`) and the ``server`` role holds no
+``tokens`` scope (with it any server token could mint a lasting token with all of its user's scopes); this
+mint is only for hubs still configured so. A hub that refuses leaves the server sending nothing (:mod:`.forward`).
 """
 
 from __future__ import annotations
@@ -80,8 +80,7 @@ class NarrowTokens:
             except (ValueError, KeyError, TypeError):
                 return "the hub's answer named no token"
         if answer.status_code == 403:
-            return ("the hub refuses this server a token of its own (403): add \"tokens!user\" to the scopes of "
-                    "the \"server\" role in c.JupyterHub.load_roles (server/jupyterhub_config.py)")
+            return "the hub lets this server make no token (403; its \"server\" role rightly has no \"tokens\" scope)"
         return f"the hub answered {answer.status_code}: {answer.text[:200]}"
 
     async def revoke(self, token: ScopedToken) -> None:

@@ -20,6 +20,7 @@ from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
 from ..queues.limits import effective_limit
+from ..wording.reasons import ELECTED_NOTE
 from . import ports
 from .context import RESERVE_PREFIX, CycleContext, Visit
 from .eta import predicted_start_of, provisional
@@ -94,10 +95,13 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         assert blocked_by is not None
         res = blocked_by
         outcome.capacity_code = "Priority"
+        elected = res.job_id in ctx.elected  # first in its class: it waited past its promised wait (issue 16)
         outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
-                                    f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else ""))
+                                    f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else "")
+                                    + (f" ({ELECTED_NOTE})" if elected else ""))
         outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
-                            "reservation": res.eta.isoformat() if res.eta else None}
+                            "reservation": res.eta.isoformat() if res.eta else None,
+                            **({"reserved_for_elected": True} if elected else {})}
     return None, outcome
 
 

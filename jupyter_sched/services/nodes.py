@@ -89,7 +89,13 @@ class NodesService:
                          message=cordon_sentence(node, cordon) + (f" (was: {was.reason!r} by {was.by})" if was else ""),
                          details={"node": node, "reason": reason, "evict_at": evict_at.isoformat() if evict_at else None,
                                   "previous": cordon_to_dict(was),
-                                  "work": [w.id for w in work]})
+                                  "work": [w.id for w in work], "jobs": [{"id": w.id, "user": w.user} for w in work]})
+            for w in work if evict_at is not None else ():  # each owner's announced stop (hubadmin26 B1): audit --job/--user
+                tx.add_event(actor=caller.user, action=NODE_CORDONED_ACTION, job_id=w.id, user=w.user,
+                             message=f"{w.id} ({w.kind} of {w.user}) on node {node}: {w.fate} — "
+                                     f"{cordon_sentence(node, cordon)}",
+                             details={"node": node, "reason": reason, "evict_at": evict_at.isoformat() if evict_at else None,
+                                      "fate": w.fate})
         self.book.invalidate()
         self.ctx.kick("node_cordoned")
         return self._answer(node, cordon, was, work, now, dry_run=False, changed=True)
@@ -127,7 +133,7 @@ class NodesService:
     def _check_node(self, node: str, *, known: bool) -> None:
         """A node name as a path part may carry it; ``known``: the inventory lists it."""
         if not node.strip():
-            raise ValidationError("node is empty", field="node", hint="name a node, e.g. jupyter-sched status lists them")
+            raise ValidationError("node is empty", field="node", hint="name a node: jupyter-sched nodes list lists them")
         visible_text(node, "node", limit=_MAX_NODE_CHARS)
         if not known:
             return
@@ -139,7 +145,7 @@ class NodesService:
             near = difflib.get_close_matches(node, names, n=1, cutoff=0.5)
             listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
             raise NotFoundError(f"no node {node[:80]!r} in the inventory" + (f" — did you mean {near[0]}?" if near else ""),
-                                field="node", hint=f"nodes here: {listed or 'none'} (jupyter-sched status lists them)")
+                                field="node", hint=f"nodes here: {listed or 'none'} (jupyter-sched nodes list lists them)")
 
     def _work(self, node: str, cordon: Cordon | None, now: datetime) -> list[NodeWork]:
         """The jobs and leases holding GPUs on ``node`` and what ``cordon`` does to each."""

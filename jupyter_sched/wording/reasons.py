@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -69,6 +69,10 @@ class ReasonText(NamedTuple):
     def to_dict(self) -> dict[str, str]:
         """``{"summary", "eta", "unblock", "line"}``: the ``reason.text`` object of the REST API."""
         return {"summary": self.summary, "eta": self.eta, "unblock": self.unblock, "line": self.line}
+
+
+ELECTED_NOTE = "elected: it waited past its promised wait"
+"""What a job's reason says of the reservation it would delay when the job holding it was elected (issue 16)."""
 
 
 def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str) -> str:

@@ -116,6 +116,8 @@ c.Spawner.http_timeout = 90
 c.Spawner.poll_interval = 1
 c.Spawner.environment = {{"JUPYTER_SCHED_HUB_URL": s["service_url"] + "/services/jupyter-sched/",
                           "JUPYTER_CONFIG_DIR": s["base"] + "/user-config"}}
+from jupyter_sched.hub.spawn_token import scheduler_token_hook  # noqa: E402
+c.Spawner.pre_spawn_hook = scheduler_token_hook
 c.JupyterHub.load_groups = {{g: {{"users": u}} for g, u in s["groups"].items()}}
 c.JupyterHub.custom_scopes = {{"custom:jupyter-sched:admin": {{"description": "administer jupyter-sched"}}}}
 c.JupyterHub.services = [
@@ -126,7 +128,7 @@ c.JupyterHub.services = [
 c.JupyterHub.load_roles = [
     {{"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]}},
     {{"name": "server", "scopes": ["users:activity!user", "access:servers!server",
-                                  "access:services!service=jupyter-sched", "tokens!user"]}},
+                                  "access:services!service=jupyter-sched"]}},
     {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
                                                  "users:activity", "read:hub"],
       "services": ["jupyter-sched"]}},

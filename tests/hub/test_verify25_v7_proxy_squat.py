@@ -19,7 +19,6 @@ hub API double on a real socket for the client's own rules.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import stat
@@ -35,9 +34,8 @@ import httpx
 import pytest
 
 from jupyter_sched.client import connect
-from jupyter_sched.client import hub_token as hub_token_module
 from jupyter_sched.client.discovery import Connection
-from jupyter_sched.client.hub_token import CACHE_FILE, scoped
+from jupyter_sched.client.hub_token import CACHE_FILE, HubTokenError, scoped
 from jupyter_sched.errors import SchedError
 from tests.accounts import Account
 
@@ -108,13 +106,12 @@ class _Hub(BaseHTTPRequestHandler):
 def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     """The double's service URL; the environment of a shell with ``JUPYTER_SCHED_HUB_URL`` and ``JUPYTER_SCHED_TOKEN``."""
     _Hub.calls, _Hub.minted, _Hub.mint_status, _Hub.made = [], {}, 201, 0
-    monkeypatch.setattr(hub_token_module, "_said", set())
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/services/jupyter-sched/"
     for name in ("JUPYTER_SCHED_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "JUPYTERHUB_SERVICE_URL",
-                 "JUPYTER_SCHED_KERNEL_ID"):
+                 "JUPYTER_SCHED_KERNEL_ID", "JUPYTER_SCHED_SERVICE_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JUPYTER_SCHED_HUB_URL", url)
     monkeypatch.setenv("JUPYTER_SCHED_TOKEN", FULL)
@@ -165,18 +162,15 @@ def test_verify25_v7_the_cli_sends_the_scoped_token_too(fake_hub: str, tmp_path:
     assert _sent_to_service() and set(_sent_to_service()) == {"scoped-1"}, (_Hub.calls, done.stderr)
 
 
-def test_verify25_v7_a_hub_that_gives_none_leaves_the_own_token_said_once(
-        fake_hub: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_verify25_v7_a_hub_that_gives_none_gets_nothing_sent(fake_hub: str) -> None:
+    """verify26 V3: no fallback to the caller's own token (it opens the user's server)."""
     _Hub.mint_status = 403
-    caplog.set_level(logging.WARNING, logger="jupyter_sched.client.hub_token")
     for _ in range(2):
-        with connect() as client:
-            client.config()
-    assert _sent_to_service() == [FULL, FULL], _Hub.calls
-    said = [r.getMessage() for r in caplog.records]
-    assert len(said) == 1, said
-    assert "with your own hub token, which also opens your Jupyter server" in said[0], said
-    assert "JUPYTER_SCHED_TOKEN" in said[0] and '"tokens!user"' in said[0], said
+        with pytest.raises(HubTokenError) as refused:
+            connect()
+        assert "your own hub token opens your Jupyter server too" in str(refused.value), refused.value
+        assert "JUPYTER_SCHED_SERVICE_TOKEN" in str(refused.value), refused.value
+    assert _sent_to_service() == [], _Hub.calls
 
 
 def test_verify25_v7_a_token_already_scoped_to_the_service_is_sent_as_it_is(fake_hub: str) -> None:

@@ -27,20 +27,25 @@ from tests.runtime.builders import T0
 from tests.runtime.test_local_executor import job_for, wait_event, wait_until
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs on ``tmp_path/jobs``."""
+def tmpfs_on(root: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted with ``options`` on ``root`` (made here) for a fixture to yield; skips the test
+    unless root may mount it; unmounted after."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    root = tmp_path / "jobs"
     root.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs", str(root)], capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(root)], capture_output=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     try:
         yield root
     finally:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs on ``tmp_path/jobs``."""
+    yield from tmpfs_on(tmp_path / "jobs", "size=2m,mode=0755")
 
 
 def test_hubadmin25_b15_a_run_that_fills_the_log_disk_says_so_and_the_admin_is_told_once(

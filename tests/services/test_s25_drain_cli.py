@@ -16,7 +16,7 @@ import pytest
 
 from jupyter_sched.cli.main import Streams, build_parser
 from jupyter_sched.cli.nodes import nodes
-from jupyter_sched.errors import ValidationError
+from jupyter_sched.errors import NotFoundError, ValidationError
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import SubmitJobRequest, parse
 from jupyter_sched.services.models.nodes import CordonNodeRequest, UncordonNodeRequest
@@ -30,6 +30,8 @@ class NodesClient:
         self.bodies: list[dict[str, Any]] = []
 
     def call(self, req: Any) -> dict[str, Any]:
+        if req.path == "inventory":  # nodes list (hubadmin26 B18)
+            return dict(self.services.system.inventory(self.caller).to_wire())
         _, node, action = req.path.split("/")
         self.bodies.append(dict(req.body))
         if action == "cordon":
@@ -110,3 +112,36 @@ def test_s25_drain_cli_help_is_in_the_clis_own_words(capsys: pytest.CaptureFixtu
         with pytest.raises(SystemExit):
             build_parser().parse_args(argv)
         assert want in " ".join(capsys.readouterr().out.split()), argv
+
+
+def test_hubadmin26_b18_nodes_list_and_drain_now_and_a_quiet_uncordon(services: Services) -> None:
+    """hubadmin26 B18: no command listed the nodes (the refusals said "jupyter-sched status lists them": it does
+    not); ``--evict-after 0`` was refused "must be a positive duration … (or "0": now)"; an uncordon of a node
+    that was not cordoned listed its running work after "nothing changed"."""
+    client = NodesClient(services)
+    code, out, _ = run(client, "list")
+    assert code == 0 and out.splitlines() == ["vm  4 x Simulated GPU 80GB (0 in use)  ready", "1 node, 4 GPUs"], out
+    code, out, _ = run(client, "drain", "vm", "--evict-after", "0", "--reason", "PSU swap", "--dry-run")
+    assert code == 0 and client.bodies[-1] == {"reason": "PSU swap", "evict_after_s": 0.0, "dry_run": True}, out
+    run(client, "cordon", "vm", "--reason", "PSU swap", "--yes")
+    code, out, _ = run(client, "list")
+    assert out.splitlines()[0].startswith("vm  4 x Simulated GPU 80GB (0 in use)  cordoned for maintenance: PSU swap, "
+                                          "by boss at ") and out.splitlines()[0].endswith("12:00 UTC"), out
+    with pytest.raises(NotFoundError) as unknown:
+        run(client, "cordon", "nosuch", "--reason", "x", "--yes")
+    assert "jupyter-sched nodes list lists them" in str(unknown.value.message) + str(unknown.value.hint), unknown.value
+    run(client, "uncordon", "vm")
+    ann = services.caller("ann", admin=False)
+    job = services.jobs.submit(ann, SubmitJobRequest(gpus=1, command=[sys.executable, "-c", "import time; time.sleep(60)"],
+                                                     name="long"))
+    services.engine.tick()
+    try:
+        code, out, _ = run(client, "uncordon", "vm")
+        assert code == 0 and len(out.splitlines()) == 1 and "nothing changed" in out, out  # no "runs on" lines
+    finally:
+        services.jobs.cancel(ann, job.id)
+        for _ in range(100):
+            services.engine.tick()
+            if services.jobs.get(ann, job.id).state in ("cancelled", "failed", "succeeded"):
+                break
+            time.sleep(0.05)

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -182,7 +182,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), unhealthyLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
+            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -397,6 +397,9 @@ export class MyWorkView extends ModelView {
                   <div className="jp-sched-reason">{[stoppingText(job), detail, gone, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
                 {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{sick}</div> : null}
+                {!done && drainLine(queued.get(job.id) ?? job) ? (
+                  <div className="jp-sched-reason jp-sched-unhealthy" role="status">{drainLine(queued.get(job.id) ?? job)}</div>
+                ) : null}
                 <EndsLine job={job} now={now} />
                 {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}
                 <div className="jp-sched-actions">
@@ -423,7 +426,7 @@ export class MyWorkView extends ModelView {
                       type="button"
                       className="jp-sched-button"
                       aria-label={job.held ? trans.__('Release job %1', name) : trans.__('Hold job %1', name)}
-                      title={job.held ? trans.__('Let it wait for GPUs again from its place in the queue') : trans.__('Keep it queued but never started until you release it')}
+                      title={job.held ? trans.__('Let it queue again from now, behind work submitted while it was held') : trans.__('Keep it queued but never started until you release it')}
                       onClick={() => this.run(CommandIDs.hold, job)}
                     >
                       {job.held ? trans.__('Release') : trans.__('Hold')}
