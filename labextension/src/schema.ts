@@ -1048,7 +1048,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
             warnings?: string[] | null;
         };
         /** @description One definition with its newest runs and its next firings. */
@@ -1096,7 +1096,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
             warnings?: string[] | null;
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
