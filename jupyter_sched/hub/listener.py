@@ -34,7 +34,7 @@ import httpcore
 import httpx
 
 from ..extension.job_tokens import loopback_host
-from .peer import proc_address
+from .peer import proc_address, tcp_rows
 
 __all__ = ["ListenerRefused", "TokenWithheld", "first_unprivileged_port", "guarded_sync_transport", "guarded_transport",
            "listener_uids", "refusal"]
@@ -83,28 +83,19 @@ def listener_uids(host: str, port: int, *, proc_net: Path = _PROC_NET) -> list[i
     address or ``localhost``); ``[]`` when none; None when ``/proc/net/tcp`` cannot be read (not Linux)."""
     targets = _targets(host)
     uids: list[int] = []
-    read_any = False
-    for name in ("tcp", "tcp6"):
+    rows = tcp_rows(_LISTEN, proc_net)
+    for fields in rows or ():
+        hex_address, _, hex_port = fields[1].partition(":")
         try:
-            lines = (proc_net / name).read_text().splitlines()[1:]
-        except OSError:
+            if int(hex_port, 16) != port:
+                continue
+            listening = _address(hex_address)
+            uid = int(fields[7])
+        except ValueError:
             continue
-        read_any = True
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 8 or fields[3] != _LISTEN:
-                continue
-            hex_address, _, hex_port = fields[1].partition(":")
-            try:
-                if int(hex_port, 16) != port:
-                    continue
-                listening = _address(hex_address)
-                uid = int(fields[7])
-            except ValueError:
-                continue
-            if any(_takes(listening, target) for target in targets):
-                uids.append(uid)
-    return uids if read_any else None
+        if any(_takes(listening, target) for target in targets):
+            uids.append(uid)
+    return uids if rows is not None else None
 
 
 def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: bool,

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["accepting_uid", "connected_refusal", "proc_address"]
+__all__ = ["accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -54,25 +54,32 @@ def _endpoint(field: str) -> tuple[Address, int]:
     return _plain(proc_address(hex_address)), int(hex_port, 16)
 
 
-def _once(ours: tuple[Address, int], theirs: tuple[Address, int], proc_net: Path) -> int | bool | None:
-    """The uid of the row local=``theirs``, remote=``ours`` (ESTABLISHED); False: no such row; None: no /proc."""
-    read_any = False
+def tcp_rows(state: str, proc_net: Path = _PROC_NET) -> list[list[str]] | None:
+    """The rows (fields split) of ``/proc/net/tcp`` and ``tcp6`` in ``state`` (``0A`` LISTEN, ``01`` ESTABLISHED);
+    None when neither can be read (not Linux)."""
+    rows: list[list[str]] | None = None
     for name in ("tcp", "tcp6"):
         try:
             lines = (proc_net / name).read_text().splitlines()[1:]
         except OSError:
             continue
-        read_any = True
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 8 or fields[3] != _ESTABLISHED:
-                continue
-            try:
-                if _endpoint(fields[1]) == theirs and _endpoint(fields[2]) == ours:
-                    return int(fields[7])
-            except ValueError:
-                continue
-    return False if read_any else None
+        rows = rows or []
+        rows += [fields for fields in map(str.split, lines) if len(fields) >= 8 and fields[3] == state]
+    return rows
+
+
+def _once(ours: tuple[Address, int], theirs: tuple[Address, int], proc_net: Path) -> int | bool | None:
+    """The uid of the row local=``theirs``, remote=``ours`` (ESTABLISHED); False: no such row; None: no /proc."""
+    rows = tcp_rows(_ESTABLISHED, proc_net)
+    if rows is None:
+        return None
+    for fields in rows:
+        try:
+            if _endpoint(fields[1]) == theirs and _endpoint(fields[2]) == ours:
+                return int(fields[7])
+        except ValueError:
+            continue
+    return False
 
 
 def accepting_uid(sock: Connected, *, proc_net: Path = _PROC_NET) -> int | bool | None:
