@@ -33,8 +33,9 @@ _HELP = {
              "(jupyter-sched release JOB); its reason says who held it and when, its ETA 'unknown: held'. You may hold "
              "your own jobs; admins any job — an admin's hold is released by an admin only. Audited (job_held). "
              "Example: jupyter-sched hold nightly-1 nightly-2"),
-    "release": ("release held jobs: they wait for GPUs again from their place in the queue",
-                "Release held jobs: each waits for GPUs again from its place in the queue. A job an admin held is "
+    "release": ("release held jobs: they queue again from now, behind work submitted while they were held",
+                "Release held jobs: each queues again from now (its submit time kept), behind work submitted while "
+                "it was held (Slurm's EligibleTime). A job an admin held is "
                 "released by an admin only. Audited (job_released). Example: jupyter-sched release nightly-1"),
     "update": ("change a job's time limit or priority class",
                "Change a job's time limit (pending or running: a running job's executor stops it at the new limit) or "

@@ -174,6 +174,8 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         out["held"] = hold_to_dict(j.held)
     if j.top_at is not None:
         out["top_at"] = _ts(j.top_at)
+    if j.eligible_at is not None:
+        out["eligible_at"] = _ts(j.eligible_at)
     # new user 11, N8: a 0-GPU job read "gpus": 0, "gpu_milli": 1000 — told it held a whole GPU. The model
     # keeps gpu_milli as the share of *each* GPU (1000 when there are none: never fractional); the job
     # object says 0 (its allocations too: allocation_to_dict), and the readers take 0 back as that 1000
@@ -197,6 +199,7 @@ def job_from_dict(d: Mapping[str, Any]) -> Job:
         nominated=allocation_from_dict(d.get("nominated")),
         stopping_since=_parse_ts(d.get("stopping_since"), "stopping_since"),
         held=hold_from_dict(d.get("held")), top_at=_parse_ts(d.get("top_at"), "top_at"),
+        eligible_at=_parse_ts(d.get("eligible_at"), "eligible_at"),
     )
 
 

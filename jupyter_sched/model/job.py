@@ -452,6 +452,10 @@ class Job:
         held: the person's hold that keeps it pending (:class:`Hold`), None when none does.
         top_at: when an admin put it first within its class (``jupyter-sched top``; Slurm's ``scontrol
             top``): the queue order puts topped jobs first in their class, the latest topped first.
+        eligible_at: when a person last released its hold (verify26 V13; Slurm's ``EligibleTime``), None
+            when never held and released: its place in the queue and its age count from then
+            (:attr:`queued_at`), so a job held early and released late goes behind everyone who submitted
+            meanwhile; ``submitted_at`` stays its submit time for display.
     """
 
     id: str
@@ -473,6 +477,7 @@ class Job:
     stopping_since: datetime | None = None
     held: Hold | None = None
     top_at: datetime | None = None
+    eligible_at: datetime | None = None
 
     def transition(self, new_state: JobState, **changes: Any) -> Job:
         """Return a copy in ``new_state`` with ``changes`` applied.
@@ -492,6 +497,12 @@ class Job:
     def counted_attempts(self) -> int:
         """Runs that count as attempts: :attr:`attempts` less :attr:`false_starts` (never below 0)."""
         return max(0, self.attempts - self.false_starts)
+
+    @property
+    def queued_at(self) -> datetime | None:
+        """Where it stands in the queue and what its age counts from: :attr:`eligible_at` (a release)
+        when set, else :attr:`submitted_at` (UTC; None only for a job not yet submitted)."""
+        return self.eligible_at if self.eligible_at is not None else self.submitted_at
 
     @property
     def is_lease(self) -> bool:

@@ -20,7 +20,8 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
    profile's average JCT from +10 % to +5 % of SJF-oracle (median over 9 replays; +13 % to +9 %
    over 10 held-out replays). ``fair-usage`` is the order by usage alone (each user's jobs
    together, lightest user first);
-4. then original submit time (a requeued job keeps it), then id for determinism.
+4. then original submit time (a requeued job keeps it; a released hold counts from its release,
+   :attr:`Job.queued_at`, verify26 V13), then id for determinism.
 
 **Topped jobs** (:attr:`Job.top_at`, an admin's ``jupyter-sched top``; Slurm's ``scontrol top``) go first in
 their class whatever the sort, the latest topped first (:func:`topped_first`); the sort still counts them
@@ -70,7 +71,7 @@ __all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVE
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
-_SUBMITTED_ID = attrgetter("submitted_at", "id")
+_SUBMITTED_ID = attrgetter("queued_at", "id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +193,9 @@ Arrange = Callable[[list[Job]], list[Job]]
 
 
 def submit_key(job: Job) -> tuple[datetime, str]:
-    """``(submit time, id)``: the order of a user's jobs, and the last tie-break of every sort."""
-    return job.submitted_at or _EPOCH, job.id
+    """``(queue time, id)``: the order of a user's jobs, and the last tie-break of every sort. The queue
+    time is :attr:`Job.queued_at`: its submit time, or when its hold was released (verify26 V13)."""
+    return job.queued_at or _EPOCH, job.id
 
 
 def share_once_ran(shares: Mapping[str, float], user_usage: Mapping[str, float], job: Job, runtime: float,
@@ -255,7 +257,7 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
 
     def arrange(members: list[Job]) -> list[Job]:
         # submit_key's (submit time, id) read by a C-level getter where every job has a submit time
-        members.sort(key=_SUBMITTED_ID if None not in [j.submitted_at for j in members] else submit_key)
+        members.sort(key=_SUBMITTED_ID if None not in [j.queued_at for j in members] else submit_key)
         runtimes = [runtime_of(job) for job in members]
         longest = max((r for r in runtimes if r < math.inf), default=0.0)
         shares: dict[str, float] = {}
@@ -322,7 +324,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
             members = arrange(members)[::-1]  # pop() from the end
             queues[team] = members
             head = members[-1]
-            heap.append((team_share(team), head.submitted_at or _EPOCH, head.id, team))
+            heap.append((team_share(team), head.queued_at or _EPOCH, head.id, team))
         heapq.heapify(heap)
         while heap:
             share, _, _, team = heapq.heappop(heap)
@@ -330,7 +332,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
             members = queues[team]
             if current != share:  # stale entry: usage changed since it was pushed
                 head = members[-1]
-                heapq.heappush(heap, (current, head.submitted_at or _EPOCH, head.id, team))
+                heapq.heappush(heap, (current, head.queued_at or _EPOCH, head.id, team))
                 continue
             while True:  # the team's next jobs while it stays first (one heap push per change of team)
                 job = members.pop()
@@ -340,7 +342,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
                 if not members:
                     break
                 head = members[-1]
-                entry = (team_share(team), head.submitted_at or _EPOCH, head.id, team)
+                entry = (team_share(team), head.queued_at or _EPOCH, head.id, team)
                 if heap and heap[0] < entry:
                     heapq.heappush(heap, entry)
                     break
@@ -348,7 +350,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
 
 def fifo_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
     """Class, then submit time, then id — no fair share (Kueue ``StrictFIFO`` ordering, without blocking)."""
-    yield from sorted(jobs, key=lambda j: (-_RANK[j.spec.priority], j.submitted_at or _EPOCH, j.id))
+    yield from sorted(jobs, key=lambda j: (-_RANK[j.spec.priority], j.queued_at or _EPOCH, j.id))
 
 
 def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
@@ -357,7 +359,7 @@ def short_first_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator
 
     def key(job: Job) -> tuple[int, float, datetime, str]:
         runtime = context.expected_runtime(job)
-        submitted = job.submitted_at or _EPOCH
+        submitted = job.queued_at or _EPOCH
         if not math.isfinite(runtime) or runtime <= 0:
             ratio = 0.0  # unknown runtime: after every job with one, oldest first
         else:

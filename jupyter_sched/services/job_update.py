@@ -155,11 +155,13 @@ def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], line
             f"{job.id} was held by an admin ({job.held.by} at {_said(job.held.at)}): only an admin may release it",
             field="held", hint=f"ask an admin ({job.held.by}) to release it, or cancel it (jupyter-sched cancel {job.id})",
             details={"held_by": job.held.by, "admin": True}))
-    new = replace(job, held=None, reason=None, message=f"released by {caller.user}")  # the next cycle gives its reason
+    new = replace(job, held=None, reason=None, message=f"released by {caller.user}",  # the next cycle gives its reason
+                  eligible_at=now)  # its place and age count from now (verify26 V13; Slurm's EligibleTime)
     audit.append(("job_released", f"{job.id} released by {caller.user} (held by {job.held.by} since "
-                  f"{_said(job.held.at)}): it may start again from its place in the queue",
+                  f"{_said(job.held.at)}): it queues again from now, behind work submitted while it was held",
                   {"before": _hold_dict(job), "after": None}))
-    lines.append(f"released (held by {job.held.by} since {_said(job.held.at)}): it waits for GPUs again")
+    lines.append(f"released (held by {job.held.by} since {_said(job.held.at)}): it queues again from now, behind "
+                 "work submitted while it was held")
     return new
 
 

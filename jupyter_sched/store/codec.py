@@ -108,6 +108,7 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         "stop_actor": record.stop_actor, "activity_at": ts(record.activity_at),
         "updated_at": ts(updated_at),
         "hold": None if job.held is None else dumps(hold_to_dict(job.held)), "top_at": ts(job.top_at),
+        "eligible_at": ts(job.eligible_at),
     }
 
 
@@ -130,6 +131,7 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         # the core must see a job in its stop grace period as stopping (never re-picked as a victim)
         stopping_since=parse_ts(row["stop_requested_at"]) if row["stop_intent"] else None,
         held=hold_from_dict(loads(row.get("hold"))), top_at=parse_ts(row.get("top_at")),
+        eligible_at=parse_ts(row.get("eligible_at")),
     )
     return JobRecord(
         job=job, executor=row["executor"], handle=loads(row["executor_handle"]),

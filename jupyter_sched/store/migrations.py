@@ -199,6 +199,12 @@ def _v21_job_holds(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v22_eligible_at(conn: sa.Connection) -> None:
+    name, type_ = schema.ELIGIBLE_AT_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("jobs")}:
+        conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -241,6 +247,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "attempts (new user 24, N1)", _v20_false_starts),
     Migration(21, "a person's hold on a pending job and an admin's top of it (jobs.hold, jobs.top_at): held jobs never "
                   "start until released, across restarts (jupyter-sched hold|release|top; hubadmin25 B18)", _v21_job_holds),
+    Migration(22, "when a job's hold was released (jobs.eligible_at): its queue place and age count from then, behind "
+                  "work submitted while it was held (verify26 V13)", _v22_eligible_at),
 )
 
 

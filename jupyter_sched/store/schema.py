@@ -47,7 +47,7 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
            "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
-           "columns_v21", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
+           "columns_v21", "columns_v22", "ELIGIBLE_AT_COLUMN", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
            "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
@@ -480,6 +480,17 @@ def columns_v21(md: sa.MetaData) -> None:
         md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
 
 
+ELIGIBLE_AT_COLUMN = ("eligible_at", sa.String(_TS))
+"""The column version 22 adds to ``jobs`` (verify26 V13): when a person last released the job's hold — its queue
+place and age count from then (``Job.eligible_at``). Null when never released: its submit time counts."""
+
+
+def columns_v22(md: sa.MetaData) -> None:
+    """Add version 22's column to ``jobs`` on ``md`` (the table must be defined)."""
+    name, type_ = ELIGIBLE_AT_COLUMN
+    md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -488,7 +499,7 @@ by action + version 10's job index by state, kind and submit time + version 11's
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
-version 21's job holds and tops)."""
+version 21's job holds and tops + version 22's eligible time)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -510,6 +521,7 @@ tables_v18(metadata)
 tables_v19(metadata)
 columns_v20(metadata)
 columns_v21(metadata)
+columns_v22(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -77,12 +77,15 @@ _WAITING_STATES = (JobState.PENDING, JobState.PREEMPTED)
 _WAITING = [state.value for state in _WAITING_STATES]
 _RANK = sa.case({c.value: c.rank for c in PriorityClass}, value=schema.jobs.c.priority, else_=0)
 """A job's priority rank in SQL (:attr:`PriorityClass.rank`: larger first)."""
-_QUEUE_ORDER = (_RANK.desc(), schema.jobs.c.submitted_at, schema.jobs.c.id)
-_QUEUE_COLUMNS = (schema.jobs.c.id, _RANK.label("rank"), schema.jobs.c.submitted_at)
+_QUEUED_AT = sa.func.coalesce(schema.jobs.c.eligible_at, schema.jobs.c.submitted_at)
+"""A job's queue time in SQL (:attr:`Job.queued_at`: its release when its hold was released, else its submit
+time; verify26 V13)."""
+_QUEUE_ORDER = (_RANK.desc(), _QUEUED_AT, schema.jobs.c.id)
+_QUEUE_COLUMNS = (schema.jobs.c.id, _RANK.label("rank"), _QUEUED_AT.label("submitted_at"))
 _IS_WAITING = schema.jobs.c.state.in_(_WAITING)
 _AFTER = sa.or_(_RANK < sa.bindparam("a_rank"), sa.and_(_RANK == sa.bindparam("a_rank"), sa.or_(
-    schema.jobs.c.submitted_at > sa.bindparam("a_at"),
-    sa.and_(schema.jobs.c.submitted_at == sa.bindparam("a_at"), schema.jobs.c.id > sa.bindparam("a_id")))))
+    _QUEUED_AT > sa.bindparam("a_at"),
+    sa.and_(_QUEUED_AT == sa.bindparam("a_at"), schema.jobs.c.id > sa.bindparam("a_id")))))
 # the queue's key queries, built once (values are parameters): see StoreTx.queue_page
 _QUEUE_FIRST = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
 _QUEUE_AFTER = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING, _AFTER).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
@@ -110,8 +113,8 @@ _JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("id
 _VERSIONS_BY_ID = sa.select(schema.jobs.c.id, schema.jobs.c.version).where(
     schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
 QueueKey = tuple[int, str, str]
-"""Where a waiting job stands in queue order: ``(priority rank, submitted_at as stored (see
-:func:`~.codec.ts`), id)``."""
+"""Where a waiting job stands in queue order: ``(priority rank, queue time as stored (see
+:func:`~.codec.ts`; the release of a released hold, else submitted_at), id)``."""
 # Statements compiled once, values passed as parameters: building ``.values(**row)`` per call
 # costs SQLAlchemy a cache key over every literal (~1 ms per job write, most of a submit).
 _JOB_INSERT = schema.jobs.insert()
@@ -597,7 +600,7 @@ class StoreTx:
         50 reads 50 job rows, not every waiting one (issue 17: ``GET queue`` decoded the whole
         backlog on every call).
 
-        Queue order: priority class (high, normal, low), then submit time, then id — the order
+        Queue order: priority class (high, normal, low), then queue time (:attr:`Job.queued_at`), then id — the order
         the engine visits pending work in before its policies reorder it. Rows: those after
         ``after`` (keyset paging); of them the first ``limit`` (None: all). ``head`` instead:
         the first ``head`` plus every later row of ``also_user`` (the bounded default view of

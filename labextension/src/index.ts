@@ -379,7 +379,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const job = await jobOf(id);
           const changed = await model.client.update(id, { held: !job.held });
           model.upsert(changed);
-          // the server's words: "held (release with: …)", "released (held by … since …): it waits for GPUs again"
+          // the server's words: "held (release with: …)", "released (held by … since …): it queues again from now, …"
           Notification.info(`${job.name}: ${(changed.changed ?? []).join('; ')}`, { autoClose: 5000 });
         } catch (err) {
           Notification.error(trans.__('Could not change %1: %2', id, describeError(err)), { autoClose: 8000 });

@@ -702,10 +702,11 @@ export interface components {
             /** @example 500 */
             gpu_hours: number;
             /**
+             * @description calendar periods in UTC; a week from Monday, a quarter from Jan 1, Apr 1, Jul 1, Oct 1
              * @example month
              * @enum {string}
              */
-            period?: "day" | "week" | "month";
+            period?: "day" | "week" | "month" | "quarter";
         };
         /** @description Where one budget stands now (admins; hubadmin25 B16), from the usage accounting. */
         BudgetStandingView: {
@@ -714,7 +715,7 @@ export interface components {
             user?: string | null;
             /** @description the budget: GPU-hours per period */
             gpu_hours: number;
-            /** @description day, week (from Monday) or month, from 00:00 UTC */
+            /** @description day, week (from Monday), month or quarter (from Jan 1, Apr 1, Jul 1, Oct 1), from 00:00 UTC */
             period: string;
             /** @description GPU-hours allocated in the current period */
             used_gpu_hours: number;
@@ -1680,6 +1681,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [
@@ -1843,6 +1846,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [
@@ -2257,6 +2262,8 @@ export interface components {
             held?: components["schemas"]["JobHold"] | null;
             /** @description when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped */
             top_at?: string | null;
+            /** @description when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; absent when never released */
+            eligible_at?: string | null;
             /**
              * @description PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', 'priority low → normal', 'put first in its class'), or what was already so
              * @example [
@@ -3983,7 +3990,7 @@ export interface operations {
                 /** @description admins only (or yourself): that user's usage; another user's is 403 */
                 user?: string | null;
                 /** @description for by=period */
-                period?: "day" | "week" | "month";
+                period?: "day" | "week" | "month" | "quarter";
                 format?: "json" | "csv";
             };
             header?: never;

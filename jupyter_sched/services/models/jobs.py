@@ -726,6 +726,10 @@ class Job(CodecView):
         "admin's hold (released by an admin only); absent when not held"))
     top_at: str | None = Field(default=None, description=(
         "when an admin put the pending job first in its class (PATCH jobs/{id} top: true); absent when not topped"))
+    eligible_at: str | None = Field(default=None, description=(
+        "when its hold was released (PATCH jobs/{id} held: false): its place in the queue and its age count from "
+        "then, behind work submitted while it was held (Slurm's EligibleTime); submitted_at stays its submit time; "
+        "absent when never released"))
     changed: list[str] | None = Field(default=None, examples=[["time limit 3h → 4h"]], description=(
         "PATCH jobs/{id} answers only: one line per change made, in words ('held', 'time limit 3h → 4h', "
         "'priority low → normal', 'put first in its class'), or what was already so"))

@@ -423,7 +423,7 @@ export class MyWorkView extends ModelView {
                       type="button"
                       className="jp-sched-button"
                       aria-label={job.held ? trans.__('Release job %1', name) : trans.__('Hold job %1', name)}
-                      title={job.held ? trans.__('Let it wait for GPUs again from its place in the queue') : trans.__('Keep it queued but never started until you release it')}
+                      title={job.held ? trans.__('Let it queue again from now, behind work submitted while it was held') : trans.__('Keep it queued but never started until you release it')}
                       onClick={() => this.run(CommandIDs.hold, job)}
                     >
                       {job.held ? trans.__('Release') : trans.__('Hold')}
