@@ -425,30 +425,23 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     tail = getattr(args, "tail", None)
     if tail is not None and tail < 0:
         raise ValidationError(f"--tail {tail}: a count of lines, 0 or more", field="tail", hint="e.g. --tail 100")
-    start = 0
+    offset = 0
     if tail is not None:  # the last N lines, read through in the largest slices (newuser26 N4: an 18 MB log whole)
-        lines, start, chunk = _last_lines(client, args.job_id, tail)
+        lines, offset, chunk = _last_lines(client, args.job_id, tail)
         out.write(shown("".join(lines)))
         last[0] = lines[-1] if lines else ""
-        if not args.follow:
-            out.flush()
-            if start == 0 and not chunk["text"]:
-                _say_no_output(client, args.job_id, io, follow=False)
-            for found in new_notes(chunk, said):
-                note(found)
-            return EXIT_OK
     if args.follow:
         from ..client.ride_out import CTRL_C, RideOut
 
         wrote = bool(last[0])
-        chunk = client.logs(args.job_id, offset=start)  # whether there is anything yet, and a 404 before any wait
+        chunk = client.logs(args.job_id, offset=offset)  # whether there is anything yet, and a 404 before any wait
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
         poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
                        stop=CTRL_C.replace("waiting", "following"))
         try:
             if not chunk["text"] and not wrote:
                 _say_no_output(client, args.job_id, io, follow=True)
-            for text in client.follow_logs(args.job_id, offset=start, on_note=note, noted=said, through=poll):
+            for text in client.follow_logs(args.job_id, offset=offset, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
                 out.write(shown(text))
                 out.flush()
@@ -463,8 +456,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             return EXIT_OK
         print(job_line(job, _now(), log_shown=wrote), file=io.err)
         return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
-    offset = 0
-    while True:  # read the whole log in bounded slices
+    while tail is None:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
         out.write(shown(chunk["text"]))
         last[0] = chunk["text"] or last[0]
