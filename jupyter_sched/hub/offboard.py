@@ -288,16 +288,7 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
     live = services.list_jobs(user=user, state=_LIVE)
     pending = [j for j in live if j.get("state") == "pending"]
     running = [j for j in live if j.get("state") in ("admitted", "running")]
-    paused = []
-    for definition in definitions:
-        if definition.user != user:
-            continue
-        try:
-            services.definitions.pause(system_caller(_ACTOR), definition.id)
-        except SchedError as err:  # deleted meanwhile
-            log.debug("jupyter_sched: definition %s of removed user %s not paused: %s", definition.id, user, err)
-            continue
-        paused.append(definition.id)
+    paused = _pause(services, [d for d in definitions if d.user == user], whose="removed user")
     said = [f"{user} is no longer a user of this hub"]
     if pending:
         said.append(f"{len(pending)} pending job(s) held, never started as their account ({_ids(pending)})")
@@ -317,6 +308,19 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
     log.warning("jupyter_sched: %s", message)
 
 
+def _pause(services: Any, definitions: list[Any], *, whose: str) -> list[str]:
+    """Pause ``definitions`` as ``jupyterhub``; the ids paused (one deleted meanwhile is passed over)."""
+    paused = []
+    for definition in definitions:
+        try:
+            services.definitions.pause(system_caller(_ACTOR), definition.id)
+        except SchedError as err:  # deleted meanwhile
+            log.debug("jupyter_sched: definition %s of %s %s not paused: %s", definition.id, whose, definition.user, err)
+            continue
+        paused.append(definition.id)
+    return paused
+
+
 def _admin_removed(services: Any, user: str, model: Mapping[str, Any], definitions: list[Any],
                    caller_of: CallerOf | None) -> None:
     """``user``'s hub admin flag was removed (hubadmin26 B12: nothing recorded it, and the definitions
@@ -326,16 +330,8 @@ def _admin_removed(services: Any, user: str, model: Mapping[str, Any], definitio
     caller = caller_of(user, model) if caller_of is not None else None
     if caller is not None and caller.admin:
         return
-    paused = []
-    for definition in definitions:
-        if definition.user != user or caller is None or caller.may_charge(definition.team):
-            continue
-        try:
-            services.definitions.pause(system_caller(_ACTOR), definition.id)
-        except SchedError as err:  # deleted meanwhile
-            log.debug("jupyter_sched: definition %s of former admin %s not paused: %s", definition.id, user, err)
-            continue
-        paused.append(definition.id)
+    paused = _pause(services, [d for d in definitions if d.user == user and caller is not None
+                               and not caller.may_charge(d.team)], whose="former admin")
     message = f"{user} is no longer a hub admin"
     if paused:
         message += (f"; {len(paused)} definition(s) charging teams they are not in paused ({_ids_of(paused)}): "
