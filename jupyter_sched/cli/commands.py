@@ -156,6 +156,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     resolved, mode = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
+    if getattr(args, "dry_run", False):  # newuser26 N8: the terminal had no dry run, the magic and the panel did
+        return _dry_run(client, body, io)
     # a restart of the server is ridden out, only while the submit surely never reached it (hubadmin24 B18)
     from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
 
@@ -468,6 +470,23 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _say_no_output(client, args.job_id, io, follow=False)
     for found in new_notes(chunk, said):
         note(found)
+    return EXIT_OK
+
+
+def _dry_run(client: Any, body: Mapping[str, Any], io: Streams) -> int:
+    """``submit --dry-run``: ``POST dryrun`` with the body a submit would send, its line on stdout
+    (:func:`~jupyter_sched.wording.jobs.dryrun_line`); "never, because of the quota" is an answer, not an error."""
+    from ..errors import QuotaError, UnschedulableError
+    from ..wording import refusal_text
+    from ..wording.jobs import dryrun_line, never_here
+
+    try:
+        answer = client.dryrun(body)
+    except (QuotaError, UnschedulableError) as err:
+        message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+        print(never_here(message.rstrip(".") + (f" — {hint}" if hint else "")), file=io.out)
+        return EXIT_OK
+    print(dryrun_line(answer, _now()), file=io.out)
     return EXIT_OK
 
 

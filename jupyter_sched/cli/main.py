@@ -344,6 +344,9 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("-q", "--quiet", action="store_true",
                         help="leave out the notes on stderr (which program the command runs, what the server noted "
                              "about the request): for scripts that submit many jobs")
+    submit.add_argument("--dry-run", action="store_true",
+                        help="would it fit, where and when — said without submitting (as %%schedule dryrun and the "
+                             "panel's Check fit)")
     submit.add_argument("--wait", action="store_true",
                         help="then wait for the job to end, with a progress bar; exits as `wait` does "
                              f"({EXIT_OK} succeeded, {EXIT_JOB_FAILED} ended otherwise: see `{PROG} wait --help`)")

@@ -33,7 +33,7 @@ from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
-from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
+from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
@@ -44,12 +44,14 @@ from ..wording.jobs import (
     bulk_cancel_answers,
     bulk_cancel_plan,
     changed_line,
+    dryrun_line,
     granted_milli,
     granted_words,
     idle_note,
     in_bulk_cancel,
     job_head,
     limit_end,
+    never_here,
     nothing_to_cancel,
     state_filter,
     still_going,
@@ -82,7 +84,6 @@ from .render import (
     no_gpus_message,
     profiles_frame,
     queue_frame,
-    reason_line,
     samples_from,
 )
 
@@ -1375,11 +1376,11 @@ class SchedMagics(Magics):
             # "never, because of the quota" answers the question a dry run asks: not an error (issue 20)
             message, hint = refusal_text(err.message, err.hint, err.details, err.field)
             said = _full_stop(message) + (" " + _full_stop(_capital(hint.strip())) if hint else "")
-            self._print(f"Would never start here: {said}")
+            self._print(never_here(said))
             return
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
-        self._print(_dryrun_line(answer))
+        self._print(dryrun_line(answer, _now()))
 
     def _schedule_profiles(self, cmd: ScheduleCommand) -> Any:
         rows = self.client.profiles()
@@ -1398,24 +1399,6 @@ def _parameters_said(path: str, parameters: Mapping[str, Any]) -> str | None:
     where = "in a new first cell" if NO_PARAMETERS_CELL in note else \
         "after the notebook's cell tagged \"parameters\""  # new user 25, N10: not when it has none
     return f"With parameters {json.dumps(dict(parameters))}, assigned {where}." + (f"\nNote: {note}" if note else "")
-
-
-def _dryrun_line(answer: Mapping[str, Any]) -> str:
-    """One line for a dry-run answer: fits now / when / never, and where."""
-    fits = answer.get("fits", answer.get("would_fit"))
-    where = answer.get("allocation") or answer.get("placement")
-    where_text = ""
-    if isinstance(where, Mapping):
-        where_text = f" on {where.get('node')}: {', '.join(where.get('gpu_uuids', []))}"
-    reason = answer.get("reason")
-    if fits:
-        return "Would start now" + where_text
-    if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
-        text = render_reason(reason, never=True)
-        return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
-    if isinstance(reason, Mapping):
-        return "Would wait: " + reason_line({"reason": reason}, _now())
-    return f"Would not start now: {answer}"
 
 
 def _was(after: dict[str, Any]) -> dict[str, Any] | None:

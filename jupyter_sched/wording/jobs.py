@@ -24,10 +24,34 @@ __all__ = ["unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", 
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
-           "same_name_note"]
+           "same_name_note", "dryrun_line", "never_here"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def never_here(said: str) -> str:
+    """A dry run's answer to a request that can never start here (``said``: the refusal's sentence)."""
+    return f"Would never start here: {said}"
+
+
+def dryrun_line(answer: Mapping[str, Any], now: datetime) -> str:
+    """One line for a dry-run answer (``POST dryrun``): fits now / when / never, and where — said alike by
+    ``%schedule dryrun`` and ``jupyter-sched submit --dry-run`` (newuser26 N8). ``now``: the reader's clock."""
+    fits = answer.get("fits", answer.get("would_fit"))
+    where = answer.get("allocation") or answer.get("placement")
+    where_text = ""
+    if isinstance(where, Mapping):
+        where_text = f" on {where.get('node')}: {', '.join(where.get('gpu_uuids', []))}"
+    reason = answer.get("reason")
+    if fits:
+        return "Would start now" + where_text
+    if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
+        text = render_reason(reason, never=True)
+        return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
+    if isinstance(reason, Mapping):
+        return "Would wait: " + render_reason(reason, now=now, relative=True, kind="", mine=False).line
+    return f"Would not start now: {answer}"
 
 
 def same_name_note(name: str, others: Sequence[tuple[str, str, datetime]], now: datetime) -> str:

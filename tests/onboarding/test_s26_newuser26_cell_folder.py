@@ -202,3 +202,18 @@ def test_newuser26_n4_logs_tail_prints_the_last_lines_and_follows_from_there(ser
     assert cli(server, "tok-ann", "logs", job_id, "--tail", "0").out == ""
     refused = cli(server, "tok-ann", "logs", job_id, "--tail", "-4")
     assert refused.code != 0 and "--tail -4: a count of lines, 0 or more" in refused.err, refused.err
+
+
+def test_newuser26_n8_submit_dry_run_says_the_fit_and_submits_nothing(server: EmbeddedServer, notebook_dir: Path) -> None:
+    """``submit --dry-run`` was "not an option" while ``%schedule dryrun`` and the panel's Check fit existed."""
+    def count() -> int:
+        rows = api(server, "tok-ann").get("jobs", params={"limit": 1000}).json()
+        return len(rows["jobs"] if isinstance(rows, dict) else rows)
+
+    before = count()
+    fits = cli(server, "tok-ann", "submit", "--dry-run", "--gpus", "1", "--time-limit", "1m", "--", "python3", "train.py")
+    assert fits.code == 0 and fits.out.startswith("Would start now on "), fits
+    never = cli(server, "tok-ann", "submit", "--dry-run", "--gpus", "4", "--time-limit", "1m", "--", "true")
+    assert never.code == 0 and never.out.startswith("Would never start here: "), never
+    assert "submitted" not in fits.out + never.out
+    assert count() == before  # nothing was enqueued
