@@ -257,7 +257,7 @@ class StopReconciler:
             mine_left = owned(pids, accounts, job.spec.user)
             ending = self._end_due(record, released)
             end = self.ends.get(job.id)
-            if ending is not None and now >= ending[0] and (mine_left if end is None else not end.killed):
+            if ending is not None and now >= ending[0] and (mine_left or (end is not None and not end.killed)):
                 words = self.ends.end(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
                 if words:
                     self.ending[job.id] = words
@@ -290,16 +290,16 @@ class StopReconciler:
     def _end_due(self, record: JobRecord, released: datetime) -> tuple[datetime, str] | None:
         """When the owner's processes left on the GPU of ``record``'s lease (bound to no job) are ended,
         and why (red team 25, R2): an idle reclaim's per :meth:`.idle_kernels.IdleKernels.end_due`; a
-        lease taken back — preempted, or released by anyone but its owner (an admin, the scheduler) —
-        after its stop grace. None for the owner's own release: the kernel is theirs, and so is the cost."""
+        lease taken back — preempted, or released by anyone, its owner too (verify 26, V7: a ``setsid``
+        child left on the GPU by its owner's own release held it for ever) — after its stop grace."""
         if record.stop_intent == "idle":
             due = self.idle_kernels.end_due(record)
             return None if due is None else (due[0], f"reclaimed while idle: {due[1]}")
         job = record.job
         if record.stop_intent == "preempt":  # (its message is the drain's by now: not repeated)
             why = "preempted" + (f" by {job.preempted_by}" if job.preempted_by else "")
-        elif record.stop_intent == "cancel" and record.stop_actor not in (None, job.spec.user):
-            why = f"released by {record.stop_actor}"
+        elif record.stop_intent == "cancel":
+            why = f"released by {record.stop_actor or job.spec.user}"
         else:
             return None
         return released + timedelta(seconds=self.grace_of(record) or 0.0), why
