@@ -25,13 +25,15 @@ and the GPU, still holding their memory, stays out of placement as used outside 
 (red team 19, R9: another account's process pinned the owner's lease with no time limit).
 A lease revoked by idle reclaim (intent ``idle``) whose kernel is still on the GPU: its kernel is
 shut down or the GPU held, per the admin's ``idle_kernel_action`` (:mod:`.idle_kernels`).
-A lease taken back from its owner — idle reclaim with ``shutdown``, a preemption, an admin's release —
+A lease ended — idle reclaim with ``shutdown``, a preemption, a release by anyone, its owner too —
 whose owner's processes are still on the GPU (a child its kernel started in its own session outlives
 the kernel) does not wait for them for ever: past the kernel-shutdown wait (idle), at once when the
 owner's server stopped, or past the stop grace (otherwise), those of the OWNER's account are sent
 SIGTERM, then SIGKILL :data:`~.leftovers.TERM_WAIT_S` later (audited ``lease_drain_killed``; red team
-25, R2: a setsid child kept the GPU from everyone, past reclaims and guarantees). Another account's or
-root's process is never signalled; the owner's own release never kills their kernel (their cost).
+25, R2: a setsid child kept the GPU from everyone, past reclaims and guarantees); one appearing after
+that gets SIGKILL at once, in bounded rounds (verify 26, V6: a re-spawning helper). Another account's or
+root's process is never signalled. The owner's own release sweeps too (verify 26, V7: a ``setsid`` child
+left by ``%gpu release`` held the GPU for ever), as a batch system's epilog does whoever ended the job.
 The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
