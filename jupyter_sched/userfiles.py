@@ -46,11 +46,14 @@ def start_folder_argv(python: str, script: str, args: Sequence[str] = ()) -> lis
 CHECKED_BYTES = 8 << 20
 """Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""
 
-IN_PROCESS_BYTES = 64 << 10
+IN_PROCESS_BYTES = 8 << 10
 """Most bytes of a script a shared process (the service) compiles itself: CPython's compile holds the
 GIL from start to end — an 8 MiB script froze every user's requests and the engine for 15 to 35 s and
 took 3 GiB (red team 26, R2). A larger script is compiled in a child process with CPU and memory
-limits (:func:`jupyter_sched.services.script_check.script_problem_apart`)."""
+limits (:func:`jupyter_sched.services.script_check.script_problem_apart`). 8 KiB, not 64 (red team
+26, R6): an f-string field costs ~10x a plain byte — measured (loaded 2-core host): 64 KiB of
+``f'{a}…'`` 1,030 ms of GIL, 16 KiB 100 ms, 8 KiB 35 ms (plain ``x = 1`` lines: 78 / 27 / 3 ms), while
+the child's ~60 ms start holds no GIL of the service's."""
 
 
 def file_problem(path: str, folder: str) -> str | None:

@@ -53,6 +53,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import StoreError, ValidationError
+from ..model.periods import PERIODS, PERIODS_TEXT, next_period_start
 from ..model.units import parse_utc, to_iso
 from .overlaps import UsageOverlap, resolve_overlaps
 from .usage import UsageInterval, gpu_figures, period_start
@@ -68,7 +69,7 @@ ROLLUP_SECONDS = 60.0
 :func:`samples_from_rollups` so a missing minute is a gap (unknown), never idle."""
 
 REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
-"""Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
+"""Fields a report may group by (``period`` = start of the day/week/month/quarter, ISO 8601 UTC)."""
 
 CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
                "telemetry_coverage", "efficiency", "cost", "cost_unit", "jobs", "telemetry_pending", "since", "until")
@@ -280,11 +281,7 @@ def _pieces(iv: UsageInterval, *, now: datetime, since: datetime | None, until: 
 
 
 def _next_period(begin: datetime, period: str) -> datetime:
-    if period == "day":
-        return begin + timedelta(days=1)
-    if period == "week":
-        return begin + timedelta(days=7)
-    return (begin.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return next_period_start(begin, period)
 
 
 def price_for(model: str, prices: Mapping[str, float]) -> float:
@@ -351,7 +348,7 @@ def usage_report(
         now: the report time (open intervals end here).
         by: grouping fields out of :data:`REPORT_KEYS`.
         since, until: the window ``[since, until)`` (None = unbounded).
-        period: ``day``, ``week`` or ``month`` when grouping by ``period``.
+        period: ``day``, ``week``, ``month`` or ``quarter`` when grouping by ``period``.
         prices: price per GPU-hour per GPU model (None = no cost column values: ``cost`` None).
         max_sample_gap_s: seconds a sample's value holds at most (telemetry gap limit).
         telemetry_until: the end of the last minute the telemetry monitor rolled up (None:
@@ -382,8 +379,8 @@ def usage_report(
     if bad or not keys:
         raise ValidationError(f"cannot group usage by {bad[0] if bad else '(nothing)'!r}", field="by",
                               hint="use any of " + ", ".join(REPORT_KEYS))
-    if period not in ("day", "week", "month"):
-        raise ValidationError(f"unknown period {period!r}", field="period", hint="use day, week or month")
+    if period not in PERIODS:
+        raise ValidationError(f"unknown period {period!r}", field="period", hint=f"use {PERIODS_TEXT}")
     if since is not None and until is not None and until < since:
         raise ValidationError("until is before since", field="until", hint="give until >= since")
     if max_sample_gap_s <= 0:

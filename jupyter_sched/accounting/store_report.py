@@ -20,6 +20,7 @@ from typing import Any
 
 from ..model.units import parse_window, to_iso
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
+from .runaway import with_runaways
 from .usage import UsageInterval
 from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
 
@@ -80,7 +81,7 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
         AccountingError: inconsistent usage records.
     """
     start, end = parse_window(since, until)
-    intervals = service.store.usage_rows(since=start, until=end, user=user)
+    intervals, runaways = service.store.billed_usage(since=start, until=end, user=user)  # B15: not billed to now
     now = now or service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
@@ -88,6 +89,7 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
                         held_from=held_after_reclaim(service.store, intervals), cost_unit=cost_unit)
     window = {"since": to_iso(start), "until": to_iso(now if end is None or end > now else end)}
     rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user, window=window)
+    rows = with_runaways(rows, runaways, tuple(by), _zero(window))
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
 
@@ -131,10 +133,14 @@ def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequen
                     gpus_of.setdefault(tuple(str(row.get(k, "")) for k in by), set()).add(iv.gpu_uuid)
         else:
             gpus_of.setdefault(tuple(str(fields[k]) for k in by), set()).add(iv.gpu_uuid)
-    zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
-            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "cost_unit": None, "jobs": 0,
-            "telemetry_pending": False, **window}
-    return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
+    return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=_zero(window))
+
+
+def _zero(window: Mapping[str, str | None]) -> dict[str, Any]:
+    """The figures of a report row for a group reached only by rows left out (skipped, runaway)."""
+    return {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
+            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "cost_unit": None,
+            "jobs": 0, "telemetry_pending": False, **window}
 
 
 def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,

@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..model import GPU, GPU_MILLI, Allocation, Budget
 from ..model.mig import mig_share
+from ..model.periods import period_start
 
 __all__ = [
     "ROLLUP_KEYS", "USAGE_WINDOW", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
@@ -152,22 +153,6 @@ def decayed_gpu_seconds(
         value = iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
         out[iv.user] = out.get(iv.user, 0.0) + value
     return out
-
-
-def period_start(now: datetime, period: str) -> datetime:
-    """Start (00:00 UTC) of the ``"day"``, ``"week"`` (Monday) or ``"month"`` holding ``now``.
-
-    Raises:
-        ValueError: unknown period.
-    """
-    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "day":
-        return day
-    if period == "week":
-        return day - timedelta(days=day.weekday())
-    if period == "month":
-        return day.replace(day=1)
-    raise ValueError(f"unknown budget period {period!r}; use day, week or month")
 
 
 def budget_usage(

@@ -21,6 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
+from ..model.periods import PERIODS, next_period_start
 from ..model.units import clock_text
 from ..wording.usage import USAGE_DAYS, last_days
 
@@ -44,7 +45,7 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
             description="Allocated and utilized GPU-hours (GPU-HOURS, UTILIZED: hours of whole GPUs), "
                         "telemetry coverage, efficiency (utilized / allocated) and cost, from GET "
                         "api/sched/usage/report, for one period: the last 7 days (as status says) unless --since/--until "
-                        "or --month say another (said under the table, and as the CSV's since and until columns). "
+                        "or --month/--quarter say another (said under the table, and as the CSV's since and until columns). "
                         "Admins see everyone's usage, others their own. cost is "
                         "allocated GPU-hours times c.HubSchedApp.gpu_prices, in c.HubSchedApp.gpu_price_unit "
                         "(said under the table and as the CSV's cost_unit column); empty without prices. "
@@ -53,8 +54,9 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                              help="one row per user (default), or per any of " + ", ".join(_BY) + " (model for "
                                   "gpu_model), several comma separated for a chargeback sheet: --by team,user or "
                                   "--by team,model; period groups by --period")
-        usage_p.add_argument("--period", choices=("day", "week", "month"), default=None,
-                             help="with --by period: one row per day, week (from Monday) or month (default month)")
+        usage_p.add_argument("--period", choices=PERIODS, default=None,
+                             help="with --by period: one row per day, week (from Monday), month (default) or "
+                                  "quarter (from Jan 1, Apr 1, Jul 1, Oct 1)")
         usage_p.add_argument("--since", metavar="WHEN", type=_when,
                              help="from this time: a date (2026-12-01: its midnight UTC) or ISO 8601 with an "
                                   "offset (2026-12-01T00:00:00+02:00); default: 7 days before --until (the last 7 days, "
@@ -65,6 +67,10 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
         usage_p.add_argument("--month", metavar="YYYY-MM", type=_month,
                              help="one calendar month in UTC, e.g. 2026-11 (its 1st 00:00 UTC up to the next "
                                   "month's); instead of --since/--until")
+        usage_p.add_argument("--quarter", metavar="YYYYQN", type=_quarter,
+                             help="one calendar quarter in UTC, e.g. 2026Q4 (Oct 1 00:00 UTC up to Jan 1); "
+                                  "instead of --since/--until/--month; --by period --period month splits it "
+                                  "by month")
         usage_p.add_argument("--csv", action="store_true", help="print the report as CSV (the REST answer's columns)")
         added.append("usage")
     if want("audit"):
@@ -102,6 +108,7 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 30m, 2w)"
 """What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
+_QUARTER = re.compile(r"(\d{4})-?[Qq]([1-4])")
 
 
 _AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s)")
@@ -146,6 +153,16 @@ def _month(value: str) -> tuple[str, str]:
     return f"{year:04d}-{month:02d}-01T00:00:00Z", f"{nxt[0]:04d}-{nxt[1]:02d}-01T00:00:00Z"
 
 
+def _quarter(value: str) -> tuple[str, str]:
+    """``--quarter 2026Q4`` → ``("2026-10-01T00:00:00Z", "2027-01-01T00:00:00Z")``: the calendar
+    quarter in UTC (:func:`~jupyter_sched.model.periods.period_start`), its end not included."""
+    found = _QUARTER.fullmatch(value.strip())
+    if not found or int(found.group(1)) < 1970:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a quarter — write YYYYQN, e.g. 2026Q4 (Oct to Dec)")
+    start = datetime(int(found.group(1)), 3 * int(found.group(2)) - 2, 1, tzinfo=timezone.utc)
+    return f"{start:%Y-%m-%dT%H:%M:%S}Z", f"{next_period_start(start, 'quarter'):%Y-%m-%dT%H:%M:%S}Z"
+
+
 def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, str | None]:
     """The ``(since, until)`` ``usage`` asks for: ``--month``'s (its until None while the month is not over:
     it ends now), else ``--since`` and ``--until``
@@ -155,10 +172,15 @@ def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, s
     None: the server's one usage period, the 7 days before the answer (what ``status`` says).
 
     Raises:
-        ValueError: ``--month`` beside ``--since`` or ``--until`` (the message says which to keep);
+        ValueError: ``--month`` or ``--quarter`` beside ``--since``, ``--until`` (or each other) (the message says which to keep);
             ``--since`` after ``now`` (no usage is recorded yet); ``--since`` not before ``--until``.
     """
-    since, until, month = (getattr(args, name, None) for name in ("since", "until", "month"))
+    since, until, month, quarter = (getattr(args, name, None) for name in ("since", "until", "month", "quarter"))
+    if quarter is not None:
+        if since or until or month:
+            raise ValueError("--quarter is a whole quarter by itself: give --quarter alone, or --month, "
+                             "or --since/--until")
+        month = quarter
     if month is not None:
         if since or until:
             raise ValueError("--month is a whole month by itself: give --month alone, or --since/--until")
@@ -238,7 +260,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     keys = str(args.by).split(",")
     period = getattr(args, "period", None)
     if period and "period" not in keys:
-        print("jupyter-sched usage: --period goes with --by period (one row per day, week or month), e.g. "
+        print("jupyter-sched usage: --period goes with --by period (one row per day, week, month or quarter), e.g. "
               f"--by {args.by},period --period {period} [usage_error]", file=io.err)
         return 2
     params = {"by": args.by, **({"since": since} if since else {}), **({"until": until} if until else {}),

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
+from ..wording.cordons import drain_text
 from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
     TERMINAL_STATES,
@@ -289,7 +290,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             held = cluster_wait(job).rstrip(".") or " · ".join(
                 # a GPU gone from the inventory under it, in the words of `jobs` and the magics (verify 23, V4);
                 # my running job's own progress report, where it made one (session 21)
-                part for part in (gone_text(job), unhealthy_text(job), _ends_by(job, now), progress_text(job, now),
+                part for part in (gone_text(job), unhealthy_text(job), drain_text(job), _ends_by(job, now),
+                                  progress_text(job, now),
                                   serving_text(job, now))
                 if part)  # F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None

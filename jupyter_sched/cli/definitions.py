@@ -246,6 +246,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         everyone = getattr(args, "all_users", False)  # whose each is (hubadmin23 A12: no owner column)
         for d in [] if args.json else rows:
             print(_line(d, owner=everyone), file=out)
+            for warning in d.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
+                print(f"  {warning}", file=out)
         if not rows and not args.json:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK
@@ -302,6 +304,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if action == "show":  # the first firing said once: as the first of the next ones
             upcoming = list(result.get("upcoming") or [])
             print(_line(result, next_run=not upcoming), file=out)
+            for warning in result.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
+                print(f"  {warning}", file=out)
             from ..wording.definitions import runs_text
 
             print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)

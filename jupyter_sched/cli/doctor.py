@@ -48,7 +48,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,8 +56,10 @@ from typing import Any, TextIO
 import sqlalchemy as sa
 
 from ..accounting.overlaps import UsageOverlap, resolve_overlaps
+from ..accounting.runaway import RunawayUsage
 from ..buildinfo import version_string
 from ..errors import SchedError
+from ..model.units import to_iso
 from ..store import Store
 from ..store import schema as tables
 from ..store.codec import QUOTA_TABLES, loads, parse_ts, quota_row_error, quota_row_from, record_from_row, ts
@@ -373,9 +375,41 @@ def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
 
 
-def usage_overlaps(store: Store) -> list[UsageOverlap]:
-    """Usage rows that overlap on one GPU (every row read; :func:`~..accounting.overlaps.resolve_overlaps`)."""
-    return resolve_overlaps(store.usage_rows(), now=datetime.now(timezone.utc))[1]
+def usage_overlaps(store: Store, runaways: Sequence[RunawayUsage] = ()) -> list[UsageOverlap]:
+    """Usage rows that overlap on one GPU (every row read; :func:`~..accounting.overlaps.resolve_overlaps`),
+    the ``runaways`` closed where their repair closes them: an open row of a job that ended is the
+    fault, never the later runs on its GPU (hubadmin26 B15: 227 DELETEs of real history were printed)."""
+    closing = {r.key: r.close_at for r in runaways}
+    rows = [replace(iv, ended_at=closing[key]) if iv.ended_at is None
+            and (key := (iv.job_id, iv.attempt, iv.gpu_uuid)) in closing else iv for iv in store.usage_rows()]
+    return resolve_overlaps(rows, now=datetime.now(timezone.utc))[1]
+
+
+def _print_runaways(runaways: Sequence[RunawayUsage], out: TextIO) -> None:
+    """The open usage rows whose job is not running (or unknown), first, each with the UPDATE that
+    closes it at its job's end (its own start when that is unknown); reports and fair share leave
+    them out meanwhile (hubadmin26 B15)."""
+    if not runaways:
+        return
+    out.write(f"{len(runaways)} open usage row(s) whose job is not running (or unknown) — reports and fair share "
+              "leave them out; close each:\n")
+    for runaway in runaways:
+        iv = runaway.interval
+        out.write(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on GPU "
+                  f"{iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}\n"
+                  f"    repair: {_close_sql(runaway)}\n")
+
+
+def _sql_text(value: object) -> str:
+    """An SQL string literal (a quote in an id is doubled)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _close_sql(runaway: RunawayUsage) -> str:
+    """The statement that closes a runaway row where its job ended (its start when unknown)."""
+    iv = runaway.interval
+    return (f"UPDATE usage SET ended_at = {_sql_text(ts(runaway.close_at))} WHERE id = {runaway.row_id} "
+            f"AND job_id = {_sql_text(iv.job_id)} AND ended_at IS NULL;")
 
 
 def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
@@ -395,9 +429,7 @@ def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
 def _repair_sql(overlap: UsageOverlap) -> str:
     """The statement that makes the store say what reports count: the later row cut, or deleted
     when none of it counts (its times in the store's own text form, which its queries compare)."""
-    def text(value: object) -> str:  # an SQL string literal (a quote in an id is doubled)
-        return "'" + str(value).replace("'", "''") + "'"
-
+    text = _sql_text
     cut = overlap.cut
     where = f"WHERE job_id = {text(cut.job_id)} AND attempt = {int(cut.attempt)} AND gpu_uuid = {text(cut.gpu_uuid)}"
     return f"DELETE FROM usage {where};" if overlap.dropped else \
@@ -608,15 +640,17 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             scan(store, read)
         if args.action in (None, "scan", "list"):
             entries = store.quarantined()
+            runaways = store.runaway_usage() if read is not None and not args.json else []
+            _print_runaways(runaways, stdout)  # first: the one row to fix (hubadmin26 B15)
             _print_entries(entries, stdout, args.json, read)
-            overlaps = usage_overlaps(store) if read is not None and not args.json else []
+            overlaps = usage_overlaps(store, runaways) if read is not None and not args.json else []
             if read is not None and not args.json:
                 _print_overlaps(overlaps, stdout)
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
                 if not choice.embedded_default and (said := _job_python()):  # a hub's store (newuser22 N11)
                     stdout.write(said + "\n")
-            return EXIT_FOUND if entries or overlaps else EXIT_OK
+            return EXIT_FOUND if entries or overlaps or runaways else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)
         if args.action == "repair":

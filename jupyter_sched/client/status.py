@@ -34,7 +34,7 @@ def status_lines_of(client: Any, *, config: dict[str, Any] | None = None, me: di
     stopping = [j for j in running if j.get("stopping_since")] if isinstance(in_use, dict) and \
         int(in_use.get("stopping") or 0) else []
     return status_lines(str(client.connection.url), config, me, inventory, stopping=stopping, idle=idle_notes(client, running),
-                        running=running, now=datetime.now(timezone.utc), gone=[j for j in holding if j.get("gone_gpus") or j.get("unhealthy_gpus")])
+                        running=running, now=datetime.now(timezone.utc), gone=[j for j in holding if j.get("gone_gpus") or j.get("unhealthy_gpus") or j.get("drain")])
 
 
 def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str, str]:

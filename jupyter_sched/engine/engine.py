@@ -167,9 +167,9 @@ class Engine:
         self.starts = StartReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
                                       max_retries=max_start_retries, grace_s=stop_grace_s,
                                       run_as=run_as or embedded_run_as)
-        self.reconciler = Reconciler(store, executor, self.writer, start=self.starts, stops=self.stops,
-                                     adopt=AdoptReconciler(executor, self.writer, self.events, self.leadership,
-                                                           self.clock, retries=self.retries))
+        adopt = AdoptReconciler(executor, self.writer, self.events, self.leadership, self.clock, retries=self.retries)
+        self.reconciler = Reconciler(store, executor, self.writer, start=self.starts, stops=self.stops, adopt=adopt)
+        self.reconciler.inventory = getattr(inventory, "current", None)  # a wrapper with no launch record: its GPUs' node (B22)
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
                                telemetry=telemetry, kernels=kernels, stops=self.stops)

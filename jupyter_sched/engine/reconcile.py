@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 
 from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor
-from ..model import JobState
+from ..model import Inventory, JobState
 from ..store import JobRecord, Store
 from .observe import TickReport
 from .recovery import AdoptReconciler
@@ -56,6 +56,9 @@ class Reconciler:
         self.held_users: Callable[[], Mapping[str, str]] | None = None
         """``{user: why}`` of owners the hub no longer lists (set with the decider's): said when work of
         theirs that the store lacks is adopted (:func:`.restored.adopt_unknown_live`)."""
+        self.inventory: Callable[[], Inventory] | None = None
+        """The current inventory (set by the engine): the node of the GPUs a wrapper with no launch record
+        uses (hubadmin26 B22, :func:`.restored.adopt_unknown_live`)."""
 
     def run(self, report: TickReport, *, adopt_unwatched: bool = False) -> None:
         """One pass (module docstring); ``adopt_unwatched`` right after becoming leader.
@@ -67,7 +70,8 @@ class Reconciler:
         if adopt_unwatched:  # a store older than the host (restored): pending jobs whose work runs (A13)
             adopt_running_pending(self.store, self.executor, self.writer, self.writer.clock)
             # … and work it does not have at all (submitted after the backup; a new store: hubadmin24 B2, B7)
-            adopt_unknown_live(self.store, self.executor, self.writer, self.writer.clock, held_users=self.held_users)
+            adopt_unknown_live(self.store, self.executor, self.writer, self.writer.clock, held_users=self.held_users,
+                               inventory=self.inventory)
         tracked = self.executor.tracked()
         records = self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
         for record in records:

@@ -18,6 +18,12 @@ a ``running`` job on the GPUs it was launched with (the spec its launch record k
 limit, command), so its GPUs are never handed to another job, it is listed, charged and its limit kept, and
 ``cancel`` reaches it. An owner the hub no longer lists is said in its WARNING (its GPUs stay taken until it
 ends). Each: one WARNING naming id, owner, pid and GPUs, one ``adopted`` audit record, one job event.
+
+A wrapper that no launch record names at all (``<log_dir>/.state`` lost or older than the host: hubadmin26
+B22) is adopted the same way on the GPUs its environment names (``CUDA_VISIBLE_DEVICES``; the executor
+vouches for the wrapper: its job directory is one this service made), their node found in the inventory;
+its WARNING and audit record name the pid, the job id and the account and say to restore ``.state`` or
+stop it. One that names no GPU of the inventory is said (``unknown_work``) and not adopted.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from datetime import datetime, timezone
 
 from ..errors import NotFoundError, StoreError
 from ..executors.base import Executor, ExecutorHandle
-from ..model import Allocation, Job, JobState
+from ..model import Allocation, Inventory, Job, JobState
 from ..model.codec import allocation_to_dict
 from ..store import JobRecord, Store
 from .clock import Clock
@@ -90,12 +96,15 @@ def adopt_running_pending(store: Store, executor: Executor, writer: JobWriter, c
 
 
 def adopt_unknown_live(store: Store, executor: Executor, writer: JobWriter, clock: Clock, *,
-                       held_users: Callable[[], Mapping[str, str]] | None = None) -> list[str]:
+                       held_users: Callable[[], Mapping[str, str]] | None = None,
+                       inventory: Callable[[], Inventory] | None = None) -> list[str]:
     """Insert every job whose work runs on this host but which the store lacks as ``running`` (module docstring).
 
     Args:
         held_users: ``{user: why}`` of owners whose pending work is held (hub mode: no longer a hub
             user); such an owner's adopted job is said so in its WARNING and audit record.
+        inventory: the current inventory, to find the node of GPUs a wrapper with no launch record
+            uses (None: such a wrapper is said, not adopted).
 
     Returns:
         The ids adopted (empty when the executor cannot tell, e.g. the simulator or Kubernetes).
@@ -126,6 +135,20 @@ def adopt_unknown_live(store: Store, executor: Executor, writer: JobWriter, cloc
     adopted: list[str] = []
     for job, handle, allocation in found:
         user = job.spec.user or "an unknown owner"
+        unrecorded = bool(handle.data.get("no_launch_record"))
+        if unrecorded:
+            allocation = _on_node(allocation, inventory)
+            if allocation is None:
+                text = (f"a job wrapper of this service (pid {handle.data.get('pid')}, {job.id}, account {user}) runs "
+                        f"with no record in the store or in <log_dir>/.state, and its environment names no GPU of the "
+                        f"inventory: it is not adopted and its GPUs, if any, may be given to other work — stop it "
+                        f"(kill {handle.data.get('pid')}) or restore <log_dir>/.state")
+                log.warning("%s", text)
+                store.add_event(actor="scheduler", action="unknown_work", job_id=job.id, user=job.spec.user or None,
+                                message=text, details={"handle": handle.to_dict(), "no_launch_record": True})
+                continue
+            job = replace(job, spec=replace(job.spec, resources=replace(
+                job.spec.resources, gpus=len(allocation.gpu_uuids), gpu_milli=allocation.gpu_milli)))
         if allocation is None:
             text = (f"job {job.id} of {user} runs on this host ({_where(handle)}) but is not in this store, and its "
                     f"launch record does not say its GPUs: it is not adopted and the scheduler may hand its GPUs to "
@@ -146,16 +169,42 @@ def adopt_unknown_live(store: Store, executor: Executor, writer: JobWriter, cloc
                 f"GPUs {gpus}) but was not in this store (submitted after the backup that was restored, or the "
                 f"store is new): adopted as running, so its GPUs stay taken until it ends and `jupyter-sched cancel "
                 f"{job.id}` reaches it")
+        if unrecorded:
+            said = (f"a job wrapper of this service (pid {handle.data.get('pid')}, {job.id}, account {user}) runs with "
+                    f"no record in the store or in <log_dir>/.state (a restore without .state?): adopted as running "
+                    f"on the GPUs its environment names ({gpus}, node {allocation.node}), so they are not given to "
+                    f"other work until it ends — cancel it (jupyter-sched cancel {job.id}) if it should not run, and "
+                    f"keep <log_dir>/.state with the store's backups")
         if owner:
             said += f"; its owner: {owner} — cancel it if it should not run"
         log.warning("%s", said)
         writer.audit(written, "adopted", said, {"handle": handle.to_dict(), "allocation": allocation_to_dict(allocation),
-                                                "restored": True, "not_in_store": True, "owner_held": owner})
+                                                "restored": True, "not_in_store": True, "owner_held": owner,
+                                                "no_launch_record": unrecorded})
     if found:
         log.warning("%d job(s) ran on this host that this store did not have (restored from a backup, or a new "
                     "store?): %d adopted. Work that was pending in the old store and not in this one is not carried: "
                     "its owners must submit it again", len(found), len(adopted))
     return adopted
+
+
+def _on_node(allocation: Allocation | None, inventory: Callable[[], Inventory] | None) -> Allocation | None:
+    """``allocation`` (GPUs with no node, from a wrapper's environment) on the inventory node of its first GPU,
+    keeping that node's GPUs only; None when no GPU of it is in the inventory (or no inventory is given)."""
+    if allocation is None or inventory is None:
+        return None
+    try:
+        current = inventory()
+    except Exception as exc:  # an inventory that cannot be read now: said, not adopted
+        log.warning("could not read the inventory to place a wrapper with no launch record (%s)", exc)
+        return None
+    node_of = {uuid: node.name for node in current.nodes for gpu in node.gpus
+               for uuid in (gpu.uuid, *(mig.uuid for mig in gpu.mig_devices))}
+    nodes = [node_of[uuid] for uuid in allocation.gpu_uuids if uuid in node_of]
+    if not nodes:
+        return None
+    return replace(allocation, node=nodes[0],
+                   gpu_uuids=tuple(uuid for uuid in allocation.gpu_uuids if node_of.get(uuid) == nodes[0]))
 
 
 def _where(handle: ExecutorHandle) -> str:

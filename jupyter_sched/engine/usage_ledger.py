@@ -11,10 +11,12 @@ closed row once and folds it into sums:
   time (exponential decay composes); a row leaving the window (its end passes ``since``) is read
   once more and taken off;
 * allocated GPU-seconds of the closed rows per ``(team, user, UTC day)``: a budget period starts
-  at 00:00 UTC, so its figure is the sum of the days from its start (days before the window are
-  dropped).
+  at 00:00 UTC, so its figure is the sum of the days from its start (days before the window and
+  the earliest budget period's start — a quarter reaches 92 days back — are dropped).
 
-Rows still open (or ending after now) are re-read each time and counted afresh; rows added since
+Rows still open (or ending after now) are re-read each time and counted afresh — but for one whose
+job does not hold its GPUs (a runaway row, :mod:`~jupyter_sched.accounting.runaway`: left out, one
+WARNING naming it, not billed to now; hubadmin26 B15); rows added since
 the last read are read once (a cursor on the row id). So a snapshot decodes the open rows, the new
 rows and the rows leaving the window: O(open + new), not every row of the month. The figures equal
 :func:`~jupyter_sched.accounting.decayed_gpu_seconds` and
@@ -27,6 +29,7 @@ read a full one.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterable
@@ -34,10 +37,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
 from ..accounting import UsageInterval, period_start
+from ..accounting.runaway import RunawayUsage
 from ..model import Budget
 from ..store import Store
 
 __all__ = ["UsageLedger", "usage_since"]
+
+log = logging.getLogger(__name__)
 
 _DAY = timedelta(days=1)
 CHECK_EVERY = timedelta(minutes=1)
@@ -76,6 +82,7 @@ class _Sums:
     open_ids: set[int] = field(default_factory=set)  # rows up to the cursor still open when last read
     at: datetime | None = None  # when the decayed sums were last scaled
     since: datetime | None = None  # the window's start then: closed rows ending after it are folded
+    floor: datetime | None = None  # the earliest of ``since`` and the budgets' period starts then (days kept)
     decayed: dict[str, float] = field(default_factory=dict)  # per user, closed rows, decayed to ``at``
     days: dict[tuple[str, str, date], float] = field(default_factory=dict)  # (team, user, day) → GPU-s
 
@@ -93,6 +100,7 @@ class UsageLedger:
         self._k = math.log(2) / half_life_s if half_life_s > 0 else 0.0
         self._lock = threading.Lock()
         self._sums = _Sums()
+        self._said: set[int] = set()  # runaway rows already warned of
         self.decoded = 0
 
     def reset(self) -> None:
@@ -121,9 +129,12 @@ class UsageLedger:
     def _read(self, now: datetime, budgets: list[Budget]) -> tuple[dict[str, float],
                                                                    dict[tuple[str, str | None], float]]:
         since = usage_since(now, self.half_life_s)
+        # budget periods may reach further back than fair share's window (a quarter: up to 92 days)
+        floor_at = min([since, *(period_start(now, b.period) for b in budgets)])
         sums = self._sums
-        if sums.at is not None and (now < sums.at or sums.since is None or since < sums.since):
-            sums = self._sums = _Sums()  # the clock or the window moved back: read it again
+        if sums.at is not None and (now < sums.at or sums.since is None or since < sums.since
+                                    or sums.floor is None or floor_at < sums.floor):
+            sums = self._sums = _Sums()  # the clock, the window or a budget's period moved back: read it again
         self.decoded = 0
         with self.store.transaction(write=False) as tx:
             check = sums.checked is None or now - sums.checked >= CHECK_EVERY or now < sums.checked
@@ -133,26 +144,30 @@ class UsageLedger:
                 sums = self._sums = _Sums()
                 check, count, above, top = True, *tx.usage_extent(0)
             if sums.at is None:
-                fresh = tx.usage_delta(after_id=0, up_to_id=top, since=since)
+                fresh = tx.usage_delta(after_id=0, up_to_id=top, since=floor_at)
                 leaving: list[tuple[int, UsageInterval]] = []
             else:
                 fresh = tx.usage_delta(after_id=sums.cursor, up_to_id=top, ids=sums.open_ids, since=since)
                 assert sums.since is not None
                 leaving = tx.usage_delta(ended=(sums.since, since), up_to_id=sums.cursor) if since > sums.since \
                     else []
+            runaway = tx.runaway_usage() if any(iv.ended_at is None for _, iv in fresh) else []
+        self._say_runaways(runaway)
+        left_out = {r.row_id for r in runaway}
         self.decoded = len(fresh) + len(leaving)
         scale = 1.0 if sums.at is None else math.exp(-self._k * ((now - sums.at) / timedelta(seconds=1)))
         decayed = {user: value * scale for user, value in sums.decayed.items()}
         for row_id, iv in leaving:
             if row_id not in sums.open_ids:
                 decayed[iv.user] = decayed.get(iv.user, 0.0) - _decayed(iv, now, self._k)
-        floor = since.astimezone(timezone.utc).date()
+        floor = floor_at.astimezone(timezone.utc).date()
         days = {key: seconds for key, seconds in sums.days.items() if key[2] >= floor}
         still_open: list[UsageInterval] = []
         open_ids: set[int] = set()
         for row_id, iv in fresh:
             if iv.ended_at is None or iv.ended_at > now:
-                still_open.append(iv)
+                if row_id not in left_out:  # its job does not hold the GPU: not billed to now (B15)
+                    still_open.append(iv)
                 open_ids.add(row_id)
                 continue
             if iv.ended_at > since:
@@ -163,8 +178,15 @@ class UsageLedger:
         else:
             sums.count += above
         sums.cursor, sums.open_ids = max(sums.cursor, top), open_ids
-        sums.at, sums.since, sums.decayed, sums.days = now, since, decayed, days
+        sums.at, sums.since, sums.floor, sums.decayed, sums.days = now, since, floor_at, decayed, days
         return self._figures(now, budgets, still_open)
+
+    def _say_runaways(self, runaway: list[RunawayUsage]) -> None:
+        """One WARNING per open row left out because its job does not hold the GPU (hubadmin26 B15)."""
+        for row in runaway:
+            if row.row_id not in self._said:
+                log.warning("fair share and budgets: %s", row.warning())
+        self._said = {row.row_id for row in runaway}
 
     @staticmethod
     def _fold_days(days: dict[tuple[str, str, date], float], iv: UsageInterval, floor: date) -> None:

@@ -356,6 +356,17 @@ class JobDirs:
             return None
         return data if isinstance(data, dict) else None
 
+    def drop_empty_err(self, job_id: str) -> None:
+        """Remove ``<job id>.err`` when it is empty (the wrapper said nothing before it opened the job's
+        log): a job that recorded its end needs it no more, and each kept file is an inode of the log
+        disk for the retention days (red team 26, R4)."""
+        path = self.err_path(job_id)
+        try:
+            if os.lstat(path).st_size == 0:
+                path.unlink()
+        except OSError:
+            pass
+
     def start_error(self, job_id: str, limit: int = 2000) -> str:
         """The tail of the wrapper's early stderr ('' when empty)."""
         try:

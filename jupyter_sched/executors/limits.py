@@ -49,11 +49,15 @@ from typing import Any
 
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
-__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors", "processes_of"]
+__all__ = ["JOB_OOM_SCORE_ADJ", "NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors", "processes_of"]
 
 log = logging.getLogger(__name__)
 
 NVIDIA_MAJOR = 195
+JOB_OOM_SCORE_ADJ = 500
+"""Every local job process's ``oom_score_adj`` (-1000 to 1000; the service's own stays 0): out of memory,
+the kernel picks a job first (red team 26, R7; as systemd's ``OOMScoreAdjust`` for a daemon's workers).
+Set by :class:`~.local.LocalExecutor` on each wrapper before its launch."""
 """Character-device major of ``/dev/nvidiaN`` (minor N), ``nvidia-modeset`` (254), ``nvidiactl`` (255)."""
 _GPU_MINORS = range(0, 254)
 _SUBTREE = "jupyter_sched"
@@ -337,7 +341,8 @@ class LocalLimits:
                 f", else {self.memory_mib} MiB" if self.memory_mib else ", else none (c.SchedApp.job_memory_mib 0)")
         else:
             memory = "no memory limit or out-of-memory counter"
-        return f"local jobs: {gpus}; {pids}; {memory}"
+        oom = f"oom_score_adj {JOB_OOM_SCORE_ADJ} (out of memory, the kernel kills a job before this service)"
+        return f"local jobs: {gpus}; {pids}; {memory}; {oom}"
 
     def apply(self, group: JobGroup, pid: int, *, gpu_minors: Sequence[int] | None, memory_mib: int) -> LimitGroups:
         """Put ``pid`` (the wrapper, before it starts anything) into the job's limit groups.

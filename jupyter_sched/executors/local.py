@@ -108,7 +108,7 @@ from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, 
 from .bound_ports import port_bound as _port_bound
 from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
-from .limits import LimitGroups, LocalLimits, open_gpu_minors, processes_of
+from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .outcome import RUN_MARKERS, describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
@@ -144,9 +144,7 @@ read of /proc per process of the job)."""
 _EXIT_CODE_MIN, _EXIT_CODE_MAX = -255, 255
 """An exit code a process can have: 0..255, or minus the signal that ended it (Python's returncode)."""
 _NOTEBOOK_IN = "input.ipynb"
-JOB_OOM_SCORE_ADJ = 500
-"""Every local job process's ``oom_score_adj`` (-1000 to 1000; the service's own stays 0): out of memory,
-the kernel picks a job first (red team 26, R7; as systemd's ``OOMScoreAdjust`` for a daemon's workers)."""
+
 
 
 def job_environment(
@@ -764,6 +762,12 @@ class LocalExecutor:
         ``allocation`` is None for a record that predates it (its GPUs are then unknown). Jobs watched
         here are never returned.
 
+        A wrapper with **no** launch record (``<log_dir>/.state`` lost: a fresh volume, an older snapshot;
+        hubadmin26 B22) is returned too when :meth:`_unrecorded` vouches for it: the job, a handle on the
+        live wrapper (``no_launch_record: True``) and the GPUs its environment names
+        (``CUDA_VISIBLE_DEVICES``/``NVIDIA_VISIBLE_DEVICES`` UUIDs) on an allocation whose ``node`` is ``""``
+        (the caller finds the node from the inventory); None when it names none.
+
         Raises:
             StoreError: ``known`` failed (the caller's store).
         """
@@ -776,6 +780,9 @@ class LocalExecutor:
             except NotFoundError:  # not a job id's name: not this service's record
                 continue
             if record is None:
+                unrecorded = None if known(job_id) else self._unrecorded(job_id)
+                if unrecorded is not None:
+                    found.append(unrecorded)
                 continue
             job = _recorded_job(job_id, record)
             copy = self.live_copy(job)
@@ -787,6 +794,69 @@ class LocalExecutor:
                     job.spec.resources, gpus=len(allocation.gpu_uuids) if allocation is not None else 0)))
             found.append((job, handle, allocation))
         return found
+
+    def _unrecorded(self, job_id: str) -> tuple[Job, ExecutorHandle, Allocation | None] | None:
+        """A live wrapper of this service for ``job_id`` that no launch record names (:meth:`live_unknown`).
+
+        It counts only when its command line is a wrapper's (``--job-dir D … --launch``), ``D`` is
+        ``<log_dir>/<job id>`` or ``<log_dir>/users/<account>/<job id>``, a real directory (no link)
+        inside a ``users/<account>`` folder of this service (mode 0711: an account cannot add a
+        directory there — a process naming a folder the service never made is not vouched for), and the
+        process runs as the directory's owner. The account is that owner's; its GPUs the UUIDs of its
+        ``CUDA_VISIBLE_DEVICES`` (else ``NVIDIA_VISIBLE_DEVICES``), its share ``JUPYTER_SCHED_GPU_MILLI``.
+        """
+        for process in psutil.process_iter(["cmdline", "uids", "create_time"]):
+            cmdline = process.info.get("cmdline") or []
+            if "--launch" not in cmdline or "--job-dir" not in cmdline or cmdline.index("--job-dir") + 1 >= len(cmdline):
+                continue
+            job_dir = Path(cmdline[cmdline.index("--job-dir") + 1])
+            if job_dir.name != job_id or not _alive(process):
+                continue
+            account = self._vouched_dir(job_dir, process)
+            if account is None:
+                continue
+            try:
+                env = process.environ()
+            except psutil.Error:
+                env = {}
+            devices = env.get("CUDA_VISIBLE_DEVICES") or env.get("NVIDIA_VISIBLE_DEVICES") or ""
+            uuids = tuple(d.strip() for d in devices.split(",") if d.strip().startswith(("GPU-", "MIG-")))
+            try:
+                milli = int(env.get("JUPYTER_SCHED_GPU_MILLI") or 1000)
+            except ValueError:
+                milli = 1000
+            argv = tuple(cmdline[cmdline.index("--") + 1:]) if "--" in cmdline else ()
+            job = Job(id=job_id, spec=JobSpec(
+                name="(not in this store: no launch record in <log_dir>/.state)", user=account, command=argv))
+            handle = ExecutorHandle("local", {"pid": process.pid, "pgid": process.pid,
+                                              "create_time": process.info.get("create_time"),
+                                              "job_dir": str(job_dir), "no_launch_record": True})
+            allocation = Allocation(node="", gpu_uuids=uuids, gpu_milli=milli if 0 < milli <= 1000 else 1000) \
+                if uuids else None
+            return job, handle, allocation
+        return None
+
+    def _vouched_dir(self, job_dir: Path, process: psutil.Process) -> str | None:
+        """The account of ``job_dir`` when this service made it and ``process`` runs as its owner, else None."""
+        root = self.dirs.root
+        parent = job_dir.parent
+        try:
+            info = os.lstat(job_dir)
+            if not stat.S_ISDIR(info.st_mode):
+                return None
+            uids = process.info.get("uids")
+            if uids is None or uids.real != info.st_uid:
+                return None
+            if parent == root:  # embedded: the service's own account runs its jobs
+                return pwd.getpwuid(info.st_uid).pw_name if info.st_uid == os.geteuid() else None
+            if parent.parent != root / "users":
+                return None
+            folder = os.lstat(parent)
+            if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != os.geteuid() or folder.st_mode & 0o022:
+                return None
+            return parent.name
+        except (OSError, KeyError):
+            return None
 
     def _spawn(self, job: Job, allocation: Allocation, run_as: RunAs, restarts: int = 0) -> _Tracked:
         switching = run_as.switches
@@ -1355,6 +1425,7 @@ class LocalExecutor:
         code = t.popen.poll() if t.popen is not None else None
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
+            self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
                           _exit_message(ended[0], t, self.log_disk))
         early = self.dirs.start_error(t.job.id)

@@ -267,6 +267,17 @@ def _listen_for_stops(job_dir: Path) -> None:
         _stop_fifo.clear()
 
 
+def _stop_listening(job_dir: Path) -> None:
+    """Close :data:`STOP_FIFO`'s read end and remove it (the job and its leftovers ended)."""
+    if not _stop_fifo:
+        return
+    try:
+        os.close(_stop_fifo.pop())
+        (job_dir / STOP_FIFO).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _drained(fd: int, data: bytes = b"") -> bytes:
     """``data`` and whatever ``fd`` holds now, read without waiting."""
     os.set_blocking(fd, False)
@@ -540,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
               flush=True)
     _end_leftovers(grace_s)
+    _stop_listening(job_dir)  # the job ended: no stop left to hear, one inode fewer kept (red team 26, R4)
     carried = launch.get("files") if launch else None
     swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set()) if launch else None
     if swept:

@@ -90,12 +90,14 @@ class StorageConfig(Configurable):
     )
 
     retention_finished_jobs_days = Float(
-        90.0,
+        400.0,
         config=True,
-        help="""Default: 90. Days a finished job (succeeded, failed, cancelled, lost) is kept in the store after
+        help="""Default: 400 (as the telemetry rollups: a quarter's or a year's review a few weeks later
+        still finds every job of it). Days a finished job (succeeded, failed, cancelled, lost) is kept in the store after
         it ended; older ones are pruned by the leading engine, in small batches. Their GPU usage
         intervals are kept, so usage reports, budgets and fair share do not change. Its job directory
-        under log_dir (log, carried files) and .state records go with it. 0 = keep forever.""",
+        under log_dir (log, carried files) and .state records go with it. Size retention for your
+        review period (and log_dir for that many days of logs). 0 = keep forever.""",
     )
 
     retention_events_days = Float(

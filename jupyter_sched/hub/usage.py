@@ -1,7 +1,7 @@
 """``GET usage/report``: the accounting report (allocated and utilized GPU-hours, cost, efficiency).
 
 Query: ``by`` (comma list of user, team, gpu_model, job_id, kind, period; default ``user``),
-``period`` (day/week/month, for ``by=period``; default month), ``since`` / ``until`` (ISO 8601
+``period`` (day/week/month/quarter, for ``by=period``; default month), ``since`` / ``until`` (ISO 8601
 with offset; default: the 7 days up to now, the one usage period — each row says its ``since`` and
 ``until``), ``all=true`` (admins: everyone; others get their own usage only), ``format``
 (``json`` default, or ``csv`` → ``text/csv`` with a header row). Rows are those of

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
+from ..wording.cordons import drain_text
 from ..wording.jobs import (
     GONE_WORDS,
     TERMINAL_STATES,
@@ -249,7 +250,8 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
                 # running work: a GPU gone from the inventory under it (hubadmin 22, H3) and its own progress
                 # report, as the CLI's jobs table says them (session 21)
                 "waiting for the next scheduling cycle" if is_pending(job) else
-                " · ".join(part for part in (gone_text(job), unhealthy_text(job), progress_text(job, now)) if part)),
+                " · ".join(part for part in (gone_text(job), unhealthy_text(job), drain_text(job), progress_text(job, now))
+                           if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says

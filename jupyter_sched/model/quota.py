@@ -60,7 +60,8 @@ class Budget:
         team: team name.
         user: user, or None for the whole team.
         gpu_hours: GPU-hours allowed per period.
-        period: ``"month"`` (default), ``"week"`` or ``"day"``; periods start at 00:00 UTC.
+        period: ``"month"`` (default), ``"quarter"``, ``"week"`` or ``"day"`` (:mod:`.periods`); periods
+            start at 00:00 UTC.
     """
 
     team: str

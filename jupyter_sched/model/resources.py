@@ -262,6 +262,17 @@ class Inventory:
         kept: Mapping[str, GPU] = found  # the same object while the inventory is (read caches compare it)
         return kept
 
+    def drained_nodes(self) -> Mapping[str, Cordon]:
+        """``{node: cordon}`` of the nodes drained with a deadline (``cordon.evict_at`` set; worked out once per
+        inventory: every job answer of work on one says its drain, hubadmin26 B1)."""
+        found = self._memo.get("drained_nodes")
+        if found is None:
+            found = self._memo["drained_nodes"] = {
+                node.name: node.cordon for node in self.nodes
+                if node.cordon is not None and node.cordon.evict_at is not None}
+        kept: Mapping[str, Cordon] = found  # the same object while the inventory is (read caches compare it)
+        return kept
+
     def gpu_by_uuid(self) -> dict[str, GPU]:
         """Map GPU uuid -> GPU (also MIG uuids -> their parent GPU)."""
         out: dict[str, GPU] = {}

@@ -9,7 +9,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,7 +26,7 @@ from .units import parse_duration, parse_memory_mib
 
 __all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "MAX_NODE_LABEL_KEY_CHARS",
            "MAX_NODE_LABEL_VALUE_CHARS", "MAX_NODE_SELECTOR", "MAX_TOLERATIONS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS",
-           "MIN_TIME_LIMIT_S", "NUMBER_BOUNDS", "as_sent", "out_of_range_number", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
+           "MIN_TIME_LIMIT_S", "NUMBER_BOUNDS", "as_sent", "asked_models", "models_absent", "out_of_range_number", "check_env", "kept_spellings", "refuse_alias_conflicts", "sent_value",
            "empty_field", "fold_priority", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit",
            "spec_from_request"]
 
@@ -1188,3 +1188,22 @@ def _means_zero(value: Any) -> bool:
 def _model_matches(wanted: str, model: str) -> bool:
     """Loose GPU model match: ``A100`` matches ``NVIDIA A100-SXM4-80GB`` (case-insensitive)."""
     return wanted.lower() in model.lower()
+
+
+def asked_models(request: Mapping[str, Any]) -> tuple[str, ...]:
+    """The GPU models a stored run request (a definition's ``job``) asks for, as at submit
+    (``gpu_models`` or ``model``, a list or a comma list); () for any model, or one that does not read."""
+    try:
+        return _str_list(_given(request, "gpu_models", "model")[1], "model")
+    except ValidationError:
+        return ()
+
+
+def models_absent(models: Sequence[str], known: Iterable[str]) -> tuple[str, ...]:
+    """``models`` when none of them is a GPU model of ``known`` (matched as at submit: ``A100`` is
+    ``NVIDIA A100-SXM4-80GB``) — a request no GPU here can ever take (hubadmin26 B8: a retired
+    model); () when one of them is here, or none is asked (any model)."""
+    here = tuple(known)
+    if not models or any(_model_matches(m, k) for m in models for k in here):
+        return ()
+    return tuple(models)

@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from copy import copy
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
@@ -47,6 +47,7 @@ from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
 from ..model.horizon import BEYOND_HORIZON, capped, later
 from ..model.job import public_name
+from ..model.periods import PERIODS, next_period_start
 from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
@@ -755,13 +756,9 @@ def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime 
 
 
 def _next_period(now: datetime, period: str) -> datetime:
-    """Start of the next budget period (periods start at 00:00 UTC; weeks on Monday)."""
-    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "day":
-        return day + timedelta(days=1)
-    if period == "week":
-        return day + timedelta(days=7 - day.weekday())
-    return (day.replace(day=1) + timedelta(days=32)).replace(day=1)
+    """Start of the next budget period (:func:`~jupyter_sched.model.periods.next_period_start`; an
+    unknown period, from a record older than this version, counts as a month)."""
+    return next_period_start(now, period if period in PERIODS else "month")
 
 
 # ---------------------------------------------------------------------------------- history

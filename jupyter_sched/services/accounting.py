@@ -331,7 +331,7 @@ class AccountingService:
         keys = _own_share(keys, user)
         now = self.ctx.clock.now()
         start, end = usage_window(*parse_window(request.since, request.until), now=_up_to_the_second(now))
-        rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
+        rows, _runaways = self.ctx.store.billed_usage(since=start, until=end, user=user)  # B15: not billed to now
         window = {"since": to_iso(start), "until": to_iso(end)}  # every figure says its period
         return GetUsageResponse.model_validate([{**row, **window} for row in rollup(rows, now=now, by=keys, since=start,
                                                                                       until=end)])

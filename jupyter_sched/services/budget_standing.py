@@ -23,6 +23,7 @@ from typing import Any
 from ..accounting import period_start
 from ..accounting.usage import gpu_figures
 from ..model import GPU_MILLI, Budget, QuotaSet
+from ..model.periods import next_period_start
 from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
 
 __all__ = ["BudgetStanding", "admin_view", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
@@ -62,13 +63,8 @@ class BudgetStanding:
 
 def period_reset(now: datetime, period: str) -> datetime:
     """Start of the period after the one holding ``now`` (``"day"``, ``"week"`` from Monday,
-    ``"month"``), 00:00 UTC. Raises ValueError for an unknown period (as ``period_start``)."""
-    start = period_start(now, period)
-    if period == "day":
-        return start + timedelta(days=1)
-    if period == "week":
-        return start + timedelta(days=7)
-    return (start + timedelta(days=32)).replace(day=1)
+    ``"month"``, ``"quarter"``), 00:00 UTC. Raises ValueError for an unknown period (as ``period_start``)."""
+    return next_period_start(now, period)
 
 
 def standings(store: object, budgets: Iterable[Budget], *, now: datetime) -> list[BudgetStanding]:

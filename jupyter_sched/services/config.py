@@ -27,11 +27,12 @@ from ..executors.base import Executor
 from ..executors.disk_space import low_disk_line
 from ..executors.jobdirs import JobDirs
 from ..model import Inventory, profiles_from_config
+from ..model.inventory_changes import InventoryChange
 from ..store import Store
 from .audit import log_sink
 from .definitions import definition_settings
 from .idle import retention_s, seed_monitor
-from .inventory_watch import InventoryWatch
+from .inventory_watch import INVENTORY_CHANGED, InventoryWatch
 from .jobfiles import job_files_sweep
 from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
@@ -312,8 +313,14 @@ def inventory_watch(service: Services, logger: logging.Logger) -> InventoryWatch
     with each inventory read afresh (a :class:`CachedInventory`'s ``on_read``, a Kubernetes
     inventory's ``on_change``)."""
     store = service.store
+
+    def record(change: InventoryChange) -> None:
+        store.add_event(actor="scheduler", action=INVENTORY_CHANGED, message=f"inventory: {change.text}",
+                        details=change.details())
+
     return InventoryWatch(lambda: [record.job for record in store.live_jobs()],
-                          lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger)
+                          lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger,
+                          record)
 
 
 def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,

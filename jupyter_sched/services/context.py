@@ -22,6 +22,7 @@ from ..engine.runner import EngineRunner
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import GPU, Inventory, Job, JobState, Profile
+from ..model.resources import Cordon
 from ..scheduling.gates import HELD
 from ..store import IdGenerator, JobRecord, Store
 
@@ -82,6 +83,11 @@ class Context:
         """The inventory's unhealthy GPUs by uuid (:meth:`Inventory.unhealthy_gpus`); None as
         :meth:`devices` answers it (unreadable, or ``wait=False`` while a refresh is due)."""
         return self._current(Inventory.unhealthy_gpus, wait=wait)
+
+    def drained(self, *, wait: bool = True) -> Mapping[str, Cordon] | None:
+        """The inventory's nodes drained with a deadline (``nodes drain --evict-after``): ``{node: cordon}``
+        (:meth:`Inventory.drained_nodes`; hubadmin26 B1); None as :meth:`devices` answers it."""
+        return self._current(Inventory.drained_nodes, wait=wait)
 
     def _current(self, fact: Callable[[Inventory], T], *, wait: bool) -> T | None:
         """``fact`` of the current inventory; None when it cannot be read, or (``wait=False``) when

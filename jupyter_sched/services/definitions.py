@@ -47,9 +47,9 @@ from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
 from ..model.units import to_iso, zone_label
-from ..model.validation import kept_spellings, spec_from_request
+from ..model.validation import asked_models, kept_spellings, models_absent, spec_from_request
 from ..store import JobRecord
-from ..wording.definitions import trigger_text
+from ..wording.definitions import no_model_text, trigger_text
 from .cancelling import cancel_jobs
 from .context import Context
 from .executed_copy import copy_without_overwrite
@@ -354,13 +354,21 @@ class DefinitionsService:
             latest: dict[str, DefinitionRun] = {}
             for run in list_runs(tx, [d.id for d in definitions]):
                 latest.setdefault(run.definition_id, run)
-        now = self.ctx.clock.now()
+        now, known = self.ctx.clock.now(), self._models_here()
         out = []
         for d in definitions:
             last = latest.get(d.id)
             last_run = self._run(caller, last, d.timezone) if last else None
-            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": last_run}))
+            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": last_run,
+                                                  **_model_note(d, known)}))
         return ListDefinitionsResponse(out)
+
+    def _models_here(self) -> frozenset[str] | None:
+        """The GPU models of the inventory now (as a submit checks ``model``); None when it cannot be read."""
+        try:
+            return frozenset(self.ctx.inventory().models())
+        except SchedError:
+            return None
 
     def get(self, caller: Caller, definition_id: str, request: GetDefinitionRequest) -> DefinitionDetail:
         """One definition with its newest ``request.runs`` runs and its next firings.
@@ -372,6 +380,7 @@ class DefinitionsService:
         runs = self._list_runs(caller, d, request.runs)
         upcoming = self._upcoming(d)
         return DefinitionDetail.model_validate({**_definition_dict(d, self.ctx.clock.now()), "runs": runs,
+                                                **_model_note(d, self._models_here()),
                                                 "upcoming": [to_iso(at) or "" for at in upcoming],
                                                 "upcoming_zones": [zone_label(at, d.timezone) for at in upcoming]})
 
@@ -825,6 +834,14 @@ def _run_as_uid(record: JobRecord) -> int | None:
     run_as = (record.handle or {}).get("run_as")
     uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
     return uid if isinstance(uid, int) else None
+
+
+def _model_note(d: JobDefinition, known: frozenset[str] | None) -> dict[str, Any]:
+    """``{"warnings": ["L40S: no such GPU model here now — edit --model"]}`` for a definition that asks
+    only for GPU models no GPU has now (``known``: the inventory's; hubadmin26 B8: its firings would all
+    be refused runs while ``show`` listed them as due), else ``{}`` (None: the inventory is unread)."""
+    absent = models_absent(asked_models(d.job), known) if known is not None else ()
+    return {"warnings": [no_model_text(absent)]} if absent else {}
 
 
 def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:

@@ -122,6 +122,10 @@ class JobTokens:
         return None
 
 
+UNVERIFIED_ACTOR = "unverified job token"
+"""The actor of the audit record of a job token refused after a revoke (its sender is unknown: the token
+verifies under no secret in force)."""
+
 _SAID_MAX = 10_000
 """Claimed runs whose unverified tokens' refusals a server remembers having logged (then it starts over)."""
 
@@ -282,7 +286,11 @@ class JobTokenCheck:
         refused = TokenRefusedError(
             f"a job token of job {key[0][:80]!r} (run {key[1]}) was refused: the store's job-token secrets were "
             "revoked (rotate-job-secret --revoke-running) after this run started", field="Authorization", hint=hint)
-        self.ctx.admission.refuse(token_caller(revoked_job.spec.user), refused, request=route, job_id=key[0])
+        # the owner is the record's subject, never its actor: a forger naming a running job after a revoke
+        # must not write rows that say the owner did it (verify26 V14)
+        self.ctx.admission.record_refusal(token_caller(revoked_job.spec.user), refused, request=route, job_id=key[0],
+                                          reported_by=UNVERIFIED_ACTOR)
+        raise refused
 
     def _revoked_at(self) -> datetime | None:
         """When the store's secrets were last revoked (its newest ``job_secret_rotated`` with ``revoked``), read

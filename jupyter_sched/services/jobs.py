@@ -41,6 +41,7 @@ from ..wording.jobs import public_serving, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
+from .drain_notice import drain_under, with_drain
 from .job_update import planned
 from .models import (
     CancelJobRequest,
@@ -281,9 +282,12 @@ class JobsService:
         sick = self.ctx.unhealthy(wait=False)
         if sick is None and current.sick is not None:
             return None
+        drained = self.ctx.drained(wait=False)  # a drain is said on its work's lines (hubadmin26 B1)
+        if drained is None and current.drained is not None:
+            return None
         return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
                                                  simulated=current.simulated, progress=progress, devices=devices,
-                                                 sick=sick))
+                                                 sick=sick, drained=drained))
 
     def _quota_set(self) -> QuotaSet:
         """The quota set this process read last (the store's own read when none was)."""
@@ -296,7 +300,7 @@ class JobsService:
         leader = engine.is_leader
         return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
                            simulated=self.ctx.simulated(), progress=self._progress(leader, tx.progress_version) or 0,
-                           devices=self.ctx.devices(), sick=self.ctx.unhealthy())
+                           devices=self.ctx.devices(), sick=self.ctx.unhealthy(), drained=self.ctx.drained())
 
     def _progress(self, leader: bool, read: Callable[[], int | None]) -> int | None:
         """The ``progress`` counter this server's kept pages are checked against (:mod:`.readcache`): 0
@@ -929,8 +933,9 @@ class JobsService:
         end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # hubadmin24 B14, the owner's half
+        drain = drain_under(job, self.ctx.drained())  # its node is drained (hubadmin26 B1)
         shape = (record.version, simulated, id(self.ctx.engine.idle_policies),  # PUT idle-policy: a new object
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad,
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad, drain,
                  caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._rows.get((job.id, mine, caller.admin))  # an admin reads others' progress (red team 22, R2)
         if kept is not None and kept[0] == shape and kept[1] is reason:
@@ -945,6 +950,7 @@ class JobsService:
         with_progress(data, report)
         with_gone(data, gone)
         with_unhealthy(data, bad)
+        with_drain(data, job, drain, self.ctx.clock.now())
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         with dated_from(self.ctx.clock.now()):  # new user 25, N11
             row = JobView.model_validate(data, context={"viewer": caller.user, "admin": caller.admin})
@@ -1035,6 +1041,7 @@ class JobsService:
         if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
             with_gone(data, _gone(live, self.ctx.devices()))
             with_unhealthy(data, unhealthy_under(live, self.ctx.unhealthy()))  # turned unhealthy (hubadmin24 B14)
+            with_drain(data, live, drain_under(live, self.ctx.drained()), self.ctx.clock.now())  # hubadmin26 B1
         if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
             with self.ctx.store.transaction(write=False) as tx:
                 with_progress(data, read_progress(tx, [live.id]).get(live.id))
@@ -1152,8 +1159,9 @@ class JobsService:
         end = projection_of(self.ctx, job) if mine or caller.admin else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # its owner's (hubadmin24 B14)
+        drain = drain_under(job, self.ctx.drained())  # its node is drained (hubadmin26 B1): public
         shape = (record.version, index, simulated, id(self.ctx.engine.idle_policies),
-                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad,
+                 self.ctx.engine.stops.idle_kernels.action, _report_key(report), plan, end, gone, bad, drain,
                  caller.teams if mine else ())  # its owner's teams with a quota line are named to them (N6)
         kept = self._lines.get((job.id, reader))
         if kept is not None and kept[0] == shape and kept[1] is reason:
@@ -1177,6 +1185,7 @@ class JobsService:
             with_progress(data, report)
         with_gone(data, gone)
         with_unhealthy(data, bad)
+        with_drain(data, job, drain, self.ctx.clock.now())
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)

@@ -89,7 +89,13 @@ class NodesService:
                          message=cordon_sentence(node, cordon) + (f" (was: {was.reason!r} by {was.by})" if was else ""),
                          details={"node": node, "reason": reason, "evict_at": evict_at.isoformat() if evict_at else None,
                                   "previous": cordon_to_dict(was),
-                                  "work": [w.id for w in work]})
+                                  "work": [w.id for w in work], "jobs": [{"id": w.id, "user": w.user} for w in work]})
+            for w in work if evict_at is not None else ():  # each owner's announced stop (hubadmin26 B1): audit --job/--user
+                tx.add_event(actor=caller.user, action=NODE_CORDONED_ACTION, job_id=w.id, user=w.user,
+                             message=f"{w.id} ({w.kind} of {w.user}) on node {node}: {w.fate} — "
+                                     f"{cordon_sentence(node, cordon)}",
+                             details={"node": node, "reason": reason, "evict_at": evict_at.isoformat() if evict_at else None,
+                                      "fate": w.fate})
         self.book.invalidate()
         self.ctx.kick("node_cordoned")
         return self._answer(node, cordon, was, work, now, dry_run=False, changed=True)

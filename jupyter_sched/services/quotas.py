@@ -20,6 +20,7 @@ from ..model import GPU_MILLI, Budget, Inventory, Job, JobKind, JobState, Quota,
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from ..model.quota import ANY_MODEL, validate_quota_lines
 from ..model.units import said_time
+from ..model.validation import asked_models, models_absent
 from ..quota.capacity import shortfall_text, shortfalls
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..quota.changes import quota_changes
@@ -29,6 +30,7 @@ from ..scheduling.ledger import CycleLedger
 from ..scheduling.snapshot import Preempt, Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
+from ..wording.definitions import retired_model_warning
 from ..wording.quota_change import quota_change_blame, reclaim_warning
 from .budget_standing import spent_warnings, standings
 from .context import Context
@@ -149,6 +151,26 @@ class QuotasService:
             if record.job.state is JobState.PENDING and spec.resources.total_milli > 0:
                 pending[(spec.team, spec.user)] = pending.get((spec.team, spec.user), 0) + 1
         return spent_warnings(quotas, standings(self.ctx.store, quotas.budgets, now=now), pending)
+
+    def retired_model_warnings(self) -> list[str]:
+        """The scheduled, unpaused definitions and the pending jobs that ask only for GPU models no GPU
+        of the inventory has now — a model retired with its node (hubadmin26 B8: nothing told owner or
+        admin that they can never run): :func:`~..wording.definitions.retired_model_warning`; [] when
+        none, or the inventory cannot be read now."""
+        from ..store.definitions import list_definitions
+
+        try:
+            known = frozenset(self.ctx.inventory().models())
+        except SchedError:
+            return []
+        with self.ctx.store.transaction(write=False) as tx:
+            definitions = list_definitions(tx, active_only=True)
+        stuck = [(d.id, d.user, d.name, absent) for d in reversed(definitions)
+                 if (absent := models_absent(asked_models(d.job), known))]
+        jobs = [(r.job.id, r.job.spec.user, absent) for r in self.ctx.store.live_jobs()
+                if r.job.state is JobState.PENDING and r.job.spec.resources.total_milli > 0
+                and (absent := models_absent(r.job.spec.resources.gpu_models, known))]
+        return retired_model_warning(stuck, jobs)
 
     def _models(self) -> list[str]:
         """The GPU models of the inventory (none when it cannot be read now)."""
@@ -339,7 +361,8 @@ class QuotasService:
             hub = self.hub_groups
             members = replace(quotas, user_teams=dict(hub.members) if hub else {})
         said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
-                + self._unused_members(quotas) + case_twin_warnings(members) + self.budget_warnings(quotas))
+                + self._unused_members(quotas) + case_twin_warnings(members) + self.budget_warnings(quotas)
+                + self.retired_model_warnings())
         if not self.teams_from_hub or hub is not None:  # a line for a user not in its team (new user 23, N12)
             said += non_member_warnings(quotas, self.ctx.admission.policy.default_team,
                                         members=None if hub is None else hub.members)

@@ -63,6 +63,8 @@ class ReadVersion:
     devices: frozenset[str] | None = None
     sick: Mapping[str, Any] | None = None
     """The inventory's unhealthy GPUs by uuid (job answers say one under running work: hubadmin24 B14)."""
+    drained: Mapping[str, Any] | None = None
+    """The inventory's drained nodes (job answers say the drain of their node: hubadmin26 B1)."""
 
     def same(self, other: ReadVersion) -> bool:
         """True when an answer computed at ``other`` is still right at ``self``."""
@@ -70,7 +72,8 @@ class ReadVersion:
                 and self.reasons is other.reasons and self.simulated == other.simulated
                 and self.progress == other.progress
                 and (self.devices is other.devices or self.devices == other.devices)
-                and (self.sick is other.sick or self.sick == other.sick))
+                and (self.sick is other.sick or self.sick == other.sick)
+                and (self.drained is other.drained or self.drained == other.drained))
 
 
 class ReadCache:

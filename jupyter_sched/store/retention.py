@@ -44,7 +44,8 @@ class RetentionPolicy:
     """Days each kind of row is kept (None or <= 0: forever).
 
     Attributes:
-        finished_jobs_days: terminal jobs, counted from ``finished_at`` (default 90).
+        finished_jobs_days: terminal jobs, counted from ``finished_at`` (default 400, as the
+            rollups: a quarter's or a year's review still finds every job of it — hubadmin26 B19).
         events_days: audit events, counted from ``at`` (default 365).
         rollups_days: one-minute telemetry rollups, counted from ``minute`` (default 400, so a
             year of monthly utilization reports keeps its figures).
@@ -55,7 +56,7 @@ class RetentionPolicy:
             ``retention.<name>``).
     """
 
-    finished_jobs_days: float | None = 90.0
+    finished_jobs_days: float | None = 400.0
     events_days: float | None = 365.0
     rollups_days: float | None = 400.0
     batch: int = 5_000

@@ -45,6 +45,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.pool import StaticPool
 
 from ..accounting import UsageInterval
+from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
 from ..model import JobKind, JobState, PriorityClass, QuotaSet
 from ..model.codec import (
@@ -332,7 +333,12 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool
         return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
 
     seconds = epoch(clipped_end) - epoch(clipped_start)
-    counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
+    j = schema.jobs  # an open row counts only while its job holds the GPUs (runaway rows: hubadmin26 B15)
+    held = sa.exists().where(j.c.id == u.c.job_id, j.c.state.in_(sorted(HOLDING_STATES)), j.c.attempts <= u.c.attempt)
+    sound = sound_usage_sql(u, sqlite=sqlite)  # quarantine.py
+    # the metrics counter (grouped) never goes down: it counts every row, as it did
+    billed = sound if grouped else sa.and_(sound, sa.or_(u.c.ended_at.is_not(None), held))
+    counted = sa.case((billed, u.c.share * seconds), else_=0.0)
     total = sa.func.coalesce(sa.func.sum(counted), 0.0)
     query = (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model) if grouped
              else sa.select(total)).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
@@ -853,24 +859,62 @@ class StoreTx:
         got = self.conn.execute(sa.select(*parts)).one()
         return (int(got[2] or 0) if count else -1), int(got[0] or 0), int(got[1] or 0)
 
+    def billed_usage(
+        self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
+    ) -> tuple[list[UsageInterval], list[RunawayUsage]]:
+        """``(intervals, runaways)``: :meth:`usage_rows` less the open rows whose job does not hold its
+        GPUs, and those rows (:meth:`runaway_usage`, of ``user`` and starting before ``until``), read
+        in one transaction — what reports bill (hubadmin26 B15: such a row billed its owner to now)."""
+        intervals = self.usage_rows(since=since, until=until, user=user)
+        runaways = [r for r in self.runaway_usage() if (user is None or r.interval.user == user)
+                    and (until is None or r.interval.started_at < until)]
+        return without_runaways(intervals, runaways), runaways
+
+    def runaway_usage(self) -> list[RunawayUsage]:
+        """The open usage rows whose job does not hold its GPUs (hubadmin26 B15): the job is not in
+        the jobs table, is in no state of :data:`~jupyter_sched.accounting.runaway.HOLDING_STATES`,
+        or runs a later attempt. One query over the open rows (their index) joined to their jobs.
+        Unreadable rows are skipped and quarantined as by :meth:`usage_rows`."""
+        u, j = schema.usage, schema.jobs
+        query = (sa.select(u, j.c.state.label("job_state"), j.c.attempts.label("job_attempts"),
+                           j.c.finished_at.label("job_finished_at"))
+                 .select_from(u.outerjoin(j, j.c.id == u.c.job_id)).where(u.c.ended_at.is_(None)).order_by(u.c.id))
+        out: list[RunawayUsage] = []
+        for r in self.conn.execute(query).mappings():
+            state, attempts = r["job_state"], r["job_attempts"]
+            if state in HOLDING_STATES and attempts is not None and int(attempts) <= int(r["attempt"]):
+                continue
+            row = {k: v for k, v in r.items() if not k.startswith("job_") or k == "job_id"}
+            decoded = self._usage_decoded_row(row)
+            if decoded is not None:
+                end = parse_ts(r["job_finished_at"]) if state is not None and r["job_finished_at"] else None
+                out.append(RunawayUsage(row_id=decoded[0], interval=decoded[1], job_state=state,
+                                        job_attempt=None if attempts is None else int(attempts), job_end=end))
+        return out
+
     def _usage_decoded(self, query: sa.Select[Any]) -> list[tuple[int, UsageInterval]]:
         intervals: list[tuple[int, UsageInterval]] = []
         for r in self.conn.execute(query).mappings():
-            problem = check_usage_row(r)
-            if problem is not None:
-                self._skip("usage", r, "id", problem)
-                continue
-            intervals.append((int(r["id"]), UsageInterval(
-                job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
-                gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-                started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False))))
+            decoded = self._usage_decoded_row(r)
+            if decoded is not None:
+                intervals.append(decoded)
         return intervals
+
+    def _usage_decoded_row(self, r: Mapping[Any, Any]) -> tuple[int, UsageInterval] | None:
+        problem = check_usage_row(r)
+        if problem is not None:
+            self._skip("usage", r, "id", problem)
+            return None
+        return int(r["id"]), UsageInterval(
+            job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
+            gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
+            started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False))
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,
                     team: str | None = None) -> float:
         """Allocated GPU-seconds inside ``[since, until)`` of ``user``'s and/or ``team``'s usage
-        intervals (open intervals run to ``until``), summed by the database: the rows never leave
-        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
+        intervals (open intervals run to ``until``; an open row whose job does not hold its GPUs
+        counts nothing: :meth:`runaway_usage`), summed by the database: the rows never leave it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
         rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
         query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", user is not None, team is not None)
@@ -1549,6 +1593,16 @@ class Store:
         """See :meth:`StoreTx.usage_rows`."""
         with self.transaction(write=False) as tx:
             return tx.usage_rows(**filters)
+
+    def billed_usage(self, **filters: Any) -> tuple[list[UsageInterval], list[RunawayUsage]]:
+        """See :meth:`StoreTx.billed_usage`."""
+        with self.transaction(write=False) as tx:
+            return tx.billed_usage(**filters)
+
+    def runaway_usage(self) -> list[RunawayUsage]:
+        """See :meth:`StoreTx.runaway_usage`."""
+        with self.transaction(write=False) as tx:
+            return tx.runaway_usage()
 
     def gpu_seconds(self, **filters: Any) -> float:
         """See :meth:`StoreTx.gpu_seconds`."""

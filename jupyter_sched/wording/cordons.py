@@ -19,7 +19,7 @@ from ..model.units import clock_text, gpus_phrase
 if TYPE_CHECKING:  # the CLI's lean path imports wording; the model's dataclasses stay off it
     from ..model.resources import Cordon
 
-__all__ = ["cordon_sentence", "cordon_wait_sentence", "drained_sentence", "evict_clause"]
+__all__ = ["cordon_sentence", "cordon_wait_sentence", "drain_dict", "drain_text", "drained_sentence", "evict_clause"]
 
 
 def cordon_sentence(node: str, cordon: Cordon | None, *, now: datetime | None = None) -> str:
@@ -37,6 +37,36 @@ def drained_sentence(node: str, cordon: Cordon) -> str:
     line, the audit record): ``node n3 is drained for maintenance by alice (PSU swap)``."""
     reason = cordon.reason.strip().rstrip(".") or "no reason given"
     return f"node {node} is drained for maintenance by {cordon.by or 'an admin'} ({reason})"
+
+
+def drain_dict(node: str, cordon: Cordon, noun: str, *, now: datetime | None = None) -> dict[str, Any]:
+    """The drain of the node a piece of work runs on, as its answer's ``drain`` carries it (hubadmin26 B1: the
+    owner of work about to be evicted was told nothing on its own line): ``{node, by, reason, evict_at, text}``,
+    ``text`` the one sentence the CLI, the magics and the panel show — ``node-a is being drained by boss (BIOS
+    update): this job is stopped at 18:37 UTC and requeued — checkpoint before then``; a lease's ``… this lease
+    ends at 18:37 UTC — save your work before then``. ``noun``: ``job``, ``lease`` or ``service``; ``now``: the
+    reader's time (the date left out on that day). Only for a drain (``cordon.evict_at`` set)."""
+    assert cordon.evict_at is not None
+    reason = cordon.reason.strip().rstrip(".") or "no reason given"
+    at = clock_text(cordon.evict_at, now)
+    past = now is not None and cordon.evict_at <= now
+    if noun == "lease":
+        fate = f"this lease {'ended' if past else 'ends'} at {at} — save your work before then"
+    else:
+        fate = (f"this {noun} {'was' if past else 'is'} stopped at {at} and requeued — "
+                + ("it starts again elsewhere" if past else "checkpoint before then"))
+    return {"node": node, "by": cordon.by or "an admin", "reason": reason, "evict_at": cordon.evict_at.isoformat(),
+            "text": f"{node} is being drained by {cordon.by or 'an admin'} ({reason}): {fate}"}
+
+
+def drain_text(job: Mapping[str, Any]) -> str:
+    """The sentence of a job answer's ``drain`` (its node is drained: :func:`drain_dict`), "" when none or the
+    work no longer holds GPUs — the one wording of the CLI's ``jobs`` and ``status JOB``, the magics' job views
+    and (``drainLine``) the panel's My work."""
+    drain = job.get("drain")
+    if not isinstance(drain, Mapping) or job.get("state") not in ("admitted", "running"):
+        return ""
+    return str(drain.get("text") or "")
 
 
 def evict_clause(cordon: Cordon, *, now: datetime | None = None) -> str:

@@ -6,14 +6,14 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
 __all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text",
-           "schedule_text", "trigger_text"]
+           "no_model_text", "retired_model_warning", "schedule_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
 """A run's ``trigger`` (the wire's ``schedule`` / ``manual``) as every surface says it — the CLI's run
@@ -69,6 +69,34 @@ def catch_up_text(run: Mapping[str, Any], zone: Any, now: datetime | None) -> st
 
 _MISSED_SHOWN_CAP = 1000
 """The most missed firings a run counts (:data:`~jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL`)."""
+
+
+def no_model_text(models: Sequence[str]) -> str:
+    """What a definition (or job) asking only for GPU models no GPU has now says, in ``definitions
+    show/list``, GET definitions' ``warnings`` and the admin's (hubadmin26 B8: a retired model):
+    ``L40S: no such GPU model here now — edit --model``."""
+    return f"{', '.join(models)}: no such GPU model here now — edit --model"
+
+
+def retired_model_warning(definitions: Sequence[tuple[str, str, str, Sequence[str]]],
+                          jobs: Sequence[tuple[str, str, Sequence[str]]]) -> list[str]:
+    """GET/PUT quotas' admin warnings for the definitions ``(id, owner, name, models)`` with a
+    schedule and the pending jobs ``(id, owner, models)`` that ask only for GPU models no GPU has now
+    — every firing would be a refused run, and those jobs never start (hubadmin26 B8); [] when none.
+    At most 20 of each are named, then how many more."""
+    said = []
+    if definitions:
+        named = "; ".join(f"{d_id} ({owner}, {name}: {', '.join(models)})"
+                          for d_id, owner, name, models in definitions[:20])
+        more = f"; and {len(definitions) - 20} more" if len(definitions) > 20 else ""
+        said.append("definitions that ask only for a GPU model no GPU has now (every firing is a refused run): "
+                    f"{named}{more} — their owners change it with jupyter-sched definitions edit ID --model")
+    if jobs:
+        named = "; ".join(f"{j_id} ({owner}: {', '.join(models)})" for j_id, owner, models in jobs[:20])
+        more = f"; and {len(jobs) - 20} more" if len(jobs) > 20 else ""
+        said.append(f"pending jobs that ask only for a GPU model no GPU has now (they never start): {named}{more} "
+                    "— cancel them, or resubmit with another --model")
+    return said
 
 
 def schedule_text(definition: Mapping[str, Any], *, run: str) -> str:

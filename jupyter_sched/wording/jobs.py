@@ -14,6 +14,7 @@ from typing import Any
 from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
+from .cordons import drain_text
 from .preemption import planned_preemption_text
 from .projected import projected_end_text
 from .reasons import render_reason, wire_time
@@ -413,7 +414,7 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
         return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", gone_text(job),
-                                            unhealthy_text(job), progress_text(job, now),
+                                            unhealthy_text(job), drain_text(job), progress_text(job, now),
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
@@ -727,6 +728,8 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
         return ""
     if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
         return stopping
+    if _drain_first(job):  # its node's drain stops it before its limit: its line says that instead (hubadmin26 B1)
+        return ""
     text = _lease_hold(job, cancel or "cancel") if job.get("kind") == "lease" else _limit_end(job, now)
     if projected := projected_text(job, now):
         # the end its waiters are given, before the limit's (new user 22, N10: "ends by 05:23" only)
@@ -759,6 +762,20 @@ def limit_end(job: Mapping[str, Any]) -> datetime | None:
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or started is None:
         return None
     return started + timedelta(seconds=float(limit))
+
+
+def _drain_first(job: Mapping[str, Any]) -> str:
+    """The drain sentence of work whose node's drain (its answer's ``drain``) stops it before its time limit
+    ends (no limit, or not started: the drain's is the first end), "" otherwise: :func:`ends_by` then says
+    nothing, the line's :func:`drain_text` (``job_detail``, the queue's and the magics' detail) says when."""
+    text = drain_text(job)
+    if not text:
+        return ""
+    limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    evict_at = wire_time((job.get("drain") or {}).get("evict_at"))
+    if evict_at is None or started is None or not isinstance(limit, (int, float)) or isinstance(limit, bool):
+        return text
+    return text if evict_at < started + timedelta(seconds=float(limit)) else ""
 
 
 def _limit_end(job: Mapping[str, Any], now: datetime, *, latest: bool = False) -> str:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model.units import clock_text, gpu_hours_text
+from .cordons import drain_text
 from .jobs import gone_text, my_work, projected_text, unhealthy_text
 from .quota import quota_lines
 from .reasons import wire_time, work_named
@@ -69,7 +70,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
     lines.extend(f"{'':<11}{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in gone
-                 for text in (gone_text(job), unhealthy_text(job)) if text)  # and a GPU unhealthy under it (B14)
+                 for text in (gone_text(job), unhealthy_text(job), drain_text(job)) if text)  # unhealthy (B14), drained (B1)
     # with the end its waiters are given, where it is projected before its limit's (new user 22, N10)
     said = [f"{work_named(str(job.get('id')), job.get('name'))}: {text}"
             f"{f' · {ends}' if (ends := projected_text(job, now, brief=True)) else ''}" for job in running

@@ -135,6 +135,30 @@ export function unhealthyLine(job: Pick<Job, 'state' | 'unhealthy_gpus'>): strin
   return gpus.map(g => g.text).filter(Boolean).join('; ');
 }
 
+/**
+ * Its node is drained (hubadmin26 B1): the answer's `drain.text`, the server's one sentence
+ * (jupyter_sched.wording.cordons.drain_dict) as the CLI's `jobs`/`status JOB` and the magics say it:
+ * `node-a is being drained by boss (BIOS update): this job is stopped at 18:37 UTC and requeued — checkpoint
+ * before then`. "" for work not on a drained node, waiting or ended.
+ */
+export function drainLine(job: Pick<Job, 'state' | 'drain'>): string {
+  return job.drain && ACTIVE_STATES.has(job.state) && !isWaiting(job.state) ? job.drain.text : '';
+}
+
+/** True when its node's drain stops it before its time limit ends: its "ends by" is not said (jupyter_sched.wording.jobs._drain_first). */
+function drainFirst(job: Pick<Job, 'state' | 'drain' | 'started_at' | 'time_limit_s'>): boolean {
+  if (!drainLine(job) || !job.drain) {
+    return false;
+  }
+  const started = parseTime(job.started_at);
+  const limit = job.time_limit_s;
+  const evict = parseTime(job.drain.evict_at);
+  if (!started || !evict || typeof limit !== 'number' || !isFinite(limit)) {
+    return true;
+  }
+  return evict.getTime() < started.getTime() + limit * 1000;
+}
+
 /** What a lease's own line adds for `idle_release.kernel` (jupyter_sched.wording.jobs._IDLE_KERNEL). */
 const IDLE_KERNEL: Record<string, string> = {
   shutdown: '; if the kernel still holds them then (a CUDA context), it is shut down',
@@ -164,7 +188,7 @@ export function idleReleaseWords(idleRelease: unknown): [string, string] {
   return ['when idle', ''];
 }
 
-type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release'> & {
+type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release' | 'drain'> & {
   mine?: boolean | null;
   projected_end?: Job['projected_end'];
 };
@@ -201,8 +225,8 @@ export function projectedLine(job: Pick<Job, 'state' | 'kind' | 'projected_end' 
  * with the card's Release button, as `cancel` releases it in a terminal.
  */
 export function endsLine(job: EndsOf, now: Date = new Date()): string {
-  if (!ACTIVE_STATES.has(job.state) || isWaiting(job.state) || stoppingText(job)) {
-    return '';
+  if (!ACTIVE_STATES.has(job.state) || isWaiting(job.state) || stoppingText(job) || drainFirst(job)) {
+    return '';  // a drain that stops it first: its drainLine says when, in place of "ends by" (hubadmin26 B1)
   }
   const mine = job.mine !== false;
   if (job.kind !== 'lease') {

@@ -108,7 +108,9 @@ export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   // GPUs gone from the inventory under one run (hubadmin 22, H3): its next start is on other GPUs
   ['gone_gpus', 'started_at'],
   // a GPU unhealthy under one run (hubadmin24 B14): its next start is on healthy GPUs
-  ['unhealthy_gpus', 'started_at']
+  ['unhealthy_gpus', 'started_at'],
+  // its node's drain is of one run (hubadmin26 B1): requeued, its next start is on another node
+  ['drain', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {

@@ -702,10 +702,11 @@ export interface components {
             /** @example 500 */
             gpu_hours: number;
             /**
+             * @description calendar periods in UTC; a week from Monday, a quarter from Jan 1, Apr 1, Jul 1, Oct 1
              * @example month
              * @enum {string}
              */
-            period?: "day" | "week" | "month";
+            period?: "day" | "week" | "month" | "quarter";
         };
         /** @description Where one budget stands now (admins; hubadmin25 B16), from the usage accounting. */
         BudgetStandingView: {
@@ -714,7 +715,7 @@ export interface components {
             user?: string | null;
             /** @description the budget: GPU-hours per period */
             gpu_hours: number;
-            /** @description day, week (from Monday) or month, from 00:00 UTC */
+            /** @description day, week (from Monday), month or quarter (from Jan 1, Apr 1, Jul 1, Oct 1), from 00:00 UTC */
             period: string;
             /** @description GPU-hours allocated in the current period */
             used_gpu_hours: number;
@@ -1047,7 +1048,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
             warnings?: string[] | null;
         };
         /** @description One definition with its newest runs and its next firings. */
@@ -1095,7 +1096,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit only: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
             warnings?: string[] | null;
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
@@ -1674,6 +1675,8 @@ export interface components {
             gone_gpus?: string[] | null;
             /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
+            /** @description work holding GPUs on a node an admin drains with a deadline (jupyter-sched nodes drain --evict-after): who, why, when its work is stopped, and text, the one sentence clients show on its line in place of its 'ends by' when the stop comes first (hubadmin26 B1); absent when its node is not drained */
+            drain?: components["schemas"]["JobDrain"] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
@@ -1693,6 +1696,18 @@ export interface components {
             warnings?: string[] | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description The drain of the node a job's work runs on (hubadmin26 B1). */
+        JobDrain: {
+            node: string;
+            /** @description the admin who drains it */
+            by: string;
+            /** @description why, the admin's words */
+            reason: string;
+            /** @description when the work still on it is stopped (UTC): requeued, a lease ended */
+            evict_at: string;
+            /** @description the one sentence every surface shows, e.g. 'node-a is being drained by boss (BIOS update): this job is stopped at 18:37 UTC and requeued — checkpoint before then' */
+            text: string;
         };
         /** @description A person's hold on a pending job (hubadmin25 B18). */
         JobHold: {
@@ -1839,6 +1854,8 @@ export interface components {
             gone_gpus?: string[] | null;
             /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
+            /** @description work holding GPUs on a node an admin drains with a deadline (jupyter-sched nodes drain --evict-after): who, why, when its work is stopped, and text, the one sentence clients show on its line in place of its 'ends by' when the stop comes first (hubadmin26 B1); absent when its node is not drained */
+            drain?: components["schemas"]["JobDrain"] | null;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
             /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
@@ -2256,6 +2273,8 @@ export interface components {
             gone_gpus?: string[] | null;
             /** @description work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its line (hubadmin24 B14); absent when none */
             unhealthy_gpus?: components["schemas"]["UnhealthyGpu"][] | null;
+            /** @description work holding GPUs on a node an admin drains with a deadline (jupyter-sched nodes drain --evict-after): who, why, when its work is stopped, and text, the one sentence clients show on its line in place of its 'ends by' when the stop comes first (hubadmin26 B1); absent when its node is not drained */
+            drain?: components["schemas"]["JobDrain"] | null;
             mine: boolean;
             /** @description set while a person holds the pending job (PATCH jobs/{id} held: true): who, when, and whether it is an admin's hold (released by an admin only); absent when not held */
             held?: components["schemas"]["JobHold"] | null;
@@ -3989,7 +4008,7 @@ export interface operations {
                 /** @description admins only (or yourself): that user's usage; another user's is 403 */
                 user?: string | null;
                 /** @description for by=period */
-                period?: "day" | "week" | "month";
+                period?: "day" | "week" | "month" | "quarter";
                 format?: "json" | "csv";
             };
             header?: never;

@@ -19,7 +19,7 @@ DAY = timedelta(days=1)
 def test_issue16_item4_a_pruned_jobs_progress_report_goes_with_it(tmp_path: Path) -> None:
     store = Store(sqlite_url(tmp_path / "s.sqlite"), now=lambda: NOW)
     with store.transaction(now=NOW) as tx:
-        for job_id, age_days, state in (("old-done", 100, JobState.SUCCEEDED), ("old-running", 200, JobState.RUNNING)):
+        for job_id, age_days, state in (("old-done", 500, JobState.SUCCEEDED), ("old-running", 600, JobState.RUNNING)):
             submitted = NOW - age_days * DAY
             job = replace(make_job(job_id, state=state, submitted_at=submitted), started_at=submitted)
             if state.terminal:

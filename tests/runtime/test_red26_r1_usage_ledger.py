@@ -10,20 +10,23 @@ decoded per snapshot to the open and new rows.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jupyter_sched.accounting import budget_usage, decayed_gpu_seconds
+from jupyter_sched.accounting import budget_usage, decayed_gpu_seconds, period_start
 from jupyter_sched.engine.usage_ledger import UsageLedger, usage_since
-from jupyter_sched.model import Budget
-from jupyter_sched.store import Store, schema
+from jupyter_sched.model import Allocation, Budget, JobState
+from jupyter_sched.store import JobRecord, Store, schema
 from jupyter_sched.store.codec import ts
+from tests.runtime.builders import make_job
 
 NOW = datetime(2026, 12, 5, 18, 30, 7, 250000, tzinfo=timezone.utc)
 USERS = [("amy", "vision"), ("mal", "vision"), ("eve", "nlp"), ("bob", "nlp"), ("cy", "rl")]
 BUDGETS = [Budget(team="vision"), Budget(team="vision", user="mal", period="week"), Budget(team="nlp", period="day"),
-           Budget(team="rl", user="cy", period="month"), Budget(team="nlp", user="eve", period="day")]
+           Budget(team="rl", user="cy", period="month"), Budget(team="nlp", user="eve", period="day"),
+           Budget(team="vision", period="quarter")]
 HALF_LIFE_S = 3 * 86400.0
 
 
@@ -31,7 +34,7 @@ def _rows(n: int, *, now: datetime, rng: random.Random, first: int, open_every: 
     rows = []
     for i in range(n):
         user, team = rng.choice(USERS)
-        start = now - timedelta(seconds=rng.uniform(0, 40 * 86400))
+        start = now - timedelta(seconds=rng.uniform(0, 80 * 86400))
         length = timedelta(seconds=rng.choice([0.3, 5.0, 600.0, rng.uniform(0, 3 * 86400)]))
         end = None if open_every and i % open_every == 0 else min(start + length, now)
         rows.append({"job_id": f"j-{first + i}", "attempt": 1, "user": user, "team": team, "kind": "batch",
@@ -41,16 +44,23 @@ def _rows(n: int, *, now: datetime, rng: random.Random, first: int, open_every: 
 
 
 def _insert(store: Store, rows: list[dict[str, object]]) -> None:
+    """The rows, and a running job for each open one (an open row of no running job is not billed: B15)."""
     with store.transaction() as tx:
         for start in range(0, len(rows), 5000):
             tx.conn.execute(schema.usage.insert(), rows[start:start + 5000])
+        for row in rows:
+            if row["ended_at"] is None:
+                job = make_job(str(row["job_id"]), user=str(row["user"]), team=str(row["team"]), state=JobState.RUNNING,
+                               allocation=Allocation(node="n", gpu_uuids=(str(row["gpu_uuid"]),)))
+                tx.insert_job(JobRecord(job=replace(job, attempts=1)))
 
 
 def _old(store: Store, now: datetime) -> tuple[dict[str, float], dict[tuple[str, str | None], float]]:
-    """The old full read of ``Decider._usage``."""
+    """The old full read of ``Decider._usage`` (back to the quarter's start: its budget's period)."""
     intervals = store.usage_rows(since=usage_since(now, HALF_LIFE_S))
+    periods = store.usage_rows(since=min(usage_since(now, HALF_LIFE_S), period_start(now, "quarter")))
     return (decayed_gpu_seconds(intervals, now=now, half_life_s=HALF_LIFE_S),
-            dict(budget_usage(intervals, BUDGETS, now=now)))
+            dict(budget_usage(periods, BUDGETS, now=now)))
 
 
 def _same(got: tuple[dict[str, float], dict[tuple[str, str | None], float]],

@@ -46,15 +46,15 @@ def _job_dir(dirs: JobDirs, job_id: str, *, age_days: float, log_bytes: int = 10
 
 def _seed(store: Store, dirs: JobDirs) -> dict[str, Path]:
     with store.transaction(now=NOW) as tx:
-        for job_id, age_days, state in (("old-done", 100, JobState.SUCCEEDED), ("new-done", 10, JobState.FAILED),
-                                        ("old-running", 200, JobState.RUNNING)):
+        for job_id, age_days, state in (("old-done", 500, JobState.SUCCEEDED), ("new-done", 10, JobState.FAILED),
+                                        ("old-running", 600, JobState.RUNNING)):
             job = make_job(job_id, state=state, submitted_at=NOW - age_days * DAY)
             if state.terminal:
                 job = replace(job, started_at=job.submitted_at, finished_at=job.submitted_at + timedelta(hours=1))
             tx.insert_job(JobRecord(job=job))
     return {job_id: _job_dir(dirs, job_id, age_days=age)
-            for job_id, age in (("old-done", 100), ("new-done", 10), ("old-running", 200),
-                                ("orphan-old", 120), ("orphan-new", 5))}
+            for job_id, age in (("old-done", 500), ("new-done", 10), ("old-running", 600),
+                                ("orphan-old", 520), ("orphan-new", 5))}
 
 
 def test_s24_hubadmin24_b16_old_job_dirs_and_records_go_with_the_retention_pass(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_s24_hubadmin24_b16_a_pass_is_bounded_and_the_rest_follow_at_the_catch_u
     store = Store(sqlite_url(tmp_path / "s.sqlite"), now=lambda: NOW)
     dirs = JobDirs(tmp_path / "jobs")
     for i in range(5):
-        _job_dir(dirs, f"orphan-{i}", age_days=100)
+        _job_dir(dirs, f"orphan-{i}", age_days=500)
     ticks = [0.0]
     pruner = Pruner(store, ManualClock(NOW), RetentionPolicy(), files=job_files_sweep(store, dirs, limit=2),
                     catch_up_s=5.0, monotonic=lambda: ticks[0])
@@ -106,7 +106,7 @@ def test_s24_hubadmin24_b16_a_pass_is_bounded_and_the_rest_follow_at_the_catch_u
 
 
 def test_s24_hubadmin24_b16_the_server_wires_the_sweep_to_its_log_dir(tmp_path: Path) -> None:
-    """Failed before the fix: the server's orphan of 120 days stayed."""
+    """Failed before the fix: the server's orphan of 520 days (past the default retention) stayed."""
     url = sqlite_url(tmp_path / "s.sqlite")
     svc = SchedulerService.from_config({"db_url": url, "log_dir": str(tmp_path / "logs"),
                                         "inventory_source": "simulated", "simulated_gpus": 1})
@@ -117,7 +117,7 @@ def test_s24_hubadmin24_b16_the_server_wires_the_sweep_to_its_log_dir(tmp_path: 
         folder.mkdir()
         (folder / "output.log").write_text("old")
         for path in (folder / "output.log", folder):
-            stamp = (real_now - 120 * DAY).timestamp()
+            stamp = (real_now - 520 * DAY).timestamp()
             os.utime(path, (stamp, stamp))
         svc.tick()
         for hook in svc.services.engine.leader_hooks:

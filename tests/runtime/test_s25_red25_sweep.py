@@ -37,7 +37,7 @@ from tests.runtime.builders import make_job
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 DAY = timedelta(days=1)
-OLD = (NOW - 300 * DAY).timestamp()
+OLD = (NOW - 700 * DAY).timestamp()
 PLANTED = b"j-\xff\xfe-r25bad"
 
 
@@ -69,7 +69,7 @@ def test_red25_r4_a_non_utf8_folder_name_never_stops_retention(
     dirs = JobDirs(tmp_path / "jobs")
     amy = dirs.root / "users" / "amy"
     with store.transaction(now=NOW) as tx:
-        job = make_job("j-old0001", user="amy", state=JobState.SUCCEEDED, submitted_at=NOW - 200 * DAY)
+        job = make_job("j-old0001", user="amy", state=JobState.SUCCEEDED, submitted_at=NOW - 600 * DAY)
         tx.insert_job(JobRecord(job=replace(job, started_at=job.submitted_at,
                                             finished_at=job.submitted_at + timedelta(hours=1))))
     finished = _folder(amy, "j-old0001")
@@ -113,7 +113,7 @@ def test_red25_r4_a_failing_files_sweep_never_stops_table_cleanup_and_is_said_on
     try:
         with store.transaction(now=NOW) as tx:
             for i in range(3):
-                job = make_job(f"j-done{i}", state=JobState.FAILED, submitted_at=NOW - 100 * DAY)
+                job = make_job(f"j-done{i}", state=JobState.FAILED, submitted_at=NOW - 500 * DAY)
                 tx.insert_job(JobRecord(job=replace(job, finished_at=job.submitted_at)))
         caplog.set_level(logging.WARNING)
         reports = []

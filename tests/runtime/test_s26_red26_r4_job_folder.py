@@ -1,6 +1,8 @@
 """red26 R4: one job filled the service's log disk through its own job folder, and a disk out of inodes
 made other users' jobs FAIL (Errno 28) instead of waiting.
 
+* An instant job keeps 5 inodes, not 7: the wrapper removes its ``stop.fifo`` at its end, the service
+  an empty ``.err``.
 * What a job leaves in its folder beside its log and the wrapper's records is removed when it is more
   than ``LEFT_FILES`` files or ``LEFT_BYTES`` bytes, and the log's last line says so (a real wrapper
   running a real job that finds its folder from its own stdout, as any job can).
@@ -43,7 +45,7 @@ def test_red26_r4_files_a_job_leaves_in_its_folder_past_the_cap_are_removed_and_
     assert isinstance(ended, Exited) and ended.exit_code == 0, ended
     folder = ex.job_dir("j-1")
     left = sorted(p.name for p in folder.iterdir())
-    assert left == ["exit.json", "output.log", "stop.fifo", "wrapper.json"], left[:10]
+    assert left == ["exit.json", "output.log", "wrapper.json"], left[:10]
     log = (folder / "output.log").read_text()
     assert f"[jupyter_sched] the job left {LEFT_FILES + 52:,} files (0 MiB) in its job folder {folder} beside its log, " \
            f"over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed" in log, log
@@ -65,6 +67,16 @@ def test_red26_r4_bytes_past_the_cap_are_removed_a_few_small_files_are_kept(tmp_
     assert wait_event(ex, Exited).exit_code == 0  # type: ignore[attr-defined]
     assert (ex.job_dir("j-2") / "result.txt").read_text() == "42", "a small result is kept"
     assert "[jupyter_sched] the job left" not in (ex.job_dir("j-2") / "output.log").read_text()
+
+
+def test_red26_r4_an_instant_job_keeps_five_inodes_not_seven(tmp_path: Path) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    ex.start(job_for(tmp_path, "pass\n"), Allocation("n1", ("GPU-0",)))
+    assert wait_event(ex, Exited).exit_code == 0  # type: ignore[attr-defined]
+    folder = ex.job_dir("j-1")
+    kept = [*folder.iterdir(), *(p for p in ex.dirs.state.iterdir() if p.name.startswith("j-1."))]
+    # the folder, exit.json, output.log, wrapper.json and the service's record; no stop.fifo, no empty .err
+    assert sorted(p.name for p in kept) == ["exit.json", "j-1.json", "output.log", "wrapper.json"], kept
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from jupyter_sched.executors.base import Exited
+from jupyter_sched.executors.limits import LocalLimits
 from jupyter_sched.executors.local import JOB_OOM_SCORE_ADJ, LocalExecutor
 from jupyter_sched.model import Allocation
 from tests.accounts import Account
@@ -53,6 +54,9 @@ def test_red26_r7_a_jobs_processes_are_the_first_oom_victims_not_the_service(tmp
     assert seen["own"] == JOB_OOM_SCORE_ADJ == 500 and seen["child"] == 500, seen
     assert int(Path("/proc/self/oom_score_adj").read_text()) == service_before, "the service's own is unchanged"
     assert JOB_OOM_SCORE_ADJ > service_before
+    # said at every start (the service's log line on local jobs' isolation; doctor's "isolation:")
+    assert LocalLimits(root=tmp_path / "cg", make=False).summary().endswith(
+        "; oom_score_adj 500 (out of memory, the kernel kills a job before this service)")
 
 
 @needs_accounts

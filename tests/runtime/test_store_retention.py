@@ -28,8 +28,8 @@ def seed(store: Store, now: datetime) -> None:
     """Per kind: rows well past and well inside the default retention, plus an ancient job that
     is still running (never pruned, whatever its age)."""
     with store.transaction(now=now) as tx:
-        for job_id, age_days, state in (("old-done", 100, JobState.SUCCEEDED), ("old-failed", 120, JobState.FAILED),
-                                        ("new-done", 10, JobState.SUCCEEDED), ("old-running", 200, JobState.RUNNING)):
+        for job_id, age_days, state in (("old-done", 500, JobState.SUCCEEDED), ("old-failed", 520, JobState.FAILED),
+                                        ("new-done", 10, JobState.SUCCEEDED), ("old-running", 600, JobState.RUNNING)):
             submitted = now - age_days * DAY
             job = make_job(job_id, state=state, submitted_at=submitted)
             if state.terminal:
@@ -50,7 +50,7 @@ def test_prune_deletes_only_what_retention_no_longer_keeps_and_no_usage_total_ch
     seed(store, NOW)
     with store.transaction(now=NOW) as tx:  # the doctor's note of a row that is about to be pruned
         tx.note_quarantined([Quarantined(table="jobs", key="old-failed", error="does not decode", attributes={})])
-    usage_before = store.gpu_seconds(since=NOW - 400 * DAY, until=NOW)
+    usage_before = store.gpu_seconds(since=NOW - 700 * DAY, until=NOW)
     with store.transaction(now=NOW) as tx:
         report = prune(tx.conn, RetentionPolicy(), now=NOW)
     assert (report.jobs, report.events, report.rollups, report.more) == (2, 2, 2, False)
@@ -59,7 +59,7 @@ def test_prune_deletes_only_what_retention_no_longer_keeps_and_no_usage_total_ch
     assert [r["minute"] for r in store.rollup_rows()] == ["2026-11-26T12:00:00.000000Z"]
     assert store.quarantined() == []  # no note names a row that is gone
     # the accounting is untouched: every usage interval, so every total, is still there
-    assert len(store.usage_rows()) == 4 and store.gpu_seconds(since=NOW - 400 * DAY, until=NOW) == usage_before
+    assert len(store.usage_rows()) == 4 and store.gpu_seconds(since=NOW - 700 * DAY, until=NOW) == usage_before
     store.close()
 
 

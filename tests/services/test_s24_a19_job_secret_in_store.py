@@ -197,4 +197,5 @@ def test_hubadmin26_b4_a_revoked_jobs_reports_are_audited_under_its_owner_and_lo
     assert "forged, or from another store's secret" in said[1], said
     refused = [e for e in services.store.list_events(action="refused") if e.job_id == "j-leak"]
     assert refused and refused[0].user == "ivan" and "secrets were revoked" in refused[0].message, refused
+    assert refused[0].actor == "unverified job token", refused  # verify26 V14: never the owner as the actor
     assert [e for e in services.store.list_events(action="refused") if e.job_id == "j-nobody"] == []

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
+from ...model.periods import Period
 from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
@@ -31,7 +32,7 @@ class GetUsageRequest(QueryModel):
 class GetUsageReportRequest(GetUsageRequest):
     """``GET usage/report``: allocated and utilized GPU-hours, coverage, efficiency, cost."""
 
-    period: Literal["day", "week", "month"] = Field(default="month", description="for by=period")
+    period: Period = Field(default="month", description="for by=period")
     format: Literal["json", "csv"] = "json"
 
 

@@ -182,8 +182,9 @@ class Definition(_Answer):
     version: int
     last_run: DefinitionRun | None = Field(default=None, description="in lists only: the newest run")
     warnings: list[str] | None = Field(default=None, description=(
-        "create and edit only: what each run will be told at submit, e.g. that priority low may be "
-        "preempted at any moment (verify21 V9)"))
+        "create and edit: what each run will be told at submit, e.g. that priority low may be "
+        "preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU "
+        "has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8)"))
 
 
 class DefinitionDetail(Definition):

@@ -628,6 +628,17 @@ class UnhealthyGpu(ResponseModel):
     text: str = Field(description="the one sentence every surface shows")
 
 
+class JobDrain(ResponseModel):
+    """The drain of the node a job's work runs on (hubadmin26 B1)."""
+
+    node: str
+    by: str = Field(description="the admin who drains it")
+    reason: str = Field(description="why, the admin's words")
+    evict_at: str = Field(description="when the work still on it is stopped (UTC): requeued, a lease ended")
+    text: str = Field(description="the one sentence every surface shows, e.g. 'node-a is being drained by boss (BIOS "
+                                  "update): this job is stopped at 18:37 UTC and requeued — checkpoint before then'")
+
+
 class JobHold(CodecView):
     """A person's hold on a pending job (hubadmin25 B18)."""
 
@@ -718,6 +729,10 @@ class Job(CodecView):
         "work holding GPUs, to its owner and admins: the GPUs it holds that turned unhealthy under it (an Xid, an "
         "admin's healthy: false) — it runs on there, but may fail or slow down; clients show each one's text on its "
         "line (hubadmin24 B14); absent when none"))
+    drain: JobDrain | None = Field(default=None, description=(
+        "work holding GPUs on a node an admin drains with a deadline (jupyter-sched nodes drain --evict-after): "
+        "who, why, when its work is stopped, and text, the one sentence clients show on its line in place of its "
+        "'ends by' when the stop comes first (hubadmin26 B1); absent when its node is not drained"))
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field, RootModel, field_validator
 
+from ...model.periods import Period
 from ...model.validation import fold_priority
 from .base import CodecView, RequestModel, ResponseModel
 from .jobs import PriorityName
@@ -49,7 +50,8 @@ class BudgetLine(RequestModel):
     team: str = Field(min_length=1, examples=["ml"])
     user: str | None = Field(default=None, description="null for the whole team")
     gpu_hours: float = Field(ge=0, le=1e9, examples=[500])
-    period: Literal["day", "week", "month"] = Field(default="month", examples=["month"])
+    period: Period = Field(default="month", examples=["month"],
+                          description="calendar periods in UTC; a week from Monday, a quarter from Jan 1, Apr 1, Jul 1, Oct 1")
 
 
 class TeamPolicyLine(RequestModel):
@@ -149,7 +151,7 @@ class BudgetStandingView(ResponseModel):
     team: str
     user: str | None = Field(default=None, description="the user the budget is of (null: the whole team)")
     gpu_hours: float = Field(description="the budget: GPU-hours per period")
-    period: str = Field(description="day, week (from Monday) or month, from 00:00 UTC")
+    period: str = Field(description="day, week (from Monday), month or quarter (from Jan 1, Apr 1, Jul 1, Oct 1), from 00:00 UTC")
     used_gpu_hours: float = Field(description="GPU-hours allocated in the current period")
     left_gpu_hours: float = Field(description="GPU-hours left this period (0 when spent): a new GPU job fits while its "
                                               "GPUs times its time limit is at most this (the rule "

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -182,7 +182,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), unhealthyLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
+            <div className="jp-sched-reason">{[queueLine(job, now, trans), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -397,6 +397,9 @@ export class MyWorkView extends ModelView {
                   <div className="jp-sched-reason">{[stoppingText(job), detail, gone, planned].filter(Boolean).join(' · ')}</div>
                 ) : null}
                 {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{sick}</div> : null}
+                {!done && drainLine(queued.get(job.id) ?? job) ? (
+                  <div className="jp-sched-reason jp-sched-unhealthy" role="status">{drainLine(queued.get(job.id) ?? job)}</div>
+                ) : null}
                 <EndsLine job={job} now={now} />
                 {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}
                 <div className="jp-sched-actions">

@@ -1,0 +1,50 @@
+"""Budget and report periods: calendar days, weeks (from Monday), months and quarters, in UTC.
+
+The one place their arithmetic lives (hubadmin26 B7 added ``"quarter"``: Jan to Mar, Apr to Jun, Jul to Sep,
+Oct to Dec, as Slurm's ``PriorityUsageResetPeriod=QUARTERLY``); budgets, their resets, the ETA of a job
+waiting for one and ``usage --by period`` rows all count from here. Pure: no clock reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Literal
+
+__all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_start"]
+
+Period = Literal["day", "week", "month", "quarter"]
+PERIODS: tuple[str, ...] = ("day", "week", "month", "quarter")
+"""Every period a budget or a ``by=period`` report may use, shortest first."""
+PERIODS_TEXT = "day, week, month or quarter"
+
+
+def period_start(now: datetime, period: str) -> datetime:
+    """Start (00:00 UTC) of the ``"day"``, ``"week"`` (Monday), ``"month"`` or ``"quarter"``
+    (Jan 1, Apr 1, Jul 1, Oct 1) holding ``now`` (an aware datetime).
+
+    Raises:
+        ValueError: unknown period.
+    """
+    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "day":
+        return day
+    if period == "week":
+        return day - timedelta(days=day.weekday())
+    if period == "month":
+        return day.replace(day=1)
+    if period == "quarter":
+        return day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
+    raise ValueError(f"unknown budget period {period!r}; use {PERIODS_TEXT}")
+
+
+def next_period_start(now: datetime, period: str) -> datetime:
+    """Start (00:00 UTC) of the period after the one holding ``now``: when a budget of that period
+    resets. Raises ValueError for an unknown period (as :func:`period_start`)."""
+    start = period_start(now, period)
+    if period == "day":
+        return start + timedelta(days=1)
+    if period == "week":
+        return start + timedelta(days=7)
+    months = 3 if period == "quarter" else 1
+    month = start.month - 1 + months
+    return start.replace(year=start.year + month // 12, month=month % 12 + 1)
