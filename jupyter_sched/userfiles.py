@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Sequence
 
 __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
-           "content_refusal", "file_problem", "start_folder_argv"]
+           "content_refusal", "file_problem", "notebook_start", "start_folder_argv"]
 
 START_FOLDER_RUNNER = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
 """``python -c`` code running the file ``sys.argv[1]`` as ``python FILE`` would (``__name__`` is
@@ -41,6 +41,19 @@ def start_folder_argv(python: str, script: str, args: Sequence[str] = ()) -> lis
     user 26, N9). The job sees what the kernel sees: its start folder (the notebook's) first.
     """
     return [python, "-c", START_FOLDER_RUNNER, script, *args]
+
+
+def notebook_start(path: str) -> tuple[str, str]:
+    """``(notebook, working_dir)`` of a notebook job that names no working directory: the notebook's
+    absolute path (relative: to this process's folder) and its folder, where the job starts — as
+    Jupyter starts the notebook's kernel, and as a job definition's run and the panel's Submit start
+    it (newuser26 N10: a one-off ``--notebook sub/nb.ipynb`` ran in the submitter's folder, where its
+    ``open('local.txt')`` failed). A ``~/…`` path is the owner's home, for the server: kept as given.
+    """
+    if path.startswith("~"):
+        return path, os.path.dirname(path) or "~"
+    full = os.path.abspath(path)
+    return full, os.path.dirname(full)
 
 
 CHECKED_BYTES = 8 << 20

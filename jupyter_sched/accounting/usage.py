@@ -24,7 +24,7 @@ from ..model.mig import mig_share
 from ..model.periods import period_start
 
 __all__ = [
-    "ROLLUP_KEYS", "USAGE_WINDOW", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
+    "ROLLUP_KEYS", "USAGE_WINDOW", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "decayed_seconds", "gpu_seconds", "period_start", "rollup",
     "usage_share", "usage_window",
 ]
 
@@ -145,14 +145,22 @@ def decayed_gpu_seconds(
     out: dict[str, float] = {}
     k = math.log(2) / half_life_s
     for iv in intervals:
-        end = min(iv.ended_at or now, now)
-        age_end = (now - end) / timedelta(seconds=1)
-        age_start = (now - iv.started_at) / timedelta(seconds=1)
-        if age_start <= age_end:
-            continue
-        value = iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
-        out[iv.user] = out.get(iv.user, 0.0) + value
+        value = decayed_seconds(iv, now=now, k=k)
+        if value is not None:
+            out[iv.user] = out.get(iv.user, 0.0) + value
     return out
+
+
+def decayed_seconds(iv: UsageInterval, *, now: datetime, k: float) -> float | None:
+    """``iv``'s GPU-seconds decayed to ``now`` with rate ``k`` = ln 2 / half-life (1/s); None when
+    it holds no time before ``now`` (the module docstring's integral; one interval of
+    :func:`decayed_gpu_seconds`)."""
+    end = min(iv.ended_at or now, now)
+    age_end = (now - end) / timedelta(seconds=1)
+    age_start = (now - iv.started_at) / timedelta(seconds=1)
+    if age_start <= age_end:
+        return None
+    return iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
 
 
 def budget_usage(

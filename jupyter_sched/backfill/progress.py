@@ -38,7 +38,8 @@ N4: "ETA in 56s" for ever behind a job that stalled at 90 %): its projected end 
 the job is behind its own progress), or it is older than :data:`STALE_REPORTS` of the run's report
 intervals (at least :data:`STALE_MIN_S`; ``"stale"``). Its end is then its limit or learnt runtime
 again, and the ETAs say why. No floor turns a passed end into one that is always a minute away: the
-:data:`END_MARGIN_S` floor applies only while the projected end is still ahead.
+margin (:func:`end_margin_s`) applies only while the projected end is still ahead. A report of 100 %
+done is read even alone and early: the job says it is finishing.
 * was made before the job's current start (an earlier attempt's: a preempted job starts again),
   or after ``now``, or with a non-positive run time.
 * projects an end more than ten years away (:data:`~jupyter_sched.model.horizon.HORIZON_S`; a line of
@@ -64,19 +65,24 @@ from datetime import datetime, timedelta
 
 from ..model.horizon import HORIZON_S
 
-__all__ = ["END_MARGIN_S", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "STALE_MIN_S", "STALE_REPORTS",
-           "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "projected_left", "read_progress"]
+__all__ = ["END_MARGIN_S", "END_MARGIN_SHARE", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "STALE_MIN_S",
+           "STALE_REPORTS", "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "end_margin_s", "projected_left",
+           "read_progress"]
 
 MIN_FRACTION = 0.01
 """Reports saying less than this share done (1 %) project no end: too little of the run to read a rate from."""
 STALE_S = 1800.0
 """Reports older than this (seconds; 30 min) project no end: the job may have stopped progressing.
 A job that reports less often than every half hour keeps its ETAs on its limit or learnt runtime."""
-END_MARGIN_S = 60.0
+END_MARGIN_S = 5.0
 """The least a job whose end is projected from its progress is given still to run (seconds, bounded by
-its limit): a job behind its own projection holds its GPUs at this cycle, and its next report moves its
-end. (A learnt end has no such floor since new user 25, N2: the floor put "in 59s" on a 5-s run's own line
-and chained a batch's ETAs on one GPU; a progress end keeps it, its reports being minutes apart.)"""
+its limit), or :data:`END_MARGIN_SHARE` of the span its report projects past itself where that is more:
+a job a little behind its own projection holds its GPUs at this cycle, and its next report moves its
+end. (A learnt end has no such floor since new user 25, N2.) Until session 26 a flat 60 s: "82 % done
+after 40 s" read "projected end in 57s" (9 s left by its rate) and "100 % done" "in 51s" (newuser26 N5)."""
+END_MARGIN_SHARE = 0.1
+"""The margin's share of the span a report projects past itself (``total - ran_s``, seconds): a
+projection over an hour is less sure than one over a minute (see :func:`end_margin_s`)."""
 
 
 MIN_FIT_REPORTS = 3
@@ -159,7 +165,7 @@ class ProgressReading:
     """What a usable report says of its run's end now (:func:`read_progress`).
 
     Attributes:
-        left_s: seconds it still runs after now by its rate (never under :data:`END_MARGIN_S` while the
+        left_s: seconds it still runs after now by its rate (never under :func:`end_margin_s` while the
             projected end is ahead, nor past its limit); None where the report projects no end now
             (``lapse``).
         from_progress: the rate ends it (False: its time limit stops it sooner; ``left_s`` is then what
@@ -177,6 +183,13 @@ class ProgressReading:
     limit_s: float | None
     lapse: str
     said: datetime
+
+
+def end_margin_s(total_s: float, report_ran_s: float) -> float:
+    """The least a job projected to run ``total_s`` seconds in all by a report made ``report_ran_s``
+    into its run is still given (seconds): :data:`END_MARGIN_SHARE` of the span the report projects past
+    itself, at least :data:`END_MARGIN_S`."""
+    return max(END_MARGIN_S, END_MARGIN_SHARE * (total_s - report_ran_s))
 
 
 def _stale_after_s(report: ProgressReport) -> float:
@@ -217,17 +230,20 @@ def read_progress(report: ProgressReport, *, start: datetime, now: datetime,
         return None
     total = report.fit.total_s()
     if total is None or total < report.ran_s:  # no line yet, or one that says it ended before this report
-        if not single or (report.ran_s < MIN_SINGLE_RAN_S and report.fit.n < 2):
+        # all done by its own count outranks a learnt end and needs no rate (newuser26 N5: "100 % done" read
+        # "projected end in 51s, if it ends at ~20 % of its time limit, as your other runs did")
+        if f < 1.0 and (not single or (report.ran_s < MIN_SINGLE_RAN_S and report.fit.n < 2)):
             return None
         total = report.ran_s / f
+    margin = end_margin_s(total, report.ran_s)
     if f >= 1.0:  # all done by its own count: what is left (saving, evaluating) gets the margin once
-        total = max(total, report.ran_s + END_MARGIN_S)
+        total = max(total, report.ran_s + margin)
     said = start + timedelta(seconds=min(total, 1e10))
     if total <= ran:  # its own projection has passed: late, never a rolling "in 1 min" (new user 21, N4)
         return ProgressReading(None, False, total, limit_s, "late", said)
     if (now - report.at).total_seconds() > _stale_after_s(report):  # it stopped reporting (new user 21, N4)
         return ProgressReading(None, False, total, limit_s, "stale", said)
-    left = max(total - ran, END_MARGIN_S)
+    left = max(total - ran, margin)
     if not left <= HORIZON_S:  # past any meaningful time (red team 21, R5): no end from progress
         return None
     if left >= room:
@@ -242,7 +258,7 @@ def projected_left(report: ProgressReport, *, start: datetime, now: datetime,
 
     Returns:
         ``(seconds > 0, from_progress)``: the rate's projection (the fitted line's from
-        :data:`MIN_FIT_REPORTS` reports on, else the latest report's), never under :data:`END_MARGIN_S`
+        :data:`MIN_FIT_REPORTS` reports on, else the latest report's), never under :func:`end_margin_s`
         while its end is ahead (nor past its limit); ``from_progress`` is False where the limit ends it
         sooner than the rate says (the seconds are then what is left of the limit). None: the report is
         not usable (module doc), projects no end now (late or stale: :class:`ProgressReading`), or the

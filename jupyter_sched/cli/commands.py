@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
+from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.cordons import drain_text
 from ..wording.flags import bare_seconds_note
@@ -146,6 +147,10 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     workdir = args.workdir
     body["working_dir"] = (os.getcwd() if not workdir else workdir if workdir.startswith("~")
                            else os.path.abspath(workdir))
+    if args.notebook and not workdir:
+        # a notebook starts in its own folder, as Jupyter starts its kernel and a definition's run does
+        # (newuser26 N10: `--notebook sub/nb.ipynb` ran in this shell's folder; its `open('local.txt')` failed)
+        body["notebook"], body["working_dir"] = notebook_start(args.notebook)
     if args.name is None and (named := default_name(body)):
         body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
     resolved, mode = _program_on_my_path(client, body.get("command"))
@@ -417,18 +422,26 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=io.err, flush=True)
         last[0] = ""
 
+    tail = getattr(args, "tail", None)
+    if tail is not None and tail < 0:
+        raise ValidationError(f"--tail {tail}: a count of lines, 0 or more", field="tail", hint="e.g. --tail 100")
+    offset = 0
+    if tail is not None:  # the last N lines, read through in the largest slices (newuser26 N4: an 18 MB log whole)
+        lines, offset, chunk = _last_lines(client, args.job_id, tail)
+        out.write(shown("".join(lines)))
+        last[0] = lines[-1] if lines else ""
     if args.follow:
         from ..client.ride_out import CTRL_C, RideOut
 
-        wrote = False
-        chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
+        wrote = bool(last[0])
+        chunk = client.logs(args.job_id, offset=offset)  # whether there is anything yet, and a 404 before any wait
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
         poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
                        stop=CTRL_C.replace("waiting", "following"))
         try:
-            if not chunk["text"]:
+            if not chunk["text"] and not wrote:
                 _say_no_output(client, args.job_id, io, follow=True)
-            for text in client.follow_logs(args.job_id, on_note=note, noted=said, through=poll):
+            for text in client.follow_logs(args.job_id, offset=offset, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
                 out.write(shown(text))
                 out.flush()
@@ -443,8 +456,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             return EXIT_OK
         print(job_line(job, _now(), log_shown=wrote), file=io.err)
         return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
-    offset = 0
-    while True:  # read the whole log in bounded slices
+    while tail is None:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
         out.write(shown(chunk["text"]))
         last[0] = chunk["text"] or last[0]
@@ -457,6 +469,31 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for found in new_notes(chunk, said):
         note(found)
     return EXIT_OK
+
+
+TAIL_SLICE = 1 << 20
+"""Bytes a ``logs --tail`` read asks for at once (the server's largest slice)."""
+
+
+def _last_lines(client: Any, job_id: str, count: int) -> tuple[list[str], int, dict[str, Any]]:
+    """``(lines, end offset, last answer)``: the last ``count`` lines of the job's log so far (each with its
+    newline; an unfinished last line counts), read through in :data:`TAIL_SLICE` slices keeping only those."""
+    from collections import deque
+
+    kept: deque[str] = deque(maxlen=max(count, 0) or 1)
+    partial, offset = "", 0
+    while True:
+        chunk = client.logs(job_id, offset=offset, limit=TAIL_SLICE)
+        text = partial + str(chunk["text"] or "")
+        pieces = text.split("\n")
+        partial = pieces.pop()
+        kept.extend(piece + "\n" for piece in pieces)
+        if chunk["next_offset"] == offset or not chunk["text"]:
+            break
+        offset = chunk["next_offset"]
+    if partial:
+        kept.append(partial)
+    return (list(kept) if count > 0 else []), offset, chunk
 
 
 def _say(io: Streams) -> Callable[[str], None]:

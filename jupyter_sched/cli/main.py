@@ -284,6 +284,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         logs.add_argument("-f", "--follow", action="store_true",
                           help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
                                "of no answer, then it goes on where it was)")
+        logs.add_argument("-n", "--tail", type=int, default=None, metavar="N",
+                          help="only the last N lines (with -f: then follow from there), as kubectl logs --tail")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
                                "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
@@ -337,7 +339,8 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
-    submit.add_argument("--workdir", default=None, help="working directory (default: the current directory)")
+    submit.add_argument("--workdir", default=None, help="working directory (default: the current directory; for "
+                        "--notebook, the notebook's folder, as Jupyter starts its kernel)")
     submit.add_argument("-q", "--quiet", action="store_true",
                         help="leave out the notes on stderr (which program the command runs, what the server noted "
                              "about the request): for scripts that submit many jobs")
@@ -346,7 +349,7 @@ def _add_submit(sub: Any) -> None:
                              f"({EXIT_OK} succeeded, {EXIT_JOB_FAILED} ended otherwise: see `{PROG} wait --help`)")
     what = submit.add_mutually_exclusive_group()
     what.add_argument("--script", help="Python script to run")
-    what.add_argument("--notebook", help="notebook to execute headless")
+    what.add_argument("--notebook", help="notebook to execute headless, in its own folder unless --workdir")
     submit.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                         help="a value for the notebook's cell tagged 'parameters' (papermill's convention; JSON where "
                              "it parses: -p days=3 -p region=eu), or the script's --NAME VALUE; repeatable")

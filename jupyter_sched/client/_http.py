@@ -14,18 +14,37 @@ loads it only then); the async client is httpx throughout.
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Mapping
 from typing import Any, NamedTuple, cast
 from urllib.parse import urlencode, urlsplit
 
-__all__ = ["HttpReply", "HttpUnreachable", "StdlibHttp"]
+from ..errors import SchedError
+
+__all__ = ["AddressTaken", "HttpReply", "HttpUnreachable", "StdlibHttp"]
 
 _RETRYABLE = frozenset({"GET", "HEAD", "DELETE", "PUT"})
 """Sent again, once, when a kept-alive connection turns out closed before any answer (idempotent)."""
 
 _MAX_HEAD = 64 * 1024
 """Most bytes of status line and headers read before the answer is taken for something not HTTP."""
+
+
+class AddressTaken(SchedError):
+    """A loopback address answered from a socket of another account (not root, not this one, not one of
+    ``$JUPYTER_SCHED_SERVICE_UIDS``): nothing was sent, the token least of all (verify26 V2, V5)."""
+
+    code = "address_taken"
+
+
+def _taken(sock: socket.socket) -> str | None:
+    """Why nothing may be sent over the just-connected ``sock`` (:func:`jupyter_sched.hub.peer.connected_refusal`)."""
+    from ..hub.peer import connected_refusal  # ipaddress: only when connecting
+
+    allowed = {int(uid) for uid in os.environ.get("JUPYTER_SCHED_SERVICE_UIDS", "").replace(",", " ").split()
+               if uid.isdigit()}
+    return connected_refusal(sock, allowed_uids=allowed, what="your request nor its token")
 
 
 class HttpUnreachable(Exception):
@@ -91,6 +110,12 @@ class _PlainConnection:
             # encoded with the idna codec, whose import is ~2 ms more of every CLI call
             host = cast(str, self.host.encode("ascii")) if self.host.isascii() else self.host
             self.sock = socket.create_connection((host, self.port), timeout=self.timeout)
+            said = _taken(self.sock)
+            if said is not None:
+                self.sock.close()
+                self.sock = None
+                raise AddressTaken(said, hint="tell your hub admin (or whoever runs the scheduler) — nothing was "
+                                              "sent; if the service runs as that uid, set JUPYTER_SCHED_SERVICE_UIDS")
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buffer = b""
         self.sock.settimeout(self.timeout)

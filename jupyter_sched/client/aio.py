@@ -159,6 +159,22 @@ class AsyncSchedClient:
             if cursor is None:
                 return out
 
+    async def jobs_upto(self, most: int, *, keep: Callable[[dict[str, Any]], bool] = lambda job: True,
+                        state: str | None = None, user: str | None = None, all_users: bool = False,
+                        team: str | None = None, since: str | None = None, until: str | None = None,
+                        ) -> tuple[list[dict[str, Any]], bool]:
+        """:meth:`SchedClient.jobs_upto <jupyter_sched.client.sync.SchedClient.jobs_upto>`, awaited."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.jobs(state=state, user=user, all_users=all_users, team=team,
+                                                        since=since, until=until, limit=min(most + 1 - len(out), 1000),
+                                                        cursor=cursor))
+            out += [job for job in unwrap_list(self._decode(response), "jobs") if keep(job)]
+            cursor = next_cursor(response.headers.get("link", ""))
+            if len(out) > most or cursor is None:
+                return out[:most], len(out) > most
+
     async def job(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.job(job_id)))
 

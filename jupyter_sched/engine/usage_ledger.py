@@ -36,8 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
-from ..accounting import UsageInterval, period_start
+from ..accounting import UsageInterval, gpu_seconds, period_start
 from ..accounting.runaway import RunawayUsage
+from ..accounting.usage import decayed_seconds
 from ..model import Budget
 from ..store import Store
 
@@ -58,18 +59,7 @@ def usage_since(now: datetime, half_life_s: float) -> datetime:
 
 def _decayed(iv: UsageInterval, now: datetime, k: float) -> float:
     """``iv``'s GPU-seconds decayed to ``now`` (the arithmetic of ``decayed_gpu_seconds``)."""
-    end = min(iv.ended_at or now, now)
-    age_end = (now - end) / timedelta(seconds=1)
-    age_start = (now - iv.started_at) / timedelta(seconds=1)
-    if age_start <= age_end:
-        return 0.0
-    return iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
-
-
-def _seconds_from(iv: UsageInterval, since: datetime, now: datetime) -> float:
-    """``iv``'s allocated GPU-seconds from ``since`` (the arithmetic of ``budget_usage``)."""
-    seconds = ((iv.ended_at or now) - max(iv.started_at, since)) / timedelta(seconds=1)
-    return iv.share * seconds if seconds > 0 else 0.0
+    return decayed_seconds(iv, now=now, k=k) or 0.0
 
 
 @dataclass
@@ -215,7 +205,7 @@ class UsageLedger:
             first = begin.date()
             seconds = sum(value for (team, user, day), value in sums.days.items()
                           if day >= first and team == budget.team and (budget.user is None or user == budget.user))
-            seconds += sum(_seconds_from(iv, begin, now) for iv in still_open
+            seconds += sum(gpu_seconds(iv, now=now, since=begin) for iv in still_open
                            if iv.team == budget.team and (budget.user is None or iv.user == budget.user))
             hours[(budget.team, budget.user)] = seconds / 3600
         return decayed, hours

@@ -110,6 +110,7 @@ from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .outcome import RUN_MARKERS, describe_exit, log_tail
+from .owner_paths import interpreted_script
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .server_fence import ServerFence
@@ -982,6 +983,11 @@ class LocalExecutor:
         for name, full in _named_files(spec, start):
             if not full.is_file():
                 return name, str(full), _path_problem(full, want_dir=False)
+        if (script := interpreted_script(spec)) is not None:  # `python nosuch.py` (newuser26 N3)
+            full = Path(os.path.expanduser(script))
+            full = full if full.is_absolute() else start / full if start is not None else full
+            if full.is_absolute() and not full.is_file():
+                return "command", str(full), _path_problem(full, want_dir=False)
         inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
         return missing_program(spec, start, spec.env.get("PATH", inherited))  # the PATH _spawn gives it
 

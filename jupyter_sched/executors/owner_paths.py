@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 
 from ..model import JobSpec
@@ -100,6 +101,10 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
     search every folder of it; ``problem`` then says ``as ana``."""
     start, files = _owner_files(spec, who)
     program = _program(spec, start) if search_path is not None else ""
+    if program and (script := interpreted_script(spec)) is not None:  # `python nosuch.py` (newuser26 N3)
+        full = (who.home or "/") + script[1:] if script.startswith("~/") else script
+        if os.path.isabs(full) or start:
+            files = [*files, ("command", full if os.path.isabs(full) else os.path.join(start, full))]
     if not spec.working_dir and not files and not program:
         return None
     try:
@@ -178,6 +183,23 @@ def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str,
         if done.returncode == 0:
             heads.append((field, path, done.stdout))
     return heads
+
+
+def interpreted_script(spec: JobSpec) -> str | None:
+    """The ``.py`` file a command job's Python interpreter is to run — ``nosuch.py`` of ``python
+    nosuch.py`` (``python``, ``python3``, ``python3.11`` or a path to one) — or None: checked at
+    submit as a missing program is, not found out when the job starts, maybe hours later (newuser26
+    N3). ``-m``, ``-c`` and other options first are left alone."""
+    command = spec.command
+    if spec.script or spec.notebook or len(command) < 2:
+        return None
+    if not _INTERPRETER.fullmatch(command[0].rsplit("/", 1)[-1]):
+        return None
+    first = command[1]
+    return first if first.endswith(".py") and not first.startswith("-") else None
+
+
+_INTERPRETER = re.compile(r"python(\d+(\.\d+)?)?")
 
 
 def _program(spec: JobSpec, start: str) -> str:

@@ -70,8 +70,9 @@ from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
-from .listener import ListenerRefused, TokenWithheld, refusal
+from .listener import ListenerRefused, TokenWithheld, guarded_sync_transport, guarded_transport, refusal
 from .narrow_token import NarrowTokens, ScopedToken
+from .peer import Connected, connected_refusal
 from .reconnect import CENTRAL, CentralLink
 from .spawn_token import SERVICE_TOKEN_ENV
 
@@ -223,6 +224,7 @@ class ForwardingService:
         self.allowed_uids = frozenset(allowed_uids)
         self.network_trusted = network_trusted
         self._refusal_said: str | None = None
+        self._connected_said: str | None = None
         self.narrow = narrow
         self.scoped: ScopedToken | None = None
         self.withheld: str | None = None  # why ``token`` (the server's own) must not be sent: the mint failed
@@ -242,8 +244,10 @@ class ForwardingService:
         """The HTTP client (created on first use, on the running loop)."""
         if self._client is None:
             hooks = {"request": [self._withhold, self._guard] if self._transport is None else [self._withhold]}
+            # the network: each new connection is checked once connected, before its first byte (verify26 V5)
+            transport = self._transport if self._transport is not None else guarded_transport(self.check_connected)
             self._client = httpx.AsyncClient(
-                base_url=self.api_url, timeout=self.timeout_s, transport=self._transport, trust_env=False,
+                base_url=self.api_url, timeout=self.timeout_s, transport=transport, trust_env=False,
                 headers={"Authorization": f"token {self.token}", "Accept": "application/json"}, event_hooks=hooks)
         return self._client
 
@@ -262,6 +266,15 @@ class ForwardingService:
             log.warning("jupyter_sched: %s", said)
             self._refusal_said = said
         raise ListenerRefused(said)
+
+    def check_connected(self, sock: Connected) -> str | None:
+        """Why nothing may be sent over the just-connected ``sock`` (:func:`.peer.connected_refusal`: who accepted
+        it), logged once per reason; None when it may (verify26 V5: checking the listener first is a race)."""
+        said = connected_refusal(sock, allowed_uids=self.allowed_uids)
+        if said is not None and said != self._connected_said:  # once per holder, not once per toggle of it
+            log.warning("jupyter_sched: %s", said)
+            self._connected_said = said
+        return said
 
     async def _withhold(self, request: httpx.Request) -> None:
         """httpx's request hook: send nothing while :attr:`withheld` (the server's own token, no scoped one)."""
@@ -314,7 +327,9 @@ class ForwardingService:
         try:
             if self._transport is None:
                 self.check_address(self._api)
-            with httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, trust_env=False) as http:
+            network = guarded_sync_transport(self.check_connected) if self._transport is None else None
+            with httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, trust_env=False,
+                              transport=network) as http:
                 response = http.get("leases", params={"state": _LIVE})
                 for lease in response.json() if response.status_code == 200 else []:
                     if lease.get("kernel_id") in kernel_ids:

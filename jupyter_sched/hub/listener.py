@@ -14,21 +14,30 @@ each request the forwarder asks :func:`refusal` whether the address may have the
   says the network between servers and the service is the admin's own (a cluster's network).
 
 The answer is one sentence for the server's log (said once per holder by the caller), or None.
+
+That check runs before the connection exists, so a squatter toggling its listener could pass it and then
+accept the connection (verify26 V5). :func:`guarded_transport` therefore also checks each CONNECTED
+socket before its first byte (:func:`.peer.connected_refusal`: who accepted it).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import socket
-from collections.abc import Collection
+import ssl
+import typing
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import Any
 
+import httpcore
 import httpx
 
 from ..extension.job_tokens import loopback_host
+from .peer import proc_address, tcp_rows
 
-__all__ = ["ListenerRefused", "TokenWithheld", "first_unprivileged_port", "listener_uids", "refusal"]
+__all__ = ["ListenerRefused", "TokenWithheld", "first_unprivileged_port", "guarded_sync_transport", "guarded_transport",
+           "listener_uids", "refusal"]
 
 _LISTEN = "0A"
 _PROC_NET = Path("/proc/net")
@@ -57,11 +66,7 @@ def _targets(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     return [ipaddress.ip_address(host)]
 
 
-def _address(hex_address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """``/proc/net/tcp*``'s local address: 32-bit words in host byte order."""
-    raw = bytes.fromhex(hex_address)
-    words = b"".join(raw[i:i + 4][::-1] if socket.htonl(1) != 1 else raw[i:i + 4] for i in range(0, len(raw), 4))
-    return ipaddress.ip_address(words)
+_address = proc_address
 
 
 def _takes(listening: ipaddress.IPv4Address | ipaddress.IPv6Address,
@@ -78,28 +83,19 @@ def listener_uids(host: str, port: int, *, proc_net: Path = _PROC_NET) -> list[i
     address or ``localhost``); ``[]`` when none; None when ``/proc/net/tcp`` cannot be read (not Linux)."""
     targets = _targets(host)
     uids: list[int] = []
-    read_any = False
-    for name in ("tcp", "tcp6"):
+    rows = tcp_rows(_LISTEN, proc_net)
+    for fields in rows or ():
+        hex_address, _, hex_port = fields[1].partition(":")
         try:
-            lines = (proc_net / name).read_text().splitlines()[1:]
-        except OSError:
+            if int(hex_port, 16) != port:
+                continue
+            listening = _address(hex_address)
+            uid = int(fields[7])
+        except ValueError:
             continue
-        read_any = True
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 8 or fields[3] != _LISTEN:
-                continue
-            hex_address, _, hex_port = fields[1].partition(":")
-            try:
-                if int(hex_port, 16) != port:
-                    continue
-                listening = _address(hex_address)
-                uid = int(fields[7])
-            except ValueError:
-                continue
-            if any(_takes(listening, target) for target in targets):
-                uids.append(uid)
-    return uids if read_any else None
+        if any(_takes(listening, target) for target in targets):
+            uids.append(uid)
+    return uids if rows is not None else None
 
 
 def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: bool,
@@ -131,3 +127,94 @@ def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: b
             "(another account may have taken the port while the service was down). Fix: stop that process and "
             "restart jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
             f"uid {stranger}, add it to c.SchedApp.hub_service_uids")
+
+
+Check = Callable[[Any], "str | None"]
+"""``check(connected socket) -> why nothing may be sent over it, or None`` (:func:`.peer.connected_refusal`)."""
+
+_SocketOptions = Iterable[tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]]
+
+
+class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend that runs ``check`` on each new TCP connection before anything is sent."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkBackend, check: Check) -> None:
+        self._inner, self._check = inner, check
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                          socket_options: _SocketOptions | None = None) -> httpcore.AsyncNetworkStream:
+        stream = await self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
+                                               socket_options=socket_options)
+        sock = stream.get_extra_info("socket")
+        said = self._check(sock) if hasattr(sock, "getpeername") else None  # asyncio: a TransportSocket
+        if said is not None:
+            await stream.aclose()
+            raise ListenerRefused(said)
+        return stream
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: _SocketOptions | None = None) -> httpcore.AsyncNetworkStream:
+        return await self._inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedSyncBackend(httpcore.NetworkBackend):
+    """The sync twin of :class:`_GuardedAsyncBackend` (a server's exit hook)."""
+
+    def __init__(self, inner: httpcore.NetworkBackend, check: Check) -> None:
+        self._inner, self._check = inner, check
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: _SocketOptions | None = None) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
+                                         socket_options=socket_options)
+        sock = stream.get_extra_info("socket")
+        said = self._check(sock) if hasattr(sock, "getpeername") else None  # asyncio: a TransportSocket
+        if said is not None:
+            stream.close()
+            raise ListenerRefused(said)
+        return stream
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: _SocketOptions | None = None) -> httpcore.NetworkStream:
+        return self._inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _GuardedAsyncTransport(httpx.AsyncHTTPTransport):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await super().handle_async_request(request)
+        except ListenerRefused as exc:
+            exc.request = request
+            raise
+
+
+class _GuardedSyncTransport(httpx.HTTPTransport):
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return super().handle_request(request)
+        except ListenerRefused as exc:
+            exc.request = request
+            raise
+
+
+def guarded_transport(check: Check, *, verify: ssl.SSLContext | bool = True) -> httpx.AsyncHTTPTransport:
+    """An httpx transport (the network, as httpx's default) whose every new connection passes ``check`` before its
+    first byte; a refused one raises :class:`ListenerRefused` (nothing sent)."""
+    transport = _GuardedAsyncTransport(verify=verify)
+    pool = typing.cast(typing.Any, transport._pool)  # httpcore.AsyncConnectionPool: its connections take this backend
+    pool._network_backend = _GuardedAsyncBackend(pool._network_backend, check)
+    return transport
+
+
+def guarded_sync_transport(check: Check, *, verify: ssl.SSLContext | bool = True) -> httpx.HTTPTransport:
+    """The sync twin of :func:`guarded_transport`."""
+    transport = _GuardedSyncTransport(verify=verify)
+    pool = typing.cast(typing.Any, transport._pool)
+    pool._network_backend = _GuardedSyncBackend(pool._network_backend, check)
+    return transport

@@ -52,13 +52,15 @@ from ..scheduling.snapshot import JobHold
 from .hubapi import HubClient, HubLookupError, all_users, group_exists, user_exists
 from .membership import SETTINGS_ACTOR, TEAM_LEFT_ACTION, CallerOf, TeamHolds
 
-__all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding", "unconfirmed_warning"]
+__all__ = ["ADMIN_REMOVED_ACTION", "OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding", "unconfirmed_warning"]
 
 log = logging.getLogger(__name__)
 
 REMOVED_WHY = "owner no longer a user of this hub"
 """The hold's reason (the pending reason says ``held: <this>``) and the stop's cause."""
 OWNER_REMOVED_ACTION = "owner_removed"
+ADMIN_REMOVED_ACTION = "admin_removed"
+"""Audit action and event type of a user whose hub admin flag was removed (hubadmin26 B12)."""
 """Audit action and event type of a user the hub no longer lists."""
 OWNER_RETURNED_ACTION = "owner_returned"
 """Audit action of a removed user the hub lists again (their held jobs may start)."""
@@ -90,6 +92,7 @@ class Offboarding:
         """Called with each listing of the hub's user models (the identity provider forgets the
         cached groups of users whose groups changed: red team 19, R2)."""
         self._models: Mapping[str, Mapping[str, Any]] | None = None  # the last listing (:meth:`recheck`)
+        self._admins: frozenset[str] | None = None  # hub admins (the model's flag) at the last check
         self.empty_groups: frozenset[str] = frozenset()
         """Teams of live work no listed user is in that the hub said still exist as groups (empty: their
         members were removed, verify24 V4), as of the last check; read with :attr:`on_models`."""
@@ -184,6 +187,11 @@ class Offboarding:
             self.on_models(models)
         listed = set(models)
         now = services.clock.now()
+        admins = frozenset(name for name, model in models.items() if model.get("admin") is True)
+        demoted = sorted((self._admins - admins) & listed) if self._admins is not None else []
+        self._admins = admins  # the first check after a start only learns them (a change while down is not said)
+        for user in demoted:
+            await off_loop(_admin_removed, services, user, models[user], definitions, self.caller_of)
         # team holds first: a re-created owner's job on a team they are no longer in is held before
         # their owner hold ends (red team 18, R4)
         regrouped = False
@@ -280,16 +288,7 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
     live = services.list_jobs(user=user, state=_LIVE)
     pending = [j for j in live if j.get("state") == "pending"]
     running = [j for j in live if j.get("state") in ("admitted", "running")]
-    paused = []
-    for definition in definitions:
-        if definition.user != user:
-            continue
-        try:
-            services.definitions.pause(system_caller(_ACTOR), definition.id)
-        except SchedError as err:  # deleted meanwhile
-            log.debug("jupyter_sched: definition %s of removed user %s not paused: %s", definition.id, user, err)
-            continue
-        paused.append(definition.id)
+    paused = _pause(services, [d for d in definitions if d.user == user], whose="removed user")
     said = [f"{user} is no longer a user of this hub"]
     if pending:
         said.append(f"{len(pending)} pending job(s) held, never started as their account ({_ids(pending)})")
@@ -306,6 +305,41 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
     services.store.add_event(actor=_ACTOR, action=OWNER_REMOVED_ACTION, job_id=None, user=user, message=message,
                              details=details)
     services.bus.publish({"type": OWNER_REMOVED_ACTION, "data": {**details, "message": message}})
+    log.warning("jupyter_sched: %s", message)
+
+
+def _pause(services: Any, definitions: list[Any], *, whose: str) -> list[str]:
+    """Pause ``definitions`` as ``jupyterhub``; the ids paused (one deleted meanwhile is passed over)."""
+    paused = []
+    for definition in definitions:
+        try:
+            services.definitions.pause(system_caller(_ACTOR), definition.id)
+        except SchedError as err:  # deleted meanwhile
+            log.debug("jupyter_sched: definition %s of %s %s not paused: %s", definition.id, whose, definition.user, err)
+            continue
+        paused.append(definition.id)
+    return paused
+
+
+def _admin_removed(services: Any, user: str, model: Mapping[str, Any], definitions: list[Any],
+                   caller_of: CallerOf | None) -> None:
+    """``user``'s hub admin flag was removed (hubadmin26 B12: nothing recorded it, and the definitions
+    they made as an admin charging a team they are not in fired into a refusal every time): pause
+    those definitions (as a removed owner's are), then one ``admin_removed`` record and event, by
+    ``jupyterhub``. Nothing when ``admin_users`` (the settings) still makes them an admin."""
+    caller = caller_of(user, model) if caller_of is not None else None
+    if caller is not None and caller.admin:
+        return
+    paused = _pause(services, [d for d in definitions if d.user == user and caller is not None
+                               and not caller.may_charge(d.team)], whose="former admin")
+    message = f"{user} is no longer a hub admin"
+    if paused:
+        message += (f"; {len(paused)} definition(s) charging teams they are not in paused ({_ids_of(paused)}): "
+                    "change the team with jupyter-sched definitions edit ID --team, then resume")
+    details = {"user": user, "paused_definitions": paused}
+    services.store.add_event(actor=_ACTOR, action=ADMIN_REMOVED_ACTION, job_id=None, user=user, message=message,
+                             details=details)
+    services.bus.publish({"type": ADMIN_REMOVED_ACTION, "data": {**details, "message": message}})
     log.warning("jupyter_sched: %s", message)
 
 

@@ -246,6 +246,7 @@ class SchedMagics(Magics):
         self._released: str | None = None  # the lease %gpu release gave back, while it may still drain
         self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
         self._watching = False
+        self._environ_at_load = dict(os.environ)  # what %env / os.environ change after it: _unshared_env
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -267,8 +268,11 @@ class SchedMagics(Magics):
             self._through_hub = self.client.config().get("mode") == "hub"
         return self._through_hub
 
-    def _hub_body(self, cmd: ScheduleCommand, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        body = job_body(cmd.options, working_dir=home_working_dir(Path.cwd(), Path.home()), **extra)
+    def _hub_body(self, cmd: ScheduleCommand, fields: dict[str, Any], start: Path | None = None,
+                  **extra: Any) -> dict[str, Any]:
+        """A hub's body: ``fields`` carried, started in ``start`` (default: this kernel's folder) as the
+        same place in the owner's home there."""
+        body = job_body(cmd.options, working_dir=home_working_dir(start or Path.cwd(), Path.home()), **extra)
         body.update(fields)
         return body
 
@@ -855,7 +859,8 @@ class SchedMagics(Magics):
           %schedule run SCRIPT [ARGS...] [options]     run a script (use -- before script
                                                        arguments that clash with the options)
           %schedule notebook NOTEBOOK.ipynb [-p NAME=VALUE ...] [options]
-                                    run a notebook headless; the executed copy is kept. -p gives
+                                    run a notebook headless, in its own folder (unless --workdir);
+                                    the executed copy is kept. -p gives
                                     the cell tagged "parameters" new values (papermill's convention;
                                     JSON where it parses: -p days=3 -p region=eu); repeatable
           %schedule serve APP [ARGS...] --port P [options]
@@ -969,7 +974,7 @@ class SchedMagics(Magics):
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
             body.setdefault("name", cmd.options.name or f"cell-{digest}")
             return self._submit(cmd.options, body, "Runs this cell through the hub's scheduler with your default "
-                                "Python, in your home directory there; this kernel's variables are not shared with it.")
+                                f"Python, in your home directory there; {self._unshared(cmd)}")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
         ignore = cells.parent / ".gitignore"
@@ -982,8 +987,24 @@ class SchedMagics(Magics):
         # the kernel's folder first on the job's sys.path, not .jupyter_sched/cells (new user 26, N9)
         body = job_body(cmd.options, command=start_folder_argv(sys.executable, str(path)), working_dir=str(Path.cwd()))
         body.setdefault("name", name)
-        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; this "
-                            "kernel's variables are not shared with it.")
+        return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; "
+                            + self._unshared(cmd))
+
+    _LEASE_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+    """Set in the kernel by ``%gpu request``: the job gets its own GPUs' (never the kernel's)."""
+
+    def _unshared(self, cmd: ScheduleCommand) -> str:
+        """What of this kernel a cell's job does not get: its variables, and its environment as set since the
+        magics loaded (``%env FOO=bar``, ``os.environ[...]``), by name — newuser26 N11: a ``%env`` key did
+        not reach the job and the note named only the variables. Their values are never printed."""
+        given = {name for name, _ in cmd.options.env}
+        changed = sorted(name for name, value in os.environ.items() if self._environ_at_load.get(name) != value
+                         and name not in given and name not in self._LEASE_ENV)
+        said = "this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes one"
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            said += f" (set in this kernel, not passed: {shown})"
+        return said + "."
 
     @staticmethod
     def _existing(path: str, what: str) -> Path:
@@ -1015,10 +1036,11 @@ class SchedMagics(Magics):
 
     def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
         notebook = self._existing(str(cmd.target), "notebook")
+        # it starts in its own folder, as its kernel would and a definition's run does (newuser26 N10)
         if self._hub():
-            body = self._hub_body(cmd, carried_notebook(notebook))
+            body = self._hub_body(cmd, carried_notebook(notebook), start=notebook.parent)
         else:
-            body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
+            body = job_body(cmd.options, notebook=str(notebook), working_dir=str(notebook.parent))
         body.setdefault("name", notebook.stem)
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)

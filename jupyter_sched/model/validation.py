@@ -737,13 +737,24 @@ def spec_from_request(
     return JobSpec(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
-        working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
+        working_dir=_str(merged, "working_dir") or _notebook_folder(notebook, notebook_json),
+        env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=kernel_id,
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=kernel_notebook,
         parent_job_id=_parent_job_id(merged, kind), released_at_exit=released_at_exit,
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def _notebook_folder(notebook: str | None, notebook_json: str | None) -> str | None:
+    """Where a notebook job naming no ``working_dir`` starts: the folder of a notebook named by an
+    absolute or ``~/…`` path, as Jupyter starts its kernel — one rule for REST, the CLI, the magics,
+    definitions and the panel (newuser26 N10). None for a carried notebook, a relative path (read
+    where a job naming none starts) or another job."""
+    if not notebook or notebook_json is not None or not notebook.startswith(("/", "~/")):
+        return None
+    return notebook.rsplit("/", 1)[0] or "/"
 
 
 def lease_gpus_range(field: str, value: object) -> ValidationError:

@@ -25,7 +25,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import LocalExecutor, read_log
-from ..executors.owner_paths import CLOSED_FOLDER
+from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -37,7 +37,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, unhealthy_gpu_dict
+from ..wording.jobs import public_serving, same_name_note, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -510,10 +510,25 @@ class JobsService:
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
         warnings.extend(held)
+        if request.body().get("name"):  # a name given, not the default "job" of every unnamed REST submit
+            warnings.extend(self._same_name(job))
         if bound and not held:
             warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
                             "waits until it is free — choose another port to start sooner")
         return job, record, warnings
+
+    def _same_name(self, job: Job) -> builtins.list[str]:
+        """The note of a job named as its owner's other live work (:func:`~..wording.jobs.same_name_note`;
+        newuser26 N2); none for a lease."""
+        if job.is_lease:
+            return []
+        now = self.ctx.clock.now()
+        others = sorted((r.job.submitted_at or now, r.job.id, r.job.state.value)
+                         for r in self.ctx.store.list_jobs(user=job.spec.user, states=LIVE_STATES)
+                         if r.job.id != job.id and r.job.spec.name == job.spec.name and not r.job.is_lease)
+        if not others:
+            return []
+        return [same_name_note(job.spec.name, [(ident, state, since) for since, ident, state in others], now)]
 
     def _bound_outside(self, spec: JobSpec) -> bool:
         """Whether an inference job's declared port is bound on the host the local executor runs
@@ -659,6 +674,14 @@ class JobsService:
                         raise ValidationError(message, field=field, hint=hint)
             return
         field, path, problem = missing
+        script = interpreted_script(spec)
+        if field == "command" and script is not None and posixpath.basename(path) == posixpath.basename(script):
+            # `python nosuch.py`, as a missing program is (newuser26 N3): it failed at its start, after the wait
+            said = repr(script[:300]) if posixpath.isabs(script) else \
+                f"{script[:300]!r} {problem} in {posixpath.dirname(path)[:300]} (the job's working directory)"
+            raise ValidationError(f"command: {said}" if not posixpath.isabs(script) else f"command: {said} {problem}",
+                                  field=field, hint="give the path of the script to run (a relative one is read "
+                                  "in the job's working directory), or check the spelling")
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
             where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment

@@ -23,10 +23,24 @@ from .reported import progress_text
 __all__ = ["unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
-           "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line"]
+           "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
+           "same_name_note"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def same_name_note(name: str, others: Sequence[tuple[str, str, datetime]], now: datetime) -> str:
+    """The submit note of a job named as the caller's live job(s) ``others`` — ``(id, state, since)``,
+    oldest first: a re-run cell (Shift-Enter twice, "Run all" again) or ``submit --name X`` while X runs
+    started a second job silently, holding GPUs twice (newuser26 N2). Said, never refused: a sweep may
+    reuse a name on purpose. ``now``: the clock the times are said on (UTC)."""
+    first, state, since = others[0]
+    more = f", and {len(others) - 1} more of that name" if len(others) > 1 else ""
+    doing = "waiting" if state in WAITING_STATES else "running" if state == "running" else state
+    return (f"a job named {printable_line(name)[:80]!r} is already {doing} ({first}, submitted "
+            f"{clock_text(since, now)}{more}): this is another one — if re-running it was a slip, "
+            f"`jupyter-sched cancel {first}` (%schedule cancel {first}) cancels the older")
 
 
 IN_CLUSTER = "pending (in the cluster)"

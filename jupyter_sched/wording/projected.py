@@ -28,7 +28,8 @@ _SOURCES = ("progress", "history")
 
 def projected_end_text(view: Any, now: datetime | None, *, yours: bool = False, brief: bool = False) -> str:
     """``projected end ~05:10 UTC (in 1m20s), from its progress report of 05:08:30 UTC``, or from a learnt
-    runtime ``projected end ~05:10 UTC (in 1m20s), if it runs as long as similar past runs did``.
+    runtime ``projected end ~05:10 UTC (in 1m20s), if it runs as long as similar past runs did``; a report
+    of 100 % done: ``finishing: all done by its progress report of 05:09:58 UTC`` (brief: ``finishing``).
 
     Args:
         view: the wire ``projected_end`` (``at`` ISO time, ``source`` ``progress``/``history``,
@@ -46,6 +47,12 @@ def projected_end_text(view: Any, now: datetime | None, *, yours: bool = False, 
     at, source = wire_time(view.get("at")), view.get("source")
     if at is None or source not in _SOURCES:
         return ""
+    fraction = view.get("fraction")
+    if source == "progress" and isinstance(fraction, (int, float)) and not isinstance(fraction, bool) \
+            and fraction >= 1:  # all done by its own count: no "projected end in 51s" (newuser26 N5)
+        report = wire_time(view.get("report_at"))
+        return "finishing" if brief else "finishing: all done by its progress report" + (
+            f" of {clock_text(report, now, seconds=True)}" if report is not None else "")
     when = clock_text(at, now)
     if now is not None:
         when += f" ({relative_text(max(0.0, (at - now).total_seconds()))})"

@@ -207,6 +207,9 @@ export function projectedLine(job: Pick<Job, 'state' | 'kind' | 'projected_end' 
   if (!end?.text || !at || job.kind === 'lease' || !ACTIVE_STATES.has(job.state) || stoppingText(job)) {
     return '';
   }
+  if (end.text.startsWith('finishing')) {  // a report of 100 % done: no "projected end in 51s" (newuser26 N5)
+    return clocksAsOf(end.text, now);
+  }
   const relative = relativeText(Math.max(0, (at.getTime() - now.getTime()) / 1000));
   const head = /^projected end ~[^,]*/.exec(end.text);
   const rest = head ? end.text.slice(head[0].length) : '';

@@ -494,6 +494,15 @@ describe('projectedLine (new user 22, N10: the end my waiters are given, jupyter
       'projected end ~05:09 UTC (in 1m05s), if it runs as long as similar past runs did');
   });
 
+  it('test_newuser26_n5_a_100_percent_report_reads_finishing_not_a_projected_end', () => {
+    const done = { ...end, at: '2026-12-05T05:08:35Z', fraction: 1,
+                   text: 'finishing: all done by its progress report of Dec 5 05:08:30 UTC' };
+    expect(projectedLine(makeJob({ ...stuck, projected_end: done }), now)).toBe(
+      'finishing: all done by its progress report of 05:08:30 UTC');
+    expect(endsLine(makeJob({ ...stuck, projected_end: done }), now)).toBe(
+      'finishing: all done by its progress report of 05:08:30 UTC · at the latest 05:23 UTC (in 14m26s), its 15m time limit');
+  });
+
   it('test_s23_newuser22_n10_no_projection_where_none_is_sent_or_it_stops', () => {
     expect(endsLine(makeJob({ ...stuck, projected_end: null }), now)).toBe('ends by 05:23 UTC (in 14m26s), its 15m time limit');
     expect(projectedLine(makeJob({ ...stuck, stop_requested: { intent: 'cancel', text: 'stopping (cancel requested)' } }), now)).toBe('');

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 import pytest
 from core_builders import T0, make_job, make_node, running, snapshot
 
-from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
+from jupyter_sched.backfill.progress import END_MARGIN_S, ProgressFit, ProgressReport
 from jupyter_sched.model import PendingReason
 from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.scheduling import Snapshot, run_cycle
@@ -61,8 +61,10 @@ def _eta_text(reason: PendingReason, now_s: float) -> str:
 
 
 def test_newuser21_n4_a_passed_projection_is_late_and_the_limit_sets_the_eta_again() -> None:
-    ahead = _reason(_snap(STUCK, 90))  # its line still ends ~9 s ahead: read (never under a minute)
-    assert ahead.eta == _at(150) and "eta_progress" in ahead.details
+    ahead = _reason(_snap(STUCK, 90))  # its line still ends ~9 s ahead: read, at the line's end (newuser26 N5:
+    total = STUCK.fit.total_s()         # it was floored at a minute, 150 s)
+    assert total is not None and 98 < total < 100
+    assert ahead.eta == _at(total) and "eta_progress" in ahead.details
     seen = set()
     for now_s in range(100, 700, 20):  # every 20 s after its projected end, as the user's `queue` loop did
         reason = _reason(_snap(STUCK, now_s))
@@ -104,12 +106,13 @@ def test_newuser21_n4_a_lone_report_from_the_first_seconds_of_a_run_is_not_read(
         assert reason.eta == _at(900)
 
 
-def test_newuser21_n4_a_job_that_says_it_is_all_done_gets_one_minute_then_is_late() -> None:
+def test_newuser21_n4_a_job_that_says_it_is_all_done_gets_its_margin_then_is_late() -> None:
     done = _reports((60, 0.5), (120, 1.0))
-    # a minute to wind up after its last report (saving, evaluating), the floor only while that is ahead
-    assert _reason(_snap(done, 150)).eta == _at(210)
-    assert _reason(_snap(done, 170)).eta == _at(230)
-    late = _reason(_snap(done, 200))
+    # END_MARGIN_S to wind up after its last report (saving, evaluating), only while that is ahead; a minute
+    # until newuser26 N5 ("100 % done" read "projected end in 51s")
+    assert _reason(_snap(done, 120)).eta == _at(120 + END_MARGIN_S)
+    assert _reason(_snap(done, 123)).eta == _at(123 + END_MARGIN_S)  # the floor, while its end is ahead
+    late = _reason(_snap(done, 130))
     assert late.eta == _at(900) and late.details["eta_progress_lapsed"]["stuck"]["lapse"] == "late"
 
 

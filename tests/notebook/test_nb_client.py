@@ -456,3 +456,23 @@ def test_newuser23_n14_the_cli_says_a_slow_server_was_slow_not_start_jupyterlab(
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def test_s26_the_async_client_pages_jobs_upto_as_the_sync_one() -> None:
+    """``jobs_upto`` (hubadmin25 B19's paging of ``jobs --all``) answers the same from both clients."""
+    import asyncio
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.params.get("cursor") == "c2":
+            return httpx.Response(200, json={"jobs": [{"id": "j3"}]})
+        return httpx.Response(200, json={"jobs": [{"id": "j1"}, {"id": "j2"}]},
+                              headers={"Link": '</api/sched/jobs?cursor=c2>; rel="next"'})
+
+    assert _client(handler).jobs_upto(2) == ([{"id": "j1"}, {"id": "j2"}], True)
+
+    async def both() -> tuple[list[dict[str, Any]], bool]:
+        async with AsyncSchedClient(Connection("http://sched.test/base/", token="t0k"),
+                                    transport=httpx.MockTransport(handler)) as client:
+            return await client.jobs_upto(5)
+
+    assert asyncio.run(both()) == ([{"id": "j1"}, {"id": "j2"}, {"id": "j3"}], False)

@@ -11,7 +11,6 @@ id and owner, so ``audit --job J`` / ``--user U`` show the announced stop. Real 
 from __future__ import annotations
 
 import sys
-import time
 from datetime import datetime, timezone
 
 from jupyter_sched.model.resources import Cordon
@@ -21,16 +20,9 @@ from jupyter_sched.services.models.nodes import CordonNodeRequest
 from jupyter_sched.wording import job_detail, job_line
 from jupyter_sched.wording.cordons import drain_dict
 from jupyter_sched.wording.jobs import ends_by
+from tests.services.test_s25_drain_nodes import _tick_until
 
 SAID = "vm is being drained by boss (BIOS update): this job is stopped at 12:10 UTC and requeued — checkpoint before then"
-
-
-def _tick_until(services: Services, what: str, done: object) -> None:
-    deadline = time.monotonic() + 30
-    while not done():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        services.engine.tick()
-        time.sleep(0.05)
 
 
 def test_s26_hubadmin26_b1_the_owner_reads_the_drain_on_the_jobs_own_line_and_in_the_audit(services: Services) -> None:

@@ -1,0 +1,124 @@
+"""Who accepted a loopback TCP connection: checked on the CONNECTED socket (verify26 V5, V2).
+
+:func:`.listener.refusal` looks at who LISTENs on the service's port before a request; a squatter that
+opens and closes its listener every few milliseconds passes that check and then accepts the connection
+made right after it (check-then-connect). Here the connection itself is checked, after connect and before
+the first byte: the socket that accepted it is the row of ``/proc/net/tcp`` (or ``tcp6``) whose local
+address is the service's and whose remote address is this socket's own; the kernel gives it the uid of the
+listening socket that took the connection. Readable without privilege; standard library only (the CLI).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import time
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
+
+_PROC_NET = Path("/proc/net")
+_ESTABLISHED = "01"
+_TRIES = 20
+_PAUSE_S = 0.002
+"""The accepting side's row may appear a moment after connect() returned: looked for up to ~40 ms."""
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Connected(Protocol):
+    """A connected socket: ``socket.socket``, or asyncio's ``TransportSocket`` of one."""
+
+    def getsockname(self) -> Any: ...
+
+    def getpeername(self) -> Any: ...
+
+
+def proc_address(hex_address: str) -> Address:
+    """``/proc/net/tcp*``'s address: 32-bit words in host byte order."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i:i + 4][::-1] if socket.htonl(1) != 1 else raw[i:i + 4] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(words)
+
+
+def _plain(address: Address) -> Address:
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return mapped if mapped is not None else address
+
+
+def _endpoint(field: str) -> tuple[Address, int]:
+    hex_address, _, hex_port = field.partition(":")
+    return _plain(proc_address(hex_address)), int(hex_port, 16)
+
+
+def tcp_rows(state: str, proc_net: Path = _PROC_NET) -> list[list[str]] | None:
+    """The rows (fields split) of ``/proc/net/tcp`` and ``tcp6`` in ``state`` (``0A`` LISTEN, ``01`` ESTABLISHED);
+    None when neither can be read (not Linux)."""
+    rows: list[list[str]] | None = None
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (proc_net / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        rows = rows or []
+        rows += [fields for fields in map(str.split, lines) if len(fields) >= 8 and fields[3] == state]
+    return rows
+
+
+def _once(ours: tuple[Address, int], theirs: tuple[Address, int], proc_net: Path) -> int | bool | None:
+    """The uid of the row local=``theirs``, remote=``ours`` (ESTABLISHED); False: no such row; None: no /proc."""
+    rows = tcp_rows(_ESTABLISHED, proc_net)
+    if rows is None:
+        return None
+    for fields in rows:
+        try:
+            if _endpoint(fields[1]) == theirs and _endpoint(fields[2]) == ours:
+                return int(fields[7])
+        except ValueError:
+            continue
+    return False
+
+
+def accepting_uid(sock: Connected, *, proc_net: Path = _PROC_NET) -> int | bool | None:
+    """The uid owning the other end of the connected TCP socket ``sock`` (a loopback connection): an int; False
+    when no live socket on this host holds that end (gone, or not here); None when ``/proc/net`` cannot be read."""
+    here, there = sock.getsockname(), sock.getpeername()
+    ours = (_plain(ipaddress.ip_address(here[0].split("%")[0])), int(here[1]))
+    theirs = (_plain(ipaddress.ip_address(there[0].split("%")[0])), int(there[1]))
+    found: int | bool | None = False
+    for attempt in range(_TRIES):
+        found = _once(ours, theirs, proc_net)
+        if found is not False:
+            return found
+        if attempt + 1 < _TRIES:
+            time.sleep(_PAUSE_S)
+    return found
+
+
+def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: str = "the token",
+                      proc_net: Path = _PROC_NET) -> str | None:
+    """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to a loopback address
+    must have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass."""
+    try:
+        peer = sock.getpeername()
+    except OSError:
+        return None  # not connected: sending fails on its own
+    if not isinstance(peer, tuple) or not _plain(ipaddress.ip_address(str(peer[0]).split("%")[0])).is_loopback:
+        return None
+    where = f"{peer[0]}:{peer[1]}" if ":" not in str(peer[0]) else f"[{peer[0]}]:{peer[1]}"
+    uid = accepting_uid(sock, proc_net=proc_net)
+    if uid is None:
+        return None  # not Linux: nothing to ask
+    if uid is False:
+        return (f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
+                "(another account may be taking the port in turns while the service is down). Fix: restart "
+                "jupyter-sched serve, on a port below 1024")
+    if uid in {0, os.geteuid(), *allowed_uids}:
+        return None
+    return (f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} (another "
+            "account may have taken the port while the service was down). Fix: stop that process and restart "
+            "jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
+            f"uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)")
