@@ -5,7 +5,10 @@ touched CUDA) leaves that child on the GPU when the kernel is shut down: the GPU
 (NVML) still shows it, so the lease stays held and the GPU goes to nobody for as long as it lives.
 As a batch system's epilog does (Slurm's cgroup teardown, a Kubernetes pod's), the scheduler ends
 such processes — only the lease OWNER's, never another account's nor root's — SIGTERM first, SIGKILL
-after :data:`TERM_WAIT_S` (:mod:`.stops` decides when).
+after :data:`TERM_WAIT_S` (:mod:`.stops` decides when). An owner's process that appears on the GPU after
+that (verify 26, V6: a SIGTERM handler that leaves a ``setsid`` helper opening the GPU the moment its
+parent dies) gets SIGKILL at once, in up to :data:`KILL_ROUNDS` rounds; what outlives them is audited
+``lease_drain_survived`` for an admin.
 
 Each process is signalled through a pidfd opened BEFORE its owner is read: a pid that ended and was
 reused by someone else's process between the GPU sample and the signal is never hit (the pidfd
@@ -24,11 +27,16 @@ from datetime import datetime, timedelta, timezone
 from ..model import Job
 from .transitions import JobWriter
 
-__all__ = ["TERM_WAIT_S", "Leftovers", "owned", "signal_owned"]
+__all__ = ["KILL_ROUNDS", "TERM_WAIT_S", "Leftovers", "owned", "signal_owned"]
 
 TERM_WAIT_S = 10.0
 """Seconds between the SIGTERM to a lease owner's leftover processes and the SIGKILL to those of
 them still on the GPU (Slurm's ``KillWait`` is 30 s; a process with nothing to save ends at once)."""
+
+KILL_ROUNDS = 10
+"""SIGKILL rounds at most per taken-back lease (the first after :data:`TERM_WAIT_S`, then one per drain
+pass that finds an owner's process on the GPU not yet killed): a process that re-spawns onto the GPU
+each time it is killed is left to an admin after that (audited ``lease_drain_survived``)."""
 
 
 def _service_account() -> str | None:
@@ -120,12 +128,15 @@ Say = Callable[[Job, str, list[int]], bool]
 @dataclass
 class Ending:
     """A taken-back lease's leftover processes being ended: since ``at`` (the SIGTERM), ``why``, and the
-    pids signalled (``killed`` ``[0]``: the SIGKILL pass found none left)."""
+    pids signalled (``killed`` ``[0]``: the SIGKILL pass found none left), the SIGKILL ``rounds`` that
+    signalled any, and whether what outlived :data:`KILL_ROUNDS` was audited (``survived``)."""
 
     at: datetime
     why: str
     termed: list[int] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    rounds: int = 0
+    survived: bool = False
 
 
 class Leftovers:
@@ -164,16 +175,27 @@ class Leftovers:
             scheduler (SIGTERM): why"``), or None when nothing was signalled by this call.
         """
         end = self._ends.get(job.id)
+        later = False
         if end is None:
             end = self._ends[job.id] = Ending(at=now, why=why)
             signum, name = signal.SIGTERM, "SIGTERM"
-        elif now >= end.at + timedelta(seconds=TERM_WAIT_S) and not end.killed:
+        elif not end.killed:
+            if now < end.at + timedelta(seconds=TERM_WAIT_S):
+                return None
             signum, name = signal.SIGKILL, "SIGKILL"
-        else:
-            return None
+        else:  # verify 26, V6: an owner's process on the GPU since the SIGKILL round (re-spawned) — no new wait
+            done = {*end.termed, *end.killed}
+            left = {account: new for account, pids in left.items() if (new := [p for p in pids if p not in done])}
+            if not left:
+                return None
+            if end.rounds >= KILL_ROUNDS:
+                self._survived(job, gpus, end, left, accounts)
+                return None
+            signum, name, later = signal.SIGKILL, "SIGKILL", True
         sent = [pid for account, pids in left.items() for pid in signal_owned(pids, account, signum)]
         if signum == signal.SIGKILL:
-            end.killed = sent or [0]
+            end.killed = [*(p for p in end.killed if p), *sent] or [0]
+            end.rounds += bool(sent)
         else:
             end.termed = sent
         if not sent:
@@ -181,15 +203,35 @@ class Leftovers:
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in sent)
         kill_at = end.at + timedelta(seconds=TERM_WAIT_S)
         then = (f"those still on it get SIGKILL at {kill_at.astimezone(timezone.utc):%H:%M:%S} UTC"
-                if signum == signal.SIGTERM else "they are gone at once")
+                if signum == signal.SIGTERM else
+                f"they appeared after the SIGKILL round; round {end.rounds} of at most {KILL_ROUNDS}" if later
+                else "they are gone at once")
         words = (f"releasing: {why}; process(es) {named} of {job.spec.user}'s account still had a context on GPU "
                  f"{gpus}: sent {name} at {now.astimezone(timezone.utc):%H:%M:%S} UTC by the scheduler ({then}); the "
                  f"GPU goes to other work once they are gone")
         self.say(job, words, [-6 if signum == signal.SIGTERM else -7, *sent])
         self.writer.audit(job, "lease_drain_killed", words, {"pids": sent, "signal": name, "gpu_uuids": gpus.split(", "),
                                                               "accounts": {str(p): accounts.get(p, "unknown account")
-                                                                           for p in sent}, "why": why})
+                                                                           for p in sent}, "why": why,
+                                                              "round": end.rounds})
         stopped = ", ".join(map(str, sorted({*end.termed, *(p for p in end.killed if p)})))
         signals = "SIGTERM" + (", then SIGKILL" if end.killed and end.killed != [0] else "")
         return (f"; process(es) {stopped} of {job.spec.user}'s account left on GPU {gpus} were stopped by the "
                 f"scheduler ({signals}): {why}")
+
+    def _survived(self, job: Job, gpus: str, end: Ending, left: Mapping[str, list[int]],
+                  accounts: Mapping[int, str]) -> None:
+        """The owner's processes ``left`` on GPU(s) ``gpus`` after :data:`KILL_ROUNDS` SIGKILL rounds:
+        said (the lease's message) and audited ``lease_drain_survived`` once; nothing more is sent."""
+        if end.survived:
+            return
+        end.survived = True
+        pids = sorted(p for found in left.values() for p in found)
+        named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        words = (f"releasing: {end.why}; process(es) {named} of {job.spec.user}'s account still have a context on GPU "
+                 f"{gpus} after {KILL_ROUNDS} rounds of SIGKILL by the scheduler (each round left a new process on "
+                 f"it): the GPU stays held, given to nobody and counted as this lease's, until an admin ends them")
+        self.say(job, words, [-8, *pids])
+        self.writer.audit(job, "lease_drain_survived", words, {
+            "pids": pids, "accounts": {str(p): accounts.get(p, "unknown account") for p in pids},
+            "killed": [p for p in end.killed if p], "rounds": end.rounds, "gpu_uuids": gpus.split(", "), "why": end.why})

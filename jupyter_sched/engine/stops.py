@@ -25,13 +25,15 @@ and the GPU, still holding their memory, stays out of placement as used outside 
 (red team 19, R9: another account's process pinned the owner's lease with no time limit).
 A lease revoked by idle reclaim (intent ``idle``) whose kernel is still on the GPU: its kernel is
 shut down or the GPU held, per the admin's ``idle_kernel_action`` (:mod:`.idle_kernels`).
-A lease taken back from its owner — idle reclaim with ``shutdown``, a preemption, an admin's release —
+A lease ended — idle reclaim with ``shutdown``, a preemption, a release by anyone, its owner too —
 whose owner's processes are still on the GPU (a child its kernel started in its own session outlives
 the kernel) does not wait for them for ever: past the kernel-shutdown wait (idle), at once when the
 owner's server stopped, or past the stop grace (otherwise), those of the OWNER's account are sent
 SIGTERM, then SIGKILL :data:`~.leftovers.TERM_WAIT_S` later (audited ``lease_drain_killed``; red team
-25, R2: a setsid child kept the GPU from everyone, past reclaims and guarantees). Another account's or
-root's process is never signalled; the owner's own release never kills their kernel (their cost).
+25, R2: a setsid child kept the GPU from everyone, past reclaims and guarantees); one appearing after
+that gets SIGKILL at once, in bounded rounds (verify 26, V6: a re-spawning helper). Another account's or
+root's process is never signalled. The owner's own release sweeps too (verify 26, V7: a ``setsid`` child
+left by ``%gpu release`` held the GPU for ever), as a batch system's epilog does whoever ended the job.
 The executor's probe runs off the engine thread (:mod:`.drainscan`; red team 19, R7).
 An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
@@ -257,7 +259,7 @@ class StopReconciler:
             mine_left = owned(pids, accounts, job.spec.user)
             ending = self._end_due(record, released)
             end = self.ends.get(job.id)
-            if ending is not None and now >= ending[0] and (mine_left if end is None else not end.killed):
+            if ending is not None and now >= ending[0] and (mine_left or (end is not None and not end.killed)):
                 words = self.ends.end(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
                 if words:
                     self.ending[job.id] = words
@@ -290,16 +292,16 @@ class StopReconciler:
     def _end_due(self, record: JobRecord, released: datetime) -> tuple[datetime, str] | None:
         """When the owner's processes left on the GPU of ``record``'s lease (bound to no job) are ended,
         and why (red team 25, R2): an idle reclaim's per :meth:`.idle_kernels.IdleKernels.end_due`; a
-        lease taken back — preempted, or released by anyone but its owner (an admin, the scheduler) —
-        after its stop grace. None for the owner's own release: the kernel is theirs, and so is the cost."""
+        lease taken back — preempted, or released by anyone, its owner too (verify 26, V7: a ``setsid``
+        child left on the GPU by its owner's own release held it for ever) — after its stop grace."""
         if record.stop_intent == "idle":
             due = self.idle_kernels.end_due(record)
             return None if due is None else (due[0], f"reclaimed while idle: {due[1]}")
         job = record.job
         if record.stop_intent == "preempt":  # (its message is the drain's by now: not repeated)
             why = "preempted" + (f" by {job.preempted_by}" if job.preempted_by else "")
-        elif record.stop_intent == "cancel" and record.stop_actor not in (None, job.spec.user):
-            why = f"released by {record.stop_actor}"
+        elif record.stop_intent == "cancel":
+            why = f"released by {record.stop_actor or job.spec.user}"
         else:
             return None
         return released + timedelta(seconds=self.grace_of(record) or 0.0), why

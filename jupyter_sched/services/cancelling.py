@@ -80,10 +80,16 @@ def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = No
     if job.is_lease and job.state is JobState.RUNNING and (job.spec.parent_job_id or (drains and not why)):
         # a lease lent to a running job ends through the engine, which keeps its GPU held while a
         # process of that job still has it open (red team 17, R2: the fence denies new opens only)
-        if record.stop_intent is not None:
+        swept = ("" if job.spec.parent_job_id else f"; any process of {job.spec.user}'s account still on its GPU "
+                 "after the stop grace is ended by the scheduler (SIGTERM, then SIGKILL)")  # verify 26, V7
+        if record.stop_intent is None:
+            return replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=by or actor,
+                           job=replace(job, message=f"release requested by {by or actor}{swept}")), False
+        if record.stop_intent != "cancel" or (by or actor) in (record.stop_actor, job.spec.user):
             return None, False
-        return replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=by or actor,
-                       job=replace(job, message=f"release requested by {by or actor}")), False
+        # another's release (an admin's) of a lease its owner released takes it over, audited (verify 26, V7)
+        return replace(record, stop_actor=by or actor, job=replace(
+            job, message=f"release requested by {by or actor} (after {record.stop_actor}'s){swept}")), False
     if job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease:
         cause = _checked_cause(job, cause or CancelJobRequest())
         # a lease request withdrawn before any grant must not read like a release (issue 20)

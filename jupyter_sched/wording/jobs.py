@@ -695,7 +695,9 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         if state == "running" and after.get("stop_requested"):  # the engine drains it (red team 18, R6)
             return (f"released lease {job_id} ({whose}was {was}); {given or 'its GPUs'} "
                     f"{'goes' if len(uuids) == 1 else 'go'} back once no process still uses "
-                    f"{'it' if len(uuids) == 1 else 'them'} (if CUDA was initialised, restart the kernel)")
+                    f"{'it' if len(uuids) == 1 else 'them'} (if CUDA was initialised, restart the kernel; the "
+                    f"scheduler ends any process of {(before or after).get('user')}'s account still on "
+                    f"{'it' if len(uuids) == 1 else 'them'} after the stop grace)")  # verify 26, V7
         held = f"; gave back {given}" if uuids else ""
         return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":

@@ -116,7 +116,8 @@ def test_newuser18_kernel_lease_released_with_a_live_context_stays_held_and_says
     answer = host.services.jobs.cancel(host.services.caller("ana", admin=False), lease_id)  # %gpu release
     said = cancel_outcome(None, answer.to_wire())  # what %gpu release prints
     assert said == (f"released lease {lease_id} (was running); {uuid} goes back once no process still uses it "
-                    "(if CUDA was initialised, restart the kernel)"), said
+                    "(if CUDA was initialised, restart the kernel; the scheduler ends any process of ana's account "
+                    "still on it after the stop grace)"), said
     host.step()
     seen = host.view(lease_id)
     assert seen.state == "running", "held while the kernel's context is on the GPU"

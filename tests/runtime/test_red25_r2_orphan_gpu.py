@@ -203,18 +203,6 @@ def test_red25_r2_a_lease_taken_back_ends_its_owners_leftovers_after_the_stop_gr
     assert record.details["why"] == ("released by boss" if by == "boss" else "preempted by l-ops"), record.details
 
 
-def test_red25_r2_the_owners_own_release_never_kills_their_kernel(host: OrphanHost) -> None:
-    """%gpu release with the kernel's context still open: theirs to restart, their cost (red team 19, R9 kept)."""
-    child = host.spawn()
-    host.on_gpu(child.pid)
-    host.step()
-    host.services.jobs.cancel(host.services.caller(OWNER, admin=False), host.lease_id)
-    for _ in range(5):
-        host.step(60)
-    assert child.poll() is None and host.audit("lease_drain_killed") == []
-    assert host.mine(host.lease_id).state == "running"
-
-
 def test_red25_r2_signal_owned_never_hits_root_another_account_a_zombie_or_itself() -> None:
     mine = subprocess.Popen(["/bin/sleep", "300"], user=OWNER_UID)
     theirs = subprocess.Popen(["/bin/sleep", "300"], user=OTHER_UID)
