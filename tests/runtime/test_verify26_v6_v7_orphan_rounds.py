@@ -21,24 +21,14 @@ import os
 import select
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from jupyter_sched.engine.leftovers import KILL_ROUNDS, TERM_WAIT_S
 from jupyter_sched.wording.jobs import cancel_outcome
+from tests.runtime import test_red25_r2_orphan_gpu as r25
 from tests.runtime.test_red25_r2_orphan_gpu import OWNER, OWNER_UID, OrphanHost, _exited, _reclaimed_with_child
 
-
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[OrphanHost]:
-    made = OrphanHost(tmp_path)
-    made.lease_id = made.lease(OWNER)
-    made.step()
-    assert made.view(OWNER, made.lease_id).state == "running"
-    yield made
-    made.close()
+host = r25.host  # the fixture: nobody's running lease on the fake NVML host
 
 
 def _ended(pid: int) -> bool:
