@@ -674,6 +674,11 @@ class JobsService:
                         raise ValidationError(message, field=field, hint=hint)
             return
         field, path, problem = missing
+        notebook = spec.notebook if spec.notebook_json is None else None
+        if field == "working_dir" and notebook and spec.working_dir == (notebook.rsplit("/", 1)[0] or "/"):
+            # the notebook's own folder, where a notebook job starts (newuser26 N10): its notebook is what is
+            # missing, not a working_dir the user never gave (new user 12 N8's refusal said "working_dir")
+            field, path, problem = "notebook", notebook, f"is in a folder that {problem}"
         script = interpreted_script(spec)
         if field == "command" and script is not None and posixpath.basename(path) == posixpath.basename(script):
             # `python nosuch.py`, as a missing program is (newuser26 N3): it failed at its start, after the wait

@@ -163,6 +163,8 @@ def test_newuser12_n8_a_definitions_notebook_refusal_does_not_offer_notebook_jso
     error = refused.json()["error"]
     assert error["field"] == "notebook" and "notebook_json" not in error["hint"], error
     assert "a definition keeps the path" in error["hint"], error
+    # the notebook's folder is where it starts (newuser26 N10): the notebook is named, not a working_dir never given
+    assert error["message"].startswith("notebook '/nonexistent/nu12/private.ipynb' is in a folder that does not exist"), error
     followed = ann.post("definitions", json={**body, "notebook_json": "{}"})  # what the old hint said to do
     assert followed.status_code == 400 and followed.json()["error"]["field"] == "notebook_json"
     job = ann.post("jobs", json={"gpus": 0, "notebook": "/nonexistent/nu12/private.ipynb"})
