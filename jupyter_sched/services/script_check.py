@@ -44,8 +44,10 @@ except ValueError:
     said = ["value"]
 except RecursionError:
     said = ["deep"]
-except MemoryError:  # the parser's own stack (a long unary chain) or this child's memory limit: told by its peak
-    said = ["limit"] if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > {mem} // 4 else ["deep"]
+except MemoryError:  # the parser's own stack (a long unary chain) or this child's memory limit: told by its peak,
+    # VmHWM (reset at exec; getrusage's ru_maxrss is the parent's when the parent was larger)
+    peak = next((int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:")), 0)
+    said = ["limit"] if peak > {mem} // 4 else ["deep"]
 except OverflowError:
     said = ["big"]
 else:

@@ -75,6 +75,9 @@ def _submit(monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[int, str, str]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JUPYTER_SCHED_HUB_URL", url)
     monkeypatch.setenv("JUPYTER_SCHED_TOKEN", "user-token")
+    # a token that may only call the scheduler, as the hub mints into a user server at spawn (verify26 V3): the
+    # client sends no broader one through the hub (this test is about the ride-out, not the token)
+    monkeypatch.setenv("JUPYTER_SCHED_SERVICE_TOKEN", "user-token")
     out, err = io.StringIO(), io.StringIO()
     rc = main(["submit", "--gpus", "1", "--name", "nightly", "--", "/bin/sleep", "5"], out=out, err=err)
     return rc, out.getvalue(), err.getvalue()
