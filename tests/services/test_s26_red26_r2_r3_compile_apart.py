@@ -8,12 +8,11 @@ service-wide (a check that finds the child busy is skipped: the job's run tells)
 R3: a script whose compile recursed too deep (``x=1+1+…+1``) was a 500 with a traceback; now a 400
 naming the field.
 
-Real parts: the application services on a real SQLite store, real child processes, files on disk.
+Real parts: the application services on a real SQLite store (tests/services/conftest.py's), real child processes, files on disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +20,8 @@ import pytest
 
 from jupyter_sched import userfiles
 from jupyter_sched.errors import ValidationError
-from jupyter_sched.services import Services, build_services, script_check
+from jupyter_sched.services import Services, script_check
 from jupyter_sched.services.models import SubmitJobRequest
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    built = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
-                            "simulated_gpus": 1, "telemetry_source": "off"})
-    try:
-        yield built
-    finally:
-        built.store.close()
 
 
 @pytest.fixture
