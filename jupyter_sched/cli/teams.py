@@ -94,8 +94,9 @@ def _show(plan: dict[str, Any], io: Any) -> None:
     items = plan.get("items") or []
     for item in items[:_SHOWN]:
         state = item.get("state") or "definition"
+        gpus = float(item.get("gpus") or 0)
         print(f"  {item.get('outcome'):5}  {item.get('id')}  {item.get('user')}  {state}  "
-              f"{item.get('gpus', 0):g} GPUs: {item.get('why')}", file=io.out)
+              f"{gpus:g} GPU{'' if gpus == 1 else 's'}: {item.get('why')}", file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
     if plan.get("quota"):
