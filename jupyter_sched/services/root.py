@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
@@ -134,7 +135,11 @@ class Services:
             from ..executors.bound_ports import BoundPorts
 
             engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
-        self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
+        policy = policy or AdmissionPolicy()
+        limits = tuple(getattr(scheduling_profile, "time_limits", ()) or ())
+        if limits and not policy.time_limits:  # one set of time-limit rules: planned with and enforced at submit
+            policy = replace(policy, time_limits=limits)
+        self.admission = Admission(policy=policy, quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
                                    refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE), rate=SubmitBuckets())
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
