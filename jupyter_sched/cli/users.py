@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
-from .confirm import confirmed, interactive
+from .confirm import go_on
 
 __all__ = ["add_parser", "users"]
 
@@ -56,13 +56,9 @@ def users(client: Any, args: argparse.Namespace, io: Any) -> int:
         _show(plan, io)
     if args.dry_run or plan.get("already"):
         return 0
-    if not args.yes:
-        if not interactive(io):
-            print("jupyter-sched users rename: not asking without a terminal — add --yes to go ahead", file=io.err)
-            return 2
-        if not confirmed(io, f"Move {args.user}'s work to {args.to}?"):
-            print("nothing moved", file=io.out)
-            return 0
+    if not args.yes and (code := go_on(io, "users rename", f"Move {args.user}'s work to {args.to}?",
+                                       declined="nothing moved")) is not None:
+        return code
     done = _call(client, Req("POST", path, body={"to": args.to, "dry_run": False}))
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)

@@ -44,7 +44,8 @@ from ..store.definitions import get_definition, list_definitions, update_definit
 from .context import Context
 from .models.teams import MoveTeamRequest, MoveTeamResponse
 
-__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "team_move_service", "vanished_team_warnings"]
+__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "near_hint", "team_move_service",
+           "vanished_team_warnings"]
 
 TEAM_MOVED_ACTION = "team_moved"
 """Audit action of a move (details: team, to, moved and left ids, the quota lines moved)."""
@@ -194,13 +195,13 @@ class TeamMoveService:
         known = self.known_teams() | {q.team for q in quotas.quotas}
         if to not in known:
             raise ValidationError(f"to: no team {to!r} (no user is in it and it has no quota line)", field="to",
-                                  hint=_near(to, known, "add its members first (a hub group or user_teams)"))
+                                  hint=near_hint(to, known, "add its members first (a hub group or user_teams)"))
         with self.ctx.store.transaction(write=False) as tx:
             records = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == team]
             definitions = [d for d in list_definitions(tx) if d.team == team]
         if not records and not definitions and not quotas.listed(team):
             raise ValidationError(f"team {team!r} has no pending or running work, definitions or quota line to move",
-                                  field="team", hint=_near(team, known | _live_teams(self.ctx), "check the name"))
+                                  field="team", hint=near_hint(team, known | _live_teams(self.ctx), "check the name"))
         quota_said = self._quota_plan(quotas, team, to) if request.with_quota else None
         members: dict[str, tuple[str, ...] | None] = {}
         for user in {r.job.spec.user for r in records} | {d.user for d in definitions}:
@@ -402,7 +403,8 @@ def _item(item_id: str, kind: str, user: str, state: str | None, gpus: float, te
     return {"id": item_id, "kind": kind, "user": user, "state": state, "gpus": gpus, "outcome": "moved", "why": why}
 
 
-def _near(name: str, names: set[str], otherwise: str) -> str:
+def near_hint(name: str, names: set[str], otherwise: str) -> str:
+    """``did you mean a or b?`` of the names of ``names`` close to ``name``; ``otherwise`` when none is."""
     close = difflib.get_close_matches(name, sorted(n for n in names if n), n=3)
     return f"did you mean {' or '.join(close)}?" if close else otherwise
 

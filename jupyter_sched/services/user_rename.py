@@ -35,7 +35,6 @@ nothing.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -48,6 +47,7 @@ from ..store import JobRecord
 from ..store.definitions import list_definitions, update_definition
 from .context import Context
 from .models.users import RenameUserRequest, RenameUserResponse
+from .team_move import near_hint
 
 __all__ = ["USER_RENAMED_ACTION", "UserRenameService", "user_rename_service"]
 
@@ -195,7 +195,7 @@ class UserRenameService:
                                   hint=f"to rename again, name the current one: jupyter-sched users rename {done_to} "
                                        f"{to}")
         raise ValidationError(f"user {user!r} has no jobs, definitions, quota lines, budgets, memberships or usage "
-                              "here", field="user", hint=_near(user, self._users(), "check the old name (as the "
+                              "here", field="user", hint=near_hint(user, self._users(), "check the old name (as the "
                                                                                     "scheduler's jobs list shows it)"))
 
     def _check_hub(self, user: str, to: str) -> None:
@@ -361,11 +361,6 @@ def _job_item(record: JobRecord, to: str) -> dict[str, Any]:
     else:
         why = f"waits as {to}'s: a hold for the old name's removal no longer applies; it starts as {to}"
     return {"id": job.id, "kind": kind, "state": job.state.value, "why": why}
-
-
-def _near(name: str, names: set[str], otherwise: str) -> str:
-    close = difflib.get_close_matches(name, sorted(n for n in names if n), n=3)
-    return f"did you mean {' or '.join(close)}?" if close else otherwise
 
 
 def user_rename_service(services: Any) -> UserRenameService:

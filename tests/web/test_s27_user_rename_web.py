@@ -7,28 +7,13 @@ non-admin is refused (403, audited); bad input is 400 naming the field; the same
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from jupyter_sched.cli.main import EXIT_OK
 
-from .conftest import BOSS_TOKEN, JUDY_TOKEN, server_config, wait_for
+from .conftest import BOSS_TOKEN, JUDY_TOKEN, wait_for
 from .test_cli import cli  # noqa: F401  (the fixture: the CLI as a subprocess against this server)
-
-SLEEP = {"command": ["sleep", "300"], "time_limit": "10m"}
-
-
-@pytest.fixture
-def jp_server_config(tmp_path: Path) -> dict[str, Any]:
-    return server_config(tmp_path, user_teams={"ivan": "vision", "judy": "vision"})
-
-
-async def _job(api: Any, job_id: str) -> dict[str, Any]:
-    status, job = await api("GET", f"jobs/{job_id}", token=BOSS_TOKEN)
-    assert status == 200, job
-    return dict(job)
+from .test_s24_team_move_web import SLEEP, _job, jp_server_config  # noqa: F401  (ivan and judy in vision)
 
 
 async def test_s27_hubadmin26_b10_users_rename_carries_running_and_waiting_work_over(
