@@ -62,6 +62,7 @@ from .quotas import QuotasService
 from .system import SystemService
 from .team_move import team_move_service
 from .telemetry import TelemetryService
+from .user_rename import user_rename_service
 
 __all__ = ["Services"]
 
@@ -163,6 +164,7 @@ class Services:
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.nodes = NodesService(self.ctx, self.cordons)  # nodes/{node}/cordon, uncordon (hubadmin24)
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
+        self.users = user_rename_service(self)  # POST users/{user}/rename: a renamed user's work (hubadmin26 B10)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
