@@ -273,6 +273,11 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     :mod:`.quota_config`),
     and on ``logger`` a warning per team the lines leave without one (with the work that strands)."""
     scheduling_profile = _scheduling_profile(settings)
+    prices = settings.get("gpu_prices") or None
+    if prices is not None:  # a malformed price or date stops the start naming gpu_prices[MODEL] (hubadmin26 B21)
+        from ..accounting.prices import price_table
+
+        price_table(prices)
     service = Services(store=store, inventory=inventory, executor=executor,
                        policy=AdmissionPolicy.from_settings(settings),
                        profiles=profiles_from_config(settings.get("profiles") or {}),
@@ -284,7 +289,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
-                       prices=settings.get("gpu_prices") or None, price_unit=_price_unit(settings, logger),
+                       prices=prices, price_unit=_price_unit(settings, logger),
                        definitions=definition_settings(settings),
                        admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
     if monitor is None:  # no idle detection, but the configured policy is the one load() compares (hubadmin23 A14)

@@ -1308,10 +1308,14 @@ class JobsService:
 
         Raises:
             NotFoundError: no such job, or another user's (audited, as a cancel's).
+            BusyError: a user (not an admin) changing jobs faster than ``max_submits_per_user_minute``, the
+                bucket submits and definition changes take from (429, ``details.retry_after_s``; audited).
             ValidationError / ConflictError / AuthorizationError: see :func:`.job_update.planned`
                 (refusals audited).
         """
         record = self.ctx.visible(caller, job_id, request="update job")
+        if not caller.admin:  # each change is an audit row and a full cycle: the submit bucket (red27 R2)
+            self.ctx.admission.limit_rate(caller, request="update job", doing="changing jobs")
         rules = tuple(getattr(self.ctx.engine.profile, "time_limits", ()) or ())
         quotas = self._quota_set()
 
