@@ -188,6 +188,10 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     from ..inventory.simulated import SimulatedInventory
 
     logger = log or logging.getLogger("jupyter_sched")
+    if settings.get("gpu_prices"):  # a malformed price or date stops the start naming gpu_prices[MODEL] (B21)
+        from ..accounting.prices import price_table
+
+        price_table(settings["gpu_prices"])
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
@@ -273,11 +277,6 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     :mod:`.quota_config`),
     and on ``logger`` a warning per team the lines leave without one (with the work that strands)."""
     scheduling_profile = _scheduling_profile(settings)
-    prices = settings.get("gpu_prices") or None
-    if prices is not None:  # a malformed price or date stops the start naming gpu_prices[MODEL] (hubadmin26 B21)
-        from ..accounting.prices import price_table
-
-        price_table(prices)
     service = Services(store=store, inventory=inventory, executor=executor,
                        policy=AdmissionPolicy.from_settings(settings),
                        profiles=profiles_from_config(settings.get("profiles") or {}),
@@ -289,7 +288,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
-                       prices=prices, price_unit=_price_unit(settings, logger),
+                       prices=settings.get("gpu_prices") or None, price_unit=_price_unit(settings, logger),
                        definitions=definition_settings(settings),
                        admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
     if monitor is None:  # no idle detection, but the configured policy is the one load() compares (hubadmin23 A14)

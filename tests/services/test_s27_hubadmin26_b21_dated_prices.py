@@ -19,7 +19,7 @@ from jupyter_sched.accounting.prices import price_table
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.services import build_services
-from jupyter_sched.services.models import GetUsageReportRequest
+from tests.services.test_s23_acct_h10_cost_unit import _report, _served
 
 D = timedelta(days=1)
 DEC1 = datetime(2026, 12, 1, tzinfo=timezone.utc)
@@ -73,15 +73,9 @@ def test_hubadmin26_b21_the_service_takes_dated_prices_and_refuses_bad_ones_at_s
     with pytest.raises(ValidationError) as bad:
         build_services({**settings, "gpu_prices": {"H100": [["soon", 5.0]]}})
     assert bad.value.field == "gpu_prices[H100]"
-    services = build_services({**settings, "gpu_prices": {"A100": [[None, 2.0], ["2026-12-01", 3.0]]}})
+    services = _served(tmp_path, gpu_prices={"A100": [[None, 2.0], ["2026-12-01", 3.0]]})  # 2 h of A100 just now
     try:
-        start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=3)
-        with services.store.transaction(now=start) as tx:
-            tx.open_usage(job_id="j-1", attempt=1, user="ana", team="ml", kind="training",
-                          gpus=[("GPU-0", "A100", 1.0)], started_at=start)
-            tx.close_usage("j-1", start + timedelta(hours=2))
-        boss = services.caller("boss", admin=True)
-        (row,) = services.accounting.report(boss, GetUsageReportRequest(all=True, by="team")).to_wire()
+        (row,) = _report(services)
         assert row["cost"] == pytest.approx(6.0), row  # two hours at the price in force now (after Dec 1)
     finally:
         services.store.close()
