@@ -45,8 +45,9 @@ TOKENS = {f"token-of-{name}": name for name in USERS}
 
 
 @contextmanager
-def _hub() -> Iterator[str]:
-    """The hub double on its own thread, knowing :data:`USERS` and their tokens: its API URL."""
+def _hub(refuse_after_s: float = 0.0) -> Iterator[str]:
+    """The hub double on its own thread, knowing :data:`USERS` and their tokens: its API URL (``refuse_after_s``:
+    seconds its token check takes to refuse a token it does not know)."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     port = _free_port()
@@ -55,7 +56,7 @@ def _hub() -> Iterator[str]:
     def serve() -> None:
         asyncio.set_event_loop(loop)
         users = {name: {"": True} for name in USERS} | {"jupyter-sched": {}}  # the service token answers as a user
-        app = hub_app(users, tokens={**TOKENS, TOKEN: "jupyter-sched"})
+        app = hub_app(users, tokens={**TOKENS, TOKEN: "jupyter-sched"}, refuse_after_s=refuse_after_s)
         state["server"] = HTTPServer(app)
         state["server"].listen(port, "127.0.0.1")
         ready.set()
