@@ -18,7 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
+__all__ = ["HeldBy", "accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -27,6 +27,20 @@ _PAUSE_S = 0.002
 """The accepting side's row may appear a moment after connect() returned: looked for up to ~40 ms."""
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class HeldBy(str):
+    """A refusal sentence because another account held the service's address: ``uid`` is who held it (None: no
+    live socket on this host accepted the connection — a port taken in turns), ``address`` where (``host:port``);
+    what a user server reports to the service once it answers again (:mod:`.squat_log`; verify26 V8)."""
+
+    uid: int | None
+    address: str
+
+    def __new__(cls, text: str, *, uid: int | None, address: str) -> HeldBy:
+        said = super().__new__(cls, text)
+        said.uid, said.address = uid, address
+        return said
 
 
 class Connected(Protocol):
@@ -113,12 +127,13 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
     if uid is None:
         return None  # not Linux: nothing to ask
     if uid is False:
-        return (f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
-                "(another account may be taking the port in turns while the service is down). Fix: restart "
-                "jupyter-sched serve, on a port below 1024")
+        return HeldBy(f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
+                      "(another account may be taking the port in turns while the service is down). Fix: restart "
+                      "jupyter-sched serve, on a port below 1024", uid=None, address=where)
     if uid in {0, os.geteuid(), *allowed_uids}:
         return None
-    return (f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} (another "
-            "account may have taken the port while the service was down). Fix: stop that process and restart "
-            "jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
-            f"uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)")
+    return HeldBy(f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} (another "
+                  "account may have taken the port while the service was down). Fix: stop that process and restart "
+                  "jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
+                  f"uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)",
+                  uid=int(uid), address=where)
