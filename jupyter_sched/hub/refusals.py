@@ -46,7 +46,7 @@ from .forward import REFUSED_TOKEN_PATH, NotTheOwner
 from .squat_log import SQUAT_REPORT_PATH, parse_squat_report, record_squats
 
 __all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "REPORTS_PER_MINUTE", "SQUAT_REPORT_PATH", "WHYS",
-           "RefusedTokenHandler", "ReportGate", "SquatReportHandler", "parse_refused_token"]
+           "RefusedTokenHandler", "ReportGate", "ServerReport", "SquatReportHandler", "parse_refused_token"]
 
 log = logging.getLogger(__name__)
 
@@ -114,13 +114,17 @@ def parse_refused_token(body: Any) -> tuple[str, str, str]:
     return token.strip(), request, str(why)
 
 
-class RefusedTokenHandler(SchedHandler):
-    """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
-    reporting server's owner comes from the hub) → ``{"received": true}`` (module docstring)."""
+class ServerReport(SchedHandler):
+    """A report a user server makes by itself (a refused token, a refused squat): not its user's activity."""
 
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
-        return False  # a report about someone else's request is not the reporter's activity
+        return False  # a report about someone else's request, or the service's port, is not the reporter's activity
+
+
+class RefusedTokenHandler(ServerReport):
+    """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
+    reporting server's owner comes from the hub) → ``{"received": true}`` (module docstring)."""
 
     @web.authenticated
     @authorized
@@ -170,15 +174,11 @@ class RefusedTokenHandler(SchedHandler):
         return str(model["name"])
 
 
-class SquatReportHandler(SchedHandler):
+class SquatReportHandler(ServerReport):
     """``POST api/sched/squat-refused`` ``{"refusals": [...]}`` from a user server (its own hub token: the reporter
     comes from the hub) → ``{"recorded": N}``: the squats it refused while the service was down, one
     ``squat_refused`` audit record per holder (:mod:`.squat_log`; verify26 V8). One report a minute per reporter:
     more is 429 (``Retry-After``), a malformed one 400 naming the field, both audited as refusals."""
-
-    @property
-    def _track_activity(self) -> bool:  # type: ignore[override]
-        return False  # a report about the service's port is not the reporter's activity
 
     @web.authenticated
     @authorized

@@ -36,23 +36,17 @@ from jupyter_sched.hub.fair_share import credential_of
 from jupyter_sched.hub.first_check import credential_check
 from jupyter_sched.hub.front_door import Unchecked
 from jupyter_sched.services.job_tokens import JobTokens
-from tests.accounts import shared_dir
 from tests.hub.hub_double import TOKEN
 from tests.hub.test_red17_front_door import Service, _free_port
-from tests.hub.test_verify23_v5_pipelined_share import _hub, _me
+from tests.hub.test_verify23_v5_pipelined_share import _hub, _me, ceiling_service
 
 
 @pytest.fixture
 def service() -> Iterator[Service]:
     """A freshly started service (as after a restart) with verify 26's ceiling of 30 (share 8), asking a hub that
     takes 0.5 s to refuse a made-up token (a hub busy with the flood)."""
-    with shared_dir() as folder, _hub(refuse_after_s=0.5) as api:
-        running = Service(folder, "--FrontDoor.max_connections=30", "--FrontDoor.log_interval_s=1",
-                          "--FrontDoor.header_timeout_s=60", hub_api=api, hub_token=TOKEN)
-        try:
-            yield running
-        finally:
-            running.stop()
+    with ceiling_service(refuse_after_s=0.5) as running:
+        yield running
 
 
 def _fresh_token_flood(service: Service, connections: int, each: int) -> list[socket.socket]:
