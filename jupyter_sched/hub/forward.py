@@ -74,7 +74,7 @@ from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
 from .listener import ListenerRefused, TokenWithheld, guarded_sync_transport, guarded_transport, refusal
 from .narrow_token import NarrowTokens, ScopedToken
-from .peer import Connected, HeldBy, connected_refusal
+from .peer import Connected, Refusal, connected_refusal
 from .reconnect import CENTRAL, CentralLink
 from .spawn_token import SERVICE_TOKEN_ENV
 from .squat_log import SQUAT_REPORT_PATH, SquatLog
@@ -287,7 +287,7 @@ class ForwardingService:
 
     def _squatted(self, said: str) -> None:
         """Keep a refusal because another account held the service's address, for the service's audit (verify26 V8)."""
-        if isinstance(said, HeldBy):
+        if isinstance(said, Refusal) and said.address:
             self.squats.seen(said.uid, said.address, datetime.now(timezone.utc))
 
     def _report_squats(self) -> None:

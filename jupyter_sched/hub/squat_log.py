@@ -159,7 +159,8 @@ def holder_account(uid: int | None) -> str | None:
 def squat_message(reporter: str, held: Held, account: str | None) -> str:
     """The audit record's words for ``held``, reported by ``reporter``'s server."""
     if held.uid is None:
-        who = "no live socket on this host accepted the connection (the port taken in turns)"
+        who = ("no live socket on this host held the other end of the connection (another account taking the port "
+               "in turns, or the service dying as it was called)")
     else:
         who = f"it was held by {f'account {account} ' if account else ''}(uid {held.uid}), not the service"
     times = f"{held.count} time{'s' if held.count != 1 else ''}"
