@@ -94,7 +94,7 @@ from .liveness import (
 )
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
-from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
+from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
@@ -437,8 +437,10 @@ class HubSchedApp(SchedApp):
         (self.log.warning if warn else self.log.info)("jupyter_sched: %s", line)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
-        """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""
-        return [*super().routes(), ("kernels", KernelReportHandler), (REFUSED_TOKEN_PATH, RefusedTokenHandler)]
+        """The route table, plus the kernel reports, refused-token reports and squat reports of user servers (hub
+        mode only)."""
+        return [*super().routes(), ("kernels", KernelReportHandler), (REFUSED_TOKEN_PATH, RefusedTokenHandler),
+                (SQUAT_REPORT_PATH, SquatReportHandler)]
 
     def _hub(self) -> HubAPI:
         """The hub API with the service's own token."""
