@@ -279,7 +279,7 @@ class HubSchedApp(SchedApp):
             definitions.owner_caller = self.owner_caller
         users = getattr(self.services, "users", None)
         if users is not None:  # a rename asks the hub whether the old name is gone and the new one a user (B10)
-            users.owner_caller = self.owner_caller
+            users.owner_caller = self.owner_caller_now
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
@@ -521,6 +521,20 @@ class HubSchedApp(SchedApp):
         admin, groups = provider.roles_now(user)
         caller: Caller = self.services.caller(user, admin=admin or user in set(self.admin_users), groups=groups)
         return caller
+
+    def owner_caller_now(self, user: str) -> Caller:
+        """:meth:`owner_caller` read from the hub now, not from the record cached up to
+        ``c.HubIdentityProvider.lookup_cache_s`` (a user renamed on the hub a moment ago is still cached
+        under the old name: ``users rename`` would be refused as "still a user"; hubadmin26 B10).
+
+        Raises:
+            NotFoundError: the hub has no such user.
+            BusyError: the hub did not answer.
+        """
+        forget = getattr(self._provider(), "forget", None)
+        if forget is not None:
+            forget(user)
+        return self.owner_caller(user)
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)
