@@ -195,7 +195,8 @@ class Admission:
         """
         try:
             self._check_share(job)
-            check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
+            check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models(),
+                      time_limits=self.policy.time_limits)
             if self.run_as_check is not None and not job.is_lease:
                 self._run_as(job, request)
             if fit and self._fit is not None:
@@ -264,7 +265,7 @@ class Admission:
         wait = self.rate.take(caller.user, per_minute)
         if wait > 0:
             after = max(1, math.ceil(wait))
-            shared = "" if doing == "submitting" else " (submits and definition changes share it)"
+            shared = "" if doing == "submitting" else " (submits and changes of jobs and definitions share it)"
             self.refuse(caller, BusyError(
                 f"{caller.user} is {doing} faster than {per_minute} a minute, the most per user ({RATE_SETTING})",
                 field="max_submits_per_user_minute", hint=f"retry in {after} s{shared}",

@@ -17,12 +17,15 @@ import json
 import os
 import socket
 from collections.abc import Mapping
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from urllib.parse import urlencode, urlsplit
 
 from ..errors import SchedError
 
-__all__ = ["AddressTaken", "HttpReply", "HttpUnreachable", "StdlibHttp"]
+if TYPE_CHECKING:
+    from ..hub.peer import Refusal
+
+__all__ = ["AddressTaken", "ConnectionGone", "HttpReply", "HttpUnreachable", "StdlibHttp", "connected_check"]
 
 _RETRYABLE = frozenset({"GET", "HEAD", "DELETE", "PUT"})
 """Sent again, once, when a kept-alive connection turns out closed before any answer (idempotent)."""
@@ -38,13 +41,39 @@ class AddressTaken(SchedError):
     code = "address_taken"
 
 
-def _taken(sock: socket.socket) -> str | None:
+class ConnectionGone(ConnectionResetError):
+    """The connection closed between connect and its first byte: no live socket on this host holds its other end
+    (the service killed mid-restart, or a squatter toggling its listener). Nothing was sent; like any connection
+    closed before an answer it is :class:`HttpUnreachable`, which a wait rides out (CI of session 26: a restart's
+    dying listener took the connection and a ride-out failed at once with :class:`AddressTaken`)."""
+
+
+def _taken(sock: socket.socket) -> Refusal | None:
     """Why nothing may be sent over the just-connected ``sock`` (:func:`jupyter_sched.hub.peer.connected_refusal`)."""
     from ..hub.peer import connected_refusal  # ipaddress: only when connecting
 
     allowed = {int(uid) for uid in os.environ.get("JUPYTER_SCHED_SERVICE_UIDS", "").replace(",", " ").split()
                if uid.isdigit()}
     return connected_refusal(sock, allowed_uids=allowed, what="your request nor its token")
+
+
+_TAKEN_HINT = ("tell your hub admin (or whoever runs the scheduler) — nothing was sent; if the service runs as that "
+               "uid, set JUPYTER_SCHED_SERVICE_UIDS")
+
+
+def connected_check(sock: socket.socket) -> str | None:
+    """The check every connection of a client passes before its first byte (httpx's too:
+    :func:`jupyter_sched.hub.guarded.guarded_transport`; verify27 V2: ``connect_async()`` and ``events()``
+    sent the token to a squatter). None: it may be sent; a string: the connection is gone (an unreachable
+    server, which a wait rides out).
+
+    Raises:
+        AddressTaken: another account's socket accepted it (nothing sent).
+    """
+    said = _taken(sock)
+    if said is None or said.gone:
+        return said
+    raise AddressTaken(said, hint=_TAKEN_HINT)
 
 
 class HttpUnreachable(Exception):
@@ -114,8 +143,9 @@ class _PlainConnection:
             if said is not None:
                 self.sock.close()
                 self.sock = None
-                raise AddressTaken(said, hint="tell your hub admin (or whoever runs the scheduler) — nothing was "
-                                              "sent; if the service runs as that uid, set JUPYTER_SCHED_SERVICE_UIDS")
+                if said.gone:
+                    raise ConnectionGone(str(said))
+                raise AddressTaken(said, hint=_TAKEN_HINT)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buffer = b""
         self.sock.settimeout(self.timeout)

@@ -188,6 +188,10 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     from ..inventory.simulated import SimulatedInventory
 
     logger = log or logging.getLogger("jupyter_sched")
+    if settings.get("gpu_prices"):  # a malformed price or date stops the start naming gpu_prices[MODEL] (B21)
+        from ..accounting.prices import price_table
+
+        price_table(settings["gpu_prices"])
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
@@ -497,6 +501,10 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["max_running_cpu_jobs_per_user"] = cap
     if settings.get("budget_admission"):  # validated by the profile (hubadmin25 B22)
         kwargs["budget_admission"] = str(settings["budget_admission"])
+    if settings.get("time_limits"):  # the same rules admission enforces (c.SchedApp.time_limits)
+        from ..queues.limits import time_limit_rules
+
+        kwargs["time_limits"] = time_limit_rules(settings["time_limits"])
     if settings.get("elect_overdue") is not None:  # validated by the profile (0 = off; issue 16)
         kwargs["elect_overdue"] = settings["elect_overdue"]
     if settings.get("max_ports_per_user") is not None:  # validated by the profile (0 = no cap)

@@ -258,6 +258,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/quotas/what-if": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admins - replay a past period's usage of a team (the last full calendar quarter unless since/until say) against a proposed quota line and the line in force - GPU-hours within the guarantee, borrowed, over the limit (work that would have waited), hours above each, peak GPUs. A non-admin is 403 (audited). */
+        get: operations["getQuotaWhatIf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/teams/{team}/move": {
         parameters: {
             query?: never;
@@ -271,6 +288,25 @@ export interface paths {
         put?: never;
         /** Admins - re-charge a team's pending and running jobs and its definitions to another team (after a hub group rename), those whose owners are members of it; the others are listed and left with why. dry_run answers the plan and what the new team would hold against its guarantee and limit; with_quota also moves the team's quota lines. Audited (team_moved); a non-admin is 403 (audited). */
         post: operations["moveTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins - carry a user renamed on the hub over to the new name (to) - every job record (live and finished), definitions (those the hub removal paused are resumed), per-user quota lines and budgets, team memberships and usage intervals. The audit log and jobs running now (their OS account and job folder) keep the old name. On a hub the old name must no longer be a hub user and the new one must be (400 naming the field); 409 naming to when the new name has live jobs, quota lines, budgets or a same-named definition of its own. Idempotent (already). Audited (user_renamed); a non-admin is 403 (audited). dry_run answers the plan. */
+        post: operations["renameUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1343,6 +1379,21 @@ export interface components {
         };
         /** @description Pending work in queue order, then work holding GPUs. */
         GetQueueResponse: components["schemas"]["QueueEntry"][];
+        /** @description The proposed line and the line in force, replayed over the same period. */
+        GetQuotaWhatIfResponse: {
+            team: string;
+            /** @description the line's model (null: every model) */
+            gpu_model: string | null;
+            /** @description ISO 8601 UTC */
+            since: string;
+            /** @description ISO 8601 UTC (not included) */
+            until: string;
+            proposed: components["schemas"]["QuotaWhatIfLine"];
+            /** @description the team's line in force now for that model, replayed the same way (null: it has none) */
+            in_force: components["schemas"]["QuotaWhatIfLine"] | null;
+            /** @description the same in words, with what the figures cannot say */
+            text: string;
+        };
         /**
          * @description The quota set in force. It outlives restarts: the config file's c.SchedApp.quotas replaces the
          *     lines at a start only when it changed since it was last applied (the start-up log then warns).
@@ -2344,6 +2395,26 @@ export interface components {
             /** @description in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or `the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC` */
             text: string;
         };
+        /** @description One line's meaning over the period (:class:`jupyter_sched.accounting.what_if.LineReplay`). */
+        QuotaWhatIfLine: {
+            guaranteed: number;
+            /** @description null: no limit */
+            borrowing_limit: number | null;
+            /** @description the team's allocated GPU-hours in the period (on the line's model) */
+            used_gpu_hours: number;
+            /** @description GPU-hours at or below the guarantee */
+            within_guarantee_gpu_hours: number;
+            /** @description GPU-hours above the guarantee, within the limit: borrowed work, which another team's reclaim can take */
+            borrowed_gpu_hours: number;
+            /** @description GPU-hours above guarantee + limit: work that would have waited */
+            over_limit_gpu_hours: number;
+            /** @description wall-clock hours the team held more than the guarantee */
+            hours_above_guarantee: number;
+            /** @description wall-clock hours it held more than guarantee + limit */
+            hours_above_limit: number;
+            /** @description the most GPUs it held at once */
+            peak_gpus: number;
+        };
         /**
          * @description A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording
          *     lives): the panel, the magics and the CLI show these strings as they are. Times are absolute
@@ -2361,6 +2432,56 @@ export interface components {
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
+        /** @description ``POST users/{user}/rename``: carry ``user``'s jobs, definitions, quota lines, budgets and usage to ``to``. */
+        RenameUserRequest: {
+            /**
+             * @description the user's new name (on a hub: a user of the hub, renamed there first)
+             * @example ana.lopez
+             */
+            to: string;
+            /** @description answer what would move; change and audit nothing */
+            dry_run?: boolean;
+        };
+        /** @description The rename's plan (``dry_run``), what it did, or (``already``) that it was done before. */
+        RenameUserResponse: {
+            /** @description the old name */
+            user: string;
+            /** @description the new name */
+            to: string;
+            dry_run: boolean;
+            /** @description nothing is left under the old name: it was renamed to `to` before (the answer changes nothing) */
+            already?: boolean;
+            /** @description live jobs, leases and definitions (finished jobs are counted) */
+            items: components["schemas"]["RenamedItem"][];
+            /** @description finished jobs whose record moves (history: jobs, logs, status) */
+            finished_jobs: number;
+            /** @description per-user quota lines moved */
+            quota_lines: number;
+            /** @description per-user budgets moved */
+            budgets: number;
+            /** @description team memberships moved (user_teams, team policies' members) */
+            memberships: number;
+            /** @description usage intervals re-attributed (GPU-hours, fair share and budget standing) */
+            usage_rows: number;
+            /** @description definitions paused when the old name left the hub and resumed now (dry_run: would be) */
+            resumed?: string[];
+            /** @description what keeps the old name */
+            kept: string;
+            /** @description settings that still name the old name (the configuration file: an admin edits it) */
+            notes?: string[];
+            /** @description a summary in words */
+            text: string;
+        };
+        /** @description One live job or definition of the user, and what the rename does to it. */
+        RenamedItem: {
+            id: string;
+            /** @enum {string} */
+            kind: "job" | "lease" | "definition";
+            /** @description a job's state (null for a definition) */
+            state?: string | null;
+            /** @description what changes for it (a running job's OS account does not) */
+            why: string;
+        };
         /** @description ``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4). */
         ReportProgressRequest: {
             /**
@@ -3010,7 +3131,7 @@ export interface components {
             telemetry_coverage: number;
             /** @description utilized / covered allocated GPU-seconds, 0..1 */
             efficiency: number | null;
-            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in cost_unit; null without gpu_prices */
+            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices in force at the time, in cost_unit; null without gpu_prices, or where some of the usage had no price in force (the row's warnings name the model) */
             cost: number | null;
             /**
              * @description the currency of cost: c.HubSchedApp.gpu_price_unit (e.g. USD), or "price units" when the admin named none (then cost is in whatever gpu_prices were priced in); null when cost is null
@@ -3674,6 +3795,40 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getQuotaWhatIf: {
+        parameters: {
+            query: {
+                /** @description the team the line is for */
+                team: string;
+                /** @description the proposed guarantee (GPUs) */
+                guaranteed: number;
+                /** @description the proposed borrowing limit above the guarantee (GPUs); absent: no limit */
+                borrowing_limit?: number | null;
+                /** @description the line's GPU model; absent: the team's usage on every model (a line for any model) */
+                gpu_model?: string | null;
+                /** @description start of the period replayed (ISO 8601 with offset); default: the last full calendar quarter */
+                since?: string | null;
+                /** @description end of the period (not included; at most now) */
+                until?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Both lines replayed over the period */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetQuotaWhatIfResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     moveTeam: {
         parameters: {
             query?: never;
@@ -3696,6 +3851,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MoveTeamResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    renameUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan (dry_run), what moved, or that it was done before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenameUserResponse"];
                 };
             };
             default: components["responses"]["Error"];
