@@ -938,14 +938,22 @@ class StoreTx:
         return intervals
 
     def _usage_decoded_row(self, r: Mapping[Any, Any]) -> tuple[int, UsageInterval] | None:
-        problem = check_usage_row(r)
-        if problem is not None:
-            self._skip("usage", r, "id", problem)
-            return None
+        raw_start, raw_end, share = r["started_at"], r["ended_at"], r["share"]
+        try:  # each timestamp parsed once (the check parsed both, then the decode again: s27-perf)
+            start = None if raw_start is None else parse_ts(str(raw_start))
+            end = None if raw_end is None else parse_ts(str(raw_end))
+        except (ValidationError, ValueError, TypeError):
+            start = None
+        if start is None or not isinstance(share, (int, float)) or not 0 < float(share) <= 1 \
+                or (raw_end is not None and str(raw_end) < str(raw_start)):
+            problem = check_usage_row(r)  # what is wrong, in its words
+            if problem is not None:
+                self._skip("usage", r, "id", problem)
+                return None
+            start, end = _usage_start(r), _usage_ts(r, "ended_at", required=False)
         return int(r["id"]), UsageInterval(
             job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
-            gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-            started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False))
+            gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(share), started_at=start, ended_at=end)
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,
                     team: str | None = None) -> float:

@@ -7,7 +7,6 @@ insert's own transaction for the live rows of that name, decoding none. SQLite a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +24,7 @@ from jupyter_sched.services import Services
 from jupyter_sched.services.models import SubmitJobRequest
 from jupyter_sched.store import JobRecord, Store, latest_version, rowcache
 from tests.runtime.builders import T0, make_job
+from tests.services.test_submit_transaction import _count_transactions
 
 
 def _named(job_id: str, name: str, *, user: str = "ana", minutes: int = 0, **fields: Any) -> Job:
@@ -53,20 +53,6 @@ def _decoded_ids(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(rowcache, "record_from_row", counted)
     return seen
-
-
-def _count_transactions(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    opened: list[bool] = []
-    transaction = store.transaction
-
-    @contextmanager
-    def counted(*, write: bool = True, now: Any = None) -> Iterator[Any]:
-        opened.append(write)
-        with transaction(write=write, now=now) as tx:
-            yield tx
-
-    monkeypatch.setattr(store, "transaction", counted)
-    return opened
 
 
 def test_s27_perf_same_name_reads_only_that_name(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
