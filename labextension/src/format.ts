@@ -427,6 +427,21 @@ export function formatMiB(mib: number | null | undefined): string {
   return `${(gib / 1024).toFixed(1)} TiB`;
 }
 
+/** Bytes → `812 bytes`, `64 KB`, `3.9 MB` (decimal units, as a file manager and `%schedule logs` say them). */
+export function formatBytes(count: number): string {
+  for (const [unit, size] of [
+    ['GB', 1e9],
+    ['MB', 1e6],
+    ['KB', 1e3]
+  ] as const) {
+    if (count >= size) {
+      const value = count / size;
+      return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${unit}`;
+    }
+  }
+  return `${count} bytes`;
+}
+
 /** A number with at most `digits` decimals, no trailing zeros: 2 → `2`, 2.5 → `2.5`. */
 export function formatNumber(value: number, digits = 1): string {
   if (!isFinite(value)) {
