@@ -850,7 +850,7 @@ class SchedMagics(Magics):
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
                      [--workdir DIR] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
-                     [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
+                     [--env NAME[=VALUE] ...] (an environment variable of the job; NAME alone: this kernel's; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
                                     (sys.executable) in the current directory (the notebook's),
                                     which is first on its sys.path as in the kernel (import a
@@ -1001,7 +1001,8 @@ class SchedMagics(Magics):
         given = {name for name, _ in cmd.options.env}
         changed = sorted(name for name, value in os.environ.items() if self._environ_at_load.get(name) != value
                          and name not in given and name not in self._LEASE_ENV)
-        said = "this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes one"
+        said = ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME passes one "
+                "as set here, --env NAME=VALUE another value")
         if changed:
             shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
             said += f" (set in this kernel, not passed: {shown})"
