@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["recorded_commit", "version_string"]
+__all__ = ["checkout_commit", "recorded_commit", "version_string"]
 
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -36,6 +36,24 @@ def _with(commit: str) -> str:
     return f"{__version__}+g{commit.replace('-dirty', '.dirty')}"
 
 
+def checkout_commit(checkout: Path) -> str | None:
+    """``git describe --always --dirty`` of the git checkout ``checkout`` (``3763618``, ``3763618-dirty``);
+    None without git, outside a checkout, or when git does not answer within 2 s."""
+    git = shutil.which("git")
+    if git is None or not (checkout / ".git").exists():
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(checkout), "describe", "--always", "--dirty", "--abbrev=7",
+                               "--match", "no-tag-matches-this"], capture_output=True, text=True, timeout=2.0,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    if done.returncode != 0 or not commit or not all(c.isalnum() or c == "-" for c in commit):
+        return None
+    return commit
+
+
 @functools.cache
 def version_string() -> str:
     """``__version__``, plus ``+g<commit>`` (and ``.dirty``) from a git checkout; computed once per process.
@@ -43,17 +61,8 @@ def version_string() -> str:
     Never raises: without git, outside a checkout, or when git does not answer within 2 s it is
     ``__version__``.
     """
-    git = shutil.which("git")
-    if git is None or not (_CHECKOUT / ".git").exists():
+    if shutil.which("git") is None or not (_CHECKOUT / ".git").exists():
         recorded = recorded_commit()  # an installed wheel: the commit it was built from
         return _with(recorded) if recorded else __version__
-    try:
-        done = subprocess.run([git, "-C", str(_CHECKOUT), "describe", "--always", "--dirty", "--abbrev=7",
-                               "--match", "no-tag-matches-this"], capture_output=True, text=True, timeout=2.0,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        return __version__
-    commit = done.stdout.strip()
-    if done.returncode != 0 or not commit or not all(c.isalnum() or c == "-" for c in commit):
-        return __version__
-    return _with(commit)
+    commit = checkout_commit(_CHECKOUT)
+    return _with(commit) if commit else __version__

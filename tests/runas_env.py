@@ -16,7 +16,10 @@ once, a venv from Debian's ``/usr/bin/python3`` in a 0755 folder::
 * **jupyter_sched**: this checkout's package is copied into the venv when its content changed
   (a digest of its files is kept beside the copy), replacing the editable install's path hook, so
   the accounts run the code under test; an unchanged checkout is never rewritten under servers
-  that are running it. A ``jupyter-sched`` script is written next to the interpreter.
+  that are running it. A ``jupyter-sched`` script is written next to the interpreter. The copy has no
+  ``.git``, so it says its version from ``_build_commit.py``: the checkout's own (git-ignored, written by
+  the last panel build, maybe many commits ago) is left out and one naming the checkout's commit now is
+  written (hubadmin26 B20: every hub test's service said a stale commit).
 
 ``scripts/runas-venv`` runs :func:`build` and prints the venv path (a CI stage; its output is
 passed to pytest as ``JUPYTER_SCHED_RUNAS_VENV``); the tests call :func:`runas_venv`, which uses
@@ -33,6 +36,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from jupyter_sched.buildinfo import checkout_commit
 from jupyter_sched.executors.safeopen import unsafe_folder
 
 __all__ = ["ENV_VAR", "build", "runas_venv"]
@@ -100,35 +104,40 @@ def _pip_install(venv: Path) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wanted], check=True)
 
 
-_IGNORED = ("__pycache__", "*.pyc", "labextension", "node_modules")
+_IGNORED = ("__pycache__", "*.pyc", "labextension", "node_modules", "_build_commit.py")
 _DIGEST_FILE = ".checkout-digest"
 
 
-def _checkout_digest() -> str:
-    """sha256 over this checkout's package files (relative names and bytes), as copied."""
-    digest = hashlib.sha256()
-    source = REPO / "jupyter_sched"
+def _checkout_digest(repo: Path, commit: str | None) -> str:
+    """sha256 over the checkout's package files (relative names and bytes), as copied, and its commit."""
+    digest = hashlib.sha256((commit or "").encode() + b"\0")
+    source = repo / "jupyter_sched"
     for folder, dirs, files in sorted(os.walk(source)):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "labextension", "node_modules"))
         for name in sorted(files):
-            if name.endswith(".pyc"):
+            if name.endswith(".pyc") or name == "_build_commit.py":
                 continue
             path = Path(folder) / name
             digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def _copy_checkout(site: Path) -> None:
-    """This checkout's jupyter_sched (no bytecode, no built panel) into ``site``, replacing an older
-    copy; nothing is written when the copy there is already this content."""
+def _copy_checkout(site: Path, repo: Path = REPO) -> None:
+    """The checkout ``repo``'s jupyter_sched (no bytecode, no built panel) into ``site``, replacing an older
+    copy, with a ``_build_commit.py`` naming ``repo``'s commit now (none outside git); nothing is written when
+    the copy there is already this content at this commit."""
     target = site / "jupyter_sched"
-    digest = _checkout_digest()
+    commit = checkout_commit(repo)
+    digest = _checkout_digest(repo, commit)
     marker = target / _DIGEST_FILE
     if marker.exists() and marker.read_text() == digest:
         return
     staging = site / f".jupyter_sched.new.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(REPO / "jupyter_sched", staging, ignore=shutil.ignore_patterns(*_IGNORED))
+    shutil.copytree(repo / "jupyter_sched", staging, ignore=shutil.ignore_patterns(*_IGNORED))
+    if commit is not None:
+        (staging / "_build_commit.py").write_text(f'"""The commit of the checkout this copy was made from."""\n\n'
+                                                  f'COMMIT = {commit!r}\n')
     (staging / _DIGEST_FILE).write_text(digest)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)

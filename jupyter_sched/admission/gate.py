@@ -195,7 +195,8 @@ class Admission:
         """
         try:
             self._check_share(job)
-            check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
+            check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models(),
+                      time_limits=self.policy.time_limits)
             if self.run_as_check is not None and not job.is_lease:
                 self._run_as(job, request)
             if fit and self._fit is not None:

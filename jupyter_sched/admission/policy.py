@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import ValidationError, json_kind
 from ..model import QuotaSet
 from ..model.validation import fold_priority
+from ..queues.limits import TimeLimitRule, time_limit_rules
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
 
 __all__ = ["DEFAULT_MAX_UNFINISHED", "PENDING_SETTING", "RATE_SETTING", "AdmissionPolicy", "known_teams",
@@ -78,6 +79,8 @@ class AdmissionPolicy:
         max_carried_bytes_held: most characters of notebooks and scripts all users' unfinished jobs carry in
             the store at once (0 = no limit, the in-process default; servers take
             ``c.SchedApp.max_carried_bytes_held``, 256 MiB unless configured): verify 25, V6.
+        time_limits: default and maximum time limits per queue and class (``c.SchedApp.time_limits``;
+            :mod:`jupyter_sched.queues.limits`): defaults given at submit, maximums enforced there.
     """
 
     default_team: str = "default"
@@ -88,17 +91,18 @@ class AdmissionPolicy:
     max_pending_per_user: int = 0
     submits_per_minute: int = 0
     max_carried_bytes_held: int = 0
+    time_limits: tuple[TimeLimitRule, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> AdmissionPolicy:
         """Build from the plain settings ``default_team``, ``user_teams`` ({user: team | [teams]}),
         ``priority_grants`` ({"users": {user: [classes]}, "teams": {team: [classes]}}) and
         ``max_unfinished_per_user``, ``max_pending_jobs_per_user``, ``max_submits_per_user_minute``,
-        ``max_carried_bytes_held`` (ints >= 0).
+        ``max_carried_bytes_held`` (ints >= 0), ``time_limits`` (:func:`~..queues.limits.time_limit_rules`).
 
         Raises:
             ValidationError: a malformed value (field ``user_teams``, ``priority_grants.*`` or
-                ``max_unfinished_per_user``), a team name a job could not name (blank, control or
+                ``max_unfinished_per_user``, ``time_limits[i]``), a team name a job could not name (blank, control or
                 bidirectional characters, too long: ``user_teams.<user>``, ``default_team``).
         """
         from .rules import check_team_name
@@ -122,7 +126,8 @@ class AdmissionPolicy:
         check_team_name(default_team, "default_team")
         return cls(default_team=default_team, user_teams=user_teams,
                    grants=grants, max_unfinished_per_user=cap, min_gpu_milli=round(float(fraction) * 1000),
-                   max_pending_per_user=pending, submits_per_minute=rate, max_carried_bytes_held=carried)
+                   max_pending_per_user=pending, submits_per_minute=rate, max_carried_bytes_held=carried,
+                   time_limits=time_limit_rules(settings.get("time_limits")))
 
 
 _USER_TEAMS_HINT = 'e.g. {"ana": "ml", "bo": ["ml", "cv"]}: a user\'s first team is charged when a request names none'

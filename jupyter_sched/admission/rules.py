@@ -16,6 +16,9 @@
 4. :func:`check_ceiling` — the request must fit, on an empty cluster, every quota line that
    applies (team guarantee + borrowing limit, the user's own line): a request above its hard
    ceiling would pend forever (case 030). 422 naming ``gpus`` and the numbers.
+5. :func:`check_time_limit` — a time limit above its queue's maximum (``c.SchedApp.time_limits``
+   ``max_s``), or none asked where there is one, is refused (admins may; as Slurm refuses a job
+   over its partition's ``MaxTime``). 403 naming ``time_limit`` and the maximum.
 
 No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 """
@@ -23,12 +26,14 @@ No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..errors import AuthorizationError, QuotaError, ValidationError
 from ..model import JobSpec, QuotaSet
+from ..model.units import format_duration
 from ..model.validation import ENV_KEY, MAX_ENV_KEY_CHARS, MAX_ENV_VALUE_CHARS, check_env
 from ..placement.filters import model_matches
+from ..queues.limits import TimeLimitRule, over_max
 from ..quota import QuotaLedger
 from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
 from .caller import Caller
@@ -50,6 +55,7 @@ __all__ = [
     "check_priority",
     "check_team",
     "check_text",
+    "check_time_limit",
     "edge_spaces",
     "visible_text",
 ]
@@ -380,7 +386,25 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or {raise_it}", details=over.details)
 
 
-def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:
+def check_time_limit(caller: Caller, spec: JobSpec, rules: Sequence[TimeLimitRule]) -> None:
+    """Rule 5: ``spec``'s time limit is within its queue's maximum (:func:`~..queues.limits.over_max`).
+
+    Raises:
+        AuthorizationError: 403 naming ``time_limit``, the maximum, and the fix (admins are not refused).
+    """
+    over = over_max(spec, rules) if not caller.admin else None
+    if over is None:
+        return
+    asked, most, whose = over
+    raise AuthorizationError(
+        f"{asked} is above the maximum of {whose} ({format_duration(most)})", field="time_limit",
+        hint=f"give a time limit of at most {format_duration(most)} (e.g. --time-limit {format_duration(most)}), "
+             "and checkpoint to go on in a next job; or ask an admin",
+        details={"time_limit_s": spec.time_limit_s, "max_s": most, "team": spec.team})
+
+
+def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int],
+              time_limits: Sequence[TimeLimitRule] = ()) -> None:
     """Run every rule of the module docstring on one request, in order.
 
     Raises:
@@ -390,3 +414,4 @@ def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model:
     check_team(caller, spec)
     check_priority(caller, spec, quotas)
     check_ceiling(spec, quotas, gpus_by_model, caller.teams, admin=caller.admin)
+    check_time_limit(caller, spec, time_limits)

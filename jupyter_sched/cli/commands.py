@@ -57,6 +57,7 @@ from .nodes import nodes as nodes_command
 from .progress import TerminalProgress
 from .team_names import unknown_team
 from .teams import teams as teams_command
+from .users import users as users_command
 
 __all__ = ["COMMANDS", "number_or_text"]
 
@@ -612,7 +613,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
     "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "quotas": admin_views.quotas,
-    "teams": teams_command, "nodes": nodes_command,
+    "teams": teams_command, "users": users_command, "nodes": nodes_command,
     "hold": change_job, "release": change_job, "update": change_job, "top": change_job,
 }
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .main import Streams
 
-__all__ = ["confirmed", "interactive"]
+__all__ = ["confirmed", "go_on", "interactive"]
 
 
 def interactive(io: Streams) -> bool:
@@ -23,3 +23,16 @@ def confirmed(io: Streams, question: str) -> bool:
     io.err.write(f"{question} [y/N] ")
     io.err.flush()
     return io.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def go_on(io: Streams, command: str, question: str, *, declined: str) -> int | None:
+    """Ask ``question`` before ``command`` (``teams move``) acts: None to go on; else its exit code — 2
+    without a terminal (said on stderr, naming ``--yes``), 0 when the answer is no (``declined`` said:
+    ``nothing moved``)."""
+    if not interactive(io):
+        print(f"jupyter-sched {command}: not asking without a terminal — add --yes to go ahead", file=io.err)
+        return 2
+    if not confirmed(io, question):
+        print(declined, file=io.out)
+        return 0
+    return None

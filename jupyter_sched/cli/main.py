@@ -16,6 +16,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched update JOB [--time-limit 4h|+1h] [--priority low]   change a job (cli/job_changes.py)
     jupyter-sched top JOB [JOB ...] [--undo]                    first in its class (admins)
     jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
+    jupyter-sched users rename OLD NEW                          a user renamed on the hub (admins; asks first)
     jupyter-sched nodes cordon|drain NODE --reason "…" [--evict-after 2h]   maintenance (admins; asks first)
     jupyter-sched nodes uncordon NODE                           back in service (admins)
     jupyter-sched logs JOB [-f]
@@ -189,7 +190,7 @@ _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", 
 (``--workdir``'s is read here, not sent: an empty one was the current folder)."""
 
 COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "hold", "release", "update", "top", "jobs", "logs",
-                 "definitions", "teams", "nodes", "serve",
+                 "definitions", "teams", "users", "nodes", "serve",
                  "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
@@ -231,7 +232,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
-        allow_abbrev=command not in ("teams", "nodes"))  # `teams move --to` is no abbreviation of --token
+        allow_abbrev=command not in ("teams", "users", "nodes"))  # `teams move --to` is no abbreviation of --token
     parser.add_argument("-V", "--version", action=_Version, help="print the version of jupyter_sched and exit "
                                                                  "(no server needed)")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
@@ -297,13 +298,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .teams import add_parser as add_teams_parser  # teams move (hubadmin23 A9)
 
         add_teams_parser(sub)
+    if want("users"):
+        from .users import add_parser as add_users_parser  # users rename (hubadmin26 B10)
+
+        add_users_parser(sub)
     if want("nodes"):
         from .nodes import add_parser as add_nodes_parser  # nodes cordon|drain|uncordon (hubadmin24)
 
         add_nodes_parser(sub)
     from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
 
-    for name in ("status", "submit", "queue", "wait", "cancel", *changes, "jobs", "logs", "definitions", "teams", "nodes",
+    for name in ("status", "submit", "queue", "wait", "cancel", *changes, "jobs", "logs", "definitions", "teams", "users", "nodes",
                  *add_admin_views(sub, want)):
         if want(name):
             _common_options(_subparser(parser, name))
@@ -823,7 +828,7 @@ def command_said(args: argparse.Namespace) -> str:
     """The command as typed, for an error line's prefix: ``definitions create``, ``teams move``, ``nodes drain``
     — only a subcommand's action, never an option's value (hubadmin25 B14: ``audit --action nosuch`` was said
     ``jupyter-sched audit nosuch:``)."""
-    dest = {"definitions": "action", "teams": "teams_command", "nodes": "nodes_command"}.get(str(args.command))
+    dest = {"definitions": "action", "teams": "teams_command", "users": "users_command", "nodes": "nodes_command"}.get(str(args.command))
     action = getattr(args, dest, None) if dest else None
     return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
 

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
-from .confirm import confirmed, interactive
+from .confirm import go_on
 
 __all__ = ["add_parser", "nodes"]
 
@@ -93,15 +93,10 @@ def nodes(client: Any, args: argparse.Namespace, io: Any) -> int:
         _print(plan, args, io)
     if args.dry_run:
         return 0
-    if not args.yes:
-        if not interactive(io):
-            print(f"jupyter-sched nodes {args.nodes_command}: not asking without a terminal — add --yes to go ahead",
-                  file=io.err)
-            return 2
-        verb = "Drain" if body.get("evict_after_s") is not None else "Cordon"
-        if not confirmed(io, f"{verb} node {args.node}?"):
-            print("nothing changed", file=io.out)
-            return 0
+    verb = "Drain" if body.get("evict_after_s") is not None else "Cordon"
+    if not args.yes and (code := go_on(io, f"nodes {args.nodes_command}", f"{verb} node {args.node}?",
+                                       declined="nothing changed")) is not None:
+        return code
     done = client.call(Req("POST", path, body={**body, "dry_run": False}))
     _print(done, args, io, work=False)
     return 0

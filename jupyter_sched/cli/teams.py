@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
-from .confirm import confirmed, interactive
+from .confirm import go_on
 
 __all__ = ["add_parser", "teams"]
 
@@ -60,13 +60,9 @@ def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
     if not plan.get("moved") and not plan.get("quota"):
         print(f"nothing to move: none of {args.team}'s work belongs to members of {args.to}", file=io.out)
         return 0
-    if not args.yes:
-        if not interactive(io):
-            print("jupyter-sched teams move: not asking without a terminal — add --yes to go ahead", file=io.err)
-            return 2
-        if not confirmed(io, f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}?"):
-            print("nothing moved", file=io.out)
-            return 0
+    question = f"Move {plan.get('moved')} job(s)/definition(s) of {args.team} to {args.to}?"
+    if not args.yes and (code := go_on(io, "teams move", question, declined="nothing moved")) is not None:
+        return code
     done = _call(client, Req("POST", path, body={**body, "dry_run": False}))
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)
@@ -94,8 +90,9 @@ def _show(plan: dict[str, Any], io: Any) -> None:
     items = plan.get("items") or []
     for item in items[:_SHOWN]:
         state = item.get("state") or "definition"
+        gpus = float(item.get("gpus") or 0)
         print(f"  {item.get('outcome'):5}  {item.get('id')}  {item.get('user')}  {state}  "
-              f"{item.get('gpus', 0):g} GPUs: {item.get('why')}", file=io.out)
+              f"{gpus:g} GPU{'' if gpus == 1 else 's'}: {item.get('why')}", file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
     if plan.get("quota"):

@@ -17,12 +17,15 @@ import json
 import os
 import socket
 from collections.abc import Mapping
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from urllib.parse import urlencode, urlsplit
 
 from ..errors import SchedError
 
-__all__ = ["AddressTaken", "HttpReply", "HttpUnreachable", "StdlibHttp"]
+if TYPE_CHECKING:
+    from ..hub.peer import Refusal
+
+__all__ = ["AddressTaken", "ConnectionGone", "HttpReply", "HttpUnreachable", "StdlibHttp"]
 
 _RETRYABLE = frozenset({"GET", "HEAD", "DELETE", "PUT"})
 """Sent again, once, when a kept-alive connection turns out closed before any answer (idempotent)."""
@@ -38,7 +41,14 @@ class AddressTaken(SchedError):
     code = "address_taken"
 
 
-def _taken(sock: socket.socket) -> str | None:
+class ConnectionGone(ConnectionResetError):
+    """The connection closed between connect and its first byte: no live socket on this host holds its other end
+    (the service killed mid-restart, or a squatter toggling its listener). Nothing was sent; like any connection
+    closed before an answer it is :class:`HttpUnreachable`, which a wait rides out (CI of session 26: a restart's
+    dying listener took the connection and a ride-out failed at once with :class:`AddressTaken`)."""
+
+
+def _taken(sock: socket.socket) -> Refusal | None:
     """Why nothing may be sent over the just-connected ``sock`` (:func:`jupyter_sched.hub.peer.connected_refusal`)."""
     from ..hub.peer import connected_refusal  # ipaddress: only when connecting
 
@@ -114,6 +124,8 @@ class _PlainConnection:
             if said is not None:
                 self.sock.close()
                 self.sock = None
+                if said.gone:
+                    raise ConnectionGone(str(said))
                 raise AddressTaken(said, hint="tell your hub admin (or whoever runs the scheduler) — nothing was "
                                               "sent; if the service runs as that uid, set JUPYTER_SCHED_SERVICE_UIDS")
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

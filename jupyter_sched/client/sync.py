@@ -125,6 +125,8 @@ def why_unreachable(exc: BaseException) -> str:
     import socket
     import ssl
 
+    from ._http import ConnectionGone
+
     seen: list[BaseException] = []
     cause: BaseException | None = exc
     while cause is not None and cause not in seen and len(seen) < 8:
@@ -139,6 +141,9 @@ def why_unreachable(exc: BaseException) -> str:
             return NO_SUCH_HOST
         if isinstance(err, ssl.SSLError):
             return "the TLS handshake failed (an http:// server given as https://, or a certificate not trusted)"
+        if isinstance(err, ConnectionGone):
+            return ("the connection closed before anything was sent (no live socket held its other end: the service "
+                    "restarting, or another account taking its port in turns)")
         if isinstance(err, (ConnectionResetError, http.client.RemoteDisconnected, BrokenPipeError)):
             return "the connection was closed before an answer"
         if isinstance(err, http.client.HTTPException):

@@ -265,6 +265,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "budget_admission": self.budget_admission, "elect_overdue": float(self.elect_overdue),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
+            "time_limits": [dict(rule) for rule in self.time_limits],
             "preemption_grace_s": self.preemption_grace_s, "time_zone": self.time_zone,
             "placement_policy": self.placement_policy,
             "min_gpu_fraction": self.min_gpu_fraction,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, Set, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, Set, Unicode, validate
 from traitlets.config import Configurable
 
 from .config import config_error, positive
@@ -251,6 +251,32 @@ class AccessConfig(Configurable):
         value = int(proposal["value"])
         if value < 0:
             raise config_error("max_ports_per_user", value, "must be >= 0", "e.g. 4; 0 = no cap")
+        return value
+
+    time_limits = List(
+        Dict(),
+        config=True,
+        help="""Default and maximum time limits per queue (team) and priority class, e.g.
+        ``[{"team": "cv", "default_s": 14400, "max_s": 86400}, {"priority": "low", "max_s": 604800}]``
+        (seconds; a rule without ``team`` is every team's, without ``priority`` every class's; the
+        most specific applies). A job that gives no time limit gets its queue's ``default_s`` (else
+        ``default_time_limit_s``, else ``max_s``) and is stopped there; one asking for more than
+        ``max_s``, or for none (``time_limit 0``), is refused naming the maximum (admins may), and
+        an owner lengthens a pending job's limit up to it (Slurm's partition ``DefaultTime`` and
+        ``MaxTime``). Backfill and ETAs plan with these limits. Default: none.""",
+    )
+
+    @validate("time_limits")
+    def _check_time_limits(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
+        from ..errors import SchedError
+        from ..queues.limits import time_limit_rules
+
+        value = list(proposal["value"])
+        try:
+            time_limit_rules(value)
+        except SchedError as err:
+            raise config_error("time_limits", value, err.message,
+                               err.hint or "see jupyter-sched's README, Configuring it") from None
         return value
 
     elect_overdue = Float(

@@ -45,7 +45,7 @@ from .nodes_web import CordonNodeHandler, UncordonNodeHandler
 from .one_per_user import OnePerUserCalls
 from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
-from .teams_web import MoveTeamHandler
+from .teams_web import RENAME_ROUTES
 from .update_web import UpdatesJob
 from .web import SchedHandler
 
@@ -481,7 +481,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     (f"leases/{_LEASE_ID}/keepalive", KeepaliveHandler),
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),
-    ("teams/(?P<team>[^/]+)/move", MoveTeamHandler),
+    *RENAME_ROUTES,  # teams/{team}/move, users/{user}/rename: the acts after a hub rename (teams_web)
     ("nodes/(?P<node>[^/]+)/cordon", CordonNodeHandler),
     ("nodes/(?P<node>[^/]+)/uncordon", UncordonNodeHandler),
     ("idle-policy", IdlePolicyHandler),

@@ -273,6 +273,9 @@ class HubSchedApp(SchedApp):
         definitions = getattr(self.services, "definitions", None)
         if definitions is not None:  # firings charge the owner's hub groups, never a fallback team
             definitions.owner_caller = self.owner_caller
+        users = getattr(self.services, "users", None)
+        if users is not None:  # a rename asks the hub whether the old name is gone and the new one a user (B10)
+            users.owner_caller = self.owner_caller
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
+__all__ = ["Refusal", "accepting_uid", "connected_refusal", "proc_address", "tcp_rows"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -27,6 +27,19 @@ _PAUSE_S = 0.002
 """The accepting side's row may appear a moment after connect() returned: looked for up to ~40 ms."""
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Refusal(str):
+    """Why nothing may be sent over a connected socket (one sentence with the fix). ``gone``: no live socket holds
+    the other end any more — the accepting process died between connect and the check (a service being restarted;
+    a squatter toggling its listener looks the same), so a caller that rides out a restart may connect again."""
+
+    gone: bool
+
+    def __new__(cls, text: str, *, gone: bool = False) -> Refusal:
+        made = super().__new__(cls, text)
+        made.gone = gone
+        return made
 
 
 class Connected(Protocol):
@@ -99,7 +112,7 @@ def accepting_uid(sock: Connected, *, proc_net: Path = _PROC_NET) -> int | bool 
 
 
 def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: str = "the token",
-                      proc_net: Path = _PROC_NET) -> str | None:
+                      proc_net: Path = _PROC_NET) -> Refusal | None:
     """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to a loopback address
     must have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass."""
     try:
@@ -113,12 +126,12 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
     if uid is None:
         return None  # not Linux: nothing to ask
     if uid is False:
-        return (f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
-                "(another account may be taking the port in turns while the service is down). Fix: restart "
-                "jupyter-sched serve, on a port below 1024")
+        return Refusal(f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
+                       "(another account may be taking the port in turns while the service is down). Fix: restart "
+                       "jupyter-sched serve, on a port below 1024", gone=True)
     if uid in {0, os.geteuid(), *allowed_uids}:
         return None
-    return (f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} (another "
-            "account may have taken the port while the service was down). Fix: stop that process and restart "
-            "jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
-            f"uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)")
+    return Refusal(f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} "
+                   "(another account may have taken the port while the service was down). Fix: stop that process "
+                   "and restart jupyter-sched serve, and give the service a port below 1024; if the service really "
+                   f"runs as uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)")

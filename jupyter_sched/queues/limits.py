@@ -12,20 +12,26 @@ best when all jobs have a run limit"). A job without a limit gets, *for planning
 A job submitted with ``time_limit: 0`` is *unlimited* (:attr:`JobSpec.unlimited`): neither the
 default nor the maximum replaces it. A limit of zero is never "ends at once".
 
-Rules are looked up by team (the queue) and priority class, the most specific first.
+Rules are looked up by team (the queue) and priority class, the most specific first. An admin sets
+them as ``c.SchedApp.time_limits`` (:func:`time_limit_rules` reads that list). At submit
+(:func:`submit_limit`) a job that gives no limit is given its queue's default (else its maximum)
+and is stopped there, as Slurm gives ``DefaultTime`` else ``MaxTime``; a limit above the maximum,
+or none asked (``time_limit: 0``) where there is one, is refused (:func:`over_max`; admins may).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
-from ..errors import ValidationError, shown
+from ..errors import SchedError, ValidationError, shown
 from ..model import JobKind, JobSpec
+from ..model.units import format_duration
 from ..model.validation import parse_priority
 
-__all__ = ["TimeLimitRule", "effective_limit", "queue_max"]
+__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "submit_limit", "time_limit_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +71,21 @@ class TimeLimitRule:
         return (self.team is not None) + (self.priority is not None)
 
 
-def _rule(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> float | None:
-    best: tuple[int, float] | None = None
+def _best(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> TimeLimitRule | None:
+    """The most specific rule for ``spec``'s team and class that sets ``attr`` (the first of equals)."""
+    best: TimeLimitRule | None = None
     for rule in rules:
-        value = getattr(rule, attr)
-        if value is None or rule.team not in (None, spec.team) or rule.priority not in (None, spec.priority.value):
+        if getattr(rule, attr) is None or rule.team not in (None, spec.team) or \
+                rule.priority not in (None, spec.priority.value):
             continue
-        if best is None or rule.specificity() > best[0]:
-            best = (rule.specificity(), value)
-    return None if best is None else best[1]
+        if best is None or rule.specificity() > best.specificity():
+            best = rule
+    return best
+
+
+def _rule(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> float | None:
+    best = _best(spec, rules, attr)
+    return None if best is None else getattr(best, attr)
 
 
 def queue_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> float | None:
@@ -109,3 +121,78 @@ def effective_limit(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[floa
         if maximum is not None:
             return maximum, "queue max; none given"
     return None, "none given"
+
+
+_RULE_KEYS = tuple(f.name for f in fields(TimeLimitRule))
+_RULES_HINT = ('e.g. [{"team": "cv", "default_s": 14400, "max_s": 86400}, {"priority": "low", "max_s": 604800}]: '
+               "seconds; team and priority may be left out (every team / class)")
+
+
+def time_limit_rules(raw: Any, where: str = "time_limits") -> tuple[TimeLimitRule, ...]:
+    """``c.SchedApp.time_limits`` (a list of objects with keys ``team``, ``priority``, ``default_s``, ``max_s``)
+    as rules; None or empty: none.
+
+    Raises:
+        ValidationError: not a list of objects, an unknown key, a bad value, or two rules for the same team and
+            class — naming ``time_limits[i]`` (or ``time_limits[i].<key>``) and the fix.
+    """
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)):
+        raise ValidationError(f"{where} must be a list of rules (got {shown(raw)})", field=where, hint=_RULES_HINT)
+    rules: list[TimeLimitRule] = []
+    seen: dict[tuple[str | None, str | None], int] = {}
+    for index, item in enumerate(raw):
+        place = f"{where}[{index}]"
+        if not isinstance(item, dict):
+            raise ValidationError(f"{place} must be an object (got {shown(item)})", field=place, hint=_RULES_HINT)
+        unknown = sorted(str(key) for key in item if key not in _RULE_KEYS)
+        if unknown:
+            raise ValidationError(f"{place} has an unknown key {unknown[0]!r}", field=f"{place}.{unknown[0]}",
+                                  hint=f"use {', '.join(_RULE_KEYS)}")
+        for key in ("team", "priority"):
+            if item.get(key) is not None and (not isinstance(item[key], str) or not item[key].strip()):
+                raise ValidationError(f"{place}.{key} must be a name (got {shown(item[key])})", field=f"{place}.{key}",
+                                      hint="leave it out for every " + ("team" if key == "team" else "class"))
+        if item.get("default_s") is None and item.get("max_s") is None:
+            raise ValidationError(f"{place} gives neither default_s nor max_s", field=place, hint=_RULES_HINT)
+        try:
+            rule = TimeLimitRule(**item)
+        except SchedError as err:
+            err.field = f"{place}.{err.field}" if err.field else place
+            raise
+        pair = (rule.team, rule.priority)
+        if pair in seen:
+            raise ValidationError(f"{place} is a second rule for team {rule.team or 'any'} and class "
+                                  f"{rule.priority or 'any'} (first: {where}[{seen[pair]}])", field=place,
+                                  hint="merge the two into one rule")
+        seen[pair] = index
+        rules.append(rule)
+    return tuple(rules)
+
+
+def submit_limit(spec: JobSpec, rules: Sequence[TimeLimitRule], fallback_s: float | None = None) -> float | None:
+    """The time limit a training job that gives none is given at submit, in seconds (None: it keeps none):
+    its queue's default, else ``fallback_s`` (``c.SchedApp.default_time_limit_s``), else its queue's maximum —
+    never more than that maximum. A job that asked for none (``time_limit: 0``), one that gives a limit and
+    any other kind keep what they have."""
+    if spec.kind is not JobKind.TRAINING or spec.time_limit_s is not None or spec.unlimited:
+        return spec.time_limit_s
+    most = _rule(spec, rules, "max_s")
+    given = _rule(spec, rules, "default_s") or fallback_s or most
+    return None if given is None else min(given, most) if most is not None else given
+
+
+def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[str, float, str] | None:
+    """Why ``spec``'s limit is above its queue's maximum: ``(what was asked, the maximum in seconds, whose
+    maximum it is)``, e.g. ``("time limit 2h00m", 3600.0, "team cv's queue for class low")``; None when within
+    it. A lease has none to check; a service (inference) that asks for no limit runs until stopped, as meant."""
+    rule = _best(spec, rules, "max_s") if spec.kind is not JobKind.LEASE else None
+    if rule is None or rule.max_s is None:
+        return None
+    whose = f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule.priority else "")
+    if spec.time_limit_s is not None and spec.time_limit_s > rule.max_s:
+        return f"time limit {format_duration(spec.time_limit_s)}", rule.max_s, whose
+    if spec.unlimited and spec.kind is JobKind.TRAINING:
+        return "no time limit (time_limit 0)", rule.max_s, whose
+    return None

@@ -497,6 +497,10 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["max_running_cpu_jobs_per_user"] = cap
     if settings.get("budget_admission"):  # validated by the profile (hubadmin25 B22)
         kwargs["budget_admission"] = str(settings["budget_admission"])
+    if settings.get("time_limits"):  # the same rules admission enforces (c.SchedApp.time_limits)
+        from ..queues.limits import time_limit_rules
+
+        kwargs["time_limits"] = time_limit_rules(settings["time_limits"])
     if settings.get("elect_overdue") is not None:  # validated by the profile (0 = off; issue 16)
         kwargs["elect_overdue"] = settings["elect_overdue"]
     if settings.get("max_ports_per_user") is not None:  # validated by the profile (0 = no cap)

@@ -34,12 +34,13 @@ from typing import Any
 from ..admission import Caller, check_priority
 from ..errors import AuthorizationError, ConflictError, SchedError, ValidationError
 from ..errors import shown as quoted
-from ..model import Job, JobKind, JobState, PriorityClass, QuotaSet
+from ..model import Job, JobKind, JobState, PendingReason, PriorityClass, QuotaSet
 from ..model.codec import hold_to_dict
 from ..model.job import Hold
 from ..model.units import format_duration, parse_duration, said_time
 from ..model.validation import parse_time_limit
 from ..queues.limits import TimeLimitRule, queue_max
+from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from .models import UpdateJobRequest
@@ -195,7 +196,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
             f"({render_limit(before)}): its limit cannot be lengthened while it runs", field=name,
             hint="shorten it, or cancel it and submit it again with the longer limit")
     spec = replace(job.spec, time_limit_s=after, unlimited=after is None)
-    new = replace(job, spec=spec)
+    new = replace(job, spec=spec, reason=_unpromised(job.reason) if longer else job.reason)
     note = ""
     if running and after is not None and job.started_at is not None:
         ran = max(0.0, (now - job.started_at).total_seconds())
@@ -255,7 +256,17 @@ def _priority(caller: Caller, job: Job, name: str, quotas: QuotaSet | None, audi
     audit.append(("job_updated", f"{job.id} priority {before.value} → {wanted.value} by {caller.user}",
                   {"field": "priority", "before": before.value, "after": wanted.value}))
     lines.append(f"priority {before.value} → {wanted.value}")
-    return replace(job, spec=spec)
+    return replace(job, spec=spec, reason=_unpromised(job.reason))
+
+
+def _unpromised(reason: PendingReason | None) -> PendingReason | None:
+    """``reason`` without the start it was promised when queued (issue 16's ``details.promise``): a job whose
+    limit grew or whose class changed is promised again from its new spec at the next full cycle. Kept, the
+    promise a short limit got in a backfill hole elected the job once its owner had lengthened it — ahead of
+    another user's reservation (red27 R1). Its place (submit time) is kept; only the promise is made anew."""
+    if reason is None or PROMISE not in reason.details:
+        return reason
+    return replace(reason, details={k: v for k, v in reason.details.items() if k != PROMISE})
 
 
 def _top(caller: Caller, job: Job, top: bool, now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:

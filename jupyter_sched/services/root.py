@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
@@ -61,6 +62,7 @@ from .quotas import QuotasService
 from .system import SystemService
 from .team_move import team_move_service
 from .telemetry import TelemetryService
+from .user_rename import user_rename_service
 
 __all__ = ["Services"]
 
@@ -133,7 +135,11 @@ class Services:
             from ..executors.bound_ports import BoundPorts
 
             engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
-        self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
+        policy = policy or AdmissionPolicy()
+        limits = tuple(getattr(scheduling_profile, "time_limits", ()) or ())
+        if limits and not policy.time_limits:  # one set of time-limit rules: planned with and enforced at submit
+            policy = replace(policy, time_limits=limits)
+        self.admission = Admission(policy=policy, quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
                                    refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE), rate=SubmitBuckets())
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
@@ -158,6 +164,7 @@ class Services:
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.nodes = NodesService(self.ctx, self.cordons)  # nodes/{node}/cordon, uncordon (hubadmin24)
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
+        self.users = user_rename_service(self)  # POST users/{user}/rename: a renamed user's work (hubadmin26 B10)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []

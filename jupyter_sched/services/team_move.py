@@ -44,7 +44,8 @@ from ..store.definitions import get_definition, list_definitions, update_definit
 from .context import Context
 from .models.teams import MoveTeamRequest, MoveTeamResponse
 
-__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "team_move_service", "vanished_team_warnings"]
+__all__ = ["TEAM_MOVED_ACTION", "TeamMoveService", "moved_notes", "near_hint", "team_move_service",
+           "vanished_team_warnings"]
 
 TEAM_MOVED_ACTION = "team_moved"
 """Audit action of a move (details: team, to, moved and left ids, the quota lines moved)."""
@@ -81,18 +82,33 @@ def _lines(quotas: QuotaSet, team: str) -> tuple[float | None, float | None]:
     return sum(q.guaranteed for q in lines), ceiling
 
 
-def _held_by_model(records: list[JobRecord], models: Mapping[str, str]) -> dict[str, float]:
-    """GPUs the running ``records`` hold per GPU model (``models``: GPU uuid → model; a GPU gone from
-    the inventory counts as model ``unknown``)."""
+def _held_by_model(records: list[JobRecord], models: Mapping[str, str],
+                   ) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """GPUs the running ``records`` hold per GPU model (``models``: GPU uuid → model), and ``{job id: [GPU
+    uuids]}`` of those on GPUs gone from the inventory: no model's line counts them (hubadmin26 B11: they were
+    said as model "unknown" against a limit of 0)."""
     held: dict[str, float] = {}
+    gone: dict[str, list[str]] = {}
     for record in records:
         alloc = record.job.allocation
         if alloc is None or not record.job.state.holds_gpus:
             continue
         for uuid in alloc.all_gpu_uuids():
-            model = models.get(uuid, "unknown")
+            model = models.get(uuid)
+            if model is None:
+                gone.setdefault(record.job.id, []).append(uuid)
+                continue
             held[model] = held.get(model, 0.0) + alloc.gpu_milli / 1000
-    return held
+    return held, gone
+
+
+def gone_text(to: str, gone: Mapping[str, list[str]]) -> str:
+    """``1 job on GPU-b0, no longer in the inventory: not counted against cv's lines`` (empty: none)."""
+    if not gone:
+        return ""
+    uuids = sorted({u for us in gone.values() for u in us})
+    jobs = f"{len(gone)} job{'s' if len(gone) != 1 else ''}"
+    return f"{jobs} on {', '.join(uuids)}, no longer in the inventory: not counted against {to}'s lines"
 
 
 def model_holding_texts(quotas: QuotaSet, to: str, now: Mapping[str, float], moved: Mapping[str, float]) -> list[str]:
@@ -131,8 +147,10 @@ def holding_text(team: str, now: float, after: float, guaranteed: float | None, 
     else:
         said.append(f"within its guarantee of {guarantee:g}")
     if ceiling is not None and after > ceiling:
+        until = (f"while it holds any (its limit{' there' if model else ''} is 0)" if ceiling == 0 else
+                 f"until it holds less than {ceiling:g}")
         said.append(f"above its limit of {ceiling:g} by {after - ceiling:g}: nothing is stopped, but no new {team} "
-                    f"work{on} starts until it holds less than {ceiling:g}")
+                    f"work{on} starts {until}")
     return "; ".join(said[:1]) + ": " + "; ".join(said[1:])
 
 
@@ -177,13 +195,13 @@ class TeamMoveService:
         known = self.known_teams() | {q.team for q in quotas.quotas}
         if to not in known:
             raise ValidationError(f"to: no team {to!r} (no user is in it and it has no quota line)", field="to",
-                                  hint=_near(to, known, "add its members first (a hub group or user_teams)"))
+                                  hint=near_hint(to, known, "add its members first (a hub group or user_teams)"))
         with self.ctx.store.transaction(write=False) as tx:
             records = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == team]
             definitions = [d for d in list_definitions(tx) if d.team == team]
         if not records and not definitions and not quotas.listed(team):
             raise ValidationError(f"team {team!r} has no pending or running work, definitions or quota line to move",
-                                  field="team", hint=_near(team, known | _live_teams(self.ctx), "check the name"))
+                                  field="team", hint=near_hint(team, known | _live_teams(self.ctx), "check the name"))
         quota_said = self._quota_plan(quotas, team, to) if request.with_quota else None
         members: dict[str, tuple[str, ...] | None] = {}
         for user in {r.job.spec.user for r in records} | {d.user for d in definitions}:
@@ -209,10 +227,11 @@ class TeamMoveService:
         if quota_said:
             lines_of = replace(quotas, quotas=tuple(replace(q, team=to) if q.team == team else q for q in quotas.quotas))
         guaranteed, ceiling = _lines(lines_of, to)
-        per_model = self._per_model(lines_of, to, records, moving)  # not summed over models (hubadmin25 B20)
+        per_model, gone = self._per_model(lines_of, to, records, moving)  # not summed over models (hubadmin25 B20)
         holding = {"team": to, "in_use": in_use, "in_use_after": after, "guaranteed": guaranteed, "ceiling": ceiling,
                    "borrowed_after": max(0.0, after - (guaranteed or 0.0)),
-                   "text": "; ".join(per_model) if per_model else holding_text(to, in_use, after, guaranteed, ceiling)}
+                   "text": "; ".join([*(per_model or [holding_text(to, in_use, after, guaranteed, ceiling)]),
+                                      *([gone] if gone else [])])}
         moved = sum(1 for i in items if i["outcome"] == "moved")
         verb = "would move" if request.dry_run else "moved"
         text = (f"{verb} {moved} of {len(items)} job(s)/definition(s) of team {team} to {to}"
@@ -224,17 +243,18 @@ class TeamMoveService:
             "team": team, "to": to, "dry_run": request.dry_run, "moved": moved, "left": len(items) - moved,
             "items": items, "holding": holding, "quota": quota_said, "usage": usage, "text": text})
 
-    def _per_model(self, quotas: QuotaSet, to: str, records: list[JobRecord], moving: set[str]) -> list[str]:
+    def _per_model(self, quotas: QuotaSet, to: str, records: list[JobRecord], moving: set[str],
+                   ) -> tuple[list[str], str]:
         """:func:`model_holding_texts` for this move: ``to``'s running work now and the moved work's GPUs,
-        per model of the inventory (none when it cannot be read)."""
+        per model of the inventory (none when it cannot be read); and :func:`gone_text` of the moved work."""
         try:
             models = {uuid: gpu.model for uuid, gpu in self.ctx.inventory().gpu_by_uuid().items()}
         except SchedError:
-            return []
+            return [], ""
         with self.ctx.store.transaction(write=False) as tx:
             theirs = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == to and r.job.id not in moving]
-        return model_holding_texts(quotas, to, _held_by_model(theirs, models),
-                                   _held_by_model([r for r in records if r.job.id in moving], models))
+        moved, gone = _held_by_model([r for r in records if r.job.id in moving], models)
+        return model_holding_texts(quotas, to, _held_by_model(theirs, models)[0], moved), gone_text(to, gone)
 
     def _quota_plan(self, quotas: QuotaSet, team: str, to: str) -> str:
         """The words for moving ``team``'s quota lines to ``to``.
@@ -383,7 +403,8 @@ def _item(item_id: str, kind: str, user: str, state: str | None, gpus: float, te
     return {"id": item_id, "kind": kind, "user": user, "state": state, "gpus": gpus, "outcome": "moved", "why": why}
 
 
-def _near(name: str, names: set[str], otherwise: str) -> str:
+def near_hint(name: str, names: set[str], otherwise: str) -> str:
+    """``did you mean a or b?`` of the names of ``names`` close to ``name``; ``otherwise`` when none is."""
     close = difflib.get_close_matches(name, sorted(n for n in names if n), n=3)
     return f"did you mean {' or '.join(close)}?" if close else otherwise
 

@@ -814,6 +814,17 @@ class StoreTx:
             query = query.where(u.c.user == user)
         return [iv for _, iv in self._usage_decoded(query)]
 
+    def usage_count(self, *, user: str) -> int:
+        """How many usage intervals ``user`` has (open and closed)."""
+        u = schema.usage
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(u).where(u.c.user == user)).scalar() or 0)
+
+    def rename_usage_user(self, old: str, new: str) -> int:
+        """Attribute ``old``'s usage intervals to ``new`` (a renamed user's, hubadmin26 B10); how many.
+        Row ids stay: readers keeping running sums by user must read again (the usage ledger's ``reset``)."""
+        u = schema.usage
+        return int(self.conn.execute(u.update().where(u.c.user == old).values(user=new)).rowcount or 0)
+
     def usage_delta(
         self, *, after_id: int | None = None, ids: Iterable[int] = (), ended: tuple[datetime, datetime] | None = None,
         up_to_id: int | None = None, since: datetime | None = None,

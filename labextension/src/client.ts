@@ -67,6 +67,7 @@ export const ROUTES = {
   getIdle: { method: 'get', path: '/idle' },
   getAudit: { method: 'get', path: '/audit' },
   moveTeam: { method: 'post', path: '/teams/{team}/move' },
+  renameUser: { method: 'post', path: '/users/{user}/rename' },
   cordonNode: { method: 'post', path: '/nodes/{node}/cordon' },
   uncordonNode: { method: 'post', path: '/nodes/{node}/uncordon' },
   getEtaAccuracy: { method: 'get', path: '/eta-accuracy' },

@@ -277,6 +277,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins - carry a user renamed on the hub over to the new name (to) - every job record (live and finished), definitions (those the hub removal paused are resumed), per-user quota lines and budgets, team memberships and usage intervals. The audit log and jobs running now (their OS account and job folder) keep the old name. On a hub the old name must no longer be a hub user and the new one must be (400 naming the field); 409 naming to when the new name has live jobs, quota lines, budgets or a same-named definition of its own. Idempotent (already). Audited (user_renamed); a non-admin is 403 (audited). dry_run answers the plan. */
+        post: operations["renameUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/nodes/{node}/cordon": {
         parameters: {
             query?: never;
@@ -2366,6 +2385,56 @@ export interface components {
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
+        /** @description ``POST users/{user}/rename``: carry ``user``'s jobs, definitions, quota lines, budgets and usage to ``to``. */
+        RenameUserRequest: {
+            /**
+             * @description the user's new name (on a hub: a user of the hub, renamed there first)
+             * @example ana.lopez
+             */
+            to: string;
+            /** @description answer what would move; change and audit nothing */
+            dry_run?: boolean;
+        };
+        /** @description The rename's plan (``dry_run``), what it did, or (``already``) that it was done before. */
+        RenameUserResponse: {
+            /** @description the old name */
+            user: string;
+            /** @description the new name */
+            to: string;
+            dry_run: boolean;
+            /** @description nothing is left under the old name: it was renamed to `to` before (the answer changes nothing) */
+            already?: boolean;
+            /** @description live jobs, leases and definitions (finished jobs are counted) */
+            items: components["schemas"]["RenamedItem"][];
+            /** @description finished jobs whose record moves (history: jobs, logs, status) */
+            finished_jobs: number;
+            /** @description per-user quota lines moved */
+            quota_lines: number;
+            /** @description per-user budgets moved */
+            budgets: number;
+            /** @description team memberships moved (user_teams, team policies' members) */
+            memberships: number;
+            /** @description usage intervals re-attributed (GPU-hours, fair share and budget standing) */
+            usage_rows: number;
+            /** @description definitions paused when the old name left the hub and resumed now (dry_run: would be) */
+            resumed?: string[];
+            /** @description what keeps the old name */
+            kept: string;
+            /** @description settings that still name the old name (the configuration file: an admin edits it) */
+            notes?: string[];
+            /** @description a summary in words */
+            text: string;
+        };
+        /** @description One live job or definition of the user, and what the rename does to it. */
+        RenamedItem: {
+            id: string;
+            /** @enum {string} */
+            kind: "job" | "lease" | "definition";
+            /** @description a job's state (null for a definition) */
+            state?: string | null;
+            /** @description what changes for it (a running job's OS account does not) */
+            why: string;
+        };
         /** @description ``POST jobs/{id}/progress``: the running job's progress, ``done`` of ``total`` steps (issue 16 item 4). */
         ReportProgressRequest: {
             /**
@@ -3701,6 +3770,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MoveTeamResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    renameUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan (dry_run), what moved, or that it was done before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenameUserResponse"];
                 };
             };
             default: components["responses"]["Error"];

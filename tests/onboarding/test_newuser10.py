@@ -480,7 +480,8 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
     (["wait"], "jupyter-sched wait: JOB: missing — give a job's id or name, e.g. jupyter-sched wait train "
                "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] JOB"),
     (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, hold, release, "
-                 "update, top, jobs, logs, definitions, teams, nodes, usage, audit, quotas, serve, simulate, fetch-traces, doctor "
+                 "update, top, jobs, logs, definitions, teams, users, nodes, usage, audit, quotas, serve, simulate, "
+                 "fetch-traces, doctor "
                  "— did you mean status?"),
     (["submit", "--time-limit", "-5m", "--", "true"],
      "jupyter-sched submit: --time-limit: must not be negative (got -5m) — e.g. --time-limit 30m"),  # newuser23 N1

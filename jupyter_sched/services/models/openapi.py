@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel
 
-from . import accounting, cancel, definitions, jobs, nodes, quotas, system, teams, telemetry
+from . import accounting, cancel, definitions, jobs, nodes, quotas, system, teams, telemetry, users
 from .base import ErrorResponse, QueryModel, RequestModel
 
 __all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
@@ -72,6 +72,7 @@ OPERATIONS = [
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
     Operation("/teams/{team}/move", "post", teams.MoveTeamResponse, body=teams.MoveTeamRequest),
+    Operation("/users/{user}/rename", "post", users.RenameUserResponse, body=users.RenameUserRequest),
     Operation("/nodes/{node}/cordon", "post", nodes.CordonNodeResponse, body=nodes.CordonNodeRequest),
     Operation("/nodes/{node}/uncordon", "post", nodes.CordonNodeResponse, body=nodes.UncordonNodeRequest,
               body_required=False),

@@ -120,6 +120,8 @@ MATRIX = [
     Row("teams/{team}/move", "POST", DENIED, DENIED, BAD, body={"to": "research", "dry_run": True},
         why="re-charging a team's work is an admin's act (audited); here the admin passes and is told "
             "team research does not exist (400 naming to)"),
+    Row("users/{user}/rename", "POST", DENIED, DENIED, OK, body={"to": "ivan.new", "dry_run": True},
+        why="carrying a renamed user's work over is an admin's act (audited; hubadmin26 B10); a dry run changes nothing"),
     Row("nodes/{node}/cordon", "POST", DENIED, DENIED, OK, body={"reason": "matrix", "dry_run": True},
         why="cordoning a node for maintenance is an admin's act (audited; s25 drain); a dry run changes nothing"),
     Row("nodes/{node}/uncordon", "POST", DENIED, DENIED, OK, body={"dry_run": True},
@@ -165,7 +167,7 @@ async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
         return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
     kind = "leases" if route.startswith("leases") else "jobs"
     job_id = await fresh(api, kind, running=route.endswith(("keepalive", "progress")))
-    ids = {"job_id": job_id, "lease_id": job_id, "team": "default"}
+    ids = {"job_id": job_id, "lease_id": job_id, "team": "default", "user": "ivan"}
     if route.startswith("nodes/"):  # the simulated inventory's one node (s25 drain)
         _, inventory = await api("GET", "inventory", token=BOSS_TOKEN)
         ids["node"] = str(inventory["nodes"][0]["name"])
