@@ -34,6 +34,7 @@ from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
+from ..wording.progress import within_timeout
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
@@ -81,6 +82,7 @@ from .render import (
     is_granted,
     is_terminal,
     job_line,
+    jobs_frame,
     no_gpus_message,
     profiles_frame,
     queue_frame,
@@ -592,7 +594,7 @@ class SchedMagics(Magics):
                     if progress is not None:  # the bar ends at the time-out, not at its last frame's second
                         progress.finish(timeout_s)
                     raise MagicError(_timed_out(lease, lease_id, timeout_s))
-                frame = wait_progress(lease, _now())
+                frame = within_timeout(wait_progress(lease, _now()), waited, timeout_s)  # newuser26 n1
                 if progress is None:
                     progress = Progress(f"lease {lease_id}")
                 progress.show(frame, waited)
@@ -1126,7 +1128,7 @@ class SchedMagics(Magics):
             self._print(f"You have no {cmd.state} jobs." if cmd.state else
                         "You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
             return None
-        return queue_frame(rows, _now())
+        return jobs_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
         if cmd.job_id is None:  # the summary, as `jupyter-sched status` prints it (new user 12, N4)

@@ -223,6 +223,10 @@ export class LogViewer extends Widget {
     try {
       const from = Math.max(0, end - this.tailBytes);
       const page = await this.client.logs(this.jobId, { offset: from, limit: end - from }, this.controller.signal);
+      if (this.terminal.firstByte !== end) {
+        this.showEarlier(); // lines were dropped from the top meanwhile (a live log): the text read no longer joins
+        return;
+      }
       const text = from > 0 ? fromFirstLine(page.text) : page.text;
       const out = this.output;
       const before = out.scrollHeight;

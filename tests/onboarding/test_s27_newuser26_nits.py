@@ -90,3 +90,58 @@ def test_newuser26_n10_audit_since_takes_how_long_ago_as_journalctl_does(typed: 
     then = datetime.fromisoformat(_when(typed).replace("Z", "+00:00"))
     assert abs((datetime.now(timezone.utc) - then).total_seconds() - seconds) < 5
     assert _BY_ALIASES["job"] == "job_id" and "job_id" in _BY
+
+
+def test_newuser26_n13_schedule_jobs_leads_with_id_name_state_and_leaves_out_empty_queue_columns() -> None:
+    """``%schedule jobs`` returned a DataFrame whose first column, ``position``, was empty for every finished job
+    (``reason``, ``eta``, ``unblocks_when`` mostly empty too)."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.magics.render import jobs_frame
+
+    now = datetime(2026, 12, 5, 19, 0, tzinfo=timezone.utc)
+    done = {"id": "j-1", "name": "a", "user": "ann", "kind": "training", "state": "succeeded", "exit_code": 0,
+            "resources": {"gpus": 1}, "priority": "normal", "message": ""}
+    failed = {**done, "id": "j-2", "name": "b", "state": "failed", "exit_code": 3,
+              "message": "exited with code 3; last lines: boom"}
+    frame = jobs_frame([done, failed], now)
+    assert list(frame.columns) == ["id", "name", "state", "gpus", "kind", "detail", "priority"], list(frame.columns)
+    assert list(frame["id"]) == ["j-1", "j-2"] and list(frame["state"]) == ["succeeded", "failed"]
+    pending = {**done, "id": "j-3", "name": "c", "state": "pending", "exit_code": None, "position": 1,
+               "reason": {"code": "WaitingForCapacity", "position": 1, "text": {"summary": "0 of 4 GPUs free",
+                                                                                "eta": "ETA 19:30 UTC", "unblock": ""}}}
+    mixed = jobs_frame([pending, done], now)
+    assert list(mixed.columns)[:3] == ["id", "name", "state"] and "position" in mixed.columns, list(mixed.columns)
+    assert list(mixed["position"]) == [1, ""]
+
+
+def test_newuser26_n1_gpu_request_with_a_timeout_says_when_it_gives_up_not_the_eta_as_its_length(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%gpu request 1 --timeout 15s`` printed "waited 1s of ~12m57s · lease … queued #4 …": the "of ~12m57s" is
+    the ETA, not the 15 s it waits; it read as a wait of 13 minutes."""
+    from datetime import datetime, timedelta, timezone
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from jupyter_sched.magics.display import Progress
+    from jupyter_sched.wording import wait_progress
+    from jupyter_sched.wording.progress import within_timeout
+
+    now = datetime(2026, 12, 5, 18, 50, 0, tzinfo=timezone.utc)
+    lease = {"id": "l-1", "name": "nb", "state": "pending", "kind": "lease", "mine": True, "gpus": 1,
+             "submitted_at": (now - timedelta(seconds=1)).isoformat(),
+             "reason": {"code": "WaitingForCapacity", "message": "0 of 4 GPUs free, job needs 1", "position": 4,
+                        "eta": (now + timedelta(seconds=777)).isoformat()}}
+    frame = wait_progress(lease, now)
+    assert frame.gauge.startswith("waited 1s of ~")  # the wait toward the ETA, with no timeout
+    timed = within_timeout(frame, 1.0, 15.0)
+    assert timed.gauge == "waited 1s (gives up after 15s)" and timed.fraction == pytest.approx(1 / 15)
+    assert timed.bar_lines == frame.bar_lines and "ETA 19:02 UTC (in 12m57s)" in timed.bar_lines[0], timed.bar_lines
+    assert within_timeout(frame, 1.0, None) is frame
+    monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")
+    InteractiveShell.instance()
+    with capture_output() as shown:
+        Progress("lease l-1").show(timed, 1.0)
+    text = str(shown.outputs[-1].data["text/plain"])
+    assert "] waited 1s (gives up after 15s) · lease l-1 · queued #4" in text and " of ~" not in text, text
