@@ -28,8 +28,11 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
   in the report yet — it is not a gap.
 - **efficiency** = utilized / covered allocated GPU-seconds (0..1, above 1 only as said above): idle
   time inside telemetry gaps is not counted as idle. None when nothing was covered.
-- **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model (``prices``; key
-  ``"*"`` is the price of models not listed). A model without a price is an error, not free.
+- **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model in force at the time
+  (``prices``: a number, or ``[from, price]`` pairs — :mod:`.prices`; key ``"*"`` prices models
+  without a price of their own in force): a later price change does not re-price the past
+  (hubadmin26 B21). Usage with no price in force is never free nor a failure: its row's cost is
+  unknown (None) and the row's ``warnings`` say which model and how many GPU-hours.
   Each row says the cost's unit (``cost_unit``: the currency the prices are in, e.g. ``"USD"``, or
   :data:`UNNAMED_COST_UNIT` when the admin named none; None with ``cost`` when nothing is priced).
 
@@ -39,7 +42,7 @@ starts or starts in the future, a share outside (0, 1], a naive timestamp, the s
 (more than a whole GPU allocated at one instant, or one job holding it twice) are counted once, for
 the row that held it first, and the groups concerned carry a warning naming them
 (:mod:`.overlaps`; hubadmin25 B7: one such pair used to fail the whole report); ``ValidationError`` for
-bad arguments (unknown grouping, period, or a missing price).
+bad arguments (unknown grouping, period, or malformed prices).
 """
 
 from __future__ import annotations
@@ -49,13 +52,14 @@ import io
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import StoreError, ValidationError
 from ..model.periods import PERIODS, PERIODS_TEXT, next_period_start
 from ..model.units import parse_utc, to_iso
 from .overlaps import UsageOverlap, resolve_overlaps
+from .prices import price_at, price_segments, price_table
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -76,6 +80,8 @@ CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_sec
 """Value columns of a report row, after the grouping fields (``cost_unit`` beside ``cost``: a bare
 number in a spreadsheet said nothing of its currency, hubadmin22 H10; ``since``/``until``: the
 period every figure of the row covers)."""
+
+_LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
 
 UNNAMED_COST_UNIT = "price units"
 """``cost_unit`` when prices are set but their currency is not named (``c.HubSchedApp.gpu_price_unit``
@@ -284,16 +290,16 @@ def _next_period(begin: datetime, period: str) -> datetime:
     return next_period_start(begin, period)
 
 
-def price_for(model: str, prices: Mapping[str, float]) -> float:
-    """Price per GPU-hour of ``model`` (``prices[model]``, else ``prices["*"]``).
+def price_for(model: str, prices: Mapping[str, Any], at: datetime | None = None) -> float:
+    """Price per GPU-hour of ``model`` in force at ``at`` (None: the latest) — its own, else ``prices["*"]``
+    (:mod:`.prices`).
 
     Raises:
-        ValidationError: field ``prices`` when the model has no price and there is no ``"*"``.
+        ValidationError: field ``prices`` when the model has no price in force and there is no ``"*"``.
     """
-    if model in prices:
-        return float(prices[model])
-    if "*" in prices:
-        return float(prices["*"])
+    price = price_at(price_table(prices, field="prices"), model, at or _LATEST)
+    if price is not None:
+        return price
     raise ValidationError(f"no price per GPU-hour for GPU model {model!r}", field="prices",
                           hint=f'add {{"{model}": <price>}} or a default {{"*": <price>}} to the prices')
 
@@ -334,7 +340,7 @@ def usage_report(
     since: datetime | None = None,
     until: datetime | None = None,
     period: str = "month",
-    prices: Mapping[str, float] | None = None,
+    prices: Mapping[str, Any] | None = None,
     max_sample_gap_s: float = 120.0,
     telemetry_until: datetime | None = None,
     held_from: Mapping[str, datetime] | None = None,
@@ -349,7 +355,8 @@ def usage_report(
         by: grouping fields out of :data:`REPORT_KEYS`.
         since, until: the window ``[since, until)`` (None = unbounded).
         period: ``day``, ``week``, ``month`` or ``quarter`` when grouping by ``period``.
-        prices: price per GPU-hour per GPU model (None = no cost column values: ``cost`` None).
+        prices: price per GPU-hour per GPU model, a number or ``[from, price]`` pairs (:func:`.prices.price_table`;
+            None = no cost column values: ``cost`` None).
         max_sample_gap_s: seconds a sample's value holds at most (telemetry gap limit).
         telemetry_until: the end of the last minute the telemetry monitor rolled up (None:
             nothing is pending, e.g. telemetry off); a group with allocated time after it is
@@ -371,7 +378,7 @@ def usage_report(
 
     Raises:
         AccountingError: inconsistent records (see :func:`check_intervals`).
-        ValidationError: unknown grouping field or period, bad window, a model without a price.
+        ValidationError: unknown grouping field or period, bad window, malformed prices.
     """
     _aware(now, "report time")
     keys = tuple(by)
@@ -389,6 +396,8 @@ def usage_report(
     intervals, overlaps = resolve_overlaps(intervals, now=now)  # counted once, said (hubadmin25 B7)
     check_intervals(intervals, now=now)
     unit = (cost_unit or UNNAMED_COST_UNIT) if prices is not None else None
+    table = price_table(prices) if prices is not None else None
+    unpriced: dict[tuple[str, ...], dict[str, float]] = {}  # GPU-seconds with no price in force, per model
     by_gpu = _check_samples(samples)
     times = {gpu: [s.at for s in rows] for gpu, rows in by_gpu.items()}
     gap = timedelta(seconds=max_sample_gap_s)
@@ -398,7 +407,6 @@ def usage_report(
     pending: dict[tuple[str, ...], bool] = {}
     for iv in intervals:
         gpu_samples = by_gpu.get(iv.gpu_uuid, [])
-        unit_price = price_for(iv.gpu_model, prices) if prices is not None else 0.0
         for start, end, period_label in _pieces(iv, now=now, since=since, until=until,
                                                 period=period if "period" in keys else None):
             seconds = (end - start) / timedelta(seconds=1)
@@ -416,11 +424,16 @@ def usage_report(
                 row[4] += iv.share * (end - max(start, revoked)) / timedelta(seconds=1)
             row[1] += iv.share * covered
             row[2] += utilized
-            row[3] += iv.share * seconds / 3600.0 * unit_price
+            for a, b, price in (price_segments(table, iv.gpu_model, start, end) if table is not None else ()):
+                if price is None:
+                    models = unpriced.setdefault(key, {})
+                    models[iv.gpu_model] = models.get(iv.gpu_model, 0.0) + iv.share * ((b - a) / timedelta(seconds=1))
+                else:
+                    row[3] += iv.share * ((b - a) / timedelta(seconds=1)) / 3600.0 * price
             jobs.setdefault(key, set()).add(iv.job_id)
             telemetry[key] = telemetry.get(key, False) or covered > 0
             pending[key] = pending.get(key, False) or (telemetry_until is not None and end > telemetry_until)
-    out = []
+    out: list[dict[str, Any]] = []
     for key in sorted(totals):
         allocated, covered_alloc, utilized, cost, held = totals[key]
         seen = telemetry[key]
@@ -432,7 +445,7 @@ def usage_report(
             "utilized_gpu_hours": gpu_figures(utilized)[1] if seen else None,
             "telemetry_coverage": round(covered_alloc / allocated, 6) if allocated > 0 else 0.0,
             "efficiency": round(utilized / covered_alloc, 6) if seen and covered_alloc > 0 else None,
-            "cost": round(cost, 6) if prices is not None else None,
+            "cost": round(cost, 6) if prices is not None and key not in unpriced else None,
             "cost_unit": unit,
             "jobs": len(jobs[key]),
             "telemetry_pending": pending[key],
@@ -440,7 +453,17 @@ def usage_report(
             **({"held_after_reclaim_gpu_seconds": gpu_figures(held)[0],
                 "held_after_reclaim_gpu_hours": gpu_figures(held)[1]} if held > _EPS_S else {}),
         })
+    for said, key in zip(out, sorted(totals), strict=True):
+        for model, seconds in sorted(unpriced.get(key, {}).items()):
+            said.setdefault("warnings", []).append(unpriced_warning(model, seconds))
     return _with_overlaps(out, overlaps, keys)
+
+
+def unpriced_warning(model: str, gpu_seconds: float) -> str:
+    """A row's note for usage with no price in force: its cost is unknown (hubadmin26 B21)."""
+    return (f"no price per GPU-hour for GPU model {model!r} was in force for {gpu_seconds / 3600:.3f} of these "
+            f"GPU-hours: cost unknown — add it to c.HubSchedApp.gpu_prices (a number, or [[from, price], ...] "
+            f"to date it), or a default \"*\"")
 
 
 def _with_overlaps(rows: list[dict[str, Any]], overlaps: Sequence[UsageOverlap],

@@ -69,7 +69,7 @@ def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime
 
 def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",),
                      since: str | datetime | None = None, until: str | datetime | None = None, period: str = "month",
-                     prices: Mapping[str, float] | None = None, cost_unit: str | None = None,
+                     prices: Mapping[str, Any] | None = None, cost_unit: str | None = None,
                      telemetry_until: datetime | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
     """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
     rollups, at the service's clock; groups with allocated time after ``telemetry_until`` (the

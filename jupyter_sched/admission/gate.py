@@ -265,7 +265,7 @@ class Admission:
         wait = self.rate.take(caller.user, per_minute)
         if wait > 0:
             after = max(1, math.ceil(wait))
-            shared = "" if doing == "submitting" else " (submits and definition changes share it)"
+            shared = "" if doing == "submitting" else " (submits and changes of jobs and definitions share it)"
             self.refuse(caller, BusyError(
                 f"{caller.user} is {doing} faster than {per_minute} a minute, the most per user ({RATE_SETTING})",
                 field="max_submits_per_user_minute", hint=f"retry in {after} s{shared}",

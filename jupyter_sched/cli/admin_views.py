@@ -95,11 +95,18 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                                                                  "job_id, message, details as JSON)")
         added.append("audit")
     if want("quotas"):
-        sub.add_parser("quotas", help="the quota set in force: lines, budgets (admins: where each stands), team policies",
-                       description="Every quota line (TEAM, USER, MODEL, GUARANTEED GPUs and the LIMIT it may borrow "
-                                   "above them), every budget — for an admin with where it stands now (used, left, "
-                                   "reset) — and every team policy, from GET api/sched/quotas; an admin also reads "
-                                   "its warnings. Changes are PUT api/sched/quotas (or the admin notebook).")
+        from .what_if import add_arguments  # quotas what-if (hubadmin26 B7)
+
+        quotas_p = sub.add_parser(
+            "quotas", help="the quota set in force: lines, budgets (admins: where each stands), team policies",
+            description="Every quota line (TEAM, USER, MODEL, GUARANTEED GPUs and the LIMIT it may borrow "
+                        "above them), every budget — for an admin with where it stands now (used, left, "
+                        "reset) — and every team policy, from GET api/sched/quotas; an admin also reads "
+                        "its warnings. Changes are PUT api/sched/quotas (or the admin notebook). "
+                        "quotas what-if (admins) replays a past period's usage of a team against a proposed line "
+                        "and the line in force: jupyter-sched quotas what-if --team cv --guaranteed 4 --limit 2 "
+                        "--quarter 2026Q4")
+        add_arguments(quotas_p, when=_when, month=_month, quarter=_quarter)
         added.append("quotas")
     return added
 
@@ -310,6 +317,20 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
 def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched quotas``: GET quotas as tables (``--json``: the answer) — a read view of the set in force
     (hubadmin25 B14: every change and check of a month was GET/PUT quotas with JSON by hand)."""
+    from .what_if import misused, what_if
+
+    wrong = misused(args)
+    if wrong is not None:
+        print(f"jupyter-sched quotas: {wrong}", file=io.err)
+        return 2
+    if getattr(args, "action", None) == "what-if":
+        asked = any(getattr(args, k, None) for k in ("since", "until", "month", "quarter"))
+        try:  # none of them: the server's default, the last full quarter
+            window = usage_window(args, datetime.now(timezone.utc)) if asked else (None, None)
+        except ValueError as err:
+            print(f"jupyter-sched quotas what-if: {err} [usage_error]", file=io.err)
+            return 2
+        return what_if(client, args, io, window)
     answer = client.call(Req("GET", "quotas"))
     if getattr(args, "json", False):
         import json

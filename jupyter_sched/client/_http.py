@@ -25,7 +25,7 @@ from ..errors import SchedError
 if TYPE_CHECKING:
     from ..hub.peer import Refusal
 
-__all__ = ["AddressTaken", "ConnectionGone", "HttpReply", "HttpUnreachable", "StdlibHttp"]
+__all__ = ["AddressTaken", "ConnectionGone", "HttpReply", "HttpUnreachable", "StdlibHttp", "connected_check"]
 
 _RETRYABLE = frozenset({"GET", "HEAD", "DELETE", "PUT"})
 """Sent again, once, when a kept-alive connection turns out closed before any answer (idempotent)."""
@@ -55,6 +55,25 @@ def _taken(sock: socket.socket) -> Refusal | None:
     allowed = {int(uid) for uid in os.environ.get("JUPYTER_SCHED_SERVICE_UIDS", "").replace(",", " ").split()
                if uid.isdigit()}
     return connected_refusal(sock, allowed_uids=allowed, what="your request nor its token")
+
+
+_TAKEN_HINT = ("tell your hub admin (or whoever runs the scheduler) — nothing was sent; if the service runs as that "
+               "uid, set JUPYTER_SCHED_SERVICE_UIDS")
+
+
+def connected_check(sock: socket.socket) -> str | None:
+    """The check every connection of a client passes before its first byte (httpx's too:
+    :func:`jupyter_sched.hub.guarded.guarded_transport`; verify27 V2: ``connect_async()`` and ``events()``
+    sent the token to a squatter). None: it may be sent; a string: the connection is gone (an unreachable
+    server, which a wait rides out).
+
+    Raises:
+        AddressTaken: another account's socket accepted it (nothing sent).
+    """
+    said = _taken(sock)
+    if said is None or said.gone:
+        return said
+    raise AddressTaken(said, hint=_TAKEN_HINT)
 
 
 class HttpUnreachable(Exception):
@@ -126,8 +145,7 @@ class _PlainConnection:
                 self.sock = None
                 if said.gone:
                     raise ConnectionGone(str(said))
-                raise AddressTaken(said, hint="tell your hub admin (or whoever runs the scheduler) — nothing was "
-                                              "sent; if the service runs as that uid, set JUPYTER_SCHED_SERVICE_UIDS")
+                raise AddressTaken(said, hint=_TAKEN_HINT)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buffer = b""
         self.sock.settimeout(self.timeout)

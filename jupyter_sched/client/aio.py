@@ -42,7 +42,8 @@ class AsyncSchedClient:
     Args:
         connection: where the server is.
         timeout_s: per-request timeout in seconds (default 30).
-        transport: an httpx async transport (tests).
+        transport: an httpx async transport (tests); default: the network, each connection checked before its
+            first byte (:func:`._http.connected_check`: another account's socket is refused, nothing sent).
         notice / sleep: say and wait out a busy answer's retry (:mod:`.busy`; default: stderr,
             ``asyncio.sleep``).
     """
@@ -53,6 +54,11 @@ class AsyncSchedClient:
         self.connection = connection
         self._notice = notice or _to_stderr
         self._sleep = sleep
+        if transport is None:  # each connection checked before the token goes out (verify27 V2)
+            from ..hub.guarded import guarded_transport
+            from ._http import connected_check
+
+            transport = guarded_transport(connected_check)
         self._http = httpx.AsyncClient(base_url=connection.api_url, headers=headers_for(connection),
                                        timeout=timeout_s, transport=transport)
 

@@ -714,8 +714,15 @@ class SchedClient:
 
         retries = Retries(EVENTS_BACKOFF)
         last_id = ""
+        if self._transport is None:  # each connection checked before the token goes out (verify27 V2)
+            from ..hub.guarded import guarded_sync_transport
+            from ._http import connected_check
+
+            network: httpx.BaseTransport = guarded_sync_transport(connected_check)
+        else:
+            network = self._transport
         with httpx.Client(base_url=self.connection.api_url, headers=headers_for(self.connection),
-                          transport=self._transport) as stream_client:
+                          transport=network) as stream_client:
             while True:
                 failure = "the stream ended"
                 try:

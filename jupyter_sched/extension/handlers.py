@@ -23,9 +23,6 @@ from ..services.models import (
     GetQueueRequest,
     GetTelemetryHistoryRequest,
     GetTelemetryRequest,
-    GetUsageReportRequest,
-    GetUsageRequest,
-    GetUsageWasteRequest,
     KeepaliveLeaseRequest,
     ListJobsRequest,
     SetIdlePolicyRequest,
@@ -47,6 +44,7 @@ from .polled import jobs_headers, queue_headers
 from .route_guess import unknown_route_hint
 from .teams_web import RENAME_ROUTES
 from .update_web import UpdatesJob
+from .usage_web import QuotaWhatIfHandler, UsageHandler, UsageReportHandler, UsageWasteHandler
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -339,45 +337,6 @@ class AuditHandler(SchedHandler):
         self.reply(await self.call(self.services.audit.list, self.caller, self.query(GetAuditRequest)))
 
 
-class UsageHandler(SchedHandler):
-    """``GET usage?by=&since=&until=&all=``: GPU-seconds rolled up (own usage; admins: ``all=true``)."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        self.reply(await self.call(self.services.accounting.usage, self.caller, self.query(GetUsageRequest)))
-
-
-class UsageReportHandler(SchedHandler):
-    """``GET usage/report?by=&period=&since=&until=&all=&format=``: allocated and utilized
-    GPU-hours, telemetry coverage, efficiency, cost; ``format=csv`` answers ``text/csv``."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        request = self.query(GetUsageReportRequest)
-        rows = await self.call(self.services.accounting.report, self.caller, request)
-        if request.format == "csv":
-            self.finish(self.services.accounting.report_csv(rows, request), set_content_type="text/csv; charset=utf-8")
-            return
-        self.reply(rows)
-
-
-class UsageWasteHandler(SchedHandler):
-    """``GET usage/waste?since=&until=`` (admins): jobs and users ranked by allocated-but-idle GPU-hours."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        self.reply(await self.call(self.services.accounting.waste, self.caller, self.query(GetUsageWasteRequest)))
-
-
 class EventsHandler(SchedHandler):
     """``GET events``: Server-Sent Events of the service's event stream.
 
@@ -481,6 +440,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     (f"leases/{_LEASE_ID}/keepalive", KeepaliveHandler),
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),
+    ("quotas/what-if", QuotaWhatIfHandler),
     *RENAME_ROUTES,  # teams/{team}/move, users/{user}/rename: the acts after a hub rename (teams_web)
     ("nodes/(?P<node>[^/]+)/cordon", CordonNodeHandler),
     ("nodes/(?P<node>[^/]+)/uncordon", UncordonNodeHandler),

@@ -54,7 +54,7 @@ from urllib.parse import urlparse
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import IOLoop, PeriodicCallback
-from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, Union, default, validate
 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
@@ -166,11 +166,15 @@ class HubSchedApp(SchedApp):
     )
 
     gpu_prices = Dict(
-        value_trait=Float(), config=True,
+        value_trait=Union([Float(), List()]), config=True,
         help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
         "*" prices every other model), all in one currency of your choice, for the cost column of GET
         usage/report and jupyter-sched usage: allocated GPU-hours times the price, in that currency
-        (name it in gpu_price_unit). Default {}: no cost.""",
+        (name it in gpu_price_unit). A price may carry the dates it is in force from: a list of
+        [from, price] pairs, from a date (its midnight UTC), an ISO 8601 time or null (always), e.g.
+        {"H100-80GB": [[null, 4.0], ["2026-12-01", 5.0]]}; each piece of usage is priced at the price in
+        force then, so a change does not re-price the past. Usage with no price in force has an unknown
+        cost (the report row says which model). Default {}: no cost.""",
     )
 
     gpu_price_unit = Unicode(

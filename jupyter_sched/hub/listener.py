@@ -24,27 +24,20 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import ssl
-import typing
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
-import httpcore
 import httpx
 
 from ..extension.job_tokens import loopback_host
+from .guarded import Check, ListenerRefused, guarded_sync_transport, guarded_transport
 from .peer import proc_address, tcp_rows
 
-__all__ = ["ListenerRefused", "TokenWithheld", "first_unprivileged_port", "guarded_sync_transport", "guarded_transport",
-           "listener_uids", "refusal"]
+__all__ = ["Check", "ListenerRefused", "TokenWithheld", "first_unprivileged_port", "guarded_sync_transport",
+           "guarded_transport", "listener_uids", "refusal"]
 
 _LISTEN = "0A"
 _PROC_NET = Path("/proc/net")
-
-
-class ListenerRefused(httpx.ConnectError):
-    """Nothing was sent: the service's address is not the service's (:func:`refusal` says why)."""
 
 
 class TokenWithheld(httpx.ConnectError):
@@ -127,94 +120,3 @@ def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: b
             "(another account may have taken the port while the service was down). Fix: stop that process and "
             "restart jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
             f"uid {stranger}, add it to c.SchedApp.hub_service_uids")
-
-
-Check = Callable[[Any], "str | None"]
-"""``check(connected socket) -> why nothing may be sent over it, or None`` (:func:`.peer.connected_refusal`)."""
-
-_SocketOptions = Iterable[tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]]
-
-
-class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend that runs ``check`` on each new TCP connection before anything is sent."""
-
-    def __init__(self, inner: httpcore.AsyncNetworkBackend, check: Check) -> None:
-        self._inner, self._check = inner, check
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                          socket_options: _SocketOptions | None = None) -> httpcore.AsyncNetworkStream:
-        stream = await self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
-                                               socket_options=socket_options)
-        sock = stream.get_extra_info("socket")
-        said = self._check(sock) if hasattr(sock, "getpeername") else None  # asyncio: a TransportSocket
-        if said is not None:
-            await stream.aclose()
-            raise ListenerRefused(said)
-        return stream
-
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: _SocketOptions | None = None) -> httpcore.AsyncNetworkStream:
-        return await self._inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class _GuardedSyncBackend(httpcore.NetworkBackend):
-    """The sync twin of :class:`_GuardedAsyncBackend` (a server's exit hook)."""
-
-    def __init__(self, inner: httpcore.NetworkBackend, check: Check) -> None:
-        self._inner, self._check = inner, check
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: _SocketOptions | None = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
-                                         socket_options=socket_options)
-        sock = stream.get_extra_info("socket")
-        said = self._check(sock) if hasattr(sock, "getpeername") else None  # asyncio: a TransportSocket
-        if said is not None:
-            stream.close()
-            raise ListenerRefused(said)
-        return stream
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: _SocketOptions | None = None) -> httpcore.NetworkStream:
-        return self._inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class _GuardedAsyncTransport(httpx.AsyncHTTPTransport):
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return await super().handle_async_request(request)
-        except ListenerRefused as exc:
-            exc.request = request
-            raise
-
-
-class _GuardedSyncTransport(httpx.HTTPTransport):
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return super().handle_request(request)
-        except ListenerRefused as exc:
-            exc.request = request
-            raise
-
-
-def guarded_transport(check: Check, *, verify: ssl.SSLContext | bool = True) -> httpx.AsyncHTTPTransport:
-    """An httpx transport (the network, as httpx's default) whose every new connection passes ``check`` before its
-    first byte; a refused one raises :class:`ListenerRefused` (nothing sent)."""
-    transport = _GuardedAsyncTransport(verify=verify)
-    pool = typing.cast(typing.Any, transport._pool)  # httpcore.AsyncConnectionPool: its connections take this backend
-    pool._network_backend = _GuardedAsyncBackend(pool._network_backend, check)
-    return transport
-
-
-def guarded_sync_transport(check: Check, *, verify: ssl.SSLContext | bool = True) -> httpx.HTTPTransport:
-    """The sync twin of :func:`guarded_transport`."""
-    transport = _GuardedSyncTransport(verify=verify)
-    pool = typing.cast(typing.Any, transport._pool)
-    pool._network_backend = _GuardedSyncBackend(pool._network_backend, check)
-    return transport

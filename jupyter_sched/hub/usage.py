@@ -23,6 +23,6 @@ REST handlers, the report functions in :mod:`jupyter_sched.accounting.store_repo
 from __future__ import annotations
 
 from ..accounting.store_report import rollups_for, usage_report_for
-from ..extension.handlers import UsageReportHandler
+from ..extension.usage_web import UsageReportHandler
 
 __all__ = ["UsageReportHandler", "rollups_for", "usage_report_for"]

@@ -32,6 +32,7 @@ from .models import (
     GetUsageWasteRequest,
     GetUsageWasteResponse,
 )
+from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .readcache import Builds
 
 __all__ = ["AccountingService", "CallerKey"]
@@ -86,7 +87,7 @@ class AccountingService:
             (None or empty: :data:`~jupyter_sched.accounting.report.UNNAMED_COST_UNIT`).
     """
 
-    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None, *, monitor: TelemetryMonitor | None = None,
+    def __init__(self, ctx: Context, prices: Mapping[str, Any] | None = None, *, monitor: TelemetryMonitor | None = None,
                  price_unit: str | None = None) -> None:
         self.ctx = ctx
         self.prices = dict(prices) if prices else None
@@ -384,6 +385,17 @@ class AccountingService:
                                   mig_uuids=mig_uuids_of(self.ctx.inventory()))
         return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict(),
                                                      "unattributed": [r.to_dict() for r in nobody]})
+
+    def what_if(self, caller: Caller, request: GetQuotaWhatIfRequest) -> GetQuotaWhatIfResponse:
+        """Admins: a past period's usage of a team against a proposed quota line (:mod:`.quota_what_if`).
+
+        Raises:
+            AuthorizationError: not an admin (audited).
+            ValidationError: a bad team name, timestamp or period.
+        """
+        from .quota_what_if import quota_what_if
+
+        return quota_what_if(self.ctx, caller, request)
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:

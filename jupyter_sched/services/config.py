@@ -188,6 +188,10 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     from ..inventory.simulated import SimulatedInventory
 
     logger = log or logging.getLogger("jupyter_sched")
+    if settings.get("gpu_prices"):  # a malformed price or date stops the start naming gpu_prices[MODEL] (B21)
+        from ..accounting.prices import price_table
+
+        price_table(settings["gpu_prices"])
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)

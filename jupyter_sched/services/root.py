@@ -113,7 +113,7 @@ class Services:
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
-        telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None, price_unit: str | None = None,
+        telemetry_push_s: float = 1.0, prices: Mapping[str, Any] | None = None, price_unit: str | None = None,
         definitions: DefinitionSettings | None = None, cycle_steps_aside: bool = True,
         admin_users: Collection[str] = (), logger: logging.Logger | None = None,
     ) -> None:

@@ -23,6 +23,7 @@ from ..model.codec import (
     team_policy_from_dict,
 )
 from ..model.units import parse_utc
+from .schema import JOB_NAME_WIDTH
 
 __all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "quota_row_error",
            "quota_row_from", "record_from_row", "ts"]
@@ -93,6 +94,7 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         spec = replace(spec, notebook_json=None, source=None)
     return {
         "id": job.id, "user": job.spec.user, "team": job.spec.team, "kind": job.spec.kind.value,
+        "name": job.spec.name[:JOB_NAME_WIDTH],
         "state": job.state.value, "priority": job.spec.priority.value,
         "spec": dumps(spec_to_dict(spec)),
         "allocation": None if job.allocation is None else dumps(allocation_to_dict(job.allocation)),

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from ..errors import StoreError
 from . import schema
-from .codec import ts
+from .codec import loads, ts
 
 __all__ = ["MIGRATIONS", "Migration", "current_version", "latest_version", "migrate"]
 
@@ -205,6 +205,35 @@ def _v22_eligible_at(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v23_job_names(conn: sa.Connection) -> None:
+    """``jobs.name`` filled from each row's spec (rows whose spec does not decode, or names no string, keep
+    null), then its index. Idempotent: a row already named is left as it is."""
+    name, type_ = schema.JOB_NAME_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("jobs")}:
+        conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+    jobs = sa.table("jobs", sa.column("id", sa.String), sa.column("spec", sa.Text), sa.column(name, sa.String))
+    page = (sa.select(jobs.c.id, jobs.c.spec).where(jobs.c.name.is_(None), jobs.c.id > sa.bindparam("after"))
+            .order_by(jobs.c.id).limit(500))  # pages: a live row's spec may carry a notebook (MiB)
+    write = jobs.update().where(jobs.c.id == sa.bindparam("w_id")).values(name=sa.bindparam("w_name"))
+    after = ""
+    while rows := conn.execute(page, {"after": after}).all():
+        named = [{"w_id": job_id, "w_name": found[:schema.JOB_NAME_WIDTH]}
+                 for job_id, spec in rows if isinstance(found := _spec_name(spec), str)]
+        if named:
+            conn.execute(write, named)
+        after = rows[-1][0]
+    _add_index(conn, "jobs", "ix_jobs_user_name_state", schema.columns_v23)
+
+
+def _spec_name(spec: str | None) -> object:
+    """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
+    try:
+        found = loads(spec)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return found.get("name") if isinstance(found, dict) else None
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -249,6 +278,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "start until released, across restarts (jupyter-sched hold|release|top; hubadmin25 B18)", _v21_job_holds),
     Migration(22, "when a job's hold was released (jobs.eligible_at): its queue place and age count from then, behind "
                   "work submitted while it was held (verify26 V13)", _v22_eligible_at),
+    Migration(23, "a job's name as a column (jobs.name, filled from each job's spec) indexed by owner, name and state: "
+                  "a submit's note of the owner's live jobs of its name reads those rows only (s27-perf)", _v23_job_names),
 )
 
 

@@ -66,6 +66,7 @@ export const ROUTES = {
   getTelemetryHistory: { method: 'get', path: '/telemetry/history' },
   getIdle: { method: 'get', path: '/idle' },
   getAudit: { method: 'get', path: '/audit' },
+  getQuotaWhatIf: { method: 'get', path: '/quotas/what-if' },
   moveTeam: { method: 'post', path: '/teams/{team}/move' },
   renameUser: { method: 'post', path: '/users/{user}/rename' },
   cordonNode: { method: 'post', path: '/nodes/{node}/cordon' },

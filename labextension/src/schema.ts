@@ -258,6 +258,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/quotas/what-if": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admins - replay a past period's usage of a team (the last full calendar quarter unless since/until say) against a proposed quota line and the line in force - GPU-hours within the guarantee, borrowed, over the limit (work that would have waited), hours above each, peak GPUs. A non-admin is 403 (audited). */
+        get: operations["getQuotaWhatIf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/teams/{team}/move": {
         parameters: {
             query?: never;
@@ -1367,6 +1384,21 @@ export interface components {
         };
         /** @description Pending work in queue order, then work holding GPUs. */
         GetQueueResponse: components["schemas"]["QueueEntry"][];
+        /** @description The proposed line and the line in force, replayed over the same period. */
+        GetQuotaWhatIfResponse: {
+            team: string;
+            /** @description the line's model (null: every model) */
+            gpu_model: string | null;
+            /** @description ISO 8601 UTC */
+            since: string;
+            /** @description ISO 8601 UTC (not included) */
+            until: string;
+            proposed: components["schemas"]["QuotaWhatIfLine"];
+            /** @description the team's line in force now for that model, replayed the same way (null: it has none) */
+            in_force: components["schemas"]["QuotaWhatIfLine"] | null;
+            /** @description the same in words, with what the figures cannot say */
+            text: string;
+        };
         /**
          * @description The quota set in force. It outlives restarts: the config file's c.SchedApp.quotas replaces the
          *     lines at a start only when it changed since it was last applied (the start-up log then warns).
@@ -2368,6 +2400,26 @@ export interface components {
             /** @description in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or `the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC` */
             text: string;
         };
+        /** @description One line's meaning over the period (:class:`jupyter_sched.accounting.what_if.LineReplay`). */
+        QuotaWhatIfLine: {
+            guaranteed: number;
+            /** @description null: no limit */
+            borrowing_limit: number | null;
+            /** @description the team's allocated GPU-hours in the period (on the line's model) */
+            used_gpu_hours: number;
+            /** @description GPU-hours at or below the guarantee */
+            within_guarantee_gpu_hours: number;
+            /** @description GPU-hours above the guarantee, within the limit: borrowed work, which another team's reclaim can take */
+            borrowed_gpu_hours: number;
+            /** @description GPU-hours above guarantee + limit: work that would have waited */
+            over_limit_gpu_hours: number;
+            /** @description wall-clock hours the team held more than the guarantee */
+            hours_above_guarantee: number;
+            /** @description wall-clock hours it held more than guarantee + limit */
+            hours_above_limit: number;
+            /** @description the most GPUs it held at once */
+            peak_gpus: number;
+        };
         /**
          * @description A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording
          *     lives): the panel, the magics and the CLI show these strings as they are. Times are absolute
@@ -3084,7 +3136,7 @@ export interface components {
             telemetry_coverage: number;
             /** @description utilized / covered allocated GPU-seconds, 0..1 */
             efficiency: number | null;
-            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in cost_unit; null without gpu_prices */
+            /** @description allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices in force at the time, in cost_unit; null without gpu_prices, or where some of the usage had no price in force (the row's warnings name the model) */
             cost: number | null;
             /**
              * @description the currency of cost: c.HubSchedApp.gpu_price_unit (e.g. USD), or "price units" when the admin named none (then cost is in whatever gpu_prices were priced in); null when cost is null
@@ -3743,6 +3795,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetQuotasResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getQuotaWhatIf: {
+        parameters: {
+            query: {
+                /** @description the team the line is for */
+                team: string;
+                /** @description the proposed guarantee (GPUs) */
+                guaranteed: number;
+                /** @description the proposed borrowing limit above the guarantee (GPUs); absent: no limit */
+                borrowing_limit?: number | null;
+                /** @description the line's GPU model; absent: the team's usage on every model (a line for any model) */
+                gpu_model?: string | null;
+                /** @description start of the period replayed (ISO 8601 with offset); default: the last full calendar quarter */
+                since?: string | null;
+                /** @description end of the period (not included; at most now) */
+                until?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Both lines replayed over the period */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetQuotaWhatIfResponse"];
                 };
             };
             default: components["responses"]["Error"];

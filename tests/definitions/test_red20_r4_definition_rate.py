@@ -62,7 +62,7 @@ def test_red20_r4_definition_changes_past_the_submit_rate_are_429_naming_it_and_
     assert refused.field == "max_submits_per_user_minute", refused.field
     assert refused.message == ("mallory is changing job definitions faster than 5 a minute, the most per user "
                                "(c.SchedApp.max_submits_per_user_minute)"), refused.message
-    assert refused.hint == "retry in 12 s (submits and definition changes share it)", refused.hint
+    assert refused.hint == "retry in 12 s (submits and changes of jobs and definitions share it)", refused.hint
     assert refused.details["retry_after_s"] == 12
     assert _changes(server) == 5
     rows = server.store.list_events(action="refused", limit=10)

@@ -103,10 +103,10 @@ def test_prices_per_gpu_hour(prices: dict[str, float], want: float) -> None:
     assert price_for("A100", prices) == want
 
 
-def test_a_model_without_a_price_is_an_error_not_free() -> None:
-    with pytest.raises(ValidationError) as err:
-        usage_report([iv(model="H100")], now=T0 + 2 * H, prices={"A100": 2.0})
-    assert err.value.field == "prices"
+def test_a_model_without_a_price_is_unknown_not_free() -> None:
+    # hubadmin26 B21: no failure of the whole report either (a node of a new model added before its price)
+    (row,) = usage_report([iv(model="H100")], now=T0 + 2 * H, prices={"A100": 2.0})
+    assert row["cost"] is None and "no price per GPU-hour for GPU model 'H100'" in row["warnings"][0], row
 
 
 @pytest.mark.parametrize("kwargs, field", [

@@ -112,8 +112,9 @@ class UsageReportRow(UsageRow):
     telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
     efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
     cost: float | None = Field(description=(
-        "allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices, in cost_unit; null "
-        "without gpu_prices"))
+        "allocated GPU-hours times the price per GPU-hour of c.HubSchedApp.gpu_prices in force at the time, in "
+        "cost_unit; null without gpu_prices, or where some of the usage had no price in force (the row's warnings "
+        "name the model)"))
     cost_unit: str | None = Field(default=None, examples=["USD"], description=(
         "the currency of cost: c.HubSchedApp.gpu_price_unit (e.g. USD), or \"price units\" when the admin "
         "named none (then cost is in whatever gpu_prices were priced in); null when cost is null"))

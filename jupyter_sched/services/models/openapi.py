@@ -71,6 +71,7 @@ OPERATIONS = [
     Operation("/queue", "get", jobs.GetQueueResponse, query=jobs.GetQueueRequest),
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
+    Operation("/quotas/what-if", "get", quotas.GetQuotaWhatIfResponse, query=quotas.GetQuotaWhatIfRequest),
     Operation("/teams/{team}/move", "post", teams.MoveTeamResponse, body=teams.MoveTeamRequest),
     Operation("/users/{user}/rename", "post", users.RenameUserResponse, body=users.RenameUserRequest),
     Operation("/nodes/{node}/cordon", "post", nodes.CordonNodeResponse, body=nodes.CordonNodeRequest),

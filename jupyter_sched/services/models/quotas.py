@@ -8,10 +8,11 @@ from pydantic import ConfigDict, Field, RootModel, field_validator
 
 from ...model.periods import Period
 from ...model.validation import fold_priority
-from .base import CodecView, RequestModel, ResponseModel
+from .base import CodecView, QueryModel, RequestModel, ResponseModel
 from .jobs import PriorityName
 
 __all__ = [
+    "GetQuotaWhatIfRequest", "GetQuotaWhatIfResponse", "QuotaWhatIfLine",
     "BudgetLine",
     "BudgetView",
     "GetMeResponse",
@@ -295,3 +296,45 @@ class GetMeResponse(ResponseModel):
         "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line "
         "while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one "
         "line per team in by_team"))
+
+
+class GetQuotaWhatIfRequest(QueryModel):
+    """``GET quotas/what-if`` (admins): a past period's usage of ``team`` against a proposed line (hubadmin26 B7)."""
+
+    team: str = Field(min_length=1, max_length=200, examples=["cv"], description="the team the line is for")
+    guaranteed: float = Field(ge=0, examples=[4], description="the proposed guarantee (GPUs)")
+    borrowing_limit: float | None = Field(default=None, ge=0, description=(
+        "the proposed borrowing limit above the guarantee (GPUs); absent: no limit"))
+    gpu_model: str | None = Field(default=None, max_length=200, description=(
+        "the line's GPU model; absent: the team's usage on every model (a line for any model)"))
+    since: str | None = Field(default=None, examples=["2026-10-01T00:00:00+00:00"], description=(
+        "start of the period replayed (ISO 8601 with offset); default: the last full calendar quarter"))
+    until: str | None = Field(default=None, description="end of the period (not included; at most now)")
+
+
+class QuotaWhatIfLine(ResponseModel):
+    """One line's meaning over the period (:class:`jupyter_sched.accounting.what_if.LineReplay`)."""
+
+    guaranteed: float
+    borrowing_limit: float | None = Field(description="null: no limit")
+    used_gpu_hours: float = Field(description="the team's allocated GPU-hours in the period (on the line's model)")
+    within_guarantee_gpu_hours: float = Field(description="GPU-hours at or below the guarantee")
+    borrowed_gpu_hours: float = Field(description="GPU-hours above the guarantee, within the limit: borrowed work, "
+                                                  "which another team's reclaim can take")
+    over_limit_gpu_hours: float = Field(description="GPU-hours above guarantee + limit: work that would have waited")
+    hours_above_guarantee: float = Field(description="wall-clock hours the team held more than the guarantee")
+    hours_above_limit: float = Field(description="wall-clock hours it held more than guarantee + limit")
+    peak_gpus: float = Field(description="the most GPUs it held at once")
+
+
+class GetQuotaWhatIfResponse(ResponseModel):
+    """The proposed line and the line in force, replayed over the same period."""
+
+    team: str
+    gpu_model: str | None = Field(description="the line's model (null: every model)")
+    since: str = Field(description="ISO 8601 UTC")
+    until: str = Field(description="ISO 8601 UTC (not included)")
+    proposed: QuotaWhatIfLine
+    in_force: QuotaWhatIfLine | None = Field(description="the team's line in force now for that model, replayed the "
+                                                         "same way (null: it has none)")
+    text: str = Field(description="the same in words, with what the figures cannot say")

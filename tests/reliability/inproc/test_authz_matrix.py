@@ -120,6 +120,8 @@ MATRIX = [
     Row("teams/{team}/move", "POST", DENIED, DENIED, BAD, body={"to": "research", "dry_run": True},
         why="re-charging a team's work is an admin's act (audited); here the admin passes and is told "
             "team research does not exist (400 naming to)"),
+    Row("quotas/what-if", "GET", DENIED, DENIED, OK, params={"team": "default", "guaranteed": "2"},
+        why="a team's usage against a proposed line: admins only (hubadmin26 B7)"),
     Row("users/{user}/rename", "POST", DENIED, DENIED, OK, body={"to": "ivan.new", "dry_run": True},
         why="carrying a renamed user's work over is an admin's act (audited; hubadmin26 B10); a dry run changes nothing"),
     Row("nodes/{node}/cordon", "POST", DENIED, DENIED, OK, body={"reason": "matrix", "dry_run": True},

@@ -1,0 +1,96 @@
+"""``GET quotas/what-if`` (admins): a past period's usage of a team against a proposed quota line (hubadmin26 B7).
+
+Planning next quarter's lines had only ``PUT quotas {"dry_run": true}``, which judges the lines against the work
+running now. This replays the team's billed usage intervals of a past period (the last full calendar quarter by
+default) against the proposed line, and against the line in force, with
+:func:`jupyter_sched.accounting.what_if.replay_line`: GPU-hours within the guarantee, borrowed, over the limit
+(work that would have waited), how long it was above each, its peak. What it cannot say, and says: when the work
+held back would have run instead (the rest of the queue would have moved too: that is a simulator's replay).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from ..accounting.overlaps import resolve_overlaps
+from ..accounting.what_if import LineReplay, replay_line
+from ..admission import Caller
+from ..admission.rules import check_team_name
+from ..errors import ValidationError
+from ..model import ANY_MODEL, QuotaSet
+from ..model.periods import period_start
+from ..model.units import parse_window, to_iso
+from .context import Context
+from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
+
+__all__ = ["quota_what_if"]
+
+
+def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest) -> GetQuotaWhatIfResponse:
+    """The replay of the module docstring.
+
+    Raises:
+        AuthorizationError: not an admin (audited).
+        ValidationError: a bad team name (``team``), a timestamp without offset, ``until`` not after ``since``
+            (field ``until``), a period that starts in the future (``since``).
+    """
+    ctx.admission.require_admin(caller, "replaying usage against a proposed quota line", field="team")
+    check_team_name(request.team, "team")
+    now = ctx.clock.now()
+    since, until = parse_window(request.since, request.until)
+    if since is None:
+        this_quarter = period_start(now, "quarter")
+        since = period_start(this_quarter - timedelta(seconds=1), "quarter")
+        until = until or this_quarter
+    until = min(until or now, now)
+    if since >= now:
+        raise ValidationError(f"since is in the future ({to_iso(since)}): there is no usage to replay yet",
+                              field="since", hint="give a past period, e.g. the last quarter (leave since out)")
+    if until <= since:
+        raise ValidationError("until is not after since", field="until", hint="give until after since")
+    intervals, _runaways = ctx.store.billed_usage(since=since, until=until)
+    intervals, _cut = resolve_overlaps(intervals, now=now)  # each GPU-second once, as the reports count
+    # an open interval runs to ``until`` (at most now) in the replay
+    team, model = request.team, request.gpu_model
+    proposed = replay_line(intervals, team=team, gpu_model=model, guaranteed=request.guaranteed,
+                           borrowing_limit=request.borrowing_limit, since=since, until=until)
+    line = _line_in_force(ctx.store.quota_set(), team, model)
+    in_force = None if line is None else replay_line(intervals, team=team, gpu_model=model, guaranteed=line[0],
+                                                     borrowing_limit=line[1], since=since, until=until)
+    text = _text(team, model, to_iso(since) or "", to_iso(until) or "", proposed, in_force)
+    return GetQuotaWhatIfResponse.model_validate({
+        "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
+        "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict(), "text": text})
+
+
+def _line_in_force(quotas: QuotaSet, team: str, model: str | None) -> tuple[float, float | None] | None:
+    """``(guaranteed, borrowing_limit)`` of ``team``'s team line for ``model`` (None: the any-model line) now;
+    None when it has none."""
+    for line in quotas.for_team(team):
+        if line.gpu_model == (model or ANY_MODEL):
+            return line.guaranteed, line.borrowing_limit
+    return None
+
+
+def _said(name: str, replay: LineReplay) -> str:
+    limit = "no limit" if replay.borrowing_limit is None else f"borrowing limit {replay.borrowing_limit:g}"
+    said = (f"{name} (guaranteed {replay.guaranteed:g}, {limit}): {replay.within_guarantee_gpu_hours:,.1f} "
+            f"GPU-h within its guarantee, {replay.borrowed_gpu_hours:,.1f} borrowed (another team's reclaim could "
+            f"have taken them; above the guarantee for {replay.hours_above_guarantee:,.1f} h)")
+    if replay.borrowing_limit is not None:
+        said += (f", {replay.over_limit_gpu_hours:,.1f} over its limit (that work would have waited; above the "
+                 f"limit for {replay.hours_above_limit:,.1f} h)")
+    return said
+
+
+def _text(team: str, model: str | None, since: str, until: str, proposed: LineReplay,
+          in_force: LineReplay | None) -> str:
+    on = f" on {model}" if model else ""
+    head = (f"{team}{on} from {since} to {until}: used {proposed.used_gpu_hours:,.1f} GPU-hours, at most "
+            f"{proposed.peak_gpus:g} GPUs at once")
+    parts = [head, _said("the proposed line", proposed)]
+    parts.append(_said("the line in force", in_force) if in_force is not None else
+                 f"{team} has no line{on} in force now")
+    parts.append("when held-back work would have run instead is not said: the rest of the queue would have "
+                 "moved too")
+    return ". ".join(parts) + "."
