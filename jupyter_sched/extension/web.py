@@ -380,10 +380,8 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
                 self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
             if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
                 reference = secrets.token_hex(4)
-                stopping, outage = isinstance(exc, StoppingError), unreachable(exc)
-                # said once by the store (hubadmin25 B6) or by a stop: here one line, and not Jupyter's line again at
-                # ERROR with the request's headers — an ordinary restart lit up `grep '\[E '` (newuser26 n11)
-                self._outage = outage or stopping
+                stopping, outage = isinstance(exc, StoppingError), unreachable(exc)  # one line here, none at ERROR
+                self._outage = outage or stopping  # by Jupyter's log (hubadmin25 B6; newuser26 n11: each restart)
                 log = self.log.info if stopping else self.log.warning if outage else self.log.error  # a stop is no fault (N7)
                 log("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
                     status, reference, exc)

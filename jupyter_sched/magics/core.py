@@ -34,7 +34,6 @@ from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
-from ..wording.progress import within_timeout
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
@@ -57,6 +56,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
+from ..wording.progress import within_timeout
 from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
