@@ -96,7 +96,7 @@ def resolve_overlaps(intervals: Sequence[UsageInterval], *,
             # looked at, in their order — every row against all before it took 47 of 66 s of a 20,000-row report
             # with overlaps (s27-perf: quadratic in a GPU's rows once one pair overlapped)
             accepted = [a for a in accepted if a[1] > iv.started_at]
-            start, held = _fit(iv, end, accepted)
+            start, held = _fit(iv, end, accepted) if accepted else (iv.started_at, None)  # none held: it fits
             if held is None:
                 accepted.append((start, end, iv))
                 continue

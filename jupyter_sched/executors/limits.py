@@ -49,20 +49,61 @@ from typing import Any
 
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
-__all__ = ["JOB_OOM_SCORE_ADJ", "NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors", "processes_of"]
+__all__ = ["CAP_SYS_RESOURCE", "JOB_OOM_SCORE_ADJ", "NVIDIA_MAJOR", "OOM_FLOOR_FIX", "LimitGroups", "LocalLimits",
+           "driver_minors", "holds_cap_sys_resource", "minor_resolver", "oom_floor_problem", "open_gpu_minors",
+           "processes_of"]
 
 log = logging.getLogger(__name__)
 
 NVIDIA_MAJOR = 195
+"""Character-device major of ``/dev/nvidiaN`` (minor N), ``nvidia-modeset`` (254), ``nvidiactl`` (255)."""
 JOB_OOM_SCORE_ADJ = 500
 """Every local job process's ``oom_score_adj`` (-1000 to 1000; the service's own stays 0): out of memory,
 the kernel picks a job first (red team 26, R7; as systemd's ``OOMScoreAdjust`` for a daemon's workers).
-Set by :class:`~.local.LocalExecutor` on each wrapper before its launch."""
-"""Character-device major of ``/dev/nvidiaN`` (minor N), ``nvidia-modeset`` (254), ``nvidiactl`` (255)."""
+Set by :class:`~.local.LocalExecutor` on each wrapper before its launch. It is a floor the job cannot go below
+(``oom_score_adj_min``) only when the writer holds ``CAP_SYS_RESOURCE`` (:func:`oom_floor_problem`)."""
+CAP_SYS_RESOURCE = 24
+"""The capability's bit in ``/proc/<pid>/status``'s ``CapEff`` (linux/capability.h)."""
+OOM_FLOOR_FIX = ("grant this service CAP_SYS_RESOURCE (systemd: AmbientCapabilities=CAP_SYS_RESOURCE; docker: "
+                 "--cap-add SYS_RESOURCE), or cap every job's memory (c.SchedApp.job_memory_mib) so none can take "
+                 "this host's memory")
+"""What makes a job's ``oom_score_adj`` hold, or matter less (said with :func:`oom_floor_problem`)."""
 _GPU_MINORS = range(0, 254)
 _SUBTREE = "jupyter_sched"
 _V1_CONTROLLERS = ("devices", "pids", "memory")
 _DRIVER_GPUS = Path("/proc/driver/nvidia/gpus")
+
+
+def holds_cap_sys_resource(status: Path = Path("/proc/self/status")) -> bool | None:
+    """Whether this process's effective capabilities (``status``'s ``CapEff``) hold ``CAP_SYS_RESOURCE``; None
+    where they cannot be read (no ``/proc``)."""
+    try:
+        text = status.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("CapEff:"):
+            try:
+                return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def oom_floor_problem(held: bool | None = None) -> str | None:
+    """Why jobs' ``oom_score_adj`` :data:`JOB_OOM_SCORE_ADJ` is no floor here, or None when it is (or this
+    cannot be told). The kernel keeps the value a process writes to another's ``oom_score_adj`` as that
+    process's floor (``oom_score_adj_min``) only when the writer holds ``CAP_SYS_RESOURCE``: without it (a
+    container's default set drops it) a job writes 0 back to its own and, out of memory, is again no likelier a
+    victim than this service or PostgreSQL (verify 26, V15). ``held``: :func:`holds_cap_sys_resource`'s answer
+    (read when None)."""
+    if held is None:
+        held = holds_cap_sys_resource()
+    if held is None or held:
+        return None
+    return (f"jobs start with oom_score_adj {JOB_OOM_SCORE_ADJ} but this service lacks CAP_SYS_RESOURCE, so it is "
+            "no floor: a job may set its own back to 0 and, out of memory, be no likelier a victim than this "
+            "service or PostgreSQL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +382,11 @@ class LocalLimits:
                 f", else {self.memory_mib} MiB" if self.memory_mib else ", else none (c.SchedApp.job_memory_mib 0)")
         else:
             memory = "no memory limit or out-of-memory counter"
-        oom = f"oom_score_adj {JOB_OOM_SCORE_ADJ} (out of memory, the kernel kills a job before this service)"
+        if oom_floor_problem() is None:
+            oom = f"oom_score_adj {JOB_OOM_SCORE_ADJ} (out of memory, the kernel kills a job before this service)"
+        else:  # verify 26, V15: said as it is, with the fix
+            oom = (f"oom_score_adj {JOB_OOM_SCORE_ADJ}, no floor (this service lacks CAP_SYS_RESOURCE: a job may set "
+                   f"its own back to 0; fix: {OOM_FLOOR_FIX})")
         return f"local jobs: {gpus}; {pids}; {memory}; {oom}"
 
     def apply(self, group: JobGroup, pid: int, *, gpu_minors: Sequence[int] | None, memory_mib: int) -> LimitGroups:

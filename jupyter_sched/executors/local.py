@@ -956,9 +956,11 @@ class LocalExecutor:
     def _likelier_oom_victim(self, job_id: str, pid: int) -> None:
         """Set the waiting wrapper's ``oom_score_adj`` to :data:`JOB_OOM_SCORE_ADJ` before its launch
         line, so the job's every process inherits it: out of memory, the kernel kills a job before the
-        service, PostgreSQL or a user's notebook kernel (their 0; red team 26, R7). Written by root (hub
-        mode), it is also the floor the job's processes cannot go below (``oom_score_adj_min``). A
-        failure (no ``/proc``, a locked-down container) is logged once, never stops the launch."""
+        service, PostgreSQL or a user's notebook kernel (their 0; red team 26, R7). Written by a service
+        holding ``CAP_SYS_RESOURCE`` (root on a host, not in a container's default set), it is also the floor
+        the job's processes cannot go below (``oom_score_adj_min``); without it a job may set 0 back, which the
+        start-up line and doctor say (:func:`~.limits.oom_floor_problem`; verify 26, V15). A failure (no
+        ``/proc``, a locked-down container) is logged once, never stops the launch."""
         try:
             with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as fh:
                 fh.write(str(JOB_OOM_SCORE_ADJ))

@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
+BULK_WAITING_PER_USER = 16
+"""Most of one user's bulk reads in flight or waiting (:meth:`SchedApp.bulk_off_loop`); more are 429."""
+
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
                AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, HubClientConfig,
                ExtensionApp):
@@ -124,6 +127,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
+        self._bulk_of: dict[str, list[Any]] = {}  # per user: [their bulk-read gate, reads in it] (red27 R5)
         self.services: Any = install_job_tokens(self, self._build_services())  # jobs' URL + token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
@@ -303,10 +307,29 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return fn(*args, **kwargs)
         return await run_pooled(self.request_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
 
-    async def bulk_off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    async def bulk_off_loop(self, fn: Callable[..., R], *args: Any, user: str | None = None, **kwargs: Any) -> R:
         """:meth:`off_loop` on the bulk request threads: page reads of many rows (``GET jobs``,
-        ``queue``, ``audit``, usage reports) queue there, never in front of quick answers."""
-        return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
+        ``queue``, ``audit``, usage reports) queue there, never in front of quick answers. At most half the threads
+        read for one ``user`` at once, whose further reads wait for their own (red27 R5: four of one user's usage
+        reports held every bulk thread for minutes, an admin's ``GET audit`` waiting). Raises BusyError (429)
+        past :data:`BULK_WAITING_PER_USER` of theirs."""
+        if user is None:
+            return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
+        gate = self._bulk_of.get(user)
+        if gate is None:
+            gate = self._bulk_of[user] = [asyncio.Semaphore(max(1, self.bulk_pool._max_workers // 2)), 0]
+        if gate[1] >= BULK_WAITING_PER_USER:
+            raise BusyError(f"{gate[1]} of your page and report reads are waiting for your earlier ones",
+                            hint="retry once they have answered", details={"retry_after_s": 2, "waiting": gate[1]})
+        gate[1] += 1
+        try:
+            async with gate[0]:
+                return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs),
+                                        stopping=self._stopping)
+        finally:
+            gate[1] -= 1
+            if gate[1] <= 0:
+                self._bulk_of.pop(user, None)
 
     def _stopping(self) -> bool:
         return self.stopping

@@ -18,6 +18,7 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import secrets
@@ -194,13 +195,12 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
         extension's request threads, so the server's event loop stays free for other requests
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
-        run = self.sched.bulk_off_loop if self._bulk else self.sched.off_loop
-        late = any(arg is _RESOLVED_ON_CALL for arg in args)
+        run, late = self.sched.off_loop, any(arg is _RESOLVED_ON_CALL for arg in args)
+        if self._bulk:  # one user's reads in flight are bounded (red27 R5)
+            run = cast(Any, functools.partial(self.sched.bulk_off_loop, user=self.own_name()))
         if late:
-            result: R = await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs)
-        else:
-            result = await run(fn, *args, **kwargs)
-        return result
+            return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
+        return cast(R, await run(fn, *args, **kwargs))
 
     def _on_thread(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
         """On a request thread: resolve the caller of ``user`` (when given) in place of the

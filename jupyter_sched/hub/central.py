@@ -94,7 +94,7 @@ from .liveness import (
 )
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
-from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
+from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
@@ -279,7 +279,7 @@ class HubSchedApp(SchedApp):
             definitions.owner_caller = self.owner_caller
         users = getattr(self.services, "users", None)
         if users is not None:  # a rename asks the hub whether the old name is gone and the new one a user (B10)
-            users.owner_caller = self.owner_caller
+            users.owner_caller = self.owner_caller_now
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
@@ -437,8 +437,10 @@ class HubSchedApp(SchedApp):
         (self.log.warning if warn else self.log.info)("jupyter_sched: %s", line)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
-        """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""
-        return [*super().routes(), ("kernels", KernelReportHandler), (REFUSED_TOKEN_PATH, RefusedTokenHandler)]
+        """The route table, plus the kernel reports, refused-token reports and squat reports of user servers (hub
+        mode only)."""
+        return [*super().routes(), ("kernels", KernelReportHandler), (REFUSED_TOKEN_PATH, RefusedTokenHandler),
+                (SQUAT_REPORT_PATH, SquatReportHandler)]
 
     def _hub(self) -> HubAPI:
         """The hub API with the service's own token."""
@@ -519,6 +521,20 @@ class HubSchedApp(SchedApp):
         admin, groups = provider.roles_now(user)
         caller: Caller = self.services.caller(user, admin=admin or user in set(self.admin_users), groups=groups)
         return caller
+
+    def owner_caller_now(self, user: str) -> Caller:
+        """:meth:`owner_caller` read from the hub now, not from the record cached up to
+        ``c.HubIdentityProvider.lookup_cache_s`` (a user renamed on the hub a moment ago is still cached
+        under the old name: ``users rename`` would be refused as "still a user"; hubadmin26 B10).
+
+        Raises:
+            NotFoundError: the hub has no such user.
+            BusyError: the hub did not answer.
+        """
+        forget = getattr(self._provider(), "forget", None)
+        if forget is not None:
+            forget(user)
+        return self.owner_caller(user)
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)

@@ -28,7 +28,10 @@ This module is the bookkeeping behind two rules of :mod:`.front_door`:
   origins behind one peer bounded together at :meth:`FairShare.unproven_bound` (session 25: made-up
   tokens flooding from one host held the proxy's unproven share, and every new real token's first
   request was answered 429 until the flood stopped); a token's very first request shares the
-  unproven share of its own host only.
+  unproven share of its own host only. Where the front door can ask the hub first
+  (:meth:`~.front_door.GuardedHTTPServer.check_first`), a credential not seen before is checked before its
+  request is counted, so only what could not be checked (the hub not answering, a genuine job token) is
+  counted as unproven (verify 26, V11: fresh made-up tokens filled it).
 
 Pure bookkeeping: no tornado, no clock of its own (times are passed in).
 """
@@ -45,7 +48,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 __all__ = ["AUDIT_INTERVAL_S", "PRESSURE_SHARE", "RETRY_AFTER_S", "SHARE_FLOOR", "SHARE_SETTING", "CallerKeys",
-           "FairShare", "credential_digest", "default_share", "over_share_answer", "over_share_message", "share_key",
+           "FairShare", "credential_digest", "credential_of", "default_share", "over_share_answer", "over_share_message", "share_key",
            "user_of"]
 
 SHARE_FLOOR = 8
@@ -67,13 +70,11 @@ def default_share(ceiling: int) -> int:
     return max(SHARE_FLOOR, ceiling // 10)
 
 
-def credential_digest(headers: Mapping[str, str], target: str) -> tuple[str, str] | None:
-    """``(kind, digest)`` of the credential a request carries, or None: ``("token", …)`` for an
-    ``Authorization: token|bearer …`` header or a ``?token=`` in ``target`` (the request's path and
-    query), ``("cookie", …)`` for a ``Cookie`` header (the hub's OAuth cookie rides in it; the whole
-    header is digested, so one browser's requests digest alike). The digest is a SHA-256 prefix: the
-    credential itself is never kept. A token starting ``jsjob1.`` (a job's progress token) is kind
-    ``"job"``."""
+def credential_of(headers: Mapping[str, str], target: str) -> tuple[str, str] | None:
+    """``(kind, credential)`` a request carries, or None: ``("token", TOKEN)`` for an ``Authorization:
+    token|bearer …`` header or a ``?token=`` in ``target`` (the request's path and query), ``("job", TOKEN)``
+    for such a token starting ``jsjob1.`` (a job's progress token), ``("cookie", HEADER)`` for a ``Cookie``
+    header (the hub's OAuth cookie rides in it: the whole header, stripped)."""
     token = None
     if match := _AUTH.fullmatch(headers.get("Authorization", "") or ""):
         token = match.group(1)
@@ -81,12 +82,20 @@ def credential_digest(headers: Mapping[str, str], target: str) -> tuple[str, str
         values = parse_qs(target.split("?", 1)[1]).get("token")
         token = values[0] if values else None
     if token:
-        kind = "job" if token.startswith("jsjob1.") else "token"
-        return kind, hashlib.sha256(f"token:{token}".encode()).hexdigest()[:32]
-    cookie = headers.get("Cookie", "") or ""
-    if cookie.strip():
-        return "cookie", hashlib.sha256(f"cookie:{cookie.strip()}".encode()).hexdigest()[:32]
-    return None
+        return ("job" if token.startswith("jsjob1.") else "token"), token
+    cookie = (headers.get("Cookie", "") or "").strip()
+    return ("cookie", cookie) if cookie else None
+
+
+def credential_digest(headers: Mapping[str, str], target: str) -> tuple[str, str] | None:
+    """``(kind, digest)`` of the credential a request carries (:func:`credential_of`), or None; one browser's
+    requests (the whole ``Cookie`` header) digest alike. The digest is a SHA-256 prefix: the credential itself
+    is never kept."""
+    found = credential_of(headers, target)
+    if found is None:
+        return None
+    kind, value = found
+    return kind, hashlib.sha256(f"{'cookie' if kind == 'cookie' else 'token'}:{value}".encode()).hexdigest()[:32]
 
 
 class CallerKeys:
@@ -113,6 +122,10 @@ class CallerKeys:
     def refused(self, credential: tuple[str, str] | None) -> bool:
         """Whether the hub refused ``credential`` before (:meth:`refuse`)."""
         return credential is not None and credential[1] in self._refused
+
+    def known(self, credential: tuple[str, str] | None) -> bool:
+        """Whether ``credential`` authenticated before or the hub refused it (None: no credential, known)."""
+        return credential is None or credential[1] in self._users or credential[1] in self._refused
 
     def learn(self, digest: str, user: str) -> None:
         """A request carrying the credential ``digest`` authenticated as hub user ``user``."""
@@ -238,6 +251,11 @@ class FairShare:
         counts as theirs (for :meth:`claims` and :meth:`most_over`) until it is answered or closes."""
         self._expected[conn] = key
         self._last[conn] = key
+
+    def checking(self, conn: Hashable) -> None:
+        """``conn``'s request waits for its credential to be checked before it is counted (verify 26, V11): it is
+        no caller's until then (an expectation from its peeked head is dropped)."""
+        self._expected.pop(conn, None)
 
     def answering(self, conn: Hashable, key: str) -> None:
         """``conn`` answers a request of caller ``key`` (counted until :meth:`done`)."""

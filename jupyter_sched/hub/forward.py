@@ -7,7 +7,9 @@ user's server exactly as in embedded mode (token or cookie + XSRF), then forward
 scheduler (``$JUPYTER_SCHED_SERVICE_TOKEN``, minted by the hub at spawn: :mod:`.spawn_token`; else minted
 at start with the server's ``JUPYTERHUB_API_TOKEN``, :mod:`.narrow_token`; where the hub refuses both, nothing
 is sent: verify26 V3), which the hub resolves to the owner, and only to an address that is the
-service's (:mod:`.listener`: red team 25, R5). The caller's
+service's (:mod:`.listener`: red team 25, R5); what it refused to send to another account holding that
+address is reported to the service once it answers again, and audited there (:mod:`.squat_log`: verify26
+V8). The caller's
 identity therefore comes from the hub, never from the request; status, body and
 ``Content-Type`` come back unchanged, so the magics, the CLI and the panel work as against an
 embedded server. ``events`` and ``jobs/{id}/logs?follow=true`` are streamed.
@@ -72,9 +74,10 @@ from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
 from .listener import ListenerRefused, TokenWithheld, guarded_sync_transport, guarded_transport, refusal
 from .narrow_token import NarrowTokens, ScopedToken
-from .peer import Connected, connected_refusal
+from .peer import Connected, Refusal, connected_refusal
 from .reconnect import CENTRAL, CentralLink
 from .spawn_token import SERVICE_TOKEN_ENV
+from .squat_log import SQUAT_REPORT_PATH, SquatLog
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
 """Set by a user server on what it forwards: the name of the server whose kernels the request's
@@ -237,6 +240,9 @@ class ForwardingService:
         self._reporting: asyncio.Lock | None = None  # one report in flight: a later one never arrives first
         self._refusal_reports: list[float] = []  # loop times of the last minute's refused-token reports
         self._refusal_tasks: set[asyncio.Task[None]] = set()
+        self.squats = SquatLog()
+        """Squats of the service's address refused and not yet reported (verify26 V8)."""
+        self._squat_report: asyncio.Future[None] | None = None
 
     # ---- lifetime ------------------------------------------------------------------------
     @property
@@ -262,6 +268,7 @@ class ForwardingService:
         if said is None:
             self._refusal_said = None
             return
+        self._squatted(said)
         if said != self._refusal_said:
             log.warning("jupyter_sched: %s", said)
             self._refusal_said = said
@@ -271,10 +278,42 @@ class ForwardingService:
         """Why nothing may be sent over the just-connected ``sock`` (:func:`.peer.connected_refusal`: who accepted
         it), logged once per reason; None when it may (verify26 V5: checking the listener first is a race)."""
         said = connected_refusal(sock, allowed_uids=self.allowed_uids)
+        if said is not None:
+            self._squatted(said)
         if said is not None and said != self._connected_said:  # once per holder, not once per toggle of it
             log.warning("jupyter_sched: %s", said)
             self._connected_said = said
         return said
+
+    def _squatted(self, said: str) -> None:
+        """Keep a refusal because another account held the service's address, for the service's audit (verify26 V8)."""
+        if isinstance(said, Refusal) and said.address:
+            self.squats.seen(said.uid, said.address, datetime.now(timezone.utc))
+
+    def _report_squats(self) -> None:
+        """Once a request reached the service again: hand it the squats refused meanwhile (``POST squat-refused``,
+        :mod:`.squat_log`), in the background, one report at a time; kept when it does not get through."""
+        if not self.squats or self._squat_report is not None or self.withheld is not None:
+            return
+        taken = self.squats.take()
+
+        async def send() -> None:
+            try:
+                answer = await self.client.post(SQUAT_REPORT_PATH, json={"refusals": [h.to_wire() for h in taken]},
+                                                timeout=_KERNEL_REPORT_TIMEOUT_S)
+                if answer.status_code == 200:
+                    return
+                if answer.status_code in (400, 404, 405):  # refused as it is (or an older service): never resent
+                    log.warning("jupyter_sched: the scheduler did not take this server's report of a squatted port "
+                                "(%s)", answer.status_code)
+                    return
+            except httpx.HTTPError:
+                log.debug("jupyter_sched: the central service did not take a squat report", exc_info=True)
+            self.squats.put_back(taken)
+
+        task = asyncio.ensure_future(send())
+        self._squat_report = task
+        task.add_done_callback(lambda _done: setattr(self, "_squat_report", None))
 
     async def _withhold(self, request: httpx.Request) -> None:
         """httpx's request hook: send nothing while :attr:`withheld` (the server's own token, no scoped one)."""
@@ -417,6 +456,7 @@ class ForwardingService:
         async with self._reporting:  # the service keeps the report that arrives last: the one built last
             body = self.kernel_report_body()
             response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
+        self._report_squats()  # the service answered again (verify26 V8)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
             return {}
@@ -585,6 +625,7 @@ class ForwardingService:
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc, self.link.failed(exc)) from None
         self.link.succeeded()
+        self._report_squats()
         return response
 
     def stream(self, path: str, query: str, *, last_event_id: str | None = None) -> Any:

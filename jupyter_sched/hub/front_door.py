@@ -51,6 +51,11 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   429 from its head (``Retry-After``, field ``connections``; the user audited once a minute) and at a
   full ceiling the caller most over it loses a connection before a newcomer is refused (verify 23, V5;
   :mod:`.fair_share`); made-up tokens count per origin host through the hub's proxy (session 25);
+* ``check_credential`` — a request whose credential was neither authenticated nor refused before waits (its body
+  unread) while the hub is asked who it names, :data:`CHECKS_AT_ONCE` checks at once, in turn, then counts as
+  that user or as "refused PEER": a flood of made-up tokens, a fresh one per request, held the share of
+  credentials not yet checked, and every honest first request of their host (after a restart, of every host)
+  was answered 429 (verify 26, V11; the service's check is :mod:`.first_check`);
 * at a full ceiling a connection that waits less than :data:`HEAD_GRACE_S` for its request is never closed
   for a newcomer, accepting pauses (the newcomers wait in the kernel's queue, :data:`LISTEN_BACKLOG` deep)
   while nothing may be closed, and a newcomer's request head is looked at in its socket, unread: a caller
@@ -114,9 +119,9 @@ from .fair_share import (
 )
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
-__all__ = ["ACCEPT_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE", "HEAD_GRACE_S", "MAX_BODY_BYTES",
-           "PIPELINED_AHEAD_BYTES",
-           "FrontDoor", "GuardedHTTPServer", "note_caller", "too_large_message"]
+__all__ = ["ACCEPT_PAUSE_S", "CHECKS_AT_ONCE", "CHECK_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE",
+           "HEAD_GRACE_S", "MAX_BODY_BYTES", "PIPELINED_AHEAD_BYTES",
+           "CredentialCheck", "FrontDoor", "GuardedHTTPServer", "Unchecked", "note_caller", "too_large_message"]
 
 FD_RESERVE = 256
 """File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
@@ -158,6 +163,15 @@ a bystander's was accepted and closed, unread, and the proxy answered its HTML 5
 DELIVERY_POLL_S = (0.005, 0.25)
 """First and longest pause between two looks at a held pipelined connection's undelivered bytes."""
 
+CHECKS_AT_ONCE = 16
+"""Checks of credentials not seen before (:meth:`GuardedHTTPServer.check_first`: the hub's token check) under way at
+once; the others wait their turn, holding only their connection (each connection has one request read at a time,
+so the ceiling bounds how many wait). A flood of made-up tokens then costs the hub at most this many checks at
+once, and an honest first request waits its turn among them instead of being refused 429 (verify 26, V11)."""
+CHECK_PAUSE_S = 5.0
+"""After a check failed (the hub did not answer), credentials are not checked before being counted for this long:
+their requests count among the unchecked, as before, and the identity provider answers them 503 (retry)."""
+
 log = logging.getLogger("jupyter_sched.front_door")
 
 _NO_CAP = 1 << 62
@@ -174,6 +188,19 @@ the user's requests were refused since the last time (this one included)."""
 ChunkedHook = Callable[[httputil.HTTPHeaders, str, int, int, int], None]
 """Told of each chunked body refused for its chunking (red team 21, R4): the headers, ``"POST /path"``,
 the chunks read, the bytes they declared and the least mean size of a chunk (``min_chunk_bytes``)."""
+
+
+CredentialCheck = Callable[[str, httputil.HTTPHeaders, str], Awaitable[str | None]]
+"""Asked who a request's credential names before the request is counted, when no earlier request carrying it
+authenticated or was refused (verify 26, V11): its kind (``"token"``, ``"job"``, ``"cookie"``:
+:func:`~.fair_share.credential_of`), the request's headers and target (path and query). Returns the hub user it
+names (who it counts as from then on), or None when it names nobody (made up, revoked, forged: it counts as
+``"refused PEER"``). Raises :class:`Unchecked` when it is not its to say (a genuine job token: the service checks
+it), anything else when it could not tell (the hub did not answer). ``hub.first_check`` is the service's."""
+
+
+class Unchecked(Exception):
+    """A :data:`CredentialCheck` does not say who the credential names: it counts as not yet checked."""
 
 
 def too_large_message(length: int | None, limit: int) -> str:
@@ -236,15 +263,21 @@ class _Watched(httputil.HTTPMessageDelegate):
         if not isinstance(start_line, httputil.RequestStartLine) or not isinstance(self._request_conn, HTTP1Connection):
             return self._admitted(start_line, headers)
         self._credential = self._caller.credential = credential_digest(headers, start_line.path)
-        if not self._identified() and length.isdigit() and int(length) > TOKENLESS_BODY_BYTES:
-            # the API needs a token: a body from a caller it cannot identify is not read (red team 24, R1), nor
-            # from one with a credential the hub refused before (verify 25, V4)
-            self._refuse_head(tokenless_answer(int(length), refused=self._credential is not None), int(length),
-                              f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
+        if self._tokenless_body(headers):
             return None
         if self._server.answers_ahead(self._conn):  # pipelined ahead of its answers' delivery (verify 23, V5)
             return self._after_delivery(start_line, headers)
-        return self._admit(start_line, headers)
+        return self._checked_admit(start_line, headers)
+
+    def _tokenless_body(self, headers: httputil.HTTPHeaders) -> bool:
+        """Answer 401 from the head (True) a body over :data:`~.body_budget.TOKENLESS_BODY_BYTES` of a caller the
+        API cannot identify (red team 24, R1), or with a credential the hub refused (verify 25, V4): never read."""
+        length = headers.get("Content-Length", "")
+        if self._identified() or not length.isdigit() or int(length) <= TOKENLESS_BODY_BYTES:
+            return False
+        self._refuse_head(tokenless_answer(int(length), refused=self._credential is not None), int(length),
+                          f"refused 401: a body over {TOKENLESS_BODY_BYTES >> 10} KiB without a token or cookie")
+        return True
 
     async def _after_delivery(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> None:
         """Take this pipelined request once the caller has read the earlier answers (verify 23, V5)."""
@@ -252,6 +285,34 @@ class _Watched(httputil.HTTPMessageDelegate):
             if isinstance(self._request_conn, HTTP1Connection) and self._request_conn.stream is not None:
                 self._request_conn.detach().close()  # closed (or cut) meanwhile: the request is dropped
             return
+        pending = self._checked_admit(start_line, headers)
+        if pending is not None:
+            await pending
+
+    def _checked_admit(self, start_line: httputil.RequestStartLine,
+                       headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
+        """:meth:`_admit`, once the hub said who a credential not seen before names (verify 26, V11)."""
+        if self._server.checks_first(self._credential):
+            return self._after_check(start_line, headers)
+        return self._admit(start_line, headers)
+
+    async def _after_check(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> None:
+        """Ask who this request's credential names (:meth:`GuardedHTTPServer.check_first`), then count it as that
+        user — or, named nobody, as ``"refused PEER"`` with the tokenless bound on its body — never in the share of
+        credentials not yet checked, which a flood of fresh made-up tokens held against every honest first
+        request of their host (verify 26, V11). The body is not read meanwhile (tornado waits for this)."""
+        assert self._credential is not None
+        self._server.fair.checking(self._conn)
+        await self._server.check_first(self._credential, headers, start_line.path)
+        stream = self._request_conn.stream if isinstance(self._request_conn, HTTP1Connection) else None
+        if self._conn not in self._server._connections or stream is None or stream.closed():
+            if stream is not None:  # closed (at the ceiling, by its caller) meanwhile: the request is dropped
+                self._request_conn.detach().close()  # type: ignore[attr-defined]
+            return
+        if self._server.keys.refused(self._credential):
+            self._server.count("requests whose credentials the hub names nobody by (checked before being counted)")
+            if self._tokenless_body(headers):
+                return
         pending = self._admit(start_line, headers)
         if pending is not None:
             await pending
@@ -614,7 +675,8 @@ class GuardedHTTPServer(HTTPServer):
                    on_too_large: TooLargeHook | None = None, min_chunk_bytes: int = 0,
                    on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0,
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
-                   max_body_bytes_held: int = DEFAULT_HELD_BYTES, **kwargs: Any) -> None:
+                   max_body_bytes_held: int = DEFAULT_HELD_BYTES, check_credential: CredentialCheck | None = None,
+                   **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -646,7 +708,14 @@ class GuardedHTTPServer(HTTPServer):
         self._room_waiters: set[Callable[[], None]] = set()
         self._observed_at = 0.0
         """Monotonic time (s) the answers' unsent bytes were last looked at for the ceiling."""
-        """What resumes each listening socket paused at a full ceiling (called when a connection closes)."""
+        self.check_credential = check_credential
+        """Who a credential not seen before names, asked before its request is counted (verify 26, V11)."""
+        self._checks: asyncio.Semaphore | None = None
+        """At most :data:`CHECKS_AT_ONCE` of those asked at once, the others wait their turn (made lazily, on the loop)."""
+        self._checking: dict[str, asyncio.Future[None]] = {}
+        """The check under way of each credential (digest): requests carrying the same one wait for it."""
+        self._checks_paused_until = 0.0
+        """Monotonic time (s) until which credentials are not checked first (a check could not tell: the hub)."""
 
     # ---- the ceiling ---------------------------------------------------------------------
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
@@ -749,7 +818,10 @@ class GuardedHTTPServer(HTTPServer):
             return None
         start_line, headers, size = head
         peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
-        caller = share_key(self.keys.key(credential_digest(headers, start_line.path), peer), headers)
+        credential = credential_digest(headers, start_line.path)
+        if self.checks_first(credential):
+            return None  # nobody's until checked (verify 26, V11: a fresh made-up token is not an honest first request)
+        caller = share_key(self.keys.key(credential, peer), headers)
         open_now = len(self._connections)
         if self.fair.share <= 0 or self.fair.claims(caller) < self.fair.share:
             return caller
@@ -804,6 +876,47 @@ class GuardedHTTPServer(HTTPServer):
             return False
         finally:
             self._held.pop(conn, None)
+
+    # ---- credentials checked before their request is counted (verify 26, V11) ------------------
+    def checks_first(self, credential: tuple[str, str] | None) -> bool:
+        """Whether a request carrying ``credential`` waits for :meth:`check_first` before it is counted: there is a
+        check, the credential was neither authenticated nor refused before, and checks are not paused."""
+        return (self.check_credential is not None and not self.keys.known(credential)
+                and time.monotonic() >= self._checks_paused_until)
+
+    async def check_first(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str) -> None:
+        """Ask :attr:`check_credential` who ``credential`` (kind, digest) names — one check per credential at a time
+        (requests carrying it wait for the same), at most :data:`CHECKS_AT_ONCE` at once, in turn — and remember
+        the answer in :attr:`keys`: a user (:meth:`~.fair_share.CallerKeys.learn`) or nobody
+        (:meth:`~.fair_share.CallerKeys.refuse`). A check that could not tell (:class:`Unchecked`, or any
+        failure: the hub did not answer) leaves the credential unknown, and a failure pauses checking for
+        :data:`CHECK_PAUSE_S` (requests then count among the unchecked, as before). Never raises."""
+        pending = self._checking.get(credential[1])
+        if pending is None:
+            pending = asyncio.ensure_future(self._check(credential, headers, target))
+            self._checking[credential[1]] = pending
+            pending.add_done_callback(lambda _done: self._checking.pop(credential[1], None))
+        await asyncio.shield(pending)
+
+    async def _check(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str) -> None:
+        if self._checks is None:
+            self._checks = asyncio.Semaphore(CHECKS_AT_ONCE)
+        async with self._checks:
+            if self.check_credential is None or not self.checks_first(credential):
+                return  # decided meanwhile (a request carrying it authenticated), or checks paused
+            try:
+                user = await self.check_credential(credential[0], headers, target)
+            except Unchecked:
+                return
+            except Exception as exc:
+                self._checks_paused_until = time.monotonic() + CHECK_PAUSE_S
+                self.count(f"credentials not checked before being counted for {CHECK_PAUSE_S:g} s (the check "
+                           f"failed: {exc.__class__.__name__})")
+                return
+        if user is None:
+            self.keys.refuse(credential[1])
+        else:
+            self.keys.learn(credential[1], user)
 
     def learned(self, conn: object, credential: tuple[str, str] | None, user: str) -> None:
         """``conn``'s request authenticated as hub ``user`` with ``credential``: later requests carrying it

@@ -31,7 +31,7 @@ import httpx
 
 from ..extension.job_tokens import loopback_host
 from .guarded import Check, ListenerRefused, guarded_sync_transport, guarded_transport
-from .peer import proc_address, tcp_rows
+from .peer import Refusal, proc_address, tcp_rows
 
 __all__ = ["Check", "ListenerRefused", "TokenWithheld", "first_unprivileged_port", "guarded_sync_transport",
            "guarded_transport", "listener_uids", "refusal"]
@@ -116,7 +116,7 @@ def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: b
     stranger = next((uid for uid in uids if uid not in allowed), None)
     if stranger is None:
         return None
-    return (f"the scheduler's address {where} is held by uid {stranger}, not the service: not sending the token "
-            "(another account may have taken the port while the service was down). Fix: stop that process and "
-            "restart jupyter-sched serve, and give the service a port below 1024; if the service really runs as "
-            f"uid {stranger}, add it to c.SchedApp.hub_service_uids")
+    return Refusal(f"the scheduler's address {where} is held by uid {stranger}, not the service: not sending the "
+                   "token (another account may have taken the port while the service was down). Fix: stop that "
+                   "process and restart jupyter-sched serve, and give the service a port below 1024; if the service "
+                   f"really runs as uid {stranger}, add it to c.SchedApp.hub_service_uids", uid=stranger, address=where)

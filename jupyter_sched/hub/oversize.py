@@ -25,7 +25,7 @@ from ..services.job_tokens import is_job_token
 from .chunking import CHUNKING_HINT, chunking_message
 from .front_door import too_large_message
 
-__all__ = ["audit_chunking", "audit_over_share", "audit_too_large", "token_of"]
+__all__ = ["audit_chunking", "audit_over_share", "audit_too_large", "sched_app", "token_of"]
 
 log = logging.getLogger("jupyter_sched.front_door")
 
@@ -64,7 +64,7 @@ def audit_over_share(serverapp: Any, user: str, target: str, message: str, refus
     from ..errors import BusyError
     from .fair_share import SHARE_SETTING
 
-    sched = _sched_app(serverapp)
+    sched = sched_app(serverapp)
     if sched is None:
         return
     more = f" ({refused} such requests since the last record)" if refused > 1 else ""
@@ -76,7 +76,7 @@ def audit_over_share(serverapp: Any, user: str, target: str, message: str, refus
         log.warning("jupyter_sched: could not audit %s refused over their share of connections", user, exc_info=True)
 
 
-def _sched_app(serverapp: Any) -> Any:
+def sched_app(serverapp: Any) -> Any:
     """The scheduler's extension app (hub.central's HubSchedApp, or SchedApp): the one with services to audit to."""
     apps = getattr(getattr(serverapp, "extension_manager", None), "extension_apps", {})
     return next((app for group in apps.values() for app in group
@@ -96,7 +96,7 @@ async def _audit(serverapp: Any, headers: httputil.HTTPHeaders, target: str, err
         return
     if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
         return
-    sched = _sched_app(serverapp)
+    sched = sched_app(serverapp)
     if sched is None:
         log.warning("jupyter_sched: no scheduler extension to audit a refused request body to")
         return

@@ -32,13 +32,17 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 class Refusal(str):
     """Why nothing may be sent over a connected socket (one sentence with the fix). ``gone``: no live socket holds
     the other end any more — the accepting process died between connect and the check (a service being restarted;
-    a squatter toggling its listener looks the same), so a caller that rides out a restart may connect again."""
+    a squatter toggling its listener looks the same), so a caller that rides out a restart may connect again.
+    ``address`` (``host:port``, "" when not said) and ``uid``: who held the service's address (None: no live socket,
+    or not said) — what a user server reports to the service once it answers again (:mod:`.squat_log`; verify26 V8)."""
 
     gone: bool
+    uid: int | None
+    address: str
 
-    def __new__(cls, text: str, *, gone: bool = False) -> Refusal:
+    def __new__(cls, text: str, *, gone: bool = False, uid: int | None = None, address: str = "") -> Refusal:
         made = super().__new__(cls, text)
-        made.gone = gone
+        made.gone, made.uid, made.address = gone, uid, address
         return made
 
 
@@ -159,10 +163,11 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
     if uid is False:
         return Refusal(f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
                        "(another account may be taking the port in turns while the service is down). Fix: restart "
-                       "jupyter-sched serve, on a port below 1024", gone=True)
+                       "jupyter-sched serve, on a port below 1024", gone=True, address=where)
     if uid in {0, os.geteuid(), *allowed_uids}:
         return None
     return Refusal(f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} "
                    "(another account may have taken the port while the service was down). Fix: stop that process "
                    "and restart jupyter-sched serve, and give the service a port below 1024; if the service really "
-                   f"runs as uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)")
+                   f"runs as uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)",
+                   uid=int(uid), address=where)

@@ -40,12 +40,13 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..errors import AuthorizationError, ValidationError, json_kind
+from ..errors import AuthorizationError, BusyError, ValidationError, json_kind
 from ..extension.handlers import SchedHandler
 from .forward import REFUSED_TOKEN_PATH, NotTheOwner
+from .squat_log import SQUAT_REPORT_PATH, parse_squat_report, record_squats
 
-__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "REPORTS_PER_MINUTE", "WHYS", "RefusedTokenHandler", "ReportGate",
-           "parse_refused_token"]
+__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "REPORTS_PER_MINUTE", "SQUAT_REPORT_PATH", "WHYS",
+           "RefusedTokenHandler", "ReportGate", "ServerReport", "SquatReportHandler", "parse_refused_token"]
 
 log = logging.getLogger(__name__)
 
@@ -113,13 +114,17 @@ def parse_refused_token(body: Any) -> tuple[str, str, str]:
     return token.strip(), request, str(why)
 
 
-class RefusedTokenHandler(SchedHandler):
-    """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
-    reporting server's owner comes from the hub) → ``{"received": true}`` (module docstring)."""
+class ServerReport(SchedHandler):
+    """A report a user server makes by itself (a refused token, a refused squat): not its user's activity."""
 
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
-        return False  # a report about someone else's request is not the reporter's activity
+        return False  # a report about someone else's request, or the service's port, is not the reporter's activity
+
+
+class RefusedTokenHandler(ServerReport):
+    """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
+    reporting server's owner comes from the hub) → ``{"received": true}`` (module docstring)."""
 
     @web.authenticated
     @authorized
@@ -167,3 +172,25 @@ class RefusedTokenHandler(SchedHandler):
         if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
             return None
         return str(model["name"])
+
+
+class SquatReportHandler(ServerReport):
+    """``POST api/sched/squat-refused`` ``{"refusals": [...]}`` from a user server (its own hub token: the reporter
+    comes from the hub) → ``{"recorded": N}``: the squats it refused while the service was down, one
+    ``squat_refused`` audit record per holder (:mod:`.squat_log`; verify26 V8). One report a minute per reporter:
+    more is 429 (``Retry-After``), a malformed one 400 naming the field, both audited as refusals."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        gate: ReportGate = self.settings.setdefault("jupyter_sched_squat_report_gate", ReportGate(per_minute=1))
+        try:
+            held = parse_squat_report(self.json_value(), self.services.clock.now())
+            if not gate.take(self.caller.user, "squat", "squat"):
+                raise BusyError("one squat report a minute is taken from a server; this one was not recorded",
+                                field="refusals", hint="send it again in a minute (a user server keeps it until then)",
+                                details={"retry_after_s": 60})
+        except (ValidationError, BusyError) as err:
+            await self.call(self.services.admission.refuse, self.caller, err, request="squat report")
+        recorded = await self.call(record_squats, self.services.store, self.caller.user, held)
+        self.reply({"recorded": recorded})

@@ -12,7 +12,8 @@ makes — a double for the unit-level hub tests (the slow integration test runs 
   unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``;
 * ``GET /hub/api/groups/{name}`` (404 for a group the hub does not have): the groups are those the users'
   ``roles`` name plus ``groups`` (a group no user is in: emptied, not deleted);
-* ``GET /hub/api/user`` with a user's token, as ``HubAuth`` checks a token;
+* ``GET /hub/api/user`` with a user's token, as ``HubAuth`` checks a token (a token it does not know refused
+  403, after ``refuse_after_s``: a hub busy with a flood of made-up tokens);
 * any of these requests held unanswered once (``hold``), as a busy hub or a proxy that
   black-holes a request does (issue 17).
 """
@@ -141,6 +142,7 @@ class TokenOwner(_Base):
         token = self.request.headers.get("Authorization", "").removeprefix("token ")
         name = self.settings["tokens"].get(token)
         if name is None:
+            await asyncio.sleep(self.settings["refuse_after_s"])
             raise web.HTTPError(403, "invalid token")
         self.finish(json.dumps({**_model(self.users, name, self.settings["roles"]),
                                 "scopes": ["access:services!service=jupyter-sched"]}))
@@ -149,7 +151,8 @@ class TokenOwner(_Base):
 def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | None = None, page_max: int = 200,
             hidden: Collection[str] = (), roles: Mapping[str, Mapping[str, Any]] | None = None,
             hold: Collection[str] = (), release: asyncio.Event | None = None,
-            tokens: Mapping[str, str] | None = None, groups: Collection[str] | None = None) -> web.Application:
+            tokens: Mapping[str, str] | None = None, groups: Collection[str] | None = None,
+            refuse_after_s: float = 0.0) -> web.Application:
     """The double as a tornado application.
 
     Args:
@@ -168,10 +171,12 @@ def hub_app(users: Mapping[str, Mapping[str, bool]], *, posts: dict[str, Any] | 
         tokens: ``{user token: user name}`` the token check (``GET /hub/api/user``) knows.
         groups: groups the hub has beyond those ``roles`` name (read on each request: a group whose last
             member a test removes stays, emptied, while it is listed here).
+        refuse_after_s: seconds the token check takes to refuse a token it does not know (a busy hub).
     """
     return web.Application([(r"/hub/api/user", TokenOwner), (r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)", User),
                             (r"/hub/api/users/([^/]+)/activity", Activity), (r"/hub/api/groups/([^/]+)", Group)],
                            users=users, posts={} if posts is None else posts, page_max=page_max, hidden=set(hidden),
                            roles={} if roles is None else roles, hold=set(hold), holding=set(),
                            release=release if release is not None else asyncio.Event(),
-                           tokens=dict(tokens or {}), groups=set() if groups is None else groups)
+                           tokens=dict(tokens or {}), groups=set() if groups is None else groups,
+                           refuse_after_s=refuse_after_s)

@@ -48,11 +48,12 @@ def _wait(ready: Any, timeout_s: float, what: str) -> None:
 
 
 class Service:
-    """``jupyter-sched serve`` on a free port; ``hub_api``: the hub API it asks (default: a closed port,
-    so only the API root answers)."""
+    """``jupyter-sched serve`` on a free port (or ``port``); ``hub_api``: the hub API it asks (default: a closed
+    port, so only the API root answers)."""
 
-    def __init__(self, folder: Path, *options: str, hub_api: str | None = None, hub_token: str = "t") -> None:
-        self.port = _free_port()
+    def __init__(self, folder: Path, *options: str, hub_api: str | None = None, hub_token: str = "t",
+                 port: int | None = None) -> None:
+        self.port = port or _free_port()
         self.base = f"http://127.0.0.1:{self.port}/services/s/"
         self.log = folder / "service.log"
         (folder / "jobs").mkdir()

@@ -45,8 +45,9 @@ TOKENS = {f"token-of-{name}": name for name in USERS}
 
 
 @contextmanager
-def _hub() -> Iterator[str]:
-    """The hub double on its own thread, knowing :data:`USERS` and their tokens: its API URL."""
+def _hub(refuse_after_s: float = 0.0) -> Iterator[str]:
+    """The hub double on its own thread, knowing :data:`USERS` and their tokens: its API URL (``refuse_after_s``:
+    seconds its token check takes to refuse a token it does not know)."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     port = _free_port()
@@ -55,7 +56,7 @@ def _hub() -> Iterator[str]:
     def serve() -> None:
         asyncio.set_event_loop(loop)
         users = {name: {"": True} for name in USERS} | {"jupyter-sched": {}}  # the service token answers as a user
-        app = hub_app(users, tokens={**TOKENS, TOKEN: "jupyter-sched"})
+        app = hub_app(users, tokens={**TOKENS, TOKEN: "jupyter-sched"}, refuse_after_s=refuse_after_s)
         state["server"] = HTTPServer(app)
         state["server"].listen(port, "127.0.0.1")
         ready.set()
@@ -73,16 +74,23 @@ def _hub() -> Iterator[str]:
         loop.close()
 
 
-@pytest.fixture(scope="module")
-def service() -> Iterator[Service]:
-    """A service with a ceiling of 30 (as verify 23's demo) and the default share (8)."""
-    with shared_dir() as folder, _hub() as api:
+@contextmanager
+def ceiling_service(refuse_after_s: float = 0.0) -> Iterator[Service]:
+    """A service with a ceiling of 30 (as verify 23's demo) and the default share (8), asking the hub double
+    (``refuse_after_s``: seconds it takes to refuse a token it does not know)."""
+    with shared_dir() as folder, _hub(refuse_after_s) as api:
         running = Service(folder, "--FrontDoor.max_connections=30", "--FrontDoor.log_interval_s=1",
                           "--FrontDoor.header_timeout_s=60", hub_api=api, hub_token=TOKEN)
         try:
             yield running
         finally:
             running.stop()
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[Service]:
+    with ceiling_service() as running:
+        yield running
 
 
 def _me(service: Service, user: str, client: httpx.Client | None = None) -> int | str:

@@ -155,3 +155,36 @@ def test_hubadmin26_b10_on_a_hub_the_old_name_must_be_gone_and_the_new_one_a_use
         definition = get_definition(tx, ids["definition"])
     assert (definition.user, definition.paused) == ("ana.lopez", False)
     services.jobs.cancel(services.caller("boss", admin=True), ids["pending"])
+
+
+def test_hubadmin26_b10_a_rename_right_after_the_hubs_is_not_refused_from_the_cached_record(
+        services: Services, tmp_path: Path) -> None:
+    """The hub identity caches a user's record for lookup_cache_s (60 s): right after the hub renamed ana, the cached
+    record said ana was still a user and the rename was refused as "still a user of this hub"."""
+    from types import SimpleNamespace
+
+    from jupyter_sched.hub.central import HubSchedApp
+
+    ids = _setup(services, tmp_path)
+
+    class Provider:  # the hub renamed ana to ana.lopez; ana's record is still cached (HubIdentityProvider)
+        def __init__(self) -> None:
+            self.cached = {"ana": (False, ("vision",))}
+
+        def forget(self, name: str) -> None:
+            self.cached.pop(name, None)
+
+        def roles_now(self, name: str) -> tuple[bool, tuple[str, ...]]:
+            if name in self.cached:
+                return self.cached[name]
+            if name != "ana.lopez":
+                raise NotFoundError(f"{name} is not a user of this hub", field="user")
+            return False, ("vision",)
+
+    provider = Provider()
+    app = SimpleNamespace(services=services, admin_users=[], _provider=lambda: provider)
+    app.owner_caller = lambda user: HubSchedApp.owner_caller(app, user)  # type: ignore[arg-type]
+    services.users.owner_caller = lambda user: HubSchedApp.owner_caller_now(app, user)  # type: ignore[arg-type]
+    done = _rename(services, "ana", "ana.lopez")
+    assert not done["already"] and services.store.get_job(ids["pending"]).job.spec.user == "ana.lopez", done
+    services.jobs.cancel(services.caller("boss", admin=True), ids["pending"])

@@ -306,6 +306,11 @@ HUB_ONLY = {
                                "HUB says owns the token, never a name from the body, so a caller can only report a "
                                "token it holds, with the reporter as the record's actor; answers the same for any token (red team 17, R13) — walked end to end in "
                                "tests/hub/test_newuser13_hub.py",
+    ("squat-refused", "POST"): "a user server reports the squats of the service's port it refused while the service "
+                               "was down: any authenticated hub user (the reporter comes from the hub token); the "
+                               "records' actor and user are the reporter, never a name from the body; one report a "
+                               "minute per reporter, 4 holders each (verify26 V8) — walked in "
+                               "tests/hub/test_verify26_v8_squat_audited.py",
 }
 """Routes only the central hub service serves (no embedded server to walk them here): who may call each."""
 

@@ -1,0 +1,182 @@
+"""A squat a user server refused, reported to the central service and audited there (verify26 V8).
+
+While ``jupyter-sched serve`` is down another account may take its port; a user server's forwarder then refuses
+to send anything there (:mod:`.listener`, :mod:`.peer`: red team 25 R5, verify26 V5) and says so once per holder
+in its OWN log — which no admin reads: a hostile input was refused but not audited. Now the forwarder keeps what
+it refused (:class:`SquatLog`: per holder uid, where, first and last time, how many) and, once a request reaches
+the real service again (through the same guard: never the squatter), hands it over with ``POST
+api/sched/squat-refused`` and its own token. The service writes one ``squat_refused`` audit record per holder
+(:func:`record_squats`; ``GET audit?action=squat_refused``), naming the account of the uid on the service's host.
+
+A report is the reporting server's word (it runs as its user, who can write anything there), so the record's
+actor and user are the reporter (the server the hub's token names), never the holder: a user cannot put a row
+on someone else's record, only say who held the port; the holder is in the words and the details. Bounded: a
+report names at most :data:`MAX_HOLDERS` holders, one reporter is taken once a minute (more is 429, audited
+as a refusal under the refusal log's own bound), and a server keeps at most :data:`MAX_HOLDERS` holders until
+it can report them (the most recent).
+"""
+
+from __future__ import annotations
+
+import pwd
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..errors import ValidationError, json_kind
+
+__all__ = ["MAX_HOLDERS", "SQUAT_ACTION", "SQUAT_REPORT_PATH", "Held", "SquatLog", "holder_account", "parse_squat_report",
+           "record_squats", "squat_message"]
+
+SQUAT_REPORT_PATH = "squat-refused"
+"""Where a user server reports the squats it refused (under ``api/sched/``)."""
+SQUAT_ACTION = "squat_refused"
+"""The audit action of each holder reported."""
+MAX_HOLDERS = 4
+"""Holders one report names, and a server keeps until it can report (the most recent)."""
+_MAX_COUNT = 10**9
+_MAX_ADDRESS = 100
+_CLOCK_SKEW = timedelta(minutes=5)
+
+
+@dataclass
+class Held:
+    """One holder of the service's address refused by a server: ``uid`` (None: no live socket accepted the
+    connection), ``address`` (``host:port``), first and last refusal (UTC) and how many."""
+
+    uid: int | None
+    address: str
+    first_at: datetime
+    last_at: datetime
+    count: int = 1
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"holder_uid": self.uid, "address": self.address, "first_at": self.first_at.isoformat(),
+                "last_at": self.last_at.isoformat(), "count": self.count}
+
+
+class SquatLog:
+    """The squats a user server refused and has not yet reported (module docstring)."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[tuple[int | None, str], Held] = OrderedDict()
+
+    def seen(self, uid: int | None, address: str, now: datetime) -> None:
+        """One more refusal because ``uid`` held ``address`` at ``now`` (UTC)."""
+        key = (uid, address[:_MAX_ADDRESS])
+        held = self._held.get(key)
+        if held is None:
+            self._held[key] = Held(uid, key[1], now, now)
+            while len(self._held) > MAX_HOLDERS:
+                self._held.popitem(last=False)
+        else:
+            held.last_at, held.count = now, min(held.count + 1, _MAX_COUNT)
+            self._held.move_to_end(key)
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def take(self) -> list[Held]:
+        """What to report (then forgotten; :meth:`put_back` when the report did not get through)."""
+        taken, self._held = list(self._held.values()), OrderedDict()
+        return taken
+
+    def put_back(self, taken: list[Held]) -> None:
+        """Keep ``taken`` (a report that did not get through), merged with what was refused meanwhile."""
+        for held in taken:
+            key = (held.uid, held.address)
+            now = self._held.get(key)
+            if now is not None:
+                held.last_at, held.count = now.last_at, min(held.count + now.count, _MAX_COUNT)
+            self._held[key] = held
+            self._held.move_to_end(key, last=False)
+        while len(self._held) > MAX_HOLDERS:
+            self._held.popitem(last=False)
+
+
+def _when(raw: Any, field: str, now: datetime) -> datetime:
+    if not isinstance(raw, str) or len(raw) > 40:
+        raise ValidationError(f"{field} must be an ISO 8601 time with an offset (got {json_kind(raw)})", field=field,
+                              hint="e.g. 2026-12-05T21:00:00+00:00")
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None or when > now + _CLOCK_SKEW:
+        raise ValidationError(f"{field} must be an ISO 8601 time with an offset, not in the future", field=field,
+                              hint="e.g. 2026-12-05T21:00:00+00:00")
+    return when.astimezone(timezone.utc)
+
+
+def parse_squat_report(body: Any, now: datetime) -> list[Held]:
+    """The holders of a report ``{"refusals": [{"holder_uid", "address", "first_at", "last_at", "count"}]}``.
+
+    Raises:
+        ValidationError: naming the field (``refusals``, ``holder_uid``, ``address``, ``first_at``, ``last_at``,
+            ``count``) and the fix.
+    """
+    shape = ('a squat report is {"refusals": [{"holder_uid": UID or null, "address": "127.0.0.1:8010", '
+             '"first_at": TIME, "last_at": TIME, "count": N}]}')
+    if not isinstance(body, dict) or set(body) != {"refusals"}:
+        raise ValidationError(shape, field="body", hint="sent by a user server that refused to call a squatted port")
+    raw = body["refusals"]
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_HOLDERS:
+        raise ValidationError(f"refusals must be a list of 1 to {MAX_HOLDERS} holders (got {json_kind(raw)})",
+                              field="refusals", hint=shape)
+    held = []
+    for entry in raw:
+        if not isinstance(entry, dict) or set(entry) != {"holder_uid", "address", "first_at", "last_at", "count"}:
+            raise ValidationError(shape, field="refusals", hint="each holder has exactly those five keys")
+        uid, address, count = entry["holder_uid"], entry["address"], entry["count"]
+        if uid is not None and (not isinstance(uid, int) or isinstance(uid, bool) or not 0 <= uid < 2**32):
+            raise ValidationError(f"holder_uid must be a uid (0 to 4294967295) or null (got {json_kind(uid)})",
+                                  field="holder_uid", hint="the uid /proc/net/tcp gave the socket that held the port")
+        if not isinstance(address, str) or not address or len(address) > _MAX_ADDRESS or not address.isprintable():
+            raise ValidationError(f"address must be the service's host:port, at most {_MAX_ADDRESS} printable "
+                                  "characters", field="address", hint="e.g. 127.0.0.1:8010")
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= _MAX_COUNT:
+            raise ValidationError(f"count must be a number of refusals, 1 to {_MAX_COUNT:,} (got {json_kind(count)})",
+                                  field="count", hint="how many requests the server refused to send there")
+        first, last = _when(entry["first_at"], "first_at", now), _when(entry["last_at"], "last_at", now)
+        if last < first:
+            raise ValidationError("last_at is before first_at", field="last_at", hint="the last refusal's time")
+        held.append(Held(uid, address, first, last, count))
+    return held
+
+
+def holder_account(uid: int | None) -> str | None:
+    """The account of ``uid`` on this host (the service's: where the port was held), or None."""
+    if uid is None:
+        return None
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except (KeyError, OverflowError):
+        return None
+
+
+def squat_message(reporter: str, held: Held, account: str | None) -> str:
+    """The audit record's words for ``held``, reported by ``reporter``'s server."""
+    if held.uid is None:
+        who = ("no live socket on this host held the other end of the connection (another account taking the port "
+               "in turns, or the service dying as it was called)")
+    else:
+        who = f"it was held by {f'account {account} ' if account else ''}(uid {held.uid}), not the service"
+    times = f"{held.count} time{'s' if held.count != 1 else ''}"
+    span = (f"at {held.first_at:%Y-%m-%d %H:%M:%S} UTC" if held.first_at == held.last_at else
+            f"from {held.first_at:%Y-%m-%d %H:%M:%S} to {held.last_at:%Y-%m-%d %H:%M:%S} UTC")
+    return (f"{reporter}'s Jupyter server refused to send its token to the scheduler's address {held.address} "
+            f"{times} {span}: {who} (reported by {reporter}'s server)")
+
+
+def record_squats(store: Any, reporter: str, held: list[Held]) -> int:
+    """Write one ``squat_refused`` audit record per holder of ``held`` (reported by ``reporter``, the hub user whose
+    token the report came with: the records' actor and user); how many were written."""
+    with store.transaction() as tx:
+        for one in held:
+            account = holder_account(one.uid)
+            details: Mapping[str, Any] = {**one.to_wire(), "holder_account": account, "reported_by": reporter}
+            tx.add_event(actor=reporter, action=SQUAT_ACTION, user=reporter,
+                         message=squat_message(reporter, one, account)[:500], details=details)
+    return len(held)
