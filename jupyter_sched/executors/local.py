@@ -109,6 +109,7 @@ from .bound_ports import port_bound as _port_bound
 from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
+from .log_budget import LogBudget
 from .outcome import RUN_MARKERS, describe_exit, log_tail
 from .owner_paths import interpreted_script
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
@@ -425,6 +426,8 @@ class _Tracked:
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
     ``exit.json`` may claim — the file is the owner's to write (red-team 5 finding 3)."""
+    log_cap: int = 0
+    """The log cap the wrapper was launched with (bytes; :mod:`.log_budget`; 0: none)."""
     control: Any = None
     """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
     wrapper writes it as the log's closing line); None for an adopted job (then :func:`_stop_by_fifo`)."""
@@ -481,6 +484,9 @@ class LocalExecutor:
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
         max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
             (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
+        max_user_log_bytes: the most bytes of job logs one account keeps in all (``c.SchedApp.max_user_log_mib``;
+            :mod:`.log_budget`: its oldest finished logs are cut to their tail, a job launched past it is
+            capped lower; 0 = no total).
         min_log_free_bytes: a job is launched only with at least this many bytes free in its log
             folder, else it waits in the queue (``c.SchedApp.min_log_free_mib``; :mod:`.disk_space`; 0 = no check).
         limits: per-job devices / pids / memory cgroups (:class:`.limits.LocalLimits`); None =
@@ -511,6 +517,7 @@ class LocalExecutor:
         relisten_s: float = RELISTEN_S,
         leftover_grace_s: float = 3.0,
         max_log_bytes: int = 1024 << 20,
+        max_user_log_bytes: int = 0,
         min_log_free_bytes: int = 0,
         limits: LocalLimits | None = None,
         gpu_minor: Callable[[str], int | None] | None = None,
@@ -533,6 +540,7 @@ class LocalExecutor:
         self.relisten_s = relisten_s
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
+        self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes)
         self.log_disk = LogDisk(min_log_free_bytes)
         self._oom_said = False
         self.limits = limits
@@ -893,7 +901,10 @@ class LocalExecutor:
         env = wrapper_env
         group = self._new_group(job.id, run_as)
         env[MARKER_ENV] = group.name
-        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(self.max_log_bytes),
+        log_cap = self._log_cap(job, run_as, job_dir)
+        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(log_cap),
+                        *(["--log-cap-setting", f"{self.log_budget.setting()} MiB for all of one user's job logs"]
+                          if log_cap != self.max_log_bytes else []),
                         "--job-dir", str(job_dir), "--launch", "--", *argv]
         passed: tuple[int, ...] = ()
         if not switching:
@@ -944,6 +955,7 @@ class LocalExecutor:
                                         "uid": run_as.uid if switching else None, "group": group.to_dict(),
                                         **({"limits": limits.to_dict()} if limits is not None else {}),
                                         "run_as": run_as.to_dict(), "host": socket.gethostname(),
+                                        "log_cap": log_cap,
                                         # what adopting it as a job needs when a store lacks it (hubadmin24 B2)
                                         "spec": spec_to_dict(job.spec), "attempts": job.attempts,
                                         "submitted_at": job.submitted_at.isoformat() if job.submitted_at else None})
@@ -951,7 +963,20 @@ class LocalExecutor:
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
-                        restarts=restarts, run_as=run_as, group=group, limits=limits)
+                        restarts=restarts, run_as=run_as, group=group, limits=limits, log_cap=log_cap)
+
+    def _log_cap(self, job: Job, run_as: RunAs, job_dir: Path) -> int:
+        """The log cap of ``job`` about to be launched in ``job_dir``: its owner's total of kept logs
+        (:mod:`.log_budget`) after its running jobs' caps; its oldest finished logs cut to make room."""
+        account = _log_account(run_as)
+        mine = {i: t.log_cap for i, t in self._jobs.items() if i != job.id and _log_account(t.run_as) == account}
+        return self.log_budget.launch(account, job_dir.parent, run_as.uid if run_as.switches else None,
+                                      mine, sum(mine.values()))
+
+    def _counted_end(self, t: _Tracked) -> None:
+        """Count the log of a job that ended in its owner's total (:mod:`.log_budget`)."""
+        self.log_budget.ended(_log_account(t.run_as), t.job.id,
+                              t.job_dir / "output.log", t.owner_uid)
 
     def _likelier_oom_victim(self, job_id: str, pid: int) -> None:
         """Set the waiting wrapper's ``oom_score_adj`` to :data:`JOB_OOM_SCORE_ADJ` before its launch
@@ -1125,8 +1150,10 @@ class LocalExecutor:
         group = JobGroup.from_dict(data.get("group"))
         pid, created = int(data.get("pid", 0)), data.get("create_time")
         process = _live_process(pid, created, uid=run_as.uid if run_as.switches else None)
+        recorded_cap = (self.dirs.read_record(job.id) or {}).get("log_cap")
         tracked = _Tracked(job=job, allocation=job.allocation, handle=handle, process=process, run_as=run_as,
-                           group=group, limits=LimitGroups.from_dict(data.get("limits")))
+                           group=group, limits=LimitGroups.from_dict(data.get("limits")),
+                           log_cap=recorded_cap if isinstance(recorded_cap, int) else self.max_log_bytes)
         if process is not None:
             self._jobs[job.id] = tracked
             log.info("job %s re-adopted: pid %s still running", job.id, pid)
@@ -1191,6 +1218,7 @@ class LocalExecutor:
                     events.extend(self._restart(t))
                 elif t.stopping:
                     _close_control(self._jobs.pop(job_id))
+                    self._counted_end(t)
                     events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
                                          "stopped while waiting to restart"))
                 continue
@@ -1215,6 +1243,7 @@ class LocalExecutor:
                 log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
                 continue
             _close_control(self._jobs.pop(job_id))
+            self._counted_end(t)
             events.append(ended)
         return events
 
@@ -1455,6 +1484,11 @@ class LocalExecutor:
                           _exit_message(code, t, self.log_disk) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
                                                     if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
+
+
+def _log_account(run_as: RunAs) -> str:
+    """Whose total of kept logs a job counts in (:mod:`.log_budget`): its OS account ("": the service's own)."""
+    return (run_as.account or "") if run_as.switches else ""
 
 
 def _home_relative(working_dir: str, run_as: RunAs) -> str:

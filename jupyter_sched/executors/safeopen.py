@@ -20,8 +20,8 @@ from pathlib import Path
 __all__ = ["open_untrusted", "read_untrusted_bytes", "unsafe_folder"]
 
 
-def open_untrusted(path: Path | str, *, owner_uid: int | None = None) -> int:
-    """Open ``path`` read-only as a file descriptor, refusing symlinks anywhere in it.
+def open_untrusted(path: Path | str, *, owner_uid: int | None = None, write: bool = False) -> int:
+    """Open ``path`` read-only (``write``: read-write) as a file descriptor, refusing symlinks anywhere in it.
 
     Raises:
         OSError: a component is a symlink (ELOOP/ENOTDIR), the file is missing, not a regular
@@ -34,7 +34,8 @@ def open_untrusted(path: Path | str, *, owner_uid: int | None = None) -> int:
             next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = next_fd
-        file_fd = os.open(absolute.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        file_fd = os.open(absolute.name, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_NONBLOCK,
+                          dir_fd=fd)
     finally:
         os.close(fd)
     info = os.fstat(file_fd)

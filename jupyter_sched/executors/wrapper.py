@@ -47,7 +47,8 @@ folders in ``DIR`` beside the wrapper's own and the carried ones are removed whe
 :data:`LEFT_FILES` or hold more than :data:`LEFT_BYTES`, and the log's last line says so
 (:func:`_sweep_left`): the folder sits on the service's log disk and is kept for the retention days.
 
-Log cap (``--max-log-bytes N``, from ``c.SchedApp.max_log_mib``; red-team 15, R12: one ``yes``
+Log cap (``--max-log-bytes N``, from ``c.SchedApp.max_log_mib``, or lower from the owner's total of kept logs
+``c.SchedApp.max_user_log_mib``, then named by ``--log-cap-setting``; red-team 15, R12: one ``yes``
 grew its log at 321 MiB/s toward a full disk under the store): the job keeps writing straight into
 ``output.log`` (no pipe the wrapper would have to copy at the job's rate), and a thread looks at the
 file's size every 0.1 s (0.02 s once cut: :data:`_CAP_CHECK_S`). Past ``N`` bytes it cuts the file back to its first
@@ -331,8 +332,9 @@ def _line_break(job_dir: Path) -> str:
 class _LogCap:
     """Keeps ``output.log`` to its first ``cap`` bytes plus one closing line (module docstring)."""
 
-    def __init__(self, job_dir: Path, cap: int) -> None:
+    def __init__(self, job_dir: Path, cap: int, setting: str = "c.SchedApp.max_log_mib") -> None:
         self.cap = cap
+        self.setting = setting
         self.keep: int | None = None  # the size the file is held to once the cap was reached
         self.fd = os.open(job_dir / "output.log", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         self._done = threading.Event()
@@ -352,7 +354,7 @@ class _LogCap:
                 os.ftruncate(self.fd, self.cap)
                 joined = self.cap > 0 and os.pread(self.fd, 1, self.cap - 1) != b"\n"
                 line = (("\n" if joined else "") + f"[jupyter_sched] log truncated at {self.cap / 2**20:g} MiB "
-                        "(c.SchedApp.max_log_mib); the job keeps running, its further output is not kept\n").encode()
+                        f"({self.setting}); the job keeps running, its further output is not kept\n").encode()
                 os.pwrite(self.fd, line, self.cap)  # over whatever the job appended since the cut
                 self.keep = self.cap + len(line)
             if os.fstat(self.fd).st_size > self.keep:
@@ -479,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--" not in args:
         return _usage()
     options, command = args[:args.index("--")], args[args.index("--") + 1:]
-    launch_mode, grace_s, job_dir_arg, max_log = False, 3.0, None, 0
+    launch_mode, grace_s, job_dir_arg, max_log, cap_setting = False, 3.0, None, 0, "c.SchedApp.max_log_mib"
     while options:
         option = options.pop(0)
         if option == "--launch":
@@ -488,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
             grace_s = float(options.pop(0))
         elif option == "--max-log-bytes" and options:
             max_log = int(options.pop(0))
+        elif option == "--log-cap-setting" and options:
+            cap_setting = options.pop(0)
         elif option == "--job-dir" and options:
             job_dir_arg = options.pop(0)
         else:
@@ -508,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json_atomic(job_dir / "wrapper.json", {"pid": os.getpid(), "create_time": process_start_time(os.getpid())})
     code: int
     signame: str | None = None
-    cap = _LogCap(job_dir, max_log) if launch_mode and max_log > 0 else None
+    cap = _LogCap(job_dir, max_log, cap_setting) if launch_mode and max_log > 0 else None
     try:
         if cwd is not None:
             os.chdir(cwd)
@@ -595,7 +599,7 @@ def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
 
 
 def _usage() -> int:
-    print("usage: wrapper.py [--leftover-grace S] [--max-log-bytes N] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
+    print("usage: wrapper.py [--leftover-grace S] [--max-log-bytes N] [--log-cap-setting WORDS] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
     return 2
 
 

@@ -247,7 +247,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,
             "service_listen_s": float(self.service_listen_s), "service_relisten_s": float(self.service_relisten_s),
             "log_dir": self.job_log_dir, "max_log_mib": int(self.max_log_mib), "job_pids_max": int(self.job_pids_max),
-            "min_log_free_mib": int(self.min_log_free_mib),
+            "min_log_free_mib": int(self.min_log_free_mib), "max_user_log_mib": int(self.max_user_log_mib),
             "root_dir": getattr(self.serverapp, "root_dir", None) if self.serverapp else None,
             "inventory_source": self.inventory_source,
             "inventory_file": self.inventory_file or None,

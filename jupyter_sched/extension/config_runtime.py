@@ -147,6 +147,19 @@ class ExecutorConfig(Configurable):
         writes hundreds of MiB a second (red-team 15, R12). 0 = no cap.""",
     )
 
+    max_user_log_mib = Int(
+        4096,
+        config=True,
+        help="""Local executor: the most of all of one user's job logs (output.log of every job kept under
+        log_dir) kept, in MiB. Default: 4096. Before a job of that user is launched, their oldest finished
+        jobs' logs are cut to their last 64 KiB (then to a first line only) until their logs, their running
+        jobs' caps and max_log_mib for the new job fit; a job launched while the user's running jobs hold
+        it all keeps 1 MiB of output. Each cut log's first line, and a capped job's last line, names this
+        setting. Other users' logs are never cut. Why: each job keeps up to max_log_mib for
+        retention_finished_jobs_days, and one user's small jobs filled the log disk in about a minute
+        (verify27 V3). 0 = no total.""",
+    )
+
     min_log_free_mib = Int(
         16,
         config=True,
@@ -223,6 +236,10 @@ class ExecutorConfig(Configurable):
     @validate("min_log_free_mib")
     def _check_min_log_free_mib(self, proposal: dict[str, Any]) -> int:
         return int(positive("min_log_free_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))
+
+    @validate("max_user_log_mib")
+    def _check_max_user_log_mib(self, proposal: dict[str, Any]) -> int:
+        return int(positive("max_user_log_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))
 
     @validate("max_log_mib")
     def _check_max_log_mib(self, proposal: dict[str, Any]) -> int:

@@ -325,7 +325,7 @@ class HubSchedApp(SchedApp):
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
         quotas = self.services.store.quota_set()
-        if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
+        if not quotas.quotas and not quotas.unreadable_lines:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)

@@ -156,7 +156,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``nvml`` is the NVML library module for the inventory and the NVML collector (default: the
     real ``pynvml``; tests on GPU-less machines pass a fake library).
 
-    Keys used: ``db_url``, ``log_dir``, ``max_log_mib``, ``min_log_free_mib``, ``job_pids_max``, ``job_memory_mib``
+    Keys used: ``db_url``, ``log_dir``, ``max_log_mib``, ``max_user_log_mib``, ``min_log_free_mib``, ``job_pids_max``, ``job_memory_mib``
     (:mod:`..executors.limits`), ``inventory_source``, ``inventory_file``,
     ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
     ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
@@ -219,6 +219,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     (logger.info if limits.fences_gpus and not no_oom_floor else logger.warning)("jupyter_sched: %s", limits.summary())
     executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
                              max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits,
+                             max_user_log_bytes=int(settings.get("max_user_log_mib", 0)) << 20,
                              min_log_free_bytes=int(settings.get("min_log_free_mib", 0)) << 20,
                              listen_s=float(settings.get("service_listen_s", LISTEN_S)),
                              relisten_s=float(settings.get("service_relisten_s", RELISTEN_S)))

@@ -15,7 +15,7 @@ from datetime import timedelta
 from ..accounting.overlaps import resolve_overlaps
 from ..accounting.what_if import LineReplay, replay_line
 from ..admission import Caller
-from ..admission.rules import check_team_name
+from ..admission.rules import check_team_name, visible_text
 from ..errors import ValidationError
 from ..model import ANY_MODEL, QuotaSet
 from ..model.periods import period_start
@@ -36,6 +36,8 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest) 
     """
     ctx.admission.require_admin(caller, "replaying usage against a proposed quota line", field="team")
     check_team_name(request.team, "team")
+    if request.gpu_model is not None:  # echoed in the answer's words
+        visible_text(request.gpu_model, "gpu_model", limit=200)
     now = ctx.clock.now()
     since, until = parse_window(request.since, request.until)
     if since is None:

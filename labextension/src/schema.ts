@@ -2446,6 +2446,8 @@ export interface components {
             to: string;
             /** @description answer what would move; change and audit nothing */
             dry_run?: boolean;
+            /** @description carry the work into a name that already has records of its own (finished jobs, usage, definitions, memberships): only when both names are the same person; refused (409) otherwise */
+            merge?: boolean;
         };
         /** @description The rename's plan (``dry_run``), what it did, or (``already``) that it was done before. */
         RenameUserResponse: {

@@ -68,6 +68,14 @@ def test_hubadmin26_b7_what_if_replays_last_quarter_against_the_proposed_line_an
         services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="cv", guaranteed=1,
                                                                since=(T0 + 24 * H).isoformat()))
     assert later.value.field == "since"
+    for bad, field in (({"team": "cv", "guaranteed": "inf"}, "guaranteed"), ({"team": "cv", "guaranteed": "1e400"},
+                       "guaranteed"), ({"team": "cv", "guaranteed": 1, "borrowing_limit": -1}, "borrowing_limit")):
+        with pytest.raises(ValidationError) as refused:
+            parse(GetQuotaWhatIfRequest, bad)
+        assert refused.value.field == field, (bad, refused.value)
+    with pytest.raises(ValidationError) as hidden:
+        services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="cv", guaranteed=1, gpu_model="A100\u202e"))
+    assert hidden.value.field == "gpu_model"
 
     class Client:
         def call(self, req: object) -> object:

@@ -39,6 +39,7 @@ BAD_VALUES = [
     BadValue("an unknown inventory source", "inventory_source", "gpu-cloud", ""),
     BadValue("an unknown placement policy", "placement_policy", "tetris", '"fgd-balanced"'),
     BadValue("a negative job log cap (red-team 15, R12)", "max_log_mib", -1, ">= 0 (MiB)"),
+    BadValue("verify27 V3: a negative total of one user's job logs", "max_user_log_mib", -1, ">= 0 (MiB)"),
     BadValue("a negative free-space floor of the log disk (hubadmin25 B15)", "min_log_free_mib", -1, ">= 0 (MiB)"),
     BadValue("a job process cap too small for the wrapper (red-team 15, R9)", "job_pids_max", 5, "or a number >= 16"),
     BadValue("a negative job process cap (red-team 15, R9)", "job_pids_max", -1, ">= 0 (processes)"),

@@ -1,0 +1,213 @@
+"""A total of kept job logs per account (``c.SchedApp.max_user_log_mib``; verify27 V3: one user filled
+the log disk in about a minute — each job kept up to ``max_log_mib`` of ``output.log`` for the retention
+days, and nothing bounded the sum of one user's logs).
+
+:class:`LogBudget` knows, per account, the kept size of each of its finished jobs' logs, oldest first.
+Before a job of that account is launched (:meth:`LogBudget.launch`) the account's oldest finished logs
+are cut to their last :data:`TAIL_BYTES` (whole lines), a first line saying what was cut and why, until
+its finished logs, the caps of its running jobs and a full ``max_log_bytes`` for the new job fit in the
+total; when every finished log is down to its tail and it still does not fit (many small jobs), the
+oldest tails go too (the log keeps only that first line). The new job's log cap is what is left of the
+total (at most ``max_log_bytes``, at least :data:`FLOOR_BYTES`): a job launched while its owner's
+running jobs hold the total is capped low, and its log's last line names the setting. When a job ends
+(:meth:`LogBudget.ended`) its log is looked at once (one ``fstat``) and counted. So an account's kept
+logs stay within its total plus :data:`FLOOR_BYTES` per job it runs at once, with no look at the disk
+per line written, and another account's logs are never touched.
+
+An account is counted from its folder the first time one of its jobs is launched after the service
+started (one scan of ``<log_dir>/users/<account>``, a folder only the service adds to; embedded, of
+``<log_dir>``). Logs are opened with :func:`~.safeopen.open_untrusted` (``write``: no symlink on the
+way, a regular file owned by the job's owner), so a cut reaches only that owner's own file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .jobdirs import is_job_name
+from .safeopen import open_untrusted
+
+__all__ = ["FLOOR_BYTES", "TAIL_BYTES", "LogBudget"]
+
+log = logging.getLogger(__name__)
+
+TAIL_BYTES = 64 << 10
+"""What a cut log keeps of its end (64 KiB, from the first whole line in it)."""
+FLOOR_BYTES = 1 << 20
+"""The least log cap a job is launched with (1 MiB), its owner's total spent or not."""
+_HEAD_ROOM = 1024
+"""A log at most :data:`TAIL_BYTES` plus this is already a tail (its first line included)."""
+
+
+@dataclass
+class _Account:
+    """One account's finished logs: ``whole`` (never cut) and ``tails`` (cut to their tail), each
+    job id -> (log path, bytes), oldest first; ``rest``: bytes of logs cut to their first line."""
+
+    whole: OrderedDict[str, tuple[Path, int]] = field(default_factory=OrderedDict)
+    tails: OrderedDict[str, tuple[Path, int]] = field(default_factory=OrderedDict)
+    rest: int = 0
+    total: int = 0
+
+    def add(self, job_id: str, path: Path, size: int) -> None:
+        self.drop(job_id)
+        (self.tails if size <= TAIL_BYTES + _HEAD_ROOM else self.whole)[job_id] = (path, size)
+        self.total += size
+
+    def drop(self, job_id: str) -> None:
+        for kept in (self.whole, self.tails):
+            if job_id in kept:
+                self.total -= kept.pop(job_id)[1]
+
+
+class LogBudget:
+    """The per-account totals of the module docstring.
+
+    Args:
+        limit_bytes: the most bytes of job logs one account keeps (0: no total, :meth:`launch`
+            gives ``max_log_bytes``).
+        max_log_bytes: one job's log cap (``c.SchedApp.max_log_mib``; 0: none).
+    """
+
+    def __init__(self, limit_bytes: int, max_log_bytes: int) -> None:
+        self.limit = limit_bytes
+        self.max_log = max_log_bytes
+        self._accounts: dict[str, _Account] = {}
+
+    def setting(self) -> str:
+        """The setting as the words of a cut name it."""
+        return f"c.SchedApp.max_user_log_mib = {self.limit >> 20}"
+
+    def kept(self, account: str) -> int | None:
+        """Bytes of ``account``'s finished logs as counted (None: not counted yet)."""
+        counted = self._accounts.get(account)
+        return None if counted is None else counted.total
+
+    def launch(self, account: str, folder: Path, owner_uid: int | None, running: Collection[str],
+               running_caps: int) -> int:
+        """The log cap of a job of ``account`` about to be launched, after cutting its oldest
+        finished logs as the module docstring says.
+
+        Args:
+            account: the job's OS account ("" embedded: the service's own).
+            folder: where the account's job directories are (counted from it the first time).
+            owner_uid: the account's uid (None embedded: the owner is not checked).
+            running: ids of the account's jobs this service runs (not counted as finished).
+            running_caps: the sum of their log caps (bytes).
+
+        Returns:
+            bytes: the cap for the wrapper (``max_log_bytes`` when there is no total).
+        """
+        if self.limit <= 0:
+            return self.max_log
+        counted = self._accounts.get(account)
+        if counted is None:
+            counted = self._accounts[account] = _count(folder, owner_uid, running)
+        want = min(self.max_log, self.limit) if self.max_log > 0 else self.limit
+        while counted.total + running_caps + want > self.limit and (counted.whole or counted.tails):
+            self._cut_oldest(account, counted, owner_uid)
+        return max(min(FLOOR_BYTES, want), min(want, self.limit - counted.total - running_caps))
+
+    def ended(self, account: str, job_id: str, path: Path, owner_uid: int | None) -> None:
+        """Count the log of ``account``'s job that ended (nothing when the account is not counted yet:
+        its first count finds it)."""
+        counted = self._accounts.get(account)
+        if self.limit <= 0 or counted is None:
+            return
+        counted.add(job_id, path, _size(path, owner_uid))
+
+    def _cut_oldest(self, account: str, counted: _Account, owner_uid: int | None) -> None:
+        """Cut the oldest whole log to its tail, else the oldest tail to its first line."""
+        whole = bool(counted.whole)
+        job_id, (path, size) = (counted.whole if whole else counted.tails).popitem(last=False)
+        counted.total -= size
+        keep = TAIL_BYTES if whole else 0
+        if not whole and size <= _HEAD_ROOM // 2:  # a small log: its first line alone would be no less
+            counted.rest += size
+            counted.total += size
+            return
+        try:
+            new_size = cut_to_tail(path, keep, owner_uid=owner_uid,
+                                   why=f"{account or 'this account'}'s job logs passed {self.setting()} MiB "
+                                       "kept in all; the oldest finished jobs' logs are cut first")
+        except FileNotFoundError:  # removed by the retention sweep (or its owner)
+            return
+        except OSError as exc:  # replaced by its owner with something not theirs to cut: not counted again
+            log.warning("job %s: its log %s was not cut to %s bytes: %s", job_id, path, keep, exc)
+            return
+        if whole:
+            counted.tails[job_id] = (path, new_size)
+            counted.total += new_size
+        else:
+            counted.rest += new_size
+            counted.total += new_size
+        log.info("job %s of %s: its log was cut from %s to %s bytes (%s)", job_id, account or "this account",
+                 size, new_size, self.setting())
+
+
+def cut_to_tail(path: Path, keep: int, *, owner_uid: int | None, why: str) -> int:
+    """Cut the log at ``path`` to its last ``keep`` bytes from the first whole line in them, after one
+    first line ``[jupyter_sched] … cut …: <why>``; returns its new size in bytes.
+
+    Raises:
+        OSError: the file is missing, refused (:func:`~.safeopen.open_untrusted` with ``write``) or
+            cannot be written.
+    """
+    fd = open_untrusted(path, owner_uid=owner_uid, write=True)
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - keep)
+        tail = os.pread(fd, size - start, start) if keep else b""
+        if start and (newline := tail.find(b"\n")) >= 0:
+            tail = tail[newline + 1:]
+        shown = f"its last {len(tail):,} bytes are kept" if tail else "none of it is kept"
+        head = (f"[jupyter_sched] this log was cut: {size - len(tail):,} of its {size:,} bytes removed, {shown}: "
+                f"{why}\n").encode()
+        os.pwrite(fd, head + tail, 0)
+        os.ftruncate(fd, len(head) + len(tail))
+        return len(head) + len(tail)
+    finally:
+        os.close(fd)
+
+
+def _size(path: Path, owner_uid: int | None) -> int:
+    """The log's size in bytes (0: missing or refused)."""
+    try:
+        fd = open_untrusted(path, owner_uid=owner_uid)
+    except OSError:
+        return 0
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def _count(folder: Path, owner_uid: int | None, running: Collection[str]) -> _Account:
+    """An account counted from its job directories in ``folder`` (not those of ``running``), oldest log first."""
+    found: list[tuple[float, str, Path, int]] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if not is_job_name(entry.name) or entry.name in running:
+            continue
+        path = Path(entry.path) / "output.log"
+        try:
+            fd = open_untrusted(path, owner_uid=owner_uid)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
+        found.append((info.st_mtime, entry.name, path, info.st_size))
+    counted = _Account()
+    for _, job_id, path, size in sorted(found):
+        counted.add(job_id, path, size)
+    return counted

@@ -1,0 +1,122 @@
+"""verify27 V3: one user filled the service's log disk in about a minute with job logs — each job kept up
+to max_log_mib of output.log for the retention days and nothing bounded a user's sum. Now one account's
+kept logs are bounded by c.SchedApp.max_user_log_mib: its oldest finished logs are cut to their tail
+(a first line says what and why), a job launched while its running jobs hold the total is capped lower,
+and another account's logs are never touched (:mod:`jupyter_sched.executors.log_budget`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jupyter_sched.executors.base import Exited
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.log_budget import FLOOR_BYTES, TAIL_BYTES, LogBudget
+from jupyter_sched.model import Allocation
+from tests.accounts import os_accounts, shared_dir
+from tests.runtime.test_local_executor import job_for, wait_event, wait_until
+from tests.runtime.test_runas import hub_executor, needs_accounts, py_job, run_as
+
+MIB = 1 << 20
+CUT = "[jupyter_sched] this log was cut"
+GPU = Allocation("n1", ("GPU-0",))
+
+
+def _writes(mib: float, last: str) -> str:
+    """A job body printing about ``mib`` MiB of numbered lines, then ``last``."""
+    lines = int(mib * MIB) // 64
+    return (f"for i in range({lines}): sys.stdout.write(f'{{i:08d}}' + 'x' * 55 + chr(10))\n"
+            f"print({last!r}, flush=True)\n")
+
+
+def _logs(root: Path) -> dict[str, bytes]:
+    return {p.parent.name: p.read_bytes() for p in root.rglob("output.log")}
+
+
+def test_verify27_v3_a_users_many_big_jobs_keep_at_most_their_total_oldest_logs_cut_to_their_tail(
+        tmp_path: Path) -> None:
+    """Six jobs of 1.5 MiB each (cap 1 MiB) under a 3 MiB total: before, 6 MiB kept; now at most 3 MiB,
+    the oldest cut to their last 64 KiB with a first line naming the setting, the newest whole."""
+    ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=MIB, max_user_log_bytes=3 * MIB)
+    for n in range(6):
+        ex.start(job_for(tmp_path, _writes(1.5, f"END {n}"), job_id=f"j-{n}"), GPU)
+        ended = wait_event(ex, Exited)
+        assert isinstance(ended, Exited) and ended.exit_code == 0
+    logs = _logs(tmp_path / "jobs")
+    assert sum(len(data) for data in logs.values()) <= 3 * MIB  # was 6 MiB and more
+    assert logs["j-5"].startswith(b"000") and b"log truncated at 1 MiB (c.SchedApp.max_log_mib)" in logs["j-5"]
+    cut = [job for job, data in logs.items() if data.startswith(CUT.encode())]
+    assert cut and "j-0" in cut and "j-5" not in cut  # oldest first, never the one just run
+    first, _, rest = logs["j-0"].partition(b"\n")
+    assert b"c.SchedApp.max_user_log_mib = 3 MiB" in first and b"bytes removed" in first
+    assert len(rest) <= TAIL_BYTES and rest.endswith(b"its further output is not kept\n")  # the tail: its end
+    assert rest[:8].isdigit()  # from a whole line
+    assert ex.log_budget.kept("") == sum(len(data) for job, data in logs.items())
+
+
+def test_verify27_v3_a_job_launched_while_its_owners_jobs_hold_the_total_is_capped_lower_naming_the_setting(
+        tmp_path: Path) -> None:
+    """Running jobs are counted at their caps: the second of two running jobs gets what is left (1 MiB of
+    a 3 MiB total), its last line names c.SchedApp.max_user_log_mib."""
+    gate = tmp_path / "gate"
+    ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=2 * MIB, max_user_log_bytes=3 * MIB)
+    ex.start(job_for(tmp_path, f"wait_gate({str(gate)!r})\n" + _writes(2.5, "A"), job_id="j-a"), GPU)
+    ex.start(job_for(tmp_path, _writes(1.5, "B"), job_id="j-b"), GPU)
+    seen: list[object] = []
+    wait_until(lambda: any(isinstance(e, Exited) and e.job_id == "j-b" for e in (seen.extend(ex.poll()) or seen)),
+               "job B's end")
+    gate.touch()
+    wait_until(lambda: any(isinstance(e, Exited) and e.job_id == "j-a" for e in (seen.extend(ex.poll()) or seen)),
+               "job A's end")
+    logs = _logs(tmp_path / "jobs")
+    assert logs["j-b"].endswith(b"[jupyter_sched] log truncated at 1 MiB (c.SchedApp.max_user_log_mib = 3 MiB for "
+                                b"all of one user's job logs); the job keeps running, its further output is not kept\n")
+    assert b"log truncated at 2 MiB (c.SchedApp.max_log_mib)" in logs["j-a"]
+    assert LogBudget(3 * MIB, 2 * MIB).launch("x", tmp_path / "none", None, {"j-a", "j-b"}, 3 * MIB) == FLOOR_BYTES
+
+
+def test_verify27_v3_many_small_jobs_are_bounded_too_and_a_planted_symlink_is_never_cut(tmp_path: Path) -> None:
+    """Logs already no bigger than a tail: the oldest keep one line. A log its owner replaced by a symlink
+    (to a file not theirs) is left alone — the file behind it unchanged."""
+    folder = tmp_path / "users" / "mal"
+    folder.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"v" * (200 << 10))
+    for n in range(40):
+        job = folder / f"j-{n:03d}"
+        job.mkdir()
+        (job / "output.log").write_bytes(b"line\n" * 10240)  # 50 KiB, under a tail
+        os.utime(job / "output.log", (1000 + n, 1000 + n))
+    planted = folder / "j-000" / "output.log"
+    planted.unlink()
+    planted.symlink_to(victim)
+    os.utime(folder / "j-001" / "output.log", (900, 900))  # the oldest of all
+    budget = LogBudget(1 * MIB, 256 << 10)
+    assert budget.launch("mal", folder, None, set(), 0) == 256 << 10
+    logs = [p for p in folder.glob("j-*/output.log") if not p.is_symlink()]
+    assert sum(len(p.read_bytes()) for p in logs) + (256 << 10) <= 1 * MIB  # was 1.95 MiB
+    emptied = [p for p in logs if p.read_bytes().startswith(CUT.encode())]
+    assert emptied and all(b"none of it is kept" in p.read_bytes() for p in emptied)
+    assert (folder / "j-001" / "output.log") in emptied
+    assert victim.read_bytes() == b"v" * (200 << 10)
+    assert (folder / "j-039" / "output.log").read_bytes() == b"line\n" * 10240  # the newest kept whole
+
+
+@needs_accounts
+def test_verify27_v3_one_accounts_logs_are_cut_never_another_accounts() -> None:
+    """Hub mode, as root: mal's five 1.5 MiB jobs under a 2 MiB total cut mal's oldest logs; amy's log,
+    written before them in the same log_dir, is whole."""
+    with os_accounts(2) as (amy, mal), shared_dir() as root:
+        ex = hub_executor(root, max_log_bytes=MIB, max_user_log_bytes=2 * MIB)
+        ex.start(py_job("j-amy", _writes(1.5, "AMY"), user=amy.name), GPU, run_as(amy))  # type: ignore[arg-type]
+        assert isinstance(wait_event(ex, Exited), Exited)
+        for n in range(5):
+            ex.start(py_job(f"j-mal{n}", _writes(1.5, f"MAL {n}"), user=mal.name), GPU, run_as(mal))  # type: ignore[arg-type]
+            assert isinstance(wait_event(ex, Exited), Exited)
+        logs = {p.parent.name: p for p in (root / "jobs").rglob("output.log")}
+        amy_log = logs["j-amy"].read_bytes()
+        assert amy_log.startswith(b"000") and len(amy_log) > MIB  # untouched
+        mal_logs = {job: p.read_bytes() for job, p in logs.items() if job.startswith("j-mal")}
+        assert sum(len(d) for d in mal_logs.values()) <= 2 * MIB
+        assert mal_logs["j-mal0"].startswith(CUT.encode()) and f"{mal.name}'s job logs".encode() in mal_logs["j-mal0"]
+        assert os.stat(logs["j-mal0"]).st_uid == mal.uid  # still the owner's file
