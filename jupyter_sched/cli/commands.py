@@ -149,9 +149,17 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         body["notebook"], body["working_dir"] = notebook_start(args.notebook)
     if args.name is None and (named := default_name(body)):
         body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
-    resolved, mode = _program_on_my_path(client, body.get("command"))
+    resolved, mode, here = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
+    path_said = ""
+    if here and mode != "hub":  # the job runs with this shell's PATH and Python environment (newuser27 N2)
+        from ..client.submitter_env import submitter_env, submitter_note
+
+        sent, too_long = submitter_env(os.environ, body.get("env") or {})
+        if sent:
+            body["env"] = {**sent, **(body.get("env") or {})}
+        path_said = submitter_note(sent, too_long)
     if getattr(args, "dry_run", False):  # newuser26 N8: the terminal had no dry run, the magic and the panel did
         return _dry_run(client, body, io)
     # a restart of the server is ridden out, only while the submit surely never reached it (hubadmin24 B18)
@@ -164,7 +172,10 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         pass
     elif resolved is not None:
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
-              f"another. Your shell's variables are not passed: --env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
+              f"another. {path_said + '. ' if path_said else ''}Your shell's other variables are not passed: "
+              "--env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
+    elif path_said:
+        print(f"{PROG} submit: note: {path_said}", file=io.err)
     elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
         # new user 10, N19: `-- python` ran the job Python silently while `-- python3` ran /usr/bin/python3
         print(f"{PROG} submit: note: on the hub, {argv[0]} runs the scheduler's job Python (c.HubSchedApp.job_python, "
@@ -191,33 +202,28 @@ _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 """Bare interpreter names: on a hub they run the scheduler's job Python, never the terminal's."""
 
 
-def _program_on_my_path(client: Any, command: Any) -> tuple[str | None, str]:
+def _program_on_my_path(client: Any, command: Any) -> tuple[str | None, str, bool]:
     """The full path of a command's program as the submitter's PATH finds it, where the job runs on
     this machine (a local executor on a server at a loopback address); None to send it as typed.
-    With the server's mode (``""`` when not asked).
+    With the server's mode (``""`` when not asked) and whether the job runs here
+    (:func:`..client.submitter_env.runs_here`).
 
     New user 7, F11: ``submit -- python train.py`` ran the *server's* ``python`` (its PATH: pyenv's,
     without the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError,
     while ``%schedule run`` uses the kernel's own interpreter. A name with a ``/`` is kept as given.
     On a hub, a bare ``python`` / ``python3`` goes as typed: the job Python the admins set up runs
     it (new user 10, N19: ``python3`` ran /usr/bin/python3 without packages, ``python`` the job Python)."""
-    if not isinstance(command, list) or not command or not isinstance(command[0], str) or "/" in command[0]:
-        return None, ""
     import shutil
-    from urllib.parse import urlsplit
 
-    host = urlsplit(str(client.connection.url)).hostname or ""
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        return None, ""  # another machine's server: its PATH is the one that means anything there
-    try:
-        config = client.config()
-    except Exception:  # the submit itself says what is wrong with the server
-        return None, ""
-    mode = str(config.get("mode") or "")
+    from ..client.submitter_env import runs_here
+
+    here, mode = runs_here(client)
+    if not isinstance(command, list) or not command or not isinstance(command[0], str) or "/" in command[0]:
+        return None, mode, here
     found = shutil.which(command[0])
-    if found is None or "local" not in (config.get("executors") or []) or (mode == "hub" and _PYTHON.fullmatch(command[0])):
-        return None, mode
-    return os.path.abspath(found), mode
+    if found is None or not here or (mode == "hub" and _PYTHON.fullmatch(command[0])):
+        return None, mode, here
+    return os.path.abspath(found), mode, here
 
 
 QUEUE_LINES = 50

@@ -524,6 +524,7 @@ def main(argv: list[str] | None = None) -> int:
         overlays = _worker_overlays(launch)
         own = launch.get("env") if launch else None
         job_env = {**os.environ, **({str(k): str(v) for k, v in own.items()} if isinstance(own, dict) else {})}
+        job_env["PWD"] = os.getcwd()  # the folder it starts in, as a shell sets it (newuser27 N2: the server's)
         try:
             children = [subprocess.Popen(command, env={**job_env, **overlay}) for overlay in overlays]
         except OSError as exc:

@@ -30,6 +30,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
 from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
+from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
@@ -243,6 +244,7 @@ class SchedMagics(Magics):
         self._applied: tuple[str, ...] = ()
         self._atexit_registered = False
         self._through_hub: bool | None = None
+        self._sends_mine: bool | None = None  # whether a job gets this kernel's PATH (newuser27 N2): see _mine
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
         self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
@@ -942,7 +944,24 @@ class SchedMagics(Magics):
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
 
+    def _mine(self) -> bool:
+        """Whether a job submitted here runs on this machine (not through a hub), so it gets this kernel's
+        PATH and Python environment (:mod:`..client.submitter_env`; newuser27 N2). Asked once."""
+        if self._sends_mine is None:
+            from ..client.submitter_env import runs_here
+
+            here, mode = runs_here(self.client)
+            self._sends_mine = here and mode != "hub"
+        return self._sends_mine
+
     def _submit(self, options: JobOptions, body: Mapping[str, Any], note: str | None = None) -> str:
+        if self._mine():
+            from ..client.submitter_env import submitter_env, submitter_note
+
+            sent, too_long = submitter_env(os.environ, body.get("env") or {})
+            body = {**body, "env": {**sent, **(body.get("env") or {})}} if sent else body
+            if said := submitter_note(sent, too_long, here="this kernel's"):
+                note = f"{note} {said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
         # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
         job = RideOut(self._print, doing="the submit was not received; sending it again",
                       stop=f"{INTERRUPT}, nothing is submitted", retry_if=never_sent,
@@ -1001,8 +1020,11 @@ class SchedMagics(Magics):
         magics loaded (``%env FOO=bar``, ``os.environ[...]``), by name — newuser26 N11: a ``%env`` key did
         not reach the job and the note named only the variables. Their values are never printed."""
         given = {name for name, _ in cmd.options.env}
+        passed = SUBMITTER_VARIABLES if self._mine() else ()  # sent with the job (newuser27 N2)
+        # the magics' own (JUPYTER_SCHED_GPU_MILLI of %gpu request) are not the user's (newuser27 n1)
         changed = sorted(name for name, value in os.environ.items() if self._environ_at_load.get(name) != value
-                         and name not in given and name not in self._LEASE_ENV)
+                         and name not in given and name not in self._LEASE_ENV and name not in passed
+                         and not name.startswith("JUPYTER_SCHED_"))
         said = ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME passes one "
                 "as set here, --env NAME=VALUE another value")
         if changed:

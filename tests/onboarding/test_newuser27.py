@@ -1,0 +1,132 @@
+"""New user 27 (session 27's first hour), the findings s27-nu fixed; each test fails before its fix.
+
+- N2: a job got the *server's* PATH, not the submitter's: after ``source .venv/bin/activate``,
+  ``submit -- ./run.sh`` whose script calls ``python`` ran another Python (pyenv's, without the venv's
+  packages), with no note; its ``PWD`` was the server's folder. The CLI (and the magics) now send the
+  submitter's PATH, VIRTUAL_ENV and CONDA_PREFIX with a job that runs on this machine (``--env PATH=…``
+  given is kept), say so once, and the job's PWD is the folder it starts in.
+
+Real parts: the installed ``jupyter-sched`` entry point in a subprocess against an embedded server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+ROOT = Path(__file__).resolve().parents[2]
+USERS = {"tok-ann": "ann", OWNER_TOKEN: "boss"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu27"), users=USERS, admin_users=["boss"], simulated_gpus=1)
+    try:
+        yield srv
+    finally:
+        srv.kill()
+
+
+def cli(server: EmbeddedServer, env: dict[str, str], cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "VIRTUAL_ENV", "CONDA_PREFIX"))}
+    full.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT), **env})
+    return subprocess.run([CLI, *argv], env=full, cwd=cwd, capture_output=True, text=True, timeout=180)
+
+
+def _venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder standing for an activated venv (its bin/python, a marker its python prints) and a
+    project folder with run.sh, whose `python` is what the PATH finds."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    fake = venv / "bin" / "python"
+    fake.write_text("#!/bin/sh\necho \"venv python ran\"\n", encoding="utf-8")
+    fake.chmod(0o755)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    script = proj / "run.sh"
+    script.write_text("#!/bin/sh\necho \"python is $(command -v python)\"\npython\n"
+                      "echo \"PWD=$PWD VIRTUAL_ENV=$VIRTUAL_ENV\"\n"
+                      "exec /usr/bin/env sh -c 'echo envPWD=$PWD'\n", encoding="utf-8")
+    script.chmod(0o755)
+    return venv, proj
+
+
+def test_newuser27_n2_a_launcher_script_runs_with_the_submitters_path_and_says_so(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    venv, proj = _venv(tmp_path)
+    env = {"PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv)}
+    done = cli(server, env, proj, "submit", "--gpus", "0", "--time-limit", "1m", "--name", "n2run", "--wait", "--",
+               "./run.sh")
+    assert done.returncode == 0, done.stdout + done.stderr
+    note = " ".join(done.stderr.split())
+    assert f"note: runs with your PATH ({venv / 'bin'} first) and VIRTUAL_ENV; --env PATH=… gives it another" in note, \
+        note
+    assert note.count("runs with your PATH") == 1, note
+    logs = cli(server, {}, proj, "logs", "n2run").stdout
+    assert f"python is {venv / 'bin' / 'python'}" in logs, logs
+    assert "venv python ran" in logs, logs
+    assert f"VIRTUAL_ENV={venv}" in logs, logs
+    # the folder it starts in, for a program that reads PWD without a shell resetting it
+    assert f"envPWD={proj}" in logs, logs
+
+
+def test_newuser27_n2_a_path_the_user_gives_is_kept(server: EmbeddedServer, tmp_path: Path) -> None:
+    venv, proj = _venv(tmp_path)
+    env = {"PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}"}
+    given = "/usr/local/bin:/usr/bin:/bin"
+    done = cli(server, env, proj, "--json", "submit", "--gpus", "0", "--dry-run", "--env", f"PATH={given}",
+               "--", "./run.sh")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "runs with your PATH" not in done.stderr, done.stderr
+    job = cli(server, env, proj, "--json", "submit", "--gpus", "0", "--env", f"PATH={given}", "--", "./run.sh")
+    assert json.loads(job.stdout)["env"]["PATH"] == given, job.stdout
+
+
+def test_newuser27_n2_the_submitter_env_bounds_and_words() -> None:
+    from jupyter_sched.client.submitter_env import submitter_env, submitter_note
+    from jupyter_sched.model.validation import MAX_ENV_VALUE_CHARS
+
+    sent, too_long = submitter_env({"PATH": "/v/bin:/usr/bin", "CONDA_PREFIX": "/c", "VIRTUAL_ENV": ""}, {})
+    assert sent == {"PATH": "/v/bin:/usr/bin", "CONDA_PREFIX": "/c"} and too_long == []
+    assert submitter_note(sent, too_long) == "runs with your PATH (/v/bin first) and CONDA_PREFIX; --env PATH=… gives it another"
+    sent, too_long = submitter_env({"PATH": "x" * (MAX_ENV_VALUE_CHARS + 1)}, {})
+    assert sent == {} and too_long == ["PATH"]
+    assert "PATH not passed: longer than the server takes" in submitter_note(sent, too_long)
+    assert submitter_env({"PATH": "/v/bin"}, {"PATH": "/mine"}) == ({}, [])
+
+
+def test_newuser27_n2_a_cell_job_gets_the_kernels_path_and_n1_the_magics_own_variables_are_not_named(
+        server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``%%schedule`` sends this kernel's PATH (a cell calling ``subprocess.run(['python', …])`` runs the
+    kernel's environment's python); n1: ``%gpu request`` + ``%gpu release`` set JUPYTER_SCHED_GPU_MILLI in the
+    kernel, and the cell's note named it as a variable the user set."""
+    from tests.onboarding.test_newuser11 import _magics
+
+    venv, proj = _venv(tmp_path)
+    here = os.getcwd()
+    os.chdir(proj)
+    try:
+        magics = _magics(server)
+        monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ.get('PATH', '')}")
+        monkeypatch.setenv("JUPYTER_SCHED_GPU_MILLI", "1000")  # as %gpu request sets it
+        job_id = magics.schedule("--gpus 0 --time-limit 2m --name n2cell",
+                                 "import subprocess; subprocess.run(['python'], check=True)\n")
+        said = " ".join(capsys.readouterr().out.split())
+    finally:
+        os.chdir(here)
+    assert f"Runs with this kernel's PATH ({venv / 'bin'} first); --env PATH=… gives it another." in said, said
+    assert "JUPYTER_SCHED_GPU_MILLI" not in said and "not passed: PATH" not in said, said
+    from tests.onboarding.test_cli_firsthour import api, wait_state
+
+    assert wait_state(server, "tok-ann", job_id, "succeeded", "failed")["state"] == "succeeded"
+    assert "venv python ran" in api(server, "tok-ann").get(f"jobs/{job_id}/logs").json()["text"]
