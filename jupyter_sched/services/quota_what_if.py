@@ -22,6 +22,7 @@ from ..model.periods import period_start
 from ..model.units import parse_window, to_iso
 from .context import Context
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
+from .team_move import near_hint
 
 __all__ = ["quota_what_if"]
 
@@ -60,6 +61,9 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest) 
     in_force = None if line is None else replay_line(intervals, team=team, gpu_model=model, guaranteed=line[0],
                                                      borrowing_limit=line[1], since=since, until=until)
     text = _text(team, model, to_iso(since) or "", to_iso(until) or "", proposed, in_force)
+    if line is None and not proposed.used_gpu_hours:  # a typo, or a team still to come: said, not refused
+        known = {i.team for i in intervals} | {q.team for q in ctx.store.quota_set().quotas}
+        text += (f" {team} used no GPU and has no line here: " + near_hint(team, known, "a team still to come?"))
     return GetQuotaWhatIfResponse.model_validate({
         "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
         "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict(), "text": text})
