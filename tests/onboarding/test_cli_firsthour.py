@@ -1492,7 +1492,9 @@ def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: Embed
     assert "--env NAME passes one as set here, --env NAME=VALUE another value" in done.stderr
     given = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", sys.executable, "-c", "print(1)"], env=env,
                            capture_output=True, text=True, timeout=120)
-    assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs" not in given.stderr
+    # a path is sent as given: no "runs python as" note (the job's PATH is still said: newuser27 N2)
+    assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs /" not in given.stderr
+    assert "note: runs python" not in given.stderr and "note: runs with your PATH (" in given.stderr, given.stderr
     wait_state(server, "tok-ann", job["id"], "succeeded")
 
 
