@@ -21,7 +21,7 @@ from .projected import projected_end_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
-__all__ = ["run_file_hint", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
+__all__ = ["ended_text", "run_file_hint", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
@@ -355,9 +355,10 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         return f"{head}: {said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
     # one state word with the tables and REST (new user 14, N13; new user 17, N23)
     word = state_word(job)
+    when = f" · {said}" if (said := ended_text(job, now)) else ""  # when it ran (newuser27 N5)
     if message.startswith(f"{word} "):  # "cancelled by you (killed by SIGKILL)", the word once (newuser26 n9)
-        return f"{head}: {message}{tail}"
-    return f"{head}: {word}{tail}{f' — {message}' if message else ''}"
+        return f"{head}: {message}{tail}{when}"
+    return f"{head}: {word}{tail}{when}{f' — {message}' if message else ''}"
 
 
 _CANCELLED_BY = "cancelled by "
@@ -459,8 +460,21 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
                                             unhealthy_text(job), drain_text(job), progress_text(job, now),
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
-    said = tail.lstrip(", ")
+    said = " · ".join(part for part in (tail.lstrip(", "), ended_text(job, now)) if part)
     return f"{said} — {message}" if said and message else said or message
+
+
+def ended_text(job: Mapping[str, Any], now: datetime | None) -> str:
+    """When an ended job ended and how long it ran: ``ended 22:11 UTC (ran 4m02s)`` (``clock_text``,
+    ``format_duration``), ``ended 22:11 UTC`` for one that never started; "" without ``finished_at``.
+    newuser27 N5: ``jobs``, ``status JOB``, the magics said how a job ended, never when (only ``--json``
+    had the times); the panel's My work row says the same (``endedText`` in labextension/src/format.ts)."""
+    ended = wire_time(job.get("finished_at"))
+    if ended is None:
+        return ""
+    started = wire_time(job.get("started_at"))
+    ran = f" (ran {format_duration(max(0.0, (ended - started).total_seconds()))})" if started is not None else ""
+    return f"ended {clock_text(ended, now)}{ran}"
 
 
 GONE_WORDS = "no longer in the inventory (it runs on unless its GPUs went with it; an admin can cancel it)"

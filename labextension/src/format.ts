@@ -456,6 +456,27 @@ export function etaWithRelative(sentence: string, eta: string, now: Date = new D
 }
 
 /** Elapsed: running → since start; finished → start to finish; pending → waiting since submit. */
+/**
+ * When a finished job ended and how long it ran, as the CLI and the magics say it
+ * (jupyter_sched.wording.jobs.ended_text): `ended 22:11 UTC (ran 4m02s)`, `ended 22:11 UTC` for one
+ * that never started; "" for work not ended (newuser27 N5: a finished row said "elapsed 0s" and never when).
+ */
+export function endedText(
+  job: Pick<Job, 'started_at' | 'finished_at'>,
+  now: Date = new Date(),
+  trans: TranslationBundle = NULL_TRANS
+): string {
+  const end = parseTime(job.finished_at);
+  if (!end) {
+    return '';
+  }
+  const start = parseTime(job.started_at);
+  const when = clockText(end, now);
+  return start
+    ? trans.__('ended %1 (ran %2)', when, formatDuration(Math.max(0, (end.getTime() - start.getTime()) / 1000), trans))
+    : trans.__('ended %1', when);
+}
+
 export function formatElapsed(
   job: Pick<Job, 'submitted_at' | 'started_at' | 'finished_at'>,
   now: Date = new Date(),

@@ -10,6 +10,7 @@ import {
   relativeText,
   etaWithRelative,
   formatDuration,
+  endedText,
   formatElapsed,
   formatEta,
   formatGpus,
@@ -507,5 +508,14 @@ describe('projectedLine (new user 22, N10: the end my waiters are given, jupyter
     expect(endsLine(makeJob({ ...stuck, projected_end: null }), now)).toBe('ends by 05:23 UTC (in 14m26s), its 15m time limit');
     expect(projectedLine(makeJob({ ...stuck, stop_requested: { intent: 'cancel', text: 'stopping (cancel requested)' } }), now)).toBe('');
     expect(projectedLine(makeJob({ ...stuck, state: 'succeeded' }), now)).toBe('');
+  });
+});
+
+describe('endedText (newuser27 N5)', () => {
+  it('says when a finished job ended and how long it ran, as the CLI does', () => {
+    const done = makeJob({ state: 'succeeded', started_at: '2026-11-29T11:55:00Z', finished_at: '2026-11-29T11:59:02Z' });
+    expect(endedText(done, NOW)).toBe('ended 11:59 UTC (ran 4m02s)');
+    expect(endedText(makeJob({ state: 'cancelled', started_at: null, finished_at: '2026-11-28T09:00:00Z' }), NOW)).toBe('ended Nov 28 09:00 UTC');
+    expect(endedText(makeJob({ state: 'running', started_at: '2026-11-29T11:58:30Z' }), NOW)).toBe('');
   });
 });

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, drainLine, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -388,7 +388,9 @@ export class MyWorkView extends ModelView {
             return (
               <JobRow key={job.id} job={job} model={model} trans={trans}>
                 <div className="jp-sched-job-meta">
-                  <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
+                  <span className="jp-sched-elapsed">
+                    {endedText(job, now, trans) || trans.__('elapsed %1', formatElapsed(job, now, trans))}
+                  </span>
                   {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}

@@ -1,0 +1,26 @@
+"""newuser27 N5: a finished job never said *when* it ran: ``jupyter-sched jobs`` (its detail line),
+``status JOB`` and the magics (``job_line``) said how it ended and nothing of its start or end, only
+``--json`` had the times. Now: ``ended 22:11 UTC (ran 4m02s)``, by the one clock and duration renderer."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from jupyter_sched.wording.jobs import ended_text, job_detail, job_line
+
+NOW = datetime(2026, 12, 5, 22, 30, tzinfo=timezone.utc)
+DONE = {"id": "j-1", "name": "hist-40", "state": "succeeded", "exit_code": 0, "kind": "training",
+        "started_at": "2026-12-05T22:07:00Z", "finished_at": "2026-12-05T22:11:02Z"}
+
+
+def test_newuser27_n5_a_finished_job_says_when_it_ended_and_how_long_it_ran() -> None:
+    assert ended_text(DONE, NOW) == "ended 22:11 UTC (ran 4m02s)"
+    assert job_line(DONE, NOW) == "job j-1 (hist-40): succeeded, exit code 0 · ended 22:11 UTC (ran 4m02s)"
+    assert job_detail(DONE, NOW) == "exit code 0 · ended 22:11 UTC (ran 4m02s)"
+    failed = {**DONE, "state": "failed", "exit_code": 1, "message": "exited with code 1; last lines: boom"}
+    assert job_line(failed, NOW) == ("job j-1 (hist-40): failed, exit code 1 · ended 22:11 UTC (ran 4m02s) — "
+                                     "last lines: boom")
+    # cancelled before it started: when, no run time; another day: its date
+    never = {**DONE, "state": "cancelled", "exit_code": None, "started_at": None, "finished_at": "2026-12-04T09:00:00Z"}
+    assert ended_text(never, NOW) == "ended Dec 4 09:00 UTC"
+    assert ended_text({**DONE, "finished_at": None}, NOW) == ""
