@@ -78,7 +78,8 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
 
     p.add_argument("--cron", help=said('cron schedule, 5 fields, e.g. "0 12 * * 1-5" (12:00 on weekdays)',
                                        "default: none, runs only when asked"))
-    p.add_argument("--tz", help=said("IANA time zone of the schedule, e.g. Europe/Berlin", "default UTC"))
+    p.add_argument("--tz", help=said("IANA time zone of the schedule, e.g. Europe/Berlin",
+                                     "default: your time zone (TZ, else /etc/localtime's), else UTC"))
     p.add_argument("--name", help=said("name", "default: the file's name"))
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable")
@@ -258,8 +259,19 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         problem = file_problem(args.target, os.getcwd())  # each firing would fail to find or read it
         if problem:
             parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")
-        result = client.call(routes.create_definition(_body(args, parser, create=True)))
+        body = _body(args, parser, create=True)
+        zone = None
+        if args.tz is None and body.get("schedule"):  # read in the caller's zone, as cron is (newuser27 N7)
+            from ..client.local_zone import local_zone
+
+            if (zone := local_zone(os.environ)) is not None:
+                body["timezone"] = zone[0]
+        result = client.call(routes.create_definition(body))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
+        if zone is not None and not args.json:
+            from ..client.local_zone import zone_note
+
+            print(f"{PROG} definitions create: note: {zone_note(zone)}", file=io.err)
         _notes(result, io, "create")
         note_parameters(result.get("notebook"), result.get("parameters"), io)
         return EXIT_OK

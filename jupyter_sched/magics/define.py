@@ -22,6 +22,7 @@ the argument, as every magic does.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -277,8 +278,20 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
     if cmd.action == "create":
         assert cmd.target is not None
         path = resolve(cmd.target, "notebook" if cmd.target.endswith(".ipynb") else "script")
-        created = call(routes.create_definition(definition_body(cmd, target_path=str(path))))
+        body = definition_body(cmd, target_path=str(path))
+        zone = None
+        if cmd.timezone is None and body.get("schedule"):  # the kernel's zone, as the panel uses the browser's (N7)
+            from ..client.local_zone import local_zone
+
+            if (zone := local_zone(os.environ)) is not None:
+                body["timezone"] = zone[0]
+        created = call(routes.create_definition(body))
         say("Defined " + definition_line(created))
+        if zone is not None:
+            from ..client.local_zone import zone_note
+
+            said = zone_note(zone)
+            say(f"Note: {said[:1].upper()}{said[1:]}.")
         _server_notes(created, say)
         _note_unknown_parameters(created, cmd.parameters, say)
         return str(created["id"])

@@ -130,3 +130,46 @@ def test_newuser27_n2_a_cell_job_gets_the_kernels_path_and_n1_the_magics_own_var
 
     assert wait_state(server, "tok-ann", job_id, "succeeded", "failed")["state"] == "succeeded"
     assert "venv python ran" in api(server, "tok-ann").get(f"jobs/{job_id}/logs").json()["text"]
+
+
+def test_newuser27_n7_the_callers_zone_is_read_from_tz_else_etc_localtime(tmp_path: Path) -> None:
+    from jupyter_sched.client.local_zone import local_zone
+
+    assert local_zone({"TZ": "Europe/Berlin"}) == ("Europe/Berlin", "TZ")
+    assert local_zone({"TZ": ":Asia/Kolkata"}) == ("Asia/Kolkata", "TZ")
+    assert local_zone({"TZ": "CET-1CEST"}) is None and local_zone({"TZ": "Etc/UTC"}) is None
+    link = tmp_path / "localtime"
+    link.symlink_to("/usr/share/zoneinfo/America/New_York")
+    assert local_zone({}, str(link)) == ("America/New_York", str(link))
+    utc = tmp_path / "utc"
+    utc.symlink_to("/usr/share/zoneinfo/Etc/UTC")
+    assert local_zone({}, str(utc)) is None and local_zone({}, str(tmp_path / "none")) is None
+
+
+def test_newuser27_n7_a_definitions_cron_is_read_in_the_shells_zone_and_said(server: EmbeddedServer,
+                                                                             tmp_path: Path) -> None:
+    notebook = tmp_path / "params.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    made = cli(server, {"TZ": "Europe/Berlin"}, tmp_path, "definitions", "create", str(notebook), "--cron", "0 9 * * *",
+               "--name", "berlin9", "--gpus", "0")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "(Europe/Berlin)" in made.stdout, made.stdout
+    assert ("definitions create: note: the schedule is read in your time zone, Europe/Berlin (from TZ): --tz UTC "
+            "reads it in UTC") in made.stderr, made.stderr
+    given = cli(server, {"TZ": "Europe/Berlin"}, tmp_path, "definitions", "create", str(notebook), "--cron",
+                "0 9 * * *", "--name", "utc9", "--gpus", "0", "--tz", "UTC")
+    assert given.returncode == 0 and "(UTC)" in given.stdout and "your time zone" not in given.stderr, given
+
+
+def test_newuser27_n7_the_magic_reads_the_kernels_zone(server: EmbeddedServer, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.onboarding.test_newuser11 import _magics
+
+    notebook = tmp_path / "magicdef.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    _magics(server).schedule(f'define {notebook} --cron "0 9 * * *" --gpus 0 --name magic9')
+    said = " ".join(capsys.readouterr().out.split())
+    assert "(Europe/Berlin)" in said and "Note: The schedule is read in your time zone, Europe/Berlin (from TZ)" in said, \
+        said
