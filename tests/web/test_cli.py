@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.client.submitter_env import SUBMITTER_VARIABLES
 
 from .conftest import IVAN_TOKEN
 
@@ -80,7 +82,8 @@ async def test_newuser17_n20_logs_f_of_a_failed_job_ends_with_its_outcome_and_ex
     assert logs.code == EXIT_JOB_FAILED, (logs.out, logs.err)
     assert logs.out == "line 1\nline 2\nline 3\nline 4\n", logs.out  # stdout stays the log alone
     last = logs.err.strip().splitlines()[-1]
-    assert last == f"job {job_id} (lf4): failed, exit code 3", logs.err  # the lines are not quoted again
+    # the lines are not quoted again; when it ran is said (newuser27 N5)
+    assert re.fullmatch(rf"job {job_id} \(lf4\): failed, exit code 3 · ended \d\d:\d\d UTC \(ran \d+s\)", last), logs.err
     ok = await cli("submit", "--gpus", "0", "--name", "lf0", "--", sys.executable, "-c", "print('fine')")
     ok_id = ok.out.split()[1].rstrip(":")
     good = await cli("logs", "-f", ok_id)
@@ -88,7 +91,7 @@ async def test_newuser17_n20_logs_f_of_a_failed_job_ends_with_its_outcome_and_ex
     # following a job that has printed nothing yet may first say so on stderr (a CI host was slow
     # enough to show it); the outcome is still the last line and nothing else is said
     *before, outcome = good.err.strip().splitlines()
-    assert outcome == f"job {ok_id} (lf0): succeeded, exit code 0", good
+    assert re.fullmatch(rf"job {ok_id} \(lf0\): succeeded, exit code 0 · ended \d\d:\d\d UTC \(ran \d+s\)", outcome), good
     assert len(before) <= 1 and all(line.startswith(f"{ok_id} is ") and "no output yet" in line for line in before), good
     # the magic's line after following is the same function with the same flag
     failed = {"id": "j-1", "name": "lf3", "kind": "training", "state": "failed", "exit_code": 3,
@@ -147,7 +150,9 @@ async def test_newuser26_n2_env_name_alone_passes_the_shells_value_and_is_refuse
     ``--export=FOO`` pass the submitter's FOO. Now it does too, and an unset FOO is refused naming it."""
     run = await cli("--json", "submit", "--gpus", "0", "--env", "NU26_PASS", "--env", "SEED=1", "--", "true")
     assert run.code == EXIT_OK, run.err
-    assert json.loads(run.out)["env"] == {"NU26_PASS": "from the shell", "SEED": "1"}
+    sent = json.loads(run.out)["env"]  # with the shell's PATH (newuser27 N2: a local server's job runs with it)
+    assert {k: v for k, v in sent.items() if k not in SUBMITTER_VARIABLES} == {"NU26_PASS": "from the shell", "SEED": "1"}
+    assert sent.get("PATH"), sent
     unset = await cli("submit", "--gpus", "0", "--env", "NU26_UNSET", "--", "true")
     assert unset.code == EXIT_REFUSED
     assert unset.err == ("jupyter-sched submit: --env NU26_UNSET: NU26_UNSET is not set in this shell — export "
