@@ -13,7 +13,8 @@ for one-line messages):
 - dropped: well-formed CSI sequences (colours, cursor moves: ``ESC [ … final``) and OSC / DCS /
   APC / PM / SOS strings (titles, hyperlinks, clipboard: ``ESC ] … BEL`` or ``… ESC \\``);
 - shown, never obeyed: any other control character, as ``^X`` (``^[`` for a stray ESC, ``^?`` for
-  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``; a carriage return
+  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``, a Unicode line or
+  paragraph separator as ``<U+2028>`` / ``<U+2029>`` (red27 R3); a carriage return
   alone (which lets a line overwrite what was printed before it) becomes a newline.
 
 ``jupyter-sched logs --raw`` prints the log as written, for a reader who wants the bytes.
@@ -31,7 +32,11 @@ __all__ = ["CONTROL_CHARACTER", "escaped_controls", "printable_line", "printable
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+_BREAKS = "\u2028\u2029"
+"""Unicode's line and paragraph separators: not controls, yet line ends to ``str.splitlines()``, JSON/JS log
+viewers and log shippers — one in a log line forged a line of its own there (red27 R3). The other line breaks
+those readers honour (``\\x0b`` ``\\x0c`` ``\\x1c``-``\\x1e`` ``\\x85``) are C0/C1 controls, already below."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _BREAKS + "]")
 CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one (red team 20, R3)."""
 
@@ -63,7 +68,8 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
 
 def escaped_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (and every bidirectional
-    override) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``) and nothing dropped: for
+    override, and U+2028 / U+2029: red27 R3) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``,
+    ``\\u2028``) and nothing dropped: for
     a log line that must keep every byte a client sent yet never command the terminal of whoever
     tails it (red team 15, R3: ``no node carries node_selector ^[[31mRED…`` in the service log)."""
     if not _CONTROL.search(text):

@@ -4,49 +4,15 @@
  * retrying", each role="alert": a screen reader read it thrice). Now one line under the header says
  * it; a section still shows an error of its own (a refusal of that resource).
  */
-import { StateDB } from '@jupyterlab/statedb';
-import { nullTranslator } from '@jupyterlab/translation';
-import { CommandRegistry } from '@lumino/commands';
-import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { SchedClient } from '../src/client';
-import { SchedModel } from '../src/model';
-import { SchedSections } from '../src/registry';
-import { builtinSections } from '../src/sections';
-import { SchedSidebar, SidebarState } from '../src/sidebar';
+import type { SchedSidebar } from '../src/sidebar';
 import { FakeSchedServer, json, settle } from './fakeserver';
-import { flush, text } from './ui';
+import { flush, sidebarOn, text } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
-
-const trans = nullTranslator.load('jupyter_sched');
-
-async function sidebarOn(server: FakeSchedServer): Promise<{ model: SchedModel; sidebar: SchedSidebar }> {
-  const model = new SchedModel({ client: new SchedClient(server.transport) });
-  const sections = new SchedSections();
-  const state = new SidebarState(new StateDB());
-  const sidebar = new SchedSidebar({
-    model,
-    sections,
-    translator: nullTranslator,
-    commands: new CommandRegistry(),
-    state,
-    openByDefault: ['inventory', 'queue', 'mywork', 'submit']
-  });
-  for (const section of builtinSections({ trans, serverRoot: '', onSubmitted: () => undefined, onSubmitView: () => undefined })) {
-    sections.add(section);
-  }
-  Widget.attach(sidebar, document.body);
-  await model.start();
-  await state.load();
-  sidebar.syncSections();
-  await settle();
-  await flush();
-  return { model, sidebar };
-}
 
 function alerts(sidebar: SchedSidebar): string[] {
   return [...sidebar.node.querySelectorAll('[role="alert"]')].map(n => text(n)).filter(t => t);
