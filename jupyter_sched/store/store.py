@@ -357,13 +357,21 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool
     billed = sound if grouped else sa.and_(sound, sa.or_(u.c.ended_at.is_not(None), held))
     counted = sa.case((billed, u.c.share * seconds), else_=0.0)
     total = sa.func.coalesce(sa.func.sum(counted), 0.0)
-    query = (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model) if grouped
-             else sa.select(total)).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
-    if by_user:
-        query = query.where(u.c.user == sa.bindparam("user"))
-    if by_team:
-        query = query.where(u.c.team == sa.bindparam("team"))
-    return query
+    if grouped:  # every row up to ``hi``: no window to skip rows by
+        return (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model)
+                .where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo)))
+
+    def part(ends: sa.ColumnElement[bool]) -> sa.ScalarSelect[Any]:
+        query = sa.select(total).where(u.c.started_at < hi, ends)
+        if by_user:
+            query = query.where(u.c.user == sa.bindparam("user"))
+        if by_team:
+            query = query.where(u.c.team == sa.bindparam("team"))
+        return query.scalar_subquery()
+
+    # the rows ended after the window's start and the open ones, each an index range of (user|team, ended_at)
+    # (schema 24): one ``ended_at IS NULL OR ended_at > lo`` made SQLite read every row of the user (red27 R5)
+    return sa.select(part(u.c.ended_at > lo) + part(u.c.ended_at.is_(None)))
 
 
 class StoreTx:
