@@ -118,7 +118,8 @@ _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _QUARTER = re.compile(r"(\d{4})-?[Qq]([1-4])")
 
 
-_AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s)")
+_AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)(?:\s+ago)?")
+"""How long ago: ``7d``, ``12h``, and as journalctl/kubectl users write it, ``1h ago``, ``2 days ago`` (newuser26 n10)."""
 _AGO_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
@@ -131,7 +132,7 @@ def _when(value: str) -> str:
     text = value.strip()
     ago = _AGO.fullmatch(text.lower())
     if ago:
-        then = datetime.now(timezone.utc) - timedelta(seconds=int(ago.group(1)) * _AGO_SECONDS[ago.group(2)])
+        then = datetime.now(timezone.utc) - timedelta(seconds=int(ago.group(1)) * _AGO_SECONDS[ago.group(2)[0]])
         return then.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     if not _DATE.fullmatch(text):
         try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
@@ -139,7 +140,7 @@ def _when(value: str) -> str:
         except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
             raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
                                              "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
-                                             "e.g. 7d or 12h") from None
+                                             "e.g. 7d, 12h or '1h ago'") from None
         return text
     try:
         date.fromisoformat(text)

@@ -136,13 +136,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.nvlink:
         body["nvlink"] = True
     if args.env:
-        env: dict[str, str] = {}
-        for item in args.env:
-            name, sep, value = item.partition("=")
-            if not sep or not name:
-                raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="env", hint="e.g. --env SEED=1")
-            env[name] = value
-        body["env"] = env
+        body["env"] = dict(env_pair(item, field="env", environ=os.environ, here="this shell", setter="export")
+                           for item in args.env)
     # a relative --workdir is this shell's folder's, as the default is (new user 11, N20: `--workdir data`
     # went as typed and the server read it elsewhere); a quoted '~/…' stays the owner's home, for the server
     workdir = args.workdir
@@ -169,7 +164,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         pass
     elif resolved is not None:
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
-              f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
+              f"another. Your shell's variables are not passed: --env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
     elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
         # new user 10, N19: `-- python` ran the job Python silently while `-- python3` ran /usr/bin/python3
         print(f"{PROG} submit: note: on the hub, {argv[0]} runs the scheduler's job Python (c.HubSchedApp.job_python, "
@@ -489,6 +484,27 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     return EXIT_OK
 
 
+def env_pair(item: str, *, field: str, environ: Mapping[str, str], here: str, setter: str) -> tuple[str, str]:
+    """``(name, value)`` of one ``--env``: ``NAME=VALUE``, or ``NAME`` alone for the value ``NAME`` has in
+    ``environ`` (the submitter's: this shell, or the kernel), as ``docker run -e NAME`` and Slurm's
+    ``--export=NAME`` pass it (newuser26 n2: it was refused, "is not NAME=VALUE").
+
+    Raises:
+        ValidationError: no name (``=x``, empty), or ``NAME`` alone while ``environ`` has no ``NAME`` —
+            naming ``here`` and how to set it (``setter``: ``export`` / ``%env``)."""
+    name, sep, value = item.partition("=")
+    name = name.strip()
+    if not name:
+        raise ValidationError(f"--env {item!r} is not NAME=VALUE", field=field,
+                              hint=f"e.g. --env SEED=1, or --env SEED to pass {here}'s SEED")
+    if sep:
+        return name, value
+    if name not in environ:
+        raise ValidationError(f"--env {name}: {name} is not set in {here}", field=field,
+                              hint=f"{setter} {name}=… first, or give its value: --env {name}=VALUE")
+    return name, environ[name]
+
+
 def _dry_run(client: Any, body: Mapping[str, Any], io: Streams) -> int:
     """``submit --dry-run``: ``POST dryrun`` with the body a submit would send, its line on stdout
     (:func:`~jupyter_sched.wording.jobs.dryrun_line`); "never, because of the quota" is an answer, not an error."""
@@ -513,7 +529,7 @@ TAIL_SLICE = 1 << 20
 def _last_lines(client: Any, job_id: str, count: int) -> tuple[list[str], int, dict[str, Any]]:
     """``(lines, end offset, last answer)``: the last ``count`` lines of the job's log so far (each with its
     newline; an unfinished last line counts), read through in :data:`TAIL_SLICE` slices keeping only those.
-    A line a progress bar rewrote with ``\r`` is one line here and printed as its last state (new user 27, N4)."""
+    A line a progress bar rewrote with ``\\r`` is one line here and printed as its last state (new user 27, N4)."""
     from collections import deque
 
     kept: deque[str] = deque(maxlen=max(count, 0) or 1)

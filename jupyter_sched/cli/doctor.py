@@ -442,7 +442,8 @@ def _shared_without_quotas(store: Store) -> bool:
     try:
         with store.engine.connect() as conn:
             users = conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0
-        return users > 1 and not store.quota_set().quotas
+        quotas = store.quota_set()
+        return users > 1 and not quotas.quotas and not quotas.unreadable_lines
     except (sa.exc.SQLAlchemyError, SchedError):
         return False
 

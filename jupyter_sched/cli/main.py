@@ -343,7 +343,8 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all (left out: the queue\'s default, else none)')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
-    submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
+    submit.add_argument("--env", action="append", default=[], metavar="NAME[=VALUE]",
+                        help="an environment variable for the job; NAME alone passes this shell's value (as docker run -e)")
     submit.add_argument("--workdir", default=None, help="working directory (default: the current directory; for "
                         "--notebook, the notebook's folder, as Jupyter starts its kernel)")
     submit.add_argument("-q", "--quiet", action="store_true",

@@ -42,12 +42,14 @@ def add_parser(sub: Any) -> None:
     rename.add_argument("to", metavar="NEW", help="the user's new name (on a hub: renamed there first)")
     rename.add_argument("--dry-run", dest="dry_run", action="store_true", help="show the plan; change nothing")
     rename.add_argument("--yes", action="store_true", help="do not ask")
+    rename.add_argument("--merge", action="store_true",
+                        help="NEW already has records and is the same person (refused otherwise: verify27 V8)")
 
 
 def users(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``users rename``: the plan, the question, the move (exit 0; 2 when not confirmed without a terminal)."""
     path = f"users/{quote(args.user, safe='')}/rename"
-    plan = _call(client, Req("POST", path, body={"to": args.to, "dry_run": True}))
+    plan = _call(client, Req("POST", path, body={"to": args.to, "dry_run": True, "merge": args.merge}))
     if getattr(args, "json", False) and (args.dry_run or not args.yes):
         print(json.dumps(plan, indent=2), file=io.out)
         if args.dry_run:
@@ -59,7 +61,7 @@ def users(client: Any, args: argparse.Namespace, io: Any) -> int:
     if not args.yes and (code := go_on(io, "users rename", f"Move {args.user}'s work to {args.to}?",
                                        declined="nothing moved")) is not None:
         return code
-    done = _call(client, Req("POST", path, body={"to": args.to, "dry_run": False}))
+    done = _call(client, Req("POST", path, body={"to": args.to, "dry_run": False, "merge": args.merge}))
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)
     else:

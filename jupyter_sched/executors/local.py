@@ -117,9 +117,12 @@ from .safeopen import open_untrusted
 from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
-__all__ = ["JOB_OOM_SCORE_ADJ", "OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
+__all__ = ["FILE_HERE", "JOB_OOM_SCORE_ADJ", "OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log", "read_log_sized"]
 
 NOT_EXECUTABLE = "is not executable"
+FILE_HERE = "is a file in the job's working directory, not a program on its PATH"
+"""A command's bare name that is no program on the job's PATH but a file where it starts (newuser26 n6:
+`submit slow.py` read "not a program on the job's PATH — give its full path", the file right there)."""
 """A command job's program file that cannot be run: the problem alone; the refusal's hint says the fix
 (new user 17, N10: "(chmod +x, or run it with its interpreter)" was said in the rule and its hint)."""
 
@@ -314,6 +317,8 @@ def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tupl
             return "command", str(full), NOT_EXECUTABLE  # its fix is the refusal's hint, said once (new user 17, N10)
         return None
     if shutil.which(program, path=search_path) is None:
+        if start is not None and (start / program).is_file():
+            return "command", program, FILE_HERE
         return "command", program, "is not a program on the job's PATH"
     return None
 
@@ -355,6 +360,13 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
         NotFoundError: the file is refused (a symlink on the way, not a regular file, another
             owner's); logged, never shown.
     """
+    text, next_offset, _ = read_log_sized(path, offset, limit, owner_uid=owner_uid)
+    return text, next_offset
+
+
+def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None = None) -> tuple[str, int, int]:
+    """:func:`read_log`, and the file's size in bytes at the read: ``(text, next_offset, size)`` (a
+    reader of a long log starts near its end — newuser26 N7). Raises as :func:`read_log`."""
     try:
         fd = open_untrusted(path, owner_uid=owner_uid)
     except FileNotFoundError:
@@ -364,6 +376,7 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
         raise NotFoundError("this job's output cannot be shown", field="job_id",
                             hint="its log file was replaced; the job's owner can read it directly") from None
     with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
         fh.seek(max(0, offset))
         chunk = fh.read(max(0, limit))
     end = len(chunk)
@@ -374,7 +387,7 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
         need = 2 if chunk[i] < 0xE0 else 3 if chunk[i] < 0xF0 else 4
         if end - i < need and i > 0:
             end = i
-    return chunk[:end].decode("utf-8", errors="replace"), max(0, offset) + end
+    return chunk[:end].decode("utf-8", errors="replace"), max(0, offset) + end, max(size, max(0, offset) + end)
 
 
 @dataclass

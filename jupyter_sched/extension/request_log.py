@@ -28,12 +28,13 @@ __all__ = ["LOG_LINE_MAX_CHARS", "escape_log_controls", "is_jupyter_log_request"
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
     """True when ``handler``'s answer was a success that no log handler would show (or a 503 for an
-    unreachable database, already logged in one line), and only its Prometheus sample was recorded;
+    unreachable database or a stopping server, already logged in one line), and only its Prometheus sample was recorded;
     False: the caller logs it the usual way (tornado's ``_log``)."""
     status = handler.get_status()
     log_function = handler.settings.get("log_function")
-    # a 503 for an unreachable database: its one line is written (with its reference), the outage is said
-    # once by the store; Jupyter's log would add the request's headers, ~20 lines an answer (hubadmin25 B6)
+    # a 503 for an unreachable database or a stopping server: its one line is written (with its reference), the
+    # outage is said once by the store; Jupyter's log would add the request's headers at ERROR, ~20 lines an
+    # answer (hubadmin25 B6; newuser26 n11: every restart's in-flight progress report)
     outage = status == 503 and getattr(handler, "_outage", False) is True
     if isinstance(log_function, partial) and is_jupyter_log_request(log_function) \
             and (outage or ((status < 300 or status == 304) and not shows_debug(log))):

@@ -345,7 +345,7 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
 
     # ---- responses -----------------------------------------------------------------------
     _body: _Body | None = None
-    _outage = False  # answered 503 for an unreachable database (logged in one line)
+    _outage = False  # answered 503 for an unreachable database or a stopping server (logged in one line)
 
     def reply(self, answer: Any, status: int = 200) -> None:
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
@@ -380,9 +380,9 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
                 self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
             if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
                 reference = secrets.token_hex(4)
-                self._outage = unreachable(exc)  # said once by the store: here one line, no headers (hubadmin25 B6)
-                log = self.log.info if isinstance(exc, StoppingError) else self.log.warning if self._outage \
-                    else self.log.error  # a stop is no fault (N7)
+                stopping, outage = isinstance(exc, StoppingError), unreachable(exc)  # one line here, none at ERROR
+                self._outage = outage or stopping  # by Jupyter's log (hubadmin25 B6; newuser26 n11: each restart)
+                log = self.log.info if stopping else self.log.warning if outage else self.log.error  # a stop is no fault (N7)
                 log("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
                     status, reference, exc)
                 body = exc.public_json(reference)

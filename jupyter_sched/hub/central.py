@@ -68,6 +68,7 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
+from ..services.script_check import use_job_python
 from ..store.outage import log_store_failure
 from ..wording.config import no_quota_warning, takeable_port_refusal, takeable_port_warning
 from .activity import ActivityCollector, ActivityReporter
@@ -325,7 +326,7 @@ class HubSchedApp(SchedApp):
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
         quotas = self.services.store.quota_set()
-        if not quotas.quotas:  # a shared hub as first started (red team 15, R4)
+        if not quotas.quotas and not quotas.unreadable_lines:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)
@@ -413,6 +414,8 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        if (compiled := use_job_python(python)) is not None:  # its syntax, not this service's (verify27 V4)
+            self.log.info("jupyter_sched: %s", compiled)
         if (problem := missing_jupyter_sched(python)) is not None:  # notebook jobs and progress need it (N11)
             self.log.warning("jupyter_sched: %s", job_python_warning(python, problem))
         self._fence_servers(executor)

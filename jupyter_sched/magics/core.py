@@ -56,6 +56,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
+from ..wording.progress import within_timeout
 from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
@@ -81,6 +82,7 @@ from .render import (
     is_granted,
     is_terminal,
     job_line,
+    jobs_frame,
     no_gpus_message,
     profiles_frame,
     queue_frame,
@@ -592,7 +594,7 @@ class SchedMagics(Magics):
                     if progress is not None:  # the bar ends at the time-out, not at its last frame's second
                         progress.finish(timeout_s)
                     raise MagicError(_timed_out(lease, lease_id, timeout_s))
-                frame = wait_progress(lease, _now())
+                frame = within_timeout(wait_progress(lease, _now()), waited, timeout_s)  # newuser26 n1
                 if progress is None:
                     progress = Progress(f"lease {lease_id}")
                 progress.show(frame, waited)
@@ -850,7 +852,7 @@ class SchedMagics(Magics):
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
                      [--workdir DIR] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
-                     [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
+                     [--env NAME[=VALUE] ...] (an environment variable of the job; NAME alone: this kernel's; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
                                     (sys.executable) in the current directory (the notebook's),
                                     which is first on its sys.path as in the kernel (import a
@@ -1001,7 +1003,8 @@ class SchedMagics(Magics):
         given = {name for name, _ in cmd.options.env}
         changed = sorted(name for name, value in os.environ.items() if self._environ_at_load.get(name) != value
                          and name not in given and name not in self._LEASE_ENV)
-        said = "this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes one"
+        said = ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME passes one "
+                "as set here, --env NAME=VALUE another value")
         if changed:
             shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
             said += f" (set in this kernel, not passed: {shown})"
@@ -1125,7 +1128,7 @@ class SchedMagics(Magics):
             self._print(f"You have no {cmd.state} jobs." if cmd.state else
                         "You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
             return None
-        return queue_frame(rows, _now())
+        return jobs_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
         if cmd.job_id is None:  # the summary, as `jupyter-sched status` prints it (new user 12, N4)

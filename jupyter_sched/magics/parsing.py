@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ..cli.aliases import OneSetting
-from ..cli.commands import number_or_text
+from ..cli.commands import env_pair, number_or_text
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
@@ -285,11 +285,8 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
     time_limit = getattr(ns, "time_limit", None)
     timeout = getattr(ns, "timeout", None)
     env: list[tuple[str, str]] = []
-    for item in getattr(ns, "env", None) or ():
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="--env", hint="e.g. --env SEED=1")
-        env.append((name.strip(), value))
+    for item in getattr(ns, "env", None) or ():  # NAME alone: the kernel's value (newuser26 n2)
+        env.append(env_pair(item, field="--env", environ=os.environ, here="this kernel", setter="%env"))
     return JobOptions(
         gpus=None if gpus is None else _gpu_count(gpus, gpus_field, minimum=min_gpus),
         model=_nonempty(getattr(ns, "model", None), "--model"),
@@ -572,7 +569,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
 
         %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
                    [--workdir DIR] [--name NAME] [--priority P]
-                   [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME=VALUE ...]
+                   [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME[=VALUE] ...]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
         %schedule serve APP [ARGS...] --port P [options]

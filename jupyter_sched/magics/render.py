@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "draining_line", "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line",
+    "jobs_frame",
     "no_gpus_message",
     "profiles_frame", "queue_frame", "reason_line", "samples_from",
 ]
@@ -261,6 +262,23 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
     columns = ["position", "id", "name", "user", "kind", "state", "gpus", "priority", "reason", "detail", "eta",
                "unblocks_when", "gpu_uuids"]
     return pd.DataFrame(out, columns=columns)
+
+
+JOBS_COLUMNS = ("id", "name", "state", "gpus", "kind", "detail", "eta", "position", "reason", "unblocks_when",
+                "priority", "gpu_uuids")
+"""``%schedule jobs``'s columns, in order: what a job is first (newuser26 n13: ``position``, empty for every
+finished job, led the table); ``user`` is the reader's own, left out."""
+
+_SOMETIMES = frozenset({"eta", "position", "reason", "unblocks_when", "gpu_uuids"})
+"""Columns of :data:`JOBS_COLUMNS` left out when empty in every row (a list of finished jobs has no queue)."""
+
+
+def jobs_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
+    """The ``%schedule jobs`` table (my jobs, newest first): :func:`queue_frame`'s cells in
+    :data:`JOBS_COLUMNS`' order, those of :data:`_SOMETIMES` only where some row has one."""
+    frame = queue_frame(rows, now)
+    keep = [c for c in JOBS_COLUMNS if c not in _SOMETIMES or any(str(v) != "" for v in frame[c])]
+    return frame[keep]
 
 
 def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:

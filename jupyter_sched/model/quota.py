@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ..errors import ValidationError
 
-__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "RECLAIM_RULES", "TeamPolicy", "validate_quota_lines",
-           "validate_quotas"]
+__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "RECLAIM_RULES", "TeamPolicy", "UnreadableRow",
+           "validate_quota_lines", "validate_quotas"]
 
 ANY_MODEL = "*"
 """GPU model wildcard: the quota applies to GPUs of every model together."""
@@ -106,6 +106,46 @@ class TeamPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadableRow:
+    """A quota line, budget or team policy row the store could not read (quarantined: hubadmin26 B16),
+    read FAIL-CLOSED (verify27 V6): its scope keeps a limit until an admin repairs or removes it.
+
+    The scope is what the raw row's readable columns say: a ``quotas`` row holds new GPU work of
+    ``team`` (of ``user`` where set) on ``gpu_model`` (``*``: any); a ``budgets`` row that of ``team``
+    (or ``user``); a ``team_policies`` row all of ``team``'s (the most restrictive reading of a
+    policy that cannot be read). Running work runs on; 0-GPU work is not held (it counts on no GPU
+    quota nor budget).
+
+    Attributes:
+        table: ``quotas``, ``budgets`` or ``team_policies``.
+        key: the row's key (its id; a team policy's team).
+        team: the team the row names.
+        user: the user the row names, or None (the team's whole row).
+        gpu_model: the GPU model a quota row names (:data:`ANY_MODEL` for any, and for the other tables).
+        error: the quarantine's sentence (``quota row 1 (team nlp, model *) does not read (…)``).
+    """
+
+    table: str
+    key: str
+    team: str
+    user: str | None = None
+    gpu_model: str = ANY_MODEL
+    error: str = ""
+
+    def holds(self, team: str, user: str, models: Iterable[str]) -> bool:
+        """Does this row hold new GPU work of ``team``/``user`` asking for ``models`` (the job's GPU
+        models; empty: any)? Fail-closed: a job that might run under the row's scope is held (a loose
+        name either way: ``A100`` and ``A100-80GB``)."""
+        if self.team != team or self.user not in (None, user):
+            return False
+        if self.table != "quotas" or self.gpu_model == ANY_MODEL:
+            return True
+        mine = self.gpu_model.lower()
+        wanted = [m.lower() for m in models]
+        return not wanted or any(m in mine or mine in m for m in wanted)
+
+
+@dataclass(frozen=True, slots=True)
 class QuotaSet:
     """All quota lines, budgets and team policies in force.
 
@@ -123,6 +163,10 @@ class QuotaSet:
     a line of their own where it has no team line (red team 20, R2; one rule:
     :meth:`~jupyter_sched.quota.ledger.QuotaLedger.applicable`); None = no limit, work conserving. The core's default is None; the services take ``c.SchedApp.unlisted_team_borrowing_limit``
     (0 unless an admin changed it).
+
+    ``unreadable``: the stored rows that do not read (:class:`UnreadableRow`, verify27 V6), each
+    holding its scope's new GPU work — a quota row fails closed, never open: the team it named counts
+    as having a line (never "unlisted"), and the scheduling cycle pends that work naming the row.
     """
 
     quotas: tuple[Quota, ...] = ()
@@ -130,16 +174,24 @@ class QuotaSet:
     teams: tuple[TeamPolicy, ...] = ()
     user_teams: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     unlisted_borrowing_limit: float | None = None
+    unreadable: tuple[UnreadableRow, ...] = ()
+
+    @property
+    def unreadable_lines(self) -> tuple[UnreadableRow, ...]:
+        """The :attr:`unreadable` rows of the ``quotas`` table (quota lines that do not read)."""
+        return tuple(u for u in self.unreadable if u.table == "quotas")
 
     def listed(self, team: str) -> bool:
-        """Does ``team`` have a quota line of its own (a team or a per-user line)?"""
-        return any(q.team == team for q in self.quotas)
+        """Does ``team`` have a quota line of its own (a team or a per-user line; one that does not
+        read counts: verify27 V6)?"""
+        return any(q.team == team for q in self.quotas) or any(u.team == team for u in self.unreadable_lines)
 
     def unlisted(self, teams: Iterable[str]) -> list[str]:
         """Of ``teams``, those without a line while other lines exist (sorted; empty without lines)."""
-        if not self.quotas:
+        bad = self.unreadable_lines
+        if not self.quotas and not bad:
             return []
-        named = {q.team for q in self.quotas}
+        named = {q.team for q in self.quotas} | {u.team for u in bad}
         return sorted({t for t in teams if t and t not in named})
 
     def for_team(self, team: str) -> tuple[Quota, ...]:

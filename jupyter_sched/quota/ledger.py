@@ -140,7 +140,7 @@ class QuotaLedger(Journaled):
 
     def __init__(self, quotas: QuotaSet, capacity_by_model: Mapping[str, int]) -> None:
         self.quotas = quotas
-        self.enabled = bool(quotas.quotas)
+        self.enabled = bool(quotas.quotas or quotas.unreadable_lines)
         self.capacity_by_model = dict(capacity_by_model)
         self.total_capacity = sum(capacity_by_model.values())
         self.usage: dict[tuple[str, str | None, str], int] = {}
@@ -167,6 +167,18 @@ class QuotaLedger(Journaled):
                 self.team_lines.setdefault(q.team, []).append(line)
             else:
                 self.user_lines.setdefault((q.team, q.user), []).append(line)
+        for bad in quotas.unreadable_lines:
+            # a line that does not read still covers its scope (verify27 V6: it failed open, the team then
+            # "unlisted" or unbounded): no ceiling here — the cycle's gate holds that scope's new GPU work
+            # (:func:`~jupyter_sched.scheduling.gates.held_gate`), naming the row
+            key = (bad.team, bad.user, bad.gpu_model)
+            if key not in self.lines:
+                line = Line(key=key, guaranteed=0, ceiling=None, borrowing_limit=None)
+                self.lines[key] = line
+                if bad.user is None:
+                    self.team_lines.setdefault(bad.team, []).append(line)
+                else:
+                    self.user_lines.setdefault((bad.team, bad.user), []).append(line)
         self.has_ceilings = self.enabled and (quotas.unlisted_borrowing_limit is not None or any(
             line.ceiling is not None for line in self.lines.values()))
         """Whether any line may bound usage (a borrowing limit or user cap; the unlisted line): without

@@ -208,7 +208,7 @@ class CycleContext:
         # declared ports held per node by inference jobs (.ports: red team 15 R11); admissions add theirs
         host_ports = profile.host_ports
         self.ports: dict[int, dict[str, str]] = held_ports(snapshot.jobs) if host_ports else {}
-        self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
+        self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets or snapshot.quotas.unreadable
                           or profile.max_running_cpu_jobs_per_user or self.ports or snapshot.held_users
                           or snapshot.held_jobs or snapshot.ports_bound_outside) or any(
             j.not_before is not None or j.held is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)

@@ -868,7 +868,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         # each, ~8 % of the status benchmark's full cycle, session 22)
         anchor = _parse(old_basis["recorded_eta"]) if old_basis and "recorded_eta" in old_basis else prev.eta
         moved = _moved(ctx, anchor, eta, capacity, old_basis, ahead, job, reestimates, reported,
-                       was_reported=prev.details.get("eta_progress"))
+                       was_reported=prev.details.get("eta_progress"), codes=(prev.code, reason.code))
         recorded_at = _parse(old_basis.get("recorded_at")) if old_basis else None
         if moved is not None and recorded_at is not None and \
                 (ctx.now - recorded_at).total_seconds() < ETA_MOVE_MIN_INTERVAL_S:
@@ -1059,12 +1059,15 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 
 def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capacity: int, basis: Any,
            ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate],
-           reported: Mapping[str, float] | None = None, *, was_reported: Any = None) -> dict[str, Any] | None:
+           reported: Mapping[str, float] | None = None, *, was_reported: Any = None,
+           codes: tuple[str, str] = ("", "")) -> dict[str, Any] | None:
     """The move record when the ETA moved by more than the margin from ``old``, the ETA a move is
     measured from (the one last recorded, or first given; None: it had none) (module doc).
     ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``),
     ``was_reported``: those of the last cycle: a move nothing else explains is theirs (cause
-    ``progress``, naming each job with its owner: red team 21, R2)."""
+    ``progress``, naming each job with its owner: red team 21, R2). ``codes``: the reason's code when the ETA
+    was recorded and now: an earlier ETA of a job its spent budget held no longer held by it is the budget's
+    (cause ``budget``; newuser26 n8: a raised budget read "running jobs ended … or jobs ahead left the queue")."""
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
         return None
@@ -1089,7 +1092,7 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
             cause, jobs = "reclaim", sorted({p.for_job for p in ctx.preempts}) or [
                 j.id for j in ahead if j.id in ctx.book]
     elif old is not None:
-        cause = "earlier"
+        cause = "budget" if codes[0] in _BUDGET_HELD and codes[1] not in _BUDGET_HELD else "earlier"
     before = {str(k): float(v) for k, v in was_reported.items() if isinstance(v, (int, float))} \
         if isinstance(was_reported, Mapping) else {}
     ahead_moved: dict[str, float] = {}
@@ -1109,6 +1112,7 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
         and ctx.by_id[jobs[0]].spec.priority.rank > job.spec.priority.rank else "",
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
+        "budget": "the spent budget that held it no longer does (the budget was raised)",
         "queue_changed": "the queue ahead changed",
         "progress": "; ".join(f"{_whose(ctx, job, w)}{w} is projected to end from its progress "
                               f"({done_text(reported[w])})" if reported and w in reported else
@@ -1126,6 +1130,10 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
     said_from, said_to = moved_text(old, eta)  # the clock as every surface says it (hubadmin23 A15)
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {said_from} → {said_to}: {texts[cause]}"}
+
+
+_BUDGET_HELD = frozenset({BUDGET_EXHAUSTED, BUDGET_UNBOUNDED})
+"""Reason codes of a job its team's spent budget holds (until the period resets, or for good)."""
 
 
 def _whose(ctx: CycleContext, job: Job, holder: str) -> str:

@@ -14,13 +14,15 @@ from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
 from ..queues.limits import effective_limit
 from ..queues.windows import applies, is_open, next_open
+from ..wording.quota import DOCTOR_FIX, unreadable_row_text
 from .ports import gate as port_gate
 
 if TYPE_CHECKING:
     from .context import CycleContext
     from .snapshot import JobHold
 
-__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED", "TEAM_MEMBERSHIP",
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED",
+           "QUOTA_ROW_UNREADABLE", "TEAM_MEMBERSHIP",
            "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "held_gate", "held_reason"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
@@ -36,7 +38,9 @@ UNCONFIRMED_WHY = "not yet confirmed by the hub as a current user since the serv
 """The ``Snapshot.held_users`` sentence of an owner the hub has not yet confirmed (pended ``OwnerUnconfirmed``)."""
 HELD = "Held"
 """Code of a job a person held (:attr:`Job.held`: ``jupyter-sched hold``; hubadmin25 B18): it waits for a release."""
-HELD_CODES = frozenset({HELD, OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED})
+QUOTA_ROW_UNREADABLE = "QuotaRowUnreadable"
+"""Code of a GPU job held by a quota, budget or team policy row that does not read (verify27 V6: fail closed)."""
+HELD_CODES = frozenset({HELD, OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED, QUOTA_ROW_UNREADABLE})
 """Codes of jobs held until someone acts (an admin, or the owner cancels): no ETA from GPUs (``.eta``)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
@@ -67,6 +71,25 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     # since to another than the one no longer granted (hubadmin25 B18: jupyter-sched update J --priority normal)
     if hold is not None and hold.team == spec.team and hold.priority in (None, _NAMES[spec.priority]):
         return _team_membership(spec.user, hold, job.id)
+    if ctx.snap.quotas.unreadable and spec.resources.total_milli:
+        return _unreadable_row(ctx, job)
+    return None
+
+
+def _unreadable_row(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """``QuotaRowUnreadable`` when a quota line, budget or team policy row of ``job``'s scope does not
+    read (verify27 V6): the row fails closed — its team's (user's, GPU model's) new GPU work waits,
+    named, until an admin repairs or removes it; before, the limit was dropped and the team unbounded."""
+    spec = job.spec
+    for row in ctx.snap.quotas.unreadable:
+        if row.holds(spec.team, spec.user, spec.resources.gpu_models):
+            return PendingReason(
+                code=QUOTA_ROW_UNREADABLE,
+                message=unreadable_row_text(row.error, row.table, row.team, row.user, row.gpu_model),
+                details={"table": row.table, "row": row.key, "team": row.team, "user": row.user,
+                         "model": row.gpu_model},
+                unblock=f"starts when {DOCTOR_FIX}",
+                eta_reason="held until an admin repairs or removes the row that does not read")
     return None
 
 

@@ -24,7 +24,7 @@ from ..admission import Caller
 from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
-from ..executors.local import LocalExecutor, read_log
+from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
@@ -37,7 +37,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, same_name_note, unhealthy_gpu_dict
+from ..wording.jobs import public_serving, run_file_hint, same_name_note, unhealthy_gpu_dict
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -66,7 +66,7 @@ from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
-from .script_check import script_problem_apart
+from .script_check import job_python_differs, script_problem_apart
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -666,8 +666,9 @@ class JobsService:
         """
         executor = self.ctx.executor
         text = spec.source.encode("utf-8", errors="replace") if spec.source is not None else b""
-        if len(text) > IN_PROCESS_BYTES:
-            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled
+        if len(text) > IN_PROCESS_BYTES or (text and job_python_differs()):
+            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled,
+            # unless the job's Python is another version: then by it, apart (verify27 V4)
             if (problem := script_problem_apart(text, spec.script or "script")) is not None:
                 message, hint = content_refusal("script", spec.script or "script", problem)
                 raise ValidationError(message, field="source", hint=hint)
@@ -695,6 +696,8 @@ class JobsService:
             raise ValidationError(f"command: {said}" if not posixpath.isabs(script) else f"command: {said} {problem}",
                                   field=field, hint="give the path of the script to run (a relative one is read "
                                   "in the job's working directory), or check the spelling")
+        if field == "command" and problem == FILE_HERE:  # `submit slow.py`, the file right there (newuser26 n6)
+            raise ValidationError(f"command: {path[:300]!r} {problem}", field=field, hint=run_file_hint(path[:300]))
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
             where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
@@ -1091,13 +1094,13 @@ class JobsService:
         """
         record = self.ctx.visible(caller, job_id, request="read logs")
         finished = record.job.state.terminal
-        text, next_offset = "", request.offset
+        text, next_offset, size = "", request.offset, None
         path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
         run_as = (record.handle or {}).get("run_as") or {}
         owner_uid = run_as.get("uid") if run_as.get("account") else None  # a job run as its owner's account
         try:
             if path is not None and path.exists():
-                text, next_offset = read_log(path, request.offset, request.limit, owner_uid=owner_uid)
+                text, next_offset, size = read_log_sized(path, request.offset, request.limit, owner_uid=owner_uid)
             elif not record.job.is_lease:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
@@ -1105,7 +1108,7 @@ class JobsService:
         with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
             notes = log_notes(tx, job_id) if not record.job.is_lease else []
         return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished,
-                                  notes=notes)
+                                  notes=notes, size=size)
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
         """The entries of :meth:`queue_page` (for callers that do not page)."""

@@ -15,13 +15,14 @@ from datetime import timedelta
 from ..accounting.overlaps import resolve_overlaps
 from ..accounting.what_if import LineReplay, replay_line
 from ..admission import Caller
-from ..admission.rules import check_team_name
+from ..admission.rules import check_team_name, visible_text
 from ..errors import ValidationError
 from ..model import ANY_MODEL, QuotaSet
 from ..model.periods import period_start
 from ..model.units import parse_window, to_iso
 from .context import Context
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
+from .team_move import near_hint
 
 __all__ = ["quota_what_if"]
 
@@ -36,6 +37,8 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest) 
     """
     ctx.admission.require_admin(caller, "replaying usage against a proposed quota line", field="team")
     check_team_name(request.team, "team")
+    if request.gpu_model is not None:  # echoed in the answer's words
+        visible_text(request.gpu_model, "gpu_model", limit=200)
     now = ctx.clock.now()
     since, until = parse_window(request.since, request.until)
     if since is None:
@@ -58,6 +61,9 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest) 
     in_force = None if line is None else replay_line(intervals, team=team, gpu_model=model, guaranteed=line[0],
                                                      borrowing_limit=line[1], since=since, until=until)
     text = _text(team, model, to_iso(since) or "", to_iso(until) or "", proposed, in_force)
+    if line is None and not proposed.used_gpu_hours:  # a typo, or a team still to come: said, not refused
+        known = {i.team for i in intervals} | {q.team for q in ctx.store.quota_set().quotas}
+        text += (f" {team} used no GPU and has no line here: " + near_hint(team, known, "a team still to come?"))
     return GetQuotaWhatIfResponse.model_validate({
         "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
         "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict(), "text": text})

@@ -31,6 +31,7 @@ from ..scheduling.snapshot import Preempt, Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from ..wording.definitions import retired_model_warning
+from ..wording.quota import unreadable_row_text
 from ..wording.quota_change import quota_change_blame, reclaim_warning
 from .budget_standing import spent_warnings, standings
 from .context import Context
@@ -255,8 +256,11 @@ class QuotasService:
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
                        members=tuple(t.members), reclaim=t.reclaim) for t in request.teams)
         user_teams = current.user_teams if wanted_members is None else wanted_members
+        # a row that does not read stays (holding its scope, verify27 V6) unless this change replaces its part
+        left = {"quotas": request.quotas is None, "budgets": request.budgets is None, "team_policies": request.teams is None}
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams,
-                       unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit)
+                       unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit,
+                       unreadable=tuple(u for u in current.unreadable if left[u.table]))
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
         over = self.over_limit(current, new) if request.quotas is not None else []
         changes = quota_changes(current, new)  # what changed, line by line (hubadmin25 B2)
@@ -360,7 +364,8 @@ class QuotasService:
         if self.teams_from_hub:
             hub = self.hub_groups
             members = replace(quotas, user_teams=dict(hub.members) if hub else {})
-        said = (self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
+        said = ([unreadable_row_text(u.error, u.table, u.team, u.user, u.gpu_model) for u in quotas.unreadable]
+                + self.capacity_warnings(quotas) + self.unlisted_warnings(members, caller.teams, reader=caller.user)
                 + self._unused_members(quotas) + case_twin_warnings(members) + self.budget_warnings(quotas)
                 + self.retired_model_warnings())
         if not self.teams_from_hub or hub is not None:  # a line for a user not in its team (new user 23, N12)

@@ -7,6 +7,11 @@ script past :data:`~jupyter_sched.userfiles.IN_PROCESS_BYTES` is compiled in a c
 :data:`APART_CPU_S` CPU seconds and :data:`APART_MEMORY_BYTES` of address space, one child at a time
 service-wide; a check that finds the child busy (a script up to 64 KiB waits a second for it), or that the child could not finish within its limits, is
 skipped (the job's run tells, as for a file past ``CHECKED_BYTES``).
+
+The syntax is the JOB's Python's (verify27 V4: the service compiled with its own, so with
+``c.HubSchedApp.job_python`` a newer Python valid new syntax was refused, and the reverse passed to fail at run
+time): :func:`use_job_python`, at the hub service's start, reads that interpreter's version once; where it
+differs from the service's, every script (any size) is compiled by it, in the child.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ import subprocess
 import sys
 import threading
 
-from ..userfiles import IN_PROCESS_BYTES, TOO_BIG, TOO_DEEP, content_problem
+from ..userfiles import IN_PROCESS_BYTES, SCRIPT_PYTHON, TOO_BIG, TOO_DEEP, content_problem
 
-__all__ = ["APART_CPU_S", "APART_MEMORY_BYTES", "WAIT_BYTES", "WAIT_S", "script_problem_apart"]
+__all__ = ["APART_CPU_S", "APART_MEMORY_BYTES", "WAIT_BYTES", "WAIT_S", "job_python_differs", "script_problem_apart",
+           "use_job_python"]
 
 APART_CPU_S = 2
 """CPU seconds the child that compiles a large script may use (then it is not checked: its run tells)."""
@@ -65,6 +71,41 @@ long for a busy child rather than going unchecked: since red team 26, R6 lowered
 _GATE = threading.BoundedSemaphore(_APART)
 
 
+_VERSION = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
+
+
+def python_version(python: str) -> str | None:
+    """``3.12`` for the interpreter ``python``, or None when it does not run (within 20 s)."""
+    try:
+        done = subprocess.run([python, "-I", "-S", "-c", _VERSION], capture_output=True, timeout=20, check=False,
+                              env={"LC_ALL": "C"}, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    said = done.stdout.decode(errors="replace").strip()
+    return said if done.returncode == 0 and said.replace(".", "").isdigit() else None
+
+
+def use_job_python(python: str | None) -> str | None:
+    """Compile users' scripts with ``python`` (``c.HubSchedApp.job_python``; None: this service's) where its
+    version differs from this service's (verify27 V4), read once here; returns the start-up log's sentence
+    then (``script checks compile with the job's Python 3.12 (…), not this service's 3.11``), else None.
+    A job Python that does not run leaves the checks to this service's (its jobs fail; its own warning says why)."""
+    SCRIPT_PYTHON.clear()
+    if not python or python == sys.executable:
+        return None
+    version, mine = python_version(python), f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if version is None or version == mine:
+        return None
+    SCRIPT_PYTHON.append(python)
+    return (f"script checks compile with the job's Python {version} ({python}), not this service's {mine}: "
+            "every submitted script is compiled apart by it")
+
+
+def job_python_differs() -> bool:
+    """Is a script's syntax another Python's (:func:`use_job_python`): every script is then checked apart?"""
+    return bool(SCRIPT_PYTHON)
+
+
 def script_problem_apart(data: bytes, name: str = "<script>") -> str | None:
     """:func:`content_problem` of a script for a process many users share (the service): one of at most
     :data:`IN_PROCESS_BYTES` is compiled here; a larger one in a child process limited to
@@ -73,7 +114,8 @@ def script_problem_apart(data: bytes, name: str = "<script>") -> str | None:
     its limits, or failing to start): the job's run then tells, as for a file past
     :data:`~jupyter_sched.userfiles.CHECKED_BYTES`.
     Blocks the calling thread (a request thread, never the event loop) for up to the child's run."""
-    if len(data) <= IN_PROCESS_BYTES or b"\x00" in data:
+    python = SCRIPT_PYTHON[0] if SCRIPT_PYTHON else sys.executable  # the job's, where its version differs (V4)
+    if (len(data) <= IN_PROCESS_BYTES and not SCRIPT_PYTHON) or b"\x00" in data:
         return content_problem("script", data, name)
     gate = _GATE
     if not (gate.acquire(timeout=WAIT_S) if len(data) <= WAIT_BYTES else gate.acquire(blocking=False)):
@@ -81,7 +123,7 @@ def script_problem_apart(data: bytes, name: str = "<script>") -> str | None:
     try:
         code = _CHILD.format(cpu=APART_CPU_S, mem=APART_MEMORY_BYTES)
         try:
-            done = subprocess.run([sys.executable, "-I", "-S", "-c", code, name], input=data, capture_output=True,
+            done = subprocess.run([python, "-I", "-S", "-c", code, name], input=data, capture_output=True,
                                   timeout=APART_CPU_S * 5, check=False, env={"LC_ALL": "C"}, cwd="/")
         except (OSError, subprocess.SubprocessError):
             return None

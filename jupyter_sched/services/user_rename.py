@@ -28,7 +28,9 @@ Rules: admins only (403, audited); ``user`` and ``to`` are user names (400 namin
 ``to`` differs from ``user``; on a hub, OLD must no longer be a user of the hub (rename it there
 first) and NEW must be one (400 naming the field, with the fix); refused (409 naming ``to``) when
 NEW has live jobs, quota lines or budgets of its own, or a definition of the same name as one of
-OLD's. Idempotent: once nothing is left under OLD and a ``user_renamed`` record says OLD → NEW, the
+OLD's — and, unless ``merge`` says both names are one person, when NEW has any records of its own
+(finished jobs, usage, definitions, memberships): a typo'd ``to`` naming another person gave them the
+first one's job logs and ran their pending command as the other's OS account (verify27 V8). Idempotent: once nothing is left under OLD and a ``user_renamed`` record says OLD → NEW, the
 same request answers ``already`` and changes nothing. ``dry_run`` answers the same plan and changes
 nothing.
 """
@@ -128,6 +130,7 @@ class UserRenameService:
             return self._nothing(user, to, request.dry_run)
         self._check_hub(user, to)
         self._check_free(to, plan)
+        self._check_person(user, to, plan, request.merge)
         items = [_job_item(r, to) for r in plan["live"]]
         resumable = self._resumable(user, plan["definitions"])
         items += [{"id": d.id, "kind": "definition", "state": None,
@@ -163,13 +166,18 @@ class UserRenameService:
             theirs = list_definitions(tx, user=to)
             usage_rows = tx.usage_count(user=user)
             to_live = [r.job.id for r in tx.list_jobs(user=to, states=_LIVE)]
+            to_records = tx.count_jobs(user=to)
+            to_usage = tx.usage_count(user=to)
         lines = sum(1 for q in quotas.quotas if q.user == user)
         budgets = sum(1 for b in quotas.budgets if b.user == user)
         memberships = len(quotas.user_teams.get(user, ())) + sum(1 for p in quotas.teams if user in p.members)
         empty = not (everything or definitions or lines or budgets or memberships or usage_rows)
         return {"live": live, "finished": everything - len(live), "definitions": definitions, "quota_lines": lines,
                 "budgets": budgets, "memberships": memberships, "usage_rows": usage_rows, "empty": empty,
-                "to_live": to_live, "to_names": {d.name for d in theirs}, "quotas": quotas}
+                "to_live": to_live, "to_names": {d.name for d in theirs}, "quotas": quotas,
+                "to_own": {"job record(s)": to_records, "usage interval(s)": to_usage, "definition(s)": len(theirs),
+                           "team membership(s)": len(quotas.user_teams.get(to, ()))
+                           + sum(1 for p in quotas.teams if to in p.members)}}
 
     def _nothing(self, user: str, to: str, dry_run: bool) -> RenameUserResponse:
         """Nothing left under ``user``: the rename to ``to`` was done (idempotent answer), or a refusal.
@@ -246,6 +254,25 @@ class UserRenameService:
             raise ConflictError(f"to: {to} already has definition(s) named {', '.join(clash)}", field="to",
                                 hint=f"rename or delete {to}'s (jupyter-sched definitions edit ID --name …), then "
                                      "run this again")
+
+    @staticmethod
+    def _check_person(user: str, to: str, plan: dict[str, Any], merge: bool) -> None:
+        """``to`` must be nobody yet — a name with no records of its own — unless ``merge`` says it is the same
+        person (verify27 V8: a typo'd ``to`` merged two people).
+
+        Raises:
+            ConflictError: naming ``to`` and what it already has (a dry run too: it is the plan that is refused).
+        """
+        own = {what: n for what, n in plan["to_own"].items() if n}
+        if not own or merge:
+            return
+        said = ", ".join(f"{n} {what}" for what, n in own.items())
+        raise ConflictError(
+            f"to: {to} already has records of their own ({said}): this would MERGE two people's records — {user}'s "
+            f"job logs would be {to}'s to read, and {user}'s pending jobs would run as {to}'s OS account",
+            field="to", hint=f"check the new name (as the hub shows {user} now); if {to} really is the same person "
+                             "under an earlier name, add --merge (\"merge\": true)",
+            details={"to_records": own})
 
     def _resumable(self, user: str, definitions: list[Any]) -> set[str]:
         """Ids of ``definitions`` paused by the hub's removal of ``user`` (the newest ``owner_removed``

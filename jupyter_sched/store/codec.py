@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ..model import Job, JobState
+from ..model import ANY_MODEL, Job, JobState
 from ..model.codec import (
     allocation_from_dict,
     allocation_to_dict,
@@ -22,6 +22,7 @@ from ..model.codec import (
     spec_to_dict,
     team_policy_from_dict,
 )
+from ..model.quota import UnreadableRow
 from ..model.units import parse_utc
 from .schema import JOB_NAME_WIDTH
 
@@ -163,6 +164,20 @@ def quota_row_from(table: str, row: Mapping[Any, Any]) -> Any:
     return team_policy_from_dict({"team": row["team"], "weight": row["weight"],
                                   "allowed_priorities": loads(row["allowed_priorities"]),
                                   "members": loads(row["members"]), "reclaim": row.get("reclaim")})
+
+
+def unreadable_row(table: str, row: Mapping[Any, Any], error: str) -> UnreadableRow | None:
+    """The fail-closed stand-in of a row of ``table`` that does not read (verify27 V6): its scope from
+    the raw row's readable columns (team; user; a quota row's GPU model, ``*`` where that does not read),
+    or None when even its team does not read (nothing to hold)."""
+    team = row.get("team")
+    if not isinstance(team, str) or not team:
+        return None
+    user = row.get("user")
+    model = row.get("gpu_model") if table == "quotas" else None
+    return UnreadableRow(table=table, key=str(row.get(QUOTA_TABLES[table])), team=team,
+                         user=user if isinstance(user, str) and user else None,
+                         gpu_model=model if isinstance(model, str) and model else ANY_MODEL, error=error)
 
 
 def quota_row_error(table: str, row: Mapping[Any, Any], exc: Exception) -> str:

@@ -53,9 +53,21 @@ from ..model.codec import (
     quota_to_dict,
     team_policy_to_dict,
 )
+from ..model.quota import UnreadableRow
 from ..model.resources import Cordon
 from . import schema
-from .codec import QUOTA_TABLES, JobRecord, dumps, job_columns, loads, parse_ts, quota_row_error, quota_row_from, ts
+from .codec import (
+    QUOTA_TABLES,
+    JobRecord,
+    dumps,
+    job_columns,
+    loads,
+    parse_ts,
+    quota_row_error,
+    quota_row_from,
+    ts,
+    unreadable_row,
+)
 from .cordons import delete_cordon, read_cordons, write_cordon
 from .migrations import migrate
 from .outage import UNREACHABLE, StoreOutage, first_line
@@ -345,13 +357,21 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool
     billed = sound if grouped else sa.and_(sound, sa.or_(u.c.ended_at.is_not(None), held))
     counted = sa.case((billed, u.c.share * seconds), else_=0.0)
     total = sa.func.coalesce(sa.func.sum(counted), 0.0)
-    query = (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model) if grouped
-             else sa.select(total)).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
-    if by_user:
-        query = query.where(u.c.user == sa.bindparam("user"))
-    if by_team:
-        query = query.where(u.c.team == sa.bindparam("team"))
-    return query
+    if grouped:  # every row up to ``hi``: no window to skip rows by
+        return (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model)
+                .where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo)))
+
+    def part(ends: sa.ColumnElement[bool]) -> sa.ScalarSelect[Any]:
+        query = sa.select(total).where(u.c.started_at < hi, ends)
+        if by_user:
+            query = query.where(u.c.user == sa.bindparam("user"))
+        if by_team:
+            query = query.where(u.c.team == sa.bindparam("team"))
+        return query.scalar_subquery()
+
+    # the rows ended after the window's start and the open ones, each an index range of (user|team, ended_at)
+    # (schema 24): one ``ended_at IS NULL OR ended_at > lo`` made SQLite read every row of the user (red27 R5)
+    return sa.select(part(u.c.ended_at > lo) + part(u.c.ended_at.is_(None)))
 
 
 class StoreTx:
@@ -1026,34 +1046,55 @@ class StoreTx:
             self.decoded.quota_set = (version, quota_set)
         return quota_set
 
-    def _quota_rows(self, table: sa.Table, order: sa.Column[Any]) -> list[Any]:
+    def _quota_rows(self, table: sa.Table, order: sa.Column[Any], unreadable: list[UnreadableRow]) -> list[Any]:
         """The lines, budgets or policies of ``table``, each decoded alone: a row that does not read is
         quarantined (doctor lists, repairs, removes it) and the others are read — one bad row once stopped
-        the service at its start, called "bad configuration" (hubadmin26 B16)."""
+        the service at its start, called "bad configuration" (hubadmin26 B16). Each bad row whose team
+        reads is added to ``unreadable``: it fails closed, holding its scope (verify27 V6)."""
         found = []
         for row in self.conn.execute(sa.select(table).order_by(order)).mappings():
             try:
                 found.append(quota_row_from(table.name, row))
             except Exception as exc:  # any decoding failure: this row is quarantined, the others are read
-                self._skip(table.name, row, QUOTA_TABLES[table.name], quota_row_error(table.name, row, exc))
+                error = quota_row_error(table.name, row, exc)
+                self._skip(table.name, row, QUOTA_TABLES[table.name], error)
+                stand_in = unreadable_row(table.name, row, error)
+                if stand_in is not None:
+                    unreadable.append(stand_in)
         return found
 
     def _read_quota_set(self) -> QuotaSet:
-        quotas = tuple(self._quota_rows(schema.quotas, schema.quotas.c.id))
-        budgets = tuple(self._quota_rows(schema.budgets, schema.budgets.c.id))
-        teams = tuple(self._quota_rows(schema.team_policies, schema.team_policies.c.team))
+        bad: list[UnreadableRow] = []
+        quotas = tuple(self._quota_rows(schema.quotas, schema.quotas.c.id, bad))
+        budgets = tuple(self._quota_rows(schema.budgets, schema.budgets.c.id, bad))
+        teams = tuple(self._quota_rows(schema.team_policies, schema.team_policies.c.team, bad))
         user_teams: dict[str, tuple[str, ...]] = {}
         for r in self.conn.execute(sa.select(schema.user_teams).order_by(schema.user_teams.c.user,
                                                                          schema.user_teams.c.position)):
             user_teams[r.user] = (*user_teams.get(r.user, ()), r.team)
         return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams,
-                        unlisted_borrowing_limit=self.unlisted_borrowing_limit)
+                        unlisted_borrowing_limit=self.unlisted_borrowing_limit, unreadable=tuple(bad))
 
     def replace_quota_set(self, quota_set: QuotaSet) -> None:
-        """Replace the whole quota set (lines, budgets, policies, user→team) in this transaction."""
+        """Replace the whole quota set (lines, budgets, policies, user→team) in this transaction.
+
+        The rows that do not read which ``quota_set.unreadable`` still carries (a ``PUT quotas`` that
+        left their part alone) are kept as they are, still holding their scope (verify27 V6); the others
+        are replaced with the rest, and their quarantine entries dropped."""
         self.quotas_changed = True
         for table in (schema.quotas, schema.budgets, schema.team_policies, schema.user_teams):
-            self.conn.execute(table.delete())
+            if table.name not in QUOTA_TABLES:
+                self.conn.execute(table.delete())
+                continue
+            key = table.c[QUOTA_TABLES[table.name]]
+            numeric = isinstance(key.type, sa.Integer)
+            kept: list[Any] = [int(u.key) if numeric else u.key for u in quota_set.unreadable if u.table == table.name]
+            gone = [str(k) for k in self.conn.execute(sa.select(key).where(key.not_in(kept) if kept else sa.true()))
+                    .scalars()]
+            self.conn.execute(table.delete().where(key.not_in(kept)) if kept else table.delete())
+            if gone:
+                noted = schema.quarantine
+                self.conn.execute(noted.delete().where(noted.c.table_name == table.name, noted.c.row_key.in_(gone)))
         for q in quota_set.quotas:
             self.conn.execute(schema.quotas.insert().values(**quota_to_dict(q)))
         for b in quota_set.budgets:

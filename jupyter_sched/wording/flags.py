@@ -393,6 +393,10 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
             else ("", f"unexpected arguments: {extras.group(1)}")
         at = next((i for i in range(len(typed) - 1, 0, -1) if typed[i] == words[0]), -1)
         hint = hint or unit_split(typed, at)  # `wait J --for 5 minutes` (newuser22 N2)
+        if not hint and not field and at > 0 and not typed[at - 1].startswith("-") and re.search(r"\bJOB\b", usage) \
+                and not any(w.startswith("-") for w in words):
+            # `logs my job`: a job's name with a space, unquoted (newuser26 n7: the README's advice, said here)
+            hint = f'a name with spaces is quoted: {prog} "{" ".join([typed[at - 1], *words])}"'
 
     elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
         field, text = required.group(1), "missing"

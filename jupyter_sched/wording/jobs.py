@@ -6,6 +6,7 @@ Inputs are jobs as the REST API carries them (:func:`jupyter_sched.model.codec.j
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -20,7 +21,7 @@ from .projected import projected_end_text
 from .reasons import render_reason, wire_time
 from .reported import progress_text
 
-__all__ = ["unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
+__all__ = ["run_file_hint", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
@@ -353,7 +354,10 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         ended = wire_time(job.get("finished_at"))
         return f"{head}: {said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
     # one state word with the tables and REST (new user 14, N13; new user 17, N23)
-    return f"{head}: {state_word(job)}{tail}{f' — {message}' if message else ''}"
+    word = state_word(job)
+    if message.startswith(f"{word} "):  # "cancelled by you (killed by SIGKILL)", the word once (newuser26 n9)
+        return f"{head}: {message}{tail}"
+    return f"{head}: {word}{tail}{f' — {message}' if message else ''}"
 
 
 _CANCELLED_BY = "cancelled by "
@@ -726,9 +730,8 @@ def nothing_to_cancel(job: Mapping[str, Any], now: datetime | None) -> str:
         job: the job or lease as read now (``GET jobs/{id}``), in a terminal state.
         now: for the clock times of its line (:func:`job_line`).
     """
-    state, message = str(job.get("state") or ""), str(job.get("message") or "")
-    if state and message.lower().startswith(state + " "):  # "cancelled — cancelled by root" (new user 24 nit)
-        job = {**job, "message": message[len(state) + 1:]}
+    # "cancelled by root", said once (new user 24 nit: "cancelled — cancelled by root"; newuser26 n9: then
+    # "cancelled — by root"): job_line says a message that opens with its state word as the state
     return f"nothing to do: it had already ended — {job_line(job, now)}"
 
 
@@ -1066,3 +1069,17 @@ def changed_line(job: Mapping[str, Any]) -> str:
     name = str(job.get("name") or "")
     who = f"{job.get('id')}" + (f" ({name})" if name and name != job.get("id") else "")
     return f"{who}: {'; '.join(str(line) for line in job.get('changed') or ()) or 'nothing changed'}"
+
+
+def run_file_hint(name: str) -> str:
+    """How to run ``name``, a file in the job's working directory that is no program on its PATH, by its
+    kind (newuser26 n6: ``submit slow.py`` was told "give its full path"): ``run it with its interpreter
+    (CLI: -- python slow.py, or --script slow.py)``; ``-- bash x.sh``; ``--notebook x.ipynb``; else ``-- ./x``."""
+    shown, lower = shlex.quote(name), name.lower()
+    if lower.endswith(".ipynb"):
+        return f"run it as a notebook (CLI: --notebook {shown})"
+    if lower.endswith(".py"):
+        return f"run it with its interpreter (CLI: -- python {shown}, or --script {shown})"
+    if lower.endswith(".sh"):
+        return f"run it with its interpreter (CLI: -- bash {shown})"
+    return f"give its path (CLI: -- ./{name if shown == name else shlex.quote('./' + name)}), or run it with its interpreter"

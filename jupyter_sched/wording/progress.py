@@ -35,7 +35,7 @@ from .jobs import (
 from .reasons import eta_sentence, render_reason, wire_time
 from .reported import progress_words
 
-__all__ = ["WaitProgress", "wait_progress"]
+__all__ = ["WaitProgress", "wait_progress", "within_timeout"]
 
 
 class WaitProgress(NamedTuple):
@@ -120,6 +120,16 @@ def _waited(waited_s: float, expected_s: float) -> str:
     if waited_s < expected_s:
         return f"waited {format_duration(waited_s)} of ~{format_duration(expected_s)}"
     return f"waited {format_duration(waited_s)}, over the ~{format_duration(expected_s)} expected"
+
+
+def within_timeout(frame: WaitProgress, waited_s: float, timeout_s: float | None) -> WaitProgress:
+    """``frame`` of a wait that gives up after ``timeout_s`` (``%gpu request --timeout 15s``): while queued, the
+    bar fills toward the time-out and says so — ``waited 1s (gives up after 15s)`` — the ETA staying in the
+    line (newuser26 n1: "waited 1s of ~12m57s" read as a wait of 13 minutes). Unchanged without a timeout."""
+    if timeout_s is None or timeout_s <= 0 or frame.phase != "queued":
+        return frame
+    gauge = f"waited {format_duration(waited_s)} (gives up after {format_duration(timeout_s)})"
+    return frame._replace(fraction=_clip(waited_s / timeout_s, 1.0), gauge=gauge)
 
 
 def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:

@@ -8,10 +8,31 @@ from typing import Any
 
 from ..model.units import gpus_phrase
 
-__all__ = ["UNLISTED_SETTING", "ask_for_gpus", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
+
+DOCTOR_FIX = ("an admin repairs or removes the row: `jupyter-sched doctor` lists it with its entry id, then "
+              "`jupyter-sched doctor repair ID COLUMN=VALUE` or `jupyter-sched doctor remove ID`")
+"""How a quarantined quota, budget or team policy row is mended (verify27 V6)."""
+
+
+def unreadable_scope(table: str, team: str, user: str | None, gpu_model: str = "*") -> str:
+    """Whose new GPU work a row that does not read holds: ``team nlp``, ``user eve in team nlp``, with
+    `` on A100`` for a quota row of one GPU model (verify27 V6)."""
+    who = f"user {user} in team {team}" if user else f"team {team}"
+    return who + (f" on {gpu_model}" if table == "quotas" and gpu_model not in ("", "*") else "")
+
+
+def unreadable_row_text(error: str, table: str, team: str, user: str | None, gpu_model: str = "*") -> str:
+    """THE words for a quota line, budget or team policy row the store cannot read (verify27 V6: it
+    failed open, the cap gone in silence): read fail-closed, said the same in the waiting job's reason,
+    GET quotas' warnings (``jupyter-sched quotas``) and the service log — ``quota row 1 (team nlp,
+    model *) does not read (…): new GPU work of team nlp waits until an admin repairs or removes the
+    row (`jupyter-sched doctor`)``. ``error``: the quarantine's sentence."""
+    return (f"{error}: new GPU work of {unreadable_scope(table, team, user, gpu_model)} waits until an admin "
+            f"repairs or removes the row (`jupyter-sched doctor`)")
 
 
 def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams without one",

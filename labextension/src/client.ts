@@ -441,6 +441,15 @@ function errorBodyOf(payload: unknown): ErrorBody | undefined {
 }
 
 /**
+ * Whether `err` is the server's, not the request's: no answer at all (a restart) or a 503 `stopping`
+ * (a server shutting down). Every resource the panel polls fails alike then, so the panel says it
+ * once, under its header, not in each section (newuser26 n12: three identical alerts).
+ */
+export function serverWide(err: unknown): boolean {
+  return err instanceof ServerNotAnsweringError || noAnswer(err) || (err instanceof SchedApiError && err.code === 'stopping');
+}
+
+/**
  * One readable line for any error: the server's message, the field at fault and the hint
  * (`gpus must be >= 0 (got -1) [gpus] — use 0 for CPU-only work`), and a 5xx answer's reference
  * (`… the server log has the cause (reference 7bccb29d)`). A server that does not answer (a restart):

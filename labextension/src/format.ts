@@ -312,26 +312,87 @@ export const YEAR_SHOWN_AFTER_DAYS = 182;
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
+/** The IANA zone the panel's clocks are said in (newuser26 n14): the browser's own; UTC where it has none. */
+let displayZone = browserZone();
+
+function browserZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  } catch {
+    return 'UTC';
+  }
+}
+
+/** Say the panel's clocks in `zone` (an IANA name; tests pin it); returns the zone used before. An unknown zone: UTC. */
+export function setDisplayZone(zone: string): string {
+  const before = displayZone;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    displayZone = zone;
+  } catch {
+    displayZone = 'UTC';
+  }
+  localParts.clear();
+  return before;
+}
+
+/** The zone the panel's clocks are said in (its label, e.g. `UTC+1`, follows each clock). */
+export function getDisplayZone(): string {
+  return displayZone;
+}
+
+const localParts = new Map<string, Intl.DateTimeFormat>();
+
+/** `at` on the wall clock of {@link displayZone}: its fields, and the zone's label there (`UTC`, `UTC+1`, `UTC+5:30`). */
+function wallClock(at: Date): { year: number; month: number; day: number; hour: number; minute: number; second: number; zone: string } {
+  const zone = zoneText(null, at, displayZone) || 'UTC';
+  if (zone === 'UTC') {
+    return { year: at.getUTCFullYear(), month: at.getUTCMonth(), day: at.getUTCDate(), hour: at.getUTCHours(), minute: at.getUTCMinutes(), second: at.getUTCSeconds(), zone };
+  }
+  let format = localParts.get(displayZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: displayZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric'
+    });
+    localParts.set(displayZone, format);
+  }
+  const parts: Record<string, number> = {};
+  for (const part of format.formatToParts(at)) {
+    parts[part.type] = Number(part.value);
+  }
+  return { year: parts.year, month: parts.month - 1, day: parts.day, hour: parts.hour % 24, minute: parts.minute, second: parts.second, zone };
+}
+
 /**
  * A moment as every surface writes it (jupyter_sched.model.units.clock_text): `09:58 UTC` on
  * `now`'s day (UTC), else `Dec 3 09:58 UTC`, with the year more than {@link YEAR_SHOWN_AFTER_DAYS}
  * days from `now` (`Dec 4 2027 23:58 UTC`). `now` null (a record kept, as an audit row): always
  * with its date. `seconds`: `Dec 4 13:21:43 UTC` (new user 17, N6: the Audit log said
- * `12/4/2026, 1:21:43 PM`, the browser's locale and no zone).
+ * `12/4/2026, 1:21:43 PM`, the browser's locale and no zone). The clock is the browser's zone's, its
+ * label after it as the server writes a zone (`10:58 UTC+1`, `Dec 3 15:28 UTC+5:30`; newuser26 n14: every
+ * clock was UTC, though the browser knows the user's zone) — `UTC` where the browser is on UTC.
  */
 export function clockText(at: Date, now: Date | null = new Date(), seconds = false): string {
   const two = (n: number) => String(n).padStart(2, '0');
-  const hhmm = `${two(at.getUTCHours())}:${two(at.getUTCMinutes())}${seconds ? `:${two(at.getUTCSeconds())}` : ''} UTC`;
-  const day = `${MONTHS[at.getUTCMonth()]} ${at.getUTCDate()}`;
+  const wall = wallClock(at);
+  const hhmm = `${two(wall.hour)}:${two(wall.minute)}${seconds ? `:${two(wall.second)}` : ''} ${wall.zone}`;
+  const day = `${MONTHS[wall.month]} ${wall.day}`;
   if (now === null) {
     return `${day} ${hhmm}`;
   }
-  const today = at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth() && at.getUTCDate() === now.getUTCDate();
-  if (today) {
+  const today = wallClock(now);
+  if (wall.year === today.year && wall.month === today.month && wall.day === today.day) {
     return hhmm;
   }
   const far = Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
-  return far ? `${day} ${at.getUTCFullYear()} ${hhmm}` : `${day} ${hhmm}`;
+  return far ? `${day} ${wall.year} ${hhmm}` : `${day} ${hhmm}`;
 }
 
 /** Days of the one usage period (the server's `USAGE_WINDOW`): GET me's `gpu_hours_7d`, the usage report, `status`, `jupyter-sched usage`. */
@@ -425,6 +486,21 @@ export function formatMiB(mib: number | null | undefined): string {
     return `${gib >= 100 || Number.isInteger(gib) ? Math.round(gib) : gib.toFixed(1)} GiB`;
   }
   return `${(gib / 1024).toFixed(1)} TiB`;
+}
+
+/** Bytes → `812 bytes`, `64 KB`, `3.9 MB` (decimal units, as a file manager and `%schedule logs` say them). */
+export function formatBytes(count: number): string {
+  for (const [unit, size] of [
+    ['GB', 1e9],
+    ['MB', 1e6],
+    ['KB', 1e3]
+  ] as const) {
+    if (count >= size) {
+      const value = count / size;
+      return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${unit}`;
+    }
+  }
+  return `${count} bytes`;
 }
 
 /** A number with at most `digits` decimals, no trailing zeros: 2 → `2`, 2.5 → `2.5`. */
@@ -950,10 +1026,14 @@ export function formMessage(message: string, field: string, label: string | unde
   return label && message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
 }
 
-/** `15:52 UTC` (the clock every time in the panel is said in), or the text as given when it is no time. */
+/** `15:52 UTC` (the clock every time in the panel is said in: the browser's zone, named — `16:52 UTC+1`), or the text as given when it is no time. */
 export function clockUTC(iso: string): string {
   const at = new Date(iso);
-  return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+  if (isNaN(at.getTime())) {
+    return iso;
+  }
+  const wall = wallClock(at);
+  return `${String(wall.hour).padStart(2, '0')}:${String(wall.minute).padStart(2, '0')} ${wall.zone}`;
 }
 
 /** The form's label of each CLI option a server sentence may name (`jupyter_sched/wording/flags.py` FLAGS). */

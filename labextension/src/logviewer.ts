@@ -11,18 +11,51 @@
  * time limit, once per run — new user 21, N7) show above the output, each once, as `jupyter-sched logs`
  * prints them on stderr: never mixed into the job's own text. The follow passes `notes_seen`, so a
  * new note ends its long poll.
+ *
+ * A long log opens at its end (newuser26 N7: a finished job's 7 MB log was read from byte 0 in
+ * 64 KiB requests, ~110 of them, then silently cut to its last 20,000 lines): when the first answer's
+ * `size` is above {@link TAIL_BYTES}, the viewer reads the last {@link TAIL_BYTES} from their first
+ * whole line and follows from there. A bar above the output then says what is shown ("Showing the
+ * last 3,412 lines of 7.1 MB — the first 6.9 MB are not shown"), with "Load earlier" (the
+ * {@link TAIL_BYTES} before, put above) and "Download full log" (the whole log read in 1 MiB slices
+ * and saved as a file). Lines the text model drops from the top while following say so the same way.
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { describeError, type SchedClient } from './client';
-import { NULL_TRANS, stateLabel } from './format';
-import { runAttributes, TerminalText } from './terminal';
+import { formatBytes, NULL_TRANS, stateLabel } from './format';
+import { runAttributes, TerminalText, utf8Length } from './terminal';
 import { type Job, TERMINAL_STATES } from './types';
 
 /** Bytes asked for per request. */
 const CHUNK_BYTES = 65536;
+
+/** A log longer than this (bytes) opens at its end; "Load earlier" reads this much more each time. */
+export const TAIL_BYTES = 262144;
+
+/** Bytes per request of "Download full log" (the log route's largest slice). */
+const DOWNLOAD_BYTES = 1048576;
+
+/** `text` from its first whole line: what follows the first newline (all of it when it has none). */
+function fromFirstLine(text: string): string {
+  const cut = text.indexOf('\n');
+  return cut < 0 ? text : text.slice(cut + 1);
+}
+
+/** Save `blob` as a file named `name` through the browser's download. */
+function saveWithBrowser(name: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
 
 /** The content of the log viewer. */
 export class LogViewer extends Widget {
@@ -33,7 +66,17 @@ export class LogViewer extends Widget {
   private readonly follow: HTMLInputElement;
   private readonly notesNode: HTMLElement;
   private readonly notesSeen = new Set<string>();
+  private readonly earlierNode: HTMLElement;
+  private readonly earlierText: HTMLElement;
+  private readonly earlierButton: HTMLButtonElement;
+  private readonly downloadButton: HTMLButtonElement;
   private offset = 0;
+  /** The log's size in bytes at the last answer that said it (null: not said). */
+  private size: number | null = null;
+  /** A log longer than this many bytes opens at its end; "Load earlier" reads this much (tests make it small). */
+  tailBytes = TAIL_BYTES;
+  /** Saves the full log's file (a browser download; tests replace it). */
+  saveFile: (name: string, blob: Blob) => void = saveWithBrowser;
   private readonly controller = new AbortController();
   private stopped = false;
   private _job: Job | null;
@@ -72,11 +115,29 @@ export class LogViewer extends Widget {
     this.notesNode.className = 'jp-sched-log-notes';
     this.notesNode.setAttribute('role', 'note');
     this.notesNode.hidden = true;
+    this.earlierNode = document.createElement('div');
+    this.earlierNode.className = 'jp-sched-log-earlier';
+    this.earlierNode.hidden = true;
+    this.earlierText = document.createElement('span');
+    this.earlierText.className = 'jp-sched-log-earlier-text';
+    this.earlierText.setAttribute('role', 'status');
+    this.earlierButton = document.createElement('button');
+    this.earlierButton.type = 'button';
+    this.earlierButton.className = 'jp-mod-styled jp-sched-log-load-earlier';
+    this.earlierButton.textContent = trans.__('Load earlier');
+    this.earlierButton.addEventListener('click', () => void this.loadEarlier());
+    this.downloadButton = document.createElement('button');
+    this.downloadButton.type = 'button';
+    this.downloadButton.className = 'jp-mod-styled jp-sched-log-download';
+    this.downloadButton.textContent = trans.__('Download full log');
+    this.downloadButton.title = trans.__('Or in a terminal: jupyter-sched logs %1 > %1.log', jobId);
+    this.downloadButton.addEventListener('click', () => void this.download());
+    this.earlierNode.append(this.earlierText, ' ', this.earlierButton, ' ', this.downloadButton);
     this.output = document.createElement('div');
     this.output.className = 'jp-sched-log';
     this.output.setAttribute('role', 'region');
     this.output.tabIndex = 0;
-    this.node.append(head, this.notesNode, this.output);
+    this.node.append(head, this.notesNode, this.earlierNode, this.output);
     this.showName();
     this.done = this.loop();
   }
@@ -125,6 +186,108 @@ export class LogViewer extends Widget {
     if (this.follow.checked && atEnd) {
       out.scrollTop = out.scrollHeight;
     }
+    if (dropped) {
+      this.showEarlier();
+    }
+  }
+
+  /** Lines shown (an empty last line, the one after the last newline, not counted). */
+  private get shownLines(): number {
+    const count = this.terminal.lineCount;
+    return count && !this.terminal.lineText(count - 1) ? count - 1 : count;
+  }
+
+  /** The bar over the output while the log's start is not shown: how much is, and how much is not. */
+  private showEarlier(): void {
+    const first = this.terminal.firstByte;
+    this.earlierNode.hidden = first <= 0;
+    if (first <= 0) {
+      return;
+    }
+    const total = Math.max(this.size ?? 0, this.offset);
+    this.earlierText.textContent = this.trans.__(
+      'Showing the last %1 lines of %2 — the first %3 are not shown.',
+      String(this.shownLines),
+      formatBytes(total),
+      formatBytes(first)
+    );
+  }
+
+  /** Read the text before the first line shown (up to {@link TAIL_BYTES}, from its first whole line) and put it above. */
+  async loadEarlier(): Promise<void> {
+    const end = this.terminal.firstByte;
+    if (end <= 0 || this.earlierButton.disabled) {
+      return;
+    }
+    this.earlierButton.disabled = true;
+    try {
+      const from = Math.max(0, end - this.tailBytes);
+      const page = await this.client.logs(this.jobId, { offset: from, limit: end - from }, this.controller.signal);
+      if (this.terminal.firstByte !== end) {
+        this.showEarlier(); // lines were dropped from the top meanwhile (a live log): the text read no longer joins
+        return;
+      }
+      const text = from > 0 ? fromFirstLine(page.text) : page.text;
+      const out = this.output;
+      const before = out.scrollHeight;
+      const added = this.terminal.prepend(text);
+      const fragment = document.createDocumentFragment();
+      for (let index = 0; index < added; index++) {
+        fragment.appendChild(this.renderLine(index));
+      }
+      out.insertBefore(fragment, out.firstChild);
+      out.scrollTop += out.scrollHeight - before; // the lines read stay where they were
+      this.showEarlier();
+    } catch (err) {
+      if (!this.stopped) {
+        this.earlierText.textContent = this.trans.__('Could not load earlier output: %1', describeError(err));
+      }
+    } finally {
+      this.earlierButton.disabled = false;
+    }
+  }
+
+  /** Read the whole log (as it is now) in 1 MiB slices and save it as `<name>-<id>.log`. */
+  async download(): Promise<void> {
+    if (this.downloadButton.disabled) {
+      return;
+    }
+    this.downloadButton.disabled = true;
+    const parts: string[] = [];
+    let offset = 0;
+    try {
+      for (;;) {
+        const page = await this.client.logs(this.jobId, { offset, limit: DOWNLOAD_BYTES }, this.controller.signal);
+        if (!page.text || page.next_offset <= offset) {
+          break;
+        }
+        parts.push(page.text);
+        offset = page.next_offset;
+        const total = Math.max(page.size ?? 0, offset);
+        this.downloadButton.textContent = this.trans.__('Downloading… %1 of %2', formatBytes(offset), formatBytes(total));
+      }
+      this.saveFile(`${this._job?.name || this.jobId}-${this.jobId}.log`, new Blob(parts, { type: 'text/plain' }));
+      this.downloadButton.textContent = this.trans.__('Download full log');
+    } catch (err) {
+      if (!this.stopped) {
+        this.downloadButton.textContent = this.trans.__('Download full log');
+        this.earlierText.textContent = this.trans.__('Could not download the log: %1', describeError(err));
+      }
+    } finally {
+      this.downloadButton.disabled = false;
+    }
+  }
+
+  /** A long log's end: the last {@link TAIL_BYTES} before `size`, from their first whole line. */
+  private async openAtEnd(size: number): Promise<void> {
+    const from = size - this.tailBytes;
+    const page = await this.client.logs(this.jobId, { offset: from, limit: this.tailBytes }, this.controller.signal);
+    const text = fromFirstLine(page.text);
+    this.size = page.size ?? size;
+    this.terminal.startAt(page.next_offset - utf8Length(text));
+    this.append(text);
+    this.offset = page.next_offset;
+    this.showEarlier();
   }
 
   private renderLine(index: number): HTMLElement {
@@ -189,8 +352,16 @@ export class LogViewer extends Widget {
         );
         failures = 0;
         this.showNotes(chunk.notes);
+        this.size = chunk.size ?? this.size;
+        if (this.offset === 0 && this.terminal.firstByte === 0 && (chunk.size ?? 0) > this.tailBytes) {
+          await this.openAtEnd(chunk.size as number); // a long log opens at its end (newuser26 N7)
+          continue;
+        }
         this.append(chunk.text);
         this.offset = chunk.next_offset;
+        if (this.terminal.firstByte > 0) {
+          this.showEarlier();
+        }
         if (chunk.finished && !chunk.text) {
           let state = this.trans.__('Finished');
           try {

@@ -12,7 +12,7 @@
 import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
-import { describeError, type SchedClient, ServerExtensionMissingError } from './client';
+import { describeError, type SchedClient, ServerExtensionMissingError, serverWide } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
 import { queuePosition, stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
@@ -129,6 +129,7 @@ export class SchedModel implements ISchedModel {
   readonly jobTransition: Signal<ISchedModel, IJobTransition> = new Signal(this);
   readonly event: Signal<ISchedModel, ISchedEvent> = new Signal(this);
   readonly refreshedAll: Signal<ISchedModel, void> = new Signal(this);
+  readonly serverDownChanged: Signal<ISchedModel, string | null> = new Signal(this);
 
   private _status: SchedModelStatus = 'idle';
   private _startError: string | null = null;
@@ -146,6 +147,9 @@ export class SchedModel implements ISchedModel {
   private _quotas: Quotas | null = null;
   private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
+  /** Resources whose last read met a server that does not answer or stops → what to say ({@link serverDown}). */
+  private readonly down = new Map<SchedResource, string>();
+  private _serverDown: string | null = null;
   private readonly watchers = new Map<SchedResource, number>();
   private readonly throttles = new Map<SchedResource, Throttle>();
   private stream: EventStream | null = null;
@@ -333,6 +337,9 @@ export class SchedModel implements ISchedModel {
       if (!done) {
         done = true;
         this.watchers.set(resource, Math.max(0, (this.watchers.get(resource) ?? 1) - 1));
+        if (!this.isWatched(resource)) {
+          this.setDown(resource, null); // no longer read: it cannot clear the panel's line itself
+        }
       }
     });
   }
@@ -373,6 +380,24 @@ export class SchedModel implements ISchedModel {
 
   error(resource: SchedResource): string | null {
     return this.errors.get(resource) ?? null;
+  }
+
+  get serverDown(): string | null {
+    return this._serverDown;
+  }
+
+  /** Whether `resource`'s last read met a server that does not answer (`said`) or not (null); one panel-wide line. */
+  private setDown(resource: SchedResource, said: string | null): void {
+    if (said === null) {
+      this.down.delete(resource);
+    } else if (!this.down.has(resource)) {
+      this.down.set(resource, said);
+    }
+    const now = this.down.size ? [...this.down.values()][0] : null; // the first resource that failed says it
+    if (now !== this._serverDown) {
+      this._serverDown = now;
+      this.serverDownChanged.emit(now);
+    }
   }
 
   loaded(resource: SchedResource): boolean {
@@ -472,8 +497,16 @@ export class SchedModel implements ISchedModel {
       }
       this.loadedResources.add(resource);
       this.setError(resource, null);
+      this.setDown(resource, null);
     } catch (err) {
-      this.setError(resource, describeError(err, { retrying: true })); // the last answer stays shown (N13)
+      if (serverWide(err)) {
+        // the same for every resource: said once, under the panel's header (newuser26 n12), not per section
+        this.setError(resource, null);
+        this.setDown(resource, describeError(err, { retrying: true })); // the last answer stays shown (N13)
+      } else {
+        this.setError(resource, describeError(err, { retrying: true }));
+        this.setDown(resource, null);
+      }
     }
   }
 

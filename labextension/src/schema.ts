@@ -1349,6 +1349,11 @@ export interface components {
             finished: boolean;
             /** @description the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its progress says its time limit stops it unfinished); kept out of the log file, which the job's account owns: a reader shows each once (jupyter-sched logs prints them on stderr) */
             notes?: components["schemas"]["JobLogNote"][];
+            /**
+             * @description the log's size in bytes at this read (null where the executor cannot say): a reader of a long log starts near its end, at offset size - N
+             * @example 7340032
+             */
+            size?: number | null;
         };
         /** @description The caller: name, admin flag, teams, and usage against quota and budget. */
         GetMeResponse: {
@@ -2441,6 +2446,8 @@ export interface components {
             to: string;
             /** @description answer what would move; change and audit nothing */
             dry_run?: boolean;
+            /** @description carry the work into a name that already has records of its own (finished jobs, usage, definitions, memberships): only when both names are the same person; refused (409) otherwise */
+            merge?: boolean;
         };
         /** @description The rename's plan (``dry_run``), what it did, or (``already``) that it was done before. */
         RenameUserResponse: {

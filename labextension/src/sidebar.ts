@@ -159,6 +159,7 @@ export class SchedSidebar extends SidePanel {
   private readonly streamNode: HTMLElement;
   private readonly noticeNode: HTMLElement;
   private readonly reconnectingNode: HTMLElement;
+  private readonly downNode: HTMLElement;
   private order: readonly string[];
   /** True while the sidebar itself expands or collapses (restoring): not a user choice to save. */
   private restoring = false;
@@ -188,8 +189,12 @@ export class SchedSidebar extends SidePanel {
     this.reconnectingNode.className = 'jp-sched-reconnecting';
     this.reconnectingNode.setAttribute('role', 'status');
     this.reconnectingNode.setAttribute('aria-label', this.trans.__('Server connections being re-established'));
+    // one alert for a server that does not answer (a restart), not one per section (newuser26 n12)
+    this.downNode = document.createElement('p');
+    this.downNode.className = 'jp-sched-feedback jp-sched-feedback-error jp-sched-server-down';
+    this.downNode.setAttribute('role', 'alert');
     const headerWidget = new Widget();
-    headerWidget.node.append(header, this.reconnectingNode, this.noticeNode);
+    headerWidget.node.append(header, this.downNode, this.reconnectingNode, this.noticeNode);
     this.header.addWidget(headerWidget);
 
     this.toolbar.addItem('refresh', new CommandToolbarButton({ commands: options.commands, id: CommandIDs.refresh, icon: refreshIcon, label: '' }));
@@ -206,6 +211,7 @@ export class SchedSidebar extends SidePanel {
     this.model.quotasChanged.connect(this.syncSections, this);
     this.model.streamStatusChanged.connect((_, status) => this.showStream(status));
     this.model.reconnectingChanged.connect(this.showReconnecting, this);
+    this.model.serverDownChanged.connect(this.showDown, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
       signal.connect(this.updateBadges, this);
     }
@@ -214,6 +220,7 @@ export class SchedSidebar extends SidePanel {
     this.onStatus();
     this.showStream(this.model.streamStatus);
     this.showReconnecting();
+    this.showDown();
   }
 
   dispose(): void {
@@ -221,6 +228,7 @@ export class SchedSidebar extends SidePanel {
       return;
     }
     this.model.reconnectingChanged.disconnect(this.showReconnecting, this);
+    this.model.serverDownChanged.disconnect(this.showDown, this);
     this.model.statusChanged.disconnect(this.onStatus, this);
     this.model.quotasChanged.disconnect(this.syncSections, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
@@ -358,6 +366,15 @@ export class SchedSidebar extends SidePanel {
       return li;
     });
     this.reconnectingNode.replaceChildren(...lines);
+  }
+
+  /** The one line saying the server does not answer (empty, hidden, while it does). */
+  private showDown(): void {
+    const said = this.model.serverDown ?? '';
+    const text = said && said.charAt(0).toUpperCase() + said.slice(1);
+    if (this.downNode.textContent !== text) {
+      this.downNode.textContent = text;
+    }
   }
 
   /** Add the registered sections that are available now, remove those that are not. */

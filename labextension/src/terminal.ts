@@ -12,6 +12,11 @@
  *
  * `write()` reports which lines changed, so a view re-renders only those (the last line, mostly)
  * instead of rewriting the whole log per chunk.
+ *
+ * Each line keeps the byte offset in the log where it starts (UTF-8, counted from `startAt()`), so a
+ * view knows where the first line it still holds begins — after lines were dropped from the top, or
+ * when it began at a long log's end — and can read earlier text on demand and `prepend()` it
+ * (newuser26 N7). Offsets assume the log is valid UTF-8 (the server shows invalid bytes as U+FFFD).
  */
 
 /** Text attributes of a run. Colours are palette indices (0–255) or `#rrggbb`. */
@@ -82,18 +87,85 @@ class Line {
   }
 }
 
+/** UTF-8 bytes of UTF-16 code unit `code` (a surrogate pair counts 4, on its first half). */
+function utf8Units(code: number): number {
+  if (code < 0x80) {
+    return 1;
+  }
+  if (code < 0x800) {
+    return 2;
+  }
+  if (code >= 0xd800 && code <= 0xdbff) {
+    return 4;
+  }
+  if (code >= 0xdc00 && code <= 0xdfff) {
+    return 0;
+  }
+  return 3;
+}
+
+/** Bytes of `text` in UTF-8. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    bytes += utf8Units(text.charCodeAt(i));
+  }
+  return bytes;
+}
+
 /** The terminal text model. */
 export class TerminalText {
   private lines: Line[] = [new Line()];
+  /** Byte offset in the log where each line of {@link lines} starts. */
+  private starts: number[] = [0];
+  /** Byte offset in the log after the last character taken (a pending escape not counted yet). */
+  private position = 0;
   private column = 0;
   private style: IStyle = {};
   private pending = '';
+  private cap: number;
 
-  /** @param maxLines lines kept; older ones are dropped from the top. */
-  constructor(readonly maxLines = 20000) {}
+  /** @param maxLines lines kept; older ones are dropped from the top (`prepend()` raises it by what it adds). */
+  constructor(maxLines = 20000) {
+    this.cap = maxLines;
+  }
+
+  /** Lines kept at most. */
+  get maxLines(): number {
+    return this.cap;
+  }
 
   get lineCount(): number {
     return this.lines.length;
+  }
+
+  /** Byte offset in the log where the first line kept starts. */
+  get firstByte(): number {
+    return this.starts[0];
+  }
+
+  /** Before the first `write()`: the byte offset in the log of the first byte written. */
+  startAt(offset: number): void {
+    this.position = offset;
+    this.starts[0] = offset;
+  }
+
+  /**
+   * Put earlier text, whole lines (`text` ends with `\n`) that end where the first kept line starts,
+   * above the lines kept; they are kept too. Returns how many lines were added.
+   */
+  prepend(text: string): number {
+    if (!text) {
+      return 0;
+    }
+    const earlier = new TerminalText(Number.MAX_SAFE_INTEGER);
+    earlier.startAt(this.firstByte - utf8Length(text));
+    earlier.write(text.endsWith('\n') ? text : `${text}\n`);
+    const added = earlier.lines.length - 1; // the empty line after its last newline
+    this.lines.unshift(...earlier.lines.slice(0, added));
+    this.starts.unshift(...earlier.starts.slice(0, added));
+    this.cap += added;
+    return added;
   }
 
   /** Runs of line `index`. */
@@ -127,11 +199,14 @@ export class TerminalText {
           data = data.slice(0, i);
           break;
         }
+        this.position += utf8Length(data.slice(i, i + consumed));
         i += consumed;
         continue;
       }
+      this.position += utf8Units(data.charCodeAt(i));
       if (ch === '\n') {
         this.lines.push(new Line());
+        this.starts.push(this.position);
         this.column = 0;
       } else if (ch === '\r') {
         this.column = 0;
@@ -148,9 +223,10 @@ export class TerminalText {
       i++;
     }
     let dropped = 0;
-    if (this.lines.length > this.maxLines) {
-      dropped = this.lines.length - this.maxLines;
+    if (this.lines.length > this.cap) {
+      dropped = this.lines.length - this.cap;
       this.lines.splice(0, dropped);
+      this.starts.splice(0, dropped);
       firstChanged = Math.max(0, firstChanged - dropped);
     }
     return { firstChanged, lineCount: this.lines.length, dropped };

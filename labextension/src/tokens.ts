@@ -104,6 +104,13 @@ export interface ISchedModel extends IDisposable {
   readonly reconnectingChanged: ISignal<ISchedModel, void>;
   /** A resource's last refresh failed (message) or recovered (null). */
   readonly errorChanged: ISignal<ISchedModel, { resource: SchedResource; error: string | null }>;
+  /**
+   * The server does not answer, or is stopping, for the resources being read (`the server is not
+   * answering (restarting?) — showing what it said at 19:15:34 UTC; retrying`); null while it answers.
+   * Said once for the panel, not as each resource's `error()` (newuser26 n12).
+   */
+  readonly serverDown: string | null;
+  readonly serverDownChanged: ISignal<ISchedModel, string | null>;
   /** A job or lease of mine changed state. */
   readonly jobTransition: ISignal<ISchedModel, IJobTransition>;
   /** Every server event, after the model folded it in (idle warnings, preemptions, ...). */

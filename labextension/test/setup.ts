@@ -32,3 +32,7 @@ g.IntersectionObserver ??= class {
   }
 };
 (window as unknown as Record<string, unknown>).IntersectionObserver ??= g.IntersectionObserver;
+
+// the panel's clocks are the browser's zone's (newuser26 n14): the tests' words are UTC wherever they run
+import { setDisplayZone } from '../src/format';
+setDisplayZone('UTC');

@@ -1,48 +1,21 @@
 import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
-import { CommandRegistry } from '@lumino/commands';
 import type { AccordionPanel } from '@lumino/widgets';
 import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
-import { SchedSections } from '../src/registry';
-import { builtinSections, QueueView } from '../src/sections';
-import { SchedSidebar, SIDEBAR_STATE_KEY, SidebarState } from '../src/sidebar';
+import { QueueView } from '../src/sections';
+import { type SchedSidebar, SIDEBAR_STATE_KEY } from '../src/sidebar';
 import { FakeSchedServer, queueRow, settle } from './fakeserver';
-import { flush, text } from './ui';
+import { flush, sidebarOn, text } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
 
 const trans = nullTranslator.load('jupyter_sched');
-
-async function sidebarOn(server: FakeSchedServer, db: StateDB, options: { order?: string[]; open?: string[] } = {}) {
-  const model = new SchedModel({ client: new SchedClient(server.transport) });
-  const sections = new SchedSections();
-  const state = new SidebarState(db);
-  const sidebar = new SchedSidebar({
-    model,
-    sections,
-    translator: nullTranslator,
-    commands: new CommandRegistry(),
-    state,
-    order: options.order,
-    openByDefault: options.open ?? ['inventory', 'queue', 'mywork', 'submit']
-  });
-  for (const section of builtinSections({ trans, serverRoot: '', onSubmitted: () => undefined, onSubmitView: () => undefined })) {
-    sections.add(section);
-  }
-  Widget.attach(sidebar, document.body);
-  await model.start();
-  await state.load();
-  sidebar.syncSections();
-  await settle();
-  await flush();
-  return { model, sections, state, sidebar };
-}
 
 function titles(sidebar: SchedSidebar): string[] {
   return [...sidebar.node.querySelectorAll('.lm-AccordionPanel-title')].map(t => text(t.querySelector('.lm-AccordionPanel-titleLabel')));

@@ -2,6 +2,7 @@
  * Helpers for DOM tests (jsdom): a started model on the API double, a section context with a
  * real command registry and translator, and a way to let Lumino and React finish rendering.
  */
+import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
@@ -10,6 +11,9 @@ import { act } from 'react';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
+import { SchedSections } from '../src/registry';
+import { builtinSections } from '../src/sections';
+import { SchedSidebar, SidebarState } from '../src/sidebar';
 import type { ISchedSection, ISectionState, SchedResource } from '../src/tokens';
 import { FakeSchedServer, settle } from './fakeserver';
 
@@ -69,4 +73,31 @@ export function recordingCommands(...ids: string[]): { commands: CommandRegistry
 
 export function text(node: Element | null | undefined): string {
   return (node?.textContent ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** The GPUs sidebar with the built-in sections on the API double, attached, started and rendered. */
+export async function sidebarOn(server: FakeSchedServer, db = new StateDB(), options: { order?: string[]; open?: string[] } = {}) {
+  const model = new SchedModel({ client: new SchedClient(server.transport) });
+  const sections = new SchedSections();
+  const state = new SidebarState(db);
+  const sidebar = new SchedSidebar({
+    model,
+    sections,
+    translator: nullTranslator,
+    commands: new CommandRegistry(),
+    state,
+    order: options.order,
+    openByDefault: options.open ?? ['inventory', 'queue', 'mywork', 'submit']
+  });
+  const trans = nullTranslator.load('jupyter_sched');
+  for (const section of builtinSections({ trans, serverRoot: '', onSubmitted: () => undefined, onSubmitView: () => undefined })) {
+    sections.add(section);
+  }
+  Widget.attach(sidebar, document.body);
+  await model.start();
+  await state.load();
+  sidebar.syncSections();
+  await settle();
+  await flush();
+  return { model, sections, state, sidebar };
 }

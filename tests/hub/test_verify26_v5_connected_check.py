@@ -75,6 +75,35 @@ def _toggle(folder: Path, port: int, out: Path, uid: int, gid: int) -> subproces
     return proc
 
 
+# listens on the port as another account, answers `{}` and writes down what each connection brought (hex per line)
+LISTENER = textwrap.dedent("""
+    import socket, sys
+    server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", int(sys.argv[1]))); server.listen(16); print("listening", flush=True)
+    while True:
+        conn, _ = server.accept(); conn.settimeout(1)
+        try:
+            data = conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 2\\r\\n"
+                         b"Connection: close\\r\\n\\r\\n{}")
+        except OSError:
+            data = b""
+        conn.close()
+        open(sys.argv[2], "a").write(data.hex() + "\\n")
+""")
+
+
+def squat(folder: Path, port: int, out: Path, uid: int, gid: int) -> subprocess.Popen[str]:
+    """:data:`LISTENER` on ``port`` as account ``uid``, listening when this returns."""
+    script = folder / "listener.py"
+    script.write_text(LISTENER)
+    script.chmod(0o644)
+    proc = subprocess.Popen([str(account_python()), str(script), str(port), str(out)], stdout=subprocess.PIPE,
+                            text=True, user=uid, group=gid, extra_groups=[], cwd=folder)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "listening"
+    return proc
+
+
 def _received(out: Path) -> list[bytes]:
     return [bytes.fromhex(line) for line in out.read_text().splitlines()] if out.exists() else []
 
@@ -137,26 +166,8 @@ def test_verify26_v2_the_terminal_client_refuses_a_port_another_account_holds_an
     with os_accounts(1, prefix="v26c") as (mal,), shared_dir() as folder:
         folder.chmod(0o1777)
         out = folder / "squat.txt"
-        script = folder / "listener.py"
-        script.write_text(textwrap.dedent("""
-            import socket, sys
-            server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            server.bind(("127.0.0.1", int(sys.argv[1]))); server.listen(16); print("listening", flush=True)
-            while True:
-                conn, _ = server.accept(); conn.settimeout(1)
-                try:
-                    data = conn.recv(65536)
-                    conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\n{}")
-                except OSError:
-                    data = b""
-                conn.close()
-                open(sys.argv[2], "a").write(data.hex() + "\\n")
-        """))
-        script.chmod(0o644)
-        squatter = subprocess.Popen([str(account_python()), str(script), str(port), str(out)], stdout=subprocess.PIPE,
-                                    text=True, user=mal.uid, group=mal.gid, extra_groups=[], cwd=folder)
+        squatter = squat(folder, port, out, mal.uid, mal.gid)
         try:
-            assert squatter.stdout is not None and squatter.stdout.readline().strip() == "listening"
             done = subprocess.run([str(Path(sys.executable).parent / "jupyter-sched"), "status"], capture_output=True,
                                   text=True, timeout=120,
                                   env={"PATH": "/usr/bin:/bin", "HOME": str(folder),

@@ -11,38 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from jupyter_sched.client import AsyncSchedClient, SchedClient
 from jupyter_sched.client._http import AddressTaken
 from jupyter_sched.client.discovery import Connection
-from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
+from tests.accounts import os_accounts, shared_dir, skip_reason
 
 from .hub_harness import _free_port
+from .test_verify26_v5_connected_check import _received, squat
 
 TOKEN = "amys-token-v27v2"
-
-_LISTENER = textwrap.dedent("""
-    import socket, sys
-    server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", int(sys.argv[1]))); server.listen(16); print("listening", flush=True)
-    while True:
-        conn, _ = server.accept(); conn.settimeout(1)
-        try:
-            data = conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 2\\r\\n"
-                         b"Connection: close\\r\\n\\r\\n{}")
-        except OSError:
-            data = b""
-        conn.close()
-        open(sys.argv[2], "a").write(data.hex() + "\\n")
-""")
-
 
 @pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 def test_verify27_v2_the_async_client_and_the_event_stream_refuse_a_port_another_account_holds() -> None:
@@ -50,14 +31,9 @@ def test_verify27_v2_the_async_client_and_the_event_stream_refuse_a_port_another
     connection = Connection(url=f"http://127.0.0.1:{port}/services/jupyter-sched/", token=TOKEN)
     with os_accounts(1, prefix="v27s") as (mal,), shared_dir() as folder:
         folder.chmod(0o1777)
-        out, script = folder / "squat.txt", folder / "listener.py"
-        script.write_text(_LISTENER)
-        script.chmod(0o644)
-        squatter = subprocess.Popen([str(account_python()), str(script), str(port), str(out)], stdout=subprocess.PIPE,
-                                    text=True, user=mal.uid, group=mal.gid, extra_groups=[], cwd=folder)
+        out = folder / "squat.txt"
+        squatter = squat(folder, port, out, mal.uid, mal.gid)
         try:
-            assert squatter.stdout is not None and squatter.stdout.readline().strip() == "listening"
-
             async def me() -> object:
                 async with AsyncSchedClient(connection, timeout_s=5) as client:
                     return await client.me()
@@ -76,5 +52,5 @@ def test_verify27_v2_the_async_client_and_the_event_stream_refuse_a_port_another
         for said in (async_said.value, stream_said.value):
             assert f"is held by uid {mal.uid}, not the service: not sending your request nor its token" in \
                 said.message, said.message
-        got = [bytes.fromhex(line) for line in Path(out).read_text().splitlines()] if out.exists() else []
+        got = _received(out)
         assert got and all(data == b"" for data in got), [d[:120] for d in got]  # connected, then not one byte

@@ -1086,7 +1086,7 @@ def test_a_signal_is_said_by_name_not_as_a_negative_exit_code() -> None:
     from jupyter_sched.wording import job_line
 
     job = {"id": "j-1", "state": "cancelled", "exit_code": -15, "message": "cancelled by ann (killed by SIGTERM)"}
-    assert job_line(job, None) == "job j-1: cancelled — cancelled by ann (killed by SIGTERM)"
+    assert job_line(job, None) == "job j-1: cancelled by ann (killed by SIGTERM)"  # the word once (newuser26 n9)
     assert job_line({"id": "j-2", "state": "failed", "exit_code": -9, "message": ""}, None) == (
         "job j-2: failed, killed by SIGKILL")
 
@@ -1489,7 +1489,7 @@ def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: Embed
     job = json.loads(done.stdout)
     assert job["command"] == [str(venv_bin / "python"), "-c", "print(1)"], job["command"]
     assert f"note: runs python as {venv_bin / 'python'} (the one on your PATH)" in done.stderr, done.stderr
-    assert "--env NAME=VALUE passes one" in done.stderr
+    assert "--env NAME passes one as set here, --env NAME=VALUE another value" in done.stderr
     given = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", sys.executable, "-c", "print(1)"], env=env,
                            capture_output=True, text=True, timeout=120)
     assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs" not in given.stderr

@@ -322,7 +322,7 @@ def test_newuser17_n23_an_ended_leases_line_says_cancelled_as_the_lists_and_rest
     assert job_line(lease, None) == ("lease l-1: cancelled — request withdrawn: no GPUs granted "
                                      "within its 5s timeout; nothing was held"), job_line(lease, None)
     job = {"id": "j-1", "kind": "training", "state": "cancelled", "message": "cancelled by ann"}
-    assert job_line(job, None) == "job j-1: cancelled — cancelled by ann"  # a job's word is unchanged
+    assert job_line(job, None) == "job j-1: cancelled by ann"  # a job's word, said once (newuser26 n9)
 
 
 def test_newuser14_n13_rest_lists_released_leases_by_the_word_clients_show(server: EmbeddedServer) -> None:

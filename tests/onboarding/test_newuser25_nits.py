@@ -32,7 +32,7 @@ def test_newuser25_nit_n2_my_own_cancelled_job_reads_cancelled_by_you() -> None:
     mine = {"id": "j-1", "kind": "training", "state": "cancelled", "user": "root", "mine": True, "exit_code": -15,
             "message": "cancelled by root (killed by SIGTERM; it ran 4s)"}
     assert lease_end_words(mine) == "cancelled by you (killed by SIGTERM; it ran 4s)"
-    assert job_line(mine, None) == "job j-1: cancelled — cancelled by you (killed by SIGTERM; it ran 4s)"
+    assert job_line(mine, None) == "job j-1: cancelled by you (killed by SIGTERM; it ran 4s)"  # newuser26 n9
     assert lease_end_words({**mine, "mine": False}) == "cancelled by its owner (killed by SIGTERM; it ran 4s)"
     by_admin = {**mine, "message": "cancelled by boss (killed by SIGTERM)"}
     assert lease_end_words(by_admin) == "cancelled by boss (killed by SIGTERM)"  # another's: named

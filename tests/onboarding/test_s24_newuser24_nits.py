@@ -36,7 +36,7 @@ def test_newuser24_nit_cancel_of_an_ended_job_says_cancelled_once() -> None:
     from jupyter_sched.wording.jobs import nothing_to_cancel
 
     said = nothing_to_cancel({"id": "j-1", "name": "waitml", "state": "cancelled", "message": "cancelled by root"}, None)
-    assert said == "nothing to do: it had already ended — job j-1 (waitml): cancelled — by root", said
+    assert said == "nothing to do: it had already ended — job j-1 (waitml): cancelled by root", said  # newuser26 n9
     assert said.count("cancelled") == 1
 
 

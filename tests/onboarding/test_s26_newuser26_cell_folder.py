@@ -138,8 +138,8 @@ def test_newuser26_n11_the_cell_note_names_the_environment_the_kernel_set_and_no
     job_id = magics.schedule("--gpus 0 --time-limit 2m --name n11env --env NU26_GIVEN=y",
                              "import os; print('flag', os.environ.get('NU26_FLAG'), os.environ.get('NU26_GIVEN'))\n")
     said = capsys.readouterr().out
-    assert ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME=VALUE passes "
-            "one (set in this kernel, not passed: NU26_FLAG).") in said, said
+    assert ("this kernel's variables are not shared with it, nor its environment (%env): --env NAME passes one as "
+            "set here, --env NAME=VALUE another value (set in this kernel, not passed: NU26_FLAG).") in said, said
     assert "secret-value" not in said
     state, log = _ended(server, job_id)
     assert state == "succeeded" and "flag None y" in log, log  # as the note says

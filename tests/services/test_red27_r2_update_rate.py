@@ -23,12 +23,18 @@ from jupyter_sched.store import Store, sqlite_url
 from tests.runtime.builders import T0
 
 
-def test_red27_r2_job_changes_past_the_submit_rate_are_429_naming_it_and_audited(tmp_path: Path) -> None:
+def _services(tmp_path: Path, *, per_minute: int) -> Services:
+    """Services on a SQLite store, a manual clock, ``per_minute`` submits a minute, the bucket's clock still."""
     clock = ManualClock(T0)
     services = Services(store=Store(sqlite_url(tmp_path / "s.sqlite"), now=clock.now),
                         inventory=SimulatedInventory(1, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
-                        clock=clock, policy=AdmissionPolicy(submits_per_minute=5))
+                        clock=clock, policy=AdmissionPolicy(submits_per_minute=per_minute))
     services.admission.rate = SubmitBuckets(monotonic=lambda: 0.0)
+    return services
+
+
+def test_red27_r2_job_changes_past_the_submit_rate_are_429_naming_it_and_audited(tmp_path: Path) -> None:
+    services = _services(tmp_path, per_minute=5)
     try:
         mal, boss = services.caller("mal", admin=False), services.caller("boss", admin=True)
         job = services.jobs.submit(mal, SubmitJobRequest.model_validate({"gpus": 1, "command": ["true"]}))
@@ -57,11 +63,7 @@ def test_red27_r2_job_changes_past_the_submit_rate_are_429_naming_it_and_audited
 
 @pytest.mark.parametrize("body", [{"time_limit": "+1m"}, {"priority": "low"}])
 def test_red27_r2_every_kind_of_change_takes_a_token(tmp_path: Path, body: dict[str, object]) -> None:
-    clock = ManualClock(T0)
-    services = Services(store=Store(sqlite_url(tmp_path / "s.sqlite"), now=clock.now),
-                        inventory=SimulatedInventory(1, node="vm"), executor=LocalExecutor(tmp_path / "jobs"),
-                        clock=clock, policy=AdmissionPolicy(submits_per_minute=1))
-    services.admission.rate = SubmitBuckets(monotonic=lambda: 0.0)
+    services = _services(tmp_path, per_minute=1)
     try:
         mal = services.caller("mal", admin=False)
         job = services.jobs.submit(mal, SubmitJobRequest.model_validate(

@@ -157,6 +157,30 @@ def test_hubadmin26_b10_on_a_hub_the_old_name_must_be_gone_and_the_new_one_a_use
     services.jobs.cancel(services.caller("boss", admin=True), ids["pending"])
 
 
+def test_verify27_v8_a_rename_into_another_person_with_records_is_refused_unless_merge(
+        services: Services, tmp_path: Path) -> None:
+    """verify27 V8: a typo'd ``to`` naming another existing person (bob: a finished job, a membership) merged the
+    two — bob could read ana's job logs and ana's pending job would run as bob's OS account. Refused (409 naming
+    ``to``, a dry run too) unless ``merge`` says both names are one person; nothing moves."""
+    ids = _setup(services, tmp_path)
+    bob = services.caller("bob", admin=False)
+    services.jobs.cancel(bob, services.jobs.submit(bob, SubmitJobRequest(gpus=1, team="vision", name="b",
+                                                                        command=["true"])).id)
+    boss = services.caller("boss", admin=True)
+    for dry_run in (True, False):
+        with pytest.raises(ConflictError) as merged:
+            services.users.rename(boss, "ana", RenameUserRequest(to="bob", dry_run=dry_run))
+        assert merged.value.field == "to", merged.value
+        assert merged.value.message.startswith("to: bob already has records of their own (1 job record(s), 1 team "
+                                               "membership(s)): this would MERGE two people's records"), merged.value
+        assert "--merge" in (merged.value.hint or "")
+    assert services.store.get_job(ids["pending"]).job.spec.user == "ana"  # nothing moved
+    assert services.store.list_events(action="user_renamed") == []
+    done = services.users.rename(boss, "ana", RenameUserRequest(to="bob", merge=True))
+    assert services.store.get_job(ids["pending"]).job.spec.user == "bob" and done.finished_jobs == 1
+    services.jobs.cancel(boss, ids["pending"])
+
+
 def test_hubadmin26_b10_a_rename_right_after_the_hubs_is_not_refused_from_the_cached_record(
         services: Services, tmp_path: Path) -> None:
     """The hub identity caches a user's record for lookup_cache_s (60 s): right after the hub renamed ana, the cached

@@ -68,6 +68,14 @@ def test_hubadmin26_b7_what_if_replays_last_quarter_against_the_proposed_line_an
         services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="cv", guaranteed=1,
                                                                since=(T0 + 24 * H).isoformat()))
     assert later.value.field == "since"
+    for bad, field in (({"team": "cv", "guaranteed": "inf"}, "guaranteed"), ({"team": "cv", "guaranteed": "1e400"},
+                       "guaranteed"), ({"team": "cv", "guaranteed": 1, "borrowing_limit": -1}, "borrowing_limit")):
+        with pytest.raises(ValidationError) as refused:
+            parse(GetQuotaWhatIfRequest, bad)
+        assert refused.value.field == field, (bad, refused.value)
+    with pytest.raises(ValidationError) as hidden:
+        services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="cv", guaranteed=1, gpu_model="A100\u202e"))
+    assert hidden.value.field == "gpu_model"
 
     class Client:
         def call(self, req: object) -> object:
@@ -83,3 +91,25 @@ def test_hubadmin26_b7_what_if_replays_last_quarter_against_the_proposed_line_an
     args.action = None
     assert quotas_command(Client(), args, SimpleNamespace(out=out, err=err)) == 2
     assert "--team goes with what-if" in err.getvalue()
+
+
+@pytest.mark.parametrize("field,value", [("guaranteed", float("inf")), ("guaranteed", 1e400),
+                                         ("guaranteed", 99_999_999_999), ("borrowing_limit", float("inf"))])
+def test_verify27_v10_what_if_bounds_a_proposed_line_as_put_quotas_does(field: str, value: float) -> None:
+    """verify27 V10: guaranteed=inf / 1e400 was replayed (and shown as null), 99999999999 taken: lines PUT quotas
+    refuses. The same bound (<= 1,000,000 GPUs, finite) now; the 400 names the field."""
+    from pydantic import ValidationError as ModelError
+
+    with pytest.raises(ModelError) as said:
+        GetQuotaWhatIfRequest.model_validate({"team": "cv", "guaranteed": 1, field: value})
+    assert said.value.errors()[0]["loc"] == (field,)
+
+
+def test_verify27_v10_what_if_of_a_team_with_no_usage_and_no_line_says_so_and_names_close_teams(
+        services: Services) -> None:
+    boss = services.caller("boss", admin=True)
+    services.quotas.set(boss, parse(SetQuotasRequest, {"quotas": [{"team": "vision", "guaranteed": 2}]}))
+    said = services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="visoin", guaranteed=1)).text
+    assert said.endswith(" visoin used no GPU and has no line here: did you mean vision?"), said
+    new = services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="robotics", guaranteed=1)).text
+    assert new.endswith(" robotics used no GPU and has no line here: a team still to come?"), new

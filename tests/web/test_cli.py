@@ -128,10 +128,30 @@ async def test_a_word_for_gpus_reads_the_same_in_the_cli_the_magics_and_rest(cli
 
 async def test_newuser6_finding_3_a_bad_env_shows_the_option_once(cli: Any) -> None:
     """New user 6, F3: the hint read "e.g. ----env SEED=1" (the field name rewritten inside the option)."""
-    run = await cli("submit", "--gpus", "1", "--env", "FOO", "--", "true")
+    run = await cli("submit", "--gpus", "1", "--env", "=x", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert run.err == ("jupyter-sched submit: --env 'FOO' is not NAME=VALUE — e.g. --env SEED=1 "
-                       "[validation_error]\n"), run.err
+    assert run.err == ("jupyter-sched submit: --env '=x' is not NAME=VALUE — e.g. --env SEED=1, or --env SEED to "
+                       "pass this shell's SEED [validation_error]\n"), run.err
+
+
+@pytest.fixture
+def shell_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This shell's NU26_PASS (set before the ``cli`` fixture copies the environment); NU26_UNSET unset."""
+    monkeypatch.setenv("NU26_PASS", "from the shell")
+    monkeypatch.delenv("NU26_UNSET", raising=False)
+
+
+async def test_newuser26_n2_env_name_alone_passes_the_shells_value_and_is_refused_when_unset(
+        shell_env: None, cli: Any) -> None:
+    """newuser26 n2: ``--env FOO`` was refused ("is not NAME=VALUE"); docker's ``-e FOO`` and Slurm's
+    ``--export=FOO`` pass the submitter's FOO. Now it does too, and an unset FOO is refused naming it."""
+    run = await cli("--json", "submit", "--gpus", "0", "--env", "NU26_PASS", "--env", "SEED=1", "--", "true")
+    assert run.code == EXIT_OK, run.err
+    assert json.loads(run.out)["env"] == {"NU26_PASS": "from the shell", "SEED": "1"}
+    unset = await cli("submit", "--gpus", "0", "--env", "NU26_UNSET", "--", "true")
+    assert unset.code == EXIT_REFUSED
+    assert unset.err == ("jupyter-sched submit: --env NU26_UNSET: NU26_UNSET is not set in this shell — export "
+                         "NU26_UNSET=… first, or give its value: --env NU26_UNSET=VALUE [validation_error]\n"), unset.err
 
 
 async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: Any) -> None:

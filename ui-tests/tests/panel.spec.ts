@@ -95,6 +95,30 @@ test('a job submitted from the form runs live; its log shows tqdm redraws and co
   await expect(page.locator('.jp-sched-logviewer .jp-sched-log')).toContainText('ui-step 3');
 });
 
+// newuser26 N7: a finished job's long log (~430 KB, above the viewer's 256 KiB) opens at its end, says so,
+// and "Load earlier" reads the rest (it was read from byte 0 in 64 KiB requests, then silently cut).
+const LONG_SCRIPT = ['for i in range(6000):', '    print(f"ui-long {i} " + "y" * 60)', ''].join('\n');
+
+test('newuser26 N7 a long log opens at its end, says what it leaves out, and Load earlier reads it', async ({ page }) => {
+  await upload(page, 'ui_long.py', LONG_SCRIPT);
+  const panel = await openPanel(page);
+  await submitForm(panel, { path: 'ui_long.py', gpus: 1, name: 'ui-long' });
+  const row = myRow(panel, 'ui-long');
+  await expect(row).toHaveAttribute('data-state', 'succeeded', { timeout: 60000 });
+  await row.getByRole('button', { name: 'Open logs of ui-long' }).click();
+  const viewer = page.locator('.jp-sched-logviewer');
+  await expect(viewer).toHaveAttribute('data-finished', 'true');
+  const log = viewer.locator('.jp-sched-log');
+  await expect(log.locator('.jp-sched-log-line', { hasText: 'ui-long 5999 ' })).toHaveText(/^ui-long 5999 y+$/);
+  await expect(log).not.toContainText('ui-long 0 ');
+  const bar = viewer.locator('.jp-sched-log-earlier');
+  await expect(bar).toContainText(/^Showing the last \d+ lines of 4\d\d KB — the first 1\d\d KB are not shown\./);
+  await bar.getByRole('button', { name: 'Load earlier' }).click();
+  await expect(bar).toBeHidden();
+  await expect(log.locator('.jp-sched-log-line').first()).toHaveText(/^ui-long 0 y+$/);
+  await expect(log.locator('.jp-sched-log-line', { hasText: /^ui-long \d+ / })).toHaveCount(6000);
+});
+
 test('a running job is cancelled after confirming; the dialog names the job', async ({ page }) => {
   await upload(page, 'ui_sleep.py', SLEEP_SCRIPT);
   const panel = await openPanel(page);

@@ -864,6 +864,9 @@ class GetJobLogsResponse(ResponseModel):
         "the scheduler's lines for this job's log readers, oldest first, each said once per run (e.g. that its "
         "progress says its time limit stops it unfinished); kept out of the log file, which the job's account "
         "owns: a reader shows each once (jupyter-sched logs prints them on stderr)"))
+    size: int | None = Field(default=None, examples=[7340032], description=(
+        "the log's size in bytes at this read (null where the executor cannot say): a reader of a long log "
+        "starts near its end, at offset size - N"))
 
 
 class DryrunJobResponse(ResponseModel):

@@ -302,8 +302,9 @@ class GetQuotaWhatIfRequest(QueryModel):
     """``GET quotas/what-if`` (admins): a past period's usage of ``team`` against a proposed line (hubadmin26 B7)."""
 
     team: str = Field(min_length=1, max_length=200, examples=["cv"], description="the team the line is for")
-    guaranteed: float = Field(ge=0, examples=[4], description="the proposed guarantee (GPUs)")
-    borrowing_limit: float | None = Field(default=None, ge=0, description=(
+    guaranteed: float = Field(ge=0, le=MAX_GPUS, allow_inf_nan=False, examples=[4],
+                              description="the proposed guarantee (GPUs)")
+    borrowing_limit: float | None = Field(default=None, ge=0, le=MAX_GPUS, allow_inf_nan=False, description=(
         "the proposed borrowing limit above the guarantee (GPUs); absent: no limit"))
     gpu_model: str | None = Field(default=None, max_length=200, description=(
         "the line's GPU model; absent: the team's usage on every model (a line for any model)"))

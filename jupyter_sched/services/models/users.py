@@ -24,6 +24,9 @@ class RenameUserRequest(RequestModel):
     to: str = Field(min_length=1, max_length=200, examples=["ana.lopez"],
                     description="the user's new name (on a hub: a user of the hub, renamed there first)")
     dry_run: bool = Field(default=False, description="answer what would move; change and audit nothing")
+    merge: bool = Field(default=False, description=(
+        "carry the work into a name that already has records of its own (finished jobs, usage, definitions, "
+        "memberships): only when both names are the same person; refused (409) otherwise"))
 
 
 class RenamedItem(ResponseModel):
