@@ -13,16 +13,14 @@ Real parts: an embedded ``jupyter lab`` server with the extension, its log file.
 
 from __future__ import annotations
 
-import io
-import logging
 import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 
-from jupyter_sched.extension.request_log import escape_log_controls
 from jupyter_sched.textsafe import escaped_controls, printable_line
 from tests.onboarding.test_cli_firsthour import USERS, api, module_server
+from tests.onboarding.test_red19_r1 import service_log
 from tests.reliability.harness import EmbeddedServer
 
 BREAKS = {"LS": "\u2028", "PS": "\u2029", "NEL": "\x85", "VT": "\x0b", "FF": "\x0c", "FS": "\x1c", "GS": "\x1d",
@@ -40,17 +38,8 @@ def test_red27_r3_every_unicode_line_break_is_escaped_in_a_log_line() -> None:
         said = escaped_controls(f"x{char}{FORGED}")
         assert len(said.splitlines()) == 1 and char not in said, (name, said)
         assert char not in printable_line(f"x{char}y"), name
-    out = io.StringIO()
-    log = logging.getLogger("red27-r3-test")
-    log.propagate = False
-    log.setLevel(logging.INFO)
-    handler = logging.StreamHandler(out)
-    log.addHandler(handler)
-    escape_log_controls(log)
-    try:
+    with service_log("red27-r3-test") as (log, out):
         log.warning("no route %s", "x\u2028" + FORGED)
-    finally:
-        log.removeHandler(handler)
     assert out.getvalue().splitlines() == ["no route x\\u2028" + FORGED], out.getvalue()
 
 
