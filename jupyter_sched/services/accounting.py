@@ -213,7 +213,7 @@ class AccountingService:
             charged = dict(held.by_team)
             others = {t: self._team_in_use(tx, t) for t in sorted(charged) if t != team}
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
-            week_s, used = self._gpu_sums(tx, now, caller.user, mine_budgets)
+            taken, week_s, used = self._gpu_sums(tx, now, caller.user, mine_budgets)
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
         teams = [*caller.teams, *(t for t in (team, *others) if t not in caller.teams)]
         fields: dict[str, Any] = {
@@ -232,7 +232,7 @@ class AccountingService:
                         for t, used in ((team, team_in_use), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
-            "gpu_hours_since": to_iso(now - USAGE_WINDOW),
+            "gpu_hours_since": to_iso(taken - USAGE_WINDOW),  # the window of the figure (held: earlier)
         }
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
@@ -245,8 +245,9 @@ class AccountingService:
         return answer
 
     def _gpu_sums(self, tx: StoreTx, now: datetime, user: str, budgets: list[Budget],
-                  ) -> tuple[float, dict[tuple[str, str | None], float]]:
-        """``(GPU-seconds of ``user`` in the 7 days to ``now``, GPU-hours this period per budget (team, user))``.
+                  ) -> tuple[datetime, float, dict[tuple[str, str | None], float]]:
+        """``(second taken at, GPU-seconds of ``user`` in the 7 days to it, GPU-hours this period per budget
+        (team, user))``.
 
         The sums move with time (open intervals grow, windows slide): taken at ``now``, the whole second — or,
         where they read :data:`SUMS_HELD_FROM_ROWS` usage rows or more, as taken at an earlier second within
@@ -255,7 +256,7 @@ class AccountingService:
         key = (user, tuple((b.team, b.user, b.period) for b in budgets))
         held = self._sums.get(key)
         if held is not None and held.at <= now < held.until:
-            return held.week_s, dict(held.used)
+            return held.at, held.week_s, dict(held.used)
         week_s, rows = tx.gpu_seconds_and_rows(since=now - USAGE_WINDOW, until=now, user=user)  # the one period
         used: dict[tuple[str, str | None], float] = {}
         for b in budgets:
@@ -270,7 +271,7 @@ class AccountingService:
             self._sums[key] = _HeldSums(at=now, until=until, week_s=week_s, used=dict(used))
         else:
             self._sums.pop(key, None)
-        return week_s, used
+        return now, week_s, used
 
     def _unlisted_scope(self, quotas: QuotaSet, team: str, user: str) -> dict[str, Any] | None:
         """``by_team[].unlisted_scope``: the GPU models present where ``user`` in ``team``, which has

@@ -79,10 +79,12 @@ def test_red27_r5_heavy_users_me_sums_are_held_a_few_seconds(services: Services,
         services.clock.advance(1)
         held = services.accounting.me(mal)
         assert (held.gpu_hours_7d, held.budgets[0].used_gpu_hours) == (week, first.budgets[0].used_gpu_hours)
+        assert held.gpu_hours_since == first.gpu_hours_since  # the window the held figure is of
     assert reads == [], "mal's sums were read again within the time they are held"
     services.clock.advance(1)  # 5 s after: taken again, the new hours counted
     again = services.accounting.me(mal)
     assert again.gpu_hours_7d == pytest.approx(week + 1.0, abs=0.01)
+    assert again.gpu_hours_since > first.gpu_hours_since
     assert again.budgets[0].used_gpu_hours == pytest.approx(first.budgets[0].used_gpu_hours + 2.0, abs=0.01)
     assert reads == ["mal", None]  # the 7 days and the team's budget of the week
     # eve's few rows: her sums at every second, as before (the kept answer of issue 17 is per second only)
