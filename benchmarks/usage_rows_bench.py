@@ -20,7 +20,13 @@ timestamp parsed twice), swapped in for that measurement; with ``--old-rows`` be
 not run on ``--rows`` (its time there is extrapolated). Measured at 300,000 rows (``--rows 300000 --old-rows
 300000``, load ~13 on 2 cores): old 44.8 s, new 4.4 s, the same answer.
 
-Run: ``.venv/bin/python benchmarks/usage_rows_bench.py [--rows 200000] [--runs 5] [--report [--old-rows 20000]]``.
+``--me`` times ``GET me``'s service call (``AccountingService.me``) of a user with ``--rows`` usage rows of his own
+over 30 days (mal's, random 0.3-s rows; a monthly team budget and a weekly one of his) beside the path before red27
+R5 in the same run (the old sum statement, ``user = ? AND (ended_at IS NULL OR ended_at > ?)``, and no holding):
+one call with nothing held, and a poll each second for ``--polls`` seconds (a panel, or a loop of his), as totals.
+
+Run: ``.venv/bin/python benchmarks/usage_rows_bench.py [--rows 200000] [--runs 5] [--report [--old-rows 20000]]
+[--me [--polls 60]]``.
 """
 
 from __future__ import annotations
@@ -198,14 +204,107 @@ def report_runs(tmp: Path, rows: int, old_rows: int, now: datetime) -> None:
               f"(~{old_s * (rows / old_rows) ** 2:.0f} s extrapolated from the {old_rows:,}-row run), not run")
 
 
+def old_gpu_seconds_and_rows(self: Any, *, since: datetime, until: datetime, user: str | None = None,
+                             team: str | None = None) -> tuple[float, int]:
+    """``StoreTx.gpu_seconds`` before red27 R5 (one ``ended_at IS NULL OR ended_at > lo``), rows 0: never held."""
+    import sqlalchemy as sa
+
+    from jupyter_sched.store.quarantine import sound_usage_sql
+    from jupyter_sched.store.store import HOLDING_STATES
+
+    u, j = schema.usage, schema.jobs
+    lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
+    sqlite = self.conn.dialect.name == "sqlite"
+    end = sa.func.coalesce(u.c.ended_at, hi)
+
+    def epoch(text: Any) -> Any:
+        if sqlite:
+            return sa.func.julianday(text) * 86400.0
+        return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
+
+    seconds = (epoch(sa.func.min(end, hi) if sqlite else sa.func.least(end, hi))
+               - epoch(sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)))
+    held = sa.exists().where(j.c.id == u.c.job_id, j.c.state.in_(sorted(HOLDING_STATES)), j.c.attempts <= u.c.attempt)
+    billed = sa.and_(sound_usage_sql(u, sqlite=sqlite), sa.or_(u.c.ended_at.is_not(None), held))
+    query = sa.select(sa.func.coalesce(sa.func.sum(sa.case((billed, u.c.share * seconds), else_=0.0)), 0.0)).where(
+        u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
+    if user is not None:
+        query = query.where(u.c.user == sa.bindparam("user"))
+    if team is not None:
+        query = query.where(u.c.team == sa.bindparam("team"))
+    found = self.conn.execute(query, {"lo": ts(since), "hi": ts(until), "user": user, "team": team}).scalar()
+    return max(0.0, float(found or 0.0)), 0
+
+
+def me_runs(url: str, now: datetime, polls: int, *, old: bool) -> tuple[float, float, Any]:
+    """``(s of one GET me with nothing held, s of ``polls`` GET me a second apart, the first answer)``."""
+    from unittest import mock
+
+    from jupyter_sched.engine import ManualClock
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.services import Services
+    from jupyter_sched.store.store import StoreTx
+
+    clock = ManualClock(now)
+    svc = Services(store=Store(url, now=clock.now), inventory=SimulatedInventory(4, node="n1"),
+                   executor=LocalExecutor(Path(tempfile.mkdtemp()) / "jobs"), clock=clock)
+    mal = svc.caller("mal", admin=False, groups=("vision",))
+    with mock.patch.object(StoreTx, "gpu_seconds_and_rows", old_gpu_seconds_and_rows) if old else mock.patch.object(
+            StoreTx, "gpu_seconds_and_rows", StoreTx.gpu_seconds_and_rows):
+        t0 = time.perf_counter()
+        first = svc.accounting.me(mal)
+        one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for _ in range(polls):
+            clock.advance(1)
+            svc.accounting.me(mal)
+        poll = time.perf_counter() - t0
+    svc.store.close()
+    return one, poll, first
+
+
+def main_me(rows: int, polls: int, now: datetime) -> None:
+    with tempfile.TemporaryDirectory(prefix="usage_me_bench_") as folder:
+        url = sqlite_url(Path(folder) / "me.sqlite")
+        store = Store(url)
+        rng = random.Random(27)
+        with store.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(budgets=(Budget(team="vision", gpu_hours=1e6),
+                                                   Budget(team="vision", user="mal", gpu_hours=1e5, period="week"))))
+            for first in range(0, rows, 5000):
+                batch = []
+                for i in range(first, min(rows, first + 5000)):
+                    start = now - timedelta(seconds=rng.uniform(1, 30 * 86400))
+                    batch.append({"job_id": f"j-{i}", "attempt": 1, "user": "mal", "team": "vision", "kind": "batch",
+                                  "gpu_uuid": f"GPU-{i % 4}", "gpu_model": "A100", "share": 1.0,
+                                  "started_at": ts(start), "ended_at": ts(start + timedelta(seconds=0.3))})
+                tx.conn.execute(schema.usage.insert(), batch)
+        store.close()
+        old_one, old_poll, old_first = me_runs(url, now, polls, old=True)
+        new_one, new_poll, new_first = me_runs(url, now, polls, old=False)
+    same = (old_first.gpu_hours_7d, [b.used_gpu_hours for b in old_first.budgets]) == (
+        new_first.gpu_hours_7d, [b.used_gpu_hours for b in new_first.budgets])
+    print(f"GET me (AccountingService.me) of mal, {rows:,} usage rows of his over 30 days, wall s (SQLite)")
+    print(f"one call, nothing held: old {old_one:.3f} s, new {new_one:.3f} s — {old_one / max(new_one, 1e-9):.1f}x; "
+          f"same figures: {same}")
+    print(f"{polls} calls a second apart: old {old_poll:.2f} s, new {new_poll:.2f} s — "
+          f"{old_poll / max(new_poll, 1e-9):.1f}x less time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--report", action="store_true", help="time the usage report instead (see above)")
     parser.add_argument("--old-rows", type=int, default=20_000, help="rows of the store the old report path runs on")
+    parser.add_argument("--me", action="store_true", help="time GET me's service call instead (see above)")
+    parser.add_argument("--polls", type=int, default=60, help="GET me calls a second apart (--me)")
     args = parser.parse_args()
     now = datetime.now(timezone.utc)
+    if args.me:
+        main_me(args.rows, args.polls, now)
+        return
     if args.report:
         main_report(args.rows, args.old_rows, now)
         return

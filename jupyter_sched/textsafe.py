@@ -13,8 +13,14 @@ for one-line messages):
 - dropped: well-formed CSI sequences (colours, cursor moves: ``ESC [ … final``) and OSC / DCS /
   APC / PM / SOS strings (titles, hyperlinks, clipboard: ``ESC ] … BEL`` or ``… ESC \\``);
 - shown, never obeyed: any other control character, as ``^X`` (``^[`` for a stray ESC, ``^?`` for
-  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``; a carriage return
-  alone (which lets a line overwrite what was printed before it) becomes a newline.
+  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``, a Unicode line or
+  paragraph separator as ``<U+2028>`` / ``<U+2029>`` (red27 R3); a carriage return
+  alone (which lets a line overwrite what was printed before it) becomes a newline;
+- a progress bar's updates (tqdm, keras: ``\\r 5%|▌ | 1/20``, ``\\r10%|█ | 2/20`` …) are shown as the line's
+  last state, as a terminal shows them (new user 27, N4: each update was a line of its own, so ``logs``
+  was a wall of bar states and ``--tail 2`` printed all of them): a state rewritten by the next one is
+  left out only when the two differ in no letter (digits, spaces, signs and bar blocks alone), so a
+  carriage return still cannot hide a line of words (red team 6: ``rm -rf ~\\rall good`` stays two lines).
 
 ``jupyter-sched logs --raw`` prints the log as written, for a reader who wants the bytes.
 Only the standard library is imported: the notebook runner and the executors use it.
@@ -26,12 +32,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL_CHARACTER", "escaped_controls", "printable_line", "printable_log"]
+__all__ = ["CONTROL_CHARACTER", "escaped_controls", "printable_line", "printable_log", "rewritten_line"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+_BREAKS = "\u2028\u2029"
+"""Unicode's line and paragraph separators: not controls, yet line ends to ``str.splitlines()``, JSON/JS log
+viewers and log shippers — one in a log line forged a line of its own there (red27 R3). The other line breaks
+those readers honour (``\\x0b`` ``\\x0c`` ``\\x1c``-``\\x1e`` ``\\x85``) are C0/C1 controls, already below."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _BREAKS + "]")
 CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one (red team 20, R3)."""
 
@@ -48,10 +58,40 @@ def _shown(match: re.Match[str]) -> str:
     return f"<U+{code:04X}>"
 
 
-def printable_log(text: str) -> str:
-    """``text`` with terminal control sequences dropped or shown (see the module docstring)."""
+def printable_log(text: str, *, line_start: bool = False) -> str:
+    """``text`` with terminal control sequences dropped or shown and progress updates as their last
+    state (see the module docstring). ``line_start``: ``text`` begins a line of the log (else its first
+    ``\\r`` may rewrite a line shown before it, and becomes a newline)."""
     text = _SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    if "\r" in text:
+        text = "\n".join(_last_states(line, first=i == 0 and not line_start)
+                         for i, line in enumerate(text.split("\n")))
     return _CONTROL.sub(_shown, text)
+
+
+def rewritten_line(line: str) -> str:
+    """One line of a log (no newline; it may be unfinished) with the ``\\r`` states :func:`printable_log`
+    would leave out taken away and its ``\\r`` kept: what a reader holds of a long progress line read in
+    slices (its last state is always kept, so the next slice goes on with it)."""
+    return _last_states(line, first=False) if "\r" in line else line
+
+
+_NOT_LETTERS = re.compile(r"[^\w]|[\d_]")
+
+
+def _last_states(line: str, *, first: bool) -> str:
+    """``line``'s ``\\r``-separated states without those the next state rewrites as a progress update (no
+    letter differs: :data:`_NOT_LETTERS` left out) and blank ones; a blank state starting the line only when ``first``
+    (a followed chunk's first ``\\r`` may go on a line shown before)."""
+    states = line.split("\r")
+    kept: list[str] = []
+    for i, state in enumerate(states):
+        later = next((s for s in states[i + 1:] if s), None)
+        if later is not None and (_NOT_LETTERS.sub("", state) == _NOT_LETTERS.sub("", later) if state.strip()
+                                  else i > 0 or not first):
+            continue
+        kept.append(state)
+    return "\r".join(kept)
 
 
 def printable_line(text: str, *, limit: int = 2000) -> str:
@@ -63,7 +103,8 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
 
 def escaped_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (and every bidirectional
-    override) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``) and nothing dropped: for
+    override, and U+2028 / U+2029: red27 R3) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``,
+    ``\\u2028``) and nothing dropped: for
     a log line that must keep every byte a client sent yet never command the terminal of whoever
     tails it (red team 15, R3: ``no node carries node_selector ^[[31mRED…`` in the service log)."""
     if not _CONTROL.search(text):

@@ -133,6 +133,13 @@ def _account() -> str:
         return f"uid {os.geteuid()}"
 
 
+SCRIPT_PYTHON: list[str] = []
+"""The job's interpreter, when the service set one whose Python version differs from this process's
+(:func:`jupyter_sched.services.script_check.use_job_python`, verify27 V4): a script's syntax is then
+that Python's, so :func:`content_problem` leaves it to the service's child compiling with it (empty:
+this process's Python is the job's)."""
+
+
 def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | None:
     """Why ``data`` cannot run as a ``kind`` (``notebook`` or ``script``), or None: the words the
     notebook runner says when the job starts (``it is not JSON``, ``its JSON is not a Jupyter
@@ -160,6 +167,8 @@ def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | Non
         return None
     if b"\x00" in data:
         return "it is not text (a binary file)"
+    if SCRIPT_PYTHON:  # another Python's syntax: compiled by it, apart (services.script_check), never here
+        return None
     try:
         compile(data, name, "exec", dont_inherit=True)
     except SyntaxError as exc:

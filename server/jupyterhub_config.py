@@ -48,9 +48,13 @@ c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:1010/service
 # The server's forwarder and the CLI/client in its terminals and kernels send that one, never the server's own
 # token (which opens the server: files, kernels). With a hook of your own:
 # c.Spawner.pre_spawn_hook = chain_hooks(my_hook, scheduler_token_hook).
-from jupyter_sched.hub.spawn_token import scheduler_token_hook  # noqa: E402
+# The token dies with the server: the post_stop_hook deletes it at every stop (a user's, an admin's, an idle
+# cull; verify27 V1) — the scheduler refuses it within c.HubIdentityProvider.token_cache_s (30 s). With a hook of your
+# own: c.Spawner.post_stop_hook = chain_hooks(my_stop_hook, revoke_token_hook).
+from jupyter_sched.hub.spawn_token import revoke_token_hook, scheduler_token_hook  # noqa: E402
 
 c.Spawner.pre_spawn_hook = scheduler_token_hook
+c.Spawner.post_stop_hook = revoke_token_hook
 
 c.JupyterHub.load_roles = [
     # Every user (and each user's server, which forwards REST calls) may call the scheduler service.

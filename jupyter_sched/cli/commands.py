@@ -19,7 +19,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
-from ..textsafe import printable_log
+from ..textsafe import printable_log, rewritten_line
 from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.cordons import drain_text
@@ -415,7 +415,15 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     from ..client._wire import new_notes
 
     out = io.out
-    shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
+    raw = getattr(args, "raw", False)
+
+    def shown(text: str) -> str:
+        """The log's next text as printed: as written (``--raw``), else :func:`printable_log`, a progress
+        bar's updates as its last state (new user 27, N4) — knowing whether it begins a line."""
+        if raw:
+            return text
+        return printable_log(text, line_start=not last[0] or last[0].endswith("\n"))
+
     args.job_id = job_of(client, args.job_id, "logs", io)  # a name of mine is taken for its id
     said: set[tuple[str, str]] = set()
     last = [""]  # the log's last text shown: a note starts on a line of its own
@@ -460,13 +468,20 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             return EXIT_OK
         print(job_line(job, _now(), log_shown=wrote), file=io.err)
         return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
+    pending = ""  # an unfinished line held to the next slice, a progress bar's updates kept as its last state
     while tail is None:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
-        out.write(shown(chunk["text"]))
+        if raw:
+            out.write(chunk["text"])
+        else:
+            head, newline, pending = (pending + chunk["text"]).rpartition("\n")
+            out.write(printable_log(head + newline, line_start=True))
+            pending = rewritten_line(pending)
         last[0] = chunk["text"] or last[0]
         if chunk["next_offset"] == offset or not chunk["text"]:
             break
         offset = chunk["next_offset"]
+    out.write(printable_log(pending, line_start=True) if pending else "")
     out.flush()
     if offset == 0 and not chunk["text"]:
         _say_no_output(client, args.job_id, io, follow=False)
@@ -519,7 +534,8 @@ TAIL_SLICE = 1 << 20
 
 def _last_lines(client: Any, job_id: str, count: int) -> tuple[list[str], int, dict[str, Any]]:
     """``(lines, end offset, last answer)``: the last ``count`` lines of the job's log so far (each with its
-    newline; an unfinished last line counts), read through in :data:`TAIL_SLICE` slices keeping only those."""
+    newline; an unfinished last line counts), read through in :data:`TAIL_SLICE` slices keeping only those.
+    A line a progress bar rewrote with ``\\r`` is one line here and printed as its last state (new user 27, N4)."""
     from collections import deque
 
     kept: deque[str] = deque(maxlen=max(count, 0) or 1)

@@ -971,7 +971,7 @@ class LocalExecutor:
         account = _log_account(run_as)
         mine = {i: t.log_cap for i, t in self._jobs.items() if i != job.id and _log_account(t.run_as) == account}
         return self.log_budget.launch(account, job_dir.parent, run_as.uid if run_as.switches else None,
-                                      mine, sum(mine.values()))
+                                      mine, sum(mine.values()), job_id=job.id)
 
     def _counted_end(self, t: _Tracked) -> None:
         """Count the log of a job that ended in its owner's total (:mod:`.log_budget`)."""

@@ -89,7 +89,7 @@ class LogBudget:
         return None if counted is None else counted.total
 
     def launch(self, account: str, folder: Path, owner_uid: int | None, running: Collection[str],
-               running_caps: int) -> int:
+               running_caps: int, *, job_id: str = "") -> int:
         """The log cap of a job of ``account`` about to be launched, after cutting its oldest
         finished logs as the module docstring says.
 
@@ -99,6 +99,8 @@ class LogBudget:
             owner_uid: the account's uid (None embedded: the owner is not checked).
             running: ids of the account's jobs this service runs (not counted as finished).
             running_caps: the sum of their log caps (bytes).
+            job_id: the job launched: a run of it before (a preempted or restarted job appends to its
+                log) is no longer counted as finished nor cut; its end counts the whole log.
 
         Returns:
             bytes: the cap for the wrapper (``max_log_bytes`` when there is no total).
@@ -107,7 +109,8 @@ class LogBudget:
             return self.max_log
         counted = self._accounts.get(account)
         if counted is None:
-            counted = self._accounts[account] = _count(folder, owner_uid, running)
+            counted = self._accounts[account] = _count(folder, owner_uid, {*running, job_id})
+        counted.drop(job_id)
         want = min(self.max_log, self.limit) if self.max_log > 0 else self.limit
         while counted.total + running_caps + want > self.limit and (counted.whole or counted.tails):
             self._cut_oldest(account, counted, owner_uid)

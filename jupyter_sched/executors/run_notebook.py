@@ -5,8 +5,12 @@
 
 * ``--parameters`` (a JSON object) is injected after the cell tagged ``parameters``, papermill's
   convention (:mod:`jupyter_sched.definitions.parameters`).
-* Each cell's stream output and errors are printed as the cell finishes, so the job's log shows
-  progress while it runs.
+* Each stream output (stdout, stderr) and error of a cell is printed as the kernel sends it (papermill's
+  ``--log-output`` way: nbclient's ``process_message``), flushed, so the job's log — ``logs -f``, the
+  panel — shows a long training cell's lines while it runs and a run stopped mid-cell keeps what it
+  printed (new user 27, N1: a one-cell notebook's log was empty until the cell ended, and a stopped
+  run's had none of that cell's output); ``[jupyter_sched] cell k/n done`` (or ``failed``) follows
+  each cell's output.
 * The executed notebook (outputs and the error included) is written to ``OUT`` however the run
   ends, and ``outcome.json`` beside it says how (:mod:`.outcome`): the status, one-sentence
   ``reason``, the failing cell (1-based position in the *user's* notebook, not counting the
@@ -185,17 +189,21 @@ def _memory_limit_mib() -> float | None:
     return int(text) / (1024 * 1024)
 
 
-def _print_outputs(cell: Any, position: int, total: int, *, raised: bool = False) -> None:
-    """The cell's status line — ``cell 3/3 done``, or ``failed`` for the cell that raised (new user 17,
-    N16: "cell 3/3 done" and then "cell 3 raised") — then its output and traceback."""
+def _print_output(output: Any) -> None:
+    """One output of a cell as the kernel sent it: a stream's text to stdout or stderr, an error's
+    traceback to stderr (flushed: the log shows it at once); other outputs (displays) are not printed."""
+    if output.get("output_type") == "stream":
+        stream = sys.stderr if output.get("name") == "stderr" else sys.stdout
+        stream.write(output.get("text", ""))
+        stream.flush()
+    elif output.get("output_type") == "error":
+        print("\n".join(output.get("traceback", ())), file=sys.stderr, flush=True)
+
+
+def _print_done(position: int, total: int, *, raised: bool = False) -> None:
+    """The cell's status line after its output: ``cell 3/3 done``, or ``failed`` for the cell that
+    raised (new user 17, N16: "cell 3/3 done" and then "cell 3 raised")."""
     print(f"[jupyter_sched] cell {position}/{total} {'failed' if raised else 'done'}", flush=True)
-    for output in cell.get("outputs", ()):
-        if output.get("output_type") == "stream":
-            stream = sys.stderr if output.get("name") == "stderr" else sys.stdout
-            stream.write(output.get("text", ""))
-            stream.flush()
-        elif output.get("output_type") == "error":
-            print("\n".join(output.get("traceback", ())), file=sys.stderr, flush=True)
 
 
 def _raised(cell: Any, execute_reply: Any) -> bool:
@@ -294,6 +302,16 @@ def main(argv: list[str] | None = None) -> int:
 
     client.on_notebook_start = started
     client.on_cell_start = lambda cell, cell_index, **_: current.update(index=cell_index)
+    processed = client.process_message
+
+    def streamed(msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
+        """nbclient's handling of each kernel message, and each output printed as it comes (N1)."""
+        output = processed(msg, cell, cell_index)
+        if output is not None and cell_index != injected:
+            _print_output(output)
+        return output
+
+    client.process_message = streamed  # type: ignore[method-assign]
 
     def executed(cell: Any, cell_index: int, execute_reply: Any = None, **_: Any) -> None:
         if cell_index == injected:
@@ -301,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:  # a typo'd name runs with the default, every time: say it in the log (new user 6, F10)
                 print(f"[jupyter_sched] warning: {unknown}", flush=True)
         else:
-            _print_outputs(cell, position(cell_index), user_cells, raised=_raised(cell, execute_reply))
+            _print_done(position(cell_index), user_cells, raised=_raised(cell, execute_reply))
 
     client.on_cell_executed = executed
 

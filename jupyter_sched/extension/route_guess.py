@@ -7,6 +7,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from ..textsafe import escaped_controls
+
 __all__ = ["guess_route", "unknown_route_hint"]
 
 _GROUP = re.compile(r"\(\?P<[a-z_]+>(\[\^/\]\+|[a-z|-]+)\)")
@@ -49,5 +51,6 @@ def unknown_route_hint(path: str) -> str:
     from .routes import ROUTES  # here: the routes import the handler that calls this
 
     meant = guess_route(path[:400], [pattern for pattern, _ in ROUTES])
-    return (f"did you mean {meant[:120]}? (openapi.yaml lists the routes)" if meant
+    # the guess keeps the id segments as sent: escaped as the message's quote of the path is (red27 R3)
+    return (f"did you mean {escaped_controls(meant[:120])}? (openapi.yaml lists the routes)" if meant
             else "see GET api/sched/config and openapi.yaml for the routes")

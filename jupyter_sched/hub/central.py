@@ -68,6 +68,7 @@ from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
 from ..services.hub_teams import groups_of_models
+from ..services.script_check import use_job_python
 from ..store.outage import log_store_failure
 from ..wording.config import no_quota_warning, takeable_port_refusal, takeable_port_warning
 from .activity import ActivityCollector, ActivityReporter
@@ -413,6 +414,8 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        if (compiled := use_job_python(python)) is not None:  # its syntax, not this service's (verify27 V4)
+            self.log.info("jupyter_sched: %s", compiled)
         if (problem := missing_jupyter_sched(python)) is not None:  # notebook jobs and progress need it (N11)
             self.log.warning("jupyter_sched: %s", job_python_warning(python, problem))
         self._fence_servers(executor)

@@ -14,7 +14,17 @@ role holds no ``tokens`` scope::
 The hook gives the server ``$JUPYTER_SCHED_SERVICE_TOKEN`` (:data:`SERVICE_TOKEN_ENV`): scopes
 ``access:services!service=<name>`` (the hub adds the scopes naming its owner), expiring after
 :data:`EXPIRES_IN_S`, noted ``jupyter-sched: server <name>`` (:func:`note_of`); that server's older
-such tokens are deleted at each spawn. The forwarder (:mod:`.forward`) and the clients in the
+such tokens are deleted at each spawn — and at each stop, by the spawner's ``post_stop_hook``
+(:func:`revoke_token_hook`, verify27 V1: the token outlived its server, 30 days of "run code as this
+user" after a stop or an idle cull)::
+
+    from jupyter_sched.hub.spawn_token import revoke_token_hook
+    c.Spawner.post_stop_hook = revoke_token_hook
+    # with a hook of your own: c.Spawner.post_stop_hook = chain_hooks(my_stop_hook, revoke_token_hook)
+
+The scheduler service trusts the hub's answer about a token for ``c.HubIdentityProvider.token_cache_s``
+(30 s): a revoked token is refused by the hub at once and by the service within that. A user the hub
+deletes takes their tokens with them (JupyterHub deletes a removed user's tokens). The forwarder (:mod:`.forward`) and the clients in the
 server's terminals and kernels (:mod:`jupyter_sched.client`) send it instead of the server's own token.
 
 Runs in the hub's process: standard library only (``spawner`` is JupyterHub's Spawner).
@@ -27,7 +37,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["EXPIRES_IN_S", "SERVICE_TOKEN_ENV", "chain_hooks", "note_of", "scheduler_token_hook", "service_name"]
+__all__ = ["EXPIRES_IN_S", "SERVICE_TOKEN_ENV", "chain_hooks", "note_of", "revoke_token_hook", "scheduler_token_hook",
+           "service_name"]
 
 SERVICE_TOKEN_ENV = "JUPYTER_SCHED_SERVICE_TOKEN"
 """The user server's environment variable holding its scheduler-only token."""
@@ -61,16 +72,32 @@ def scheduler_token_hook(spawner: Any) -> None:
     service = service_name(environment)
     note = note_of(getattr(spawner, "name", "") or "")
     user = spawner.user
-    for old in [t for t in user.api_tokens if t.note == note]:
-        user.db.delete(old)
-    user.db.commit()
+    _delete_tokens(user, note)
     token = user.new_api_token(scopes=[f"access:services!service={service}"], expires_in=EXPIRES_IN_S, note=note)
     environment[SERVICE_TOKEN_ENV] = token
     spawner.environment = environment
 
 
+def revoke_token_hook(spawner: Any) -> None:
+    """``c.Spawner.post_stop_hook``: delete the stopped server's scheduler-only token(s) (verify27 V1), so a
+    token read from its environment (a printed ``env``, a log) dies with the server as the server's own
+    token does. JupyterHub runs it after every stop (a user's, an admin's, an idle cull, a failed start);
+    the hub refuses the token at once, the service after ``c.HubIdentityProvider.token_cache_s`` (30 s)."""
+    _delete_tokens(spawner.user, note_of(getattr(spawner, "name", "") or ""))
+
+
+def _delete_tokens(user: Any, note: str) -> int:
+    """Delete ``user``'s API tokens noted ``note`` (one server's scheduler tokens); how many."""
+    gone = [t for t in user.api_tokens if t.note == note]
+    for old in gone:
+        user.db.delete(old)
+    user.db.commit()
+    return len(gone)
+
+
 def chain_hooks(*hooks: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """One ``pre_spawn_hook`` running ``hooks`` in order (each may be a coroutine function, awaited)."""
+    """One ``pre_spawn_hook`` (or ``post_stop_hook``) running ``hooks`` in order (each may be a coroutine
+    function, awaited)."""
 
     async def chained(spawner: Any) -> None:
         for hook in hooks:

@@ -347,8 +347,26 @@ def budget_to_dict(b: Budget) -> dict[str, Any]:
 
 
 def budget_from_dict(d: Mapping[str, Any]) -> Budget:
-    """JSON dict → Budget (trusted)."""
-    return Budget(team=d["team"], user=d.get("user"), gpu_hours=float(d["gpu_hours"]), period=d.get("period", "month"))
+    """JSON dict → Budget. A stored row with a negative, infinite or NaN ``gpu_hours`` or an unknown period does
+    not read (the store then holds its scope's GPU work, fail-closed: verify27 V6) — it was read as "0 of -1
+    GPU-hours" (s27-trust, noticed).
+
+    Raises:
+        jupyter_sched.errors.ValidationError: naming ``gpu_hours`` or ``period``.
+    """
+    import math
+
+    from ..errors import ValidationError, shown
+    from .periods import PERIODS, PERIODS_TEXT
+
+    hours, period = float(d["gpu_hours"]), d.get("period", "month")
+    if not (math.isfinite(hours) and hours >= 0):
+        raise ValidationError(f"budget.gpu_hours must be a number >= 0 (got {shown(d['gpu_hours'])})",
+                              field="gpu_hours", hint="e.g. 500 GPU-hours a period")
+    if period not in PERIODS:
+        raise ValidationError(f"budget.period must be {PERIODS_TEXT} (got {shown(period)})", field="period",
+                              hint='e.g. "month"')
+    return Budget(team=d["team"], user=d.get("user"), gpu_hours=hours, period=period)
 
 
 def team_policy_to_dict(t: TeamPolicy) -> dict[str, Any]:

@@ -66,7 +66,7 @@ from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
-from .script_check import script_problem_apart
+from .script_check import job_python_differs, script_problem_apart
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -666,16 +666,17 @@ class JobsService:
         """
         executor = self.ctx.executor
         text = spec.source.encode("utf-8", errors="replace") if spec.source is not None else b""
-        if len(text) > IN_PROCESS_BYTES:
-            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled
-            if (problem := script_problem_apart(text, spec.script or "script")) is not None:
+        if len(text) > IN_PROCESS_BYTES or (text and job_python_differs()):
+            # compiled apart, not in this shared process (red team 26, R2); a smaller one the request's check compiled,
+            # unless the job's Python is another version: then by it, apart (verify27 V4)
+            if (problem := script_problem_apart(text, spec.script or "script", user=spec.user)) is not None:
                 message, hint = content_refusal("script", spec.script or "script", problem)
                 raise ValidationError(message, field="source", hint=hint)
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
-                    problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path) \
+                    problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path, user=spec.user) \
                         if field == "script" else content_problem(field, head, path)
                     if problem is not None:
                         message, hint = content_refusal(field, path, problem)

@@ -225,6 +225,11 @@ def _v23_job_names(conn: sa.Connection) -> None:
     _add_index(conn, "jobs", "ix_jobs_user_name_state", schema.columns_v23)
 
 
+def _v24_usage_by_user_and_team(conn: sa.Connection) -> None:
+    _add_index(conn, "usage", "ix_usage_user_ended", schema.indexes_v24)
+    _add_index(conn, "usage", "ix_usage_team_ended", schema.indexes_v24)
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -280,6 +285,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "work submitted while it was held (verify26 V13)", _v22_eligible_at),
     Migration(23, "a job's name as a column (jobs.name, filled from each job's spec) indexed by owner, name and state: "
                   "a submit's note of the owner's live jobs of its name reads those rows only (s27-perf)", _v23_job_names),
+    Migration(24, "usage intervals indexed by user, then end, and by team, then end: GET me's GPU-hour sums and a "
+                  "budget's figure read the rows of their window only (red27 R5)", _v24_usage_by_user_and_team),
 )
 
 

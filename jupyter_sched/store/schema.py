@@ -49,7 +49,7 @@ __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTA
            "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
            "columns_v21", "columns_v22", "columns_v23", "ELIGIBLE_AT_COLUMN", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
            "JOB_NAME_COLUMN", "JOB_NAME_WIDTH",
-           "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
+           "indexes_v9", "indexes_v10", "indexes_v12", "indexes_v24", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
 _TS = 32  # width of a timestamp column (27 used)
@@ -512,6 +512,17 @@ def columns_v23(md: sa.MetaData) -> None:
     sa.Index("ix_jobs_user_name_state", jobs.c.user, jobs.c.name, jobs.c.state)
 
 
+def indexes_v24(md: sa.MetaData) -> None:
+    """Define what version 24 adds on ``md`` (``usage`` must be defined): usage intervals indexed by user,
+    then end, and by team, then end. ``GET me``'s GPU-hour sums (the last 7 days, each budget's period) and a
+    budget's figure ask for one user's (or team's) rows ending after the window's start; with only
+    ``ix_usage_user`` each read every row the user ever had: ~0.15 s a sum at 300,000 rows on SQLite,
+    seconds on PostgreSQL, for each ``GET me`` (red27 R5)."""
+    usage = md.tables["usage"]
+    sa.Index("ix_usage_user_ended", usage.c.user, usage.c.ended_at)
+    sa.Index("ix_usage_team_ended", usage.c.team, usage.c.ended_at)
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -520,7 +531,8 @@ by action + version 10's job index by state, kind and submit time + version 11's
 version 12's job index by state, submit time, id and version + version 13's job progress reports +
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
-version 21's job holds and tops + version 22's eligible time + version 23's job name and its index)."""
+version 21's job holds and tops + version 22's eligible time + version 23's job name and its index + version
+24's usage indexes by user and by team, then end)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -544,6 +556,7 @@ columns_v20(metadata)
 columns_v21(metadata)
 columns_v22(metadata)
 columns_v23(metadata)
+indexes_v24(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -357,13 +357,22 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool
     billed = sound if grouped else sa.and_(sound, sa.or_(u.c.ended_at.is_not(None), held))
     counted = sa.case((billed, u.c.share * seconds), else_=0.0)
     total = sa.func.coalesce(sa.func.sum(counted), 0.0)
-    query = (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model) if grouped
-             else sa.select(total)).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
-    if by_user:
-        query = query.where(u.c.user == sa.bindparam("user"))
-    if by_team:
-        query = query.where(u.c.team == sa.bindparam("team"))
-    return query
+    if grouped:  # every row up to ``hi``: no window to skip rows by
+        return (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model)
+                .where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo)))
+
+    def part(ends: sa.ColumnElement[bool]) -> sa.Select[Any]:
+        query = sa.select(total.label("seconds"), sa.func.count().label("rows")).where(u.c.started_at < hi, ends)
+        if by_user:
+            query = query.where(u.c.user == sa.bindparam("user"))
+        if by_team:
+            query = query.where(u.c.team == sa.bindparam("team"))
+        return query
+
+    # the rows ended after the window's start and the open ones, each an index range of (user|team, ended_at)
+    # (schema 24): one ``ended_at IS NULL OR ended_at > lo`` made SQLite read every row of the user (red27 R5)
+    both = sa.union_all(part(u.c.ended_at > lo), part(u.c.ended_at.is_(None))).subquery()
+    return sa.select(sa.func.coalesce(sa.func.sum(both.c.seconds), 0.0), sa.func.coalesce(sa.func.sum(both.c.rows), 0))
 
 
 class StoreTx:
@@ -962,9 +971,16 @@ class StoreTx:
         counts nothing: :meth:`runaway_usage`), summed by the database: the rows never leave it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
         rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
+        return self.gpu_seconds_and_rows(since=since, until=until, user=user, team=team)[0]
+
+    def gpu_seconds_and_rows(self, *, since: datetime, until: datetime, user: str | None = None,
+                             team: str | None = None) -> tuple[float, int]:
+        """``(GPU-seconds, rows)``: :meth:`gpu_seconds` and how many usage rows the database summed for it
+        (every row of the window, counted or not): what the sum cost (``GET me`` holds a costly one, red27 R5)."""
         query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", user is not None, team is not None)
         params = {"lo": ts(since), "hi": ts(until), "user": user, "team": team}
-        return max(0.0, float(self.conn.execute(query, params).scalar() or 0.0))
+        seconds, rows = self.conn.execute(query, params).one()
+        return max(0.0, float(seconds or 0.0)), int(rows or 0)
 
     def gpu_seconds_by_team_model(self, *, until: datetime) -> dict[tuple[str, str], float]:
         """Allocated GPU-seconds of every usage interval up to ``until`` (open ones run to it), per

@@ -116,8 +116,9 @@ c.Spawner.http_timeout = 90
 c.Spawner.poll_interval = 1
 c.Spawner.environment = {{"JUPYTER_SCHED_HUB_URL": s["service_url"] + "/services/jupyter-sched/",
                           "JUPYTER_CONFIG_DIR": s["base"] + "/user-config"}}
-from jupyter_sched.hub.spawn_token import scheduler_token_hook  # noqa: E402
+from jupyter_sched.hub.spawn_token import revoke_token_hook, scheduler_token_hook  # noqa: E402
 c.Spawner.pre_spawn_hook = scheduler_token_hook
+c.Spawner.post_stop_hook = revoke_token_hook
 c.JupyterHub.load_groups = {{g: {{"users": u}} for g, u in s["groups"].items()}}
 c.JupyterHub.custom_scopes = {{"custom:jupyter-sched:admin": {{"description": "administer jupyter-sched"}}}}
 c.JupyterHub.services = [

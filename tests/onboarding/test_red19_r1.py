@@ -10,6 +10,7 @@ filter on a real ``logging`` handler.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 from collections.abc import Iterator
@@ -87,25 +88,33 @@ def test_red19_r1_every_refusal_is_bounded_on_the_wire_and_in_its_text() -> None
     assert short.to_json()["error"]["message"] == "fine" and str(short) == "fine (as is)"
 
 
-def test_red19_r1_every_service_log_line_is_bounded() -> None:
-    """Whatever logger a record came through, a line of the service log is at most
-    ``LOG_LINE_MAX_CHARS`` (the cut said); a traceback below it is kept whole."""
+@contextlib.contextmanager
+def service_log(name: str) -> Iterator[tuple[logging.Logger, io.StringIO]]:
+    """A logger ``name`` writing to the returned buffer through the service log's filter
+    (:func:`escape_log_controls`), as the server's log handlers do; its handler removed after."""
     out = io.StringIO()
-    log = logging.getLogger("red19-r1-test")
+    log = logging.getLogger(name)
     log.propagate = False
     log.setLevel(logging.INFO)
     handler = logging.StreamHandler(out)
     log.addHandler(handler)
     escape_log_controls(log)
     try:
+        yield log, out
+    finally:
+        log.removeHandler(handler)
+
+
+def test_red19_r1_every_service_log_line_is_bounded() -> None:
+    """Whatever logger a record came through, a line of the service log is at most
+    ``LOG_LINE_MAX_CHARS`` (the cut said); a traceback below it is kept whole."""
+    with service_log("red19-r1-test") as (log, out):
         log.info("jupyter_sched %s %s -> %s: %s", "POST", "/api/sched/jobs", 422, "no node carries " + "k=v, " * 20_000)
         log.info("short line")
         try:
             raise RuntimeError("boom")
         except RuntimeError:
             log.exception("failed: %s", "y" * 50_000)
-    finally:
-        log.removeHandler(handler)
     lines = out.getvalue().splitlines()
     assert len(lines[0]) <= LOG_LINE_MAX_CHARS and "more characters" in lines[0], lines[0][-80:]
     assert lines[1] == "short line"

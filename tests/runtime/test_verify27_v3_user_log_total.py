@@ -120,3 +120,20 @@ def test_verify27_v3_one_accounts_logs_are_cut_never_another_accounts() -> None:
         assert sum(len(d) for d in mal_logs.values()) <= 2 * MIB
         assert mal_logs["j-mal0"].startswith(CUT.encode()) and f"{mal.name}'s job logs".encode() in mal_logs["j-mal0"]
         assert os.stat(logs["j-mal0"]).st_uid == mal.uid  # still the owner's file
+
+
+def test_verify27_v3_a_job_run_again_is_not_cut_while_it_appends_to_its_own_log(tmp_path: Path) -> None:
+    """A preempted (or restarted) job appends to its earlier log: launched again, that log is neither
+    counted as finished nor cut under it; its end counts it whole."""
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    for n, job_id in enumerate(("j-again", "j-other")):
+        (folder / job_id).mkdir()
+        (folder / job_id / "output.log").write_bytes(b"r\n" * (300 << 10))  # 600 KiB each
+        os.utime(folder / job_id / "output.log", (1000 + n, 1000 + n))  # j-again the oldest
+    budget = LogBudget(1 * MIB, 512 << 10)
+    assert budget.launch("", folder, None, set(), 0, job_id="j-again") == 512 << 10
+    assert (folder / "j-again" / "output.log").read_bytes() == b"r\n" * (300 << 10)  # not cut under the new run
+    assert (folder / "j-other" / "output.log").read_bytes().startswith(CUT.encode())  # the other, older-kept one
+    budget.ended("", "j-again", folder / "j-again" / "output.log", None)
+    assert budget.kept("") == (300 << 10) * 2 + len((folder / "j-other" / "output.log").read_bytes())

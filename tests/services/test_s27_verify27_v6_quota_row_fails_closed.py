@@ -23,6 +23,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from jupyter_sched.cli import doctor
@@ -153,5 +154,29 @@ def test_verify27_v6_a_budget_or_team_policy_row_that_does_not_read_holds_the_te
         warnings = services.quotas.get(carol).model_dump()["warnings"]
         assert any(w.startswith("budget row 1 (team nlp") for w in warnings), warnings
         assert any(w.startswith("team policy row vision") for w in warnings), warnings
+    finally:
+        _close(services)
+
+
+@pytest.mark.parametrize("hours,period", [(-1, "month"), ("inf", "month"), (100, "fortnight")],
+                         ids=["negative", "infinite", "unknown period"])
+def test_s27_a_budget_row_out_of_bounds_does_not_read_and_holds_the_team(tmp_path: Path, hours: object,
+                                                                        period: str) -> None:
+    """Noticed by s27-trust: a budget row with gpu_hours -1 read as "0 of -1 GPU-hours" (no bound when decoded);
+    out of bounds it now does not read, so it holds the team's GPU work as any unreadable row does."""
+    services = _services(tmp_path)
+    carol = services.caller("carol", admin=True)
+    services.quotas.set(carol, SetQuotasRequest.model_validate({
+        "quotas": [{"team": "nlp", "guaranteed": 2}], "budgets": [{"team": "nlp", "gpu_hours": 100}]}))
+    with services.store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE budgets SET gpu_hours = :h, period = :p WHERE team = 'nlp'"),
+                     {"h": float(hours), "p": period})  # type: ignore[arg-type]
+        conn.execute(sa.text("UPDATE change_counters SET value = value + 1 WHERE name = 'quotas'"))
+    try:
+        eve = services.caller("eve", admin=False)
+        job = services.jobs.submit(eve, SubmitJobRequest(gpus=1, team="nlp", command=["true"], name="e"))
+        services.engine.tick()
+        assert services.engine.reasons[job.id].code == "QuotaRowUnreadable", services.engine.reasons[job.id]
+        assert services.store.quota_set().budgets == ()
     finally:
         _close(services)
