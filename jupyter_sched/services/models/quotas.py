@@ -289,7 +289,7 @@ class GetMeResponse(ResponseModel):
     pending: int
     gpu_hours_7d: float = Field(description="GPU-hours allocated to you in the last 7 days (the one usage period)")
     gpu_hours_since: str | None = Field(default=None, description=(
-        "start of gpu_hours_7d's period (ISO 8601 UTC): 7 days before this answer"))
+        "start of gpu_hours_7d's period (ISO 8601 UTC): 7 days before the second its sums were taken: this answer's, or up to 60 s earlier where they are held (20,000 usage rows or more)"))
     quota_text: str = Field(default="", description=(
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
         "`team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU "
