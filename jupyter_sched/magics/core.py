@@ -60,6 +60,7 @@ from ..wording.jobs import (
 from ..wording.progress import within_timeout
 from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
+from ..wording.status import budget_lines
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
@@ -402,6 +403,8 @@ class SchedMagics(Magics):
                         "of the work placed on them.")
         me = client.me()
         self._print("Quota: " + "\n       ".join(quota_lines(me)))  # as `jupyter-sched status` says it (new user 11, N21)
+        if budgets := budget_lines(me, _now()):  # a spent budget holds every GPU request: said as `status` does (N6)
+            self._print("Budget: " + "\n        ".join(budgets))
         if lease is None:
             self._forget_ended()
             draining = self._draining()
@@ -896,6 +899,7 @@ class SchedMagics(Magics):
           %schedule top JOB [--undo]           admins: first in its class
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
+          %schedule usage           my GPU-hours of the last 7 days, as `jupyter-sched usage` (a DataFrame)
           %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
                     [-p NAME=VALUE ...] [--missed run_once|skip] [--paused] [options]
                                     save a job definition: each firing of the cron schedule (in
@@ -1406,6 +1410,26 @@ class SchedMagics(Magics):
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(dryrun_line(answer, _now()))
+
+    def _schedule_usage(self, cmd: ScheduleCommand) -> Any:
+        """``%schedule usage``: ``jupyter-sched usage``'s report as a DataFrame, one row per user (admins:
+        everyone's), with the period said above it (newuser27 N6: "unknown subcommand 'usage'"; the GPU-hours
+        were only a line of ``%schedule status``)."""
+        from ..client._wire import Req, unwrap_list
+        from ..wording.usage import last_days
+        from .render import usage_frame
+
+        me = self.client.me()
+        params = {"by": "user", **({"all": "true"} if me.get("is_admin") else {})}
+        rows = unwrap_list(self.client.call(Req("GET", "usage/report", params=params)), "usage")
+        whose = "everyone's usage" if me.get("is_admin") else f"{me.get('user')}'s usage"
+        period = last_days(rows[0].get("since") if rows else me.get("gpu_hours_since"), _now())
+        if not rows:  # one sentence, not also an "Empty DataFrame" (issue 20)
+            self._print(f"No usage recorded: {whose}, {period}.")  # as `jupyter-sched usage` says it
+            return None
+        self._print(f"{whose}, {period}; GPU-hours allocated and utilized (efficiency: "
+                    "utilized / allocated).")
+        return usage_frame(rows)
 
     def _schedule_profiles(self, cmd: ScheduleCommand) -> Any:
         rows = self.client.profiles()

@@ -71,7 +71,7 @@ def help_text(doc: str, magic: str, topic: str = "") -> str:
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
 SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
-                        "hold", "release", "update", "top", "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
+                        "hold", "release", "update", "top", "dryrun", "profiles", "usage", "define")  # define: jupyter_sched.magics.define
 
 
 class _Parser(argparse.ArgumentParser):

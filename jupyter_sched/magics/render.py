@@ -34,7 +34,7 @@ __all__ = [
     "draining_line", "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line",
     "jobs_frame",
     "no_gpus_message",
-    "profiles_frame", "queue_frame", "reason_line", "samples_from",
+    "profiles_frame", "queue_frame", "reason_line", "samples_from", "USAGE_COLUMNS", "usage_frame",
 ]
 
 def pandas() -> Any:
@@ -292,6 +292,24 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     return {"position": "", "id": job.get("id"), "name": work_name(job), "user": job.get("user"),
             "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
+
+
+USAGE_COLUMNS = ("user", "gpu_hours", "utilized", "efficiency", "cost", "jobs")
+"""``%schedule usage``'s columns: ``jupyter-sched usage``'s (USER, GPU-HOURS, UTILIZED, EFFICIENCY, COST, JOBS)."""
+
+
+def usage_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The ``%schedule usage`` table (GET usage/report by user): the CLI's columns, GPU-hours as numbers
+    (rounded to 3 places), efficiency as a fraction (0.42) — newuser27 N6."""
+    pd = pandas()
+
+    def num(value: Any) -> Any:
+        return round(float(value), 3) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    out = [{"user": row.get("user") or "-", "gpu_hours": num(row.get("allocated_gpu_hours")),
+            "utilized": num(row.get("utilized_gpu_hours")), "efficiency": num(row.get("efficiency")),
+            "cost": num(row.get("cost")), "jobs": row.get("jobs")} for row in rows]
+    return pd.DataFrame(out, columns=list(USAGE_COLUMNS))
 
 
 def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -20,20 +20,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.onboarding.test_cli_firsthour import module_server
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
 ROOT = Path(__file__).resolve().parents[2]
-USERS = {"tok-ann": "ann", OWNER_TOKEN: "boss"}
+USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu27"), users=USERS, admin_users=["boss"], simulated_gpus=1)
-    try:
-        yield srv
-    finally:
-        srv.kill()
+    yield from module_server(tmp_path_factory, "nu27", USERS)
 
 
 def cli(server: EmbeddedServer, env: dict[str, str], cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -173,3 +170,43 @@ def test_newuser27_n7_the_magic_reads_the_kernels_zone(server: EmbeddedServer, t
     said = " ".join(capsys.readouterr().out.split())
     assert "(Europe/Berlin)" in said and "Note: The schedule is read in your time zone, Europe/Berlin (from TZ)" in said, \
         said
+
+
+def test_newuser27_n6_gpu_status_says_the_budget_as_status_does(server: EmbeddedServer, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``%gpu`` said "no limit" while a GPU-hour budget held every GPU request; ``jupyter-sched status`` said it."""
+    import httpx
+
+    from tests.onboarding.test_newuser11 import _magics
+
+    admin = httpx.Client(base_url=server.api, headers={"Authorization": f"token {OWNER_TOKEN}"}, timeout=30)
+    before = admin.get("quotas").json()
+    put = admin.put("quotas", json={**before, "budgets": [{"team": "default", "gpu_hours": 5, "period": "day"}]})
+    assert put.status_code == 200, put.text
+    try:
+        _magics(server).gpu("")
+        said = capsys.readouterr().out
+        status = cli(server, {}, tmp_path, "status").stdout
+    finally:
+        admin.put("quotas", json=before)
+    line = next(line for line in status.splitlines() if line.startswith("budget"))[len("budget"):].strip()
+    assert line.startswith("team default: 0 of 5 GPU-hours used this day, resets "), status
+    assert f"Budget: {line}" in said, said
+
+
+def test_newuser27_n6_schedule_usage_is_the_clis_usage_as_a_dataframe(server: EmbeddedServer, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``%schedule usage`` was "unknown subcommand 'usage'"; the CLI has ``usage``, the panel a table."""
+    from tests.onboarding.test_newuser11 import _magics
+
+    done = cli(server, {}, tmp_path, "submit", "--gpus", "1", "--name", "n6use", "--wait", "--", "sleep", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    magics = _magics(server)
+    frame = magics.schedule("usage")
+    said = capsys.readouterr().out
+    assert "ann's usage, in the last 7 days (since " in said, said
+    assert list(frame.columns) == ["user", "gpu_hours", "utilized", "efficiency", "cost", "jobs"], frame
+    row = frame[frame["user"] == "ann"].iloc[0]
+    table = cli(server, {}, tmp_path, "usage").stdout
+    cells = next(line.split() for line in table.splitlines() if line.startswith("ann "))
+    assert float(cells[1]) == pytest.approx(row["gpu_hours"], abs=0.01) and int(cells[-1]) == row["jobs"] >= 1, table
