@@ -54,6 +54,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
         srv.kill()
 
 
+ENDED = r" · ended \d\d:\d\d UTC \(ran [0-9hms]+\)"
+"""What a finished job's line says of when it ran (newuser27 N5: "· ended 22:11 UTC (ran 4m02s)")."""
+
 def api(server: EmbeddedServer, token: str) -> httpx.Client:
     return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
 
@@ -232,7 +235,7 @@ def test_wait_draws_until_the_end_and_exits_by_the_outcome(server: EmbeddedServe
     clear(server)
     good = submit(server, "tok-ann", command=[sys.executable, "-c", "print('ok')"])
     run = cli(server, "tok-ann", "wait", good["id"])
-    assert run.code == EXIT_OK and run.out.strip() == f"job {good['id']}: succeeded, exit code 0", run
+    assert run.code == EXIT_OK and re.fullmatch(f"job {good['id']}: succeeded, exit code 0{ENDED}", run.out.strip()), run
     bad = submit(server, "tok-ann", command=[sys.executable, "-c", "raise SystemExit(3)"])
     run = cli(server, "tok-ann", "wait", bad["id"])
     assert run.code == EXIT_JOB_FAILED and f"job {bad['id']}: failed, exit code 3" in run.out
@@ -297,7 +300,7 @@ def test_wait_on_a_terminal_draws_a_progress_bar_while_queued_then_prints_the_en
     assert done.returncode == EXIT_OK, screen
     # the queued phase's bar: its gauge says what it measures (newuser23 N18: never a bare percentage)
     assert "queued #1 · ETA" in screen and "| waited " in screen and " of ~" in screen
-    assert screen.rstrip().endswith(f"job {waiting['id']}: succeeded, exit code 0")
+    assert re.search(f"job {waiting['id']}: succeeded, exit code 0{ENDED}$", screen.rstrip()), screen
 
 
 def test_every_reason_the_api_answers_carries_its_sentences(server: EmbeddedServer) -> None:
@@ -614,7 +617,8 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert lines[0].split() == ["ID", "STATE", "PRIO", "GPUS", "NAME"], listed.out
     assert lines[1].split() == [running["id"], "running", "normal", "2", running["name"]], listed.out
     assert lines[2].startswith("    on ") and lines[2].endswith("its 10m time limit"), listed.out
-    assert lines[3].split() == [done["id"], "succeeded", "normal", "1", done["name"]] and lines[4] == "    exit code 0"
+    assert lines[3].split() == [done["id"], "succeeded", "normal", "1", done["name"]]
+    assert re.fullmatch(f"    exit code 0{ENDED}", lines[4]), lines[4]
     assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[3].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
@@ -695,8 +699,9 @@ def test_a_command_gone_by_its_start_is_said_in_words(server: EmbeddedServer, tm
     api(server, "tok-ann").delete(f"jobs/{blocker['id']}")
     wait_state(server, "tok-ann", job["id"], "failed")
     line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
-    assert line == ("    exit code 127 (command not found) — last lines: jupyter_sched: cannot "
-                    f"start '{program}': no such program on PATH or file in the working directory")
+    assert re.fullmatch(re.escape("    exit code 127 (command not found)") + ENDED + re.escape(
+        f" — last lines: jupyter_sched: cannot start '{program}': no such program on PATH or file in the working "
+        "directory"), line), line
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert f"cannot start '{program}': no such program on PATH or file in the working directory" in log
     assert "Errno" not in log
