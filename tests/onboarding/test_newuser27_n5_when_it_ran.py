@@ -24,3 +24,21 @@ def test_newuser27_n5_a_finished_job_says_when_it_ended_and_how_long_it_ran() ->
     never = {**DONE, "state": "cancelled", "exit_code": None, "started_at": None, "finished_at": "2026-12-04T09:00:00Z"}
     assert ended_text(never, NOW) == "ended Dec 4 09:00 UTC"
     assert ended_text({**DONE, "finished_at": None}, NOW) == ""
+
+
+def test_newuser27_n3_a_release_says_the_hold_time_as_a_clock() -> None:
+    from jupyter_sched.wording.jobs import changed_line
+
+    job = {"id": "j-1", "name": "train", "changed": ["released (held by root since 2026-12-05T22:14:15Z): it queues "
+                                                     "again from now, behind work submitted while it was held"]}
+    assert changed_line(job, NOW) == ("j-1 (train): released (held by root since 22:14 UTC): it queues again from "
+                                      "now, behind work submitted while it was held")
+
+
+def test_newuser27_n7_a_dry_run_of_a_job_without_gpus_says_no_gpus() -> None:
+    from jupyter_sched.wording.jobs import dryrun_line
+
+    assert dryrun_line({"fits": True, "allocation": {"node": "vm", "gpu_uuids": []}}, NOW) == \
+        "Would start now on vm (no GPUs)"
+    assert dryrun_line({"fits": True, "allocation": {"node": "vm", "gpu_uuids": ["GPU-a"]}}, NOW) == \
+        "Would start now on vm: GPU-a"
