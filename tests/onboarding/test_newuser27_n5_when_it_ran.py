@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from jupyter_sched.wording.jobs import ended_text, job_detail, job_line
 
 NOW = datetime(2026, 12, 5, 22, 30, tzinfo=timezone.utc)
@@ -42,3 +44,15 @@ def test_newuser27_n7_a_dry_run_of_a_job_without_gpus_says_no_gpus() -> None:
         "Would start now on vm (no GPUs)"
     assert dryrun_line({"fits": True, "allocation": {"node": "vm", "gpu_uuids": ["GPU-a"]}}, NOW) == \
         "Would start now on vm: GPU-a"
+
+
+@pytest.mark.parametrize("command", ["status", "jobs", "queue", "usage"])
+def test_newuser27_n6_each_commands_help_lists_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_sched.cli.main import main
+
+    try:
+        main([command, "--help"])
+    except SystemExit:
+        pass
+    said = " ".join(capsys.readouterr().out.split())
+    assert "--json print the server's JSON instead of lines and tables (also before the command)" in said, said
