@@ -56,3 +56,25 @@ def test_newuser27_n6_each_commands_help_lists_json(command: str, capsys: pytest
         pass
     said = " ".join(capsys.readouterr().out.split())
     assert "--json print the server's JSON instead of lines and tables (also before the command)" in said, said
+
+
+def test_newuser27_n8_the_readme_names_the_panels_menu_item_as_it_reads() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    labels = set(re.findall(r"trans\.__\('(Run on GPUs[^']*)'\)", (root / "labextension/src/index.ts").read_text()))
+    assert labels == {"Run on GPUs", "Run on GPUs…"}, labels
+    named = set(re.findall(r'"(Run on GPU[^"]*)"', readme))
+    assert named and named <= {label.rstrip("…") for label in labels}, named
+
+
+def test_newuser27_n10_a_number_for_a_text_parameter_says_how_to_pass_text() -> None:
+    from jupyter_sched.definitions.parameters import parameters_note
+
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": "region = 'eu'\ndays = 7\n"}]}
+    said = parameters_note(nb, {"region": 1.1}, "daily.ipynb")
+    assert said == ("region is 'eu' (str) in daily.ipynb's parameters cell; the value given, 1.1, is a float, and the "
+                    "notebook gets it as it is. To pass it as text, quote it as a JSON string: -p 'region=\"…\"'."), said
+    assert "JSON string" not in parameters_note(nb, {"days": "abc"}, "daily.ipynb")
