@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import SchedError
@@ -93,7 +94,7 @@ def change(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if getattr(args, "json", False):
             print(json.dumps(job, sort_keys=True), file=io.out)
             continue
-        print(changed_line(job), file=io.out)
+        print(changed_line(job, datetime.now(timezone.utc)), file=io.out)
     return code
 
 

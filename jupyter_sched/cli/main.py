@@ -432,7 +432,9 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     """``--json``, ``--url``, ``--token`` and ``--timeout`` after the subcommand too (``jupyter-sched queue --json``,
     as people type them): the same destinations as the program's options, left alone when absent;
     also on each action of ``definitions``."""
-    command.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    # listed in each command's --help (newuser27 n6: `status JOB --json` worked, `status --help` did not say it)
+    command.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print the server's JSON instead of lines and tables (also before the command)")
     command.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token-file", dest="token_file", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

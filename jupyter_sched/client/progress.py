@@ -190,6 +190,9 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
         answer = client.report_progress(job_id, done, total)
     except ServerUnreachableError as exc:  # the message only: its hint is a notebook user's ("restart it, or
         # connect(url, token)"), nothing a job can act on (new user 21, N8)
+        moved = _to_store_server(client, job_id, done, total) if client is not None else None
+        if moved is not None:
+            return moved
         _warn_once("unreachable", f"jupyter_sched.report_progress: {_plain(exc.message)}; {DROPPED}")
         return None
     except NoServerError:
@@ -218,6 +221,44 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
         _warn_once("ignored", f"jupyter_sched.report_progress: the scheduler does not read this run's reports for "
                               f"ETAs ({why}); report the steps done so far of one count, never fewer than before")
     return answer
+
+
+MOVED_TRIES = 4
+"""Other servers of this account on this host a report is offered to, at most, when its own stops answering."""
+
+
+def _to_store_server(client: SchedClient, job_id: str, done: float, total: float) -> dict[str, Any] | None:
+    """The report sent to the server that serves the job's store now, when the one that started the job
+    stopped answering (newuser27 N8: a second ``jupyter lab`` took the store over on another port, as its
+    log advises, and every later report was dropped). The host's scheduler registry
+    (:mod:`jupyter_sched.extension.host_schedulers`) names the schedulers running here; only this
+    account's are asked (the job's token is offered to no other account's server), at most
+    :data:`MOVED_TRIES`; a server of another store refuses the token (401, not audited: it names
+    nobody) and the next is tried. The one that takes it is kept for the later reports (said once).
+    None when none took it."""
+    if client.connection.source != "job-token":
+        return None
+    from ..extension.host_schedulers import others
+
+    here = client.connection.url.rstrip("/")
+    try:
+        candidates = [entry.url for entry in others(me_pid=-1) if entry.uid == os.getuid()
+                      and entry.url.rstrip("/") != here and entry.url.startswith(("http://", "https://"))]
+    except Exception:  # the registry is best effort: a folder that cannot be read is no server
+        return None
+    for url in list(dict.fromkeys(candidates))[:MOVED_TRIES]:
+        moved = SchedClient(Connection(url=url if url.endswith("/") else url + "/", token=client.connection.token,
+                                       source="job-token"))
+        try:
+            answer = moved.report_progress(job_id, done, total)
+        except SchedError:  # another store's server (the token does not verify there), or not answering either
+            continue
+        _state["client"] = moved
+        _warn_once("moved", f"jupyter_sched.report_progress: the server at {here}/ that started this job stopped "
+                            f"answering; its reports go to {moved.connection.url}, which serves the job's store "
+                            "now; the job runs on")
+        return dict(answer)
+    return None
 
 
 def _plain(text: str) -> str:

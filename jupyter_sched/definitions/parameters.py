@@ -272,7 +272,10 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
             default, kind = defaults[name], type(value).__name__
             sentences.append(f"{name} is {_literal(default)[:40]} ({type(default).__name__}) in {notebook}'s parameters "
                              f"cell; the value given, {_literal(value)[:40]}, is {'an' if kind[0] in 'aeiou' else 'a'} "
-                             f"{kind}, and the notebook gets it as it is.")
+                             f"{kind}, and the notebook gets it as it is."
+                             # text that reads as a number (1.10 → 1.1): how to pass it as text (newuser27 n10)
+                             + (f" To pass it as text, quote it as a JSON string: -p '{name}=\"…\"'."
+                                if isinstance(default, str) and not isinstance(value, str) else ""))
     return " ".join(sentences)
 
 

@@ -1320,7 +1320,7 @@ class SchedMagics(Magics):
                     raise
                 self._warn(f"{ref}: {_one_line(err)}")
                 continue
-            self._print(changed_line(job))
+            self._print(changed_line(job, _now()))
 
     _schedule_release = _schedule_update = _schedule_top = _schedule_hold
 

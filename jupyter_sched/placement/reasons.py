@@ -508,7 +508,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     if need == 0:
         cordoned_all = _cordoned_nodes_only(flavor, state)
         if cordoned_all:  # every ready node is cordoned: say the cordon, its reason and admin (verify25)
-            return _cordon_reason(request, flavor.model, 0, cordoned_all)
+            return _cordon_reason(request, flavor.model, 0, cordoned_all, others=len(state.nodes) > len(cordoned_all))
         # a 0-sized constraint never names the cause (new user 14, N21: "no ready node has 0 millicores CPU
         # and 0 MiB host memory free" for a job whose every node had room): with none, no node takes work now
         return FitReason("WaitingForCapacity", f"no ready node has {host} free" if host else
@@ -537,7 +537,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         workers = max(1, request.workers)
         most = max(count for _, count in cordoned)
         if (most >= max(1, need) if workers == 1 else sum(c for _, c in cordoned) + free_total >= need * workers):
-            return _cordon_reason(request, model, free_total, cordoned)
+            return _cordon_reason(request, model, free_total, cordoned, others=len(state.nodes) > len(cordoned))
     if request.fractional:
         partial_free = sum(
             k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
@@ -670,10 +670,13 @@ def _cordoned_nodes_only(flavor: Flavor, state: ClusterState) -> list[tuple[Node
     return found
 
 
-def _cordon_reason(request: ResourceRequest, model: str, free: int, cordoned: list[tuple[Node, int]]) -> FitReason:
+def _cordon_reason(request: ResourceRequest, model: str, free: int, cordoned: list[tuple[Node, int]], *,
+                   others: bool = True) -> FitReason:
     """``NodeCordoned``: a cordoned node would hold the job (hubadmin24, ``jupyter-sched nodes cordon``);
     the sentence names the cordon, its reason, admin and time (:func:`~jupyter_sched.wording.cordons.cordon_wait_sentence`).
-    A job asking no GPU (``request.gpus`` 0) is told the node takes no new work, not a GPU count."""
+    A job asking no GPU (``request.gpus`` 0) is told the node takes no new work, not a GPU count. ``others``
+    False: no node but the cordoned ones (a one-node lab), so no "other nodes" are named (details
+    ``no_other_nodes``; newuser27 n5)."""
     from ..model.codec import cordon_to_dict
     from ..wording.cordons import cordon_wait_sentence
 
@@ -682,12 +685,13 @@ def _cordon_reason(request: ResourceRequest, model: str, free: int, cordoned: li
         request.gpu_milli / GPU_MILLI if request.fractional else request.gpus)
     details: dict[str, Any] = {
         **({} if cpu_only else {"requested": requested}), "free": free, "model": model,
+        **({} if others else {"no_other_nodes": True}),
         "cordons": [{"node": node.name, "gpus": count, **(cordon_to_dict(node.cordon) or {})}
                     for node, count in cordoned[:_NODE_LIST]]}
     first = cordoned[0][0].name
-    unblock = (f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first})" if cpu_only else
-               f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first}), or when GPUs "
-               "free up on the other nodes")
+    unblock = (f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first})" if cpu_only
+               or not others else f"it starts when an admin uncordons {first} (jupyter-sched nodes uncordon {first}), "
+               "or when GPUs free up on the other nodes")
     sentence = cordon_wait_sentence(details)
     return FitReason("NodeCordoned", f"no node takes new work now: {sentence}" if cpu_only else sentence, details,
                      unblock)

@@ -246,7 +246,8 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
         if o.capacity_code == "NodeCordoned":  # hubadmin24: a node cordoned for maintenance would hold it
             cordons = o.capacity.get("cordons") or [{}]
             node = str(cordons[0].get("node") or "NODE")
-            if "requested" not in o.capacity:  # a job asking no GPU: only the cordon's end lets it in
+            # a job asking no GPU, or no node but the cordoned (newuser27 n5): only the cordon's end lets it in
+            if "requested" not in o.capacity or o.capacity.get("no_other_nodes"):
                 return f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node})"
             return (f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node}), or when GPUs free "
                     "up on the other nodes")

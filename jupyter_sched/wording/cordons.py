@@ -86,8 +86,9 @@ def cordon_wait_sentence(details: Mapping[str, Any], *, now: datetime | None = N
     says it with no clock (the date always written); the renderer again with the reader's."""
     cordons = [c for c in details.get("cordons") or () if isinstance(c, Mapping)]
     requested = details.get("requested")
-    head = (f"needs {gpus_phrase(requested, str(details.get('model') or ''))}, {details.get('free', 0)} free on the "
-            "other nodes" if requested is not None else "")
+    # no "other nodes" where the cordoned node is the only one (newuser27 n5)
+    others = "" if details.get("no_other_nodes") else f", {details.get('free', 0)} free on the other nodes"
+    head = f"needs {gpus_phrase(requested, str(details.get('model') or ''))}{others}" if requested is not None else ""
     said = [cordon_sentence(str(c.get("node") or "?"), _cordon_of(c), now=now) for c in cordons[:1]]
     if len(cordons) > 1:
         more = len(cordons) - 1

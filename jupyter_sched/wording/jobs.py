@@ -18,7 +18,7 @@ from ..textsafe import printable_line
 from .cordons import drain_text
 from .preemption import planned_preemption_text
 from .projected import projected_end_text
-from .reasons import render_reason, wire_time
+from .reasons import clock_times, render_reason, wire_time
 from .reported import progress_text
 
 __all__ = ["ended_text", "run_file_hint", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
@@ -43,7 +43,9 @@ def dryrun_line(answer: Mapping[str, Any], now: datetime) -> str:
     where = answer.get("allocation") or answer.get("placement")
     where_text = ""
     if isinstance(where, Mapping):
-        where_text = f" on {where.get('node')}: {', '.join(where.get('gpu_uuids', []))}"
+        uuids = ", ".join(str(uuid) for uuid in where.get("gpu_uuids") or [])
+        # a 0-GPU job's place: "on vm (no GPUs)", not "on vm: " and nothing (newuser27 n7)
+        where_text = f" on {where.get('node')}: {uuids}" if uuids else f" on {where.get('node')} (no GPUs)"
     reason = answer.get("reason")
     if fits:
         return "Would start now" + where_text
@@ -1076,13 +1078,15 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def changed_line(job: Mapping[str, Any]) -> str:
+def changed_line(job: Mapping[str, Any], now: datetime | None = None) -> str:
     """What a ``PATCH jobs/{id}`` did to ``job`` (its answer, wire form), one line: ``j-… (train): held (release
     with: …)``; several fields joined with ``; `` (hubadmin25 B18: ``jupyter-sched hold|release|update|top`` and
-    ``%schedule hold|release`` say it alike)."""
+    ``%schedule hold|release`` say it alike). The server's times in it as clock times on ``now``'s day
+    (newuser27 n3: ``released (held by root since 2026-12-05T22:14:15Z)``)."""
     name = str(job.get("name") or "")
     who = f"{job.get('id')}" + (f" ({name})" if name and name != job.get("id") else "")
-    return f"{who}: {'; '.join(str(line) for line in job.get('changed') or ()) or 'nothing changed'}"
+    said = "; ".join(str(line) for line in job.get("changed") or ()) or "nothing changed"
+    return f"{who}: {clock_times(said, now)}"
 
 
 def run_file_hint(name: str) -> str:

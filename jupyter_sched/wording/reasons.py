@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["clock_times", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -337,6 +337,13 @@ def _eta_names(details: Mapping[str, Any]) -> frozenset[str]:
             or isinstance(waits, str):
         return frozenset()
     return frozenset(str(w) for w in waits)
+
+
+def clock_times(text: str, now: datetime | None) -> str:
+    """``text`` with each ISO 8601 time in it (a server sentence's ``2026-12-05T22:14:15Z``) said as a clock
+    time (``22:14 UTC``, :func:`~..model.units.clock_text`), as a reason's message is (newuser27 n3: ``release``
+    said "held by root since 2026-12-05T22:14:15Z")."""
+    return _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), text)
 
 
 def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,

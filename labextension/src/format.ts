@@ -632,8 +632,12 @@ export function sentenceFromDetails(code: string, details: Record<string, unknow
       // hubadmin24: the node an admin cordoned for maintenance would hold it
       const cordons = Array.isArray(details.cordons) ? (details.cordons as Record<string, unknown>[]) : [];
       const first = cordons[0] ?? {};
-      text = trans.__('%1 of %2 free on the other nodes, job needs %3; node %4 is cordoned for maintenance: %5.', q(free), gpusOf,
-        q(requested), str(first, 'node') ?? '?', str(first, 'reason') ?? '?');
+      // no "other nodes" where the cordoned node is the only one (newuser27 n5)
+      text = details.no_other_nodes
+        ? trans.__('Job needs %1 %2; node %3 is cordoned for maintenance: %4.', q(requested), gpusOf,
+            str(first, 'node') ?? '?', str(first, 'reason') ?? '?')
+        : trans.__('%1 of %2 free on the other nodes, job needs %3; node %4 is cordoned for maintenance: %5.', q(free), gpusOf,
+            q(requested), str(first, 'node') ?? '?', str(first, 'reason') ?? '?');
       break;
     }
     default: {

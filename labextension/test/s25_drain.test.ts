@@ -77,3 +77,15 @@ describe('s25 drain: a reason without the server text', () => {
     expect(said).toContain('job needs 4');
   });
 });
+
+describe('newuser27 n5: a one-node lab names no other nodes', () => {
+  it('test_newuser27_n5 sentenceFromDetails leaves "the other nodes" out', async () => {
+    const { sentenceFromDetails } = await import('../src/format');
+    const said = sentenceFromDetails('NodeCordoned', {
+      requested: 1, free: 0, model: 'Simulated GPU 80GB', no_other_nodes: true,
+      cordons: [{ node: 'vm', gpus: 1, reason: 'PSU swap', by: 'root', at: '2026-12-05T15:40:00Z', evict_at: null }]
+    });
+    expect(said).not.toContain('other nodes');
+    expect(said).toContain('node vm is cordoned for maintenance: PSU swap.');
+  });
+});

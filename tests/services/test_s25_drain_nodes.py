@@ -129,7 +129,8 @@ def test_s25_drain_nothing_new_starts_and_the_drained_work_is_stopped_after_the_
     services.engine.tick()
     job = services.jobs.get(ann, waiting.id)
     assert job.state == "pending" and job.reason is not None and job.reason.code == "NodeCordoned", job.reason
-    assert job.reason.text.summary == ("needs 1 Simulated GPU 80GB, 0 free on the other nodes; node vm is cordoned for "
+    # a one-node service: no "other nodes" (newuser27 n5)
+    assert job.reason.text.summary == ("needs 1 Simulated GPU 80GB; node vm is cordoned for "
                                        "maintenance: PSU swap, by boss at Nov 29 12:00 UTC; work still on it is stopped "
                                        "at Nov 29 12:10 UTC (requeued).")
     assert _state(services, running.id) == "running"  # before the deadline it runs on
