@@ -16,9 +16,9 @@
 4. :func:`check_ceiling` — the request must fit, on an empty cluster, every quota line that
    applies (team guarantee + borrowing limit, the user's own line): a request above its hard
    ceiling would pend forever (case 030). 422 naming ``gpus`` and the numbers.
-5. :func:`check_time_limit` — a time limit above its queue's maximum (``c.SchedApp.time_limits``
-   ``max_s``), or none asked where there is one, is refused (admins may; as Slurm refuses a job
-   over its partition's ``MaxTime``). 403 naming ``time_limit`` and the maximum.
+5. :func:`check_time_limit` — a time limit given above its queue's maximum (``c.SchedApp.time_limits``
+   ``max_s``) is refused (admins may; as Slurm refuses a job over its partition's ``MaxTime``). 403
+   naming ``time_limit`` and the maximum. ``time_limit: 0`` (unlimited) is not refused (case 033).
 
 No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 """

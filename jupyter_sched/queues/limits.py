@@ -13,10 +13,10 @@ A job submitted with ``time_limit: 0`` is *unlimited* (:attr:`JobSpec.unlimited`
 default nor the maximum replaces it. A limit of zero is never "ends at once".
 
 Rules are looked up by team (the queue) and priority class, the most specific first. An admin sets
-them as ``c.SchedApp.time_limits`` (:func:`time_limit_rules` reads that list). At submit
-(:func:`submit_limit`) a job that gives no limit is given its queue's default (else its maximum)
-and is stopped there, as Slurm gives ``DefaultTime`` else ``MaxTime``; a limit above the maximum,
-or none asked (``time_limit: 0``) where there is one, is refused (:func:`over_max`; admins may).
+them as ``c.SchedApp.time_limits`` (:func:`time_limit_rules` reads that list). A limit given above
+the queue's maximum is refused at submit (:func:`over_max`; admins may), as Slurm refuses a job over
+its partition's ``MaxTime``; ``time_limit: 0`` stays *unlimited* there too (case 033: accepted with
+its note, never backfilled).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..model import JobKind, JobSpec
 from ..model.units import format_duration
 from ..model.validation import parse_priority
 
-__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "submit_limit", "time_limit_rules"]
+__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "time_limit_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,28 +171,13 @@ def time_limit_rules(raw: Any, where: str = "time_limits") -> tuple[TimeLimitRul
     return tuple(rules)
 
 
-def submit_limit(spec: JobSpec, rules: Sequence[TimeLimitRule], fallback_s: float | None = None) -> float | None:
-    """The time limit a training job that gives none is given at submit, in seconds (None: it keeps none):
-    its queue's default, else ``fallback_s`` (``c.SchedApp.default_time_limit_s``), else its queue's maximum —
-    never more than that maximum. A job that asked for none (``time_limit: 0``), one that gives a limit and
-    any other kind keep what they have."""
-    if spec.kind is not JobKind.TRAINING or spec.time_limit_s is not None or spec.unlimited:
-        return spec.time_limit_s
-    most = _rule(spec, rules, "max_s")
-    given = _rule(spec, rules, "default_s") or fallback_s or most
-    return None if given is None else min(given, most) if most is not None else given
-
-
 def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[str, float, str] | None:
-    """Why ``spec``'s limit is above its queue's maximum: ``(what was asked, the maximum in seconds, whose
+    """Why the limit ``spec`` gives is above its queue's maximum: ``(what was asked, the maximum in seconds, whose
     maximum it is)``, e.g. ``("time limit 2h00m", 3600.0, "team cv's queue for class low")``; None when within
-    it. A lease has none to check; a service (inference) that asks for no limit runs until stopped, as meant."""
+    it, or when it gives none (planned with the queue's default or maximum; ``time_limit: 0`` is unlimited, as
+    case 033 says). A lease has none to check."""
     rule = _best(spec, rules, "max_s") if spec.kind is not JobKind.LEASE else None
-    if rule is None or rule.max_s is None:
+    if rule is None or rule.max_s is None or spec.time_limit_s is None or spec.time_limit_s <= rule.max_s:
         return None
     whose = f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule.priority else "")
-    if spec.time_limit_s is not None and spec.time_limit_s > rule.max_s:
-        return f"time limit {format_duration(spec.time_limit_s)}", rule.max_s, whose
-    if spec.unlimited and spec.kind is JobKind.TRAINING:
-        return "no time limit (time_limit 0)", rule.max_s, whose
-    return None
+    return f"time limit {format_duration(spec.time_limit_s)}", rule.max_s, whose

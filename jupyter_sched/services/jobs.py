@@ -32,7 +32,7 @@ from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
 from ..model.units import dated_from, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
-from ..queues.limits import effective_limit, submit_limit
+from ..queues.limits import effective_limit, queue_max
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
@@ -350,12 +350,13 @@ class JobsService:
         if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
             # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
             spec = replace(spec, time_limit_s=None)
-        # none given: the queue's default, else the server's, else the queue's maximum (never above it); the job
-        # is stopped there, its view shows it — "time_limit": 0 asked for none (case 033; refused over a maximum)
-        given = submit_limit(spec, self.ctx.admission.policy.time_limits,
-                             float(self.ctx.default_time_limit_s) if self.ctx.default_time_limit_s else None)
-        if given != spec.time_limit_s:
-            spec = replace(spec, time_limit_s=given)
+        if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING \
+                and not spec.unlimited:  # "time_limit": 0 asked for none (case 033)
+            # the server's default, never above the queue's maximum (which a limit given is checked against);
+            # a queue's own default is given at admission (case 033 variant B), its source said as such
+            most = queue_max(spec, self.ctx.admission.policy.time_limits)
+            default = float(self.ctx.default_time_limit_s)
+            spec = replace(spec, time_limit_s=default if most is None else min(default, most))
         return spec
 
     def _spec_on(self, inv: Inventory, caller: Caller, request: SubmitJobRequest, kind: JobKind | None,

@@ -2,11 +2,10 @@
 ``c.SchedApp.time_limits`` — which the README names — did not exist as a setting.
 
 An owner could lengthen a pending job's limit only up to its queue's maximum (hubadmin25 B18), but the
-same job submitted with ``--time-limit 30d`` or ``--time-limit 0`` (none) was accepted, and a job that gave
-none was planned with the queue's default and then never stopped there. A mature scheduler (Slurm's partition
-``DefaultTime`` / ``MaxTime``) gives the default at submit and refuses what is over the maximum. Now one set of
-rules — ``c.SchedApp.time_limits`` — is planned with, written into a job that gives none, and enforced at
-submit (admins may go over it); a bad rule is a start-up error naming it.
+same job submitted with ``--time-limit 30d`` was accepted — and the setting itself could not be made. A mature
+scheduler (Slurm's partition ``MaxTime``) refuses what is over the maximum. Now one set of rules —
+``c.SchedApp.time_limits`` — is planned with and enforced at submit (admins may go over it); ``time_limit: 0``
+stays unlimited, accepted with its note (case 033); a bad rule is a start-up error naming it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from traitlets import TraitError
 
 from jupyter_sched.errors import AuthorizationError, ValidationError
 from jupyter_sched.extension.app import SchedApp
-from jupyter_sched.queues.limits import TimeLimitRule, time_limit_rules
+from jupyter_sched.queues.limits import TimeLimitRule, effective_limit, time_limit_rules
 from jupyter_sched.services import build_services
 from jupyter_sched.services.models import SubmitJobRequest
 
@@ -37,43 +36,42 @@ def _submit(services: Any, user: str, body: dict[str, Any], *, admin: bool = Fal
     return services.jobs.submit(services.caller(user, admin=admin), request)
 
 
-@pytest.mark.parametrize("body,asked", [
-    ({"time_limit": "2h"}, "time limit 2h00m"),
-    ({"time_limit": 0}, "no time limit (time_limit 0)"),
-], ids=["over the maximum", "none asked where there is a maximum"])
-def test_s26_a_submit_over_its_queues_maximum_time_limit_is_refused_naming_it_and_audited(
-        tmp_path: Path, body: dict[str, Any], asked: str) -> None:
+def test_s26_a_submit_over_its_queues_maximum_time_limit_is_refused_naming_it_and_audited(tmp_path: Path) -> None:
     services = _services(tmp_path, time_limits=RULES)
     try:
         with pytest.raises(AuthorizationError) as caught:
-            _submit(services, "bo", body)
+            _submit(services, "bo", {"time_limit": "2h"})
         assert caught.value.field == "time_limit"
-        assert caught.value.message.startswith(f"{asked} is above the maximum of team default's queue"), \
+        assert caught.value.message == "time limit 2h00m is above the maximum of team default's queue (1h00m)", \
             caught.value.message
-        assert caught.value.message.endswith("queue (1h00m)") and "--time-limit 1h00m" in (caught.value.hint or "")
+        assert "--time-limit 1h00m" in (caught.value.hint or "")
         refusals = [e for e in services.store.list_events(user="bo") if "above the maximum" in e.message]
         assert refusals, [e.message for e in services.store.list_events(user="bo")]
         assert services.store.list_jobs() == []  # nothing stored
         # within it: taken; an admin may go over it (as an owner's lengthening is checked, admins not)
         assert _submit(services, "bo", {"time_limit": "45m"}).state == "pending"
-        assert _submit(services, "boss", body, admin=True).state == "pending"
+        assert _submit(services, "boss", {"time_limit": "2h"}, admin=True).state == "pending"
+        # 0 asks for none: unlimited, accepted with its note (case 033), never backfilled
+        unlimited = _submit(services, "bo", {"time_limit": 0})
+        assert any("unlimited" in w for w in unlimited.model_dump(mode="json").get("warnings") or ()), unlimited
     finally:
         services.store.close()
 
 
-def test_s26_a_job_that_gives_no_time_limit_gets_its_queues_default_else_its_maximum_and_keeps_it(
+def test_s26_a_job_that_gives_no_time_limit_is_planned_with_its_queues_default_else_its_maximum(
         tmp_path: Path) -> None:
     services = _services(tmp_path, time_limits=[*RULES, {"team": "cv", "max_s": 5400}],
                          user_teams={"cy": ["cv"]})
     try:
-        queued_default = _submit(services, "bo", {})
-        queued_max = _submit(services, "cy", {})
+        rules = services.engine.profile.time_limits
+        assert rules == time_limit_rules([*RULES, {"team": "cv", "max_s": 5400}])
+        assert services.admission.policy.time_limits == rules  # one set: planned with and enforced at submit
+        queued_default, queued_max = _submit(services, "bo", {}), _submit(services, "cy", {})
         low = _submit(services, "bo", {"priority": "low"})
-        stored = {r.job.id: r.job.spec.time_limit_s for r in services.store.list_jobs()}
-        assert stored[queued_default.id] == 1800  # default's default_s: it is stopped there
-        assert stored[queued_max.id] == 5400  # no default in cv: its maximum, never more
-        assert stored[low.id] == 1800  # team default's rule is more specific than the class-only one
-        assert services.engine.profile.time_limits == time_limit_rules([*RULES, {"team": "cv", "max_s": 5400}])
+        limits = {r.job.id: effective_limit(r.job.spec, rules) for r in services.store.list_jobs()}
+        assert limits[queued_default.id] == (1800, "queue default; none given")
+        assert limits[queued_max.id] == (5400, "queue max; none given")
+        assert limits[low.id] == (1800, "queue default; none given")  # team default's rule over the class-only one
     finally:
         services.store.close()
 
