@@ -595,7 +595,9 @@ def test_a_queue_default_time_limit_is_given_at_admission_and_stops_the_job(sqli
     job = svc.submit({"command": gated(tmp_path, "never")}, user="ana")
     wait_until(lambda: state_of(svc, job["id"]) == "running", "running", tick=svc.tick)
     (admit,) = [e for e in svc.store.list_events(job_id=job["id"]) if e.action == "admit"]
-    assert (admit.details["time_limit_s"], admit.details["time_limit_source"]) == (30, "queue default; none given")
+    # the queue's default is written into the job at submit (c.SchedApp.time_limits, session 27): its own from then on
+    assert (admit.details["time_limit_s"], admit.details["time_limit_source"]) == (30, "given")
+    assert svc.store.get_job(job["id"]).job.spec.time_limit_s == 30
     assert admit.details["predicted_start"] is not None and admit.details["waited_s"] == 0
     clock.advance(31)
     wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
