@@ -139,7 +139,9 @@ def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], line
         if job.held is not None and (job.held.admin or not caller.admin):
             lines.append(f"already held by {job.held.by} since {_said(job.held.at)}")
             return job
-        hold = Hold(by=caller.user, at=now, admin=caller.admin)
+        # an admin's hold binds the owner; on the admin's own job it is the owner's hold (newuser27 n2: the one
+        # user of a lab, owner and admin, read "an admin's hold: only an admin releases it" of their own job)
+        hold = Hold(by=caller.user, at=now, admin=caller.admin and caller.user != job.spec.user)
         new = replace(job, held=hold)
         reason = held_reason(new)
         new = replace(new, reason=reason, message=reason.message)
