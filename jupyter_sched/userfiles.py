@@ -25,17 +25,15 @@ __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG"
            "content_refusal", "file_problem", "notebook_start", "start_folder_argv"]
 
 START_FOLDER_RUNNER = (
-    "import runpy, sys, traceback; f = sys.argv.pop(1); "
-    "k = lambda b: b if b is None or b.tb_frame.f_code.co_filename == f else k(b.tb_next); "
-    "sys.excepthook = lambda c, e, b: traceback.print_exception(c, e, k(b) or (None if issubclass(c, SyntaxError) "
-    "else b)); "
-    "runpy.run_path(f, run_name='__main__')")
+    "import runpy,sys,traceback as t;f=sys.argv.pop(1);"
+    "k=lambda b:b and(b if b.tb_frame.f_code.co_filename==f else k(b.tb_next));"
+    "sys.excepthook=lambda c,e,b:t.print_exception(c,e,k(b));runpy.run_path(f,run_name='__main__')")
 """``python -c`` code running the file ``sys.argv[1]`` as ``python FILE`` would (``__name__`` is
 ``"__main__"``, ``__file__`` and ``sys.argv[0]`` name the file, the rest of argv is its arguments) —
 but with ``-c``'s ``sys.path[0]``, the working directory, where ``python FILE`` puts the file's folder.
-An uncaught error's traceback starts at the file's own frame, as ``python FILE``'s does: the runner's
-``<string>`` and ``<frozen runpy>`` frames took three of the five "last lines" a failed cell job's
-summary shows (new user 27, N3). Standard library only (the job's Python may have nothing else); one
+An uncaught error's traceback starts at the file's own frame, as ``python FILE``'s does (none of the
+file's frames: a syntax error, said as Python says it): the runner's ``<string>`` and ``<frozen runpy>``
+frames took three of the five "last lines" a failed cell job's summary shows (new user 27, N3). Standard library only (the job's Python may have nothing else); one
 line, readable in ``ps`` as the wrapper's own command line is (issue 20, F8)."""
 
 
