@@ -16,6 +16,7 @@ Real SQLite store, real core, simulated GPUs; leases (bound at once, no processe
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from jupyter_sched.engine import ManualClock, SchedulerService
@@ -49,9 +50,11 @@ def test_newuser24_n1_a_submit_on_the_live_ledger_never_withdraws_an_admission_a
         assert report.decided and report.admitted == [low["id"]]  # a full cycle admitted it; its ledger stays live
         cv = svc.submit({"gpus": 2, "command": NEVER, "team": "cv", "time_limit_s": 240}, user="root")
         svc.tick()  # the submit is visited on the live ledger: it would withdraw low there → a full cycle
-        for _ in range(3):
+        deadline = time.monotonic() + 60  # the reclaimed job's process must exit first: real time, under load
+        while svc.get_job(cv["id"], user="root")["state"] != "running" and time.monotonic() < deadline:
             svc.kick()
             svc.tick()
+            time.sleep(0.05)
         rows = svc.audit(limit=50)
         actions = [(e["action"], e["job_id"]) for e in reversed(rows) if e["job_id"] in (low["id"], cv["id"])]
         # low was admitted and started: the full cycle reclaims it (its first run is unprotected), a real stop;
