@@ -66,13 +66,7 @@ _TOGGLER = textwrap.dedent("""
 
 
 def _toggle(folder: Path, port: int, out: Path, uid: int, gid: int) -> subprocess.Popen[str]:
-    script = folder / "toggler.py"
-    script.write_text(_TOGGLER)
-    script.chmod(0o644)
-    proc = subprocess.Popen([str(account_python()), str(script), str(port), str(out)], stdout=subprocess.PIPE,
-                            text=True, user=uid, group=gid, extra_groups=[], cwd=folder)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "toggling"
-    return proc
+    return squat(folder, port, out, uid, gid, source=_TOGGLER, ready="toggling")
 
 
 # listens on the port as another account, answers `{}` and writes down what each connection brought (hex per line)
@@ -93,14 +87,15 @@ LISTENER = textwrap.dedent("""
 """)
 
 
-def squat(folder: Path, port: int, out: Path, uid: int, gid: int) -> subprocess.Popen[str]:
-    """:data:`LISTENER` on ``port`` as account ``uid``, listening when this returns."""
-    script = folder / "listener.py"
-    script.write_text(LISTENER)
+def squat(folder: Path, port: int, out: Path, uid: int, gid: int, *, source: str = LISTENER,
+          ready: str = "listening") -> subprocess.Popen[str]:
+    """``source`` (default :data:`LISTENER`) run on ``port`` as account ``uid``; returns once it printed ``ready``."""
+    script = folder / f"{ready}.py"
+    script.write_text(source)
     script.chmod(0o644)
     proc = subprocess.Popen([str(account_python()), str(script), str(port), str(out)], stdout=subprocess.PIPE,
                             text=True, user=uid, group=gid, extra_groups=[], cwd=folder)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "listening"
+    assert proc.stdout is not None and proc.stdout.readline().strip() == ready
     return proc
 
 
