@@ -52,7 +52,7 @@ TYPE_CASES = [
           "as it is."),
     Given("an int where the cell has text is noted", {"region": 3},
           "region is 'eu' (str) in r.ipynb's parameters cell; the value given, 3, is an int, and the notebook gets "
-          "it as it is."),
+          "it as it is. To pass it as text, quote it as a JSON string: -p 'region=\"…\"'."),  # newuser27 n10
     Given("an int where the cell has a float fits", {"rate": 1}, ""),
     Given("the same types fit", {"days": 3, "region": "us", "verbose": True, "layers": [4]}, ""),
     Given("null fits anything, anything fits a None default", {"days": None, "seed": 42}, ""),
