@@ -478,7 +478,7 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
                                 "jupyter-sched queue [-h] [--limit N | --all] [--mine"),  # | --user U … (A12)
     # what JOB accepts, then the usage (session 22, issue 20: it said JOB_ID although names work)
     (["wait"], "jupyter-sched wait: JOB: missing — give a job's id or name, e.g. jupyter-sched wait train "
-               "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] JOB"),
+               "(`jupyter-sched jobs` lists yours) — usage: jupyter-sched wait [-h] [--for DURATION] [--json] JOB"),
     (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, hold, release, "
                  "update, top, jobs, logs, definitions, teams, users, nodes, usage, audit, quotas, serve, simulate, "
                  "fetch-traces, doctor "
