@@ -37,8 +37,8 @@ async def _job(api: Any, job_id: str) -> dict[str, Any]:
     return dict(job)
 
 
-async def test_s24_hubadmin23_a9_the_admin_moves_a_renamed_teams_work_and_the_engine_runs_it_as_cv(
-        sched_app: Any, api: Any, cli: Any) -> None:  # noqa: F811
+async def running_and_waiting(api: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ivan's 1-GPU sleeper, running once this returns, and his 4-GPU one, waiting behind it."""
     status, running = await api("POST", "jobs", {**SLEEP, "gpus": 1})
     assert status == 201, running
     status, waiting = await api("POST", "jobs", {**SLEEP, "gpus": 4})
@@ -48,6 +48,12 @@ async def test_s24_hubadmin23_a9_the_admin_moves_a_renamed_teams_work_and_the_en
         return (await _job(api, running["id"]))["state"] == "running"
 
     await wait_for(started)
+    return dict(running), dict(waiting)
+
+
+async def test_s24_hubadmin23_a9_the_admin_moves_a_renamed_teams_work_and_the_engine_runs_it_as_cv(
+        sched_app: Any, api: Any, cli: Any) -> None:  # noqa: F811
+    running, waiting = await running_and_waiting(api)
     status, answer = await api("PUT", "quotas", {"user_teams": {"ivan": ["cv"], "judy": ["vision"]}}, token=BOSS_TOKEN)
     assert status == 200, answer
 

@@ -11,22 +11,14 @@ from typing import Any
 
 from jupyter_sched.cli.main import EXIT_OK
 
-from .conftest import BOSS_TOKEN, JUDY_TOKEN, wait_for
+from .conftest import BOSS_TOKEN, JUDY_TOKEN
 from .test_cli import cli  # noqa: F401  (the fixture: the CLI as a subprocess against this server)
-from .test_s24_team_move_web import SLEEP, _job, jp_server_config  # noqa: F401  (ivan and judy in vision)
+from .test_s24_team_move_web import _job, jp_server_config, running_and_waiting  # noqa: F401  (ivan and judy in vision)
 
 
 async def test_s27_hubadmin26_b10_users_rename_carries_running_and_waiting_work_over(
         sched_app: Any, api: Any, cli: Any) -> None:  # noqa: F811
-    status, running = await api("POST", "jobs", {**SLEEP, "gpus": 1})
-    assert status == 201, running
-    status, waiting = await api("POST", "jobs", {**SLEEP, "gpus": 4})
-    assert status == 201, waiting
-
-    async def started() -> bool:
-        return (await _job(api, running["id"]))["state"] == "running"
-
-    await wait_for(started)
+    running, waiting = await running_and_waiting(api)
     status, refused = await api("POST", "users/ivan/rename", {"to": "ivan.new"}, token=JUDY_TOKEN)
     assert status == 403, refused
     for path, body, field in (("users/ivan/rename", {"to": "ivan"}, "to"), ("users/ivan/rename", {}, "to"),
