@@ -409,6 +409,50 @@ export function lastDaysText(since: Date | null, now: Date, trans: TranslationBu
     : trans.__('in the last %1 days', USAGE_DAYS);
 }
 
+/**
+ * The current budget period as a reader says it (jupyter_sched.model.periods `this_period_text`):
+ * `today` for a day (newuser27 n4: "used this day"), else `this week`, `this month`, `this quarter`.
+ */
+export function thisPeriodText(period: string, trans: TranslationBundle): string {
+  switch (period) {
+    case 'day':
+      return trans.__('today');
+    case 'week':
+      return trans.__('this week');
+    case 'month':
+      return trans.__('this month');
+    case 'quarter':
+      return trans.__('this quarter');
+    default:
+      return trans.__('this %1', period);
+  }
+}
+
+/** GPU-hours as the CLI writes them (jupyter_sched.model.units `gpu_hours_text`): two decimals at most (`0.21`, `0.1`, `100`), `<0.01` for a small non-zero amount. */
+export function gpuHoursText(hours: number): string {
+  if (hours > 0 && hours < 0.005) {
+    return '<0.01';
+  }
+  return String(Number(hours.toFixed(2)));
+}
+
+/**
+ * A GPU-hour budget's standing as `jupyter-sched status` says it (jupyter_sched.wording.status
+ * `budget_lines`, newuser27 n4): `0.21 of 0.1 GPU-hours used today — spent: new GPU jobs wait until
+ * Dec 6 00:00 UTC (or until an admin raises it); CPU-only jobs run`, or `0.05 of 0.1 GPU-hours used
+ * today, resets Dec 6 00:00 UTC`; without a reset time (an older server), the numbers alone.
+ */
+export function budgetStandingText(used: number, limit: number, period: string, resetsAt: Date | null, now: Date, trans: TranslationBundle): string {
+  const numbers = trans.__('%1 of %2 GPU-hours used %3', gpuHoursText(used), gpuHoursText(limit), thisPeriodText(period, trans));
+  const when = resetsAt && !isNaN(resetsAt.getTime()) ? clockText(resetsAt, now) : null;
+  if (used >= limit) {
+    return when
+      ? trans.__('%1 — spent: new GPU jobs wait until %2 (or until an admin raises it); CPU-only jobs run', numbers, when)
+      : trans.__('%1 — spent: new GPU jobs wait until the budget resets (or until an admin raises it); CPU-only jobs run', numbers);
+  }
+  return when ? trans.__('%1, resets %2', numbers, when) : numbers;
+}
+
 /** An audit record's time (`at`, ISO): `Dec 4 13:21:43 UTC` ({@link clockText} with its date and seconds), or the text as given when it is no time. */
 export function recordTime(iso: string): string {
   const at = new Date(iso);
