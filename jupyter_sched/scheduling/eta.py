@@ -824,6 +824,12 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_waits_on_own"] = own
     if queued:  # queued ahead of it, holding nothing yet: not "released" now (new user 18, N10)
         details["eta_waits_on_queued"] = queued
+        if eta is not None and (behind := _backfilled(queued, ahead)):
+            details["eta_waits_on_backfilled"] = behind
+    if eta is not None and eta_code == "Projected" and len(waits) > 1 and not queued:
+        first = _needs_of(ctx, job, waits, progress=progress)
+        if first is not None:
+            details["eta_needs_of"] = first
     must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
@@ -961,6 +967,37 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
             entry["parent_job_id"] = spec.parent_job_id
         own.append(entry)
     return names, owners, own, queued
+
+
+def _backfilled(queued: list[str], ahead: list[Job]) -> list[str]:
+    """Of ``queued`` (jobs an ETA waits on that hold nothing yet), those queued *behind* the job (not in
+    ``ahead``, the jobs before it in queue order): the plan starts them first because they fit GPUs that
+    free before the job has all it needs (backfill) — its ETA says so (newuser27 n12: a #1 job's ETA named
+    the #2 job as what it waited for, with no word why)."""
+    before = {j.id for j in ahead}
+    return [w for w in queued if w not in before]
+
+
+def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: bool) -> int | None:
+    """How many of the running holders ``waits`` must end for ``job`` to fit, when they all end at the same
+    projected second and fewer than all of them free its GPUs — the fewest, the largest first (newuser26
+    n5: a pending #2 of a uniform batch read "when hist-114, hist-113 and hist-112 end" while one GPU, the
+    first of them, is all it needs). None: they end at different times, or it needs them all."""
+    ends = [_holder_end(ctx, w, {}, progress=progress) for w in waits]
+    if not all(math.isfinite(e) for e in ends) or len({round(e) for e in ends}) != 1:
+        return None
+    held = []
+    for job_id in waits:
+        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if holder is None:
+            return None
+        held.append(holder.spec.resources.total_milli)
+    need, freed = job.spec.resources.total_milli, 0
+    for count, milli in enumerate(sorted(held, reverse=True), start=1):
+        freed += milli
+        if freed >= need:
+            return count if count < len(waits) else None
+    return None
 
 
 def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
