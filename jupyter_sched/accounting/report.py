@@ -59,7 +59,7 @@ from ..errors import StoreError, ValidationError
 from ..model.periods import PERIODS, PERIODS_TEXT, next_period_start
 from ..model.units import parse_utc, to_iso
 from .overlaps import UsageOverlap, resolve_overlaps
-from .prices import price_at, price_segments, price_table
+from .prices import PRICE_FIX, price_at, price_segments, price_table
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -462,8 +462,7 @@ def usage_report(
 def unpriced_warning(model: str, gpu_seconds: float) -> str:
     """A row's note for usage with no price in force: its cost is unknown (hubadmin26 B21)."""
     return (f"no price per GPU-hour for GPU model {model!r} was in force for {gpu_seconds / 3600:.3f} of these "
-            f"GPU-hours: cost unknown — add it to c.HubSchedApp.gpu_prices (a number, or [[from, price], ...] "
-            f"to date it), or a default \"*\"")
+            f"GPU-hours: cost unknown — {PRICE_FIX}")
 
 
 def _with_overlaps(rows: list[dict[str, Any]], overlaps: Sequence[UsageOverlap],
