@@ -827,9 +827,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         if eta is not None and (behind := _backfilled(queued, ahead)):
             details["eta_waits_on_backfilled"] = behind
     if eta is not None and eta_code == "Projected" and len(waits) > 1 and not queued:
-        first = _needs_of(ctx, job, waits, progress=progress)
-        if first is not None:
-            details["eta_needs_of"] = first
+        needs = _needs_of(ctx, job, waits, progress=progress)
+        if needs is not None:  # same-second ends, fewer of them needed (newuser26 n5)
+            details["eta_needs_of"] = needs
     must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
