@@ -986,17 +986,24 @@ def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: 
     ends = [_holder_end(ctx, w, {}, progress=progress) for w in waits]
     if not all(math.isfinite(e) for e in ends) or len({round(e) for e in ends}) != 1:
         return None
+    count = _fewest_freeing(ctx, waits, job.spec.resources.total_milli)
+    return count if count is not None and count < len(waits) else None
+
+
+def _fewest_freeing(ctx: CycleContext, waits: tuple[str, ...], milli: int) -> int | None:
+    """The fewest of the holders ``waits``, the largest first, whose GPUs together make ``milli``
+    milli-GPUs; None when one is unknown or all of them make less."""
     held = []
     for job_id in waits:
         holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
         if holder is None:
             return None
         held.append(holder.spec.resources.total_milli)
-    need, freed = job.spec.resources.total_milli, 0
-    for count, milli in enumerate(sorted(held, reverse=True), start=1):
-        freed += milli
-        if freed >= need:
-            return count if count < len(waits) else None
+    freed = 0
+    for count, size in enumerate(sorted(held, reverse=True), start=1):
+        freed += size
+        if freed >= milli:
+            return count
     return None
 
 
@@ -1034,19 +1041,7 @@ def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ..
     if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
         return None
     used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
-    held = []
-    for job_id in waits:
-        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
-        if holder is None:
-            return None
-        held.append(holder.spec.resources.total_milli)
-    short = round((used + requested - quota) * 1000)
-    freed = 0
-    for count, milli in enumerate(sorted(held, reverse=True), start=1):
-        freed += milli
-        if freed >= short:
-            return count
-    return None
+    return _fewest_freeing(ctx, waits, round((used + requested - quota) * 1000))
 
 
 def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:
