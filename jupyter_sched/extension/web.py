@@ -22,6 +22,7 @@ import functools
 import hashlib
 import json
 import secrets
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -30,6 +31,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
+from ..abandoned import watched
 from ..admission import Caller
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
@@ -198,9 +200,22 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
         run, late = self.sched.off_loop, any(arg is _RESOLVED_ON_CALL for arg in args)
         if self._bulk:  # one user's reads in flight are bounded (red27 R5)
             run = cast(Any, functools.partial(self.sched.bulk_off_loop, user=self.own_name()))
+            # and stop between their chunks once the client hangs up (verify27 V7): abandoned.check
+            fn = cast(Any, functools.partial(watched, self._hangup, fn))
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))
+
+    @functools.cached_property
+    def _hangup(self) -> threading.Event:
+        """Set once the client hung up (:meth:`on_connection_close`): the bulk read of this request
+        stops at its next :func:`~jupyter_sched.abandoned.check` (:meth:`call`)."""
+        return threading.Event()
+
+    def on_connection_close(self) -> None:
+        """The client hung up: a bulk read of this request still running stops between its chunks."""
+        self._hangup.set()
+        super().on_connection_close()
 
     def _on_thread(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
         """On a request thread: resolve the caller of ``user`` (when given) in place of the
