@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -167,6 +167,18 @@ def _cluster(spec: Mapping[str, Any]) -> Inventory:
     return Inventory(nodes=tuple(out), source="simulated")
 
 
+def _entries(items: Any, where: str, keys: str, what: str, example: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(where[i], entry)`` of a list of mappings, each read by :func:`_map` with ``keys``.
+
+    Raises:
+        ValidationError: ``where`` not a list (``must be a list of <what>``), or an entry as :func:`_map`.
+    """
+    if not isinstance(items, list):
+        raise ValidationError(f"{where} must be a list of {what}", field=where, hint=f"e.g. {example}")
+    for i, item in enumerate(items):
+        yield f"{where}[{i}]", _map(item, f"{where}[{i}]", keys)
+
+
 def _node_list(spec: Mapping[str, Any]) -> Inventory:
     """``cluster: {nodes: [{name, model, gpus, cpu, memory}]}``: one entry per node, each its own GPU
     model (a hub with A100 and H100 nodes; hubadmin26 B7). ``cpu`` (cores) and ``memory`` (``512Gi``)
@@ -176,20 +188,16 @@ def _node_list(spec: Mapping[str, Any]) -> Inventory:
         ValidationError: naming ``cluster.nodes[i].<key>`` (an unknown key, a missing or bad value,
             a name given twice) or ``cluster.<key>`` beside the list.
     """
+    example = "nodes: [{name: node-a, model: A100-80GB, gpus: 4}]"
     beside = [k for k in ("gpus_per_node", "model", "cpu", "memory") if k in spec]
     if beside:
         raise ValidationError(f"cluster.{beside[0]} does not go with a list of nodes: give it in each node",
-                              field=f"cluster.{beside[0]}",
-                              hint="e.g. nodes: [{name: node-a, model: A100-80GB, gpus: 4}]")
-    items = spec["nodes"]
-    if not items:
-        raise ValidationError("cluster.nodes is an empty list", field="cluster.nodes",
-                              hint="e.g. nodes: [{name: node-a, model: A100-80GB, gpus: 4}]")
+                              field=f"cluster.{beside[0]}", hint=f"e.g. {example}")
+    if not spec["nodes"]:
+        raise ValidationError("cluster.nodes is an empty list", field="cluster.nodes", hint=f"e.g. {example}")
     out: list[Node] = []
-    for i, item in enumerate(items):
-        where = f"cluster.nodes[{i}]"
-        m = _map(item, where, "node")
-        name = str(m.get("name") or f"node-{i}")
+    for where, m in _entries(spec["nodes"], "cluster.nodes", "node", "nodes", example):
+        name = str(m.get("name") or f"node-{len(out)}")
         if any(n.name == name for n in out):
             raise ValidationError(f"{where}.name {name!r} is given twice", field=f"{where}.name",
                                   hint="give each node its own name")
@@ -225,16 +233,11 @@ def quota_lines(items: Any, where: str = "quotas") -> QuotaSet:
     """
     if items is None:
         return QuotaSet()
-    if not isinstance(items, list):
-        raise ValidationError(f"{where} must be a list of quota lines", field=where,
-                              hint="e.g. - {team: vision, guaranteed: 8, borrowing_limit: 8}")
     lines = []
-    for i, item in enumerate(items):
-        m = _map(item, f"{where}[{i}]", "quota")
+    for at, m in _entries(items, where, "quota", "quota lines", "- {team: vision, guaranteed: 8, borrowing_limit: 8}"):
         team = m.get("team")
         if not isinstance(team, str) or not team.strip():
-            raise ValidationError(f"{where}[{i}].team must be a team name", field=f"{where}[{i}].team",
-                                  hint="e.g. team: vision")
+            raise ValidationError(f"{at}.team must be a team name", field=f"{at}.team", hint="e.g. team: vision")
         numbers: dict[str, float | None] = {}
         for key in ("guaranteed", "borrowing_limit"):
             value = m.get(key, 0 if key == "guaranteed" else None)
@@ -247,8 +250,8 @@ def quota_lines(items: Any, where: str = "quotas") -> QuotaSet:
                 except ValueError:
                     pass
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-                raise ValidationError(f"{where}[{i}].{key} must be a number of GPUs >= 0 (got {value!r})",
-                                      field=f"{where}[{i}].{key}", hint=f"e.g. {key}: 4")
+                raise ValidationError(f"{at}.{key} must be a number of GPUs >= 0 (got {value!r})",
+                                      field=f"{at}.{key}", hint=f"e.g. {key}: 4")
             numbers[key] = float(value)
         user = m.get("user")
         lines.append(Quota(team=team, user=None if user is None else str(user),
@@ -260,21 +263,17 @@ def quota_lines(items: Any, where: str = "quotas") -> QuotaSet:
 def _activity(items: Any, where: str) -> tuple[Activity, ...]:
     if items is None:
         return ()
-    if not isinstance(items, list):
-        raise ValidationError(f"{where} must be a list of stretches", field=where,
-                              hint="e.g. - {for: 20m, util: 70, kernel: busy}")
     out = []
-    for k, item in enumerate(items):
-        m = _map(item, f"{where}[{k}]", "activity")
-        dur = _dur(m.get("for"), f"{where}[{k}].for", allow_none=False)
+    for at, m in _entries(items, where, "activity", "stretches", "- {for: 20m, util: 70, kernel: busy}"):
+        dur = _dur(m.get("for"), f"{at}.for", allow_none=False)
         util = float(m.get("util", 0))
         kernel = str(m.get("kernel", "busy" if util > 0 else "idle"))
         telemetry = str(m.get("telemetry", "normal"))
         if not 0 <= util <= 100 or kernel not in ("busy", "idle") or telemetry not in ("normal", "blank", "latch"):
-            raise ValidationError(f"{where}[{k}]: util must be 0..100, kernel busy|idle, telemetry normal|blank|latch",
-                                  field=f"{where}[{k}]",
+            raise ValidationError(f"{at}: util must be 0..100, kernel busy|idle, telemetry normal|blank|latch",
+                                  field=at,
                                   hint="e.g. {for: 10m, util: 0, kernel: busy} for a data-loading dip")
-        memory = float(parse_memory_mib(m["mem"], field=f"{where}[{k}].mem")) if "mem" in m else 1024.0
+        memory = float(parse_memory_mib(m["mem"], field=f"{at}.mem")) if "mem" in m else 1024.0
         out.append(Activity(duration_s=float(dur or 0.0), util_pct=util, kernel=kernel, telemetry=telemetry,
                             memory_mib=memory))
     return tuple(out)
