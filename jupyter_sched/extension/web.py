@@ -18,11 +18,9 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import secrets
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -31,7 +29,6 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
-from ..abandoned import watched
 from ..admission import Caller
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
@@ -45,6 +42,7 @@ from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
+from .hangup import StopsOnHangUp
 from .http_errors import Utf8Arguments, http_error_body
 from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
@@ -107,7 +105,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -198,24 +196,11 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
         run, late = self.sched.off_loop, any(arg is _RESOLVED_ON_CALL for arg in args)
-        if self._bulk:  # one user's reads in flight are bounded (red27 R5)
-            run = cast(Any, functools.partial(self.sched.bulk_off_loop, user=self.own_name()))
-            # and stop between their chunks once the client hangs up (verify27 V7): abandoned.check
-            fn = cast(Any, functools.partial(watched, self._hangup, fn))
+        if self._bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
+            run, fn = self.bulk_run(fn)
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))
-
-    @functools.cached_property
-    def _hangup(self) -> threading.Event:
-        """Set once the client hung up (:meth:`on_connection_close`): the bulk read of this request
-        stops at its next :func:`~jupyter_sched.abandoned.check` (:meth:`call`)."""
-        return threading.Event()
-
-    def on_connection_close(self) -> None:
-        """The client hung up: a bulk read of this request still running stops between its chunks."""
-        self._hangup.set()
-        super().on_connection_close()
 
     def _on_thread(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
         """On a request thread: resolve the caller of ``user`` (when given) in place of the
