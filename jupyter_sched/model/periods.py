@@ -10,12 +10,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Literal
 
-__all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_start"]
+__all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_start", "this_period_text"]
 
 Period = Literal["day", "week", "month", "quarter"]
 PERIODS: tuple[str, ...] = ("day", "week", "month", "quarter")
 """Every period a budget or a ``by=period`` report may use, shortest first."""
 PERIODS_TEXT = "day, week, month or quarter"
+
+
+def this_period_text(period: object) -> str:
+    """The current ``period`` as a reader says it: ``"today"`` for a day (newuser27 n4: "0.21 of 0.1
+    GPU-hours used this day"), ``"this week"``, ``"this month"``, ``"this quarter"``; another value
+    ``"this <value>"``. The one place budget lines name their period (CLI, reasons, PUT warnings; the
+    panel's ``thisPeriodText`` says the same)."""
+    return "today" if period == "day" else f"this {period}"
 
 
 def period_start(now: datetime, period: str) -> datetime:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
+from ..model.periods import this_period_text
 from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
 from ..queues.limits import effective_limit
 from ..queues.windows import applies, is_open, next_open
@@ -144,16 +145,17 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
 
 
 def held_reason(job: Job) -> PendingReason:
-    """``held by ana at 2026-12-05T18:40:00Z (release with: jupyter-sched release j-…)`` (code ``Held``,
-    hubadmin25 B18): a person held the pending job; it is never admitted nor nominated GPUs and takes no
-    reservation; its ETA is unknown ("held"). An admin's hold on it (``details.admin``) is released by an
-    admin only (Slurm's admin hold). ``job.held`` must be set."""
+    """``held by ana at 2026-12-05T18:40:00Z`` (code ``Held``, hubadmin25 B18): a person held the pending
+    job; it is never admitted nor nominated GPUs and takes no reservation; its ETA is unknown ("held").
+    The release command is said once, by ``unblock`` (``release it: jupyter-sched release j-…``; newuser27
+    n2: the line said it twice, in the message and the unblock). An admin's hold on it (``details.admin``)
+    is released by an admin only (Slurm's admin hold). ``job.held`` must be set."""
     hold = job.held
     assert hold is not None
     step = f"jupyter-sched release {job.id}"
     who = f"{hold.by} (an admin)" if hold.admin and hold.by != job.spec.user else hold.by
     return PendingReason(
-        code=HELD, message=f"held by {who} at {said_time(hold.at)} (release with: {step})",
+        code=HELD, message=f"held by {who} at {said_time(hold.at)}",
         details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin},
         unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
                  else f"release it: {step}"),
@@ -260,7 +262,7 @@ def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
             return PendingReason(
                 code="BudgetExhausted",
                 message=f"{who} GPU-hour budget: {gpu_hours_text(used)} of "
-                        f"{gpu_hours_text(budget.gpu_hours)} GPU-hours this {period}",
+                        f"{gpu_hours_text(budget.gpu_hours)} GPU-hours {this_period_text(period)}",
                 details={"team": spec.team, "user": budget.user, "used_gpu_hours": round(used, 4),
                          "budget_gpu_hours": budget.gpu_hours, "period": period},
                 unblock="ask an admin to raise the budget if it cannot wait",
@@ -294,7 +296,7 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
            f"{format_duration(limit_s)} time limit)")
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
-        message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left this {period} "
+        message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left {this_period_text(period)} "
                 f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}); {may} ({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
                  "period": period, "job_gpu_hours": None if most is None else round(most, 4),

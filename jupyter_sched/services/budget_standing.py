@@ -23,7 +23,7 @@ from typing import Any
 from ..accounting import period_start
 from ..accounting.usage import gpu_figures
 from ..model import GPU_MILLI, Budget, QuotaSet
-from ..model.periods import next_period_start
+from ..model.periods import next_period_start, this_period_text
 from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
 
 __all__ = ["BudgetStanding", "admin_view", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
@@ -58,7 +58,7 @@ class BudgetStanding:
     def numbers(self) -> str:
         """``0.48 of 0.3 GPU-hours this month``."""
         return (f"{gpu_hours_text(self.used_gpu_hours)} of {gpu_hours_text(self.budget.gpu_hours)} GPU-hours "
-                f"this {self.budget.period}")
+                f"{this_period_text(self.budget.period)}")
 
 
 def period_reset(now: datetime, period: str) -> datetime:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..model.periods import this_period_text
 from ..model.units import clock_text, gpu_hours_text
 from .cordons import drain_text
 from .jobs import gone_text, my_work, projected_text, unhealthy_text
@@ -105,7 +106,8 @@ def budget_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str
         if not isinstance(used, (int, float)) or not isinstance(limit, (int, float)):
             continue
         who = f"team {budget.get('team')}" if budget.get("user") is None else f"you in team {budget.get('team')}"
-        numbers = f"{gpu_hours_text(float(used))} of {gpu_hours_text(float(limit))} GPU-hours used this {budget.get('period')}"
+        numbers = (f"{gpu_hours_text(float(used))} of {gpu_hours_text(float(limit))} GPU-hours used "
+                   f"{this_period_text(budget.get('period'))}")
         reset = wire_time(budget.get("resets_at"))
         when = clock_text(reset, now) if reset is not None else f"the next {budget.get('period')}"
         if used >= limit:

@@ -409,6 +409,50 @@ export function lastDaysText(since: Date | null, now: Date, trans: TranslationBu
     : trans.__('in the last %1 days', USAGE_DAYS);
 }
 
+/**
+ * The current budget period as a reader says it (jupyter_sched.model.periods `this_period_text`):
+ * `today` for a day (newuser27 n4: "used this day"), else `this week`, `this month`, `this quarter`.
+ */
+export function thisPeriodText(period: string, trans: TranslationBundle): string {
+  switch (period) {
+    case 'day':
+      return trans.__('today');
+    case 'week':
+      return trans.__('this week');
+    case 'month':
+      return trans.__('this month');
+    case 'quarter':
+      return trans.__('this quarter');
+    default:
+      return trans.__('this %1', period);
+  }
+}
+
+/** GPU-hours as the CLI writes them (jupyter_sched.model.units `gpu_hours_text`): two decimals at most (`0.21`, `0.1`, `100`), `<0.01` for a small non-zero amount. */
+export function gpuHoursText(hours: number): string {
+  if (hours > 0 && hours < 0.005) {
+    return '<0.01';
+  }
+  return String(Number(hours.toFixed(2)));
+}
+
+/**
+ * A GPU-hour budget's standing as `jupyter-sched status` says it (jupyter_sched.wording.status
+ * `budget_lines`, newuser27 n4): `0.21 of 0.1 GPU-hours used today — spent: new GPU jobs wait until
+ * Dec 6 00:00 UTC (or until an admin raises it); CPU-only jobs run`, or `0.05 of 0.1 GPU-hours used
+ * today, resets Dec 6 00:00 UTC`; without a reset time (an older server), the numbers alone.
+ */
+export function budgetStandingText(used: number, limit: number, period: string, resetsAt: Date | null, now: Date, trans: TranslationBundle): string {
+  const numbers = trans.__('%1 of %2 GPU-hours used %3', gpuHoursText(used), gpuHoursText(limit), thisPeriodText(period, trans));
+  const when = resetsAt && !isNaN(resetsAt.getTime()) ? clockText(resetsAt, now) : null;
+  if (used >= limit) {
+    return when
+      ? trans.__('%1 — spent: new GPU jobs wait until %2 (or until an admin raises it); CPU-only jobs run', numbers, when)
+      : trans.__('%1 — spent: new GPU jobs wait until the budget resets (or until an admin raises it); CPU-only jobs run', numbers);
+  }
+  return when ? trans.__('%1, resets %2', numbers, when) : numbers;
+}
+
 /** An audit record's time (`at`, ISO): `Dec 4 13:21:43 UTC` ({@link clockText} with its date and seconds), or the text as given when it is no time. */
 export function recordTime(iso: string): string {
   const at = new Date(iso);
@@ -707,11 +751,14 @@ export function inCluster(job: { state: string; reason?: PendingReason | null })
 /**
  * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · <what unblocks it, as a clause>`.
  * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
+ * `me`: the reader (GET me's user): a hold they put on their own job reads `held by you at 22:14 UTC ·
+ * ETA unknown: held · release it: jupyter-sched release j-…` — the command once (newuser27 n2).
  */
 export function queueLine(
   job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
   now: Date = new Date(),
-  trans: TranslationBundle = NULL_TRANS
+  trans: TranslationBundle = NULL_TRANS,
+  me: string | null = null
 ): string {
   if (inCluster(job)) {
     const why = reasonSentence(job.reason, trans);
@@ -729,7 +776,11 @@ export function queueLine(
     parts.push(`#${position}`);
   }
   // a part of a " · " line, not a sentence: no period before the separator (new user 5: "0 free. · ETA")
-  const why = clocksAsOf(reasonSentence(job.reason, trans), now).replace(/\.$/, '');
+  let why = clocksAsOf(reasonSentence(job.reason, trans), now).replace(/\.$/, '');
+  const holder = job.reason?.code === 'Held' ? job.reason.details?.by : undefined;
+  if (me && holder === me && why.startsWith(`held by ${me} `)) {
+    why = trans.__('held by you %1', why.slice(`held by ${me} `.length));
+  }
   if (why) {
     parts.push(why);
   }

@@ -190,7 +190,7 @@ def test_newuser27_n6_gpu_status_says_the_budget_as_status_does(server: Embedded
     finally:
         admin.put("quotas", json=before)
     line = next(line for line in status.splitlines() if line.startswith("budget"))[len("budget"):].strip()
-    assert line.startswith("team default: 0 of 5 GPU-hours used this day, resets "), status
+    assert line.startswith("team default: 0 of 5 GPU-hours used today, resets "), status
     assert f"Budget: {line}" in said, said
 
 

@@ -5,7 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { formatNumber, lastDaysText, quotaFractions, quotaLabel } from '../format';
+import { budgetStandingText, formatNumber, lastDaysText, quotaFractions, quotaLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { allocationGpus, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
@@ -47,6 +47,8 @@ interface IBudget {
   gpuHours: number;
   period: string;
   used: number | undefined;
+  /** when the period's GPU-hours start again from 0 (GET me's `resets_at`); null when not sent */
+  resetsAt: Date | null;
 }
 
 function budgetsOf(rows: unknown): IBudget[] {
@@ -60,7 +62,8 @@ function budgetsOf(rows: unknown): IBudget[] {
       user: typeof b.user === 'string' ? b.user : null,
       gpuHours: b.gpu_hours,
       period: String(b.period ?? 'month'),
-      used: numberField(b.used_gpu_hours)
+      used: numberField(b.used_gpu_hours),
+      resetsAt: typeof b.resets_at === 'string' ? new Date(b.resets_at) : null
     }));
 }
 
@@ -127,7 +130,7 @@ export class QuotaView extends ModelView {
               ) : null}
               <div className="jp-sched-muted">
                 {b.used !== undefined
-                  ? trans.__('%1 of %2 GPU-hours used this %3', formatNumber(b.used), formatNumber(b.gpuHours), b.period)
+                  ? budgetStandingText(b.used, b.gpuHours, b.period, b.resetsAt, new Date(), trans)
                   : trans.__('budget %1 GPU-hours per %2', formatNumber(b.gpuHours), b.period)}
               </div>
             </div>
