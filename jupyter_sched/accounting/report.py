@@ -456,6 +456,9 @@ def usage_report(
     for said, key in zip(out, sorted(totals), strict=True):
         for model, seconds in sorted(unpriced.get(key, {}).items()):
             said.setdefault("warnings", []).append(unpriced_warning(model, seconds))
+        if key in unpriced:  # the part that is priced, a lower bound of the unknown cost (the panel's "≥")
+            said["unpriced_gpu_hours"] = round(sum(unpriced[key].values()) / 3600.0, 6)
+            said["priced_cost"] = round(totals[key][3], 6)
     return _with_overlaps(out, overlaps, keys)
 
 

@@ -310,7 +310,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
         table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
-                      _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
+                      _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _cost(row),
                       str(row.get("jobs", ""))])
     _print(table, io)
     for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
@@ -519,6 +519,14 @@ def _record_time(value: Any, now: datetime) -> str:
 
 def _num(value: Any) -> str:
     return "-" if value is None else f"{float(value):.3f}"
+
+
+def _cost(row: Mapping[str, Any]) -> str:
+    """A row's COST: ``12.500``; ``≥ 2.500`` when some of its usage had no price in force (its warning names the
+    model and GPU-hours; hubadmin26 B21: the priced part, a lower bound); ``-`` when none is known."""
+    if row.get("cost") is None and row.get("unpriced_gpu_hours") and row.get("priced_cost") is not None:
+        return f"≥ {_num(row['priced_cost'])}"
+    return _num(row.get("cost"))
 
 
 def _pct(value: Any) -> str:

@@ -3153,6 +3153,10 @@ export interface components {
             held_after_reclaim_gpu_seconds?: number | null;
             /** @description held_after_reclaim_gpu_seconds in GPU-hours */
             held_after_reclaim_gpu_hours?: number | null;
+            /** @description present when cost is null because some of the usage had no price in force: those GPU-hours (every model the warnings name) */
+            unpriced_gpu_hours?: number | null;
+            /** @description present with unpriced_gpu_hours: the cost of the rest of the row's usage, in cost_unit — a lower bound of its cost (the panel says "≥ priced_cost; N GPU-hours unpriced") */
+            priced_cost?: number | null;
         } & {
             [key: string]: unknown;
         };

@@ -7,7 +7,7 @@ the model, its GPUs and the setting to price it, and admins read the same in ``G
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +67,30 @@ def test_hubadmin26_b21_which_models_have_no_price_in_force(prices: dict[str, An
     warnings = unpriced_model_warnings(price_table(prices), {"A100-80GB": 2, "H100-80GB": 4},
                                        datetime(2026, 12, 6, tzinfo=timezone.utc))
     assert [w.split("'")[1] for w in warnings] == said, warnings
+
+
+def test_hubadmin26_b21_a_partly_unpriced_row_says_its_priced_part_and_its_unpriced_hours() -> None:
+    """The panel's team totals were partial with no word: a row whose cost is unknown gave nothing to sum. The
+    row now says what the priced part cost (a lower bound) and how many GPU-hours had no price."""
+    from jupyter_sched.accounting import UsageInterval, usage_report
+    from jupyter_sched.services.models import UsageReportRow
+
+    dec1 = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+    def iv(model: str, hours: float, job: str) -> UsageInterval:
+        return UsageInterval(job_id=job, attempt=1, user="ana", team="ml", kind="training", gpu_uuid=f"GPU-{job}",
+                             gpu_model=model, share=1.0, started_at=dec1, ended_at=dec1 + timedelta(hours=hours))
+
+    rows = [iv("A100", 10, "a"), iv("H200", 3.25, "b")]
+    (team,) = usage_report(rows, now=dec1 + timedelta(days=1), by=("team",), prices={"A100": 2.0}, cost_unit="USD")
+    assert (team["cost"], team["priced_cost"], team["unpriced_gpu_hours"]) == (None, 20.0, 3.25), team
+    assert {"priced_cost", "unpriced_gpu_hours"} <= set(UsageReportRow.model_fields)  # the REST model carries them
+    (priced,) = usage_report(rows[:1], now=dec1 + timedelta(days=1), by=("team",), prices={"A100": 2.0})
+    assert priced["cost"] == 20.0 and "priced_cost" not in priced and "unpriced_gpu_hours" not in priced, priced
+
+
+def test_hubadmin26_b21_the_cli_cost_of_a_partly_unpriced_row_is_a_lower_bound() -> None:
+    from jupyter_sched.cli.admin_views import _cost
+
+    assert _cost({"cost": None, "priced_cost": 20.0, "unpriced_gpu_hours": 3.25}) == "≥ 20.000"
+    assert _cost({"cost": 12.5}) == "12.500" and _cost({"cost": None}) == "-"
