@@ -66,7 +66,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
-                held = job.id in ctx.book and _on_held(ctx, job.id, placement)
+                held = bool(ctx.book.gpus) and job.id in ctx.book and _on_held(ctx, job.id, placement)
                 _admit(ctx, job, placement, check.borrowed, backfill and not held, held)
                 return placement, None
     if check.ok and flavor.pools and closed is None and blocked_by is None:
@@ -345,7 +345,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         ctx.fresh_shares[job_id] = None
     if spec.port is not None and ctx.profile.host_ports:
         ports.hold(ctx, job, alloc.node)
-    if not spec.resources.total_milli and ctx.profile.max_running_cpu_jobs_per_user:
+    total_milli = spec.resources.total_milli
+    if not total_milli and ctx.profile.max_running_cpu_jobs_per_user:
         ctx.cpu_jobs[spec.user] = ctx.cpu_jobs.get(spec.user, 0) + 1
     # its expected runtime for the ETA projection: .runtimes.expected_runtime, on the limit at hand
     end = _INF if limit is None else limit
@@ -363,7 +364,7 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     model = placement.model
     ctx.audit.append(AuditRecord(
         # a CPU-only job's flavor is the wildcard: said as what it is (new user 17, N6: "on vm (*)")
-        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if spec.resources.total_milli else 'CPU only'}): {why}",
+        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if total_milli else 'CPU only'}): {why}",
         {"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
          "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
          "model": model, "scores": scores, "borrowed": borrowed_gpus,
