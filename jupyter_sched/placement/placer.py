@@ -334,7 +334,12 @@ class Placer:
         if request.gpus == 0 and not self._vector:
             return self._place_gpuless(request, flavor)
         if request.workers <= 1:
-            found = self._place_worker(request, flavor)
+            if self._walk_plan is not None and request.gpu_milli >= GPU_MILLI and not flavor.mixed:
+                # _place_worker's dispatch for whole GPUs by the built-in scores, read here (once per placement)
+                found = self._walk_builtin(request, flavor, request.gpus) if request.gpus <= flavor.max_per_node \
+                    else None
+            else:
+                found = self._place_worker(request, flavor)
             if found is None:
                 return None
             node, gpus, milli, scores = found

@@ -451,26 +451,30 @@ class ClusterState(Journaled):
         Raises:
             ValueError: the holder already holds something, or a GPU lacks the free milli-GPUs.
         """
-        if holder in self.holdings:
+        holdings = self.holdings
+        if holder in holdings:
             raise ValueError(f"{holder} already holds capacity")
+        gpus, _, cpu_millis, memory_mib, extra, migs = holding  # read once (hot: once per admission)
         fm = self.free_milli
-        for g, milli in holding.gpus:
+        for g, milli in gpus:
             if fm[g] < milli:
                 raise ValueError(f"GPU {self.gpu_uuid[g]} has {fm[g]} milli-GPUs free, {milli} asked")
-        for mig in holding.migs:
-            if mig in self.mig_used:
-                raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
+        if migs:
+            for mig in migs:
+                if mig in self.mig_used:
+                    raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
         shares = self.share_version
-        self._change(holding.gpus, -1)
+        self._change(gpus, -1)
         if shares != self.share_version:
-            self._log_shares(holder, holding.gpus, True)
-        for mig in holding.migs:
-            self.mig_used[mig] = holder
-        if holding.cpu_millis or holding.memory_mib or holding.extra:
+            self._log_shares(holder, gpus, True)
+        if migs:
+            for mig in migs:
+                self.mig_used[mig] = holder
+        if cpu_millis or memory_mib or extra:
             self._host(holding, -1)
         if self._arrays is not None:
             self._tag(holding, +1)
-        self.holdings[holder] = holding
+        holdings[holder] = holding
         self.version += 1
         if self._journal is not None:
             self._journal.append(("take", holder, None))
