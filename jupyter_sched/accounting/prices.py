@@ -23,7 +23,7 @@ from itertools import pairwise
 from ..errors import ValidationError
 from ..model.units import parse_utc
 
-__all__ = ["ANY", "PriceTable", "price_at", "price_segments", "price_table"]
+__all__ = ["ANY", "PRICE_FIX", "PriceTable", "price_at", "price_segments", "price_table", "unpriced_model_warnings"]
 
 ANY = "*"
 """The key pricing every model without a price of its own in force."""
@@ -82,6 +82,26 @@ def price_at(table: PriceTable, model: str, at: datetime) -> float | None:
         if price is not None:
             return price
     return None
+
+
+PRICE_FIX = ('add it to c.HubSchedApp.gpu_prices (a number, or [[from, price], ...] to date it), or a default "*"')
+"""How to price a model, said wherever usage or a GPU has no price in force."""
+
+
+def unpriced_model_warnings(table: PriceTable, models: Mapping[str, int], at: datetime) -> list[str]:
+    """One warning per GPU model of the inventory (``models``: model → GPUs) with no price in force ``at``
+    (hubadmin26 B21: a node of a new model joins; its usage's cost is unknown in every report until priced)::
+
+        GPU model 'H100-80GB' (4 GPUs) has no price per GPU-hour in force: the usage report's cost of its
+        use is unknown — add it to c.HubSchedApp.gpu_prices (…), or a default "*"
+
+    ``[]`` without prices (``table`` empty: no report has a cost at all, nothing is missing).
+    """
+    if not table:
+        return []
+    return [f"GPU model {model!r} ({n} GPU{'' if n == 1 else 's'}) has no price per GPU-hour in force: the usage "
+            f"report's cost of its use is unknown — {PRICE_FIX}"
+            for model, n in sorted(models.items()) if price_at(table, model, at) is None]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

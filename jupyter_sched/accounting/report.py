@@ -59,7 +59,7 @@ from ..errors import StoreError, ValidationError
 from ..model.periods import PERIODS, PERIODS_TEXT, next_period_start
 from ..model.units import parse_utc, to_iso
 from .overlaps import UsageOverlap, resolve_overlaps
-from .prices import price_at, price_segments, price_table
+from .prices import PRICE_FIX, price_at, price_segments, price_table
 from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
@@ -456,14 +456,16 @@ def usage_report(
     for said, key in zip(out, sorted(totals), strict=True):
         for model, seconds in sorted(unpriced.get(key, {}).items()):
             said.setdefault("warnings", []).append(unpriced_warning(model, seconds))
+        if key in unpriced:  # the part that is priced, a lower bound of the unknown cost (the panel's "≥")
+            said["unpriced_gpu_hours"] = round(sum(unpriced[key].values()) / 3600.0, 6)
+            said["priced_cost"] = round(totals[key][3], 6)
     return _with_overlaps(out, overlaps, keys)
 
 
 def unpriced_warning(model: str, gpu_seconds: float) -> str:
     """A row's note for usage with no price in force: its cost is unknown (hubadmin26 B21)."""
     return (f"no price per GPU-hour for GPU model {model!r} was in force for {gpu_seconds / 3600:.3f} of these "
-            f"GPU-hours: cost unknown — add it to c.HubSchedApp.gpu_prices (a number, or [[from, price], ...] "
-            f"to date it), or a default \"*\"")
+            f"GPU-hours: cost unknown — {PRICE_FIX}")
 
 
 def _with_overlaps(rows: list[dict[str, Any]], overlaps: Sequence[UsageOverlap],

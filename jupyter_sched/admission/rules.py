@@ -56,6 +56,7 @@ __all__ = [
     "check_team",
     "check_text",
     "check_time_limit",
+    "time_limit_refusal",
     "edge_spaces",
     "visible_text",
 ]
@@ -393,14 +394,22 @@ def check_time_limit(caller: Caller, spec: JobSpec, rules: Sequence[TimeLimitRul
         AuthorizationError: 403 naming ``time_limit``, the maximum, and the fix (admins are not refused).
     """
     over = over_max(spec, rules) if not caller.admin else None
-    if over is None:
-        return
+    if over is not None:
+        raise time_limit_refusal(spec, over)
+
+
+def time_limit_refusal(spec: JobSpec, over: tuple[str, float, str], *, field: str = "time_limit",
+                       because: str = "", hint: str = "") -> AuthorizationError:
+    """The one refusal of a time limit above its queue's maximum (submit and ``PATCH jobs``, verify28 V2):
+    ``over`` is :func:`~..queues.limits.over_max`'s answer; ``because`` leads the message (``class normal: ``),
+    ``hint`` replaces the default fix."""
     asked, most, whose = over
-    raise AuthorizationError(
-        f"{asked} is above the maximum of {whose} ({format_duration(most)})", field="time_limit",
-        hint=f"give a time limit of at most {format_duration(most)} (e.g. --time-limit {format_duration(most)}), "
-             "and checkpoint to go on in a next job; or ask an admin",
-        details={"time_limit_s": spec.time_limit_s, "max_s": most, "team": spec.team})
+    return AuthorizationError(
+        f"{because}{asked} is above the maximum of {whose} ({format_duration(most)})", field=field,
+        hint=hint or (f"give a time limit of at most {format_duration(most)} (e.g. --time-limit "
+                      f"{format_duration(most)}), and checkpoint to go on in a next job; or ask an admin"),
+        details={"time_limit_s": spec.time_limit_s, "max_s": most, "team": spec.team,
+                 "priority": spec.priority.value})
 
 
 def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int],

@@ -72,6 +72,13 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                                   "instead of --since/--until/--month; --by period --period month splits it "
                                   "by month")
         usage_p.add_argument("--csv", action="store_true", help="print the report as CSV (the REST answer's columns)")
+        usage_p.add_argument("--as-scenario", action="store_true",
+                             help="admins: write the jobs submitted in the period (default: the last full quarter) "
+                                  "as a jupyter-sched simulate scenario (JSON, which is YAML) — the cluster as the "
+                                  "inventory is now, the quota lines in force, each job that ran with its submit "
+                                  "time, runtime, GPUs, team and user — to replay under a proposed line: usage "
+                                  "--as-scenario --quarter 2026Q4 > q4.yaml; jupyter-sched simulate q4.yaml --quotas "
+                                  "proposed.yaml")
         added.append("usage")
     if want("audit"):
         audit_p = sub.add_parser("audit", help="admin: the scheduler's decision log, newest first",
@@ -264,6 +271,10 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     except ValueError as exc:
         print(f"jupyter-sched usage: {exc} [usage_error]", file=io.err)
         return 2  # EXIT_USAGE (main's; not imported: the CLI's start-up cost)
+    if getattr(args, "as_scenario", False):  # the hub's history for the simulator (hubadmin26 B7)
+        from .scenario_export import as_scenario
+
+        return as_scenario(client, args, io, (since, until), now)
     me = client.call(Req("GET", "me"))
     keys = str(args.by).split(",")
     period = getattr(args, "period", None)
@@ -299,7 +310,7 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
         table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
-                      _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _num(row.get("cost")),
+                      _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _cost(row),
                       str(row.get("jobs", ""))])
     _print(table, io)
     for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
@@ -508,6 +519,14 @@ def _record_time(value: Any, now: datetime) -> str:
 
 def _num(value: Any) -> str:
     return "-" if value is None else f"{float(value):.3f}"
+
+
+def _cost(row: Mapping[str, Any]) -> str:
+    """A row's COST: ``12.500``; ``≥ 2.500`` when some of its usage had no price in force (its warning names the
+    model and GPU-hours; hubadmin26 B21: the priced part, a lower bound); ``-`` when none is known."""
+    if row.get("cost") is None and row.get("unpriced_gpu_hours") and row.get("priced_cost") is not None:
+        return f"≥ {_num(row['priced_cost'])}"
+    return _num(row.get("cost"))
 
 
 def _pct(value: Any) -> str:

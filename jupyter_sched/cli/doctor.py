@@ -440,12 +440,19 @@ def _shared_without_quotas(store: Store) -> bool:
     """A store more than one user's work is in, with no quota line: one user may hold every GPU
     (what ``serve`` warns about at start-up). Never fails the doctor: an unreadable answer is no."""
     try:
-        with store.engine.connect() as conn:
-            users = conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0
         quotas = store.quota_set()
-        return users > 1 and not quotas.quotas and not quotas.unreadable_lines
+        return _owners(store) > 1 and not quotas.quotas and not quotas.unreadable_lines
     except (sa.exc.SQLAlchemyError, SchedError):
         return False
+
+
+def _owners(store: Store) -> int:
+    """How many users the store has jobs of.
+
+    Raises:
+        sqlalchemy.exc.SQLAlchemyError: the store cannot be read."""
+    with store.engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0)
 
 
 def _isolation() -> str:
@@ -475,30 +482,52 @@ def _command_lines(mounts: str | None = None) -> str:
     return command_line_visibility(mounts or PROC_MOUNTS).text
 
 
-def _job_python() -> str:
-    """Whether ``c.HubSchedApp.job_python`` as this account's Jupyter config sets it (``jupyter_sched_serve_config.py``
-    in the config path, the first that sets it) imports ``jupyter_sched``, in the words the service's
-    start-up warning uses (newuser22 N11: notebook jobs and ``report_progress`` need it); "" when no config
-    file sets it (then jobs use the service's own interpreter) or it cannot be read."""
+def _serve_configs() -> list[tuple[Any, str]]:
+    """This account's service config files (``jupyter_sched_serve_config.py`` in the Jupyter config path),
+    highest priority first, as the service reads them: ``(config, path)`` of each that loads (one that does not:
+    the service says why at its start)."""
     from jupyter_core.paths import jupyter_config_path
     from traitlets.config.loader import PyFileConfigLoader
 
-    from ..hub.job_python import job_python_warning, missing_jupyter_sched
     from ..wording.config import CONFIG_FILE
 
-    for folder in jupyter_config_path():  # highest priority first, as the service reads them
-        if not os.path.isfile(os.path.join(folder, CONFIG_FILE)):
-            continue
-        try:
-            config = PyFileConfigLoader(CONFIG_FILE, path=folder).load_config()
-        except Exception:  # a config file that does not load: the service says why at its start
-            continue
+    out = []
+    for folder in jupyter_config_path():
+        if os.path.isfile(os.path.join(folder, CONFIG_FILE)):
+            try:
+                out.append((PyFileConfigLoader(CONFIG_FILE, path=folder).load_config(), os.path.join(folder, CONFIG_FILE)))
+            except Exception:
+                continue
+    return out
+
+
+def _job_python(configs: Sequence[tuple[Any, str]]) -> str:
+    """Whether ``c.HubSchedApp.job_python`` as this account's service config sets it (:func:`_serve_configs`, the
+    first that sets it) imports ``jupyter_sched``, in the words the service's
+    start-up warning uses (newuser22 N11: notebook jobs and ``report_progress`` need it); "" when no config
+    file sets it (then jobs use the service's own interpreter) or it cannot be read."""
+    from ..hub.job_python import job_python_warning, missing_jupyter_sched
+
+    for config, where in configs:
         python = config.HubSchedApp.get("job_python") if "HubSchedApp" in config else None
         if isinstance(python, str) and python:
             problem = missing_jupyter_sched(python)
-            where = os.path.join(folder, CONFIG_FILE)
             return (f"job python: {python} (set in {where}) imports jupyter_sched" if problem is None
                     else f"job python: {job_python_warning(python, problem)} (set in {where})")
+    return ""
+
+
+def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> str:
+    """The log-disk line (:func:`.log_disk.log_disk_line`) of the first service config that sets ``log_dir``;
+    "" when none does (or its folder is not here)."""
+    from .log_disk import log_disk_line
+
+    for config, _ in configs:
+        if "SchedApp" in config and config.SchedApp.get("log_dir"):
+            try:
+                return log_disk_line(config, _owners(store))
+            except (OSError, sa.exc.SQLAlchemyError):
+                return ""
     return ""
 
 
@@ -649,8 +678,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 _print_overlaps(overlaps, stdout)
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
-                if not choice.embedded_default and (said := _job_python()):  # a hub's store (newuser22 N11)
-                    stdout.write(said + "\n")
+                if not choice.embedded_default:  # a hub's store: its service's settings here
+                    configs = _serve_configs()
+                    for said in (_job_python(configs), _log_disk(store, configs)):  # newuser22 N11; log sizing
+                        if said:
+                            stdout.write(said + "\n")
             return EXIT_FOUND if entries or overlaps or runaways else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)

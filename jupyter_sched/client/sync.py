@@ -450,15 +450,17 @@ class SchedClient:
         return job_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
-                 all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
+                 all_users: bool = False, page: int = 1000, since: str | None = None,
+                 until: str | None = None) -> list[dict[str, Any]]:
         """Every job :meth:`jobs` would list, not its first page: ``page`` at a time (at most the
         server's 1000), following each answer's ``Link: rel=next`` (red-team 3: a bulk cancel
-        of 620 jobs stopped at the first 500 and said it was done)."""
+        of 620 jobs stopped at the first 500 and said it was done); ``since`` <= submitted < ``until``
+        (ISO 8601 with offset) when given."""
         out: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
             reply = self._exchange(routes.jobs(state=state, kind=kind, user=user, all_users=all_users, limit=page,
-                                               cursor=cursor))
+                                               cursor=cursor, since=since, until=until))
             out += unwrap_list(self._decode(reply), "jobs")
             cursor = next_cursor(reply.link)
             if cursor is None:

@@ -157,7 +157,8 @@ class ExecutorConfig(Configurable):
         it all keeps 1 MiB of output. Each cut log's first line, and a capped job's last line, names this
         setting. Other users' logs are never cut. Why: each job keeps up to max_log_mib for
         retention_finished_jobs_days, and one user's small jobs filled the log disk in about a minute
-        (verify27 V3). 0 = no total.""",
+        (verify27 V3). 0 = no total. Size log_dir's disk for users x this (20 users at the default: up
+        to 80 GiB); `jupyter-sched doctor` says whether the disk holds it.""",
     )
 
     min_log_free_mib = Int(

@@ -171,13 +171,37 @@ def time_limit_rules(raw: Any, where: str = "time_limits") -> tuple[TimeLimitRul
     return tuple(rules)
 
 
-def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[str, float, str] | None:
+def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule], *, unlimited_counts: bool = False
+             ) -> tuple[str, float, str] | None:
     """Why the limit ``spec`` gives is above its queue's maximum: ``(what was asked, the maximum in seconds, whose
     maximum it is)``, e.g. ``("time limit 2h00m", 3600.0, "team cv's queue for class low")``; None when within
-    it, or when it gives none (planned with the queue's default or maximum; ``time_limit: 0`` is unlimited, as
-    case 033 says). A lease has none to check."""
+    it, or when it gives none (planned with the queue's default or maximum). ``time_limit: 0`` (unlimited) is
+    within it at submit, as case 033 says; ``unlimited_counts`` makes it above any maximum (a pending job's
+    limit changed to none: what its owner may not do where a maximum exists). A lease has none to check.
+
+    The asked limit is said to the second when whole minutes would read as the maximum itself (verify28 V2:
+    "time limit 1h00m is above the maximum (1h00m)" for 3,601 s)."""
     rule = _best(spec, rules, "max_s") if spec.kind is not JobKind.LEASE else None
-    if rule is None or rule.max_s is None or spec.time_limit_s is None or spec.time_limit_s <= rule.max_s:
+    if rule is None or rule.max_s is None:
         return None
     whose = f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule.priority else "")
-    return f"time limit {format_duration(spec.time_limit_s)}", rule.max_s, whose
+    if spec.time_limit_s is None:
+        if spec.unlimited and unlimited_counts:
+            return "no time limit", rule.max_s, whose
+        return None
+    if spec.time_limit_s <= rule.max_s:
+        return None
+    asked = format_duration(spec.time_limit_s)
+    if asked == format_duration(rule.max_s):
+        asked = exact_duration(spec.time_limit_s)
+    return f"time limit {asked}", rule.max_s, whose
+
+
+def exact_duration(seconds: float) -> str:
+    """``seconds`` to the second (a tenth where it has one): ``1h00m01s``, ``2h00m00.5s``, ``59m59s`` — where
+    :func:`~..model.units.format_duration`'s whole minutes would hide a difference that matters."""
+    whole, tenth = divmod(round(seconds * 10), 10)
+    hours, rest = divmod(whole, 3600)
+    minutes, sec = divmod(rest, 60)
+    said = f"{sec:02d}.{tenth}s" if tenth else f"{sec:02d}s"
+    return f"{hours}h{minutes:02d}m{said}" if hours else f"{minutes}m{said}"

@@ -824,6 +824,12 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_waits_on_own"] = own
     if queued:  # queued ahead of it, holding nothing yet: not "released" now (new user 18, N10)
         details["eta_waits_on_queued"] = queued
+        if eta is not None and (behind := _backfilled(queued, ahead)):
+            details["eta_waits_on_backfilled"] = behind
+    if eta is not None and eta_code == "Projected" and len(waits) > 1 and not queued:
+        needs = _needs_of(ctx, job, waits, progress=progress)
+        if needs is not None:  # same-second ends, fewer of them needed (newuser26 n5)
+            details["eta_needs_of"] = needs
     must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
@@ -963,6 +969,44 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
     return names, owners, own, queued
 
 
+def _backfilled(queued: list[str], ahead: list[Job]) -> list[str]:
+    """Of ``queued`` (jobs an ETA waits on that hold nothing yet), those queued *behind* the job (not in
+    ``ahead``, the jobs before it in queue order): the plan starts them first because they fit GPUs that
+    free before the job has all it needs (backfill) — its ETA says so (newuser27 n12: a #1 job's ETA named
+    the #2 job as what it waited for, with no word why)."""
+    before = {j.id for j in ahead}
+    return [w for w in queued if w not in before]
+
+
+def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: bool) -> int | None:
+    """How many of the running holders ``waits`` must end for ``job`` to fit, when they all end at the same
+    projected second and fewer than all of them free its GPUs — the fewest, the largest first (newuser26
+    n5: a pending #2 of a uniform batch read "when hist-114, hist-113 and hist-112 end" while one GPU, the
+    first of them, is all it needs). None: they end at different times, or it needs them all."""
+    ends = [_holder_end(ctx, w, {}, progress=progress) for w in waits]
+    if not all(math.isfinite(e) for e in ends) or len({round(e) for e in ends}) != 1:
+        return None
+    count = _fewest_freeing(ctx, waits, job.spec.resources.total_milli)
+    return count if count is not None and count < len(waits) else None
+
+
+def _fewest_freeing(ctx: CycleContext, waits: tuple[str, ...], milli: int) -> int | None:
+    """The fewest of the holders ``waits``, the largest first, whose GPUs together make ``milli``
+    milli-GPUs; None when one is unknown or all of them make less."""
+    held = []
+    for job_id in waits:
+        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if holder is None:
+            return None
+        held.append(holder.spec.resources.total_milli)
+    freed = 0
+    for count, size in enumerate(sorted(held, reverse=True), start=1):
+        freed += size
+        if freed >= milli:
+            return count
+    return None
+
+
 def _waited(ctx: CycleContext, job_id: str) -> tuple[Job | None, str, bool]:
     """``(job, its public name when that says more than its id — at most 80 characters, a longer one
     cut to 79 and "…" — else "",
@@ -997,19 +1041,7 @@ def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ..
     if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
         return None
     used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
-    held = []
-    for job_id in waits:
-        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
-        if holder is None:
-            return None
-        held.append(holder.spec.resources.total_milli)
-    short = round((used + requested - quota) * 1000)
-    freed = 0
-    for count, milli in enumerate(sorted(held, reverse=True), start=1):
-        freed += milli
-        if freed >= short:
-            return count
-    return None
+    return _fewest_freeing(ctx, waits, round((used + requested - quota) * 1000))
 
 
 def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:

@@ -151,16 +151,17 @@ def gate_unheld(ctx: CycleContext, job: Job) -> PendingReason | None:
 
 
 def held_reason(job: Job) -> PendingReason:
-    """``held by ana at 2026-12-05T18:40:00Z (release with: jupyter-sched release j-…)`` (code ``Held``,
-    hubadmin25 B18): a person held the pending job; it is never admitted nor nominated GPUs and takes no
-    reservation; its ETA is unknown ("held"). An admin's hold on it (``details.admin``) is released by an
-    admin only (Slurm's admin hold). ``job.held`` must be set."""
+    """``held by ana at 2026-12-05T18:40:00Z`` (code ``Held``, hubadmin25 B18): a person held the pending
+    job; it is never admitted nor nominated GPUs and takes no reservation; its ETA is unknown ("held").
+    The release command is said once, by ``unblock`` (``release it: jupyter-sched release j-…``; newuser27
+    n2: the line said it twice, in the message and the unblock). An admin's hold on it (``details.admin``)
+    is released by an admin only (Slurm's admin hold). ``job.held`` must be set."""
     hold = job.held
     assert hold is not None
     step = f"jupyter-sched release {job.id}"
     who = f"{hold.by} (an admin)" if hold.admin and hold.by != job.spec.user else hold.by
     return PendingReason(
-        code=HELD, message=f"held by {who} at {said_time(hold.at)} (release with: {step})",
+        code=HELD, message=f"held by {who} at {said_time(hold.at)}",
         details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin},
         unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
                  else f"release it: {step}"),

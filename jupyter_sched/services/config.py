@@ -327,7 +327,7 @@ def inventory_watch(service: Services, logger: logging.Logger) -> InventoryWatch
 
     return InventoryWatch(lambda: [record.job for record in store.live_jobs()],
                           lambda inv: service.quotas.capacity_warnings(store.quota_set(), inventory=inv), logger,
-                          record)
+                          record, unpriced=service.unpriced)
 
 
 def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,

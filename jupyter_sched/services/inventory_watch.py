@@ -13,6 +13,8 @@ first read at start counts), the watch reads the live jobs and logs, each once w
   ``healthy: false`` for an RMA was said only in ``GET inventory``);
 - the quota set's capacity warning (the one ``GET quotas`` answers: teams guaranteed more GPUs than
   exist), which was in no log;
+- each GPU model with no price in force while ``gpu_prices`` are set (:mod:`.unpriced`; hubadmin26 B21: a
+  node of a new model joined and every report's cost of its use was unknown, said nowhere);
 - from the second inventory on, each node added or removed and GPUs added to or removed from a node
   (:func:`~jupyter_sched.model.inventory_changes.inventory_changes`; hubadmin26 B9): one
   ``inventory_changed`` audit row each, which the service log shows as one INFO line.
@@ -45,12 +47,15 @@ class InventoryWatch:
         capacity: the quota set's capacity warnings for an inventory (``QuotasService.capacity_warnings``).
         logger: where the WARNINGs go (the server's log).
         record: writes one ``inventory_changed`` audit row per change (None: logged at INFO instead).
+        unpriced: the warnings of an inventory's GPU models with no price (None: none said).
     """
 
     def __init__(self, jobs: Callable[[], Sequence[Job]], capacity: Callable[[Inventory], list[str]],
-                 logger: logging.Logger, record: Callable[[InventoryChange], None] | None = None) -> None:
+                 logger: logging.Logger, record: Callable[[InventoryChange], None] | None = None, *,
+                 unpriced: Callable[[Inventory], list[str]] | None = None) -> None:
         self._jobs = jobs
         self._capacity = capacity
+        self._unpriced = unpriced
         self._log = logger
         self._record = record
         self._last: Inventory | None = None
@@ -78,6 +83,7 @@ class InventoryWatch:
                 if found else []
             lines += unhealthy_under_work(inventory, jobs)
             lines += self._capacity(inventory)
+            lines += self._unpriced(inventory) if self._unpriced is not None else []
             changes = inventory_changes(self._last, inventory, jobs) if self._last is not None else []
         except Exception:  # the store cannot be read now: try again at the next change
             self._log.debug("jupyter_sched: could not compare the inventory with the running work", exc_info=True)

@@ -62,6 +62,7 @@ from .quotas import QuotasService
 from .system import SystemService
 from .team_move import team_move_service
 from .telemetry import TelemetryService
+from .unpriced import UnpricedModels
 from .user_rename import user_rename_service
 
 __all__ = ["Services"]
@@ -160,7 +161,8 @@ class Services:
         self.accounting = AccountingService(self.ctx, prices, monitor=monitor, price_unit=price_unit)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
-        self.system = SystemService(self.ctx, monitor)
+        self.unpriced = UnpricedModels(prices, self.ctx.clock)  # GPU models with no price (hubadmin26 B21)
+        self.system = SystemService(self.ctx, monitor, unpriced=self.unpriced)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.nodes = NodesService(self.ctx, self.cordons)  # nodes/{node}/cordon, uncordon (hubadmin24)
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)

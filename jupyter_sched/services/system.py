@@ -6,11 +6,12 @@ by the extension (``SchedApp.capabilities``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
-from ..model import Job, JobState
+from ..model import Inventory, Job, JobState
 from ..model.codec import inventory_to_dict
 from ..model.off_inventory import allocated_gpus, off_inventory, off_inventory_warning, unhealthy_under_work
 from ..wording.cordons import cordon_sentence
@@ -24,9 +25,12 @@ __all__ = ["SystemService"]
 class SystemService:
     """Inventory and status (see module docstring)."""
 
-    def __init__(self, ctx: Context, monitor: TelemetryMonitor | None = None) -> None:
+    def __init__(self, ctx: Context, monitor: TelemetryMonitor | None = None, *,
+                 unpriced: Callable[[Inventory], list[str]] | None = None) -> None:
         self.ctx = ctx
         self.monitor = monitor
+        self.unpriced = unpriced
+        """Admins' warnings of GPU models with no price in force (:class:`~.unpriced.UnpricedModels`; hubadmin26 B21)."""
         self._held: tuple[int, list[Job], dict[str, list[dict[str, Any]]]] | None = None
         """The jobs holding GPUs and who holds each GPU, at the store's ``jobs`` counter (see :meth:`inventory`)."""
         self._answers: dict[bool, tuple[tuple[Any, ...], GetInventoryResponse]] = {}
@@ -137,11 +141,14 @@ class SystemService:
         """What a ``GET inventory`` answer of the view ``admin`` is computed from, besides the
         holders the ``jobs`` counter ``version`` stands for: ``(inventory, version, telemetry
         readings, foreign processes, label warnings, source warnings)``; the last: admins', the
-        inventory source's failed re-read in force (a bad ``inventory_file`` edit; hub admin 22, H12)."""
+        inventory source's failed re-read in force (a bad ``inventory_file`` edit; hub admin 22, H12) and the GPU
+        models with no price in force (hubadmin26 B21)."""
         from ..telemetry.report import foreign_processes_of
 
         said = getattr(self.ctx.inventory_source, "warnings", None)
         source_warnings = tuple(said()) if admin and callable(said) else ()
+        if admin and self.unpriced is not None:  # a model no price covers: its cost unknown (hubadmin26 B21)
+            source_warnings += tuple(self.unpriced(inv))
         if self.monitor is None:
             return inv, version, None, None, (), source_warnings
         warnings = tuple(self.monitor.label_warnings()) if admin else ()

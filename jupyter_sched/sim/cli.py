@@ -3,6 +3,7 @@
 ::
 
     jupyter-sched simulate SCENARIO.yaml [--out DIR]        discrete-event run of a scenario file
+    jupyter-sched simulate q4.yaml --quotas proposed.yaml   the same arrivals under other quota lines
     jupyter-sched simulate --tiresias n32g4 [--speedup 8]   the Tiresias 60-job trace
     jupyter-sched simulate --openb default --policy FGD --seed 42 [--out DIR]
                                                             FGD protocol replay of an openb workload
@@ -19,9 +20,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from ..errors import SchedError, ValidationError
+
+if TYPE_CHECKING:
+    from ..model import QuotaSet
 
 __all__ = ["build_parser", "main"]
 
@@ -52,6 +56,11 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
                           "BestFit or FGD (default), or ours, FGD-Balanced or FGD-Planned (the best)")
     sim.add_argument("--seed", type=int, default=42, help="shuffle seed for --openb (default 42)")
     sim.add_argument("--speedup", type=float, default=1.0, help="arrival-rate multiplier for --tiresias")
+    sim.add_argument("--quotas", metavar="FILE",
+                     help="with a scenario: replay it under these quota lines instead of its own — a YAML or JSON "
+                          "file with a list of {team, user, gpu_model, guaranteed, borrowing_limit}, or GET "
+                          "api/sched/quotas' answer ({quotas: [...]}); e.g. the hub's history of last quarter "
+                          "(jupyter-sched usage --as-scenario --quarter 2026Q4 > q4.yaml) under a proposed line")
     sim.add_argument("--out", help="folder for CSV files and HTML figures (created if missing; files of the same "
                                    "names already there are refused unless --force)")
     sim.add_argument("--force", action="store_true",
@@ -116,13 +125,21 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         from .scenario import load_scenario
 
         sc = load_scenario(args.scenario)
-        result = simulate(sc.inventory, sc.jobs, **sc.simulator_kwargs())
+        kwargs = sc.simulator_kwargs()
+        if args.quotas is not None:
+            kwargs["quotas"] = _quotas_file(args.quotas)
+        result = simulate(sc.inventory, sc.jobs, **kwargs)
+    from .teams import team_lines
+
     out.write(summary_text(result.summary) + "\n")
+    if len(result.teams) > 1:  # per team, so two quota lines can be compared (hubadmin26 B7); one team: the above
+        for line in team_lines(result.teams):
+            out.write(line + "\n")
     if folder:
         import pandas as pd
 
         frames = {"jobs.csv": result.jobs, "timeseries.csv": result.timeseries,
-                  "summary.csv": pd.DataFrame([result.summary])}
+                  "summary.csv": pd.DataFrame([result.summary]), "teams.csv": result.teams}
         for name, frame in frames.items():
             with open_out_file(folder / name, force=args.force) as fh:
                 frame.to_csv(fh, index=False)
@@ -135,6 +152,27 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         for key, value in result.summary.items():
             out.write(f"  {key:26s} {_figure(value)}\n")
     return 0
+
+
+def _quotas_file(path: str) -> QuotaSet:
+    """``--quotas FILE``'s lines (:func:`~.scenario.quota_lines`): a list, or a mapping with ``quotas``
+    (GET api/sched/quotas' answer, PUT's body; its other keys are not read here).
+
+    Raises:
+        NotFoundError / ValidationError: field ``--quotas`` (no such file, not YAML, not lines), or
+            ``--quotas[i].<key>`` naming the bad line.
+    """
+    from collections.abc import Mapping
+
+    from .scenario import quota_lines, read_yaml
+
+    doc = read_yaml(path, "--quotas")
+    if isinstance(doc, Mapping):
+        if "quotas" not in doc:
+            raise ValidationError(f"--quotas {path}: no quotas list in it", field="--quotas",
+                                  hint="give a list of lines, or a mapping with quotas: [...] (GET api/sched/quotas)")
+        doc = doc["quotas"]
+    return quota_lines(doc, "--quotas")
 
 
 def _figure(value: object) -> str:
@@ -244,6 +282,9 @@ def _check_names(args: argparse.Namespace) -> None:
 
         raise ValidationError("--openb needs a workload name", field="--openb",
                               hint="e.g. --openb default; the paper's workloads: " + ", ".join(OPENB_WORKLOADS))
+    if args.quotas is not None and args.scenario is None:
+        raise ValidationError("--quotas goes with a scenario file: the public traces have no teams",
+                              field="--quotas", hint="e.g. jupyter-sched simulate q4.yaml --quotas proposed.yaml")
     if args.tiresias is not None and not args.tiresias.strip():
         raise ValidationError("--tiresias needs a cluster spec name", field="--tiresias",
                               hint="e.g. --tiresias n32g4 for 32 nodes x 4 GPUs; also n1g4, n160g8, n256g8")

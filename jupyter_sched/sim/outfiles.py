@@ -22,8 +22,9 @@ from ..errors import ValidationError
 
 __all__ = ["OPENB_FILES", "SCENARIO_FILES", "check_out_files", "open_out_file"]
 
-#: what a scenario or ``--tiresias`` run writes: per-job records, per-cycle curves, the summary, two charts
-SCENARIO_FILES = ("jobs.csv", "timeseries.csv", "summary.csv", "queue.html", "utilization.html")
+#: what a scenario or ``--tiresias`` run writes: per-job records, per-cycle curves, the summary, per-team figures,
+#: two charts
+SCENARIO_FILES = ("jobs.csv", "timeseries.csv", "summary.csv", "teams.csv", "queue.html", "utilization.html")
 #: what an ``--openb`` replay writes: its three curves, the per-pod records, the allocation chart
 OPENB_FILES = ("curve.csv", "pods.csv", "allocation.html")
 

@@ -6,13 +6,16 @@ Format (every duration accepts ``90``, ``"45s"``, ``"10m"``, ``"2h30m"``)::
     start: "2026-03-02T08:00:00Z"        # optional, aware UTC
     cluster: {nodes: 2, gpus_per_node: 8, model: A100-80GB, cpu: 64, memory: 512Gi}
     #   or  {tiresias: n32g4}  or  {openb: gpu_node}
+    #   or, node by node (models may differ; what `jupyter-sched usage --as-scenario` writes):
+    #       {nodes: [{name: node-a, model: A100-80GB, gpus: 4}, {name: node-b, model: H100-80GB, gpus: 8}]}
     profile: {backfill: true, preemption: true, reclaim: true}
     idle: {window: 2h, warning: 15m, busy_kernel_window: 4h, threshold_pct: 5}   # optional
     #     also grace (after the window), lease_mode / job_mode / service_mode (release|requeue|stop|notify)
     tick: 1m                              # cycle period while work runs (idle needs samples)
     horizon: 12h                          # optional end
-    quotas:                               # optional, Kueue-style lines
+    quotas:                               # optional, Kueue-style lines (gpu_model: one model's line)
       - {team: vision, guaranteed: 8, borrowing_limit: 8}
+      - {team: nlp, gpu_model: H100-80GB, guaranteed: 2, borrowing_limit: 0}
     jobs:
       - name: alice-notebook
         user: alice
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +49,7 @@ import yaml
 
 from ..errors import NotFoundError, ValidationError
 from ..model import (
+    ANY_MODEL,
     GPU,
     Inventory,
     JobKind,
@@ -64,7 +68,7 @@ from ..scheduling import SchedulingProfile
 from .simulator import Activity, SimJob
 from .traces import openb_inventory, read_tiresias_cluster
 
-__all__ = ["Scenario", "load_scenario", "parse_scenario"]
+__all__ = ["Scenario", "load_scenario", "parse_scenario", "quota_lines", "read_yaml"]
 
 
 @dataclass(frozen=True)
@@ -101,10 +105,11 @@ def _dur(value: Any, field_name: str, *, allow_none: bool = True) -> float | Non
 _KEYS: dict[str, tuple[str, ...]] = {
     "scenario": ("name", "start", "cluster", "profile", "idle", "tick", "horizon", "quotas", "jobs"),
     "cluster": ("nodes", "gpus_per_node", "model", "cpu", "memory", "tiresias", "openb"),
+    "node": ("name", "model", "gpus", "cpu", "memory", "memory_mib"),
     "profile": ("name", "backfill", "preemption", "reclaim"),
     "idle": ("threshold_pct", "window", "warning", "grace", "busy_kernel_window", "lease_mode", "job_mode",
              "service_mode"),
-    "quota": ("team", "user", "guaranteed", "borrowing_limit"),
+    "quota": ("team", "user", "gpu_model", "guaranteed", "borrowing_limit"),
     "job": ("name", "user", "team", "kind", "priority", "gpus", "models", "workers", "submit", "runtime",
             "time_limit", "activity", "checkpointable", "repeat"),
     "activity": ("for", "util", "kernel", "telemetry", "mem"),
@@ -139,6 +144,8 @@ def _cluster(spec: Mapping[str, Any]) -> Inventory:
         return read_tiresias_cluster(str(spec["tiresias"])).inventory(str(spec.get("model", "V100")))
     if "openb" in spec:
         return openb_inventory()
+    if isinstance(spec.get("nodes"), list):
+        return _node_list(spec)
     try:
         nodes = int(spec.get("nodes", 1))
         per = int(spec.get("gpus_per_node", 8))
@@ -160,24 +167,113 @@ def _cluster(spec: Mapping[str, Any]) -> Inventory:
     return Inventory(nodes=tuple(out), source="simulated")
 
 
+def _entries(items: Any, where: str, keys: str, what: str, example: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(where[i], entry)`` of a list of mappings, each read by :func:`_map` with ``keys``.
+
+    Raises:
+        ValidationError: ``where`` not a list (``must be a list of <what>``), or an entry as :func:`_map`.
+    """
+    if not isinstance(items, list):
+        raise ValidationError(f"{where} must be a list of {what}", field=where, hint=f"e.g. {example}")
+    for i, item in enumerate(items):
+        yield f"{where}[{i}]", _map(item, f"{where}[{i}]", keys)
+
+
+def _node_list(spec: Mapping[str, Any]) -> Inventory:
+    """``cluster: {nodes: [{name, model, gpus, cpu, memory}]}``: one entry per node, each its own GPU
+    model (a hub with A100 and H100 nodes; hubadmin26 B7). ``cpu`` (cores) and ``memory`` (``512Gi``)
+    are optional; the homogeneous keys (``gpus_per_node``, ``model``) do not go with it.
+
+    Raises:
+        ValidationError: naming ``cluster.nodes[i].<key>`` (an unknown key, a missing or bad value,
+            a name given twice) or ``cluster.<key>`` beside the list.
+    """
+    example = "nodes: [{name: node-a, model: A100-80GB, gpus: 4}]"
+    beside = [k for k in ("gpus_per_node", "model", "cpu", "memory") if k in spec]
+    if beside:
+        raise ValidationError(f"cluster.{beside[0]} does not go with a list of nodes: give it in each node",
+                              field=f"cluster.{beside[0]}", hint=f"e.g. {example}")
+    if not spec["nodes"]:
+        raise ValidationError("cluster.nodes is an empty list", field="cluster.nodes", hint=f"e.g. {example}")
+    out: list[Node] = []
+    for where, m in _entries(spec["nodes"], "cluster.nodes", "node", "nodes", example):
+        name = str(m.get("name") or f"node-{len(out)}")
+        if any(n.name == name for n in out):
+            raise ValidationError(f"{where}.name {name!r} is given twice", field=f"{where}.name",
+                                  hint="give each node its own name")
+        gpus = m.get("gpus", 0)
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= 64:
+            raise ValidationError(f"{where}.gpus must be a whole number from 0 to 64 (got {gpus!r})",
+                                  field=f"{where}.gpus", hint="e.g. gpus: 8")
+        model = str(m.get("model") or "A100-80GB")
+        cpu = m.get("cpu", 0)
+        if isinstance(cpu, bool) or not isinstance(cpu, (int, float)) or not 0 <= cpu <= 100_000:
+            raise ValidationError(f"{where}.cpu must be a number of cores (got {cpu!r})", field=f"{where}.cpu",
+                                  hint="e.g. cpu: 64")
+        if "memory" in m:
+            mem = parse_memory_mib(str(m["memory"]), field=f"{where}.memory")
+        else:
+            mem = m.get("memory_mib", 0)
+            if isinstance(mem, bool) or not isinstance(mem, int) or mem < 0:
+                raise ValidationError(f"{where}.memory_mib must be a whole number of MiB (got {mem!r})",
+                                      field=f"{where}.memory_mib", hint="or memory: 512Gi")
+        out.append(Node(name=name, gpus=tuple(
+            GPU(uuid=f"GPU-sim-{name}-{k}", index=k, node=name, model=model, memory_mib=81920, simulated=True)
+            for k in range(gpus)), cpu_millis=int(cpu * 1000), memory_mib=int(mem or 0)))
+    return Inventory(nodes=tuple(out), source="simulated")
+
+
+def quota_lines(items: Any, where: str = "quotas") -> QuotaSet:
+    """Quota lines as a scenario (or ``simulate --quotas FILE``) gives them: a list of
+    ``{team, user, gpu_model, guaranteed, borrowing_limit}`` (``gpu_model`` absent: every model).
+
+    Raises:
+        ValidationError: naming ``<where>[i].<key>``: not a list, an unknown key, no team, a
+            guarantee or limit that is not a number >= 0.
+    """
+    if items is None:
+        return QuotaSet()
+    lines = []
+    for at, m in _entries(items, where, "quota", "quota lines", "- {team: vision, guaranteed: 8, borrowing_limit: 8}"):
+        team = m.get("team")
+        if not isinstance(team, str) or not team.strip():
+            raise ValidationError(f"{at}.team must be a team name", field=f"{at}.team", hint="e.g. team: vision")
+        numbers: dict[str, float | None] = {}
+        for key in ("guaranteed", "borrowing_limit"):
+            value = m.get(key, 0 if key == "guaranteed" else None)
+            if value is None:
+                numbers[key] = None
+                continue
+            if isinstance(value, str):  # "4" quoted in YAML
+                try:
+                    value = float(value)
+                except ValueError:
+                    pass
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ValidationError(f"{at}.{key} must be a number of GPUs >= 0 (got {value!r})",
+                                      field=f"{at}.{key}", hint=f"e.g. {key}: 4")
+            numbers[key] = float(value)
+        user = m.get("user")
+        lines.append(Quota(team=team, user=None if user is None else str(user),
+                           gpu_model=str(m.get("gpu_model") or ANY_MODEL),
+                           guaranteed=numbers["guaranteed"] or 0.0, borrowing_limit=numbers["borrowing_limit"]))
+    return QuotaSet(quotas=tuple(lines))
+
+
 def _activity(items: Any, where: str) -> tuple[Activity, ...]:
     if items is None:
         return ()
-    if not isinstance(items, list):
-        raise ValidationError(f"{where} must be a list of stretches", field=where,
-                              hint="e.g. - {for: 20m, util: 70, kernel: busy}")
     out = []
-    for k, item in enumerate(items):
-        m = _map(item, f"{where}[{k}]", "activity")
-        dur = _dur(m.get("for"), f"{where}[{k}].for", allow_none=False)
+    for at, m in _entries(items, where, "activity", "stretches", "- {for: 20m, util: 70, kernel: busy}"):
+        dur = _dur(m.get("for"), f"{at}.for", allow_none=False)
         util = float(m.get("util", 0))
         kernel = str(m.get("kernel", "busy" if util > 0 else "idle"))
         telemetry = str(m.get("telemetry", "normal"))
         if not 0 <= util <= 100 or kernel not in ("busy", "idle") or telemetry not in ("normal", "blank", "latch"):
-            raise ValidationError(f"{where}[{k}]: util must be 0..100, kernel busy|idle, telemetry normal|blank|latch",
-                                  field=f"{where}[{k}]",
+            raise ValidationError(f"{at}: util must be 0..100, kernel busy|idle, telemetry normal|blank|latch",
+                                  field=at,
                                   hint="e.g. {for: 10m, util: 0, kernel: busy} for a data-loading dip")
-        memory = float(parse_memory_mib(m["mem"], field=f"{where}[{k}].mem")) if "mem" in m else 1024.0
+        memory = float(parse_memory_mib(m["mem"], field=f"{at}.mem")) if "mem" in m else 1024.0
         out.append(Activity(duration_s=float(dur or 0.0), util_pct=util, kernel=kernel, telemetry=telemetry,
                             memory_mib=memory))
     return tuple(out)
@@ -253,11 +349,7 @@ def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
             busy_kernel_window_s=None if busy is None else _dur(busy, "idle.busy_kernel_window"),
             lease_mode=mode("lease_mode", defaults.lease_mode), job_mode=mode("job_mode", defaults.job_mode),
             service_mode=mode("service_mode", defaults.service_mode)))
-    quotas = QuotaSet(quotas=tuple(
-        Quota(team=str(_map(q, f"quotas[{i}]", "quota").get("team", "")), user=q.get("user"),
-              guaranteed=float(q.get("guaranteed", 0)),
-              borrowing_limit=None if q.get("borrowing_limit") is None else float(q["borrowing_limit"]))
-        for i, q in enumerate(doc.get("quotas") or ())))
+    quotas = quota_lines(doc.get("quotas"))
     start = parse_utc(doc["start"], field="start") if doc.get("start") else datetime(2026, 1, 1, tzinfo=timezone.utc)
     return Scenario(
         name=str(doc.get("name", "scenario")), inventory=_cluster(_map(doc.get("cluster"), "cluster", "cluster")),
@@ -267,24 +359,33 @@ def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and parse a scenario YAML file.
+    """Read and parse a scenario YAML file (JSON is YAML too: what ``usage --as-scenario`` writes).
 
     Raises:
         NotFoundError: no such file.
         ValidationError: not YAML, or a malformed field.
     """
+    return parse_scenario(read_yaml(path, "scenario"))
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The parsed YAML document of the file at ``path`` (``what``: the argument it came from, for errors).
+
+    Raises:
+        NotFoundError: no such file (field ``what``).
+        ValidationError: a folder, or not YAML (one line with the place, field ``what``).
+    """
     p = Path(path)
     if p.is_dir():  # it exists: "does not exist" would be false (new user 14, N1's kind)
-        raise ValidationError(f"scenario file {p} is a directory, not a file", field="scenario",
-                              hint="give the path of a scenario YAML file in it")
+        raise ValidationError(f"{what} file {p} is a directory, not a file", field=what,
+                              hint=f"give the path of a {what} YAML file in it")
     if not p.is_file():
-        raise NotFoundError(f"scenario file {p} does not exist", field="scenario", hint="check the path")
+        raise NotFoundError(f"{what} file {p} does not exist", field=what, hint="check the path")
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:  # one line, not PyYAML's five-line dump (new user 14, N24)
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = " ".join(str(getattr(exc, "problem", None) or "it cannot be parsed").split())
-        raise ValidationError(f"{p.name} is not valid YAML{where}: {problem}", field="scenario",
+        raise ValidationError(f"{p.name} is not valid YAML{where}: {problem}", field=what,
                               hint="check indentation and quoting") from None
-    return parse_scenario(doc)

@@ -49,6 +49,7 @@ from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result,
 from ..scheduling.snapshot import IdleAction, UsageHistory
 from ..telemetry.validity import SampleValidator
 from .progress import ProgressModel
+from .teams import TEAM_COLUMNS, team_figures
 
 __all__ = ["Activity", "SimJob", "SimResult", "Simulator", "simulate"]
 
@@ -205,12 +206,14 @@ class SimResult:
         timeseries: one row per cycle: time (s), pending, running, GPUs allocated, utilisation (%).
         summary: averages and totals (see :meth:`Simulator.run`).
         cycles: number of ``run_cycle`` calls.
+        teams: one row per team: jobs, waits, GPU-hours held (:func:`~.teams.team_figures`).
     """
 
     jobs: pd.DataFrame
     timeseries: pd.DataFrame
     summary: dict[str, Any]
     cycles: int
+    teams: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TEAM_COLUMNS)))
 
     def to_csv(self, directory: str) -> list[str]:
         """Write ``jobs.csv``, ``timeseries.csv`` and ``summary.csv`` into ``directory``; return the paths."""
@@ -732,7 +735,8 @@ class Simulator:
             "rejected": int((jobs["outcome"] == "rejected").sum()),
             "horizon_s": self.horizon_s,
         }
-        return SimResult(jobs=jobs, timeseries=ts, summary=summary, cycles=cycles)
+        return SimResult(jobs=jobs, timeseries=ts, summary=summary, cycles=cycles,
+                         teams=team_figures(jobs, self._intervals, start=self.start, end_s=end_t))
 
 
 def _accuracy(jobs: pd.DataFrame) -> dict[str, Any]:

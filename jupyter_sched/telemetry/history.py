@@ -25,7 +25,7 @@ from ..model import to_iso
 from ..model.samples import VALIDITY_RULES, Validity
 from ..model.units import parse_utc
 
-__all__ = ["GapSpan", "HistoryPoint", "history_from_rollups", "history_to_dict"]
+__all__ = ["GapSpan", "HistoryPoint", "drawn_range", "history_from_rollups", "history_to_dict"]
 
 DeviceKey = tuple[str, int | None]
 MAX_MINUTES = 7 * 24 * 60
@@ -73,6 +73,20 @@ def _bucket(value: Any, step_s: int) -> datetime:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
+def drawn_range(since: datetime, until: datetime, step_s: int = 60) -> tuple[datetime, datetime]:
+    """``(first step's start, last step's end)`` of the points a history of ``[since, until)`` draws
+    at ``step_s``: steps aligned to the epoch, the current incomplete one included, cut to the newest
+    :data:`MAX_MINUTES` steps (what is read for it need go no further back: verify27 V7)."""
+    step = timedelta(seconds=step_s)
+    start = _bucket(since, step_s)
+    end = _bucket(until, step_s)
+    if end < until:
+        end += step  # the current, incomplete bucket is drawn too
+    if (end - start) > step * MAX_MINUTES:
+        start = end - step * MAX_MINUTES
+    return start, end
+
+
 def _gap_of(row: Mapping[str, Any]) -> tuple[str, str]:
     """``(validity, note)`` of a minute without valid samples."""
     rules = [r for r in str(row.get("rules") or "").split(",") if r]
@@ -107,12 +121,7 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
         TimestampError: a row's ``minute`` that is not aware ISO 8601.
     """
     step = timedelta(seconds=step_s)
-    start = _bucket(since, step_s)
-    end = _bucket(until, step_s)
-    if end < until:
-        end += step  # the current, incomplete bucket is drawn too
-    if (end - start) > step * MAX_MINUTES:
-        start = end - step * MAX_MINUTES
+    start, end = drawn_range(since, until, step_s)
     wanted = set(devices)
     best: dict[tuple[DeviceKey, datetime], Mapping[str, Any]] = {}
     for row in rows:

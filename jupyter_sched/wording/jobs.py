@@ -344,8 +344,12 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
             return f"{head}: {detail}"
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         # its projected end (the end its waiters are given: new user 22, N10) and its planned preemption, as
-        # the queue's line says them (new user 21, N5): `status JOB` too
-        detail = " · ".join(part for part in (detail, projected_text(job, now), planned_text(job, now)) if part)
+        # the queue's line says them (new user 21, N5): `status JOB` too; a job's end at the latest, its time
+        # limit's, before a projection exists and beside one, as `queue` and `jobs` say it (newuser27 n9); where
+        # the answer says its limit (a server's always does: null for none)
+        ends = ends_by(job, now) if now is not None and job.get("kind") != "lease" and "time_limit_s" in job else ""
+        tail_parts = (ends,) if ends else (projected_text(job, now), planned_text(job, now))
+        detail = " · ".join(part for part in (detail, *tail_parts) if part)
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     if log_shown and message.startswith("last lines: "):

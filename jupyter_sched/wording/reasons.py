@@ -532,6 +532,34 @@ def _now(said: str) -> str:
     return said if said.startswith("; ") else ""
 
 
+def _ends_clause(named: Sequence[str], details: Mapping[str, Any]) -> str:
+    """``j-1 ends``, ``j-1 and j-2 end``; where they end at the same projected second and fewer free the
+    GPUs it needs (``details.eta_needs_of``, newuser26 n5): ``the first of hist-114, hist-113 and
+    hist-112 ends (they are projected to end at the same time)``, ``2 of … end (…)``."""
+    needs = details.get("eta_needs_of")
+    if len(named) < 2 or not isinstance(needs, int) or isinstance(needs, bool) or not 0 < needs < len(named):
+        return f"{_ids(named)} {'ends' if len(named) == 1 else 'end'}"
+    same = "they are projected to end at the same time"
+    if needs == 1:
+        return f"the first of {_ids(named)} ends ({same})"
+    return f"{needs} of {_ids(named)} end ({same})"
+
+
+def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
+    """`` (queued behind it, it fits the GPUs that free first and ends before this job's reservation, so
+    it runs first: backfill)`` when the ETA waits on a job queued behind it that the plan starts first
+    (``details.eta_waits_on_backfilled``; newuser27 n12: a #1 job's ETA named the #2 job with no word why);
+    ``j-2 is queued behind it …`` where it waits on others too."""
+    behind = details.get("eta_waits_on_backfilled")
+    if not isinstance(behind, Sequence) or isinstance(behind, str) or not behind:
+        return ""
+    one = len(behind) == 1
+    who = "queued behind it, it" if one and len(waits) == 1 else \
+        f"{_ids([str(b) for b in behind])} {'is' if one else 'are'} queued behind it but"
+    return (f" ({who} {'fits' if one else 'fit'} the GPUs that free first and {'ends' if one else 'end'} before "
+            f"this job's reservation, so {'it runs' if one else 'they run'} first: backfill)")
+
+
 def _queued(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
     """`` (queued ahead of it, holding no GPU yet)`` when what it waits for has not started
     (``details.eta_waits_on_queued``): a lease queued ahead is not "released" from the GPUs now
@@ -719,7 +747,7 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             some = "" if one else _some_of(details.get("eta_must_release"), len(waits))
             text += f", when {some}{_leases_of(details, waits)} {_ids(waits)} {'is' if one else 'are'} released"
         else:
-            text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
+            text += f", when {_ends_clause(named, details)}{_backfill_words(details, waits)}"
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
         text += _progress_words(details, waits, now)
         lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)

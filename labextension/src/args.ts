@@ -96,3 +96,19 @@ export function quoteArg(arg: string): string {
   }
   return `'${arg.replace(/'/g, `'"'"'`)}'`;
 }
+
+/**
+ * The words of `text` a shell would have expanded and this form does not (newuser27 n11: `--path ~/x $HOME`
+ * reached the script as `'~/x', '$HOME'`, where the CLI's shell gives `/root/x /root`): those starting
+ * with `~` and those holding `$NAME` or `${NAME}` — as Kubernetes `args` and Docker's exec form, the
+ * form passes words as typed. [] when none, or when the text does not split.
+ */
+export function unexpandedWords(text: string): string[] {
+  let words: string[];
+  try {
+    words = splitArgs(text);
+  } catch {
+    return [];
+  }
+  return words.filter(w => w.startsWith('~') || /\$(\{[A-Za-z_]|[A-Za-z_])/.test(w));
+}

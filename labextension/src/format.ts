@@ -751,11 +751,14 @@ export function inCluster(job: { state: string; reason?: PendingReason | null })
 /**
  * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · <what unblocks it, as a clause>`.
  * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
+ * `me`: the reader (GET me's user): a hold they put on their own job reads `held by you at 22:14 UTC ·
+ * ETA unknown: held · release it: jupyter-sched release j-…` — the command once (newuser27 n2).
  */
 export function queueLine(
   job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
   now: Date = new Date(),
-  trans: TranslationBundle = NULL_TRANS
+  trans: TranslationBundle = NULL_TRANS,
+  me: string | null = null
 ): string {
   if (inCluster(job)) {
     const why = reasonSentence(job.reason, trans);
@@ -773,7 +776,11 @@ export function queueLine(
     parts.push(`#${position}`);
   }
   // a part of a " · " line, not a sentence: no period before the separator (new user 5: "0 free. · ETA")
-  const why = clocksAsOf(reasonSentence(job.reason, trans), now).replace(/\.$/, '');
+  let why = clocksAsOf(reasonSentence(job.reason, trans), now).replace(/\.$/, '');
+  const holder = job.reason?.code === 'Held' ? job.reason.details?.by : undefined;
+  if (me && holder === me && why.startsWith(`held by ${me} `)) {
+    why = trans.__('held by you %1', why.slice(`held by ${me} `.length));
+  }
   if (why) {
     parts.push(why);
   }

@@ -1333,7 +1333,7 @@ export interface components {
             };
             /** @description absent when telemetry is off */
             telemetry?: components["schemas"]["InventoryTelemetry"] | null;
-            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("2 GPUs held off the inventory by 1 piece of work (4 GPUs allocated in all, 2 in the inventory) — …": each job, its owner and GPUs, the fix) */
+            /** @description admins: the inventory source's failed re-read in force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); work holding GPUs the inventory no longer lists ("2 GPUs held off the inventory by 1 piece of work (4 GPUs allocated in all, 2 in the inventory) — …": each job, its owner and GPUs, the fix); GPU models with no price in force while gpu_prices are set ("GPU model 'H100-80GB' (4 GPUs) has no price per GPU-hour in force: …") */
             warnings?: string[];
         } & {
             [key: string]: unknown;
@@ -3153,6 +3153,10 @@ export interface components {
             held_after_reclaim_gpu_seconds?: number | null;
             /** @description held_after_reclaim_gpu_seconds in GPU-hours */
             held_after_reclaim_gpu_hours?: number | null;
+            /** @description present when cost is null because some of the usage had no price in force: those GPU-hours (every model the warnings name) */
+            unpriced_gpu_hours?: number | null;
+            /** @description present with unpriced_gpu_hours: the cost of the rest of the row's usage, in cost_unit — a lower bound of its cost (the panel says "≥ priced_cost; N GPU-hours unpriced") */
+            priced_cost?: number | null;
         } & {
             [key: string]: unknown;
         };

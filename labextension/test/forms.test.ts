@@ -479,8 +479,8 @@ describe('Admin section', () => {
 
   it('pure helpers', () => {
     expect(aggregateUsage([{ user: 'a', gpu_seconds: 3600, jobs: 1 }, { user: 'a', gpu_hours: 1, jobs: 1, utilized_gpu_seconds: 1800 }, { gpu_hours: 0.5, jobs: 1 }], 'user')).toEqual([
-      { key: 'a', gpuHours: 2, utilizedGpuHours: 0.5, cost: null },
-      { key: '(none)', gpuHours: 0.5, utilizedGpuHours: null, cost: null }
+      { key: 'a', gpuHours: 2, utilizedGpuHours: 0.5, cost: null, unpricedGpuHours: 0 },
+      { key: '(none)', gpuHours: 0.5, utilizedGpuHours: null, cost: null, unpricedGpuHours: 0 }
     ]);
     expect(aggregateUsage([{ model: 'L4', gpu_hours: 1, jobs: 1 }], 'gpu_model')[0].key).toBe('L4');
     expect(hours(0.00012)).toBe('0.0001');

@@ -10,7 +10,7 @@ describe('hubadmin25 B18: Hold / Release of a pending job in My work', () => {
   it('test_hubadmin25_b18_panel_hold_release: a pending job has Hold, a held one Release (its held reason shown); running and leases have neither', async () => {
     const server = new FakeSchedServer();
     const held = {
-      code: 'Held', message: 'held by alice at 2026-12-01T10:00:09Z (release with: jupyter-sched release j-held)',
+      code: 'Held', message: 'held by alice at 2026-12-01T10:00:09Z',
       details: { by: 'alice', at: '2026-12-01T10:00:09Z', admin: false }, unblock: 'release it: jupyter-sched release j-held', eta: null, eta_reason: 'held'
     };
     server.jobs = [
@@ -29,7 +29,7 @@ describe('hubadmin25 B18: Hold / Release of a pending job in My work', () => {
     release.click();
     await settle();
     expect(runs.map(r => `${r.id} ${(r.args as { id: string }).id}`)).toEqual(['jupyter-sched:hold j-held']);
-    expect(view.node.textContent).toContain('held by alice');
+    expect(view.node.textContent).toContain('held by you'); // alice's own hold, read by alice (newuser27 n2)
     model.dispose();
   });
 

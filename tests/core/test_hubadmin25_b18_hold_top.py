@@ -29,7 +29,7 @@ def test_hubadmin25_b18_a_held_job_pends_held_with_free_gpus_and_starts_once_rel
     (pend,) = result.pending
     reason = pend.reason
     assert reason.code == "Held", reason
-    assert reason.message == "held by ana at 2025-03-30T11:57:00Z (release with: jupyter-sched release first)"
+    assert reason.message == "held by ana at 2025-03-30T11:57:00Z"  # the command once, in unblock (newuser27 n2)
     assert {k: reason.details[k] for k in ("by", "at", "admin")} == {"by": "ana", "at": "2025-03-30T11:57:00Z", "admin": False}
     assert reason.eta is None and reason.eta_reason == "held", reason
     assert reason.unblock == "release it: jupyter-sched release first"

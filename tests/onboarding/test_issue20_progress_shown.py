@@ -74,7 +74,7 @@ def test_issue20_progress_shown_nothing_when_there_is_no_report_of_this_run(job:
 def test_issue20_progress_shown_on_the_job_line_of_wait_and_schedule_status() -> None:
     line = job_line(running(), NOW)
     assert line.startswith("job j-1 (train): running on n1") and line.endswith(
-        " · 42 % done, reported 02:10 UTC (3m ago)"), line
+        " · 42 % done, reported 02:10 UTC (3m ago) · ends by 03:50 UTC (in 1h37m), its 2h00m time limit"), line
     assert "done" not in job_line(running(fraction=None), NOW)
 
 

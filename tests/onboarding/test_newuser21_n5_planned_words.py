@@ -30,8 +30,7 @@ def test_newuser21_n5_the_running_line_says_when_and_for_whom() -> None:
             "normal priority of the same team, unless it ends first")
     assert ends_by(_running(), NOW) == want
     assert queue_frame([_running()], NOW)["eta"][0] == want  # %schedule queue / jobs
-    assert job_line(_running(), NOW).endswith(" · to be preempted at ~02:11 UTC for norm2 (j-n2), normal priority "
-                                              "of the same team, unless it ends first")  # status JOB
+    assert job_line(_running(), NOW).endswith(f" · {want}")  # status JOB, as queue says it (newuser27 n9)
     frame = wait_progress(_running(), NOW)  # wait: the bar's label stays short, a notebook or a log says the plan
     assert frame.label == "running on vm · 53s of 10m limit"
     assert frame.long_label == (f"{frame.label} · to be preempted at ~02:11 UTC for norm2 (j-n2), normal priority of "

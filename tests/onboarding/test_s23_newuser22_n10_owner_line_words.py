@@ -55,7 +55,7 @@ def test_s23_newuser22_n10_gpu_status_says_it_on_the_owners_work() -> None:
 
 def test_s23_newuser22_n10_status_job_and_the_status_summary_say_it() -> None:
     # `jupyter-sched status JOB` / `%schedule status JOB`
-    assert job_line(_stuck(), NOW) == f"job j-stuck (stuck): running on vm: GPU-0 · {PROGRESS}"
+    assert job_line(_stuck(), NOW) == f"job j-stuck (stuck): running on vm: GPU-0 · {PROGRESS} · {LIMIT}"  # newuser27 n9
     progress = {"fraction": 0.4, "at": "2026-12-05T05:08:30Z", "run_started_at": "2026-12-05T05:08:00Z", "ran_s": 30}
     lines = status_lines("http://x/", {"version": "1"}, {"user": "ana"}, {"gpus": []},
                          running=[_stuck(progress=progress)], now=NOW)  # `jupyter-sched status`

@@ -52,9 +52,9 @@ def test_s22_newuser22_n13_force_overwrites_and_other_files_stay(tmp_path: Path,
     assert code == 0, err
     assert (folder / "jobs.csv").read_text().startswith("job_id,name,"), (folder / "jobs.csv").read_text()[:80]
     assert (folder / "notes.txt").read_text() == "keep\n"
-    assert f"wrote {folder}/jobs.csv, timeseries.csv, summary.csv, queue.html, utilization.html" in out, out
+    assert f"wrote {folder}/jobs.csv, timeseries.csv, summary.csv, teams.csv, queue.html, utilization.html" in out, out
     code, _, err = _simulate(str(scenario), "--out", str(folder))  # its own earlier output too: --force again
-    assert code == 1 and "already has jobs.csv, timeseries.csv, summary.csv, queue.html and utilization.html" in err
+    assert code == 1 and "already has jobs.csv, timeseries.csv, summary.csv, teams.csv, queue.html and utilization.html" in err
 
 
 def test_s22_newuser22_n13_a_link_of_an_output_name_is_not_written_through(tmp_path: Path, scenario: Path) -> None:

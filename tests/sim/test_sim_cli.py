@@ -72,7 +72,7 @@ def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
     assert re.fullmatch(r"\d+ jobs: \d+ finished · mean JCT \S+ · mean wait \S+ · makespan \S+", lines[0]), out
     assert lines[1].startswith("ETAs at submit: ") and lines[2].startswith("preemptions "), out
     assert "(every figure: summary.csv)" in lines[3] and "avg_jct_s" not in out and "None" not in out, out
-    for name in ("jobs.csv", "timeseries.csv", "summary.csv", "queue.html", "utilization.html"):
+    for name in ("jobs.csv", "timeseries.csv", "summary.csv", "teams.csv", "queue.html", "utilization.html"):
         assert (tmp_path / "out" / name).is_file()
     code, out, err = run("simulate", str(path))  # without --out: the figures are printed, readably
     assert code == 0, err

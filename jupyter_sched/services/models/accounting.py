@@ -132,6 +132,12 @@ class UsageReportRow(UsageRow):
         "kernel held it; this is that part, included in allocated_gpu_seconds and cost"))
     held_after_reclaim_gpu_hours: float | None = Field(default=None, description=(
         "held_after_reclaim_gpu_seconds in GPU-hours"))
+    unpriced_gpu_hours: float | None = Field(default=None, description=(
+        "present when cost is null because some of the usage had no price in force: those GPU-hours (every "
+        "model the warnings name)"))
+    priced_cost: float | None = Field(default=None, description=(
+        "present with unpriced_gpu_hours: the cost of the rest of the row's usage, in cost_unit — a lower bound "
+        "of its cost (the panel says \"≥ priced_cost; N GPU-hours unpriced\")"))
 
 
 class _Rows(RootModel[Any]):

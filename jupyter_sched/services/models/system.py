@@ -130,7 +130,8 @@ class GetInventoryResponse(CodecView):
                                 "force (setting, field, fix; the last good inventory, read at HH:MM UTC, is kept); "
                                 "work holding GPUs the inventory no longer lists (\"2 GPUs held off the inventory by 1 "
                                 "piece of work (4 GPUs allocated in all, 2 in the inventory) — …\": each job, its owner "
-                                "and GPUs, the fix)")
+                                "and GPUs, the fix); GPU models with no price in force while gpu_prices are set "
+                                "(\"GPU model 'H100-80GB' (4 GPUs) has no price per GPU-hour in force: …\")")
 
 
 class ConfigEvents(CodecView):

@@ -21,12 +21,17 @@ import { ModelView } from './base';
 /** Dimensions a usage report can be grouped by. */
 export type UsageDimension = 'user' | 'team' | 'gpu_model';
 
-/** One aggregated usage line: GPU-hours allocated and used, cost. */
+/**
+ * One aggregated usage line: GPU-hours allocated and used, cost. `unpricedGpuHours` > 0: some of the usage had
+ * no price in force (a GPU model `gpu_prices` does not price; hubadmin26 B21), and `cost` is what the rest
+ * cost — a lower bound, said "≥ X; N GPU-hours unpriced" ({@link costText}).
+ */
 export interface IUsageTotal {
   key: string;
   gpuHours: number;
   utilizedGpuHours: number | null;
   cost: number | null;
+  unpricedGpuHours: number;
 }
 
 function hoursOf(row: Record<string, unknown>, ...keys: string[]): number | null {
@@ -50,8 +55,10 @@ export function aggregateUsage(rows: readonly (UsageRow | UsageReportRow)[], by:
     const key = typeof raw === 'string' && raw ? raw : '(none)';
     const hours = hoursOf(row, 'gpu_hours', 'allocated_gpu_hours', 'gpu_seconds', 'allocated_gpu_seconds') ?? 0;
     const used = hoursOf(row, 'utilized_gpu_hours', 'utilized_gpu_seconds');
-    const cost = typeof row.cost === 'number' ? row.cost : null;
-    const total = totals.get(key) ?? { key, gpuHours: 0, utilizedGpuHours: null, cost: null };
+    // a row partly unpriced has cost null, the priced part as priced_cost and the rest as unpriced_gpu_hours
+    const unpriced = typeof row.unpriced_gpu_hours === 'number' && row.unpriced_gpu_hours > 0 ? row.unpriced_gpu_hours : 0;
+    const cost = typeof row.cost === 'number' ? row.cost : unpriced && typeof row.priced_cost === 'number' ? row.priced_cost : unpriced ? 0 : null;
+    const total = totals.get(key) ?? { key, gpuHours: 0, utilizedGpuHours: null, cost: null, unpricedGpuHours: 0 };
     total.gpuHours += hours;
     if (used !== null) {
       total.utilizedGpuHours = (total.utilizedGpuHours ?? 0) + used;
@@ -59,6 +66,7 @@ export function aggregateUsage(rows: readonly (UsageRow | UsageReportRow)[], by:
     if (cost !== null) {
       total.cost = (total.cost ?? 0) + cost;
     }
+    total.unpricedGpuHours += unpriced;
     totals.set(key, total);
   }
   return [...totals.values()].sort((a, b) => b.gpuHours - a.gpuHours);
@@ -79,8 +87,23 @@ export function usagePeriodLine(asOf: Date, now: Date, trans: TranslationBundle,
 
 /** The currency of the rows' costs (`cost_unit`, hubadmin22 H10), several joined; null when no row has one. */
 export function costUnitOf(rows: readonly Record<string, unknown>[]): string | null {
-  const units = [...new Set(rows.filter(r => typeof r.cost === 'number' && typeof r.cost_unit === 'string' && r.cost_unit).map(r => r.cost_unit as string))];
+  const priced = (r: Record<string, unknown>) => typeof r.cost === 'number' || typeof r.priced_cost === 'number';
+  const units = [...new Set(rows.filter(r => priced(r) && typeof r.cost_unit === 'string' && r.cost_unit).map(r => r.cost_unit as string))];
   return units.length ? units.sort().join(', ') : null;
+}
+
+/**
+ * A total's cost cell: `12.5`; `≥ 12.5; 3.25 GPU-hours unpriced` when some of its usage had no price in force
+ * (the sum is partial: hubadmin26 B21); `–` when none is known.
+ */
+export function costText(total: IUsageTotal, trans: TranslationBundle): string {
+  if (total.cost === null) {
+    return '–';
+  }
+  if (total.unpricedGpuHours > 0) {
+    return trans._n('≥ %2; %3 GPU-hour unpriced', '≥ %2; %3 GPU-hours unpriced', total.unpricedGpuHours === 1 ? 1 : 2, formatNumber(total.cost, 2), hours(total.unpricedGpuHours));
+  }
+  return formatNumber(total.cost, 2);
 }
 
 /** A card's props: `round` grows on each panel Refresh and each showing of the section, and the card re-reads its answers then. */
@@ -703,7 +726,11 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
                   <td>{t.key}</td>
                   <td>{hours(t.gpuHours)}</td>
                   {hasUsed ? <td>{t.utilizedGpuHours === null ? '–' : hours(t.utilizedGpuHours)}</td> : null}
-                  {hasCost ? <td>{t.cost === null ? '–' : formatNumber(t.cost, 2)}</td> : null}
+                  {hasCost ? (
+                    <td title={t.unpricedGpuHours > 0 ? trans.__('Partial: some of this usage had no price per GPU-hour in force (c.HubSchedApp.gpu_prices); its cost is at least this') : undefined}>
+                      {costText(t, trans)}
+                    </td>
+                  ) : null}
                   <td className="jp-sched-share">
                     <div className="jp-sched-chart-bar" style={{ width: `${Math.max(1, (t.gpuHours / max) * 100)}%` }} aria-hidden="true" />
                   </td>

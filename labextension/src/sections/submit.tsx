@@ -9,7 +9,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { ArgumentSyntaxError, splitArgs } from '../args';
+import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
 import { formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText } from '../format';
 import { parseParameterWords } from '../parameters';
@@ -307,6 +307,21 @@ const FORM_LABELS: Record<string, string> = {
   queue: 'Team'
 };
 
+/**
+ * The Arguments field's help (newuser27 n11): words are split like a shell's but not expanded — as
+ * Kubernetes `args` and Docker's exec form pass them — and, where the text holds `~…` or `$NAME` words,
+ * which ones reach the program as typed.
+ */
+export function argumentsHelp(text: string, trans: TranslationBundle): string {
+  const rule = trans.__('Split like a shell (quotes group words) but not expanded: ~ and $VAR reach the program as typed.');
+  const words = unexpandedWords(text);
+  if (!words.length) {
+    return rule;
+  }
+  const shown = words.slice(0, 3).map(w => `'${w}'`).join(', ') + (words.length > 3 ? ', …' : '');
+  return trans._n('%2 reaches it as typed: give the full path or value.', '%2 reach it as typed: give full paths or values.', words.length, shown) + ' ' + rule;
+}
+
 /** What to do about a bad path, in this form's terms (the API's hint offers `source`, which the form cannot send). */
 const PATH_HINT = 'give the path of a file the server can read (right-click it in the file browser → Run on GPUs)';
 
@@ -520,7 +535,8 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         : field(
             id('args'),
             trans.__('Arguments'),
-            <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder={'--epochs 3 --title "my run"'} value={values.args} onChange={set('args')} />
+            <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder={'--epochs 3 --title "my run"'} value={values.args} onChange={set('args')} aria-describedby={id('args-help')} />,
+            argumentsHelp(values.args, trans)
           )}
       <div className="jp-sched-row">
         {field(
