@@ -4,7 +4,7 @@ The golden file (``cycle_golden.json``) holds, per seeded world of :mod:`cycle_g
 digests of everything ``run_cycle`` returned — admissions (nodes, GPUs, scores, backfill, predicted
 starts, limits), preemptions, pending reasons (words, details, ETAs), rejections, nominations, audit
 records, planned preemptions and projected ends — written by the tree before the session's speed-ups
-(main at 39e19c12). A change meant to decide or say something differently rewrites it
+(main at e5b80158; first written at 39e19c12). A change meant to decide or say something differently rewrites it
 (``PYTHONPATH=$PWD .venv/bin/python tests/core/cycle_golden.py --write``) and says so in its commit.
 """
 
