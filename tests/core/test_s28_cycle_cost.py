@@ -26,8 +26,8 @@ from jupyter_sched.backfill.easy import Ending, find_reservation, walk_ends
 from jupyter_sched.model import GPU_MILLI, Quota, QuotaSet, TeamPolicy
 from jupyter_sched.placement.placer import Placer
 from jupyter_sched.placement.state import ClusterState, Holding
-from jupyter_sched.scheduling import gates, run_cycle
 from jupyter_sched.scheduling import cycle as cycle_module
+from jupyter_sched.scheduling import gates, run_cycle
 
 
 def _identical_cluster(n_nodes: int = 40, n_jobs: int = 160):  # type: ignore[no-untyped-def]
