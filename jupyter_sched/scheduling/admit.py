@@ -19,7 +19,7 @@ from ..model.units import gpus_phrase, said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
-from ..queues.limits import effective_limit
+from ..queues.limits import effective_limit, run_limit
 from ..wording.reasons import ELECTED_NOTE
 from . import ports
 from .context import RESERVE_PREFIX, CycleContext, Visit
@@ -329,7 +329,7 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     spec = job.spec
     job_id = job.id
     limit, source = (spec.time_limit_s, "given") if spec.time_limit_s is not None else \
-        effective_limit(spec, ctx.profile.time_limits)
+        run_limit(spec, ctx.profile.time_limits)  # "0" is stopped at its queue's maximum (verify28)
     prev = job.reason
     now = ctx.now
     predicted: datetime | None = now

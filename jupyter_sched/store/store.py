@@ -44,6 +44,8 @@ import sqlalchemy as sa
 from sqlalchemy import event as sa_event
 from sqlalchemy.pool import StaticPool
 
+from .. import abandoned
+from ..abandoned import CHECK_EVERY_ROWS
 from ..accounting import UsageInterval
 from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
@@ -1007,7 +1009,9 @@ class StoreTx:
 
     def _usage_decoded(self, query: sa.Select[Any]) -> list[tuple[int, UsageInterval]]:
         intervals: list[tuple[int, UsageInterval]] = []
-        for r in self.conn.execute(query).mappings():
+        for n, r in enumerate(self.conn.execute(query).mappings()):
+            if n % CHECK_EVERY_ROWS == 0:  # a bulk read whose client hung up stops here (verify27 V7)
+                abandoned.check()
             decoded = self._usage_decoded_row(r)
             if decoded is not None:
                 intervals.append(decoded)
@@ -1093,7 +1097,9 @@ class StoreTx:
         if gpu_uuid is not None:
             query = query.where(r.c.gpu_uuid == gpu_uuid)
         rows: list[dict[str, Any]] = []
-        for row in self.conn.execute(query.limit(limit)).mappings():
+        for n, row in enumerate(self.conn.execute(query.limit(limit)).mappings()):
+            if n % CHECK_EVERY_ROWS == 0:  # a bulk read whose client hung up stops here (verify27 V7)
+                abandoned.check()
             problem = check_rollup_row(row)
             if problem is not None:  # e.g. 101 % utilization (case 009): left out, named, quarantined
                 self._skip("gpu_rollups", row, "id", problem)
