@@ -9,27 +9,12 @@ says that every verdict reads the cold store (the figure that misses is never dr
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from jupyter_sched.backfill.history import run_key
 from jupyter_sched.model import GPU, Inventory, JobSpec, Node, ResourceRequest
 from jupyter_sched.sim.simulator import SimJob, Simulator
 from tests.trace_data import FIXTURES
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture(scope="module")
-def jct_loaded():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import jct_loaded as module
-        yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def _one_gpu() -> Inventory:
