@@ -154,8 +154,8 @@ class DecisionApplier:
                     used[g] = used.get(g, 0) + alloc.gpu_milli
                 spec = r.job.spec
                 if spec.time_limit_s is None and admit.time_limit_s is not None:
-                    # its queue's default or maximum (case 033): the job is stopped where it was planned to end
-                    spec = replace(spec, time_limit_s=admit.time_limit_s)
+                    # its queue's default or maximum (case 033; "0" too, verify28): the job is stopped where it was planned to end
+                    spec = replace(spec, time_limit_s=admit.time_limit_s, unlimited=False)
                 job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
                                        nominated=None, attempts=r.job.attempts + 1, not_before=None, spec=spec,
                                        message="admitted" + (" (backfill)" if admit.backfill else ""))

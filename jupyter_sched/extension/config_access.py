@@ -261,9 +261,10 @@ class AccessConfig(Configurable):
         (seconds; a rule without ``team`` is every team's, without ``priority`` every class's; the
         most specific applies). A job that gives no time limit gets its queue's ``default_s`` (else
         ``default_time_limit_s``, else ``max_s``) and is stopped there; one asking for more than
-        ``max_s``, or for none (``time_limit 0``), is refused naming the maximum (admins may), and
-        an owner lengthens a pending job's limit up to it (Slurm's partition ``DefaultTime`` and
-        ``MaxTime``). Backfill and ETAs plan with these limits. Default: none.""",
+        ``max_s`` is refused naming the maximum (admins may), one asking for none (``time_limit 0``)
+        is stopped at ``max_s`` once it starts, and an owner lengthens a pending job's limit up to
+        it (Slurm's partition ``DefaultTime`` and ``MaxTime``). Backfill and ETAs plan with these
+        limits. Default: none.""",
     )
 
     @validate("time_limits")

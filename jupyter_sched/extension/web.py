@@ -18,7 +18,6 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import secrets
@@ -43,6 +42,7 @@ from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
+from .hangup import StopsOnHangUp
 from .http_errors import Utf8Arguments, http_error_body
 from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
@@ -105,7 +105,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
+class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -196,8 +196,8 @@ class SchedHandler(JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, A
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
         run, late = self.sched.off_loop, any(arg is _RESOLVED_ON_CALL for arg in args)
-        if self._bulk:  # one user's reads in flight are bounded (red27 R5)
-            run = cast(Any, functools.partial(self.sched.bulk_off_loop, user=self.own_name()))
+        if self._bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
+            run, fn = self.bulk_run(fn)
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))

@@ -15,8 +15,10 @@ default nor the maximum replaces it. A limit of zero is never "ends at once".
 Rules are looked up by team (the queue) and priority class, the most specific first. An admin sets
 them as ``c.SchedApp.time_limits`` (:func:`time_limit_rules` reads that list). A limit given above
 the queue's maximum is refused at submit (:func:`over_max`; admins may), as Slurm refuses a job over
-its partition's ``MaxTime``; ``time_limit: 0`` stays *unlimited* there too (case 033: accepted with
-its note, never backfilled).
+its partition's ``MaxTime``; ``time_limit: 0`` is accepted there too (case 033: with its note, planned as
+unlimited, never backfilled) but the job is stopped at the queue's maximum once it starts (:func:`run_limit`):
+"no limit" never reaches past what the admin allows (verify28/red28/newuser28: ``--time-limit 0`` ran forever
+in a queue whose maximum refused ``--time-limit 2h``). An admin who wants more gives the longer limit itself.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..model import JobKind, JobSpec
 from ..model.units import format_duration
 from ..model.validation import parse_priority
 
-__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "time_limit_rules"]
+__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "run_limit", "time_limit_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,17 @@ def effective_limit(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[floa
     return None, "none given"
 
 
+def run_limit(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[float | None, str]:
+    """The limit a job is stopped at once it starts, and where it comes from: :func:`effective_limit`, except that
+    ``time_limit: 0`` (unlimited) is stopped at its queue's maximum where one applies — ``(max_s, "queue max;
+    unlimited asked")``. Planning keeps reading it as unlimited until it starts (case 033)."""
+    if spec.kind is not JobKind.LEASE and spec.time_limit_s is None and spec.unlimited:
+        maximum = _rule(spec, rules, "max_s")
+        if maximum is not None:
+            return maximum, "queue max; unlimited asked"
+    return effective_limit(spec, rules)
+
+
 _RULE_KEYS = tuple(f.name for f in fields(TimeLimitRule))
 _RULES_HINT = ('e.g. [{"team": "cv", "default_s": 14400, "max_s": 86400}, {"priority": "low", "max_s": 604800}]: '
                "seconds; team and priority may be left out (every team / class)")
@@ -171,13 +184,12 @@ def time_limit_rules(raw: Any, where: str = "time_limits") -> tuple[TimeLimitRul
     return tuple(rules)
 
 
-def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule], *, unlimited_counts: bool = False
-             ) -> tuple[str, float, str] | None:
+def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[str, float, str] | None:
     """Why the limit ``spec`` gives is above its queue's maximum: ``(what was asked, the maximum in seconds, whose
     maximum it is)``, e.g. ``("time limit 2h00m", 3600.0, "team cv's queue for class low")``; None when within
-    it, or when it gives none (planned with the queue's default or maximum). ``time_limit: 0`` (unlimited) is
-    within it at submit, as case 033 says; ``unlimited_counts`` makes it above any maximum (a pending job's
-    limit changed to none: what its owner may not do where a maximum exists). A lease has none to check.
+    it, or when it gives none (planned with the queue's default or maximum) or ``time_limit: 0`` (unlimited:
+    accepted as case 033 says, and stopped at the maximum once it starts: :func:`run_limit`). A lease has none
+    to check.
 
     The asked limit is said to the second when whole minutes would read as the maximum itself (verify28 V2:
     "time limit 1h00m is above the maximum (1h00m)" for 3,601 s)."""
@@ -185,11 +197,7 @@ def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule], *, unlimited_counts:
     if rule is None or rule.max_s is None:
         return None
     whose = f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule.priority else "")
-    if spec.time_limit_s is None:
-        if spec.unlimited and unlimited_counts:
-            return "no time limit", rule.max_s, whose
-        return None
-    if spec.time_limit_s <= rule.max_s:
+    if spec.time_limit_s is None or spec.time_limit_s <= rule.max_s:
         return None
     asked = format_duration(spec.time_limit_s)
     if asked == format_duration(rule.max_s):

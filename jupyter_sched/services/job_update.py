@@ -195,7 +195,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 "planned on its limit", field=name,
                 hint=f"shorten it, or ask an admin: jupyter-sched update {job.id} --time-limit {value}",
                 details={"time_limit_s": before, "asked_s": after}))
-        over = over_max(replace(job.spec, time_limit_s=after, unlimited=after is None), rules, unlimited_counts=True)
+        over = over_max(replace(job.spec, time_limit_s=after, unlimited=after is None), rules)
         if over is not None:
             fail(time_limit_refusal(job.spec, over, field=name, hint=(
                 f"give at most {format_duration(over[1])} (jupyter-sched update {job.id} --time-limit "

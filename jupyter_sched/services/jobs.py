@@ -30,9 +30,9 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
-from ..model.units import dated_from, parse_utc, parse_window
+from ..model.units import dated_from, format_duration, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
-from ..queues.limits import effective_limit, queue_max
+from ..queues.limits import effective_limit, queue_max, run_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
@@ -411,8 +411,13 @@ class JobsService:
                                 "given a port; a training job opens whatever ports its program opens")
             # no limit, given as 0 or left out with no queue default: said the same way (new user 20, N23);
             # a service left without one runs until stopped, as meant
-            source = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[1]  # None: defaults
+            rules = getattr(self.ctx.engine.profile, "time_limits", ())
+            source = effective_limit(spec, rules)[1]  # None: defaults
             note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
+            stop_s, stop_source = run_limit(spec, rules)
+            if note and stop_s is not None and stop_source.endswith("unlimited asked"):  # verify28: not past the max
+                note += (f"; team {spec.team}'s queue stops it at its maximum ({format_duration(stop_s)}) once it "
+                         "starts")
             warnings.extend([note] if note else [])
             warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
             warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,

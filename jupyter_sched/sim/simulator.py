@@ -443,6 +443,22 @@ class Simulator:
                 tr.outcome = "running"
         return self._result(tracks, series, cycles, end_t, gpu_s_alloc)
 
+    def learn_earlier(self, runs: Iterable[SimJob]) -> int:
+        """Seed the learner with ``runs`` finished before the replay (a store with history): each learnt as
+        a run of ``runtime_s`` seconds under its ``time_limit_s``, in submit order, as the engine feeds its
+        store's finished runs. They are not replayed, hold no GPUs, charge no usage and are never scored.
+        Call before :meth:`run`. Returns the runs learnt (0 when the simulator learns no runtimes; a run
+        without a positive finite ``runtime_s`` is skipped, as :meth:`RuntimeHistory.learn` skips it)."""
+        if self.history is None:
+            return 0
+        learnt = 0
+        for run in sorted(runs, key=lambda r: r.submit_s):
+            if run.runtime_s is None or not run.runtime_s > 0 or not math.isfinite(run.runtime_s):
+                continue
+            self.history.learn(self._spec(run), run.runtime_s, run.time_limit_s)
+            learnt += 1
+        return learnt
+
     # ------------------------------------------------------------------ helpers
     def _spec(self, sim: SimJob) -> JobSpec:
         return JobSpec(name=sim.name, user=sim.user, team=sim.team, kind=sim.kind, priority=sim.priority,

@@ -11,6 +11,8 @@ Each through the service on a real SQLite store, refusals audited and nothing wr
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -62,7 +64,6 @@ def test_verify28_v3_a_job_that_gave_no_limit_is_not_lengthened_past_its_queues_
         assert err.field == "time_limit"
         assert err.message == "time limit 41d16h is above the maximum of team vision's queue (1h00m)", err.message
         assert f"jupyter-sched update {job_id} --time-limit 1h00m" in (err.hint or "")
-        _refused(services, "mal", job_id, {"time_limit": 0})  # none at all: above any maximum
         # within the maximum but longer than the default it was planned on: taken, and its promise dropped
         record = services.store.get_job(job_id)
         promised = PendingReason(code="WaitingForCapacity", message="waiting", details={
@@ -113,3 +114,36 @@ def test_verify28_v2_a_limit_seconds_over_the_maximum_is_said_to_the_second_in_o
         assert err.details["max_s"] == 7200
     finally:
         services.store.close()
+
+
+def test_verify28_time_limit_zero_is_stopped_at_the_queues_maximum_once_it_starts(tmp_path: Path) -> None:
+    """newuser28 N2 / red28 R1: ``--time-limit 0`` ran with no limit in a queue whose maximum refused 2 h. Case 033
+    keeps it accepted with its note and planned as unlimited (never backfilled); it is stopped at the maximum."""
+    services = _services(tmp_path)
+    try:
+        request = SubmitJobRequest.model_validate({"gpus": 1, "command": ["true"], "time_limit": 0})
+        answer = services.jobs.submit(services.caller("mal", admin=False), request)
+        assert any(w.startswith("time limit 0 = unlimited; this job can only start when nothing is reserved; team "
+                                "vision's queue stops it at its maximum (1h00m) once it starts") for w in
+                   answer.warnings or ()), answer.warnings
+        pending = services.store.get_job(answer.id).job
+        assert pending.spec.unlimited and pending.spec.time_limit_s is None  # planned as unlimited (case 033)
+        services.engine.tick()
+        started = services.store.get_job(answer.id).job
+        assert started.admitted_at is not None, started.state
+        assert started.spec.time_limit_s == 3600 and not started.spec.unlimited  # its executor stops it there
+        # a pending job's owner may ask for none too: the same, and its promise is made anew
+        other = _submit(services, "eve", {"gpus": 2, "command": ["true"], "time_limit": "1h"})
+        _patch(services, "eve", other, {"time_limit": 0})
+        assert services.store.get_job(other).job.spec.unlimited
+        _ended(services)
+    finally:
+        asyncio.run(services.stop())
+
+
+def _ended(services: Any) -> None:
+    """Every job of the test ended (each runs ``true``): the engine ticked until none is live (bounded)."""
+    deadline = time.monotonic() + 30
+    while any(not r.job.state.terminal for r in services.store.list_jobs()) and time.monotonic() < deadline:
+        services.engine.tick()
+        time.sleep(0.05)

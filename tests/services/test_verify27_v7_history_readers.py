@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.per_request_bench import OldReaders  # the rule as it was: the reference answer
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.executors.local import LocalExecutor
@@ -64,47 +65,6 @@ def _usage(tx: StoreTx, rows: Iterable[tuple[str, str, datetime, datetime | None
     tx.conn.execute(schema.usage.insert(), values)
 
 
-class _OldReaders:
-    """The rule as it was (every holding compared at every question): the reference answer."""
-
-    def __init__(self, user: str, holdings: dict[str, list[Holding]]) -> None:
-        self.user, self.holdings = user, holdings
-
-    def hides(self, names: Iterable[str | None], start: datetime | None = None, end: datetime | None = None) -> bool:
-        spans = [h for n in dict.fromkeys(names) if n for h in self.holdings.get(n, ())]
-        own = [(s, e) for u, s, e in spans if u == self.user]
-        for user, s, e in spans:
-            if user == self.user:
-                continue
-            if start is None:
-                if e is None and not any(oe is None for _, oe in own):
-                    return True
-            elif end is None or end <= start:
-                if _inside(start, s, e) and not any(_inside(start, os, oe) for os, oe in own):
-                    return True
-            else:
-                lo = start if s is None else max(start, s)
-                hi = end if e is None else min(end, e)
-                if lo < hi and _uncovered(lo, hi, own):
-                    return True
-        return False
-
-
-def _inside(at: datetime, start: datetime | None, end: datetime | None) -> bool:
-    return (start is None or start <= at) and (end is None or at < end)
-
-
-def _uncovered(lo: datetime, hi: datetime, own: list[tuple[datetime | None, datetime | None]]) -> bool:
-    cursor = lo
-    for s, e in sorted(own, key=lambda span: (span[0] is not None, span[0] or lo)):
-        if s is not None and s > cursor:
-            return True
-        cursor = hi if e is None else max(cursor, e)
-        if cursor >= hi:
-            return False
-    return cursor < hi
-
-
 def _seed_month(svc: Services) -> None:
     """mal: 6,000 rows on GPU 0 over the month in chains of 20 overlapping rows (300 spans), some
     open; eve: 60 rows of 5 min on GPU 0 (some inside mal's chains); bo: 3,000 rows on GPU 1."""
@@ -135,7 +95,7 @@ def test_verify27_v7_gpu_history_reads_merged_spans_not_rows(services: Services,
     request = GetTelemetryHistoryRequest(gpu=gpu0, since=MONTH.isoformat())
     # the reference: the old readers over the rows of the drawn week, asked at every step
     rows = services.store.usage_rows(since=NOW - timedelta(days=8), until=NOW + timedelta(seconds=1))
-    old = _OldReaders("mal", {gpu0: [(r.user, r.started_at, r.ended_at) for r in rows if r.gpu_uuid == gpu0]})
+    old = OldReaders("mal", {gpu0: [(r.user, r.started_at, r.ended_at) for r in rows if r.gpu_uuid == gpu0]})
 
     def no_rows(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("telemetry/history read the usage rows in Python")
@@ -232,7 +192,7 @@ def test_verify27_v7_the_readers_rule_is_unchanged() -> None:
             start = None if rng.random() < 0.05 else at()
             end = None if rng.random() < 0.15 else (start or t0) + timedelta(minutes=rng.choice([-3, 0, 1, 4, 30]))
             holdings.setdefault(rng.choice(["GPU-a", "MIG-a1"]), []).append((rng.choice(["ann", "cat", "bo"]), start, end))
-        new, old = GpuReaders("cat", holdings), _OldReaders("cat", holdings)
+        new, old = GpuReaders("cat", holdings), OldReaders("cat", holdings)
         for _ in range(80):
             names = rng.choice([["GPU-a"], ["GPU-a", "MIG-a1"], ["MIG-a1", None], ["GPU-b"]])
             lo = at()

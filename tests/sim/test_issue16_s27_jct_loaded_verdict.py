@@ -7,23 +7,6 @@ all are met."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture(scope="module")
-def jct_loaded():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import jct_loaded as module
-        yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-
 
 def test_issue16_s27_eta_target_line_reads_both_figures(jct_loaded) -> None:  # type: ignore[no-untyped-def]
     # session 26's final figures: JCT -35.3 % vs FIFO, +6.0 % vs SJF, coverage 100 %, ETA 16.7 % / 10.7 %
