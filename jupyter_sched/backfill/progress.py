@@ -64,16 +64,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..model.horizon import HORIZON_S
+from ..model.progress_stale import STALE_MIN_S, STALE_REPORTS, STALE_S, stale_after_s
 
 __all__ = ["END_MARGIN_S", "END_MARGIN_SHARE", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "STALE_MIN_S",
            "STALE_REPORTS", "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "end_margin_s", "projected_left",
-           "read_progress"]
+           "read_progress", "stale_after_s"]
 
 MIN_FRACTION = 0.01
 """Reports saying less than this share done (1 %) project no end: too little of the run to read a rate from."""
-STALE_S = 1800.0
-"""Reports older than this (seconds; 30 min) project no end: the job may have stopped progressing.
-A job that reports less often than every half hour keeps its ETAs on its limit or learnt runtime."""
 END_MARGIN_S = 5.0
 """The least a job whose end is projected from its progress is given still to run (seconds, bounded by
 its limit), or :data:`END_MARGIN_SHARE` of the span its report projects past itself where that is more:
@@ -90,12 +88,6 @@ MIN_FIT_REPORTS = 3
 MIN_SINGLE_RAN_S = 30.0
 """The run time (seconds) a run's only report must have been made after to be read alone: one report 0.2 s
 into a run drove ETAs as if its start-up were its pace (new user 21, N4). Two reports or more are read."""
-STALE_REPORTS = 3.0
-"""A report older than this many of its run's report intervals (its run time at the report over the reports
-made, ``ran_s / n``) is stale: the job stopped reporting, so it may have stopped progressing (new user 21, N4)."""
-STALE_MIN_S = 120.0
-"""The least age (seconds) at which a report is stale (:data:`STALE_REPORTS`), whatever the interval: the
-server stores at most one report in 10 s, and a job may pause a minute (a checkpoint, an evaluation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +185,9 @@ def end_margin_s(total_s: float, report_ran_s: float) -> float:
 
 
 def _stale_after_s(report: ProgressReport) -> float:
-    """Seconds after which ``report`` is stale (:data:`STALE_REPORTS` of its run's mean report interval,
-    between :data:`STALE_MIN_S` and :data:`STALE_S`)."""
-    return min(STALE_S, max(STALE_MIN_S, STALE_REPORTS * report.ran_s / max(report.fit.n, 1)))
+    """Seconds after which ``report`` is stale (:func:`stale_after_s` of its run)."""
+    return stale_after_s(report.ran_s, report.fit.n)
+
 
 
 def read_progress(report: ProgressReport, *, start: datetime, now: datetime,

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
+from ..model.progress_stale import stale_after_s
 from ..model.units import ago_text, clock_text, format_duration
 from .estimates import done_text
 from .reasons import wire_time
@@ -85,7 +86,16 @@ def progress_words(job: Mapping[str, Any], now: datetime | None) -> ProgressWord
     over, brief = _over_limit(job, float(fraction), progress.get("ran_s"), run, now)
     # the pace inside the fraction's words: the panel adds "(3m ago)" after the text (format.ts progressLine)
     reported = f"reported {clock_text(at, now)}"
-    reported = reported if now is None else f"{reported} ({ago_text((now - at).total_seconds())})"
+    if now is not None:
+        age = (now - at).total_seconds()
+        ran_s, reports = progress.get("ran_s"), progress.get("reports")
+        if isinstance(ran_s, (int, float)) and not isinstance(ran_s, bool) and math.isfinite(ran_s) \
+                and isinstance(reports, int) and not isinstance(reports, bool) and age > stale_after_s(ran_s, reports):
+            # it stopped reporting: its fraction is as of then, and no end is read from it (newuser27 N8: a
+            # job reporting to a server that had stopped read "60 % done … projected end" for minutes)
+            reported = f"no progress report since {clock_text(at, now, seconds=True)} ({format_duration(age)})"
+        else:
+            reported = f"{reported} ({ago_text(age)})"
     return ProgressWords(done_text(float(fraction)), over, brief, reported)
 
 

@@ -82,7 +82,9 @@ export function agoText(seconds: number, trans: TranslationBundle = NULL_TRANS):
  * (jupyter_sched.wording.reported.progress_text): the server's `progress.text` (`42 % done, reported
  * Dec 5 02:10 UTC`) with its clock as of `now` and how long ago — `42 % done, reported 02:10 UTC (3m
  * ago)`. "" when there is nothing to say: the job never reported, the report is of an earlier run
- * (the server's text is then empty), or the job no longer runs.
+ * (the server's text is then empty), or the job no longer runs. A report older than the run's stale
+ * bound ({@link staleAfterS}) reads `60 % done, no progress report since 22:27:38 UTC (3m10s)`
+ * (newuser27 N8: a job whose reports went to a stopped server read "60 % done" for minutes).
  */
 export function progressLine(job: Pick<Job, 'state' | 'progress'>, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const text = job.progress?.text;
@@ -90,7 +92,26 @@ export function progressLine(job: Pick<Job, 'state' | 'progress'>, now: Date = n
     return '';
   }
   const at = parseTime(job.progress?.at);
-  return at ? `${clocksAsOf(text, now)} (${agoText((now.getTime() - at.getTime()) / 1000, trans)})` : clocksAsOf(text, now);
+  if (!at) {
+    return clocksAsOf(text, now);
+  }
+  const age = (now.getTime() - at.getTime()) / 1000;
+  const ranS = job.progress?.ran_s;
+  const reports = job.progress?.reports;
+  if (typeof ranS === 'number' && isFinite(ranS) && typeof reports === 'number' && age > staleAfterS(ranS, reports)) {
+    const done = clocksAsOf(text, now).replace(/, reported .*$/, '');
+    return trans.__('%1, no progress report since %2 (%3)', done, clockText(at, now, true), compactDuration(age));
+  }
+  return `${clocksAsOf(text, now)} (${agoText(age, trans)})`;
+}
+
+/**
+ * Seconds after a progress report past which it is stale — the job stopped reporting and no end is read
+ * from it (jupyter_sched.backfill.progress `stale_after_s`): 3 of the run's mean report intervals
+ * (`ranS` over `reports`), between 120 s and 1800 s.
+ */
+export function staleAfterS(ranS: number, reports: number): number {
+  return Math.min(1800, Math.max(120, (3 * ranS) / Math.max(reports, 1)));
 }
 
 /**

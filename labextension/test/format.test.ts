@@ -419,7 +419,8 @@ describe('issue 20: a running job\'s own progress report', () => {
     const job = makeJob({ state: 'running', started_at: '2026-12-05T01:50:00Z', progress: { ...progress, text: '42 % done, reported Dec 5 02:10 UTC' } });
     // jupyter_sched.wording.reported.progress_text(job, now): "42 % done, reported 02:10 UTC (3m ago)"
     expect(progressLine(job, now)).toBe('42 % done, reported 02:10 UTC (3m ago)');
-    expect(progressLine(job, new Date('2026-12-06T02:13:00Z'))).toBe('42 % done, reported Dec 5 02:10 UTC (24h03m ago)');
+    // a day without a report is past its run's stale bound: when reports stopped (newuser27 N8)
+    expect(progressLine(job, new Date('2026-12-06T02:13:00Z'))).toBe('42 % done, no progress report since Dec 5 02:10:00 UTC (24h03m)');
     expect([agoText(0.4), agoText(45), agoText(3600)]).toEqual(['just now', '45s ago', '1h00m ago']);
   });
 
