@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import selectors
 import socket
 import stat
@@ -39,6 +38,7 @@ from jupyter_sched.hub.front_door import CHECKS_AT_ONCE, LEARNED_KEEP_S, Guarded
 
 from .test_red20_r1_chunked import Door, _answer
 from .test_verify24_v3_ceiling_burst import _request, _status
+from .test_verify26_v11_fresh_made_up_tokens import fresh_token_flood
 
 REAL = {"token real-eve": "eve", "token real-alice": "alice"}
 FLOOD_ORIGIN, EVE_ORIGIN = "10.0.0.66", "10.0.0.7"
@@ -110,21 +110,6 @@ def door() -> Iterator[_CheckDoor]:
         running.stop()
 
 
-def _flood(door: Door, connections: int, each: int) -> list[socket.socket]:
-    """verify28's flood1.py: ``connections`` sockets through the proxy from one origin, each pipelining ``each``
-    ``GET`` with a NEW random token per request, reading nothing (2 KiB receive buffer)."""
-    socks = []
-    for _ in range(connections):
-        data = b"".join(f"GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: token {secrets.token_hex(16)}\r\n"
-                        f"X-Forwarded-For: {FLOOD_ORIGIN}\r\n\r\n".encode() for _ in range(each))
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
-        sock.connect(("127.0.0.1", door.port))
-        sock.sendall(data)
-        socks.append(sock)
-    return socks
-
-
 def _refused_429(socks: list[socket.socket], at_least: int) -> list[dict[str, Any]]:
     """Read the flood's sockets until ``at_least`` of them were answered (and closed); the 429s' errors."""
     selector = selectors.DefaultSelector()
@@ -162,7 +147,7 @@ def _refused_429(socks: list[socket.socket], at_least: int) -> list[dict[str, An
 def test_verify28_v6_a_made_up_token_flood_is_bounded_and_a_fresh_real_tokens_first_request_answers(
         door: _CheckDoor) -> None:
     connections, each = 200, 30  # 6,000 pipelined requests, each with a fresh made-up token, from one origin
-    socks = _flood(door, connections, each)
+    socks = fresh_token_flood(door, connections, each, "/echo", FLOOD_ORIGIN)  # verify28's flood1.py
     try:
         # the flood's tail is refused at once (the hub asked nothing for it): all but those under way or waiting
         errors = _refused_429(socks, connections - CHECKS_AT_ONCE - CHECKS_WAITING_PER_ORIGIN)
