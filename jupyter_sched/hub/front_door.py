@@ -767,6 +767,9 @@ class GuardedHTTPServer(HTTPServer):
         """The checks under way (kept referenced until done)."""
         self._checking: dict[str, _PendingCheck] = {}
         """The check waiting or under way of each credential (digest): requests carrying the same one wait for it."""
+        self.listening_since: float | None = None
+        """Wall-clock time (s since the epoch) this server began listening: no other account held its address since
+        (a squat report of a later refusal is false: :mod:`.squat_log`, verify 28 V5)."""
         self.keys_file = keys_file
         """Where the credentials learned are kept across a restart (None: not kept)."""
         self._keys_saved_at = 0.0
@@ -1128,6 +1131,8 @@ class GuardedHTTPServer(HTTPServer):
 
     # ---- accepting -----------------------------------------------------------------------
     def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
+        if self.listening_since is None:
+            self.listening_since = time.time()
         for sock in sockets:
             try:  # tornado listens with a queue of 128 (verify 24, V3)
                 sock.listen(LISTEN_BACKLOG)
