@@ -79,6 +79,7 @@ import logging
 import math
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -1711,7 +1712,14 @@ def _exit_message(code: int, t: _Tracked, disk: LogDisk) -> str:
     full = disk.failed_run(t.job_dir) if code != 0 and not t.stopping else None
     return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,
-                         memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0)
+                         memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0,
+                         python=_python_of(t.job.spec))
+
+
+def _python_of(spec: JobSpec) -> str | None:
+    """The interpreter a command job runs when its program is a Python (``/…/bin/python3``), else None."""
+    program = spec.command[0] if spec.command and not spec.script and not spec.notebook else ""
+    return program if re.fullmatch(r"python(\d+(\.\d+)?)?", program.rsplit("/", 1)[-1]) else None
 
 
 def _serves_port(t: _Tracked, port: int) -> bool | None:
