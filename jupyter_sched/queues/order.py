@@ -66,7 +66,7 @@ from typing import Protocol
 
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "fair_order", "fair_usage_order", "fifo_order",
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "one_per_user", "fair_order", "fair_usage_order", "fifo_order",
            "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -424,32 +424,68 @@ def overdue(job: Job, now: datetime, factor: float) -> bool:
 
 
 def elected_of(pending: Iterable[Job], now: datetime, factor: float) -> list[Job]:
-    """The :func:`overdue` jobs among ``pending`` at ``now`` (none when ``factor`` is 0)."""
+    """The jobs :func:`elect_overdue` moves first: of each user's :func:`overdue` jobs among
+    ``pending`` at ``now``, the longest waiting of each class (:func:`one_per_user`); none when
+    ``factor`` is 0."""
     if factor <= 0:
         return []
-    return [job for job in pending if overdue(job, now, factor)]
+    return one_per_user([job for job in pending if overdue(job, now, factor)])
 
 
-def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job]) -> Iterator[Job]:
-    """``ordered`` with the ``elected`` jobs (:func:`elected_of`) moved to the front of their
-    class, longest waiting first (Volcano's "elect" of a starving job; Slurm's age factor,
-    bounded): such a job is the first visited of its class, so a job of the class blocked by
-    capacity gets the model's EASY reservation and later, lighter jobs may only backfill around
-    it. Classes are never crossed. Lazy, as ``ordered`` is (it re-reads shares as admissions
-    happen)."""
+def one_per_user(jobs: Iterable[Job]) -> list[Job]:
+    """Of ``jobs`` (the overdue ones), each user's longest waiting (:func:`submit_key`) in each class.
+
+    **At most one elected job per user at a time**: an election bounds the wait of a job that was
+    promised a start; it is not a second queue. With every overdue job elected, one user's flood of
+    jobs queued seconds before a lighter user's job all came due first and all went ahead of it, and
+    the ETA walk, which elects as the cycle will, projected the lighter job behind the whole flood at
+    once (its promise included): shown first, told an hour later, passed by the flood as GPUs freed
+    (new user 28, N4). One per user, a user's later overdue jobs keep their place in the queue's order
+    until their earlier ones start, and the next is elected then. The bound: an elected job waits
+    behind at most one elected job of each other user (:func:`elect_overdue`), and a user's k-th
+    overdue job is elected once its k - 1 earlier ones started."""
+    first: dict[tuple[str, int], Job] = {}
+    for job in jobs:
+        key = (job.spec.user, _RANK[job.spec.priority])
+        held = first.get(key)
+        if held is None or submit_key(job) < submit_key(held):
+            first[key] = job
+    return list(first.values())
+
+
+def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job],
+                  sort: Callable[[Sequence[Job]], Iterable[Job]]) -> Iterator[Job]:
+    """``ordered`` with the ``elected`` jobs (:func:`elected_of`: at most one per user and class) moved
+    to the front of their class (Volcano's "elect" of a starving job; Slurm's age factor, bounded):
+    such a job is the first visited of its class, so a job of the class blocked by capacity gets the
+    model's EASY reservation and later, lighter jobs may only backfill around it. Classes are never
+    crossed.
+
+    Among themselves the elected jobs of a class go in the queue's own order over them (``sort``: the
+    profile's sort with this cycle's context, e.g. :func:`fair_order` — the user holding fewer GPUs,
+    or with less usage, first), not by submit time across users: a job shown first in the queue stays
+    first once it and another user's job are both elected, in the position, the ETA walk and
+    admission alike (new user 28, N4). Lazy, as ``ordered`` is (the sorts re-read shares as admissions
+    happen; the elected of a class are sorted when the class is reached).
+
+    Args:
+        ordered: the pending jobs in the profile's order (classes first).
+        elected: the jobs to move first (any order).
+        sort: the profile's sort over a subset of the pending jobs, with the same context.
+
+    Returns:
+        Every job of ``ordered`` once."""
     if not elected:
         yield from ordered
         return
     by_rank: dict[int, list[Job]] = {}
     for job in elected:
         by_rank.setdefault(_RANK[job.spec.priority], []).append(job)
-    for jobs in by_rank.values():
-        jobs.sort(key=submit_key)
     done = {job.id for job in elected}
     for job in ordered:
         first = by_rank.pop(_RANK[job.spec.priority], None)
         if first:
-            yield from first
+            yield from (sort(first) if len(first) > 1 else first)
         if job.id not in done:
             yield job
 
