@@ -48,8 +48,9 @@ class _Server:
 
     def __init__(self, holds: set[str]) -> None:
         import http.server
-        import json
         import threading
+
+        from tests.onboarding.fake_hub import send_json
 
         seen: list[str] = []
         self.seen = seen
@@ -59,13 +60,8 @@ class _Server:
                 seen.append(self.headers.get("Authorization", ""))
                 job_id = self.path.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
                 found = self.path.startswith("/api/sched/jobs/") and job_id in holds
-                body = json.dumps({"id": job_id, "state": "running", "name": "big-prog"} if found else
-                                  {"error": {"code": "not_found", "message": f"no job {job_id}"}}).encode()
-                self.send_response(200 if found else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, 200 if found else 404, {"id": job_id, "state": "running", "name": "big-prog"} if found
+                          else {"error": {"code": "not_found", "message": f"no job {job_id}"}})
 
             def log_message(self, *args: Any) -> None:
                 pass
