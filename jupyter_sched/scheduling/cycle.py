@@ -103,8 +103,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)
     ctx.elected = frozenset(job.id for job in elected)
-    sort = QUEUE_SORTS[ctx.profile.queue_sort]
-    ordered = topped_first(pending, elect_overdue(sort(pending, order), elected, lambda jobs: sort(jobs, order)))
+    ordered = topped_first(pending, elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected))
     for job in ordered:
         shape = _shape(ctx, job.spec.resources)
         if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):

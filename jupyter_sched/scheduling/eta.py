@@ -545,7 +545,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
         elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at]) if due else []
-        return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected, lambda js: sort(js, context)))]
+        return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected))]
 
     return order
 

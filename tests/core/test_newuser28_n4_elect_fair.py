@@ -7,8 +7,7 @@ ana's first sweeps and of bo's job pass ``elect_overdue`` x their promised waits
 each other, ana's first (queued 20 s earlier). Elected jobs were ordered among themselves by submit
 time across users, so every elected sweep went ahead of bo's job: it was shown first but projected
 after 47 of ana's jobs, and when GPUs freed ana's next sweeps took them
-(:func:`jupyter_sched.queues.order.elect_overdue` now orders elected jobs round by round, one per
-user, by the queue's own order).
+(:func:`jupyter_sched.queues.order.one_per_user`: now at most one elected job per user at a time).
 """
 
 from __future__ import annotations
@@ -47,12 +46,16 @@ def test_newuser28_n4_lighter_users_first_job_keeps_its_place_and_eta_once_elect
     result = sc.at(15.2).cycle()
     reasons = {p.job_id: p.reason for p in result.pending}
     bo = reasons["b-train"]
-    # one order for the position, the ETA walk and admission: #1, and the first GPU that frees
-    assert bo is not None and bo.position == 1, bo
+    # one order for the position, the ETA walk and admission: only ana's longest waiting sweep, elected
+    # (its line says so), goes ahead of it; b-train gets the first GPUs that free, with it
+    assert bo is not None and bo.position == 2, bo
     assert bo.eta == T0 + timedelta(minutes=20), (bo.eta, bo.message)
-    ahead = sorted((r.position, jid) for jid, r in reasons.items() if r is not None and r.eta is not None and r.eta < bo.eta)
+    first_line = reasons["a-sweep-1"]
+    assert first_line is not None and first_line.position == 1 and "elected" in first_line.details
+    assert "elected: it has waited" in first_line.message, first_line.message
+    ahead = sorted(jid for jid, r in reasons.items() if r is not None and r.eta is not None and r.eta < bo.eta)
     assert ahead == []
-    assert all(r.position > 1 for jid, r in reasons.items() if jid != "b-train" and r is not None)
+    assert all(r.position > 2 for jid, r in reasons.items() if jid not in ("b-train", "a-sweep-1") and r is not None)
 
 
 def test_newuser28_n4_when_gpus_free_the_lighter_users_job_is_admitted_not_passed_by_the_flood() -> None:
@@ -64,8 +67,8 @@ def test_newuser28_n4_when_gpus_free_the_lighter_users_job_is_admitted_not_passe
 
 def test_newuser28_n4_at_most_one_elected_job_per_user_the_rest_keep_the_queues_order() -> None:
     """Of each user's overdue jobs only the longest waiting is elected (queues.order.one_per_user); the
-    elected go in the queue's own order among them (bo holds nothing: first), and ana's later overdue
-    sweeps keep their place in the fair order — after a third user's job that is not overdue."""
+    elected go longest waiting first, and ana's later overdue sweeps keep their place in the fair order
+    — after a third user's job that is not overdue."""
     sc = _flood(sweeps=8)
     sc.submit(make_job("c-late", user="cy", time_limit_s=5 * 60, submitted=14)).at(14.1).cycle()
     result = sc.at(19.5).cycle()  # sweeps 1-8 and b-train overdue; cy's job is not
@@ -74,6 +77,6 @@ def test_newuser28_n4_at_most_one_elected_job_per_user_the_rest_keep_the_queues_
     assert all(overdue(sc.job(f"a-sweep-{i}"), now, 0.75) for i in range(1, 9))
     order = sorted((p.reason.position, p.job_id) for p in result.pending if p.reason is not None)
     names = [jid for _, jid in order]
-    assert names[:3] == ["b-train", "a-sweep-1", "c-late"], names
+    assert names[:3] == ["a-sweep-1", "b-train", "c-late"], names
     elected = sorted(p.job_id for p in result.pending if p.reason is not None and "elected" in p.reason.details)
     assert elected == ["a-sweep-1", "b-train"]
