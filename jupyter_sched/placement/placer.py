@@ -50,6 +50,9 @@ __all__ = ["Flavor", "Placement", "PlacementConfig", "Placer"]
 _NO_SCORES: Mapping[str, float] = {}
 _LAYOUTS = "placer.layouts"
 """``ClusterState.inventory_memo`` key of the inventory's :class:`_Layouts`."""
+_LAYOUT_CHOICES_MAX = 1 << 16
+"""Most choices :class:`_Layouts` keeps (then it starts again): 8-GPU nodes of one layout have at most
+256 free masks x 8 counts x 2, but 16-GPU ones 2 ** 16 masks, which a long-running service could fill."""
 
 
 class _Layouts:
@@ -485,7 +488,8 @@ class Placer:
         * every GPU of ``free`` is wholly free, so binpack's "used after" is the node's used GPUs
           plus ``count``;
         * the GPUs and the topology score of a candidate (:meth:`_choose`) depend only on its free
-          GPUs: for a node with every GPU free they are worked out once per node and count;
+          GPUs and its layout: they are worked out once per layout, free mask, count and NVLink need
+          (:class:`_Layouts`, kept with the inventory) and mapped onto the chosen node's GPU ids;
         * at most two plugins (one binpack, one topology), so the total is their sum, as ``sum``
           of the scores gives it; the scores dict is built for the best candidate only.
         """
@@ -529,6 +533,8 @@ class Placer:
                         chosen = self._choose([g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]],
                                               count, node, nvlink)
                         base = node_gpus[node][0]
+                        if len(choices) >= _LAYOUT_CHOICES_MAX:  # bounded (wide nodes have many free masks)
+                            choices.clear()
                         choice = choices[key] = None if chosen is None else (
                             tuple([g - base for g in chosen[0]]), chosen[1])
                     if choice is None:

@@ -7,6 +7,8 @@ can undo it — the analogue of Kueue's ``SimulateWorkloadRemoval`` returning a 
 
 Shapes and units:
     * GPUs are numbered ``0..G-1`` over the whole inventory (``gpu id``); nodes ``0..N-1``.
+    * ``node_mask[n]``: bit ``j`` set when the ``j``-th GPU of node ``n`` is wholly free and placeable
+      (kept in step by every take and release; the placer's memo key, :class:`~.placer.Placer`).
     * ``free_milli[g]``: free milli-GPUs on GPU ``g`` (1000 = wholly free). Unplaceable GPUs
       (unhealthy, held by foreign processes — case 014 —, in MIG mode, or on nodes that are not
       ready / cordoned) are recorded with ``placeable[g] = False`` and never offered.

@@ -24,6 +24,7 @@ from core_builders import T0, make_job, make_node, pairs, snapshot
 
 from jupyter_sched.backfill.easy import Ending, find_reservation, walk_ends
 from jupyter_sched.model import GPU_MILLI, Quota, QuotaSet, TeamPolicy
+from jupyter_sched.placement import placer as placer_module
 from jupyter_sched.placement.placer import Placer
 from jupyter_sched.placement.state import ClusterState, Holding
 from jupyter_sched.scheduling import cycle as cycle_module
@@ -136,3 +137,16 @@ def test_s28_walk_by_end_groups_walks_as_every_job_sorted_by_end_then_id(seed: i
     assert run(lambda release, try_fit: walk_ends(by_end, unknown, release, try_fit, T0)) == (got, released)
     if len(reference) >= fits_after:
         assert got[0] == reference[fits_after - 1].end
+
+
+def test_s28_layout_choices_stay_bounded_and_decide_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layouts' memo starts again past its bound (16-GPU nodes have 2 ** 16 free masks): nothing
+    decided changes."""
+    snap = _identical_cluster()
+    unbounded = run_cycle(snap)
+    monkeypatch.setattr(placer_module, "_LAYOUT_CHOICES_MAX", 3)
+    small = snapshot(list(snap.inventory.nodes), list(snap.jobs))  # a new inventory object: a fresh memo
+    bounded = run_cycle(small)
+    layouts = ClusterState(small.inventory).inventory_memo[placer_module._LAYOUTS]
+    assert 0 < len(layouts.choices) <= 3
+    assert bounded.admits == unbounded.admits and bounded.pending == unbounded.pending
