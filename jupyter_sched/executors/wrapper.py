@@ -580,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             children = [subprocess.Popen(command, env={**job_env, **overlay}) for overlay in overlays]
         except OSError as exc:
-            why = ("no such program on PATH or file in the working directory" if isinstance(exc, FileNotFoundError)
+            why = (_not_found_why(command[0], job_env) if isinstance(exc, FileNotFoundError)
                    else _permission_why(command[0], job_env) if isinstance(exc, PermissionError)
                    else exc.strerror or str(exc))
             print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
@@ -679,6 +679,74 @@ def _permission_why(program: str, env: dict[str, str] | None = None) -> str:
                         f"{_account()} — use a program every job account can reach (in hub mode c.HubSchedApp.job_python)")
     return (f"permission denied as {_account()}: it is not executable for {_account()} (chmod +x, or run it with its "
             "interpreter, e.g. python script.py)")
+
+
+SHEBANG_BYTES = 256
+"""How much of a program's first line the kernel reads for its ``#!`` interpreter line (Linux's
+``BINPRM_BUF_SIZE``): what is read of a command's program to judge that line."""
+
+
+def crlf_interpreter_line(head: bytes) -> str | None:
+    """The ``#!`` first line of a file whose first bytes are ``head`` when it ends in a carriage
+    return (``#!/bin/bash\\r``: Windows, CRLF, line endings; newuser28 N1), decoded without its line
+    break; else None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head.split(b"\n", 1)[0]
+    return line.decode("utf-8", errors="replace") if line.endswith(b"\r") else None
+
+
+def crlf_refusal(program: str, line: str) -> tuple[str, str]:
+    """``(problem, fix)`` for the program ``program`` (as the command names it) whose interpreter line
+    :func:`crlf_interpreter_line` is ``line``: what the system does with the ``\\r`` (looks for a
+    program ``'/bin/bash\\r'``, or ``env`` for ``'python3\\r'``, or passes ``'-e\\r'`` to one) and the
+    fixes: convert the file (``sed``/``dos2unix``) or run it with its interpreter (``-- bash FILE``).
+    The words of the submit's refusal (``command`` field) and of the start's log line alike."""
+    import shlex
+
+    words = line[2:].split(" ")
+    words = [word for word in words if word.strip(" \t")]
+    first = words[0].strip() if words else ""
+    runner = first.rsplit("/", 1)[-1]
+    if runner == "env":
+        runner = next((w.strip() for w in words[1:] if not w.startswith("-") and "=" not in w), "")
+    if len(words) <= 1:
+        does = f"the system looks for a program {words[0] if words else chr(13)!r}, which does not exist"
+    elif first.rsplit("/", 1)[-1] == "env" and len(words) == 2:
+        does = f"env looks for a program {words[1]!r}, which does not exist"
+    else:
+        does = f"{first} is given {words[-1]!r}"
+    shown = shlex.quote(program)
+    problem = f"starts with {line!r}: Windows (CRLF) line endings, so {does}"
+    fix = (f"convert it to Unix line endings (sed -i 's/\\r$//' {shown}, or dos2unix {shown}), or run it with "
+           f"its interpreter (CLI: -- {runner or 'bash'} {shown})")
+    return problem, fix
+
+
+def _not_found_why(program: str, env: dict[str, str]) -> str:
+    """Why exec said ENOENT for ``program``: not found at all (the usual words), or — the file is
+    there — the interpreter its ``#!`` line names is not (a CRLF line: :func:`crlf_refusal`), or
+    what a binary needs to start (its loader) is not (newuser28 N1: an existing ``./crlf.sh`` read
+    "no such program on PATH or file in the working directory")."""
+    import shutil
+
+    found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
+    if not found or not os.path.isfile(found):
+        return "no such program on PATH or file in the working directory"
+    try:
+        with open(found, "rb") as fh:
+            head = fh.read(SHEBANG_BYTES)
+    except OSError:
+        head = b""
+    if (line := crlf_interpreter_line(head)) is not None:
+        problem, fix = crlf_refusal(program, line)
+        return f"it {problem} — {fix}"
+    if head.startswith(b"#!"):
+        line = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+        return (f"the file is there, but the interpreter its first line names is not: {line!r} — install that "
+                f"program, or fix the line (e.g. #!/usr/bin/env bash)")
+    return ("the file is there, but something it needs to start is not (a binary built for another system: its "
+            "loader is missing) — run a program built for this machine")
 
 
 def _account() -> str:

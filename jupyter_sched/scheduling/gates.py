@@ -155,14 +155,15 @@ def held_reason(job: Job) -> PendingReason:
     job; it is never admitted nor nominated GPUs and takes no reservation; its ETA is unknown ("held").
     The release command is said once, by ``unblock`` (``release it: jupyter-sched release j-…``; newuser27
     n2: the line said it twice, in the message and the unblock). An admin's hold on it (``details.admin``)
-    is released by an admin only (Slurm's admin hold). ``job.held`` must be set."""
+    is released by an admin only (Slurm's admin hold); its owner's line offers what they may run instead
+    (``details.job``: ``wording.reasons.held_by_admin_unblock``, newuser28 N5). ``job.held`` must be set."""
     hold = job.held
     assert hold is not None
     step = f"jupyter-sched release {job.id}"
     who = f"{hold.by} (an admin)" if hold.admin and hold.by != job.spec.user else hold.by
     return PendingReason(
         code=HELD, message=f"held by {who} at {said_time(hold.at)}",
-        details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin},
+        details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin, "job": job.id},
         unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
                  else f"release it: {step}"),
         eta_reason="held")

@@ -26,6 +26,7 @@ from ..errors import BusyError, ConflictError, NotFoundError, SchedError, Valida
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
+from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -682,6 +683,11 @@ class JobsService:
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
+                    if field == "command":  # its #! line ends in \r: exec finds no '/bin/bash\r' (newuser28 N1)
+                        if (line := crlf_interpreter_line(head)) is not None:
+                            problem, fix = crlf_refusal(path, line)
+                            raise ValidationError(f"command: {path[:300]!r} {problem}", field=field, hint=fix)
+                        continue
                     problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path, user=spec.user) \
                         if field == "script" else content_problem(field, head, path)
                     if problem is not None:
