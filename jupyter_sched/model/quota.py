@@ -77,6 +77,10 @@ class), only jobs of a class ``lower-or-equal`` to / ``lower`` than the reclaimi
 ``never``. The policies themselves live in :mod:`jupyter_sched.preemption.policy`."""
 
 
+MAX_WEIGHT = 1e6
+"""The largest fair-share weight a team policy may have (PUT quotas' bound; verify28 V8)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TeamPolicy:
     """Per-team settings beside quota.
@@ -90,7 +94,8 @@ class TeamPolicy:
             profile's ``reclaim_policy`` (``any`` unless an admin changed it).
 
     Raises:
-        ValidationError: an unknown reclaim rule (field ``reclaim``).
+        ValidationError: an unknown reclaim rule (field ``reclaim``); a weight not in (0, :data:`MAX_WEIGHT`],
+            NaN and infinities included (field ``weight``).
     """
 
     team: str
@@ -100,6 +105,11 @@ class TeamPolicy:
     reclaim: str | None = None
 
     def __post_init__(self) -> None:
+        weight = self.weight
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= MAX_WEIGHT:
+            # NaN and infinities fail the comparison: a stored row with one is quarantined (verify28 V8)
+            raise ValidationError(f"team {self.team}'s weight must be a number above 0 and at most {MAX_WEIGHT:g} "
+                                  f"(got {weight!r})", field="weight", hint="e.g. 1")
         if self.reclaim is not None and self.reclaim not in RECLAIM_RULES:
             raise ValidationError(f"unknown reclaim rule {self.reclaim!r} for team {self.team}", field="reclaim",
                                   hint="use one of " + ", ".join(RECLAIM_RULES))
