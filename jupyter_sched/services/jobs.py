@@ -61,6 +61,7 @@ from .models import (
     UpdateJobRequest,
 )
 from .models import Job as JobView
+from .models.base import PAGE_BYTES
 from .owner_teams import with_owner_teams
 from .planned import plan_of, with_plan
 from .progress import log_notes, reports_of, with_progress
@@ -947,15 +948,15 @@ class JobsService:
                 kept: JobsPage | None = self.answers.get(key, version)
                 if kept is not None:
                     return kept
-                records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
-                                       limit=request.limit + 1, newest_first=True, after=after, team=request.team,
-                                       since=since, until=until)
-                reports = reports_of(tx, records[:request.limit])  # one read for the page (session 21)
+                records, more = _page_of(lambda limit, after_row: tx.list_jobs(
+                    user=user, states=states, kinds=[wanted] if wanted is not None else None, limit=limit,
+                    newest_first=True, after=after_row, team=request.team, since=since, until=until),
+                    request.limit, after)
+                reports = reports_of(tx, records)  # one read for the page (session 21)
             simulated = self.ctx.simulated()
-            more = len(records) > request.limit
             page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices,
                               sick=version.sick)
-                    for record in records[:request.limit]]
+                    for record in records]
             next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
@@ -1447,6 +1448,41 @@ def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
                    "only: no share is placed where the memory it asks is taken, but nothing caps what this job "
                    "allocates (no MPS memory limit here)")
     return out
+
+
+_LIST_BATCH = 200
+"""Job rows a ``GET jobs`` page reads from the store at a time (:func:`_page_of`)."""
+
+
+def _page_of(read: Callable[[int, tuple[datetime, str] | None], list[JobRecord]], limit: int,
+             after: tuple[datetime, str] | None) -> tuple[list[JobRecord], bool]:
+    """The rows of one ``GET jobs`` page and whether more follow: at most ``limit`` rows, ending
+    early once they pass :data:`~.models.base.PAGE_BYTES` of env, command and parameters (at least
+    one row), read :data:`_LIST_BATCH` at a time by ``read(limit, after)`` (the store's keyset read
+    after ``(submitted_at, id)``) — red28 R6: limit=1000 of jobs with 120 KB requests made one
+    answer 117 MiB (and the service 1.8 GiB) where the rows' count alone bounded it."""
+    rows: list[JobRecord] = []
+    size, more = 0, False
+    while True:
+        asked = min(_LIST_BATCH, limit + 1 - len(rows))  # one past the limit: is there more?
+        batch = read(asked, after)
+        for record in batch:
+            if len(rows) >= limit or (rows and size >= PAGE_BYTES):
+                more = True
+                break
+            rows.append(record)
+            size += _row_bytes(record.job.spec)
+        if more or len(batch) < asked:
+            return rows, more
+        last = batch[-1].job
+        assert last.submitted_at is not None  # every stored job has it (its keyset position)
+        after = (last.submitted_at, last.id)
+
+
+def _row_bytes(spec: JobSpec) -> int:
+    """About how many bytes a job takes in a list's answer: its command, env and parameters as JSON
+    plus 2 KiB for the rest (reason, resources, times)."""
+    return len(json.dumps([spec.command, spec.env, spec.parameters], default=str)) + 2048
 
 
 def encode_cursor(submitted_at: str, job_id: str) -> str:
