@@ -53,10 +53,9 @@ from ..wording.definitions import no_model_text, trigger_text
 from .cancelling import cancel_jobs
 from .context import Context
 from .executed_copy import copy_without_overwrite
-from .jobs import JobsService, decode_cursor, encode_cursor
+from .jobs import JobsService, decode_cursor, encode_cursor, page_of
 from .models import CancelJobsRequest, SubmitJobRequest, parse
 from .models import Job as JobView
-from .models.base import PAGE_BYTES
 from .models.cancel import MAX_CANCEL_IDS
 from .models.definitions import (
     CreateDefinitionRequest,
@@ -345,9 +344,9 @@ class DefinitionsService:
         newest first, each with its last run; ``next_cursor`` continues after it (None: last page).
 
         A page holds at most ``request.limit`` definitions and ends early once its rows pass
-        :data:`PAGE_BYTES` (at least one row a page): the rows are read :data:`_READ_BATCH` at a time,
-        the newest run of each by one query (:func:`~..store.definitions.latest_runs`) and their jobs
-        by one more — red28 R6: 1,570 definitions of one user made each list 272 MiB and 120 s.
+        :data:`~.models.base.PAGE_BYTES` (at least one row a page: :func:`~.jobs.page_of`): the rows are
+        read :data:`_READ_BATCH` at a time, the newest run of each by one query
+        (:func:`~..store.definitions.latest_runs`) and their jobs by one more — red28 R6: 1,570 definitions of one user made each list 272 MiB and 120 s.
 
         Raises:
             AuthorizationError: a non-admin asked for another user's or everyone's (audited).
@@ -361,21 +360,10 @@ class DefinitionsService:
                                              hint="leave out user and all to list your own")
         user = request.user if request.user is not None else (None if request.all else caller.user)
         after = decode_cursor(request.cursor) if request.cursor else None
-        page: builtins.list[JobDefinition] = []
-        size, more = 0, False
         with self.ctx.store.transaction(write=False) as tx:
-            while True:
-                asked = min(_READ_BATCH, request.limit + 1 - len(page))  # one past the limit: is there more?
-                batch = list_definitions(tx, user=user, name=request.name, after=after, limit=asked)
-                for d in batch:
-                    if len(page) >= request.limit or (page and size >= PAGE_BYTES):
-                        more = True
-                        break
-                    page.append(d)
-                    size += _row_bytes(d)
-                if more or len(batch) < asked:
-                    break
-                after = (_created(batch[-1]), batch[-1].id)
+            page, more = page_of(lambda limit, after_row: list_definitions(
+                tx, user=user, name=request.name, after=after_row, limit=limit), request.limit, after,
+                size=_row_bytes, key=lambda d: (_created(d), d.id), batch=_READ_BATCH)
             latest = latest_runs(tx, [d.id for d in page])
             records = tx.get_jobs([run.job_id for run in latest.values()])
         now, known = self.ctx.clock.now(), self._models_here()
@@ -898,7 +886,7 @@ def _created(d: JobDefinition) -> datetime:
 
 def _row_bytes(d: JobDefinition) -> int:
     """About how many bytes ``d`` takes in a list's answer: its args, parameters and run request
-    (env included) as JSON, plus 1 KiB for the rest and its last run (:data:`PAGE_BYTES`)."""
+    (env included) as JSON, plus 1 KiB for the rest and its last run (:data:`~.models.base.PAGE_BYTES`)."""
     import json
 
     return len(json.dumps([d.args, d.parameters, d.job, d.notebook, d.script], default=str)) + 1024

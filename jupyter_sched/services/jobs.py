@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ..admission import Caller
 from ..engine.lease_horizon import lease_idle_release
@@ -948,10 +948,10 @@ class JobsService:
                 kept: JobsPage | None = self.answers.get(key, version)
                 if kept is not None:
                     return kept
-                records, more = _page_of(lambda limit, after_row: tx.list_jobs(
+                records, more = page_of(lambda limit, after_row: tx.list_jobs(
                     user=user, states=states, kinds=[wanted] if wanted is not None else None, limit=limit,
                     newest_first=True, after=after_row, team=request.team, since=since, until=until),
-                    request.limit, after)
+                    request.limit, after, size=lambda record: _row_bytes(record.job.spec), key=_job_key)
                 reports = reports_of(tx, records)  # one read for the page (session 21)
             simulated = self.ctx.simulated()
             page = [self._row(caller, record, simulated, reports.get(record.job.id), devices=version.devices,
@@ -1451,32 +1451,41 @@ def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
 
 
 _LIST_BATCH = 200
-"""Job rows a ``GET jobs`` page reads from the store at a time (:func:`_page_of`)."""
+"""Rows a list page reads from the store at a time (:func:`page_of`)."""
 
 
-def _page_of(read: Callable[[int, tuple[datetime, str] | None], list[JobRecord]], limit: int,
-             after: tuple[datetime, str] | None) -> tuple[list[JobRecord], bool]:
-    """The rows of one ``GET jobs`` page and whether more follow: at most ``limit`` rows, ending
-    early once they pass :data:`~.models.base.PAGE_BYTES` of env, command and parameters (at least
-    one row), read :data:`_LIST_BATCH` at a time by ``read(limit, after)`` (the store's keyset read
-    after ``(submitted_at, id)``) — red28 R6: limit=1000 of jobs with 120 KB requests made one
-    answer 117 MiB (and the service 1.8 GiB) where the rows' count alone bounded it."""
-    rows: list[JobRecord] = []
-    size, more = 0, False
+T = TypeVar("T")
+
+
+def page_of(read: Callable[[int, tuple[datetime, str] | None], builtins.list[T]], limit: int,
+            after: tuple[datetime, str] | None, *, size: Callable[[T], int],
+            key: Callable[[T], tuple[datetime, str]], batch: int = _LIST_BATCH) -> tuple[builtins.list[T], bool]:
+    """The rows of one list page (``GET jobs``, ``GET definitions``) and whether more follow: at most
+    ``limit`` rows, ending early once their ``size`` (bytes in the answer, about) passes
+    :data:`~.models.base.PAGE_BYTES` (at least one row), read ``batch`` at a time by
+    ``read(limit, after)`` — the store's keyset read after ``key(row)`` = ``(time, id)`` of the last row
+    read. red28 R6: limit=1000 of jobs with 120 KB requests made one answer 117 MiB (the service 1.8 GiB),
+    1,570 definitions one of 272 MiB, where a count of rows alone bounded them."""
+    rows: builtins.list[T] = []
+    total, more = 0, False
     while True:
-        asked = min(_LIST_BATCH, limit + 1 - len(rows))  # one past the limit: is there more?
-        batch = read(asked, after)
-        for record in batch:
-            if len(rows) >= limit or (rows and size >= PAGE_BYTES):
+        asked = min(batch, limit + 1 - len(rows))  # one past the limit: is there more?
+        found = read(asked, after)
+        for row in found:
+            if len(rows) >= limit or (rows and total >= PAGE_BYTES):
                 more = True
                 break
-            rows.append(record)
-            size += _row_bytes(record.job.spec)
-        if more or len(batch) < asked:
+            rows.append(row)
+            total += size(row)
+        if more or len(found) < asked:
             return rows, more
-        last = batch[-1].job
-        assert last.submitted_at is not None  # every stored job has it (its keyset position)
-        after = (last.submitted_at, last.id)
+        after = key(found[-1])
+
+
+def _job_key(record: JobRecord) -> tuple[datetime, str]:
+    """A job row's keyset position in ``GET jobs`` (every stored job has a submit time)."""
+    assert record.job.submitted_at is not None
+    return record.job.submitted_at, record.job.id
 
 
 def _row_bytes(spec: JobSpec) -> int:
