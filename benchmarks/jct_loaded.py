@@ -105,9 +105,15 @@ line judges the cold store and prints the store with history beside it, not judg
 with history, the mean over the 3 periods, each period's after it): main ETA error without reports 16.7 % ->
 12.1 % (11.2 / 11.7 / 13.3 %), with them 10.7 % -> 8.1 %; second workload 27.2 % -> 17.2 % (19.1 / 17.4 / 14.9),
 with reports 14.6 % -> 10.6 %; held-out mean 21.4 % -> 15.2 % (14.9 / 17.5 / 13.1), every fourth dev replay
-18.3 % -> 15.2 / - / 15.0 %. History moves decisions too (the fair order reads the learnt work): avg JCT vs
+18.3 % -> 15.2 / - / 15.0 %. History moves decisions too (the promises elections read, and the fair order, read learnt work): avg JCT vs
 SJF main +6.0 % -> +8.1 % (+6.0 / +6.0 / +12.4 %: one period misses the 10 % goal), second workload median
-+20.2 % -> +27.8 %, held-out median +13.5 % -> +12.5 / +12.3 / +11.2 %.
++20.2 % -> +27.8 %, held-out median +13.5 % -> +12.5 / +12.3 / +11.2 %. That JCT cost comes through the
+elections (``elect_overdue``): with them off the second workload's median is +12.8 % cold and with history
+(period 101), against +20.2 % -> +28.5 % at 0.75 — a learnt promise is shorter, so jobs are elected sooner and
+their reservations hold more GPUs idle. A cap on how long an elected job's reservation may keep GPUs idle
+(tried as a scratch patch of admission only, the projection not told: session 28 notes of issue 16) trades
+JCT for ETA: 4 h, period 101, main +3.8 % / 12.1 %, second +25.0 % / 16.6 %; 2 h +1.2 % / 13.1 %, +13.7 % /
+26.5 % (avg JCT vs SJF / ETA error without reports).
 
 ``--sweep`` also replays the best row and the default over 9 variants (arrivals x1.5/x2/x2.5;
 padding users {1,3}/{0}/none) and prints the spread of their ETA error and JCT, so that one lucky

@@ -10,6 +10,10 @@ days on 4 GPUs, plus eve's (one for each 100 of mal's, 10 minutes each) so that 
   step. New: the rows merged into spans by the database (``Store.usage_spans``), the withheld spans worked out once,
   a binary search a step.
 
+- ``usage``: ``AccountingService.usage`` as mal (``GET usage``, his own, the default 7 days, by user). Old path: every
+  billed row of the window decoded in Python (``Store.billed_usage``), then rolled up. New: summed by the database
+  (``Store.usage_sums``: exact microseconds per group and share, distinct jobs).
+
 Run: ``.venv/bin/python benchmarks/per_request_bench.py [--rows 30000 300000] [--old-up-to 300000]``: wall s and
 CPU s (this process) of one call each; the old path only on stores of at most ``--old-up-to`` rows.
 """
@@ -31,12 +35,13 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jupyter_sched.accounting.usage import UsageSums  # noqa: E402
 from jupyter_sched.engine import ManualClock  # noqa: E402
 from jupyter_sched.engine.telemetry import TelemetryMonitor  # noqa: E402
 from jupyter_sched.executors.local import LocalExecutor  # noqa: E402
 from jupyter_sched.inventory.simulated import SimulatedInventory  # noqa: E402
 from jupyter_sched.services import Services  # noqa: E402
-from jupyter_sched.services.models import GetTelemetryHistoryRequest  # noqa: E402
+from jupyter_sched.services.models import GetTelemetryHistoryRequest, GetUsageRequest  # noqa: E402
 from jupyter_sched.services.telemetry import TelemetryService  # noqa: E402
 from jupyter_sched.store import Store, schema, sqlite_url  # noqa: E402
 from jupyter_sched.store.codec import ts  # noqa: E402
@@ -152,12 +157,22 @@ def history(svc: Services) -> Any:
     return svc.telemetry.history(mal, request).to_wire()
 
 
+def usage(svc: Services) -> Any:
+    return svc.accounting.usage(svc.caller("mal", admin=False), GetUsageRequest()).to_wire()
+
+
+def old_usage_sums(self: Store, *, since: datetime, until: datetime, now: datetime, by: Any,
+                   user: str | None = None) -> Any:
+    """``GET usage``'s read before verify27 V7: every billed row of the window, decoded in Python."""
+    return UsageSums(), self.billed_usage(since=since, until=until, user=user)[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, nargs="+", default=[30_000, 300_000])
     parser.add_argument("--old-up-to", type=int, default=300_000, help="run the old path on stores up to this size")
     args = parser.parse_args()
-    print("telemetry/history?gpu=GPU 0&since=30 days ago as mal (non-admin); one call each, wall / CPU s")
+    print("telemetry/history?gpu=GPU 0&since=30 days ago, and GET usage, as mal (non-admin); one call each, wall / CPU s")
     with tempfile.TemporaryDirectory(prefix="per_request_bench_") as folder:
         tmp = Path(folder)
         for rows in args.rows:
@@ -171,6 +186,14 @@ def main() -> None:
                     withheld = sum(1 for p in new["points"] if p["note"].startswith("withheld"))
                     line += (f"; old {old_wall:.2f} / {old_cpu:.2f} s — {old_cpu / max(new_cpu, 1e-9):.0f}x less CPU; "
                              f"same answer: {old == new} ({len(new['points']):,} points, {withheld:,} withheld)")
+                print(line, flush=True)
+                new_wall, new_cpu, new = timed(lambda: usage(svc))
+                line = f"  GET usage (mal's 7 days): new {new_wall:.2f} / {new_cpu:.2f} s"
+                if rows <= args.old_up_to:
+                    with mock.patch.object(Store, "usage_sums", old_usage_sums):
+                        old_wall, old_cpu, old = timed(lambda: usage(svc))
+                    line += (f"; old {old_wall:.2f} / {old_cpu:.2f} s — {old_cpu / max(new_cpu, 1e-9):.0f}x less CPU; "
+                             f"same answer: {old == new} ({new[0]['gpu_seconds']} GPU-s, {new[0]['jobs']:,} jobs)")
                 print(line, flush=True)
 
 

@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from ..errors import AuthenticationError, SchedError
+from ..model.units import shown_in
 from ..userfiles import file_problem
 from .aliases import OneSetting
 
@@ -242,6 +243,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--token-file", dest="token_file", metavar="FILE",
                         help="read the token from FILE (its first line), which ps does not show")
     parser.add_argument("--json", action="store_true", help="print the server's JSON instead of tables")
+    parser.add_argument("--utc", action="store_true", help=UTC_HELP)
     parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                         help="seconds per request (default 30)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -428,6 +430,10 @@ def _add_jobs(sub: Any) -> None:
                            "with November 30)")
 
 
+UTC_HELP = ("show times in UTC (default: your time zone, from TZ or /etc/localtime, named after each time: "
+            "'ends by 20:47 CET'; --json is always ISO UTC)")
+
+
 def _common_options(command: argparse.ArgumentParser) -> None:
     """``--json``, ``--url``, ``--token`` and ``--timeout`` after the subcommand too (``jupyter-sched queue --json``,
     as people type them): the same destinations as the program's options, left alone when absent;
@@ -435,6 +441,7 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     # listed in each command's --help (newuser27 n6: `status JOB --json` worked, `status --help` did not say it)
     command.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                          help="print the server's JSON instead of lines and tables (also before the command)")
+    command.add_argument("--utc", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token-file", dest="token_file", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -794,7 +801,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(several_servers_note(client.connection.url, client.connection.root, client.connection.others,
                                    os.getcwd()), file=stderr)
     try:
-        with client:
+        from ..client.local_zone import caller_zone
+
+        with client, shown_in(None if args.utc else caller_zone()):
             return COMMANDS[args.command](client, args, io)
     except NotSchedServerError as exc:
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "TOKEN_HINT", "Connection", "NoServerError", "discover",
-    "renewed", "running_servers", "token_hint",
+    "renewed", "running_servers", "runtime_server", "token_hint",
 ]
 
 ENV_URL = "JUPYTER_SCHED_URL"
@@ -325,6 +325,13 @@ def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None
         if _same_server(_server_url(info), url) and info.get("token"):
             return _server_url(info), str(info["token"])
     return None
+
+
+def runtime_server(url: str) -> tuple[str, str] | None:
+    """``(its URL, its token)`` of this account's running server at ``url`` from the Jupyter runtime dir
+    (:func:`_runtime_server`: the token goes only to the address the server itself wrote); None when this
+    account runs none there."""
+    return _runtime_server(url, None)
 
 
 def renewed(connection: Connection) -> Connection | None:

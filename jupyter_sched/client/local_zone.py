@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-__all__ = ["local_zone", "zone_note"]
+__all__ = ["caller_zone", "local_zone", "zone_note"]
 
 _LOCALTIME = "/etc/localtime"
 _UTC_NAMES = frozenset({"UTC", "UCT", "Zulu", "Universal", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich",
@@ -40,3 +40,10 @@ def zone_note(zone: tuple[str, str]) -> str:
     """``the schedule is read in your time zone, Europe/Berlin (from TZ): --tz UTC reads it in UTC``."""
     name, source = zone
     return f"the schedule is read in your time zone, {name} (from {source}): --tz UTC reads it in UTC"
+
+
+def caller_zone() -> str | None:
+    """The IANA zone the CLI and the magics say their times in: the caller's (:func:`local_zone` of this
+    process's environment), None for UTC (newuser26 n14: every time read UTC whatever TZ said)."""
+    found = local_zone(os.environ)
+    return found[0] if found else None

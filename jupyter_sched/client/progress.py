@@ -223,42 +223,29 @@ def _send(job_id: str, done: float, total: float) -> dict[str, Any] | None:
     return answer
 
 
-MOVED_TRIES = 4
-"""Other servers of this account on this host a report is offered to, at most, when its own stops answering."""
-
-
 def _to_store_server(client: SchedClient, job_id: str, done: float, total: float) -> dict[str, Any] | None:
     """The report sent to the server that serves the job's store now, when the one that started the job
     stopped answering (newuser27 N8: a second ``jupyter lab`` took the store over on another port, as its
-    log advises, and every later report was dropped). The host's scheduler registry
-    (:mod:`jupyter_sched.extension.host_schedulers`) names the schedulers running here; only this
-    account's are asked (the job's token is offered to no other account's server), at most
-    :data:`MOVED_TRIES`; a server of another store refuses the token (401, not audited: it names
-    nobody) and the next is tried. The one that takes it is kept for the later reports (said once).
-    None when none took it."""
+    log advises, and every later report was dropped): :func:`~.store_follow.follow_store` offers it, with the
+    job's own token, to this account's other schedulers of the host registry; one of another store refuses
+    the token (401, not audited: it names nobody) and the next is tried. The one that takes it is kept for
+    the later reports (said once). None when none took it."""
     if client.connection.source != "job-token":
         return None
-    from ..extension.host_schedulers import others
+    from .store_follow import follow_store
 
     here = client.connection.url.rstrip("/")
-    try:
-        candidates = [entry.url for entry in others(me_pid=-1) if entry.uid == os.getuid()
-                      and entry.url.rstrip("/") != here and entry.url.startswith(("http://", "https://"))]
-    except Exception:  # the registry is best effort: a folder that cannot be read is no server
+    found = follow_store(here, lambda url: SchedClient(Connection(url=url, token=client.connection.token,
+                                                                  source="job-token")),
+                         lambda moved: moved.report_progress(job_id, done, total))
+    if found is None:
         return None
-    for url in list(dict.fromkeys(candidates))[:MOVED_TRIES]:
-        moved = SchedClient(Connection(url=url if url.endswith("/") else url + "/", token=client.connection.token,
-                                       source="job-token"))
-        try:
-            answer = moved.report_progress(job_id, done, total)
-        except SchedError:  # another store's server (the token does not verify there), or not answering either
-            continue
-        _state["client"] = moved
-        _warn_once("moved", f"jupyter_sched.report_progress: the server at {here}/ that started this job stopped "
-                            f"answering; its reports go to {moved.connection.url}, which serves the job's store "
-                            "now; the job runs on")
-        return dict(answer)
-    return None
+    moved, answer = found
+    _state["client"] = moved
+    _warn_once("moved", f"jupyter_sched.report_progress: the server at {here}/ that started this job stopped "
+                        f"answering; its reports go to {moved.connection.url}, which serves the job's store "
+                        "now; the job runs on")
+    return dict(answer)
 
 
 def _plain(text: str) -> str:

@@ -254,6 +254,7 @@ class SchedClient:
                  transport: httpx.BaseTransport | None = None, probe: Probe | None = None,
                  notice: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.connection = connection
+        self._moved = False  # moved to the server that serves the job's store now (_followed_store): once
         self._notice = notice or _to_stderr
         self._sleep = sleep
         self._timeout_s = timeout_s
@@ -346,13 +347,49 @@ class SchedClient:
                 reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
                                            timeout_s=timeout_s)
             except HttpUnreachable as exc:
-                raise unreachable(self.connection, exc.cause) from None
+                if not isinstance(exc.cause, ConnectionRefusedError) or not self._followed_store():
+                    raise unreachable(self.connection, exc.cause) from None
+                continue  # nothing listened there: sent again, once, to the server that serves the job's store now
             wait = busy_wait_s(reply.status, reply.retry_after)
             if wait is None or retries >= MAX_BUSY_RETRIES:
                 return reply, retries
             retries += 1
             self._notice(retry_notice(wait, retries))
             self._sleep(wait)
+
+    def _followed_store(self) -> bool:
+        """Inside a job, a client found as the job's server (``connect()``: ``JUPYTER_SCHED_URL``) whose
+        address no longer listens speaks to the server that serves the job's store now, said once (newuser27
+        N8: a second ``jupyter lab`` took the store over on another port and the job's client talked to
+        nobody): :func:`~.store_follow.follow_store` — this account's other schedulers of the host registry,
+        each with its own token from this account's runtime files, the one whose ``GET jobs/{id}`` answers
+        for the job. True when it moved (once per client); False otherwise (outside a job, another source)."""
+        job_id = os.environ.get("JUPYTER_SCHED_JOB_ID", "").strip()
+        conn = self.connection
+        if not job_id or conn.source != "kernel-env" or self._moved:
+            return False
+        from .discovery import jupyter_runtime_dir, runtime_server
+        from .store_follow import follow_store
+
+        self._moved = True
+
+        def make(url: str) -> SchedClient | None:
+            listed = runtime_server(url)  # its token goes only to the address the server itself wrote
+            if listed is None:
+                return None
+            return SchedClient(conn._replace(url=listed[0], token=listed[1], others=(), token_from=jupyter_runtime_dir()),
+                               timeout_s=self._timeout_s, transport=self._transport)
+
+        here = conn.url.rstrip("/")
+        found = follow_store(here, make, lambda moved: moved.job(job_id))
+        if found is None:
+            return False
+        moved, _ = found
+        self._reconnect(moved.connection)
+        moved.close()
+        self._notice(f"jupyter_sched: the server at {here}/ that started this job stopped answering; this client "
+                     f"now speaks to {self.connection.url}, which serves the job's store now")
+        return True
 
     def _reconnect(self, connection: Connection) -> None:
         """Speak as ``connection`` from now on (a renewed token): a new HTTP connection with its headers."""

@@ -7,7 +7,9 @@ Before a job of that account is launched (:meth:`LogBudget.launch`) the account'
 are cut to their last :data:`TAIL_BYTES` (whole lines), a first line saying what was cut and why, until
 its finished logs, the caps of its running jobs and a full ``max_log_bytes`` for the new job fit in the
 total; when every finished log is down to its tail and it still does not fit (many small jobs), the
-oldest tails go too (the log keeps only that first line). The new job's log cap is what is left of the
+oldest tails go too (the log keeps only that first line). Where the running jobs' caps alone leave no
+room for a full cap, finished logs are cut only for the bytes the running jobs really wrote (newuser28 N6:
+reservations cut every finished log to nothing in ordinary use — four jobs at once under the defaults). The new job's log cap is what is left of the
 total (at most ``max_log_bytes``, at least :data:`FLOOR_BYTES`): a job launched while its owner's
 running jobs hold the total is capped low, and its log's last line names the setting. When a job ends
 (:meth:`LogBudget.ended`) its log is looked at once (one ``fstat``) and counted. So an account's kept
@@ -112,9 +114,18 @@ class LogBudget:
             counted = self._accounts[account] = _count(folder, owner_uid, {*running, job_id})
         counted.drop(job_id)
         want = min(self.max_log, self.limit) if self.max_log > 0 else self.limit
-        while counted.total + running_caps + want > self.limit and (counted.whole or counted.tails):
-            self._cut_oldest(account, counted, owner_uid)
-        return max(min(FLOOR_BYTES, want), min(want, self.limit - counted.total - running_caps))
+        room = self.limit - running_caps  # what finished logs and the new job may hold, running jobs at their caps
+        if room >= want:  # cutting the oldest gives the new job its whole cap
+            while counted.total + want > room and (counted.whole or counted.tails):
+                self._cut_oldest(account, counted, owner_uid)
+        else:
+            # the running jobs' caps hold the total: cutting finished logs could not give the new job its cap, so
+            # they are cut only for bytes really written (newuser28 N6: 4 running jobs' 1-GiB caps made every
+            # launch cut each finished log to nothing while all the account's logs were 34 MB of a 4-GiB total)
+            written = sum(_size(folder / ran / "output.log", owner_uid) for ran in running)
+            while counted.total + written + min(want, FLOOR_BYTES) > self.limit and (counted.whole or counted.tails):
+                self._cut_oldest(account, counted, owner_uid)
+        return max(min(FLOOR_BYTES, want), min(want, room - counted.total))
 
     def ended(self, account: str, job_id: str, path: Path, owner_uid: int | None) -> None:
         """Count the log of ``account``'s job that ended (nothing when the account is not counted yet:
@@ -149,8 +160,8 @@ class LogBudget:
         else:
             counted.rest += new_size
             counted.total += new_size
-        log.info("job %s of %s: its log was cut from %s to %s bytes (%s)", job_id, account or "this account",
-                 size, new_size, self.setting())
+        log.warning("job %s of %s: its log was cut from %s to %s bytes (%s MiB kept in all)", job_id,
+                    account or "this account", size, new_size, self.setting())
 
 
 def cut_to_tail(path: Path, keep: int, *, owner_uid: int | None, why: str) -> int:

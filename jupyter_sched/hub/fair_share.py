@@ -106,6 +106,10 @@ class CallerKeys:
         self._users: OrderedDict[str, str] = OrderedDict()
         self._refused: OrderedDict[str, None] = OrderedDict()
         self._kept = kept
+        self._learned_at: dict[str, float] = {}
+        """Wall-clock time (s since the epoch) each credential was learned at, when told (:meth:`rows`)."""
+        self.changed = False
+        """Whether a credential was learned since :meth:`rows` was last read (the front door then saves them)."""
 
     def refuse(self, digest: str) -> None:
         """The hub said the credential ``digest`` names nobody (a made-up or revoked token, a stale cookie): its
@@ -127,13 +131,37 @@ class CallerKeys:
         """Whether ``credential`` authenticated before or the hub refused it (None: no credential, known)."""
         return credential is None or credential[1] in self._users or credential[1] in self._refused
 
-    def learn(self, digest: str, user: str) -> None:
-        """A request carrying the credential ``digest`` authenticated as hub user ``user``."""
+    def learn(self, digest: str, user: str, at: float | None = None) -> None:
+        """A request carrying the credential ``digest`` authenticated as hub user ``user`` (at wall-clock ``at``, s
+        since the epoch: kept across a restart by :meth:`rows` / :meth:`restore`; None: this process only)."""
+        if at is not None and self._users.get(digest) != user:
+            self._learned_at[digest] = at
+            self.changed = True
         self._users[digest] = user
         self._users.move_to_end(digest)
         self._refused.pop(digest, None)
         while len(self._users) > self._kept:
-            self._users.popitem(last=False)
+            gone, _ = self._users.popitem(last=False)
+            self._learned_at.pop(gone, None)
+
+    def rows(self, now: float, keep_s: float) -> list[tuple[str, str, float]]:
+        """``(digest, user, expires_at)`` of each credential learned at a known time less than ``keep_s`` before
+        wall-clock ``now``, least recently used first (what the front door keeps across a restart: digests, never
+        the credentials); clears :attr:`changed`."""
+        self.changed = False
+        return [(digest, user, self._learned_at[digest] + keep_s) for digest, user in self._users.items()
+                if digest in self._learned_at and self._learned_at[digest] + keep_s > now]
+
+    def restore(self, rows: list[tuple[str, str, float]], now: float, keep_s: float) -> int:
+        """Learn again the :meth:`rows` of an earlier run whose expiry is after wall-clock ``now`` (an expiry more
+        than ``keep_s`` ahead is cut to it); how many were."""
+        restored = 0
+        for digest, user, expires_at in rows:
+            if expires_at > now:
+                self.learn(digest, user, min(expires_at, now + keep_s) - keep_s)
+                restored += 1
+        self.changed = False
+        return restored
 
     def key(self, credential: tuple[str, str] | None, peer: str) -> str:
         """The caller a request counts as: ``"user NAME"`` when its credential authenticated before —

@@ -24,6 +24,7 @@ counts such requests as unchecked, and the identity provider answers them 503).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tornado import httputil
@@ -33,10 +34,14 @@ from ..services.job_tokens import is_job_token
 from .fair_share import credential_of
 from .front_door import CredentialCheck, Unchecked
 
-__all__ = ["SESSION_COOKIE", "credential_check"]
+__all__ = ["KEYS_FILE", "SESSION_COOKIE", "credential_check", "front_door_keys_file"]
 
 SESSION_COOKIE = "jupyterhub-session-id"
 """The cookie whose value JupyterHub's ``HubAuth`` puts in its token cache key (``HubAuth.get_session_id``)."""
+
+KEYS_FILE = "front_door_keys.json"
+"""The file, in the service's data folder (``<jupyter data dir>/jupyter_sched``, beside its job-token secret), where
+the front door keeps the credentials it learned across a restart (verify 28, V6): digests and hub users, 0600."""
 
 _COOKIE_MAX_AGE_DAYS = 31
 """Tornado's ``get_signed_cookie`` default, which ``HubOAuth`` reads its cookie with."""
@@ -66,6 +71,15 @@ def credential_check(serverapp: Any) -> CredentialCheck:
         return str(model["name"])
 
     return check
+
+
+def front_door_keys_file() -> str:
+    """The path of :data:`KEYS_FILE` (its folder made 0700 when missing)."""
+    from jupyter_core.paths import jupyter_data_dir
+
+    folder = os.path.join(jupyter_data_dir(), "jupyter_sched")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, KEYS_FILE)
 
 
 def _cookie_token(serverapp: Any, cookies: dict[str, str]) -> str | None:

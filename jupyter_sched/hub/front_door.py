@@ -55,7 +55,13 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   unread) while the hub is asked who it names, :data:`CHECKS_AT_ONCE` checks at once, in turn, then counts as
   that user or as "refused PEER": a flood of made-up tokens, a fresh one per request, held the share of
   credentials not yet checked, and every honest first request of their host (after a restart, of every host)
-  was answered 429 (verify 26, V11; the service's check is :mod:`.first_check`);
+  was answered 429 (verify 26, V11; the service's check is :mod:`.first_check`). Those waiting are bounded per
+  origin and in all, taken in turn across origins, and dropped unasked once their caller has gone; past the bound
+  a request is answered 429 at once (field ``credential``, no hub call: verify 28, V6; :mod:`.check_queue`). The
+  credentials learned are kept across a restart (``keys_file``: a 0600 JSON file of SHA-256 digest prefix → hub
+  user with its expiry, :data:`LEARNED_KEEP_S` after it was learned; never a token), so after a restart every
+  user's first request does not wait behind a flood's checks either. They only say who a request counts as here:
+  the identity provider still authenticates every request with the hub;
 * at a full ceiling a connection that waits less than :data:`HEAD_GRACE_S` for its request is never closed
   for a newcomer, accepting pauses (the newcomers wait in the kernel's queue, :data:`LISTEN_BACKLOG` deep)
   while nothing may be closed, and a newcomer's request head is looked at in its socket, unread: a caller
@@ -103,6 +109,7 @@ from .body_budget import (
     over_budget_answer,
     tokenless_answer,
 )
+from .check_queue import CheckQueue, checks_full_answer, checks_full_message
 from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
 from .fair_share import (
     PRESSURE_SHARE,
@@ -120,7 +127,7 @@ from .fair_share import (
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
 __all__ = ["ACCEPT_PAUSE_S", "CHECKS_AT_ONCE", "CHECK_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE",
-           "HEAD_GRACE_S", "MAX_BODY_BYTES", "PIPELINED_AHEAD_BYTES",
+           "HEAD_GRACE_S", "KEYS_SAVE_S", "LEARNED_KEEP_S", "MAX_BODY_BYTES", "PIPELINED_AHEAD_BYTES",
            "CredentialCheck", "FrontDoor", "GuardedHTTPServer", "Unchecked", "note_caller", "too_large_message"]
 
 FD_RESERVE = 256
@@ -165,9 +172,14 @@ DELIVERY_POLL_S = (0.005, 0.25)
 
 CHECKS_AT_ONCE = 16
 """Checks of credentials not seen before (:meth:`GuardedHTTPServer.check_first`: the hub's token check) under way at
-once; the others wait their turn, holding only their connection (each connection has one request read at a time,
-so the ceiling bounds how many wait). A flood of made-up tokens then costs the hub at most this many checks at
-once, and an honest first request waits its turn among them instead of being refused 429 (verify 26, V11)."""
+once; the others wait their turn, holding only their connection, per origin and bounded (:mod:`.check_queue`:
+verify 28, V6). A flood of made-up tokens then costs the hub at most this many checks at once, and an honest first
+request waits a turn among them instead of being refused 429 (verify 26, V11)."""
+LEARNED_KEEP_S = 3600.0
+"""Seconds a credential the hub named a user by stays known across a service restart (``keys_file``), from when it
+was learned: the front door counts its requests as that user (the identity provider still asks the hub)."""
+KEYS_SAVE_S = 10.0
+"""Least seconds between two writes of ``keys_file`` (written when a credential was learned since)."""
 CHECK_PAUSE_S = 5.0
 """After a check failed (the hub did not answer), credentials are not checked before being counted for this long:
 their requests count among the unchecked, as before, and the identity provider answers them 503 (retry)."""
@@ -302,8 +314,14 @@ class _Watched(httputil.HTTPMessageDelegate):
         credentials not yet checked, which a flood of fresh made-up tokens held against every honest first
         request of their host (verify 26, V11). The body is not read meanwhile (tornado waits for this)."""
         assert self._credential is not None
-        self._server.fair.checking(self._conn)
-        await self._server.check_first(self._credential, headers, start_line.path)
+        server = self._server
+        server.fair.checking(self._conn)
+        origin = share_key(f"unproven {self._peer()}", headers)[len("unproven "):]
+        if not await server.check_first(self._credential, headers, start_line.path, origin, self._conn):
+            assert isinstance(self._request_conn, HTTP1Connection)  # refused 429 at once: the flood's tail (verify 28, V6)
+            server.answering(self._conn)
+            server.refuse_check(self._request_conn.detach(), origin, headers)
+            return
         stream = self._request_conn.stream if isinstance(self._request_conn, HTTP1Connection) else None
         if self._conn not in self._server._connections or stream is None or stream.closed():
             if stream is not None:  # closed (at the ceiling, by its caller) meanwhile: the request is dropped
@@ -324,10 +342,7 @@ class _Watched(httputil.HTTPMessageDelegate):
     def _admit(self, start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
         """Answer 429 a caller over their share of a pressed ceiling; else count the request as theirs."""
         server = self._server
-        context = getattr(self._request_conn, "context", None)
-        address = getattr(context, "address", None)
-        peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
-        key = server.keys.key(self._credential, peer)
+        key = server.keys.key(self._credential, self._peer())
         caller = share_key(key, headers)  # an unproven credential counts per origin host (session 25)
         open_now = len(server._connections)
         if server.fair.over(self._conn, caller, open_now):
@@ -343,6 +358,12 @@ class _Watched(httputil.HTTPMessageDelegate):
         self._budget_key = key
         server.fair.answering(self._conn, caller)
         return self._admitted(start_line, headers)
+
+    def _peer(self) -> str:
+        """The connection's peer address (the hub's proxy, for requests it carries)."""
+        context = getattr(self._request_conn, "context", None)
+        address = getattr(context, "address", None)
+        return str(address[0] if isinstance(address, tuple) and address else address or "unknown")
 
     def _reserve(self, key: str, size: int) -> None:
         self._server.bodies.take(key, size)
@@ -666,6 +687,35 @@ def _write_counters(stream: object) -> tuple[int, int]:
     return max(0, queued - written) + in_kernel, written - in_kernel
 
 
+class _PendingCheck:
+    """One credential's check, waiting or under way (verify 28, V6): what to ask, and the connections whose requests
+    wait for the answer."""
+
+    __slots__ = ("askers", "credential", "done", "headers", "target")
+
+    def __init__(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str) -> None:
+        self.credential, self.headers, self.target = credential, headers, target
+        self.askers: set[object] = set()
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+def _peer_gone(stream: object) -> bool:
+    """Whether ``stream``'s caller has closed it: tornado saw it closed, or its socket reads at its end (peeked,
+    nothing taken; bytes still to read count as open) or reset. A request waiting for its credential's check has
+    no read pending, so tornado may not have seen the close yet."""
+    if stream is None or getattr(stream, "closed", lambda: True)():
+        return True
+    sock = getattr(stream, "socket", None)
+    if sock is None:
+        return True
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 class GuardedHTTPServer(HTTPServer):
     """``HTTPServer`` with a connection ceiling (oldest waiting connection closed first) and
     accept errors that pause accepting and are summed into one log line per interval."""
@@ -676,7 +726,7 @@ class GuardedHTTPServer(HTTPServer):
                    on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0,
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
                    max_body_bytes_held: int = DEFAULT_HELD_BYTES, check_credential: CredentialCheck | None = None,
-                   **kwargs: Any) -> None:
+                   keys_file: str | None = None, **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -710,10 +760,20 @@ class GuardedHTTPServer(HTTPServer):
         """Monotonic time (s) the answers' unsent bytes were last looked at for the ceiling."""
         self.check_credential = check_credential
         """Who a credential not seen before names, asked before its request is counted (verify 26, V11)."""
-        self._checks: asyncio.Semaphore | None = None
-        """At most :data:`CHECKS_AT_ONCE` of those asked at once, the others wait their turn (made lazily, on the loop)."""
-        self._checking: dict[str, asyncio.Future[None]] = {}
-        """The check under way of each credential (digest): requests carrying the same one wait for it."""
+        self._queue: CheckQueue[_PendingCheck] = CheckQueue(self._asked)
+        """Checks waiting for one of the :data:`CHECKS_AT_ONCE` under way: per origin, in turn (verify 28, V6)."""
+        self._running = 0
+        self._check_tasks: set[asyncio.Future[None]] = set()
+        """The checks under way (kept referenced until done)."""
+        self._checking: dict[str, _PendingCheck] = {}
+        """The check waiting or under way of each credential (digest): requests carrying the same one wait for it."""
+        self.listening_since: float | None = None
+        """Wall-clock time (s since the epoch) this server began listening: no other account held its address since
+        (a squat report of a later refusal is false: :mod:`.squat_log`, verify 28 V5)."""
+        self.keys_file = keys_file
+        """Where the credentials learned are kept across a restart (None: not kept)."""
+        self._keys_saved_at = 0.0
+        self._load_keys()
         self._checks_paused_until = 0.0
         """Monotonic time (s) until which credentials are not checked first (a check could not tell: the hub)."""
 
@@ -884,28 +944,69 @@ class GuardedHTTPServer(HTTPServer):
         return (self.check_credential is not None and not self.keys.known(credential)
                 and time.monotonic() >= self._checks_paused_until)
 
-    async def check_first(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str) -> None:
-        """Ask :attr:`check_credential` who ``credential`` (kind, digest) names — one check per credential at a time
-        (requests carrying it wait for the same), at most :data:`CHECKS_AT_ONCE` at once, in turn — and remember
-        the answer in :attr:`keys`: a user (:meth:`~.fair_share.CallerKeys.learn`) or nobody
+    async def check_first(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str,
+                          origin: str, conn: object) -> bool:
+        """Ask :attr:`check_credential` who ``credential`` (kind, digest) names for ``conn``'s request from ``origin``
+        — one check per credential at a time (requests carrying it wait for the same), at most
+        :data:`CHECKS_AT_ONCE` at once, the others waiting per origin and taken in turn across origins — and
+        remember the answer in :attr:`keys`: a user (:meth:`~.fair_share.CallerKeys.learn`) or nobody
         (:meth:`~.fair_share.CallerKeys.refuse`). A check that could not tell (:class:`Unchecked`, or any
         failure: the hub did not answer) leaves the credential unknown, and a failure pauses checking for
-        :data:`CHECK_PAUSE_S` (requests then count among the unchecked, as before). Never raises."""
+        :data:`CHECK_PAUSE_S` (requests then count among the unchecked, as before). A waiting check whose every
+        asker's connection closed is dropped unasked. False (nothing asked, nothing waits) when ``origin`` has
+        :data:`~.check_queue.CHECKS_WAITING_PER_ORIGIN` checks waiting or every origin
+        :data:`~.check_queue.CHECKS_WAITING` (verify 28, V6): the request is to be refused 429. Never raises."""
         pending = self._checking.get(credential[1])
-        if pending is None:
-            pending = asyncio.ensure_future(self._check(credential, headers, target))
-            self._checking[credential[1]] = pending
-            pending.add_done_callback(lambda _done: self._checking.pop(credential[1], None))
-        await asyncio.shield(pending)
+        if pending is not None:
+            pending.askers.add(conn)
+        else:
+            pending = _PendingCheck(credential, headers, target)
+            pending.askers.add(conn)
+            taken = self._queue.offer(origin, pending)
+            if taken:
+                self._checking[credential[1]] = pending
+            self._take_checks()  # also tells the dead the offer dropped
+            if not taken:
+                return False
+        try:
+            await asyncio.shield(pending.done)
+        finally:
+            pending.askers.discard(conn)
+        return True
 
-    async def _check(self, credential: tuple[str, str], headers: httputil.HTTPHeaders, target: str) -> None:
-        if self._checks is None:
-            self._checks = asyncio.Semaphore(CHECKS_AT_ONCE)
-        async with self._checks:
+    def _asked(self, pending: _PendingCheck) -> bool:
+        """Whether a request carrying ``pending``'s credential still waits on an open connection (its caller has not
+        closed it: a peeked end of stream counts as closed)."""
+        return any(conn in self._connections and not _peer_gone(getattr(conn, "stream", None))
+                   for conn in pending.askers)
+
+    def _take_checks(self) -> None:
+        """Start waiting checks, in turn across origins, while fewer than :data:`CHECKS_AT_ONCE` are under way."""
+        while self._running < CHECKS_AT_ONCE:
+            pending, dropped = self._queue.take()
+            for gone in dropped:
+                self.count("checks of credentials dropped unasked (every request carrying it had closed its connection)")
+                self._settle(gone)
+            if pending is None:
+                return
+            self._running += 1
+            task = asyncio.ensure_future(self._check(pending))
+            self._check_tasks.add(task)
+            task.add_done_callback(self._check_tasks.discard)
+
+    def _settle(self, pending: _PendingCheck) -> None:
+        if self._checking.get(pending.credential[1]) is pending:
+            del self._checking[pending.credential[1]]
+        if not pending.done.done():
+            pending.done.set_result(None)
+
+    async def _check(self, pending: _PendingCheck) -> None:
+        credential = pending.credential
+        try:
             if self.check_credential is None or not self.checks_first(credential):
                 return  # decided meanwhile (a request carrying it authenticated), or checks paused
             try:
-                user = await self.check_credential(credential[0], headers, target)
+                user = await self.check_credential(credential[0], pending.headers, pending.target)
             except Unchecked:
                 return
             except Exception as exc:
@@ -913,16 +1014,68 @@ class GuardedHTTPServer(HTTPServer):
                 self.count(f"credentials not checked before being counted for {CHECK_PAUSE_S:g} s (the check "
                            f"failed: {exc.__class__.__name__})")
                 return
-        if user is None:
-            self.keys.refuse(credential[1])
-        else:
-            self.keys.learn(credential[1], user)
+            if user is None:
+                self.keys.refuse(credential[1])
+            else:
+                self.keys.learn(credential[1], user, time.time())
+        finally:
+            self._running -= 1
+            self._settle(pending)
+            self._take_checks()
+
+    def refuse_check(self, stream: IOStream, origin: str, headers: httputil.HTTPHeaders) -> None:
+        """Answer 429 (field ``credential``, Retry-After) on ``stream``, whose request head was taken, for a full
+        check queue (verify 28, V6) and close it; counted for the summary line."""
+        queue = self._queue
+        self.count("refused 429: too many credentials not seen before waiting for the hub's check")
+        message = checks_full_message(origin, queue.waiting(origin), queue.waiting(), queue.per_origin, queue.total)
+        length = headers.get("Content-Length", "")
+        left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
+        body_timeout = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        IOLoop.current().add_callback(_answer_and_discard, stream, checks_full_answer(message), left,
+                                      min(body_timeout, DRAIN_TIMEOUT_S) if left else OVER_SHARE_CLOSE_S)
+
+    # ---- the credentials learned, kept across a restart (verify 28, V6) -----------------------
+    def _load_keys(self) -> None:
+        """Learn again the credentials of :attr:`keys_file` not yet expired; a missing or unreadable file is none."""
+        if not self.keys_file:
+            return
+        try:
+            with open(self.keys_file, encoding="utf-8") as handle:
+                rows = json.load(handle).get("keys", [])
+            restored = self.keys.restore([(str(d), str(u), float(e)) for d, u, e in rows], time.time(), LEARNED_KEEP_S)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            log.warning("jupyter_sched: front door: could not read %s (%s); credentials are checked anew",
+                        self.keys_file, exc)
+            return
+        log.info("jupyter_sched: front door: %d credentials learned before the restart kept (%s)", restored,
+                 self.keys_file)
+
+    def save_keys(self, force: bool = False) -> None:
+        """Write the credentials learned to :attr:`keys_file` (0600, replaced whole) when one was learned since the
+        last write, at most every :data:`KEYS_SAVE_S` (``force``: now). Never raises."""
+        now = time.monotonic()
+        if not self.keys_file or not self.keys.changed or (not force and now - self._keys_saved_at < KEYS_SAVE_S):
+            return
+        self._keys_saved_at = now
+        rows = self.keys.rows(time.time(), LEARNED_KEEP_S)
+        part = f"{self.keys_file}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"keys": rows}, handle)
+            os.chmod(part, 0o600)
+            os.replace(part, self.keys_file)
+        except OSError as exc:
+            log.warning("jupyter_sched: front door: could not write %s (%s)", self.keys_file, exc)
 
     def learned(self, conn: object, credential: tuple[str, str] | None, user: str) -> None:
         """``conn``'s request authenticated as hub ``user`` with ``credential``: later requests carrying it
         count as ``user``, and so does this one if it is still being answered."""
         if credential is not None:  # a job's token too: its job's owner (verify 25, V2)
-            self.keys.learn(credential[1], user)
+            self.keys.learn(credential[1], user, time.time())
         if conn in self._connections and conn not in self._waiting:
             self.fair.answering(conn, f"user {user}")
 
@@ -939,11 +1092,13 @@ class GuardedHTTPServer(HTTPServer):
         """Every :data:`~.stalled_answers.SWEEP_S`: close the answers stalled past the timeout."""
         now = time.monotonic()
         self._observe_answers(now)
+        self.save_keys()
         for conn in self._stalls.overdue(now):
             self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s "
                               f"(under {MIN_ANSWER_RATE} B/s; c.FrontDoor.answer_timeout_s)")
 
     def stop(self) -> None:
+        self.save_keys(force=True)
         if self._sweeper is not None:
             self._sweeper.stop()
             self._sweeper = None
@@ -976,6 +1131,8 @@ class GuardedHTTPServer(HTTPServer):
 
     # ---- accepting -----------------------------------------------------------------------
     def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
+        if self.listening_since is None:
+            self.listening_since = time.time()
         for sock in sockets:
             try:  # tornado listens with a queue of 128 (verify 24, V3)
                 sock.listen(LISTEN_BACKLOG)

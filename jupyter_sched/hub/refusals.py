@@ -33,8 +33,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections import deque
+from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -185,7 +188,9 @@ class SquatReportHandler(ServerReport):
     async def post(self) -> None:
         gate: ReportGate = self.settings.setdefault("jupyter_sched_squat_report_gate", ReportGate(per_minute=1))
         try:
-            held = parse_squat_report(self.json_value(), self.services.clock.now())
+            held = parse_squat_report(self.json_value(), self.services.clock.now(),
+                                      listening_since=_listening_since(self.settings),
+                                      own_uids={os.getuid(), os.geteuid()})
             if not gate.take(self.caller.user, "squat", "squat"):
                 raise BusyError("one squat report a minute is taken from a server; this one was not recorded",
                                 field="refusals", hint="send it again in a minute (a user server keeps it until then)",
@@ -194,3 +199,9 @@ class SquatReportHandler(ServerReport):
             await self.call(self.services.admission.refuse, self.caller, err, request="squat report")
         recorded = await self.call(record_squats, self.services.store, self.caller.user, held)
         self.reply({"recorded": recorded})
+
+
+def _listening_since(settings: Mapping[str, Any]) -> datetime | None:
+    """When the service's front door began listening (UTC; None: not known, e.g. an in-process test server)."""
+    since = getattr(getattr(settings.get("serverapp"), "http_server", None), "listening_since", None)
+    return datetime.fromtimestamp(since, timezone.utc) if isinstance(since, float) else None

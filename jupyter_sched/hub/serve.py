@@ -273,12 +273,12 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
         def init_httpserver(self) -> None:
             """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6), which asks the
             hub who a credential not seen before names before counting its request (verify 26, V11)."""
-            from .first_check import credential_check
+            from .first_check import credential_check, front_door_keys_file
 
             self._http_server = FrontDoor(parent=self).http_server(
                 self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
                 on_too_large=self._audit_too_large, on_chunking=self._audit_chunking, on_over_share=self._audit_over_share,
-                check_credential=credential_check(self))
+                check_credential=credential_check(self), keys_file=front_door_keys_file())
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)

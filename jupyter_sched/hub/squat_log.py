@@ -14,20 +14,28 @@ on someone else's record, only say who held the port; the holder is in the words
 report names at most :data:`MAX_HOLDERS` holders, one reporter is taken once a minute (more is 429, audited
 as a refusal under the refusal log's own bound), and a server keeps at most :data:`MAX_HOLDERS` holders until
 it can report them (the most recent).
+
+What the service can check of a report, it checks (verify 28 V5, red 28 R7: any user's token posted a report
+blaming another account, root or the service's own uid, for minutes the service was serving, 999,999,999 times):
+a report is refused 400 (audited as a refusal) when a holder is the service's own uid (the forwarder's guard takes
+the service's account: it refuses nothing held by it), when a refusal's last time lies after the service began
+listening (:data:`LISTEN_SKEW` allowed: while it listens nobody else holds its address), or when its count is more
+than :data:`MAX_REFUSALS_PER_S` a second of its window could hold. A row taken says the holder as the reporter's
+claim ("alice's Jupyter server says …"), not as the service's finding.
 """
 
 from __future__ import annotations
 
 import pwd
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import ValidationError, json_kind
 
-__all__ = ["MAX_HOLDERS", "SQUAT_ACTION", "SQUAT_REPORT_PATH", "Held", "SquatLog", "holder_account", "parse_squat_report",
+__all__ = ["LISTEN_SKEW", "MAX_HOLDERS", "MAX_REFUSALS_PER_S", "SQUAT_ACTION", "SQUAT_REPORT_PATH", "Held", "SquatLog", "holder_account", "parse_squat_report",
            "record_squats", "squat_message"]
 
 SQUAT_REPORT_PATH = "squat-refused"
@@ -39,6 +47,13 @@ MAX_HOLDERS = 4
 _MAX_COUNT = 10**9
 _MAX_ADDRESS = 100
 _CLOCK_SKEW = timedelta(minutes=5)
+LISTEN_SKEW = timedelta(seconds=5)
+"""How far after the service began listening a reported refusal may lie (the two clocks, the last refusal racing the
+bind) before the report is refused as false."""
+MAX_REFUSALS_PER_S = 100
+"""Most refusals a second of a holder's window a report may count (each is a connection tried and its holder looked
+up), plus :data:`_COUNT_SLACK`."""
+_COUNT_SLACK = 10
 
 
 @dataclass
@@ -110,12 +125,16 @@ def _when(raw: Any, field: str, now: datetime) -> datetime:
     return when.astimezone(timezone.utc)
 
 
-def parse_squat_report(body: Any, now: datetime) -> list[Held]:
-    """The holders of a report ``{"refusals": [{"holder_uid", "address", "first_at", "last_at", "count"}]}``.
+def parse_squat_report(body: Any, now: datetime, *, listening_since: datetime | None = None,
+                       own_uids: Collection[int] = ()) -> list[Held]:
+    """The holders of a report ``{"refusals": [{"holder_uid", "address", "first_at", "last_at", "count"}]}``, taken
+    when the service began listening at ``listening_since`` (UTC; None: not known) and runs as ``own_uids``.
 
     Raises:
         ValidationError: naming the field (``refusals``, ``holder_uid``, ``address``, ``first_at``, ``last_at``,
-            ``count``) and the fix.
+            ``count``) and the fix; also a holder that is the service's own uid (``holder_uid``), a refusal after
+            the service began listening (``last_at``), a count its window cannot hold (``count``): the module
+            docstring.
     """
     shape = ('a squat report is {"refusals": [{"holder_uid": UID or null, "address": "127.0.0.1:8010", '
              '"first_at": TIME, "last_at": TIME, "count": N}]}')
@@ -142,8 +161,31 @@ def parse_squat_report(body: Any, now: datetime) -> list[Held]:
         first, last = _when(entry["first_at"], "first_at", now), _when(entry["last_at"], "last_at", now)
         if last < first:
             raise ValidationError("last_at is before first_at", field="last_at", hint="the last refusal's time")
+        _credible(uid, first, last, count, listening_since, own_uids)
         held.append(Held(uid, address, first, last, count))
     return held
+
+
+def _credible(uid: int | None, first: datetime, last: datetime, count: int, listening_since: datetime | None,
+              own_uids: Collection[int]) -> None:
+    """Refuse what the service knows to be false of one holder (the module docstring).
+
+    Raises:
+        ValidationError: naming ``holder_uid``, ``last_at`` or ``count``.
+    """
+    if uid is not None and uid in own_uids:
+        raise ValidationError(f"holder_uid {uid} is the service's own account: a port it holds is not a squat (a "
+                              "user server's forwarder takes it)", field="holder_uid",
+                              hint="report only holders the forwarder refused (their uid from /proc/net/tcp)")
+    if listening_since is not None and last > listening_since + LISTEN_SKEW:
+        raise ValidationError(f"last_at {last:%Y-%m-%d %H:%M:%S} UTC is after the service began listening on its "
+                              f"address ({listening_since:%Y-%m-%d %H:%M:%S} UTC): nobody else held it then",
+                              field="last_at", hint="report only refusals made while the service was down")
+    most = _COUNT_SLACK + int(MAX_REFUSALS_PER_S * (last - first).total_seconds())
+    if count > most:
+        raise ValidationError(f"count {count:,} is more refusals than {first:%H:%M:%S} to {last:%H:%M:%S} UTC could "
+                              f"hold (at most {most:,}: {MAX_REFUSALS_PER_S} a second)", field="count",
+                              hint="count each request refused once")
 
 
 def holder_account(uid: int | None) -> str | None:
@@ -157,17 +199,18 @@ def holder_account(uid: int | None) -> str | None:
 
 
 def squat_message(reporter: str, held: Held, account: str | None) -> str:
-    """The audit record's words for ``held``, reported by ``reporter``'s server."""
+    """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such."""
     if held.uid is None:
         who = ("no live socket on this host held the other end of the connection (another account taking the port "
                "in turns, or the service dying as it was called)")
     else:
-        who = f"it was held by {f'account {account} ' if account else ''}(uid {held.uid}), not the service"
+        who = f"it says the address was held by {f'account {account} ' if account else ''}(uid {held.uid}), not the service"
     times = f"{held.count} time{'s' if held.count != 1 else ''}"
     span = (f"at {held.first_at:%Y-%m-%d %H:%M:%S} UTC" if held.first_at == held.last_at else
             f"from {held.first_at:%Y-%m-%d %H:%M:%S} to {held.last_at:%Y-%m-%d %H:%M:%S} UTC")
-    return (f"{reporter}'s Jupyter server refused to send its token to the scheduler's address {held.address} "
-            f"{times} {span}: {who} (reported by {reporter}'s server)")
+    return (f"{reporter}'s Jupyter server says it refused to send its token to the scheduler's address "
+            f"{held.address} {times} {span}: {who} (the reporting server's word; the service checked that it was not "
+            "listening then and that the holder is not its own account)")
 
 
 def record_squats(store: Any, reporter: str, held: list[Held]) -> int:

@@ -212,9 +212,15 @@ def _parsing() -> Iterator[None]:
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """Turn parse errors and server errors into :class:`MagicError` (one line each, one look)."""
+    """Turn parse errors and server errors into :class:`MagicError` (one line each, one look); the times
+    said meanwhile are in the kernel's time zone (TZ, else /etc/localtime), named after each (newuser26
+    n14: ``ends by 20:47 CET``), UTC where it is UTC — as the CLI says them."""
+    from ..client.local_zone import caller_zone
+    from ..model.units import shown_in
+
     try:
-        yield
+        with shown_in(caller_zone()):
+            yield
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments", "cell")):

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "shown_in", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -159,6 +159,23 @@ _DATED_FROM: ContextVar[datetime | None] = ContextVar("jupyter_sched_dated_from"
 while shown) measures "a year away" from; None: never the year (:func:`dated_from`)."""
 
 
+_SHOWN_IN: ContextVar[str | None] = ContextVar("jupyter_sched_shown_in", default=None)
+"""The IANA zone the reader's clocks are said in (:func:`shown_in`); None: UTC, every server answer's."""
+
+
+@contextlib.contextmanager
+def shown_in(zone: str | None) -> Iterator[None]:
+    """Within it, :func:`clock_text` without a ``zone`` says its moments in ``zone`` (an IANA name, with
+    its abbreviation: ``ends by 20:47 CET``), "today" being that zone's — the CLI and the magics say the
+    caller's zone (newuser26 n14: every time read UTC whatever TZ said; a Berlin user converted every
+    ETA). None (or a name that is no zone): UTC, as the server's own words and the JSON always are."""
+    token = _SHOWN_IN.set(zone if zone and iana_zone(zone) is not None else None)
+    try:
+        yield
+    finally:
+        _SHOWN_IN.reset(token)
+
+
 @contextlib.contextmanager
 def dated_from(now: datetime) -> Iterator[None]:
     """Within it, a clock-less :func:`clock_text` (``now`` None) adds the year to a moment more than
@@ -185,8 +202,10 @@ def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, z
     ``zone``: an IANA name — the moment in that zone with its abbreviation, "today" being that
     zone's: ``Dec 7 12:00 CET`` — a job definition's firings, as its schedule reads, in the CLI, the
     magics and the panel alike (new user 20, N27: ``2026-12-07 12:00 CET`` in %schedule define,
-    ``Dec 5 03:00 UTC`` in the CLI). A name that is no zone (:func:`iana_zone`): UTC."""
-    tz = (iana_zone(zone) if zone else None) or timezone.utc
+    ``Dec 5 03:00 UTC`` in the CLI). A name that is no zone (:func:`iana_zone`): UTC. None: the
+    reader's zone where :func:`shown_in` set one (the CLI, the magics: newuser26 n14), else UTC."""
+    shown = zone or _SHOWN_IN.get()
+    tz = (iana_zone(shown) if shown else None) or timezone.utc
     when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(tz)
     hhmm = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
     label = zone_label(when)

@@ -48,6 +48,46 @@ from .topology import choose_gpus
 __all__ = ["Flavor", "Placement", "PlacementConfig", "Placer"]
 
 _NO_SCORES: Mapping[str, float] = {}
+_LAYOUTS = "placer.layouts"
+"""``ClusterState.inventory_memo`` key of the inventory's :class:`_Layouts`."""
+_LAYOUT_CHOICES_MAX = 1 << 16
+"""Most choices :class:`_Layouts` keeps (then it starts again): 8-GPU nodes of one layout have at most
+256 free masks x 8 counts x 2, but 16-GPU ones 2 ** 16 masks, which a long-running service could fill."""
+
+
+class _Layouts:
+    """What :meth:`Placer._choose` picks on a node, per node layout and free GPUs (inventory facts).
+
+    Nodes whose GPUs are laid out alike — as many GPUs, the same NVML indices and the same NVLink
+    peers relative to the node's first GPU (GPU ids are consecutive per node) — share a layout:
+    among the same wholly free GPUs (``ClusterState.node_mask``) :meth:`Placer._choose` picks the
+    same ones relative to the first, with the same topology score, whatever the node. A layout is
+    named by the id of its canonical signature, which ``signatures`` keeps alive as long as the
+    choices keyed by it (so the id is never another layout's).
+
+    Attributes:
+        node_layout: per node, its layout's id (-1: not yet worked out).
+        signatures: layout signature -> itself (the canonical object).
+        choices: ``(layout, free mask, count, nvlink)`` -> (GPUs relative to the node's first, topology
+            score), or None when the node cannot take the worker.
+    """
+
+    __slots__ = ("choices", "node_layout", "signatures")
+
+    def __init__(self, nodes: int) -> None:
+        self.node_layout = [-1] * nodes
+        self.signatures: dict[tuple[tuple[int, ...], tuple[tuple[int, ...], ...]],
+                              tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = {}
+        self.choices: dict[tuple[int, int, int, bool], tuple[tuple[int, ...], int] | None] = {}
+
+    def layout(self, state: ClusterState, node: int) -> int:
+        """Node ``node``'s layout id (worked out on first use)."""
+        ids = state.node_gpus[node]
+        base = ids[0] if ids else 0
+        signature = (tuple([state.gpu_local[g] for g in ids]), tuple([tuple([p - base for p in state.peers[g]])
+                                                                      for g in ids]))
+        found = self.node_layout[node] = id(self.signatures.setdefault(signature, signature))
+        return found
 _new_tuple = tuple.__new__
 
 
@@ -194,8 +234,18 @@ class Placer:
         self._builtin = [(s.name, w, builtin[type(s)]) for s, w in self.scores] \
             if 0 < len({s.name for s, _ in self.scores}) == len(self.scores) <= 2 \
             and all(type(s) in builtin for s, _ in self.scores) else None
-        # (node, count, nvlink) -> GPUs and topology score on a node with every GPU free (_walk_builtin)
-        self._whole: dict[tuple[int, int, bool], tuple[list[int], int] | None] = {}
+        # _walk_builtin's constants: (name, weight, kind) of both plugins, the perfect-stop bound and the
+        # topology plugin's weight in it (the generic walk's stop: see _walk_builtin)
+        self._walk_plan: tuple[str, float, int, str, float, int, float, float] | None = None
+        if self._builtin is not None:
+            name1, w1, kind1 = self._builtin[0]
+            name2, w2, kind2 = self._builtin[1] if len(self._builtin) > 1 else ("", 0.0, 0)
+            self._walk_plan = (name1, w1, kind1, name2, w2, kind2, self._perfect[0][1] if self._perfect else 0.0,
+                               (w1 if kind1 == 2 else w2) if self._perfect else 0.0)
+        # what _walk_builtin's candidates choose per node layout and free GPUs: an inventory fact, kept with
+        # the inventory's other facts for every ledger of it (one object: threads' ledgers share it whole)
+        self._layouts: _Layouts = state.inventory_memo.setdefault(_LAYOUTS, _Layouts(len(state.nodes)))
+        self._pools_of: dict[tuple[int, ...], list[Pool]] = {}  # a flavor's pools, read per placement
         self._flavors: dict[tuple[object, ...], tuple[Flavor, ...]] = {}
         models: dict[str, None] = {}
         for m in state.gpu_model:
@@ -287,7 +337,12 @@ class Placer:
         if request.gpus == 0 and not self._vector:
             return self._place_gpuless(request, flavor)
         if request.workers <= 1:
-            found = self._place_worker(request, flavor)
+            if self._walk_plan is not None and request.gpu_milli >= GPU_MILLI and not flavor.mixed:
+                # _place_worker's dispatch for whole GPUs by the built-in scores, read here (once per placement)
+                found = self._walk_builtin(request, flavor, request.gpus) if request.gpus <= flavor.max_per_node \
+                    else None
+            else:
+                found = self._place_worker(request, flavor)
             if found is None:
                 return None
             node, gpus, milli, scores = found
@@ -361,7 +416,7 @@ class Placer:
         state = self.state
         if self._vector:
             return self._place_vector(request, flavor)
-        if request.fractional:
+        if request.gpu_milli < GPU_MILLI:  # request.fractional (a property), read inline: once per placement
             shared = self._fractional(request, flavor)
             if shared is not None:
                 node, g = shared
@@ -433,31 +488,30 @@ class Placer:
         * every GPU of ``free`` is wholly free, so binpack's "used after" is the node's used GPUs
           plus ``count``;
         * the GPUs and the topology score of a candidate (:meth:`_choose`) depend only on its free
-          GPUs: for a node with every GPU free they are worked out once per node and count;
+          GPUs and its layout: they are worked out once per layout, free mask, count and NVLink need
+          (:class:`_Layouts`, kept with the inventory) and mapped onto the chosen node's GPU ids;
         * at most two plugins (one binpack, one topology), so the total is their sum, as ``sum``
           of the scores gives it; the scores dict is built for the best candidate only.
         """
         state = self.state
         limit = self._limit
         host = request.cpu_millis > 0 or request.memory_mib > 0
-        best: tuple[int, list[int]] | None = None
+        best: tuple[int, tuple[int, ...]] | None = None
         best_total = -1.0
         best_values = (0.0, 0.0)
         seen = 0
-        builtin = self._builtin
-        assert builtin is not None
-        name1, w1, kind1 = builtin[0]
-        name2, w2, kind2 = builtin[1] if len(builtin) > 1 else ("", 0.0, 0)
+        assert self._walk_plan is not None
         # the generic walk's stop on a perfect candidate: none but binpack weighted — the first
-        # candidate (best fit first); else the topology plugin's score at 100
-        perfect = self._perfect
-        bound = perfect[0][1] if perfect else 0.0
-        topology_weight = (w1 if kind1 == 2 else w2) if perfect else 0.0
-        choice: tuple[list[int], int] | None
+        # candidate (best fit first); else the topology plugin's score at 100 (bound)
+        name1, w1, kind1, name2, w2, kind2, bound, topology_weight = self._walk_plan
+        choice: tuple[tuple[int, ...], int] | None
         fm, pl, node_gpus = state.free_milli, state.placeable, state.node_gpus
-        node_free, node_capacity = state.node_free, state.node_capacity
-        whole = self._whole
-        pools = [state.pools[p] for p in flavor.pools]
+        node_free, node_capacity, node_mask = state.node_free, state.node_capacity, state.node_mask
+        layouts = self._layouts
+        node_layout, choices = layouts.node_layout, layouts.choices
+        pools = self._pools_of.get(flavor.pools)
+        if pools is None:
+            pools = self._pools_of[flavor.pools] = [state.pools[p] for p in flavor.pools]
         top = flavor.max_per_node
         nvlink = request.nvlink
         done = False
@@ -468,15 +522,21 @@ class Placer:
                 for node in pool.by_free[k]:
                     if host and not self._host_fits(node, request):
                         continue
-                    if k == len(node_gpus[node]):  # every GPU of the node free: its choice is an inventory fact
-                        key = (node, count, nvlink)
-                        try:
-                            choice = whole[key]
-                        except KeyError:
-                            choice = whole[key] = self._choose(node_gpus[node], count, node, nvlink)
-                    else:
-                        choice = self._choose([g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]],
+                    # the choice per node layout and free GPUs (_Layouts): worked out once, relative GPUs
+                    layout = node_layout[node]
+                    if layout < 0:
+                        layout = layouts.layout(state, node)
+                    key = (layout, node_mask[node], count, nvlink)
+                    try:
+                        choice = choices[key]
+                    except KeyError:
+                        chosen = self._choose([g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]],
                                               count, node, nvlink)
+                        base = node_gpus[node][0]
+                        if len(choices) >= _LAYOUT_CHOICES_MAX:  # bounded (wide nodes have many free masks)
+                            choices.clear()
+                        choice = choices[key] = None if chosen is None else (
+                            tuple([g - base for g in chosen[0]]), chosen[1])
                     if choice is None:
                         continue
                     gpus, topology = choice
@@ -497,9 +557,10 @@ class Placer:
                 break
         if best is None:
             return None
-        milli = request.gpu_milli if request.fractional else GPU_MILLI
+        milli = request.gpu_milli if request.gpu_milli < GPU_MILLI else GPU_MILLI
         scores = {name1: best_values[0], name2: best_values[1]} if kind2 else {name1: best_values[0]}
-        return best[0], list(best[1]), milli, scores
+        base = node_gpus[best[0]][0]
+        return best[0], [base + g for g in best[1]], milli, scores
 
     def _choose(self, free: list[int], count: int, node: int, nvlink: bool) -> tuple[list[int], int] | None:
         """The GPUs :func:`.topology.choose_gpus` picks among ``free`` (wholly free GPUs of ``node``)

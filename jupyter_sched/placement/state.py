@@ -7,6 +7,8 @@ can undo it — the analogue of Kueue's ``SimulateWorkloadRemoval`` returning a 
 
 Shapes and units:
     * GPUs are numbered ``0..G-1`` over the whole inventory (``gpu id``); nodes ``0..N-1``.
+    * ``node_mask[n]``: bit ``j`` set when the ``j``-th GPU of node ``n`` is wholly free and placeable
+      (kept in step by every take and release; the placer's memo key, :class:`~.placer.Placer`).
     * ``free_milli[g]``: free milli-GPUs on GPU ``g`` (1000 = wholly free). Unplaceable GPUs
       (unhealthy, held by foreign processes — case 014 —, in MIG mode, or on nodes that are not
       ready / cordoned) are recorded with ``placeable[g] = False`` and never offered.
@@ -89,7 +91,7 @@ class Holding(NamedTuple):
 
 _STATIC = ("inventory", "nodes", "node_index", "gpu_uuid", "gpu_node", "gpu_model", "gpu_memory", "gpu_local",
            "gpu_mig", "placeable", "peers", "domain", "node_gpus", "node_pool", "node_capacity", "node_has_nvlink",
-           "node_max_domain", "unplaceable_why", "uuid_to_gpu", "mig_uuid", "inventory_memo")
+           "node_max_domain", "unplaceable_why", "uuid_to_gpu", "mig_uuid", "inventory_memo", "gpu_bit")
 """Attributes fixed by the inventory: shared between ledgers of the same inventory object."""
 
 _TEMPLATES: dict[int, ClusterState] = {}
@@ -149,6 +151,8 @@ class ClusterState(Journaled):
         self.node_gpus: list[list[int]] = []
         self.node_pool: list[int] = []
         self.node_free: list[int] = []           # wholly free placeable GPUs per node
+        self.node_mask: list[int] = []           # per node, bit j set: its j-th GPU is wholly free and placeable
+        self.gpu_bit: list[int] = []             # 1 << (the GPU's position among its node's GPUs)
         self.node_capacity: list[int] = []       # placeable GPUs per node
         self.node_has_nvlink: list[bool] = []
         self.node_max_domain: list[int] = []     # GPUs in the node's largest NVLink domain
@@ -184,6 +188,7 @@ class ClusterState(Journaled):
             setattr(self, name, getattr(other, name))
         self.free_milli = list(other.free_milli)
         self.node_free = list(other.node_free)
+        self.node_mask = list(other.node_mask)
         self.node_cpu_free = list(other.node_cpu_free)
         self.node_mem_free = list(other.node_mem_free)
         self.pools = [Pool(pid=p.pid, models=p.models, memory_mib=p.memory_mib, labels=p.labels, taints=p.taints,
@@ -269,6 +274,8 @@ class ClusterState(Journaled):
                             stack.append(p)
                 domain_next += 1
             self.node_gpus.append(ids)
+            self.gpu_bit.extend(1 << j for j in range(len(ids)))
+            self.node_mask.append(sum(1 << j for j, g in enumerate(ids) if self.placeable[g]))
             self.node_cpu_free.append(node.cpu_millis or None)
             self.node_mem_free.append(node.memory_mib or None)
             models = tuple(sorted({gpu.model for gpu in node.gpus}))
@@ -349,6 +356,7 @@ class ClusterState(Journaled):
         4-GPU worker: one move); where it ends up in its bucket is the same either way.
         """
         fm, gpu_node, placeable = self.free_milli, self.gpu_node, self.placeable
+        node_mask, gpu_bit = self.node_mask, self.gpu_bit
         plain = self._arrays is None
         node, delta = -1, 0
         shares = False
@@ -368,6 +376,7 @@ class ClusterState(Journaled):
             else:
                 moved = self._set_free(g, new)
             if moved:
+                node_mask[gpu_node[g]] ^= gpu_bit[g]  # its wholly free bit flips
                 if gpu_node[g] != node:
                     if delta:
                         self._shift(node, delta)
@@ -444,26 +453,30 @@ class ClusterState(Journaled):
         Raises:
             ValueError: the holder already holds something, or a GPU lacks the free milli-GPUs.
         """
-        if holder in self.holdings:
+        holdings = self.holdings
+        if holder in holdings:
             raise ValueError(f"{holder} already holds capacity")
+        gpus, _, cpu_millis, memory_mib, extra, migs = holding  # read once (hot: once per admission)
         fm = self.free_milli
-        for g, milli in holding.gpus:
+        for g, milli in gpus:
             if fm[g] < milli:
                 raise ValueError(f"GPU {self.gpu_uuid[g]} has {fm[g]} milli-GPUs free, {milli} asked")
-        for mig in holding.migs:
-            if mig in self.mig_used:
-                raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
+        if migs:
+            for mig in migs:
+                if mig in self.mig_used:
+                    raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
         shares = self.share_version
-        self._change(holding.gpus, -1)
+        self._change(gpus, -1)
         if shares != self.share_version:
-            self._log_shares(holder, holding.gpus, True)
-        for mig in holding.migs:
-            self.mig_used[mig] = holder
-        if holding.cpu_millis or holding.memory_mib or holding.extra:
+            self._log_shares(holder, gpus, True)
+        if migs:
+            for mig in migs:
+                self.mig_used[mig] = holder
+        if cpu_millis or memory_mib or extra:
             self._host(holding, -1)
         if self._arrays is not None:
             self._tag(holding, +1)
-        self.holdings[holder] = holding
+        holdings[holder] = holding
         self.version += 1
         if self._journal is not None:
             self._journal.append(("take", holder, None))

@@ -66,8 +66,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
-                held = job.id in ctx.book and _on_held(ctx, job.id, placement)
-                _admit(ctx, job, placement, check.borrowed, backfill and not held, held)
+                held = bool(ctx.book.gpus) and job.id in ctx.book and _on_held(ctx, job.id, placement)
+                _admit(ctx, job, placement, check.borrowed, backfill and not held, held, milli)
                 return placement, None
     if check.ok and flavor.pools and closed is None and blocked_by is None:
         # no room: the outcome is shared by the jobs of this shape while the pools' capacity is
@@ -319,8 +319,9 @@ def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) 
 
 
 def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool,
-           held: bool = False) -> None:
-    """Record the admission (``held``: on GPUs nominated to it, said so in the audit)."""
+           held: bool = False, total_milli: int = -1) -> None:
+    """Record the admission (``held``: on GPUs nominated to it, said so in the audit; ``total_milli``:
+    its request's, when the caller has it at hand)."""
     # Hot path (once per admission): records built with positional arguments (a keyword call to a
     # generated __init__ is slower), the job's id, spec and reason read once.
     alloc = placement.allocation
@@ -345,7 +346,9 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         ctx.fresh_shares[job_id] = None
     if spec.port is not None and ctx.profile.host_ports:
         ports.hold(ctx, job, alloc.node)
-    if not spec.resources.total_milli and ctx.profile.max_running_cpu_jobs_per_user:
+    if total_milli < 0:
+        total_milli = spec.resources.total_milli
+    if not total_milli and ctx.profile.max_running_cpu_jobs_per_user:
         ctx.cpu_jobs[spec.user] = ctx.cpu_jobs.get(spec.user, 0) + 1
     # its expected runtime for the ETA projection: .runtimes.expected_runtime, on the limit at hand
     end = _INF if limit is None else limit
@@ -355,15 +358,19 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         if learned is not None and learned > 0:
             end = learned if limit is None else min(learned, limit)
     ctx.fresh_end[job_id] = end
-    why = ("backfilled without delaying the reservation" if backfill
-           else "fits on the GPUs held for it" if held else "fits")
-    if borrowed:
-        # the shared GPU count ("1 GPU", "0.5 GPU"; new user 18, N16: "borrowing 1 GPUs")
-        why += f"; borrowing {gpus_phrase(float(borrowed_gpus))} above {spec.team}'s guarantee"
+    why_key = (backfill, held, borrowed, spec.team)
+    why = ctx.admit_why.get(why_key)
+    if why is None:  # said once per cycle for each of these (most admissions say one of a few sentences)
+        why = ("backfilled without delaying the reservation" if backfill
+               else "fits on the GPUs held for it" if held else "fits")
+        if borrowed:
+            # the shared GPU count ("1 GPU", "0.5 GPU"; new user 18, N16: "borrowing 1 GPUs")
+            why += f"; borrowing {gpus_phrase(float(borrowed_gpus))} above {spec.team}'s guarantee"
+        ctx.admit_why[why_key] = why
     model = placement.model
     ctx.audit.append(AuditRecord(
         # a CPU-only job's flavor is the wildcard: said as what it is (new user 17, N6: "on vm (*)")
-        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if spec.resources.total_milli else 'CPU only'}): {why}",
+        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if total_milli else 'CPU only'}): {why}",
         {"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
          "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
          "model": model, "scores": scores, "borrowed": borrowed_gpus,

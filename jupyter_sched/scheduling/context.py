@@ -253,6 +253,8 @@ class CycleContext:
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
+        # .admit._admit's "why" of an admission's audit line per (backfill, held, milli-GPUs borrowed, team)
+        self.admit_why: dict[tuple[bool, bool, int, str], str] = {}
         # .pending._cannot_backfill's clause and numbers per (reserved job, its time, limit, limit's
         # source, another user's reservation); None: such a job could finish before it
         self.backfill_clauses: dict[tuple[str, datetime, float | None, str, bool],

@@ -49,7 +49,7 @@ from .defrag import defragment
 from .drain import drain_evictions
 from .eta import Plan, expected_runtime
 from .eta_guard import ends_guarded, estimate_guarded
-from .gates import gate, held_gate
+from .gates import gate_unheld, held_gate
 from .pending import pend
 from .planned import planned_preemptions
 from .preempt import preempt, wait_on_nominated
@@ -223,7 +223,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
     if closed is None and ctx.quota.has_ceilings and _above_ceiling(ctx, job, flavors):  # none: nothing is above one
         return
     if closed is None and ctx.gated:
-        closed = gate(ctx, job)
+        closed = gate_unheld(ctx, job)  # its hold was asked above
     if closed is not None:
         drop_nomination(ctx, job.id)  # a gated job gives up GPUs held for it
         ctx.pends.append(Pend(job.id, closed))

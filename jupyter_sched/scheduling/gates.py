@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED",
            "QUOTA_ROW_UNREADABLE", "TEAM_MEMBERSHIP",
-           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "held_gate", "held_reason"]
+           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "gate_unheld", "held_gate", "held_reason"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
@@ -96,9 +96,15 @@ def _unreadable_row(ctx: CycleContext, job: Job) -> PendingReason | None:
 
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     """The closed gate that keeps ``job`` pending (held, class grant, backoff, admit window, budget), or None."""
-    spec = job.spec
     if (held := held_gate(ctx, job)) is not None:
         return held
+    return gate_unheld(ctx, job)
+
+
+def gate_unheld(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """:func:`gate` for a job :func:`held_gate` lets through (the cycle asks that first, then the quota
+    ceilings, then this): the class grant, backoff, ports, the CPU-job cap, admit windows, budgets."""
+    spec = job.spec
     policy = ctx.policies.get(spec.team)
     if policy is not None and spec.priority is not _NORMAL and \
             _NAMES[spec.priority] not in policy.allowed_priorities:

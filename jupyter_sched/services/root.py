@@ -166,6 +166,7 @@ class Services:
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.nodes = NodesService(self.ctx, self.cordons)  # nodes/{node}/cordon, uncordon (hubadmin24)
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
+        self.accounting.known_teams = self.teams.known_teams  # what-if's close team names (verify28 V4)
         self.users = user_rename_service(self)  # POST users/{user}/rename: a renamed user's work (hubadmin26 B10)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends

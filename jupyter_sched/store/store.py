@@ -48,6 +48,7 @@ from .. import abandoned
 from ..abandoned import CHECK_EVERY_ROWS
 from ..accounting import UsageInterval
 from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
+from ..accounting.usage import UsageSums
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
 from ..model import JobKind, JobState, PriorityClass, QuotaSet
 from ..model.codec import (
@@ -421,6 +422,53 @@ def _usage_spans_query(sqlite: bool, by_gpu: bool) -> sa.Select[Any]:
     first = sa.func.min(spans.c.s)
     return (sa.select(spans.c.gpu, spans.c.own, first, sa.func.max(spans.c.e))
             .group_by(spans.c.gpu, spans.c.own, spans.c.island).order_by(spans.c.gpu, spans.c.own, first))
+
+
+def _micros_sql(text: Any, sqlite: bool) -> Any:
+    """Fixed-width ISO 8601 UTC text (:func:`~.codec.ts`) → whole microseconds since the epoch, exact
+    (integers: julianday's double is ~47 us coarse at today's dates, s27-perf)."""
+    whole = sa.func.substr(text, 1, 19)
+    if sqlite:
+        seconds = sa.cast(sa.func.strftime("%s", whole), sa.BigInteger)
+    else:
+        seconds = sa.cast(sa.extract("epoch", sa.cast(whole, sa.TIMESTAMP())), sa.BigInteger)
+    return seconds * 1_000_000 + sa.cast(sa.func.substr(text, 21, 6), sa.BigInteger)
+
+
+@functools.lru_cache(maxsize=64)
+def _usage_sums_query(sqlite: bool, by: tuple[str, ...], by_user: bool, skip_jobs: bool) -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """The statements of :meth:`StoreTx.usage_sums` (parameters ``lo``, ``hi`` — window text —,
+    ``lo_us``, ``hi_us``, ``now_us``, ``user``, ``skip``): ``(held microseconds per (by..., share),
+    distinct jobs per by...)`` of the window's sound, billed rows (an open row only while its job holds
+    its GPUs: hubadmin26 B15), each row's microseconds clipped to the window (open rows end at now)."""
+    u, j = schema.usage, schema.jobs
+    sound = sound_usage_sql(u, sqlite=sqlite)  # guards the arithmetic: PostgreSQL's CASE is lazy
+    lo_us, hi_us = sa.bindparam("lo_us", type_=sa.BigInteger), sa.bindparam("hi_us", type_=sa.BigInteger)
+    now_us = sa.bindparam("now_us", type_=sa.BigInteger)
+    biggest, least = (sa.func.max, sa.func.min) if sqlite else (sa.func.greatest, sa.func.least)
+    start = biggest(_micros_sql(u.c.started_at, sqlite), lo_us)
+    end = least(sa.case((u.c.ended_at.is_(None), now_us), else_=_micros_sql(u.c.ended_at, sqlite)), hi_us)
+    held = sa.case((sound, end - start), else_=0)
+    holding = sa.exists().where(j.c.id == u.c.job_id, j.c.state.in_(sorted(HOLDING_STATES)), j.c.attempts <= u.c.attempt)
+    lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
+
+    def part(ends: sa.ColumnElement[bool]) -> sa.Select[Any]:
+        query = (sa.select(*(u.c[k] for k in by), u.c.share, u.c.job_id, held.label("held"))
+                 .where(u.c.started_at < hi, ends, sound))
+        if by_user:
+            query = query.where(u.c.user == sa.bindparam("user"))
+        if skip_jobs:
+            query = query.where(u.c.job_id.not_in(sa.bindparam("skip", expanding=True)))
+        return query
+
+    # each an index range of (user, ended_at) or ended_at (as GET me's sums: red27 R5)
+    rows = sa.union_all(part(u.c.ended_at > lo), part(sa.and_(u.c.ended_at.is_(None), holding))).subquery()
+    keys = [rows.c[k] for k in by]
+    counted = rows.c.held > 0
+    micros = (sa.select(*keys, rows.c.share, sa.func.sum(rows.c.held)).where(counted)
+              .group_by(*keys, rows.c.share))
+    jobs = sa.select(*keys, sa.func.count(sa.distinct(rows.c.job_id))).where(counted).group_by(*keys)
+    return micros, jobs
 
 
 class StoreTx:
@@ -1034,6 +1082,45 @@ class StoreTx:
         return int(r["id"]), UsageInterval(
             job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
             gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(share), started_at=start, ended_at=end)
+
+    def usage_sums(self, *, since: datetime, until: datetime, now: datetime, by: Sequence[str],
+                   user: str | None = None) -> tuple[UsageSums, list[UsageInterval]]:
+        """What ``GET usage`` rolls up over ``[since, until)`` (:func:`~jupyter_sched.accounting.rollup`)
+        for ``user`` (None: everyone): ``(sums, rows)`` — ``sums`` the database's exact sums
+        (:class:`~jupyter_sched.accounting.usage.UsageSums`, grouped ``by`` usage columns) of every job
+        whose rows of the window are all sound; ``rows`` the billed rows (:meth:`billed_usage`) of the
+        other jobs, decoded here (their unreadable rows quarantined, as that reader does). Together:
+        ``rollup(rows, summed=sums, ...)`` is ``rollup(billed_usage(...)[0], ...)`` to the last digit —
+        without reading each row in Python (verify27 V7: 70k rows read 7.6 s)."""
+        u = schema.usage
+        sqlite = self.conn.dialect.name == "sqlite"
+        window = sa.and_(u.c.started_at < ts(until), sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
+        odd = sa.select(u.c.job_id).distinct().where(window, sa.not_(sound_usage_sql(u, sqlite=sqlite)))
+        if user is not None:
+            odd = odd.where(u.c.user == user)
+        skip = sorted(str(job) for (job,) in self.conn.execute(odd))
+        if len(skip) > 500:  # many unreadable rows: the doctor's matter; read them all as before
+            return UsageSums(), self.billed_usage(since=since, until=until, user=user)[0]
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        params = {"lo": ts(since), "hi": ts(until), "user": user, "skip": skip,
+                  **{name: (when - epoch) // timedelta(microseconds=1)
+                     for name, when in (("lo_us", since), ("hi_us", until), ("now_us", now))}}
+        micros, jobs = _usage_sums_query(sqlite, tuple(by), user is not None, bool(skip))
+        sums = UsageSums()
+        width = len(by)
+        for row in self.conn.execute(micros, params):
+            key = (tuple(str(v) for v in row[:width]), float(row[width]))
+            sums.micros[key] = sums.micros.get(key, 0) + int(row[width + 1])
+        for row in self.conn.execute(jobs, params):
+            sums.jobs[tuple(str(v) for v in row[:width])] = int(row[width])
+        rows: list[UsageInterval] = []
+        if skip:
+            query = sa.select(u).where(window, u.c.job_id.in_(skip)).order_by(u.c.id)
+            if user is not None:
+                query = query.where(u.c.user == user)
+            runaways = [r for r in self.runaway_usage() if user is None or r.interval.user == user]
+            rows = without_runaways([iv for _, iv in self._usage_decoded(query)], runaways)
+        return sums, rows
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,
                     team: str | None = None) -> float:
@@ -1758,6 +1845,11 @@ class Store:
         """See :meth:`StoreTx.billed_usage`."""
         with self.transaction(write=False) as tx:
             return tx.billed_usage(**filters)
+
+    def usage_sums(self, **filters: Any) -> tuple[UsageSums, list[UsageInterval]]:
+        """See :meth:`StoreTx.usage_sums`."""
+        with self.transaction(write=False) as tx:
+            return tx.usage_sums(**filters)
 
     def runaway_usage(self) -> list[RunawayUsage]:
         """See :meth:`StoreTx.runaway_usage`."""

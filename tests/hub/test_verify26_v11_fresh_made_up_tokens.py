@@ -25,6 +25,7 @@ import socket
 import time
 from collections.abc import Iterator
 from types import SimpleNamespace
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -49,13 +50,16 @@ def service() -> Iterator[Service]:
         yield running
 
 
-def _fresh_token_flood(service: Service, connections: int, each: int) -> list[socket.socket]:
-    """``connections`` sockets, each pipelining ``each`` ``GET me`` with a NEW random token per request and
-    reading nothing (2 KiB receive buffer), as verify 26's ``flood1.py forged``."""
+def fresh_token_flood(service: Service | Any, connections: int, each: int, path: str = "/services/s/api/sched/me",
+                      forwarded_for: str | None = None) -> list[socket.socket]:
+    """``connections`` sockets to ``service.port``, each pipelining ``each`` ``GET path`` with a NEW random token per
+    request (``X-Forwarded-For: forwarded_for`` when given, as the hub's proxy appends) and reading nothing (2 KiB
+    receive buffer), as verify 26's ``flood1.py forged``."""
     socks = []
+    xff = f"X-Forwarded-For: {forwarded_for}\r\n" if forwarded_for else ""
     for _ in range(connections):
-        data = b"".join(f"GET /services/s/api/sched/me HTTP/1.1\r\nHost: 127.0.0.1:{service.port}\r\n"
-                        f"Authorization: token {secrets.token_hex(16)}\r\n\r\n".encode() for _ in range(each))
+        data = b"".join(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{service.port}\r\n"
+                        f"Authorization: token {secrets.token_hex(16)}\r\n{xff}\r\n".encode() for _ in range(each))
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
         try:
@@ -68,7 +72,7 @@ def _fresh_token_flood(service: Service, connections: int, each: int) -> list[so
 
 
 def test_verify26_v11_fresh_made_up_tokens_do_not_429_any_honest_first_request_after_a_restart(service: Service) -> None:
-    socks = _fresh_token_flood(service, 30, 200)
+    socks = fresh_token_flood(service, 30, 200)
     try:
         time.sleep(1.0)  # the flood holds the ceiling
         # every account's first request since the service started: none of their tokens was seen before

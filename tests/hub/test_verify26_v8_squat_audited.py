@@ -94,7 +94,7 @@ def test_verify26_v8_a_squat_the_forwarder_refused_is_audited_once_the_service_i
             await asyncio.sleep(0.05)
         # a second report at once (a hostile user flooding the route), and a malformed one
         again = await forwarder.client.post("squat-refused", json={"refusals": [
-            {"holder_uid": 0, "address": f"127.0.0.1:{port}", "first_at": "2026-01-01T00:00:00+00:00",
+            {"holder_uid": mal.uid, "address": f"127.0.0.1:{port}", "first_at": "2026-01-01T00:00:00+00:00",
              "last_at": "2026-01-01T00:00:00+00:00", "count": 1}]})
         bad = await forwarder.client.post("squat-refused", json={"refusals": [{"holder_uid": -1}] * 5})
         await forwarder.client.aclose()
@@ -113,10 +113,11 @@ def test_verify26_v8_a_squat_the_forwarder_refused_is_audited_once_the_service_i
     assert len(rows) == 1, rows  # one holder, one record
     row = rows[0]
     assert row["actor"] == row["user"] == "alice", row  # the reporter: never a name from the body
-    assert (f"alice's Jupyter server refused to send its token to the scheduler's address 127.0.0.1:{port} 3 times "
-            in row["message"]), row["message"]
-    assert f"it was held by account {mal.name} (uid {mal.uid}), not the service (reported by alice's server)" in \
-        row["message"], row["message"]
+    assert (f"alice's Jupyter server says it refused to send its token to the scheduler's address 127.0.0.1:{port} "
+            "3 times " in row["message"]), row["message"]
+    assert (f"it says the address was held by account {mal.name} (uid {mal.uid}), not the service (the reporting "
+            "server's word; the service checked that it was not listening then and that the holder is not its own "
+            "account)") in row["message"], row["message"]
     details = row["details"]
     assert (details["holder_uid"], details["holder_account"], details["count"], details["reported_by"]) == (
         mal.uid, mal.name, 3, "alice"), details

@@ -11,18 +11,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["refusing_hub"]
+__all__ = ["refusing_hub", "send_json"]
+
+
+def send_json(handler: http.server.BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    """Answer ``handler``'s request with ``status`` and ``payload`` as JSON (the stand-ins' one answer shape)."""
+    body = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 class _Refuse(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
-                                     "hint": None}}).encode()
-        self.send_response(403)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, 403, {"error": {"code": "forbidden", "message": "request refused", "field": None, "hint": None}})
 
     def log_message(self, *args: Any) -> None:
         pass

@@ -40,3 +40,80 @@ def test_newuser27_n8_the_owners_line_says_when_reports_stopped() -> None:
     assert progress_text(slow, datetime(2026, 12, 5, 22, 37, 38, tzinfo=timezone.utc)).endswith("(10m ago)")
     # the server's own text (no clock) is unchanged
     assert progress_text(_job(), None) == "60 % done, reported Dec 5 22:27 UTC"
+
+
+class _Server:
+    """A tiny HTTP server answering ``GET api/sched/jobs/{id}`` for the ids it holds (404 otherwise), recording
+    the Authorization headers it was sent."""
+
+    def __init__(self, holds: set[str]) -> None:
+        import http.server
+        import threading
+
+        from tests.onboarding.fake_hub import send_json
+
+        seen: list[str] = []
+        self.seen = seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.headers.get("Authorization", ""))
+                job_id = self.path.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+                found = self.path.startswith("/api/sched/jobs/") and job_id in holds
+                send_json(self, 200 if found else 404, {"id": job_id, "state": "running", "name": "big-prog"} if found
+                          else {"error": {"code": "not_found", "message": f"no job {job_id}"}})
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_newuser27_n8_a_jobs_connect_client_follows_the_store(monkeypatch: Any, capsys: Any) -> None:
+    import os
+    import socket
+
+    from jupyter_sched.client import connect, discovery
+    from jupyter_sched.extension import host_schedulers
+    from jupyter_sched.extension.host_schedulers import HostScheduler
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    other_store, new, someone_elses = _Server(set()), _Server({"j-n8"}), _Server({"j-n8"})
+    try:
+        tokens = {other_store.url: "tok-other", new.url: "tok-new", someone_elses.url: "tok-elses"}
+        mine = {other_store.url, new.url}  # this account's runtime files: not the other account's server
+        monkeypatch.setattr(discovery, "_runtime_server",
+                            lambda url, _dir: (url, tokens[url]) if url in mine else None)
+
+        def entry(url: str, uid: int) -> HostScheduler:
+            return HostScheduler(user="me", uid=uid, pid=4242, url=url, gpus=1, simulated=True, kind="jupyter lab")
+
+        monkeypatch.setattr(host_schedulers, "others", lambda **_: [
+            entry(gone, os.getuid()), entry(other_store.url, os.getuid()), entry(someone_elses.url, os.getuid() + 1),
+            entry(new.url, os.getuid())])
+        monkeypatch.setenv("JUPYTER_SCHED_JOB_ID", "j-n8")
+        monkeypatch.setenv("JUPYTER_SCHED_URL", gone)
+        monkeypatch.delenv("JUPYTER_SCHED_TOKEN", raising=False)
+        monkeypatch.delenv("JUPYTER_SCHED_HUB_URL", raising=False)
+        client = connect()
+        assert client.connection.url == gone and client.connection.source == "kernel-env"
+        job = client.job("j-n8")  # the job's own client, its first request after the server stopped
+        assert job["id"] == "j-n8" and client.connection.url == new.url, client.connection
+        assert other_store.seen == ["token tok-other"], other_store.seen  # refused (404: not its store), next
+        assert new.seen == ["token tok-new", "token tok-new"], new.seen  # the check, then the request itself
+        assert someone_elses.seen == [], "never another account's server"
+        said = capsys.readouterr().err
+        assert said.count("stopped answering") == 1 and f"this client now speaks to {new.url}" in said, said
+        client.job("j-n8")
+        assert len(new.seen) == 3 and "stopped answering" not in capsys.readouterr().err
+    finally:
+        for server in (other_store, new, someone_elses):
+            server.close()

@@ -137,3 +137,25 @@ def test_verify27_v3_a_job_run_again_is_not_cut_while_it_appends_to_its_own_log(
     assert (folder / "j-other" / "output.log").read_bytes().startswith(CUT.encode())  # the other, older-kept one
     budget.ended("", "j-again", folder / "j-again" / "output.log", None)
     assert budget.kept("") == (300 << 10) * 2 + len((folder / "j-other" / "output.log").read_bytes())
+
+
+def test_newuser28_n6_running_jobs_caps_never_cut_finished_logs_to_make_room_they_could_not_give(
+        tmp_path: Path) -> None:
+    """newuser28 N6: four running jobs at their 1-GiB caps filled the 4-GiB total on paper, so every launch cut
+    each finished log to nothing while all the account's logs were 34 MB. Finished logs are now cut for bytes
+    really written; the new job gets the floor cap."""
+    folder = tmp_path / "jobs"
+    for n in range(6):
+        (folder / f"j-{n}").mkdir(parents=True)
+        (folder / f"j-{n}" / "output.log").write_bytes(b"epoch 1 val_acc 0.5\n" * (8 << 10))  # ~160 KiB each
+        os.utime(folder / f"j-{n}" / "output.log", (1000 + n, 1000 + n))
+    running = {f"j-{n}" for n in range(2, 6)}  # 4 of them run, each with a 1-GiB cap
+    budget = LogBudget(4 << 30, 1 << 30)
+    assert budget.launch("", folder, None, running, 4 << 30, job_id="j-new") == FLOOR_BYTES
+    kept = {job: (folder / job / "output.log").read_bytes() for job in ("j-0", "j-1")}
+    assert all(not data.startswith(CUT.encode()) and len(data) == 20 * (8 << 10) for data in kept.values()), \
+        {job: data[:120] for job, data in kept.items()}
+    # bytes really written past the total still cut the oldest finished log first
+    tight = LogBudget(700 << 10, 512 << 10)
+    assert tight.launch("", folder, None, running, 2 << 20, job_id="j-new2") == min(FLOOR_BYTES, 512 << 10)
+    assert (folder / "j-0" / "output.log").read_bytes().startswith(CUT.encode())

@@ -113,3 +113,21 @@ def test_verify27_v10_what_if_of_a_team_with_no_usage_and_no_line_says_so_and_na
     assert said.endswith(" visoin used no GPU and has no line here: did you mean vision?"), said
     new = services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="robotics", guaranteed=1)).text
     assert new.endswith(" robotics used no GPU and has no line here: a team still to come?"), new
+
+
+def test_verify28_v4_what_if_names_close_teams_from_memberships_and_jobs_on_a_quiet_install(
+        services: Services) -> None:
+    """verify28 V4: on a fresh install (no usage in the window, no quota lines) ``team=nlpp`` said "a team still to
+    come?" though nlp had members (a hub group) and jobs: the close names came from the window's usage and the
+    quota lines only. Now also from the memberships in force and the teams of the stored live jobs."""
+    from jupyter_sched.model import Job, JobSpec
+    from jupyter_sched.store import JobRecord
+
+    boss = services.caller("boss", admin=True)
+    services.quotas.set(boss, parse(SetQuotasRequest, {"user_teams": {"eve": ["nlp"]}}))
+    said = services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="nlpp", guaranteed=1)).text
+    assert said.endswith(" nlpp used no GPU and has no line here: did you mean nlp?"), said
+    services.store.insert_job(JobRecord(job=Job(id="j-rob", spec=JobSpec(name="r", user="ana", team="robotics",
+                                                                       command=("true",)), submitted_at=T0)))
+    said = services.accounting.what_if(boss, GetQuotaWhatIfRequest(team="robotic", guaranteed=1)).text
+    assert said.endswith(" robotic used no GPU and has no line here: did you mean robotics?"), said

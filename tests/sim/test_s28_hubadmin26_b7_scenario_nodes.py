@@ -145,3 +145,31 @@ def test_hubadmin26_b7_b_history_scenario_from_the_hubs_answers() -> None:
     scenario = parse_scenario(doc)  # and the simulator reads it
     assert [j.resources.total_milli for j in scenario.jobs] == [1000, 1000]
     assert scenario.start == start
+
+
+def test_hubadmin26_b7_quarter_replay_keeps_usage_as_running_sums_equal_to_the_full_sum() -> None:
+    """A quarter's replay (thousands of jobs) summed every usage interval at every cycle, O(jobs²): 6,000 jobs did
+    not finish in minutes. The closed intervals are now a running decayed sum (as the engine's UsageLedger keeps
+    them); what each cycle sees equals decayed_gpu_seconds over every interval, and the replay is the same."""
+    from datetime import timedelta
+
+    from jupyter_sched.accounting import decayed_gpu_seconds
+    from jupyter_sched.sim.simulator import Simulator
+
+    jobs = [{"name": f"j{i}", "user": f"u{i % 5}", "team": ("cv", "nlp")[i % 2], "gpus": 1 + i % 2,
+             "submit": 600 * i, "runtime": 1800 + 900 * (i % 7)} for i in range(60)]
+    scenario = parse_scenario({**MIXED, "jobs": jobs, "quotas": [{"team": "cv", "guaranteed": 2, "borrowing_limit": 1}]})
+    seen: list[tuple[dict[str, float], dict[str, float]]] = []
+
+    class Checked(Simulator):
+        def _usage(self, now: datetime) -> Any:
+            history = super()._usage(now)
+            seen.append((dict(history.decayed_gpu_seconds_by_user),
+                         decayed_gpu_seconds(self._intervals, now=now, half_life_s=self.usage_half_life_s)))
+            return history
+
+    result = Checked(scenario.inventory, scenario.jobs, **scenario.simulator_kwargs(),
+                     usage_half_life_s=timedelta(hours=6).total_seconds()).run()
+    assert len(seen) > 60 and set(result.jobs["outcome"]) == {"succeeded"}
+    for kept, full in seen:
+        assert kept.keys() == full.keys() and all(kept[u] == pytest.approx(full[u], rel=1e-9) for u in full), (kept, full)
