@@ -920,6 +920,8 @@ class JobsService:
     def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage:
         """One page of the caller's jobs and leases, newest first, filtered in the store; admins
         may ask for ``user`` or ``all``. ``next_cursor`` continues after the page (None: last page).
+        A page holds at most ``request.limit`` jobs and ends early once its rows pass
+        :data:`~.models.base.PAGE_BYTES` (:func:`page_of`; red28 R6).
 
         Raises:
             AuthorizationError: a non-admin asked for another user's or everyone's (audited).
