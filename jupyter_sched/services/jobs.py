@@ -715,7 +715,9 @@ class JobsService:
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
             executable = "execut" in problem  # the local check's NOT_EXECUTABLE, the owner's "not a file … can execute"
             hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
-                    "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
+                    # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
+                    f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
+                    else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
                     else "give its full path, or check the spelling: the job runs "
                          + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
                          + ", not your shell's (env PATH sets its own)")
