@@ -936,6 +936,7 @@ class LocalExecutor:
                   else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
+                             **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
                              **({"env": job_only} if job_only else {}),
                              **({"workers": workers} if workers else {})}) + "\n"
         with open(self.dirs.err_path(job.id), "wb") as err:
