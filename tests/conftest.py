@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,11 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The CLI and the magics show times in the caller's zone (TZ, else /etc/localtime: newuser26 n14); the tests pin
+# "… UTC" words, so they read the clock in UTC whatever the machine's zone (a test of a zone sets TZ itself).
+os.environ["TZ"] = "UTC"
+time.tzset()
 if str(ROOT) not in sys.path:  # make ``tests.pg`` importable however pytest was started
     sys.path.insert(0, str(ROOT))
 

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -168,11 +169,17 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     job = RideOut(_say(io), doing="the submit was not received; sending it again",
                   stop="Ctrl-C stops, nothing is submitted", retry_if=never_sent,
                   limit_s=SUBMIT_RIDE_OUT_S)(lambda: client.submit(body))
+    if resolved is not None and argv and _PYTHON.fullmatch(str(argv[0])):  # even under -q (newuser28 N3)
+        from ..client.submitter_env import foreign_python_warning
+
+        if said := foreign_python_warning(argv, resolved, str(body.get("working_dir") or "."), own=sys.executable):
+            print(f"{PROG} submit: warning: {said}", file=io.err)
     if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
         pass
     elif resolved is not None:
+        # each sentence with its capital (newuser28 nit n3: "…to run another. runs with your PATH …")
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
-              f"another. {path_said + '. ' if path_said else ''}Your shell's other variables are not passed: "
+              f"another. {path_said[:1].upper() + path_said[1:] + '. ' if path_said else ''}Your shell's other variables are not passed: "
               "--env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
     elif path_said:
         print(f"{PROG} submit: note: {path_said}", file=io.err)

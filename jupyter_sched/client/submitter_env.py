@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SUBMITTER_VARIABLES", "runs_here", "submitter_env", "submitter_note"]
+__all__ = ["SUBMITTER_VARIABLES", "foreign_python_warning", "runs_here", "submitter_env", "submitter_note"]
 
 SUBMITTER_VARIABLES = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX")
 """Sent with a job when set here and not given by the user: what chooses the programs and the
@@ -78,3 +78,37 @@ def submitter_note(sent: Mapping[str, str], too_long: list[str], *, here: str = 
         words.append(f"{' and '.join(too_long)} not passed: longer than the server takes ({MAX_ENV_VALUE_CHARS} "
                      "characters)")
     return "; ".join(words)
+
+
+def foreign_python_warning(argv: Any, resolved: str, working_dir: str, *, own: str) -> str | None:
+    """Why a ``python …`` job will fail on ``import jupyter_sched`` (newuser28 N3), or None: its
+    ``python`` resolved on the submitter's PATH to ``resolved``, another interpreter than this CLI's
+    (``own``, ``sys.executable``: a CLI run by path, ``.venv/bin/jupyter-sched``, with the venv not
+    active), the job uses jupyter_sched (a ``.py`` file it runs that names it, or ``-c``/``-m`` text
+    that does) and ``resolved`` cannot import it (asked once: ``find_spec`` in ``working_dir``, where
+    the job starts). Said even under ``-q``: each of 54 sweep jobs failed in 1 s with nothing said."""
+    import subprocess
+
+    args = [str(a) for a in (argv or [])[1:]]
+    if os.path.dirname(os.path.abspath(resolved)) == os.path.dirname(os.path.abspath(own)):
+        return None
+    uses = any("jupyter_sched" in a for a in args)
+    script = next((a for a in args if a.endswith(".py") and not a.startswith("-")), None)
+    if not uses and script is not None:
+        try:
+            with open(os.path.join(os.path.expanduser(working_dir), script), "rb") as fh:
+                uses = b"jupyter_sched" in fh.read(1 << 20)
+        except OSError:
+            return None
+    if not uses:
+        return None
+    try:
+        done = subprocess.run([resolved, "-c", "import importlib.util as u,sys;sys.exit(u.find_spec('jupyter_sched') is None)"],
+                              cwd=os.path.expanduser(working_dir), capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if done.returncode != 1:
+        return None
+    run = " ".join([own, *args[:1]]) if args else own
+    return (f"python here is {resolved}, not this jupyter-sched's {own}: the job cannot import jupyter_sched "
+            f"(its code does) — activate that environment ({os.path.dirname(own)}/activate), or run -- {run} …")

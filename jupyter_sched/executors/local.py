@@ -79,6 +79,7 @@ import logging
 import math
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -321,6 +322,24 @@ def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tupl
             return "command", program, FILE_HERE
         return "command", program, "is not a program on the job's PATH"
     return None
+
+
+def program_file(spec: JobSpec, start: Path | None, search_path: str) -> Path | None:
+    """The file a command job's program names where the job would start (as :func:`missing_program`
+    looks it up: a name with a ``/`` in ``start``, any other on ``search_path``), or None when there
+    is none (or nothing to look at yet: a relative path in a directory made for the job)."""
+    if spec.script or spec.notebook or not spec.command:
+        return None
+    program = spec.command[0]
+    if "/" not in program:
+        found = shutil.which(program, path=search_path)
+        return Path(found) if found else None
+    full = Path(os.path.expanduser(program))
+    if not full.is_absolute():
+        if start is None:
+            return None
+        full = start / full
+    return full if full.is_file() else None
 
 
 def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[str]:
@@ -889,7 +908,7 @@ class LocalExecutor:
         if self.clean_env or switching:
             base = clean_environment(run_as, service_env=self.base_env, python=python, shell=_shell(run_as))
         else:
-            base = self.base_env
+            base = {**self.base_env, **own_identity(self.base_env)}
         scheduler_env = self.job_env(job) if self.job_env is not None else None  # URL + progress token
         env = job_environment(job, allocation, base, scheduler_env=scheduler_env)
         # the job's own variables (LD_PRELOAD, PATH…) reach only its command: the wrapper starts from the
@@ -917,6 +936,7 @@ class LocalExecutor:
                   else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
+                             **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
                              **({"env": job_only} if job_only else {}),
                              **({"workers": workers} if workers else {})}) + "\n"
         with open(self.dirs.err_path(job.id), "wb") as err:
@@ -1033,7 +1053,8 @@ class LocalExecutor:
 
     def named_file_heads(self, spec: JobSpec, limit: int) -> list[tuple[str, str, bytes]]:
         """``(field, path, first bytes)`` of the ``script`` / ``notebook`` ``spec`` names by path (not
-        carried), read as the job would read it — this service's account embedded, the owner's on a
+        carried) and of a command's program file (``("command", program as named, its first
+        :data:`~.wrapper.SHEBANG_BYTES` bytes)``: its ``#!`` line, newuser28 N1), read as the job would read it — this service's account embedded, the owner's on a
         hub (:func:`.owner_paths.read_as_owner`) — at most ``limit`` bytes each (one more: the caller
         sees that it was cut). Files that cannot be read are left out (:meth:`missing_path` says why),
         so a content check never says more than the owner could find out (new user 14, N23)."""
@@ -1048,11 +1069,16 @@ class LocalExecutor:
         if self.require_run_as:
             return []
         start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
+        files: list[tuple[str, str, Path, int]] = [(name, str(full), full, limit + 1)
+                                                  for name, full in _named_files(spec, start)]
+        inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
+        if (program := program_file(spec, start, spec.env.get("PATH", inherited))) is not None:
+            files.append(("command", spec.command[0], program, _wrapper.SHEBANG_BYTES))
         heads = []
-        for name, full in _named_files(spec, start):
+        for name, shown, full, size in files:
             try:
                 with open(full, "rb") as fh:
-                    heads.append((name, str(full), fh.read(limit + 1)))
+                    heads.append((name, shown, fh.read(size)))
             except OSError:
                 continue
         return heads
@@ -1499,6 +1525,24 @@ def _home_relative(working_dir: str, run_as: RunAs) -> str:
     return (home or "/") + working_dir[1:]
 
 
+def own_identity(env: Mapping[str, str]) -> dict[str, str]:
+    """``USER``, ``LOGNAME`` (this process's account, always) and — where ``env`` lacks them — ``HOME``
+    and ``SHELL`` (the account's entry, else ``/`` and ``/bin/sh``) of an embedded job, which runs as the
+    service's own account: as login(1), sshd and Slurm set them (newuser28 N7: a server started with no
+    ``USER`` gave its jobs none, so a launcher's ``/scratch/$USER/run1`` was ``/scratch//run1``). A hub's
+    job gets the owner's in :func:`~.runas.clean_environment`. Empty where the uid has no name."""
+    try:
+        entry = pwd.getpwuid(os.geteuid())
+    except KeyError:
+        return {}
+    said = {"USER": entry.pw_name, "LOGNAME": entry.pw_name}
+    if not env.get("HOME"):
+        said["HOME"] = entry.pw_dir or "/"
+    if not env.get("SHELL"):
+        said["SHELL"] = entry.pw_shell or "/bin/sh"
+    return said
+
+
 def _shell(run_as: RunAs) -> str | None:
     if not run_as.account:
         return None
@@ -1669,7 +1713,14 @@ def _exit_message(code: int, t: _Tracked, disk: LogDisk) -> str:
     full = disk.failed_run(t.job_dir) if code != 0 and not t.stopping else None
     return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,
-                         memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0)
+                         memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0,
+                         python=_python_of(t.job.spec))
+
+
+def _python_of(spec: JobSpec) -> str | None:
+    """The interpreter a command job runs when its program is a Python (``/…/bin/python3``), else None."""
+    program = spec.command[0] if spec.command and not spec.script and not spec.notebook else ""
+    return program if re.fullmatch(r"python(\d+(\.\d+)?)?", program.rsplit("/", 1)[-1]) else None
 
 
 def _serves_port(t: _Tracked, port: int) -> bool | None:

@@ -12,7 +12,8 @@ room for a full cap, finished logs are cut only for the bytes the running jobs r
 reservations cut every finished log to nothing in ordinary use — four jobs at once under the defaults). The new job's log cap is what is left of the
 total (at most ``max_log_bytes``, at least :data:`FLOOR_BYTES`): a job launched while its owner's
 running jobs hold the total is capped low, and its log's last line names the setting. When a job ends
-(:meth:`LogBudget.ended`) its log is looked at once (one ``fstat``) and counted. So an account's kept
+(:meth:`LogBudget.ended`) its log is looked at once (one ``fstat``) and counted, and so is what else its
+folder holds (its leftovers, ``executed.ipynb``: red28 R5) — removed, oldest first, before any log is cut. So an account's kept
 logs stay within its total plus :data:`FLOOR_BYTES` per job it runs at once, with no look at the disk
 per line written, and another account's logs are never touched.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -33,8 +35,9 @@ from pathlib import Path
 
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
+from .wrapper import tally
 
-__all__ = ["FLOOR_BYTES", "TAIL_BYTES", "LogBudget"]
+__all__ = ["FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "folder_extra", "remove_extra"]
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +56,22 @@ class _Account:
 
     whole: OrderedDict[str, tuple[Path, int]] = field(default_factory=OrderedDict)
     tails: OrderedDict[str, tuple[Path, int]] = field(default_factory=OrderedDict)
+    extra: OrderedDict[str, tuple[Path, int]] = field(default_factory=OrderedDict)
     rest: int = 0
     total: int = 0
 
-    def add(self, job_id: str, path: Path, size: int) -> None:
+    def add(self, job_id: str, path: Path, size: int, extra: int = 0) -> None:
+        """Count a finished job's log (``size`` bytes at ``path``) and the ``extra`` bytes beside it in
+        its folder (red28 R5)."""
         self.drop(job_id)
         (self.tails if size <= TAIL_BYTES + _HEAD_ROOM else self.whole)[job_id] = (path, size)
         self.total += size
+        if extra:
+            self.extra[job_id] = (path.parent, extra)
+            self.total += extra
 
     def drop(self, job_id: str) -> None:
-        for kept in (self.whole, self.tails):
+        for kept in (self.whole, self.tails, self.extra):
             if job_id in kept:
                 self.total -= kept.pop(job_id)[1]
 
@@ -116,14 +125,15 @@ class LogBudget:
         want = min(self.max_log, self.limit) if self.max_log > 0 else self.limit
         room = self.limit - running_caps  # what finished logs and the new job may hold, running jobs at their caps
         if room >= want:  # cutting the oldest gives the new job its whole cap
-            while counted.total + want > room and (counted.whole or counted.tails):
+            while counted.total + want > room and (counted.whole or counted.tails or counted.extra):
                 self._cut_oldest(account, counted, owner_uid)
         else:
             # the running jobs' caps hold the total: cutting finished logs could not give the new job its cap, so
             # they are cut only for bytes really written (newuser28 N6: 4 running jobs' 1-GiB caps made every
             # launch cut each finished log to nothing while all the account's logs were 34 MB of a 4-GiB total)
             written = sum(_size(folder / ran / "output.log", owner_uid) for ran in running)
-            while counted.total + written + min(want, FLOOR_BYTES) > self.limit and (counted.whole or counted.tails):
+            while counted.total + written + min(want, FLOOR_BYTES) > self.limit and \
+                    (counted.whole or counted.tails or counted.extra):
                 self._cut_oldest(account, counted, owner_uid)
         return max(min(FLOOR_BYTES, want), min(want, room - counted.total))
 
@@ -133,10 +143,21 @@ class LogBudget:
         counted = self._accounts.get(account)
         if self.limit <= 0 or counted is None:
             return
-        counted.add(job_id, path, _size(path, owner_uid))
+        counted.add(job_id, path, _size(path, owner_uid), folder_extra(path.parent, owner_uid))
 
     def _cut_oldest(self, account: str, counted: _Account, owner_uid: int | None) -> None:
-        """Cut the oldest whole log to its tail, else the oldest tail to its first line."""
+        """Remove what the oldest finished job left in its folder beside its log and records (red28 R5),
+        else cut the oldest whole log to its tail, else the oldest tail to its first line."""
+        if counted.extra:
+            job_id, (folder, size) = counted.extra.popitem(last=False)
+            counted.total -= size
+            removed = remove_extra(folder, owner_uid)
+            left = max(0, size - removed)
+            counted.rest += left
+            counted.total += left
+            log.warning("job %s of %s: %s bytes it left in its job folder beside its log were removed (%s MiB kept "
+                        "in all)", job_id, account or "this account", removed, self.setting())
+            return
         whole = bool(counted.whole)
         job_id, (path, size) = (counted.whole if whole else counted.tails).popitem(last=False)
         counted.total -= size
@@ -201,6 +222,68 @@ def _size(path: Path, owner_uid: int | None) -> int:
         os.close(fd)
 
 
+KEPT_NAMES = frozenset({"output.log", "exit.json", "wrapper.json", "outcome.json"})
+"""What :func:`remove_extra` keeps of a finished job's folder (the log and the few-hundred-byte records
+the wrapper's sweep leaves: :data:`~.wrapper.OWN_JSON_BYTES`)."""
+
+
+def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:
+    """A descriptor of the job folder ``folder`` opened without following a link, owned by ``owner_uid``
+    when given (None: not a folder, refused or missing)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    if owner_uid is not None and os.fstat(fd).st_uid != owner_uid:
+        os.close(fd)
+        return None
+    return fd
+
+
+def folder_extra(folder: Path, owner_uid: int | None) -> int:
+    """Bytes of everything in a finished job's ``folder`` but :data:`KEPT_NAMES` (folders with all below
+    them, never through a link; 0: refused or missing) — what the per-account total counts of a job
+    besides its log (red28 R5: leftovers up to the sweep's bound and ``executed.ipynb`` were counted
+    nowhere); the records beside the log are a few hundred bytes (the wrapper's sweep removes any over
+    :data:`~.wrapper.OWN_JSON_BYTES`)."""
+    fd = _folder_fd(folder, owner_uid)
+    if fd is None:
+        return 0
+    try:
+        return sum(tally(entry, fd)[1] for entry in os.scandir(fd) if entry.name not in KEPT_NAMES)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def remove_extra(folder: Path, owner_uid: int | None) -> int:
+    """Remove what a finished job's ``folder`` holds but :data:`KEPT_NAMES` (``executed.ipynb`` and the
+    job's leftovers), through a descriptor of the folder (no link followed); returns the bytes removed."""
+    fd = _folder_fd(folder, owner_uid)
+    if fd is None:
+        return 0
+    removed = 0
+    try:
+        for entry in list(os.scandir(fd)):
+            if entry.name in KEPT_NAMES:
+                continue
+            size = tally(entry, fd)[1]
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.name, dir_fd=fd)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+                removed += size
+            except OSError as exc:
+                log.warning("%s/%s was not removed: %s", folder, entry.name, exc)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return removed
+
+
 def _count(folder: Path, owner_uid: int | None, running: Collection[str]) -> _Account:
     """An account counted from its job directories in ``folder`` (not those of ``running``), oldest log first."""
     found: list[tuple[float, str, Path, int]] = []
@@ -223,5 +306,5 @@ def _count(folder: Path, owner_uid: int | None, running: Collection[str]) -> _Ac
         found.append((info.st_mtime, entry.name, path, info.st_size))
     counted = _Account()
     for _, job_id, path, size in sorted(found):
-        counted.add(job_id, path, size)
+        counted.add(job_id, path, size, folder_extra(path.parent, owner_uid))
     return counted

@@ -43,6 +43,7 @@ __all__ = [
     "format_mib",
     "kernel_death_sentence",
     "log_tail",
+    "no_jupyter_sched_hint",
     "read_outcome",
     "signal_name",
     "write_outcome",
@@ -187,7 +188,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
                   stopped: bool = False, owner_uid: int | None = None, oom_kills: int | None = None,
-                  memory_limit_mib: int = 0) -> str:
+                  memory_limit_mib: int = 0, python: str | None = None) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -203,6 +204,8 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             this counted one (red team 15, R15: a job that killed its own wrapper read "likely out
             of memory"); otherwise it is just ``killed by SIGKILL``.
         memory_limit_mib: the work's memory limit, named with an out-of-memory kill (0 = none).
+        python: the interpreter the command ran (``/root/.pyenv/shims/python``), when it ran one: a log
+            ending in ``No module named 'jupyter_sched'`` names it and the fix (:func:`no_jupyter_sched_hint`).
     """
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
@@ -220,4 +223,17 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         tail = log_tail(log, owner_uid=owner_uid)
         if tail:
             base += "; last lines: " + " | ".join(tail)
+            if tail[-1].endswith(NO_JUPYTER_SCHED):
+                base += f" — {no_jupyter_sched_hint(python)}"
     return base
+
+
+NO_JUPYTER_SCHED = "No module named 'jupyter_sched'"
+
+
+def no_jupyter_sched_hint(python: str | None) -> str:
+    """What a job that failed on ``import jupyter_sched`` (``report_progress``) is told (newuser28 N3: run by
+    ``.venv/bin/jupyter-sched`` without the venv active, the job's ``python`` was the shell's, without it)."""
+    ran = f"its Python, {python}," if python else "the Python it ran"
+    return (f"{ran} has no jupyter_sched: activate the environment jupyter-sched is installed in before "
+            "submitting, or give that environment's Python by its full path (-- /path/to/venv/bin/python …)")

@@ -22,6 +22,7 @@ import subprocess
 
 from ..model import JobSpec
 from .runas import RunAs
+from .wrapper import SHEBANG_BYTES
 
 __all__ = ["CHECK_TIMEOUT_S", "CLOSED_FOLDER", "missing_as_owner", "read_as_owner"]
 
@@ -165,14 +166,20 @@ def _owner_files(spec: JobSpec, who: RunAs) -> tuple[str, list[tuple[str, str]]]
 
 
 def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str, bytes]]:
-    """``(field, path, first bytes)`` of the script / notebook ``spec`` names by path, read as its owner
+    """``(field, path, first bytes)`` of the script / notebook ``spec`` names by path (and of a command's
+    program named by a path: ``("command", program as named, its first SHEBANG_BYTES)``), read as its owner
     ``who`` (``head -c`` with the owner's uid, gid and groups: the service learns only what the owner
     may read), at most ``limit`` bytes each; a file the owner cannot read, or a read that cannot run
     or takes past :data:`CHECK_TIMEOUT_S`, is left out (the job's start tells, as before)."""
     heads = []
-    for field, path in _owner_files(spec, who)[1]:
+    start, named = _owner_files(spec, who)
+    files = [(field, path, path, limit) for field, path in named]
+    if (program := _program(spec, start)) and "/" in program:  # its #! line (newuser28 N1); a bare name: at the start
+        files.append(("command", program, program if program.startswith("/") else os.path.join(start, program),
+                      SHEBANG_BYTES))
+    for field, shown, path, size in files:
         try:
-            done = subprocess.run(["head", "-c", str(limit), "--", path], user=who.uid, group=who.gid,
+            done = subprocess.run(["head", "-c", str(size), "--", path], user=who.uid, group=who.gid,
                                   extra_groups=list(who.groups) or None, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
                                   cwd="/", stdin=subprocess.DEVNULL, capture_output=True, timeout=CHECK_TIMEOUT_S,
                                   check=False)
@@ -181,7 +188,7 @@ def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str,
                         who.account, exc)
             continue
         if done.returncode == 0:
-            heads.append((field, path, done.stdout))
+            heads.append((field, shown, done.stdout))
     return heads
 
 

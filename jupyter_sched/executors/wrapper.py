@@ -72,7 +72,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["STOP_FIFO", "main", "process_start_time", "write_json_atomic"]
+__all__ = ["OWN_JSON_BYTES", "STOP_FIFO", "main", "process_start_time", "tally", "write_json_atomic"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CAP_CHECK_S = (0.1, 0.02)  # seconds between looks at the log's size: before the cap, once it was reached
@@ -384,15 +384,48 @@ LEFT_FILES = 256
 carried ones (:func:`_sweep_left`)."""
 LEFT_BYTES = 64 << 20
 """The most bytes they may hold (64 MiB)."""
-_OWN_NAMES = frozenset({"output.log", "exit.json", "wrapper.json", "outcome.json", "executed.ipynb", "stop.fifo"})
+OWN_JSON_BYTES = 64 << 10
+"""The most bytes ``exit.json``, ``wrapper.json`` or ``outcome.json`` may hold after the job (a few hundred
+written by the wrapper or the notebook runner): a bigger one is the job's own write under that name and is
+removed (red28 R5)."""
+_OWN_JSON = frozenset({"exit.json", "wrapper.json", "outcome.json"})
 
 
-def _tally(entry: os.DirEntry[str]) -> tuple[int, int]:
-    """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link)."""
+def _own_file(entry: os.DirEntry[str], *, notebook: bool) -> bool:
+    """Whether ``entry`` is a file the wrapper or runner keeps in the job folder after the job (red28 R5):
+    ``output.log`` (bounded by the log caps); one of :data:`_OWN_JSON` that is a regular file of at most
+    :data:`OWN_JSON_BYTES`; ``executed.ipynb`` of a notebook job (counted in its owner's total of kept
+    job folders: :mod:`.log_budget`). Any other name, a ``.*.tmp`` included (the wrapper's atomic writes
+    leave none behind), is the job's."""
+    if entry.name == "output.log":
+        return True
+    if entry.name == "executed.ipynb":
+        return notebook
+    if entry.name not in _OWN_JSON:
+        return False
+    try:
+        return entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= OWN_JSON_BYTES
+    except OSError:
+        return False
+
+
+def tally(entry: os.DirEntry[str], dir_fd: int | None = None) -> tuple[int, int]:
+    """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link);
+    ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``), whose folders are walked by
+    descriptor (:func:`os.fwalk`)."""
     try:
         if not entry.is_dir(follow_symlinks=False):
             return 1, entry.stat(follow_symlinks=False).st_size
         count, size = 1, 0
+        if dir_fd is not None:
+            for _top, dirs, files, top_fd in os.fwalk(entry.name, dir_fd=dir_fd, follow_symlinks=False):
+                for name in (*dirs, *files):
+                    count += 1
+                    try:
+                        size += os.stat(name, dir_fd=top_fd, follow_symlinks=False).st_size
+                    except OSError:
+                        pass
+            return count, size
         for top, dirs, files in os.walk(entry.path, followlinks=False):
             for name in (*dirs, *files):
                 count += 1
@@ -405,11 +438,14 @@ def _tally(entry: os.DirEntry[str]) -> tuple[int, int]:
         return 1, 0
 
 
-def _sweep_left(job_dir: Path, carried: set[str]) -> str | None:
+def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> str | None:
     """After the job and its leftovers ended: what the job left in its own folder beside the wrapper's
-    files (``output.log``, ``exit.json``…) and the ``carried`` ones, removed when it is more than
-    :data:`LEFT_FILES` files or :data:`LEFT_BYTES` bytes; returns the log line that says so (None:
-    nothing removed).
+    files (:func:`_own_file`: ``output.log``, ``exit.json``… at their real sizes; ``executed.ipynb`` only
+    for a ``notebook`` job) and the ``carried`` ones, removed when it is more than :data:`LEFT_FILES`
+    files or :data:`LEFT_BYTES` bytes; a file under the wrapper's own names over :data:`OWN_JSON_BYTES`
+    (or not a regular file) is the job's and removed whatever the rest holds (red28 R5: 100 MiB each
+    under ``outcome.json``, ``wrapper.json``, ``.big.tmp`` were kept). Returns the log line that says so
+    (None: nothing removed).
 
     The job folder lies on the service's log disk (often the root file system) and is kept with the
     job for ``retention_finished_jobs_days``; a job writes there as its owner, so one job could leave
@@ -418,16 +454,35 @@ def _sweep_left(job_dir: Path, carried: set[str]) -> str | None:
     folder is this one) are kept.
     """
     try:
-        entries = [e for e in os.scandir(job_dir) if e.name not in _OWN_NAMES and e.name not in carried
-                   and not (e.name.startswith(".") and e.name.endswith(".tmp"))]
+        entries = [e for e in os.scandir(job_dir) if e.name not in carried and not _own_file(e, notebook=notebook)]
     except OSError:
         return None
     files = size = 0
     for entry in entries:
-        count, used = _tally(entry)
+        count, used = tally(entry)
         files, size = files + count, size + used
     if files <= LEFT_FILES and size <= LEFT_BYTES:
-        return None
+        entries = [e for e in entries if e.name in _OWN_JSON or e.name in ("executed.ipynb", "stop.fifo")
+                   or e.name.endswith(".tmp")]  # a name the service's files are written through
+        if not entries:
+            return None
+        files = size = 0
+        for entry in entries:
+            count, used = tally(entry)
+            files, size = files + count, size + used
+        names = ", ".join(sorted(e.name for e in entries))
+        _remove(entries)
+        return (f"[jupyter_sched] the job left {size / 2**20:.3g} MiB in its job folder {job_dir} under the "
+                f"service's own file names ({names}): they were removed; write a job's outputs into your home or "
+                "another folder of yours")
+    _remove(entries)
+    return (f"[jupyter_sched] the job left {files:,} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
+            f"its log, over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed; "
+            "write a job's outputs into your home or another folder of yours")
+
+
+def _remove(entries: list[os.DirEntry[str]]) -> None:
+    """Remove each entry (a folder with all below it), never through a link."""
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -436,9 +491,6 @@ def _sweep_left(job_dir: Path, carried: set[str]) -> str | None:
                 os.unlink(entry.path)
         except OSError:
             pass
-    return (f"[jupyter_sched] the job left {files:,} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
-            f"its log, over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed; "
-            "write a job's outputs into your home or another folder of yours")
 
 
 def _launch(job_dir: Path) -> dict[str, object] | None:
@@ -528,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             children = [subprocess.Popen(command, env={**job_env, **overlay}) for overlay in overlays]
         except OSError as exc:
-            why = ("no such program on PATH or file in the working directory" if isinstance(exc, FileNotFoundError)
+            why = (_not_found_why(command[0], job_env) if isinstance(exc, FileNotFoundError)
                    else _permission_why(command[0], job_env) if isinstance(exc, PermissionError)
                    else exc.strerror or str(exc))
             print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
@@ -558,7 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     _end_leftovers(grace_s)
     _stop_listening(job_dir)  # the job ended: no stop left to hear, one inode fewer kept (red team 26, R4)
     carried = launch.get("files") if launch else None
-    swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set()) if launch else None
+    swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set(),
+                        notebook=bool(launch.get("notebook"))) if launch else None
     if swept:
         print(f"{_line_break(job_dir)}{swept}", flush=True)
         if cap is not None and cap.keep is not None:
@@ -626,6 +679,74 @@ def _permission_why(program: str, env: dict[str, str] | None = None) -> str:
                         f"{_account()} — use a program every job account can reach (in hub mode c.HubSchedApp.job_python)")
     return (f"permission denied as {_account()}: it is not executable for {_account()} (chmod +x, or run it with its "
             "interpreter, e.g. python script.py)")
+
+
+SHEBANG_BYTES = 256
+"""How much of a program's first line the kernel reads for its ``#!`` interpreter line (Linux's
+``BINPRM_BUF_SIZE``): what is read of a command's program to judge that line."""
+
+
+def crlf_interpreter_line(head: bytes) -> str | None:
+    """The ``#!`` first line of a file whose first bytes are ``head`` when it ends in a carriage
+    return (``#!/bin/bash\\r``: Windows, CRLF, line endings; newuser28 N1), decoded without its line
+    break; else None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head.split(b"\n", 1)[0]
+    return line.decode("utf-8", errors="replace") if line.endswith(b"\r") else None
+
+
+def crlf_refusal(program: str, line: str) -> tuple[str, str]:
+    """``(problem, fix)`` for the program ``program`` (as the command names it) whose interpreter line
+    :func:`crlf_interpreter_line` is ``line``: what the system does with the ``\\r`` (looks for a
+    program ``'/bin/bash\\r'``, or ``env`` for ``'python3\\r'``, or passes ``'-e\\r'`` to one) and the
+    fixes: convert the file (``sed``/``dos2unix``) or run it with its interpreter (``-- bash FILE``).
+    The words of the submit's refusal (``command`` field) and of the start's log line alike."""
+    import shlex
+
+    words = line[2:].split(" ")
+    words = [word for word in words if word.strip(" \t")]
+    first = words[0].strip() if words else ""
+    runner = first.rsplit("/", 1)[-1]
+    if runner == "env":
+        runner = next((w.strip() for w in words[1:] if not w.startswith("-") and "=" not in w), "")
+    if len(words) <= 1:
+        does = f"the system looks for a program {words[0] if words else chr(13)!r}, which does not exist"
+    elif first.rsplit("/", 1)[-1] == "env" and len(words) == 2:
+        does = f"env looks for a program {words[1]!r}, which does not exist"
+    else:
+        does = f"{first} is given {words[-1]!r}"
+    shown = shlex.quote(program)
+    problem = f"starts with {line!r}: Windows (CRLF) line endings, so {does}"
+    fix = (f"convert it to Unix line endings (sed -i 's/\\r$//' {shown}, or dos2unix {shown}), or run it with "
+           f"its interpreter (CLI: -- {runner or 'bash'} {shown})")
+    return problem, fix
+
+
+def _not_found_why(program: str, env: dict[str, str]) -> str:
+    """Why exec said ENOENT for ``program``: not found at all (the usual words), or — the file is
+    there — the interpreter its ``#!`` line names is not (a CRLF line: :func:`crlf_refusal`), or
+    what a binary needs to start (its loader) is not (newuser28 N1: an existing ``./crlf.sh`` read
+    "no such program on PATH or file in the working directory")."""
+    import shutil
+
+    found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
+    if not found or not os.path.isfile(found):
+        return "no such program on PATH or file in the working directory"
+    try:
+        with open(found, "rb") as fh:
+            head = fh.read(SHEBANG_BYTES)
+    except OSError:
+        head = b""
+    if (line := crlf_interpreter_line(head)) is not None:
+        problem, fix = crlf_refusal(program, line)
+        return f"it {problem} — {fix}"
+    if head.startswith(b"#!"):
+        line = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+        return (f"the file is there, but the interpreter its first line names is not: {line!r} — install that "
+                f"program, or fix the line (e.g. #!/usr/bin/env bash)")
+    return ("the file is there, but something it needs to start is not (a binary built for another system: its "
+            "loader is missing) — run a program built for this machine")
 
 
 def _account() -> str:

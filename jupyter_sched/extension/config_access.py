@@ -317,7 +317,8 @@ class AccessConfig(Configurable):
         config=True,
         help="""How GPU-hour budgets admit work. Default "overrun": new GPU work pends once the
         budget is spent; a job may start on any remainder, and its submit answer warns when its
-        GPUs times its time limit pass what is left. "safe": such a job pends too (as Slurm's
+        GPUs times its time limit pass what is left. "safe": such a job pends too, what is left
+        counting out what the running jobs may still spend by their time limits (as Slurm's
         AccountingStorageEnforce=safe), its reason naming the numbers and the longest time limit
         that fits; a job with no time limit then pends while a budget governs it.""",
     )

@@ -213,6 +213,9 @@ class CycleContext:
                           or snapshot.held_jobs or snapshot.ports_bound_outside) or any(
             j.not_before is not None or j.held is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
+        # per (team, user or None) budget line, GPU-hours its running jobs may still spend (.gates.budget_hold:
+        # red28 R3), worked out on the first "safe" budget check of the cycle
+        self.budget_holds: dict[tuple[str, str | None], float] | None = None
         self.fresh: dict[str, Placement] = {}
         # per fresh admission, its expected runtime as .runtimes.expected_runtime gives it (set by
         # .admit, which has the effective limit at hand; read by the ETA projection)

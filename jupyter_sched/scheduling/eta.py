@@ -58,6 +58,7 @@ from ..queues.order import (
     QueueContext,
     elect_overdue,
     holdings,
+    one_per_user,
     promise_due,
     topped_first,
 )
@@ -543,7 +544,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
-        elected = [job for job in jobs if (at := due.get(job.id)) is not None and context.now > at] if due else []
+        elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at]) if due else []
         return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected))]
 
     return order

@@ -155,14 +155,15 @@ def held_reason(job: Job) -> PendingReason:
     job; it is never admitted nor nominated GPUs and takes no reservation; its ETA is unknown ("held").
     The release command is said once, by ``unblock`` (``release it: jupyter-sched release j-…``; newuser27
     n2: the line said it twice, in the message and the unblock). An admin's hold on it (``details.admin``)
-    is released by an admin only (Slurm's admin hold). ``job.held`` must be set."""
+    is released by an admin only (Slurm's admin hold); its owner's line offers what they may run instead
+    (``details.job``: ``wording.reasons.held_by_admin_unblock``, newuser28 N5). ``job.held`` must be set."""
     hold = job.held
     assert hold is not None
     step = f"jupyter-sched release {job.id}"
     who = f"{hold.by} (an admin)" if hold.admin and hold.by != job.spec.user else hold.by
     return PendingReason(
         code=HELD, message=f"held by {who} at {said_time(hold.at)}",
-        details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin},
+        details={"by": hold.by, "at": said_time(hold.at), "admin": hold.admin, "job": job.id},
         unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
                  else f"release it: {step}"),
         eta_reason="held")
@@ -276,39 +277,87 @@ def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
         if ctx.profile.budget_admission == "safe":
             held = _budget_left_short(ctx, job, budget.gpu_hours - used, used, budget.gpu_hours,
                                       who=spec.team if budget.user is None else f"user {budget.user} in {spec.team}",
-                                      period=budget.period, user=budget.user)
+                                      period=budget.period, user=budget.user,
+                                      hold=budget_hold(ctx, spec.team, budget.user))
             if held is not None:
                 return held
     return None
 
 
+def budget_hold(ctx: CycleContext, team: str, user: str | None) -> float:
+    """GPU-hours a budget's running work may still spend (red28 R3, Slurm's safe ``GrpTRESMins``, which
+    counts running jobs' remaining TRES-minutes): over ``team``'s GPU jobs (``user``'s only, for a user
+    budget) that hold GPUs and are not being stopped, GPUs x the rest of the time limit (limit - seconds
+    run since the start), plus GPUs x the whole limit of each admitted earlier this cycle. ``inf`` when one
+    has no limit (nothing bounds what it spends). The running part is worked out once a cycle, and only
+    when a ``"safe"`` budget is asked about (a budget-less profile never comes here)."""
+    holds = ctx.budget_holds
+    if holds is None:
+        holds = ctx.budget_holds = {}
+        rules = ctx.profile.time_limits
+        for j in ctx.snap.jobs:
+            milli = j.spec.resources.total_milli
+            if not milli or not j.state.holds_gpus or j.stopping_since is not None:
+                continue
+            limit_s = effective_limit(j.spec, rules)[0]
+            start = j.started_at or j.admitted_at
+            ran = 0.0 if start is None else max(0.0, (ctx.now - start).total_seconds())
+            rest = float("inf") if limit_s is None else milli / GPU_MILLI * max(0.0, limit_s - ran) / 3600
+            for key in ((j.spec.team, None), (j.spec.team, j.spec.user)):
+                holds[key] = holds.get(key, 0.0) + rest
+    hold = holds.get((team, user), 0.0)
+    if ctx.fresh:
+        rules = ctx.profile.time_limits
+        for job_id in ctx.fresh:
+            spec = ctx.admitted[job_id].spec
+            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli:
+                continue
+            limit_s = effective_limit(spec, rules)[0]
+            hold += float("inf") if limit_s is None else spec.resources.total_milli / GPU_MILLI * limit_s / 3600
+    return hold
+
+
 def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, allowed: float, *, who: str,
-                       period: str, user: str | None) -> PendingReason | None:
+                       period: str, user: str | None, hold: float = 0.0) -> PendingReason | None:
     """``budget_admission = "safe"`` (hubadmin25 B22, Slurm's ``AssocGrpGRESMinutes``): ``job`` pends while
-    its GPUs times its time limit pass the GPU-hours ``left`` of a budget (``who``'s: ``vision has 0.34
-    GPU-hours of its budget left this month (4.56 of 4.9); this job may use up to 3 GPU-hours (1 GPU for
-    its 3h00m time limit)``), naming the longest limit that fits; a job with no limit pends too (nothing
-    bounds it: code ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the
-    period's reset. None: it fits."""
+    its GPUs times its time limit pass the GPU-hours ``left`` of a budget less the ``hold`` of its running
+    work (:func:`budget_hold`; ``who``'s: ``vision has 2 GPU-hours of its budget left this month (0 of 2),
+    1.5 of them held by running jobs' limits; this job may use up to 1 GPU-hour (1 GPU for its 1h00m time
+    limit)``), naming the longest limit that fits; a job with no limit pends too (nothing bounds it: code
+    ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the period's reset.
+    None: it fits."""
     spec = job.spec
     gpus = spec.resources.total_milli / GPU_MILLI
     limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
     most = None if limit_s is None else gpus * limit_s / 3600
-    if most is not None and most <= left:
+    free = left - hold
+    if most is not None and most <= free:
         return None
-    fits = max(0.0, left) / gpus * 3600
+    fits = max(0.0, free) / gpus * 3600
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
            f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
            f"{format_duration(limit_s)} time limit)")
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
         message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left {this_period_text(period)} "
-                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}); {may} ({BUDGET_SETTING} is safe)",
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){_held_clause(left, hold)}; {may} "
+                f"({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
                  "period": period, "job_gpu_hours": None if most is None else round(most, 4),
-                 "fits_time_limit_s": round(fits)},
+                 "fits_time_limit_s": round(fits),
+                 **({"held_by_running_gpu_hours": None if hold == float("inf") else round(hold, 4)} if hold else {})},
         unblock=f"resubmit with a time limit of at most {format_duration(fits)}, or ask an admin to raise the budget",
         eta_reason=f"when the {period}'s budget resets" if most is not None else "not until it has a time limit")
+
+
+def _held_clause(left: float, hold: float) -> str:
+    """``, 1.5 of them held by running jobs' limits`` (red28 R3); ``, all of them held by a running job with
+    no time limit``; empty when running work holds none of what is left."""
+    if hold <= 0 or left <= 0:
+        return ""
+    if hold == float("inf"):
+        return ", all of them held by a running job with no time limit"
+    return f", {gpu_hours_text(min(hold, left))} of them held by running jobs' limits"
 
 
 BUDGET_SETTING = "c.SchedApp.budget_admission"

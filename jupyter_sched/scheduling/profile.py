@@ -108,9 +108,12 @@ class SchedulingProfile:
             ``containerPort`` binds nothing on the node).
         budget_admission: ``"overrun"`` (the default): a GPU-hour budget holds new GPU work once it
             is spent; a job may start on any remainder (its submit is warned). ``"safe"``: a job whose
-            GPUs times its time limit pass what its budget has left also pends, code
-            ``BudgetExhausted``, naming the numbers — Slurm's ``AccountingStorageEnforce=safe``
-            (``AssocGrpGRESMinutes``); a job with no time limit then pends too (hubadmin25 B22).
+            GPUs times its time limit pass what its budget has left, less what its running work may
+            still spend (GPUs x the rest of each running job's limit, and this cycle's admissions':
+            red28 R3), also pends, code ``BudgetExhausted``, naming the numbers — Slurm's
+            ``AccountingStorageEnforce=safe`` (``GrpTRESMins`` counts running jobs' remaining
+            TRES-minutes); a job with no time limit then pends too, and a running one with none leaves
+            nothing (hubadmin25 B22).
         elect_overdue: a pending job waiting longer than this many times the wait it was promised
             when queued (its first ETA without progress reports, :func:`.eta.promises`; at least
             600 s) is visited first in its class and so holds its model's EASY reservation

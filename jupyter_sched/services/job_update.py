@@ -38,12 +38,13 @@ from ..errors import shown as quoted
 from ..model import Job, JobKind, JobState, PendingReason, PriorityClass, QuotaSet
 from ..model.codec import hold_to_dict
 from ..model.job import Hold
-from ..model.units import format_duration, parse_duration, said_time
+from ..model.units import clock_text, format_duration, parse_duration, said_time
 from ..model.validation import parse_time_limit
 from ..queues.limits import TimeLimitRule, effective_limit, over_max
 from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
+from ..wording.reasons import held_by_admin_unblock
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -160,8 +161,9 @@ def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], line
         return job
     if job.held.admin and not caller.admin:
         fail(AuthorizationError(
-            f"{job.id} was held by an admin ({job.held.by} at {_said(job.held.at)}): only an admin may release it",
-            field="held", hint=f"ask an admin ({job.held.by}) to release it, or cancel it (jupyter-sched cancel {job.id})",
+            # "02:06 UTC", as the status line says the hold (newuser28 N5: the raw 2026-12-06T02:06:39Z)
+            f"{job.id} was held by an admin ({job.held.by} at {clock_text(job.held.at, now)}): only an admin may "
+            "release it", field="held", hint=held_by_admin_unblock(job.held.by, job.id),
             details={"held_by": job.held.by, "admin": True}))
     new = replace(job, held=None, reason=None, message=f"released by {caller.user}",  # the next cycle gives its reason
                   eligible_at=now)  # its place and age count from now (verify26 V13; Slurm's EligibleTime)

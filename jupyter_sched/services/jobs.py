@@ -26,6 +26,7 @@ from ..errors import BusyError, ConflictError, NotFoundError, SchedError, Valida
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
+from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -683,6 +684,11 @@ class JobsService:
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
+                    if field == "command":  # its #! line ends in \r: exec finds no '/bin/bash\r' (newuser28 N1)
+                        if (line := crlf_interpreter_line(head)) is not None:
+                            problem, fix = crlf_refusal(path, line)
+                            raise ValidationError(f"command: {path[:300]!r} {problem}", field=field, hint=fix)
+                        continue
                     problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path, user=spec.user) \
                         if field == "script" else content_problem(field, head, path)
                     if problem is not None:
@@ -710,7 +716,9 @@ class JobsService:
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
             executable = "execut" in problem  # the local check's NOT_EXECUTABLE, the owner's "not a file … can execute"
             hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
-                    "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
+                    # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
+                    f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
+                    else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
                     else "give its full path, or check the spelling: the job runs "
                          + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
                          + ", not your shell's (env PATH sets its own)")

@@ -436,11 +436,13 @@ def _micros_sql(text: Any, sqlite: bool) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _usage_sums_query(sqlite: bool, by: tuple[str, ...], by_user: bool, skip_jobs: bool) -> tuple[sa.Select[Any], sa.Select[Any]]:
-    """The statements of :meth:`StoreTx.usage_sums` (parameters ``lo``, ``hi`` — window text —,
-    ``lo_us``, ``hi_us``, ``now_us``, ``user``, ``skip``): ``(held microseconds per (by..., share),
-    distinct jobs per by...)`` of the window's sound, billed rows (an open row only while its job holds
-    its GPUs: hubadmin26 B15), each row's microseconds clipped to the window (open rows end at now)."""
+def _usage_sums_query(sqlite: bool, by: tuple[str, ...], by_user: bool) -> Any:
+    """The statement of :meth:`StoreTx.usage_sums` (parameters ``lo``, ``hi`` — window text —, ``lo_us``,
+    ``hi_us``, ``now_us``, ``user``): ONE pass over the window's billed rows (an open row only while its
+    job holds its GPUs: hubadmin26 B15), each row's microseconds clipped to the window (open rows end at
+    now), answering rows ``(part, by..., share, value)``: part 0 — held microseconds per (by..., share);
+    part 1 — distinct jobs per by... (share null); part 2 — a job with a row not of the store's shape
+    (its id in the first ``by`` column): those jobs are left out of parts 0 and 1, for Python to read."""
     u, j = schema.usage, schema.jobs
     sound = sound_usage_sql(u, sqlite=sqlite)  # guards the arithmetic: PostgreSQL's CASE is lazy
     lo_us, hi_us = sa.bindparam("lo_us", type_=sa.BigInteger), sa.bindparam("hi_us", type_=sa.BigInteger)
@@ -448,27 +450,32 @@ def _usage_sums_query(sqlite: bool, by: tuple[str, ...], by_user: bool, skip_job
     biggest, least = (sa.func.max, sa.func.min) if sqlite else (sa.func.greatest, sa.func.least)
     start = biggest(_micros_sql(u.c.started_at, sqlite), lo_us)
     end = least(sa.case((u.c.ended_at.is_(None), now_us), else_=_micros_sql(u.c.ended_at, sqlite)), hi_us)
-    held = sa.case((sound, end - start), else_=0)
     holding = sa.exists().where(j.c.id == u.c.job_id, j.c.state.in_(sorted(HOLDING_STATES)), j.c.attempts <= u.c.attempt)
     lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
 
     def part(ends: sa.ColumnElement[bool]) -> sa.Select[Any]:
-        query = (sa.select(*(u.c[k] for k in by), u.c.share, u.c.job_id, held.label("held"))
-                 .where(u.c.started_at < hi, ends, sound))
+        query = (sa.select(*(u.c[k] for k in by), u.c.share, u.c.job_id,
+                           sa.case((sound, 1), else_=0).label("ok"), sa.case((sound, end - start), else_=0).label("held"))
+                 .where(u.c.started_at < hi, ends))
         if by_user:
             query = query.where(u.c.user == sa.bindparam("user"))
-        if skip_jobs:
-            query = query.where(u.c.job_id.not_in(sa.bindparam("skip", expanding=True)))
         return query
 
-    # each an index range of (user, ended_at) or ended_at (as GET me's sums: red27 R5)
-    rows = sa.union_all(part(u.c.ended_at > lo), part(sa.and_(u.c.ended_at.is_(None), holding))).subquery()
+    # each an index range of (user, ended_at) or ended_at (as GET me's sums: red27 R5); read once (a CTE
+    # used three times is materialized by SQLite >= 3.35 and PostgreSQL >= 12)
+    rows = sa.union_all(part(u.c.ended_at > lo), part(sa.and_(u.c.ended_at.is_(None), holding))).cte("usage_window")
+    odd = sa.select(rows.c.job_id).where(rows.c.ok == 0)
+    counted = sa.and_(rows.c.ok == 1, rows.c.held > 0, rows.c.job_id.not_in(odd))
     keys = [rows.c[k] for k in by]
-    counted = rows.c.held > 0
-    micros = (sa.select(*keys, rows.c.share, sa.func.sum(rows.c.held)).where(counted)
-              .group_by(*keys, rows.c.share))
-    jobs = sa.select(*keys, sa.func.count(sa.distinct(rows.c.job_id))).where(counted).group_by(*keys)
-    return micros, jobs
+    blank = [sa.cast(sa.null(), sa.String).label(k) for k in by[1:]]
+    no_share = sa.cast(sa.null(), sa.Float).label("share")  # typed: PostgreSQL's UNION matches column types
+    micros = (sa.select(sa.literal(0).label("part"), *keys, rows.c.share, sa.func.sum(rows.c.held).label("value"))
+              .where(counted).group_by(*keys, rows.c.share))
+    jobs = (sa.select(sa.literal(1).label("part"), *keys, no_share,
+                      sa.func.count(sa.distinct(rows.c.job_id)).label("value")).where(counted).group_by(*keys))
+    skipped = (sa.select(sa.literal(2).label("part"), rows.c.job_id.label(by[0]), *blank, no_share,
+                         sa.literal(0).label("value")).where(rows.c.ok == 0).distinct())
+    return sa.union_all(micros, jobs, skipped)
 
 
 class StoreTx:
@@ -1094,32 +1101,29 @@ class StoreTx:
         without reading each row in Python (verify27 V7: 70k rows read 7.6 s)."""
         u = schema.usage
         sqlite = self.conn.dialect.name == "sqlite"
-        window = sa.and_(u.c.started_at < ts(until), sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
-        odd = sa.select(u.c.job_id).distinct().where(window, sa.not_(sound_usage_sql(u, sqlite=sqlite)))
-        if user is not None:
-            odd = odd.where(u.c.user == user)
-        skip = sorted(str(job) for (job,) in self.conn.execute(odd))
-        if len(skip) > 500:  # many unreadable rows: the doctor's matter; read them all as before
-            return UsageSums(), self.billed_usage(since=since, until=until, user=user)[0]
         epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-        params = {"lo": ts(since), "hi": ts(until), "user": user, "skip": skip,
+        params = {"lo": ts(since), "hi": ts(until), "user": user,
                   **{name: (when - epoch) // timedelta(microseconds=1)
                      for name, when in (("lo_us", since), ("hi_us", until), ("now_us", now))}}
-        micros, jobs = _usage_sums_query(sqlite, tuple(by), user is not None, bool(skip))
-        sums = UsageSums()
-        width = len(by)
-        for row in self.conn.execute(micros, params):
-            key = (tuple(str(v) for v in row[:width]), float(row[width]))
-            sums.micros[key] = sums.micros.get(key, 0) + int(row[width + 1])
-        for row in self.conn.execute(jobs, params):
-            sums.jobs[tuple(str(v) for v in row[:width])] = int(row[width])
+        sums, skip, width = UsageSums(), [], len(by)
+        for part, *values in self.conn.execute(_usage_sums_query(sqlite, tuple(by), user is not None), params):
+            group = tuple(str(v) for v in values[:width])
+            if part == 0:
+                key = (group, float(values[width]))
+                sums.micros[key] = sums.micros.get(key, 0) + int(values[width + 1])
+            elif part == 1:
+                sums.jobs[group] = int(values[width + 1])
+            else:
+                skip.append(group[0])
         rows: list[UsageInterval] = []
-        if skip:
-            query = sa.select(u).where(window, u.c.job_id.in_(skip)).order_by(u.c.id)
-            if user is not None:
-                query = query.where(u.c.user == user)
+        if skip:  # rows of the jobs the database left out: decoded, unreadable ones quarantined (usage_rows)
+            window = sa.and_(u.c.started_at < ts(until), sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
             runaways = [r for r in self.runaway_usage() if user is None or r.interval.user == user]
-            rows = without_runaways([iv for _, iv in self._usage_decoded(query)], runaways)
+            for start in range(0, len(skip), 500):  # bounded IN lists (SQLite's variable limit)
+                query = sa.select(u).where(window, u.c.job_id.in_(skip[start:start + 500])).order_by(u.c.id)
+                if user is not None:
+                    query = query.where(u.c.user == user)
+                rows += without_runaways([iv for _, iv in self._usage_decoded(query)], runaways)
         return sums, rows
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,

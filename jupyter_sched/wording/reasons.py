@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["clock_times", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -274,6 +274,13 @@ def unnested(text: str) -> str:
     said = re.sub(r",(\s*,)+", ",", said)
     said = re.sub(r"\(\s*,\s*", "(", said)
     return re.sub(r",\s*(?=[).;:]|$)", "", said)
+
+
+def held_by_admin_unblock(by: str, job_id: str) -> str:
+    """To the owner of a job an admin (``by``) held: ``ask root to release it, or cancel it: jupyter-sched
+    cancel j-…`` — only what the reader may run (newuser28 N5: "release with: jupyter-sched release j-…",
+    refused 403 when pasted). The owner's status/queue line and the refusal of their release alike."""
+    return f"ask {by} to release it, or cancel it: jupyter-sched cancel {job_id}"
 
 
 def held_by_text(holder: Any) -> str:
@@ -922,6 +929,9 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
             _release_with(own)  # no notebook holds a lease bound to no kernel (new user 13, N9)
         return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
                 f"{run} and this one can start.")
+    if code == "Held" and mine and details.get("admin") and details.get("by") and details.get("job"):
+        said = held_by_admin_unblock(str(details["by"]), str(details["job"]))
+        return _sentence(said[:1].upper() + said[1:])
     if code in QUOTA_CODES:
         return _quota_unblock(code, details, said=str(reason.get("message") or ""), unlined=_unlined(reason))
     if code in CAPACITY_CODES or code == "Fragmented":

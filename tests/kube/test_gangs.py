@@ -67,7 +67,7 @@ def test_case_024_a_heterogeneous_gang_becomes_one_indexed_job_per_group() -> No
         assert quantity_problems(manifest) == []
     index = {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}
     assert _env(launcher) == {
-        "JUPYTER_SCHED_JOB_ID": "j-het", "WORLD_SIZE": "3", "MASTER_ADDR": "js-j-het-0.js-j-het",
+        "JUPYTER_SCHED_JOB_ID": "j-het", "USER": "alice", "LOGNAME": "alice", "WORLD_SIZE": "3", "MASTER_ADDR": "js-j-het-0.js-j-het",
         "MASTER_PORT": "29500", "JUPYTER_SCHED_GROUP": "launcher", "JUPYTER_SCHED_GROUP_SIZE": "1",
         "JUPYTER_SCHED_GROUP_RANK": index, "JUPYTER_SCHED_RANK_OFFSET": "0", "RANK": index}
     worker_env = _env(workers)

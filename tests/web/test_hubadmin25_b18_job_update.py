@@ -52,7 +52,7 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
     status, refused = await api("PATCH", f"jobs/{jid}", {"held": False})
     assert status == 403, refused
     assert refused["error"]["field"] == "held" and "only an admin may release it" in refused["error"]["message"], refused
-    assert refused["error"]["hint"].startswith("ask an admin (boss) to release it"), refused
+    assert refused["error"]["hint"].startswith("ask boss to release it, or cancel it: jupyter-sched cancel "), refused
     assert await _audit(api, jid, "refused"), "the refused release is audited"
 
     status, released = await api("PATCH", f"jobs/{jid}", {"held": False}, token=BOSS_TOKEN)

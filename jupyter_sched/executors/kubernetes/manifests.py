@@ -369,13 +369,18 @@ def _container_security() -> dict[str, Any]:
             "privileged": False, "seccompProfile": {"type": "RuntimeDefault"}}
 
 
-def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> list[dict[str, Any]]:
+def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None,
+         run_as: RunAs | None = None) -> list[dict[str, Any]]:
     # never a device variable from the user's env (a job stored before the request check refused them):
     # the device plugin's NVIDIA_VISIBLE_DEVICES comes before the container's env, which would win (new user 10, N4)
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items() if not device_variable(k)]
     if job.spec.resources.gpus <= 0:  # an image's own NVIDIA_VISIBLE_DEVICES=all (CUDA images) would expose every GPU
         env.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
     env.append({"name": "JUPYTER_SCHED_JOB_ID", "value": job.id})
+    # the account, as login(1)/sshd/Slurm set it (newuser28 N7: `/scratch/$USER/run1` was `/scratch//run1`);
+    # the spec refuses USER/LOGNAME of its own (model.jobenv), so these are the only ones
+    account = run_as.account if run_as is not None and run_as.account else job.spec.user
+    env += [{"name": "USER", "value": account}, {"name": "LOGNAME", "value": account}]
     if gang_service is not None:
         name = object_name(job.id)
         env += [
@@ -389,7 +394,7 @@ def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> lis
 
 
 def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
-               mig_strategy: str = "mixed") -> dict[str, Any]:
+               mig_strategy: str = "mixed", run_as: RunAs | None = None) -> dict[str, Any]:
     spec = job.spec
     res = spec.resources
     requests: dict[str, str] = {}
@@ -407,7 +412,7 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
         "name": CONTAINER_NAME,
         "image": spec.image or config.default_image,
         "imagePullPolicy": config.image_pull_policy,
-        "env": _env(job, config, gang_service=gang_service),
+        "env": _env(job, config, gang_service=gang_service, run_as=run_as),
     }
     command = _command(job, config)
     if command:
@@ -471,7 +476,7 @@ def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig,
         "enableServiceLinks": False,
         "automountServiceAccountToken": False,
         "securityContext": _pod_security(run_as),
-        "containers": [_container(job, config, gang_service=gang_service, mig_strategy=mig_strategy)],
+        "containers": [_container(job, config, gang_service=gang_service, mig_strategy=mig_strategy, run_as=run_as)],
     }
     volumes = [_for_user(dict(v), spec.user) for v in config.volumes]
     carried = _carried_volume(spec)
