@@ -177,8 +177,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
         pass
     elif resolved is not None:
+        # each sentence with its capital (newuser28 nit n3: "…to run another. runs with your PATH …")
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
-              f"another. {path_said + '. ' if path_said else ''}Your shell's other variables are not passed: "
+              f"another. {path_said[:1].upper() + path_said[1:] + '. ' if path_said else ''}Your shell's other variables are not passed: "
               "--env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
     elif path_said:
         print(f"{PROG} submit: note: {path_said}", file=io.err)

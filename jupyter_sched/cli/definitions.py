@@ -241,7 +241,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
                      usage=f"{PROG} definitions {action} ... [-p NAME=VALUE ...]")
     out = io.out
     if action == "list":
-        rows = client.call(routes.definitions(all_users=getattr(args, "all_users", False)))
+        rows = client.definitions(all_users=getattr(args, "all_users", False))  # every page (red28 R6)
         if args.json:
             print(json.dumps(rows, indent=1), file=out)
         everyone = getattr(args, "all_users", False)  # whose each is (hubadmin23 A12: no owner column)

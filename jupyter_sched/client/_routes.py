@@ -163,8 +163,9 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     # -- job definitions (issue 19) ---------------------------------------------------------
     @staticmethod
-    def definitions(*, all_users: bool = False) -> Req:
-        return Req("GET", "definitions", params=_params(all=all_users or None))
+    def definitions(*, all_users: bool = False, name: str | None = None, limit: int | None = None,
+                    cursor: str | None = None) -> Req:
+        return Req("GET", "definitions", params=_params(all=all_users or None, name=name, limit=limit, cursor=cursor))
 
     @staticmethod
     def create_definition(body: Mapping[str, Any]) -> Req:

@@ -309,7 +309,15 @@ class AsyncSchedClient:
         return str(await self.call(routes.metrics()))
 
     async def definitions(self, *, all_users: bool = False) -> list[dict[str, Any]]:
-        return list(await self.call(routes.definitions(all_users=all_users)))
+        """Every page of ``GET definitions`` (see :meth:`SchedClient.definitions`)."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.definitions(all_users=all_users, cursor=cursor))
+            out += list(self._decode(response))
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return out
 
     async def definition(self, definition_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.definition(definition_id)))

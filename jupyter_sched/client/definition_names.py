@@ -28,7 +28,7 @@ def definition_id(call: Callable[[Any], Any], target: str) -> str:
     """
     if target.startswith("d-"):
         return target
-    mine = [d for d in call(routes.definitions()) if d.get("name") == target]
+    mine = [d for d in call(routes.definitions(name=target)) if d.get("name") == target]  # one small page (red28 R6)
     if len(mine) > 1:
         raise ValidationError(f"{len(mine)} of your definitions are named {target!r}", field="definition_id",
                               hint="give the id of one: " + ", ".join(str(d["id"]) for d in mine))

@@ -725,8 +725,16 @@ class SchedClient:
         return str(self.call(routes.metrics()))
 
     def definitions(self, *, all_users: bool = False) -> list[dict[str, Any]]:
-        """``GET definitions``: my job definitions (admins: ``all_users``), each with its last run."""
-        return list(self.call(routes.definitions(all_users=all_users)))
+        """``GET definitions``: my job definitions (admins: ``all_users``), each with its last run — every
+        page, following each answer's ``Link: rel=next`` (red28 R6: the list is paged)."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            reply = self._exchange(routes.definitions(all_users=all_users, cursor=cursor))
+            out += list(self._decode(reply))
+            cursor = next_cursor(reply.link)
+            if cursor is None:
+                return out
 
     def definition(self, definition_id: str) -> dict[str, Any]:
         """``GET definitions/{id}``: one definition with its runs and next firings."""

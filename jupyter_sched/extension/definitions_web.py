@@ -51,6 +51,7 @@ from ..services.models.definitions import (
 )
 from .config import config_error
 from .notebook_answer import NotebookAnswers, stream_notebook
+from .polled import definitions_headers
 from .web import SchedHandler
 
 __all__ = ["DEFINITION_HANDLERS", "DefinitionsConfig"]
@@ -169,7 +170,10 @@ class DefinitionsHandler(_DefinitionsHandler):
     @authorized
     async def get(self) -> None:
         request = self.query(ListDefinitionsRequest)
-        self.reply(await self.call(self.definitions.list, self.caller, request))
+        page = await self.call(self.definitions.list, self.caller, request)  # a bulk read (red28 R6)
+        for name, value in definitions_headers(page, request):  # RFC 8288 paging, as GET jobs
+            self.set_header(name, value)
+        self.reply(page.definitions)
 
     @web.authenticated
     @authorized

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-__all__ = ["Kept", "jobs_headers", "kept_config", "kept_inventory", "kept_jobs", "kept_me", "kept_queue",
+__all__ = ["Kept", "definitions_headers", "jobs_headers", "kept_config", "kept_inventory", "kept_jobs", "kept_me", "kept_queue",
            "queue_headers"]
 
 Headers = list[tuple[str, str]]
@@ -37,6 +37,17 @@ def jobs_headers(page: Any, request: Any, path: str) -> Headers:
     query.update(limit=str(request.limit), cursor=page.next_cursor)
     route = path.rstrip("/").rsplit("/", 1)[-1]
     return [("Link", f'<{route}?{urlencode(query)}>; rel="next"')]
+
+
+def definitions_headers(page: Any, request: Any) -> Headers:
+    """The ``Link`` header of a ``GET definitions`` page with a next one (as :func:`jobs_headers`;
+    red28 R6: the list was one unbounded answer)."""
+    if not page.next_cursor:
+        return []
+    query = {k: v for k, v in {"user": request.user, "all": "true" if request.all else None,
+                               "name": request.name}.items() if v}
+    query.update(limit=str(request.limit), cursor=page.next_cursor)
+    return [("Link", f'<definitions?{urlencode(query)}>; rel="next"')]
 
 
 def queue_headers(page: Any, request: Any) -> Headers:

@@ -83,7 +83,7 @@ _RESOLVED_ON_CALL = cast(Caller, object())
 """What :attr:`SchedHandler.caller` stands for until :meth:`SchedHandler.call` resolves it."""
 
 BULK_READS = frozenset({"jobs", "leases", "queue", "audit", "usage", "usage/report", "usage/waste",
-                        "telemetry/history", "metrics"})
+                        "telemetry/history", "metrics", "definitions"})
 """Routes whose GET lists many rows: served on their own request threads (:attr:`SchedHandler._bulk`)."""
 
 M = TypeVar("M", bound=BaseModel)

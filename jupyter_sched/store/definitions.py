@@ -24,10 +24,12 @@ from .codec import JobRecord, dumps, loads, parse_ts, ts
 from .store import StoreTx
 
 __all__ = [
+    "count_definitions",
     "delete_definition",
     "get_definition",
     "insert_definition",
     "insert_run",
+    "latest_runs",
     "list_definitions",
     "list_runs",
     "run_for_job",
@@ -92,10 +94,18 @@ def get_definition(tx: StoreTx, definition_id: str) -> JobDefinition:
 
 
 def list_definitions(tx: StoreTx, *, user: str | None = None, active_only: bool = False,
-                     limit: int | None = None, name: str | None = None) -> list[JobDefinition]:
+                     limit: int | None = None, name: str | None = None,
+                     after: tuple[datetime, str] | None = None) -> list[JobDefinition]:
     """Live definitions, newest first; ``user`` filters by owner, ``name`` by name; ``active_only``
-    leaves out paused ones and those without a schedule (what the firing loop reads)."""
-    query = sa.select(_D).where(_D.c.deleted_at.is_(None))
+    leaves out paused ones and those without a schedule (what the firing loop reads).
+    ``after = (created_at, id)`` of the last row of a previous page: only rows after it in this
+    order (keyset paging, as :meth:`~.store.StoreTx.list_jobs`)."""
+    # a page (limit given) reads its ids first, then their rows: ordering whole rows made SQLite sort every
+    # row of the user with its spec (~250 KB each) for a page of 50 (red28 R6)
+    query = sa.select(_D.c.id if limit is not None else _D).where(_D.c.deleted_at.is_(None))
+    if after is not None:
+        at = ts(after[0])
+        query = query.where(sa.or_(_D.c.created_at < at, sa.and_(_D.c.created_at == at, _D.c.id < after[1])))
     if user is not None:
         query = query.where(_D.c.user == user)
     if name is not None:
@@ -103,9 +113,17 @@ def list_definitions(tx: StoreTx, *, user: str | None = None, active_only: bool 
     if active_only:
         query = query.where(_D.c.paused.is_(False), _D.c.schedule.is_not(None))
     query = query.order_by(_D.c.created_at.desc(), _D.c.id.desc())
-    if limit is not None:
-        query = query.limit(limit)
-    return [_from_row(row) for row in tx.conn.execute(query).mappings()]
+    if limit is None:
+        return [_from_row(row) for row in tx.conn.execute(query).mappings()]
+    ids = list(tx.conn.execute(query.limit(limit)).scalars())
+    rows = {row["id"]: row for row in tx.conn.execute(sa.select(_D).where(_D.c.id.in_(ids))).mappings()} if ids else {}
+    return [_from_row(rows[i]) for i in ids if i in rows]
+
+
+def count_definitions(tx: StoreTx, *, user: str) -> int:
+    """How many live definitions ``user`` keeps (one ``COUNT``, no row read: red28 R6)."""
+    query = sa.select(sa.func.count()).select_from(_D).where(_D.c.deleted_at.is_(None), _D.c.user == user)
+    return int(tx.conn.execute(query).scalar_one())
 
 
 def update_definition(tx: StoreTx, definition: JobDefinition) -> JobDefinition:
@@ -178,6 +196,19 @@ def list_runs(tx: StoreTx, definition_ids: Sequence[str], *, limit: int | None =
     if limit is not None:
         query = query.limit(limit)
     return [_run_from_row(row) for row in tx.conn.execute(query).mappings()]
+
+
+def latest_runs(tx: StoreTx, definition_ids: Sequence[str]) -> dict[str, DefinitionRun]:
+    """The newest run (by ``scheduled_for``, then id) of each of ``definition_ids`` that has one, by
+    definition id: one query reading one run row per definition, however many runs each keeps
+    (red28 R6: a list read every run of every definition to keep the newest)."""
+    if not definition_ids:
+        return {}
+    rank = sa.func.row_number().over(partition_by=_R.c.definition_id,
+                                     order_by=(_R.c.scheduled_for.desc(), _R.c.id.desc())).label("rank")
+    ranked = sa.select(_R.c.id, rank).where(_R.c.definition_id.in_(list(definition_ids))).subquery()
+    query = sa.select(_R).join(ranked, ranked.c.id == _R.c.id).where(ranked.c.rank == 1)
+    return {row["definition_id"]: _run_from_row(row) for row in tx.conn.execute(query).mappings()}
 
 
 def run_for_job(tx: StoreTx, job_id: str) -> DefinitionRun | None:

@@ -3335,7 +3335,7 @@ export interface operations {
                 user?: string | null;
                 /** @description admins only: everyone's work */
                 all?: boolean;
-                /** @description newest first, at most this many (a Link: rel=next header gives the next page) */
+                /** @description newest first, at most this many; a page also ends once it passes 4 MiB of answer (a Link: rel=next header gives the next page) */
                 limit?: number;
                 /** @description the cursor of the next page (from the Link header) */
                 cursor?: string | null;
@@ -3569,7 +3569,7 @@ export interface operations {
                 user?: string | null;
                 /** @description admins only: everyone's work */
                 all?: boolean;
-                /** @description newest first, at most this many (a Link: rel=next header gives the next page) */
+                /** @description newest first, at most this many; a page also ends once it passes 4 MiB of answer (a Link: rel=next header gives the next page) */
                 limit?: number;
                 /** @description the cursor of the next page (from the Link header) */
                 cursor?: string | null;
@@ -4275,6 +4275,12 @@ export interface operations {
                 user?: string | null;
                 /** @description admins only: everyone's definitions */
                 all?: boolean;
+                /** @description only definitions of this name (how the CLI finds one by name) */
+                name?: string | null;
+                /** @description newest first, at most this many; a page also ends before it passes 4 MiB of answer (a Link: rel=next header gives the next page) */
+                limit?: number;
+                /** @description the cursor of the next page (from the Link header) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;

@@ -60,7 +60,7 @@ class Server:
 
     def list(self, *, user: str, admin: bool = False, everyone: bool = False) -> list[dict[str, Any]]:
         answer = self.definitions.list(self.caller(user, admin), ListDefinitionsRequest(all=everyone))
-        return list(answer.to_wire())
+        return list(answer.definitions.to_wire())
 
     def delete(self, definition_id: str, *, user: str) -> dict[str, Any]:
         return dict(self.definitions.delete(self.caller(user), definition_id).to_wire())

@@ -211,9 +211,9 @@ def test_users_see_only_their_own_definitions_and_probes_are_audited(sqlite_db: 
     with pytest.raises(AuthorizationError) as named:
         svc.definitions.list(gil, ListDefinitionsRequest(user="fay"))
     assert named.value.field == "user"
-    assert svc.definitions.list(gil, ListDefinitionsRequest(user="gil")).to_wire() == []
+    assert svc.definitions.list(gil, ListDefinitionsRequest(user="gil")).definitions.to_wire() == []
     assert [x["id"] for x in svc.definitions.list(svc.caller("root", admin=True),
-                                                  ListDefinitionsRequest(user="fay")).to_wire()] == [d["id"]]
+                                                  ListDefinitionsRequest(user="fay")).definitions.to_wire()] == [d["id"]]
     assert svc.list(user="gil") == []
     assert [x["id"] for x in svc.list(user="root", admin=True, everyone=True)] == [d["id"]]
     assert svc.get(d["id"], user="fay")["next_run_at"] == "2025-06-02T10:00:00Z"

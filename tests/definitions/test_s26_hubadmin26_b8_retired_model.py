@@ -54,6 +54,9 @@ class Client:
     def call(self, _request: Any) -> Any:
         return self.answer
 
+    def definitions(self, **_filters: Any) -> Any:  # every page of GET definitions (red28 R6)
+        return self.answer
+
 
 def _cli(action: str, answer: Any, definition: str = "") -> str:
     out = io.StringIO()
@@ -82,7 +85,7 @@ def test_s26_hubadmin26_b8_a_retired_model_is_said_on_its_definitions_and_to_the
 
         pool.now = SimulatedInventory(4, model="A100-80GB", node="node-a")  # node-b removed for good
 
-        listed = {d["name"]: d for d in services.definitions.list(boss, ListDefinitionsRequest(all=True)).to_wire()}
+        listed = {d["name"]: d for d in services.definitions.list(boss, ListDefinitionsRequest(all=True)).definitions.to_wire()}
         assert listed["nightly"]["warnings"] == [NOTE] and not listed["anygpu"].get("warnings"), listed
         shown = services.definitions.get(owner, made["id"], GetDefinitionRequest()).to_wire()
         assert shown["warnings"] == [NOTE], shown

@@ -74,6 +74,12 @@ def test_newuser28_n3_a_quiet_submit_by_path_warns_once_on_stderr(server: Embedd
     said = " ".join(done.stderr.split())
     assert said.count("warning: python here is") == 1, said
     assert f"python here is {python}, not this jupyter-sched's {sys.executable}" in said, said
+    # without -q the note's sentences each start with a capital (newuser28 nit n3: "…run another. runs with …")
+    noted = subprocess.run([CLI, "submit", "--gpus", "0", "--time-limit", "1m", "--", "python", "plain.py"],
+                           env=env, cwd=proj, capture_output=True, text=True, timeout=120)
+    said = " ".join(noted.stderr.split())
+    assert "give a full path to run another. Runs with your PATH (" in said, said
+    assert "warning: python here is" not in said, said  # plain.py does not use jupyter_sched
     clear(server)
 
 

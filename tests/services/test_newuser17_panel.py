@@ -112,3 +112,18 @@ def test_newuser17_n6_two_times_of_one_sentence_in_one_minute_carry_their_second
     # a record's time: its date and seconds, never ISO with microseconds
     assert clock_text(deadline, None, seconds=True) == "Dec 4 13:51:31 UTC"
     assert not re.search(r"\d{4}-\d{2}-\d{2}T", said)
+
+
+def test_newuser28_nit2_a_non_executable_sh_is_told_to_run_it_with_bash(services: Services, tmp_path: Path) -> None:
+    """newuser28 nit n2: ``submit -- ./noexec.sh`` was told "(CLI: -- python FILE)"; the hint names its kind's
+    interpreter as ``run_file_hint`` does for a file found in the working directory."""
+    bo = services.caller("bo", admin=False)
+    for name, runs in (("noexec.sh", "-- bash"), ("noexec.py", "-- python")):
+        program = tmp_path / name
+        program.write_text("echo hi\n")
+        program.chmod(0o644)
+        with pytest.raises(ValidationError) as info:
+            services.jobs.submit(bo, SubmitJobRequest(gpus=1, command=[str(program)]))
+        assert info.value.hint.startswith(f"chmod +x it, or run it with its interpreter (CLI: {runs} {program}"), \
+            info.value.hint
+        assert (info.value.details or {}).get("rule") == "not_executable"

@@ -70,7 +70,7 @@ def test_hubadmin26_b10_rename_moves_jobs_definitions_lines_budgets_memberships_
     assert qs.user_teams.get("ana.lopez") == ("vision",) and "ana" not in qs.user_teams
     assert [iv.user for iv in store.usage_rows()] == ["ana.lopez"]
     new = services.caller("ana.lopez", admin=False)
-    listed = services.definitions.list(new, parse(ListDefinitionsRequest, {})).model_dump(mode="json")
+    listed = services.definitions.list(new, parse(ListDefinitionsRequest, {})).definitions.model_dump(mode="json")
     assert [d["id"] for d in listed] == [ids["definition"]], listed
     [event] = store.list_events(action="user_renamed")
     assert (event.actor, event.user, event.details["to"], event.details["usage_rows"]) == (

@@ -31,6 +31,11 @@ __all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestMode
            "dump_set", "parse", "request_error", "wire_json"]
 
 
+PAGE_BYTES = 4 << 20
+"""About the most bytes of rows one page of a list answers (``GET definitions``, ``GET jobs``): a page
+ends early, with a next page, once its rows pass it (red28 R6: limit=1000 of heavy jobs made 117 MiB)."""
+
+
 def dump_all(self: BaseModel) -> Any:
     """A ``to_wire``: every field's JSON value."""
     return self.model_dump(mode="json")

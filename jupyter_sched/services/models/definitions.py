@@ -26,6 +26,7 @@ __all__ = [
     "Definition",
     "DefinitionDetail",
     "DefinitionRun",
+    "DefinitionsPage",
     "GetDefinitionRequest",
     "GetExecutedNotebookRequest",
     "ListDefinitionRunsRequest",
@@ -46,6 +47,8 @@ DateTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time
 """An ISO 8601 UTC time as the API writes it (``2025-06-02T10:00:00Z``)."""
 MAX_RUNS_LISTED = 500
 """Most runs one answer lists."""
+MAX_DEFINITIONS_LISTED = 500
+"""Most definitions one ``GET definitions`` page lists (red28 R6: the list was unpaginated)."""
 
 
 
@@ -88,6 +91,13 @@ class ListDefinitionsRequest(QueryModel):
 
     user: str | None = Field(default=None, description="admins only: another user's definitions")
     all: bool = Field(default=False, description="admins only: everyone's definitions")
+    name: str | None = Field(default=None, max_length=200, examples=["daily"],
+                             description="only definitions of this name (how the CLI finds one by name)")
+    limit: int = Field(default=100, ge=1, le=MAX_DEFINITIONS_LISTED, examples=[100], description=(
+        "newest first, at most this many; a page also ends before it passes 4 MiB of answer (a Link: rel=next "
+        "header gives the next page)"))
+    cursor: str | None = Field(default=None, max_length=400,
+                               description="the cursor of the next page (from the Link header)")
 
 
 class GetDefinitionRequest(QueryModel):
@@ -203,6 +213,13 @@ class ListDefinitionsResponse(RootModel[list[Definition]]):
 
     def to_wire(self) -> Any:
         return [d.to_wire() for d in self.root]
+
+
+class DefinitionsPage(ResponseModel):
+    """One page of definitions and the cursor of the next (None on the last page)."""
+
+    definitions: ListDefinitionsResponse
+    next_cursor: str | None = None
 
 
 class ListDefinitionRunsResponse(RootModel[list[DefinitionRun]]):

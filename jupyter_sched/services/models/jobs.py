@@ -243,7 +243,8 @@ class ListJobsRequest(QueryModel):
     user: str | None = Field(default=None, description="admins only: another user's work")
     all: bool = Field(default=False, description="admins only: everyone's work")
     limit: int = Field(default=500, ge=1, le=1000, examples=[100],
-                       description="newest first, at most this many (a Link: rel=next header gives the next page)")
+                       description="newest first, at most this many; a page also ends once it passes 4 MiB of "
+                                   "answer (a Link: rel=next header gives the next page)")
     cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header)")
     team: str | None = Field(default=None, max_length=200, examples=["nlp"],
                              description="only work charged to this team (a team no job was charged to lists nothing)")
