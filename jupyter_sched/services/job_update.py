@@ -114,11 +114,14 @@ def planned(caller: Caller, record: JobRecord, request: UpdateJobRequest, *, now
         new = _hold(caller, new, request.held, now, audit, lines, fail)
     # the class first, so a new limit is checked against the new class's maximum; then the end state once
     # (verify28 V1: {"time_limit": "2h", "priority": "normal"} of a 4-h low job is a legal 2-h normal job)
+    # (the lines still read as asked of every PATCH: the time limit's line before the class's)
+    class_lines: list[str] = []
     if request.priority is not None:
-        new = _priority(caller, new, request.priority, quotas, audit, lines, fail)
+        new = _priority(caller, new, request.priority, quotas, audit, class_lines, fail)
     if request.time_limit is not None or request.time_limit_s is not None:
         name = "time_limit" if request.time_limit is not None else "time_limit_s"
         new = _time_limit(caller, record, new, name, getattr(request, name), rules, now, audit, lines, fail)
+    lines.extend(class_lines)
     if not caller.admin and new.spec.priority is not job.spec.priority:
         _class_within_max(job, new, rules, fail)
     if request.top is not None:
