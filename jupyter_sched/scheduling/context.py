@@ -256,6 +256,7 @@ class CycleContext:
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
+        self.iso_times: dict[datetime, str] = {}  # an instant's isoformat() (the ETA pass's first ETAs)
         # .admit._admit's "why" of an admission's audit line per (backfill, held, milli-GPUs borrowed, team)
         self.admit_why: dict[tuple[bool, bool, int, str], str] = {}
         # .pending._cannot_backfill's clause and numbers per (reserved job, its time, limit, limit's
