@@ -45,6 +45,7 @@ from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from ..wording.reasons import held_by_admin_unblock
+from ..wording.time_limits import PLANNED_SOURCES, planned_limit_text
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -182,15 +183,20 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
     """A new time limit (absolute, relative ``+1h``/``-30m``, or 0 for none) for ``job`` (module doc)."""
     before = job.spec.time_limit_s
-    after = _limit_asked(name, value, before)  # None: no limit
-    said = f"time limit {render_limit(before)} → {render_limit(after)}"
-    if after == before and (after is not None or job.spec.unlimited):
-        lines.append(f"time limit already {render_limit(after)}")
-        return job
     # longer than what the job is PLANNED with: a job that gave no limit runs (and was promised a start) on its
     # queue's default or maximum, so giving it 1000 h is lengthening (verify28 V3: compared with "none given",
     # no finite limit read as longer, and the maximum and the promise drop were both skipped)
-    planned_s, _ = effective_limit(job.spec, rules)
+    planned_s, source = effective_limit(job.spec, rules)
+    # "+10m" of a job that gave none moves the limit it is planned with and stopped at (newuser28 N8/n5,
+    # verify28 V9: "the job has none", while it was to be stopped at its queue's default)
+    base = before if before is not None else planned_s if source in PLANNED_SOURCES else None
+    after = _limit_asked(name, value, base)  # None: no limit
+    was = render_limit(before) if before is not None or base is None else \
+        planned_limit_text(base, source).removeprefix("time limit ")
+    said = f"time limit {was} → {render_limit(after)}"
+    if after == before and (after is not None or job.spec.unlimited):
+        lines.append(f"time limit already {render_limit(after)}")
+        return job
     longer = after is None if planned_s is None else (after is None or after > planned_s)
     running = job.state.holds_gpus
     if longer and not caller.admin:
