@@ -17,6 +17,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched top JOB [JOB ...] [--undo]                    first in its class (admins)
     jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
     jupyter-sched users rename OLD NEW                          a user renamed on the hub (admins; asks first)
+    jupyter-sched nodes [list]                                  the nodes: GPUs, use, state (anyone)
     jupyter-sched nodes cordon|drain NODE --reason "…" [--evict-after 2h]   maintenance (admins; asks first)
     jupyter-sched nodes uncordon NODE                           back in service (admins)
     jupyter-sched logs JOB [-f]

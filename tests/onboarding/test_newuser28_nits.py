@@ -1,0 +1,168 @@
+"""newuser28's nits (issue 20: a new user's first hour turns up nothing odd in the CLI's words, the magics, the
+pending reasons, the README). Each test failed before its fix and asserts the words a new user now reads.
+
+Real parts: the CLI commands over a client double at the wire (``call(Req) -> JSON``, the server's answers as
+they come), the wording renderers, the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from types import SimpleNamespace
+from typing import Any
+
+from jupyter_sched.cli.admin_views import usage
+
+
+class _UsageWire:
+    """GET me and GET usage/report's answers, as ``client.call`` returns them."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def config(self) -> dict[str, Any]:
+        return {"features": {"hub": True}}
+
+    def call(self, req: Any) -> Any:
+        if req.path == "me":
+            return {"user": "ana", "is_admin": False}
+        return self.rows
+
+
+def test_newuser28_n15_usage_says_under_one_percent_not_zero() -> None:
+    """Failed before: 0.004 of 1.553 GPU-hours used (0.26 %) read ``0 %`` — "never used the GPU"."""
+    rows = [{"user": "ana", "allocated_gpu_hours": 1.553, "utilized_gpu_hours": 0.004, "efficiency": 0.004 / 1.553,
+             "cost": None, "jobs": 3},
+            {"user": "bo", "allocated_gpu_hours": 1.0, "utilized_gpu_hours": 0.0, "efficiency": 0.0, "cost": None,
+             "jobs": 1},
+            {"user": "cy", "allocated_gpu_hours": 1.0, "utilized_gpu_hours": 0.998, "efficiency": 0.998,
+             "cost": None, "jobs": 1},
+            {"user": "di", "allocated_gpu_hours": 1.0, "utilized_gpu_hours": 0.42, "efficiency": 0.42, "cost": None,
+             "jobs": 1}]
+    out = io.StringIO()
+    args = argparse.Namespace(by="user", since=None, csv=False, json=False)
+    assert usage(_UsageWire(rows), args, SimpleNamespace(out=out, err=io.StringIO())) == 0
+    cells = {line.split()[0]: line for line in out.getvalue().splitlines()[1:5]}
+    assert "  <1 %  " in cells["ana"] and " 0 %" not in cells["ana"], out.getvalue()
+    assert "  0 %  " in cells["bo"], out.getvalue()  # none at all is 0 %
+    assert "  >99 %  " in cells["cy"], out.getvalue()  # short of all is not 100 %
+    assert "  42 %  " in cells["di"], out.getvalue()
+
+
+class _NodesWire:
+    """GET inventory's answer: one node of two GPUs, one of them held."""
+
+    def call(self, req: Any) -> Any:
+        assert (req.method, req.path) == ("GET", "inventory"), req
+        return {"nodes": [{"name": "vm", "gpus": [{"uuid": "GPU-0", "model": "A100"}, {"uuid": "GPU-1", "model": "A100"}]}],
+                "allocations": {"GPU-0": ["j-1"]}}
+
+
+def test_newuser28_n14_nodes_alone_lists_the_nodes() -> None:
+    """Failed before: ``jupyter-sched nodes`` alone was ``nodes: ACTION: missing — usage: …`` [usage_error],
+    though its help says "list the nodes" (``definitions`` alone lists, as ``sinfo`` needs no verb)."""
+    from jupyter_sched.cli.main import Streams, build_parser
+    from jupyter_sched.cli.nodes import nodes
+
+    for argv in (["nodes"], ["nodes", "list"]):
+        out, err = io.StringIO(), io.StringIO()
+        args = build_parser().parse_args(argv)
+        assert nodes(_NodesWire(), args, Streams(out=out, err=err, stdin=io.StringIO())) == 0, argv
+        assert out.getvalue().splitlines() == ["vm  2 x A100 (1 in use)  ready", "1 node, 2 GPUs"], (argv, out.getvalue())
+        assert err.getvalue() == "", err.getvalue()
+
+
+def test_newuser28_n12_a_day_budgets_warning_says_today(tmp_path: Any) -> None:
+    """Failed before: the budget warning (audited, pushed as an event) said "… GPU-hours this day" where the gate's
+    reason, the PUT/submit warnings and ``status`` say "today" (newuser27 n4)."""
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.engine import ManualClock, SchedulerService
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.hub.budgets import BUDGET_ACTION, warn_budgets
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.store import Store, sqlite_url
+
+    day = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+    svc = SchedulerService(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=SimulatedInventory(2, node="n1"),
+                           executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(day + timedelta(hours=1)))
+    try:
+        svc.set_quotas({"budgets": [{"team": "ml", "gpu_hours": 2, "period": "day"},
+                                    {"team": "ml", "user": "ana", "gpu_hours": 2, "period": "week"}],
+                        "user_teams": {"ana": "ml"}}, actor="admin")
+        with svc.store.transaction(now=day) as tx:  # 2 GPUs for 0:48 -> 1.6 GPU-hours = 80 %
+            tx.open_usage(job_id="j-1", attempt=1, user="ana", team="ml", kind="training",
+                          gpus=[("GPU-0", "A100", 1.0), ("GPU-1", "A100", 1.0)], started_at=day)
+            tx.close_usage("j-1", day + timedelta(minutes=48))
+        said = sorted(w["message"] for w in warn_budgets(svc))
+        assert said == ["ml used 1.60 of 2 GPU-hours today (80 %, warning at 80 %)",
+                        "user ana in team ml used 1.60 of 2 GPU-hours this week (80 %, warning at 80 %)"], said
+        assert sorted(e["message"] for e in svc.audit(action=BUDGET_ACTION)) == said
+    finally:
+        svc.store.close()
+
+
+class _JobsWire:
+    """``client.jobs_upto``: two finished jobs shown, older ones there."""
+
+    def __init__(self, submitted: list[str]) -> None:
+        self.submitted = submitted
+
+    def jobs_upto(self, limit: int, **_: Any) -> tuple[list[dict[str, Any]], bool]:
+        rows = [{"id": f"j-{i}", "state": "succeeded", "priority": "normal", "gpus": 1, "name": f"run{i}",
+                 "submitted_at": at, "finished_at": at, "exit_code": 0} for i, at in enumerate(self.submitted)]
+        return rows[:limit], len(rows) > limit
+
+
+def test_newuser28_n7_jobs_footer_says_the_oldest_as_the_clis_other_times() -> None:
+    """Failed before: the footer said "(the oldest shown was submitted 2026-12-06T01:29:53.024250Z)" — raw ISO with
+    microseconds in a sentence; now the CLI's clock (the caller's zone), the exact value kept for ``--until``."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.cli.commands import jobs
+    from jupyter_sched.cli.main import Streams, build_parser
+    from jupyter_sched.model.units import clock_text, shown_in
+
+    oldest = "2026-12-06T01:29:53.024250Z"
+    wire = _JobsWire(["2026-12-06T01:31:00.000001Z", oldest, "2026-12-06T01:20:00Z"])
+    for zone, abbreviation in ((None, "UTC"), ("Europe/Berlin", "CET")):
+        out = io.StringIO()
+        with shown_in(zone):
+            assert jobs(wire, build_parser().parse_args(["jobs", "--limit", "2"]),
+                        Streams(out=out, err=io.StringIO(), stdin=io.StringIO())) == 0
+            said = clock_text(datetime(2026, 12, 6, 1, 29, 53, tzinfo=timezone.utc), datetime.now(timezone.utc))
+        footer = out.getvalue().splitlines()[-1]
+        assert said.endswith(("01:29 UTC", "02:29 CET")) and said.endswith(abbreviation), said
+        assert footer == (f"Older jobs are not shown (the oldest shown was submitted {said}): --limit 4 shows more, "
+                          f"or --until {oldest} the next ones; --since, --state, --team and --user narrow it."), footer
+
+
+def test_newuser28_n1_a_program_not_found_names_the_path_sent_not_the_servers(tmp_path: Any) -> None:
+    """Failed before: ``submit -- nosuchcmd`` from the CLI (which sends the submitter's PATH since newuser27 N2) was
+    told "the job runs with the server's PATH, not your shell's" — it ran with the shell's PATH, as sent."""
+    import pytest
+
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services import build_services
+    from jupyter_sched.services.models import SubmitJobRequest
+
+    services = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                               "inventory_source": "simulated", "simulated_gpus": 1, "telemetry_source": "off"})
+    ana = services.caller("ana", admin=False)
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    sent = f"{tmp_path / 'venv' / 'bin'}:/usr/bin:/bin"
+    try:
+        with pytest.raises(ValidationError) as told:
+            services.jobs.submit(ana, SubmitJobRequest(gpus=0, command=["nosuchcmd-n1", "--x"], env={"PATH": sent}))
+        assert told.value.field == "command" and told.value.message == (
+            "command: 'nosuchcmd-n1' is not a program on the job's PATH on this server"), told.value.message
+        assert told.value.hint == ("give its full path, or check the spelling: the job runs with the PATH sent with it "
+                                   f"({tmp_path / 'venv' / 'bin'} first, 3 folders) and none of its folders holds it"), \
+            told.value.hint
+        with pytest.raises(ValidationError) as told:  # no PATH sent (a REST client): the server's, as before
+            services.jobs.submit(ana, SubmitJobRequest(gpus=0, command=["nosuchcmd-n1"]))
+        assert told.value.hint == ("give its full path, or check the spelling: the job runs with the server's PATH, "
+                                   "not your shell's (env PATH sets its own)"), told.value.hint
+    finally:
+        services.store.close()
