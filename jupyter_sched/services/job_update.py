@@ -40,7 +40,7 @@ from ..model.codec import hold_to_dict
 from ..model.job import Hold
 from ..model.units import clock_text, format_duration, parse_duration, said_time
 from ..model.validation import parse_time_limit
-from ..queues.limits import TimeLimitRule, effective_limit, over_max
+from ..queues.limits import TimeLimitRule, effective_limit, over_max, run_limit
 from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
@@ -179,15 +179,26 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
     """A new time limit (absolute, relative ``+1h``/``-30m``, or 0 for none) for ``job`` (module doc)."""
     before = job.spec.time_limit_s
-    after = _limit_asked(name, value, before)  # None: no limit
-    said = f"time limit {render_limit(before)} → {render_limit(after)}"
-    if after == before and (after is not None or job.spec.unlimited):
-        lines.append(f"time limit already {render_limit(after)}")
-        return job
     # longer than what the job is PLANNED with: a job that gave no limit runs (and was promised a start) on its
     # queue's default or maximum, so giving it 1000 h is lengthening (verify28 V3: compared with "none given",
     # no finite limit read as longer, and the maximum and the promise drop were both skipped)
-    planned_s, _ = effective_limit(job.spec, rules)
+    planned_s, source = effective_limit(job.spec, rules)
+    # "+1h" of a job that gave none moves the limit its queue gives it (newuser28 n5: refused "the job has none"
+    # while it would get the queue's 10m at its start)
+    given = planned_s if before is None and source.endswith("none given") else None
+    relative = isinstance(value, str) and value.strip()[:1] in ("+", "-") and given is not None
+    after = _limit_asked(name, value, given if relative else before, unlimited=job.spec.unlimited)  # None: none
+    whence = f" (none given: its queue's {'default' if source.startswith('queue default') else 'maximum'})"
+    step = f"{quoted(value)} of the {render_limit(given)} the job gets at its start{whence}: " if relative else ""
+    # what it has and gets in words (newuser28 n6: "time limit none → none" of a job that gave none, made 0)
+    said = f"time limit {render_limit(before) if given is None else render_limit(given) + whence} → {render_limit(after)}"
+    if after is None:
+        stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
+        if stop_s is not None and stop_source.endswith("unlimited asked"):
+            said += f" (team {job.spec.team}'s queue stops it at its maximum, {format_duration(stop_s)}, once it starts)"
+    if after == before and (after is not None or job.spec.unlimited):
+        lines.append(f"time limit already {render_limit(after)}")
+        return job
     longer = after is None if planned_s is None else (after is None or after > planned_s)
     running = job.state.holds_gpus
     if longer and not caller.admin:
@@ -199,7 +210,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 details={"time_limit_s": before, "asked_s": after}))
         over = over_max(replace(job.spec, time_limit_s=after, unlimited=after is None), rules)
         if over is not None:
-            fail(time_limit_refusal(job.spec, over, field=name, hint=(
+            fail(time_limit_refusal(job.spec, over, field=name, because=step, hint=(
                 f"give at most {format_duration(over[1])} (jupyter-sched update {job.id} --time-limit "
                 f"{format_duration(over[1])}), or ask an admin to lengthen it")))
     if running and longer and record.executor == "kubernetes":
@@ -222,8 +233,9 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     return new
 
 
-def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
-    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move the current one.
+def _limit_asked(name: str, value: Any, before: float | None, *, unlimited: bool = False) -> float | None:
+    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move ``before``: the current one, or the
+    one the job's queue gives a job that gave none (the caller's); ``unlimited``: the job asked for none (0).
 
     Raises:
         ValidationError: unparseable, out of range, relative to no limit, or below 1 s (field ``name``).
@@ -231,8 +243,9 @@ def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
     if isinstance(value, str) and value.strip()[:1] in ("+", "-"):
         text = value.strip()
         if before is None:
-            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none", field=name,
-                                  hint="give the whole limit, e.g. '3h'")
+            why = "it asked for none (time limit 0)" if unlimited else "none was given and its queue gives none"
+            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none: {why}",
+                                  field=name, hint="give the whole limit, e.g. '3h'")
         step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
         if step is None:
             raise ValidationError(f"{name} {quoted(value)} says no duration", field=name, hint="e.g. '+1h' or '-30m'")

@@ -166,3 +166,71 @@ def test_newuser28_n1_a_program_not_found_names_the_path_sent_not_the_servers(tm
                                    "not your shell's (env PATH sets its own)"), told.value.hint
     finally:
         services.store.close()
+
+
+def _limits_services(tmp_path: Any) -> Any:
+    from jupyter_sched.services import build_services
+
+    return build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                           "inventory_source": "simulated", "simulated_gpus": 1, "telemetry_source": "off",
+                           "time_limits": [{"default_s": 600, "max_s": 1800}]})
+
+
+def _pending(services: Any, user: str, body: dict[str, Any]) -> str:
+    from jupyter_sched.services.models import SubmitJobRequest
+
+    request = SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"], **body})
+    return str(services.jobs.submit(services.caller(user, admin=False), request).id)
+
+
+def _update(services: Any, job_id: str, body: dict[str, Any]) -> Any:
+    from jupyter_sched.services.models import UpdateJobRequest
+
+    return services.jobs.update(services.caller("ana", admin=False), job_id, UpdateJobRequest.model_validate(body))
+
+
+def test_newuser28_n5_plus_one_hour_of_a_job_that_gave_no_limit_moves_its_queues_default(tmp_path: Any) -> None:
+    """Failed before: ``update JOB --time-limit +1h`` of a pending job that gave no limit, in a queue with a 10m
+    default, was refused "'+1h' moves the current limit, but the job has none" — it gets 10m at its start. Now
+    "+1h" moves that 10m: 1h10m is said above the 30m maximum with the sum; "+15m" gives 25m."""
+    import pytest
+
+    from jupyter_sched.errors import AuthorizationError, ValidationError
+
+    services = _limits_services(tmp_path)
+    try:
+        job_id = _pending(services, "ana", {})
+        with pytest.raises(AuthorizationError) as over:
+            _update(services, job_id, {"time_limit": "+1h"})
+        assert over.value.field == "time_limit" and over.value.message == (
+            "'+1h' of the 10m the job gets at its start (none given: its queue's default): time limit 1h10m is "
+            "above the maximum of team default's queue (30m)"), over.value.message
+        assert over.value.hint == (f"give at most 30m (jupyter-sched update {job_id} --time-limit 30m), or ask an "
+                                   "admin to lengthen it"), over.value.hint
+        done = _update(services, job_id, {"time_limit": "+15m"})
+        assert services.store.get_job(job_id).job.spec.time_limit_s == 1500
+        assert "time limit 10m (none given: its queue's default) → 25m" in str(done.to_wire()), done.to_wire()
+        unlimited = _pending(services, "ana", {"time_limit": 0})  # asked for none: nothing to move
+        with pytest.raises(ValidationError) as none:
+            _update(services, unlimited, {"time_limit": "+1h"})
+        assert none.value.message == ("time_limit '+1h' moves the current limit, but the job has none: it asked for "
+                                      "none (time limit 0)"), none.value.message
+    finally:
+        services.store.close()
+
+
+def test_newuser28_n6_time_limit_zero_of_a_job_that_gave_none_says_what_it_gets(tmp_path: Any) -> None:
+    """newuser28 n6: ``update a-pend --time-limit 0`` (not an admin) was refused "none is above the maximum of
+    default's queue" — since newuser28 N2 it is taken (case 033: planned unlimited, stopped at the queue's
+    maximum once it starts). Failed before: the change read "time limit none → none"; now it says the 10m it had
+    from its queue and the 30m maximum it is stopped at."""
+    services = _limits_services(tmp_path)
+    try:
+        job_id = _pending(services, "ana", {})
+        done = _update(services, job_id, {"time_limit": 0})
+        assert done.to_wire()["changed"] == [
+            "time limit 10m (none given: its queue's default) → none (team default's queue stops it at its maximum, "
+            "30m, once it starts)"], done.to_wire()["changed"]
+        assert services.store.get_job(job_id).job.spec.unlimited
+    finally:
+        services.store.close()
