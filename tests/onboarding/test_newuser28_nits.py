@@ -234,3 +234,88 @@ def test_newuser28_n6_time_limit_zero_of_a_job_that_gave_none_says_what_it_gets(
         assert services.store.get_job(job_id).job.spec.unlimited
     finally:
         services.store.close()
+
+
+def test_newuser28_n4_the_readme_says_where_jupyter_reads_the_config_file() -> None:
+    """Failed before: "For example, in `jupyter_server_config.py`:" said no folder; a new admin wrote it in the
+    project folder, where Jupyter reads none (since jupyter_core 4.11.2), and nothing happened, silently. The
+    folders the README names are ones Jupyter reads, and the one it warns of is not."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from jupyter_core.application import base_aliases
+    from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    config = readme[readme.index("## Configuring it"):readme.index("```python", readme.index("## Configuring it"))]
+    flat = " ".join(config.split())
+    assert "`~/.jupyter/` (`.venv/bin/jupyter --config-dir` prints it)" in flat, flat
+    assert "`.venv/etc/jupyter/`" in flat and "`.venv/bin/jupyter --paths`" in flat, flat
+    assert "Not the project folder you start `jupyter lab` in: Jupyter reads no config from the current folder" in flat
+    assert "`.venv/bin/jupyter lab --config=./jupyter_server_config.py`" in flat, flat
+    # what it says is so: ~/.jupyter (for this user) and the environment's etc/jupyter are read, the current folder
+    # not; --config names a file
+    read = [os.path.normpath(p) for p in jupyter_config_path()]
+    assert os.path.normpath(os.path.join(sys.prefix, "etc", "jupyter")) in read, read
+    assert os.path.normpath(jupyter_config_dir()) in read, read
+    assert os.path.normpath(os.getcwd()) not in read, read
+    assert base_aliases["config"] == "JupyterApp.config_file"
+
+
+def test_newuser28_n9_quickstart_says_no_lease_when_cell_2_got_no_gpu(monkeypatch: Any, capsys: Any) -> None:
+    """Failed before: on a busy machine cell 2 (``%gpu request 1 --timeout 5m``) gave up, saying why, and the next
+    cell failed with a bare ``StopIteration`` (``next(…)`` over no lease). Now it says there is no lease and what
+    to do; with one it checks CUDA_VISIBLE_DEVICES as before. The cell's own source, run as the kernel runs it."""
+    import json
+    from pathlib import Path
+
+    import jupyter_sched.client
+
+    notebook = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb").read_text())
+    (cell,) = [c for c in notebook["cells"] if c["cell_type"] == "code" and "sched.leases()" in "".join(c["source"])]
+
+    class Sched:
+        kernel_id = "k-1"
+
+        def __init__(self, leases: list[dict[str, Any]]) -> None:
+            self._leases = leases
+
+        def leases(self) -> list[dict[str, Any]]:
+            return self._leases
+
+    for leases, said in (([], "no lease: cell 2 got no GPU (see its message); run it again when a GPU is free "
+                               "(%gpu shows who holds them)\n"),
+                         ([{"kernel_id": "k-1", "allocation": {"gpu_uuids": ["GPU-a"]}}], "granted:              GPU-a\n")):
+        monkeypatch.setattr(jupyter_sched.client, "connect", lambda leases=leases: Sched(leases))
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-a")
+        monkeypatch.setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+        exec(compile("".join(cell["source"]), "quickstart-cell", "exec"), {})
+        assert capsys.readouterr().out.startswith(said), said
+
+
+def test_newuser28_n11_a_personal_labs_start_says_the_oom_floor_at_info_the_hub_warns(
+        tmp_path: Any, caplog: Any, monkeypatch: Any) -> None:
+    """Failed before: a personal lab started as root without CAP_SYS_RESOURCE logged its isolation line as a
+    WARNING ("oom_score_adj 500, no floor … a job may set its own back to 0 …") — the first WARNING a new user saw,
+    about other accounts' jobs, on a lab that runs only its user's own. Now INFO there (the GPUs fenced); the
+    hub, which runs other accounts' jobs as root, warns (``oom_floor_warning``, called where it starts them)."""
+    import inspect
+    import logging
+
+    from jupyter_sched.executors import limits
+    from jupyter_sched.hub import central
+    from jupyter_sched.services import build_services
+
+    monkeypatch.setattr(limits, "holds_cap_sys_resource", lambda: False)
+    monkeypatch.setattr(limits.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(limits.LocalLimits, "fences_gpus", property(lambda self: True))
+    with caplog.at_level(logging.INFO, logger="jupyter_sched"):
+        services = build_services({"db_url": f"sqlite:///{tmp_path / 's.sqlite'}", "log_dir": str(tmp_path / "jobs"),
+                                   "inventory_source": "simulated", "simulated_gpus": 1, "telemetry_source": "off"})
+    services.store.close()
+    (line,) = [r for r in caplog.records if "local jobs: GPUs fenced by" in r.getMessage()]
+    assert line.levelno == logging.INFO and "no floor" in line.getMessage(), (line.levelname, line.getMessage())
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "oom_score_adj" in r.getMessage()]
+    assert limits.oom_floor_warning(0) is not None and limits.oom_floor_warning(1000) is None
+    assert "oom_floor_warning()" in inspect.getsource(central.HubSchedApp)
