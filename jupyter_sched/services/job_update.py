@@ -45,6 +45,7 @@ from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from ..wording.reasons import held_by_admin_unblock
+from ..wording.time_limits import PLANNED_SOURCES, planned_limit_text
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -114,11 +115,14 @@ def planned(caller: Caller, record: JobRecord, request: UpdateJobRequest, *, now
         new = _hold(caller, new, request.held, now, audit, lines, fail)
     # the class first, so a new limit is checked against the new class's maximum; then the end state once
     # (verify28 V1: {"time_limit": "2h", "priority": "normal"} of a 4-h low job is a legal 2-h normal job)
+    # (the lines still read as asked of every PATCH: the time limit's line before the class's)
+    class_lines: list[str] = []
     if request.priority is not None:
-        new = _priority(caller, new, request.priority, quotas, audit, lines, fail)
+        new = _priority(caller, new, request.priority, quotas, audit, class_lines, fail)
     if request.time_limit is not None or request.time_limit_s is not None:
         name = "time_limit" if request.time_limit is not None else "time_limit_s"
         new = _time_limit(caller, record, new, name, getattr(request, name), rules, now, audit, lines, fail)
+    lines.extend(class_lines)
     if not caller.admin and new.spec.priority is not job.spec.priority:
         _class_within_max(job, new, rules, fail)
     if request.top is not None:
@@ -183,16 +187,17 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     # queue's default or maximum, so giving it 1000 h is lengthening (verify28 V3: compared with "none given",
     # no finite limit read as longer, and the maximum and the promise drop were both skipped)
     planned_s, source = effective_limit(job.spec, rules)
-    # "+1h" of a job that gave none moves the limit its queue gives it (newuser28 n5: refused "the job has none"
-    # while it would get the queue's 10m at its start)
-    given = planned_s if before is None and source.endswith("none given") else None
-    relative = isinstance(value, str) and value.strip()[:1] in ("+", "-") and given is not None
-    after = _limit_asked(name, value, given if relative else before, unlimited=job.spec.unlimited)  # None: none
-    whence = f" (none given: its queue's {'default' if source.startswith('queue default') else 'maximum'})"
-    step = f"{quoted(value)} of the {render_limit(given)} the job gets at its start{whence}: " if relative else ""
-    # what it has and gets in words (newuser28 n6: "time limit none → none" of a job that gave none, made 0)
-    said = f"time limit {render_limit(before) if given is None else render_limit(given) + whence} → {render_limit(after)}"
-    if after is None:
+    # "+10m" of a job that gave none moves the limit it is planned with and stopped at (newuser28 N8/n5,
+    # verify28 V9: "the job has none", while it was to be stopped at its queue's default)
+    base = before if before is not None else planned_s if source in PLANNED_SOURCES else None
+    after = _limit_asked(name, value, base, unlimited=job.spec.unlimited)  # None: no limit
+    was = render_limit(before) if before is not None or base is None else \
+        planned_limit_text(base, source).removeprefix("time limit ")
+    relative = before is None and base is not None and isinstance(value, str) and value.strip()[:1] in ("+", "-")
+    # a refusal of the sum says what it was the sum of (newuser28 n5: "+1h of the 10m it gets at its start")
+    step = f"{quoted(value)} of the {was} it is stopped at: " if relative else ""
+    said = f"time limit {was} → {render_limit(after)}"
+    if after is None:  # what 0 gets where its queue has a maximum (newuser28 n6: "time limit none → none")
         stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
         if stop_s is not None and stop_source.endswith("unlimited asked"):
             said += f" (team {job.spec.team}'s queue stops it at its maximum, {format_duration(stop_s)}, once it starts)"

@@ -20,6 +20,7 @@ from .preemption import planned_preemption_text
 from .projected import projected_end_text
 from .reasons import clock_times, render_reason, wire_time
 from .reported import progress_text
+from .time_limits import planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
@@ -447,10 +448,14 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     state = str(job.get("state"))
     if state in WAITING_STATES:
         reason = job.get("reason")
+        # the limit it is planned with and stopped at, giving none: "time limit 30m (queue default; none
+        # given)" (newuser28 N8, verify28 V9: said on no line while it pended)
+        planned = planned_limit_line(job)
         if isinstance(reason, Mapping):
-            return render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
+            line = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
                                  mine=job.get("mine") is True).line
-        return "waiting for the next scheduling cycle"
+            return f"{line} · {planned}" if planned else line
+        return "waiting for the next scheduling cycle" + (f" · {planned}" if planned else "")
     held_back = cluster_wait(job)
     if held_back:
         return held_back.rstrip(".")

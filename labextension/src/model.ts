@@ -110,7 +110,10 @@ export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   // a GPU unhealthy under one run (hubadmin24 B14): its next start is on healthy GPUs
   ['unhealthy_gpus', 'started_at'],
   // its node's drain is of one run (hubadmin26 B1): requeued, its next start is on another node
-  ['drain', 'started_at']
+  ['drain', 'started_at'],
+  // the limit a job that gave none is planned with (newuser28 N8): not once it is given one or started
+  ['planned_time_limit', 'time_limit_s'],
+  ['planned_time_limit', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {

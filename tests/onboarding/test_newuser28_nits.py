@@ -203,13 +203,13 @@ def test_newuser28_n5_plus_one_hour_of_a_job_that_gave_no_limit_moves_its_queues
         with pytest.raises(AuthorizationError) as over:
             _update(services, job_id, {"time_limit": "+1h"})
         assert over.value.field == "time_limit" and over.value.message == (
-            "'+1h' of the 10m the job gets at its start (none given: its queue's default): time limit 1h10m is "
-            "above the maximum of team default's queue (30m)"), over.value.message
+            "'+1h' of the 10m (queue default; none given) it is stopped at: time limit 1h10m is above the maximum of "
+            "team default's queue (30m)"), over.value.message
         assert over.value.hint == (f"give at most 30m (jupyter-sched update {job_id} --time-limit 30m), or ask an "
                                    "admin to lengthen it"), over.value.hint
         done = _update(services, job_id, {"time_limit": "+15m"})
         assert services.store.get_job(job_id).job.spec.time_limit_s == 1500
-        assert "time limit 10m (none given: its queue's default) → 25m" in str(done.to_wire()), done.to_wire()
+        assert "time limit 10m (queue default; none given) → 25m" in str(done.to_wire()), done.to_wire()
         unlimited = _pending(services, "ana", {"time_limit": 0})  # asked for none: nothing to move
         with pytest.raises(ValidationError) as none:
             _update(services, unlimited, {"time_limit": "+1h"})
@@ -229,8 +229,8 @@ def test_newuser28_n6_time_limit_zero_of_a_job_that_gave_none_says_what_it_gets(
         job_id = _pending(services, "ana", {})
         done = _update(services, job_id, {"time_limit": 0})
         assert done.to_wire()["changed"] == [
-            "time limit 10m (none given: its queue's default) → none (team default's queue stops it at its maximum, "
-            "30m, once it starts)"], done.to_wire()["changed"]
+            "time limit 10m (queue default; none given) → none (team default's queue stops it at its maximum, 30m, "
+            "once it starts)"], done.to_wire()["changed"]
         assert services.store.get_job(job_id).job.spec.unlimited
     finally:
         services.store.close()
