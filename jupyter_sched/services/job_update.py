@@ -193,9 +193,6 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     after = _limit_asked(name, value, base, unlimited=job.spec.unlimited)  # None: no limit
     was = render_limit(before) if before is not None or base is None else \
         planned_limit_text(base, source).removeprefix("time limit ")
-    relative = before is None and base is not None and isinstance(value, str) and value.strip()[:1] in ("+", "-")
-    # a refusal of the sum says what it was the sum of (newuser28 n5: "+1h of the 10m it gets at its start")
-    step = f"{quoted(value)} of the {was} it is stopped at: " if relative else ""
     said = f"time limit {was} → {render_limit(after)}"
     if after is None:  # what 0 gets where its queue has a maximum (newuser28 n6: "time limit none → none")
         stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
@@ -215,7 +212,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 details={"time_limit_s": before, "asked_s": after}))
         over = over_max(replace(job.spec, time_limit_s=after, unlimited=after is None), rules)
         if over is not None:
-            fail(time_limit_refusal(job.spec, over, field=name, because=step, hint=(
+            fail(time_limit_refusal(job.spec, over, field=name, hint=(
                 f"give at most {format_duration(over[1])} (jupyter-sched update {job.id} --time-limit "
                 f"{format_duration(over[1])}), or ask an admin to lengthen it")))
     if running and longer and record.executor == "kubernetes":

@@ -203,8 +203,7 @@ def test_newuser28_n5_plus_one_hour_of_a_job_that_gave_no_limit_moves_its_queues
         with pytest.raises(AuthorizationError) as over:
             _update(services, job_id, {"time_limit": "+1h"})
         assert over.value.field == "time_limit" and over.value.message == (
-            "'+1h' of the 10m (queue default; none given) it is stopped at: time limit 1h10m is above the maximum of "
-            "team default's queue (30m)"), over.value.message
+            "time limit 1h10m is above the maximum of team default's queue (30m)"), over.value.message
         assert over.value.hint == (f"give at most 30m (jupyter-sched update {job_id} --time-limit 30m), or ask an "
                                    "admin to lengthen it"), over.value.hint
         done = _update(services, job_id, {"time_limit": "+15m"})
@@ -319,3 +318,35 @@ def test_newuser28_n11_a_personal_labs_start_says_the_oom_floor_at_info_the_hub_
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "oom_score_adj" in r.getMessage()]
     assert limits.oom_floor_warning(0) is not None and limits.oom_floor_warning(1000) is None
     assert "oom_floor_warning()" in inspect.getsource(central.HubSchedApp)
+
+
+class _NamedWire:
+    """``client.job_named``: two live jobs named ``rerun`` (a re-run), newest first."""
+
+    def job_named(self, ref: str) -> Any:
+        from jupyter_sched.client._wire import job_named
+
+        return job_named(ref, [{"id": "j-2", "name": "rerun", "state": "running"},
+                               {"id": "j-1", "name": "rerun", "state": "running"}])
+
+
+def test_newuser28_n13_two_live_jobs_of_a_name_are_refused_with_the_commands_to_type() -> None:
+    """Failed before: ``%schedule wait rerun`` with two of that name running was told "give the id of the one you
+    mean (newest first)" — the ids were in the message, not the commands; now the hint is the command with each id,
+    for the CLI and the magics alike (a cancel, hold or wait of the wrong one stays the user's choice)."""
+    import pytest
+
+    from jupyter_sched.cli.main import Streams, job_of
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.magics.core import SchedMagics
+
+    with pytest.raises(ValidationError) as cli:
+        job_of(_NamedWire(), "rerun", "wait", Streams(out=io.StringIO(), err=io.StringIO(), stdin=io.StringIO()))
+    assert cli.value.message == "2 of your jobs are named 'rerun' and pending or running: j-2 (running), j-1 (running)"
+    assert cli.value.hint == ("give the id of the one you mean: `jupyter-sched wait j-2` (the newest) or "
+                              "`jupyter-sched wait j-1`"), cli.value.hint
+    magics = SchedMagics(None, client_factory=_NamedWire)
+    with pytest.raises(ValidationError) as magic:
+        magics._job_of("rerun", "wait")
+    assert magic.value.hint == ("give the id of the one you mean: `%schedule wait j-2` (the newest) or "
+                                "`%schedule wait j-1`"), magic.value.hint
