@@ -432,10 +432,12 @@ class JobsService:
             warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
                                             now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
             if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
-                limit_s = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[0]
+                limit_s = effective_limit(spec, rules)[0]
+                # "safe": what its running work may still spend counts, as the gate counts it (red28 R3)
                 warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
                                                   spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
-                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe"))
+                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
+                                                  running=lambda: self._holding_gpus(spec.team), rules=rules))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -1021,6 +1023,11 @@ class JobsService:
             self._rows.clear()
         self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
         return row
+
+    def _holding_gpus(self, team: str) -> builtins.list[Job]:
+        """``team``'s jobs holding GPUs now (admitted or running), as stored."""
+        records = self.ctx.store.list_jobs(states=[JobState.ADMITTED, JobState.RUNNING], team=team)
+        return [record.job for record in records]
 
     def _time_limits(self) -> tuple[TimeLimitRule, ...]:
         """The engine's time-limit rules (``c.SchedApp.time_limits``; none when its profile has none)."""
