@@ -764,6 +764,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                   f"{install_extra('sim')} [missing_extra]", file=stderr)  # the CLI's one error style
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
+    if _command_in(raw) == "update":  # `--time-limit -30m` is update's own example (newuser29 N3)
+        from ..wording.flags import relative_values_joined
+
+        raw = relative_values_joined(raw)
     parser = build_parser(_command_in(raw))
     _Parser.typed = tuple(raw)
     try:
