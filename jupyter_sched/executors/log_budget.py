@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from pathlib import Path
 
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
-from .wrapper import tally
+from .wrapper import remove_tree, tally
 
 __all__ = ["FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "folder_extra", "remove_extra"]
 
@@ -269,14 +268,14 @@ def remove_extra(folder: Path, owner_uid: int | None) -> int:
             if entry.name in KEPT_NAMES:
                 continue
             size = tally(entry, fd)[1]
+            remove_tree(entry.name, fd)  # never by recursion (red29 R5: a 3,000-deep chain of folders)
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.name, dir_fd=fd)
-                else:
-                    os.unlink(entry.name, dir_fd=fd)
+                os.stat(entry.name, dir_fd=fd, follow_symlinks=False)
+                log.warning("%s/%s was not removed whole", folder, entry.name)
+            except FileNotFoundError:
                 removed += size
-            except OSError as exc:
-                log.warning("%s/%s was not removed: %s", folder, entry.name, exc)
+            except OSError:
+                pass
     except OSError:
         pass
     finally:

@@ -90,7 +90,8 @@ def _ask(family: int, request: bytes, *, dump: bool) -> list[Socket] | None:
                         (code,) = struct.unpack_from("=i", body)
                         if code == 0:
                             return found
-                        return found if -code == errno.ENOENT else None
+                        # ENOENT: no such socket — or, for a dump, no inet_diag in this kernel (no handler)
+                        return found if -code == errno.ENOENT and not dump else None
                     if kind != _SOCK_DIAG_BY_FAMILY or len(body) < _UID_AT + 8:
                         return None
                     found.append(_decoded(family, body))
@@ -103,6 +104,20 @@ def _ask(family: int, request: bytes, *, dump: bool) -> list[Socket] | None:
                     return found
     except (OSError, struct.error):
         return None
+
+
+_ANSWERS = False
+"""Whether this kernel's ``sock_diag`` answered for TCP once (then it does: kept for the process)."""
+
+
+def _answers() -> bool:
+    """Whether ``sock_diag`` has a TCP handler here: an exact lookup's ENOENT means "no such socket" only then
+    (without ``inet_diag`` every request is ENOENT). Asked with an empty dump (no states: no socket walked)."""
+    global _ANSWERS
+    if not _ANSWERS:
+        empty = _request(socket.AF_INET, states=0, sport=0, dport=0, src=b"\0" * 16, dst=b"\0" * 16, dump=True)
+        _ANSWERS = _ask(socket.AF_INET, empty, dump=True) is not None
+    return _ANSWERS
 
 
 def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool | None:
@@ -119,7 +134,7 @@ def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int 
     request = _request(family, states=0xFFFFFFFF, sport=local[1], dport=remote[1], src=_packed(six(local[0])),
                        dst=_packed(six(remote[0])), dump=False)
     answered = _ask(family, request, dump=False)
-    if answered is None:
+    if answered is None or (not answered and not _answers()):  # ENOENT from a kernel without inet_diag
         return None
     # an exact lookup falls back to the port's listener when no connection matches: only ESTABLISHED counts
     return next((uid for state, uid, _, port in answered if state == ESTABLISHED and port == local[1]), False)

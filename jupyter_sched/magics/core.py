@@ -945,7 +945,8 @@ class SchedMagics(Magics):
                 if any(t in HELP_FLAGS for t in tokens):  # no script arguments here: --help is ours
                     self._help("schedule", "define")
                     return None
-                return run_define(lambda req: self.client.call(req), tokens, resolve=self._existing, say=self._print)
+                return run_define(lambda req: self.client.call(req), tokens, resolve=self._existing, say=self._print,
+                                  definitions=lambda all_users: self.client.definitions(all_users=all_users))
             with _parsing():
                 cmd = parse_schedule_line(line)
             if cmd.action == "help":

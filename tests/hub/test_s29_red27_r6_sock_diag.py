@@ -95,3 +95,20 @@ def test_red27_r6_where_sock_diag_cannot_be_asked_the_file_answers(
     assert _uid(peer.accepting_uid(client)) == os.geteuid()  # /proc/net/tcp6 (the dual-stack listener's row)
     assert listener.listener_uids("127.0.0.1", port) == [os.geteuid()]
     assert peer.accepting_uid(client, proc_net=tmp_path) is None  # neither: nothing to ask
+
+
+def test_red27_r6_a_kernel_without_inet_diag_is_read_from_the_file(
+        served: tuple[socket.socket, socket.socket, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a TCP handler every sock_diag request is ENOENT: a lookup must not read that as "no such socket"
+    (20 tries, 40 ms of pauses, a refused connection) nor a listeners' dump as "nobody listens"."""
+    _, client, port = served
+    real = sock_diag._request
+    monkeypatch.setattr(sock_diag, "_request", lambda family, **kw: real(3, **kw))  # a family no handler serves
+    monkeypatch.setattr(sock_diag, "_ANSWERS", False)
+    assert sock_diag.listeners(port) is None
+    assert sock_diag.established((ipaddress.IPv4Address("127.0.0.1"), port),
+                                 (ipaddress.IPv4Address("127.0.0.1"), client.getsockname()[1])) is None
+    slept: list[float] = []
+    monkeypatch.setattr(peer.time, "sleep", slept.append)
+    assert _uid(peer.accepting_uid(client)) == os.geteuid() and slept == []  # the file, at the first try
+    assert listener.listener_uids("127.0.0.1", port) == [os.geteuid()]
