@@ -1327,7 +1327,7 @@ class SchedMagics(Magics):
         ids = cmd.job_ids or (str(cmd.job_id),)
         for ref in ids:
             try:
-                job = self.client.update_job(self._job_of(ref), **cmd.changes)
+                job = self.client.update_job(self._job_of(ref, cmd.action), **cmd.changes)
             except SchedError as err:
                 if len(ids) == 1:
                     raise
