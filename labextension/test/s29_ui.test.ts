@@ -7,18 +7,15 @@
  * - newuser28 N5: the owner of a job an admin held was offered a Release that is refused 403.
  */
 import { Notification } from '@jupyterlab/apputils';
-import { nullTranslator } from '@jupyterlab/translation';
-import { CommandRegistry } from '@lumino/commands';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { MAX_PAGES, nextCursor, SchedClient } from '../src/client';
 import { CommandIDs } from '../src/commandids';
-import { SchedNotifier } from '../src/notify';
 import { MyWorkView } from '../src/sections';
 import { UPDATE_MS } from '../src/toasts';
 import { holdAction, type Job } from '../src/types';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
-import { context, flush, mount, recordingCommands, startedModel } from './ui';
+import { context, flush, mount, notifierOn, recordingCommands, startedModel } from './ui';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -55,14 +52,6 @@ const updated = () => new Promise(resolve => setTimeout(resolve, UPDATE_MS + 20)
 
 function job(i: number, overrides: Partial<Job> = {}): Job {
   return makeJob({ id: `j${i}`, name: `burst${i}`, state: 'pending', ...overrides });
-}
-
-async function notifierOn(jobs: Job[]) {
-  const server = new FakeSchedServer();
-  server.jobs = jobs;
-  const { model } = await startedModel(server, 'jobs');
-  const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
-  return { server, model, notifier };
 }
 
 describe('s29: a bulk cancel says the server\'s number, not the ends this page saw', () => {
