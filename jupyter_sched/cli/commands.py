@@ -402,8 +402,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                   if part))
     _print_table(table, io, details=details)
     if more:
-        oldest = str(rows[-1].get("submitted_at") or "")
-        print(f"Older jobs are not shown (the oldest shown was submitted {oldest}): --limit {args.limit * 2} shows "
+        oldest = str(rows[-1].get("submitted_at") or "")  # pasted whole after --until: the server's exact time
+        print(f"Older jobs are not shown (the oldest shown was submitted {admin_views.record_time(oldest, now, seconds=False)}): "
+              f"--limit {args.limit * 2} shows "
               f"more, or --until {oldest} the next ones; --since, --state, --team and --user narrow it.", file=io.out)
     return EXIT_OK
 

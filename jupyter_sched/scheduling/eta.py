@@ -23,8 +23,8 @@ reservation on expected ends let fewer jobs backfill than admission does).
 
 An ETA that moves by more than ``profile.eta_move_margin_s`` from the ETA last recorded (or first
 given) is recorded, at most once per :data:`ETA_MOVE_MIN_INTERVAL_S` per job, with its cause in ``details["eta_moved"]`` and an ``eta_moved`` audit record: a higher-class job
-arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, or
-the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
+arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, another
+user's overdue job elected ahead of it since the last cycle (named, with the rule), or the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
 
 ``PendingReason.predicted_start`` carries the first ETA a job got in the queue unchanged until
 it starts; :class:`~.snapshot.Admit` hands it to the engine, which compares it with the actual
@@ -148,12 +148,18 @@ def estimate_all(ctx: CycleContext) -> None:
     # the jobs before each one in queue order, by id: a dict, so "is it ahead?" is one look-up (a set
     # built from a list per ETA cost ~7 % of a 100-node cycle, session 29: quadratic in the queue)
     ahead: dict[str, Job] = dict(ctx.admitted)
+    # the jobs elected ahead of each (issue 16), one tuple shared until the next elected one: a move is
+    # attributed to one elected since the last cycle (s28-elect "Left")
+    elected = ctx.elected
+    elected_ahead: tuple[str, ...] = tuple(j for j in ahead if j in elected) if elected else ()
     etas: dict[str, datetime | None] = {}
     for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(pend.reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position, progress=progress)))
+                                          plan.reestimates, position, progress=progress, elected_ahead=elected_ahead)))
         ahead[job.id] = job
+        if elected and job.id in elected:
+            elected_ahead = (*elected_ahead, job.id)
     ctx.pends[:] = out
 
 
@@ -809,10 +815,12 @@ def _spots(ctx: CycleContext, job: Job) -> set[tuple[str, str]]:
 
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: Mapping[str, Job],
-            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False) -> PendingReason:
+            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False,
+            elected_ahead: tuple[str, ...] = ()) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
     its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
-    waits on whose end one set are listed in ``details["eta_progress"]``)."""
+    waits on whose end one set are listed in ``details["eta_progress"]``). ``elected_ahead``: the jobs
+    elected this cycle ahead of it (one elected since the last cycle is a move's cause: :func:`_moved`)."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -879,7 +887,8 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         # each, ~8 % of the status benchmark's full cycle, session 22)
         anchor = _parse(old_basis["recorded_eta"]) if old_basis and "recorded_eta" in old_basis else prev.eta
         moved = _moved(ctx, anchor, eta, capacity, old_basis, ahead, job, reestimates, reported,
-                       was_reported=prev.details.get("eta_progress"), codes=(prev.code, reason.code))
+                       was_reported=prev.details.get("eta_progress"), codes=(prev.code, reason.code),
+                       elected_ahead=elected_ahead)
         recorded_at = _parse(old_basis.get("recorded_at")) if old_basis else None
         if moved is not None and recorded_at is not None and \
                 (ctx.now - recorded_at).total_seconds() < ETA_MOVE_MIN_INTERVAL_S:
@@ -1111,14 +1120,17 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capacity: int, basis: Any,
            ahead: Mapping[str, Job], job: Job, reestimates: Mapping[str, Reestimate],
            reported: Mapping[str, float] | None = None, *, was_reported: Any = None,
-           codes: tuple[str, str] = ("", "")) -> dict[str, Any] | None:
+           codes: tuple[str, str] = ("", ""), elected_ahead: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """The move record when the ETA moved by more than the margin from ``old``, the ETA a move is
     measured from (the one last recorded, or first given; None: it had none) (module doc).
     ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``),
     ``was_reported``: those of the last cycle: a move nothing else explains is theirs (cause
     ``progress``, naming each job with its owner: red team 21, R2). ``codes``: the reason's code when the ETA
     was recorded and now: an earlier ETA of a job its spent budget held no longer held by it is the budget's
-    (cause ``budget``; newuser26 n8: a raised budget read "running jobs ended … or jobs ahead left the queue")."""
+    (cause ``budget``; newuser26 n8: a raised budget read "running jobs ended … or jobs ahead left the queue").
+    ``elected_ahead``: the jobs elected ahead of it now; one of another user's elected since the last cycle
+    (its last reason has no ``details["elected"]``) that moved it later is the cause ``elected``, named with
+    the rule (s28-elect "Left": it read "the queue ahead changed")."""
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
         return None
@@ -1136,6 +1148,8 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
             cause = "capacity_lost"
         elif overran:
             cause, jobs = "overran", overran
+        elif elected := _newly_elected(ctx, job, elected_ahead):
+            cause, jobs = "elected", elected
         elif newer:
             higher = [j for j in newer if j.spec.priority.rank > job.spec.priority.rank] or newer
             cause, jobs = "arrival", [j.id for j in sorted(higher, key=lambda j: j.submitted_at or ctx.now)]
@@ -1162,6 +1176,7 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
         "arrival": "higher-priority " if jobs and ctx.by_id.get(jobs[0]) is not None
         and ctx.by_id[jobs[0]].spec.priority.rank > job.spec.priority.rank else "",
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
+        "elected": _elected_text(ctx, job, jobs) if cause == "elected" else "",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
         "budget": "the spent budget that held it no longer does (the budget was raised)",
         "queue_changed": "the queue ahead changed",
@@ -1181,6 +1196,31 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
     said_from, said_to = moved_text(old, eta)  # the clock as every surface says it (hubadmin23 A15)
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {said_from} → {said_to}: {texts[cause]}"}
+
+
+def _newly_elected(ctx: CycleContext, job: Job, elected_ahead: tuple[str, ...]) -> list[str]:
+    """Of the jobs elected ahead of ``job`` now, those of other users elected since the last cycle — their
+    reason of then has no ``details["elected"]`` (:func:`.pending._elected`) — in queue order."""
+    return [e for e in elected_ahead if (o := ctx.by_id.get(e)) is not None and o.spec.user != job.spec.user
+            and (o.reason is None or "elected" not in o.reason.details)]
+
+
+def _elected_text(ctx: CycleContext, job: Job, elected: Sequence[str]) -> str:
+    """``ana's job a-big (j-…) waited past 0.75 x the wait promised when it was queued, so it was elected to
+    go first in its class (c.SchedApp.elect_overdue)``; ``… a-big (j-…) and 2 more waited past … so they were
+    elected …`` for several (the first in queue order named)."""
+    first = ctx.by_id.get(elected[0]) if elected else None
+    if first is None:
+        return "a job that waited past its promised wait was elected ahead of it (c.SchedApp.elect_overdue)"
+    name = first.spec.name.strip()[:80]
+    named = f"{name} ({first.id})" if name and name != first.id else first.id
+    factor = f"{ctx.profile.elect_overdue:g}"
+    if len(elected) > 1:
+        return (f"{_whose(ctx, job, first.id)}{named} and {len(elected) - 1} more waited past {factor} x the waits "
+                "promised when they were queued, so they were elected to go first in their class "
+                "(c.SchedApp.elect_overdue)")
+    return (f"{_whose(ctx, job, first.id)}{named} waited past {factor} x the wait promised when it was queued, so it "
+            "was elected to go first in its class (c.SchedApp.elect_overdue)")
 
 
 _BUDGET_HELD = frozenset({BUDGET_EXHAUSTED, BUDGET_UNBOUNDED})

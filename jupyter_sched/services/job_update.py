@@ -40,12 +40,12 @@ from ..model.codec import hold_to_dict
 from ..model.job import Hold
 from ..model.units import clock_text, format_duration, parse_duration, said_time
 from ..model.validation import parse_time_limit
-from ..queues.limits import TimeLimitRule, effective_limit, over_max
+from ..queues.limits import TimeLimitRule, effective_limit, over_max, run_limit
 from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from ..wording.reasons import held_by_admin_unblock
-from ..wording.time_limits import PLANNED_SOURCES, planned_limit_text
+from ..wording.time_limits import PLANNED_SOURCES, limit_source_words, planned_limit_text
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -190,10 +190,16 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     # "+10m" of a job that gave none moves the limit it is planned with and stopped at (newuser28 N8/n5,
     # verify28 V9: "the job has none", while it was to be stopped at its queue's default)
     base = before if before is not None else planned_s if source in PLANNED_SOURCES else None
-    after = _limit_asked(name, value, base)  # None: no limit
-    was = render_limit(before) if before is not None or base is None else \
-        planned_limit_text(base, source).removeprefix("time limit ")
+    after = _limit_asked(name, value, base, unlimited=job.spec.unlimited)  # None: no limit
+    # a limit its queue gave says so: "time limit 30m (queue default; none given) → 40m" (newuser28 N8)
+    given_by = limit_source_words(job.spec.time_limit_source) if before is not None else ""
+    was = (f"{render_limit(before)} ({given_by})" if given_by else render_limit(before)) \
+        if before is not None or base is None else planned_limit_text(base, source).removeprefix("time limit ")
     said = f"time limit {was} → {render_limit(after)}"
+    if after is None:  # what 0 gets where its queue has a maximum (newuser28 n6: "time limit none → none")
+        stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
+        if stop_s is not None and stop_source.endswith("unlimited asked"):
+            said += f" (team {job.spec.team}'s queue stops it at its maximum, {format_duration(stop_s)}, once it starts)"
     if after == before and (after is not None or job.spec.unlimited):
         lines.append(f"time limit already {render_limit(after)}")
         return job
@@ -216,7 +222,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
             f"{job.id} runs on Kubernetes, whose Job keeps the deadline it was created with "
             f"({render_limit(before)}): its limit cannot be lengthened while it runs", field=name,
             hint="shorten it, or cancel it and submit it again with the longer limit")
-    spec = replace(job.spec, time_limit_s=after, unlimited=after is None)
+    spec = replace(job.spec, time_limit_s=after, unlimited=after is None, time_limit_source=None)  # given now
     new = replace(job, spec=spec, reason=_unpromised(job.reason) if longer else job.reason)
     note = ""
     if running and after is not None and job.started_at is not None:
@@ -231,8 +237,9 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     return new
 
 
-def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
-    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move the current one.
+def _limit_asked(name: str, value: Any, before: float | None, *, unlimited: bool = False) -> float | None:
+    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move ``before``: the current one, or the
+    one the job's queue gives a job that gave none (the caller's); ``unlimited``: the job asked for none (0).
 
     Raises:
         ValidationError: unparseable, out of range, relative to no limit, or below 1 s (field ``name``).
@@ -240,8 +247,9 @@ def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
     if isinstance(value, str) and value.strip()[:1] in ("+", "-"):
         text = value.strip()
         if before is None:
-            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none", field=name,
-                                  hint="give the whole limit, e.g. '3h'")
+            why = "it asked for none (time limit 0)" if unlimited else "none was given and its queue gives none"
+            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none: {why}",
+                                  field=name, hint="give the whole limit, e.g. '3h'")
         step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
         if step is None:
             raise ValidationError(f"{name} {quoted(value)} says no duration", field=name, hint="e.g. '+1h' or '-30m'")

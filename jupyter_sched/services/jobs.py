@@ -38,7 +38,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, run_file_hint, same_name_note, unhealthy_gpu_dict
+from ..wording.jobs import public_serving, run_file_hint, same_name_note, searched_path_text, unhealthy_gpu_dict
 from ..wording.time_limits import planned_limit_note
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -729,9 +729,7 @@ class JobsService:
                     # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
                     f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
                     else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
-                    else "give its full path, or check the spelling: the job runs "
-                         + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
-                         + ", not your shell's (env PATH sets its own)")
+                    else f"give its full path, or check the spelling: {searched_path_text(spec.env.get('PATH'), hub=hub)}")
             # the rule as data: a client with no interpreter field says its own fix (the panel's form)
             raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
                                   details={"rule": NOT_EXECUTABLE_RULE} if executable else None)

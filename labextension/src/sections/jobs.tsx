@@ -10,7 +10,7 @@ import * as React from 'react';
 import { CommandIDs } from '../commandids';
 import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
@@ -423,8 +423,9 @@ export class MyWorkView extends ModelView {
                       </button>
                     )
                   ) : null}
-                  {!lease && isWaiting(job.state) ? (
-                    // hold / release a pending job (hubadmin25 B18); its reason says who held it, its ETA "unknown: held"
+                  {!lease && isWaiting(job.state) && holdAction(job, !!model.me?.is_admin) ? (
+                    // hold / release a pending job (hubadmin25 B18); its reason says who held it, its ETA "unknown: held";
+                    // an admin's hold is not its owner's to release: no button (newuser28 N5), the line says ask or cancel
                     <button
                       type="button"
                       className="jp-sched-button"
