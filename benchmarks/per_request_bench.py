@@ -14,6 +14,12 @@ days on 4 GPUs, plus eve's (one for each 100 of mal's, 10 minutes each) so that 
   billed row of the window decoded in Python (``Store.billed_usage``), then rolled up. New: summed by the database
   (``Store.usage_sums``: exact microseconds per group and share, distinct jobs).
 
+- ``unattributed``: the admin's ``GET usage/waste`` unattributed part (``unattributed_for``, the default 24 h; every
+  GPU-minute of the day has a rollup, active on 3 GPUs of 4 — seeded with ``--parts unattributed``). Old path
+  (patched in): every usage row of the window decoded in Python (``Store.usage_rows``) and each active minute
+  filtering every interval of its GPU (O(minutes x rows)). New (s29): the rows merged into spans per GPU by the
+  database (``Store.usage_spans``), a binary search a minute.
+
 Run: ``.venv/bin/python benchmarks/per_request_bench.py [--rows 30000 300000] [--old-up-to 300000]``: wall s and
 CPU s (this process) of one call each; the old path only on stores of at most ``--old-up-to`` rows.
 """
@@ -35,6 +41,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jupyter_sched.accounting import store_report, waste  # noqa: E402
 from jupyter_sched.accounting.usage import UsageSums  # noqa: E402
 from jupyter_sched.engine import ManualClock  # noqa: E402
 from jupyter_sched.engine.telemetry import TelemetryMonitor  # noqa: E402
@@ -171,18 +178,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, nargs="+", default=[30_000, 300_000])
     parser.add_argument("--old-up-to", type=int, default=300_000, help="run the old path on stores up to this size")
-    parser.add_argument("--parts", nargs="+", choices=["history", "usage"], default=["history", "usage"])
+    parser.add_argument("--parts", nargs="+", choices=["history", "usage", "unattributed"],
+                        default=["history", "usage"])
     args = parser.parse_args()
     print("telemetry/history?gpu=GPU 0&since=30 days ago, and GET usage, as mal (non-admin); one call each, wall / CPU s")
     with tempfile.TemporaryDirectory(prefix="per_request_bench_") as folder:
         tmp = Path(folder)
         for rows in args.rows:
             url = seed(tmp / f"s{rows}.sqlite", rows)
+            if "unattributed" in args.parts:
+                seed_rollups(url)
             with services(url, tmp) as svc:
                 if "history" in args.parts:
                     history_runs(svc, rows, args.old_up_to)
                 if "usage" in args.parts:
                     usage_runs(svc, rows, args.old_up_to)
+                if "unattributed" in args.parts:
+                    unattributed_runs(svc, rows, args.old_up_to)
 
 
 def history_runs(svc: Services, rows: int, old_up_to: int) -> None:
@@ -209,6 +221,65 @@ def usage_runs(svc: Services, rows: int, old_up_to: int) -> None:
             old_wall, old_cpu, old = timed(lambda: usage(svc))
         line += (f"; old {old_wall:.2f} / {old_cpu:.2f} s — {old_cpu / max(new_cpu, 1e-9):.0f}x less CPU; "
                  f"same answer: {old == new} ({new[0]['gpu_seconds']} GPU-s, {new[0]['jobs']:,} jobs)")
+    print(line, flush=True)
+
+
+def seed_rollups(url: str) -> None:
+    """A rollup for every GPU-minute of the last day: active (60 %) on GPUs 0-2, idle on GPU 3."""
+    store = Store(url)
+    start = (NOW - timedelta(days=1)).replace(second=0, microsecond=0)
+    store.add_rollups([{"gpu_uuid": f"GPU-sim-vm-{g}", "minute": start + timedelta(minutes=m), "samples": 12,
+                        "activity_max": 60.0 if g < 3 else 0.0, "utilization_avg": 60.0 if g < 3 else 0.0}
+                       for m in range(24 * 60) for g in range(4)], node="vm")
+    store.close()
+
+
+def old_held_spans(store: Any, *, since: datetime, until: datetime, now: datetime) -> list[tuple[str, datetime, datetime]]:
+    """``unattributed_for``'s read before s29: every usage row of the window, decoded in Python."""
+    return [(iv.gpu_uuid, iv.started_at, iv.ended_at or now) for iv in store.usage_rows(since=since, until=until)]
+
+
+def old_merged_spans(held: Iterable[tuple[str, datetime, datetime]]) -> dict[str, list[tuple[datetime, datetime]]]:
+    """Before s29: each GPU's intervals as they came (not merged)."""
+    by_gpu: dict[str, list[tuple[datetime, datetime]]] = {}
+    for gpu, lo, hi in held:
+        by_gpu.setdefault(gpu, []).append((lo, hi))
+    return by_gpu
+
+
+def old_seconds_uncovered(start: datetime, end: datetime, held: Iterable[tuple[datetime, datetime]]) -> float:
+    """``waste._uncovered`` before s29: every interval of the GPU filtered for each minute."""
+    spans = sorted((max(lo, start), min(hi, end)) for lo, hi in held if lo < end and hi > start)
+    covered, reach = 0.0, start
+    for lo, hi in spans:
+        lo = max(lo, reach)
+        if hi > lo:
+            covered += (hi - lo).total_seconds()
+            reach = hi
+    return max(0.0, (end - start).total_seconds() - covered)
+
+
+@contextmanager
+def old_unattributed() -> Iterator[None]:
+    """The unattributed report's path before s29, patched in."""
+    with mock.patch.object(store_report, "held_spans", old_held_spans), \
+            mock.patch.object(waste, "merged_spans", old_merged_spans), \
+            mock.patch.object(waste, "_uncovered", old_seconds_uncovered):
+        yield
+
+
+def unattributed_runs(svc: Services, rows: int, old_up_to: int) -> None:
+    """One ``unattributed_for`` call (the default 24 h), new path, then old; prints one line."""
+    def call() -> Any:
+        return [r.to_dict() for r in store_report.unattributed_for(svc.store, now=NOW)]
+    call()
+    new_wall, new_cpu, new = timed(call)
+    line = f"  unattributed (24 h): new {new_wall:.2f} / {new_cpu:.2f} s"
+    if rows <= old_up_to:
+        with old_unattributed():
+            old_wall, old_cpu, old = timed(call)
+        line += (f"; old {old_wall:.2f} / {old_cpu:.2f} s — {old_cpu / max(new_cpu, 1e-9):.0f}x less CPU; "
+                 f"same answer: {old == new} ({[round(r['active_gpu_hours'], 4) for r in new]} GPU-h)")
     print(line, flush=True)
 
 

@@ -24,7 +24,7 @@ from .runaway import with_runaways
 from .usage import UsageInterval
 from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
 
-__all__ = ["UNATTRIBUTED_DEFAULT_WINDOW", "held_after_reclaim", "rollups_for", "unattributed_for", "usage_report_for", "waste_report_for"]
+__all__ = ["UNATTRIBUTED_DEFAULT_WINDOW", "held_after_reclaim", "held_spans", "rollups_for", "unattributed_for", "usage_report_for", "waste_report_for"]
 
 UNATTRIBUTED_DEFAULT_WINDOW = timedelta(hours=24)
 """How far back :func:`unattributed_for` looks when no ``since`` is given (it reads every GPU's
@@ -171,7 +171,7 @@ def unattributed_for(store: Any, *, now: datetime, since: datetime | None = None
     where ``mig_uuids`` (:func:`~.waste.mig_uuids_of` the inventory) names them."""
     start = since if since is not None else now - UNATTRIBUTED_DEFAULT_WINDOW
     end = until if until is not None else now
-    intervals = store.usage_rows(since=start, until=end)
+    held = held_spans(store, since=start, until=end, now=min(now, end))
     rows: list[dict[str, Any]] = []
     seen: set[tuple[Any, Any, Any]] = set()
     cursor = _minute(start)
@@ -190,5 +190,13 @@ def unattributed_for(store: Any, *, now: datetime, since: datetime | None = None
         last = datetime.fromisoformat(str(page[-1]["minute"]).replace("Z", "+00:00"))
         first = datetime.fromisoformat(str(page[0]["minute"]).replace("Z", "+00:00"))
         cursor = last if last > first else last + timedelta(microseconds=1)
-    return unattributed_usage(intervals, rows, now=min(now, end), threshold_pct=threshold_pct, max_gap_s=max_gap_s,
-                              mig_uuids=mig_uuids)
+    return unattributed_usage((), rows, now=min(now, end), threshold_pct=threshold_pct, max_gap_s=max_gap_s,
+                              mig_uuids=mig_uuids, held=held)
+
+
+def held_spans(store: Any, *, since: datetime, until: datetime, now: datetime) -> list[tuple[str, datetime, datetime]]:
+    """``(GPU uuid, start, end)``: when some allocation held each GPU over ``[since, until)`` — the usage rows
+    merged into disjoint spans per GPU by the database (``Store.usage_spans``, everyone's rows as "others"), open
+    ones ending at ``now``. O(spans) leave the database, not O(rows) (s29: every row was decoded in Python)."""
+    return [(gpu, lo, hi if hi is not None else now)
+            for gpu, _own, lo, hi in store.usage_spans(since=since, until=until, user="")]

@@ -37,7 +37,9 @@ from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
 
 __all__ = ["JobMinute", "UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "job_minutes_of",
-           "job_shares_of", "mig_uuids_of", "minute_state", "unattributed_usage", "waste_report"]
+           "job_shares_of", "merged_spans", "mig_uuids_of", "minute_state", "unattributed_usage", "waste_report"]
+
+Span = tuple[datetime, datetime]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -357,7 +359,8 @@ def mig_uuids_of(inventory: Inventory) -> dict[tuple[str, int], str]:
 
 def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[str, Any]], *, now: datetime,
                        threshold_pct: float = 5.0, max_gap_s: float = 120.0,
-                       mig_uuids: Mapping[tuple[str, int], str] | None = None) -> tuple[UnattributedRow, ...]:
+                       mig_uuids: Mapping[tuple[str, int], str] | None = None,
+                       held: Iterable[tuple[str, datetime, datetime]] | None = None) -> tuple[UnattributedRow, ...]:
     """GPUs busy while nobody was allocated them, most active hours first (case 021: usage on a
     GPU no job held must appear somewhere — here, to admins, with the pid, user and age of the
     processes the rollups name where the telemetry had them, e.g. NVML; the live ones are also in
@@ -379,13 +382,17 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
         threshold_pct: active from this activity, % (the idle policy's threshold).
         max_gap_s: longest span one row stands for, seconds.
         mig_uuids: ``{(GPU uuid, GPU instance id): MIG uuid}`` of the inventory's MIG slices.
+        held: ``(GPU uuid, start, end)`` of the spans some allocation held each GPU, instead of
+            ``intervals`` (the store's merged spans: :func:`~.store_report.unattributed_for`).
+
+    Each active minute asks the GPU's merged held spans by binary search (s29: it filtered every
+    interval of the GPU for each minute — O(minutes x rows)).
 
     Raises:
         TimestampError: a rollup ``minute`` that is not aware ISO 8601.
     """
-    held: dict[str, list[tuple[datetime, datetime]]] = {}
-    for iv in intervals:
-        held.setdefault(iv.gpu_uuid, []).append((iv.started_at, iv.ended_at or now))
+    spans = merged_spans(held if held is not None else
+                         ((iv.gpu_uuid, iv.started_at, iv.ended_at or now) for iv in intervals))
     rows_by_gpu: dict[str, dict[datetime, Mapping[str, Any]]] = {}
     mig_mode: set[str] = set()
     slices = mig_uuids or {}
@@ -416,7 +423,7 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
             if minute_state(row, threshold_pct) != "active":
                 continue
             stop = min(when + gap, times[i + 1] if i + 1 < len(times) else now)
-            free = _uncovered(when, stop, held.get(gpu, ()))
+            free = _uncovered(when, stop, spans.get(gpu, []))
             if free <= 0:
                 continue
             seconds += free
@@ -436,15 +443,37 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
     return tuple(sorted(out, key=lambda r: (-r.active_gpu_hours, r.gpu_uuid)))
 
 
-def _uncovered(start: datetime, end: datetime, held: Iterable[tuple[datetime, datetime]]) -> float:
-    """Seconds of ``[start, end)`` outside every ``held`` span."""
-    spans = sorted((max(lo, start), min(hi, end)) for lo, hi in held if lo < end and hi > start)
-    covered, reach = 0.0, start
-    for lo, hi in spans:
-        lo = max(lo, reach)
+def merged_spans(held: Iterable[tuple[str, datetime, datetime]]) -> dict[str, list[Span]]:
+    """Per GPU uuid: the union of its ``(gpu, start, end)`` spans as disjoint spans, by start (overlapping or
+    touching spans joined); empty spans left out."""
+    by_gpu: dict[str, list[Span]] = {}
+    for gpu, lo, hi in held:
+        if hi > lo:
+            by_gpu.setdefault(gpu, []).append((lo, hi))
+    out: dict[str, list[Span]] = {}
+    for gpu, pairs in by_gpu.items():
+        pairs.sort()
+        merged = [pairs[0]]
+        for lo, hi in pairs[1:]:
+            if lo <= merged[-1][1]:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        out[gpu] = merged
+    return out
+
+
+def _uncovered(start: datetime, end: datetime, held: list[Span]) -> float:
+    """Seconds of ``[start, end)`` outside every ``held`` span (disjoint, by start: :func:`merged_spans`): a
+    binary search to the first span ending after ``start``, then the few spans inside."""
+    covered = 0.0
+    i = bisect_right(held, start, key=lambda span: span[1])
+    while i < len(held) and held[i][0] < end:
+        lo, hi = max(held[i][0], start), min(held[i][1], end)
         if hi > lo:
             covered += (hi - lo).total_seconds()
-            reach = hi
+        i += 1
     return max(0.0, (end - start).total_seconds() - covered)
 
 

@@ -25,7 +25,7 @@ from ..model.periods import PERIODS, next_period_start
 from ..model.units import clock_text
 from ..wording.usage import USAGE_DAYS, last_days
 
-__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "usage", "when_arg"]
+__all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
 
 COST_UNIT = "price units of c.HubSchedApp.gpu_prices (price per GPU-hour times allocated GPU-hours)"
 """What ``cost`` counts when the server's rows do not say (``cost_unit`` absent: a server before it)."""
@@ -465,7 +465,7 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]
     for row in rows:
-        table.append([_record_time(row.get("at"), now), str(row.get("actor") or ""),
+        table.append([record_time(row.get("at"), now), str(row.get("actor") or ""),
                       str(row.get("action") or ""), str(row.get("user") or "-"), str(row.get("job_id") or "-"),
                       str(row.get("message") or "")])
     _print(table, io)
@@ -504,17 +504,18 @@ def _audit_csv(rows: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def _record_time(value: Any, now: datetime) -> str:
-    """An audit record's time as the CLI says clocks (:func:`~jupyter_sched.model.units.clock_text`,
-    seconds kept: ``09:57:08 UTC`` today, ``Dec 4 23:10:02 UTC`` before; hubadmin23 A15: a bare
-    ``2026-12-05 09:57:08`` with no zone); a value this cannot read is shown as sent."""
+def record_time(value: Any, now: datetime, *, seconds: bool = True) -> str:
+    """A time of the server's answer (ISO text) as the CLI says clocks (:func:`~jupyter_sched.model.units.clock_text`,
+    in the caller's zone; ``seconds``: ``09:57:08 UTC`` today, ``Dec 4 23:10:02 UTC`` before, else ``09:57 UTC``):
+    an audit record's (hubadmin23 A15: a bare ``2026-12-05 09:57:08`` with no zone), ``jobs``' oldest shown
+    (newuser28 n7: ``2026-12-06T01:29:53.024250Z``); a value this cannot read is shown as sent."""
     from ..model.units import clock_text
 
     try:
         when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return str(value or "")
-    return clock_text(when, now, seconds=True)
+    return clock_text(when, now, seconds=seconds)
 
 
 def _num(value: Any) -> str:
@@ -530,7 +531,16 @@ def _cost(row: Mapping[str, Any]) -> str:
 
 
 def _pct(value: Any) -> str:
-    return "-" if value is None else f"{float(value) * 100:.0f} %"
+    """An EFFICIENCY cell: ``42 %``; ``<1 %`` for a share above nothing that rounds to 0, ``>99 %`` for one
+    short of all that rounds to 100 (newuser28 n15: 0.26 % read ``0 %``, "never used the GPU"); ``-`` unknown."""
+    if value is None:
+        return "-"
+    percent = float(value) * 100
+    if 0 < percent < 0.5:
+        return "<1 %"
+    if 99.5 <= percent < 100:
+        return ">99 %"
+    return f"{percent:.0f} %"
 
 
 def _print(rows: list[list[str]], io: Any) -> None:

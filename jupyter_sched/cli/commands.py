@@ -39,6 +39,7 @@ from ..wording.jobs import (
     unhealthy_text,
     work_name,
 )
+from ..wording.time_limits import planned_limit_line
 from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
@@ -301,7 +302,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
                       fit_name(name)])
         if reason:  # why it waits and until when, as the panel and the magics say it (a lease as a lease)
             text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
-            details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
+            details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta, planned_limit_line(job))
+                                      if part))  # its queue's limit, giving none (newuser28 N8)
         else:
             held = cluster_wait(job).rstrip(".") or " · ".join(
                 # a GPU gone from the inventory under it, in the words of `jobs` and the magics (verify 23, V4);
@@ -400,8 +402,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                   if part))
     _print_table(table, io, details=details)
     if more:
-        oldest = str(rows[-1].get("submitted_at") or "")
-        print(f"Older jobs are not shown (the oldest shown was submitted {oldest}): --limit {args.limit * 2} shows "
+        oldest = str(rows[-1].get("submitted_at") or "")  # pasted whole after --until: the server's exact time
+        print(f"Older jobs are not shown (the oldest shown was submitted {admin_views.record_time(oldest, now, seconds=False)}): "
+              f"--limit {args.limit * 2} shows "
               f"more, or --until {oldest} the next ones; --since, --state, --team and --user narrow it.", file=io.out)
     return EXIT_OK
 

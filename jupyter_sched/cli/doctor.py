@@ -65,6 +65,7 @@ from ..store import schema as tables
 from ..store.codec import QUOTA_TABLES, loads, parse_ts, quota_row_error, quota_row_from, record_from_row, ts
 from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import applied_steps, current_version, describe_applied, latest_version
+from ..store.progress import check_progress_row
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..wording.config import no_quota_warning
@@ -74,7 +75,7 @@ __all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_STORE = 0, 1, 2, 3
 
-_KEY = {"jobs": "id", "usage": "id", "gpu_rollups": "id", "events": "id", **QUOTA_TABLES}
+_KEY = {"jobs": "id", "usage": "id", "gpu_rollups": "id", "events": "id", **QUOTA_TABLES, "job_progress": "job_id"}
 
 
 ENV_DB_URL, ENV_DB_URL_FILE, ENV_HUB_URL = "JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL"
@@ -188,7 +189,7 @@ def _check_quota_row(table: str) -> Callable[[Mapping[Any, Any]], str | None]:
 
 CHECKS: dict[str, Callable[[Mapping[Any, Any]], str | None]] = {
     "jobs": _check_job, "usage": check_usage_row, "gpu_rollups": check_rollup_row, "events": _check_event,
-    **{table: _check_quota_row(table) for table in QUOTA_TABLES}}
+    **{table: _check_quota_row(table) for table in QUOTA_TABLES}, "job_progress": check_progress_row}
 """The check of each quarantinable table: None for a sound row, else the error sentence."""
 
 

@@ -54,19 +54,13 @@ def log_disk_text(folder: str, users: int, cap_mib: int, free_bytes: int, logs_b
 def _logs(folder: Path) -> tuple[int, bool, set[str]]:
     """Bytes of the files under ``folder`` (at most :data:`_MOST_FILES` counted: then True), and the
     accounts with a folder under ``folder/users`` (a hub's layout)."""
-    total, seen, cut = 0, 0, False
-    for root, _, files in os.walk(folder):
-        for name in files:
-            seen += 1
-            if seen > _MOST_FILES:
-                cut = True
-                break
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                continue
-        if cut:
-            break
+    from ..executors.wrapper import tree_size  # walked with a stack, never by recursion (red29 R5)
+
+    try:
+        seen, total = tree_size(os.open(folder, os.O_RDONLY | os.O_DIRECTORY), most=_MOST_FILES, files_only=True)
+    except OSError:
+        seen, total = 0, 0
+    cut = seen > _MOST_FILES
     try:
         accounts = {p.name for p in (folder / "users").iterdir() if p.is_dir()}
     except OSError:

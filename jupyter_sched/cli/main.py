@@ -17,6 +17,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched top JOB [JOB ...] [--undo]                    first in its class (admins)
     jupyter-sched teams move TEAM --to NEW [--with-quota]       a renamed team's work (admins; asks first)
     jupyter-sched users rename OLD NEW                          a user renamed on the hub (admins; asks first)
+    jupyter-sched nodes [list]                                  the nodes: GPUs, use, state (anyone)
     jupyter-sched nodes cordon|drain NODE --reason "…" [--evict-after 2h]   maintenance (admins; asks first)
     jupyter-sched nodes uncordon NODE                           back in service (admins)
     jupyter-sched logs JOB [-f]
@@ -51,7 +52,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from ..errors import AuthenticationError, SchedError
+from ..errors import AuthenticationError, SchedError, ValidationError
 from ..model.units import shown_in
 from ..userfiles import file_problem
 from .aliases import OneSetting
@@ -659,7 +660,6 @@ def _check_parameters(submit: argparse.ArgumentParser, args: argparse.Namespace,
     refused, naming the rule, where the job has no parameters cell (new user 14, N27); a word after
     ``--notebook FILE`` refused, not dropped."""
     from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
-    from ..errors import ValidationError
 
     if args.notebook and argv:
         submit.error(f"{NOTEBOOK_ARGUMENT.format(word=argv[0])} — {NOTEBOOK_VALUES_HINT}")
@@ -764,6 +764,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                   f"{install_extra('sim')} [missing_extra]", file=stderr)  # the CLI's one error style
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
+    if _command_in(raw) == "update":  # `--time-limit -30m` is update's own example (newuser29 N3)
+        from ..wording.flags import relative_values_joined
+
+        raw = relative_values_joined(raw)
     parser = build_parser(_command_in(raw))
     _Parser.typed = tuple(raw)
     try:
@@ -883,7 +887,12 @@ def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
     — of several of that name (a rerun), the live one, else the newest, said on stderr (newuser22 N4:
     ``jupyter-sched: wait: note: waiter2 is j-… (running), the live one of 2 jobs named waiter2; the
     other ended 05:09 UTC``)."""
-    found = client.job_named(ref)
+    from ..client._wire import name_refusal
+
+    try:
+        found = client.job_named(ref)
+    except ValidationError as err:  # several live of that name: the commands to type (newuser28 n13)
+        raise name_refusal(err, f"{PROG} {command}") from None
     if found.note:
         print(f"{PROG} {command}: note: {found.note}", file=io.err)
     return str(found.id)

@@ -1,4 +1,4 @@
-"""``jupyter-sched nodes list`` (anyone: every node, its GPUs and state, as Slurm's ``sinfo -R``) and
+"""``jupyter-sched nodes [list]`` (anyone: every node, its GPUs and state, as Slurm's ``sinfo -R``) and
 ``jupyter-sched nodes cordon|drain|uncordon NODE``: an admin takes a node out of service for
 maintenance and back (hubadmin24; ``POST nodes/{node}/cordon``, ``POST nodes/{node}/uncordon``,
 :mod:`jupyter_sched.services.nodes`). Slurm's ``scontrol update nodename=X state=drain reason=…``,
@@ -33,8 +33,8 @@ def add_parser(sub: Any) -> None:
     """Add ``nodes`` (``nodes cordon|drain|uncordon``) to the subcommands."""
     nodes_p = sub.add_parser("nodes", allow_abbrev=False,
                              help="list the nodes; admin: cordon, drain or uncordon a node for maintenance")
+    # `nodes` alone lists them, as `definitions` alone does (newuser28 n14: it was "ACTION: missing")
     acts = nodes_p.add_subparsers(dest="nodes_command", metavar="ACTION")
-    acts.required = True
     cordon = acts.add_parser(
         "cordon", allow_abbrev=False, help="place no new work on NODE; what runs there runs on to its end",
         description="Place no new work (jobs, leases, backfill) on NODE; jobs only it could hold wait, their reason "
@@ -69,9 +69,9 @@ def add_parser(sub: Any) -> None:
 
 
 def nodes(client: Any, args: argparse.Namespace, io: Any) -> int:
-    """``nodes cordon|drain|uncordon``: the plan, the question, the change (exit 0; 2 when not confirmed
-    without a terminal, or a bad --evict-after)."""
-    if args.nodes_command == "list":
+    """``nodes [list]``: the nodes; ``nodes cordon|drain|uncordon``: the plan, the question, the change (exit 0;
+    2 when not confirmed without a terminal, or a bad --evict-after)."""
+    if args.nodes_command in (None, "list"):
         return _list(client, args, io)
     node = quote(args.node, safe="")
     if args.nodes_command == "uncordon":

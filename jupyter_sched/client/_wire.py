@@ -29,7 +29,7 @@ from ..errors import (
 from .discovery import TOKEN_HINT
 
 __all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "ServiceDownError", "SseParser", "error_from_response",
-           "event_from_sse", "job_id_named", "job_named", "needs_lookup", "new_notes", "unwrap_list"]
+           "event_from_sse", "job_id_named", "job_named", "name_refusal", "needs_lookup", "new_notes", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -222,7 +222,8 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
         ended = len(named) - len(live)
         also = f" ({ended} more of that name ended)" if ended else ""
         raise ValidationError(f"{len(live)} of your jobs are named {ref[:80]!r} and pending or running: {ids}{also}",
-                              field="job_id", hint="give the id of the one you mean (newest first)")
+                              field="job_id", hint="give the id of the one you mean (newest first)",
+                              details={"ids": [str(row.get("id")) for row in live]})
     now = now or datetime.now(timezone.utc)
     chosen = live[0] if live else named[0]
     others = [row for row in named if row is not chosen]
@@ -240,6 +241,19 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
     return NamedJob(str(chosen["id"]),
                     f"{name} is {chosen['id']} ({state}), the newest of {count} jobs named {name}; none is pending or "
                     "running")
+
+
+def name_refusal(err: ValidationError, command: str) -> ValidationError:
+    """:func:`job_named`'s refusal of a name several live jobs have, its hint the commands to type, ``command``
+    (``jupyter-sched wait``, ``%schedule wait``) with each id, newest first (newuser28 n13: a re-run's two jobs
+    were "give the id", after its note had named both); another error as it is."""
+    ids = (err.details or {}).get("ids")
+    if not command or not isinstance(ids, list) or not ids:
+        return err
+    said = [f"`{command} {job_id}`" + (" (the newest)" if i == 0 else "") for i, job_id in enumerate(ids[:3])]
+    more = f", or one of the {len(ids) - 3} others" if len(ids) > 3 else ""
+    return ValidationError(err.message, field=err.field, details=err.details,
+                           hint=f"give the id of the one you mean: {' or '.join(said)}{more}")
 
 
 def _ended_at(row: Mapping[str, Any]) -> datetime | None:

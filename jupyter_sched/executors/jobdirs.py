@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from typing import Any
 from ..errors import ExecutorError, NotFoundError
 from .runas import RunAs
 from .safeopen import open_untrusted, unsafe_folder
-from .wrapper import write_json_atomic
+from .wrapper import remove_tree, tree_size, write_json_atomic
 
 __all__ = ["JOB_NAME", "JobDirs", "RemovedJobFiles", "Walk", "is_job_name", "open_untrusted", "read_untrusted_json"]
 
@@ -254,7 +253,7 @@ class JobDirs:
         folders); the next call passes ``after`` = the returned ``cursor`` to go on from there. Each
         removed directory counts its files and bytes first. Nothing is followed: directories are
         opened from their parent's descriptor with ``O_NOFOLLOW`` and removed with
-        :func:`shutil.rmtree` by descriptor (a folder a user swapped for a symlink is refused, never
+        :func:`~.wrapper.remove_tree` by descriptor (a folder a user swapped for a symlink is refused, never
         what it points at). The ``.state`` records of jobs that never had a directory are looked at
         when a walk reaches the end.
 
@@ -279,7 +278,7 @@ class JobDirs:
                         walk.stop(group, index)  # the next call starts with this one
                         break
                     files, size = _count_files(dir_fd)
-                    shutil.rmtree(job_id, dir_fd=parent_fd, ignore_errors=True)
+                    remove_tree(job_id, parent_fd)
                     try:
                         os.stat(job_id, dir_fd=parent_fd, follow_symlinks=False)
                     except FileNotFoundError:
@@ -539,17 +538,11 @@ def _newest_mtime(dir_fd: int) -> float:
 
 
 def _count_files(dir_fd: int) -> tuple[int, int]:
-    """(files, bytes) under the directory, nothing followed."""
-    files = size = 0
+    """(files, bytes) under the directory, nothing followed, never by recursion (red29 R5: a job's 3,000-deep
+    chain of folders; :func:`~.wrapper.tree_size`)."""
     try:
-        for _, _, names, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
-            for name in names:
-                try:
-                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                files += 1
-                size += info.st_size if stat.S_ISREG(info.st_mode) else 0
+        return tree_size(os.dup(dir_fd), files_only=True)
     except OSError:
-        pass
-    return files, size
+        return 0, 0
+
+

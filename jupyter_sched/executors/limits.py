@@ -50,7 +50,8 @@ from typing import Any
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
 __all__ = ["CAP_SYS_RESOURCE", "JOB_OOM_SCORE_ADJ", "NVIDIA_MAJOR", "OOM_FLOOR_FIX", "LimitGroups", "LocalLimits",
-           "driver_minors", "holds_cap_sys_resource", "minor_resolver", "oom_floor_problem", "open_gpu_minors",
+           "driver_minors", "holds_cap_sys_resource", "minor_resolver", "oom_floor_problem", "oom_floor_warning",
+           "open_gpu_minors",
            "processes_of"]
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,17 @@ def oom_floor_problem(held: bool | None = None) -> str | None:
     return (f"jobs start with oom_score_adj {JOB_OOM_SCORE_ADJ} but this service lacks CAP_SYS_RESOURCE, so it is "
             "no floor: a job may set its own back to 0 and, out of memory, be no likelier a victim than this "
             "service or PostgreSQL")
+
+
+def oom_floor_warning(euid: int | None = None) -> str | None:
+    """The start-up WARNING of a service that runs other accounts' jobs as root (the hub's ``jupyter-sched serve``)
+    where their ``oom_score_adj`` is no floor (:func:`oom_floor_problem`, with :data:`OOM_FLOOR_FIX`), or None.
+    A personal lab runs its user's own jobs: there it is no WARNING, said at INFO in the isolation line (newuser28
+    n11: the first WARNING a new user saw was this multi-user concern). ``euid``: the service's (read when None)."""
+    if euid is None:
+        euid = os.geteuid() if hasattr(os, "geteuid") else -1
+    problem = oom_floor_problem() if euid == 0 else None
+    return None if problem is None else f"{problem}; fix: {OOM_FLOOR_FIX}"
 
 
 @dataclass(frozen=True, slots=True)

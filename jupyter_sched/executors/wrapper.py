@@ -64,6 +64,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -409,33 +410,169 @@ def _own_file(entry: os.DirEntry[str], *, notebook: bool) -> bool:
         return False
 
 
+TREE_DEPTH = 64
+"""The most folders held open at once when a job folder's leftovers are counted or removed. Trees are
+walked with an explicit stack, never by recursion (red29 R5: a job that left a 3,000-deep chain of
+folders made ``os.fwalk`` raise RecursionError in the engine's tick, at every later launch of its
+account, and in this wrapper's own sweep): a folder deeper than this is counted as too many (so it is
+removed) and, when removing, moved up to the top folder and removed from there."""
+TREE_MOST = 100_000
+"""The most entries counted in one tree: past it a count reads as ``TREE_MOST + 1`` ("more than")."""
+
+
+def _open_folder(name: str, dir_fd: int | None) -> int:
+    """A descriptor of the folder ``name`` (in ``dir_fd``), never through a link (OSError: not a folder)."""
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+
+
+def _listing(fd: int, most: int, files_only: bool = False) -> tuple[list[str], int, int]:
+    """``(subfolder names, entries, bytes)`` directly in the folder ``fd`` (at most ``most`` entries read;
+    ``files_only``: entries and bytes of what is not a folder, bytes of regular files)."""
+    folders: list[str] = []
+    count = size = 0
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                folder = stat.S_ISDIR(info.st_mode)
+                if folder:
+                    folders.append(entry.name)
+                if not files_only:
+                    count, size = count + 1, size + info.st_size
+                elif not folder:
+                    count, size = count + 1, size + (info.st_size if stat.S_ISREG(info.st_mode) else 0)
+                if count > most:
+                    break
+    except OSError:
+        pass
+    return folders, count, size
+
+
+def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False) -> tuple[int, int]:
+    """``(entries, bytes)`` below the open folder ``top`` (closed here), nothing followed, walked with a
+    stack of at most :data:`TREE_DEPTH` open folders; more than ``most`` entries, or a folder deeper than
+    :data:`TREE_DEPTH`, reads as ``most + 1`` entries. ``files_only``: what is not a folder, and the bytes
+    of regular files."""
+    count = size = 0
+    frames: list[tuple[int, list[str]]] = []
+    try:
+        folders, count, size = _listing(top, most, files_only)
+        frames.append((top, folders))
+        while frames and count <= most:
+            fd, folders = frames[-1]
+            if not folders:
+                os.close(frames.pop()[0])
+                continue
+            name = folders.pop()
+            if len(frames) >= TREE_DEPTH:
+                count = most + 1  # too deep to be anything a job folder keeps
+                break
+            try:
+                child = _open_folder(name, fd)
+            except OSError:
+                continue
+            inner, n, b = _listing(child, most - count, files_only)
+            frames.append((child, inner))
+            count, size = count + n, size + b
+    finally:
+        for fd, _ in frames:
+            os.close(fd)
+    return min(count, most + 1), size
+
+
 def tally(entry: os.DirEntry[str], dir_fd: int | None = None) -> tuple[int, int]:
-    """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link);
-    ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``), whose folders are walked by
-    descriptor (:func:`os.fwalk`)."""
+    """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link,
+    never by recursion: :func:`tree_size`; more than :data:`TREE_MOST` reads as ``TREE_MOST + 1``);
+    ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``)."""
     try:
         if not entry.is_dir(follow_symlinks=False):
             return 1, entry.stat(follow_symlinks=False).st_size
-        count, size = 1, 0
-        if dir_fd is not None:
-            for _top, dirs, files, top_fd in os.fwalk(entry.name, dir_fd=dir_fd, follow_symlinks=False):
-                for name in (*dirs, *files):
-                    count += 1
-                    try:
-                        size += os.stat(name, dir_fd=top_fd, follow_symlinks=False).st_size
-                    except OSError:
-                        pass
-            return count, size
-        for top, dirs, files in os.walk(entry.path, followlinks=False):
-            for name in (*dirs, *files):
-                count += 1
-                try:
-                    size += os.lstat(os.path.join(top, name)).st_size
-                except OSError:
-                    pass
-        return count, size
+        top = _open_folder(entry.name if dir_fd is not None else entry.path, dir_fd)
     except OSError:
         return 1, 0
+    count, size = tree_size(top)
+    return min(count + 1, TREE_MOST + 1), size
+
+
+def remove_tree(name: str, dir_fd: int) -> None:
+    """Remove ``name`` in the folder ``dir_fd`` (a folder with all below it; a file or link itself), never
+    through a link and never by recursion: a stack of at most :data:`TREE_DEPTH` open folders, a deeper
+    folder moved up into ``dir_fd`` (as ``.jupyter_sched-removing-N``) and removed from there. Errors are
+    ignored (what cannot be removed stays); the work is bounded (a tree someone keeps growing meanwhile
+    is left part removed)."""
+    work, moved, steps = [name], 0, 0
+    while work and steps < 4 * TREE_MOST:
+        top_name = work.pop()
+        try:
+            top = _open_folder(top_name, dir_fd)
+        except OSError:
+            with _suppressed():
+                os.unlink(top_name, dir_fd=dir_fd)
+            continue
+        frames: list[tuple[int, str, set[str]]] = [(top, top_name, set())]  # (fd, its name, names not removable)
+        try:
+            while frames and steps < 4 * TREE_MOST:
+                steps += 1
+                fd, _, stuck = frames[-1]
+                sub = _unlink_files_but_one_folder(fd, stuck)
+                if sub is None:
+                    os.close(fd)
+                    _, done, _ = frames.pop()
+                    if frames:
+                        with _suppressed():
+                            os.rmdir(done, dir_fd=frames[-1][0])
+                    continue
+                if len(frames) >= TREE_DEPTH:
+                    moved += 1
+                    new = f".jupyter_sched-removing-{os.getpid()}-{moved}"
+                    try:
+                        os.rename(sub, new, src_dir_fd=fd, dst_dir_fd=dir_fd)
+                        work.append(new)
+                    except OSError:
+                        stuck.add(sub)
+                    continue
+                try:
+                    frames.append((_open_folder(sub, fd), sub, set()))
+                except OSError:
+                    stuck.add(sub)
+        finally:
+            for fd, _, _ in frames:
+                os.close(fd)
+        with _suppressed():
+            os.rmdir(top_name, dir_fd=dir_fd)
+
+
+def _unlink_files_but_one_folder(fd: int, stuck: set[str]) -> str | None:
+    """Unlink every non-folder in the folder ``fd``; the name of one subfolder not in ``stuck`` (None: none)."""
+    folder = None
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.name in stuck:
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folder = folder or entry.name
+                        continue
+                    os.unlink(entry.name, dir_fd=fd)
+                except OSError:
+                    stuck.add(entry.name)
+    except OSError:
+        return None
+    return folder
+
+
+class _suppressed:
+    """``with _suppressed():`` ignores an OSError (contextlib costs the wrapper's start-up an import)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, value: object, trace: object) -> bool:
+        return isinstance(value, OSError)
 
 
 def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> str | None:
@@ -454,12 +591,26 @@ def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> 
     folder is this one) are kept.
     """
     try:
-        entries = [e for e in os.scandir(job_dir) if e.name not in carried and not _own_file(e, notebook=notebook)]
+        folder = _open_folder(str(job_dir), None)
+    except OSError:
+        return None
+    try:
+        return _sweep_folder(folder, job_dir, carried, notebook=notebook)
+    finally:
+        os.close(folder)
+
+
+def _sweep_folder(folder: int, job_dir: Path, carried: set[str], *, notebook: bool) -> str | None:
+    """:func:`_sweep_left` in the open job folder ``folder`` (trees counted and removed by descriptor,
+    never by recursion: red29 R5)."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = [e for e in listing if e.name not in carried and not _own_file(e, notebook=notebook)]
     except OSError:
         return None
     files = size = 0
     for entry in entries:
-        count, used = tally(entry)
+        count, used = tally(entry, folder)
         files, size = files + count, size + used
     if files <= LEFT_FILES and size <= LEFT_BYTES:
         entries = [e for e in entries if e.name in _OWN_JSON or e.name in ("executed.ipynb", "stop.fifo")
@@ -468,29 +619,20 @@ def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> 
             return None
         files = size = 0
         for entry in entries:
-            count, used = tally(entry)
+            count, used = tally(entry, folder)
             files, size = files + count, size + used
         names = ", ".join(sorted(e.name for e in entries))
-        _remove(entries)
+        for entry in entries:
+            remove_tree(entry.name, folder)
         return (f"[jupyter_sched] the job left {size / 2**20:.3g} MiB in its job folder {job_dir} under the "
                 f"service's own file names ({names}): they were removed; write a job's outputs into your home or "
                 "another folder of yours")
-    _remove(entries)
-    return (f"[jupyter_sched] the job left {files:,} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
+    for entry in entries:
+        remove_tree(entry.name, folder)
+    said = f"more than {TREE_MOST:,}" if files > TREE_MOST else f"{files:,}"
+    return (f"[jupyter_sched] the job left {said} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
             f"its log, over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed; "
             "write a job's outputs into your home or another folder of yours")
-
-
-def _remove(entries: list[os.DirEntry[str]]) -> None:
-    """Remove each entry (a folder with all below it), never through a link."""
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            pass
 
 
 def _launch(job_dir: Path) -> dict[str, object] | None:
@@ -661,7 +803,6 @@ def _permission_why(program: str, env: dict[str, str] | None = None) -> str:
     """Why ``program`` could not be started with EACCES, as the account the job runs as: a folder on
     its path it cannot enter (new user 6, F20: a venv python linked into /root, mode 0700, read "it is
     not executable (chmod +x …)" while the file was executable), else the file itself."""
-    import shutil
 
     env = dict(os.environ) if env is None else env  # the job's (its own PATH included)
     closed = [d for d in env.get("PATH", "").split(os.pathsep) if d and not os.access(d, os.X_OK)]
@@ -728,7 +869,6 @@ def _not_found_why(program: str, env: dict[str, str]) -> str:
     there — the interpreter its ``#!`` line names is not (a CRLF line: :func:`crlf_refusal`), or
     what a binary needs to start (its loader) is not (newuser28 N1: an existing ``./crlf.sh`` read
     "no such program on PATH or file in the working directory")."""
-    import shutil
 
     found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
     if not found or not os.path.isfile(found):

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
+from ..services.models.base import wire_json
 from .floods import stream_replacements
 
 __all__ = ["MAX_STREAMS_PER_USER", "RESUME_HEADER", "EventHub", "Subscription", "stream_replacements"]
@@ -199,7 +199,7 @@ class EventHub:
         kept = self._texts.get(id(data))
         if kept is not None and kept[0] is data:
             return kept[1]
-        text = json.dumps(data, default=str)
+        text = wire_json(data).decode()  # never NaN nor Infinity: EventSource clients JSON.parse each event
         if len(self._texts) >= _TEXTS_KEPT:
             del self._texts[next(iter(self._texts))]
         self._texts[id(data)] = (data, text)  # the reference keeps id(data) from being reused

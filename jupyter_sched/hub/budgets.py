@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ..accounting import DEFAULT_THRESHOLDS, budget_alerts, period_start
+from ..model.periods import this_period_text
 
 __all__ = ["BUDGET_ACTION", "warn_budgets"]
 
@@ -49,8 +50,9 @@ def warn_budgets(service: Any, *, now: datetime | None = None,
     out = []
     for alert in budget_alerts(budgets, used, now=at, already_sent=sent, thresholds=thresholds):
         who = alert.team if alert.user is None else f"user {alert.user} in team {alert.team}"
-        message = (f"{who} used {alert.used_gpu_hours:.2f} of {alert.budget_gpu_hours:g} GPU-hours this "
-                   f"{alert.period} ({alert.percent:.0f} %, warning at {alert.threshold} %)")
+        # a day's budget reads "today", as the gate's reason and status say it (newuser28 n12)
+        message = (f"{who} used {alert.used_gpu_hours:.2f} of {alert.budget_gpu_hours:g} GPU-hours "
+                   f"{this_period_text(alert.period)} ({alert.percent:.0f} %, warning at {alert.threshold} %)")
         data = {**alert.to_dict(), "message": message}
         service.store.add_event(actor="scheduler", action=BUDGET_ACTION, user=alert.user, message=message,
                                 details=data, at=at)

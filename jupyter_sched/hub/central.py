@@ -59,6 +59,7 @@ from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, Union, 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
+from ..executors.limits import oom_floor_warning
 from ..executors.proc_mount import command_line_visibility
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, ServerFence, server_fence_problem
@@ -410,6 +411,8 @@ class HubSchedApp(SchedApp):
             return mapping.resolve(job.spec.user)
 
         executor.serve_hub(run_as_for, job_python=python)
+        if (no_floor := oom_floor_warning()) is not None:  # other accounts' jobs as root (verify 26, V15)
+            self.log.warning("jupyter_sched: %s", no_floor)
         self._set_engine_run_as(run_as_for)
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",

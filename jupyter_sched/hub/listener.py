@@ -8,8 +8,9 @@ each request the forwarder asks :func:`refusal` whether the address may have the
 * a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): every socket LISTENing on that port
   that takes connections to it (the address itself or a wildcard) must belong to root, to the account
   this server runs as (it can read the token anyway), or to a uid of ``c.SchedApp.hub_service_uids``.
-  The owner comes from ``/proc/net/tcp`` and ``/proc/net/tcp6`` (Linux; readable without privilege,
-  unlike other accounts' processes); no listener at all is left to the connection (refused);
+  The owner comes from the kernel's ``sock_diag`` (the port's listeners only; red27 R6), else from
+  ``/proc/net/tcp`` and ``/proc/net/tcp6`` (Linux; readable without privilege, unlike other accounts'
+  processes); no listener at all is left to the connection (refused);
 * any other address: ``https`` (certificates verified), unless ``c.SchedApp.hub_service_network_trusted``
   says the network between servers and the service is the admin's own (a cluster's network).
 
@@ -30,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from ..extension.job_tokens import loopback_host
+from . import sock_diag
 from .guarded import Check, ListenerRefused, guarded_sync_transport, guarded_transport
 from .peer import Refusal, proc_address, tcp_rows
 
@@ -71,12 +73,18 @@ def _takes(listening: ipaddress.IPv4Address | ipaddress.IPv6Address,
     return mapped is not None and mapped == target
 
 
-def listener_uids(host: str, port: int, *, proc_net: Path = _PROC_NET) -> list[int] | None:
+def listener_uids(host: str, port: int, *, proc_net: Path | None = None) -> list[int] | None:
     """The uids of the TCP sockets LISTENing on ``port`` that take connections to ``host`` (a loopback
-    address or ``localhost``); ``[]`` when none; None when ``/proc/net/tcp`` cannot be read (not Linux)."""
+    address or ``localhost``); ``[]`` when none; None when neither ``sock_diag`` nor ``/proc/net/tcp`` can be
+    read (not Linux). ``proc_net``: a folder written as ``/proc/net`` to read instead of asking the kernel (tests);
+    None: the kernel's ``sock_diag`` (the port's listeners only: this runs before every forwarded request, and
+    ``/proc/net/tcp`` is generated whole — red27 R6), ``/proc/net`` where it cannot be asked."""
     targets = _targets(host)
+    held = sock_diag.listeners(port) if proc_net is None else None
+    if held is not None:
+        return [uid for listening, uid in held if any(_takes(listening, target) for target in targets)]
     uids: list[int] = []
-    rows = tcp_rows(_LISTEN, proc_net)
+    rows = tcp_rows(_LISTEN, proc_net or _PROC_NET)
     for fields in rows or ():
         hex_address, _, hex_port = fields[1].partition(":")
         try:
@@ -92,7 +100,7 @@ def listener_uids(host: str, port: int, *, proc_net: Path = _PROC_NET) -> list[i
 
 
 def refusal(url: httpx.URL, *, allowed_uids: Collection[int], network_trusted: bool,
-            proc_net: Path = _PROC_NET) -> str | None:
+            proc_net: Path | None = None) -> str | None:
     """Why the hub token must not go to ``url``, or None when it may (see the module docstring).
 
     Args:

@@ -6,6 +6,10 @@ made right after it (check-then-connect). Here the connection itself is checked,
 the first byte: the socket that accepted it is the row of ``/proc/net/tcp`` (or ``tcp6``) whose local
 address is the service's and whose remote address is this socket's own; the kernel gives it the uid of the
 listening socket that took the connection. Readable without privilege; standard library only (the CLI).
+
+The kernel is asked for that one socket over ``sock_diag`` (:mod:`.sock_diag`: one lookup, whatever else the host
+holds — red27 R6: the file is generated whole at each read, 150-350 ms at 18,000 rows); the file is read only where
+``sock_diag`` cannot be asked, and once when the kernel never found the socket (its last word before refusing).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Protocol
+
+from . import sock_diag
 
 __all__ = ["Refusal", "accepting_uid", "connected_refusal", "proc_address", "proc_hex", "tcp_rows"]
 
@@ -130,15 +136,20 @@ def _once(ours: tuple[Address, int], theirs: tuple[Address, int], proc_net: Path
     return False if readable else None
 
 
-def accepting_uid(sock: Connected, *, proc_net: Path = _PROC_NET) -> int | bool | None:
+def accepting_uid(sock: Connected, *, proc_net: Path | None = None) -> int | bool | None:
     """The uid owning the other end of the connected TCP socket ``sock`` (a loopback connection): an int; False
-    when no live socket on this host holds that end (gone, or not here); None when ``/proc/net`` cannot be read."""
+    when no live socket on this host holds that end (gone, or not here); None when neither ``sock_diag`` nor
+    ``/proc/net`` can be read. ``proc_net``: a folder written as ``/proc/net`` to read instead of asking the kernel
+    (tests); None: ask the kernel (:mod:`.sock_diag`), ``/proc/net`` only where it cannot be asked and once when
+    it never found the socket (the last try)."""
     here, there = sock.getsockname(), sock.getpeername()
     ours = (_plain(ipaddress.ip_address(here[0].split("%")[0])), int(here[1]))
     theirs = (_plain(ipaddress.ip_address(there[0].split("%")[0])), int(there[1]))
     found: int | bool | None = False
     for attempt in range(_TRIES):
-        found = _once(ours, theirs, proc_net)
+        found = sock_diag.established(theirs, ours) if proc_net is None else None
+        if found is None or (found is False and attempt + 1 == _TRIES):
+            found = _once(ours, theirs, proc_net or _PROC_NET)
         if found is not False:
             return found
         if attempt + 1 < _TRIES:
@@ -147,7 +158,7 @@ def accepting_uid(sock: Connected, *, proc_net: Path = _PROC_NET) -> int | bool 
 
 
 def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: str = "the token",
-                      proc_net: Path = _PROC_NET) -> Refusal | None:
+                      proc_net: Path | None = None) -> Refusal | None:
     """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to a loopback address
     must have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass."""
     try:

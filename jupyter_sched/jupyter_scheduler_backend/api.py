@@ -55,6 +55,11 @@ class SelfApi:
         """Send one request; return the decoded JSON (raises the server's ``SchedError``)."""
         return await self.client.call(req)
 
+    async def definitions(self) -> list[dict[str, Any]]:
+        """Every page of ``GET definitions`` (this server's owner's): the client follows each answer's
+        ``Link: rel=next`` (red28 R6 paged the list at 100; s29: the backend listed the first page only)."""
+        return await self.client.definitions()
+
     async def profiles(self) -> dict[str, Any]:
         """The admin's request profiles by name."""
         rows = await self.call(routes.profiles())

@@ -285,8 +285,11 @@ class GpuScheduler(BaseScheduler):  # type: ignore[misc]  # jupyter-scheduler sh
         return DescribeJobDefinition(**describe_definition(await self._call(routes.definition(job_definition_id))))
 
     async def list_job_definitions(self, query: ListJobDefinitionsQuery) -> ListJobDefinitionsResponse:
-        rows = [describe_definition(d) for d in await self._call(routes.definitions())
-                if str(d.get("notebook") or "").endswith(".ipynb")]
+        try:  # every page (red28 R6 paged GET definitions at 100; this list pages by its own next_token)
+            mine = await self.api.definitions()
+        except SchedError as err:
+            raise _refusal(err) from None
+        rows = [describe_definition(d) for d in mine if str(d.get("notebook") or "").endswith(".ipynb")]
         if query.name:
             rows = [r for r in rows if str(r["name"]).startswith(query.name)]
         if query.create_time:

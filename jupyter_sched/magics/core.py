@@ -288,11 +288,17 @@ class SchedMagics(Magics):
         body.update(fields)
         return body
 
-    def _job_of(self, ref: str) -> str:
+    def _job_of(self, ref: str, command: str = "") -> str:
         """The id of the job ``ref`` names (``client.job_named``, as the CLI's ``wait``/``logs``/``cancel``):
         of several of that name (a rerun), the live one, else the newest — said in a line before the answer
-        (newuser22 N4: "2 of your jobs are named 'waiter2'" when one of them had ended)."""
-        found = self.client.job_named(ref)
+        (newuser22 N4: "2 of your jobs are named 'waiter2'" when one of them had ended). Several live: refused,
+        the hint ``%schedule COMMAND j-…`` for each (``command``; newuser28 n13)."""
+        from ..client._wire import name_refusal
+
+        try:
+            found = self.client.job_named(ref)
+        except ValidationError as err:
+            raise name_refusal(err, f"%schedule {command}" if command else "") from None
         if found.note:
             self._print(f"Note: {found.note}.")
         return str(found.id)
@@ -945,7 +951,8 @@ class SchedMagics(Magics):
                 if any(t in HELP_FLAGS for t in tokens):  # no script arguments here: --help is ours
                     self._help("schedule", "define")
                     return None
-                return run_define(lambda req: self.client.call(req), tokens, resolve=self._existing, say=self._print)
+                return run_define(lambda req: self.client.call(req), tokens, resolve=self._existing, say=self._print,
+                                  definitions=lambda all_users: self.client.definitions(all_users=all_users))
             with _parsing():
                 cmd = parse_schedule_line(line)
             if cmd.action == "help":
@@ -1168,10 +1175,10 @@ class SchedMagics(Magics):
 
             self._print("\n".join(status_lines_of(self.client)))
             return
-        self._print(job_line(self.client.job(self._job_of(str(cmd.job_id))), _now()))
+        self._print(job_line(self.client.job(self._job_of(str(cmd.job_id), "status")), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
-        job_id = self._job_of(str(cmd.job_id))  # a name of mine is taken for its id
+        job_id = self._job_of(str(cmd.job_id), "logs")  # a name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
         except NotFoundError as refused:
@@ -1288,7 +1295,7 @@ class SchedMagics(Magics):
         the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
         runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5) and as
         a job that failed is printed, not raised (new user 17, N12: a MagicError stopped a Run-All)."""
-        job_id = self._job_of(str(cmd.job_id))  # a name of mine, as logs (new user 11, N2)
+        job_id = self._job_of(str(cmd.job_id), "wait")  # a name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
@@ -1320,7 +1327,7 @@ class SchedMagics(Magics):
         ids = cmd.job_ids or (str(cmd.job_id),)
         for ref in ids:
             try:
-                job = self.client.update_job(self._job_of(ref), **cmd.changes)
+                job = self.client.update_job(self._job_of(ref, cmd.action), **cmd.changes)
             except SchedError as err:
                 if len(ids) == 1:
                     raise
@@ -1345,7 +1352,7 @@ class SchedMagics(Magics):
                 self._warn(f"{job_id}: {_one_line(err)}")
 
     def _cancel_one(self, ref: str) -> None:
-        job_id = self._job_of(ref)  # a name of mine, as logs (new user 11, N2): the live one
+        job_id = self._job_of(ref, "cancel")  # a name of mine, as logs (new user 11, N2): the live one
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return

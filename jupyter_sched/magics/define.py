@@ -254,12 +254,16 @@ def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
 
 
 def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Callable[[str, str], Path],
-               say: Callable[[str], None]) -> Any:
+               say: Callable[[str], None],
+               definitions: Callable[[bool], Sequence[Mapping[str, Any]]] | None = None) -> Any:
     """Carry out ``%schedule define ...``.
 
     Args:
         call: sends one :class:`~jupyter_sched.client._wire.Req` and returns the decoded JSON.
         tokens: the words after ``define``.
+        definitions: ``definitions(all_users)`` → every page of ``GET definitions`` (the client's
+            :meth:`~jupyter_sched.client.SchedClient.definitions`, which follows ``Link: rel=next``:
+            red28 R6 paged the list at 100); None: ``call``'s one answer (a double that answers whole).
         resolve: ``resolve(path, what)`` → the existing file (raises naming the argument).
         say: prints one line for the user.
 
@@ -269,7 +273,8 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
     """
     cmd = parse_define(tokens)
     if cmd.action == "list":
-        rows = call(routes.definitions(all_users=cmd.all_users))
+        rows = (definitions(cmd.all_users) if definitions is not None
+                else call(routes.definitions(all_users=cmd.all_users)))
         if not rows:  # one sentence, not an "Empty DataFrame" (issue 20)
             say(("No job definitions yet" if cmd.all_users else "You have no job definitions yet")
                 + '. Create one: %schedule define NOTEBOOK.ipynb --cron "0 12 * * 1-5"')

@@ -29,7 +29,14 @@ from ..model.validation import (
     parse_priority,
     parse_time_limit,
 )
-from ..wording.flags import bare_seconds_note, spaced_value, typed_option, unit_split, with_dash_hint
+from ..wording.flags import (
+    bare_seconds_note,
+    relative_values_joined,
+    spaced_value,
+    typed_option,
+    unit_split,
+    with_dash_hint,
+)
 
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
@@ -708,7 +715,7 @@ def _parse_change(head: str, rest: list[str]) -> ScheduleCommand:
         parser.add_argument("--priority", "--priority-class", dest="priority")
     if head == "top":
         parser.add_argument("--undo", action="store_true")
-    ns = parser.parse_args(rest)
+    ns = parser.parse_args(relative_values_joined(rest) if head == "update" else rest)  # `-30m` (newuser29 N3)
     ids = tuple(str(_nonempty(job, "JOB")) for job in ns.jobs)
     changes: dict[str, Any] = {"hold": {"held": True}, "release": {"held": False}}.get(head) or (
         {"top": not ns.undo} if head == "top" else {})

@@ -26,6 +26,7 @@ from ..wording.jobs import (
     work_name,
 )
 from ..wording.reasons import code_words
+from ..wording.time_limits import planned_limit_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -246,11 +247,14 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             "position": position if isinstance(position, int) else "", "id": job.get("id"), "name": work_name(job),
             "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": code_words(str(reason.get("code") or "")),
-            # no sentence's full stop in a table cell (the CLI's queue has none)
-            "detail": text.summary.rstrip(".") if text else (
+            # no sentence's full stop in a table cell (the CLI's queue has none); its queue's limit, giving none
+            # (newuser28 N8)
+            "detail": " · ".join(part for part in (text.summary.rstrip("."), planned_limit_line(job)) if part)
+            if text else (
                 # running work: a GPU gone from the inventory under it (hubadmin 22, H3) and its own progress
                 # report, as the CLI's jobs table says them (session 21)
-                "waiting for the next scheduling cycle" if is_pending(job) else
+                " · ".join(part for part in ("waiting for the next scheduling cycle", planned_limit_line(job)) if part)
+                if is_pending(job) else
                 " · ".join(part for part in (gone_text(job), unhealthy_text(job), drain_text(job), progress_text(job, now))
                            if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)

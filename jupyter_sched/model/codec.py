@@ -6,6 +6,7 @@ the same fields. Timestamps are ISO 8601 UTC with ``Z`` (case 010).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -331,7 +332,8 @@ def quota_from_dict(d: Mapping[str, Any]) -> Quota:
         if value is None and key == "borrowing_limit":
             numbers[key] = None
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            # NaN and infinities too: a stored row with one (SQLite keeps 9e999 as inf) is quarantined, never served
             raise ValidationError(f"quota.{key} must be a number (got {shown(value)})", field=key,
                                   hint="give a number of GPUs" + (" or null for unlimited" if key == "borrowing_limit" else ""))
         if value < 0:

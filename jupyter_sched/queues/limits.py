@@ -33,7 +33,7 @@ from ..model import JobKind, JobSpec
 from ..model.units import format_duration
 from ..model.validation import parse_priority
 
-__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "run_limit", "time_limit_rules"]
+__all__ = ["TimeLimitRule", "effective_limit", "over_max", "queue_max", "queue_of", "run_limit", "time_limit_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,13 @@ def _best(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> TimeLimit
 def _rule(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> float | None:
     best = _best(spec, rules, attr)
     return None if best is None else getattr(best, attr)
+
+
+def queue_of(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str = "max_s") -> str:
+    """Whose ``attr`` (``default_s`` or ``max_s``) applies to ``spec``, in words: ``team cv's queue``, or
+    ``team cv's queue for class low`` where the most specific rule setting it names a class."""
+    rule = _best(spec, rules, attr)
+    return f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule is not None and rule.priority else "")
 
 
 def queue_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> float | None:
@@ -196,7 +203,7 @@ def over_max(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[str, float,
     rule = _best(spec, rules, "max_s") if spec.kind is not JobKind.LEASE else None
     if rule is None or rule.max_s is None:
         return None
-    whose = f"team {spec.team}'s queue" + (f" for class {rule.priority}" if rule.priority else "")
+    whose = queue_of(spec, rules)
     if spec.time_limit_s is None or spec.time_limit_s <= rule.max_s:
         return None
     asked = format_duration(spec.time_limit_s)

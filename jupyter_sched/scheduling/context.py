@@ -222,6 +222,7 @@ class CycleContext:
         self.fresh_end: dict[str, float] = {}
         self.history = profile.eta_source == "history"  # learned runtimes may shorten expected ones
         self.capacity_memo: dict[int, tuple[ResourceRequest, int]] = {}  # ETA basis per request object
+        self.flavors_capacity: dict[int, tuple[tuple[Flavor, ...], int]] = {}  # and per placer flavors tuple
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
         # Victims still holding GPUs past their grace period (a kill that did not take, a pod stuck
@@ -255,7 +256,9 @@ class CycleContext:
         self.held_kinds: dict[str, set[bool]] | None = None
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
+        self.needs: dict[tuple[tuple[str, ...], int, bool], int | None] = {}  # the ETA pass's _needs_of answers
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
+        self.iso_times: dict[datetime, str] = {}  # an instant's isoformat() (the ETA pass's first ETAs)
         # .admit._admit's "why" of an admission's audit line per (backfill, held, milli-GPUs borrowed, team)
         self.admit_why: dict[tuple[bool, bool, int, str], str] = {}
         # .pending._cannot_backfill's clause and numbers per (reserved job, its time, limit, limit's

@@ -23,8 +23,8 @@ reservation on expected ends let fewer jobs backfill than admission does).
 
 An ETA that moves by more than ``profile.eta_move_margin_s`` from the ETA last recorded (or first
 given) is recorded, at most once per :data:`ETA_MOVE_MIN_INTERVAL_S` per job, with its cause in ``details["eta_moved"]`` and an ``eta_moved`` audit record: a higher-class job
-arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, or
-the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
+arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, another
+user's overdue job elected ahead of it since the last cycle (named, with the rule), or the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
 
 ``PendingReason.predicted_start`` carries the first ETA a job got in the queue unchanged until
 it starts; :class:`~.snapshot.Admit` hands it to the engine, which compares it with the actual
@@ -143,14 +143,23 @@ def estimate_all(ctx: CycleContext) -> None:
         return
     ctx.promised = promises(ctx)
     ctx.waited = {}  # this pass's look-ups of jobs waited on (_waited_on): admissions change them
+    ctx.needs = {}  # and of how many of them a job needs (_needs_of)
     out: list[Pend] = []
-    ahead: list[Job] = list(ctx.admitted.values())
+    # the jobs before each one in queue order, by id: a dict, so "is it ahead?" is one look-up (a set
+    # built from a list per ETA cost ~7 % of a 100-node cycle, session 29: quadratic in the queue)
+    ahead: dict[str, Job] = dict(ctx.admitted)
+    # the jobs elected ahead of each (issue 16), one tuple shared until the next elected one: a move is
+    # attributed to one elected since the last cycle (s28-elect "Left")
+    elected = ctx.elected
+    elected_ahead: tuple[str, ...] = tuple(j for j in ahead if j in elected) if elected else ()
     etas: dict[str, datetime | None] = {}
     for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(pend.reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position, progress=progress)))
-        ahead.append(job)
+                                          plan.reestimates, position, progress=progress, elected_ahead=elected_ahead)))
+        ahead[job.id] = job
+        if elected and job.id in elected:
+            elected_ahead = (*elected_ahead, job.id)
     ctx.pends[:] = out
 
 
@@ -213,7 +222,7 @@ def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
         return None  # the shown ETA is the promise (_record)
     plain = copy(ctx)
     plain.snap = replace(snap, progress={}, idle_ends={})
-    plain.plan, plain.waited, plain.promised = None, {}, {}
+    plain.plan, plain.waited, plain.needs, plain.promised = None, {}, {}, {}
     return {job.id: estimated[0] for _, job, _, estimated, _, _ in _estimates(plain) if job.id in need}
 
 
@@ -385,7 +394,8 @@ class Plan:
         if not isinstance(demand, Demand):
             return demand
         est = self.proj.place(demand)
-        notes = [note for w in est.waits_on if (note := self.reestimates.get(w)) is not None]
+        reestimates = self.reestimates  # mostly none: nothing ran past what was expected
+        notes = [note for w in est.waits_on if (note := reestimates.get(w)) is not None] if reestimates else []
         if est.start is None:
             stuck = [n for n in notes if n.cause == "stop_overdue"]
             if stuck:  # a stop that did not take: no honest start (case 032 without force-kill)
@@ -804,11 +814,13 @@ def _spots(ctx: CycleContext, job: Job) -> set[tuple[str, str]]:
 
 
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
-            waits: tuple[str, ...], eta_code: str, ahead: list[Job],
-            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False) -> PendingReason:
+            waits: tuple[str, ...], eta_code: str, ahead: Mapping[str, Job],
+            reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False,
+            elected_ahead: tuple[str, ...] = ()) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
     its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
-    waits on whose end one set are listed in ``details["eta_progress"]``)."""
+    waits on whose end one set are listed in ``details["eta_progress"]``). ``elected_ahead``: the jobs
+    elected this cycle ahead of it (one elected since the last cycle is a move's cause: :func:`_moved`)."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -868,14 +880,15 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["time_limit_s"], details["time_limit_source"] = limit, source
     basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
     old_basis = prev.details.get("eta_basis") if prev is not None else None
-    old_basis = old_basis if isinstance(old_basis, Mapping) else None
+    old_basis = old_basis if old_basis is not None and isinstance(old_basis, Mapping) else None  # None: no ABC check
     moved = None
     if prev is not None:  # against the ETA last recorded (or first given), not last cycle's (red team 21, R2);
         # the ETA alone, not a copy of the reason with it (a dataclass copy per pending job per cycle: ~5 us
         # each, ~8 % of the status benchmark's full cycle, session 22)
         anchor = _parse(old_basis["recorded_eta"]) if old_basis and "recorded_eta" in old_basis else prev.eta
         moved = _moved(ctx, anchor, eta, capacity, old_basis, ahead, job, reestimates, reported,
-                       was_reported=prev.details.get("eta_progress"), codes=(prev.code, reason.code))
+                       was_reported=prev.details.get("eta_progress"), codes=(prev.code, reason.code),
+                       elected_ahead=elected_ahead)
         recorded_at = _parse(old_basis.get("recorded_at")) if old_basis else None
         if moved is not None and recorded_at is not None and \
                 (ctx.now - recorded_at).total_seconds() < ETA_MOVE_MIN_INTERVAL_S:
@@ -892,7 +905,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
                 basis[key] = old_basis[key]
     if "recorded_eta" not in basis:  # the first ETA given is what a move is measured from
         first = prev.eta if prev is not None else eta
-        basis["recorded_eta"] = first.isoformat() if first is not None else ""
+        basis["recorded_eta"] = _iso(ctx, first) if first is not None else ""
     details["eta_basis"] = basis
     promise = prev.details.get(PROMISE) if prev is not None else None
     if promise is None and ctx.profile.elect_overdue > 0:  # made once, at its first known ETA (promises())
@@ -970,25 +983,34 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
     return names, owners, own, queued
 
 
-def _backfilled(queued: list[str], ahead: list[Job]) -> list[str]:
+def _backfilled(queued: list[str], ahead: Mapping[str, Job]) -> list[str]:
     """Of ``queued`` (jobs an ETA waits on that hold nothing yet), those queued *behind* the job (not in
-    ``ahead``, the jobs before it in queue order): the plan starts them first because they fit GPUs that
-    free before the job has all it needs (backfill) — its ETA says so (newuser27 n12: a #1 job's ETA named
-    the #2 job as what it waited for, with no word why)."""
-    before = {j.id for j in ahead}
-    return [w for w in queued if w not in before]
+    ``ahead``, the jobs before it in queue order, by id): the plan starts them first because they fit GPUs
+    that free before the job has all it needs (backfill) — its ETA says so (newuser27 n12: a #1 job's ETA
+    named the #2 job as what it waited for, with no word why)."""
+    return [w for w in queued if w not in ahead]
 
 
 def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: bool) -> int | None:
     """How many of the running holders ``waits`` must end for ``job`` to fit, when they all end at the same
     projected second and fewer than all of them free its GPUs — the fewest, the largest first (newuser26
     n5: a pending #2 of a uniform batch read "when hist-114, hist-113 and hist-112 end" while one GPU, the
-    first of them, is all it needs). None: they end at different times, or it needs them all."""
+    first of them, is all it needs). None: they end at different times, or it needs them all.
+
+    Worked out once per pass for each (holders, milli-GPUs, progress) (``ctx.needs``, emptied by
+    :func:`estimate_all`): the jobs of a queue wait on the same few holders (a 100-node cycle asked
+    ~290 times for 44 answers, each reading every holder's end: ~1.5 % of it, session 29)."""
+    milli = job.spec.resources.total_milli
+    key = (waits, milli, progress)
+    if key in ctx.needs:
+        return ctx.needs[key]
     ends = [_holder_end(ctx, w, {}, progress=progress) for w in waits]
-    if not all(math.isfinite(e) for e in ends) or len({round(e) for e in ends}) != 1:
-        return None
-    count = _fewest_freeing(ctx, waits, job.spec.resources.total_milli)
-    return count if count is not None and count < len(waits) else None
+    count: int | None = None
+    if all(math.isfinite(e) for e in ends) and len({round(e) for e in ends}) == 1:
+        count = _fewest_freeing(ctx, waits, milli)
+        count = count if count is not None and count < len(waits) else None
+    ctx.needs[key] = count
+    return count
 
 
 def _fewest_freeing(ctx: CycleContext, waits: tuple[str, ...], milli: int) -> int | None:
@@ -1086,21 +1108,29 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
     req = job.spec.resources
     found = memo.get(id(req))
     if found is None or found[0] is not req:
-        found = memo[id(req)] = (req, sum(f.capacity for f in ctx.placer.flavors(req) if f.pools))
+        # jobs rarely share request objects, but their shapes share the placer's flavors (one tuple each)
+        flavors = ctx.placer.flavors(req)
+        summed = ctx.flavors_capacity.get(id(flavors))
+        if summed is None or summed[0] is not flavors:
+            summed = ctx.flavors_capacity[id(flavors)] = (flavors, sum(f.capacity for f in flavors if f.pools))
+        found = memo[id(req)] = (req, summed[1])
     return found[1]
 
 
 def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capacity: int, basis: Any,
-           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate],
+           ahead: Mapping[str, Job], job: Job, reestimates: Mapping[str, Reestimate],
            reported: Mapping[str, float] | None = None, *, was_reported: Any = None,
-           codes: tuple[str, str] = ("", "")) -> dict[str, Any] | None:
+           codes: tuple[str, str] = ("", ""), elected_ahead: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """The move record when the ETA moved by more than the margin from ``old``, the ETA a move is
     measured from (the one last recorded, or first given; None: it had none) (module doc).
     ``reported``: the jobs it waits on whose ends came from their progress reports (``eta_progress``),
     ``was_reported``: those of the last cycle: a move nothing else explains is theirs (cause
     ``progress``, naming each job with its owner: red team 21, R2). ``codes``: the reason's code when the ETA
     was recorded and now: an earlier ETA of a job its spent budget held no longer held by it is the budget's
-    (cause ``budget``; newuser26 n8: a raised budget read "running jobs ended … or jobs ahead left the queue")."""
+    (cause ``budget``; newuser26 n8: a raised budget read "running jobs ended … or jobs ahead left the queue").
+    ``elected_ahead``: the jobs elected ahead of it now; one of another user's elected since the last cycle
+    (its last reason has no ``details["elected"]``) that moved it later is the cause ``elected``, named with
+    the rule (s28-elect "Left": it read "the queue ahead changed")."""
     margin = ctx.profile.eta_move_margin_s
     if old is None and eta is None:
         return None
@@ -1111,19 +1141,21 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
     later = old is not None and (eta is None or eta > old)
     cause, jobs = "queue_changed", []
     if later:
-        newer = [j for j in ahead if j.submitted_at is not None and j.submitted_at > since
+        newer = [j for j in ahead.values() if j.submitted_at is not None and j.submitted_at > since
                  and j.spec.priority.rank >= job.spec.priority.rank and j.id != job.id]
         overran = [h for h in basis.get("waits_on", ()) if h in reestimates or _overran(ctx, h)]
         if capacity < int(basis.get("capacity", capacity)):
             cause = "capacity_lost"
         elif overran:
             cause, jobs = "overran", overran
+        elif elected := _newly_elected(ctx, job, elected_ahead):
+            cause, jobs = "elected", elected
         elif newer:
             higher = [j for j in newer if j.spec.priority.rank > job.spec.priority.rank] or newer
             cause, jobs = "arrival", [j.id for j in sorted(higher, key=lambda j: j.submitted_at or ctx.now)]
-        elif ctx.preempts or any(o in ctx.book for o in (j.id for j in ahead)):
+        elif ctx.preempts or any(o in ctx.book for o in ahead):
             cause, jobs = "reclaim", sorted({p.for_job for p in ctx.preempts}) or [
-                j.id for j in ahead if j.id in ctx.book]
+                o for o in ahead if o in ctx.book]
     elif old is not None:
         cause = "budget" if codes[0] in _BUDGET_HELD and codes[1] not in _BUDGET_HELD else "earlier"
     before = {str(k): float(v) for k, v in was_reported.items() if isinstance(v, (int, float))} \
@@ -1144,6 +1176,7 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
         "arrival": "higher-priority " if jobs and ctx.by_id.get(jobs[0]) is not None
         and ctx.by_id[jobs[0]].spec.priority.rank > job.spec.priority.rank else "",
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
+        "elected": _elected_text(ctx, job, jobs) if cause == "elected" else "",
         "earlier": "running jobs ended before their limits or jobs ahead left the queue",
         "budget": "the spent budget that held it no longer does (the budget was raised)",
         "queue_changed": "the queue ahead changed",
@@ -1163,6 +1196,31 @@ def _moved(ctx: CycleContext, old: datetime | None, eta: datetime | None, capaci
     said_from, said_to = moved_text(old, eta)  # the clock as every surface says it (hubadmin23 A15)
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {said_from} → {said_to}: {texts[cause]}"}
+
+
+def _newly_elected(ctx: CycleContext, job: Job, elected_ahead: tuple[str, ...]) -> list[str]:
+    """Of the jobs elected ahead of ``job`` now, those of other users elected since the last cycle — their
+    reason of then has no ``details["elected"]`` (:func:`.pending._elected`) — in queue order."""
+    return [e for e in elected_ahead if (o := ctx.by_id.get(e)) is not None and o.spec.user != job.spec.user
+            and (o.reason is None or "elected" not in o.reason.details)]
+
+
+def _elected_text(ctx: CycleContext, job: Job, elected: Sequence[str]) -> str:
+    """``ana's job a-big (j-…) waited past 0.75 x the wait promised when it was queued, so it was elected to
+    go first in its class (c.SchedApp.elect_overdue)``; ``… a-big (j-…) and 2 more waited past … so they were
+    elected …`` for several (the first in queue order named)."""
+    first = ctx.by_id.get(elected[0]) if elected else None
+    if first is None:
+        return "a job that waited past its promised wait was elected ahead of it (c.SchedApp.elect_overdue)"
+    name = first.spec.name.strip()[:80]
+    named = f"{name} ({first.id})" if name and name != first.id else first.id
+    factor = f"{ctx.profile.elect_overdue:g}"
+    if len(elected) > 1:
+        return (f"{_whose(ctx, job, first.id)}{named} and {len(elected) - 1} more waited past {factor} x the waits "
+                "promised when they were queued, so they were elected to go first in their class "
+                "(c.SchedApp.elect_overdue)")
+    return (f"{_whose(ctx, job, first.id)}{named} waited past {factor} x the wait promised when it was queued, so it "
+            "was elected to go first in its class (c.SchedApp.elect_overdue)")
 
 
 _BUDGET_HELD = frozenset({BUDGET_EXHAUSTED, BUDGET_UNBOUNDED})
@@ -1251,6 +1309,19 @@ def _overran(ctx: CycleContext, holder: str) -> bool:
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     start = job.started_at or job.admitted_at
     return limit is not None and start is not None and (ctx.now - start).total_seconds() > limit
+
+
+def _iso(ctx: CycleContext, at: datetime) -> str:
+    """``at.isoformat()``, said once per cycle per instant (``ctx.iso_times``): a pass's ETAs are a few
+    instants (:meth:`Plan.estimate` shares each one's object), and each new job's first ETA is written
+    out (``eta_basis.recorded_eta``) — ~2 % of a 100-node cycle said anew per job (session 29). Only
+    instants in the cycle's own zone are kept: equal instants of two zones are one key but two texts."""
+    if at.tzinfo is not ctx.now.tzinfo:
+        return at.isoformat()
+    said = ctx.iso_times.get(at)
+    if said is None:
+        said = ctx.iso_times[at] = at.isoformat()
+    return said
 
 
 def _parse(text: Any) -> datetime | None:

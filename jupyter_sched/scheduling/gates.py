@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 from ..model.periods import this_period_text
 from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
-from ..queues.limits import effective_limit
+from ..queues.limits import effective_limit, run_limit
 from ..queues.windows import applies, is_open, next_open
 from ..wording.quota import DOCTOR_FIX, unreadable_row_text
+from .budget_fit import bounded_by_limit, budget_fit, held_clause, running_holds, unbounded_holder
 from .ports import gate as port_gate
 
 if TYPE_CHECKING:
@@ -292,27 +293,17 @@ def budget_hold(ctx: CycleContext, team: str, user: str | None) -> float:
     has no limit (nothing bounds what it spends). The running part is worked out once a cycle, and only
     when a ``"safe"`` budget is asked about (a budget-less profile never comes here)."""
     holds = ctx.budget_holds
-    if holds is None:
-        holds = ctx.budget_holds = {}
-        rules = ctx.profile.time_limits
-        for j in ctx.snap.jobs:
-            milli = j.spec.resources.total_milli
-            if not milli or not j.state.holds_gpus or j.stopping_since is not None:
-                continue
-            limit_s = effective_limit(j.spec, rules)[0]
-            start = j.started_at or j.admitted_at
-            ran = 0.0 if start is None else max(0.0, (ctx.now - start).total_seconds())
-            rest = float("inf") if limit_s is None else milli / GPU_MILLI * max(0.0, limit_s - ran) / 3600
-            for key in ((j.spec.team, None), (j.spec.team, j.spec.user)):
-                holds[key] = holds.get(key, 0.0) + rest
+    if holds is None:  # the one rule the submit's warning reads too (.budget_fit.running_holds)
+        holds = ctx.budget_holds = running_holds(ctx.snap.jobs, ctx.profile.time_limits, ctx.now)
     hold = holds.get((team, user), 0.0)
     if ctx.fresh:
         rules = ctx.profile.time_limits
         for job_id in ctx.fresh:
             spec = ctx.admitted[job_id].spec
-            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli:
+            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli \
+                    or not bounded_by_limit(ctx.admitted[job_id]):
                 continue
-            limit_s = effective_limit(spec, rules)[0]
+            limit_s = run_limit(spec, rules)[0]
             hold += float("inf") if limit_s is None else spec.resources.total_milli / GPU_MILLI * limit_s / 3600
     return hold
 
@@ -327,20 +318,23 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the period's reset.
     None: it fits."""
     spec = job.spec
+    if not bounded_by_limit(job):  # a kernel's lease: no limit bounds it, admitted as without safe (red29 R4)
+        return None
     gpus = spec.resources.total_milli / GPU_MILLI
     limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
-    most = None if limit_s is None else gpus * limit_s / 3600
-    free = left - hold
-    if most is not None and most <= free:
+    short = budget_fit(left, hold, gpus, limit_s)  # the submit's warning asks the same (red28 R3)
+    if short is None:
         return None
-    fits = max(0.0, free) / gpus * 3600
+    holder = unbounded_holder(ctx.snap.jobs, ctx.profile.time_limits, spec.team, user) if hold == float("inf") \
+        else None
+    most, fits = short.most, short.fits_s
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
            f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
            f"{format_duration(limit_s)} time limit)")
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
         message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left {this_period_text(period)} "
-                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){_held_clause(left, hold)}; {may} "
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder)}; {may} "
                 f"({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
                  "period": period, "job_gpu_hours": None if most is None else round(most, 4),
@@ -348,16 +342,6 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
                  **({"held_by_running_gpu_hours": None if hold == float("inf") else round(hold, 4)} if hold else {})},
         unblock=f"resubmit with a time limit of at most {format_duration(fits)}, or ask an admin to raise the budget",
         eta_reason=f"when the {period}'s budget resets" if most is not None else "not until it has a time limit")
-
-
-def _held_clause(left: float, hold: float) -> str:
-    """``, 1.5 of them held by running jobs' limits`` (red28 R3); ``, all of them held by a running job with
-    no time limit``; empty when running work holds none of what is left."""
-    if hold <= 0 or left <= 0:
-        return ""
-    if hold == float("inf"):
-        return ", all of them held by a running job with no time limit"
-    return f", {gpu_hours_text(min(hold, left))} of them held by running jobs' limits"
 
 
 BUDGET_SETTING = "c.SchedApp.budget_admission"

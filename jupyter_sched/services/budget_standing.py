@@ -15,16 +15,18 @@ No budget here ever stops running work, nor holds a 0-GPU job (it uses no GPU-ho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..accounting import period_start
 from ..accounting.usage import gpu_figures
-from ..model import GPU_MILLI, Budget, QuotaSet
+from ..model import GPU_MILLI, Budget, Job, QuotaSet
 from ..model.periods import next_period_start, this_period_text
 from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
+from ..queues.limits import TimeLimitRule
+from ..scheduling.budget_fit import budget_fit, held_clause, running_holds, unbounded_holder
 
 __all__ = ["BudgetStanding", "admin_view", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
 
@@ -119,34 +121,51 @@ def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_m
 
 
 def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, limit_s: float | None,
-                      *, now: datetime, safe: bool = False) -> list[str]:
+                      *, now: datetime, safe: bool = False, running: Callable[[], Iterable[Job]] | None = None,
+                      rules: Sequence[TimeLimitRule] = ()) -> list[str]:
     """The submit answer's warning for GPU work that may use more GPU-hours than its budget has left —
     ``gpu_milli`` times its time limit (``limit_s``; None: no limit bounds it) — while the budget is not
     spent yet (:func:`spent_on_submit` says a spent one): ``this job may use up to 3 GPU-hours (1 GPU for
     its 3h time limit) but team vision has 0.34 GPU-hours of its budget left (4.56 of 4.9 GPU-hours
     this month): it starts, and a budget never stops running work, so it may overrun it — …``
     (hubadmin25 B22: Slurm's ``AccountingStorageEnforce=safe`` holds such a job, ``AssocGrpGRESMinutes``);
-    ``safe``: ``budget_admission`` is ``"safe"``, so it waits instead (the scheduling gate holds it).
-    No store read without a budget that governs it."""
+    ``safe``: ``budget_admission`` is ``"safe"``, so it waits instead — decided as the scheduling gate decides
+    it (:func:`~..scheduling.budget_fit.budget_fit`), the GPU-hours left less what the budget's running work
+    (``running()``: the unfinished jobs, read only then; ``rules``: the queues' time limits they are stopped
+    at) may still spend by its limits (red28 R3: the warning compared with the GPU-hours spent only, so a job
+    the gate held got no word at submit). No store read without a budget that governs it."""
     mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
     if gpu_milli <= 0 or not mine:
         return []
     gpus = gpu_milli / GPU_MILLI
-    most = None if limit_s is None else gpus * limit_s / 3600
+    holds: dict[tuple[str, str | None], float] | None = None
+    jobs: list[Job] = []
     for s in standings(store, mine, now=now):
         left = s.budget.gpu_hours - s.used_gpu_hours
-        if s.spent or (most is not None and most <= left):
+        if s.spent:
             continue
+        hold = 0.0
+        if safe and running is not None:
+            if holds is None:
+                jobs = list(running())
+                holds = running_holds(jobs, rules, now)
+            hold = holds.get((team, s.budget.user), 0.0)
+        short = budget_fit(left, hold, gpus, limit_s)
+        if short is None:
+            continue
+        holder = unbounded_holder(jobs, rules, team, s.budget.user) if hold == float("inf") else None
         whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_text(left)} GPU-hours of its " \
-                f"budget left ({s.numbers})"
-        bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if most is None else
-                 f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
-                 f"{format_duration(limit_s)} time limit) but {whose}")
-        then = ("it waits until the budget resets (c.SchedApp.budget_admission is safe)" if safe else
-                "it starts, and a budget never stops running work, so it may overrun it")
-        return [f"{bound}: {then} — give it a time "
-                f"limit of at most {format_duration(left / gpus * 3600)} to stay within, or ask an admin to raise "
-                f"the budget"]
+                f"budget left ({s.numbers}){held_clause(left, hold, holder)}"
+        bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if short.most is None
+                 else f"this job may use up to {gpu_hours_text(short.most)} GPU-hours ({gpus_phrase(gpus)} for its "
+                 f"{format_duration(limit_s or 0)} time limit) but {whose}")
+        then = ("it starts, and a budget never stops running work, so it may overrun it" if not safe else
+                "it waits until the budget resets (c.SchedApp.budget_admission is safe)" if hold <= 0 else
+                "it waits until running work leaves enough of it or the budget resets (c.SchedApp.budget_admission "
+                "is safe)")
+        fix = (f"give it a time limit of at most {format_duration(short.fits_s)} to stay within, or ask an admin to "
+               "raise the budget" if short.fits_s >= 60 else "ask an admin to raise the budget if it cannot wait")
+        return [f"{bound}: {then} — {fix}"]
     return []
 
 

@@ -43,9 +43,12 @@ lock: 500 pending jobs take ~0.1 s here, so submits and the engine wait no longe
 PER_JOB_EVENTS = 50
 """Up to this many cancelled jobs, each gets its own ``job`` event (as ``DELETE jobs/{id}``
 sends; one that ended at once carries ``cancelled_by``, the actor, seen by its owner and admins
-only, as every job event is: the owner's panel says nothing of its own cancel, new user 22, N7); beyond, each owner gets one ``job`` event ``{user, cancelled: n, by}`` — a client
+only, as every job event is: the owner's panel says nothing of its own cancel, new user 22, N7); beyond, each owner gets one ``job`` event ``{user, cancelled: n, by, pending: k}`` — a client
 subscribed to the stream (the panel) re-reads its lists on it — so that clearing thousands of
 jobs does not fill every subscriber's queue (clients that fall 1,000 events behind are dropped).
+``n``: that owner's jobs this cancel ended or asked to stop; ``k``: how many of them were taken off
+the queue before they ever ran. The panel's summary says these numbers, not a count of the ends it
+happens to see in its re-read (s29: "57 of your pending jobs were cancelled" for 60 under load).
 Leases always get their own event: a notebook waiting on one is told at once."""
 
 def in_bulk_cancel(job: Job) -> bool:
@@ -270,10 +273,13 @@ def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
     simulated = ctx.simulated()
     many = len(changed) > PER_JOB_EVENTS
     per_owner: defaultdict[str, int] = defaultdict(int)
+    never_ran: defaultdict[str, int] = defaultdict(int)
     for record in changed:
         job = record.job
         if many and not job.is_lease:
             per_owner[job.spec.user] += 1
+            if job.state is JobState.CANCELLED and job.started_at is None and not job.attempts:
+                never_ran[job.spec.user] += 1
             continue
         data = job_to_dict(ctx.live(job), simulated=simulated)
         if (stop := stop_requested(record, ctx.engine.stop_grace_s, data)) is not None:
@@ -282,4 +288,5 @@ def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
             data["cancelled_by"] = actor  # who, for the owner's panel (new user 22, N7)
         ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
     for user, count in per_owner.items():
-        ctx.publish({"type": "job", "data": {"user": user, "cancelled": count, "by": actor}})
+        ctx.publish({"type": "job", "data": {"user": user, "cancelled": count, "by": actor,
+                                             "pending": never_ran[user]}})

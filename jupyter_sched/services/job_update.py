@@ -40,11 +40,12 @@ from ..model.codec import hold_to_dict
 from ..model.job import Hold
 from ..model.units import clock_text, format_duration, parse_duration, said_time
 from ..model.validation import parse_time_limit
-from ..queues.limits import TimeLimitRule, effective_limit, over_max
+from ..queues.limits import TimeLimitRule, effective_limit, over_max, run_limit
 from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from ..wording.reasons import held_by_admin_unblock
+from ..wording.time_limits import PLANNED_SOURCES, planned_limit_text
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -114,11 +115,14 @@ def planned(caller: Caller, record: JobRecord, request: UpdateJobRequest, *, now
         new = _hold(caller, new, request.held, now, audit, lines, fail)
     # the class first, so a new limit is checked against the new class's maximum; then the end state once
     # (verify28 V1: {"time_limit": "2h", "priority": "normal"} of a 4-h low job is a legal 2-h normal job)
+    # (the lines still read as asked of every PATCH: the time limit's line before the class's)
+    class_lines: list[str] = []
     if request.priority is not None:
-        new = _priority(caller, new, request.priority, quotas, audit, lines, fail)
+        new = _priority(caller, new, request.priority, quotas, audit, class_lines, fail)
     if request.time_limit is not None or request.time_limit_s is not None:
         name = "time_limit" if request.time_limit is not None else "time_limit_s"
         new = _time_limit(caller, record, new, name, getattr(request, name), rules, now, audit, lines, fail)
+    lines.extend(class_lines)
     if not caller.admin and new.spec.priority is not job.spec.priority:
         _class_within_max(job, new, rules, fail)
     if request.top is not None:
@@ -179,15 +183,24 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
                 now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
     """A new time limit (absolute, relative ``+1h``/``-30m``, or 0 for none) for ``job`` (module doc)."""
     before = job.spec.time_limit_s
-    after = _limit_asked(name, value, before)  # None: no limit
-    said = f"time limit {render_limit(before)} → {render_limit(after)}"
-    if after == before and (after is not None or job.spec.unlimited):
-        lines.append(f"time limit already {render_limit(after)}")
-        return job
     # longer than what the job is PLANNED with: a job that gave no limit runs (and was promised a start) on its
     # queue's default or maximum, so giving it 1000 h is lengthening (verify28 V3: compared with "none given",
     # no finite limit read as longer, and the maximum and the promise drop were both skipped)
-    planned_s, _ = effective_limit(job.spec, rules)
+    planned_s, source = effective_limit(job.spec, rules)
+    # "+10m" of a job that gave none moves the limit it is planned with and stopped at (newuser28 N8/n5,
+    # verify28 V9: "the job has none", while it was to be stopped at its queue's default)
+    base = before if before is not None else planned_s if source in PLANNED_SOURCES else None
+    after = _limit_asked(name, value, base, unlimited=job.spec.unlimited)  # None: no limit
+    was = render_limit(before) if before is not None or base is None else \
+        planned_limit_text(base, source).removeprefix("time limit ")
+    said = f"time limit {was} → {render_limit(after)}"
+    if after is None:  # what 0 gets where its queue has a maximum (newuser28 n6: "time limit none → none")
+        stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
+        if stop_s is not None and stop_source.endswith("unlimited asked"):
+            said += f" (team {job.spec.team}'s queue stops it at its maximum, {format_duration(stop_s)}, once it starts)"
+    if after == before and (after is not None or job.spec.unlimited):
+        lines.append(f"time limit already {render_limit(after)}")
+        return job
     longer = after is None if planned_s is None else (after is None or after > planned_s)
     running = job.state.holds_gpus
     if longer and not caller.admin:
@@ -222,8 +235,9 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     return new
 
 
-def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
-    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move the current one.
+def _limit_asked(name: str, value: Any, before: float | None, *, unlimited: bool = False) -> float | None:
+    """The limit asked, in seconds (None: no limit). ``+1h`` / ``-30m`` move ``before``: the current one, or the
+    one the job's queue gives a job that gave none (the caller's); ``unlimited``: the job asked for none (0).
 
     Raises:
         ValidationError: unparseable, out of range, relative to no limit, or below 1 s (field ``name``).
@@ -231,8 +245,9 @@ def _limit_asked(name: str, value: Any, before: float | None) -> float | None:
     if isinstance(value, str) and value.strip()[:1] in ("+", "-"):
         text = value.strip()
         if before is None:
-            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none", field=name,
-                                  hint="give the whole limit, e.g. '3h'")
+            why = "it asked for none (time limit 0)" if unlimited else "none was given and its queue gives none"
+            raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none: {why}",
+                                  field=name, hint="give the whole limit, e.g. '3h'")
         step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
         if step is None:
             raise ValidationError(f"{name} {quoted(value)} says no duration", field=name, hint="e.g. '+1h' or '-30m'")

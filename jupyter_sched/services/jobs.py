@@ -33,12 +33,13 @@ from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
 from ..model.units import dated_from, format_duration, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
-from ..queues.limits import effective_limit, queue_max, run_limit
+from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, run_file_hint, same_name_note, unhealthy_gpu_dict
+from ..wording.jobs import public_serving, run_file_hint, same_name_note, searched_path_text, unhealthy_gpu_dict
+from ..wording.time_limits import planned_limit_note
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -65,6 +66,7 @@ from .models import Job as JobView
 from .models.base import PAGE_BYTES
 from .owner_teams import with_owner_teams
 from .planned import plan_of, with_plan
+from .planned_limit import with_planned_limit
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
@@ -420,15 +422,22 @@ class JobsService:
             if note and stop_s is not None and stop_source.endswith("unlimited asked"):  # verify28: not past the max
                 note += (f"; team {spec.team}'s queue stops it at its maximum ({format_duration(stop_s)}) once it "
                          "starts")
+            elif note is None and stop_s is not None and spec.time_limit_s is None and spec.kind is not JobKind.LEASE:
+                # none given, planned with and stopped at the queue's default or maximum: said (newuser28 N8)
+                note = planned_limit_note(stop_s, stop_source, queue_of(
+                    spec, rules, "default_s" if stop_source.startswith("queue default") else "max_s"),
+                    queue_max(spec, rules))
             warnings.extend([note] if note else [])
             warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
             warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
                                             now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
             if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
-                limit_s = effective_limit(spec, getattr(self.ctx.engine.profile, "time_limits", ()))[0]
+                limit_s = effective_limit(spec, rules)[0]
+                # "safe": what its running work may still spend counts, as the gate counts it (red28 R3)
                 warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
                                                   spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
-                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe"))
+                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
+                                                  running=lambda: self._holding_gpus(spec.team), rules=rules))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -471,6 +480,7 @@ class JobsService:
             break
         self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
+        with_planned_limit(data, job, self._time_limits())  # what it is stopped at, giving none (newuser28 N8)
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
         return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
@@ -719,9 +729,7 @@ class JobsService:
                     # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
                     f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
                     else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
-                    else "give its full path, or check the spelling: the job runs "
-                         + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
-                         + ", not your shell's (env PATH sets its own)")
+                    else f"give its full path, or check the spelling: {searched_path_text(spec.env.get('PATH'), hub=hub)}")
             # the rule as data: a client with no interpreter field says its own fix (the panel's form)
             raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
                                   details={"rule": NOT_EXECUTABLE_RULE} if executable else None)
@@ -997,6 +1005,7 @@ class JobsService:
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
+        with_planned_limit(data, job, self._time_limits())  # newuser28 N8: of its spec (the row's version)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         with_plan(data, plan)
@@ -1014,6 +1023,15 @@ class JobsService:
             self._rows.clear()
         self._rows[(job.id, mine, caller.admin)] = (shape, reason, row)
         return row
+
+    def _holding_gpus(self, team: str) -> builtins.list[Job]:
+        """``team``'s jobs holding GPUs now (admitted or running), as stored."""
+        records = self.ctx.store.list_jobs(states=[JobState.ADMITTED, JobState.RUNNING], team=team)
+        return [record.job for record in records]
+
+    def _time_limits(self) -> tuple[TimeLimitRule, ...]:
+        """The engine's time-limit rules (``c.SchedApp.time_limits``; none when its profile has none)."""
+        return tuple(getattr(self.ctx.engine.profile, "time_limits", ()) or ())
 
     def _idle_release(self, job: Job, row: dict[str, Any]) -> None:
         """``idle_release`` on a lease holding GPUs: what this server's idle policy does to it when
@@ -1087,6 +1105,7 @@ class JobsService:
                                 hint=f"list yours with GET {kind.value}s")
         live = self.ctx.live(record.job)
         data = job_to_dict(live, simulated=self.ctx.simulated())
+        with_planned_limit(data, live, self._time_limits())  # newuser28 N8 / verify28 V9
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan_of(self.ctx, live))
@@ -1231,6 +1250,7 @@ class JobsService:
                 data["message"] = serving
             data["reason"] = _without_own_blockers(data.get("reason"))
             data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
+        with_planned_limit(data, job, self._time_limits())  # as public as time_limit_s (newuser28 N8)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan)
@@ -1336,7 +1356,7 @@ class JobsService:
         record = self.ctx.visible(caller, job_id, request="update job")
         if not caller.admin:  # each change is an audit row and a full cycle: the submit bucket (red27 R2)
             self.ctx.admission.limit_rate(caller, request="update job", doing="changing jobs")
-        rules = tuple(getattr(self.ctx.engine.profile, "time_limits", ()) or ())
+        rules = self._time_limits()
         quotas = self._quota_set()
 
         def refuse(err: SchedError) -> None:

@@ -26,8 +26,8 @@ from . import schema
 from .codec import parse_ts, ts
 from .store import StoreTx
 
-__all__ = ["BACKWARDS_TOLERANCE", "JUMP_MIN", "JUMP_RATE", "StoredProgress", "completes", "contradiction",
-           "fresh_progress", "read_progress", "record_progress", "record_report"]
+__all__ = ["BACKWARDS_TOLERANCE", "JUMP_MIN", "JUMP_RATE", "StoredProgress", "check_progress_row", "completes",
+           "contradiction", "fresh_progress", "read_progress", "record_progress", "record_report"]
 
 _P = schema.job_progress
 _CHUNK = 500  # ids per IN (...) (SQLite's bound on parameters is far above; keeps statements small)
@@ -53,6 +53,40 @@ class StoredProgress:
     report: ProgressReport
     ignored: str = ""
     """Why this run's reports are not read for ETAs ("": they are): :func:`contradiction`."""
+
+
+_NUMBERS = ("done", "total", "ran_s", "fit_n", "fit_t", "fit_f", "fit_tt", "fit_tf")
+
+
+def check_progress_row(row: Mapping[Any, Any]) -> str | None:
+    """What makes a ``job_progress`` row unusable, or None when it is sound: both timestamps readable; every
+    number a finite number (NaN or an infinity — SQLite keeps 9e999 as one, PostgreSQL keeps 'NaN' — would
+    reach the job's answers as ``NaN``, which is not JSON: s29); ``total`` above 0, the others not negative."""
+    where = f"progress row of job {row['job_id']}"
+    for column in ("reported_at", "run_started_at"):
+        raw = row[column]
+        try:
+            parsed = parse_ts(raw) if isinstance(raw, str) else None
+        except Exception:  # any parse failure (ValidationError, ValueError): the finding
+            parsed = None
+        if parsed is None:
+            return f"{where}: {column} {raw!r} is not a timestamp"
+    for column in _NUMBERS:
+        value = row[column]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{where}: {column} {value!r} is not a finite number"
+        if value < 0 or (column == "total" and value <= 0):
+            return f"{where}: {column} {value!r} must be {'above 0' if column == 'total' else '0 or more'}"
+    return None
+
+
+def _sound(tx: StoreTx, row: Mapping[Any, Any]) -> bool:
+    """Whether ``row`` reads; a row that does not is quarantined (named; ``jupyter-sched doctor`` lists it) and
+    left out: the job shows no progress, its ETA is not projected from it."""
+    problem = check_progress_row(row)
+    if problem is not None:
+        tx._skip("job_progress", row, "job_id", problem)
+    return problem is None
 
 
 def _from_row(row: Mapping[Any, Any]) -> StoredProgress:
@@ -148,7 +182,7 @@ def record_report(tx: StoreTx, job_id: str, *, run_started_at: datetime, at: dat
         after it); the reason is "" unless this very report got the run ignored.
     """
     row = tx.conn.execute(sa.select(_P).where(_P.c.job_id == job_id).with_for_update()).mappings().first()
-    old = _from_row(row) if row is not None else None
+    old = _from_row(row) if row is not None and _sound(tx, row) else None  # a bad row: this report replaces it
     same_run = old is not None and old.run_started_at == run_started_at
     ran_s = max((at - run_started_at).total_seconds(), 0.0)
     carried = old.ignored if old is not None and same_run else ""
@@ -197,7 +231,8 @@ def read_progress(tx: StoreTx, job_ids: Iterable[str]) -> dict[str, StoredProgre
     out: dict[str, StoredProgress] = {}
     for i in range(0, len(ids), _CHUNK):
         for row in tx.conn.execute(sa.select(_P).where(_P.c.job_id.in_(ids[i:i + _CHUNK]))).mappings():
-            out[str(row["job_id"])] = _from_row(row)
+            if _sound(tx, row):
+                out[str(row["job_id"])] = _from_row(row)
     return out
 
 
@@ -207,4 +242,4 @@ def fresh_progress(tx: StoreTx, since: datetime) -> dict[str, StoredProgress]:
     reports are ignored (``ignored``: they contradict themselves)."""
     rows = tx.conn.execute(sa.select(_P).where(_P.c.reported_at >= ts(since),
                                                sa.or_(_P.c.ignored.is_(None), _P.c.ignored == ""))).mappings()
-    return {str(row["job_id"]): _from_row(row) for row in rows}
+    return {str(row["job_id"]): _from_row(row) for row in rows if _sound(tx, row)}

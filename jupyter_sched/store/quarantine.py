@@ -33,10 +33,12 @@ from .codec import parse_ts
 __all__ = ["QUARANTINE_TABLES", "Quarantined", "attach_warnings", "check_rollup_row", "check_usage_row",
            "row_attributes", "sound_usage_sql"]
 
-QUARANTINE_TABLES = ("jobs", "usage", "gpu_rollups", "events", "quotas", "budgets", "team_policies")
+QUARANTINE_TABLES = ("jobs", "usage", "gpu_rollups", "events", "quotas", "budgets", "team_policies", "job_progress")
 """Tables whose rows can be quarantined."""
 
 _PERCENT_COLUMNS = ("utilization_avg", "utilization_max", "activity_avg", "activity_max")
+_MEASURE_COLUMNS = ("memory_used_max_mib", "memory_total_mib", "power_avg_w", "temperature_max_c")
+"""A rollup's other readings: finite numbers (a NaN or infinity is no measurement and not JSON: s29)."""
 _ATTRIBUTES = ("job_id", "attempt", "user", "team", "gpu_uuid", "gpu_model", "kind", "node", "minute", "state",
                "actor", "action")
 
@@ -133,8 +135,9 @@ def check_rollup_row(row: Mapping[Any, Any]) -> str | None:
     """What makes a ``gpu_rollups`` row unusable, or None when it is sound.
 
     Checked: ``minute`` readable; utilization and activity (percent) within 0..100 and not
-    NaN (DCGM blank sentinels and 101 % readings are not measurements, case 009); sample count
-    not negative.
+    NaN (DCGM blank sentinels and 101 % readings are not measurements, case 009); memory, power and
+    temperature finite numbers where given (s29: an infinity reached answers as invalid JSON);
+    sample count not negative.
     """
     where = f"telemetry rollup {row['id']} (GPU {row['gpu_uuid']} minute {row['minute']})"
     problem = _timestamp(row, "minute", where, required=True)
@@ -146,6 +149,11 @@ def check_rollup_row(row: Mapping[Any, Any]) -> str | None:
             continue
         if not isinstance(value, (int, float)) or math.isnan(float(value)) or not 0.0 <= float(value) <= 100.0:
             return f"{where}: {column} {value!r} % is outside 0..100"
+    for column in _MEASURE_COLUMNS:
+        value = row.get(column)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            return f"{where}: {column} {value!r} is not a finite number"
     if int(row["samples"] or 0) < 0:
         return f"{where} has a negative sample count {row['samples']!r}"
     return None

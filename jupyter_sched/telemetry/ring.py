@@ -38,11 +38,12 @@ _VALID_CODE = rule_code("")
 
 
 def _f(value: float | None) -> float:
-    return math.nan if value is None else float(value)
+    """A reading as stored in the ring: NaN for unknown — an infinity too (no measurement, and not JSON: s29)."""
+    return math.nan if value is None or not math.isfinite(value) else float(value)
 
 
 def _opt(value: float) -> float | None:
-    return None if math.isnan(value) else float(value)
+    return None if not math.isfinite(value) else float(value)
 
 
 class RingBuffer:

@@ -321,6 +321,32 @@ NOT_NEGATIVE = DURATION_OPTIONS | {"--memory", "--mem-per-gpu", "--gpus", "--lim
 """Options whose value is never negative: ``--time-limit -5m`` is told so at once, not to join it (newuser23 N1)."""
 
 
+RELATIVE_OPTIONS = frozenset({"--time-limit"})
+"""Options of ``update`` whose value may be relative: ``-30m`` shortens, ``+1h`` lengthens (newuser29 N3)."""
+
+
+def relative_values_joined(words: Sequence[str]) -> list[str]:
+    """``words`` of an ``update`` with a relative value written apart joined to its option, as argparse
+    needs: ``["j-1", "--time-limit", "-30m"]`` -> ``["j-1", "--time-limit=-30m"]`` (newuser29 N3: the
+    README's and ``update --help``'s own ``--time-limit -30m`` was refused as negative). Only a value
+    that is a number with an optional unit after a "-" is joined (``-30m``, ``-1.5h``, ``-90``); words
+    after ``--`` are left alone."""
+    joined: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return joined + list(words[i:])
+        if word in RELATIVE_OPTIONS and i + 1 < len(words) and \
+                re.fullmatch(r"-[0-9]+(\.[0-9]+)?\s*[A-Za-z]*", words[i + 1]):
+            joined.append(f"{word}={words[i + 1]}")
+            i += 2
+            continue
+        joined.append(word)
+        i += 1
+    return joined
+
+
 def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to

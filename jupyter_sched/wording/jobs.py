@@ -20,8 +20,9 @@ from .preemption import planned_preemption_text
 from .projected import projected_end_text
 from .reasons import clock_times, render_reason, wire_time
 from .reported import progress_text
+from .time_limits import planned_limit_line
 
-__all__ = ["ended_text", "run_file_hint", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
+__all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
@@ -447,10 +448,14 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
     state = str(job.get("state"))
     if state in WAITING_STATES:
         reason = job.get("reason")
+        # the limit it is planned with and stopped at, giving none: "time limit 30m (queue default; none
+        # given)" (newuser28 N8, verify28 V9: said on no line while it pended)
+        planned = planned_limit_line(job)
         if isinstance(reason, Mapping):
-            return render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
+            line = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
                                  mine=job.get("mine") is True).line
-        return "waiting for the next scheduling cycle"
+            return f"{line} · {planned}" if planned else line
+        return "waiting for the next scheduling cycle" + (f" · {planned}" if planned else "")
     held_back = cluster_wait(job)
     if held_back:
         return held_back.rstrip(".")
@@ -1091,6 +1096,23 @@ def changed_line(job: Mapping[str, Any], now: datetime | None = None) -> str:
     who = f"{job.get('id')}" + (f" ({name})" if name and name != job.get("id") else "")
     said = "; ".join(str(line) for line in job.get("changed") or ()) or "nothing changed"
     return f"{who}: {clock_times(said, now)}"
+
+
+def searched_path_text(sent: str | None, *, hub: bool) -> str:
+    """Where a program named without a folder was looked for, for the refusal of one found in none (new user 13,
+    N10): the PATH sent with the job (``sent``: the CLI and the magics send the submitter's since newuser27 N2) —
+    ``the job runs with the PATH sent with it (/p/.venv/bin first, 7 folders) and none of its folders holds it``
+    (newuser28 n1: it said "the server's PATH, not your shell's" of the shell's own PATH); else the server's
+    (``hub``: the owner's clean environment's), ``not your shell's (env PATH sets its own)``."""
+    if sent is None:
+        return ("the job runs " + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
+                + ", not your shell's (env PATH sets its own)")
+    folders = [part for part in sent.split(":") if part]
+    if not folders:
+        return "the PATH sent with the job is empty (env PATH sets it)"
+    first = folders[0] if len(folders[0]) <= 120 else folders[0][:119] + "…"
+    count = f"{len(folders)} folders" if len(folders) != 1 else "1 folder"
+    return f"the job runs with the PATH sent with it ({first} first, {count}) and none of its folders holds it"
 
 
 def run_file_hint(name: str) -> str:

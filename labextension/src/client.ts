@@ -224,6 +224,35 @@ export interface IRequestOptions<K extends OperationId> {
 /** GET answers a {@link SchedClient} keeps for revalidation at most (least recently asked dropped first). */
 export const REVALIDATED_ANSWERS = 64;
 
+/**
+ * Pages {@link SchedClient.requestAll} reads at most (100 rows each by default: 10,000 rows); a
+ * list longer than that is answered with what was read, as the CLI bounds its own paging.
+ */
+export const MAX_PAGES = 100;
+
+/**
+ * The cursor of an RFC 8288 `Link: <definitions?limit=100&cursor=…>; rel="next"` header (the
+ * server's paging of `GET jobs`, `leases`, `queue` and `definitions`); null when there is no next page.
+ */
+export function nextCursor(link: string | null | undefined): string | null {
+  for (const part of (link ?? '').split(',')) {
+    const match = /<([^>]*)>\s*;(?:[^;]*;)*\s*rel="?next"?/i.exec(part);
+    if (match) {
+      const search = match[1].includes('?') ? match[1].slice(match[1].indexOf('?') + 1) : '';
+      const cursor = new URLSearchParams(search).get('cursor');
+      if (cursor) {
+        return cursor;
+      }
+    }
+  }
+  return null;
+}
+
+/** Operations answered with a list that a `Link: rel="next"` header pages (`cursor` in their query). */
+type PagedOperation = {
+  [K in OperationId]: Answer<K> extends unknown[] ? (QueryParams<K> extends { cursor?: unknown } ? K : never) : never;
+}[OperationId];
+
 /** Typed client of the scheduler REST API. */
 export class SchedClient {
   constructor(readonly transport: Transport) {}
@@ -235,7 +264,7 @@ export class SchedClient {
    * unchanged; the server then writes no body). The ETag is the SHA-1 of the body the server
    * would send this caller, so a 304 means exactly that body.
    */
-  private readonly _validated = new Map<string, { etag: string; text: string }>();
+  private readonly _validated = new Map<string, { etag: string; text: string; link: string | null }>();
 
   /** When the server last answered a request of this client (any status); null: not yet. */
   private _lastAnswerAt: Date | null = null;
@@ -248,6 +277,32 @@ export class SchedClient {
    * network failure.
    */
   async request<K extends OperationId>(op: K, options: IRequestOptions<K> = {}): Promise<Answer<K>> {
+    return (await this.send(op, options)).answer;
+  }
+
+  /**
+   * Every page of a paged list (`GET definitions`, `jobs`, `leases`, `queue`): `op` with `options`,
+   * then again with the `cursor` of each answer's `Link: rel="next"` header, the rows joined in the
+   * server's order; at most {@link MAX_PAGES} pages (red28 R6 paged `GET definitions` at 100 rows:
+   * the panel read the first page only). Throws as {@link request} does, for any page.
+   */
+  async requestAll<K extends PagedOperation>(op: K, options: IRequestOptions<K> = {}): Promise<Answer<K>> {
+    const rows: unknown[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const ask = cursor === null ? options : { ...options, query: { ...(options.query ?? {}), cursor } as unknown as QueryParams<K> };
+      const { answer, link } = await this.send(op, ask);
+      rows.push(...((Array.isArray(answer) ? answer : []) as unknown[]));
+      cursor = nextCursor(link);
+      if (cursor === null) {
+        break;
+      }
+    }
+    return rows as Answer<K>;
+  }
+
+  /** {@link request}, with the answer's `Link` header (null: none). */
+  private async send<K extends OperationId>(op: K, options: IRequestOptions<K>): Promise<{ answer: Answer<K>; link: string | null }> {
     const route: IRoute = ROUTES[op];
     const path = `${API_ROOT}/${fillPath(route.path, options.path as Record<string, string> | undefined)}${query(
       options.query as Record<string, QueryValue> | undefined
@@ -286,7 +341,8 @@ export class SchedClient {
     }
     if (response.ok || (response.status === 304 && kept)) {
       // the document is the contract for this shape (schema.ts is generated from it)
-      return payload as Answer<K>;
+      const link = response.status === 304 && kept ? kept.link : (response.headers?.get('Link') ?? null);
+      return { answer: payload as Answer<K>, link };
     }
     const error = errorBodyOf(payload);
     if (response.status === 404 && !error) {
@@ -306,10 +362,13 @@ export class SchedClient {
 
   /** Keep (or forget) the answer of a GET of `path` for the next one's `If-None-Match`. */
   private _keep(path: string, response: Response, text: string): void {
-    const etag = response.status === 304 ? this._validated.get(path)?.etag : response.headers?.get('ETag');
+    const before = this._validated.get(path);
+    const etag = response.status === 304 ? before?.etag : response.headers?.get('ETag');
+    // a 304 carries no Link: the kept answer's is still its next page
+    const link = response.status === 304 ? (before?.link ?? null) : (response.headers?.get('Link') ?? null);
     this._validated.delete(path);
     if (etag && (response.ok || response.status === 304)) {
-      this._validated.set(path, { etag, text });
+      this._validated.set(path, { etag, text, link });
       if (this._validated.size > REVALIDATED_ANSWERS) {
         this._validated.delete(this._validated.keys().next().value as string);
       }

@@ -287,7 +287,8 @@ export class DefinitionsView extends Widget {
     }
     this.loading = (async () => {
       try {
-        this.definitions = await this.model.client.request('listDefinitions');
+        // every page: GET definitions answers 100 a page, the next behind its Link header (red28 R6)
+        this.definitions = await this.model.client.requestAll('listDefinitions');
         for (const id of this.expanded) {
           this.runs.set(id, await this.model.client.request('listDefinitionRuns', { path: { definition_id: id }, query: { limit: 20 } }));
         }

@@ -166,6 +166,16 @@ export function drainLine(job: Pick<Job, 'state' | 'drain'>): string {
   return job.drain && ACTIVE_STATES.has(job.state) && !isWaiting(job.state) ? job.drain.text : '';
 }
 
+/**
+ * The time limit a waiting job that gave none is planned with and stopped at (newuser28 N8, verify28 V9): the
+ * answer's `planned_time_limit.text`, the server's one phrase (jupyter_sched.wording.time_limits.planned_limit_text)
+ * as the CLI's `status`/`queue`/`jobs` and the magics say it: `time limit 30m (queue default; none given)`.
+ * "" for a job that gave a limit, or holds GPUs, or ended.
+ */
+export function plannedLimitLine(job: Pick<Job, 'state' | 'time_limit_s' | 'planned_time_limit'>): string {
+  return job.planned_time_limit && isWaiting(job.state) && job.time_limit_s == null ? job.planned_time_limit.text : '';
+}
+
 /** True when its node's drain stops it before its time limit ends: its "ends by" is not said (jupyter_sched.wording.jobs._drain_first). */
 function drainFirst(job: Pick<Job, 'state' | 'drain' | 'started_at' | 'time_limit_s'>): boolean {
   if (!drainLine(job) || !job.drain) {

@@ -38,7 +38,7 @@ import { resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
-import { type Job } from './types';
+import { holdAction, type Job } from './types';
 
 export * from './tokens';
 export { CommandIDs } from './commandids';
@@ -369,7 +369,12 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         return job?.held ? trans.__('Release Job') : trans.__('Hold Job');
       },
       caption: trans.__('Hold a pending job (it stays queued but never starts), or release it (hubadmin25 B18)'),
-      isEnabled: args => !!jobIdFrom(app, args),
+      isEnabled: args => {
+        const id = jobIdFrom(app, args);
+        const job = id ? model.find(id) : undefined;
+        // an admin's hold: only an admin releases it (newuser28 N5)
+        return !!id && (!job || holdAction(job, !!model.me?.is_admin) !== null);
+      },
       execute: async args => {
         const id = jobIdFrom(app, args);
         if (!id) {

@@ -110,7 +110,10 @@ export const DESCRIBED_BY: ReadonlyArray<readonly [string, string]> = [
   // a GPU unhealthy under one run (hubadmin24 B14): its next start is on healthy GPUs
   ['unhealthy_gpus', 'started_at'],
   // its node's drain is of one run (hubadmin26 B1): requeued, its next start is on another node
-  ['drain', 'started_at']
+  ['drain', 'started_at'],
+  // the limit a job that gave none is planned with (newuser28 N8): not once it is given one or started
+  ['planned_time_limit', 'time_limit_s'],
+  ['planned_time_limit', 'started_at']
 ];
 
 export class SchedModel implements ISchedModel {
@@ -824,6 +827,7 @@ export class SchedModel implements ISchedModel {
         }
       }
     }
+    const listed = new Map<string, number>(); // GPU → the shares the job lists (newer than the inventory) hold on it
     for (const job of known) {
       if (!ACTIVE_STATES.has(job.state)) {
         continue;
@@ -831,6 +835,20 @@ export class SchedModel implements ISchedModel {
       const milli = job.allocation?.gpu_milli ?? job.resources?.gpu_milli ?? 1000;
       for (const uuid of allocationGpus(job.allocation)) {
         put(uuid, { id: job.id, name: workName(job) || job.id, user: job.user, kind: job.kind, milli });
+        listed.set(uuid, (listed.get(uuid) ?? 0) + milli);
+      }
+    }
+    // a GPU holds at most one whole GPU of work: where the jobs listed live fill it, a holder only the inventory
+    // names is the one that just ended there — its answer polled before the end (newuser28 n10: during quick
+    // turnover the card named the ended job, by id, beside its successor on one whole GPU)
+    for (const [uuid, held] of byGpu) {
+      const live = listed.get(uuid) ?? 0;
+      let total = [...held.values()].reduce((sum, h) => sum + h.milli, 0);
+      for (const id of [...held.keys()]) {
+        if (total > 1000 && live > 0 && !known.some(j => j.id === id)) {
+          total -= held.get(id)?.milli ?? 0;
+          held.delete(id);
+        }
       }
     }
     const out = new Map<string, IHolder>();

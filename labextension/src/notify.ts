@@ -6,7 +6,10 @@
  * Bursts fold (new user 22, N7: one `cancel --mine` of 299 pending jobs put 299 toasts up, each
  * with an "Open logs" that opened nothing): like news within a minute shares one toast
  * ({@link ToastFolder}: "12 jobs failed: a, b, c and 9 more"); my own cancel says nothing for one
- * job and one summary for many ("299 of your pending jobs were cancelled (by you, 05:18 UTC)");
+ * job and one summary for many ("299 of your pending jobs were cancelled (by you, 05:18 UTC)"). A
+ * bulk cancel's number is the server's (its `{user, cancelled, by, pending}` event), never a count
+ * of the ends this page happened to see (s29: "57 of your pending jobs" for 60 under load: three
+ * were new to the page when the re-read ended them, so no end was seen);
  * only a toast that needs action (an idle warning with Keep alive) stays until dismissed, the rest
  * close after {@link NEWS_MS} or {@link ALERT_MS} (the bell keeps them all).
  */
@@ -37,6 +40,11 @@ interface INotice {
   at: number;
   /** It was waiting (pending or preempted) when it ended. */
   waiting?: boolean;
+  /**
+   * How many jobs it stands for in its group's number (default 1): a bulk cancel's summary says the
+   * server's count; each of its jobs' ends, already in that count, adds 0 (and its name).
+   */
+  count?: number;
   /** An idle warning's event data. */
   idle?: Record<string, unknown>;
 }
@@ -57,7 +65,13 @@ export class SchedNotifier {
    * A bulk cancel of more than the server's per-job events (`{user, cancelled: n, by}`): the
    * re-read that follows ends n of my jobs with no event each, and they are that cancel's.
    */
-  private bulk: { by: string; left: number; at: number } | null = null;
+  private bulk: { by: string; left: number; at: number; key: string } | null = null;
+  /**
+   * My cancelled jobs whose end no event explained (no `cancelled_by`, no stop), kept for
+   * {@link BURST_MS}: a bulk cancel's summary event that arrives after the re-read that ended them
+   * claims them (their toast then says only the summary).
+   */
+  private unexplained: { notice: INotice; key: string }[] = [];
 
   constructor(
     private readonly model: ISchedModel,
@@ -121,48 +135,94 @@ export class SchedNotifier {
       id: job.id, name: job.name, ran: ranOnce(job) || ACTIVE_STATES.has(previous.state), lease: false, at: Date.now(), waiting: previous.state === 'pending' || previous.state === 'preempted',
       text: trans.__('%1 %2', job.name, stateLabel(job.state, trans).toLowerCase()) + (how ? `: ${how}` : '')
     };
-    const by = job.state === 'cancelled' ? this.canceller(previous, job) : null;
-    if (by !== null && by === this.model.me?.user) {
-      // what I did a moment ago: nothing for one, one summary for many (new user 22, N7)
-      this.toasts.add('cancel:self', notice, items => this.ownCancels(items));
-      return;
+    const { by, inBulk } = job.state === 'cancelled' ? this.canceller(previous, job) : { by: null, inBulk: false };
+    if (inBulk) {
+      notice.count = 0; // the bulk cancel's summary counted it
     }
-    const key = job.state === 'cancelled' ? `cancel:by:${by ?? ''}` : `ended:${job.state}`;
-    this.toasts.add(key, notice, items => this.ended(job.state, by, items));
+    const key = this.cancelKey(job.state, by);
+    if (job.state === 'cancelled' && by === null) {
+      const now = Date.now();
+      this.unexplained = [...this.unexplained.filter(u => now - u.notice.at <= BURST_MS), { notice, key }];
+    }
+    this.toasts.add(key, notice, this.render(job.state, by));
+  }
+
+  /** The toast group of an end in `state` (cancelled `by`: mine, another's, unsaid). */
+  private cancelKey(state: string, by: string | null): string {
+    if (state !== 'cancelled') {
+      return `ended:${state}`;
+    }
+    // what I did a moment ago: nothing for one, one summary for many (new user 22, N7)
+    return by !== null && by === this.model.me?.user ? 'cancel:self' : `cancel:by:${by ?? ''}`;
+  }
+
+  /** The render of {@link cancelKey}'s group. */
+  private render(state: string, by: string | null): (items: readonly INotice[]) => IToast | null {
+    if (state === 'cancelled' && by !== null && by === this.model.me?.user) {
+      return items => this.ownCancels(items);
+    }
+    return items => this.ended(state, by, items);
   }
 
   /**
-   * Who cancelled `job` (which has just ended cancelled): the cancel's own event says it
-   * (`cancelled_by`), else the stop it was in the grace of (`stop_requested.by`), else a bulk
-   * cancel's summary event just before the re-read; null when nothing says.
+   * A bulk cancel of more than the server's per-job events (`{user, cancelled: n, by, pending}`):
+   * its summary says n at once, the server's number; the ends the re-read then brings (or brought
+   * already: {@link unexplained}) join it without changing it.
    */
-  private canceller(previous: Job, job: Job): string | null {
+  private bulkCancel(by: string, n: number, pending: number | null): void {
+    const key = this.cancelKey('cancelled', by);
+    const now = Date.now();
+    this.bulk = { by, left: n, at: now, key };
+    if (!this.notifyCompletion) {
+      return;
+    }
+    const all = pending !== null && pending >= n; // each was taken off the queue before it ever ran
+    const summary: INotice = { id: `bulk-cancel:${by}:${now}`, name: '', text: '', ran: !all, lease: false, at: now, waiting: all, count: n };
+    this.toasts.add(key, summary, this.render('cancelled', by));
+    // ends a re-read brought before this event, with no cause said: this cancel's
+    const claimed = this.unexplained.filter(u => now - u.notice.at <= BURST_MS).slice(0, n);
+    this.unexplained = this.unexplained.filter(u => !claimed.includes(u));
+    for (const { notice } of claimed) {
+      this.toasts.remove(notice.id);
+      this.bulk.left -= 1;
+      this.toasts.add(key, { ...notice, count: 0 }, this.render('cancelled', by));
+    }
+  }
+
+  /**
+   * Who cancelled `job` (which has just ended cancelled), and whether it is one of a bulk cancel's
+   * (its summary counted it): the cancel's own event says who (`cancelled_by`); else the stop it was
+   * in the grace of (`stop_requested.by`) — a bulk cancel's, however long its grace, while that
+   * cancel has jobs left to end; else a bulk cancel's summary event just before the re-read; null
+   * when nothing says.
+   */
+  private canceller(previous: Job, job: Job): { by: string | null; inBulk: boolean } {
     const said = (job as { cancelled_by?: unknown }).cancelled_by;
     if (typeof said === 'string' && said) {
-      return said;
+      return { by: said, inBulk: false };
     }
     const stop = previous.stop_requested;
-    if (stop?.intent === 'cancel' && stop.by) {
-      return stop.by;
-    }
+    const stopBy = stop?.intent === 'cancel' && stop.by ? stop.by : null;
     const bulk = this.bulk;
-    if (bulk && bulk.left > 0 && Date.now() - bulk.at <= BURST_MS) {
+    if (bulk && bulk.left > 0 && (stopBy !== null ? stopBy === bulk.by : Date.now() - bulk.at <= BURST_MS)) {
       bulk.left -= 1;
-      return bulk.by;
+      return { by: bulk.by, inBulk: true };
     }
-    return null;
+    return { by: stopBy, inBulk: false };
   }
 
   /** My own cancels: no toast for one; for many, one that says how many and when (new user 22, N7). */
   private ownCancels(items: readonly INotice[]): IToast | null {
-    if (items.length < 2) {
+    const n = total(items);
+    if (n < 2) {
       return null;
     }
     const { trans } = this;
-    const at = clockUTC(new Date(items[0].at).toISOString());
-    const message = items.every(i => i.waiting && !i.ran)
-      ? trans.__('%1 of your pending jobs were cancelled (by you, %2).', items.length, at)
-      : trans.__('%1 of your jobs were cancelled (by you, %2).', items.length, at);
+    const counted = items.filter(i => (i.count ?? 1) > 0);
+    const at = clockUTC(new Date(counted[0].at).toISOString());
+    const message = counted.every(i => i.waiting && !i.ran)
+      ? trans.__('%1 of your pending jobs were cancelled (by you, %2).', n, at)
+      : trans.__('%1 of your jobs were cancelled (by you, %2).', n, at);
     return { type: 'info', message, autoClose: NEWS_MS, actions: [] };
   }
 
@@ -171,25 +231,36 @@ export class SchedNotifier {
    * its own words, with "Open logs" when it ran; many say how many and their first names
    * ("12 jobs failed: a, b, c and 9 more"; My work lists them all).
    */
-  private ended(state: string, by: string | null, items: readonly INotice[]): IToast {
+  private ended(state: string, by: string | null, items: readonly INotice[]): IToast | null {
     const { trans } = this;
     const ok = state === 'succeeded';
     const type = ok ? 'success' : 'warning';
     const autoClose = ok ? NEWS_MS : ALERT_MS;
-    if (items.length === 1) {
-      const [one] = items;
+    const n = total(items);
+    const counted = items.filter(i => (i.count ?? 1) > 0);
+    if (n === 0) {
+      return null; // only ends a bulk cancel's summary (an earlier toast) already said
+    }
+    if (n === 1 && counted.length === 1 && counted[0].name) {
+      const [one] = counted;
       return { type, message: one.text, autoClose, actions: one.ran ? [this.openLogs(one.id)] : [] };
     }
-    const names = namesList(items.map(i => i.name), (shown, rest) => trans.__('%1 and %2 more', shown, rest));
-    const n = items.length;
+    // a bulk cancel's summary has no name: the names are its jobs' that this page saw end, the rest "more"
+    const named = items.map(i => i.name).filter(Boolean);
+    const first = named.slice(0, 3);
+    const names = first.length < n ? trans.__('%1 and %2 more', first.join(', '), n - first.length) : first.join(', ');
     let message: string;
     if (ok) {
       message = trans._n('%1 job succeeded: %2', '%1 jobs succeeded: %2', n, names);
     } else if (state === 'cancelled') {
-      const at = clockUTC(new Date(items[0].at).toISOString());
-      message = by
-        ? trans.__('%1 of your jobs were cancelled by %2 (%3): %4', n, by, at, names)
-        : trans.__('%1 of your jobs were cancelled (%2): %3', n, at, names);
+      const at = clockUTC(new Date(counted[0].at).toISOString());
+      if (!first.length) {
+        message = by ? trans.__('%1 of your jobs were cancelled by %2 (%3).', n, by, at) : trans.__('%1 of your jobs were cancelled (%2).', n, at);
+      } else {
+        message = by
+          ? trans.__('%1 of your jobs were cancelled by %2 (%3): %4', n, by, at, names)
+          : trans.__('%1 of your jobs were cancelled (%2): %3', n, at, names);
+      }
     } else {
       message = trans.__('%1 jobs %2: %3', n, stateLabel(state, trans).toLowerCase(), names);
     }
@@ -201,7 +272,7 @@ export class SchedNotifier {
     if (event.type === 'job' && typeof data.cancelled === 'number' && typeof data.by === 'string' && !('id' in data)) {
       // a bulk cancel's one event per owner (cancelling.PER_JOB_EVENTS): its jobs end in the re-read
       if (typeof data.user !== 'string' || this.model.isMine({ user: data.user })) {
-        this.bulk = { by: data.by, left: data.cancelled, at: Date.now() };
+        this.bulkCancel(data.by, data.cancelled, typeof data.pending === 'number' ? data.pending : null);
       }
     } else if (event.type === 'idle_warning') {
       this.idle(data);
@@ -373,6 +444,11 @@ export function idleBurstNotice(items: readonly { name: string; data: Record<str
     texts = [trans.__('Idle GPUs: %1 are idle (%2); %3', what, names, then), trans.__('Idle GPUs: %1 are idle; %2', what, then)];
   }
   return fitToast(texts, '').trimEnd();
+}
+
+/** How many jobs `items` stand for (each {@link INotice.count}, 1 by default). */
+function total(items: readonly { count?: number }[]): number {
+  return items.reduce((sum, item) => sum + (item.count ?? 1), 0);
 }
 
 /** Characters a JupyterLab toast shows; it cuts a longer message mid-word (new user 21, N9). */

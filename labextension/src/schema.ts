@@ -1666,6 +1666,8 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
+            planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;
             script?: string | null;
             notebook?: string | null;
@@ -1845,6 +1847,8 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
+            planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;
             script?: string | null;
             notebook?: string | null;
@@ -2145,6 +2149,23 @@ export interface components {
         } & {
             [key: string]: unknown;
         }) | null;
+        /** @description The time limit a pending job that gave none is planned with and stopped at (newuser28 N8, verify28 V9). */
+        PlannedTimeLimit: {
+            /** @description the limit, in seconds */
+            seconds: number;
+            /**
+             * @description queue default: its queue's default_s (c.SchedApp.time_limits); queue max: its queue's max_s, there being no default; unlimited asked: time_limit 0, planned as unlimited but stopped at its queue's max_s once it starts
+             * @enum {string}
+             */
+            source: "queue default" | "queue max" | "unlimited asked";
+            /** @description its queue's maximum: what its owner may lengthen it to while it pends (PATCH jobs/{id} time_limit, '+10m' moves this planned limit); null for none */
+            max_s?: number | null;
+            /**
+             * @description the one phrase every surface shows on its line
+             * @example time limit 30m (queue default; none given)
+             */
+            text: string;
+        };
         /**
          * @description Running work the scheduler will preempt (or reclaim) at a known time: a waiting job's ETA is the
          *     moment this one has run the minimum runtime (new user 21, N5). The waiter is named as its own queue
@@ -2264,6 +2285,8 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
+            planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;
             script?: string | null;
             notebook?: string | null;

@@ -45,6 +45,19 @@ export function isWaiting(state: string): boolean {
   return state === 'pending' || state === 'preempted';
 }
 
+/**
+ * What the reader may do to a waiting job's hold: `hold` (not held), `release` (a hold its owner put,
+ * or any hold when the reader is an admin), or null — an admin's hold (`held.admin`), which only an
+ * admin releases (PATCH jobs/{id} answers 403: services/job_update.py). Its owner is offered what the
+ * status line offers, ask or cancel (newuser28 N5: the card offered a Release that was refused).
+ */
+export function holdAction(job: Pick<Job, 'held'>, readerIsAdmin: boolean): 'hold' | 'release' | null {
+  if (!job.held) {
+    return 'hold';
+  }
+  return job.held.admin && !readerIsAdmin ? null : 'release';
+}
+
 function num(value: unknown, fallback = 0): number {
   return typeof value === 'number' && isFinite(value) ? value : fallback;
 }

@@ -17,6 +17,7 @@ import {
   formatMiB,
   inCluster,
   endsLine,
+  plannedLimitLine,
   plannedLine,
   projectedLine,
   progressLine,
@@ -453,6 +454,18 @@ describe('new user 21, N5: the planned preemption of running work', () => {
     expect(plannedLine(makeJob({ state: 'running', preemption_planned: null }), now)).toBe('');
     expect(plannedLine(makeJob({ state: 'succeeded', preemption_planned: plan }), now)).toBe('');
     expect(plannedLine(makeJob({ state: 'running', preemption_planned: plan, stop_requested: { intent: 'preempt', text: 'stopping (preempted)' } }), now)).toBe('');
+  });
+});
+
+describe('newuser28 N8 / verify28 V9: the limit a pending job that gave none is planned with', () => {
+  const planned = { seconds: 1800, source: 'queue default' as const, max_s: 3600, text: 'time limit 30m (queue default; none given)' };
+
+  it('test_newuser28_n8_planned_limit_line: the server\'s phrase on a waiting job\'s line, nothing once it has its own', () => {
+    expect(plannedLimitLine(makeJob({ state: 'pending', time_limit_s: null, planned_time_limit: planned }))).toBe('time limit 30m (queue default; none given)');
+    expect(plannedLimitLine(makeJob({ state: 'preempted', time_limit_s: null, planned_time_limit: planned }))).toBe('time limit 30m (queue default; none given)');
+    expect(plannedLimitLine(makeJob({ state: 'pending', time_limit_s: null }))).toBe('');
+    expect(plannedLimitLine(makeJob({ state: 'pending', time_limit_s: 2400, planned_time_limit: planned }))).toBe('');
+    expect(plannedLimitLine(makeJob({ state: 'running', time_limit_s: 1800, planned_time_limit: planned }))).toBe('');
   });
 });
 

@@ -11,10 +11,12 @@ import { act } from 'react';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
+import { SchedNotifier } from '../src/notify';
 import { SchedSections } from '../src/registry';
 import { builtinSections } from '../src/sections';
 import { SchedSidebar, SidebarState } from '../src/sidebar';
 import type { ISchedSection, ISectionState, SchedResource } from '../src/tokens';
+import type { Job } from '../src/types';
 import { FakeSchedServer, settle } from './fakeserver';
 
 /** Let posted Lumino messages (update requests) and React renders run. */
@@ -25,6 +27,15 @@ export async function flush(): Promise<void> {
     MessageLoop.flush();
     await settle();
   });
+}
+
+/** The toasts' {@link SchedNotifier} on a started model whose server lists `jobs` (no commands registered). */
+export async function notifierOn(jobs: Job[]): Promise<{ server: FakeSchedServer; model: SchedModel; notifier: SchedNotifier }> {
+  const server = new FakeSchedServer();
+  server.jobs = jobs;
+  const { model } = await startedModel(server, 'jobs');
+  const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+  return { server, model, notifier };
 }
 
 /** A model on the API double, started, with `resources` read once. */

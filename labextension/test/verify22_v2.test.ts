@@ -6,15 +6,11 @@
  * event's `mine` is the reader's: the model reads it from the job's owner and who I am.
  */
 import { Notification } from '@jupyterlab/apputils';
-import { nullTranslator } from '@jupyterlab/translation';
-import { CommandRegistry } from '@lumino/commands';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { SchedNotifier } from '../src/notify';
 import { ALERT_MS } from '../src/toasts';
-import type { Job } from '../src/types';
-import { FakeSchedServer, makeJob, settle } from './fakeserver';
-import { startedModel } from './ui';
+import { makeJob, settle } from './fakeserver';
+import { notifierOn } from './ui';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -32,14 +28,6 @@ function spyWarnings(): { message: string; actions: unknown[]; autoClose: unknow
   vi.spyOn(Notification, 'update').mockImplementation(() => true);
   vi.spyOn(Notification, 'dismiss').mockImplementation(() => undefined);
   return made;
-}
-
-async function notifierOn(jobs: Job[]) {
-  const server = new FakeSchedServer();
-  server.jobs = jobs;
-  const { model } = await startedModel(server, 'jobs');
-  const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
-  return { server, model, notifier };
 }
 
 describe('verify 22, V2: a cancel by an admin toasts', () => {

@@ -130,7 +130,9 @@ def test_newuser13_n10_a_program_its_owner_cannot_run_is_refused_at_a_hub_submit
         # a path behind eve's closed home is "cannot be found or run … (a folder on its path may be closed
         # to you)" (new user 15, N1): never "does not exist", which amy cannot know
         assert error["message"].startswith(f"command: {program!r} {problem} on this server"), error
-        if "PATH" in problem:
+        if "PATH" in problem and "PATH" in body.get("env", {}):  # the PATH sent, said as such (newuser28 n1)
+            assert "the job runs with the PATH sent with it (" in error["hint"], error
+        elif "PATH" in problem:
             assert "the job runs as your account with a clean environment's PATH, not your shell's" in error["hint"], \
                 error
 

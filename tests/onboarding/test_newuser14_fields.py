@@ -6,6 +6,7 @@ and ``model.units``; the words in ``wording``."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,9 +160,12 @@ def test_newuser14_n5_a_missing_program_is_said_after_the_double_dash_with_its_f
     """N5: ``-- nosuchprogram`` was prefixed with the example "-- python train.py:" (never typed), and
     the REST hint (give its full path) was replaced by the generic "say what to run"."""
     line = _cli_line(server, tmp_path, "--gpus", "0", "--", "nosuchprogram")
+    # the CLI sends the caller's PATH (newuser27 N2): the hint names it, not "the server's" (newuser28 n1)
+    first = next(part for part in os.environ["PATH"].split(":") if part)
     assert line == ("jupyter-sched submit: --: 'nosuchprogram' is not a program on the job's PATH on this server — "
-                    "give its full path, or check the spelling: the job runs with the server's PATH, not your "
-                    "shell's (env PATH sets its own) [validation_error]"), line
+                    f"give its full path, or check the spelling: the job runs with the PATH sent with it ({first} "
+                    f"first, {len([p for p in os.environ['PATH'].split(':') if p])} folders) and none of its folders "
+                    "holds it [validation_error]"), line
     assert "python train.py" not in line
 
 

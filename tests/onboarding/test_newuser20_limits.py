@@ -35,10 +35,12 @@ def _services(root: Path, profile: SchedulingProfile | None = None) -> Services:
     ({}, (), [NO_LIMIT_WARNING]),
     ({"time_limit": 0}, (), [UNLIMITED_WARNING]),
     ({"time_limit": "0"}, (TimeLimitRule(default_s=600),), [UNLIMITED_WARNING]),
-    ({}, (TimeLimitRule(default_s=600),), []),
+    # newuser28 N8: it is stopped at the default, so that is said (it was given silently)
+    ({}, (TimeLimitRule(default_s=600),), ["no time limit given: team default's queue default 10m applies (it is "
+                                           "stopped there); give a time limit for longer"]),
     ({"time_limit": "2h"}, (), []),
 ], ids=["left out, no default: the no-limit note", "0: the unlimited note", "0 beside a default: still unlimited",
-        "left out with a queue default: it gets the default, no note", "a limit given: no note"])
+        "left out with a queue default: it gets the default, said", "a limit given: no note"])
 def test_newuser20_n23_no_time_limit_is_said_the_same_given_as_0_or_left_out(
         tmp_path: Path, body: dict[str, Any], rules: tuple[TimeLimitRule, ...], want: list[str]) -> None:
     services = _services(tmp_path, SchedulingProfile(time_limits=rules))

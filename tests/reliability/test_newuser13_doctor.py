@@ -84,7 +84,7 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
     assert lines[:2] == [
         f"store: sqlite:///{path} ($JUPYTER_SCHED_DB_URL_FILE ({url_file}))",
         "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events, 0 of quotas, "
-        "0 of budgets, 0 of team_policies)"], run.stdout
+        "0 of budgets, 0 of team_policies, 0 of job_progress)"], run.stdout
     assert lines.pop(2) == "no usage rows overlap on a GPU", run.stdout  # hubadmin25 B7
     # and how local jobs are isolated on this host (red team 15, R1): a devices cgroup, or environment only
     assert len(lines) == 4 and lines[2].startswith("isolation: local jobs: GPUs fenced by "), run.stdout

@@ -159,3 +159,33 @@ def test_newuser28_n6_running_jobs_caps_never_cut_finished_logs_to_make_room_the
     tight = LogBudget(700 << 10, 512 << 10)
     assert tight.launch("", folder, None, running, 2 << 20, job_id="j-new2") == min(FLOOR_BYTES, 512 << 10)
     assert (folder / "j-0" / "output.log").read_bytes().startswith(CUT.encode())
+
+
+def test_newuser29_n1_no_number_of_running_jobs_cuts_finished_logs_their_bytes_do_not_fill(tmp_path: Path) -> None:
+    """newuser29 N1: newuser28 N6's fix moved the fault one job earlier — with 3 jobs running (3 of a 4-GiB total
+    in caps, 1 GiB left = a whole cap) a launch still counted the caps as bytes and cut every finished log to
+    nothing, while all the account's logs were a few KB. With 0 to 5 running, no finished log is cut; the new
+    job's cap is what the caps leave (at least the floor); real bytes past the total still cut the oldest."""
+    folder = tmp_path / "jobs"
+    for n in range(8):
+        (folder / f"j-{n}").mkdir(parents=True)
+        (folder / f"j-{n}" / "output.log").write_bytes(b"epoch 1 val_acc 0.5 checkpoint saved\n" * 60)  # ~2 KiB
+        os.utime(folder / f"j-{n}" / "output.log", (1000 + n, 1000 + n))
+    for k in range(6):  # j-2 … j-(1+k) run; the other logs are finished ones
+        finished = (8 - k) * 37 * 60
+        running = {f"j-{n}" for n in range(2, 2 + k)}
+        budget = LogBudget(4 << 30, 1 << 30)
+        cap = budget.launch("", folder, None, running, k << 30, job_id=f"j-new{k}")
+        assert cap == max(FLOOR_BYTES, min(1 << 30, (4 << 30) - (k << 30) - finished)), (k, cap)
+        for job in ("j-0", "j-1"):
+            data = (folder / job / "output.log").read_bytes()
+            assert not data.startswith(CUT.encode()) and len(data) == 37 * 60, (k, job, data[:120])
+    # bytes really written do count: a running job that wrote 1 MiB of a 3-MiB total, two finished ~1 MiB logs
+    # and a whole 1-MiB cap for the new job do not fit: the oldest finished log is cut to its tail, not the newer
+    (folder / "j-2" / "output.log").write_bytes(b"x" * 63 + b"\n" * 1 + b"y" * (MIB - 64))
+    for job in ("j-0", "j-1"):
+        (folder / job / "output.log").write_bytes(b"z" * 63 + b"\n" + b"w" * (600 << 10))
+    tight = LogBudget(3 * MIB, MIB)
+    assert tight.launch("", folder, None, {"j-2"}, MIB, job_id="j-new") == MIB
+    assert (folder / "j-0" / "output.log").read_bytes().startswith(CUT.encode())
+    assert not (folder / "j-1" / "output.log").read_bytes().startswith(CUT.encode())

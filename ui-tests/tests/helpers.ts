@@ -10,9 +10,30 @@ import * as path from 'path';
 
 export const PANEL_ID = 'jupyter-sched-panel';
 
+/**
+ * Make the left or right sidebar's tab `id` the current one, idempotently: once JupyterLab has
+ * restored its layout (`app.restored`: a fresh layout then shows the file browser, a restored one
+ * the tab it was left on), `shell.activateById` — never a click on the tab. Galata's
+ * `sidebar.openTab` checks whether the tab is current, then CLICKS it; when the layout restorer
+ * opened it between the check and the click, the click TOGGLED it closed and the wait for it timed
+ * out (CI on 072684ca: panel.spec "a job submitted from the form…", toasts.spec before it).
+ * Activated again until it is current (anything activating another tab meanwhile loses).
+ */
+export async function activateSidebarTab(page: Page, id: string): Promise<void> {
+  const tab = page.locator(`.lm-TabBar.jp-SideBar .lm-TabBar-content li.lm-TabBar-tab[data-id="${id}"]`);
+  await expect(async () => {
+    await page.evaluate(async widget => {
+      const app = (window as any).jupyterapp;
+      await app.restored;
+      app.shell.activateById(widget);
+    }, id);
+    await expect(tab).toHaveClass(/lm-mod-current/, { timeout: 2000 });
+  }).toPass({ timeout: 30000 });
+}
+
 /** Open the GPUs sidebar at 300 px (the narrowest width the panel promises to handle). */
 export async function openPanel(page: IJupyterLabPageFixture): Promise<Locator> {
-  await page.sidebar.openTab(PANEL_ID);
+  await activateSidebarTab(page, PANEL_ID);
   await page.sidebar.setWidth(300, 'left');
   const panel = page.locator(`#${PANEL_ID}`);
   await expect(panel.locator('.jp-sched-section-inventory')).toBeAttached();

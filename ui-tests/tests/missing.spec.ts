@@ -6,7 +6,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { PANEL_ID, shoot } from './helpers';
+import { activateSidebarTab, PANEL_ID, shoot } from './helpers';
 
 test.use({ autoGoto: false });
 
@@ -15,7 +15,7 @@ test('without the server extension the panel shows "server extension not enabled
     route.fulfill({ status: 404, contentType: 'text/html', body: '<html><title>404: Not Found</title><body><h1>404 : Not Found</h1></body></html>' })
   );
   await page.goto();
-  await page.sidebar.openTab(PANEL_ID);
+  await activateSidebarTab(page, PANEL_ID);
   const panel = page.locator(`#${PANEL_ID}`);
   const missing = panel.locator('.jp-sched-missing');
   await expect(missing).toContainText('Server extension not enabled');

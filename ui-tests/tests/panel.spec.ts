@@ -8,7 +8,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { api, cancelAll, collapse, myRow, only, openPanel, section, submitForm, title, upload } from './helpers';
+import { activateSidebarTab, api, cancelAll, collapse, myRow, only, openPanel, section, submitForm, title, upload } from './helpers';
 
 // The job holds its GPU until the test has seen it running and uploads ui_steps.go (at most 60 s):
 // a job that ended on its own after a few seconds could finish between two updates of a slow page,
@@ -226,7 +226,7 @@ test('admin: the quota editor and the idle-policy editor save through the API, w
 test('"Run on GPUs" from the file browser menu and the notebook toolbar (declared in settings) fills the Submit form', async ({ page, tmpPath }) => {
   await upload(page, `${tmpPath}/menu_job.py`, STEPS_SCRIPT);
   const panel = await openPanel(page);
-  await page.sidebar.openTab('filebrowser');
+  await activateSidebarTab(page, 'filebrowser');
   await page.filebrowser.refresh();
   await page.locator('.jp-DirListing-item', { hasText: 'menu_job.py' }).click({ button: 'right' });
   await page.locator('.lm-Menu-item', { hasText: 'Run on GPUs…' }).click();
@@ -261,7 +261,7 @@ test('an idle lease raises a warning with a keep-alive action; the status bar sh
     .toBe('idle');
   const status = page.locator('.jp-sched-statusbar-button');
   await expect(status).toHaveText('No GPU');
-  await page.sidebar.openTab('jupyter-sched-panel');
+  await activateSidebarTab(page, 'jupyter-sched-panel');
   const lease = await api(request, 'POST', 'leases', { gpus: 1, name: 'ui-idle-lease', kernel_id: kernelId });
   expect(lease.kind).toBe('lease');
   await expect(myRow(panel, 'ui-idle-lease')).toHaveAttribute('data-state', 'running');

@@ -16,6 +16,7 @@ range or an example from the field's ``examples``.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -26,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ValidationError, json_kind, shown
 from ...textsafe import escaped_controls
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestModel", "ResponseModel", "dump_all",
            "dump_set", "parse", "request_error", "wire_json"]
@@ -52,14 +55,42 @@ def wire_json(answer: Any) -> bytes:
     An answer whose ``to_wire`` is :func:`dump_all` or :func:`dump_set` is serialised by
     pydantic-core straight from the model (issue 17: building the Python value and then
     ``json.dumps`` of a 50-job page was a third of a polled request's CPU); any other is
-    ``json.dumps(to_wire())``. Both give the same JSON value (non-finite floats, which are not
-    JSON, become null here and stay ``NaN`` there; no answer carries one).
+    ``json.dumps(to_wire())``. Both give the same JSON value.
+
+    Never ``NaN`` nor ``Infinity`` (s29: they are not JSON — a browser's ``JSON.parse`` throws on the
+    whole answer, so one bad row froze a panel): a non-finite float is written ``null`` ("not known"),
+    by both paths (pydantic's default; :func:`_finite` for the other), and logged with where it was.
+    Written, not refused: a 500 for one bad number would freeze the panel just the same. The sources
+    refuse them first (stored rows are quarantined, named and audited; request bodies get a 400 naming
+    the field) — a null here is a source not yet covered, which the log line names.
     """
     to_wire = getattr(type(answer), "to_wire", None)
     if to_wire is dump_set or to_wire is dump_all:
         return bytes(answer.model_dump_json(exclude_unset=to_wire is dump_set).encode())
     data = answer.to_wire() if to_wire is not None else answer
-    return json.dumps(data, default=str).encode()
+    try:
+        return json.dumps(data, default=str, allow_nan=False).encode()
+    except ValueError:  # a NaN or an infinity somewhere (the C encoder's fast path stays the common one)
+        where: list[str] = []
+        written = json.dumps(_finite(data, "", where), default=str, allow_nan=False).encode()
+        log.warning("jupyter_sched: an answer (%s) held %d non-finite number(s), written as null: %s",
+                    type(answer).__name__, len(where), ", ".join(where[:5]))
+        return written
+
+
+def _finite(value: Any, path: str, where: list[str]) -> Any:
+    """``value`` with every NaN or infinite float replaced by None; their paths (``rows[3].power_w``) go to
+    ``where``. Dicts, lists and tuples are copied; anything else is returned as it is."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        where.append(path or "(the answer)")
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{path}.{k}" if path else str(k), where) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v, f"{path}[{i}]", where) for i, v in enumerate(value)]
+    return value
 
 
 class RequestModel(BaseModel):
@@ -84,7 +115,7 @@ class QueryModel(BaseModel):
 class ResponseModel(BaseModel):
     """An answer of the API."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="null")  # never NaN: see wire_json
 
     to_wire = dump_all
     """The JSON value sent to the client (:func:`wire_json` writes it)."""

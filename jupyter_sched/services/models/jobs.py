@@ -55,6 +55,7 @@ __all__ = [
     "ReasonText",
     "QueueEntry",
     "PreemptionPlanned",
+    "PlannedTimeLimit",
     "ProjectedEnd",
     "StopRequested",
     "Resources",
@@ -618,6 +619,21 @@ class ProjectedEnd(ResponseModel):
         "say the clock as of their own now, and how far off)"))
 
 
+class PlannedTimeLimit(ResponseModel):
+    """The time limit a pending job that gave none is planned with and stopped at (newuser28 N8, verify28 V9)."""
+
+    seconds: float = Field(gt=0, description="the limit, in seconds")
+    source: Literal["queue default", "queue max", "unlimited asked"] = Field(description=(
+        "queue default: its queue's default_s (c.SchedApp.time_limits); queue max: its queue's max_s, there being "
+        "no default; unlimited asked: time_limit 0, planned as unlimited but stopped at its queue's max_s once it "
+        "starts"))
+    max_s: float | None = Field(default=None, description=(
+        "its queue's maximum: what its owner may lengthen it to while it pends (PATCH jobs/{id} time_limit, "
+        "'+10m' moves this planned limit); null for none"))
+    text: str = Field(examples=["time limit 30m (queue default; none given)"], description=(
+        "the one phrase every surface shows on its line"))
+
+
 class UnhealthyGpu(ResponseModel):
     """A GPU a job holds that turned unhealthy under it (hubadmin24 B14)."""
 
@@ -660,6 +676,10 @@ class Job(CodecView):
     state: JobStateName
     resources: Resources
     time_limit_s: float | None = None
+    planned_time_limit: PlannedTimeLimit | None = Field(default=None, description=(
+        "a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the "
+        "limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent "
+        "otherwise"))
     command: list[str] | None = None
     script: str | None = None
     notebook: str | None = None

@@ -8,9 +8,9 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
@@ -182,7 +182,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{[queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now)].filter(Boolean).join(' · ')}</div>
+            <div className="jp-sched-reason">{[queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · ')}</div>
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -371,7 +371,8 @@ export class MyWorkView extends ModelView {
             const lease = job.kind === 'lease';
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
-            const planned = plannedLine(queued.get(job.id) ?? job, now);
+            // the limit it is planned with and stopped at, giving none (newuser28 N8): "time limit 30m (queue default; none given)"
+            const planned = [plannedLine(queued.get(job.id) ?? job, now), plannedLimitLine(queued.get(job.id) ?? job)].filter(Boolean).join(' · ');
             // GPUs gone from the inventory under it (hubadmin 22, H3): the queue's copy is re-read every interval
             const gone = done ? '' : goneLine(queued.get(job.id) ?? job, trans);
             // a GPU unhealthy under it, the server's sentence (hubadmin24 B14): one line, as `status JOB` says it
@@ -422,8 +423,9 @@ export class MyWorkView extends ModelView {
                       </button>
                     )
                   ) : null}
-                  {!lease && isWaiting(job.state) ? (
-                    // hold / release a pending job (hubadmin25 B18); its reason says who held it, its ETA "unknown: held"
+                  {!lease && isWaiting(job.state) && holdAction(job, !!model.me?.is_admin) ? (
+                    // hold / release a pending job (hubadmin25 B18); its reason says who held it, its ETA "unknown: held";
+                    // an admin's hold is not its owner's to release: no button (newuser28 N5), the line says ask or cancel
                     <button
                       type="button"
                       className="jp-sched-button"
