@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 from ..model.periods import this_period_text
 from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
-from ..queues.limits import effective_limit
+from ..queues.limits import effective_limit, run_limit
 from ..queues.windows import applies, is_open, next_open
 from ..wording.quota import DOCTOR_FIX, unreadable_row_text
-from .budget_fit import budget_fit, held_clause, running_holds
+from .budget_fit import bounded_by_limit, budget_fit, held_clause, running_holds, unbounded_holder
 from .ports import gate as port_gate
 
 if TYPE_CHECKING:
@@ -300,9 +300,10 @@ def budget_hold(ctx: CycleContext, team: str, user: str | None) -> float:
         rules = ctx.profile.time_limits
         for job_id in ctx.fresh:
             spec = ctx.admitted[job_id].spec
-            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli:
+            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli \
+                    or not bounded_by_limit(ctx.admitted[job_id]):
                 continue
-            limit_s = effective_limit(spec, rules)[0]
+            limit_s = run_limit(spec, rules)[0]
             hold += float("inf") if limit_s is None else spec.resources.total_milli / GPU_MILLI * limit_s / 3600
     return hold
 
@@ -317,11 +318,15 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the period's reset.
     None: it fits."""
     spec = job.spec
+    if not bounded_by_limit(job):  # a kernel's lease: no limit bounds it, admitted as without safe (red29 R4)
+        return None
     gpus = spec.resources.total_milli / GPU_MILLI
     limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
     short = budget_fit(left, hold, gpus, limit_s)  # the submit's warning asks the same (red28 R3)
     if short is None:
         return None
+    holder = unbounded_holder(ctx.snap.jobs, ctx.profile.time_limits, spec.team, user) if hold == float("inf") \
+        else None
     most, fits = short.most, short.fits_s
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
            f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
@@ -329,7 +334,7 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
         message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left {this_period_text(period)} "
-                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold)}; {may} "
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder)}; {may} "
                 f"({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
                  "period": period, "job_gpu_hours": None if most is None else round(most, 4),

@@ -26,7 +26,7 @@ from ..model import GPU_MILLI, Budget, Job, QuotaSet
 from ..model.periods import next_period_start, this_period_text
 from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
 from ..queues.limits import TimeLimitRule
-from ..scheduling.budget_fit import budget_fit, held_clause, running_holds
+from ..scheduling.budget_fit import budget_fit, held_clause, running_holds, unbounded_holder
 
 __all__ = ["BudgetStanding", "admin_view", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
 
@@ -139,19 +139,23 @@ def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu
         return []
     gpus = gpu_milli / GPU_MILLI
     holds: dict[tuple[str, str | None], float] | None = None
+    jobs: list[Job] = []
     for s in standings(store, mine, now=now):
         left = s.budget.gpu_hours - s.used_gpu_hours
         if s.spent:
             continue
         hold = 0.0
         if safe and running is not None:
-            holds = holds if holds is not None else running_holds(running(), rules, now)
+            if holds is None:
+                jobs = list(running())
+                holds = running_holds(jobs, rules, now)
             hold = holds.get((team, s.budget.user), 0.0)
         short = budget_fit(left, hold, gpus, limit_s)
         if short is None:
             continue
+        holder = unbounded_holder(jobs, rules, team, s.budget.user) if hold == float("inf") else None
         whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_text(left)} GPU-hours of its " \
-                f"budget left ({s.numbers}){held_clause(left, hold)}"
+                f"budget left ({s.numbers}){held_clause(left, hold, holder)}"
         bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if short.most is None
                  else f"this job may use up to {gpu_hours_text(short.most)} GPU-hours ({gpus_phrase(gpus)} for its "
                  f"{format_duration(limit_s or 0)} time limit) but {whose}")

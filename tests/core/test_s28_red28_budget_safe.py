@@ -71,7 +71,7 @@ def test_red28_r3_an_unlimited_running_job_leaves_nothing_and_user_budgets_count
     result = _cycle(bare, make_job("b1", team="vision", user="mal", time_limit_s=600))
     assert not result.admits
     reason = result.pending[0].reason
-    assert ", all of them held by a running job with no time limit;" in reason.message, reason.message
+    assert ", all of them held by mal's running job u (u), which has no time limit;" in reason.message, reason.message
     assert reason.details["held_by_running_gpu_hours"] is None, reason.details
     other = running(make_job("o", team="vision", user="amy", unlimited=True), "n1", [0])
     result = _cycle(other, make_job("b1", team="vision", user="mal", time_limit_s=3600), user_budget=True)

@@ -117,3 +117,42 @@ def test_newuser7_finding_12_the_terminal_block_puts_jupyter_sched_on_path_first
     lines = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
     assert lines[0] == "source .venv/bin/activate", lines
     assert "python3 -m venv .venv" in README  # the install makes exactly that venv
+
+
+def _options_of_each_command() -> dict[str, set[str]]:
+    import argparse
+
+    def every_option(parser: argparse.ArgumentParser) -> set[str]:  # its own and its subcommands' (nodes cordon)
+        found = {"--help", "-h"}
+        for action in parser._actions:
+            found |= set(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for inner in action.choices.values():
+                    found |= every_option(inner)
+        return found
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    # serve, doctor and the simulator parse their own arguments (cli.main hands them over whole)
+    return {name: every_option(p) for name, p in sub.choices.items()
+            if name not in ("serve", "doctor", "simulate", "fetch-traces")}
+
+
+def test_newuser29_n3_every_option_the_readme_names_for_a_command_is_one_of_its_options() -> None:
+    """newuser29 n3: the README said "(a team's total is admin-only, as `usage --all`)" — `usage` has no --all.
+    Every inline command of the README (`jupyter-sched CMD …` or `CMD --opt …` for a CLI command) names only
+    options its parser knows (global options such as --url too)."""
+    options = _options_of_each_command()
+    common = {o for action in build_parser()._actions for o in action.option_strings}
+    wrong = []
+    for span in re.findall(r"`([^`\n]+)`", README):
+        words = span.split()
+        if words and words[0] == "jupyter-sched":
+            words = [w for w in words[1:] if not (w.startswith("--") and w.split("=")[0] in common)]
+        if len(words) < 2 or words[0] not in options:
+            continue
+        for word in words[1:]:
+            flag = word.split("=")[0].rstrip(",.;:)")
+            if flag.startswith("--") and len(flag) > 2 and flag not in options[words[0]]:
+                wrong.append(f"`{span}`: {flag}")
+    assert not wrong, wrong
