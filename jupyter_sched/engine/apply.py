@@ -17,6 +17,7 @@ from typing import Any
 from ..accounting.usage import usage_share
 from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..queues.limits import SOURCE_NAMES
 from ..reclaim import LadderState
 from ..scheduling.eta import provisional
 from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, ProjectedEnd, Snapshot
@@ -154,8 +155,10 @@ class DecisionApplier:
                     used[g] = used.get(g, 0) + alloc.gpu_milli
                 spec = r.job.spec
                 if spec.time_limit_s is None and admit.time_limit_s is not None:
-                    # its queue's default or maximum (case 033; "0" too, verify28): the job is stopped where it was planned to end
-                    spec = replace(spec, time_limit_s=admit.time_limit_s, unlimited=False)
+                    # its queue's default or maximum (case 033; "0" too, verify28): the job is stopped where it was planned to
+                    # end — and its line says where that limit came from (newuser28 N8)
+                    spec = replace(spec, time_limit_s=admit.time_limit_s, unlimited=False,
+                                   time_limit_source=SOURCE_NAMES.get(admit.time_limit_source))
                 job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
                                        nominated=None, attempts=r.job.attempts + 1, not_before=None, spec=spec,
                                        message="admitted" + (" (backfill)" if admit.backfill else ""))

@@ -629,8 +629,11 @@ def _sweep_folder(folder: int, job_dir: Path, carried: set[str], *, notebook: bo
                 "another folder of yours")
     for entry in entries:
         remove_tree(entry.name, folder)
-    said = f"more than {TREE_MOST:,}" if files > TREE_MOST else f"{files:,}"
-    return (f"[jupyter_sched] the job left {said} files ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
+    # past the count's bound: that many, or folders nested deeper than it walks (red29: 3,000 folders deep read
+    # "more than 100,000 files")
+    said = (f"more than {TREE_MOST:,} files or folders nested over {TREE_DEPTH} deep" if files > TREE_MOST
+            else f"{files:,} files")
+    return (f"[jupyter_sched] the job left {said} ({size / 2**20:.3g} MiB) in its job folder {job_dir} beside "
             f"its log, over the {LEFT_FILES} files / {LEFT_BYTES >> 20} MiB a job folder keeps: they were removed; "
             "write a job's outputs into your home or another folder of yours")
 

@@ -82,7 +82,8 @@ def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
 
 def spec_to_dict(s: JobSpec) -> dict[str, Any]:
     """JobSpec → JSON dict (``released_at_exit`` only where true: the few leases of kernels a
-    server did not start carry it; every other job's object stays as it was)."""
+    server did not start carry it; ``time_limit_source`` only where its queue gave the limit; every
+    other job's object stays as it was)."""
     out = {
         "name": s.name, "user": s.user, "team": s.team, "kind": s.kind.value,
         "priority": s.priority.value, "resources": resources_to_dict(s.resources),
@@ -95,6 +96,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
     }
     if s.released_at_exit:
         out["released_at_exit"] = True
+    if s.time_limit_source is not None:  # a limit its queue gave (newuser28 N8): only where set
+        out["time_limit_source"] = s.time_limit_source
     return out
 
 
@@ -111,6 +114,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
         source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
         parent_job_id=d.get("parent_job_id"), released_at_exit=bool(d.get("released_at_exit", False)),
+        time_limit_source=d.get("time_limit_source"),
     )
 
 

@@ -283,6 +283,9 @@ class JobSpec:
             executor writes it into the job's work directory as the job's owner.
         notebook_json: JSON text of the notebook named by ``notebook`` (then a bare file name),
             carried the same way.
+        time_limit_source: where ``time_limit_s`` came from when the job gave none — ``"queue default"``,
+            ``"queue max"`` or ``"unlimited asked"`` (written with the limit at its admission, newuser28 N8, so its
+            line says ``its 30m time limit (queue default; none given)``); None: given (or none at all).
     """
 
     name: str
@@ -310,6 +313,7 @@ class JobSpec:
     kernel_notebook: str | None = None
     parent_job_id: str | None = None
     released_at_exit: bool = False
+    time_limit_source: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

@@ -45,7 +45,7 @@ from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
 from ..wording.reasons import held_by_admin_unblock
-from ..wording.time_limits import PLANNED_SOURCES, planned_limit_text
+from ..wording.time_limits import PLANNED_SOURCES, limit_source_words, planned_limit_text
 from .models import UpdateJobRequest
 
 __all__ = ["Change", "planned", "render_limit"]
@@ -191,8 +191,10 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     # verify28 V9: "the job has none", while it was to be stopped at its queue's default)
     base = before if before is not None else planned_s if source in PLANNED_SOURCES else None
     after = _limit_asked(name, value, base, unlimited=job.spec.unlimited)  # None: no limit
-    was = render_limit(before) if before is not None or base is None else \
-        planned_limit_text(base, source).removeprefix("time limit ")
+    # a limit its queue gave says so: "time limit 30m (queue default; none given) → 40m" (newuser28 N8)
+    given_by = limit_source_words(job.spec.time_limit_source) if before is not None else ""
+    was = (f"{render_limit(before)} ({given_by})" if given_by else render_limit(before)) \
+        if before is not None or base is None else planned_limit_text(base, source).removeprefix("time limit ")
     said = f"time limit {was} → {render_limit(after)}"
     if after is None:  # what 0 gets where its queue has a maximum (newuser28 n6: "time limit none → none")
         stop_s, stop_source = run_limit(replace(job.spec, time_limit_s=None, unlimited=True), rules)
@@ -220,7 +222,7 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
             f"{job.id} runs on Kubernetes, whose Job keeps the deadline it was created with "
             f"({render_limit(before)}): its limit cannot be lengthened while it runs", field=name,
             hint="shorten it, or cancel it and submit it again with the longer limit")
-    spec = replace(job.spec, time_limit_s=after, unlimited=after is None)
+    spec = replace(job.spec, time_limit_s=after, unlimited=after is None, time_limit_source=None)  # given now
     new = replace(job, spec=spec, reason=_unpromised(job.reason) if longer else job.reason)
     note = ""
     if running and after is not None and job.started_at is not None:

@@ -20,7 +20,7 @@ from .preemption import planned_preemption_text
 from .projected import projected_end_text
 from .reasons import clock_times, render_reason, wire_time
 from .reported import progress_text
-from .time_limits import planned_limit_line
+from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
@@ -850,12 +850,14 @@ def _limit_end(job: Mapping[str, Any], now: datetime, *, latest: bool = False) -
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
+    # a limit its queue gave, not the job: "its 30m time limit (queue default; none given)" (newuser28 N8)
+    given_by = f" ({words})" if (words := limit_source_words(job.get("time_limit_source"))) else ""
     if started is None:
-        return f"{format_duration(float(limit))} time limit"
+        return f"{format_duration(float(limit))} time limit{given_by}"
     end = started + timedelta(seconds=float(limit))
     left = max(0.0, (end - now).total_seconds())
     return (f"{'at the latest' if latest else 'ends by'} {clock_text(end, now)} ({relative_text(left)}), "
-            f"its {format_duration(float(limit))} time limit")
+            f"its {format_duration(float(limit))} time limit{given_by}")
 
 
 AT_EXIT_HOLDER = "GPUs held by a kernel this server did not start (nbconvert, papermill, VS Code…)"

@@ -14,16 +14,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.units import format_duration
+from ..queues.limits import SOURCE_NAMES
 
-__all__ = ["PLANNED_SOURCES", "planned_limit_line", "planned_limit_note", "planned_limit_text"]
+__all__ = ["PLANNED_SOURCES", "limit_source_words", "planned_limit_line", "planned_limit_note", "planned_limit_text"]
 
-PLANNED_SOURCES = {"queue default; none given": "queue default", "queue max; none given": "queue max",
-                   "queue max; unlimited asked": "unlimited asked"}
+PLANNED_SOURCES = SOURCE_NAMES
 """Where a pending job's planned limit comes from (:func:`~jupyter_sched.queues.limits.run_limit`'s source) →
-its name on the wire (``planned_time_limit.source``). A limit the job gave, or none at all, is not planned here."""
+its name on the wire (``planned_time_limit.source``, ``time_limit_source``). A limit the job gave, or none at
+all, is not planned here."""
 
 _WORDS = {"queue default": "queue default; none given", "queue max": "queue maximum; none given",
           "unlimited asked": "queue maximum; 0 = unlimited asked"}
+
+
+def limit_source_words(source: Any) -> str:
+    """``queue default; none given`` for a ``source`` name (:data:`PLANNED_SOURCES`' keys or values); "" for
+    none or one not known — what a running job's line says after its limit (``its 30m time limit (queue
+    default; none given)``)."""
+    if not isinstance(source, str):
+        return ""
+    return _WORDS.get(PLANNED_SOURCES.get(source, source), "")
 
 
 def planned_limit_text(seconds: float, source: str) -> str:

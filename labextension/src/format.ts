@@ -222,7 +222,21 @@ export function idleReleaseWords(idleRelease: unknown): [string, string] {
 type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release' | 'drain'> & {
   mine?: boolean | null;
   projected_end?: Job['projected_end'];
+  time_limit_source?: Job['time_limit_source'];
 };
+
+/** Where a limit the job did not give came from, in the words of jupyter_sched.wording.time_limits.limit_source_words. */
+const LIMIT_SOURCE_WORDS: Record<string, string> = {
+  'queue default': 'queue default; none given',
+  'queue max': 'queue maximum; none given',
+  'unlimited asked': 'queue maximum; 0 = unlimited asked'
+};
+
+/** ` (queue default; none given)` after a running job's limit its queue gave (newuser28 N8); "" for a limit it gave. */
+function limitSource(job: Pick<EndsOf, 'time_limit_source'>): string {
+  const words = job.time_limit_source ? LIMIT_SOURCE_WORDS[job.time_limit_source] : undefined;
+  return words ? ` (${words})` : '';
+}
 
 /**
  * When running work is projected to end before its time limit — the end the ETAs of the jobs waiting on it
@@ -272,12 +286,13 @@ export function endsLine(job: EndsOf, now: Date = new Date()): string {
     const started = parseTime(job.started_at);
     if (!started) {
       const projected = projectedLine(job, now);
-      return projected ? `${projected} · ${compactDuration(limit)} time limit` : `${compactDuration(limit)} time limit`;
+      const said = `${compactDuration(limit)} time limit${limitSource(job)}`;
+      return projected ? `${projected} · ${said}` : said;
     }
     const end = new Date(started.getTime() + limit * 1000);
     const left = Math.max(0, (end.getTime() - now.getTime()) / 1000);
     const projected = projectedLine(job, now);  // the end its waiters are given, then the limit's (new user 22, N10)
-    const limitEnd = `${clockText(end, now)} (${relativeText(left)}), its ${compactDuration(limit)} time limit`;
+    const limitEnd = `${clockText(end, now)} (${relativeText(left)}), its ${compactDuration(limit)} time limit${limitSource(job)}`;
     return projected ? `${projected} · at the latest ${limitEnd}` : `ends by ${limitEnd}`;
   }
   if (job.parent_job_id && mine) {

@@ -1666,6 +1666,11 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /**
+             * @description where time_limit_s came from when the job gave none: its queue's default or maximum, written in at its admission (unlimited asked: time_limit 0, stopped at the queue's maximum); clients say 'its 30m time limit (queue default; none given)'; absent when the job gave its limit (newuser28 N8)
+             * @enum {string|null}
+             */
+            time_limit_source?: "queue default" | "queue max" | "unlimited asked" | null;
             /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
             planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;
@@ -1847,6 +1852,11 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /**
+             * @description where time_limit_s came from when the job gave none: its queue's default or maximum, written in at its admission (unlimited asked: time_limit 0, stopped at the queue's maximum); clients say 'its 30m time limit (queue default; none given)'; absent when the job gave its limit (newuser28 N8)
+             * @enum {string|null}
+             */
+            time_limit_source?: "queue default" | "queue max" | "unlimited asked" | null;
             /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
             planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;
@@ -2285,6 +2295,11 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
             resources: components["schemas"]["Resources"];
             time_limit_s?: number | null;
+            /**
+             * @description where time_limit_s came from when the job gave none: its queue's default or maximum, written in at its admission (unlimited asked: time_limit 0, stopped at the queue's maximum); clients say 'its 30m time limit (queue default; none given)'; absent when the job gave its limit (newuser28 N8)
+             * @enum {string|null}
+             */
+            time_limit_source?: "queue default" | "queue max" | "unlimited asked" | null;
             /** @description a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent otherwise */
             planned_time_limit?: components["schemas"]["PlannedTimeLimit"] | null;
             command?: string[] | null;

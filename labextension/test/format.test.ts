@@ -467,6 +467,14 @@ describe('newuser28 N8 / verify28 V9: the limit a pending job that gave none is 
     expect(plannedLimitLine(makeJob({ state: 'pending', time_limit_s: 2400, planned_time_limit: planned }))).toBe('');
     expect(plannedLimitLine(makeJob({ state: 'running', time_limit_s: 1800, planned_time_limit: planned }))).toBe('');
   });
+
+  it('test_newuser28_n8_running_limit_from_its_queue: the ends-by line says where a limit it did not give came from', () => {
+    const now = new Date('2026-12-05T05:12:52Z');
+    expect(endsLine(makeJob({ state: 'running', started_at: '2026-12-05T05:12:20Z', time_limit_s: 1800, time_limit_source: 'queue default' }), now))
+      .toBe('ends by 05:42 UTC (in 29m28s), its 30m time limit (queue default; none given)');
+    expect(endsLine(makeJob({ state: 'running', started_at: '2026-12-05T05:12:20Z', time_limit_s: 1800 }), now))
+      .toBe('ends by 05:42 UTC (in 29m28s), its 30m time limit');
+  });
 });
 
 describe('endsLine (new user 22, N5: the CLI\'s ends-by words, jupyter_sched.wording.jobs.ends_by)', () => {

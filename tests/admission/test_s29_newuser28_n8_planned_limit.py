@@ -96,3 +96,33 @@ def test_verify28_v9_a_relative_patch_moves_the_planned_limit_within_the_queues_
         assert services.store.get_job(third).job.spec.time_limit_s is None
     finally:
         services.store.close()
+
+
+def test_newuser28_n8_once_running_its_line_says_the_limit_came_from_its_queue(tmp_path: Path) -> None:
+    """newuser28 N8's second half: once it ran, ``queue`` said "ends by 02:20 UTC (in 9m55s), its 10m time limit" —
+    nothing said the 10m was not asked for. The limit admission writes in keeps where it came from."""
+    from jupyter_sched.services import SchedulerService
+    from jupyter_sched.store import sqlite_url
+    from jupyter_sched.wording.jobs import ends_by
+    from tests.in_process import cancel_all_and_close, tick_until
+
+    svc = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
+                                        "simulated_gpus": 1, "telemetry_source": "off", "time_limits": RULES,
+                                        "user_teams": {"mal": "vision"}})
+    try:
+        job = svc.submit({"gpus": 1, "command": ["sleep", "600"], "name": "dflt"}, user="mal")["id"]
+        tick_until(svc, "the job to run", lambda: svc.services.store.get_job(job).job.state.holds_gpus)  # type: ignore[union-attr]
+        mal = svc.services.caller("mal", admin=False)
+        got = _wire(svc.services.jobs.get(mal, job))
+        assert got["time_limit_s"] == 1800 and got["time_limit_source"] == "queue default", got
+        assert "planned_time_limit" not in got, got
+        line = ends_by(got, datetime.now(UTC))
+        assert line.startswith("ends by ") and line.endswith(", its 30m time limit (queue default; none given)"), line
+        # shortened by its owner: a limit given now, said as such
+        out = svc.services.jobs.update(mal, job, UpdateJobRequest.model_validate({"time_limit": "-10m"}))
+        assert out.changed == ["time limit 30m (queue default; none given) → 20m: its executor stops it at the new "
+                               "limit"], out.changed
+        assert out.time_limit_s == 1200 and out.time_limit_source is None
+        assert ends_by(_wire(out), datetime.now(UTC)).endswith(", its 20m time limit")
+    finally:
+        cancel_all_and_close(svc)

@@ -676,6 +676,10 @@ class Job(CodecView):
     state: JobStateName
     resources: Resources
     time_limit_s: float | None = None
+    time_limit_source: Literal["queue default", "queue max", "unlimited asked"] | None = Field(default=None, description=(
+        "where time_limit_s came from when the job gave none: its queue's default or maximum, written in at its "
+        "admission (unlimited asked: time_limit 0, stopped at the queue's maximum); clients say 'its 30m time limit "
+        "(queue default; none given)'; absent when the job gave its limit (newuser28 N8)"))
     planned_time_limit: PlannedTimeLimit | None = Field(default=None, description=(
         "a pending job that gave no time limit (time_limit_s null) in a queue with a default or maximum: the "
         "limit it is planned with and stopped at, written into time_limit_s at its admission (case 033); absent "
