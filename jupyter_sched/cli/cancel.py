@@ -60,7 +60,7 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             continue
         try:
             before = client.job(job_id)
-        except NotFoundError:
+        except (NotFoundError, AuthorizationError):  # none, or another user's (403 since newuser29 n5)
             before = None  # the cancel below says "not found" in the server's words
         if before is not None and before.get("state") in TERMINAL_STATES and not args.json:
             print(nothing_to_cancel(before, datetime.now(timezone.utc)), file=io.out)  # news, not an error (new user 22)

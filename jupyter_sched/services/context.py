@@ -19,7 +19,7 @@ from ..engine.clock import Clock
 from ..engine.engine import Engine
 from ..engine.events import EventBus
 from ..engine.runner import EngineRunner
-from ..errors import NotFoundError, SchedError, ValidationError
+from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import GPU, Inventory, Job, JobState, Profile
 from ..model.resources import Cordon
@@ -161,8 +161,10 @@ class Context:
 
         Raises:
             ValidationError: an empty id.
-            NotFoundError: no such job, or another user's (that refusal is audited: probing
-                other users' work is worth knowing about).
+            NotFoundError: no such job, or another user's that has ended (not shown to the caller).
+            AuthorizationError: another user's live job, which the shared queue shows ("j-… is another
+                user's job: …", 403 forbidden: newuser29 n5 — its words say it exists, so its tag and status
+                do too). Either refusal is audited: probing other users' work is worth knowing about.
         """
         if not isinstance(job_id, str) or not job_id:
             raise ValidationError("job id must be a non-empty string", field=field, hint="e.g. j-01hf3k2m9-x7q4za")
@@ -203,14 +205,15 @@ _NOT_YOURS = {"cancel": "you may cancel only your own", "update": "you may hold,
               "keep a lease alive": "you may keep only your own leases alive"}
 
 
-def _not_yours(job: Job, request: str, field: str) -> NotFoundError:
-    """The 404 for another user's job that the shared queue lists: "j-… is another user's job: you may
+def _not_yours(job: Job, request: str, field: str) -> AuthorizationError:
+    """The 403 for another user's job that the shared queue lists: "j-… is another user's job: you may
     cancel only your own", not "no job … visible to you", which contradicted the queue line the caller
-    was reading (new user 10, N7). Still a 404, and it names nothing of the job — not even its owner
-    (case 020: another user's job does not exist for the caller; the queue is where the caller sees
-    what is shown of others' work)."""
+    was reading (new user 10, N7). Tagged ``forbidden`` (403) since newuser29 n5: the words say the job
+    exists, and a ``[not_found]`` 404 beside them said it did not (case 020 allows 403 or 404). It names
+    nothing more of the job — not even its owner (the queue is where the caller sees what is shown of
+    others' work); an ended job of another user stays a 404 (:func:`not_visible`)."""
     noun = "lease" if job.is_lease else "job"
     said = next((words for verb, words in _NOT_YOURS.items() if request.startswith(verb)),
                 f"you may look into only your own {noun}s (the queue shows what others see of it)")
-    return NotFoundError(f"{job.id} is another user's {noun}: {said}", field=field,
-                         hint="ask its owner (the queue names them) or an admin")
+    return AuthorizationError(f"{job.id} is another user's {noun}: {said}", field=field,
+                              hint="ask its owner (the queue names them) or an admin")

@@ -827,7 +827,7 @@ export interface components {
              * @enum {string|null}
              */
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected" | null;
-            /** @description refused and not_found: why, in the words of DELETE jobs/{id}'s 404 (e.g. 'j-… is another user's job: you may cancel only your own'); null otherwise */
+            /** @description refused and not_found: why, in the words of DELETE jobs/{id}'s refusal (its 403 for refused, e.g. 'j-… is another user's job: you may cancel only your own'; its 404 for not_found); null otherwise */
             message?: string | null;
         };
         ClusterUtilization: {

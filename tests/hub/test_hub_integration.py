@@ -32,7 +32,7 @@ import pytest
 
 from jupyter_sched.client.discovery import Connection
 from jupyter_sched.client.sync import SchedClient
-from jupyter_sched.errors import AuthorizationError, NotFoundError
+from jupyter_sched.errors import AuthorizationError
 from tests.accounts import Account, os_accounts, shared_dir
 from tests.runas_env import runas_venv
 
@@ -132,7 +132,7 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
         # each sees only their own jobs
         assert {j["id"] for j in alice.jobs()} == {job_a["id"], lease["id"]}
         assert {j["id"] for j in bob.jobs()} == {job_b["id"]}
-        with pytest.raises(NotFoundError):
+        with pytest.raises(AuthorizationError):  # refused, 403 (newuser29 n5)
             bob.job(job_a["id"])
 
         # one queue: bob waits behind alice's two GPUs and sees her work without its details
@@ -315,7 +315,7 @@ def test_jobs_run_as_their_owners_in_a_clean_environment_and_cannot_touch_each_o
     assert psutil.pid_exists(bob_pid)
     # the service shows each owner only their own log, read from files they own
     assert "bob secret" not in alice.logs(probe["id"])["text"]
-    with pytest.raises(NotFoundError):
+    with pytest.raises(AuthorizationError):
         alice.logs(bob_job["id"])
     gate.touch()
     assert wait_state(bob, bob_job["id"], {"succeeded"})["state"] == "succeeded"
@@ -558,11 +558,11 @@ def test_a_user_cannot_charge_another_team_use_high_exceed_her_ceiling_or_touch_
         assert ceiling.status_code == 422 and error["field"] == "gpus", ceiling.text
         assert "2" in error["message"] and "1" in error["message"]  # what she asked for and her ceiling
 
-        with pytest.raises(NotFoundError):
+        with pytest.raises(AuthorizationError):  # another user's live job: refused, 403 (newuser29 n5)
             alice.job(bob_job["id"])
-        with pytest.raises(NotFoundError):
+        with pytest.raises(AuthorizationError):
             alice.cancel(bob_job["id"])
-        with pytest.raises(NotFoundError):
+        with pytest.raises(AuthorizationError):
             alice.logs(bob_job["id"])
         seen = {entry["id"]: entry for entry in alice.queue()}
         if bob_job["id"] in seen:

@@ -132,7 +132,7 @@ def test_s21_hub_a_jobs_own_process_reports_progress_and_another_users_job_token
             (eve, "job_id", 403), (eve, "Authorization", 403)}, mine  # under eve, never amy; the forgery: nobody
         assert not any(r.get("job_id") == amy_job for r in refused), refused
         assert "jsjob1." not in json.dumps(refused)
-        assert _api(hub, tokens[eve], "GET", f"jobs/{amy_job}").status_code == 404  # eve's own token: not hers
+        assert _api(hub, tokens[eve], "GET", f"jobs/{amy_job}").status_code == 403  # eve's own token: not hers
     finally:
         gate.touch()
         for name, job_id in made:

@@ -215,11 +215,11 @@ def test_newuser10_n7_another_users_job_in_the_shared_queue_is_said_to_be_not_yo
     cancel = _cli(bob, "cancel", job_id)
     assert cancel.returncode != 0 and cancel.stderr.strip() == (
         f"jupyter-sched cancel: {job_id} is another user's job: you may cancel only your own — ask its owner "
-        "(the queue names them) or an admin [not_found]"), cancel.stderr
+        "(the queue names them) or an admin [forbidden]"), cancel.stderr
     logs = _cli(bob, "logs", job_id)
     assert "is another user's job: you may read only your own jobs' logs" in logs.stderr, logs.stderr
     seen = api(server, "tok-bob").get(f"jobs/{job_id}")
-    assert seen.status_code == 404 and seen.json()["error"]["message"].startswith(f"{job_id} is another user's job"), seen.text
+    assert seen.status_code == 403 and seen.json()["error"]["message"].startswith(f"{job_id} is another user's job"), seen.text
     assert "ann" not in json.dumps(seen.json()), seen.text  # case 020: nothing of the job, not its owner
     api(server, "tok-ann").delete(f"jobs/{job_id}")
     wait_state(server, "tok-ann", job_id, "cancelled")
@@ -250,7 +250,7 @@ def test_newuser10_n9_a_lease_keepalive_refusal_names_lease_id(server: EmbeddedS
     assert missing.status_code == 404 and missing.json()["error"]["field"] == "lease_id", missing.text
     theirs = bob.post(f"leases/{_live_job_of_ann(server, 'not-a-lease')}/keepalive", json={})
     error = theirs.json()["error"]
-    assert theirs.status_code == 404 and error["field"] == "lease_id" and "is another user's job" in error["message"] \
+    assert theirs.status_code == 403 and error["field"] == "lease_id" and "is another user's job" in error["message"] \
         and "ann" not in theirs.text, theirs.text
     clear(server)
 

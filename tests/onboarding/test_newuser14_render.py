@@ -195,7 +195,7 @@ def test_newuser14_n15_a_magic_on_anothers_job_names_its_own_rule_and_is_audited
     assert said in str(refused.value) and "look into" not in str(refused.value), refused.value
     record = _audit(server, lambda r: (r.get("details") or {}).get("request") == request_audited,
                     user="bob", job_id=job_id)
-    assert record["details"]["status"] == 404, record
+    assert record["details"]["status"] == 403, record  # another user's live job (newuser29 n5)
     assert api(server, "tok-ann").get(f"jobs/{job_id}").json()["state"] == "running"  # untouched
 
 
@@ -213,7 +213,7 @@ def test_newuser14_n7_bulk_cancel_names_the_rule_the_single_cancel_names(server:
     job_id = made.json()["id"]
     wait_state(server, "tok-ann", job_id, "running")
     single = api(server, "tok-bob").delete(f"jobs/{job_id}")
-    assert single.status_code == 404, single.text
+    assert single.status_code == 403, single.text
     bulk = api(server, "tok-bob").post("jobs/cancel", json={"ids": [job_id, "j-typo"]})
     assert bulk.status_code == 200, bulk.text
     answer = bulk.json()

@@ -62,7 +62,7 @@ def test_newuser16_n15_gpu_history_of_another_users_work_is_refused_like_its_job
     held = job["allocation"]["gpu_uuids"][0]
     free = next(g["uuid"] for g in boss.get("inventory").json()["nodes"][0]["gpus"] if g["uuid"] != held)
     by_job = cat.get("telemetry/history", params={"job": job_id})
-    assert by_job.status_code == 404, by_job.text
+    assert by_job.status_code == 403, by_job.text  # another user's live job (newuser29 n5)
     by_gpu = cat.get("telemetry/history", params={"gpu": held})
     assert by_gpu.status_code == 403, by_gpu.text
     error = by_gpu.json()["error"]

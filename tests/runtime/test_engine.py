@@ -24,7 +24,14 @@ import psutil
 import pytest
 
 from jupyter_sched.engine import EventBus, ManualClock, SchedulerService
-from jupyter_sched.errors import ConflictError, NotFoundError, NotLeaderError, UnschedulableError, ValidationError
+from jupyter_sched.errors import (
+    AuthorizationError,
+    ConflictError,
+    NotFoundError,
+    NotLeaderError,
+    UnschedulableError,
+    ValidationError,
+)
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation
@@ -141,8 +148,8 @@ def test_cancel_stops_a_running_jobs_whole_process_group(sqlite_db: str, tmp_pat
                      user="ana")
     wait_until(lambda: pids_file.exists() and pids_file.read_text(), "the grandchild", tick=svc.tick)
     pids = json.loads(pids_file.read_text())
-    with pytest.raises(NotFoundError):
-        svc.cancel(job["id"], user="mallory")  # not yours: invisible
+    with pytest.raises(AuthorizationError):
+        svc.cancel(job["id"], user="mallory")  # not yours: refused (403, newuser29 n5)
     answer = svc.cancel(job["id"], user="ana")
     assert answer["stop_requested"]["intent"] == "cancel"
     wait_until(lambda: state_of(svc, job["id"]) == "cancelled", "cancelled", tick=svc.tick)
@@ -599,7 +606,7 @@ def test_a_queue_default_time_limit_is_given_at_admission_and_stops_the_job(sqli
     assert admit.details["predicted_start"] is not None and admit.details["waited_s"] == 0
     clock.advance(31)
     wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
-    assert "time limit of 30s exceeded" in svc.get_job(job["id"], user="ana")["message"]
+    assert "time limit of 30s (queue default; none given) exceeded" in svc.get_job(job["id"], user="ana")["message"]
 
 
 def test_newuser18_n7_a_preempted_job_says_when_and_by_whom_in_its_reason_details_and_log(

@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 
 from jupyter_sched.admission import Caller
-from jupyter_sched.errors import NotFoundError
+from jupyter_sched.errors import AuthorizationError
 from jupyter_sched.model import Allocation, JobState
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetJobLogsRequest
@@ -82,7 +82,7 @@ def test_s22_words_n7_no_note_where_the_pace_says_nothing_of_the_limit(
 def test_s22_words_n7_the_note_is_the_owners_and_its_words_are_bounded(services: Services) -> None:
     _running(services, "j-slow", limit_s=120)
     _report(services, "j-slow", 40, 10)
-    with pytest.raises(NotFoundError):  # another user's job's log (and its notes): 404, as before
+    with pytest.raises(AuthorizationError):  # another user's job's log (and its notes): refused (403, newuser29 n5)
         services.jobs.logs(BO, "j-slow", GetJobLogsRequest())
     # a crawl of 1 % in a day: the need is said in days, not an unbounded figure
     assert pace_needs_s(120, 0.01, 86_400) == pytest.approx(8_640_000)

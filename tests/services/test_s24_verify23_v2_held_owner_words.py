@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from jupyter_sched.cli.commands import queue
-from jupyter_sched.errors import AuthorizationError, NotFoundError
+from jupyter_sched.errors import AuthorizationError
 from jupyter_sched.hub.offboard import REMOVED_WHY
 from jupyter_sched.magics.render import queue_frame
 from jupyter_sched.scheduling.snapshot import JobHold
@@ -76,10 +76,10 @@ def test_s24_verify23_v2_others_read_a_neutral_held_line_owner_and_admins_the_fu
     # dan reads eve's job (and eve dan's) as anyone else does
     assert _reasons(services, "dan")[ids["eve"]]["reason"]["code"] == HELD_CODE
     assert _reasons(services, "eve")[ids["dan"]]["reason"]["code"] == HELD_CODE
-    # the other surfaces were the owner's and admins' already: GET jobs/{id} is 404 to bob, GET jobs lists his
+    # the other surfaces were the owner's and admins' already: GET jobs/{id} is refused to bob, GET jobs lists his
     # own, a job event of eve's is not sent to him (the panel's live rows), the audit log is admins'
     bob = services.caller("bob", admin=False)
-    with pytest.raises(NotFoundError):
+    with pytest.raises(AuthorizationError):  # refused, 403 (newuser29 n5)
         services.jobs.get(bob, ids["eve"])
     assert services.jobs.list(bob, ListJobsRequest()).jobs.to_wire() == []
     wire = services.jobs.get(services.caller("root", admin=True), ids["eve"]).to_wire()

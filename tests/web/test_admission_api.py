@@ -74,7 +74,7 @@ async def test_every_kind_of_refusal_is_answered_and_audited(sched_app: Any, api
     status, judys = await api("POST", "jobs", JOB, token=JUDY_TOKEN)
     assert status == 201, judys
     status, body = await api("GET", f"jobs/{judys['id']}", token=IVAN_TOKEN)
-    assert status == 404 and "judy" not in str(body), "another user's job does not exist for ivan"
+    assert status == 403 and "judy" not in str(body), "another user's live job: refused, naming nobody (newuser29 n5)"
     _, audit = await api("GET", "audit", params={"action": "refused", "limit": "100"}, token=BOSS_TOKEN)
     records = [(r["actor"], r["details"]["request"], r["details"]["field"], r["details"]["status"]) for r in audit]
     for case in REFUSALS:

@@ -56,7 +56,7 @@ async def test_issue16_item4_a_report_is_stored_coalesced_within_its_interval_an
 async def test_issue16_item4_only_the_owner_reports_and_refusals_are_audited(sched_app: Any, api: Any) -> None:
     job_id = await running_job(api)
     status, error = await api("POST", f"jobs/{job_id}/progress", {"done": 999, "total": 1000}, token=EVE_TOKEN)
-    assert status == 404 and error["error"]["field"] == "job_id", error  # as the jobs API answers for others' jobs
+    assert status == 403 and error["error"]["field"] == "job_id", error  # as the jobs API answers for others' jobs
     status, error = await api("POST", f"jobs/{job_id}/progress", {"done": 999, "total": 1000}, token=BOSS_TOKEN)
     assert status == 403 and "owner" in error["error"]["message"], error
     _, job = await api("GET", f"jobs/{job_id}")

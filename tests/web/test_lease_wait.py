@@ -32,12 +32,12 @@ async def test_a_waiting_get_answers_when_the_gpus_are_released(sched_app: Any, 
     assert status == 200 and granted["state"] in ("admitted", "running") and granted["allocation"], granted
 
 
-async def test_a_waiting_get_of_another_users_lease_is_404_at_once(sched_app: Any, api: Any, kernel: Any) -> None:
+async def test_a_waiting_get_of_another_users_lease_is_refused_at_once(sched_app: Any, api: Any, kernel: Any) -> None:
     from .conftest import JUDY_TOKEN
 
     _, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()})
     status, body = await api("GET", f"leases/{lease['id']}", token=JUDY_TOKEN, params={"wait_ms": "20000"})
-    assert status == 404, body
+    assert status == 403, body  # another user's live lease: forbidden (newuser29 n5)
 
 
 @pytest.mark.parametrize("value", ["-1", "25001", "soon"])

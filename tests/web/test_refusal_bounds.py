@@ -31,12 +31,12 @@ async def test_redteam3_a_huge_unknown_field_is_neither_echoed_nor_audited_whole
 
 
 async def test_redteam4_a_refused_cancel_of_another_users_job_is_audited_as_a_cancel(sched_app: Any, api: Any) -> None:
-    """eve's DELETE of judy's job or lease is a 404 to her, and the admin's audit log says she
+    """eve's DELETE of judy's job or lease is refused to her, and the admin's audit log says she
     tried to cancel it (it said "read job", like a harmless look)."""
     _, judys = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "name": "judy-own"}, token=JUDY_TOKEN)
     for path in (f"jobs/{judys['id']}", f"leases/{judys['id']}"):
         status, _ = await api("DELETE", path, token=EVE_TOKEN)
-        assert status == 404
+        assert status in (403, 404)  # live: forbidden (newuser29 n5); ended: not shown
 
     async def refused() -> list[dict[str, Any]]:
         _, rows = await api("GET", "audit", token=BOSS_TOKEN, params={"limit": "20"})
@@ -100,8 +100,8 @@ async def test_red18_r1_a_flood_of_cheap_refusals_does_not_hide_a_probe_of_anoth
             status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], **body}, token=EVE_TOKEN)
             assert status == 403
     for _ in range(3):
-        assert (await api("DELETE", f"jobs/{judys['id']}", token=EVE_TOKEN))[0] == 404
-    assert (await api("GET", f"jobs/{judys['id']}/logs", token=EVE_TOKEN))[0] == 404
+        assert (await api("DELETE", f"jobs/{judys['id']}", token=EVE_TOKEN))[0] == 403
+    assert (await api("GET", f"jobs/{judys['id']}/logs", token=EVE_TOKEN))[0] == 403
 
     async def eves(enough: int) -> list[dict[str, Any]]:
         _, rows = await api("GET", "audit", token=BOSS_TOKEN, params={"limit": "1000", "user": "eve"})
@@ -119,5 +119,5 @@ async def test_red18_r1_a_flood_of_cheap_refusals_does_not_hide_a_probe_of_anoth
 
     counted = await wait_for(summary)
     assert counted["details"]["by_kind"] == {"403 submit job (priority)": 10, "403 submit job (team)": 10,
-                                             f"404 cancel job (job_id) {judys['id']}": 2}, counted
-    assert f"404 cancel job (job_id) {judys['id']}: 2" in counted["message"]
+                                             f"403 cancel job (job_id) {judys['id']}": 2}, counted
+    assert f"403 cancel job (job_id) {judys['id']}: 2" in counted["message"]

@@ -1,4 +1,4 @@
-"""Red team 22, R2: another user's job progress — owner-only on its own routes (``GET jobs/{id}`` is 404
+"""Red team 22, R2: another user's job progress — owner-only on its own routes (``GET jobs/{id}`` is refused
 to others) — was shown to everyone through the public queue: a waiter's reason read "when ivan's job …
 ends, from its progress (2 % done, reported …)" in ``GET queue`` for any user. Now a blocker's progress
 figure (and report time) is said only to a reader who may see it — its owner, an admin — and everyone
@@ -69,7 +69,7 @@ async def test_s22_red22_r2_another_users_progress_is_not_in_the_waiters_reason(
     assert _private(line["reason"], holder) == [], line["reason"]
     assert "from its reported progress" in line["reason"]["text"]["eta"], line["reason"]["text"]
     status, _ = await api("GET", f"jobs/{holder}", token=JUDY_TOKEN)
-    assert status == 404
+    assert status == 403  # another user's live job (newuser29 n5)
 
     # a dry run of eve's reads the same blocker: its reason withholds the figure too
     status, dry = await api("POST", "dryrun", {**SLEEP_JOB, "gpus": 4}, token=EVE_TOKEN)

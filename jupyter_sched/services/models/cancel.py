@@ -69,8 +69,8 @@ class CancelledJob(ResponseModel):
     state: JobStateName | None = Field(description="its state now (stopping jobs still read admitted or running "
                                                    "until they stop)")
     message: str | None = Field(default=None, description=(
-        "refused and not_found: why, in the words of DELETE jobs/{id}'s 404 (e.g. 'j-… is another user's job: "
-        "you may cancel only your own'); null otherwise"))
+        "refused and not_found: why, in the words of DELETE jobs/{id}'s refusal (its 403 for refused, e.g. 'j-… is "
+        "another user's job: you may cancel only your own'; its 404 for not_found); null otherwise"))
 
 
 class CancelJobsResponse(ResponseModel):
