@@ -172,13 +172,13 @@ class Context:
             record: JobRecord | None = self.store.get_job(job_id)
         except NotFoundError:
             record = None
-        hidden = not_visible(job_id, field)
         if record is None:
-            raise hidden
+            raise not_visible(job_id, field)
         if not caller.admin and record.job.spec.user != caller.user:
-            if not record.job.state.terminal:  # in the shared queue, id and owner shown to everyone (new user 10, N7)
-                hidden = _not_yours(record.job, request, field)
-            self.admission.refuse(caller, hidden, request=request, job_id=job_id)
+            # in the shared queue, id and owner shown to everyone (new user 10, N7): a 403 (newuser29 n5)
+            refusal: SchedError = _not_yours(record.job, request, field) if not record.job.state.terminal \
+                else not_visible(job_id, field)
+            self.admission.refuse(caller, refusal, request=request, job_id=job_id)
         return record
 
 
