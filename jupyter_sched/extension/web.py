@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..admission import Caller
+from ..admission.user_names import REFUSED_NAME
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
 from ..model.validation import LEASE_FIELDS, empty_field, out_of_range_number
@@ -414,6 +415,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         if err.audited or not is_audited_refusal(self.request.method or "", err):
             return
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
+        if who is None and isinstance(err.details.get(REFUSED_NAME), str):  # a look-alike hub name (red29 R2)
+            who = Caller(user=err.details[REFUSED_NAME], teams=())
         if who is None:
             return
         method, lease = self.request.method or "", False  # the services' name of the request (new user 15, N8)

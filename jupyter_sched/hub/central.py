@@ -58,6 +58,7 @@ from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, Union, 
 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
+from ..admission.user_names import skeletons
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.limits import oom_floor_warning
 from ..executors.proc_mount import command_line_visibility
@@ -97,6 +98,7 @@ from .liveness import (
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
 from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
+from .user_names import refuse_lookalike_name
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
@@ -500,6 +502,7 @@ class HubSchedApp(SchedApp):
             raise AuthorizationError("this service only accepts JupyterHub users",
                                      hint="send a JupyterHub API token: Authorization: token <token>")
         name = str(user.username)
+        refuse_lookalike_name(name, getattr(self, "_name_skeletons", None) or {})
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
@@ -548,7 +551,12 @@ class HubSchedApp(SchedApp):
     def _seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> None:
         """The hub poll's user models, to the identity provider: it forgets the cached groups of
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
-        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
+        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
+        are the known names a look-alike caller is refused for (:func:`~.user_names.refuse_lookalike_name`, red29 R2)."""
+        names = frozenset(str(name) for name in models)
+        if names != getattr(self, "_known_names", None):
+            self._known_names = names
+            self._name_skeletons = skeletons(names)
         if hasattr(self.services, "quotas"):
             before = self.services.quotas.hub_groups
             first = before is None
