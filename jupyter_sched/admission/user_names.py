@@ -15,7 +15,7 @@ audited under a name an admin reads as amy's. The central service refuses such a
   folded, default-ignorables dropped, each look-alike letter mapped to its Latin prototype). TR39's
   confusables data is not in Python's database and no library carrying it is a dependency, so
   :data:`PROTOTYPES` holds the Cyrillic, Greek, Armenian and Latin letters confusables.txt maps to a
-  single Latin letter: a whole-script look-alike (``асе``, all Cyrillic, for ``ace``) is caught, a pair
+  single Latin letter: a whole-script look-alike (``\\u0430\\u0441\\u0435``, all Cyrillic, for ``ace``) is caught, a pair
   of ASCII names TR39 calls confusable (``rn`` / ``m``, ``l`` / ``1``) is not. An ASCII name is never
   refused for its look-alike (admin-made names are ASCII; the look-alike is the other one), and of two
   non-ASCII look-alikes the one with more non-ASCII characters is refused (both when they hold as many).

@@ -72,7 +72,7 @@ def test_red29_r2_the_reasons_are_named() -> None:
 
 
 def test_red29_r2_a_whole_script_lookalike_of_a_known_user_is_refused_never_the_ascii_one() -> None:
-    known = skeletons(["ace", "carol", "\u0430\u0441\u0435"])  # all-Cyrillic "асе" passes every one-name rule
+    known = skeletons(["ace", "carol", "\u0430\u0441\u0435"])  # all-Cyrillic a-es-ie passes every one-name rule
     assert name_problem("\u0430\u0441\u0435") is None
     assert lookalike_of("\u0430\u0441\u0435", known) == "ace"
     assert lookalike_of("ace", known) is None  # the plain name is never the one refused
