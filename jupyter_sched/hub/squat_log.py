@@ -198,8 +198,11 @@ def holder_account(uid: int | None) -> str | None:
         return None
 
 
-def squat_message(reporter: str, held: Held, account: str | None) -> str:
-    """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such."""
+def squat_message(reporter: str, held: Held, account: str | None, *, listening_since: datetime | None = None) -> str:
+    """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such, and what
+    the service checked, as it checked it (red29 R6): that the window ended before THIS service process began
+    listening (``listening_since``, UTC; None: not known) — whether an earlier process of the service was listening
+    then it cannot tell (it keeps no record of its earlier processes' listening spans)."""
     if held.uid is None:
         who = ("no live socket on this host held the other end of the connection (another account taking the port "
                "in turns, or the service dying as it was called)")
@@ -208,18 +211,24 @@ def squat_message(reporter: str, held: Held, account: str | None) -> str:
     times = f"{held.count} time{'s' if held.count != 1 else ''}"
     span = (f"at {held.first_at:%Y-%m-%d %H:%M:%S} UTC" if held.first_at == held.last_at else
             f"from {held.first_at:%Y-%m-%d %H:%M:%S} to {held.last_at:%Y-%m-%d %H:%M:%S} UTC")
+    checked = ("that the holder is not its own account and that the window ended before this service process "
+               f"began listening ({listening_since:%Y-%m-%d %H:%M:%S} UTC); whether an earlier service process was "
+               "listening then it cannot tell" if listening_since is not None else
+               "that the holder is not its own account; when this service process began listening, and whether an "
+               "earlier one was listening then, it cannot tell")
     return (f"{reporter}'s Jupyter server says it refused to send its token to the scheduler's address "
-            f"{held.address} {times} {span}: {who} (the reporting server's word; the service checked that it was not "
-            "listening then and that the holder is not its own account)")
+            f"{held.address} {times} {span}: {who} (the reporting server's word; the service checked {checked})")
 
 
-def record_squats(store: Any, reporter: str, held: list[Held]) -> int:
+def record_squats(store: Any, reporter: str, held: list[Held], *, listening_since: datetime | None = None) -> int:
     """Write one ``squat_refused`` audit record per holder of ``held`` (reported by ``reporter``, the hub user whose
-    token the report came with: the records' actor and user); how many were written."""
+    token the report came with: the records' actor and user; ``listening_since``: when this service process began
+    listening, as :func:`squat_message` says it); how many were written."""
     with store.transaction() as tx:
         for one in held:
             account = holder_account(one.uid)
             details: Mapping[str, Any] = {**one.to_wire(), "holder_account": account, "reported_by": reporter}
             tx.add_event(actor=reporter, action=SQUAT_ACTION, user=reporter,
-                         message=squat_message(reporter, one, account)[:500], details=details)
+                         message=squat_message(reporter, one, account, listening_since=listening_since)[:500],
+                         details=details)
     return len(held)
