@@ -10,9 +10,10 @@ made-up token, made a new real token's first request wait 33-37 s; 30 s of such 
 
 * a waiting check is made only while a request carrying its credential is still open: one whose every asker's
   connection closed is dropped before the hub is asked (:class:`CheckQueue` takes ``alive``);
-* at most :data:`CHECKS_WAITING_PER_ORIGIN` checks wait per origin (the peer; through the hub's proxy the client
-  address it appends to ``X-Forwarded-For``: :func:`~.fair_share.share_key`) and :data:`CHECKS_WAITING` in all;
-  past either the request is answered 429 at once (:func:`checks_full_answer`: ``Retry-After``, field
+* at most :data:`CHECKS_WAITING_PER_ORIGIN` checks wait per origin (the peer; through a trusted proxy the client
+  address it appends to ``X-Forwarded-For``: :func:`~.fair_share.share_key`), :data:`CHECKS_WAITING_PER_PEER` per
+  peer, all its origins together (red 29, R1: 8 origins behind one peer took all 256, and every other peer's first
+  request was answered 429), and :data:`CHECKS_WAITING` in all; past any the request is answered 429 at once (:func:`checks_full_answer`: ``Retry-After``, field
   ``credential``), without a hub call — a flood's tail is refused, not queued;
 * the waiting checks are taken in turn across origins (one queue per origin, round-robin), so one origin's flood
   delays another origin's first request by at most a turn, never by the flood's length.
@@ -30,13 +31,16 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["CHECKS_WAITING", "CHECKS_WAITING_PER_ORIGIN", "CHECK_RETRY_AFTER_S", "CheckQueue", "checks_full_answer",
+__all__ = ["CHECKS_WAITING", "CHECKS_WAITING_PER_ORIGIN", "CHECKS_WAITING_PER_PEER", "CHECK_RETRY_AFTER_S", "CheckQueue", "checks_full_answer",
            "checks_full_message"]
 
 CHECKS_WAITING_PER_ORIGIN = 32
 """Checks of credentials not seen before that may wait for the hub per origin (beyond those under way)."""
 CHECKS_WAITING = 256
 """Checks that may wait for the hub in all, every origin together."""
+CHECKS_WAITING_PER_PEER = CHECKS_WAITING // 2
+"""Checks that may wait for the hub from one peer (socket address), all its origins together: one peer (the hub's
+proxy, or anyone on its host who claims origins in ``X-Forwarded-For``) never holds the whole queue."""
 CHECK_RETRY_AFTER_S = 2
 """Seconds a 429 for a full check queue asks the caller to wait."""
 
@@ -46,16 +50,20 @@ T = TypeVar("T")
 class CheckQueue(Generic[T]):
     """Waiting checks, one first-come queue per origin, taken in turn across origins.
 
-    ``per_origin`` and ``total``: the most that may wait per origin and in all. ``alive(item)``: whether someone
-    still waits for ``item`` (a request carrying its credential is open); a dead one is dropped, never taken.
+    An origin is ``"PEER"`` or ``"ORIGIN via PEER"`` (:func:`~.fair_share.share_key`). ``per_origin``,
+    ``per_peer`` and ``total``: the most that may wait per origin, per peer (all its origins together) and in all.
+    ``alive(item)``: whether someone still waits for ``item`` (a request carrying its credential is open); a dead one
+    is dropped, never taken.
     """
 
     def __init__(self, alive: Callable[[T], bool], per_origin: int = CHECKS_WAITING_PER_ORIGIN,
-                 total: int = CHECKS_WAITING) -> None:
+                 total: int = CHECKS_WAITING, per_peer: int = CHECKS_WAITING_PER_PEER) -> None:
         self._alive = alive
-        self.per_origin, self.total = per_origin, total
+        self.per_origin, self.per_peer, self.total = per_origin, per_peer, total
         self._queues: OrderedDict[str, deque[T]] = OrderedDict()
         self._count = 0
+        self._peers: dict[str, int] = {}
+        """Checks waiting per peer."""
         self._dropped: list[T] = []
         """Dead ones dropped by :meth:`offer`, returned by the next :meth:`take`."""
 
@@ -66,19 +74,29 @@ class CheckQueue(Generic[T]):
         queue = self._queues.get(origin)
         return len(queue) if queue is not None else 0
 
+    def waiting_behind(self, peer: str) -> int:
+        """Checks waiting from ``peer``, all its origins together."""
+        return self._peers.get(peer, 0)
+
     def offer(self, origin: str, item: T) -> bool:
-        """Queue ``item`` of ``origin`` (True); False when ``origin`` has :attr:`per_origin` waiting or all origins
-        :attr:`total`, once the dead were dropped (those of ``origin``, then of all; the next :meth:`take` returns
-        them)."""
+        """Queue ``item`` of ``origin`` (True); False when ``origin`` has :attr:`per_origin` waiting, its peer
+        :attr:`per_peer` or all origins :attr:`total`, once the dead were dropped (those of ``origin``, of its
+        peer's origins, then of all; the next :meth:`take` returns them)."""
+        peer = peer_of(origin)
         if self.waiting(origin) >= self.per_origin:
             self._drop_dead(origin)
+        if self.waiting_behind(peer) >= self.per_peer:
+            for each in [each for each in self._queues if peer_of(each) == peer]:
+                self._drop_dead(each)
         if self._count >= self.total:
             for each in list(self._queues):
                 self._drop_dead(each)
-        if self.waiting(origin) >= self.per_origin or self._count >= self.total:
+        if (self.waiting(origin) >= self.per_origin or self.waiting_behind(peer) >= self.per_peer
+                or self._count >= self.total):
             return False
         self._queues.setdefault(origin, deque()).append(item)
         self._count += 1
+        self._peers[peer] = self._peers.get(peer, 0) + 1
         return True
 
     def take(self) -> tuple[T | None, list[T]]:
@@ -90,6 +108,7 @@ class CheckQueue(Generic[T]):
             origin, queue = next(iter(self._queues.items()))
             item = queue.popleft()
             self._count -= 1
+            self._left(origin, 1)
             if queue:
                 self._queues.move_to_end(origin)
             else:
@@ -106,19 +125,36 @@ class CheckQueue(Generic[T]):
         kept = deque(item for item in queue if self._alive(item))
         self._dropped.extend(item for item in queue if item not in kept)
         self._count -= len(queue) - len(kept)
+        self._left(origin, len(queue) - len(kept))
         if kept:
             self._queues[origin] = kept
         else:
             del self._queues[origin]
 
+    def _left(self, origin: str, count: int) -> None:
+        peer = peer_of(origin)
+        left = self._peers.get(peer, 0) - count
+        if left > 0:
+            self._peers[peer] = left
+        else:
+            self._peers.pop(peer, None)
 
-def checks_full_message(origin: str, waiting_here: int, waiting_all: int, per_origin: int, total: int) -> str:
-    """The words of a 429 for a full check queue: ``waiting_here`` checks wait from ``origin``, ``waiting_all`` in
-    all, at most ``per_origin`` / ``total``."""
+
+def peer_of(origin: str) -> str:
+    """The peer of an origin (``"ORIGIN via PEER"`` or ``"PEER"``)."""
+    return origin.rsplit(" via ", 1)[-1]
+
+
+def checks_full_message(origin: str, waiting_here: int, waiting_all: int, per_origin: int, total: int,
+                        waiting_behind: int | None = None, per_peer: int | None = None) -> str:
+    """The words of a 429 for a full check queue: ``waiting_here`` checks wait from ``origin``, ``waiting_behind``
+    from its peer (all its origins), ``waiting_all`` in all, at most ``per_origin`` / ``per_peer`` / ``total``."""
     where, _, via = origin.partition(" via ")
     at = f"{where} (through {via})" if via else where
+    behind = f"{waiting_behind} from {via or where}, " if waiting_behind is not None else ""
+    peer = f", {per_peer} per connecting address" if per_peer is not None else ""
     return (f"{waiting_here} requests from {at} with tokens not seen before wait for the hub to check them "
-            f"({waiting_all} from every caller); at most {per_origin} wait per caller and {total} in all")
+            f"({behind}{waiting_all} from every caller); at most {per_origin} wait per caller{peer} and {total} in all")
 
 
 def checks_full_answer(message: str, retry_after_s: int = CHECK_RETRY_AFTER_S) -> bytes:

@@ -47,6 +47,8 @@ from collections.abc import Container, Hashable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
+from .forwarded import LOOPBACK_PROXY, TrustedProxies
+
 __all__ = ["AUDIT_INTERVAL_S", "PRESSURE_SHARE", "RETRY_AFTER_S", "SHARE_FLOOR", "SHARE_SETTING", "CallerKeys",
            "FairShare", "credential_digest", "credential_of", "default_share", "over_share_answer", "over_share_message", "share_key",
            "user_of"]
@@ -187,15 +189,17 @@ _ORIGIN = re.compile(r"[0-9A-Fa-f.:]{2,45}")
 """An address as configurable-http-proxy writes it in ``X-Forwarded-For`` (IPv4, IPv6, IPv4-mapped IPv6)."""
 
 
-def share_key(key: str, headers: Mapping[str, str]) -> str:
+def share_key(key: str, headers: Mapping[str, str], trusted: TrustedProxies = LOOPBACK_PROXY) -> str:
     """The caller a request counts as for the connection share (:class:`FairShare`): ``key``
-    (:meth:`CallerKeys.key`), except that unproven credentials count per origin — ``"unproven ORIGIN
-    via PEER"`` where ``ORIGIN`` is the last address of the request's ``X-Forwarded-For`` (the client
-    JupyterHub's proxy saw: it appends it) — so made-up tokens flooding through the proxy from one host
-    do not take the first requests of every other host's new tokens (session 25); all of one peer's
-    origins together stay bounded (:meth:`FairShare.over`). The body budget keeps ``key``: an origin is
-    the caller's own word."""
-    if not key.startswith("unproven "):
+    (:meth:`CallerKeys.key`), except that unproven credentials arriving from a trusted proxy (``trusted``:
+    ``c.FrontDoor.trusted_proxies``) count per origin — ``"unproven ORIGIN via PEER"`` where ``ORIGIN`` is
+    the last address of the request's ``X-Forwarded-For`` (the client JupyterHub's proxy saw: it appends
+    it) — so made-up tokens flooding through the proxy from one host do not take the first requests of
+    every other host's new tokens (session 25); all of one peer's origins together stay bounded
+    (:meth:`FairShare.over`, :class:`~.check_queue.CheckQueue`). From any other peer the header is the
+    caller's own word and is ignored: the peer is the origin (red 29, R1: forged addresses on direct
+    connections spread a flood over many origins). The body budget keeps ``key``."""
+    if not key.startswith("unproven ") or not trusted.trusts(key[9:]):
         return key
     forwarded = (headers.get("X-Forwarded-For", "") or "").rsplit(",", 1)[-1].strip()
     if forwarded.startswith("::ffff:"):

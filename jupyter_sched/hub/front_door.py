@@ -50,13 +50,14 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   peer address) may have this many connections being answered at once: a request beyond it is answered
   429 from its head (``Retry-After``, field ``connections``; the user audited once a minute) and at a
   full ceiling the caller most over it loses a connection before a newcomer is refused (verify 23, V5;
-  :mod:`.fair_share`); made-up tokens count per origin host through the hub's proxy (session 25);
+  :mod:`.fair_share`); made-up tokens count per origin host through the hub's proxy (session 25), whose ``X-Forwarded-For`` is believed
+  only from ``trusted_proxies`` (default loopback; any other peer is its own origin: red team 29, R1);
 * ``check_credential`` — a request whose credential was neither authenticated nor refused before waits (its body
   unread) while the hub is asked who it names, :data:`CHECKS_AT_ONCE` checks at once, in turn, then counts as
   that user or as "refused PEER": a flood of made-up tokens, a fresh one per request, held the share of
   credentials not yet checked, and every honest first request of their host (after a restart, of every host)
   was answered 429 (verify 26, V11; the service's check is :mod:`.first_check`). Those waiting are bounded per
-  origin and in all, taken in turn across origins, and dropped unasked once their caller has gone; past the bound
+  origin, per peer (all its origins together) and in all, taken in turn across origins, and dropped unasked once their caller has gone; past the bound
   a request is answered 429 at once (field ``credential``, no hub call: verify 28, V6; :mod:`.check_queue`). The
   credentials learned are kept across a restart (``keys_file``: a 0600 JSON file of SHA-256 digest prefix → hub
   user with its expiry, :data:`LEARNED_KEEP_S` after it was learned; never a token), so after a restart every
@@ -97,7 +98,7 @@ from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
 from tornado.ioloop import IOLoop, PeriodicCallback
 from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
-from traitlets import Float, Int, TraitError, validate
+from traitlets import Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
@@ -109,7 +110,7 @@ from .body_budget import (
     over_budget_answer,
     tokenless_answer,
 )
-from .check_queue import CheckQueue, checks_full_answer, checks_full_message
+from .check_queue import CheckQueue, checks_full_answer, checks_full_message, peer_of
 from .chunking import DRAIN_CHUNKS, FREE_CHUNKS, ChunkLines, chunking_answer, too_finely_chunked
 from .fair_share import (
     PRESSURE_SHARE,
@@ -124,6 +125,7 @@ from .fair_share import (
     share_key,
     user_of,
 )
+from .forwarded import DEFAULT_TRUSTED_PROXIES, TrustedProxies, parse_trusted_proxies
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
 __all__ = ["ACCEPT_PAUSE_S", "CHECKS_AT_ONCE", "CHECK_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE",
@@ -316,7 +318,7 @@ class _Watched(httputil.HTTPMessageDelegate):
         assert self._credential is not None
         server = self._server
         server.fair.checking(self._conn)
-        origin = share_key(f"unproven {self._peer()}", headers)[len("unproven "):]
+        origin = share_key(f"unproven {self._peer()}", headers, server.trusted)[len("unproven "):]
         if not await server.check_first(self._credential, headers, start_line.path, origin, self._conn):
             assert isinstance(self._request_conn, HTTP1Connection)  # refused 429 at once: the flood's tail (verify 28, V6)
             server.answering(self._conn)
@@ -343,7 +345,7 @@ class _Watched(httputil.HTTPMessageDelegate):
         """Answer 429 a caller over their share of a pressed ceiling; else count the request as theirs."""
         server = self._server
         key = server.keys.key(self._credential, self._peer())
-        caller = share_key(key, headers)  # an unproven credential counts per origin host (session 25)
+        caller = share_key(key, headers, server.trusted)  # an unproven credential counts per origin host (session 25)
         open_now = len(server._connections)
         if server.fair.over(self._conn, caller, open_now):
             self._over_share(start_line, headers, caller, open_now)
@@ -726,11 +728,14 @@ class GuardedHTTPServer(HTTPServer):
                    on_chunking: ChunkedHook | None = None, answer_timeout_s: float = 30.0,
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
                    max_body_bytes_held: int = DEFAULT_HELD_BYTES, check_credential: CredentialCheck | None = None,
-                   keys_file: str | None = None, **kwargs: Any) -> None:
+                   keys_file: str | None = None, trusted_proxies: Iterable[str] = DEFAULT_TRUSTED_PROXIES,
+                   **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
         self.max_body_bytes = max_body_bytes
+        self.trusted = TrustedProxies(trusted_proxies)
+        """The peers whose ``X-Forwarded-For`` is believed (red 29, R1: a forged one on a direct connection was)."""
         self.on_too_large = on_too_large
         self.min_chunk_bytes = min_chunk_bytes
         """Least mean size of a chunked body's chunks after :data:`~.chunking.FREE_CHUNKS` (0: not checked)."""
@@ -881,7 +886,7 @@ class GuardedHTTPServer(HTTPServer):
         credential = credential_digest(headers, start_line.path)
         if self.checks_first(credential):
             return None  # nobody's until checked (verify 26, V11: a fresh made-up token is not an honest first request)
-        caller = share_key(self.keys.key(credential, peer), headers)
+        caller = share_key(self.keys.key(credential, peer), headers, self.trusted)
         open_now = len(self._connections)
         if self.fair.share <= 0 or self.fair.claims(caller) < self.fair.share:
             return caller
@@ -1028,7 +1033,8 @@ class GuardedHTTPServer(HTTPServer):
         check queue (verify 28, V6) and close it; counted for the summary line."""
         queue = self._queue
         self.count("refused 429: too many credentials not seen before waiting for the hub's check")
-        message = checks_full_message(origin, queue.waiting(origin), queue.waiting(), queue.per_origin, queue.total)
+        message = checks_full_message(origin, queue.waiting(origin), queue.waiting(), queue.per_origin, queue.total,
+                                      queue.waiting_behind(peer_of(origin)), queue.per_peer)
         length = headers.get("Content-Length", "")
         left = min(int(length), DRAIN_BYTES) if length.isdigit() else 0
         body_timeout = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
@@ -1310,6 +1316,33 @@ class FrontDoor(LoggingConfigurable):
                              f"Fix: set e.g. {DEFAULT_HELD_BYTES} ({DEFAULT_HELD_BYTES >> 20} MiB)")
         return value
 
+    trusted_proxies = List(
+        Unicode(), list(DEFAULT_TRUSTED_PROXIES), config=True,
+        help=f"""Addresses or CIDR blocks (e.g. ["10.0.0.5"], ["10.1.0.0/16"]) of the proxies whose
+        X-Forwarded-For header is believed: only a request whose connection comes from one of them counts its first
+        requests with tokens not seen before per client address (the last X-Forwarded-For address, which
+        JupyterHub's proxy appends), so one browser's flood of made-up tokens does not take every other client's
+        first requests. From any other address the header is the caller's own word and is ignored: the connecting
+        address is the origin (a forged header on direct connections spread a flood over many made-up origins
+        and every new token's first request was answered 429: red team 29, R1). Whatever the origins, the checks
+        waiting behind one connecting address are bounded together (half of all), so one address never holds them
+        all. Default {list(DEFAULT_TRUSTED_PROXIES)}: configurable-http-proxy on this host connects from loopback.
+        On such a hub every local account also connects from loopback and can claim client addresses; that is
+        bounded by the per-address bound, and nothing the proxy sends can prove otherwise on the same host (a
+        secret in configurable-http-proxy's --custom-header is on its command line, which every local account
+        can read in ps). Where the proxy runs on another host, name its address and leave loopback out; [] believes
+        no header (every proxied request then shares the proxy's address).""",
+    )
+
+    @validate("trusted_proxies")
+    def _valid_trusted(self, proposal: Any) -> list[str]:
+        values = [str(value).strip() for value in proposal["value"]]
+        try:
+            parse_trusted_proxies(values)
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return values
+
     log_interval_s = Float(
         60.0, config=True,
         help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
@@ -1335,4 +1368,5 @@ class FrontDoor(LoggingConfigurable):
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
                                  answer_timeout_s=self.answer_timeout_s,
                                  max_connections_per_user=self.max_connections_per_user,
-                                 max_body_bytes_held=self.max_body_bytes_held, **kwargs)
+                                 max_body_bytes_held=self.max_body_bytes_held, trusted_proxies=self.trusted_proxies,
+                                 **kwargs)

@@ -187,8 +187,8 @@ class SquatReportHandler(ServerReport):
     @authorized
     async def post(self) -> None:
         gate: ReportGate = self.settings.setdefault("jupyter_sched_squat_report_gate", ReportGate(per_minute=1))
-        since = _listening_since(self.settings)
         try:
+            since = _listening_since(self.settings)
             held = parse_squat_report(self.json_value(), self.services.clock.now(), listening_since=since,
                                       own_uids={os.getuid(), os.geteuid()})
             if not gate.take(self.caller.user, "squat", "squat"):
@@ -197,7 +197,7 @@ class SquatReportHandler(ServerReport):
                                 details={"retry_after_s": 60})
         except (ValidationError, BusyError) as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="squat report")
-        recorded = await self.call(record_squats, self.services.store, self.caller.user, held, listening_since=since)
+        recorded = await self.call(record_squats, self.services.store, self.caller.user, held, since)
         self.reply({"recorded": recorded})
 
 
