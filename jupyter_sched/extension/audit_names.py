@@ -9,11 +9,9 @@ routes that have them, and ``METHOD route`` for the rest.
 
 from __future__ import annotations
 
-from ..admission import Caller
-from ..admission.user_names import REFUSED_NAME
 from ..errors import AuthorizationError, QuotaError, SchedError, UnschedulableError, ValidationError
 
-__all__ = ["ACTION_NAMES", "is_audited_refusal", "refused_name_caller", "request_name"]
+__all__ = ["ACTION_NAMES", "is_audited_refusal", "request_name"]
 
 _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
 """Errors that refuse what the caller asked; not-found, conflict and busy answers describe state."""
@@ -54,10 +52,3 @@ def is_audited_refusal(method: str, err: SchedError) -> bool:
     if not isinstance(err, _REFUSALS):
         return False
     return method.upper() not in _READS or isinstance(err, AuthorizationError)
-
-
-def refused_name_caller(err: SchedError) -> Caller | None:
-    """Who a refusal of a look-alike hub user name (red29 R2: refused before the request had a caller) is audited
-    as: the name escaped (``details.refused_name``), in no team; None for any other refusal."""
-    name = err.details.get(REFUSED_NAME)
-    return Caller(user=name, teams=()) if isinstance(name, str) else None

@@ -38,7 +38,7 @@ from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
 from ..store.outage import unreachable
 from .arrival import Arrival
-from .audit_names import is_audited_refusal, refused_name_caller, request_name
+from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
 from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
@@ -413,7 +413,7 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         the audit log, off the loop: every refusal of an authenticated caller is audited, whichever layer (is_audited_refusal)."""
         if err.audited or not is_audited_refusal(self.request.method or "", err):
             return
-        who = self._sched_caller or (self.current_user if self._late else None) or refused_name_caller(err)
+        who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
         if who is None:
             return
         method, lease = self.request.method or "", False  # the services' name of the request (new user 15, N8)

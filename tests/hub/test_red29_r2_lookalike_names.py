@@ -1,11 +1,12 @@
-"""red29 R2: hub users whose names read as another's (Cyrillic a, fullwidth a, a trailing U+200B, U+202E + the
-name reversed) were served and audited unflagged; the CLI printed U+200B as nothing. Now the central service
-refuses such a caller 403 naming the field ``user`` and the fix, audited under the name escaped; a name whose
-TR39 skeleton is another known user's is refused too (never an ASCII one); the CLI's tables escape Cf.
+"""red29 R2, the rest: a hub name that passes every one-name rule (s29-door's
+:mod:`jupyter_sched.hub.lookalike_names`) can still read as a colleague's — a whole-script look-alike, every letter
+Cyrillic (``\\u0430\\u0441\\u0435`` for ``ace``), or a dotless i. The central service now refuses a name whose Unicode
+TR39 skeleton is another hub user's (the hub poll's names), never the ASCII one, said and audited with its
+non-ASCII letters escaped; and the CLI's tables (``audit``, ``jobs``…) escape zero-width and bidi characters in every
+cell (``amy\\u200b`` printed as ``amy`` before).
 
 Real parts: :meth:`HubSchedApp.resolve_identity` and :meth:`HubSchedApp._seen_models` (the hub poll's names),
-:class:`HubUser`, :meth:`SchedHandler._audit_refusal` and :meth:`Admission.record_refusal` with its refusal windows,
-the CLI's ``audit`` command on a stand-in client.
+:class:`HubUser`, the CLI's ``audit`` command on a stand-in client.
 """
 
 from __future__ import annotations
@@ -17,26 +18,19 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.admission.user_names import escaped_name, lookalike_of, name_problem, skeletons
+from jupyter_sched.admission.user_names import lookalike_of, skeleton, skeletons
 from jupyter_sched.errors import AuthorizationError
-from jupyter_sched.extension.web import SchedHandler
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.hub.identity import HubUser
-from jupyter_sched.textsafe import escaped_controls
+from jupyter_sched.hub.lookalike_names import name_problem
 
+ACE_CYRILLIC = "\u0430\u0441\u0435"  # a, es, ie: every letter Cyrillic
 AMY = "r2937a464"
-VARIANTS = {
-    "cyrillic a": AMY.replace("a", "\u0430", 1),
-    "fullwidth a": AMY.replace("a", "\uff41", 1),
-    "zero-width space": AMY + "\u200b",
-    "right-to-left override": "\u202e" + AMY[::-1],
-    "no-break space": AMY + "\u00a0",
-    "word joiner": "r29\u206037a464",
-}
 
 
 def _app(*names: str) -> Any:
-    app = SimpleNamespace(services=SimpleNamespace(), _provider=lambda: None, admin_users=[])
+    app = SimpleNamespace(services=SimpleNamespace(), _provider=lambda: None, admin_users=[], audited=[])
+    app._audit_lookalike = app.audited.append
     HubSchedApp._seen_models(app, {name: {"groups": ["vision"]} for name in names})
     return app
 
@@ -45,66 +39,42 @@ def _user(name: str) -> HubUser:
     return HubUser({"name": name, "scopes": ["self"]}, admin=False, groups=["vision"])
 
 
-@pytest.mark.parametrize("tag", sorted(VARIANTS))
-def test_red29_r2_a_lookalike_hub_name_is_refused_403_naming_user_and_the_fix(tag: str) -> None:
-    name = VARIANTS[tag]
-    app = _app(AMY, "carol", name)
-    assert HubSchedApp.resolve_identity(app, _user(AMY)).name == AMY  # amy herself is served
+def test_red29_r2_a_whole_script_lookalike_of_another_hub_user_is_refused_403_escaped_and_audited() -> None:
+    assert name_problem(ACE_CYRILLIC) is None  # passes every one-name rule: only the other name shows it
+    app = _app("ace", "carol", ACE_CYRILLIC)
     with pytest.raises(AuthorizationError) as refused:
-        HubSchedApp.resolve_identity(app, _user(name))
+        HubSchedApp.resolve_identity(app, _user(ACE_CYRILLIC))
     err = refused.value
     assert err.field == "user" and err.code == "forbidden", err
-    shown = escaped_name(name)
-    assert shown.isascii() and shown != AMY and err.details["refused_name"] == shown
-    assert f"the hub user name '{shown}' " in err.message and err.message.isascii(), err.message
-    assert err.hint is not None and "rename your hub account" in err.hint
+    assert err.message.startswith("the hub user name '\\u0430\\u0441\\u0435' may read as another user's, so this "
+                                  "service refuses it: it reads as the name of another hub user, 'ace'"), err.message
+    assert err.message.isascii() and err.details == {"user": "\\u0430\\u0441\\u0435", "lookalike_of": "ace"}
+    assert err.hint is not None and "hub admin renames the user" in err.hint
+    assert app.audited == [err]  # audited under the escaped name (s29-door's _audit_lookalike)
+    assert HubSchedApp.resolve_identity(app, _user("ace")).name == "ace"  # the plain name is served
+    assert HubSchedApp.resolve_identity(app, _user("carol")).name == "carol"
 
 
-def test_red29_r2_the_reasons_are_named() -> None:
-    assert name_problem(AMY + "\u200b") == "holds U+200B (zero width space), an invisible or reordering character"
-    assert name_problem("\u202e" + AMY[::-1]) == ("holds U+202E (right-to-left override), an invisible or "
-                                                 "reordering character")
-    assert name_problem(AMY.replace("a", "\uff41", 1)) == ("holds U+FF41 (fullwidth latin small letter a), a styled "
-                                                           "form of 'a' (the name is not in Unicode's NFKC form)")
-    assert name_problem(AMY.replace("a", "\u0430", 1)) == "mixes Latin and Cyrillic letters in one word"
-    for fine in (AMY, "jos\u00e9", "\u0440\u0443\u0441\u0441\u043a\u0438\u0439", "\u5c71\u7530", "anne-marie"):
-        assert name_problem(fine) is None, fine
+@pytest.mark.parametrize("name,other", [
+    ("\u0430\u0441\u0435", "ace"), ("b\u0131ll", "bill"), ("\u0440\u0435\u0440", "pep"), ("\u03bf\u03c1\u03b1", "opa"),
+    ("ACE", None), ("ace", None), ("jos\u00e9", None), ("\u0440\u0443\u0441\u0441\u043a\u0438\u0439", None),
+])
+def test_red29_r2_the_skeleton_finds_the_other_user_and_never_refuses_the_ascii_one(name: str, other: str | None) -> None:
+    known = skeletons(["ace", "bill", "pep", "opa", "jose", name])
+    assert lookalike_of(name, known) == other
+    assert skeleton("\u0430\u0441\u0435") == skeleton("ACE") == "ace"
 
 
-def test_red29_r2_a_whole_script_lookalike_of_a_known_user_is_refused_never_the_ascii_one() -> None:
-    known = skeletons(["ace", "carol", "\u0430\u0441\u0435"])  # all-Cyrillic a-es-ie passes every one-name rule
-    assert name_problem("\u0430\u0441\u0435") is None
-    assert lookalike_of("\u0430\u0441\u0435", known) == "ace"
-    assert lookalike_of("ace", known) is None  # the plain name is never the one refused
-    assert lookalike_of("\u0440\u0443\u0441\u0441\u043a\u0438\u0439", known) is None
-    app = _app("ace", "\u0430\u0441\u0435")
-    with pytest.raises(AuthorizationError) as refused:
-        HubSchedApp.resolve_identity(app, _user("\u0430\u0441\u0435"))
-    assert "reads as the name of another user, 'ace'" in refused.value.message
-    assert refused.value.details["lookalike_of"] == "ace"
-    assert HubSchedApp.resolve_identity(app, _user("ace")).name == "ace"
-
-
-def test_red29_r2_the_refusal_is_audited_under_the_escaped_name() -> None:
-    """The refusal happens in ``prepare`` (no caller resolved): before, the web layer audited nothing then."""
-    audited: list[tuple[Any, Any, str]] = []
-    handler = SimpleNamespace(_sched_caller=None, _late=False, current_user=_user(VARIANTS["zero-width space"]),
-                              request=SimpleNamespace(method="GET", body=b""), _template="me",
-                              sched=SimpleNamespace(audit_refusal=lambda who, err, request: audited.append(
-                                  (who, err, request))))
-    with pytest.raises(AuthorizationError) as refused:
-        HubSchedApp.resolve_identity(_app(AMY), handler.current_user)
-    SchedHandler._audit_refusal(handler, refused.value)
-    [(who, err, request)] = audited
-    assert who.user == "r2937a464\\u200b" and who.teams == () and err is refused.value and request == "GET me"
+def test_red29_r2_before_the_first_hub_poll_only_the_one_name_rules_apply() -> None:
+    app = SimpleNamespace(services=SimpleNamespace(), _provider=lambda: None, admin_users=[], audited=[])
+    app._audit_lookalike = app.audited.append
+    assert HubSchedApp.resolve_identity(app, _user(ACE_CYRILLIC)).name == ACE_CYRILLIC  # no names known yet
+    HubSchedApp._seen_models(app, {"ace": {}, ACE_CYRILLIC: {}})
+    with pytest.raises(AuthorizationError):
+        HubSchedApp.resolve_identity(app, _user(ACE_CYRILLIC))
 
 
 def test_red29_r2_the_cli_tables_escape_zero_width_and_bidi_characters() -> None:
-    assert escaped_controls(AMY + "\u200b") == "r2937a464\\u200b"
-    assert escaped_controls("\u202e" + AMY[::-1]) == "\\u202e464a7392r"
-    assert escaped_controls("a\u2060b\ufeffc\u200ed") == "a\\u2060b\\ufeffc\\u200ed"
-    assert escaped_controls("jos\u00e9 \u5c71\u7530") == "jos\u00e9 \u5c71\u7530"
-
     from jupyter_sched.cli.admin_views import audit
 
     rows = [{"id": 1, "at": "2026-12-06T05:33:00Z", "actor": AMY + "\u200b", "action": "squat_refused",
@@ -117,3 +87,9 @@ def test_red29_r2_the_cli_tables_escape_zero_width_and_bidi_characters() -> None
     printed = out.getvalue()
     assert "r2937a464\\u200b" in printed and "\\u202e464a7392r" in printed, printed
     assert "\u200b" not in printed and "\u202e" not in printed
+
+    from jupyter_sched.cli.commands import _print_table
+
+    out = io.StringIO()
+    _print_table([["ID", "USER"], ["j-1", AMY + "\u2060"], ["j-2", AMY]], SimpleNamespace(out=out))
+    assert out.getvalue().splitlines()[1].split() == ["j-1", "r2937a464\\u2060"], out.getvalue()
