@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.limit_sources import SOURCE_NAMES
 from ..model.units import format_duration
-from ..queues.limits import SOURCE_NAMES
 
 __all__ = ["PLANNED_SOURCES", "limit_source_words", "planned_limit_line", "planned_limit_note", "planned_limit_text",
            "stopped_limit_text"]
