@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from ..model.units import to_iso
+from ..model.units import gpu_hours_phrase, to_iso
 from .usage import UsageInterval
 
 __all__ = ["UsageOverlap", "resolve_overlaps"]
@@ -56,7 +56,7 @@ class UsageOverlap:
         """The sentence a report carries for it."""
         return (f"usage of job {self.cut.job_id} (attempt {self.cut.attempt}, {self.cut.user}) on GPU "
                 f"{self.cut.gpu_uuid} overlaps job {self.held.job_id}'s ({self.held.user}) from "
-                f"{to_iso(self.cut.started_at)} to {to_iso(self.until)}: {self.gpu_hours:.3g} GPU-hours counted "
+                f"{to_iso(self.cut.started_at)} to {to_iso(self.until)}: {gpu_hours_phrase(self.gpu_hours, f'{self.gpu_hours:.3g}')} counted "
                 f"once, for job {self.held.job_id} — `jupyter-sched doctor` lists such rows and how to repair them")
 
 

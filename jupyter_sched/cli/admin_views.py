@@ -22,7 +22,7 @@ from typing import Any
 
 from ..client._wire import Req, unwrap_list
 from ..model.periods import PERIODS, next_period_start
-from ..model.units import clock_text
+from ..model.units import clock_text, gpu_hours_phrase
 from ..wording.usage import USAGE_DAYS, last_days
 
 __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
@@ -367,7 +367,8 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
         print("Budgets:", file=io.out)
         for b in standings or budgets:
             who = b.get("team") if not b.get("user") else f"user {b.get('user')} in {b.get('team')}"
-            plain = f"{who}: {float(b.get('gpu_hours') or 0):g} GPU-hours a {b.get('period')}"
+            hours = float(b.get('gpu_hours') or 0)
+            plain = f"{who}: {gpu_hours_phrase(hours, f'{hours:g}')} a {b.get('period')}"
             print(f"  {b.get('text') or plain}", file=io.out)
     policies = [t for t in body.get("teams") or () if isinstance(t, Mapping)]
     if policies:

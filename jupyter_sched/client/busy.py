@@ -62,7 +62,9 @@ def gave_up(error: SchedError, retry_after: str | None, *, retries: int, now: da
         message = f"{message} (still refused after {retries} retr{'y' if retries == 1 else 'ies'})"
     hint = error.hint
     if wait is not None:
-        at = (now or datetime.now(timezone.utc)) + timedelta(seconds=wait)
-        hint = f"retry after {at:%H:%M:%S} UTC (in {wait} s)"
+        from ..model.units import clock_text  # the reader's zone, as every time the CLI and magics say
+
+        base = now or datetime.now(timezone.utc)
+        hint = f"retry after {clock_text(base + timedelta(seconds=wait), base, seconds=True)} (in {wait} s)"
     details: Mapping[str, Any] = error.details
     return type(error)(message, field=error.field, hint=hint, details={**details, "retries": retries})

@@ -15,9 +15,9 @@ from ..errors import StoreError
 from ..executors.base import Connection, ExecutorEvent, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
-from ..model.units import format_duration
 from ..store import JobRecord
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
+from ..wording.time_limits import stopped_limit_text
 from .clock import Clock
 from .stops import StopReconciler, preempted_message
 from .transitions import JobWriter, just_started
@@ -169,7 +169,8 @@ class ExecutorEventHandler:
         elif intent == "idle_stop":
             state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({said})"
         elif intent == "timeout":
-            limit = format_duration(job.spec.time_limit_s)  # as the queue said it: "4m", not "240 s" (new user 20, N10)
+            # as the queue said it: "4m", not "240 s" (new user 20, N10); "(queue default; none given)" where it chose it
+            limit = stopped_limit_text(job.spec.time_limit_s or 0, job.spec.time_limit_source)
             state, message = JobState.FAILED, f"time limit of {limit} exceeded ({said})"
         elif exit_code == 0:
             state, message = JobState.SUCCEEDED, said

@@ -52,9 +52,9 @@ from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import Job, JobState
 from ..model.horizon import capped
-from ..model.units import format_duration
 from ..store import JobRecord
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
+from ..wording.time_limits import stopped_limit_text
 from .clock import Clock
 from .drainscan import PENDING, Background
 from .failures import classify
@@ -126,7 +126,7 @@ def stop_words(record: JobRecord, settle_s: float | None = None) -> str:
         said = stop_words(record).removesuffix(" (it waits in the queue again)")
         return f"{JUST_STARTED}: {said}; {NOT_AN_ATTEMPT}"
     if intent == "timeout":
-        return f"stopped: time limit {format_duration(job.spec.time_limit_s or 0)} reached"
+        return f"stopped: time limit {stopped_limit_text(job.spec.time_limit_s or 0, job.spec.time_limit_source)} reached"
     if intent == "cancel":
         return f"cancelled by {record.stop_actor or 'user'}"
     if intent == "preempt":  # who and when, the verb once (new user 18, N7: "preempted: preempted to …")
@@ -429,7 +429,7 @@ class StopReconciler:
                 and now >= capped(job.started_at, limit)):  # never overflows (red team 21, R5)
             record = self.writer.mutate(job.id, lambda r: replace(
                 r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
-            self.writer.audit(job, "time_limit", f"time limit of {format_duration(limit)} reached; stopping",
+            self.writer.audit(job, "time_limit", f"time limit of {stopped_limit_text(limit, job.spec.time_limit_source)} reached; stopping",
                               {"limit_s": limit})
         if record.stop_intent is None or job.id in self.sent:
             return record

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..accounting import DEFAULT_THRESHOLDS, budget_alerts, period_start
 from ..model.periods import this_period_text
+from ..model.units import gpu_hours_phrase
 
 __all__ = ["BUDGET_ACTION", "warn_budgets"]
 
@@ -51,7 +52,7 @@ def warn_budgets(service: Any, *, now: datetime | None = None,
     for alert in budget_alerts(budgets, used, now=at, already_sent=sent, thresholds=thresholds):
         who = alert.team if alert.user is None else f"user {alert.user} in team {alert.team}"
         # a day's budget reads "today", as the gate's reason and status say it (newuser28 n12)
-        message = (f"{who} used {alert.used_gpu_hours:.2f} of {alert.budget_gpu_hours:g} GPU-hours "
+        message = (f"{who} used {alert.used_gpu_hours:.2f} of {gpu_hours_phrase(alert.budget_gpu_hours, f'{alert.budget_gpu_hours:g}')} "
                    f"{this_period_text(alert.period)} ({alert.percent:.0f} %, warning at {alert.threshold} %)")
         data = {**alert.to_dict(), "message": message}
         service.store.add_event(actor="scheduler", action=BUDGET_ACTION, user=alert.user, message=message,

@@ -188,8 +188,8 @@ class SquatReportHandler(ServerReport):
     async def post(self) -> None:
         gate: ReportGate = self.settings.setdefault("jupyter_sched_squat_report_gate", ReportGate(per_minute=1))
         try:
-            held = parse_squat_report(self.json_value(), self.services.clock.now(),
-                                      listening_since=_listening_since(self.settings),
+            since = _listening_since(self.settings)
+            held = parse_squat_report(self.json_value(), self.services.clock.now(), listening_since=since,
                                       own_uids={os.getuid(), os.geteuid()})
             if not gate.take(self.caller.user, "squat", "squat"):
                 raise BusyError("one squat report a minute is taken from a server; this one was not recorded",
@@ -197,7 +197,7 @@ class SquatReportHandler(ServerReport):
                                 details={"retry_after_s": 60})
         except (ValidationError, BusyError) as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="squat report")
-        recorded = await self.call(record_squats, self.services.store, self.caller.user, held)
+        recorded = await self.call(record_squats, self.services.store, self.caller.user, held, since)
         self.reply({"recorded": recorded})
 
 

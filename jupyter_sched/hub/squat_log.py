@@ -21,7 +21,9 @@ a report is refused 400 (audited as a refusal) when a holder is the service's ow
 the service's account: it refuses nothing held by it), when a refusal's last time lies after the service began
 listening (:data:`LISTEN_SKEW` allowed: while it listens nobody else holds its address), or when its count is more
 than :data:`MAX_REFUSALS_PER_S` a second of its window could hold. A row taken says the holder as the reporter's
-claim ("alice's Jupyter server says …"), not as the service's finding.
+claim ("alice's Jupyter server says …"), not as the service's finding, and says what was checked: only THIS
+process's listening start is known, so a window an earlier process of the service served is taken, and the row says
+the service cannot tell of it (red 29, R6: it said "the service checked that it was not listening then").
 """
 
 from __future__ import annotations
@@ -198,8 +200,11 @@ def holder_account(uid: int | None) -> str | None:
         return None
 
 
-def squat_message(reporter: str, held: Held, account: str | None) -> str:
-    """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such."""
+def squat_message(reporter: str, held: Held, account: str | None, listening_since: datetime | None = None) -> str:
+    """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such, and what the
+    service checked — only that the holder is not its own account and, when ``listening_since`` (UTC) is known,
+    that THIS process was not listening then: an earlier process of the service may have been (red 29, R6: the row
+    said "the service checked that it was not listening then" of a window the previous process served)."""
     if held.uid is None:
         who = ("no live socket on this host held the other end of the connection (another account taking the port "
                "in turns, or the service dying as it was called)")
@@ -208,18 +213,25 @@ def squat_message(reporter: str, held: Held, account: str | None) -> str:
     times = f"{held.count} time{'s' if held.count != 1 else ''}"
     span = (f"at {held.first_at:%Y-%m-%d %H:%M:%S} UTC" if held.first_at == held.last_at else
             f"from {held.first_at:%Y-%m-%d %H:%M:%S} to {held.last_at:%Y-%m-%d %H:%M:%S} UTC")
+    if listening_since is None:
+        checked = ("the service checked that the holder is not its own account; whether the service was listening "
+                   "then it cannot tell")
+    else:
+        checked = (f"the service checked that the holder is not its own account and that its process listening since "
+                   f"{listening_since:%Y-%m-%d %H:%M:%S} UTC was not listening then; whether an earlier process of "
+                   "the service was, it cannot tell")
     return (f"{reporter}'s Jupyter server says it refused to send its token to the scheduler's address "
-            f"{held.address} {times} {span}: {who} (the reporting server's word; the service checked that it was not "
-            "listening then and that the holder is not its own account)")
+            f"{held.address} {times} {span}: {who} (the reporting server's word; {checked})")
 
 
-def record_squats(store: Any, reporter: str, held: list[Held]) -> int:
+def record_squats(store: Any, reporter: str, held: list[Held], listening_since: datetime | None = None) -> int:
     """Write one ``squat_refused`` audit record per holder of ``held`` (reported by ``reporter``, the hub user whose
-    token the report came with: the records' actor and user); how many were written."""
+    token the report came with: the records' actor and user; ``listening_since``: when this service process began
+    listening, UTC, None: not known — :func:`squat_message`); how many were written."""
     with store.transaction() as tx:
         for one in held:
             account = holder_account(one.uid)
             details: Mapping[str, Any] = {**one.to_wire(), "holder_account": account, "reported_by": reporter}
             tx.add_event(actor=reporter, action=SQUAT_ACTION, user=reporter,
-                         message=squat_message(reporter, one, account)[:500], details=details)
+                         message=squat_message(reporter, one, account, listening_since)[:500], details=details)
     return len(held)

@@ -33,6 +33,7 @@ from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
 from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
+from ..model.units import clock_text
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
@@ -822,7 +823,7 @@ class SchedMagics(Magics):
             return
         # what it bought, not the lease's own message ("GPUs bound to the kernel" read as the answer)
         until = wire_time(answer.get("keepalive_until"))
-        when = f" until {until:%H:%M} UTC" if until is not None else ""
+        when = f" until {clock_text(until, datetime.now(timezone.utc))}" if until is not None else ""
         self._print(f"Lease {lease['id']}: keepalive recorded; its GPUs are kept{when} even while idle "
                     "(its one keepalive: after that, using the GPUs keeps them).")
 

@@ -28,6 +28,23 @@ def gpu_hours_text(hours: float) -> str:
     return f"{hours:.2f}".rstrip("0").rstrip(".")
 
 
+def gpu_hours_phrase(hours: float, text: str | None = None) -> str:
+    """GPU-hours with their unit, the unit agreeing with the number as shown: ``"1 GPU-hour"``,
+    ``"0.5 GPU-hours"``, ``"2 GPU-hours"``, ``"<0.01 GPU-hours"`` (singular only for a number that
+    reads exactly 1, as English says "0.5 hours"; issue 20: "1 GPU-hours" in budget words).
+
+    Args:
+        hours: GPU-hours (float, >= 0 expected), said by :func:`gpu_hours_text` unless ``text`` is given.
+        text: the number already said another way (e.g. ``"1.00"``, ``"1,000.0"``); its unit agrees with it.
+    """
+    shown = gpu_hours_text(hours) if text is None else text
+    try:
+        one = float(shown.replace(",", "")) == 1
+    except ValueError:
+        one = False
+    return f"{shown} GPU-hour{'' if one else 's'}"
+
+
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
     ``"2 Simulated GPU 80GB"``: a model whose name already says GPU gets no second one (new-user 4

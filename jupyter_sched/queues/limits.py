@@ -30,18 +30,12 @@ from typing import Any
 
 from ..errors import SchedError, ValidationError, shown
 from ..model import JobKind, JobSpec
+from ..model.limit_sources import SOURCE_NAMES
 from ..model.units import format_duration
 from ..model.validation import parse_priority
 
 __all__ = ["SOURCE_NAMES", "TimeLimitRule", "effective_limit", "over_max", "queue_max", "queue_of", "run_limit",
            "time_limit_rules"]
-
-SOURCE_NAMES = {"queue default; none given": "queue default", "queue max; none given": "queue max",
-                "queue max; unlimited asked": "unlimited asked"}
-"""Where a limit the job did not give comes from (:func:`run_limit`'s source) → its short name: a pending job's
-``planned_time_limit.source``, and ``JobSpec.time_limit_source`` once admission wrote the limit in
-(newuser28 N8). A limit the job gave, or none at all, has none."""
-
 
 @dataclass(frozen=True, slots=True)
 class TimeLimitRule:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..model import ANY_MODEL, Budget, Quota, QuotaSet, TeamPolicy
+from ..model.units import gpu_hours_phrase
 
 __all__ = ["line_name", "quota_changes", "quota_line_changes"]
 
@@ -53,7 +54,7 @@ def quota_line_changes(old: Iterable[Quota], new: Iterable[Quota]) -> list[str]:
 
 
 def _budget(b: Budget) -> str:
-    return f"{b.gpu_hours:g} GPU-hours a {b.period}"
+    return f"{gpu_hours_phrase(b.gpu_hours, f'{b.gpu_hours:g}')} a {b.period}"
 
 
 def _budget_changes(old: Iterable[Budget], new: Iterable[Budget]) -> list[str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 from ..model.periods import this_period_text
-from ..model.units import format_duration, gpu_hours_text, gpus_phrase, said_time
+from ..model.units import format_duration, gpu_hours_phrase, gpu_hours_text, gpus_phrase, said_time
 from ..queues.limits import effective_limit, run_limit
 from ..queues.windows import applies, is_open, next_open
 from ..wording.quota import DOCTOR_FIX, unreadable_row_text
@@ -270,7 +270,7 @@ def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
             return PendingReason(
                 code="BudgetExhausted",
                 message=f"{who} GPU-hour budget: {gpu_hours_text(used)} of "
-                        f"{gpu_hours_text(budget.gpu_hours)} GPU-hours {this_period_text(period)}",
+                        f"{gpu_hours_phrase(budget.gpu_hours)} {this_period_text(period)}",
                 details={"team": spec.team, "user": budget.user, "used_gpu_hours": round(used, 4),
                          "budget_gpu_hours": budget.gpu_hours, "period": period},
                 unblock="ask an admin to raise the budget if it cannot wait",
@@ -329,11 +329,11 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
         else None
     most, fits = short.most, short.fits_s
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
-           f"this job may use up to {gpu_hours_text(most)} GPU-hours ({gpus_phrase(gpus)} for its "
+           f"this job may use up to {gpu_hours_phrase(most)} ({gpus_phrase(gpus)} for its "
            f"{format_duration(limit_s)} time limit)")
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
-        message=f"{who} has {gpu_hours_text(max(0.0, left))} GPU-hours of its budget left {this_period_text(period)} "
+        message=f"{who} has {gpu_hours_phrase(max(0.0, left))} of its budget left {this_period_text(period)} "
                 f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder)}; {may} "
                 f"({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,

@@ -24,7 +24,7 @@ from ..accounting import period_start
 from ..accounting.usage import gpu_figures
 from ..model import GPU_MILLI, Budget, Job, QuotaSet
 from ..model.periods import next_period_start, this_period_text
-from ..model.units import clock_text, format_duration, gpu_hours_text, gpus_phrase
+from ..model.units import clock_text, format_duration, gpu_hours_phrase, gpu_hours_text, gpus_phrase
 from ..queues.limits import TimeLimitRule
 from ..scheduling.budget_fit import budget_fit, held_clause, running_holds, unbounded_holder
 
@@ -59,7 +59,7 @@ class BudgetStanding:
     @property
     def numbers(self) -> str:
         """``0.48 of 0.3 GPU-hours this month``."""
-        return (f"{gpu_hours_text(self.used_gpu_hours)} of {gpu_hours_text(self.budget.gpu_hours)} GPU-hours "
+        return (f"{gpu_hours_text(self.used_gpu_hours)} of {gpu_hours_phrase(self.budget.gpu_hours)} "
                 f"{this_period_text(self.budget.period)}")
 
 
@@ -154,10 +154,10 @@ def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu
         if short is None:
             continue
         holder = unbounded_holder(jobs, rules, team, s.budget.user) if hold == float("inf") else None
-        whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_text(left)} GPU-hours of its " \
+        whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_phrase(left)} of its " \
                 f"budget left ({s.numbers}){held_clause(left, hold, holder)}"
         bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if short.most is None
-                 else f"this job may use up to {gpu_hours_text(short.most)} GPU-hours ({gpus_phrase(gpus)} for its "
+                 else f"this job may use up to {gpu_hours_phrase(short.most)} ({gpus_phrase(gpus)} for its "
                  f"{format_duration(limit_s or 0)} time limit) but {whose}")
         then = ("it starts, and a budget never stops running work, so it may overrun it" if not safe else
                 "it waits until the budget resets (c.SchedApp.budget_admission is safe)" if hold <= 0 else
@@ -215,7 +215,7 @@ def admin_view(store: object, quotas: QuotaSet, live: Iterable[Any], *, now: dat
         running = ("running work has no time limit: what it may still use is not bounded" if may is None
                    else f"running work may use {gpu_hours_text(may)} more by its time limits" if may > 0
                    else "no running work")
-        fits = (f"a new GPU job fits while its GPUs times time limit is at most {gpu_hours_text(left)} GPU-hours (e.g. "
+        fits = (f"a new GPU job fits while its GPUs times time limit is at most {gpu_hours_phrase(left)} (e.g. "
                 f"1 GPU for {format_duration(left * 3600)}, 8 GPUs for {format_duration(left * 3600 / 8)})" if left > 0
                 else "new GPU jobs wait until it resets or an admin raises it")
         out.append({"team": b.team, "user": b.user, "gpu_hours": b.gpu_hours, "period": b.period,

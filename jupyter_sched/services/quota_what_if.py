@@ -20,7 +20,7 @@ from ..admission.rules import check_team_name, visible_text
 from ..errors import ValidationError
 from ..model import ANY_MODEL, QuotaSet
 from ..model.periods import period_start
-from ..model.units import parse_window, to_iso
+from ..model.units import gpu_hours_phrase, gpus_phrase, parse_window, to_iso
 from .context import Context
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .team_move import _live_teams, near_hint
@@ -98,8 +98,8 @@ def _said(name: str, replay: LineReplay) -> str:
 def _text(team: str, model: str | None, since: str, until: str, proposed: LineReplay,
           in_force: LineReplay | None) -> str:
     on = f" on {model}" if model else ""
-    head = (f"{team}{on} from {since} to {until}: used {proposed.used_gpu_hours:,.1f} GPU-hours, at most "
-            f"{proposed.peak_gpus:g} GPUs at once")
+    head = (f"{team}{on} from {since} to {until}: used {gpu_hours_phrase(proposed.used_gpu_hours, f'{proposed.used_gpu_hours:,.1f}')}, "
+            f"at most {gpus_phrase(float(proposed.peak_gpus))} at once")
     parts = [head, _said("the proposed line", proposed)]
     parts.append(_said("the line in force", in_force) if in_force is not None else
                  f"{team} has no line{on} in force now")

@@ -148,11 +148,13 @@ def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if not cause:  # a list row of an older server: its message says it ("cancel requested by root")
         cause = printable_line(str(job.get("message") or "")).split(";")[0].strip() or "stop requested"
         by = ""
-    clock = _clock_of(since.replace(microsecond=0), now or since).removesuffix(" UTC")
-    said = f"{cause}{f' by {by}' if by and by != 'scheduler' and ' by ' not in cause else ''} at {clock} UTC"
+    # both times by the one clock renderer, in the reader's zone (newuser29 N5: "at 07:04 CET UTC; killed at
+    # 06:04:46 UTC" — the zone's name with UTC after it, and the kill time in another zone)
+    clock = _clock_of(since.replace(microsecond=0), now or since)
+    said = f"{cause}{f' by {by}' if by and by != 'scheduler' and ' by ' not in cause else ''} at {clock}"
     kill = wire_time(stop.get("kill_at"))
     if kill is not None:
-        said += f"; killed at {kill:%H:%M:%S} UTC if still running"
+        said += f"; killed at {_clock_of(kill.replace(microsecond=0), now or since, seconds=True)} if still running"
     return f"stopping ({said})"
 
 

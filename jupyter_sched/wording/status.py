@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model.periods import this_period_text
-from ..model.units import clock_text, gpu_hours_text
+from ..model.units import clock_text, gpu_hours_phrase, gpu_hours_text
 from .cordons import drain_text
 from .jobs import gone_text, my_work, projected_text, unhealthy_text
 from .quota import quota_lines
@@ -85,7 +85,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     lines.extend(f"{'budget' if i == 0 else '':<11}{line}" for i, line in enumerate(budget_lines(me, now)))
     hours = me.get("gpu_hours_7d")
     if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)
-        lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you "
+        lines.append(f"usage      {gpu_hours_phrase(hours, f'{hours:.2f}')} allocated to you "
                      f"{last_days(me.get('gpu_hours_since'), now)}")  # the one period, with its start (s23)
     for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
         lines.append(f"idle       {job_id}: {note}")
@@ -106,7 +106,7 @@ def budget_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str
         if not isinstance(used, (int, float)) or not isinstance(limit, (int, float)):
             continue
         who = f"team {budget.get('team')}" if budget.get("user") is None else f"you in team {budget.get('team')}"
-        numbers = (f"{gpu_hours_text(float(used))} of {gpu_hours_text(float(limit))} GPU-hours used "
+        numbers = (f"{gpu_hours_text(float(used))} of {gpu_hours_phrase(float(limit))} used "
                    f"{this_period_text(budget.get('period'))}")
         reset = wire_time(budget.get("resets_at"))
         when = clock_text(reset, now) if reset is not None else f"the next {budget.get('period')}"

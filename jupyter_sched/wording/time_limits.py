@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.limit_sources import SOURCE_NAMES
 from ..model.units import format_duration
-from ..queues.limits import SOURCE_NAMES
 
-__all__ = ["PLANNED_SOURCES", "limit_source_words", "planned_limit_line", "planned_limit_note", "planned_limit_text"]
+__all__ = ["PLANNED_SOURCES", "limit_source_words", "planned_limit_line", "planned_limit_note", "planned_limit_text",
+           "stopped_limit_text"]
 
 PLANNED_SOURCES = SOURCE_NAMES
 """Where a pending job's planned limit comes from (:func:`~jupyter_sched.queues.limits.run_limit`'s source) →
@@ -34,6 +35,14 @@ def limit_source_words(source: Any) -> str:
     if not isinstance(source, str):
         return ""
     return _WORDS.get(PLANNED_SOURCES.get(source, source), "")
+
+
+def stopped_limit_text(seconds: float, source: Any) -> str:
+    """The limit a job was stopped at, as its end message, log line and audit say it: ``30s (queue default;
+    none given)`` for a limit its queue gave (``source``: ``JobSpec.time_limit_source``), ``4m`` for one the job
+    gave (None) — s29-plan Left: "time limit of 30s exceeded" did not say the queue chose it."""
+    words = limit_source_words(source)
+    return f"{format_duration(seconds)} ({words})" if words else format_duration(seconds)
 
 
 def planned_limit_text(seconds: float, source: str) -> str:

@@ -483,13 +483,22 @@ export function gpuHoursText(hours: number): string {
 }
 
 /**
+ * GPU-hours with their unit, as the CLI says them (jupyter_sched.model.units `gpu_hours_phrase`): the unit
+ * agrees with the number as shown — `1 GPU-hour`, `0.5 GPU-hours`, `2 GPU-hours` (issue 20: "1 GPU-hours").
+ * `shown`: the number already written another way (e.g. `formatNumber`); default {@link gpuHoursText}.
+ */
+export function gpuHoursPhrase(hours: number, trans: TranslationBundle = NULL_TRANS, shown: string = gpuHoursText(hours)): string {
+  return trans._n('%2 GPU-hour', '%2 GPU-hours', Number(shown.replace(/,/g, '')) === 1 ? 1 : 2, shown);
+}
+
+/**
  * A GPU-hour budget's standing as `jupyter-sched status` says it (jupyter_sched.wording.status
  * `budget_lines`, newuser27 n4): `0.21 of 0.1 GPU-hours used today — spent: new GPU jobs wait until
  * Dec 6 00:00 UTC (or until an admin raises it); CPU-only jobs run`, or `0.05 of 0.1 GPU-hours used
  * today, resets Dec 6 00:00 UTC`; without a reset time (an older server), the numbers alone.
  */
 export function budgetStandingText(used: number, limit: number, period: string, resetsAt: Date | null, now: Date, trans: TranslationBundle): string {
-  const numbers = trans.__('%1 of %2 GPU-hours used %3', gpuHoursText(used), gpuHoursText(limit), thisPeriodText(period, trans));
+  const numbers = trans.__('%1 of %2 used %3', gpuHoursText(used), gpuHoursPhrase(limit, trans), thisPeriodText(period, trans));
   const when = resetsAt && !isNaN(resetsAt.getTime()) ? clockText(resetsAt, now) : null;
   if (used >= limit) {
     return when
@@ -696,12 +705,15 @@ export function sentenceFromDetails(code: string, details: Record<string, unknow
       text = trans.__('%1 uses %2 of %3 %4; the job needs %5 more (borrowing limit reached).', team, q(used), q(quota), gpusOf, q(requested));
       break;
     case 'BudgetExhausted':
-      text = trans.__(
-        '%1 has spent %2 of %3 GPU-hours this period.',
-        team,
-        q(num(details, 'spent_gpu_hours', 'used_gpu_hours', 'spent'), 1),
-        q(num(details, 'budget_gpu_hours', 'gpu_hours', 'budget'), 1)
-      );
+      {
+        const budget = num(details, 'budget_gpu_hours', 'gpu_hours', 'budget');
+        text = trans.__(
+          '%1 has spent %2 of %3 this period.',
+          team,
+          q(num(details, 'spent_gpu_hours', 'used_gpu_hours', 'spent'), 1),
+          budget === undefined ? trans.__('? GPU-hours') : gpuHoursPhrase(budget, trans, q(budget, 1))
+        );
+      }
       break;
     case 'WaitingForCapacity':
       text = trans.__('%1 of %2 %3 free, job needs %4.', q(free), q(capacity), gpusOf, q(requested));

@@ -680,7 +680,7 @@ describe('Quota section', () => {
     server.me = { ...server.me, in_use: { gpus: 2, jobs: 2, leases: 0, stopping: 1 }, gpu_hours_7d: 1 };
     const { model } = await startedModel(server, 'quotas');
     const view = await mount(new QuotaView(context(model)));
-    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hours in the last 7 days');
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hour in the last 7 days');
     model.dispose();
   });
 

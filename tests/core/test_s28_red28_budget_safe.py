@@ -39,7 +39,7 @@ def test_red28_r3_safe_budget_counts_this_cycles_admissions() -> None:
         assert reason.code == "BudgetExhausted", reason
         assert reason.message == (
             "vision has 2 GPU-hours of its budget left this month (0 of 2), 2 of them held by running jobs' limits; "
-            "this job may use up to 1 GPU-hours (1 GPU for its 1h00m time limit) (c.SchedApp.budget_admission is "
+            "this job may use up to 1 GPU-hour (1 GPU for its 1h00m time limit) (c.SchedApp.budget_admission is "
             "safe)"), reason.message
         assert reason.details["held_by_running_gpu_hours"] == 2, reason.details
         assert reason.eta == _NEXT_MONTH, reason.eta

@@ -16,7 +16,6 @@ connects from 127.0.0.2 (loopback, but not a trusted proxy by default).
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -29,10 +28,8 @@ from jupyter_sched.hub.fair_share import share_key
 from jupyter_sched.hub.forwarded import TrustedProxies
 from jupyter_sched.hub.front_door import CHECKS_AT_ONCE, FrontDoor, GuardedHTTPServer
 
-from .test_red20_r1_chunked import _answer
-from .test_verify24_v3_ceiling_burst import _status
 from .test_verify26_v11_fresh_made_up_tokens import fresh_token_flood
-from .test_verify28_v6_check_flood import _CheckDoor, _refused_429
+from .test_verify28_v6_check_flood import _CheckDoor, _refused_429, queued_then_answered
 
 FORGED = [f"10.9.{k}.1" for k in range(10)]
 
@@ -105,17 +102,7 @@ def test_red29_r1_forged_origins_of_one_peer_hold_at_most_the_peer_bound_and_ano
                    for error in errors), errors[:2]
         # eve's fresh real token from another peer: queued (not 429) while the flood holds the hub
         eve = _from(door, "127.0.0.2", "token real-eve")
-        for _ in range(500):
-            if queue.waiting("127.0.0.2") == 1:
-                break
-            time.sleep(0.01)
-        assert queue.waiting("127.0.0.2") == 1
-        for sock in socks:
-            sock.close()
-        door.open_gate()
-        with eve:
-            assert _status(_answer(eve, 30)) == (200, {"user": "eve"})
-        door.settled()
+        queued_then_answered(door, eve, "127.0.0.2", socks)
     finally:
         for sock in socks:
             sock.close()

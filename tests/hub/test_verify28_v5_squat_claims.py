@@ -53,11 +53,13 @@ def test_verify28_v5_a_credible_report_is_taken_and_worded_as_the_reporters_clai
     held = parse_squat_report(_report(1023, UP - timedelta(minutes=4), UP - timedelta(seconds=1), 28), NOW,
                               listening_since=UP, own_uids={os.geteuid()})
     assert [(h.uid, h.count) for h in held] == [(1023, 28)]
-    said = squat_message("mal", held[0], "eve")
+    said = squat_message("mal", held[0], "eve", UP)
     assert said.startswith("mal's Jupyter server says it refused to send its token to the scheduler's address "
                            "127.0.0.1:19905 28 times from "), said
     assert ("it says the address was held by account eve (uid 1023), not the service (the reporting server's word; "
-            "the service checked that it was not listening then and that the holder is not its own account)") in said
+            "the service checked that the holder is not its own account and that its process listening since "
+            f"{UP:%Y-%m-%d %H:%M:%S} UTC was not listening then; whether an earlier process of the service was, it "
+            "cannot tell)") in said
 
 
 def test_verify28_v5_the_route_knows_when_the_front_door_began_listening() -> None:

@@ -144,6 +144,22 @@ def _refused_429(socks: list[socket.socket], at_least: int) -> list[dict[str, An
     return errors
 
 
+def queued_then_answered(door: _CheckDoor, eve: socket.socket, origin: str, socks: list[socket.socket]) -> None:
+    """``eve``'s request (real-eve's token, from ``origin``) waits in the check queue behind the flood's checks; the
+    flood's clients (``socks``) leave, the hub answers, and eve's is answered 200 as eve."""
+    for _ in range(500):
+        if door.guarded._queue.waiting(origin) == 1:
+            break
+        time.sleep(0.01)
+    assert door.guarded._queue.waiting(origin) == 1
+    for sock in socks:  # the flood's clients leave
+        sock.close()
+    door.open_gate()
+    with eve:
+        assert _status(_answer(eve, 30)) == (200, {"user": "eve"})
+    door.settled()
+
+
 def test_verify28_v6_a_made_up_token_flood_is_bounded_and_a_fresh_real_tokens_first_request_answers(
         door: _CheckDoor) -> None:
     connections, each = 200, 30  # 6,000 pipelined requests, each with a fresh made-up token, from one origin
@@ -157,16 +173,7 @@ def test_verify28_v6_a_made_up_token_flood_is_bounded_and_a_fresh_real_tokens_fi
         assert len(door.asked) == CHECKS_AT_ONCE  # the hub is busy with 16; 32 more wait; nothing else asked
         # eve's fresh real token, from another host, while the flood's checks hold the hub
         eve = _request(door, "token real-eve", EVE_ORIGIN)
-        for _ in range(500):
-            if door.guarded._queue.waiting(f"{EVE_ORIGIN} via 127.0.0.1") == 1:
-                break
-            time.sleep(0.01)
-        for sock in socks:  # the flood's clients leave
-            sock.close()
-        door.open_gate()
-        with eve:
-            assert _status(_answer(eve, 30)) == (200, {"user": "eve"})
-        door.settled()
+        queued_then_answered(door, eve, f"{EVE_ORIGIN} via 127.0.0.1", socks)
     finally:
         for sock in socks:
             sock.close()

@@ -56,7 +56,7 @@ def test_hubadmin25_b7_the_report_counts_an_overlap_once_and_says_so(tmp_path: P
         said = rows[team]["warnings"]
         assert len(said) == 2 and all("counted once, for job v-1" in w and "jupyter-sched doctor" in w for w in said)
     assert any(w.startswith("usage of job n-1 (attempt 0, bob) on GPU GPU-a0 overlaps job v-1's (ana) from "
-                            "2026-11-29T15:00:00Z to 2026-11-29T16:00:00Z: 1 GPU-hours") for w in rows["nlp"]["warnings"])
+                            "2026-11-29T15:00:00Z to 2026-11-29T16:00:00Z: 1 GPU-hour counted once") for w in rows["nlp"]["warnings"])
     store.close()
 
 

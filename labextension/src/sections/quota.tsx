@@ -5,7 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { budgetStandingText, formatNumber, lastDaysText, quotaFractions, quotaLabel } from '../format';
+import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { allocationGpus, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
@@ -126,12 +126,12 @@ export class QuotaView extends ModelView {
             <div className="jp-sched-quota jp-sched-budget" key={`${who}-${b.period}`}>
               <div className="jp-sched-quota-label">{trans.__('%1 · GPU-hours per %2', who, b.period)}</div>
               {b.used !== undefined ? (
-                <Meter value={b.used} max={b.gpuHours} label={trans.__('%1 of %2 GPU-hours', formatNumber(b.used), formatNumber(b.gpuHours))} />
+                <Meter value={b.used} max={b.gpuHours} label={trans.__('%1 of %2', formatNumber(b.used), gpuHoursPhrase(b.gpuHours, trans, formatNumber(b.gpuHours)))} />
               ) : null}
               <div className="jp-sched-muted">
                 {b.used !== undefined
                   ? budgetStandingText(b.used, b.gpuHours, b.period, b.resetsAt, new Date(), trans)
-                  : trans.__('budget %1 GPU-hours per %2', formatNumber(b.gpuHours), b.period)}
+                  : trans.__('budget %1 per %2', gpuHoursPhrase(b.gpuHours, trans, formatNumber(b.gpuHours)), b.period)}
               </div>
             </div>
           );
@@ -162,7 +162,7 @@ export class QuotaView extends ModelView {
     if (typeof me.gpu_hours_7d === 'number') {
       // the one usage period, with its start, as `jupyter-sched status` says it (session 23)
       const since = typeof me.gpu_hours_since === 'string' ? new Date(me.gpu_hours_since) : null;
-      parts.push(trans.__('%1 GPU-hours %2', formatNumber(me.gpu_hours_7d, 2), lastDaysText(since, new Date(), trans)));
+      parts.push(trans.__('%1 %2', gpuHoursPhrase(me.gpu_hours_7d, trans, formatNumber(me.gpu_hours_7d, 2)), lastDaysText(since, new Date(), trans)));
     }
     return parts.join(' · ');
   }
