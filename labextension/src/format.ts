@@ -31,6 +31,7 @@ export function formatDuration(seconds: number, trans: TranslationBundle = NULL_
  * U+061C), line/paragraph separators, and invisible format characters (U+00AD, U+180E, U+200B–U+200D,
  * U+2060–U+2064, U+FEFF) — the set the CLI's `escaped_controls` escapes (red29 R2: `amy\u200b` read as `amy`).
  */
+// eslint-disable-next-line no-control-regex
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 /**
