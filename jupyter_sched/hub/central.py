@@ -59,6 +59,7 @@ from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, Union, 
 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
+from ..admission.user_names import skeletons
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.limits import oom_floor_warning
 from ..executors.proc_mount import command_line_visibility
@@ -503,7 +504,7 @@ class HubSchedApp(SchedApp):
             raise AuthorizationError("this service only accepts JupyterHub users",
                                      hint="send a JupyterHub API token: Authorization: token <token>")
         name = str(user.username)
-        refused = lookalike_refusal(name)
+        refused = lookalike_refusal(name, getattr(self, "_name_skeletons", None) or {})
         if refused is not None:  # a name that reads as another user's (red29 R2)
             self._audit_lookalike(refused)
             raise refused
@@ -581,7 +582,12 @@ class HubSchedApp(SchedApp):
     def _seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> None:
         """The hub poll's user models, to the identity provider: it forgets the cached groups of
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
-        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
+        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
+        are the known names a look-alike caller is refused for (:func:`~.lookalike_names.lookalike_refusal`, red29 R2)."""
+        names = frozenset(str(name) for name in models)
+        if names != getattr(self, "_known_names", None):
+            self._known_names = names
+            self._name_skeletons = skeletons(names)
         if hasattr(self.services, "quotas"):
             before = self.services.quotas.hub_groups
             first = before is None

@@ -16,9 +16,11 @@ Pure but for the clock passed in.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from functools import lru_cache
 
 from ..admission.rules import visible_text
+from ..admission.user_names import lookalike_of
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import escaped_controls
 
@@ -58,18 +60,26 @@ def name_problem(name: str) -> str | None:
     return None
 
 
-def lookalike_refusal(name: str) -> AuthorizationError | None:
-    """The 403 for hub user ``name`` (field ``user``; :func:`name_problem`), or None for a plain name."""
+def lookalike_refusal(name: str, known: Mapping[str, tuple[str, ...]] | None = None) -> AuthorizationError | None:
+    """The 403 for hub user ``name`` (field ``user``; :func:`name_problem`; or, ``known`` being the
+    :func:`~jupyter_sched.admission.user_names.skeletons` of the hub's user names, a name whose skeleton is another
+    known user's: :func:`~jupyter_sched.admission.user_names.lookalike_of`), or None for a plain name. A look-alike
+    of another user is said and audited with every non-ASCII character escaped (its letters pass every other rule:
+    kept, ``\u0430\u0441\u0435`` would be audited as what reads ``ace``)."""
     problem = name_problem(name)
-    if problem is None:
+    other = lookalike_of(name, known) if problem is None and known else None
+    if problem is None and other is None:
         return None
-    shown = shown_name(name)
+    shown = shown_name(name) if other is None else name.encode("ascii", "backslashreplace").decode("ascii")
+    if other is not None:
+        problem = (f"it reads as the name of another hub user, {shown_name(other)!r} (Unicode TR39 skeleton: the same "
+                   "letters once look-alike letters of other alphabets are read as Latin ones)")
     return AuthorizationError(
         f"the hub user name '{shown}' may read as another user's, so this service refuses it: {problem}",
         field="user",
         hint="a hub admin renames the user to plain characters (letters of one alphabet, digits, - _ . @), or "
              "removes them; names that read as a colleague's would make the audit log and the queue misread",
-        details={"user": shown})
+        details={"user": shown, **({"lookalike_of": shown_name(other)} if other is not None else {})})
 
 
 class LookalikeNames:
