@@ -42,6 +42,12 @@ _BREAKS = "\u2028\u2029"
 viewers and log shippers — one in a log line forged a line of its own there (red27 R3). The other line breaks
 those readers honour (``\\x0b`` ``\\x0c`` ``\\x1c``-``\\x1e`` ``\\x85``) are C0/C1 controls, already below."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _BREAKS + "]")
+_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u2060-\u2064\ufeff"
+"""Format characters drawn as nothing (soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width space,
+non-joiner and joiner, left-to-right and right-to-left marks, word joiner, invisible operators, byte-order mark): a
+name ending in U+200B prints exactly as the name without it (red29 R2). :func:`escaped_controls` escapes them too;
+a job's log keeps them (a joiner inside an emoji)."""
+_ESCAPED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _BREAKS + _INVISIBLE + "]")
 CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """C0 and C1 control characters and DEL: no id, name, state or cursor of the API holds one (red team 20, R3)."""
 
@@ -103,11 +109,12 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
 
 def escaped_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (and every bidirectional
-    override, and U+2028 / U+2029: red27 R3) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``,
-    ``\\u2028``) and nothing dropped: for
+    override, and U+2028 / U+2029: red27 R3, and every format character drawn as nothing — U+200B and
+    the like, :data:`_INVISIBLE`: red29 R2) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``,
+    ``\\u2028``, ``\\u200b``) and nothing dropped: for
     a log line that must keep every byte a client sent yet never command the terminal of whoever
     tails it (red team 15, R3: ``no node carries node_selector ^[[31mRED…`` in the service log)."""
-    if not _CONTROL.search(text):
+    if not _ESCAPED.search(text):
         return text
-    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+    return _ESCAPED.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                                    else f"\\u{ord(m.group()):04x}"), text)

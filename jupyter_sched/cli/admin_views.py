@@ -545,6 +545,11 @@ def _pct(value: Any) -> str:
 
 
 def _print(rows: list[list[str]], io: Any) -> None:
+    """Columns padded to their widest cell, each cell's controls, bidirectional and zero-width characters written
+    as escapes (an audit row's actor ``amy\u200b`` never prints as ``amy``: red29 R2)."""
+    from ..textsafe import escaped_controls
+
+    rows = [[escaped_controls(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip(), file=io.out)

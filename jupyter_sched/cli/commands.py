@@ -20,7 +20,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
-from ..textsafe import printable_log, rewritten_line
+from ..textsafe import escaped_controls, printable_log, rewritten_line
 from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.cordons import drain_text
@@ -680,7 +680,10 @@ def _dump(value: Any, io: Streams) -> None:
 def _print_table(rows: list[list[str]], io: Streams, *, details: list[str] | None = None) -> None:
     """Columns padded to their widest cell; ``details[i]`` (a sentence: why a job waits, until
     when) goes on an indented line under row ``i``, wrapped to the terminal's width on a terminal,
-    so no row is padded to the longest sentence (new-user round 3: 400-character rows)."""
+    so no row is padded to the longest sentence (new-user round 3: 400-character rows). Each cell's controls,
+    bidirectional and zero-width characters are written as escapes (:func:`~jupyter_sched.textsafe.escaped_controls`:
+    a user name ``amy\u200b`` never prints as ``amy``; red29 R2)."""
+    rows = [[escaped_controls(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     isatty = getattr(io.out, "isatty", None)
     width = 0

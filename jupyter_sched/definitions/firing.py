@@ -279,15 +279,16 @@ class DefinitionFiring:
         fix. Another server pausing it first (a conflict) is the same outcome."""
         from ..store.definitions import get_definition, update_definition
 
-        fix = (f"fix it with `jupyter-sched definitions edit {definition.id} --cron '…'` (the owner or an admin), "
-               "then resume it")
-        said = (f"definition {definition.id} ({definition.name!r}, {definition.user}) paused: its stored schedule "
-                f"{definition.schedule!r} no longer parses ({exc.message}); {fix}")
         try:
             with self.store.transaction(now=now) as tx:
-                current = get_definition(tx, definition.id)
+                current = get_definition(tx, definition.id)  # its name and owner: the pass read only its schedule
                 if current.paused:
                     return
+                definition = current
+                fix = (f"fix it with `jupyter-sched definitions edit {definition.id} --cron '…'` (the owner or an "
+                       "admin), then resume it")
+                said = (f"definition {definition.id} ({definition.name!r}, {definition.user}) paused: its stored "
+                        f"schedule {definition.schedule!r} no longer parses ({exc.message}); {fix}")
                 update_definition(tx, replace(current, paused=True, updated_at=now))
                 tx.add_event(actor="scheduler", action="definition_updated", job_id=None, user=definition.user,
                              message=said, details={"definition_id": definition.id, "fields": ["paused"],

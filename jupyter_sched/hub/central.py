@@ -47,6 +47,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlparse
@@ -58,6 +59,7 @@ from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, Union, 
 
 from ..accounting.report import price_unit_from
 from ..admission import Caller, system_caller
+from ..admission.user_names import skeletons
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.limits import oom_floor_warning
 from ..executors.proc_mount import command_line_visibility
@@ -94,6 +96,7 @@ from .liveness import (
     parse_states,
     stale_leases,
 )
+from .lookalike_names import LookalikeNames, lookalike_refusal
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
 from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
@@ -284,6 +287,7 @@ class HubSchedApp(SchedApp):
             users.owner_caller = self.owner_caller_now
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
+        self._lookalikes = LookalikeNames()  # refused look-alike hub names: audited once a minute each (red29 R2)
         self._reaping = False
         self._token_checking = False
         self.activity_reporter = ActivityReporter()  # no hub request it waits on holds a later report (issue 17)
@@ -500,9 +504,39 @@ class HubSchedApp(SchedApp):
             raise AuthorizationError("this service only accepts JupyterHub users",
                                      hint="send a JupyterHub API token: Authorization: token <token>")
         name = str(user.username)
+        refused = lookalike_refusal(name, getattr(self, "_name_skeletons", None) or {})
+        if refused is not None:  # a name that reads as another user's (red29 R2)
+            self._audit_lookalike(refused)
+            raise refused
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
+
+    def _audit_lookalike(self, refused: AuthorizationError) -> None:
+        """Audit ``refused`` (a look-alike hub name's 403) under the name escaped, at most once a minute per name;
+        off the event loop (the caller is resolved on a request thread; on the loop the record is sent there)."""
+        shown = str(refused.details["user"])
+        if not self._lookalikes.due(shown, time.monotonic()):
+            return
+        admission = getattr(self.services, "admission", None)
+        if admission is None:
+            return
+
+        def record() -> None:
+            try:
+                admission.record_refusal(Caller(user=shown, teams=(), admin=False), refused,
+                                         request="any request (hub user name)")
+            except Exception as exc:  # the 403 stands; the record is best effort
+                log_store_failure(self.log, "jupyter_sched: could not audit a refused look-alike hub name", exc)
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            record()  # on a request thread
+            return
+        task = asyncio.ensure_future(self.off_loop(record))
+        self._audits.add(task)
+        task.add_done_callback(self._audits.discard)
 
     def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
         """``(name, admin, hub groups)``: the request's :class:`~jupyter_sched.admission.Caller`
@@ -548,7 +582,12 @@ class HubSchedApp(SchedApp):
     def _seen_models(self, models: Mapping[str, Mapping[str, Any]]) -> None:
         """The hub poll's user models, to the identity provider: it forgets the cached groups of
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
-        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7)."""
+        keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
+        are the known names a look-alike caller is refused for (:func:`~.lookalike_names.lookalike_refusal`, red29 R2)."""
+        names = frozenset(str(name) for name in models)
+        if names != getattr(self, "_known_names", None):
+            self._known_names = names
+            self._name_skeletons = skeletons(names)
         if hasattr(self.services, "quotas"):
             before = self.services.quotas.hub_groups
             first = before is None

@@ -66,7 +66,7 @@ def _elected(ctx: CycleContext, job: Job, message: str, details: Mapping[str, An
     at, start = datetime.fromisoformat(promise["at"]), datetime.fromisoformat(promise["start"])
     waited, factor = (ctx.now - at).total_seconds(), ctx.profile.elect_overdue
     info = {"promised_at": promise["at"], "promised_start": promise["start"], "waited_s": waited, "factor": factor}
-    clause = elected_clause(waited, max((start - at).total_seconds(), OVERDUE_FLOOR_S), factor, said_time(start))
+    clause = elected_clause(waited, (start - at).total_seconds(), factor, said_time(start), OVERDUE_FLOOR_S)
     return message.rstrip(".") + f"; {clause}.", {**details, "elected": info}
 
 

@@ -230,6 +230,15 @@ def _v24_usage_by_user_and_team(conn: sa.Connection) -> None:
     _add_index(conn, "usage", "ix_usage_team_ended", schema.indexes_v24)
 
 
+def _v25_definitions_firing(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v3(md)
+    schema.indexes_v25(md)
+    for index in md.tables["definitions"].indexes:
+        if index.name == "ix_definitions_firing":
+            index.create(conn, checkfirst=True)
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -287,6 +296,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "a submit's note of the owner's live jobs of its name reads those rows only (s27-perf)", _v23_job_names),
     Migration(24, "usage intervals indexed by user, then end, and by team, then end: GET me's GPU-hour sums and a "
                   "budget's figure read the rows of their window only (red27 R5)", _v24_usage_by_user_and_team),
+    Migration(25, "definitions indexed by paused and deleted, then id, schedule, time zone, cursor and version: the "
+                  "firing pass tells which are due from the index alone, never reading a spec (red29 R3)",
+              _v25_definitions_firing),
 )
 
 

@@ -523,6 +523,21 @@ def indexes_v24(md: sa.MetaData) -> None:
     sa.Index("ix_usage_team_ended", usage.c.team, usage.c.ended_at)
 
 
+FIRING_HEAD_COLUMNS = ("id", "schedule", "timezone", "cursor", "version")
+"""What the firing pass reads of every active definition to tell which are due (red29 R3)."""
+
+
+def indexes_v25(md: sa.MetaData) -> None:
+    """Define what version 25 adds on ``md`` (``definitions`` must be defined): the definitions' firing index,
+    by paused and deleted, then :data:`FIRING_HEAD_COLUMNS`. The firing pass (every 5 s on the leading engine)
+    reads the active definitions' schedules, cursors and versions from the index alone: on SQLite a read of
+    those columns from the rows walks every row's spec overflow pages (~180 KB a spec at its caps): ~280 ms at
+    1,500 definitions against ~1 ms from the index (red29 R3)."""
+    definitions = md.tables["definitions"]
+    sa.Index("ix_definitions_firing", definitions.c.paused, definitions.c.deleted_at,
+             *(definitions.c[name] for name in FIRING_HEAD_COLUMNS))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -557,6 +572,7 @@ columns_v21(metadata)
 columns_v22(metadata)
 columns_v23(metadata)
 indexes_v24(metadata)
+indexes_v25(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -75,14 +75,25 @@ ELECTED_NOTE = "elected: it waited past its promised wait"
 """What a job's reason says of the reservation it would delay when the job holding it was elected (issue 16)."""
 
 
-def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str) -> str:
+def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str,
+                   floor_s: float = 0.0) -> str:
     """The clause a job elected first in its class says (issue 16: :func:`~jupyter_sched.queues.order.
     elect_overdue`), e.g. "elected: it has waited 2h10m, past 0.75 x the 2h50m wait promised when it was
     queued (start by 2026-12-04T05:50:54Z), so it goes first among its class's jobs and later jobs start
-    ahead of it only where they end before its reserved start". ``promised_start``: :func:`~jupyter_sched.
-    model.units.said_time` (renderers say it as a clock time)."""
-    return (f"elected: it has waited {format_duration(waited_s)}, past {factor:g} x the {format_duration(promised_s)} "
-            f"wait promised when it was queued (start by {promised_start}), so it goes first among its class's jobs "
+    ahead of it only where they end before its reserved start". ``promised_s``: the wait promised (seconds
+    from queued to ``promised_start``); ``floor_s``: the least wait an election counts
+    (:data:`~jupyter_sched.queues.order.OVERDUE_FLOOR_S`) — a shorter promise is said as what it was, and
+    the floor as what the wait passed ("past 0.75 x 10m, the least wait an election counts; it was
+    promised a start by 05:40 UTC, 1m33s after it was queued": new user 29, N2 — "past 0.75 x the 10m
+    wait promised … (start by 05:40 UTC)" for a job queued at 05:38:27). ``promised_start``:
+    :func:`~jupyter_sched.model.units.said_time` (renderers say it as a clock time)."""
+    if promised_s < floor_s:
+        past = (f"past {factor:g} x {format_duration(floor_s)}, the least wait an election counts; it was promised "
+                f"a start by {promised_start}, {format_duration(max(promised_s, 0.0))} after it was queued")
+    else:
+        past = (f"past {factor:g} x the {format_duration(promised_s)} wait promised when it was queued "
+                f"(start by {promised_start})")
+    return (f"elected: it has waited {format_duration(waited_s)}, {past}, so it goes first among its class's jobs "
             "and later jobs start ahead of it only where they end before its reserved start")
 
 

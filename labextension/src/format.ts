@@ -25,6 +25,23 @@ export function formatDuration(seconds: number, trans: TranslationBundle = NULL_
   return !isFinite(seconds) || seconds < 0 ? '–' : compactDuration(seconds);
 }
 
+/**
+ * Characters a user name or an audit row may hold that are drawn as nothing or reorder the text around them:
+ * C0/C1 controls (but newline and tab), bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F,
+ * U+061C), line/paragraph separators, and invisible format characters (U+00AD, U+180E, U+200B–U+200D,
+ * U+2060–U+2064, U+FEFF) — the set the CLI's `escaped_controls` escapes (red29 R2: `amy\u200b` read as `amy`).
+ */
+// eslint-disable-next-line no-control-regex
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/**
+ * `text` (a user name, an actor, an audit message) with every hidden or reordering character ({@link HIDDEN})
+ * written as its escape (`amy\u200b`, `\u202e464a7392r`), so no name reads as another user's (red29 R2).
+ */
+export function shownText(text: string): string {
+  return text.replace(HIDDEN, ch => '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
 /** Parse an ISO timestamp; `null` when absent or unparsable. */
 export function parseTime(value: string | null | undefined): Date | null {
   if (!value) {

@@ -110,3 +110,32 @@ def test_red29_r3_a_pass_fires_at_most_max_due_per_pass_the_rest_in_turn(sqlite_
         fired = stored.list_runs(tx, sorted(ids))
     assert sorted(r.definition_id for r in fired) == sorted(ids)  # each one exactly once
     assert {r.scheduled_for for r in fired} == {at("2026-12-06T06:00:00+00:00")}
+
+
+def test_red29_r3_the_pass_reads_the_firing_index_alone_and_a_version_24_store_gets_it(db_url: str) -> None:
+    import sqlalchemy as sa
+
+    from jupyter_sched.store import Store
+    from jupyter_sched.store.migrations import latest_version
+
+    store = Store(db_url)
+    with store.engine.begin() as conn:  # a store written by the previous release
+        conn.execute(sa.text("DROP INDEX ix_definitions_firing"))
+        conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 25"))
+    store.close()
+    reopened = Store(db_url)
+    try:
+        assert reopened.schema_version() == latest_version() >= 25
+        indexes = {i["name"]: i["column_names"] for i in sa.inspect(reopened.engine).get_indexes("definitions")}
+        assert indexes["ix_definitions_firing"] == ["paused", "deleted_at", "id", "schedule", "timezone", "cursor",
+                                                   "version"]
+        with reopened.transaction(write=False) as tx:
+            assert stored.list_firing_heads(tx) == []
+        if reopened.dialect == "sqlite":  # the schedules, cursors and versions from the index, no row (no spec) read
+            query = stored.firing_heads_query()
+            text = str(query.compile(dialect=reopened.engine.dialect, compile_kwargs={"literal_binds": True}))
+            with reopened.engine.connect() as conn:
+                plan = " | ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + text))
+            assert "USING COVERING INDEX ix_definitions_firing" in plan, plan
+    finally:
+        reopened.close()

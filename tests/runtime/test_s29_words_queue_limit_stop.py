@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from jupyter_sched.engine import ManualClock
-from jupyter_sched.engine.stops import stop_words
 from jupyter_sched.queues.limits import TimeLimitRule
 from jupyter_sched.scheduling import SchedulingProfile
 from tests.runtime.builders import T0
-from tests.runtime.test_engine import gated, make_service, state_of, wait_until
+from tests.runtime.test_engine import make_service
+from tests.runtime.test_newuser20_n10_limit_words import stopped_at_limit
 
 
 def test_s29_words_a_job_stopped_at_its_queues_default_limit_says_the_queue_gave_it(
@@ -21,13 +21,7 @@ def test_s29_words_a_job_stopped_at_its_queues_default_limit_says_the_queue_gave
     clock = ManualClock(T0)
     svc = make_service(sqlite_db, tmp_path, clock=clock,
                        scheduling_profile=SchedulingProfile(time_limits=(TimeLimitRule(default_s=30),)))
-    job = svc.submit({"command": gated(tmp_path, "never")}, user="ana")
-    wait_until(lambda: state_of(svc, job["id"]) == "running", "running", tick=svc.tick)
-    clock.advance(31)
-    wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
-    message = svc.get_job(job["id"], user="ana")["message"]
+    message, audit, stopped = stopped_at_limit(svc, clock, tmp_path, 31)
     assert message.startswith("time limit of 30s (queue default; none given) exceeded ("), message
-    audit = [e["message"] for e in svc.audit(job_id=job["id"]) if e["action"] == "time_limit"]
     assert audit == ["time limit of 30s (queue default; none given) reached; stopping"], audit
-    record = svc.store.get_job(job["id"])
-    assert record is not None and stop_words(record) == "stopped: time limit 30s (queue default; none given) reached"
+    assert stopped == "stopped: time limit 30s (queue default; none given) reached"

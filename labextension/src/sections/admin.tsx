@@ -12,7 +12,7 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, USAGE_DAYS } from '../format';
+import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, shownText, USAGE_DAYS } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
@@ -847,12 +847,12 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
           <li className="jp-sched-audit-record" key={r.id}>
             <div className="jp-sched-muted">
               <time dateTime={r.at}>{recordTime(r.at)}</time>
-              {r.actor ? ` · ${r.actor}` : ''}
+              {r.actor ? ` · ${shownText(r.actor)}` : ''}
             </div>
             <div>
               <strong>{r.action}</strong>
               {r.job_id ? (names.has(r.job_id) ? ` ${names.get(r.job_id)} (${r.job_id})` : ` ${r.job_id}`) : ''}
-              {r.message ? ` — ${r.message}` : ''}
+              {r.message ? ` — ${shownText(r.message)}` : ''}
             </div>
           </li>
         ))}

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -57,7 +57,7 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
       </div>
       <div className="jp-sched-job-meta">
-        {job.user} · {formatGpus(r, trans)}
+        {shownText(job.user)} · {formatGpus(r, trans)}
         {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
         {job.simulated && r.gpus ? ` · ${trans.__('simulated GPUs')}` : ''}
       </div>
