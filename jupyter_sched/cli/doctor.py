@@ -492,18 +492,26 @@ def _serve_configs() -> list[tuple[Any, str]]:
     """This account's service config files (``jupyter_sched_serve_config.py`` in the Jupyter config path),
     highest priority first, as the service reads them: ``(config, path)`` of each that loads (one that does not:
     the service says why at its start)."""
-    from jupyter_core.paths import jupyter_config_path
-    from traitlets.config.loader import PyFileConfigLoader
-
     from ..wording.config import CONFIG_FILE
+
+    return _config_files(CONFIG_FILE)
+
+
+def _config_files(*names: str) -> list[tuple[Any, str]]:
+    """The files ``names`` (``.py`` or ``.json``) in each folder of the Jupyter config path, highest priority
+    first: ``(config, path)`` of each that loads."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 
     out = []
     for folder in jupyter_config_path():
-        if os.path.isfile(os.path.join(folder, CONFIG_FILE)):
-            try:
-                out.append((PyFileConfigLoader(CONFIG_FILE, path=folder).load_config(), os.path.join(folder, CONFIG_FILE)))
-            except Exception:
-                continue
+        for name in names:
+            loader = JSONFileConfigLoader if name.endswith(".json") else PyFileConfigLoader
+            if os.path.isfile(os.path.join(folder, name)):
+                try:
+                    out.append((loader(name, path=folder).load_config(), os.path.join(folder, name)))
+                except Exception:
+                    continue
     return out
 
 
@@ -544,21 +552,9 @@ def _config_lines(*, embedded: bool) -> list[str]:
 
 
 def _server_configs() -> list[tuple[Any, str]]:
-    """This account's ``jupyter_server_config.json`` and ``.py`` files in the Jupyter config path, highest
+    """This account's ``jupyter_server_config.py`` and ``.json`` files in the Jupyter config path, highest
     priority first, as ``jupyter lab`` reads them: ``(config, path)`` of each that loads."""
-    from jupyter_core.paths import jupyter_config_path
-    from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
-
-    out = []
-    for folder in jupyter_config_path():
-        for name, loader in (("jupyter_server_config.py", PyFileConfigLoader),
-                             ("jupyter_server_config.json", JSONFileConfigLoader)):
-            if os.path.isfile(os.path.join(folder, name)):
-                try:
-                    out.append((loader(name, path=folder).load_config(), os.path.join(folder, name)))
-                except Exception:
-                    continue
-    return out
+    return _config_files("jupyter_server_config.py", "jupyter_server_config.json")
 
 
 def _job_python(configs: Sequence[tuple[Any, str]]) -> str:
