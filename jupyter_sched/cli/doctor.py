@@ -34,9 +34,14 @@ PostgreSQL, a driver not installed) is said in one line, as the server and ``ser
 (:mod:`jupyter_sched.store.url`); ``--db`` with a password is refused as ``serve --db-url`` refuses
 it (every local user reads a command line with ``ps``): put it in ``$JUPYTER_SCHED_DB_URL`` or a file.
 
+A scan also runs the server's start-up configuration check (one check: :mod:`jupyter_sched.extension.config_check`)
+on the config that server reads — ``jupyter_server_config`` for the embedded store, the service's
+``jupyter_sched_serve_config.py`` for a hub's — and lists every bad ``c.SchedApp`` setting, and every name that is
+no setting (with the close name), before a restart finds them one at a time (newuser29 N4).
+
 Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, usage
-rows overlap on a GPU (a scan lists them, each with the SQL that repairs it), or the repair did not
-make the row readable; 2 bad command line (a password in ``--db``); 3 no store
+rows overlap on a GPU (a scan lists them, each with the SQL that repairs it), the configuration has a
+bad setting, or the repair did not make the row readable; 2 bad command line (a password in ``--db``); 3 no store
 there, or it cannot be opened (the URL included).
 """
 
@@ -487,19 +492,69 @@ def _serve_configs() -> list[tuple[Any, str]]:
     """This account's service config files (``jupyter_sched_serve_config.py`` in the Jupyter config path),
     highest priority first, as the service reads them: ``(config, path)`` of each that loads (one that does not:
     the service says why at its start)."""
-    from jupyter_core.paths import jupyter_config_path
-    from traitlets.config.loader import PyFileConfigLoader
-
     from ..wording.config import CONFIG_FILE
+
+    return _config_files(CONFIG_FILE)
+
+
+def _config_files(*names: str) -> list[tuple[Any, str]]:
+    """The files ``names`` (``.py`` or ``.json``) in each folder of the Jupyter config path, highest priority
+    first: ``(config, path)`` of each that loads."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 
     out = []
     for folder in jupyter_config_path():
-        if os.path.isfile(os.path.join(folder, CONFIG_FILE)):
-            try:
-                out.append((PyFileConfigLoader(CONFIG_FILE, path=folder).load_config(), os.path.join(folder, CONFIG_FILE)))
-            except Exception:
-                continue
+        for name in names:
+            loader = JSONFileConfigLoader if name.endswith(".json") else PyFileConfigLoader
+            if os.path.isfile(os.path.join(folder, name)):
+                try:
+                    out.append((loader(name, path=folder).load_config(), os.path.join(folder, name)))
+                except Exception:
+                    continue
     return out
+
+
+def _config_lines(*, embedded: bool) -> list[str]:
+    """The start's configuration check (:func:`jupyter_sched.extension.config_check.config_problems`, the one
+    check) on the config this doctor's server reads: ``jupyter_server_config.json``/``.py`` in the Jupyter config
+    path (``SchedApp``, a ``jupyter lab``: ``embedded``), else the service's ``jupyter_sched_serve_config.py``
+    (``HubSchedApp``), merged as the server merges them. ``config: <files>: N settings to fix`` then one
+    line each (field and fix); ``config: <files>: every c.SchedApp setting reads`` when none; ``[]`` when no such
+    file sets ``c.SchedApp`` (newuser29 N4: doctor said nothing of a config the server refused)."""
+    from traitlets.config import Config
+
+    from ..wording.config import CONFIG_FILE
+
+    configs = _server_configs() if embedded else _serve_configs()
+    merged = Config()
+    for config, _ in reversed(configs):  # the highest priority (first) last: it wins
+        merged.merge(config)
+    if "SchedApp" not in merged and "HubSchedApp" not in merged:
+        return []
+    try:
+        from ..extension.config_check import config_problems
+
+        if embedded:
+            from ..extension.app import SchedApp as app_class
+        else:
+            from ..hub.central import HubSchedApp as app_class
+    except ImportError as exc:  # a slim install without jupyter_server: no server reads it here
+        return [f"config: not checked here ({exc}); run doctor where the server is installed"]
+    found = config_problems(merged, app_class, config_name="jupyter_server_config" if embedded
+                            else CONFIG_FILE.removesuffix(".py")).lines()
+    where = ", ".join(path for _, path in configs)
+    if not found:
+        return [f"config: {where}: every c.SchedApp setting reads"]
+    head = f"config: {where}: {len(found)} setting{'s' if len(found) != 1 else ''} to fix (the server refuses " \
+        "to start with a bad one, and ignores a name that is no setting)"
+    return [head, *(f"  {line}" for line in found)]
+
+
+def _server_configs() -> list[tuple[Any, str]]:
+    """This account's ``jupyter_server_config.py`` and ``.json`` files in the Jupyter config path, highest
+    priority first, as ``jupyter lab`` reads them: ``(config, path)`` of each that loads."""
+    return _config_files("jupyter_server_config.py", "jupyter_server_config.json")
 
 
 def _job_python(configs: Sequence[tuple[Any, str]]) -> str:
@@ -631,8 +686,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     if args.db and has_password(args.db):  # serve's rule for the same secret (new user 14, N22)
         stderr.write(f"jupyter-sched doctor: {password_on_command_line('--db')}\n")
         return EXIT_USAGE
+    embedded = True  # whose config is checked: the embedded server's, or (a hub's store named) the service's
     try:
         choice = choose_store(args.db, os.environ)
+        embedded = choice.embedded_default
         if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
             raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         missing = _existing_store(choice, os.environ)
@@ -646,6 +703,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         store = Store(choice.url, run_migrations=args.action == "migrate" and args.yes)
     except SchedError as exc:
         stderr.write(_said(exc))
+        if args.action in (None, "scan") and not args.json:  # no store yet: its server's config still checked
+            stdout.writelines(line + "\n" for line in _config_lines(embedded=embedded))
         return EXIT_NO_STORE
     skew = None if args.action == "migrate" else _schema_skew(store)
     if args.action == "migrate" or skew is not None:
@@ -684,7 +743,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                     for said in (_job_python(configs), _log_disk(store, configs)):  # newuser22 N11; log sizing
                         if said:
                             stdout.write(said + "\n")
-            return EXIT_FOUND if entries or overlaps or runaways else EXIT_OK
+                config_lines = _config_lines(embedded=choice.embedded_default)  # newuser29 N4
+                stdout.writelines(line + "\n" for line in config_lines)
+                bad_config = len(config_lines) > 1
+            else:
+                bad_config = False
+            return EXIT_FOUND if entries or overlaps or runaways or bad_config else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)
         if args.action == "repair":

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,7 @@ from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
+from .config_check import setting_error_text
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
 from .events import EventHub
@@ -48,7 +48,7 @@ from .metrics import make_registry
 from .metrics_accounting import make_admin_registry
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
-from .startup_checks import config_exit, say_started
+from .startup_checks import check_config, config_exit, say_started
 from .stopping import run_pooled
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -104,7 +104,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             super()._link_jupyter_server_extension(serverapp)
         except TraitError as exc:
-            config_exit(serverapp, exc)
+            check_config(serverapp, self, exc)
+        check_config(serverapp, self)  # every bad setting at once, not one per restart (newuser29 N4)
 
     @classmethod
     def _load_jupyter_server_extension(cls, serverapp: Any) -> Any:
@@ -232,11 +233,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             return build_services(self.service_settings(), log=self.log)
         except SchedError as err:
-            root = re.split(r"[.\[]", err.field or "", maxsplit=1)[0]
-            # a SchedApp setting gets its c.SchedApp. name; a place inside a file it names (an
-            # inventory's nodes[1].cpus) stays as it is, with the file in the message
-            field = f"c.SchedApp.{err.field}" if self.has_trait(root) else (err.field or "c.SchedApp")
-            raise TraitError(f"{field}: {err.message}. Fix: {err.hint or 'see the trait help'}") from None
+            raise TraitError(setting_error_text(self, err)) from None
 
     def service_settings(self) -> dict[str, Any]:
         """The traits the engine needs, as plain values (units in the names)."""

@@ -3,8 +3,9 @@
 Shared by both modes — embedded (``jupyter lab`` with the extension) and the hub service
 (``jupyter-sched serve``, :class:`~jupyter_sched.hub.central.HubSchedApp`, a ``SchedApp``):
 
-- :func:`config_exit`: a bad ``c.SchedApp`` value ends the process with one critical line naming the
-  field and the fix (Jupyter Server would log a traceback and serve on without the extension);
+- :func:`check_config`: every bad ``c.SchedApp`` value ends the process with one critical line naming each
+  field and its fix (Jupyter Server would log a traceback and serve on without the extension);
+  :func:`config_exit` the same for one error found later (the store, an inventory file);
 - :func:`say_started`: the one INFO line (version, store, inventory source, identity, placement; or the
   hub's scheduler a hub client forwards to) and the start-up WARNINGs about the store — a PostgreSQL
   that any job on this host can log in to as the service does (no password, ``trust``), or a
@@ -25,7 +26,7 @@ from ..store.migrations import describe_migration, latest_version
 from ..wording.config import config_error_text
 from .request_log import redacted_url
 
-__all__ = ["config_exit", "say_started"]
+__all__ = ["check_config", "config_exit", "say_started"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,34 @@ def config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
         SystemExit: always (exit status 1).
     """
     text = config_error_text(str(exc), config_name=getattr(serverapp, "config_file_name", None))  # its app's (N10)
+    (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
+    raise SystemExit(1)
+
+
+def check_config(serverapp: Any, app: Any, exc: TraitError | None = None) -> None:
+    """THE configuration check at start (:func:`.config_check.config_problems`) on ``app``'s config and
+    ``serverapp``'s: with any bad setting, one critical line naming every one (field and fix; a setting that
+    is no setting of the app with them, with its close name), then the process ends; ``exc`` (a setting
+    refused while linking) is said alone only when the check finds nothing else. Returns when all is well.
+
+    Raises:
+        SystemExit: a bad setting (exit status 1).
+    """
+    from traitlets.config import Config
+
+    from .config_check import config_problems
+
+    merged = Config()
+    merged.merge(app.config)
+    merged.merge(serverapp.config)  # as linking loads them: the server's config (and its command line) last
+    name = getattr(serverapp, "config_file_name", None)
+    found = config_problems(merged, type(app), config_name=name)
+    if not found.refused:
+        if exc is not None:
+            config_exit(serverapp, exc)
+        return  # an unknown name alone: traitlets warned of it (with its close name), and it starts
+    lines = [*found.refused, *found.ignored]
+    text = lines[0] if len(lines) == 1 else f"{len(lines)} settings to fix:\n  " + "\n  ".join(lines)
     (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
     raise SystemExit(1)
 

@@ -38,7 +38,7 @@ from .models import QuotaLine, parse
 from .quota_config import apply_config_quotas
 from .root import Services
 
-__all__ = ["CachedInventory", "build_services", "idle_policies_from_settings"]
+__all__ = ["CachedInventory", "build_services", "idle_policies_from_settings", "settings_problems"]
 
 log = logging.getLogger(__name__)
 
@@ -200,15 +200,9 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
            "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
     node = str(settings.get("node_name") or "") or None
     executor_kind = settings.get("executor", "local")
+    _executor_kind(settings)
     if executor_kind == "kubernetes":
         return _from_kubernetes_config(settings, store, logger)
-    if executor_kind != "local":
-        raise ValidationError(f"unknown executor {executor_kind!r}", field="executor",
-                              hint="use local or kubernetes")
-    if source_kind == "kubernetes":
-        raise ValidationError("inventory_source 'kubernetes' needs executor 'kubernetes'",
-                              field="inventory_source",
-                              hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
     # Jobs that name no working_dir run where the server serves files from, as a user expects.
     limits = LocalLimits(pids_max=int(settings.get("job_pids_max", 4096)),
                          user_pids_max=int(settings.get("job_user_pids_max", 8192)),
@@ -234,10 +228,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     source: Any
     if source_kind == "simulated":
         source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), node=node, **sim)
-    elif source_kind == "static" and not settings.get("inventory_file"):
-        raise ValidationError("inventory_source 'static' needs inventory_file", field="inventory_file",
-                              hint="set c.SchedApp.inventory_file to a YAML inventory")
-    else:
+    else:  # static without inventory_file: refused by _executor_kind
         source, _ = default_inventory_source(
             inventory_file=settings.get("inventory_file"),
             simulated_gpus=int(settings.get("simulated_gpus", 4)) if source_kind != "nvml" else 0,
@@ -259,6 +250,53 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         # Xid and other health evidence in the samples marks GPUs unhealthy everywhere (case 018).
         inventory = CachedInventory(HealthAwareInventory(source, monitor), inventory.refresh_s)
     return _finish_config(settings, store, inventory, executor, monitor, policies, logger)
+
+
+def settings_problems(settings: Mapping[str, Any]) -> list[SchedError]:
+    """Every unusable setting of ``settings`` (``SchedApp.service_settings``) that :func:`build_services`
+    would refuse, each checked on its own so that all are found at once (newuser29 N4: the start named one
+    per restart): the same parsers the build runs, without opening the store, the executor or the
+    inventory. ``[]`` when each reads. Pure: no I/O.
+    """
+    from ..accounting.prices import price_table
+
+    quota_lines = settings.get("quotas") or []
+    checks: list[Callable[[], object]] = [
+        lambda: price_table(settings["gpu_prices"]) if settings.get("gpu_prices") else None,
+        lambda: unlisted_limit(settings), lambda: _executor_kind(settings),
+        lambda: idle_policies_from_settings(settings), lambda: AdmissionPolicy.from_settings(settings),
+        lambda: profiles_from_config(settings.get("profiles") or {}), lambda: _scheduling_profile(settings),
+        lambda: definition_settings(settings), lambda: retention_from_settings(settings),
+        *((lambda i=i, line=line: _quota_line(i, line)) for i, line in enumerate(quota_lines)),
+    ]
+    found: list[SchedError] = []
+    for check in checks:
+        try:
+            check()
+        except SchedError as err:
+            if all(str(err) != str(seen) for seen in found):
+                found.append(err)
+    return found
+
+
+def _executor_kind(settings: Mapping[str, Any]) -> None:
+    """``executor`` and ``inventory_source`` agree (the checks :func:`build_services` makes first).
+
+    Raises:
+        ValidationError: an unknown executor, the kubernetes inventory without the kubernetes executor, or
+            the static inventory without ``inventory_file``.
+    """
+    executor_kind = settings.get("executor", "local")
+    if executor_kind not in ("local", "kubernetes"):
+        raise ValidationError(f"unknown executor {executor_kind!r}", field="executor",
+                              hint="use local or kubernetes")
+    if executor_kind == "local" and settings.get("inventory_source", "auto") == "kubernetes":
+        raise ValidationError("inventory_source 'kubernetes' needs executor 'kubernetes'",
+                              field="inventory_source",
+                              hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
+    if executor_kind == "local" and settings.get("inventory_source") == "static" and not settings.get("inventory_file"):
+        raise ValidationError("inventory_source 'static' needs inventory_file", field="inventory_file",
+                              hint="set c.SchedApp.inventory_file to a YAML inventory")
 
 
 def _price_unit(settings: Mapping[str, Any], logger: logging.Logger) -> str | None:
