@@ -71,6 +71,12 @@ class Change:
         return bool(self.audit)
 
 
+_NULL_HINTS = {"time_limit": 'give a limit, e.g. "+1h", or 0 for none', "time_limit_s": "give seconds, e.g. 3600, or 0 for none",
+               "held": "give true to hold it or false to release it", "priority": 'give a class, e.g. "low"',
+               "top": "give true to put it first in its class, or false to take that back"}
+"""What a field sent as null in ``PATCH jobs/{id}`` should have been (newuser29 n14)."""
+
+
 def render_limit(seconds: float | None) -> str:
     """A time limit in the words of every other surface: ``3h``, or ``none`` when the job has none."""
     return "none" if seconds is None else format_duration(seconds)
@@ -96,6 +102,11 @@ def planned(caller: Caller, record: JobRecord, request: UpdateJobRequest, *, now
     job = record.job
     asked = {k for k in ("held", "time_limit", "time_limit_s", "priority", "top") if getattr(request, k) is not None}
     if not asked:
+        # a field sent as null is named, not "held" (newuser29 n14: {"time_limit": null} was refused naming held)
+        sent = next((k for k in ("time_limit", "time_limit_s", "held", "priority", "top")
+                     if k in request.model_fields_set), None)
+        if sent is not None:
+            raise ValidationError(f"{sent}: null is not a change", field=sent, hint=_NULL_HINTS[sent])
         raise ValidationError("say what to change: held, time_limit, priority or top", field="held",
                               hint='e.g. {"held": true}, {"time_limit": "+1h"} or {"priority": "low"}')
     if request.time_limit is not None and request.time_limit_s is not None:
