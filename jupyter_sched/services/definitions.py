@@ -500,9 +500,10 @@ class DefinitionsService:
                 kept = count_definitions(tx, user=caller.user)  # a count, no row read (red28 R6)
             if kept >= limit:
                 self.ctx.admission.refuse(caller, QuotaError(
-                    f"{caller.user} already keeps {limit} job definitions, the most this server allows per user",
-                    field="name", hint="delete definitions you no longer need, or ask an admin to raise "
-                                       "c.SchedApp.definition_limit_per_user"), request="create definition")
+                    f"{caller.user} already keeps {limit} job definition{'' if limit == 1 else 's'}, the most this "
+                    "server allows per user",  # the count is at fault, no field of the request (newuser29 n11)
+                    hint="delete definitions you no longer need, or ask an admin to raise "
+                         "c.SchedApp.definition_limit_per_user"), request="create definition")
         with self.ctx.store.transaction(now=now) as tx:
             stored = insert_definition(tx, definition)
             tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
