@@ -32,6 +32,8 @@ import contextlib, io, json, locale, os, sys
 from IPython.core.interactiveshell import InteractiveShell
 from jupyter_sched.cli.main import main
 import jupyter_sched.cli.commands, jupyter_sched.magics.define  # imported lazily by their callers
+from jupyter_sched.model.units import _zone_names
+_zone_names()  # the CLI reads the zone list (importlib.resources) lazily: before the drop, /root may be 0700
 shell = InteractiveShell.instance()
 shell.run_line_magic("load_ext", "jupyter_sched")
 uid, gid, secret, private = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
