@@ -67,6 +67,19 @@ def state_of(svc: SchedulerService, job_id: str) -> str:
     return str(svc.get_job(job_id, user="admin", is_admin=True)["state"])
 
 
+def published(svc: SchedulerService) -> list[dict[str, Any]]:
+    """Every event ``svc``'s bus publishes from now on, in order (each still reaches the bus's readers)."""
+    seen: list[dict[str, Any]] = []
+    sink = svc.bus.publish
+
+    def spy(event: dict[str, Any]) -> None:
+        seen.append(event)
+        sink(event)
+
+    svc.bus.publish = spy
+    return seen
+
+
 def gated(tmp_path: Path, name: str, body: str = "") -> list[str]:
     """argv of a Python job that prints its GPU pins, waits for ``tmp_path/name``, then runs ``body``."""
     code = ("import json, os, sys, time\n"

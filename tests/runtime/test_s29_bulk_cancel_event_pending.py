@@ -7,23 +7,15 @@ engine and subprocesses, as tests/runtime/test_newuser22_n7_cancel_events.py."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from jupyter_sched.services.cancelling import PER_JOB_EVENTS
 from jupyter_sched.services.models import CancelJobsRequest
-from tests.runtime.test_engine import gated, make_service, state_of, wait_until
+from tests.runtime.test_engine import gated, make_service, published, state_of, wait_until
 
 
 def test_s29_bulk_cancel_event_counts_the_owners_jobs_and_those_that_never_ran(sqlite_db: str, tmp_path: Path) -> None:
     svc = make_service(sqlite_db, tmp_path, gpus=1)
-    seen: list[dict[str, Any]] = []
-    sink = svc.bus.publish
-
-    def spy(event: dict[str, Any]) -> None:
-        seen.append(event)
-        sink(event)
-
-    svc.bus.publish = spy
+    seen = published(svc)
     hold = svc.submit({"name": "hold", "command": gated(tmp_path, "never")}, user="ana")
     try:
         wait_until(lambda: state_of(svc, hold["id"]) == "running", "hold to run", tick=svc.tick)

@@ -10,19 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_sched.services.visibility import event_for
-from tests.runtime.test_engine import gated, make_service, state_of, wait_until
+from tests.runtime.test_engine import gated, make_service, published, state_of, wait_until
 
 
 def test_verify22_v2_admin_cancel_event_is_mine_to_its_owner(sqlite_db: str, tmp_path: Path) -> None:
     svc = make_service(sqlite_db, tmp_path, gpus=1)
-    seen: list[dict[str, Any]] = []
-    sink = svc.bus.publish
-
-    def spy(event: dict[str, Any]) -> None:
-        seen.append(event)
-        sink(event)
-
-    svc.bus.publish = spy
+    seen = published(svc)
     hold = svc.submit({"name": "hold", "command": gated(tmp_path, "never")}, user="ann")
     try:
         wait_until(lambda: state_of(svc, hold["id"]) == "running", "hold to run", tick=svc.tick)
