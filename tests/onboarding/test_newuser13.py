@@ -204,7 +204,7 @@ def test_newuser13_n12_rest_names_the_argument_sent_and_counts_in_words(server: 
     assert lease.status_code == 201, lease.text
     for argument in ("lease", "job"):
         missing = ann.get("telemetry/history", params={argument: lease.json()["id"]})
-        assert missing.status_code == 404 and missing.json()["error"]["field"] == argument, missing.text
+        assert missing.status_code == 403 and missing.json()["error"]["field"] == argument, missing.text
     boss.delete(f"leases/{lease.json()['id']}")
     quota = boss.put("quotas", json={"quotas": [{"team": ""}]})
     assert quota.status_code == 400 and "at least 1 character long" in quota.json()["error"]["message"], quota.text
