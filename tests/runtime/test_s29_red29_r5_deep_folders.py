@@ -86,6 +86,12 @@ def test_red29_r5_the_wrappers_sweep_and_the_log_total_survive_a_deep_chain(tmp_
     (folder / "j-old" / "output.log").write_text("old\n")
     _chain(folder / "j-old")
     assert LogBudget(4 << 30, 1 << 30).launch("", folder, None, set(), 0, job_id="j-new") == 1 << 30
+    old = os.open(folder / "j-old", os.O_RDONLY | os.O_DIRECTORY)
+    try:  # never left in tmp_path: pytest's own clean-up of old runs removes by recursion (Python 3.11)
+        remove_tree("d", old)
+    finally:
+        os.close(old)
+    assert sorted(p.name for p in (folder / "j-old").iterdir()) == ["output.log"]
 
 
 def test_red29_r5_a_job_leaving_a_deep_chain_ends_normally_and_its_folder_is_swept(tmp_path: Path) -> None:
