@@ -8,7 +8,6 @@ Real parts: the services over a real SQLite store, the CLI commands over a clien
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
