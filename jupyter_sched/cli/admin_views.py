@@ -542,7 +542,7 @@ def _by_period(rows: list[dict[str, Any]], keys: list[str], period: str, now: da
     filled = [row for by_start in groups.values() for row in by_start.values()]
     filled.sort(key=lambda row: tuple(str(_parsed(str(row.get(k))) or "") if k == "period" else str(row.get(k))
                                       for k in keys))
-    return [{**row, "period": period_name(start, period)} if (start := _parsed(str(row.get("period")))) else row
+    return [{**row, "period": period_name(begins, period)} if (begins := _parsed(str(row.get("period")))) else row
             for row in filled]
 
 
