@@ -30,16 +30,13 @@ shown as ``^[`` and the rest printed as text, which is safe.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-import numbers
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["CONTROL_CHARACTER", "FORMULA_START", "csv_text", "escaped_controls", "printable_line", "printable_log",
-           "rewritten_line", "spreadsheet_cell"]
+__all__ = ["CONTROL_CHARACTER", "FORMULA_START", "csv_text", "escaped_controls", "escaped_line", "printable_line",
+           "printable_log", "printable_name", "rewritten_line", "spreadsheet_cell"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
@@ -114,6 +111,24 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+_HIDDEN_IN_NAME = re.compile("[" + _INVISIBLE + "]")
+
+
+def printable_name(text: str, *, limit: int = 2000) -> str:
+    """A name (a job's, its preemptor's, a lease's notebook) as a line of the CLI or the magics says it:
+    :func:`printable_line`, and the format characters drawn as nothing shown too (``train<U+200B>``), which a log
+    keeps (a joiner inside an emoji) but a name may not hide (s30: ``status`` said ``job j-1 (train)`` for a job
+    named ``train\u200b``, red29 R2's rule for the tables only)."""
+    return _HIDDEN_IN_NAME.sub(_shown, printable_line(text, limit=limit))
+
+
+def escaped_line(text: str) -> str:
+    """``text`` on one line as :func:`escaped_controls` writes it, newline and tab escaped too (``\\n``, ``\\t``):
+    a stored value (a quarantined row's user, a usage row's team) printed inside a line of ours never forges a line
+    of its own, commands the terminal or hides a character (s30: ``jupyter-sched doctor``)."""
+    return escaped_controls(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def escaped_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (and every bidirectional
     override, and U+2028 / U+2029: red27 R3, and every format character drawn as nothing — U+200B and
@@ -143,6 +158,8 @@ def spreadsheet_cell(value: Any) -> Any:
         return ""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return str(value)
+    import numbers  # here, as csv and io below: the CLI's every call imports this module (issue 20: its start-up)
+
     if isinstance(value, numbers.Real):  # int, float, Fraction, numpy's integers and floats
         return "" if math.isnan(value) else value
     text = escaped_controls(str(value))
@@ -153,6 +170,9 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """The one CSV writer of every export (``usage --csv`` and ``GET usage/report?format=csv``, ``audit --csv``,
     ``simulate --out``'s files): the ``csv`` module's quoting, ``\\n`` line ends, a header row, then ``rows`` with
     each cell as :func:`spreadsheet_cell` writes it (numbers as numbers, text never a formula nor a control)."""
+    import csv
+    import io
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([spreadsheet_cell(name) for name in header])
