@@ -106,3 +106,32 @@ def test_newuser29_n10_usage_by_month_names_months_and_lists_the_unused_ones_as_
     whole = _usage_row("2026-07-01T00:00:00+00:00", 3.0)
     assert [row[:2] for row in _usage_table([whole], "--by", "period", "--period", "quarter", *quarter)] == [
         ["2026Q3", "3.000"]]
+
+
+_HELP_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("heavy:", sorted(m for m in ("pandas", "numpy", "scipy", "plotly", "sqlalchemy",
+                                                           "jupyter_server", "traitlets", "tornado") if m in sys.modules),
+                              file=sys.stderr))
+from jupyter_sched.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", ["simulate", "fetch-traces", "serve"])
+def test_newuser29_n13_help_of_the_offline_and_service_commands_loads_no_heavy_library(command: str) -> None:
+    """Failed before: ``jupyter-sched simulate --help`` / ``fetch-traces --help`` imported pandas and numpy (the
+    ``jupyter_sched.sim`` package's ``__init__``), ``serve --help`` jupyter_server, traitlets and SQLAlchemy — 2-3 s
+    of wall time on a loaded machine before the help, where ``status --help`` takes 0.2 s. Now argparse alone: the
+    help is the same words, and the libraries come when a run needs them."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = subprocess.run([sys.executable, "-c", _HELP_PROBE, command, "--help"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run
+    assert f"usage: jupyter-sched {command}" in run.stdout, run.stdout
+    assert "heavy: []" in run.stderr, run.stderr
