@@ -174,3 +174,34 @@ def test_newuser29_n15_a_cell_failing_on_a_missing_module_names_the_jobs_python_
         "cell 3 raised ModuleNotFoundError: No module named 'sklearn.linear_model' (cell starts: from sklearn …) — "
         "its kernel's Python has no sklearn: install it into that Python — python -m pip install scikit-learn with "
         "that Python (in a notebook on that Python's kernel: %pip install scikit-learn)")
+
+
+def test_newuser29_n1_doctor_says_a_config_file_left_in_this_folder_is_not_read(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before: a ``jupyter_server_config.py`` written in the project folder (where ``jupyter lab`` starts) is
+    never read — Jupyter reads no config from the current folder — and ``jupyter-sched doctor`` run there said
+    nothing of it (nor of any config: no file it reads sets c.SchedApp). Now a note names the file, where it goes
+    and ``--config``; run in a folder Jupyter does read, no note."""
+    import io
+
+    from jupyter_sched.cli import doctor
+    from jupyter_sched.store import Store, sqlite_url
+
+    conf, data, proj = tmp_path / "config", tmp_path / "data", tmp_path / "proj"
+    for folder in (conf, data / "jupyter_sched", proj):
+        folder.mkdir(parents=True)
+    for name in ("JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL", "JUPYTER_SCHED_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(conf))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(data))
+    Store(sqlite_url(data / "jupyter_sched" / "sched.sqlite")).close()
+    note = (f"note: ./jupyter_server_config.py in this folder is not read: Jupyter reads no config from the folder it "
+            f"starts in — move it to {conf} (jupyter --config-dir; jupyter --paths lists every config folder), or "
+            "start with jupyter lab --config=./jupyter_server_config.py\n")
+    for folder, said in ((proj, True), (conf, False)):
+        (folder / "jupyter_server_config.py").write_text("c.SchedApp.idle_window_s = 60\n", encoding="utf-8")
+        monkeypatch.chdir(folder)
+        out, err = io.StringIO(), io.StringIO()
+        assert doctor.main([], out=out, err=err) == doctor.EXIT_OK, (out.getvalue(), err.getvalue())
+        assert (note in out.getvalue()) is said, out.getvalue()
+        assert ("every c.SchedApp setting reads" in out.getvalue()) is not said, out.getvalue()  # read there
