@@ -727,8 +727,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         stderr.write(_said(exc))
         if args.action in (None, "scan") and not args.json:  # no store yet: its server's config still checked
             stdout.writelines(line + "\n" for line in _config_lines(embedded=embedded))
-            if said := _unread_config_here(embedded=embedded):  # newuser29 n1
-                stdout.write(said + "\n")
+            if unread := _unread_config_here(embedded=embedded):  # newuser29 n1
+                stdout.write(unread + "\n")
         return EXIT_NO_STORE
     skew = None if args.action == "migrate" else _schema_skew(store)
     if args.action == "migrate" or skew is not None:
@@ -769,8 +769,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                             stdout.write(said + "\n")
                 config_lines = _config_lines(embedded=choice.embedded_default)  # newuser29 N4
                 stdout.writelines(line + "\n" for line in config_lines)
-                if said := _unread_config_here(embedded=choice.embedded_default):  # newuser29 n1
-                    stdout.write(said + "\n")
+                if unread := _unread_config_here(embedded=choice.embedded_default):  # newuser29 n1
+                    stdout.write(unread + "\n")
                 bad_config = len(config_lines) > 1
             else:
                 bad_config = False
