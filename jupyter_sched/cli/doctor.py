@@ -610,6 +610,15 @@ def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> str:
     return ""
 
 
+def _front_door() -> str:
+    """``front door: …`` when the kernel's ``sock_diag`` cannot be asked on this host (the service then cannot tell
+    which local account opened a loopback connection: red29 R1); "" when it can."""
+    from ..hub import sock_diag
+    from ..hub.forwarded import local_accounts_unknown
+
+    return "" if sock_diag.available() else f"front door: {local_accounts_unknown()}"
+
+
 def _hub_service_here(choice: StoreChoice) -> str:
     """When the doctor took this account's embedded default while a hub service (``jupyter-sched
     serve``) runs on this host, the sentence saying so and how to check the service's store; else ""
@@ -765,7 +774,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 stdout.write(_command_lines() + "\n")
                 if not choice.embedded_default:  # a hub's store: its service's settings here
                     configs = _serve_configs()
-                    for said in (_job_python(configs), _log_disk(store, configs)):  # newuser22 N11; log sizing
+                    for said in (_job_python(configs), _log_disk(store, configs), _front_door()):  # newuser22 N11
                         if said:
                             stdout.write(said + "\n")
                 config_lines = _config_lines(embedded=choice.embedded_default)  # newuser29 N4
