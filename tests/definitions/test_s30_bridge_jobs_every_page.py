@@ -12,8 +12,8 @@ from urllib.parse import parse_qs
 
 import httpx
 
-from jupyter_sched.client import AsyncSchedClient, Connection
 from jupyter_sched.extension.polled import jobs_headers
+from tests.definitions.test_s29_definitions_every_page import backend_on, every_page
 
 TOTAL = 2300  # the client asks 1000 a page: three pages
 
@@ -45,26 +45,9 @@ def _pages(asked: list[str]) -> Any:
 def test_s30_jupyter_scheduler_backend_lists_every_page_of_jobs() -> None:
     from jupyter_scheduler.models import CountJobsQuery, ListJobsQuery
 
-    from jupyter_sched.jupyter_scheduler_backend.api import SelfApi
-    from jupyter_sched.jupyter_scheduler_backend.scheduler import GpuEnvironmentManager, GpuScheduler
-
     asked: list[str] = []
-    api = SelfApi(Connection("http://sched.test/"))
-    api._client = AsyncSchedClient(api.connection, transport=httpx.MockTransport(_pages(asked)))
-    scheduler = GpuScheduler(root_dir="/tmp", environments_manager=GpuEnvironmentManager(api), api=api)
-
-    async def listed() -> list[str]:
-        names: list[str] = []
-        token: str | None = None
-        while True:  # jupyter-scheduler's own paging (next_token) over the whole list
-            answer = await scheduler.list_jobs(ListJobsQuery(next_token=token, max_items=1000))
-            names += [j.name for j in answer.jobs]
-            assert answer.total_count == TOTAL, answer.total_count  # 100 before: the first page
-            if not (token := answer.next_token):
-                return names
-
-    names = asyncio.run(listed())
+    scheduler = backend_on(_pages(asked))
+    names = every_page(scheduler.list_jobs, ListJobsQuery, "jobs", TOTAL)
     assert len(names) == TOTAL and sorted(names) == sorted(f"run{i}" for i in range(TOTAL)), names[-3:]
     assert any("cursor=2000" in q for q in asked), asked
-    asked.clear()
     assert asyncio.run(scheduler.count_jobs(CountJobsQuery(status="COMPLETED"))) == TOTAL
