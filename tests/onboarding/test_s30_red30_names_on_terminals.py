@@ -82,3 +82,40 @@ def test_red30_magics_tables_show_names_escaped() -> None:
     defs = definitions_frame([{"id": "d-1", "name": "daily\u2066", "notebook": "a.ipynb", "schedule": "0 6 * * *",
                                "timezone": "UTC", "paused": False, "next_run_at": None, "last_run": None}])
     assert defs.iloc[0]["name"] == "daily\\u2066" and defs.iloc[0]["id"] == "d-1"
+
+
+def _notebook_functions(names: tuple[str, ...]) -> dict[str, object]:
+    """The admin notebook's own functions ``names`` (its code cells' source, as the notebook runs them), defined here
+    without the server its first cell connects to."""
+    import ast
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from jupyter_sched.magics.render import shown_frame
+
+    cells = json.loads((Path(__file__).parents[2] / "notebooks" / "admin_quotas.ipynb").read_text(encoding="utf-8"))
+    space: dict[str, object] = {"pd": pd, "shown_frame": shown_frame,
+                                "QUOTA_COLUMNS": ["team", "user", "gpu_model", "guaranteed", "borrowing_limit"]}
+    for cell in cells["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%")))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in names:
+                exec(compile(ast.Module(body=[node], type_ignores=[]), "admin_quotas.ipynb", "exec"), space)
+    return space
+
+
+def test_red30_admin_notebook_tables_show_names_escaped() -> None:
+    """Failed before: the admin notebook's quota tables (``quota_table``, ``quota_diff``) showed team and user names
+    as stored, so ``ml\\u200b`` read as ``ml`` beside it (a DataFrame's HTML escapes markup, not these)."""
+    pytest.importorskip("pandas")
+    space = _notebook_functions(("gpus_text", "quota_table", "quota_diff"))
+    lines = [{"team": "ml\u200b", "user": "\u202ebob", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": None}]
+    table = space["quota_table"](lines)  # type: ignore[operator]
+    assert (table.iloc[0]["team"], table.iloc[0]["user"]) == ("ml\\u200b", "\\u202ebob"), table
+    diff = space["quota_diff"]([], lines)  # type: ignore[operator]
+    assert (diff.iloc[0]["team"], diff.iloc[0]["change"]) == ("ml\\u200b", "added"), diff
