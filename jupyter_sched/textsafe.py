@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["CONTROL_CHARACTER", "FORMULA_START", "csv_text", "escaped_controls", "escaped_line", "printable_line",
+__all__ = ["CONTROL_CHARACTER", "FORMULA_START", "chart_label", "csv_text", "escaped_controls", "escaped_line", "printable_line",
            "printable_log", "printable_name", "rewritten_line", "spreadsheet_cell"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
@@ -127,6 +127,14 @@ def escaped_line(text: str) -> str:
     a stored value (a quarantined row's user, a usage row's team) printed inside a line of ours never forges a line
     of its own, commands the terminal or hides a character (s30: ``jupyter-sched doctor``)."""
     return escaped_controls(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def chart_label(text: str) -> str:
+    """A stored name (a team, a user) as a plotly label shows it: plotly reads ``<a href=…>``, ``<b>``, ``<br>`` in
+    trace names, axis ticks and hover text as markup (a team named ``<a href="https://evil">ml</a>`` was a link in the
+    admin notebook's usage chart), so ``&`` ``<`` ``>`` are written as the entities plotly shows as those characters,
+    and hidden characters as :func:`escaped_controls` writes them (s30)."""
+    return escaped_controls(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def escaped_controls(text: str) -> str:

@@ -96,7 +96,9 @@ def _notebook_functions(names: tuple[str, ...]) -> dict[str, object]:
     from jupyter_sched.magics.render import shown_frame
 
     cells = json.loads((Path(__file__).parents[2] / "notebooks" / "admin_quotas.ipynb").read_text(encoding="utf-8"))
-    space: dict[str, object] = {"pd": pd, "shown_frame": shown_frame,
+    from jupyter_sched.textsafe import chart_label
+
+    space: dict[str, object] = {"pd": pd, "shown_frame": shown_frame, "chart_label": chart_label,
                                 "QUOTA_COLUMNS": ["team", "user", "gpu_model", "guaranteed", "borrowing_limit"]}
     for cell in cells["cells"]:
         if cell["cell_type"] != "code":
@@ -119,3 +121,22 @@ def test_red30_admin_notebook_tables_show_names_escaped() -> None:
     assert (table.iloc[0]["team"], table.iloc[0]["user"]) == ("ml\\u200b", "\\u202ebob"), table
     diff = space["quota_diff"]([], lines)  # type: ignore[operator]
     assert (diff.iloc[0]["team"], diff.iloc[0]["change"]) == ("ml\\u200b", "added"), diff
+
+
+def test_red30_admin_notebook_chart_shows_markup_in_names_as_text() -> None:
+    """Failed before: the usage chart drew a team named ``<a href="https://evil.example">ml</a>`` as a link (plotly
+    reads that markup in trace names, ticks and hover text); now as the entities plotly shows as ``<`` ``>``."""
+    pytest.importorskip("plotly")
+    import pandas as pd
+    import plotly.express as px
+
+    from jupyter_sched.textsafe import chart_label
+
+    space = _notebook_functions(("usage_chart",))
+    space.update(px=px, value="gpu_seconds")
+    team = '<a href="https://evil.example">ml</a>'
+    usage = pd.DataFrame([{"team": team, "user": "<b>ann</b>\u200b", "gpu_seconds": 7200.0}])
+    fig = space["usage_chart"](usage)  # type: ignore[operator]
+    assert fig.data[0].name == '&lt;a href="https://evil.example"&gt;ml&lt;/a&gt;', fig.data[0].name
+    assert list(fig.data[0].x) == ["&lt;b&gt;ann&lt;/b&gt;\\u200b"], list(fig.data[0].x)
+    assert chart_label("R&D") == "R&amp;D" and chart_label("ml") == "ml"
