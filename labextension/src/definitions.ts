@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { compactDuration, formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -154,13 +154,14 @@ export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_descript
   return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
 }
 
+/** A refusal as the form says it, hidden characters escaped ({@link shownText}: it may quote a name). */
 export function errorText(err: unknown): string {
   if (err instanceof SchedApiError) {
     const field = err.field ?? '';
     const label = DEFINITION_LABELS[field.split('.')[0]] ?? field;
-    return `${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`;
+    return shownText(`${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`);
   }
-  return err instanceof Error ? err.message : String(err);
+  return shownText(err instanceof Error ? err.message : String(err));
 }
 
 /** Canonical JSON (keys sorted) of a notebook, to tell a copy unchanged from one with changes of its own. */
@@ -341,7 +342,7 @@ export class DefinitionsView extends Widget {
         }
         try {
           const answer = await this.model.client.request('previewSchedule', { body: { schedule: cron.value, timezone: tz.value || 'UTC' } });
-          preview.textContent = `${answer.description}; next ${answer.next.slice(0, 3).map((t, i) => localTime(t, answer.timezone, answer.next_zones?.[i])).join(', ')}`;
+          preview.textContent = shownText(`${answer.description}; next ${answer.next.slice(0, 3).map((t, i) => localTime(t, answer.timezone, answer.next_zones?.[i])).join(', ')}`);
           preview.classList.remove('jp-sched-defs-invalid');
         } catch (err) {
           preview.textContent = errorText(err);
@@ -435,7 +436,7 @@ export class DefinitionsView extends Widget {
     if (this.formError) {
       this.formError.textContent = ''; // a refusal of the form left behind is no longer about it
     }
-    f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
+    f.heading.textContent = d ? shownText(`Edit "${d.name}"`) : 'New scheduled notebook';
     this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
     if (d) {
       f.cron.dispatchEvent(new Event('input'));
@@ -475,7 +476,7 @@ export class DefinitionsView extends Widget {
     }
     const body = new DeleteQuestion(d, waiting);
     const result = await showDialog({
-      title: `Delete "${d.name}"?`,
+      title: shownText(`Delete "${d.name}"?`),
       body,
       buttons: [Dialog.cancelButton({ label: 'Keep it' }), Dialog.warnButton({ label: 'Delete' })]
     });
