@@ -224,6 +224,12 @@ export class DefinitionsView extends Widget {
   private readonly formBox = h('div', { class: 'jp-sched-defs-formbox' });
   private readonly listBox = h('div', { class: 'jp-sched-defs-listbox', 'aria-live': 'polite' });
   private definitions: Definition[] = [];
+  /**
+   * An admin's "All users": the list is everyone's definitions (`GET definitions?all=true`), each with its owner, so
+   * an admin can see and pause a user's nightly GPU definition from the panel (newuser29 n12: only the admin's own
+   * were listed, "No scheduled notebooks yet" beside 160 of others'). Off: the caller's own, as for everyone.
+   */
+  private allUsers = false;
   private readonly runs = new Map<string, DefinitionRun[]>();
   private readonly expanded = new Set<string>();
   /** Why the last read of the definitions failed: cleared by the next read that works. */
@@ -255,6 +261,7 @@ export class DefinitionsView extends Widget {
     this.node.append(this.buildForm(), this.listBox);
     this.model.jobsChanged.connect(this.onJobs, this);
     this.model.event.connect(this.onEvent, this);
+    this.model.quotasChanged.connect(this.onMe, this); // `me` read: whether the All users toggle is offered
     void this.model.start().then(() => this.reload());
   }
 
@@ -264,6 +271,7 @@ export class DefinitionsView extends Widget {
     }
     this.model.jobsChanged.disconnect(this.onJobs, this);
     this.model.event.disconnect(this.onEvent, this);
+    this.model.quotasChanged.disconnect(this.onMe, this);
     this.handles.forEach(handle => handle.dispose());
     window.clearTimeout(this.previewTimer);
     super.dispose();
@@ -273,6 +281,26 @@ export class DefinitionsView extends Widget {
     if (this.definitions.length) {
       void this.reload();
     }
+  }
+
+  /** Whether I may list everyone's definitions (an admin, as `GET me` says). */
+  private get isAdmin(): boolean {
+    return !!this.model.me?.is_admin;
+  }
+
+  private onMe(): void {
+    if (this.allUsers && !this.isAdmin) {
+      this.allUsers = false; // no longer an admin: my own again
+      void this.reload();
+    } else {
+      this.render();
+    }
+  }
+
+  /** Show everyone's definitions (`on`, admins) or my own; re-read the list. */
+  setAllUsers(on: boolean): Promise<void> {
+    this.allUsers = on && this.isAdmin;
+    return this.reload();
   }
 
   private onEvent(_: ISchedModel, event: { type: string }): void {
@@ -289,7 +317,7 @@ export class DefinitionsView extends Widget {
     this.loading = (async () => {
       try {
         // every page: GET definitions answers 100 a page, the next behind its Link header (red28 R6)
-        this.definitions = await this.model.client.requestAll('listDefinitions');
+        this.definitions = await this.model.client.requestAll('listDefinitions', this.allUsers ? { query: { all: true } } : {});
         for (const id of this.expanded) {
           this.runs.set(id, await this.model.client.request('listDefinitionRuns', { path: { definition_id: id }, query: { limit: 20 } }));
         }
@@ -566,6 +594,8 @@ export class DefinitionsView extends Widget {
         'div',
         { class: 'jp-sched-def-head' },
         h('span', { class: 'jp-sched-def-name' }, d.name),
+        // whose it is, when the list is everyone's and it is not mine (the Queue names another's job's user alike)
+        this.allUsers && d.user !== this.model.me?.user ? h('span', { class: 'jp-sched-def-user', title: shownText(`${d.user}'s definition`) }, shownText(d.user)) : null,
         h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
@@ -590,14 +620,33 @@ export class DefinitionsView extends Widget {
     );
   }
 
+  /** The admin's "All users" toggle (a pressed button, as the Queue's "Mine only"); null for anyone else. */
+  private allUsersToggle(): HTMLElement | null {
+    if (!this.isAdmin) {
+      return null;
+    }
+    return h(
+      'button',
+      {
+        type: 'button', class: 'jp-sched-toggle jp-sched-defs-all-users', 'aria-pressed': String(this.allUsers), 'data-key': 'defs-all-users',
+        title: "Admins: list every user's scheduled notebooks, to see, pause or resume them",
+        onclick: () => void this.setAllUsers(!this.allUsers)
+      },
+      'All users'
+    );
+  }
+
   private render(): void {
     replaceKeepingFocus(
       this.listBox,
+      this.allUsersToggle(),
       ...[...new Set([this.actionError, this.loadError])].filter(said => said).map(said => h('div', { class: 'jp-sched-defs-error', role: 'alert' }, said)),
       this.notice ? h('div', { class: 'jp-sched-defs-notice' }, this.notice) : null,
       this.definitions.length
         ? h('ul', { class: 'jp-sched-defs-list' }, this.definitions.map(d => this.renderDefinition(d)))
-        : h('p', { class: 'jp-sched-empty' }, 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
+        : h('p', { class: 'jp-sched-empty' }, this.allUsers
+            ? 'No user has a scheduled notebook on this server.'
+            : 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
     );
   }
 }
