@@ -7,9 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { DefinitionsView } from '../src/definitions';
-import { FakeSchedServer, json, settle } from './fakeserver';
-import { flush, startedModel } from './ui';
+import { FakeSchedServer, json } from './fakeserver';
+import { mountedDefinitions } from './ui';
 
 const base = {
   notebook: '/srv/nightly.ipynb', script: null, schedule: '0 3 * * *', timezone: 'UTC', schedule_description: 'At 03:00',
@@ -31,19 +30,7 @@ async function view(admin: boolean) {
     paused.push('d-ana');
     return json(200, { ...theirs, paused: true });
   });
-  const { model } = await startedModel(server);
-  const v = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
-  document.body.appendChild(v.node);
-  const done = async (): Promise<void> => {
-    await settle();
-    await flush();
-  };
-  await done();
-  const close = (): void => {
-    v.dispose();
-    model.dispose();
-    v.node.remove();
-  };
+  const { v, done, close } = await mountedDefinitions(server);
   const rows = (): string[] => [...v.node.querySelectorAll('.jp-sched-def')].map(
     row => `${row.querySelector('.jp-sched-def-name')?.textContent}${row.querySelector('.jp-sched-def-user') ? ` (${row.querySelector('.jp-sched-def-user')?.textContent})` : ''}`);
   return { v, asked, paused, done, close, rows };
