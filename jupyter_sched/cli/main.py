@@ -737,10 +737,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if any(a in ("-h", "--help") for a in raw[1:]):  # the help needs no JupyterHub (new user 5)
             import contextlib
 
-            from ..hub.serve import main as serve_main
+            from ..hub.serve_args import parser as serve_parser  # argparse alone (newuser29 n13: 2-3 s before)
 
             with contextlib.redirect_stdout(stdout), contextlib.suppress(SystemExit):
-                serve_main(raw[1:], err=stderr)
+                serve_parser().parse_known_args(raw[1:])
             if importlib.util.find_spec("jupyterhub") is None:
                 print(f"\n{missing}", file=stdout)
             return EXIT_OK
@@ -755,15 +755,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
         return doctor_main(raw[1:], out=stdout, err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
-        try:
-            from ..sim.cli import main as sim_main
-        except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
-            from ..extras import install_extra
+        from ..sim.cli import main as sim_main  # argparse alone: --help loads no pandas/numpy (newuser29 n13)
 
-            print(f"{PROG} {raw[0]}: needs {(exc.name or 'pandas').split('.')[0]}, which comes with the [sim] extra — "
-                  f"{install_extra('sim')} [missing_extra]", file=stderr)  # the CLI's one error style
-            return EXIT_REFUSED
-        return sim_main(raw, out=stdout, err=stderr)
+        return sim_main(raw, out=stdout, err=stderr)  # a slim install's missing [sim] extra: one line, said there
     if _command_in(raw) == "update":  # `--time-limit -30m` is update's own example (newuser29 N3)
         from ..wording.flags import relative_values_joined
 

@@ -115,6 +115,11 @@ NOT_EXECUTABLE_RULE = "not_executable"
 with no interpreter field says its own fix (the panel: "choose a .py or .ipynb, or make the file
 executable"; new user 17, N10)."""
 
+_SLASH_PATH_HINT = ("check the path and its spelling: a program named with a / is run from that path (a relative one "
+                    "from the job's working directory), not looked up on PATH")
+"""The fix of a command's program named by a path (``./run.sh``, ``/opt/x/bin/tool``) that does not exist
+(newuser29 n6: it was told where PATH had been searched, beside the point)."""
+
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
 
@@ -729,6 +734,9 @@ class JobsService:
                     # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
                     f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
                     else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
+                    # a name with a "/" is run from that path, never looked up on PATH (newuser29 n6: `-- ./noexec.sh`
+                    # missing was told where PATH had been searched)
+                    else _SLASH_PATH_HINT if "/" in (spec.command or [""])[0]
                     else f"give its full path, or check the spelling: {searched_path_text(spec.env.get('PATH'), hub=hub)}")
             # the rule as data: a client with no interpreter field says its own fix (the panel's form)
             raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
