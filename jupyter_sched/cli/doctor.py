@@ -73,6 +73,7 @@ from ..store.migrations import applied_steps, current_version, describe_applied,
 from ..store.progress import check_progress_row
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
+from ..textsafe import escaped_line
 from ..wording.config import no_quota_warning
 from .main import _Parser
 
@@ -375,9 +376,9 @@ def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
         out.write(f"no quarantined rows: every row read ({counts})\n")
         return
     out.write(f"{len(entries)} quarantined row(s):\n")
-    for e in entries:
+    for e in entries:  # a quarantined row is the one most likely to hold a hostile name: each value escaped (s30)
         who = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k in ("user", "team", "job_id", "gpu_uuid"))
-        out.write(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "") + "\n")
+        out.write(escaped_line(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "")) + "\n")
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
 
 
@@ -401,9 +402,9 @@ def _print_runaways(runaways: Sequence[RunawayUsage], out: TextIO) -> None:
               "leave them out; close each:\n")
     for runaway in runaways:
         iv = runaway.interval
-        out.write(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on GPU "
-                  f"{iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}\n"
-                  f"    repair: {_close_sql(runaway)}\n")
+        out.write(escaped_line(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on "
+                               f"GPU {iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}") + "\n"
+                  f"    repair: {escaped_line(_close_sql(runaway))}\n")
 
 
 def _sql_text(value: object) -> str:
@@ -427,7 +428,7 @@ def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
     out.write(f"{len(overlaps)} usage row(s) overlap another on the same GPU (reports count that time once, for "
               "the row that held the GPU first, and warn):\n")
     for overlap in overlaps:
-        out.write(f"  {overlap.warning().split(' — ')[0]}\n    repair: {_repair_sql(overlap)}\n")
+        out.write(f"  {escaped_line(overlap.warning().split(' — ')[0])}\n    repair: {escaped_line(_repair_sql(overlap))}\n")
     out.write("repair each with the SQL shown (psql/sqlite3 on the store, the service stopped or not: the rows are "
               "closed history), then run `jupyter-sched doctor` again\n")
 
