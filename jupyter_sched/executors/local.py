@@ -1360,8 +1360,8 @@ class LocalExecutor:
                 t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
             elif self.listen_s and now >= t.listen_by and not t.stopping:
                 t.own_stop = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
-                                    "stopped holding the port others wait for; stopped (a declared port is held "
-                                    "only by a service that serves it)")
+                              "stopped holding the port others wait for; stopped (a declared port is held "
+                              "only by a service that serves it)")
                 self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
             return []
         if now - t.ready_checked_at < _READY_RECHECK_S:
@@ -1392,9 +1392,9 @@ class LocalExecutor:
             t.lost_listener = None  # it listens, on an address other than 127.0.0.1
             return []
         t.own_stop = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
-                            f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
-                            "stopped holding the port others wait for; stopped (a declared port is held only by a "
-                            "service that serves it)")
+                      f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
+                      "stopped holding the port others wait for; stopped (a declared port is held only by a "
+                      "service that serves it)")
         self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
         return []
 
