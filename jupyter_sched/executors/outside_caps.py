@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .disk_space import size_words
 from .safeopen import open_untrusted
-from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, tally, truncated_line
+from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
 
 __all__ = ["ENTRIES_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
            "WriteWatch", "cut_log", "folder_bound", "folder_reason", "low_disk_reason", "stopped_wrapper_reason"]
@@ -108,7 +108,8 @@ def stopped_wrapper_reason(state: str, cap: int, setting: str) -> str:
 def folder_reason(job_dir: Path, files: int, used: int, bound_bytes: int, setting: str) -> str:
     """The end of a job whose folder passed its bound while it ran (``files`` entries, ``used`` bytes; its log's
     cap is named by ``setting``)."""
-    held = (f"more than {FOLDER_FILES:,} files and folders" if files > FOLDER_FILES
+    held = (f"more than {FOLDER_FILES:,} files and folders (or folders nested over {TREE_DEPTH} deep)"
+            if files > FOLDER_FILES
             else f"{size_words(used)} in {files:,} files and folders")
     return (f"its job folder {job_dir} held {held} beside its log while it ran, over the {FOLDER_FILES:,} files / "
             f"{bound_bytes >> 20} MiB a running job's folder may hold (as much as its log: {setting}; "

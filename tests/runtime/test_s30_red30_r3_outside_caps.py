@@ -26,15 +26,19 @@ MIB = "buf = b'x' * (1 << 20)\n"
 FIND_FOLDER = "folder = os.path.dirname(os.readlink('/proc/self/fd/1'))\n"  # its stdout is its folder's output.log
 
 
+def start_writer(ex: LocalExecutor, tmp_path: Path, body: str, *, job_id: str = "j-1", gpu: str = "GPU-0") -> None:
+    """Start a job that runs ``body``, then says so in a file and waits until it is stopped; return once it said so
+    (what it wrote is all it writes)."""
+    wrote = tmp_path / f"{job_id}.wrote"
+    ex.start(job_for(tmp_path, body + f"open({str(wrote)!r}, 'w').close()\nwait_gate({str(tmp_path / 'never')!r})\n",
+                     job_id=job_id), Allocation("n1", (gpu,)))
+    wait_until(wrote.exists, f"{job_id}'s writes")
+
+
 def test_red30_r3_a_job_that_stops_its_wrapper_cannot_write_past_the_log_cap(tmp_path: Path) -> None:
-    wrote, never = tmp_path / "wrote", tmp_path / "never"
     ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP)
-    ex.start(job_for(tmp_path, MIB + (
-        "os.kill(os.getppid(), signal.SIGSTOP)\n"  # its wrapper (same account) keeps the cap no more
-        f"for _ in range({2 * (CAP >> 20)}): os.write(1, buf)\n"  # twice the cap
-        f"open({str(wrote)!r}, 'w').close()\n"
-        f"wait_gate({str(never)!r})\n")), Allocation("n1", ("GPU-0",)))
-    wait_until(wrote.exists, "the job's writes")
+    start_writer(ex, tmp_path, MIB + "os.kill(os.getppid(), signal.SIGSTOP)\n"  # its wrapper keeps the cap no more
+                 f"for _ in range({2 * (CAP >> 20)}): os.write(1, buf)\n")  # twice the cap
     log = ex.job_dir("j-1") / "output.log"
     assert log.stat().st_size >= 2 * CAP  # written past the cap: its wrapper is stopped
     assert ex.poll() == []  # one look: its log is cut back to the cap (the wrapper is seen stopped once)
@@ -52,20 +56,16 @@ def test_red30_r3_a_job_that_stops_its_wrapper_cannot_write_past_the_log_cap(tmp
 
 
 def test_red30_r3_a_running_job_folder_past_its_bound_is_stopped(tmp_path: Path) -> None:
-    wrote, never = tmp_path / "wrote", tmp_path / "never"
     ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP)  # a running folder's bound: LEFT_BYTES (64 MiB)
-    ex.start(job_for(tmp_path, FIND_FOLDER + (
+    start_writer(ex, tmp_path, FIND_FOLDER + (
         "with open(os.path.join(folder, 'big.bin'), 'wb') as fh:\n"
         f"    fh.truncate({LEFT_BYTES + (1 << 20)})\n"  # its size counts, as the end's sweep counts it (no disk spent)
-        "open(os.path.join(folder, 'small.txt'), 'w').write('kept?')\n"
-        f"open({str(wrote)!r}, 'w').close()\n"
-        f"wait_gate({str(never)!r})\n")), Allocation("n1", ("GPU-0",)))
-    wait_until(wrote.exists, "the job's writes")
+        "open(os.path.join(folder, 'small.txt'), 'w').write('kept?')\n"))
     ended = wait_event(ex, Exited)
     folder = ex.job_dir("j-1")
     assert isinstance(ended, Exited) and ended.exit_code != 0
-    assert ended.message.startswith(f"its job folder {folder} held 65 MiB in 2 files and folders beside its log while it ran, "
-                                    "over the 10,000 files / 64 MiB a running job's folder may hold (as much as "
+    assert ended.message.startswith(f"its job folder {folder} held 65 MiB in 2 files and folders beside its log "
+                                    "while it ran, over the 10,000 files / 64 MiB a running job's folder may hold (as much as "
                                     "its log: c.SchedApp.max_log_mib; once a job ended it keeps 256 files / 64 MiB): "
                                     "stopped"), ended.message
     assert "write a job's outputs into your home" in ended.message
@@ -100,17 +100,11 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_red30_r3_under_min_log_free_the_job_writing_most_is_stopped(tmp_path: Path, small_disk: Path) -> None:
-    writer_wrote, quiet_up, never = tmp_path / "wrote", tmp_path / "quiet", tmp_path / "never"
     ex = LocalExecutor(small_disk, max_log_bytes=64 << 20, min_log_free_bytes=16 << 20)
-    ex.start(job_for(tmp_path, f"open({str(quiet_up)!r}, 'w').close()\nwait_gate({str(never)!r})\n",
-                     job_id="j-quiet"), Allocation("n1", ("GPU-0",)))
-    wait_until(quiet_up.exists, "the quiet job")
-    assert ex.poll() == []  # both looked at once: what each wrote counts from here
-    ex.start(job_for(tmp_path, MIB + (
-        "for _ in range(12): os.write(1, buf)\n"  # leaves less than 16 MiB free of 24
-        f"open({str(writer_wrote)!r}, 'w').close()\n"
-        f"wait_gate({str(never)!r})\n"), job_id="j-writer"), Allocation("n1", ("GPU-1",)))
-    wait_until(writer_wrote.exists, "the writer's writes")
+    start_writer(ex, tmp_path, "", job_id="j-quiet")
+    assert ex.poll() == []  # looked at once: what it writes counts from here
+    start_writer(ex, tmp_path, MIB + "for _ in range(12): os.write(1, buf)\n",  # leaves less than 16 MiB free of 24
+                 job_id="j-writer", gpu="GPU-1")
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.job_id == "j-writer", ended
     assert ended.message.startswith(f"the disk of the log folder {small_disk} had ") and \
@@ -121,21 +115,23 @@ def test_red30_r3_under_min_log_free_the_job_writing_most_is_stopped(tmp_path: P
     wait_event(ex, Exited)
 
 
-def test_red30_r3_a_running_job_folder_past_its_count_of_files_is_stopped(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The count bound (10,000 files and folders, here 40 to keep the test small), nested folders counted."""
-    monkeypatch.setattr(outside_caps, "FOLDER_FILES", 40)
-    wrote, never = tmp_path / "wrote", tmp_path / "never"
+@pytest.mark.parametrize("body, bound", [
+    pytest.param("os.makedirs(os.path.join(folder, 'a', 'b'))\n"
+                 "for i in range(45): open(os.path.join(folder, 'a', 'b', f'f{i}'), 'w').close()\n", 40,
+                 id="47 files and folders past 40"),
+    pytest.param("os.makedirs(os.path.join(folder, *['a'] * 70))\n", 100,
+                 id="70 folders nested 70 deep: deeper than a walk holds open, counted as too many"),
+])
+def test_red30_r3_a_running_job_folder_past_its_count_of_files_is_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, bound: int) -> None:
+    """The count bound (10,000 files and folders; here smaller, to keep the test small)."""
+    monkeypatch.setattr(outside_caps, "FOLDER_FILES", bound)
     ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP)
-    ex.start(job_for(tmp_path, FIND_FOLDER + (
-        "os.makedirs(os.path.join(folder, 'a', 'b'))\n"
-        "for i in range(45): open(os.path.join(folder, 'a', 'b', f'f{i}'), 'w').close()\n"
-        f"open({str(wrote)!r}, 'w').close()\n"
-        f"wait_gate({str(never)!r})\n")), Allocation("n1", ("GPU-0",)))
-    wait_until(wrote.exists, "the job's writes")
+    start_writer(ex, tmp_path, FIND_FOLDER + body)
     ended = wait_event(ex, Exited)
     folder = ex.job_dir("j-1")
     assert isinstance(ended, Exited)
-    assert ended.message.startswith(f"its job folder {folder} held more than 40 files and folders beside its log "
-                                    "while it ran, over the 40 files / 64 MiB"), ended.message
+    assert ended.message.startswith(f"its job folder {folder} held more than {bound} files and folders (or folders "
+                                    f"nested over 64 deep) beside its log while it ran, over the {bound} files / "
+                                    "64 MiB"), ended.message
     assert not (folder / "a").exists()
