@@ -492,19 +492,17 @@ def _more_match(client: Any, params: dict[str, str], rows: list[dict[str, Any]],
 
 
 def _audit_csv(rows: list[dict[str, Any]]) -> str:
-    """The rows as CSV: ``id, at, actor, action, user, job_id, message, details`` (details as JSON)."""
-    import csv
-    import io as _io
+    """The rows as CSV: ``id, at, actor, action, user, job_id, message, details`` (details as JSON), by the one CSV
+    writer (:func:`~jupyter_sched.textsafe.csv_text`: an actor, user or message starting ``=`` ``+`` ``-`` ``@`` is
+    a text cell, never a formula; controls escaped — s30)."""
     import json
 
-    out = _io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "at", "actor", "action", "user", "job_id", "message", "details"])
-    for row in rows:
-        writer.writerow([row.get("id"), row.get("at"), row.get("actor"), row.get("action"), row.get("user") or "",
-                         row.get("job_id") or "", row.get("message") or "",
-                         json.dumps(row.get("details") or {}, sort_keys=True)])
-    return out.getvalue()
+    from ..textsafe import csv_text
+
+    return csv_text(["id", "at", "actor", "action", "user", "job_id", "message", "details"],
+                    ([row.get("id"), row.get("at"), row.get("actor"), row.get("action"), row.get("user") or "",
+                      row.get("job_id") or "", row.get("message") or "",
+                      json.dumps(row.get("details") or {}, sort_keys=True)] for row in rows))
 
 
 def record_time(value: Any, now: datetime, *, seconds: bool = True) -> str:

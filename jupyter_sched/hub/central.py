@@ -81,6 +81,8 @@ from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .listener import first_unprivileged_port
+from .listening import BEAT_S as LISTENING_BEAT_S
+from .listening import ListeningRecord
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -287,6 +289,10 @@ class HubSchedApp(SchedApp):
             users.owner_caller = self.owner_caller_now
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
+        self._listening = ListeningRecord()
+        """This process's listening span in the store (red29 R6: squat reports judged against every process's)."""
+        self._listening_timer: PeriodicCallback | None = None
+        self._listening_beat: asyncio.Future[None] | None = None
         self._lookalikes = LookalikeNames()  # refused look-alike hub names: audited once a minute each (red29 R2)
         self._reaping = False
         self._token_checking = False
@@ -485,12 +491,40 @@ class HubSchedApp(SchedApp):
             self._budget_timer = PeriodicCallback(self._budget_tick, self.budget_check_interval_s * 1000)
             self._budget_timer.start()
             self._budget_tick()
+        self._listening_timer = PeriodicCallback(self._listening_tick, LISTENING_BEAT_S * 1000)
+        self._listening_timer.start()
+        IOLoop.current().add_callback(self._listening_tick)
+
+    def _listening_tick(self) -> None:
+        """Write this process's listening span, then its last sign of life (:mod:`.listening`), off the loop; one at
+        a time. A store that does not answer is said by the store's outage line; tried again at the next beat."""
+        if self._listening_beat is not None and not self._listening_beat.done():
+            return
+        server = getattr(self.serverapp, "http_server", None)
+
+        async def beat() -> None:
+            try:
+                await self.off_loop(self._listening.beat, self.services.store, server, self.services.clock.now())
+            except Exception as exc:
+                log_store_failure(self.log, "jupyter_sched: could not keep this process's listening span in the "
+                                            "store (squat reports of its time are then judged by its start only); "
+                                            "will retry", exc)
+            if self._listening_timer is not None and getattr(server, "listening_since", 0.0) is None:
+                IOLoop.current().call_later(1.0, self._listening_tick)  # the front door binds after this start
+
+        self._listening_beat = asyncio.ensure_future(beat())
 
     async def stop_extension(self) -> None:
-        for timer in (self._reaper, self._budget_timer):
+        for timer in (self._reaper, self._budget_timer, self._listening_timer):
             if timer is not None:
                 timer.stop()
-        self._reaper = self._budget_timer = None
+        self._reaper = self._budget_timer = self._listening_timer = None
+        if self._listening.spans:  # a clean stop: this process's span gets its end (red29 R6)
+            try:
+                self._listening.end(self.services.store, self.services.clock.now())
+            except Exception as exc:
+                log_store_failure(self.log, "jupyter_sched: could not write the end of this process's listening "
+                                            "span (the next start infers it from its last sign of life)", exc)
         await super().stop_extension()
 
     # ---- identity ------------------------------------------------------------------------

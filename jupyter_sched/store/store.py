@@ -77,6 +77,7 @@ from .outage import UNREACHABLE, StoreOutage, first_line
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 from .quota_source import QUOTAS, QuotaSource, read_quota_source, write_quota_source
 from .rowcache import RowCache, read_live
+from .spans import ListeningSpan, close_span, open_span, spans_on, touch_span
 from .url import safe_url, store_url_problem
 from .writers import FairLock
 
@@ -1292,6 +1293,23 @@ class StoreTx:
         """Uncordon ``node``; the cordon taken off, or None when it had none (:mod:`.cordons`)."""
         return delete_cordon(self.conn, node)
 
+    def open_listening_span(self, host: str, port: int, pid: int, started_at: datetime, now: datetime) -> int:
+        """This process began listening on ``port`` of ``host`` at ``started_at``: its span's id; the earlier open
+        spans there end at their last sign of life (:mod:`.spans`, red29 R6)."""
+        return open_span(self.conn, host, port, pid, started_at, now)
+
+    def touch_listening_span(self, span_id: int, now: datetime) -> None:
+        """Span ``span_id``'s process still listens at ``now`` (:mod:`.spans`)."""
+        touch_span(self.conn, span_id, now)
+
+    def close_listening_span(self, span_id: int, now: datetime) -> None:
+        """Span ``span_id``'s process stopped listening at ``now``, cleanly (:mod:`.spans`)."""
+        close_span(self.conn, span_id, now)
+
+    def listening_spans(self, host: str, ports: set[int] | frozenset[int] | None = None) -> list[ListeningSpan]:
+        """The service's listening spans on ``host`` (of ``ports``; None: all), oldest first (:mod:`.spans`)."""
+        return spans_on(self.conn, host, ports)
+
     def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`);
         ``name`` :data:`~.quota_source.MEMBERS`: the same for the team memberships."""
@@ -1889,6 +1907,26 @@ class Store:
         """See :meth:`StoreTx.quota_set`."""
         with self.transaction(write=False) as tx:
             return tx.quota_set()
+
+    def open_listening_span(self, host: str, port: int, pid: int, started_at: datetime, now: datetime) -> int:
+        """See :meth:`StoreTx.open_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            return tx.open_listening_span(host, port, pid, started_at, now)
+
+    def touch_listening_span(self, span_id: int, now: datetime) -> None:
+        """See :meth:`StoreTx.touch_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            tx.touch_listening_span(span_id, now)
+
+    def close_listening_span(self, span_id: int, now: datetime) -> None:
+        """See :meth:`StoreTx.close_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            tx.close_listening_span(span_id, now)
+
+    def listening_spans(self, host: str, ports: set[int] | frozenset[int] | None = None) -> list[ListeningSpan]:
+        """See :meth:`StoreTx.listening_spans`."""
+        with self.transaction(write=False) as tx:
+            return tx.listening_spans(host, ports)
 
     def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """See :meth:`StoreTx.quota_source`."""

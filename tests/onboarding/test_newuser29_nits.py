@@ -135,3 +135,73 @@ def test_newuser29_n13_help_of_the_offline_and_service_commands_loads_no_heavy_l
     assert run.returncode == 0, run
     assert f"usage: jupyter-sched {command}" in run.stdout, run.stdout
     assert "heavy: []" in run.stderr, run.stderr
+
+
+def test_newuser29_n15_a_cell_failing_on_a_missing_module_names_the_jobs_python_and_how_to_install(
+        tmp_path: Path) -> None:
+    """Failed before: a ``%%schedule`` cell's ``import torch`` failed "… | ModuleNotFoundError: No module named
+    'torch'" and no more, where a job failing on ``import jupyter_sched`` names its Python and the fix (newuser28
+    N3). Now any missing module names the Python the job ran (the kernel's, for a cell) and how to install into
+    it; a notebook's failing cell says its kernel's; jupyter_sched keeps its own fix."""
+    import sys
+
+    from jupyter_sched.executors.local import _python_of
+    from jupyter_sched.executors.outcome import describe_exit, write_outcome
+    from jupyter_sched.model import JobSpec, ResourceRequest
+    from jupyter_sched.userfiles import start_folder_argv
+
+    cell = JobSpec(name="cell-1", user="ana", resources=ResourceRequest(gpus=0),
+                   command=tuple(start_folder_argv(sys.executable, str(tmp_path / "cells" / "abc.py"))))
+    python = _python_of(cell)
+    assert python == sys.executable  # as %%schedule sends it: the kernel's interpreter
+    log = tmp_path / "output.log"
+    log.write_text("Traceback (most recent call last):\n  File \"abc.py\", line 1, in <module>\n    import torch.nn\n"
+                   "ModuleNotFoundError: No module named 'torch'\n", encoding="utf-8")
+    said = describe_exit(1, log=log, python=python)
+    assert said.endswith(f"| ModuleNotFoundError: No module named 'torch' — its Python, {python}, has no torch: "
+                         f"install it into that Python — {python} -m pip install torch (in a notebook on that "
+                         "Python's kernel: %pip install torch); a package's install name may differ from its import "
+                         "name"), said
+    log.write_text("ModuleNotFoundError: No module named 'jupyter_sched'\n", encoding="utf-8")  # its own fix
+    assert describe_exit(1, log=log, python=python).endswith(
+        "has no jupyter_sched: activate the environment jupyter-sched is installed in before submitting, or give "
+        "that environment's Python by its full path (-- /path/to/venv/bin/python …)")
+    log.write_text("ValueError: bad input\n", encoding="utf-8")
+    assert describe_exit(1, log=log, python=python) == "exited with code 1; last lines: ValueError: bad input"
+    write_outcome(tmp_path, {"status": "failed", "reason": "cell 3 raised ModuleNotFoundError: No module named "
+                                                            "'sklearn.linear_model' (cell starts: from sklearn …)"})
+    assert describe_exit(1, job_dir=tmp_path, log=log) == (
+        "cell 3 raised ModuleNotFoundError: No module named 'sklearn.linear_model' (cell starts: from sklearn …) — "
+        "its kernel's Python has no sklearn: install it into that Python — python -m pip install scikit-learn with "
+        "that Python (in a notebook on that Python's kernel: %pip install scikit-learn)")
+
+
+def test_newuser29_n1_doctor_says_a_config_file_left_in_this_folder_is_not_read(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before: a ``jupyter_server_config.py`` written in the project folder (where ``jupyter lab`` starts) is
+    never read — Jupyter reads no config from the current folder — and ``jupyter-sched doctor`` run there said
+    nothing of it (nor of any config: no file it reads sets c.SchedApp). Now a note names the file, where it goes
+    and ``--config``; run in a folder Jupyter does read, no note."""
+    import io
+
+    from jupyter_sched.cli import doctor
+    from jupyter_sched.store import Store, sqlite_url
+
+    conf, data, proj = tmp_path / "config", tmp_path / "data", tmp_path / "proj"
+    for folder in (conf, data / "jupyter_sched", proj):
+        folder.mkdir(parents=True)
+    for name in ("JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL", "JUPYTER_SCHED_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(conf))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(data))
+    Store(sqlite_url(data / "jupyter_sched" / "sched.sqlite")).close()
+    note = (f"note: ./jupyter_server_config.py in this folder is not read: Jupyter reads no config from the folder it "
+            f"starts in — move it to {conf} (jupyter --config-dir; jupyter --paths lists every config folder), or "
+            "start with jupyter lab --config=./jupyter_server_config.py\n")
+    for folder, said in ((proj, True), (conf, False)):
+        (folder / "jupyter_server_config.py").write_text("c.SchedApp.idle_window_s = 60\n", encoding="utf-8")
+        monkeypatch.chdir(folder)
+        out, err = io.StringIO(), io.StringIO()
+        assert doctor.main([], out=out, err=err) == doctor.EXIT_OK, (out.getvalue(), err.getvalue())
+        assert (note in out.getvalue()) is said, out.getvalue()
+        assert ("every c.SchedApp setting reads" in out.getvalue()) is not said, out.getvalue()  # read there
