@@ -174,16 +174,36 @@ class _Parser(argparse.ArgumentParser):
             where.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 
+    def _unknown_global_flag(self, message: str) -> str:
+        """The first word typed before the command that looks like an option of the program but is none
+        (``--urll``, ``--verison``), when argparse's ``message`` is about the COMMAND; "" else."""
+        if not (message.startswith("argument COMMAND:") or message.endswith("required: COMMAND")):
+            return ""
+        known = list(self._option_string_actions)
+        for word in _Parser.typed:
+            if word in COMMAND_NAMES or word == "--":
+                return ""
+            flag = word.split("=", 1)[0]
+            if flag.startswith("-") and flag not in known and not (
+                    self.allow_abbrev and flag.startswith("--") and any(k.startswith(flag) for k in known)):
+                return flag
+        return ""
+
     def error(self, message: str) -> NoReturn:
         """One line in the CLI's own style (``prog: field: what — usage [usage_error]``, as a refused
         request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair. A command people
         try that is not one is answered with the one that does it (:data:`NOT_COMMANDS`)."""
         from ..wording.flags import usage_error_line
 
+        if self.prog == PROG and (unknown := self._unknown_global_flag(message)):
+            # `--urll URL status` blamed the URL as the COMMAND, `--verison` said "COMMAND: missing": the
+            # mistyped flag is what to name (newuser30 N1)
+            message = f"unrecognized arguments: {unknown}"
         tried = re.fullmatch(r"argument COMMAND: invalid choice: '([^']*)' .*", message)
         if tried and tried.group(1) in NOT_COMMANDS:
             message = f"{message} — {NOT_COMMANDS[tried.group(1)]}"
-        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed) + "\n")
+        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed,
+                                               options=list(self._option_string_actions)) + "\n")
 
 
 _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "queue", "name", "time_limit",

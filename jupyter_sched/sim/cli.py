@@ -38,7 +38,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from ..wording.flags import usage_error_line
 
-        self.exit(2, usage_error_line(self.prog, message, self.format_usage()) + "\n")
+        self.exit(2, usage_error_line(self.prog, message, self.format_usage(),
+                                      options=list(self._option_string_actions)) + "\n")
 
 
 def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
