@@ -103,7 +103,7 @@ from typing import Any
 import psutil
 
 from ..definitions.parameters import script_arguments
-from ..errors import ExecutorError, NotFoundError, SchedError
+from ..errors import ExecutorError, NotFoundError, SchedError, ValidationError
 from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_dict, spec_to_dict
 from ..model.jobenv import device_variable, refused_variable
@@ -382,12 +382,14 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
     regular file, owned by ``owner_uid`` when given): a job's owner cannot make the service read
     a file that is not theirs.
 
-    Returns ``(text, next_offset)``; ``next_offset`` is a byte offset.
+    Returns ``(text, next_offset)``; ``next_offset`` is a byte offset. At or past the end:
+    ``("", size)`` — nothing more, read on from the end (red team 30, R6).
 
     Raises:
         FileNotFoundError: the file is missing.
         NotFoundError: the file is refused (a symlink on the way, not a regular file, another
             owner's); logged, never shown.
+        ValidationError: the file system refused to seek or read at ``offset`` (field ``offset``).
     """
     text, next_offset, _ = read_log_sized(path, offset, limit, owner_uid=owner_uid)
     return text, next_offset
@@ -404,10 +406,18 @@ def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None
         log.warning("refusing to show %s: %s", path, exc)
         raise NotFoundError("this job's output cannot be shown", field="job_id",
                             hint="its log file was replaced; the job's owner can read it directly") from None
+    offset = max(0, offset)
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        fh.seek(max(0, offset))
-        chunk = fh.read(max(0, limit))
+        if offset >= size:  # past the end: nothing more, never a seek past the file system's largest offset
+            return "", size, size  # (ext4's 2^44 was a 500, red team 30, R6)
+        try:
+            fh.seek(offset)
+            chunk = fh.read(max(0, limit))
+        except OSError as exc:
+            log.warning("reading %s at %d: %s", path, offset, exc)
+            raise ValidationError(f"offset {offset} cannot be read in this log of {size} bytes", field="offset",
+                                  hint="pass back next_offset, or 0 to read from the start") from None
     end = len(chunk)
     i, continuation = end - 1, 0
     while i >= 0 and continuation < 3 and chunk[i] & 0xC0 == 0x80:
@@ -416,7 +426,7 @@ def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None
         need = 2 if chunk[i] < 0xE0 else 3 if chunk[i] < 0xF0 else 4
         if end - i < need and i > 0:
             end = i
-    return chunk[:end].decode("utf-8", errors="replace"), max(0, offset) + end, max(size, max(0, offset) + end)
+    return chunk[:end].decode("utf-8", errors="replace"), offset + end, max(size, offset + end)
 
 
 @dataclass
