@@ -16,8 +16,11 @@ from jupyter_sched.executors import outside_caps
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.outside_caps import LINES_SLACK, STOPPED_LOOKS, WRITING_MOST_BYTES
+from jupyter_sched.executors.runas import AccountMapping
 from jupyter_sched.executors.wrapper import LEFT_BYTES
 from jupyter_sched.model import Allocation
+from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
+from tests.runtime.builders import make_job
 from tests.runtime.test_hubadmin25_b15_log_disk_full import tmpfs_on
 from tests.runtime.test_local_executor import job_for, wait_event, wait_until
 
@@ -135,3 +138,29 @@ def test_red30_r3_a_running_job_folder_past_its_count_of_files_is_stopped(
                                     f"nested over 64 deep) beside its log while it ran, over the {bound} files / "
                                     "64 MiB"), ended.message
     assert not (folder / "a").exists()
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+def test_red30_r3_a_hub_job_as_its_owner_that_stops_its_wrapper_is_held_to_its_cap_and_ended() -> None:
+    """The finding as found: a job run as its owner's account (as a hub runs it; the service is root) stops its
+    wrapper, which runs as that account too, and writes twice its cap."""
+    with os_accounts(1) as (owner,), shared_dir() as root:
+        ex = LocalExecutor(root / "jobs", job_python=account_python() or "", clean_env=True, require_run_as=True,
+                           max_log_bytes=CAP)
+        wrote = root / "wrote"
+        wrote.mkdir(mode=0o777)
+        wrote.chmod(0o777)
+        body = ("import os, signal, time\n" + MIB + "os.kill(os.getppid(), signal.SIGSTOP)\n"
+                f"for _ in range({2 * (CAP >> 20)}): os.write(1, buf)\n"
+                f"open({str(wrote / 'done')!r}, 'w').close()\ntime.sleep(3600)\n")
+        ex.start(make_job("j-1", user=owner.name, command=(), script="j-1.py", source=body),
+                 Allocation("n1", ("GPU-0",)), AccountMapping().resolve(owner.name))
+        wait_until((wrote / "done").exists, "the job's writes")
+        log = ex.job_dir("j-1") / "output.log"
+        assert log.stat().st_uid == owner.uid and log.stat().st_size >= 2 * CAP
+        assert ex.poll() == []
+        assert CAP < log.stat().st_size <= CAP + 1024, log.stat().st_size
+        ended = wait_event(ex, Exited)
+        assert isinstance(ended, Exited)
+        assert ended.message.startswith("its wrapper was stopped (by SIGSTOP) while it ran"), ended.message
+        assert log.stat().st_size <= CAP + LINES_SLACK
