@@ -297,7 +297,7 @@ class DecisionApplier:
             # (store.writers), is held only while the rows are written (~0.6x per batch)
             rows = [replace(r, job=replace(r.job, reason=pend.reason, message=pend.reason.message))
                     for pend in pends[start:start + batch] for r in (records[pend.job_id],)]
-            encoded = [(row, job_columns(row, updated_at=now)) for row in rows]
+            encoded = [(row, job_columns(row, updated_at=now, update=True)) for row in rows]
             with self.store.transaction(now=now) as tx:
                 self.leadership.fence(tx)
                 for row, columns in encoded:
