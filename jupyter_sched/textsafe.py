@@ -118,7 +118,7 @@ def printable_name(text: str, *, limit: int = 2000) -> str:
     """A name (a job's, its preemptor's, a lease's notebook) as a line of the CLI or the magics says it:
     :func:`printable_line`, and the format characters drawn as nothing shown too (``train<U+200B>``), which a log
     keeps (a joiner inside an emoji) but a name may not hide (s30: ``status`` said ``job j-1 (train)`` for a job
-    named ``train\u200b``, red29 R2's rule for the tables only)."""
+    named ``train\\u200b``, red29 R2's rule for the tables only)."""
     return _HIDDEN_IN_NAME.sub(_shown, printable_line(text, limit=limit))
 
 

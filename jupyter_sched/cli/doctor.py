@@ -112,11 +112,36 @@ class StoreChoice:
     url: str
     source: str
     embedded_default: bool = False
+    embedded_server: bool = False
+    """The store a ``jupyter lab``'s own config names (``c.SchedApp.db_url``): that server's config is checked,
+    as of the default file's (``embedded_default``), not a hub service's."""
+
+    @property
+    def embedded(self) -> bool:
+        """Whose config is checked: the embedded server's (``jupyter lab``), else a hub service's."""
+        return self.embedded_default or self.embedded_server
+
+
+def _configured_db_url() -> tuple[str, str] | None:
+    """``(url, where)`` of ``c.SchedApp.db_url`` as ``jupyter lab`` reads it (its ``jupyter_server_config``
+    files in the Jupyter config path, the highest priority that sets it), None when none sets it or
+    jupyter_core is not installed (a slim install runs no ``jupyter lab``). newuser30 N5: the README's own
+    config sets db_url there, and doctor checked the default SQLite file instead."""
+    try:
+        configs = _server_configs()
+    except ImportError:
+        return None
+    for config, where in configs:
+        url = config.SchedApp.get("db_url") if "SchedApp" in config else None
+        if isinstance(url, str) and url.strip():
+            return url.strip(), f"c.SchedApp.db_url in {where}"
+    return None
 
 
 def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
-    """``--db``, else ``$JUPYTER_SCHED_DB_URL_FILE``'s URL, else ``$JUPYTER_SCHED_DB_URL``, else
-    the embedded server's default file.
+    """``--db``, else ``$JUPYTER_SCHED_DB_URL_FILE``'s URL, else ``$JUPYTER_SCHED_DB_URL``, else the
+    ``c.SchedApp.db_url`` of this account's ``jupyter lab`` config (:func:`_configured_db_url`), else the
+    embedded server's default file.
 
     Raises:
         SchedError: the URL file cannot be read; or no store was named while
@@ -133,6 +158,8 @@ def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
                              field="db_url", hint=f"fix ${ENV_DB_URL_FILE}, or pass --db URL") from None
     if env.get(ENV_DB_URL):
         return StoreChoice(env[ENV_DB_URL], f"${ENV_DB_URL}")
+    if configured := _configured_db_url():  # the store the server itself opens (newuser30 N5)
+        return StoreChoice(configured[0], configured[1], embedded_server=True)
     if hub := env.get(ENV_HUB_URL, "").strip():
         raise SchedError(
             f"works on a store's database, not through a server; ${ENV_HUB_URL} is set ({hub}), so the store to "
@@ -721,7 +748,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     embedded = True  # whose config is checked: the embedded server's, or (a hub's store named) the service's
     try:
         choice = choose_store(args.db, os.environ)
-        embedded = choice.embedded_default
+        embedded = choice.embedded
         if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
             raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         missing = _existing_store(choice, os.environ)
@@ -772,14 +799,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 _print_overlaps(overlaps, stdout)
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
-                if not choice.embedded_default:  # a hub's store: its service's settings here
+                if not choice.embedded:  # a hub's store: its service's settings here
                     configs = _serve_configs()
                     for said in (_job_python(configs), _log_disk(store, configs), _front_door()):  # newuser22 N11
                         if said:
                             stdout.write(said + "\n")
-                config_lines = _config_lines(embedded=choice.embedded_default)  # newuser29 N4
+                config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
                 stdout.writelines(line + "\n" for line in config_lines)
-                if unread := _unread_config_here(embedded=choice.embedded_default):  # newuser29 n1
+                if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
                     stdout.write(unread + "\n")
                 bad_config = len(config_lines) > 1
             else:

@@ -103,6 +103,7 @@ from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from ..extension.background import fire_and_forget
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 from . import sock_diag
 from .body_budget import (
@@ -319,6 +320,8 @@ class _Watched(httputil.HTTPMessageDelegate):
     def _checked_admit(self, start_line: httputil.RequestStartLine,
                        headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
         """:meth:`_admit`, once the hub said who a credential not seen before names (verify 26, V11)."""
+        if "X-Forwarded-For" in headers:
+            self._server.forwarded_by(self._peer())
         if self._server.checks_first(self._credential):
             return self._after_check(start_line, headers)
         return self._admit(start_line, headers)
@@ -735,6 +738,10 @@ def _peer_gone(stream: object) -> bool:
         return True
 
 
+_LOCAL_ACCOUNT = re.compile(r" \(uid (\d+)\)$")
+"""A peer that is another local account than the proxy's (:func:`~.forwarded.peer_name`)."""
+
+
 class _PeerContext(_HTTPRequestContext):
     """tornado's request context with the peer the connection counts as (:meth:`GuardedHTTPServer.peer_of`)."""
 
@@ -761,6 +768,8 @@ class GuardedHTTPServer(HTTPServer):
         """The peers whose ``X-Forwarded-For`` is believed (red 29, R1: a forged one on a direct connection was)."""
         self.proxy_uids = _proxy_uids(proxy_uids, os.geteuid())
         """The accounts whose loopback connections are the hub's proxy's (:meth:`peer_of`)."""
+        self._forwarding_uids: set[str] = set()
+        """Local accounts (not the proxy's) said to send ``X-Forwarded-For`` (:meth:`forwarded_by`)."""
         self.on_too_large = on_too_large
         self.min_chunk_bytes = min_chunk_bytes
         """Least mean size of a chunked body's chunks after :data:`~.chunking.FREE_CHUNKS` (0: not checked)."""
@@ -820,6 +829,21 @@ class GuardedHTTPServer(HTTPServer):
             return host
         sock = getattr(stream, "socket", None)
         return peer_name(host, connecting_uid(sock) if sock is not None else None, self.proxy_uids)
+
+    def forwarded_by(self, peer: str) -> None:
+        """A request from ``peer`` carried ``X-Forwarded-For``: from a local account that is not the proxy's
+        (:meth:`peer_of`), said once per account at WARNING — configurable-http-proxy running as an account
+        :attr:`proxy_uids` lacks (its header then not believed: every proxied first request one origin), or a
+        local user forging it (red29 R1)."""
+        uid = _LOCAL_ACCOUNT.search(peer)
+        if uid is None or uid.group(1) in self._forwarding_uids or len(self._forwarding_uids) >= 64:
+            return
+        self._forwarding_uids.add(uid.group(1))
+        log.warning("jupyter_sched: front door: loopback connections of uid %s send X-Forwarded-For, as the hub's "
+                    "proxy does, but uid %s is not the proxy's (root, the service's own account, %s): the header is "
+                    "not believed from it. If configurable-http-proxy runs as uid %s, add it to %s; otherwise a "
+                    "local user sends the header to pass as the proxy", uid.group(1), uid.group(1),
+                    PROXY_UIDS_SETTING, uid.group(1), PROXY_UIDS_SETTING)
 
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
         peer = self.peer_of(stream, address)
@@ -1035,9 +1059,7 @@ class GuardedHTTPServer(HTTPServer):
             if pending is None:
                 return
             self._running += 1
-            task = asyncio.ensure_future(self._check(pending))
-            self._check_tasks.add(task)
-            task.add_done_callback(self._check_tasks.discard)
+            fire_and_forget(self._check(pending), what="a check of a credential", keep=self._check_tasks)
 
     def _settle(self, pending: _PendingCheck) -> None:
         if self._checking.get(pending.credential[1]) is pending:

@@ -40,7 +40,7 @@ from functools import partial
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, holdings, topped_first
+from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, elected_behind, holdings, topped_first
 from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
@@ -105,6 +105,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)
     ctx.elected = frozenset(job.id for job in elected)
+    ctx.elected_behind = elected_behind(elected) if len(elected) > 1 else {}
     ordered = topped_first(pending, elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected))
     for job in ordered:
         shape = _shape(ctx, job.spec.resources)

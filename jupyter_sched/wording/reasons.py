@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -95,6 +95,16 @@ def elected_clause(waited_s: float, promised_s: float, factor: float, promised_s
                 f"(start by {promised_start})")
     return (f"elected: it has waited {format_duration(waited_s)}, {past}, so it goes first among its class's jobs "
             "and later jobs start ahead of it only where they end before its reserved start")
+
+
+def elected_behind_clause(ahead: str) -> str:
+    """What an elected job says when it goes after ``ahead`` (a job id), elected too, which an elected job of
+    its own user already passed (:func:`~jupyter_sched.queues.order.elected_order`; new user 29, N2: each of
+    one user's flood of sweeps, elected in turn, went ahead of a lighter user's elected job), e.g. "it goes
+    after j-2 all the same: an elected job of the same user already started ahead of that one, and an
+    elected job is passed by at most one elected job of each other user"."""
+    return (f"it goes after {ahead} all the same: an elected job of the same user already started ahead of that "
+            "one, and an elected job is passed by at most one elected job of each other user")
 
 
 def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,

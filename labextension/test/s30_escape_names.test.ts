@@ -44,7 +44,8 @@ describe('test_red30_panel_every_place_escapes_hidden_characters', () => {
     const server = new FakeSchedServer();
     const allocation = { node: NODE, gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
     server.queue = [
-      queueRow({ id: 'q1', name: ZW, user: BIDI, state: 'running', started_at: '2026-11-29T10:01:00Z', allocation }),
+      queueRow({ id: 'q1', name: ZW, user: BIDI, state: 'running', started_at: '2026-11-29T10:01:00Z', allocation,
+        resources: { gpus: 1, gpu_milli: 1000, gpu_models: ['A100\ufeff'], workers: 1 } }),
       queueRow({ id: 'q2', name: 'plain', user: 'alice', state: 'pending' })
     ];
     server.jobs = [makeJob({ id: 'm1', name: ZW, state: 'running', started_at: '2026-11-29T10:01:00Z', allocation })];
@@ -54,6 +55,7 @@ describe('test_red30_panel_every_place_escapes_hidden_characters', () => {
     expect(text(row.querySelector('.jp-sched-job-name'))).toBe(ZW_SHOWN);
     expect(row.querySelector('.jp-sched-job-name')!.getAttribute('title')).toBe(`${ZW_SHOWN} (q1)`);
     expect(text(row.querySelector('.jp-sched-job-meta'))).toContain(BIDI_SHOWN);
+    expect(text(row.querySelector('.jp-sched-job-meta'))).toContain('A100\\ufeff'); // the model asked for
     expect(shown(queue.node)).not.toMatch(HIDDEN);
     const mine = await mount(new MyWorkView(context(model)));
     const card = mine.node.querySelector('[data-job-id="m1"]')!;

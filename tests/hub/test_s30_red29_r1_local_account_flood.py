@@ -77,7 +77,8 @@ def _settled(door: _CheckDoor, origin: str) -> None:
 @pytest.mark.skipif(skip_reason() is not None or not sock_diag.available(),
                     reason=skip_reason() or "the kernel's sock_diag cannot be asked here")
 def test_s30_red29_r1_a_local_accounts_flood_from_loopback_does_not_429_the_proxys_first_requests(
-        door: _CheckDoor) -> None:
+        door: _CheckDoor, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("WARNING", logger="jupyter_sched.front_door")
     python = account_python()
     assert python is not None
     with os_accounts(1, prefix="s30d") as (mallory,):
@@ -117,6 +118,12 @@ def test_s30_red29_r1_a_local_accounts_flood_from_loopback_does_not_429_the_prox
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
     assert door.guarded._counts.get(REFUSED, 0) == refused_before  # no proxied request was refused
     assert {"token real-alice", "token real-eve"} <= set(door.asked)
+    # said once (not per request) that this account sends the proxy's header: a proxy to name, or a forger
+    said = [r.getMessage() for r in caplog.records if "send X-Forwarded-For" in r.getMessage()]
+    assert len(said) == 1, said
+    assert said[0].startswith(f"jupyter_sched: front door: loopback connections of uid {mallory.uid} send "
+                              "X-Forwarded-For, as the hub's proxy does, but uid"), said
+    assert f"If configurable-http-proxy runs as uid {mallory.uid}, add it to {PROXY_UIDS_SETTING}" in said[0]
 
 
 def test_s30_red29_r1_peer_name_tells_the_proxys_accounts_from_other_local_accounts() -> None:

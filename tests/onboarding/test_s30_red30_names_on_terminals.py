@@ -140,3 +140,37 @@ def test_red30_admin_notebook_chart_shows_markup_in_names_as_text() -> None:
     assert fig.data[0].name == '&lt;a href="https://evil.example"&gt;ml&lt;/a&gt;', fig.data[0].name
     assert list(fig.data[0].x) == ["&lt;b&gt;ann&lt;/b&gt;\\u200b"], list(fig.data[0].x)
     assert chart_label("R&D") == "R&amp;D" and chart_label("ml") == "ml"
+
+
+def test_red30_admin_cli_work_lists_print_names_escaped_on_one_line() -> None:
+    """Failed before: ``nodes drain``/``nodes list``, ``teams move`` and ``users rename`` printed a user's, node's or
+    model's name as the server sent it (an OSC 52 clipboard write reached the admin's terminal, a newline forged a
+    line of the plan)."""
+    import argparse
+    from types import SimpleNamespace
+
+    from jupyter_sched.cli import nodes, teams, users
+
+    def said(show: object, *args: object) -> str:
+        out = io.StringIO()
+        show(*args, SimpleNamespace(out=out, err=io.StringIO()))  # type: ignore[operator]
+        return out.getvalue()
+
+    item = {"id": "j-1", "user": HOSTILE, "kind": "training", "gpus": 1, "fate": "requeued", "state": "running",
+            "outcome": "move", "why": f"owned by {HOSTILE}"}
+    texts = [said(nodes._print, {"text": "node a drains", "work": [item]}, argparse.Namespace(json=False)),
+             said(teams._show, {"items": [item], "holding": {"text": "ml holds 1 GPU"}}),
+             said(users._show, {"items": [item], "text": "1 job moves", "notes": [f"{HOSTILE} keeps it"]})]
+
+    class Inventory:
+        def call(self, req: object) -> object:
+            return {"nodes": [{"name": "node\u200b-a\x1b[2J", "gpus": [{"uuid": "g", "model": "A100\u202e"}]}],
+                    "allocations": {}}
+
+    texts.append(said(nodes._list, Inventory(), argparse.Namespace(json=False)))
+    for text in texts:
+        assert not any(c in text for c in "\x1b\x07\u200b\u202e"), text
+    assert texts[0].splitlines()[1] == ("  j-1  ann\\x1b]52;c;cm0gLXJmIH4=\\x07\\u200b\\nroot ok  training  1 GPU: "
+                                        "requeued"), texts[0]
+    assert [len([line for line in text.splitlines() if line]) for text in texts[1:3]] == [2, 3], texts[1:3]
+    assert texts[3].startswith("node\\u200b-a\\x1b[2J  1 x A100\\u202e (0 in use)  ready"), texts[3]

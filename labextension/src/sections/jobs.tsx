@@ -58,7 +58,7 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
       </div>
       <div className="jp-sched-job-meta">
-        {shownText(job.user)} · {formatGpus(r, trans)}
+        {shownText(`${job.user} · ${formatGpus(r, trans)}`) /* the owner and the GPU models asked for (s30) */}
         {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
         {job.simulated && r.gpus ? ` · ${trans.__('simulated GPUs')}` : ''}
       </div>

@@ -578,7 +578,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
           <select id={id('priority')} className="jp-mod-styled jp-sched-submit-priority" value={priority} onChange={set('priority')}>
             {priorities.map(p => (
               <option key={p} value={p}>
-                {p}
+                {shownText(p)}
               </option>
             ))}
           </select>
