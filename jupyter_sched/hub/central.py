@@ -66,6 +66,7 @@ from ..executors.proc_mount import command_line_visibility
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
+from ..extension.background import fire_and_forget
 from ..extension.config_access import HUB_CPU_JOB_CAP, HUB_PENDING_CAP, HUB_SUBMIT_RATE
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
@@ -541,6 +542,7 @@ class HubSchedApp(SchedApp):
         refused = lookalike_refusal(name, getattr(self, "_name_skeletons", None) or {})
         if refused is not None:  # a name that reads as another user's (red29 R2)
             self._audit_lookalike(refused)
+            refused.audited = True  # its record is _audit_lookalike's, once a minute: no other (red30 R7)
             raise refused
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
@@ -568,9 +570,7 @@ class HubSchedApp(SchedApp):
         except RuntimeError:
             record()  # on a request thread
             return
-        task = asyncio.ensure_future(self.off_loop(record))
-        self._audits.add(task)
-        task.add_done_callback(self._audits.discard)
+        fire_and_forget(self.off_loop(record), what="an audit record of a look-alike hub name", keep=self._audits)
 
     def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
         """``(name, admin, hub groups)``: the request's :class:`~jupyter_sched.admission.Caller`
@@ -691,7 +691,7 @@ class HubSchedApp(SchedApp):
     def _budget_tick(self) -> None:
         if not self._budgeting:
             self._budgeting = True
-            task = asyncio.ensure_future(self._check_budgets())
+            task = fire_and_forget(self._check_budgets(), what="a budget check")
             task.add_done_callback(lambda _t: setattr(self, "_budgeting", False))
 
     async def _check_budgets(self) -> None:
@@ -705,20 +705,20 @@ class HubSchedApp(SchedApp):
         watch = getattr(self._provider(), "token_watch", None)
         if watch is not None and not self._token_checking:  # the hub still takes the service's token (hub admin 22)
             self._token_checking = True
-            task = asyncio.ensure_future(watch.check(self._hub()))
+            task = fire_and_forget(watch.check(self._hub()), what="a check of the service's hub token")
             task.add_done_callback(lambda _t: setattr(self, "_token_checking", False))
         if watch is not None and watch.refused:
             return  # each hub call below would be refused: the watch's one ERROR says so, not a traceback a tick
         if not self._reaping:
             self._reaping = True
-            task = asyncio.ensure_future(self.release_stale_leases())
+            task = fire_and_forget(self.release_stale_leases(), what="a release of stale leases")
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
         self._offboard_tick()
 
     def _offboard_tick(self) -> None:
         if not self._offboarding and self._provider() is not None:
             self._offboarding = True
-            task = asyncio.ensure_future(self.check_removed_users())
+            task = fire_and_forget(self.check_removed_users(), what="a check of users the hub removed")
             task.add_done_callback(lambda _t: setattr(self, "_offboarding", False))
 
     async def check_removed_users(self) -> list[str]:

@@ -103,6 +103,7 @@ from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from ..extension.background import fire_and_forget
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 from . import sock_diag
 from .body_budget import (
@@ -1058,9 +1059,7 @@ class GuardedHTTPServer(HTTPServer):
             if pending is None:
                 return
             self._running += 1
-            task = asyncio.ensure_future(self._check(pending))
-            self._check_tasks.add(task)
-            task.add_done_callback(self._check_tasks.discard)
+            fire_and_forget(self._check(pending), what="a check of a credential", keep=self._check_tasks)
 
     def _settle(self, pending: _PendingCheck) -> None:
         if self._checking.get(pending.credential[1]) is pending:

@@ -44,6 +44,7 @@ from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, elected_beh
 from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
+from .budget_spent import budget_releases
 from .context import CycleContext, Visit
 from .defrag import defragment
 from .drain import drain_evictions
@@ -99,6 +100,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
+    budget_releases(ctx)  # a running lease whose safe budget is spent is released (red30 R5)
     # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order),
     # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)

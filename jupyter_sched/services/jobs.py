@@ -34,6 +34,7 @@ from ..model.off_inventory import gone_gpus
 from ..model.units import dated_from, format_duration, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
+from ..scheduling.budget_fit import LEASE_BUDGET_S
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
@@ -442,7 +443,9 @@ class JobsService:
                 warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
                                                   spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
                                                   safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
-                                                  running=lambda: self._holding_gpus(spec.team), rules=rules))
+                                                  running=lambda: self._holding_gpus(spec.team), rules=rules,
+                                                  lease_s=getattr(self.ctx.engine.profile, "lease_budget_s",
+                                                                  LEASE_BUDGET_S)))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:

@@ -68,6 +68,7 @@ from .codec import (
     parse_ts,
     quota_row_error,
     quota_row_from,
+    row_spec,
     ts,
     unreadable_row,
 )
@@ -574,7 +575,7 @@ class StoreTx:
                 self.conn.execute(_JOB_INSERT, values)
         except sa.exc.IntegrityError as exc:
             raise ConflictError(f"job {record.job.id} already exists", field="id") from exc
-        return replace(record, version=1)
+        return replace(record, version=1, stored_spec=row_spec(record))
 
     def get_job(self, job_id: str) -> JobRecord:
         """The job row ``job_id``.
@@ -617,13 +618,14 @@ class StoreTx:
 
     def update_job(self, record: JobRecord, *, columns: dict[str, Any] | None = None) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
-        ``columns``: its :func:`~.codec.job_columns`, encoded by the caller before the transaction
-        (updated at this transaction's ``now``), so the write lock is not held while encoding.
+        ``columns``: its :func:`~.codec.job_columns` (``update=True``: the ``spec`` column only where it
+        changed, red30 R4), encoded by the caller before the transaction (updated at this transaction's
+        ``now``), so the write lock is not held while encoding.
 
         Raises:
             ConflictError: the row changed since it was read (or is gone).
         """
-        values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now)
+        values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now, update=True)
         values["version"] = record.version + 1
         self._jobs_changed = True
         self.pending_inserts = None
@@ -636,7 +638,7 @@ class StoreTx:
         if result.rowcount != 1:
             raise ConflictError(f"job {record.job.id} changed meanwhile", field="job_id",
                                 hint="read the job again and retry")
-        return replace(record, version=record.version + 1)
+        return replace(record, version=record.version + 1, stored_spec=row_spec(record))
 
     def _held_nothing(self, record: JobRecord) -> bool:
         """True when the row ``record`` overwrites (its id at ``record.version``) is known to hold

@@ -130,7 +130,8 @@ def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, 
 
 
 _STOP_CAUSES = {"cancel": "cancel requested", "timeout": "time limit reached", "preempt": "preempted",
-                "idle": "reclaimed as idle", "idle_stop": "reclaimed as idle"}
+                "idle": "reclaimed as idle", "idle_stop": "reclaimed as idle",
+                "budget": "released: the GPU-hour budget is spent"}
 
 
 def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
