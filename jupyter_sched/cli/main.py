@@ -833,7 +833,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                "prints)" if exc.hint == NO_SUCH_HOST_HINT
                else HUB_DOWN_HINT if exc.hint == HUB_DOWN_HINT  # nothing to start, no --url to give (hubadmin22 H1)
                else "is the Jupyter server still running? Start it again, or pass --url for another one")
-        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {fix}"), exc), file=stderr)
+        said = exc.message
+        if getattr(args, "url_from_env", False) and exc.hint != HUB_DOWN_HINT:
+            said, fix = stale_url_env(said, client.connection.url)  # newuser30 N3: say where the address came from
+        print(failure(args, elide_tokens(f"{PROG}: {said} — {fix}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError as exc:
         print(failure(args, token_refused_line(args, client.connection.url, source=client.connection.source), exc),
@@ -851,6 +854,21 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def stale_url_env(message: str, url: str) -> tuple[str, str]:
+    """``(message, fix)`` for a server that did not answer at the address ``$JUPYTER_SCHED_URL`` gave: the
+    message names the variable as the address's source, and the fix is the server of this account that
+    runs now (its runtime file; a restarted ``jupyter lab`` often moves port) when there is one —
+    ``unset JUPYTER_SCHED_URL`` finds it — else to start the server again or fix the variable
+    (newuser30 N3: a stale variable read as "is the Jupyter server still running?")."""
+    from ..client.discovery import another_running_server
+
+    said = f"{message} (the address in JUPYTER_SCHED_URL)"
+    if here := another_running_server(url):
+        return said, (f"a Jupyter server of yours runs at {here}: unset JUPYTER_SCHED_URL (and "
+                      "JUPYTER_SCHED_TOKEN) and the CLI finds it, or set JUPYTER_SCHED_URL to it")
+    return said, "is the Jupyter server still running? Start it again, or set JUPYTER_SCHED_URL to the address it prints"
 
 
 def command_said(args: argparse.Namespace) -> str:
@@ -927,6 +945,15 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
         what = "refused the token given with --token"
     elif os.environ.get("JUPYTER_SCHED_TOKEN"):
         what = "refused the token in JUPYTER_SCHED_TOKEN"
+        from ..client.discovery import runtime_server
+
+        own = None if getattr(args, "url_from_env", False) or args.url else runtime_server(url)
+        if own is not None and own[1] != os.environ["JUPYTER_SCHED_TOKEN"]:
+            # the server was found by its runtime file, whose token works: the variable is an older server's
+            # (newuser30 N3: "set JUPYTER_SCHED_TOKEN=TOKEN" while unsetting it was the one-step fix)
+            return (f"{PROG} {args.command}: the server at {url} {what} (an older server's?) — unset "
+                    "JUPYTER_SCHED_TOKEN: this server's own token is found without it, in its runtime file "
+                    "[forbidden]")
     elif getattr(args, "env_url_token", None):
         what = "refused the token in JUPYTER_SCHED_URL"
     elif source.startswith("hub") and os.environ.get("JUPYTERHUB_API_TOKEN"):

@@ -10,6 +10,7 @@ import * as React from 'react';
 import { formatMiB, shownText, sparklinePath } from '../format';
 import type { IHolder, ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, gpuInfo, type IGpuInfo, nodeInfo } from '../types';
+import { glossaryTitle } from '../glossary';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Samples drawn in a GPU's sparkline. */
@@ -301,9 +302,12 @@ export class InventoryView extends ModelView {
       <div>
         {error}
         {simulated ? (
-          <p className="jp-sched-banner jp-sched-banner-sim">
+          <p className="jp-sched-banner jp-sched-banner-sim" title={glossaryTitle('simulated NVML', trans)}>
             {trans.__('Simulated GPUs')}
-            {inv.nvml && inv.nvml.available === false && inv.nvml.error ? shownText(` — NVML: ${inv.nvml.error}`) : ''}
+            {/* plain words first, NVML's own after (new user 30, N4: "Simulated GPUs — NVML: NVML shared library not found") */}
+            {inv.nvml && inv.nvml.available === false && inv.nvml.error
+              ? shownText(` — ${trans.__('no NVIDIA driver found on this machine')}; NVML: ${inv.nvml.error}`)
+              : ''}
             {'. '}
             {trans.__('Utilization follows the real CPU activity of the jobs.')}
           </p>

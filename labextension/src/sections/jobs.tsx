@@ -12,6 +12,7 @@ import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, for
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
+import { ReasonLine } from './glossary';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
 const TICK_MS = 5000;
@@ -183,7 +184,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{shownText([queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))}</div>
+            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -398,7 +399,7 @@ export class MyWorkView extends ModelView {
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 <ProgressLine job={job} now={now} trans={trans} />
                 {detail || stoppingText(job) || gone || planned ? (
-                  <div className="jp-sched-reason">{shownText([stoppingText(job), detail, gone, planned].filter(Boolean).join(' · '))}</div>
+                  <ReasonLine trans={trans} text={shownText([stoppingText(job), detail, gone, planned].filter(Boolean).join(' · '))} />
                 ) : null}
                 {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{shownText(sick)}</div> : null}
                 {!done && drainLine(queued.get(job.id) ?? job) ? (
