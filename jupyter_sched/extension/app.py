@@ -344,13 +344,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return
 
         def record() -> None:
-            if isinstance(caller, Caller):
-                who = caller
-            else:
-                try:
-                    who = self.resolve_caller(caller)
-                except SchedError:  # refused at the identity step itself: its own rule audits that (red30 R7)
-                    return
+            try:
+                who = caller if isinstance(caller, Caller) else self.resolve_caller(caller)
+            except SchedError:  # refused at the identity step itself: its own rule audits that (red30 R7)
+                return
             admission.record_refusal(who, err, request=request)
 
         fire_and_forget(self.off_loop(record), what="an audit record of a refusal", keep=self._audits)

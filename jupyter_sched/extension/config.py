@@ -100,18 +100,6 @@ class StorageConfig(Configurable):
         review period (and log_dir for that many days of logs). 0 = keep forever.""",
     )
 
-    retention_finished_jobs_per_user = Int(
-        10_000,
-        min=0,
-        config=True,
-        help="""Default: 10000. Finished jobs kept in the store per user at most: past it, that user's oldest
-        finished jobs are pruned first, before retention_finished_jobs_days is up (one audit record
-        "pruned" per run names the users and counts). Their GPU usage intervals are kept, so usage
-        reports, budgets and fair share do not change. One user's loop of instant jobs can no longer
-        grow the store without bound (red team 30, R4): it holds at most the users times this many finished
-        jobs. 0 = no bound.""",
-    )
-
     retention_events_days = Float(
         365.0,
         config=True,

@@ -17,7 +17,7 @@ import pytest
 from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.engine.retention import Pruner, retention_from_settings
 from jupyter_sched.errors import ValidationError
-from jupyter_sched.extension.config import StorageConfig
+from jupyter_sched.extension.config_runtime import ExecutorConfig
 from jupyter_sched.model import JobState
 from jupyter_sched.store import JobRecord, Store, sqlite_url
 from jupyter_sched.store.retention import RetentionPolicy, prune
@@ -86,7 +86,7 @@ def test_red30_r4_the_pruner_audits_the_bound_once_per_run_naming_the_user(tmp_p
 
 
 def test_red30_r4_the_bound_is_a_setting_with_a_sane_default() -> None:
-    assert StorageConfig.class_traits()["retention_finished_jobs_per_user"].default_value == 10_000
+    assert ExecutorConfig.class_traits()["retention_finished_jobs_per_user"].default_value == 10_000
     assert RetentionPolicy().finished_jobs_per_user == 10_000 and not RetentionPolicy().keeps_everything
     assert retention_from_settings({}).finished_jobs_per_user == 10_000
     assert retention_from_settings({"retention_finished_jobs_per_user": 0}).finished_jobs_per_user == 0
