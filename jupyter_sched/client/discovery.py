@@ -514,7 +514,7 @@ def discover_probed(
         return (found._replace(token_from="") if token else found), probe
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
-    if not servers and (gone := _dead_server_files(runtime_dir)):
+    if not servers and (gone := _dead_server_files(runtime_dir or jupyter_runtime_dir())):
         # newuser30 N3: after a kill -9 its file stays; which server stopped, not only "none found"
         where += (f" (the Jupyter server at {_server_url(gone[0])}, pid {gone[0]['pid']}, is no longer running: "
                   "start it again)")
