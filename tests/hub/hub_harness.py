@@ -40,6 +40,7 @@ import psutil
 
 from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from tests import accounts
+from tests.locks import file_lock
 
 __all__ = ["HUB_CONFIG_HEAD", "Hub", "binaries_skip_reason", "chp_command", "skip_reason"]
 
@@ -69,9 +70,13 @@ def chp_command() -> str | None:
     npm = shutil.which("npm")
     if npm is None:
         return None
-    done = subprocess.run([npm, "install", "-g", "--prefix", str(_chp_prefix()), "configurable-http-proxy"],
-                          capture_output=True, text=True, timeout=300)
-    return str(cached) if done.returncode == 0 and cached.exists() else None
+    # one install at a time: the test processes of a parallel run (pytest-xdist) get here at once on a fresh
+    # machine, and two npm installs into one prefix break each other; the next holder finds it installed
+    with file_lock(_chp_prefix().parent / ".chp-install.lock"):
+        if not cached.exists():
+            subprocess.run([npm, "install", "-g", "--prefix", str(_chp_prefix()), "configurable-http-proxy"],
+                           capture_output=True, text=True, timeout=300)
+    return str(cached) if cached.exists() else None
 
 
 def binaries_skip_reason() -> str | None:
