@@ -166,3 +166,33 @@ def test_a_background_stage_that_ends_meanwhile_does_not_add_its_cpu_to_the_fore
     rows = {line.split()[-1]: line.split() for line in done.stdout.splitlines() if line.startswith("ok ")}
     assert int(rows["spin"][2].rstrip("s")) >= 1, done.stdout  # the spin's CPU is its own
     assert rows["idle"][2] == "0s", done.stdout  # and not the idle stage's, which ran meanwhile
+
+
+def python_tests_argv(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The pytest arguments scripts/test-all's python stage gives for ``args`` (its functions, a stub pytest)."""
+    script = (ROOT / "scripts" / "test-all").read_text(encoding="utf-8")
+    functions = "".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", script, flags=re.M | re.S).group(0)  # type: ignore[union-attr]
+                        for name in ("python_tests", "in_parallel"))
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    done = subprocess.run(["bash", "-c", f'set -euo pipefail; PY={stub}\n{functions}\npython_tests "$@"', "test-all",
+                           *args], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_s30_xdist_the_python_tests_run_in_parallel_files_and_serially_on_request(tmp_path: Path) -> None:
+    """The python stage runs in 3 pytest-xdist processes, one test file each (module fixtures start once), the
+    caller's arguments after; ``JUPYTER_SCHED_TEST_WORKERS`` sets the count, 0 or ``-p no:xdist`` runs serially."""
+    argv = python_tests_argv(tmp_path, "-k", "hub", "tests/hub")
+    assert argv[:2] == ["-m", "pytest"] and "--durations=60" in argv
+    assert argv[-7:] == ["-n", "3", "--dist", "loadfile", "-k", "hub", "tests/hub"], argv  # the caller's last
+    assert python_tests_argv(tmp_path, env={"JUPYTER_SCHED_TEST_WORKERS": "4"})[-4:] == ["-n", "4", "--dist",
+                                                                                        "loadfile"]
+    for serial, env in ((("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}), (("-p", "no:xdist", "-x"), {}),
+                        (("-pno:xdist",), {})):
+        argv = python_tests_argv(tmp_path, *serial, env=env)
+        assert "-n" not in argv and "--dist" not in argv and argv[-len(serial):] == list(serial), (serial, env, argv)
+    assert "-n" in python_tests_argv(tmp_path, "-p", "no:randomly")  # another plugin off: still parallel
