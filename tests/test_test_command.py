@@ -196,3 +196,38 @@ def test_s30_xdist_the_python_tests_run_in_parallel_files_and_serially_on_reques
         argv = python_tests_argv(tmp_path, *serial, env=env)
         assert "-n" not in argv and "--dist" not in argv and argv[-len(serial):] == list(serial), (serial, env, argv)
     assert "-n" in python_tests_argv(tmp_path, "-p", "no:randomly")  # another plugin off: still parallel
+
+
+def test_s30_xdist_free_ports_lie_outside_the_ephemeral_range_and_are_free() -> None:
+    """xdist run1: a hub's service port, picked by ``bind(0)`` from the range outgoing connections take their local
+    ports from, was taken before the service started ("port 37405 is not available"); now drawn below it."""
+    import socket
+
+    from tests.pg import _free_port as pg_port
+    from tests.ports import _ephemeral, free_port
+
+    ephemeral = _ephemeral()
+    for port in [free_port() for _ in range(20)] + [pg_port()]:
+        assert port not in ephemeral, (port, ephemeral)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))  # free
+
+
+def test_s30_xdist_what_test_processes_build_once_is_built_under_one_lock(tmp_path: Path) -> None:
+    """The run-as venv and the proxy install are built under :func:`tests.locks.file_lock`: a second process waits."""
+    from tests.locks import file_lock
+
+    lock = tmp_path / "deep" / ".build.lock"
+    probe = ("import fcntl, sys\nwith open(sys.argv[1], 'a') as f:\n    try:\n        fcntl.flock(f, fcntl.LOCK_EX | "
+             "fcntl.LOCK_NB)\n    except BlockingIOError:\n        print('held')\n    else:\n        print('free')\n")
+    import sys
+
+    def other() -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+
+    with file_lock(lock):
+        assert other() == "held"
+    assert other() == "free"
+    source = (ROOT / "tests" / "runas_env.py").read_text() + (ROOT / "tests" / "hub" / "hub_harness.py").read_text()
+    assert source.count("with file_lock(") == 2

@@ -26,7 +26,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -49,9 +48,10 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def _chp_prefix() -> Path:
