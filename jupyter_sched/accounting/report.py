@@ -47,8 +47,6 @@ bad arguments (unknown grouping, period, or malformed prices).
 
 from __future__ import annotations
 
-import csv
-import io
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +56,7 @@ from typing import Any
 from ..errors import StoreError, ValidationError
 from ..model.periods import PERIODS, PERIODS_TEXT, next_period_start
 from ..model.units import parse_utc, to_iso
+from ..textsafe import csv_text
 from .overlaps import UsageOverlap, resolve_overlaps
 from .prices import PRICE_FIX, price_at, price_segments, price_table
 from .usage import UsageInterval, gpu_figures, period_start
@@ -490,11 +489,7 @@ def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",))
     """The rows of :func:`usage_report` as CSV text (header: grouping fields, then :data:`CSV_COLUMNS`;
     None is written as an empty cell). The two last columns, ``since`` and ``until``, say the period
     on every row, so a saved export says which period it is and a spreadsheet still reads one header
-    row (hubadmin23 A10: no comment line)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    row (hubadmin23 A10: no comment line). Written by the one CSV writer (:func:`~jupyter_sched.textsafe.csv_text`):
+    a user or team named ``=HYPERLINK(…)`` is a text cell ``'=HYPERLINK(…)``, never a formula (s30)."""
     columns = (*by, *CSV_COLUMNS)
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
-    return buffer.getvalue()
+    return csv_text(columns, ([row.get(c) for c in columns] for row in rows))

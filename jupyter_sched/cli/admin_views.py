@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
-from ..model.periods import PERIODS, next_period_start
+from ..model.periods import PERIODS, next_period_start, period_name, period_starts
 from ..model.units import clock_text, gpu_hours_phrase
 from ..wording.usage import USAGE_DAYS, last_days
 
@@ -307,6 +307,8 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         return 0
     # one column per grouping key, in the order asked (hubadmin25 B8: team, user for a chargeback sheet)
     shown = keys
+    if "period" in keys:
+        rows = _by_period(rows, keys, getattr(args, "period", None) or "month", now)
     table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
         table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
@@ -490,19 +492,17 @@ def _more_match(client: Any, params: dict[str, str], rows: list[dict[str, Any]],
 
 
 def _audit_csv(rows: list[dict[str, Any]]) -> str:
-    """The rows as CSV: ``id, at, actor, action, user, job_id, message, details`` (details as JSON)."""
-    import csv
-    import io as _io
+    """The rows as CSV: ``id, at, actor, action, user, job_id, message, details`` (details as JSON), by the one CSV
+    writer (:func:`~jupyter_sched.textsafe.csv_text`: an actor, user or message starting ``=`` ``+`` ``-`` ``@`` is
+    a text cell, never a formula; controls escaped — s30)."""
     import json
 
-    out = _io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "at", "actor", "action", "user", "job_id", "message", "details"])
-    for row in rows:
-        writer.writerow([row.get("id"), row.get("at"), row.get("actor"), row.get("action"), row.get("user") or "",
-                         row.get("job_id") or "", row.get("message") or "",
-                         json.dumps(row.get("details") or {}, sort_keys=True)])
-    return out.getvalue()
+    from ..textsafe import csv_text
+
+    return csv_text(["id", "at", "actor", "action", "user", "job_id", "message", "details"],
+                    ([row.get("id"), row.get("at"), row.get("actor"), row.get("action"), row.get("user") or "",
+                      row.get("job_id") or "", row.get("message") or "",
+                      json.dumps(row.get("details") or {}, sort_keys=True)] for row in rows))
 
 
 def record_time(value: Any, now: datetime, *, seconds: bool = True) -> str:
@@ -517,6 +517,31 @@ def record_time(value: Any, now: datetime, *, seconds: bool = True) -> str:
     except ValueError:
         return str(value or "")
     return clock_text(when, now, seconds=seconds)
+
+
+def _by_period(rows: list[dict[str, Any]], keys: list[str], period: str, now: datetime) -> list[dict[str, Any]]:
+    """``rows`` of a report by period (``period`` their length) with each period named as a reader says it
+    (:func:`~jupyter_sched.model.periods.period_name`: ``2026-10``, ``2026Q4``; the server's key is its start,
+    ``2026-10-01T00:00:00+00:00``) and, for each group of the other keys, a 0 row for every period of the
+    report's window (up to ``now``) with no usage (newuser29 n10: ``--quarter 2026Q4 --by period`` listed December alone), in
+    the order of the keys, periods by time."""
+    window = (_parsed(rows[0].get("since")), _parsed(rows[0].get("until"))) if rows else (None, None)
+    starts = period_starts(window[0], min(window[1], now), period) if window[0] and window[1] else []
+    groups: dict[tuple[str, ...], dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        others = tuple(str(row.get(k)) for k in keys if k != "period")
+        groups.setdefault(others, {})[str(row.get("period"))] = row
+    for others, by_start in groups.items():
+        for start in starts:
+            if not any(_parsed(key) == start for key in by_start):
+                named = dict(zip([k for k in keys if k != "period"], others, strict=True))
+                by_start[start.isoformat()] = {**named, "period": start.isoformat(), "allocated_gpu_hours": 0.0,
+                                               "utilized_gpu_hours": 0.0, "efficiency": None, "cost": None, "jobs": 0}
+    filled = [row for by_start in groups.values() for row in by_start.values()]
+    filled.sort(key=lambda row: tuple(str(_parsed(str(row.get(k))) or "") if k == "period" else str(row.get(k))
+                                      for k in keys))
+    return [{**row, "period": period_name(begins, period)} if (begins := _parsed(str(row.get("period")))) else row
+            for row in filled]
 
 
 def _num(value: Any) -> str:

@@ -73,6 +73,7 @@ from ..store.migrations import applied_steps, current_version, describe_applied,
 from ..store.progress import check_progress_row
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
+from ..textsafe import escaped_line
 from ..wording.config import no_quota_warning
 from .main import _Parser
 
@@ -111,11 +112,36 @@ class StoreChoice:
     url: str
     source: str
     embedded_default: bool = False
+    embedded_server: bool = False
+    """The store a ``jupyter lab``'s own config names (``c.SchedApp.db_url``): that server's config is checked,
+    as of the default file's (``embedded_default``), not a hub service's."""
+
+    @property
+    def embedded(self) -> bool:
+        """Whose config is checked: the embedded server's (``jupyter lab``), else a hub service's."""
+        return self.embedded_default or self.embedded_server
+
+
+def _configured_db_url() -> tuple[str, str] | None:
+    """``(url, where)`` of ``c.SchedApp.db_url`` as ``jupyter lab`` reads it (its ``jupyter_server_config``
+    files in the Jupyter config path, the highest priority that sets it), None when none sets it or
+    jupyter_core is not installed (a slim install runs no ``jupyter lab``). newuser30 N5: the README's own
+    config sets db_url there, and doctor checked the default SQLite file instead."""
+    try:
+        configs = _server_configs()
+    except ImportError:
+        return None
+    for config, where in configs:
+        url = config.SchedApp.get("db_url") if "SchedApp" in config else None
+        if isinstance(url, str) and url.strip():
+            return url.strip(), f"c.SchedApp.db_url in {where}"
+    return None
 
 
 def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
-    """``--db``, else ``$JUPYTER_SCHED_DB_URL_FILE``'s URL, else ``$JUPYTER_SCHED_DB_URL``, else
-    the embedded server's default file.
+    """``--db``, else ``$JUPYTER_SCHED_DB_URL_FILE``'s URL, else ``$JUPYTER_SCHED_DB_URL``, else the
+    ``c.SchedApp.db_url`` of this account's ``jupyter lab`` config (:func:`_configured_db_url`), else the
+    embedded server's default file.
 
     Raises:
         SchedError: the URL file cannot be read; or no store was named while
@@ -132,6 +158,8 @@ def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
                              field="db_url", hint=f"fix ${ENV_DB_URL_FILE}, or pass --db URL") from None
     if env.get(ENV_DB_URL):
         return StoreChoice(env[ENV_DB_URL], f"${ENV_DB_URL}")
+    if configured := _configured_db_url():  # the store the server itself opens (newuser30 N5)
+        return StoreChoice(configured[0], configured[1], embedded_server=True)
     if hub := env.get(ENV_HUB_URL, "").strip():
         raise SchedError(
             f"works on a store's database, not through a server; ${ENV_HUB_URL} is set ({hub}), so the store to "
@@ -375,9 +403,9 @@ def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
         out.write(f"no quarantined rows: every row read ({counts})\n")
         return
     out.write(f"{len(entries)} quarantined row(s):\n")
-    for e in entries:
+    for e in entries:  # a quarantined row is the one most likely to hold a hostile name: each value escaped (s30)
         who = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k in ("user", "team", "job_id", "gpu_uuid"))
-        out.write(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "") + "\n")
+        out.write(escaped_line(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "")) + "\n")
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
 
 
@@ -401,9 +429,9 @@ def _print_runaways(runaways: Sequence[RunawayUsage], out: TextIO) -> None:
               "leave them out; close each:\n")
     for runaway in runaways:
         iv = runaway.interval
-        out.write(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on GPU "
-                  f"{iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}\n"
-                  f"    repair: {_close_sql(runaway)}\n")
+        out.write(escaped_line(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on "
+                               f"GPU {iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}") + "\n"
+                  f"    repair: {escaped_line(_close_sql(runaway))}\n")
 
 
 def _sql_text(value: object) -> str:
@@ -427,7 +455,7 @@ def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
     out.write(f"{len(overlaps)} usage row(s) overlap another on the same GPU (reports count that time once, for "
               "the row that held the GPU first, and warn):\n")
     for overlap in overlaps:
-        out.write(f"  {overlap.warning().split(' — ')[0]}\n    repair: {_repair_sql(overlap)}\n")
+        out.write(f"  {escaped_line(overlap.warning().split(' — ')[0])}\n    repair: {escaped_line(_repair_sql(overlap))}\n")
     out.write("repair each with the SQL shown (psql/sqlite3 on the store, the service stopped or not: the rows are "
               "closed history), then run `jupyter-sched doctor` again\n")
 
@@ -551,6 +579,28 @@ def _config_lines(*, embedded: bool) -> list[str]:
     return [head, *(f"  {line}" for line in found)]
 
 
+def _unread_config_here(*, embedded: bool) -> str:
+    """A ``note:`` line when the folder doctor runs in holds the config file the server reads elsewhere
+    (``jupyter_server_config.py``/``.json``; the service's ``jupyter_sched_serve_config.py``, not ``embedded``) and
+    this folder is not in the Jupyter config path: it is never read — where it goes instead, or ``--config``
+    (newuser29 n1: a file left in the project folder was ignored, silently; the README's words). "" otherwise."""
+    from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+
+    from ..wording.config import CONFIG_FILE
+
+    here = os.getcwd()
+    if any(os.path.realpath(folder) == os.path.realpath(here) for folder in jupyter_config_path()):
+        return ""
+    names = ("jupyter_server_config.py", "jupyter_server_config.json") if embedded else (CONFIG_FILE,)
+    left = [name for name in names if os.path.isfile(os.path.join(here, name))]
+    if not left:
+        return ""
+    start = f"jupyter lab --config=./{left[0]}" if embedded else f"jupyter-sched serve --config=./{left[0]}"
+    return (f"note: ./{left[0]} in this folder is not read: Jupyter reads no config from the folder it starts in — "
+            f"move it to {jupyter_config_dir()} (jupyter --config-dir; jupyter --paths lists every config folder), "
+            f"or start with {start}")
+
+
 def _server_configs() -> list[tuple[Any, str]]:
     """This account's ``jupyter_server_config.py`` and ``.json`` files in the Jupyter config path, highest
     priority first, as ``jupyter lab`` reads them: ``(config, path)`` of each that loads."""
@@ -585,6 +635,15 @@ def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> str:
             except (OSError, sa.exc.SQLAlchemyError):
                 return ""
     return ""
+
+
+def _front_door() -> str:
+    """``front door: …`` when the kernel's ``sock_diag`` cannot be asked on this host (the service then cannot tell
+    which local account opened a loopback connection: red29 R1); "" when it can."""
+    from ..hub import sock_diag
+    from ..hub.forwarded import local_accounts_unknown
+
+    return "" if sock_diag.available() else f"front door: {local_accounts_unknown()}"
 
 
 def _hub_service_here(choice: StoreChoice) -> str:
@@ -689,7 +748,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     embedded = True  # whose config is checked: the embedded server's, or (a hub's store named) the service's
     try:
         choice = choose_store(args.db, os.environ)
-        embedded = choice.embedded_default
+        embedded = choice.embedded
         if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
             raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         missing = _existing_store(choice, os.environ)
@@ -705,6 +764,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         stderr.write(_said(exc))
         if args.action in (None, "scan") and not args.json:  # no store yet: its server's config still checked
             stdout.writelines(line + "\n" for line in _config_lines(embedded=embedded))
+            if unread := _unread_config_here(embedded=embedded):  # newuser29 n1
+                stdout.write(unread + "\n")
         return EXIT_NO_STORE
     skew = None if args.action == "migrate" else _schema_skew(store)
     if args.action == "migrate" or skew is not None:
@@ -738,13 +799,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 _print_overlaps(overlaps, stdout)
                 stdout.write(_isolation() + "\n")
                 stdout.write(_command_lines() + "\n")
-                if not choice.embedded_default:  # a hub's store: its service's settings here
+                if not choice.embedded:  # a hub's store: its service's settings here
                     configs = _serve_configs()
-                    for said in (_job_python(configs), _log_disk(store, configs)):  # newuser22 N11; log sizing
+                    for said in (_job_python(configs), _log_disk(store, configs), _front_door()):  # newuser22 N11
                         if said:
                             stdout.write(said + "\n")
-                config_lines = _config_lines(embedded=choice.embedded_default)  # newuser29 N4
+                config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
                 stdout.writelines(line + "\n" for line in config_lines)
+                if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
+                    stdout.write(unread + "\n")
                 bad_config = len(config_lines) > 1
             else:
                 bad_config = False

@@ -174,16 +174,36 @@ class _Parser(argparse.ArgumentParser):
             where.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 
+    def _unknown_global_flag(self, message: str) -> str:
+        """The first word typed before the command that looks like an option of the program but is none
+        (``--urll``, ``--verison``), when argparse's ``message`` is about the COMMAND; "" else."""
+        if not (message.startswith("argument COMMAND:") or message.endswith("required: COMMAND")):
+            return ""
+        known = list(self._option_string_actions)
+        for word in _Parser.typed:
+            if word in COMMAND_NAMES or word == "--":
+                return ""
+            flag = word.split("=", 1)[0]
+            if flag.startswith("-") and flag not in known and not (
+                    self.allow_abbrev and flag.startswith("--") and any(k.startswith(flag) for k in known)):
+                return flag
+        return ""
+
     def error(self, message: str) -> NoReturn:
         """One line in the CLI's own style (``prog: field: what — usage [usage_error]``, as a refused
         request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair. A command people
         try that is not one is answered with the one that does it (:data:`NOT_COMMANDS`)."""
         from ..wording.flags import usage_error_line
 
+        if self.prog == PROG and (unknown := self._unknown_global_flag(message)):
+            # `--urll URL status` blamed the URL as the COMMAND, `--verison` said "COMMAND: missing": the
+            # mistyped flag is what to name (newuser30 N1)
+            message = f"unrecognized arguments: {unknown}"
         tried = re.fullmatch(r"argument COMMAND: invalid choice: '([^']*)' .*", message)
         if tried and tried.group(1) in NOT_COMMANDS:
             message = f"{message} — {NOT_COMMANDS[tried.group(1)]}"
-        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed) + "\n")
+        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed,
+                                               options=list(self._option_string_actions)) + "\n")
 
 
 _VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "queue", "name", "time_limit",
@@ -394,7 +414,7 @@ def _add_queue(sub: Any) -> None:
 def _add_cancel(sub: Any) -> None:
     cancel = sub.add_parser(
         "cancel", help="cancel jobs: by id or name, all of mine (--mine) or everyone's (--all, admins)",
-        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all [--user U | --team T]) [--state STATE] [--yes]",
+        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all [--user U | --team T]) [--state STATE] [--yes] [-q]",
         description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
                     "after the server's grace period. --mine and --all list what they would cancel and ask first; "
                     "kernel leases are left alone (release those with %gpu release).")
@@ -409,6 +429,9 @@ def _add_cancel(sub: Any) -> None:
     cancel.add_argument("--user", metavar="U", help="with --all: only this user's jobs (offboarding)")
     cancel.add_argument("--team", metavar="T", help="with --all: only this team's jobs (e.g. a renamed team's held work)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    cancel.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing when it works (errors still go to stderr and set the exit status): for "
+                             "scripts, as submit -q")
 
 
 def _add_jobs(sub: Any) -> None:
@@ -737,10 +760,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if any(a in ("-h", "--help") for a in raw[1:]):  # the help needs no JupyterHub (new user 5)
             import contextlib
 
-            from ..hub.serve import main as serve_main
+            from ..hub.serve_args import parser as serve_parser  # argparse alone (newuser29 n13: 2-3 s before)
 
             with contextlib.redirect_stdout(stdout), contextlib.suppress(SystemExit):
-                serve_main(raw[1:], err=stderr)
+                serve_parser().parse_known_args(raw[1:])
             if importlib.util.find_spec("jupyterhub") is None:
                 print(f"\n{missing}", file=stdout)
             return EXIT_OK
@@ -755,15 +778,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
         return doctor_main(raw[1:], out=stdout, err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
-        try:
-            from ..sim.cli import main as sim_main
-        except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
-            from ..extras import install_extra
+        from ..sim.cli import main as sim_main  # argparse alone: --help loads no pandas/numpy (newuser29 n13)
 
-            print(f"{PROG} {raw[0]}: needs {(exc.name or 'pandas').split('.')[0]}, which comes with the [sim] extra — "
-                  f"{install_extra('sim')} [missing_extra]", file=stderr)  # the CLI's one error style
-            return EXIT_REFUSED
-        return sim_main(raw, out=stdout, err=stderr)
+        return sim_main(raw, out=stdout, err=stderr)  # a slim install's missing [sim] extra: one line, said there
     if _command_in(raw) == "update":  # `--time-limit -30m` is update's own example (newuser29 N3)
         from ..wording.flags import relative_values_joined
 
@@ -819,7 +836,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                "prints)" if exc.hint == NO_SUCH_HOST_HINT
                else HUB_DOWN_HINT if exc.hint == HUB_DOWN_HINT  # nothing to start, no --url to give (hubadmin22 H1)
                else "is the Jupyter server still running? Start it again, or pass --url for another one")
-        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {fix}"), exc), file=stderr)
+        said = exc.message
+        if getattr(args, "url_from_env", False) and exc.hint != HUB_DOWN_HINT:
+            said, fix = stale_url_env(said, client.connection.url)  # newuser30 N3: say where the address came from
+        print(failure(args, elide_tokens(f"{PROG}: {said} — {fix}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError as exc:
         print(failure(args, token_refused_line(args, client.connection.url, source=client.connection.source), exc),
@@ -837,6 +857,21 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def stale_url_env(message: str, url: str) -> tuple[str, str]:
+    """``(message, fix)`` for a server that did not answer at the address ``$JUPYTER_SCHED_URL`` gave: the
+    message names the variable as the address's source, and the fix is the server of this account that
+    runs now (its runtime file; a restarted ``jupyter lab`` often moves port) when there is one —
+    ``unset JUPYTER_SCHED_URL`` finds it — else to start the server again or fix the variable
+    (newuser30 N3: a stale variable read as "is the Jupyter server still running?")."""
+    from ..client.discovery import another_running_server
+
+    said = f"{message} (the address in JUPYTER_SCHED_URL)"
+    if here := another_running_server(url):
+        return said, (f"a Jupyter server of yours runs at {here}: unset JUPYTER_SCHED_URL (and "
+                      "JUPYTER_SCHED_TOKEN) and the CLI finds it, or set JUPYTER_SCHED_URL to it")
+    return said, "is the Jupyter server still running? Start it again, or set JUPYTER_SCHED_URL to the address it prints"
 
 
 def command_said(args: argparse.Namespace) -> str:
@@ -913,6 +948,15 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
         what = "refused the token given with --token"
     elif os.environ.get("JUPYTER_SCHED_TOKEN"):
         what = "refused the token in JUPYTER_SCHED_TOKEN"
+        from ..client.discovery import runtime_server
+
+        own = None if getattr(args, "url_from_env", False) or args.url else runtime_server(url)
+        if own is not None and own[1] != os.environ["JUPYTER_SCHED_TOKEN"]:
+            # the server was found by its runtime file, whose token works: the variable is an older server's
+            # (newuser30 N3: "set JUPYTER_SCHED_TOKEN=TOKEN" while unsetting it was the one-step fix)
+            return (f"{PROG} {args.command}: the server at {url} {what} (an older server's?) — unset "
+                    "JUPYTER_SCHED_TOKEN: this server's own token is found without it, in its runtime file "
+                    "[forbidden]")
     elif getattr(args, "env_url_token", None):
         what = "refused the token in JUPYTER_SCHED_URL"
     elif source.startswith("hub") and os.environ.get("JUPYTERHUB_API_TOKEN"):

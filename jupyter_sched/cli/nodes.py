@@ -108,12 +108,13 @@ def _print(answer: dict[str, Any], args: argparse.Namespace, io: Any, *, work: b
         print(json.dumps(answer, indent=2), file=io.out)
         return
     from ..model.units import gpus_phrase  # "1 GPU", never "1 GPUs" (hubadmin26 B2)
+    from ..textsafe import escaped_controls, escaped_line
 
-    print(str(answer.get("text") or ""), file=io.out)
+    print(escaped_controls(str(answer.get("text") or "")), file=io.out)
     items = answer.get("work") or [] if work else []
-    for item in items[:_SHOWN]:
-        print(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  {gpus_phrase(item.get('gpus', 0))}: "
-              f"{item.get('fate')}", file=io.out)
+    for item in items[:_SHOWN]:  # a user's name on an admin's terminal, escaped on one line (s30)
+        print(escaped_line(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  "
+                           f"{gpus_phrase(item.get('gpus', 0))}: {item.get('fate')}"), file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
 
@@ -125,6 +126,7 @@ def _list(client: Any, args: argparse.Namespace, io: Any) -> int:
 
     from ..model.codec import cordon_from_dict
     from ..model.units import gpus_phrase
+    from ..textsafe import escaped_line
     from ..wording.cordons import cordon_sentence
 
     inventory = client.call(Req("GET", "inventory"))
@@ -151,7 +153,7 @@ def _list(client: Any, args: argparse.Namespace, io: Any) -> int:
             state = cordon_sentence(name, cordon_from_dict(node.get("cordon")), now=now).removeprefix(f"node {name} is ")
         else:
             state = "ready" if node.get("ready", True) else "not ready"
-        print(f"{name}  {what} ({counts})  {state}", file=io.out)
+        print(escaped_line(f"{name}  {what} ({counts})  {state}"), file=io.out)  # node and model names: s30
     print(f"{len(nodes)} node{'s' if len(nodes) != 1 else ''}, {gpus_phrase(sum(len(n.get('gpus') or []) for n in nodes))}",
           file=io.out)
     return 0

@@ -87,15 +87,17 @@ def _call(client: Any, req: Req) -> Any:
 
 def _show(plan: dict[str, Any], io: Any) -> None:
     """The plan: one line per item, then the new team's holding and what happens to usage."""
+    from ..textsafe import escaped_controls, escaped_line
+
     items = plan.get("items") or []
-    for item in items[:_SHOWN]:
+    for item in items[:_SHOWN]:  # a user's name and the server's words, escaped on one line (s30)
         state = item.get("state") or "definition"
         gpus = float(item.get("gpus") or 0)
-        print(f"  {item.get('outcome'):5}  {item.get('id')}  {item.get('user')}  {state}  "
-              f"{gpus:g} GPU{'' if gpus == 1 else 's'}: {item.get('why')}", file=io.out)
+        print(escaped_line(f"  {item.get('outcome'):5}  {item.get('id')}  {item.get('user')}  {state}  "
+                           f"{gpus:g} GPU{'' if gpus == 1 else 's'}: {item.get('why')}"), file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
     if plan.get("quota"):
-        print(f"quota: {plan['quota']}", file=io.out)
-    print(str((plan.get("holding") or {}).get("text") or ""), file=io.out)
+        print(escaped_controls(f"quota: {plan['quota']}"), file=io.out)
+    print(escaped_controls(str((plan.get("holding") or {}).get("text") or "")), file=io.out)
     print(str(plan.get("usage") or ""), file=io.out)

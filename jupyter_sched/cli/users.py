@@ -86,11 +86,13 @@ def _call(client: Any, req: Req) -> Any:
 
 def _show(plan: dict[str, Any], io: Any) -> None:
     """The plan: one line per live job and definition, then the summary and the notes."""
+    from ..textsafe import escaped_controls, escaped_line
+
     items = plan.get("items") or []
-    for item in items[:_SHOWN]:
-        print(f"  {item.get('id')}  {item.get('state') or 'definition'}: {item.get('why')}", file=io.out)
+    for item in items[:_SHOWN]:  # the server's words about a user's work, escaped on one line (s30)
+        print(escaped_line(f"  {item.get('id')}  {item.get('state') or 'definition'}: {item.get('why')}"), file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
-    print(str(plan.get("text") or ""), file=io.out)
+    print(escaped_controls(str(plan.get("text") or "")), file=io.out)
     for note in plan.get("notes") or []:
-        print(f"note: {note}", file=io.out)
+        print(escaped_line(f"note: {note}"), file=io.out)

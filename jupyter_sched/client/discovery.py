@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "TOKEN_HINT", "Connection", "NoServerError", "discover",
-    "renewed", "running_servers", "runtime_server", "token_hint",
+    "another_running_server", "renewed", "running_servers", "runtime_server", "token_hint",
 ]
 
 ENV_URL = "JUPYTER_SCHED_URL"
@@ -287,6 +287,35 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _dead_server_files(runtime_dir: str) -> list[dict[str, Any]]:
+    """The ``jpserver-*.json`` files in ``runtime_dir`` whose server process is gone (a ``kill -9`` leaves
+    its file behind), newest first — for saying which server stopped, never for connecting to."""
+    if not os.path.isdir(runtime_dir):
+        return []
+    dead = []
+    for name in os.listdir(runtime_dir):
+        if not re.fullmatch(r"jpserver-(.+)\.json", name):
+            continue
+        path = os.path.join(runtime_dir, name)
+        try:
+            with open(path, encoding="utf-8") as f:
+                info = json.load(f)
+            written = os.stat(path).st_mtime
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and isinstance(info.get("pid"), int) and not _alive(info["pid"]):
+            dead.append((written, info))
+    return [info for _, info in sorted(dead, key=lambda pair: -pair[0])]
+
+
+def another_running_server(url: str, runtime_dir: str | None = None) -> str | None:
+    """The base URL of a running Jupyter server of this account (its runtime file; newest written first)
+    that is not the one at ``url``, None when there is none — what a stale ``$JUPYTER_SCHED_URL`` should
+    have named (newuser30 N3: a restarted ``jupyter lab`` on another port)."""
+    files = sorted(_server_files(runtime_dir or jupyter_runtime_dir()), key=lambda pair: -pair[1])
+    return next((_server_url(info) for info, _ in files if not _same_server(_server_url(info), url)), None)
+
+
 def _server_url(info: Mapping[str, Any]) -> str:
     url = str(info.get("url") or "")
     if not url:
@@ -485,6 +514,10 @@ def discover_probed(
         return (found._replace(token_from="") if token else found), probe
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
+    if not servers and (gone := _dead_server_files(runtime_dir or jupyter_runtime_dir())):
+        # newuser30 N3: after a kill -9 its file stays; which server stopped, not only "none found"
+        where += (f" (the Jupyter server at {_server_url(gone[0])}, pid {gone[0]['pid']}, is no longer running: "
+                  "start it again)")
     if servers and whys:
         where += f" ({'; '.join(whys)})"
     if any(SLOW in why for why in whys):  # a server runs but was slow: starting one is the wrong advice

@@ -185,7 +185,9 @@ class DecisionApplier:
                 changed.append(job)
             for p in result.preemptions:
                 r = records.get(p.job_id)
-                action = p.kind if p.kind == "reclaim" else "preempt"
+                # a lease its spent safe budget releases (red30 R5) has its own intent, words and audit action
+                action = {"reclaim": "reclaim", "budget": "budget_release"}.get(p.kind, "preempt")
+                intent = "budget" if p.kind == "budget" else "preempt"
                 if r is None or not r.job.state.holds_gpus or r.stop_intent:
                     skipped.add((action, p.job_id))
                     continue
@@ -193,7 +195,7 @@ class DecisionApplier:
                 blame = self.blame.get(p.job_id, "") if p.kind == "reclaim" else ""
                 said = blamed(p.reason, blame)
                 job = replace(r.job, preempted_by=p.for_job or None, message=said)  # a drain: for no job
-                if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
+                if tx.try_update_job(replace(r, job=job, stop_intent=intent, stop_requested_at=now,
                                              stop_actor="scheduler")) is None:
                     skipped.add((action, p.job_id))
                     continue
@@ -297,7 +299,7 @@ class DecisionApplier:
             # (store.writers), is held only while the rows are written (~0.6x per batch)
             rows = [replace(r, job=replace(r.job, reason=pend.reason, message=pend.reason.message))
                     for pend in pends[start:start + batch] for r in (records[pend.job_id],)]
-            encoded = [(row, job_columns(row, updated_at=now)) for row in rows]
+            encoded = [(row, job_columns(row, updated_at=now, update=True)) for row in rows]
             with self.store.transaction(now=now) as tx:
                 self.leadership.fence(tx)
                 for row, columns in encoded:

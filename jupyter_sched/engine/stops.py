@@ -111,6 +111,8 @@ def lease_release_message(record: JobRecord) -> str:
     """What a lease ended by a stop intent says (a lease has no work to stop: it just ends)."""
     if record.stop_intent == "preempt":
         return preempted_message(record.job.message)
+    if record.stop_intent == "budget":  # its safe budget is spent (red30 R5): the words the core gave it
+        return record.job.message or "released: its GPU-hour budget is spent"
     return f"released by {record.stop_actor or 'user'}"
 
 
@@ -140,6 +142,8 @@ def stop_words(record: JobRecord, settle_s: float | None = None) -> str:
         return f"reclaimed while idle: {job.message} (it waits in the queue again)"
     if intent == "idle_stop":
         return f"stopped while idle: {job.message}"
+    if intent == "budget":
+        return job.message or "released: its GPU-hour budget is spent"
     return f"stopped ({intent})"
 
 

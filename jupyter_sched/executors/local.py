@@ -52,6 +52,12 @@ then ``SIGKILL`` ``grace_s`` seconds after the stop began; advanced by :meth:`po
 goes to the job's process group *and* to every member of its job group outside it (processes
 that called ``setsid()``); ``SIGKILL`` kills the whole job group (frozen first on cgroups).
 
+What a running job writes (red30 R3): each :meth:`LocalExecutor.poll` looks from outside the job's account
+(:mod:`.outside_caps`) at its log (cut past its cap), its wrapper (a job that stops it is ended), its folder
+(ended past :func:`~.outside_caps.folder_bound` or 10,000 files beside its log) and the free space of its
+log disk (under ``min_log_free_bytes`` the job that wrote most is ended); such an end's message, and its
+log's last line, say why.
+
 End: the job is reported :class:`~.base.Exited` / :class:`~.base.Lost` only when every process
 of its job group is gone — leftovers of a job that ended by itself get ``SIGTERM``, then
 ``SIGKILL`` ``leftover_grace_s`` later; those of a stopped job ``SIGKILL`` at once — so the
@@ -90,13 +96,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from ..definitions.parameters import script_arguments
-from ..errors import ExecutorError, NotFoundError, SchedError
+from ..errors import ExecutorError, NotFoundError, SchedError, ValidationError
 from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_dict, spec_to_dict
 from ..model.jobenv import device_variable, refused_variable
@@ -110,8 +117,9 @@ from .bound_ports import port_bound as _port_bound
 from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
-from .log_budget import LogBudget
+from .log_budget import LogBudget, remove_extra
 from .outcome import RUN_MARKERS, describe_exit, log_tail
+from .outside_caps import Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
@@ -138,6 +146,8 @@ _SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed afte
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+_OWN_STOP_GRACE_S = 3.0
+"""Seconds a job this executor stops for what it writes (:mod:`.outside_caps`) has after SIGTERM."""
 LISTEN_S = 600.0
 """How long a service may take to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
 RELISTEN_S = 300.0
@@ -372,12 +382,14 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
     regular file, owned by ``owner_uid`` when given): a job's owner cannot make the service read
     a file that is not theirs.
 
-    Returns ``(text, next_offset)``; ``next_offset`` is a byte offset.
+    Returns ``(text, next_offset)``; ``next_offset`` is a byte offset. At or past the end:
+    ``("", size)`` — nothing more, read on from the end (red team 30, R6).
 
     Raises:
         FileNotFoundError: the file is missing.
         NotFoundError: the file is refused (a symlink on the way, not a regular file, another
             owner's); logged, never shown.
+        ValidationError: the file system refused to seek or read at ``offset`` (field ``offset``).
     """
     text, next_offset, _ = read_log_sized(path, offset, limit, owner_uid=owner_uid)
     return text, next_offset
@@ -394,10 +406,18 @@ def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None
         log.warning("refusing to show %s: %s", path, exc)
         raise NotFoundError("this job's output cannot be shown", field="job_id",
                             hint="its log file was replaced; the job's owner can read it directly") from None
+    offset = max(0, offset)
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        fh.seek(max(0, offset))
-        chunk = fh.read(max(0, limit))
+        if offset >= size:  # past the end: nothing more, never a seek past the file system's largest offset
+            return "", size, size  # (ext4's 2^44 was a 500, red team 30, R6)
+        try:
+            fh.seek(offset)
+            chunk = fh.read(max(0, limit))
+        except OSError as exc:
+            log.warning("reading %s at %d: %s", path, offset, exc)
+            raise ValidationError(f"offset {offset} cannot be read in this log of {size} bytes", field="offset",
+                                  hint="pass back next_offset, or 0 to read from the start") from None
     end = len(chunk)
     i, continuation = end - 1, 0
     while i >= 0 and continuation < 3 and chunk[i] & 0xC0 == 0x80:
@@ -406,7 +426,7 @@ def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None
         need = 2 if chunk[i] < 0xE0 else 3 if chunk[i] < 0xF0 else 4
         if end - i < need and i > 0:
             end = i
-    return chunk[:end].decode("utf-8", errors="replace"), max(0, offset) + end, max(size, max(0, offset) + end)
+    return chunk[:end].decode("utf-8", errors="replace"), offset + end, max(size, offset + end)
 
 
 @dataclass
@@ -432,8 +452,11 @@ class _Tracked:
     restart_at: float | None = None
     listen_by: float | None = None
     """A service's deadline (monotonic) to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
-    never_listened: str = ""
-    """Why it was stopped for not listening: its end's message."""
+    own_stop: str = ""
+    """Why this executor stopped it itself (a service that never listened, a log or job folder past its
+    bound: :mod:`.outside_caps`): its end's message."""
+    folder_stop: bool = False
+    """It was stopped for what its folder held: the folder is emptied but for its log and records at its end."""
     lost_listener: tuple[float, datetime] | None = None
     """When a service that had listened was seen to stop (monotonic, wall clock); None while it
     never listened (the start-up window applies) or listens now."""
@@ -451,8 +474,9 @@ class _Tracked:
     """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
     wrapper writes it as the log's closing line); None for an adopted job (then :func:`_stop_by_fifo`)."""
 
-    @property
+    @cached_property
     def job_dir(self) -> Path:
+        """The job's folder, from its handle (which is never replaced; looked at each tick: red30 R3)."""
         return Path(str(self.handle.data["job_dir"]))
 
     @property
@@ -561,6 +585,8 @@ class LocalExecutor:
         self.max_log_bytes = max_log_bytes
         self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes)
         self.log_disk = LogDisk(min_log_free_bytes)
+        self.writes = WriteWatch(min_free_bytes=min_log_free_bytes)
+        """What running jobs write, looked at from outside their account each :meth:`poll` (:mod:`.outside_caps`)."""
         self._oom_said = False
         self.limits = limits
         self.gpu_minor = gpu_minor
@@ -922,8 +948,7 @@ class LocalExecutor:
         env[MARKER_ENV] = group.name
         log_cap = self._log_cap(job, run_as, job_dir)
         wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(log_cap),
-                        *(["--log-cap-setting", f"{self.log_budget.setting()} MiB for all of one user's job logs"]
-                          if log_cap != self.max_log_bytes else []),
+                        *(["--log-cap-setting", self._cap_setting(log_cap)] if log_cap != self.max_log_bytes else []),
                         "--job-dir", str(job_dir), "--launch", "--", *argv]
         passed: tuple[int, ...] = ()
         if not switching:
@@ -992,6 +1017,12 @@ class LocalExecutor:
         mine = {i: t.log_cap for i, t in self._jobs.items() if i != job.id and _log_account(t.run_as) == account}
         return self.log_budget.launch(account, job_dir.parent, run_as.uid if run_as.switches else None,
                                       mine, sum(mine.values()), job_id=job.id)
+
+    def _cap_setting(self, log_cap: int) -> str:
+        """The setting a log cut at ``log_cap`` names in its last line (the wrapper's ``--log-cap-setting``)."""
+        if log_cap == self.max_log_bytes:
+            return "c.SchedApp.max_log_mib"
+        return f"{self.log_budget.setting()} MiB for all of one user's job logs"
 
     def _counted_end(self, t: _Tracked) -> None:
         """Count the log of a job that ended in its owner's total (:mod:`.log_budget`)."""
@@ -1238,12 +1269,14 @@ class LocalExecutor:
         """Advance stop plans and restarts; report exits, losses, readiness and restarts."""
         events: list[ExecutorEvent] = []
         now = self._monotonic()
+        running: list[Running] = []
         for job_id, t in list(self._jobs.items()):
             if t.restart_at is not None:
                 if now >= t.restart_at and not t.stopping:
                     events.extend(self._restart(t))
                 elif t.stopping:
                     _close_control(self._jobs.pop(job_id))
+                    self._held_at_end(t)
                     self._counted_end(t)
                     events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
                                          "stopped while waiting to restart"))
@@ -1252,9 +1285,12 @@ class LocalExecutor:
             ended = self._ended(t, now)
             if ended is None:
                 events.extend(self._readiness(t, now))
+                running.append(self._running(t))
                 continue
-            if isinstance(ended, Exited) and t.never_listened:
-                ended = replace(ended, message=t.never_listened)
+            if isinstance(ended, Exited) and t.own_stop:
+                ended = replace(ended, message=t.own_stop)
+            elif isinstance(ended, Lost) and t.own_stop:
+                ended = replace(ended, reason=t.own_stop)
             elif isinstance(ended, Exited) and self._should_restart(t, ended) and \
                     (taken := self._port_taken(t, ended)) is not None:
                 ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
@@ -1269,9 +1305,48 @@ class LocalExecutor:
                 log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
                 continue
             _close_control(self._jobs.pop(job_id))
+            self._held_at_end(t)
             self._counted_end(t)
             events.append(ended)
+        self._hold_writes(running)
         return events
+
+    def _running(self, t: _Tracked) -> Running:
+        """``t`` as :class:`~.outside_caps.WriteWatch` looks at it (its wrapper: while it runs)."""
+        return Running(job_id=t.job.id, wrapper_pid=self._root_pid(t) if t.leftovers_since is None else None,
+                       job_dir=t.job_dir, owner_uid=t.owner_uid, log_cap=t.log_cap,
+                       setting=self._cap_setting(t.log_cap), stopping=t.stopping)
+
+    def _hold_writes(self, running: Sequence[Running]) -> None:
+        """Look at what the running jobs write, from outside their account (:mod:`.outside_caps`, red30 R3), and
+        stop each that must end: its wrapper is continued first (a stopped one hears nothing), the reason is its
+        end's message and its log's last line, and what is left runs :data:`_OWN_STOP_GRACE_S` at most."""
+        if not running:
+            return
+        for job_id, (what, why) in self.writes.look(running).items():
+            t = self._jobs.get(job_id)
+            if t is None or t.stopping:
+                continue
+            log.warning("job %s: %s", job_id, why)
+            t.own_stop, t.folder_stop = why, what == "folder"
+            pid = self._root_pid(t)
+            if pid is not None and self._wrapper_alive(t):
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except OSError:
+                    pass
+            self.stop(job_id, grace_s=_OWN_STOP_GRACE_S, reason=why)
+
+    def _held_at_end(self, t: _Tracked) -> None:
+        """A job that ended: its log held to its cap once more (its wrapper may have been stopped or killed: then
+        its last line is the stop's reason), its folder emptied but for its log and records when it was stopped for
+        what it held there (:mod:`.outside_caps`)."""
+        self.writes.forget(t.job.id)
+        if t.log_cap > 0:
+            cut_log(Running(job_id=t.job.id, wrapper_pid=None, job_dir=t.job_dir, owner_uid=t.owner_uid,
+                            log_cap=t.log_cap, setting=self._cap_setting(t.log_cap)), t.log_cap, then=t.own_stop)
+        if t.folder_stop:
+            remove_extra(t.job_dir, t.owner_uid)
 
     def _readiness(self, t: _Tracked, now: float) -> list[ExecutorEvent]:
         """:class:`Ready` once a running service's own process listens on its port; :class:`NotReady`
@@ -1294,10 +1369,10 @@ class LocalExecutor:
             if self.listen_s and now >= t.listen_by and not t.stopping and _serves_port(t, port):
                 t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
             elif self.listen_s and now >= t.listen_by and not t.stopping:
-                t.never_listened = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
-                                    "stopped holding the port others wait for; stopped (a declared port is held "
-                                    "only by a service that serves it)")
-                self.stop(t.job.id, grace_s=5.0, reason=t.never_listened)
+                t.own_stop = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
+                              "stopped holding the port others wait for; stopped (a declared port is held "
+                              "only by a service that serves it)")
+                self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
             return []
         if now - t.ready_checked_at < _READY_RECHECK_S:
             return []
@@ -1326,11 +1401,11 @@ class LocalExecutor:
         if _serves_port(t, port):
             t.lost_listener = None  # it listens, on an address other than 127.0.0.1
             return []
-        t.never_listened = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
-                            f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
-                            "stopped holding the port others wait for; stopped (a declared port is held only by a "
-                            "service that serves it)")
-        self.stop(t.job.id, grace_s=5.0, reason=t.never_listened)
+        t.own_stop = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
+                      f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
+                      "stopped holding the port others wait for; stopped (a declared port is held only by a "
+                      "service that serves it)")
+        self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
         return []
 
     def _port_taken(self, t: _Tracked, ended: Exited) -> str | None:
@@ -1441,6 +1516,7 @@ class LocalExecutor:
         for t in self._jobs.values():
             _close_control(t)
         self._jobs.clear()
+        self.writes.forget()
 
     # -- internals ---------------------------------------------------------------------------------
 

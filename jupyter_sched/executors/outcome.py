@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,7 @@ __all__ = [
     "format_mib",
     "kernel_death_sentence",
     "log_tail",
+    "missing_module_hint",
     "no_jupyter_sched_hint",
     "read_outcome",
     "signal_name",
@@ -210,7 +212,9 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
         if outcome and outcome.get("status") != "succeeded" and outcome.get("reason"):
-            return printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
+            said = printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
+            hint = missing_module_hint(said, None, kernel=True)  # `cell 3 raised ModuleNotFoundError: No module …`
+            return f"{said} — {hint}" if hint else said
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
         if -exit_code == signal.SIGKILL and not stopped and oom_kills:
@@ -223,12 +227,42 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         tail = log_tail(log, owner_uid=owner_uid)
         if tail:
             base += "; last lines: " + " | ".join(tail)
-            if tail[-1].endswith(NO_JUPYTER_SCHED):
-                base += f" — {no_jupyter_sched_hint(python)}"
+            if (hint := missing_module_hint(tail[-1], python)) is not None:
+                base += f" — {hint}"
     return base
 
 
 NO_JUPYTER_SCHED = "No module named 'jupyter_sched'"
+
+
+_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z_][\w.]*)'")
+
+
+_INSTALL_NAMES = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
+                  "skimage": "scikit-image", "bs4": "beautifulsoup4", "dateutil": "python-dateutil"}
+"""Import names whose package installs under another name (``pip install sklearn`` fails)."""
+
+
+def missing_module_hint(said: str, python: str | None, *, kernel: bool = False) -> str | None:
+    """The fix of a run that failed on an import — ``said`` (its last log line, or the notebook runner's reason)
+    holds ``ModuleNotFoundError: No module named 'torch'`` — naming the Python that lacks it (``python``: the
+    interpreter the command ran, when known; ``kernel``: a notebook's kernel ran it) and how to install into that
+    one: ``its Python, /p/.venv/bin/python3, has no torch: install it into that Python — /p/.venv/bin/python3 -m
+    pip install torch (in a notebook on that Python's kernel: %pip install torch) …`` (newuser29 n15: a
+    ``%%schedule`` cell's ``import torch`` said only the error). ``jupyter_sched`` itself has its own fix
+    (:func:`no_jupyter_sched_hint`). None when ``said`` holds no such error. The one place of this hint."""
+    found = _NO_MODULE.findall(said)
+    if not found:
+        return None
+    module = found[-1].split(".")[0]
+    if module == "jupyter_sched" and not kernel:
+        return no_jupyter_sched_hint(python)
+    ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
+    package = _INSTALL_NAMES.get(module, module)
+    pip = f"{python} -m pip install {package}" if python else f"python -m pip install {package} with that Python"
+    return (f"{ran} has no {module}: install it into that Python — {pip} (in a notebook on that Python's kernel: "
+            f"%pip install {package})" + ("" if module in _INSTALL_NAMES else
+                                          "; a package's install name may differ from its import name"))
 
 
 def no_jupyter_sched_hint(python: str | None) -> str:

@@ -55,7 +55,9 @@ file's size every 0.1 s (0.02 s once cut: :data:`_CAP_CHECK_S`). Past ``N`` byte
 ``N`` bytes, writes one line ``[jupyter_sched] log truncated at … MiB (c.SchedApp.max_log_mib); the
 job keeps running …`` after them, and from then on cuts whatever the job appends after that line.
 The job keeps running; between two looks the file can hold what the job wrote in that time more
-(it is cut at the next look, and for good once the job and its leftovers ended).
+(it is cut at the next look, and for good once the job and its leftovers ended). The wrapper runs as the
+job's account, which may stop it: the service keeps the cap too, from outside (:mod:`.outside_caps`,
+red30 R3), writing the same line (:func:`truncated_line`).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["OWN_JSON_BYTES", "STOP_FIFO", "main", "process_start_time", "tally", "write_json_atomic"]
+__all__ = ["OWN_JSON_BYTES", "STOP_FIFO", "main", "process_start_time", "tally", "truncated_line", "write_json_atomic"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CAP_CHECK_S = (0.1, 0.02)  # seconds between looks at the log's size: before the cap, once it was reached
@@ -330,6 +332,14 @@ def _line_break(job_dir: Path) -> str:
     finally:
         os.close(fd)
 
+def truncated_line(cap: int, setting: str, *, joined: bool) -> bytes:
+    """The line a log cut at its ``cap`` (bytes) ends with, after its first ``cap`` bytes (``joined``: they do
+    not end a line, so it starts with one). The one wording of the cut: the wrapper's and the service's
+    (:mod:`.outside_caps`, red30 R3) write the same bytes, so either may cut the file again."""
+    return (("\n" if joined else "") + f"[jupyter_sched] log truncated at {cap / 2**20:g} MiB ({setting}); the "
+            "job keeps running, its further output is not kept\n").encode()
+
+
 class _LogCap:
     """Keeps ``output.log`` to its first ``cap`` bytes plus one closing line (module docstring)."""
 
@@ -353,9 +363,8 @@ class _LogCap:
                 if os.fstat(self.fd).st_size <= self.cap:
                     return
                 os.ftruncate(self.fd, self.cap)
-                joined = self.cap > 0 and os.pread(self.fd, 1, self.cap - 1) != b"\n"
-                line = (("\n" if joined else "") + f"[jupyter_sched] log truncated at {self.cap / 2**20:g} MiB "
-                        f"({self.setting}); the job keeps running, its further output is not kept\n").encode()
+                line = truncated_line(self.cap, self.setting,
+                                      joined=self.cap > 0 and os.pread(self.fd, 1, self.cap - 1) != b"\n")
                 os.pwrite(self.fd, line, self.cap)  # over whatever the job appended since the cut
                 self.keep = self.cap + len(line)
             if os.fstat(self.fd).st_size > self.keep:
@@ -483,9 +492,9 @@ def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False) -> t
     return min(count, most + 1), size
 
 
-def tally(entry: os.DirEntry[str], dir_fd: int | None = None) -> tuple[int, int]:
+def tally(entry: os.DirEntry[str], dir_fd: int | None = None, *, most: int = TREE_MOST) -> tuple[int, int]:
     """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link,
-    never by recursion: :func:`tree_size`; more than :data:`TREE_MOST` reads as ``TREE_MOST + 1``);
+    never by recursion: :func:`tree_size`; more than ``most`` reads as ``most + 1``);
     ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``)."""
     try:
         if not entry.is_dir(follow_symlinks=False):
@@ -493,8 +502,8 @@ def tally(entry: os.DirEntry[str], dir_fd: int | None = None) -> tuple[int, int]
         top = _open_folder(entry.name if dir_fd is not None else entry.path, dir_fd)
     except OSError:
         return 1, 0
-    count, size = tree_size(top)
-    return min(count + 1, TREE_MOST + 1), size
+    count, size = tree_size(top, most=most)
+    return min(count + 1, most + 1), size
 
 
 def remove_tree(name: str, dir_fd: int) -> None:

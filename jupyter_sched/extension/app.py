@@ -29,6 +29,7 @@ from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
+from .background import fire_and_forget
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_check import setting_error_text
@@ -241,6 +242,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
             "retention_finished_jobs_days": self.retention_finished_jobs_days,
+            "retention_finished_jobs_per_user": int(self.retention_finished_jobs_per_user),
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,
             "service_listen_s": float(self.service_listen_s), "service_relisten_s": float(self.service_relisten_s),
             "log_dir": self.job_log_dir, "max_log_mib": int(self.max_log_mib), "job_pids_max": int(self.job_pids_max),
@@ -263,7 +265,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                 int(self.max_submits_per_user_minute), "max_pending_jobs_per_user": int(self.max_pending_jobs_per_user),
             "max_carried_bytes_held": int(self.max_carried_bytes_held),
             "max_running_cpu_jobs_per_user": int(self.max_running_cpu_jobs_per_user), "gpu_sharing": self.gpu_sharing,
-            "budget_admission": self.budget_admission, "elect_overdue": float(self.elect_overdue),
+            "budget_admission": self.budget_admission,
+            "lease_budget_hours": float(self.lease_budget_hours), "elect_overdue": float(self.elect_overdue),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
             "time_limits": [dict(rule) for rule in self.time_limits],
@@ -341,12 +344,13 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return
 
         def record() -> None:
-            admission.record_refusal(caller if isinstance(caller, Caller) else self.resolve_caller(caller), err,
-                                     request=request)
+            try:
+                who = caller if isinstance(caller, Caller) else self.resolve_caller(caller)
+            except SchedError:  # refused at the identity step itself: its own rule audits that (red30 R7)
+                return
+            admission.record_refusal(who, err, request=request)
 
-        task = asyncio.ensure_future(self.off_loop(record))
-        self._audits.add(task)
-        task.add_done_callback(self._audits.discard)
+        fire_and_forget(self.off_loop(record), what="an audit record of a refusal", keep=self._audits)
 
     async def refusals_written(self) -> None:
         """Wait until the refusal records asked for so far (:meth:`audit_refusal`) are written: ``GET audit`` reads after them."""
@@ -483,7 +487,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Report running work as server activity, read off the loop (one read at a time)."""
         if not self._noting_activity:
             self._noting_activity = True
-            task = asyncio.ensure_future(self.note_activity())
+            task = fire_and_forget(self.note_activity(), what="a server activity note")
             task.add_done_callback(lambda _t: setattr(self, "_noting_activity", False))
 
     async def note_activity(self) -> bool:

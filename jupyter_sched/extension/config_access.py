@@ -320,8 +320,29 @@ class AccessConfig(Configurable):
         GPUs times its time limit pass what is left. "safe": such a job pends too, what is left
         counting out what the running jobs may still spend by their time limits (as Slurm's
         AccountingStorageEnforce=safe), its reason naming the numbers and the longest time limit
-        that fits; a job with no time limit then pends while a budget governs it.""",
+        that fits; a batch job with no time limit then pends while a budget governs it. A kernel's
+        GPU lease has no time limit: under "safe" it starts only while what is left covers its GPUs
+        for lease_budget_hours, holds that much ahead of its teammates' jobs while it runs, and is
+        released (its kernel keeps running, without the GPUs) once the budget is spent.""",
     )
+
+    lease_budget_hours = Float(
+        default_value=1.0,
+        config=True,
+        help="""Under budget_admission = "safe": the hours of its GPUs a kernel's GPU lease must find
+        left in its team's (or user's) GPU-hour budget to start, and keeps held ahead of its
+        teammates' jobs while it runs (a 2-GPU lease: 2 GPU-hours). A lease has no time limit, so
+        this is its bound: it is released, audited budget_release, once the budget is spent.
+        Default: 1 (an hour of a notebook session). Ignored under "overrun".""",
+    )
+
+    @validate("lease_budget_hours")
+    def _check_lease_budget_hours(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 < value <= 366 * 24:  # NaN fails too
+            raise config_error("lease_budget_hours", value, "must be above 0 and at most a year of hours",
+                               "e.g. 1")
+        return value
 
     @validate("budget_admission")
     def _check_budget_admission(self, proposal: dict[str, Any]) -> str:

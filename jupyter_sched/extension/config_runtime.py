@@ -142,9 +142,24 @@ class ExecutorConfig(Configurable):
         config=True,
         help="""Local executor: the most of a job's output (stdout and stderr, output.log) kept, in MiB.
         Default: 1024. Past it the log keeps its first max_log_mib MiB and one last line "log truncated
-        at … MiB (c.SchedApp.max_log_mib)"; the job keeps running, its further output is not kept. Why:
-        job logs sit under log_dir, often on the disk of the store itself, and one job printing in a loop
-        writes hundreds of MiB a second (red-team 15, R12). 0 = no cap.""",
+        at … MiB (c.SchedApp.max_log_mib)"; the job keeps running, its further output is not kept. The service
+        itself looks at each running job's log every tick and cuts it too, and ends a job that stops its own
+        wrapper (which keeps the cap between looks); a running job's folder may hold as much beside its log
+        (at least 64 MiB) and 10,000 files, or the job is ended (red30 R3). Why: job logs sit under log_dir,
+        often on the disk of the store itself, and one job printing in a loop writes hundreds of MiB a second
+        (red-team 15, R12). 0 = no cap.""",
+    )
+
+    retention_finished_jobs_per_user = Int(
+        10_000,
+        min=0,
+        config=True,
+        help="""Default: 10000. Finished jobs kept in the store per user at most: past it, that user's oldest
+        finished jobs are pruned first, before retention_finished_jobs_days is up (one audit record
+        "pruned" per run names the users and counts). Their GPU usage intervals are kept, so usage
+        reports, budgets and fair share do not change. One user's loop of instant jobs can no longer
+        grow the store without bound (red team 30, R4): it holds at most the users times this many finished
+        jobs. 0 = no bound.""",
     )
 
     max_user_log_mib = Int(
@@ -169,8 +184,10 @@ class ExecutorConfig(Configurable):
         the queue with the reason "the disk of the log folder … is full (… free)" and starts once space
         is freed; the service log says it once per folder. Why: on a full disk every job of that user
         failed at once with "exit code 120" (it could not write its output) and nobody was told
-        (hubadmin25 B15); a run that fails on a full disk says so as its end. Size it above what a job
-        writes in its first minutes; max_log_mib bounds one job's log. 0 = no check before a launch.""",
+        (hubadmin25 B15); a run that fails on a full disk says so as its end. While the disk has less free, the
+        running job that wrote most there since the previous tick (1 MiB or more) is ended, one a tick, its
+        end saying so (red30 R3). Size it above what a job writes in its first minutes; max_log_mib bounds one
+        job's log. 0 = no check.""",
     )
 
     job_pids_max = Int(

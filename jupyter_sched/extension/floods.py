@@ -60,10 +60,9 @@ def audit_flood(handler: Any, user: str, *, code: str, request: str, message: st
     if off_loop is None:
         write()
         return
-    import asyncio
+    from .background import fire_and_forget
 
-    task = asyncio.ensure_future(off_loop(write))
-    task.add_done_callback(lambda t: t.exception())
+    fire_and_forget(off_loop(write), what="an audit record of a flood")
 
 
 def stream_replacements(handler: Any, user: str) -> Any:

@@ -12,6 +12,9 @@ an error, a refusal, a redirect, or any answer while debug logging is on, or wit
 from __future__ import annotations
 
 import logging
+import re
+import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -22,7 +25,7 @@ from tornado import web
 from ..errors import bounded
 from ..textsafe import escaped_controls
 
-__all__ = ["LOG_LINE_MAX_CHARS", "escape_log_controls", "is_jupyter_log_request", "logged_quietly", "redacted_url",
+__all__ = ["LOG_LINE_MAX_CHARS", "REPEATS_EVERY_S", "Repeats", "escape_log_controls", "is_jupyter_log_request", "logged_quietly", "redacted_url",
            "shows_debug"]
 
 
@@ -72,11 +75,62 @@ whole): a client's text a line quotes — a refusal, a path, a header — cannot
 more than this a request (red team 19, R1: 58 KB of log per refused 64 KiB ``node_selector``)."""
 
 
-class _EscapedControls(logging.Filter):
-    """Rewrites a record whose message holds a control character (:func:`escaped_controls`) or is
-    longer than :data:`LOG_LINE_MAX_CHARS` (cut, the cut said)."""
+REPEATS_EVERY_S = 60.0
+"""A line of one :data:`_REPEATED` kind is written at most once per this many seconds (the rest counted)."""
+
+_REPEATED = (
+    ("more requests refused 403 with a token or cookie the hub names nobody by",
+     re.compile(r"403 [A-Z]+ \S+ \(@[^)]*\) ")),  # Jupyter's access line of a request with no user
+    ("more", re.compile(r"No Hub user identified for request$")),  # jupyterhub's HubAuth, once per such token
+)
+"""The lines a flood of made-up or refused credentials writes one per request (red29: two per 403, ~1 MB of log a
+minute), by what they count."""
+
+
+class Repeats(logging.Filter):
+    """Lets the first line of each :data:`_REPEATED` kind through per :data:`REPEATS_EVERY_S` and counts the others;
+    the next one let through says how many were not written (red29: a flood of made-up tokens wrote ~2 lines per
+    refused request, 1,291 in 10 s; the front door's summary line a minute counts them already). ``monotonic``:
+    the clock (s)."""
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._monotonic = monotonic
+        self._since: dict[int, float] = {}
+        self._held: dict[int, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        message = record.getMessage()
+        for kind, (what, pattern) in enumerate(_REPEATED):
+            if pattern.match(message) is None:
+                continue
+            now = self._monotonic()
+            since = self._since.get(kind)
+            if since is not None and now - since < REPEATS_EVERY_S:
+                self._held[kind] = self._held.get(kind, 0) + 1
+                return False
+            self._since[kind] = now
+            held = self._held.pop(kind, 0)
+            if held:
+                record.msg, record.args = (f"{message} (and {held:,} {what} in the {now - (since or now):.0f} s "
+                                           "before, not written one by one)"), None
+            return True
+        return True
+
+
+class _EscapedControls(logging.Filter):
+    """Rewrites a record whose message holds a control character (:func:`escaped_controls`) or is
+    longer than :data:`LOG_LINE_MAX_CHARS` (cut, the cut said); drops the repeats :class:`Repeats` holds back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._repeats = Repeats()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._repeats.filter(record):
+            return False
         message = record.getMessage()
         safe = bounded(escaped_controls(message), LOG_LINE_MAX_CHARS)
         if safe is not message:
@@ -89,7 +143,8 @@ def escape_log_controls(log: logging.Logger) -> None:
     control character a client sent — a node_selector value, a path, a header — as its escape,
     never raw (red team 15, R3: an admin's ``tail -f`` of the service log ran a user's ESC
     sequences). Newlines stay: Jupyter's formatter indents the lines after the first. A record's
-    message longer than :data:`LOG_LINE_MAX_CHARS` is cut (red team 19, R1)."""
+    message longer than :data:`LOG_LINE_MAX_CHARS` is cut (red team 19, R1). The lines a flood of refused
+    credentials writes per request are written once a minute with their count (:class:`Repeats`; red29)."""
     for handler in log.handlers:
         if not any(isinstance(f, _EscapedControls) for f in handler.filters):
             handler.addFilter(_EscapedControls())

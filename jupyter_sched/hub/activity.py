@@ -44,6 +44,7 @@ from urllib.parse import quote
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..extension.background import fire_and_forget
 from ..store.outage import log_store_failure
 from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
@@ -155,10 +156,8 @@ class ActivityReporter:
             log.warning("jupyter_sched: %d hub activity reports are still waiting on the hub; this tick sends none",
                         len(self._reports))
             return None
-        task = asyncio.ensure_future(self._report(service, hub, off_loop))
-        self._reports.add(task)
-        task.add_done_callback(self._reports.discard)
-        return task
+        return fire_and_forget(self._report(service, hub, off_loop), what="a hub activity report",
+                               keep=self._reports)
 
     async def _report(self, service: Any, hub: HubClient, off_loop: Callable[..., Awaitable[Any]] | None) -> list[str]:
         try:

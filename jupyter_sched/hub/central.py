@@ -66,6 +66,7 @@ from ..executors.proc_mount import command_line_visibility
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
+from ..extension.background import fire_and_forget
 from ..extension.config_access import HUB_CPU_JOB_CAP, HUB_PENDING_CAP, HUB_SUBMIT_RATE
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
@@ -81,6 +82,8 @@ from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .listener import first_unprivileged_port
+from .listening import BEAT_S as LISTENING_BEAT_S
+from .listening import ListeningRecord
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -287,6 +290,10 @@ class HubSchedApp(SchedApp):
             users.owner_caller = self.owner_caller_now
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
+        self._listening = ListeningRecord()
+        """This process's listening span in the store (red29 R6: squat reports judged against every process's)."""
+        self._listening_timer: PeriodicCallback | None = None
+        self._listening_beat: asyncio.Future[None] | None = None
         self._lookalikes = LookalikeNames()  # refused look-alike hub names: audited once a minute each (red29 R2)
         self._reaping = False
         self._token_checking = False
@@ -485,12 +492,40 @@ class HubSchedApp(SchedApp):
             self._budget_timer = PeriodicCallback(self._budget_tick, self.budget_check_interval_s * 1000)
             self._budget_timer.start()
             self._budget_tick()
+        self._listening_timer = PeriodicCallback(self._listening_tick, LISTENING_BEAT_S * 1000)
+        self._listening_timer.start()
+        IOLoop.current().add_callback(self._listening_tick)
+
+    def _listening_tick(self) -> None:
+        """Write this process's listening span, then its last sign of life (:mod:`.listening`), off the loop; one at
+        a time. A store that does not answer is said by the store's outage line; tried again at the next beat."""
+        if self._listening_beat is not None and not self._listening_beat.done():
+            return
+        server = getattr(self.serverapp, "http_server", None)
+
+        async def beat() -> None:
+            try:
+                await self.off_loop(self._listening.beat, self.services.store, server, self.services.clock.now())
+            except Exception as exc:
+                log_store_failure(self.log, "jupyter_sched: could not keep this process's listening span in the "
+                                            "store (squat reports of its time are then judged by its start only); "
+                                            "will retry", exc)
+            if self._listening_timer is not None and getattr(server, "listening_since", 0.0) is None:
+                IOLoop.current().call_later(1.0, self._listening_tick)  # the front door binds after this start
+
+        self._listening_beat = asyncio.ensure_future(beat())
 
     async def stop_extension(self) -> None:
-        for timer in (self._reaper, self._budget_timer):
+        for timer in (self._reaper, self._budget_timer, self._listening_timer):
             if timer is not None:
                 timer.stop()
-        self._reaper = self._budget_timer = None
+        self._reaper = self._budget_timer = self._listening_timer = None
+        if self._listening.spans:  # a clean stop: this process's span gets its end (red29 R6)
+            try:
+                self._listening.end(self.services.store, self.services.clock.now())
+            except Exception as exc:
+                log_store_failure(self.log, "jupyter_sched: could not write the end of this process's listening "
+                                            "span (the next start infers it from its last sign of life)", exc)
         await super().stop_extension()
 
     # ---- identity ------------------------------------------------------------------------
@@ -507,6 +542,7 @@ class HubSchedApp(SchedApp):
         refused = lookalike_refusal(name, getattr(self, "_name_skeletons", None) or {})
         if refused is not None:  # a name that reads as another user's (red29 R2)
             self._audit_lookalike(refused)
+            refused.audited = True  # its record is _audit_lookalike's, once a minute: no other (red30 R7)
             raise refused
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
@@ -534,9 +570,7 @@ class HubSchedApp(SchedApp):
         except RuntimeError:
             record()  # on a request thread
             return
-        task = asyncio.ensure_future(self.off_loop(record))
-        self._audits.add(task)
-        task.add_done_callback(self._audits.discard)
+        fire_and_forget(self.off_loop(record), what="an audit record of a look-alike hub name", keep=self._audits)
 
     def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
         """``(name, admin, hub groups)``: the request's :class:`~jupyter_sched.admission.Caller`
@@ -657,7 +691,7 @@ class HubSchedApp(SchedApp):
     def _budget_tick(self) -> None:
         if not self._budgeting:
             self._budgeting = True
-            task = asyncio.ensure_future(self._check_budgets())
+            task = fire_and_forget(self._check_budgets(), what="a budget check")
             task.add_done_callback(lambda _t: setattr(self, "_budgeting", False))
 
     async def _check_budgets(self) -> None:
@@ -671,20 +705,20 @@ class HubSchedApp(SchedApp):
         watch = getattr(self._provider(), "token_watch", None)
         if watch is not None and not self._token_checking:  # the hub still takes the service's token (hub admin 22)
             self._token_checking = True
-            task = asyncio.ensure_future(watch.check(self._hub()))
+            task = fire_and_forget(watch.check(self._hub()), what="a check of the service's hub token")
             task.add_done_callback(lambda _t: setattr(self, "_token_checking", False))
         if watch is not None and watch.refused:
             return  # each hub call below would be refused: the watch's one ERROR says so, not a traceback a tick
         if not self._reaping:
             self._reaping = True
-            task = asyncio.ensure_future(self.release_stale_leases())
+            task = fire_and_forget(self.release_stale_leases(), what="a release of stale leases")
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
         self._offboard_tick()
 
     def _offboard_tick(self) -> None:
         if not self._offboarding and self._provider() is not None:
             self._offboarding = True
-            task = asyncio.ensure_future(self.check_removed_users())
+            task = fire_and_forget(self.check_removed_users(), what="a check of users the hub removed")
             task.add_done_callback(lambda _t: setattr(self, "_offboarding", False))
 
     async def check_removed_users(self) -> list[str]:

@@ -70,6 +70,7 @@ from tornado.iostream import StreamClosedError
 
 from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
+from ..extension.background import fire_and_forget
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
 from .listener import ListenerRefused, TokenWithheld, guarded_sync_transport, guarded_transport, refusal
@@ -311,7 +312,7 @@ class ForwardingService:
                 log.debug("jupyter_sched: the central service did not take a squat report", exc_info=True)
             self.squats.put_back(taken)
 
-        task = asyncio.ensure_future(send())
+        task = fire_and_forget(send(), what="a report of a squatted port")
         self._squat_report = task
         task.add_done_callback(lambda _done: setattr(self, "_squat_report", None))
 
@@ -577,9 +578,7 @@ class ForwardingService:
             except httpx.HTTPError:
                 log.debug("jupyter_sched: the central service did not take a refused-token report", exc_info=True)
 
-        task = asyncio.ensure_future(send())
-        self._refusal_tasks.add(task)
-        task.add_done_callback(self._refusal_tasks.discard)
+        fire_and_forget(send(), what="a report of a refused token", keep=self._refusal_tasks)
         return True
 
     # ---- forwarding ------------------------------------------------------------------------

@@ -51,7 +51,9 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   429 from its head (``Retry-After``, field ``connections``; the user audited once a minute) and at a
   full ceiling the caller most over it loses a connection before a newcomer is refused (verify 23, V5;
   :mod:`.fair_share`); made-up tokens count per origin host through the hub's proxy (session 25), whose ``X-Forwarded-For`` is believed
-  only from ``trusted_proxies`` (default loopback; any other peer is its own origin: red team 29, R1);
+  only from ``trusted_proxies`` (default loopback; any other peer is its own origin: red team 29, R1) — and on
+  loopback only from the proxy's accounts (``proxy_uids``): another local account connecting from loopback is a
+  peer of its own, told by the account that opened the connection (the kernel's ``sock_diag``; red29 R1, session 30);
 * ``check_credential`` — a request whose credential was neither authenticated nor refused before waits (its body
   unread) while the hub is asked who it names, :data:`CHECKS_AT_ONCE` checks at once, in turn, then counts as
   that user or as "refused PEER": a flood of made-up tokens, a fresh one per request, held the share of
@@ -101,7 +103,9 @@ from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from ..extension.background import fire_and_forget
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+from . import sock_diag
 from .body_budget import (
     DEFAULT_HELD_BYTES,
     HELD_SETTING,
@@ -125,7 +129,17 @@ from .fair_share import (
     share_key,
     user_of,
 )
-from .forwarded import DEFAULT_TRUSTED_PROXIES, TrustedProxies, parse_trusted_proxies
+from .forwarded import (
+    DEFAULT_TRUSTED_PROXIES,
+    PROXY_UIDS_SETTING,
+    TrustedProxies,
+    is_loopback,
+    local_accounts_unknown,
+    parse_trusted_proxies,
+    peer_name,
+)
+from .forwarded import proxy_uids as _proxy_uids
+from .peer import connecting_uid
 from .stalled_answers import MIN_ANSWER_RATE, SWEEP_S, StalledAnswers
 
 __all__ = ["ACCEPT_PAUSE_S", "CHECKS_AT_ONCE", "CHECK_PAUSE_S", "DRAIN_BYTES", "DRAIN_TIMEOUT_S", "FD_RESERVE",
@@ -306,6 +320,8 @@ class _Watched(httputil.HTTPMessageDelegate):
     def _checked_admit(self, start_line: httputil.RequestStartLine,
                        headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
         """:meth:`_admit`, once the hub said who a credential not seen before names (verify 26, V11)."""
+        if "X-Forwarded-For" in headers:
+            self._server.forwarded_by(self._peer())
         if self._server.checks_first(self._credential):
             return self._after_check(start_line, headers)
         return self._admit(start_line, headers)
@@ -362,8 +378,12 @@ class _Watched(httputil.HTTPMessageDelegate):
         return self._admitted(start_line, headers)
 
     def _peer(self) -> str:
-        """The connection's peer address (the hub's proxy, for requests it carries)."""
+        """The connection's peer (:meth:`GuardedHTTPServer.peer_of`: its address — the hub's proxy, for requests it
+        carries — with the account that opened it when that is another local account)."""
         context = getattr(self._request_conn, "context", None)
+        peer = getattr(context, "peer", None)
+        if isinstance(peer, str):
+            return peer
         address = getattr(context, "address", None)
         return str(address[0] if isinstance(address, tuple) and address else address or "unknown")
 
@@ -718,6 +738,16 @@ def _peer_gone(stream: object) -> bool:
         return True
 
 
+_LOCAL_ACCOUNT = re.compile(r" \(uid (\d+)\)$")
+"""A peer that is another local account than the proxy's (:func:`~.forwarded.peer_name`)."""
+
+
+class _PeerContext(_HTTPRequestContext):
+    """tornado's request context with the peer the connection counts as (:meth:`GuardedHTTPServer.peer_of`)."""
+
+    peer: str = ""
+
+
 class GuardedHTTPServer(HTTPServer):
     """``HTTPServer`` with a connection ceiling (oldest waiting connection closed first) and
     accept errors that pause accepting and are summed into one log line per interval."""
@@ -729,13 +759,17 @@ class GuardedHTTPServer(HTTPServer):
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
                    max_body_bytes_held: int = DEFAULT_HELD_BYTES, check_credential: CredentialCheck | None = None,
                    keys_file: str | None = None, trusted_proxies: Iterable[str] = DEFAULT_TRUSTED_PROXIES,
-                   **kwargs: Any) -> None:
+                   proxy_uids: Iterable[int] = (), **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
         self.max_body_bytes = max_body_bytes
         self.trusted = TrustedProxies(trusted_proxies)
         """The peers whose ``X-Forwarded-For`` is believed (red 29, R1: a forged one on a direct connection was)."""
+        self.proxy_uids = _proxy_uids(proxy_uids, os.geteuid())
+        """The accounts whose loopback connections are the hub's proxy's (:meth:`peer_of`)."""
+        self._forwarding_uids: set[str] = set()
+        """Local accounts (not the proxy's) said to send ``X-Forwarded-For`` (:meth:`forwarded_by`)."""
         self.on_too_large = on_too_large
         self.min_chunk_bytes = min_chunk_bytes
         """Least mean size of a chunked body's chunks after :data:`~.chunking.FREE_CHUNKS` (0: not checked)."""
@@ -783,11 +817,42 @@ class GuardedHTTPServer(HTTPServer):
         """Monotonic time (s) until which credentials are not checked first (a check could not tell: the hub)."""
 
     # ---- the ceiling ---------------------------------------------------------------------
+    def peer_of(self, stream: Any, address: tuple[Any, ...] | Any) -> str:
+        """The peer a connection accepted on ``stream`` from ``address`` counts as: its address, except that a
+        loopback connection opened by a local account other than the proxy's (:attr:`proxy_uids`) is
+        ``"ADDRESS (uid N)"`` — its own peer, its ``X-Forwarded-For`` never believed and its first checks bounded as
+        one origin (red29 R1 on a same-host hub: a local user connecting straight to the service filled the loopback
+        peer's checks and the proxy's first requests were answered 429). One lookup in the kernel's socket table
+        (:func:`~.peer.connecting_uid`); where the kernel cannot be asked, the address, as before."""
+        host = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
+        if not is_loopback(host):
+            return host
+        sock = getattr(stream, "socket", None)
+        return peer_name(host, connecting_uid(sock) if sock is not None else None, self.proxy_uids)
+
+    def forwarded_by(self, peer: str) -> None:
+        """A request from ``peer`` carried ``X-Forwarded-For``: from a local account that is not the proxy's
+        (:meth:`peer_of`), said once per account at WARNING — configurable-http-proxy running as an account
+        :attr:`proxy_uids` lacks (its header then not believed: every proxied first request one origin), or a
+        local user forging it (red29 R1)."""
+        uid = _LOCAL_ACCOUNT.search(peer)
+        if uid is None or uid.group(1) in self._forwarding_uids or len(self._forwarding_uids) >= 64:
+            return
+        self._forwarding_uids.add(uid.group(1))
+        log.warning("jupyter_sched: front door: loopback connections of uid %s send X-Forwarded-For, as the hub's "
+                    "proxy does, but uid %s is not the proxy's (root, the service's own account, %s): the header is "
+                    "not believed from it. If configurable-http-proxy runs as uid %s, add it to %s; otherwise a "
+                    "local user sends the header to pass as the proxy", uid.group(1), uid.group(1),
+                    PROXY_UIDS_SETTING, uid.group(1), PROXY_UIDS_SETTING)
+
     def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
-        expected = self._at_full_ceiling(stream, address) if len(self._connections) >= self.max_connections else None
+        peer = self.peer_of(stream, address)
+        expected = (self._at_full_ceiling(stream, peer) if len(self._connections) >= self.max_connections
+                    else None)
         if expected == "":
             return  # answered 429: its caller has their share of the full ceiling
-        context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
+        context = _PeerContext(stream, address, self.protocol, self.trusted_downstream)
+        context.peer = peer
         conn = HTTP1ServerConnection(stream, self.conn_params, context)
         if expected is not None:
             self.fair.expect(conn, expected)
@@ -873,7 +938,7 @@ class GuardedHTTPServer(HTTPServer):
             except Exception:
                 log.exception("jupyter_sched: could not audit a request refused over a caller's share")
 
-    def _at_full_ceiling(self, stream: IOStream, address: tuple[Any, ...]) -> str | None:
+    def _at_full_ceiling(self, stream: IOStream, peer: str) -> str | None:
         """A newcomer at a full ceiling: read the caller from the request head already in its socket, unread
         (``MSG_PEEK``; verify 24, V3). A caller with their share of connections already is answered 429 at
         once (the head taken, the connection never counted): returns ``""``. Else the caller's share key, for
@@ -882,7 +947,6 @@ class GuardedHTTPServer(HTTPServer):
         if head is None:
             return None
         start_line, headers, size = head
-        peer = str(address[0] if isinstance(address, tuple) and address else address or "unknown")
         credential = credential_digest(headers, start_line.path)
         if self.checks_first(credential):
             return None  # nobody's until checked (verify 26, V11: a fresh made-up token is not an honest first request)
@@ -995,9 +1059,7 @@ class GuardedHTTPServer(HTTPServer):
             if pending is None:
                 return
             self._running += 1
-            task = asyncio.ensure_future(self._check(pending))
-            self._check_tasks.add(task)
-            task.add_done_callback(self._check_tasks.discard)
+            fire_and_forget(self._check(pending), what="a check of a credential", keep=self._check_tasks)
 
     def _settle(self, pending: _PendingCheck) -> None:
         if self._checking.get(pending.credential[1]) is pending:
@@ -1136,6 +1198,18 @@ class GuardedHTTPServer(HTTPServer):
         return len(self._waiting)
 
     # ---- accepting -----------------------------------------------------------------------
+    def listening_ports(self) -> list[int]:
+        """The TCP ports this server listens on (IPv4 and IPv6 alike), sorted."""
+        ports = set()
+        for sock in self._sockets.values():
+            try:
+                address = sock.getsockname()
+            except OSError:
+                continue
+            if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+                ports.add(int(address[1]))
+        return sorted(ports)
+
     def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
         if self.listening_since is None:
             self.listening_since = time.time()
@@ -1334,6 +1408,28 @@ class FrontDoor(LoggingConfigurable):
         no header (every proxied request then shares the proxy's address).""",
     )
 
+    proxy_uids = List(
+        Int(), [], config=True,
+        help="""Further accounts (uids) whose connections from loopback are the hub's proxy's
+        (configurable-http-proxy's), beside root and the account the service runs as (JupyterHub starts its proxy
+        and its services as its own account). A loopback connection opened by any other local account is a caller
+        of its own, told by its account (the kernel's sock_diag says who opened it): its X-Forwarded-For is never
+        believed and its first requests with tokens not seen before are bounded as one client's, so a local user
+        flooding the service directly does not take the proxy's first requests (red team 29, R1). Name the proxy's
+        uid here when it runs as another account than the service and root. Where the kernel cannot be asked
+        (jupyter-sched doctor says so), every loopback connection counts as the proxy's address, as before.
+        Default []: root and the service's own account.""",
+    )
+
+    @validate("proxy_uids")
+    def _valid_proxy_uids(self, proposal: Any) -> list[int]:
+        values = [int(value) for value in proposal["value"]]
+        bad = [value for value in values if value < 0]
+        if bad:
+            raise TraitError(f"{PROXY_UIDS_SETTING} = {values}: {bad[0]} is not a uid (uids are 0 or more). Fix: give "
+                             "the uid of the account configurable-http-proxy runs as (id -u ACCOUNT)")
+        return values
+
     @validate("trusted_proxies")
     def _valid_trusted(self, proposal: Any) -> list[str]:
         values = [str(value).strip() for value in proposal["value"]]
@@ -1363,10 +1459,13 @@ class FrontDoor(LoggingConfigurable):
                              "to leave %d of this process's %d file descriptors to the engine; raise LimitNOFILE)",
                              ceiling, self.max_connections, FD_RESERVE,
                              resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        if not sock_diag.available():  # red29 R1: loopback connections are not told apart by account here
+            self.log.warning("jupyter_sched: front door: %s",
+                             local_accounts_unknown(_proxy_uids(self.proxy_uids, os.geteuid())))
         return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
                                  max_body_bytes=self.max_body_bytes, min_chunk_bytes=self.min_chunk_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
                                  answer_timeout_s=self.answer_timeout_s,
                                  max_connections_per_user=self.max_connections_per_user,
                                  max_body_bytes_held=self.max_body_bytes_held, trusted_proxies=self.trusted_proxies,
-                                 **kwargs)
+                                 proxy_uids=self.proxy_uids, **kwargs)

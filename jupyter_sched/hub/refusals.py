@@ -46,7 +46,8 @@ from tornado import web
 from ..errors import AuthorizationError, BusyError, ValidationError, json_kind
 from ..extension.handlers import SchedHandler
 from .forward import REFUSED_TOKEN_PATH, NotTheOwner
-from .squat_log import SQUAT_REPORT_PATH, parse_squat_report, record_squats
+from .listening import this_host
+from .squat_log import SQUAT_REPORT_PATH, not_while_listening, parse_squat_report, record_squats
 
 __all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "REPORTS_PER_MINUTE", "SQUAT_REPORT_PATH", "WHYS",
            "RefusedTokenHandler", "ReportGate", "ServerReport", "SquatReportHandler", "parse_refused_token"]
@@ -191,13 +192,18 @@ class SquatReportHandler(ServerReport):
             since = _listening_since(self.settings)
             held = parse_squat_report(self.json_value(), self.services.clock.now(), listening_since=since,
                                       own_uids={os.getuid(), os.geteuid()})
+            # and every process of the service that listened on this host (red29 R6: an earlier one's window)
+            spans = await self.call(self.services.store.listening_spans, this_host())
+            not_while_listening(held, spans)
             if not gate.take(self.caller.user, "squat", "squat"):
                 raise BusyError("one squat report a minute is taken from a server; this one was not recorded",
                                 field="refusals", hint="send it again in a minute (a user server keeps it until then)",
                                 details={"retry_after_s": 60})
         except (ValidationError, BusyError) as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="squat report")
-        recorded = await self.call(record_squats, self.services.store, self.caller.user, held, since)
+        spans_since = min([*(span.started_at for span in spans), *([since] if since is not None else [])],
+                          default=None)
+        recorded = await self.call(record_squats, self.services.store, self.caller.user, held, since, spans_since)
         self.reply({"recorded": recorded})
 
 

@@ -18,11 +18,12 @@ import ipaddress
 import socket
 import struct
 
-__all__ = ["ESTABLISHED", "LISTEN", "Address", "established", "listeners"]
+__all__ = ["ESTABLISHED", "LISTEN", "TIME_WAIT", "Address", "available", "established", "listeners", "owner"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 ESTABLISHED = 1
+TIME_WAIT = 6
 LISTEN = 10
 _NETLINK_SOCK_DIAG = 4
 _SOCK_DIAG_BY_FAMILY = 20
@@ -120,11 +121,15 @@ def _answers() -> bool:
     return _ANSWERS
 
 
-def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool | None:
-    """The uid of the ESTABLISHED TCP socket whose local end is ``local`` and remote end ``remote`` (one lookup in
-    the kernel's table of connections); False when there is none (gone, not accepted yet, or not on this host);
-    None when ``sock_diag`` cannot be asked. Both ends IPv4: asked as IPv4 (a dual-stack listener's accepted
-    socket included); otherwise as IPv6."""
+def available() -> bool:
+    """Whether the kernel's ``sock_diag`` answers for TCP here (asked once, with an empty dump)."""
+    return _answers()
+
+
+def _exact(local: tuple[Address, int], remote: tuple[Address, int]) -> list[Socket] | None:
+    """What the kernel answers for the TCP socket whose local end is ``local`` and remote end ``remote`` (one lookup
+    in its table of connections; ``[]``: none); None when ``sock_diag`` cannot be asked. Both ends IPv4: asked as
+    IPv4 (a dual-stack listener's accepted socket included); otherwise as IPv6."""
     four = isinstance(local[0], ipaddress.IPv4Address) and isinstance(remote[0], ipaddress.IPv4Address)
     family = socket.AF_INET if four else socket.AF_INET6
 
@@ -136,8 +141,30 @@ def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int 
     answered = _ask(family, request, dump=False)
     if answered is None or (not answered and not _answers()):  # ENOENT from a kernel without inet_diag
         return None
+    return answered
+
+
+def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool | None:
+    """The uid of the ESTABLISHED TCP socket whose local end is ``local`` and remote end ``remote`` (one lookup in
+    the kernel's table of connections); False when there is none (gone, not accepted yet, or not on this host);
+    None when ``sock_diag`` cannot be asked."""
+    answered = _exact(local, remote)
+    if answered is None:
+        return None
     # an exact lookup falls back to the port's listener when no connection matches: only ESTABLISHED counts
     return next((uid for state, uid, _, port in answered if state == ESTABLISHED and port == local[1]), False)
+
+
+def owner(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool | None:
+    """The uid owning the TCP socket whose local end is ``local`` and remote end ``remote`` — a connecting client's
+    socket, ESTABLISHED or already closing its sending side (FIN-WAIT, CLOSE-WAIT…) — in one lookup, never waited
+    for; False when there is none with an owner (gone; a TIME-WAIT remnant, which the kernel answers as uid 0; the
+    port's listener, which an exact lookup falls back to); None when ``sock_diag`` cannot be asked."""
+    answered = _exact(local, remote)
+    if answered is None:
+        return None
+    return next((uid for state, uid, _, port in answered if state not in (LISTEN, TIME_WAIT) and port == local[1]),
+                False)
 
 
 def listeners(port: int) -> list[tuple[Address, int]] | None:

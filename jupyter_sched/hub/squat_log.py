@@ -21,24 +21,27 @@ a report is refused 400 (audited as a refusal) when a holder is the service's ow
 the service's account: it refuses nothing held by it), when a refusal's last time lies after the service began
 listening (:data:`LISTEN_SKEW` allowed: while it listens nobody else holds its address), or when its count is more
 than :data:`MAX_REFUSALS_PER_S` a second of its window could hold. A row taken says the holder as the reporter's
-claim ("alice's Jupyter server says …"), not as the service's finding, and says what was checked: only THIS
-process's listening start is known, so a window an earlier process of the service served is taken, and the row says
-the service cannot tell of it (red 29, R6: it said "the service checked that it was not listening then").
+claim ("alice's Jupyter server says …"), not as the service's finding, and says what was checked. Each process of
+the service keeps its listening span in the store (:mod:`jupyter_sched.store.spans`, schema 26): a report of a
+window in which any process of the service listened on the reported port of this host is refused too
+(:func:`not_while_listening`; red 29, R6: after a restart a report of a window the previous process served was taken
+and its row said "the service checked that it was not listening then"); before the first span kept, the row says
+the service cannot tell.
 """
 
 from __future__ import annotations
 
 import pwd
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import ValidationError, json_kind
 
-__all__ = ["LISTEN_SKEW", "MAX_HOLDERS", "MAX_REFUSALS_PER_S", "SQUAT_ACTION", "SQUAT_REPORT_PATH", "Held", "SquatLog", "holder_account", "parse_squat_report",
-           "record_squats", "squat_message"]
+__all__ = ["LISTEN_SKEW", "MAX_HOLDERS", "MAX_REFUSALS_PER_S", "SQUAT_ACTION", "SQUAT_REPORT_PATH", "Held", "SquatLog", "holder_account",
+           "not_while_listening", "parse_squat_report", "port_of", "record_squats", "squat_message"]
 
 SQUAT_REPORT_PATH = "squat-refused"
 """Where a user server reports the squats it refused (under ``api/sched/``)."""
@@ -190,6 +193,55 @@ def _credible(uid: int | None, first: datetime, last: datetime, count: int, list
                               hint="count each request refused once")
 
 
+class Span(Protocol):
+    """A process of the service listening on ``port`` of this host from ``started_at`` to ``end`` (UTC):
+    :class:`jupyter_sched.store.spans.ListeningSpan`."""
+
+    @property
+    def port(self) -> int: ...
+    @property
+    def pid(self) -> int: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def ended_at(self) -> datetime | None: ...
+    @property
+    def end(self) -> datetime: ...
+    @property
+    def end_inferred(self) -> bool: ...
+
+
+def port_of(address: str) -> int | None:
+    """The port of ``host:port`` (``[v6]:port`` too); None when it names none."""
+    _, colon, port = address.rpartition(":")
+    return int(port) if colon and port.isdigit() and 0 < int(port) < 65536 else None
+
+
+def not_while_listening(held: Sequence[Held], spans: Sequence[Span]) -> None:
+    """Refuse a report of refusals made while a process of the service listened on the reported port of this host
+    (``spans``: the service's listening spans here, :mod:`jupyter_sched.store.spans`; :data:`LISTEN_SKEW` allowed
+    at both ends): nobody else held the address then (red 29, R6).
+
+    Raises:
+        ValidationError: naming ``first_at`` (the window begins in a span) or ``last_at``.
+    """
+    for one in held:
+        port = port_of(one.address)
+        for span in spans:
+            if (span.port != port or one.last_at <= span.started_at + LISTEN_SKEW
+                    or one.first_at >= span.end - LISTEN_SKEW):
+                continue
+            ended = (f"to at least {span.end:%Y-%m-%d %H:%M:%S} UTC" if span.ended_at is None else
+                     f"to {span.end:%Y-%m-%d %H:%M:%S} UTC" + (", its last sign of life before it stopped without a "
+                                                               "clean stop" if span.end_inferred else ""))
+            raise ValidationError(
+                f"{one.first_at:%Y-%m-%d %H:%M:%S} to {one.last_at:%Y-%m-%d %H:%M:%S} UTC: the service was listening "
+                f"on port {port} of this host then (its process {span.pid}, from {span.started_at:%Y-%m-%d %H:%M:%S} "
+                f"UTC {ended}): nobody else held its address",
+                field="first_at" if one.first_at > span.started_at else "last_at",
+                hint="report only refusals made while the service was down")
+
+
 def holder_account(uid: int | None) -> str | None:
     """The account of ``uid`` on this host (the service's: where the port was held), or None."""
     if uid is None:
@@ -200,11 +252,14 @@ def holder_account(uid: int | None) -> str | None:
         return None
 
 
-def squat_message(reporter: str, held: Held, account: str | None, listening_since: datetime | None = None) -> str:
+def squat_message(reporter: str, held: Held, account: str | None, listening_since: datetime | None = None,
+                  spans_since: datetime | None = None) -> str:
     """The audit record's words for ``held``, reported by ``reporter``'s server: its claim, said as such, and what the
-    service checked — only that the holder is not its own account and, when ``listening_since`` (UTC) is known,
-    that THIS process was not listening then: an earlier process of the service may have been (red 29, R6: the row
-    said "the service checked that it was not listening then" of a window the previous process served)."""
+    service checked — that the holder is not its own account and, when ``spans_since`` (UTC: the first listening
+    span kept, :func:`not_while_listening`) is known, that none of its processes listened on the port then (before
+    ``spans_since`` it cannot tell); else, when ``listening_since`` (UTC) is known, that THIS process was not
+    listening then (red 29, R6: the row said "the service checked that it was not listening then" of a window the
+    previous process served)."""
     if held.uid is None:
         who = ("no live socket on this host held the other end of the connection (another account taking the port "
                "in turns, or the service dying as it was called)")
@@ -213,7 +268,13 @@ def squat_message(reporter: str, held: Held, account: str | None, listening_sinc
     times = f"{held.count} time{'s' if held.count != 1 else ''}"
     span = (f"at {held.first_at:%Y-%m-%d %H:%M:%S} UTC" if held.first_at == held.last_at else
             f"from {held.first_at:%Y-%m-%d %H:%M:%S} to {held.last_at:%Y-%m-%d %H:%M:%S} UTC")
-    if listening_since is None:
+    port = port_of(held.address)
+    if spans_since is not None and port is not None:
+        before = held.first_at < spans_since
+        checked = ("the service checked that the holder is not its own account and that none of its processes "
+                   f"listened on port {port} of this host then (it keeps their listening times since "
+                   f"{spans_since:%Y-%m-%d %H:%M:%S} UTC" + ("; of the time before, it cannot tell)" if before else ")"))
+    elif listening_since is None:
         checked = ("the service checked that the holder is not its own account; whether the service was listening "
                    "then it cannot tell")
     else:
@@ -224,14 +285,17 @@ def squat_message(reporter: str, held: Held, account: str | None, listening_sinc
             f"{held.address} {times} {span}: {who} (the reporting server's word; {checked})")
 
 
-def record_squats(store: Any, reporter: str, held: list[Held], listening_since: datetime | None = None) -> int:
+def record_squats(store: Any, reporter: str, held: list[Held], listening_since: datetime | None = None,
+                  spans_since: datetime | None = None) -> int:
     """Write one ``squat_refused`` audit record per holder of ``held`` (reported by ``reporter``, the hub user whose
     token the report came with: the records' actor and user; ``listening_since``: when this service process began
-    listening, UTC, None: not known — :func:`squat_message`); how many were written."""
+    listening, UTC, None: not known; ``spans_since``: the first listening span kept — :func:`squat_message`); how
+    many were written."""
     with store.transaction() as tx:
         for one in held:
             account = holder_account(one.uid)
             details: Mapping[str, Any] = {**one.to_wire(), "holder_account": account, "reported_by": reporter}
             tx.add_event(actor=reporter, action=SQUAT_ACTION, user=reporter,
-                         message=squat_message(reporter, one, account, listening_since)[:500], details=details)
+                         message=squat_message(reporter, one, account, listening_since, spans_since)[:500],
+                         details=details)
     return len(held)

@@ -60,6 +60,11 @@ class SelfApi:
         ``Link: rel=next`` (red28 R6 paged the list at 100; s29: the backend listed the first page only)."""
         return await self.client.definitions()
 
+    async def jobs(self) -> list[dict[str, Any]]:
+        """Every page of ``GET jobs`` (this server's owner's): the client follows each answer's ``Link: rel=next``
+        (the list pages since session 28; s30: the backend's job list read the first page only)."""
+        return await self.client.jobs_all()
+
     async def profiles(self) -> dict[str, Any]:
         """The admin's request profiles by name."""
         rows = await self.call(routes.profiles())

@@ -194,8 +194,11 @@ class GpuScheduler(BaseScheduler):  # type: ignore[misc]  # jupyter-scheduler sh
         return str(job["id"])
 
     async def _notebook_jobs(self) -> list[dict[str, Any]]:
-        jobs = await self._call(routes.jobs())
-        rows = jobs.get("jobs", jobs) if isinstance(jobs, Mapping) else jobs
+        """This server's owner's notebook jobs, every page of ``GET jobs`` (s30: the first page only before)."""
+        try:
+            rows = await self.api.jobs()
+        except SchedError as err:
+            raise _refusal(err) from None
         return [j for j in rows if j.get("notebook")]
 
     async def list_jobs(self, query: ListJobsQuery) -> ListJobsResponse:

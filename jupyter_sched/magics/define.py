@@ -36,6 +36,7 @@ from ..errors import ValidationError
 from ..wording import definition_deleted
 from ..wording.jobs import named
 from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body, parameters_of
+from .render import shown_frame
 
 __all__ = ["DEFINE_ACTIONS", "DefineCommand", "definitions_frame", "parse_define", "run_define"]
 
@@ -240,7 +241,7 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
                     "next_run": _local(d.get("next_run_at"), str(d.get("timezone", "UTC"))),
                     "last_state": last_row.get("state", ""), "last_reason": last_row.get("reason", "")})
     columns = ["id", "name", "target", "schedule", "timezone", "paused", "next_run", "last_state", "last_reason"]
-    return pd.DataFrame(out, columns=columns)
+    return shown_frame(pd.DataFrame(out, columns=columns))
 
 
 def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
@@ -249,8 +250,9 @@ def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
     reason (the failing cell for notebooks), parameters, and what a catch-up run stands for."""
     import pandas as pd
 
-    return pd.DataFrame([_run_row(r, zone) for r in runs],
-                        columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters", "catch_up"])
+    return shown_frame(pd.DataFrame([_run_row(r, zone) for r in runs],
+                                    columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters",
+                                             "catch_up"]))
 
 
 def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Callable[[str, str], Path],

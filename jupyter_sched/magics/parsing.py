@@ -31,6 +31,7 @@ from ..model.validation import (
 )
 from ..wording.flags import (
     bare_seconds_note,
+    close_option,
     relative_values_joined,
     spaced_value,
     typed_option,
@@ -115,6 +116,10 @@ class _Parser(argparse.ArgumentParser):
             at = self.typed.index(field) if field in self.typed else -1
             if fix := unit_split(self.typed, at) or spaced_value(self.typed, at):
                 raise ValidationError(f"{self.prog}: {message}: {fix}", field=field, hint=f"see {self.magic}? for usage")
+            if field.startswith("-") and (meant := close_option(field, "", list(self._option_string_actions))):
+                # `%gpu request 1 --modle A100`: the option meant, as the CLI says it (newuser30 N1)
+                raise ValidationError(f"{self.prog}: {message} — {meant}", field=field,
+                                      hint=f"see {self.magic}? for usage")
         elif message.startswith("ambiguous option: "):  # the CLI's words: "--mem could match --mem-per-gpu, --memory"
             field = message[len("ambiguous option: "):].split(" ", 1)[0].split("=", 1)[0]
             raise ValidationError(f"{self.prog}: {message}", field=field, hint="type more of the option's name")

@@ -35,8 +35,22 @@ __all__ = [
     "draining_line", "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line",
     "jobs_frame",
     "no_gpus_message",
-    "profiles_frame", "queue_frame", "reason_line", "samples_from", "USAGE_COLUMNS", "usage_frame",
+    "profiles_frame", "queue_frame", "reason_line", "samples_from", "shown_frame", "USAGE_COLUMNS", "usage_frame",
 ]
+
+def shown_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (a table the magics display) with every text cell as the CLI's tables print it
+    (:func:`~jupyter_sched.textsafe.escaped_controls`: controls, bidirectional and invisible characters as escapes,
+    ``train\\u200b``): a notebook's table shows a job, user, team, node or definition name as what it is, never
+    as another's (s30, red29 R2's rule; a DataFrame's HTML escapes markup, not these). Other cells are kept."""
+    from ..textsafe import escaped_controls
+
+    for column in frame.columns:  # text columns: object or pandas' str dtype (pandas 3)
+        cells = list(frame[column])
+        if any(isinstance(v, str) and v != escaped_controls(v) for v in cells):
+            frame[column] = [escaped_controls(v) if isinstance(v, str) else v for v in cells]
+    return frame
+
 
 def pandas() -> Any:
     """pandas, or an ImportError that says which extra brings it (a slim install has none)."""
@@ -219,7 +233,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         })
     columns = ["node", "index", "model", "memory_mib", "allocated_to", "util_pct", "memory_used_mib", "health",
                "simulated", "this_kernel", "uuid"]
-    return pd.DataFrame(rows + gone_rows, columns=columns)
+    return shown_frame(pd.DataFrame(rows + gone_rows, columns=columns))
 
 
 GONE_HEALTH = GONE_WORDS
@@ -265,7 +279,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
         })
     columns = ["position", "id", "name", "user", "kind", "state", "gpus", "priority", "reason", "detail", "eta",
                "unblocks_when", "gpu_uuids"]
-    return pd.DataFrame(out, columns=columns)
+    return shown_frame(pd.DataFrame(out, columns=columns))
 
 
 JOBS_COLUMNS = ("id", "name", "state", "gpus", "kind", "detail", "eta", "position", "reason", "unblocks_when",
@@ -313,7 +327,7 @@ def usage_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     out = [{"user": row.get("user") or "-", "gpu_hours": num(row.get("allocated_gpu_hours")),
             "utilized": num(row.get("utilized_gpu_hours")), "efficiency": num(row.get("efficiency")),
             "cost": num(row.get("cost")), "jobs": row.get("jobs")} for row in rows]
-    return pd.DataFrame(out, columns=list(USAGE_COLUMNS))
+    return shown_frame(pd.DataFrame(out, columns=list(USAGE_COLUMNS)))
 
 
 def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -327,4 +341,4 @@ def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         assert isinstance(defaults, Mapping)
         out.append({"name": row.get("name"), "description": row.get("description", ""),
                     "defaults": ", ".join(f"{k}={v}" for k, v in defaults.items())})
-    return pd.DataFrame(out, columns=["name", "description", "defaults"])
+    return shown_frame(pd.DataFrame(out, columns=["name", "description", "defaults"]))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Literal
 
-__all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_start", "this_period_text"]
+__all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_name", "period_start", "period_starts",
+           "this_period_text"]
 
 Period = Literal["day", "week", "month", "quarter"]
 PERIODS: tuple[str, ...] = ("day", "week", "month", "quarter")
@@ -56,3 +57,34 @@ def next_period_start(now: datetime, period: str) -> datetime:
     months = 3 if period == "quarter" else 1
     month = start.month - 1 + months
     return start.replace(year=start.year + month // 12, month=month % 12 + 1)
+
+
+def period_name(start: datetime, period: str) -> str:
+    """The ``period`` starting at ``start`` (an aware datetime, its start in UTC) as a report row names it:
+    ``2026-12-06`` (a day), ``2026-11-30`` (a week: its Monday), ``2026-10`` (a month), ``2026Q4`` (a quarter,
+    as ``--quarter`` takes it) — newuser29 n10: ``usage --by period`` said ``2026-12-01T00:00:00+00:00``.
+    Another period: the start's date."""
+    day = start.astimezone(timezone.utc)
+    if period == "month":
+        return f"{day:%Y-%m}"
+    if period == "quarter":
+        return f"{day.year}Q{(day.month - 1) // 3 + 1}"
+    return f"{day:%Y-%m-%d}"
+
+
+def period_starts(since: datetime, until: datetime, period: str, *, most: int = 1000) -> list[datetime]:
+    """Starts (00:00 UTC) of every ``period`` that overlaps ``[since, until)`` (aware datetimes), in order: the
+    rows a report by period has, used or not (newuser29 n10: a quarter by month listed only its used months).
+    Empty when ``until`` is not after ``since`` or there would be more than ``most``.
+
+    Raises:
+        ValueError: unknown period (as :func:`period_start`).
+    """
+    starts: list[datetime] = []
+    start = period_start(since, period)
+    while start < until:
+        if len(starts) == most:
+            return []
+        starts.append(start)
+        start = next_period_start(start, period)
+    return starts

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from operator import attrgetter
@@ -66,8 +66,8 @@ from typing import Protocol
 
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "elect_overdue", "elected_of", "one_per_user", "fair_order", "fair_usage_order", "fifo_order",
-           "held_before", "holdings", "overdue", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "PASSED_BY", "elect_overdue", "elected_behind", "elected_of", "elected_order", "one_per_user", "fair_order", "fair_usage_order", "fifo_order",
+           "held_before", "holdings", "overdue", "passed_by", "passed_in", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
@@ -441,9 +441,11 @@ def one_per_user(jobs: Iterable[Job]) -> list[Job]:
     the ETA walk, which elects as the cycle will, projected the lighter job behind the whole flood at
     once (its promise included): shown first, told an hour later, passed by the flood as GPUs freed
     (new user 28, N4). One per user, a user's later overdue jobs keep their place in the queue's order
-    until their earlier ones start, and the next is elected then. The bound: an elected job waits
-    behind at most one elected job of each other user (:func:`elect_overdue`), and a user's k-th
-    overdue job is elected once its k - 1 earlier ones started."""
+    until their earlier ones start, and the next is elected then. That alone did not bound the wait: each
+    next one, queued before the lighter job, went ahead of it again as GPUs freed one at a time (new user
+    29, N2). The bound: an elected job is passed by at most one elected job of each other user — once one
+    started ahead of it, that user's next elected jobs go after it (:func:`elected_order`) — and a user's
+    k-th overdue job is elected once its k - 1 earlier ones started."""
     first: dict[tuple[str, int], Job] = {}
     for job in jobs:
         key = (job.spec.user, _RANK[job.spec.priority])
@@ -453,27 +455,91 @@ def one_per_user(jobs: Iterable[Job]) -> list[Job]:
     return list(first.values())
 
 
-def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job]) -> Iterator[Job]:
+PASSED_BY = "passed_by"
+"""``details["elected"]`` key of an elected job's reason: the users (sorted) whose elected job of its class
+started ahead of it while it was elected (:func:`elected_order`); kept while it stays elected."""
+
+
+def passed_by(job: Job) -> frozenset[str]:
+    """The users whose elected job passed ``job`` while it was elected (:data:`PASSED_BY` in its last
+    reason's ``details["elected"]``); empty if none or if it was not elected."""
+    return passed_in(job.reason)
+
+
+def passed_in(reason: PendingReason | None) -> frozenset[str]:
+    """:data:`PASSED_BY` of a pending ``reason`` (:func:`passed_by`); empty if it has none."""
+    details = reason.details if reason is not None else {}
+    info = details.get("elected")
+    users = info.get(PASSED_BY) if isinstance(info, Mapping) else None
+    return frozenset(u for u in users if isinstance(u, str)) if isinstance(users, (list, tuple)) else frozenset()
+
+
+def elected_order(elected: Sequence[Job], passed: Callable[[Job], Collection[str]] = passed_by) -> list[Job]:
+    """``elected`` (of one class, at most one per user) in the order they go: longest waiting first
+    (:func:`submit_key`), except that a job goes after every elected job its user already passed —
+    one whose ``passed`` users name its user (:data:`PASSED_BY`: an elected job of that user started
+    ahead of it while it was elected). So an elected job is passed by at most one elected job of each
+    other user: longest waiting first alone let each of one user's flood of jobs, queued seconds
+    before a lighter user's job, be elected in turn as the one before it started and go ahead of the
+    lighter job again (new user 29, N2: "ETA in 1h11m, when ana's job a-sweep-47 ends"). Where the
+    passes name each other's users (an election that moved to an older job of its user) the longest
+    waiting goes first. Pure; quadratic in the elected (at most one per user)."""
+    rest = sorted(elected, key=submit_key)
+    if len(rest) < 2:
+        return rest
+    users = {job.id: frozenset(passed(job)) for job in rest}
+    out: list[Job] = []
+    while rest:
+        pick = next((i for i, job in enumerate(rest)
+                     if not any(job.spec.user in users[other.id] for other in rest if other is not job)), 0)
+        out.append(rest.pop(pick))
+    return out
+
+
+def elected_behind(elected: Sequence[Job], passed: Callable[[Job], Collection[str]] = passed_by) -> dict[str, str]:
+    """Of ``elected`` (:func:`elected_of`), each job that :func:`elected_order` puts after an elected job
+    of its class its user already passed, with that job's id (the first such one ahead of it)."""
+    by_rank: dict[int, list[Job]] = {}
+    for job in elected:
+        by_rank.setdefault(_RANK[job.spec.priority], []).append(job)
+    behind: dict[str, str] = {}
+    for jobs in by_rank.values():
+        if len(jobs) < 2:
+            continue
+        ordered = elected_order(jobs, passed)
+        users = {job.id: frozenset(passed(job)) for job in ordered}
+        for i, job in enumerate(ordered):
+            ahead = next((other.id for other in ordered[:i] if job.spec.user in users[other.id]), None)
+            if ahead is not None:
+                behind[job.id] = ahead
+    return behind
+
+
+def elect_overdue(ordered: Iterator[Job], elected: Sequence[Job],
+                  passed: Callable[[Job], Collection[str]] = passed_by) -> Iterator[Job]:
     """``ordered`` with the ``elected`` jobs (:func:`elected_of`: at most one per user and class) moved
     to the front of their class, longest waiting first (Volcano's "elect" of a starving job; Slurm's
-    age factor, bounded): such a job is the first visited of its class, so a job of the class blocked
-    by capacity gets the model's EASY reservation and later, lighter jobs may only backfill around it.
-    Classes are never crossed. Lazy, as ``ordered`` is (it re-reads shares as admissions happen).
+    age factor, bounded) but never again ahead of an elected job its user already passed
+    (:func:`elected_order`, ``passed``: the users who passed a job, :func:`passed_by`): such a job is
+    the first visited of its class, so a job of the class blocked by capacity gets the model's EASY
+    reservation and later, lighter jobs may only backfill around it. Classes are never crossed. Lazy,
+    as ``ordered`` is (it re-reads shares as admissions happen).
 
     Longest waiting first among the elected, not the queue's own order over them: on the loaded replay
     (``benchmarks/jct_loaded.py``, main, session 28) the fair order among them took the ETA error
     without progress reports from 13.3 % to 19.7 % of the median wait (with reports 11.2 % to 14.3 %) for
     an average JCT of +2.9 % instead of +6.7 % of SJF's — an election bounds a promised wait, and the
-    longest waiting is the one furthest past it. With one elected job per user (:func:`one_per_user`) a
-    job is passed by at most one elected job of each other user, whose line says it was elected."""
+    longest waiting is the one furthest past it. With one elected job per user (:func:`one_per_user`) and
+    the passes counted, a job is passed by at most one elected job of each other user, whose line says it
+    was elected."""
     if not elected:
         yield from ordered
         return
     by_rank: dict[int, list[Job]] = {}
     for job in elected:
         by_rank.setdefault(_RANK[job.spec.priority], []).append(job)
-    for jobs in by_rank.values():
-        jobs.sort(key=submit_key)
+    for rank, jobs in by_rank.items():
+        by_rank[rank] = elected_order(jobs, passed)
     done = {job.id for job in elected}
     for job in ordered:
         first = by_rank.pop(_RANK[job.spec.priority], None)

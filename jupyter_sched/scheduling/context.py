@@ -130,6 +130,8 @@ class CycleContext:
         by_id: the snapshot's jobs by id.
         elected: pending jobs visited first in their class because they waited past ``elect_overdue``
             x their promised wait (:func:`~jupyter_sched.queues.order.elect_overdue`; issue 16).
+        elected_behind: of the elected, each one that goes after an elected job its user already
+            passed, with that job's id (:func:`~jupyter_sched.queues.order.elected_behind`; new user 29, N2).
         promised: the promised starts made this cycle (:func:`.eta.promises`; None: each is the shown ETA).
         cpu_jobs: per user, CPU-only jobs holding a place (admitted or running), this cycle's
             admissions included — counted only when the profile caps them.
@@ -266,6 +268,7 @@ class CycleContext:
         self.backfill_clauses: dict[tuple[str, datetime, float | None, str, bool],
                                     tuple[str, dict[str, Any]] | None] = {}
         self.elected: frozenset[str] = frozenset()  # pending jobs past their promised wait (issue 16, run_on)
+        self.elected_behind: dict[str, str] = {}  # of them, those after one their user passed (N2): -> that one
         self.promised: dict[str, datetime | None] | None = {}  # promises made this cycle (eta.promises)
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         # top_holder(), per set of GPU models asked about (None: every model), once worked out

@@ -40,10 +40,11 @@ from functools import partial
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, holdings, topped_first
+from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, elected_behind, holdings, topped_first
 from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
+from .budget_spent import budget_releases
 from .context import CycleContext, Visit
 from .defrag import defragment
 from .drain import drain_evictions
@@ -99,10 +100,12 @@ def run_on(ctx: CycleContext) -> CycleResult:
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
+    budget_releases(ctx)  # a running lease whose safe budget is spent is released (red30 R5)
     # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order),
     # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)
     ctx.elected = frozenset(job.id for job in elected)
+    ctx.elected_behind = elected_behind(elected) if len(elected) > 1 else {}
     ordered = topped_first(pending, elect_overdue(QUEUE_SORTS[ctx.profile.queue_sort](pending, order), elected))
     for job in ordered:
         shape = _shape(ctx, job.spec.resources)

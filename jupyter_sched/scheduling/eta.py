@@ -59,6 +59,7 @@ from ..queues.order import (
     elect_overdue,
     holdings,
     one_per_user,
+    passed_in,
     promise_due,
     topped_first,
 )
@@ -528,6 +529,14 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
         running = [(job, shares.charged.get(job.id, gpus), end) for job, gpus, end in running]
 
     due = _due_times(ctx)  # the cycle elects a job waited past its promised wait (issue 16): so does the replay
+    # the users whose elected job passed each elected one (queues.order.elected_order): this cycle's record, then
+    # the replay's own — an elected job started at the last step ahead of another elected one that did not start
+    passed: dict[str, set[str]] = {p.job_id: set(users) for p in ctx.pends
+                                   if (users := passed_in(p.reason))} if due else {}
+    last: list[Job] = []  # the elected at the last step, in their order
+
+    def passes(job: Job) -> set[str]:
+        return passed.get(job.id) or set()
 
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
@@ -554,8 +563,22 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
+        if last:  # t only grows along a replay, and a job starts only at a step: a started one started at the last
+            waiting = set(remaining)
+            for i, job in enumerate(last):
+                if job.id in spans:
+                    rank = job.spec.priority.rank
+                    for other in last[i + 1:]:
+                        if other.id in waiting and other.spec.user != job.spec.user and other.spec.priority.rank == rank:
+                            passed.setdefault(other.id, set()).add(job.spec.user)
         elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at]) if due else []
-        return [job.id for job in topped_first(jobs, elect_overdue(sort(jobs, context), elected))]
+        ordered = list(topped_first(jobs, elect_overdue(sort(jobs, context), elected, passes)))
+        if elected:
+            chosen = {job.id for job in elected}
+            last[:] = [job for job in ordered if job.id in chosen]
+        else:
+            last.clear()
+        return [job.id for job in ordered]
 
     return order
 

@@ -13,10 +13,18 @@ from typing import TYPE_CHECKING, Any
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 from ..model.periods import this_period_text
 from ..model.units import format_duration, gpu_hours_phrase, gpu_hours_text, gpus_phrase, said_time
-from ..queues.limits import effective_limit, run_limit
+from ..queues.limits import effective_limit
 from ..queues.windows import applies, is_open, next_open
 from ..wording.quota import DOCTOR_FIX, unreadable_row_text
-from .budget_fit import bounded_by_limit, budget_fit, held_clause, running_holds, unbounded_holder
+from .budget_fit import (
+    budget_fit,
+    budget_limit,
+    held_clause,
+    running_holds,
+    spending_lease,
+    spent_by,
+    unbounded_holder,
+)
 from .ports import gate as port_gate
 
 if TYPE_CHECKING:
@@ -267,12 +275,16 @@ def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
         if used >= budget.gpu_hours:
             who = f"{spec.team} has spent its" if budget.user is None else f"user {budget.user} in {spec.team} has spent their"
             period = budget.period
+            # what still spends it: a running lease until it is released (red30 R5: teammates were not told)
+            lease = spending_lease(ctx.snap.jobs, spec.team, budget.user, releasing=True)
+            spends = "" if lease is None else f"; {spent_by(lease, ctx.profile.budget_admission == 'safe')}"
             return PendingReason(
                 code="BudgetExhausted",
                 message=f"{who} GPU-hour budget: {gpu_hours_text(used)} of "
-                        f"{gpu_hours_phrase(budget.gpu_hours)} {this_period_text(period)}",
+                        f"{gpu_hours_phrase(budget.gpu_hours)} {this_period_text(period)}{spends}",
                 details={"team": spec.team, "user": budget.user, "used_gpu_hours": round(used, 4),
-                         "budget_gpu_hours": budget.gpu_hours, "period": period},
+                         "budget_gpu_hours": budget.gpu_hours, "period": period,
+                         **({"held_by_lease": lease.id} if lease is not None else {})},
                 unblock="ask an admin to raise the budget if it cannot wait",
                 eta_reason=f"when the {period}'s budget resets")
         if ctx.profile.budget_admission == "safe":
@@ -294,16 +306,16 @@ def budget_hold(ctx: CycleContext, team: str, user: str | None) -> float:
     when a ``"safe"`` budget is asked about (a budget-less profile never comes here)."""
     holds = ctx.budget_holds
     if holds is None:  # the one rule the submit's warning reads too (.budget_fit.running_holds)
-        holds = ctx.budget_holds = running_holds(ctx.snap.jobs, ctx.profile.time_limits, ctx.now)
+        holds = ctx.budget_holds = running_holds(ctx.snap.jobs, ctx.profile.time_limits, ctx.now,
+                                                 ctx.profile.lease_budget_s)
     hold = holds.get((team, user), 0.0)
     if ctx.fresh:
         rules = ctx.profile.time_limits
         for job_id in ctx.fresh:
             spec = ctx.admitted[job_id].spec
-            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli \
-                    or not bounded_by_limit(ctx.admitted[job_id]):
+            if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli:
                 continue
-            limit_s = run_limit(spec, rules)[0]
+            limit_s = budget_limit(ctx.admitted[job_id], rules, ctx.profile.lease_budget_s)  # a lease: its horizon
             hold += float("inf") if limit_s is None else spec.resources.total_milli / GPU_MILLI * limit_s / 3600
     return hold
 
@@ -318,15 +330,16 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     ``BudgetUnbounded``, no reset lets it in). Code ``BudgetExhausted``: its ETA is the period's reset.
     None: it fits."""
     spec = job.spec
-    if not bounded_by_limit(job):  # a kernel's lease: no limit bounds it, admitted as without safe (red29 R4)
-        return None
     gpus = spec.resources.total_milli / GPU_MILLI
+    if job.is_lease:  # a kernel's lease: bounded by the lease horizon it must find left (red30 R5)
+        return _lease_short(ctx, job, left, used, allowed, who=who, period=period, user=user, hold=hold)
     limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
     short = budget_fit(left, hold, gpus, limit_s)  # the submit's warning asks the same (red28 R3)
     if short is None:
         return None
     holder = unbounded_holder(ctx.snap.jobs, ctx.profile.time_limits, spec.team, user) if hold == float("inf") \
         else None
+    lease = spending_lease(ctx.snap.jobs, spec.team, user) if holder is None else None
     most, fits = short.most, short.fits_s
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
            f"this job may use up to {gpu_hours_phrase(most)} ({gpus_phrase(gpus)} for its "
@@ -334,18 +347,57 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
         message=f"{who} has {gpu_hours_phrase(max(0.0, left))} of its budget left {this_period_text(period)} "
-                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder)}; {may} "
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder, lease)}; {may} "
                 f"({BUDGET_SETTING} is safe)",
         details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
                  "period": period, "job_gpu_hours": None if most is None else round(most, 4),
                  "fits_time_limit_s": round(fits),
-                 **({"held_by_running_gpu_hours": None if hold == float("inf") else round(hold, 4)} if hold else {})},
+                 **({"held_by_running_gpu_hours": None if hold == float("inf") else round(hold, 4)} if hold else {}),
+                 **({"held_by_lease": lease.id} if lease is not None else {})},
         unblock=f"resubmit with a time limit of at most {format_duration(fits)}, or ask an admin to raise the budget",
         eta_reason=f"when the {period}'s budget resets" if most is not None else "not until it has a time limit")
 
 
+def _lease_short(ctx: CycleContext, job: Job, left: float, used: float, allowed: float, *, who: str,
+                 period: str, user: str | None, hold: float) -> PendingReason | None:
+    """A kernel's lease under a safe budget (red30 R5): it pends while its GPUs x the lease horizon
+    (``profile.lease_budget_s``, :data:`LEASE_SETTING`) pass what is left less the running hold — ``vision has
+    0.04 GPU-hours of its budget left this month (0.06 of 0.1); this lease needs 2 GPU-hours left to start
+    (2 GPUs for the 1h00m lease horizon, c.SchedApp.lease_budget_hours) …``, code ``BudgetExhausted`` (ETA:
+    the reset). None: it fits."""
+    spec = job.spec
+    gpus = spec.resources.total_milli / GPU_MILLI
+    horizon = ctx.profile.lease_budget_s
+    short = budget_fit(left, hold, gpus, horizon)
+    if short is None:
+        return None
+    holder = unbounded_holder(ctx.snap.jobs, ctx.profile.time_limits, spec.team, user) if hold == float("inf") \
+        else None
+    lease = spending_lease(ctx.snap.jobs, spec.team, user) if holder is None else None
+    most = gpus * horizon / 3600
+    fit_gpus = int(max(0.0, short.free) / (horizon / 3600))
+    fewer = f"ask for at most {fit_gpus} GPU{'' if fit_gpus == 1 else 's'}, or " if 0 < fit_gpus < gpus else ""
+    return PendingReason(
+        code="BudgetExhausted",
+        message=f"{who} has {gpu_hours_phrase(max(0.0, left))} of its budget left {this_period_text(period)} "
+                f"({gpu_hours_text(used)} of {gpu_hours_text(allowed)}){held_clause(left, hold, holder, lease)}; "
+                f"this lease needs {gpu_hours_phrase(most)} left to start ({gpus_phrase(gpus)} for the "
+                f"{format_duration(horizon)} lease horizon, {LEASE_SETTING}): a lease has no time limit, so it holds "
+                f"that much ahead while it runs and is released once the budget is spent ({BUDGET_SETTING} is safe)",
+        details={"team": spec.team, "user": user, "used_gpu_hours": round(used, 4), "budget_gpu_hours": allowed,
+                 "period": period, "job_gpu_hours": round(most, 4), "lease_budget_s": horizon,
+                 "fits_gpus": fit_gpus,
+                 **({"held_by_running_gpu_hours": None if hold == float("inf") else round(hold, 4)} if hold else {}),
+                 **({"held_by_lease": lease.id} if lease is not None else {})},
+        unblock=f"{fewer}ask an admin to raise the budget or lower {LEASE_SETTING}",
+        eta_reason=f"when the {period}'s budget resets")
+
+
 BUDGET_SETTING = "c.SchedApp.budget_admission"
 """The setting that makes a budget hold a job its remainder cannot cover (hubadmin25 B22)."""
+
+LEASE_SETTING = "c.SchedApp.lease_budget_hours"
+"""The lease horizon a kernel's lease must find left in a safe budget (red30 R5)."""
 
 
 def borrow_window_closed(ctx: CycleContext, job: Job) -> tuple[str, str, dict[str, Any]] | None:

@@ -19,8 +19,8 @@ from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
-from ..queues.order import OVERDUE_FLOOR_S, PROMISE
-from ..wording.reasons import elected_clause
+from ..queues.order import OVERDUE_FLOOR_S, PASSED_BY, PROMISE, passed_by
+from ..wording.reasons import elected_behind_clause, elected_clause
 from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
@@ -61,13 +61,34 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
 def _elected(ctx: CycleContext, job: Job, message: str, details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
     """The reason of a job elected first in its class (:func:`~jupyter_sched.queues.order.elect_overdue`)
     says so, with ``details["elected"]``: ``promised_at`` / ``promised_start`` (ISO), ``waited_s`` (s since
-    it was promised) and ``factor`` (the profile's ``elect_overdue``)."""
+    it was promised), ``factor`` (the profile's ``elect_overdue``) and, once an elected job of another user
+    started ahead of it while it was elected, :data:`~jupyter_sched.queues.order.PASSED_BY`: those users
+    (sorted; kept while it stays elected — their next elected jobs go after it:
+    :func:`~jupyter_sched.queues.order.elected_order`); ``after``: for one that goes after such an elected job of
+    another user (``ctx.elected_behind``), that job's id, and its line says so."""
     promise = job.reason.details[PROMISE] if job.reason is not None else {}
     at, start = datetime.fromisoformat(promise["at"]), datetime.fromisoformat(promise["start"])
     waited, factor = (ctx.now - at).total_seconds(), ctx.profile.elect_overdue
-    info = {"promised_at": promise["at"], "promised_start": promise["start"], "waited_s": waited, "factor": factor}
+    info: dict[str, Any] = {"promised_at": promise["at"], "promised_start": promise["start"], "waited_s": waited,
+                            "factor": factor}
+    passed = passed_by(job) | _passed_now(ctx, job)
+    if passed:
+        info[PASSED_BY] = sorted(passed)
     clause = elected_clause(waited, (start - at).total_seconds(), factor, said_time(start), OVERDUE_FLOOR_S)
+    if (ahead := ctx.elected_behind.get(job.id)) is not None:  # its user already passed that one (N2)
+        info["after"] = ahead
+        clause += f"; {elected_behind_clause(ahead)}"
     return message.rstrip(".") + f"; {clause}.", {**details, "elected": info}
+
+
+def _passed_now(ctx: CycleContext, job: Job) -> set[str]:
+    """The users of other jobs of ``job``'s class elected and admitted this cycle before ``job`` was
+    visited (elected ahead of it: they passed it)."""
+    if not ctx.admitted:
+        return set()
+    user, rank = job.spec.user, job.spec.priority.rank
+    return {other.spec.user for job_id, other in ctx.admitted.items() if job_id in ctx.elected
+            and other.spec.user != user and other.spec.priority.rank == rank}
 
 
 _HELD_CODES = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})

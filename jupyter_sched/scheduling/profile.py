@@ -113,7 +113,14 @@ class SchedulingProfile:
             red28 R3), also pends, code ``BudgetExhausted``, naming the numbers — Slurm's
             ``AccountingStorageEnforce=safe`` (``GrpTRESMins`` counts running jobs' remaining
             TRES-minutes); a job with no time limit then pends too, and a running one with none leaves
-            nothing (hubadmin25 B22).
+            nothing (hubadmin25 B22). A kernel's GPU lease has no time limit: it is bounded by
+            ``lease_budget_s`` instead (red30 R5).
+        lease_budget_s: under ``budget_admission = "safe"``, the seconds of its GPUs a kernel's lease
+            must find left in its budget to start, and holds ahead of its teammates' jobs while it runs
+            (a rolling horizon: GPUs x this, from now); a running lease is released once its budget is
+            spent (:mod:`.budget_spent`), its kernel kept running (``c.SchedApp.lease_budget_hours`` x
+            3600; default one hour). Red30 R5: a lease passed safe admission on any remainder and ran on
+            past the budget unbounded.
         elect_overdue: a pending job waiting longer than this many times the wait it was promised
             when queued (its first ETA without progress reports, :func:`.eta.promises`; at least
             600 s) is visited first in its class and so holds its model's EASY reservation
@@ -153,6 +160,7 @@ class SchedulingProfile:
     host_ports: bool = True
     max_ports_per_user: int = 4
     budget_admission: str = "overrun"
+    lease_budget_s: float = 3600.0
     elect_overdue: float = 0.75
 
     def __post_init__(self) -> None:
@@ -189,6 +197,12 @@ class SchedulingProfile:
         if self.budget_admission not in BUDGET_ADMISSION:
             raise ValidationError(f"unknown budget_admission {self.budget_admission!r}", field="budget_admission",
                                   hint="use " + " or ".join(BUDGET_ADMISSION))
+        horizon = self.lease_budget_s
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon <= 366 * 86400:
+            raise ValidationError(f"lease_budget_hours must be a number of hours above 0, at most a year (got "
+                                  f"{horizon if not isinstance(horizon, (int, float)) else horizon / 3600!r})",
+                                  field="lease_budget_hours", hint="e.g. 1 (a lease needs 1 h of its GPUs left "
+                                  "in a safe budget to start)")
         cap = self.max_running_cpu_jobs_per_user
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ValidationError(f"max_running_cpu_jobs_per_user must be a whole number >= 0 (got {cap!r})",

@@ -214,7 +214,8 @@ class Preempt:
         reason: one sentence, e.g. "preempted to return borrowed quota to team-b".
         kind: ``"reclaim"`` (quota reclaim across teams), ``"priority"`` (within a team), ``"class"``
             (another team's low work, no quota configured: red team 18, R8) or ``"drain"`` (its node's
-            drain deadline passed; ``for_job`` empty: :mod:`.drain`).
+            drain deadline passed; ``for_job`` empty: :mod:`.drain`) or ``"budget"`` (a running lease
+            whose safe budget is spent, released; ``for_job`` empty: :mod:`.budget_spent`).
         grace_s: seconds between SIGTERM and SIGKILL.
         checkpoint_signal: send SIGUSR1 first (checkpointable jobs).
     """

@@ -26,7 +26,14 @@ from ..model import GPU_MILLI, Budget, Job, QuotaSet
 from ..model.periods import next_period_start, this_period_text
 from ..model.units import clock_text, format_duration, gpu_hours_phrase, gpu_hours_text, gpus_phrase
 from ..queues.limits import TimeLimitRule
-from ..scheduling.budget_fit import budget_fit, held_clause, running_holds, unbounded_holder
+from ..scheduling.budget_fit import (
+    LEASE_BUDGET_S,
+    budget_fit,
+    held_clause,
+    running_holds,
+    spending_lease,
+    unbounded_holder,
+)
 
 __all__ = ["BudgetStanding", "admin_view", "period_reset", "spent_on_submit", "spent_warnings", "standings"]
 
@@ -122,7 +129,7 @@ def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_m
 
 def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, limit_s: float | None,
                       *, now: datetime, safe: bool = False, running: Callable[[], Iterable[Job]] | None = None,
-                      rules: Sequence[TimeLimitRule] = ()) -> list[str]:
+                      rules: Sequence[TimeLimitRule] = (), lease_s: float = LEASE_BUDGET_S) -> list[str]:
     """The submit answer's warning for GPU work that may use more GPU-hours than its budget has left —
     ``gpu_milli`` times its time limit (``limit_s``; None: no limit bounds it) — while the budget is not
     spent yet (:func:`spent_on_submit` says a spent one): ``this job may use up to 3 GPU-hours (1 GPU for
@@ -132,7 +139,7 @@ def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu
     ``safe``: ``budget_admission`` is ``"safe"``, so it waits instead — decided as the scheduling gate decides
     it (:func:`~..scheduling.budget_fit.budget_fit`), the GPU-hours left less what the budget's running work
     (``running()``: the unfinished jobs, read only then; ``rules``: the queues' time limits they are stopped
-    at) may still spend by its limits (red28 R3: the warning compared with the GPU-hours spent only, so a job
+    at; ``lease_s``: the lease horizon a running kernel lease holds, red30 R5) may still spend by its limits (red28 R3: the warning compared with the GPU-hours spent only, so a job
     the gate held got no word at submit). No store read without a budget that governs it."""
     mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
     if gpu_milli <= 0 or not mine:
@@ -148,14 +155,15 @@ def overrun_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu
         if safe and running is not None:
             if holds is None:
                 jobs = list(running())
-                holds = running_holds(jobs, rules, now)
+                holds = running_holds(jobs, rules, now, lease_s)
             hold = holds.get((team, s.budget.user), 0.0)
         short = budget_fit(left, hold, gpus, limit_s)
         if short is None:
             continue
         holder = unbounded_holder(jobs, rules, team, s.budget.user) if hold == float("inf") else None
+        lease = spending_lease(jobs, team, s.budget.user) if holder is None and hold > 0 else None
         whose = f"{'team ' if s.budget.user is None else ''}{s.who} has {gpu_hours_phrase(left)} of its " \
-                f"budget left ({s.numbers}){held_clause(left, hold, holder)}"
+                f"budget left ({s.numbers}){held_clause(left, hold, holder, lease)}"
         bound = (f"this job has no time limit, so its GPU-hours are not bounded, but {whose}" if short.most is None
                  else f"this job may use up to {gpu_hours_phrase(short.most)} ({gpus_phrase(gpus)} for its "
                  f"{format_duration(limit_s or 0)} time limit) but {whose}")

@@ -245,7 +245,7 @@ def _refusal(ctx: Context, caller: Caller, job_id: str) -> str:
     return not_visible(job_id, "ids").message  # changed owner meanwhile (never): no more than that
 
 
-_GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop"})
+_GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop", "budget"})
 """Stops with the server's one grace (a preemption's is decided with it, per job)."""
 
 

@@ -543,6 +543,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["max_running_cpu_jobs_per_user"] = cap
     if settings.get("budget_admission"):  # validated by the profile (hubadmin25 B22)
         kwargs["budget_admission"] = str(settings["budget_admission"])
+    if settings.get("lease_budget_hours") is not None:  # validated by the profile (red30 R5)
+        kwargs["lease_budget_s"] = float(settings["lease_budget_hours"]) * 3600
     if settings.get("time_limits"):  # the same rules admission enforces (c.SchedApp.time_limits)
         from ..queues.limits import time_limit_rules
 

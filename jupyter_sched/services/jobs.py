@@ -34,6 +34,7 @@ from ..model.off_inventory import gone_gpus
 from ..model.units import dated_from, format_duration, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
+from ..scheduling.budget_fit import LEASE_BUDGET_S
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
@@ -114,6 +115,11 @@ NOT_EXECUTABLE_RULE = "not_executable"
 """``details["rule"]`` of the refusal of a command job's program file that cannot be run: a client
 with no interpreter field says its own fix (the panel: "choose a .py or .ipynb, or make the file
 executable"; new user 17, N10)."""
+
+_SLASH_PATH_HINT = ("check the path and its spelling: a program named with a / is run from that path (a relative one "
+                    "from the job's working directory), not looked up on PATH")
+"""The fix of a command's program named by a path (``./run.sh``, ``/opt/x/bin/tool``) that does not exist
+(newuser29 n6: it was told where PATH had been searched, beside the point)."""
 
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
@@ -437,7 +443,9 @@ class JobsService:
                 warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
                                                   spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
                                                   safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
-                                                  running=lambda: self._holding_gpus(spec.team), rules=rules))
+                                                  running=lambda: self._holding_gpus(spec.team), rules=rules,
+                                                  lease_s=getattr(self.ctx.engine.profile, "lease_budget_s",
+                                                                  LEASE_BUDGET_S)))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -729,6 +737,9 @@ class JobsService:
                     # by its kind where it says one (newuser28 nit n2: a .sh was told "-- python FILE")
                     f"chmod +x it, or {run_file_hint(path[:300])}" if executable and path.lower().endswith((".sh", ".py"))
                     else "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
+                    # a name with a "/" is run from that path, never looked up on PATH (newuser29 n6: `-- ./noexec.sh`
+                    # missing was told where PATH had been searched)
+                    else _SLASH_PATH_HINT if "/" in (spec.command or [""])[0]
                     else f"give its full path, or check the spelling: {searched_path_text(spec.env.get('PATH'), hub=hub)}")
             # the rule as data: a client with no interpreter field says its own fix (the panel's form)
             raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,

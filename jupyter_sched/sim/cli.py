@@ -38,7 +38,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from ..wording.flags import usage_error_line
 
-        self.exit(2, usage_error_line(self.prog, message, self.format_usage()) + "\n")
+        self.exit(2, usage_error_line(self.prog, message, self.format_usage(),
+                                      options=list(self._option_string_actions)) + "\n")
 
 
 def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
@@ -74,7 +75,7 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
 
 
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
-    from .outfiles import OPENB_FILES, SCENARIO_FILES, check_out_files, open_out_file
+    from .outfiles import OPENB_FILES, SCENARIO_FILES, check_out_files, frame_csv, open_out_file
     from .report import allocation_figure, queue_figure, utilization_figure
     from .simulator import simulate
 
@@ -102,9 +103,9 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
                   f"{res.wall_s:.2f} s, {res.decisions_per_s:.0f} decisions/s\n")
         if folder:
             with open_out_file(folder / "curve.csv", force=args.force) as fh:
-                res.curve().to_csv(fh)
+                fh.write(frame_csv(res.curve(), index=True))
             with open_out_file(folder / "pods.csv", force=args.force) as fh:
-                res.records_frame().to_csv(fh, index=False)
+                fh.write(frame_csv(res.records_frame()))
             with open_out_file(folder / "allocation.html", force=args.force) as fh:
                 allocation_figure({args.policy: res.curve()["alloc"]}).write_html(fh)
             out.write(f"wrote {folder}/curve.csv, pods.csv, allocation.html\n")
@@ -142,7 +143,7 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
                   "summary.csv": pd.DataFrame([result.summary]), "teams.csv": result.teams}
         for name, frame in frames.items():
             with open_out_file(folder / name, force=args.force) as fh:
-                frame.to_csv(fh, index=False)
+                fh.write(frame_csv(frame))
         for name, figure in (("queue.html", queue_figure), ("utilization.html", utilization_figure)):
             with open_out_file(folder / name, force=args.force) as fh:
                 figure(result.timeseries).write_html(fh)

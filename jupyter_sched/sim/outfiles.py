@@ -16,11 +16,12 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..errors import ValidationError
+from ..textsafe import csv_text
 
-__all__ = ["OPENB_FILES", "SCENARIO_FILES", "check_out_files", "open_out_file"]
+__all__ = ["OPENB_FILES", "SCENARIO_FILES", "check_out_files", "frame_csv", "open_out_file"]
 
 #: what a scenario or ``--tiresias`` run writes: per-job records, per-cycle curves, the summary, per-team figures,
 #: two charts
@@ -71,3 +72,14 @@ def open_out_file(path: Path, *, force: bool) -> TextIO:
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_TRUNC if force else os.O_EXCL)
     fd = os.open(path, flags, 0o644)
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def frame_csv(frame: Any, *, index: bool = False) -> str:
+    """A pandas DataFrame as CSV text by the one CSV writer of every export (:func:`~jupyter_sched.textsafe.csv_text`;
+    ``index``: its index first, as a column named as the index): the cells ``DataFrame.to_csv`` writes, except that
+    a text cell — a scenario's user, team or job name — starting ``=`` ``+`` ``-`` ``@`` is never a formula and its
+    controls are escaped (s30). Missing values (NaN, None, NaT) are empty cells."""
+    if index:
+        frame = frame.reset_index()
+    cells = frame.astype(object).where(frame.notna(), None)
+    return csv_text([str(c) for c in frame.columns], cells.itertuples(index=False, name=None))

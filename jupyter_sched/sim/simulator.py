@@ -221,11 +221,13 @@ class SimResult:
         """Write ``jobs.csv``, ``timeseries.csv`` and ``summary.csv`` into ``directory``; return the paths."""
         import os
 
+        from .outfiles import frame_csv
+
         os.makedirs(directory, exist_ok=True)
         paths = [os.path.join(directory, n) for n in ("jobs.csv", "timeseries.csv", "summary.csv")]
-        self.jobs.to_csv(paths[0], index=False)
-        self.timeseries.to_csv(paths[1], index=False)
-        pd.DataFrame([self.summary]).to_csv(paths[2], index=False)
+        for path, frame in zip(paths, (self.jobs, self.timeseries, pd.DataFrame([self.summary])), strict=True):
+            with open(path, "w", encoding="utf-8", newline="") as fh:  # the one CSV writer (s30: names never formulas)
+                fh.write(frame_csv(frame))
         return paths
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ..model import ANY_MODEL, Job, JobState
+from ..model import ANY_MODEL, Job, JobSpec, JobState
 from ..model.codec import (
     allocation_from_dict,
     allocation_to_dict,
@@ -26,7 +26,7 @@ from ..model.quota import UnreadableRow
 from ..model.units import parse_utc
 from .schema import JOB_NAME_WIDTH
 
-__all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "quota_row_error",
+__all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "quota_row_error", "row_spec",
            "quota_row_from", "record_from_row", "ts"]
 
 
@@ -78,26 +78,37 @@ class JobRecord:
     stop_actor: str | None = None
     activity_at: datetime | None = None
     version: int = 0
+    stored_spec: JobSpec | None = field(default=None, compare=False, repr=False)
+    """The spec as the row holds it at ``version`` (as :func:`job_columns` wrote or the row read it), None when
+    not known: an update whose spec is that one leaves the ``spec`` column alone (red30 R4)."""
 
 
-def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
-    """The column values of ``record`` (without ``version``).
+def row_spec(record: JobRecord) -> JobSpec:
+    """The spec ``record``'s row keeps: a finished job's keeps no carried content (``notebook_json``,
+    ``source``: up to 8 MiB each in its spec): nothing runs it again, the executed copy is in its job
+    folder, and the row is kept ``retention_finished_jobs_days`` (red team 24, R4: 20 cancelled carried
+    jobs took the database 87 → 470 MB for 90 days). The job's own spec object where nothing is cut."""
+    spec = record.job.spec
+    if record.job.state.terminal and (spec.notebook_json is not None or spec.source is not None):
+        spec = replace(spec, notebook_json=None, source=None)
+    return spec
 
-    A finished job's row keeps no carried content (``notebook_json``, ``source``: up to 8 MiB each
-    in its spec): nothing runs it again, the executed copy is in its job folder, and the row is kept
-    ``retention_finished_jobs_days`` (red team 24, R4: 20 cancelled carried jobs took the database
-    87 → 470 MB for 90 days)."""
+
+def job_columns(record: JobRecord, *, updated_at: datetime, update: bool = False) -> dict[str, Any]:
+    """The column values of ``record`` (without ``version``); its ``spec`` as :func:`row_spec`.
+
+    ``update``: the values of an UPDATE of the row at ``record.version``; its ``spec`` is left out when
+    the row already holds it (``record.stored_spec``): a state change then writes no new copy of a big
+    spec (red30 R4: on PostgreSQL each rewrite of a 120 KB spec left a dead TOAST copy — ~530 KB of
+    table per job over its admitted, running and ended writes)."""
     job = record.job
     if job.submitted_at is None:
         raise ValueError(f"job {job.id} has no submitted_at")
-    spec = job.spec
-    if job.state.terminal and (spec.notebook_json is not None or spec.source is not None):
-        spec = replace(spec, notebook_json=None, source=None)
-    return {
+    spec = row_spec(record)
+    columns: dict[str, Any] = {
         "id": job.id, "user": job.spec.user, "team": job.spec.team, "kind": job.spec.kind.value,
         "name": job.spec.name[:JOB_NAME_WIDTH],
         "state": job.state.value, "priority": job.spec.priority.value,
-        "spec": dumps(spec_to_dict(spec)),
         "allocation": None if job.allocation is None else dumps(allocation_to_dict(job.allocation)),
         "nominated": None if job.nominated is None else dumps(allocation_to_dict(job.nominated)),
         "reason": None if job.reason is None else dumps(reason_to_dict(job.reason)),
@@ -113,6 +124,9 @@ def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
         "hold": None if job.held is None else dumps(hold_to_dict(job.held)), "top_at": ts(job.top_at),
         "eligible_at": ts(job.eligible_at),
     }
+    if not (update and record.stored_spec is not None and (record.stored_spec is spec or record.stored_spec == spec)):
+        columns["spec"] = dumps(spec_to_dict(spec))
+    return columns
 
 
 def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
@@ -122,8 +136,9 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         ValueError / KeyError / TypeError / jupyter_sched.errors.SchedError: the row does not
             decode (the integrity check reports these).
     """
+    spec = spec_from_dict(loads(row["spec"]))
     job = Job(
-        id=row["id"], spec=spec_from_dict(loads(row["spec"])), state=JobState(row["state"]),
+        id=row["id"], spec=spec, state=JobState(row["state"]),
         submitted_at=parse_ts(row["submitted_at"]), admitted_at=parse_ts(row["admitted_at"]),
         started_at=parse_ts(row["started_at"]), finished_at=parse_ts(row["finished_at"]),
         allocation=allocation_from_dict(loads(row["allocation"])),
@@ -140,6 +155,7 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         job=job, executor=row["executor"], handle=loads(row["executor_handle"]),
         stop_intent=row["stop_intent"], stop_requested_at=parse_ts(row["stop_requested_at"]),
         stop_actor=row["stop_actor"], activity_at=parse_ts(row["activity_at"]), version=int(row["version"]),
+        stored_spec=spec,
     )
 
 

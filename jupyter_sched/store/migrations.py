@@ -239,6 +239,12 @@ def _v25_definitions_firing(conn: sa.Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+def _v26_service_spans(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v26(md)
+    md.create_all(conn)
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -299,6 +305,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(25, "definitions indexed by paused and deleted, then id, schedule, time zone, cursor and version: the "
                   "firing pass tells which are due from the index alone, never reading a spec (red29 R3)",
               _v25_definitions_firing),
+    Migration(26, "each service process's listening span (service_spans: host, port, start, last seen, end): a "
+                  "squat report of a window an earlier process served is refused (red29 R6)", _v26_service_spans),
 )
 
 

@@ -538,6 +538,27 @@ def indexes_v25(md: sa.MetaData) -> None:
              *(definitions.c[name] for name in FIRING_HEAD_COLUMNS))
 
 
+def tables_v26(md: sa.MetaData) -> None:
+    """Define what version 26 adds on ``md``: ``service_spans``, one row per process of the service that listened
+    (red29 R6: a squat report for a window an earlier process served was taken): where (``host``, as
+    ``socket.gethostname()`` says, and ``port``), which process (``pid``), when it began listening
+    (``started_at``), when it was last seen alive (``seen_at``, written every :data:`~jupyter_sched.hub.listening
+    .BEAT_S`) and when it stopped (``ended_at``: written on a clean stop, else inferred at the next start on the
+    same host and port as its ``seen_at``, ``end_inferred`` true; null while it runs)."""
+    sa.Table(
+        "service_spans", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("host", sa.String(253), nullable=False),
+        sa.Column("port", sa.Integer, nullable=False),
+        sa.Column("pid", sa.Integer, nullable=False),
+        sa.Column("started_at", sa.String(_TS), nullable=False),
+        sa.Column("seen_at", sa.String(_TS), nullable=False),
+        sa.Column("ended_at", sa.String(_TS), nullable=True),
+        sa.Column("end_inferred", sa.Boolean, nullable=False),
+        sa.Index("ix_service_spans_host_port", "host", "port", "started_at"),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -547,7 +568,8 @@ version 12's job index by state, submit time, id and version + version 13's job 
 version 14's quota source + version 15's user_teams lists + version 16's ignored progress runs + version
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
 version 21's job holds and tops + version 22's eligible time + version 23's job name and its index + version
-24's usage indexes by user and by team, then end)."""
+24's usage indexes by user and by team, then end + version 25's definitions' firing index + version 26's
+service listening spans)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -573,6 +595,7 @@ columns_v22(metadata)
 columns_v23(metadata)
 indexes_v24(metadata)
 indexes_v25(metadata)
+tables_v26(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -591,3 +614,4 @@ job_progress = metadata.tables["job_progress"]
 quota_source = metadata.tables["quota_source"]
 job_token_secrets = metadata.tables["job_token_secrets"]
 node_cordons = metadata.tables["node_cordons"]
+service_spans = metadata.tables["service_spans"]

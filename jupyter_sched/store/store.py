@@ -68,6 +68,7 @@ from .codec import (
     parse_ts,
     quota_row_error,
     quota_row_from,
+    row_spec,
     ts,
     unreadable_row,
 )
@@ -77,6 +78,7 @@ from .outage import UNREACHABLE, StoreOutage, first_line
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 from .quota_source import QUOTAS, QuotaSource, read_quota_source, write_quota_source
 from .rowcache import RowCache, read_live
+from .spans import ListeningSpan, close_span, open_span, spans_on, touch_span
 from .url import safe_url, store_url_problem
 from .writers import FairLock
 
@@ -573,7 +575,7 @@ class StoreTx:
                 self.conn.execute(_JOB_INSERT, values)
         except sa.exc.IntegrityError as exc:
             raise ConflictError(f"job {record.job.id} already exists", field="id") from exc
-        return replace(record, version=1)
+        return replace(record, version=1, stored_spec=row_spec(record))
 
     def get_job(self, job_id: str) -> JobRecord:
         """The job row ``job_id``.
@@ -616,13 +618,14 @@ class StoreTx:
 
     def update_job(self, record: JobRecord, *, columns: dict[str, Any] | None = None) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
-        ``columns``: its :func:`~.codec.job_columns`, encoded by the caller before the transaction
-        (updated at this transaction's ``now``), so the write lock is not held while encoding.
+        ``columns``: its :func:`~.codec.job_columns` (``update=True``: the ``spec`` column only where it
+        changed, red30 R4), encoded by the caller before the transaction (updated at this transaction's
+        ``now``), so the write lock is not held while encoding.
 
         Raises:
             ConflictError: the row changed since it was read (or is gone).
         """
-        values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now)
+        values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now, update=True)
         values["version"] = record.version + 1
         self._jobs_changed = True
         self.pending_inserts = None
@@ -635,7 +638,7 @@ class StoreTx:
         if result.rowcount != 1:
             raise ConflictError(f"job {record.job.id} changed meanwhile", field="job_id",
                                 hint="read the job again and retry")
-        return replace(record, version=record.version + 1)
+        return replace(record, version=record.version + 1, stored_spec=row_spec(record))
 
     def _held_nothing(self, record: JobRecord) -> bool:
         """True when the row ``record`` overwrites (its id at ``record.version``) is known to hold
@@ -1292,6 +1295,23 @@ class StoreTx:
         """Uncordon ``node``; the cordon taken off, or None when it had none (:mod:`.cordons`)."""
         return delete_cordon(self.conn, node)
 
+    def open_listening_span(self, host: str, port: int, pid: int, started_at: datetime, now: datetime) -> int:
+        """This process began listening on ``port`` of ``host`` at ``started_at``: its span's id; the earlier open
+        spans there end at their last sign of life (:mod:`.spans`, red29 R6)."""
+        return open_span(self.conn, host, port, pid, started_at, now)
+
+    def touch_listening_span(self, span_id: int, now: datetime) -> None:
+        """Span ``span_id``'s process still listens at ``now`` (:mod:`.spans`)."""
+        touch_span(self.conn, span_id, now)
+
+    def close_listening_span(self, span_id: int, now: datetime) -> None:
+        """Span ``span_id``'s process stopped listening at ``now``, cleanly (:mod:`.spans`)."""
+        close_span(self.conn, span_id, now)
+
+    def listening_spans(self, host: str, ports: set[int] | frozenset[int] | None = None) -> list[ListeningSpan]:
+        """The service's listening spans on ``host`` (of ``ports``; None: all), oldest first (:mod:`.spans`)."""
+        return spans_on(self.conn, host, ports)
+
     def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """Who set the quota set in force, and the config lines last applied (:mod:`.quota_source`);
         ``name`` :data:`~.quota_source.MEMBERS`: the same for the team memberships."""
@@ -1889,6 +1909,26 @@ class Store:
         """See :meth:`StoreTx.quota_set`."""
         with self.transaction(write=False) as tx:
             return tx.quota_set()
+
+    def open_listening_span(self, host: str, port: int, pid: int, started_at: datetime, now: datetime) -> int:
+        """See :meth:`StoreTx.open_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            return tx.open_listening_span(host, port, pid, started_at, now)
+
+    def touch_listening_span(self, span_id: int, now: datetime) -> None:
+        """See :meth:`StoreTx.touch_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            tx.touch_listening_span(span_id, now)
+
+    def close_listening_span(self, span_id: int, now: datetime) -> None:
+        """See :meth:`StoreTx.close_listening_span` (own transaction)."""
+        with self.transaction() as tx:
+            tx.close_listening_span(span_id, now)
+
+    def listening_spans(self, host: str, ports: set[int] | frozenset[int] | None = None) -> list[ListeningSpan]:
+        """See :meth:`StoreTx.listening_spans`."""
+        with self.transaction(write=False) as tx:
+            return tx.listening_spans(host, ports)
 
     def quota_source(self, name: str = QUOTAS) -> QuotaSource | None:
         """See :meth:`StoreTx.quota_source`."""

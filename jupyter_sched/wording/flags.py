@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = ["CELL", "CLI", "DURATION_OPTIONS", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N",
-           "NAMED_IN_MESSAGE", "PLACEHOLDERS", "Surface", "UNIT_WORDS", "bare_seconds_note", "empty_option", "flag_for",
-           "in_surface_terms", "spaced_value", "stray_before_command", "typed_option", "unit_split", "usage_error_line",
+           "NAMED_IN_MESSAGE", "PLACEHOLDERS", "Surface", "UNIT_WORDS", "bare_seconds_note", "close_option", "empty_option",
+           "flag_for", "in_surface_terms", "spaced_value", "stray_before_command", "typed_option", "unit_split", "usage_error_line",
            "where_listed", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
@@ -397,14 +397,49 @@ def _file_first(prog: str, typed: Sequence[str]) -> tuple[str, str]:
     return "", ""
 
 
-def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:
+def _edits(a: str, b: str) -> int:
+    """Letters to change, add, drop or swap (two side by side) to turn ``a`` into ``b`` — the optimal string
+    alignment distance (Damerau 1964; Boytsov 2011, "Indexing methods for approximate dictionary searching")."""
+    rows = [list(range(len(b) + 1))] + [[i] + [0] * len(b) for i in range(1, len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[-1][-1]
+
+
+def close_option(option: str, usage: str, options: Sequence[str] = ()) -> str:
+    """``did you mean --time-limit?`` for a mistyped ``option`` (``--time-limt``), of the options the
+    command takes (``options``, its parser's every option string; else those its ``usage`` line lists): one
+    that differs only in letter case first (``-v`` → ``-V``), else the one a typo away — one letter changed,
+    added, dropped or two swapped (``--fro`` → ``--for``), two for a name over five letters; "" when none
+    is, or two are equally close (``--bogus`` is no ``--gpus``). newuser30 N1: a mistyped flag got no
+    suggestion while a mistyped command did."""
+    options = list(dict.fromkeys(options or re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", usage)))
+    same = [o for o in options if o.lower() == option.lower() and o != option]
+    if same:
+        return f"did you mean {same[0]}?"
+    typed = option.lstrip("-")
+    allowed = 1 if len(typed) <= 5 else 2
+    near = sorted((_edits(typed, o.lstrip("-")), o) for o in options
+                  if o.startswith("--") == option.startswith("--") and o != option)
+    near = [(d, o) for d, o in near if d <= allowed]
+    if not near or (len(near) > 1 and near[1][0] == near[0][0]):
+        return ""
+    return f"did you mean {near[0][1]}?"
+
+
+def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = (),
+                     options: Sequence[str] = ()) -> str:
     """A command-line mistake in the CLI's own one-line style, as a refused request is said
     (``jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: jupyter-sched queue
     [--limit N | --all] [--mine] [usage_error]``): what was typed wrong first, then how to fix it —
     the message's own hint, else the command's usage — and a code in brackets. argparse said the same
     in its own two-line shape (``usage: …`` then ``jupyter-sched queue: error: argument --limit: …``):
     two styles of error from one tool (new users 9 and 10). ``typed``: the words typed, so that of an
-    option's several names the one typed is said (:func:`typed_option`)."""
+    option's several names the one typed is said (:func:`typed_option`); ``options``: the command's option
+    strings, of which a mistyped one's closest is suggested (:func:`close_option`)."""
     import re
 
     message = with_dash_hint(" ".join(message.split()), typed)
@@ -415,8 +450,11 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
     elif extras := re.fullmatch(r"unrecognized arguments: (.+)", text):
         words = extras.group(1).split()
         option = words[0].split("=", 1)[0]
-        field, text = (option, f"not an option of {prog}") if len(words) == 1 and option.startswith("-") \
+        # `wait J --fro 2h`: the mistyped flag is named with its value after it, as one alone is (newuser30 N1:
+        # "unexpected arguments: --fro 2h" beside "--follw: not an option")
+        field, text = (option, f"not an option of {prog}") if option.startswith("-") and option != "--" \
             else ("", f"unexpected arguments: {extras.group(1)}")
+        hint = hint or (close_option(option, usage, options) if field else "")
         at = next((i for i in range(len(typed) - 1, 0, -1) if typed[i] == words[0]), -1)
         hint = hint or unit_split(typed, at)  # `wait J --for 5 minutes` (newuser22 N2)
         if not hint and not field and at > 0 and not typed[at - 1].startswith("-") and re.search(r"\bJOB\b", usage) \

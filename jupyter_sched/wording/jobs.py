@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
-from ..textsafe import printable_line
+from ..textsafe import printable_line, printable_name
 from .cordons import drain_text
 from .preemption import planned_preemption_text
 from .projected import projected_end_text
@@ -66,7 +66,7 @@ def same_name_note(name: str, others: Sequence[tuple[str, str, datetime]], now: 
     first, state, since = others[0]
     more = f", and {len(others) - 1} more of that name" if len(others) > 1 else ""
     doing = "waiting" if state in WAITING_STATES else "running" if state == "running" else state
-    return (f"a job named {printable_line(name)[:80]!r} is already {doing} ({first}, submitted "
+    return (f"a job named {printable_name(name)[:80]!r} is already {doing} ({first}, submitted "
             f"{clock_text(since, now)}{more}): this is another one — if re-running it was a slip, "
             f"`jupyter-sched cancel {first}` (%schedule cancel {first}) cancels the older")
 
@@ -130,7 +130,8 @@ def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, 
 
 
 _STOP_CAUSES = {"cancel": "cancel requested", "timeout": "time limit reached", "preempt": "preempted",
-                "idle": "reclaimed as idle", "idle_stop": "reclaimed as idle"}
+                "idle": "reclaimed as idle", "idle_stop": "reclaimed as idle",
+                "budget": "released: the GPU-hour budget is spent"}
 
 
 def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
@@ -268,7 +269,7 @@ def work_name(job: Mapping[str, Any]) -> str:
         return name
     notebook = job.get("kernel_notebook")
     if isinstance(notebook, str) and notebook.strip():
-        return f"lease for {printable_line(notebook)}"
+        return f"lease for {printable_name(notebook)}"
     if kernel:
         return f"lease for kernel {printable_line(kernel[:8])}"
     return name
@@ -278,7 +279,7 @@ def named(ref: Any, name: str) -> str:
     """``j-7 (daily_report)``: an id with the name its owner gave, the one way every line writes it;
     a name with brackets of its own is quoted instead of nesting them (``j-7 'report (v2)'``); the
     id alone for no name. Definitions are written so too (``d-1 (daily_report)``, new user 12, N1)."""
-    name = printable_line(str(name or "")).strip()
+    name = printable_name(str(name or "")).strip()  # s30: a hidden character shown, as in the tables
     if not name:
         return str(ref)
     return f"{ref} {name!r}" if "(" in name or ")" in name else f"{ref} ({name})"
@@ -689,7 +690,7 @@ def preemptor(job: Mapping[str, Any]) -> str:
     answer carries its name (``preempted_by_name``), else its id. New user 8 (issue 20 follow-up):
     "start 2, after preemption by j-1m8x162ph-dgvt2x" named it by a bare id."""
     by = str(job.get("preempted_by") or "")
-    name = printable_line(str(job.get("preempted_by_name") or "")).strip()[:80]
+    name = printable_name(str(job.get("preempted_by_name") or "")).strip()[:80]
     return f"{name} ({by})" if name and name != by else by
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model.units import clock_text, format_duration
-from ..textsafe import printable_line
+from ..textsafe import printable_name
 from .reasons import wire_time, work_named
 
 __all__ = ["planned_preemption_text", "preemptible_note"]
@@ -90,14 +90,14 @@ def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = Fa
     if at is None or not isinstance(waiter, str) or not waiter:
         return ""
     owner, name = plan.get("for_owner"), plan.get("for_name")
-    # one line whoever reads it: a name's controls and newlines shown as text, never acted on
-    who = work_named(printable_line(waiter), printable_line(name, limit=80) if isinstance(name, str) else None,
-                     printable_line(owner) if isinstance(owner, str) and owner else None)
-    priority = printable_line(str(plan.get("for_priority") or "")).strip()
-    team = printable_line(str(plan.get("for_team") or "")).strip()
+    # one line whoever reads it: a name's controls, newlines and invisible characters shown as text (s30), never acted on
+    who = work_named(printable_name(waiter), printable_name(name, limit=80) if isinstance(name, str) else None,
+                     printable_name(owner) if isinstance(owner, str) and owner else None)
+    priority = printable_name(str(plan.get("for_priority") or "")).strip()
+    team = printable_name(str(plan.get("for_team") or "")).strip()
     verb = "reclaimed" if plan.get("verb") == "reclaimed" else "preempted"
     if brief:  # one's own waiter by its name alone, another's as the queue names it
-        own = printable_line(name, limit=80) if isinstance(name, str) and name.strip() and not owner else ""
+        own = printable_name(name, limit=80) if isinstance(name, str) and name.strip() and not owner else ""
         return f"to be {verb} at ~{clock_text(at, now)} for {own or who}"
     if plan.get("same_team") is not False:
         why = f", {priority} priority of the same team" if priority else ", of the same team"

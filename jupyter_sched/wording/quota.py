@@ -231,7 +231,7 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
             most = float(q.get("guaranteed") or 0) + float(limit)
             bounds = f"borrowing limit {_gpus(limit)} (at most {_gpus(most)})"
         parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
-    text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
+    text = "; ".join(parts) if parts else f"team {team} has no GPUs set aside and no limit (no quota)"
     if scope:  # the models its lines leave out (verify20 V4)
         text = f"{text}; {scope}"
     over = _over(lines, team_in_use=team_in_use, mine=mine)

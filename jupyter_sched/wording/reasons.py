@@ -45,7 +45,7 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
@@ -78,23 +78,33 @@ ELECTED_NOTE = "elected: it waited past its promised wait"
 def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str,
                    floor_s: float = 0.0) -> str:
     """The clause a job elected first in its class says (issue 16: :func:`~jupyter_sched.queues.order.
-    elect_overdue`), e.g. "elected: it has waited 2h10m, past 0.75 x the 2h50m wait promised when it was
-    queued (start by 2026-12-04T05:50:54Z), so it goes first among its class's jobs and later jobs start
-    ahead of it only where they end before its reserved start". ``promised_s``: the wait promised (seconds
-    from queued to ``promised_start``); ``floor_s``: the least wait an election counts
+    elect_overdue`), plain words first and the trade word last (new user 30, N4), e.g. "it goes first: it has
+    waited 2h10m, past 0.75 x the 2h50m wait promised when it was queued (start by 2026-12-04T05:50:54Z); jobs
+    queued later start ahead of it only if they end before its planned start (elected)". ``promised_s``: the
+    wait promised (seconds from queued to ``promised_start``); ``floor_s``: the least wait an election counts
     (:data:`~jupyter_sched.queues.order.OVERDUE_FLOOR_S`) — a shorter promise is said as what it was, and
-    the floor as what the wait passed ("past 0.75 x 10m, the least wait an election counts; it was
-    promised a start by 05:40 UTC, 1m33s after it was queued": new user 29, N2 — "past 0.75 x the 10m
-    wait promised … (start by 05:40 UTC)" for a job queued at 05:38:27). ``promised_start``:
+    the floor as what the wait passed ("past 0.75 x 10m, the least wait that counts; it was promised a start
+    by 05:40 UTC, 1m33s after it was queued": new user 29, N2 — "past 0.75 x the 10m wait promised …
+    (start by 05:40 UTC)" for a job queued at 05:38:27). ``promised_start``:
     :func:`~jupyter_sched.model.units.said_time` (renderers say it as a clock time)."""
     if promised_s < floor_s:
-        past = (f"past {factor:g} x {format_duration(floor_s)}, the least wait an election counts; it was promised "
+        past = (f"past {factor:g} x {format_duration(floor_s)}, the least wait that counts; it was promised "
                 f"a start by {promised_start}, {format_duration(max(promised_s, 0.0))} after it was queued")
     else:
         past = (f"past {factor:g} x the {format_duration(promised_s)} wait promised when it was queued "
                 f"(start by {promised_start})")
-    return (f"elected: it has waited {format_duration(waited_s)}, {past}, so it goes first among its class's jobs "
-            "and later jobs start ahead of it only where they end before its reserved start")
+    return (f"it goes first: it has waited {format_duration(waited_s)}, {past}; jobs queued later start ahead of "
+            "it only if they end before its planned start (elected)")
+
+
+def elected_behind_clause(ahead: str) -> str:
+    """What an elected job says when it goes after ``ahead`` (a job id), elected too, which an elected job of
+    its own user already passed (:func:`~jupyter_sched.queues.order.elected_order`; new user 29, N2: each of
+    one user's flood of sweeps, elected in turn, went ahead of a lighter user's elected job), e.g. "it goes
+    after j-2 all the same: an elected job of the same user already started ahead of that one, and an
+    elected job is passed by at most one elected job of each other user"."""
+    return (f"it goes after {ahead} all the same: an elected job of the same user already started ahead of that "
+            "one, and an elected job is passed by at most one elected job of each other user")
 
 
 def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
@@ -564,18 +574,21 @@ def _ends_clause(named: Sequence[str], details: Mapping[str, Any]) -> str:
 
 
 def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
-    """`` (queued behind it, it fits the GPUs that free first and ends before this job's reservation, so
-    it runs first: backfill)`` when the ETA waits on a job queued behind it that the plan starts first
-    (``details.eta_waits_on_backfilled``; newuser27 n12: a #1 job's ETA named the #2 job with no word why);
-    ``j-2 is queued behind it …`` where it waits on others too."""
+    """``; it is queued behind this job, but it fits the GPUs that free first and ends before this job's
+    planned start, so it runs first (backfill)`` when the ETA waits on a job queued behind it that the plan
+    starts first (``details.eta_waits_on_backfilled``; newuser27 n12: a #1 job's ETA named the #2 job with no
+    word why); ``; j-2 is queued behind this job, but …`` where it waits on others too. Plain words first, the
+    trade word last, and said after the ETA's other parts (new user 30, N4: "(queued behind it, … so it runs
+    first: backfill) (if it ends as estimated …)" — two parentheses in a row)."""
     behind = details.get("eta_waits_on_backfilled")
     if not isinstance(behind, Sequence) or isinstance(behind, str) or not behind:
         return ""
     one = len(behind) == 1
-    who = "queued behind it, it" if one and len(waits) == 1 else \
-        f"{_ids([str(b) for b in behind])} {'is' if one else 'are'} queued behind it but"
-    return (f" ({who} {'fits' if one else 'fit'} the GPUs that free first and {'ends' if one else 'end'} before "
-            f"this job's reservation, so {'it runs' if one else 'they run'} first: backfill)")
+    who = "it is" if one and len(waits) == 1 else f"{_ids([str(b) for b in behind])} {'is' if one else 'are'}"
+    they = "it" if one else "they"
+    return (f"; {who} queued behind this job, but {they} {'fits' if one else 'fit'} the GPUs that free first and "
+            f"{'ends' if one else 'end'} before this job's planned start, so {they} {'runs' if one else 'run'} first "
+            "(backfill)")
 
 
 def _queued(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
@@ -757,6 +770,7 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
         capped = _capped(details, waits, now)
+        first = ""  # why a job queued behind it comes first: said last, after the ETA's conditions (N4)
         if len(waits) == 1 and capped:  # its limit, not its progress, sets the time (new user 21, N7)
             text += f", when {_ids(named)} {capped[0][1]}"
         elif _withheld(details) and all(str(w).startswith("l-") for w in waits):
@@ -765,10 +779,12 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             some = "" if one else _some_of(details.get("eta_must_release"), len(waits))
             text += f", when {some}{_leases_of(details, waits)} {_ids(waits)} {'is' if one else 'are'} released"
         else:
-            text += f", when {_ends_clause(named, details)}{_backfill_words(details, waits)}"
+            text += f", when {_ends_clause(named, details)}"
+            first = _backfill_words(details, waits)
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
         text += _progress_words(details, waits, now)
         lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)
+        lapse += first  # new user 30, N4: no "(… backfill) (if it ends as estimated …)"
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
             if len(waits) == 1 and waits[0] in bounds:

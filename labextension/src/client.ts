@@ -10,7 +10,7 @@
  * The client talks through a small {@link Transport} so that it runs unchanged in JupyterLab
  * (`ServerConnection.makeRequest` adds the token and XSRF headers) and in unit tests.
  */
-import { clockText } from './format';
+import { clockText, shownText } from './format';
 import type { components, operations, paths } from './schema';
 
 /** The document's component schemas (`Schemas['Job']`, `Schemas['IdlePolicy']`, ...). */
@@ -533,10 +533,10 @@ export function describeError(err: unknown, options: { retrying?: boolean } = {}
       // a 5xx's tie to the server log, which the hint asks the user to give an admin (hubadmin25 B6)
       text += ` (reference ${err.body.reference})`;
     }
-    return text;
+    return shownText(text); // a refusal may quote a name: its hidden characters as escapes (s30)
   }
   if (err instanceof Error) {
-    return err.message;
+    return shownText(err.message);
   }
-  return String(err);
+  return shownText(String(err));
 }

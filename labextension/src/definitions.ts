@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { compactDuration, formMessage, reasonSentence, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -154,13 +154,14 @@ export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_descript
   return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
 }
 
+/** A refusal as the form says it, hidden characters escaped ({@link shownText}: it may quote a name). */
 export function errorText(err: unknown): string {
   if (err instanceof SchedApiError) {
     const field = err.field ?? '';
     const label = DEFINITION_LABELS[field.split('.')[0]] ?? field;
-    return `${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`;
+    return shownText(`${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`);
   }
-  return err instanceof Error ? err.message : String(err);
+  return shownText(err instanceof Error ? err.message : String(err));
 }
 
 /** Canonical JSON (keys sorted) of a notebook, to tell a copy unchanged from one with changes of its own. */
@@ -223,6 +224,12 @@ export class DefinitionsView extends Widget {
   private readonly formBox = h('div', { class: 'jp-sched-defs-formbox' });
   private readonly listBox = h('div', { class: 'jp-sched-defs-listbox', 'aria-live': 'polite' });
   private definitions: Definition[] = [];
+  /**
+   * An admin's "All users": the list is everyone's definitions (`GET definitions?all=true`), each with its owner, so
+   * an admin can see and pause a user's nightly GPU definition from the panel (newuser29 n12: only the admin's own
+   * were listed, "No scheduled notebooks yet" beside 160 of others'). Off: the caller's own, as for everyone.
+   */
+  private allUsers = false;
   private readonly runs = new Map<string, DefinitionRun[]>();
   private readonly expanded = new Set<string>();
   /** Why the last read of the definitions failed: cleared by the next read that works. */
@@ -254,6 +261,7 @@ export class DefinitionsView extends Widget {
     this.node.append(this.buildForm(), this.listBox);
     this.model.jobsChanged.connect(this.onJobs, this);
     this.model.event.connect(this.onEvent, this);
+    this.model.quotasChanged.connect(this.onMe, this); // `me` read: whether the All users toggle is offered
     void this.model.start().then(() => this.reload());
   }
 
@@ -263,6 +271,7 @@ export class DefinitionsView extends Widget {
     }
     this.model.jobsChanged.disconnect(this.onJobs, this);
     this.model.event.disconnect(this.onEvent, this);
+    this.model.quotasChanged.disconnect(this.onMe, this);
     this.handles.forEach(handle => handle.dispose());
     window.clearTimeout(this.previewTimer);
     super.dispose();
@@ -272,6 +281,26 @@ export class DefinitionsView extends Widget {
     if (this.definitions.length) {
       void this.reload();
     }
+  }
+
+  /** Whether I may list everyone's definitions (an admin, as `GET me` says). */
+  private get isAdmin(): boolean {
+    return !!this.model.me?.is_admin;
+  }
+
+  private onMe(): void {
+    if (this.allUsers && !this.isAdmin) {
+      this.allUsers = false; // no longer an admin: my own again
+      void this.reload();
+    } else {
+      this.render();
+    }
+  }
+
+  /** Show everyone's definitions (`on`, admins) or my own; re-read the list. */
+  setAllUsers(on: boolean): Promise<void> {
+    this.allUsers = on && this.isAdmin;
+    return this.reload();
   }
 
   private onEvent(_: ISchedModel, event: { type: string }): void {
@@ -288,7 +317,7 @@ export class DefinitionsView extends Widget {
     this.loading = (async () => {
       try {
         // every page: GET definitions answers 100 a page, the next behind its Link header (red28 R6)
-        this.definitions = await this.model.client.requestAll('listDefinitions');
+        this.definitions = await this.model.client.requestAll('listDefinitions', this.allUsers ? { query: { all: true } } : {});
         for (const id of this.expanded) {
           this.runs.set(id, await this.model.client.request('listDefinitionRuns', { path: { definition_id: id }, query: { limit: 20 } }));
         }
@@ -341,7 +370,7 @@ export class DefinitionsView extends Widget {
         }
         try {
           const answer = await this.model.client.request('previewSchedule', { body: { schedule: cron.value, timezone: tz.value || 'UTC' } });
-          preview.textContent = `${answer.description}; next ${answer.next.slice(0, 3).map((t, i) => localTime(t, answer.timezone, answer.next_zones?.[i])).join(', ')}`;
+          preview.textContent = shownText(`${answer.description}; next ${answer.next.slice(0, 3).map((t, i) => localTime(t, answer.timezone, answer.next_zones?.[i])).join(', ')}`);
           preview.classList.remove('jp-sched-defs-invalid');
         } catch (err) {
           preview.textContent = errorText(err);
@@ -435,7 +464,7 @@ export class DefinitionsView extends Widget {
     if (this.formError) {
       this.formError.textContent = ''; // a refusal of the form left behind is no longer about it
     }
-    f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
+    f.heading.textContent = d ? shownText(`Edit "${d.name}"`) : 'New scheduled notebook';
     this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
     if (d) {
       f.cron.dispatchEvent(new Event('input'));
@@ -475,7 +504,7 @@ export class DefinitionsView extends Widget {
     }
     const body = new DeleteQuestion(d, waiting);
     const result = await showDialog({
-      title: `Delete "${d.name}"?`,
+      title: shownText(`Delete "${d.name}"?`),
       body,
       buttons: [Dialog.cancelButton({ label: 'Keep it' }), Dialog.warnButton({ label: 'Delete' })]
     });
@@ -565,6 +594,8 @@ export class DefinitionsView extends Widget {
         'div',
         { class: 'jp-sched-def-head' },
         h('span', { class: 'jp-sched-def-name' }, d.name),
+        // whose it is, when the list is everyone's and it is not mine (the Queue names another's job's user alike)
+        this.allUsers && d.user !== this.model.me?.user ? h('span', { class: 'jp-sched-def-user', title: shownText(`${d.user}'s definition`) }, shownText(d.user)) : null,
         h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
@@ -589,14 +620,33 @@ export class DefinitionsView extends Widget {
     );
   }
 
+  /** The admin's "All users" toggle (a pressed button, as the Queue's "Mine only"); null for anyone else. */
+  private allUsersToggle(): HTMLElement | null {
+    if (!this.isAdmin) {
+      return null;
+    }
+    return h(
+      'button',
+      {
+        type: 'button', class: 'jp-sched-toggle jp-sched-defs-all-users', 'aria-pressed': String(this.allUsers), 'data-key': 'defs-all-users',
+        title: "Admins: list every user's scheduled notebooks, to see, pause or resume them",
+        onclick: () => void this.setAllUsers(!this.allUsers)
+      },
+      'All users'
+    );
+  }
+
   private render(): void {
     replaceKeepingFocus(
       this.listBox,
+      this.allUsersToggle(),
       ...[...new Set([this.actionError, this.loadError])].filter(said => said).map(said => h('div', { class: 'jp-sched-defs-error', role: 'alert' }, said)),
       this.notice ? h('div', { class: 'jp-sched-defs-notice' }, this.notice) : null,
       this.definitions.length
         ? h('ul', { class: 'jp-sched-defs-list' }, this.definitions.map(d => this.renderDefinition(d)))
-        : h('p', { class: 'jp-sched-empty' }, 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
+        : h('p', { class: 'jp-sched-empty' }, this.allUsers
+            ? 'No user has a scheduled notebook on this server.'
+            : 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
     );
   }
 }

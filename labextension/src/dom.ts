@@ -2,7 +2,16 @@
  * A tiny DOM builder: `h('div', {class: 'x', onclick}, child, ...)`. Plain DOM keeps the panel
  * free of a second rendering framework; sections re-render their body wholesale and
  * {@link replaceKeepingFocus} puts keyboard focus back on the element with the same `data-key`.
+ *
+ * Every text child and every attribute a reader is shown (`title`, `aria-label`, `alt`, `placeholder`) is written
+ * through {@link shownText}: a definition, job or user name holding a zero-width or bidi character shows it as its
+ * escape wherever this builder puts it (s30, red29 R2's rule for every panel place). Values (`value`, `data-*`)
+ * are kept as they are: they are sent back or looked up.
  */
+import { shownText } from './format';
+
+/** Attributes read to the user (tooltips, screen readers): written through {@link shownText}. */
+const SHOWN_ATTRIBUTES = new Set(['title', 'aria-label', 'alt', 'placeholder']);
 
 type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -26,7 +35,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
     } else if (key === 'checked' && 'checked' in el) {
       (el as unknown as HTMLInputElement).checked = !!value;
     } else {
-      el.setAttribute(key, value === true ? '' : String(value));
+      const text = value === true ? '' : String(value);
+      el.setAttribute(key, SHOWN_ATTRIBUTES.has(key) ? shownText(text) : text);
     }
   }
   append(el, children);
@@ -43,7 +53,7 @@ function append(el: Element, children: Child[]): void {
     } else if (child instanceof Node) {
       el.appendChild(child);
     } else {
-      el.appendChild(document.createTextNode(String(child)));
+      el.appendChild(document.createTextNode(shownText(String(child))));
     }
   }
 }
@@ -52,7 +62,7 @@ function append(el: Element, children: Child[]): void {
 export function svg(tag: string, attrs: Record<string, string | number>, ...children: Element[]): SVGElement {
   const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [key, value] of Object.entries(attrs)) {
-    el.setAttribute(key, String(value));
+    el.setAttribute(key, SHOWN_ATTRIBUTES.has(key) ? shownText(String(value)) : String(value));
   }
   for (const child of children) {
     el.appendChild(child);

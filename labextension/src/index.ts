@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, clockUTC } from './format';
+import { cancelQuestion, clockUTC, shownText } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -282,14 +282,15 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         try {
           job = await jobOf(id);
         } catch (err) {
-          Notification.error(trans.__('Could not find %1: %2', id, describeError(err)), { autoClose: 8000 });
+          Notification.error(shownText(trans.__('Could not find %1: %2', id, describeError(err))), { autoClose: 8000 });
           return;
         }
         const lease = job.kind === 'lease';
         const what = lease ? trans.__('Release lease') : trans.__('Cancel job');
         const result = await showDialog({
-          title: trans.__('%1 %2?', what, job.name),
-          body: cancelQuestion(job, trans),
+          // the job's name, owner and node with their hidden characters as escapes (s30, red29 R2's rule)
+          title: shownText(trans.__('%1 %2?', what, job.name)),
+          body: shownText(cancelQuestion(job, trans)),
           buttons: [Dialog.cancelButton({ label: trans.__('Keep it') }), Dialog.warnButton({ label: what })]
         });
         if (!result.button.accept) {
@@ -300,7 +301,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           // cancelled here, by me: its end is no news to me (new user 22, N7; the cancel's event says so too)
           model.upsert(answer.state === 'cancelled' ? Object.assign({}, answer, { cancelled_by: model.me?.user ?? null }) : answer);
         } catch (err) {
-          Notification.error(trans.__('Could not cancel %1: %2', job.name, describeError(err)), { autoClose: 8000 });
+          Notification.error(shownText(trans.__('Could not cancel %1: %2', job.name, describeError(err))), { autoClose: 8000 });
         }
       }
     });
@@ -318,9 +319,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const fresh = await model.client.submit(resubmitBody(job));
           model.upsert(fresh);
           // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)
-          Notification.info(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id), { autoClose: 4000 });
+          Notification.info(shownText(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id)), { autoClose: 4000 });
         } catch (err) {
-          Notification.error(trans.__('Could not resubmit %1: %2', id, describeError(err)), { autoClose: 8000 });
+          Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 });
         }
       }
     });
@@ -342,7 +343,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const kept = await model.client.keepalive(id);
           if (kept.notice) {
             // its owner left the lease's team: nothing was extended, and the server says why (red team 24, R6)
-            Notification.warning(kept.notice, { autoClose: false });
+            Notification.warning(shownText(kept.notice), { autoClose: false });
             return;
           }
           model.noteKeepalive(id, kept.keepalive_until ?? null);
@@ -385,9 +386,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const changed = await model.client.update(id, { held: !job.held });
           model.upsert(changed);
           // the server's words: "held (release with: …)", "released (held by … since …): it queues again from now, …"
-          Notification.info(`${job.name}: ${(changed.changed ?? []).join('; ')}`, { autoClose: 5000 });
+          Notification.info(shownText(`${job.name}: ${(changed.changed ?? []).join('; ')}`), { autoClose: 5000 });
         } catch (err) {
-          Notification.error(trans.__('Could not change %1: %2', id, describeError(err)), { autoClose: 8000 });
+          Notification.error(shownText(trans.__('Could not change %1: %2', id, describeError(err))), { autoClose: 8000 });
         }
       }
     });

@@ -25,7 +25,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { describeError, type SchedClient } from './client';
-import { formatBytes, NULL_TRANS, stateLabel } from './format';
+import { formatBytes, NULL_TRANS, shownText, stateLabel } from './format';
 import { runAttributes, TerminalText, utf8Length } from './terminal';
 import { type Job, TERMINAL_STATES } from './types';
 
@@ -159,7 +159,7 @@ export class LogViewer extends Widget {
   }
 
   private showName(): void {
-    const name = this._job?.name || this.jobId;
+    const name = shownText(this._job?.name || this.jobId); // a name's hidden characters as escapes (s30)
     this.titleNode.textContent = name;
     this.output.setAttribute('aria-label', this.trans.__('Output of %1', name));
   }
@@ -266,7 +266,7 @@ export class LogViewer extends Widget {
         const total = Math.max(page.size ?? 0, offset);
         this.downloadButton.textContent = this.trans.__('Downloading… %1 of %2', formatBytes(offset), formatBytes(total));
       }
-      this.saveFile(`${this._job?.name || this.jobId}-${this.jobId}.log`, new Blob(parts, { type: 'text/plain' }));
+      this.saveFile(shownText(`${this._job?.name || this.jobId}-${this.jobId}.log`), new Blob(parts, { type: 'text/plain' }));
       this.downloadButton.textContent = this.trans.__('Download full log');
     } catch (err) {
       if (!this.stopped) {
@@ -338,7 +338,7 @@ export class LogViewer extends Widget {
       try {
         this._job = await this.client.job(this.jobId);
         this.showName();
-        this.title.label = this.trans.__('Logs: %1', this._job.name || this.jobId);
+        this.title.label = this.trans.__('Logs: %1', shownText(this._job.name || this.jobId));
       } catch (err) {
         this.setStatus(this.trans.__('Job %1 not found: %2', this.jobId, describeError(err)));
         return;
@@ -391,9 +391,9 @@ export function createLogWidget(client: SchedClient, jobId: string, trans: Trans
   const content = new LogViewer(client, jobId, trans, job);
   const widget = new MainAreaWidget({ content });
   widget.id = `jp-sched-logs-${jobId}`;
-  widget.title.label = trans.__('Logs: %1', job?.name || jobId);
+  widget.title.label = trans.__('Logs: %1', shownText(job?.name || jobId));
   widget.title.caption = job
-    ? trans.__('Output of %1 %2 (%3)%4', job.kind, job.id, job.user, TERMINAL_STATES.has(job.state) ? '' : trans.__(', live'))
+    ? trans.__('Output of %1 %2 (%3)%4', job.kind, job.id, shownText(job.user), TERMINAL_STATES.has(job.state) ? '' : trans.__(', live'))
     : trans.__('Output of job %1', jobId);
   widget.title.closable = true;
   widget.addClass('jp-sched-logs');

@@ -90,6 +90,9 @@ export function renumbered(rows: QueueRow[], fresh?: string): QueueRow[] {
   return out;
 }
 
+/** Ended work ids the model remembers (newuser29 n9): far more than any inventory read can be behind. */
+export const ENDED_KEPT = 2000;
+
 /**
  * Fields a full read adds beside the field they describe, which job events leave out, as
  * `[field, described]`: merging an event keeps them only while what they describe is unchanged.
@@ -144,6 +147,12 @@ export class SchedModel implements ISchedModel {
   private readonly loadedResources = new Set<SchedResource>();
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
+  /**
+   * Ids of work seen ended (a terminal state, streamed or read), newest last, at most {@link ENDED_KEPT}: such work
+   * holds no GPU again, whatever an inventory read from before its end says (newuser29 n9: another user's job that
+   * ended left the queue and every list, so the inventory card kept naming it, by id, until the next inventory read).
+   */
+  private _ended = new Set<string>();
   private _idle: IdleEntry[] = [];
   /** Lease allocations (`id:attempts`) whose one keep-alive was used → its `keepalive_until` ('' unknown). */
   private _keptAlive = new Map<string, string>();
@@ -538,6 +547,18 @@ export class SchedModel implements ISchedModel {
     }
   }
 
+  /** Remember `id` as ended (see {@link _ended}), forgetting the oldest past {@link ENDED_KEPT}. */
+  private noteEnded(id: string): void {
+    this._ended.delete(id);
+    this._ended.add(id);
+    if (this._ended.size > ENDED_KEPT) {
+      const oldest = this._ended.values().next().value;
+      if (oldest !== undefined) {
+        this._ended.delete(oldest);
+      }
+    }
+  }
+
   upsert(job: Job): void {
     const previous = this.find(job.id);
     const merged: Job = { ...(previous ?? {}), ...job };
@@ -548,6 +569,7 @@ export class SchedModel implements ISchedModel {
       }
     }
     if (TERMINAL_STATES.has(merged.state)) {
+      this.noteEnded(merged.id);
       // an ended job is in no stop's grace: the stop_requested of the cancel's own event must not
       // outlive it (new user 17, N21: My work said "Stopping … · cancelled by root" after the end)
       delete (merged as { stop_requested?: unknown }).stop_requested;
@@ -819,7 +841,7 @@ export class SchedModel implements ISchedModel {
       }
     }
     const known = [...this._queue, ...this._jobs, ...this._leases];
-    const ended = new Set(known.filter(j => !ACTIVE_STATES.has(j.state)).map(j => j.id));
+    const ended = new Set([...known.filter(j => !ACTIVE_STATES.has(j.state)).map(j => j.id), ...this._ended]);
     for (const held of byGpu.values()) {
       for (const id of [...held.keys()]) {
         if (ended.has(id)) {

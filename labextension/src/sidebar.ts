@@ -15,6 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { ENABLE_FIX } from './client';
 import { CommandIDs } from './commandids';
+import { shownText } from './format';
 import type { StreamStatus } from './events';
 import type { ISchedModel, ISchedSection, ISchedSections, ISectionState } from './tokens';
 
@@ -143,7 +144,7 @@ class SectionPanel extends PanelWithToolbar {
   }
 
   updateBadge(): void {
-    const text = this.content.badge?.() ?? '';
+    const text = shownText(this.content.badge?.() ?? ''); // it may name jobs (Inventory's held-off list): s30
     if (this.badgeNode.textContent !== text) {
       this.badgeNode.textContent = text;
       this.badgeNode.title = text; // the whole text when a narrow title bar cuts it (new user 11, N22)
@@ -330,7 +331,7 @@ export class SchedSidebar extends SidePanel {
         notice.append(title, text, fix);
       } else {
         title.textContent = trans.__('Scheduler unavailable');
-        text.textContent = model.startError ?? '';
+        text.textContent = shownText(model.startError ?? '');
         notice.append(title, text);
       }
       const retry = document.createElement('button');
@@ -362,7 +363,7 @@ export class SchedSidebar extends SidePanel {
     const lines = [...this.model.reconnecting.entries()].map(([loop, state]) => {
       const li = document.createElement('li');
       li.dataset.loop = loop;
-      li.textContent = state.message.charAt(0).toUpperCase() + state.message.slice(1);
+      li.textContent = shownText(state.message.charAt(0).toUpperCase() + state.message.slice(1));
       return li;
     });
     this.reconnectingNode.replaceChildren(...lines);
@@ -371,7 +372,7 @@ export class SchedSidebar extends SidePanel {
   /** The one line saying the server does not answer (empty, hidden, while it does). */
   private showDown(): void {
     const said = this.model.serverDown ?? '';
-    const text = said && said.charAt(0).toUpperCase() + said.slice(1);
+    const text = shownText(said && said.charAt(0).toUpperCase() + said.slice(1));
     if (this.downNode.textContent !== text) {
       this.downNode.textContent = text;
     }

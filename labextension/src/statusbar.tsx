@@ -7,7 +7,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import type { ISignal } from '@lumino/signaling';
 import * as React from 'react';
 
-import { formatGpus } from './format';
+import { formatGpus, shownText } from './format';
 import type { ISchedModel } from './tokens';
 import { ACTIVE_STATES, type Job, resourcesOf } from './types';
 
@@ -45,7 +45,8 @@ export class KernelGpuStatus extends ReactWidget {
   }
 
   protected render(): React.ReactElement {
-    const { text, detail } = kernelGpuText(this.model, this.kernelId(), this.trans);
+    const said = kernelGpuText(this.model, this.kernelId(), this.trans);
+    const [text, detail] = [shownText(said.text), shownText(said.detail)]; // lease and node names: s30
     return (
       <button type="button" className="jp-sched-statusbar-button" title={detail} aria-label={`${text}. ${detail}`} onClick={() => this.open()}>
         {text}

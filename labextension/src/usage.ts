@@ -16,6 +16,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { h, replaceKeepingFocus } from './dom';
+import { shownText } from './format';
 import { ISchedModel, ISchedSections } from './tokens';
 import type { ISample, Job } from './types';
 import { type IUsageGap, type IUsagePoint, pointsFromHistory, renderUsageChart } from './usagechart';
@@ -275,7 +276,7 @@ export const usagePlugin: JupyterFrontEndPlugin<void> = {
         }
         const main = new MainAreaWidget({ content: new GpuUsageView(model, gpu) });
         main.id = `jupyter-sched-gpu-usage-${gpu}`;
-        main.title.label = `GPU usage ${gpu.slice(0, 12)}`;
+        main.title.label = shownText(`GPU usage ${gpu.slice(0, 12)}`);
         main.title.closable = true;
         app.shell.add(main, 'main');
         app.shell.activateById(main.id);

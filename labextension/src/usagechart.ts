@@ -10,6 +10,7 @@
  * ({@link linePath}, {@link gapsOf}) so it is tested without a DOM.
  */
 import { svg } from './dom';
+import { shownText } from './format';
 
 /** One device-step of history. `util` is null in a gap. */
 export interface IUsagePoint {
@@ -242,7 +243,7 @@ export function placeGapLabels(
 
 function text(cls: string, x: number, y: number, content: string, anchor = 'start'): SVGElement {
   const node = svg('text', { class: cls, x: x.toFixed(1), y: y.toFixed(1), 'text-anchor': anchor });
-  node.textContent = content;
+  node.textContent = shownText(content);
   return node;
 }
 
@@ -318,7 +319,7 @@ export function renderUsageChart(points: readonly IUsagePoint[], gaps: readonly 
       'data-gap': gap.label
     });
     const tip = svg('title', {});
-    tip.textContent = `${gap.device}: ${gap.label}`;
+    tip.textContent = shownText(`${gap.device}: ${gap.label}`);
     shade.appendChild(tip);
     shades.push(shade);
     placed.push({ x, w, label: gap.label });
@@ -383,7 +384,7 @@ export function renderUsageChart(points: readonly IUsagePoint[], gaps: readonly 
     'aria-label': summary
   }, plot, ...keys);
   const title = svg('title', {});
-  title.textContent = summary;
+  title.textContent = shownText(summary); // a job's or device's name in it: hidden characters as escapes (s30)
   root.insertBefore(title, root.firstChild);
   return root;
 }

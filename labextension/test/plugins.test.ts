@@ -123,6 +123,23 @@ describe('plugins', () => {
     model.dispose();
   });
 
+  it('test_red30_panel_cancel_dialog_and_toasts_escape_hidden_characters: the name in the question, its body and the toasts', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'train\u200b', state: 'running', allocation: { node: 'node\u2060-a', gpu_uuids: [], gpu_milli: 1000 } })];
+    server.routes.set('DELETE jobs/j1', () => json(409, { error: { code: 'conflict', message: 'train\u200b already ended', field: null, hint: null } }));
+    const error = vi.spyOn(Notification, 'error').mockReturnValue('toast-1');
+    const { model, fake } = await activated(server);
+    await settle();
+    const done = fake.app.commands.execute(CommandIDs.cancel, { id: 'j1' });
+    await vi.waitFor(() => expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Cancel job train\\u200b?'));
+    expect(text(document.querySelector('.jp-Dialog-body'))).not.toMatch(/[\u200b\u2060]/);
+    document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-warn')!.click();
+    await done;
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error.mock.calls[0][0]).toBe('Could not cancel train\\u200b: train\\u200b already ended');
+    model.dispose();
+  });
+
   it('cancel asks first and names what it does; the row under the context menu is the target', async () => {
     const server = new FakeSchedServer();
     server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];

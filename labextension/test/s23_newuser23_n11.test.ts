@@ -7,9 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { DefinitionsView } from '../src/definitions';
-import { FakeSchedServer, json, settle } from './fakeserver';
-import { flush, startedModel } from './ui';
+import { FakeSchedServer, json } from './fakeserver';
+import { mountedDefinitions } from './ui';
 
 const definition = {
   id: 'd-1', user: 'ann', name: 'daily_report', notebook: '/srv/daily_report.ipynb', script: null, schedule: '0 7 * * *', timezone: 'UTC',
@@ -26,20 +25,7 @@ async function view(routes: Record<string, (body: unknown) => Response>) {
       return answer(body);
     });
   }
-  const { model } = await startedModel(server);
-  const v = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
-  document.body.appendChild(v.node);
-  await settle();
-  await flush();
-  const done = async (): Promise<void> => {
-    await settle();
-    await flush();
-  };
-  const close = (): void => {
-    v.dispose();
-    model.dispose();
-    v.node.remove();
-  };
+  const { v, done, close } = await mountedDefinitions(server);
   return { v, posted, done, close };
 }
 

@@ -34,7 +34,7 @@ describe('Inventory section', () => {
     expect(text(tiles[0].querySelector('.jp-sched-gpu-model'))).toBe('Simulated GPU 80GB');
     expect(view.node.querySelectorAll('.jp-sched-tag-sim')).toHaveLength(4);
     expect(tiles[0].getAttribute('aria-label')).toBe('GPU 0 on node-a: Simulated GPU 80GB, 80 GiB, simulated; free');
-    expect(text(view.node.querySelector('.jp-sched-banner-sim'))).toContain('Simulated GPUs — NVML: NVML shared library not found');
+    expect(text(view.node.querySelector('.jp-sched-banner-sim'))).toContain('Simulated GPUs — no NVIDIA driver found on this machine; NVML: NVML shared library not found');
     expect(text(view.node.querySelector('[role="rowheader"]'))).toBe('node-a 4 GPUs');
     expect(InventoryView.badge(model, context(model).trans)).toBe('4/4 free');
     model.dispose();
@@ -687,7 +687,7 @@ describe('Quota section', () => {
   it("new user 17 N17: without lines it says the server's quota sentence (the CLI's and %gpu's), never \"preemptible\"", async () => {
     const server = new FakeSchedServer();
     server.quotas = { quotas: [], budgets: [], teams: [], user_teams: {} };
-    const sentence = 'team team-ml has no quota line: no GPUs guaranteed, no limit; 1 GPU in use by the team, 1 GPU of them yours';
+    const sentence = 'team team-ml has no GPUs set aside and no limit (no quota); 1 GPU in use by the team, 1 GPU of them yours';
     server.me = { ...server.me, quotas: [], quota_text: sentence };
     const { model } = await startedModel(server, 'quotas');
     const view = await mount(new QuotaView(context(model)));

@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { act } from 'react';
 
 import { SchedClient } from '../src/client';
+import { DefinitionsView } from '../src/definitions';
 import { SchedModel } from '../src/model';
 import { SchedNotifier } from '../src/notify';
 import { SchedSections } from '../src/registry';
@@ -36,6 +37,27 @@ export async function notifierOn(jobs: Job[]): Promise<{ server: FakeSchedServer
   const { model } = await startedModel(server, 'jobs');
   const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
   return { server, model, notifier };
+}
+
+/**
+ * The Scheduled notebooks view on a started model over `server`, in the document, its first read done; `done` lets
+ * what a click started finish, `close` takes it all down.
+ */
+export async function mountedDefinitions(server: FakeSchedServer): Promise<{ v: DefinitionsView; done: () => Promise<void>; close: () => void }> {
+  const { model } = await startedModel(server);
+  const v = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
+  document.body.appendChild(v.node);
+  const done = async (): Promise<void> => {
+    await settle();
+    await flush();
+  };
+  await done();
+  const close = (): void => {
+    v.dispose();
+    model.dispose();
+    v.node.remove();
+  };
+  return { v, done, close };
 }
 
 /** A model on the API double, started, with `resources` read once. */

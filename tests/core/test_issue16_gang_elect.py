@@ -52,7 +52,7 @@ def test_issue16_gang_overdue_is_not_overtaken_past_its_reservation() -> None:
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["light"].details["reserved_for"] == "gang" and reasons["light"].details["reserved_for_elected"]
     assert reasons["light"].message.endswith("(elected: it waited past its promised wait)."), reasons["light"].message
-    assert "elected: it has waited 2h00m, past 0.75 x the 30m wait promised when it was queued" in reasons["gang"].message
+    assert "it goes first: it has waited 2h00m, past 0.75 x the 30m wait promised when it was queued" in reasons["gang"].message
     assert reasons["gang"].eta == T0 + timedelta(minutes=160)
     # off (elect_overdue=0): the light user's job sorts first and takes the free GPU, as before
     before = run_cycle(snap, SchedulingProfile(elect_overdue=0.0))

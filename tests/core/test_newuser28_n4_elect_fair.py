@@ -52,7 +52,7 @@ def test_newuser28_n4_lighter_users_first_job_keeps_its_place_and_eta_once_elect
     assert bo.eta == T0 + timedelta(minutes=20), (bo.eta, bo.message)
     first_line = reasons["a-sweep-1"]
     assert first_line is not None and first_line.position == 1 and "elected" in first_line.details
-    assert "elected: it has waited" in first_line.message, first_line.message
+    assert "it goes first: it has waited" in first_line.message, first_line.message
     ahead = sorted(jid for jid, r in reasons.items() if r is not None and r.eta is not None and r.eta < bo.eta)
     assert ahead == []
     assert all(r.position > 2 for jid, r in reasons.items() if jid not in ("b-train", "a-sweep-1") and r is not None)

@@ -33,13 +33,14 @@ def _elected_line(promised_s: float, waited_min: float) -> tuple[str, datetime]:
 def test_newuser29_n2_a_promise_under_the_floor_is_said_as_promised_and_the_floor_as_the_floor() -> None:
     text, queued = _elected_line(93, 9.5)
     start = (queued + timedelta(seconds=93)).strftime("%H:%M")
-    assert (f"elected: it has waited 9m30s, past 0.75 x 10m, the least wait an election counts; it was promised "
-            f"a start by {start} UTC, 1m33s after it was queued, so it goes first among its class's jobs") in text, text
+    assert (f"it goes first: it has waited 9m30s, past 0.75 x 10m, the least wait that counts; it was promised "
+            f"a start by {start} UTC, 1m33s after it was queued; jobs queued later start ahead of it only if they end "
+            "before its planned start (elected)") in text, text
     assert "the 10m wait promised" not in text
 
 
 def test_newuser29_n2_a_promise_over_the_floor_reads_as_before() -> None:
     text, queued = _elected_line(2 * 3600, 100)
     start = (queued + timedelta(hours=2)).strftime("%H:%M")
-    assert (f"elected: it has waited 1h40m, past 0.75 x the 2h00m wait promised when it was queued (start by {start} UTC), "
-            "so it goes first") in text, text
+    assert (f"it goes first: it has waited 1h40m, past 0.75 x the 2h00m wait promised when it was queued (start by {start} UTC); "
+            "jobs queued later") in text, text

@@ -61,7 +61,7 @@ def test_newuser27_n12_an_eta_on_a_backfilled_job_says_why() -> None:
     assert reason.details.get("eta_waits_on") == ["waiter1"], reason.details
     assert reason.details.get("eta_waits_on_backfilled") == ["waiter1"], reason.details
     assert render_reason(reason_to_dict(reason), now=T0).eta == (
-        "ETA 12:07 UTC, when waiter1 ends (queued behind it, it fits the GPUs that free first and ends before this "
-        "job's reservation, so it runs first: backfill)")
+        "ETA 12:07 UTC, when waiter1 ends; it is queued behind this job, but it fits the GPUs that free first and "
+        "ends before this job's planned start, so it runs first (backfill)")
     # the #2 itself waits on a running job: nothing of backfill
     assert "eta_waits_on_backfilled" not in pends["waiter1"].details

@@ -1,7 +1,8 @@
 """red29 R4: under ``budget_admission = "safe"`` a kernel's GPU lease could never start (a lease has no time
 limit, so "its GPU-hours are not bounded"), and one lease running when a safe budget applied held the WHOLE
 team budget ("all of them held by a running job with no time limit"): every teammate's GPU job pended while
-that kernel lived. A running ``time_limit: 0`` job counted as unbounded too, although its queue's maximum stops
+that kernel lived (red30 R5 since: a lease holds GPUs x the lease horizon ahead, 1 GPU-hour here, and needs it
+left to start — tests/core/test_s30_red30_r5_lease_budget.py). A running ``time_limit: 0`` job counted as unbounded too, although its queue's maximum stops
 it. Now a lease is admitted as without safe admission (while the budget is not spent) and holds nothing ahead;
 a ``time_limit: 0`` job holds GPUs x the rest of its queue's maximum; an unbounded holder is named."""
 

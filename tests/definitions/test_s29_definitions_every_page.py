@@ -51,26 +51,36 @@ def test_s29_magics_schedule_define_list_reads_every_page() -> None:
     assert len(asked) == 3 and "cursor=200" in asked[-1], asked
 
 
-def test_s29_jupyter_scheduler_backend_lists_every_page() -> None:
-    from jupyter_scheduler.models import ListJobDefinitionsQuery
-
+def backend_on(handler: Any) -> Any:
+    """The jupyter-scheduler backend (``GpuScheduler``) on a ``SelfApi`` whose client speaks to ``handler``."""
     from jupyter_sched.jupyter_scheduler_backend.api import SelfApi
     from jupyter_sched.jupyter_scheduler_backend.scheduler import GpuEnvironmentManager, GpuScheduler
 
-    asked: list[str] = []
     api = SelfApi(Connection("http://sched.test/"))
-    api._client = AsyncSchedClient(api.connection, transport=httpx.MockTransport(_pages(asked)))
-    scheduler = GpuScheduler(root_dir="/tmp", environments_manager=GpuEnvironmentManager(api), api=api)
+    api._client = AsyncSchedClient(api.connection, transport=httpx.MockTransport(handler))
+    return GpuScheduler(root_dir="/tmp", environments_manager=GpuEnvironmentManager(api), api=api)
 
+
+def every_page(list_page: Any, query: Any, items: str, total: int) -> list[str]:
+    """The names jupyter-scheduler's own paging (``next_token``) reads over the whole list, each answer's
+    ``total_count`` checked against ``total``."""
     async def listed() -> list[str]:
         names: list[str] = []
         token: str | None = None
-        while True:  # jupyter-scheduler's own paging (next_token) over the whole list
-            answer = await scheduler.list_job_definitions(ListJobDefinitionsQuery(next_token=token, max_items=1000))
-            names += [d.name for d in answer.job_definitions]
-            assert answer.total_count == TOTAL, answer.total_count  # 100 before
+        while True:
+            answer = await list_page(query(next_token=token, max_items=1000))
+            names += [row.name for row in getattr(answer, items)]
+            assert answer.total_count == total, answer.total_count  # 100 before: the first page
             if not (token := answer.next_token):
                 return names
 
-    names = asyncio.run(listed())
+    return asyncio.run(listed())
+
+
+def test_s29_jupyter_scheduler_backend_lists_every_page() -> None:
+    from jupyter_scheduler.models import ListJobDefinitionsQuery
+
+    asked: list[str] = []
+    scheduler = backend_on(_pages(asked))
+    names = every_page(scheduler.list_job_definitions, ListJobDefinitionsQuery, "job_definitions", TOTAL)
     assert len(names) == TOTAL and names[-1] == f"report{TOTAL - 1}", names[-3:]

@@ -396,4 +396,4 @@ def test_newuser11_n21_status_shows_my_teams_quota_and_use(server: EmbeddedServe
                         "the team, 0 GPUs of them yours"), line
         assert "bob" not in status.stdout
     plain = _cli(env, "status")
-    assert f"quota      team {team} has no quota line: no GPUs guaranteed, no limit" in plain.stdout, plain.stdout
+    assert f"quota      team {team} has no GPUs set aside and no limit (no quota)" in plain.stdout, plain.stdout

@@ -48,7 +48,7 @@ def test_newuser11_n21_gpu_shows_the_same_quota_line_as_status(server: EmbeddedS
         assert status.returncode == EXIT_OK, status.stderr
         assert f"quota      {expected}\n" in status.stdout, status.stdout  # the same words in both
     _magics(server).gpu("status")
-    assert f"Quota: team {team} has no quota line: no GPUs guaranteed, no limit" in capsys.readouterr().out
+    assert f"Quota: team {team} has no GPUs set aside and no limit (no quota)" in capsys.readouterr().out
 
 
 # ---- N1: a definition's run and delete name it; its run's jobs are written as every job is ---------------

@@ -17,7 +17,7 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.log_budget import LogBudget, folder_extra, remove_extra
 from jupyter_sched.executors.wrapper import LEFT_FILES, TREE_MOST, _sweep_left, remove_tree, tally
 from jupyter_sched.model import Allocation
-from tests.runtime.test_local_executor import job_for, wait_event
+from tests.runtime.test_local_executor import gone, job_for, wait_event, wait_until
 
 DEPTH = 3_000  # Python's recursion limit is 1,000: os.fwalk / os.walk / shutil.rmtree of 3.11 fail at ~990
 
@@ -95,7 +95,9 @@ def test_red29_r5_the_wrappers_sweep_and_the_log_total_survive_a_deep_chain(tmp_
 
 
 def test_red29_r5_a_job_leaving_a_deep_chain_ends_normally_and_its_folder_is_swept(tmp_path: Path) -> None:
-    """The real executor: the job's end is an ordinary Exited (no failed poll), its folder holds its log only."""
+    """The real executor: the job's end is an ordinary Exited (no failed poll), its folder holds its log only. The
+    executor is polled once the wrapper ended: a running job's folder nested deeper than a walk holds open is past
+    its bound and the job is stopped for it (red30 R3, tests/runtime/test_s30_red30_r3_outside_caps.py)."""
     body = ("d = os.path.dirname(os.readlink('/proc/self/fd/1'))\n"
             "fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)\n"
             f"for _ in range({DEPTH}):\n"
@@ -105,7 +107,8 @@ def test_red29_r5_a_job_leaving_a_deep_chain_ends_normally_and_its_folder_is_swe
             "    fd = inner\n"
             "print('planted', flush=True)\n")
     ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=1 << 20, max_user_log_bytes=8 << 20)
-    ex.start(job_for(tmp_path, body, job_id="j-deep"), Allocation("n1", ("GPU-0",)))
+    handle = ex.start(job_for(tmp_path, body, job_id="j-deep"), Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: gone(int(handle.data["pid"])), "the wrapper's end (its sweep done)")
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.exit_code == 0, ended
     left = sorted(p.name for p in (tmp_path / "jobs" / "j-deep").iterdir())

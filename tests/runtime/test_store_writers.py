@@ -179,9 +179,9 @@ def test_the_engine_encodes_pending_reasons_before_it_takes_the_write_lock(tmp_p
     held_while_encoding: list[bool] = []
     real = apply.job_columns
 
-    def spy(record: Any, *, updated_at: Any) -> dict[str, Any]:
+    def spy(record: Any, *, updated_at: Any, **how: Any) -> dict[str, Any]:
         held_while_encoding.append(lock._owner is not None)  # type: ignore[union-attr]
-        return real(record, updated_at=updated_at)
+        return real(record, updated_at=updated_at, **how)
 
     monkeypatch.setattr(apply, "job_columns", spy)
     records = {r.job.id: r for r in svc.store.live_jobs()}

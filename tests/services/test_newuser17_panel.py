@@ -31,7 +31,7 @@ def test_newuser17_n17_get_me_says_the_quota_sentence_of_status_and_the_magic_wi
     me = services.accounting.me(bo)
     wire = me.model_dump(mode="json")
     assert wire["quota_text"] == quota_text(wire)  # the CLI's `status` and `%gpu` render this function
-    assert wire["quota_text"] == (f"team {me.team} has no quota line: no GPUs guaranteed, no limit; "
+    assert wire["quota_text"] == (f"team {me.team} has no GPUs set aside and no limit (no quota); "
                                   "1 GPU in use by the team, 1 GPU of them yours")
     assert "preemptible" not in wire["quota_text"]
 

@@ -38,7 +38,7 @@ def test_newuser18_n1_work_charged_to_two_teams_gets_one_quota_line_per_team_you
     assert "teama" in wire["teams"] and "teama" in wire["priorities"], wire["teams"]  # it charged teama
     lines = quota_lines(wire)
     assert lines == [
-        f"team {team} has no quota line: no GPUs guaranteed, no limit; 2 GPUs in use by the team, 1 GPU of them yours",
+        f"team {team} has no GPUs set aside and no limit (no quota); 2 GPUs in use by the team, 1 GPU of them yours",
         "team teama: guaranteed 2 GPUs, borrowing limit 0 GPUs (at most 2 GPUs); 2 GPUs in use by the team, 2 GPUs of them yours",
     ]  # was one line: "…; 2 GPUs in use by the team, 3 GPUs of them yours"
     assert wire["quota_text"] == quota_text(wire) == "\n".join(lines)  # the panel's sentence is the CLI's
@@ -47,7 +47,7 @@ def test_newuser18_n1_work_charged_to_two_teams_gets_one_quota_line_per_team_you
     assert said[at:at + 2] == [f"quota      {lines[0]}", f"           {lines[1]}"], said
     # al holds GPUs in one team only: one line, as before
     assert quota_lines(services.accounting.me(al).model_dump(mode="json")) == [
-        f"team {team} has no quota line: no GPUs guaranteed, no limit; 2 GPUs in use by the team, 1 GPU of them yours"]
+        f"team {team} has no GPUs set aside and no limit (no quota); 2 GPUs in use by the team, 1 GPU of them yours"]
 
 
 # ---- N12: a quota lowered under a pending job says "never" ---------------------------------------

@@ -128,7 +128,7 @@ def test_red19_r3_get_me_says_the_limit_a_team_without_a_line_gets(services: Ser
     assert me["quota_text"].startswith("team default has no quota line: teams without one may use 0 GPUs"), me["quota_text"]
     _limit(services, None)
     me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
-    assert me["quota_text"].startswith("team default has no quota line: no GPUs guaranteed, no limit"), me["quota_text"]
+    assert me["quota_text"].startswith("team default has no GPUs set aside and no limit (no quota)"), me["quota_text"]
 
 
 def test_red19_r3_the_warning_says_it_for_one_team_and_each_for_several() -> None:

@@ -293,7 +293,7 @@ class GetMeResponse(ResponseModel):
     quota_text: str = Field(default="", description=(
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
         "`team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU "
-        "yours`, or `team default has no quota line: no GPUs guaranteed, no limit; …` (with no quota line "
+        "yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line "
         "while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one "
         "line per team in by_team"))
 

@@ -243,11 +243,11 @@ function Feedback(props: { message: IMessage | null; children?: React.ReactNode 
   const items = props.message?.items ?? [];
   return (
     <div className={`jp-sched-feedback${props.message ? ` jp-sched-feedback-${props.message.kind}` : ''}`} role="status">
-      {props.message?.text ?? ''}
+      {shownText(props.message?.text ?? '') /* it names teams, users, jobs: hidden characters as escapes (s30) */}
       {items.length ? (
         <ul className="jp-sched-feedback-items">
           {items.map((item, i) => (
-            <li key={i}>{item}</li>
+            <li key={i}>{shownText(item)}</li>
           ))}
         </ul>
       ) : null}
@@ -392,7 +392,7 @@ function QuotaEditor({ ctx, trans, round }: ICardProps): React.ReactElement {
             <button
               type="button"
               className="jp-sched-button jp-sched-danger jp-sched-q-remove"
-              aria-label={trans.__('Remove quota line %1 (%2)', i + 1, d.team || trans.__('no team'))}
+              aria-label={shownText(trans.__('Remove quota line %1 (%2)', i + 1, d.team || trans.__('no team')))}
               onClick={() => setDrafts(ds => ds.filter(x => x.key !== d.key))}
             >
               ×
@@ -705,7 +705,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
       <button type="button" className="jp-sched-button jp-sched-usage-reload" onClick={() => setReloads(n => n + 1)}>
         {trans.__('Reload')}
       </button>
-      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
+      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{shownText(error)}</p> : null}
       {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded %1.', lastDaysText(periodStart, now(), trans))}</p> : null}
       {totals.length ? (
         <div className="jp-sched-table-wrap">
@@ -723,7 +723,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
             <tbody>
               {sorted.map(t => (
                 <tr key={t.key}>
-                  <td>{t.key}</td>
+                  <td>{shownText(t.key) /* a user, team or model name (s30) */}</td>
                   <td>{hours(t.gpuHours)}</td>
                   {hasUsed ? <td>{t.utilizedGpuHours === null ? '–' : hours(t.utilizedGpuHours)}</td> : null}
                   {hasCost ? (
@@ -851,7 +851,7 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
             </div>
             <div>
               <strong>{r.action}</strong>
-              {r.job_id ? (names.has(r.job_id) ? ` ${names.get(r.job_id)} (${r.job_id})` : ` ${r.job_id}`) : ''}
+              {r.job_id ? shownText(names.has(r.job_id) ? ` ${names.get(r.job_id)} (${r.job_id})` : ` ${r.job_id}`) : ''}
               {r.message ? ` — ${shownText(r.message)}` : ''}
             </div>
           </li>

@@ -14,6 +14,7 @@ import type { Message } from '@lumino/messaging';
 import type { ISignal } from '@lumino/signaling';
 import * as React from 'react';
 
+import { shownText } from '../format';
 import type { ISchedModel, ISchedSection, SchedResource } from '../tokens';
 
 /** What a view listens to. */
@@ -145,7 +146,7 @@ export function ErrorNote(props: { error: string | null }): React.ReactElement |
   }
   return (
     <p className="jp-sched-feedback jp-sched-feedback-error" role="alert">
-      {props.error}
+      {shownText(props.error)}
     </p>
   );
 }
@@ -171,8 +172,8 @@ export function Meter(props: { value: number; max: number; label: string; classN
       aria-valuemin={0}
       aria-valuemax={props.max}
       aria-valuenow={props.value}
-      aria-label={props.label}
-      title={props.label}
+      aria-label={shownText(props.label)}
+      title={shownText(props.label)}
     >
       <div className="jp-sched-bar-fill" style={{ width: `${pct}%` }} />
       {props.children}

@@ -7,9 +7,10 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { formatMiB, sparklinePath } from '../format';
+import { formatMiB, shownText, sparklinePath } from '../format';
 import type { IHolder, ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, gpuInfo, type IGpuInfo, nodeInfo } from '../types';
+import { glossaryTitle } from '../glossary';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Samples drawn in a GPU's sparkline. */
@@ -33,7 +34,7 @@ export function healthText(gpu: IGpuInfo, trans: TranslationBundle): string {
   if (!isNaN(since)) {
     text += trans.__(', since %1 UTC', new Date(since).toISOString().slice(0, 16).replace('T', ' '));
   }
-  return text;
+  return shownText(text);
 }
 
 /** One sentence for a GPU tile: what a screen reader says when the tile gets focus. */
@@ -67,7 +68,7 @@ export function gpuLabel(gpu: IGpuInfo, holder: IHolder | undefined, live: { uti
   if (gpu.foreignMemoryMib > 0) {
     parts.push(trans.__('%1 held by processes the scheduler did not start', formatMiB(gpu.foreignMemoryMib)));
   }
-  return parts.join('; ');
+  return shownText(parts.join('; ')); // node, model and holder names' hidden characters as escapes (s30)
 }
 
 interface IGridProps {
@@ -158,12 +159,12 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
       {nodes.map(node => (
         <div className="jp-sched-node" role="row" key={node.name} data-node={node.name}>
           <div className="jp-sched-node-head" role="rowheader">
-            <span className="jp-sched-node-name">{node.name}</span>{' '}
+            <span className="jp-sched-node-name">{shownText(node.name)}</span>{' '}
             <span className="jp-sched-muted">{trans._n('%1 GPU', '%1 GPUs', node.gpus.length)}</span>
             {!node.ready ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('not ready')}</span></> : null}
-            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad" title={node.cordonText || undefined}>{trans.__('cordoned')}</span></> : null}
+            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad" title={node.cordonText ? shownText(node.cordonText) : undefined}>{trans.__('cordoned')}</span></> : null}
             {/* why, by whom and since when (hubadmin24: jupyter-sched nodes cordon), the server's sentence */}
-            {node.cordonText ? <div className="jp-sched-muted jp-sched-cordon">{node.cordonText}</div> : null}
+            {node.cordonText ? <div className="jp-sched-muted jp-sched-cordon">{shownText(node.cordonText)}</div> : null}
           </div>
           <div className="jp-sched-grid">
             {node.gpus.map(g => {
@@ -182,7 +183,7 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
               if (!gpu.healthy) {
                 classes.push('jp-sched-unhealthy');
               }
-              const owner = holder ? `${holder.name}${holder.share ? ` ${holder.share} GPU` : ''} (${holder.user})` : trans.__('free');
+              const owner = holder ? shownText(`${holder.name}${holder.share ? ` ${holder.share} GPU` : ''} (${holder.user})`) : trans.__('free');
               return (
                 <div
                   key={gpu.uuid}
@@ -200,7 +201,7 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
                     {gpu.simulated ? <span className="jp-sched-tag jp-sched-tag-sim">{trans.__('SIM')}</span> : null}
                   </div>
                   <div className="jp-sched-gpu-model" aria-hidden="true">
-                    {gpu.model}
+                    {shownText(gpu.model)}
                   </div>
                   <div className="jp-sched-gpu-meta" aria-hidden="true">
                     {formatMiB(gpu.memoryMib)}
@@ -286,7 +287,7 @@ export class InventoryView extends ModelView {
           {error}
           <div className="jp-sched-empty jp-sched-nogpus">
             <strong>{cluster ? trans.__('This cluster has no GPU nodes') : trans.__('No GPUs on this server')}</strong>
-            {nvml ? <p>{trans.__('NVML: %1', nvml)}</p> : null}
+            {nvml ? <p>{shownText(trans.__('NVML: %1', nvml))}</p> : null}
             <p className="jp-sched-muted">
               {cluster
                 ? trans.__('No node advertises nvidia.com/gpu or a MIG resource. CPU-only work still runs; ask an admin to add a GPU node pool.')
@@ -301,9 +302,12 @@ export class InventoryView extends ModelView {
       <div>
         {error}
         {simulated ? (
-          <p className="jp-sched-banner jp-sched-banner-sim">
+          <p className="jp-sched-banner jp-sched-banner-sim" title={glossaryTitle('simulated NVML', trans)}>
             {trans.__('Simulated GPUs')}
-            {inv.nvml && inv.nvml.available === false && inv.nvml.error ? ` — NVML: ${inv.nvml.error}` : ''}
+            {/* plain words first, NVML's own after (new user 30, N4: "Simulated GPUs — NVML: NVML shared library not found") */}
+            {inv.nvml && inv.nvml.available === false && inv.nvml.error
+              ? shownText(` — ${trans.__('no NVIDIA driver found on this machine')}; NVML: ${inv.nvml.error}`)
+              : ''}
             {'. '}
             {trans.__('Utilization follows the real CPU activity of the jobs.')}
           </p>

@@ -12,6 +12,7 @@ import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, for
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
+import { ReasonLine } from './glossary';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
 const TICK_MS = 5000;
@@ -51,13 +52,14 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
           <StateBadge state={stateWord(job)} trans={trans} />
         )}
         {/* one line and an ellipsis, the whole name on hover (new user 25, N9: 190 characters took 10 lines) */}
-        <span className="jp-sched-job-name jp-sched-clamp" title={workName(job) ? `${workName(job)} (${job.id})` : job.id}>
-          {workName(job) || job.id}
+        {/* the name's hidden characters as escapes, as its owner's (red29 R2; s30: every panel place) */}
+        <span className="jp-sched-job-name jp-sched-clamp" title={shownText(workName(job) ? `${workName(job)} (${job.id})` : job.id)}>
+          {shownText(workName(job) || job.id)}
         </span>
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
       </div>
       <div className="jp-sched-job-meta">
-        {shownText(job.user)} · {formatGpus(r, trans)}
+        {shownText(`${job.user} · ${formatGpus(r, trans)}`) /* the owner and the GPU models asked for (s30) */}
         {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
         {job.simulated && r.gpus ? ` · ${trans.__('simulated GPUs')}` : ''}
       </div>
@@ -95,7 +97,7 @@ export function ProgressLine({ job, now, trans }: { job: Job; now: Date; trans: 
  */
 export function EndsLine({ job, now }: { job: Job; now: Date }): React.ReactElement | null {
   const line = endsLine(job, now);
-  return line ? <div className="jp-sched-job-ends">{line}</div> : null;
+  return line ? <div className="jp-sched-job-ends">{shownText(line)}</div> : null;
 }
 
 /**
@@ -112,7 +114,7 @@ function IdleNote({ job, model, now, trans }: { job: Job; model: ISchedModel; no
   }
   return (
     <div className={`jp-sched-job-idle jp-sched-job-idle-${entry.stage}`} role={entry.stage === 'warned' ? 'alert' : undefined}>
-      {line}
+      {shownText(line)}
     </div>
   );
 }
@@ -182,7 +184,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <div className="jp-sched-reason">{[queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · ')}</div>
+            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -367,7 +369,7 @@ export class MyWorkView extends ModelView {
           {all.map(job => {
             const util = model.jobUtilization(job);
             const done = TERMINAL_STATES.has(job.state);
-            const name = workName(job) || job.id;
+            const name = shownText(workName(job) || job.id); // in the buttons' labels
             const lease = job.kind === 'lease';
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
@@ -397,11 +399,11 @@ export class MyWorkView extends ModelView {
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 <ProgressLine job={job} now={now} trans={trans} />
                 {detail || stoppingText(job) || gone || planned ? (
-                  <div className="jp-sched-reason">{[stoppingText(job), detail, gone, planned].filter(Boolean).join(' · ')}</div>
+                  <ReasonLine trans={trans} text={shownText([stoppingText(job), detail, gone, planned].filter(Boolean).join(' · '))} />
                 ) : null}
-                {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{sick}</div> : null}
+                {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{shownText(sick)}</div> : null}
                 {!done && drainLine(queued.get(job.id) ?? job) ? (
-                  <div className="jp-sched-reason jp-sched-unhealthy" role="status">{drainLine(queued.get(job.id) ?? job)}</div>
+                  <div className="jp-sched-reason jp-sched-unhealthy" role="status">{shownText(drainLine(queued.get(job.id) ?? job))}</div>
                 ) : null}
                 <EndsLine job={job} now={now} />
                 {!done ? <IdleNote job={job} model={model} now={now} trans={trans} /> : null}

@@ -5,7 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel } from '../format';
+import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel, shownText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { allocationGpus, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
@@ -101,19 +101,20 @@ export class QuotaView extends ModelView {
         {me?.quota_text ? (
           // the server's sentence, the one `jupyter-sched status` and `%gpu` say (new user 17, N17: the
           // panel's own "you may use idle GPUs, preemptible" was false where nothing is borrowed)
-          <p className="jp-sched-muted jp-sched-quota-text">{`${me.quota_text.replace(/\.$/, '')}.`}</p>
+          <p className="jp-sched-muted jp-sched-quota-text">{shownText(`${me.quota_text.replace(/\.$/, '')}.`)}</p>
         ) : !relevant.length ? (
-          <p className="jp-sched-muted jp-sched-quota-text">{trans.__('No quota lines for %1.', [...teams].join(', ') || trans.__('your team'))}</p>
+          <p className="jp-sched-muted jp-sched-quota-text">{shownText(trans.__('No quota lines for %1.', [...teams].join(', ') || trans.__('your team')))}</p>
         ) : null}
         {relevant.map(q => {
           const used = quotaUsed(q, model);
           const guaranteed = q.guaranteed ?? 0;
           const f = quotaFractions(used, guaranteed, q.borrowing_limit ?? null, trans);
           const label = quotaLabel(q, trans);
+          const shown = shownText(label); // the team's and user's hidden characters as escapes (s30)
           return (
             <div className="jp-sched-quota" data-quota={label} key={label}>
-              <div className="jp-sched-quota-label">{label}</div>
-              <Meter value={used} max={f.max ?? Math.max(used, guaranteed, 1)} label={`${label}: ${f.text}`} className="jp-sched-quota-bar">
+              <div className="jp-sched-quota-label">{shown}</div>
+              <Meter value={used} max={f.max ?? Math.max(used, guaranteed, 1)} label={`${shown}: ${f.text}`} className="jp-sched-quota-bar">
                 <div className="jp-sched-quota-mark" style={{ left: `${f.guaranteedFraction * 100}%` }} />
               </Meter>
               <div className="jp-sched-muted">{f.text}</div>
@@ -121,7 +122,7 @@ export class QuotaView extends ModelView {
           );
         })}
         {budgets.map(b => {
-          const who = b.user ? `${b.team} / ${b.user}` : b.team;
+          const who = shownText(b.user ? `${b.team} / ${b.user}` : b.team);
           return (
             <div className="jp-sched-quota jp-sched-budget" key={`${who}-${b.period}`}>
               <div className="jp-sched-quota-label">{trans.__('%1 · GPU-hours per %2', who, b.period)}</div>
@@ -164,7 +165,7 @@ export class QuotaView extends ModelView {
       const since = typeof me.gpu_hours_since === 'string' ? new Date(me.gpu_hours_since) : null;
       parts.push(trans.__('%1 %2', gpuHoursPhrase(me.gpu_hours_7d, trans, formatNumber(me.gpu_hours_7d, 2)), lastDaysText(since, new Date(), trans)));
     }
-    return parts.join(' · ');
+    return shownText(parts.join(' · '));
   }
 }
 

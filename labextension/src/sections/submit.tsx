@@ -11,7 +11,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
-import { formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText } from '../format';
+import { formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, shownText } from '../format';
 import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type Me, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
@@ -551,7 +551,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
             <option value="">{trans.__('Any model')}</option>
             {models.map(m => (
               <option key={m} value={m}>
-                {m}
+                {shownText(m)}
               </option>
             ))}
           </select>
@@ -564,7 +564,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
             <select id={id('team')} className="jp-mod-styled jp-sched-submit-team" value={team} onChange={set('team')} aria-describedby={id('team-help')}>
               {teams.map(t => (
                 <option key={t} value={t === model.me?.team ? '' : t}>
-                  {t === model.me?.team ? trans.__('%1 (your default)', t) : t}
+                  {shownText(t === model.me?.team ? trans.__('%1 (your default)', t) : t)}
                 </option>
               ))}
             </select>,
@@ -578,7 +578,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
           <select id={id('priority')} className="jp-mod-styled jp-sched-submit-priority" value={priority} onChange={set('priority')}>
             {priorities.map(p => (
               <option key={p} value={p}>
-                {p}
+                {shownText(p)}
               </option>
             ))}
           </select>
@@ -599,7 +599,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         </button>
       </div>
       <div className={`jp-sched-feedback jp-sched-feedback-${feedback.kind}`} role="status">
-        {feedback.text}
+        {shownText(feedback.text) /* the job's name, a node's, a refusal quoting them: hidden characters as escapes (s30) */}
       </div>
     </form>
   );
