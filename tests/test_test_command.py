@@ -173,6 +173,7 @@ def python_tests_argv(tmp_path: Path, *args: str, env: dict[str, str] | None = N
     script = (ROOT / "scripts" / "test-all").read_text(encoding="utf-8")
     functions = "".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", script, flags=re.M | re.S).group(0)  # type: ignore[union-attr]
                         for name in ("python_tests", "in_parallel"))
+    functions = re.search(r"^TEST_WORKERS=.*\n", script, flags=re.M).group(0) + functions  # type: ignore[union-attr]
     stub = tmp_path / "python"
     stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
     stub.chmod(0o755)
@@ -183,19 +184,20 @@ def python_tests_argv(tmp_path: Path, *args: str, env: dict[str, str] | None = N
     return done.stdout.splitlines()
 
 
-def test_s30_xdist_the_python_tests_run_in_parallel_files_and_serially_on_request(tmp_path: Path) -> None:
-    """The python stage runs in 3 pytest-xdist processes, one test file each (module fixtures start once), the
-    caller's arguments after; ``JUPYTER_SCHED_TEST_WORKERS`` sets the count, 0 or ``-p no:xdist`` runs serially."""
-    argv = python_tests_argv(tmp_path, "-k", "hub", "tests/hub")
+def test_s30_xdist_the_python_tests_run_in_parallel_files_on_request_and_serially_by_default(tmp_path: Path) -> None:
+    """``JUPYTER_SCHED_TEST_WORKERS=N`` runs the python stage in N pytest-xdist processes, one test file each (module
+    fixtures start once), the caller's arguments after; unset or 0, or with ``-p no:xdist``, it runs serially."""
+    argv = python_tests_argv(tmp_path, "-k", "hub", "tests/hub", env={"JUPYTER_SCHED_TEST_WORKERS": "3"})
     assert argv[:2] == ["-m", "pytest"] and "--durations=60" in argv
     assert argv[-7:] == ["-n", "3", "--dist", "loadfile", "-k", "hub", "tests/hub"], argv  # the caller's last
     assert python_tests_argv(tmp_path, env={"JUPYTER_SCHED_TEST_WORKERS": "4"})[-4:] == ["-n", "4", "--dist",
                                                                                         "loadfile"]
-    for serial, env in ((("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}), (("-p", "no:xdist", "-x"), {}),
-                        (("-pno:xdist",), {})):
+    for serial, env in ((("-x",), {}), (("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}),
+                        (("-p", "no:xdist", "-x"), {"JUPYTER_SCHED_TEST_WORKERS": "3"}),
+                        (("-pno:xdist",), {"JUPYTER_SCHED_TEST_WORKERS": "3"})):
         argv = python_tests_argv(tmp_path, *serial, env=env)
         assert "-n" not in argv and "--dist" not in argv and argv[-len(serial):] == list(serial), (serial, env, argv)
-    assert "-n" in python_tests_argv(tmp_path, "-p", "no:randomly")  # another plugin off: still parallel
+    assert "-n" in python_tests_argv(tmp_path, "-p", "no:randomly", env={"JUPYTER_SCHED_TEST_WORKERS": "3"})
 
 
 def test_s30_xdist_free_ports_lie_outside_the_ephemeral_range_and_are_free() -> None:
