@@ -2453,7 +2453,7 @@ export interface components {
             set_at: string;
             /** @description true: the config file's lines; false: set at run time by PUT quotas */
             config: boolean;
-            /** @description in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or `the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC` */
+            /** @description in words: `root with PUT quotas at Dec 4 23:14 UTC` or `the config file (c.SchedApp.quotas) at Dec 4 23:15 UTC` */
             text: string;
         };
         /** @description One line's meaning over the period (:class:`jupyter_sched.accounting.what_if.LineReplay`). */
