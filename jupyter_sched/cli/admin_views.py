@@ -383,7 +383,14 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
         _print(table, io)
     source = body.get("source")
     if isinstance(source, Mapping) and source.get("text"):
-        print(f"set by {source['text']}", file=io.out)
+        # in the reader's zone by the one clock renderer (new user 30, n9: "set by PUT quotas by root at 2026-12-06 …")
+        from ..wording.quota import quota_source_text
+        from ..wording.reasons import wire_time
+
+        at = wire_time(source.get("set_at"))
+        said = quota_source_text(str(source.get("set_by") or ""), at, config=bool(source.get("config")),
+                                 now=datetime.now(timezone.utc)) if at is not None else str(source["text"])
+        print(f"set by {said}", file=io.out)
     for warning in body.get("warnings") or ():
         print(f"warning: {warning}", file=io.out)
     return 0

@@ -53,3 +53,32 @@ def test_newuser30_n5_cancel_takes_q_and_prints_nothing_but_errors(capsys: pytes
         pass
     helped = capsys.readouterr().out
     assert "[--yes] [-q]" in helped and "-q, --quiet" in helped, helped
+
+
+class _QuotasClient:
+    def __init__(self, source: dict[str, Any]) -> None:
+        self.source = source
+
+    def call(self, req: Any) -> dict[str, Any]:
+        return {"quotas": [], "source": self.source}
+
+
+def test_newuser30_n9_quotas_says_who_set_them_once_with_the_clock_renderer() -> None:
+    # was: "set by PUT quotas by root at 2026-12-06 09:09 UTC" (by … by, and a raw date-time where the CLI says "Dec 6 09:09 UTC")
+    from datetime import datetime, timezone
+
+    from jupyter_sched.cli.admin_views import quotas
+    from jupyter_sched.services.quota_config import source_text
+    from jupyter_sched.store.quota_source import QuotaSource
+
+    at = datetime(2026, 12, 6, 9, 9, 41, tzinfo=timezone.utc)
+    text = source_text(QuotaSource(set_by="root", set_at=at))
+    assert text == "root with PUT quotas at Dec 6 09:09 UTC", text
+    assert source_text(QuotaSource(set_by="config", set_at=at)) == "the config file (c.SchedApp.quotas) at Dec 6 09:09 UTC"
+    out = io.StringIO()
+    args = build_parser().parse_args(["quotas"])
+    source = {"set_by": "root", "set_at": "2026-12-06T09:09:41Z", "config": False, "text": text}
+    assert quotas(_QuotasClient(source), args, Streams(out=out, err=io.StringIO(), stdin=io.StringIO())) == 0
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("set by root with PUT quotas at ") and last.count(" by ") == 1, last
+    assert "2026-12-06" not in last and last.endswith(("09:09 UTC", "Dec 6 09:09 UTC")), last
