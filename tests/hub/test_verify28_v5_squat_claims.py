@@ -11,6 +11,7 @@ them, and a :class:`~jupyter_sched.hub.front_door.GuardedHTTPServer` on a real s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from datetime import datetime, timedelta, timezone
@@ -63,6 +64,10 @@ def test_verify28_v5_a_credible_report_is_taken_and_worded_as_the_reporters_clai
 
 
 def test_verify28_v5_the_route_knows_when_the_front_door_began_listening() -> None:
+    # its own event loop: the thread's current one may be an earlier test's, closed (which file ran before this
+    # one in the process depends on how the run is split: pytest-xdist)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     server = GuardedHTTPServer(tornado.web.Application([]))
     sock = socket.socket()
     try:
@@ -76,4 +81,6 @@ def test_verify28_v5_the_route_knows_when_the_front_door_began_listening() -> No
     finally:
         server.stop()
         sock.close()
+        asyncio.set_event_loop(None)
+        loop.close()
     assert _listening_since({}) is None
