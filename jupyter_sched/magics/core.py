@@ -52,6 +52,7 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    lease_given_back,
     limit_end,
     never_here,
     nothing_to_cancel,
@@ -1294,8 +1295,10 @@ class SchedMagics(Magics):
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
         the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
-        runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5) and as
-        a job that failed is printed, not raised (new user 17, N12: a MagicError stopped a Run-All)."""
+        runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5; new user 17,
+        N12: a MagicError stopped a Run-All). A job that ended otherwise than succeeded (failed, cancelled…)
+        raises :class:`MagicError` after its line, so a Run All stops there as the CLI's ``wait`` exits 4
+        (new user 30, n6), unless ``--no-raise-error``."""
         job_id = self._job_of(str(cmd.job_id), "wait")  # a name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
@@ -1320,6 +1323,11 @@ class SchedMagics(Magics):
         if progress is not None:
             progress.finish(time.monotonic() - started)
         self._print(job_line(job, _now()))
+        if cmd.raise_error and job.get("state") != "succeeded" and not lease_given_back(job):
+            # a notebook pipeline stops where its job failed, as `jupyter-sched wait` exits 4 (new user 30, n6);
+            # a --for that runs out still returns (new user 17, N12): the job goes on
+            raise MagicError(f"{job_id} ended {job.get('state')}, not succeeded (said above): the cells after this one "
+                             f"do not run — `%schedule wait {cmd.job_id} --no-raise-error` only says it")
 
     def _schedule_hold(self, cmd: ScheduleCommand) -> None:
         """``%schedule hold|release|update|top JOB…`` (hubadmin25 B18): ``PATCH jobs/{id}`` with ``cmd.changes``

@@ -461,6 +461,8 @@ class ScheduleCommand:
         follow: (logs) stream until the job ends.
         port: (serve) the port the service listens on.
         timeout_s: (wait) seconds to wait at most.
+        raise_error: (wait) a job that ended otherwise than succeeded raises (a Run All stops there, as the CLI's
+            ``wait`` exits 4); ``--no-raise-error`` (IPython's ``%%script`` spelling) only says it.
         scope: (cancel) ``mine`` or ``all`` (admins) instead of one job; None for ``job_id``;
             (queue) ``all``: every pending entry, not the server's first page.
         state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
@@ -482,6 +484,7 @@ class ScheduleCommand:
     follow: bool = False
     port: int | None = None
     timeout_s: float | None = None
+    raise_error: bool = True
     scope: str | None = None
     state: str | None = None
     yes: bool = False
@@ -674,6 +677,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
             parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
+            parser.add_argument("--no-raise-error", dest="raise_error", action="store_false")
         try:
             ns = parser.parse_args(rest)
         except ValidationError as err:
@@ -689,7 +693,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")
         return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)),
-                               timeout_s=_timeout(timeout, flag, "the job ends"))
+                               timeout_s=_timeout(timeout, flag, "the job ends"),
+                               raise_error=bool(getattr(ns, "raise_error", True)))
     if rest:
         raise ValidationError(f"{prog}: unexpected argument {rest[0]!r}", field=rest[0],
                               hint=f"{prog} takes no arguments")

@@ -82,3 +82,33 @@ def test_newuser30_n9_quotas_says_who_set_them_once_with_the_clock_renderer() ->
     last = out.getvalue().splitlines()[-1]
     assert last.startswith("set by root with PUT quotas at ") and last.count(" by ") == 1, last
     assert "2026-12-06" not in last and last.endswith(("09:09 UTC", "Dec 6 09:09 UTC")), last
+
+
+class _EndedClient:
+    def __init__(self, state: str) -> None:
+        self.state = state
+
+    def job_named(self, ref: str) -> NamedJob:
+        return NamedJob(ref)
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return {"id": job_id, "name": "train", "state": self.state, "kind": "training", "resources": {"gpus": 1},
+                "exit_code": 1 if self.state == "failed" else 0, "finished_at": "2026-12-06T09:00:00Z"}
+
+
+def test_newuser30_n6_schedule_wait_of_a_failed_job_raises_so_run_all_stops(capsys: pytest.CaptureFixture[str]) -> None:
+    # was: the cell ended [ok] and Run All went on after a failed job, while `jupyter-sched wait` exits 4
+    from jupyter_sched.magics.core import MagicError, SchedMagics
+
+    failed = SchedMagics(None, client_factory=lambda: _EndedClient("failed"))  # type: ignore[arg-type,return-value]
+    with pytest.raises(MagicError) as raised:
+        failed.schedule("wait j-9")
+    said = str(raised.value)
+    assert said.startswith("j-9 ended failed, not succeeded (said above): the cells after this one do not run"), said
+    assert "`%schedule wait j-9 --no-raise-error` only says it" in said, said
+    assert "j-9" in capsys.readouterr().out  # its line first, as before
+    failed.schedule("wait j-9 --no-raise-error")  # says it, raises nothing
+    assert "failed" in capsys.readouterr().out
+    with pytest.raises(MagicError):
+        SchedMagics(None, client_factory=lambda: _EndedClient("cancelled")).schedule("wait j-9")  # type: ignore[arg-type,return-value]
+    SchedMagics(None, client_factory=lambda: _EndedClient("succeeded")).schedule("wait j-9")  # type: ignore[arg-type,return-value]
