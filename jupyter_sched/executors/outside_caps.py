@@ -21,7 +21,7 @@ through :class:`WriteWatch`:
   job (:func:`folder_reason`);
 * at the files the running jobs hold open that are DELETED and on their log's disk (red30 R9: a job that opened
   a file in its folder, unlinked it and wrote into it held 1.5 GiB there for its whole run, seen by no folder
-  walk), round robin, up to :data:`FDS_PER_TICK` open files a tick, each one ``stat`` of ``/proc/<pid>/fd/<n>``
+  walk), round robin, up to :data:`FDS_PER_TICK` open files of :data:`FD_LOOKS_PER_TICK` jobs a tick, each one ``stat`` of ``/proc/<pid>/fd/<n>``
   of the job's processes (its tracking group; and their mappings of deleted files, ``/proc/<pid>/map_files``
   where the service may read it): the blocks they hold (``st_blocks`` times 512: disk spent, so a sparse
   file counts what it spends) and the folder's bytes, together past :func:`folder_bound`, end the job
@@ -46,7 +46,7 @@ from .disk_space import size_words
 from .safeopen import open_untrusted
 from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
 
-__all__ = ["ENTRIES_PER_TICK", "FDS_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
+__all__ = ["ENTRIES_PER_TICK", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
            "WriteWatch", "cut_log", "folder_bound", "folder_reason", "low_disk_reason", "stopped_wrapper_reason",
            "unlinked_reason"]
 
@@ -63,6 +63,10 @@ ENTRIES_PER_TICK = 4096
 FDS_PER_TICK = 4096
 """Open files of running jobs looked at a tick (one ``stat`` each); the next tick goes on where this one
 stopped, in the same job or the next."""
+FD_LOOKS_PER_TICK = 2
+"""Looks through a job's open files begun a tick, at most (each asks for the job's processes: where jobs are
+tracked by marker rather than cgroup that reads every process's environment, milliseconds): with 100 running
+jobs each is looked at every 50 ticks; the low-disk rule (``min_log_free_mib``) counts what they hold meanwhile."""
 WRITING_MOST_BYTES = 1 << 20
 """The least a job must have written since the previous look to be ended for a log disk under its floor."""
 
@@ -106,6 +110,8 @@ class _Seen:
     fds: Iterator[tuple[int, int, int] | None] | None = None
     """The look through its open files under way (one item per open file: ``(device, inode, bytes)`` of a
     deleted regular file, None for any other)."""
+    deleted_bytes: int = 0
+    """The blocks (bytes) its deleted open files held at the last look done."""
     deleted: dict[tuple[int, int], int] | None = None
     """What that look found so far: ``{(device, inode): bytes on disk}``."""
 
@@ -241,11 +247,15 @@ class WriteWatch:
                        key=lambda job: job.job_id)
         if not order:
             return ends
-        start, budget = self._fd_cursor % len(order), FDS_PER_TICK
+        start, budget, begun = self._fd_cursor % len(order), FDS_PER_TICK, 0
         for step in range(len(order)):
-            job, seen = order[(start + step) % len(order)], self._seen[order[(start + step) % len(order)].job_id]
+            job = order[(start + step) % len(order)]
+            seen = self._seen[job.job_id]
             self._fd_cursor = start + step
             if seen.fds is None or seen.deleted is None:
+                if begun >= FD_LOOKS_PER_TICK:
+                    break
+                begun += 1
                 device = seen.device if seen.device is not None else _device_of(job.job_dir)
                 if device is None or job.members is None:
                     continue
@@ -259,6 +269,8 @@ class WriteWatch:
             else:  # this job's look is done
                 held, files = sum(seen.deleted.values()), len(seen.deleted)
                 seen.fds = seen.deleted = None
+                seen.wrote += max(0, held - seen.deleted_bytes)  # for the low-disk rule
+                seen.deleted_bytes = held
                 bound = folder_bound(job.log_cap)
                 if files and held + seen.folder_bytes > bound:
                     ends[job.job_id] = ("folder", unlinked_reason(job.job_dir, files, held, seen.folder_bytes,

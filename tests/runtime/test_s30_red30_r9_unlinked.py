@@ -9,6 +9,7 @@ Real executor, real wrapper, real jobs; counts, never times.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,14 @@ import pytest
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.disk_space import size_words
 from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.executors.outside_caps import FDS_PER_TICK, STOPPED_LOOKS, unlinked_reason
+from jupyter_sched.executors.outside_caps import (
+    FD_LOOKS_PER_TICK,
+    FDS_PER_TICK,
+    STOPPED_LOOKS,
+    Running,
+    WriteWatch,
+    unlinked_reason,
+)
 from jupyter_sched.executors.wrapper import LEFT_BYTES
 from jupyter_sched.model import Allocation
 from jupyter_sched.wording.reasons import figure, memory_text
@@ -111,3 +119,24 @@ def test_red30_r9_sizes_are_never_said_in_exponent_notation() -> None:
     words = unlinked_reason(Path("/logs/u/j-1"), 2, 2050 << 30, 0, LEFT_BYTES, "c.SchedApp.max_log_mib")
     assert "e+" not in words and "(2 TiB on disk, and 0 bytes in its folder" in words, words
     assert words.startswith("it held 2 deleted files open")
+
+
+def test_red30_r9_the_open_files_are_looked_at_round_robin_a_few_jobs_a_tick(tmp_path: Path) -> None:
+    """Bounded work a tick: at most FD_LOOKS_PER_TICK jobs' processes are asked for, the next tick goes on with the
+    next jobs, and every job is looked at in turn."""
+    asked: list[str] = []
+    watch = WriteWatch(min_free_bytes=0)
+
+    def members(job_id: str) -> Callable[[], list[int]]:
+        return lambda: asked.append(job_id) or [os.getpid()]
+
+    jobs = []
+    for n in range(5):
+        (tmp_path / f"j-{n}").mkdir()
+        jobs.append(Running(job_id=f"j-{n}", wrapper_pid=None, job_dir=tmp_path / f"j-{n}", owner_uid=None,
+                            log_cap=CAP, setting="c.SchedApp.max_log_mib", members=members(f"j-{n}")))
+    assert watch.look(jobs) == {}
+    assert asked == ["j-0", "j-1"][:FD_LOOKS_PER_TICK]
+    for _ in range(2):
+        assert watch.look(jobs) == {}
+    assert asked == ["j-0", "j-1", "j-2", "j-3", "j-4", "j-0"][:3 * FD_LOOKS_PER_TICK], asked
