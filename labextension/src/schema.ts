@@ -4259,6 +4259,10 @@ export interface operations {
                 /** @description for by=period */
                 period?: "day" | "week" | "month" | "quarter";
                 format?: "json" | "csv";
+                /** @description at most this many groups (by job_id: jobs) a page, ordered by job id; a page also ends once it passes 4 MiB of answer (a Link: rel=next header gives the next page; an X-Total-Count header, how many groups in all when more follow) */
+                limit?: number;
+                /** @description the cursor of the next page (from the Link header) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
