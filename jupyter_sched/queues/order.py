@@ -479,7 +479,9 @@ def one_per_user(jobs: Iterable[Job]) -> list[Job]:
     next one, queued before the lighter job, went ahead of it again as GPUs freed one at a time (new user
     29, N2). The bound: an elected job is passed by at most one elected job of each other user — once one
     started ahead of it, that user's next elected jobs go after it (:func:`elected_order`) — and a user's
-    k-th overdue job is elected once its k - 1 earlier ones started."""
+    k-th overdue job is elected once its k - 1 earlier ones started. That bound reaches only elected jobs:
+    a lighter user's job promised the flood's end was not one, so a user above their equal share gets no
+    elected job while such a job waits (:func:`election_barred`; new user 30, N2)."""
     first: dict[tuple[str, int], Job] = {}
     for job in jobs:
         key = (job.spec.user, _RANK[job.spec.priority])

@@ -19,7 +19,7 @@ from core_builders import T0, Scenario, make_job, make_node
 
 from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
 from jupyter_sched.model import PendingReason
-from jupyter_sched.queues.order import PROMISE
+from jupyter_sched.queues.order import PROMISE, Holdings, election_barred
 
 ENDS_S = {f"a-long{i}": 720.0 + 2 * i for i in range(1, 5)}
 """Where each long job's progress reports project its end (s after T0, when it started): a GPU every 2 s."""
@@ -100,3 +100,16 @@ def test_newuser30_n2_an_overdue_job_of_a_user_within_their_share_is_still_elect
     assert "elected" in big.details and big.position == 1, big.message
     assert "elected" not in reasons["c-next"].details, reasons["c-next"].message
     assert "elected" not in reasons["d-1"].details or reasons["d-1"].position > 1
+
+
+def test_newuser30_n2_election_barred_reads_the_equal_share_and_a_waiting_job_it_has_room_for() -> None:
+    """Unit: ana holds 3 of 4 GPUs (share 2 among ana and bo). bo's waiting 1-GPU job fits bo's share, so
+    ana is barred; a waiting 3-GPU job of bo would take bo above the share, so it does not bar her; with
+    quotas (``held`` None) nobody is barred; a user within their share never is."""
+    sweep = make_job("a-sweep", user="ana")
+    held = Holdings({"ana": 3.0}, {"default": 3.0}, user_share=2.0, team_share=4.0)
+    barred = election_barred([sweep, make_job("b-one", user="bo")], held)
+    assert barred is not None and barred(sweep) and not barred(make_job("b-two", user="bo"))
+    assert election_barred([sweep, make_job("b-big", user="bo", gpus=3)], held) is None
+    assert election_barred([sweep, make_job("b-one", user="bo")], None) is None
+    assert election_barred([sweep, make_job("b-one", user="bo")], replace(held, by_user={"ana": 2.0})) is None
