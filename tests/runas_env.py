@@ -38,6 +38,7 @@ from pathlib import Path
 
 from jupyter_sched.buildinfo import checkout_commit
 from jupyter_sched.executors.safeopen import unsafe_folder
+from tests.locks import file_lock
 
 __all__ = ["ENV_VAR", "build", "runas_venv"]
 
@@ -176,6 +177,15 @@ def build(base: Path = BASE) -> Path:
     for path in (base.parent, base, folder):
         if path.exists():
             path.chmod(path.stat().st_mode | 0o755)
+    # one builder at a time: the test processes of a parallel run (pytest-xdist) call this at once, and a second
+    # builder's rmtree of a half-built folder, or its rewrite of the copy, pulled files from under the first
+    with file_lock(base / f".{folder.name}.lock"):
+        return _build_locked(folder, venv, ready, same_minor)
+
+
+def _build_locked(folder: Path, venv: Path, ready: Path, same_minor: bool) -> Path:
+    """:func:`build`'s work, under its lock: make the venv when ``ready`` is missing, refresh the checkout's copy,
+    (re)write the ``jupyter-sched`` script only when its text changed (a running test may be starting it)."""
     if not ready.exists():
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(mode=0o755, parents=True)
@@ -187,9 +197,12 @@ def build(base: Path = BASE) -> Path:
         ready.write_text("ok\n")
     _copy_checkout(_site_packages(venv), python=str(venv / "bin" / "python"))
     script = venv / "bin" / "jupyter-sched"
-    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom jupyter_sched.cli.main import main\n"
-                      "sys.exit(main())\n")
-    script.chmod(0o755)
+    text = f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom jupyter_sched.cli.main import main\nsys.exit(main())\n"
+    if not script.exists() or script.read_text() != text:
+        staged = script.with_name(f".jupyter-sched.{os.getpid()}")
+        staged.write_text(text)
+        staged.chmod(0o755)
+        staged.rename(script)
     subprocess.run(["chmod", "-R", "o+rX", str(folder)], check=True)
     return venv
 

@@ -166,3 +166,70 @@ def test_a_background_stage_that_ends_meanwhile_does_not_add_its_cpu_to_the_fore
     rows = {line.split()[-1]: line.split() for line in done.stdout.splitlines() if line.startswith("ok ")}
     assert int(rows["spin"][2].rstrip("s")) >= 1, done.stdout  # the spin's CPU is its own
     assert rows["idle"][2] == "0s", done.stdout  # and not the idle stage's, which ran meanwhile
+
+
+def python_tests_argv(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The pytest arguments scripts/test-all's python stage gives for ``args`` (its functions, a stub pytest)."""
+    script = (ROOT / "scripts" / "test-all").read_text(encoding="utf-8")
+    functions = "".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", script, flags=re.M | re.S).group(0)  # type: ignore[union-attr]
+                        for name in ("python_tests", "in_parallel"))
+    functions = re.search(r"^TEST_WORKERS=.*\n", script, flags=re.M).group(0) + functions  # type: ignore[union-attr]
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    done = subprocess.run(["bash", "-c", f'set -euo pipefail; PY={stub}\n{functions}\npython_tests "$@"', "test-all",
+                           *args], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_s30_xdist_the_python_tests_run_in_parallel_files_on_request_and_serially_by_default(tmp_path: Path) -> None:
+    """``JUPYTER_SCHED_TEST_WORKERS=N`` runs the python stage in N pytest-xdist processes, one test file each (module
+    fixtures start once), the caller's arguments after; unset or 0, or with ``-p no:xdist``, it runs serially."""
+    argv = python_tests_argv(tmp_path, "-k", "hub", "tests/hub", env={"JUPYTER_SCHED_TEST_WORKERS": "3"})
+    assert argv[:2] == ["-m", "pytest"] and "--durations=60" in argv
+    assert argv[-7:] == ["-n", "3", "--dist", "loadfile", "-k", "hub", "tests/hub"], argv  # the caller's last
+    assert python_tests_argv(tmp_path, env={"JUPYTER_SCHED_TEST_WORKERS": "4"})[-4:] == ["-n", "4", "--dist",
+                                                                                        "loadfile"]
+    for serial, env in ((("-x",), {}), (("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}),
+                        (("-p", "no:xdist", "-x"), {"JUPYTER_SCHED_TEST_WORKERS": "3"}),
+                        (("-pno:xdist",), {"JUPYTER_SCHED_TEST_WORKERS": "3"})):
+        argv = python_tests_argv(tmp_path, *serial, env=env)
+        assert "-n" not in argv and "--dist" not in argv and argv[-len(serial):] == list(serial), (serial, env, argv)
+    assert "-n" in python_tests_argv(tmp_path, "-p", "no:randomly", env={"JUPYTER_SCHED_TEST_WORKERS": "3"})
+
+
+def test_s30_xdist_free_ports_lie_outside_the_ephemeral_range_and_are_free() -> None:
+    """xdist run1: a hub's service port, picked by ``bind(0)`` from the range outgoing connections take their local
+    ports from, was taken before the service started ("port 37405 is not available"); now drawn below it."""
+    import socket
+
+    from tests.pg import _free_port as pg_port
+    from tests.ports import _ephemeral, free_port
+
+    ephemeral = _ephemeral()
+    for port in [free_port() for _ in range(20)] + [pg_port()]:
+        assert port not in ephemeral, (port, ephemeral)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))  # free
+
+
+def test_s30_xdist_what_test_processes_build_once_is_built_under_one_lock(tmp_path: Path) -> None:
+    """The run-as venv and the proxy install are built under :func:`tests.locks.file_lock`: a second process waits."""
+    from tests.locks import file_lock
+
+    lock = tmp_path / "deep" / ".build.lock"
+    probe = ("import fcntl, sys\nwith open(sys.argv[1], 'a') as f:\n    try:\n        fcntl.flock(f, fcntl.LOCK_EX | "
+             "fcntl.LOCK_NB)\n    except BlockingIOError:\n        print('held')\n    else:\n        print('free')\n")
+    import sys
+
+    def other() -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+
+    with file_lock(lock):
+        assert other() == "held"
+    assert other() == "free"
+    source = (ROOT / "tests" / "runas_env.py").read_text() + (ROOT / "tests" / "hub" / "hub_harness.py").read_text()
+    assert source.count("with file_lock(") == 2

@@ -70,18 +70,21 @@ def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime
 def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",),
                      since: str | datetime | None = None, until: str | datetime | None = None, period: str = "month",
                      prices: Mapping[str, Any] | None = None, cost_unit: str | None = None,
-                     telemetry_until: datetime | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
+                     telemetry_until: datetime | None = None, now: datetime | None = None,
+                     job_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
     rollups, at the service's clock; groups with allocated time after ``telemetry_until`` (the
     monitor's :meth:`~jupyter_sched.engine.telemetry.TelemetryMonitor.rolled_until`) are marked
-    ``telemetry_pending``; ``cost_unit`` is the currency of ``prices`` (:func:`~.report.usage_report`).
+    ``telemetry_pending``; ``cost_unit`` is the currency of ``prices`` (:func:`~.report.usage_report`);
+    only the jobs ``job_ids`` when given (a page of the report by job_id: red30 R8).
 
     Raises:
         ValidationError: bad grouping, period, timestamp or a model without a price.
         AccountingError: inconsistent usage records.
     """
     start, end = parse_window(since, until)
-    intervals, runaways = service.store.billed_usage(since=start, until=end, user=user)  # B15: not billed to now
+    paged = {} if job_ids is None else {"job_ids": job_ids}
+    intervals, runaways = service.store.billed_usage(since=start, until=end, user=user, **paged)  # B15
     now = now or service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -263,6 +263,18 @@ def _limit(value: str) -> int:
     return number
 
 
+def _csv_pages(pages: Iterable[Any]) -> str:
+    """The CSV pages of ``GET usage/report?format=csv`` as one text: the first page's header row once."""
+    out: list[str] = []
+    for page in pages:
+        text = str(page).rstrip("\n")
+        if out:  # each page starts with the header row (one line: no field name holds a newline)
+            text = text.partition("\n")[2]
+        if text:
+            out.append(text)
+    return "\n".join(out)
+
+
 def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched usage``: the report as a table (or CSV, or the JSON with ``--json``)."""
     now = datetime.now(timezone.utc)
@@ -285,10 +297,10 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     params = {"by": args.by, **({"since": since} if since else {}), **({"until": until} if until else {}),
               **({"all": "true"} if me.get("is_admin") else {}), **({"period": period} if period else {})}
     if args.csv:  # the server's CSV: every row carries the period as its since and until columns
-        print(str(client.call(Req("GET", "usage/report", params={**params, "format": "csv"}))).rstrip("\n"),
-              file=io.out)
+        print(_csv_pages(client.pages(Req("GET", "usage/report", params={**params, "format": "csv"}))), file=io.out)
         return 0
-    rows = unwrap_list(client.call(Req("GET", "usage/report", params=params)), "usage")
+    # every page (red30 R8: by job_id a page ends at 1000 jobs or 4 MiB)
+    rows = [row for page in client.pages(Req("GET", "usage/report", params=params)) for row in unwrap_list(page, "usage")]
     if getattr(args, "json", False):
         import json
 
@@ -383,7 +395,14 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
         _print(table, io)
     source = body.get("source")
     if isinstance(source, Mapping) and source.get("text"):
-        print(f"set by {source['text']}", file=io.out)
+        # in the reader's zone by the one clock renderer (new user 30, n9: "set by PUT quotas by root at 2026-12-06 …")
+        from ..wording.quota import quota_source_text
+        from ..wording.reasons import wire_time
+
+        at = wire_time(source.get("set_at"))
+        said = quota_source_text(str(source.get("set_by") or ""), at, config=bool(source.get("config")),
+                                 now=datetime.now(timezone.utc)) if at is not None else str(source["text"])
+        print(f"set by {said}", file=io.out)
     for warning in body.get("warnings") or ():
         print(f"warning: {warning}", file=io.out)
     return 0

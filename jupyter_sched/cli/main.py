@@ -414,7 +414,7 @@ def _add_queue(sub: Any) -> None:
 def _add_cancel(sub: Any) -> None:
     cancel = sub.add_parser(
         "cancel", help="cancel jobs: by id or name, all of mine (--mine) or everyone's (--all, admins)",
-        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all [--user U | --team T]) [--state STATE] [--yes]",
+        usage=f"{PROG} cancel (JOB [JOB ...] | --mine | --all [--user U | --team T]) [--state STATE] [--yes] [-q]",
         description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
                     "after the server's grace period. --mine and --all list what they would cancel and ask first; "
                     "kernel leases are left alone (release those with %gpu release).")
@@ -429,6 +429,9 @@ def _add_cancel(sub: Any) -> None:
     cancel.add_argument("--user", metavar="U", help="with --all: only this user's jobs (offboarding)")
     cancel.add_argument("--team", metavar="T", help="with --all: only this team's jobs (e.g. a renamed team's held work)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    cancel.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing when it works (errors still go to stderr and set the exit status): for "
+                             "scripts, as submit -q")
 
 
 def _add_jobs(sub: Any) -> None:

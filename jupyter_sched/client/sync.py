@@ -296,6 +296,17 @@ class SchedClient:
         """
         return self._decode(self._exchange(req, timeout_s=timeout_s))
 
+    def pages(self, req: Req, *, timeout_s: float | None = None) -> Iterator[Any]:
+        """Send ``req`` and yield each page's decoded answer (as :meth:`call`), following every
+        ``Link: rel=next`` cursor (``GET usage/report``: red30 R8, a page ends at 4 MiB). Raises as :meth:`call`."""
+        while True:
+            reply = self._exchange(req, timeout_s=timeout_s)
+            yield self._decode(reply)
+            cursor = next_cursor(reply.link)
+            if cursor is None:
+                return
+            req = req._replace(params={**req.params, "cursor": cursor})
+
     def _exchange(self, req: Req, *, timeout_s: float | None = None) -> HttpReply:
         """Send ``req``; return the answer (status < 400). A 429 with a short ``Retry-After`` is
         sent again after it, at most :data:`~.busy.MAX_BUSY_RETRIES` times, each said through

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ..errors import NotLeaderError
+from ..errors import NotLeaderError, ValidationError
 from ..store import Store
 from ..store.retention import PruneReport, RetentionPolicy, prune
 from .clock import Clock
@@ -48,7 +48,8 @@ class FilesRemoved(Protocol):
 
 def retention_from_settings(settings: Mapping[str, Any]) -> RetentionPolicy:
     """The policy from the server's settings (``retention_finished_jobs_days``,
-    ``retention_events_days``, ``retention_rollups_days``; missing = the defaults).
+    ``retention_events_days``, ``retention_rollups_days``, ``retention_finished_jobs_per_user``; missing = the
+    defaults).
 
     Raises:
         ValidationError: a value that is not a number of days.
@@ -59,9 +60,14 @@ def retention_from_settings(settings: Mapping[str, Any]) -> RetentionPolicy:
         value = settings.get(f"retention_{key}_days", default)
         return None if value is None else float(value)
 
+    per_user = settings.get("retention_finished_jobs_per_user", defaults.finished_jobs_per_user)
+    if per_user is not None and (isinstance(per_user, bool) or not isinstance(per_user, int) or per_user < 0):
+        raise ValidationError(f"retention_finished_jobs_per_user must be a whole number of jobs (got {per_user!r})",
+                              field="retention_finished_jobs_per_user", hint="give a count, or 0 for no bound")
     return RetentionPolicy(finished_jobs_days=days("finished_jobs", defaults.finished_jobs_days),
                            events_days=days("events", defaults.events_days),
-                           rollups_days=days("rollups", defaults.rollups_days))
+                           rollups_days=days("rollups", defaults.rollups_days),
+                           finished_jobs_per_user=per_user)
 
 
 class Pruner:
@@ -138,9 +144,13 @@ class Pruner:
             report = prune(tx.conn, self.policy, now=now)
             tx.jobs_changed = tx.jobs_changed or report.jobs > 0  # answers kept by the jobs counter go stale
             if report.total:
+                over = report.over_user_bound
+                beyond = (f" ({sum(over.values())} of the jobs past {self.policy.finished_jobs_per_user} finished jobs "
+                          f"kept per user: " + ", ".join(f"{user} {n}" for user, n in sorted(over.items())) + ")"
+                          ) if over else ""
                 tx.add_event(actor="retention", action="pruned", details=report.to_dict(), message=(
                     f"pruned {report.jobs} finished jobs, {report.events} audit events and "
-                    f"{report.rollups} telemetry rollups past their retention"))
+                    f"{report.rollups} telemetry rollups past their retention{beyond}"))
         if report.total:
             log.info("retention pruned %s", report.to_dict())
         return report

@@ -242,6 +242,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
             "retention_finished_jobs_days": self.retention_finished_jobs_days,
+            "retention_finished_jobs_per_user": int(self.retention_finished_jobs_per_user),
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,
             "service_listen_s": float(self.service_listen_s), "service_relisten_s": float(self.service_relisten_s),
             "log_dir": self.job_log_dir, "max_log_mib": int(self.max_log_mib), "job_pids_max": int(self.job_pids_max),
@@ -343,13 +344,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             return
 
         def record() -> None:
-            if isinstance(caller, Caller):
-                who = caller
-            else:
-                try:
-                    who = self.resolve_caller(caller)
-                except SchedError:  # refused at the identity step itself: its own rule audits that (red30 R7)
-                    return
+            try:
+                who = caller if isinstance(caller, Caller) else self.resolve_caller(caller)
+            except SchedError:  # refused at the identity step itself: its own rule audits that (red30 R7)
+                return
             admission.record_refusal(who, err, request=request)
 
         fire_and_forget(self.off_loop(record), what="an audit record of a refusal", keep=self._audits)

@@ -150,6 +150,18 @@ class ExecutorConfig(Configurable):
         (red-team 15, R12). 0 = no cap.""",
     )
 
+    retention_finished_jobs_per_user = Int(
+        10_000,
+        min=0,
+        config=True,
+        help="""Default: 10000. Finished jobs kept in the store per user at most: past it, that user's oldest
+        finished jobs are pruned first, before retention_finished_jobs_days is up (one audit record
+        "pruned" per run names the users and counts). Their GPU usage intervals are kept, so usage
+        reports, budgets and fair share do not change. One user's loop of instant jobs can no longer
+        grow the store without bound (red team 30, R4): it holds at most the users times this many finished
+        jobs. 0 = no bound.""",
+    )
+
     max_user_log_mib = Int(
         4096,
         config=True,

@@ -286,6 +286,9 @@ class JobSpec:
         time_limit_source: where ``time_limit_s`` came from when the job gave none — ``"queue default"``,
             ``"queue max"`` or ``"unlimited asked"`` (written with the limit at its admission, newuser28 N8, so its
             line says ``its 30m time limit (queue default; none given)``); None: given (or none at all).
+        not_kept: what a finished job's stored row no longer keeps (red30 R4): ``env_bytes`` — its env's size
+            in bytes, its values (and names past the bound) not kept; ``command_bytes`` — the bytes of its
+            command cut off. Empty while everything is kept.
     """
 
     name: str
@@ -314,6 +317,7 @@ class JobSpec:
     parent_job_id: str | None = None
     released_at_exit: bool = False
     time_limit_source: str | None = None
+    not_kept: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

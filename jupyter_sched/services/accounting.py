@@ -3,6 +3,8 @@ the accounting report (``usage/report``). Own usage for everyone; everyone's for
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,7 +33,9 @@ from .models import (
     GetUsageResponse,
     GetUsageWasteRequest,
     GetUsageWasteResponse,
+    UsageReportPage,
 )
+from .models.base import PAGE_BYTES
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .readcache import Builds
 
@@ -394,22 +398,38 @@ class AccountingService:
             rows, now=now, by=keys, since=start, until=end, summed=sums)])
 
     def report(self, caller: Caller, request: GetUsageReportRequest) -> GetUsageReportResponse:
-        """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`) over
-        the one usage period (as :meth:`usage`: the last 7 days when ``since`` is not given); each row
-        says its ``since`` and ``until``.
+        """The rows of one page of the accounting report (:meth:`report_page`)."""
+        return self.report_page(caller, request).rows
+
+    def report_page(self, caller: Caller, request: GetUsageReportRequest) -> UsageReportPage:
+        """One page of the accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`)
+        over the one usage period (as :meth:`usage`: the last 7 days when ``since`` is not given); each
+        row says its ``since`` and ``until``. A page holds at most ``request.limit`` groups and ends once
+        its rows pass :data:`~.models.base.PAGE_BYTES` (at least one group); ``next_cursor`` continues
+        after it, ``total`` counts the groups in all. By ``job_id`` the database picks the page's jobs
+        (ascending id) and only their usage rows are read (red30 R8: a day of one user's instant jobs,
+        170k rows, made one 64 MiB answer in 34 s and the service 1.4 GiB under eight of them).
 
         Raises:
             AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
-            ValidationError: bad grouping, period or timestamp.
+            ValidationError: bad grouping, period, timestamp, or a cursor this server did not give.
         """
         user = self._whose(caller, request.all, request.user)
         by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
         now = self.ctx.clock.now()
         since, until = usage_window(*parse_window(request.since, request.until),  # the one period
                                     now=_up_to_the_second(now))
+        paged_by_job = "job_id" in by
+        after = _decode_report_cursor(request.cursor, by_job=paged_by_job) if request.cursor else None
+        job_ids: list[str] | None = None
+        if paged_by_job:
+            job_ids, total = self.ctx.store.usage_job_page(since=since, until=until, user=user,
+                                                           after=after, limit=request.limit + 1)
+            more = len(job_ids) > request.limit
+            job_ids = job_ids[:request.limit]
         rows = usage_report_for(
             self.ctx, user=user, by=by, since=since, until=until, period=request.period, now=now,
-            prices=self.prices, cost_unit=self.price_unit,
+            prices=self.prices, cost_unit=self.price_unit, job_ids=job_ids,
             telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None)
         if "team" in by and rows:  # a team whose work an admin moved (renamed hub group): one line links its rows
             from .team_move import moved_notes
@@ -418,7 +438,18 @@ class AccountingService:
             for row in rows:
                 if (note := notes.get(str(row.get("team")))) is not None:
                     row["moved"] = note
-        return GetUsageReportResponse.model_validate(rows)
+        if paged_by_job:
+            rows.sort(key=lambda row: str(row.get("job_id") or ""))  # stable: the page's jobs in id order
+            rows, cut = _bounded_by_job(rows)
+            more = more or cut is not None
+            last = cut if cut is not None else (job_ids[-1] if job_ids else None)
+            next_cursor = _encode_report_cursor("j", last) if more and last is not None else None
+        else:
+            start = int(after or 0)
+            total = len(rows)
+            rows, end = _bounded_from(rows, start, request.limit)
+            next_cursor = _encode_report_cursor("o", end) if end < total else None
+        return UsageReportPage(rows=GetUsageReportResponse.model_validate(rows), next_cursor=next_cursor, total=total)
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
@@ -460,6 +491,60 @@ class AccountingService:
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         # one user's rows by team carry the user (as :meth:`report` grouped them): a column says whose
         return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"))
+
+
+def _row_bytes(row: Mapping[str, Any]) -> int:
+    """About how many bytes a report row takes in the answer (its JSON)."""
+    return len(json.dumps(row, default=str))
+
+
+def _bounded_by_job(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """``rows`` (ordered by job id) up to the last whole job before they pass :data:`PAGE_BYTES` (at
+    least one job), and the id of the last job kept when some were left for the next page (else None)."""
+    total, kept_job = 0, None
+    for at, row in enumerate(rows):
+        job = str(row.get("job_id") or "")
+        if at and total >= PAGE_BYTES and job != kept_job:
+            return rows[:at], kept_job
+        total += _row_bytes(row)
+        kept_job = job
+    return rows, None
+
+
+def _bounded_from(rows: list[dict[str, Any]], start: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The rows of a page from ``start``: at most ``limit``, ending once they pass :data:`PAGE_BYTES`
+    (at least one); and where the next page starts."""
+    total, end = 0, start
+    while end < len(rows) and end - start < limit and (end == start or total < PAGE_BYTES):
+        total += _row_bytes(rows[end])
+        end += 1
+    return rows[start:end], end
+
+
+def _encode_report_cursor(kind: str, value: str | int) -> str:
+    """The opaque cursor of the report page after job id ``value`` (``kind`` "j") or from row ``value`` ("o")."""
+    return base64.urlsafe_b64encode(json.dumps(["r", kind, value]).encode()).decode().rstrip("=")
+
+
+def _decode_report_cursor(cursor: str, *, by_job: bool) -> str | int:
+    """Inverse of :func:`_encode_report_cursor` for a report grouped ``by_job`` (a job id) or not (a row).
+
+    Raises:
+        ValidationError: not a cursor of this report this server gave (field ``cursor``).
+    """
+    try:
+        tag, kind, value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if tag != "r" or kind != ("j" if by_job else "o"):
+            raise ValueError(cursor)
+        if by_job and isinstance(value, str) and 0 < len(value) <= 512:
+            return value
+        if not by_job and type(value) is int and 0 <= value <= 10**9:
+            return value
+        raise ValueError(cursor)
+    except (ValueError, TypeError):
+        raise ValidationError("cursor is not one this server gave for this report", field="cursor",
+                              hint="pass the cursor of the Link: rel=next header unchanged (with the same by), "
+                                   "or leave it out") from None
 
 
 def _own_share(keys: tuple[str, ...], user: str | None) -> tuple[str, ...]:

@@ -39,7 +39,14 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.jobs import public_serving, run_file_hint, same_name_note, searched_path_text, unhealthy_gpu_dict
+from ..wording.jobs import (
+    not_kept_text,
+    public_serving,
+    run_file_hint,
+    same_name_note,
+    searched_path_text,
+    unhealthy_gpu_dict,
+)
 from ..wording.time_limits import planned_limit_note
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -1116,6 +1123,8 @@ class JobsService:
                                 hint=f"list yours with GET {kind.value}s")
         live = self.ctx.live(record.job)
         data = job_to_dict(live, simulated=self.ctx.simulated())
+        if cut := not_kept_text(data):  # a finished row that keeps its env as names only (red30 R4)
+            data["not_kept_text"] = cut
         with_planned_limit(data, live, self._time_limits())  # newuser28 N8 / verify28 V9
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop

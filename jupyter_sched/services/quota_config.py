@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from ..admission import system_caller
 from ..model.quota import ANY_MODEL, Quota
+from ..model.units import clock_text
 from ..quota.changes import quota_line_changes
 from ..store.quota_source import CONFIG_ACTOR, QuotaSource, config_digest
+from ..wording.quota import quota_source_text
 from .models import QuotaLine, SetQuotasRequest
 from .quotas import QuotasService
 
@@ -35,18 +36,12 @@ __all__ = ["apply_config_quotas", "line_changes", "source_text"]
 
 
 def source_text(source: QuotaSource | None, setting: str = "c.SchedApp.quotas") -> str:
-    """Who set the set in force, in words: ``the config file (c.SchedApp.quotas) at 23:15 UTC`` or
-    ``PUT quotas by root at 23:14 UTC`` (times as ``YYYY-MM-DD HH:MM UTC``); "" when unknown.
+    """Who set the set in force, in words (:func:`~..wording.quota.quota_source_text`): ``the config file
+    (c.SchedApp.quotas) at Dec 4 23:15 UTC`` or ``root with PUT quotas at Dec 4 23:14 UTC``; "" when unknown.
     ``setting``: the config file's setting named (``c.SchedApp.user_teams`` for memberships)."""
     if source is None:
         return ""
-    if source.set_by == CONFIG_ACTOR:
-        return f"the config file ({setting}) at {_when(source.set_at)}"
-    return f"PUT quotas by {source.set_by} at {_when(source.set_at)}"
-
-
-def _when(at: datetime) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC")
+    return quota_source_text(source.set_by, source.set_at, config=source.set_by == CONFIG_ACTOR, setting=setting)
 
 
 def line_changes(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -98,7 +93,7 @@ def apply_config_quotas(quotas: QuotasService, lines: Sequence[QuotaLine], logge
     replaced = f"the {len(stored)} lines set by {source_text(source)}" if source is not None and stored \
         else f"the {len(stored)} lines in force"
     why = (f"quotas: c.SchedApp.quotas changed since it was last applied"
-           f"{' at ' + _when(source.config_at) if source is not None and source.config_at else ''}: "
+           f"{' at ' + clock_text(source.config_at, None) if source is not None and source.config_at else ''}: "
            f"the config's {len(wanted)} lines replace {replaced} ({'; '.join(changes)})")
     if stored:
         logger.warning("jupyter_sched: %s", why)

@@ -26,7 +26,7 @@ from ..model.quota import UnreadableRow
 from ..model.units import parse_utc
 from .schema import JOB_NAME_WIDTH
 
-__all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "quota_row_error", "row_spec",
+__all__ = ["QUOTA_TABLES", "JobRecord", "dumps", "job_columns", "loads", "parse_ts", "KEPT_AFTER_END_BYTES", "quota_row_error", "row_spec",
            "quota_row_from", "record_from_row", "ts"]
 
 
@@ -83,15 +83,43 @@ class JobRecord:
     not known: an update whose spec is that one leaves the ``spec`` column alone (red30 R4)."""
 
 
+KEPT_AFTER_END_BYTES = 2048
+"""Bytes of a finished job's env, and of its command, its row keeps at most (red30 R4)."""
+
+
 def row_spec(record: JobRecord) -> JobSpec:
     """The spec ``record``'s row keeps: a finished job's keeps no carried content (``notebook_json``,
     ``source``: up to 8 MiB each in its spec): nothing runs it again, the executed copy is in its job
     folder, and the row is kept ``retention_finished_jobs_days`` (red team 24, R4: 20 cancelled carried
-    jobs took the database 87 → 470 MB for 90 days). The job's own spec object where nothing is cut."""
+    jobs took the database 87 → 470 MB for 90 days). Nor, past :data:`KEPT_AFTER_END_BYTES`, its env's
+    values (names kept, as many as fit) nor the rest of its command — said in ``not_kept`` (red30 R4:
+    one user's instant jobs with 60 KB of random env and args grew the store 80 MB a minute; as Slurm's
+    accounting keeps no job env unless asked). The job's own spec object where nothing is cut."""
     spec = record.job.spec
-    if record.job.state.terminal and (spec.notebook_json is not None or spec.source is not None):
+    if not record.job.state.terminal:
+        return spec
+    if spec.notebook_json is not None or spec.source is not None:
         spec = replace(spec, notebook_json=None, source=None)
-    return spec
+    not_kept = dict(spec.not_kept)
+    env, env_bytes = spec.env, sum(len(k.encode()) + len(v.encode()) for k, v in spec.env.items())
+    if env_bytes > KEPT_AFTER_END_BYTES:
+        names, room = {}, KEPT_AFTER_END_BYTES
+        for name in spec.env:
+            room -= len(name.encode())
+            if room < 0:
+                break
+            names[name] = ""
+        env, not_kept["env_bytes"] = names, not_kept.get("env_bytes", 0) + env_bytes
+    command, sizes = spec.command, [len(part.encode()) for part in spec.command]
+    if sum(sizes) > KEPT_AFTER_END_BYTES:
+        kept, room = 0, KEPT_AFTER_END_BYTES
+        while kept < len(sizes) and sizes[kept] <= room:
+            room -= sizes[kept]
+            kept += 1
+        command, not_kept["command_bytes"] = spec.command[:kept], not_kept.get("command_bytes", 0) + sum(sizes[kept:])
+    if env is spec.env and command is spec.command:
+        return spec
+    return replace(spec, env=env, command=command, not_kept=not_kept)
 
 
 def job_columns(record: JobRecord, *, updated_at: datetime, update: bool = False) -> dict[str, Any]:

@@ -50,6 +50,10 @@ class RetentionPolicy:
         rollups_days: one-minute telemetry rollups, counted from ``minute`` (default 400, so a
             year of monthly utilization reports keeps its figures).
         batch: rows deleted per table per :func:`prune` call at most (default 5,000).
+        finished_jobs_per_user: finished jobs kept per user at most, the newest (by ``finished_at``); older
+            ones are pruned first, before their days are up (default 10,000; None or <= 0: no bound). red30
+            R4: one user's loop of instant jobs with big specs grew the store without bound for 400 days;
+            now the store holds at most the users times this many finished rows.
 
     Raises:
         ValidationError: a number of days that is not a finite number, or ``batch`` < 1 (field
@@ -60,6 +64,7 @@ class RetentionPolicy:
     events_days: float | None = 365.0
     rollups_days: float | None = 400.0
     batch: int = 5_000
+    finished_jobs_per_user: int | None = 10_000
 
     def __post_init__(self) -> None:
         for name in ("finished_jobs_days", "events_days", "rollups_days"):
@@ -67,6 +72,10 @@ class RetentionPolicy:
             if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value)):
                 raise ValidationError(f"retention.{name} must be a number of days (got {value!r})",
                                       field=f"retention.{name}", hint="give days, or 0 to keep forever")
+        bound = self.finished_jobs_per_user
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise ValidationError(f"retention.finished_jobs_per_user must be a whole number of jobs (got {bound!r})",
+                                  field="retention.finished_jobs_per_user", hint="give a count, or 0 for no bound")
         if self.batch < 1:
             raise ValidationError(f"retention.batch must be at least 1 (got {self.batch})", field="retention.batch",
                                   hint="use the default 5000")
@@ -74,7 +83,8 @@ class RetentionPolicy:
     @property
     def keeps_everything(self) -> bool:
         """True when no kind is ever pruned."""
-        return all(not d or d <= 0 for d in (self.finished_jobs_days, self.events_days, self.rollups_days))
+        return all(not d or d <= 0 for d in (self.finished_jobs_days, self.events_days, self.rollups_days,
+                                             self.finished_jobs_per_user))
 
 
 @dataclass
@@ -91,6 +101,8 @@ class PruneReport:
     rollups: int = 0
     more: bool = False
     cutoffs: dict[str, str] = field(default_factory=dict)
+    over_user_bound: dict[str, int] = field(default_factory=dict)
+    """Per user past ``finished_jobs_per_user``: their oldest finished jobs deleted (counted in ``jobs``)."""
 
     @property
     def total(self) -> int:
@@ -99,8 +111,11 @@ class PruneReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape (audit details)."""
-        return {"jobs": self.jobs, "events": self.events, "rollups": self.rollups, "more": self.more,
-                "cutoffs": dict(self.cutoffs)}
+        out: dict[str, Any] = {"jobs": self.jobs, "events": self.events, "rollups": self.rollups, "more": self.more,
+                               "cutoffs": dict(self.cutoffs)}
+        if self.over_user_bound:  # only where the bound pruned (one record per run, not per row)
+            out["finished_jobs_over_user_bound"] = dict(self.over_user_bound)
+        return out
 
 
 def _cutoff(now: datetime, days: float | None) -> str | None:
@@ -150,6 +165,9 @@ def prune(conn: sa.Connection, policy: RetentionPolicy, *, now: datetime) -> Pru
                                                                p.c.job_id.not_in(sa.select(j.c.id))),
                                 policy.batch, "job_progress")
         report.more |= more
+    if policy.finished_jobs_per_user is not None and policy.finished_jobs_per_user > 0:
+        more = _prune_over_user_bound(conn, policy.finished_jobs_per_user, policy.batch - report.jobs, report)
+        report.more |= more
     events_cut = _cutoff(now, policy.events_days)
     if events_cut is not None:
         e = schema.events
@@ -163,3 +181,38 @@ def prune(conn: sa.Connection, policy: RetentionPolicy, *, now: datetime) -> Pru
         report.rollups, more = _delete_batch(conn, r, r.c.id, r.c.minute < rollups_cut, policy.batch, "gpu_rollups")
         report.more |= more
     return report
+
+
+USERS_PER_PRUNE = 20
+"""Users past the per-user bound handled in one :func:`prune` call at most (the most rows first); more: ``more``."""
+
+
+def _prune_over_user_bound(conn: sa.Connection, bound: int, budget: int, report: PruneReport) -> bool:
+    """Delete the oldest finished jobs of each user who has more than ``bound`` of them (newest ``bound``
+    kept, by ``finished_at`` then id), at most ``budget`` rows in all; counted in ``report`` (``jobs``,
+    ``over_user_bound``). Whether some are left for the next call."""
+    j = schema.jobs
+    finished = j.c.state.in_(sorted(s.value for s in TERMINAL_STATES))
+    count = sa.func.count()
+    over = conn.execute(sa.select(j.c.user, count).where(finished).group_by(j.c.user).having(count > bound)
+                        .order_by(count.desc(), j.c.user).limit(USERS_PER_PRUNE + 1)).all()
+    more = len(over) > USERS_PER_PRUNE
+    q, p = schema.quarantine, schema.job_progress
+    for user, rows in over[:USERS_PER_PRUNE]:
+        if budget <= 0:
+            return True
+        newest_first = (sa.func.coalesce(j.c.finished_at, j.c.submitted_at).desc(), j.c.id.desc())
+        keys = [row[0] for row in conn.execute(sa.select(j.c.id).where(finished, j.c.user == user)
+                                               .order_by(*newest_first).offset(bound).limit(budget))]
+        deleted = 0
+        for start in range(0, len(keys), 500):  # bound the IN list (SQLite's variable limit)
+            chunk = keys[start:start + 500]
+            deleted += conn.execute(j.delete().where(j.c.id.in_(chunk))).rowcount or 0
+            conn.execute(q.delete().where(q.c.table_name == "jobs", q.c.row_key.in_(chunk)))
+            conn.execute(p.delete().where(p.c.job_id.in_(chunk)))  # its progress report goes with it
+        if deleted:
+            report.jobs += deleted
+            report.over_user_bound[str(user)] = report.over_user_bound.get(str(user), 0) + deleted
+        budget -= deleted
+        more |= int(rows) - bound > deleted
+    return more

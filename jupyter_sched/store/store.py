@@ -939,8 +939,10 @@ class StoreTx:
 
     def usage_rows(
         self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> list[UsageInterval]:
-        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window).
+        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window),
+        only those of the jobs ``job_ids`` when given (a page of ``usage/report?by=job_id``).
 
         A row that is truncated or inconsistent (:func:`~.quarantine.check_usage_row`) is skipped
         and quarantined: accounting, budgets and fair share go on with the others (case 011).
@@ -953,7 +955,34 @@ class StoreTx:
             query = query.where(u.c.started_at < ts(until))
         if user is not None:
             query = query.where(u.c.user == user)
-        return [iv for _, iv in self._usage_decoded(query)]
+        if job_ids is None:
+            return [iv for _, iv in self._usage_decoded(query)]
+        wanted = sorted(set(job_ids))
+        out: list[tuple[int, UsageInterval]] = []
+        for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
+            out.extend(self._usage_decoded(query.where(u.c.job_id.in_(wanted[start:start + 500]))))
+        return [iv for _, iv in sorted(out, key=lambda pair: pair[0])]
+
+    def usage_job_page(self, *, since: datetime | None = None, until: datetime | None = None,
+                       user: str | None = None, after: str | None = None, limit: int) -> tuple[list[str], int]:
+        """``(job ids, total)``: the first ``limit`` distinct job ids (ascending) of the usage rows
+        overlapping ``[since, until)`` of ``user`` (None: everyone) after the id ``after``, and how
+        many distinct jobs the window holds in all — a page of ``usage/report?by=job_id``, chosen
+        by the database (red30 R8: the report read a day's 170k rows to answer 64 MiB at once)."""
+        u = schema.usage
+        conds: list[Any] = []
+        if since is not None:
+            conds.append(sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
+        if until is not None:
+            conds.append(u.c.started_at < ts(until))
+        if user is not None:
+            conds.append(u.c.user == user)
+        total = self.conn.execute(sa.select(sa.func.count(sa.distinct(u.c.job_id))).where(*conds)).scalar()
+        if after is not None:
+            conds.append(u.c.job_id > after)
+        ids = self.conn.execute(sa.select(u.c.job_id).where(*conds).group_by(u.c.job_id)
+                                .order_by(u.c.job_id).limit(limit)).scalars().all()
+        return [str(i) for i in ids], int(total or 0)
 
     def usage_spans(self, *, since: datetime, until: datetime, user: str,
                     gpu_uuids: Collection[str] | None = None) -> list[tuple[str, bool, datetime, datetime | None]]:
@@ -1034,13 +1063,17 @@ class StoreTx:
 
     def billed_usage(
         self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
+        job_ids: Collection[str] | None = None,
     ) -> tuple[list[UsageInterval], list[RunawayUsage]]:
         """``(intervals, runaways)``: :meth:`usage_rows` less the open rows whose job does not hold its
         GPUs, and those rows (:meth:`runaway_usage`, of ``user`` and starting before ``until``), read
-        in one transaction — what reports bill (hubadmin26 B15: such a row billed its owner to now)."""
-        intervals = self.usage_rows(since=since, until=until, user=user)
+        in one transaction — what reports bill (hubadmin26 B15: such a row billed its owner to now);
+        only the jobs ``job_ids`` when given."""
+        intervals = self.usage_rows(since=since, until=until, user=user, job_ids=job_ids)
+        only = None if job_ids is None else set(job_ids)
         runaways = [r for r in self.runaway_usage() if (user is None or r.interval.user == user)
-                    and (until is None or r.interval.started_at < until)]
+                    and (until is None or r.interval.started_at < until)
+                    and (only is None or r.interval.job_id in only)]
         return without_runaways(intervals, runaways), runaways
 
     def runaway_usage(self) -> list[RunawayUsage]:
@@ -1859,6 +1892,11 @@ class Store:
         """See :meth:`StoreTx.usage_rows`."""
         with self.transaction(write=False) as tx:
             return tx.usage_rows(**filters)
+
+    def usage_job_page(self, **filters: Any) -> tuple[list[str], int]:
+        """See :meth:`StoreTx.usage_job_page`."""
+        with self.transaction(write=False) as tx:
+            return tx.usage_job_page(**filters)
 
     def usage_spans(self, **filters: Any) -> list[tuple[str, bool, datetime, datetime | None]]:
         """See :meth:`StoreTx.usage_spans`."""

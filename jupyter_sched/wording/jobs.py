@@ -26,7 +26,7 @@ __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_d
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
-           "same_name_note", "dryrun_line", "never_here"]
+           "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -475,7 +475,33 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
                                             _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = " · ".join(part for part in (tail.lstrip(", "), ended_text(job, now)) if part)
-    return f"{said} — {message}" if said and message else said or message
+    line = f"{said} — {message}" if said and message else said or message
+    cut = not_kept_text(job)
+    return f"{line} · {cut}" if line and cut else line or cut
+
+
+def not_kept_text(job: Mapping[str, Any]) -> str:
+    """What a finished job's stored row no longer keeps (its ``not_kept``, red30 R4): ``env kept as names only
+    after the job ended (61 KB of values not kept) · its command cut: 57 KB more, not kept after the job ended —
+    give --env and the arguments again to run it again``; "" when everything is kept."""
+    cut = job.get("not_kept")
+    if not isinstance(cut, Mapping):
+        return ""
+    parts, again = [], []
+    env, command = cut.get("env_bytes"), cut.get("command_bytes")
+    if isinstance(env, int) and env > 0:
+        parts.append(f"env kept as names only after the job ended ({_kb(env)} of values not kept)")
+        again.append("--env")
+    if isinstance(command, int) and command > 0:
+        parts.append(f"its command cut: {_kb(command)} more, not kept after the job ended")
+        again.append("the arguments")
+    if not parts:
+        return ""
+    return " · ".join(parts) + f" — give {' and '.join(again)} again to run it again"
+
+
+def _kb(size: int) -> str:
+    return f"{max(1, round(size / 1024))} KB"
 
 
 def ended_text(job: Mapping[str, Any], now: datetime | None) -> str:

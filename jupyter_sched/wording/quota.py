@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from ..model.units import gpus_phrase
+from ..model.units import clock_text, gpus_phrase
 
-__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -276,3 +277,15 @@ def _over(lines: list[Mapping[str, Any]], *, team_in_use: Any, mine: Any) -> str
             return (f" — {_gpus(float(used) - most)} over {whose} of {_gpus(most)}: nothing more {who} starts "
                     f"until that much is released")
     return ""
+
+
+def quota_source_text(set_by: str, set_at: datetime, *, config: bool, setting: str = "c.SchedApp.quotas",
+                      now: datetime | None = None) -> str:
+    """Who set the quota lines (or memberships) in force, the words after "set by": ``root with PUT quotas at
+    Dec 6 09:09 UTC`` or ``the config file (c.SchedApp.quotas) at Dec 6 09:09 UTC`` — the time by the one clock
+    renderer (:func:`~..model.units.clock_text`: the reader's zone in the CLI, ``09:09 UTC`` on ``now``'s day).
+    New user 30, n9: ``set by PUT quotas by root at 2026-12-06 09:09 UTC`` (by … by, a raw date-time).
+    ``set_by``: the admin of the last PUT quotas (ignored where ``config``); ``setting``: the config file's
+    setting (``c.SchedApp.user_teams`` for memberships)."""
+    when = clock_text(set_at, now)
+    return f"the config file ({setting}) at {when}" if config else f"{set_by} with PUT quotas at {when}"

@@ -316,6 +316,13 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         }
         try {
           const job = await jobOf(id);
+          const cut = job.not_kept ?? {};
+          if ((cut.env_bytes ?? 0) > 0 || (cut.command_bytes ?? 0) > 0) {
+            // a finished job's row keeps its env as names only and its command cut (red30 R4): never resent half
+            const why = job.not_kept_text ?? trans.__('its env values or arguments were not kept after it ended; submit it again with them');
+            Notification.warning(shownText(trans.__('Cannot resubmit %1 as it was: %2.', job.name, why)), { autoClose: 8000 });
+            return;
+          }
           const fresh = await model.client.submit(resubmitBody(job));
           model.upsert(fresh);
           // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)

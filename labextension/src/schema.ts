@@ -1680,6 +1680,12 @@ export interface components {
             env?: {
                 [key: string]: string;
             } | null;
+            /** @description a finished job whose stored row no longer keeps all of its request (red30 R4): env_bytes — its env's size, kept as names only (values empty); command_bytes — the bytes of its command cut off; absent while everything is kept. Resubmitting it needs them given again */
+            not_kept?: {
+                [key: string]: number;
+            } | null;
+            /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
+            not_kept_text?: string | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
@@ -1866,6 +1872,12 @@ export interface components {
             env?: {
                 [key: string]: string;
             } | null;
+            /** @description a finished job whose stored row no longer keeps all of its request (red30 R4): env_bytes — its env's size, kept as names only (values empty); command_bytes — the bytes of its command cut off; absent while everything is kept. Resubmitting it needs them given again */
+            not_kept?: {
+                [key: string]: number;
+            } | null;
+            /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
+            not_kept_text?: string | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
@@ -2309,6 +2321,12 @@ export interface components {
             env?: {
                 [key: string]: string;
             } | null;
+            /** @description a finished job whose stored row no longer keeps all of its request (red30 R4): env_bytes — its env's size, kept as names only (values empty); command_bytes — the bytes of its command cut off; absent while everything is kept. Resubmitting it needs them given again */
+            not_kept?: {
+                [key: string]: number;
+            } | null;
+            /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
+            not_kept_text?: string | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
@@ -2435,7 +2453,7 @@ export interface components {
             set_at: string;
             /** @description true: the config file's lines; false: set at run time by PUT quotas */
             config: boolean;
-            /** @description in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or `the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC` */
+            /** @description in words: `root with PUT quotas at Dec 4 23:14 UTC` or `the config file (c.SchedApp.quotas) at Dec 4 23:15 UTC` */
             text: string;
         };
         /** @description One line's meaning over the period (:class:`jupyter_sched.accounting.what_if.LineReplay`). */
@@ -4241,6 +4259,10 @@ export interface operations {
                 /** @description for by=period */
                 period?: "day" | "week" | "month" | "quarter";
                 format?: "json" | "csv";
+                /** @description at most this many groups (by job_id: jobs) a page, ordered by job id; a page also ends once it passes 4 MiB of answer (a Link: rel=next header gives the next page; an X-Total-Count header, how many groups in all when more follow) */
+                limit?: number;
+                /** @description the cursor of the next page (from the Link header) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;

@@ -203,6 +203,25 @@ describe('plugins', () => {
     model.dispose();
   });
 
+  it('red30 R4: a finished job whose env was kept as names only is not resubmitted half; the toast says why', async () => {
+    const server = new FakeSchedServer();
+    const why = 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again';
+    server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'succeeded', env: { TOKEN: '' }, not_kept: { env_bytes: 61440 }, not_kept_text: why })];
+    server.routes.set('GET jobs/j1', () => json(200, server.jobs[0]));
+    const posted: unknown[] = [];
+    server.routes.set('POST jobs', body => {
+      posted.push(body);
+      return json(201, makeJob({ id: 'j2', name: 'train', state: 'pending' }));
+    });
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-cut');
+    const { model, fake } = await activated(server);
+    await settle();
+    await fake.app.commands.execute(CommandIDs.resubmit, { id: 'j1' });
+    expect(posted).toEqual([]);
+    expect(warning).toHaveBeenCalledWith(`Cannot resubmit train as it was: ${why}.`, { autoClose: 8000 });
+    model.dispose();
+  });
+
   it('red24 R6: a keepalive answered with a notice (its owner left the team) shows it and marks nothing kept', async () => {
     const server = new FakeSchedServer();
     const notice = 'GPUs held by your lease l1; you left team ml (found 15:02 UTC): outside ml\'s guarantee, reclaimable by its members; it is not renewed';

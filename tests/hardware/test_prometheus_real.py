@@ -4,7 +4,6 @@ servers on loopback; the Prometheus API collector reads the values back."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -36,9 +35,10 @@ def prometheus_binary() -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def serve(text: str) -> ThreadingHTTPServer:

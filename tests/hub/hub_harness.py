@@ -26,7 +26,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -40,6 +39,7 @@ import psutil
 
 from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from tests import accounts
+from tests.locks import file_lock
 
 __all__ = ["HUB_CONFIG_HEAD", "Hub", "binaries_skip_reason", "chp_command", "skip_reason"]
 
@@ -48,9 +48,10 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def _chp_prefix() -> Path:
@@ -69,9 +70,13 @@ def chp_command() -> str | None:
     npm = shutil.which("npm")
     if npm is None:
         return None
-    done = subprocess.run([npm, "install", "-g", "--prefix", str(_chp_prefix()), "configurable-http-proxy"],
-                          capture_output=True, text=True, timeout=300)
-    return str(cached) if done.returncode == 0 and cached.exists() else None
+    # one install at a time: the test processes of a parallel run (pytest-xdist) get here at once on a fresh
+    # machine, and two npm installs into one prefix break each other; the next holder finds it installed
+    with file_lock(_chp_prefix().parent / ".chp-install.lock"):
+        if not cached.exists():
+            subprocess.run([npm, "install", "-g", "--prefix", str(_chp_prefix()), "configurable-http-proxy"],
+                           capture_output=True, text=True, timeout=300)
+    return str(cached) if cached.exists() else None
 
 
 def binaries_skip_reason() -> str | None:

@@ -10,7 +10,6 @@ environment pointing at a closed port (the refusal comes before any hub call), S
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +21,10 @@ from tests.runas_env import runas_venv
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def serve(folder: Path, *options: str, python: str = sys.executable, user: Account | None = None,

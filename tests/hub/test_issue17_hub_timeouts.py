@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,9 +36,10 @@ GUARD_S = 20
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 @contextmanager

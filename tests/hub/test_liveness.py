@@ -9,7 +9,6 @@ which repeats the page-size and kill -9 scenarios end to end).
 from __future__ import annotations
 
 import asyncio
-import socket
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -108,9 +107,10 @@ def test_reports_of_servers_that_stopped_are_forgotten() -> None:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def with_hub(users: dict[str, dict[str, bool]], coro: Any, **options: Any) -> Any:

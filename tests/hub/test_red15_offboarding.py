@@ -10,7 +10,6 @@ REST API (``tests/hub/hub_double.py``: deleting a user there is the admin's ``DE
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 import time
 from datetime import datetime, timezone
@@ -34,9 +33,10 @@ NOW = datetime(2026, 12, 4, 10, 0, tzinfo=timezone.utc)
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]],

@@ -11,6 +11,7 @@ them, and a :class:`~jupyter_sched.hub.front_door.GuardedHTTPServer` on a real s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from datetime import datetime, timedelta, timezone
@@ -63,17 +64,24 @@ def test_verify28_v5_a_credible_report_is_taken_and_worded_as_the_reporters_clai
 
 
 def test_verify28_v5_the_route_knows_when_the_front_door_began_listening() -> None:
-    server = GuardedHTTPServer(tornado.web.Application([]))
-    sock = socket.socket()
-    try:
-        sock.bind(("127.0.0.1", 0))
-        sock.setblocking(False)
-        assert _listening_since({"serverapp": SimpleNamespace(http_server=server)}) is None
-        before = datetime.now(timezone.utc) - timedelta(seconds=1)
-        server.add_sockets([sock])
-        since = _listening_since({"serverapp": SimpleNamespace(http_server=server)})
-        assert since is not None and before <= since <= datetime.now(timezone.utc) + timedelta(seconds=1)
-    finally:
-        server.stop()
-        sock.close()
+    """On an event loop of its own (``asyncio.run``): the server registers its socket on the current loop, and the
+    loop an earlier test of this process left current may be closed ("Event loop is closed" under pytest-xdist,
+    where another order of files runs in each process)."""
+
+    async def check() -> None:
+        server = GuardedHTTPServer(tornado.web.Application([]))
+        sock = socket.socket()
+        try:
+            sock.bind(("127.0.0.1", 0))
+            sock.setblocking(False)
+            assert _listening_since({"serverapp": SimpleNamespace(http_server=server)}) is None
+            before = datetime.now(timezone.utc) - timedelta(seconds=1)
+            server.add_sockets([sock])
+            since = _listening_since({"serverapp": SimpleNamespace(http_server=server)})
+            assert since is not None and before <= since <= datetime.now(timezone.utc) + timedelta(seconds=1)
+        finally:
+            server.stop()
+            sock.close()
+
+    asyncio.run(check())
     assert _listening_since({}) is None

@@ -12,7 +12,6 @@ double of the hub's REST API (``tests/hub/hub_double.py``).
 from __future__ import annotations
 
 import asyncio
-import socket
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -42,9 +41,10 @@ def _state(svc: Any, job_id: str) -> str:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def _post_activity(svc: Any) -> tuple[list[str], dict[str, Any]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -47,9 +46,10 @@ def api(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEven
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def _job_id(result: Any) -> str:

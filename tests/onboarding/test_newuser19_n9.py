@@ -35,9 +35,10 @@ def _listening() -> socket.socket:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def test_newuser19_n9_no_url_is_given_while_another_process_answers_on_the_port(

@@ -373,9 +373,10 @@ def test_a_notebook_runs_through_nbclient_and_the_executed_copy_is_kept(tmp_path
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 SERVICE = """

@@ -35,9 +35,10 @@ while True:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def test_red15_r11_a_service_whose_port_another_process_holds_ends_instead_of_restarting(tmp_path: Path) -> None:

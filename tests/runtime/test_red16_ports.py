@@ -22,9 +22,10 @@ sys.exit(1)
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def test_red16_r4_a_log_saying_eaddrinuse_with_the_port_free_is_restarted(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ Real parts: :class:`LocalExecutor` runs real Python services that bind real TCP 
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from jupyter_sched.executors.base import ExecutorEvent, Exited, NotReady, Ready
@@ -17,9 +16,10 @@ from tests.runtime.test_local_executor import job_for, wait_until
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
+
+    return ports.free_port()
 
 
 def _listen_then_close(port: int, then: str) -> str:

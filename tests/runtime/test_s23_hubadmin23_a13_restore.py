@@ -27,12 +27,13 @@ from tests.runtime.test_engine import gated, make_service, state_of, wait_until
 from tests.runtime.test_local_executor import gone
 
 
-def _wrappers_of(job_id: str) -> list[int]:
-    """Pids of live processes started with ``--job-dir …/<job_id>`` (the job's wrappers)."""
+def _wrappers_of(job_id: str, under: Path) -> list[int]:
+    """Pids of live processes started with ``--job-dir <under>/…/<job_id>`` (the job's wrappers; this test's
+    alone: another test file, in another process of a parallel run, may run a job of the same id meanwhile)."""
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         cmdline = proc.info.get("cmdline") or []
-        if "--job-dir" in cmdline and any(arg.endswith(f"/{job_id}") for arg in cmdline) \
+        if "--job-dir" in cmdline and any(arg.startswith(f"{under}/") and arg.endswith(f"/{job_id}") for arg in cmdline) \
                 and proc.status() != psutil.STATUS_ZOMBIE:
             found.append(proc.pid)
     return found
@@ -61,7 +62,7 @@ def _restore_runs_no_job_twice(tmp_path: Path, url: str, backup: Callable[[], No
         assert job["state"] == "running", job
         assert job["allocation"]["gpu_uuids"] == ran["allocation"]["gpu_uuids"]  # the GPUs the copy holds
         assert (restored.store.get_job(job_id).handle or {})["pid"] == handle["pid"]
-        assert _wrappers_of(job_id) == [handle["pid"]]  # one copy, the first one
+        assert _wrappers_of(job_id, tmp_path) == [handle["pid"]]  # one copy, the first one
         adopted = restored.audit(job_id=job_id, action="adopted")
         assert len(adopted) == 1 and "pending in the store but still runs" in adopted[0]["message"]
         assert [e for e in restored.audit(job_id=job_id, action="admit")] == []  # never admitted a second time
@@ -136,7 +137,7 @@ def test_s23_hubadmin23_a13_a_launch_into_a_job_dir_with_a_live_wrapper_is_refus
         assert f"wrapper pid {handle.data['pid']}" in refused.value.message
         assert "a second copy is not started" in refused.value.message
         assert refused.value.details["code"] == "AlreadyRunning"
-        assert _wrappers_of(job.id) == [handle.data["pid"]]
+        assert _wrappers_of(job.id, tmp_path) == [handle.data["pid"]]
     finally:
         gate.touch()
         wait_until(lambda: gone(int(handle.data["pid"])), "the first copy to end")

@@ -77,7 +77,8 @@ def test_a_backlog_is_pruned_in_bounded_batches_and_zero_days_keeps_forever(tmp_
         if not report.more:
             break
     assert sizes == [(2, True), (2, True), (1, False)] and store.list_events() == []
-    assert RetentionPolicy(finished_jobs_days=0, events_days=None, rollups_days=-1).keeps_everything
+    assert RetentionPolicy(finished_jobs_days=0, events_days=None, rollups_days=-1,
+                           finished_jobs_per_user=0).keeps_everything  # the per-user bound (red30 R4) too
     store.close()
 
 

@@ -144,11 +144,10 @@ def test_newuser17_n7_a_time_zone_in_the_wrong_case_names_the_zone_meant() -> No
 
 
 def _free_port() -> int:
-    import socket
+    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
+    from tests import ports
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()
 
 
 def test_newuser17_n9_another_users_service_reads_as_ready_or_says_nothing_never_not_answering(

@@ -73,7 +73,7 @@ def test_newuser20_n21_put_takes_the_configs_shapes_and_get_shows_the_membership
 
     answer = _put(services, {**CONFIG, "root": "exp"})  # "root's team is exp": a name is a list of one
     assert answer["user_teams"]["root"] == ["exp"] and not answer["user_teams_source"]["config"], answer
-    assert answer["user_teams_source"]["text"].startswith("PUT quotas by root at "), answer["user_teams_source"]
+    assert answer["user_teams_source"]["text"].startswith("root with PUT quotas at "), answer["user_teams_source"]
     assert _teams(services, "root") == ("exp",)  # was ("ml", "vision", "exp"): exp added third
     job = services.jobs.submit(services.caller("root", admin=False), SubmitJobRequest(gpus=1, command=["true"]))
     assert job.model_dump(mode="json")["team"] == "exp"  # a request naming no team is charged to exp
@@ -96,7 +96,7 @@ def test_newuser20_n21_a_put_outlives_a_restart_and_a_changed_config_replaces_it
     assert len(said) == 1, said
     line = said[0]
     assert line.startswith("jupyter_sched: user_teams: c.SchedApp.user_teams changed since it was last applied at "), line
-    assert "the config's teams of 3 users replace the memberships set by PUT quotas by root at " in line, line
+    assert "the config's teams of 3 users replace the memberships set by root with PUT quotas at " in line, line
     assert "(added ana (ml); added bo (vision); changed root: exp → ml, vision)" in line, line
     assert _teams(services, "root") == ("ml", "vision") and _teams(services, "bo") == ("vision",)
     actor, message = _member_events(services)[-1]

@@ -67,7 +67,7 @@ def test_newuser20_n26_an_unchanged_config_leaves_the_admins_put_in_force_across
     assert said == []
     source = services.quotas.get().source
     assert source is not None and source.set_by == "root" and not source.config, source
-    assert source.text.startswith("PUT quotas by root at ") and source.text.endswith(" UTC"), source.text
+    assert source.text.startswith("root with PUT quotas at ") and source.text.endswith(" UTC"), source.text
     assert [actor for actor, _ in _changes(services)] == ["config", "root"]  # nothing written by the restart
     assert first.source is not None and first.source.set_by == "config" and first.source.config, first
 
@@ -82,7 +82,7 @@ def test_newuser20_n26_a_changed_config_replaces_the_put_and_the_log_and_audit_s
     assert len(said) == 1, said
     line = said[0]
     assert line.startswith("jupyter_sched: quotas: c.SchedApp.quotas changed since it was last applied at "), line
-    assert "the config's 2 lines replace the 3 lines set by PUT quotas by root at " in line, line
+    assert "the config's 2 lines replace the 3 lines set by root with PUT quotas at " in line, line
     assert "removed ml/root (guaranteed 1, borrowing limit 0.5)" in line, line
     assert "changed ml: guaranteed 2 → 3" in line, line
     assert [(q["team"], q["user"], q["guaranteed"]) for q in _lines(services)] == [("ml", None, 3), ("vision", None, 1)]
@@ -102,7 +102,7 @@ def test_newuser20_n26_a_store_from_before_the_digest_keeps_an_admins_put_and_wa
         conn.execute(sa.text("DELETE FROM quota_source"))
 
     services, said = server.start(CONFIG)
-    assert len(said) == 1 and "differ from the 3 lines set by PUT quotas by root at " in said[0], said
+    assert len(said) == 1 and "differ from the 3 lines set by root with PUT quotas at " in said[0], said
     assert "those stay in force (removed ml/root (guaranteed 1, borrowing limit 0.5))" in said[0], said
     assert len(_lines(services)) == 3 and [a for a, _ in _changes(services)] == ["config", "root"]
 

@@ -37,6 +37,9 @@ class _Wire:
     def config(self) -> dict[str, Any]:
         return {"features": {"hub": True}}  # GET config as a hub answers it (the footer names its price setting)
 
+    def pages(self, req: Any) -> Any:  # the report is one page here (SchedClient.pages follows Link: red30 R8)
+        yield self.call(req)
+
     def call(self, req: Any) -> Any:
         if req.path == "me":
             return {"user": "boss", "is_admin": True, "gpu_hours_since": _iso(NOW - timedelta(days=7))}

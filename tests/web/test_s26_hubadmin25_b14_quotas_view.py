@@ -34,7 +34,7 @@ async def test_hubadmin25_b14_quotas_shows_lines_budgets_and_policies(api: Any, 
     assert budget.startswith("  default: 0 of 40 GPU-hours this week (0%), 40 left until "), budget
     policies = lines.index("Team policies:")
     assert lines[policies + 2].split() == ["default", "2", "high,normal,low", "-", "0"], lines
-    assert any(line.startswith("set by PUT quotas by boss at ") for line in lines), admin.out
+    assert any(line.startswith("set by boss with PUT quotas at ") for line in lines), admin.out
     mine = await cli("quotas")  # a user: the budget as set, not another team's standing
     assert mine.code == EXIT_OK and "  default: 40 GPU-hours a week" in mine.out.splitlines(), mine.out
     raw = await cli("quotas", "--json")

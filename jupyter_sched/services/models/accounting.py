@@ -11,7 +11,7 @@ from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
            "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UnattributedGpu",
-           "UnattributedProcess",
+           "UnattributedProcess", "UsageReportPage",
            "UsageReportRow", "UsageRow", "WasteRow"]
 
 
@@ -34,6 +34,12 @@ class GetUsageReportRequest(GetUsageRequest):
 
     period: Period = Field(default="month", description="for by=period")
     format: Literal["json", "csv"] = "json"
+    limit: int = Field(default=1000, ge=1, le=10_000, examples=[1000], description=(
+        "at most this many groups (by job_id: jobs) a page, ordered by job id; a page also ends once it passes "
+        "4 MiB of answer (a Link: rel=next header gives the next page; an X-Total-Count header, how many groups "
+        "in all when more follow)"))
+    cursor: str | None = Field(default=None, max_length=1024,
+                               description="the cursor of the next page (from the Link header)")
 
 
 class GetUsageWasteRequest(QueryModel):
@@ -157,6 +163,15 @@ class GetUsageReportResponse(_Rows):
     """The accounting report's rows."""
 
     root: list[UsageReportRow]
+
+
+class UsageReportPage(ResponseModel):
+    """One page of the accounting report: its rows, the cursor of the next (None on the last page) and
+    how many groups the report has in all (sent as ``X-Total-Count`` when more follow)."""
+
+    rows: GetUsageReportResponse
+    next_cursor: str | None = None
+    total: int = 0
 
 
 class GetAuditRequest(QueryModel):

@@ -689,6 +689,13 @@ class Job(CodecView):
     notebook: str | None = None
     working_dir: str | None = None
     env: dict[str, str] | None = None
+    not_kept: dict[str, int] | None = Field(default=None, description=(
+        "a finished job whose stored row no longer keeps all of its request (red30 R4): env_bytes — its env's "
+        "size, kept as names only (values empty); command_bytes — the bytes of its command cut off; absent while "
+        "everything is kept. Resubmitting it needs them given again"))
+    not_kept_text: str | None = Field(default=None, description=(
+        "GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not "
+        "kept) — give --env again to run it again'"))
     image: str | None = None
     port: int | None = None
     kernel_id: str | None = None

@@ -173,8 +173,8 @@ class QuotaSourceView(ResponseModel):
                                     "or the admin of the last PUT quotas")
     set_at: str = Field(description="when (UTC, ISO 8601)", json_schema_extra={"format": "date-time"})
     config: bool = Field(description="true: the config file's lines; false: set at run time by PUT quotas")
-    text: str = Field(description="in words: `PUT quotas by root at 2026-12-04 23:14 UTC` or "
-                                  "`the config file (c.SchedApp.quotas) at 2026-12-04 23:15 UTC`")
+    text: str = Field(description="in words: `root with PUT quotas at Dec 4 23:14 UTC` or "
+                                  "`the config file (c.SchedApp.quotas) at Dec 4 23:15 UTC`")
 
 
 class GetQuotasResponse(ResponseModel):
