@@ -108,12 +108,12 @@ class LeasesService:
         for record in self.ctx.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.LEASE]):
             if record.job.spec.kernel_id != kernel_id or record.stop_intent == "idle":
                 continue  # an idle-reclaimed lease ends once its GPU's process list is clear (engine.idle_kernels)
-            owner = Caller(user=record.job.spec.user, teams=(), admin=True)
-            # said as why, not "released by <owner>" like a %gpu release (issue 20)
+            # the server's own act, audited as the server's (new user 30, n8: "cancel by root … released by the
+            # server" beside "lease_released by server"); said as why, not "released by <owner>" (issue 20)
             why = {"kernel shutdown": "its kernel was shut down", "kernel restart": "its kernel was restarted"}.get(
                 reason, reason)
             with contextlib.suppress(ConflictError):
-                released.append(self.jobs.cancel(owner, record.job.id, by="the server", why=why))
+                released.append(self.jobs.cancel(server, record.job.id, by="the server", why=why))
                 self.ctx.store.add_event(actor=server.user, action="lease_released", job_id=record.job.id,
                                          user=record.job.spec.user, message=reason, details={"kernel_id": kernel_id})
         return released
