@@ -25,9 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from core_builders import T0, Scenario, make_job, make_node
+from core_builders import T0, Scenario, make_job, make_node, straight_report
 
-from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
 from jupyter_sched.model import Job, PendingReason
 from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.queues.order import elect_overdue
@@ -43,18 +42,9 @@ CYCLE_S = 5.0
 """An ETA is right "within one cycle" (the service cycles every few seconds)."""
 
 
-def _report(started: datetime, now: datetime, total_s: float) -> ProgressReport:
-    """Four reports on a straight line to ``total_s``, the last one at ``now``."""
-    ran = (now - started).total_seconds()
-    fit = ProgressFit()
-    for k in range(1, 5):
-        fit = fit.add(ran * k / 4, ran * k / 4 / total_s)
-    return ProgressReport(fraction=ran / total_s, at=now, ran_s=ran, fit=fit)
-
-
 def _with_reports(sc: Scenario) -> Scenario:
     jobs = {j.id: j for j in sc.snap.jobs}
-    progress = {jid: _report(jobs[jid].started_at or T0, sc.snap.now, total)
+    progress = {jid: straight_report(jobs[jid].started_at or T0, sc.snap.now, total)
                 for jid, total in ENDS_S.items() if jid in jobs and jobs[jid].started_at is not None}
     sc.snap = replace(sc.snap, progress=progress)
     return sc

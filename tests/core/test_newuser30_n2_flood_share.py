@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from core_builders import T0, Scenario, make_job, make_node
+from core_builders import T0, Scenario, make_job, make_node, straight_report
 
-from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
 from jupyter_sched.model import PendingReason
 from jupyter_sched.queues.order import PROMISE, Holdings, election_barred
 
@@ -25,19 +24,10 @@ ENDS_S = {f"a-long{i}": 720.0 + 2 * i for i in range(1, 5)}
 """Where each long job's progress reports project its end (s after T0, when it started): a GPU every 2 s."""
 
 
-def _report(started: datetime, now: datetime, total_s: float) -> ProgressReport:
-    """Four reports on a straight line to ``total_s``, the last one at ``now``."""
-    ran = (now - started).total_seconds()
-    fit = ProgressFit()
-    for k in range(1, 5):
-        fit = fit.add(ran * k / 4, ran * k / 4 / total_s)
-    return ProgressReport(fraction=ran / total_s, at=now, ran_s=ran, fit=fit)
-
-
 def _cycle(sc: Scenario) -> tuple[dict[str, PendingReason], list[str]]:
     jobs = {j.id: j for j in sc.snap.jobs}
     sc.snap = replace(sc.snap, progress={
-        jid: _report(jobs[jid].started_at or T0, sc.snap.now, total) for jid, total in ENDS_S.items()
+        jid: straight_report(jobs[jid].started_at or T0, sc.snap.now, total) for jid, total in ENDS_S.items()
         if jid in jobs and jobs[jid].started_at is not None and jobs[jid].state.holds_gpus})
     result = sc.cycle()
     return {p.job_id: p.reason for p in result.pending}, [a.job_id for a in result.admits]
