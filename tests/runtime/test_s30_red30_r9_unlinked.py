@@ -20,16 +20,14 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.outside_caps import (
     FD_LOOKS_PER_TICK,
     FDS_PER_TICK,
-    STOPPED_LOOKS,
     Running,
     WriteWatch,
     unlinked_reason,
 )
 from jupyter_sched.executors.wrapper import LEFT_BYTES
-from jupyter_sched.model import Allocation
 from jupyter_sched.wording.reasons import figure, memory_text
-from tests.runtime.test_local_executor import job_for, wait_event, wait_until
-from tests.runtime.test_s30_red30_r3_outside_caps import CAP, FIND_FOLDER, MIB, start_writer
+from tests.runtime.test_local_executor import wait_event
+from tests.runtime.test_s30_red30_r3_outside_caps import CAP, FIND_FOLDER, MIB, runs_on, start_writer
 
 HIDE = ("fd = os.open(os.path.join(folder, 'hidden.bin'), os.O_CREAT | os.O_RDWR, 0o600)\n"
         "os.unlink(os.path.join(folder, 'hidden.bin'))\n")
@@ -93,18 +91,7 @@ def test_red30_r9_deleted_files_and_the_folder_count_together(tmp_path: Path) ->
 def test_red30_r9_a_sparse_deleted_file_counts_its_blocks_and_the_job_runs_on(tmp_path: Path) -> None:
     """A deleted 2 TiB sparse file spends no disk: not a reason to stop (the bound is about disk use); the job
     runs on and exits 0."""
-    gate = tmp_path / "gate"
-    ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP)
-    ex.start(job_for(tmp_path, FIND_FOLDER + HIDE + "os.ftruncate(fd, 2 << 40)\nos.pwrite(fd, b'x', 4096)\n"
-                     "open(os.path.join(folder, 'result.txt'), 'w').write('42')\n"
-                     f"wait_gate({str(gate)!r})\n"), Allocation("n1", ("GPU-0",)))
-    wait_until(lambda: (ex.job_dir("j-1") / "result.txt").exists(), "the job's writes")
-    for _ in range(3 * STOPPED_LOOKS):
-        assert ex.poll() == []
-    assert ex.tracked() == {"j-1"}
-    gate.touch()
-    ended = wait_event(ex, Exited)
-    assert isinstance(ended, Exited) and ended.exit_code == 0, ended
+    runs_on(tmp_path, FIND_FOLDER + HIDE + "os.ftruncate(fd, 2 << 40)\nos.pwrite(fd, b'x', 4096)\n")
     assert FDS_PER_TICK >= 1024
 
 
