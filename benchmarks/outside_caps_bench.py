@@ -1,6 +1,6 @@
 """The local executor's tick (``LocalExecutor.poll``) with many running jobs: what the looks from outside the
 jobs' account cost (red30 R3: a stat of each log, a read of each wrapper's state, the folders walked round
-robin, a statvfs per log disk).
+robin, a statvfs per log disk; red30 R9: the jobs' open files, round robin).
 
 Starts ``--jobs`` real jobs (each a ``sleep``, with a few files in its folder), polls the executor
 ``--polls`` times and prints the CPU time (user + system of this process) and wall time per poll, then stops
@@ -27,9 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=100, help="running jobs (default 100)")
     parser.add_argument("--polls", type=int, default=200, help="polls timed (default 200)")
     parser.add_argument("--files", type=int, default=8, help="files each job leaves in its folder (default 8)")
+    parser.add_argument("--log-mib", type=int, default=1024,
+                        help="c.SchedApp.max_log_mib (default 1024; 0: no cap, so no folder bound, red30 R9)")
+    parser.add_argument("--tracking", default="auto", choices=("auto", "marker"), help="job groups (default auto)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="outside-caps-") as tmp:
-        ex = LocalExecutor(Path(tmp) / "jobs", min_log_free_bytes=16 << 20)
+        ex = LocalExecutor(Path(tmp) / "jobs", min_log_free_bytes=16 << 20, max_log_bytes=args.log_mib << 20,
+                           tracking=args.tracking)
         ids = [f"j-{i}" for i in range(args.jobs)]
         try:
             for job_id in ids:

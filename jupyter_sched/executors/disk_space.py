@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from ..errors import ExecutorError
+from ..wording.reasons import figure
 
 __all__ = ["FULL_BYTES", "LOG_DISK_FULL", "LOW_SHARE", "MAX_FREE_INODES", "MIN_FREE_INODES", "LogDisk", "free_bytes",
            "free_inodes", "inode_floor", "low_disk_line", "size_words"]
@@ -102,10 +103,11 @@ def low_disk_line(folder: Path, floor_bytes: int) -> str | None:
 
 
 def size_words(size: int) -> str:
-    """``0 bytes``, ``12 KiB``, ``3.5 MiB``, ``2.1 GiB``."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+    """``0 bytes``, ``12 KiB``, ``3.5 MiB``, ``2.1 GiB``, ``2 TiB``, ``1,000 MiB`` — never in exponent notation
+    (:func:`~jupyter_sched.wording.reasons.figure`)."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if size >= 1 << shift:
-            return f"{size / (1 << shift):.3g} {unit}"
+            return f"{figure(size / (1 << shift), 3)} {unit}"
     return f"{size} bytes"
 
 

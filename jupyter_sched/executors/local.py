@@ -54,7 +54,8 @@ that called ``setsid()``); ``SIGKILL`` kills the whole job group (frozen first o
 
 What a running job writes (red30 R3): each :meth:`LocalExecutor.poll` looks from outside the job's account
 (:mod:`.outside_caps`) at its log (cut past its cap), its wrapper (a job that stops it is ended), its folder
-(ended past :func:`~.outside_caps.folder_bound` or 10,000 files beside its log) and the free space of its
+(ended past :func:`~.outside_caps.folder_bound` or 10,000 files beside its log; the deleted files its
+processes hold open on its log's disk count too, red30 R9) and the free space of its
 log disk (under ``min_log_free_bytes`` the job that wrote most is ended); such an end's message, and its
 log's last line, say why.
 
@@ -1315,7 +1316,14 @@ class LocalExecutor:
         """``t`` as :class:`~.outside_caps.WriteWatch` looks at it (its wrapper: while it runs)."""
         return Running(job_id=t.job.id, wrapper_pid=self._root_pid(t) if t.leftovers_since is None else None,
                        job_dir=t.job_dir, owner_uid=t.owner_uid, log_cap=t.log_cap,
-                       setting=self._cap_setting(t.log_cap), stopping=t.stopping)
+                       setting=self._cap_setting(t.log_cap), stopping=t.stopping,
+                       members=lambda: self._members(t))
+
+    def _members(self, t: _Tracked) -> set[int]:
+        """The pids of ``t``'s processes: its tracking group's (and its wrapper while it runs)."""
+        root = self._root_pid(t) if t.leftovers_since is None else None
+        found = tracker_for(t.group, self.tracker).members(t.group, root_pid=root) if t.group is not None else set()
+        return found | ({root} if root is not None and self._wrapper_alive(t) else set())
 
     def _hold_writes(self, running: Sequence[Running]) -> None:
         """Look at what the running jobs write, from outside their account (:mod:`.outside_caps`, red30 R3), and

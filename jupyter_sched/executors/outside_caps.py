@@ -19,6 +19,13 @@ through :class:`WriteWatch`:
   holding more than :data:`FOLDER_FILES` files and folders, or more bytes than its bound
   (:func:`folder_bound`: as much as its log may hold), beside its log ends the
   job (:func:`folder_reason`);
+* at the files the running jobs hold open that are DELETED and on their log's disk (red30 R9: a job that opened
+  a file in its folder, unlinked it and wrote into it held 1.5 GiB there for its whole run, seen by no folder
+  walk), round robin, up to :data:`FDS_PER_TICK` open files of :data:`FD_LOOKS_PER_TICK` jobs a tick, each one ``stat`` of ``/proc/<pid>/fd/<n>``
+  of the job's processes (its tracking group; and their mappings of deleted files, ``/proc/<pid>/map_files``
+  where the service may read it): the blocks they hold (``st_blocks`` times 512: disk spent, so a sparse
+  file counts what it spends) and the folder's bytes, together past :func:`folder_bound`, end the job
+  (:func:`unlinked_reason`);
 * at the free space of each disk running jobs' logs are on (one ``statvfs`` a disk): under
   ``c.SchedApp.min_log_free_mib`` the job that wrote most there since the previous look (at least
   :data:`WRITING_MOST_BYTES`) is ended, one a tick (:func:`low_disk_reason`).
@@ -31,7 +38,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +46,9 @@ from .disk_space import size_words
 from .safeopen import open_untrusted
 from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
 
-__all__ = ["ENTRIES_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
-           "WriteWatch", "cut_log", "folder_bound", "folder_reason", "low_disk_reason", "stopped_wrapper_reason"]
+__all__ = ["ENTRIES_PER_TICK", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
+           "WriteWatch", "cut_log", "folder_bound", "folder_reason", "low_disk_reason", "stopped_wrapper_reason",
+           "unlinked_reason"]
 
 LINES_SLACK = 64 << 10
 """Bytes a log may hold past its cap before the service cuts it (the wrapper's closing lines: the cut's,
@@ -52,6 +60,13 @@ FOLDER_FILES = 10_000
 ENTRIES_PER_TICK = 4096
 """Entries of job folders walked a tick, at least (the last folder is walked whole, up to
 :data:`FOLDER_FILES` + 1); the next tick goes on with the next folder."""
+FDS_PER_TICK = 4096
+"""Open files of running jobs looked at a tick (one ``stat`` each); the next tick goes on where this one
+stopped, in the same job or the next."""
+FD_LOOKS_PER_TICK = 2
+"""Looks through a job's open files begun a tick, at most (each asks for the job's processes: where jobs are
+tracked by marker rather than cgroup that reads every process's environment, milliseconds): with 100 running
+jobs each is looked at every 50 ticks; the low-disk rule (``min_log_free_mib``) counts what they hold meanwhile."""
 WRITING_MOST_BYTES = 1 << 20
 """The least a job must have written since the previous look to be ended for a log disk under its floor."""
 
@@ -68,6 +83,8 @@ class Running:
         log_cap: its log's cap in bytes (0: none).
         setting: the setting the cap's line names (``c.SchedApp.max_log_mib``).
         stopping: a stop of it is under way (its log is still held; nothing else is looked at).
+        members: the pids of its processes (its tracking group), asked once for each look through its open
+            files; None: its open files are not looked at.
     """
 
     job_id: str
@@ -77,6 +94,7 @@ class Running:
     log_cap: int
     setting: str
     stopping: bool = False
+    members: Callable[[], Iterable[int]] | None = None
 
 
 @dataclass
@@ -88,6 +106,14 @@ class _Seen:
     folder_bytes: int = 0
     wrote: int = 0
     device: int | None = None
+    log_key: tuple[int, int] | None = None
+    fds: Iterator[tuple[int, int, int] | None] | None = None
+    """The look through its open files under way (one item per open file: ``(device, inode, bytes)`` of a
+    deleted regular file, None for any other)."""
+    deleted_bytes: int = 0
+    """The blocks (bytes) its deleted open files held at the last look done."""
+    deleted: dict[tuple[int, int], int] | None = None
+    """What that look found so far: ``{(device, inode): bytes on disk}``."""
 
 
 def folder_bound(log_cap: int) -> int:
@@ -117,6 +143,17 @@ def folder_reason(job_dir: Path, files: int, used: int, bound_bytes: int, settin
             "service's log disk; write a job's outputs into your home or another folder of yours")
 
 
+def unlinked_reason(job_dir: Path, files: int, held: int, folder_bytes: int, bound_bytes: int, setting: str) -> str:
+    """The end of a job that held ``files`` deleted files open on its log's disk, ``held`` bytes of disk in them
+    (blocks), with ``folder_bytes`` in its folder beside its log: together past ``bound_bytes``."""
+    return (f"it held {files:,} deleted {'file' if files == 1 else 'files'} open on the disk of its job folder "
+            f"{job_dir} ({size_words(held)} on disk, and {size_words(folder_bytes)} in its folder beside its log) "
+            f"while it ran, over the {bound_bytes >> 20} MiB a running job's folder may hold (as much as its log: "
+            f"{setting}): stopped — a deleted file keeps its disk space until it is closed, and the folder is on "
+            "the service's log disk; write a job's outputs and scratch files into your home or another folder "
+            "of yours")
+
+
 def low_disk_reason(folder: Path, free: int, floor: int, wrote: int) -> str:
     """The end of the job that wrote most on a log disk with less than ``floor`` bytes ``free``."""
     return (f"the disk of the log folder {folder} had {size_words(free)} free, under c.SchedApp.min_log_free_mib = "
@@ -136,6 +173,7 @@ class WriteWatch:
         self.min_free = max(0, min_free_bytes)
         self._seen: dict[str, _Seen] = {}
         self._cursor = 0
+        self._fd_cursor = 0
 
     def forget(self, job_id: str | None = None) -> None:
         """Drop what was seen of a job that ended (None: of every job)."""
@@ -161,6 +199,7 @@ class WriteWatch:
                 ends[job.job_id] = ("wrapper", stopped_wrapper_reason(state, job.log_cap, job.setting))
         open_jobs = [job for job in running if not job.stopping and job.job_id not in ends]
         ends.update(self._look_folders(open_jobs))
+        ends.update(self._look_unlinked([job for job in open_jobs if job.job_id not in ends]))
         if self.min_free:
             ends.update(self._look_disks([job for job in open_jobs if job.job_id not in ends]))
         return ends
@@ -170,7 +209,7 @@ class WriteWatch:
         info = _log_stat(job)
         if info is None:
             return 0
-        size, seen.device = info.st_size, info.st_dev
+        size, seen.device, seen.log_key = info.st_size, info.st_dev, (info.st_dev, info.st_ino)
         if job.log_cap > 0 and size > job.log_cap + LINES_SLACK:
             cut = cut_log(job, job.log_cap)
             size = cut if cut is not None else size
@@ -200,6 +239,47 @@ class WriteWatch:
                 break
         return ends
 
+    def _look_unlinked(self, jobs: Sequence[Running]) -> dict[str, tuple[str, str]]:
+        """Go on through the jobs' open files round robin, :data:`FDS_PER_TICK` a tick; a job whose look is done
+        and whose deleted files on its log's disk and folder hold more than its bound is to end."""
+        ends: dict[str, tuple[str, str]] = {}
+        order = sorted((job for job in jobs if job.members is not None and folder_bound(job.log_cap)),
+                       key=lambda job: job.job_id)
+        if not order:
+            return ends
+        start, budget, begun = self._fd_cursor % len(order), FDS_PER_TICK, 0
+        for step in range(len(order)):
+            job = order[(start + step) % len(order)]
+            seen = self._seen[job.job_id]
+            self._fd_cursor = start + step
+            if seen.fds is None or seen.deleted is None:
+                if begun >= FD_LOOKS_PER_TICK:
+                    break
+                begun += 1
+                device = seen.device if seen.device is not None else _device_of(job.job_dir)
+                if device is None or job.members is None:
+                    continue
+                seen.fds, seen.deleted = _deleted_open(job.members(), device, seen.log_key), {}
+            for found in seen.fds:
+                budget -= 1
+                if found is not None:
+                    seen.deleted[found[:2]] = found[2]
+                if budget <= 0:
+                    break
+            else:  # this job's look is done
+                held, files = sum(seen.deleted.values()), len(seen.deleted)
+                seen.fds = seen.deleted = None
+                seen.wrote += max(0, held - seen.deleted_bytes)  # for the low-disk rule
+                seen.deleted_bytes = held
+                bound = folder_bound(job.log_cap)
+                if files and held + seen.folder_bytes > bound:
+                    ends[job.job_id] = ("folder", unlinked_reason(job.job_dir, files, held, seen.folder_bytes,
+                                                                  bound, job.setting))
+                self._fd_cursor = start + step + 1
+                continue
+            break  # this tick's open files are looked at; the next tick goes on in this job
+        return ends
+
     def _look_disks(self, jobs: Sequence[Running]) -> dict[str, tuple[str, str]]:
         """The job that wrote most on each log disk under its floor (one ``statvfs`` a disk)."""
         by_disk: dict[int, list[Running]] = {}
@@ -221,6 +301,62 @@ class WriteWatch:
             if wrote >= WRITING_MOST_BYTES:
                 ends[most.job_id] = ("disk", low_disk_reason(most.job_dir.parent, free, self.min_free, wrote))
         return ends
+
+
+def _device_of(folder: Path) -> int | None:
+    """The device ``folder`` is on (None: it cannot be read)."""
+    try:
+        return os.stat(folder, follow_symlinks=False).st_dev
+    except OSError:
+        return None
+
+
+def _deleted_open(pids: Iterable[int], device: int,
+                  skip: tuple[int, int] | None) -> Iterator[tuple[int, int, int] | None]:
+    """One item per open file of ``pids`` (each a ``stat`` of ``/proc/<pid>/fd/<n>``, which is the file whatever
+    its name): ``(device, inode, bytes on disk)`` for a regular file deleted (no link left) on ``device``,
+    other than ``skip`` (the job's log: held to its cap apart), None for any other. A process gone or
+    unreadable yields nothing."""
+    for pid in sorted(set(pids)):
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                yield None
+                continue
+            yield _if_deleted(info, device, skip)
+        yield from _deleted_mapped(pid, device, skip)
+
+
+def _if_deleted(info: os.stat_result, device: int, skip: tuple[int, int] | None) -> tuple[int, int, int] | None:
+    """``(device, inode, bytes on disk)`` of a regular file with no link left on ``device`` (not ``skip``)."""
+    key = (info.st_dev, info.st_ino)
+    if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and info.st_dev == device and key != skip:
+        return info.st_dev, info.st_ino, int(info.st_blocks) * 512
+    return None
+
+
+def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iterator[tuple[int, int, int] | None]:
+    """The deleted files ``pid`` maps with no descriptor left (opened, mapped, closed, unlinked, written through
+    the mapping): one item for reading its ``/proc/<pid>/maps``, one per mapping of a deleted file (a ``stat``
+    of ``/proc/<pid>/map_files/<range>``; where that cannot be read — it takes CAP_SYS_ADMIN — nothing)."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as fh:
+            lines = [line for line in fh if line.rstrip().endswith(b" (deleted)")]
+    except OSError:
+        return
+    yield None
+    for line in lines:
+        try:
+            info = os.stat(f"/proc/{pid}/map_files/{line.split(None, 1)[0].decode('ascii')}")
+        except (OSError, UnicodeDecodeError):
+            yield None
+            continue
+        yield _if_deleted(info, device, skip)
 
 
 def _state(pid: int) -> str | None:

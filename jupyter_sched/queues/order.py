@@ -66,7 +66,7 @@ from typing import Protocol
 
 from ..model import GPU_MILLI, Job, PendingReason, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "PASSED_BY", "elect_overdue", "elected_behind", "elected_of", "elected_order", "one_per_user", "fair_order", "fair_usage_order", "fifo_order",
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "OVERDUE_FLOOR_S", "PROMISE", "PASSED_BY", "elect_overdue", "elected_behind", "elected_of", "election_barred", "elected_order", "one_per_user", "fair_order", "fair_usage_order", "fifo_order",
            "held_before", "holdings", "overdue", "passed_by", "passed_in", "promise_due", "share_once_ran", "short_first_order", "submit_key", "topped_first"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -423,13 +423,47 @@ def overdue(job: Job, now: datetime, factor: float) -> bool:
     return due is not None and now > due
 
 
-def elected_of(pending: Iterable[Job], now: datetime, factor: float) -> list[Job]:
+def elected_of(pending: Iterable[Job], now: datetime, factor: float,
+               barred: Callable[[Job], bool] | None = None) -> list[Job]:
     """The jobs :func:`elect_overdue` moves first: of each user's :func:`overdue` jobs among
     ``pending`` at ``now``, the longest waiting of each class (:func:`one_per_user`); none when
-    ``factor`` is 0."""
+    ``factor`` is 0. ``barred`` (:func:`election_barred`): the jobs whose user (team) holds more than
+    their fair share while others' work waits — never elected."""
     if factor <= 0:
         return []
-    return one_per_user([job for job in pending if overdue(job, now, factor)])
+    return one_per_user([job for job in pending if overdue(job, now, factor) and not (barred and barred(job))])
+
+
+def election_barred(pending: Sequence[Job], held: Holdings | None) -> Callable[[Job], bool] | None:
+    """Which jobs of ``pending`` no election may move first: **an election bounds the wait of a job whose
+    user is within their fair share; a user who holds more than their equal share gets no elected job
+    while a job of another user waits that would leave its user within theirs once it ran** (new user 30,
+    N2: ana, holding 4 of 4 GPUs, had her flood of elected sweeps take every GPU that freed, one after
+    another, while bo's single job — #1 in the fair order — waited 27 min; its promise, from the same
+    replay, was the flood's end). Her jobs keep their place in the queue's order, which already puts the
+    lighter user first; she is elected again once she is back within her share or nobody such waits.
+
+    ``held`` (:func:`holdings`; None with quotas: nobody is barred) gives the GPUs each user holds and the
+    equal share among the users with work. The waiting job must fit its user's share (held + its GPUs <=
+    share): a waiting job that would itself take its user above the share is not one the share protects —
+    barring for it too took the loaded replay's ETA error without reports from 13.3 % to 15.8 % of the
+    median wait (``benchmarks/jct_loaded.py``, 20 GPUs, 4 users, jobs up to 8 GPUs: a user running an
+    8-GPU job had no bound left while later lighter jobs passed); with the fit, 13.3 % (session 30).
+    With quotas a job within its team's guarantee already takes borrowed GPUs back (``scheduling.preempt``)
+    and the borrowed share orders the teams (2. of the module doc), so the rule reads users only.
+
+    Returns:
+        ``job -> True`` if barred, or None where nobody is (pure)."""
+    if held is None or not pending:
+        return None
+    share = held.user_share + 1e-9
+    over = {user for user, gpus in held.by_user.items() if gpus > share}
+    if not over:
+        return None
+    if not any(job.spec.user not in over and held.by_user.get(job.spec.user, 0.0)
+               + job.spec.resources.total_milli / 1000 <= share for job in pending):
+        return None
+    return lambda job: job.spec.user in over
 
 
 def one_per_user(jobs: Iterable[Job]) -> list[Job]:
@@ -445,7 +479,9 @@ def one_per_user(jobs: Iterable[Job]) -> list[Job]:
     next one, queued before the lighter job, went ahead of it again as GPUs freed one at a time (new user
     29, N2). The bound: an elected job is passed by at most one elected job of each other user — once one
     started ahead of it, that user's next elected jobs go after it (:func:`elected_order`) — and a user's
-    k-th overdue job is elected once its k - 1 earlier ones started."""
+    k-th overdue job is elected once its k - 1 earlier ones started. That bound reaches only elected jobs:
+    a lighter user's job promised the flood's end was not one, so a user above their equal share gets no
+    elected job while such a job waits (:func:`election_barred`; new user 30, N2)."""
     first: dict[tuple[str, int], Job] = {}
     for job in jobs:
         key = (job.spec.user, _RANK[job.spec.priority])

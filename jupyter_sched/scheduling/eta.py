@@ -57,6 +57,7 @@ from ..queues.order import (
     Holdings,
     QueueContext,
     elect_overdue,
+    election_barred,
     holdings,
     one_per_user,
     passed_in,
@@ -541,7 +542,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
         held: Holdings | None = None
-        if ctx.profile.queue_sort in ("fair", "fair-usage"):
+        fair = ctx.profile.queue_sort in ("fair", "fair-usage")
+        if fair:
             for job, gpus, end in running:
                 usage[job.spec.user] = usage.get(job.spec.user, 0.0) + gpus * min(t, end)
             for job_id, (start, end) in spans.items():
@@ -549,18 +551,18 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                 ran = min(t, end) - start
                 if ran > 0:
                     usage[job.spec.user] = usage.get(job.spec.user, 0.0) + job.spec.resources.total_milli / 1000 * ran
-            if by_holdings:  # the jobs that hold GPUs at t: running ones not ended, replayed ones started
-                by_user: dict[str, float] = {}
-                by_team: dict[str, float] = {}
-                for job, gpus in [*((job, gpus) for job, gpus, end in running if end > t),
-                                  *((ctx.by_id[j], ctx.by_id[j].spec.resources.total_milli / 1000)
-                                    for j, (start, end) in spans.items() if start <= t < end)]:
-                    by_user[job.spec.user] = by_user.get(job.spec.user, 0.0) + gpus
-                    by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
-                assert shares is not None
-                held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
+        if by_holdings and (fair or due):  # the jobs that hold GPUs at t: running ones not ended, replayed ones started
+            by_user: dict[str, float] = {}
+            by_team: dict[str, float] = {}
+            for job, gpus in [*((job, gpus) for job, gpus, end in running if end > t),
+                              *((ctx.by_id[j], ctx.by_id[j].spec.resources.total_milli / 1000)
+                                for j, (start, end) in spans.items() if start <= t < end)]:
+                by_user[job.spec.user] = by_user.get(job.spec.user, 0.0) + gpus
+                by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
+            assert shares is not None
+            held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
         context = QueueContext(now=capped(ctx.now, t), team_share=ctx.quota.team_share, user_usage=usage,
-                               expected_runtime=lambda job: expected_runtime(ctx, job), held=held,
+                               expected_runtime=lambda job: expected_runtime(ctx, job), held=held if fair else None,
                                charged_runtime=charged_runtime_of(ctx))
         jobs = [ctx.by_id[j] for j in remaining]
         if last:  # t only grows along a replay, and a job starts only at a step: a started one started at the last
@@ -571,7 +573,11 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                     for other in last[i + 1:]:
                         if other.id in waiting and other.spec.user != job.spec.user and other.spec.priority.rank == rank:
                             passed.setdefault(other.id, set()).add(job.spec.user)
-        elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at]) if due else []
+        # as the cycle (runtimes.elected_in): no election for a user above their equal share held at t while
+        # another user's job waits that their share has room for (queues.order.election_barred; new user 30, N2)
+        barred = election_barred(jobs, held) if due else None
+        elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at
+                                and not (barred and barred(job))]) if due else []
         ordered = list(topped_first(jobs, elect_overdue(sort(jobs, context), elected, passes)))
         if elected:
             chosen = {job.id for job in elected}

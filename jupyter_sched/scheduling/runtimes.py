@@ -34,7 +34,7 @@ from ..backfill.progress import ProgressReading, read_progress
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
-from ..queues.order import elected_of
+from ..queues.order import elected_of, election_barred
 from ..wording.estimates import WITHHELD_RUNS, ran_past_note
 from .context import CycleContext
 
@@ -150,8 +150,15 @@ def elected_in(ctx: CycleContext, pending: Iterable[Job]) -> list[Job]:
     waited past ``elect_overdue`` x their promised wait (:func:`~jupyter_sched.queues.order.elected_of`),
     unless their user has a job running past :data:`OVERRUN_FACTOR` x what its history said
     (:func:`overrunning_users`): a promise reads learnt runtimes, which are the user's own to write
-    (red team 18, R2), so a user whose history proved short is not elected until that job ends."""
-    elected = elected_of(pending, ctx.now, ctx.profile.elect_overdue)
+    (red team 18, R2), so a user whose history proved short is not elected until that job ends; nor is a
+    user holding more than their equal share (no quota: ``ctx.held``, at the cycle's start) while another
+    user's job waits that their share has room for (:func:`~jupyter_sched.queues.order.election_barred`;
+    new user 30, N2)."""
+    if ctx.profile.elect_overdue <= 0:
+        return []
+    jobs = pending if isinstance(pending, list) else list(pending)
+    barred = election_barred(jobs, ctx.held)
+    elected = elected_of(jobs, ctx.now, ctx.profile.elect_overdue, barred)
     if not elected:
         return elected
     overrunning = overrunning_users(ctx)

@@ -47,7 +47,7 @@ from .quota import UNLISTED_SETTING
 
 __all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
-           "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
+           "eta_sentence", "figure", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
            "reason_in_words", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
@@ -1077,13 +1077,20 @@ def _on_model(line: Mapping[str, Any]) -> str:
     return f" {model}" if isinstance(model, str) and model not in ("", "*") else ""
 
 
+def figure(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, never in exponent notation (red30 R9: a 2 TiB file read
+    "2.05e+03 GiB"): ``3.5``, ``1,000``, ``12,345``."""
+    text = f"{value:.{digits}g}"
+    return f"{value:,.0f}" if "e" in text else text
+
+
 def memory_text(mib: Any) -> str:
     """``81920`` → ``80 GiB``; ``1536`` → ``1.5 GiB``; ``512`` → ``512 MiB`` (binary units)."""
     value = float(mib)
     for unit, size in (("TiB", 1024.0**2), ("GiB", 1024.0)):
         if value >= size:
-            return f"{value / size:.4g} {unit}"
-    return f"{value:.4g} MiB"
+            return f"{figure(value / size, 4)} {unit}"
+    return f"{figure(value, 4)} MiB"
 
 
 def memory_texts(*mibs: Any) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
 from jupyter_sched.model import (
     GPU,
     Allocation,
@@ -32,6 +33,16 @@ from jupyter_sched.scheduling.apply import stop_jobs
 from jupyter_sched.scheduling.snapshot import UsageHistory
 
 T0 = datetime(2025, 3, 30, 12, 0, tzinfo=timezone.utc)
+
+
+def straight_report(started: datetime, now: datetime, total_s: float) -> ProgressReport:
+    """A job's progress: four reports on a straight line to ``total_s`` seconds of run (its projected end,
+    ``started`` + ``total_s``), the last one at ``now``."""
+    ran = (now - started).total_seconds()
+    fit = ProgressFit()
+    for k in range(1, 5):
+        fit = fit.add(ran * k / 4, ran * k / 4 / total_s)
+    return ProgressReport(fraction=ran / total_s, at=now, ran_s=ran, fit=fit)
 
 
 def pairs(n: int = 8) -> list[tuple[int, ...]]:

@@ -1,7 +1,10 @@
 """New user 28, N4: one heavy user's flood of jobs is not all elected past a lighter user's job.
 
-Two users, no quota, 4 GPUs: ana runs 4 x 20-minute jobs and queues 50 sweeps (5-minute limits); bo
-queues one 15-minute job 20 s later. bo's job is first in the fair order (ana holds every GPU), and
+No quota, 4 GPUs: 4 x 20-minute jobs run, ana's a-long1 and lu's l-long2..4; ana queues 50 sweeps
+(5-minute limits); bo queues one 15-minute job 20 s later. bo's job is first in the fair order (bo holds
+nothing; session 28's rig had ana run all four — holding 4 of 4 against an equal share of 2 she now gets
+no elected job while bo's job waits, new user 30 N2 — so lu holds the rest here and ana, within her
+share of 4/3, is elected), and
 is promised the first GPU that frees (the 20-minute limits). About 15 minutes later the waits of
 ana's first sweeps and of bo's job pass ``elect_overdue`` x their promised waits within seconds of
 each other, ana's first (queued 20 s earlier). Elected jobs were ordered among themselves by submit
@@ -12,18 +15,22 @@ after 47 of ana's jobs, and when GPUs freed ana's next sweeps took them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from core_builders import T0, Scenario, make_job, make_node
 
 from jupyter_sched.queues.order import PROMISE, overdue
 from jupyter_sched.scheduling import CycleResult
+from jupyter_sched.scheduling.snapshot import UsageHistory
 
 
 def _flood(sweeps: int = 50) -> Scenario:
     """The N4 timeline up to every sweep's and bo's promise (cycles at T0, +10 s, +30 s)."""
     sc = Scenario([make_node("n1", gpus=4)])
-    sc.submit(*(make_job(f"a-long{i}", user="ana", time_limit_s=20 * 60) for i in range(1, 5))).cycle()
+    sc.snap = replace(sc.snap, usage=UsageHistory(decayed_gpu_seconds_by_user={"ana": 4 * 3600.0}))  # her flood's usage
+    sc.submit(make_job("a-long1", user="ana", time_limit_s=20 * 60),
+              *(make_job(f"l-long{i}", user="lu", time_limit_s=20 * 60) for i in range(2, 5))).cycle()
     sc.at(10 / 60).submit(*(make_job(f"a-sweep-{i}", user="ana", time_limit_s=5 * 60, submitted=(8 + i * 0.4) / 60)
                             for i in range(1, sweeps + 1))).cycle()
     sc.at(30 / 60).submit(make_job("b-train", user="bo", time_limit_s=15 * 60, submitted=28 / 60)).cycle()
@@ -36,7 +43,7 @@ def _reasons(result: CycleResult) -> dict[str, object]:
 
 def test_newuser28_n4_lighter_users_first_job_keeps_its_place_and_eta_once_elected() -> None:
     sc = _flood()
-    assert [sc.state(f"a-long{i}") for i in range(1, 5)] == ["running"] * 4
+    assert [sc.state(j) for j in ("a-long1", "l-long2", "l-long3", "l-long4")] == ["running"] * 4
     first = {p.job_id: p.reason for p in sc.results[-1].pending}["b-train"]
     assert first is not None and first.position == 1 and first.eta == T0 + timedelta(minutes=20)
     # 15m12s on: the first sweeps and b-train have waited past 0.75 x their promised waits, ana's first
@@ -61,7 +68,7 @@ def test_newuser28_n4_lighter_users_first_job_keeps_its_place_and_eta_once_elect
 def test_newuser28_n4_when_gpus_free_the_lighter_users_job_is_admitted_not_passed_by_the_flood() -> None:
     sc = _flood()
     sc.at(15.2).cycle()
-    result = sc.finish("a-long1", "a-long2").cycle()  # two GPUs free at 15m12s: b-train and ana's first sweep
+    result = sc.finish("a-long1", "l-long2").cycle()  # two GPUs free at 15m12s: b-train and ana's first sweep
     assert sorted(a.job_id for a in result.admits) == ["a-sweep-1", "b-train"]
 
 

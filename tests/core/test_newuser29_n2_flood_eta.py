@@ -1,8 +1,12 @@
 """New user 29, N2: a flood of one user's short jobs never goes ahead of a lighter user's elected job one
 elected sweep after another, and the lighter job's ETA is the start admission then gives it.
 
-The rig: ana runs 4 x 12-minute jobs (15m limits, progress reports projecting their ends a few seconds
-apart) and queues 50 sweeps (5m limits); bo queues one job 20 s later. bo's job is #1 in the fair order.
+The rig: 4 x 12-minute jobs run (15m limits, progress reports projecting their ends a few seconds apart),
+ana's a-long1 and lu's l-long2..4; ana queues 50 sweeps (5m limits); bo queues one job 20 s later. bo's job
+is #1 in the fair order (ana used 4 GPU-hours lately). (Session 29's rig had ana run all four: holding 4 of 4 GPUs against an equal share
+of 2 she now gets no elected job while bo's job waits — new user 30, N2,
+``test_newuser30_n2_flood_share.py`` —, so here lu holds the rest and ana, with 1 of 4, stays within her
+share of 4/3 and is elected: the bound between elected jobs is what these tests check.)
 Elected jobs went longest waiting first, one per user: when ana's first elected sweep started, her next one
 — queued seconds before bo's job — was elected and went ahead of it, and so on. As the a-longs' GPUs freed
 one at a time every sweep took one before bo's job: the ETA replay, which elects as the cycle does, said
@@ -21,35 +25,26 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from core_builders import T0, Scenario, make_job, make_node
+from core_builders import T0, Scenario, make_job, make_node, straight_report
 
-from jupyter_sched.backfill.progress import ProgressFit, ProgressReport
 from jupyter_sched.model import Job, PendingReason
 from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.queues.order import elect_overdue
+from jupyter_sched.scheduling.snapshot import UsageHistory
 from jupyter_sched.wording import render_reason
 
 PASSED_BY = "passed_by"
 """``details["elected"]`` key: the users whose elected job passed an elected job (queues.order.PASSED_BY)."""
 
-ENDS_S = {f"a-long{i}": 720.0 + 2 * i for i in range(1, 5)}
+ENDS_S = {("a-long1" if i == 1 else f"l-long{i}"): 720.0 + 2 * i for i in range(1, 5)}
 """Where each long job's progress reports project its end (s after T0, when it started): a GPU every 2 s."""
 CYCLE_S = 5.0
 """An ETA is right "within one cycle" (the service cycles every few seconds)."""
 
 
-def _report(started: datetime, now: datetime, total_s: float) -> ProgressReport:
-    """Four reports on a straight line to ``total_s``, the last one at ``now``."""
-    ran = (now - started).total_seconds()
-    fit = ProgressFit()
-    for k in range(1, 5):
-        fit = fit.add(ran * k / 4, ran * k / 4 / total_s)
-    return ProgressReport(fraction=ran / total_s, at=now, ran_s=ran, fit=fit)
-
-
 def _with_reports(sc: Scenario) -> Scenario:
     jobs = {j.id: j for j in sc.snap.jobs}
-    progress = {jid: _report(jobs[jid].started_at or T0, sc.snap.now, total)
+    progress = {jid: straight_report(jobs[jid].started_at or T0, sc.snap.now, total)
                 for jid, total in ENDS_S.items() if jid in jobs and jobs[jid].started_at is not None}
     sc.snap = replace(sc.snap, progress=progress)
     return sc
@@ -57,7 +52,8 @@ def _with_reports(sc: Scenario) -> Scenario:
 
 def _flood(b_gpus: int = 1) -> Scenario:
     sc = Scenario([make_node("n1", gpus=4)])
-    sc.submit(*(make_job(f"a-long{i}", user="ana", time_limit_s=15 * 60) for i in range(1, 5))).cycle()
+    sc.snap = replace(sc.snap, usage=UsageHistory(decayed_gpu_seconds_by_user={"ana": 4 * 3600.0}))  # her flood's usage
+    sc.submit(*(make_job(jid, user="ana" if jid == "a-long1" else "lu", time_limit_s=15 * 60) for jid in ENDS_S)).cycle()
     sc.at(10 / 60).submit(*(make_job(f"a-sweep-{i}", user="ana", time_limit_s=5 * 60, submitted=(8 + i * 0.4) / 60)
                             for i in range(1, 51)))
     _with_reports(sc).cycle()
@@ -97,7 +93,7 @@ def test_newuser29_n2_the_lighter_users_eta_is_its_admission_in_the_replay_not_t
     assert "b-train" in started, f"bo's job waited for the flood: {sorted(started)} started"
     # ana's longest waiting sweep is elected first (queued 20 s before), bo's job takes the next GPU
     assert started["a-sweep-1"] == T0 + timedelta(seconds=ENDS_S["a-long1"])
-    assert started["b-train"] == T0 + timedelta(seconds=ENDS_S["a-long2"]), started
+    assert started["b-train"] == T0 + timedelta(seconds=ENDS_S["l-long2"]), started
     assert etas == [started["b-train"]] * 4, (etas, started)
     assert sorted(started, key=lambda j: (started[j], j)) == ["a-sweep-1", "b-train", "a-sweep-2", "a-sweep-3"]
 
@@ -111,19 +107,19 @@ def test_newuser29_n2_once_passed_by_anas_elected_sweep_bos_job_goes_before_her_
     assert "elected" in bo.details and PASSED_BY not in bo.details["elected"], bo.details
     assert bo.position == 2, bo
     # the second GPU to free (its job's reports, read at 12m, project it a second later than it ends)
-    assert bo.eta is not None and abs((bo.eta - T0).total_seconds() - ENDS_S["a-long2"]) <= CYCLE_S, bo.eta
+    assert bo.eta is not None and abs((bo.eta - T0).total_seconds() - ENDS_S["l-long2"]) <= CYCLE_S, bo.eta
     assert reasons["a-sweep-1"].position == 1 and "elected" in reasons["a-sweep-1"].details
     reasons, admitted = _end(sc, "a-long1")  # ana's elected sweep started ahead of bo's elected job: a pass
     assert admitted == ["a-sweep-1"]
     bo = reasons["b-train"]
     assert bo.details["elected"][PASSED_BY] == ["ana"], bo.details
     assert bo.position == 1 and bo.eta is not None, bo
-    assert abs((bo.eta - T0).total_seconds() - ENDS_S["a-long2"]) <= CYCLE_S, bo.eta
-    reasons, admitted = _end(sc, "a-long2")  # ana's next sweep is elected now, after bo's job
+    assert abs((bo.eta - T0).total_seconds() - ENDS_S["l-long2"]) <= CYCLE_S, bo.eta
+    reasons, admitted = _end(sc, "l-long2")  # ana's next sweep is elected now, after bo's job
     assert admitted == ["b-train"], (admitted, reasons["a-sweep-2"].message)
     # and bo's job passed it in turn: bo's next elected job would go after it
     assert reasons["a-sweep-2"].position == 1 and reasons["a-sweep-2"].details["elected"][PASSED_BY] == ["bo"]
-    assert _end(sc, "a-long3")[1] == ["a-sweep-2"]
+    assert _end(sc, "l-long3")[1] == ["a-sweep-2"]
 
 
 def test_newuser29_n2_a_bigger_job_is_not_passed_by_the_flood_as_gpus_free_one_at_a_time() -> None:
@@ -135,7 +131,7 @@ def test_newuser29_n2_a_bigger_job_is_not_passed_by_the_flood_as_gpus_free_one_a
         _cycle(sc.at(minute))
     reasons, admitted = _end(sc, "a-long1")
     assert admitted == ["a-sweep-1"] and reasons["b-train"].details["elected"][PASSED_BY] == ["ana"]
-    reasons, admitted = _end(sc, "a-long2")  # one GPU free: bo's job needs two, ana's sweep-2 waits behind it
+    reasons, admitted = _end(sc, "l-long2")  # one GPU free: bo's job needs two, ana's sweep-2 waits behind it
     assert admitted == [], admitted
     sweep = reasons["a-sweep-2"]
     assert sweep.details["elected"]["after"] == "b-train", sweep.details
@@ -144,9 +140,9 @@ def test_newuser29_n2_a_bigger_job_is_not_passed_by_the_flood_as_gpus_free_one_a
     line = render_reason(reason_to_dict(sweep) or {}, now=sc.snap.now).line
     assert "it goes after b-train all the same" in line, line
     bo = reasons["b-train"]
-    assert bo.position == 1 and bo.eta is not None and abs((bo.eta - T0).total_seconds() - ENDS_S["a-long3"]) <= CYCLE_S
-    assert _end(sc, "a-long3")[1] == ["b-train"]
-    assert _end(sc, "a-long4")[1] == ["a-sweep-2"]
+    assert bo.position == 1 and bo.eta is not None and abs((bo.eta - T0).total_seconds() - ENDS_S["l-long3"]) <= CYCLE_S
+    assert _end(sc, "l-long3")[1] == ["b-train"]
+    assert _end(sc, "l-long4")[1] == ["a-sweep-2"]
 
 
 def _elected(name: str, user: str, minute: float, passed: tuple[str, ...] = ()) -> Job:

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
+
 
 def _free_port() -> int:
     """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
@@ -31,6 +33,8 @@ def serve_env(folder: Path, db_url: str, **extra: str) -> dict[str, str]:
            "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime"), **extra}
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if ENV_REGISTRY in os.environ:  # the session's registry (tests/conftest.py), not the host's /tmp one other runs share
+        env[ENV_REGISTRY] = os.environ[ENV_REGISTRY]
     return env
 
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from jupyter_sched.store import sqlite_url
 from tests.pg import skip_reason
 
-from .serve_start import embedded_start_up_log
+from .serve_start import embedded_start_up_log, serve_env
 
 RUNNING = "is running at"  # jupyter_server's line once it serves
 
@@ -31,6 +32,8 @@ def _env(folder: Path) -> dict[str, str]:
            "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if ENV_REGISTRY in os.environ:  # the session's registry (tests/conftest.py), not the host's /tmp one other runs share
+        env[ENV_REGISTRY] = os.environ[ENV_REGISTRY]
     return env
 
 
@@ -54,3 +57,11 @@ def test_s23_hubadmin22_h5_embedded_server_on_sqlite_says_nothing_of_the_databas
                                  f"--SchedApp.log_dir={tmp_path / 'jobs'}")
     assert RUNNING in text and "jupyter_sched 0" in text, text[-3000:]  # it started, its store line said
     assert "database:" not in text, text[-3000:]
+
+
+def test_s30_xdist_an_embedded_servers_shell_keeps_the_sessions_host_registry(tmp_path: Path) -> None:
+    """Session 30 (xdist run1): the servers these tests start registered in the host's /tmp registry, where every
+    other test process and run of the machine meets, and said "another jupyter_sched … runs on this host" about
+    them; the session's own registry (tests/conftest.py ``host_registry``) goes with the shell now."""
+    assert _env(tmp_path)[ENV_REGISTRY] == os.environ[ENV_REGISTRY]  # KeyError before
+    assert serve_env(tmp_path, "sqlite://")[ENV_REGISTRY] == os.environ[ENV_REGISTRY]  # the service's shell too

@@ -274,7 +274,9 @@ def test_issue16_s26_a_job_elected_after_the_cycle_spends_the_live_ledger() -> N
     last cycle's order and reservations, must not decide anything from that moment — a new job it
     would have pended last there, or admitted outside reservations that no longer hold."""
     nodes = (node("n0", 2),)
-    running = holding(job("r0", gpus=2, user="u2", limit=3600.0), "n0", 0)
+    # u3 runs r0: had p1's own user held both GPUs (above the equal share) while u1's job waited, p1 would
+    # not be elected at all (queues.order.election_barred, new user 30 N2)
+    running = holding(job("r0", gpus=2, user="u3", limit=3600.0), "n0", 0)
     promised = {PROMISE: {"at": (T0 - timedelta(minutes=10)).isoformat(), "start": T0.isoformat()}}  # due at T0
     gang = replace(job("p1", gpus=2, user="u2", minute=-20),
                    reason=PendingReason(code="WaitingForCapacity", message="2 GPUs requested", details=promised))

@@ -80,12 +80,17 @@ def test_red30_r3_a_running_job_folder_past_its_bound_is_stopped(tmp_path: Path)
 def test_red30_r3_a_job_writing_well_under_its_bounds_runs_on(tmp_path: Path) -> None:
     """The looks stop nothing that keeps within its bounds: a log at its cap held by its running wrapper and a
     folder with a few files."""
+    ex = runs_on(tmp_path, MIB + FIND_FOLDER + f"for _ in range({CAP >> 20}): os.write(1, buf)\n")
+    assert (ex.job_dir("j-1") / "result.txt").read_text() == "42"
+
+
+def runs_on(tmp_path: Path, body: str) -> LocalExecutor:
+    """Run a job of ``body`` that then writes ``result.txt`` in its folder and waits: it is looked at
+    3 times :data:`STOPPED_LOOKS`, stopped by none, and exits 0 once let go; its executor."""
     gate = tmp_path / "gate"
     ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP)
-    ex.start(job_for(tmp_path, MIB + FIND_FOLDER + (
-        f"for _ in range({CAP >> 20}): os.write(1, buf)\n"
-        "open(os.path.join(folder, 'result.txt'), 'w').write('42')\n"
-        f"wait_gate({str(gate)!r})\n")), Allocation("n1", ("GPU-0",)))
+    ex.start(job_for(tmp_path, body + "open(os.path.join(folder, 'result.txt'), 'w').write('42')\n"
+                     f"wait_gate({str(gate)!r})\n"), Allocation("n1", ("GPU-0",)))
     wait_until(lambda: (ex.job_dir("j-1") / "result.txt").exists(), "the job's writes")
     for _ in range(3 * STOPPED_LOOKS):
         assert ex.poll() == []
@@ -93,7 +98,7 @@ def test_red30_r3_a_job_writing_well_under_its_bounds_runs_on(tmp_path: Path) ->
     gate.touch()
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.exit_code == 0, ended
-    assert (ex.job_dir("j-1") / "result.txt").read_text() == "42"
+    return ex
 
 
 @pytest.fixture
