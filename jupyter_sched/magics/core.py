@@ -1267,8 +1267,9 @@ class SchedMagics(Magics):
         lines = whole_lines.splitlines(keepends=True)[-LOG_TAIL_LINES:]
         kept = "".join(lines)
         skipped = start + len(text.encode()) - len(kept.encode())
-        self._print(f"[… the first {format_bytes(skipped)} of the log are not shown here: `jupyter-sched logs "
-                    f"{job_id}` in a terminal prints it all (| less, > file)]")
+        # what is shown, said exactly ("the first 50 MB of the log are not shown" of a 50 MB log: new user 30, n7)
+        self._print(f"[… only the last {format_bytes(len(kept.encode()))} of the {format_bytes(skipped + len(kept.encode()))}"
+                    f" log are shown here: `jupyter-sched logs {job_id}` in a terminal prints it all (| less, > file)]")
         return kept, int(chunk.get("next_offset") or start + len(text.encode()))
 
     def _no_output(self, job_id: str, *, following: bool) -> str:

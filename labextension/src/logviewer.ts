@@ -205,11 +205,12 @@ export class LogViewer extends Widget {
       return;
     }
     const total = Math.max(this.size ?? 0, this.offset);
+    // what is shown, said exactly: "the first 50 MB of 50 MB are not shown" was rounding (new user 30, n7)
     this.earlierText.textContent = this.trans.__(
-      'Showing the last %1 lines of %2 — the first %3 are not shown.',
+      'Showing the last %1 lines (%2) of %3 — the earlier part is not shown.',
       String(this.shownLines),
-      formatBytes(total),
-      formatBytes(first)
+      formatBytes(total - first),
+      formatBytes(total)
     );
   }
 

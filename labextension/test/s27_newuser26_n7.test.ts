@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { SchedClient } from '../src/client';
+import { formatBytes } from '../src/format';
 import { LogViewer } from '../src/logviewer';
 import { TerminalText, utf8Length } from '../src/terminal';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
@@ -68,7 +69,8 @@ describe('test_newuser26_n7: a long log opens at its end', { timeout: 30000 }, (
     expect(bar.hidden).toBe(false);
     const notShown = utf8Length(log.slice(0, log.indexOf(`row ${firstRow} `)));
     expect(bar.querySelector('[role="status"]')?.textContent).toBe(
-      `Showing the last ${shownLines} lines of ${(size / 1e3).toFixed(0)} KB — the first ${(notShown / 1e3).toFixed(0)} KB are not shown.`
+      // what is shown, said exactly (new user 30, n7: "the first 50 MB of 50 MB are not shown")
+      `Showing the last ${shownLines} lines (${formatBytes(size - notShown)}) of ${formatBytes(size)} — the earlier part is not shown.`
     );
     expect(viewer.terminal.firstByte).toBe(notShown);
     expect(viewer.node.querySelectorAll('.jp-sched-log-line').length).toBe(shownLines + 1);

@@ -112,3 +112,26 @@ def test_newuser30_n6_schedule_wait_of_a_failed_job_raises_so_run_all_stops(caps
     with pytest.raises(MagicError):
         SchedMagics(None, client_factory=lambda: _EndedClient("cancelled")).schedule("wait j-9")  # type: ignore[arg-type,return-value]
     SchedMagics(None, client_factory=lambda: _EndedClient("succeeded")).schedule("wait j-9")  # type: ignore[arg-type,return-value]
+
+
+class _BigLogClient:
+    """A 50,000,000-byte log of 100-byte lines."""
+
+    SIZE = 50_000_000
+
+    def logs(self, job_id: str, *, offset: int = 0, limit: int = 0, **_: Any) -> dict[str, Any]:
+        count = min(limit, self.SIZE - offset)
+        text = ("x" * 99 + "\n") * (count // 100 + 1)
+        return {"text": text[len(text) - count:], "next_offset": offset + count}
+
+
+def test_newuser30_n7_a_cut_log_says_what_is_shown_not_the_first_50_mb_of_50_mb(capsys: pytest.CaptureFixture[str]) -> None:
+    # was: "[… the first 50 MB of the log are not shown here …" of a 50 MB log (rounding: all of it, read literally)
+    from jupyter_sched.magics.core import LOG_TAIL_BYTES, SchedMagics
+
+    magics = SchedMagics(None, client_factory=lambda: _BigLogClient())  # type: ignore[arg-type,return-value]
+    kept, end = magics._log_tail("j-1", _BigLogClient.SIZE - LOG_TAIL_BYTES)
+    said = capsys.readouterr().out
+    assert end == _BigLogClient.SIZE
+    assert said.startswith(f"[… only the last {len(kept.encode()) / 1e3:.0f} KB of the 50 MB log are shown here: "), said
+    assert "the first" not in said, said
