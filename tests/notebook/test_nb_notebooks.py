@@ -123,6 +123,8 @@ async def test_newuser20_n5_admin_quotas_previews_what_it_strands_sends_no_first
     header = table.splitlines()[0].split()
     assert "team" in header and "user" in header, table
     assert "default" in table and "research" not in table and "nb-quota-demo" not in table, table
+    # test_newuser30_n10: the period as status says it ("in the last 7 days (since Nov 29 09:18 UTC)"), not raw ISO
+    assert "GPU usage in the last 7 days (since " in text and "GPU usage from 20" not in text, text
 
 
 async def test_newuser18_n4_admin_notebook_preempts_nothing_and_leaves_quotas_as_they_were(
