@@ -142,7 +142,7 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
         from cronsim.explain import Expression
 
         words = Expression(text.upper().split() if fields == 6 else ["0", *text.upper().split()])
-        description = _either_day(words, words.explain())
+        description = _plain_steps(_either_day(words, words.explain()))
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
@@ -155,6 +155,29 @@ def _zone_meant(name: str) -> str:
 
     folded = name.strip().casefold()
     return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded and iana_zone(zone)), "")
+
+
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+             "tenth": 10}
+_STEP = re.compile(r"\b([Ee])very (\d+)(?:st|nd|rd|th)? (minute|hour)\b( of every hour)?|\b([Ee])very "
+                   r"(second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) (minute|hour)\b( of every hour)?")
+_WHOLE = {"minute": 60, "hour": 24}
+
+
+def _plain_steps(description: str) -> str:
+    """cronsim's step words as people say them: "Every 15th minute of every hour" → "Every 15 minutes",
+    "past every second hour" → "past every 2 hours" (new user 30, n12) — only where the step divides the hour
+    (the day), so the gaps are all equal; "every 7th minute" (…, 49, 56, then 0) keeps cronsim's words."""
+
+    def said(match: re.Match[str]) -> str:
+        e = match.group(1) or match.group(5)
+        step = int(match.group(2)) if match.group(2) else _ORDINALS[match.group(6)]
+        unit = match.group(3) or match.group(7)
+        if _WHOLE[unit] % step:
+            return match.group(0)
+        return f"{e}very {step} {unit}s"
+
+    return _STEP.sub(said, description)
 
 
 def _either_day(words: Any, description: str) -> str:

@@ -135,3 +135,15 @@ def test_newuser30_n7_a_cut_log_says_what_is_shown_not_the_first_50_mb_of_50_mb(
     assert end == _BigLogClient.SIZE
     assert said.startswith(f"[… only the last {len(kept.encode()) / 1e3:.0f} KB of the 50 MB log are shown here: "), said
     assert "the first" not in said, said
+
+
+def test_newuser30_n12_cron_steps_in_plain_words() -> None:
+    # was: --cron "*/15 * * * *" → "Every 15th minute of every hour"
+    from jupyter_sched.definitions.schedule import parse_schedule
+
+    assert parse_schedule("*/15 * * * *", "UTC").description == "Every 15 minutes"
+    assert parse_schedule("*/2 * * * *", "UTC").description == "Every 2 minutes"
+    assert parse_schedule("0 */2 * * *", "UTC").description == "At minute 0 past every 2 hours"
+    assert parse_schedule("*/10 9-17 * * 1-5", "UTC").description.startswith("Every 10 minutes from 09:00 through 17:59")
+    # a step that does not divide the hour keeps cronsim's words: its gaps are not all equal (…, 49, 56, then 0)
+    assert parse_schedule("*/7 * * * *", "UTC").description == "Every seventh minute of every hour"
