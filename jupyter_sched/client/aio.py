@@ -119,6 +119,18 @@ class AsyncSchedClient:
             self._notice(retry_notice(wait, retries))
             await self._sleep(wait)
 
+    async def pages(self, req: Req, *, timeout_s: float | None = None) -> AsyncIterator[Any]:
+        """Send ``req`` and yield each page's decoded answer (as :meth:`call`), following every
+        ``Link: rel=next`` cursor (:meth:`SchedClient.pages <jupyter_sched.client.sync.SchedClient.pages>`,
+        awaited). Raises as :meth:`call`."""
+        while True:
+            response = await self._exchange(req, timeout_s=timeout_s)
+            yield self._decode(response)
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return
+            req = req._replace(params={**req.params, "cursor": cursor})
+
     @staticmethod
     def _decode(response: httpx.Response) -> Any:
         if not response.content:

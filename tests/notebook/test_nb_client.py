@@ -476,3 +476,33 @@ def test_s26_the_async_client_pages_jobs_upto_as_the_sync_one() -> None:
             return await client.jobs_upto(5)
 
     assert asyncio.run(both()) == ([{"id": "j1"}, {"id": "j2"}, {"id": "j3"}], False)
+
+
+def test_s30_red30_r8_both_clients_follow_every_page_of_a_paged_answer() -> None:
+    """``pages`` (red30 R8: ``GET usage/report`` answers a page at a time) follows each ``Link: rel=next`` cursor,
+    keeping the request's own parameters, on the sync and the async client alike."""
+    from jupyter_sched.client._wire import Req
+
+    seen: list[dict[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        params = dict(request.url.params)
+        seen.append(params)
+        after = {"": "c2", "c2": "c3"}.get(params.get("cursor", ""))
+        link = {"Link": f'<{request.url.copy_merge_params({"cursor": after})}>; rel="next"'} if after else {}
+        return httpx.Response(200, headers=link, json=[{"page": params.get("cursor", "first")}])
+
+    req = Req("GET", "usage/report", params={"by": "job_id"})
+    assert list(_client(handler).pages(req)) == [[{"page": "first"}], [{"page": "c2"}], [{"page": "c3"}]]
+    assert seen == [{"by": "job_id"}, {"by": "job_id", "cursor": "c2"}, {"by": "job_id", "cursor": "c3"}]
+    seen.clear()
+
+    async def both() -> list[Any]:
+        api = AsyncSchedClient(Connection("http://sched.test/base/", token="t0k"), transport=httpx.MockTransport(handler))
+        try:
+            return [page async for page in api.pages(req)]
+        finally:
+            await api.aclose()
+
+    assert asyncio.run(both()) == [[{"page": "first"}], [{"page": "c2"}], [{"page": "c3"}]]
+    assert seen == [{"by": "job_id"}, {"by": "job_id", "cursor": "c2"}, {"by": "job_id", "cursor": "c3"}]

@@ -5,6 +5,7 @@ every failing cell's summary ("failed, exit code 1 — last lines: …") spent t
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,10 @@ from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("source,code,want", [
     ('x = 1\nraise RuntimeError("boom at step 3")\n', 1,
      'Traceback (most recent call last):\n  File "cell.py", line 2, in <module>\n'
@@ -31,10 +36,13 @@ USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 ], ids=["an error: from the cell's frame", "a syntax error: as Python says it", "an interrupt: still -SIGINT"])
 def test_newuser27_n3_the_runner_leaves_its_own_frames_out(tmp_path: Path, source: str, code: int, want: str) -> None:
     (tmp_path / "cell.py").write_text(source)
+    # SIGINT as a job gets it: a pytest-xdist worker ignores SIGINT, and a child that starts with it ignored never
+    # raises KeyboardInterrupt (Python installs its handler only over the default)
     done = subprocess.run(start_folder_argv(sys.executable, "cell.py"), capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60)
+                          timeout=60, preexec_fn=_default_sigint)
     assert (done.returncode, done.stderr) == (code, want)
-    plain = subprocess.run([sys.executable, "cell.py"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    plain = subprocess.run([sys.executable, "cell.py"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           preexec_fn=_default_sigint)
     # as `python CELL.py` says it (which names the file by its absolute path)
     assert (plain.returncode, plain.stderr.replace(f"{tmp_path}/", "")) == (done.returncode, done.stderr)
 

@@ -100,7 +100,7 @@ def _x_is_adopted_and_keeps_its_gpu(svc: SchedulerService, events: list[dict[str
     for _ in range(4):
         svc.tick()
     assert state_of(svc, probe) == "pending"
-    assert _wrappers_of(x) == [handle["pid"]]  # one copy of X, the first one
+    assert _wrappers_of(x, tmp_path) == [handle["pid"]]  # one copy of X, the first one
     assert check_integrity(svc.store).ok
     svc.cancel(x, user="ana")  # cancel reaches it
     wait_until(lambda: state_of(svc, x) == "cancelled", "X to be cancelled", tick=svc.tick)
@@ -229,7 +229,7 @@ def test_s24_a13_a_copy_found_at_start_is_adopted_on_its_own_gpus_not_failed(tmp
     try:
         got = again.start(job, Allocation("n1", ("GPU-1",)))  # the scheduler chose another GPU
         assert got.data["pid"] == handle.data["pid"] and got.data["allocation"]["gpu_uuids"] == ["GPU-0"]
-        assert job.id in again.tracked() and _wrappers_of(job.id) == [handle.data["pid"]]
+        assert job.id in again.tracked() and _wrappers_of(job.id, tmp_path) == [handle.data["pid"]]
     finally:
         gate.touch()
     wait_until(lambda: any(e.job_id == job.id for e in again.poll()), "the adopted copy's end to be seen")
@@ -251,7 +251,7 @@ def test_s24_a13_a_late_copy_runs_the_job_in_the_store_on_the_copys_gpus(sqlite_
         job = svc.get_job(x, user="ana")
         assert job["allocation"]["gpu_uuids"] == ["GPU-sim-n1-1"]
         assert (svc.store.get_job(x).handle or {})["pid"] == handle.data["pid"]
-        assert _wrappers_of(x) == [handle.data["pid"]]
+        assert _wrappers_of(x, tmp_path) == [handle.data["pid"]]
         gate.touch()
         wait_until(lambda: state_of(svc, x) == "succeeded", "X to end", tick=svc.tick)
     finally:

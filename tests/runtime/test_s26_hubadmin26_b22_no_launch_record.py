@@ -47,7 +47,7 @@ def test_s26_hubadmin26_b22_a_wrapper_no_record_names_is_adopted_on_the_gpus_its
         for _ in range(4):
             svc.tick()
         assert state_of(svc, probe) == "pending"
-        assert _wrappers_of(x) == [pid]  # one copy of X
+        assert _wrappers_of(x, tmp_path) == [pid]  # one copy of X
         (tmp_path / "go").touch()  # X ends: its GPU goes to the probe
         wait_until(lambda: gone(pid), "X's wrapper to end", tick=svc.tick)
         wait_until(lambda: state_of(svc, probe) == "running", "the probe to get the GPU X held", tick=svc.tick)
