@@ -184,15 +184,16 @@ def python_tests_argv(tmp_path: Path, *args: str, env: dict[str, str] | None = N
     return done.stdout.splitlines()
 
 
-def test_s30_xdist_the_python_tests_run_in_parallel_files_on_request_and_serially_by_default(tmp_path: Path) -> None:
-    """``JUPYTER_SCHED_TEST_WORKERS=N`` runs the python stage in N pytest-xdist processes, one test file each (module
-    fixtures start once), the caller's arguments after; unset or 0, or with ``-p no:xdist``, it runs serially."""
+def test_s30_xdist_the_python_tests_run_in_3_processes_by_default_and_serially_on_request(tmp_path: Path) -> None:
+    """``JUPYTER_SCHED_TEST_WORKERS=N`` runs the python stage in N pytest-xdist processes (3 when unset), one test file
+    each (module fixtures start once), the caller's arguments after; with 0 or ``-p no:xdist`` it runs serially."""
     argv = python_tests_argv(tmp_path, "-k", "hub", "tests/hub", env={"JUPYTER_SCHED_TEST_WORKERS": "3"})
     assert argv[:2] == ["-m", "pytest"] and "--durations=60" in argv
     assert argv[-7:] == ["-n", "3", "--dist", "loadfile", "-k", "hub", "tests/hub"], argv  # the caller's last
     assert python_tests_argv(tmp_path, env={"JUPYTER_SCHED_TEST_WORKERS": "4"})[-4:] == ["-n", "4", "--dist",
                                                                                         "loadfile"]
-    for serial, env in ((("-x",), {}), (("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}),
+    assert python_tests_argv(tmp_path, "-x")[-5:] == ["-n", "3", "--dist", "loadfile", "-x"]  # 3 by default
+    for serial, env in ((("-x",), {"JUPYTER_SCHED_TEST_WORKERS": "0"}),
                         (("-p", "no:xdist", "-x"), {"JUPYTER_SCHED_TEST_WORKERS": "3"}),
                         (("-pno:xdist",), {"JUPYTER_SCHED_TEST_WORKERS": "3"})):
         argv = python_tests_argv(tmp_path, *serial, env=env)
