@@ -55,7 +55,10 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
     for t in teams:
         limit = "none" if t["unlimited"] else ("-" if t["limit"] is None else f"+{t['limit']:g}")
         table.append([t["team"], f"{t['running']:g}", "-" if t["guaranteed"] is None else f"{t['guaranteed']:g}",
-                      limit, f"{t['borrowed']:g}", str(t["pending"]), f"{t['pending_gpus']:g}",
+                      # no quota line: nothing guaranteed, so nothing is borrowed from anyone — a newcomer
+                      # read "BORROWED 4" as a debt (newuser30 n17)
+                      limit, "-" if t["guaranteed"] is None else f"{t['borrowed']:g}",
+                      str(t["pending"]), f"{t['pending_gpus']:g}",
                       "-" if t["oldest_wait_s"] is None else format_duration(t["oldest_wait_s"])])
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
@@ -70,7 +73,7 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
         for budget in shown:
             print(f"  {budget.get('text')}", file=io.out)
     print("GPUs now: RUNNING held by admitted and running work; GUARANTEE the team's quota lines (- none); LIMIT "
-          "what it may borrow above it (none: no limit); BORROWED running over the guarantee; PENDING jobs "
+          "what it may borrow above it (none: no limit); BORROWED running over the guarantee (- no quota line); PENDING jobs "
           "waiting and the GPUs they ask; OLDEST WAIT since the longest-waiting one's submit.", file=io.out)
     return 0
 

@@ -147,3 +147,24 @@ def test_newuser30_n12_cron_steps_in_plain_words() -> None:
     assert parse_schedule("*/10 9-17 * * 1-5", "UTC").description.startswith("Every 10 minutes from 09:00 through 17:59")
     # a step that does not divide the hour keeps cronsim's words: its gaps are not all equal (…, 49, 56, then 0)
     assert parse_schedule("*/7 * * * *", "UTC").description == "Every seventh minute of every hour"
+
+
+def test_newuser30_n17_queue_summary_says_no_borrowing_where_no_quota_line_guarantees_anything() -> None:
+    """``queue --summary`` with no quota lines said ``BORROWED 4`` — every running GPU "borrowed" where nothing is
+    guaranteed and nobody lends; a newcomer read it as a debt. A team without a line says ``-``, as GUARANTEE and
+    LIMIT do; a team with a line still says what runs over its guarantee."""
+    import argparse
+    import io as _io
+    from types import SimpleNamespace
+
+    from jupyter_sched.cli.queue_summary import summary
+
+    rows = [{"id": "j1", "team": "cv", "user": "ana", "state": "running", "gpus": 4},
+            {"id": "j2", "team": "nlp", "user": "bo", "state": "running", "gpus": 3}]
+    quotas = {"quotas": [{"team": "nlp", "guaranteed": 2, "borrowing_limit": 2}]}
+    client = SimpleNamespace(queue_all=lambda: rows, call=lambda req: quotas)
+    out = _io.StringIO()
+    assert summary(client, argparse.Namespace(json=False), SimpleNamespace(out=out, err=_io.StringIO()), None) == 0
+    table = {line.split()[0]: line.split() for line in out.getvalue().splitlines()[1:3]}
+    assert table["cv"][1:5] == ["4", "-", "-", "-"], out.getvalue()
+    assert table["nlp"][1:5] == ["3", "2", "+2", "1"], out.getvalue()
