@@ -23,8 +23,15 @@ def this_period_text(period: object) -> str:
     """The current ``period`` as a reader says it: ``"today"`` for a day (newuser27 n4: "0.21 of 0.1
     GPU-hours used this day"), ``"this week"``, ``"this month"``, ``"this quarter"``; another value
     ``"this <value>"``. The one place budget lines name their period (CLI, reasons, PUT warnings; the
-    panel's ``thisPeriodText`` says the same)."""
-    return "today" if period == "day" else f"this {period}"
+    panel's ``thisPeriodText`` says the same). A day is a UTC day: where clocks are said in another zone
+    (:func:`~.units.shown_in`, the CLI's and the magics' reader) it is ``"this UTC day"`` (newuser30 n11: "used
+    today, resets 16:00 PST" in Los Angeles, whose today had begun hours later)."""
+    if period == "day":
+        from .units import reader_zone
+
+        return "today" if reader_zone() in (None, "UTC", "Etc/UTC", "Etc/Zulu", "Zulu", "Universal") \
+            else "this UTC day"
+    return f"this {period}"
 
 
 def period_start(now: datetime, period: str) -> datetime:

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "shown_in", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -191,6 +191,11 @@ def shown_in(zone: str | None) -> Iterator[None]:
         yield
     finally:
         _SHOWN_IN.reset(token)
+
+
+def reader_zone() -> str | None:
+    """The IANA zone :func:`shown_in` says clocks in now; None: UTC (a server's own words)."""
+    return _SHOWN_IN.get()
 
 
 @contextlib.contextmanager

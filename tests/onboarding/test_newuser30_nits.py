@@ -168,3 +168,26 @@ def test_newuser30_n17_queue_summary_says_no_borrowing_where_no_quota_line_guara
     table = {line.split()[0]: line.split() for line in out.getvalue().splitlines()[1:3]}
     assert table["cv"][1:5] == ["4", "-", "-", "-"], out.getvalue()
     assert table["nlp"][1:5] == ["3", "2", "+2", "1"], out.getvalue()
+
+
+def test_newuser30_n11_a_daily_budget_said_in_another_zone_is_this_utc_day() -> None:
+    """With TZ=America/Los_Angeles ``status`` said "0.26 of 1 GPU-hour used today, resets 16:00 PST": the day is
+    the UTC day, which began at 16:00 the day before there. Said in another zone it is "this UTC day"; in UTC (a
+    server's own words) "today" as before; the other periods unchanged."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.model.periods import this_period_text
+    from jupyter_sched.model.units import shown_in
+    from jupyter_sched.wording.status import budget_lines
+
+    me = {"budgets": [{"team": "default", "user": None, "period": "day", "used_gpu_hours": 0.26, "gpu_hours": 1,
+                       "resets_at": "2026-12-07T00:00:00Z"}]}
+    now = datetime(2026, 12, 6, 18, 0, tzinfo=timezone.utc)
+    with shown_in("America/Los_Angeles"):
+        (line,) = budget_lines(me, now)
+        assert line == "team default: 0.26 of 1 GPU-hour used this UTC day, resets 16:00 PST", line
+        assert this_period_text("month") == "this month"
+    (line,) = budget_lines(me, now)
+    assert line == "team default: 0.26 of 1 GPU-hour used today, resets Dec 7 00:00 UTC", line
+    with shown_in("UTC"):
+        assert this_period_text("day") == "today"
