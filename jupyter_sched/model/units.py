@@ -122,9 +122,13 @@ def parse_duration(value: str | float | int | None, *, field: str, hint: str | N
                 seconds += float(match.group(1)) * _DURATION_SECONDS[match.group(2)]
                 pos = match.end()
             if pos != len(text) or pos == 0:
+                # `5 mins`, `2 hours`: the form that says it (newuser30 n15: the panel's form said only the syntax)
+                worded = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)",
+                                      text)
                 raise ValidationError(
                     f"{field}: cannot parse duration {value!r}", field=field,
-                    hint="use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
+                    hint=f"write {worded.group(1)}{worded.group(2)[0]} (units d, h, m, s)" if worded else
+                    "use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
     if not seconds > 0 or seconds != seconds:  # NaN fails both
         raise ValidationError(f"{field} must be a positive duration (got {shown(value)})", field=field,
                               hint=hint or "give a duration above zero, e.g. '10m'")

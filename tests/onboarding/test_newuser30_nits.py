@@ -10,7 +10,7 @@ import pytest
 from jupyter_sched.cli.cancel import cancel
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, Streams, build_parser, main
 from jupyter_sched.client._wire import NamedJob
-from jupyter_sched.errors import NotFoundError
+from jupyter_sched.errors import NotFoundError, ValidationError
 
 
 class _CancelClient:
@@ -191,3 +191,17 @@ def test_newuser30_n11_a_daily_budget_said_in_another_zone_is_this_utc_day() -> 
     assert line == "team default: 0.26 of 1 GPU-hour used today, resets Dec 7 00:00 UTC", line
     with shown_in("UTC"):
         assert this_period_text("day") == "today"
+
+
+@pytest.mark.parametrize("typed, meant", [("5 mins", "5m"), ("2 hours", "2h"), ("1 day", "1d"), ("30 secs", "30s"),
+                                          ("1.5 hrs", "1.5h")])
+def test_newuser30_n15_a_duration_in_words_is_told_the_form_that_says_it(typed: str, meant: str) -> None:
+    """The panel's submit form (the server's words) said "Time limit: cannot parse duration '5 mins' — use a number
+    of seconds or units d/h/m/s"; the CLI said "write 5m". The server's refusal names the form now, on every
+    surface that shows it (REST, panel, magics)."""
+    from jupyter_sched.model.validation import spec_from_request
+
+    with pytest.raises(ValidationError) as refused:
+        spec_from_request({"command": ["x"], "time_limit": typed}, user="a", default_team="d")
+    assert refused.value.field == "time_limit" and refused.value.hint == f"write {meant} (units d, h, m, s)", \
+        refused.value.hint
