@@ -177,8 +177,9 @@ async def test_newuser7_finding_14_a_long_logs_end_is_shown_with_what_was_left_o
         assert "RuntimeError: CUDA out of memory (simulated)" in out, out[-500:]
         assert "epoch 0 loss" not in out and len(out) < 20000, len(out)
         note = out.splitlines()[0]
-        assert note.startswith("[… the first ") and f"`jupyter-sched logs {job['id']}` in a terminal prints it all" \
-            in note, note
+        # what is shown, exactly (newuser30 n7: "the first 50 MB of 50 MB" was rounding's)
+        assert note.startswith("[… only the last ") and " log are shown here" in note \
+            and f"`jupyter-sched logs {job['id']}` in a terminal prints it all" in note, note
         assert out.splitlines()[1].startswith("epoch "), out.splitlines()[1]  # a whole line, not a cut one
 
 

@@ -50,8 +50,10 @@ def test_newuser27_n1_a_cells_output_is_in_the_log_while_it_runs_and_kept_when_s
         tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     nb = notebook(tmp_path / "train.ipynb", "print('setup ok')",
-                  "import os, sys, time\nfor i in range(2):\n    print('epoch', i, flush=True)\n"
-                  "print('warn', file=sys.stderr, flush=True)\n"
+                  # the stderr line first: the kernel sends its output in order, so it has reached the runner's
+                  # stderr when "epoch 1" is read (after it, the SIGTERM could come first: seen under load)
+                  "import os, sys, time\nprint('warn', file=sys.stderr, flush=True)\n"
+                  "for i in range(2):\n    print('epoch', i, flush=True)\n"
                   f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\nprint('after the gate')",
                   "print('never')")
     out = tmp_path / "out" / "executed.ipynb"
