@@ -259,8 +259,9 @@ def running_servers(runtime_dir: str | None = None) -> Iterator[dict[str, Any]]:
         yield info
 
 
-def _server_files(runtime_dir: str) -> Iterator[tuple[dict[str, Any], float]]:
-    """:func:`running_servers`' files with when each was written (seconds since the epoch)."""
+def _server_files(runtime_dir: str, *, alive: bool = True) -> Iterator[tuple[dict[str, Any], float]]:
+    """:func:`running_servers`' files with when each was written (seconds since the epoch); with ``alive``
+    False, the files whose server process is gone instead (a ``kill -9`` leaves its file behind)."""
     if not os.path.isdir(runtime_dir):
         return
     for name in sorted(os.listdir(runtime_dir)):
@@ -273,7 +274,7 @@ def _server_files(runtime_dir: str) -> Iterator[tuple[dict[str, Any], float]]:
             written = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue  # being written, or not ours to read
-        if isinstance(info, dict) and isinstance(info.get("pid"), int) and _alive(info["pid"]):
+        if isinstance(info, dict) and isinstance(info.get("pid"), int) and _alive(info["pid"]) == alive:
             yield info, written
 
 
@@ -288,24 +289,10 @@ def _alive(pid: int) -> bool:
 
 
 def _dead_server_files(runtime_dir: str) -> list[dict[str, Any]]:
-    """The ``jpserver-*.json`` files in ``runtime_dir`` whose server process is gone (a ``kill -9`` leaves
-    its file behind), newest first — for saying which server stopped, never for connecting to."""
-    if not os.path.isdir(runtime_dir):
-        return []
-    dead = []
-    for name in os.listdir(runtime_dir):
-        if not re.fullmatch(r"jpserver-(.+)\.json", name):
-            continue
-        path = os.path.join(runtime_dir, name)
-        try:
-            with open(path, encoding="utf-8") as f:
-                info = json.load(f)
-            written = os.stat(path).st_mtime
-        except (OSError, ValueError):
-            continue
-        if isinstance(info, dict) and isinstance(info.get("pid"), int) and not _alive(info["pid"]):
-            dead.append((written, info))
-    return [info for _, info in sorted(dead, key=lambda pair: -pair[0])]
+    """The ``jpserver-*.json`` files in ``runtime_dir`` whose server process is gone, newest first — for saying
+    which server stopped, never for connecting to."""
+    gone = sorted(_server_files(runtime_dir, alive=False), key=lambda pair: -pair[1])
+    return [info for info, _ in gone]
 
 
 def another_running_server(url: str, runtime_dir: str | None = None) -> str | None:

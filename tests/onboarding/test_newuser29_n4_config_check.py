@@ -50,8 +50,9 @@ IGNORED = ["c.SchedApp.idle_windw_s: no such setting (did you mean idle_window_s
            "Fix: rename it to c.SchedApp.idle_window_s"]
 
 
-@pytest.fixture
-def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+def config_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+    """A Jupyter config folder and data folder of this test's own (``conf``, ``data``, ``tmp``), and no store or
+    server named by the environment: what ``doctor`` and the config check read is only what the test writes."""
     conf, data = tmp_path / "config", tmp_path / "data"
     conf.mkdir()
     for name in ("JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL", "JUPYTER_SCHED_URL"):
@@ -59,6 +60,11 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(conf))
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(data))
     return SimpleNamespace(conf=conf, data=data, tmp=tmp_path)
+
+
+@pytest.fixture
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+    return config_folders(tmp_path, monkeypatch)
 
 
 def _config(text: str, folder: Path, name: str = "jupyter_server_config.py") -> Config:

@@ -8,7 +8,6 @@ Real parts: the doctor's main on real SQLite stores, config files in a real Jupy
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,23 +15,12 @@ import pytest
 
 from jupyter_sched.cli import doctor
 from jupyter_sched.store import Store, sqlite_url
+from tests.onboarding.test_newuser29_n4_config_check import _doctor, config_folders
 
 
 @pytest.fixture
 def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    conf, data = tmp_path / "config", tmp_path / "data"
-    conf.mkdir()
-    for name in ("JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL", "JUPYTER_SCHED_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(conf))
-    monkeypatch.setenv("JUPYTER_DATA_DIR", str(data))
-    return SimpleNamespace(conf=conf, data=data, tmp=tmp_path)
-
-
-def _doctor(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = doctor.main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return config_folders(tmp_path, monkeypatch)
 
 
 def test_newuser30_n5_doctor_checks_the_store_the_servers_config_names(folders: SimpleNamespace) -> None:
