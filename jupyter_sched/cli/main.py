@@ -431,7 +431,7 @@ def _add_cancel(sub: Any) -> None:
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     cancel.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing when it works (errors still go to stderr and set the exit status): for "
-                             "scripts, as submit -q")
+                             "scripts (submit -q, unlike it, still prints the job's line: its id)")
 
 
 def _add_jobs(sub: Any) -> None:

@@ -397,8 +397,9 @@ def parse_gpu_line(line: str) -> GpuCommand:
             tokens = ["request", *tokens]
             head = "request"
         else:
-            raise ValidationError(f"%gpu: unknown subcommand {head!r}", field="subcommand",
-                                  hint="use one of: " + ", ".join(GPU_SUBCOMMANDS) + " (or %gpu N)")
+            meant = close_option(head, "", GPU_SUBCOMMANDS)  # `%gpu reqest 1` (verify30: as the CLI's commands)
+            raise ValidationError(f"%gpu: unknown subcommand {head!r}" + (f" — {meant}" if meant else ""),
+                                  field="subcommand", hint="use one of: " + ", ".join(GPU_SUBCOMMANDS) + " (or %gpu N)")
     rest = tokens[1:]
     if head == "request":
         if any(t.split("=", 1)[0] == "--time-limit" for t in rest):  # issue 20: said why, not "unknown argument"
@@ -616,8 +617,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                               hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS) + "; or %%schedule for a cell")
     head, rest = tokens[0], tokens[1:]
     if head not in SCHEDULE_SUBCOMMANDS:
-        raise ValidationError(f"%schedule: unknown subcommand {head!r}", field="subcommand",
-                              hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))
+        meant = close_option(head, "", SCHEDULE_SUBCOMMANDS)  # `%schedule wiat J`
+        raise ValidationError(f"%schedule: unknown subcommand {head!r}" + (f" — {meant}" if meant else ""),
+                              field="subcommand", hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))
     prog = f"%schedule {head}"
     if head in ("run", "notebook", "serve"):
         parser = _Parser(prog, "%schedule")

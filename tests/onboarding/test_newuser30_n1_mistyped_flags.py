@@ -71,3 +71,17 @@ def test_newuser30_n1_the_magics_name_the_flag_meant(parse, line: str, meant: st
     with pytest.raises(UsageError) as refused, _parsing():
         parse(line)
     assert f"did you mean {meant}?" in str(refused.value), str(refused.value)
+
+
+@pytest.mark.parametrize("parse, line, meant", [
+    (parse_gpu_line, "reqest 1", "request"),
+    (lambda line: parse_schedule_line(line), "wiat j-1", "wait"),
+], ids=["%gpu", "%schedule"])
+def test_verify30_the_magics_name_the_subcommand_meant(parse, line: str, meant: str) -> None:  # type: ignore[no-untyped-def]
+    """verify30: mistyped flags got "did you mean" in the magics, mistyped subcommands still only the list."""
+    with pytest.raises(UsageError) as refused, _parsing():
+        parse(line)
+    assert f"unknown subcommand {line.split()[0]!r} — did you mean {meant}?" in str(refused.value), str(refused.value)
+    with pytest.raises(UsageError) as refused, _parsing():
+        parse("frobnicate 1")
+    assert "did you mean" not in str(refused.value) and "Use one of:" in str(refused.value), str(refused.value)
