@@ -481,7 +481,13 @@ def test_red16_r3_all_jobs_of_one_account_share_one_pids_bound(tmp_path: Path) -
     pid_max. Each job's pids group now sits in the account's group ``u<uid>`` whose ``pids.max`` is
     ``job_user_pids_max``: a job holding 20 sleeping processes leaves the account's next job fewer
     than 40 - 20 forks, though that job's own bound is 4096."""
-    ex = LocalExecutor(tmp_path / "jobs", limits=LocalLimits(pids_max=4096, user_pids_max=40))
+    limits = LocalLimits(pids_max=4096, user_pids_max=40)
+    # the account group of a uid no other test process uses: the jobs run as this process's account (root), and
+    # every root job another process starts meanwhile (pytest-xdist) writes its own bound into the host-wide
+    # `u0/pids.max` — seen twice (8192 between the holder's start and the bomb's forks)
+    real_apply, own_uid = limits.apply, 3_000_000 + os.getpid() % 1_000_000
+    limits.apply = lambda group, pid, **kw: real_apply(replace(group, uid=own_uid), pid, **kw)  # type: ignore[method-assign]
+    ex = LocalExecutor(tmp_path / "jobs", limits=limits)
     holder = _job(tmp_path, "j-holder", "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(20)]\n"
                   "print('held', flush=True)\ntime.sleep(60)\n")
     first = ex.start(holder, Allocation("n1", ()))
