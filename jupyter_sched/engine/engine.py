@@ -468,7 +468,7 @@ class Engine:
     def _decide(self, report: TickReport) -> None:
         self.incremental.forget()  # this cycle decides every submitted job
         self._freed = self._shy = False
-        self.incremental.spend()
+        spends = self.incremental.spend()  # a change landing after this is not in the snapshot: keep() below
         snapshot, records = self.decider.snapshot(idle=True)
         started = self.clock.now()
         self.decider.log_placement_fallback(snapshot, self.profile)
@@ -482,7 +482,7 @@ class Engine:
         result = self.idle.evaluate(snapshot, result)
         report.decided = True
         admitted, stops = self._apply(result, snapshot, records)
-        self.incremental.live = live
+        self.incremental.keep(live, spends)
         report.cycle_s = (self.clock.now() - started).total_seconds()
         report.admitted.extend(j.id for j in admitted)
         report.preempted.extend(p[0] for p in stops)

@@ -75,6 +75,7 @@ class IncrementalDecider:
         self.live: LiveCycle | None = None
         self._submitted: deque[tuple[str, JobRecord | None]] = deque()
         self._lock = threading.Lock()  # submits and cancels come from web threads
+        self._spent = 0  # times the ledger was spent (:meth:`keep`)
         self.decided = 0
         self.pended = 0
         self.deferred = 0
@@ -165,11 +166,35 @@ class IncrementalDecider:
         self._unwritten.clear()
         return len(self.applier.write_reasons(pends, records))
 
-    def spend(self) -> None:
-        """The ledger no longer matches the store (a quota change, stepping down)."""
-        if self.live is not None:
-            self.live.spend()
-        self.live = None
+    def spend(self) -> int:
+        """The ledger no longer matches the store (a quota change, stepping down); thread-safe (a
+        change's kick comes from a web thread, maybe while a full cycle runs: :meth:`keep`). Returns
+        how many times it was spent so far (a full cycle's, before it reads the store: :meth:`keep`)."""
+        with self._lock:
+            self._spent += 1
+            spent, live, self.live = self._spent, self.live, None
+        if live is not None:
+            live.spend()
+        return spent
+
+    def keep(self, live: LiveCycle | None, spends: int) -> bool:
+        """Make ``live`` (a full cycle's ledger) the one submits are decided on, unless the ledger was
+        spent again since ``spends`` (what :meth:`spend` returned before that cycle read the store);
+        whether kept.
+
+        A change that lands while a full cycle runs (the cycle steps aside for the web loop) is not in
+        the snapshot it read, and its kick found no ledger to spend: kept, that ledger would admit the
+        next submits past the new quota until the change's own full cycle (a job over its user's new cap
+        of 1 was admitted and ran: the likely cause of tests/web/test_newuser8.py n2's 30-s wait under
+        load, session 30 run 4). It is spent instead; that cycle decides them.
+        """
+        with self._lock:
+            if live is not None and self._spent == spends:
+                self.live = live
+                return True
+        if live is not None:
+            live.spend()
+        return False
 
     def decide(self, report: TickReport) -> bool:
         """Decide the submitted jobs in submit order; return False as soon as one needs a full

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -355,3 +356,36 @@ def test_a_request_cancelled_before_its_decision_is_read_again_not_decided_from_
     assert not report.admitted and svc.engine.incremental.pended == 0
     assert svc.engine.incremental.live is not None and svc.engine.incremental.live.usable
     assert svc.get_job(fits_not["id"], user="bob")["state"] == "cancelled"
+
+
+def test_s31_flake_a_quota_change_landing_while_a_full_cycle_runs_never_leaves_its_older_ledger_live(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """An admin's ``PUT quotas`` that lands while a full cycle runs on the snapshot it read before: the
+    change's kick spent the ledger then live (none: the cycle had spent it), and the cycle then kept its own
+    ledger — built on the old quotas — so the next submits were admitted on it past the new cap. The likely
+    cause of tests/web/test_newuser8.py n2's 30-s wait under load (session 30, run 4: there the PUT comes
+    right after the server's first cycle began; the job over ivan's new cap of 1 would run, and no reason
+    would come). A ledger spent while its cycle ran is not kept: the change's full cycle decides those submits.
+
+    The change lands where the web thread's would: after the cycle read the quotas (its kernel source, read
+    after them, is where this test's admin acts)."""
+    svc = make_service(sqlite_db, tmp_path, gpus=4)
+    cycle: list[str] = []  # "running" while the tick runs, then "landed" once the change did
+
+    def kernels_while_an_admin_changes_the_quotas() -> dict[str, Any]:
+        if cycle == ["running"]:
+            cycle.append("landed")
+            svc.set_quotas({"quotas": [{"team": "default", "guaranteed": 2, "borrowing_limit": 0},
+                                       {"team": "default", "user": "ana", "guaranteed": 1, "borrowing_limit": 0}]},
+                           actor="admin")
+        return {"k": {"execution_state": "busy", "last_activity": datetime.now(timezone.utc)}}
+
+    svc.set_kernel_source(kernels_while_an_admin_changes_the_quotas)
+    svc.submit(lease(), user="ana", kind="lease")
+    cycle.append("running")
+    assert svc.tick().decided and cycle[-1] == "landed"  # the term's first full cycle, read before the change landed
+    over = svc.submit(lease(), user="ana", kind="lease")  # ana holds her cap of 1: this one must wait
+    svc.tick()
+    got = svc.get_job(over["id"], user="ana")
+    assert got["state"] == "pending" and got["reason"]["code"] == "ExceedsQuota", got
+    assert svc.engine.incremental.decided == 0
