@@ -550,7 +550,35 @@ def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argpar
         raise ValidationError(f"{parser.prog}: unknown argument {flag}", field=flag,
                               hint=f"see {parser.magic}? for the options; put script options after the {what}")
     target = extra[0]
+    for at, word in enumerate(extra[1:], start=1):
+        value = extra[at + 1] if at + 1 < len(extra) and not extra[at + 1].startswith("-") and "=" not in word else ""
+        _refuse_near_option(parser, target, what, f"{word} {value}".strip())
     return ns, target, (*extra[1:], *verbatim)
+
+
+def _refuse_near_option(parser: _Parser, target: str, what: str, words: str) -> None:
+    """Refuse a word after the script that is a typo or a prefix of one of our own options
+    (``train.py --time-limt 1h``, ``train.py --gpu 2``): it would go to the script as its argument,
+    and the job would start without the limit or with 1 GPU, unsaid (newuser31 N1; the same words
+    before the script were refused, and ``jupyter-sched submit --gpu 2`` takes 2 GPUs). A script's
+    own option of such a name goes after ``--``, which the hint says. ``words``: the option as typed
+    with the value after it, if any (``--gpu 2``); ``what``: ``script`` or ``notebook``.
+
+    Raises:
+        ValidationError: naming the option (field) and the one meant.
+    """
+    flag = words.split(" ", 1)[0].split("=", 1)[0]
+    if not flag.startswith("--") or len(flag) < 3:
+        return
+    ours = [o for o in parser._option_string_actions if o.startswith("--")]
+    longer = [o for o in ours if o.startswith(flag) and o != flag]
+    meant = f"did you mean {longer[0]}?" if len(longer) == 1 and len(flag) >= 4 else close_option(flag, "", ours)
+    if not meant:
+        return
+    own = ("a notebook takes values with -p NAME=VALUE" if what == "notebook" else
+           f"if {target} takes {flag} itself, put it after --: {parser.prog} {target} -- {words}")
+    raise ValidationError(f"{parser.prog}: {flag} after {target} would go to {target} as its argument — {meant}",
+                          field=flag, hint=f"write the option's full name; {own}")
 
 
 def _help_wanted(tokens: list[str], *, cell: bool) -> str | None:
