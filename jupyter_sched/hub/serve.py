@@ -103,10 +103,13 @@ def store_url(args: argparse.Namespace, rest: Sequence[str], env: dict[str, str]
         ValueError: the URL file cannot be read, or a password is on the command line (the
             message says where to put it instead).
     """
-    for option in rest:
-        if option.startswith("--SchedApp.db_url=") and has_password(option.split("=", 1)[1]):
-            raise ValueError("a database password on the command line is visible to every local user (ps); put the "
-                             f"URL in ${ENV_DB_URL} or a file named by --db-url-file")
+    given = _sched_app_db_url(rest)
+    if given and has_password(given):
+        raise ValueError("a database password on the command line is visible to every local user (ps); put the "
+                         f"URL in ${ENV_DB_URL} or a file named by --db-url-file")
+    if given and args.db_url and given != args.db_url:
+        raise ValueError(f"--db-url and --SchedApp.db_url name two stores ({safe_url(args.db_url)!r}, "
+                         f"{safe_url(given)!r}); give one")
     if args.db_url and has_password(args.db_url):  # the same rule as doctor --db (store.url)
         raise ValueError(password_on_command_line("--db-url", file_option="--db-url-file"))
     path = args.db_url_file or env.get(ENV_DB_URL_FILE, "")
@@ -115,7 +118,35 @@ def store_url(args: argparse.Namespace, rest: Sequence[str], env: dict[str, str]
             return open(path, encoding="utf-8").read().strip()
         except OSError as exc:
             raise ValueError(f"cannot read the store URL file {path}: {exc.strerror}") from None
-    return str(env.get(ENV_DB_URL, "") or args.db_url or "")
+    return str(env.get(ENV_DB_URL, "") or args.db_url or given or "")
+
+
+def _sched_app_db_url(rest: Sequence[str]) -> str:
+    """The value of ``--SchedApp.db_url=URL`` (or ``--SchedApp.db_url URL``) among the options passed on to
+    the ServerApp, "" when none: ``serve --help`` says any setting may be given so, and it was checked for a
+    password but not read — "no store" (newuser31 N2). The last one given wins, as traitlets takes it."""
+    found = ""
+    for at, option in enumerate(rest):
+        if option.startswith("--SchedApp.db_url="):
+            found = option.split("=", 1)[1]
+        elif option == "--SchedApp.db_url" and at + 1 < len(rest):
+            found = rest[at + 1]
+    return found.strip()
+
+
+def _without_db_url(rest: Sequence[str]) -> list[str]:
+    """``rest`` less its ``--SchedApp.db_url`` options (:func:`_sched_app_db_url` took them): traitlets
+    would otherwise open that store over the one :func:`store_url` chose by its order and checked."""
+    kept: list[str] = []
+    skip = False
+    for option in rest:
+        if skip:
+            skip = False
+        elif option == "--SchedApp.db_url":
+            skip = True
+        elif not option.startswith("--SchedApp.db_url="):
+            kept.append(option)
+    return kept
 
 
 def _other_extensions() -> list[str]:
@@ -194,7 +225,8 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
         print(f"jupyter-sched serve: {exc}", file=stderr)
         return 2
     if not db_url:
-        print(f"jupyter-sched serve: no store; set {ENV_DB_URL} (or --db-url-file, or --db-url without a password), "
+        print(f"jupyter-sched serve: no store; set {ENV_DB_URL} (or --db-url-file, or --db-url / --SchedApp.db_url "
+              "without a password), "
               "e.g. postgresql+psycopg://sched@127.0.0.1/sched", file=stderr)
         return 2
     if (problem := store_url_problem(db_url)) is not None:  # THE store-URL check, as doctor and the server say it
@@ -278,7 +310,7 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
     app = SchedServerApp.instance(config=config)
     try:  # the service is this extension: a setting it cannot read stops it (jupyter_server only warned and
         # started on defaults: verify 20, V2 — a flag given twice dropped every command-line setting)
-        app.initialize(argv=rest)
+        app.initialize(argv=_without_db_url(rest))  # the store store_url chose and checked, not a later word
     except (ValueError, TraitError) as exc:
         print(f"jupyter-sched serve: bad configuration, not starting: {exc}", file=stderr)
         return 2
