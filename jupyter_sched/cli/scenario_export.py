@@ -1,4 +1,4 @@
-"""``jupyter-sched usage --as-scenario --quarter 2026Q4 > q4.yaml``: the hub's job history of a period as a
+"""``jupyter-sched usage --as-scenario --quarter 2026Q4 > q4.yaml``: the job history of a period (a hub's or a lab's) as a
 ``jupyter-sched simulate`` scenario (hubadmin26 B7), so an admin can replay last quarter under a proposed
 quota line (``simulate q4.yaml --quotas proposed.yaml``) and compare each team's waits.
 
@@ -24,7 +24,7 @@ from ..client._wire import Req
 from ..model.periods import next_period_start, period_start
 from ..model.units import clock_text
 
-__all__ = ["History", "as_scenario", "history_scenario", "last_full_quarter"]
+__all__ = ["History", "as_scenario", "history_scenario", "history_source", "last_full_quarter"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,15 @@ def history_scenario(inventory: Mapping[str, Any], quotas: Mapping[str, Any], jo
     return History(scenario=doc, never_ran=never, still_live=live, no_gpu=no_gpu)
 
 
+def history_source(config: Any) -> str:
+    """What a scenario's history is named after, by the server that answered (``GET config``'s
+    ``features.hub``): ``hub history`` of a hub's service, ``lab history`` of a single ``jupyter lab``
+    (verify30 V3: a personal lab's export was named "hub history"), ``history`` where it does not say."""
+    features = config.get("features") if isinstance(config, Mapping) else None
+    hub = features.get("hub") if isinstance(features, Mapping) else None
+    return "hub history" if hub is True else "lab history" if hub is False else "history"
+
+
 def scenario_text(doc: Mapping[str, Any]) -> str:
     """``doc`` as JSON (valid YAML) with one job per line, so a reader can grep and edit it."""
     head = {k: v for k, v in doc.items() if k != "jobs"}
@@ -180,7 +189,7 @@ def as_scenario(client: Any, args: argparse.Namespace, io: Any, window: tuple[st
         end = min(_when(window[1]) or now, now)
     jobs = client.jobs_all(all_users=True, since=_iso(start), until=_iso(end))
     history = history_scenario(client.call(Req("GET", "inventory")), client.call(Req("GET", "quotas")), jobs,
-                               start=start, end=end, name=f"hub history {_iso(start)} to {_iso(end)}")
+                               start=start, end=end, name=f"{history_source(client.config())} {_iso(start)} to {_iso(end)}")
     period = f"{clock_text(start, None)} → {clock_text(end, None)} (not included)"
     count = len(history.scenario["jobs"])
     if not count:

@@ -42,9 +42,13 @@ def shown_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (a table the magics display) with every text cell as the CLI's tables print it
     (:func:`~jupyter_sched.textsafe.escaped_controls`: controls, bidirectional and invisible characters as escapes,
     ``train\\u200b``): a notebook's table shows a job, user, team, node or definition name as what it is, never
-    as another's (s30, red29 R2's rule; a DataFrame's HTML escapes markup, not these). Other cells are kept."""
+    as another's (s30, red29 R2's rule; a DataFrame's HTML escapes markup, not these). Other cells are kept.
+    Returned as a :class:`~jupyter_sched.magics.frames.WholeTextFrame`: a DataFrame that shows each text whole,
+    not cut at pandas' 50 characters (newuser30 n20: queue reasons and long names ended in "…")."""
     from ..textsafe import escaped_controls
+    from .frames import whole_text
 
+    frame = whole_text(frame)
     for column in frame.columns:  # text columns: object or pandas' str dtype (pandas 3)
         cells = list(frame[column])
         if any(isinstance(v, str) and v != escaped_controls(v) for v in cells):

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_pair", "clock_text", "dated_from", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -108,7 +108,7 @@ def parse_duration(value: str | float | int | None, *, field: str, hint: str | N
     if isinstance(value, (int, float)):
         seconds = float(value)
     else:
-        text = str(value).strip().lower().replace(" ", "")
+        text = _squeezed(value)
         if re.fullmatch(r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?", text):  # 1e9 is a number of seconds (new user 15, N10)
             seconds = float(text)
         elif re.fullmatch(r"-[0-9.]+(e[-+]?[0-9]+)?[dhms]?", text):  # parses fine; it is negative (new user 4: "cannot parse '-5'")
@@ -122,13 +122,8 @@ def parse_duration(value: str | float | int | None, *, field: str, hint: str | N
                 seconds += float(match.group(1)) * _DURATION_SECONDS[match.group(2)]
                 pos = match.end()
             if pos != len(text) or pos == 0:
-                # `5 mins`, `2 hours`: the form that says it (newuser30 n15: the panel's form said only the syntax)
-                worded = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)",
-                                      text)
-                raise ValidationError(
-                    f"{field}: cannot parse duration {value!r}", field=field,
-                    hint=f"write {worded.group(1)}{worded.group(2)[0]} (units d, h, m, s)" if worded else
-                    "use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
+                raise ValidationError(f"{field}: cannot parse duration {value!r}", field=field,
+                                      hint=duration_hint(text))
     if not seconds > 0 or seconds != seconds:  # NaN fails both
         raise ValidationError(f"{field} must be a positive duration (got {shown(value)})", field=field,
                               hint=hint or "give a duration above zero, e.g. '10m'")
@@ -136,6 +131,76 @@ def parse_duration(value: str | float | int | None, *, field: str, hint: str | N
         raise ValidationError(f"{field} must be at most 366 days (got {shown(value)})", field=field,
                               hint=hint or "give a shorter duration, e.g. '7d'")
     return seconds
+
+
+_UNIT_LETTERS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+                 "m": "m", "min": "m", "mins": "m", "minute": "m", "minutes": "m",
+                 "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d"}
+"""A unit as people write it (``mins``, ``hrs``, ``days``) → its letter in a duration."""
+_NEXT_UNIT = {"d": "h", "h": "m", "m": "s"}
+"""The unit a bare number after a part means (``1h30`` is 1h30m, ``2d4`` 2d4h); none after seconds."""
+_WORDED_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(" + "|".join(sorted(_UNIT_LETTERS, key=len, reverse=True)) + r")?")
+_ISO_8601 = re.compile(r"p(?:([0-9]+)d)?(?:t(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?)?")
+DURATION_FORMS = "use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'"
+"""The hint of a duration that is no near miss of one (:func:`duration_hint`)."""
+
+
+def _squeezed(value: object) -> str:
+    """A typed duration in lower case without its spaces (``2 h 30 m`` → ``2h30m``), but numbers parted by
+    spaces kept apart (``1 30`` → ``1_30``, which reads as no duration): they were read as one number,
+    ``1 30`` as 130 seconds and ``1 30m`` as 130 minutes (verify30 V2)."""
+    return re.sub(r"(?<=[0-9]) +(?=[0-9])", "_", str(value).strip().lower()).replace(" ", "")
+
+
+def duration_written(text: str) -> str | None:
+    """The duration ``text`` means, written as :func:`parse_duration` reads it, where it is one or a near
+    miss of one: ``1h30`` → ``1h30m``, ``1:30:00`` → ``1h30m``, ``90 min`` → ``90m``, ``2 hrs`` → ``2h``,
+    ``1 hour 30 minutes`` and ``1h, 30m`` → ``1h30m``, ``1,5h`` → ``1.5h``, ``PT1H30M`` (ISO 8601) →
+    ``1h30m``, ``2h30m`` → itself; None for anything else, a bare number (seconds, or a word of its own
+    for the CLI) and ``1:30`` (two readings: :func:`duration_hint`) included."""
+    text = _squeezed(text)
+    if (clock := re.fullmatch(r"([0-9]+):([0-5][0-9]):([0-5][0-9])", text)) is not None:  # H:MM:SS
+        parts = list(zip(clock.groups(), "hms", strict=True))
+    elif (iso := _ISO_8601.fullmatch(text)) is not None and any(iso.groups()):
+        parts = list(zip(iso.groups(), "dhms", strict=True))
+    else:
+        joined = re.sub(r"(?<=[0-9]),(?=[0-9])", ".", text)  # 1,5h: a decimal comma
+        joined = re.sub(r"(?<=[a-z])(?:,|and|&|\+)(?=[0-9])", "", joined)  # 1h,30m · 1hourand30minutes · 1h+30m
+        parts, pos, unit = [], 0, ""
+        for match in _WORDED_PART.finditer(joined):
+            if match.start() != pos:
+                return None
+            number, word = match.groups()
+            if word is None:  # a bare number ends it, in the unit after the last one (1h30: minutes)
+                if match.end() != len(joined) or unit not in _NEXT_UNIT:
+                    return None
+                word = _NEXT_UNIT[unit]
+            unit = _UNIT_LETTERS[word]
+            parts.append((number, unit))
+            pos = match.end()
+        if pos != len(joined) or not parts:
+            return None
+    return _written(parts) or None
+
+
+def _written(parts: list[tuple[str | None, str]]) -> str:
+    """``[("1", "h"), ("30", "m")]`` → ``1h30m``: the parts that are not zero, as :func:`parse_duration` reads them."""
+    return "".join(f"{float(number):g}{unit}" for number, unit in parts if number and float(number))
+
+
+def duration_hint(text: str) -> str:
+    """The hint of a duration :func:`parse_duration` cannot read: how to write the one it nearly is
+    (``write 1h30m (units d, h, m, s)`` for ``1h30``; newuser30 n15, verify30 V2: ``5 mins`` and
+    ``1h30`` got only the syntax), both readings of ``M:SS``-or-``H:MM`` (``1:30``: ``write 1h30m for 1
+    hour 30 minutes, or 1m30s``), else :data:`DURATION_FORMS`."""
+    text = _squeezed(text)
+    if (clock := re.fullmatch(r"([0-9]+):([0-5][0-9])", text)) is not None and (text.strip("0:") != ""):
+        first, second = clock.groups()
+        said = " ".join(f"{int(n)} {word}{'s' * (int(n) != 1)}" for n, word in ((first, "hour"), (second, "minute")) if int(n))
+        return (f"write {_written([(first, 'h'), (second, 'm')])} for {said}, or "
+                f"{_written([(first, 'm'), (second, 's')])} (units d, h, m, s)")
+    near = duration_written(text)
+    return f"write {near} (units d, h, m, s)" if near and near != text else DURATION_FORMS
 
 
 def format_duration(seconds: float | None) -> str:

@@ -261,7 +261,13 @@ def _limit_asked(name: str, value: Any, before: float | None, *, unlimited: bool
             why = "it asked for none (time limit 0)" if unlimited else "none was given and its queue gives none"
             raise ValidationError(f"{name} {quoted(value)} moves the current limit, but the job has none: {why}",
                                   field=name, hint="give the whole limit, e.g. '3h'")
-        step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
+        try:
+            step = parse_duration(text[1:].strip(), field=name, hint="e.g. '+1h' or '-30m'")
+        except ValidationError as err:
+            if err.hint and err.hint.startswith("write "):  # `+1h30`: the fix keeps its sign (verify30 V2)
+                raise ValidationError(f"{name}: cannot parse duration {quoted(value)}", field=name,
+                                      hint=f"write {text[0]}{err.hint[len('write '):].replace(', or ', f', or {text[0]}')}") from None
+            raise
         if step is None:
             raise ValidationError(f"{name} {quoted(value)} says no duration", field=name, hint="e.g. '+1h' or '-30m'")
         moved = before + step if text[0] == "+" else before - step

@@ -60,7 +60,7 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
     sim.add_argument("--quotas", metavar="FILE",
                      help="with a scenario: replay it under these quota lines instead of its own — a YAML or JSON "
                           "file with a list of {team, user, gpu_model, guaranteed, borrowing_limit}, or GET "
-                          "api/sched/quotas' answer ({quotas: [...]}); e.g. the hub's history of last quarter "
+                          "api/sched/quotas' answer ({quotas: [...]}); e.g. last quarter's history "
                           "(jupyter-sched usage --as-scenario --quarter 2026Q4 > q4.yaml) under a proposed line")
     sim.add_argument("--out", help="folder for CSV files and HTML figures (created if missing; files of the same "
                                    "names already there are refused unless --force)")

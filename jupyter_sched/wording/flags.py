@@ -83,6 +83,10 @@ class Surface(NamedTuple):
 
     run: str = "--"
     own: Mapping[str, str] = {}  # read only: never mutated, so one shared default is safe
+    run_noun: str = "the command after --"
+    """What runs, said as a noun where a refusal's message opens with the ``command`` field's name
+    (``command is too large …`` → ``the command after -- is too large …``): :attr:`run` says how to
+    write it, no name to put before a colon (verify30 V1: ``--: 'missing.py' does not exist``)."""
     lists: Mapping[str, str] = {}
     """``job_id``/``lease_id``/``definition_id`` → the command of this surface that lists the caller's
     own, said as the hint of "no job 'x' visible to you" (:func:`where_listed`)."""
@@ -97,7 +101,7 @@ class Surface(NamedTuple):
         return flag_for(field, command_hint=self.run)
 
 
-CLI = Surface(lists={"job_id": "`jupyter-sched jobs` lists yours, newest first",
+CLI = Surface(own={"args": "--args"}, lists={"job_id": "`jupyter-sched jobs` lists yours, newest first",
                      "lease_id": "`jupyter-sched queue --mine` shows your live leases",
                      "definition_id": "`jupyter-sched definitions` lists yours"})
 """``jupyter-sched submit`` and the other commands: what runs is typed after ``--`` (new user 14, N5:
@@ -105,12 +109,12 @@ a refusal of it was prefixed with the example ``-- python train.py:``, which nob
 _MAGIC_LISTS = {"job_id": "%schedule jobs lists your jobs with their ids",
                 "lease_id": "%gpu shows this kernel's lease; %schedule jobs lists all of yours",
                 "definition_id": "%schedule define list lists your definitions with their ids"}
-CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS)
+CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS, run_noun="the command")
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
-GPU_REQUEST = Surface(run=CELL.run, lists=_MAGIC_LISTS)
+GPU_REQUEST = Surface(run=CELL.run, lists=_MAGIC_LISTS, run_noun=CELL.run_noun)
 """``%gpu request --gpus N``: the CLI's options (``--team`` too since new user 20, N7)."""
 GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS,
-                        name="%gpu request")
+                        name="%gpu request", run_noun=CELL.run_noun)
 """``%gpu request N``: the count is ``N`` (new user 11, N3)."""
 
 
@@ -146,6 +150,10 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
       typed as an id (:data:`NAMED_IN_MESSAGE`), or the field is no option of this surface (a server
       setting such as ``max_unfinished_per_user``: new user 14, N25 — it was printed where the
       other lines put the option the user typed);
+    * a field this surface writes after ``--`` or as the cell (``command``) has no option to name: its
+      message gets no prefix — it names the path or program as typed — and one opening with the field's
+      name says what it is (``the command after -- is too large``; verify30 V1: ``--: 'missing.py' does
+      not exist``);
     * in the hint, the field's bare word is the option where it stands for the field (``leave team
       out`` → ``leave --team out``), and ``FIELD (OPTION …)`` — the REST text giving the option in
       brackets — is the option alone.
@@ -161,6 +169,11 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     if not field or field in NAMED_IN_MESSAGE:
         return message, hint
     flag = surface.flag(field) or field
+    if not flag.strip("-") or flag == surface.run:  # a separator (--), nothing, or the cell: no name (verify30 V1)
+        noun = surface.run_noun if field == "command" else _RUN_NOUNS.get(field, field)
+        # "keep command under 64 KiB": the bare name in the hint is the same noun (a quoted one is a JSON key)
+        said = re.sub(rf"""(?<![\w.\-"'{{]){re.escape(field)}(?![\w\-"'\[])""", noun, hint) if hint else hint
+        return _run_said(message, field, surface), said
     value = (details or {}).get(field)
     if isinstance(value, str) and value and message.startswith(f"{field} {value} "):
         return message, _hint_terms(hint, field, flag, surface, value)  # about the thing named, not the option
@@ -177,6 +190,24 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     return message, _hint_terms(hint, field, flag, surface, value if isinstance(value, str) else None)
 
 
+_RUN_NOUNS = {"args": "the argument list"}
+"""Words for a field a surface writes after ``--`` (the script's arguments of ``%schedule define … --``)."""
+
+
+def _run_said(message: str, field: str, surface: Surface) -> str:
+    """``message`` of a refusal of a field that ``surface`` writes after ``--`` (or as the cell): a message
+    that opens with the field's name opens with what it is instead (``command[0] is empty`` → ``the
+    command's first word is empty``; ``command is too large`` → ``the command after -- is too large``);
+    any other message — naming the path or program as typed (``'missing.py' does not exist``) — is left
+    as it is, with no prefix."""
+    noun = surface.run_noun if field == "command" else _RUN_NOUNS.get(field, field)
+    if field == "command" and message.startswith("command[0] "):
+        return f"{surface.run_noun.removesuffix(' after --')}'s first word{message[len('command[0]'):]}"
+    if message.startswith(field + " "):
+        return noun + message[len(field):]
+    return message
+
+
 _NOUN_BEFORE = ("a", "an", "the", "one", "any", "each", "every", "no", "this", "that",
                 "your", "its", "their", "whose", "for", "on", "of", "in", "to", "per", "whole")
 """Words after which a field's word is a noun (``a team``, ``for team default``), not the field."""
@@ -191,7 +222,7 @@ def _hint_terms(hint: str | None, field: str, flag: str, surface: Surface, value
     hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
                   lambda m: m.group(2) + (m.group(3) or "") if surface.flag(m.group(1)) == m.group(2)
                   else m.group(0), hint)
-    if flag == field or field in ("command", "args"):  # said by each surface its own way
+    if flag == field:  # no option of this surface (what runs is said by in_surface_terms' own branch)
         return hint
     after = r"['\"]" + (f"|{re.escape(value)}\\b" if value else "")
     before = "".join(rf"(?<!\b(?i:{word}) )" for word in _NOUN_BEFORE)
@@ -263,19 +294,31 @@ UNIT_WORDS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
 
 
 def unit_split(typed: Sequence[str], index: int) -> str:
-    """How to write a duration whose unit was typed as a word of its own: ``typed[index]`` is a unit
-    (``minutes``) right after a duration option's bare number (``--time-limit 5`` or ``--time-limit=5``)
-    → ``for 5 minutes write --time-limit 5m (a bare number is seconds)``; else "" (newuser22 N2: the
-    unit was taken for the job's program, and the limit for 5 seconds)."""
-    if not 0 < index < len(typed) or (unit := UNIT_WORDS.get(typed[index].lower())) is None:
+    """How to write a duration typed as words of its own: ``typed[index]`` (and the words after it, up
+    to ``--`` or the next option) goes on a duration option's value (``--time-limit 5 minutes``,
+    ``--for 1h 30m``, ``--time-limit 1 hour 30 minutes``) → ``for 5 minutes write --time-limit 5m (a
+    bare number is seconds)``, ``for 1h 30m write --for 1h30m``; else "" (newuser22 N2: the unit was
+    taken for the job's program, and the limit for 5 seconds; verify30 V2: ``wait J --for 1h 30m`` was
+    told to quote a job's name, ``--time-limit 1 hour 30 minutes`` to write ``1h``)."""
+    if not 0 < index < len(typed) or typed[index] == "--":
         return ""
     before = typed[index - 1]
-    option, joined, number = before.partition("=")
+    option, joined, value = before.partition("=")
     if not joined:
-        option, number = (typed[index - 2] if index >= 2 else ""), before
-    if option not in DURATION_OPTIONS or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):
+        option, value = (typed[index - 2] if index >= 2 else ""), before
+    if option not in DURATION_OPTIONS:
         return ""
-    return f"for {number} {typed[index]} write {option} {number}{unit} (a bare number is seconds)"
+    from ..model.units import duration_written  # only on this error's path: the CLI's every call stays light
+
+    end = index
+    while end < len(typed) and typed[end] != "--" and not re.fullmatch(r"--?[A-Za-z].*", typed[end]):
+        end += 1
+    for stop in range(end, index, -1):  # the most words that still make one duration
+        words = [value, *typed[index:stop]]
+        if (written := duration_written(" ".join(words))) is not None:
+            bare = re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) is not None and stop == index + 1
+            return f"for {' '.join(words)} write {option} {written}" + (" (a bare number is seconds)" if bare else "")
+    return ""
 
 
 def stray_before_command(words: Sequence[str], typed: Sequence[str]) -> str | None:

@@ -162,7 +162,8 @@ def test_newuser14_n5_a_missing_program_is_said_after_the_double_dash_with_its_f
     line = _cli_line(server, tmp_path, "--gpus", "0", "--", "nosuchprogram")
     # the CLI sends the caller's PATH (newuser27 N2): the hint names it, not "the server's" (newuser28 n1)
     first = next(part for part in os.environ["PATH"].split(":") if part)
-    assert line == ("jupyter-sched submit: --: 'nosuchprogram' is not a program on the job's PATH on this server — "
+    # opening with the program as typed, not "--:" (verify30 V1: the separator is no field name)
+    assert line == ("jupyter-sched submit: 'nosuchprogram' is not a program on the job's PATH on this server — "
                     f"give its full path, or check the spelling: the job runs with the PATH sent with it ({first} "
                     f"first, {len([p for p in os.environ['PATH'].split(':') if p])} folders) and none of its folders "
                     "holds it [validation_error]"), line
