@@ -489,15 +489,19 @@ def _owners(store: Store) -> int:
         return int(conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0)
 
 
-def _isolation() -> str:
+def _isolation(hub: bool = True) -> str:
     """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
     their GPUs or only their environment does, and their process and memory limits — looked at,
     nothing created. Said for a ``jupyter-sched serve`` with the default limits run as this account;
-    and whether hub users' notebook servers and kernels can be fenced here (red team 16, R1)."""
+    and, ``hub`` (the store checked is not a personal lab's), whether hub users' notebook servers and
+    kernels can be fenced here (red team 16, R1) — a lab has no hub users (verify30 V3: a personal
+    lab's doctor spoke of "the hub's spawner" and "any hub user's notebook server")."""
     from ..executors.limits import LocalLimits
     from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, server_fence_problem
 
     limits = LocalLimits(make=False)
+    if not hub:
+        return "isolation: " + limits.summary()
     problem = server_fence_problem()
     if problem is None and limits.fences_gpus:
         servers = (SERVERS_FENCED + "; with any other spawner (or c.FencedLocalProcessSpawner.fence_gpus = False) "
@@ -797,7 +801,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             overlaps = usage_overlaps(store, runaways) if read is not None and not args.json else []
             if read is not None and not args.json:
                 _print_overlaps(overlaps, stdout)
-                stdout.write(_isolation() + "\n")
+                stdout.write(_isolation(hub=not choice.embedded) + "\n")
                 stdout.write(_command_lines() + "\n")
                 if not choice.embedded:  # a hub's store: its service's settings here
                     configs = _serve_configs()

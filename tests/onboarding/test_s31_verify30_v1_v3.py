@@ -23,6 +23,7 @@ from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError, _one_line
 from jupyter_sched.model.units import duration_hint, duration_written, parse_duration
 from jupyter_sched.model.validation import parse_time_limit
+from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.flags import CELL, CLI, GPU_REQUEST, GPU_REQUEST_N, in_surface_terms
 from tests.onboarding.test_cli_firsthour import api, module_server, wait_state
 from tests.onboarding.test_newuser10 import _env
@@ -219,3 +220,26 @@ def test_verify30_v3_a_personal_labs_history_scenario_is_named_after_the_lab(
                                           ({}, "history"), (None, "history")])
 def test_verify30_v3_the_history_is_named_by_the_server_that_answered(config: object, want: str) -> None:
     assert history_source(config) == want
+
+
+def test_verify30_v3_a_personal_labs_doctor_says_its_jobs_isolation_without_hub_users_servers(tmp_path: Path) -> None:
+    """V3, the other hub words a lab's owner met: ``jupyter-sched doctor`` of the embedded store said "user servers
+    are fenced where the hub's spawner is …" / "any hub user's notebook server …" — a lab has no hub users. A
+    hub's store (here named by its URL file, as ``serve`` reads it) still says it."""
+    from tests.reliability.test_newuser13_doctor import _doctor
+
+    lab = tmp_path / ".local" / "share" / "jupyter" / "jupyter_sched" / "sched.sqlite"
+    Store(sqlite_url(lab)).close()
+    run = _doctor(tmp_path)
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    assert "(the embedded server's default file)" in run.stdout, run.stdout
+    isolation = next(line for line in run.stdout.splitlines() if line.startswith("isolation: "))
+    assert "hub" not in isolation and "user servers" not in isolation, isolation
+    hub = tmp_path / "service.sqlite"
+    Store(sqlite_url(hub)).close()
+    url_file = tmp_path / "db-url"
+    url_file.write_text(sqlite_url(hub) + "\n")
+    run = _doctor(tmp_path, JUPYTER_SCHED_DB_URL_FILE=str(url_file))
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    isolation = next(line for line in run.stdout.splitlines() if line.startswith("isolation: "))
+    assert "user servers are " in isolation, isolation
