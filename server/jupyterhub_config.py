@@ -29,7 +29,11 @@ c.JupyterHub.services = [
     # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve", "--allow-root",
     #      "--SchedApp.log_dir=/var/lib/jupyter_sched/jobs", "--HubSchedApp.job_python=/opt/jobs-venv/bin/python"],
     #  "url": "http://127.0.0.1:1010",
-    #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@127.0.0.1/sched"}},
+    #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@/sched?host=/var/run/postgresql"}},
+    # The store over PostgreSQL's Unix socket: a folder only postgres may write. On 127.0.0.1:5432 (a port any
+    # account may bind while PostgreSQL restarts) the service checks who accepted each connection and refuses
+    # another account's (red team 31, R3): root, the service's own account and "postgres" are believed, others
+    # only when listed in c.SchedApp.db_server_uids.
 ]
 # Hub users' jobs run as the OS account of the same name (what c.JupyterHub.spawner_class =
 # "localprocess" does for their servers); map other names in the service's config, e.g.

@@ -241,6 +241,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return {
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
+            "db_server_uids": [int(uid) for uid in self.db_server_uids],
             "retention_finished_jobs_days": self.retention_finished_jobs_days,
             "retention_finished_jobs_per_user": int(self.retention_finished_jobs_per_user),
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,

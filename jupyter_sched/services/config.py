@@ -192,7 +192,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         from ..accounting.prices import price_table
 
         price_table(settings["gpu_prices"])
-    store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
+    store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"),
+                  db_server_uids=[int(uid) for uid in settings.get("db_server_uids") or ()])
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
     source_kind = settings.get("inventory_source", "auto")

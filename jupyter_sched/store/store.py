@@ -1562,6 +1562,8 @@ class Store:
             write (milliseconds on SSD, more on network disks). ``OFF`` / ``EXTRA`` also accepted.
         run_migrations: bring the schema up to date on open (default True).
         echo: log SQL (debugging).
+        db_server_uids: PostgreSQL on a loopback TCP address: uids besides root, this process's and the
+            ``postgres`` account's that may accept its connections (:mod:`.server_check`; red31 R3).
 
     Raises:
         StoreError: the database cannot be opened or migrated.
@@ -1575,6 +1577,7 @@ class Store:
         sqlite_synchronous: str = "NORMAL",
         run_migrations: bool = True,
         echo: bool = False,
+        db_server_uids: Collection[int] = (),
     ) -> None:
         if (problem := store_url_problem(url)) is not None:  # one line, never a driver's traceback (N22)
             raise StoreError(f"the store URL {safe_url(url)!r}: {problem[0]}", field="db_url", hint=problem[1])
@@ -1613,6 +1616,10 @@ class Store:
         """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
+            if not url.startswith("sqlite"):  # who answers at a loopback address (red31 R3)
+                from .server_check import watch_store_server
+
+                watch_store_server(self.engine, url, db_server_uids)
             if run_migrations:
                 self.migrated = migrate(self.engine, now=self._now)
         except sa.exc.SQLAlchemyError as exc:
