@@ -553,6 +553,13 @@ def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argpar
     for at, word in enumerate(extra[1:], start=1):
         value = extra[at + 1] if at + 1 < len(extra) and not extra[at + 1].startswith("-") and "=" not in word else ""
         _refuse_near_option(parser, target, what, f"{word} {value}".strip())
+    for at, word in enumerate(tokens):
+        # `train.py --time-limit 1 hour 30 minutes`: "hour 30 minutes" went to the script and the limit was 1 second
+        # (verify30 V2: a duration typed as words of its own is told how to write it, as the CLI says it)
+        if not word.startswith("-") and (fix := unit_split(tokens, at)):
+            said = tokens[at - 1] if "=" in tokens[at - 1] else f"{tokens[at - 2]} {tokens[at - 1]}"
+            raise ValidationError(f"{parser.prog}: {word!r} after {said} is not read as part of the duration — {fix}",
+                                  field=word, hint=f"see {parser.magic}? for usage")
     return ns, target, (*extra[1:], *verbatim)
 
 

@@ -243,3 +243,26 @@ def test_verify30_v3_a_personal_labs_doctor_says_its_jobs_isolation_without_hub_
     assert run.returncode == EXIT_OK, run.stdout + run.stderr
     isolation = next(line for line in run.stdout.splitlines() if line.startswith("isolation: "))
     assert "user servers are " in isolation, isolation
+
+
+@pytest.mark.parametrize("line, word, fix", [
+    ("run train.py --time-limit 1 hour 30 minutes", "hour", "for 1 hour 30 minutes write --time-limit 1h30m"),
+    ("run train.py --time-limit 2h 30m", "30m", "for 2h 30m write --time-limit 2h30m"),
+    ("run --time-limit 5 minutes train.py", "minutes", "for 5 minutes write --time-limit 5m (a bare number is seconds)"),
+    ("notebook report.ipynb --time-limit=1 h", "h", "for 1 h write --time-limit 1h (a bare number is seconds)"),
+    ("serve app.py --port 8000 --time-limit 1 day", "day", "for 1 day write --time-limit 1d (a bare number is seconds)"),
+])
+def test_verify30_v2_a_magic_runs_duration_typed_as_words_is_refused_with_how_to_write_it(
+        line: str, word: str, fix: str) -> None:
+    """``%schedule run train.py --time-limit 1 hour 30 minutes`` ran train.py with the arguments ``hour 30 minutes``
+    and a 1-second limit (only a note said it); the words after a duration option that make one duration with its
+    value are refused, as the cell's and the CLI's are."""
+    from jupyter_sched.magics.parsing import parse_schedule_line
+
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line(line)
+    assert refused.value.field == word and refused.value.message.endswith(f"is not read as part of the duration — {fix}"), \
+        refused.value.message
+    kept = parse_schedule_line("run train.py --time-limit 5 --epochs 3 1 hour")  # a script's own words stay its own
+    assert kept.args == ("--epochs", "3", "1", "hour") and kept.options.time_limit_s == 5
+    assert parse_schedule_line("run train.py -- --time-limit 5 minutes").args == ("--time-limit", "5", "minutes")
