@@ -56,8 +56,8 @@ What a running job writes (red30 R3): each :meth:`LocalExecutor.poll` looks from
 (:mod:`.outside_caps`) at its log (cut past its cap), its wrapper (a job that stops it is ended), its folder
 (ended past :func:`~.outside_caps.folder_bound` or 10,000 files beside its log; the deleted files its
 processes hold open on its log's disk count too, red30 R9) and the free space of its
-log disk (under ``min_log_free_bytes`` the job that wrote most is ended); such an end's message, and its
-log's last line, say why.
+log disk (under ``min_log_free_bytes`` a job is ended only when its own writes there explain the fall, red31 R1);
+such an end's message, and its log's last line, say why.
 
 End: the job is reported :class:`~.base.Exited` / :class:`~.base.Lost` only when every process
 of its job group is gone — leftovers of a job that ended by itself get ``SIGTERM``, then
@@ -483,6 +483,12 @@ class _Tracked:
     @property
     def owner_uid(self) -> int | None:
         return self.run_as.uid if self.run_as.switches else None
+
+
+def _started(t: _Tracked) -> float | None:
+    """When ``t``'s wrapper started (seconds since the epoch; its handle's ``create_time``), None where unknown."""
+    created = t.handle.data.get("create_time")
+    return float(created) if isinstance(created, (int, float)) else None
 
 
 def _check_environment(env: Mapping[str, str]) -> None:
@@ -1317,7 +1323,7 @@ class LocalExecutor:
         return Running(job_id=t.job.id, wrapper_pid=self._root_pid(t) if t.leftovers_since is None else None,
                        job_dir=t.job_dir, owner_uid=t.owner_uid, log_cap=t.log_cap,
                        setting=self._cap_setting(t.log_cap), stopping=t.stopping,
-                       members=lambda: self._members(t))
+                       members=lambda: self._members(t), started=_started(t))
 
     def _members(self, t: _Tracked) -> set[int]:
         """The pids of ``t``'s processes: its tracking group's (and its wrapper while it runs)."""

@@ -27,8 +27,18 @@ through :class:`WriteWatch`:
   file counts what it spends) and the folder's bytes, together past :func:`folder_bound`, end the job
   (:func:`unlinked_reason`);
 * at the free space of each disk running jobs' logs are on (one ``statvfs`` a disk): under
-  ``c.SchedApp.min_log_free_mib`` the job that wrote most there since the previous look (at least
-  :data:`WRITING_MOST_BYTES`) is ended, one a tick (:func:`low_disk_reason`).
+  ``c.SchedApp.min_log_free_mib`` a job is ended (one a disk a tick, :func:`low_disk_reason`) only when its own
+  writes there explain the fall (red31 R1: the rule ended "the job that wrote most since the previous look",
+  counting logs and folders only, so a job that filled the same disk from its home or /tmp got a bystander with a
+  chatty log ended and blamed). What a job wrote there is measured, not guessed: its log's growth, its folder's,
+  and the blocks of the files its processes hold open on that disk — deleted, or written since it started,
+  outside its folder (the same ``stat`` of each open file the look above makes). The fall is the disk's free
+  space when the running jobs there started (the most of them: at a job's first look, plus what it had written
+  by then) less its free space now. A job is ended when it wrote at least :data:`EXPLAINS_SHARE` of that fall and
+  is still writing there (:data:`WRITING_MOST_BYTES` since the previous look); when no job does, none is ended:
+  new jobs wait (:class:`~.disk_space.LogDisk`) and admins read one WARNING (:func:`unexplained_low_disk_line`)
+  naming the running jobs that wrote most anywhere by their processes' I/O counters (``/proc/<pid>/io``: an
+  upper bound — bytes passed to write calls and sent to any disk — so it names, it never ends).
 
 :meth:`WriteWatch.look` returns why each job to end must end; the executor stops it. Only the standard
 library and the executor's own modules are imported.
@@ -36,7 +46,9 @@ library and the executor's own modules are imported.
 
 from __future__ import annotations
 
+import logging
 import os
+import pwd
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -46,9 +58,11 @@ from .disk_space import size_words
 from .safeopen import open_untrusted
 from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
 
-__all__ = ["ENTRIES_PER_TICK", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK", "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running",
-           "WriteWatch", "cut_log", "folder_bound", "folder_reason", "low_disk_reason", "stopped_wrapper_reason",
-           "unlinked_reason"]
+__all__ = ["ENTRIES_PER_TICK", "EXPLAINS_SHARE", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK",
+           "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running", "WriteWatch", "cut_log", "folder_bound", "folder_reason",
+           "low_disk_reason", "stopped_wrapper_reason", "unexplained_low_disk_line", "unlinked_reason"]
+
+log = logging.getLogger(__name__)
 
 LINES_SLACK = 64 << 10
 """Bytes a log may hold past its cap before the service cuts it (the wrapper's closing lines: the cut's,
@@ -68,7 +82,14 @@ FD_LOOKS_PER_TICK = 2
 tracked by marker rather than cgroup that reads every process's environment, milliseconds): with 100 running
 jobs each is looked at every 50 ticks; the low-disk rule (``min_log_free_mib``) counts what they hold meanwhile."""
 WRITING_MOST_BYTES = 1 << 20
-"""The least a job must have written since the previous look to be ended for a log disk under its floor."""
+"""The least a job must have written on its log disk since the previous look to be ended for that disk under its
+floor."""
+EXPLAINS_SHARE = 0.5
+"""The least share of a log disk's fall (see the module docstring) a job must have written there itself to be ended
+for that disk under its floor (red31 R1)."""
+WRITTEN_FILES = 4 * FDS_PER_TICK
+"""Open files a job's look remembers the counted bytes of (so a file is not counted twice); past it, those not open
+at the last look are forgotten."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +106,8 @@ class Running:
         stopping: a stop of it is under way (its log is still held; nothing else is looked at).
         members: the pids of its processes (its tracking group), asked once for each look through its open
             files; None: its open files are not looked at.
+        started: when its wrapper started (seconds since the epoch): files its processes hold open on its log's
+            disk, outside its folder, modified since count as its writes there (None: only deleted ones count).
     """
 
     job_id: str
@@ -95,6 +118,7 @@ class Running:
     setting: str
     stopping: bool = False
     members: Callable[[], Iterable[int]] | None = None
+    started: float | None = None
 
 
 @dataclass
@@ -107,13 +131,22 @@ class _Seen:
     wrote: int = 0
     device: int | None = None
     log_key: tuple[int, int] | None = None
-    fds: Iterator[tuple[int, int, int] | None] | None = None
-    """The look through its open files under way (one item per open file: ``(device, inode, bytes)`` of a
-    deleted regular file, None for any other)."""
-    deleted_bytes: int = 0
-    """The blocks (bytes) its deleted open files held at the last look done."""
+    fds: Iterator[_OpenFile | None] | None = None
+    """The look through its open files under way (one item per open file: an :class:`_OpenFile` for one that
+    counts, None for any other)."""
     deleted: dict[tuple[int, int], int] | None = None
-    """What that look found so far: ``{(device, inode): bytes on disk}``."""
+    """What that look found so far of deleted files: ``{(device, inode): bytes on disk}``."""
+    held: dict[tuple[int, int], int] | None = None
+    """What that look found so far of the files counted as its writes (deleted, or written since it started):
+    ``{(device, inode): bytes on disk}``."""
+    counted: dict[tuple[int, int], int] | None = None
+    """Bytes of each such file already counted in :attr:`total` (at most :data:`WRITTEN_FILES` files)."""
+    total: int = 0
+    """What it wrote on its log's disk since it started (bytes; log, folder and open files grown)."""
+    start_free: int | None = None
+    """The free bytes of its log's disk at its start: at its first look, plus what it had written by then."""
+    pids: tuple[int, ...] = ()
+    """Its processes at the last look through its open files begun (for their I/O counters)."""
 
 
 def folder_bound(log_cap: int) -> int:
@@ -154,12 +187,37 @@ def unlinked_reason(job_dir: Path, files: int, held: int, folder_bytes: int, bou
             "of yours")
 
 
-def low_disk_reason(folder: Path, free: int, floor: int, wrote: int) -> str:
-    """The end of the job that wrote most on a log disk with less than ``floor`` bytes ``free``."""
+def low_disk_reason(folder: Path, free: int, floor: int, fall: int, wrote: int, lately: int) -> str:
+    """The end of a job whose own writes explain why a log disk has less than ``floor`` bytes ``free``: the disk's
+    free space fell by ``fall`` bytes while the jobs there ran, ``wrote`` of them this job's (``lately`` since the
+    previous look)."""
     return (f"the disk of the log folder {folder} had {size_words(free)} free, under c.SchedApp.min_log_free_mib = "
-            f"{floor >> 20}, and this job wrote the most there ({size_words(wrote)} since the previous look): "
-            "stopped — every user's logs (often the store too) are on that disk; write large outputs into your "
-            "home, or ask an admin to free space there")
+            f"{floor >> 20}: its free space fell by {size_words(fall)} while the jobs there ran, and this job wrote "
+            f"{size_words(wrote)} of it on that disk (its log, its job folder and the files it held open there; "
+            f"{size_words(lately)} since the previous look): stopped — every user's logs (often the store too) are "
+            "on that disk; write large outputs on another disk (df shows which disk a folder is on), or ask an "
+            "admin to free space there")
+
+
+def unexplained_low_disk_line(folder: Path, free: int, floor: int, fall: int,
+                              most: tuple[str, str, int] | None, writers: Sequence[tuple[str, str, int]]) -> str:
+    """The admins' WARNING for a log disk under its floor whose fall no running job's writes there explain.
+
+    Args:
+        folder: the log folder; ``free``/``floor``/``fall``: bytes, as :func:`low_disk_reason`.
+        most: the running job that wrote most there, measured: ``(job id, account, bytes)``; None: none wrote.
+        writers: the running jobs that wrote most anywhere by their processes' I/O counters, most first:
+            ``(job id, account, bytes)``.
+    """
+    there = (f"the most: job {most[0]} of {most[1]}, {size_words(most[2])} in its log, folder and open files there"
+             if most is not None else "none wrote there")
+    named = ", ".join(f"{job} of {who}: {size_words(n)}" for job, who, n in writers)
+    anywhere = (f"; the running jobs that wrote most anywhere by their processes' I/O counters (an upper bound: "
+                f"any disk, pipes too) — {named}" if named else "")
+    return (f"the disk of the job log folder {folder} has {size_words(free)} free, under c.SchedApp.min_log_free_mib "
+            f"= {floor >> 20}: it fell by {size_words(max(0, fall))} while the jobs there ran, and no running job's "
+            f"writes there explain it ({there}), so no job was ended for it; new jobs there wait in the queue until "
+            f"space is freed — find what filled it (du -x on that disk){anywhere}")
 
 
 class WriteWatch:
@@ -174,6 +232,8 @@ class WriteWatch:
         self._seen: dict[str, _Seen] = {}
         self._cursor = 0
         self._fd_cursor = 0
+        self._said: set[int] = set()
+        """Disks under their floor whose unexplained fall admins were told of (told again once they had room)."""
 
     def forget(self, job_id: str | None = None) -> None:
         """Drop what was seen of a job that ended (None: of every job)."""
@@ -200,8 +260,11 @@ class WriteWatch:
         open_jobs = [job for job in running if not job.stopping and job.job_id not in ends]
         ends.update(self._look_folders(open_jobs))
         ends.update(self._look_unlinked([job for job in open_jobs if job.job_id not in ends]))
+        for job in running:
+            seen = self._seen[job.job_id]
+            seen.total += seen.wrote
         if self.min_free:
-            ends.update(self._look_disks([job for job in open_jobs if job.job_id not in ends]))
+            ends.update(self._look_disks(running, ends))
         return ends
 
     def _look_log(self, job: Running, seen: _Seen) -> int:
@@ -241,9 +304,10 @@ class WriteWatch:
 
     def _look_unlinked(self, jobs: Sequence[Running]) -> dict[str, tuple[str, str]]:
         """Go on through the jobs' open files round robin, :data:`FDS_PER_TICK` a tick; a job whose look is done
-        and whose deleted files on its log's disk and folder hold more than its bound is to end."""
+        and whose deleted files on its log's disk and folder hold more than its bound is to end. What its counted
+        files (:func:`_open_files`) grew by is added to what it wrote on that disk (for the low-disk rule)."""
         ends: dict[str, tuple[str, str]] = {}
-        order = sorted((job for job in jobs if job.members is not None and folder_bound(job.log_cap)),
+        order = sorted((job for job in jobs if job.members is not None and (folder_bound(job.log_cap) or self.min_free)),
                        key=lambda job: job.job_id)
         if not order:
             return ends
@@ -259,20 +323,25 @@ class WriteWatch:
                 device = seen.device if seen.device is not None else _device_of(job.job_dir)
                 if device is None or job.members is None:
                     continue
-                seen.fds, seen.deleted = _deleted_open(job.members(), device, seen.log_key), {}
+                seen.pids = tuple(sorted(set(job.members())))
+                seen.fds = _open_files(seen.pids, device, seen.log_key, job.started, job.job_dir)
+                seen.deleted, seen.held = {}, {}
+            assert seen.fds is not None and seen.held is not None
             for found in seen.fds:
                 budget -= 1
                 if found is not None:
-                    seen.deleted[found[:2]] = found[2]
+                    if found.deleted:
+                        seen.deleted[found.key] = found.used
+                    if job.owner_uid is None or found.uid == job.owner_uid:  # another's file open here is not its write
+                        seen.held[found.key] = found.used
                 if budget <= 0:
                     break
             else:  # this job's look is done
                 held, files = sum(seen.deleted.values()), len(seen.deleted)
-                seen.fds = seen.deleted = None
-                seen.wrote += max(0, held - seen.deleted_bytes)  # for the low-disk rule
-                seen.deleted_bytes = held
+                seen.wrote += _grown(seen, seen.held)  # for the low-disk rule
+                seen.fds = seen.deleted = seen.held = None
                 bound = folder_bound(job.log_cap)
-                if files and held + seen.folder_bytes > bound:
+                if bound and files and held + seen.folder_bytes > bound:
                     ends[job.job_id] = ("folder", unlinked_reason(job.job_dir, files, held, seen.folder_bytes,
                                                                   bound, job.setting))
                 self._fd_cursor = start + step + 1
@@ -280,27 +349,100 @@ class WriteWatch:
             break  # this tick's open files are looked at; the next tick goes on in this job
         return ends
 
-    def _look_disks(self, jobs: Sequence[Running]) -> dict[str, tuple[str, str]]:
-        """The job that wrote most on each log disk under its floor (one ``statvfs`` a disk)."""
+    def _look_disks(self, running: Sequence[Running], ends: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """On each log disk under its floor (one ``statvfs`` a disk), the job whose writes there explain its fall
+        (see the module docstring), among ``running`` not in ``ends`` nor stopping; else none, and admins told once."""
         by_disk: dict[int, list[Running]] = {}
-        for job in jobs:
+        for job in running:
             device = self._seen[job.job_id].device
             if device is not None:
                 by_disk.setdefault(device, []).append(job)
-        ends: dict[str, tuple[str, str]] = {}
-        for on_disk in by_disk.values():
+        found: dict[str, tuple[str, str]] = {}
+        for device, on_disk in by_disk.items():
             try:
-                found = os.statvfs(on_disk[0].job_dir)
+                info = os.statvfs(on_disk[0].job_dir)
             except OSError:
                 continue
-            free = int(found.f_bavail) * int(found.f_frsize)
+            free = int(info.f_bavail) * int(info.f_frsize)
+            seen = [self._seen[job.job_id] for job in on_disk]
+            for one in seen:
+                if one.start_free is None:  # its first look: what it wrote by now came out of the free space
+                    one.start_free = free + one.total
             if free >= self.min_free:
+                self._said.discard(device)
                 continue
-            most = max(on_disk, key=lambda job: self._seen[job.job_id].wrote)
-            wrote = self._seen[most.job_id].wrote
-            if wrote >= WRITING_MOST_BYTES:
-                ends[most.job_id] = ("disk", low_disk_reason(most.job_dir.parent, free, self.min_free, wrote))
-        return ends
+            fall = max(one.start_free or 0 for one in seen) - free  # stopping jobs' starts count too
+            can_end = [(job, one) for job, one in zip(on_disk, seen, strict=True)
+                       if not job.stopping and job.job_id not in ends]
+            explains = [(job, one) for job, one in can_end
+                        if fall > 0 and one.total >= EXPLAINS_SHARE * fall and one.wrote >= WRITING_MOST_BYTES]
+            folder = on_disk[0].job_dir.parent
+            if explains:
+                job, one = max(explains, key=lambda pair: pair[1].total)
+                found[job.job_id] = ("disk", low_disk_reason(folder, free, self.min_free, fall, one.total, one.wrote))
+                self._said.add(device)  # its end is said; the disk stays under its floor while it stops, and after
+            elif device not in self._said:
+                self._said.add(device)
+                log.warning("%s", self._unexplained(folder, free, fall, on_disk))
+        return found
+
+    def _unexplained(self, folder: Path, free: int, fall: int, on_disk: Sequence[Running]) -> str:
+        """:func:`unexplained_low_disk_line` for the jobs ``on_disk`` (each one's processes' I/O counters read
+        once: the pids of its last look through its open files, and its wrapper)."""
+        top = max(on_disk, key=lambda job: self._seen[job.job_id].total)
+        total = self._seen[top.job_id].total
+        most = (top.job_id, _account(top.owner_uid), total) if total else None
+        counted = []
+        for job in on_disk:
+            pids = set(self._seen[job.job_id].pids) | ({job.wrapper_pid} if job.wrapper_pid is not None else set())
+            wrote = sum(_io_written(pid) for pid in pids)
+            if wrote:
+                counted.append((job.job_id, _account(job.owner_uid), wrote))
+        counted.sort(key=lambda item: -item[2])
+        return unexplained_low_disk_line(folder, free, self.min_free, fall, most, counted[:3])
+
+
+def _grown(seen: _Seen, held: dict[tuple[int, int], int]) -> int:
+    """The bytes the files of a look done (``held``) grew by past what was counted of each (a file new to the
+    count counts whole); remembers them."""
+    counted = seen.counted if seen.counted is not None else {}
+    grew = 0
+    for key, used in held.items():
+        before = counted.get(key, 0)
+        if used > before:
+            grew += used - before
+            counted[key] = used
+    if len(counted) > WRITTEN_FILES:  # the files no longer open are forgotten
+        counted = {key: counted[key] for key in held}
+    seen.counted = counted
+    return grew
+
+
+def _io_written(pid: int) -> int:
+    """What process ``pid`` (and the children it reaped) wrote by its I/O counters: the larger of ``wchar``
+    (bytes passed to write calls: files, pipes, a tmpfs) and ``write_bytes`` (bytes sent to a disk, mappings too);
+    0 when it is gone or its counters cannot be read (the service reads them as root, or as the jobs' account)."""
+    try:
+        with open(f"/proc/{pid}/io", "rb") as fh:
+            lines = fh.read(4096).splitlines()
+    except OSError:
+        return 0
+    counts: dict[bytes, int] = {}
+    for line in lines:
+        name, _, value = line.partition(b":")
+        if value.strip().isdigit():
+            counts[name] = int(value)
+    return max(counts.get(b"wchar", 0), counts.get(b"write_bytes", 0))
+
+
+def _account(uid: int | None) -> str:
+    """The account name of ``uid`` (``uid 1234`` where it has none; ``the service's account`` for None)."""
+    if uid is None:
+        return "the service's account"
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _device_of(folder: Path) -> int | None:
@@ -311,13 +453,28 @@ def _device_of(folder: Path) -> int | None:
         return None
 
 
-def _deleted_open(pids: Iterable[int], device: int,
-                  skip: tuple[int, int] | None) -> Iterator[tuple[int, int, int] | None]:
+@dataclass(frozen=True, slots=True)
+class _OpenFile:
+    """A file a job's process holds open (or maps) on its log's disk that counts as written by it."""
+
+    key: tuple[int, int]
+    """``(device, inode)``."""
+    used: int
+    """Its blocks, in bytes (disk spent: a sparse file counts what it spends; space fallocate()d too)."""
+    deleted: bool
+    """No link left to it."""
+    uid: int
+    """Its owner."""
+
+
+def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, since: float | None,
+                job_dir: Path) -> Iterator[_OpenFile | None]:
     """One item per open file of ``pids`` (each a ``stat`` of ``/proc/<pid>/fd/<n>``, which is the file whatever
-    its name): ``(device, inode, bytes on disk)`` for a regular file deleted (no link left) on ``device``,
-    other than ``skip`` (the job's log: held to its cap apart), None for any other. A process gone or
-    unreadable yields nothing."""
-    for pid in sorted(set(pids)):
+    its name): an :class:`_OpenFile` for a regular file on ``device`` other than ``skip`` (the job's log: held
+    to its cap apart) that is deleted, or that was modified at or after ``since`` and lies outside ``job_dir``
+    (its folder is walked apart; one ``readlink`` tells), None for any other. A process gone or unreadable
+    yields nothing."""
+    for pid in pids:
         try:
             names = os.listdir(f"/proc/{pid}/fd")
         except OSError:
@@ -328,19 +485,38 @@ def _deleted_open(pids: Iterable[int], device: int,
             except OSError:
                 yield None
                 continue
-            yield _if_deleted(info, device, skip)
+            found = _if_counted(info, device, skip, since)
+            if found is not None and not found.deleted and _inside(f"/proc/{pid}/fd/{name}", job_dir):
+                found = None
+            yield found
         yield from _deleted_mapped(pid, device, skip)
 
 
-def _if_deleted(info: os.stat_result, device: int, skip: tuple[int, int] | None) -> tuple[int, int, int] | None:
-    """``(device, inode, bytes on disk)`` of a regular file with no link left on ``device`` (not ``skip``)."""
+def _if_counted(info: os.stat_result, device: int, skip: tuple[int, int] | None,
+                since: float | None) -> _OpenFile | None:
+    """An :class:`_OpenFile` of a regular file on ``device`` (not ``skip``) with no link left, or modified at or after
+    ``since``; None for any other."""
     key = (info.st_dev, info.st_ino)
-    if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and info.st_dev == device and key != skip:
-        return info.st_dev, info.st_ino, int(info.st_blocks) * 512
+    if not stat.S_ISREG(info.st_mode) or info.st_dev != device or key == skip:
+        return None
+    if info.st_nlink == 0:
+        return _OpenFile(key, int(info.st_blocks) * 512, True, info.st_uid)
+    if since is not None and info.st_mtime >= since:
+        return _OpenFile(key, int(info.st_blocks) * 512, False, info.st_uid)
     return None
 
 
-def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iterator[tuple[int, int, int] | None]:
+def _inside(link: str, folder: Path) -> bool:
+    """Whether the open file ``link`` (``/proc/<pid>/fd/<n>``) names a path inside ``folder`` (True when it cannot
+    be read: not counted twice)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return True
+    return target == str(folder) or target.startswith(str(folder) + os.sep)
+
+
+def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iterator[_OpenFile | None]:
     """The deleted files ``pid`` maps with no descriptor left (opened, mapped, closed, unlinked, written through
     the mapping): one item for reading its ``/proc/<pid>/maps``, one per mapping of a deleted file (a ``stat``
     of ``/proc/<pid>/map_files/<range>``; where that cannot be read — it takes CAP_SYS_ADMIN — nothing)."""
@@ -356,7 +532,8 @@ def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iter
         except (OSError, UnicodeDecodeError):
             yield None
             continue
-        yield _if_deleted(info, device, skip)
+        found = _if_counted(info, device, skip, None)
+        yield found if found is not None and found.deleted else None
 
 
 def _state(pid: int) -> str | None:

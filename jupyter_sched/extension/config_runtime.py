@@ -184,9 +184,11 @@ class ExecutorConfig(Configurable):
         the queue with the reason "the disk of the log folder … is full (… free)" and starts once space
         is freed; the service log says it once per folder. Why: on a full disk every job of that user
         failed at once with "exit code 120" (it could not write its output) and nobody was told
-        (hubadmin25 B15); a run that fails on a full disk says so as its end. While the disk has less free, the
-        running job that wrote most there since the previous tick (1 MiB or more) is ended, one a tick, its
-        end saying so (red30 R3). Size it above what a job writes in its first minutes; max_log_mib bounds one
+        (hubadmin25 B15); a run that fails on a full disk says so as its end. While the disk has less free, a
+        running job is ended, one a tick, its end saying what it wrote, only when its own writes on that disk
+        (log, folder, files it holds open there) are at least half of how far the disk's free space fell while
+        the jobs there ran and it still writes there (1 MiB or more since the previous tick; red30 R3, red31
+        R1); when none explain the fall, none is ended and the service log names the biggest writers once. Size it above what a job writes in its first minutes; max_log_mib bounds one
         job's log. 0 = no check.""",
     )
 
