@@ -51,6 +51,10 @@ Stop plan (cancel, preemption, time limit): optional ``SIGUSR1`` (checkpoint), t
 then ``SIGKILL`` ``grace_s`` seconds after the stop began; advanced by :meth:`poll`. Each signal
 goes to the job's process group *and* to every member of its job group outside it (processes
 that called ``setsid()``); ``SIGKILL`` kills the whole job group (frozen first on cgroups).
+The stop's words and, before each signal, the processes it goes to (pid and command line) are sent to
+the wrapper, which writes them after the job's output; what a wrapper killed by the stop's SIGKILL could
+not write, the executor writes at the end from outside (:func:`_unsaid`), and the job's message says it in
+short (:func:`.outcome.stopped_processes`; newuser30 n16).
 
 What a running job writes (red30 R3): each :meth:`LocalExecutor.poll` looks from outside the job's account
 (:mod:`.outside_caps`) at its log (cut past its cap), its wrapper (a job that stops it is ended), its folder
@@ -62,7 +66,8 @@ such an end's message, and its log's last line, say why.
 End: the job is reported :class:`~.base.Exited` / :class:`~.base.Lost` only when every process
 of its job group is gone — leftovers of a job that ended by itself get ``SIGTERM``, then
 ``SIGKILL`` ``leftover_grace_s`` later; those of a stopped job ``SIGKILL`` at once — so the
-engine hands the GPUs out again only after nothing of the job can still hold them.
+engine hands the GPUs out again only after nothing of the job can still hold them. Whoever ended them
+(the wrapper, else the executor) names them in the log and the job's message (newuser30 n16).
 
 Re-adoption: the handle holds the host, the wrapper's pid and create time (psutil), the run-as
 identity and the job group; a live process with the same pid *and* create time is the job (pid
@@ -119,8 +124,8 @@ from .disk_space import LogDisk
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .log_budget import LogBudget, remove_extra
-from .outcome import RUN_MARKERS, describe_exit, log_tail
-from .outside_caps import Running, WriteWatch, cut_log
+from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
+from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
@@ -474,6 +479,15 @@ class _Tracked:
     control: Any = None
     """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
     wrapper writes it as the log's closing line); None for an adopted job (then :func:`_stop_by_fifo`)."""
+    stop_words: str = ""
+    """The stop's reason (``cancelled by alice``): its log says it from outside where the wrapper could not."""
+    stop_began: float | None = None
+    """When the stop began (monotonic)."""
+    signalled: list[dict[str, Any]] = field(default_factory=list)
+    """What the service signalled of the job's processes, in order: one record per signal
+    (:func:`~.wrapper.signal_lines`; newuser30 n16: a stop's and a gone wrapper's leftovers' ends were silent)."""
+    named: set[tuple[str, str, int]] = field(default_factory=set)
+    """``(why, signal, pid)`` already in a record (a SIGKILL repeated each tick is said once)."""
 
     @cached_property
     def job_dir(self) -> Path:
@@ -1262,7 +1276,7 @@ class LocalExecutor:
             event = Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
                                    "(it was killed together with its wrapper)")
         self._forget_groups(t)
-        return event
+        return _with_signalled(event, t)
 
     def _forget_groups(self, t: _Tracked) -> None:
         """Remove the job's (empty) tracking and limit groups — after its message was said, which
@@ -1314,7 +1328,7 @@ class LocalExecutor:
             _close_control(self._jobs.pop(job_id))
             self._held_at_end(t)
             self._counted_end(t)
-            events.append(ended)
+            events.append(_with_signalled(ended, t))
         self._hold_writes(running)
         return events
 
@@ -1353,12 +1367,15 @@ class LocalExecutor:
 
     def _held_at_end(self, t: _Tracked) -> None:
         """A job that ended: its log held to its cap once more (its wrapper may have been stopped or killed: then
-        its last line is the stop's reason), its folder emptied but for its log and records when it was stopped for
-        what it held there (:mod:`.outside_caps`)."""
+        its last line is the stop's reason), told what its wrapper could not say of its end (:func:`_unsaid`), its
+        folder emptied but for its log and records when it was stopped for what it held there (:mod:`.outside_caps`)."""
         self.writes.forget(t.job.id)
+        cut = False
         if t.log_cap > 0:
+            cut = _log_size(t) > t.log_cap + LINES_SLACK  # the wrapper's closing lines go with the cut
             cut_log(Running(job_id=t.job.id, wrapper_pid=None, job_dir=t.job_dir, owner_uid=t.owner_uid,
-                            log_cap=t.log_cap, setting=self._cap_setting(t.log_cap)), t.log_cap, then=t.own_stop)
+                            log_cap=t.log_cap, setting=self._cap_setting(t.log_cap)), t.log_cap)
+        _append_log(t, _unsaid(t, cut=cut))
         if t.folder_stop:
             remove_extra(t.job_dir, t.owner_uid)
 
@@ -1469,16 +1486,9 @@ class LocalExecutor:
         if t is None or t.stopping:
             return
         now = self._monotonic()
-        t.stopping = True
-        if reason:
-            try:  # before any signal: the wrapper reads it once the job ended
-                line = (json.dumps({"stop": reason}) + "\n").encode()
-                if t.control is not None:
-                    os.write(t.control.fileno(), line)
-                else:  # adopted after a restart (new user 19, N3)
-                    _stop_by_fifo(t, line)
-            except OSError:  # the wrapper is gone, or its pipe is full: the stop goes on without words
-                log.debug("job %s: the stop's reason did not reach its wrapper", job_id)
+        t.stopping, t.stop_words, t.stop_began = True, reason, now
+        if reason:  # before any signal: the wrapper reads it once the job ended
+            _tell_wrapper(t, {"stop": reason})
         grace = max(0.0, grace_s)
         if checkpoint_signal:
             t.plan = [(now, signal.SIGUSR1), (now + min(grace / 2, _CHECKPOINT_WAIT_MAX_S), signal.SIGTERM),
@@ -1551,7 +1561,10 @@ class LocalExecutor:
             self._signal(t, signum)
 
     def _signal(self, t: _Tracked, signum: signal.Signals) -> None:
-        """``signum`` to the job's process group and to every job-group member outside it."""
+        """``signum`` to the job's process group and to every job-group member outside it, which are first
+        named to the wrapper (the log's lines after the stop's words; newuser30 n16)."""
+        root = self._root_pid(t)
+        self._note_signal(t, "stop", signum, self._members(t) - {root or 0}, began=t.stop_began)
         pgid = _killpg(t, signum)
         if t.group is None:
             return
@@ -1567,6 +1580,28 @@ class LocalExecutor:
             except (ProcessLookupError, PermissionError):
                 continue
 
+    def _note_signal(self, t: _Tracked, why: str, signum: signal.Signals, pids: set[int], *,
+                     began: float | None) -> None:
+        """Name the processes ``pids`` about to get ``signum`` (``why``: ``"stop"``, a stop's plan; ``"wrapper"``,
+        what a gone wrapper left) in a record of :attr:`_Tracked.signalled`, told to a live wrapper first, which
+        writes it after the stop's words (:func:`~.wrapper.signal_lines`; newuser30 n16). A process already
+        named for this signal is not named again; nothing when none is left to name."""
+        fresh = sorted(pid for pid in pids if (why, signum.name, pid) not in t.named)
+        named = [(pid, cmd) for pid in fresh if (cmd := _command_line(pid)) is not None]
+        if not named:
+            return
+        t.named.update((why, signum.name, pid) for pid, _ in named)
+        found = [[pid, cmd] for pid, cmd in named]
+        after = round(self._monotonic() - began, 1) if began is not None else 0.0
+        record: dict[str, Any] = {"why": why, "signal": signum.name, "after_s": after,
+                                  "processes": found[:_wrapper.LISTED], "more": max(0, len(found) - _wrapper.LISTED)}
+        while len(json.dumps(record, ensure_ascii=False).encode()) > _RECORD_BYTES and record["processes"]:
+            record["processes"] = record["processes"][:-1]  # one write, whole (PIPE_BUF): the FIFO's too
+            record["more"] += 1
+        t.signalled.append(record)
+        if why == "stop" and self._wrapper_alive(t):
+            _tell_wrapper(t, record)
+
     def _ended(self, t: _Tracked, now: float) -> Exited | Lost | None:
         ended = self._end_of(t, now)
         if ended is not None:
@@ -1579,12 +1614,16 @@ class LocalExecutor:
             return None
         if t.group is not None:
             tracker = tracker_for(t.group, self.tracker)
-            if tracker.members(t.group):
+            if members := tracker.members(t.group):
                 t.seen_running_at = datetime.now(timezone.utc)  # its leftovers still hold the GPUs
                 if t.stopping or (t.leftovers_since is not None and now - t.leftovers_since >= self.leftover_grace_s):
+                    stop = t.stop_began is not None  # else an adopted job's wrapper was found gone (adopt)
+                    self._note_signal(t, "stop" if stop else "wrapper", signal.SIGKILL, members,
+                                      began=t.stop_began if stop else t.leftovers_since)
                     tracker.kill(t.group)
                 elif t.leftovers_since is None:
                     log.info("job %s: its command ended; stopping what it left running", t.job.id)
+                    self._note_signal(t, "wrapper", signal.SIGTERM, members, began=now)
                     tracker.signal(t.group, signal.SIGTERM)
                 t.leftovers_since = now if t.leftovers_since is None else t.leftovers_since
                 return None  # GPUs are freed only once nothing of the job is left
@@ -1720,6 +1759,103 @@ def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psut
     except (psutil.Error, TypeError, ValueError):
         return None
     return process if _alive(process) else None
+
+
+_RECORD_BYTES = 4000
+"""Most bytes of one record told to a wrapper (under ``PIPE_BUF``, 4096: a FIFO's write is then whole)."""
+_LAST_LINES = "; last lines: "
+"""How :func:`.outcome.describe_exit` opens the log's last lines in a message."""
+
+
+def _tell_wrapper(t: _Tracked, message: Mapping[str, Any]) -> None:
+    """Send ``message`` (one JSON line: a stop's words, a record of a signal) to the job's wrapper, before the
+    signal it is about: down its pipe, or for an adopted job through its FIFO (:func:`_stop_by_fifo`). A wrapper
+    that is gone or whose pipe is full is not told (its log is told from outside at the end: :func:`_unsaid`)."""
+    try:
+        line = (json.dumps(message, ensure_ascii=False) + "\n").encode()
+        if t.control is not None:
+            os.write(t.control.fileno(), line)
+        else:  # adopted after a restart (new user 19, N3)
+            _stop_by_fifo(t, line)
+    except OSError:
+        log.debug("job %s: %s did not reach its wrapper", t.job.id, "the stop's reason" if "stop" in message
+                  else f"the record of its {message.get('signal')}")
+
+
+def _command_line(pid: int) -> str | None:
+    """``pid``'s command line as a job's log shows it (:func:`~.wrapper.command_text`); None when it is gone."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        argv = process.cmdline()
+        return _wrapper.command_text(argv) if argv else _wrapper.command_text([f"[{process.name()}]"])
+    except psutil.NoSuchProcess:
+        return None
+    except psutil.Error:
+        return "?"
+
+
+def _exit_record(t: _Tracked) -> dict[str, Any] | None:
+    """The wrapper's ``exit.json`` (the owner's file: each value is checked where it is read); None: none."""
+    return read_untrusted_json(t.job_dir / "exit.json", owner_uid=t.owner_uid)
+
+
+def _log_size(t: _Tracked) -> int:
+    try:
+        return os.lstat(t.job_dir / "output.log").st_size
+    except OSError:
+        return 0
+
+
+def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
+    """What the job's log lacks of its end (newuser30 n16): the records of the signals sent after those its
+    wrapper wrote (its ``exit.json``'s ``said``; all where the log was ``cut`` at the end or the wrapper wrote
+    no ``exit.json``: it was killed first, as by a stop's SIGKILL), then the stop's words where it did not write
+    them (``worded``), the log's last line (issue 20, F15)."""
+    record = None if cut else _exit_record(t)
+    said = 0 if record is None else min(_wrapper.count_in(record.get("said")), len(t.signalled))
+    # a wrapper from before newuser30 n16 wrote the words before its exit.json, and no "worded"
+    worded = record is not None and record.get("worded", True) is True
+    words = t.stop_words or t.own_stop
+    return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + \
+        ([f"[jupyter_sched] {printable_line(words, limit=500)}"] if words and not worded else [])
+
+
+def _append_log(t: _Tracked, lines: Sequence[str]) -> None:
+    """Write ``lines`` at the end of the ended job's log, from outside (no link followed, only the owner's file,
+    as :func:`~.outside_caps.cut_log` cuts it): what the wrapper, killed by the stop, could not."""
+    if not lines:
+        return
+    try:
+        fd = open_untrusted(t.job_dir / "output.log", owner_uid=t.owner_uid, write=True)
+    except OSError:
+        return
+    try:
+        size = os.fstat(fd).st_size
+        joined = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        os.pwrite(fd, (("\n" if joined else "") + "\n".join(lines) + "\n").encode(), size)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _with_signalled(ended: ExecutorEvent, t: _Tracked) -> ExecutorEvent:
+    """``ended`` (an :class:`Exited` or :class:`Lost`) with what its end signalled said after its words
+    (:func:`.outcome.stopped_processes`: the processes the job left running, those a stop signalled)."""
+    record = _exit_record(t)
+    left = record.get("left") if record is not None else None
+    said = stopped_processes(left if isinstance(left, dict) else None, t.signalled)
+    if not said:
+        return ended
+    if isinstance(ended, Exited):
+        # before the log's last lines, so that they stay the message's end (wording.jobs reads them there)
+        head, sep, tail = ended.message.partition(_LAST_LINES)
+        return replace(ended, message=f"{head}; {said}{sep}{tail}" if head else said)
+    if isinstance(ended, Lost):
+        return replace(ended, reason=f"{ended.reason}; {said}" if ended.reason else said)
+    return ended
 
 
 def _stop_by_fifo(t: _Tracked, line: bytes) -> None:

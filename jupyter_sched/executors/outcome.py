@@ -26,7 +26,7 @@ import json
 import os
 import re
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ __all__ = [
     "no_jupyter_sched_hint",
     "read_outcome",
     "signal_name",
+    "stopped_processes",
     "write_outcome",
 ]
 
@@ -230,6 +231,80 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             if (hint := missing_module_hint(tail[-1], python)) is not None:
                 base += f" — {hint}"
     return base
+
+
+MESSAGE_PROCESSES = 3
+"""Processes named in a job's message where its end signalled some (its log names up to ten)."""
+_NAME_CHARS = 40
+
+
+def _named(processes: Sequence[object], count: object, *, fates: bool = False) -> tuple[int, str]:
+    """``(how many, "sleep 1000 (SIGTERM), python -m tensorboard… (SIGKILL) and 3 more")`` of a record's
+    processes (``[[pid, command, fate?], ...]``, from files and pipes the job's owner may write: each part checked)."""
+    shown: list[str] = []
+    listed = 0
+    for entry in processes:
+        if not isinstance(entry, (list, tuple)) or len(entry) < 2:
+            continue
+        listed += 1
+        if len(shown) < MESSAGE_PROCESSES:
+            name = printable_line(str(entry[1]), limit=_NAME_CHARS)
+            fate = printable_line(str(entry[2]), limit=20) if fates and len(entry) > 2 else ""
+            shown.append(f"{name} ({'still there after SIGKILL' if fate == 'unkillable' else fate})" if fate else name)
+    total = max(listed, count if isinstance(count, int) and not isinstance(count, bool) else 0)
+    rest = total - len(shown)
+    return total, ", ".join(shown) + (f" and {rest} more" if rest > 0 else "")
+
+
+def _processes(total: int) -> str:
+    return f"{total} process{'' if total == 1 else 'es'}"
+
+
+def _left_part(left: Mapping[str, Any] | None) -> list[str]:
+    """``["its main process left 2 processes running, ended as …: sleep 1000 (SIGTERM), …"]`` from the wrapper's record."""
+    if left is None:
+        return []
+    processes = left.get("processes")
+    total, names = _named(processes if isinstance(processes, list) else [], left.get("count"), fates=True)
+    who = "its workers" if left.get("gang") is True else "its main process"
+    return [f"{who} left {_processes(total)} running, ended as jobs leave none behind: {names}"] if total else []
+
+
+def stopped_processes(left: Mapping[str, Any] | None, signalled: Sequence[Mapping[str, Any]]) -> str:
+    """What a job's end signalled, for its message (newuser30 n16: the processes a job left running were
+    stopped and nobody was told): ``its main process left 2 processes running, ended as jobs leave none
+    behind: sleep 1000 (SIGTERM), sleep 999 (SIGKILL)`` (``left``: the wrapper's record in ``exit.json``);
+    ``the stop sent SIGTERM to 3 processes (python train.py, sleep 1000, sleep 999), then SIGKILL 10 s later
+    to 1 (sleep 999)`` and ``its wrapper ended and left processes running: the service sent SIGTERM to 1
+    (sleep 999)`` (``signalled``: the executor's records, :func:`~.wrapper.signal_lines`); "" when nothing was.
+    The job's log names each process with its pid (up to ten)."""
+    parts: list[str] = []
+    for why, opening in (("stop", "the stop sent "), ("left", ""), ("wrapper", "its wrapper ended and left processes "
+                                                                             "running: the service sent ")):
+        if why == "left":  # in the order they came: a stop's signals end the main process, then its leftovers
+            parts += _left_part(left)
+            continue
+        steps: list[str] = []
+        for record in signalled:
+            if record.get("why") != why:
+                continue
+            processes = record.get("processes")
+            more = record.get("more")
+            total, names = _named(processes if isinstance(processes, list) else [],
+                                  (len(processes) if isinstance(processes, list) else 0)
+                                  + (more if isinstance(more, int) else 0))
+            after = record.get("after_s")
+            later = f" {after:g} s later" if isinstance(after, (int, float)) and after > 0 else ""
+            steps.append(f"{_signal_word(record.get('signal'))}{later} to {_processes(total) if not steps else total}"
+                         f" ({names})")
+        if steps:
+            parts.append(opening + ", then ".join(steps))
+    return "; ".join(parts)
+
+
+def _signal_word(raw: object) -> str:
+    """A record's signal name (``SIGTERM``) as it may be shown."""
+    return printable_line(str(raw or "a signal"), limit=20)
 
 
 NO_JUPYTER_SCHED = "No module named 'jupyter_sched'"

@@ -23,19 +23,28 @@ Records, written atomically into ``DIR``:
 
 * ``wrapper.json`` at start: ``{"pid", "create_time"}`` (its own identity; the group id is its
   pid), so a job whose handle was not yet persisted can still be found;
-* ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal"}`` — ``exit_code`` as
-  :mod:`subprocess` reports it (negative = killed by that signal).
+* ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal", "said", "worded"}`` — ``exit_code`` as
+  :mod:`subprocess` reports it (negative = killed by that signal), ``said`` how many of a stop's signal
+  records the log got, ``worded`` whether it got the stop's words — written again once the leftovers
+  ended, with ``"left": {"processes": [[pid, command, fate], …], "count", "grace_s", "gang"}`` when there were
+  any (the executor says them in the job's message).
 
-A stop's words (``{"stop": "cancelled by alice"}``, written as the log's last line once the job
-ended) come down the executor's pipe (stdin after the launch line) or, from a server that adopted
-the job after a restart, through ``stop.fifo`` in ``DIR`` (:data:`STOP_FIFO`).
+A stop's words (``{"stop": "cancelled by alice"}``, written as the log's last line once the job and its
+leftovers ended) and, each sent before its signal, a record of the processes each of the stop's signals
+went to (``{"signal": "SIGTERM", "processes": [[pid, command], …], …}``: :func:`signal_lines`, written
+right after the job's output; newuser30 n16) come down the executor's pipe (stdin after the launch line)
+or, from a server that adopted the job after a restart, through ``stop.fifo`` in ``DIR``
+(:data:`STOP_FIFO`). What a wrapper the stop's SIGKILL ends first could not write, the executor writes
+from outside.
 
 The wrapper survives SIGTERM/SIGUSR1/SIGINT/SIGHUP sent to the group (the child gets them; one
 that arrives before the child exists is forwarded once it does). It is a *child subreaper*
 (``prctl(PR_SET_CHILD_SUBREAPER)``): a grandchild that calls ``setsid()`` and is orphaned is
 re-parented to the wrapper, not to init, so it stays findable. When the command ends the wrapper
 records its exit, sends SIGTERM to everything it still has below it, SIGKILLs what is left after
-``--leftover-grace`` seconds (default 3) and only then exits.
+``--leftover-grace`` seconds (default 3) and only then exits — the log then names each process it ended
+(pid, command line escaped and cut: :func:`command_text`) and the signal it took (:func:`left_lines`;
+newuser30 n16: a job's ``tensorboard &`` or ``sleep 1000 &`` was stopped and nobody was told).
 
 A gang on this host (``workers``: one environment overlay per worker, e.g. its own
 ``CUDA_VISIBLE_DEVICES`` and ``RANK``) runs the command once per worker, all in the job's group,
@@ -198,8 +207,27 @@ def _reap() -> None:
             return
 
 
-def _end_leftovers(grace_s: float) -> None:
-    """SIGTERM the group and every descendant, SIGKILL what remains after ``grace_s`` seconds."""
+def _end_leftovers(grace_s: float) -> list[list[object]]:
+    """SIGTERM the group and every descendant, SIGKILL what remains after ``grace_s`` seconds.
+
+    Returns:
+        What was ended, in the order found: ``[pid, command, fate]`` — its command line as
+        :func:`command_text` shows it, and ``"SIGTERM"`` (it ended after SIGTERM), ``"SIGKILL"`` (still
+        running ``grace_s`` later) or ``"unkillable"`` (still there after SIGKILL: uninterruptible sleep; the
+        executor keeps ending it). Listed before the first signal: a process that ends on it is named too
+        (newuser30 n16: a job's leftovers were stopped and nobody was told).
+    """
+    found: dict[int, list[object]] = {}
+
+    def look() -> list[int]:
+        left = [pid for pid in _descendants() if not _is_zombie(pid)]
+        for pid in left:
+            if pid not in found:
+                found[pid] = [pid, _command_of(pid), "SIGTERM"]
+        return left
+
+    _reap()
+    look()
     try:
         os.killpg(os.getpgrp(), signal.SIGTERM)  # our own handler ignores it
     except OSError:
@@ -208,19 +236,131 @@ def _end_leftovers(grace_s: float) -> None:
     signum = signal.SIGTERM
     while True:
         _reap()
-        left = [pid for pid in _descendants() if not _is_zombie(pid)]
+        left = look()
         if not left:
-            return
+            return list(found.values())
         for pid in left:
             try:
                 os.kill(pid, signum)
             except OSError:
                 pass
+            if signum == signal.SIGKILL:
+                found[pid][2] = "SIGKILL"
         if signum == signal.SIGKILL and time.monotonic() > deadline + grace_s:
-            return  # unkillable (uninterruptible sleep): the executor keeps watching them
+            for pid in left:  # unkillable (uninterruptible sleep): the executor keeps watching them
+                found[pid][2] = "unkillable"
+            return list(found.values())
         if time.monotonic() >= deadline:
             signum = signal.SIGKILL
         time.sleep(0.05)
+
+
+COMMAND_CHARS = 120
+"""Most characters of a process's command line a job's log names it by (the rest is cut, ``…``)."""
+LISTED = 10
+"""Most processes named one per line in a job's log where its end or a stop signals them; more are counted."""
+
+
+def command_text(argv: list[str], *, limit: int = COMMAND_CHARS) -> str:
+    """A process's command line as ``ps`` shows it — its arguments joined by spaces — with what would
+    command a terminal shown, never obeyed (a control or format character as ``\\x1b``, ``\\u202e``: the
+    line is the job's own and read by its owner and admins), cut to ``limit`` characters (``…``)."""
+    text = "".join(ch if ch.isprintable() or ch == " " else
+                   (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
+                    else f"\\U{ord(ch):08x}")
+                   for ch in " ".join(argv))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _command_of(pid: int) -> str:
+    """``pid``'s command line (:func:`command_text`); ``[name]`` where it has none (a zombie, a process
+    that cleared it), ``?`` where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(COMMAND_CHARS * 8)
+        argv = [a.decode("utf-8", errors="replace") for a in raw.split(b"\0")]
+        if argv and argv[-1] == "":
+            argv.pop()
+        if argv:
+            return command_text(argv)
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return command_text([f"[{fh.read().decode('utf-8', errors='replace').strip()}]"])
+    except OSError:
+        return "?"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 'es' if word.endswith('s') else 's'}"
+
+
+def process_lines(processes: list[list[object]], more: int = 0) -> list[str]:
+    """One log line per process (``[pid, command]`` or ``[pid, command, fate]``), at most :data:`LISTED`,
+    then how many more (``more``: others not in the list)."""
+    fates = {"SIGTERM": "ended on SIGTERM", "SIGKILL": "sent SIGKILL",
+             "unkillable": "still there after SIGKILL: uninterruptible sleep; the service goes on ending it"}
+    lines = []
+    for entry in processes[:LISTED]:
+        fate = fates.get(str(entry[2])) if len(entry) > 2 else None
+        lines.append(f"[jupyter_sched]   pid {entry[0]}: {entry[1]}" + (f" ({fate})" if fate else ""))
+    rest = len(processes) - LISTED + more if len(processes) > LISTED else more
+    if rest > 0:
+        lines.append(f"[jupyter_sched]   and {_plural(rest, 'process')} more")
+    return lines
+
+
+def processes_in(raw: object, *, most: int = LISTED) -> list[list[object]]:
+    """``[[pid, command, fate?], ...]`` from a record another process wrote (the executor's down the pipe, the
+    wrapper's in ``exit.json``; the job's owner may write either place): well-formed entries only, at most
+    ``most``, each command shown as :func:`command_text` shows one (never obeyed, cut)."""
+    out: list[list[object]] = []
+    for entry in raw if isinstance(raw, list) else []:
+        if len(out) >= most:
+            break
+        if not isinstance(entry, list) or len(entry) < 2 or not isinstance(entry[0], int) or isinstance(entry[0], bool):
+            continue
+        out.append([entry[0], command_text([str(entry[1])]), *([str(entry[2])[:20]] if len(entry) > 2 else [])])
+    return out
+
+
+def count_in(raw: object, least: int = 0) -> int:
+    """A count from such a record: a non-negative int (bounded), else ``least``."""
+    return max(least, min(raw, 1 << 30)) if isinstance(raw, int) and not isinstance(raw, bool) else least
+
+
+def left_lines(processes: list[list[object]], *, ended: str, grace_s: float, more: int = 0, gang: bool = False) -> list[str]:
+    """The log's lines for what a job's main process (``gang``: its workers) left running and the wrapper ended
+    (newuser30 n16): ``ended``, how it ended (``exit code 0``, ``killed by SIGTERM``); ``processes`` as
+    :func:`_end_leftovers` returns them; ``grace_s``, the seconds between SIGTERM and SIGKILL."""
+    count = len(processes) + more
+    killed = sum(1 for entry in processes if len(entry) > 2 and entry[2] in ("SIGKILL", "unkillable"))
+    they = "it was" if count == 1 else "they were"
+    then = f", then SIGKILL to the {killed} still running {grace_s:g} s later" if killed else ""
+    return [f"[jupyter_sched] the job's {'workers' if gang else 'main process'} ended ({ended}) and left "
+            f"{_plural(count, 'process')} running; "
+            f"jobs do not leave processes behind, so {they} sent SIGTERM{then}:", *process_lines(processes, more)]
+
+
+def signal_lines(record: dict[str, object]) -> list[str]:
+    """The log's lines for one signal the service sent a job's processes (a record of the executor's:
+    ``{"why": "stop" | "wrapper", "signal": "SIGTERM", "after_s": seconds since the first, "processes":
+    [[pid, command], ...], "more": others not listed}``; newuser30 n16): a stop's (cancel, preemption, time
+    limit: before the stop's words, the log's last line) or those of a job whose wrapper ended and left processes
+    running."""
+    processes = processes_in(record.get("processes"))
+    more = count_in(record.get("more"))
+    count = len(processes) + more
+    name = command_text([str(record.get("signal") or "a signal")], limit=20)
+    after_s = record.get("after_s")
+    after = float(after_s) if isinstance(after_s, (int, float)) and 0 < after_s < 1e9 else 0.0
+    what = f"{name} (ask to checkpoint)" if name == "SIGUSR1" else name
+    if record.get("why") == "wrapper":
+        head = (f"{after:g} s later the service sent {what} to the {count} still running:" if after else
+                f"the job's wrapper ended and left {_plural(count, 'process')} running; jobs do not leave processes "
+                f"behind, so the service sent {what} to {'it' if count == 1 else 'them'}:")
+    else:
+        head = (f"{after:g} s after the stop began, the scheduler sent {what} to the {count} still running:" if after
+                else f"the scheduler sent {what} to the job's {_plural(count, 'process')} to stop it:")
+    return [f"[jupyter_sched] {head}", *process_lines(processes, more)]
 
 
 def _is_zombie(pid: int) -> bool:
@@ -239,7 +379,7 @@ before any signal, and the wrapper ends the log with those words once the job en
 
 def _read_launch_line() -> bytes:
     """The first line of stdin, read from the descriptor itself: a buffered reader could take the
-    line after it too (a stop's, sent right after the start), which :func:`_stop_words` reads."""
+    line after it too (a stop's, sent right after the start), which :func:`_heard` reads."""
     data = bytearray()
     while b"\n" not in data:
         chunk = os.read(0, 1 << 16)
@@ -296,10 +436,11 @@ def _drained(fd: int, data: bytes = b"") -> bytes:
     return data
 
 
-def _stop_words() -> str | None:
-    """The last stop reason a server sent — the one that spawned this wrapper down its pipe, or
-    one that re-adopted the job through :data:`STOP_FIFO` (None: the job was not stopped by the
-    scheduler)."""
+def _heard() -> tuple[str | None, list[dict[str, object]]]:
+    """What the servers sent: the last stop reason — from the one that spawned this wrapper down its
+    pipe, or one that re-adopted the job through :data:`STOP_FIFO` (None: the job was not stopped by the
+    scheduler) — and the records of the signals a stop sent the job's processes (``{"signal": …}``,
+    :func:`signal_lines`; each sent before its signal), in the order sent."""
     data = b""
     if _control:
         fd, sent = _control
@@ -308,6 +449,7 @@ def _stop_words() -> str | None:
     if _stop_fifo:
         data += b"\n" + _drained(_stop_fifo[0])  # later: a server that adopted the job is the newer one
     words = None
+    records: list[dict[str, object]] = []
     for line in data.splitlines():
         try:
             message = json.loads(line)
@@ -315,7 +457,9 @@ def _stop_words() -> str | None:
             continue
         if isinstance(message, dict) and isinstance(message.get("stop"), str):
             words = message["stop"][:500]
-    return words
+        elif isinstance(message, dict) and isinstance(message.get("signal"), str) and len(records) < 20:
+            records.append(message)
+    return words, records
 
 
 def _line_break(job_dir: Path) -> str:
@@ -750,18 +894,23 @@ def main(argv: list[str] | None = None) -> int:
             signame = signal.Signals(-code).name if code < 0 else None
     if cap is not None:
         cap.stop()
-    words = _stop_words()
+    words, records = _heard()
+    lines = [line for record in records for line in signal_lines(record)]  # which processes a stop signalled,
+    _say(job_dir, lines, cap)  # and with what (newuser30 n16); these stay, what leftovers append after them does not
+    ended: dict[str, object] = {"exit_code": code, "signal": signame, "finished_at": datetime.now(timezone.utc).isoformat(),
+                                "said": len(records), "worded": False}  # what the executor need not say from outside
+    _record_end(job_dir, ended)
+    left = _end_leftovers(grace_s)
+    if left:  # newuser30 n16: what the job left running was ended, and its log says so
+        how = f"killed by {signame}" if signame else f"exit code {code}"
+        _say(job_dir, left_lines(left, ended=how, grace_s=grace_s, gang=len(_worker_overlays(launch)) > 1), cap)
+        ended["left"] = {"processes": left[:LISTED], "count": len(left), "grace_s": grace_s,
+                         "gang": len(_worker_overlays(launch)) > 1}
     if words:  # the log's last line says why it stops here (issue 20, F15)
-        print(f"{_line_break(job_dir)}[jupyter_sched] {words}", flush=True)
-    if cap is not None and cap.keep is not None:
-        cap.keep = os.fstat(1).st_size  # the stop's line stays; what leftovers append after it does not
-    try:
-        write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
-                                                  "finished_at": datetime.now(timezone.utc).isoformat()})
-    except OSError as exc:  # the job broke its own directory: end anyway (the executor sees the exit)
-        print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
-              flush=True)
-    _end_leftovers(grace_s)
+        _say(job_dir, [f"[jupyter_sched] {words}"], cap)
+        ended["worded"] = True
+    if left or words:
+        _record_end(job_dir, ended, quiet=True)
     _stop_listening(job_dir)  # the job ended: no stop left to hear, one inode fewer kept (red team 26, R4)
     carried = launch.get("files") if launch else None
     swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set(),
@@ -773,6 +922,25 @@ def main(argv: list[str] | None = None) -> int:
     if cap is not None:
         cap.close()
     return code if code >= 0 else 128 - code
+
+
+def _say(job_dir: Path, lines: list[str], cap: _LogCap | None) -> None:
+    """Write ``lines`` at the end of the log (on a line of their own), kept by its cap: a cut log holds them."""
+    if not lines:
+        return
+    print(_line_break(job_dir) + "\n".join(lines), flush=True)
+    if cap is not None and cap.keep is not None:
+        cap.keep = os.fstat(1).st_size
+
+
+def _record_end(job_dir: Path, ended: dict[str, object], *, quiet: bool = False) -> None:
+    """Write ``exit.json`` (``quiet``: a failure is not said again in the log)."""
+    try:
+        write_json_atomic(job_dir / "exit.json", ended)
+    except OSError as exc:  # the job broke its own directory: end anyway (the executor sees the exit)
+        if not quiet:
+            print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
+                  flush=True)
 
 
 def _worker_overlays(launch: dict[str, object] | None) -> list[dict[str, str]]:

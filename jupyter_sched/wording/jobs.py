@@ -358,6 +358,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
     tail, message = _ended(job)
     if log_shown and message.startswith("last lines: "):
         message = ""
+    elif log_shown and str(job.get("message") or "").startswith("exited with code"):
+        message = message.partition("; last lines: ")[0]  # what its end stopped stays (newuser30 n16)
     if job.get("kind") == "lease" and state == "cancelled" and message.startswith(_RELEASED_BY):
         # said once, with when (new user 16, N9: "lease l-…: released — released by root")
         said, colon, why = message.partition(": ")
@@ -610,8 +612,10 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     if message.startswith("exited with code"):
         # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
         # "failed, exit code 2" and nothing else)
-        _, _, last = message.partition("; last lines: ")
-        message = f"last lines: {last}" if last and state != "succeeded" else ""
+        head, _, last = message.partition("; last lines: ")
+        # what its end stopped stays (newuser30 n16: "its main process left 2 processes running, ended …")
+        kept = [said] if (said := head.partition("; ")[2]) else []
+        message = "; ".join(kept + ([f"last lines: {last}"] if last and state != "succeeded" else []))
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
         what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
         if job["exit_code"] == 126 and "cannot enter the working directory" in last:

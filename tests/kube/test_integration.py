@@ -148,6 +148,18 @@ def test_cancel_deletes_the_job_with_background_propagation(fake: FakeKubernetes
     assert exited.exit_code == -15
     assert ("jobs", NS, "js-j-cancel", "Background") in fake.deletions
     assert fake.get("jobs", NS, "js-j-cancel") is None and fake.get("services", NS, "js-j-cancel") is None
+
+
+def test_newuser30_n16_a_stopped_kubernetes_job_says_which_signals_its_processes_got(
+        fake: FakeKubernetes, executor: KubernetesExecutor) -> None:
+    executor.start(make_job("j-said"), allocation("g1"))
+    fake.run_job(NS, "js-j-said")
+    poll_until(executor, lambda evs: bool(of(Started, evs)))
+    executor.stop("j-said", grace_s=30, reason="cancelled by ana")
+    (exited,) = of(Exited, poll_until(executor, lambda evs: bool(of(Exited, evs))))
+    assert exited.message == (f"stopped: Job {NS}/js-j-said deleted; Kubernetes sent each container's main process "
+                              "SIGTERM, and SIGKILL to every process still in it when that process ended or "
+                              f"{executor.config.preemption_grace_s} s later (terminationGracePeriodSeconds)")
     assert fake.pods_of(NS, "js-j-cancel") == []
     executor.stop("j-cancel", grace_s=30)  # already gone: ignored
 

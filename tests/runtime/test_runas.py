@@ -194,7 +194,8 @@ print(json.dumps(out), flush=True)
     done = wait_exit(ex)
     assert done.job_id == "j-f8" and done.exit_code == -signal.SIGTERM
     text = ex.logs("j-f8")[0]
-    assert text.endswith("started\n[jupyter_sched] cancelled by alice\n"), text[-300:]
+    assert text.endswith("\n[jupyter_sched] cancelled by alice\n"), text[-300:]
+    assert "started\n[jupyter_sched] the scheduler sent SIGTERM to the job's 1 process to stop it:\n" in text, text[-300:]
     assert not gate.exists()
 
 
@@ -289,8 +290,11 @@ def test_a_job_that_ends_by_itself_is_reported_only_after_its_leftovers_are_gone
     ex = LocalExecutor(tmp_path / "jobs", leftover_grace_s=0.2)
     handle = ex.start(py_job("j-daemon", LEAVES_DAEMON, user="ana"), GPU)  # type: ignore[arg-type]
     ended = wait_exit(ex)
-    daemon = json.loads(ex.logs("j-daemon")[0].strip().splitlines()[-1])["daemon"]
+    lines = ex.logs("j-daemon")[0].strip().splitlines()
+    daemon = json.loads(lines[0])["daemon"]
     assert ended.exit_code == 0 and not alive(daemon)
+    # a setsid child too is named where its end is said (newuser30 n16)
+    assert f"[jupyter_sched]   pid {daemon}: " in "\n".join(lines[1:]) and lines[-1].endswith("(sent SIGKILL)"), lines
     assert with_marker(str(handle.data["group"]["name"])) == []  # type: ignore[index]
 
 

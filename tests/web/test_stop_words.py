@@ -40,6 +40,8 @@ async def test_a_job_stopped_by_its_time_limit_says_so_last(sched_app: Any, api:
     text = await _log(api, job["id"])
     assert text.startswith("working\n") or "\nworking\n" in text, text
     assert text.endswith("\n[jupyter_sched] stopped: time limit 2s reached\n"), text
+    # before it, which processes the stop signalled (newuser30 n16)
+    assert "working\n[jupyter_sched] the scheduler sent SIGTERM to the job's 1 process to stop it:\n" in text, text
 
 
 async def test_a_cancelled_job_says_who_cancelled_it_last(sched_app: Any, api: Any) -> None:
@@ -51,7 +53,10 @@ async def test_a_cancelled_job_says_who_cancelled_it_last(sched_app: Any, api: A
     assert status == 200
     await wait_for(lambda: _ended(api, job["id"], JUDY_TOKEN), timeout_s=60)
     lines = (await _log(api, job["id"], JUDY_TOKEN)).splitlines()
-    assert lines[-2:] == ["working", "[jupyter_sched] cancelled by judy"], lines
+    # after its output, which processes the cancel signalled (newuser30 n16), then who cancelled it
+    assert lines[-4:-2] == ["working", "[jupyter_sched] the scheduler sent SIGTERM to the job's 1 process to stop it:"]
+    assert lines[-2].startswith("[jupyter_sched]   pid ") and "print('working')" in lines[-2], lines
+    assert lines[-1] == "[jupyter_sched] cancelled by judy", lines
 
 
 async def test_a_job_that_ends_by_itself_gets_no_closing_line(sched_app: Any, api: Any) -> None:
@@ -60,3 +65,20 @@ async def test_a_job_that_ends_by_itself_gets_no_closing_line(sched_app: Any, ap
     ended = await wait_for(lambda: _ended(api, job["id"]), timeout_s=60)
     assert ended["state"] == "succeeded"
     assert "[jupyter_sched]" not in await _log(api, job["id"])
+
+
+async def test_newuser30_n16_a_job_that_left_a_process_running_says_it_was_stopped_in_its_log_and_message(
+        sched_app: Any, api: Any) -> None:
+    """Read as the CLI's ``logs``, ``%schedule logs`` and the panel read them: ``GET jobs/{id}/logs`` and the job."""
+    body = ("import subprocess, sys; child = subprocess.Popen(['sleep', '1001']); print('pid', child.pid, flush=True)")
+    status, job = await api("POST", "jobs", {"gpus": 1, "command": [sys.executable, "-c", body]})
+    assert status == 201, job
+    ended = await wait_for(lambda: _ended(api, job["id"]), timeout_s=60)
+    assert ended["state"] == "succeeded" and ended["message"] == (
+        "exited with code 0; its main process left 1 process running, ended as jobs leave none behind: "
+        "sleep 1001 (SIGTERM)"), ended
+    lines = (await _log(api, job["id"])).splitlines()
+    child = lines[0].split()[1]
+    assert lines[1:] == ["[jupyter_sched] the job's main process ended (exit code 0) and left 1 process running; jobs "
+                         "do not leave processes behind, so it was sent SIGTERM:",
+                         f"[jupyter_sched]   pid {child}: sleep 1001 (ended on SIGTERM)"], lines

@@ -21,7 +21,12 @@ cache holds the API's own dicts):
   SIGTERM and, after ``terminationGracePeriodSeconds`` (the configured preemption grace, fixed
   when the pod was created), SIGKILL. Kubernetes cannot deliver a checkpoint signal, so a
   checkpointable job must checkpoint on SIGTERM. :class:`Exited` (code -15) is reported once
-  the Job and all its pods are gone, i.e. when the GPUs are really free.
+  the Job and all its pods are gone, i.e. when the GPUs are really free; its message says which
+  signals the containers' processes got (newuser30 n16; the pod's log is the container's own, which the
+  service cannot write, and no process of a pod is seen from here to be named).
+* What a container's main process leaves running when it ends (PID 1 of the container's PID namespace)
+  the kernel SIGKILLs with it, at once and unseen: unlike the local executor's wrapper
+  (:mod:`..wrapper`), nothing here can name those processes.
 * ``logs`` reads the pod log of worker 0 (byte offsets; :meth:`follow_logs` streams it).
 * A gang of worker groups is one Job per group (handle ``members``: their names, the first being
   ``name``), read as one job by :func:`.gangs.observe_gang`; when one group fails, the others
@@ -532,6 +537,13 @@ class KubernetesExecutor:
             self._tracked[job.id] = tracked
         return tracked
 
+    def _stopped_words(self, t: _Tracked) -> str:
+        """A stopped job's end: its objects deleted, and what its processes got (newuser30 n16; the pod's log is
+        the container's own, so this is said in the message only, and no process is named: none is seen)."""
+        return (f"stopped: {t.kind} {t.namespace}/{t.name} deleted; Kubernetes sent each container's main process "
+                "SIGTERM, and SIGKILL to every process still in it when that process ended or "
+                f"{self.config.preemption_grace_s} s later (terminationGracePeriodSeconds)")
+
     def _advance(self, t: _Tracked, obs: Observation) -> list[ExecutorEvent]:
         out: list[ExecutorEvent] = []
         if t.failure is not None and t.stopping:  # a failed gang's other groups are being deleted
@@ -540,8 +552,7 @@ class KubernetesExecutor:
             if t.stopping:
                 if not self._pods_of(t):  # GPUs are free only when the pods are gone
                     f = t.failure
-                    out.append(Exited(t.job_id, _SIGTERM_EXIT, self._clock(),
-                                      f"stopped: {t.kind} {t.namespace}/{t.name} deleted") if f is None else
+                    out.append(Exited(t.job_id, _SIGTERM_EXIT, self._clock(), self._stopped_words(t)) if f is None else
                                Exited(t.job_id, f.exit_code if f.exit_code is not None else 1,
                                       f.finished_at or self._clock(), f.message))
                     self._end(t)
