@@ -378,12 +378,17 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
     standings = [b for b in body.get("budget_standings") or () if isinstance(b, Mapping)]
     budgets = [b for b in body.get("budgets") or () if isinstance(b, Mapping)]
     if standings or budgets:
+        from ..wording.budgets import standing_text
+
+        now = datetime.now(timezone.utc)
         print("Budgets:", file=io.out)
         for b in standings or budgets:
             who = b.get("team") if not b.get("user") else f"user {b.get('user')} in {b.get('team')}"
             hours = float(b.get('gpu_hours') or 0)
             plain = f"{who}: {gpu_hours_phrase(hours, f'{hours:g}')} a {b.get('period')}"
-            print(f"  {b.get('text') or plain}", file=io.out)
+            # a standing in the reader's zone and words, as `status` says it (newuser30 n11: "used today" in
+            # Los Angeles, the server's words)
+            print(f"  {standing_text(b, now) or b.get('text') or plain}", file=io.out)
     policies = [t for t in body.get("teams") or () if isinstance(t, Mapping)]
     if policies:
         table = [["TEAM", "WEIGHT", "PRIORITIES", "RECLAIM", "MEMBERS"]]
@@ -403,8 +408,10 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
         said = quota_source_text(str(source.get("set_by") or ""), at, config=bool(source.get("config")),
                                  now=datetime.now(timezone.utc)) if at is not None else str(source["text"])
         print(f"set by {said}", file=io.out)
-    for warning in body.get("warnings") or ():
-        print(f"warning: {warning}", file=io.out)
+    from ..model.periods import said_to_reader
+
+    for warning in body.get("warnings") or ():  # a spent day budget's "this UTC day" in the reader's words (n11)
+        print(f"warning: {said_to_reader(str(warning))}", file=io.out)
     return 0
 
 

@@ -20,6 +20,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
+from ..model.periods import said_to_reader
 from ..textsafe import escaped_controls, printable_log, rewritten_line
 from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
@@ -197,7 +198,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if not args.quiet and (said := bare_seconds_note(args.time_limit)):
         print(f"{PROG} submit: note: {said}", file=io.err)
     for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
-        print(f"{PROG} submit: note: {warning}", file=io.err)
+        print(f"{PROG} submit: note: {said_to_reader(str(warning))}", file=io.err)  # its "this UTC day" (n11)
     if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
         path = os.path.join(os.path.expanduser(body["working_dir"]), args.notebook)
         note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ")

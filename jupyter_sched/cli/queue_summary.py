@@ -70,8 +70,10 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
                                                                        or b.get("team") == args.team)]
     if shown:  # an admin's answer: every budget's standing (hubadmin25 B16)
         print("Budgets now:", file=io.out)
-        for budget in shown:
-            print(f"  {budget.get('text')}", file=io.out)
+        from ..wording.budgets import standing_text
+
+        for budget in shown:  # in the reader's zone and words, as `status` says a budget (newuser30 n11)
+            print(f"  {standing_text(budget, now) or budget.get('text')}", file=io.out)
     print("GPUs now: RUNNING held by admitted and running work; GUARANTEE the team's quota lines (- none); LIMIT "
           "what it may borrow above it (none: no limit); BORROWED running over the guarantee (- no quota line); PENDING jobs "
           "waiting and the GPUs they ask; OLDEST WAIT since the longest-waiting one's submit.", file=io.out)
@@ -83,6 +85,7 @@ def budget_held(rows: list[Mapping[str, Any]], now: datetime) -> list[str]:
     ``BudgetExhausted``): ``nlp: 8 pending jobs held by a spent budget — nlp has spent its GPU-hour budget:
     0.48 of 0.3 GPU-hours this month; they start Jan 1 00:00 UTC at the earliest (when it resets), or when
     an admin raises it`` (hubadmin24 B8: the summary showed idle GPUs and a queue, and not why)."""
+    from ..model.periods import said_to_reader
     from ..model.units import clock_text
     from ..wording.reasons import wire_time
 
@@ -101,7 +104,8 @@ def budget_held(rows: list[Mapping[str, Any]], now: datetime) -> list[str]:
                  else "they start when it resets")
         # budget_admission "safe" holds work a budget not spent yet cannot cover (hubadmin25 B22)
         by = "a spent budget" if " has spent " in message else "what its budget has left"
-        out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by {by} — {message}; "
+        said = said_to_reader(message)  # "today" to a reader on UTC, as `status` says the budget (newuser30 n11)
+        out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by {by} — {said}; "
                    f"{start}, or when an admin raises it")
     return out
 

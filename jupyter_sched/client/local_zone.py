@@ -12,17 +12,14 @@ from collections.abc import Mapping
 __all__ = ["caller_zone", "local_zone", "zone_note"]
 
 _LOCALTIME = "/etc/localtime"
-_UTC_NAMES = frozenset({"UTC", "UCT", "Zulu", "Universal", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich",
-                        "Etc/UTC", "Etc/UCT", "Etc/Zulu", "Etc/Universal", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0",
-                        "Etc/GMT-0", "Etc/Greenwich"})
-"""The names of UTC itself: the server's default, left to it (the answer says ``(UTC)`` as before)."""
 
 
 def local_zone(environ: Mapping[str, str], localtime: str = _LOCALTIME) -> tuple[str, str] | None:
     """``(IANA zone name, where it was read)`` of the caller: ``TZ`` when it names a zone (a leading
     ``:`` as libc takes it; ``("Europe/Berlin", "TZ")``), else the zone ``/etc/localtime`` links to
     (``(…, "/etc/localtime")``); None when neither names one (a POSIX rule such as ``CET-1CEST``, an
-    unlinked copy) or names UTC itself (:data:`_UTC_NAMES`): the server's default (UTC) then."""
+    unlinked copy) or names UTC itself (:data:`~..model.units.UTC_NAMES`): the server's default (UTC) then."""
+    from ..model.units import UTC_NAMES as _UTC_NAMES
     from ..model.units import iana_zone
 
     tz = environ.get("TZ", "").strip().removeprefix(":")

@@ -996,8 +996,10 @@ class SchedMagics(Magics):
     def _say_warnings(self, answer: Mapping[str, Any]) -> None:
         """The server's notes on an accepted request, one line each, as the CLI prints them (new user 8,
         N1: ``--env CUDA_VISIBLE_DEVICES=0`` is not used, and only the CLI and REST said so)."""
-        for warning in answer.get("warnings") or ():
-            self._print(f"Note: {warning}")
+        from ..model.periods import said_to_reader
+
+        for warning in answer.get("warnings") or ():  # a day budget's "this UTC day": "today" on UTC (newuser30 n11)
+            self._print(f"Note: {said_to_reader(str(warning))}")
 
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
         if not any(line.strip() and not line.lstrip().startswith("#") for line in cell.splitlines()):

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 __all__ = ["PERIODS", "PERIODS_TEXT", "Period", "next_period_start", "period_name", "period_start", "period_starts",
-           "this_period_text"]
+           "said_to_reader", "this_period_text"]
 
 Period = Literal["day", "week", "month", "quarter"]
 PERIODS: tuple[str, ...] = ("day", "week", "month", "quarter")
@@ -23,15 +23,30 @@ def this_period_text(period: object) -> str:
     """The current ``period`` as a reader says it: ``"today"`` for a day (newuser27 n4: "0.21 of 0.1
     GPU-hours used this day"), ``"this week"``, ``"this month"``, ``"this quarter"``; another value
     ``"this <value>"``. The one place budget lines name their period (CLI, reasons, PUT warnings; the
-    panel's ``thisPeriodText`` says the same). A day is a UTC day: where clocks are said in another zone
-    (:func:`~.units.shown_in`, the CLI's and the magics' reader) it is ``"this UTC day"`` (newuser30 n11: "used
-    today, resets 16:00 PST" in Los Angeles, whose today had begun hours later)."""
+    panel's ``thisPeriodText`` says the same). A day is a UTC day: it is "today" only to a reader known to be
+    on UTC (:func:`~.units.reader_day_is_utc`: the CLI's and the magics' reader, :func:`~.units.shown_in`), else
+    ``"this UTC day"`` — in another zone (newuser30 n11: "used today, resets 16:00 PST" in Los Angeles, whose
+    today had begun hours later) and in the server's own words (a reason, a warning, GET quotas' ``text``:
+    ``jupyter-sched quotas`` said "today" in Los Angeles), which readers in every zone read."""
     if period == "day":
-        from .units import reader_zone
+        from .units import reader_day_is_utc
 
-        return "today" if reader_zone() in (None, "UTC", "Etc/UTC", "Etc/Zulu", "Zulu", "Universal") \
-            else "this UTC day"
+        return "today" if reader_day_is_utc() else UTC_DAY
     return f"this {period}"
+
+
+UTC_DAY = "this UTC day"
+"""A daily budget's period in the server's own words (:func:`this_period_text` with no reader known)."""
+
+
+def said_to_reader(text: str) -> str:
+    """A server sentence as its reader says it: "this UTC day" is "today" to a reader on UTC
+    (:func:`~.units.reader_day_is_utc`), as a clock in it is said in the reader's zone — the server writes the
+    form true for every reader (newuser30 n11: the pending reason said "today" where ``status`` said "this UTC
+    day"); the panel's ``clocksAsOf`` does the same."""
+    from .units import reader_day_is_utc
+
+    return text.replace(UTC_DAY, "today") if UTC_DAY in text and reader_day_is_utc() else text
 
 
 def period_start(now: datetime, period: str) -> datetime:

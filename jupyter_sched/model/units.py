@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -248,6 +248,10 @@ while shown) measures "a year away" from; None: never the year (:func:`dated_fro
 _SHOWN_IN: ContextVar[str | None] = ContextVar("jupyter_sched_shown_in", default=None)
 """The IANA zone the reader's clocks are said in (:func:`shown_in`); None: UTC, every server answer's."""
 
+_READER: ContextVar[bool] = ContextVar("jupyter_sched_reader", default=False)
+"""True within :func:`shown_in`: a reader whose zone is known (the CLI's, the magics'); False: the server's
+own words, read by anyone anywhere (:func:`reader_day_is_utc`)."""
+
 
 @contextlib.contextmanager
 def shown_in(zone: str | None) -> Iterator[None]:
@@ -256,15 +260,30 @@ def shown_in(zone: str | None) -> Iterator[None]:
     caller's zone (newuser26 n14: every time read UTC whatever TZ said; a Berlin user converted every
     ETA). None (or a name that is no zone): UTC, as the server's own words and the JSON always are."""
     token = _SHOWN_IN.set(zone if zone and iana_zone(zone) is not None else None)
+    known = _READER.set(True)
     try:
         yield
     finally:
+        _READER.reset(known)
         _SHOWN_IN.reset(token)
 
 
 def reader_zone() -> str | None:
     """The IANA zone :func:`shown_in` says clocks in now; None: UTC (a server's own words)."""
     return _SHOWN_IN.get()
+
+
+UTC_NAMES = frozenset({"UTC", "UCT", "Zulu", "Universal", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich",
+                       "Etc/UTC", "Etc/UCT", "Etc/Zulu", "Etc/Universal", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0",
+                       "Etc/GMT-0", "Etc/Greenwich"})
+"""The IANA names of UTC itself (the panel's ``UTC_ZONES`` in labextension/src/format.ts lists the same)."""
+
+
+def reader_day_is_utc() -> bool:
+    """True where the reader is known (:func:`shown_in`: the CLI, the magics) and their zone is UTC, so their
+    "today" is the UTC day budgets count (newuser30 n11). False for the server's own words — a reason, a
+    warning, GET quotas' ``text`` —, which readers in every zone read: there the day is "this UTC day"."""
+    return _READER.get() and (_SHOWN_IN.get() or "UTC") in UTC_NAMES
 
 
 @contextlib.contextmanager

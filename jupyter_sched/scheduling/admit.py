@@ -96,9 +96,12 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         res = blocked_by
         outcome.capacity_code = "Priority"
         elected = res.job_id in ctx.elected  # first in its class: it waited past its promised wait (issue 16)
-        outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
-                                    f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else "")
-                                    + (f" ({ELECTED_NOTE})" if elected else ""))
+        # plain words first, the trade words after (newuser30 N4: "which holds the reservation on A100 from 12:30
+        # UTC (elected: it waited past its promised wait)")
+        outcome.capacity_message = (f"fits now but would delay {res.job_id}, "
+                                    + (f"which {ELECTED_NOTE}" if elected else "which is ahead of it in the queue")
+                                    + f": the plan keeps {res.model} GPUs for it"
+                                    + (f" from {said_time(res.eta)}" if res.eta else "") + " (reservation)")
         outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
                             "reservation": res.eta.isoformat() if res.eta else None,
                             **({"reserved_for_elected": True} if elected else {})}

@@ -198,6 +198,7 @@ def admin_view(store: object, quotas: QuotaSet, live: Iterable[Any], *, now: dat
         (e.g. 1 GPU for 60h00m, 8 GPUs for 7h30m)`` — the rule ``c.SchedApp.budget_admission = "safe"`` admits by.
     """
     from ..model import JobState
+    from ..wording.budgets import standing_text
 
     jobs: list[Any] = [getattr(r, "job", r) for r in live]
     out: list[dict[str, object]] = []
@@ -219,18 +220,12 @@ def admin_view(store: object, quotas: QuotaSet, live: Iterable[Any], *, now: dat
                 may += gpus * max(0.0, (end - now).total_seconds()) / 3600
         pending = sum(1 for j in mine if j.state is JobState.PENDING and j.spec.resources.total_milli > 0)
         left = max(0.0, b.gpu_hours - s.used_gpu_hours)
-        share = f" ({s.used_gpu_hours / b.gpu_hours:.0%})" if b.gpu_hours > 0 else ""
-        running = ("running work has no time limit: what it may still use is not bounded" if may is None
-                   else f"running work may use {gpu_hours_text(may)} more by its time limits" if may > 0
-                   else "no running work")
-        fits = (f"a new GPU job fits while its GPUs times time limit is at most {gpu_hours_phrase(left)} (e.g. "
-                f"1 GPU for {format_duration(left * 3600)}, 8 GPUs for {format_duration(left * 3600 / 8)})" if left > 0
-                else "new GPU jobs wait until it resets or an admin raises it")
-        out.append({"team": b.team, "user": b.user, "gpu_hours": b.gpu_hours, "period": b.period,
-                    "used_gpu_hours": round(s.used_gpu_hours, 4), "left_gpu_hours": round(left, 4),
-                    "resets_at": s.resets_at.isoformat().replace("+00:00", "Z"),
-                    "running_may_use_gpu_hours": None if may is None else round(may, 4), "pending_gpu_jobs": pending,
-                    "text": f"{s.who}: {s.numbers}{share}, {gpu_hours_text(left)} left until "
-                            f"{clock_text(s.resets_at, now)}; {running}; {fits}"
-                            + (f"; {pending} pending GPU job{'s' if pending != 1 else ''}" if pending else "")})
+        view: dict[str, object] = {
+            "team": b.team, "user": b.user, "gpu_hours": b.gpu_hours, "period": b.period,
+            "used_gpu_hours": round(s.used_gpu_hours, 4), "left_gpu_hours": round(left, 4),
+            "resets_at": s.resets_at.isoformat().replace("+00:00", "Z"),
+            "running_may_use_gpu_hours": None if may is None else round(may, 4), "pending_gpu_jobs": pending}
+        # the one sentence, which the CLI says again from these numbers in its reader's zone (newuser30 n11)
+        view["text"] = standing_text(view, now)
+        out.append(view)
     return out

@@ -153,12 +153,18 @@ def _pending_only(job: Job, what: str, field_name: str) -> None:
                             else "change it while it is pending, or cancel it and submit it again")
 
 
+def _by(user: str, caller: Caller) -> str:
+    """Who held a job, as the caller reads this answer: ``you`` for their own hold (newuser30 n19: "released (held
+    by root since …)" to root); the audit keeps the name."""
+    return "you" if user == caller.user else user
+
+
 def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
     """Hold (``held``) or release ``job`` (module doc)."""
     if held:
         _pending_only(job, "held", "held")
         if job.held is not None and (job.held.admin or not caller.admin):
-            lines.append(f"already held by {job.held.by} since {_said(job.held.at)}")
+            lines.append(f"already held by {_by(job.held.by, caller)} since {_said(job.held.at)}")
             return job
         # an admin's hold binds the owner; on the admin's own job it is the owner's hold (newuser27 n2: the one
         # user of a lab, owner and admin, read "an admin's hold: only an admin releases it" of their own job)
@@ -185,7 +191,7 @@ def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], line
     audit.append(("job_released", f"{job.id} released by {caller.user} (held by {job.held.by} since "
                   f"{_said(job.held.at)}): it queues again from now, behind work submitted while it was held",
                   {"before": _hold_dict(job), "after": None}))
-    lines.append(f"released (held by {job.held.by} since {_said(job.held.at)}): it queues again from now, behind "
+    lines.append(f"released (held by {_by(job.held.by, caller)} since {_said(job.held.at)}): it queues again from now, behind "
                  "work submitted while it was held")
     return new
 

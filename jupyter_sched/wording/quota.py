@@ -44,15 +44,16 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
     red team 20, R2: per scope): the queue's reason, the submit refusal, ``status`` / ``%gpu`` and
     PUT quotas' warnings all open with them (new user 20, N2: status said "guaranteed 0 GPUs,
     borrowing limit 0 (at most 0) … until that much is released" where the queue said "can never start"):
-    ``team default has no quota line: teams without one may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)``;
-    ``team vision has no quota line for model H100: it may use 0 GPUs there (…)``;
+    ``team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs
+    (c.SchedApp.unlisted_team_borrowing_limit)``; ``team vision has no share of the H100 GPUs (no quota line for
+    that model): it may use 0 GPUs there (…)`` — plain words first, the trade word after (newuser30 N4);
     ``team ghost has only a quota line for user red20a: its other members may use 0 GPUs (…)``;
     to a ``user`` whose own lines name other models only (verify20 V6: she was told "its *other*
     members"): ``your quota line in team ghost (user red20a) is for A100 only: on H100 you may use 0
     GPUs (…)``.
 
     Args:
-        team: the team, or several (``teams nlp, ops have no quota line: each may use …``).
+        team: the team, or several (``teams nlp, ops have no share of the GPUs (no quota line): each may use …``).
         limit: GPUs such a team may use (the setting; >= 0).
         who: the subject of "may use" (``it`` in a warning about one team, ``each`` for several);
             a team with lines of its own reads ``it`` / ``its other members`` whatever is given.
@@ -86,10 +87,13 @@ def unlisted_text(team: str | Sequence[str], limit: float, *, who: str = "teams 
     scoped = len(names) == 1 and bool(models or covered or members)
     if not scoped:
         subject = f"team {names[0]} has" if len(names) == 1 else f"teams {', '.join(names)} have"
-        return f"{subject} no quota line: {who} may use {gpus_phrase(float(limit))}{some} ({UNLISTED_SETTING}){you}"
+        # plain words first, the trade word after (newuser30 N4: "has no quota line: teams without one may use 0 GPUs")
+        return (f"{subject} no share of the GPUs (no quota line): {who} may use {gpus_phrase(float(limit))}{some} "
+                f"({UNLISTED_SETTING}){you}")
     users = ", ".join(members)
     if models or covered:  # team lines for some GPU models: the others are the uncovered scope
-        head = (f"team {names[0]} has no quota line for model{'s' if len(models) > 1 else ''} {', '.join(models)}"
+        head = (f"team {names[0]} has no share of the {', '.join(models)} GPUs (no quota line for "
+                f"{'those models' if len(models) > 1 else 'that model'})"
                 if models else f"team {names[0]} has quota lines only for {', '.join(covered)}")
         subject = f"its members other than {users}" if members else "it"
         where, on = (" there", "") if models else ("", "on other GPU models ")

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
+from ..model.periods import said_to_reader
 from ..model.units import clock_text, format_duration, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
@@ -71,8 +72,9 @@ class ReasonText(NamedTuple):
         return {"summary": self.summary, "eta": self.eta, "unblock": self.unblock, "line": self.line}
 
 
-ELECTED_NOTE = "elected: it waited past its promised wait"
-"""What a job's reason says of the reservation it would delay when the job holding it was elected (issue 16)."""
+ELECTED_NOTE = "goes first because it waited past the wait promised when it was queued (elected)"
+"""What a job's reason says of the job whose reservation it would delay when that job was elected (issue 16), in
+plain words first (newuser30 N4: "(elected: it waited past its promised wait)")."""
 
 
 def elected_clause(waited_s: float, promised_s: float, factor: float, promised_start: str,
@@ -127,6 +129,8 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
             another reader — one user's leases are not described to another (issue 20).
     """
     summary = summary_sentence(reason, now=now, kind=kind)
+    if mine:
+        summary = _held_by_you(reason, summary)
     eta = "" if never else eta_sentence(reason, now=now, relative=relative, mine=mine)
     unblock = one_gpu(unblock_sentence(reason, mine=mine))
     position = reason.get("position")
@@ -135,6 +139,19 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     # "· It starts when …", a sentence with its capital inside a "·" list)
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, as_clause(unblock) if unblock else "") if part)
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
+
+
+def _held_by_you(reason: Mapping[str, Any], summary: str) -> str:
+    """``held by you at 12:05 UTC`` for the owner's own hold of their job (newuser30 n19: root read "held by root"
+    of the job root had held in their own lab; the panel said "held by you"). Only a hold that is not an admin's
+    (``details.admin`` false: the owner's, :func:`~jupyter_sched.scheduling.gates.held_reason`) is the reader's
+    — an admin's hold names the admin."""
+    details = reason.get("details")
+    if reason.get("code") != "Held" or not isinstance(details, Mapping) or details.get("admin") \
+            or not details.get("by"):
+        return summary
+    said = f"held by {details['by']} "
+    return "held by you " + summary[len(said):] if summary.startswith(said) else summary
 
 
 def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, Any]:
@@ -220,6 +237,7 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
+    message = said_to_reader(message)  # "this UTC day" is "today" to a reader on UTC (newuser30 n11)
     if kind == "lease":  # a kernel's request is not a "job" (issue 20: "…, job needs 1")
         message = message.replace(", job needs ", ", this kernel needs ")
     holder = held_by_text(details.get("held_by_one_user"))

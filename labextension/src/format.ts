@@ -472,14 +472,28 @@ export function lastDaysText(since: Date | null, now: Date, trans: TranslationBu
     : trans.__('in the last %1 days', USAGE_DAYS);
 }
 
+/** The IANA names of UTC itself (jupyter_sched.model.units `UTC_NAMES`). */
+const UTC_ZONES = new Set(['UTC', 'UCT', 'Zulu', 'Universal', 'GMT', 'GMT0', 'GMT+0', 'GMT-0', 'Greenwich', 'Etc/UTC',
+  'Etc/UCT', 'Etc/Zulu', 'Etc/Universal', 'Etc/GMT', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'Etc/Greenwich']);
+
+/** Is the panel's day (its display zone's) the UTC day budgets count? */
+function dayIsUtc(): boolean {
+  return UTC_ZONES.has(displayZone);
+}
+
+/** A daily budget's period in the server's words (jupyter_sched.model.periods `UTC_DAY`). */
+const UTC_DAY = 'this UTC day';
+
 /**
  * The current budget period as a reader says it (jupyter_sched.model.periods `this_period_text`):
- * `today` for a day (newuser27 n4: "used this day"), else `this week`, `this month`, `this quarter`.
+ * `today` for a day (newuser27 n4: "used this day") where the browser is on UTC, else `this UTC day` — the
+ * budget's day is UTC's, which is not the user's day elsewhere (newuser30 n11); `this week`, `this month`,
+ * `this quarter`.
  */
 export function thisPeriodText(period: string, trans: TranslationBundle): string {
   switch (period) {
     case 'day':
-      return trans.__('today');
+      return dayIsUtc() ? trans.__('today') : trans.__('this UTC day');
     case 'week':
       return trans.__('this week');
     case 'month':
@@ -538,10 +552,13 @@ const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,
  * so they stay true while shown); each is said here as {@link clockText} says it for `now` — today's
  * without the date, in every clause, as the CLI and the magics say them (new user 16, N8: one line
  * read "reserved from Dec 4 11:05 UTC · ETA 11:05 UTC"). A clock without its year is of the year
- * nearest `now`.
+ * nearest `now`. A daily budget's "this UTC day" is "today" to a browser on UTC.
  */
 export function clocksAsOf(text: string, now: Date = new Date()): string {
-  return text.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
+  // "this UTC day" (the server's words, true in every zone) is "today" where the browser is on UTC, as the
+  // CLI says it (jupyter_sched.model.periods `said_to_reader`; newuser30 n11)
+  const said = dayIsUtc() && text.includes(UTC_DAY) ? text.split(UTC_DAY).join('today') : text;
+  return said.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
     const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm), Number(ss ?? 0)));
     let when = at(year ? Number(year) : now.getUTCFullYear());
     if (!year) {

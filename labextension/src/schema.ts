@@ -766,7 +766,7 @@ export interface components {
             running_may_use_gpu_hours: number | null;
             /** @description pending GPU jobs charged to the budget */
             pending_gpu_jobs: number;
-            /** @description the standing in words, as jupyter-sched queue --summary prints it */
+            /** @description the standing in words, the reset in UTC and a day budget's period `this UTC day` (true in every zone); jupyter-sched quotas and queue --summary say it again from the numbers in the reader's zone */
             text: string;
         };
         /** @description A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`). */
@@ -1379,7 +1379,7 @@ export interface components {
             gpu_hours_7d: number;
             /** @description start of gpu_hours_7d's period (ISO 8601 UTC): 7 days before the second its sums were taken: this answer's, or up to 60 s earlier where they are held (20,000 usage rows or more) */
             gpu_hours_since?: string | null;
-            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one line per team in by_team */
+            /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
         };
         /** @description Pending work in queue order, then work holding GPUs. */

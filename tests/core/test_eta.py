@@ -561,7 +561,7 @@ def test_newuser6_finding_1_a_job_that_would_delay_the_reservation_names_the_res
     reasons = {p.job_id: p.reason for p in run_cycle(snap).pending}
     one = reasons["one"]
     assert reasons["all4"].eta == _t(2) and one.code == "Priority"
-    assert one.message.endswith(f"holds the reservation on A100-80GB from {said_time(_t(2))}.")  # type: ignore[attr-defined]
+    assert one.message.endswith(f"the plan keeps A100-80GB GPUs for it from {said_time(_t(2))} (reservation).")  # type: ignore[attr-defined]
     assert (one.details["reservation"], one.details["reservation_latest"]) == (_t(2).isoformat(), _t(8).isoformat())  # type: ignore[attr-defined]
 
 

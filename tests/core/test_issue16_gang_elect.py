@@ -51,7 +51,8 @@ def test_issue16_gang_overdue_is_not_overtaken_past_its_reservation() -> None:
     assert [a.job_id for a in result.admits] == []
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["light"].details["reserved_for"] == "gang" and reasons["light"].details["reserved_for_elected"]
-    assert reasons["light"].message.endswith("(elected: it waited past its promised wait)."), reasons["light"].message
+    assert "which goes first because it waited past the wait promised when it was queued (elected): the plan keeps " \
+        "A100-80GB GPUs for it from " in reasons["light"].message, reasons["light"].message  # newuser30 N4
     assert "it goes first: it has waited 2h00m, past 0.75 x the 30m wait promised when it was queued" in reasons["gang"].message
     assert reasons["gang"].eta == T0 + timedelta(minutes=160)
     # off (elect_overdue=0): the light user's job sorts first and takes the free GPU, as before

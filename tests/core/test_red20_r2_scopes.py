@@ -91,7 +91,7 @@ def test_red20_r2_a_submit_on_an_uncovered_model_is_refused_naming_the_model_and
         check_ceiling(_spec("vision", "ana", 1, ("H100",)), quotas, CAPACITY, ("vision",))
     err = refused.value
     assert err.field == "model"
-    assert err.message.startswith("team vision has no quota line for model H100: it may use 0 GPUs there"), err.message
+    assert err.message.startswith("team vision has no share of the H100 GPUs (no quota line for that model): it may use 0 GPUs there"), err.message
     assert "so this 1-GPU job can never start" in err.message  # new user 23, N6 (s24): was "1 GPU … on it"
     assert "ask an admin to add a quota line for team vision on model H100" in (err.hint or ""), err.hint
     assert "--model <one team vision has a line for: A100>" in (err.hint or ""), err.hint
@@ -127,7 +127,7 @@ def test_red20_r2_the_cycle_pends_uncovered_work_as_never_and_admits_covered_wor
     assert sorted(admitted) == ["g_alice", "v_any"], (admitted, pending)
     assert all(u.startswith("GPU-a-") for u in admitted["v_any"].all_gpu_uuids())  # where its team has a line
     assert pending["v_h100"].details["never"] == "quota"
-    assert pending["v_h100"].message.startswith("team vision has no quota line for model H100"), pending["v_h100"]
+    assert pending["v_h100"].message.startswith("team vision has no share of the H100 GPUs (no quota line for that model)"), pending["v_h100"]
     assert pending["g_mallory"].details["never"] == "quota"
     assert "only a quota line for user alice" in pending["g_mallory"].message
 
@@ -137,7 +137,7 @@ def test_red20_r2_the_admin_is_warned_of_each_uncovered_scope() -> None:
     said = scope_warnings(quotas, ["A100", "H100"], 0.0, first=["ghost"])
     assert said[0].startswith("team ghost has only a quota line for user alice: its other members, you included, "
                               "may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit)"), said  # verify21 V6 order
-    assert said[1].startswith("team vision has no quota line for model H100: it may use 0 GPUs there"), said
+    assert said[1].startswith("team vision has no share of the H100 GPUs (no quota line for that model): it may use 0 GPUs there"), said
     assert len(said) == 2  # nlp's "*" line covers every model
     assert scope_warnings(quotas, ["A100", "H100"], None) == []  # no limit: those scopes borrow as before
     many = QuotaSet(quotas=tuple(Quota(team=f"t{i:02}", gpu_model="A100") for i in range(30)),

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from core_builders import T0, make_job, make_node, quotas, snapshot
 
 from jupyter_sched.model import Budget, Quota, QuotaSet
-from jupyter_sched.model.units import gpu_hours_phrase
+from jupyter_sched.model.units import gpu_hours_phrase, shown_in
 from jupyter_sched.quota.changes import quota_changes
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.scheduling.snapshot import UsageHistory
@@ -31,10 +31,11 @@ def test_issue20_w1_gpu_hours_say_their_unit_in_agreement_with_the_number() -> N
     # the submit/PUT warnings' numbers and status's budget line
     standing = BudgetStanding(budget=Budget(team="nlp", gpu_hours=1, period="day"), used_gpu_hours=0.5,
                               resets_at=datetime(2025, 3, 31, tzinfo=timezone.utc))
-    assert standing.numbers == "0.5 of 1 GPU-hour today"
+    assert standing.numbers == "0.5 of 1 GPU-hour this UTC day"  # the server's words (newuser30 n11)
     me = {"budgets": [{"team": "default", "user": None, "gpu_hours": 1, "period": "day", "used_gpu_hours": 0.5,
                        "resets_at": "2025-03-31T00:00:00Z"}]}
-    assert budget_lines(me, T0) == ["team default: 0.5 of 1 GPU-hour used today, resets Mar 31 00:00 UTC"]
+    with shown_in(None):  # the CLI's reader, on UTC
+        assert budget_lines(me, T0) == ["team default: 0.5 of 1 GPU-hour used today, resets Mar 31 00:00 UTC"]
     # the audit/PUT words of a budget change
     said = quota_changes(QuotaSet(budgets=(Budget(team="nlp", gpu_hours=1),)),
                          QuotaSet(budgets=(Budget(team="nlp", gpu_hours=2),)))

@@ -48,7 +48,7 @@ def test_verify20_v3_the_lined_models_wait_is_the_primary_reason_and_the_unlined
     assert reason["code"] == "BorrowingLimitReached" and reason["details"]["model"] == A100, reason  # type: ignore[index]
     assert reason["message"] == (
         "vision would use 3 A100-80GB GPUs, above its limit of 2 A100-80GB GPUs (guaranteed 1 + borrowing limit 1). "
-        f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}.")
+        f"team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there {SETTING}.")
     flavors = [(e["flavor"], e["code"]) for e in reason["per_flavor"]]  # type: ignore[attr-defined]
     assert flavors == [(H100, "NoQuota"), (A100, "InsufficientQuota")]  # the data in the job's order
     text = render_reason(reason, mine=True)
@@ -64,15 +64,15 @@ def test_verify20_v3_a_capacity_wait_on_the_lined_model_comes_before_the_unlined
     reason = _pending(quota, *others, make_job("x", team="vision", models=(H100, A100)))
     message = str(reason["message"])
     assert reason["code"] in ("WaitingForCapacity", "Priority"), reason
-    assert not message.startswith("team vision has no quota line"), message
-    assert f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}" in message, message
+    assert not message.startswith("team vision has no share"), message
+    assert f"team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there {SETTING}" in message, message
 
 
 def test_verify20_v3_a_wait_on_the_unlisted_line_itself_says_its_scope_and_whose_work_frees_it() -> None:
     quota = QuotaSet(quotas=(VISION_A100,), unlisted_borrowing_limit=1)
     held = running(make_job("h0", team="vision", models=(H100,)), "h", [0])
     reason = _pending(quota, held, make_job("x", team="vision", models=(H100,)))
-    assert reason["message"] == ("team vision has no quota line for model H100-80GB: it may use 1 GPU there, none of "
+    assert reason["message"] == ("team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 1 GPU there, none of "
                                  f"them guaranteed {SETTING}; 1 GPU in use without a line, job needs 1."), reason
     text = render_reason(reason, mine=True)
     assert text.unblock == ("It starts when vision's work without a quota line releases GPUs, or when an admin gives "
@@ -139,7 +139,7 @@ def test_verify20_v6_a_member_whose_line_names_another_model_is_not_excepted_on_
     only_a100 = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100, borrowing_limit=1)),
                          unlisted_borrowing_limit=0)
     bob = _refusal(only_a100, "vision", "bob", H100)
-    assert bob.message.startswith(f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there "
+    assert bob.message.startswith(f"team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there "
                                   f"{SETTING}"), bob.message
     ana = _refusal(only_a100, "vision", "ana", H100)
     assert ana.message.startswith("team vision has quota lines only for A100-80GB and yours (user ana) is for "
@@ -147,10 +147,10 @@ def test_verify20_v6_a_member_whose_line_names_another_model_is_not_excepted_on_
     anywhere = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", borrowing_limit=1)),
                         unlisted_borrowing_limit=0)
     assert _refusal(anywhere, "vision", "bob", H100).message.startswith(
-        "team vision has no quota line for model H100-80GB: its members other than ana may use 0 GPUs there")
+        "team vision has no share of the H100-80GB GPUs (no quota line for that model): its members other than ana may use 0 GPUs there")
     # and in the cycle, on a job allowed on both models
     reason = _pending(only_a100, *_vision_full(), make_job("x", team="vision", user="bob", models=(H100, A100)))
-    assert f"team vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}" \
+    assert f"team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there {SETTING}" \
         in str(reason["message"]), reason
 
 
@@ -162,7 +162,7 @@ def test_verify20_v6_the_admins_warnings_say_the_models_a_members_line_leaves_ou
     team_and_member = QuotaSet(quotas=(VISION_A100, Quota(team="vision", user="ana", gpu_model=A100)),
                                unlisted_borrowing_limit=0)
     assert scope_warnings(team_and_member, [A100, H100], 0.0)[0].startswith(
-        "team vision has no quota line for model H100-80GB: it may use 0 GPUs there")
+        "team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there")
 
 
 @pytest.mark.parametrize(("gpus", "workers", "field"), [(3, 1, "gpus"), (2, 2, "workers")],
@@ -174,7 +174,7 @@ def test_verify20_v3_a_request_that_never_fits_on_two_models_says_the_line_of_ea
     with pytest.raises(QuotaError) as refused:  # was: only "… can never fit the limit of team vision: 2 GPUs of A100"
         check_ceiling(spec, quota, {A100: 2, H100: 4}, ("vision",))
     said = (f"can never fit the limit of team vision: 2 GPUs of A100-80GB (guaranteed 1 + borrowing limit 1); team "
-            f"vision has no quota line for model H100-80GB: it may use 0 GPUs there {SETTING}")
+            f"vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there {SETTING}")
     assert said in refused.value.message and refused.value.field == field, refused.value
     job = make_job("x", team="vision", gpus=gpus, workers=workers, models=(A100, H100))
     assert said in str(_pending(quota, job)["message"])  # the cycle, for one pending since before the line

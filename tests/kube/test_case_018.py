@@ -137,7 +137,7 @@ def test_case_018_put_quotas_refuses_a_guarantee_of_8_and_admins_are_warned_of_a
     with service.store.transaction() as tx:
         tx.replace_quota_set(QuotaSet(quotas=(Quota(team="llm", gpu_model="H100-80GB", guaranteed=8),)))
     admin = service.services.quotas.get(service.services.caller("admin", admin=True)).to_wire()
-    (warning,) = [w for w in admin["warnings"] if "has no quota line" not in w]  # team default's: red team 19, R3
+    (warning,) = [w for w in admin["warnings"] if "(no quota line" not in w]  # team default's: red team 19, R3
     assert "only 7 of its 8 may get work now" in warning
     assert "warnings" not in service.services.quotas.get(service.services.caller("ana", admin=False)).to_wire()
 

@@ -115,7 +115,7 @@ async def test_newuser20_n5_admin_quotas_previews_what_it_strands_sends_no_first
     audit = (await api.get("audit", params={"action": "quotas_changed"})).json()
     assert not (audit["records"] if isinstance(audit, dict) else audit), audit
     assert "nothing is sent. The server would warn:" in text
-    assert "the server would warn: team default has no quota line: it may use 0 GPUs" in text, text
+    assert "the server would warn: team default has no share of the GPUs (no quota line): it may use 0 GPUs" in text, text
     assert "application/vnd.plotly.v1+json" in _mimetypes(nb)
     # issue 20: the text promises usage "rolled up per user and team" — the table has a team column
     usage_cell = next(c for c in nb.cells if c.source.startswith("usage = sched.usage("))

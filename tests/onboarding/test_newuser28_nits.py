@@ -99,7 +99,8 @@ def test_newuser28_n12_a_day_budgets_warning_says_today(tmp_path: Any) -> None:
                           gpus=[("GPU-0", "A100", 1.0), ("GPU-1", "A100", 1.0)], started_at=day)
             tx.close_usage("j-1", day + timedelta(minutes=48))
         said = sorted(w["message"] for w in warn_budgets(svc))
-        assert said == ["ml used 1.60 of 2 GPU-hours today (80 %, warning at 80 %)",
+        # the server's own words, which readers in every zone read: "this UTC day" (newuser30 n11)
+        assert said == ["ml used 1.60 of 2 GPU-hours this UTC day (80 %, warning at 80 %)",
                         "user ana in team ml used 1.60 of 2 GPU-hours this week (80 %, warning at 80 %)"], said
         assert sorted(e["message"] for e in svc.audit(action=BUDGET_ACTION)) == said
     finally:

@@ -172,8 +172,8 @@ def test_newuser30_n17_queue_summary_says_no_borrowing_where_no_quota_line_guara
 
 def test_newuser30_n11_a_daily_budget_said_in_another_zone_is_this_utc_day() -> None:
     """With TZ=America/Los_Angeles ``status`` said "0.26 of 1 GPU-hour used today, resets 16:00 PST": the day is
-    the UTC day, which began at 16:00 the day before there. Said in another zone it is "this UTC day"; in UTC (a
-    server's own words) "today" as before; the other periods unchanged."""
+    the UTC day, which began at 16:00 the day before there. Said in another zone it is "this UTC day"; to a reader
+    on UTC "today" as before; the other periods unchanged."""
     from datetime import datetime, timezone
 
     from jupyter_sched.model.periods import this_period_text
@@ -187,7 +187,8 @@ def test_newuser30_n11_a_daily_budget_said_in_another_zone_is_this_utc_day() -> 
         (line,) = budget_lines(me, now)
         assert line == "team default: 0.26 of 1 GPU-hour used this UTC day, resets 16:00 PST", line
         assert this_period_text("month") == "this month"
-    (line,) = budget_lines(me, now)
+    with shown_in(None):  # a reader on UTC (session 31: outside any reader, the server's "this UTC day")
+        (line,) = budget_lines(me, now)
     assert line == "team default: 0.26 of 1 GPU-hour used today, resets Dec 7 00:00 UTC", line
     with shown_in("UTC"):
         assert this_period_text("day") == "today"

@@ -33,7 +33,7 @@ from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 A100, H100 = "A100-80GB", "H100-80GB"
-H100_WORDS = ("team vision has no quota line for model H100-80GB: it may use 0 GPUs there "
+H100_WORDS = ("team vision has no share of the H100-80GB GPUs (no quota line for that model): it may use 0 GPUs there "
               "(c.SchedApp.unlisted_team_borrowing_limit)")
 
 

@@ -343,16 +343,16 @@ def test_newuser6_finding_2_a_job_that_fits_now_names_the_reserved_job_it_would_
     (j-1m8w539dr-87hbre) ends" — the reserved job by its id only. (Seen through a real service: 2
     simulated GPUs, one 1-GPU and one 0.5-GPU job running, all2 waiting for both, then half2 at 0.5.)"""
     reason = {"code": "Priority", "eta": "2026-03-30T06:45:00+00:00",
-              "message": "fits now but would delay j-a2, which holds the reservation on Simulated GPU 80GB from "
-                         "2026-03-30T06:40:00+00:00.",
+              "message": "fits now but would delay j-a2, which is ahead of it in the queue: the plan keeps Simulated GPU "
+                         "80GB GPUs for it from 2026-03-30T06:40:00+00:00 (reservation).",
               "details": {"reserved_for": "j-a2", "reservation": "2026-03-30T06:40:00+00:00", "model": "Simulated GPU 80GB",
                           "eta_code": "Projected", "eta_waits_on": ["j-a2"], "eta_waits_on_names": {"j-a2": "all2"}}}
     text = render_reason(reason, now=NOW)
-    assert text.summary == ("fits now but would delay all2 (j-a2), which holds the reservation on Simulated GPU 80GB "
-                            "from 06:40 UTC."), text.summary
+    assert text.summary == ("fits now but would delay all2 (j-a2), which is ahead of it in the queue: the plan keeps "
+                            "Simulated GPU 80GB for it from 06:40 UTC (reservation)."), text.summary
     assert text.eta == "ETA 06:45 UTC, when all2 (j-a2) ends", text.eta
     unnamed = {**reason, "details": {**reason["details"], "eta_waits_on_names": {}}}
-    assert render_reason(unnamed, now=NOW).summary.startswith("fits now but would delay j-a2, which holds")
+    assert render_reason(unnamed, now=NOW).summary.startswith("fits now but would delay j-a2, which is ahead")
 
 
 def test_newuser7_finding_6_exit_126_for_a_working_directory_says_so_not_the_command() -> None:

@@ -40,12 +40,12 @@ def test_newuser20_n3_the_cli_names_no_team_option_nobody_typed_and_tells_an_adm
     _quotas(services, {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 1}]})
     err = _refusal(services, "root", admin=True)
     line = error_line("submit", err)
-    assert line.startswith("jupyter-sched submit: team default has no quota line: teams without one may use 0 GPUs"), line
+    assert line.startswith("jupyter-sched submit: team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs"), line
     assert "--team" not in line, line  # no option typed, none with a line to choose: none named
     assert "ask an admin" not in line and "add a quota line for team default with PUT quotas" in line, line
     assert "none of your teams (default) has one" in line and "you are in none" not in line, line
     cell = _one_line(err, surface=CELL)
-    assert cell.startswith("team default has no quota line") and "--team" not in cell, cell
+    assert cell.startswith("team default has no share of the GPUs (no quota line)") and "--team" not in cell, cell
 
     # a member of a team with a line: the option said once, where it is the fix; not "ask" an admin for a user
     err = _refusal(services, "cy", admin=False, groups=["ops", "ml"], team="ops")
@@ -89,7 +89,7 @@ def test_newuser20_n2_status_says_the_queues_words_for_a_team_without_a_line(ser
     me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
     assert me["by_team"][0]["unlisted"] is True
     text = me["quota_text"]
-    assert text.startswith("team default has no quota line: teams without one may use 0 GPUs "
+    assert text.startswith("team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs "
                            "(c.SchedApp.unlisted_team_borrowing_limit); 3 GPUs in use by the team"), text
     assert "no GPU work of the team can start until it gets a line" in text, text
     assert "until that much is released" not in text and "(at most 0)" not in text, text
@@ -103,7 +103,7 @@ def test_newuser20_n2_status_says_the_queues_words_for_a_team_without_a_line(ser
 
 def test_newuser20_n4_put_quotas_says_the_work_it_strands_the_admins_team_first(services: Services) -> None:
     """N4: a PUT that stranded 300 pending jobs and 3 running GPUs of team default said only "team
-    default has no quota line: it may use 0 GPUs (…); give them a line with PUT quotas"."""
+    default has no share of the GPUs (no quota line): it may use 0 GPUs (…); give them a line with PUT quotas"."""
     services.store.unlisted_borrowing_limit = 0.0
     _hold_and_queue(services, running=3, pending=5)
     services.jobs.submit(services.caller("cy", admin=False, groups=["ops"]),
@@ -113,10 +113,10 @@ def test_newuser20_n4_put_quotas_says_the_work_it_strands_the_admins_team_first(
         {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 0}], "user_teams": {"al": "nlp"}}))
     warnings = [w for w in answer.warnings or () if "no quota line" in w]
     assert warnings[0] == (
-        "team default has no quota line: it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), you "
+        "team default has no share of the GPUs (no quota line): it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), you "
         "included; its 5 pending jobs can never start and its running work holds 3 GPUs, 3 GPUs over that (it runs on "
         "as borrowed work: another team's reclaim of its guaranteed GPUs can take it) — give it a line with PUT quotas, or raise c.SchedApp.unlisted_team_borrowing_limit"), warnings
-    assert warnings[1].startswith("teams nlp, ops have no quota line: each may use 0 GPUs") and \
+    assert warnings[1].startswith("teams nlp, ops have no share of the GPUs (no quota line): each may use 0 GPUs") and \
         warnings[1].endswith("give them a line with PUT quotas"), warnings
     assert services.quotas.get(root).warnings == answer.warnings  # GET says the same
 
@@ -137,7 +137,7 @@ def test_newuser20_n4_the_start_up_log_warns_of_config_lines_that_strand_work(
         built = build_services(settings)
     try:
         said = [r.getMessage() for r in caplog.records if "no quota line" in r.getMessage()]
-        assert said == ["jupyter_sched: team default has no quota line: it may use 0 GPUs "
+        assert said == ["jupyter_sched: team default has no share of the GPUs (no quota line): it may use 0 GPUs "
                         "(c.SchedApp.unlisted_team_borrowing_limit); give it a line with PUT quotas"], said
     finally:
         built.store.close()
@@ -156,7 +156,7 @@ def test_newuser20_n5_a_dry_run_says_what_a_change_strands_and_stores_nothing(se
         {"quotas": [{"team": "research", "guaranteed": 2, "borrowing_limit": 4}], "dry_run": True}))
     assert [q.team for q in would.quotas] == ["research"]
     assert would.warnings and would.warnings[0].startswith(
-        "team default has no quota line: it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), you included; "
+        "team default has no share of the GPUs (no quota line): it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit), you included; "
         "its 2 pending jobs can never start"), would.warnings
     assert services.quotas.get(root).quotas == []
     assert services.audit.list(root, GetAuditRequest(action="quotas_changed")).root == []

@@ -34,7 +34,7 @@ def test_red19_r3_a_team_without_a_line_is_refused_naming_team_and_the_fix(servi
         services.jobs.submit(bo, SubmitJobRequest(gpus=1, command=["sleep", "5"]))
     err = refused.value
     assert err.field == "team"
-    assert err.message.startswith("team default has no quota line: teams without one may use 0 GPUs"), err.message
+    assert err.message.startswith("team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs"), err.message
     assert "ask an admin to add a quota line for team default (PUT quotas)" in (err.hint or "")
     assert "c.SchedApp.unlisted_team_borrowing_limit" in (err.hint or "")
     assert err.details["unlisted"] is True
@@ -85,7 +85,7 @@ def test_red19_r3_pending_jobs_of_a_team_left_without_a_line_say_never(services:
     seen = services.jobs.get(bo, queued.id).model_dump(mode="json")
     assert seen["state"] == "pending"
     assert seen["reason"]["code"] == "Unschedulable"
-    assert seen["reason"]["message"].startswith("team default has no quota line"), seen["reason"]
+    assert seen["reason"]["message"].startswith("team default has no share of the GPUs (no quota line)"), seen["reason"]
     rows = services.audit.list(root, GetAuditRequest(action="never_fits_quota")).root
     assert [r.job_id for r in rows] == [queued.id]
 
@@ -125,7 +125,7 @@ def test_red19_r3_get_me_says_the_limit_a_team_without_a_line_gets(services: Ser
     me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
     assert me["team"] == "default" and "no limit" not in me["quota_text"], me["quota_text"]
     # in the queue's words since new user 20, N2
-    assert me["quota_text"].startswith("team default has no quota line: teams without one may use 0 GPUs"), me["quota_text"]
+    assert me["quota_text"].startswith("team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs"), me["quota_text"]
     _limit(services, None)
     me = services.accounting.me(services.caller("bo", admin=False)).model_dump(mode="json")
     assert me["quota_text"].startswith("team default has no GPUs set aside and no limit (no quota)"), me["quota_text"]
@@ -133,6 +133,6 @@ def test_red19_r3_get_me_says_the_limit_a_team_without_a_line_gets(services: Ser
 
 def test_red19_r3_the_warning_says_it_for_one_team_and_each_for_several() -> None:
     # verify19: one team was told "team default has no quota line: each may use 0 GPUs"
-    assert "line: it may use 0 GPUs" in unlisted_warning(["default"], 0)[0]
-    assert "have no quota line: each may use 1 GPU" in unlisted_warning(["nlp", "default"], 1)[0]
+    assert "line): it may use 0 GPUs" in unlisted_warning(["default"], 0)[0]
+    assert "have no share of the GPUs (no quota line): each may use 1 GPU" in unlisted_warning(["nlp", "default"], 1)[0]
     assert unlisted_warning([], 0) == []

@@ -77,7 +77,7 @@ def test_red20_r2_get_quotas_warns_of_each_uncovered_scope(services: Services) -
     warnings = services.quotas.get(services.caller("carol", admin=True, groups=["ml"])).warnings or []
     assert any(w.startswith("team ghost has only a quota line for user red20a: its other members may use 0 GPUs")
                for w in warnings), warnings
-    assert any(w.startswith("team ml has no quota line for model H100: it may use 0 GPUs there "
+    assert any(w.startswith("team ml has no share of the H100 GPUs (no quota line for that model): it may use 0 GPUs there "
                             "(c.SchedApp.unlisted_team_borrowing_limit), you included") for w in warnings), warnings
     assert not any("team vision" in w or "team nlp" in w for w in warnings), warnings  # their lines cover any model
     mo = services.caller("mo", admin=False, groups=["ml"])

@@ -108,7 +108,7 @@ def test_verify27_v6_a_quota_row_that_does_not_read_holds_its_team_and_is_said(t
         assert [q["team"] for q in got["quotas"]] == ["vision"], got["quotas"]
         named = [w for w in got["warnings"] if "quota row 1 (team nlp, model *) does not read" in w]
         assert len(named) == 1 and "jupyter-sched doctor" in named[0], got["warnings"]
-        assert not any("nlp has no quota line" in w for w in got["warnings"]), got["warnings"]
+        assert not any("nlp has no share of the GPUs" in w for w in got["warnings"]), got["warnings"]
         # `jupyter-sched quotas` prints them (its view of that GET quotas answer)
         out = io.StringIO()
         client = types.SimpleNamespace(call=lambda req: got)

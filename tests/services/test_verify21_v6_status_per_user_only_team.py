@@ -50,8 +50,8 @@ def test_verify21_v6_status_names_the_other_members_line_not_no_line(services: S
                            "included, may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit); 0 GPUs in use by "
                            "the team, 0 GPUs of them yours — none of your GPU work in the team can start until you "
                            "get a line"), line
-    assert "has no quota line" not in me["quota_text"] and "no GPU work of the team" not in me["quota_text"]
-    assert "has no quota line" not in line
+    assert "(no quota line" not in me["quota_text"] and "no GPU work of the team" not in me["quota_text"]
+    assert "(no quota line" not in line
     # %gpu's ask line: the reader can start nothing there, the team can
     assert ask_for_gpus(me, "%gpu request 1") == ("You can start no GPU work in team ghost until an admin gives "
                                                   "you a quota line.")
@@ -61,5 +61,5 @@ def test_verify21_v6_a_team_with_no_line_at_all_keeps_its_words(services: Servic
     me = services.accounting.me(services.caller("ve21e", admin=False, groups=["nolines"])).model_dump(mode="json")
     team = next(t for t in me["by_team"] if t["team"] == "nolines")
     assert team["unlisted"] is True and team["unlisted_scope"] is None
-    assert quota_lines(me)[0].startswith("team nolines has no quota line: teams without one may use 0 GPUs"), me
+    assert quota_lines(me)[0].startswith("team nolines has no share of the GPUs (no quota line): teams without one may use 0 GPUs"), me
     assert "no GPU work of the team can start until it gets a line" in quota_lines(me)[0]

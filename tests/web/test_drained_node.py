@@ -23,7 +23,7 @@ def jp_server_config(tmp_path: Path) -> dict[str, Any]:
 async def test_guarantees_above_capacity_warn_admins_and_never_fail_users(sched_app: Any, api: Any) -> None:
     _, before = await api("GET", "quotas", token=BOSS_TOKEN)
     # the one warning before: ivan and boss are in team default, which has no quota line (red team 19, R3)
-    assert len(before["warnings"]) == 1 and before["warnings"][0].startswith("team default has no quota line"), before
+    assert len(before["warnings"]) == 1 and before["warnings"][0].startswith("team default has no share of the GPUs (no quota line)"), before
     sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")  # two of four GPUs drained
     _, admin = await api("GET", "quotas", token=BOSS_TOKEN)
     drained = [w for w in admin["warnings"] if w not in before["warnings"]]
@@ -60,4 +60,4 @@ async def test_get_quotas_with_its_warnings_can_be_put_back_changed(sched_app: A
     status, body = await api("PUT", "quotas", {**current, "quotas": lines}, token=BOSS_TOKEN)
     # no capacity warning left (team default, without a line, is still said: red team 19, R3)
     assert status == 200 and [q["guaranteed"] for q in body["quotas"]] == [1, 1], body
-    assert [w for w in body["warnings"] if "has no quota line" not in w] == [], body
+    assert [w for w in body["warnings"] if "(no quota line" not in w] == [], body

@@ -25,11 +25,11 @@ async def test_hubadmin25_b18_hold_release_update_and_top_from_the_cli(cli: Any,
     assert run.code == EXIT_OK, run
     assert run.out == f"{jid} (nightly): held (release with: jupyter-sched release {jid})\n", run
     run = await cli("status", "nightly")
-    assert "held by ivan at" in run.out and "ETA unknown: held" in run.out, run
+    assert "held by you at" in run.out and "ETA unknown: held" in run.out, run  # newuser30 n19
 
     run = await cli("hold", "nightly", "no-such-job")
     assert run.code == EXIT_REFUSED, run
-    assert run.out.startswith(f"{jid} (nightly): already held by ivan since "), run
+    assert run.out.startswith(f"{jid} (nightly): already held by you since "), run
     assert run.err.count("\n") == 1 and "not_found" in run.err, run
 
     run = await cli("update", "nightly", "--time-limit", "+1h", "--priority", "low")
@@ -48,7 +48,7 @@ async def test_hubadmin25_b18_hold_release_update_and_top_from_the_cli(cli: Any,
     assert admin.code == EXIT_OK and admin.out == f"{jid} (nightly): put first in its class (low)\n", admin
 
     run = await cli("release", "nightly")
-    assert run.code == EXIT_OK and run.out.startswith(f"{jid} (nightly): released (held by ivan since "), run
+    assert run.code == EXIT_OK and run.out.startswith(f"{jid} (nightly): released (held by you since "), run
     run = await cli("release", "nightly")
     assert run.code == EXIT_OK and run.out == f"{jid} (nightly): not held: nothing to release\n", run
 
@@ -80,7 +80,7 @@ async def test_hubadmin25_b18_schedule_hold_and_release_in_a_notebook(api: Any, 
     held = await loop.run_in_executor(None, magic, "hold nb-job")
     assert held == f"{job['id']} (nb-job): held (release with: jupyter-sched release {job['id']})\n", held
     released = await loop.run_in_executor(None, magic, f"release {job['id']} no-such-job")
-    assert released.startswith(f"{job['id']} (nb-job): released (held by ivan since "), released
+    assert released.startswith(f"{job['id']} (nb-job): released (held by you since "), released
     assert "no-such-job" in released, released  # one line for the refused one, the other went on
     assert parse_schedule_line("update j-1 --time-limit +1h --priority Low").changes == {"time_limit": "+1h",
                                                                                         "priority": "low"}

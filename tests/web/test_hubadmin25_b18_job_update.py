@@ -43,7 +43,7 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
     assert seen["state"] == "pending" and seen["reason"]["code"] == "Held", seen
 
     status, again = await api("PATCH", f"jobs/{jid}", {"held": True})
-    assert status == 200 and again["changed"][0].startswith("already held by ivan since "), again
+    assert status == 200 and again["changed"][0].startswith("already held by you since "), again
 
     # an admin's hold on it: its owner can no longer release it (403, audited), an admin can
     status, boss = await api("PATCH", f"jobs/{jid}", {"held": True}, token=BOSS_TOKEN)
@@ -56,7 +56,7 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
     assert await _audit(api, jid, "refused"), "the refused release is audited"
 
     status, released = await api("PATCH", f"jobs/{jid}", {"held": False}, token=BOSS_TOKEN)
-    assert status == 200 and released["changed"][0].startswith("released (held by boss since "), released
+    assert status == 200 and released["changed"][0].startswith("released (held by you since "), released
     assert "held" not in released, released
     (row,) = await _audit(api, jid, "job_released")
     assert row["actor"] == "boss" and row["details"]["before"]["by"] == "boss" and row["details"]["after"] is None

@@ -163,7 +163,9 @@ class BudgetStandingView(ResponseModel):
         "GPU-hours the budget's admitted and running work may still use, up to its time limits or the reset "
         "(null: some of it has no time limit)"))
     pending_gpu_jobs: int = Field(description="pending GPU jobs charged to the budget")
-    text: str = Field(description="the standing in words, as jupyter-sched queue --summary prints it")
+    text: str = Field(description=(
+        "the standing in words, the reset in UTC and a day budget's period `this UTC day` (true in every zone); "
+        "jupyter-sched quotas and queue --summary say it again from the numbers in the reader's zone"))
 
 
 class QuotaSourceView(ResponseModel):
@@ -294,7 +296,7 @@ class GetMeResponse(ResponseModel):
         "your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): "
         "`team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU "
         "yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line "
-        "while others have: `team default has no quota line: teams without one may use 0 GPUs (…); …`); one "
+        "while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one "
         "line per team in by_team"))
 
 
