@@ -285,6 +285,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "idle_job_action": self.idle_job_action,
             "telemetry_source": self.telemetry_source,
             "telemetry_url": self.telemetry_url or None,
+            "telemetry_uids": [int(uid) for uid in self.telemetry_uids],
             "telemetry_interval_s": self.telemetry_interval_s,
             "telemetry_push_interval_s": self.telemetry_push_interval_s,
             "executor": self.executor, "kubernetes": dict(self.kubernetes), "kubeconfig": self.kubeconfig,

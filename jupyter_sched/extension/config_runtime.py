@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Dict, Enum, Float, Int, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, List, Unicode, validate
 from traitlets.config import Configurable
 
 from .config import config_error, positive
@@ -34,6 +34,17 @@ class TelemetryConfig(Configurable):
         http://127.0.0.1:9400/metrics, or file:///path/metrics.prom to read exposition text a
         node-exporter textfile collector or a capture writes) or of a Prometheus server
         ("prometheus", e.g. http://127.0.0.1:9090). Default: "" (none).""",
+    )
+
+    telemetry_uids = List(
+        Int(),
+        config=True,
+        help="""A telemetry_url on a loopback address (127.0.0.1, ::1, localhost): uids besides root, this
+        server's own account and the exporters' accounts (prometheus, nvidia-dcgm, dcgm-exporter, where
+        they exist) that may hold it. Each connection is checked once made, before anything is sent, and
+        one another account took (an unprivileged port, free while the exporter restarts) is refused:
+        what it would report — Xid errors, 0 % or 100 % utilisation — is never believed (red team 31,
+        R2). Default: [] (the exporter runs as root or one of those accounts).""",
     )
 
     telemetry_interval_s = Float(

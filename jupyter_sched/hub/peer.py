@@ -18,13 +18,14 @@ import ipaddress
 import os
 import socket
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Protocol
 
 from . import sock_diag
 
-__all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "proc_address", "proc_hex", "tcp_rows"]
+__all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "loopback_refusal", "proc_address",
+           "proc_hex", "tcp_rows"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -177,6 +178,24 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
                       proc_net: Path | None = None) -> Refusal | None:
     """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to a loopback address
     must have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass."""
+    return loopback_refusal(
+        sock, allowed_uids=allowed_uids, proc_net=proc_net, held=lambda where: f"the scheduler's address {where}",
+        doing=f"not sending {what}", service="the service",
+        gone_fix="restart jupyter-sched serve, on a port below 1024",
+        held_fix=lambda uid: ("stop that process and restart jupyter-sched serve, and give the service a port below "
+                              f"1024; if the service really runs as uid {uid}, add it to c.SchedApp.hub_service_uids "
+                              "(a client: JUPYTER_SCHED_SERVICE_UIDS)"))
+
+
+def loopback_refusal(sock: Connected, *, allowed_uids: Collection[int], held: Callable[[str], str], doing: str,
+                     service: str, gone_fix: str, held_fix: Callable[[int], str],
+                     proc_net: Path | None = None) -> Refusal | None:
+    """Why ``sock`` must not be used (one sentence with the fix), or None: a connection to a loopback address must
+    have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass. The words:
+    ``held(address)`` names the address (``"the scheduler's address 127.0.0.1:8010"``), ``doing`` what is not done
+    (``"not sending the token"``), ``service`` whose port it is (``"the service"``, ``"the hub"``), ``gone_fix`` /
+    ``held_fix(uid)`` the fix when no live socket / another account holds it (red31 R2, R4: the telemetry
+    exporter's and the hub API's addresses, as the service's own)."""
     try:
         peer = sock.getpeername()
     except OSError:
@@ -188,13 +207,10 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
     if uid is None:
         return None  # not Linux: nothing to ask
     if uid is False:
-        return Refusal(f"the connection to {where} was not accepted by a live socket on this host: not sending {what} "
-                       "(another account may be taking the port in turns while the service is down). Fix: restart "
-                       "jupyter-sched serve, on a port below 1024", gone=True, address=where)
+        return Refusal(f"the connection to {where} was not accepted by a live socket on this host: {doing} "
+                       f"(another account may be taking the port in turns while {service} is down). Fix: {gone_fix}",
+                       gone=True, address=where)
     if uid in {0, os.geteuid(), *allowed_uids}:
         return None
-    return Refusal(f"the scheduler's address {where} is held by uid {uid}, not the service: not sending {what} "
-                   "(another account may have taken the port while the service was down). Fix: stop that process "
-                   "and restart jupyter-sched serve, and give the service a port below 1024; if the service really "
-                   f"runs as uid {uid}, add it to c.SchedApp.hub_service_uids (a client: JUPYTER_SCHED_SERVICE_UIDS)",
-                   uid=int(uid), address=where)
+    return Refusal(f"{held(where)} is held by uid {uid}, not {service}: {doing} (another account may have taken the "
+                   f"port while {service} was down). Fix: {held_fix(int(uid))}", uid=int(uid), address=where)

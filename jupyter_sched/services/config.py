@@ -518,7 +518,12 @@ def _make_monitor(settings: Mapping[str, Any], source: Any, logger: logging.Logg
         if not url:
             raise ValidationError(f"telemetry_source {kind!r} needs telemetry_url", field="telemetry_url",
                                   hint="e.g. http://127.0.0.1:9400/metrics (dcgm) or http://127.0.0.1:9090 (prometheus)")
-        collector = DcgmCollector(http_text_fetcher(url)) if kind == "dcgm" else PrometheusCollector(url)
+        from ..telemetry.exporter_peer import exporter_client
+
+        # a loopback exporter's port held by another account is refused (red31 R2): c.SchedApp.telemetry_uids
+        client = exporter_client([int(uid) for uid in settings.get("telemetry_uids") or ()])
+        collector = DcgmCollector(http_text_fetcher(url, client=client)) if kind == "dcgm" \
+            else PrometheusCollector(url, client=client)
     else:
         raise ValidationError(f"unknown telemetry_source {kind!r}", field="telemetry_source",
                               hint="use auto, simulated, nvml, dcgm, prometheus or off")

@@ -341,17 +341,25 @@ def http_text_fetcher(url: str, *, client: httpx.Client | None = None, timeout_s
                                      hint="check telemetry_url (file:///path/to/metrics.prom)") from None
 
         return read
-    http = client or httpx.Client(timeout=timeout_s)
+    from .exporter_peer import MAX_SCRAPE_BYTES, exporter_client
+
+    http = client or exporter_client(timeout_s=timeout_s)
 
     def fetch() -> str:
         try:
-            response = http.get(url)
+            with http.stream("GET", url) as response:
+                if response.status_code != 200:
+                    raise TelemetryError(f"scrape of {url} answered HTTP {response.status_code}",
+                                         hint="check the exporter URL and path (/metrics)")
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_SCRAPE_BYTES:  # an endless answer (red31 R2): the last good samples stay
+                        raise TelemetryError(f"scrape of {url} answered over {MAX_SCRAPE_BYTES // 2**20} MiB",
+                                             hint="is it the exporter's /metrics page?")
+                return body.decode(response.encoding or "utf-8", errors="replace")
         except httpx.HTTPError as exc:
             raise TelemetryError(f"cannot scrape {url}: {exc}", hint="is dcgm-exporter running and reachable?") from None
-        if response.status_code != 200:
-            raise TelemetryError(f"scrape of {url} answered HTTP {response.status_code}",
-                                 hint="check the exporter URL and path (/metrics)")
-        return response.text
 
     return fetch
 

@@ -51,7 +51,11 @@ class PrometheusCollector:
         names = "|".join(DEFAULT_METRICS)
         extra = f",{selector}" if selector else ""
         self.query = f'{{__name__=~"{names}"{extra}}}'
-        self._client = client or httpx.Client(timeout=timeout_s)
+        if client is None:  # a loopback Prometheus must be Prometheus's, not another account's (red31 R2)
+            from .exporter_peer import exporter_client
+
+            client = exporter_client(timeout_s=timeout_s)
+        self._client = client
         self.last_good: list[GpuSample] = []
 
     def close(self) -> None:
