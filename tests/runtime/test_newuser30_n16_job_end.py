@@ -20,7 +20,7 @@ from pathlib import Path
 
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.executors.wrapper import COMMAND_CHARS, STOP_FIFO
+from jupyter_sched.executors.wrapper import COMMAND_CHARS, STOP_FIFO, left_lines
 from jupyter_sched.model import Allocation, ResourceRequest
 from jupyter_sched.wording.jobs import job_line
 from tests.runtime.test_local_executor import FakeMonotonic, gone, job_for, wait_event, wait_until
@@ -238,3 +238,10 @@ def test_newuser30_n16_an_ended_jobs_line_keeps_what_its_end_stopped() -> None:
     failed = {"id": "j-2", "state": "failed", "exit_code": 1, "message": f"exited with code 1; {LEFT}; last lines: boom"}
     assert job_line(failed, None) == f"job j-2: failed, exit code 1 — {LEFT}; last lines: boom"
     assert job_line(failed, None, log_shown=True) == f"job j-2: failed, exit code 1 — {LEFT}"
+
+
+def test_newuser30_n16_the_readme_shows_the_lines_a_jobs_end_writes() -> None:
+    """The README's example is the wrapper's own wording (a new user reads it there first)."""
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    header, process = left_lines([[4242, "tensorboard --logdir runs", "SIGTERM"]], ended="exit code 0", grace_s=3)
+    assert " ".join(f"`{header}` then `{process}`".split()) in readme  # as Markdown shows it: spaces folded
