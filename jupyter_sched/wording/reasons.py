@@ -669,6 +669,20 @@ def _some_of(must: Any, named: int) -> str:
     return "" if must >= named else f"at least {must} of "
 
 
+def _after_release(details: Mapping[str, Any], own: Sequence[Mapping[str, Any]]) -> str:
+    """What releasing the reader's own idle leases ``own`` does for a job whose projected ETA is their reclaim:
+    ``it starts at once`` only when the GPUs free now and theirs cover what it requests (``details.free`` /
+    ``requested``, a capacity wait's); else ``it can start sooner`` — the ETA is their reclaim because the other
+    holders end before it, and until they do a release alone does not start it (newuser31 N5: "it starts at once"
+    while another user's jobs held 3 of the 4 GPUs it needed)."""
+    need, free = details.get("requested"), details.get("free")
+    theirs = sum(float(o.get("gpus") or 0) for o in own)
+    if isinstance(need, int | float) and isinstance(free, int | float) and not isinstance(need, bool) \
+            and free + theirs >= need:
+        return "it starts at once"
+    return "it can start sooner (it still needs GPUs other work holds now)"
+
+
 def _notebook(lease: Mapping[str, Any]) -> str:
     """``notebook nb/explore.ipynb`` for an own lease whose notebook is known, else ""."""
     path = lease.get("notebook")
@@ -722,7 +736,7 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
                     lone = len(freed) == 1
                     return (f"{due} if {_own_leases_text(freed)[0]} {'stays' if lone else 'stay'} idle "
                             f"({'it is' if lone else 'they are'} then reclaimed)") + (
-                        "" if told else f"; released with {_release_with(own)}, it starts at once")
+                        "" if told else f"; released with {_release_with(own)}, {_after_release(details, own)}")
                 idle, none = _idle_release(details, waits, now)
                 release = "" if told else f" with {_release_with(own)}"
                 return (f"ETA unknown: it can start only after {_how_many(reason, own)}{leases}, which {holds}, "
