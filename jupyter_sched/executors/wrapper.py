@@ -300,7 +300,7 @@ def process_lines(processes: list[list[object]], more: int = 0) -> list[str]:
              "unkillable": "still there after SIGKILL: uninterruptible sleep; the service goes on ending it"}
     lines = []
     for entry in processes[:LISTED]:
-        fate = fates.get(str(entry[2])) if len(entry) > 2 else None
+        fate = fates.get(str(entry[2]), str(entry[2])) if len(entry) > 2 else None
         lines.append(f"[jupyter_sched]   pid {entry[0]}: {entry[1]}" + (f" ({fate})" if fate else ""))
     rest = len(processes) - LISTED + more if len(processes) > LISTED else more
     if rest > 0:
@@ -318,7 +318,8 @@ def processes_in(raw: object, *, most: int = LISTED) -> list[list[object]]:
             break
         if not isinstance(entry, list) or len(entry) < 2 or not isinstance(entry[0], int) or isinstance(entry[0], bool):
             continue
-        out.append([entry[0], command_text([str(entry[1])]), *([str(entry[2])[:20]] if len(entry) > 2 else [])])
+        out.append([entry[0], command_text([str(entry[1])]),
+                    *([command_text([str(entry[2])], limit=40)] if len(entry) > 2 else [])])
     return out
 
 
@@ -890,13 +891,15 @@ def main(argv: list[str] | None = None) -> int:
             for early in _early:
                 for child in children:
                     child.send_signal(early)
-            code = children[0].wait() if len(children) == 1 else _wait_gang(children)
+            code = children[0].wait() if len(children) == 1 else \
+                _wait_gang(children, [str(o.get("RANK", i)) for i, o in enumerate(overlays)])
             signame = signal.Signals(-code).name if code < 0 else None
     if cap is not None:
         cap.stop()
     words, records = _heard()
     lines = [line for record in records for line in signal_lines(record)]  # which processes a stop signalled,
-    _say(job_dir, lines, cap)  # and with what (newuser30 n16); these stay, what leftovers append after them does not
+    _say(job_dir, lines + _gang_said, cap)  # and with what; a gang's stop (newuser30 n16); these stay, what
+    # leftovers append after them does not
     ended: dict[str, object] = {"exit_code": code, "signal": signame, "finished_at": datetime.now(timezone.utc).isoformat(),
                                 "said": len(records), "worded": False}  # what the executor need not say from outside
     _record_end(job_dir, ended)
@@ -951,14 +954,22 @@ def _worker_overlays(launch: dict[str, object] | None) -> list[dict[str, str]]:
     return [{str(k): str(v) for k, v in w.items()} if isinstance(w, dict) else {} for w in workers]
 
 
-def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
-    """Wait for every worker; when one fails, SIGTERM the others (all-or-nothing).
+_gang_said: list[str] = []
+"""The log's lines of a gang's all-or-nothing stop (:func:`_wait_gang`), written with the job's end."""
+
+
+def _wait_gang(children: list[subprocess.Popen[bytes]], ranks: list[str] | None = None) -> int:
+    """Wait for every worker; when one fails, SIGTERM the others (all-or-nothing), and keep the log's lines
+    that say so — which worker failed, which workers got SIGTERM and how each ended (:data:`_gang_said`;
+    newuser30 n16: they were stopped silently). ``ranks``: each worker's ``RANK``.
 
     Returns:
         The first failing worker's exit code (negative = killed by that signal), else 0.
     """
     first_failure: int | None = None
     running = list(children)
+    stopped: list[tuple[subprocess.Popen[bytes], str]] = []
+    failed = ""
     while running:
         for child in list(running):
             code = child.poll()
@@ -967,11 +978,25 @@ def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
             running.remove(child)
             if code != 0 and first_failure is None:
                 first_failure = code
+                rank = (ranks or [])[children.index(child)] if ranks else str(children.index(child))
+                how = f"killed by {signal.Signals(-code).name}" if code < 0 and -code in _SIGNALS else f"exit code {code}"
+                failed = f"worker {rank} (pid {child.pid}) failed ({how})"
+                stopped = [(other, _command_of(other.pid)) for other in running]
                 for other in running:
                     other.send_signal(signal.SIGTERM)
         if running:
             time.sleep(0.05)
+    if stopped:
+        fates = [[other.pid, command, "SIGTERM" if other.returncode == -signal.SIGTERM else
+                  f"exited with code {other.returncode}" if (other.returncode or 0) >= 0 else
+                  f"killed by signal {-(other.returncode or 0)}"] for other, command in stopped]
+        _gang_said[:] = [f"[jupyter_sched] {failed}; a gang runs all or nothing, so the other "
+                         f"{_plural(len(stopped), 'worker')} {'was' if len(stopped) == 1 else 'were'} sent SIGTERM:",
+                         *process_lines(fates)]
     return first_failure if first_failure is not None else 0
+
+
+_SIGNALS = frozenset(int(s) for s in signal.Signals)
 
 
 def _usage() -> int:

@@ -245,3 +245,26 @@ def test_newuser30_n16_the_readme_shows_the_lines_a_jobs_end_writes() -> None:
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
     header, process = left_lines([[4242, "tensorboard --logdir runs", "SIGTERM"]], ended="exit code 0", grace_s=3)
     assert " ".join(f"`{header}` then `{process}`".split()) in readme  # as Markdown shows it: spaces folded
+
+
+def test_newuser30_n16_a_gangs_failing_worker_says_which_workers_its_stop_sent_sigterm(tmp_path: Path) -> None:
+    gate = tmp_path / "never"
+    ex = LocalExecutor(tmp_path / "jobs", leftover_grace_s=0.3)
+    job = job_for(tmp_path, f"""
+open(f"pid-{{os.environ['RANK']}}", "w").write(str(os.getpid()))
+if os.environ['RANK'] == '2':
+    while not all(os.path.exists(f"pid-{{r}}") for r in range(3)):
+        time.sleep(0.02)
+    sys.exit(7)
+wait_gate({str(gate)!r})
+""")
+    job = replace(job, spec=replace(job.spec, resources=ResourceRequest.of_groups(GROUPS)))
+    ex.start(job, ALLOCATION)
+    ended = _ended(ex)
+    assert ended.exit_code == 7
+    pids = {rank: int((tmp_path / f"pid-{rank}").read_text()) for rank in range(3)}
+    lines = [line for line in ex.logs(job.id)[0].splitlines() if line.startswith("[jupyter_sched]")]
+    assert lines[0] == (f"[jupyter_sched] worker 2 (pid {pids[2]}) failed (exit code 7); a gang runs all or nothing, so "
+                        "the other 2 workers were sent SIGTERM:"), lines
+    assert [line.split(":")[0] for line in lines[1:]] == [f"[jupyter_sched]   pid {pids[r]}" for r in (0, 1)], lines
+    assert all(line.endswith(" (ended on SIGTERM)") for line in lines[1:]), lines
