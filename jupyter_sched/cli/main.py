@@ -817,6 +817,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
               "and JUPYTER_SCHED_TOKEN=a token from HUB/hub/token), or pass --url URL --token TOKEN (which other "
               "local accounts can read in `ps`)", exc), file=stderr)
         return EXIT_NO_SERVER
+    except SchedError as exc:  # the hub token's mint, a squatted address: one line, not a traceback (red31 N1)
+        from ..client._http import AddressTaken
+        from ..client.hub_token import HubAddressError
+
+        print(failure(args, elide_tokens(error_line(command_said(args), exc)), exc), file=stderr)
+        # a wrong or taken address is an address mistake (3), as the others; a hub refusing a token is a refusal (1)
+        return EXIT_NO_SERVER if isinstance(exc, AddressTaken | HubAddressError) else EXIT_REFUSED
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     if client.connection.others:  # several servers answered: say which one this talks to (new user 4)
         print(several_servers_note(client.connection.url, client.connection.root, client.connection.others,

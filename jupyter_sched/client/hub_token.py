@@ -64,6 +64,14 @@ class HubTokenError(SchedError):
     code = "no_scoped_token"
 
 
+class HubAddressError(HubTokenError):
+    """The address called is not behind a hub: its ``/hub/api`` answered 404 (the scheduler service's own address,
+    the value of ``JUPYTER_SCHED_HUB_URL`` in the example jupyterhub_config.py): the fix is the address, not the
+    token (red31 N1 / newuser31 N3: this was a traceback in the CLI)."""
+
+    code = "not_the_hub"
+
+
 class ScopedToken(NamedTuple):
     """A token the hub minted: its value, its id (``a123``) and when it expires (seconds since the epoch; 0 = never)."""
 
@@ -167,15 +175,23 @@ class _Refused(NamedTuple):
     status: int
 
 
+class _NotTheHub(NamedTuple):
+    """The hub API was guessed from the scheduler's address and answered 404: that address is not the hub's."""
+
+    status: int
+
+
 class _HubDown(NamedTuple):
     """The hub did not answer, or answered 5xx: the call is made with no token (its own words say what is down)."""
 
     why: str
 
 
-def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken | _Refused | _HubDown | str | None:
+def _mint(api: str, service: str, token: str, timeout_s: float, *,
+          guessed: bool = False) -> ScopedToken | _Refused | _HubDown | _NotTheHub | str | None:
     """Ask the hub at ``api`` (with ``token``) for a token of the same user scoped to ``service``. None: ``token``
-    is already that narrow; a str: why the hub gave none (a sentence naming the fix)."""
+    is already that narrow; a str: why the hub gave none (a sentence naming the fix). ``guessed``: ``api`` was made
+    from the scheduler's address (no ``$JUPYTERHUB_API_URL``), so a 404 says that address is not the hub's."""
     http = StdlibHttp(api + "/", {"Authorization": f"token {token}", "Accept": "application/json"}, timeout_s)
     try:
         who = http.request("GET", "user")
@@ -183,6 +199,8 @@ def _mint(api: str, service: str, token: str, timeout_s: float) -> ScopedToken |
             return _Refused(who.status)
         if who.status >= 500:
             return _HubDown(f"the hub's API at {api} answered HTTP {who.status} to GET user")
+        if who.status == 404 and guessed:
+            return _NotTheHub(who.status)
         if who.status != 200:
             return f"the hub's API at {api} answered HTTP {who.status} to GET user"
         model = json.loads(who.body)
@@ -239,6 +257,7 @@ def scoped(connection: Connection, env: Mapping[str, str], *, timeout_s: float =
 
     Raises:
         HubTokenError: the hub gives no scoped token (nothing is sent with the caller's own).
+        HubAddressError: the address is not the hub's (its ``/hub/api`` answered 404): the fix is the address.
     """
     service = service_of(connection.url)
     if service is None or not connection.token or connection.token_from or connection.hub_token:
@@ -254,7 +273,14 @@ def scoped(connection: Connection, env: Mapping[str, str], *, timeout_s: float =
     entry = kept.get(key)
     if entry is not None and (not entry.get("expires_at") or float(entry["expires_at"]) > now() + RENEW_BEFORE_S):
         return connection._replace(token=str(entry["token"]), hub_token=connection.token)
-    minted = _mint(api, service, connection.token, timeout_s)
+    minted = _mint(api, service, connection.token, timeout_s, guessed=not env.get("JUPYTERHUB_API_URL", "").strip())
+    if isinstance(minted, _NotTheHub):
+        raise HubAddressError(
+            f"{connection.url} is not the hub's address: its {api} answered HTTP {minted.status} to GET user, as the "
+            "scheduler service's own address does; nothing was sent to the scheduler",
+            field="url",
+            hint=f"use the hub's address, http(s)://HUB/services/{service}/ (JUPYTER_SCHED_HUB_URL or --url), or set "
+                 "JUPYTERHUB_API_URL to the hub's API (http(s)://HUB/hub/api)")
     if minted is None or isinstance(minted, _Refused):
         return connection
     if isinstance(minted, _HubDown):

@@ -271,6 +271,8 @@ class SchedMagics(Magics):
                 self._client = self._client_factory()
             except NoServerError as err:
                 raise MagicError(f"{err.message} Fix: {err.hint}.") from None
+            except SchedError as err:  # the hub token's mint, a squatted address: one line (red31 N1)
+                raise MagicError(_one_line(err)) from None
         return self._client
 
     def _print(self, text: str) -> None:
