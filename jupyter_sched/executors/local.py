@@ -1236,6 +1236,9 @@ class LocalExecutor:
             self._jobs[job.id] = tracked
             log.info("job %s re-adopted: pid %s still running", job.id, pid)
             return None
+        if group is not None and (members := tracker_for(group, self.tracker).members(group)):
+            # what its gone wrapper left is ended, and said (newuser30 n16)
+            self._note_signal(tracked, "wrapper", signal.SIGKILL, members, began=None)
         if group is not None and not self._kill_leftovers(group):
             tracked.stopping = True
             self._jobs[job.id] = tracked  # the wrapper is gone but processes remain: poll() ends them first
@@ -1276,6 +1279,7 @@ class LocalExecutor:
             event = Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
                                    "(it was killed together with its wrapper)")
         self._forget_groups(t)
+        _append_log(t, _unsaid(t))
         return _with_signalled(event, t)
 
     def _forget_groups(self, t: _Tracked) -> None:

@@ -23,8 +23,10 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.wrapper import COMMAND_CHARS, STOP_FIFO, left_lines
 from jupyter_sched.model import Allocation, ResourceRequest
 from jupyter_sched.wording.jobs import job_line
+from tests.accounts import os_accounts, shared_dir
 from tests.runtime.test_local_executor import FakeMonotonic, gone, job_for, wait_event, wait_until
 from tests.runtime.test_local_gangs import ALLOCATION, GROUPS
+from tests.runtime.test_runas import hub_executor, needs_accounts, py_job, run_as
 
 GPU = Allocation("n1", ("GPU-0",))
 IGNORING_TERM = "lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN)"
@@ -268,3 +270,52 @@ wait_gate({str(gate)!r})
                         "the other 2 workers were sent SIGTERM:"), lines
     assert [line.split(":")[0] for line in lines[1:]] == [f"[jupyter_sched]   pid {pids[r]}" for r in (0, 1)], lines
     assert all(line.endswith(" (ended on SIGTERM)") for line in lines[1:]), lines
+
+
+@needs_accounts
+def test_newuser30_n16_hub_mode_a_stop_that_killed_the_owners_wrapper_is_said_in_the_owners_log() -> None:
+    """Hub mode: the wrapper runs as the job's owner, the service as root; what the stop's SIGKILL left unsaid the
+    service writes into the owner's own log file (as it cuts it: no link followed, only a file of that owner)."""
+    clock = FakeMonotonic()
+    with os_accounts(1) as (alice,), shared_dir() as root:
+        ex = hub_executor(root, monotonic=clock)
+        job = py_job("j-hub", "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n"
+                     "time.sleep(300)\n", user=alice.name)
+        ex.start(job, GPU, run_as(alice))  # type: ignore[arg-type]
+        wait_until(lambda: "ready" in ex.logs("j-hub")[0], "the job to ignore SIGTERM")
+        ex.stop("j-hub", grace_s=5, reason="cancelled by root")
+        clock.advance(5)
+        ended = _ended(ex)
+        assert ended.exit_code == -signal.SIGKILL
+        lines = ex.logs("j-hub")[0].splitlines()
+        assert lines[lines.index("ready") + 1] == ("[jupyter_sched] the scheduler sent SIGTERM to the job's 1 process "
+                                                   "to stop it:"), lines
+        assert lines[-3] == "[jupyter_sched] 5 s after the stop began, the scheduler sent SIGKILL to the 1 still running:"
+        assert lines[-1] == "[jupyter_sched] cancelled by root", lines
+        log = root / "jobs" / "users" / alice.name / "j-hub" / "output.log"
+        assert log.stat().st_uid == alice.uid  # still the owner's file
+
+
+def test_newuser30_n16_what_a_wrapper_killed_while_the_server_was_down_left_is_ended_and_said(tmp_path: Path) -> None:
+    first = LocalExecutor(tmp_path / "jobs")
+    job = job_for(tmp_path, """
+child = subprocess.Popen(["sleep", "989"])
+json.dump({"child": child.pid}, open("pids.json", "w"))
+print("ready", flush=True)
+time.sleep(300)
+""")
+    handle = first.start(job, GPU)
+    child = _pids(tmp_path)["child"]
+    wait_until(lambda: "ready" in first.logs(job.id)[0], "the job to start")
+    first.detach()  # the server goes away; then its job's wrapper is killed
+    os.kill(int(handle.data["pid"]), signal.SIGKILL)  # type: ignore[arg-type]
+    wait_until(lambda: gone(int(handle.data["pid"])), "the wrapper to die")  # type: ignore[arg-type]
+    ended = LocalExecutor(tmp_path / "jobs").adopt(job, handle)
+    assert ended is not None and gone(child)
+    said = ended.message if isinstance(ended, Exited) else getattr(ended, "reason", "")
+    assert "its wrapper ended and left processes running: the service sent SIGKILL to 2 processes (" in said, said
+    lines = first.logs(job.id)[0].splitlines()
+    assert lines[lines.index("ready") + 1] == ("[jupyter_sched] the job's wrapper ended and left 2 processes running; "
+                                               "jobs do not leave processes behind, so the service sent SIGKILL to "
+                                               "them:"), lines
+    assert f"[jupyter_sched]   pid {child}: sleep 989" in lines, lines
