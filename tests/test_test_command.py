@@ -234,3 +234,62 @@ def test_s30_xdist_what_test_processes_build_once_is_built_under_one_lock(tmp_pa
     assert other() == "free"
     source = (ROOT / "tests" / "runas_env.py").read_text() + (ROOT / "tests" / "hub" / "hub_harness.py").read_text()
     assert source.count("with file_lock(") == 2
+
+
+def test_s31_flake_a_browser_test_server_whose_port_was_taken_starts_again_on_another(tmp_path: Path) -> None:
+    """ui-tests/run.sh picked its servers' ports with ``bind(0)`` and closed them; a server binds its port
+    seconds later (once its extensions loaded), and a port taken meanwhile ended that server while the
+    other process's answer on the port passed for it ("up"): the tests then ran against no server of theirs.
+    Now (ui-tests/servers.sh) a server is up only once its own page answers, and one that ended before
+    starts again on another port. Real parts: ``jupyter lab`` with the browser tests' config, and another
+    HTTP server that holds the first port drawn and answers ``/lab`` there; the draw is the one stand-in
+    (the script's own ``ui_free_port``, made to hand out that port first, as a lost race would)."""
+    import sys
+
+    from tests.ports import free_port
+
+    taken, pages = free_port(), tmp_path / "pages"
+    pages.mkdir()
+    (pages / "lab").write_text("<html>another process's page</html>")
+    other = subprocess.Popen([sys.executable, "-m", "http.server", str(taken), "--bind", "127.0.0.1",
+                              "--directory", str(pages)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + 60
+        while True:  # the other process answers on the port first
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{taken}/lab", timeout=5) as answer:
+                    assert b"another process" in answer.read()
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the other HTTP server did not answer"
+                time.sleep(0.1)
+        venv = Path(sys.executable).parent.parent
+        (tmp_path / "taken").write_text(str(taken))
+        script = f"""
+            set -euo pipefail
+            VENV={venv} ROOT={ROOT} HERE={ROOT / 'ui-tests'} SCHED_UI_STATE={tmp_path / 'state'}
+            mkdir -p "$SCHED_UI_STATE"
+            export JUPYTER_CONFIG_DIR={tmp_path / 'config'} JUPYTER_DATA_DIR={tmp_path / 'data'}
+            export JUPYTER_RUNTIME_DIR={tmp_path / 'runtime'} PATH="$VENV/bin:$PATH"
+            source "$HERE/servers.sh"
+            eval "drawn_$(declare -f ui_free_port)"
+            ui_free_port() {{  # the first draw loses the race: {tmp_path / 'taken'} names a port now taken
+              if [ -e {tmp_path / 'taken'} ]; then cat {tmp_path / 'taken'}; rm {tmp_path / 'taken'}; else drawn_ui_free_port; fi
+            }}
+            trap 'for pid in "${{SERVER_PIDS[@]}}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done' EXIT
+            start_servers admin
+            echo "admin up on ${{PORT_OF[admin]}}"
+        """
+        done = subprocess.run(["bash", "-c", script], cwd=ROOT / "ui-tests", capture_output=True, text=True,
+                              timeout=400)
+    finally:
+        other.terminate()
+        other.wait(timeout=30)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    assert f"the admin server ended before answering (port {taken} taken meanwhile?)" in out, out[-4000:]
+    up = [line for line in done.stdout.splitlines() if line.startswith("admin up on ")]
+    assert up and up[0] != f"admin up on {taken}", out[-4000:]

@@ -4,7 +4,7 @@
 # Installs what it needs (Debian's chromium, the npm packages of ui-tests/ with `npm ci`), builds
 # the wheel and serves the labextension FROM THE WHEEL (its share/jupyter/labextensions files are
 # put first on JUPYTER_PATH), starts three JupyterLab servers on free ports side by side (admin, non-admin, and a fresh admin one for the
-# screenshots and accessibility scans; see jupyter_server_test_config.py) and runs the tests. Screenshots are compared with the committed
+# screenshots and accessibility scans; see jupyter_server_test_config.py and servers.sh) and runs the tests. Screenshots are compared with the committed
 # baselines in ui-tests/tests/*-snapshots/ (`bash ui-tests/run.sh --update-snapshots` rewrites them).
 #
 # Usage (from anywhere):  bash ui-tests/run.sh [playwright args...]
@@ -33,7 +33,7 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sched-ui.XXXXXX")"
-SERVER_PIDS=()
+SERVER_PIDS=()  # the servers' (ui-tests/servers.sh), each its own process group
 cleanup() {
   # each test server runs in its own process group (setsid), with its kernels and jobs
   for pid in "${SERVER_PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
@@ -97,45 +97,14 @@ if [ -z "${SCHED_UI_NO_NPM_CI:-}" ] || [ ! -d node_modules/@jupyterlab/galata ];
 fi
 
 log "browser tests"
-read -r SCHED_UI_PORT SCHED_UI_PORT_USER SCHED_UI_PORT_VISUAL < <("$VENV/bin/python" -c '
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-for s in socks:
-    s.close()
-')
-export SCHED_UI_PORT SCHED_UI_PORT_USER SCHED_UI_PORT_VISUAL SCHED_UI_STATE="$WORK/state"
+export SCHED_UI_STATE="$WORK/state"
 mkdir -p "$SCHED_UI_STATE"
 # The three servers start side by side (Playwright's webServer entries start one after the other:
 # ~5 s each on an idle 2-core machine, 15-18 s each on a loaded one); playwright.config.js then
-# starts none. Their stderr goes to this output, as Playwright's [WebServer] lines did.
-start_server() {  # start_server ROLE PORT
-  SCHED_UI_ROLE=$1 SCHED_UI_PORT=$2 setsid jupyter lab --config jupyter_server_test_config.py \
-    > /dev/null 2> >(sed -u "s/^/[WebServer $1] /" >&2) &
-  SERVER_PIDS+=($!)
-}
-start_server admin "$SCHED_UI_PORT"
-start_server user "$SCHED_UI_PORT_USER"
-start_server visual "$SCHED_UI_PORT_VISUAL"
-"$VENV/bin/python" - "$SCHED_UI_PORT" "$SCHED_UI_PORT_USER" "$SCHED_UI_PORT_VISUAL" <<'PY'
-import sys
-import time
-import urllib.request
-
-deadline = time.monotonic() + 120  # as playwright.config.js's webServer timeout
-waiting = {f"http://127.0.0.1:{port}/lab" for port in sys.argv[1:]}
-while waiting and time.monotonic() < deadline:
-    for url in sorted(waiting):
-        try:
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                if answer.status < 400:
-                    waiting.discard(url)
-        except OSError:
-            pass
-    time.sleep(0.2)
-if waiting:
-    sys.exit(f"test servers not up within 120 s: {sorted(waiting)}")
-PY
+# starts none. Each is started again on another port if its port was taken before it bound it
+# (ui-tests/servers.sh). Their stderr goes to this output, as Playwright's [WebServer] lines did.
+# shellcheck source=ui-tests/servers.sh
+source "$HERE/servers.sh"
+start_servers admin user visual
+export SCHED_UI_PORT=${PORT_OF[admin]} SCHED_UI_PORT_USER=${PORT_OF[user]} SCHED_UI_PORT_VISUAL=${PORT_OF[visual]}
 SCHED_UI_SERVERS_STARTED=1 npx playwright test "$@"
