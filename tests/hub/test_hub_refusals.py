@@ -16,35 +16,42 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from tests.accounts import Account, os_accounts, shared_dir, skip_reason
+from tests.hub.serve_start import serve_env
 from tests.runas_env import runas_venv
 
 
-def _free_port() -> int:
-    """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
-    from tests import ports
-
-    return ports.free_port()
+def serve_env_of(folder: Path, user: Account | None = None) -> dict[str, str]:
+    """The hub's service environment in ``folder`` (:func:`tests.hub.serve_start.serve_env`: its URLs at free
+    ports, a SQLite store, the session's host registry); another account's leaves out ``PYTHONPATH`` (it runs
+    its own venv)."""
+    env = serve_env(folder, f"sqlite:///{folder / 'store.sqlite'}")
+    if user is not None:
+        env.pop("PYTHONPATH", None)
+    return env
 
 
 def serve(folder: Path, *options: str, python: str = sys.executable, user: Account | None = None,
           allow_port: bool = True) -> tuple[int, str]:
     """Run ``jupyter-sched serve`` to its exit (the refusal ends it); its status and log. ``allow_port``: with
     ``--allow-unprivileged-port`` (the test's free port is one any account may bind: verify25 V7)."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
-           "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
-           "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
-           "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
-           "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
-    if "PYTHONPATH" in os.environ and user is None:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     done = subprocess.run([python, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
                            "--SchedApp.inventory_source=simulated",
                            *(["--allow-unprivileged-port"] if allow_port else []), *options],
-                          env=env, cwd=folder, capture_output=True, text=True, timeout=120,
+                          env=serve_env_of(folder, user), cwd=folder, capture_output=True, text=True, timeout=120,
                           user=user.uid if user else None, group=user.gid if user else None,
                           extra_groups=[] if user else None)
     return done.returncode, done.stdout + done.stderr
+
+
+def test_s31_flake_serve_keeps_the_sessions_host_registry(tmp_path: Path) -> None:
+    """serve() gave its service an environment of its own making, without ``$JUPYTER_SCHED_HOST_REGISTRY``: a
+    service that got as far as registering would have done so in the host's /tmp registry, where other test
+    processes and runs meet (session 30's s30-xdist mended the other harnesses: tests/conftest.py ``host_registry``)."""
+    assert serve_env_of(tmp_path)[ENV_REGISTRY] == os.environ[ENV_REGISTRY]  # KeyError before
+    assert serve_env_of(tmp_path, Account("someone", 4242, 4242, "/nonexistent"))[ENV_REGISTRY] == os.environ[ENV_REGISTRY]
+    assert "PYTHONPATH" not in serve_env_of(tmp_path, Account("someone", 4242, 4242, "/nonexistent"))
 
 
 def refusal(log: str) -> str:
