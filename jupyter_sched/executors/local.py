@@ -1850,7 +1850,8 @@ def _with_signalled(ended: ExecutorEvent, t: _Tracked) -> ExecutorEvent:
     (:func:`.outcome.stopped_processes`: the processes the job left running, those a stop signalled)."""
     record = _exit_record(t)
     left = record.get("left") if record is not None else None
-    said = stopped_processes(left if isinstance(left, dict) else None, t.signalled)
+    said = stopped_processes(left if isinstance(left, dict) else None, t.signalled,
+                             gang=record.get("gang") if record is not None else None)
     if not said:
         return ended
     if isinstance(ended, Exited):

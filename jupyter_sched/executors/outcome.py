@@ -270,15 +270,32 @@ def _left_part(left: Mapping[str, Any] | None) -> list[str]:
     return [f"{who} left {_processes(total)} running, ended as jobs leave none behind: {names}"] if total else []
 
 
-def stopped_processes(left: Mapping[str, Any] | None, signalled: Sequence[Mapping[str, Any]]) -> str:
+def _gang_part(gang: object) -> list[str]:
+    """``["worker 2 failed (exit code 7), so the other 2 workers were sent SIGTERM: python … (SIGTERM), …"]`` from
+    the wrapper's record of a gang's all-or-nothing stop (``exit.json``'s ``gang``)."""
+    if not isinstance(gang, Mapping):
+        return []
+    processes = gang.get("processes")
+    total, names = _named(processes if isinstance(processes, list) else [], gang.get("count"), fates=True)
+    if not total:
+        return []
+    worker = printable_line(str(gang.get("worker") or "?"), limit=20)
+    ended = printable_line(str(gang.get("ended") or "failed"), limit=40)
+    return [f"worker {worker} failed ({ended}), so the other {'worker was' if total == 1 else f'{total} workers were'} "
+            f"sent SIGTERM: {names}"]
+
+
+def stopped_processes(left: Mapping[str, Any] | None, signalled: Sequence[Mapping[str, Any]], *,
+                      gang: object = None) -> str:
     """What a job's end signalled, for its message (newuser30 n16: the processes a job left running were
     stopped and nobody was told): ``its main process left 2 processes running, ended as jobs leave none
     behind: sleep 1000 (SIGTERM), sleep 999 (SIGKILL)`` (``left``: the wrapper's record in ``exit.json``);
     ``the stop sent SIGTERM to 3 processes (python train.py, sleep 1000, sleep 999), then SIGKILL 10 s later
     to 1 (sleep 999)`` and ``its wrapper ended and left processes running: the service sent SIGTERM to 1
-    (sleep 999)`` (``signalled``: the executor's records, :func:`~.wrapper.signal_lines`); "" when nothing was.
-    The job's log names each process with its pid (up to ten)."""
-    parts: list[str] = []
+    (sleep 999)`` (``signalled``: the executor's records, :func:`~.wrapper.signal_lines`); ``worker 2 failed (exit
+    code 7), so the other 2 workers were sent SIGTERM: …`` (``gang``: the wrapper's record of a gang's stop); ""
+    when nothing was. The job's log names each process with its pid (up to ten)."""
+    parts: list[str] = _gang_part(gang)
     for why, opening in (("stop", "the stop sent "), ("left", ""), ("wrapper", "its wrapper ended and left processes "
                                                                              "running: the service sent ")):
         if why == "left":  # in the order they came: a stop's signals end the main process, then its leftovers

@@ -901,7 +901,8 @@ def main(argv: list[str] | None = None) -> int:
     _say(job_dir, lines + _gang_said, cap)  # and with what; a gang's stop (newuser30 n16); these stay, what
     # leftovers append after them does not
     ended: dict[str, object] = {"exit_code": code, "signal": signame, "finished_at": datetime.now(timezone.utc).isoformat(),
-                                "said": len(records), "worded": False}  # what the executor need not say from outside
+                                "said": len(records), "worded": False,  # what the executor need not say from outside
+                                **({"gang": _gang_stop} if _gang_stop else {})}
     _record_end(job_dir, ended)
     left = _end_leftovers(grace_s)
     if left:  # newuser30 n16: what the job left running was ended, and its log says so
@@ -956,6 +957,8 @@ def _worker_overlays(launch: dict[str, object] | None) -> list[dict[str, str]]:
 
 _gang_said: list[str] = []
 """The log's lines of a gang's all-or-nothing stop (:func:`_wait_gang`), written with the job's end."""
+_gang_stop: dict[str, object] = {}
+"""The same for ``exit.json`` (``"gang"``: the job's message says it): ``{"worker", "ended", "processes", "count"}``."""
 
 
 def _wait_gang(children: list[subprocess.Popen[bytes]], ranks: list[str] | None = None) -> int:
@@ -969,7 +972,7 @@ def _wait_gang(children: list[subprocess.Popen[bytes]], ranks: list[str] | None 
     first_failure: int | None = None
     running = list(children)
     stopped: list[tuple[subprocess.Popen[bytes], str]] = []
-    failed = ""
+    rank = how = failed = ""
     while running:
         for child in list(running):
             code = child.poll()
@@ -978,7 +981,7 @@ def _wait_gang(children: list[subprocess.Popen[bytes]], ranks: list[str] | None 
             running.remove(child)
             if code != 0 and first_failure is None:
                 first_failure = code
-                rank = (ranks or [])[children.index(child)] if ranks else str(children.index(child))
+                rank = ranks[children.index(child)] if ranks else str(children.index(child))
                 how = f"killed by {signal.Signals(-code).name}" if code < 0 and -code in _SIGNALS else f"exit code {code}"
                 failed = f"worker {rank} (pid {child.pid}) failed ({how})"
                 stopped = [(other, _command_of(other.pid)) for other in running]
@@ -993,6 +996,7 @@ def _wait_gang(children: list[subprocess.Popen[bytes]], ranks: list[str] | None 
         _gang_said[:] = [f"[jupyter_sched] {failed}; a gang runs all or nothing, so the other "
                          f"{_plural(len(stopped), 'worker')} {'was' if len(stopped) == 1 else 'were'} sent SIGTERM:",
                          *process_lines(fates)]
+        _gang_stop.update(worker=rank, ended=how, processes=fates[:LISTED], count=len(fates))
     return first_failure if first_failure is not None else 0
 
 

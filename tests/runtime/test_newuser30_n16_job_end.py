@@ -270,6 +270,8 @@ wait_gate({str(gate)!r})
                         "the other 2 workers were sent SIGTERM:"), lines
     assert [line.split(":")[0] for line in lines[1:]] == [f"[jupyter_sched]   pid {pids[r]}" for r in (0, 1)], lines
     assert all(line.endswith(" (ended on SIGTERM)") for line in lines[1:]), lines
+    assert ended.message.startswith("exited with code 7; worker 2 failed (exit code 7), so the other 2 workers were "
+                                    "sent SIGTERM: "), ended.message
 
 
 @needs_accounts
