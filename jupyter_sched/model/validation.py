@@ -1094,14 +1094,25 @@ NO_LIMIT_WARNING = ("no time limit given and no default here = unlimited; this j
 """Shown when a request gives no time limit and no queue rule gives it one (new user 20, N23)."""
 
 
-def no_limit_note(source: str) -> str | None:
+UNLIMITED_NO_GPU_WARNING = "time limit 0 = unlimited: it runs until it ends or is cancelled"
+""":data:`UNLIMITED_WARNING` of work holding no GPU: it reserves nothing and waits for no reservation."""
+
+NO_LIMIT_NO_GPU_WARNING = "no time limit given and no default here = unlimited: it runs until it ends or is cancelled"
+""":data:`NO_LIMIT_WARNING` of work holding no GPU (newuser31 n8: a 0-GPU notebook run was told it "can only start
+when nothing is reserved", and started at once — reservations are of GPUs)."""
+
+
+def no_limit_note(source: str, gpus: int = 1) -> str | None:
     """The note a submit answer carries for a job that will run without a time limit, by where its
     limit comes from (``source`` of :func:`~jupyter_sched.queues.limits.effective_limit`):
     ``"unlimited"`` (``time_limit: 0``) → :data:`UNLIMITED_WARNING`; ``"none given"`` (left out,
     and no queue default or maximum applies) → :data:`NO_LIMIT_WARNING`; None otherwise (a limit
     given or defaulted, or a kernel's lease, which never has one). Both say the same consequence
     (scheduling/pending.py: work without a limit "can only start when nothing is reserved"). New
-    user 20, N23: ``--time-limit 0`` got the note, leaving it out — the same job — got none."""
+    user 20, N23: ``--time-limit 0`` got the note, leaving it out — the same job — got none. ``gpus``: the GPUs the
+    job asks for (all workers); 0: the notes of work that holds none (:data:`NO_LIMIT_NO_GPU_WARNING`)."""
+    if gpus <= 0:  # reservations are of GPUs: work holding none starts past them (newuser31 n8)
+        return {"unlimited": UNLIMITED_NO_GPU_WARNING, "none given": NO_LIMIT_NO_GPU_WARNING}.get(source)
     return {"unlimited": UNLIMITED_WARNING, "none given": NO_LIMIT_WARNING}.get(source)
 
 

@@ -430,7 +430,8 @@ class JobsService:
             # a service left without one runs until stopped, as meant
             rules = getattr(self.ctx.engine.profile, "time_limits", ())
             source = effective_limit(spec, rules)[1]  # None: defaults
-            note = no_limit_note(source) if spec.kind is JobKind.TRAINING or source == "unlimited" else None
+            note = no_limit_note(source, spec.resources.total_gpus) if spec.kind is JobKind.TRAINING or source == "unlimited" \
+                else None
             stop_s, stop_source = run_limit(spec, rules)
             if note and stop_s is not None and stop_source.endswith("unlimited asked"):  # verify28: not past the max
                 note += (f"; team {spec.team}'s queue stops it at its maximum ({format_duration(stop_s)}) once it "

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, main
-from jupyter_sched.model.validation import NO_LIMIT_WARNING
+from jupyter_sched.model.validation import NO_LIMIT_NO_GPU_WARNING
 from jupyter_sched.wording import render_reason
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
@@ -950,7 +950,7 @@ def test_newuser3_finding_19_rest_refuses_what_cannot_start_and_says_what_zero_m
     there = ann.post("jobs", json={"gpus": 0, "script": "there.py", "working_dir": str(tmp_path)})
     carried = ann.post("jobs", json={"gpus": 0, "script": "cell.py", "source": "print(1)\n"})  # %%schedule's way
     assert there.status_code == 201 and carried.status_code == 201, (there.text, carried.text)
-    assert there.json().get("warnings") == [NO_LIMIT_WARNING]  # no other note (new user 20, N23: this one)
+    assert there.json().get("warnings") == [NO_LIMIT_NO_GPU_WARNING]  # no other note (new user 20, N23: this one)
     unlimited = ann.post("jobs", json={"gpus": 2, "command": ["sleep", "300"], "time_limit": "0s"})
     assert unlimited.status_code == 201, unlimited.text
     assert unlimited.json()["time_limit_s"] is None
@@ -1109,7 +1109,7 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
     assert "jupyter-sched submit: note: cpu is not reserved on this server (its inventory declares no host cpu)" \
         in run.err and "note: memory is not reserved" in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()
-    assert plain.get("warnings") == [NO_LIMIT_WARNING]  # nothing of cpu or memory (new user 20, N23: no time limit)
+    assert plain.get("warnings") == [NO_LIMIT_NO_GPU_WARNING]  # nothing of cpu or memory (new user 20, N23: no time limit)
 
 
 def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:
@@ -1572,4 +1572,4 @@ def test_newuser7_finding_18_an_env_the_scheduler_sets_is_said_to_be_replaced(se
     assert ("jupyter-sched submit: note: env CUDA_DEVICE_ORDER is set by the scheduler from the job's allocation; "
             "the value given is not used") in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"SEED": "1"}}).json()
-    assert plain.get("warnings") == [NO_LIMIT_WARNING]  # nothing of env (new user 20, N23: no time limit)
+    assert plain.get("warnings") == [NO_LIMIT_NO_GPU_WARNING]  # nothing of env (new user 20, N23: no time limit)

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError
-from jupyter_sched.model.validation import UNLIMITED_WARNING
+from jupyter_sched.model.validation import UNLIMITED_NO_GPU_WARNING
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser10 import _env
 from tests.onboarding.test_newuser11 import _cli, _magics
@@ -59,18 +59,18 @@ def test_newuser13_n1_time_limit_zero_is_no_limit_everywhere_and_below_a_second_
     for zero in ({"time_limit": "0"}, {"time_limit": 0}, {"time_limit_s": 0}, {"time_limit": "0s"}):
         made = ann.post("jobs", json={"gpus": 0, "command": ["true"], **zero})
         assert made.status_code == 201, made.text
-        assert made.json()["time_limit_s"] is None and made.json()["warnings"] == [UNLIMITED_WARNING], zero
+        assert made.json()["time_limit_s"] is None and made.json()["warnings"] == [UNLIMITED_NO_GPU_WARNING], zero
     script = tmp_path / "nu13n1.py"
     script.write_text("print('n1')\n")
     capsys.readouterr()
     job_id = _magics(server).schedule(f"run --gpus 0 --time-limit 0 {script}")
     assert isinstance(job_id, str) and job_id.startswith("j-")
-    assert UNLIMITED_WARNING in capsys.readouterr().out
+    assert UNLIMITED_NO_GPU_WARNING in capsys.readouterr().out
     assert ann.get(f"jobs/{job_id}").json()["time_limit_s"] is None
     env = _env(tmp_path, server)
     cli = _cli(env, "submit", "--gpus", "0", "--time-limit", "0", "--", "true")
     assert cli.returncode == EXIT_OK, cli.stderr
-    assert f"jupyter-sched submit: note: {UNLIMITED_WARNING}" in cli.stderr, cli.stderr
+    assert f"jupyter-sched submit: note: {UNLIMITED_NO_GPU_WARNING}" in cli.stderr, cli.stderr
 
     for body, field in (({"time_limit": "0.0001s"}, "time_limit"), ({"time_limit_s": 0.5}, "time_limit_s")):
         error = _refused(server, body)

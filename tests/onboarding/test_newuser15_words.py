@@ -15,7 +15,7 @@ import pytest
 
 from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
-from jupyter_sched.model.validation import NO_LIMIT_WARNING
+from jupyter_sched.model.validation import NO_LIMIT_NO_GPU_WARNING
 from tests.core.core_builders import T0, Scenario, make_job, make_node, running, snapshot
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser11 import _magics
@@ -417,5 +417,5 @@ def test_red15_r15_an_image_on_the_local_executor_is_said_to_be_unused(server: E
     assert made.status_code == 201, made.text
     assert made.json()["warnings"] == ["image 'pytorch/pytorch:2' is not used: the local executor runs jobs on this "
                                        "host's own software, not in a container image",
-                                       NO_LIMIT_WARNING], made.json()  # new user 20, N23
+                                       NO_LIMIT_NO_GPU_WARNING], made.json()  # new user 20, N23
     clear(server)

@@ -46,7 +46,7 @@ def test_newuser20_n23_no_time_limit_is_said_the_same_given_as_0_or_left_out(
     services = _services(tmp_path, SchedulingProfile(time_limits=rules))
     try:
         job = services.jobs.submit(services.caller("bo", admin=False),
-                                   SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"], **body}))
+                                   SubmitJobRequest.model_validate({"gpus": 1, "command": ["true"], **body}))
         notes = [w for w in job.model_dump(mode="json").get("warnings") or () if "time limit" in w]
         assert notes == want
     finally:

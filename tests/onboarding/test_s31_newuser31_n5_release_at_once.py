@@ -39,3 +39,21 @@ def test_newuser31_n5_at_once_only_when_the_release_frees_enough(requested: Any,
     assert f"released with %gpu release in that notebook, {said}" in text, text
     if "sooner" in said:
         assert "at once" not in text, text
+
+
+def test_newuser31_n8_work_holding_no_gpu_is_not_told_it_waits_for_reservations() -> None:
+    """newuser31 n8: a 0-GPU notebook run was told "this job can only start when nothing is reserved"; it
+    started at once — reservations are of GPUs. Work holding GPUs is still told (REST tests pin its words)."""
+    from jupyter_sched.model.validation import (
+        NO_LIMIT_NO_GPU_WARNING,
+        NO_LIMIT_WARNING,
+        UNLIMITED_NO_GPU_WARNING,
+        UNLIMITED_WARNING,
+        no_limit_note,
+    )
+
+    assert no_limit_note("none given", 0) == NO_LIMIT_NO_GPU_WARNING
+    assert no_limit_note("unlimited", 0) == UNLIMITED_NO_GPU_WARNING
+    assert all("reserved" not in note for note in (NO_LIMIT_NO_GPU_WARNING, UNLIMITED_NO_GPU_WARNING))
+    assert no_limit_note("none given", 2) == NO_LIMIT_WARNING and "nothing is reserved" in NO_LIMIT_WARNING
+    assert no_limit_note("unlimited", 1) == UNLIMITED_WARNING
