@@ -359,7 +359,10 @@ def _held_by_unblock(holder: Any) -> str:
     gpus, total, models = holder.get("gpus"), holder.get("total"), _held_models(holder)
     every = isinstance(gpus, (int, float)) and isinstance(total, (int, float)) and gpus >= total
     hold = f"every {models}GPU" if every else f"most of the {models}GPUs"
-    return (f"Ask {holder['user']} to release some of them, or ask an admin to set quotas (c.SchedApp.quotas, "
+    # a batch job is cancelled, a lease released (newuser31 n5: "release" of jobs with time limits read as a lease's)
+    jobs, leases = (int(holder.get(k) or 0) for k in ("jobs", "leases"))
+    verb = "cancel" if jobs and not leases else "release or cancel" if jobs and leases else "release"
+    return (f"Ask {holder['user']} to {verb} some of them, or ask an admin to set quotas (c.SchedApp.quotas, "
             f"or PUT api/sched/quotas){limit} so no one user can hold {hold}.")
 
 

@@ -46,7 +46,7 @@ def test_s22_verify22_v1_an_a100_wait_names_the_a100_holder_not_the_h100_one() -
     assert (held["gpus"], held["total"], held["jobs"], held["models"]) == (2, 2, 1, ["A100-80GB"]), held
     assert held_by_text(held) == "eve holds 2 of 2 A100-80GB GPUs (1 job, no time limit)"
     unblock = unblock_sentence({"code": reason.code, "message": reason.message, "details": reason.details})
-    assert "Ask eve to release some of them" in unblock and "ivan" not in unblock, unblock
+    assert "Ask eve to cancel some of them" in unblock and "ivan" not in unblock, unblock
     assert "so no one user can hold every A100-80GB GPU" in unblock, unblock
 
 
@@ -66,7 +66,7 @@ def test_s22_verify22_v1_most_but_not_every_gpu_is_not_advised_as_every() -> Non
     assert "models" not in held, held  # every model of the inventory: the plain words
     assert held_by_text(held) == "ivan holds 5 of 6 GPUs (2 jobs, no time limit)"
     unblock = unblock_sentence({"code": reason.code, "message": reason.message, "details": reason.details})
-    assert "Ask ivan to release some of them" in unblock, unblock
+    assert "Ask ivan to cancel some of them" in unblock, unblock
     assert "every GPU" not in unblock and "so no one user can hold most of the GPUs" in unblock, unblock
 
 

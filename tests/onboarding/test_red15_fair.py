@@ -62,7 +62,7 @@ def test_red15_r4_r8_a_user_holding_every_gpu_is_named_and_queues_behind_the_lig
     assert _until(b, third["id"], lambda job: True)["reason"]["position"] == 2
     text = seen["reason"]["text"]
     assert "red15b holds 2 of 2 GPUs (2 jobs, no time limit)" in text["summary"], text
-    assert text["unblock"].startswith("Ask red15b to release some of them, or ask an admin to set quotas"), text
+    assert text["unblock"].startswith("Ask red15b to cancel some of them, or ask an admin to set quotas"), text
     assert "c.SchedApp.quotas" in text["unblock"] and "c.SchedApp.default_time_limit_s" in text["unblock"], text
     assert seen["reason"]["details"]["held_by_one_user"]["user"] == "red15b"
     # R8: red15b's names are quoted as red15b's, cut to 40 characters (the "…" outside the quotes, red18 R5); never bare

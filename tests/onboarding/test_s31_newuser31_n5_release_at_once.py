@@ -57,3 +57,14 @@ def test_newuser31_n8_work_holding_no_gpu_is_not_told_it_waits_for_reservations(
     assert all("reserved" not in note for note in (NO_LIMIT_NO_GPU_WARNING, UNLIMITED_NO_GPU_WARNING))
     assert no_limit_note("none given", 2) == NO_LIMIT_WARNING and "nothing is reserved" in NO_LIMIT_WARNING
     assert no_limit_note("unlimited", 1) == UNLIMITED_WARNING
+
+
+@pytest.mark.parametrize(("jobs", "leases", "verb"), [(3, 0, "cancel"), (0, 2, "release"), (1, 1, "release or cancel")],
+                         ids=["batch jobs", "leases", "both"])
+def test_newuser31_n5b_the_holder_is_asked_to_cancel_jobs_and_release_leases(jobs: int, leases: int, verb: str) -> None:
+    """newuser31 n5: "ask n31b to release some of them" of batch jobs with time limits — "release" is the
+    lease's (and a held job's) word; a job is cancelled."""
+    from jupyter_sched.wording.reasons import _held_by_unblock
+
+    said = _held_by_unblock({"user": "n31b", "gpus": 4, "total": 4, "jobs": jobs, "leases": leases})
+    assert said.startswith(f"Ask n31b to {verb} some of them, or ask an admin to set quotas"), said
