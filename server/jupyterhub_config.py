@@ -35,6 +35,11 @@ c.JupyterHub.services = [
     # another account's (red team 31, R3): root, the service's own account and "postgres" are believed, others
     # only when listed in c.SchedApp.db_server_uids.
 ]
+# The hub's own API, which the service asks who each caller is (admin, groups): on a port below 1024 too. On
+# 8081 (the default, any account may bind it while the hub restarts) the service and users' servers refuse a
+# connection another account accepted (red team 31, R4); a hub that runs as its own account, not root, is
+# named to the service with c.HubSchedApp.hub_uids = [<its uid>] (users' servers: JUPYTER_SCHED_HUB_UIDS).
+# c.JupyterHub.hub_bind_url = "http://127.0.0.1:1081"
 # Hub users' jobs run as the OS account of the same name (what c.JupyterHub.spawner_class =
 # "localprocess" does for their servers); map other names in the service's config, e.g.
 # c.HubSchedApp.run_as_accounts = {"alice@example.org": "alice"}.

@@ -203,6 +203,16 @@ class HubSchedApp(SchedApp):
         checks the service's certificate); a WARNING is said at each start then.""",
     )
 
+    hub_uids = List(
+        Int(), config=True,
+        help="""Uids of the accounts JupyterHub runs as, where it is not root: each connection the service makes to a
+        loopback hub API address (JUPYTERHUB_API_URL, e.g. http://127.0.0.1:8081/hub/api) must have been accepted
+        by root, the service's own account or one of these, else it is closed before anything is sent — while the
+        hub restarts another local account could take its port, answer "admin" for anyone and keep the tokens sent
+        to it (red31 R4). Default []: root and the service's account. Better still, put the hub's API on a port
+        below 1024 (c.JupyterHub.hub_bind_url). Users' servers read $JUPYTER_SCHED_HUB_UIDS (comma-separated).""",
+    )
+
     @default("max_running_cpu_jobs_per_user")
     def _hub_cpu_job_cap(self) -> int:
         """The CPU-job cap is a guard between a hub's users (their jobs share the service's host):
@@ -280,6 +290,9 @@ class HubSchedApp(SchedApp):
             traitlets.TraitError: hub mode cannot run jobs safely as configured (names the
                 setting and the fix; the server stops with that one line).
         """
+        from .hub_peer import set_hub_uids
+
+        set_hub_uids(self.hub_uids)  # before any call to the hub API (red31 R4)
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
         definitions = getattr(self.services, "definitions", None)

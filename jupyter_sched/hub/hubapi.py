@@ -64,13 +64,14 @@ class HubLookupError(Exception):
 
 
 class HubAPI:
-    """:class:`HubClient` over tornado's HTTP client with the service's own token.
+    """:class:`HubClient` over httpx with the service's own token; a loopback hub API address held by another
+    account is refused before anything is sent (:mod:`.hub_peer`, red31 R4) and fails as "no answer".
 
     Args:
         api_url: the hub API URL (``$JUPYTERHUB_API_URL``, e.g. ``http://127.0.0.1:8081/hub/api``).
         token: the service's API token (``$JUPYTERHUB_API_TOKEN``).
         timeout_s: seconds one request may take, connecting and waiting for a connection slot
-            included (tornado's ``request_timeout``); then it fails as :class:`HubLookupError`
+            included; then it fails as :class:`HubLookupError`
             (status 0) and the caller retries at its next tick.
     """
 
@@ -82,30 +83,37 @@ class HubAPI:
         """Epoch seconds of the first unanswered request of the outage in force (None: the hub answers)."""
 
     async def request(self, method: str, path: str, body: Any = None, *, paginated: bool = False) -> Any:
-        from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+        import asyncio
+
+        import httpx
+
+        from .hub_peer import hub_client
 
         headers = {"Authorization": f"token {self.token}", "Content-Type": "application/json",
                    "Accept": PAGINATION_MEDIA_TYPE if paginated else "application/json"}
-        request = HTTPRequest(self.api_url + path.lstrip("/"), method=method, headers=headers,
-                              body=None if body is None else json.dumps(body), request_timeout=self.timeout_s,
-                              connect_timeout=self.timeout_s)
         try:
-            response = await AsyncHTTPClient().fetch(request)
-        except HTTPClientError as exc:
-            if exc.code == 599:  # tornado's own: timed out (connect, queue or answer) or connection lost
-                raise self._down(HubLookupError(f"{method} {path}: no answer from the hub ({exc.message}; limit "
-                                                f"{self.timeout_s:g} s)"), str(exc.message)) from None
-            self._up()
-            raise HubLookupError(f"{method} {path}: hub answered {exc.code}{hub_answer(exc.response)}", exc.code) from None
+            # a loopback hub API held by another account is refused once connected, before the token goes
+            # (red31 R4: it answered "admin" for anyone and kept the service's token); the total bounded as before
+            response = await asyncio.wait_for(hub_client(self.timeout_s).request(
+                method, self.api_url + path.lstrip("/"), headers=headers,
+                content=None if body is None else json.dumps(body)), self.timeout_s)
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise self._down(HubLookupError(f"{method} {path}: no answer from the hub (timed out; limit "
+                                            f"{self.timeout_s:g} s)"), f"timed out: {exc}") from None
+        except httpx.TransportError as exc:
+            raise self._down(HubLookupError(f"{method} {path}: no answer from the hub ({exc})"), str(exc)) from None
         except OSError as exc:
             raise self._down(HubLookupError(f"{method} {path}: hub unreachable ({exc})"),
                              exc.strerror or str(exc)) from None
         self._up()
+        if response.status_code >= 400:
+            raise HubLookupError(f"{method} {path}: hub answered {response.status_code}{hub_answer(response)}",
+                                 response.status_code)
         try:
-            return json.loads(response.body) if response.body else None
+            return json.loads(response.content) if response.content else None
         except ValueError:
             raise HubLookupError(f"{method} {path}: the hub's answer is not JSON{hub_answer(response)}",
-                                 response.code) from None
+                                 response.status_code) from None
 
     def _down(self, exc: HubLookupError, why: str) -> HubLookupError:
         """Note an unanswered request: the first of an outage logs one WARNING (hubadmin24 B13: every
@@ -129,7 +137,7 @@ def hub_answer(response: Any, limit: int = 200) -> str:
     """``: <the hub's message>`` from an HTTP answer of the hub (JupyterHub errors are
     ``{"status", "message"}``; other bodies are quoted as text), at most ``limit`` characters; ""
     without a body. For logs: what the hub said, never a request header."""
-    body = getattr(response, "body", None) or b""
+    body = getattr(response, "body", None) or getattr(response, "content", None) or b""  # tornado's, httpx's
     if not body:
         return ""
     text = body.decode("utf-8", "replace")

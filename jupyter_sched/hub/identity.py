@@ -30,7 +30,6 @@ never a request held for minutes or a 500 (issue 17).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -46,6 +45,7 @@ from ..errors import BusyError, NotFoundError
 from ..executors.runas import fds_short
 from ..wording.service_token import TOKEN_REFUSED_MESSAGE, no_longer_a_user
 from .front_door import note_caller, note_refused
+from .hub_peer import guard_hub_auth, hub_sync_client
 from .hubapi import HUB_TIMEOUT_S, HubAPI
 from .service_token import TokenWatch
 
@@ -241,9 +241,10 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         try:
             record = await self.hub_api("GET", f"users/{quote(name, safe='')}")
         except Exception as exc:  # refused or unreachable: no traceback to the caller
-            if getattr(exc, "code", None) in (401, 403) and await self.token_watch.check(self.service_hub()) is False:
+            code = getattr(exc, "status", None)
+            if code in (401, 403) and await self.token_watch.check(self.service_hub()) is False:
                 raise web.HTTPError(503, TOKEN_REFUSED_MESSAGE) from None  # the admin's fix, not "retry" (hub admin 22)
-            if getattr(exc, "code", None) == 404:  # the hub's definite answer, not an outage (hubadmin25 B21)
+            if code == 404:  # the hub's definite answer, not an outage (hubadmin25 B21)
                 self._cache.pop(name, None)
                 raise web.HTTPError(403, no_longer_a_user(name)) from None
             raise web.HTTPError(503, f"the scheduler could not ask the hub for {name}'s groups ({exc.__class__.__name__}); "
@@ -293,7 +294,8 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         auth = self.hub_auth
         url = auth.api_url.rstrip("/") + "/users/" + quote(name, safe="")
         try:
-            response = httpx.get(url, headers={"Authorization": f"token {auth.api_token}"}, timeout=self.hub_timeout_s)
+            with hub_sync_client(self.hub_timeout_s) as hub:  # loopback squatters refused (red31 R4)
+                response = hub.get(url, headers={"Authorization": f"token {auth.api_token}"})
         except httpx.HTTPError as exc:
             raise BusyError(f"the hub did not say who {name} is ({exc})", hint="retried shortly") from None
         if response.status_code == 404:
@@ -315,18 +317,10 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         """Call the hub REST API with the service's token; the decoded JSON answer.
 
         Raises:
-            tornado.httpclient.HTTPClientError: the hub refused or is unreachable.
+            HubLookupError: the hub refused (``status``) or did not answer (status 0; a loopback address held by
+                another account is that too: :mod:`.hub_peer`).
         """
-        from tornado.httpclient import AsyncHTTPClient, HTTPRequest
-
-        auth = self.hub_auth
-        url = auth.api_url.rstrip("/") + "/" + path.lstrip("/")
-        request = HTTPRequest(url, method=method, headers={"Authorization": f"token {auth.api_token}",
-                                                           "Content-Type": "application/json"},
-                              body=None if body is None else json.dumps(body), request_timeout=self.hub_timeout_s,
-                              connect_timeout=self.hub_timeout_s)
-        response = await AsyncHTTPClient().fetch(request)
-        return json.loads(response.body) if response.body else None
+        return await self.service_hub().request(method, path, body)  # loopback squatters refused (red31 R4)
 
 
 def bound_token_checks(timeout_s: float) -> bool:
@@ -342,6 +336,7 @@ def bound_token_checks(timeout_s: float) -> bool:
     except ImportError:
         return False
     client = JupyterHubHTTPClient.instance()
+    guard_hub_auth(client)  # its connections to a loopback hub API are checked too (red31 R4)
     if "timeout" in client.session_options:
         return False
     client.session_options = {**client.session_options,

@@ -19,6 +19,9 @@ from urllib.parse import quote
 
 import httpx
 
+from .guarded import guarded_transport
+from .hub_peer import hub_refusal
+
 __all__ = ["NarrowTokens", "ScopedToken"]
 
 log = logging.getLogger(__name__)
@@ -43,7 +46,7 @@ class NarrowTokens:
         server_token: the server's own token (``$JUPYTERHUB_API_TOKEN``), which asks.
         service: the scheduler's service name (``jupyter-sched``).
         server_name: the server's name on the hub ("" = default), for the token's note.
-        transport: an httpx transport (None = network).
+        transport: an httpx transport (None = the network, loopback squatters refused).
     """
 
     def __init__(self, api_url: str, user: str, server_token: str, service: str, *, server_name: str = "",
@@ -53,7 +56,9 @@ class NarrowTokens:
         self.server_token = server_token
         self.service = service
         self.server_name = server_name
-        self._transport = transport
+        # the server's own token goes to the hub only: a loopback hub API held by another account is refused
+        # before the first byte (red31 R4, :mod:`.hub_peer`)
+        self._transport = transport if transport is not None else guarded_transport(hub_refusal)
 
     @property
     def scopes(self) -> list[str]:

@@ -69,9 +69,11 @@ def check_token_blocking(api_url: str, token: str, *, timeout_s: float = 10.0) -
     the service starts; never raises."""
     import httpx
 
+    from .hub_peer import hub_sync_client
+
     try:
-        answer = httpx.get(api_url.rstrip("/") + "/user", headers={"Authorization": f"token {token}"},
-                           timeout=timeout_s)
+        with hub_sync_client(timeout_s) as hub:  # a loopback squatter gets no token (red31 R4): "no answer"
+            answer = hub.get(api_url.rstrip("/") + "/user", headers={"Authorization": f"token {token}"})
     except httpx.HTTPError as exc:
         return TokenCheck(None, why=f"no answer: {exc.__class__.__name__}: {exc}"[:300])
     if answer.status_code in _REFUSED:
