@@ -197,7 +197,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
     if not args.quiet and (said := bare_seconds_note(args.time_limit)):
         print(f"{PROG} submit: note: {said}", file=io.err)
-    for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
+    # said once, in the option's name: the server's note on a bare time_limit (newuser31 N4) is this one
+    server_said = bare_seconds_note(args.time_limit, option="time_limit")
+    for warning in () if args.quiet else [w for w in job.get("warnings") or () if not server_said or w != server_said]:  # what the server says about the request
         print(f"{PROG} submit: note: {said_to_reader(str(warning))}", file=io.err)  # its "this UTC day" (n11)
     if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
         path = os.path.join(os.path.expanduser(body["working_dir"]), args.notebook)

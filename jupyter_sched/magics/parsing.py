@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -319,6 +320,24 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         nvlink=bool(getattr(ns, "nvlink", False)),
         workdir=_nonempty(getattr(ns, "workdir", None), "--workdir"),
     )
+
+
+def _no_script_to_dryrun(err: ValidationError, rest: Sequence[str]) -> None:
+    """Refuse a script (or notebook) given to ``%schedule dryrun`` by what dryrun checks (newuser31 n10:
+    ``%schedule dryrun train.py --gpus 3`` said only "unknown argument train.py"): the request's
+    resources, the same options without the script. Returns when ``err`` is about something else.
+
+    Raises:
+        ValidationError: ``%schedule dryrun: train.py: dryrun checks a request, not a script — …``.
+    """
+    word = err.field or ""
+    if word.startswith("-") or word not in rest or not re.search(r"\.(py|ipynb|sh)$|/", word):
+        return
+    kept = [t for t in rest if t != word]
+    raise ValidationError(f"%schedule dryrun: {word}: dryrun checks a request, not a script — "
+                          f"%schedule dryrun {shlex.join(kept) or '--gpus 1'}", field=word,
+                          hint="it says whether the GPUs asked for would fit, where and when; %schedule run "
+                               "SCRIPT [options] runs the script") from None
 
 
 def check_model(model: str | None, inventory: Mapping[str, Any]) -> None:
@@ -680,7 +699,11 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     if head == "dryrun":
         parser = _Parser(prog, "%schedule", abbrev=True)
         _add_request_options(parser, resources=True)
-        ns = parser.parse_args(rest)
+        try:
+            ns = parser.parse_args(rest)
+        except ValidationError as err:
+            _no_script_to_dryrun(err, rest)
+            raise
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
         return _parse_cancel(rest)

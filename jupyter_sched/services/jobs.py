@@ -39,6 +39,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
+from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
     not_kept_text,
     public_serving,
@@ -420,6 +421,8 @@ class JobsService:
                                           host_cores=(os.cpu_count() or 0) if local is not None else 0))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
             warnings.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
+            if said := bare_seconds_note(request.time_limit, option="time_limit"):  # newuser31 N4: every surface
+                warnings.append(said)
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
                 warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                                 "host's own software, not in a container image")

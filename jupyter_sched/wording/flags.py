@@ -530,12 +530,14 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
     return f"{prog}: {f'{field}: ' if field else ''}{text}{tail} [usage_error]"
 
 
-def bare_seconds_note(value: str | None) -> str:
-    """The unit a bare ``--time-limit`` number was taken in, said by the CLI and the magics (newuser22 N2,
-    verify22 V3: ``--time-limit 5`` was 5 seconds, said nowhere): ``--time-limit 5 is 5 seconds (a bare
-    number is seconds; 5m is 5 minutes)``; "" for a value with a unit, 0 (no limit) or none."""
-    if value is None or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value.strip()) or float(value) == 0:
+def bare_seconds_note(value: object, option: str = "--time-limit") -> str:
+    """The unit a bare time-limit number was taken in, said by the CLI and the magics (newuser22 N2,
+    verify22 V3: ``--time-limit 5`` was 5 seconds, said nowhere) and by the server for a ``time_limit``
+    sent as text (``option="time_limit"``; newuser31 N4: the panel's Time limit "90" ran 90 seconds,
+    said only by the CLI and the magics): ``--time-limit 5 is 5 seconds (a bare number is seconds; 5m
+    is 5 minutes)``; "" for a value with a unit, 0 (no limit), none or anything but text."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value.strip()) or float(value) == 0:
         return ""
     number = value.strip()
-    return (f"--time-limit {number} is {number} second{'' if float(number) == 1 else 's'} (a bare number is "
+    return (f"{option} {number} is {number} second{'' if float(number) == 1 else 's'} (a bare number is "
             f"seconds; {number}m is {number} minutes)")

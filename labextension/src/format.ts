@@ -1211,7 +1211,9 @@ const FLAG_LABELS: Record<string, string> = {
   '--gpus': 'GPUs',
   '--priority': 'Priority',
   '--time-limit': 'Time limit',
-  '--name': 'Name'
+  '--name': 'Name',
+  // the server's own note on the field the form sends (newuser31 N4: `time_limit 90 is 90 seconds …`)
+  time_limit: 'Time limit'
 };
 
 /**

@@ -479,7 +479,8 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
       const job = await model.client.submit(body);
       // what the server says about the accepted request (time limit 0 = no limit at all, an image not used…),
       // as the CLI and the magics print it (new user 13, N1: a panel user was told nothing)
-      const notes = (job.warnings ?? []).map(w => ' ' + trans.__('Note: %1.', w)).join('');
+      // in the form's words: `time_limit 90 is 90 seconds …` names the Time limit field (newuser31 N4)
+      const notes = (job.warnings ?? []).map(w => ' ' + trans.__('Note: %1.', formWords(w, trans))).join('');
       setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) + notes, kind: notes ? 'warn' : 'ok' });
       submitted(job);
     } catch (err) {

@@ -1,0 +1,64 @@
+"""newuser31's findings on the surfaces (session 31): the words the panel, the magics and the CLI say,
+checked against a real embedded server (2 simulated GPUs: no GPU here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.magics.parsing import parse_schedule_line
+from tests.onboarding.test_cli_firsthour import api, clear, cli, module_server
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+NINETY = "90 is 90 seconds (a bare number is seconds; 90m is 90 minutes)"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    yield from module_server(tmp_path_factory, "nu31", USERS)
+
+
+# ---- N4: a bare time limit is seconds, said by the server (the panel's Submit sends "90" as text) -----------
+
+def test_newuser31_n4_the_server_notes_a_bare_time_limit_is_seconds(server: EmbeddedServer) -> None:
+    # before: the panel's Time limit "90" ran 90 seconds without a word; only the CLI and the magics said it
+    ann = api(server, "tok-ann")
+    try:
+        said = ann.post("jobs", json={"gpus": 0, "time_limit": "90", "command": ["true"]})
+        assert said.status_code == 201, said.text
+        assert f"time_limit {NINETY}" in said.json()["warnings"], said.json()
+        for limit in (90, "90m", "1h30m"):  # a JSON number is seconds as REST documents; a unit says itself
+            quiet = ann.post("jobs", json={"gpus": 0, "time_limit": limit, "command": ["true"]})
+            assert quiet.status_code == 201, quiet.text
+            assert not [w for w in quiet.json().get("warnings") or () if "bare number" in w], quiet.json()
+    finally:
+        clear(server)
+
+
+def test_newuser31_n4_the_cli_says_the_bare_time_limit_note_once_in_its_options_words(server: EmbeddedServer) -> None:
+    try:
+        run = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "90", "--", "true")
+        assert run.code == 0, run
+        assert run.err.count("bare number is seconds") == 1, run.err
+        assert f"jupyter-sched submit: note: --time-limit {NINETY}" in run.err, run.err
+    finally:
+        clear(server)
+
+
+# ---- n10: `%schedule dryrun train.py --gpus 3` says dryrun checks a request, with the line to type ------------
+
+@pytest.mark.parametrize("line, word, fix", [
+    ("dryrun train.py --gpus 3 --time-limit 10m", "train.py", "%schedule dryrun --gpus 3 --time-limit 10m"),
+    ("dryrun --gpus 2 notebooks/eda.ipynb", "notebooks/eda.ipynb", "%schedule dryrun --gpus 2"),
+])
+def test_newuser31_n10_dryrun_given_a_script_says_it_checks_a_request(line: str, word: str, fix: str) -> None:
+    # before: "%schedule dryrun: unknown argument train.py" and no more
+    with pytest.raises(ValidationError) as caught:
+        parse_schedule_line(line)
+    assert caught.value.message == f"%schedule dryrun: {word}: dryrun checks a request, not a script — {fix}", \
+        caught.value.message
+    assert caught.value.field == word and "%schedule run SCRIPT" in (caught.value.hint or "")
+    assert parse_schedule_line(fix.removeprefix("%schedule ")).action == "dryrun"  # the line it gives is taken
