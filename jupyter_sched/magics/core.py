@@ -235,6 +235,17 @@ def _errors() -> Iterator[None]:
         raise MagicError(str(err)) from None
 
 
+
+def _hub_folder(working_dir: Any) -> str:
+    """Where a cell's job runs on a hub, as its body says (newuser31 N7: "in your home directory there" while it
+    ran in the notebook's folder, ``~/proj``): ``in ~/proj there (this notebook's folder)``; ``in your home
+    folder there`` for ``~``, or when the notebook's folder is outside the home (no folder is sent then)."""
+    if isinstance(working_dir, str) and working_dir not in ("", "~"):
+        return f"in {working_dir} there (this notebook's folder)"
+    if working_dir == "~":
+        return "in your home folder there (this notebook's folder)"
+    return "in your home folder there (this notebook's folder is outside your home)"
+
 @magics_class
 class SchedMagics(Magics):
     """``%gpu`` (interactive GPUs for this kernel) and ``%schedule`` / ``%%schedule`` (jobs).
@@ -1018,8 +1029,9 @@ class SchedMagics(Magics):
         if self._hub():
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
             body.setdefault("name", cmd.options.name or f"cell-{digest}")
-            return self._submit(cmd.options, body, "Runs this cell through the hub's scheduler with your default "
-                                f"Python, in your home directory there; {self._unshared(cmd)}")
+            return self._submit(cmd.options, body, f"Runs this cell through the hub's scheduler with its job Python "
+                                f"(where the hub's admins install packages), {_hub_folder(body.get('working_dir'))}; "
+                                f"{self._unshared(cmd)}")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
         ignore = cells.parent / ".gitignore"
