@@ -518,6 +518,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
         self.refuse_missing_paths(job.spec)
         self.refuse_privileged_port(job.spec)
+        self.refuse_own_port(job.spec)
         self.refuse_memory_over_host(job.spec, request.body())
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
@@ -637,6 +638,28 @@ class JobsService:
             out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: a node runs one job "
                        f"per declared port, so the later one waits until the other ends — {do}")
         return out[:3]
+
+    def refuse_own_port(self, spec: JobSpec) -> None:
+        """An inference job's port that this server itself listens on is refused when the local executor runs
+        it on this host: the job would wait "until it is free", which is until the server the user types into
+        stops (newuser31 n16: ``%schedule serve app.py --port 18900`` on the lab's own port 18900).
+
+        Raises:
+            ValidationError: naming the field ``port``.
+        """
+        if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(self.ctx.executor, LocalExecutor):
+            return
+        import psutil
+
+        try:
+            mine = {c.laddr.port for c in psutil.Process().net_connections(kind="inet")
+                    if c.status == psutil.CONN_LISTEN and c.laddr}
+        except (psutil.Error, OSError):
+            return
+        if spec.port in mine:
+            raise ValidationError(f"port {spec.port} is this Jupyter server's own port (the server you are using "
+                                  "listens there): the service could never bind it while the server runs",
+                                  field="port", hint=f"choose another port, e.g. {spec.port + 50}")
 
     def refuse_privileged_port(self, spec: JobSpec) -> None:
         """An inference job's port below the host's first unprivileged port (1024, or the kernel's
@@ -923,6 +946,7 @@ class JobsService:
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
+        self.refuse_own_port(spec)
         self.refuse_memory_over_host(spec, sent)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         if job.is_lease:  # the submit's lease checks, the same functions (one admission path)

@@ -7,7 +7,7 @@ executor, and a real listening socket of this test process."""
 
 from __future__ import annotations
 
-import socket
+import subprocess
 import sys
 from typing import Any
 
@@ -20,8 +20,12 @@ SERVE = ("import socket, sys, time; s = socket.create_server(('127.0.0.1', int(s
 async def test_red17_r3_a_port_bound_outside_is_warned_at_submit_and_pends_until_free(
         sched_app: Any, api: Any) -> None:
     """Failed before the fix: 201 without a warning, admitted at once, then failed 'port … in use'."""
-    outside = socket.create_server(("127.0.0.1", 0))
-    port = int(outside.getsockname()[1])
+    # a process of its own: a socket this (in-process) server's process listens on is the server's own port,
+    # refused outright (newuser31 n16)
+    outside = subprocess.Popen([sys.executable, "-c", "import socket, sys, time; s = socket.create_server(('127.0.0.1', 0)); "
+                                "print(s.getsockname()[1], flush=True); time.sleep(600)"], stdout=subprocess.PIPE, text=True)
+    assert outside.stdout is not None
+    port = int(outside.stdout.readline())
     try:
         status, job = await api("POST", "jobs", {"gpus": 1, "kind": "inference", "port": port, "name": "a-serve",
                                                  "command": [sys.executable, "-c", SERVE, str(port)]})
@@ -39,7 +43,8 @@ async def test_red17_r3_a_port_bound_outside_is_warned_at_submit_and_pends_until
         _, again = await api("GET", f"jobs/{job['id']}")
         assert again["state"] == "pending" and not again.get("started_at"), "no burnt start meanwhile"
     finally:
-        outside.close()
+        outside.kill()
+        outside.wait(timeout=30)
 
     async def running() -> bool:
         _, now = await api("GET", f"jobs/{job['id']}")
