@@ -23,7 +23,7 @@ from typing import Any
 from ..client._wire import Req, unwrap_list
 from ..model.periods import PERIODS, next_period_start, period_name, period_starts
 from ..model.units import clock_text, gpu_hours_phrase
-from ..wording.usage import USAGE_DAYS, last_days
+from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days
 
 __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
 
@@ -574,25 +574,10 @@ def _num(value: Any) -> str:
     return "-" if value is None else f"{float(value):.3f}"
 
 
-def _cost(row: Mapping[str, Any]) -> str:
-    """A row's COST: ``12.500``; ``≥ 2.500`` when some of its usage had no price in force (its warning names the
-    model and GPU-hours; hubadmin26 B21: the priced part, a lower bound); ``-`` when none is known."""
-    if row.get("cost") is None and row.get("unpriced_gpu_hours") and row.get("priced_cost") is not None:
-        return f"≥ {_num(row['priced_cost'])}"
-    return _num(row.get("cost"))
-
-
-def _pct(value: Any) -> str:
-    """An EFFICIENCY cell: ``42 %``; ``<1 %`` for a share above nothing that rounds to 0, ``>99 %`` for one
-    short of all that rounds to 100 (newuser28 n15: 0.26 % read ``0 %``, "never used the GPU"); ``-`` unknown."""
-    if value is None:
-        return "-"
-    percent = float(value) * 100
-    if 0 < percent < 0.5:
-        return "<1 %"
-    if 99.5 <= percent < 100:
-        return ">99 %"
-    return f"{percent:.0f} %"
+_cost = cost_cell
+"""A row's COST cell: the one renderer the magics' ``%schedule usage`` shares (newuser31 n9)."""
+_pct = efficiency_cell
+"""An EFFICIENCY cell: the one renderer the magics' ``%schedule usage`` shares (newuser31 n9)."""
 
 
 def _print(rows: list[list[str]], io: Any) -> None:

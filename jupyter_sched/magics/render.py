@@ -322,15 +322,18 @@ USAGE_COLUMNS = ("user", "gpu_hours", "utilized", "efficiency", "cost", "jobs")
 
 def usage_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The ``%schedule usage`` table (GET usage/report by user): the CLI's columns, GPU-hours as numbers
-    (rounded to 3 places), efficiency as a fraction (0.42) — newuser27 N6."""
+    (rounded to 3 places) — newuser27 N6; efficiency and cost in the CLI's cells (``42 %``, ``<1 %``;
+    ``-`` for no price), one renderer (newuser31 n9: ``0.002`` and ``None``)."""
+    from ..wording.usage import cost_cell, efficiency_cell
+
     pd = pandas()
 
     def num(value: Any) -> Any:
         return round(float(value), 3) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     out = [{"user": row.get("user") or "-", "gpu_hours": num(row.get("allocated_gpu_hours")),
-            "utilized": num(row.get("utilized_gpu_hours")), "efficiency": num(row.get("efficiency")),
-            "cost": num(row.get("cost")), "jobs": row.get("jobs")} for row in rows]
+            "utilized": num(row.get("utilized_gpu_hours")), "efficiency": efficiency_cell(row.get("efficiency")),
+            "cost": cost_cell(row), "jobs": row.get("jobs")} for row in rows]
     return shown_frame(pd.DataFrame(out, columns=list(USAGE_COLUMNS)))
 
 

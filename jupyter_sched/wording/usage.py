@@ -12,11 +12,13 @@ says it (``Dec 1 00:00 UTC → now``, :func:`jupyter_sched.cli.admin_views.perio
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from ..model.units import clock_text
 
-__all__ = ["USAGE_DAYS", "last_days"]
+__all__ = ["USAGE_DAYS", "cost_cell", "efficiency_cell", "last_days"]
 
 USAGE_DAYS = 7
 """Days of the default usage period (``accounting.usage.USAGE_WINDOW``; kept apart: this package
@@ -38,3 +40,30 @@ def last_days(since: str | datetime | None, now: datetime | None) -> str:
     server that does not say it) ``in the last 7 days``."""
     start = _when(since)
     return f"in the last {USAGE_DAYS} days" + (f" (since {clock_text(start, now)})" if start is not None else "")
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.3f}"
+
+
+def cost_cell(row: Mapping[str, Any]) -> str:
+    """A usage row's COST, in ``jupyter-sched usage`` and ``%schedule usage`` (newuser31 n9: the magic
+    showed ``None``): ``12.500``; ``≥ 2.500`` when some of its usage had no price in force (its warning
+    names the model and GPU-hours; hubadmin26 B21: the priced part, a lower bound); ``-`` when none is known."""
+    if row.get("cost") is None and row.get("unpriced_gpu_hours") and row.get("priced_cost") is not None:
+        return f"≥ {_num(row['priced_cost'])}"
+    return _num(row.get("cost"))
+
+
+def efficiency_cell(value: Any) -> str:
+    """An EFFICIENCY cell, in ``jupyter-sched usage`` and ``%schedule usage`` (newuser31 n9: the magic showed
+    the fraction 0.002): ``42 %``; ``<1 %`` for a share above nothing that rounds to 0, ``>99 %`` for one
+    short of all that rounds to 100 (newuser28 n15: 0.26 % read ``0 %``, "never used the GPU"); ``-`` unknown."""
+    if value is None:
+        return "-"
+    percent = float(value) * 100
+    if 0 < percent < 0.5:
+        return "<1 %"
+    if 99.5 <= percent < 100:
+        return ">99 %"
+    return f"{percent:.0f} %"

@@ -62,3 +62,23 @@ def test_newuser31_n10_dryrun_given_a_script_says_it_checks_a_request(line: str,
         caught.value.message
     assert caught.value.field == word and "%schedule run SCRIPT" in (caught.value.hint or "")
     assert parse_schedule_line(fix.removeprefix("%schedule ")).action == "dryrun"  # the line it gives is taken
+
+
+# ---- n9: `%schedule usage` says efficiency and cost in the CLI's cells --------------------------------------
+
+def test_newuser31_n9_schedule_usage_says_efficiency_and_cost_as_the_cli_does(server: EmbeddedServer) -> None:
+    # before: `efficiency 0.002  cost None` in the DataFrame where `jupyter-sched usage` said `<1 %  -`
+    from tests.onboarding.test_newuser11 import _magics
+
+    try:
+        done = cli(server, "tok-ann", "submit", "--gpus", "1", "--name", "n9use", "--wait", "--", "sleep", "1")
+        assert done.code == 0, done
+        frame = _magics(server).schedule("usage")
+        row = frame[frame["user"] == "ann"].iloc[0]
+        table = cli(server, "tok-ann", "usage")
+        line = next(line for line in table.out.splitlines() if line.startswith("ann "))
+        assert isinstance(row["efficiency"], str) and row["efficiency"].endswith(("%", "-")), row
+        assert row["cost"] == "-", row  # no prices here: the CLI's "-", not Python's None
+        assert f" {row['efficiency']}  " in f"{line} ", (row["efficiency"], line)
+    finally:
+        clear(server)
