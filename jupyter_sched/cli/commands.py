@@ -165,12 +165,24 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         path_said = submitter_note(sent, too_long)
     if getattr(args, "dry_run", False):  # newuser26 N8: the terminal had no dry run, the magic and the panel did
         return _dry_run(client, body, io)
-    # a restart of the server is ridden out, only while the submit surely never reached it (hubadmin24 B18)
-    from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
+    # a restart of the server is ridden out: sent again while it surely never reached it (hubadmin24 B18); a
+    # send whose answer was lost is looked for once the service answers, and sent again only if absent (newuser31 N8)
+    from ..client.ride_out import ARRIVED, SENT_AGAIN, MaybeSubmitted, submit_through_restart
+    from .main import EXIT_NO_SERVER, error_line, failure
 
-    job = RideOut(_say(io), doing="the submit was not received; sending it again",
-                  stop="Ctrl-C stops, nothing is submitted", retry_if=never_sent,
-                  limit_s=SUBMIT_RIDE_OUT_S)(lambda: client.submit(body))
+    try:
+        job, how = submit_through_restart(lambda: client.submit(body), lambda n: client.jobs(limit=n), body,
+                                          _say(io), stop="Ctrl-C stops, nothing is submitted",
+                                          look=f"{PROG} jobs")
+    except MaybeSubmitted as exc:  # "no server answered" (exit 3), and how to look before sending it again
+        print(failure(args, error_line("submit", exc), exc), file=io.err)
+        return EXIT_NO_SERVER
+    if how == ARRIVED:
+        print(f"{PROG} submit: note: submitted after the service restarted (its answer was lost in the restart; "
+              "the job had arrived, so it was not sent twice)", file=io.err)
+    elif how == SENT_AGAIN:
+        print(f"{PROG} submit: note: the scheduler did not get it before the restart; sent again once it answered",
+              file=io.err)
     if resolved is not None and argv and _PYTHON.fullmatch(str(argv[0])):  # even under -q (newuser28 N3)
         from ..client.submitter_env import foreign_python_warning
 

@@ -18,18 +18,28 @@ while the failure proves the request never reached the scheduler (:func:`never_s
 proxy's 503 for a service that is not running, a refused connection) — never after a timeout, a
 reset or a 502/504, where the job may have been taken and a second send would submit it twice —
 and for at most :data:`SUBMIT_RIDE_OUT_S` seconds.
+
+A submit whose answer was lost (a connection closed before an answer, a 502/504, a timeout: it may
+have arrived) is not given up at once (newuser31 N8: "ask your hub admin" 16 s into a restart it had
+just announced, and the job was not there): :func:`submit_through_restart` waits, within the same
+limit, until the scheduler answers, looks among the caller's newest jobs for it (same name, same
+command, submitted since just before it was sent) and sends it again only when it is not there and
+the connection ended with the server's process (:func:`died_with_it`; after a timeout or a 502/504 the
+scheduler may still be taking it: not sent twice); the caller says which (:data:`ARRIVED`, :data:`SENT_AGAIN`). Where it still cannot tell, it raises
+:class:`MaybeSubmitted`, whose message says how to look before submitting again.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
 
 from ..errors import SchedError
 
-__all__ = ["CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SUBMIT_RIDE_OUT_S", "RideOut", "never_sent", "no_server_answered",
-           "restarting_notice"]
+__all__ = ["ARRIVED", "CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SENT_AGAIN", "SUBMIT_RIDE_OUT_S", "MaybeSubmitted",
+           "RideOut", "died_with_it", "never_sent", "no_server_answered", "restarting_notice", "submit_through_restart"]
 
 RIDE_OUT_S = 600.0
 """Longest run of no answer (seconds) a wait keeps polling through before it gives up (exit 3)."""
@@ -45,6 +55,19 @@ DOWN_CODES = frozenset({"service_unavailable", "hub_service_unreachable", "serve
 
 CTRL_C = "Ctrl-C stops waiting, the job goes on"
 """How a terminal's wait is stopped, said in its notice."""
+
+ARRIVED = "arrived"
+"""How :func:`submit_through_restart` got its job: the lost send had reached the scheduler."""
+
+SENT_AGAIN = "sent again"
+"""How :func:`submit_through_restart` got its job: the lost send had not arrived; sent again."""
+
+CLOCK_SKEW_S = 30.0
+"""Seconds before the send a job of the caller's may say it was submitted and still be this submit's
+(the scheduler's clock may run behind this machine's)."""
+
+LOOKED_AT = 50
+"""The caller's newest jobs looked at for a submit whose answer was lost."""
 
 _clock: Callable[[], float] = time.monotonic
 _sleep: Callable[[float], None] = time.sleep
@@ -77,6 +100,18 @@ def never_sent(exc: BaseException) -> bool:
     if isinstance(exc, ServerUnreachableError) and not isinstance(exc, NotSchedServerError):
         return "(connection refused)" in exc.message
     return False
+
+
+def died_with_it(exc: BaseException) -> bool:
+    """Whether the connection of a lost answer ended with the server's process (closed before an answer,
+    reset): the request either arrived before it died or is gone, nothing of it still on its way, so a
+    look that does not find it proves it never arrived. A timeout or a proxy's 502/504 do not (the
+    scheduler may still be taking it)."""
+    from .sync import NotSchedServerError, ServerUnreachableError
+
+    if not isinstance(exc, ServerUnreachableError) or isinstance(exc, NotSchedServerError):
+        return False
+    return "closed before an answer" in exc.message or "connection reset" in exc.message.lower()
 
 
 def restarting_notice(error: SchedError, doing: str, stop: str = CTRL_C, *, limit_s: float = RIDE_OUT_S) -> str:
@@ -138,3 +173,78 @@ class RideOut:
                     self.said = True
                 _sleep(min(delay, max(end - now, 0.0)))
                 delay = min(delay * 2, MAX_DELAY_S)
+
+
+class MaybeSubmitted(SchedError):
+    """A submit's answer was lost and the scheduler did not answer again in time to look whether it
+    had arrived: the message says so and how to look (``jupyter-sched jobs`` / ``%schedule jobs``)."""
+
+    code = "submit_unknown"
+
+
+def _same_submit(job: Mapping[str, Any], body: Mapping[str, Any], since: datetime) -> bool:
+    """Whether ``job`` (one of the caller's, as ``GET jobs`` lists it) is ``body`` sent at or after ``since``:
+    the same name, the same command/script/notebook where the listing carries them."""
+    if job.get("name") != body.get("name"):
+        return False
+    for key in ("command", "script", "notebook"):
+        if key in job and key in body and job[key] != body[key]:
+            return False
+    try:
+        submitted = datetime.fromisoformat(str(job.get("submitted_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if submitted.tzinfo is None:
+        submitted = submitted.replace(tzinfo=timezone.utc)
+    return submitted >= since
+
+
+def submit_through_restart(submit: Callable[[], dict[str, Any]], mine: Callable[[int], list[dict[str, Any]]],
+                           body: Mapping[str, Any], say: Callable[[str], None], *, stop: str, look: str,
+                           ) -> tuple[dict[str, Any], str]:
+    """Submit ``body`` through a restart of the scheduler, never twice (module doc; newuser31 N8).
+
+    Args:
+        submit: sends the submit once (``client.submit(body)``); returns the job.
+        mine: the caller's newest jobs, at most the number given (``client.jobs(limit=n)``).
+        say: prints a notice (a line on stderr, a notebook's output).
+        stop: how to stop while nothing is sent (``Ctrl-C stops, nothing is submitted``).
+        look: how the user lists their jobs (``jupyter-sched jobs``), for :class:`MaybeSubmitted`.
+
+    Returns: ``(job, how)``; ``how`` is ``""`` (taken at the first answer, or sent again while it surely
+    never arrived), :data:`ARRIVED` or :data:`SENT_AGAIN`.
+
+    Raises: the scheduler's refusal as it is; the last "no answer" error once :data:`SUBMIT_RIDE_OUT_S`
+    seconds are up while nothing was sent; :class:`MaybeSubmitted` when a lost send could not be looked for.
+    """
+    deadline = _clock() + SUBMIT_RIDE_OUT_S
+    name = body.get("name") or "the job"
+    sending = RideOut(say, doing="the submit was not received; sending it again", stop=stop, retry_if=never_sent,
+                      limit_s=SUBMIT_RIDE_OUT_S)
+    looking = RideOut(say, doing=f"it may have reached the scheduler: once it answers, looking whether {name} is there",
+                      stop="Ctrl-C stops looking", limit_s=SUBMIT_RIDE_OUT_S)
+    how = ""
+    while True:
+        # the scheduler's clock is read as this machine's, less a margin (CLOCK_SKEW_S)
+        since = datetime.now(timezone.utc) - timedelta(seconds=CLOCK_SKEW_S)
+        try:
+            return sending(submit, deadline=deadline), how
+        except SchedError as exc:
+            if never_sent(exc) or not no_server_answered(exc):
+                raise  # a refusal, or the time is up while nothing was received: nothing is submitted
+            lost = exc
+        try:
+            jobs = looking(lambda: mine(LOOKED_AT), deadline=deadline)
+        except SchedError as exc:  # still down when the time was up, or the look itself refused: cannot tell
+            raise MaybeSubmitted(
+                f"{lost.message}; the submit may or may not have reached the scheduler",
+                hint=f"`{look}` shows whether {name} is there once the service answers; submit again only if not",
+            ) from exc
+        found = [job for job in jobs if _same_submit(job, body, since)]
+        if found:
+            return found[0], ARRIVED
+        if not died_with_it(lost):  # a timeout or a proxy's 502/504: it may still be on its way in; not sent twice
+            raise MaybeSubmitted(
+                f"{lost.message}; the submit may or may not have reached the scheduler (it may still be taking it)",
+                hint=f"`{look}` shows whether {name} is there in a moment; submit again only if not")
+        how = SENT_AGAIN

@@ -29,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
-from ..client.ride_out import SUBMIT_RIDE_OUT_S, RideOut, never_sent
+from ..client.ride_out import ARRIVED, SENT_AGAIN, RideOut, submit_through_restart
 from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
@@ -995,10 +995,16 @@ class SchedMagics(Magics):
             if said := submitter_note(sent, too_long, here="this kernel's"):
                 note = f"{note} {said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
         # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
-        job = RideOut(self._print, doing="the submit was not received; sending it again",
-                      stop=f"{INTERRUPT}, nothing is submitted", retry_if=never_sent,
-                      limit_s=SUBMIT_RIDE_OUT_S)(lambda: self.client.submit(body))
+        # and a send whose answer was lost is looked for once the service answers, sent again only if absent (N8)
+        job, how = submit_through_restart(lambda: self.client.submit(body), lambda n: self.client.jobs(limit=n), body,
+                                          self._print, stop=f"{INTERRUPT}, nothing is submitted",
+                                          look="%schedule jobs")
         self._print("Submitted " + job_line(job, _now()))
+        if how == ARRIVED:
+            self._print("Submitted after the service restarted (its answer was lost in the restart; the job had "
+                        "arrived, so it was not sent twice).")
+        elif how == SENT_AGAIN:
+            self._print("The scheduler did not get it before the restart; sent again once it answered.")
         if options.time_limit_note:  # `--time-limit 5` is 5 seconds, as the CLI says (verify22 V3)
             self._print(f"Note: {options.time_limit_note}")
         self._say_warnings(job)

@@ -42,6 +42,9 @@ class _Proxy(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        if self.path.split("?")[0].endswith("/jobs"):  # the user's jobs (newuser31 N8 looks there): none arrived
+            self._send(200, json.dumps({"jobs": []}).encode(), "application/json")
+            return
         self._send(200, json.dumps({"mode": "hub", "executors": ["local"]}).encode(), "application/json")
 
     def do_POST(self) -> None:
@@ -103,6 +106,8 @@ def test_s24_hubadmin24_b18_a_submit_that_may_have_arrived_is_never_sent_twice(
         rc, _, err = _submit(monkeypatch, url)
     assert rc == EXIT_NO_SERVER, err
     assert _Proxy.posts == 1 and pauses == [], (err, pauses)
+    # newuser31 N8: looked for (not there yet), not sent twice, and said so with how to look
+    assert "may or may not have reached the scheduler" in err and "submit again only if not" in err, err
 
 
 def test_s24_hubadmin24_b18_a_service_that_stays_down_ends_the_submit_after_two_minutes(
