@@ -845,12 +845,15 @@ export function inCluster(job: { state: string; reason?: PendingReason | null })
  * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
  * `me`: the reader (GET me's user): a hold they put on their own job reads `held by you at 22:14 UTC ·
  * ETA unknown: held · release it: jupyter-sched release j-…` — the command once (newuser27 n2).
+ * `releaseButton`: the row offers a Release button; the hold's command reads `its Release button lets it queue again`
+ * (newuser31 n7: a CLI command to type beside the button).
  */
 export function queueLine(
   job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
   now: Date = new Date(),
   trans: TranslationBundle = NULL_TRANS,
-  me: string | null = null
+  me: string | null = null,
+  releaseButton = false
 ): string {
   if (inCluster(job)) {
     const why = reasonSentence(job.reason, trans);
@@ -884,7 +887,11 @@ export function queueLine(
     const etaReason = job.reason?.eta_reason || job.eta_reason || '';
     parts.push(trans.__('ETA %1', formatEta(eta, now, trans)) + (etaReason ? ` (${etaReason})` : ''));
   }
-  const unblock = text ? text.unblock : (job.reason?.unblock ?? '');
+  let unblock = text ? text.unblock : (job.reason?.unblock ?? '');
+  if (releaseButton && job.reason?.code === 'Held' && /^release it: jupyter-sched release \S+$/.test(unblock.trim())) {
+    // beside its Release button, not a command to type in a terminal (newuser31 n7)
+    unblock = trans.__('its Release button lets it queue again');
+  }
   if (unblock) {
     // the server's sentence as a part of the line, as the CLI's line has it: no "Unblocks when:" before
     // "It starts when …" (new user 20, N22: said twice, a capital after the colon)

@@ -380,7 +380,7 @@ export class MyWorkView extends ModelView {
             // a GPU unhealthy under it, the server's sentence (hubadmin24 B14): one line, as `status JOB` says it
             const sick = done ? '' : unhealthyLine(queued.get(job.id) ?? job);
             const detail = isWaiting(job.state) || inCluster(job)
-              ? queueLine(job, now, trans, model.me?.user ?? null)
+              ? queueLine(job, now, trans, model.me?.user ?? null, !lease && isWaiting(job.state) && holdAction(job, !!model.me?.is_admin) === 'release')
               : done
                 ? outcome(job, trans, model.me?.user ?? null) // "released by you" (new user 23, N17)
                 : ACTIVE_STATES.has(job.state) && job.allocation
