@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
-from ..model import GPU_MILLI, Job, PendingReason, ResourceRequest
+from ..model import GPU_MILLI, Job, JobState, PendingReason, ResourceRequest
 from ..model.job import LEASE_NAMES, public_name
 from ..placement.fragmentation import cycle_placement
 from ..placement.placer import Flavor, Placement, Placer
@@ -132,6 +132,9 @@ class CycleContext:
             x their promised wait (:func:`~jupyter_sched.queues.order.elect_overdue`; issue 16).
         elected_behind: of the elected, each one that goes after an elected job its user already
             passed, with that job's id (:func:`~jupyter_sched.queues.order.elected_behind`; new user 29, N2).
+        barred: overdue jobs no election moves first because their user holds more than an equal share
+            while another user's job waits (:func:`~jupyter_sched.queues.order.election_barred`), by id:
+            ``{"user", "held", "share", "total", "factor"}`` (GPUs; their reason's ``details["election_barred"]``).
         promised: the promised starts made this cycle (:func:`.eta.promises`; None: each is the shown ETA).
         cpu_jobs: per user, CPU-only jobs holding a place (admitted or running), this cycle's
             admissions included — counted only when the profile caps them.
@@ -269,6 +272,8 @@ class CycleContext:
                                     tuple[str, dict[str, Any]] | None] = {}
         self.elected: frozenset[str] = frozenset()  # pending jobs past their promised wait (issue 16, run_on)
         self.elected_behind: dict[str, str] = {}  # of them, those after one their user passed (N2): -> that one
+        # overdue jobs not elected: their user holds above an equal share while another user's job waits (s30-fair2)
+        self.barred: dict[str, dict[str, Any]] = {}
         self.promised: dict[str, datetime | None] | None = {}  # promises made this cycle (eta.promises)
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         # top_holder(), per set of GPU models asked about (None: every model), once worked out
@@ -279,7 +284,9 @@ class CycleContext:
         ``models`` (None, or every model of the inventory: all GPUs) at the cycle's start:
         ``{"user", "gpus", "total", "jobs", "leases", "without_limit"}`` (GPUs held and the GPUs of
         those models, whole or fractional; jobs and leases holding them; how many of those have no
-        time limit), plus ``"models"`` (sorted names) when ``models`` are some of the inventory's
+        time limit), plus ``"starting"`` (how many of those jobs are given their GPUs but not running
+        yet: new user 30, n14 — a job being launched read as one more job "held") where some are, and
+        ``"models"`` (sorted names) when ``models`` are some of the inventory's
         only — red team 15, R4: a waiting user's reason named nobody while one user held 4 of 4 GPUs
         for ever; verify 22, V1: an A100 job on a node mixing models named the user holding its H100s.
         None otherwise (with quotas, the quota's own reasons say who borrows). Worked out once per
@@ -314,6 +321,9 @@ class CycleContext:
                              "jobs": len(jobs) - leases, "leases": leases,
                              "without_limit": sum(1 for j in jobs if j.is_lease or effective_limit(
                                  j.spec, self.profile.time_limits)[0] is None)}
+                    starting = sum(1 for j in jobs if not j.is_lease and j.state is JobState.ADMITTED)
+                    if starting:
+                        found["starting"] = starting
                     if models is not None:
                         found["models"] = sorted(models)
         self._top_holders[models] = found

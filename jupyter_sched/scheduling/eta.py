@@ -71,9 +71,11 @@ from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
 from .runtimes import (
+    GUESSED_FROM,
     Reestimate,
     charged_runtime_of,
     expected_runtime,
+    guessed_end,
     overrunning_users,
     progress_reading,
     time_left,
@@ -155,10 +157,14 @@ def estimate_all(ctx: CycleContext) -> None:
     elected = ctx.elected
     elected_ahead: tuple[str, ...] = tuple(j for j in ahead if j in elected) if elected else ()
     etas: dict[str, datetime | None] = {}
+    # the shown ETAs are the promises (promises()), not those resting on a guess
+    guesses = _Guesses(ctx) if ctx.promised is None and _Guesses.possible(ctx) else None
     for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
         etas[job.id] = eta
+        guessed = guesses is not None and eta is not None and guesses.on_guess(job, waits)
         out.append(Pend(job.id, _record(ctx, job, _agreed(pend.reason, etas), eta, why, waits, code, ahead,
-                                          plan.reestimates, position, progress=progress, elected_ahead=elected_ahead)))
+                                          plan.reestimates, position, progress=progress, elected_ahead=elected_ahead,
+                                          guessed=guessed)))
         ahead[job.id] = job
         if elected and job.id in elected:
             elected_ahead = (*elected_ahead, job.id)
@@ -225,7 +231,53 @@ def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
     plain = copy(ctx)
     plain.snap = replace(snap, progress={}, idle_ends={})
     plain.plan, plain.waited, plain.needs, plain.promised = None, {}, {}, {}
-    return {job.id: estimated[0] for _, job, _, estimated, _, _ in _estimates(plain) if job.id in need}
+    guesses = _Guesses(plain) if _Guesses.possible(plain) else None
+    made: dict[str, datetime | None] = {}
+    for _, job, _, (eta, _, waits, _), _, _ in _estimates(plain):
+        # (every job: one behind it may wait on it)
+        guessed = guesses is not None and eta is not None and guesses.on_guess(job, waits)
+        if job.id in need:
+            made[job.id] = None if guessed else eta
+    return made
+
+
+class _Guesses:
+    """Which ETAs of one pass rest on a guess (verify 30, V6), so that no promise is made from them: one
+    that waits on a running job whose end is a guess (:func:`.runtimes.guessed_end`), or on a job queued
+    ahead whose own start was such an ETA — a flood's later jobs wait on its first ones, which start when
+    the guessed end comes. Asked in queue order (the jobs ahead first), each running job looked up once."""
+
+    __slots__ = ("_ctx", "_ended", "_started")
+
+    def __init__(self, ctx: CycleContext) -> None:
+        self._ctx = ctx
+        self._ended: dict[str, bool] = {}  # running job id -> its end is a guess
+        self._started: set[str] = set()  # pending jobs whose ETA this pass rests on a guess
+
+    @staticmethod
+    def possible(ctx: CycleContext) -> bool:
+        """Can any running job's end be a guess this cycle? (None is, mostly: then no ETA is looked at)"""
+        snap = ctx.snap
+        return ctx.profile.eta_source == "history" and bool(snap.runtime_estimates) and (
+            bool(snap.runtime_typical) or any(source in GUESSED_FROM for source in snap.runtime_sources.values()))
+
+    def on_guess(self, job: Job, waits: Iterable[str]) -> bool:
+        """Does ``job``'s ETA, waiting on ``waits``, rest on a guess? (remembered for the jobs behind it)"""
+        ctx, ended, started = self._ctx, self._ended, self._started
+        for w in waits:
+            if w in started:
+                break
+            guess = ended.get(w)
+            if guess is None:
+                other = ctx.by_id.get(w)
+                guess = ended[w] = other is not None and w not in ctx.admitted and other.state.holds_gpus \
+                    and guessed_end(ctx, other, other.started_at or other.admitted_at or ctx.now)
+            if guess:
+                break
+        else:
+            return False
+        started.add(job.id)
+        return True
 
 
 def _needs_promise(reason: PendingReason | None) -> bool:
@@ -403,6 +455,8 @@ class Plan:
             if stuck:  # a stop that did not take: no honest start (case 032 without force-kill)
                 return None, "; ".join(n.message for n in stuck), est.waits_on, "HeldByTerminating"
             why = est.why + (f" ({', '.join(est.waits_on)})" if est.waits_on else "")
+            # and why a job with a learnt end has none now: it ran past it, with no limit to bound it (V6)
+            why = "; ".join([why, *(n.message for n in notes if n.cause == "no_limit")])
             return None, why, est.waits_on, "NoTimeLimit" if est.waits_on else "NotGpuBound"
         at = self._at.get(est.start)  # starts are a few sums of run times: each said once per cycle
         if at is None:
@@ -845,11 +899,12 @@ def _spots(ctx: CycleContext, job: Job) -> set[tuple[str, str]]:
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: Mapping[str, Job],
             reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False,
-            elected_ahead: tuple[str, ...] = ()) -> PendingReason:
+            elected_ahead: tuple[str, ...] = (), guessed: bool = False) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
     its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
     waits on whose end one set are listed in ``details["eta_progress"]``). ``elected_ahead``: the jobs
-    elected this cycle ahead of it (one elected since the last cycle is a move's cause: :func:`_moved`)."""
+    elected this cycle ahead of it (one elected since the last cycle is a move's cause: :func:`_moved`).
+    ``guessed``: the ETA rests on a guess (:class:`_Guesses`): it is shown, but no promise is made from it."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -938,7 +993,8 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     details["eta_basis"] = basis
     promise = prev.details.get(PROMISE) if prev is not None else None
     if promise is None and ctx.profile.elect_overdue > 0:  # made once, at its first known ETA (promises())
-        start = eta if ctx.promised is None else ctx.promised.get(job.id)
+        # not from a guess: asked again next cycle, until the ETA rests on something (verify 30, V6)
+        start = (None if guessed else eta) if ctx.promised is None else ctx.promised.get(job.id)
         if start is not None:  # (the first ETA's text, said once: 20,000 new jobs in a 5,000-node cycle)
             said = basis["recorded_eta"] if prev is None and start is eta else start.isoformat()
             promise = {"at": ctx.now_iso, "start": said}

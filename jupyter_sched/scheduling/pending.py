@@ -20,7 +20,7 @@ from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
 from ..queues.order import OVERDUE_FLOOR_S, PASSED_BY, PROMISE, passed_by
-from ..wording.reasons import elected_behind_clause, elected_clause
+from ..wording.reasons import barred_clause, elected_behind_clause, elected_clause
 from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
@@ -45,6 +45,9 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
             ctx.reason_cache[key] = (reason, message, details)
     if job.id in ctx.elected:  # first in its class: it waited past its promised wait (issue 16)
         message, details = _elected(ctx, job, message, details)
+    elif ctx.barred and (barred := ctx.barred.get(job.id)) is not None:  # overdue, but its user holds too much
+        message = message.rstrip(".") + f"; {barred_clause(**barred)}."
+        details = {**details, "election_barred": barred}
     model = next((f.model for f in flavors if f.pools), "")  # its first usable GPU model
     res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:

@@ -160,15 +160,18 @@ def learnt_condition(subject: str, source: str, *, share: float | None = None, p
 
 
 def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | None = None,
-                  then_limit: bool = False) -> str:
+                  then_limit: bool = False, unbounded: bool = False) -> str:
     """The note of a running job that outran its learnt end: ``j-1 ran longer than the ~20s that
     similar past runs took`` / ``j-1 ran longer than ~20s (its owner's other runs ended at ~12 % of
     their time limits)``; ``then_limit``: it is past the guess itself, so it is now expected to run
     to its limit (``, so it is now expected to run to its 3m time limit``), else it ran past the
-    typical run and its end moves on (``has run longer``). ``source`` :data:`WITHHELD_RUNS`: the same
+    typical run and its end moves on (``has run longer``); ``unbounded``: it is past the guess and has no
+    time limit, so nothing says when it ends (``, and it has no time limit, so its end is unknown``: verify
+    30, V6 — it was said to stop "within the 1m grace period: it ran past its 5s time limit", a limit it never
+    had). ``source`` :data:`WITHHELD_RUNS`: the same
     note with no learnt figure and no whose runs (``j-1 ran longer than its estimate from past runs``),
     for a reader who may not see its owner's history (red team 22, R2 caveat)."""
-    verb = "ran" if then_limit else "has run"
+    verb = "ran" if then_limit or unbounded else "has run"
     if source == WITHHELD_RUNS:
         text = f"{job_id} {verb} longer than its estimate from past runs"
     elif source == OTHER_RUNS or source in _POPULATION_WHOSE:
@@ -180,6 +183,8 @@ def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | 
         text = f"{job_id} {verb} longer than the ~{format_duration(guess_s)} that similar past runs took"
     if then_limit and limit_s is not None:
         text += f", so it is now expected to run to its {format_duration(limit_s)} time limit"
+    elif unbounded:
+        text += ", and it has no time limit, so its end is unknown"
     return text
 
 

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.periods import said_to_reader
-from ..model.units import clock_text, format_duration, relative_text
+from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
     OTHER_RUNS,
@@ -97,6 +97,20 @@ def elected_clause(waited_s: float, promised_s: float, factor: float, promised_s
                 f"(start by {promised_start})")
     return (f"it goes first: it has waited {format_duration(waited_s)}, {past}; jobs queued later start ahead of "
             "it only if they end before its planned start (elected)")
+
+
+def barred_clause(user: str, held: float, share: float, total: float, factor: float) -> str:
+    """The clause an overdue job says when no election moves it first because its user holds more than an
+    equal share of the GPUs while another user's job waits (:func:`~jupyter_sched.queues.order.election_barred`;
+    s30-fair2: its line said nothing of why it kept waiting past its promised wait), in plain words and
+    without the trade word (the panel's glossary reads "elected" as going first), e.g. "it has waited past
+    0.75 x its promised wait but does not go first: ana holds 3 of 4 GPUs, more than an equal share (2),
+    while another user's job waits; it keeps its place in the queue's order". GPUs as the core counts
+    them (:class:`~jupyter_sched.queues.order.Holdings`)."""
+    return (f"it has waited past {factor:g} x its promised wait but does not go first: {user} holds "
+            f"{round(held, 3):g} of {gpus_phrase(total)}, more "
+            f"than an equal share ({round(share, 2):g}), while another user's job waits; it keeps its place in the "
+            "queue's order")
 
 
 def elected_behind_clause(ahead: str) -> str:
@@ -326,11 +340,16 @@ def held_by_text(holder: Any) -> str:
     """``red15b holds 4 of 4 GPUs (4 jobs, no time limit)`` from a reason's ``details.held_by_one_user``
     (the core's: with no quota configured, one user holds more than half of the GPUs of the job's
     models); ``eve holds 2 of 2 A100-80GB GPUs (1 job)`` when it counts some of the inventory's models
-    only (its ``models``: verify 22, V1); "" without it."""
+    only (its ``models``: verify 22, V1); ``ana holds 2 of 2 GPUs (2 jobs, 1 of them starting)`` while
+    some of those jobs are given their GPUs and being launched (its ``starting``: new user 30, n14 — the
+    job being started read as one more held, as the panel's and ``jobs``' state word says it); "" without it."""
     if not isinstance(holder, Mapping) or not holder.get("user"):
         return ""
     jobs, leases, unlimited = (int(holder.get(k) or 0) for k in ("jobs", "leases", "without_limit"))
+    starting = min(int(holder.get("starting") or 0), jobs)
     held = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((jobs, "job"), (leases, "lease")) if n]
+    if starting:  # said beside the jobs it counts: "2 jobs, 1 of them starting" / "1 job, starting"
+        held[0] += ", starting" if jobs == 1 else f", {'all' if starting == jobs else starting} of them starting"
     limit = "no time limit" if unlimited and unlimited == jobs + leases \
         else f"{unlimited} without a time limit" if unlimited else ""
     inside = ", ".join(part for part in (" and ".join(held), limit) if part)
