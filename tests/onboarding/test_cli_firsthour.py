@@ -95,6 +95,21 @@ def wait_state(server: EmbeddedServer, token: str, job_id: str, *states: str) ->
         time.sleep(0.1)
 
 
+def wait_numbered(server: EmbeddedServer, token: str, running: str, waiting: list[str]) -> None:
+    """Until ``running`` runs and the engine has numbered every job of ``waiting`` (their ``GET queue`` positions).
+    A job submitted after the cycle that started the first one has no position until a later decision, so
+    positions read as soon as the first job ran could leave one out (s31-flake: the race
+    tests/web/test_paging.py's queue pages had under load)."""
+    wait_state(server, token, running, "running")
+    deadline = time.monotonic() + 60
+    while True:
+        rows = api(server, token).get("queue").json()
+        if {row["id"] for row in rows if row.get("position") is not None} >= set(waiting):
+            return
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.1)
+
+
 def module_server(tmp_path_factory: pytest.TempPathFactory, folder: str, users: dict[str, str],
                   admin: str = "boss") -> Iterator[EmbeddedServer]:
     """A module's embedded server (2 simulated GPUs, ``admin`` its admin), its live work stopped before
@@ -389,7 +404,7 @@ def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: Embedde
     is told that more wait, and how to see them."""
     clear(server)
     jobs = [submit(server, "tok-bob", gpus=2) for _ in range(5)]  # one runs, four wait
-    wait_state(server, "tok-bob", jobs[0]["id"], "running")
+    wait_numbered(server, "tok-bob", jobs[0]["id"], [job["id"] for job in jobs[1:]])
     head = api(server, "tok-bob").get("queue", params={"limit": 2}).json()
     assert [(row["id"], row["position"]) for row in head] == [(jobs[1]["id"], 1), (jobs[2]["id"], 2),
                                                               (jobs[0]["id"], None)]
@@ -759,7 +774,7 @@ def test_queue_all_pages_through_the_whole_queue(server: EmbeddedServer) -> None
 
     clear(server)
     jobs = [submit(server, "tok-bob", gpus=2) for _ in range(5)]  # one runs, four wait
-    wait_state(server, "tok-bob", jobs[0]["id"], "running")
+    wait_numbered(server, "tok-bob", jobs[0]["id"], [job["id"] for job in jobs[1:]])
     with connect(server.url, "tok-ann") as client:
         paged = client.queue_all(page=2)
     assert [row["id"] for row in paged] == [j["id"] for j in jobs[1:] + jobs[:1]]
