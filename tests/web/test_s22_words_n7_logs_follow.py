@@ -48,7 +48,11 @@ async def test_s22_words_n7_logs_follow_says_the_pace_note_once_on_stderr(
     try:
         status, _ = await api("POST", f"jobs/{job_id}/progress", {"done": 10, "total": 100})
         assert status == 200
-        await wait_for(lambda: _said(err, WORDS))
+        try:
+            await wait_for(lambda: _said(err, WORDS))
+        except AssertionError as exc:  # s31-flake: once under load the CLI thread sent no request in 30 s; say why
+            raise AssertionError(f"{exc}; the CLI's stderr so far {err.getvalue()!r}, stdout {out.getvalue()!r}; "
+                                 f"{_where(following)}") from None
         status, _ = await api("POST", f"jobs/{job_id}/progress", {"done": 11, "total": 100})  # the same run again
         assert status == 200
         status, _ = await api("DELETE", f"jobs/{job_id}")
@@ -80,3 +84,15 @@ async def test_s22_words_n7_logs_follow_says_the_pace_note_once_on_stderr(
 
 async def _said(err: io.StringIO, words: str) -> bool:
     return words in err.getvalue()
+
+
+def _where(following: Any) -> str:
+    """Whether the CLI's ``main`` ended (with what) and, if not, where every thread of this process is."""
+    import sys
+    import traceback
+
+    if following.done():
+        return f"the CLI ended: {following.exception() or following.result()!r}"
+    stacks = "".join(f"\n-- thread {ident}:\n" + "".join(traceback.format_stack(frame, limit=12))
+                     for ident, frame in sys._current_frames().items())
+    return f"the CLI still runs; threads:{stacks}"
