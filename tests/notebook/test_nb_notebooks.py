@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -54,7 +55,11 @@ def test_notebooks_are_committed_without_outputs() -> None:
 
 
 async def test_quickstart_runs_end_to_end(sched_app: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
+    # newuser31 n11: the user's own train.py beside it was overwritten by %%writefile train.py
+    mine = jp_root_dir / "train.py"
+    mine.write_text("print('my own training script')\n")
     nb = await _execute(jp_serverapp, jp_root_dir, "quickstart.ipynb")
+    assert mine.read_text() == "print('my own training script')\n", "test_newuser31_n11: the user's train.py is left alone"
     text = _text(nb)
     assert "Allocated GPU-" in text
     granted = next(line for line in text.splitlines() if line.startswith("granted:")).split()[-1]
@@ -223,3 +228,13 @@ async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_fai
     assert "failing cell source: if region not in KNOWN:" in text
     assert "its error: ValueError - unknown region 'mars'" in text
     assert "Deleted" in text
+
+
+def test_newuser31_n11_the_example_notebooks_write_no_train_py_of_the_users() -> None:
+    # before: quickstart's `%%writefile train.py` replaced the user's own train.py ("Overwriting train.py");
+    # the executed quickstart test checks a train.py beside it is left as it was
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            source = "".join(cell["source"])
+            for written in re.findall(r"^%%writefile(?:\s+-a)?\s+(\S+)", source, flags=re.M):
+                assert written.startswith(path.stem.split("_")[0] + "_"), (path.name, written)

@@ -82,10 +82,10 @@ def test_newuser6_finding_17_the_readme_points_to_every_example_notebook_and_the
                         (ROOT / "labextension" / "src" / "sidebar.ts").read_text(encoding="utf-8"))
     assert caption and f'"{caption.group(1)}"' in README, "the README quotes the sidebar's tooltip as it is"
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    for written in ("/notebooks/train.py", "/notebooks/checkpoints/", "/notebooks/daily_report.ipynb"):
+    for written in ("/notebooks/quickstart_train.py", "/notebooks/checkpoints/", "/notebooks/daily_report.ipynb"):
         assert written in ignored, written
     quickstart = (ROOT / "notebooks" / "quickstart.ipynb").read_text(encoding="utf-8")
-    assert "%%writefile train.py" in quickstart  # what the ignore lines are for
+    assert "%%writefile quickstart_train.py" in quickstart  # what the ignore lines are for
 
 
 def test_newuser6_finding_17_the_settings_help_names_no_internal_test_case() -> None:
