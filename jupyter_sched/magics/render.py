@@ -172,7 +172,8 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     given (``, projected end ~02:20 UTC (in 6m)``: new user 22, N10); the holders of a shared GPU
     separated by ``; ``; a job given twice in
     ``work`` is one holder, its last copy read), util_pct,
-    memory_used_mib (latest sample; None = no telemetry), health (``cordoned (node n3 is cordoned for
+    memory_used_mib (latest sample; ``-`` where none is known to the reader — no telemetry, or another user's
+    GPU on a hub, whose use is not shown to them — as the CLI's ``-``, not pandas' ``NaN``: newuser31 n4), health (``cordoned (node n3 is cordoned for
     maintenance: …)`` on a node an admin cordoned: hubadmin24), simulated, this_kernel, uuid.
     Then a row per GPU the inventory no longer lists that work in ``work`` still holds (its
     ``gone_gpus``: a node or GPUs gone under it, hubadmin 22 H3), with no index, model or samples
@@ -214,7 +215,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
             alloc = job.get("allocation") if isinstance(job.get("allocation"), Mapping) else {}
             assert isinstance(alloc, Mapping)
             gone_rows.append({"node": alloc.get("node"), "index": "", "model": "", "memory_mib": "",  # blank, not NaN
-                         "allocated_to": "; ".join(holders.get(uuid, ())), "util_pct": None, "memory_used_mib": None,
+                         "allocated_to": "; ".join(holders.get(uuid, ())), "util_pct": "-", "memory_used_mib": "-",
                          "health": GONE_HEALTH, "simulated": bool(job.get("simulated")), "this_kernel": uuid in mine,
                          "uuid": uuid})
     # a node cordoned for maintenance (hubadmin24): its healthy GPUs' health says so, with the admin's reason
@@ -230,7 +231,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         rows.append({
             "node": gpu.get("node"), "index": gpu.get("index"), "model": gpu.get("model"),
             "memory_mib": gpu.get("memory_mib"), "allocated_to": "; ".join(holders.get(uuid, ())),
-            "util_pct": sample.get("utilization_pct"), "memory_used_mib": sample.get("memory_used_mib"),
+            "util_pct": _figure(sample.get("utilization_pct")), "memory_used_mib": _figure(sample.get("memory_used_mib")),
             "health": (f"cordoned ({cordoned[str(gpu.get('node'))]})"
                        if gpu.get("health") == "healthy" and str(gpu.get("node")) in cordoned else gpu.get("health")),
             "simulated": bool(gpu.get("simulated")), "this_kernel": uuid in mine, "uuid": uuid,
@@ -238,6 +239,11 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     columns = ["node", "index", "model", "memory_mib", "allocated_to", "util_pct", "memory_used_mib", "health",
                "simulated", "this_kernel", "uuid"]
     return shown_frame(pd.DataFrame(rows + gone_rows, columns=columns))
+
+
+def _figure(value: Any) -> Any:
+    """A ``%gpu`` table figure as known (a number), or ``-`` where none is (newuser31 n4: ``NaN``)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
 GONE_HEALTH = GONE_WORDS

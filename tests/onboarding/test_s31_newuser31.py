@@ -82,3 +82,20 @@ def test_newuser31_n9_schedule_usage_says_efficiency_and_cost_as_the_cli_does(se
         assert f" {row['efficiency']}  " in f"{line} ", (row["efficiency"], line)
     finally:
         clear(server)
+
+
+# ---- n4: `%gpu`'s table says "-" for figures the reader is not shown, not pandas' NaN ----------------------
+
+def test_newuser31_n4_gpu_table_says_dash_not_nan_for_another_users_gpu() -> None:
+    # before: on a hub, rows of another user's GPUs read `util_pct NaN  memory_used_mib NaN`
+    from jupyter_sched.magics.render import gpu_frame
+
+    inventory = {"gpus": [{"uuid": f"GPU-{i}", "node": "n", "index": i, "model": "A100", "memory_mib": 81920}
+                          for i in range(2)]}
+    theirs = {"id": "j-b", "user": "bob", "kind": "training", "state": "running",
+              "allocation": {"node": "n", "gpu_uuids": ["GPU-1"]}}
+    samples = [{"gpu_uuid": "GPU-0", "utilization_pct": 12.5, "memory_used_mib": 1024}]  # bob's: not sent to ann
+    frame = gpu_frame(inventory, [theirs], samples)
+    assert frame["util_pct"].tolist() == [12.5, "-"], frame
+    assert frame["memory_used_mib"].tolist() == [1024, "-"], frame
+    assert "NaN" not in frame.to_string(), frame.to_string()
