@@ -139,6 +139,17 @@ class MagicError(UsageError):
         return [f"jupyter_sched: {self}"]
 
 
+_CLI_STEP = re.compile(r"\bjupyter-sched (release|cancel) (?=[jl]-)")
+"""A step the server's line names as a CLI command that the magics also take (``release``, ``cancel`` of a job id)."""
+
+
+def in_magic_words(line: str) -> str:
+    """A server line's steps as the notebook's reader types them (newuser31 n7: ``%schedule hold m-next`` answered
+    ``held (release with: jupyter-sched release j-…)`` in a notebook): ``%schedule release j-…``, ``%schedule
+    cancel j-…``; other commands as they are (no magic does them)."""
+    return _CLI_STEP.sub(lambda m: f"%schedule {m.group(1)} ", line)
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -1199,7 +1210,7 @@ class SchedMagics(Magics):
 
             self._print("\n".join(status_lines_of(self.client)))
             return
-        self._print(job_line(self.client.job(self._job_of(str(cmd.job_id), "status")), _now()))
+        self._print(in_magic_words(job_line(self.client.job(self._job_of(str(cmd.job_id), "status")), _now())))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = self._job_of(str(cmd.job_id), "logs")  # a name of mine is taken for its id
@@ -1365,7 +1376,7 @@ class SchedMagics(Magics):
                     raise
                 self._warn(f"{ref}: {_one_line(err)}")
                 continue
-            self._print(changed_line(job, _now()))
+            self._print(in_magic_words(changed_line(job, _now())))
 
     _schedule_release = _schedule_update = _schedule_top = _schedule_hold
 

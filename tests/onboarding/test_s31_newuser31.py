@@ -99,3 +99,29 @@ def test_newuser31_n4_gpu_table_says_dash_not_nan_for_another_users_gpu() -> Non
     assert frame["util_pct"].tolist() == [12.5, "-"], frame
     assert frame["memory_used_mib"].tolist() == [1024, "-"], frame
     assert "NaN" not in frame.to_string(), frame.to_string()
+
+
+# ---- n7 (magics): a hold's answer and a held job's status name %schedule release, not the CLI ----------------
+
+def test_newuser31_n7_the_magics_say_schedule_release_for_a_hold(server: EmbeddedServer,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # before: `%schedule hold m-next` → `held (release with: jupyter-sched release j-…)` in a notebook
+    from tests.onboarding.test_newuser11 import _magics
+
+    ann = api(server, "tok-ann")
+    try:
+        first = ann.post("jobs", json={"gpus": 2, "name": "m-first", "time_limit": "10m", "command": ["sleep", "300"]})
+        assert first.status_code == 201, first.text  # holds both GPUs: m-next waits behind it
+        made = ann.post("jobs", json={"gpus": 2, "name": "m-next", "time_limit": "10m", "command": ["sleep", "30"]})
+        assert made.status_code == 201, made.text
+        job_id = made.json()["id"]
+        magics = _magics(server)
+        capsys.readouterr()
+        magics.schedule("hold m-next")
+        said = capsys.readouterr().out
+        assert f"%schedule release {job_id}" in said and "jupyter-sched release" not in said, said
+        magics.schedule("status m-next")
+        said = capsys.readouterr().out
+        assert f"%schedule release {job_id}" in said and "jupyter-sched" not in said, said
+    finally:
+        clear(server)

@@ -78,7 +78,8 @@ async def test_hubadmin25_b18_schedule_hold_and_release_in_a_notebook(api: Any, 
 
     loop = asyncio.get_running_loop()
     held = await loop.run_in_executor(None, magic, "hold nb-job")
-    assert held == f"{job['id']} (nb-job): held (release with: jupyter-sched release {job['id']})\n", held
+    # in the notebook's words since newuser31 n7 (was `release with: jupyter-sched release …`)
+    assert held == f"{job['id']} (nb-job): held (release with: %schedule release {job['id']})\n", held
     released = await loop.run_in_executor(None, magic, f"release {job['id']} no-such-job")
     assert released.startswith(f"{job['id']} (nb-job): released (held by you since "), released
     assert "no-such-job" in released, released  # one line for the refused one, the other went on
