@@ -888,8 +888,9 @@ export function queueLine(
     parts.push(trans.__('ETA %1', formatEta(eta, now, trans)) + (etaReason ? ` (${etaReason})` : ''));
   }
   let unblock = text ? text.unblock : (job.reason?.unblock ?? '');
-  if (releaseButton && job.reason?.code === 'Held' && /^release it: jupyter-sched release \S+$/.test(unblock.trim())) {
-    // beside its Release button, not a command to type in a terminal (newuser31 n7)
+  if (releaseButton && job.reason?.code === 'Held' && /^release it: jupyter-sched release \S+?\.?$/i.test(unblock.trim())) {
+    // beside its Release button, not a command to type in a terminal (newuser31 n7); the server's text says it
+    // as a sentence ("Release it: jupyter-sched release j-… ."), the reason's field without capital or stop
     unblock = trans.__('its Release button lets it queue again');
   }
   if (unblock) {

@@ -35,4 +35,13 @@ describe('newuser31 n7', () => {
     expect(queueLine(job, new Date('2026-12-01T10:01:00Z'))).toContain('release it: jupyter-sched release j-held');
     expect(queueLine(job, new Date('2026-12-01T10:01:00Z'), undefined, 'alice', true)).toContain('its Release button lets it queue again');
   });
+
+  it('test_newuser31_n7_the_servers_sentence_form_is_replaced_too', () => {
+    // what the real server sends in reason.text (newuser31's re-check: capital R and a full stop)
+    const sentence = { ...HELD, text: { summary: 'held by alice', eta: 'ETA unknown: held', unblock: 'Release it: jupyter-sched release j-held.' } };
+    const job = makeJob({ id: 'j-held', state: 'pending', reason: sentence, held: { by: 'alice', at: '2026-12-01T10:00:09Z', admin: false } });
+    const said = queueLine(job, new Date('2026-12-01T10:01:00Z'), undefined, 'alice', true);
+    expect(said).toContain('its Release button lets it queue again');
+    expect(said).not.toContain('jupyter-sched release');
+  });
 });
