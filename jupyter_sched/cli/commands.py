@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import PurePath
 from typing import Any
@@ -113,11 +113,43 @@ def default_name(body: dict[str, Any]) -> str:
     return first[:200] if first.strip() else ""
 
 
+def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str]) -> None:
+    """Refuse submit's own options (or a typo or prefix of one) written after a command given without ``--``:
+    ``submit --gpus 1 python train.py --time-limit 2m`` gave the job no time limit and ``train.py`` the words
+    ``--time-limit 2m`` (newuser31 N9: the CLI twin of N1, ``%schedule run train.py --time-limt 1h``). With
+    ``--`` before the command every word after it is the command's, as the usage says.
+
+    Raises:
+        ValidationError: naming the option (field) and where to put it.
+    """
+    from ..wording.flags import close_option
+
+    for at, word in enumerate(argv[1:], start=1):
+        flag = word.split("=", 1)[0]
+        if not flag.startswith("--") or len(flag) < 3:
+            continue
+        longer = [o for o in options if o.startswith(flag) and o != flag]
+        meant = flag if flag in options else longer[0] if len(longer) == 1 and len(flag) >= 4 else ""
+        if not meant and (near := close_option(flag, "", options)):
+            meant = near.removeprefix("did you mean ").removesuffix("?")
+        if not meant:
+            continue
+        ours = " ".join(argv[at:at + 2]) if "=" not in word and at + 1 < len(argv) else word
+        before = list(argv[:at])
+        raise ValidationError(
+            f"{flag} after the command {argv[0]} would go to it as its argument"
+            + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
+            hint=f"put {PROG} submit's options before the command and -- before it: {PROG} submit "
+                 f"{ours.replace(flag, meant, 1)} -- {' '.join(before)}; if {argv[0]} takes {flag} itself, write -- "
+                 "before the command")
+
+
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """``POST jobs`` from the options; prints ``submitted j-… (name): <state line>``; ``--wait`` then waits."""
     body: dict[str, Any] = {}
     argv = list(args.argv)
-    if argv and argv[0] == "--":
+    separated = bool(argv) and argv[0] == "--"
+    if separated:
         argv = argv[1:]
     if args.script:
         body["script"] = args.script
@@ -126,6 +158,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     elif args.notebook:
         body["notebook"] = args.notebook
     elif argv:
+        if not separated:  # a command without -- : submit's options after it are refused (newuser31 N9)
+            _refuse_options_after_command(argv, tuple(getattr(args, "submit_options", ()) or ()))
         body["command"] = argv
     for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)

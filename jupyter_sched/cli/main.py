@@ -386,6 +386,8 @@ def _add_submit(sub: Any) -> None:
                         help="a value for the notebook's cell tagged 'parameters' (papermill's convention; JSON where "
                              "it parses: -p days=3 -p region=eu), or the script's --NAME VALUE; repeatable")
     submit.add_argument("argv", nargs=argparse.REMAINDER, help="-- command and arguments (or script arguments)")
+    # what a word after a command given without -- is checked against (newuser31 N9)
+    submit.set_defaults(submit_options=tuple(o for o in submit._option_string_actions if o.startswith("--")))
 
 
 def _add_queue(sub: Any) -> None:
