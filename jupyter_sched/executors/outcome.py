@@ -191,7 +191,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
                   stopped: bool = False, owner_uid: int | None = None, oom_kills: int | None = None,
-                  memory_limit_mib: int = 0, python: str | None = None) -> str:
+                  memory_limit_mib: int = 0, python: str | None = None, shared_python: bool = False) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -209,6 +209,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         memory_limit_mib: the work's memory limit, named with an out-of-memory kill (0 = none).
         python: the interpreter the command ran (``/root/.pyenv/shims/python``), when it ran one: a log
             ending in ``No module named 'jupyter_sched'`` names it and the fix (:func:`no_jupyter_sched_hint`).
+        shared_python: ``python`` is the hub's job Python, which users cannot install into (:func:`missing_module_hint`).
     """
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
@@ -228,7 +229,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         tail = log_tail(log, owner_uid=owner_uid)
         if tail:
             base += "; last lines: " + " | ".join(tail)
-            if (hint := missing_module_hint(tail[-1], python)) is not None:
+            if (hint := missing_module_hint(tail[-1], python, shared=shared_python)) is not None:
                 base += f" — {hint}"
     return base
 
@@ -335,22 +336,29 @@ _INSTALL_NAMES = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "pil
 """Import names whose package installs under another name (``pip install sklearn`` fails)."""
 
 
-def missing_module_hint(said: str, python: str | None, *, kernel: bool = False) -> str | None:
+def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, shared: bool = False) -> str | None:
     """The fix of a run that failed on an import — ``said`` (its last log line, or the notebook runner's reason)
     holds ``ModuleNotFoundError: No module named 'torch'`` — naming the Python that lacks it (``python``: the
     interpreter the command ran, when known; ``kernel``: a notebook's kernel ran it) and how to install into that
     one: ``its Python, /p/.venv/bin/python3, has no torch: install it into that Python — /p/.venv/bin/python3 -m
     pip install torch (in a notebook on that Python's kernel: %pip install torch) …`` (newuser29 n15: a
     ``%%schedule`` cell's ``import torch`` said only the error). ``jupyter_sched`` itself has its own fix
-    (:func:`no_jupyter_sched_hint`). None when ``said`` holds no such error. The one place of this hint."""
+    (:func:`no_jupyter_sched_hint`). None when ``said`` holds no such error. The one place of this hint.
+    ``shared``: ``python`` is the hub's job Python (``c.HubSchedApp.job_python``), which its users cannot install
+    into: they are told to ask their hub admin, or to run a Python of their own (newuser31 N11: "python -m pip
+    install torch" in the user's shell installs into their own Python, and the job still has none)."""
     found = _NO_MODULE.findall(said)
     if not found:
         return None
     module = found[-1].split(".")[0]
     if module == "jupyter_sched" and not kernel:
         return no_jupyter_sched_hint(python)
-    ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
     package = _INSTALL_NAMES.get(module, module)
+    if shared:
+        where = f"the hub's job Python{f', {python},' if python else ''}"
+        return (f"{where} has no {module}: ask your hub admin to install {package} there (c.HubSchedApp.job_python), "
+                "or run a Python of your own by its full path (e.g. -- ~/venv/bin/python SCRIPT)")
+    ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
     pip = f"{python} -m pip install {package}" if python else f"python -m pip install {package} with that Python"
     return (f"{ran} has no {module}: install it into that Python — {pip} (in a notebook on that Python's kernel: "
             f"%pip install {package})" + ("" if module in _INSTALL_NAMES else
