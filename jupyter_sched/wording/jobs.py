@@ -613,8 +613,12 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
         # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
         # "failed, exit code 2" and nothing else)
         head, _, last = message.partition("; last lines: ")
-        # what its end stopped stays (newuser30 n16: "its main process left 2 processes running, ended …")
-        kept = [said] if (said := head.partition("; ")[2]) else []
+        # what its end stopped stays (newuser30 n16: "its main process left 2 processes running, ended …"), and
+        # the launcher's own reason after the code ("exited with code 2: …/python3: can't open file …wrapper.py")
+        # — newuser31 N10: the CLI's line said "failed, exit code 2" and nothing of why; the magics said it
+        first, _, rest = head.partition("; ")
+        why = first.split(":", 1)[1].strip() if ":" in first else ""
+        kept = [said for said in (why, rest) if said]
         message = "; ".join(kept + ([f"last lines: {last}"] if last and state != "succeeded" else []))
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
         what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
