@@ -13,6 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..store.outage import unreachable
+
 __all__ = ["FaultLog"]
 
 
@@ -37,7 +39,11 @@ class FaultLog:
 
     def warn(self, what: str, exc: BaseException) -> bool:
         """Say ``"<what>: <exc>"`` as a WARNING (traceback the first time) unless the same fault was
-        said less than ``repeat_s`` ago; whether it was said."""
+        said less than ``repeat_s`` ago, or it is the database not answering (:func:`~..store.outage.unreachable`:
+        the store's outage line says that once; here at DEBUG); whether it was said."""
+        if unreachable(exc):  # the store's outage line says it once, and when it ends (hubadmin25 B6)
+            self.logger.debug("%s: %s", what, exc, exc_info=(type(exc), exc, exc.__traceback__))
+            return False
         key = (what, type(exc).__name__, str(exc)[:300])
         now = self._monotonic()
         with self._lock:

@@ -136,7 +136,19 @@ class WebConfig(Configurable):
 
 
 class AccessConfig(Configurable):
-    """Admission (DESIGN *Who is asking*): teams of embedded users and priority-class grants."""
+    """Admission (DESIGN *Who is asking*): teams of embedded users and priority-class grants; which account's
+    database server the store believes (``db_server_uids``)."""
+
+    db_server_uids = List(
+        Int(),
+        config=True,
+        help="""PostgreSQL on a loopback TCP address (db_url host 127.0.0.1, ::1 or localhost): uids
+        besides root, this server's own account and the "postgres" account that may hold that address.
+        Before connecting, and again on each connection made, the store checks who accepted it
+        and refuses one another account took (a port any account may bind, free while PostgreSQL
+        restarts: red team 31, R3). Default: [] (the server runs as "postgres"). A Unix socket
+        (?host=/var/run/postgresql) needs no such check.""",
+    )
 
     user_teams = Dict(
         default_value={},

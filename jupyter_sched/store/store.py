@@ -1790,7 +1790,11 @@ class Store:
             details: dict[str, Any] = {"bad_data": True} if isinstance(exc, sa.exc.DataError) else {}
             # not reached at all, or the connection lost under it: an outage, said once (hubadmin25 B6)
             said = f"{exc.__class__.__name__}: {exc}"
-            if not connected or (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated):
+            # the server shutting down under a statement (PostgreSQL's 57P01-57P03: admin or crash shutdown,
+            # cannot connect now) is the outage too, whatever the dialect thinks of it (CI: a restart's "terminating
+            # connection due to administrator command" reached retention's own WARNING beside the outage line)
+            shutdown = str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "").startswith("57P0")
+            if not connected or shutdown or (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated):
                 details[UNREACHABLE] = True
                 said = first_line(f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}")
                 self.outage.failed(said)

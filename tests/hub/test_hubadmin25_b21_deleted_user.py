@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from tornado import web
-from tornado.httpclient import HTTPClientError
 
 from jupyter_sched.cli.main import error_line
 from jupyter_sched.client import error_from_response
 from jupyter_sched.errors import AuthenticationError
 from jupyter_sched.extension.http_errors import http_error_body
+from jupyter_sched.hub.hubapi import HubLookupError
 from jupyter_sched.hub.identity import HubIdentityProvider
 from jupyter_sched.wording.service_token import NO_LONGER_A_USER_HINT
 
@@ -27,7 +27,7 @@ def test_hubadmin25_b21_a_deleted_users_request_is_a_403_saying_so() -> None:
     provider = HubIdentityProvider()
 
     async def no_such_user(method: str, path: str, body: Any = None) -> Any:
-        raise HTTPClientError(404, "Not Found")
+        raise HubLookupError("the hub answered 404 Not Found", status=404)  # what the service's hub client raises
 
     provider.hub_api = no_such_user  # the hub's own answer for a deleted user, at the wire of its client
     with pytest.raises(web.HTTPError) as refused:
