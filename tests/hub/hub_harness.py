@@ -47,6 +47,15 @@ SERVICE = "jupyter-sched"
 VENV_BIN = Path(sys.executable).parent
 
 
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (:func:`_free_port`)."""
+    picked: list[int] = []
+    while len(picked) < count:
+        if (port := _free_port()) not in picked:
+            picked.append(port)
+    return picked
+
+
 def _free_port() -> int:
     """A free TCP port on 127.0.0.1, outside the ephemeral range (:mod:`tests.ports`)."""
     from tests import ports
@@ -207,7 +216,9 @@ class Hub:
         chp = chp_command()
         assert chp is not None
         self.base.chmod(0o755)
-        self.proxy_port, self.service_port, self.hub_port = _free_port(), _free_port(), _free_port()
+        # four distinct ports: each pick alone may return one another pick returned, nothing being bound yet
+        # (run 2 of session 31: the proxy's API and the service drew the same port, the service could not start)
+        self.proxy_port, self.service_port, self.hub_port, chp_api_port = _free_ports(4)
         user_config = self.base / "user-config"
         user_config.mkdir(parents=True, exist_ok=True)
         # user servers load only jupyter_sched (fast start on a busy CI machine) and report their
@@ -218,7 +229,7 @@ class Hub:
             "SchedApp": {"kernel_report_interval_s": 1.0, "activity_interval_s": 1.0}}))
         settings = {
             "base": str(self.base), "proxy_port": self.proxy_port, "hub_port": self.hub_port,
-            "chp_api_port": _free_port(), "chp": chp, "admins": list(self.admins), "groups": self.groups,
+            "chp_api_port": chp_api_port, "chp": chp, "admins": list(self.admins), "groups": self.groups,
             "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
             "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
             "spawner_class": self.spawner_class,
