@@ -122,16 +122,13 @@ def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str]) -
     Raises:
         ValidationError: naming the option (field) and where to put it.
     """
-    from ..wording.flags import close_option
+    from ..wording.flags import meant_option
 
     for at, word in enumerate(argv[1:], start=1):
         flag = word.split("=", 1)[0]
         if not flag.startswith("--") or len(flag) < 3:
             continue
-        longer = [o for o in options if o.startswith(flag) and o != flag]
-        meant = flag if flag in options else longer[0] if len(longer) == 1 and len(flag) >= 4 else ""
-        if not meant and (near := close_option(flag, "", options)):
-            meant = near.removeprefix("did you mean ").removesuffix("?")
+        meant = flag if flag in options else meant_option(flag, options)
         if not meant:
             continue
         ours = " ".join(argv[at:at + 2]) if "=" not in word and at + 1 < len(argv) else word

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from . import sock_diag
 
 __all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "loopback_refusal", "proc_address",
-           "proc_hex", "tcp_rows"]
+           "proc_hex", "tcp_rows", "trusted_uids"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -172,6 +172,20 @@ def connecting_uid(sock: Connected) -> int | bool | None:
     except (OSError, ValueError, TypeError, IndexError):
         return None
     return sock_diag.owner(theirs, ours)
+
+
+def trusted_uids(accounts: Collection[str] = (), configured: Collection[int] = ()) -> frozenset[int]:
+    """Root, this process's uid, those of ``accounts`` (names) that exist here and ``configured``: who may hold a
+    loopback address a service of this host listens on (the store's ``postgres``, the exporters' accounts)."""
+    import pwd
+
+    uids = {0, os.geteuid(), *configured}
+    for name in accounts:
+        try:
+            uids.add(pwd.getpwnam(name).pw_uid)
+        except KeyError:
+            continue
+    return frozenset(uids)
 
 
 def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: str = "the token",

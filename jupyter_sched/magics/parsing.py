@@ -33,6 +33,7 @@ from ..model.validation import (
 from ..wording.flags import (
     bare_seconds_note,
     close_option,
+    meant_option,
     relative_values_joined,
     spaced_value,
     typed_option,
@@ -596,11 +597,10 @@ def _refuse_near_option(parser: _Parser, target: str, what: str, words: str) -> 
     flag = words.split(" ", 1)[0].split("=", 1)[0]
     if not flag.startswith("--") or len(flag) < 3:
         return
-    ours = [o for o in parser._option_string_actions if o.startswith("--")]
-    longer = [o for o in ours if o.startswith(flag) and o != flag]
-    meant = f"did you mean {longer[0]}?" if len(longer) == 1 and len(flag) >= 4 else close_option(flag, "", ours)
-    if not meant:
+    option = meant_option(flag, [o for o in parser._option_string_actions if o.startswith("--")])
+    if not option:
         return
+    meant = f"did you mean {option}?"
     own = ("a notebook takes values with -p NAME=VALUE" if what == "notebook" else
            f"if {target} takes {flag} itself, put it after --: {parser.prog} {target} -- {words}")
     raise ValidationError(f"{parser.prog}: {flag} after {target} would go to {target} as its argument — {meant}",

@@ -39,12 +39,9 @@ SERVER_ACCOUNT = "postgres"
 def allowed_server_uids(configured: Collection[int] = ()) -> frozenset[int]:
     """The uids that may accept the store's loopback connections: root, this process's, the ``postgres``
     account's (when it exists) and ``configured`` (``c.SchedApp.db_server_uids``)."""
-    uids = {0, os.geteuid(), *configured}
-    try:
-        uids.add(pwd.getpwnam(SERVER_ACCOUNT).pw_uid)
-    except KeyError:
-        pass
-    return frozenset(uids)
+    from ..hub.peer import trusted_uids
+
+    return trusted_uids((SERVER_ACCOUNT,), configured)
 
 
 def loopback_address(url: str) -> tuple[str, int] | None:

@@ -13,8 +13,6 @@ samples stay; nothing is believed), said in the service log. An answer is read u
 
 from __future__ import annotations
 
-import os
-import pwd
 from collections.abc import Collection
 
 import httpx
@@ -33,13 +31,9 @@ whatever holds the port must not cost the service its memory."""
 def exporter_uids(configured: Collection[int] = ()) -> frozenset[int]:
     """The uids that may accept a loopback telemetry connection: root, this process's, those of
     :data:`EXPORTER_ACCOUNTS` that exist here, and ``configured`` (``c.SchedApp.telemetry_uids``)."""
-    uids = {0, os.geteuid(), *configured}
-    for name in EXPORTER_ACCOUNTS:
-        try:
-            uids.add(pwd.getpwnam(name).pw_uid)
-        except KeyError:
-            continue
-    return frozenset(uids)
+    from ..hub.peer import trusted_uids
+
+    return trusted_uids(EXPORTER_ACCOUNTS, configured)
 
 
 def exporter_client(configured_uids: Collection[int] = (), *, timeout_s: float = 5.0) -> httpx.Client:
