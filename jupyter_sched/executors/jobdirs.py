@@ -12,7 +12,9 @@ Layout under the executor's root directory (``c.SchedApp.log_dir``)::
                                   (red team 25, R3)
     <root>/users/<account>/<job id>/   created by the service owned by the account, mode 0700 (the
                                   wrapper, as the account, writes in it): output.log, wrapper.json,
-                                  exit.json, carried files, executed.ipynb
+                                  exit.json, carried files, executed.ipynb; the service's again, mode
+                                  0700, once the job ended (:mod:`.sealing`, red31 R1 variant: a later
+                                  job of the account filled a finished job's folder)
 
 The service never writes into a directory its users own (a user could have planted a symlink
 there). What it reads from them — logs, ``exit.json``, ``wrapper.json`` — is opened with
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import stat
 from collections.abc import Callable, Iterator
@@ -35,6 +38,7 @@ from typing import Any
 from ..errors import ExecutorError, NotFoundError
 from .runas import RunAs
 from .safeopen import open_untrusted, unsafe_folder
+from .sealing import unseal
 from .wrapper import remove_tree, tree_size, write_json_atomic
 
 __all__ = ["JOB_NAME", "JobDirs", "RemovedJobFiles", "Walk", "is_job_name", "open_untrusted", "read_untrusted_json"]
@@ -159,8 +163,8 @@ class JobDirs:
 
     def make_job_dir(self, job_id: str, run_as: RunAs) -> Path:
         """The job's directory, hub mode: ``<root>/users/<account>/<job id>``, created (or kept, for
-        a restart) owned by the account, mode 0700 — made by the service, since the account cannot
-        write in its :meth:`user_dir`.
+        a restart: given back to the account when it was sealed at the run's end, :mod:`.sealing`) owned
+        by the account, mode 0700 — made by the service, since the account cannot write in its :meth:`user_dir`.
 
         Raises:
             ExecutorError: it cannot be made, or exists but is not a directory of that account.
@@ -172,8 +176,8 @@ class JobDirs:
             try:
                 os.mkdir(path, 0o700)  # the service's own until chowned: nobody else can enter meanwhile
                 os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
-            except FileExistsError:
-                pass
+            except FileExistsError:  # a run before (preempted, restarted): sealed at its end, the account's again
+                unseal(path, run_as.uid, run_as.gid)
             info = os.lstat(path)
         except OSError as exc:
             raise ExecutorError(f"cannot prepare {str(path)!r} for account {run_as.account}: {exc.strerror}",
@@ -222,8 +226,8 @@ class JobDirs:
 
         root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            for job_id, _, dir_fd, _, _ in _job_dirs(root_fd):
-                info = _old_own_file(dir_fd, name, older_than)
+            for job_id, _, dir_fd, group, _ in _job_dirs(root_fd):
+                info = _old_own_file(dir_fd, name, older_than, group)
                 if info is None:
                     os.close(dir_fd)
                     continue
@@ -500,16 +504,30 @@ def _group_key(group: str) -> tuple[bool, str]:
     return group != "", group
 
 
-def _old_own_file(dir_fd: int, name: str, older_than: float) -> os.stat_result | None:
-    """The lstat of ``name`` in ``dir_fd`` when it is a regular file of the directory's owner last
-    modified before ``older_than``; else None."""
+def _old_own_file(dir_fd: int, name: str, older_than: float, group: str = "") -> os.stat_result | None:
+    """The lstat of ``name`` in ``dir_fd`` when it is a regular file of the directory's account last
+    modified before ``older_than``; else None. The account is the directory's owner, and — a folder the
+    service sealed at its job's end (:mod:`.sealing`) — the account of its ``group`` (``users/<account>``)."""
     try:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.fstat(dir_fd).st_uid or info.st_mtime >= older_than:
+        if not stat.S_ISREG(info.st_mode) or info.st_uid not in _folder_accounts(dir_fd, group) \
+                or info.st_mtime >= older_than:
             return None
     except OSError:
         return None
     return info
+
+
+def _folder_accounts(dir_fd: int, group: str) -> set[int]:
+    """The uids whose files a job folder holds: its owner, and for a sealed one (the service's, in an account's
+    ``group``) that account's too."""
+    owner = os.fstat(dir_fd).st_uid
+    if not group or owner != os.geteuid():
+        return {owner}
+    try:
+        return {owner, pwd.getpwnam(group).pw_uid}
+    except KeyError:
+        return {owner}
 
 
 def _unlink_same(dir_fd: int, name: str, seen: os.stat_result) -> int:

@@ -129,6 +129,7 @@ from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
+from .sealing import seal, seal_finished
 from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
@@ -617,6 +618,8 @@ class LocalExecutor:
         self._outside_scans: dict[tuple[str, frozenset[int]], tuple[float, dict[int, list[int]]]] = {}
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
+        self._sealed_accounts: set[str] = set()
+        """Accounts whose finished job folders were sealed since this executor started (:mod:`.sealing`)."""
         self._wrapper_source: str | None = None
         self._wrapper_memfd: int | None = None
         self.run_as_for: Callable[[Job], RunAs] | None = None
@@ -799,6 +802,10 @@ class LocalExecutor:
                 hint="the store is older than this host (restored from a backup?); the job waits until that "
                      f"copy ends: stop it (kill {pid}) if it should not run")
         self.log_disk.check(self.dirs.user_dir(who) if who.switches else self.root)  # full: it waits (hubadmin25 B15)
+        if who.switches and who.account not in self._sealed_accounts and who.uid is not None:
+            # folders an older version left to the account, or whose end this service did not see (red31 R1 variant)
+            seal_finished(self.dirs.user_dir(who), who.uid, {*self._jobs, job.id, *_wrapped_job_ids()})
+            self._sealed_accounts.add(who.account or "")
         tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
         return tracked.handle
@@ -1280,6 +1287,8 @@ class LocalExecutor:
                                    "(it was killed together with its wrapper)")
         self._forget_groups(t)
         _append_log(t, _unsaid(t))
+        if t.owner_uid is not None:
+            seal(t.job_dir, t.owner_uid)
         return _with_signalled(event, t)
 
     def _forget_groups(self, t: _Tracked) -> None:
@@ -1372,7 +1381,8 @@ class LocalExecutor:
     def _held_at_end(self, t: _Tracked) -> None:
         """A job that ended: its log held to its cap once more (its wrapper may have been stopped or killed: then
         its last line is the stop's reason), told what its wrapper could not say of its end (:func:`_unsaid`), its
-        folder emptied but for its log and records when it was stopped for what it held there (:mod:`.outside_caps`)."""
+        folder emptied but for its log and records when it was stopped for what it held there (:mod:`.outside_caps`),
+        and, run as another account, its folder made the service's (:mod:`.sealing`)."""
         self.writes.forget(t.job.id)
         cut = False
         if t.log_cap > 0:
@@ -1382,6 +1392,8 @@ class LocalExecutor:
         _append_log(t, _unsaid(t, cut=cut))
         if t.folder_stop:
             remove_extra(t.job_dir, t.owner_uid)
+        if t.owner_uid is not None:  # nothing of it runs: its folder is the service's (red31 R1 variant)
+            seal(t.job_dir, t.owner_uid)
 
     def _readiness(self, t: _Tracked, now: float) -> list[ExecutorEvent]:
         """:class:`Ready` once a running service's own process listens on its port; :class:`NotReady`

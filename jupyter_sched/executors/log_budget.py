@@ -228,12 +228,13 @@ the wrapper's sweep leaves: :data:`~.wrapper.OWN_JSON_BYTES`)."""
 
 def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:
     """A descriptor of the job folder ``folder`` opened without following a link, owned by ``owner_uid``
-    when given (None: not a folder, refused or missing)."""
+    when given, or by the service once it was sealed at its job's end (:mod:`.sealing`) (None: not a folder,
+    refused or missing)."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
-    if owner_uid is not None and os.fstat(fd).st_uid != owner_uid:
+    if owner_uid is not None and os.fstat(fd).st_uid not in (owner_uid, os.geteuid()):
         os.close(fd)
         return None
     return fd

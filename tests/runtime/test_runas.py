@@ -139,12 +139,13 @@ def test_a_hub_job_runs_as_its_owner_with_a_clean_environment_in_a_private_direc
     assert env["ROCR_VISIBLE_DEVICES"] == env["HIP_VISIBLE_DEVICES"] == "GPU-sim-0"  # red team 15, R1
     assert seen["cwd"] == alice.home  # no working_dir: the owner's home
     # the per-user directory is the service's, mode 0711 (nothing can be planted beside the job
-    # directories: red team 25, R3); the job's directory is the owner's, 0700; the log is theirs, 0600
+    # directories: red team 25, R3); the job's directory is the owner's, 0700, while the job runs and the
+    # service's once it ended (red31 R1 variant: sealed); the log is theirs, 0600
     job_dir = Path(str(handle.data["job_dir"]))
     parent = job_dir.parent.stat()
     assert (parent.st_uid, stat.S_IMODE(parent.st_mode)) == (os.geteuid(), 0o711)
     info = job_dir.stat()
-    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (alice.uid, 0o700)
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (os.geteuid(), 0o700)
     log_info = (job_dir / "output.log").stat()
     assert (log_info.st_uid, stat.S_IMODE(log_info.st_mode)) == (alice.uid, 0o600)
 
@@ -585,4 +586,4 @@ def test_red25_r3_an_account_cannot_plant_folders_beside_its_job_directories(acc
     info = older.stat()
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (os.geteuid(), 0o711)
     mine = (older / "j-plant").stat()
-    assert (mine.st_uid, stat.S_IMODE(mine.st_mode)) == (alice.uid, 0o700)
+    assert (mine.st_uid, stat.S_IMODE(mine.st_mode)) == (os.geteuid(), 0o700)  # sealed at its end (red31 R1 variant)
