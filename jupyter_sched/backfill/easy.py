@@ -47,6 +47,8 @@ class Reservation:
         eta_reason: why ``eta`` is unknown, when it is.
         gpus: global GPU ids of its shadow allocation (empty when unknown).
         team / rank: of the job (to decide whether a later job could be reclaimed by it).
+        unbounded: with ``eta`` None, the holders with no time limit that leave it unknown (no start can be
+            kept for the job, so later jobs that fit start first: its ETA says so, newuser31 N6).
     """
 
     job_id: str
@@ -56,6 +58,7 @@ class Reservation:
     gpus: frozenset[int]
     team: str
     rank: int
+    unbounded: tuple[str, ...] = ()
 
 
 def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],

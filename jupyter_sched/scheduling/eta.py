@@ -923,6 +923,8 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_waits_on_queued"] = queued
         if eta is not None and (behind := _backfilled(queued, ahead)):
             details["eta_waits_on_backfilled"] = behind
+            if (basis_of := _backfill_basis(ctx, job)) is not None:  # why they may go first (newuser31 N6)
+                details["eta_backfill_basis"] = basis_of
     if eta is not None and eta_code == "Projected" and len(waits) > 1 and not queued:
         needs = _needs_of(ctx, job, waits, progress=progress)
         if needs is not None:  # same-second ends, fewer of them needed (newuser26 n5)
@@ -1074,6 +1076,30 @@ def _backfilled(queued: list[str], ahead: Mapping[str, Job]) -> list[str]:
     that free before the job has all it needs (backfill) — its ETA says so (newuser27 n12: a #1 job's ETA
     named the #2 job as what it waited for, with no word why)."""
     return [w for w in queued if w not in ahead]
+
+
+def _backfill_basis(ctx: CycleContext, job: Job) -> dict[str, Any] | None:
+    """Why jobs queued behind ``job`` may start before it (``details.eta_backfill_basis``), from the EASY
+    reservation of its first usable GPU model this cycle (:func:`.pending._reserve`):
+
+    * ``{"latest": ISO}`` — ``job`` holds it: a later job starts first only where, run to its time limit, it
+      cannot delay ``job`` past that time (every running job run to its limit). The ETA is earlier (expected
+      ends), so the later job's end may be the ETA: it is not "before this job's planned start" (newuser31 N6:
+      "when fl2-12 ends; … ends before this job's planned start, so it runs first").
+    * ``{"unbounded": [ids]}`` — ``job`` holds it, but these holders have no time limit: no start is kept for
+      it, and whatever fits the free GPUs starts first (N6: an idle kernel lease held a GPU it needed).
+    * ``{"kept_for": id}`` — another job, first in the queue for these GPUs, holds it (EASY keeps one).
+
+    None: no reservation on its model (no backfill rules, or a wait on quota rather than GPUs)."""
+    flavor = next((f for f in ctx.placer.flavors(job.spec.resources) if f.pools), None)
+    res = ctx.reservations.get(flavor.model) if flavor is not None else None
+    if res is None:
+        return None
+    if res.job_id != job.id:
+        return {"kept_for": res.job_id}
+    if res.eta is not None:
+        return {"latest": _iso(ctx, res.eta)}
+    return {"unbounded": list(res.unbounded)} if res.unbounded else None
 
 
 def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: bool) -> int | None:

@@ -211,7 +211,8 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
 
     with ctx.ledger.what_if():
         eta, eta_reason, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
-    ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank)
+    ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank,
+                                          tuple(unknown) if eta is None else ())
 
 
 _LEASE = JobKind.LEASE  # read per holder: a member looked up on an Enum class is slow

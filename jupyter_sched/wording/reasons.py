@@ -613,22 +613,43 @@ def _ends_clause(named: Sequence[str], details: Mapping[str, Any]) -> str:
     return f"{needs} of {_ids(named)} end ({same})"
 
 
-def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
-    """``; it is queued behind this job, but it fits the GPUs that free first and ends before this job's
-    planned start, so it runs first (backfill)`` when the ETA waits on a job queued behind it that the plan
-    starts first (``details.eta_waits_on_backfilled``; newuser27 n12: a #1 job's ETA named the #2 job with no
-    word why); ``; j-2 is queued behind this job, but …`` where it waits on others too. Plain words first, the
-    trade word last, and said after the ETA's other parts (new user 30, N4: "(queued behind it, … so it runs
-    first: backfill) (if it ends as estimated …)" — two parentheses in a row)."""
+def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None = None) -> str:
+    """Why the ETA waits on a job queued behind it that the plan starts first (``details.eta_waits_on_backfilled``;
+    newuser27 n12: a #1 job's ETA named the #2 job with no word why), from ``details.eta_backfill_basis``
+    (:func:`jupyter_sched.scheduling.eta._backfill_basis`): ``; it is queued behind this job but starts first:
+    even run to its time limit it cannot delay this job past 12:08 UTC, the latest this job can start (every
+    running job run to its limit), so it is let run (backfill)``; ``…: no start can be kept for this job while
+    l-1, which has no time limit, holds GPUs it needs, so work behind it that fits the free GPUs runs meanwhile
+    (backfill)``; ``…: only j-0, first in the queue for these GPUs, has its start kept, so work behind it that fits
+    the free GPUs runs meanwhile (backfill)``; ``j-2 is queued behind …`` where it waits on others too.
+
+    Never "ends before this job's planned start": the ETA is that job's end (newuser31 N6: "ETA 13:00, when
+    fl2-12 ends; … ends before this job's planned start, so it runs first"). Plain words first, the trade word
+    last, said after the ETA's other parts (new user 30, N4: two parentheses in a row)."""
     behind = details.get("eta_waits_on_backfilled")
     if not isinstance(behind, Sequence) or isinstance(behind, str) or not behind:
         return ""
     one = len(behind) == 1
     who = "it is" if one and len(waits) == 1 else f"{_ids([str(b) for b in behind])} {'is' if one else 'are'}"
     they = "it" if one else "they"
-    return (f"; {who} queued behind this job, but {they} {'fits' if one else 'fit'} the GPUs that free first and "
-            f"{'ends' if one else 'end'} before this job's planned start, so {they} {'runs' if one else 'run'} first "
-            "(backfill)")
+    head = f"; {who} queued behind this job but {'starts' if one else 'start'} first"
+    basis = details.get("eta_backfill_basis")
+    basis = basis if isinstance(basis, Mapping) else {}
+    latest = wire_time(basis.get("latest"))
+    unbounded = basis.get("unbounded")
+    kept = basis.get("kept_for")
+    meanwhile = "so work behind it that fits the free GPUs runs meanwhile (backfill)"
+    if latest is not None:
+        return (f"{head}: even run to {'its time limit' if one else 'their time limits'} {they} cannot delay this "
+                f"job past {_clock(latest, now)}, the latest it can start (every running job run to its limit), so "
+                f"{they} {'is' if one else 'are'} let run (backfill)")
+    if isinstance(unbounded, Sequence) and not isinstance(unbounded, str) and unbounded:
+        many = len(unbounded) > 1
+        return (f"{head}: no start can be kept for this job while {_ids([str(u) for u in unbounded])}, which "
+                f"{'have' if many else 'has'} no time limit, {'hold' if many else 'holds'} GPUs it needs, {meanwhile}")
+    if isinstance(kept, str) and kept:
+        return f"{head}: only {kept}, first in the queue for these GPUs, has its start kept, {meanwhile}"
+    return f"{head}: {they} {'fits' if one else 'fit'} the GPUs that free first, before this job has all it needs (backfill)"
 
 
 def _queued(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
@@ -834,7 +855,7 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             text += f", when {some}{_leases_of(details, waits)} {_ids(waits)} {'is' if one else 'are'} released"
         else:
             text += f", when {_ends_clause(named, details)}"
-            first = _backfill_words(details, waits)
+            first = _backfill_words(details, waits, now)
             text += "".join(f"; {name} {clause}" for name, clause in capped[:3])
         text += _progress_words(details, waits, now)
         lapse = _lapse_words(details, waits, now)  # progress that no longer sets the time (new user 21, N4)

@@ -51,16 +51,16 @@ def test_newuser30_n4_backfill_said_last_in_plain_words_no_two_brackets_in_a_row
                           "eta_learned": ["j-2"]}}
     eta = render_reason(reason, now=T0).eta
     assert ") (" not in eta, eta
-    assert eta.endswith("; it is queued behind this job, but it fits the GPUs that free first and ends before this "
-                        "job's planned start, so it runs first (backfill)"), eta
+    assert eta.endswith("; it is queued behind this job but starts first: it fits the GPUs that free first, before "
+                        "this job has all it needs (backfill)"), eta  # (words of newuser31 N6)
     assert eta.startswith("ETA 12:17 UTC, when ana's job \"s2-sweep-17\" (j-2) ends ("), eta
     assert not any(word in eta for word in TRADE), eta
     # two of them, and it waits on another job too
     two = {**reason, "details": {**reason["details"], "eta_waits_on": ["j-1", "j-2", "j-3"],
                                  "eta_waits_on_backfilled": ["j-2", "j-3"], "eta_learned": []}}
     said = render_reason(two, now=T0).eta
-    assert said.endswith(", when j-1, ana's job \"s2-sweep-17\" (j-2) and j-3 end; j-2 and j-3 are queued behind this job, but they fit the GPUs "
-                         "that free first and end before this job's planned start, so they run first (backfill)"), said
+    assert said.endswith(", when j-1, ana's job \"s2-sweep-17\" (j-2) and j-3 end; j-2 and j-3 are queued behind this job "
+                         "but start first: they fit the GPUs that free first, before this job has all it needs (backfill)"), said
 
 
 def test_newuser30_n4_no_quota_in_plain_words() -> None:
