@@ -14,6 +14,7 @@ import builtins
 import json
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -35,6 +36,7 @@ from ..model.units import dated_from, format_duration, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
 from ..scheduling.budget_fit import LEASE_BUDGET_S
+from ..scheduling.ports import PORT_IN_USE
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
@@ -192,6 +194,21 @@ def _without_own_blockers(reason: Any) -> Any:
     details = {k: v for k, v in reason["details"].items() if k != "eta_waits_on_own"}
     return {**reason, "details": details}
 
+
+
+_PORT_WORDS = re.compile(r"\bport \d+")
+
+
+def _without_port(reason: Any) -> Any:
+    """A waiting service's reason as another user (not an admin) reads it: its declared port left out
+    (``details.port``; "port 19961" reads "its declared port"). Red31 R6: the queue showed every pending
+    service's port to everyone, and an account that bound it first (a terminal's ``http.server``) kept that
+    service pending for as long as it liked; its owner and admins still read the number."""
+    if not isinstance(reason, dict) or reason.get("code") != PORT_IN_USE:
+        return reason
+    details = reason.get("details")
+    return {**reason, "message": _PORT_WORDS.sub("its declared port", str(reason.get("message") or "")),
+            "details": {k: v for k, v in details.items() if k != "port"} if isinstance(details, dict) else details}
 
 
 def _reader_class(caller: Caller, job: Job) -> str:
@@ -1298,6 +1315,9 @@ class JobsService:
                 data["message"] = serving
             data["reason"] = _without_own_blockers(data.get("reason"))
             data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
+            if not caller.admin and job.state in _WAITING:  # red31 R6: a port read here was bound first
+                data.pop("port", None)
+                data["reason"] = _without_port(data.get("reason"))
         with_planned_limit(data, job, self._time_limits())  # as public as time_limit_s (newuser28 N8)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
