@@ -25,7 +25,11 @@ through :class:`WriteWatch`:
   of the job's processes (its tracking group; and their mappings of deleted files, ``/proc/<pid>/map_files``
   where the service may read it): the blocks they hold (``st_blocks`` times 512: disk spent, so a sparse
   file counts what it spends) and the folder's bytes, together past :func:`folder_bound`, end the job
-  (:func:`unlinked_reason`);
+  (:func:`unlinked_reason`). A deleted file counts only when it is the job account's and the job may have
+  written it — held open for writing, mapped shared and writable, or modified since the job started (red32 R2:
+  a job that only READ a file another account replaced by a rename, or that mapped a library an upgrade
+  replaced, was ended and told to write its outputs into its home). A job that wrote a file, set its time back
+  and kept it open read-only only is not ended by this look; the low-disk rule below still counts its blocks;
 * at the free space of each disk running jobs' logs are on (one ``statvfs`` a disk): under
   ``c.SchedApp.min_log_free_mib`` a job is ended (one a disk a tick, :func:`low_disk_reason`) only when its own
   writes there explain the fall (red31 R1: the rule ended "the job that wrote most since the previous look",
@@ -51,7 +55,7 @@ import os
 import pwd
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .disk_space import size_words
@@ -87,6 +91,10 @@ floor."""
 EXPLAINS_SHARE = 0.5
 """The least share of a log disk's fall (see the module docstring) a job must have written there itself to be ended
 for that disk under its floor (red31 R1)."""
+START_SLACK = 2.0
+"""Seconds past a job's start before which a deleted file it holds only for reading is not taken as written by it: a
+start time is its wrapper's ``create_time`` (boot time in whole seconds plus clock ticks: up to a second early), and a
+dataset written just before the job was started for it is not the job's write."""
 WRITTEN_FILES = 4 * FDS_PER_TICK
 """Open files a job's look remembers the counted bytes of (so a file is not counted twice); past it, those not open
 at the last look are forgotten."""
@@ -329,11 +337,12 @@ class WriteWatch:
             assert seen.fds is not None and seen.held is not None
             for found in seen.fds:
                 budget -= 1
-                if found is not None:
-                    if found.deleted:
+                if found is not None and found.uid == (os.geteuid() if job.owner_uid is None else job.owner_uid):
+                    # another account's file open here is not its write (red32 R2: a shared dataset its owner
+                    # replaced, a library an admin's upgrade replaced)
+                    if found.deleted and found.written:
                         seen.deleted[found.key] = found.used
-                    if job.owner_uid is None or found.uid == job.owner_uid:  # another's file open here is not its write
-                        seen.held[found.key] = found.used
+                    seen.held[found.key] = found.used
                 if budget <= 0:
                     break
             else:  # this job's look is done
@@ -465,6 +474,10 @@ class _OpenFile:
     """No link left to it."""
     uid: int
     """Its owner."""
+    written: bool = True
+    """Held so that the job may write it (a descriptor opened for writing, a shared writable mapping), or modified
+    since the job started: False for a file it only reads (red32 R2: a dataset its owner replaced, a library an
+    upgrade replaced — deleted, held, and not the job's doing)."""
 
 
 def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, since: float | None,
@@ -488,8 +501,10 @@ def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, 
             found = _if_counted(info, device, skip, since)
             if found is not None and not found.deleted and _inside(f"/proc/{pid}/fd/{name}", job_dir):
                 found = None
+            if found is not None and found.deleted and not found.written and _opened_for_writing(pid, name):
+                found = replace(found, written=True)
             yield found
-        yield from _deleted_mapped(pid, device, skip)
+        yield from _deleted_mapped(pid, device, skip, since)
 
 
 def _if_counted(info: os.stat_result, device: int, skip: tuple[int, int] | None,
@@ -500,7 +515,8 @@ def _if_counted(info: os.stat_result, device: int, skip: tuple[int, int] | None,
     if not stat.S_ISREG(info.st_mode) or info.st_dev != device or key == skip:
         return None
     if info.st_nlink == 0:
-        return _OpenFile(key, int(info.st_blocks) * 512, True, info.st_uid)
+        fresh = since is not None and info.st_mtime >= since + START_SLACK
+        return _OpenFile(key, int(info.st_blocks) * 512, True, info.st_uid, fresh)
     if since is not None and info.st_mtime >= since:
         return _OpenFile(key, int(info.st_blocks) * 512, False, info.st_uid)
     return None
@@ -516,7 +532,8 @@ def _inside(link: str, folder: Path) -> bool:
     return target == str(folder) or target.startswith(str(folder) + os.sep)
 
 
-def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iterator[_OpenFile | None]:
+def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None,
+                    since: float | None) -> Iterator[_OpenFile | None]:
     """The deleted files ``pid`` maps with no descriptor left (opened, mapped, closed, unlinked, written through
     the mapping): one item for reading its ``/proc/<pid>/maps``, one per mapping of a deleted file (a ``stat``
     of ``/proc/<pid>/map_files/<range>``; where that cannot be read — it takes CAP_SYS_ADMIN — nothing)."""
@@ -527,13 +544,29 @@ def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None) -> Iter
         return
     yield None
     for line in lines:
+        fields = line.split(None, 2)
         try:
-            info = os.stat(f"/proc/{pid}/map_files/{line.split(None, 1)[0].decode('ascii')}")
-        except (OSError, UnicodeDecodeError):
+            info = os.stat(f"/proc/{pid}/map_files/{fields[0].decode('ascii')}")
+        except (OSError, UnicodeDecodeError, IndexError):
             yield None
             continue
-        found = _if_counted(info, device, skip, None)
+        found = _if_counted(info, device, skip, since)
+        if found is not None and not found.written and fields[1][1:2] == b"w" and fields[1][3:4] == b"s":
+            found = replace(found, written=True)  # a shared writable mapping writes the file; a private one does not
         yield found if found is not None and found.deleted else None
+
+
+def _opened_for_writing(pid: int, name: str) -> bool:
+    """Whether descriptor ``name`` of ``pid`` is open for writing (``/proc/<pid>/fdinfo/<n>``'s ``flags``, octal;
+    True where it cannot be read: counted, the safe side for the disk)."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{name}", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"flags:"):
+                    return int(line.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
 
 
 def _state(pid: int) -> str | None:
