@@ -289,7 +289,7 @@ class AccessConfig(Configurable):
             time_limit_rules(value)
         except SchedError as err:
             raise config_error("time_limits", value, err.message,
-                               err.hint or "see jupyter-sched's README, Configuring it") from None
+                               err.hint or "see jupyter-sched's docs/admin.md, Time limits per queue") from None
         return value
 
     elect_overdue = Float(

@@ -450,7 +450,7 @@ def warning_for(other: HostScheduler, me: HostScheduler) -> str:
                "(c.SchedApp.hub_service_url set to its URL) instead of this server's own scheduler")
     else:
         fix = ("one scheduler per machine: for several people, run `jupyter-sched serve` under JupyterHub "
-               "(README: one GPU machine, several people)")
+               "(docs/admin.md: One GPU machine, several people)")
     if other.simulated or me.simulated:
         return (f"{who} runs on this host too; its GPUs or these are simulated, so no GPU is handed out twice "
                 f"now — on real GPUs both would hand out the same ones; {fix}")

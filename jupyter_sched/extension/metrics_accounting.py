@@ -19,7 +19,7 @@ __all__ = ["METRICS_SCOPE", "AccountingCollector", "make_admin_registry"]
 
 METRICS_SCOPE = "custom:jupyter-sched:metrics"
 """Hub scope whose holder's ``GET metrics`` has the admin series (:class:`AccountingCollector`) without
-being a scheduler admin: the scope for a Prometheus scraper's service token (README, "For a Prometheus
+being a scheduler admin: the scope for a Prometheus scraper's service token (docs/admin.md, "For a Prometheus
 board"). Declare it in ``c.JupyterHub.custom_scopes``."""
 
 

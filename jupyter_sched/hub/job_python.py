@@ -52,7 +52,7 @@ def missing_jupyter_sched(python: str, *, timeout_s: float = IMPORT_CHECK_TIMEOU
 
 
 def job_python_warning(python: str, problem: str) -> str:
-    """The one start-up warning: what fails and the fix (the README's hub section says the same)."""
+    """The one start-up warning: what fails and the fix (docs/admin.md's JupyterHub section says the same)."""
     pip = os.path.join(os.path.dirname(python), "pip")
     return (f"c.HubSchedApp.job_python {python} cannot import jupyter_sched ({problem}): notebook jobs fail and "
             f"jupyter_sched.report_progress cannot be imported in jobs — install it there ({pip} install <this "

@@ -14,7 +14,7 @@ files exist. There the magics send:
   Kubernetes), else none: the job starts in the owner's home.
 
 Files the work reads besides itself (data, modules it imports) must be where the job runs: the
-home directory on the same host, or the home volume mounted into job pods (README, hub mode).
+home directory on the same host, or the home volume mounted into job pods (docs/admin.md, JupyterHub).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Who else can log in to the store's PostgreSQL as the service does (hubadmin 22, H5).
 
-The README ("Database"): with ``trust`` authentication, any user's job can rewrite every job, quota
+docs/admin.md ("Database"): with ``trust`` authentication, any user's job can rewrite every job, quota
 and audit record (red team 6 did). A hub admin's quick setup — ``postgresql+psycopg://postgres@127.0.0.1/hub``,
 ``trust`` for loopback — ran the local executor (users' jobs on this very host) and nothing said so. The
 service has the evidence itself: it logged in to a server on this host without a password. This module
@@ -125,7 +125,7 @@ def exposure_warning(access: DbAccess | None, *, jobs_here: bool | None, os_user
         when = "while users' jobs run on this host" if jobs_here else \
             "— if users' jobs run on this host (the local executor)"
         said.append(f"connected to {access.where} as {access.role} without a password {when}: any job can log in "
-                    f"the same way and rewrite every job, quota and audit record (README: Database) — {FIX}")
+                    f"the same way and rewrite every job, quota and audit record (docs/admin.md: Database) — {FIX}")
     if access.superuser:
         said.append(f"the store's role {access.role} is a PostgreSQL superuser: whoever logs in as it also reads "
                     f"and changes every other database on that server and runs programs as its account — {ROLE_FIX}")

@@ -223,7 +223,7 @@ GPU_MILLI_ENV = "JUPYTER_SCHED_GPU_MILLI"
 each GPU in: thousandths, 1000 whole, 0 no GPU."""
 
 SHARED_GPU_NOTE = "a share of one GPU, time-sliced with other fractional work, with no memory isolation"
-"""What a fractional grant is, in the words of the README's "Shared GPUs" (new user 19, N18)."""
+"""What a fractional grant is, in the words of docs/admin.md's "Shared GPUs" (new user 19, N18)."""
 
 
 def granted_words(job: Mapping[str, Any]) -> str:

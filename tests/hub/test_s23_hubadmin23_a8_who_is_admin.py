@@ -46,7 +46,7 @@ def test_s23_hubadmin23_a8_the_help_and_the_readme_say_the_same_three() -> None:
     assert "takes admins from the hub instead" not in helped, helped
     assert "On a hub (jupyter-sched serve) these names are admins too, besides the hub's admins" in helped, helped
     assert ADMIN_SCOPE in helped and "c.HubIdentityProvider.admin_scope" in helped, helped
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "admin.md").read_text().split())
     assert ("**Scheduler admins** on a hub are the hub's admins (`admin` in the hub's users), holders of the scope "
             f"`{ADMIN_SCOPE}` (`c.HubIdentityProvider.admin_scope`") in readme
     assert "and the names in `c.SchedApp.admin_users` of the service's config — all three count" in readme

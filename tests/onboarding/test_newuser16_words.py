@@ -184,7 +184,7 @@ def test_newuser16_n14_the_cpu_job_cap_is_a_hub_guard() -> None:
     set_cap.SchedApp.max_running_cpu_jobs_per_user = 3
     assert SchedApp(config=set_cap).max_running_cpu_jobs_per_user == 3
     assert HubSchedApp(config=set_cap).max_running_cpu_jobs_per_user == 3
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "admin.md").read_text()
     assert "on a single-user server (`jupyter lab`) it is 0 (no cap) unless you set it" in readme
     assert "0 on a\n        single-user server" in SchedApp.class_traits()["max_running_cpu_jobs_per_user"].help
 

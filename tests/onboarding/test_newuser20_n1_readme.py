@@ -10,15 +10,15 @@ from traitlets.config import Config
 
 from jupyter_sched.model import Quota, QuotaSet
 
-from .test_readme import section
+from .test_readme import ADMIN, section
 
-README_TEXT = section("Configuring it")
+README_TEXT = section("Configuring it", ADMIN)  # moved to docs/admin.md (newuser31 n17)
 
 
 def test_newuser20_n1_the_readme_quota_example_leaves_no_team_of_its_users_without_a_line() -> None:
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", README_TEXT, flags=re.S) if "quotas" in b]
     c = Config()
-    exec(compile(block, "README.md", "exec"), {"c": c})  # the block is a jupyter_server_config.py
+    exec(compile(block, "docs/admin.md", "exec"), {"c": c})  # the block is a jupyter_server_config.py
     lines = tuple(Quota(**q) for q in c.SchedApp.quotas)
     user_teams = dict(c.SchedApp.user_teams) if "user_teams" in c.SchedApp else {}
     teams = {"default", *(t for v in user_teams.values() for t in ([v] if isinstance(v, str) else v))}

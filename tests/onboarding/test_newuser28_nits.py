@@ -250,7 +250,7 @@ def test_newuser28_n4_the_readme_says_where_jupyter_reads_the_config_file() -> N
     from jupyter_core.application import base_aliases
     from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "admin.md").read_text(encoding="utf-8")
     config = readme[readme.index("## Configuring it"):readme.index("```python", readme.index("## Configuring it"))]
     flat = " ".join(config.split())
     assert "`~/.jupyter/` (`.venv/bin/jupyter --config-dir` prints it)" in flat, flat

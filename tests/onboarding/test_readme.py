@@ -1,5 +1,6 @@
 """The README's first hour stays true: its two set-up commands, what it says about root, the
-extras it names and the terminal commands it shows (issue 20, finding 6)."""
+extras it names and the terminal commands it shows (issue 20, finding 6) — and docs/admin.md's and
+docs/details.md's, where the admin material and the rules moved (newuser31 n17)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from jupyter_sched.cli.main import _check_usage, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+ADMIN = (ROOT / "docs" / "admin.md").read_text(encoding="utf-8")  # settings, hub, operations (newuser31 n17)
+DETAILS = (ROOT / "docs" / "details.md").read_text(encoding="utf-8")  # the rules behind users' answers
+DOCS = {"README.md": README, "docs/admin.md": ADMIN, "docs/details.md": DETAILS}
 
 
-def section(title: str) -> str:
-    start = README.index(f"## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start:end if end != -1 else None]
+def section(title: str, text: str = README) -> str:
+    """``## title`` up to the next level-2 heading (its ``###`` subsections included)."""
+    start = text.index(f"\n## {title}") + 1
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else None]
 
 
 def bash_blocks(text: str) -> list[str]:
@@ -56,9 +61,11 @@ def test_the_extras_named_are_the_extras_declared() -> None:
 
 TERMINAL = [line.split("#")[0].strip() for block in bash_blocks(section("Using it")) for line in block.splitlines()
             if line.startswith("jupyter-sched ")]
+ADMIN_TERMINAL = [line.split("#")[0].strip() for block in bash_blocks(ADMIN) for line in block.splitlines()
+                  if line.startswith("jupyter-sched ")]
 
 
-@pytest.mark.parametrize("line", TERMINAL, ids=TERMINAL)
+@pytest.mark.parametrize("line", TERMINAL + ADMIN_TERMINAL, ids=TERMINAL + ADMIN_TERMINAL)
 def test_each_terminal_command_shown_is_valid_cli_syntax(line: str) -> None:
     parser = build_parser()
     args = parser.parse_args(shlex.split(line)[1:])
@@ -104,7 +111,7 @@ def test_newuser7_finding_7_the_readme_says_notebook_jobs_need_jupyter_sched_in_
     from jupyter_sched.executors import local
 
     assert "run_notebook" in Path(local.__file__).read_text(encoding="utf-8")
-    text = " ".join(README.split())
+    text = " ".join(ADMIN.split())  # the JupyterHub section moved there (newuser31 n17)
     assert "Notebook jobs (`%%schedule` of a notebook, `--notebook`, job definitions) run through `jupyter_sched` in " \
            "that venv: install it there too" in text
     assert "No module named 'jupyter_sched'" in text
@@ -145,7 +152,7 @@ def test_newuser29_n3_every_option_the_readme_names_for_a_command_is_one_of_its_
     options = _options_of_each_command()
     common = {o for action in build_parser()._actions for o in action.option_strings}
     wrong = []
-    for span in re.findall(r"`([^`\n]+)`", README):
+    for span in re.findall(r"`([^`\n]+)`", "\n".join(DOCS.values())):
         words = span.split()
         if words and words[0] == "jupyter-sched":
             words = [w for w in words[1:] if not (w.startswith("--") and w.split("=")[0] in common)]

@@ -83,7 +83,7 @@ def test_newuser20_n17_a_second_scheduler_on_real_gpus_warns_of_the_first_and_re
                       "http://127.0.0.1:18900/) schedules this host's 4 GPUs too: jobs of both will share them, "
                       "each scheduler blind to the other's (quotas, queues and \"why does my job wait\" cover only "
                       "its own); one scheduler per machine: for several people, run `jupyter-sched serve` under "
-                      "JupyterHub (README: one GPU machine, several people)"], warned
+                      "JupyterHub (docs/admin.md: One GPU machine, several people)"], warned
     assert mine.path is not None and mine.path.name == f"{PREFIX}{os.getuid()}-{os.getpid()}.json"
     info = mine.path.lstat()
     assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == os.getuid()

@@ -244,7 +244,7 @@ def test_newuser30_n16_an_ended_jobs_line_keeps_what_its_end_stopped() -> None:
 
 def test_newuser30_n16_the_readme_shows_the_lines_a_jobs_end_writes() -> None:
     """The README's example is the wrapper's own wording (a new user reads it there first)."""
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parents[2] / "docs" / "details.md").read_text().split())
     header, process = left_lines([[4242, "tensorboard --logdir runs", "SIGTERM"]], ended="exit code 0", grace_s=3)
     assert " ".join(f"`{header}` then `{process}`".split()) in readme  # as Markdown shows it: spaces folded
 

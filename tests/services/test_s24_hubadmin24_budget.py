@@ -106,7 +106,7 @@ def test_hubadmin24_b9_the_current_months_report_ends_now_not_at_the_months_end(
 
 def test_hubadmin24_b8_the_readme_documents_budgets() -> None:
     """Failed before: ``grep -i budget README.md`` found nothing — an admin learnt of budgets only from the API."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "admin.md").read_text(encoding="utf-8")
     start = readme.index("**GPU-hour budgets**")
     said = readme[start:readme.index("\n\n", start)]
     for words in ('"budgets": [{"team": "nlp", "gpu_hours": 300', "`week`", "00:00 UTC", "running work runs on",
