@@ -22,7 +22,7 @@ from ..backfill.progress import STALE_S, ProgressReport
 from ..errors import StoreError, ValidationError
 from ..model import Inventory, Job, JobState, QuotaSet
 from ..scheduling.ports import declares_port
-from ..scheduling.snapshot import CycleResult, JobHold, Snapshot, UsageHistory
+from ..scheduling.snapshot import CycleResult, JobHold, Reinstall, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from ..store.progress import fresh_progress
 from .clock import Clock
@@ -82,6 +82,9 @@ class Decider:
         usage_half_life_s: half-life of fair-share usage, seconds.
         telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
         stops: the engine's stop reconciler: the grace each stop is sent with (``Snapshot.stop_grace_s``).
+        reinstalled: ``() -> Reinstall | None``: jupyter_sched reinstalled under the server that launches the
+            jobs (the local executor's :meth:`~jupyter_sched.executors.local.LocalExecutor.reinstalled`;
+            ``Snapshot.reinstalled``: batch jobs wait, named, until a restart; newuser31 N10); None: never asked.
 
     Attributes:
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
@@ -104,7 +107,8 @@ class Decider:
     def __init__(self, store: Store, inventory: Any, clock: Clock, idle: IdleLadders, *, usage_half_life_s: float,
                  telemetry: Callable[[], Mapping[str, Any]] | None = None,
                  kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
-                 stops: StopReconciler | None = None) -> None:
+                 stops: StopReconciler | None = None,
+                 reinstalled: Callable[[], Reinstall | None] | None = None) -> None:
         self.store = store
         self.inventory = inventory
         self.clock = clock
@@ -116,6 +120,7 @@ class Decider:
         self.held_users: Callable[[], Mapping[str, str]] | None = None
         self.held_jobs: Callable[[], Mapping[str, JobHold]] | None = None
         self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
+        self.reinstalled = reinstalled
         self.stops = stops
         self.last_inventory: Inventory | None = None
         self.pause: Callable[[], object] | None = None
@@ -150,7 +155,8 @@ class Decider:
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
-                            ports_bound_outside=self._bound_outside(jobs), progress=self._progress(records, now))
+                            ports_bound_outside=self._bound_outside(jobs), progress=self._progress(records, now),
+                            reinstalled=self.reinstalled() if self.reinstalled is not None else None)
         if idle:  # idle leases end at their reclaim deadline in the ETAs shown (.idle_ends)
             snapshot = with_idle_ends(snapshot, self.idle.policies, self.idle.arbiter)
         return snapshot, {r.job.id: r for r in records}

@@ -172,7 +172,7 @@ class Engine:
         self.reconciler.inventory = getattr(inventory, "current", None)  # a wrapper with no launch record: its GPUs' node (B22)
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
-                               telemetry=telemetry, kernels=kernels, stops=self.stops)
+                               telemetry=telemetry, kernels=kernels, stops=self.stops, reinstalled=self.starts.reinstalled)
         # GPU health, cordons, new nodes: an "inventory" event when a cycle's reading differs
         self.decider.inventory_observers.append(InventoryChangePublisher(self._publish).observe)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,

@@ -6,8 +6,11 @@ tick, for every such job, the reconciler
 1. settles a stop asked before the start (a cancel ends it as cancelled; a preemption or
    reclaim puts it back in the queue) — so a cancel is carried out even if starting is broken;
 2. binds a lease (admitted → running: the kernel already runs, there is nothing to start);
-3. checks the leader lease (a deposed leader starts nothing), calls ``executor.start`` with the
-   job's run-as identity (``run_as(job)``) and persists the handle. The job is ``running`` from then on, except with an executor that
+3. checks the leader lease (a deposed leader starts nothing), holds a batch job back in the queue, no
+   attempt, while jupyter_sched was reinstalled under the server (``reinstalled()``, newuser31 N10: the
+   wrapper it would launch moved or is another version's; the next cycles hold it with the same reason,
+   :func:`~jupyter_sched.scheduling.gates.reinstalled_reason`), then calls ``executor.start`` with the job's
+   run-as identity (``run_as(job)``) and persists the handle. The job is ``running`` from then on, except with an executor that
    ``starts_async`` (Kubernetes: the pods may still not schedule, case 027): it stays
    ``admitted`` with its handle until the executor reports :class:`Started`.
 
@@ -34,6 +37,8 @@ from ..executors.base import Executor, ExecutorHandle
 from ..executors.runas import RunAs, embedded_run_as
 from ..model import Job, JobState, PendingReason
 from ..model.codec import allocation_from_dict
+from ..scheduling.gates import reinstalled_reason
+from ..scheduling.snapshot import Reinstall
 from ..store import JobRecord
 from ..wording.reasons import NOT_AN_ATTEMPT
 from .clock import Clock
@@ -79,6 +84,8 @@ class StartReconciler:
         self.max_retries = max_retries
         self.grace_s = grace_s
         self.run_as = run_as
+        self.reinstalled: Callable[[], Reinstall | None] = getattr(executor, "reinstalled", None) or (lambda: None)
+        """``() -> Reinstall | None`` (the executor's, when it has one): admitted jobs wait while it says one."""
 
     def _start(self, job: Job) -> ExecutorHandle:
         assert job.allocation is not None
@@ -104,6 +111,9 @@ class StartReconciler:
         if not self.retries.due(job.id):
             return
         self.leadership.check()
+        if (change := self.reinstalled()) is not None:  # admitted before it was seen: back in the queue, no attempt
+            self.writer.requeue(record, reinstalled_reason(change), self.clock.now(), backoff=False, false_start=True)
+            return
         now = self.clock.now()
         try:
             handle = self._start(job)

@@ -114,6 +114,7 @@ from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_dict, spec_to_dict
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
+from ..scheduling.snapshot import Reinstall
 from ..textsafe import printable_line
 from ..userfiles import start_folder_argv
 from ..wording.reasons import work_named
@@ -121,6 +122,7 @@ from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .bound_ports import port_bound as _port_bound
 from .disk_space import LogDisk
+from .install_check import InstallWatch
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .log_budget import LogBudget, remove_extra
@@ -622,6 +624,8 @@ class LocalExecutor:
         """Accounts whose finished job folders were sealed since this executor started (:mod:`.sealing`)."""
         self._wrapper_source: str | None = None
         self._wrapper_memfd: int | None = None
+        self.install = InstallWatch(python=self.python)
+        """The install this server started from (:mod:`.install_check`): :meth:`reinstalled` says when it moved."""
         self.run_as_for: Callable[[Job], RunAs] | None = None
         self.job_env: Callable[[Job], Mapping[str, str]] | None = None
         """``job_env(job)``: variables the scheduler adds to every job it starts (``JUPYTER_SCHED_URL``, the
@@ -642,6 +646,7 @@ class LocalExecutor:
         self.job_python = job_python
         self.clean_env = True
         self.require_run_as = True
+        self.install.service = True  # its admin restarts it (the held jobs' words say so)
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -655,6 +660,12 @@ class LocalExecutor:
     def log_path(self, job_id: str) -> Path:
         """The job's combined stdout/stderr file (from the job's record; embedded layout if none)."""
         return self.job_dir(job_id) / "output.log"
+
+    def reinstalled(self) -> Reinstall | None:
+        """jupyter_sched reinstalled under this running server (the wrapper it launches moved or is another
+        version's: :class:`~.install_check.InstallWatch`), else None; while it is, the engine launches no
+        batch job (newuser31 N10). A few ``stat`` calls; more only after one of them changed."""
+        return self.install.check()
 
     # -- protocol --------------------------------------------------------------------------------
 

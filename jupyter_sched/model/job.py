@@ -390,7 +390,8 @@ class PendingReason:
             ``Unschedulable``, ``Backoff``, ``CpuJobLimit`` (its user runs the most CPU-only jobs
             allowed: it starts when one of them ends), ``PortInUse`` (an inference job whose declared
             port another job holds on every node), ``MigPartitioned`` (whole GPUs never hold it, the
-            physical GPUs would once an admin turns MIG mode off: it pends, case 022).
+            physical GPUs would once an admin turns MIG mode off: it pends, case 022), ``Reinstalled``
+            (jupyter_sched was reinstalled under the running server: batch jobs wait for its restart, newuser31 N10).
         message: the reason rendered as one sentence, numbers included.
         details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.
         unblock: what would unblock it, one sentence.

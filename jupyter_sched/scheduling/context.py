@@ -215,7 +215,7 @@ class CycleContext:
         self.ports: dict[int, dict[str, str]] = held_ports(snapshot.jobs) if host_ports else {}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets or snapshot.quotas.unreadable
                           or profile.max_running_cpu_jobs_per_user or self.ports or snapshot.held_users
-                          or snapshot.held_jobs or snapshot.ports_bound_outside) or any(
+                          or snapshot.held_jobs or snapshot.ports_bound_outside or snapshot.reinstalled) or any(
             j.not_before is not None or j.held is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         # per (team, user or None) budget line, GPU-hours its running jobs may still spend (.gates.budget_hold:

@@ -16,6 +16,7 @@ from ..model.units import format_duration, gpu_hours_phrase, gpu_hours_text, gpu
 from ..queues.limits import effective_limit
 from ..queues.windows import applies, is_open, next_open
 from ..wording.quota import DOCTOR_FIX, unreadable_row_text
+from ..wording.reinstall import REINSTALLED, reinstalled_text
 from .budget_fit import (
     budget_fit,
     budget_limit,
@@ -29,11 +30,12 @@ from .ports import gate as port_gate
 
 if TYPE_CHECKING:
     from .context import CycleContext
-    from .snapshot import JobHold
+    from .snapshot import JobHold, Reinstall
 
 __all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "HELD", "HELD_CODES", "OWNER_REMOVED", "OWNER_UNCONFIRMED",
-           "QUOTA_ROW_UNREADABLE", "TEAM_MEMBERSHIP",
-           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "gate_unheld", "held_gate", "held_reason"]
+           "QUOTA_ROW_UNREADABLE", "REINSTALLED", "TEAM_MEMBERSHIP",
+           "UNCONFIRMED_WHY", "borrow_window_closed", "gate", "gate_unheld", "held_gate", "held_reason",
+           "reinstalled_reason"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
@@ -50,7 +52,7 @@ HELD = "Held"
 """Code of a job a person held (:attr:`Job.held`: ``jupyter-sched hold``; hubadmin25 B18): it waits for a release."""
 QUOTA_ROW_UNREADABLE = "QuotaRowUnreadable"
 """Code of a GPU job held by a quota, budget or team policy row that does not read (verify27 V6: fail closed)."""
-HELD_CODES = frozenset({HELD, OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED, QUOTA_ROW_UNREADABLE})
+HELD_CODES = frozenset({HELD, OWNER_REMOVED, TEAM_MEMBERSHIP, OWNER_UNCONFIRMED, QUOTA_ROW_UNREADABLE, REINSTALLED})
 """Codes of jobs held until someone acts (an admin, or the owner cancels): no ETA from GPUs (``.eta``)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
@@ -73,6 +75,8 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     spec = job.spec
     if job.held is not None:
         return held_reason(job)
+    if ctx.snap.reinstalled is not None and not job.is_lease:  # a lease launches nothing (newuser31 N10)
+        return reinstalled_reason(ctx.snap.reinstalled)
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
         return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
@@ -176,6 +180,20 @@ def held_reason(job: Job) -> PendingReason:
         unblock=(f"an admin releases it: {step} (an admin's hold)" if hold.admin
                  else f"release it: {step}"),
         eta_reason="held")
+
+
+def reinstalled_reason(change: Reinstall) -> PendingReason:
+    """``jupyter_sched was reinstalled under this running server (old → new): restart jupyter lab (jobs stay
+    pending)`` (code ``Reinstalled``, newuser31 N10): the wrapper the server would launch moved or is
+    another version's, so nothing is launched — the job waits, instead of failing "exit code 2", until the
+    server is restarted (then it starts from its place in the queue)."""
+    return PendingReason(
+        code=REINSTALLED,
+        message=reinstalled_text(change.running, change.installed, service=change.service,
+                                 wrapper_gone=change.wrapper_gone),
+        details={"running": change.running, "installed": change.installed, "wrapper_gone": change.wrapper_gone,
+                 "service": change.service},
+        eta_reason="held until the restart")
 
 
 def _owner_removed(user: str, why: str, job_id: str) -> PendingReason:

@@ -27,6 +27,7 @@ __all__ = [
     "Preempt",
     "ProjectedEnd",
     "Reject",
+    "Reinstall",
     "Snapshot",
     "UsageHistory",
     "kernel_activity_of",
@@ -96,6 +97,28 @@ class JobHold:
 
 
 @dataclass(frozen=True, slots=True)
+class Reinstall:
+    """jupyter_sched changed on disk under the running server that launches the jobs (newuser31 N10):
+    ``pip install`` run again under a running ``jupyter lab``, or a ``git pull`` of its editable checkout.
+    Found at the edge (:class:`~jupyter_sched.executors.install_check.InstallWatch`); while it holds,
+    batch jobs pend (code ``Reinstalled``) instead of failing "exit code 2" on a wrapper that moved.
+
+    Attributes:
+        running: the version the server runs (``0.1.0+g8d235e7``).
+        installed: the version a restart would run (``not installed`` when none is importable).
+        wrapper_gone: the wrapper file the server launches is no longer there.
+        wrapper_changed: it is there with other content than the server started with.
+        service: the server is a hub's scheduler service (its admin restarts it), not a ``jupyter lab``.
+    """
+
+    running: str
+    installed: str
+    wrapper_gone: bool = False
+    wrapper_changed: bool = False
+    service: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one cycle may look at, frozen.
 
@@ -150,6 +173,9 @@ class Snapshot:
             the enforced limits): :func:`~jupyter_sched.scheduling.runtimes.time_left`. As a victim
             candidate such a lease loses no work and the minimum runtime does not protect it
             (:func:`~jupyter_sched.preemption.candidates.candidate_of`, hubadmin22 H9).
+        reinstalled: jupyter_sched was reinstalled under the server that launches the jobs
+            (:class:`Reinstall`; newuser31 N10): every batch job pends ``Reinstalled`` until it is
+            restarted; leases (nothing to launch) are not held. None: the install is its own.
     """
 
     now: datetime
@@ -168,6 +194,7 @@ class Snapshot:
     ports_bound_outside: frozenset[int] = frozenset()
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
     idle_ends: Mapping[str, datetime] = field(default_factory=dict)
+    reinstalled: Reinstall | None = None
 
 
 @fast_init
