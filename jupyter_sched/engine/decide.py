@@ -155,7 +155,8 @@ class Decider:
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
-                            ports_bound_outside=self._bound_outside(jobs), progress=self._progress(records, now),
+                            ports_bound_outside=(outside := self._bound_outside(jobs)),
+                            port_holders=self._port_holders(outside), progress=self._progress(records, now),
                             reinstalled=self.reinstalled() if self.reinstalled is not None else None)
         if idle:  # idle leases end at their reclaim deadline in the ETAs shown (.idle_ends)
             snapshot = with_idle_ends(snapshot, self.idle.policies, self.idle.arbiter)
@@ -192,6 +193,14 @@ class Decider:
             return frozenset()
         held = {j.spec.port for j in jobs if j.state.holds_gpus and declares_port(j)}
         return self.bound_ports(p for p in wanted - held if p is not None)
+
+    def _port_holders(self, outside: frozenset[int]) -> dict[int, str]:
+        """Of the ports ``outside`` (:meth:`_bound_outside`), those bound for a while, with their holder's
+        account (``Snapshot.port_holders``; an edge without :meth:`holders` names none)."""
+        holders = getattr(self.bound_ports, "holders", None)
+        if not outside or not callable(holders):
+            return {}
+        return {port: who for port, who in holders().items() if port in outside}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:
         """Fair-share and budget usage from the store's usage intervals, kept as running sums

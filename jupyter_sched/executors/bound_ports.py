@@ -8,7 +8,11 @@ declared port before the cycle (bounded: only ports of pending inference jobs, a
 :data:`MOST_CHECKED` a cycle, ~20 us each), so the job pends with a true reason instead. Who holds
 the port is another account's business: the job's owner is told only "a process outside the
 scheduler"; the service log (admins) names the pid and account, once per port per
-:data:`HOLDER_LOG_EVERY_S`.
+:data:`HOLDER_LOG_EVERY_S`. Once a port has stayed bound for :data:`HOLDER_NAMED_AFTER_S` its holder's
+account is named to the waiting job's owner too (:meth:`BoundPorts.holders`, ``Snapshot.port_holders``;
+red31 R6: a user kept another's service pending for good by binding its port, and its owner could not
+tell whom to ask) — not at once, so that declaring ports does not become a quick way to learn who
+listens where.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 import psutil
 
-__all__ = ["HOLDER_LOG_EVERY_S", "MOST_CHECKED", "BoundPorts", "port_bound"]
+__all__ = ["HOLDER_LOG_EVERY_S", "HOLDER_NAMED_AFTER_S", "MOST_CHECKED", "BoundPorts", "port_account", "port_bound"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +33,9 @@ MOST_CHECKED = 64
 """Most ports bound per cycle (the lowest first); the others are looked at in later cycles once these start."""
 HOLDER_LOG_EVERY_S = 600.0
 """Seconds between two service-log lines naming the holder of one port."""
+HOLDER_NAMED_AFTER_S = 600.0
+"""Seconds a declared port stays bound outside the scheduler before its holder's account is named to the
+waiting job's owner (10 min)."""
 
 
 def port_bound(port: int) -> bool:
@@ -61,6 +68,17 @@ def port_holder(port: int) -> str:
     return "an unknown process"
 
 
+def port_account(port: int) -> str | None:
+    """The account of the process listening on TCP ``port`` (None: none found, or it cannot be told)."""
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                return str(psutil.Process(conn.pid).username())
+    except (psutil.Error, OSError):
+        pass
+    return None
+
+
 class BoundPorts:
     """``ports -> the bound ones`` for the decider (``Decider.bound_ports``), logging each bound
     port's holder for admins (module docstring).
@@ -72,16 +90,33 @@ class BoundPorts:
     """
 
     def __init__(self, *, bound: Callable[[int], bool] = port_bound, holder: Callable[[int], str] = port_holder,
+                 account: Callable[[int], str | None] = port_account,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bound = bound
         self.holder = holder
+        self.account = account
         self.monotonic = monotonic
         self._logged: dict[int, float] = {}
+        self._since: dict[int, float] = {}
+        """Each port bound at the last call: since when (monotonic) it was bound at every call."""
+        self._named: dict[int, str] = {}
+
+    def holders(self) -> dict[int, str]:
+        """``{port: account}`` of the ports bound at the last call that stayed bound for
+        :data:`HOLDER_NAMED_AFTER_S` or more (their holder's account read once per stretch; a holder that
+        cannot be told is left out)."""
+        now = self.monotonic()
+        for port, since in self._since.items():
+            if port not in self._named and now - since >= HOLDER_NAMED_AFTER_S:
+                self._named[port] = self.account(port) or ""
+        return {port: who for port, who in self._named.items() if who}
 
     def __call__(self, ports: Iterable[int]) -> frozenset[int]:
         """The ports of ``ports`` (at most :data:`MOST_CHECKED`, lowest first) bound on this host."""
         found = frozenset(port for port in sorted(set(ports))[:MOST_CHECKED] if self.bound(port))
         now = self.monotonic()
+        self._since = {port: self._since.get(port, now) for port in found}  # a port freed meanwhile starts again
+        self._named = {port: who for port, who in self._named.items() if port in found}
         for port in found:
             if now - self._logged.get(port, -HOLDER_LOG_EVERY_S) >= HOLDER_LOG_EVERY_S:
                 self._logged[port] = now

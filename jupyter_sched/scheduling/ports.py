@@ -19,8 +19,9 @@ Red team 17, R3: a port bound by a process *outside* the scheduler (a notebook t
 ``http.server``) was seen by nobody: the job was admitted, charged, and failed "port in use". The
 edge binds each pending job's declared port before the cycle (``Snapshot.ports_bound_outside``);
 such a job pends ``PortInUse`` saying the port is bound by a process outside the scheduler, and
-is looked at again each cycle. Who holds it is not said to the job's owner (another account's
-process): the service log names it for admins.
+is looked at again each cycle. Who holds it is not said to the job's owner at first (another account's
+process): the service log names it for admins; once the port stayed bound for a while the edge names the
+holder's account (``Snapshot.port_holders``) and the reason says it to the owner (red31 R6).
 
 Pure: reads the snapshot's jobs, its ports bound outside and the cycle's admissions.
 """
@@ -131,6 +132,15 @@ def _bound_outside(ctx: CycleContext, job: Job) -> PendingReason | None:
     port = _declares(job)
     if port is None or port not in ctx.snap.ports_bound_outside:
         return None
+    account = ctx.snap.port_holders.get(port)
+    if account:  # bound for a while (red31 R6): its owner may ask that account, or an admin
+        return PendingReason(
+            code=PORT_IN_USE,
+            message=f"port {port} has been bound on this host for a while by a process of {account}, outside the "
+                    "scheduler; it starts once the port is free",
+            details={"port": port, "outside": True, "holder_account": account},
+            unblock=f"ask {account} to free port {port}, or an admin; or resubmit with another port",
+            eta_reason="it starts when the process outside the scheduler frees the port")
     return PendingReason(
         code=PORT_IN_USE,
         message=f"port {port} is bound on this host by a process outside the scheduler (not a job of it); "

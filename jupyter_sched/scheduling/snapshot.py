@@ -162,6 +162,9 @@ class Snapshot:
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
+        port_holders: of those, the ports bound for a while (the edge's
+            :data:`~jupyter_sched.executors.bound_ports.HOLDER_NAMED_AFTER_S`), each with its holder's
+            account: the waiting job's reason names it to its owner (red31 R6).
         progress: per running job id, its latest progress report (the job's own claim: steps done
             of steps to do, :class:`~jupyter_sched.backfill.progress.ProgressReport`). Read for the
             ETAs shown only, never for admission or backfill decisions (a report can lie; issue 16
@@ -192,6 +195,7 @@ class Snapshot:
     held_users: Mapping[str, str] = field(default_factory=dict)
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
+    port_holders: Mapping[int, str] = field(default_factory=dict)
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
     idle_ends: Mapping[str, datetime] = field(default_factory=dict)
     reinstalled: Reinstall | None = None

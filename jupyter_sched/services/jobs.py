@@ -206,9 +206,14 @@ def _without_port(reason: Any) -> Any:
     service pending for as long as it liked; its owner and admins still read the number."""
     if not isinstance(reason, dict) or reason.get("code") != PORT_IN_USE:
         return reason
-    details = reason.get("details")
+    raw = reason.get("details")
+    details: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if details.get("outside"):  # nor the account holding it (its owner's to read: red31 R6)
+        return {**reason, "message": "its declared port is bound on this host by a process outside the scheduler; "
+                                     "it starts once the port is free",
+                "details": {"outside": True}, "unblock": ""}
     return {**reason, "message": _PORT_WORDS.sub("its declared port", str(reason.get("message") or "")),
-            "details": {k: v for k, v in details.items() if k != "port"} if isinstance(details, dict) else details}
+            "details": {k: v for k, v in details.items() if k != "port"}}
 
 
 def _reader_class(caller: Caller, job: Job) -> str:
