@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 from . import sock_diag
 
-__all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "loopback_refusal", "proc_address",
-           "proc_hex", "tcp_rows", "trusted_uids"]
+__all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "is_local_address", "loopback_refusal",
+           "proc_address", "proc_hex", "tcp_rows", "trusted_uids"]
 
 _PROC_NET = Path("/proc/net")
 _ESTABLISHED = "01"
@@ -59,6 +59,40 @@ class Connected(Protocol):
     def getsockname(self) -> Any: ...
 
     def getpeername(self) -> Any: ...
+
+
+def is_local_address(address: Address) -> bool:
+    """Whether a connection to ``address`` reaches this host (this network namespace): a loopback or unspecified
+    address, or one of this host's own (its LAN address, the one its name resolves to). Then another local account
+    may be the one listening there, however the address was spelled (red32 R1: a store URL naming this host by its
+    hostname, a hub API at the host's LAN address, passed every check keyed to the word "loopback").
+
+    Asked of the kernel: an address it lets a socket bind to is its own (one ``bind`` of a datagram socket, nothing
+    sent); where ``net.ipv4.ip_nonlocal_bind`` (or IPv6's) lets any address be bound, the interfaces' addresses
+    are read instead (psutil)."""
+    address = _plain(address)
+    if address.is_loopback or address.is_unspecified:
+        return True
+    if _nonlocal_bind(address.version):
+        import psutil
+
+        return any(_plain(ipaddress.ip_address(found.address.split("%")[0])) == address
+                   for found_all in psutil.net_if_addrs().values() for found in found_all
+                   if found.family in (socket.AF_INET, socket.AF_INET6))
+    family = socket.AF_INET if address.version == 4 else socket.AF_INET6
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError:
+        return False
+    return True
+
+
+def _nonlocal_bind(version: int) -> bool:
+    try:
+        return Path(f"/proc/sys/net/ipv{version}/ip_nonlocal_bind").read_text().strip() not in ("", "0")
+    except OSError:
+        return False
 
 
 def proc_address(hex_address: str) -> Address:
@@ -190,8 +224,8 @@ def trusted_uids(accounts: Collection[str] = (), configured: Collection[int] = (
 
 def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: str = "the token",
                       proc_net: Path | None = None) -> Refusal | None:
-    """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to a loopback address
-    must have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass."""
+    """Why nothing may be sent over ``sock`` (one sentence with the fix), or None: a connection to an address of this
+    host must have been accepted by root, this process's own uid or one of ``allowed_uids``; other hosts pass."""
     return loopback_refusal(
         sock, allowed_uids=allowed_uids, proc_net=proc_net, held=lambda where: f"the scheduler's address {where}",
         doing=f"not sending {what}", service="the service",
@@ -204,8 +238,9 @@ def connected_refusal(sock: Connected, *, allowed_uids: Collection[int], what: s
 def loopback_refusal(sock: Connected, *, allowed_uids: Collection[int], held: Callable[[str], str], doing: str,
                      service: str, gone_fix: str, held_fix: Callable[[int], str],
                      proc_net: Path | None = None) -> Refusal | None:
-    """Why ``sock`` must not be used (one sentence with the fix), or None: a connection to a loopback address must
-    have been accepted by root, this process's own uid or one of ``allowed_uids``; other addresses pass. The words:
+    """Why ``sock`` must not be used (one sentence with the fix), or None: a connection to an address of this host
+    (:func:`is_local_address`: loopback, or this host's own by any name) must have been accepted by root, this
+    process's own uid or one of ``allowed_uids``; connections to other hosts pass. The words:
     ``held(address)`` names the address (``"the scheduler's address 127.0.0.1:8010"``), ``doing`` what is not done
     (``"not sending the token"``), ``service`` whose port it is (``"the service"``, ``"the hub"``), ``gone_fix`` /
     ``held_fix(uid)`` the fix when no live socket / another account holds it (red31 R2, R4: the telemetry
@@ -214,7 +249,7 @@ def loopback_refusal(sock: Connected, *, allowed_uids: Collection[int], held: Ca
         peer = sock.getpeername()
     except OSError:
         return None  # not connected: sending fails on its own
-    if not isinstance(peer, tuple) or not _plain(ipaddress.ip_address(str(peer[0]).split("%")[0])).is_loopback:
+    if not isinstance(peer, tuple) or not is_local_address(ipaddress.ip_address(str(peer[0]).split("%")[0])):
         return None
     where = f"{peer[0]}:{peer[1]}" if ":" not in str(peer[0]) else f"[{peer[0]}]:{peer[1]}"
     uid = accepting_uid(sock, proc_net=proc_net)

@@ -1,26 +1,35 @@
-"""Who answers at a loopback PostgreSQL address: the database server, or another account (red31 R3).
+"""Who answers at the store's PostgreSQL address on this host: the database server, or another account
+(red31 R3, red32 R1).
 
-The store reaches PostgreSQL by TCP on loopback in the README's own example (``127.0.0.1:5432``, a port any
+The store reaches PostgreSQL by TCP on this host in the README's own example (``127.0.0.1:5432``, a port any
 account may bind). While the server is down — a restart for an upgrade, a crash, a boot where the service
 starts first — another local account could listen there: libpq logs in to a server that asks for no
 password, ``pool_pre_ping`` reconnects on its own, and the service would lead that account's database and
-start the jobs it lists *as their owners' accounts*. So, for a store on a loopback TCP address:
+start the jobs it lists *as their owners' accounts*; a server that asks for the password in clear gets it, and
+with it the REAL store. So, for a store on a TCP address of this host — however the URL spells it: a loopback
+address, ``localhost``, the host's name, its LAN address, ``hostaddr=`` (red32 R1: only the loopback spellings
+were looked at, and a URL naming the host ``@vm:5432`` handed its password to the squatter):
 
-- before connecting, the port's listeners are looked up (``do_connect``): one held by a stranger is refused
-  before libpq sends anything, so a password the server would ask for in clear or as MD5 stays here;
+- before connecting, the address is resolved and, where it is this host's
+  (:func:`~jupyter_sched.hub.peer.is_local_address`), the port's listeners are looked up (``do_connect``): one held
+  by a stranger is refused before libpq sends anything;
+- a URL carrying a password connects with ``require_auth=scram-sha-256`` (libpq 16 or later; unless the URL says
+  ``require_auth`` itself): the password never leaves in clear or as MD5, so a squatter that takes the port
+  between that look and libpq's own connect learns nothing it can log in with;
 - after connecting, the CONNECTED socket's accepting end is looked up (``connect``: a squatter that opens its
-  listener between the two looks cannot pass it), and nothing is read from or written to a connection that a
-  stranger accepted.
+  listener between the two looks cannot pass it) wherever the connection reached this host, and nothing is read
+  from or written to a connection that a stranger accepted.
 
 "A stranger": not root, not this process's account, not the ``postgres`` account (Debian's and most
 packages' server account), and not one of ``c.SchedApp.db_server_uids``. A refusal is an outage of the
 store (:class:`~.store.StoreOutage` says it once, in these words); it ends when the real server listens again.
-Unix-socket and remote stores are not looked at here (a socket folder only postgres may write; TLS with
-``sslmode=verify-full`` for a remote one: the README says so).
+Unix-socket stores are not looked at here (a socket folder only postgres may write), nor stores on other hosts
+(TLS with ``sslmode=verify-full``: the README says so).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pwd
 import socket
@@ -30,7 +39,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event as sa_event
 
-__all__ = ["SERVER_ACCOUNT", "allowed_server_uids", "loopback_address", "watch_store_server"]
+__all__ = ["SERVER_ACCOUNT", "allowed_server_uids", "tcp_address", "watch_store_server"]
 
 SERVER_ACCOUNT = "postgres"
 """The account PostgreSQL's packages run the server as: its uid may hold the store's address."""
@@ -44,21 +53,58 @@ def allowed_server_uids(configured: Collection[int] = ()) -> frozenset[int]:
     return trusted_uids((SERVER_ACCOUNT,), configured)
 
 
-def loopback_address(url: str) -> tuple[str, int] | None:
-    """``(host, port)`` of a PostgreSQL ``url`` that connects by TCP to a loopback address (``127.0.0.1``,
-    ``::1``, ``localhost``); None for any other store (SQLite, a Unix socket, a remote host, several hosts)."""
-    from ..extension.job_tokens import loopback_host
-
+def tcp_address(url: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a PostgreSQL ``url`` that connects by TCP (``hostaddr=`` where given: the address libpq
+    connects to); None for any other store (SQLite, a Unix socket, several hosts). The host may be of another
+    machine: :func:`_local_targets` tells whether a connection to it reaches this one."""
     parsed = sa.engine.make_url(url)
     if not parsed.drivername.startswith("postgresql"):
         return None
     host = parsed.host or ""
-    query_host = parsed.query.get("host")
-    if not host and isinstance(query_host, str):
-        host = query_host
-    if not host or host.startswith("/") or "," in host or not loopback_host(host):
+    for key in ("hostaddr", "host"):
+        given = parsed.query.get(key)
+        if isinstance(given, str) and given and (key == "hostaddr" or not host):
+            host = given
+            break
+    if not host or host.startswith("/") or "," in host:
         return None
-    return host, int(parsed.port or 5432)
+    return host.strip("[]"), int(parsed.port or 5432)
+
+
+def _local_targets(host: str, port: int) -> list[str]:
+    """The addresses of ``host`` (a name or an address) that are this host's own — where another local account could
+    be the one listening at ``port``; [] when it resolves to another machine only, or not at all (libpq then fails
+    on its own)."""
+    from ..hub.peer import is_local_address
+
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+    except (OSError, UnicodeError):
+        return []
+    targets = []
+    for text in sorted(found):
+        try:
+            address = ipaddress.ip_address(str(text).split("%")[0])
+        except ValueError:
+            continue
+        if is_local_address(address):
+            targets.append(str(address))
+    return targets
+
+
+def _require_scram(cparams: dict[str, Any]) -> None:
+    """Make libpq send the store's password by SCRAM only (``require_auth``; libpq 16 or later) unless the URL chose
+    a method itself: a squatter asking for it in clear or as MD5 is refused by libpq before it is sent."""
+    if not cparams.get("password") or "require_auth" in cparams:
+        return
+    try:
+        import psycopg
+
+        if psycopg.pq.version() < 160000:
+            return
+    except (ImportError, AttributeError):
+        return
+    cparams["require_auth"] = "scram-sha-256"
 
 
 def _who(uid: int) -> str:
@@ -77,37 +123,45 @@ def _refused(where: str, uid: int) -> str:
 
 
 def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[int] = ()) -> None:
-    """Refuse connections of ``engine`` (a PostgreSQL store at ``url``) whose loopback address another account
-    holds (module docstring): ``do_connect`` looks at the port's listeners, ``connect`` at who accepted the
-    connection. A refusal raises the driver's ``OperationalError`` (an unreachable store: the service's outage
-    line, retried as any outage). No-op for stores not on a loopback TCP address."""
-    address = loopback_address(url)
+    """Refuse connections of ``engine`` (a PostgreSQL store at ``url``) whose address on this host another account
+    holds (module docstring): ``do_connect`` looks at the port's listeners and asks for SCRAM, ``connect`` at who
+    accepted the connection. A refusal raises the driver's ``OperationalError`` (an unreachable store: the
+    service's outage line, retried as any outage). No-op for SQLite and Unix-socket stores."""
+    address = tcp_address(url)
     if address is None:
         return
     host, port = address
-    where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
     allowed = allowed_server_uids(configured_uids)
 
     @sa_event.listens_for(engine, "do_connect")
-    def _before(dialect: Any, _record: Any, _cargs: Any, _cparams: Any) -> None:
+    def _before(dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
         from ..hub.listener import listener_uids
 
-        uids = listener_uids(host, port) or []
-        stranger = next((uid for uid in uids if uid not in allowed), None)
-        if stranger is not None:
-            raise dialect.loaded_dbapi.OperationalError(_refused(where, stranger))
+        targets = _local_targets(host, port)
+        if targets:
+            _require_scram(cparams)
+        for target in targets:
+            uids = listener_uids(target, port) or []
+            stranger = next((uid for uid in uids if uid not in allowed), None)
+            if stranger is not None:
+                raise dialect.loaded_dbapi.OperationalError(_refused(_where(target, port), stranger))
 
     def _after(dbapi_conn: Any, _record: Any) -> None:
-        from ..hub.peer import accepting_uid
+        from ..hub.peer import accepting_uid, is_local_address
 
         fd = getattr(getattr(dbapi_conn, "pgconn", None), "socket", None)
         if not isinstance(fd, int) or fd < 0:
             return
         sock = socket.socket(fileno=os.dup(fd))
         try:
+            peer = sock.getpeername()
+            if sock.family not in (socket.AF_INET, socket.AF_INET6) or not is_local_address(
+                    ipaddress.ip_address(str(peer[0]).split("%")[0])):
+                return  # a Unix socket, or another machine
+            where = _where(str(peer[0]), int(peer[1]))
             uid = accepting_uid(sock)
         except (OSError, ValueError):
-            uid = None
+            return
         finally:
             sock.close()
         if uid is None:  # not Linux: nothing to ask
@@ -124,3 +178,7 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
 
     # first of the "connect" listeners: the dialect's own (its first-connect queries) come after it
     sa_event.listen(engine, "connect", _after, insert=True)
+
+
+def _where(host: str, port: int) -> str:
+    return f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"

@@ -21,7 +21,7 @@ import pytest
 
 from jupyter_sched.errors import StoreError
 from jupyter_sched.store import Store
-from jupyter_sched.store.server_check import allowed_server_uids, loopback_address
+from jupyter_sched.store.server_check import allowed_server_uids, tcp_address
 from tests import accounts
 from tests.ports import free_port
 
@@ -136,8 +136,9 @@ def test_red31_r3_the_uid_a_setting_names_is_believed(squatter: tuple[accounts.A
     ("postgresql+psycopg://sched@localhost:6543/sched", ("localhost", 6543)),
     ("postgresql+psycopg://sched@[::1]:5433/sched", ("::1", 5433)),
     ("postgresql+psycopg://sched@/sched?host=/var/run/postgresql", None),
-    ("postgresql+psycopg://sched@db.example.org/sched", None),
+    ("postgresql+psycopg://sched@db.example.org/sched", ("db.example.org", 5432)),  # looked up: another host
+    ("postgresql+psycopg://sched@db/sched?hostaddr=127.0.0.1", ("127.0.0.1", 5432)),  # red32 R1: libpq's address
     ("sqlite:////tmp/x.sqlite", None),
-], ids=["loopback", "localhost", "ipv6", "unix socket", "remote", "sqlite"])
+], ids=["loopback", "localhost", "ipv6", "unix socket", "remote", "hostaddr", "sqlite"])
 def test_red31_r3_which_store_urls_are_looked_at(url: str, want: tuple[str, int] | None) -> None:
-    assert loopback_address(url) == want
+    assert tcp_address(url) == want
