@@ -121,3 +121,18 @@ def test_newuser31_n17_every_message_pointing_at_a_doc_section_names_one_that_ex
                     wrong.append(f"{module.relative_to(ROOT)}: {doc}: {title}")
     assert not wrong, wrong
     assert found >= 3, found
+
+
+def test_newuser31_n17_the_pace_warning_docs_details_shows_is_the_renderers_own() -> None:
+    """The example moved with its paragraph to docs/details.md; it stays the words ``logs`` writes (the one
+    renderer), so a wording change there shows here."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.wording.reported import over_limit_note
+
+    details = " ".join(_text(ROOT / "docs" / "details.md").split())
+    (shown,) = re.findall(r"`(jupyter_sched: at this pace [^`]+)`", details)
+    said = over_limit_note(fraction=0.1, ran_s=40, needs_s=400, limit_s=120,
+                           stops_at=datetime(2026, 12, 6, 11, 52, tzinfo=timezone.utc),
+                           at=datetime(2026, 12, 6, 11, 50, tzinfo=timezone.utc))
+    assert shown == said, (shown, said)
