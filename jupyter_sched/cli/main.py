@@ -179,14 +179,22 @@ class _Parser(argparse.ArgumentParser):
         (``--urll``, ``--verison``), when argparse's ``message`` is about the COMMAND; "" else."""
         if not (message.startswith("argument COMMAND:") or message.endswith("required: COMMAND")):
             return ""
-        known = list(self._option_string_actions)
-        for word in _Parser.typed:
+        known = self._option_string_actions
+        words = iter(_Parser.typed)
+        for word in words:
             if word in COMMAND_NAMES or word == "--":
                 return ""
+            if not word.startswith("-"):
+                # the COMMAND's place: a mistyped command (`sumbit --gpus 1`) is argparse's to name, with its
+                # did-you-mean — not the first option after it (newuser32 N1)
+                return ""
             flag = word.split("=", 1)[0]
-            if flag.startswith("-") and flag not in known and not (
-                    self.allow_abbrev and flag.startswith("--") and any(k.startswith(flag) for k in known)):
+            matches = [k for k in known if k == flag] or (
+                [k for k in known if k.startswith(flag)] if self.allow_abbrev and flag.startswith("--") else [])
+            if not matches:
                 return flag
+            if "=" not in word and known[matches[0]].nargs != 0:
+                next(words, None)  # its value (`--url URL`): not the COMMAND's place
         return ""
 
     def error(self, message: str) -> NoReturn:
