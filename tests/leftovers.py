@@ -27,7 +27,9 @@ from typing import Any
 
 import psutil
 
-__all__ = ["end_jobs", "job_dir_of", "kill_wrappers", "wrappers_under"]
+__all__ = ["end_jobs", "job_dir_of", "kill_sigterm_ignorers", "kill_wrappers", "wrappers_under"]
+
+_SIGTERM_BIT = 1 << (signal.SIGTERM - 1)  # in /proc/PID/status's SigIgn mask
 
 
 def end_jobs(executor: Any, *, timeout_s: float = 20.0) -> list[str]:
@@ -108,3 +110,40 @@ def kill_wrappers(wrappers: list[psutil.Process], *, timeout_s: float = 10.0) ->
             ended.append(job_dir)
     psutil.wait_procs(wrappers, timeout=timeout_s)
     return ended
+
+
+def kill_sigterm_ignorers(job_ids: list[str]) -> list[int]:
+    """``SIGKILL`` now the processes of these jobs (any wrapper on the host whose job directory is named by the
+    id, and its descendants) that ignore ``SIGTERM``: a test's clean-up that has cancelled them, where such a
+    process would hold its GPU for the whole stop grace (30 s in some modules) and end by the grace's own
+    ``SIGKILL`` anyway. A process that does not ignore ``SIGTERM`` is left to the scheduler's stop.
+
+    Returns:
+        The pids killed.
+    """
+    wanted = set(job_ids)
+    killed: list[int] = []
+    if not wanted:
+        return killed
+    for process in psutil.process_iter():
+        job_dir = job_dir_of(process)
+        if job_dir is None or job_dir.name not in wanted:
+            continue
+        with contextlib.suppress(psutil.Error):
+            for child in process.children(recursive=True):
+                if _ignores_sigterm(child.pid):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(child.pid, signal.SIGKILL)
+                        killed.append(child.pid)
+    return killed
+
+
+def _ignores_sigterm(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & _SIGTERM_BIT)
+    return False

@@ -29,6 +29,7 @@ import pytest
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, main
 from jupyter_sched.model.validation import NO_LIMIT_NO_GPU_WARNING
 from jupyter_sched.wording import render_reason
+from tests import leftovers
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -133,7 +134,10 @@ def clear(server: EmbeddedServer) -> None:
     for job in live("pending,preempted,admitted,running"):
         boss.delete(f"jobs/{job['id']}")
     deadline = time.monotonic() + 60
-    while live("admitted,running"):
+    while running := live("admitted,running"):
+        # each is in its stop now: a process ignoring SIGTERM gets at once the SIGKILL its grace ends with
+        # (up to 60 s per such job in these modules; every assertion on it is made by now)
+        leftovers.kill_sigterm_ignorers([job["id"] for job in running])
         assert time.monotonic() < deadline
         time.sleep(0.2)
 
