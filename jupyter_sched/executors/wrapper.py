@@ -246,7 +246,10 @@ def _end_leftovers(grace_s: float) -> list[list[object]]:
                 pass
             if signum == signal.SIGKILL:
                 found[pid][2] = "SIGKILL"
-        if signum == signal.SIGKILL and time.monotonic() > deadline + grace_s:
+        if signum == signal.SIGKILL and time.monotonic() > deadline + grace_s and (
+                time.monotonic() > deadline + grace_s + KILLED_WAIT_S or all(_state(pid) == "D" for pid in left)):
+            # a SIGKILLed process not in uninterruptible sleep is still dying (a loaded host takes a while to tear
+            # one down): it is waited for, up to KILLED_WAIT_S, before it is called unkillable
             for pid in left:  # unkillable (uninterruptible sleep): the executor keeps watching them
                 found[pid][2] = "unkillable"
             return list(found.values())
@@ -255,6 +258,9 @@ def _end_leftovers(grace_s: float) -> list[list[object]]:
         time.sleep(0.05)
 
 
+KILLED_WAIT_S = 10.0
+"""Seconds past its grace a job's leftover sent SIGKILL is waited for while it is not in uninterruptible sleep (it is
+dying) before it is called unkillable."""
 COMMAND_CHARS = 120
 """Most characters of a process's command line a job's log names it by (the rest is cut, ``…``)."""
 LISTED = 10
@@ -364,12 +370,17 @@ def signal_lines(record: dict[str, object]) -> list[str]:
     return [f"[jupyter_sched] {head}", *process_lines(processes, more)]
 
 
-def _is_zombie(pid: int) -> bool:
+def _state(pid: int) -> str:
+    """The one-letter state of ``pid`` (``/proc/<pid>/stat``); "" when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+            return fh.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return True
+        return ""
+
+
+def _is_zombie(pid: int) -> bool:
+    return _state(pid) in ("Z", "")
 
 
 _control: list[object] = []
