@@ -192,8 +192,12 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         from ..accounting.prices import price_table
 
         price_table(settings["gpu_prices"])
+    # the id of the store it runs on, kept beside its logs' records: another database at its address is refused
+    # (red31 R3 addendum; a SQLite file is the service's own)
+    identity = (Path(str(settings["log_dir"])) / ".state" / "store_id"
+                if settings.get("log_dir") and not str(settings["db_url"]).startswith("sqlite") else None)
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"),
-                  db_server_uids=[int(uid) for uid in settings.get("db_server_uids") or ()])
+                  db_server_uids=[int(uid) for uid in settings.get("db_server_uids") or ()], identity_file=identity)
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
     source_kind = settings.get("inventory_source", "auto")

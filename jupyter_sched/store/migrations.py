@@ -245,6 +245,12 @@ def _v26_service_spans(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v27_store_identity(conn: sa.Connection) -> None:
+    from .identity import write_identity
+
+    write_identity(conn, datetime.now(timezone.utc).isoformat())
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -307,6 +313,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v25_definitions_firing),
     Migration(26, "each service process's listening span (service_spans: host, port, start, last seen, end): a "
                   "squat report of a window an earlier process served is refused (red29 R6)", _v26_service_spans),
+    Migration(27, "the store's own random id (store_identity), written once: the service keeps it and refuses a "
+                  "database at the store's address that is not this store (red31 R3 addendum)", _v27_store_identity),
 )
 
 

@@ -1564,6 +1564,8 @@ class Store:
         echo: log SQL (debugging).
         db_server_uids: PostgreSQL on a loopback TCP address: uids besides root, this process's and the
             ``postgres`` account's that may accept its connections (:mod:`.server_check`; red31 R3).
+        identity_file: where the service keeps the id of the store it runs on (:mod:`.identity`; None: not
+            checked): every new connection to a database with another id is refused as an outage.
 
     Raises:
         StoreError: the database cannot be opened or migrated.
@@ -1578,6 +1580,7 @@ class Store:
         run_migrations: bool = True,
         echo: bool = False,
         db_server_uids: Collection[int] = (),
+        identity_file: Path | None = None,
     ) -> None:
         if (problem := store_url_problem(url)) is not None:  # one line, never a driver's traceback (N22)
             raise StoreError(f"the store URL {safe_url(url)!r}: {problem[0]}", field="db_url", hint=problem[1])
@@ -1616,12 +1619,20 @@ class Store:
         """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
+            if identity_file is not None:  # whether it is the store this service ran on (red31 R3 addendum)
+                from .identity import watch_store_identity
+
+                watch_store_identity(self.engine, identity_file, self.safe_url)
             if not url.startswith("sqlite"):  # who answers at a loopback address (red31 R3)
                 from .server_check import watch_store_server
 
                 watch_store_server(self.engine, url, db_server_uids)
             if run_migrations:
                 self.migrated = migrate(self.engine, now=self._now)
+            if identity_file is not None and run_migrations:
+                from .identity import record_identity
+
+                record_identity(self.engine, identity_file)
         except sa.exc.SQLAlchemyError as exc:
             # one line (the README's promise for a bad setting): the driver's first line, without
             # SQLAlchemy's "(Background on this error at …)" and the driver's follow-up advice
