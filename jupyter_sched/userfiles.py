@@ -78,8 +78,8 @@ the child's ~60 ms start holds no GIL of the service's."""
 def file_problem(path: str, folder: str) -> str | None:
     """What keeps this account from reading ``path`` as a file (relative to ``folder``), or None.
 
-    The answer is a phrase to put after the path: ``no such file in FOLDER`` (``no such file`` for an
-    absolute path), ``FULL is a folder, not a file``, ``cannot be read by USER (permission denied on
+    The answer is a phrase to put after the path: ``does not exist in FOLDER`` (``does not exist`` for
+    an absolute path), ``FULL is a folder, not a file``, ``cannot be read by USER (permission denied on
     PLACE)`` where PLACE is the first folder on the way it may not search, or the file itself.
     """
     given = os.path.expanduser(path)
@@ -89,7 +89,8 @@ def file_problem(path: str, folder: str) -> str | None:
     except PermissionError:  # the folder on the way through any link, not the link's own folder (new user 11,
         return _denied(_blocking_folder(os.path.realpath(full)))  # N19: it blamed the user's home for her link)
     except (FileNotFoundError, NotADirectoryError):
-        return "no such file" if os.path.isabs(given) else f"no such file in {folder}"
+        # the service's words for it (newuser31 n15: "no such file in …" here, "does not exist in …" there)
+        return "does not exist" if os.path.isabs(given) else f"does not exist in {folder}"
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     if stat.S_ISDIR(info.st_mode):

@@ -195,7 +195,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             body["env"] = {**sent, **(body.get("env") or {})}
         path_said = submitter_note(sent, too_long)
     if getattr(args, "dry_run", False):  # newuser26 N8: the terminal had no dry run, the magic and the panel did
-        return _dry_run(client, body, io)
+        return _dry_run(client, body, io, args)
     # a restart of the server is ridden out: sent again while it surely never reached it (hubadmin24 B18); a
     # send whose answer was lost is looked for once the service answers, and sent again only if absent (newuser31 N8)
     from ..client.ride_out import ARRIVED, SENT_AGAIN, MaybeSubmitted, submit_through_restart
@@ -238,12 +238,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
-    if not args.quiet and (said := bare_seconds_note(args.time_limit)):
-        print(f"{PROG} submit: note: {said}", file=io.err)
-    # said once, in the option's name: the server's note on a bare time_limit (newuser31 N4) is this one
-    server_said = bare_seconds_note(args.time_limit, option="time_limit")
-    for warning in () if args.quiet else [w for w in job.get("warnings") or () if not server_said or w != server_said]:  # what the server says about the request
-        print(f"{PROG} submit: note: {said_to_reader(str(warning))}", file=io.err)  # its "this UTC day" (n11)
+    _request_notes(args, job, io)
     if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
         path = os.path.join(os.path.expanduser(body["working_dir"]), args.notebook)
         note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ")
@@ -567,7 +562,20 @@ def env_pair(item: str, *, field: str, environ: Mapping[str, str], here: str, se
     return name, environ[name]
 
 
-def _dry_run(client: Any, body: Mapping[str, Any], io: Streams) -> int:
+def _request_notes(args: argparse.Namespace, answer: Mapping[str, Any], io: Streams) -> None:
+    """The notes on a request, on stderr — a submit's and its dry run's alike (newuser31 n13): a bare
+    ``--time-limit`` number's unit, then the server's ``warnings``; none under ``--quiet``."""
+    if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
+        return
+    if said := bare_seconds_note(args.time_limit):
+        print(f"{PROG} submit: note: {said}", file=io.err)
+    # said once, in the option's name: the server's note on a bare time_limit (newuser31 N4) is this one
+    server_said = bare_seconds_note(args.time_limit, option="time_limit")
+    for warning in [w for w in answer.get("warnings") or () if not server_said or w != server_said]:
+        print(f"{PROG} submit: note: {said_to_reader(str(warning))}", file=io.err)  # its "this UTC day" (n11)
+
+
+def _dry_run(client: Any, body: Mapping[str, Any], io: Streams, args: argparse.Namespace) -> int:
     """``submit --dry-run``: ``POST dryrun`` with the body a submit would send, its line on stdout
     (:func:`~jupyter_sched.wording.jobs.dryrun_line`); "never, because of the quota" is an answer, not an error."""
     from ..errors import QuotaError, UnschedulableError
@@ -581,6 +589,7 @@ def _dry_run(client: Any, body: Mapping[str, Any], io: Streams) -> int:
         print(never_here(message.rstrip(".") + (f" — {hint}" if hint else "")), file=io.out)
         return EXIT_OK
     print(dryrun_line(answer, _now()), file=io.out)
+    _request_notes(args, answer, io)
     return EXIT_OK
 
 

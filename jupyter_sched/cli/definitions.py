@@ -257,8 +257,11 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             parser.error("NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or script each firing runs, "
                          "e.g. reports/daily.ipynb")
         problem = file_problem(args.target, os.getcwd())  # each firing would fail to find or read it
-        if problem:
-            parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")
+        if problem:  # the thing by its kind, not the usage line's NOTEBOOK_OR_SCRIPT (newuser31 n15)
+            from ..wording.files import path_refusal  # on a refusal only: wording/ costs each call
+
+            what = "notebook" if args.target.endswith(".ipynb") else "script"
+            parser.error(" — ".join(path_refusal(what, args.target, problem, what, "cli")))
         body = _body(args, parser, create=True)
         zone = None
         if args.tz is None and body.get("schedule"):  # read in the caller's zone, as cron is (newuser27 N7)

@@ -642,8 +642,10 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
             problem = file_problem(path, folder) if path else None  # the job would fail at its start
-            if problem:  # missing, a folder, or not readable by this account (new user 8, N7)
-                _subparser(parser, "submit").error(f"{option} {path}: {problem}")
+            if problem:  # missing, a folder, or not readable by this account (new user 8, N7), as the magics say it
+                from ..wording.files import path_refusal  # on a refusal only: wording/ costs each call
+
+                _subparser(parser, "submit").error(" — ".join(path_refusal(option, path, problem, option[2:], "cli")))
             if path:  # the other kind of file fails only at its start, after waiting for a GPU (new user 4)
                 notebook = _looks_like_notebook(os.path.join(folder, path))
                 if option == "--notebook" and not notebook:

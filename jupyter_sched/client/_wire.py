@@ -359,12 +359,13 @@ class SseParser:
 def new_notes(chunk: Mapping[str, Any], said: set[tuple[str, str]]) -> list[Mapping[str, Any]]:
     """The notes of a ``GET jobs/{id}/logs`` answer (``notes``: ``{"at", "text"}``, oldest first) not in
     ``said`` yet, which they are added to: each is shown once however many answers carry it (new user
-    21, N7). Anything that is no such object is left out."""
+    21, N7) — one note by when it was said (``at``), whose words turn past tense once its run is over
+    (newuser31 n12): shown live, it is not shown again at the end. Anything that is no such object is left out."""
     fresh: list[Mapping[str, Any]] = []
     notes = chunk.get("notes")
     for note in notes if isinstance(notes, list) else ():
         if isinstance(note, Mapping) and isinstance(note.get("text"), str):
-            key = (str(note.get("at")), note["text"])
+            key = (str(note.get("at")), "")
             if key not in said:
                 said.add(key)
                 fresh.append(note)

@@ -36,6 +36,7 @@ from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, Unsch
 from ..model.units import clock_text
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
+from ..wording.files import path_refusal
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
@@ -1090,17 +1091,16 @@ class SchedMagics(Magics):
         if not resolved.is_absolute():
             resolved = Path.cwd() / resolved
         problem = file_problem(path, str(Path.cwd()))  # not a PermissionError traceback (new user 8, N7)
-        if problem:
-            hint = (f"give a {what} this account can read, or ask its owner to share it" if "permission denied"
-                    in problem else f"give the path of an existing {what}")
-            raise ValidationError(f"{what.upper()} {path!r}: {problem}", field=what.upper(), hint=hint)
+        if problem:  # the CLI's and the panel's words, "script", not the usage line's SCRIPT (newuser31 n15)
+            message, hint = path_refusal(what, path, problem, what, "magics")
+            raise MagicError(_usage_line(ValidationError(message, hint=hint)))
         if what in ("script", "notebook"):  # what it holds, by REST's and the CLI's rule (new user 14, N23)
             with open(resolved, "rb") as fh:
                 head = fh.read(CHECKED_BYTES + 1)
             wrong = content_problem(what, head, str(resolved)) if len(head) <= CHECKED_BYTES else None
             if wrong is not None:
                 message, hint = content_refusal(what, path, wrong)
-                raise ValidationError(what.upper() + message[len(what):], field=what.upper(), hint=hint)
+                raise MagicError(_usage_line(ValidationError(message, hint=hint)))
         return resolved
 
     def _schedule_run(self, cmd: ScheduleCommand) -> str:
@@ -1466,6 +1466,9 @@ class SchedMagics(Magics):
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(dryrun_line(answer, _now()))
+        if cmd.options.time_limit_note:  # the notes its submit would print, in the same words (newuser31 n13)
+            self._print(f"Note: {cmd.options.time_limit_note}")
+        self._say_warnings(answer)
 
     def _schedule_usage(self, cmd: ScheduleCommand) -> Any:
         """``%schedule usage``: ``jupyter-sched usage``'s report as a DataFrame, one row per user (admins:

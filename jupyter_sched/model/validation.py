@@ -111,7 +111,7 @@ def fold_priority(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-def parse_priority(value: Any, *, field: str = "priority") -> PriorityClass:
+def parse_priority(value: Any, *, field: str = "priority", change: bool = False) -> PriorityClass:
     """A priority class from what was sent (``"high"``, ``"normal"``, ``"low"``): THE rule and its one
     refusal, said by REST (the request model sends its refusals here), ``jupyter-sched submit
     --priority`` and the magics' ``--priority`` alike — they said it three ways, one of them the whole
@@ -124,13 +124,16 @@ def parse_priority(value: Any, *, field: str = "priority") -> PriorityClass:
 
     Raises:
         ValidationError: ``priority must be high, normal or low (got 'urgent')``, hint how to leave
-            it out and what ``high`` needs.
+            it out (``change``: a class to change to, newuser31 n7 addendum: a PATCH said it another
+            way) and what ``high`` needs.
     """
     try:
         return PriorityClass(fold_priority(value))
     except ValueError:
+        # a change (PATCH, `update --priority`) has no "leave it out" to offer: left out, nothing changes
+        first = f"e.g. {field} low to let other work go first" if change else f"leave {field} out for normal"
         raise ValidationError(f"{field} must be high, normal or low (got {quoted(value)})", field=field,
-                              hint=f"leave {field} out for normal; high needs an admin's grant") from None
+                              hint=f"{first}; high needs an admin's grant") from None
 
 
 def _given(body: Mapping[str, Any], first: str, second: str) -> tuple[str, Any]:

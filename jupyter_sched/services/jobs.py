@@ -41,6 +41,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
+from ..wording.files import path_fixes, path_refusal
 from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
     not_kept_text,
@@ -436,49 +437,7 @@ class JobsService:
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
         spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
-            executor = self.ctx.executor
-            local = executor if isinstance(executor, LocalExecutor) else None
-            capped = local is not None and local.limits is not None and local.limits.caps_memory
-            warnings.extend(_not_reserved(spec, inv, memory_capped=capped,
-                                          host_cores=(os.cpu_count() or 0) if local is not None else 0))
-            warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
-            warnings.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
-            if said := bare_seconds_note(request.time_limit, option="time_limit"):  # newuser31 N4: every surface
-                warnings.append(said)
-            if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
-                warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
-                                "host's own software, not in a container image")
-            if spec.port is not None and spec.kind is JobKind.TRAINING:  # new user 9, N18: ignored, said nowhere
-                warnings.append(f"port {spec.port} is not used: only an inference service (kind inference) is "
-                                "given a port; a training job opens whatever ports its program opens")
-            # no limit, given as 0 or left out with no queue default: said the same way (new user 20, N23);
-            # a service left without one runs until stopped, as meant
-            rules = getattr(self.ctx.engine.profile, "time_limits", ())
-            source = effective_limit(spec, rules)[1]  # None: defaults
-            note = no_limit_note(source, spec.resources.total_gpus) if spec.kind is JobKind.TRAINING or source == "unlimited" \
-                else None
-            stop_s, stop_source = run_limit(spec, rules)
-            if note and stop_s is not None and stop_source.endswith("unlimited asked"):  # verify28: not past the max
-                note += (f"; team {spec.team}'s queue stops it at its maximum ({format_duration(stop_s)}) once it "
-                         "starts")
-            elif note is None and stop_s is not None and spec.time_limit_s is None and spec.kind is not JobKind.LEASE:
-                # none given, planned with and stopped at the queue's default or maximum: said (newuser28 N8)
-                note = planned_limit_note(stop_s, stop_source, queue_of(
-                    spec, rules, "default_s" if stop_source.startswith("queue default") else "max_s"),
-                    queue_max(spec, rules))
-            warnings.extend([note] if note else [])
-            warnings.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
-            warnings.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
-                                            now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
-            if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
-                limit_s = effective_limit(spec, rules)[0]
-                # "safe": what its running work may still spend counts, as the gate counts it (red28 R3)
-                warnings.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
-                                                  spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
-                                                  safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
-                                                  running=lambda: self._holding_gpus(spec.team), rules=rules,
-                                                  lease_s=getattr(self.ctx.engine.profile, "lease_budget_s",
-                                                                  LEASE_BUDGET_S)))
+            warnings.extend(self._request_notes(spec, request, inv, quotas))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -486,6 +445,58 @@ class JobsService:
         except SchedError as err:  # the field as sent: "queue", not the job's "team" (new user 13, N2)
             raise as_sent(err, request.body()) from None
         return job
+
+    def _request_notes(self, spec: JobSpec, request: SubmitJobRequest, inv: Inventory,
+                       quotas: QuotaSet) -> builtins.list[str]:
+        """What to know about an accepted request, said by its submit and by its dry run alike (newuser31
+        n13: "Check fit" and ``--dry-run`` left out ``memory 64 is read as 64 MiB`` and ``Time limit 90 is 90
+        seconds``, where a careful newcomer checks a request): units read from bare numbers, what is not
+        reserved or is capped here, no time limit, a spent budget."""
+        notes: builtins.list[str] = []
+        executor = self.ctx.executor
+        local = executor if isinstance(executor, LocalExecutor) else None
+        capped = local is not None and local.limits is not None and local.limits.caps_memory
+        notes.extend(_not_reserved(spec, inv, memory_capped=capped,
+                                   host_cores=(os.cpu_count() or 0) if local is not None else 0))
+        notes.extend(_bare_memory(request.mem_per_gpu))  # new user 9
+        notes.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
+        if said := bare_seconds_note(request.time_limit, option="time_limit"):  # newuser31 N4: every surface
+            notes.append(said)
+        if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
+            notes.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
+                         "host's own software, not in a container image")
+        if spec.port is not None and spec.kind is JobKind.TRAINING:  # new user 9, N18: ignored, said nowhere
+            notes.append(f"port {spec.port} is not used: only an inference service (kind inference) is "
+                         "given a port; a training job opens whatever ports its program opens")
+        # no limit, given as 0 or left out with no queue default: said the same way (new user 20, N23);
+        # a service left without one runs until stopped, as meant
+        rules = getattr(self.ctx.engine.profile, "time_limits", ())
+        source = effective_limit(spec, rules)[1]  # None: defaults
+        note = no_limit_note(source, spec.resources.total_gpus) if spec.kind is JobKind.TRAINING or source == "unlimited" \
+            else None
+        stop_s, stop_source = run_limit(spec, rules)
+        if note and stop_s is not None and stop_source.endswith("unlimited asked"):  # verify28: not past the max
+            note += (f"; team {spec.team}'s queue stops it at its maximum ({format_duration(stop_s)}) once it "
+                     "starts")
+        elif note is None and stop_s is not None and spec.time_limit_s is None and spec.kind is not JobKind.LEASE:
+            # none given, planned with and stopped at the queue's default or maximum: said (newuser28 N8)
+            note = planned_limit_note(stop_s, stop_source, queue_of(
+                spec, rules, "default_s" if stop_source.startswith("queue default") else "max_s"),
+                queue_max(spec, rules))
+        notes.extend([note] if note else [])
+        notes.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
+        notes.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
+                                     now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
+        if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
+            limit_s = effective_limit(spec, rules)[0]
+            # "safe": what its running work may still spend counts, as the gate counts it (red28 R3)
+            notes.extend(overrun_on_submit(self.ctx.store, quotas, spec.team, spec.user,
+                                           spec.resources.total_milli, limit_s, now=self.ctx.clock.now(),
+                                           safe=getattr(self.ctx.engine.profile, "budget_admission", "") == "safe",
+                                           running=lambda: self._holding_gpus(spec.team), rules=rules,
+                                           lease_s=getattr(self.ctx.engine.profile, "lease_budget_s",
+                                                           LEASE_BUDGET_S)))
+        return notes
 
     def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
                kernels_checked: bool = False) -> JobView:
@@ -778,11 +789,11 @@ class JobsService:
         script = interpreted_script(spec)
         if field == "command" and script is not None and posixpath.basename(path) == posixpath.basename(script):
             # `python nosuch.py`, as a missing program is (newuser26 N3): it failed at its start, after the wait
-            said = repr(script[:300]) if posixpath.isabs(script) else \
-                f"{script[:300]!r} {problem} in {posixpath.dirname(path)[:300]} (the job's working directory)"
-            raise ValidationError(f"command: {said}" if not posixpath.isabs(script) else f"command: {said} {problem}",
-                                  field=field, hint="give the path of the script to run (a relative one is read "
-                                  "in the job's working directory), or check the spelling")
+            # said as the magics say a missing `%schedule run` script, by one renderer (newuser31 n15)
+            where = problem if posixpath.isabs(script) else \
+                f"{problem} in {posixpath.dirname(path)[:300]} (the job's working directory)"
+            message, hint = path_refusal("script", script, where, "script", "cli")
+            raise ValidationError(message, field=field, hint=hint, details={"fixes": path_fixes("script", problem)})
         if field == "command" and problem == FILE_HERE:  # `submit slow.py`, the file right there (newuser26 n6)
             raise ValidationError(f"command: {path[:300]!r} {problem}", field=field, hint=run_file_hint(path[:300]))
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
@@ -809,7 +820,8 @@ class JobsService:
                         f"or leave working_dir out (jobs start in {self._default_start()})")
             else:
                 hint = f"give the path of the {what} file itself (a relative path is read in working_dir)"
-            raise ValidationError(message, field=field, hint=hint)
+            raise ValidationError(message, field=field, hint=hint,
+                                  details=None if field == "working_dir" else {"fixes": path_fixes(what, problem)})
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
                 if field == "working_dir" else
@@ -820,7 +832,10 @@ class JobsService:
         # says its kind; working_dir's is said as the word a person uses, "directory"
         said = f"{field}: {what}" if field == "working_dir" else field
         where = "" if problem.endswith(CLOSED_FOLDER) else " on this server"  # said once (new user 15, N1)
-        raise ValidationError(f"{said} {shown} {problem}{where}", field=field, hint=hint)
+        # each client's own fix beside REST's (newuser31 n15: the panel's form has no `source` to send)
+        fixes = path_fixes(what, problem) if field != "working_dir" else None
+        raise ValidationError(f"{said} {shown} {problem}{where}", field=field, hint=hint,
+                              details={"fixes": fixes} if fixes else None)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a
@@ -964,7 +979,8 @@ class JobsService:
             and sent.get("kind") != JobKind.LEASE.value
         if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
             request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
-        spec = self._spec_on(inv, caller, request, None)
+        notes: builtins.list[str] = []
+        spec = self._spec_on(inv, caller, request, None, notes)
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
@@ -980,12 +996,13 @@ class JobsService:
                                          request="dry run", fit=False)
         except SchedError as err:  # the field as sent (new user 13, N2)
             raise as_sent(err, sent) from None
+        notes.extend(self._request_notes(spec, request, inv, quotas))  # the submit's own notes (newuser31 n13)
         base = engine.snapshot()
         snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))
         result = engine._cycle(snapshot, engine.profile)
         out: dict[str, Any] = {"fits": False, "never": False, "allocation": None, "reason": None, "eta": None,
                                "would_preempt": [p.job_id for p in result.preemptions if p.for_job == job.id],
-                               "job": job_to_dict(job, simulated=inv.simulated)}
+                               "job": job_to_dict(job, simulated=inv.simulated), "warnings": notes}
         if asks_only:
             out["job"]["command"] = None
         for admit in result.admits:
@@ -1212,7 +1229,7 @@ class JobsService:
         except NotFoundError:
             pass
         with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
-            notes = log_notes(tx, job_id) if not record.job.is_lease else []
+            notes = log_notes(tx, job_id, ended=finished, now=self.ctx.clock.now()) if not record.job.is_lease else []
         return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished,
                                   notes=notes, size=size)
 

@@ -38,7 +38,7 @@ costs no store write (the store checks the interval again: two servers on one st
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,7 +48,7 @@ from ..model import Job, JobKind
 from ..store import JobRecord, StoreTx
 from ..store.codec import ts
 from ..store.progress import StoredProgress, completes, contradiction, read_progress, record_report
-from ..wording.reported import over_limit_note, pace_needs_s, progress_text
+from ..wording.reported import over_limit_note, over_limit_said, pace_needs_s, progress_text
 from .context import Context
 from .models import JobLogNote, JobProgress, ReportProgressRequest, ReportProgressResponse
 
@@ -65,12 +65,30 @@ LOG_NOTES_MAX = 20
 """Most notes one log answer carries (the newest; one per run, so only a job requeued this often has more)."""
 
 
-def log_notes(tx: StoreTx, job_id: str) -> list[JobLogNote]:
+def log_notes(tx: StoreTx, job_id: str, *, ended: bool = False, now: datetime | None = None) -> list[JobLogNote]:
     """The scheduler's notes for ``job_id``'s log readers (``GET jobs/{id}/logs`` ``notes``), oldest
     first: its ``progress_over_limit`` records, at most :data:`LOG_NOTES_MAX` (the newest). One
-    indexed read (events by job). No authorization: the caller decided already."""
+    indexed read (events by job). No authorization: the caller decided already.
+
+    A note of a run that is over — ``ended`` (the job is), or its stop time is before ``now`` (an earlier
+    run of a requeued job) — reads in the past tense with when it was said (:func:`over_limit_said`,
+    newuser31 n12); ``at`` stays the same, so a reader that showed it live does not show it twice."""
     found = tx.list_events(job_id=job_id, action=OVER_LIMIT, limit=LOG_NOTES_MAX, newest_first=True)
-    return [JobLogNote(at=ts(e.at) or "", text=e.message) for e in reversed(found)]
+    return [JobLogNote(at=ts(e.at) or "", text=_said_then(e.message, e.at, e.details or {}, ended, now))
+            for e in reversed(found)]
+
+
+def _said_then(text: str, at: datetime, details: Mapping[str, Any], ended: bool, now: datetime | None) -> str:
+    """``text`` (a note as said at ``at``), or its past-tense form once its run is over (:func:`log_notes`)."""
+    try:
+        stops = datetime.fromisoformat(str(details["stops_at"]).replace("Z", "+00:00"))
+        numbers = {k: float(details[k]) for k in ("fraction", "ran_s", "needs_s", "time_limit_s")}
+    except (KeyError, TypeError, ValueError):  # a record without its numbers keeps its words
+        return text
+    if not ended and (now is None or stops > now):
+        return text
+    return over_limit_said(fraction=numbers["fraction"], ran_s=numbers["ran_s"], needs_s=numbers["needs_s"],
+                           limit_s=numbers["time_limit_s"], stops_at=stops, at=at, now=now)
 
 
 def progress_view(stored: StoredProgress) -> JobProgress:

@@ -23,7 +23,7 @@ from ..model.units import ago_text, clock_text, format_duration
 from .estimates import done_text
 from .reasons import wire_time
 
-__all__ = ["ProgressWords", "over_limit_note", "pace_needs_s", "progress_text", "progress_words"]
+__all__ = ["ProgressWords", "over_limit_note", "over_limit_said", "pace_needs_s", "progress_text", "progress_words"]
 
 _RUNNING = ("admitted", "running")
 _PACE_AFTER_S = 30.0
@@ -138,3 +138,16 @@ def over_limit_note(*, fraction: float, ran_s: float, needs_s: float, limit_s: f
     return (f"jupyter_sched: at this pace ({done_text(fraction)} after {format_duration(ran_s)}) the job needs "
             f"~{format_duration(min(needs_s, 1e9))} in all; its {format_duration(limit_s)} time limit stops it at "
             f"{clock_text(stops_at, at)}")
+
+
+def over_limit_said(*, fraction: float, ran_s: float, needs_s: float, limit_s: float, stops_at: datetime,
+                    at: datetime, now: datetime | None = None) -> str:
+    """:func:`over_limit_note` read after the run it spoke of ended (or its stop passed): when it was said, in
+    the past tense — ``jupyter_sched: at 12:38:35 UTC its pace (16 % done after 33s) said the job needed
+    ~3m24s in all; its 1m time limit was to stop it at 12:39 UTC`` (newuser31 n12: a finished job's log still
+    read "stops it at", the future, under the line that said it had stopped). It says no more than was
+    known then: whether the limit did stop it is the log's own last line. ``fraction`` 0..1; seconds;
+    ``now``: the reader's clock (its day is said bare), None: with its date."""
+    return (f"jupyter_sched: at {clock_text(at, now, seconds=True)} its pace ({done_text(fraction)} after "
+            f"{format_duration(ran_s)}) said the job needed ~{format_duration(min(needs_s, 1e9))} in all; its "
+            f"{format_duration(limit_s)} time limit was to stop it at {clock_text(stops_at, at)}")

@@ -8,9 +8,11 @@
  * user scrolled up or turned "Follow" off.
  *
  * The scheduler's notes for the log's readers (the answers' `notes`: that the job's pace outruns its
- * time limit, once per run — new user 21, N7) show above the output, each once, as `jupyter-sched logs`
- * prints them on stderr: never mixed into the job's own text. The follow passes `notes_seen`, so a
- * new note ends its long poll.
+ * time limit, once per run — new user 21, N7) show below the output, each once, where `jupyter-sched logs`
+ * prints them (on stderr, after the log; newuser31 n12: the panel put them above the first line, the CLI
+ * after the last): never mixed into the job's own text. A note is one by when it was said (`at`): its
+ * words turn past tense once its run is over, and one shown live is not shown again. The follow passes
+ * `notes_seen`, so a new note ends its long poll.
  *
  * A long log opens at its end (newuser26 N7: a finished job's 7 MB log was read from byte 0 in
  * 64 KiB requests, ~110 of them, then silently cut to its last 20,000 lines): when the first answer's
@@ -137,7 +139,7 @@ export class LogViewer extends Widget {
     this.output.className = 'jp-sched-log';
     this.output.setAttribute('role', 'region');
     this.output.tabIndex = 0;
-    this.node.append(head, this.notesNode, this.earlierNode, this.output);
+    this.node.append(head, this.earlierNode, this.output, this.notesNode);
     this.showName();
     this.done = this.loop();
   }
@@ -315,7 +317,7 @@ export class LogViewer extends Widget {
   /** Show each note not shown yet (`{at, text}`, oldest first), once. */
   showNotes(notes: ReadonlyArray<{ at: string; text: string }> | undefined): void {
     for (const note of notes ?? []) {
-      const key = `${note.at}\u0000${note.text}`;
+      const key = note.at;
       if (this.notesSeen.has(key)) {
         continue;
       }

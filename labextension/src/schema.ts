@@ -1216,6 +1216,8 @@ export interface components {
             eta: string | null;
             would_preempt: string[];
             job: components["schemas"]["Job"];
+            /** @description what its submit would say about the request, the same sentences (newuser31 n13), e.g. 'memory 64 is read as 64 MiB (a bare number is MiB)' or 'time_limit 90 is 90 seconds'; empty when there is nothing to know */
+            warnings?: string[];
         };
         /**
          * @description What went wrong (:mod:`jupyter_sched.errors`): 4xx answers name the input ``field`` at fault

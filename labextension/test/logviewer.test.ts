@@ -157,7 +157,7 @@ describe('LogViewer', () => {
     await viewer.done;
   });
 
-  it('test_s22_words_n7: the scheduler\'s note shows once above the output, not in it (new user 21, N7)', async () => {
+  it('test_s22_words_n7: the scheduler\'s note shows once beside the output, not in it (new user 21, N7)', async () => {
     // before: the panel ignored notes; the log view said nothing of a pace its time limit will stop
     const server = new FakeSchedServer();
     const note = { at: '2026-12-05T11:50:40Z', text: 'jupyter_sched: at this pace (10 % done after 40s) the job needs ~6m40s in all; its 2m time limit stops it at 11:52 UTC' };

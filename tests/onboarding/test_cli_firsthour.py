@@ -661,6 +661,22 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert queue[row + 1].startswith("    ends by ") and queue[row + 1].endswith("its 10m time limit")
 
 
+def test_newuser31_n13_submit_dry_run_prints_the_notes_its_submit_gives(server: EmbeddedServer) -> None:
+    """``submit --dry-run --memory 64 --time-limit 90`` said only where it would start; the submit added
+    ``memory 64 is read as 64 MiB`` and ``--time-limit 90 is 90 seconds``. The check says them too, each once,
+    in the CLI's option (not the server's ``time_limit 90``), on stderr beside the answer."""
+    checked = cli(server, "tok-ann", "submit", "--dry-run", "--gpus", "1", "--memory", "64", "--time-limit", "90",
+                  "--", "true")
+    assert checked.code == EXIT_OK and checked.out.startswith("Would start now"), (checked.out, checked.err)
+    notes = checked.err.splitlines()
+    assert "jupyter-sched submit: note: --time-limit 90 is 90 seconds (a bare number is seconds; 90m is 90 minutes)" \
+        in notes, notes
+    assert any(line.startswith("jupyter-sched submit: note: memory 64 is read as 64 MiB") for line in notes), notes
+    assert not any("time_limit 90" in line for line in notes), notes
+    quiet = cli(server, "tok-ann", "submit", "--dry-run", "-q", "--gpus", "1", "--time-limit", "90", "--", "true")
+    assert quiet.code == EXIT_OK and "note:" not in quiet.err, quiet.err
+
+
 def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
                                                                               tmp_path: Path) -> None:
     """Trying the first hour again: ``submit --script nosuch.py`` was accepted and the job failed
@@ -668,7 +684,8 @@ def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(ser
     (tmp_path / "folder.ipynb").mkdir()
     missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "nosuch.py")
     assert missing.code == EXIT_USAGE and missing.out == ""
-    assert missing.err == f"jupyter-sched submit: --script nosuch.py: no such file in {tmp_path} [usage_error]\n"
+    assert missing.err == (f"jupyter-sched submit: --script 'nosuch.py' does not exist in {tmp_path} — give the path of "
+                           "the script to run, or check the spelling [usage_error]\n")
     folder = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "folder.ipynb")
     assert folder.code == EXIT_USAGE and f"{tmp_path / 'folder.ipynb'} is a folder, not a file" in folder.err
     # new user 4, finding 16: the other kind of file waited for a GPU, then failed with a parser's repr
@@ -746,9 +763,11 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     notebook = tmp_path / "report.ipynb"
     notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
-    # an absolute path: "no such file", not "in <the shell's folder>" (new user 8, N7)
-    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file [usage_error]"), \
+    # an absolute path: "does not exist", not "in <the shell's folder>" (new user 8, N7); by its kind (newuser31 n15)
+    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith(
+        "nosuch.ipynb' does not exist — give the path of the notebook to run, or check the spelling [usage_error]"), \
         missing.err
+    assert "definitions create: notebook '" in missing.err and "NOTEBOOK_OR_SCRIPT" not in missing.err, missing.err
     made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out

@@ -118,8 +118,8 @@ def test_newuser15_n23_the_cli_and_the_magics_say_the_same_rule(server: Embedded
     here = os.getcwd()
     os.chdir(files)
     try:
-        for line, want in (("run passwd", "SCRIPT 'passwd' is not a Python script: line 1: invalid syntax"),
-                           ("notebook bad.ipynb", "NOTEBOOK 'bad.ipynb' cannot be read: its JSON is not a Jupyter "
+        for line, want in (("run passwd", "script 'passwd' is not a Python script: line 1: invalid syntax"),
+                           ("notebook bad.ipynb", "notebook 'bad.ipynb' cannot be read: its JSON is not a Jupyter "
                                                   "notebook")):
             with pytest.raises((MagicError, UsageError)) as refused:
                 magics.schedule(line, None)

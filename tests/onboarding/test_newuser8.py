@@ -82,16 +82,20 @@ def test_newuser8_n7_a_path_the_user_may_not_read_is_one_usage_line_naming_the_c
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.strip().splitlines()[-1])
     denied = f"cannot be read by {eve.name} (permission denied on {secret})"
-    for name, what, path in (("run", "SCRIPT", "x.py"), ("notebook", "NOTEBOOK", "s.ipynb"),
-                             ("serve", "SCRIPT", "x.py"), ("define", "SCRIPT", "x.py")):
-        assert said[name].startswith(f"MagicError: {what} '{secret}/{path}': {denied}."), said[name]
+    # by its kind, as the CLI says it, not the usage line's SCRIPT (newuser31 n15)
+    for name, what, path in (("run", "script", "x.py"), ("notebook", "notebook", "s.ipynb"),
+                             ("serve", "script", "x.py"), ("define", "script", "x.py")):
+        assert said[name].startswith(f"MagicError: {what} '{secret}/{path}' {denied}. Give a {what} this account "
+                                     "can read, or ask its owner to share it."), said[name]
         assert "PermissionError" not in said[name] and "\n" not in said[name], said[name]
-    assert said["file"].startswith(f"MagicError: SCRIPT '{private}': cannot be read by {eve.name} "
+    assert said["file"].startswith(f"MagicError: script '{private}' cannot be read by {eve.name} "
                                    f"(permission denied on {private})."), said["file"]
-    assert said["cli-script"] == f"2|jupyter-sched submit: --script {secret}/x.py: {denied} [usage_error]", said
-    assert said["cli-notebook"] == f"2|jupyter-sched submit: --notebook {secret}/s.ipynb: {denied} [usage_error]", said
-    assert said["cli-define"] == (f"2|jupyter-sched definitions create: NOTEBOOK_OR_SCRIPT {secret}/s.ipynb: "
-                                  f"{denied} [usage_error]"), said
+    fix = "give a {} this account can read, or ask its owner to share it [usage_error]"
+    assert said["cli-script"] == f"2|jupyter-sched submit: --script '{secret}/x.py' {denied} — {fix.format('script')}", said
+    assert said["cli-notebook"] == (f"2|jupyter-sched submit: --notebook '{secret}/s.ipynb' {denied} — "
+                                    f"{fix.format('notebook')}"), said
+    assert said["cli-define"] == (f"2|jupyter-sched definitions create: notebook '{secret}/s.ipynb' {denied} — "
+                                  f"{fix.format('notebook')}"), said
     assert eve.home not in json.dumps(said)  # was: "no such file in /home/<eve>" for an absolute path
 
 

@@ -179,7 +179,7 @@ def test_newuser26_n3_python_of_a_missing_script_is_refused_at_submit(server: Em
                                      "working_dir": str(notebook_dir)})
     assert refused.status_code == 400, refused.text
     error = refused.json()["error"]
-    assert error["field"] == "command" and error["message"] == f"command: {str(notebook_dir / 'gone.py')!r} does not exist"
+    assert error["field"] == "command" and error["message"] == f"script {str(notebook_dir / 'gone.py')!r} does not exist"  # newuser31 n15
     for fine in (["python3", "train.py"], ["python3", "-c", "print(1)"], ["python3", "-m", "train"], ["true", "x.py"]):
         made = ann.post("jobs", json={"gpus": 0, "command": fine, "working_dir": str(notebook_dir), "time_limit_s": 60})
         assert made.status_code == 201, (fine, made.text)

@@ -51,9 +51,10 @@ def test_verify30_v1_a_missing_script_or_program_opens_with_what_was_typed_not_t
     """V1: ``submit -- python missing.py`` said ``--: 'missing.py' does not exist``; each missing script or
     program now opens with the path as typed, and REST still names its field ``command``."""
     cases = {
-        ("python3", "missing.py"): f"jupyter-sched submit: 'missing.py' does not exist in {tmp_path} (the job's "
-                                   "working directory) — give the path of the script to run",
-        ("python3", "/nope/missing.py"): "jupyter-sched submit: '/nope/missing.py' does not exist — give the path",
+        # by its kind, as the magics say a missing `%schedule run` script (newuser31 n15)
+        ("python3", "missing.py"): f"jupyter-sched submit: script 'missing.py' does not exist in {tmp_path} (the "
+                                   "job's working directory) — give the path of the script to run",
+        ("python3", "/nope/missing.py"): "jupyter-sched submit: script '/nope/missing.py' does not exist — give the path",
         ("./missing.sh",): f"jupyter-sched submit: '{tmp_path}/missing.sh' does not exist on this server — check the "
                            "path and its spelling",
         ("nosuchprogram31",): "jupyter-sched submit: 'nosuchprogram31' is not a program on the job's PATH on this "
@@ -64,7 +65,7 @@ def test_verify30_v1_a_missing_script_or_program_opens_with_what_was_typed_not_t
         assert line.startswith(opens) and line.endswith("[validation_error]"), line
         assert "--:" not in line and ": :" not in line, line
     error = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["python3", "/nope/missing.py"]}).json()
-    assert error["error"]["field"] == "command" and error["error"]["message"].startswith("command: '/nope/missing.py'")
+    assert error["error"]["field"] == "command" and error["error"]["message"].startswith("script '/nope/missing.py'")
 
 
 def test_verify30_v1_an_empty_program_and_a_huge_command_say_the_command_not_a_separator(

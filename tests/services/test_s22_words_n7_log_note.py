@@ -63,8 +63,12 @@ def test_s22_words_n7_the_pace_note_is_said_once_per_run_in_the_log_answer(servi
         assert row is not None
         tx.update_job(replace(row, job=replace(row.job, started_at=T0 + timedelta(minutes=10))))
     _report(services, "j-slow", 640, 20)  # 20 % in 40 s: 200 s in all
-    assert _notes(services, "j-slow") == [NOTE, "jupyter_sched: at this pace (20 % done after 40s) the job needs "
-                                                "~3m20s in all; its 2m time limit stops it at 12:12 UTC"]
+    # the first run's note is of a run that is over: said in the past tense (newuser31 n12)
+    assert _notes(services, "j-slow") == [
+        "jupyter_sched: at 12:00:40 UTC its pace (10 % done after 40s) said the job needed ~6m40s in all; its 2m "
+        "time limit was to stop it at 12:02 UTC",
+        "jupyter_sched: at this pace (20 % done after 40s) the job needs ~3m20s in all; its 2m time limit stops it "
+        "at 12:12 UTC"]
 
 
 @pytest.mark.parametrize("limit_s, at_s, done", [

@@ -351,6 +351,14 @@ class UpdateJobRequest(RequestModel):
     top: bool | None = Field(default=None, examples=[True], description=(
         "admins: true puts the pending job first in its class (the latest topped first), false takes that back"))
 
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _priority_in_one_wording(cls, value: Any) -> Any:
+        """A ``priority`` that is no class refused as a submit's is (:func:`~jupyter_sched.model.validation.
+        parse_priority`; newuser31 n7 addendum: ``%schedule update X --priority urgent`` said ``must be 'high',
+        'normal' or 'low' … E.g. "normal"``, the CLI's submit another way)."""
+        return value if value is None else parse_priority(value, change=True).value
+
 
 class KeepaliveLeaseRequest(RequestModel):
     """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per allocation: a lease granted again may keep alive again)."""
@@ -911,6 +919,9 @@ class DryrunJobResponse(ResponseModel):
     eta: str | None
     would_preempt: list[str]
     job: Job
+    warnings: list[str] = Field(default_factory=list, description=(
+        "what its submit would say about the request, the same sentences (newuser31 n13), e.g. 'memory 64 is read as "
+        "64 MiB (a bare number is MiB)' or 'time_limit 90 is 90 seconds'; empty when there is nothing to know"))
 
     @model_validator(mode="before")
     @classmethod

@@ -261,6 +261,14 @@ export function offeredTeams(me: Pick<Me, 'team' | 'teams'> | null | undefined):
   return teams.length > 1 ? teams : [];
 }
 
+/**
+ * The server's notes on a request, each ` Note: ….` in the form's words (`time_limit 90 is 90 seconds …` names
+ * the Time limit field, newuser31 N4): after a Submit's answer and after a Check fit's alike (newuser31 n13).
+ */
+export function requestNotes(warnings: readonly string[] | null | undefined, trans: TranslationBundle): string {
+  return (warnings ?? []).map(w => ' ' + trans.__('Note: %1.', formWords(w, trans).replace(/\.$/, ''))).join('');
+}
+
 /** One sentence for a dry-run answer: where it would start now, or why not and when. */
 export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: TranslationBundle): string {
   const t = (s: string, ...a: unknown[]) => (trans ? trans.__(s, ...a) : s.replace(/%(\d)/g, (_, i) => String(a[Number(i) - 1])));
@@ -322,7 +330,10 @@ export function argumentsHelp(text: string, trans: TranslationBundle): string {
   return trans._n('%2 reaches it as typed: give the full path or value.', '%2 reach it as typed: give full paths or values.', words.length, shown) + ' ' + rule;
 }
 
-/** What to do about a bad path, in this form's terms (the API's hint offers `source`, which the form cannot send). */
+/**
+ * What to do about a bad path, in this form's terms (the API's hint offers `source`, which the form cannot send):
+ * the words of `jupyter_sched/wording/files.py` PANEL_PATH_FIX, for a server that sends no `details.fixes`.
+ */
 const PATH_HINT = 'give the path of a file the server can read (right-click it in the file browser → Run on GPUs)';
 
 /**
@@ -353,7 +364,12 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
     parts.push(sentence.replace(/\.$/, ''));
   }
   const rule = err.body.details?.['rule'];
-  const hint = ['script', 'notebook', 'working_dir'].includes(field)
+  // the server's fix for this form, from the one renderer the CLI and the magics say theirs with (newuser31 n15)
+  const fixes = err.body.details?.['fixes'];
+  const ownFix = fixes && typeof fixes === 'object' ? (fixes as Record<string, unknown>)['panel'] : undefined;
+  const hint = typeof ownFix === 'string' && ownFix
+    ? ownFix
+    : ['script', 'notebook', 'working_dir'].includes(field)
     ? PATH_HINT
     : field === 'command' && rule === 'not_executable'
       ? NOT_EXECUTABLE_HINT
@@ -408,7 +424,9 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
       try {
         const result = await model.client.dryrun(body);
         if (mine === serial.current) {
-          setFeedback({ text: trans.__('Dry run: %1', dryRunSentence(result, new Date(), trans)), kind: result.fits ? 'ok' : 'warn' });
+          // the notes its Submit would give, in the same words (newuser31 n13: Time limit 90 was said only there)
+          const notes = requestNotes(result.warnings, trans);
+          setFeedback({ text: trans.__('Dry run: %1', dryRunSentence(result, new Date(), trans)) + notes, kind: result.fits && !notes ? 'ok' : 'warn' });
         }
       } catch (err) {
         if (mine === serial.current) {
@@ -480,7 +498,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
       // what the server says about the accepted request (time limit 0 = no limit at all, an image not used…),
       // as the CLI and the magics print it (new user 13, N1: a panel user was told nothing)
       // in the form's words: `time_limit 90 is 90 seconds …` names the Time limit field (newuser31 N4)
-      const notes = (job.warnings ?? []).map(w => ' ' + trans.__('Note: %1.', formWords(w, trans))).join('');
+      const notes = requestNotes(job.warnings, trans);
       setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) + notes, kind: notes ? 'warn' : 'ok' });
       submitted(job);
     } catch (err) {
