@@ -41,7 +41,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
-from ..wording.files import path_fixes, path_refusal
+from ..wording.files import panel_program_fix, path_fixes, path_refusal
 from ..wording.flags import bare_seconds_note
 from ..wording.jobs import (
     not_kept_text,
@@ -810,7 +810,8 @@ class JobsService:
                     else f"give its full path, or check the spelling: {searched_path_text(spec.env.get('PATH'), hub=hub)}")
             # the rule as data: a client with no interpreter field says its own fix (the panel's form)
             raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
-                                  details={"rule": NOT_EXECUTABLE_RULE} if executable else None)
+                                  details={"fixes": {"panel": panel_program_fix(problem)},
+                                           **({"rule": NOT_EXECUTABLE_RULE} if executable else {})})
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
         shown = repr(path[:300])
         if problem.startswith("is a "):  # it exists, as the other kind (new user 14, N1: a file "did not exist")

@@ -16,13 +16,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["FileSurface", "PANEL_PATH_FIX", "path_fix", "path_fixes", "path_refusal"]
+__all__ = ["FileSurface", "PANEL_NOT_EXECUTABLE_FIX", "PANEL_PATH_FIX", "panel_program_fix", "path_fix", "path_fixes",
+           "path_refusal"]
 
 FileSurface = Literal["cli", "magics", "panel"]
 """Who says it: ``jupyter-sched`` at a terminal, ``%schedule`` in a notebook, the GPUs sidebar's form."""
 
 PANEL_PATH_FIX = "give the path of a file the server can read (right-click it in the file browser → Run on GPUs)"
 """The panel's fix of any bad path: its form takes a path, which the file browser fills in."""
+
+PANEL_NOT_EXECUTABLE_FIX = "choose a .py or .ipynb, or make the file executable (chmod +x)"
+"""The panel's fix of a program file that cannot be run: its form has no interpreter field (Arguments come
+after the path), so not the CLI's "-- python FILE" (new user 17, N10); a .py or .ipynb runs with the job's
+Python."""
+
+
+def panel_program_fix(problem: str) -> str:
+    """The panel's fix of a program (a ``command`` job's first word) with ``problem``: the service sends it as
+    ``details["fixes"]["panel"]`` beside its own hint, which speaks the CLI's ``--`` (newuser31 n15)."""
+    return PANEL_NOT_EXECUTABLE_FIX if "execut" in problem else PANEL_PATH_FIX
 
 
 def _kind(problem: str) -> str:

@@ -26,7 +26,7 @@ from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetJobLogsRequest, SubmitJobRequest
 from jupyter_sched.services.models.jobs import ReportProgressRequest, UpdateJobRequest
 from jupyter_sched.store import JobRecord
-from jupyter_sched.wording.files import PANEL_PATH_FIX, path_fix
+from jupyter_sched.wording.files import PANEL_NOT_EXECUTABLE_FIX, PANEL_PATH_FIX, path_fix
 from tests.runtime.builders import T0, make_job
 
 ANA = Caller(user="ana", teams=("default",))
@@ -82,6 +82,27 @@ def test_newuser31_n15_the_server_says_a_missing_script_as_the_magics_do_with_ea
     with pytest.raises(ValidationError) as folder:
         services.jobs.submit(services.caller("ana", admin=False), SubmitJobRequest(gpus=0, script=str(tmp_path / "dir.py")))
     assert folder.value.details["fixes"]["magics"] == "give the path of the script file itself", folder.value.details
+
+
+def test_newuser31_n15_a_program_that_cannot_run_carries_the_forms_fix_too(services: Services, tmp_path: Path) -> None:
+    # the kind: a program not executable, or missing (the panel sends any other file as a command's program)
+    program = tmp_path / "data.txt"
+    program.write_text("not a program\n")
+    program.chmod(0o644)
+    ana = services.caller("ana", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(ana, SubmitJobRequest(gpus=0, command=[str(program)]))
+    assert info.value.details == {"fixes": {"panel": PANEL_NOT_EXECUTABLE_FIX}, "rule": "not_executable"}
+    with pytest.raises(ValidationError) as gone:
+        services.jobs.submit(ana, SubmitJobRequest(gpus=0, command=[str(tmp_path / "gone.sh")]))
+    assert gone.value.details == {"fixes": {"panel": PANEL_PATH_FIX}}, gone.value.details
+
+
+def test_newuser31_n15_the_panels_fallback_words_are_the_renderers() -> None:
+    """The panel keeps the renderer's words for a server that sends no ``details.fixes`` (an older one): the same."""
+    source = (Path(__file__).resolve().parents[2] / "labextension/src/sections/submit.tsx").read_text()
+    assert f"const PATH_HINT = '{PANEL_PATH_FIX}';" in source
+    assert f"const NOT_EXECUTABLE_HINT = '{PANEL_NOT_EXECUTABLE_FIX}';" in source
 
 
 # ---- n13: a dry run carries its submit's notes ----------------------------------------------------------------

@@ -339,7 +339,8 @@ const PATH_HINT = 'give the path of a file the server can read (right-click it i
 /**
  * What to do about a program file that is not executable, in this form's terms: it has no field for an
  * interpreter (Arguments come after the path), so not the API's "run it with its interpreter (CLI: --
- * python FILE)" (new user 17, N10). A `.py` or `.ipynb` runs with the job's Python.
+ * python FILE)" (new user 17, N10). A `.py` or `.ipynb` runs with the job's Python. The words of
+ * `jupyter_sched/wording/files.py` PANEL_NOT_EXECUTABLE_FIX, for a server that sends no `details.fixes`.
  */
 const NOT_EXECUTABLE_HINT = 'choose a .py or .ipynb, or make the file executable (chmod +x)';
 
