@@ -17,6 +17,12 @@ hub spawns on this host gets one group ``<devices>/jupyter_sched/servers/u<uid>`
   account's granted kernel leases, and denies them again at release, expiry or preemption unless
   another live lease of that account holds the GPU.
 
+Each account's server also sits in a pids group ``<pids>/jupyter_sched/servers/u<uid>`` with a ``pids.max``
+(:func:`server_tasks_enter_fn`; red32 R4: jobs' tasks were capped per job and per account, but a fork loop in a
+notebook cell or a terminal could take every pid of the host — then the service forks no job's wrapper and
+PostgreSQL no backend, for everyone). It is made and entered like the devices group, and needs only a writable
+cgroup v1 pids controller.
+
 Hosts without a writable cgroup v1 devices controller (cgroup v2, which would need a BPF device
 program, containers, a service that is not root) cannot fence servers: :func:`server_fence_problem`
 says why, and the service's log, the spawner's log and ``jupyter-sched doctor`` say "user servers
@@ -35,7 +41,7 @@ from pathlib import Path
 from .limits import _SUBTREE, _allow_gpus, _allow_only, _deny_gpus
 from .tracking import CGROUP_ROOT
 
-__all__ = ["NOT_FENCED", "SERVERS_FENCED", "ServerFence", "server_fence_problem"]
+__all__ = ["NOT_FENCED", "SERVERS_FENCED", "ServerFence", "server_fence_problem", "server_tasks_enter_fn"]
 
 log = logging.getLogger(__name__)
 
@@ -136,3 +142,30 @@ class ServerFence:
                 log.warning("user servers of uid %d: the GPUs they may open were not changed (%s)", uid, exc)
         for uid in set(self._allowed) - existing:
             del self._allowed[uid]
+
+
+def server_tasks_enter_fn(uid: int, pids_max: int, root: Path = CGROUP_ROOT) -> Callable[[], None] | None:
+    """Make account ``uid``'s servers' pids group (``<pids>/jupyter_sched/servers/u<uid>``, ``pids.max`` set to
+    ``pids_max``, written each spawn so a changed setting applies) and return what a spawned child runs, as root
+    before anything of the user, to enter it; None where there is no writable cgroup v1 pids controller or
+    ``pids_max`` is 0 (no cap). Every task of the server, its kernels and terminals counts against the cap (red32 R4).
+
+    Raises:
+        OSError: the group could not be made or written.
+    """
+    base = root / "pids"
+    if pids_max <= 0 or not (base / "cgroup.procs").exists() or os.geteuid() != 0:
+        return None
+    group = base / _SUBTREE / "servers" / f"u{int(uid)}"
+    group.mkdir(mode=0o755, parents=True, exist_ok=True)
+    (group / "pids.max").write_text(str(int(pids_max)))
+    procs = os.fsencode(group / "cgroup.procs")
+
+    def enter() -> None:
+        fd = os.open(procs, os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+    return enter

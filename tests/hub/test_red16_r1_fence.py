@@ -53,6 +53,11 @@ try:
 except OSError as exc:
     out["leave"] = errno.errorcode[exc.errno]
 out["group"] = [g.split(":", 2)[2] for g in open("/proc/self/cgroup").read().split() if ":devices:" in g][0]
+out["pids"] = [g.split(":", 2)[2] for g in open("/proc/self/cgroup").read().split() if ":pids:" in g][0]
+try:
+    out["pids_max"] = open("/sys/fs/cgroup/pids" + out["pids"] + "/pids.max").read().strip()
+except OSError as exc:
+    out["pids_max"] = errno.errorcode[exc.errno]
 print("PROBE" + json.dumps(out))
 """
 
@@ -157,6 +162,9 @@ def test_red16_r1_a_hub_users_kernel_opens_only_the_gpus_of_her_own_granted_leas
             assert _opens(seen) == set(), seen
             assert seen["group"] == f"/jupyter_sched/servers/u{account.uid}", seen
             assert seen["leave"] == "EACCES", seen
+            # red32 R4: a fork loop in a cell is held to the account's servers' task cap, not the host's pid_max
+            assert seen["pids"] == f"/jupyter_sched/servers/u{account.uid}", seen
+            assert seen["pids_max"] == "4096", seen
 
         def lease(user: str) -> int:
             made = httpx.post(f"{hub.server_url(user)}api/sched/leases", timeout=60,
