@@ -113,31 +113,43 @@ def default_name(body: dict[str, Any]) -> str:
     return first[:200] if first.strip() else ""
 
 
-def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str]) -> None:
+def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str], *, script: str | None = None) -> None:
     """Refuse submit's own options (or a typo or prefix of one) written after a command given without ``--``:
     ``submit --gpus 1 python train.py --time-limit 2m`` gave the job no time limit and ``train.py`` the words
     ``--time-limit 2m`` (newuser31 N9: the CLI twin of N1, ``%schedule run train.py --time-limt 1h``). With
-    ``--`` before the command every word after it is the command's, as the usage says.
+    ``--`` before the command every word after it is the command's, as the usage says. ``script``: the words are
+    the arguments of ``--script SCRIPT`` (newuser32 N3: ``--script train.py 3 --time-limit 1m --dry-run`` ran a real,
+    unlimited job with those words as train.py's arguments); else ``argv[0]`` is the command.
 
     Raises:
         ValidationError: naming the option (field) and where to put it.
     """
     from ..wording.flags import meant_option
 
-    for at, word in enumerate(argv[1:], start=1):
+    program = script if script is not None else argv[0]
+    first = 0 if script is not None else 1
+    for at, word in enumerate(argv[first:], start=first):
         flag = word.split("=", 1)[0]
         if not flag.startswith("--") or len(flag) < 3:
             continue
         meant = flag if flag in options else meant_option(flag, options)
         if not meant:
             continue
-        ours = " ".join(argv[at:at + 2]) if "=" not in word and at + 1 < len(argv) else word
+        ours = " ".join(argv[at:at + 2]) if "=" not in word and at + 1 < len(argv) and not argv[at + 1].startswith(
+            "--") else word
         before = list(argv[:at])
+        if script is not None:
+            raise ValidationError(
+                f"{flag} after --script {script} would go to {script} as its argument"
+                + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
+                hint=f"put {PROG} submit's options before --script: {PROG} submit {ours.replace(flag, meant, 1)} "
+                     f"--script {script}{''.join(' ' + w for w in before)}; if {script} takes {flag} itself, write -- "
+                     f"before its arguments: --script {script} -- {' '.join(argv)}")
         raise ValidationError(
-            f"{flag} after the command {argv[0]} would go to it as its argument"
+            f"{flag} after the command {program} would go to it as its argument"
             + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
             hint=f"put {PROG} submit's options before the command and -- before it: {PROG} submit "
-                 f"{ours.replace(flag, meant, 1)} -- {' '.join(before)}; if {argv[0]} takes {flag} itself, write -- "
+                 f"{ours.replace(flag, meant, 1)} -- {' '.join(before)}; if {program} takes {flag} itself, write -- "
                  "before the command")
 
 
@@ -151,6 +163,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.script:
         body["script"] = args.script
         if argv:
+            if not separated:  # the script's arguments without -- : submit's options among them are refused (N3)
+                _refuse_options_after_command(argv, tuple(getattr(args, "submit_options", ()) or ()),
+                                              script=args.script)
             body["args"] = argv
     elif args.notebook:
         body["notebook"] = args.notebook

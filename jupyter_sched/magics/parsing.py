@@ -221,6 +221,8 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--time-limit", dest="time_limit")
         # refused below: a submission returns its id at once (issue 20: --wait went to the script, which failed)
         parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True)
+        # refused below too: the CLI's --dry-run after a script went to it and a real job ran (newuser32 N3)
+        parser.add_argument("--dry-run", "--dryrun", dest="job_dryrun", action="store_const", const=True)
 
 
 GPU_COUNT = "N"
@@ -281,6 +283,10 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
                               hint="follow it with %schedule wait <id> — the id the submission prints (a "
                                    "%%schedule cell's output: %schedule wait {_}), or job = %schedule run … then "
                                    "%schedule wait {job}; a script's own --wait goes after --")
+    if getattr(ns, "job_dryrun", None):
+        raise ValidationError("--dry-run: a submission here has no --dry-run (the CLI's submit has)", field="--dry-run",
+                              hint="check the request first with %schedule dryrun and the same options (e.g. "
+                                   "%schedule dryrun --gpus 1 --time-limit 1h); a script's own --dry-run goes after --")
     priority = getattr(ns, "priority", None)
     if priority is not None:  # the server's rule and words (new user 14, N2: the list was said twice here)
         priority = parse_priority(priority, field="--priority").value  # HIGH is high (new user 20, N27)
@@ -627,7 +633,7 @@ def _help_wanted(tokens: list[str], *, cell: bool) -> str | None:
         while i < len(rest) and rest[i].startswith("-"):
             if rest[i] in HELP_FLAGS:
                 return head
-            i += 1 if "=" in rest[i] or rest[i] in ("--wait", "--no-wait") else 2
+            i += 1 if "=" in rest[i] or rest[i] in ("--wait", "--no-wait", "--dry-run", "--dryrun") else 2
         return None
     return head
 
@@ -704,6 +710,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         except ValidationError as err:
             _no_script_to_dryrun(err, rest)
             raise
+        ns.job_dryrun = None  # `%schedule dryrun --dry-run`: a dry run already
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
         return _parse_cancel(rest)

@@ -41,3 +41,38 @@ def test_newuser31_n9_after_dashes_the_words_are_the_commands(server: EmbeddedSe
     job = next(j for j in api(server, "tok-ann").get("jobs").json() if j["command"][-2:] == ["--time-limit", "2m"])
     assert job["time_limit_s"] == 60
     api(server, "tok-ann").delete(f"jobs/{job['id']}")
+
+
+@pytest.mark.parametrize(("words", "flag"), [
+    (("--dry-run",), "--dry-run"),
+    (("--gpus", "1", "--time-limit", "1m", "--dry-run"), "--gpus"),
+    (("--time-limt", "5m"), "--time-limt"),
+], ids=["dry run", "options", "a typo of one"])
+def test_newuser32_n3_submits_options_among_a_scripts_arguments_are_refused_and_nothing_runs(
+        server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory, words: tuple[str, ...], flag: str) -> None:
+    """newuser32 N3: ``submit --script train.py 3 --gpus 1 --time-limit 1m --dry-run`` (the usage's own form
+    ``--script FILE [ARGS ...]``) submitted a REAL, unlimited job with those words as train.py's arguments."""
+    script = tmp_path_factory.mktemp("nu32n3") / "train.py"
+    script.write_text("print('ran')\n")
+    before = {j["id"] for j in api(server, "tok-ann").get("jobs").json()}
+    run = cli(server, "tok-ann", "submit", "--script", str(script), "3", *words)
+    assert run.code != 0, run.out
+    assert f"jupyter-sched submit: {flag} after --script {script} would go to {script} as its argument" in run.err, \
+        run.err
+    assert f"put jupyter-sched submit's options before --script: jupyter-sched submit {flag.replace('limt', 'limit')}" \
+        in run.err, run.err
+    assert f"write -- before its arguments: --script {script} -- 3 {' '.join(words)}" in run.err, run.err
+    assert {j["id"] for j in api(server, "tok-ann").get("jobs").json()} == before, "nothing was submitted"
+
+
+def test_newuser32_n3_the_schedule_magic_has_no_dry_run_and_says_which_does() -> None:
+    """The magics' twin: ``%schedule run train.py 3 --dry-run`` ran a real job with ``--dry-run`` as the script's."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.magics.parsing import parse_schedule_line
+
+    for line in ("run train.py 3 --dry-run", "run train.py 3 --dryrun --gpus 1", "run --dry-run train.py"):
+        with pytest.raises(ValidationError) as refused:
+            parse_schedule_line(line)
+        assert refused.value.field == "--dry-run", line
+        assert "%schedule dryrun" in (refused.value.hint or "") and "goes after --" in (refused.value.hint or "")
+    assert parse_schedule_line("run train.py -- 3 --dry-run").args == ("3", "--dry-run")  # the script's own
