@@ -97,6 +97,8 @@ class Decider:
             :class:`~jupyter_sched.executors.bound_ports.BoundPorts`), asked for the declared ports
             of pending services no scheduled job holds: ``Snapshot.ports_bound_outside`` (red team
             17, R3); None: not checked (Kubernetes: a pod has its own ports).
+        dropped_reclaims: ``now -> {user: when}``: ``Snapshot.dropped_reclaims``, the users whose reclaims wait out a
+            cool-down (red31 R5; set by the services from the audit log); None: none.
         last_inventory: the inventory of the latest snapshot (None before the first).
         pause: the engine's full cycles call it between two jobs (``CycleContext.pause``; the
             runner's :class:`.courtesy.Courtesy` steps aside while the web loop is busy; None: never).
@@ -120,6 +122,7 @@ class Decider:
         self.held_users: Callable[[], Mapping[str, str]] | None = None
         self.held_jobs: Callable[[], Mapping[str, JobHold]] | None = None
         self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
+        self.dropped_reclaims: Callable[[datetime], Mapping[str, datetime]] | None = None
         self.reinstalled = reinstalled
         self.stops = stops
         self.last_inventory: Inventory | None = None
@@ -157,6 +160,7 @@ class Decider:
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
                             ports_bound_outside=(outside := self._bound_outside(jobs)),
                             port_holders=self._port_holders(outside), progress=self._progress(records, now),
+                            dropped_reclaims=dict(self.dropped_reclaims(now)) if self.dropped_reclaims else {},
                             reinstalled=self.reinstalled() if self.reinstalled is not None else None)
         if idle:  # idle leases end at their reclaim deadline in the ETAs shown (.idle_ends)
             snapshot = with_idle_ends(snapshot, self.idle.policies, self.idle.arbiter)

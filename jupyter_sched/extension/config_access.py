@@ -265,6 +265,16 @@ class AccessConfig(Configurable):
             raise config_error("max_ports_per_user", value, "must be >= 0", "e.g. 4; 0 = no cap")
         return value
 
+    reclaim_cooldown_s = Float(
+        default_value=900.0,
+        config=True,
+        help="""Seconds a user's jobs take nothing back by reclaim from other teams' running (borrowed) work
+        after that user cancelled, within its first minute, a job whose start had reclaimed such work (an
+        audit record ``reclaim_dropped`` tells admins each time; red31 R5: a reclaim then a cancel restarted
+        another team's work at no cost to the taker). Their jobs wait meanwhile, the reason saying until
+        when; their other work is not held. 0 = off; at most 3600. Default: 900 (15 min).""",
+    )
+
     time_limits = List(
         Dict(),
         config=True,

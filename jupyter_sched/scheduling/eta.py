@@ -289,7 +289,8 @@ def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | 
     """A job that waits only because its victims are younger than the minimum runtime starts when
     they pass it (red team 15 R13): that time, unless the projection says sooner."""
     rule = reason.details.get("preemption_rule")
-    if rule is None or not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":  # None: no ABC check
+    # a reclaim cool-down (red31 R5) ends the same way: at its time
+    if rule is None or not isinstance(rule, Mapping) or rule.get("rule") not in ("min_runtime", "reclaim_cooldown"):
         return eta
     until = _parse(rule.get("until"))
     return until if until is not None and (eta is None or until < eta) else eta

@@ -60,6 +60,11 @@ class SchedulingProfile:
             Slurm's ``PreemptExemptTime``: the reclaimer waits, its reason and ETA saying until
             when — red team 15 R13); within a team, lower-class victims younger than this are
             spared where another choice exists.
+        reclaim_cooldown_s: seconds a user's reclaims of other teams' borrowed work wait after that user
+            cancelled a job within its first minute whose start had taken GPUs back by reclaim
+            (``Snapshot.dropped_reclaims``; red31 R5: a reclaim then a cancel at once restarted another
+            team's non-checkpointing work at no cost to the taker). Its other work and reclaims of borrowed
+            capacity nothing runs on are not held. 0 = off; at most an hour (what the edge reads back).
         grace_s: seconds between SIGTERM and SIGKILL for victims.
         checkpoint_signal: send the checkpoint signal (SIGUSR1) to checkpointable victims first.
         backfill: backfill around blocked jobs (False: a blocked job holds nothing back).
@@ -142,6 +147,7 @@ class SchedulingProfile:
     preemptible_classes: tuple[str, ...] = ("low",)
     borrow_within_cohort: str = ""
     min_runtime_s: float = 300.0
+    reclaim_cooldown_s: float = 900.0
     grace_s: float = 60.0
     checkpoint_signal: bool = True
     backfill: bool = True
@@ -207,6 +213,10 @@ class SchedulingProfile:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ValidationError(f"max_running_cpu_jobs_per_user must be a whole number >= 0 (got {cap!r})",
                                   field="max_running_cpu_jobs_per_user", hint="e.g. 8; 0 = no cap")
+        cool = self.reclaim_cooldown_s
+        if isinstance(cool, bool) or not isinstance(cool, (int, float)) or not 0 <= cool <= 3600:
+            raise ValidationError(f"reclaim_cooldown_s must be between 0 and 3600 seconds (got {cool!r})",
+                                  field="reclaim_cooldown_s", hint="e.g. 900; 0 = off")
         if self.grace_s < 0 or self.min_runtime_s < 0:
             raise ValidationError("grace_s and min_runtime_s must be >= 0 seconds", field="grace_s",
                                   hint="use e.g. grace_s=60, min_runtime_s=300")

@@ -162,6 +162,10 @@ class Snapshot:
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
+        dropped_reclaims: per user, the latest time they cancelled, within its first minute, a job whose start
+            had taken GPUs back from another team's borrowed work (audit ``reclaim_dropped``, read by the edge
+            for the last hour): their reclaims of borrowed work wait ``profile.reclaim_cooldown_s`` from then
+            (red31 R5).
         port_holders: of those, the ports bound for a while (the edge's
             :data:`~jupyter_sched.executors.bound_ports.HOLDER_NAMED_AFTER_S`), each with its holder's
             account: the waiting job's reason names it to its owner (red31 R6).
@@ -196,6 +200,7 @@ class Snapshot:
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
     port_holders: Mapping[int, str] = field(default_factory=dict)
+    dropped_reclaims: Mapping[str, datetime] = field(default_factory=dict)
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
     idle_ends: Mapping[str, datetime] = field(default_factory=dict)
     reinstalled: Reinstall | None = None

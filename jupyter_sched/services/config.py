@@ -561,6 +561,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["time_limits"] = time_limit_rules(settings["time_limits"])
     if settings.get("elect_overdue") is not None:  # validated by the profile (0 = off; issue 16)
         kwargs["elect_overdue"] = settings["elect_overdue"]
+    if settings.get("reclaim_cooldown_s") is not None:  # validated by the profile (0 = off; red31 R5)
+        kwargs["reclaim_cooldown_s"] = float(settings["reclaim_cooldown_s"])
     if settings.get("max_ports_per_user") is not None:  # validated by the profile (0 = no cap)
         kwargs["max_ports_per_user"] = settings["max_ports_per_user"]
     if settings.get("executor") == "kubernetes":  # a pod's containerPort binds nothing on its node

@@ -76,6 +76,7 @@ from .candidates import (
     reclaim_candidates,
     with_below,
 )
+from .cooldown import cooldown_until, say_cooldown
 from .issue import issue_plan
 from .refusals import explain, explain_reserved
 from .search import search
@@ -115,6 +116,11 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
             (borrow_candidates(ctx, job, flavor, below), []) if below is not None else \
             (class_candidates(ctx, job, flavor), [])  # no quota: other teams' low work (red team 18, R8)
+        if within and any(c.kind == "reclaim" for c in others) and (cooled := cooldown_until(ctx, job)) is not None:
+            # its owner dropped what a reclaim took back lately: no other team's running work for it meanwhile (red31 R5)
+            others, ruled_out = [c for c in others if c.kind != "reclaim"], []
+            if not visit.refusal:
+                say_cooldown(ctx, visit, *cooled)
         if within:  # taken back as reclaim, not preempted by class (.candidates.departed_candidates)
             own = [c for c in own if c.job_id not in outside]
             others, ruled_out = others + departed, ruled_out + kept
