@@ -14,8 +14,11 @@ were looked at, and a URL naming the host ``@vm:5432`` handed its password to th
   (:func:`~jupyter_sched.hub.peer.is_local_address`), the port's listeners are looked up (``do_connect``): one held
   by a stranger is refused before libpq sends anything;
 - a URL carrying a password connects with ``require_auth=scram-sha-256`` (libpq 16 or later; unless the URL says
-  ``require_auth`` itself): the password never leaves in clear or as MD5, so a squatter that takes the port
-  between that look and libpq's own connect learns nothing it can log in with;
+  ``require_auth`` itself): the password never leaves in clear, so a squatter that takes the port between that
+  look and libpq's own connect learns nothing it can log in with. A store whose role still has an MD5 password
+  (PostgreSQL 13 or older, or upgraded from one; red32 R6: the service refused to start on one) is connected with
+  MD5 — which never sends the password itself — and admins read one WARNING with the fix; once this process has
+  logged in by SCRAM it never falls back to MD5 (a squatter asking for MD5 is then refused);
 - after connecting, the CONNECTED socket's accepting end is looked up (``connect``: a squatter that opens its
   listener between the two looks cannot pass it) wherever the connection reached this host, and nothing is read
   from or written to a connection that a stranger accepted.
@@ -30,6 +33,7 @@ Unix-socket stores are not looked at here (a socket folder only postgres may wri
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import pwd
 import socket
@@ -40,6 +44,8 @@ import sqlalchemy as sa
 from sqlalchemy import event as sa_event
 
 __all__ = ["SERVER_ACCOUNT", "allowed_server_uids", "tcp_address", "watch_store_server"]
+
+log = logging.getLogger(__name__)
 
 SERVER_ACCOUNT = "postgres"
 """The account PostgreSQL's packages run the server as: its uid may hold the store's address."""
@@ -92,19 +98,33 @@ def _local_targets(host: str, port: int) -> list[str]:
     return targets
 
 
-def _require_scram(cparams: dict[str, Any]) -> None:
+MD5_ASKED = "server requested a hashed password"
+"""libpq's words when ``require_auth`` refused a server that asked for MD5."""
+
+
+def _require_scram(cparams: dict[str, Any]) -> bool:
     """Make libpq send the store's password by SCRAM only (``require_auth``; libpq 16 or later) unless the URL chose
-    a method itself: a squatter asking for it in clear or as MD5 is refused by libpq before it is sent."""
+    a method itself: a squatter asking for it in clear or as MD5 is refused by libpq before it is sent. True when
+    it was set here."""
     if not cparams.get("password") or "require_auth" in cparams:
-        return
+        return False
     try:
         import psycopg
 
         if psycopg.pq.version() < 160000:
-            return
+            return False
     except (ImportError, AttributeError):
-        return
+        return False
     cparams["require_auth"] = "scram-sha-256"
+    return True
+
+
+def md5_store_line(where: str) -> str:
+    """The one WARNING of a store whose role's password is MD5 (red32 R6)."""
+    return (f"the store at {where} asked for the password as MD5: connected so, but an MD5 answer can be cracked offline "
+            "by whoever holds the port while PostgreSQL is down. Fix: in postgresql.conf password_encryption = "
+            "'scram-sha-256', set the role's password again (ALTER ROLE … PASSWORD …), and use scram-sha-256 in "
+            "pg_hba.conf; or connect over the Unix socket (?host=/var/run/postgresql)")
 
 
 def _who(uid: int) -> str:
@@ -133,18 +153,34 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
     host, port = address
     allowed = allowed_server_uids(configured_uids)
 
+    seen = {"scram": False, "md5_said": False}
+
     @sa_event.listens_for(engine, "do_connect")
-    def _before(dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+    def _before(dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
         from ..hub.listener import listener_uids
 
         targets = _local_targets(host, port)
-        if targets:
-            _require_scram(cparams)
+        ours = bool(targets) and _require_scram(cparams)
         for target in targets:
             uids = listener_uids(target, port) or []
             stranger = next((uid for uid in uids if uid not in allowed), None)
             if stranger is not None:
                 raise dialect.loaded_dbapi.OperationalError(_refused(_where(target, port), stranger))
+        if not ours:
+            return None  # libpq connects as the URL says
+        try:
+            connection = dialect.connect(*cargs, **cparams)
+        except dialect.loaded_dbapi.OperationalError as exc:
+            if seen["scram"] or MD5_ASKED not in str(exc):
+                raise  # a server that logged this process in by SCRAM before never gets the MD5 answer
+            cparams["require_auth"] = "md5"
+            connection = dialect.connect(*cargs, **cparams)
+            if not seen["md5_said"]:
+                seen["md5_said"] = True
+                log.warning("%s", md5_store_line(_where(host, port)))
+            return connection
+        seen["scram"] = True
+        return connection
 
     def _after(dbapi_conn: Any, _record: Any) -> None:
         from ..hub.peer import accepting_uid, is_local_address
