@@ -66,9 +66,9 @@ from datetime import datetime, timedelta
 from ..model.horizon import HORIZON_S
 from ..model.progress_stale import STALE_MIN_S, STALE_REPORTS, STALE_S, stale_after_s
 
-__all__ = ["END_MARGIN_S", "END_MARGIN_SHARE", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "STALE_MIN_S",
-           "STALE_REPORTS", "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "end_margin_s", "projected_left",
-           "read_progress", "stale_after_s"]
+__all__ = ["END_MARGIN_S", "END_MARGIN_SHARE", "MIN_FIT_REPORTS", "MIN_FRACTION", "MIN_SINGLE_RAN_S", "PACE_TOLERANCE", "STARTUP_ALLOWANCE",
+           "STALE_MIN_S", "STALE_REPORTS", "STALE_S", "ProgressFit", "ProgressReading", "ProgressReport", "end_margin_s",
+           "paced_past", "projected_left", "read_progress", "stale_after_s"]
 
 MIN_FRACTION = 0.01
 """Reports saying less than this share done (1 %) project no end: too little of the run to read a rate from."""
@@ -88,6 +88,15 @@ MIN_FIT_REPORTS = 3
 MIN_SINGLE_RAN_S = 30.0
 """The run time (seconds) a run's only report must have been made after to be read alone: one report 0.2 s
 into a run drove ETAs as if its start-up were its pace (new user 21, N4). Two reports or more are read."""
+
+
+STARTUP_ALLOWANCE = 0.75
+"""The share of a run's only report's run time that :func:`paced_past` allows to have been start-up, with no
+progress (one report cannot tell start-up from pace: session 21's learnt end, 2 h in all, stands beside "20 %
+done after 50 minutes")."""
+PACE_TOLERANCE = 1.5
+"""How much faster than the pace between its reports :func:`paced_past` allows a run's rest to go (the noise of
+reports: ±15 % each on the loaded replay)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,21 +124,28 @@ class ProgressFit:
         return ProgressFit(self.n + 1, self.t + ran_s, self.f + fraction, self.tt + ran_s * ran_s,
                            self.tf + ran_s * fraction)
 
-    def total_s(self) -> float | None:
-        """Seconds of run at which the line reaches 1 (all done); None with under
-        :data:`MIN_FIT_REPORTS` reports, reports all at one time, no progress along the line, or an
-        end further than :data:`~jupyter_sched.model.horizon.HORIZON_S` (a line of ~zero slope)."""
+    def slope(self) -> float | None:
+        """Share done per second along the line through two reports or more (None: fewer, all at one time, or no
+        progress between them)."""
         n = self.n
-        if n < MIN_FIT_REPORTS:
+        if n < 2:
             return None
         mean_t, mean_f = self.t / n, self.f / n
         var = self.tt / n - mean_t * mean_t
         if not var > 1e-9 * max(mean_t * mean_t, 1.0):
             return None
         slope = (self.tf / n - mean_t * mean_f) / var
-        if not (math.isfinite(slope) and slope > 0):
+        return slope if math.isfinite(slope) and slope > 0 else None
+
+    def total_s(self) -> float | None:
+        """Seconds of run at which the line reaches 1 (all done); None with under
+        :data:`MIN_FIT_REPORTS` reports, reports all at one time, no progress along the line, or an
+        end further than :data:`~jupyter_sched.model.horizon.HORIZON_S` (a line of ~zero slope)."""
+        n = self.n
+        slope = self.slope() if n >= MIN_FIT_REPORTS else None
+        if slope is None:
             return None
-        total = mean_t + (1.0 - mean_f) / slope
+        total = self.t / n + (1.0 - self.f / n) / slope
         # a line of ~zero slope (0.5, 0.5, 0.5000000000000001: ~1e16 s) projects no end (red team 21, R5)
         return total if 0 < total <= HORIZON_S else None
 
@@ -241,6 +257,26 @@ def read_progress(report: ProgressReport, *, start: datetime, now: datetime,
     if left >= room:
         return ProgressReading(room, False, total, limit_s, "", said)
     return ProgressReading(left, True, total, limit_s, "", said)
+
+
+def paced_past(report: ProgressReport, learnt_s: float) -> bool:
+    """Does ``report``'s pace rule out a learnt end ``learnt_s`` seconds into the run (newuser31 n3: "18 % done"
+    after 11 s beside "projected end in 10s, if it ends at ~10 % of its time limit, as your other runs did")?
+
+    From two reports of the run on, the pace between them (the slope of the line through them: start-up is not
+    in it) must be beaten more than :data:`PACE_TOLERANCE` times over to end by ``learnt_s``: ``learnt_s < ran_s +
+    (1 - fraction) / (slope x PACE_TOLERANCE)``. From its only report, even were :data:`STARTUP_ALLOWANCE` of its
+    run so far start-up without progress: ``learnt_s < ran_s + (1 - fraction) x (1 - STARTUP_ALLOWANCE) x ran_s /
+    fraction``. Either keeps a learnt end that a start-up or the reports' noise explains (the latest report alone
+    reads long early on: :func:`~jupyter_sched.scheduling.runtimes.progress_end`). A report under
+    :data:`MIN_FRACTION` or of 100 % done, or a run time of 0, rules out nothing."""
+    f, ran = report.fraction, report.ran_s
+    if not (math.isfinite(f) and MIN_FRACTION <= f < 1.0 and math.isfinite(ran) and ran > 0 and math.isfinite(learnt_s)):
+        return False
+    slope = report.fit.slope()
+    if slope is not None:
+        return learnt_s < ran + (1.0 - f) / (slope * PACE_TOLERANCE)
+    return learnt_s < ran + (1.0 - f) * (1.0 - STARTUP_ALLOWANCE) * ran / f
 
 
 def projected_left(report: ProgressReport, *, start: datetime, now: datetime,

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from datetime import datetime
 
 from ..backfill.history import SAME_RUNS
+from ..backfill.progress import ProgressReport, paced_past, read_progress
 from ..model import Job
 from ..model.horizon import later
 from ..queues.limits import effective_limit
@@ -29,7 +31,7 @@ from .context import CycleContext
 from .runtimes import expected_runtime, progress_end, time_left
 from .snapshot import ProjectedEnd
 
-__all__ = ["SAME_END_S", "projected_ends"]
+__all__ = ["SAME_END_S", "as_of_report", "projected_ends"]
 
 SAME_END_S = 1.0
 """Seconds within which a projected end is its time limit's end (then its line says only the limit)."""
@@ -102,3 +104,34 @@ def _projected(ctx: CycleContext, job: Job, *, fresh: bool = False) -> Projected
     runs = ctx.snap.runtime_sources.get(job.id, SAME_RUNS)
     share = None if runs == SAME_RUNS or not limit else round(min(expected_runtime(ctx, job) / limit, 1.0), 4)
     return ProjectedEnd(at=at, source=source, runs=runs, share=share)
+
+
+def as_of_report(end: ProjectedEnd, report: ProgressReport, *, start: datetime, now: datetime,
+                 limit_s: float | None) -> ProjectedEnd | None:
+    """The cycle's projected ``end`` of a running job as its latest ``report`` (of the run started at ``start``)
+    reads it at ``now``, for the owner's line that shows that report's "% done" beside it (newuser31 n3: "51 %
+    done, reported 12:26" beside "projected end ~12:27, from its progress report of 12:26:28" — the 35 % one).
+
+    * ``end`` from an older report than ``report``: read again from ``report`` (:func:`~jupyter_sched.backfill.
+      progress.read_progress`, as :func:`.runtimes.progress_end` reads a report once a cycle did);
+    * ``end`` from a learnt runtime that ``report``'s pace rules out (:func:`~jupyter_sched.backfill.progress.
+      paced_past`): from ``report`` likewise, as the next cycle plans it;
+    * otherwise ``end`` itself.
+
+    Returns:
+        The end (``source`` ``"progress"`` with ``report``'s time and share when read again), ``end`` where
+        ``report`` cannot be read alone (the cycle's reading stands), or None where ``report`` says its time limit
+        ends it first, or its end passed (the line then says only the limit's end). Pure: ``now`` is given."""
+    if end.source == "progress":
+        if end.report_at is None or report.at <= end.report_at:
+            return end
+    elif not paced_past(report, (end.at - start).total_seconds()):
+        return end
+    reading = read_progress(report, start=start, now=now, limit_s=limit_s, single=True)
+    if reading is None:
+        return end if end.source != "progress" else None
+    if reading.left_s is None or not reading.from_progress:
+        return None
+    at = later(now, reading.left_s)
+    return None if at is None else ProjectedEnd(at=at, source="progress", report_at=report.at,
+                                                fraction=round(report.fraction, 4))

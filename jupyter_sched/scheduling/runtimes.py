@@ -35,7 +35,7 @@ from datetime import datetime
 from functools import partial
 
 from ..backfill.history import OTHER_RUNS, POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
-from ..backfill.progress import ProgressReading, read_progress
+from ..backfill.progress import ProgressReading, paced_past, read_progress
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
@@ -213,7 +213,10 @@ def progress_reading(ctx: CycleContext, job: Job, start: datetime) -> tuple[Prog
     # better than the latest report alone, whose rate counts the start-up as run without progress (session 21)
     own = ctx.snap.runtime_sources.get(job.id, SAME_RUNS) in (SAME_RUNS, OTHER_RUNS)
     learnt = expected_runtime(ctx, job) if own else math.inf
-    single = not (learnt < (math.inf if limit is None else limit) and learnt > (ctx.now - start).total_seconds())
+    # …unless the report's pace rules it out: then it is neither said nor planned on (newuser31 n3: "18 % done"
+    # after 11 s beside a learnt end 30 s into the run)
+    single = not (learnt < (math.inf if limit is None else limit) and learnt > (ctx.now - start).total_seconds()) \
+        or paced_past(report, learnt)
     found = read_progress(report, start=start, now=ctx.now, limit_s=limit, single=single)
     return None if found is None else (found, report.fraction)
 

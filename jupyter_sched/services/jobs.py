@@ -1081,7 +1081,8 @@ class JobsService:
         mine = job.spec.user == caller.user
         reason = job.reason if job.state is JobState.PENDING else None
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new row
-        end = projection_of(self.ctx, job)  # its projected end (new user 22, N10): the owner's or an admin's row
+        # its projected end (new user 22, N10): the owner's or an admin's row, as the report it shows reads it (n3)
+        end = projection_of(self.ctx, job, report, self._time_limits())
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): a new row
         bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # hubadmin24 B14, the owner's half
         drain = drain_under(job, self.ctx.drained())  # its node is drained (hubadmin26 B1)
@@ -1198,17 +1199,21 @@ class JobsService:
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         with_plan(data, plan_of(self.ctx, live))
-        # its projected end: the reader is its owner or an admin (ctx.visible) (new user 22, N10)
-        with_projection(data, projection_of(self.ctx, live), yours=live.spec.user == caller.user)
+        report = None
+        if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
+            with self.ctx.store.transaction(write=False) as tx:
+                report = read_progress(tx, [live.id]).get(live.id)
+        # its projected end: the reader is its owner or an admin (ctx.visible) (new user 22, N10), as the report
+        # shown beside it reads it (newuser31 n3)
+        with_projection(data, projection_of(self.ctx, live, report, self._time_limits()),
+                        yours=live.spec.user == caller.user)
         self._name_preemptors([data])
         self._idle_release(live, data)
         if live.state.holds_gpus:  # on GPUs the inventory no longer lists (hubadmin 22, H3)
             with_gone(data, _gone(live, self.ctx.devices()))
             with_unhealthy(data, unhealthy_under(live, self.ctx.unhealthy()))  # turned unhealthy (hubadmin24 B14)
             with_drain(data, live, drain_under(live, self.ctx.drained()), self.ctx.clock.now())  # hubadmin26 B1
-        if live.started_at is not None and not live.is_lease:  # its latest progress report (issue 16 item 4)
-            with self.ctx.store.transaction(write=False) as tx:
-                with_progress(data, read_progress(tx, [live.id]).get(live.id))
+        with_progress(data, report)
         return data
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -1320,7 +1325,7 @@ class JobsService:
         plan = plan_of(self.ctx, job)  # its planned preemption (new user 21, N5): a new plan is a new line
         # its projected end, on its owner's and admins' lines only (new user 22, N10; red team 22, R2: a
         # progress figure; verify 23, V3: admins read it in GET jobs/{id} and in the waiter's line anyway)
-        end = projection_of(self.ctx, job) if mine or caller.admin else None
+        end = projection_of(self.ctx, job, report if mine else None, self._time_limits()) if mine or caller.admin else None
         gone = _gone(job, devices)  # on GPUs the inventory no longer lists (hubadmin 22, H3): public, as allocation
         bad = unhealthy_under(job, sick) if mine or caller.admin else ()  # its owner's (hubadmin24 B14)
         drain = drain_under(job, self.ctx.drained())  # its node is drained (hubadmin26 B1): public

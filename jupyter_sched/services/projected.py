@@ -21,19 +21,31 @@ from typing import Any
 
 from ..model import Job
 from ..model.units import to_iso
+from ..queues.limits import TimeLimitRule, effective_limit
+from ..scheduling.ends import as_of_report
 from ..scheduling.snapshot import ProjectedEnd
+from ..store.progress import StoredProgress
 from ..wording.projected import projected_end_text
 from .context import Context
 
 __all__ = ["projection_of", "with_projection"]
 
 
-def projection_of(ctx: Context, job: Job) -> ProjectedEnd | None:
-    """The leading engine's projected end of ``job`` while it holds GPUs; None otherwise."""
+def projection_of(ctx: Context, job: Job, report: StoredProgress | None = None,
+                  limits: tuple[TimeLimitRule, ...] = ()) -> ProjectedEnd | None:
+    """The leading engine's projected end of ``job`` while it holds GPUs; None otherwise. With ``report``, the
+    job's latest progress report that its answer shows beside it (``limits``: the queues' time-limit rules), as
+    that report reads it (:func:`~jupyter_sched.scheduling.ends.as_of_report`; newuser31 n3: the "% done" and the
+    projection beside it came from two reports, or a learnt end the shown pace ruled out stayed until a cycle)."""
     engine = ctx.engine
     if not job.state.holds_gpus or not engine.is_leader:
         return None
-    return engine.applier.projected.get(job.id)
+    end = engine.applier.projected.get(job.id)
+    start = job.started_at or job.admitted_at
+    if end is None or report is None or start is None or report.run_started_at != start:
+        return end
+    limit, _ = effective_limit(job.spec, limits)
+    return as_of_report(end, report.report, start=start, now=ctx.clock.now(), limit_s=limit)
 
 
 def with_projection(data: dict[str, Any], end: ProjectedEnd | None, *, yours: bool) -> None:
