@@ -27,6 +27,7 @@ from .clock import Clock
 from .idle import IdleLadders, Stop
 from .leadership import Leadership
 from .transitions import Publish
+from .waiting_on import WaitingOn, waiting_on
 
 __all__ = ["DecisionApplier"]
 
@@ -68,6 +69,9 @@ class DecisionApplier:
         self.reasons: dict[str, PendingReason] = {}
         self.planned: Mapping[str, PlannedPreemption] = {}
         self.projected: Mapping[str, ProjectedEnd] = {}
+        self.waiting_on: Mapping[str, WaitingOn] = {}
+        """Per user, other users' waiting work whose ETA waits on their GPU-holding work (:mod:`.waiting_on`),
+        as of the last full cycle (newuser31 n14)."""
         self._simulated: Callable[[], bool] = simulated or (lambda: False)
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
         self.eta_failure = ""
@@ -80,6 +84,7 @@ class DecisionApplier:
     def forget(self) -> None:
         """Drop what the last full cycle said of the queue (the engine stepped down: another leads)."""
         self.reasons, self.planned, self.projected = {}, {}, {}
+        self.waiting_on = {}
 
     def _note_eta_failure(self, cause: str) -> None:
         """Log a failed ETA pass once per cause, and once when the ETAs are back (red team 21, R5:
@@ -269,6 +274,7 @@ class DecisionApplier:
         self.reasons = {p.job_id: p.reason for p in result.pending}
         self.planned = result.planned
         self.projected = result.projected
+        self.waiting_on = waiting_on(result.pending, lambda job_id: r.job if (r := records.get(job_id)) else None)
         urgent: list[Pend] = []
         later: list[Pend] = []
         for pend in result.pending:

@@ -444,6 +444,9 @@ class SchedMagics(Magics):
         self._print("Quota: " + "\n       ".join(quota_lines(me)))  # as `jupyter-sched status` says it (new user 11, N21)
         if budgets := budget_lines(me, _now()):  # a spent budget holds every GPU request: said as `status` does (N6)
             self._print("Budget: " + "\n        ".join(budgets))
+        waiting = me.get("waiting_on_you")
+        if isinstance(waiting, Mapping) and waiting.get("text"):  # as `status` says it (newuser31 n14)
+            self._print(f"Waiting on you: {waiting['text']}.")
         if lease is None:
             self._forget_ended()
             draining = self._draining()

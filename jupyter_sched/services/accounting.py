@@ -23,6 +23,7 @@ from ..model.units import parse_window, to_iso
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
+from ..wording.status import waiting_on_you_text
 from .budget_standing import period_reset
 from .context import Context
 from .models import (
@@ -244,12 +245,25 @@ class AccountingService:
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
         fields["quota_text"] = quota_text(fields)
+        if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
+            fields["waiting_on_you"] = waiting
         answer = GetMeResponse.model_validate(fields)
         if who is not None and version[0] >= 0:
             if len(self._answers) >= _HELD_USERS and who not in self._answers:
                 self._answers.clear()  # bounded: the next poll of each caller computes again
             self._answers[who] = (version, policy, answer)  # one assignment: request threads may race, each right
         return answer
+
+    def _waiting_on(self, user: str) -> dict[str, Any] | None:
+        """``waiting_on_you`` of ``GET me``: other users' waiting work whose ETA waits on ``user``'s GPU-holding
+        work, as the leading engine's last full cycle saw it (:mod:`jupyter_sched.engine.waiting_on`; None: none,
+        or this server does not lead). Kept with the answer for its second, as the sums are."""
+        engine = self.ctx.engine
+        found = engine.applier.waiting_on.get(user) if engine.is_leader else None
+        if found is None:
+            return None
+        return {"jobs": found.jobs + found.leases, "users": list(found.users),
+                "text": waiting_on_you_text(found.jobs, found.leases, found.users)}
 
     def _gpu_sums(self, tx: StoreTx, now: datetime, user: str, budgets: list[Budget],
                   ) -> tuple[datetime, float, dict[tuple[str, str | None], float]]:

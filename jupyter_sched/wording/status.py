@@ -16,7 +16,7 @@ from .reasons import wire_time, work_named
 from .reported import progress_text
 from .usage import last_days
 
-__all__ = ["PROGRESS_SHOWN", "status_lines"]
+__all__ = ["PROGRESS_SHOWN", "status_lines", "waiting_on_you_text"]
 
 PROGRESS_SHOWN = 5
 """``progress`` lines the summary shows at most (``jupyter-sched jobs`` lists them all)."""
@@ -70,6 +70,9 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
+    waiting = me.get("waiting_on_you")
+    if isinstance(waiting, Mapping) and waiting.get("text"):  # someone waits on my GPUs (newuser31 n14)
+        lines.append(f"{'':<11}{waiting['text']}")
     lines.extend(f"{'':<11}{work_named(str(job.get('id')), job.get('name'))}: {text}" for job in gone
                  for text in (gone_text(job), unhealthy_text(job), drain_text(job)) if text)  # unhealthy (B14), drained (B1)
     # with the end its waiters are given, where it is projected before its limit's (new user 22, N10)
@@ -90,6 +93,20 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
         lines.append(f"idle       {job_id}: {note}")
     return lines
+
+
+def waiting_on_you_text(jobs: int, leases: int, users: Sequence[str]) -> str:
+    """``1 job of another user (n31a) waits for GPUs you hold``; ``2 jobs and 1 lease of other users (n31a, n31c)
+    wait for GPUs you hold`` — what waits on the reader's GPU-holding work (``GET me``'s ``waiting_on_you``:
+    :mod:`jupyter_sched.engine.waiting_on`; newuser31 n14: n31b held every GPU and was never told n31a waited).
+    Owners only, as queue lines show them: no job's name or command. "" when nothing waits."""
+    parts = [f"{n} {noun}{'s' if n != 1 else ''}" for n, noun in ((jobs, "job"), (leases, "lease")) if n > 0]
+    if not parts:
+        return ""
+    many = jobs + leases > 1
+    who = "another user" if len(users) == 1 else "other users"
+    named = f" ({', '.join(users)})" if users else ""
+    return f"{' and '.join(parts)} of {who}{named} {'wait' if many else 'waits'} for GPUs you hold"
 
 
 def budget_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]:

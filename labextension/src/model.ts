@@ -473,7 +473,13 @@ export class SchedModel implements ISchedModel {
           this.queueChanged.emit();
           // my running work's idle times, for the Queue card's idle line (new user 22, N6): read after the
           // queue, only while some of mine holds GPUs (My work reads them with its own list)
-          if (this._queue.some(q => this.isMine(q) && ACTIVE_STATES.has(q.state)) && this.supports('idle')) {
+          const holding = this._queue.some(q => this.isMine(q) && ACTIVE_STATES.has(q.state));
+          if (holding || this._me?.waiting_on_you) {
+            // who waits for the GPUs my work holds moves with other users' queues, whose events I am not sent:
+            // `me` is read with the queue while I hold some (newuser31 n14), and once more when I no longer do
+            this.refreshMe();
+          }
+          if (holding && this.supports('idle')) {
             const idle = await this.client.request('getIdle').catch(() => null);
             if (idle !== null && !this._disposed) {
               this._idle = idle.filter(e => this.isMine({ user: e.user }));

@@ -1383,6 +1383,8 @@ export interface components {
             gpu_hours_since?: string | null;
             /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
+            /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when none does (or this server does not lead the scheduling) */
+            waiting_on_you?: components["schemas"]["MeWaitingOnYou"] | null;
         };
         /** @description Pending work in queue order, then work holding GPUs. */
         GetQueueResponse: components["schemas"]["QueueEntry"][];
@@ -2024,6 +2026,15 @@ export interface components {
             member_models?: {
                 [key: string]: string[];
             };
+        };
+        /** @description Other users' waiting work whose start waits for GPUs the caller's work holds (newuser31 n14). */
+        MeWaitingOnYou: {
+            /** @description waiting jobs and leases of other users whose ETA waits on your GPU-holding work */
+            jobs: number;
+            /** @description their owners (public: every queue line shows them), sorted */
+            users: string[];
+            /** @description the sentence `jupyter-sched status`, `%schedule status` and the panel's My work say: `1 job of another user (n31a) waits for GPUs you hold` — no job's name or command (their owners' own) */
+            text: string;
         };
         MigDevice: {
             uuid: string;

@@ -210,3 +210,33 @@ def test_newuser27_n6_schedule_usage_is_the_clis_usage_as_a_dataframe(server: Em
     table = cli(server, {}, tmp_path, "usage").stdout
     cells = next(line.split() for line in table.splitlines() if line.startswith("ann "))
     assert float(cells[1]) == pytest.approx(row["gpu_hours"], abs=0.01) and int(cells[-1]) == row["jobs"] >= 1, table
+
+
+def test_newuser31_n14_status_and_gpu_say_who_waits_for_my_gpus(server: EmbeddedServer, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser31 n14 (on this module's server): ann holds both GPUs, boss's job waits for them; ann's ``status`` and
+    ``%gpu`` say so — boss's name, never his job's (``never-shown``)."""
+    import time
+
+    from tests.onboarding.test_cli_firsthour import api, clear, wait_state
+    from tests.onboarding.test_newuser11 import _magics
+
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    try:
+        held = ann.post("jobs", json={"gpus": 2, "name": "hold-both", "command": ["sleep", "300"], "time_limit": "10m"})
+        assert held.status_code == 201, held.text
+        wait_state(server, "tok-ann", held.json()["id"], "running")
+        waits = boss.post("jobs", json={"gpus": 1, "name": "never-shown", "command": ["true"], "time_limit": "1m"})
+        assert waits.status_code == 201, waits.text
+        said = "1 job of another user (boss) waits for GPUs you hold"
+        deadline = time.monotonic() + 60  # the next full cycle names ann's job as what boss's waits on
+        while (ann.get("me").json().get("waiting_on_you") or {}).get("text") != said:
+            assert time.monotonic() < deadline, ann.get("me").json()
+            time.sleep(0.2)
+        status = cli(server, {}, tmp_path, "status").stdout
+        _magics(server).gpu("")
+        magic = capsys.readouterr().out
+    finally:
+        clear(server)
+    assert f"\n           {said}\n" in status and "never-shown" not in status, status
+    assert f"Waiting on you: {said}." in magic and "never-shown" not in magic, magic

@@ -6,7 +6,8 @@ GET jobs, GET jobs/{id}) carry ``projected_end`` — the time the waiter's ETA r
 says it before the limit; judy and eve (who may not see stuck's progress: red team 22, R2) read no projection.
 
 Real parts: a jupyter_server with jupyter_sched, per-user tokens, real job processes (``sleep``) on four simulated
-GPUs, the SQLite store, the ``jupyter-sched`` CLI as a subprocess.
+GPUs, the SQLite store, the ``jupyter-sched`` CLI as a subprocess. (newuser31 n3: the owner's answers read the
+projection from the report they show; n14: ivan's ``GET me`` and ``status`` say judy's job waits for his GPUs.)
 """
 
 from __future__ import annotations
@@ -76,6 +77,24 @@ async def test_s23_newuser22_n10_the_owners_answers_carry_the_end_the_waiter_is_
     assert f"projected end ~{clock_text(at, now)} (" in line, run.out
     assert f"), from its progress report of {clock_text(report, now, seconds=True)} · at the latest " in line, run.out
     assert ", its 10m time limit" in line, run.out
+    # newuser31 n14: ivan holds the GPUs judy's job waits for, and is told so (her name, never her job's)
+    said = "1 job of another user (judy) waits for GPUs you hold"
+    _, me = await api("GET", "me")
+    assert me.get("waiting_on_you") == {"jobs": 1, "users": ["judy"], "text": said}, me
+    _, hers = await api("GET", "me", token=JUDY_TOKEN)
+    assert "waiting_on_you" not in hers or hers["waiting_on_you"] is None, hers
+    run = await cli("status")
+    assert run.code == 0 and f"\n           {said}\n" in run.out, run.out
+    # newuser31 n3: a report newer than the cycle's is read for the projection shown beside it, not the cycle's
+    # older one ("51 % done, reported 12:26" beside "from its progress report of 12:26:28", the 35 % one)
+    status, answer = await api("POST", f"jobs/{stuck}/progress", {"done": 40, "total": 1000})
+    assert status == 200 and answer["stored"], answer
+    _, job = await api("GET", f"jobs/{stuck}")
+    shown = job["projected_end"]
+    assert (shown["report_at"], shown["fraction"]) == (job["progress"]["at"], job["progress"]["fraction"]), job
+    _, rows = await api("GET", "jobs")
+    row = {r["id"]: r for r in rows}[stuck]
+    assert row["projected_end"]["report_at"] == row["progress"]["at"], row
     for job_id, token in ((waiting["id"], JUDY_TOKEN), (stuck, None)):  # nothing left running
         status, _ = await api("DELETE", f"jobs/{job_id}", **({"token": token} if token else {}))
         assert status == 200

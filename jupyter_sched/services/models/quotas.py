@@ -235,6 +235,16 @@ class MeInUse(ResponseModel):
                                                  "a preemption, a time limit): their stop_requested says which")
 
 
+class MeWaitingOnYou(ResponseModel):
+    """Other users' waiting work whose start waits for GPUs the caller's work holds (newuser31 n14)."""
+
+    jobs: int = Field(description="waiting jobs and leases of other users whose ETA waits on your GPU-holding work")
+    users: list[str] = Field(description="their owners (public: every queue line shows them), sorted")
+    text: str = Field(description=(
+        "the sentence `jupyter-sched status`, `%schedule status` and the panel's My work say: `1 job of another user "
+        "(n31a) waits for GPUs you hold` — no job's name or command (their owners' own)"))
+
+
 class MeBudget(BudgetView):
     used_gpu_hours: float
     resets_at: str | None = Field(default=None, description=(
@@ -298,6 +308,9 @@ class GetMeResponse(ResponseModel):
         "yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line "
         "while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one "
         "line per team in by_team"))
+    waiting_on_you: MeWaitingOnYou | None = Field(default=None, description=(
+        "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
+        "none does (or this server does not lead the scheduling)"))
 
 
 class GetQuotaWhatIfRequest(QueryModel):

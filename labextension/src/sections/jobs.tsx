@@ -317,8 +317,11 @@ export class MyWorkView extends ModelView {
     super(ctx, {
       // the inventory too: a GPU is named by its index ("GPU #0"), known only from it (new user 5:
       // with Inventory collapsed a lease read "GPU GPU-sim-vm-0")
-      resources: ['jobs', 'inventory'],
-      signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged],
+      // the queue too: its re-reads read `me` while my work holds GPUs, whose waiting_on_you the list's head says
+      // (newuser31 n14: "1 job of another user (n31a) waits for GPUs you hold")
+      resources: ['jobs', 'inventory', 'queue'],
+      signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged,
+        ctx.model.quotasChanged],
       tickMs: TICK_MS,
       focusable: true
     });
@@ -362,9 +365,11 @@ export class MyWorkView extends ModelView {
         </div>
       );
     }
+    const waitingOnMe = model.me?.waiting_on_you?.text; // the server's words, as `status` says them (n14)
     return (
       <div>
         <ErrorNote error={model.error('jobs')} />
+        {waitingOnMe ? <p className="jp-sched-muted jp-sched-waiting-on-you">{shownText(waitingOnMe)}</p> : null}
         <ul className="jp-sched-list" aria-label={trans.__('My jobs and leases')}>
           {all.map(job => {
             const util = model.jobUtilization(job);
