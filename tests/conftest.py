@@ -9,6 +9,9 @@ Job wrappers (``tests/leftovers.py``): after each test, a job this process start
 should end its jobs: :func:`tests.leftovers.end_jobs`); when the session ends, so is every job still
 running in the session's temporary folder.
 
+Run times (``tests/run_times.py``): each test file's seconds, worker and span are written as JSON where
+``$JUPYTER_SCHED_FILE_SECONDS`` names (scripts/test-all: beside its stage logs).
+
 Host registry: the servers of a test session (in process, and the ones it starts with its environment)
 register in a folder of the session's own (``$JUPYTER_SCHED_HOST_REGISTRY``,
 :mod:`jupyter_sched.extension.host_schedulers`), never in the host's ``/tmp`` where real schedulers meet.
@@ -38,10 +41,24 @@ if str(ROOT) not in sys.path:  # make ``tests.pg`` importable however pytest was
 from jupyter_sched.extension.host_schedulers import ENV_REGISTRY  # noqa: E402
 from tests import leftovers  # noqa: E402
 from tests.pg import PostgresServer, skip_reason  # noqa: E402
+from tests.run_times import FileSeconds  # noqa: E402
 
 _db_counter = itertools.count(1)
 _LEFT = pytest.StashKey[list[str]]()
 _TMP = pytest.StashKey[Path]()
+_file_seconds: FileSeconds | None = None
+"""This run's per-file seconds: on the xdist controller or in a serial run only (its reports cover every file)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _file_seconds
+    if not hasattr(config, "workerinput"):
+        _file_seconds = FileSeconds()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _file_seconds is not None:
+        _file_seconds.add(report)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -66,7 +83,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """End the job wrappers still running in the session's temporary folder (module/session fixtures)."""
+    """End the job wrappers still running in the session's temporary folder (module/session fixtures); write
+    the per-file seconds where ``$JUPYTER_SCHED_FILE_SECONDS`` asks."""
+    if _file_seconds is not None:
+        _file_seconds.write()
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is None:
         return

@@ -293,3 +293,29 @@ def test_s31_flake_a_browser_test_server_whose_port_was_taken_starts_again_on_an
     assert f"the admin server ended before answering (port {taken} taken meanwhile?)" in out, out[-4000:]
     up = [line for line in done.stdout.splitlines() if line.startswith("admin up on ")]
     assert up and up[0] != f"admin up on {taken}", out[-4000:]
+
+
+def test_s32_speed_a_run_writes_each_test_files_seconds_worker_and_span(tmp_path: Path) -> None:
+    """``--durations=60`` named only the 60 slowest phases, so a whole run did not say where most of its minutes went
+    nor how evenly the xdist workers ended. ``$JUPYTER_SCHED_FILE_SECONDS`` (scripts/test-all sets it beside its
+    stage logs) now gets each file's summed seconds, the worker that ran it and when (tests/run_times.py)."""
+    import json
+    import os
+    import sys
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name, tests in (("a", 1), ("b", 3)):
+        (suite / f"test_{name}.py").write_text("".join(f"\n\ndef test_{i}():\n    pass\n" for i in range(tests)))
+    out = tmp_path / "seconds.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_SCHED_FILE_SECONDS": str(out)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                           "-n", "2", "--dist", "loadfile"], cwd=suite, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(out.read_text())
+    assert sorted(rows) == ["test_a.py", "test_b.py"], rows
+    for row in rows.values():
+        assert row["worker"] in ("gw0", "gw1") and 0 <= row["from_s"] <= row["to_s"] and row["seconds"] >= 0, rows
+    script = (ROOT / "scripts" / "test-all").read_text(encoding="utf-8")
+    assert "export JUPYTER_SCHED_FILE_SECONDS=${JUPYTER_SCHED_FILE_SECONDS:-$STAGE_LOGS/file-seconds.json}" in script
