@@ -22,7 +22,7 @@ export interface IGlossaryTerm {
 export const GLOSSARY: readonly IGlossaryTerm[] = [
   { term: 'ETA', pattern: /\bETA\b/, meaning: 'when it should start: when the jobs now holding the GPUs it needs end (by their time limits, or sooner where past runs or progress say so) — an estimate', common: true },
   { term: 'elected', pattern: /\belected\b/i, meaning: 'it has waited longer than the wait promised when it was queued, so it goes first among the jobs of its priority class' },
-  { term: 'backfill', pattern: /\bbackfill/i, meaning: 'a short job queued behind starts first because it fits the GPUs that free first and ends before the waiting job\'s planned start: it delays nobody' },
+  { term: 'backfill', pattern: /\bbackfill/i, meaning: 'a job queued behind starts first on the GPUs that free first: run to its time limit, it cannot delay the waiting job past the latest start kept for it, though it may move that job\'s ETA later; while no start can be kept (work with no time limit holds GPUs it needs), whatever fits runs first' },
   { term: 'reservation', pattern: /\breserv(ation|ed)\b|\bplanned start\b/i, meaning: 'the GPUs and start time the plan keeps for the first waiting job that needs them; only work that ends before then may use those GPUs meanwhile' },
   { term: 'quota', pattern: /\bquota\b/i, meaning: 'a team\'s share of the GPUs: "guaranteed" GPUs are the team\'s whenever it asks; the "borrowing limit" is how many more it may use while other teams leave them free. No quota: nothing set aside, nothing limited' },
   { term: 'borrowing limit', pattern: /\bborrow(ing|ed)?\b/i, meaning: 'how many GPUs beyond its guarantee a team may use while others leave them free; borrowed GPUs can be taken back' },

@@ -40,7 +40,7 @@ describe('newuser30 N4 glossary', () => {
     const host = render(BACKFILL);
     const line = host.querySelector('.jp-sched-reason') as HTMLElement;
     expect(line.textContent).toBe(BACKFILL); // the server's words unchanged
-    expect(line.title).toContain('backfill: a short job queued behind starts first because it fits the GPUs that free first');
+    expect(line.title).toContain('backfill: a job queued behind starts first on the GPUs that free first');
     expect(line.title.split('\n').map(l => l.split(':')[0])).toEqual(['ETA', 'backfill', 'reservation']);
     const details = host.querySelector('details.jp-sched-glossary') as HTMLElement;
     expect(details.querySelector('summary')?.textContent).toBe('what does this mean?');

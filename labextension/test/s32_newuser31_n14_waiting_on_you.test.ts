@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { GLOSSARY } from '../src/glossary';
 import { MyWorkView } from '../src/sections';
 import { FakeSchedServer, makeJob } from './fakeserver';
 import { context, mount, startedModel } from './ui';
@@ -29,5 +30,12 @@ describe('newuser31 n14', () => {
     const view = await mount(new MyWorkView(context(model)));
     expect(view.node.querySelector('.jp-sched-waiting-on-you')).toBeNull();
     model.dispose();
+  });
+
+  it('test_newuser31_n6_the_glossary_never_says_a_backfilled_job_delays_nobody', () => {
+    // newuser31 N6: the ETA a backfilled job moves later is that job's end; no start is kept while a holder has no limit
+    const meaning = GLOSSARY.find(t => t.term === 'backfill')?.meaning ?? '';
+    expect(meaning).not.toContain('delays nobody');
+    expect(meaning).toContain('while no start can be kept');
   });
 });
