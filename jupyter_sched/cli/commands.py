@@ -217,9 +217,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     from .main import EXIT_NO_SERVER, error_line, failure
 
     try:
-        job, how = submit_through_restart(lambda: client.submit(body), lambda n: client.jobs(limit=n), body,
-                                          _say(io), stop="Ctrl-C stops, nothing is submitted",
-                                          look=f"{PROG} jobs")
+        job, how = submit_through_restart(lambda key: client.submit_keyed(body, key), lambda n: client.jobs(limit=n),
+                                          body, _say(io), stop="Ctrl-C stops, nothing is submitted",
+                                          look=f"{PROG} jobs", keys_honoured=client.submit_keys_honoured)
     except MaybeSubmitted as exc:  # "no server answered" (exit 3), and how to look before sending it again
         print(failure(args, error_line("submit", exc), exc), file=io.err)
         return EXIT_NO_SERVER

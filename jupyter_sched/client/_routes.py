@@ -43,8 +43,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", "inventory")
 
     @staticmethod
-    def submit(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "jobs", body=dict(body))
+    def submit(body: Mapping[str, Any], *, idempotency_key: str | None = None) -> Req:
+        return Req("POST", "jobs", body=dict(body), params=_params(idempotency_key=idempotency_key))
 
     @staticmethod
     def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,

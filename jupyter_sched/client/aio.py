@@ -148,8 +148,19 @@ class AsyncSchedClient:
     async def inventory(self) -> dict[str, Any]:
         return dict(await self.call(routes.inventory()))
 
-    async def submit(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(await self.call(routes.submit(body)))
+    async def submit(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """``POST jobs`` (with ``idempotency_key`` when given: send one only to a server that honours them)."""
+        return (await self.submit_keyed(body, idempotency_key))[0]
+
+    async def submit_keyed(self, body: Mapping[str, Any], key: str | None) -> tuple[dict[str, Any], bool]:
+        """:meth:`SchedClient.submit_keyed <jupyter_sched.client.sync.SchedClient.submit_keyed>`, awaited."""
+        response = await self._exchange(routes.submit(body, idempotency_key=key))
+        return dict(self._decode(response)), response.status_code == 200
+
+    async def submit_keys_honoured(self, fresh: bool = False) -> bool:
+        """Whether the server honours submit keys (``GET config``'s ``features.submit_keys``); asked each time."""
+        features = (await self.config()).get("features")
+        return isinstance(features, Mapping) and features.get("submit_keys") is True
 
     async def jobs(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                    all_users: bool = False) -> list[dict[str, Any]]:

@@ -22,16 +22,21 @@ and for at most :data:`SUBMIT_RIDE_OUT_S` seconds.
 A submit whose answer was lost (a connection closed before an answer, a 502/504, a timeout: it may
 have arrived) is not given up at once (newuser31 N8: "ask your hub admin" 16 s into a restart it had
 just announced, and the job was not there): :func:`submit_through_restart` waits, within the same
-limit, until the scheduler answers, looks among the caller's newest jobs for it (same name, same
-command, submitted since just before it was sent) and sends it again only when it is not there and
-the connection ended with the server's process (:func:`died_with_it`; after a timeout or a 502/504 the
-scheduler may still be taking it: not sent twice); the caller says which (:data:`ARRIVED`, :data:`SENT_AGAIN`). Where it still cannot tell, it raises
-:class:`MaybeSubmitted`, whose message says how to look before submitting again.
+limit, until the scheduler answers. Every send of one submit carries one key (``POST
+jobs?idempotency_key=K``, :func:`new_key`): a scheduler that honours keys (``GET config``'s
+``features.submit_keys``) answers a resend with the job the key made (200: :data:`ARRIVED`) or makes it
+(201: :data:`SENT_AGAIN`) — exact, whatever ended the lost send, and never two jobs, even while the
+first send is still on its way in. Only a scheduler without keys (an older version) is looked at the
+old way: among the caller's newest jobs for the same name and command submitted since just before
+the send, sent again only when it is not there and the connection ended with the server's process
+(:func:`died_with_it`; after a timeout or a 502/504 it may still be taking it: not sent twice). Where it
+still cannot tell, it raises :class:`MaybeSubmitted`, whose message says how to look before submitting again.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
@@ -39,7 +44,7 @@ from typing import Any, TypeVar
 from ..errors import SchedError
 
 __all__ = ["ARRIVED", "CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SENT_AGAIN", "SUBMIT_RIDE_OUT_S", "MaybeSubmitted",
-           "RideOut", "died_with_it", "never_sent", "no_server_answered", "restarting_notice", "submit_through_restart"]
+           "RideOut", "died_with_it", "never_sent", "new_key", "no_server_answered", "restarting_notice", "submit_through_restart"]
 
 RIDE_OUT_S = 600.0
 """Longest run of no answer (seconds) a wait keeps polling through before it gives up (exit 3)."""
@@ -199,14 +204,24 @@ def _same_submit(job: Mapping[str, Any], body: Mapping[str, Any], since: datetim
     return submitted >= since
 
 
-def submit_through_restart(submit: Callable[[], dict[str, Any]], mine: Callable[[int], list[dict[str, Any]]],
-                           body: Mapping[str, Any], say: Callable[[str], None], *, stop: str, look: str,
-                           ) -> tuple[dict[str, Any], str]:
+def new_key() -> str:
+    """A new submit key (``POST jobs?idempotency_key=``): 32 hex digits, random."""
+    return uuid.uuid4().hex
+
+
+def submit_through_restart(submit: Callable[[str | None], tuple[dict[str, Any], bool]],
+                           mine: Callable[[int], list[dict[str, Any]]], body: Mapping[str, Any],
+                           say: Callable[[str], None], *, stop: str, look: str,
+                           keys_honoured: Callable[[bool], bool] = lambda fresh: False) -> tuple[dict[str, Any], str]:
     """Submit ``body`` through a restart of the scheduler, never twice (module doc; newuser31 N8).
 
     Args:
-        submit: sends the submit once (``client.submit(body)``); returns the job.
+        submit: sends the submit once with the key given, None: none (``client.submit_keyed(body, key)``);
+            returns ``(job, replayed)`` — ``replayed``: the scheduler answered with the job that key made before.
         mine: the caller's newest jobs, at most the number given (``client.jobs(limit=n)``).
+        keys_honoured: whether the scheduler honours submit keys (``client.submit_keys_honoured``): asked before
+            the first send (a key only then), and ``fresh`` after a lost answer — it waits until the scheduler
+            answers; a restarted one may be another version (no: looked for the old way).
         say: prints a notice (a line on stderr, a notebook's output).
         stop: how to stop while nothing is sent (``Ctrl-C stops, nothing is submitted``).
         look: how the user lists their jobs (``jupyter-sched jobs``), for :class:`MaybeSubmitted`.
@@ -224,15 +239,33 @@ def submit_through_restart(submit: Callable[[], dict[str, Any]], mine: Callable[
     looking = RideOut(say, doing=f"it may have reached the scheduler: once it answers, looking whether {name} is there",
                       stop="Ctrl-C stops looking", limit_s=SUBMIT_RIDE_OUT_S)
     how = ""
+    # every send of this submit carries one key, where the scheduler honours keys: a resend is answered with the
+    # job it made (s32; an older scheduler refuses the argument, so none is sent to it)
+    key = new_key() if keys_honoured(False) else None
+    keyed: bool | None = None if key is not None else False  # still honoured after the restart: asked once
     while True:
         # the scheduler's clock is read as this machine's, less a margin (CLOCK_SKEW_S)
         since = datetime.now(timezone.utc) - timedelta(seconds=CLOCK_SKEW_S)
         try:
-            return sending(submit, deadline=deadline), how
+            job, replayed = sending(lambda: submit(key), deadline=deadline)
+            return job, ARRIVED if replayed else how
         except SchedError as exc:
             if never_sent(exc) or not no_server_answered(exc):
                 raise  # a refusal, or the time is up while nothing was received: nothing is submitted
             lost = exc
+        if keyed is None:
+            try:
+                keyed = looking(lambda: keys_honoured(True), deadline=deadline)  # waits until the scheduler answers
+            except SchedError as exc:
+                if no_server_answered(exc):  # still down when the time was up: cannot tell
+                    raise MaybeSubmitted(
+                        f"{lost.message}; the submit may or may not have reached the scheduler",
+                        hint=f"`{look}` shows whether {name} is there once the service answers; submit again only "
+                             "if not") from exc
+                keyed = False  # the question refused: an older scheduler; looked for the old way
+        if keyed:  # the same key again: the job it made (ARRIVED), or made now (SENT_AGAIN) — exact, never two
+            how = SENT_AGAIN
+            continue
         try:
             jobs = looking(lambda: mine(LOOKED_AT), deadline=deadline)
         except SchedError as exc:  # still down when the time was up, or the look itself refused: cannot tell

@@ -261,6 +261,7 @@ class SchedClient:
         self._transport = transport
         headers = headers_for(connection)
         self._probed: HttpReply | None = None
+        self._keys: bool | None = None  # whether the server honours submit keys (GET config), once known
         if probe is not None and transport is None and probe.http.speaks_as(connection.api_url, headers):
             # discovery's connection and its config answer (discover_probed): no second connect, no second GET
             self._http: StdlibHttp | _HttpxHttp = probe.http
@@ -460,13 +461,52 @@ class SchedClient:
         """``GET inventory``: nodes, flat ``gpus`` list, ``simulated`` and ``nvml`` status."""
         return dict(self.call(routes.inventory()))
 
-    def submit(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST jobs``: submit a job; returns the job (201).
+    def submit(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """``POST jobs``: submit a job; returns the job (201). Sent with a submit key (``idempotency_key``; a new
+        one when not given, where the server is known to honour them — :meth:`submit_keys_honoured`, asked
+        before, or the discovery's answer; the submit asks nothing more): the same key sent again is answered
+        with the job it made, never a second.
 
         Raises:
-            ValidationError (400), QuotaError / UnschedulableError (422: can never fit).
+            ValidationError (400), QuotaError / UnschedulableError (422: can never fit), ConflictError (409:
+            the key was sent before with another request).
         """
-        return dict(self.call(routes.submit(body)))
+        from .ride_out import new_key
+
+        return self.submit_keyed(body, idempotency_key or (new_key() if self._keys_known() else None))[0]
+
+    def _keys_known(self) -> bool:
+        """Whether the server is known to honour submit keys without asking it (a submit makes one request):
+        from an earlier answer, else the discovery's ``GET config``; False when unknown."""
+        if self._keys is None and self._probed is not None:
+            return self.submit_keys_honoured()
+        return bool(self._keys)
+
+    def submit_keyed(self, body: Mapping[str, Any], key: str | None) -> tuple[dict[str, Any], bool]:
+        """``POST jobs?idempotency_key=key`` (no key: a plain submit): ``(job, replayed)`` — ``replayed``: the
+        scheduler answered with the job ``key`` made before (200). Send a key only to a server that honours
+        them (an older one refuses the argument, 400). Raises as :meth:`submit`."""
+        reply = self._exchange(routes.submit(body, idempotency_key=key))
+        return dict(self._decode(reply)), reply.status == 200
+
+    def submit_keys_honoured(self, fresh: bool = False) -> bool:
+        """Whether the server honours submit keys (``GET config``'s ``features.submit_keys``): read once (from
+        the discovery's ``GET config`` when there was one, without taking it from :meth:`config`); ``fresh``:
+        asked again (a restarted server may be another version). A refused question counts as no.
+        Raises: ServerUnreachableError and the like when no server answers (``fresh`` only)."""
+        if self._keys is not None and not fresh:
+            return self._keys
+        try:
+            answer = self._decode(self._probed) if self._probed is not None and not fresh else self.call(routes.config())
+        except SchedError:
+            if fresh:
+                raise
+            return False
+        except ValueError:  # an answer that is not JSON: not this API's config, no keys
+            return False
+        features = answer.get("features") if isinstance(answer, Mapping) else None
+        self._keys = isinstance(features, Mapping) and features.get("submit_keys") is True
+        return self._keys
 
     def jobs(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
              all_users: bool = False, limit: int | None = None) -> list[dict[str, Any]]:

@@ -441,7 +441,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.services, "monitor", None) is not None,
                          "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False,
-                         "definitions": True},
+                         "definitions": True, "submit_keys": True},  # POST jobs?idempotency_key= (s31-n8)
             "priorities": ["high", "normal", "low"],
             "idle": idle_config(self.services, self),  # the policy in force, not the traits (hubadmin22 H4)
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},

@@ -31,6 +31,7 @@ from ..services.models import (
     WaitLeaseRequest,
     parse,
 )
+from ..services.models.jobs import SubmitJobQuery
 from ..services.visibility import event_for
 from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
@@ -117,8 +118,18 @@ class JobsHandler(_WritesAreActivity):
     async def post(self) -> None:
         request = self.body(SubmitJobRequest)
         await self.admit_lease(request)
-        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
-                                   kernels_checked=self.kernels_checked), status=201)
+        # the client's submit key: a resend is answered with the job it made, 200 (s31-n8; a query argument, which
+        # a user's server forwards to a hub's service whatever its version, or the Idempotency-Key header)
+        key = self.query(SubmitJobQuery).idempotency_key or self.request.headers.get("Idempotency-Key")
+        if key is None:
+            self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
+                                       kernels_checked=self.kernels_checked), status=201)
+            return
+        job, replayed = await self.call(self.services.jobs.submit_keyed, self.caller, request, key, kind=self.kind,
+                                        kernels_checked=self.kernels_checked)
+        if replayed:
+            self.set_header("Idempotent-Replayed", "true")
+        self.reply(job, status=200 if replayed else 201)
 
     async def admit_lease(self, request: SubmitJobRequest) -> None:
         """The hub service's own check of a new lease (``HubSchedApp.admit_lease``; none embedded)."""

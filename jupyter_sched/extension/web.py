@@ -36,6 +36,7 @@ from ..model.validation import LEASE_FIELDS, empty_field, out_of_range_number
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
+from ..services.models.jobs import SubmitJobQuery
 from ..store.outage import unreachable
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
@@ -68,9 +69,8 @@ HOLD_KICKS = frozenset({("POST", "jobs")})
 long-polling ``POST leases?wait_ms=`` waits for the very decision its kick starts)."""
 
 WRITE_QUERIES: dict[tuple[str, str], type[BaseModel]] = {
-    ("POST", "leases"): WaitLeaseRequest, ("DELETE", "jobs/{job_id}"): CancelJobRequest,
-    ("DELETE", "leases/{lease_id}"): CancelJobRequest, ("DELETE", "definitions/{definition_id}"): DeleteDefinitionRequest,
-}
+    ("POST", "leases"): WaitLeaseRequest, ("DELETE", "jobs/{job_id}"): CancelJobRequest, ("POST", "jobs"): SubmitJobQuery,
+    ("DELETE", "leases/{lease_id}"): CancelJobRequest, ("DELETE", "definitions/{definition_id}"): DeleteDefinitionRequest}
 """The query arguments of the routes that change something, as openapi.yaml names them; every other
 POST, PUT, PATCH and DELETE takes none (checked before the handler runs: new user 14, N25 — ``POST
 jobs?user=ana`` submitted as the caller, the argument ignored, while an unknown body field is a 400)."""

@@ -1011,9 +1011,10 @@ class SchedMagics(Magics):
                 note = f"{note} {said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
         # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
         # and a send whose answer was lost is looked for once the service answers, sent again only if absent (N8)
-        job, how = submit_through_restart(lambda: self.client.submit(body), lambda n: self.client.jobs(limit=n), body,
-                                          self._print, stop=f"{INTERRUPT}, nothing is submitted",
-                                          look="%schedule jobs")
+        job, how = submit_through_restart(lambda key: self.client.submit_keyed(body, key),
+                                          lambda n: self.client.jobs(limit=n), body, self._print,
+                                          stop=f"{INTERRUPT}, nothing is submitted", look="%schedule jobs",
+                                          keys_honoured=self.client.submit_keys_honoured)
         self._print("Submitted " + job_line(job, _now()))
         if how == ARRIVED:
             self._print("Submitted after the service restarted (its answer was lost in the restart; the job had "

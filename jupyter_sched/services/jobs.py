@@ -40,6 +40,7 @@ from ..scheduling.ports import PORT_IN_USE
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
+from ..store.submit_keys import SubmitKeyTaken, check_key, find_key
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
 from ..wording.files import panel_program_fix, path_fixes, path_refusal
 from ..wording.flags import bare_seconds_note
@@ -84,6 +85,7 @@ from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
 from .reclaim_dropped import note_dropped_reclaim
 from .script_check import job_python_differs, script_problem_apart
+from .submit_keys import Replayed, remember_in, request_digest, reused_key
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -499,12 +501,44 @@ class JobsService:
                                                            LEASE_BUDGET_S)))
         return notes
 
+    def submit_keyed(self, caller: Caller, request: SubmitJobRequest, key: str, *, kind: JobKind | None = None,
+                     kernels_checked: bool = False) -> tuple[JobView, bool]:
+        """:meth:`submit` with the client's submit ``key`` (:mod:`.submit_keys`): ``(job, replayed)`` — the
+        job this key made before when the caller sent it already (``replayed``, nothing new is made),
+        else the new job.
+
+        Raises:
+            ValidationError: a malformed key (field ``idempotency_key``), or as :meth:`submit`.
+            ConflictError: the key was sent before with another request (409, field ``idempotency_key``).
+            as :meth:`submit`.
+        """
+        check_key(key)
+        digest = request_digest(request.body())
+        with self.ctx.store.transaction(write=False) as tx:
+            found = find_key(tx.conn, caller.user, key)
+        if found is None:
+            try:
+                return self.submit(caller, request, kind=kind, kernels_checked=kernels_checked,
+                                   keyed=(key, digest)), False
+            except Replayed as again:  # remembered by a send of this key that got in first
+                found = (again.job_id, again.digest)
+            except SubmitKeyTaken:
+                with self.ctx.store.transaction(write=False) as tx:
+                    found = find_key(tx.conn, caller.user, key)
+                if found is None:
+                    raise
+        job_id, made_with = found
+        if made_with != digest:
+            raise reused_key(key, job_id)
+        return self.get(caller, job_id), True
+
     def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
-               kernels_checked: bool = False) -> JobView:
+               kernels_checked: bool = False, keyed: tuple[str, str] | None = None) -> JobView:
         """Validate, admit, commit, kick the engine; the job (state ``pending``).
 
         ``kernels_checked``: a user server that forwarded the request checked its ``kernel_id``
-        against its own kernels (this server's are not where that kernel runs).
+        against its own kernels (this server's are not where that kernel runs). ``keyed``: the client's
+        submit key and the request's digest, remembered in the insert's transaction (:meth:`submit_keyed`).
 
         Raises:
             ValidationError: a bad request (names the field and the fix).
@@ -527,7 +561,7 @@ class JobsService:
                 version, quotas = kept
             try:
                 job, record, warnings = self._submit_once(caller, request, kind, what, kernels_checked,
-                                                          quotas, version)
+                                                          quotas, version, keyed)
             except _QuotasMoved:
                 continue  # admitted against a quota set another process replaced: again, on the new one
             break
@@ -540,8 +574,8 @@ class JobsService:
                                       context={"viewer": caller.user, "admin": caller.admin})
 
     def _submit_once(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, what: str,
-                     kernels_checked: bool, quotas: QuotaSet, quotas_version: int | None
-                     ) -> tuple[Job, JobRecord, builtins.list[str]]:
+                     kernels_checked: bool, quotas: QuotaSet, quotas_version: int | None,
+                     keyed: tuple[str, str] | None = None) -> tuple[Job, JobRecord, builtins.list[str]]:
         """:meth:`submit` against ``quotas``: the job, its written row and the warnings to show.
 
         Raises:
@@ -564,6 +598,8 @@ class JobsService:
         same: builtins.list[str] = []
 
         def check(tx: StoreTx) -> None:  # in the insert's transaction (none more per submit)
+            if keyed is not None:  # first: a resend of a submit this key made writes nothing (Replayed)
+                remember_in(tx, caller.user, keyed[0], job.id, keyed[1])
             held.extend(self._insertable(tx, caller, job.spec, quotas_version))
             if named:
                 same.extend(self._same_name(tx, job))

@@ -251,6 +251,12 @@ def _v27_store_identity(conn: sa.Connection) -> None:
     write_identity(conn, datetime.now(timezone.utc).isoformat())
 
 
+def _v28_submit_keys(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v28(md)
+    md.create_all(conn)
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -315,6 +321,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "squat report of a window an earlier process served is refused (red29 R6)", _v26_service_spans),
     Migration(27, "the store's own random id (store_identity), written once: the service keeps it and refuses a "
                   "database at the store's address that is not this store (red31 R3 addendum)", _v27_store_identity),
+    Migration(28, "each user's submit keys (submit_keys: user, key, job, request digest; the newest 1,000 per user): "
+                  "a submit sent again with its key is answered with the job it made, never a second (s31-n8)",
+              _v28_submit_keys),
 )
 
 

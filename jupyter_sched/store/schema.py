@@ -559,6 +559,21 @@ def tables_v26(md: sa.MetaData) -> None:
     )
 
 
+def tables_v28(md: sa.MetaData) -> None:
+    """Define what version 28 adds on ``md``: ``submit_keys``, one row per user and submit key
+    (:mod:`.submit_keys`): the job it made and a digest of its request, so a resend with the same key is
+    answered with that job and never makes a second (s31-n8's next step)."""
+    sa.Table(
+        "submit_keys", md,
+        sa.Column("user", sa.String(200), primary_key=True),
+        sa.Column("key", sa.String(128), primary_key=True),
+        sa.Column("job_id", sa.String(64), nullable=False),
+        sa.Column("digest", sa.String(64), nullable=False),
+        sa.Column("created_at", sa.String(_TS), nullable=False),
+        sa.Index("ix_submit_keys_user_created", "user", "created_at"),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -569,7 +584,7 @@ version 14's quota source + version 15's user_teams lists + version 16's ignored
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
 version 21's job holds and tops + version 22's eligible time + version 23's job name and its index + version
 24's usage indexes by user and by team, then end + version 25's definitions' firing index + version 26's
-service listening spans)."""
+service listening spans + version 28's submit keys)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -596,6 +611,7 @@ columns_v23(metadata)
 indexes_v24(metadata)
 indexes_v25(metadata)
 tables_v26(metadata)
+tables_v28(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -615,3 +631,4 @@ quota_source = metadata.tables["quota_source"]
 job_token_secrets = metadata.tables["job_token_secrets"]
 node_cordons = metadata.tables["node_cordons"]
 service_spans = metadata.tables["service_spans"]
+submit_keys = metadata.tables["submit_keys"]

@@ -307,6 +307,14 @@ class WaitLeaseRequest(QueryModel):
                                      "(retry once one has answered, or ask without wait_ms)")
 
 
+class SubmitJobQuery(QueryModel):
+    """``POST jobs``: the client's submit key (:mod:`jupyter_sched.store.submit_keys`; s31-n8's next step)."""
+
+    idempotency_key: str | None = Field(default=None, max_length=128, examples=["5f0c9e2ad0b44c6f9d1a7f3b2c4e6a80"],
+                                        description="the client's key for this submit: sent again with the same "
+                                                    "request, answered with the job it made (200), never a second")
+
+
 LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit", "kernel_shutdown", "kernel_restart",
                         "server_stop"]
 """Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
