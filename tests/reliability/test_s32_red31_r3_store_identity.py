@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from jupyter_sched.errors import StoreError
-from jupyter_sched.store import Store
+from jupyter_sched.store import Store, latest_version
 from jupyter_sched.store.identity import kept_id, store_id
 from jupyter_sched.store.outage import unreachable
 from tests.pg import PostgresServer
@@ -78,14 +78,15 @@ def test_red31_r3_an_older_store_without_an_id_gets_one_and_the_first_start_keep
     url = f"sqlite:///{tmp_path / 'sched.sqlite'}"
     Store(url).close()
     engine = sa.create_engine(url)
-    with engine.begin() as conn:  # as a store of the version before step 27
+    with engine.begin() as conn:  # as a store of the version before step 27 (and the steps after it)
         conn.execute(sa.text("DROP TABLE store_identity"))
-        conn.execute(sa.text("DELETE FROM schema_version WHERE version = 27"))
+        conn.execute(sa.text("DROP TABLE submit_keys"))  # step 28
+        conn.execute(sa.text("DELETE FROM schema_version WHERE version >= 27"))
     engine.dispose()
     kept = tmp_path / "jobs" / ".state" / "store_id"
     store = Store(url, identity_file=kept)
     try:
-        assert store.migrated == [27]
+        assert store.migrated == list(range(27, latest_version() + 1))
         assert kept_id(kept) == store_id(store.engine) is not None
     finally:
         store.close()
