@@ -30,6 +30,9 @@ class FileSeconds:
     def __init__(self) -> None:
         self.began = time.time()
         self.files: dict[str, dict[str, Any]] = {}
+        # taken out of the environment before any worker starts: no test, server or job it starts sees it
+        # (jobs' and servers' environments are what some tests assert on)
+        self.out = os.environ.pop(ENV_OUT, None)
 
     def add(self, report: Any) -> None:
         name = str(report.nodeid).split("::", 1)[0]
@@ -45,7 +48,7 @@ class FileSeconds:
     def write(self) -> None:
         """Write the JSON where ``$JUPYTER_SCHED_FILE_SECONDS`` says (nothing when unset); a path that cannot be
         written is said on stderr, never fails the run."""
-        out = os.environ.get(ENV_OUT)
+        out = self.out
         if not out or not self.files:
             return
         rows = {name: {k: round(v, 1) if isinstance(v, float) else v for k, v in row.items()}

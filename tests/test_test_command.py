@@ -305,8 +305,9 @@ def test_s32_speed_a_run_writes_each_test_files_seconds_worker_and_span(tmp_path
 
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name, tests in (("a", 1), ("b", 3)):
-        (suite / f"test_{name}.py").write_text("".join(f"\n\ndef test_{i}():\n    pass\n" for i in range(tests)))
+    for name, tests in (("a", 1), ("b", 3)):  # the tests (in the workers) do not see the variable
+        (suite / f"test_{name}.py").write_text("import os\n" + "".join(
+            f"\n\ndef test_{i}():\n    assert 'JUPYTER_SCHED_FILE_SECONDS' not in os.environ\n" for i in range(tests)))
     out = tmp_path / "seconds.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_SCHED_FILE_SECONDS": str(out)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
