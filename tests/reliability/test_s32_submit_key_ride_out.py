@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+
 from jupyter_sched.cli.main import EXIT_OK
 from tests.hub_service_double import serve_service_double
 from tests.reliability.harness import EmbeddedServer
@@ -48,19 +50,26 @@ class _Relay504(_Relay):
         super()._relay(method)
 
 
-@contextlib.contextmanager
-def _behind(handler: type[_Relay], tmp_path: Path, *, deliver: bool) -> Iterator[tuple[EmbeddedServer, str]]:
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1)
-    handler.server_under, handler.deliver, handler.lost, handler.posts = server, deliver, 0, 0
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """One real server for the module (each test its own job names); restarted by the relay mid-submit."""
+    started = EmbeddedServer.start(tmp_path_factory.mktemp("srv"), simulated_gpus=1)
     try:
-        with serve_service_double(handler) as url:
-            yield server, url.split("/services/")[0] + "/"
+        yield started
     finally:
-        server.kill()
+        started.kill()
 
 
-def test_s32_submit_key_a_same_named_job_just_before_is_not_taken_for_the_lost_send(tmp_path: Path) -> None:
-    with _behind(_Relay, tmp_path, deliver=False) as (server, url):
+@contextlib.contextmanager
+def _behind(handler: type[_Relay], server: EmbeddedServer, *, deliver: bool) -> Iterator[str]:
+    handler.server_under, handler.deliver, handler.lost, handler.posts = server, deliver, 0, 0
+    with serve_service_double(handler) as url:
+        yield url.split("/services/")[0] + "/"
+
+
+def test_s32_submit_key_a_same_named_job_just_before_is_not_taken_for_the_lost_send(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    with _behind(_Relay, server, deliver=False) as url:
         rc, out, err = server.cli("submit", "--gpus", "0", "--time-limit", "1m", "--name", "twin", "--",
                                   sys.executable, "-c", "print(1)")  # the same submit, a moment before
         assert rc == EXIT_OK, (out, err)
@@ -73,8 +82,9 @@ def test_s32_submit_key_a_same_named_job_just_before_is_not_taken_for_the_lost_s
     assert "the scheduler did not get it before the restart; sent again once it answered" in err, err
 
 
-def test_s32_submit_key_after_a_504_it_is_sent_again_with_its_key_and_made_once(tmp_path: Path) -> None:
-    with _behind(_Relay504, tmp_path, deliver=False) as (server, url):
+def test_s32_submit_key_after_a_504_it_is_sent_again_with_its_key_and_made_once(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    with _behind(_Relay504, server, deliver=False) as url:
         # not arrived: before, exit 3 "may or may not have reached the scheduler"; now made, and said so
         rc, out, err = _cli_submit(server, url, tmp_path, "late")
         late = _named(server, "late")
