@@ -55,16 +55,17 @@ import os
 import pwd
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .disk_space import size_words
+from .jobdirs import is_job_name
 from .safeopen import open_untrusted
 from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
 
 __all__ = ["ENTRIES_PER_TICK", "EXPLAINS_SHARE", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK",
            "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running", "WriteWatch", "cut_log", "folder_bound", "folder_reason",
-           "low_disk_reason", "stopped_wrapper_reason", "unexplained_low_disk_line", "unlinked_reason"]
+           "beside_reason", "low_disk_reason", "stopped_wrapper_reason", "unexplained_low_disk_line", "unlinked_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,9 @@ class _Seen:
     """The look through its open files under way (one item per open file: an :class:`_OpenFile` for one that
     counts, None for any other)."""
     deleted: dict[tuple[int, int], int] | None = None
+    elsewhere: dict[tuple[int, int], int] = field(default_factory=dict)
+    """What that look found so far of files written in ANOTHER job folder beside its own (red31 R1 variant):
+    ``{(device, inode): bytes on disk}``."""
     """What that look found so far of deleted files: ``{(device, inode): bytes on disk}``."""
     held: dict[tuple[int, int], int] | None = None
     """What that look found so far of the files counted as its writes (deleted, or written since it started):
@@ -193,6 +197,17 @@ def unlinked_reason(job_dir: Path, files: int, held: int, folder_bytes: int, bou
             f"{setting}): stopped — a deleted file keeps its disk space until it is closed, and the folder is on "
             "the service's log disk; write a job's outputs and scratch files into your home or another folder "
             "of yours")
+
+
+def beside_reason(job_dir: Path, files: int, held: int, folder_bytes: int, bound_bytes: int, setting: str) -> str:
+    """The end of a job that held ``files`` files open for writing in OTHER job folders beside its own (``held``
+    bytes of disk in them), with ``folder_bytes`` in its own folder beside its log: together past ``bound_bytes``
+    (red31 R1 variant: a job filled its owner's finished job's folder, which no bound counted)."""
+    return (f"it wrote {size_words(held)} into {files:,} {'file' if files == 1 else 'files'} of other job folders "
+            f"beside its own {job_dir} (and {size_words(folder_bytes)} in its folder beside its log) while it ran, "
+            f"over the {bound_bytes >> 20} MiB a running job's folder may hold (as much as its log: {setting}): "
+            "stopped — job folders are on the service's log disk; write a job's outputs into your home or another "
+            "folder of yours")
 
 
 def low_disk_reason(folder: Path, free: int, floor: int, fall: int, wrote: int, lately: int) -> str:
@@ -342,17 +357,24 @@ class WriteWatch:
                     # replaced, a library an admin's upgrade replaced)
                     if found.deleted and found.written:
                         seen.deleted[found.key] = found.used
+                    if found.elsewhere:
+                        seen.elsewhere[found.key] = found.used
                     seen.held[found.key] = found.used
                 if budget <= 0:
                     break
             else:  # this job's look is done
                 held, files = sum(seen.deleted.values()), len(seen.deleted)
+                beside, besides = sum(seen.elsewhere.values()), len(seen.elsewhere)
                 seen.wrote += _grown(seen, seen.held)  # for the low-disk rule
                 seen.fds = seen.deleted = seen.held = None
+                seen.elsewhere = {}
                 bound = folder_bound(job.log_cap)
                 if bound and files and held + seen.folder_bytes > bound:
                     ends[job.job_id] = ("folder", unlinked_reason(job.job_dir, files, held, seen.folder_bytes,
                                                                   bound, job.setting))
+                elif bound and besides and held + beside + seen.folder_bytes > bound:
+                    ends[job.job_id] = ("folder", beside_reason(job.job_dir, besides, beside, seen.folder_bytes,
+                                                                bound, job.setting))
                 self._fd_cursor = start + step + 1
                 continue
             break  # this tick's open files are looked at; the next tick goes on in this job
@@ -478,6 +500,10 @@ class _OpenFile:
     """Held so that the job may write it (a descriptor opened for writing, a shared writable mapping), or modified
     since the job started: False for a file it only reads (red32 R2: a dataset its owner replaced, a library an
     upgrade replaced — deleted, held, and not the job's doing)."""
+    elsewhere: bool = False
+    """In another job folder beside the job's own (the same account's: a finished one is sealed, :mod:`.sealing`,
+    so only a descriptor opened before its end still writes there): counted against the job's own folder's bound
+    (red31 R1 variant)."""
 
 
 def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, since: float | None,
@@ -499,8 +525,9 @@ def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, 
                 yield None
                 continue
             found = _if_counted(info, device, skip, since)
-            if found is not None and not found.deleted and _inside(f"/proc/{pid}/fd/{name}", job_dir):
-                found = None
+            if found is not None and not found.deleted:
+                where = _where(f"/proc/{pid}/fd/{name}", job_dir)
+                found = None if where == "own" else replace(found, elsewhere=True) if where == "beside" else found
             if found is not None and found.deleted and not found.written and _opened_for_writing(pid, name):
                 found = replace(found, written=True)
             yield found
@@ -522,14 +549,20 @@ def _if_counted(info: os.stat_result, device: int, skip: tuple[int, int] | None,
     return None
 
 
-def _inside(link: str, folder: Path) -> bool:
-    """Whether the open file ``link`` (``/proc/<pid>/fd/<n>``) names a path inside ``folder`` (True when it cannot
-    be read: not counted twice)."""
+def _where(link: str, folder: Path) -> str:
+    """Where the open file ``link`` (``/proc/<pid>/fd/<n>``) lies: ``"own"`` inside the job's ``folder`` (also when it
+    cannot be read: not counted twice), ``"beside"`` inside another job folder next to it, ``"outside"`` anywhere
+    else."""
     try:
         target = os.readlink(link)
     except OSError:
-        return True
-    return target == str(folder) or target.startswith(str(folder) + os.sep)
+        return "own"
+    if target == str(folder) or target.startswith(str(folder) + os.sep):
+        return "own"
+    if not target.startswith(str(folder.parent) + os.sep):
+        return "outside"
+    first, sep, _ = target[len(str(folder.parent)) + 1:].partition(os.sep)
+    return "beside" if sep and is_job_name(first) else "outside"  # in a job folder, not a file beside them
 
 
 def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None,

@@ -104,3 +104,40 @@ def test_red31_r1_a_finished_job_folder_takes_no_more_writes_from_its_account() 
         assert isinstance(ended, Exited) and ended.job_id == "j-one" and ended.exit_code == 0, ended
         assert again.read_text() == "a second run writes here again\n" and again.stat().st_uid == owner.uid
         assert "again-done" in ex.logs("j-one")[0] and os.stat(one).st_uid == 0
+
+
+HOLDER = HEAD + ("wait_gate({ready!r})\n"
+                 "fh = open({big!r}, 'wb')  # opened while the first job ran: its seal cannot take it back\n"
+                 "open({holding!r}, 'w').close()\n"
+                 "wait_gate({ended!r})\n"
+                 "for _ in range(80):\n    fh.write(b'x' * (1 << 20)); fh.flush()\n"
+                 "wait_gate({never!r})\n")
+
+
+def test_red31_r1_what_a_job_writes_into_another_job_folder_counts_against_its_own_folder_bound() -> None:
+    """The one way left to write into a sealed folder — a file opened there before that job ended — counts, as the
+    job's own folder would, against the writer's bound (64 MiB here), and ends it naming what it wrote where."""
+    with os_accounts(1) as (owner,), shared_dir() as root:
+        gates = root / "gates"
+        gates.mkdir(mode=0o777)
+        gates.chmod(0o777)
+        ex = LocalExecutor(root / "jobs", job_python=account_python() or "", clean_env=True, require_run_as=True,
+                           max_log_bytes=1 << 20)
+        who = AccountMapping().resolve(owner.name)
+        first = ex.dirs.user_dir(who) / "j-first"
+        names = {"big": str(first / "big.bin"),
+                 **{g: str(gates / g) for g in ("ready", "go", "holding", "ended", "never")}}
+        ex.start(make_job("j-first", user=owner.name, command=(), script="first.py",
+                          source=HEAD + "open({ready!r}, 'w').close()\nwait_gate({go!r})\n".format(**names)),
+                 Allocation("n1", ("GPU-0",)), who)
+        ex.start(make_job("j-writer", user=owner.name, command=(), script="writer.py", source=HOLDER.format(**names)),
+                 Allocation("n1", ("GPU-1",)), who)
+        wait_until(Path(names["holding"]).exists, "the writer holding a file of the first job's folder")
+        Path(names["go"]).touch()
+        ended = wait_event(ex, Exited)
+        assert isinstance(ended, Exited) and ended.job_id == "j-first" and os.stat(first).st_uid == 0, ended
+        Path(names["ended"]).touch()
+        ended = wait_event(ex, Exited)
+        assert isinstance(ended, Exited) and ended.job_id == "j-writer", ended
+        assert "into 1 file of other job folders beside its own" in ended.message, ended.message
+        assert "over the 64 MiB a running job's folder may hold" in ended.message, ended.message
