@@ -470,12 +470,21 @@ def close_option(option: str, usage: str, options: Sequence[str] = ()) -> str:
     that differs only in letter case first (``-v`` → ``-V``), else the one a typo away — one letter changed,
     added, dropped or two swapped (``--fro`` → ``--for``), two for a name over five letters; "" when none
     is, or two are equally close (``--bogus`` is no ``--gpus``). newuser30 N1: a mistyped flag got no
-    suggestion while a mistyped command did."""
+    suggestion while a mistyped command did. A one-letter flag (``-a``) is one edit from every other one, ``-h``
+    included: it is offered the long options starting with its letter, up to three (``-a`` → ``--all``; ``-m`` →
+    ``--mem-per-gpu, --memory or --model``), else nothing, so the caller says the usage (newuser32 n9: every one
+    was "did you mean -h?")."""
     options = list(dict.fromkeys(options or re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", usage)))
     same = [o for o in options if o.lower() == option.lower() and o != option]
     if same:
         return f"did you mean {same[0]}?"
     typed = option.lstrip("-")
+    if len(typed) == 1 and not option.startswith("--") and typed.isalpha():
+        # every one-letter flag is one edit from every other, -h above all (newuser32 n9: `jobs -a` and `queue -f`
+        # were asked "did you mean -h?"): the long option(s) it abbreviates (`-a` → --all), else none (the usage)
+        longs = sorted(o for o in options if o.startswith("--") and o[2:3].lower() == typed.lower() and o != "--help")
+        said = " or ".join(longs) if len(longs) <= 2 else f"{', '.join(longs[:-1])} or {longs[-1]}"
+        return f"did you mean {said}?" if 0 < len(longs) <= 3 else ""
     allowed = 1 if len(typed) <= 5 else 2
     near = sorted((_edits(typed, o.lstrip("-")), o) for o in options
                   if o.startswith("--") == option.startswith("--") and o != option)
