@@ -155,6 +155,9 @@ _SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed afte
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+LAUNCH_READ_S = 30.0
+"""Seconds a wrapper has to read all its launch line (its carried script or notebook: up to a few MiB) before the job
+is ended (red32 R7: the service no longer waits for it)."""
 _OWN_STOP_GRACE_S = 3.0
 """Seconds a job this executor stops for what it writes (:mod:`.outside_caps`) has after SIGTERM."""
 LISTEN_S = 600.0
@@ -480,6 +483,11 @@ class _Tracked:
     log_cap: int = 0
     """The log cap the wrapper was launched with (bytes; :mod:`.log_budget`; 0: none)."""
     control: Any = None
+    launch_left: bytes = b""
+    """What of its launch line the wrapper has not read yet (red32 R7: written without waiting, the rest at each
+    poll; a stop's line waits until it is all written, or is not sent)."""
+    launch_by: float | None = None
+    """The deadline (monotonic) for the wrapper to read all its launch line (:data:`LAUNCH_READ_S`)."""
     """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
     wrapper writes it as the log's closing line); None for an adopted job (then :func:`_stop_by_fifo`)."""
     stop_words: str = ""
@@ -1003,6 +1011,11 @@ class LocalExecutor:
                              **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
                              **({"env": job_only} if job_only else {}),
                              **({"workers": workers} if workers else {})}) + "\n"
+        # a launch past what a pipe takes at once goes in an in-memory file the wrapper reads (red32 R7: its carried
+        # script or notebook, written down the pipe, held the engine's thread while the owner kept the wrapper stopped)
+        launch_fd = _launch_file(launch) if len(launch) > _wrapper.LAUNCH_INLINE_BYTES else None
+        if launch_fd is not None:
+            launch, passed = json.dumps({"launch_fd": launch_fd}) + "\n", (*passed, launch_fd)
         with open(self.dirs.err_path(job.id), "wb") as err:
             try:
                 popen = subprocess.Popen(
@@ -1012,15 +1025,19 @@ class LocalExecutor:
                     extra_groups=list(run_as.groups) if switching else None)
             except OSError as exc:
                 raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
+            finally:
+                if launch_fd is not None:
+                    os.close(launch_fd)
         group = self._enroll(group, popen.pid)
         limits = self._limit(job, allocation, group, popen.pid)
         self._likelier_oom_victim(job.id, popen.pid)
         assert popen.stdin is not None
-        try:
-            popen.stdin.write(launch.encode())
-            popen.stdin.flush()
-            os.set_blocking(popen.stdin.fileno(), False)  # a stop's line (see stop()) never waits
-        except OSError:  # the wrapper died before reading: poll() reports its end
+        # never wait on the wrapper: it is the job owner's process, which the owner may stop before it reads (red32
+        # R7: a 1 MiB carried script and a SIGSTOP held the engine's thread in write(), and no job started or ended
+        # for anyone); what the pipe does not take now is written at each poll, up to LAUNCH_READ_S
+        os.set_blocking(popen.stdin.fileno(), False)
+        left = _write_some(popen.stdin.fileno(), launch.encode())
+        if left is None:  # the wrapper died before reading: poll() reports its end
             log.warning("job %s: the wrapper exited before its launch", job.id)
             popen.stdin.close()
         try:
@@ -1047,7 +1064,21 @@ class LocalExecutor:
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
-                        restarts=restarts, run_as=run_as, group=group, limits=limits, log_cap=log_cap)
+                        restarts=restarts, run_as=run_as, group=group, limits=limits, log_cap=log_cap,
+                        launch_left=left or b"", launch_by=self._monotonic() + LAUNCH_READ_S if left else None)
+
+    def _feed_launch(self, t: _Tracked, now: float) -> None:
+        """Write more of ``t``'s launch line as its pipe takes it; a wrapper that has not read it all within
+        :data:`LAUNCH_READ_S` of its start is ended with the reason (red32 R7)."""
+        left = _write_some(t.control.fileno(), t.launch_left) if t.control is not None else None
+        t.launch_left = left or b""
+        if not t.launch_left or t.stopping or t.launch_by is None or now < t.launch_by:
+            return
+        t.own_stop = (f"its wrapper did not read its launch within {LAUNCH_READ_S:.0f} s of its start (stopped or "
+                      "traced before it began: the job's own account may signal it); stopped — do not signal a job's "
+                      "processes before it runs")
+        log.warning("job %s: %s", t.job.id, t.own_stop)
+        self.stop(t.job.id, grace_s=_OWN_STOP_GRACE_S, reason=t.own_stop)
 
     def _log_cap(self, job: Job, run_as: RunAs, job_dir: Path) -> int:
         """The log cap of ``job`` about to be launched in ``job_dir``: its owner's total of kept logs
@@ -1316,6 +1347,8 @@ class LocalExecutor:
         now = self._monotonic()
         running: list[Running] = []
         for job_id, t in list(self._jobs.items()):
+            if t.launch_left:
+                self._feed_launch(t, now)
             if t.restart_at is not None:
                 if now >= t.restart_at and not t.stopping:
                     events.extend(self._restart(t))
@@ -1794,10 +1827,47 @@ _LAST_LINES = "; last lines: "
 """How :func:`.outcome.describe_exit` opens the log's last lines in a message."""
 
 
+def _launch_file(launch: str) -> int | None:
+    """An in-memory file (``memfd_create``, close-on-exec: passed to the wrapper alone) holding ``launch``, read from
+    its start; None where there is none (then the line goes down the pipe, written as it drains)."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is None:
+        return None
+    try:
+        fd: int = memfd_create("jupyter_sched_launch.json", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    data = launch.encode()
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _write_some(fd: int, data: bytes) -> bytes | None:
+    """Write what the non-blocking pipe ``fd`` takes of ``data`` now; the rest (b"": all written), or None when the
+    reader is gone."""
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            return data
+        except OSError:
+            return None
+    return b""
+
+
 def _tell_wrapper(t: _Tracked, message: Mapping[str, Any]) -> None:
     """Send ``message`` (one JSON line: a stop's words, a record of a signal) to the job's wrapper, before the
     signal it is about: down its pipe, or for an adopted job through its FIFO (:func:`_stop_by_fifo`). A wrapper
     that is gone or whose pipe is full is not told (its log is told from outside at the end: :func:`_unsaid`)."""
+    if t.launch_left:  # its launch line is not all written: a line now would land inside it (red32 R7)
+        log.debug("job %s: its wrapper has not read its launch; not told", t.job.id)
+        return
     try:
         line = (json.dumps(message, ensure_ascii=False) + "\n").encode()
         if t.control is not None:

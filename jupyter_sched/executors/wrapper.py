@@ -389,6 +389,24 @@ which stays open after the launch line: a stop sends ``{"stop": "cancelled by al
 before any signal, and the wrapper ends the log with those words once the job ended."""
 
 
+LAUNCH_INLINE_BYTES = 4096
+"""The longest launch line sent down the pipe itself (PIPE_BUF: written at once, never waited on); a longer one — a
+carried script or notebook — comes in an in-memory file whose descriptor the line names (red32 R7)."""
+
+
+def _read_launch_file(fd: object) -> bytes:
+    """All of the in-memory file ``fd`` the service passed (then closed: the job never inherits it)."""
+    if not isinstance(fd, int) or isinstance(fd, bool) or fd < 3:
+        raise ValueError("the launch line names no launch file")
+    data = bytearray()
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            data += chunk
+    finally:
+        os.close(fd)
+    return bytes(data)
+
+
 def _read_launch_line() -> bytes:
     """The first line of stdin, read from the descriptor itself: a buffered reader could take the
     line after it too (a stop's, sent right after the start), which :func:`_heard` reads."""
@@ -809,6 +827,8 @@ def _launch(job_dir: Path) -> dict[str, object] | None:
     if not line.strip():
         return None
     launch = json.loads(line)
+    if isinstance(launch, dict) and set(launch) == {"launch_fd"}:
+        launch = json.loads(_read_launch_file(launch["launch_fd"]))
     if not isinstance(launch, dict):
         raise ValueError("the launch line is not a JSON object")
     job_dir.mkdir(mode=0o700, exist_ok=True)
