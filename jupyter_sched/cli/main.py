@@ -145,9 +145,18 @@ def _queue_limit(text: str) -> int:
     return value
 
 
+_SUBMIT = f"`{PROG} submit --gpus 1 -- python train.py` runs a command as a job"
+_CANCEL = f"`{PROG} cancel JOB` stops a job (`{PROG} jobs` lists yours)"
+_QUEUE = f"`{PROG} queue` shows the pending and running work; `{PROG} jobs` lists yours"
+_INFO = f"`{PROG} status` says the GPUs and your work; `{PROG} nodes` lists the nodes"
 NOT_COMMANDS = {"usage": f"`{PROG} status` says your GPU-hours of the last 7 days; GET api/sched/usage?since=… "
                           "those of any period",
-                "version": f"`{PROG} --version` says it"}
+                "version": f"`{PROG} --version` says it",
+                # the words people try first, from a shell and from Slurm (newuser32 n10: the list alone, or `ls` → logs)
+                "run": _SUBMIT, "sbatch": _SUBMIT, "srun": _SUBMIT,
+                "kill": _CANCEL, "scancel": _CANCEL, "stop": _CANCEL,
+                "ps": _QUEUE, "ls": _QUEUE, "list": _QUEUE, "squeue": _QUEUE,
+                "info": _INFO, "sinfo": _INFO}
 """Words tried as a command (new user 14, N25: ``jupyter-sched usage``) → the command that does it."""
 
 
@@ -762,6 +771,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)
+    if not raw or raw[0] == "help":
+        # `jupyter-sched` alone, `jupyter-sched help [COMMAND]`: the help, as git, pip and kubectl answer (newuser32
+        # n10: "COMMAND: missing" and "'help' is not one of …")
+        raw = [raw[1], "--help"] if len(raw) > 1 and raw[1] in COMMAND_NAMES else ["--help"]
     if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
         import importlib.util
 
