@@ -113,44 +113,93 @@ def default_name(body: dict[str, Any]) -> str:
     return first[:200] if first.strip() else ""
 
 
-def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str], *, script: str | None = None) -> None:
+def _refuse_options_after_command(argv: Sequence[str], options: Sequence[str], *, script: str | None = None,
+                                  switches: Sequence[str] = (), before: Sequence[str] = ()) -> None:
     """Refuse submit's own options (or a typo or prefix of one) written after a command given without ``--``:
     ``submit --gpus 1 python train.py --time-limit 2m`` gave the job no time limit and ``train.py`` the words
     ``--time-limit 2m`` (newuser31 N9: the CLI twin of N1, ``%schedule run train.py --time-limt 1h``). With
     ``--`` before the command every word after it is the command's, as the usage says. ``script``: the words are
     the arguments of ``--script SCRIPT`` (newuser32 N3: ``--script train.py 3 --time-limit 1m --dry-run`` ran a real,
-    unlimited job with those words as train.py's arguments); else ``argv[0]`` is the command.
+    unlimited job with those words as train.py's arguments); else ``argv[0]`` is the command. The fix offered is
+    the user's whole line re-ordered (newuser32 N5: it kept only the first misplaced option, and pasted it ran a
+    job with the wrong request): ``before`` (what was typed before the command, ``submit`` included: kept), every
+    submit option found after the command moved before it (``switches``: those that take no value).
 
     Raises:
-        ValidationError: naming the option (field) and where to put it.
+        ValidationError: naming the first such option (field) and the line that says what was meant.
     """
+    import shlex
+
     from ..wording.flags import meant_option
 
     program = script if script is not None else argv[0]
     first = 0 if script is not None else 1
-    for at, word in enumerate(argv[first:], start=first):
+    found: list[tuple[str, str]] = []  # (as typed, as meant)
+    moved: list[str] = []
+    kept: list[str] = list(argv[:first])
+    at = first
+    while at < len(argv):
+        word = argv[at]
         flag = word.split("=", 1)[0]
-        if not flag.startswith("--") or len(flag) < 3:
-            continue
-        meant = flag if flag in options else meant_option(flag, options)
+        meant = (flag if flag in options else meant_option(flag, options)) if flag.startswith("--") and \
+            len(flag) > 2 else ""
         if not meant:
+            kept.append(word)
+            at += 1
             continue
-        ours = " ".join(argv[at:at + 2]) if "=" not in word and at + 1 < len(argv) and not argv[at + 1].startswith(
-            "--") else word
-        before = list(argv[:at])
-        if script is not None:
-            raise ValidationError(
-                f"{flag} after --script {script} would go to {script} as its argument"
-                + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
-                hint=f"put {PROG} submit's options before --script: {PROG} submit {ours.replace(flag, meant, 1)} "
-                     f"--script {script}{''.join(' ' + w for w in before)}; if {script} takes {flag} itself, write -- "
-                     f"before its arguments: --script {script} -- {' '.join(argv)}")
+        found.append((flag, meant))
+        moved.append(meant + word[len(flag):])
+        if "=" not in word and meant not in switches and at + 1 < len(argv):
+            moved.append(argv[at + 1])
+            at += 1
+        at += 1
+    if not found:
+        return
+    head, before = (list(before[:before.index("submit")]), list(before[before.index("submit") + 1:])) \
+        if "submit" in before else ([], list(before))
+    before = _without(before, {meant for _, meant in found}, switches)  # said again after it: the later one meant
+    flag, meant = found[0]
+    others = f" (and {', '.join(f for f, _ in found[1:])})" if len(found) > 1 else ""
+    if script is not None:
+        line = shlex.join([PROG, *head, "submit", *moved, *before, *kept])
         raise ValidationError(
-            f"{flag} after the command {program} would go to it as its argument"
+            f"{flag}{others} after --script {script} would go to {script} as its argument"
             + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
-            hint=f"put {PROG} submit's options before the command and -- before it: {PROG} submit "
-                 f"{ours.replace(flag, meant, 1)} -- {' '.join(before)}; if {program} takes {flag} itself, write -- "
-                 "before the command")
+            hint=f"put {PROG} submit's options before --script: {line}; if {script} takes {flag} itself, write -- "
+                 f"before its arguments: --script {script} -- {shlex.join(argv)}")
+    line = shlex.join([PROG, *head, "submit", *before, *moved, "--", *kept])
+    raise ValidationError(
+        f"{flag}{others} after the command {program} would go to it as its argument"
+        + (f" — did you mean {meant}?" if meant != flag else ""), field=flag,
+        hint=f"put {PROG} submit's options before the command and -- before it: {line}; if {program} takes {flag} "
+             "itself, write -- before the command")
+
+
+def _without(words: Sequence[str], flags: set[str], switches: Sequence[str]) -> list[str]:
+    """``words`` less each of ``flags`` (with its value, unless a switch or written ``--flag=value``)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in flags:
+            skip = "=" not in word and flag not in switches
+            continue
+        kept.append(word)
+    return kept
+
+
+def _typed_before(argv: Sequence[str]) -> list[str]:
+    """The words typed before ``argv`` (the command, or a script's arguments) — global options, ``submit`` and its
+    options — as the user typed them; [] where the CLI did not record them (called as a library)."""
+    from .main import _Parser
+
+    typed = list(_Parser.typed)
+    if "submit" not in typed or len(argv) > len(typed) or typed[len(typed) - len(argv):] != list(argv):
+        return []
+    return typed[:len(typed) - len(argv)]
 
 
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
@@ -165,13 +214,16 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if argv:
             if not separated:  # the script's arguments without -- : submit's options among them are refused (N3)
                 _refuse_options_after_command(argv, tuple(getattr(args, "submit_options", ()) or ()),
-                                              script=args.script)
+                                              script=args.script, before=_typed_before(argv),
+                                              switches=tuple(getattr(args, "submit_switches", ()) or ()))
             body["args"] = argv
     elif args.notebook:
         body["notebook"] = args.notebook
     elif argv:
         if not separated:  # a command without -- : submit's options after it are refused (newuser31 N9)
-            _refuse_options_after_command(argv, tuple(getattr(args, "submit_options", ()) or ()))
+            _refuse_options_after_command(argv, tuple(getattr(args, "submit_options", ()) or ()),
+                                          before=_typed_before(argv),
+                                          switches=tuple(getattr(args, "submit_switches", ()) or ()))
         body["command"] = argv
     for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)

@@ -404,7 +404,8 @@ def _add_submit(sub: Any) -> None:
                              "it parses: -p days=3 -p region=eu), or the script's --NAME VALUE; repeatable")
     submit.add_argument("argv", nargs=argparse.REMAINDER, help="-- command and arguments (or script arguments)")
     # what a word after a command given without -- is checked against (newuser31 N9)
-    submit.set_defaults(submit_options=tuple(o for o in submit._option_string_actions if o.startswith("--")))
+    submit.set_defaults(submit_options=tuple(o for o in submit._option_string_actions if o.startswith("--")),
+                        submit_switches=tuple(o for o, a in submit._option_string_actions.items() if a.nargs == 0))
 
 
 def _add_queue(sub: Any) -> None:

@@ -20,9 +20,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
 
 
 @pytest.mark.parametrize(("words", "flag", "fixed"), [
-    (("--time-limit", "2m"), "--time-limit", "--time-limit 2m -- python train.py"),
-    (("--gpu", "2"), "--gpu", "--gpus 2 -- python train.py"),
-    (("--time-limt=2m",), "--time-limt", "--time-limit=2m -- python train.py"),
+    # the whole line re-ordered (newuser32 N5); an option said again after the command is the one meant
+    (("--time-limit", "2m"), "--time-limit", "--gpus 1 --time-limit 2m -- python train.py"),
+    (("--gpu", "2"), "--gpu", "--gpus 2 -- python train.py;"),
+    (("--time-limt=2m",), "--time-limt", "--gpus 1 --time-limit=2m -- python train.py"),
 ], ids=["an option of submit", "a prefix of one", "a typo of one"])
 def test_newuser31_n9_submits_options_after_a_command_without_dashes_are_refused(
         server: EmbeddedServer, words: tuple[str, ...], flag: str, fixed: str) -> None:
@@ -57,8 +58,8 @@ def test_newuser32_n3_submits_options_among_a_scripts_arguments_are_refused_and_
     before = {j["id"] for j in api(server, "tok-ann").get("jobs").json()}
     run = cli(server, "tok-ann", "submit", "--script", str(script), "3", *words)
     assert run.code != 0, run.out
-    assert f"jupyter-sched submit: {flag} after --script {script} would go to {script} as its argument" in run.err, \
-        run.err
+    assert f"jupyter-sched submit: {flag} " in run.err, run.err
+    assert f"after --script {script} would go to {script} as its argument" in run.err, run.err
     assert f"put jupyter-sched submit's options before --script: jupyter-sched submit {flag.replace('limt', 'limit')}" \
         in run.err, run.err
     assert f"write -- before its arguments: --script {script} -- 3 {' '.join(words)}" in run.err, run.err
@@ -76,3 +77,23 @@ def test_newuser32_n3_the_schedule_magic_has_no_dry_run_and_says_which_does() ->
         assert refused.value.field == "--dry-run", line
         assert "%schedule dryrun" in (refused.value.hint or "") and "goes after --" in (refused.value.hint or "")
     assert parse_schedule_line("run train.py -- 3 --dry-run").args == ("3", "--dry-run")  # the script's own
+
+
+def test_newuser32_n5_the_line_offered_is_the_users_whole_request_reordered(
+        server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """newuser32 N5: the fix offered kept only the first misplaced option — ``--gpus 2``, ``--model``, ``--name``
+    (typed before the command) and ``--dry-run`` (after) were gone, so the pasted line ran a real job on 1 GPU."""
+    script = tmp_path_factory.mktemp("nu32n5") / "train.py"
+    script.write_text("print('ran')\n")
+    before = {j["id"] for j in api(server, "tok-ann").get("jobs").json()}
+    run = cli(server, "tok-ann", "submit", "--gpus", "2", "--model", "Simulated GPU 80GB", "python", "train.py", "3",
+              "--time-limit", "2m", "--dry-run")
+    assert run.code != 0, run.out
+    assert "--time-limit (and --dry-run) after the command python would go to it as its argument" in run.err, run.err
+    assert ("jupyter-sched submit --gpus 2 --model 'Simulated GPU 80GB' --time-limit 2m --dry-run -- python train.py 3;"
+            in run.err), run.err
+    run = cli(server, "tok-ann", "submit", "--gpus", "2", "--name", "x", "--script", str(script), "3",
+              "--time-limit", "1m", "--dry-run")
+    assert run.code != 0, run.out
+    assert (f"jupyter-sched submit --time-limit 1m --dry-run --gpus 2 --name x --script {script} 3;" in run.err), run.err
+    assert {j["id"] for j in api(server, "tok-ann").get("jobs").json()} == before, "nothing was submitted"
