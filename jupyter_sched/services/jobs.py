@@ -32,7 +32,7 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
-from ..model.units import dated_from, format_duration, parse_utc, parse_window
+from ..model.units import dated_from, format_duration, parse_memory_mib, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
 from ..scheduling.budget_fit import LEASE_BUDGET_S
@@ -463,6 +463,8 @@ class JobsService:
                                    host_cores=(os.cpu_count() or 0) if local is not None else 0))
         notes.extend(_bare_memory(request.mem_per_gpu))  # new user 9
         notes.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
+        notes.extend(_decimal_memory(request.mem_per_gpu))  # newuser32 n7: 20G is 19073 MiB, said
+        notes.extend(_decimal_memory(request.memory, "memory"))
         if said := bare_seconds_note(request.time_limit, option="time_limit"):  # newuser31 N4: every surface
             notes.append(said)
         if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
@@ -1578,6 +1580,26 @@ def _bare_memory(value: object, field: str = "mem_per_gpu") -> builtins.list[str
     per = "per GPU" if field == "mem_per_gpu" else "per worker"
     return [f"{field} {text} is read as {text} MiB (a bare number is MiB): for GiB {per} give the unit, "
             f"e.g. {text}GiB"]
+
+
+_POWERS = {"k": 3, "m": 6, "g": 9, "t": 12, "p": 15, "e": 18}
+
+
+def _decimal_memory(value: object, field: str = "mem_per_gpu") -> builtins.list[str]:
+    """A note for a size in decimal units (``16GB``, ``20G``: powers of 1000, as Kubernetes reads them): what it
+    came to in MiB and the binary size of the same number (newuser32 n7: ``--memory 16GB`` killed the job above
+    15259 MiB and ``--mem-per-gpu 20G`` asked 19073 MiB, said nowhere, while the GPUs are named "80GB" for 80 GiB,
+    as nvidia-smi names them): ``memory 16GB is 15259 MiB (G and GB are 10^9 bytes; 16GiB is 16384 MiB)``; [] else."""
+    text = str(value).strip() if isinstance(value, str) else ""
+    unit = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGTPE])B?", text, flags=re.IGNORECASE)
+    if not unit:
+        return []
+    number, letter = unit.group(1), unit.group(2)
+    mib = parse_memory_mib(text, field=field)
+    binary = parse_memory_mib(f"{number}{letter}i", field=field)
+    big = letter.upper()
+    return [f"{field} {text} is {mib} MiB ({big} and {big}B are 10^{_POWERS[big.lower()]} bytes; {number}{big}iB is "
+            f"{binary} MiB)"]
 
 
 def _host_memory_mib() -> int:

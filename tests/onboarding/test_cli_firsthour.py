@@ -677,6 +677,19 @@ def test_newuser31_n13_submit_dry_run_prints_the_notes_its_submit_gives(server: 
     assert quiet.code == EXIT_OK and "note:" not in quiet.err, quiet.err
 
 
+def test_newuser32_n7_a_decimal_memory_size_says_what_it_came_to_in_mib(server: EmbeddedServer) -> None:
+    """``--memory 16GB`` limited the job to 15259 MiB and ``--mem-per-gpu 20G`` asked 19073 MiB, said nowhere, while
+    the GPUs are named "80GB" for 80 GiB: the submit's notes (and so its dry run's) say the conversion."""
+    checked = cli(server, "tok-ann", "submit", "--dry-run", "--gpus", "1", "--memory", "16GB", "--mem-per-gpu", "20G",
+                  "--time-limit", "2m", "--", "true")
+    assert checked.code == EXIT_OK, (checked.out, checked.err)
+    assert "16GB is 15259 MiB (G and GB are 10^9 bytes; 16GiB is 16384 MiB)" in checked.err, checked.err
+    assert "20G is 19073 MiB (G and GB are 10^9 bytes; 20GiB is 20480 MiB)" in checked.err, checked.err
+    binary = cli(server, "tok-ann", "submit", "--dry-run", "--gpus", "1", "--memory", "16GiB", "--time-limit", "2m",
+                 "--", "true")
+    assert binary.code == EXIT_OK and "10^9 bytes" not in binary.err, binary.err
+
+
 def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
                                                                               tmp_path: Path) -> None:
     """Trying the first hour again: ``submit --script nosuch.py`` was accepted and the job failed
