@@ -10,9 +10,12 @@ editable checkout) ran a new wrapper under the old server's code.
 :class:`InstallWatch` remembers, when the server starts, its own version
 (:func:`~jupyter_sched.buildinfo.version_string`) and the wrapper it launches (path and content).
 Before launches it looks again, cheaply: the ``stat`` of a few files (the wrapper, the package's
-``__init__.py`` and ``_build_commit.py``, and in a git checkout its ``HEAD`` and branch ref). Only
-when one of them changed does it read further — the wrapper's content, and the version that the
-jobs' interpreter now imports (``python -c`` with the server's environment, at most once per change).
+``__init__.py`` and ``_build_commit.py``). Only when one of them changed does it read further — the
+wrapper's content, and the version that the jobs' interpreter now imports (``python -c`` with the
+server's environment, at most once per change). In an editable install from a git checkout only the
+wrapper counts (gone, or other content): the checkout's commit moves with every commit and rebase made
+in it — a developer's own tests failed while they committed — and a ``git pull`` that leaves the wrapper
+as it was launches the same wrapper the server started with.
 The answer is :class:`~jupyter_sched.scheduling.snapshot.Reinstall` (running → installed version),
 or None while the install is the one the server runs: the engine then holds every batch job pending
 with that reason (:func:`~jupyter_sched.scheduling.gates.held_gate`; a kernel's lease starts nothing and
@@ -115,8 +118,10 @@ class InstallWatch:
         self.running = running or version_string()
         self.service = False
         self._wrapper_digest = _digest(self.wrapper)
-        self._watched = [self.wrapper, package_dir / "__init__.py", package_dir / "_build_commit.py",
-                         *_git_files(package_dir.parent)]
+        self._watched = [self.wrapper, package_dir / "__init__.py", package_dir / "_build_commit.py"]
+        # an editable install in a git checkout: its commit moves with every commit and rebase of whoever works in it
+        # (while the files the server runs may be the same), so there the wrapper's own file alone says it moved
+        self.checkout = bool(_git_files(package_dir.parent))
         self._signature = self._stat()
         self._answer: Reinstall | None = None
         self._lock = threading.Lock()
@@ -155,6 +160,8 @@ class InstallWatch:
 
     def _look(self) -> Reinstall | None:
         digest = _digest(self.wrapper)
+        if digest == self._wrapper_digest and self.checkout:
+            return None  # a git checkout's commit is no install's (see __init__): its wrapper is the same
         installed = self._installed()
         # a checkout's ".dirty" comes and goes with any edit: the commit and the wrapper's content are what count
         if digest == self._wrapper_digest and _commit(installed) == _commit(self.running):

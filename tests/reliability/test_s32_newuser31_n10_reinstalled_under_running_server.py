@@ -138,3 +138,23 @@ def test_newuser31_n10_an_in_place_reinstall_or_another_wrapper_is_seen_and_said
     shutil.rmtree(package)  # gone from there (what that interpreter imports now is another install's, or none)
     gone = watch.check()
     assert gone is not None and gone.wrapper_gone, gone
+
+
+def test_newuser31_n10_in_a_git_checkout_a_new_commit_is_no_reinstall_but_another_wrapper_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a developer's commit or rebase in the checkout their server runs from held every job of their own tests
+    checkout = tmp_path / "repo"
+    package = _copy_package(checkout, "8d235e7")
+    (checkout / ".git" / "refs" / "heads").mkdir(parents=True)
+    (checkout / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (checkout / ".git" / "refs" / "heads" / "main").write_text("a" * 40 + "\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(checkout))
+    watch = InstallWatch(package, running="0.1.0+gaaaaaaa")
+    assert watch.checkout and watch.check() is None
+    (checkout / ".git" / "refs" / "heads" / "main").write_text("b" * 40 + "\n", encoding="utf-8")  # a commit
+    (package / "__init__.py").write_text((package / "__init__.py").read_text(encoding="utf-8"), encoding="utf-8")
+    assert watch.check() is None, "the same wrapper: nothing held"
+    wrapper = package / "executors" / "wrapper.py"
+    wrapper.write_text(wrapper.read_text(encoding="utf-8") + "\n# pulled\n", encoding="utf-8")  # a pull that changed it
+    change = watch.check()
+    assert change is not None and change.wrapper_changed, change
