@@ -15,10 +15,13 @@ accepted and the wrapper finds out, as before.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import subprocess
+import threading
+from collections.abc import Iterator
 
 from ..model import JobSpec
 from .runas import RunAs
@@ -34,6 +37,30 @@ CLOSED_FOLDER = " on this server (a folder on its path may be closed to you)"
 
 CHECK_TIMEOUT_S = 5.0
 """Longest a check may take (a path on an unresponsive network mount blocks ``cd``)."""
+
+_busy: set[int] = set()
+_busy_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_at_a_time(who: RunAs) -> Iterator[bool]:
+    """True while this is the only check running as ``who``'s account; False (check nothing) when one already runs.
+
+    A check runs as the owner, who may SIGSTOP it (same uid): each of their submits then held one of the service's
+    shared request threads for :data:`CHECK_TIMEOUT_S`, and eight at once slowed every user's calls 20 to 70 times (red32
+    R8). With one check per account at a time, an account holds at most one thread so; its other submits are taken
+    unchecked (a check that cannot run says nothing: the job's start tells, as before)."""
+    uid = int(who.uid) if who.uid is not None else -1
+    with _busy_lock:
+        if uid in _busy:
+            yield False
+            return
+        _busy.add(uid)
+    try:
+        yield True
+    finally:
+        with _busy_lock:
+            _busy.discard(uid)
 
 _SCRIPT = """\
 hidden() {
@@ -108,16 +135,20 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
             files = [*files, ("command", full if os.path.isabs(full) else os.path.join(start, full))]
     if not spec.working_dir and not files and not program:
         return None
-    try:
-        done = subprocess.run(["/bin/sh", "-c", _SCRIPT, "sh", start or "/", *(path for _, path in files)],
-                              user=who.uid, group=who.gid, extra_groups=list(who.groups) or None,
-                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PROGRAM": program,
-                                   "JOB_PATH": search_path or ""}, cwd="/", stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.warning("could not check the paths of a job of %s as %s (%s); its start will tell", spec.user,
-                    who.account, exc)
-        return None
+    with _one_at_a_time(who) as mine:
+        if not mine:
+            log.debug("a check of %s's paths already runs; this job's start will tell", who.account)
+            return None
+        try:
+            done = subprocess.run(["/bin/sh", "-c", _SCRIPT, "sh", start or "/", *(path for _, path in files)],
+                                  user=who.uid, group=who.gid, extra_groups=list(who.groups) or None,
+                                  env={"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PROGRAM": program,
+                                       "JOB_PATH": search_path or ""}, cwd="/", stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("could not check the paths of a job of %s as %s (%s); its start will tell", spec.user,
+                        who.account, exc)
+            return None
     account = who.account or spec.user
     # the words of local._path_problem (new user 14, N1: a file named as working_dir "does not exist")
     if done.returncode in (10, 11, 12, 13):
@@ -177,18 +208,20 @@ def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str,
     if (program := _program(spec, start)) and "/" in program:  # its #! line (newuser28 N1); a bare name: at the start
         files.append(("command", program, program if program.startswith("/") else os.path.join(start, program),
                       SHEBANG_BYTES))
-    for field, shown, path, size in files:
-        try:
-            done = subprocess.run(["head", "-c", str(size), "--", path], user=who.uid, group=who.gid,
-                                  extra_groups=list(who.groups) or None, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
-                                  cwd="/", stdin=subprocess.DEVNULL, capture_output=True, timeout=CHECK_TIMEOUT_S,
-                                  check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.warning("could not read the %s of a job of %s as %s (%s); its start will tell", field, spec.user,
-                        who.account, exc)
-            continue
-        if done.returncode == 0:
-            heads.append((field, shown, done.stdout))
+    with _one_at_a_time(who) as mine:
+        for field, shown, path, size in files if mine else ():
+            try:
+                done = subprocess.run(["head", "-c", str(size), "--", path], user=who.uid, group=who.gid,
+                                      extra_groups=list(who.groups) or None,
+                                      env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, cwd="/",
+                                      stdin=subprocess.DEVNULL, capture_output=True, timeout=CHECK_TIMEOUT_S,
+                                      check=False)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.warning("could not read the %s of a job of %s as %s (%s); its start will tell", field,
+                            spec.user, who.account, exc)
+                continue
+            if done.returncode == 0:
+                heads.append((field, shown, done.stdout))
     return heads
 
 
