@@ -690,6 +690,27 @@ def test_newuser32_n7_a_decimal_memory_size_says_what_it_came_to_in_mib(server: 
     assert binary.code == EXIT_OK and "10^9 bytes" not in binary.err, binary.err
 
 
+def test_newuser32_n6_admin_quotas_notebook_as_a_user_says_who_the_admins_are_in_one_line(
+        server: EmbeddedServer) -> None:
+    """admin_quotas.ipynb as a user (not an admin) showed a 10-line traceback ending ``AssertionError: run this
+    notebook as an admin``: its first code cell, run by IPython as bob, now stops with one sentence naming who the
+    admins are here and whom to ask, no traceback."""
+    import json
+
+    cells = json.loads((ROOT / "notebooks" / "admin_quotas.ipynb").read_text())["cells"]
+    first = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-bob", "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-m", "IPython", "--quick", "--no-banner", "--colors=NoColor", "-c", first],
+                          env=env, capture_output=True, text=True, timeout=120)
+    said = done.stdout + done.stderr
+    assert ("bob is not a scheduler admin here — its admins are, on a hub, the hub's admins, holders of the scope "
+            "custom:jupyter-sched:admin and the users in c.SchedApp.admin_users; on a personal server, the account "
+            "that runs jupyter lab and the users in c.SchedApp.admin_users; ask one of them to run this notebook") \
+        in said, said
+    assert "Traceback" not in said and "AssertionError" not in said and "GPUs" not in said, said
+
+
 def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
                                                                               tmp_path: Path) -> None:
     """Trying the first hour again: ``submit --script nosuch.py`` was accepted and the job failed
