@@ -646,14 +646,13 @@ def _dry_run(client: Any, body: Mapping[str, Any], io: Streams, args: argparse.N
     """``submit --dry-run``: ``POST dryrun`` with the body a submit would send, its line on stdout
     (:func:`~jupyter_sched.wording.jobs.dryrun_line`); "never, because of the quota" is an answer, not an error."""
     from ..errors import QuotaError, UnschedulableError
-    from ..wording import refusal_text
+    from ..wording import refusal_line, refusal_text
     from ..wording.jobs import dryrun_line, never_here
 
     try:
         answer = client.dryrun(body)
     except (QuotaError, UnschedulableError) as err:
-        message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-        print(never_here(message.rstrip(".") + (f" — {hint}" if hint else "")), file=io.out)
+        print(never_here(refusal_line(*refusal_text(err.message, err.hint, err.details, err.field))), file=io.out)
         return EXIT_OK
     print(dryrun_line(answer, _now()), file=io.out)
     _request_notes(args, answer, io)

@@ -1021,7 +1021,7 @@ def error_line(command: str, exc: SchedError) -> str:
 
     ``jupyter-sched submit: --mem-per-gpu must be at most 1 PiB per GPU — use e.g. 40GiB [validation_error]``
     """
-    from ..wording import refusal_text
+    from ..wording import refusal_line, refusal_text
     from ..wording.flags import in_surface_terms, where_listed
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
@@ -1039,8 +1039,7 @@ def error_line(command: str, exc: SchedError) -> str:
         hint = f"say what to run: {WHAT_TO_RUN}"
     if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)
-    tail = f" — {_clause(hint)}" if hint else ""
-    return f"{PROG} {command}: {_clause(message)}{tail} [{exc.code}]"
+    return f"{PROG} {command}: {refusal_line(message, hint)} [{exc.code}]"  # one shape (newuser32 n1)
 
 
 def _clause(text: str) -> str:

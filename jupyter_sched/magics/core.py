@@ -35,7 +35,7 @@ from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..model.units import clock_text
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
-from ..wording import cancel_outcome, refusal_text, state_word, wait_progress
+from ..wording import cancel_outcome, refusal_line, refusal_text, state_word, wait_progress
 from ..wording.files import path_refusal
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
@@ -185,6 +185,9 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
             hint = magic + hint[len(said):]
     if hint:  # a REST request in a hint is said as the magic that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
+    if hint and isinstance((err.details or {}).get("reason"), Mapping):
+        # it can never run here: the sentence the CLI, the dry runs and the panel say (newuser32 n1)
+        return _full_stop(refusal_line(message, hint))
     if hint:  # a second sentence, not "…has 4. (Ask for …)"
         message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
     return message
@@ -1463,9 +1466,7 @@ class SchedMagics(Magics):
             answer = self.client.dryrun(body)
         except (QuotaError, UnschedulableError) as err:
             # "never, because of the quota" answers the question a dry run asks: not an error (issue 20)
-            message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-            said = _full_stop(message) + (" " + _full_stop(_capital(hint.strip())) if hint else "")
-            self._print(never_here(said))
+            self._print(never_here(refusal_line(*refusal_text(err.message, err.hint, err.details, err.field))))
             return
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))

@@ -13,10 +13,18 @@ from __future__ import annotations
 from .flags import flag_for
 from .jobs import cancel_outcome, definition_deleted, gpus_text, job_detail, job_line, lease_end_message, state_word
 from .progress import WaitProgress, wait_progress
-from .reasons import ReasonText, eta_sentence, reason_in_words, refusal_text, render_reason, unblock_sentence
+from .reasons import (
+    ReasonText,
+    eta_sentence,
+    reason_in_words,
+    refusal_line,
+    refusal_text,
+    render_reason,
+    unblock_sentence,
+)
 from .reported import progress_text
 
 __all__ = [
     "ReasonText", "WaitProgress", "cancel_outcome", "definition_deleted", "eta_sentence", "flag_for", "gpus_text", "job_detail", "job_line",
-    "lease_end_message", "progress_text", "reason_in_words", "refusal_text", "render_reason", "state_word", "unblock_sentence", "wait_progress",
+    "lease_end_message", "progress_text", "reason_in_words", "refusal_line", "refusal_text", "render_reason", "state_word", "unblock_sentence", "wait_progress",
 ]

@@ -18,7 +18,7 @@ from ..textsafe import printable_line, printable_name
 from .cordons import drain_text
 from .preemption import planned_preemption_text
 from .projected import projected_end_text
-from .reasons import clock_times, render_reason, wire_time
+from .reasons import clock_times, refusal_line, render_reason, wire_time
 from .reported import progress_text
 from .time_limits import limit_source_words, planned_limit_line
 
@@ -52,7 +52,7 @@ def dryrun_line(answer: Mapping[str, Any], now: datetime) -> str:
         return "Would start now" + where_text
     if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
         text = render_reason(reason, never=True)
-        return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
+        return never_here(refusal_line(text.summary, text.unblock))  # as a refusal says it (newuser32 n1)
     if isinstance(reason, Mapping):
         return "Would wait: " + render_reason(reason, now=now, relative=True, kind="", mine=False).line
     return f"Would not start now: {answer}"

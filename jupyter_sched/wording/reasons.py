@@ -49,7 +49,7 @@ from .quota import UNLISTED_SETTING
 __all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "figure", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
-           "reason_in_words", "refusal_text", "unnested",
+           "reason_in_words", "refusal_line", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
@@ -1365,6 +1365,18 @@ def as_clause(text: str) -> str:
     if text[:1].isupper() and not text[1:2].isupper():
         text = text[0].lower() + text[1:]
     return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+
+
+def refusal_line(message: str, hint: str | None) -> str:
+    """A refusal (or a dry run's "never") as one sentence of clauses, what blocks it then its fix after a dash:
+    ``needs 99 GPUs of any model on one node but the largest node has 4 — ask for at most 4 GPUs`` (no final
+    stop: each surface ends it its own way — the CLI with ``[code]``, the magics with a full stop). The one
+    shape of that sentence on the CLI's refusal and dry-run lines and the magics' (newuser32 n1: "— Ask for at
+    most 4 GPUs." with a capital after the dash in the panel, "has 4. Ask for …" in the magics, the fix left
+    out of the panel's Check fit); the panel joins its text with the same rule (``format.ts`` ``refusalLine``).
+    ``message``/``hint``: :func:`refusal_text`'s (a reason's summary and unblock sentences, or the server's)."""
+    said = as_clause(message)
+    return f"{said} — {as_clause(hint)}" if hint and hint.strip() else said
 
 
 def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None,

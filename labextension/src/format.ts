@@ -804,6 +804,16 @@ export function reasonText(reason: PendingReason | null | undefined): IReasonTex
   return s('summary') || s('line') ? { summary: s('summary'), eta: s('eta'), unblock: s('unblock'), line: s('line') } : null;
 }
 
+/**
+ * What blocks a request and its fix as one sentence of clauses, no final stop: `needs 99 GPUs … has 4 — ask for
+ * at most 4 GPUs` — the shape `jupyter_sched/wording/reasons.py` `refusal_line` gives the CLI's and the magics'
+ * refusals and dry runs (newuser32 n1: the panel said "— Ask for at most 4 GPUs." and its Check fit left the fix out).
+ */
+export function refusalLine(message: string, fix: string | null | undefined): string {
+  const said = asClause(message);
+  return fix && fix.trim() ? `${said} — ${asClause(fix)}` : said;
+}
+
 function sentence(text: string): string {
   const trimmed = text.trim();
   return !trimmed || /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;

@@ -237,7 +237,8 @@ describe('dry-run and error sentences', () => {
     expect(said).not.toMatch(/\[script\]|source/);
     const reason = { code: 'Unschedulable', message: 'needs 99 GPUs, largest node has 4', text: { summary: 'needs 99 GPUs, largest node has 4.', eta: '', unblock: 'Ask for at most 4 GPUs.', line: '' } };
     const gpus = new SchedApiError(422, { code: 'unschedulable', message: 'needs 99 GPUs, largest node has 4', field: 'gpus', hint: 'resubmit asking for fewer GPUs per worker or another GPU model', details: { reason } });
-    expect(submitErrorSentence(gpus)).toBe('GPUs: needs 99 GPUs, largest node has 4 — Ask for at most 4 GPUs.');
+    // the fix as a clause after the dash, as the CLI and the magics say it (newuser32 n1: "— Ask for …")
+    expect(submitErrorSentence(gpus)).toBe('GPUs: needs 99 GPUs, largest node has 4 — ask for at most 4 GPUs.');
   });
   it('new user 17 N10: "not executable" says its fix once, in what this form can do (it has no interpreter field)', () => {
     const body = {

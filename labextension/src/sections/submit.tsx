@@ -11,7 +11,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
-import { formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, shownText } from '../format';
+import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, shownText } from '../format';
 import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type Me, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
@@ -286,6 +286,11 @@ export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: T
   const reason = (result.reason ?? null) as PendingReason | null;
   const parts = [reasonSentence(reason, trans) || t('Would wait in the queue.')];
   if (result.never) {
+    // what blocks it and its fix, as its refusal says them (newuser32 n1: the fix was left out here)
+    const fix = reasonText(reason)?.unblock;
+    if (fix && reasonSentence(reason, trans)) {
+      parts[0] = `${refusalLine(parts[0], fix)}.`;
+    }
     parts.push(t('It can never start as requested.'));
   } else {
     const eta = reason?.eta ?? result.eta ?? null;
@@ -376,10 +381,12 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
       ? NOT_EXECUTABLE_HINT
       : text?.unblock || err.hint || '';
   if (hint) {
-    parts.push(hint.replace(/\.$/, ''));
+    parts.push(hint);
   }
-  // the form's words, not the CLI's options or REST's second spellings (verify21 V3)
-  return formWords(`${parts.map(part => part.replace(/\.$/, '')).join(' — ')}.`, trans);
+  // the form's words, not the CLI's options or REST's second spellings (verify21 V3); one sentence of clauses,
+  // as the CLI's and the magics' refusals (newuser32 n1: "— Ask for at most 4 GPUs." had its capital after the dash)
+  const [head, ...rest] = parts;
+  return formWords(`${[head.replace(/\.$/, ''), ...rest.map(asClause)].join(' — ')}.`, trans);
 }
 
 type FeedbackKind = 'info' | 'ok' | 'warn' | 'error';

@@ -1,0 +1,42 @@
+/**
+ * newuser32 (session 32) panel findings. n1: 99 GPUs said one sentence shape on every surface — what blocks it, a dash,
+ * its fix as a clause — as `jupyter_sched/wording/reasons.py` `refusal_line` says it for the CLI and the magics
+ * (tests/onboarding/test_newuser32_panel.py pins those on a real server). The reason below is the real server's
+ * answer to `gpus: 99` on a 4-GPU node (POST jobs 422 details.reason; POST dryrun reason).
+ */
+import { describe, expect, it } from 'vitest';
+
+import { SchedApiError } from '../src/client';
+import { asClause, refusalLine } from '../src/format';
+import { dryRunSentence, submitErrorSentence } from '../src/sections/submit';
+import { makeJob } from './fakeserver';
+
+const MESSAGE = 'needs 99 GPUs of any model on one node but the largest node has 4';
+const REASON = {
+  code: 'Unschedulable',
+  message: MESSAGE,
+  details: { requested: 99, max_per_node: 4, model: 'any model', workers: 1, filters: [] },
+  unblock: 'Ask for at most 4 GPUs.',
+  position: null,
+  eta: null,
+  eta_reason: '',
+  per_flavor: [],
+  predicted_start: null,
+  text: { summary: `${MESSAGE}.`, eta: '', unblock: 'Ask for at most 4 GPUs.', line: `${MESSAGE} · ask for at most 4 GPUs` }
+};
+
+describe('newuser32 n1', () => {
+  it('test_newuser32_n1_submit_and_check_fit_say_99_gpus_in_one_shape_with_the_fix', () => {
+    const refused = new SchedApiError(422, { code: 'unschedulable', message: MESSAGE, field: 'gpus', hint: 'ask for at most 4 GPUs', details: { reason: REASON } });
+    const said = `${MESSAGE} — ask for at most 4 GPUs`; // refusal_line's, as the CLI's line has it before [unschedulable]
+    expect(submitErrorSentence(refused)).toBe(`GPUs: ${said}.`);
+    const never = { fits: false, never: true, allocation: null, reason: REASON, eta: null, would_preempt: [], job: makeJob({ id: 'dryrun' }) };
+    expect(dryRunSentence(never)).toBe(`${said}. It can never start as requested.`);
+  });
+  it('test_newuser32_n1_clauses_join_as_the_servers_as_clause_does', () => {
+    expect(asClause('Ask for at most 4 GPUs.')).toBe('ask for at most 4 GPUs');
+    expect(asClause('GPU memory is short.')).toBe('GPU memory is short'); // a name in capitals keeps them
+    expect(refusalLine('needs 3.', '')).toBe('needs 3');
+    expect(refusalLine('needs 3.', 'Ask for 2.')).toBe('needs 3 — ask for 2');
+  });
+});
