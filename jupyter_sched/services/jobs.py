@@ -43,7 +43,7 @@ from ..store.progress import StoredProgress, read_progress
 from ..store.submit_keys import SubmitKeyTaken, check_key, find_key
 from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
 from ..wording.files import panel_program_fix, path_fixes, path_refusal
-from ..wording.flags import bare_seconds_note
+from ..wording.flags import JobGot, argument_option_notes, bare_seconds_note
 from ..wording.jobs import (
     not_kept_text,
     public_serving,
@@ -467,6 +467,7 @@ class JobsService:
         notes.extend(_decimal_memory(request.memory, "memory"))
         if said := bare_seconds_note(request.time_limit, option="time_limit"):  # newuser31 N4: every surface
             notes.append(said)
+        notes.extend(self._argument_notes(spec, inv))  # newuser32 N2: submit's options among its own arguments
         if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
             notes.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                          "host's own software, not in a container image")
@@ -502,6 +503,22 @@ class JobsService:
                                            lease_s=getattr(self.ctx.engine.profile, "lease_budget_s",
                                                            LEASE_BUDGET_S)))
         return notes
+
+    def _argument_notes(self, spec: JobSpec, inv: Inventory) -> builtins.list[str]:
+        """What of submit's own options the job's arguments hold with a value the job did not get
+        (:func:`~jupyter_sched.wording.flags.argument_option_notes`): a script's arguments, or a command's after its
+        program (and after the script a Python interpreter runs). newuser32 N2: the panel's Arguments field took
+        ``--time-limit 2m`` as train.py's, unsaid; said here, every surface says it alike."""
+        if spec.kind is JobKind.LEASE or spec.notebook or not spec.command:
+            return []
+        script = spec.script or interpreted_script(spec)
+        words = spec.command if spec.script else spec.command[2 if script else 1:]
+        r = spec.resources
+        rules = getattr(self.ctx.engine.profile, "time_limits", ())
+        got = JobGot(gpus=r.gpu_milli / 1000 if r.gpu_milli < 1000 else float(r.gpus),
+                     time_limit_s=effective_limit(spec, rules)[0], priority=spec.priority.value, team=spec.team,
+                     models=tuple(r.gpu_models), min_memory_mib=r.min_memory_mib, models_here=tuple(inv.models()))
+        return argument_option_notes(words, posixpath.basename(script or spec.command[0]), got)
 
     def submit_keyed(self, caller: Caller, request: SubmitJobRequest, key: str, *, kind: JobKind | None = None,
                      kernels_checked: bool = False) -> tuple[JobView, bool]:

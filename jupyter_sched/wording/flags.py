@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["CELL", "CLI", "DURATION_OPTIONS", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N",
+__all__ = ["ARGUMENT_OPTIONS", "CELL", "CLI", "DURATION_OPTIONS", "JobGot", "argument_option_notes", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N",
            "NAMED_IN_MESSAGE", "PLACEHOLDERS", "Surface", "UNIT_WORDS", "bare_seconds_note", "close_option", "empty_option",
            "flag_for", "in_surface_terms", "spaced_value", "stray_before_command", "typed_option", "unit_split", "usage_error_line",
            "where_listed", "with_dash_hint"]
@@ -462,6 +462,105 @@ def meant_option(flag: str, options: Sequence[str]) -> str:
         return longer[0]
     said = close_option(flag, "", options)
     return said.removeprefix("did you mean ").removesuffix("?")
+
+
+ARGUMENT_OPTIONS = ("--gpus", "--time-limit", "--priority", "--team", "--model", "--mem-per-gpu")
+"""Submit's options that a job's own arguments are checked for (:func:`argument_option_notes`). Not ``--name``: a
+run's name is a common option of training scripts themselves (wandb, Lightning), and the job's name is said in the
+submit's answer already; nor ``--cpu``/``--memory``, which scripts take for their own data loaders."""
+
+
+class JobGot(NamedTuple):
+    """What a job was given of what :data:`ARGUMENT_OPTIONS` set, as :func:`argument_option_notes` compares it.
+
+    Attributes:
+        gpus: GPUs per worker (0.5: a share).
+        time_limit_s: the limit it is planned with (a queue's default included); None: none.
+        priority: its class.
+        team: the team charged.
+        models: the GPU models it asked for; (): any.
+        min_memory_mib: the GPU memory it asked for, per GPU (MiB; 0: any).
+        models_here: this cluster's GPU models: a ``--model`` value naming none of them is the script's own
+            (``--model resnet50``), never said.
+    """
+
+    gpus: float
+    time_limit_s: float | None
+    priority: str
+    team: str
+    models: tuple[str, ...] = ()
+    min_memory_mib: int = 0
+    models_here: tuple[str, ...] = ()
+
+
+def argument_option_notes(words: Sequence[str], target: str, got: JobGot) -> list[str]:
+    """The notes of a job whose own arguments ``words`` (a script's, or a command's after its program) hold one of
+    submit's options (:data:`ARGUMENT_OPTIONS`, or a typo or prefix of one: :func:`meant_option`) with a value the
+    job did not get: ``'--time-limit 2m' in the arguments goes to train.py, not to the scheduler: this job has no
+    time limit``. newuser32 N2: the panel's Arguments field took ``--time-limit 2m`` and ``--gpus 2`` silently (the
+    CLI and the magics refuse them after a command given without ``--``, newuser31 N1/N9); a script may take its own
+    ``--gpus``, so it is said, never refused — by the server, so every surface says it alike — and only where the
+    job got otherwise (``--gpus 2`` on a 2-GPU job is the script told what it has). ``target``: the script or
+    program named in the sentence."""
+    notes: list[str] = []
+    for at, word in enumerate(words):
+        flag, joined, value = word.partition("=")
+        if not flag.startswith("--") or len(flag) < 3:
+            continue
+        meant = flag if flag in ARGUMENT_OPTIONS else meant_option(flag, ARGUMENT_OPTIONS)
+        if not meant:
+            continue
+        if not joined:
+            value = words[at + 1] if at + 1 < len(words) and not words[at + 1].startswith("--") else ""
+        if meant == "--model" and (not value or not any(value.lower() in here.lower() for here in got.models_here)):
+            continue  # no GPU model of this cluster: the script's own (--model resnet50)
+        if _got_same(meant, value, got):
+            continue
+        typed = word if joined or not value else f"{word} {value}"
+        typo = f" (did you mean {meant}?)" if meant != flag else ""
+        notes.append(f"{typed!r} in the arguments goes to {target}, not to the scheduler{typo}: this job "
+                     f"{_got_words(meant, got)}")
+    return notes
+
+
+def _got_same(option: str, value: str, got: JobGot) -> bool:
+    """Whether ``value`` of ``option`` is what the job got; False for a value that is none of ours (``--gpus 0,1``,
+    a device list) — the job's own is said beside it all the same."""
+    from ..errors import ValidationError
+    from ..model.units import parse_duration, parse_memory_mib
+
+    try:
+        if option == "--gpus":
+            return float(value) == got.gpus
+        if option == "--time-limit":
+            return (None if value.strip().lower() in ("0", "none") else parse_duration(value, field=option)) \
+                == got.time_limit_s
+        if option == "--mem-per-gpu":
+            return parse_memory_mib(value, field=option) == got.min_memory_mib
+    except (ValueError, ValidationError):
+        return False
+    if option == "--model":
+        return any(value.lower() in model.lower() for model in got.models)
+    return value.lower() == (got.priority if option == "--priority" else got.team).lower()
+
+
+def _got_words(option: str, got: JobGot) -> str:
+    """What the job got of ``option``, said after "this job": ``has no time limit``, ``asks for 1 GPU``."""
+    from ..model.units import format_duration, gpus_phrase
+    from .reasons import memory_text
+
+    if option == "--gpus":
+        return f"asks for {gpus_phrase(got.gpus if got.gpus % 1 else int(got.gpus))}"
+    if option == "--time-limit":
+        return f"has a time limit of {format_duration(got.time_limit_s)}" if got.time_limit_s else "has no time limit"
+    if option == "--priority":
+        return f"has priority {got.priority}"
+    if option == "--team":
+        return f"is charged to team {got.team}"
+    if option == "--model":
+        return f"runs on {' or '.join(got.models)}" if got.models else "runs on any GPU model"
+    return (f"asks for at least {memory_text(got.min_memory_mib)} per GPU" if got.min_memory_mib
+            else "asks for no particular GPU memory")
 
 
 def close_option(option: str, usage: str, options: Sequence[str] = ()) -> str:

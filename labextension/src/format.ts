@@ -1256,6 +1256,7 @@ export function formWords(text: string, trans: TranslationBundle = NULL_TRANS): 
     // the form said "submit with team (Team cv)")
     .replace(new RegExp(`\\b[a-z_]+ \\((${flags}) ([^()\\s]+)\\)`, 'g'), (_, flag: string, value: string) => `${flag} ${value}`)
     .replace(new RegExp(`\\bsubmit with (?=(?:${flags}) )`, 'g'), 'choose ')
-    .replace(new RegExp(`(?<![\\w-])(${flags})(?![\\w-])`, 'g'), (_, flag: string) => label(flag))
+    // a quoted option is words as typed (`'--gpus 2' in the arguments goes to train.py`: newuser32 N2), not the field
+    .replace(new RegExp(`(?<![\\w'-])(${flags})(?![\\w-])`, 'g'), (_, flag: string) => label(flag))
     .replace(/\bgpu_models\b/g, 'model');
 }

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { SchedApiError } from '../src/client';
-import { asClause, refusalLine } from '../src/format';
-import { dryRunSentence, submitErrorSentence } from '../src/sections/submit';
+import { asClause, NULL_TRANS, refusalLine } from '../src/format';
+import { dryRunSentence, requestNotes, submitErrorSentence } from '../src/sections/submit';
 import { makeJob } from './fakeserver';
 
 const MESSAGE = 'needs 99 GPUs of any model on one node but the largest node has 4';
@@ -38,5 +38,20 @@ describe('newuser32 n1', () => {
     expect(asClause('GPU memory is short.')).toBe('GPU memory is short'); // a name in capitals keeps them
     expect(refusalLine('needs 3.', '')).toBe('needs 3');
     expect(refusalLine('needs 3.', 'Ask for 2.')).toBe('needs 3 — ask for 2');
+  });
+});
+
+describe('newuser32 N2', () => {
+  it('test_newuser32_n2_a_note_on_submits_options_in_the_arguments_keeps_them_as_typed', async () => {
+    // the server's words (tests/onboarding/test_newuser32_panel.py pins them on a real server): the form says them
+    // as its other notes, the option quoted as typed — not turned into the field's label ("'GPUs 2' in the arguments")
+    const warnings = [
+      "'--gpus 2' in the arguments goes to train.py, not to the scheduler: this job asks for 1 GPU",
+      "'--time-limt 2m' in the arguments goes to train.py, not to the scheduler (did you mean --time-limit?): this job has no time limit"
+    ];
+    expect(requestNotes(warnings, NULL_TRANS)).toBe(
+      " Note: '--gpus 2' in the arguments goes to train.py, not to the scheduler: this job asks for 1 GPU." +
+        " Note: '--time-limt 2m' in the arguments goes to train.py, not to the scheduler (did you mean Time limit?): this job has no time limit."
+    );
   });
 });

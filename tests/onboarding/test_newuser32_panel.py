@@ -47,7 +47,7 @@ def test_newuser32_n1_99_gpus_reads_one_shape_on_cli_and_magics_refusals_and_dry
     assert refused.returncode == EXIT_REFUSED, refused
     assert refused.stderr.strip().splitlines()[-1] == f"jupyter-sched submit: --gpus: {NEVER} [unschedulable]"
     dry = _cli(env, "submit", "--dry-run", "--gpus", "99", "--", "true")
-    assert dry.returncode == EXIT_OK and dry.stdout.strip() == f"Would never start here: {NEVER}", dry
+    assert dry.returncode == EXIT_OK and dry.stdout.splitlines()[0] == f"Would never start here: {NEVER}", dry
     magics = _magics(server)
     with pytest.raises(MagicError) as cell:
         magics.schedule("--gpus 99", "print('never runs')")
@@ -57,4 +57,44 @@ def test_newuser32_n1_99_gpus_reads_one_shape_on_cli_and_magics_refusals_and_dry
     assert str(lease.value) == f"%gpu request: {NEVER}.", lease.value
     capsys.readouterr()
     magics.schedule("dryrun --gpus 99", None)
-    assert capsys.readouterr().out.strip() == f"Would never start here: {NEVER}"
+    assert capsys.readouterr().out.splitlines()[0] == f"Would never start here: {NEVER}"
+
+
+# ---- N2: submit's own options among a job's arguments are said, not taken silently ---------------------------
+
+def test_newuser32_n2_submits_options_among_the_arguments_are_noted_where_the_job_got_otherwise(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N2: the panel's Arguments ``3 --time-limit 2m`` (Time limit empty) and ``3 --gpus 2`` (GPUs 1) went to
+    train.py with nothing said; Check fit said "Would start now". Now the server's answer (submit and dry run
+    alike) notes each of submit's options — or a typo of one — among the script's arguments whose value the job did
+    not get; an option the job got as written (``--gpus 1`` on a 1-GPU job) or a value naming no GPU model here
+    (``--model resnet50``) is the script's own business, unsaid. The CLI prints it as its other notes."""
+    from tests.onboarding.test_cli_firsthour import clear
+
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    ann = api(server, "tok-ann")
+
+    def notes(path: str, body: dict[str, object]) -> list[str]:
+        answer = ann.post(path, json={"gpus": 1, "script": str(script), **body})
+        assert answer.status_code in (200, 201), answer.text
+        return [w for w in answer.json().get("warnings") or () if "in the arguments" in w]
+
+    limit = "'--time-limit 2m' in the arguments goes to train.py, not to the scheduler: this job has no time limit"
+    assert notes("jobs", {"args": ["3", "--time-limit", "2m"]}) == [limit]
+    assert notes("dryrun", {"args": ["3", "--time-limit", "2m"]}) == [limit]  # Check fit says it too
+    gpus = "'--gpus 2' in the arguments goes to train.py, not to the scheduler: this job asks for 1 GPU"
+    assert notes("dryrun", {"args": ["3", "--gpus", "2"], "time_limit": "1m"}) == [gpus]
+    assert notes("dryrun", {"args": ["--gpu=2"]}) == [
+        "'--gpu=2' in the arguments goes to train.py, not to the scheduler (did you mean --gpus?): this job asks for 1 GPU"]
+    assert notes("dryrun", {"args": ["--gpus", "1", "--model", "resnet50", "--time-limit", "1m"], "time_limit": "60"}) == []
+    assert notes("dryrun", {"args": ["--model", "simulated"]}) == [
+        "'--model simulated' in the arguments goes to train.py, not to the scheduler: this job runs on any GPU model"]
+    command = ann.post("dryrun", json={"gpus": 1, "command": ["python", str(script), "--priority", "high"]}).json()
+    assert "'--priority high' in the arguments goes to train.py, not to the scheduler: this job has priority normal" \
+        in command["warnings"], command["warnings"]
+    said = _cli(_env(tmp_path, server), "submit", "--gpus", "1", "--time-limit", "1m", "--script", str(script),
+                "--", "3", "--gpus", "2")
+    assert said.returncode == EXIT_OK, said
+    assert f"jupyter-sched submit: note: {gpus}" in said.stderr.splitlines(), said.stderr
+    clear(server)
