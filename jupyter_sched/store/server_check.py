@@ -38,6 +38,7 @@ import os
 import pwd
 import socket
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -74,7 +75,54 @@ def tcp_address(url: str) -> tuple[str, int] | None:
             break
     if not host or host.startswith("/") or "," in host:
         return None
-    return host.strip("[]"), int(parsed.port or 5432)
+    return host.strip("[]"), _port_of(parsed)
+
+
+def unix_socket(url: str) -> Path | None:
+    """The socket file (``<folder>/.s.PGSQL.<port>``) of a PostgreSQL ``url`` that connects over a Unix socket in a
+    folder another account may write (upstream's default ``/tmp``; red32 R1b: a squatter's socket there got the
+    password in clear); None for any other store (a folder only root and ``postgres`` may write needs no look)."""
+    parsed = sa.engine.make_url(url)
+    if not parsed.drivername.startswith("postgresql"):
+        return None
+    folder = parsed.query.get("host") if not parsed.host else parsed.host
+    if not isinstance(folder, str) or not folder.startswith("/") or "," in folder:
+        return None
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    if not info.st_mode & 0o022 and info.st_uid in (0, os.geteuid()):
+        return None
+    return Path(folder) / f".s.PGSQL.{_port_of(parsed)}"
+
+
+def _port_of(parsed: sa.engine.URL) -> int:
+    """The port a URL names (``:5433`` or ``?port=5433``; 5432 by default)."""
+    given = parsed.query.get("port")
+    try:
+        return int(parsed.port or (given if isinstance(given, str) and given else 5432))
+    except ValueError:
+        return 5432
+
+
+def _socket_holder(path: Path) -> int | None:
+    """Who made the socket file ``path`` (its owner's uid); None when there is none yet (libpq finds nothing)."""
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process that accepted the connected Unix socket ``sock`` (``SO_PEERCRED``; None elsewhere)."""
+    cred = getattr(socket, "SO_PEERCRED", None)
+    if cred is None:
+        return None
+    import struct
+
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, cred, struct.calcsize("3i")))
+    return int(uid)
 
 
 def _local_targets(host: str, port: int) -> list[str]:
@@ -148,9 +196,10 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
     accepted the connection. A refusal raises the driver's ``OperationalError`` (an unreachable store: the
     service's outage line, retried as any outage). No-op for SQLite and Unix-socket stores."""
     address = tcp_address(url)
-    if address is None:
+    socket_path = unix_socket(url) if address is None else None
+    if address is None and socket_path is None:
         return
-    host, port = address
+    host, port = address or (str(socket_path), 0)
     allowed = allowed_server_uids(configured_uids)
 
     seen = {"scram": False, "md5_said": False}
@@ -159,8 +208,16 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
     def _before(dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
         from ..hub.listener import listener_uids
 
-        targets = _local_targets(host, port)
+        if socket_path is not None:  # red32 R1b: a socket folder anyone may write (upstream's default /tmp)
+            holder = _socket_holder(socket_path)
+            if holder is not None and holder not in allowed:
+                raise dialect.loaded_dbapi.OperationalError(_refused(str(socket_path), holder))
+            targets = [str(socket_path)]
+        else:
+            targets = _local_targets(host, port)
         ours = bool(targets) and _require_scram(cparams)
+        if socket_path is not None:
+            targets = []
         for target in targets:
             uids = listener_uids(target, port) or []
             stranger = next((uid for uid in uids if uid not in allowed), None)
@@ -177,7 +234,7 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
             connection = dialect.connect(*cargs, **cparams)
             if not seen["md5_said"]:
                 seen["md5_said"] = True
-                log.warning("%s", md5_store_line(_where(host, port)))
+                log.warning("%s", md5_store_line(str(socket_path) if socket_path else _where(host, port)))
             return connection
         seen["scram"] = True
         return connection
@@ -190,12 +247,16 @@ def watch_store_server(engine: sa.Engine, url: str, configured_uids: Collection[
             return
         sock = socket.socket(fileno=os.dup(fd))
         try:
-            peer = sock.getpeername()
-            if sock.family not in (socket.AF_INET, socket.AF_INET6) or not is_local_address(
-                    ipaddress.ip_address(str(peer[0]).split("%")[0])):
-                return  # a Unix socket, or another machine
-            where = _where(str(peer[0]), int(peer[1]))
-            uid = accepting_uid(sock)
+            if sock.family == socket.AF_UNIX:  # the server's uid, from the kernel (SO_PEERCRED; red32 R1b)
+                where = str(sock.getpeername() or socket_path)
+                uid = _peer_uid(sock)
+            else:
+                peer = sock.getpeername()
+                if sock.family not in (socket.AF_INET, socket.AF_INET6) or not is_local_address(
+                        ipaddress.ip_address(str(peer[0]).split("%")[0])):
+                    return  # another machine
+                where = _where(str(peer[0]), int(peer[1]))
+                uid = accepting_uid(sock)
         except (OSError, ValueError):
             return
         finally:

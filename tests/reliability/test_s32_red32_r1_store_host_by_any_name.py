@@ -34,9 +34,13 @@ pytestmark = pytest.mark.skipif(accounts.skip_reason() is not None, reason=accou
 ASKS_IN_CLEAR = textwrap.dedent('''
     import socket, struct, sys
     address, port, record = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    listener = socket.socket(family); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((address, port)); listener.listen(8)
+    if address.startswith("/"):  # a Unix socket folder: PostgreSQL's socket file name in it
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(address + "/.s.PGSQL.%d" % port); listener.listen(8)
+    else:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        listener = socket.socket(family); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((address, port)); listener.listen(8)
     print("listening", flush=True)
     while True:
         conn, _ = listener.accept()
@@ -175,3 +179,22 @@ def test_red32_r1_a_connection_to_this_hosts_lan_address_is_checked_like_loopbac
         proc.wait(timeout=30)
     assert said is not None and said.uid == mallory[0].uid, said
     assert f"the hub API's address {lan}:{port} is held by uid {mallory[0].uid}" in said, said
+
+
+def test_red32_r1b_a_socket_folder_anyone_may_write_is_looked_at(mallory: tuple[accounts.Account, Path]) -> None:
+    """red32 R1b: a store over a Unix socket in a folder any account may write (PostgreSQL's upstream default, /tmp):
+    while PostgreSQL was down another account's socket there got the password in clear. The socket file's owner is
+    looked at before connecting (and the connected server's uid, SO_PEERCRED, after)."""
+    folder = mallory[1] / "pgsock"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    proc, port, record = _squat(mallory, str(folder), "unix")
+    try:
+        with pytest.raises(StoreError) as refused:
+            Store(f"postgresql+psycopg://sched:{PASSWORD}@/sched?host={folder}&port={port}")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    said = str(refused.value)
+    assert f"the store's address {folder}/.s.PGSQL.{port} is held by uid {mallory[0].uid}" in said, said
+    assert record.read_bytes() == b"", "nothing reached the squatter: no user name, no password"
