@@ -41,7 +41,6 @@ from ..wording.jobs import (
     work_name,
 )
 from ..wording.time_limits import planned_limit_line
-from . import admin_views
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .job_changes import change as change_job
@@ -510,8 +509,10 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                   if part))
     _print_table(table, io, details=details)
     if more:
+        from .admin_views import record_time
+
         oldest = str(rows[-1].get("submitted_at") or "")  # pasted whole after --until: the server's exact time
-        print(f"Older jobs are not shown (the oldest shown was submitted {admin_views.record_time(oldest, now, seconds=False)}): "
+        print(f"Older jobs are not shown (the oldest shown was submitted {record_time(oldest, now, seconds=False)}): "
               f"--limit {args.limit * 2} shows "
               f"more, or --until {oldest} the next ones; --since, --state, --team and --user narrow it.", file=io.out)
     return EXIT_OK
@@ -763,9 +764,17 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
     return EXIT_OK if job.get("state") == "succeeded" or lease_given_back(job) else EXIT_JOB_FAILED
 
 
+def _admin_view(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """``usage``, ``audit`` or ``quotas`` (:mod:`.admin_views`, imported only for them: the CLI's start-up cost)."""
+    from . import admin_views
+
+    view: Callable[[Any, argparse.Namespace, Streams], int] = getattr(admin_views, args.command)
+    return view(client, args, io)
+
+
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
-    "definitions": definitions, "usage": admin_views.usage, "audit": admin_views.audit, "quotas": admin_views.quotas,
+    "definitions": definitions, "usage": _admin_view, "audit": _admin_view, "quotas": _admin_view,
     "teams": teams_command, "users": users_command, "nodes": nodes_command,
     "hold": change_job, "release": change_job, "update": change_job, "top": change_job,
 }

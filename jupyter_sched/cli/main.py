@@ -233,6 +233,14 @@ COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "hold", "release
                  "simulate", "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
 
+ADMIN_VIEW_NAMES = ("usage", "audit", "quotas")
+"""The subcommands :mod:`.admin_views` adds (listed by ``--help`` between ``nodes`` and ``serve``): its
+module is imported only when one of them is typed (or the whole parser is built)."""
+
+_NO_COMMAND = ""
+"""What :func:`_command_in` says for ``--version`` before any command: no subcommand's parser is built
+(it prints and exits during parsing; newuser32: building them all was 0.33 s of its 0.41 s)."""
+
 
 def version_line() -> str:
     """``jupyter-sched 0.1.0+g2251f7f (Python 3.11.2, /srv/venv)``: what a bug report asks first (newuser26
@@ -263,7 +271,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command: build only this subcommand's parser (:func:`main` knows it from the command
             line): each CLI call is a new process, and building all of them is ~20 ms of CPU at
             its start, a sixth of ``jupyter-sched status``. None: every one (``--help``, a mistyped
-            command, tests).
+            command, tests); "": none (``--version``).
     """
 
     def want(name: str) -> bool:
@@ -346,10 +354,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .nodes import add_parser as add_nodes_parser  # nodes cordon|drain|uncordon (hubadmin24)
 
         add_nodes_parser(sub)
-    from .admin_views import add_parsers as add_admin_views  # usage, audit (hubadmin22 H10)
+    views: list[str] = []
+    if any(want(name) for name in ADMIN_VIEW_NAMES):
+        from .admin_views import add_parsers as add_admin_views  # usage, audit, quotas (hubadmin22 H10)
 
+        views = add_admin_views(sub, want)
     for name in ("status", "submit", "queue", "wait", "cancel", *changes, "jobs", "logs", "definitions", "teams", "users", "nodes",
-                 *add_admin_views(sub, want)):
+                 *views):
         if want(name):
             _common_options(_subparser(parser, name))
     for name, text in (
@@ -592,15 +603,18 @@ def _empty_option(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 def _command_in(raw: Sequence[str]) -> str | None:
     """The subcommand ``raw`` names, for :func:`build_parser` to build only its parser; None when
     the whole parser is needed: no known command, or ``-h``/``--help`` before it (the program's
-    help lists every command)."""
+    help lists every command); :data:`_NO_COMMAND` when ``-V``/``--version`` comes first (it
+    exits while parsed, before any command or error is looked at)."""
     words = iter(raw)
     for word in words:
         if word in ("--url", "--token", "--token-file", "--timeout"):
             next(words, None)  # the option's value, whatever it reads
         elif word in ("-h", "--help") or word == "--":
             return None
+        elif word in ("-V", "--version"):
+            return _NO_COMMAND
         elif not word.startswith("-"):
-            return word if word in COMMAND_NAMES else None
+            return word if word in COMMAND_NAMES or word in ADMIN_VIEW_NAMES else None
     return None
 
 
