@@ -19,14 +19,15 @@ export interface IGlossaryTerm {
 }
 
 /** The words, in the order they are listed when several are in one line. */
+// each pattern takes its word's plural and other forms too (newuser32 n5: "set quotas" opened no quota entry)
 export const GLOSSARY: readonly IGlossaryTerm[] = [
-  { term: 'ETA', pattern: /\bETA\b/, meaning: 'when it should start: when the jobs now holding the GPUs it needs end (by their time limits, or sooner where past runs or progress say so) — an estimate', common: true },
-  { term: 'elected', pattern: /\belected\b/i, meaning: 'it has waited longer than the wait promised when it was queued, so it goes first among the jobs of its priority class' },
+  { term: 'ETA', pattern: /\bETAs?\b/, meaning: 'when it should start: when the jobs now holding the GPUs it needs end (by their time limits, or sooner where past runs or progress say so) — an estimate', common: true },
+  { term: 'elected', pattern: /\belect(ed|ion|ions)\b/i, meaning: 'it has waited longer than the wait promised when it was queued, so it goes first among the jobs of its priority class' },
   { term: 'backfill', pattern: /\bbackfill/i, meaning: 'a job queued behind starts first on the GPUs that free first: run to its time limit, it cannot delay the waiting job past the latest start kept for it, though it may move that job\'s ETA later; while no start can be kept (work with no time limit holds GPUs it needs), whatever fits runs first' },
-  { term: 'reservation', pattern: /\breserv(ation|ed)\b|\bplanned start\b/i, meaning: 'the GPUs and start time the plan keeps for the first waiting job that needs them; only work that ends before then may use those GPUs meanwhile' },
-  { term: 'quota', pattern: /\bquota\b/i, meaning: 'a team\'s share of the GPUs: "guaranteed" GPUs are the team\'s whenever it asks; the "borrowing limit" is how many more it may use while other teams leave them free. No quota: nothing set aside, nothing limited' },
-  { term: 'borrowing limit', pattern: /\bborrow(ing|ed)?\b/i, meaning: 'how many GPUs beyond its guarantee a team may use while others leave them free; borrowed GPUs can be taken back' },
-  { term: 'priority class', pattern: /\bpriority\b|\bits class\b/i, meaning: 'high, normal (the default) or low: a class goes before the classes below it and may preempt their work' },
+  { term: 'reservation', pattern: /\breserv(ations?|ed)\b|\bplanned starts?\b/i, meaning: 'the GPUs and start time the plan keeps for the first waiting job that needs them; only work that ends before then may use those GPUs meanwhile' },
+  { term: 'quota', pattern: /\bquotas?\b/i, meaning: 'a team\'s share of the GPUs: "guaranteed" GPUs are the team\'s whenever it asks; the "borrowing limit" is how many more it may use while other teams leave them free. No quota: nothing set aside, nothing limited' },
+  { term: 'borrowing limit', pattern: /\bborrow(ing|ed|s)?\b/i, meaning: 'how many GPUs beyond its guarantee a team may use while others leave them free; borrowed GPUs can be taken back' },
+  { term: 'priority class', pattern: /\bpriorit(y|ies)\b|\bits class\b/i, meaning: 'high, normal (the default) or low: a class goes before the classes below it and may preempt their work' },
   { term: 'preempt', pattern: /\bpreempt/i, meaning: 'stop running work (after its minimum runtime, with a grace period to checkpoint) to give its GPUs to other work; the stopped job goes back to the queue' },
   { term: 'lease', pattern: /\blease/i, meaning: 'GPUs held by a notebook kernel (%gpu request) rather than by a job, kept while the kernel lives and uses them' },
   { term: 'reclaim', pattern: /\breclaim/i, meaning: 'GPUs taken back: a lease or job idle too long (its owner warned first), or borrowed GPUs the lending team asks for again' },

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { SchedApiError } from '../src/client';
 import { asClause, NULL_TRANS, refusalLine } from '../src/format';
 import { dryRunSentence, requestNotes, submitErrorSentence } from '../src/sections/submit';
+import { glossaryTerms } from '../src/glossary';
 import { makeJob } from './fakeserver';
 
 const MESSAGE = 'needs 99 GPUs of any model on one node but the largest node has 4';
@@ -53,5 +54,15 @@ describe('newuser32 N2', () => {
       " Note: '--gpus 2' in the arguments goes to train.py, not to the scheduler: this job asks for 1 GPU." +
         " Note: '--time-limt 2m' in the arguments goes to train.py, not to the scheduler (did you mean Time limit?): this job has no time limit."
     );
+  });
+});
+
+describe('newuser32 n5', () => {
+  it('test_newuser32_n5_the_glossary_explains_a_word_in_its_plural_too', () => {
+    // the My work line newuser32 saw: "quotas" (its only form there) opened no quota entry
+    const line = 'ask n32b to cancel some of them, or ask an admin to set quotas (c.SchedApp.quotas, or PUT api/sched/quotas)';
+    expect(glossaryTerms(line).map(t => t.term)).toEqual(['quota']);
+    const plurals = 'two reservations, their ETAs, both priorities, it borrows GPUs, the planned starts';
+    expect(glossaryTerms(plurals).map(t => t.term)).toEqual(['ETA', 'reservation', 'borrowing limit', 'priority class']);
   });
 });
