@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, clockUTC, shownText } from './format';
+import { cancelQuestion, clockUTC, formatDuration, shownText } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -34,7 +34,7 @@ import { SchedModel } from './model';
 import { SchedNotifier } from './notify';
 import { SchedSections } from './registry';
 import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
-import { resubmitBody } from './sections/submit';
+import { limitThatStopped, resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
@@ -323,10 +323,22 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
             Notification.warning(shownText(trans.__('Cannot resubmit %1 as it was: %2.', job.name, why)), { autoClose: 8000 });
             return;
           }
-          const fresh = await model.client.submit(resubmitBody(job));
-          model.upsert(fresh);
-          // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)
-          Notification.info(shownText(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id)), { autoClose: 4000 });
+          const send = async (): Promise<void> => {
+            const fresh = await model.client.submit(resubmitBody(job));
+            model.upsert(fresh);
+            // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)
+            Notification.info(shownText(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id)), { autoClose: 4000 });
+          };
+          const limit = limitThatStopped(job);
+          if (limit !== null) {
+            // its limit stopped it: the same request would be stopped the same way — said, and sent only when confirmed (newuser32 n8)
+            Notification.warning(shownText(trans.__('%1 was stopped by its %2 time limit: sent again as it was, it would be stopped the same way. Submit it with a longer Time limit from the Submit form, or resend it as it was.', job.name, formatDuration(limit, trans))), {
+              autoClose: false,
+              actions: [{ label: trans.__('Resubmit with the same limit'), callback: () => void send().catch(err => Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 })) }]
+            });
+            return;
+          }
+          await send();
         } catch (err) {
           Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 });
         }

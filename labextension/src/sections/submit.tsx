@@ -137,6 +137,20 @@ export const RESUBMIT_NOT_COPIED: Readonly<Partial<Record<keyof SubmitRequest, s
   notebook_json: 'kept in the store, not in the job object (a definition resubmits itself)'
 };
 
+/**
+ * The time limit (seconds) that stopped `job`, when it failed after running at least that long; else null
+ * (newuser32 n8: Resubmit of a job its 1m limit stopped sent it again at once with the same 1m limit, to be stopped
+ * the same way). Read from its numbers (limit, start, end), not from the words of its message.
+ */
+export function limitThatStopped(job: Job): number | null {
+  const limit = job.time_limit_s ?? 0;
+  if (job.state !== 'failed' || !limit || !job.started_at || !job.finished_at) {
+    return null;
+  }
+  const ran = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000;
+  return Number.isFinite(ran) && ran >= limit ? limit : null;
+}
+
 /** The request that submits `job` again (same spec, every field of {@link RESUBMIT_COPIED}; the server assigns a new id). */
 export function resubmitBody(job: Job): SubmitRequest {
   const r = resourcesOf(job);
