@@ -62,13 +62,15 @@ def same_name_note(name: str, others: Sequence[tuple[str, str, datetime]], now: 
     """The submit note of a job named as the caller's live job(s) ``others`` — ``(id, state, since)``,
     oldest first: a re-run cell (Shift-Enter twice, "Run all" again) or ``submit --name X`` while X runs
     started a second job silently, holding GPUs twice (newuser26 N2). Said, never refused: a sweep may
-    reuse a name on purpose. ``now``: the clock the times are said on (UTC)."""
+    reuse a name on purpose. ``now``: the clock the times are said on (UTC). "cancel the older, j-…" names no
+    command: the note is said by every surface, each with its own way to cancel (newuser32 n4: a notebook was
+    told "`jupyter-sched cancel j-…` (%schedule cancel j-…)", the CLI's command first)."""
     first, state, since = others[0]
     more = f", and {len(others) - 1} more of that name" if len(others) > 1 else ""
     doing = "waiting" if state in WAITING_STATES else "running" if state == "running" else state
     return (f"a job named {printable_name(name)[:80]!r} is already {doing} ({first}, submitted "
-            f"{clock_text(since, now)}{more}): this is another one — if re-running it was a slip, "
-            f"`jupyter-sched cancel {first}` (%schedule cancel {first}) cancels the older")
+            f"{clock_text(since, now)}{more}): this is another one — if re-running it was a slip, cancel the older, "
+            f"{first}")
 
 
 IN_CLUSTER = "pending (in the cluster)"

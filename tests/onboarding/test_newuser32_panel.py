@@ -98,3 +98,19 @@ def test_newuser32_n2_submits_options_among_the_arguments_are_noted_where_the_jo
     assert said.returncode == EXIT_OK, said
     assert f"jupyter-sched submit: note: {gpus}" in said.stderr.splitlines(), said.stderr
     clear(server)
+
+
+# ---- n4: the server's duplicate-name note names no one surface's command -----------------------------------------
+
+def test_newuser32_n4_the_same_name_note_names_no_surfaces_cancel_command() -> None:
+    """n4: a re-run ``%schedule run`` was told "`jupyter-sched cancel j-1` (%schedule cancel j-1) cancels the older" —
+    the CLI's command first, in a notebook. The note is the server's, said by the CLI, the magics and the panel alike,
+    so it names the job to cancel and leaves how to each (test_newuser26_n2 checks it through the magics and the CLI)."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.wording.jobs import same_name_note
+
+    now = datetime(2026, 12, 6, 16, 0, tzinfo=timezone.utc)
+    said = same_name_note("train", [("j-1", "running", now)], now)
+    assert said.endswith("this is another one — if re-running it was a slip, cancel the older, j-1"), said
+    assert "jupyter-sched" not in said and "%schedule" not in said, said
