@@ -710,8 +710,10 @@ class HubSchedApp(SchedApp):
     async def _check_budgets(self) -> None:
         try:
             await self.off_loop(warn_budgets, self.services)  # reads usage rows: off the loop
-        except Exception:
-            log.exception("jupyter_sched: budget check failed; will retry")
+        except Exception as exc:  # the database not answering is the outage line's to say, once (red32 n1)
+            from ..store.outage import log_store_failure
+
+            log_store_failure(log, "jupyter_sched: budget check failed; will retry", exc)
 
     # ---- stopped servers -----------------------------------------------------------------
     def _reap_tick(self) -> None:

@@ -31,7 +31,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     "lease_released", "owner_removed", "owner_returned", "admin_removed", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",
     "definition_fired", "definition_missed", "definition_skipped",
     # the scheduler's own decisions
-    "preempt", "reclaim", "budget_release", "nomination_reclaimed", "eta_moved", "progress_ignored", "progress_over_limit", "idle_warning", "idle_reclaim", "idle_clear",
+    "preempt", "reclaim", "reclaim_dropped", "budget_release", "nomination_reclaimed", "eta_moved", "progress_ignored", "progress_over_limit", "idle_warning", "idle_reclaim", "idle_clear",
     "idle_kernel_shutdown", "idle_kernel_held",
     "budget_warning", "never_fits_quota", "team_left", "team_rejoined", "priority_class_revoked", "priority_class_regranted", "team_moved", "user_renamed",
     "node_cordoned", "node_uncordoned", "inventory_changed",
