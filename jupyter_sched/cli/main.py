@@ -980,6 +980,19 @@ def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
     return str(found.id)
 
 
+def _own_token_instead(args: argparse.Namespace, url: str, what: str, fix: str) -> str:
+    """The refusal of a token typed (``--token``, or in the ``--url``) for a server of this account whose runtime file
+    holds another: the fix is to leave it out, as for a stale JUPYTER_SCHED_TOKEN (newuser32 n2: it was told to set
+    JUPYTER_SCHED_TOKEN=TOKEN or give --token-file); "" when no running server of this account is at ``url``."""
+    from ..client.discovery import runtime_server
+
+    own = runtime_server(url)
+    if own is None or own[1] == args.token:
+        return ""
+    return (f"{PROG} {args.command}: the server at {url} {what} (an older server's?) — {fix}: this server's own "
+            "token is found without it, in its runtime file [forbidden]")
+
+
 def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") -> str:
     """The server's auth refused the request: which token was sent (and where it came from, since
     an explicit one wins over the discovered server's), and how to give the right one — on a
@@ -991,8 +1004,12 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
         what = f"refused the token in --token-file {args.token_file}"
     elif getattr(args, "token_from_url", False):
         what = "refused the token in the --url"
+        if said := _own_token_instead(args, url, what, "leave the token out of the --url"):
+            return said
     elif args.token:
         what = "refused the token given with --token"
+        if said := _own_token_instead(args, url, what, "leave --token out"):
+            return said
     elif os.environ.get("JUPYTER_SCHED_TOKEN"):
         what = "refused the token in JUPYTER_SCHED_TOKEN"
         from ..client.discovery import runtime_server

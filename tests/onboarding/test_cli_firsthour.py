@@ -479,9 +479,10 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     assert wrong.err.splitlines() == [  # the environment first (new user 7, F17: --token is readable in `ps`)
         "jupyter-sched: note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… "
         "in the environment or --token-file FILE is not shown there",
-        f"jupyter-sched status: the server at {server.url} refused the token given with --token — set "
-        "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or give "
-        "--token-file FILE [forbidden]"]  # the `ps` warning once, in the note (new user 11, N13)
+        # a server this account's runtime file lists: its own token is found, leaving --token out is the fix
+        # (newuser32 n2: it was told to set JUPYTER_SCHED_TOKEN=TOKEN or give --token-file)
+        f"jupyter-sched status: the server at {server.url} refused the token given with --token (an older server's?) "
+        "— leave --token out: this server's own token is found without it, in its runtime file [forbidden]"]
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
     # the server was found by its runtime file, whose own token works: unsetting the variable is the fix (newuser30 N3)
     assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN (an older server's?) — unset " \

@@ -114,3 +114,25 @@ def test_newuser32_n4_the_same_name_note_names_no_surfaces_cancel_command() -> N
     said = same_name_note("train", [("j-1", "running", now)], now)
     assert said.endswith("this is another one — if re-running it was a slip, cancel the older, j-1"), said
     assert "jupyter-sched" not in said and "%schedule" not in said, said
+
+
+# ---- n2: a typed token refused by a server found on this machine: leave it out -----------------------------------
+
+def test_newuser32_n2_a_refused_typed_token_for_a_server_of_this_account_is_told_to_leave_it_out(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """n2: ``--url URL --token deadbeef status`` for this account's own lab was told "set JUPYTER_SCHED_TOKEN=TOKEN …
+    or give --token-file FILE"; a stale JUPYTER_SCHED_TOKEN was told the one-step fix, to leave it out. A typed
+    token (``--token``, or in the ``--url``) refused by a server whose runtime file holds its own is told the same."""
+    from tests.onboarding.test_cli_firsthour import runtime_file
+
+    env = runtime_file(tmp_path / "runtime", server, "tok-ann")
+    typed = _cli(env, "--url", server.url, "--token", "deadbeef", "status")
+    assert typed.returncode == EXIT_REFUSED, typed
+    assert typed.stderr.splitlines()[-1] == (
+        f"jupyter-sched status: the server at {server.url} refused the token given with --token (an older server's?) "
+        "— leave --token out: this server's own token is found without it, in its runtime file [forbidden]")
+    in_url = _cli(env, "--url", f"{server.url}lab?token=deadbeef", "status")
+    assert in_url.returncode == EXIT_REFUSED, in_url
+    assert "refused the token in the --url (an older server's?) — leave the token out of the --url: this server's " \
+        "own token is found without it" in in_url.stderr, in_url.stderr
+    assert _cli(env, "--url", server.url, "status").returncode == EXIT_OK  # as it says: left out, it works
