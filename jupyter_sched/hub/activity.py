@@ -16,8 +16,10 @@ unknown server names). Requests from panels and other polling UIs are never acti
 addendum): a lease whose kernel and GPUs are idle, or a job whose GPUs are, is listed among the
 engine's idle work (``GET idle``) and is no activity — otherwise a forgotten notebook's lease kept its
 server alive for ever, and the server's kernel kept the lease. A lease idle on its GPUs while its
-kernel is busy still counts (the kernel computes). Work with no idle verdict (no telemetry, idle
-policy off, CPU-only) counts while it runs.
+kernel is busy still counts (the kernel computes). GPU work with no idle verdict (no telemetry, idle
+policy off) counts while it runs; a batch job that holds no GPU does not (red32 R5: it needs no server — the
+service runs it and keeps its log — and costs no GPU-hours, so one ``sleep 100000`` on 0 GPUs kept its owner's
+idle server and kernels from the culler for ever).
 
 The hub may be slow or hold a request (a busy hub or proxy; issue 17). Every request is bounded by
 the hub client's timeout (``c.HubIdentityProvider.hub_timeout_s``), and :class:`ActivityReporter` never
@@ -49,7 +51,7 @@ from ..store.outage import log_store_failure
 from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
 __all__ = ["ACTIVE_STATES", "ActivityCollector", "ActivityReporter", "activity_bodies", "activity_path",
-           "active_servers", "idle_work", "report_activity"]
+           "active_servers", "holds_gpus", "idle_work", "report_activity"]
 
 _T = TypeVar("_T")
 
@@ -101,6 +103,15 @@ def activity_bodies(work: Iterable[Mapping[str, Any]], servers: Mapping[str, Ite
             body["servers"] = {name: {"last_activity": stamp} for name in names}
         out[user] = body
     return out
+
+
+def holds_gpus(job: Mapping[str, Any]) -> bool:
+    """Whether ``job`` (``job_to_dict`` shape) is a lease or asks for GPUs: work that counts as its owner's activity
+    (a CPU-only batch job does not: red32 R5)."""
+    if job.get("kind") == "lease":
+        return True
+    resources = job.get("resources") or {}
+    return bool(resources.get("gpus")) or bool(resources.get("groups"))
 
 
 def activity_path(user: str) -> str:
@@ -251,7 +262,7 @@ async def report_activity(service: Any, hub: HubClient, *,
         if quiet:
             log.debug("jupyter_sched: no hub activity for %s: all their running work is idle", ", ".join(quiet[:20]))
     gone = set(reporter.removed())  # the hub no longer lists them: a post would only be refused (A5)
-    work = [job for job in work if job.get("id") not in idle and job.get("user") not in gone]
+    work = [job for job in work if job.get("id") not in idle and job.get("user") not in gone and holds_gpus(job)]
     if not work:
         return []
     try:

@@ -94,13 +94,15 @@ def gated(tmp_path: Path, name: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_service(tmp_path: Path, users: tuple[str, ...]) -> Iterator[SchedulerService]:
+def running_service(tmp_path: Path, users: tuple[str, ...],
+                    gpus: dict[str, int] | None = None) -> Iterator[SchedulerService]:
     """A real service on a frozen clock (``NOW``) with one running job per user (processes that
-    wait on a gate file); the jobs end and the store closes on exit."""
+    wait on a gate file; 1 GPU each unless ``gpus`` says); the jobs end and the store closes on exit."""
     svc = SchedulerService(store=Store(sqlite_url(tmp_path / "s.sqlite")), inventory=SimulatedInventory(3, node="n1"),
                            executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(NOW), cycle_interval_s=0.0,
                            stop_grace_s=5.0)
-    ids = [svc.submit({"gpus": 1, "command": gated(tmp_path, "gate")}, user=user)["id"] for user in users]
+    ids = [svc.submit({"gpus": (gpus or {}).get(user, 1), "command": gated(tmp_path, "gate")}, user=user)["id"]
+           for user in users]
     try:
         deadline = time.monotonic() + 60
         while {svc.get_job(i, user="x", is_admin=True)["state"] for i in ids} != {"running"}:
@@ -136,6 +138,25 @@ def test_the_service_posts_running_work_as_activity_through_the_hub_api(tmp_path
     assert posts == {"ana": {"last_activity": STAMP, "servers": {"": {"last_activity": STAMP},
                                                                  "gpu": {"last_activity": STAMP}}},
                      "bob": {"last_activity": STAMP}}
+
+
+def test_red32_r5_a_cpu_only_batch_job_is_no_server_activity(tmp_path: Path) -> None:
+    """red32 R5: one ``sleep 100000`` on 0 GPUs kept its owner's idle server (and kernels) from the hub's culler for
+    ever — it needs no server and costs no GPU-hours. Now only leases and GPU work count."""
+    posts: dict[str, Any] = {}
+    with running_service(tmp_path, ("ana", "bob"), gpus={"bob": 0}) as svc:
+
+        async def run() -> list[str]:
+            port = _free_port()
+            server = HTTPServer(hub_app(HUB_USERS, posts=posts, page_max=200))
+            server.listen(port, "127.0.0.1")
+            try:
+                return await report_activity(svc, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN))
+            finally:
+                server.stop()
+
+        reported = asyncio.run(run())
+    assert reported == ["ana"] and set(posts) == {"ana"}, posts
 
 
 # ---- issue 17: a hub that holds a request holds no later report ----------------------------------
