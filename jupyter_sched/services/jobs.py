@@ -1070,7 +1070,9 @@ class JobsService:
                 out.update(reason=reason_to_dict(pend.reason), eta=pend.reason.eta.isoformat() if pend.reason.eta else None)
         for rej in result.rejects:
             if rej.job_id == job.id:
-                out.update(never=True, reason=reason_to_dict(rej.reason))
+                # the submit of it is refused with the reason alone: no notes on a time limit or units of a
+                # request that can never start (the dry run says what the submit would, newuser31 n13)
+                out.update(never=True, reason=reason_to_dict(rej.reason), warnings=[])
         with dated_from(self.ctx.clock.now()):  # new user 25, N11: a year away said with its year
             return DryrunJobResponse.model_validate(out)
 

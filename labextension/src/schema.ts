@@ -3435,7 +3435,10 @@ export interface operations {
     };
     submitJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the client's key for this submit (1 to 128 letters, digits, '.', '_', ':' or '-'; a UUID): sent again with the same request, it is answered with the job it made (200), never a second one; with another request, 409. Per user; each user's newest 1,000 are kept. The Idempotency-Key header is taken too. */
+                idempotency_key?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3446,6 +3449,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The job this idempotency_key made before (header Idempotent-Replayed true); nothing new */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
             /** @description The accepted job */
             201: {
                 headers: {
@@ -3456,6 +3468,15 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error"];
+            /** @description The idempotency_key was sent before with another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Can never fit (reason with numbers) */
             422: {
                 headers: {
