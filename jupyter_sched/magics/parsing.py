@@ -638,6 +638,13 @@ def _help_wanted(tokens: list[str], *, cell: bool) -> str | None:
     return head
 
 
+CLI_WORDS = {
+    "submit": "in a notebook: %schedule run SCRIPT [ARGS] --gpus N (a notebook: %schedule notebook NB.ipynb; a cell: "
+              "%%schedule --gpus N)",
+}
+"""Subcommands of ``jupyter-sched`` that are not ``%schedule``'s, and what says it in a notebook."""
+
+
 def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     """Parse the text after ``%schedule`` (or the ``%%schedule`` header when ``cell``).
 
@@ -677,6 +684,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                               hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS) + "; or %%schedule for a cell")
     head, rest = tokens[0], tokens[1:]
     if head not in SCHEDULE_SUBCOMMANDS:
+        if head in CLI_WORDS:  # the CLI's word for it (newuser32 n12: `%schedule submit train.py` got no pointer)
+            raise ValidationError(f"%schedule: {head!r} is the CLI's word — {CLI_WORDS[head]}", field="subcommand",
+                                  hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))
         meant = close_option(head, "", SCHEDULE_SUBCOMMANDS)  # `%schedule wiat J`
         raise ValidationError(f"%schedule: unknown subcommand {head!r}" + (f" — {meant}" if meant else ""),
                               field="subcommand", hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))

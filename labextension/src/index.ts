@@ -212,7 +212,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     });
     commands.addCommand(CommandIDs.runNotebook, {
       label: args => (args.isPalette ? trans.__('Run This Notebook on GPUs…') : trans.__('Run on GPUs')),
-      caption: trans.__('Submit this notebook as a GPU job (the saved version runs)'),
+      caption: trans.__('Open this notebook in the GPUs Submit form, checked against the free GPUs (the saved version runs once you press Submit)'),
       icon: args => (args.isPalette ? undefined : gpuIcon),
       execute: async args => {
         const nb = notebooks?.currentWidget;
