@@ -128,7 +128,8 @@ def test_newuser14_n25_a_write_refuses_a_query_argument_it_does_not_take(server:
     bob = api(server, "tok-bob")
     posted = bob.post("jobs", params={"user": "ann"}, json={"gpus": 0, "command": ["true"]})
     assert posted.status_code == 400 and posted.json()["error"]["field"] == "user", posted.text
-    assert "POST jobs takes no query arguments" in posted.json()["error"]["hint"]
+    # it names what it does take (the submit key since s32; "takes no query arguments" before)
+    assert "POST jobs takes: idempotency_key" in posted.json()["error"]["hint"], posted.text
     assert bob.get("jobs").json() == []  # nothing was submitted
     quotas = api(server, "tok-boss").put("quotas", params={"dry": "1"}, json=[])
     assert quotas.status_code == 400 and quotas.json()["error"]["field"] == "dry", quotas.text
@@ -177,7 +178,8 @@ def test_newuser14_n25_a_missing_file_names_its_field_once(server: EmbeddedServe
     error = _refused(server, "jobs", {"gpus": 0, field: path})
     assert error["message"] == f"{field} '{path}' does not exist on this server", error
     said = _cli(_env(server), "submit", "--gpus", "0", f"--{field}", path, cwd=tmp_path)
-    assert f"{field} {path}" in said.stderr and f"{field}: {field}" not in said.stderr, said.stderr
+    # the CLI names it by its option, once (wording/files.py since newuser31 n15)
+    assert f"--{field} '{path}' does not exist" in said.stderr and f"{field}: {field}" not in said.stderr, said.stderr
 
 
 def test_newuser14_n25_a_server_setting_is_not_said_as_an_option() -> None:
