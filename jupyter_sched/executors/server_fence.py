@@ -109,16 +109,7 @@ class ServerFence:
         Raises:
             OSError: the group could not be made.
         """
-        procs = os.fsencode(self.ensure(uid) / "cgroup.procs")
-
-        def enter() -> None:
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, str(os.getpid()).encode())
-            finally:
-                os.close(fd)
-
-        return enter
+        return _entering(self.ensure(uid))
 
     def sync(self, leased: Mapping[int, Iterable[int]]) -> None:
         """Make each account's group allow exactly the GPU minors of its granted kernel leases
@@ -159,6 +150,12 @@ def server_tasks_enter_fn(uid: int, pids_max: int, root: Path = CGROUP_ROOT) -> 
     group = base / _SUBTREE / "servers" / f"u{int(uid)}"
     group.mkdir(mode=0o755, parents=True, exist_ok=True)
     (group / "pids.max").write_text(str(int(pids_max)))
+    return _entering(group)
+
+
+def _entering(group: Path) -> Callable[[], None]:
+    """What a spawned child runs (as root, before anything of the user) to move itself into ``group``: its pid written
+    to the group's ``cgroup.procs`` (the path worked out now, so the child only opens and writes)."""
     procs = os.fsencode(group / "cgroup.procs")
 
     def enter() -> None:
