@@ -78,7 +78,9 @@ def test_case_019_k8s_job_manifest_stale_gpu_request(fake: FakeKubernetes) -> No
                 executor.start(_job(f"b{i + 1}", {"image": "python:3.12", **body}), GPU_ALLOC)
             assert err.value.message == message
             assert err.value.field == "gpus"
-        assert fake.requests[sent:] == []
+        # nothing about these jobs reached the API server (the inventory's own pod watch, which renews itself every
+        # 30 s in the background, may: a loaded run 2 of session 32 saw one land here)
+        assert [r for r in fake.requests[sent:] if not (r[0] == "GET" and "watch=true" in r[1])] == []
 
         # j-gpu: limits = requests = "1", the product's node selector, the GPU toleration.
         executor.start(_job("j-gpu", J_GPU), GPU_ALLOC)
