@@ -300,10 +300,12 @@ def test_s32_speed_a_run_writes_each_test_files_seconds_worker_and_span(tmp_path
     nor how evenly the xdist workers ended. ``$JUPYTER_SCHED_FILE_SECONDS`` (scripts/test-all sets it beside its
     stage logs) now gets each file's summed seconds, the worker that ran it and when (tests/run_times.py).
 
-    The run below is serial (one interpreter): CI's run of 2026-12-06 timed out at 120 s starting an inner
-    ``-n 2`` run (three interpreters and execnet) under its load. Which xdist worker ran a file is read from the
-    controller's reports; that part is checked in-process with reports shaped as xdist's controller receives
-    them (``report.node.gateway.id``), a stand-in for a second xdist session inside this one."""
+    The inner run has its own ``--basetemp``: in CI's run of 2026-12-06 its tests ended at once, but the inner
+    pytest, given no basetemp, made a numbered folder in /tmp/pytest-of-root and at its exit deleted the older
+    numbered folders there (pytest keeps 3) — earlier whole runs' basetemps, hundreds of MB — past the 120-s
+    timeout. It is serial (one interpreter, no execnet); which xdist worker ran a file is read from the
+    controller's reports, checked in-process with reports shaped as xdist's controller receives them
+    (``report.node.gateway.id``), a stand-in for a second xdist session inside this one."""
     import json
     import os
     import sys
@@ -319,7 +321,7 @@ def test_s32_speed_a_run_writes_each_test_files_seconds_worker_and_span(tmp_path
     out = tmp_path / "seconds.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_SCHED_FILE_SECONDS": str(out)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           "-p", "tests.conftest"], cwd=suite, env=env, capture_output=True, text=True, timeout=300)
+                           "-p", "tests.conftest", f"--basetemp={tmp_path / 'inner'}"], cwd=suite, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = json.loads(out.read_text())
     assert sorted(rows) == ["test_a.py", "test_b.py"], rows
