@@ -52,7 +52,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from ..errors import AuthenticationError, SchedError, ValidationError
+from ..errors import AuthenticationError, AuthorizationError, SchedError, ValidationError
 from ..model.units import shown_in
 from ..userfiles import file_problem
 from .aliases import OneSetting
@@ -973,7 +973,8 @@ def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
 
     try:
         found = client.job_named(ref)
-    except ValidationError as err:  # several live of that name: the commands to type (newuser28 n13)
+    except (ValidationError, AuthorizationError) as err:  # several live of that name: the commands to type
+        # (newuser28 n13); only another user's work has it: whose, in this command's words (newuser32 n3)
         raise name_refusal(err, f"{PROG} {command}") from None
     if found.note:
         print(f"{PROG} {command}: note: {found.note}", file=io.err)

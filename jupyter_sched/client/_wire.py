@@ -29,7 +29,8 @@ from ..errors import (
 from .discovery import TOKEN_HINT
 
 __all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "ServiceDownError", "SseParser", "error_from_response",
-           "event_from_sse", "job_id_named", "job_named", "name_refusal", "needs_lookup", "new_notes", "unwrap_list"]
+           "event_from_sse", "job_id_named", "job_named", "name_refusal", "named_by_others", "needs_lookup", "new_notes",
+           "queue_named", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -201,8 +202,9 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
     Raises:
         ValidationError: several of that name are pending or running (field ``job_id``; their ids,
             newest first): which one is meant cannot be told.
-        NotFoundError: none has that name (only the caller's own were looked in: another user's name
-            says nothing of theirs).
+        NotFoundError: none has that name (only the caller's own are looked in here; the clients then look
+            for it in the queue, which shows everyone others' live work: :func:`queue_named`,
+            :func:`named_by_others`; an ended job of another user's stays unnamed).
     """
     if _ID_TYPED.fullmatch(ref):  # J-1M8Z…: an id in capitals is the id, not a name (new user 15, N10)
         return NamedJob(ref.lower())
@@ -243,10 +245,49 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
                     "running")
 
 
-def name_refusal(err: ValidationError, command: str) -> ValidationError:
+def queue_named(ref: str, entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The lines of ``GET queue`` (``entries``) of other users' work named ``ref``, in queue order: their
+    ``id``, ``user``, ``state`` and ``kind`` — what the queue shows everyone of them, and no more."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for row in entries:
+        job_id = str(row.get("id") or "")
+        if row.get("mine") or row.get("name") != ref or not job_id or job_id in seen:
+            continue
+        seen.add(job_id)
+        out.append({key: row.get(key) for key in ("id", "user", "state", "kind")})
+    return out
+
+
+def named_by_others(ref: str, others: list[dict[str, Any]], *, admin: bool, command: str = "") -> SchedError:
+    """The refusal of the name ``ref`` that none of the caller's jobs has and other users' live work in the
+    queue (``others``, :func:`queue_named`) has (newuser32 n3: "none of your jobs is named 'b-x', and no job
+    has that id" while the queue listed bob's b-x): whose it is and, for a non-admin, what they may do — a 403
+    as the same job's id is answered (``forbidden``); for an admin, who acts on anyone's job by its id, its id
+    to type (``invalid``, field ``job_id``). Words: :func:`jupyter_sched.wording.not_yours.named_by_others`
+    for ``command`` (``jupyter-sched cancel``; "" until the command re-words it, :func:`name_refusal`).
+    ``details``: ``others``, ``admin`` and ``name``, for that re-wording."""
+    from ..wording.not_yours import named_by_others as words
+
+    message, hint = words(ref, others, admin=admin, command=command)
+    details = {"name": ref, "others": others, "admin": admin}
+    if admin:
+        return ValidationError(message, field="job_id", hint=hint, details=details)
+    return AuthorizationError(message, field="job_id", hint=hint, details=details)
+
+
+def name_refusal(err: SchedError, command: str) -> SchedError:
     """:func:`job_named`'s refusal of a name several live jobs have, its hint the commands to type, ``command``
     (``jupyter-sched wait``, ``%schedule wait``) with each id, newest first (newuser28 n13: a re-run's two jobs
-    were "give the id", after its note had named both); another error as it is."""
+    were "give the id", after its note had named both); the refusal of a name only other users' work has
+    (:func:`named_by_others`) in the words of ``command`` (newuser32 n3); another error as it is."""
+    others = (err.details or {}).get("others")
+    if command and isinstance(others, list) and others:
+        details = err.details or {}
+        return named_by_others(str(details.get("name") or ""), others, admin=bool(details.get("admin")),
+                               command=command)
+    if not isinstance(err, ValidationError):
+        return err
     ids = (err.details or {}).get("ids")
     if not command or not isinstance(ids, list) or not ids:
         return err

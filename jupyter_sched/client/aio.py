@@ -19,8 +19,19 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from ..backoff import Backoff, Retries
+from ..errors import NotFoundError, SchedError
 from ._routes import routes
-from ._wire import NamedJob, Req, error_from_response, event_of, job_named, needs_lookup, unwrap_list
+from ._wire import (
+    NamedJob,
+    Req,
+    error_from_response,
+    event_of,
+    job_named,
+    named_by_others,
+    needs_lookup,
+    queue_named,
+    unwrap_list,
+)
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import Connection, renewed, token_hint
 from .sync import DEFAULT_TIMEOUT_S, _to_stderr, headers_for, next_cursor, unreachable, usage_frame
@@ -173,7 +184,20 @@ class AsyncSchedClient:
 
     async def job_named(self, ref: str) -> NamedJob:
         """:meth:`SchedClient.job_named <jupyter_sched.client.sync.SchedClient.job_named>`, awaited."""
-        return job_named(ref, await self.jobs() if needs_lookup(ref) else None)
+        rows = await self.jobs() if needs_lookup(ref) else None
+        try:
+            return job_named(ref, rows)
+        except NotFoundError:
+            if rows is None:
+                raise
+            others = queue_named(ref, await self.queue())  # another user's, as the queue shows it (newuser32 n3)
+            if not others:
+                raise
+        try:
+            admin = bool((await self.me()).get("is_admin"))
+        except SchedError:
+            admin = False
+        raise named_by_others(ref, others, admin=admin)
 
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

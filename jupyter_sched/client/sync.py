@@ -25,7 +25,7 @@ from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SchedError
+from ..errors import NotFoundError, SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import (
@@ -35,8 +35,10 @@ from ._wire import (
     error_from_response,
     event_of,
     job_named,
+    named_by_others,
     needs_lookup,
     new_notes,
+    queue_named,
     unwrap_list,
 )
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
@@ -533,9 +535,26 @@ class SchedClient:
         Raises:
             ValidationError: several of mine of that name are pending or running (field ``job_id``;
                 their ids listed).
-            NotFoundError: none of mine has it.
+            NotFoundError: none of mine has it, nor another user's work in the queue.
+            AuthorizationError: none of mine has it, and another user's live work in the queue does (an
+                admin: ValidationError with its id to type): whose it is (newuser32 n3), ``details["others"]``.
         """
-        return job_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
+        rows = self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None
+        try:
+            return job_named(ref, rows)
+        except NotFoundError:
+            if rows is None:
+                raise
+            # the queue shows everyone each live job's name and owner: one of theirs is said to be theirs, as
+            # its id is, rather than "no job has that id" (asked only here, once a name is not the caller's)
+            others = queue_named(ref, self.queue())
+            if not others:
+                raise
+        try:  # an admin is given the id to type instead (they may act on anyone's job by its id)
+            admin = bool(self.me().get("is_admin"))
+        except SchedError:
+            admin = False
+        raise named_by_others(ref, others, admin=admin)
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000, since: str | None = None,

@@ -32,7 +32,15 @@ from ..client._wire import new_notes
 from ..client.ride_out import ARRIVED, SENT_AGAIN, RideOut, submit_through_restart
 from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
-from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
+from ..errors import (
+    AuthorizationError,
+    ConflictError,
+    NotFoundError,
+    QuotaError,
+    SchedError,
+    UnschedulableError,
+    ValidationError,
+)
 from ..model.units import clock_text
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_line, refusal_text, state_word, wait_progress
@@ -327,7 +335,7 @@ class SchedMagics(Magics):
 
         try:
             found = self.client.job_named(ref)
-        except ValidationError as err:
+        except (ValidationError, AuthorizationError) as err:  # only another user's has it: whose (newuser32 n3)
             raise name_refusal(err, f"%schedule {command}" if command else "") from None
         if found.note:
             self._print(f"Note: {found.note}.")

@@ -25,6 +25,7 @@ from ..model import GPU, Inventory, Job, JobState, Profile
 from ..model.resources import Cordon
 from ..scheduling.gates import HELD
 from ..store import IdGenerator, JobRecord, Store
+from ..wording.not_yours import not_yours_words
 
 __all__ = ["Context"]
 
@@ -200,11 +201,6 @@ def not_visible(job_id: str, field: str) -> NotFoundError:
                               "in the queue: finished jobs of other users are not shown to you)")
 
 
-_NOT_YOURS = {"cancel": "you may cancel only your own", "update": "you may hold, release or change only your own (an "
-              "admin changes anyone's)", "read logs": "you may read only your own jobs' logs",
-              "keep a lease alive": "you may keep only your own leases alive"}
-
-
 def _not_yours(job: Job, request: str, field: str) -> AuthorizationError:
     """The 403 for another user's job that the shared queue lists: "j-… is another user's job: you may
     cancel only your own", not "no job … visible to you", which contradicted the queue line the caller
@@ -213,7 +209,6 @@ def _not_yours(job: Job, request: str, field: str) -> AuthorizationError:
     nothing more of the job — not even its owner (the queue is where the caller sees what is shown of
     others' work); an ended job of another user stays a 404 (:func:`not_visible`)."""
     noun = "lease" if job.is_lease else "job"
-    said = next((words for verb, words in _NOT_YOURS.items() if request.startswith(verb)),
-                f"you may look into only your own {noun}s (the queue shows what others see of it)")
+    said = not_yours_words(request, noun)  # as the CLI and the magics refuse its name (newuser32 n3)
     return AuthorizationError(f"{job.id} is another user's {noun}: {said}", field=field,
                               hint="ask its owner (the queue names them) or an admin")
