@@ -116,6 +116,12 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:%d" % s["chp_api_port"]
 c.ConfigurableHTTPProxy.command = [s["chp"]]
 c.JupyterHub.db_url = "sqlite:///" + s["base"] + "/hub.sqlite"
 c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
+# JupyterHub 6 waits Service.timeout (30 s by default) at its start for each external service to answer before
+# it routes /hub/ through the proxy; a test hub's service starts after the hub (it needs the hub's API), so
+# every test hub waited the whole 30 s, the service never up. 1 s is JupyterHub 5's fixed wait (5 has no such
+# field and refuses an unknown one). The hub routes the service either way (a warning in its log).
+from jupyterhub.services.service import Service as _Service  # noqa: E402
+SERVICE_WAIT = {{"timeout": 1}} if "timeout" in _Service.class_trait_names() else {{}}
 """
 
 _CONFIG = HUB_CONFIG_HEAD + """c.JupyterHub.api_page_default_limit = s["page_max"]
@@ -137,7 +143,7 @@ c.JupyterHub.load_groups = {{g: {{"users": u}} for g, u in s["groups"].items()}}
 c.JupyterHub.custom_scopes = {{"custom:jupyter-sched:admin": {{"description": "administer jupyter-sched"}}}}
 c.JupyterHub.services = [
     {{"name": "jupyter-sched", "url": s["service_url"], "api_token": s["service_token"],
-      "oauth_no_confirm": True, "display": False}},
+      "oauth_no_confirm": True, "display": False, **SERVICE_WAIT}},
     {{"name": "test-driver", "api_token": s["driver_token"]}},
 ]
 c.JupyterHub.load_roles = [
@@ -227,15 +233,8 @@ class Hub:
             "ServerApp": {"jpserver_extensions": {"jupyterlab": False, "jupyter_lsp": False, "notebook_shim": False,
                                                   "jupyter_server_terminals": False, "jupyter_sched": True}},
             "SchedApp": {"kernel_report_interval_s": 1.0, "activity_interval_s": 1.0}}))
-        settings = {
-            "base": str(self.base), "proxy_port": self.proxy_port, "hub_port": self.hub_port,
-            "chp_api_port": chp_api_port, "chp": chp, "admins": list(self.admins), "groups": self.groups,
-            "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
-            "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
-            "spawner_class": self.spawner_class,
-        }
         config = self.base / "jupyterhub_config.py"  # holds the service and driver tokens: root's only
-        _write_private(config, _CONFIG.format(settings=json.dumps(settings)).encode())
+        _write_private(config, self.config_text(chp, chp_api_port).encode())
         # jupyter_core migrates IPython 3 config into JUPYTER_CONFIG_DIR unless this marker exists; the
         # folder is shared and read-only for the accounts
         (user_config / "migrated").write_text("jupyter_sched hub test\n")
@@ -247,6 +246,17 @@ class Hub:
         self.wait_for(lambda: self.api("GET", "").status_code == 200, 60, "the hub API")
         (self.base / "hub.sqlite").chmod(0o600)  # the hub's tokens and cookie secret: no job may read them
         self.start_service()
+
+    def config_text(self, chp: str, chp_api_port: int) -> str:
+        """The hub's ``jupyterhub_config.py`` (Python source) for this hub's ports, tokens, users and groups."""
+        settings = {
+            "base": str(self.base), "proxy_port": self.proxy_port, "hub_port": self.hub_port,
+            "chp_api_port": chp_api_port, "chp": chp, "admins": list(self.admins), "groups": self.groups,
+            "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
+            "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
+            "spawner_class": self.spawner_class,
+        }
+        return _CONFIG.format(settings=json.dumps(settings))
 
     # ---- the central service ----------------------------------------------------------------
     def start_service(self) -> None:
