@@ -3,8 +3,10 @@
 Start (:meth:`LocalExecutor.start` with the job's :class:`~.runas.RunAs`): the wrapper
 (:mod:`.wrapper`) is spawned in a new session (``start_new_session=True``: its own process
 group, so signals reach the job's children and never the server), *as the run-as account*
-(``Popen(user=, group=, extra_groups=)`` when it is not the service's own, i.e. in hub mode),
-with stdin a pipe. The executor puts the wrapper into the job's group (a cgroup, else a marker;
+when it is not the service's own (hub mode): Popen starts a root step that becomes the account
+and execs the wrapper (:func:`_as_owner`), so the engine's thread never waits on a process
+the job's owner can stop (red32 R7; a wrapper kept from reading its launch within
+:data:`LAUNCH_READ_S`, or seen stopped before it, is ended naming its account), with stdin a pipe. The executor puts the wrapper into the job's group (a cgroup, else a marker;
 :mod:`.tracking`) and only then sends it the launch line: the working directory, carried files
 (``source``, ``notebook_json``) and a banner. The wrapper, as the owner, creates the job's
 directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, opens
@@ -1004,6 +1006,8 @@ class LocalExecutor:
             command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (fd,)
         else:
             command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
+        if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below)
+            command = _as_owner(run_as, command)
         banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
                   else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
@@ -1018,11 +1022,14 @@ class LocalExecutor:
             launch, passed = json.dumps({"launch_fd": launch_fd}) + "\n", (*passed, launch_fd)
         with open(self.dirs.err_path(job.id), "wb") as err:
             try:
+                # Popen waits, on this (the engine's) thread, until its child's execve. Never Popen(user=): its child
+                # is the owner's from its setuid to that execve, so the owner's SIGSTOP (kill -STOP -1 in a loop)
+                # landing there held the engine for everyone (red32 R7). The child here is root up to its execve of
+                # the service's interpreter (_DROP_TO_OWNER), which becomes the owner and execs the wrapper after
+                # Popen has returned; a wrapper kept from beginning is ended (_watch_launch, stopped-wrapper rule).
                 popen = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
-                    start_new_session=True, cwd="/" if switching else None, pass_fds=passed,
-                    user=run_as.uid if switching else None, group=run_as.gid if switching else None,
-                    extra_groups=list(run_as.groups) if switching else None)
+                    start_new_session=True, cwd="/" if switching else None, pass_fds=passed)
             except OSError as exc:
                 raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
             finally:
@@ -1065,20 +1072,28 @@ class LocalExecutor:
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
                         restarts=restarts, run_as=run_as, group=group, limits=limits, log_cap=log_cap,
-                        launch_left=left or b"", launch_by=self._monotonic() + LAUNCH_READ_S if left else None)
+                        launch_left=left or b"",
+                        launch_by=self._monotonic() + LAUNCH_READ_S if left or switching else None)
 
-    def _feed_launch(self, t: _Tracked, now: float) -> None:
-        """Write more of ``t``'s launch line as its pipe takes it; a wrapper that has not read it all within
-        :data:`LAUNCH_READ_S` of its start is ended with the reason (red32 R7)."""
-        left = _write_some(t.control.fileno(), t.launch_left) if t.control is not None else None
-        t.launch_left = left or b""
-        if not t.launch_left or t.stopping or t.launch_by is None or now < t.launch_by:
+    def _watch_launch(self, t: _Tracked, now: float) -> None:
+        """Write more of ``t``'s launch line as its pipe takes it; once the wrapper has read all of it (nothing left to
+        write, none unread in the pipe: it began) nothing more is watched here. A wrapper that has not read it within
+        :data:`LAUNCH_READ_S` of its start is ended with the reason naming its account (red32 R7; a wrapper run as
+        another account is watched whatever its launch's size: the owner may stop, freeze or trace it before it began,
+        which the stopped-wrapper rule of :mod:`.outside_caps` sees sooner where it can)."""
+        if t.launch_left:
+            left = _write_some(t.control.fileno(), t.launch_left) if t.control is not None else None
+            t.launch_left = left or b""
+        if t.control is None or (not t.launch_left and _unread(t.control.fileno()) == 0):
+            t.launch_by = None  # read whole (or its wrapper is gone: its end is reported)
             return
-        t.own_stop = (f"its wrapper did not read its launch within {LAUNCH_READ_S:.0f} s of its start (stopped or "
-                      "traced before it began: the job's own account may signal it); stopped — do not signal a job's "
-                      "processes before it runs")
+        if t.stopping or t.launch_by is None or now < t.launch_by:
+            return
+        t.own_stop = (f"its wrapper did not read its launch within {LAUNCH_READ_S:.0f} s of its start"
+                      f"{_as_account(t.run_as)} (stopped, frozen or traced before it began: the job's own account may "
+                      "signal it); the job never ran and was ended — do not signal a job's processes before it runs")
         log.warning("job %s: %s", t.job.id, t.own_stop)
-        self.stop(t.job.id, grace_s=_OWN_STOP_GRACE_S, reason=t.own_stop)
+        self.stop(t.job.id, grace_s=0.0, reason=t.own_stop)  # it never began: nothing to save, SIGKILL at once
 
     def _log_cap(self, job: Job, run_as: RunAs, job_dir: Path) -> int:
         """The log cap of ``job`` about to be launched in ``job_dir``: its owner's total of kept logs
@@ -1347,8 +1362,8 @@ class LocalExecutor:
         now = self._monotonic()
         running: list[Running] = []
         for job_id, t in list(self._jobs.items()):
-            if t.launch_left:
-                self._feed_launch(t, now)
+            if t.launch_by is not None:
+                self._watch_launch(t, now)
             if t.restart_at is not None:
                 if now >= t.restart_at and not t.stopping:
                     events.extend(self._restart(t))
@@ -1394,7 +1409,8 @@ class LocalExecutor:
         return Running(job_id=t.job.id, wrapper_pid=self._root_pid(t) if t.leftovers_since is None else None,
                        job_dir=t.job_dir, owner_uid=t.owner_uid, log_cap=t.log_cap,
                        setting=self._cap_setting(t.log_cap), stopping=t.stopping,
-                       members=lambda: self._members(t), started=_started(t))
+                       members=lambda: self._members(t), started=_started(t), began=t.launch_by is None,
+                       account=_as_account(t.run_as))
 
     def _members(self, t: _Tracked) -> set[int]:
         """The pids of ``t``'s processes: its tracking group's (and its wrapper while it runs)."""
@@ -1415,12 +1431,13 @@ class LocalExecutor:
             log.warning("job %s: %s", job_id, why)
             t.own_stop, t.folder_stop = why, what == "folder"
             pid = self._root_pid(t)
-            if pid is not None and self._wrapper_alive(t):
-                try:
+            if pid is not None and self._wrapper_alive(t) and t.launch_by is None:  # one that never began is not
+                try:  # let go on (it would run the job): SIGTERM's default action ends even a stopped process
                     os.kill(pid, signal.SIGCONT)
                 except OSError:
                     pass
-            self.stop(job_id, grace_s=_OWN_STOP_GRACE_S, reason=why)
+            # one that never began has nothing to save, and a stopped process keeps SIGTERM pending: SIGKILL at once
+            self.stop(job_id, grace_s=_OWN_STOP_GRACE_S if t.launch_by is None else 0.0, reason=why)
 
     def _held_at_end(self, t: _Tracked) -> None:
         """A job that ended: its log held to its cap once more (its wrapper may have been stopped or killed: then
@@ -1846,6 +1863,59 @@ def _launch_file(launch: str) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+_DROP_TO_OWNER = (
+    "import os,sys\n"
+    "u,g=int(sys.argv[1]),int(sys.argv[2])\n"
+    "try:\n"
+    " os.setgroups([int(x) for x in sys.argv[3].split(',') if x]);os.setresgid(g,g,g);os.setresuid(u,u,u)\n"
+    " os.execvp(sys.argv[4],sys.argv[4:])\n"
+    "except OSError as e:\n"
+    " sys.stderr.write(f'cannot start the job as uid {u}: {sys.argv[4]}: {e.strerror}\\n');sys.stderr.flush()\n"
+    " os._exit(127)\n")
+"""The first program of a job run as another account (:func:`_as_owner`): run as root by the service's interpreter
+(``-I -S``: no site, no environment variables of Python's read), it becomes the account (groups, gid, uid: real,
+effective and saved) and execs the wrapper's command (``argv[4:]``, searched on the job's ``PATH``), keeping its pid,
+session, descriptors and environment (an allow-list: :func:`~.runas.clean_environment`). A failure is its stderr's
+line (the start's error, read at the job's end) and exit 127."""
+_AFTER_DROP_FOR_TESTS = ""
+"""Python run by :data:`_DROP_TO_OWNER` once it is the owner's, before its execve (tests only: the owner's SIGSTOP
+landing in that window, which a test cannot time)."""
+
+
+def _as_owner(run_as: RunAs, command: Sequence[str]) -> list[str]:
+    """``command`` run as ``run_as``'s account by way of :data:`_DROP_TO_OWNER`, whose start ``Popen`` waits for is
+    root's: no process of the job's owner exists until ``Popen`` has returned (red32 R7).
+
+    Raises:
+        ExecutorError: ``run_as`` lacks a numeric uid or gid (the job would run as root).
+    """
+    if run_as.uid is None or run_as.gid is None:
+        raise ExecutorError(f"cannot run a job as {run_as.account}: its uid or gid is unknown", field="user",
+                            hint="map the user to an OS account that exists on this host")
+    code = _DROP_TO_OWNER.replace(" os.execvp", f" {_AFTER_DROP_FOR_TESTS}\n os.execvp") if _AFTER_DROP_FOR_TESTS \
+        else _DROP_TO_OWNER
+    return [sys.executable, "-I", "-S", "-c", code, str(run_as.uid), str(run_as.gid),
+            ",".join(str(g) for g in run_as.groups), *command]
+
+
+def _as_account(run_as: RunAs) -> str:
+    """`` as account NAME (uid N)`` of a job run as another account, for the words of its end; "" embedded."""
+    return f" as account {run_as.account} (uid {run_as.uid})" if run_as.switches else ""
+
+
+def _unread(fd: int) -> int:
+    """Bytes in the pipe ``fd`` (either end) its reader has not read yet (``FIONREAD``); 0 where it cannot be told."""
+    import array
+    import termios
+
+    count = array.array("i", [0])
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, count, True)
+    except OSError:
+        return 0
+    return int(count[0])
 
 
 def _write_some(fd: int, data: bytes) -> bytes | None:

@@ -117,6 +117,8 @@ class Running:
             files; None: its open files are not looked at.
         started: when its wrapper started (seconds since the epoch): files its processes hold open on its log's
             disk, outside its folder, modified since count as its writes there (None: only deleted ones count).
+        began: its wrapper read its launch (False: it was started but has not begun; a stop then says so).
+        account: the words naming the account it runs as (`` as account NAME (uid N)``; "" embedded).
     """
 
     job_id: str
@@ -128,6 +130,8 @@ class Running:
     stopping: bool = False
     members: Callable[[], Iterable[int]] | None = None
     started: float | None = None
+    began: bool = True
+    account: str = ""
 
 
 @dataclass
@@ -168,9 +172,13 @@ def folder_bound(log_cap: int) -> int:
     return max(LEFT_BYTES, log_cap) if log_cap > 0 else 0
 
 
-def stopped_wrapper_reason(state: str, cap: int, setting: str) -> str:
-    """The end of a job whose wrapper stayed stopped (``state`` ``T``/``t``)."""
+def stopped_wrapper_reason(state: str, cap: int, setting: str, *, began: bool = True, account: str = "") -> str:
+    """The end of a job whose wrapper stayed stopped (``state`` ``T``/``t``); ``began``: after it read its launch
+    (else it was stopped while it started, red32 R7), ``account``: :attr:`Running.account`."""
     how = "under a debugger" if state == "t" else "by SIGSTOP"
+    if not began:
+        return (f"its wrapper was stopped ({how}) before it began{account}: the job never ran and was ended — do not "
+                "signal or trace a job's processes while it starts")
     return (f"its wrapper was stopped ({how}) while it ran: the wrapper keeps its log within {setting} "
             f"({cap / 2**20:g} MiB) and records its end, so a job that stops it is ended; its log was held to the "
             "cap — do not signal or trace the job's parent process (os.getppid())")
@@ -279,7 +287,8 @@ class WriteWatch:
             state = _state(job.wrapper_pid)
             seen.stopped = seen.stopped + 1 if state in ("T", "t") else 0
             if seen.stopped >= STOPPED_LOOKS and state is not None:
-                ends[job.job_id] = ("wrapper", stopped_wrapper_reason(state, job.log_cap, job.setting))
+                ends[job.job_id] = ("wrapper", stopped_wrapper_reason(state, job.log_cap, job.setting,
+                                                                      began=job.began, account=job.account))
         open_jobs = [job for job in running if not job.stopping and job.job_id not in ends]
         ends.update(self._look_folders(open_jobs))
         ends.update(self._look_unlinked([job for job in open_jobs if job.job_id not in ends]))
