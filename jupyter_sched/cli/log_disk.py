@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..safefd import open_fd
+
 __all__ = ["DEFAULT_USER_LOG_MIB", "log_disk_line", "log_disk_text"]
 
 DEFAULT_USER_LOG_MIB = 4096
@@ -57,7 +59,7 @@ def _logs(folder: Path) -> tuple[int, bool, set[str]]:
     from ..executors.wrapper import tree_size  # walked with a stack, never by recursion (red29 R5)
 
     try:
-        seen, total = tree_size(os.open(folder, os.O_RDONLY | os.O_DIRECTORY), most=_MOST_FILES, files_only=True)
+        seen, total = tree_size(open_fd(folder, os.O_RDONLY | os.O_DIRECTORY, kind="dir"), most=_MOST_FILES, files_only=True)
     except OSError:
         seen, total = 0, 0
     cut = seen > _MOST_FILES

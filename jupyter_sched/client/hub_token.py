@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
 from ..errors import SchedError
+from ..safefd import open_fd
 from ._http import HttpUnreachable, StdlibHttp
 from .discovery import ENV_SERVICE_TOKEN, Connection, jupyter_runtime_dir
 
@@ -112,7 +113,7 @@ def _read_cache(path: str) -> dict[str, Any]:
     """The kept tokens (``{key: {"token", "id", "expires_at"}}``); {} for a missing, unreadable, malformed file or
     one another account could read or write (not trusted)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_fd(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return {}
     try:
@@ -139,7 +140,7 @@ def _write_cache(path: str, tokens: Mapping[str, Any], now: float) -> None:
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd = open_fd(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"tokens": kept}, fh)
         os.replace(temporary, path)

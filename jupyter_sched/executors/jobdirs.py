@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError, NotFoundError
+from ..safefd import open_fd
 from .runas import RunAs
 from .safeopen import open_untrusted, unsafe_folder
 from .sealing import unseal
@@ -224,7 +225,7 @@ class JobDirs:
                     os.close(dir_fd)
                 pending.clear()
 
-        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        root_fd = open_fd(self.root, os.O_RDONLY | os.O_DIRECTORY, kind="dir")
         try:
             for job_id, _, dir_fd, group, _ in _job_dirs(root_fd):
                 info = _old_own_file(dir_fd, name, older_than, group)
@@ -297,7 +298,7 @@ class JobDirs:
                     os.close(dir_fd)
                 pending.clear()
 
-        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        root_fd = open_fd(self.root, os.O_RDONLY | os.O_DIRECTORY, kind="dir")
         try:
             for job_id, parent_fd, dir_fd, group, index in _job_dirs(root_fd, walk):
                 if _newest_mtime(dir_fd) >= older_than:
@@ -387,7 +388,7 @@ def _open_dir(parent_fd: int, name: str) -> int | None:
     """``name`` under ``parent_fd`` opened as a directory without following a link (None: a link,
     not a directory, gone or unreadable)."""
     try:
-        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+        return open_fd(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd, kind="dir")
     except OSError:
         return None
 

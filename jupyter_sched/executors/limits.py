@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..safefd import open_fd
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
 __all__ = ["CAP_SYS_RESOURCE", "JOB_OOM_SCORE_ADJ", "NVIDIA_MAJOR", "OOM_FLOOR_FIX", "LimitGroups", "LocalLimits",
@@ -478,7 +479,7 @@ def _prune(base: Path, older_than_s: float = 600.0) -> None:
 def _deny_gpus(path: Path, allowed: set[int]) -> None:
     """Deny every GPU minor not in ``allowed`` (a v1 group inherits its parent's allow-all; each
     deny is one exception; ``devices.deny`` takes one rule per write)."""
-    fd = os.open(path / "devices.deny", os.O_WRONLY)
+    fd = open_fd(path / "devices.deny", os.O_WRONLY)
     try:
         for minor in _GPU_MINORS:
             if minor not in allowed:
@@ -488,7 +489,7 @@ def _deny_gpus(path: Path, allowed: set[int]) -> None:
 
 
 def _allow_gpus(path: Path, minors: set[int]) -> None:
-    fd = os.open(path / "devices.allow", os.O_WRONLY)
+    fd = open_fd(path / "devices.allow", os.O_WRONLY)
     try:
         for minor in sorted(minors):
             os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())

@@ -116,6 +116,7 @@ from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.codec import allocation_from_dict, allocation_to_dict, spec_from_dict, spec_to_dict
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
+from ..safefd import open_fd
 from ..scheduling.snapshot import Reinstall
 from ..textsafe import printable_line
 from ..userfiles import start_folder_argv
@@ -2035,7 +2036,7 @@ def _stop_by_fifo(t: _Tracked, line: bytes) -> None:
     Raises:
         OSError: no FIFO there, or no wrapper reading it (a wrapper older than the FIFO).
     """
-    fd = os.open(t.job_dir / _wrapper.STOP_FIFO, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = open_fd(t.job_dir / _wrapper.STOP_FIFO, os.O_WRONLY | os.O_NOFOLLOW, kind="fifo")
     try:
         st = os.fstat(fd)
         owner = t.owner_uid if t.owner_uid is not None else os.getuid()

@@ -33,6 +33,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..safefd import open_fd
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
 from .wrapper import remove_tree, tally
@@ -231,7 +232,7 @@ def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:
     when given, or by the service once it was sealed at its job's end (:mod:`.sealing`) (None: not a folder,
     refused or missing)."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_fd(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, kind="dir")
     except OSError:
         return None
     if owner_uid is not None and os.fstat(fd).st_uid not in (owner_uid, os.geteuid()):

@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..safefd import open_fd
 from .disk_space import size_words
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
@@ -614,7 +615,7 @@ def _opened_for_writing(pid: int, name: str) -> bool:
 def _state(pid: int) -> str | None:
     """The one-letter state of process ``pid`` (``/proc/<pid>/stat``; None: gone or unreadable)."""
     try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_fd(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -651,14 +652,12 @@ def cut_log(job: Running, cap: int, *, then: str = "") -> int | None:
     or it could not be cut)."""
     fd = None
     if job.wrapper_pid is not None:
-        try:
-            fd = os.open(f"/proc/{job.wrapper_pid}/fd/1", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:  # whatever the owner made the wrapper's stdout: a terminal there never becomes root's (red33 R1)
+            fd = open_fd(f"/proc/{job.wrapper_pid}/fd/1", os.O_RDWR)
         except OSError:
             fd = None
     try:
-        if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
-            if fd is not None:
-                os.close(fd)
+        if fd is None:
             fd = open_untrusted(job.job_dir / "output.log", owner_uid=job.owner_uid, write=True)
         info = os.fstat(fd)
         if job.owner_uid is not None and info.st_uid != job.owner_uid:
@@ -699,7 +698,7 @@ def running_folder_use(job_dir: Path, owner_uid: int | None) -> tuple[int, int]:
     below them, never through a link, at most :data:`FOLDER_FILES` + 1 entries counted); ``(0, 0)`` where it
     is not a folder of ``owner_uid`` (when given) or cannot be read."""
     try:
-        fd = os.open(job_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_fd(job_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, kind="dir")
     except OSError:
         return 0, 0
     files = used = 0

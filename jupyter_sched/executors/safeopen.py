@@ -5,7 +5,8 @@ while it reads: logs, ``exit.json``, ``wrapper.json``, the notebook runner's ``o
 symlink planted in place of one of them (or of a directory on the way) would make the service
 read — and show the owner — a file they may not read themselves. :func:`open_untrusted` walks the
 path one component at a time with ``O_NOFOLLOW`` (``openat``), opens the file itself with
-``O_NONBLOCK`` (a FIFO cannot hang the service) and accepts only a regular file, owned by
+``O_NONBLOCK`` (a FIFO cannot hang the service) and ``O_NOCTTY`` (a terminal never becomes the service's
+controlling terminal: :func:`jupyter_sched.safefd.open_fd`) and accepts only a regular file, owned by
 ``owner_uid`` when given.
 
 Only the standard library is imported: the notebook runner and the wrapper side use it too.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+
+from ..safefd import open_fd
 
 __all__ = ["open_untrusted", "read_untrusted_bytes", "unsafe_folder"]
 
@@ -28,25 +31,20 @@ def open_untrusted(path: Path | str, *, owner_uid: int | None = None, write: boo
             file (EINVAL), or not owned by ``owner_uid`` (EPERM).
     """
     absolute = Path(os.path.abspath(path))
-    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    fd = open_fd("/", os.O_RDONLY | os.O_DIRECTORY, kind="dir")
     try:
         for part in absolute.parts[1:-1]:
-            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            next_fd = open_fd(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd, kind="dir")
             os.close(fd)
             fd = next_fd
-        file_fd = os.open(absolute.name, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_NONBLOCK,
-                          dir_fd=fd)
+        # never the service's controlling terminal, and refused before a read unless a regular file (red33 R1)
+        file_fd = open_fd(absolute.name, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW, dir_fd=fd)
     finally:
         os.close(fd)
     info = os.fstat(file_fd)
-    problem = None
-    if not stat.S_ISREG(info.st_mode):
-        problem = OSError(22, "not a regular file", str(path))
-    elif owner_uid is not None and info.st_uid != owner_uid:
-        problem = OSError(1, f"owned by uid {info.st_uid}, not the job's uid {owner_uid}", str(path))
-    if problem is not None:
+    if owner_uid is not None and info.st_uid != owner_uid:
         os.close(file_fd)
-        raise problem
+        raise OSError(1, f"owned by uid {info.st_uid}, not the job's uid {owner_uid}", str(path))
     return file_fd
 
 

@@ -33,6 +33,7 @@ import stat
 from collections.abc import Collection
 from pathlib import Path
 
+from ..safefd import open_fd
 from .wrapper import TREE_DEPTH, TREE_MOST
 
 __all__ = ["SEALED_MODE", "seal", "seal_finished", "sealed", "unseal"]
@@ -63,7 +64,7 @@ def seal(job_dir: Path, owner_uid: int) -> bool:
     if own != 0 or owner_uid == own:
         return False
     try:
-        top = os.open(job_dir, _DIR_FLAGS)
+        top = open_fd(job_dir, _DIR_FLAGS, kind="dir")
     except OSError:
         return False
     try:
@@ -87,7 +88,7 @@ def unseal(job_dir: Path, owner_uid: int, owner_gid: int) -> None:
     if own != 0 or owner_uid == own:
         return
     try:
-        top = os.open(job_dir, _DIR_FLAGS)
+        top = open_fd(job_dir, _DIR_FLAGS, kind="dir")
     except OSError:
         return
     try:
@@ -140,7 +141,7 @@ def _walk(top: int, where: Path, *, take: int, give: tuple[int, int], strip: boo
             if len(frames) >= TREE_DEPTH:
                 continue
             try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                child = open_fd(name, _DIR_FLAGS, dir_fd=fd, kind="dir")
             except OSError:
                 continue
             try:

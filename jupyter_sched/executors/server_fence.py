@@ -38,6 +38,7 @@ import secrets
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from ..safefd import open_fd
 from .limits import _SUBTREE, _allow_gpus, _allow_only, _deny_gpus
 from .tracking import CGROUP_ROOT
 
@@ -159,7 +160,7 @@ def _entering(group: Path) -> Callable[[], None]:
     procs = os.fsencode(group / "cgroup.procs")
 
     def enter() -> None:
-        fd = os.open(procs, os.O_WRONLY)
+        fd = open_fd(procs, os.O_WRONLY)
         try:
             os.write(fd, str(os.getpid()).encode())
         finally:

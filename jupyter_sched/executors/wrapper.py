@@ -71,6 +71,18 @@ red30 R3), writing the same line (:func:`truncated_line`).
 
 from __future__ import annotations
 
+if __name__ == "__main__":
+    # First thing, before the imports below: not dumpable (PR_SET_DUMPABLE 0), so the job — the same account — cannot
+    # ptrace the wrapper or read, open or swap its descriptors through /proc (red33 R1: the job made the wrapper's
+    # stdout a terminal it held; the service opened it). The job's own processes exec, which makes them dumpable
+    # again. The window left is this interpreter's start-up, from its execve to this line.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: there is no /proc/<pid>/fd to swap either
+        pass
+
 import json
 import os
 import shutil
@@ -103,7 +115,7 @@ def write_json_atomic(path: Path, data: dict[str, object]) -> None:
     Raises:
         OSError: the file could not be written (the temporary file is removed).
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     for attempt in range(5):
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(8).hex()}.tmp")
         try:
@@ -436,7 +448,7 @@ def _listen_for_stops(job_dir: Path) -> None:
     try:
         path.unlink(missing_ok=True)
         os.mkfifo(path, 0o600)
-        _stop_fifo[:] = [os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))]
+        _stop_fifo[:] = [os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0))]
     except OSError:
         _stop_fifo.clear()
 
@@ -495,7 +507,7 @@ def _heard() -> tuple[str | None, list[dict[str, object]]]:
 def _line_break(job_dir: Path) -> str:
     """``"\\n"`` when the job's output does not end a line (its last line is not joined to ours)."""
     try:
-        fd = os.open(job_dir / "output.log", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(job_dir / "output.log", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return ""
     try:
@@ -521,7 +533,8 @@ class _LogCap:
         self.cap = cap
         self.setting = setting
         self.keep: int | None = None  # the size the file is held to once the cap was reached
-        self.fd = os.open(job_dir / "output.log", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        self.fd = os.open(job_dir / "output.log",
+                          os.O_RDWR | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="log-cap", daemon=True)
         self._thread.start()
@@ -605,7 +618,8 @@ TREE_MOST = 100_000
 
 def _open_folder(name: str, dir_fd: int | None) -> int:
     """A descriptor of the folder ``name`` (in ``dir_fd``), never through a link (OSError: not a folder)."""
-    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0),
+                   dir_fd=dir_fd)
 
 
 def _listing(fd: int, most: int, files_only: bool = False) -> tuple[list[str], int, int]:
@@ -838,10 +852,10 @@ def _launch(job_dir: Path) -> dict[str, object] | None:
     for name, text in files.items():
         if not name or "/" in name or name in (".", ".."):
             raise ValueError(f"bad carried file name {name!r}")
-        fd = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NOCTTY, 0o600)
         with open(fd, "w", encoding="utf-8") as fh:
             fh.write(str(text))
-    log = os.open(job_dir / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    log = os.open(job_dir / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NOCTTY, 0o600)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(log, 1)

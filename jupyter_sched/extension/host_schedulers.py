@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..safefd import open_fd
 from ..textsafe import printable_line
 
 __all__ = ["ENV_REGISTRY", "FOLDER", "MAX_ENTRIES", "MAX_NAMES", "PER_UID", "HostScheduler", "Registration", "announce",
@@ -337,7 +338,7 @@ def register(me: HostScheduler, *, folder: Path | None = None) -> Registration:
         with contextlib.suppress(FileNotFoundError):
             if path.lstat().st_uid == me.uid:
                 path.unlink()  # this pid's leftover (a reused pid)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w") as fh:
             json.dump({"user": me.user, "url": me.url, "gpus": me.gpus, "simulated": me.simulated, "kind": me.kind,
                        "store": me.store}, fh)
@@ -385,7 +386,7 @@ def _others(me_pid: int, folder: Path) -> tuple[list[HostScheduler], str]:
         if pid == me_pid or not _alive(pid, uid):
             continue
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = open_fd(path, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as fh:
                 info = os.fstat(fh.fileno())
                 if not stat.S_ISREG(info.st_mode) or info.st_uid != uid:

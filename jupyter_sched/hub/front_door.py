@@ -105,6 +105,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..extension.background import fire_and_forget
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+from ..safefd import open_fd
 from . import sock_diag
 from .body_budget import (
     DEFAULT_HELD_BYTES,
@@ -1131,7 +1132,7 @@ class GuardedHTTPServer(HTTPServer):
         rows = self.keys.rows(time.time(), LEARNED_KEEP_S)
         part = f"{self.keys_file}.{os.getpid()}.tmp"
         try:
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = open_fd(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"keys": rows}, handle)
             os.chmod(part, 0o600)

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from ..errors import ConflictError
+from ..safefd import open_fd
 
 __all__ = ["MAX_COPIES", "copy_without_overwrite"]
 
@@ -46,13 +47,24 @@ def copy_without_overwrite(folder: Path, name: str, data: bytes) -> Path:
             info = os.lstat(path)
         except FileNotFoundError:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+                fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except FileExistsError:  # made meanwhile: look at it as any other
                 continue
             with os.fdopen(fd, "wb") as sink:
                 sink.write(data)
             return path
-        if stat.S_ISREG(info.st_mode) and info.st_size == len(data) and path.read_bytes() == data:
+        if stat.S_ISREG(info.st_mode) and info.st_size == len(data) and _holds(path, data):
             return path
     raise ConflictError(f"{folder.name} holds {MAX_COPIES} files named like {name} that differ from the run's notebook",
                         field="job_id", hint=f"open one of them, or delete some from {folder}")
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the regular file at ``path`` (no link followed: swapped since its ``lstat``, it is not read) holds
+    exactly ``data``."""
+    try:
+        fd = open_fd(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as source:
+        return source.read(len(data) + 1) == data

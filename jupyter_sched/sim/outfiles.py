@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import ValidationError
+from ..safefd import open_fd
 from ..textsafe import csv_text
 
 __all__ = ["OPENB_FILES", "SCENARIO_FILES", "check_out_files", "frame_csv", "open_out_file"]
@@ -70,7 +71,7 @@ def open_out_file(path: Path, *, force: bool) -> TextIO:
         OSError: ``path`` is a link (``ELOOP``), or cannot be written.
     """
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_TRUNC if force else os.O_EXCL)
-    fd = os.open(path, flags, 0o644)
+    fd = open_fd(path, flags, 0o644)
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 

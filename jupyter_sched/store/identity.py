@@ -30,6 +30,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event as sa_event
 
+from ..safefd import open_fd
+
 __all__ = ["ID_KEY", "TABLE", "keep_id", "kept_id", "mismatch_line", "new_store_id", "record_identity", "store_id",
            "watch_store_identity", "write_identity"]
 
@@ -83,7 +85,7 @@ def keep_id(path: Path, value: str) -> None:
     path.parent.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     path.parent.mkdir(mode=0o700, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = open_fd(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         fh.write(value + "\n")
     os.replace(part, path)

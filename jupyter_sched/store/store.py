@@ -58,6 +58,7 @@ from ..model.codec import (
 )
 from ..model.quota import UnreadableRow
 from ..model.resources import Cordon
+from ..safefd import open_fd
 from . import schema
 from .codec import (
     QUOTA_TABLES,
@@ -246,7 +247,7 @@ def _keep_private(database: Path) -> None:
     import stat
 
     try:
-        os.close(os.open(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.close(open_fd(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError:
         pass  # there already (or its folder is missing: the open below names that)
     for path in (database, *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal"))):
