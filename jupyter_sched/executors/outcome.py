@@ -15,7 +15,8 @@ Sentences (exact shapes; tests pin them):
 * ``kernel died (signal 9; killed by the out-of-memory killer) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB; memory limit 2.0 GiB``
 * ``kernel died (signal 9, SIGKILL; no out-of-memory kill was counted) during cell 3 (cell starts: import os); peak memory 51 MiB``
 * ``cell 5 did not finish within the 600 s cell time limit (cell starts: train())``
-* ``exited with code 1; last lines: Traceback ... | ValueError: bad input``
+* ``exited with code 1: ValueError: bad input (train.py, line 7); last lines: Traceback ... | ValueError: bad input``
+  (a Python traceback's error first: newuser33 N2); ``exited with code 3; last lines: loading | bad row 17``
 
 Only the standard library is imported: the runner and the executor both use it.
 """
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..textsafe import printable_line
+from .module_names import importable_names, near_module
 from .safeopen import read_untrusted_bytes
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "kernel_death_sentence",
     "log_tail",
     "missing_module_hint",
+    "python_error",
     "no_jupyter_sched_hint",
     "read_outcome",
     "signal_name",
@@ -142,25 +145,90 @@ def read_outcome(directory: Path, *, owner_uid: int | None = None) -> dict[str, 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, owner_uid: int | None = None) -> list[str]:
     """The last ``lines`` non-empty lines of a log (read from its last 16 KiB; long lines cut;
     read as :func:`read_outcome` reads)."""
+    return _shown(_run_lines(_log_text(path, owner_uid))[-lines:])
+
+
+def _log_text(path: Path, owner_uid: int | None) -> str:
+    """The last 16 KiB of a log ("" when it cannot be read: see :func:`read_outcome`)."""
     try:
-        text = read_untrusted_bytes(path, owner_uid=owner_uid, limit=_TAIL_BYTES, tail=True).decode(
+        return read_untrusted_bytes(path, owner_uid=owner_uid, limit=_TAIL_BYTES, tail=True).decode(
             "utf-8", errors="replace")
     except OSError:
-        return []
-    return _tail_lines(text, lines)
+        return ""
 
 
-def _tail_lines(text: str, lines: int) -> list[str]:
-    """The last ``lines`` non-empty lines of ``text`` that are not the runner's own, long ones cut."""
-    # the log is the job's: its escape sequences and control characters are shown, never obeyed, by
-    # whoever reads the message (an admin's `jupyter-sched jobs --all`, red team 6)
+def _run_lines(text: str) -> list[str]:
+    """The non-empty lines of ``text`` of the current run that are not the runner's own, as written."""
     every = text.splitlines()
     # the current run's lines only: a requeued or restarted job's log holds each run, a marker line
     # between them (new user 21, N9: "last lines: tick 280 | tick 290 | tick 0" mixed two runs)
     start = max((i + 1 for i, line in enumerate(every) if line.startswith(RUN_MARKERS)), default=0)
-    kept = [line.rstrip() for line in every[start:] if line.strip() and not line.startswith("[jupyter_sched]")]
-    shown = [printable_line(line, limit=1 << 30) for line in kept[-lines:]]
+    return [line.rstrip() for line in every[start:] if line.strip() and not line.startswith("[jupyter_sched]")]
+
+
+def _shown(kept: Sequence[str]) -> list[str]:
+    """Log lines as a message quotes them: long ones cut."""
+    # the log is the job's: its escape sequences and control characters are shown, never obeyed, by
+    # whoever reads the message (an admin's `jupyter-sched jobs --all`, red team 6)
+    shown = [printable_line(line, limit=1 << 30) for line in kept]
     return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in shown]
+
+
+def _tail_lines(text: str, lines: int) -> list[str]:
+    """The last ``lines`` non-empty lines of ``text`` that are not the runner's own, long ones cut."""
+    return _shown(_run_lines(text)[-lines:])
+
+
+_FRAME = re.compile(r'\s*File "(.+)", line (\d+)')
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s.*)?)?")
+"""A traceback's last line: ``KeyError: 'missing'``, ``KeyboardInterrupt``, ``torch.OutOfMemoryError: …``."""
+_ERROR_CHARS = 200
+_NOT_THE_USERS = re.compile(r"^<|/(?:site|dist)-packages/|/lib/python\d")
+"""A frame's file that is not the user's code: ``<frozen runpy>``, an installed package's, the standard library's."""
+_CELL_FILES = "/.jupyter_sched/cells/"
+"""Where ``%%schedule`` saves a cell it runs (:data:`jupyter_sched.magics.core.CELLS_DIR`)."""
+
+
+def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
+    """``("KeyError: 'missing'", "crash.py, line 2")``: the error line of the last Python traceback in a log's
+    ``lines`` and where it was raised — the last frame in the user's own code (not a package's or the standard
+    library's; the last frame when all are), by its file's name (``the cell`` for a ``%%schedule`` cell) — or None
+    when ``lines`` hold none (newuser33 N2: every surface led a failure with "Traceback (most recent call last): |
+    File …", and the panel's toast cut the error off). A syntax error's frame has no traceback header: it counts."""
+    frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
+    if not frames:
+        return None
+    # the error line: the first after the last frame that is not its code or its carets (those are indented)
+    error = next((line for line in lines[frames[-1] + 1:] if not line[:1].isspace()), "")
+    if not _EXCEPTION.fullmatch(error):
+        return None
+    # that traceback's frames (a chained error's earlier tracebacks are left out)
+    start = max((i for i in range(frames[-1]) if lines[i].startswith("Traceback (most recent call last)")), default=0)
+    found = [m for i in frames if i >= start and (m := _FRAME.match(lines[i])) is not None]
+    frame = next((m for m in reversed(found) if not _NOT_THE_USERS.search(m.group(1))), found[-1])
+    path = frame.group(1)
+    name = "the cell" if _CELL_FILES in path or path.startswith(_CELL_FILES[1:]) else path.rsplit("/", 1)[-1]
+    return (printable_line(error, limit=_ERROR_CHARS),
+            f"{printable_line(name, limit=_ERROR_CHARS)}, line {frame.group(2)}")
+
+
+def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False, owner_uid: int | None = None,
+               fixes: bool = True) -> str:
+    """What a failed run's message says of its log after its exit code: ``: KeyError: 'missing' (crash.py, line 2);
+    last lines: Traceback … | KeyError: 'missing'`` — the error first when the log ends in a Python traceback
+    (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); else ``; last lines: …`` and the
+    fix after them (``fixes``: a container's image is not installed into as a Python is); "" for an empty log."""
+    tail = _shown(kept[-LOG_TAIL_LINES:])
+    if not tail:
+        return ""
+    last = "; last lines: " + " | ".join(tail)
+    error = python_error(kept)
+    if error is None:
+        hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid) if fixes else None
+        return last + (f" — {hint}" if hint else "")
+    said, where = error
+    hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid) if fixes else None
+    return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
 
 
 RUN_MARKERS = ("[jupyter_sched] started again", "[jupyter_sched] restarting service")
@@ -185,8 +253,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
     if said and said[-1]:
         return printable_line(said[-1], limit=MESSAGE_MAX)
     base = "killed by the out-of-memory killer" if reason == "OOMKilled" else f"exited with code {exit_code}"
-    tail = _tail_lines(message, LOG_TAIL_LINES)
-    return base + ("; last lines: " + " | ".join(tail) if tail else "")
+    return base + _log_words(_run_lines(message), None, fixes=False)
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
@@ -226,11 +293,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     else:
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:
-        tail = log_tail(log, owner_uid=owner_uid)
-        if tail:
-            base += "; last lines: " + " | ".join(tail)
-            if (hint := missing_module_hint(tail[-1], python, shared=shared_python)) is not None:
-                base += f" — {hint}"
+        base += _log_words(_run_lines(_log_text(log, owner_uid)), python, shared=shared_python, owner_uid=owner_uid)
     return base
 
 
@@ -336,33 +399,56 @@ _INSTALL_NAMES = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "pil
 """Import names whose package installs under another name (``pip install sklearn`` fails)."""
 
 
-def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, shared: bool = False) -> str | None:
+def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, shared: bool = False,
+                        owner_uid: int | None = None) -> str | None:
     """The fix of a run that failed on an import — ``said`` (its last log line, or the notebook runner's reason)
     holds ``ModuleNotFoundError: No module named 'torch'`` — naming the Python that lacks it (``python``: the
     interpreter the command ran, when known; ``kernel``: a notebook's kernel ran it) and how to install into that
-    one: ``its Python, /p/.venv/bin/python3, has no torch: install it into that Python — /p/.venv/bin/python3 -m
-    pip install torch (in a notebook on that Python's kernel: %pip install torch) …`` (newuser29 n15: a
-    ``%%schedule`` cell's ``import torch`` said only the error). ``jupyter_sched`` itself has its own fix
-    (:func:`no_jupyter_sched_hint`). None when ``said`` holds no such error. The one place of this hint.
-    ``shared``: ``python`` is the hub's job Python (``c.HubSchedApp.job_python``), which its users cannot install
-    into: they are told to ask their hub admin, or to run a Python of their own (newuser31 N11: "python -m pip
-    install torch" in the user's shell installs into their own Python, and the job still has none)."""
+    one: ``its Python, /p/.venv/bin/python3, has no torch: check the spelling first; if it is right,
+    install it into that Python — /p/.venv/bin/python3 -m pip install torch (in a notebook on that Python's kernel:
+    %pip install torch) …`` (newuser29 n15: a ``%%schedule`` cell's ``import torch`` said only the error).
+
+    A misspelled name is not offered to pip (newuser33 N1: ``import nump`` was told ``pip install nump`` — a
+    typo-squat's bait — with numpy installed): when ``python`` has a module of a near name
+    (:func:`.module_names.near_module` over its folders, listed as ``owner_uid`` may), ``did you mean numpy? its
+    Python, /p/python, has numpy (and no nump) — check the spelling``, after the error and where it was
+    (:func:`python_error`); when it has the package of a missing submodule (``sklearn.linear_modl``), that it has the
+    package and not the submodule. Known install names (``sklearn`` → ``scikit-learn``) are spelled right.
+
+    ``jupyter_sched`` itself has its own fix (:func:`no_jupyter_sched_hint`). None when ``said`` holds no such
+    error. The one place of this hint. ``shared``: ``python`` is the hub's job Python (``c.HubSchedApp.job_python``),
+    which its users cannot install into: they are told to ask their hub admin, or to run a Python of their own
+    (newuser31 N11: "python -m pip install torch" in the user's shell installs into their own Python, and the job
+    still has none)."""
     found = _NO_MODULE.findall(said)
     if not found:
         return None
-    module = found[-1].split(".")[0]
+    dotted = found[-1]
+    module = dotted.split(".")[0]
     if module == "jupyter_sched" and not kernel:
         return no_jupyter_sched_hint(python)
     package = _INSTALL_NAMES.get(module, module)
     if shared:
-        where = f"the hub's job Python{f', {python},' if python else ''}"
-        return (f"{where} has no {module}: ask your hub admin to install {package} there (c.HubSchedApp.job_python), "
-                "or run a Python of your own by its full path (e.g. -- ~/venv/bin/python SCRIPT)")
-    ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
+        ran = f"the hub's job Python{f', {python},' if python else ''}"
+    else:
+        ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
+    spelled = module in _INSTALL_NAMES
+    if not spelled:
+        names = importable_names(python, owner_uid=owner_uid)
+        if names is not None and module in names and dotted != module:
+            return f"{ran} has {module} but no {dotted} — check the spelling"
+        near = near_module(module, names) if names is not None and module not in names else None
+        if near is not None:
+            return f"did you mean {near}? {ran} has {near} (and no {module}) — check the spelling"
+    check = "" if spelled else "check the spelling first; if it is right, "
+    if shared:
+        return (f"{ran} has no {module}: {check}ask your hub admin to install {package} there "
+                "(c.HubSchedApp.job_python), or run a Python of your own by its full path (e.g. -- ~/venv/bin/python "
+                "SCRIPT)")
     pip = f"{python} -m pip install {package}" if python else f"python -m pip install {package} with that Python"
-    return (f"{ran} has no {module}: install it into that Python — {pip} (in a notebook on that Python's kernel: "
-            f"%pip install {package})" + ("" if module in _INSTALL_NAMES else
-                                          "; a package's install name may differ from its import name"))
+    return (f"{ran} has no {module}: {check}install it into that Python — {pip} (in a notebook on that Python's "
+            f"kernel: %pip install {package})" + ("" if spelled else
+                                                  "; a package's install name may differ from its import name"))
 
 
 def no_jupyter_sched_hint(python: str | None) -> str:

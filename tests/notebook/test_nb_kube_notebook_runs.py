@@ -106,8 +106,8 @@ def test_a_failed_kubernetes_script_says_its_exit_code_and_last_lines_and_an_oom
     log = "epoch 1\nTraceback (most recent call last):\n  File \"train.py\", line 3\nValueError: bad lr\n"
     job_obj, pod = failed_job_with_pod(3, log)
     assert observe_job(job_obj, [pod], []).message == (
-        'exited with code 3; last lines: epoch 1 | Traceback (most recent call last): |   File "train.py", line 3 '
-        "| ValueError: bad lr")
+        "exited with code 3: ValueError: bad lr (train.py, line 3); last lines: epoch 1 | Traceback (most recent call "
+        'last): |   File "train.py", line 3 | ValueError: bad lr')  # the error first (newuser33 N2)
     job_obj, pod = failed_job_with_pod(137, "", reason="OOMKilled")
     assert observe_job(job_obj, [pod], []).message == "killed by the out-of-memory killer"
     job_obj, pod = failed_job_with_pod(2, "")

@@ -161,10 +161,11 @@ def test_newuser29_n15_a_cell_failing_on_a_missing_module_names_the_jobs_python_
     log.write_text("Traceback (most recent call last):\n  File \"abc.py\", line 1, in <module>\n    import torch.nn\n"
                    "ModuleNotFoundError: No module named 'torch'\n", encoding="utf-8")
     said = describe_exit(1, log=log, python=python)
-    assert said.endswith(f"| ModuleNotFoundError: No module named 'torch' — its Python, {python}, has no torch: "
-                         f"install it into that Python — {python} -m pip install torch (in a notebook on that "
-                         "Python's kernel: %pip install torch); a package's install name may differ from its import "
-                         "name"), said
+    # the error first, its fix after it (newuser33 N2), and the spelling checked before pip (newuser33 N1)
+    assert said.startswith(f"exited with code 1: ModuleNotFoundError: No module named 'torch' (abc.py, line 1) — its "
+                           f"Python, {python}, has no torch: check the spelling first; if it is right, install it into "
+                           f"that Python — {python} -m pip install torch (in a notebook on that Python's kernel: %pip "
+                           "install torch); a package's install name may differ from its import name; last lines: "), said
     log.write_text("ModuleNotFoundError: No module named 'jupyter_sched'\n", encoding="utf-8")  # its own fix
     assert describe_exit(1, log=log, python=python).endswith(
         "has no jupyter_sched: activate the environment jupyter-sched is installed in before submitting, or give "

@@ -88,8 +88,8 @@ def test_newuser28_n3_a_job_failing_on_no_jupyter_sched_names_its_python_and_the
     log.write_text("Traceback (most recent call last):\n  File \"progress.py\", line 1, in <module>\n"
                    "ModuleNotFoundError: No module named 'jupyter_sched'\n", encoding="utf-8")
     said = describe_exit(1, log=log, python="/root/.pyenv/shims/python")
-    assert said.endswith("| ModuleNotFoundError: No module named 'jupyter_sched' — its Python, "
-                         "/root/.pyenv/shims/python, has no jupyter_sched: activate the environment jupyter-sched "
-                         "is installed in before submitting, or give that environment's Python by its full path "
-                         "(-- /path/to/venv/bin/python …)"), said
+    assert said.startswith("exited with code 1: ModuleNotFoundError: No module named 'jupyter_sched' (progress.py, line "
+                           "1) — its Python, /root/.pyenv/shims/python, has no jupyter_sched: activate the environment "
+                           "jupyter-sched is installed in before submitting, or give that environment's Python by its "
+                           "full path (-- /path/to/venv/bin/python …); last lines: "), said  # the error first: newuser33 N2
     assert "has no jupyter_sched" not in describe_exit(1, log=log.with_name("none.log"))

@@ -17,7 +17,8 @@ def test_newuser31_n11_the_hubs_job_python_is_named_and_the_admin_asked(tmp_path
     log = tmp_path / "output.log"
     log.write_text(f"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n{FAILED}\n")
     said = describe_exit(1, log=log, python="/opt/jobs-venv/bin/python", shared_python=True)
-    assert "the hub's job Python, /opt/jobs-venv/bin/python, has no torch: ask your hub admin to install torch there " \
+    assert "the hub's job Python, /opt/jobs-venv/bin/python, has no torch: check the spelling first; if it is right, " \
+           "ask your hub admin to install torch there " \
            "(c.HubSchedApp.job_python), or run a Python of your own by its full path" in said, said
     assert "pip install" not in said, said
     sklearn = missing_module_hint("ModuleNotFoundError: No module named 'sklearn'", "/opt/p", shared=True)

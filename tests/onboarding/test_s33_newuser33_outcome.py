@@ -1,0 +1,173 @@
+"""newuser33 N1 and N2: what a failed job's reason says.
+
+N1: a job failing on ``import nump`` was told to ``pip install nump`` — a typo-squat's bait — though numpy was
+installed in that very Python. The hint now reads the names that Python can import from its folders (never running
+it) and asks "did you mean numpy?" with no install line; with no near name it says to check the spelling first.
+
+N2: every surface led a Python failure's reason with "last lines: Traceback (most recent call last): | File …", and
+the panel's toast (140 characters) cut off the one line saying what went wrong. The reason now leads with the error
+and where it was raised: ``exited with code 1: KeyError: 'missing' (crash.py, line 2); last lines: …``.
+
+Real parts: a real virtual environment (:mod:`venv`, no pip) whose ``site-packages`` holds the packages named, and
+one real job through the local executor run by that environment's Python; the rest are the outcome and wording
+functions on log text as Python writes it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.executors.base import Exited
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.module_names import importable_names
+from jupyter_sched.executors.outcome import describe_exit, describe_termination, missing_module_hint, python_error
+from jupyter_sched.model import Allocation
+from jupyter_sched.wording.jobs import job_line
+from tests.runtime.builders import make_job
+from tests.runtime.test_local_executor import wait_event
+
+NUMP = "ModuleNotFoundError: No module named 'nump'"
+TOAST_CHARS = 140
+"""The panel's toast (labextension/src/notify.ts): ``<name> failed: <message>``, cut by JupyterLab at this length."""
+
+
+def _env(tmp_path: Path, packages: tuple[str, ...] = ("numpy", "torch")) -> str:
+    """A real venv (symlinked to this Python, no pip) whose site-packages has ``packages``; its python's path."""
+    root = tmp_path / "venv"
+    venv.EnvBuilder(symlinks=True, with_pip=False).create(root)
+    site = root / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    for name in packages:
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text("")
+    (site / "numpy-2.0.0.dist-info").mkdir()  # a distribution's record: not a module
+    return str(root / "bin" / "python")
+
+
+def _traceback(file: str, line: int, code: str, error: str) -> str:
+    return f'Traceback (most recent call last):\n  File "{file}", line {line}, in <module>\n    {code}\n{error}\n'
+
+
+def _said(tmp_path: Path, text: str, python: str | None = None, **kw: object) -> str:
+    log = tmp_path / "output.log"
+    log.write_text(text, encoding="utf-8")
+    return describe_exit(1, log=log, python=python, **kw)  # type: ignore[arg-type]
+
+
+def test_newuser33_n1_a_misspelled_import_is_asked_about_and_never_offered_to_pip(tmp_path: Path) -> None:
+    python = _env(tmp_path)
+    said = _said(tmp_path, _traceback("/w/typo.py", 1, "import nump", "ModuleNotFoundError: No module named 'nump'"),
+                 python)
+    assert said.startswith(f"exited with code 1: ModuleNotFoundError: No module named 'nump' (typo.py, line 1) — did "
+                           f"you mean numpy? its Python, {python}, has numpy (and no nump) — check the spelling; last "
+                           "lines: "), said
+    assert "pip" not in said, said
+    torchh = missing_module_hint("ModuleNotFoundError: No module named 'torchh'", python)
+    assert torchh == f"did you mean torch? its Python, {python}, has torch (and no torchh) — check the spelling", torchh
+    # a package it has, a submodule it has not: the package is not offered to pip either
+    sub = missing_module_hint("ModuleNotFoundError: No module named 'numpy.linalgg'", python)
+    assert sub == f"its Python, {python}, has numpy but no numpy.linalgg — check the spelling", sub
+    # a standard library name is near too (no site folder of this Python lists it)
+    assert "did you mean collections?" in str(missing_module_hint("ModuleNotFoundError: No module named 'colections'", python))
+    # the hub's job Python: no admin asked to install a typo
+    shared = missing_module_hint("ModuleNotFoundError: No module named 'nump'", python, shared=True)
+    assert shared == f"did you mean numpy? the hub's job Python, {python}, has numpy (and no nump) — check the spelling"
+
+
+def test_newuser33_n1_with_no_near_name_the_spelling_is_checked_before_the_install_line(tmp_path: Path) -> None:
+    python = _env(tmp_path)
+    hint = missing_module_hint("ModuleNotFoundError: No module named 'transformers'", python)
+    assert hint == (f"its Python, {python}, has no transformers: check the spelling first; if it is right, install it "
+                    f"into that Python — {python} -m pip install transformers (in a notebook on that Python's kernel: "
+                    "%pip install transformers); a package's install name may differ from its import name"), hint
+    # a Python whose folders are not known (not a path; a notebook's kernel): the same, never a guess
+    assert "check the spelling first; if it is right, install" in str(missing_module_hint(NUMP, "python"))
+    kernel = missing_module_hint("cell 2 raised ModuleNotFoundError: No module named 'nump'", None, kernel=True)
+    assert str(kernel).startswith("its kernel's Python has no nump: check the spelling first; if it is right"), kernel
+    # a known install name is spelled right: its install line, as before
+    assert missing_module_hint("ModuleNotFoundError: No module named 'sklearn'", python) == (
+        f"its Python, {python}, has no sklearn: install it into that Python — {python} -m pip install scikit-learn "
+        "(in a notebook on that Python's kernel: %pip install scikit-learn)")
+
+
+def test_newuser33_n1_names_are_read_only_where_the_jobs_account_may_and_never_by_running_it(tmp_path: Path) -> None:
+    python = _env(tmp_path)
+    site = Path(python).parent.parent / "lib"
+    os.chmod(site, 0o700)  # root's, not another account's to list
+    assert importable_names(python) is not None  # the service's own account (a personal lab) lists it
+    assert importable_names(python, owner_uid=65534) is None  # a job of another account: not listed for it
+    assert "did you mean" not in str(missing_module_hint(NUMP, python, owner_uid=65534))
+    # never run: a "python" that is a shell script writing a file, its venv's pyvenv.cfg a FIFO no writer opens
+    fake = tmp_path / "fake" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
+    fake.chmod(0o755)
+    os.mkfifo(fake.parent.parent / "pyvenv.cfg")
+    assert importable_names(str(fake)) is None
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("log, want", [
+    pytest.param('starting\nTraceback (most recent call last):\n  File "/w/mywork/crash.py", line 2, in <module>\n'
+                 '    x = {}["missing"]\n        ~~^^^^^^^^^^^\nKeyError: \'missing\'\n',
+                 ("KeyError: 'missing'", "crash.py, line 2"), id="the error and the user's frame"),
+    pytest.param('Traceback (most recent call last):\n  File "/w/train.py", line 9, in <module>\n    np.load(p)\n'
+                 '  File "/v/lib/python3.11/site-packages/numpy/lib/npyio.py", line 427, in load\n    fid = open(f)\n'
+                 "FileNotFoundError: [Errno 2] No such file or directory: 'data.npy'\n",
+                 ("FileNotFoundError: [Errno 2] No such file or directory: 'data.npy'", "train.py, line 9"),
+                 id="a package's frame below the user's: the user's line"),
+    pytest.param('Traceback (most recent call last):\n  File "/w/a.py", line 3, in <module>\n    d["k"]\nKeyError: \'k\'\n\n'
+                 'During handling of the above exception, another exception occurred:\n\nTraceback (most recent call '
+                 'last):\n  File "/w/a.py", line 5, in <module>\n    raise ValueError("no k")\nValueError: no k\n'
+                 'cleanup done\n', ("ValueError: no k", "a.py, line 5"), id="a chained error: the last; output after it"),
+    pytest.param('  File "/w/typo.py", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n',
+                 ("SyntaxError: invalid syntax", "typo.py, line 1"), id="a syntax error: no header"),
+    pytest.param('Traceback (most recent call last):\n  File "/home/a/nb/.jupyter_sched/cells/3f2a.py", line 2, in '
+                 '<module>\n    1/0\nZeroDivisionError: division by zero\n',
+                 ("ZeroDivisionError: division by zero", "the cell, line 2"), id="a %%schedule cell"),
+    pytest.param("loading\nValueError: bad input\n", None, id="no traceback: none"),
+    pytest.param('print  File "x", line 1\nnot an error line\n', None, id="a frame-like line and no error: none"),
+])
+def test_newuser33_n2_the_error_and_where_of_a_pythons_traceback(log: str, want: tuple[str, str] | None) -> None:
+    assert python_error(log.splitlines()) == want
+
+
+def test_newuser33_n2_a_python_failure_leads_every_surface_with_its_error(tmp_path: Path) -> None:
+    deep = "".join(f'  File "/w/crash.py", line {n}, in f\n    f()\n' for n in range(10, 400))  # past 5 lines, 16 KiB
+    said = _said(tmp_path, 'starting\nTraceback (most recent call last):\n' + deep +
+                 '  File "/w/crash.py", line 2, in f\n    x = {}["missing"]\nKeyError: \'missing\'\n')
+    assert said.startswith("exited with code 1: KeyError: 'missing' (crash.py, line 2); last lines: "), said
+    assert said.endswith("| KeyError: 'missing'"), said  # the last lines as before
+    # the panel's toast, cut at 140 characters, holds it
+    assert "KeyError: 'missing' (crash.py, line 2)" in f"pcrash failed: {said}"[:TOAST_CHARS]
+    # the CLI's `wait`/`status` line and the magics' (one renderer): the error first; after `logs -f`, it alone
+    job = {"id": "j-1", "name": "pcrash", "state": "failed", "exit_code": 1, "message": said}
+    assert job_line(job, None).startswith("job j-1 (pcrash): failed, exit code 1 — KeyError: 'missing' (crash.py, "
+                                          "line 2); last lines: "), job_line(job, None)
+    assert job_line(job, None, log_shown=True) == ("job j-1 (pcrash): failed, exit code 1 — KeyError: 'missing' "
+                                                   "(crash.py, line 2)")
+    # a Kubernetes container's end, from its termination message: the same shape
+    assert describe_termination(1, 'Traceback (most recent call last):\n  File "t.py", line 4, in <module>\n'
+                                   "    boom()\nRuntimeError: boom\n").startswith(
+        "exited with code 1: RuntimeError: boom (t.py, line 4); last lines: Traceback")
+    # output that is no traceback: as before
+    assert _said(tmp_path, "ValueError: bad input\n") == "exited with code 1; last lines: ValueError: bad input"
+
+
+def test_newuser33_n1_n2_a_real_job_on_a_typo_is_asked_about_its_spelling_first(tmp_path: Path) -> None:
+    """One real job through the local executor, run by a real venv's Python that has numpy (a stand-in package)."""
+    python = _env(tmp_path, ("numpy",))
+    (tmp_path / "typo.py").write_text("import nump\n")
+    ex = LocalExecutor(tmp_path / "jobs")
+    job = make_job("j-1", command=(python, "typo.py"), working_dir=str(tmp_path))
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 1
+    assert ended.message.startswith(
+        f"exited with code 1: ModuleNotFoundError: No module named 'nump' (typo.py, line 1) — did you mean numpy? its "
+        f"Python, {python}, has numpy (and no nump) — check the spelling; last lines: Traceback"), ended.message
+    assert "pip" not in ended.message
