@@ -28,6 +28,7 @@ from ..store.progress import fresh_progress
 from .clock import Clock
 from .idle import IdleLadders
 from .idle_ends import with_idle_ends
+from .reclaim_history import ReclaimHistory
 from .runtimes import RuntimeFeed
 from .stops import StopReconciler
 from .usage_ledger import UsageLedger
@@ -97,8 +98,8 @@ class Decider:
             :class:`~jupyter_sched.executors.bound_ports.BoundPorts`), asked for the declared ports
             of pending services no scheduled job holds: ``Snapshot.ports_bound_outside`` (red team
             17, R3); None: not checked (Kubernetes: a pod has its own ports).
-        dropped_reclaims: ``now -> {user: when}``: ``Snapshot.dropped_reclaims``, the users whose reclaims wait out a
-            cool-down (red31 R5; set by the services from the audit log); None: none.
+        reclaims: ``now, live rows -> Snapshot.reclaims`` (:class:`.reclaim_history.ReclaimHistory`: the
+            preemptors of the last hour and their ends, read from the store; the reclaim cool-down, red32 R5).
         last_inventory: the inventory of the latest snapshot (None before the first).
         pause: the engine's full cycles call it between two jobs (``CycleContext.pause``; the
             runner's :class:`.courtesy.Courtesy` steps aside while the web loop is busy; None: never).
@@ -122,9 +123,9 @@ class Decider:
         self.held_users: Callable[[], Mapping[str, str]] | None = None
         self.held_jobs: Callable[[], Mapping[str, JobHold]] | None = None
         self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
-        self.dropped_reclaims: Callable[[datetime], Mapping[str, datetime]] | None = None
         self.reinstalled = reinstalled
         self.stops = stops
+        self.reclaims = ReclaimHistory(store)  # Snapshot.reclaims: the reclaim cool-down's history (red32 R5)
         self.last_inventory: Inventory | None = None
         self.pause: Callable[[], object] | None = None
         self.inventory_observers: list[Callable[[Inventory], object]] = []
@@ -151,6 +152,7 @@ class Decider:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
         jobs = tuple(r.job for r in records)
+        by_id = {r.job.id: r for r in records}
         learned, typical, sources = self.runtimes.learnt_rows(records)
         graces = {r.job.id: grace for r in records if r.job.stopping_since is not None and self.stops is not None
                   and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
@@ -160,11 +162,11 @@ class Decider:
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
                             ports_bound_outside=(outside := self._bound_outside(jobs)),
                             port_holders=self._port_holders(outside), progress=self._progress(records, now),
-                            dropped_reclaims=dict(self.dropped_reclaims(now)) if self.dropped_reclaims else {},
+                            reclaims=self.reclaims(now, by_id),  # the reclaim cool-down (red32 R5)
                             reinstalled=self.reinstalled() if self.reinstalled is not None else None)
         if idle:  # idle leases end at their reclaim deadline in the ETAs shown (.idle_ends)
             snapshot = with_idle_ends(snapshot, self.idle.policies, self.idle.arbiter)
-        return snapshot, {r.job.id: r for r in records}
+        return snapshot, by_id
 
     def _progress(self, records: Iterable[JobRecord], now: datetime) -> dict[str, ProgressReport]:
         """``Snapshot.progress``: the latest report of each running job's current run, of the last

@@ -268,11 +268,12 @@ class AccessConfig(Configurable):
     reclaim_cooldown_s = Float(
         default_value=900.0,
         config=True,
-        help="""Seconds a user's jobs take nothing back by reclaim from other teams' running (borrowed) work
-        after that user cancelled, within its first minute, a job whose start had reclaimed such work (an
-        audit record ``reclaim_dropped`` tells admins each time; red31 R5: a reclaim then a cancel restarted
-        another team's work at no cost to the taker). Their jobs wait meanwhile, the reason saying until
-        when; their other work is not held. 0 = off; at most 3600. Default: 900 (15 min).""",
+        help="""Seconds what a reclaim takes back is to be held: a job or lease whose reclaim evicted other
+        teams' running (borrowed) work and that ended sooner, by any cause (exit, failure, time limit, release,
+        cancel, idle reclaim), holds its team's next reclaims of such work until this long after its reclaim
+        (an audit record ``reclaim_dropped`` names the team and the cause; red31/red32 R5: a reclaim then an
+        end at once restarted another team's work at no cost to the taker). The team's jobs wait meanwhile,
+        the reason saying until when; its other work is not held. 0 = off; at most 3600. Default: 900 (15 min).""",
     )
 
     time_limits = List(

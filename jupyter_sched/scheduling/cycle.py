@@ -4,7 +4,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
 
 1. **Ledger** — capacity and quota usage from the snapshot, GPUs nominated to pending jobs
    masked (:mod:`.ledger`, :mod:`.nominations`); work on a drained node past its deadline is
-   stopped (:mod:`.drain`).
+   stopped (:mod:`.drain`); a reclaim's taker that did not hold what it took is audited, once
+   (:mod:`.preempt.cooldown`).
 2. **Order** — class, fair share, user usage with the next job's expected work, submit time
    (:mod:`jupyter_sched.queues.order`), a job an admin topped first in its class;
    jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
@@ -54,6 +55,7 @@ from .gates import gate_unheld, held_gate
 from .pending import pend
 from .planned import planned_preemptions
 from .preempt import preempt, wait_on_nominated
+from .preempt.cooldown import note_dropped
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
 from .runtimes import charged_runtime_of, elected_in
@@ -101,6 +103,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     pause = ctx.pause
     drain_evictions(ctx)  # work on a drained node past its deadline is stopped (hubadmin24)
     budget_releases(ctx)  # a running lease whose safe budget is spent is released (red30 R5)
+    note_dropped(ctx)  # a reclaim's taker that did not hold what it took: told to admins, once (red32 R5)
     # a job waited past elect_overdue x its promised wait goes first in its class (issue 16, queues.order),
     # after the jobs an admin topped (hubadmin25 B18)
     elected = elected_in(ctx, pending)

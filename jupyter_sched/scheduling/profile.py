@@ -60,11 +60,12 @@ class SchedulingProfile:
             Slurm's ``PreemptExemptTime``: the reclaimer waits, its reason and ETA saying until
             when — red team 15 R13); within a team, lower-class victims younger than this are
             spared where another choice exists.
-        reclaim_cooldown_s: seconds a user's reclaims of other teams' borrowed work wait after that user
-            cancelled a job within its first minute whose start had taken GPUs back by reclaim
-            (``Snapshot.dropped_reclaims``; red31 R5: a reclaim then a cancel at once restarted another
-            team's non-checkpointing work at no cost to the taker). Its other work and reclaims of borrowed
-            capacity nothing runs on are not held. 0 = off; at most an hour (what the edge reads back).
+        reclaim_cooldown_s: seconds what a reclaim takes back is to be held: a preemptor (job or lease) that
+            ended sooner after its reclaim, by any cause, holds its team's reclaims of other teams' running
+            borrowed work until this long after its reclaim (``Snapshot.reclaims``, :mod:`.preempt.cooldown`;
+            red31 R5, red32 R5: a reclaim then a cancel, an exit, a 1-s time limit or a lease's release at
+            once restarted another team's work at no cost to the taker). The team's other ways in are not
+            held. 0 = off; at most an hour (what the edge reads back).
         grace_s: seconds between SIGTERM and SIGKILL for victims.
         checkpoint_signal: send the checkpoint signal (SIGUSR1) to checkpointable victims first.
         backfill: backfill around blocked jobs (False: a blocked job holds nothing back).

@@ -26,6 +26,7 @@ __all__ = [
     "PlannedPreemption",
     "Preempt",
     "ProjectedEnd",
+    "ReclaimTaken",
     "Reject",
     "Reinstall",
     "Snapshot",
@@ -119,6 +120,46 @@ class Reinstall:
 
 
 @dataclass(frozen=True, slots=True)
+class ReclaimTaken:
+    """A preemptor (job or lease) that took GPUs back from other teams' running work by reclaim, and how
+    its own hold of them ended (red31 R5, red32 R5: the reclaim cool-down, :mod:`.preempt.cooldown`).
+    Built at the edge from the store alone — the audit's ``reclaim`` records naming it ``for_job`` and
+    its own row — so a restart reads the same; the engine's end paths record nothing of their own.
+
+    Attributes:
+        job_id: the preemptor.
+        team: its team (queue): the one whose reclaims the cool-down holds.
+        user: its owner.
+        name: its public name (what its owner named it, else its id).
+        lease: it is a kernel's lease.
+        took_at: when the first eviction for it was decided (UTC).
+        victims: ``(job id, owner)`` of the other teams' running work evicted for it.
+        started_at: when it started (None: it never did).
+        ended_at: when it ended (None: it still runs or waits).
+        cause: how it ended (:data:`jupyter_sched.wording.preemption.RECLAIM_END_CAUSES`: ``exit``,
+            ``failure``, ``time_limit``, ``release``, ``cancel``, ``idle_reclaim``, ``budget``,
+            ``preempted``, ``lost``); "" while it has not.
+        actor: who ended it where someone did (a cancel's or release's user), else "".
+        exit_code: its exit code where it exited.
+        recorded: a ``reclaim_dropped`` audit record names it already (the cycle writes one, once).
+    """
+
+    job_id: str
+    team: str
+    user: str
+    took_at: datetime
+    name: str = ""
+    lease: bool = False
+    victims: tuple[tuple[str, str], ...] = ()
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    cause: str = ""
+    actor: str = ""
+    exit_code: int | None = None
+    recorded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one cycle may look at, frozen.
 
@@ -162,10 +203,10 @@ class Snapshot:
         ports_bound_outside: declared ports of pending inference jobs that a process outside the
             scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
             the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
-        dropped_reclaims: per user, the latest time they cancelled, within its first minute, a job whose start
-            had taken GPUs back from another team's borrowed work (audit ``reclaim_dropped``, read by the edge
-            for the last hour): their reclaims of borrowed work wait ``profile.reclaim_cooldown_s`` from then
-            (red31 R5).
+        reclaims: the preemptors (jobs and leases) that took GPUs back from other teams' running work by
+            reclaim in the last hour (:class:`ReclaimTaken`: what they took, when, and how their own hold ended,
+            read by the edge from the store): one that held them less than ``profile.reclaim_cooldown_s`` keeps
+            its team's next reclaims waiting (:mod:`.preempt.cooldown`; red31 R5, red32 R5).
         port_holders: of those, the ports bound for a while (the edge's
             :data:`~jupyter_sched.executors.bound_ports.HOLDER_NAMED_AFTER_S`), each with its holder's
             account: the waiting job's reason names it to its owner (red31 R6).
@@ -200,7 +241,7 @@ class Snapshot:
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
     port_holders: Mapping[int, str] = field(default_factory=dict)
-    dropped_reclaims: Mapping[str, datetime] = field(default_factory=dict)
+    reclaims: tuple[ReclaimTaken, ...] = ()
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
     idle_ends: Mapping[str, datetime] = field(default_factory=dict)
     reinstalled: Reinstall | None = None

@@ -30,7 +30,6 @@ from ..wording.jobs import stopping_text
 from .context import Context, not_visible
 from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
 from .models.cancel import CANCEL_OUTCOMES
-from .reclaim_dropped import note_dropped_reclaim
 
 __all__ = ["CANCELLABLE", "CHUNK", "PER_JOB_EVENTS", "cancel_jobs", "ended_record", "in_bulk_cancel"]
 
@@ -175,7 +174,6 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
     ids = _selection(ctx, caller, request)
     states = frozenset(JobState(s) for s in request.states) if request.states else CANCELLABLE
     actor = caller.user
-    cooldown = float(getattr(getattr(ctx.engine, "profile", None), "reclaim_cooldown_s", 0.0) or 0.0)
     outcome: dict[str, tuple[str, str | None, str | None]] = {}
     said: dict[str, str] = {}  # why a job was refused or not found: DELETE jobs/{id}'s words
     foreign: list[str] = []
@@ -214,7 +212,6 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
                     if written is None:
                         again.append(job_id)
                         continue
-                    note_dropped_reclaim(tx, record, actor, tx.now, cooldown)  # as DELETE jobs/{id} does (red31 R5)
                     changed.append(written)
                     kind = "released" if job.is_lease else "removed" if immediate else "stopping"
                     outcome[job_id] = (kind, was, written.job.state.value)

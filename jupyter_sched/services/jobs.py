@@ -83,7 +83,6 @@ from .planned_limit import with_planned_limit
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
-from .reclaim_dropped import note_dropped_reclaim
 from .script_check import job_python_differs, script_problem_apart
 from .submit_keys import Replayed, remember_in, request_digest, reused_key
 
@@ -1477,7 +1476,6 @@ class JobsService:
                     break
                 if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
                     continue
-                note_dropped_reclaim(tx, record, actor, tx.now, self._reclaim_cooldown_s())  # red31 R5
             break
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
@@ -1494,11 +1492,6 @@ class JobsService:
         if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
             out = out.model_copy(update={"already_stopping": True})
         return out
-
-    def _reclaim_cooldown_s(self) -> float:
-        """The profile's reclaim cool-down (seconds; :mod:`.reclaim_dropped`)."""
-        profile = getattr(self.ctx.engine, "profile", None)
-        return float(getattr(profile, "reclaim_cooldown_s", 0.0) or 0.0)
 
     # ---- update: hold, release, time limit, class, top (hubadmin25 B18) ------------------------
     def update(self, caller: Caller, job_id: str, request: UpdateJobRequest) -> JobView:

@@ -136,9 +136,6 @@ class Services:
             from ..executors.bound_ports import BoundPorts
 
             engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
-        from .reclaim_dropped import dropped_reclaims  # the reclaim cool-down's history (red31 R5)
-
-        engine.decider.dropped_reclaims = lambda now: dropped_reclaims(store, now)
         policy = policy or AdmissionPolicy()
         limits = tuple(getattr(scheduling_profile, "time_limits", ()) or ())
         if limits and not policy.time_limits:  # one set of time-limit rules: planned with and enforced at submit

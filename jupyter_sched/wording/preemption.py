@@ -14,7 +14,8 @@ from ..model.units import clock_text, format_duration
 from ..textsafe import printable_name
 from .reasons import wire_time, work_named
 
-__all__ = ["planned_preemption_text", "preemptible_note"]
+__all__ = ["RECLAIM_END_CAUSES", "planned_preemption_text", "preemptible_note", "reclaim_cooldown_text",
+           "reclaim_dropped_text", "reclaim_end_text"]
 
 
 def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Collection[str],
@@ -107,3 +108,71 @@ def planned_preemption_text(plan: Any, now: datetime | None, *, lease: bool = Fa
         why = f", {priority + ' priority ' if priority else ''}of team {team}" if team else ""
     first = "it is released first" if lease else "it ends first"
     return f"to be {verb} at ~{clock_text(at, now)} for {who}{why}, unless {first}"
+
+
+RECLAIM_END_CAUSES = {
+    "exit": "it exited",
+    "failure": "it failed",
+    "time_limit": "its time limit stopped it",
+    "release": "it was released",
+    "cancel": "it was cancelled",
+    "idle_reclaim": "idle reclaim took its GPUs back",
+    "budget": "its budget was spent",
+    "preempted": "it was preempted in turn",
+    "lost": "it was lost",
+}
+"""How a preemptor that took GPUs back by reclaim ended (``ReclaimTaken.cause``, red32 R5) → the words."""
+
+
+def reclaim_end_text(cause: str, *, actor: str = "", exit_code: int | None = None) -> str:
+    """How a reclaiming job or lease ended, in words: ``it exited, exit code 0``, ``it was released by
+    r32b``, ``its time limit stopped it``; an unknown cause as ``it ended (<cause>)``."""
+    words = RECLAIM_END_CAUSES.get(cause)
+    if words is None:
+        return f"it ended ({printable_name(cause)})"
+    if cause in ("exit", "failure") and exit_code is not None:
+        return f"{words}, exit code {exit_code}"
+    if cause in ("release", "cancel") and actor:
+        return f"{words} by {printable_name(actor)}"
+    return words
+
+
+def _held_text(took: Any, now: datetime | None) -> str:
+    """``took GPUs back at 12:00 UTC and gave them up 2s after its start`` (or ``before it started``)."""
+    held = (f"{format_duration(max(0.0, (took.ended_at - took.started_at).total_seconds()))} after its start"
+            if took.started_at is not None and took.ended_at is not None else "before it started")
+    return f"took GPUs back by reclaim at {clock_text(took.took_at, now)} and gave them up {held}"
+
+
+def reclaim_cooldown_text(took: Any, until: datetime, now: datetime | None, *, cooldown_s: float,
+                          setting: str) -> str:
+    """Why a job's reclaim waits (its pending reason's ``preemption_refused``; red32 R5): ``team teamb's
+    reclaims of other teams' borrowed GPUs wait until 12:15 UTC: r32b's job "b-take1" (j-…) took GPUs back
+    by reclaim at 12:00 UTC and gave them up 2s after its start (it exited, exit code 0); what a reclaim
+    takes is to be held 15m (c.SchedApp.reclaim_cooldown_s = 900)``.
+
+    Args:
+        took: the preemptor (:class:`~jupyter_sched.scheduling.snapshot.ReclaimTaken`).
+        until: when its team's reclaims may go on (UTC).
+        now: the reader's time (None: with the date).
+        cooldown_s: the profile's cool-down, seconds.
+        setting: the setting's name, for the admin who reads it.
+    """
+    who = work_named(took.job_id, took.name, took.user)
+    why = reclaim_end_text(took.cause, actor=took.actor, exit_code=took.exit_code)
+    return (f"team {took.team}'s reclaims of other teams' borrowed GPUs wait until {clock_text(until, now)}: {who} "
+            f"{_held_text(took, now)} ({why}); what a reclaim takes is to be held {format_duration(cooldown_s)} "
+            f"({setting} = {cooldown_s:g})")
+
+
+def reclaim_dropped_text(took: Any, until: datetime, *, cooldown_s: float, setting: str) -> str:
+    """The audit record ``reclaim_dropped`` for admins (red32 R5): which team, which job, whose work it
+    evicted, how it ended and until when the team's reclaims wait (times with their date: a record)."""
+    named = ", ".join(f"{user}'s job {job_id}" for job_id, user in took.victims[:5]) + (
+        f" and {len(took.victims) - 5} more" if len(took.victims) > 5 else "") or "other teams' work"
+    why = reclaim_end_text(took.cause, actor=took.actor, exit_code=took.exit_code)
+    kind = "lease" if took.lease else "job"
+    return (f"team {took.team}: {took.user}'s {kind} {took.name or took.job_id} ({took.job_id}) {_held_text(took, None)} "
+            f"({why}); it had evicted {named}, whose work restarts; team {took.team}'s "
+            f"reclaims of other teams' borrowed GPUs wait until {clock_text(until, None)} "
+            f"({setting} = {cooldown_s:g})")

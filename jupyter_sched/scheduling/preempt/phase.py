@@ -116,8 +116,9 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
             (borrow_candidates(ctx, job, flavor, below), []) if below is not None else \
             (class_candidates(ctx, job, flavor), [])  # no quota: other teams' low work (red team 18, R8)
-        if within and any(c.kind == "reclaim" for c in others) and (cooled := cooldown_until(ctx, job)) is not None:
-            # its owner dropped what a reclaim took back lately: no other team's running work for it meanwhile (red31 R5)
+        if any(c.kind == "reclaim" for c in others) and (cooled := cooldown_until(ctx, job)) is not None:
+            # a job of its team dropped what a reclaim took back lately: no other team's running borrowed work
+            # for it meanwhile, within its guarantee or borrowing over classes (red31 R5, red32 R5)
             others, ruled_out = [c for c in others if c.kind != "reclaim"], []
             if not visit.refusal:
                 say_cooldown(ctx, visit, *cooled)
