@@ -4,7 +4,7 @@ Start (:meth:`LocalExecutor.start` with the job's :class:`~.runas.RunAs`): the w
 (:mod:`.wrapper`) is spawned in a new session (``start_new_session=True``: its own process
 group, so signals reach the job's children and never the server), *as the run-as account*
 when it is not the service's own (hub mode): Popen starts a root step that becomes the account
-and execs the wrapper (:func:`_as_owner`), so the engine's thread never waits on a process
+and execs the wrapper (:func:`~.runas.as_account`), so the engine's thread never waits on a process
 the job's owner can stop (red32 R7; a wrapper kept from reading its launch within
 :data:`LAUNCH_READ_S`, or seen stopped before it, is ended naming its account), with stdin a pipe. The executor puts the wrapper into the job's group (a cgroup, else a marker;
 :mod:`.tracking`) and only then sends it the launch line: the working directory, carried files
@@ -132,7 +132,7 @@ from .log_budget import LogBudget, remove_extra
 from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
-from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
+from .runas import RunAs, as_account, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .sealing import seal, seal_finished
 from .server_fence import ServerFence
@@ -1008,7 +1008,7 @@ class LocalExecutor:
         else:
             command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
         if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below)
-            command = _as_owner(run_as, command)
+            command = as_account(run_as, command)
         banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
                   else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
@@ -1026,7 +1026,7 @@ class LocalExecutor:
                 # Popen waits, on this (the engine's) thread, until its child's execve. Never Popen(user=): its child
                 # is the owner's from its setuid to that execve, so the owner's SIGSTOP (kill -STOP -1 in a loop)
                 # landing there held the engine for everyone (red32 R7). The child here is root up to its execve of
-                # the service's interpreter (_DROP_TO_OWNER), which becomes the owner and execs the wrapper after
+                # the service's interpreter (runas.DROP_TO_ACCOUNT), which becomes the owner and execs the wrapper after
                 # Popen has returned; a wrapper kept from beginning is ended (_watch_launch, stopped-wrapper rule).
                 popen = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
@@ -1864,41 +1864,6 @@ def _launch_file(launch: str) -> int | None:
         os.close(fd)
         return None
     return fd
-
-
-_DROP_TO_OWNER = (
-    "import os,sys\n"
-    "u,g=int(sys.argv[1]),int(sys.argv[2])\n"
-    "try:\n"
-    " os.setgroups([int(x) for x in sys.argv[3].split(',') if x]);os.setresgid(g,g,g);os.setresuid(u,u,u)\n"
-    " os.execvp(sys.argv[4],sys.argv[4:])\n"
-    "except OSError as e:\n"
-    " sys.stderr.write(f'cannot start the job as uid {u}: {sys.argv[4]}: {e.strerror}\\n');sys.stderr.flush()\n"
-    " os._exit(127)\n")
-"""The first program of a job run as another account (:func:`_as_owner`): run as root by the service's interpreter
-(``-I -S``: no site, no environment variables of Python's read), it becomes the account (groups, gid, uid: real,
-effective and saved) and execs the wrapper's command (``argv[4:]``, searched on the job's ``PATH``), keeping its pid,
-session, descriptors and environment (an allow-list: :func:`~.runas.clean_environment`). A failure is its stderr's
-line (the start's error, read at the job's end) and exit 127."""
-_AFTER_DROP_FOR_TESTS = ""
-"""Python run by :data:`_DROP_TO_OWNER` once it is the owner's, before its execve (tests only: the owner's SIGSTOP
-landing in that window, which a test cannot time)."""
-
-
-def _as_owner(run_as: RunAs, command: Sequence[str]) -> list[str]:
-    """``command`` run as ``run_as``'s account by way of :data:`_DROP_TO_OWNER`, whose start ``Popen`` waits for is
-    root's: no process of the job's owner exists until ``Popen`` has returned (red32 R7).
-
-    Raises:
-        ExecutorError: ``run_as`` lacks a numeric uid or gid (the job would run as root).
-    """
-    if run_as.uid is None or run_as.gid is None:
-        raise ExecutorError(f"cannot run a job as {run_as.account}: its uid or gid is unknown", field="user",
-                            hint="map the user to an OS account that exists on this host")
-    code = _DROP_TO_OWNER.replace(" os.execvp", f" {_AFTER_DROP_FOR_TESTS}\n os.execvp") if _AFTER_DROP_FOR_TESTS \
-        else _DROP_TO_OWNER
-    return [sys.executable, "-I", "-S", "-c", code, str(run_as.uid), str(run_as.gid),
-            ",".join(str(g) for g in run_as.groups), *command]
 
 
 def _as_account(run_as: RunAs) -> str:

@@ -23,8 +23,9 @@ import subprocess
 import threading
 from collections.abc import Iterator
 
+from ..errors import ExecutorError
 from ..model import JobSpec
-from .runas import RunAs
+from .runas import RunAs, as_account
 from .wrapper import SHEBANG_BYTES
 
 __all__ = ["CHECK_TIMEOUT_S", "CLOSED_FOLDER", "missing_as_owner", "read_as_owner"]
@@ -140,12 +141,12 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
             log.debug("a check of %s's paths already runs; this job's start will tell", who.account)
             return None
         try:
-            done = subprocess.run(["/bin/sh", "-c", _SCRIPT, "sh", start or "/", *(path for _, path in files)],
-                                  user=who.uid, group=who.gid, extra_groups=list(who.groups) or None,
+            done = subprocess.run(as_account(who, ["/bin/sh", "-c", _SCRIPT, "sh", start or "/",
+                                                   *(path for _, path in files)]),  # never Popen(user=): red32 R7
                                   env={"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PROGRAM": program,
                                        "JOB_PATH": search_path or ""}, cwd="/", stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
+        except (OSError, subprocess.SubprocessError, ExecutorError) as exc:
             log.warning("could not check the paths of a job of %s as %s (%s); its start will tell", spec.user,
                         who.account, exc)
             return None
@@ -211,12 +212,11 @@ def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str,
     with _one_at_a_time(who) as mine:
         for field, shown, path, size in files if mine else ():
             try:
-                done = subprocess.run(["head", "-c", str(size), "--", path], user=who.uid, group=who.gid,
-                                      extra_groups=list(who.groups) or None,
+                done = subprocess.run(as_account(who, ["head", "-c", str(size), "--", path]),
                                       env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, cwd="/",
                                       stdin=subprocess.DEVNULL, capture_output=True, timeout=CHECK_TIMEOUT_S,
                                       check=False)
-            except (OSError, subprocess.SubprocessError) as exc:
+            except (OSError, subprocess.SubprocessError, ExecutorError) as exc:
                 log.warning("could not read the %s of a job of %s as %s (%s); its start will tell", field,
                             spec.user, who.account, exc)
                 continue

@@ -7,9 +7,10 @@ DESIGN, *Who runs it*: a job runs as its owner and sees only what its owner may 
 * **Hub mode, local executor**: the job runs as the owner's OS account. The account comes from an
   :class:`AccountMapping` (default: the hub user name itself, which is what JupyterHub's
   ``LocalProcessSpawner`` does with ``pwd.getpwnam(user.name)``); the service (root) switches to
-  it with the standard library (``subprocess.Popen(user=, group=, extra_groups=)``, i.e.
-  ``setgroups``/``setregid``/``setreuid`` in the child before ``exec``, the way Slurm's slurmd
-  switches to the job's uid). Accounts with a uid below ``min_uid`` (root and system accounts)
+  it in a short root step run before the job's program (:func:`as_account`: ``setgroups``/
+  ``setresgid``/``setresuid``, then ``exec``, the way Slurm's slurmd switches to the job's uid) —
+  never ``Popen(user=)``, whose caller waits on a process of the account until its ``exec``
+  (red32 R7). Accounts with a uid below ``min_uid`` (root and system accounts)
   are refused: a hub user called ``root`` never gets a root job.
 * **Kubernetes**: the same mapping gives the pod's ``runAsUser``/``runAsGroup`` where an account
   or explicit ids are configured (:meth:`AccountMapping.pod_ids`).
@@ -27,13 +28,16 @@ import errno
 import os
 import pwd
 import re
-from collections.abc import Callable, Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import ExecutorError, OverloadedError, ValidationError
 from ..model import Job
 
 __all__ = [
+    "DROP_TO_ACCOUNT",
+    "as_account",
     "DEFAULT_JOB_PATH",
     "DENIED_ACCOUNTS",
     "SHARED_UIDS",
@@ -300,3 +304,42 @@ def job_path(python: str) -> str:
     :data:`DEFAULT_JOB_PATH` (:func:`clean_environment`; what the owner check of a command's program
     searches, :func:`.owner_paths.missing_as_owner`)."""
     return f"{os.path.dirname(python)}:{DEFAULT_JOB_PATH}" if os.path.dirname(python) else DEFAULT_JOB_PATH
+
+
+DROP_TO_ACCOUNT = (
+    "import os,sys\n"
+    "u,g=int(sys.argv[1]),int(sys.argv[2])\n"
+    "try:\n"
+    " os.setgroups([int(x) for x in sys.argv[3].split(',') if x]);os.setresgid(g,g,g);os.setresuid(u,u,u)\n"
+    " os.execvp(sys.argv[4],sys.argv[4:])\n"
+    "except OSError as e:\n"
+    " sys.stderr.write(f'cannot start the job as uid {u}: {sys.argv[4]}: {e.strerror}\\n');sys.stderr.flush()\n"
+    " os._exit(127)\n")
+"""The first program of anything the service runs as another account (:func:`as_account`): run as root by the
+service's interpreter (``-I -S``: no site, none of Python's environment variables read), it becomes the account
+(groups, gid, uid: real, effective and saved) and execs ``argv[4:]`` (searched on its ``PATH``), keeping its pid,
+session, descriptors and environment (the caller's: an allow-list). A failure is one line on its stderr and exit 127."""
+
+_AFTER_DROP_FOR_TESTS = ""
+"""One line of Python :data:`DROP_TO_ACCOUNT` runs once it is the account's, before its execve (tests only: the
+owner's SIGSTOP landing in that window, which a test cannot time)."""
+
+
+def as_account(run_as: RunAs, argv: Sequence[str]) -> list[str]:
+    """``argv`` run as ``run_as``'s account by way of :data:`DROP_TO_ACCOUNT`: Popen's child, which ``Popen`` waits for
+    on the calling thread until its ``execve``, is root's (the account cannot signal it); the account's process exists
+    only after ``Popen`` returned. ``Popen(user=)`` made its child the account's from its ``setuid`` to its ``execve``,
+    so the account's SIGSTOP there held the caller — the engine's thread at a job's start, a request thread at a
+    submit's path checks — for as long as the account liked (red32 R7). Costs one start of the service's
+    interpreter (~15 ms) in the child, none on the calling thread.
+
+    Raises:
+        ExecutorError: ``run_as`` lacks a numeric uid or gid (the process would run as root).
+    """
+    if run_as.uid is None or run_as.gid is None:
+        raise ExecutorError(f"cannot run as {run_as.account or run_as.user}: its uid or gid is unknown", field="user",
+                            hint="map the user to an OS account that exists on this host")
+    code = DROP_TO_ACCOUNT.replace(" os.execvp", f" {_AFTER_DROP_FOR_TESTS}\n os.execvp") if _AFTER_DROP_FOR_TESTS \
+        else DROP_TO_ACCOUNT
+    return [sys.executable, "-I", "-S", "-c", code, str(run_as.uid), str(run_as.gid),
+            ",".join(str(g) for g in run_as.groups), *argv]

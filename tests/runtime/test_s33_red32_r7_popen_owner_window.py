@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 import pytest
 
-from jupyter_sched.executors import local
+from jupyter_sched.executors import local, owner_paths, runas
 from jupyter_sched.executors.base import ExecutorEvent, Exited
 from jupyter_sched.executors.local import LAUNCH_READ_S, LocalExecutor
 from jupyter_sched.executors.runas import AccountMapping
@@ -55,7 +55,7 @@ def _owner_held(monkeypatch: pytest.MonkeyPatch, uid: int, hold: str) -> None:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(local.subprocess, "Popen", popen)
-    monkeypatch.setattr(local, "_AFTER_DROP_FOR_TESTS", f"if u=={uid}: {hold}", raising=False)
+    monkeypatch.setattr(runas, "_AFTER_DROP_FOR_TESTS", f"if u=={uid}: {hold}", raising=False)
 
 
 def _start_returns(ex: LocalExecutor, owner: Account, job_id: str) -> None:
@@ -66,10 +66,15 @@ def _start_returns(ex: LocalExecutor, owner: Account, job_id: str) -> None:
                                                         AccountMapping().resolve(owner.name)), returned.set()),
                                daemon=True)
     starter.start()
+    _returns(returned, owner, "start() waited on a process its owner stopped (the engine's thread is held)")
+
+
+def _returns(returned: threading.Event, owner: Account, why: str) -> None:
+    """Fail with ``why`` when ``returned`` is not set at all; today's code: let the held thread go first."""
     try:
-        assert returned.wait(60), "start() waited on a process its owner stopped (the engine's thread is held)"
+        assert returned.wait(60), why
     finally:
-        if not returned.is_set():  # today's code: let the held thread go before the accounts are removed
+        if not returned.is_set():  # before the accounts are removed
             for child in psutil.Process().children(recursive=True):
                 if child.uids().real == owner.uid:
                     os.kill(child.pid, signal.SIGCONT)
@@ -132,3 +137,26 @@ def test_red32_r7_popen_a_start_that_never_begins_is_ended_at_its_deadline(
     assert f"its wrapper did not read its launch within {LAUNCH_READ_S:.0f} s of its start as account " \
            f"{stuck.name} (uid {stuck.uid})" in said, said
     assert "never ran" in said, said
+
+
+def test_red32_r7_popen_a_path_check_its_owner_stops_ends_at_its_timeout(
+        accounts: tuple[Account, Account, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same window in the submit's path checks run as the owner (red32 R8's, on a shared request thread): Popen's
+    wait is not under the check's timeout, so it held the thread for good. Now the check ends at its timeout, says
+    nothing (the job's start tells), leaves no process, and another account's check still tells the truth."""
+    stuck, other, _ = accounts
+    _owner_held(monkeypatch, stuck.uid, "os.kill(os.getpid(), 19)")
+    monkeypatch.setattr(owner_paths, "CHECK_TIMEOUT_S", 1.0)
+    missing = f"/nonexistent-{stuck.name}"
+    found: list[object] = []
+    returned = threading.Event()
+    spec = make_job("j-check", user=stuck.name, command=("/bin/true",), working_dir=missing).spec
+    threading.Thread(target=lambda: (found.append(owner_paths.missing_as_owner(
+        spec, AccountMapping().resolve(stuck.name))), returned.set()), daemon=True).start()
+    _returns(returned, stuck, "a path check waited on a process its owner stopped (a request thread is held)")
+    assert found == [None]
+    wait_until(lambda: not [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == stuck.uid],
+               "the stopped check's end")
+    spec = make_job("j-check", user=other.name, command=("/bin/true",), working_dir=missing).spec
+    assert owner_paths.missing_as_owner(spec, AccountMapping().resolve(other.name)) == \
+        ("working_dir", missing, "does not exist")
