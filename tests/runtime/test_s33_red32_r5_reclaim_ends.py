@@ -13,6 +13,7 @@ teams are guaranteed 1 GPU and may borrow without limit (red32's quotas, scaled 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,14 @@ from typing import Any
 import pytest
 
 from jupyter_sched.engine import ManualClock, SchedulerService
-from jupyter_sched.engine.reclaim_history import ReclaimHistory
+from jupyter_sched.engine.reclaim_history import ReclaimHistory, end_cause
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory import SimulatedInventory
+from jupyter_sched.model import JobKind, JobState
 from jupyter_sched.scheduling import SchedulingProfile
-from jupyter_sched.store import Store
+from jupyter_sched.store import JobRecord, Store
 from tests.leftovers import end_jobs
+from tests.runtime.builders import T0, make_job
 from tests.runtime.test_engine import gated, state_of, wait_until
 
 TEAMS = {"ann": "teama", "bob": "teamb", "cid": "teamb"}
@@ -143,3 +146,25 @@ def test_red32_r5_a_reclaimer_that_held_what_it_took_is_not_held_back(sqlite_db:
                tick=run.svc.tick)
     assert state_of(run.svc, taker2) in ("pending", "admitted", "running")
     assert not run.svc.audit(action="reclaim_dropped")
+
+
+@pytest.mark.parametrize(("state", "intent", "actor", "lease", "want"), [
+    ("succeeded", None, None, False, ("exit", "")),
+    ("failed", None, None, False, ("failure", "")),
+    ("failed", "timeout", "scheduler", False, ("time_limit", "")),  # a time limit, or one shortened after its start
+    ("cancelled", "cancel", "bob", False, ("cancel", "bob")),
+    ("cancelled", None, None, False, ("cancel", "")),  # cancelled while it waited (its victims already told)
+    ("cancelled", None, None, True, ("release", "")),  # %gpu release
+    ("cancelled", "cancel", "boss", True, ("release", "boss")),
+    ("cancelled", "idle", "scheduler", True, ("idle_reclaim", "")),
+    ("cancelled", "budget", "scheduler", True, ("budget", "")),
+    ("cancelled", "preempt", "scheduler", True, ("preempted", "")),
+    ("lost", None, None, False, ("lost", "")),
+    ("running", None, None, False, ("", "")),
+])
+def test_red32_r5_every_end_of_a_preemptors_row_names_its_cause(state: str, intent: str | None, actor: str | None,
+                                                                 lease: bool, want: tuple[str, str]) -> None:
+    job = make_job("b-take1", user="bob", kind=JobKind.LEASE if lease else JobKind.TRAINING,
+                   **({"command": (), "kernel_id": "k-1"} if lease else {}))
+    job = replace(job, state=JobState(state), started_at=T0, finished_at=T0 if state != "running" else None)
+    assert end_cause(JobRecord(job=job, stop_intent=intent, stop_actor=actor)) == want
