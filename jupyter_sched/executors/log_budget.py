@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from pathlib import Path
 from ..safefd import open_fd
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
-from .wrapper import remove_tree, tally
+from .wrapper import OWN_JSON_BYTES, remove_tree, tally
 
 __all__ = ["FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "folder_extra", "remove_extra"]
 
@@ -224,7 +225,21 @@ def _size(path: Path, owner_uid: int | None) -> int:
 
 KEPT_NAMES = frozenset({"output.log", "exit.json", "wrapper.json", "outcome.json"})
 """What :func:`remove_extra` keeps of a finished job's folder (the log and the few-hundred-byte records
-the wrapper's sweep leaves: :data:`~.wrapper.OWN_JSON_BYTES`)."""
+the wrapper's sweep leaves: :data:`~.wrapper.OWN_JSON_BYTES`), each only as a regular file (:func:`_kept`)."""
+
+
+def _kept(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` of a finished job's folder is one of :data:`KEPT_NAMES` as the wrapper leaves it: a
+    regular file (no link), a record of at most :data:`~.wrapper.OWN_JSON_BYTES`. A folder or a big file under
+    one of those names is the job's (red33 R4: a folder of 30,000 files and 257 MiB named ``output.log`` was
+    kept for the retention days, counted nowhere)."""
+    if entry.name not in KEPT_NAMES:
+        return False
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and (entry.name == "output.log" or info.st_size <= OWN_JSON_BYTES)
 
 
 def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:
@@ -251,7 +266,7 @@ def folder_extra(folder: Path, owner_uid: int | None) -> int:
     if fd is None:
         return 0
     try:
-        return sum(tally(entry, fd)[1] for entry in os.scandir(fd) if entry.name not in KEPT_NAMES)
+        return sum(tally(entry, fd)[1] for entry in os.scandir(fd) if not _kept(entry))
     except OSError:
         return 0
     finally:
@@ -267,7 +282,7 @@ def remove_extra(folder: Path, owner_uid: int | None) -> int:
     removed = 0
     try:
         for entry in list(os.scandir(fd)):
-            if entry.name in KEPT_NAMES:
+            if _kept(entry):
                 continue
             size = tally(entry, fd)[1]
             remove_tree(entry.name, fd)  # never by recursion (red29 R5: a 3,000-deep chain of folders)

@@ -322,7 +322,7 @@ class WriteWatch:
         start, walked = self._cursor % len(order), 0
         for step in range(len(order)):
             job = order[(start + step) % len(order)]
-            files, used = running_folder_use(job.job_dir, job.owner_uid)
+            files, used = running_folder_use(job.job_dir, job.owner_uid, log_key=self._seen[job.job_id].log_key)
             seen = self._seen[job.job_id]
             seen.wrote += max(0, used - seen.folder_bytes)
             seen.folder_bytes = used
@@ -692,11 +692,26 @@ def _wrappers_own(entry: os.DirEntry[str]) -> bool:
     return not stat.S_ISDIR(info.st_mode) and info.st_size <= OWN_JSON_BYTES
 
 
-def running_folder_use(job_dir: Path, owner_uid: int | None) -> tuple[int, int]:
-    """``(files and folders, bytes)`` in a running job's folder beside its ``output.log`` and the wrapper's own
-    records (folders with all
-    below them, never through a link, at most :data:`FOLDER_FILES` + 1 entries counted); ``(0, 0)`` where it
-    is not a folder of ``owner_uid`` (when given) or cannot be read."""
+def _is_the_log(entry: os.DirEntry[str], log_key: tuple[int, int] | None) -> bool:
+    """Whether ``entry`` (named ``output.log``) is the log the service measures: a regular file, and the inode
+    ``log_key`` when known (:func:`running_folder_use`)."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and (log_key is None or (info.st_dev, info.st_ino) == log_key)
+
+
+def running_folder_use(job_dir: Path, owner_uid: int | None, *,
+                       log_key: tuple[int, int] | None = None) -> tuple[int, int]:
+    """``(files and folders, bytes)`` in a running job's folder beside its log and the wrapper's own records
+    (folders with all below them, never through a link, at most :data:`FOLDER_FILES` + 1 entries counted);
+    ``(0, 0)`` where it is not a folder of ``owner_uid`` (when given) or cannot be read.
+
+    ``output.log`` is left out only when it is a regular file and, with ``log_key`` (``(st_dev, st_ino)`` of
+    the log the service measures: the wrapper's stdout), that very file: a file or folder the job renamed over
+    that name is counted as any other entry (red33 R4: 512 MiB past a 32 MiB log cap, and a folder of 30,000
+    files under the log's name, were counted by nothing)."""
     try:
         fd = open_fd(job_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, kind="dir")
     except OSError:
@@ -707,7 +722,7 @@ def running_folder_use(job_dir: Path, owner_uid: int | None) -> tuple[int, int]:
             return 0, 0
         with os.scandir(fd) as entries:
             for entry in entries:
-                if entry.name == "output.log" or _wrappers_own(entry):
+                if _wrappers_own(entry) or (entry.name == "output.log" and _is_the_log(entry, log_key)):
                     continue
                 count, size = tally(entry, fd, most=FOLDER_FILES - files)
                 files, used = files + count, used + size

@@ -588,22 +588,40 @@ removed (red28 R5)."""
 _OWN_JSON = frozenset({"exit.json", "wrapper.json", "outcome.json"})
 
 
-def _own_file(entry: os.DirEntry[str], *, notebook: bool) -> bool:
+def _own_file(entry: os.DirEntry[str], *, notebook: bool, log_key: tuple[int, int] | None = None) -> bool:
     """Whether ``entry`` is a file the wrapper or runner keeps in the job folder after the job (red28 R5):
-    ``output.log`` (bounded by the log caps); one of :data:`_OWN_JSON` that is a regular file of at most
-    :data:`OWN_JSON_BYTES`; ``executed.ipynb`` of a notebook job (counted in its owner's total of kept
-    job folders: :mod:`.log_budget`). Any other name, a ``.*.tmp`` included (the wrapper's atomic writes
-    leave none behind), is the job's."""
-    if entry.name == "output.log":
-        return True
-    if entry.name == "executed.ipynb":
-        return notebook
+    ``output.log`` (bounded by the log caps) when it is a regular file and, with ``log_key`` (the ``(st_dev,
+    st_ino)`` of this wrapper's stdout), that very file; one of :data:`_OWN_JSON` that is a regular file of at
+    most :data:`OWN_JSON_BYTES`; ``executed.ipynb`` of a notebook job, a regular file (counted in its owner's
+    total of kept job folders: :mod:`.log_budget`). Any other name, a ``.*.tmp`` included (the wrapper's atomic
+    writes leave none behind), is the job's — and so is a folder, link or other file under the log's name
+    (red33 R4: a job renamed a file, or a folder of 30,000 files, over ``output.log`` and the sweep kept it
+    by its name)."""
+    if entry.name in ("output.log", "executed.ipynb"):
+        if entry.name == "executed.ipynb" and not notebook:
+            return False
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and (entry.name != "output.log" or log_key is None
+                                               or (info.st_dev, info.st_ino) == log_key)
     if entry.name not in _OWN_JSON:
         return False
     try:
         return entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= OWN_JSON_BYTES
     except OSError:
         return False
+
+
+def stdout_key() -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of this process's stdout when it is a regular file (the wrapper's: the log); None
+    otherwise."""
+    try:
+        info = os.fstat(1)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
 
 
 TREE_DEPTH = 64
@@ -772,14 +790,16 @@ class _suppressed:
         return isinstance(value, OSError)
 
 
-def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> str | None:
+def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False,
+                log_key: tuple[int, int] | None = None) -> str | None:
     """After the job and its leftovers ended: what the job left in its own folder beside the wrapper's
     files (:func:`_own_file`: ``output.log``, ``exit.json``… at their real sizes; ``executed.ipynb`` only
     for a ``notebook`` job) and the ``carried`` ones, removed when it is more than :data:`LEFT_FILES`
     files or :data:`LEFT_BYTES` bytes; a file under the wrapper's own names over :data:`OWN_JSON_BYTES`
     (or not a regular file) is the job's and removed whatever the rest holds (red28 R5: 100 MiB each
-    under ``outcome.json``, ``wrapper.json``, ``.big.tmp`` were kept). Returns the log line that says so
-    (None: nothing removed).
+    under ``outcome.json``, ``wrapper.json``, ``.big.tmp`` were kept); ``output.log`` is the wrapper's only as
+    the inode ``log_key`` (its stdout, :func:`stdout_key`) when given (red33 R4). Returns the log line that says
+    so (None: nothing removed).
 
     The job folder lies on the service's log disk (often the root file system) and is kept with the
     job for ``retention_finished_jobs_days``; a job writes there as its owner, so one job could leave
@@ -792,17 +812,19 @@ def _sweep_left(job_dir: Path, carried: set[str], *, notebook: bool = False) -> 
     except OSError:
         return None
     try:
-        return _sweep_folder(folder, job_dir, carried, notebook=notebook)
+        return _sweep_folder(folder, job_dir, carried, notebook=notebook, log_key=log_key)
     finally:
         os.close(folder)
 
 
-def _sweep_folder(folder: int, job_dir: Path, carried: set[str], *, notebook: bool) -> str | None:
+def _sweep_folder(folder: int, job_dir: Path, carried: set[str], *, notebook: bool,
+                  log_key: tuple[int, int] | None) -> str | None:
     """:func:`_sweep_left` in the open job folder ``folder`` (trees counted and removed by descriptor,
     never by recursion: red29 R5)."""
     try:
         with os.scandir(folder) as listing:
-            entries = [e for e in listing if e.name not in carried and not _own_file(e, notebook=notebook)]
+            entries = [e for e in listing
+                       if e.name not in carried and not _own_file(e, notebook=notebook, log_key=log_key)]
     except OSError:
         return None
     files = size = 0
@@ -963,7 +985,7 @@ def main(argv: list[str] | None = None) -> int:
     _stop_listening(job_dir)  # the job ended: no stop left to hear, one inode fewer kept (red team 26, R4)
     carried = launch.get("files") if launch else None
     swept = _sweep_left(job_dir, {str(n) for n in carried} if isinstance(carried, dict) else set(),
-                        notebook=bool(launch.get("notebook"))) if launch else None
+                        notebook=bool(launch.get("notebook")), log_key=stdout_key()) if launch else None
     if swept:
         print(f"{_line_break(job_dir)}{swept}", flush=True)
         if cap is not None and cap.keep is not None:
