@@ -545,6 +545,7 @@ export function recordTime(iso: string): string {
   return isNaN(at.getTime()) ? iso : clockText(at, null, true);
 }
 
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/g;
 const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2})(?::(\d{2}))? UTC\b/g;
 
 /**
@@ -557,7 +558,13 @@ const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,
 export function clocksAsOf(text: string, now: Date = new Date()): string {
   // "this UTC day" (the server's words, true in every zone) is "today" where the browser is on UTC, as the
   // CLI says it (jupyter_sched.model.periods `said_to_reader`; newuser30 n11)
-  const said = dayIsUtc() && text.includes(UTC_DAY) ? text.split(UTC_DAY).join('today') : text;
+  const day = dayIsUtc() && text.includes(UTC_DAY) ? text.split(UTC_DAY).join('today') : text;
+  // an ISO time in a server's sentence ("released (held by you since 2026-12-06T18:48:06Z)") as a clock, as the
+  // CLI's `wording.reasons.clock_times` says it (newuser33 n1: the panel's Release toast showed it raw)
+  const said = day.replace(ISO_TIME, iso => {
+    const at = new Date(iso);
+    return isNaN(at.getTime()) ? iso : clockText(at, now);
+  });
   return said.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
     const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm), Number(ss ?? 0)));
     let when = at(year ? Number(year) : now.getUTCFullYear());
@@ -855,15 +862,16 @@ export function inCluster(job: { state: string; reason?: PendingReason | null })
  * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
  * `me`: the reader (GET me's user): a hold they put on their own job reads `held by you at 22:14 UTC ·
  * ETA unknown: held · release it: jupyter-sched release j-…` — the command once (newuser27 n2).
- * `releaseButton`: the row offers a Release button; the hold's command reads `its Release button lets it queue again`
- * (newuser31 n7: a CLI command to type beside the button).
+ * `release`: where the reader releases the job in the panel ({@link ReleaseAt}); the hold's command reads
+ * {@link releaseWords}' words instead (newuser31 n7: a CLI command to type beside the button; newuser33 n2: in
+ * the Queue section, which has no Release button).
  */
 export function queueLine(
   job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
   now: Date = new Date(),
   trans: TranslationBundle = NULL_TRANS,
   me: string | null = null,
-  releaseButton = false
+  release: boolean | ReleaseAt = null
 ): string {
   if (inCluster(job)) {
     const why = reasonSentence(job.reason, trans);
@@ -898,10 +906,11 @@ export function queueLine(
     parts.push(trans.__('ETA %1', formatEta(eta, now, trans)) + (etaReason ? ` (${etaReason})` : ''));
   }
   let unblock = text ? text.unblock : (job.reason?.unblock ?? '');
-  if (releaseButton && job.reason?.code === 'Held' && /^release it: jupyter-sched release \S+?\.?$/i.test(unblock.trim())) {
-    // beside its Release button, not a command to type in a terminal (newuser31 n7); the server's text says it
-    // as a sentence ("Release it: jupyter-sched release j-… ."), the reason's field without capital or stop
-    unblock = trans.__('its Release button lets it queue again');
+  const at: ReleaseAt = release === true ? 'here' : release === false ? null : release;
+  if (at && job.reason?.code === 'Held' && /^release it: jupyter-sched release \S+?\.?$/i.test(unblock.trim())) {
+    // the panel's own control, not a command to type in a terminal (newuser31 n7, newuser33 n2); the server's text
+    // says it as a sentence ("Release it: jupyter-sched release j-… ."), the reason's field without capital or stop
+    unblock = releaseWords(at, trans);
   }
   if (unblock) {
     // the server's sentence as a part of the line, as the CLI's line has it: no "Unblocks when:" before
@@ -909,6 +918,30 @@ export function queueLine(
     parts.push(asClause(clocksAsOf(unblock, now)));
   }
   return parts.join(' · ');
+}
+
+/**
+ * Where a held job is released in the panel, for the words that replace the server's command (`jupyter-sched
+ * release j-…`, the CLI's; the magics say `%schedule release`): `here`, the row's own Release button (My work);
+ * `myWork`, My work's (the Queue section and a toast, which have none); null: nowhere (an admin's hold its owner may
+ * not release), the server's words stand.
+ */
+export type ReleaseAt = 'here' | 'myWork' | null;
+
+/** What releases a held job in the panel ({@link ReleaseAt}): `its Release button in My work lets it queue again`. */
+export function releaseWords(at: 'here' | 'myWork', trans: TranslationBundle = NULL_TRANS): string {
+  return at === 'here' ? trans.__('its Release button lets it queue again') : trans.__('its Release button in My work lets it queue again');
+}
+
+/**
+ * The server's answer to a hold or release (`changed`: "held (release with: jupyter-sched release j-…)",
+ * "released (held by you since 2026-12-06T18:48:06Z): it queues again …") as a toast says it: its times as the
+ * panel's clocks ({@link clocksAsOf}), its release command as the panel's control (newuser33 n1, n2).
+ */
+export function changedText(changed: readonly string[], now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
+  return changed
+    .map(line => clocksAsOf(line, now).replace(/\brelease with: jupyter-sched release \S+?(?=\)|$)/i, () => releaseWords('myWork', trans)))
+    .join('; ');
 }
 
 /**

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, clockUTC, formatDuration, shownText } from './format';
+import { cancelQuestion, changedText, clockUTC, formatDuration, shownText } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -404,8 +404,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const job = await jobOf(id);
           const changed = await model.client.update(id, { held: !job.held });
           model.upsert(changed);
-          // the server's words: "held (release with: …)", "released (held by … since …): it queues again from now, …"
-          Notification.info(shownText(`${job.name}: ${(changed.changed ?? []).join('; ')}`), { autoClose: 5000 });
+          // the server's words: "held (release with: …)", "released (held by … since …): it queues again from now, …",
+          // with the panel's clocks and its Release button (newuser33 n1, n2)
+          Notification.info(shownText(`${job.name}: ${changedText(changed.changed ?? [], new Date(), trans)}`), { autoClose: 5000 });
         } catch (err) {
           Notification.error(shownText(trans.__('Could not change %1: %2', id, describeError(err))), { autoClose: 8000 });
         }

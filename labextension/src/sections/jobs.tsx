@@ -184,7 +184,7 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
+            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null, model.isMine(job) && holdAction(job, !!model.me?.is_admin) === 'release' ? 'myWork' : null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
                 <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
@@ -385,7 +385,7 @@ export class MyWorkView extends ModelView {
             // a GPU unhealthy under it, the server's sentence (hubadmin24 B14): one line, as `status JOB` says it
             const sick = done ? '' : unhealthyLine(queued.get(job.id) ?? job);
             const detail = isWaiting(job.state) || inCluster(job)
-              ? queueLine(job, now, trans, model.me?.user ?? null, !lease && isWaiting(job.state) && holdAction(job, !!model.me?.is_admin) === 'release')
+              ? queueLine(job, now, trans, model.me?.user ?? null, !lease && isWaiting(job.state) && holdAction(job, !!model.me?.is_admin) === 'release' ? 'here' : null)
               : done
                 ? outcome(job, trans, model.me?.user ?? null) // "released by you" (new user 23, N17)
                 : ACTIVE_STATES.has(job.state) && job.allocation
