@@ -132,7 +132,16 @@ from .log_budget import LogBudget, remove_extra
 from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
-from .runas import RunAs, as_account, can_switch_users, clean_environment, embedded_run_as, job_path
+from .runas import (
+    RunAs,
+    as_account,
+    can_switch_users,
+    clean_environment,
+    embedded_run_as,
+    job_namespaces_refused,
+    job_path,
+    job_shm_options,
+)
 from .safeopen import open_untrusted
 from .sealing import seal, seal_finished
 from .server_fence import ServerFence
@@ -624,6 +633,7 @@ class LocalExecutor:
         """What running jobs write, looked at from outside their account each :meth:`poll` (:mod:`.outside_caps`)."""
         self._oom_said = False
         self.limits = limits
+        self._namespaces_said = False
         self.gpu_minor = gpu_minor
         self.gpu_nodes: Mapping[int, Path] | None = None
         """Each GPU minor's device node for the drain scan's ``maps`` check (None: ``/dev/nvidiaN``;
@@ -1007,8 +1017,10 @@ class LocalExecutor:
             command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (fd,)
         else:
             command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
-        if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below)
-            command = as_account(run_as, command)
+        if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below), in its own
+            # IPC namespace and /dev/shm so its shared memory ends with it (red33 R2)
+            command = as_account(run_as, command, shm=job_shm_options(self._memory_cap(job, allocation)))
+            self._say_if_no_job_namespaces()
         banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
                   else _restart_banner(job, job_dir / "output.log"))
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
@@ -1230,6 +1242,23 @@ class LocalExecutor:
             log.warning("cannot move pid %s into %s (%s); tracking by marker", pid, group.path, exc)
             tracker_for(group, self.tracker).remove(group)
             return JobGroup(name=group.name, kind="marker", uid=group.uid)
+
+    def _memory_cap(self, job: Job, allocation: Allocation) -> int:
+        """The job's memory cap in MiB (its request over its workers, else the admin's default; 0: none)."""
+        memory = job.spec.resources.memory_mib * len(allocation.per_worker())
+        return memory or (self.limits.memory_mib if self.limits is not None else 0)
+
+    def _say_if_no_job_namespaces(self) -> None:
+        """Once per executor: a WARNING where the kernel refuses jobs their own IPC namespace and /dev/shm."""
+        if self._namespaces_said:
+            return
+        self._namespaces_said = True
+        why = job_namespaces_refused()
+        if why:
+            log.warning("jobs run without an IPC namespace and /dev/shm of their own: unshare(CLONE_NEWIPC | "
+                        "CLONE_NEWNS) or the tmpfs mount is refused here (%s) — shared memory a job leaves behind "
+                        "(SysV segments, /dev/shm files) outlives it, past its memory cap; run the service as root "
+                        "with CAP_SYS_ADMIN (not in a restricted container)", why)
 
     def _limit(self, job: Job, allocation: Allocation, group: JobGroup, pid: int) -> LimitGroups | None:
         """Put the wrapper into the job's limit groups (:mod:`.limits`) before it starts anything."""

@@ -28,6 +28,7 @@ import errno
 import os
 import pwd
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,10 @@ from ..model import Job
 
 __all__ = [
     "DROP_TO_ACCOUNT",
+    "JOB_NAMESPACES",
     "as_account",
+    "job_namespaces_refused",
+    "job_shm_options",
     "DEFAULT_JOB_PATH",
     "DENIED_ACCOUNTS",
     "SHARED_UIDS",
@@ -320,18 +324,38 @@ service's interpreter (``-I -S``: no site, none of Python's environment variable
 (groups, gid, uid: real, effective and saved) and execs ``argv[4:]`` (searched on its ``PATH``), keeping its pid,
 session, descriptors and environment (the caller's: an allow-list). A failure is one line on its stderr and exit 127."""
 
+JOB_NAMESPACES = (
+    "import ctypes\n"
+    "c=ctypes.CDLL(None,use_errno=True)\n"
+    "o=sys.argv.pop(4).encode()\n"
+    "if c.unshare(0x08020000)==0 and c.mount(b'none',b'/',None,0x84000,None)==0:\n"
+    " c.mount(b'tmpfs',b'/dev/shm',b'tmpfs',6,o)\n")
+"""What the root step of a job's start does before it becomes the account (:func:`as_account` with ``shm``): a new
+IPC namespace and mount namespace (``unshare(CLONE_NEWIPC | CLONE_NEWNS)``), every mount made a slave of the host's
+(``MS_REC | MS_SLAVE``: mounts the host makes later, an automounted home, still reach the job; nothing the job's
+namespace mounts reaches the host) and a tmpfs of the job's own on ``/dev/shm`` (``MS_NOSUID | MS_NODEV``, options
+``argv[4]``). The job's SysV shared memory, semaphores and message queues and its ``/dev/shm`` files then end with
+its last process, and its ``/dev/shm`` holds at most its memory cap (red33 R2: 200 MiB segments and /dev/shm files
+outlived their job, a memory cap's worth of the host's RAM each, and 4,096 one-byte segments would fill the
+host-wide SysV table, so the store's PostgreSQL could no longer start). Where the kernel refuses (no
+``CAP_SYS_ADMIN``: a restricted container), the job starts without them (:func:`job_namespaces_refused` says so
+once at the service's start)."""
+
 _AFTER_DROP_FOR_TESTS = ""
 """One line of Python :data:`DROP_TO_ACCOUNT` runs once it is the account's, before its execve (tests only: the
 owner's SIGSTOP landing in that window, which a test cannot time)."""
 
 
-def as_account(run_as: RunAs, argv: Sequence[str]) -> list[str]:
+def as_account(run_as: RunAs, argv: Sequence[str], *, shm: str | None = None) -> list[str]:
     """``argv`` run as ``run_as``'s account by way of :data:`DROP_TO_ACCOUNT`: Popen's child, which ``Popen`` waits for
     on the calling thread until its ``execve``, is root's (the account cannot signal it); the account's process exists
     only after ``Popen`` returned. ``Popen(user=)`` made its child the account's from its ``setuid`` to its ``execve``,
     so the account's SIGSTOP there held the caller — the engine's thread at a job's start, a request thread at a
     submit's path checks — for as long as the account liked (red32 R7). Costs one start of the service's
     interpreter (~15 ms) in the child, none on the calling thread.
+
+    ``shm``: a job's start — the tmpfs options of its own ``/dev/shm`` (``"size=4096m,mode=1777"``), with its own
+    IPC and mount namespaces (:data:`JOB_NAMESPACES`); None: neither (a path check as the account).
 
     Raises:
         ExecutorError: ``run_as`` lacks a numeric uid or gid (the process would run as root).
@@ -341,5 +365,30 @@ def as_account(run_as: RunAs, argv: Sequence[str]) -> list[str]:
                             hint="map the user to an OS account that exists on this host")
     code = DROP_TO_ACCOUNT.replace(" os.execvp", f" {_AFTER_DROP_FOR_TESTS}\n os.execvp") if _AFTER_DROP_FOR_TESTS \
         else DROP_TO_ACCOUNT
+    if shm is not None:
+        code = code.replace("try:\n", JOB_NAMESPACES + "try:\n", 1)
     return [sys.executable, "-I", "-S", "-c", code, str(run_as.uid), str(run_as.gid),
-            ",".join(str(g) for g in run_as.groups), *argv]
+            ",".join(str(g) for g in run_as.groups), *([shm] if shm is not None else []), *argv]
+
+
+def job_shm_options(memory_mib: int) -> str:
+    """The tmpfs options of a job's own ``/dev/shm``: mode 1777 and, with a memory cap (MiB, 0: none), that size —
+    its pages count in the job's memory group anyway; the size makes the end of room a clean ENOSPC."""
+    return f"size={memory_mib}m,mode=1777" if memory_mib > 0 else "mode=1777"
+
+
+_PROBE = ("import ctypes,os,sys\n"
+          "c=ctypes.CDLL(None,use_errno=True)\n"
+          "if c.unshare(0x08020000)!=0 or c.mount(b'none',b'/',None,0x84000,None)!=0 or "
+          "c.mount(b'tmpfs',b'/dev/shm',b'tmpfs',6,b'size=1m')!=0:\n"
+          " sys.stdout.write(os.strerror(ctypes.get_errno()));sys.exit(1)\n")
+
+
+def job_namespaces_refused() -> str | None:
+    """Why jobs cannot have their own IPC namespace and ``/dev/shm`` here (:data:`JOB_NAMESPACES`, tried in a
+    short child of the service's interpreter, ~20 ms); None where they can."""
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _PROBE], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    return None if done.returncode == 0 else (done.stdout.strip() or done.stderr.strip()[-200:] or "refused")
