@@ -74,7 +74,7 @@ from ..wording.reasons import wire_time
 from ..wording.status import budget_lines
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
-from .display import LiveFigure, Progress
+from .display import LiveFigure, Progress, wait_outcome
 from .parsing import (
     HELP_FLAGS,
     GpuCommand,
@@ -650,7 +650,7 @@ class SchedMagics(Magics):
                 if timeout_s is not None and waited >= timeout_s:
                     self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
                     if progress is not None:  # the bar ends at the time-out, not at its last frame's second
-                        progress.finish(timeout_s)
+                        progress.finish(timeout_s, "warning")  # as far as it got (newuser33 n3)
                     raise MagicError(_timed_out(lease, lease_id, timeout_s))
                 frame = within_timeout(wait_progress(lease, _now()), waited, timeout_s)  # newuser26 n1
                 if progress is None:
@@ -673,7 +673,7 @@ class SchedMagics(Magics):
             raise MagicError(self._interrupted([lease_id] if self._withdraw(lease_id, why="interrupt") else None)) \
                 from None
         if progress is not None:
-            progress.finish(time.monotonic() - started)
+            progress.finish(time.monotonic() - started, wait_outcome(is_granted(lease)))
         return lease
 
     def _withdraw_unanswered(self) -> list[str] | None:
@@ -1359,7 +1359,9 @@ class SchedMagics(Magics):
             while not is_terminal(job):
                 waited = time.monotonic() - started
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
-                    self._print(still_going(job, cmd.timeout_s, _now()))  # the bar keeps its last frame
+                    if progress is not None:  # its last frame's fill, orange: it goes on (newuser33 n3)
+                        progress.finish(cmd.timeout_s, "warning")
+                    self._print(still_going(job, cmd.timeout_s, _now()))
                     return
                 if progress is None:
                     progress = Progress(job_head(job))  # "job j-7 (daily_report)", as its lines (new user 12, N1)
@@ -1370,7 +1372,7 @@ class SchedMagics(Magics):
             self._print(f"[stopped waiting for {job_id}; the job keeps running]")
             return
         if progress is not None:
-            progress.finish(time.monotonic() - started)
+            progress.finish(time.monotonic() - started, wait_outcome(job.get("state") == "succeeded" or lease_given_back(job)))
         self._print(job_line(job, _now()))
         if cmd.raise_error and job.get("state") != "succeeded" and not lease_given_back(job):
             # a notebook pipeline stops where its job failed, as `jupyter-sched wait` exits 4 (new user 30, n6);

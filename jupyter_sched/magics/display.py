@@ -10,11 +10,20 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..wording import WaitProgress
 
-__all__ = ["LiveFigure", "Progress", "show", "text_bar", "widgets_enabled"]
+__all__ = ["BarOutcome", "LiveFigure", "Progress", "show", "text_bar", "wait_outcome", "widgets_enabled"]
+
+BarOutcome = Literal["success", "danger", "warning"]
+"""How a wait ended, as its bar's colour (``ipywidgets`` bar styles): :meth:`Progress.finish`."""
+
+
+def wait_outcome(ended: bool) -> BarOutcome:
+    """The colour of a wait whose work ended as asked (``ended``: a job succeeded, a lease was granted or given
+    back) or not (failed, cancelled, preempted out)."""
+    return "success" if ended else "danger"
 
 
 def show(obj: Any, **kwargs: Any) -> Any:
@@ -99,13 +108,17 @@ class Progress:
         elif self._handle is not None:
             self._handle.update({"text/plain": text_bar(frame.fraction, self.WIDTH) + " " + label}, raw=True)
 
-    def finish(self, waited_s: float) -> None:
-        """End the bar with ``<title>: waited 12s`` (full bar); the caller prints the outcome."""
+    def finish(self, waited_s: float, outcome: BarOutcome = "success") -> None:
+        """End the bar with ``<title>: waited 12s``; the caller prints the outcome. Its colour says how the wait
+        ended (newuser33 n3: a full green bar stood beside "failed"): ``success`` (green, full) for what ended as
+        asked (a job succeeded, a lease granted), ``danger`` (red, full) for an end that was not (failed, cancelled,
+        preempted out), ``warning`` (orange, its fill as far as it got) for a ``--for`` that ran out first."""
         note = f"{self.title}: waited {waited_s:.0f}s"
         if self._bar is not None:
             self._bar.layout.visibility = "visible"
-            self._bar.value = 1.0
-            self._bar.bar_style = "success"
+            if outcome != "warning":
+                self._bar.value = 1.0
+            self._bar.bar_style = outcome
             self._label.value = self._html(note)
         if self._handle is not None:  # the widget's row keeps its view; its text/plain is the note
             self._handle.update({**self._bundle, "text/plain": note}, raw=True)

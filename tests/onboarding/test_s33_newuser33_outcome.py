@@ -171,3 +171,77 @@ def test_newuser33_n1_n2_a_real_job_on_a_typo_is_asked_about_its_spelling_first(
         f"exited with code 1: ModuleNotFoundError: No module named 'nump' (typo.py, line 1) — did you mean numpy? its "
         f"Python, {python}, has numpy (and no nump) — check the spelling; last lines: Traceback"), ended.message
     assert "pip" not in ended.message
+
+
+@pytest.mark.parametrize("outcome, style, fill", [
+    ("success", "success", 1.0), ("danger", "danger", 1.0), ("warning", "warning", 0.4)])
+def test_newuser33_n3_the_wait_bar_ends_in_the_colour_of_how_it_ended(outcome: str, style: str, fill: float) -> None:
+    """newuser33 n3: ``%schedule wait`` ended its bar full and green beside "failed" (and a ``--for`` that ran out).
+    Green and full only for what ended as asked; red and full for a failure; orange, as far as it got, for a
+    ``--for`` that ran out with the work still going. Real ipywidgets in a real IPython shell."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from jupyter_sched.magics.display import Progress, wait_outcome, widgets_enabled
+    from jupyter_sched.wording import WaitProgress
+
+    if not widgets_enabled():
+        pytest.skip("ipywidgets is not installed here")
+    InteractiveShell.instance()
+    with capture_output() as shown:
+        bar = Progress("job j-1 (uicell)")
+        bar.show(WaitProgress(0.4, "running on vm · 3s", "running"), 3.0)
+        bar.finish(4.2, outcome)  # type: ignore[arg-type]
+    assert (bar._bar.bar_style, bar._bar.value) == (style, fill)
+    assert shown.outputs[-1].data["text/plain"] == "job j-1 (uicell): waited 4s"
+    # the magics' callers: a job that succeeded (or a lease given back) is green, any other end red
+    assert (wait_outcome(True), wait_outcome(False)) == ("success", "danger")
+
+
+class _Ending:
+    """GET jobs/{id} answers as the server's (wire form): ``running``, then ``states`` one by one (a client stand-in:
+    the magics' loop is what is checked, and a real server cannot be made to end a job between two polls)."""
+
+    def __init__(self, *states: str) -> None:
+        self.states = ["running", *states]
+
+    def job_named(self, ref: str) -> object:
+        from jupyter_sched.client._wire import NamedJob
+
+        return NamedJob(ref)
+
+    def job(self, job_id: str) -> dict[str, object]:
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        ended = state not in ("running",)
+        return {"id": job_id, "name": "uicell", "state": state, "kind": "training", "resources": {"gpus": 1},
+                "exit_code": (1 if state == "failed" else 0) if ended else None,
+                "started_at": "2026-12-06T09:00:00Z", "finished_at": "2026-12-06T09:00:05Z" if ended else None}
+
+
+@pytest.mark.parametrize("states, line, style", [
+    (("failed",), "wait j-9 --no-raise-error", "danger"),
+    (("succeeded",), "wait j-9", "success"),
+    (("running",), "wait j-9 --for 0.2s", "warning"),
+], ids=["a failed job: red", "a job that succeeded: green", "--for ran out: orange"])
+def test_newuser33_n3_schedule_wait_colours_its_bar_by_the_jobs_end(monkeypatch: pytest.MonkeyPatch, states: tuple[str, ...],
+                                                                    line: str, style: str) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from jupyter_sched.magics import core
+    from jupyter_sched.magics.display import Progress, widgets_enabled
+
+    if not widgets_enabled():
+        pytest.skip("ipywidgets is not installed here")
+    bars: list[Progress] = []
+
+    class Recorded(Progress):
+        def __init__(self, title: str) -> None:
+            super().__init__(title)
+            bars.append(self)
+
+    monkeypatch.setattr(core, "Progress", Recorded)
+    InteractiveShell.instance()
+    with capture_output():
+        core.SchedMagics(None, client_factory=lambda: _Ending(*states)).schedule(line)  # type: ignore[arg-type,return-value]
+    assert [bar._bar.bar_style for bar in bars] == [style]
