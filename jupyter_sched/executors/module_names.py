@@ -62,48 +62,61 @@ class _Reader:
         shift = 6 if info.st_uid == self.uid else 3 if info.st_gid in self.groups else 0
         return (info.st_mode >> shift) & want == want
 
-    def may(self, path: str, want: int) -> bool:
-        """Whether ``uid`` could reach ``path`` (search every folder on its real way) and has ``want`` on it."""
+    def _may(self, fd: int, want: int) -> bool:
+        """Whether ``uid`` has ``want`` on the file open as ``fd`` and could reach it: every folder above the place the
+        kernel opened it at (``/proc/self/fd``: no link left in it) searchable by ``uid``, and that place still it.
+        Decided on what was opened, never on a path opened again after (red33 R5: a link the job's owner swapped
+        between a check by path and a listing by path showed root's listing of another account's private folder)."""
         if self.uid is None:
             return True
-        real = os.path.realpath(path)
         try:
+            if not self._allows(os.fstat(fd), want):
+                return False
+            real = os.readlink(f"/proc/self/fd/{fd}")
+            if not real.startswith("/") or real.endswith(" (deleted)"):
+                return False
+            here, opened = os.stat(real), os.fstat(fd)
+            if (here.st_dev, here.st_ino) != (opened.st_dev, opened.st_ino):
+                return False  # moved since: its way is not known
             parent = os.path.dirname(real)
             while True:
                 if not self._allows(os.stat(parent), 1):
                     return False
                 if parent == os.path.dirname(parent):
-                    break
+                    return True
                 parent = os.path.dirname(parent)
-            return self._allows(os.stat(real), want)
         except OSError:
             return False
 
     def names(self, folder: str) -> list[str]:
         """At most :data:`MAX_ENTRIES` entry names of ``folder``; [] when it is none or ``uid`` may not list it."""
-        if not self.may(folder, 4 | 1):
+        try:
+            fd = open_fd(folder, os.O_RDONLY | os.O_DIRECTORY, kind="dir")
+        except OSError:
             return []
         found: list[str] = []
         try:
-            with os.scandir(folder) as entries:
+            if not self._may(fd, 4 | 1):
+                return []
+            with os.scandir(fd) as entries:  # the folder checked, not its path again
                 for entry in entries:
                     found.append(entry.name)
                     if len(found) >= MAX_ENTRIES:
                         break
         except OSError:
             return []
+        finally:
+            os.close(fd)
         return found
 
     def text(self, path: str, limit: int) -> str:
         """The first ``limit`` bytes of the regular file ``path`` ("" when none, or ``uid`` may not read it)."""
-        if not self.may(path, 4):
-            return ""
         try:
             fd = open_fd(path, os.O_RDONLY)  # a regular file only, never waiting on a FIFO put in its place
         except OSError:
             return ""
         try:
-            return os.read(fd, limit).decode("utf-8", errors="replace")
+            return os.read(fd, limit).decode("utf-8", errors="replace") if self._may(fd, 4) else ""
         except OSError:
             return ""
         finally:

@@ -245,3 +245,35 @@ def test_newuser33_n3_schedule_wait_colours_its_bar_by_the_jobs_end(monkeypatch:
     with capture_output():
         core.SchedMagics(None, client_factory=lambda: _Ending(*states)).schedule(line)  # type: ignore[arg-type,return-value]
     assert [bar._bar.bar_style for bar in bars] == [style]
+
+
+def test_red33_r5_a_swapped_site_folder_lists_nothing_of_another_account(monkeypatch: pytest.MonkeyPatch) -> None:
+    """red33 R5: the module look checked a folder by its path, then listed it by the path again, as root: a link the
+    job's owner swapped between the two showed a name in another account's private folder (2 of 40 jobs). The folder
+    is now opened once, and access decided on what was opened. The swap is made certain here: the path check (the old
+    one resolved the link with os.path.realpath) is shown the allowed folder while the link names the private one.
+    Real folders under /tmp (uniquely named: the job's account, 65534, must be able to reach the allowed one)."""
+    import shutil
+    import tempfile
+
+    from jupyter_sched.executors import module_names
+
+    base = Path(tempfile.mkdtemp(prefix="s33-red33-r5-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        (base / "ok" / "secret_plan_y").mkdir(parents=True)
+        private = base / "private"
+        private.mkdir(mode=0o700)
+        (private / "site" / "secret_plan_x").mkdir(parents=True)
+        link = base / "link"
+        link.symlink_to(private / "site")
+        real = os.path.realpath
+        monkeypatch.setattr(module_names.os.path, "realpath",
+                            lambda p, **kw: str(base / "ok") if str(p) == str(link) else real(p, **kw))
+        assert module_names._Reader(65534).names(str(link)) == []
+        assert module_names._Reader(None).names(str(link)) == ["secret_plan_x"]  # the service's own account: its own
+        link.unlink()
+        link.symlink_to(base / "ok")
+        assert module_names._Reader(65534).names(str(link)) == ["secret_plan_y"]  # a folder it may list: listed
+    finally:
+        shutil.rmtree(base)
