@@ -194,13 +194,15 @@ def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
     ``lines`` and where it was raised — the last frame in the user's own code (not a package's or the standard
     library's; the last frame when all are), by its file's name (``the cell`` for a ``%%schedule`` cell) — or None
     when ``lines`` hold none (newuser33 N2: every surface led a failure with "Traceback (most recent call last): |
-    File …", and the panel's toast cut the error off). A syntax error's frame has no traceback header: it counts."""
+    File …", and the panel's toast cut the error off). A syntax error's frame has no traceback header: it counts.
+    The error must be among the log's last :data:`LOG_TAIL_LINES` lines (those the message quotes): a traceback a
+    program logged and went on from is not why it ended."""
     frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
     if not frames:
         return None
     # the error line: the first after the last frame that is not its code or its carets (those are indented)
-    error = next((line for line in lines[frames[-1] + 1:] if not line[:1].isspace()), "")
-    if not _EXCEPTION.fullmatch(error):
+    at = next((i for i in range(frames[-1] + 1, len(lines)) if not lines[i][:1].isspace()), None)
+    if at is None or at < len(lines) - LOG_TAIL_LINES or not _EXCEPTION.fullmatch(error := lines[at]):
         return None
     # that traceback's frames (a chained error's earlier tracebacks are left out)
     start = max((i for i in range(frames[-1]) if lines[i].startswith("Traceback (most recent call last)")), default=0)

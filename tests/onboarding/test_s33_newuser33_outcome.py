@@ -130,6 +130,9 @@ def test_newuser33_n1_names_are_read_only_where_the_jobs_account_may_and_never_b
                  '<module>\n    1/0\nZeroDivisionError: division by zero\n',
                  ("ZeroDivisionError: division by zero", "the cell, line 2"), id="a %%schedule cell"),
     pytest.param("loading\nValueError: bad input\n", None, id="no traceback: none"),
+    pytest.param('Traceback (most recent call last):\n  File "/w/a.py", line 3, in <module>\n    get()\n'
+                 "TimeoutError: timed out\nretrying\nretry 2\nretry 3\nretry 4\ngave up after 4 retries\n", None,
+                 id="a traceback logged and gone on from: not why it ended"),
     pytest.param('print  File "x", line 1\nnot an error line\n', None, id="a frame-like line and no error: none"),
 ])
 def test_newuser33_n2_the_error_and_where_of_a_pythons_traceback(log: str, want: tuple[str, str] | None) -> None:
