@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Sequence
 
 __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
-           "content_refusal", "file_problem", "notebook_start", "start_folder_argv"]
+           "content_refusal", "file_problem", "notebook_kernel", "notebook_start", "start_folder_argv"]
 
 START_FOLDER_RUNNER = (
     "import runpy,sys,traceback as t;f=sys.argv.pop(1);"
@@ -180,6 +180,23 @@ def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | Non
     except (MemoryError, OverflowError):
         return TOO_BIG
     return None
+
+
+def notebook_kernel(data: bytes | str) -> tuple[str, str | None] | None:
+    """``(name, display name)`` of the kernel a notebook's JSON names (``metadata.kernelspec``), which the
+    notebook runner starts (newuser33 N4), or None: not a notebook, or it names none (the runner then
+    starts ``python3``). Pure; the caller has checked the notebook's size."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return None
+    meta = parsed.get("metadata") if isinstance(parsed, dict) else None
+    spec = meta.get("kernelspec") if isinstance(meta, dict) else None
+    name = spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    display = spec.get("display_name") if isinstance(spec, dict) else None
+    return name, display if isinstance(display, str) else None
 
 
 TOO_DEEP = "it nests an expression too deeply for Python to compile (a very long chain such as 1+1+…+1)"

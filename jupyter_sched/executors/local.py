@@ -303,6 +303,13 @@ def carried_files(job: Job) -> dict[str, str]:
     return files
 
 
+_KERNEL_PATH_KEYS = frozenset({
+    "HOME", "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_PREFER_ENV_PATH", "JUPYTER_PLATFORM_DIRS", "XDG_DATA_HOME",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE"})
+"""The variables that move where jupyter_client looks for kernels (and whether ipykernel is importable for the
+native ``python3``): a job whose values differ is not told by this process's listing (:meth:`LocalExecutor.kernel_names`)."""
+
+
 def _named_files(spec: JobSpec, start: Path | None) -> list[tuple[str, Path]]:
     """``(field, full path)`` of the ``script`` / ``notebook`` ``spec`` names by path (not carried):
     relative ones in ``start``, where the job starts (left out when it starts in a directory made for
@@ -1179,6 +1186,31 @@ class LocalExecutor:
                 return "command", str(full), _path_problem(full, want_dir=False)
         inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
         return missing_program(spec, start, spec.env.get("PATH", inherited))  # the PATH _spawn gives it
+
+    def kernel_names(self, spec: JobSpec) -> list[str] | None:
+        """The names of the kernels a notebook job of ``spec`` could start where it runs, or None where that
+        cannot be told cheaply — then nothing is refused and the runner says it (newuser33 N4).
+
+        Embedded, the job runs as this process's account with this Python, so the kernels are the ones
+        jupyter_client finds here: a plain :class:`~jupyter_client.kernelspec.KernelSpecManager`, as the
+        notebook runner's nbclient uses (no Jupyter config: the server's own manager may be configured with
+        kernels — nb_conda_kernels' ``conda-env-…`` — the runner cannot start). None when the job's Python
+        or its environment's Jupyter/Python paths differ from this process's, in hub mode (the owner's
+        kernels would take a Python started as the owner on each submit), or when the listing fails."""
+        if self.run_as_for is not None or self.require_run_as or self.clean_env:
+            return None
+        if os.path.realpath(self.python) != os.path.realpath(sys.executable):
+            return None
+        job_env = {**self.base_env, **own_identity(self.base_env), **spec.env}
+        if any(job_env.get(key) != os.environ.get(key) for key in _KERNEL_PATH_KEYS):
+            return None
+        try:
+            from jupyter_client.kernelspec import KernelSpecManager
+
+            return list(KernelSpecManager().find_kernel_specs())
+        except Exception as exc:  # any failure of the listing: the run tells
+            log.debug("cannot list the kernels here (%s); a notebook job's start will tell", exc)
+            return None
 
     def named_file_heads(self, spec: JobSpec, limit: int) -> list[tuple[str, str, bytes]]:
         """``(field, path, first bytes)`` of the ``script`` / ``notebook`` ``spec`` names by path (not

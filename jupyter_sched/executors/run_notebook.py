@@ -23,8 +23,13 @@ that raised is a failure even if the process would exit cleanly. A kernel that d
 the out-of-memory killer, r2) is noticed by nbclient's liveness poll within about a second, so the
 run ends promptly and gives its GPUs back.
 
-Exit status: 0 success, 1 a cell raised, 2 bad arguments or unreadable notebook, 3 the kernel
-died, 4 a cell ran past ``--timeout``.
+A kernel that cannot start — its name is not installed here (a notebook saved on another machine), its
+``kernel.json`` names a program that is gone, it died before it answered — is one sentence naming the
+kernel, the kernels there are and the fix (:mod:`jupyter_sched.wording.kernels`), never jupyter_client's
+traceback (newuser33 N4: ``NoSuchKernel`` came out as the job's "last lines").
+
+Exit status: 0 success, 1 a cell raised, 2 bad arguments, an unreadable notebook or a kernel that
+cannot start, 3 the kernel died, 4 a cell ran past ``--timeout``.
 """
 
 from __future__ import annotations
@@ -293,10 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     client = NotebookClient(nb, timeout=args.timeout, kernel_name=kernel, config=_ipc_kernel(sockets.name),
                             resources={"metadata": {"path": str(Path.cwd())}})
     watch = _KernelWatch()
+    kernel_up: list[bool] = []  # [True] once the kernel answered: a failure before it is its start's
     current: dict[str, int] = {}
     stop = _StopSignal()
 
     def started(**_: Any) -> None:
+        kernel_up.append(True)
         watch.attach(client.km)
         stop.take_over(client.km)
 
@@ -331,7 +338,11 @@ def main(argv: list[str] | None = None) -> int:
         return {"index": position(index), "first_line": _first_line(cell), "execution_count": cell.get("execution_count"),
                 "injected": index == injected}
 
-    outcome: dict[str, Any] = {"status": "succeeded", "reason": "all cells ran", "parameters": parameters}
+    code_cells = sum(1 for cell in nb.cells if cell.get("cell_type") == "code")
+    # a notebook saved before its cells were typed (Run on GPUs on an unsaved notebook) ran nothing: "all cells
+    # ran" said it had done the work (newuser33 N4's neighbour)
+    done = "all cells ran" if code_cells else "nothing ran: the notebook has no code cells (was it saved?)"
+    outcome: dict[str, Any] = {"status": "succeeded", "reason": done, "parameters": parameters}
     status = 0
     try:
         try:
@@ -342,7 +353,13 @@ def main(argv: list[str] | None = None) -> int:
             # fails its own way (new user 5: "assert self.km is not None" as a cancelled run's outcome)
             if stop.signum is not None:
                 raise _Stopped() from None
+            if not kernel_up:
+                raise _KernelNotStarted(_kernel_start_reason(args.notebook, nb, kernel, sys.exc_info()[1])) \
+                    from None
             raise
+    except _KernelNotStarted as exc:
+        outcome = {"status": "failed", "reason": str(exc), "kernel": {"name": kernel}, "parameters": parameters}
+        status = EXIT_BAD_INPUT
     except _Stopped:
         cell = cell_facts()
         where = f"cell {cell['index']} of {user_cells}" if cell.get("index") else "before its first cell"
@@ -400,6 +417,35 @@ def main(argv: list[str] | None = None) -> int:
 
 class _Stopped(Exception):
     """The run was told to stop (SIGTERM) while a cell ran."""
+
+
+class _KernelNotStarted(Exception):
+    """The notebook's kernel could not start; its one sentence is the message."""
+
+
+def _kernel_start_reason(path: Path, nb: Any, kernel: str, exc: BaseException | None) -> str:
+    """One sentence for a kernel that did not start (:mod:`jupyter_sched.wording.kernels`): not installed
+    here — the kernels there are, the menu and the install line —, or why it could not start."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    from ..textsafe import printable_line
+    from ..wording.kernels import kernel_missing, kernel_not_started
+
+    spec = nb.metadata.get("kernelspec", {})
+    display = spec.get("display_name") if isinstance(spec.get("display_name"), str) else None
+    if isinstance(exc, NoSuchKernel):
+        try:
+            here = list(KernelSpecManager().find_kernel_specs())
+        except Exception:  # the listing is a courtesy: the sentence stands without it
+            here = []
+        problem, fix = kernel_missing(kernel, display, here, sys.executable)
+    else:
+        if isinstance(exc, FileNotFoundError) and exc.filename:  # kernel.json's program is gone (a deleted env)
+            why = f"its program {exc.filename} does not exist"
+        else:
+            why = printable_line(f"{type(exc).__name__}: {exc}".rstrip(": "), limit=200)
+        problem, fix = kernel_not_started(kernel, display, why)
+    return f"notebook {str(path)[:300]} cannot run: {problem}; {fix}"
 
 
 class _StopSignal:

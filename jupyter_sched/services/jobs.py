@@ -41,7 +41,7 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..store.submit_keys import SubmitKeyTaken, check_key, find_key
-from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal
+from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal, notebook_kernel
 from ..wording.files import panel_program_fix, path_fixes, path_refusal
 from ..wording.flags import JobGot, argument_option_notes, bare_seconds_note
 from ..wording.jobs import (
@@ -52,6 +52,7 @@ from ..wording.jobs import (
     searched_path_text,
     unhealthy_gpu_dict,
 )
+from ..wording.kernels import kernel_missing
 from ..wording.time_limits import planned_limit_note
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
@@ -834,6 +835,10 @@ class JobsService:
                     if problem is not None:
                         message, hint = content_refusal(field, path, problem)
                         raise ValidationError(message, field=field, hint=hint)
+                    if field == "notebook" and len(head) <= CHECKED_BYTES:
+                        self._refuse_missing_kernel(spec, head, field, path)
+                if spec.notebook_json is not None:  # carried: its text is here (the panel's Submit, the magics)
+                    self._refuse_missing_kernel(spec, spec.notebook_json, "notebook_json", spec.notebook or "notebook")
             return
         field, path, problem = missing
         notebook = spec.notebook if spec.notebook_json is None else None
@@ -892,6 +897,27 @@ class JobsService:
         fixes = path_fixes(what, problem) if field != "working_dir" else None
         raise ValidationError(f"{said} {shown} {problem}{where}", field=field, hint=hint,
                               details={"fixes": fixes} if fixes else None)
+
+    def _refuse_missing_kernel(self, spec: JobSpec, text: bytes | str, field: str, path: str) -> None:
+        """A notebook whose kernel (``metadata.kernelspec.name``) is not installed where its job runs is refused
+        now — at submit, dry run (the panel's Check fit) and definition create, through
+        :meth:`refuse_missing_paths` — not found out after it held its GPUs (newuser33 N4: jupyter_client's
+        ``NoSuchKernel`` traceback as the job's end); only where the executor can tell the job's kernels
+        (:meth:`LocalExecutor.kernel_names`: embedded), else the runner says it in the same words.
+
+        Raises:
+            ValidationError: ``notebook 'nb.ipynb' cannot run: its kernel 'torch' (Torch) is not installed where
+                the job runs — kernels there: python3``, the fix as its hint.
+        """
+        named = notebook_kernel(text)
+        executor = self.ctx.executor
+        if named is None or not isinstance(executor, LocalExecutor):
+            return
+        here = executor.kernel_names(spec)
+        if here is None or named[0] in here:
+            return
+        problem, fix = kernel_missing(named[0], named[1], here, executor.python)
+        raise ValidationError(f"notebook {path[:300]!r} cannot run: {problem}", field=field, hint=fix)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a

@@ -186,3 +186,35 @@ def test_a_stopped_run_says_which_cell_it_stopped_in_not_nbclients_cleanup(tmp_p
     assert outcome["status"] == "stopped"
     assert outcome["reason"] == "stopped in cell 2 of 3 by SIGTERM (cell starts: import time)", outcome
     assert out.is_file()  # the executed copy, up to where it stopped
+
+
+def test_newuser33_n4_a_kernel_that_cannot_start_is_one_sentence_not_jupyter_clients_traceback(tmp_path: Path) -> None:
+    """N4: a notebook saved with a kernel not installed where it runs failed with jupyter_client's ``NoSuchKernel``
+    traceback as its "last lines". The runner (itself, no server) now ends with one sentence naming the kernel,
+    the kernels there are and the fix; a kernel whose ``kernel.json`` names a program that is gone (a deleted
+    env) says that. Exit status 2 (bad input), ``failed`` in outcome.json, never ``succeeded``."""
+    kernels = tmp_path / "share" / "kernels" / "gone"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({"argv": ["/nonexistent-env/bin/python", "-m", "ipykernel_launcher",
+                                                              "-f", "{connection_file}"],
+                                                     "display_name": "Old env", "language": "python"}))
+    env = {**os.environ, "JUPYTER_PATH": str(tmp_path / "share")}
+    for name, display, want in (
+            ("nosuchkernel", "X", "its kernel 'nosuchkernel' (X) is not installed where the job runs — kernels there: "
+                                  "gone, python3; change the notebook's kernel (Kernel → Change Kernel…, then save) or "
+                                  f"install that kernel: {sys.executable} -m ipykernel install --user --name nosuchkernel"),
+            ("gone", "Old env", "its kernel 'gone' (Old env) could not start: its program /nonexistent-env/bin/python "
+                                "does not exist; change the notebook's kernel (Kernel → Change Kernel…, then save), "
+                                "or reinstall that kernel in the Python it should use")):
+        nb = new_notebook(cells=[new_code_cell("print(1)")])
+        nb.metadata["kernelspec"] = {"name": name, "display_name": display, "language": "python"}
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, str(path))
+        out = tmp_path / name / "executed.ipynb"
+        proc = subprocess.run([sys.executable, "-m", "jupyter_sched.executors.run_notebook", str(path), str(out)],
+                              capture_output=True, text=True, timeout=180, env=env)
+        outcome = json.loads((out.parent / "outcome.json").read_text())
+        assert (proc.returncode, outcome["status"]) == (2, "failed"), (proc.stderr, outcome)
+        assert outcome["reason"] == f"notebook {path} cannot run: {want}", outcome["reason"]
+        assert "Traceback" not in proc.stderr and "NoSuchKernel" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1] == f"[jupyter_sched] failed: {outcome['reason']}", proc.stderr

@@ -136,6 +136,42 @@ def test_newuser15_n23_the_cli_and_the_magics_say_the_same_rule(server: Embedded
     assert not sent, sent  # nothing was submitted
 
 
+def test_newuser33_n4_a_notebook_whose_kernel_is_not_installed_is_refused_at_submit_and_check_fit(
+        server: EmbeddedServer, files: Path) -> None:
+    """newuser33 N4: a notebook saved with a kernel not installed where it runs (``nosuchkernel``; a notebook from
+    another machine) was accepted, held its GPU ~9 s and failed with jupyter_client's ``NoSuchKernel`` traceback.
+    Embedded, the job runs as this server's account with its Python, so the server lists the kernels the runner
+    could start and refuses it at submit — by path and carried (the panel) —, at dry run (the panel's Check fit)
+    and on the CLI, naming the kernel, the kernels there are and the fix; ``python3`` is taken."""
+    nb = json.loads((files / "good.ipynb").read_text())
+    nb["metadata"]["kernelspec"] = {"name": "nosuchkernel", "display_name": "X", "language": "python"}
+    (files / "badkern.ipynb").write_text(json.dumps(nb))
+    carried = json.dumps(nb)
+    nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    (files / "py3.ipynb").write_text(json.dumps(nb))
+    problem = "its kernel 'nosuchkernel' (X) is not installed where the job runs — kernels there: "
+    fix = "change the notebook's kernel (Kernel → Change Kernel…, then save) or install that kernel: "
+    path = str(files / "badkern.ipynb")
+    for route, body, field, named in (("jobs", {"gpus": 0, "notebook": path}, "notebook", path),
+                                      ("dryrun", {"gpus": 1, "notebook": path}, "notebook", path),
+                                      ("jobs", {"gpus": 0, "notebook": "b.ipynb", "notebook_json": carried},
+                                       "notebook_json", "b.ipynb")):
+        error = _refused(server, route, body)
+        assert (error["field"], error["message"].split("python3")[0]) == (
+            field, f"notebook {named!r} cannot run: {problem}"), (route, error)
+        assert error["hint"].startswith(fix) and error["hint"].endswith(
+            " -m ipykernel install --user --name nosuchkernel"), error
+    said = _cli(_env(files, server), "submit", "--gpus", "0", "--notebook", path)
+    assert said.returncode != 0 and "submitted" not in said.stdout, said.stdout
+    assert said.stderr.strip().splitlines()[-1].startswith(
+        f"jupyter-sched submit: --notebook {path!r} cannot run: {problem}"), said.stderr
+    try:
+        assert api(server, "tok-ann").post("jobs", json={"gpus": 0, "notebook": str(files / "py3.ipynb")}
+                                           ).status_code == 201
+    finally:
+        clear(server)
+
+
 @pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 def test_newuser15_n23_on_a_hub_the_file_is_read_as_its_owner() -> None:
     """Hub mode: the service (root) reads what a job names as the job's owner (``head`` with their uid and

@@ -1,0 +1,48 @@
+"""A notebook whose kernel cannot start where its job runs, said one way at submit and by the runner.
+
+A notebook carries the name of the kernel it was last saved with (``metadata.kernelspec.name``), and
+the notebook runner starts that kernel — so a notebook from another machine (``conda-env-torch-py``,
+``python3.10``, a colleague's venv kernel) failed after holding its GPU, with jupyter_client's
+``NoSuchKernel`` traceback as its reason (newuser33 N4). The service refuses it at submit, dry run and
+the panel's Check fit where it can see the job's kernels (:meth:`jupyter_sched.services.jobs.JobsService.refuse_missing_paths`);
+the runner says the same sentence when it still happens (a hub job, a kernel removed since). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["CHANGE_KERNEL", "kernel_missing", "kernel_not_started"]
+
+CHANGE_KERNEL = "change the notebook's kernel (Kernel → Change Kernel…, then save)"
+"""The fix in JupyterLab's own words: the menu that rewrites ``metadata.kernelspec`` when the notebook is saved."""
+
+_MOST_LISTED = 8
+
+
+def _named(name: str, display: str | None) -> str:
+    shown = repr(name[:100])
+    return f"{shown} ({display[:100]})" if display and display != name else shown
+
+
+def kernel_missing(name: str, display: str | None, here: Sequence[str], python: str | None = None) -> tuple[str, str]:
+    """``(problem, fix)`` of a notebook whose kernel ``name`` (display name ``display``) is not among the
+    kernels ``here`` where its job runs: the problem reads after ``notebook 'nb.ipynb' cannot run: ``
+    (``its kernel 'nosuchkernel' (X) is not installed where the job runs — kernels there: python3``), the
+    fix names the menu and the install line (``python``: the job's interpreter, else ``python``)."""
+    listed = sorted(here)
+    kernels = ", ".join(listed[:_MOST_LISTED]) + (f" and {len(listed) - _MOST_LISTED} more"
+                                                  if len(listed) > _MOST_LISTED else "")
+    problem = (f"its kernel {_named(name, display)} is not installed where the job runs — "
+               f"{f'kernels there: {kernels}' if listed else 'no kernels are installed there'}")
+    fix = (f"{CHANGE_KERNEL} or install that kernel: {python or 'python'} -m ipykernel install --user "
+           f"--name {name[:100]}")
+    return problem, fix
+
+
+def kernel_not_started(name: str, display: str | None, why: str) -> tuple[str, str]:
+    """``(problem, fix)`` of a kernel that is installed but could not start (its ``kernel.json`` names a
+    program that is gone — a deleted conda env —, or the kernel died before it answered): ``why`` is
+    one line of the cause, said after the kernel's name."""
+    return (f"its kernel {_named(name, display)} could not start: {why}",
+            f"{CHANGE_KERNEL}, or reinstall that kernel in the Python it should use")
