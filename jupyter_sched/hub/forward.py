@@ -237,7 +237,7 @@ class ForwardingService:
         self._task: asyncio.Task[None] | None = None
         self._running: list[dict[str, Any]] = []
         self._stopped = asyncio.Event()
-        self.link = CentralLink(self._probe)
+        self.link = CentralLink(self.probe)
         self._reporting: asyncio.Lock | None = None  # one report in flight: a later one never arrives first
         self._refusal_reports: list[float] = []  # loop times of the last minute's refused-token reports
         self._refusal_tasks: set[asyncio.Task[None]] = set()
@@ -384,9 +384,9 @@ class ForwardingService:
                         "they are released once the hub lists no server of yours", self.api_url, why)
             log.debug("jupyter_sched: releasing this server's leases at exit failed", exc_info=True)
 
-    async def _probe(self) -> None:
-        """One reconnect attempt (:class:`.reconnect.CentralLink`): any answer of ``GET config``
-        means the service is back. Raises ``httpx.HTTPError`` when it does not answer."""
+    async def probe(self) -> None:
+        """One reconnect attempt (:class:`.reconnect.CentralLink`), or a check of a silent event stream:
+        any answer of ``GET config`` means the service answers. Raises ``httpx.HTTPError`` when it does not."""
         await self.client.get("config", timeout=_PROBE_TIMEOUT_S)
 
     async def stop(self) -> None:
@@ -639,6 +639,12 @@ class ForwardingService:
                                   timeout=httpx.Timeout(None, connect=10.0))
 
 
+def silence_bound_s(keepalive_s: float) -> float:
+    """Seconds of silence on the central's event stream after which the forwarder asks whether the service
+    still answers: one and a half keep-alive intervals (a keep-alive late by half its interval is on time)."""
+    return 1.5 * keepalive_s
+
+
 def _iso_or_none(value: Any) -> str | None:
     """A kernel's ``last_activity`` (an aware datetime from jupyter_server) as ISO 8601 with offset."""
     if isinstance(value, datetime):
@@ -853,7 +859,14 @@ class ForwardHandler(APIHandler):
 
     async def _pass_events(self, query: str) -> None:
         """Copy the central's event stream through, flushing whole SSE blocks only (so a stream
-        cut off mid-event never leaves half an event before this server's own events)."""
+        cut off mid-event never leaves half an event before this server's own events).
+
+        A stream silent past the heartbeat (:func:`silence_bound_s` of this server's ``events_keepalive_s``;
+        the central sends a keep-alive comment as often) asks the service ``GET config`` (5 s): no answer
+        raises ``httpx.HTTPError``, and :meth:`_events` goes on with the retry loop's ``connection`` events
+        (newuser33 N3: a hung service, SIGSTOPped, kept its TCP stream open, and the panel said LIVE for
+        minutes); an answer keeps passing the stream (a central whose keep-alive is set longer)."""
+        silence_s = silence_bound_s(float(getattr(self.settings["jupyter_sched"], "events_keepalive_s", 15.0)))
         async with self.forwarding.stream("events", query,
                                           last_event_id=self.request.headers.get("Last-Event-ID")) as response:
             self.set_status(response.status_code)
@@ -862,13 +875,38 @@ class ForwardHandler(APIHandler):
                     self.set_header(name, response.headers[name])
             self.forwarding.link.succeeded()
             pending = b""
-            async for chunk in response.aiter_raw():
-                pending += chunk
-                end = pending.rfind(b"\n\n")
-                if end >= 0:
-                    self.write(pending[:end + 2])
-                    pending = pending[end + 2:]
-                    await self.flush()
+            chunks = response.aiter_raw().__aiter__()
+
+            async def next_chunk() -> bytes | None:
+                with contextlib.suppress(StopAsyncIteration):
+                    chunk: bytes = await chunks.__anext__()
+                    return chunk
+                return None
+
+            reading: asyncio.Task[bytes | None] | None = None
+            try:
+                while True:
+                    # one read in flight across the silences: a cancelled read would end the stream
+                    reading = reading or asyncio.ensure_future(next_chunk())
+                    done, _ = await asyncio.wait({reading}, timeout=silence_s)
+                    if not done:
+                        await self.forwarding.probe()  # raises httpx.HTTPError: the service does not answer
+                        continue
+                    chunk = reading.result()
+                    reading = None
+                    if chunk is None:
+                        break
+                    pending += chunk
+                    end = pending.rfind(b"\n\n")
+                    if end >= 0:
+                        self.write(pending[:end + 2])
+                        pending = pending[end + 2:]
+                        await self.flush()
+            finally:
+                if reading is not None and not reading.done():
+                    reading.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await reading
         if not self._finished:
             self.finish()
 

@@ -122,9 +122,14 @@ export type ErrorBody = Schemas['ErrorResponse']['error'];
 
 /** An error answer from the scheduler API (4xx/5xx), carrying the server's code/field/hint. */
 export class SchedApiError extends Error {
+  /**
+   * `status`, `body`: the answer. `lastAnswerAt`: for an answer that says the scheduler behind the server did not
+   * answer ({@link schedulerUnanswered}), when this client last had an answer of the scheduler (null: never).
+   */
   constructor(
     readonly status: number,
-    readonly body: ErrorBody
+    readonly body: ErrorBody,
+    readonly lastAnswerAt: Date | null = null
   ) {
     super(body.message);
     this.name = 'SchedApiError';
@@ -174,6 +179,21 @@ export class ServerNotAnsweringError extends Error {
     super('the server is not answering (restarting?)');
     this.name = 'ServerNotAnsweringError';
   }
+}
+
+/**
+ * Whether an answer of `status` with error body `error` (undefined: not ours) says that the scheduler behind the user's
+ * server did not answer: the hub forwarder's 502 `hub_service_unreachable`, or a 502/503/504 of a proxy on the way
+ * (no error body of ours). Newuser33 N3: with the hub's central service hung, the panel took such answers for a
+ * section's own refusal, kept "LIVE", and showed the forwarder's first "attempt 1, next in 1 s" for 90 s.
+ */
+export function gatewayUnanswered(status: number, error: ErrorBody | undefined): boolean {
+  return (error?.code === 'hub_service_unreachable' || (!error && [502, 503, 504].includes(status)));
+}
+
+/** Whether `err` is an answer that the scheduler behind the server did not answer ({@link gatewayUnanswered}). */
+export function schedulerUnanswered(err: unknown): err is SchedApiError {
+  return err instanceof SchedApiError && (err.code === 'hub_service_unreachable' || (/^HTTP50[234]$/.test(err.code) && [502, 503, 504].includes(err.status)));
 }
 
 /** A browser's words for a fetch that got no answer (Chrome, Firefox, Safari; Node's undici). */
@@ -266,8 +286,13 @@ export class SchedClient {
    */
   private readonly _validated = new Map<string, { etag: string; text: string; link: string | null }>();
 
-  /** When the server last answered a request of this client (any status); null: not yet. */
+  /** When the scheduler last answered a request of this client (any status but {@link gatewayUnanswered}); null: not yet. */
   private _lastAnswerAt: Date | null = null;
+
+  /** When the scheduler last answered a request of this client (see {@link _lastAnswerAt}); null: not yet. */
+  get lastAnswerAt(): Date | null {
+    return this._lastAnswerAt;
+  }
 
   /**
    * Send operation `op` of openapi.yaml; JSON in, JSON out.
@@ -326,7 +351,7 @@ export class SchedClient {
     } catch (err) {
       throw noAnswer(err, true) ? new ServerNotAnsweringError(this._lastAnswerAt, err) : err;
     }
-    this._lastAnswerAt = new Date();
+    const answeredAt = new Date();
     const text = response.status === 304 && kept ? kept.text : await response.text();
     if (method === 'GET') {
       this._keep(path, response, text);
@@ -339,12 +364,16 @@ export class SchedClient {
         payload = null;
       }
     }
+    const error = errorBodyOf(payload);
+    const unanswered = !response.ok && gatewayUnanswered(response.status, error);
+    if (!unanswered) {
+      this._lastAnswerAt = answeredAt; // a forwarder's "no answer" is not the scheduler's answer (newuser33 N3)
+    }
     if (response.ok || (response.status === 304 && kept)) {
       // the document is the contract for this shape (schema.ts is generated from it)
       const link = response.status === 304 && kept ? kept.link : (response.headers?.get('Link') ?? null);
       return { answer: payload as Answer<K>, link };
     }
-    const error = errorBodyOf(payload);
     if (response.status === 404 && !error) {
       // Jupyter's own 404 page, not ours: no route under api/sched at all.
       throw new ServerExtensionMissingError(path);
@@ -356,7 +385,8 @@ export class SchedClient {
         message: `${method} ${path} failed: ${response.status} ${response.statusText || text.slice(0, 200)}`,
         field: null,
         hint: null
-      }
+      },
+      unanswered ? this._lastAnswerAt : null
     );
   }
 
@@ -395,8 +425,12 @@ export class SchedClient {
     return this.request('getJob', { path: { job_id: id } });
   }
 
-  submit(body: RequestBody<'submitJob'>): Promise<Answer<'submitJob'>> {
-    return this.request('submitJob', { body });
+  /**
+   * `POST jobs`. `idempotencyKey`: the client's key of this submit (sent again with the same body, the server answers
+   * with the job it made, never a second one); `signal`: aborts the wait (the job may still be made).
+   */
+  submit(body: RequestBody<'submitJob'>, options: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<Answer<'submitJob'>> {
+    return this.request('submitJob', { body, query: options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : undefined, signal: options.signal });
   }
 
   cancel(id: string): Promise<Answer<'cancelJob'>> {
@@ -505,7 +539,13 @@ function errorBodyOf(payload: unknown): ErrorBody | undefined {
  * once, under its header, not in each section (newuser26 n12: three identical alerts).
  */
 export function serverWide(err: unknown): boolean {
-  return err instanceof ServerNotAnsweringError || noAnswer(err) || (err instanceof SchedApiError && err.code === 'stopping');
+  return err instanceof ServerNotAnsweringError || noAnswer(err) || (err instanceof SchedApiError && err.code === 'stopping') || schedulerUnanswered(err);
+}
+
+/** `the scheduler service is not answering — showing what it said at 16:01:11 UTC; retrying` (`at` null: no time). */
+export function schedulerNotAnsweringText(at: Date | null): string {
+  const shown = at ? ` — showing what it said at ${clockText(at, new Date(), true)}` : '';
+  return `the scheduler service is not answering${shown}; retrying`;
 }
 
 /**
@@ -523,6 +563,10 @@ export function describeError(err: unknown, options: { retrying?: boolean } = {}
     const at = err instanceof ServerNotAnsweringError ? err.lastAnswerAt : null;
     const shown = options.retrying && at ? ` — showing what it said at ${clockText(at, new Date(), true)}` : '';
     return `the server is not answering (restarting?)${shown}${options.retrying ? '; retrying' : ''}`;
+  }
+  if (options.retrying && schedulerUnanswered(err)) {
+    // a poll that goes on: when its last answer was, not the forwarder's attempt count of that moment (newuser33 N3)
+    return schedulerNotAnsweringText(err.lastAnswerAt);
   }
   if (err instanceof SchedApiError) {
     let text = err.field ? `${err.message} [${err.field}]` : err.message;

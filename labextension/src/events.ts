@@ -100,7 +100,16 @@ export interface IEventStreamOptions {
   now?: () => number;
   /** A connection that stayed open this long (ms) resets the backoff (default 10000). */
   stableMs?: number;
+  /**
+   * An open stream that brings no byte this long (ms) is dropped and connected again (default {@link SILENCE_MS}; 0:
+   * never): the server sends a keep-alive comment every 15 s, so a silent stream is a server that does not answer
+   * (newuser33 N3: a stopped server keeps its connections open, and the header said LIVE).
+   */
+  silenceMs?: number;
 }
+
+/** {@link IEventStreamOptions.silenceMs}'s default: four of the server's keep-alive intervals (15 s). */
+export const SILENCE_MS = 60000;
 
 /** The event stream with reconnect-and-backoff. `start()` once, `dispose()` to stop. */
 export class EventStream {
@@ -153,7 +162,18 @@ export class EventStream {
     }
     const generation = this.generation;
     this.setStatus('connecting');
-    this.controller = new AbortController();
+    const controller = new AbortController();
+    this.controller = controller;
+    const silenceMs = this.options.silenceMs ?? SILENCE_MS;
+    let watchdog: ReturnType<typeof setTimeout> | null = null;
+    const heard = (): void => {
+      if (silenceMs > 0) {
+        if (watchdog !== null) {
+          clearTimeout(watchdog);
+        }
+        watchdog = setTimeout(() => controller.abort(), silenceMs);
+      }
+    };
     const now = this.options.now ?? (() => Date.now());
     let openedAt: number | null = null;
     try {
@@ -161,16 +181,18 @@ export class EventStream {
       if (this.lastEventId) {
         headers['Last-Event-ID'] = this.lastEventId;
       }
+      heard(); // an answer that does not come is silence too
       const response = await this.options.transport.request(`${API_ROOT}/events`, {
         method: 'GET',
         headers,
-        signal: this.controller.signal
+        signal: controller.signal
       });
       if (!response.ok || !response.body) {
         throw new Error(`event stream answered ${response.status}`);
       }
       this.setStatus('open');
       openedAt = now();
+      heard();
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       const parser = new SseParser();
@@ -179,6 +201,7 @@ export class EventStream {
         if (done) {
           break;
         }
+        heard();
         if (generation !== this.generation) {
           return;
         }
@@ -192,7 +215,11 @@ export class EventStream {
         this.lastEventId = parser.lastEventId || this.lastEventId;
       }
     } catch {
-      // network failure or abort: handled below like a closed stream
+      // network failure or abort (ours after a silence too): handled below like a closed stream
+    } finally {
+      if (watchdog !== null) {
+        clearTimeout(watchdog);
+      }
     }
     if (this.disposed || generation !== this.generation) {
       return;

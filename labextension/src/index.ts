@@ -36,6 +36,7 @@ import { SchedSections } from './registry';
 import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
 import { limitThatStopped, resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
+import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
 import { holdAction, type Job } from './types';
@@ -305,6 +306,11 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         }
       }
     });
+    /**
+     * Resubmits of a job in flight or whose outcome is not known → their idempotency key: Resubmit of that job again
+     * sends the same key, so the server answers with the job the first made, never a second one (newuser33 N3).
+     */
+    const resubmitKeys = new Map<string, string>();
     commands.addCommand(CommandIDs.resubmit, {
       label: trans.__('Resubmit Job'),
       caption: trans.__('Submit a finished job again with the same request'),
@@ -314,6 +320,16 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         if (!id) {
           return;
         }
+        const failed = (err: unknown): void => {
+          if (err instanceof SubmitOutcomeUnknown) {
+            Notification.warning(
+              shownText(trans.__('No answer from the scheduler in %1 s to the Resubmit of %2: it may or may not have been submitted. Check My work before resubmitting — Resubmit of it now sends the same key, so it cannot make a second job.', err.seconds, id)),
+              { autoClose: false }
+            );
+            return;
+          }
+          Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 });
+        };
         try {
           const job = await jobOf(id);
           const cut = job.not_kept ?? {};
@@ -324,7 +340,18 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
             return;
           }
           const send = async (): Promise<void> => {
-            const fresh = await model.client.submit(resubmitBody(job));
+            const key = resubmitKeys.get(job.id) ?? newSubmitKey();
+            resubmitKeys.set(job.id, key);
+            let fresh: Job;
+            try {
+              fresh = await submitKeyed(model.client, resubmitBody(job), key);
+            } catch (err) {
+              if (!(err instanceof SubmitOutcomeUnknown)) {
+                resubmitKeys.delete(job.id);
+              }
+              throw err;
+            }
+            resubmitKeys.delete(job.id);
             model.upsert(fresh);
             // a new job with the old one's request (new user 18, N15: "Resubmitted gangP as j-…" read as the same job)
             Notification.info(shownText(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id)), { autoClose: 4000 });
@@ -334,13 +361,13 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
             // its limit stopped it: the same request would be stopped the same way — said, and sent only when confirmed (newuser32 n8)
             Notification.warning(shownText(trans.__('%1 was stopped by its %2 time limit: sent again as it was, it would be stopped the same way. Submit it with a longer Time limit from the Submit form, or resend it as it was.', job.name, formatDuration(limit, trans))), {
               autoClose: false,
-              actions: [{ label: trans.__('Resubmit with the same limit'), callback: () => void send().catch(err => Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 })) }]
+              actions: [{ label: trans.__('Resubmit with the same limit'), callback: () => void send().catch(failed) }]
             });
             return;
           }
           await send();
         } catch (err) {
-          Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 });
+          failed(err);
         }
       }
     });

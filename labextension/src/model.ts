@@ -12,7 +12,7 @@
 import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
-import { describeError, type SchedClient, ServerExtensionMissingError, serverWide } from './client';
+import { describeError, type SchedClient, schedulerNotAnsweringText, ServerExtensionMissingError, serverWide } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
 import { queuePosition, stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
@@ -159,8 +159,13 @@ export class SchedModel implements ISchedModel {
   private _quotas: Quotas | null = null;
   private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
-  /** Resources whose last read met a server that does not answer or stops → what to say ({@link serverDown}). */
-  private readonly down = new Map<SchedResource, string>();
+  /**
+   * Resources whose last read met a server that does not answer or stops, and `loop:central` while the user server's
+   * link to the hub's central service reconnects → what to say ({@link serverDown}).
+   */
+  private readonly down = new Map<string, string>();
+  /** When the last event other than `connection` came (the scheduler spoke); null: none yet. */
+  private lastEventAt: Date | null = null;
   private _serverDown: string | null = null;
   private readonly watchers = new Map<SchedResource, number>();
   private readonly throttles = new Map<SchedResource, Throttle>();
@@ -398,8 +403,23 @@ export class SchedModel implements ISchedModel {
     return this._serverDown;
   }
 
+  /** When the scheduler last answered this panel (a read, or an event); null: not yet. */
+  get lastAnswerAt(): Date | null {
+    const read = this.client.lastAnswerAt;
+    const heard = this.lastEventAt;
+    return read && heard ? (read > heard ? read : heard) : (read ?? heard);
+  }
+
+  /**
+   * Whether what the panel shows is live: the event stream open, no server retry loop reconnecting (the hub's central
+   * service, the database) and every read answered. Newuser33 N3: with the central service hung, the header said LIVE.
+   */
+  get live(): boolean {
+    return this.streamStatus === 'open' && this._reconnecting.size === 0 && this._serverDown === null;
+  }
+
   /** Whether `resource`'s last read met a server that does not answer (`said`) or not (null); one panel-wide line. */
-  private setDown(resource: SchedResource, said: string | null): void {
+  private setDown(resource: string, said: string | null): void {
     if (said === null) {
       this.down.delete(resource);
     } else if (!this.down.has(resource)) {
@@ -686,6 +706,9 @@ export class SchedModel implements ISchedModel {
   /** Fold one server event into the state, then re-emit it on {@link event}. */
   onEvent(event: ISchedEvent): void {
     const data = event.data;
+    if (event.type !== 'connection') {
+      this.lastEventAt = new Date(this.now());
+    }
     switch (event.type) {
       case 'job':
       case 'lease': {
@@ -757,9 +780,13 @@ export class SchedModel implements ISchedModel {
         let back = false;
         for (const [loop, state] of changes) {
           if (state) {
-            this._reconnecting.set(loop, state);
+            this._reconnecting.set(loop, { ...state, receivedAt: this.now() });
           } else {
             back = this._reconnecting.delete(loop) || back;
+          }
+          if (loop === 'central') {
+            // the user's server answers, the scheduler behind it does not: what is shown is as of its last answer (N3)
+            this.setDown('loop:central', state ? schedulerNotAnsweringText(this.lastAnswerAt) : null);
           }
         }
         if (changes.size) {

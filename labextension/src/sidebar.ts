@@ -18,6 +18,7 @@ import { CommandIDs } from './commandids';
 import { shownText } from './format';
 import type { StreamStatus } from './events';
 import type { ISchedModel, ISchedSection, ISchedSections, ISectionState } from './tokens';
+import { reconnectingText } from './types';
 
 /** Where the sidebar's UI state lives in the state database. */
 export const SIDEBAR_STATE_KEY = '@jupyter-sched/labextension:sidebar';
@@ -162,6 +163,8 @@ export class SchedSidebar extends SidePanel {
   private readonly reconnectingNode: HTMLElement;
   private readonly downNode: HTMLElement;
   private order: readonly string[];
+  /** Redraws the reconnect lines each second while a loop reconnects (their waits count down: newuser33 N3). */
+  private ticker: ReturnType<typeof setInterval> | null = null;
   /** True while the sidebar itself expands or collapses (restoring): not a user choice to save. */
   private restoring = false;
 
@@ -213,6 +216,9 @@ export class SchedSidebar extends SidePanel {
     this.model.streamStatusChanged.connect((_, status) => this.showStream(status));
     this.model.reconnectingChanged.connect(this.showReconnecting, this);
     this.model.serverDownChanged.connect(this.showDown, this);
+    // the header says LIVE only while everything answers: a loop reconnecting or a read unanswered ends it (N3)
+    this.model.reconnectingChanged.connect(this.showHeader, this);
+    this.model.serverDownChanged.connect(this.showHeader, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
       signal.connect(this.updateBadges, this);
     }
@@ -230,6 +236,12 @@ export class SchedSidebar extends SidePanel {
     }
     this.model.reconnectingChanged.disconnect(this.showReconnecting, this);
     this.model.serverDownChanged.disconnect(this.showDown, this);
+    this.model.reconnectingChanged.disconnect(this.showHeader, this);
+    this.model.serverDownChanged.disconnect(this.showHeader, this);
+    if (this.ticker !== null) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
     this.model.statusChanged.disconnect(this.onStatus, this);
     this.model.quotasChanged.disconnect(this.syncSections, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
@@ -344,15 +356,23 @@ export class SchedSidebar extends SidePanel {
     this.syncSections();
   }
 
+  private showHeader(): void {
+    this.showStream(this.model.streamStatus);
+  }
+
   private showStream(status: StreamStatus): void {
     const { trans } = this;
-    const text = status === 'open' ? trans.__('live') : status === 'connecting' ? trans.__('connecting') : trans.__('reconnecting');
-    this.streamNode.dataset.status = status;
+    // the stream open but the scheduler behind the server not answering (a hung hub service): not live (newuser33 N3)
+    const unanswered = status === 'open' && !this.model.live;
+    const shown: StreamStatus = unanswered ? 'down' : status;
+    const text = shown === 'open' ? trans.__('live') : shown === 'connecting' ? trans.__('connecting') : trans.__('reconnecting');
+    this.streamNode.dataset.status = shown;
     if (this.streamNode.textContent !== text) {
       this.streamNode.textContent = this.model.status === 'ready' ? text : '';
     }
-    this.streamNode.title =
-      status === 'open'
+    this.streamNode.title = unanswered
+      ? trans.__('The scheduler is not answering; what is shown is as of its last answer; retrying')
+      : status === 'open'
         ? trans.__('Live updates from the event stream')
         : trans.__('Event stream %1; refreshing every %2 s', status, this.model.refreshInterval);
   }
@@ -360,13 +380,25 @@ export class SchedSidebar extends SidePanel {
   /** One line per server retry loop that is reconnecting, in the server's own sentence
    * ("reconnecting to the database (attempt 3, next in 4 s): …"); empty (hidden) when all are connected. */
   private showReconnecting(): void {
+    const now = Date.now();
     const lines = [...this.model.reconnecting.entries()].map(([loop, state]) => {
+      const said = reconnectingText(state, now);
       const li = document.createElement('li');
       li.dataset.loop = loop;
-      li.textContent = shownText(state.message.charAt(0).toUpperCase() + state.message.slice(1));
+      li.textContent = shownText(said.charAt(0).toUpperCase() + said.slice(1));
       return li;
     });
-    this.reconnectingNode.replaceChildren(...lines);
+    const same = lines.length === this.reconnectingNode.children.length &&
+      lines.every((li, i) => li.textContent === this.reconnectingNode.children[i].textContent && li.dataset.loop === (this.reconnectingNode.children[i] as HTMLElement).dataset.loop);
+    if (!same) {
+      this.reconnectingNode.replaceChildren(...lines);
+    }
+    if (lines.length && this.ticker === null) {
+      this.ticker = setInterval(() => this.showReconnecting(), 1000);
+    } else if (!lines.length && this.ticker !== null) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
   }
 
   /** The one line saying the server does not answer (empty, hidden, while it does). */

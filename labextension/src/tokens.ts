@@ -111,6 +111,13 @@ export interface ISchedModel extends IDisposable {
    */
   readonly serverDown: string | null;
   readonly serverDownChanged: ISignal<ISchedModel, string | null>;
+  /**
+   * Whether what is shown is live: the event stream open, no retry loop reconnecting, every read answered (the
+   * header's LIVE; newuser33 N3).
+   */
+  readonly live: boolean;
+  /** When the scheduler last answered the panel (a read or an event); null: not yet. */
+  readonly lastAnswerAt: Date | null;
   /** A job or lease of mine changed state. */
   readonly jobTransition: ISignal<ISchedModel, IJobTransition>;
   /** Every server event, after the model folded it in (idle warnings, preemptions, ...). */

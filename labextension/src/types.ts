@@ -256,6 +256,20 @@ export interface IReconnecting {
   error: string;
   /** One sentence: `reconnecting to <target> (attempt n, next in s): <error>`. */
   message: string;
+  /** When the panel received this state (ms, its clock): `next_in_s` counts from then ({@link reconnectingText}). */
+  receivedAt?: number;
+}
+
+/**
+ * The loop's sentence as of `now` (ms): the server's words with its wait counted down from when it was received
+ * — `reconnecting to the central service (attempt 3, next in 2 s): timed out`, then `(attempt 3, trying again now)`
+ * once the wait is over and until the next attempt's state comes. Newuser33 N3: "attempt 1, next in 1 s" stood 90 s.
+ */
+export function reconnectingText(state: IReconnecting, now: number): string {
+  const waited = state.receivedAt === undefined ? 0 : Math.max(0, now - state.receivedAt) / 1000;
+  const left = Math.ceil(state.next_in_s - waited);
+  const when = left > 0 ? `next in ${left} s` : 'trying again now';
+  return state.message.replace(/\(attempt (\d+), next in [\d.]+ s\)/, (_, attempt: string) => `(attempt ${attempt}, ${when})`);
 }
 
 /** The `connection` event's loops: those reconnecting, and those connected again (null). */

@@ -13,6 +13,7 @@ import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
 import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, shownText } from '../format';
 import { parseParameterWords } from '../parameters';
+import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from '../submitting';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type Me, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
 import { ModelView } from './base';
@@ -418,6 +419,11 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
   const [feedback, setFeedback] = React.useState<{ text: string; kind: FeedbackKind }>({ text: '', kind: 'info' });
   const [busy, setBusy] = React.useState(false);
   const serial = React.useRef(0);
+  /**
+   * The key of a submit whose outcome is not known, with its body: Submit of the same form again sends that key, so
+   * the server answers with the job the first made, if it did, never a second one (newuser33 N3).
+   */
+  const unknownSubmit = React.useRef<{ body: string; key: string } | null>(null);
   const timer = React.useRef<ReturnType<typeof setTimeout> | null>(null);
   const gpusRef = React.useRef<HTMLInputElement>(null);
 
@@ -515,8 +521,17 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     serial.current++;
     setBusy(true);
     setFeedback({ text: trans.__('Submitting…'), kind: 'info' });
+    const sent = JSON.stringify(body);
+    const key = unknownSubmit.current?.body === sent ? unknownSubmit.current.key : newSubmitKey();
     try {
-      const job = await model.client.submit(body);
+      const job = await submitKeyed(model.client, body, key, {
+        onRetry: (attempt, waited) =>
+          setFeedback({
+            text: trans.__('Submitting… no answer from the scheduler yet (%1 s); sending it again (try %2) with the same key, so it is made once only', waited, attempt),
+            kind: 'info'
+          })
+      });
+      unknownSubmit.current = null;
       // what the server says about the accepted request (time limit 0 = no limit at all, an image not used…),
       // as the CLI and the magics print it (new user 13, N1: a panel user was told nothing)
       // in the form's words: `time_limit 90 is 90 seconds …` names the Time limit field (newuser31 N4)
@@ -524,7 +539,19 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
       setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) + notes, kind: notes ? 'warn' : 'ok' });
       submitted(job);
     } catch (err) {
-      setFeedback({ text: submitErrorSentence(err, trans), kind: 'error' });
+      if (err instanceof SubmitOutcomeUnknown) {
+        unknownSubmit.current = { body: sent, key };
+        setFeedback({
+          text: trans.__(
+            'No answer from the scheduler in %1 s: this job may or may not have been submitted. Check My work before submitting again — Submit of this same form sends it with the same key, so it cannot make a second job.',
+            err.seconds
+          ),
+          kind: 'warn'
+        });
+      } else {
+        unknownSubmit.current = null;
+        setFeedback({ text: submitErrorSentence(err, trans), kind: 'error' });
+      }
     } finally {
       setBusy(false);
     }
