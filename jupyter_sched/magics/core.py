@@ -179,6 +179,13 @@ _MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jo
 """The server's hints that name no command, said with the magic that does it (issue 20)."""
 
 
+def stopped_by_interrupt(doing: str, job_id: str) -> str:
+    """The one line of a wait or log follow the user interrupted (raised, so the cell and a Run All stop there);
+    ``doing``: ``"waiting for"`` or ``"following"``."""
+    return (f"stopped {doing} {job_id} (interrupted); the job keeps running — %schedule cancel {job_id} stops it, "
+            f"%schedule wait {job_id} waits again")
+
+
 def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option
     (:func:`~jupyter_sched.wording.flags.in_surface_terms`, as the CLI says it; ``surface``:
@@ -1283,9 +1290,9 @@ class SchedMagics(Magics):
                 sys.stdout.flush()
                 last[0] = text
             ended = poll(lambda: self.client.job(job_id))
-        except KeyboardInterrupt:
-            self._print(f"\n[stopped following {job_id}; the job keeps running]")
-            return
+        except KeyboardInterrupt:  # the cell stops here, as the user asked (newuser33 N5: the next cells ran)
+            self._print("")
+            raise MagicError(stopped_by_interrupt("following", job_id)) from None
         self._print(job_line(ended, _now(), log_shown=True))  # its lines were just shown (N20)
 
     def _log_end(self, job_id: str, known: int) -> int:
@@ -1368,9 +1375,11 @@ class SchedMagics(Magics):
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = poll(lambda: self.client.job(job_id), deadline=deadline)
-        except KeyboardInterrupt:
-            self._print(f"[stopped waiting for {job_id}; the job keeps running]")
-            return
+        except KeyboardInterrupt:  # the cell stops here: a Run All never goes on past a wait the user stopped
+            # (newuser33 N5: the rest of the cell and the next cells ran as if the job had succeeded)
+            if progress is not None:
+                progress.finish(time.monotonic() - started, "warning")
+            raise MagicError(stopped_by_interrupt("waiting for", job_id)) from None
         if progress is not None:
             progress.finish(time.monotonic() - started, wait_outcome(job.get("state") == "succeeded" or lease_given_back(job)))
         self._print(job_line(job, _now()))

@@ -62,3 +62,41 @@ def test_newuser27_n3_a_failing_cell_jobs_last_lines_are_the_cells(server: Embed
     said = api(server, "tok-ann").get(f"jobs/{job_id}").json()["message"]
     assert "runpy" not in said and "<string>" not in said, said
     assert 'line 2, in <module> |     raise RuntimeError("boom at step 3") | RuntimeError: boom at step 3' in said, said
+
+
+@pytest.mark.parametrize("line,patched", [("wait {job} --for 5m", "job"), ("logs {job} -f", "follow_logs")],
+                         ids=["wait", "logs -f"])
+def test_newuser33_n5_an_interrupted_wait_or_follow_stops_the_cell_and_the_job_goes_on(
+        server: EmbeddedServer, line: str, patched: str) -> None:
+    """The user's interrupt (the kernel's SIGINT: KeyboardInterrupt in the magic's loop; raised here by the client
+    call the loop is in, as the signal would) stopped the wait but the cell went on, and a Run All ran the next cells
+    as if the job had succeeded. Now it raises MagicError (one line; the cell and a Run All stop), the job runs on."""
+    from jupyter_sched.magics.core import MagicError
+
+    job_id = _submit_sleeper(server)
+    magics = _magics(server)
+    client = magics.client
+    calls = {"n": 0}
+    real = getattr(client, patched)
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] >= 2 or patched == "follow_logs":
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    setattr(client, patched, interrupted)
+    with pytest.raises(MagicError) as raised:
+        magics.schedule(line.format(job=job_id))
+    assert str(raised.value) == (f"stopped {'waiting for' if patched == 'job' else 'following'} {job_id} (interrupted); "
+                                 f"the job keeps running — %schedule cancel {job_id} stops it, "
+                                 f"%schedule wait {job_id} waits again")
+    assert api(server, "tok-ann").get(f"jobs/{job_id}").json()["state"] in ("pending", "running")
+    assert api(server, "tok-ann").delete(f"jobs/{job_id}").status_code in (200, 202)
+
+
+def _submit_sleeper(server: EmbeddedServer) -> str:
+    made = api(server, "tok-ann").post("jobs", json={"gpus": 0, "name": "sleeper", "time_limit": "2m",
+                                                     "command": ["sleep", "60"]})
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
