@@ -1400,7 +1400,7 @@ class LocalExecutor:
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
             event: ExecutorEvent = Exited(t.job.id, ended[0], ended[1],
-                                          message=_exit_message(ended[0], t, self.log_disk, self.job_python) + " (while the server was down)")
+                                          message=_exit_message(ended[0], t, self.log_disk, self.job_python, self.python) + " (while the server was down)")
         else:
             event = Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
                                    "(it was killed together with its wrapper)")
@@ -1771,11 +1771,11 @@ class LocalExecutor:
         if ended is not None:
             self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
-                          _exit_message(ended[0], t, self.log_disk, self.job_python))
+                          _exit_message(ended[0], t, self.log_disk, self.job_python, self.python))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
-                          _exit_message(code, t, self.log_disk, self.job_python) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
+                          _exit_message(code, t, self.log_disk, self.job_python, self.python) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
                                                     if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
@@ -2126,16 +2126,21 @@ def _observed_end(claimed: datetime, seen_running_at: datetime | None) -> dateti
     return max(end, seen_running_at) if seen_running_at is not None else end
 
 
-def _exit_message(code: int, t: _Tracked, disk: LogDisk, job_python: str | None = None) -> str:
+def _exit_message(code: int, t: _Tracked, disk: LogDisk, job_python: str | None = None, own_python: str | None = None) -> str:
     """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
     signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028), read only
     from files the job's owner owns; a failed run on a full log disk says so first (hubadmin25 B15). ``job_python``:
     the interpreter a bare ``python`` runs for a job run as its owner's account (the hub's job Python): named
-    as that, which its users cannot install into (newuser31 N11)."""
+    as that, which its users cannot install into (newuser31 N11). ``own_python``: the service's, which runs a script
+    job not run as another account (:func:`job_argv`); a script job is told which Python ran it, so that its import's
+    hint can look in it (newuser33 N1: the panel's Script jobs and ``--script`` got no "did you mean numpy?")."""
     oom = t.limits.oom_kills() if t.limits is not None else None
     python = _python_of(t.job.spec)
     shared = python is not None and "/" not in python and t.run_as.switches and job_python is not None
     python = job_python if shared else python
+    if t.job.spec.script and not t.job.spec.notebook:  # run by the Python job_argv was given (_spawn)
+        shared = t.run_as.switches and job_python is not None
+        python = job_python if shared else own_python
     full = disk.failed_run(t.job_dir) if code != 0 and not t.stopping else None
     return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,

@@ -280,3 +280,19 @@ def test_red33_r5_a_swapped_site_folder_lists_nothing_of_another_account(monkeyp
         assert module_names._Reader(65534).names(str(link)) == ["secret_plan_y"]  # a folder it may list: listed
     finally:
         shutil.rmtree(base)
+
+
+def test_newuser33_n1_a_script_job_is_told_which_python_ran_it(tmp_path: Path) -> None:
+    """newuser33's re-check: a ``--script`` job (the panel's Script field: the panel's only way) was told "the Python
+    it ran has no nump: … python -m pip install nump with that Python": its record names no program, and the hint
+    could not look. It ran the service's Python (the one given to the executor): that one is named and looked in.
+    One real job through the local executor, the executor's Python a real venv's (standard library only runs it)."""
+    python = _env(tmp_path, ("numpy",))
+    (tmp_path / "typo.py").write_text("import nump\n")
+    ex = LocalExecutor(tmp_path / "jobs", python=python)
+    job = make_job("j-2", command=(), script=str(tmp_path / "typo.py"), working_dir=str(tmp_path))
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 1, ended
+    assert f"— did you mean numpy? its Python, {python}, has numpy (and no nump) — check the spelling; last lines: " \
+        in ended.message, ended.message
