@@ -212,6 +212,11 @@ class _Parser(argparse.ArgumentParser):
         try that is not one is answered with the one that does it (:data:`NOT_COMMANDS`)."""
         from ..wording.flags import usage_error_line
 
+        if self.prog != PROG and message.endswith("required: ACTION"):
+            # a command of actions typed without one (`jupyter-sched teams`): its help, its actions listed, as bare
+            # `jupyter-sched` prints the program's (newuser33 n7: "ACTION: missing — usage: … ACTION ...")
+            self.print_help()
+            self.exit(0)
         if self.prog == PROG and (unknown := self._unknown_global_flag(message)):
             # `--urll URL status` blamed the URL as the COMMAND, `--verison` said "COMMAND: missing": the
             # mistyped flag is what to name (newuser30 N1)

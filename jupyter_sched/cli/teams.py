@@ -25,7 +25,9 @@ _SHOWN = 20
 
 def add_parser(sub: Any) -> None:
     """Add ``teams`` (``teams move``) to the subcommands."""
-    teams_p = sub.add_parser("teams", allow_abbrev=False, help="admin: move a team's work to another team (after a hub group rename)")
+    teams_p = sub.add_parser("teams", allow_abbrev=False, help="admin: move a team's work to another team (after a hub group rename)",
+                             description="Admins: move a team's work to another team (teams move). Your own team, its "
+                                         "quota and what it uses: jupyter-sched status.")
     acts = teams_p.add_subparsers(dest="teams_command", metavar="ACTION")
     acts.required = True
     move = acts.add_parser(

@@ -26,7 +26,9 @@ _SHOWN = 20
 def add_parser(sub: Any) -> None:
     """Add ``users`` (``users rename``) to the subcommands."""
     users_p = sub.add_parser("users", allow_abbrev=False,
-                             help="admin: carry a user renamed on the hub over to the new name")
+                             help="admin: carry a user renamed on the hub over to the new name",
+                             description="Admins: carry a user renamed on the hub over to the new name (users rename). "
+                                         "Your own account, team and use: jupyter-sched status.")
     acts = users_p.add_subparsers(dest="users_command", metavar="ACTION")
     acts.required = True
     rename = acts.add_parser(
