@@ -6,7 +6,7 @@ One :meth:`Engine.tick` does, in order (each step is its own module):
    the ``leader`` row, expiry by the database's clock). A non-leader stops here: it serves the
    API but decides nothing and acts on nothing.
 2. **Observe** (:mod:`.observe`) — executor events (exits, losses, restarts, readiness) become
-   state changes.
+   state changes; when the work was last seen running is kept (:mod:`.seen_running`).
 3. **Decide** (when kicked, after a finish, or every ``cycle_interval_s``) — build a frozen
    :class:`~jupyter_sched.scheduling.Snapshot` (:mod:`.decide`), call ``run_cycle`` and commit
    the :class:`~jupyter_sched.scheduling.CycleResult` in one fenced transaction (:mod:`.apply`),
@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from ..backoff import DATABASE_BACKOFF, Backoff, Reconnecting, Retries
 from ..errors import NotLeaderError, StoreError
-from ..executors.base import Executor, ExecutorEvent
+from ..executors.base import Executor
 from ..executors.runas import RunAs, embedded_run_as
 from ..inventory.changes import InventoryChangePublisher
 from ..model import Inventory, Job, PendingReason
@@ -55,6 +55,7 @@ from .leadership import Leadership
 from .observe import ExecutorEventHandler, TickReport
 from .reconcile import Reconciler
 from .recovery import AdoptReconciler
+from .seen_running import SeenRunning
 from .start import StartReconciler
 from .stops import StopReconciler
 from .telemetry import TelemetryMonitor
@@ -167,6 +168,7 @@ class Engine:
         self.starts = StartReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
                                       max_retries=max_start_retries, grace_s=stop_grace_s,
                                       run_as=run_as or embedded_run_as)
+        self.seen = SeenRunning(store)  # when the executor's work was last seen running, kept (red33 R3)
         adopt = AdoptReconciler(executor, self.writer, self.events, self.leadership, self.clock, retries=self.retries)
         self.reconciler = Reconciler(store, executor, self.writer, start=self.starts, stops=self.stops, adopt=adopt)
         self.reconciler.inventory = getattr(inventory, "current", None)  # a wrapper with no launch record: its GPUs' node (B22)
@@ -325,9 +327,9 @@ class Engine:
             if self._recovering:  # adopt what the previous leader ran before deciding anything
                 self.reconciler.run(report, adopt_unwatched=True)
                 self._recovering = False
-            events = self.executor.poll()
-            for event in events:
-                self._observe(event, report)
+            polled_at, events = self.clock.now(), self.executor.poll()
+            self.events.handle_all(events, report)
+            self.seen.polled(polled_at, self.executor.tracked)  # what that poll found running, before any start
             now = self.clock.now()
             due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
             fast_only = bool(self.incremental.waiting) and not (due or events or self._wanted)
@@ -399,6 +401,7 @@ class Engine:
 
     def resign(self) -> None:
         """Give up leadership (clean shutdown): running work is left running for the next leader."""
+        self.seen.flush()
         self.executor.detach()
         self.leadership.release()
 
@@ -437,14 +440,6 @@ class Engine:
             self._wanted = True
         return True
 
-    def _observe(self, event: ExecutorEvent, report: TickReport) -> None:
-        try:
-            self.events.handle(event, report)
-        except (NotLeaderError, StoreError):
-            raise
-        except Exception:  # one malformed event must not stop the others or the cycle
-            log.exception("executor event %r could not be applied", event)
-
     def _run_leader_hooks(self) -> None:
         for hook in list(self.leader_hooks):
             try:
@@ -461,6 +456,7 @@ class Engine:
         self.leadership.term = None
         self.applier.forget()
         self.idle.clear()
+        self.seen.forget()
         self.executor.detach()
         self.stops.clear()
         self.retries.clear()

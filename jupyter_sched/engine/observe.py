@@ -8,10 +8,11 @@ code decides (0 = succeeded). A lost job that provably never started goes back t
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from ..errors import StoreError
+from ..errors import NotLeaderError, StoreError
 from ..executors.base import Connection, ExecutorEvent, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
@@ -19,6 +20,7 @@ from ..store import JobRecord
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
 from ..wording.time_limits import stopped_limit_text
 from .clock import Clock
+from .seen_running import bound_claim
 from .stops import StopReconciler, preempted_message
 from .transitions import JobWriter, just_started
 
@@ -54,6 +56,22 @@ class ExecutorEventHandler:
         self.writer = writer
         self.clock = clock
         self.stops = stops
+
+    def handle_all(self, events: Iterable[ExecutorEvent], report: TickReport) -> None:
+        """Apply each of ``events`` (:meth:`handle`): one that fails for any other reason than a lost lease or a
+        failing store is logged and the others go on.
+
+        Raises:
+            NotLeaderError: the lease was lost.
+            StoreError: the store failed.
+        """
+        for event in events:
+            try:
+                self.handle(event, report)
+            except (NotLeaderError, StoreError):
+                raise
+            except Exception:  # one malformed event must not stop the others or the cycle
+                log.exception("executor event %r could not be applied", event)
 
     def handle(self, event: ExecutorEvent, report: TickReport) -> None:
         """Apply one event; ended jobs are added to ``report.finished``."""
@@ -136,6 +154,7 @@ class ExecutorEventHandler:
         if record is None or record.job.state.terminal:
             return
         self.stops.forget(event.job_id)
+        event = bound_claim(event, record, self.writer)  # its owner's word is no earlier than it was seen (red33 R3)
         self._settle_stopped(record, event.exit_code, event.finished_at, event.message, report)
 
     def _settle_stopped(self, record: JobRecord, exit_code: int | None, finished_at: datetime, said: str,

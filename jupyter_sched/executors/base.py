@@ -95,6 +95,10 @@ class Exited:
     exit_code: int
     finished_at: datetime
     message: str = ""
+    claimed: bool = False
+    """``finished_at`` is what a file of the job's owner says (the local executor's ``exit.json``), bounded by
+    nothing this executor saw: the job ended while no service watched it. The engine takes it as no earlier
+    than a service last saw the job running (``jobs.seen_running_at``; red33 R3)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -257,6 +257,12 @@ def _v28_submit_keys(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v29_seen_running(conn: sa.Connection) -> None:
+    name, type_ = schema.SEEN_RUNNING_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("jobs")}:
+        conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -324,6 +330,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(28, "each user's submit keys (submit_keys: user, key, job, request digest; the newest 1,000 per user): "
                   "a submit sent again with its key is answered with the job it made, never a second (s31-n8)",
               _v28_submit_keys),
+    Migration(29, "when a service last saw each job running (jobs.seen_running_at): an end its own files claim is never "
+                  "earlier (red33 R3)", _v29_seen_running),
 )
 
 

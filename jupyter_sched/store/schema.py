@@ -47,8 +47,8 @@ import sqlalchemy as sa
 __all__ = ["JOBS_COUNTER", "PROGRESS_COUNTER", "PROGRESS_IGNORED_COLUMN", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS",
            "ROLLUP_JOB_MINUTES_COLUMN", "ROLLUP_VALIDITY_COLUMNS", "RUN_CATCH_UP_COLUMNS", "TEAM_RECLAIM_COLUMN",
            "columns_v4", "columns_v5", "columns_v7", "columns_v11", "columns_v16", "columns_v17", "columns_v20",
-           "columns_v21", "columns_v22", "columns_v23", "ELIGIBLE_AT_COLUMN", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
-           "JOB_NAME_COLUMN", "JOB_NAME_WIDTH",
+           "columns_v21", "columns_v22", "columns_v23", "columns_v29", "ELIGIBLE_AT_COLUMN", "FALSE_STARTS_COLUMN", "JOB_HOLD_COLUMNS",
+           "JOB_NAME_COLUMN", "JOB_NAME_WIDTH", "SEEN_RUNNING_COLUMN",
            "indexes_v9", "indexes_v10", "indexes_v12", "indexes_v24", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
            "tables_v8", "tables_v13", "tables_v14", "tables_v15", "tables_v18", "tables_v19"]
 
@@ -574,6 +574,21 @@ def tables_v28(md: sa.MetaData) -> None:
     )
 
 
+SEEN_RUNNING_COLUMN = ("seen_running_at", sa.String(_TS))
+"""The column version 29 adds to ``jobs`` (red33 R3): the last time a service saw the job's work running (UTC),
+written by the leading engine for the batch jobs its executor watches at most once a minute and when it stops
+(:mod:`jupyter_sched.engine.seen_running`). An end the job's own files claim (``exit.json``, which its owner writes)
+is never taken as earlier than it, so a job that ends while no service watches it is charged at least until then.
+Written by its own statement only: no job version, no change counter (a job's row as the scheduler reads it does
+not change); null until first seen."""
+
+
+def columns_v29(md: sa.MetaData) -> None:
+    """Add version 29's column to ``jobs`` on ``md`` (the table must be defined)."""
+    name, type_ = SEEN_RUNNING_COLUMN
+    md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -584,7 +599,7 @@ version 14's quota source + version 15's user_teams lists + version 16's ignored
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
 version 21's job holds and tops + version 22's eligible time + version 23's job name and its index + version
 24's usage indexes by user and by team, then end + version 25's definitions' firing index + version 26's
-service listening spans + version 28's submit keys)."""
+service listening spans + version 28's submit keys + version 29's last seen running time of jobs)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -612,6 +627,7 @@ indexes_v24(metadata)
 indexes_v25(metadata)
 tables_v26(metadata)
 tables_v28(metadata)
+columns_v29(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
