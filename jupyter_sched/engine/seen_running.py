@@ -8,7 +8,7 @@ start: a 2-GPU run of 92 s across a restart was charged 1 s, and a 10-hour run c
 
 So the leading engine writes, for the work its executor watches, when it was seen running (``jobs.seen_running_at``):
 
-* at most once every :data:`EVERY_S` (one batched statement per 500 jobs; no job version, no change counter), the time
+* at most once every :data:`EVERY_S` (one short transaction per 500 jobs; no job version, no change counter), the time
   its executor's poll began, for the jobs that poll did not report ended (its look found them running after that time);
 * once more when the engine stops cleanly (:meth:`SeenRunning.flush`), for the last poll's jobs.
 
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 EVERY_S = 60.0
 """Seconds between two writes of the seen-running times (the most a restart's unwatched end is charged short)."""
+_BATCH = 500  # job rows per write transaction
 
 
 class SeenRunning:
@@ -82,10 +83,12 @@ class SeenRunning:
         self._polled, self._written_at = None, None
 
     def _write(self, at: datetime, job_ids: Iterable[str]) -> None:
-        ids = list(job_ids)
-        if ids:
+        ids = sorted(job_ids)
+        for start in range(0, len(ids), _BATCH):
+            # a transaction per batch: SQLite's write lock is held ~15 ms at a time, not ~0.5 s at 18,000 jobs
+            # (measured: 115-185 ms for 5,000 rows in one transaction on a loaded 2-core host), so no submit waits on it
             with self.store.transaction() as tx:
-                tx.note_seen_running(ids, at)
+                tx.note_seen_running(ids[start:start + _BATCH], at)
         self._written_at = at
 
 
