@@ -35,8 +35,8 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
-from ..errors import ValidationError, shown
-from ..model.units import iana_zone
+from ..errors import ValidationError
+from ..model.units import iana_zone, unknown_zone
 
 __all__ = [
     "CronSchedule",
@@ -107,9 +107,7 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
                               hint='e.g. "Europe/Berlin" or "UTC"')
     zone = iana_zone(timezone_name)  # a folder or a too-long name was a 500 (red team 19, R4)
     if zone is None:
-        meant = _zone_meant(timezone_name)
-        raise ValidationError(f"unknown time zone {shown(timezone_name)}" + (f" — did you mean {meant!r}?" if meant else ""),
-                              field="timezone",
+        raise ValidationError(unknown_zone(timezone_name), field="timezone",
                               hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"')
     text = _MACROS.get(text.lower(), text)  # @daily and friends, as Vixie cron reads them (new user 18, N6)
     if text.startswith("@"):
@@ -146,15 +144,6 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
-
-
-def _zone_meant(name: str) -> str:
-    """The IANA zone ``name`` means when only its case differs (``utc`` → ``UTC``, ``europe/berlin``
-    → ``Europe/Berlin``; new user 17, N7: "unknown time zone 'utc'" with no "did you mean"); "" else."""
-    from zoneinfo import available_timezones
-
-    folded = name.strip().casefold()
-    return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded and iana_zone(zone)), "")
 
 
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,

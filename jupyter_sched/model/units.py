@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "unknown_zone", "zone_meant", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -565,3 +565,54 @@ def iana_zone(name: object) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return None
+
+
+_OFFSET_ZONE = re.compile(r"(?:UTC|GMT)\s*([+-])\s*(\d{1,2})(?::?00)?", re.IGNORECASE)
+_MEANT_CHARS = 64
+"""Longest name :func:`zone_meant` compares (difflib's cost grows with it; no zone name is longer than ~32)."""
+
+
+def zone_meant(name: object) -> str:
+    """The IANA zone an unknown time zone ``name`` likely means, for "did you mean …?" — THE one for every place a
+    zone is named (a definition's, a time window's): the same name in other case (``utc`` → ``UTC``; new user 17,
+    N7), a fixed offset as its zone (``UTC+2`` → ``Etc/GMT-2``: the tz database's sign is the other way round), a
+    name one slip away (``Europe/Berln`` → ``Europe/Berlin``; newuser33 n8), or its place alone misspelled
+    (``Europe/Berlni``); "" when none is near (a long name is not compared)."""
+    import difflib
+
+    if not isinstance(name, str) or not name.strip() or len(name) > _MEANT_CHARS:
+        return ""
+    names = sorted(_zone_names())
+    typed = name.strip()
+    folded = typed.casefold()
+    same = next((zone for zone in names if zone.casefold() == folded), "")
+    if same:
+        return same
+    if (offset := _OFFSET_ZONE.fullmatch(typed)) is not None:
+        hours = int(offset.group(2))
+        zone = "Etc/GMT" if hours == 0 else f"Etc/GMT{'-' if offset.group(1) == '+' else '+'}{hours}"
+        return zone if zone in names else ""
+    by_case = {zone.casefold(): zone for zone in names}
+    close = difflib.get_close_matches(folded, list(by_case), n=1, cutoff=0.85)
+    if close:
+        return by_case[close[0]]
+    # the place alone, in its region when one was typed ("Europe/Berlni"; "Berlni")
+    region, _, place = folded.rpartition("/")
+    places: dict[str, str] = {}
+    for zone in names:
+        zone_region, _, zone_place = zone.casefold().rpartition("/")
+        if not region or zone_region == region:
+            places.setdefault(zone_place, zone)
+    close = difflib.get_close_matches(place, list(places), n=1, cutoff=0.8)
+    return places[close[0]] if close else ""
+
+
+def unknown_zone(name: object) -> str:
+    """The refusal's words for a time zone ``name`` that is none (:func:`iana_zone`), with :func:`zone_meant`'s guess:
+    ``unknown time zone 'Europe/Berln' — did you mean 'Europe/Berlin'?``; a fixed offset says why its zone's sign is
+    the other way round. The one sentence of every place a zone is named (a definition's, a time window's)."""
+    meant = zone_meant(name)
+    said = f"unknown time zone {shown(name)}" + (f" — did you mean {meant!r}?" if meant else "")
+    if meant.startswith("Etc/GMT") and isinstance(name, str) and _OFFSET_ZONE.fullmatch(name.strip()):
+        said += " (that offset all year: the zone database writes its sign the other way round)"
+    return said
