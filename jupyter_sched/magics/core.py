@@ -61,6 +61,7 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    lease_end_words,
     lease_given_back,
     limit_end,
     never_here,
@@ -528,7 +529,8 @@ class SchedMagics(Magics):
         named = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         if ended is None or not self._applied or named != ",".join(self._applied):
             return
-        why = str(ended.get("message") or ended.get("state") or "ended")
+        # who, as its reader reads it: "released by you", not the account's name (newuser33 n4: "released by root")
+        why = lease_end_words(ended) or str(ended.get("state") or "ended")
         head = f"This kernel's lease {ended.get('id')} ended ({why}); CUDA_VISIBLE_DEVICES named {named}"
         self._applied = ()
         state = cuda_state()

@@ -50,7 +50,7 @@ from ..accounting import UsageInterval
 from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
 from ..accounting.usage import UsageSums
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
-from ..model import JobKind, JobState, PriorityClass, QuotaSet
+from ..model import Job, JobKind, JobState, PriorityClass, QuotaSet
 from ..model.codec import (
     budget_to_dict,
     quota_to_dict,
@@ -1900,7 +1900,7 @@ class Store:
             out = tx.insert_job(record, savepoint=False)
             job = record.job
             tx.add_event(actor=actor or job.spec.user, action="submit", job_id=job.id, user=job.spec.user,
-                         message=f"{job.spec.kind.value} {job.spec.name!r} submitted",
+                         message=f"{_submitted_name(job)} submitted",
                          details={"gpus": job.spec.resources.requested_gpus, "priority": job.spec.priority.value})
         return out
 
@@ -2048,3 +2048,15 @@ class Store:
 
         with self.engine.connect() as conn:
             return current_version(conn)
+
+
+def _submitted_name(job: Job) -> str:
+    """How a submit's audit record names the work: ``training 'train'``, and a lease given no name by the name its
+    owner's card shows (:func:`~jupyter_sched.wording.jobs.work_name`: ``lease for /home/ann/nb2.ipynb``, newuser33 n4:
+    ``lease 'notebook lease' submitted`` beside a card and a Release dialog saying "lease for …/nb2.ipynb")."""
+    from ..wording.jobs import work_name
+
+    spec = job.spec
+    shown = work_name({"name": spec.name, "kind": spec.kind.value, "kernel_id": spec.kernel_id,
+                       "kernel_notebook": spec.kernel_notebook})
+    return f"{spec.kind.value} {spec.name!r}" if shown == spec.name else shown

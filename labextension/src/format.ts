@@ -975,6 +975,34 @@ export function cancelQuestion(job: Job, trans: TranslationBundle = NULL_TRANS):
     : trans.__('%1 (%2) holds %3 and is %4. It is stopped (SIGTERM, then SIGKILL after the grace period).', job.name, job.id, gpus, job.state);
 }
 
+/**
+ * The title of the cancel/release dialog, by the name the card shows ({@link workName}): `Release lease for
+ * nb2.ipynb?`, `Release lease mylease?`, `Cancel job train?` (newuser33 n4: "Release lease notebook lease?",
+ * the stored name, under a card and a body saying "lease for …/nb2.ipynb").
+ */
+export function cancelTitle(job: Job, trans: TranslationBundle = NULL_TRANS): string {
+  if (job.kind !== 'lease') {
+    return trans.__('Cancel job %1?', job.name);
+  }
+  const shown = workName(job);
+  return shown === job.name ? trans.__('Release lease %1?', shown) : trans.__('Release %1?', shown);
+}
+
+/**
+ * The toast after a Release, as Keep alive gets one (newuser33 n4: nothing said it was done): what the
+ * server answered — a granted lease's GPUs are free again, a waiting request withdrawn.
+ */
+export function releasedText(before: Job, after: Job, trans: TranslationBundle = NULL_TRANS): string {
+  const shown = workName(before);
+  if (isWaiting(before.state)) {
+    return trans.__('Withdrew %1 (%2): it no longer waits for GPUs.', shown, before.id);
+  }
+  const gpus = formatGpus(resourcesOf(before), trans);
+  return after.state === 'cancelled'
+    ? trans.__('Released %1 (%2): its %3 went back to the pool; the kernel keeps running without them.', shown, before.id, gpus)
+    : trans.__('Releasing %1 (%2): the pool gets its %3 back once its processes let go; the kernel keeps running.', shown, before.id, gpus);
+}
+
 /** Quota line label: `team-ml / alice · A100-80GB` (`*` → `any model`). */
 export function quotaLabel(q: Pick<QuotaLine, 'team' | 'user' | 'gpu_model'>, trans: TranslationBundle = NULL_TRANS): string {
   const who = q.user ? `${q.team} / ${q.user}` : q.team;

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, changedText, clockUTC, formatDuration, shownText } from './format';
+import { cancelQuestion, cancelTitle, changedText, clockUTC, formatDuration, releasedText, shownText, workName } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -290,7 +290,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         const what = lease ? trans.__('Release lease') : trans.__('Cancel job');
         const result = await showDialog({
           // the job's name, owner and node with their hidden characters as escapes (s30, red29 R2's rule)
-          title: shownText(trans.__('%1 %2?', what, job.name)),
+          title: shownText(cancelTitle(job, trans)),
           body: shownText(cancelQuestion(job, trans)),
           buttons: [Dialog.cancelButton({ label: trans.__('Keep it') }), Dialog.warnButton({ label: what })]
         });
@@ -301,8 +301,13 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const answer = lease ? await model.client.releaseLease(id) : await model.client.cancel(id);
           // cancelled here, by me: its end is no news to me (new user 22, N7; the cancel's event says so too)
           model.upsert(answer.state === 'cancelled' ? Object.assign({}, answer, { cancelled_by: model.me?.user ?? null }) : answer);
+          if (lease) {
+            // said it was done, as Keep alive is (newuser33 n4)
+            Notification.success(shownText(releasedText(job, answer, trans)), { autoClose: 6000 });
+          }
         } catch (err) {
-          Notification.error(shownText(trans.__('Could not cancel %1: %2', job.name, describeError(err))), { autoClose: 8000 });
+          const failed = lease ? trans.__('Could not release %1: %2', workName(job), describeError(err)) : trans.__('Could not cancel %1: %2', job.name, describeError(err));
+          Notification.error(shownText(failed), { autoClose: 8000 });
         }
       }
     });

@@ -4,6 +4,8 @@ import {
   agoText,
   asClause,
   cancelQuestion,
+  cancelTitle,
+  releasedText,
   clocksAsOf,
   clockText,
   compactDuration,
@@ -132,6 +134,28 @@ describe('sizes and requests', () => {
     });
     expect(formatGpus(resourcesOf(big))).toBe('1 × 0 + 2 × 4 GPUs (8 GPUs of A100, 3 workers)');
     expect(cancelQuestion(gang)).toContain('asks for 1 × 1 + 1 × 2 GPUs (3 GPUs, 2 workers)');
+  });
+});
+
+describe('newuser33 n4: the lease Release dialog and its toast', () => {
+  const lease = makeJob({
+    id: 'l-1', kind: 'lease', name: 'notebook lease', state: 'running', kernel_id: 'k1234567890',
+    kernel_notebook: '/tmp/n33/repo/mywork/nb2.ipynb', resources: { gpus: 1, gpu_milli: 1000, gpu_models: [], workers: 1 } as Job['resources']
+  });
+
+  it('the title says the name the card and the body say, not the stored name', () => {
+    expect(cancelTitle(lease)).toBe('Release lease for /tmp/n33/repo/mywork/nb2.ipynb?');
+    expect(cancelQuestion(lease)).toContain('lease for /tmp/n33/repo/mywork/nb2.ipynb (l-1) holds 1 GPU');
+    expect(cancelTitle(makeJob({ kind: 'lease', name: 'mylease' }))).toBe('Release lease mylease?');
+    expect(cancelTitle(makeJob({ name: 'train' }))).toBe('Cancel job train?');
+  });
+
+  it('after Release a toast says it was done', () => {
+    expect(releasedText(lease, { ...lease, state: 'cancelled' })).toBe(
+      'Released lease for /tmp/n33/repo/mywork/nb2.ipynb (l-1): its 1 GPU went back to the pool; the kernel keeps running without them.');
+    expect(releasedText(lease, lease)).toContain('Releasing lease for /tmp/n33/repo/mywork/nb2.ipynb (l-1): the pool gets its 1 GPU back');
+    expect(releasedText({ ...lease, state: 'pending' }, { ...lease, state: 'cancelled' })).toBe(
+      'Withdrew lease for /tmp/n33/repo/mywork/nb2.ipynb (l-1): it no longer waits for GPUs.');
   });
 });
 

@@ -161,11 +161,14 @@ describe('plugins', () => {
     document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-reject')!.click();
     await done;
     expect(cancelled).toEqual([]);
+    const success = vi.spyOn(Notification, 'success');
     const again = commands.execute(CommandIDs.cancel, { id: 'l1' });
     await vi.waitFor(() => expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Release lease nb?'));
     document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-warn')!.click();
     await again;
     expect(cancelled).toEqual(['l1']);
+    // newuser33 n4: a toast says the release was done, as Keep alive's does
+    expect(success.mock.calls.at(-1)?.[0]).toMatch(/^Released nb\u200b? \(l1\): its .* went back to the pool; the kernel keeps running without them\.$/);
     expect(model.leases[0].state).toBe('cancelled');
     fake.setHit(null);
     expect(commands.isEnabled(CommandIDs.cancel)).toBe(false);

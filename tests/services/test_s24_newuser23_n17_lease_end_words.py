@@ -120,3 +120,33 @@ def test_s24_newuser23_n17_cancel_of_a_kernels_lease_says_its_next_cell_is_told(
     magics.schedule("cancel l-2")  # %schedule cancel of another kernel's lease: failed before (said nothing of it)
     shown = " ".join(capsys.readouterr().out.split())
     assert KERNEL_TOLD[:1].upper() + KERNEL_TOLD[1:] in shown, shown
+
+
+def test_newuser33_n4_the_kernels_note_of_a_lease_released_from_the_panel_says_by_you(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser33 n4: after its owner's Release in the GPUs sidebar the kernel's next cell printed "This kernel's lease
+    l-… ended (released by root)" — the server's account, read as a stranger. The note says who as its reader reads
+    it (:func:`lease_end_words`: ``released by you``), as ``jobs`` and ``%schedule jobs`` do. (No server: the
+    note's words from the lease row as the wire gives it; CUDA_VISIBLE_DEVICES only in this process.)"""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-sim-vm-0")
+    monkeypatch.setenv("JUPYTER_SCHED_GPU_MILLI", "1000")
+    magics = SchedMagics(None, client_factory=lambda: None)  # type: ignore[arg-type,return-value]
+    magics._applied, magics._ended = ("GPU-sim-vm-0",), dict(RELEASED)
+    magics._forget_ended()
+    said = capsys.readouterr()
+    assert "This kernel's lease l-2 ended (released by you); CUDA_VISIBLE_DEVICES named GPU-sim-vm-0" in (
+        said.out + said.err), said
+
+
+def test_newuser33_n4_a_leases_submit_audit_names_it_as_its_card_does(services: Services) -> None:
+    """newuser33 n4: the admin's Audit log said ``lease 'notebook lease' submitted`` (the stored default name) while
+    the lease's card and Release dialog say ``lease for …/nb2.ipynb``: the submit's record says the display name
+    (:func:`~jupyter_sched.wording.jobs.work_name`); a named job keeps ``training 'train' submitted``."""
+    lease = make_job("l-nb", user="ann", kind=JobKind.LEASE, command=(), kernel_id="k-12345678",
+                     kernel_notebook="/home/ann/nb2.ipynb")
+    lease = replace(lease, spec=replace(lease.spec, name="notebook lease"))
+    services.store.insert_job(JobRecord(job=lease, executor="local"))
+    train = make_job("j-tr", user="ann")
+    services.store.insert_job(JobRecord(job=replace(train, spec=replace(train.spec, name="train")), executor="local"))
+    said = {e.job_id: e.message for e in services.store.list_events() if e.action == "submit"}
+    assert said == {"l-nb": "lease for /home/ann/nb2.ipynb submitted", "j-tr": "training 'train' submitted"}, said

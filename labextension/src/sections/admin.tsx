@@ -12,7 +12,7 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, shownText, USAGE_DAYS } from '../format';
+import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, shownText, USAGE_DAYS, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
@@ -134,7 +134,8 @@ export function jobNames(model: ISchedModel): Map<string, string> {
   const names = new Map<string, string>();
   for (const job of [...model.queue, ...model.jobs, ...model.leases]) {
     if (job.id && job.name && job.name !== job.id) {
-      names.set(job.id, job.name);
+      // a lease by the name its card shows, `lease for nb2.ipynb`, not its stored `notebook lease` (newuser33 n4)
+      names.set(job.id, workName(job));
     }
   }
   return names;
