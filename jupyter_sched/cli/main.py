@@ -852,9 +852,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             os.environ.get("JUPYTER_SCHED_TOKEN") or getattr(args, "env_url_token", None)
         client = connect(args.url, token, timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
-        from ..client.discovery import SLOW_SERVER_HINT
+        from ..client.discovery import HUB_SERVICE_HINT, SLOW_SERVER_HINT
 
-        if exc.hint == SLOW_SERVER_HINT:  # it runs, but was slow: not "start JupyterLab" (new user 23, N14)
+        # it runs, but was slow: not "start JupyterLab" (new user 23, N14); it is the hub's service (newuser33 n5)
+        if exc.hint == SLOW_SERVER_HINT or (exc.hint or "").startswith(HUB_SERVICE_HINT.partition(":")[0]):
             print(failure(args, f"{PROG}: {_clause(exc.message)} — {exc.hint}", exc), file=stderr)
             return EXIT_NO_SERVER
         print(failure(args, f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "

@@ -58,6 +58,26 @@ SLOW_SERVER_HINT = "the server is running but busy: try again, or give it longer
 """What a client is told when the servers it found were only slow (new user 23, N14)."""
 
 
+HUB_SERVICE_HINT = ("talk to it through the hub: export JUPYTER_SCHED_HUB_URL=HUB{prefix} (HUB: the hub's address, "
+                    "e.g. https://hub.example.org) and JUPYTER_SCHED_TOKEN=a token from HUB/hub/token")
+"""What a client that found only a JupyterHub service's runtime file is told (newuser33 n5: "answered HTTP 403 (no
+jupyter_sched extension there) … start JupyterLab"): ``{prefix}`` is the service's base URL (``/services/jupyter-sched/``)."""
+
+_HUB_SERVICE = re.compile(r"/services/[^/]+/")
+"""The base URL of a JupyterHub service (``JUPYTERHUB_SERVICE_PREFIX``): ``jupyter-sched serve`` runs under one."""
+
+
+def _hub_service(info: Mapping[str, Any], why: str) -> str:
+    """``why`` of a runtime file's server that refused the probe, said as what it is when its base URL is a JupyterHub
+    service's (``jupyter-sched serve``: it answers only a hub's tokens) — "" when it is not one."""
+    base = str(info.get("base_url") or "")
+    if not _HUB_SERVICE.fullmatch(base) or not why.startswith(("answered HTTP 401", "answered HTTP 403")):
+        return ""
+    pid = info.get("pid")
+    return f"is this host's JupyterHub service {base}{f' (pid {pid})' if isinstance(pid, int) else ''}, " \
+           "which answers a hub's tokens only"
+
+
 TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
 """What the Python API says about a refused token (the CLI says it in its own options)."""
 
@@ -373,13 +393,14 @@ def renewed(connection: Connection) -> Connection | None:
 
 def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str, timeout_s: float,
                         retry_timeout_s: float | None = None, runtime_dir: str = ""
-                        ) -> tuple[tuple[Connection, Probe] | None, list[str]]:
+                        ) -> tuple[tuple[Connection, Probe] | None, list[str], list[str]]:
     """The server to use among ``(runtime file, written at)`` (of ``runtime_dir``): of those that answer, the deepest
     whose root dir holds ``cwd``, else the one started last; the others in ``others``. With it,
     its :class:`Probe` (the others' connections are closed). When none answers within ``timeout_s``
     but some were only slow, those are asked once more with ``retry_timeout_s`` (the CLI's
     ``--timeout``): on a loaded machine a 2 s probe missed a running server and the user was told to
-    start JupyterLab (new user 23, N14). Second: each unanswering server's URL and why, in words."""
+    start JupyterLab (new user 23, N14). Second: each unanswering server's URL and why, in words; third: the base
+    URLs of the JupyterHub services among them (:func:`_hub_service`)."""
     def rank(entry: tuple[Mapping[str, Any], float]) -> tuple[int, int, float]:
         info, written = entry
         root = _root(info)
@@ -389,6 +410,7 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
     answering: list[Connection] = []
     chosen: Probe | None = None
     silent: dict[str, tuple[Connection, str]] = {}
+    hubs: list[str] = []  # the base URLs of the JupyterHub services among them (newuser33 n5)
     for info, _ in sorted(servers, key=rank):
         conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file",
                           root=_root(info), token_from=runtime_dir)
@@ -396,7 +418,9 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
             continue
         probe = _answers(conn, timeout_s)
         if isinstance(probe, str):
-            silent[conn.url] = (conn, probe)
+            hub = _hub_service(info, probe)
+            silent[conn.url] = (conn, hub or probe)
+            hubs += [str(info.get("base_url"))] if hub else []
             continue
         answering.append(conn)
         if chosen is None:
@@ -415,8 +439,8 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
                     del silent[url]
     whys = [f"{url} {why}" for url, (_, why) in silent.items()]
     if not answering or chosen is None:
-        return None, whys
-    return (answering[0]._replace(others=tuple(c.url for c in answering[1:])), chosen), whys
+        return None, whys, hubs
+    return (answering[0]._replace(others=tuple(c.url for c in answering[1:])), chosen), whys, hubs
 
 
 def discover(
@@ -487,7 +511,7 @@ def discover_probed(
         if runtime_dir is None:
             runtime_dir = jupyter_runtime_dir()
         servers = list(_server_files(runtime_dir))
-        probed, whys = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s,
+        probed, whys, hubs = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s,
                                            retry_timeout_s, runtime_dir)
         if probed is not None:
             found, probe = probed
@@ -514,5 +538,6 @@ def discover_probed(
     raise NoServerError(
         f"No jupyter_sched server found: {ENV_URL} is not set, nor {ENV_HUB_URL} (a JupyterHub's scheduler), "
         f"and {where} in the runtime dir {runtime_dir} (JUPYTER_RUNTIME_DIR).",
-        hint=NO_SERVER_HINT,
+        # only a hub's service found (its own host's admin, say): through the hub, not "start JupyterLab"
+        hint=HUB_SERVICE_HINT.format(prefix=hubs[0]) if hubs and len(hubs) == len(whys) else NO_SERVER_HINT,
     )

@@ -6,15 +6,27 @@ action listed; a command of actions typed alone now prints its help, as bare ``j
 n8: a misspelled time zone got no "did you mean" (``--tz Europe/Berln`` → "unknown time zone 'Europe/Berln'. Use an IANA
 name …"), where commands, options and models get one; one renderer (model.units.unknown_zone) for definitions (CLI,
 magics and the panel's Scheduled notebooks say the server's refusal) and time windows.
+
+n5: on the hub's host, the CLI found the hub service's own runtime file (``jupyter-sched serve`` under
+``/services/jupyter-sched/``) and said it "answered HTTP 403 (no jupyter_sched extension there) … — start JupyterLab": it
+is the scheduler, and it answers a hub's tokens only. It is now named as the hub's service, with how to reach it.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import os
+from pathlib import Path
 
 import pytest
 
 from jupyter_sched.cli.main import main
+from tests.onboarding.test_cli_http import ScriptedServer, send
+
+FORBIDDEN = (b"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n"
+             b'{"message": "Forbidden", "reason": null}    ')
+"""What the hub's service answers a request without a hub token (jupyter_server's 403, as the tester saw it)."""
 
 
 @pytest.mark.parametrize("argv", [["teams"], ["users"], ["--json", "teams"], ["users", "--json"]])
@@ -48,3 +60,33 @@ def test_newuser33_n8_a_misspelled_time_zone_is_asked_about(typed: str, meant: s
     assert definition.value.message == window.value.message
     if meant.startswith("Etc/GMT"):  # its reversed sign said, or it reads as a mistake
         assert "the zone database writes its sign the other way round" in definition.value.message
+
+
+@pytest.mark.parametrize("base, hub", [("/services/jupyter-sched/", True), ("/", False)],
+                         ids=["the hub's service: named, through the hub", "a lab that refuses: as before"])
+def test_newuser33_n5_the_hubs_own_service_found_on_its_host_is_named_with_the_way_to_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str, hub: bool) -> None:
+    """A loopback server answering as the hub's service does without a hub token (403), found through a runtime file
+    as ``jupyter-sched serve`` writes it (a JupyterHub cannot be started for this, lean)."""
+    server = ScriptedServer([send(FORBIDDEN, keep=False)])
+    (tmp_path / f"jpserver-{os.getpid()}.json").write_text(json.dumps(
+        {"pid": os.getpid(), "url": f"http://127.0.0.1:{server.port}{base}", "base_url": base, "token": "tok",
+         "root_dir": str(tmp_path)}))
+    for name in ("JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN", "JUPYTERHUB_API_TOKEN", "JUPYTER_SCHED_HUB_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    err = io.StringIO()
+    try:
+        assert main(["status"], out=io.StringIO(), err=err) == 3
+    finally:
+        server.close()
+    said = err.getvalue()
+    if hub:
+        assert f"is this host's JupyterHub service /services/jupyter-sched/ (pid {os.getpid()}), which answers a hub's " \
+               "tokens only" in said, said
+        assert said.rstrip().endswith("— talk to it through the hub: export JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-"
+                                      "sched/ (HUB: the hub's address, e.g. https://hub.example.org) and "
+                                      "JUPYTER_SCHED_TOKEN=a token from HUB/hub/token"), said
+        assert "no jupyter_sched extension there" not in said and "start JupyterLab" not in said, said
+    else:
+        assert "answered HTTP 403 (no jupyter_sched extension there)" in said and "start JupyterLab" in said, said
