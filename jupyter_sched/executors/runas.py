@@ -311,7 +311,7 @@ def job_path(python: str) -> str:
 
 
 DROP_TO_ACCOUNT = (
-    "import os,sys\n"
+    "import os,sys,warnings\n"
     "u,g=int(sys.argv[1]),int(sys.argv[2])\n"
     "try:\n"
     " os.setgroups([int(x) for x in sys.argv[3].split(',') if x]);os.setresgid(g,g,g);os.setresuid(u,u,u)\n"
@@ -322,7 +322,10 @@ DROP_TO_ACCOUNT = (
 """The first program of anything the service runs as another account (:func:`as_account`): run as root by the
 service's interpreter (``-I -S``: no site, none of Python's environment variables read), it becomes the account
 (groups, gid, uid: real, effective and saved) and execs ``argv[4:]`` (searched on its ``PATH``), keeping its pid,
-session, descriptors and environment (the caller's: an allow-list). A failure is one line on its stderr and exit 127."""
+session, descriptors and environment (the caller's: an allow-list). A failure is one line on its stderr and exit 127.
+``warnings`` is imported while still root: ``execvp`` of a bare name (``head``) imports it lazily, after the drop, and
+the service's standard library may not be readable by the account (a Python under ``/root/.pyenv``): "No module
+named 'warnings'", a traceback, and the owner's content check (:func:`.owner_paths.read_as_owner`) read nothing."""
 
 JOB_NAMESPACES = (
     "import ctypes\n"
