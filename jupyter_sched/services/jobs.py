@@ -914,7 +914,7 @@ class JobsService:
         if named is None or not isinstance(executor, LocalExecutor):
             return
         here = executor.kernel_names(spec)
-        if here is None or named[0] in here:
+        if here is None or named[0].lower() in {name.lower() for name in here}:  # jupyter_client's lookup ignores case
             return
         problem, fix = kernel_missing(named[0], named[1], here, executor.python)
         raise ValidationError(f"notebook {path[:300]!r} cannot run: {problem}", field=field, hint=fix)

@@ -142,12 +142,13 @@ def test_newuser33_n4_a_notebook_whose_kernel_is_not_installed_is_refused_at_sub
     another machine) was accepted, held its GPU ~9 s and failed with jupyter_client's ``NoSuchKernel`` traceback.
     Embedded, the job runs as this server's account with its Python, so the server lists the kernels the runner
     could start and refuses it at submit — by path and carried (the panel) —, at dry run (the panel's Check fit)
-    and on the CLI, naming the kernel, the kernels there are and the fix; ``python3`` is taken."""
+    and on the CLI, naming the kernel, the kernels there are and the fix; ``Python3`` (any case) is taken."""
     nb = json.loads((files / "good.ipynb").read_text())
     nb["metadata"]["kernelspec"] = {"name": "nosuchkernel", "display_name": "X", "language": "python"}
     (files / "badkern.ipynb").write_text(json.dumps(nb))
     carried = json.dumps(nb)
-    nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    # jupyter_client finds a kernel whatever the case of its name: "Python3" runs, so it is taken
+    nb["metadata"]["kernelspec"] = {"name": "Python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     (files / "py3.ipynb").write_text(json.dumps(nb))
     problem = "its kernel 'nosuchkernel' (X) is not installed where the job runs — kernels there: "
     fix = "change the notebook's kernel (Kernel → Change Kernel…, then save) or install that kernel: "
