@@ -917,7 +917,10 @@ class JobsService:
         if here is None or named[0].lower() in {name.lower() for name in here}:  # jupyter_client's lookup ignores case
             return
         problem, fix = kernel_missing(named[0], named[1], here, executor.python)
-        raise ValidationError(f"notebook {path[:300]!r} cannot run: {problem}", field=field, hint=fix)
+        # the panel's own fix too: without one it says its generic "give the path of a file the server can read"
+        # for any refusal of the notebook field (newuser33 N4b), while the file was read and its kernel is the fault
+        raise ValidationError(f"notebook {path[:300]!r} cannot run: {problem}", field=field, hint=fix,
+                              details={"fixes": {"panel": fix}})
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a

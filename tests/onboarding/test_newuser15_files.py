@@ -162,6 +162,8 @@ def test_newuser33_n4_a_notebook_whose_kernel_is_not_installed_is_refused_at_sub
             field, f"notebook {named!r} cannot run: {problem}"), (route, error)
         assert error["hint"].startswith(fix) and error["hint"].endswith(
             " -m ipykernel install --user --name nosuchkernel"), error
+        # newuser33 N4b: the panel's own fix is the kernel's, not its generic "give the path of a file…"
+        assert error["details"]["fixes"] == {"panel": error["hint"]}, error
     said = _cli(_env(files, server), "submit", "--gpus", "0", "--notebook", path)
     assert said.returncode != 0 and "submitted" not in said.stdout, said.stdout
     assert said.stderr.strip().splitlines()[-1].startswith(
