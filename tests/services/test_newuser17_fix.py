@@ -97,6 +97,7 @@ def test_newuser17_n7_a_day_no_month_of_the_cron_has_is_said_so(cron: str, said:
     ({"gpus": 1e308}, "gpus must be <= 1 (got 1e308)"),  # N1/N3: not Python's 1e+308
     ({"gpus": 1, "memory_mib": 1e12}, "memory_mib must be at most 1 PiB per worker (got 1000000000000)"),  # N3
     ({"gpus": 1, "cpu": 1e9}, "cpu must be at most 100,000 cores per worker (got 1,000,000,000 cores)"),  # N3
+    ({"gpus": 1, "cpu": 1e308}, "cpu must be at most 100,000 cores per worker (got 1e308 cores)"),  # red33 nit
 ])
 def test_newuser17_n1_n3_too_large_values_say_the_real_bound_and_the_number_sent(
         services: Services, body: dict[str, object], said: str) -> None:
