@@ -34,7 +34,7 @@ import { SchedModel } from './model';
 import { SchedNotifier } from './notify';
 import { SchedSections } from './registry';
 import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
-import { limitThatStopped, resubmitBody } from './sections/submit';
+import { limitStoppedToast, limitThatStopped, resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
 import { KernelGpuStatus } from './statusbar';
@@ -364,7 +364,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const limit = limitThatStopped(job);
           if (limit !== null) {
             // its limit stopped it: the same request would be stopped the same way — said, and sent only when confirmed (newuser32 n8)
-            Notification.warning(shownText(trans.__('%1 was stopped by its %2 time limit: sent again as it was, it would be stopped the same way. Submit it with a longer Time limit from the Submit form, or resend it as it was.', job.name, formatDuration(limit, trans))), {
+            Notification.warning(shownText(limitStoppedToast(job.name, formatDuration(limit, trans), trans)), {
               autoClose: false,
               actions: [{ label: trans.__('Resubmit with the same limit'), callback: () => void send().catch(failed) }]
             });

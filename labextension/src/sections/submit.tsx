@@ -12,6 +12,7 @@ import * as React from 'react';
 import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
 import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, shownText } from '../format';
+import { fitToast } from '../notify';
 import { parseParameterWords } from '../parameters';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from '../submitting';
 import type { ISchedModel, ISchedSection } from '../tokens';
@@ -137,6 +138,22 @@ export const RESUBMIT_NOT_COPIED: Readonly<Partial<Record<keyof SubmitRequest, s
   source: 'kept in the store, not in the job object (a definition resubmits itself)',
   notebook_json: 'kept in the store, not in the job object (a definition resubmits itself)'
 };
+
+/**
+ * The toast of a Resubmit its time limit `limit` (its words, e.g. "1m") stopped (newuser32 n8): the fullest text that
+ * fits a toast, else its head cut so the fix — where to set a longer limit — is always whole (newuser33 n9: the one
+ * text, 170 characters, was cut at "…a longer Time limit from the …").
+ */
+export function limitStoppedToast(name: string, limit: string, trans?: TranslationBundle): string {
+  const say = (text: string, ...args: string[]): string =>
+    trans ? trans.__(text, ...args) : text.replace(/%(\d)/g, (_, n: string) => args[Number(n) - 1] ?? '');
+  const fix = say('set a longer Time limit in the Submit form');
+  return fitToast([
+    say('%1 was stopped by its %2 time limit: sent again as it was, it would be stopped the same way — %3, or resend it as it was.', name, limit, fix),
+    say('%1 was stopped by its %2 time limit; as it was, it would stop again — %3.', name, limit, fix),
+    say('%1: its %2 limit stopped it — %3.', name, limit, fix)
+  ], `${fix}.`);
+}
 
 /**
  * The time limit (seconds) that stopped `job`, when it failed after running at least that long; else null
