@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from pathlib import Path
 from ..safefd import open_fd
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
-from .wrapper import OWN_JSON_BYTES, remove_tree, tally
+from .wrapper import OWN_JSON_BYTES, regular_file, remove_tree, tally
 
 __all__ = ["FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "folder_extra", "remove_extra"]
 
@@ -233,13 +232,8 @@ def _kept(entry: os.DirEntry[str]) -> bool:
     regular file (no link), a record of at most :data:`~.wrapper.OWN_JSON_BYTES`. A folder or a big file under
     one of those names is the job's (red33 R4: a folder of 30,000 files and 257 MiB named ``output.log`` was
     kept for the retention days, counted nowhere)."""
-    if entry.name not in KEPT_NAMES:
-        return False
-    try:
-        info = entry.stat(follow_symlinks=False)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and (entry.name == "output.log" or info.st_size <= OWN_JSON_BYTES)
+    info = regular_file(entry) if entry.name in KEPT_NAMES else None
+    return info is not None and (entry.name == "output.log" or info.st_size <= OWN_JSON_BYTES)
 
 
 def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:

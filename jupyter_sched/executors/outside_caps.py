@@ -62,7 +62,7 @@ from ..safefd import open_fd
 from .disk_space import size_words
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
-from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, tally, truncated_line
+from .wrapper import LEFT_BYTES, LEFT_FILES, OWN_JSON_BYTES, STOP_FIFO, TREE_DEPTH, regular_file, tally, truncated_line
 
 __all__ = ["ENTRIES_PER_TICK", "EXPLAINS_SHARE", "FDS_PER_TICK", "FD_LOOKS_PER_TICK", "FOLDER_FILES", "LINES_SLACK",
            "STOPPED_LOOKS", "WRITING_MOST_BYTES", "Running", "WriteWatch", "cut_log", "folder_bound", "folder_reason",
@@ -695,11 +695,8 @@ def _wrappers_own(entry: os.DirEntry[str]) -> bool:
 def _is_the_log(entry: os.DirEntry[str], log_key: tuple[int, int] | None) -> bool:
     """Whether ``entry`` (named ``output.log``) is the log the service measures: a regular file, and the inode
     ``log_key`` when known (:func:`running_folder_use`)."""
-    try:
-        info = entry.stat(follow_symlinks=False)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and (log_key is None or (info.st_dev, info.st_ino) == log_key)
+    info = regular_file(entry)
+    return info is not None and (log_key is None or (info.st_dev, info.st_ino) == log_key)
 
 
 def running_folder_use(job_dir: Path, owner_uid: int | None, *,

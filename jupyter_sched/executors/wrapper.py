@@ -600,18 +600,24 @@ def _own_file(entry: os.DirEntry[str], *, notebook: bool, log_key: tuple[int, in
     if entry.name in ("output.log", "executed.ipynb"):
         if entry.name == "executed.ipynb" and not notebook:
             return False
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            return False
-        return stat.S_ISREG(info.st_mode) and (entry.name != "output.log" or log_key is None
-                                               or (info.st_dev, info.st_ino) == log_key)
+        info = regular_file(entry)
+        return info is not None and (entry.name != "output.log" or log_key is None
+                                     or (info.st_dev, info.st_ino) == log_key)
     if entry.name not in _OWN_JSON:
         return False
     try:
         return entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= OWN_JSON_BYTES
     except OSError:
         return False
+
+
+def regular_file(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """``entry``'s own ``stat`` (no link followed) when it is a regular file; None otherwise or unreadable."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def stdout_key() -> tuple[int, int] | None:
