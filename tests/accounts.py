@@ -93,6 +93,19 @@ def shared_dir(prefix: str = "jsched-shared-") -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def remove_group_when_empty(group: Path, *, tries: int = 50) -> None:
+    """Remove an account's cgroup folder once its processes (killed with the account) have left it: ``rmdir``
+    retried 0.1 s apart while it is busy; a group already gone is fine."""
+    for _ in range(tries):
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def _kill_processes_of(uid: int) -> None:
     for _ in range(50):
         left = [p for p in psutil.process_iter(["uids"]) if p.info.get("uids") and p.info["uids"].real == uid]

@@ -26,7 +26,7 @@ import pytest
 
 from jupyter_sched.executors.limits import NVIDIA_MAJOR
 from jupyter_sched.executors.server_fence import ServerFence, server_fence_problem
-from tests.accounts import Account
+from tests.accounts import Account, remove_group_when_empty
 
 from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
 from .kernel_ws import execute
@@ -71,15 +71,7 @@ def users() -> Iterator[dict[str, Account]]:
 def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
     yield from amy_and_eve_hub(pg_server, users, "red16r1", spawner_class=SPAWNER)
     for account in users.values():  # the servers are stopped: their accounts' groups go with the accounts
-        group = ServerFence().group(account.uid)
-        for _ in range(50):
-            try:
-                group.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_group_when_empty(ServerFence().group(account.uid))
 
 
 def _devices(hub: Hub) -> Path:

@@ -38,7 +38,7 @@ from jupyter_sched.executors.server_fence import ServerFence, server_fence_probl
 from jupyter_sched.executors.tracking import CGROUP_ROOT
 from jupyter_sched.hub import fence
 from jupyter_sched.hub.fence import FencedLocalProcessSpawner
-from tests.accounts import Account, account_python, os_accounts, skip_reason
+from tests.accounts import Account, account_python, os_accounts, remove_group_when_empty, skip_reason
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None or account_python() is None,
                                 reason=skip_reason() or "no interpreter every account can run")
@@ -59,14 +59,7 @@ def account() -> Iterator[Account]:
     with os_accounts(1, prefix="s33s") as (made,):
         yield made
     for group in (ServerFence().group(made.uid), CGROUP_ROOT / "pids" / "jupyter_sched" / "servers" / f"u{made.uid}"):
-        for _ in range(50):  # the account's processes were killed with it: their groups empty a moment later
-            try:
-                group.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_group_when_empty(group)  # the account's processes were killed with it: the group empties a moment later
 
 
 @pytest.fixture

@@ -189,7 +189,7 @@ def test_newuser33_n3_the_wait_bar_ends_in_the_colour_of_how_it_ended(outcome: s
     from jupyter_sched.wording import WaitProgress
 
     if not widgets_enabled():
-        pytest.skip("ipywidgets is not installed here")
+        pytest.skip("the wait's progress bar is an ipywidget and ipywidgets is not installed here: pip install '.[widgets]' (the test extra brings it)")
     InteractiveShell.instance()
     with capture_output() as shown:
         bar = Progress("job j-1 (uicell)")
@@ -235,7 +235,7 @@ def test_newuser33_n3_schedule_wait_colours_its_bar_by_the_jobs_end(monkeypatch:
     from jupyter_sched.magics.display import Progress, widgets_enabled
 
     if not widgets_enabled():
-        pytest.skip("ipywidgets is not installed here")
+        pytest.skip("the wait's progress bar is an ipywidget and ipywidgets is not installed here: pip install '.[widgets]' (the test extra brings it)")
     bars: list[Progress] = []
 
     class Recorded(Progress):
