@@ -24,6 +24,7 @@ from ..model import Inventory, Job, JobState, QuotaSet
 from ..scheduling.ports import declares_port
 from ..scheduling.snapshot import CycleResult, JobHold, Reinstall, Snapshot, UsageHistory
 from ..store import JobRecord, Store
+from ..store.outage import unreachable
 from ..store.progress import fresh_progress
 from .clock import Clock
 from .idle import IdleLadders
@@ -176,7 +177,9 @@ class Decider:
             with self.store.transaction(write=False) as tx:
                 fresh = fresh_progress(tx, now - timedelta(seconds=STALE_S))
         except StoreError as exc:
-            log.warning("progress reports unreadable this cycle (%s); ETAs read limits and history", exc)
+            # a database that does not answer is said once by the store's outage line, not once a cycle
+            log.log(logging.DEBUG if unreachable(exc) else logging.WARNING,
+                    "progress reports unreadable this cycle (%s); ETAs read limits and history", exc)
             return {}
         if not fresh:
             return {}

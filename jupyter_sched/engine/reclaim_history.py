@@ -24,6 +24,7 @@ from ..model import JobState
 from ..model.job import public_name
 from ..scheduling.snapshot import ReclaimTaken
 from ..store import JobRecord, Store, StoreTx
+from ..store.outage import unreachable
 
 __all__ = ["LOOKBACK_S", "ReclaimHistory", "end_cause"]
 
@@ -96,8 +97,9 @@ class ReclaimHistory:
                     if len(rows) < len(self._took):  # neither live nor ended: requeued, or read as it ended
                         rows.update(tx.get_jobs([i for i in self._took if i not in rows]))
             except StoreError as exc:
-                log.warning("reclaims of the last hour unreadable this cycle (%s); no reclaim cool-down this cycle",
-                            exc)
+                # a database that does not answer is said once by the store's outage line, not once a cycle
+                log.log(logging.DEBUG if unreachable(exc) else logging.WARNING,
+                        "reclaims of the last hour unreadable this cycle (%s); no reclaim cool-down this cycle", exc)
                 return ()
             return tuple(_taken(job_id, at, victims, rows[job_id], job_id in self._recorded)
                          for job_id, (at, victims) in self._took.items() if job_id in rows)
