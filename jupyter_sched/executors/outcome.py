@@ -284,7 +284,9 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
         if outcome and outcome.get("status") != "succeeded" and outcome.get("reason"):
             said = printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
-            hint = missing_module_hint(said, None, kernel=True)  # `cell 3 raised ModuleNotFoundError: No module …`
+            # `cell 3 raised ModuleNotFoundError: No module …`: asked about against the kernel's Python the runner
+            # named (the owner's word, so its folders are listed only as the owner may — never run)
+            hint = missing_module_hint(said, _kernel_python(outcome), kernel=True, owner_uid=owner_uid)
             return f"{said} — {hint}" if hint else said
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
@@ -432,8 +434,10 @@ def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, 
     package = _INSTALL_NAMES.get(module, module)
     if shared:
         ran = f"the hub's job Python{f', {python},' if python else ''}"
+    elif kernel:
+        ran = f"its kernel's Python, {python}," if python else "its kernel's Python"
     else:
-        ran = f"its Python, {python}," if python else "its kernel's Python" if kernel else "the Python it ran"
+        ran = f"its Python, {python}," if python else "the Python it ran"
     spelled = module in _INSTALL_NAMES
     if not spelled:
         names = importable_names(python, owner_uid=owner_uid)
@@ -451,6 +455,16 @@ def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, 
     return (f"{ran} has no {module}: {check}install it into that Python — {pip} (in a notebook on that Python's "
             f"kernel: %pip install {package})" + ("" if spelled else
                                                   "; a package's install name may differ from its import name"))
+
+
+def _kernel_python(outcome: Mapping[str, object]) -> str | None:
+    """The kernel's Python a notebook runner's ``outcome.json`` names (``{"kernel": {"python": "/p/bin/python3"}}``),
+    when it is an absolute path of printable characters; None otherwise (the file is its owner's to write)."""
+    kernel = outcome.get("kernel")
+    python = kernel.get("python") if isinstance(kernel, Mapping) else None
+    if not isinstance(python, str) or not os.path.isabs(python) or len(python) > 4096:
+        return None
+    return python if printable_line(python, limit=4096) == python else None
 
 
 def no_jupyter_sched_hint(python: str | None) -> str:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -302,8 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     current: dict[str, int] = {}
     stop = _StopSignal()
 
+    kernel_python: list[str] = []  # the Python the kernel runs, once started: an import's fix names it
+
     def started(**_: Any) -> None:
         kernel_up.append(True)
+        python = _kernel_python(client.km)
+        if python:
+            kernel_python.append(python)
         watch.attach(client.km)
         stop.take_over(client.km)
 
@@ -374,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         if cell.get("first_line"):
             reason += f" (cell starts: {cell['first_line']})"
         outcome = {"status": "failed", "reason": reason, "cell": cell,
-                   "exception": {"ename": exc.ename, "evalue": exc.evalue}, "parameters": parameters}
+                   "exception": {"ename": exc.ename, "evalue": exc.evalue}, "parameters": parameters,
+                   "kernel": {"name": kernel, "python": kernel_python[0] if kernel_python else None}}
         status = EXIT_CELL_ERROR
     except CellTimeoutError:
         cell = cell_facts()
@@ -413,6 +420,28 @@ def main(argv: list[str] | None = None) -> int:
     if stop.signum is not None:
         stop.end_as_signalled()  # the exit status says the signal, as any stopped job's does
     return status
+
+
+def _kernel_python(km: Any) -> str | None:
+    """The absolute path of the Python a started kernel runs — its kernelspec's ``argv[0]`` as jupyter_client
+    starts it (a bare ``python``/``python3``/``python3.11`` is this runner's own interpreter; another bare name is
+    looked up on ``PATH``) — or None when it is not a Python or not known. A cell's ``import nump`` is then asked
+    about against that Python's modules (the service lists them as the job's account may; leftover of newuser33 N1:
+    a notebook job's misspelled import was told only "check the spelling first")."""
+    try:
+        argv = list(km.kernel_spec.argv)
+    except Exception:  # a provisioner without a kernelspec: nothing to name
+        return None
+    if not argv or not isinstance(argv[0], str):
+        return None
+    first = argv[0]
+    major, minor = sys.version_info[:2]
+    if first in {"python", f"python{major}", f"python{major}.{minor}"}:
+        first = sys.executable
+    elif not os.path.isabs(first):
+        first = shutil.which(first) or ""
+    name = os.path.basename(first)
+    return first if os.path.isabs(first) and name.startswith("python") else None
 
 
 class _Stopped(Exception):

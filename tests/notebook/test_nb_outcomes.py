@@ -20,6 +20,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from jupyter_sched.executors.outcome import describe_exit
 from jupyter_sched.executors.run_notebook import EXIT_CELL_ERROR, EXIT_KERNEL_DIED, EXIT_TIMEOUT
 
 pytestmark = pytest.mark.slow
@@ -145,6 +146,27 @@ def test_newuser17_n16_the_cell_that_raised_is_failed_in_the_log_named_both_ways
     assert str(outcome["reason"]).startswith(said + " (cell starts: "), outcome["reason"]
     assert f"[jupyter_sched] failed: {said}" in proc.stderr, proc.stderr
     assert nbformat.read(str(out), as_version=4).cells[-1].execution_count == 5
+
+
+def test_s34_a_notebook_jobs_misspelled_import_is_asked_about_against_its_kernels_python(tmp_path: Path) -> None:
+    """Session 33's leftover of newuser33 N1: a notebook job's ``import nump`` (numpy installed in its kernel's
+    Python) was told only "check the spelling first" — the service did not know the kernel's Python. The runner
+    names it in ``outcome.json`` and the fix asks about the near name, as a script job's does."""
+    pytest.importorskip("numpy")
+    nb = notebook(tmp_path / "typo.ipynb", "import nump")
+    code, outcome = run(nb, tmp_path / "out" / "executed.ipynb")
+    assert code == EXIT_CELL_ERROR
+    python = outcome["kernel"]["python"]  # type: ignore[index]
+    assert os.path.isabs(python) and os.path.basename(python).startswith("python"), outcome
+    said = describe_exit(EXIT_CELL_ERROR, job_dir=tmp_path / "out")
+    assert said.startswith("cell 1 raised ModuleNotFoundError: No module named 'nump'"), said
+    assert f"did you mean numpy? its kernel's Python, {python}, has numpy (and no nump)" in said, said
+    assert "pip install nump" not in said, said
+    # the file is its owner's to write: what is not one plain absolute path names no Python
+    for forged in ("python3", "/tmp/python\x1b[2J", ["/usr/bin/python3"]):
+        (tmp_path / "out" / "outcome.json").write_text(json.dumps({**outcome, "kernel": {"python": forged}}))
+        said = describe_exit(EXIT_CELL_ERROR, job_dir=tmp_path / "out")
+        assert "its kernel's Python has no nump" in said and "\x1b" not in said, said
 
 
 def test_a_cell_timeout_names_the_limit(tmp_path: Path) -> None:
