@@ -1195,9 +1195,11 @@ class LocalExecutor:
         jupyter_client finds here: a plain :class:`~jupyter_client.kernelspec.KernelSpecManager`, as the
         notebook runner's nbclient uses (no Jupyter config: the server's own manager may be configured with
         kernels — nb_conda_kernels' ``conda-env-…`` — the runner cannot start). None when the job's Python
-        or its environment's Jupyter/Python paths differ from this process's, in hub mode (the owner's
-        kernels would take a Python started as the owner on each submit), or when the listing fails."""
-        if self.run_as_for is not None or self.require_run_as or self.clean_env:
+        or its environment's Jupyter/Python paths differ from this process's, or when the listing fails. In hub
+        mode the owner's runner's kernels, read from its folders as the owner may (:meth:`_account_kernel_names`)."""
+        if self.run_as_for is not None:
+            return self._account_kernel_names(spec)
+        if self.require_run_as or self.clean_env:
             return None
         if os.path.realpath(self.python) != os.path.realpath(sys.executable):
             return None
@@ -1211,6 +1213,24 @@ class LocalExecutor:
         except Exception as exc:  # any failure of the listing: the run tells
             log.debug("cannot list the kernels here (%s); a notebook job's start will tell", exc)
             return None
+
+    def _account_kernel_names(self, spec: JobSpec) -> list[str] | None:
+        """Hub mode's :meth:`kernel_names`: the kernels the job's notebook runner (``job_python``, run as the owner
+        with :func:`~.runas.clean_environment`: none of jupyter_core's path variables but ``HOME``) would find,
+        read from the owner's and the job Python's kernel folders as the owner may list them, never by running a
+        Python as the owner on each submit (:func:`.owner_kernels.account_kernel_names`). None when the job sets
+        a variable that moves them, or its account is not known yet (then the runner says it)."""
+        if any(key in spec.env for key in _KERNEL_PATH_KEYS):
+            return None
+        from .owner_kernels import account_kernel_names
+
+        try:
+            who = self.run_as_for(Job(id="kernel-check", spec=spec)) if self.run_as_for is not None else None
+        except ExecutorError:
+            return None
+        if who is None or not who.switches or not who.home:
+            return None
+        return account_kernel_names(self.job_python, home=who.home, uid=who.uid)
 
     def named_file_heads(self, spec: JobSpec, limit: int) -> list[tuple[str, str, bytes]]:
         """``(field, path, first bytes)`` of the ``script`` / ``notebook`` ``spec`` names by path (not

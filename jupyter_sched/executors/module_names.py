@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from ..safefd import open_fd
 
-__all__ = ["MAX_ENTRIES", "MAX_FOLDERS", "importable_names", "near_module"]
+__all__ = ["MAX_ENTRIES", "MAX_FOLDERS", "AccountReader", "importable_names", "near_module"]
 
 MAX_FOLDERS = 6
 """Most folders listed for one Python (its site folders, its base Python's, those its ``.pth`` files name)."""
@@ -42,7 +42,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _VERSION = re.compile(r"python(\d+\.\d+)")
 
 
-class _Reader:
+class AccountReader:
     """Lists folders and reads small files as ``uid`` may (None: as this process may)."""
 
     def __init__(self, uid: int | None) -> None:
@@ -90,21 +90,28 @@ class _Reader:
 
     def names(self, folder: str) -> list[str]:
         """At most :data:`MAX_ENTRIES` entry names of ``folder``; [] when it is none or ``uid`` may not list it."""
+        return self.listing(folder) or []
+
+    def listing(self, folder: str) -> list[str] | None:
+        """At most :data:`MAX_ENTRIES` entry names of ``folder``; [] when there is no such folder, None when there is
+        one ``uid`` may not list (what it holds is then not known, not "nothing")."""
         try:
             fd = open_fd(folder, os.O_RDONLY | os.O_DIRECTORY, kind="dir")
-        except OSError:
+        except FileNotFoundError:
             return []
+        except OSError:
+            return None
         found: list[str] = []
         try:
             if not self._may(fd, 4 | 1):
-                return []
+                return None
             with os.scandir(fd) as entries:  # the folder checked, not its path again
                 for entry in entries:
                     found.append(entry.name)
                     if len(found) >= MAX_ENTRIES:
                         break
         except OSError:
-            return []
+            return None
         finally:
             os.close(fd)
         return found
@@ -123,7 +130,7 @@ class _Reader:
             os.close(fd)
 
 
-def _site_folders(prefix: str, version: str | None, reader: _Reader) -> list[str]:
+def _site_folders(prefix: str, version: str | None, reader: AccountReader) -> list[str]:
     """The ``site-packages`` / ``dist-packages`` folders under ``prefix`` (of ``python3.X`` = ``version`` when
     known, else of each ``lib/python3.X``)."""
     folders: list[str] = []
@@ -139,7 +146,7 @@ def _site_folders(prefix: str, version: str | None, reader: _Reader) -> list[str
     return folders
 
 
-def _venv(prefix: str, reader: _Reader) -> dict[str, str] | None:
+def _venv(prefix: str, reader: AccountReader) -> dict[str, str] | None:
     """``pyvenv.cfg``'s settings of a virtual environment at ``prefix`` (lower-case keys); None: not one."""
     text = reader.text(os.path.join(prefix, "pyvenv.cfg"), _CFG_BYTES)
     if not text:
@@ -152,7 +159,7 @@ def _venv(prefix: str, reader: _Reader) -> dict[str, str] | None:
     return settings
 
 
-def _folders(python: str, reader: _Reader) -> list[str]:
+def _folders(python: str, reader: AccountReader) -> list[str]:
     """The folders whose entries ``python`` (an absolute path) imports from, besides its standard library."""
     prefix = os.path.dirname(os.path.dirname(python))  # /p/.venv/bin/python → /p/.venv (a venv's python is a link)
     real = os.path.realpath(python)
@@ -194,7 +201,7 @@ def importable_names(python: str | None, *, owner_uid: int | None = None) -> fro
     could be listed (then nothing is known of what it has). Listed as ``owner_uid`` may list them."""
     if not python or not os.path.isabs(python):
         return None
-    reader = _Reader(owner_uid)
+    reader = AccountReader(owner_uid)
     folders = _folders(python, reader)[:MAX_FOLDERS]
     names: set[str] = set()
     listed = 0

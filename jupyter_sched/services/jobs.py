@@ -903,7 +903,8 @@ class JobsService:
         now — at submit, dry run (the panel's Check fit) and definition create, through
         :meth:`refuse_missing_paths` — not found out after it held its GPUs (newuser33 N4: jupyter_client's
         ``NoSuchKernel`` traceback as the job's end); only where the executor can tell the job's kernels
-        (:meth:`LocalExecutor.kernel_names`: embedded), else the runner says it in the same words.
+        (:meth:`LocalExecutor.kernel_names`: embedded, and on a hub as the owner's runner would find them), else
+        the runner says it in the same words.
 
         Raises:
             ValidationError: ``notebook 'nb.ipynb' cannot run: its kernel 'torch' (Torch) is not installed where
@@ -916,7 +917,8 @@ class JobsService:
         here = executor.kernel_names(spec)
         if here is None or named[0].lower() in {name.lower() for name in here}:  # jupyter_client's lookup ignores case
             return
-        problem, fix = kernel_missing(named[0], named[1], here, executor.python)
+        python = executor.job_python if executor.run_as_for is not None else executor.python  # the job's
+        problem, fix = kernel_missing(named[0], named[1], here, python)
         # the panel's own fix too: without one it says its generic "give the path of a file the server can read"
         # for any refusal of the notebook field (newuser33 N4b), while the file was read and its kernel is the fault
         raise ValidationError(f"notebook {path[:300]!r} cannot run: {problem}", field=field, hint=fix,

@@ -12,6 +12,7 @@ services layer — no mocks.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,5 +166,58 @@ def test_newuser15_n1_a_path_behind_a_closed_folder_is_never_said_not_to_exist(a
         assert refused.value.field == "script"
         assert refused.value.message == (f"script {str(closed / 'x.py')!r} cannot be found or read as {alice.name} "
                                          "on this server (a folder on its path may be closed to you)")
+    finally:
+        hub.store.close()
+
+
+def test_s34_on_a_hub_a_notebook_whose_kernel_the_owner_has_not_is_refused_at_submit(accounts: list[Account],
+                                                                                      root: Path, tmp_path: Path) -> None:
+    """Session 33's leftover of newuser33 N4: a hub submit did not check a notebook's kernel (listing the owner's
+    kernels took a Python run as the owner per submit), so a notebook with a kernel not installed for its owner
+    waited for GPUs and failed at its start. The service reads the kernel folders the owner's runner searches, as
+    the owner may list them: the owner's own kernels count, another account's never, and a folder the owner may
+    not list makes it not known (nothing refused; the runner says it at start)."""
+    alice, bob = accounts
+    executor = hub_executor(root)
+
+    def kernel(home: str, name: str, account: Account) -> None:
+        folder = Path(home) / ".local" / "share" / "jupyter" / "kernels" / name
+        folder.mkdir(parents=True)
+        (folder / "kernel.json").write_text(json.dumps({"argv": ["python3", "-m", "ipykernel_launcher", "-f",
+                                                                 "{connection_file}"], "display_name": name}))
+        for path in (folder / "kernel.json", *folder.parents):
+            if str(path) == home:
+                break
+            os.chown(path, account.uid, account.gid)
+
+    def notebook(account: Account, kernel_name: str) -> str:
+        nb = {"cells": [], "metadata": {"kernelspec": {"name": kernel_name, "display_name": kernel_name.title()}},
+              "nbformat": 4, "nbformat_minor": 5}
+        return str(owned(Path(account.home) / f"k-{kernel_name}.ipynb", account, 0o644, json.dumps(nb)))
+
+    kernel(bob.home, "bobs-env", bob)
+    Path(bob.home).chmod(0o700)
+    hub = Services(store=Store(sqlite_url(tmp_path / "hub.sqlite")), inventory=SimulatedInventory(1, node="n1"),
+                   executor=executor)
+    try:
+        caller = hub.caller(alice.name, admin=False)
+        for name in ("nosuchkernel", "bobs-env"):  # bob's kernel is bob's: alice's runner would not find it
+            with pytest.raises(ValidationError) as refused:
+                hub.jobs.submit(caller, SubmitJobRequest(gpus=0, notebook=notebook(alice, name)))
+            assert refused.value.field == "notebook"
+            assert f"cannot run: its kernel '{name}' ({name.title()}) is not installed where the job runs — " \
+                   "kernels there: python3" in refused.value.message, refused.value.message
+            assert "bobs-env" not in refused.value.message.split("kernels there:")[1]
+            assert refused.value.hint.endswith(f"{executor.job_python} -m ipykernel install --user --name {name}"), \
+                refused.value.hint
+        kernel(alice.home, "alices-env", alice)  # installed for her (`python -m ipykernel install --user`): taken
+        assert hub.jobs.submit(caller, SubmitJobRequest(gpus=0, notebook=notebook(alice, "alices-env"))
+                               ).state == "pending"
+        assert hub.jobs.submit(caller, SubmitJobRequest(gpus=0, notebook=notebook(alice, "python3"))).state == "pending"
+        closed = Path(alice.home) / ".local" / "share" / "jupyter" / "kernels"
+        closed.chmod(0o000)  # a folder she may not list: what it holds is not known, so nothing is refused
+        assert hub.jobs.submit(caller, SubmitJobRequest(gpus=0, notebook=notebook(alice, "nosuchkernel2"))
+                               ).state == "pending"
+        closed.chmod(0o755)
     finally:
         hub.store.close()

@@ -273,11 +273,11 @@ def test_red33_r5_a_swapped_site_folder_lists_nothing_of_another_account(monkeyp
         real = os.path.realpath
         monkeypatch.setattr(module_names.os.path, "realpath",
                             lambda p, **kw: str(base / "ok") if str(p) == str(link) else real(p, **kw))
-        assert module_names._Reader(65534).names(str(link)) == []
-        assert module_names._Reader(None).names(str(link)) == ["secret_plan_x"]  # the service's own account: its own
+        assert module_names.AccountReader(65534).names(str(link)) == []
+        assert module_names.AccountReader(None).names(str(link)) == ["secret_plan_x"]  # the service's own account: its own
         link.unlink()
         link.symlink_to(base / "ok")
-        assert module_names._Reader(65534).names(str(link)) == ["secret_plan_y"]  # a folder it may list: listed
+        assert module_names.AccountReader(65534).names(str(link)) == ["secret_plan_y"]  # a folder it may list: listed
     finally:
         shutil.rmtree(base)
 
