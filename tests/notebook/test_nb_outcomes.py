@@ -152,7 +152,7 @@ def test_s34_a_notebook_jobs_misspelled_import_is_asked_about_against_its_kernel
     """Session 33's leftover of newuser33 N1: a notebook job's ``import nump`` (numpy installed in its kernel's
     Python) was told only "check the spelling first" — the service did not know the kernel's Python. The runner
     names it in ``outcome.json`` and the fix asks about the near name, as a script job's does."""
-    pytest.importorskip("numpy")
+    pytest.importorskip("numpy", reason="the near name asked about is numpy's; the test extra installs it")
     nb = notebook(tmp_path / "typo.ipynb", "import nump")
     code, outcome = run(nb, tmp_path / "out" / "executed.ipynb")
     assert code == EXIT_CELL_ERROR
