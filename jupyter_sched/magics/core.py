@@ -946,9 +946,12 @@ class SchedMagics(Magics):
           %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
-          %schedule wait JOB [--for 30m]       wait with a progress line until the job ends;
-                                               --for: at most that long, then print "still
-                                               running after 1800 s: …" (--timeout: the same)
+          %schedule wait JOB [--for 30m] [--no-raise-error]
+                                    wait with a progress line until the job ends; one that
+                                    ends other than succeeded raises, so a Run All stops
+                                    there (--no-raise-error: only print it); --for: at most
+                                    that long, then print "still running after 1800 s: …"
+                                    and go on (--timeout: the same)
           %schedule cancel JOB [JOB ...]
           %schedule cancel --mine|--all [--state pending|running] [--yes]
                                     all my jobs (--all: everyone's, admins); lists them and

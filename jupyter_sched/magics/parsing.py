@@ -657,7 +657,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
-        %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
+        %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m] [--no-raise-error]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule hold JOB [JOB ...] | release JOB [JOB ...] | top JOB [JOB ...] [--undo]
         %schedule update JOB [JOB ...] [--time-limit 4h|+1h|-30m] [--priority low]

@@ -163,3 +163,27 @@ def test_newuser29_n3_every_option_the_readme_names_for_a_command_is_one_of_its_
             if flag.startswith("--") and len(flag) > 2 and flag not in options[words[0]]:
                 wrong.append(f"`{span}`: {flag}")
     assert not wrong, wrong
+
+
+def test_newuser34_n1_every_magic_option_the_docs_use_is_in_its_help_and_wait_says_both_ends() -> None:
+    """newuser34 N1: the README said ``%schedule wait JOB --for 2h  # raises unless it succeeded, so Run All stops``
+    while a ``--for`` that runs out prints "still running" and goes on (new user 17, N12), and ``%schedule?`` did
+    not list ``--no-raise-error``, which the README and notebooks/definitions.ipynb use. Every option a README,
+    docs or example-notebook line gives ``%schedule``/``%%schedule``/``%gpu`` is in that magic's help; the README's
+    wait line says both ends."""
+    import json
+
+    from jupyter_sched.magics.core import SchedMagics
+
+    helps = {"schedule": SchedMagics.schedule.__doc__ or "", "gpu": SchedMagics.gpu.__doc__ or ""}
+    lines = [(path.name, line) for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+             for line in path.read_text(encoding="utf-8").splitlines()]
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            lines += [(notebook.name, line) for line in "".join(cell["source"]).splitlines()]
+    missing = {(magic, flag, where) for where, line in lines
+               for _, magic, rest in re.findall(r"(%%?)(schedule|gpu)\b([^`#]*)", line)
+               for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", rest) if flag not in helps[magic]}
+    assert not missing, sorted(missing)
+    wait = README[README.index("%schedule wait JOB --for"):][:300]
+    assert "raises if it ends other than succeeded" in wait and "still running" in wait, wait
