@@ -25,7 +25,8 @@ Where the scheduler has no way to the kernel — a kernel this server does not r
 its user's servers lists, a lease bound to no kernel — it holds, saying why. The GPU is never handed out while a
 process of the lease is on it.
 
-With ``shutdown``, the lease owner's processes still on the GPU :data:`SHUTDOWN_WAIT_S` after the shutdown was
+With ``shutdown``, the lease owner's processes still on the GPU :attr:`IdleKernels.shutdown_wait_s` (the admin's
+``c.SchedApp.idle_kernel_shutdown_wait_s``, default :data:`SHUTDOWN_WAIT_S`) after the shutdown was
 asked (a child the kernel started in its own session outlives it), or after it could not be asked, or at once
 once the owner's server stopped (:meth:`IdleKernels.server_gone`), are ended by the drain — SIGTERM, then
 SIGKILL (:mod:`.leftovers`; red team 25, R2: a setsid child kept the GPU from everyone for as long as it lived).
@@ -52,9 +53,9 @@ IDLE_KERNEL_ACTIONS = ("shutdown", "hold")
 """What ``c.SchedApp.idle_kernel_action`` may be (module docstring)."""
 
 SHUTDOWN_WAIT_S = 60.0
-"""Seconds after a kernel shutdown was asked (or found impossible) before the lease owner's processes still
-on the GPU are ended (Jupyter waits ``shutdown_wait_time``, 5 s by default, then kills the kernel; a GPU
-sample follows within the telemetry interval)."""
+"""Default seconds (``c.SchedApp.idle_kernel_shutdown_wait_s``) after a kernel shutdown was asked (or found
+impossible) before the lease owner's processes still on the GPU are ended (Jupyter waits ``shutdown_wait_time``,
+5 s by default, then kills the kernel; a GPU sample follows within the telemetry interval)."""
 
 KernelShutdown = Callable[[str, str, str], "str | None"]
 """``shutdown(kernel_id, words, user)``: start shutting ``user``'s kernel down — never waiting for it
@@ -79,6 +80,8 @@ class IdleKernels:
         shutdown: how a kernel is shut down (:data:`KernelShutdown`); None where this server has
             no way to its kernels (then it holds).
         no_way: why there is no ``shutdown``, said when it holds for that reason.
+        shutdown_wait_s: seconds after a shutdown was asked (or found impossible) before the owner's
+            processes still on the GPU are ended (default :data:`SHUTDOWN_WAIT_S`).
     """
 
     def __init__(self, store: Store, publish: Publish) -> None:
@@ -87,11 +90,12 @@ class IdleKernels:
         self.action = "shutdown"
         self.shutdown: KernelShutdown | None = None
         self.no_way = "this server has no way to shut its kernel down"
+        self.shutdown_wait_s = SHUTDOWN_WAIT_S
         self._asked: dict[str, datetime] = {}
         self._held: set[str] = set()
         self._reclaims: dict[str, dict[str, Any]] = {}
         self._refused: dict[str, datetime] = {}
-        """When the shutdown of a lease's kernel was found impossible (its leftovers end SHUTDOWN_WAIT_S later)."""
+        """When the shutdown of a lease's kernel was found impossible (its leftovers end shutdown_wait_s later)."""
         self._gone: dict[str, datetime] = {}
         """Leases whose owner's server stopped (set from the hub's thread: one dict write)."""
 
@@ -118,11 +122,11 @@ class IdleKernels:
             return gone, f"{job.spec.user}'s server stopped at {_clock(gone)} UTC"
         asked = self._asked.get(job.id)
         if asked is not None:
-            return (asked + timedelta(seconds=SHUTDOWN_WAIT_S),
+            return (asked + timedelta(seconds=self.shutdown_wait_s),
                     f"kernel {job.spec.kernel_id} was asked to shut down at {_clock(asked)} UTC")
         refused = self._refused.get(job.id)
         if refused is not None:
-            return (refused + timedelta(seconds=SHUTDOWN_WAIT_S),
+            return (refused + timedelta(seconds=self.shutdown_wait_s),
                     f"its kernel could not be shut down (said at {_clock(refused)} UTC)")
         return None
 
@@ -138,11 +142,11 @@ class IdleKernels:
         ends = bool(owned(pids, accounts, job.spec.user))
         asked = self._asked.get(job.id)
         if asked is not None:
-            if now < asked + timedelta(seconds=SHUTDOWN_WAIT_S):
+            if now < asked + timedelta(seconds=self.shutdown_wait_s):
                 return  # shutting down: said when asked
             self._hold(job, gpus, pids, named, reclaim, now, say,
                        f"kernel {kernel} was asked to shut down at {_clock(asked)} UTC but its process(es) are "
-                       f"still on the GPU {SHUTDOWN_WAIT_S:g} s later", key=-5)
+                       f"still on the GPU {self.shutdown_wait_s:g} s later", key=-5)
             return
         why = self._why_not(kernel)
         if why:
@@ -188,7 +192,7 @@ class IdleKernels:
         return f"reclaimed while idle: {reason}; {how}"
 
     def _refuse(self, lease_id: str, now: datetime) -> None:
-        """The kernel of ``lease_id`` cannot be shut down (said): its leftovers end SHUTDOWN_WAIT_S from the first time."""
+        """The kernel of ``lease_id`` cannot be shut down (said): its leftovers end shutdown_wait_s from the first time."""
         self._refused.setdefault(lease_id, now)
 
     # -- parts ---------------------------------------------------------------------------------
@@ -210,7 +214,7 @@ class IdleKernels:
         who = f"kernel {job.spec.kernel_id}'s process(es)" if job.spec.kernel_id else "process(es)"
         due = self._refused.get(job.id) if key == -4 and self.action == "shutdown" and ends else None
         then = (f"; those of {job.spec.user}'s account still on it at "
-                f"{_clock(due + timedelta(seconds=SHUTDOWN_WAIT_S))} UTC are ended by the scheduler (SIGTERM, then "
+                f"{_clock(due + timedelta(seconds=self.shutdown_wait_s))} UTC are ended by the scheduler (SIGTERM, then "
                 f"SIGKILL)" if due is not None else "")
         words = (f"reclaimed while idle: it held GPU {gpus} idle for {reclaim['idle_for']} ({reclaim['reason']}); "
                  f"{who} {named} still have a context on it, so the GPU stays out of use — given to nobody, "

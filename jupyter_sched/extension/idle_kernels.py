@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
-from traitlets import Enum
+from traitlets import Enum, Float, validate
 from traitlets.config import Configurable
 
-from ..engine.idle_kernels import IDLE_KERNEL_ACTIONS
+from ..engine.idle_kernels import IDLE_KERNEL_ACTIONS, SHUTDOWN_WAIT_S
+from .config import config_error
 from .kernels import kernel_states
 
 __all__ = ["NO_WAY_HUB", "IdleKernelConfig", "KernelShutdown", "connect_kernels"]
@@ -50,9 +52,28 @@ class IdleKernelConfig(Configurable):
         running and the GPU stays held, its lease saying how to free it (audited
         idle_kernel_held). In hub mode (set on the central service) the user's own server shuts the
         kernel down, asked in the answer to its kernel report (every kernel_report_interval_s); a
-        server that does not (an older jupyter_sched) leaves the GPU held, said after 60 s.
-        Without a GPU process list an idle lease is released at once, as before.""",
+        server that does not (an older jupyter_sched) leaves the GPU held, said after
+        idle_kernel_shutdown_wait_s. Without a GPU process list an idle lease is released at once,
+        as before.""",
     )
+
+    idle_kernel_shutdown_wait_s = Float(
+        SHUTDOWN_WAIT_S,
+        config=True,
+        help="""Seconds after an idle kernel's shutdown was asked (idle_kernel_action "shutdown"), or
+        found impossible, before the lease owner's processes still on the GPU — a child the kernel
+        started in its own session outlives it — are ended by the scheduler (SIGTERM, then SIGKILL);
+        the lease says so meanwhile. Default: 60 s (Jupyter waits shutdown_wait_time, 5 s, before it
+        kills a kernel; a GPU sample follows within telemetry_interval_s).""",
+    )
+
+    @validate("idle_kernel_shutdown_wait_s")
+    def _check_shutdown_wait(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not (math.isfinite(value) and value > 0):
+            raise config_error("idle_kernel_shutdown_wait_s", value, "must be a number of seconds > 0",
+                               "set e.g. 60 (the default)")
+        return value
 
 
 class KernelShutdown:
@@ -97,4 +118,5 @@ def connect_kernels(app: Any) -> None:
         services.set_kernel_source(lambda: kernel_states(kernel_manager))
     if hasattr(services, "set_idle_kernels"):
         services.set_idle_kernels(app.idle_kernel_action, KernelShutdown(app.serverapp) if embedded else None,
-                                  no_way=NO_WAY_HUB if not app.owns_kernels else "this server has no kernel manager")
+                                  no_way=NO_WAY_HUB if not app.owns_kernels else "this server has no kernel manager",
+                                  shutdown_wait_s=app.idle_kernel_shutdown_wait_s)

@@ -341,7 +341,8 @@ class HubSchedApp(SchedApp):
             self.services.set_kernel_source(lambda: reports.activity(clock.now()))
         self.idle_shutdowns = HubKernelShutdown(reports)  # asked through the user's own server's report (s21)
         if hasattr(self.services, "set_idle_kernels"):
-            self.services.set_idle_kernels(self.idle_kernel_action, self.idle_shutdowns)
+            self.services.set_idle_kernels(self.idle_kernel_action, self.idle_shutdowns,
+                                           shutdown_wait_s=self.idle_kernel_shutdown_wait_s)
         self._hub_client: HubAPI | None = None
         try:
             self.account_mapping = AccountMapping.from_config(

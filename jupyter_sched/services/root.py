@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -219,10 +220,13 @@ class Services:
         "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
         self.engine._kernels = kernels
 
-    def set_idle_kernels(self, action: str, shutdown: KernelShutdown | None, *, no_way: str = "") -> None:
+    def set_idle_kernels(self, action: str, shutdown: KernelShutdown | None, *, no_way: str = "",
+                         shutdown_wait_s: float | None = None) -> None:
         """What is done about the kernel of an idle-reclaimed lease still on its GPU
         (:mod:`jupyter_sched.engine.idle_kernels`): ``action`` ``"shutdown"`` or ``"hold"``;
-        ``shutdown(kernel_id, words, user)`` shuts a kernel down (None: no way to, said ``no_way``).
+        ``shutdown(kernel_id, words, user)`` shuts a kernel down (None: no way to, said ``no_way``);
+        ``shutdown_wait_s``: seconds before the owner's processes still on the GPU are ended after it
+        was asked (None: as it is, default 60 s; ``c.SchedApp.idle_kernel_shutdown_wait_s``).
 
         Raises:
             ValidationError: ``action`` is neither (names the field and the values).
@@ -233,6 +237,11 @@ class Services:
         kernels = self.engine.stops.idle_kernels
         kernels.action, kernels.shutdown = action, shutdown
         kernels.no_way = no_way or kernels.no_way
+        if shutdown_wait_s is not None:
+            if not (math.isfinite(shutdown_wait_s) and shutdown_wait_s > 0):
+                raise ValidationError(f"idle_kernel_shutdown_wait_s must be > 0 seconds (got {shutdown_wait_s!r})",
+                                      field="idle_kernel_shutdown_wait_s", hint="set e.g. 60 (the default)")
+            kernels.shutdown_wait_s = float(shutdown_wait_s)
 
     def set_held_users(self, held: Callable[[], Mapping[str, str]] | None) -> None:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never

@@ -306,6 +306,21 @@ class Hub:
         return any(conn.status == psutil.CONN_LISTEN and conn.laddr.port == self.service_port
                    for pid in ours for conn in psutil.Process(pid).net_connections("tcp"))
 
+    def restart_service(self, *more_args: str) -> None:
+        """Stop the central service (SIGTERM, as an admin's restart) and start it again with ``more_args`` added to
+        its arguments (kept for later starts): a test that needs a setting the module's other tests must not
+        have, without a second hub (tests/hub/test_s21_hub_idle_kernel_shutdown.py: a short kernel-shutdown wait)."""
+        assert self.service is not None
+        self.service.send_signal(signal.SIGTERM)
+        try:
+            self.service.wait(30)
+        except subprocess.TimeoutExpired:
+            self.service.kill()
+            self.service.wait(10)
+        self.service = None
+        self.service_args = (*self.service_args, *more_args)
+        self.start_service()
+
     def kill_service(self) -> None:
         """``kill -9`` the central service (no cleanup runs; its jobs keep running)."""
         assert self.service is not None
