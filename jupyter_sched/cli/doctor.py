@@ -14,6 +14,11 @@ works on the database directly (it must work when the server is down or the rows
     jupyter-sched doctor rotate-job-secret [--revoke-running --yes]   a new secret for jobs' progress tokens
                                                           (audited; running jobs' tokens work until they end)
     jupyter-sched doctor migrate [--yes]                  bring the store's schema to this code's
+    jupyter-sched doctor ends                             finished jobs whose end is their owner's claim or
+                                                          impossible by the record, with why (red33 R3)
+    jupyter-sched doctor correct-end JOB [--end TIME] --reason TEXT --yes
+                                                          set such a job's end within what the store knows
+                                                          (usage follows; audited end_corrected)
 
 No other action migrates the store (hubadmin26 B5: a look with a new version before the restart upgraded
 the store under the running old service): on a store of another schema they say which, what the next
@@ -346,6 +351,59 @@ def _rotate(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err
     return EXIT_OK
 
 
+def _ends(store: Store, args: argparse.Namespace, out: TextIO) -> int:
+    """``doctor ends``: the suspect ends (exit 1 when any)."""
+    from ..store.claimed_ends import suspect_ends, when
+
+    with store.transaction(write=False) as tx:
+        found = suspect_ends(tx, datetime.now(timezone.utc), limit=max(1, args.limit))
+    if args.json:
+        out.write(json.dumps([s.to_dict() for s in found], indent=2) + "\n")
+        return EXIT_FOUND if found else EXIT_OK
+    if not found:
+        out.write("no finished job's end is suspect (none claimed while the service was down and unbounded, none "
+                  "impossible by the record)\n")
+        return EXIT_OK
+    out.write(f"{len(found)} finished job(s) whose end is suspect:\n")
+    for s in found:  # a user's name and words: escaped on one line (s30)
+        out.write(escaped_line(f"  {s.job_id} of {s.user} ({s.team}), {s.state}, {s.gpus} GPU(s): started "
+                               f"{when(s.started_at)}, ended {when(s.finished_at)}, charged {s.gpu_hours:.4g} "
+                               "GPU-hours") + "\n")
+        for w in s.why:
+            out.write(escaped_line(f"    - {w.text}") + "\n")
+        out.write(f"    its end can be set from {when(s.earliest)} to {when(s.latest)}; suggested {when(s.suggested)}\n")
+    out.write("correct one: jupyter-sched doctor correct-end JOB [--end TIME] --reason TEXT --yes (audited)\n")
+    return EXIT_FOUND
+
+
+def _correct_end(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err: TextIO) -> int:
+    """``doctor correct-end JOB``: without ``--yes`` what it would do (exit 2), else the correction (audited)."""
+    from ..model.units import parse_utc
+    from ..store.claimed_ends import correct_end, suspect_ends, when
+
+    end = None if args.end is None else parse_utc(args.end, field="end")
+    now = datetime.now(timezone.utc)
+    if not args.yes:
+        with store.transaction(write=False) as tx:
+            listed = {s.job_id: s for s in suspect_ends(tx, now, limit=100_000)}
+        look = listed.get(args.job)
+        if look is None:
+            err.write(f"jupyter-sched doctor: job {args.job} is not one `doctor ends` lists; its end is left alone "
+                      "unless you add --yes (the end must still lie within what the store knows)\n")
+            return EXIT_USAGE
+        err.write(f"jupyter-sched doctor: would set the end of {args.job} from {when(look.finished_at)} to "
+                  f"{when(end or look.suggested)} (it can be from {when(look.earliest)} to {when(look.latest)}); "
+                  "add --yes to do it\n")
+        return EXIT_USAGE
+    with store.transaction(now=now) as tx:
+        done = correct_end(tx, args.job, end, args.reason, actor=actor, now=now)
+    if args.json:
+        out.write(json.dumps(done.to_dict()) + "\n")
+    else:
+        out.write(escaped_line(done.text) + "\n")
+    return EXIT_OK
+
+
 def _typed(column: sa.Column[Any], text: str) -> Any:
     if isinstance(column.type, sa.Integer):
         return int(text)
@@ -380,6 +438,25 @@ def _parser() -> argparse.ArgumentParser:
                         help="also stop the running jobs' tokens now (a leaked secret): their progress reports are "
                              "refused until they end; needs --yes")
     rotate.add_argument("--yes", action="store_true", help="really revoke the running jobs' tokens")
+    ends = sub.add_parser("ends", help="list finished jobs whose end is their owner's claim, with why (red33 R3)",
+                          description="List succeeded, failed and cancelled jobs whose recorded end is suspect: an end "
+                                      "their own exit.json claimed while the service was down and nothing bounded "
+                                      "(rows settled before ends were bounded), or one the store shows impossible "
+                                      "(after its end was recorded, in the future, at its start, before a service or "
+                                      "its own progress report saw it running). Each with the range a corrected end "
+                                      "may take and the suggested end. Correct one with doctor correct-end.")
+    ends.add_argument("--limit", type=int, default=500, help="at most this many, newest end first (default 500)")
+    correct = sub.add_parser("correct-end", help="set a finished job's end within what the store knows (audited)",
+                             description="Set the end of a job `doctor ends` lists: its finished_at and its last "
+                                         "attempt's usage intervals, so GPU-hours, fair share, budget standing and "
+                                         "reports follow; one end_corrected audit record (who, before -> after, "
+                                         "GPU-hours, reason). The end must lie in the range `doctor ends` shows. "
+                                         "Example: jupyter-sched doctor correct-end j-123 --reason 'claimed while the "
+                                         "service was down' --yes")
+    correct.add_argument("job", metavar="JOB", help="the job's id")
+    correct.add_argument("--end", help="the corrected end, ISO 8601 with its zone (default: the suggested end)")
+    correct.add_argument("--reason", required=True, help="why (kept in the audit record)")
+    correct.add_argument("--yes", action="store_true", help="really correct it (without: show what would change)")
     move = sub.add_parser("migrate", help="bring the store's schema to this code's (no other action migrates)",
                           description="Apply the schema steps this code knows and the store has not had yet — what "
                                       "the service's next start with this code would do. Back the store up first: an "
@@ -818,6 +895,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return EXIT_FOUND if entries or overlaps or runaways or bad_config else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)
+        if args.action == "ends":
+            return _ends(store, args, stdout)
+        if args.action == "correct-end":
+            return _correct_end(store, args, actor, stdout, stderr)
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)
             if len(changes) != len(args.changes):

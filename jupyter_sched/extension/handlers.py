@@ -34,6 +34,7 @@ from ..services.models import (
 from ..services.models.jobs import SubmitJobQuery
 from ..services.visibility import event_for
 from .cancel_web import CancelJobsHandler
+from .ends_web import ENDS_ROUTES
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER, stream_replacements
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval, waiting_user
@@ -466,6 +467,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("usage", UsageHandler),
     ("usage/report", UsageReportHandler),
     ("usage/waste", UsageWasteHandler),
+    *ENDS_ROUTES,  # usage/claimed-ends, jobs/{id}/end: ends claimed while the service was down (red33 R3)
     ("metrics", MetricsHandler),
 ]
 """THE route table, relative to ``{base_url}api/sched/`` (openapi.yaml mirrors it; a test checks)."""

@@ -26,7 +26,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     # a job's life (engine): its submit, admission and start, its end in each terminal state
     "submit", "admit", "admit_refused", "admit_withdrawn", "reject", "adopted", "unknown_work", "start_retry", "start_failed",
     "requeued", "time_limit", "stop_retry", "lease_draining", "lease_drain_killed", "lease_drain_survived", "lease_outside_process", "started", "waiting", "ready", "not_ready", "restarted", "succeeded", "failed", "cancelled", "preempted", "rejected", "lost",
-    "end_claim_bounded",
+    "end_claim_bounded", "end_corrected",
     # what users and admins asked, and refused requests
     "cancel", "cancel_requested", "job_held", "job_released", "job_updated", "job_topped", "refused", "squat_refused", "quotas_changed", "team_members_changed", "idle_policy_set", "idle_keepalive",
     "lease_released", "owner_removed", "owner_returned", "admin_removed", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",

@@ -12,6 +12,7 @@ event bus, admission step) and one small service per resource::
     services.idle        IdlePolicyService  the idle policy
     services.system      SystemService      inventory, engine status
     services.nodes       NodesService       cordon, drain and uncordon nodes for maintenance
+    services.ends        ClaimedEndsService ends jobs claimed while the service was down: list, correct
     services.definitions DefinitionsService job definitions, their firings, executed notebooks
 
 A handler reaches them as ``self.services.<resource>.<method>(self.caller, request_model)``.
@@ -50,6 +51,7 @@ from ..store import IdGenerator, JobRecord, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
 from .callers import RecentQuotaSet, RefusalWindows, SubmitBuckets
+from .claimed_ends import ClaimedEndsService
 from .context import Context
 from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
@@ -169,6 +171,7 @@ class Services:
         self.teams = team_move_service(self)  # POST teams/{team}/move: a renamed team's work (hubadmin23 A9)
         self.accounting.known_teams = self.teams.known_teams  # what-if's close team names (verify28 V4)
         self.users = user_rename_service(self)  # POST users/{user}/rename: a renamed user's work (hubadmin26 B10)
+        self.ends = ClaimedEndsService(self.ctx)  # usage/claimed-ends, jobs/{id}/end: claimed ends (red33 R3)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel
 
-from . import accounting, cancel, definitions, jobs, nodes, quotas, system, teams, telemetry, users
+from . import accounting, cancel, definitions, ends, jobs, nodes, quotas, system, teams, telemetry, users
 from .base import ErrorResponse, QueryModel, RequestModel
 
 __all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
@@ -89,6 +89,8 @@ OPERATIONS = [
     Operation("/usage", "get", accounting.GetUsageResponse, query=accounting.GetUsageRequest),
     Operation("/usage/report", "get", accounting.GetUsageReportResponse, query=accounting.GetUsageReportRequest),
     Operation("/usage/waste", "get", accounting.GetUsageWasteResponse, query=accounting.GetUsageWasteRequest),
+    Operation("/usage/claimed-ends", "get", ends.ListClaimedEndsResponse),
+    Operation("/jobs/{job_id}/end", "post", ends.CorrectEndResponse, body=ends.CorrectEndRequest),
     Operation("/definitions", "get", definitions.ListDefinitionsResponse, query=definitions.ListDefinitionsRequest),
     Operation("/definitions", "post", definitions.Definition, "201", body=definitions.CreateDefinitionRequest),
     Operation("/definitions/preview", "post", definitions.PreviewScheduleResponse,

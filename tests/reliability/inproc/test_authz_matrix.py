@@ -125,6 +125,11 @@ MATRIX = [
         why="a team's usage against a proposed line: admins only (hubadmin26 B7)"),
     Row("users/{user}/rename", "POST", DENIED, DENIED, OK, body={"to": "ivan.new", "dry_run": True},
         why="carrying a renamed user's work over is an admin's act (audited; hubadmin26 B10); a dry run changes nothing"),
+    Row("usage/claimed-ends", "GET", DENIED, DENIED, OK,
+        why="every user's ends claimed while the service was down: admins only (red33 R3's old rows)"),
+    Row("jobs/{job_id}/end", "POST", DENIED, DENIED, BAD, body={"reason": "matrix"},
+        why="correcting a job's recorded end is an admin's act (audited); here the admin passes and is told the "
+            "fresh job is not settled (400 naming job_id)"),
     Row("nodes/{node}/cordon", "POST", DENIED, DENIED, OK, body={"reason": "matrix", "dry_run": True},
         why="cordoning a node for maintenance is an admin's act (audited; s25 drain); a dry run changes nothing"),
     Row("nodes/{node}/uncordon", "POST", DENIED, DENIED, OK, body={"dry_run": True},

@@ -1,0 +1,312 @@
+"""Finished jobs whose end is their owner's claim, and an admin's correction of it (red33 R3's old rows).
+
+A job that ended while no service watched it was settled from ``exit.json`` in its folder, which its owner writes
+(the wrapper is the owner's process). Since migration 29 that claim is bounded (``jobs.seen_running_at`` below,
+now above; :mod:`jupyter_sched.engine.seen_running`), but rows settled before kept it: a 92-s 2-GPU run charged
+1 s, an end claimed in June 2027 making a team's budget read "8457.87 of 100 spent". Nothing went back over them.
+
+:func:`suspect_ends` lists the settled jobs (succeeded, failed, cancelled) whose end the store shows to be such a
+claim, each with why — from the record where it says so, else from figures no real end has:
+
+* ``claimed_unbounded``: settled "(while the server was down)" with no stored last-seen time (before the bound,
+  or never seen by a poll): only its start bounded the owner's word;
+* ``after_settled``: it ends after the service recorded its end (the terminal audit record's time);
+* ``in_future``: it ends after now;
+* ``ran_nothing``: it ends at its start (a claim before its start is taken as its start);
+* ``seen_after_end``: a service saw it running after it (``seen_running_at``);
+* ``reported_after_end``: it reported progress after it (``job_progress.reported_at``);
+* ``alive_after_end``: the audit log shows it alive after it (re-adopted with its process running, ready, not
+  answering, over its time limit).
+
+Each comes with the bounds the store knows: the end is no earlier than the latest of its start and those signs of
+life (``earliest``), and no later than the record of its end (``latest``; now when there is none), and the end the
+service would have taken had the bound been in force (``suggested``: the claim kept within those bounds).
+
+:func:`correct_end` sets a new end within those bounds, with a reason: the job's ``finished_at`` (its row version
+moves: caches read it again), its last attempt's usage intervals closed at it — deleted and written again, so every
+running sum over the usage table (the engine's fair-share and budget ledger, in any process sharing the store)
+notices a row behind its cursor and reads again — and one ``end_corrected`` audit record: who, the job, its owner,
+before → after, the GPU-hours before and after, and the reason. Fair share, budgets, usage reports and learnt
+runtimes read the end the store records, so they follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..errors import NotFoundError, ValidationError
+from ..model import JobKind, JobState
+from . import schema
+from .codec import JobRecord, parse_ts, ts
+from .store import StoreTx
+
+__all__ = ["CLAIM_MARK", "END_CORRECTED_ACTION", "EndCorrection", "SuspectEnd", "Suspicion", "correct_end",
+           "suspect_ends"]
+
+CLAIM_MARK = "(while the server was down)"
+"""What the message of a job settled from its own ``exit.json`` ends with (the local executor's unwatched settle)."""
+
+END_CORRECTED_ACTION = "end_corrected"
+"""Audit action of an admin's correction (details: ``before``, ``after``, ``reason``, GPU-hours before and after)."""
+
+ALIVE_ACTIONS = ("adopted", "ready", "not_ready", "time_limit", "stop_retry", "lease_outside_process")
+"""Audit actions about a job that say its work was alive at that time."""
+
+SETTLED = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+"""States an end claim settles in (a lost job's end is the service's own time)."""
+
+_MAX_REASON = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Suspicion:
+    """One reason a job's recorded end is suspect: ``code`` (module docstring), ``at`` the time it names
+    (None: none), ``text`` the sentence."""
+
+    code: str
+    text: str
+    at: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "text": self.text, "at": None if self.at is None else self.at.isoformat()}
+
+
+@dataclass(frozen=True, slots=True)
+class SuspectEnd:
+    """A settled job whose end is suspect, with the bounds the store knows (times UTC).
+
+    Attributes:
+        gpus: GPUs it held (all workers); gpu_hours: what its usage rows charge now.
+        earliest/latest: the range a corrected end may take; suggested: the claim kept in it.
+    """
+
+    job_id: str
+    user: str
+    team: str
+    state: str
+    gpus: int
+    started_at: datetime
+    finished_at: datetime
+    settled_at: datetime | None
+    earliest: datetime
+    latest: datetime
+    suggested: datetime
+    gpu_hours: float
+    why: tuple[Suspicion, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"job_id": self.job_id, "user": self.user, "team": self.team, "state": self.state, "gpus": self.gpus,
+                "started_at": self.started_at.isoformat(), "finished_at": self.finished_at.isoformat(),
+                "settled_at": None if self.settled_at is None else self.settled_at.isoformat(),
+                "earliest": self.earliest.isoformat(), "latest": self.latest.isoformat(),
+                "suggested": self.suggested.isoformat(), "gpu_hours": round(self.gpu_hours, 4),
+                "why": [w.to_dict() for w in self.why]}
+
+
+@dataclass(frozen=True, slots=True)
+class EndCorrection:
+    """What :func:`correct_end` did: the end and GPU-hours before and after, the usage rows rewritten."""
+
+    job_id: str
+    user: str
+    before: datetime
+    after: datetime
+    gpu_hours_before: float
+    gpu_hours_after: float
+    usage_rows: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"job_id": self.job_id, "user": self.user, "before": self.before.isoformat(),
+                "after": self.after.isoformat(), "gpu_hours_before": round(self.gpu_hours_before, 4),
+                "gpu_hours_after": round(self.gpu_hours_after, 4), "usage_rows": self.usage_rows, "text": self.text}
+
+
+def when(value: datetime) -> str:
+    """``2026-12-06 19:43:05 UTC``."""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def suspect_ends(tx: StoreTx, now: datetime, *, limit: int = 500) -> list[SuspectEnd]:
+    """The settled jobs whose end is suspect (module docstring), newest end first, at most ``limit``.
+
+    The database picks the candidates (one statement over the settled jobs, the events and progress by their job
+    index); each is then read whole. Rows that do not decode are skipped (the store's readers quarantine them).
+    """
+    j, e, p = schema.jobs, schema.events, schema.job_progress
+    settled = [s.value for s in SETTLED]
+    alive = sa.exists().where(e.c.job_id == j.c.id, e.c.action.in_(ALIVE_ACTIONS), e.c.at > j.c.finished_at)
+    recorded_before = sa.exists().where(e.c.job_id == j.c.id, e.c.action == j.c.state, e.c.at < j.c.finished_at)
+    reported = sa.exists().where(p.c.job_id == j.c.id, p.c.reported_at > j.c.finished_at)
+    corrected = sa.exists().where(e.c.job_id == j.c.id, e.c.action == END_CORRECTED_ACTION)
+    query = (sa.select(j.c.id).where(
+        j.c.state.in_(settled), j.c.kind != JobKind.LEASE.value, j.c.finished_at.is_not(None),
+        j.c.started_at.is_not(None),
+        sa.or_(sa.and_(j.c.message.like(f"%{CLAIM_MARK}%"), j.c.seen_running_at.is_(None), ~corrected),
+               j.c.finished_at > ts(now), j.c.finished_at <= j.c.started_at,
+               j.c.seen_running_at > j.c.finished_at, alive, reported, recorded_before))
+        .order_by(j.c.finished_at.desc(), j.c.id).limit(limit))
+    ids = [str(i) for i in tx.conn.execute(query).scalars()]
+    out: list[SuspectEnd] = []
+    for job_id in ids:
+        found = _look(tx, job_id, now)
+        if found is not None and found.why:
+            out.append(found)
+    return out
+
+
+def _look(tx: StoreTx, job_id: str, now: datetime) -> SuspectEnd | None:
+    """``job_id``'s end, its signs of life and bounds; None when it is no settled job with a start and an end."""
+    try:
+        record = tx.get_job(job_id)
+    except (NotFoundError, ValidationError):
+        return None
+    job = record.job
+    if job.state not in SETTLED or job.is_lease or job.started_at is None or job.finished_at is None:
+        return None
+    start, end = job.started_at, job.finished_at
+    e = schema.events
+    found = tx.conn.execute(sa.select(e.c.action, e.c.at).where(
+        e.c.job_id == job_id, e.c.action.in_((*ALIVE_ACTIONS, job.state.value, END_CORRECTED_ACTION)))
+        .order_by(e.c.id)).all()
+    corrected = any(action == END_CORRECTED_ACTION for action, _ in found)
+    rows: list[tuple[str, Any]] = [(str(action), at) for action, at in found if action != END_CORRECTED_ACTION]
+    settled_at = next((_time(at) for action, at in rows if action == job.state.value), None)
+    why: list[Suspicion] = []
+    lives: list[datetime] = []
+    seen = tx.seen_running_at(job_id)
+    if CLAIM_MARK in job.message and seen is None and not corrected:  # an admin's end stands
+        why.append(Suspicion("claimed_unbounded", "its end is what its own exit.json said while the service was "
+                             "down, settled before ends were bounded by when a service last saw it running: only "
+                             "its start bounded it"))
+    if settled_at is not None and end > settled_at:
+        why.append(Suspicion("after_settled", f"it ends at {when(end)}, after the service recorded its end at "
+                             f"{when(settled_at)}", settled_at))
+    if end > now:
+        why.append(Suspicion("in_future", f"it ends at {when(end)}, in the future", end))
+    if end <= start:
+        why.append(Suspicion("ran_nothing", f"it ends at its start ({when(start)}): it ran 0 s", start))
+    if seen is not None and seen > end:
+        why.append(Suspicion("seen_after_end", f"a service saw it running at {when(seen)}, after its end", seen))
+        lives.append(seen)
+    reported = _reported_at(tx, job_id)
+    if reported is not None and reported > end:
+        why.append(Suspicion("reported_after_end", f"it reported progress at {when(reported)}, after its end",
+                             reported))
+        lives.append(reported)
+    alive = [(action, at) for action, raw in rows if action != job.state.value
+             and (at := _time(raw)) is not None and at > end and (settled_at is None or at <= settled_at)]
+    if alive:
+        action, at = max(alive, key=lambda pair: pair[1])
+        why.append(Suspicion("alive_after_end", f"the audit log shows it alive at {when(at)} ({action}), after its "
+                             "end", at))
+        lives.append(at)
+    latest = settled_at if settled_at is not None else now
+    latest = max(min(latest, now), start)
+    earliest = min(max([start, *lives]), latest)
+    suggested = min(max(end, earliest), latest)
+    return SuspectEnd(job_id=job.id, user=job.spec.user, team=job.spec.team, state=job.state.value,
+                      gpus=job.spec.resources.total_gpus, started_at=start,
+                      finished_at=end, settled_at=settled_at, earliest=earliest, latest=latest, suggested=suggested,
+                      gpu_hours=_gpu_hours(tx, job_id), why=tuple(why))
+
+
+def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, actor: str, now: datetime,
+                ) -> EndCorrection:
+    """Set ``job_id``'s end to ``end`` (None: the suggested end) within the bounds the store knows (module
+    docstring), closing its last attempt's usage at it; one ``end_corrected`` audit record by ``actor``.
+
+    Raises:
+        ValidationError: ``reason`` blank, too long or not printable (field ``reason``); ``end`` naive or outside
+            the bounds (field ``end``, the hint gives them); the job is not a settled job with a start and an end
+            (field ``job_id``).
+        NotFoundError: no such job.
+        ConflictError: the job's row changed meanwhile (run it again).
+    """
+    text = reason.strip()
+    if not text:
+        raise ValidationError("reason is empty", field="reason",
+                              hint="say why the end is corrected, e.g. 'red33 R3: claimed while the service was down'")
+    if len(text) > _MAX_REASON or any(not ch.isprintable() for ch in text):
+        raise ValidationError(f"reason must be one printable line of at most {_MAX_REASON} characters",
+                              field="reason", hint="shorten it to one line")
+    if end is not None and end.tzinfo is None:
+        raise ValidationError("end has no time zone", field="end",
+                              hint="give an ISO 8601 time with its zone, e.g. 2026-12-06T19:43:05Z")
+    record = tx.get_job(job_id)
+    job = record.job
+    look = _look(tx, job_id, now)
+    if look is None:
+        raise ValidationError(f"job {job_id} is {job.state.value}: only a settled job's end (succeeded, failed or "
+                              "cancelled, with a start) can be corrected", field="job_id",
+                              hint="list the suspect ends with GET usage/claimed-ends (jupyter-sched doctor ends)")
+    after = look.suggested if end is None else end
+    if not look.earliest <= after <= look.latest:
+        raise ValidationError(
+            f"end {when(after)} is outside what the store knows of job {job_id}: no earlier than {when(look.earliest)} "
+            f"(its start and the last sign it was running) and no later than {when(look.latest)} (when its end was "
+            "recorded)", field="end",
+            hint=f"give a time from {look.earliest.isoformat()} to {look.latest.isoformat()}, or leave end out for "
+                 f"the suggested {look.suggested.isoformat()}")
+    before, hours_before = look.finished_at, look.gpu_hours
+    tx.update_job(_with_end(record, after))
+    rows = _reclose_usage(tx, job_id, after)
+    hours_after = _gpu_hours(tx, job_id)
+    said = (f"end of job {job_id} of {job.spec.user} corrected by {actor}: {when(before)} → {when(after)} "
+            f"({hours_before:.4g} → {hours_after:.4g} GPU-hours); reason: {text}")
+    tx.add_event(actor=actor, action=END_CORRECTED_ACTION, job_id=job_id, user=job.spec.user, message=said,
+                 details={"owner": job.spec.user, "team": job.spec.team, "before": before.isoformat(),
+                          "after": after.isoformat(), "reason": text, "gpu_hours_before": round(hours_before, 6),
+                          "gpu_hours_after": round(hours_after, 6), "usage_rows": rows,
+                          "why": [w.code for w in look.why]}, at=now)
+    return EndCorrection(job_id=job_id, user=job.spec.user, before=before, after=after,
+                         gpu_hours_before=hours_before, gpu_hours_after=hours_after, usage_rows=rows, text=said)
+
+
+def _with_end(record: JobRecord, end: datetime) -> JobRecord:
+    return replace(record, job=replace(record.job, finished_at=end))
+
+
+def _reclose_usage(tx: StoreTx, job_id: str, end: datetime) -> int:
+    """Close the job's last attempt's usage intervals at ``end`` (never before a row's start): each row deleted and
+    written again under a new id, so a running sum that read it notices (module docstring). How many."""
+    u = schema.usage
+    last = tx.conn.execute(sa.select(sa.func.max(u.c.attempt)).where(u.c.job_id == job_id)).scalar()
+    if last is None:
+        return 0
+    rows = [dict(r) for r in tx.conn.execute(sa.select(u).where(u.c.job_id == job_id, u.c.attempt == last,
+                                                                 u.c.ended_at.is_not(None))).mappings()]
+    for row in rows:
+        tx.conn.execute(u.delete().where(u.c.id == row["id"]))
+    for row in rows:
+        start = parse_ts(row["started_at"])
+        assert start is not None
+        tx.conn.execute(u.insert().values({**{k: v for k, v in row.items() if k != "id"},
+                                           "ended_at": ts(max(end, start))}))
+    tx.jobs_changed = True  # answers summed from usage rows are kept by the jobs change counter
+    return len(rows)
+
+
+def _gpu_hours(tx: StoreTx, job_id: str) -> float:
+    """GPU-hours the job's closed usage rows charge (share times length)."""
+    total = 0.0
+    for iv in tx.usage_rows(job_ids=[job_id]):
+        if iv.ended_at is not None:
+            total += iv.share * max(0.0, (iv.ended_at - iv.started_at).total_seconds())
+    return total / 3600.0
+
+
+def _reported_at(tx: StoreTx, job_id: str) -> datetime | None:
+    p = schema.job_progress
+    return _time(tx.conn.execute(sa.select(p.c.reported_at).where(p.c.job_id == job_id)).scalar())
+
+
+def _time(raw: Any) -> datetime | None:
+    try:
+        return parse_ts(str(raw)) if raw is not None else None
+    except (ValidationError, ValueError):
+        return None
