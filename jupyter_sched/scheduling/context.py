@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backfill.easy import Reservation
 from ..model import GPU_MILLI, Job, JobState, PendingReason, ResourceRequest
@@ -32,13 +32,13 @@ from .nominations import NominationBook
 from .ports import declares_port, held_ports
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
-from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
+from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot, kernel_activity_of
 
 if TYPE_CHECKING:
     from ..quota.ceiling import CeilingExceeded
     from .eta import Plan
 
-__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit", "no_pause"]
+__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "OwnerLeases", "Visit", "no_pause", "own_entry"]
 
 RESERVE_PREFIX = "\0reserve:"
 """Ledger holder key prefix for an EASY reservation mask."""
@@ -107,6 +107,62 @@ class _ShareMemory(Mapping[str, int]):
 
 def no_pause() -> None:
     """The default :attr:`CycleContext.pause`: none."""
+
+
+class OwnerLeases(NamedTuple):
+    """What a user's own leases hold of the GPUs a waiting job of theirs may use
+    (:meth:`CycleContext.owner_leases`; newuser33 n6), as its reason's details carry it.
+
+    Attributes:
+        public: ``details["held_by_owner"]``, ``{"user", "gpus", "total", "leases"}`` (+ ``"models"``
+            when counted over some of the inventory's models): what anyone reading the queue may see,
+            as :meth:`CycleContext.top_holder` says another user's holding.
+        leases: ``details["held_by_owner_leases"]``, one :func:`own_entry` per lease, with
+            ``"idle_since"`` (ISO UTC) while its kernel is reported idle: the owner's alone (the API
+            leaves it out of every other reader's view — a notebook path is private).
+    """
+
+    public: Mapping[str, Any]
+    leases: tuple[dict[str, Any], ...]
+
+
+def own_entry(job: Job, milli: int | None = None) -> dict[str, Any]:
+    """A waiting job's owner's own work as its reason describes it to that owner:
+    ``{"id", "name", "kind", "gpus"}`` (``gpus``: ``milli`` milli-GPUs, else all it holds; whole or
+    fractional), with ``"notebook"`` for a lease whose notebook is known and ``"kernel": False`` for a
+    lease bound to no kernel (``"parent_job_id"`` when a job holds it; ``"released_at_exit": True``
+    instead when a kernel the server did not start holds it). Private: the owner's only."""
+    spec = job.spec
+    milli = spec.resources.total_milli if milli is None else milli
+    entry: dict[str, Any] = {"id": job.id, "name": public_name(spec), "kind": spec.kind.value,
+                             "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
+    if spec.kernel_notebook:  # private: the API leaves these entries out of others' views
+        entry["notebook"] = spec.kernel_notebook
+    if job.is_lease and spec.released_at_exit:  # a kernel the server did not start: its
+        entry["released_at_exit"] = True  # %gpu release or its exit frees it (new user 16, N1)
+    elif job.is_lease and not spec.kernel_id:  # no notebook's %gpu release frees it
+        entry["kernel"] = False  # (new user 13, N9)
+    if job.is_lease and spec.parent_job_id:  # released with that job (red team 15, R15)
+        entry["parent_job_id"] = spec.parent_job_id
+    return entry
+
+
+def _kernel_idle_since(kernels: Mapping[str, Mapping[str, Any]], lease: Job) -> str | None:
+    """When ``lease``'s kernel went idle (its last activity, ISO UTC) while the snapshot reports it
+    idle; None when it is busy, not reported, or its time is not an aware one."""
+    seen = kernel_activity_of(kernels, lease.spec.user, lease.spec.kernel_id)
+    if not seen or seen.get("execution_state") != "idle":
+        return None
+    last = seen.get("last_activity")
+    if isinstance(last, datetime):
+        return last.isoformat() if last.utcoffset() is not None else None
+    if isinstance(last, str):
+        try:
+            parsed = datetime.fromisoformat(last.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed.isoformat() if parsed.utcoffset() is not None else None
+    return None
 
 
 class CycleContext:
@@ -278,6 +334,9 @@ class CycleContext:
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         # top_holder(), per set of GPU models asked about (None: every model), once worked out
         self._top_holders: dict[frozenset[str] | None, Mapping[str, Any] | None] = {}
+        # owner_leases(): the leases holding GPUs per user (built on the first ask), and the answers per (user, models)
+        self._leases_by_user: dict[str, list[Job]] | None = None
+        self._owner_leases: dict[tuple[str, frozenset[str] | None], OwnerLeases | None] = {}
 
     def top_holder(self, models: frozenset[str] | None = None) -> Mapping[str, Any] | None:
         """With no quota configured, the one user holding most (more than half) of the GPUs of
@@ -327,6 +386,58 @@ class CycleContext:
                     if models is not None:
                         found["models"] = sorted(models)
         self._top_holders[models] = found
+        return found
+
+    def owner_leases(self, user: str, models: frozenset[str] | None = None) -> OwnerLeases | None:
+        """What ``user``'s own leases hold of the GPUs of ``models`` (None, or every model of the
+        inventory: all GPUs) at the cycle's start, for a waiting job of ``user``'s: None when they hold
+        none. The waiting job's line named the other user holding most GPUs, never its owner's own idle
+        kernel lease holding the GPU it still needs (newuser33 n6). Worked out once per cycle per
+        ``(user, models)``; the leases holding GPUs are indexed by user on the first ask (one pass)."""
+        asked = (user, models)
+        if asked in self._owner_leases:  # (one lookup per waiting job: most wait on a few model sets)
+            return self._owner_leases[asked]
+        present = self.snap.inventory.models()
+        if models is not None and (not models & present.keys() or models >= present.keys()):
+            models = None  # as top_holder counts them: the whole inventory
+        key = (user, models)
+        if key in self._owner_leases:
+            self._owner_leases[asked] = self._owner_leases[key]
+            return self._owner_leases[key]
+        if self._leases_by_user is None:
+            self._leases_by_user = {}
+            for job in self.snap.jobs:
+                if job.is_lease and job.state.holds_gpus and job.spec.resources.total_milli:
+                    self._leases_by_user.setdefault(job.spec.user, []).append(job)
+        found: OwnerLeases | None = None
+        leases = self._leases_by_user.get(user)
+        total = self.snap.inventory.gpu_count() if models is None else sum(present.get(m, 0) for m in models)
+        if leases and total:
+            model_of = None if models is None else {uuid: gpu.model
+                                                     for uuid, gpu in self.snap.inventory.gpu_by_uuid().items()}
+            entries: list[dict[str, Any]] = []
+            for lease in leases:
+                milli = lease.spec.resources.total_milli
+                if model_of is not None and models is not None:  # its GPUs of those models only
+                    alloc = lease.allocation
+                    uuids = alloc.all_gpu_uuids() if alloc is not None else ()
+                    milli = sum(1 for u in uuids if model_of.get(u) in models) * (
+                        alloc.gpu_milli if alloc is not None else 0)
+                if not milli:
+                    continue
+                entry = own_entry(lease, milli)
+                since = _kernel_idle_since(self.snap.kernels, lease)
+                if since is not None:
+                    entry["idle_since"] = since
+                entries.append(entry)
+            if entries:
+                gpus = sum((float(e["gpus"]) for e in entries), 0.0)
+                public: dict[str, Any] = {"user": user, "gpus": int(gpus) if gpus.is_integer() else gpus,
+                                          "total": total, "leases": len(entries)}
+                if models is not None:
+                    public["models"] = sorted(models)
+                found = OwnerLeases(public, tuple(entries))
+        self._owner_leases[key] = self._owner_leases[asked] = found
         return found
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:

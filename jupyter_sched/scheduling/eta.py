@@ -65,7 +65,7 @@ from ..queues.order import (
     topped_first,
 )
 from ..wording.estimates import done_text
-from .context import CycleContext
+from .context import CycleContext, own_entry
 from .eta_units import Units, units_of_inventory
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
@@ -1023,10 +1023,8 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
       every queue line shows them); at most 80 characters each (new user 10, N11).
     * ``owners``: ``{job id: owner}`` of the jobs and leases another user owns (owners are public:
       every queue line shows them); the renderer names them with their owner (red team 15, R8).
-    * ``own``: those of ``job``'s own owner: ``[{"id", "name", "kind", "gpus"}]`` (GPUs held, whole or
-      fractional), with ``"notebook"`` for a lease whose notebook is known and ``"kernel": False``
-      for a lease bound to no kernel (``"parent_job_id"`` when a job holds it; ``"released_at_exit":
-      True`` instead when a kernel the server did not start holds it). Only the owner's own work is
+    * ``own``: those of ``job``'s own owner, one :func:`.context.own_entry` each (``{"id", "name",
+      "kind", "gpus"}``, a lease's notebook and how it is released). Only the owner's own work is
       described — what another user runs stays theirs; the renderer names these to the owner alone.
     * ``queued``: the ids of those queued ahead of it, holding nothing yet — not admitted in this
       cycle and not holding GPUs: not "released" now (new user 18, N10).
@@ -1056,18 +1054,7 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
         if spec.user != user:
             owners[job_id] = spec.user
             continue
-        milli = spec.resources.total_milli
-        entry: dict[str, Any] = {"id": other.id, "name": public_name(spec), "kind": spec.kind.value,
-                                 "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
-        if spec.kernel_notebook:  # private: the API leaves eta_waits_on_own out of others' views
-            entry["notebook"] = spec.kernel_notebook
-        if other.is_lease and spec.released_at_exit:  # a kernel the server did not start: its
-            entry["released_at_exit"] = True  # %gpu release or its exit frees it (new user 16, N1)
-        elif other.is_lease and not spec.kernel_id:  # no notebook's %gpu release frees it
-            entry["kernel"] = False  # (new user 13, N9)
-        if other.is_lease and spec.parent_job_id:  # released with that job (red team 15, R15)
-            entry["parent_job_id"] = spec.parent_job_id
-        own.append(entry)
+        own.append(own_entry(other))  # private: the API leaves eta_waits_on_own out of others' views
     return names, owners, own, queued
 
 

@@ -25,7 +25,7 @@ from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
 
-__all__ = ["pend"]
+__all__ = ["OWNER_HOLDS", "OWNER_LEASES", "pend"]
 
 
 def pend(ctx: CycleContext, visit: Visit) -> None:
@@ -52,10 +52,15 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
         message, details = _cannot_backfill(ctx, job, res, message, details)
-    if reason.code in _HELD_CODES and (top := ctx.top_holder(frozenset(
-            f.model for f in flavors if f.pools))) is not None and top["user"] != job.spec.user:
-        # who holds most GPUs of its models (no quota: red team 15, R4; per model: verify 22, V1)
-        details = {**details, "held_by_one_user": top}
+    if reason.code in _HELD_CODES:
+        models = frozenset(f.model for f in flavors if f.pools)
+        top = ctx.top_holder(models)
+        if top is not None and top["user"] != job.spec.user:
+            # who holds most GPUs of its models (no quota: red team 15, R4; per model: verify 22, V1)
+            details = {**details, "held_by_one_user": top}
+        own = ctx.owner_leases(job.spec.user, models)
+        if own is not None:  # and what its owner's own leases hold of them (newuser33 n6)
+            details = {**details, OWNER_HOLDS: own.public, OWNER_LEASES: list(own.leases)}
     if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
         _reserve(ctx, job, req, flavors, reason)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
@@ -95,7 +100,15 @@ def _passed_now(ctx: CycleContext, job: Job) -> set[str]:
 
 
 _HELD_CODES = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})
-"""Waits for GPUs that running work holds: the reason names a user holding most of them."""
+"""Waits for GPUs that running work holds: the reason names a user holding most of them, and what
+its owner's own leases hold of them."""
+
+OWNER_HOLDS = "held_by_owner"
+"""``details`` key of what the waiting job's owner's own leases hold of its GPUs, in numbers
+(:attr:`~.context.OwnerLeases.public`): public, as ``held_by_one_user`` is."""
+OWNER_LEASES = "held_by_owner_leases"
+"""``details`` key of those leases, each with its notebook and idle time (:attr:`~.context.OwnerLeases.leases`):
+its owner's alone — the API leaves it out of every other reader's view (``services.jobs``)."""
 
 
 def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str,

@@ -36,6 +36,7 @@ from ..model.units import dated_from, format_duration, parse_memory_mib, parse_u
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
 from ..scheduling.budget_fit import LEASE_BUDGET_S
+from ..scheduling.pending import OWNER_LEASES
 from ..scheduling.ports import PORT_IN_USE
 from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
@@ -188,14 +189,20 @@ def with_gone(data: dict[str, Any], gone: tuple[str, ...]) -> None:
         data["gone_gpus"] = list(gone)
 
 
+_OWN_KEYS = ("eta_waits_on_own", OWNER_LEASES)
+"""``details`` keys that describe the waiting job's owner's own work, each lease with its notebook path."""
+
+
 def _without_own_blockers(reason: Any) -> Any:
     """A reason as another user sees it: without ``details.eta_waits_on_own`` — the owner's own
-    work it waits for, with each lease's notebook path (``kernel_notebook``), which is theirs to
-    read alone (issue 20; the reason's sentence names them to the owner only)."""
+    work it waits for — nor ``details.held_by_owner_leases`` — the owner's own leases holding GPUs it
+    needs (newuser33 n6) —, each lease with its notebook path (``kernel_notebook``) and idle time,
+    which are theirs to read alone (issue 20; the reason's sentence names them to the owner only;
+    others read the numbers of ``held_by_owner``: "ann holds 1 of 4 GPUs (1 lease)")."""
     if not isinstance(reason, dict) or not isinstance(reason.get("details"), dict) \
-            or "eta_waits_on_own" not in reason["details"]:
+            or not any(k in reason["details"] for k in _OWN_KEYS):
         return reason
-    details = {k: v for k, v in reason["details"].items() if k != "eta_waits_on_own"}
+    details = {k: v for k, v in reason["details"].items() if k not in _OWN_KEYS}
     return {**reason, "details": details}
 
 

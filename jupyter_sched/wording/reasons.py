@@ -48,7 +48,8 @@ from .quota import UNLISTED_SETTING
 
 __all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
-           "eta_sentence", "figure", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases", "preempted_how",
+           "eta_sentence", "figure", "held_by_text", "memory_text", "memory_texts", "one_gpu", "owner_holds_text", "own_leases",
+           "preempted_how",
            "reason_in_words", "refusal_line", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
@@ -142,10 +143,12 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
             e.g. a kernel lease of theirs) is named as theirs, with what frees it. Never set for
             another reader — one user's leases are not described to another (issue 20).
     """
-    summary = summary_sentence(reason, now=now, kind=kind)
+    eta = "" if never else eta_sentence(reason, now=now, relative=relative, mine=mine)
+    # the owner's own leases the ETA already names with what frees them are not named twice (newuser33 n6)
+    told = frozenset(i for o in own_leases(reason) if (i := str(o.get("id"))) in eta) if mine and eta else frozenset()
+    summary = summary_sentence(reason, now=now, kind=kind, mine=mine, told=told)
     if mine:
         summary = _held_by_you(reason, summary)
-    eta = "" if never else eta_sentence(reason, now=now, relative=relative, mine=mine)
     unblock = one_gpu(unblock_sentence(reason, mine=mine))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
@@ -192,17 +195,20 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
     return out
 
 
-def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:
+def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None,
+                     mine: bool = False, told: frozenset[str] = frozenset()) -> str:
     """What blocks the job, one sentence (see :func:`_summary`), with no brackets inside brackets
     (:func:`unnested`)."""
-    return unnested(_summary(reason, now=now, kind=kind))
+    return unnested(_summary(reason, now=now, kind=kind, mine=mine, told=told))
 
 
-def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:
+def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None,
+             mine: bool = False, told: frozenset[str] = frozenset()) -> str:
     """What blocks the job, one sentence: the core's message, except where the numbers read better
     in human units (GPU memory in GiB rather than MiB; a time limit in hours and a reservation's
     time as a clock time — ``now`` decides whether it needs its date — rather than seconds and an
-    ISO timestamp)."""
+    ISO timestamp); who holds the GPUs it waits for, its owner's own leases among them
+    (:func:`owner_holds_text`: ``mine`` and ``told`` as there)."""
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
@@ -257,6 +263,9 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
     holder = held_by_text(details.get("held_by_one_user"))
     if holder and message:  # who holds the GPUs, when one user holds most of them (red team 15, R4)
         message = message.rstrip(".") + f"; {holder}"
+    own = owner_holds_text(details, mine=mine, now=now, told=told)
+    if own and message:  # and what the job's owner's own leases hold of them (newuser33 n6)
+        message = message.rstrip(".") + f"; {own}"
     message = one_gpu(message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
@@ -356,6 +365,47 @@ def held_by_text(holder: Any) -> str:
     gpus, total = holder.get("gpus"), holder.get("total")
     return (f"{holder['user']} holds {_number(gpus)} of {_number(total)} {_held_models(holder)}GPUs"
             + (f" ({inside})" if inside else ""))
+
+
+def owner_holds_text(details: Mapping[str, Any], *, mine: bool = False, now: datetime | None = None,
+                     told: frozenset[str] = frozenset()) -> str:
+    """What the waiting job's owner's own leases hold of the GPUs it may use, as a clause of its summary
+    (newuser33 n6: "n33a holds 3 of 4 GPUs (1 job)" said nothing of the reader's own idle kernel lease
+    holding the 4th), from the core's ``details.held_by_owner`` (numbers) and ``details.held_by_owner_leases``
+    (each lease; the API keeps it for the owner alone).
+
+    To the owner (``mine``): ``your own kernel lease l-1 (notebook work/nb.ipynb) holds 1 of 4 GPUs, its
+    kernel idle since 19:11 UTC: run %gpu release in that notebook to free it`` — what frees it, as
+    :func:`_release_with` says it (``jupyter-sched cancel l-…`` for one bound to no kernel); leases whose
+    ids are in ``told`` (the ETA sentence names them and what frees them) left out. To anyone else:
+    ``ann holds 1 of 4 GPUs (1 lease)`` — no notebook, kernel or idle time. "" when its owner's leases
+    hold none of them."""
+    holder = details.get("held_by_owner")
+    if not isinstance(holder, Mapping) or not holder.get("user"):
+        return ""
+    if not mine:
+        return held_by_text({"user": holder["user"], "gpus": holder.get("gpus"), "total": holder.get("total"),
+                             "leases": holder.get("leases"), "models": holder.get("models")})
+    raw = details.get("held_by_owner_leases")
+    if not isinstance(raw, Sequence) or isinstance(raw, str):  # the numbers only: said as the reader's
+        return held_by_text({**holder, "user": "you"}).replace("you holds ", "you hold ", 1)
+    leases = [o for o in raw if isinstance(o, Mapping) and str(o.get("id")) not in told]
+    if not leases:
+        return ""
+    one = len(leases) == 1
+    gpus = sum(float(o.get("gpus") or 0) for o in leases)
+    total = holder.get("total")
+    models = _held_models(holder)
+    counted = isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0
+    of = f" of {_number(total)} {models}GPUs" if counted else f" {models}GPU{'s' if gpus != 1 else ''}"
+    held = f"{'holds' if one else 'hold'} {_number(gpus)}{of}"
+    idle = [(str(o.get("id")), when) for o in leases if (when := wire_time(o.get("idle_since"))) is not None]
+    if one and idle:
+        held += f", its kernel idle since {_clock(idle[0][1], now)}"
+    elif idle:
+        held += ", " + ", ".join(f"{lease}'s kernel idle since {_clock(when, now)}" for lease, when in idle)
+    release = "%gpu release in each notebook" if not one and _kernel_leases(leases) else _release_with(leases)
+    return f"{_own_leases_text(leases)[0]} {held}: run {release} to free {'it' if one else 'them'}"
 
 
 def _held_models(holder: Mapping[str, Any]) -> str:

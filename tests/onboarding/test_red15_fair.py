@@ -8,10 +8,15 @@ GPUs, no quota configured — a shared server as first started), through REST as
   quoted and cut to 40 characters.
 * R14: a member's ``usage?by=team`` (and ``usage/report``) rows say they are the member's share.
 * N13: one figure, one rounding on ``me``, ``usage`` and ``usage/report``.
+* newuser33 n6: red15b's own kernel lease holds a GPU its waiting job needs: red15b's line (REST and
+  ``jupyter-sched status JOB``) names it with its notebook and what frees it; red15a's queue line says
+  "red15b holds 1 of 2 GPUs (1 lease)", without its notebook or kernel.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.onboarding.test_cli_firsthour import api, module_server, wait_state
+from jupyter_sched.cli.main import EXIT_OK, main
+from tests.onboarding.test_cli_firsthour import api, clear, module_server, start_kernel, wait_state
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 USERS = {"tok-a": "red15a", "tok-b": "red15b", "tok-boss": "boss", OWNER_TOKEN: "boss"}
@@ -118,3 +124,30 @@ def test_newuser15_n13_one_figure_one_rounding_on_every_route(server: EmbeddedSe
     # GET me sums to the whole second of its kept answer (issue 17), so it may miss up to one second
     assert me["gpu_hours_7d"] == pytest.approx(usage["gpu_hours"], abs=1001 * ms)
     assert report["allocated_gpu_hours"] == pytest.approx(usage["gpu_hours"], abs=ms)
+
+
+def test_newuser33_n6_the_owners_own_kernel_lease_is_named_in_its_waiting_line_and_to_others_without_its_notebook(
+        server: EmbeddedServer) -> None:
+    a, b = api(server, "tok-a"), api(server, "tok-b")
+    try:
+        kernel = start_kernel(server)
+        lease = b.post("leases", json={"gpus": 1, "kernel_id": kernel, "kernel_notebook": "work/nb33.ipynb"}).json()
+        other = _submit(a, "a-h")  # no time limit: the ETA waits on it too, so it does not name the lease alone
+        for token, job in (("tok-b", lease), ("tok-a", other)):
+            wait_state(server, token, job["id"], "running", "admitted")
+        waiting = _submit(b, "b-p", gpus=2, time_limit="10m")
+        clause = f"your own kernel lease {lease['id']} (notebook work/nb33.ipynb) holds 1 of 2 GPUs"
+        seen = _until(b, waiting["id"], lambda job: "held_by_owner_leases" in job["reason"]["details"])
+        assert clause in seen["reason"]["text"]["summary"], seen["reason"]["text"]
+        assert "run %gpu release in that notebook to free it" in seen["reason"]["text"]["line"], seen["reason"]["text"]
+        out, err = io.StringIO(), io.StringIO()  # the CLI renders the same sentence from the same data
+        assert main(["--url", server.url, "--token", "tok-b", "status", waiting["id"]], out=out, err=err) == EXIT_OK, \
+            err.getvalue()
+        assert clause in " ".join(out.getvalue().split()), out.getvalue()
+        rows = a.get("queue").json()  # red15a reads red15b's holding by numbers, nothing of the notebook or kernel
+        row = next(r for r in (rows["queue"] if isinstance(rows, dict) else rows) if r["id"] == waiting["id"])
+        assert "red15b holds 1 of 2 GPUs (1 lease)" in row["reason"]["text"]["summary"], row["reason"]["text"]
+        assert "held_by_owner_leases" not in row["reason"]["details"], row["reason"]["details"]
+        assert "nb33" not in json.dumps(row) and kernel not in json.dumps(row) and "your own" not in json.dumps(row)
+    finally:
+        clear(server)
