@@ -15,6 +15,7 @@ functions on log text as Python writes it.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import venv
@@ -296,3 +297,35 @@ def test_newuser33_n1_a_script_job_is_told_which_python_ran_it(tmp_path: Path) -
     assert isinstance(ended, Exited) and ended.exit_code == 1, ended
     assert f"— did you mean numpy? its Python, {python}, has numpy (and no nump) — check the spelling; last lines: " \
         in ended.message, ended.message
+
+
+def test_red34_r1_the_near_name_look_is_bounded_whatever_names_the_owner_plants(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """red34 R1: the job owner chooses both the missing name and the names in their Python's site folders, and the
+    look runs on the engine's thread at the job's end: 60,000 planted names of ~120 alike characters held every
+    start and end on the hub for four minutes. The work is bounded by what is compared, whatever is planted: a
+    missing name past MAX_NAME is never compared, planted names past it never are, and at most MAX_COMPARED of the
+    rest (counted: every difflib ratio taken), while a real typo is still found among a real folder's names."""
+    from jupyter_sched.executors import module_names
+
+    taken: list[str] = []
+    ratio = difflib.SequenceMatcher.ratio
+
+    def counted(self: difflib.SequenceMatcher[str]) -> float:
+        taken.append(str(self.a))
+        return ratio(self)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", counted)
+    python = _env(tmp_path)
+    site = next(Path(folder) for folder in module_names._folders(python, module_names.AccountReader(None))
+                if folder.endswith("site-packages"))
+    for i in range(3_000):  # planted: alike and long, alike and short enough
+        (site / ("a" * 111 + f"{i:09d}.py")).touch()
+        (site / ("a" * 30 + f"{i:09d}.py")).touch()
+    long_said = missing_module_hint(f"ModuleNotFoundError: No module named '{'a' * 111}zzzzzzzzz'", python)
+    assert taken == [] and "check the spelling first" in str(long_said), long_said  # too long to be typed: no look
+    said = missing_module_hint(f"ModuleNotFoundError: No module named '{'a' * 30}00000001z'", python)
+    assert 0 < len(taken) <= module_names.MAX_COMPARED, len(taken)
+    assert all(len(name) <= module_names.MAX_NAME for name in taken)
+    assert said is not None and said.startswith("did you mean a"), said  # a near one found within the bound
+    assert missing_module_hint(NUMP, python) is not None and "did you mean numpy?" in str(missing_module_hint(NUMP, python))
