@@ -50,6 +50,7 @@ __all__ = [
     "python_error",
     "no_jupyter_sched_hint",
     "read_outcome",
+    "said_out_of_memory",
     "signal_name",
     "stopped_processes",
     "write_outcome",
@@ -118,6 +119,21 @@ def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_kil
     if limit_mib and (oom_killed or near):
         what += f"; memory limit {format_mib(limit_mib)}"
     return what
+
+
+_OUT_OF_MEMORY = re.compile(r"kernel died \(signal \d+; (?:killed by the out-of-memory killer|likely out of memory)"
+                            r"|killed by (?:the out-of-memory killer|SIGKILL \(likely out of memory)")
+"""The heads of this module's sentences for work the out-of-memory killer ended (:func:`kernel_death_sentence`,
+:func:`describe_termination`, :func:`describe_exit`)."""
+
+
+def said_out_of_memory(message: str | None) -> bool:
+    """Whether a failed job's ``message`` is one of this module's sentences for work the out-of-memory killer
+    ended (certain, or likely: its cgroup counted a kill, or its peak reached its limit). Read from the sentence's
+    head only, before its ``last lines:`` (the job's own output), so nothing a job prints makes it so. The panel's
+    Resubmit of such a job opens the Submit form with Memory to change (s34-panel; newuser33 n9's next step)."""
+    head = (message or "").split("last lines:", 1)[0]
+    return _OUT_OF_MEMORY.search(head) is not None
 
 
 def write_outcome(directory: Path, outcome: Mapping[str, Any]) -> Path:

@@ -26,6 +26,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
+from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
@@ -1289,6 +1290,8 @@ class JobsService:
         data = job_to_dict(live, simulated=self.ctx.simulated())
         if cut := not_kept_text(data):  # a finished row that keeps its env as names only (red30 R4)
             data["not_kept_text"] = cut
+        if live.state is JobState.FAILED and said_out_of_memory(live.message):  # its Resubmit edits Memory (s34-panel)
+            data["ended_out_of_memory"] = True
         with_planned_limit(data, live, self._time_limits())  # newuser28 N8 / verify28 V9
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop

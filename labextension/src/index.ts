@@ -34,12 +34,12 @@ import { SchedModel } from './model';
 import { SchedNotifier } from './notify';
 import { SchedSections } from './registry';
 import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
-import { limitStoppedToast, limitThatStopped, resubmitBody } from './sections/submit';
+import { type EditFocus, jobEdit, killedOutOfMemory, limitStoppedToast, limitThatStopped, memoryWords, outOfMemoryToast, resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
-import { holdAction, type Job } from './types';
+import { holdAction, type Job, resourcesOf } from './types';
 
 export * from './tokens';
 export { CommandIDs } from './commandids';
@@ -194,6 +194,12 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       sidebar.showSection('submit');
       submitView?.prefill(path);
     };
+    /** A finished job's request in the Submit form, `focus` its field to change (s34-panel; newuser33 n9). */
+    const editInSubmit = (job: Job, focus: EditFocus | null): void => {
+      shell.activateById(sidebar.id);
+      sidebar.showSection('submit');
+      submitView?.edit(jobEdit(job, PageConfig.getOption('serverRoot'), model.me?.team ?? '', focus));
+    };
 
     commands.addCommand(CommandIDs.open, {
       label: trans.__('Show GPUs Panel'),
@@ -336,7 +342,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           Notification.error(shownText(trans.__('Could not resubmit %1: %2', id, describeError(err))), { autoClose: 8000 });
         };
         try {
-          const job = await jobOf(id);
+          // a failed job read afresh: GET jobs/{id} says whether the out-of-memory killer ended it (s34-panel)
+          const known = await jobOf(id);
+          const job = known.state === 'failed' ? await model.client.job(id) : known;
           const cut = job.not_kept ?? {};
           if ((cut.env_bytes ?? 0) > 0 || (cut.command_bytes ?? 0) > 0) {
             // a finished job's row keeps its env as names only and its command cut (red30 R4): never resent half
@@ -362,11 +370,21 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
             Notification.info(shownText(trans.__('Submitted %1 (%2) again as a new job, %3.', job.name, job.id, fresh.id)), { autoClose: 4000 });
           };
           const limit = limitThatStopped(job);
-          if (limit !== null) {
-            // its limit stopped it: the same request would be stopped the same way — said, and sent only when confirmed (newuser32 n8)
-            Notification.warning(shownText(limitStoppedToast(job.name, formatDuration(limit, trans), trans)), {
+          const memory = limit === null && killedOutOfMemory(job);
+          if (limit !== null || memory) {
+            // its limit or its memory stopped it: the same request would be stopped the same way — said, with the
+            // form filled with its request and the field to change focused; sent as it was only when asked
+            // (newuser32 n8, newuser33 n9)
+            const mib = resourcesOf(job).memory_mib;
+            const said = limit !== null
+              ? limitStoppedToast(job.name, formatDuration(limit, trans), trans)
+              : outOfMemoryToast(job.name, mib ? memoryWords(mib) : '', trans);
+            Notification.warning(shownText(said), {
               autoClose: false,
-              actions: [{ label: trans.__('Resubmit with the same limit'), callback: () => void send().catch(failed) }]
+              actions: [
+                { label: trans.__('Edit in Submit form'), displayType: 'accent', callback: () => editInSubmit(job, limit !== null ? 'timeLimit' : 'memory') },
+                { label: trans.__('Resubmit anyway'), callback: () => void send().catch(failed) }
+              ]
             });
             return;
           }

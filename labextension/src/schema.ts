@@ -1690,6 +1690,8 @@ export interface components {
             } | null;
             /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
             not_kept_text?: string | null;
+            /** @description GET jobs/{id} of a failed job: true when the out-of-memory killer ended it (certain, or likely: its memory cgroup counted a kill, or its peak reached its limit), as its message says; the panel's Resubmit then offers the Submit form with Memory to change; absent otherwise */
+            ended_out_of_memory?: boolean | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
@@ -1882,6 +1884,8 @@ export interface components {
             } | null;
             /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
             not_kept_text?: string | null;
+            /** @description GET jobs/{id} of a failed job: true when the out-of-memory killer ended it (certain, or likely: its memory cgroup counted a kill, or its peak reached its limit), as its message says; the panel's Resubmit then offers the Submit form with Memory to change; absent otherwise */
+            ended_out_of_memory?: boolean | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
@@ -2340,6 +2344,8 @@ export interface components {
             } | null;
             /** @description GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not kept) — give --env again to run it again' */
             not_kept_text?: string | null;
+            /** @description GET jobs/{id} of a failed job: true when the out-of-memory killer ended it (certain, or likely: its memory cgroup counted a kill, or its peak reached its limit), as its message says; the panel's Resubmit then offers the Submit form with Memory to change; absent otherwise */
+            ended_out_of_memory?: boolean | null;
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;

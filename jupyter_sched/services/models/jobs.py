@@ -712,6 +712,10 @@ class Job(CodecView):
     not_kept_text: str | None = Field(default=None, description=(
         "GET jobs/{id}: not_kept in words, e.g. 'env kept as names only after the job ended (60 KB of values not "
         "kept) — give --env again to run it again'"))
+    ended_out_of_memory: bool | None = Field(default=None, description=(
+        "GET jobs/{id} of a failed job: true when the out-of-memory killer ended it (certain, or likely: its memory "
+        "cgroup counted a kill, or its peak reached its limit), as its message says; the panel's Resubmit then "
+        "offers the Submit form with Memory to change; absent otherwise"))
     image: str | None = None
     port: int | None = None
     kernel_id: str | None = None

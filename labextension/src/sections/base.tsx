@@ -32,6 +32,15 @@ export interface IModelViewOptions {
   focusable?: boolean;
 }
 
+/**
+ * The "now" a view of `model` says its times against: `wall`, or the scheduler's last answer while it does not answer
+ * (`serverDown` set) — never later than `wall`.
+ */
+export function shownNow(model: Pick<ISchedModel, 'serverDown' | 'lastAnswerAt'>, wall: Date): Date {
+  const last = model.serverDown !== null ? model.lastAnswerAt : null;
+  return last && last.getTime() < wall.getTime() ? last : wall;
+}
+
 export abstract class ModelView extends ReactWidget {
   protected readonly model: ISchedModel;
   protected readonly trans: TranslationBundle;
@@ -56,9 +65,14 @@ export abstract class ModelView extends ReactWidget {
     }
   }
 
-  /** The current time (a method so tests can pin it). */
+  /**
+   * The time the section's clocks, ETAs and "(now)"/"in 2m" are worked out against: the browser's clock, or, while
+   * the scheduler does not answer (`model.serverDown`), the time of its last answer — what is shown is what it said
+   * then, as the header says ("showing what it said at T"), so "ETA 19:01 UTC (now)" is not re-aged against a clock
+   * it never saw (newuser33 N3 leftover). A method so tests can pin it.
+   */
   protected now(): Date {
-    return new Date();
+    return shownNow(this.model, new Date());
   }
 
   private onModelChanged(): void {

@@ -144,7 +144,8 @@ export class QueueView extends ModelView {
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       resources: ['queue'],
-      signals: [ctx.model.queueChanged, ctx.model.errorChanged, ctx.model.quotasChanged],
+      // serverDownChanged: its clocks are said as of the last answer while the scheduler does not answer (base.now)
+      signals: [ctx.model.queueChanged, ctx.model.errorChanged, ctx.model.quotasChanged, ctx.model.serverDownChanged],
       tickMs: TICK_MS,
       focusable: true
     });
@@ -321,7 +322,7 @@ export class MyWorkView extends ModelView {
       // (newuser31 n14: "1 job of another user (n31a) waits for GPUs you hold")
       resources: ['jobs', 'inventory', 'queue'],
       signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged,
-        ctx.model.quotasChanged],
+        ctx.model.quotasChanged, ctx.model.serverDownChanged],
       tickMs: TICK_MS,
       focusable: true
     });

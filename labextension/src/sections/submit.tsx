@@ -9,7 +9,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { ArgumentSyntaxError, splitArgs, unexpandedWords } from '../args';
+import { ArgumentSyntaxError, quoteArg, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
 import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, shownText } from '../format';
 import { fitToast } from '../notify';
@@ -38,9 +38,13 @@ export interface ISubmitValues {
   name: string;
   /** The team charged; "" = the user's default team (the server's `me.team`), which the form then leaves out. */
   team: string;
+  /** Cores per worker ("4", "0.5"); "" = not asked (the field shows only when a job's edit fills or needs it). */
+  cpu?: string;
+  /** Host memory per worker ("16GiB", "4096MiB"); "" = not asked (shown as `cpu`). */
+  memory?: string;
 }
 
-export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '', team: '' };
+export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '', team: '', cpu: '', memory: '' };
 
 /**
  * The POST body from the form's values. A path from the file browser is relative to the
@@ -105,7 +109,195 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
     // a member of two teams picks the one charged, as `submit --team` and `%gpu request --team` do (new user 20, N7)
     body.team = values.team;
   }
+  const cpu = (values.cpu ?? '').trim();
+  if (cpu) {
+    // the server reads "4", "0.5" or "500m" and names the field when it cannot
+    body.cpu = isFinite(Number(cpu)) ? Number(cpu) : cpu;
+  }
+  const memory = (values.memory ?? '').trim();
+  if (memory) {
+    body.memory = memory;
+  }
   return body;
+}
+
+/** `seconds` as a Time limit the server reads back exactly ("1h05m30s", "2m", "45s"; 0: "0", no limit). */
+export function exactDuration(seconds: number): string {
+  const total = Math.round(seconds);
+  if (total <= 0) {
+    return '0';
+  }
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${sec ? `${sec}s` : ''}`;
+}
+
+/** MiB as the Memory field writes them: whole GiB as "16GiB", else "1536MiB". */
+export function memoryWords(mib: number): string {
+  return mib % 1024 === 0 ? `${mib / 1024}GiB` : `${mib}MiB`;
+}
+
+/** A notebook's parameters as the form's `NAME=VALUE` words, read back the same by {@link parseParameterWords}. */
+export function parameterWords(parameters: Record<string, unknown>): string {
+  return Object.entries(parameters)
+    .map(([name, value]) => {
+      let text: string;
+      if (typeof value === 'string') {
+        let reread: unknown = value;
+        try {
+          reread = JSON.parse(value);
+        } catch {
+          reread = value;
+        }
+        text = reread === value ? value : JSON.stringify(value); // "3" given as text stays text
+      } else {
+        text = JSON.stringify(value);
+      }
+      return quoteArg(`${name}=${text}`);
+    })
+    .join(' ');
+}
+
+/** The field a job's edit puts the cursor in: what has to change for it not to be stopped the same way. */
+export type EditFocus = 'timeLimit' | 'memory';
+
+/**
+ * A finished job opened in the Submit form ("Edit in Submit form" of its Resubmit): the form's fields filled with its
+ * request, and the rest of its request — what the form has no field for (env, working dir, image, worker groups, …) —
+ * carried, sent as it was and named under the form.
+ */
+export interface IJobEdit {
+  /** The job it was made from. */
+  from: { id: string; name: string };
+  values: ISubmitValues;
+  /** The request's other fields, sent as they were (every field of {@link RESUBMIT_COPIED} the form has none for). */
+  carried: Partial<SubmitRequest>;
+  /** `carried` in words, for the note under the form ("env BATCH, SEED", "working dir /home/ana/x"); never env values. */
+  carriedWords: string[];
+  focus: EditFocus | null;
+}
+
+/** The request fields the form's own fields say (the rest of a job's request is carried). */
+const FORM_FIELDS: readonly (keyof SubmitRequest)[] = ['name', 'priority', 'team', 'gpus', 'cpu_millis', 'memory_mib', 'time_limit_s', 'script', 'notebook', 'command', 'args', 'parameters'];
+
+/**
+ * `job` as the Submit form shows it (s34-panel, newuser33 n9: a job its time limit stopped had to be typed again
+ * field by field). Its request is {@link resubmitBody}'s, so nothing Resubmit sends is lost: the form's fields take
+ * what they can say, the rest is carried. `serverRoot`: a path under it is shown relative, as the file browser's;
+ * `defaultTeam`: the user's default team (`me.team`), which the form's Team list says as "".
+ */
+export function jobEdit(job: Job, serverRoot = '', defaultTeam = '', focus: EditFocus | null = null): IJobEdit {
+  const full = resubmitBody(job);
+  const root = serverRoot.replace(/\/+$/, '');
+  const shown = (path: string): string => (root && path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path);
+  const command = full.command ?? [];
+  const program = full.script ?? full.notebook ?? command[0] ?? '';
+  const words = full.script ? (full.args ?? []) : full.notebook ? [] : command.slice(1);
+  const r = resourcesOf(job);
+  const models = r.gpu_models;
+  const values: ISubmitValues = {
+    path: shown(program),
+    args: full.notebook && full.parameters ? parameterWords(full.parameters) : words.map(quoteArg).join(' '),
+    gpus: String(full.gpus ?? r.gpus),
+    model: models.length === 1 ? models[0] : '',
+    priority: full.priority ?? 'normal',
+    timeLimit: typeof full.time_limit_s === 'number' ? exactDuration(full.time_limit_s) : '',
+    name: full.name ?? '',
+    team: full.team && full.team !== defaultTeam ? full.team : '',
+    cpu: full.cpu_millis ? String(r.cpu_millis / 1000) : '',
+    memory: full.memory_mib ? memoryWords(r.memory_mib) : ''
+  };
+  const carried: Partial<SubmitRequest> = {};
+  for (const [key, value] of Object.entries(full) as [keyof SubmitRequest, unknown][]) {
+    if (!FORM_FIELDS.includes(key) && !(key === 'gpu_models' && models.length === 1)) {
+      (carried as Record<string, unknown>)[key] = value;
+    }
+  }
+  if (carried.groups) {
+    // a gang of worker groups: its gpus, cpu and memory are its groups' own (the form's GPUs field says the total)
+    values.cpu = '';
+    values.memory = '';
+  }
+  const said: string[] = [];
+  if (carried.env && Object.keys(carried.env).length) {
+    said.push(`env ${Object.keys(carried.env).join(', ')}`);
+  }
+  if (carried.working_dir) {
+    said.push(`working dir ${carried.working_dir}`);
+  }
+  if (carried.groups?.length) {
+    said.push(`worker groups ${carried.groups.map(g => g.name).join(', ')}`);
+  }
+  if (carried.workers) {
+    said.push(`${carried.workers} workers`);
+  }
+  if (models.length > 1) {
+    said.push(`GPU models ${models.join(', ')}`);
+  }
+  for (const [key, label] of [['image', 'image'], ['port', 'port'], ['profile', 'profile'], ['mig_profile', 'MIG profile']] as const) {
+    const value = carried[key];
+    if (value !== undefined && value !== null && value !== '') {
+      said.push(`${label} ${String(value)}`);
+    }
+  }
+  if (carried.min_memory_mib) {
+    said.push(`GPU memory ≥ ${memoryWords(r.min_memory_mib)}`);
+  }
+  if (carried.node_selector && Object.keys(carried.node_selector).length) {
+    said.push(`nodes ${Object.entries(carried.node_selector).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  }
+  if (carried.tolerations?.length) {
+    said.push(`tolerations ${carried.tolerations.join(', ')}`);
+  }
+  if (carried.nvlink) {
+    said.push('NVLink');
+  }
+  if (carried.checkpointable) {
+    said.push('checkpointable');
+  }
+  return { from: { id: job.id, name: job.name }, values, carried, carriedWords: said, focus };
+}
+
+/**
+ * The body the form sends for an edited job: the form's fields (`fromForm`, {@link submitBodyFrom}) over the job's
+ * carried ones; its own working dir stands (the form's is the file's folder); a gang's groups keep their resources.
+ */
+export function editedBody(fromForm: SubmitRequest, carried: Partial<SubmitRequest> | null): SubmitRequest {
+  if (!carried) {
+    return fromForm;
+  }
+  const body: SubmitRequest = { ...carried, ...fromForm };
+  if (carried.working_dir) {
+    body.working_dir = carried.working_dir;
+  }
+  if (carried.groups) {
+    delete body.gpus;
+    delete body.cpu;
+    delete body.memory;
+  }
+  return body;
+}
+
+/** Whether the out-of-memory killer ended `job` (failed; `ended_out_of_memory` of its GET jobs/{id}). */
+export function killedOutOfMemory(job: Job): boolean {
+  return job.state === 'failed' && job.ended_out_of_memory === true;
+}
+
+/**
+ * The toast of a Resubmit of a job the out-of-memory killer ended (its memory cap `memory`, its words, or "" when it
+ * asked none): short enough that its fix is whole (as {@link limitStoppedToast}).
+ */
+export function outOfMemoryToast(name: string, memory: string, trans?: TranslationBundle): string {
+  const say = (text: string, ...args: string[]): string =>
+    trans ? trans.__(text, ...args) : text.replace(/%(\d)/g, (_, n: string) => args[Number(n) - 1] ?? '');
+  const fix = say('ask for more Memory in the Submit form');
+  const cap = memory ? say(' (its memory %1)', memory) : '';
+  return fitToast([
+    say('%1 was killed for running out of memory%2: sent again as it was, it would be killed the same way — %3, or resend it as it was.', name, cap, fix),
+    say('%1 ran out of memory%2; as it was, it would again — %3.', name, cap, fix),
+    say('%1 ran out of memory — %2.', name, fix)
+  ], `${fix}.`);
 }
 
 /**
@@ -349,7 +541,11 @@ const FORM_LABELS: Record<string, string> = {
   time_limit_s: 'Time limit',
   name: 'Name',
   team: 'Team',
-  queue: 'Team'
+  queue: 'Team',
+  cpu: 'CPU cores',
+  cpu_millis: 'CPU cores',
+  memory: 'Memory',
+  memory_mib: 'Memory'
 };
 
 /**
@@ -423,12 +619,31 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
 
 type FeedbackKind = 'info' | 'ok' | 'warn' | 'error';
 
+/**
+ * The line under a form filled from a job: which job, and what of its request the form sends without a field for it
+ * ("From slowq (j-…): also sends env BATCH, SEED; working dir /home/ana/x.").
+ */
+export function editNote(edit: IJobEdit, trans?: TranslationBundle): string {
+  const say = (text: string, ...args: string[]): string =>
+    trans ? trans.__(text, ...args) : text.replace(/%(\d)/g, (_, n: string) => args[Number(n) - 1] ?? '');
+  return edit.carriedWords.length
+    ? say('From %1 (%2): also sends %3.', edit.from.name, edit.from.id, edit.carriedWords.join('; '))
+    : say('From %1 (%2).', edit.from.name, edit.from.id);
+}
+
 interface IFormProps {
   model: ISchedModel;
   trans: TranslationBundle;
   serverRoot: string;
-  prefill: { path: string; serial: number };
+  prefill: IPrefill;
   submitted: (job: Job) => void;
+}
+
+/** A request to fill the form: a path ("Run on GPUs"), or a finished job's request (its Resubmit's "Edit in Submit form"). */
+interface IPrefill {
+  path: string;
+  serial: number;
+  edit?: IJobEdit;
 }
 
 function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps): React.ReactElement {
@@ -443,6 +658,15 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
   const unknownSubmit = React.useRef<{ body: string; key: string } | null>(null);
   const timer = React.useRef<ReturnType<typeof setTimeout> | null>(null);
   const gpusRef = React.useRef<HTMLInputElement>(null);
+  const timeLimitRef = React.useRef<HTMLInputElement>(null);
+  const memoryRef = React.useRef<HTMLInputElement>(null);
+  /** The job the form was filled from, with the rest of its request (sent as it was) — null for a form of its own. */
+  const [edit, setEdit] = React.useState<IJobEdit | null>(null);
+  /** The field to put the cursor in once the form shows it (a job's edit: its Time limit or Memory). */
+  const [focusOn, setFocusOn] = React.useState<{ field: EditFocus | 'gpus'; serial: number } | null>(null);
+  const carried = edit?.carried ?? null;
+  /** Whether the CPU cores and Memory fields show: a job's edit that has them or needs Memory (else the form as it was). */
+  const [extras, setExtras] = React.useState(false);
 
   // what the form sends: the team and priority its lists show (a team no longer offered is the default
   // again; a class not granted in the chosen team is the first one that is)
@@ -459,7 +683,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     async (v: ISubmitValues) => {
       let body: SubmitRequest;
       try {
-        body = submitBodyFrom(effective(v), serverRoot, trans);
+        body = editedBody(submitBodyFrom(effective(v), serverRoot, trans), carried);
       } catch (err) {
         setFeedback({ text: describeError(err), kind: 'error' });
         return;
@@ -479,9 +703,12 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         }
       }
     },
-    [model, serverRoot, trans, effective]
+    [model, serverRoot, trans, effective, carried]
   );
 
+  // the check a timer runs is the form's latest (a job's edit carries fields the render before it had not)
+  const latestDryRun = React.useRef(dryRun);
+  latestDryRun.current = dryRun;
   const schedule = (v: ISubmitValues, delay = 600): void => {
     if (!model.supports('dryrun') || !v.path.trim()) {
       return;
@@ -491,20 +718,36 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     }
     timer.current = setTimeout(() => {
       timer.current = null;
-      void dryRun(v);
+      void latestDryRun.current(v);
     }, delay);
   };
 
   React.useEffect(() => {
     if (prefill.serial > 0) {
-      const v = { ...values, path: prefill.path, name: '' };
+      const job = prefill.edit ?? null;
+      // a job's edit: its request in every field (s34-panel); a path: that file, the rest as the user left it
+      const v = job ? { ...job.values } : { ...values, path: prefill.path, name: '' };
+      setEdit(job);
       setValues(v);
+      setExtras(!!job && !!(v.cpu || v.memory || job.focus === 'memory'));
+      unknownSubmit.current = null;
+      setFocusOn({ field: job?.focus ?? 'gpus', serial: prefill.serial });
       schedule(v, 0);
-      gpusRef.current?.focus();
     }
     // only a new prefill request re-runs this
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [prefill.serial]);
+
+  React.useEffect(() => {
+    if (focusOn === null) {
+      return;
+    }
+    const input = focusOn.field === 'timeLimit' ? timeLimitRef.current : focusOn.field === 'memory' ? memoryRef.current : gpusRef.current;
+    input?.focus();
+    if (focusOn.field !== 'gpus') {
+      input?.select();
+    }
+  }, [focusOn]);
 
   React.useEffect(
     () => () => {
@@ -525,7 +768,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     event.preventDefault();
     let body: SubmitRequest;
     try {
-      body = submitBodyFrom(effective(values), serverRoot, trans);
+      body = editedBody(submitBodyFrom(effective(values), serverRoot, trans), carried);
     } catch (err) {
       setFeedback({ text: describeError(err), kind: 'error' });
       return;
@@ -671,9 +914,23 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         {field(
           id('timelimit'),
           trans.__('Time limit'),
-          <input id={id('timelimit')} type="text" className="jp-mod-styled jp-sched-submit-timelimit" placeholder={trans.__('e.g. 2h (optional)')} value={values.timeLimit} onChange={set('timeLimit')} />
+          <input id={id('timelimit')} ref={timeLimitRef} type="text" className="jp-mod-styled jp-sched-submit-timelimit" placeholder={trans.__('e.g. 2h (optional)')} value={values.timeLimit} onChange={set('timeLimit')} />
         )}
       </div>
+      {extras || values.cpu || values.memory ? (
+        <div className="jp-sched-row">
+          {field(
+            id('cpu'),
+            trans.__('CPU cores'),
+            <input id={id('cpu')} type="text" className="jp-mod-styled jp-sched-submit-cpu" placeholder={trans.__('e.g. 4 (optional)')} value={values.cpu ?? ''} onChange={set('cpu')} />
+          )}
+          {field(
+            id('memory'),
+            trans.__('Memory'),
+            <input id={id('memory')} ref={memoryRef} type="text" className="jp-mod-styled jp-sched-submit-memory" placeholder={trans.__('e.g. 16GiB (optional)')} value={values.memory ?? ''} onChange={set('memory')} />
+          )}
+        </div>
+      ) : null}
       {field(id('name'), trans.__('Name'), <input id={id('name')} type="text" className="jp-mod-styled jp-sched-submit-name" placeholder={trans.__('default: file name')} value={values.name} onChange={set('name')} />)}
       <div className="jp-sched-actions">
         <button type="button" className="jp-sched-button jp-sched-dryrun-button" onClick={() => void dryRun(values)}>
@@ -683,6 +940,16 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
           {trans.__('Submit')}
         </button>
       </div>
+      {edit ? (
+        <p className="jp-sched-muted jp-sched-submit-carried">
+          {shownText(editNote(edit, trans))}{' '}
+          {edit.carriedWords.length ? (
+            <button type="button" className="jp-sched-button jp-sched-submit-uncarry" onClick={() => setEdit(null)}>
+              {trans.__('Leave these out')}
+            </button>
+          ) : null}
+        </p>
+      ) : null}
       <div className={`jp-sched-feedback jp-sched-feedback-${feedback.kind}`} role="status">
         {shownText(feedback.text) /* the job's name, a node's, a refusal quoting them: hidden characters as escapes (s30) */}
       </div>
@@ -692,7 +959,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
 
 /** The Submit section body. */
 export class SubmitView extends ModelView {
-  private prefillRequest = { path: '', serial: 0 };
+  private prefillRequest: IPrefill = { path: '', serial: 0 };
 
   constructor(
     ctx: ISchedSection.IContext,
@@ -707,6 +974,12 @@ export class SubmitView extends ModelView {
   /** Put a path in the form and check it right away. */
   prefill(path: string): void {
     this.prefillRequest = { path, serial: this.prefillRequest.serial + 1 };
+    this.update();
+  }
+
+  /** Fill the form with a finished job's request ({@link jobEdit}), its field to change focused, and check it. */
+  edit(edit: IJobEdit): void {
+    this.prefillRequest = { path: edit.values.path, serial: this.prefillRequest.serial + 1, edit };
     this.update();
   }
 

@@ -1,0 +1,261 @@
+/**
+ * Session 34, the panel's leftovers of newuser33 N3 and n9:
+ * - n9's next step: Resubmit of a job its time limit stopped (or the out-of-memory killer ended — that one was sent
+ *   again at once) offers "Edit in Submit form": the sidebar's Submit form filled with the job's request (its fields,
+ *   and what the form has no field for — env, working dir, … — carried and named), the field to change focused; and
+ *   "Resubmit anyway". Before, the toast only said "set a longer Time limit in the Submit form": the user retyped it all.
+ * - N3 leftover: while the header says the scheduler is "not answering — showing what it said at T", the Queue's and
+ *   My work's ETAs and "(now)"/"in 2m" were worked out against the browser's clock (a 2-minute-old "ETA 19:01 UTC
+ *   (now)"); they are said as of T, the time of its last answer.
+ */
+import { Notification } from '@jupyterlab/apputils';
+import { StateDB } from '@jupyterlab/statedb';
+import { nullTranslator } from '@jupyterlab/translation';
+import { ServerConnection } from '@jupyterlab/services';
+import { CommandRegistry } from '@lumino/commands';
+import type { Widget } from '@lumino/widgets';
+import { act } from 'react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import plugins, { CommandIDs } from '../src/index';
+import { TOAST_CHARS } from '../src/notify';
+import { SchedSections } from '../src/registry';
+import { QueueView } from '../src/sections';
+import { shownNow } from '../src/sections/base';
+import { editedBody, jobEdit, outOfMemoryToast, resubmitBody, submitBodyFrom } from '../src/sections/submit';
+import type { SchedSidebar } from '../src/sidebar';
+import type { Job, SubmitRequest } from '../src/types';
+import { FakeSchedServer, json, makeJob, queueRow, settle } from './fakeserver';
+import { context, flush, mount, startedModel, text } from './ui';
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  document.body.replaceChildren();
+});
+
+/** A job its 1m time limit stopped: a script with arguments, 2 GPUs of one model, CPU and memory, another team, env. */
+function slowq(overrides: Partial<Job> = {}): Job {
+  return makeJob({
+    id: 'j-slowq', name: 'slowq', state: 'failed', team: 'team-cv', priority: 'low',
+    script: '/srv/root/work/train.py', command: ['--epochs', '3', '--title', 'my run'], working_dir: '/srv/root/work',
+    resources: { gpus: 2, gpu_milli: 1000, gpu_models: ['Simulated GPU 80GB'], workers: 1, cpu_millis: 4000, memory_mib: 16384 },
+    env: { BATCH: '64', SEED: '1' }, time_limit_s: 60,
+    started_at: '2026-12-06T19:00:00Z', finished_at: '2026-12-06T19:01:00Z',
+    message: 'killed by SIGTERM (time limit 1m reached)',
+    ...overrides
+  });
+}
+
+/** A request with the API's second spellings as the first ones, so two requests that ask the same compare equal. */
+function canonical(body: SubmitRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body };
+  const move = (from: string, to: string, read: (v: unknown) => unknown) => {
+    if (from in out) {
+      out[to] = read(out[from]);
+      delete out[from];
+    }
+  };
+  move('cpu', 'cpu_millis', v => Number(v) * 1000);
+  move('memory', 'memory_mib', v => Number(String(v).replace(/GiB$/, '')) * (String(v).endsWith('GiB') ? 1024 : 1));
+  move('time_limit', 'time_limit_s', v => ({ '1m': 60, '3m': 180 })[String(v)] ?? v);
+  return out;
+}
+
+describe('s34 newuser33 N3 leftover: clocks while the scheduler does not answer', () => {
+  it('test_s34_n3_times_are_said_as_of_the_last_answer_while_the_scheduler_does_not_answer', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const t0 = Date.parse('2026-12-06T19:00:00Z');
+    vi.setSystemTime(t0);
+    const eta = new Date(t0 + 120_000).toISOString();
+    const server = new FakeSchedServer();
+    const reason = {
+      code: 'InsufficientGpus', message: 'needs 2 GPUs, 0 free', details: {}, unblock: '', eta, eta_reason: '',
+      text: { summary: 'needs 2 GPUs, 0 free.', eta: 'ETA 19:02 UTC', unblock: '' }
+    };
+    server.queue = [queueRow({ id: 'j-wait', name: 'b-wait2', state: 'pending', reason }, { position: 1 })];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    const line = () => text(view.node.querySelector('.jp-sched-job .jp-sched-reason'));
+    expect(line()).toContain('(in 2m)');
+    // the hub's central service hangs: the forwarder says its loop reconnects
+    server.stream.push('connection', { central: { target: 'the central service', attempt: 1, next_in_s: 1, error: 'timed out', message: 'reconnecting' } });
+    await settle();
+    await flush();
+    expect(model.serverDown).not.toBeNull();
+    vi.setSystemTime(t0 + 5 * 60_000);
+    view.update();
+    await flush();
+    // before: "(now)" — the browser's clock against an answer five minutes old
+    expect(line()).toContain('(in 2m)');
+    expect(line()).not.toContain('(now)');
+    server.stream.push('connection', { central: null });
+    await settle();
+    await flush();
+    expect(model.serverDown).toBeNull();
+    view.update();
+    await flush();
+    expect(line()).not.toContain('(in 2m)');
+    model.dispose();
+  });
+
+  it('test_s34_n3_the_shown_now_is_the_wall_clock_while_answering_and_never_later_than_it', () => {
+    const wall = new Date('2026-12-06T19:05:00Z');
+    const last = new Date('2026-12-06T19:01:00Z');
+    expect(shownNow({ serverDown: null, lastAnswerAt: last }, wall)).toBe(wall);
+    expect(shownNow({ serverDown: 'not answering', lastAnswerAt: last }, wall)).toBe(last);
+    expect(shownNow({ serverDown: 'not answering', lastAnswerAt: null }, wall)).toBe(wall);
+    expect(shownNow({ serverDown: 'not answering', lastAnswerAt: new Date('2026-12-06T19:06:00Z') }, wall)).toBe(wall);
+  });
+});
+
+describe('s34 newuser33 n9: Resubmit → the Submit form filled with the job', () => {
+  it('test_s34_n9_a_jobs_edit_fills_the_forms_fields_and_carries_the_rest_so_nothing_of_its_request_is_lost', () => {
+    const job = slowq({ image: 'python:3.11', port: 8000 });
+    const edit = jobEdit(job, '/srv/root', 'team-ml', 'timeLimit');
+    expect(edit.values).toEqual({
+      path: 'work/train.py', args: "--epochs 3 --title 'my run'", gpus: '2', model: 'Simulated GPU 80GB', priority: 'low',
+      timeLimit: '1m', name: 'slowq', team: 'team-cv', cpu: '4', memory: '16GiB'
+    });
+    expect(edit.carriedWords).toEqual(['env BATCH, SEED', 'working dir /srv/root/work', 'image python:3.11', 'port 8000']);
+    // unchanged, the form sends what Resubmit sends (in the form's spellings)
+    const sent = editedBody(submitBodyFrom(edit.values, '/srv/root'), edit.carried);
+    expect(canonical(sent)).toEqual(canonical(resubmitBody(job)));
+    // a notebook's parameters come back as the words that give them again; a 0 limit ("none") as 0
+    const nb = jobEdit(makeJob({ script: null, notebook: '/srv/root/a.ipynb', parameters: { days: 3, region: 'eu', tag: '7' }, time_limit_s: 0, unlimited: true } as Partial<Job>), '/srv/root');
+    expect(nb.values.args).toBe('days=3 region=eu \'tag="7"\'');
+    expect(submitBodyFrom(nb.values, '/srv/root').parameters).toEqual({ days: 3, region: 'eu', tag: '7' });
+    expect(nb.values.timeLimit).toBe('0');
+    // a limit with seconds is said exactly (the compact "1h05m" would shorten it)
+    expect(jobEdit(slowq({ time_limit_s: 3930 })).values.timeLimit).toBe('1h5m30s');
+  });
+
+  it('test_s34_n9_resubmit_of_a_time_limit_stop_opens_the_filled_form_with_time_limit_focused_and_sends_the_edit', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, teams: ['team-ml', 'team-cv'] } as typeof server.me;
+    server.jobs = [slowq()];
+    server.routes.set('GET jobs/j-slowq', () => json(200, server.jobs[0]));
+    const posted: SubmitRequest[] = [];
+    server.routes.set('POST jobs', body => {
+      posted.push(body as SubmitRequest);
+      return json(201, makeJob({ id: 'j-new', name: 'slowq', state: 'pending' }));
+    });
+    server.routes.set('POST dryrun', () => json(200, { fits: true, never: false, allocation: null, reason: null, eta: null, would_preempt: [], job: makeJob() }));
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const { model, sidebar, fake } = await activated(server);
+    await fake.app.commands.execute(CommandIDs.resubmit, { id: 'j-slowq' });
+    expect(posted).toEqual([]); // asked first (newuser32 n8)
+    const [said, options] = warning.mock.calls.at(-1)!;
+    expect(said.length).toBeLessThanOrEqual(TOAST_CHARS);
+    expect(said.endsWith('set a longer Time limit in the Submit form.')).toBe(true);
+    const actions = (options as Notification.IOptions<unknown>).actions ?? [];
+    // before: one action, "Resubmit with the same limit"; the form was left empty
+    expect(actions.map(a => a.label)).toEqual(['Edit in Submit form', 'Resubmit anyway']);
+    await act(async () => {
+      actions[0].callback(new MouseEvent('click'));
+    });
+    await flush();
+    const input = (cls: string) => sidebar.node.querySelector(`.jp-sched-submit-${cls}`) as HTMLInputElement;
+    expect(input('path').value).toBe('/srv/root/work/train.py');
+    expect(input('args').value).toBe("--epochs 3 --title 'my run'");
+    expect(input('gpus').value).toBe('2');
+    expect(input('timelimit').value).toBe('1m');
+    expect(input('cpu').value).toBe('4');
+    expect(input('memory').value).toBe('16GiB');
+    expect(input('name').value).toBe('slowq');
+    expect((sidebar.node.querySelector('.jp-sched-submit-team') as HTMLSelectElement).value).toBe('team-cv');
+    expect(document.activeElement).toBe(input('timelimit'));
+    expect(text(sidebar.node.querySelector('.jp-sched-submit-carried'))).toBe(
+      'From slowq (j-slowq): also sends env BATCH, SEED; working dir /srv/root/work. Leave these out'
+    );
+    await act(async () => {
+      const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
+      setter.call(input('timelimit'), '3m');
+      input('timelimit').dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await act(async () => {
+      sidebar.node.querySelector('form.jp-sched-submit')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    });
+    await vi.waitFor(() => expect(posted).toHaveLength(1));
+    expect(posted[0]).toMatchObject({
+      script: '/srv/root/work/train.py', args: ['--epochs', '3', '--title', 'my run'], gpus: 2, gpu_models: ['Simulated GPU 80GB'],
+      cpu: 4, memory: '16GiB', time_limit: '3m', team: 'team-cv', priority: 'low', name: 'slowq',
+      env: { BATCH: '64', SEED: '1' }, working_dir: '/srv/root/work'
+    });
+    model.dispose();
+  });
+
+  it('test_s34_n9_resubmit_of_a_job_killed_out_of_memory_asks_first_and_focuses_memory', async () => {
+    const server = new FakeSchedServer();
+    const listed = slowq({ time_limit_s: 3600, message: 'killed by SIGKILL (likely out of memory: its memory cgroup counted 1 out-of-memory kill; memory limit 16.0 GiB)' });
+    server.jobs = [listed];
+    // GET jobs/{id} says it (the list does not)
+    server.routes.set('GET jobs/j-slowq', () => json(200, { ...listed, ended_out_of_memory: true }));
+    const posted: unknown[] = [];
+    server.routes.set('POST jobs', body => {
+      posted.push(body);
+      return json(201, makeJob({ id: 'j-new', name: 'slowq', state: 'pending' }));
+    });
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const { model, sidebar, fake } = await activated(server);
+    await fake.app.commands.execute(CommandIDs.resubmit, { id: 'j-slowq' });
+    // before: sent again at once, to be killed the same way
+    expect(posted).toEqual([]);
+    const [said, options] = warning.mock.calls.at(-1)!;
+    expect(said).toBe('slowq ran out of memory (its memory 16GiB); as it was, it would again — ask for more Memory in the Submit form.');
+    const actions = (options as Notification.IOptions<unknown>).actions ?? [];
+    expect(actions.map(a => a.label)).toEqual(['Edit in Submit form', 'Resubmit anyway']);
+    await act(async () => {
+      actions[0].callback(new MouseEvent('click'));
+    });
+    await flush();
+    const memory = sidebar.node.querySelector('.jp-sched-submit-memory') as HTMLInputElement;
+    expect(memory.value).toBe('16GiB');
+    expect(document.activeElement).toBe(memory);
+    await act(async () => {
+      actions[1].callback(new MouseEvent('click'));
+    });
+    await vi.waitFor(() => expect(posted).toHaveLength(1)); // "Resubmit anyway" sends it as it was
+    model.dispose();
+  });
+
+  it('test_s34_n9_the_out_of_memory_toast_keeps_its_fix_whole_whatever_the_name', () => {
+    for (const name of ['oomy', 'x'.repeat(200)]) {
+      const said = outOfMemoryToast(name, '16GiB');
+      expect(said.length).toBeLessThanOrEqual(TOAST_CHARS);
+      expect(said.endsWith('ask for more Memory in the Submit form.')).toBe(true);
+    }
+  });
+});
+
+const [, , sidebarPlugin] = plugins;
+
+/** The sidebar plugin in a stand-in application (as test/plugins.test.ts): real commands, model on the API double. */
+async function activated(server: FakeSchedServer) {
+  const { model } = await startedModel(server);
+  const added: { widget: Widget; area: string }[] = [];
+  const app = {
+    commands: new CommandRegistry(),
+    shell: {
+      add: (widget: Widget, area: string) => {
+        added.push({ widget, area });
+        if (area === 'left') {
+          document.body.appendChild(widget.node);
+        }
+      },
+      activateById: () => undefined,
+      currentWidget: null
+    },
+    serviceManager: { serverSettings: ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }) },
+    contextMenuHitTest: () => null,
+    restored: Promise.resolve()
+  };
+  const palette = { addItem: () => undefined };
+  await sidebarPlugin.activate(app as never, model, new SchedSections(), nullTranslator, null, new StateDB(), null, palette, null, null);
+  await settle();
+  await flush();
+  const sidebar = added.find(a => a.area === 'left')!.widget as SchedSidebar;
+  await vi.waitFor(() => expect(sidebar.sectionIds).toContain('submit'));
+  await flush();
+  return { model, sidebar, fake: { app } };
+}
