@@ -516,6 +516,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage/claimed-ends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admins: settled jobs whose recorded end is suspect - their own exit.json's claim made while the service was down with nothing bounding it, or an end impossible by the record (after its end was recorded, in the future, at its start, before a service, a progress report or an audit record saw it running) - each with why, the range a corrected end may take and the suggested end (red33 R3). A non-admin is 403 (audited). */
+        get: operations["listClaimedEnds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Admins: set a settled job's end within the range GET usage/claimed-ends gives (end left out: the suggested end), with a reason; its last attempt's usage follows (GPU-hours, fair share, budgets). Audited (end_corrected: who, before and after, GPU-hours, reason); a non-admin is 403 (audited); bad input 400 naming the field. */
+        post: operations["correctJobEnd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage/waste": {
         parameters: {
             query?: never;
@@ -830,6 +866,45 @@ export interface components {
             /** @description refused and not_found: why, in the words of DELETE jobs/{id}'s refusal (its 403 for refused, e.g. 'j-… is another user's job: you may cancel only your own'; its 404 for not_found); null otherwise */
             message?: string | null;
         };
+        /** @description A settled job whose end is suspect, and the range a corrected end may take. */
+        ClaimedEnd: {
+            job_id: string;
+            user: string;
+            team: string;
+            state: string;
+            /** @description GPUs it held (all workers) */
+            gpus: number;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description the end recorded now
+             */
+            finished_at: string;
+            /**
+             * Format: date-time
+             * @description when the service recorded its end
+             */
+            settled_at?: string | null;
+            /**
+             * Format: date-time
+             * @description no corrected end before this: its start and the last sign it ran
+             */
+            earliest: string;
+            /**
+             * Format: date-time
+             * @description no corrected end after this: when its end was recorded (or now)
+             */
+            latest: string;
+            /**
+             * Format: date-time
+             * @description the claimed end kept within earliest..latest
+             */
+            suggested: string;
+            /** @description GPU-hours its usage charges now */
+            gpu_hours: number;
+            why: components["schemas"]["EndSuspicion"][];
+        };
         ClusterUtilization: {
             /** @description mean over valid readings; suspect and blank ones add 0 % */
             percent: number;
@@ -872,6 +947,33 @@ export interface components {
             /** @description running work on the node */
             work: components["schemas"]["NodeWork"][];
             /** @description what was done (or would be), one sentence or two */
+            text: string;
+        };
+        /** @description ``POST jobs/{job_id}/end``: set a settled job's end (its usage follows); audited ``end_corrected``. */
+        CorrectEndRequest: {
+            /**
+             * @description why (kept in the audit record)
+             * @example red33 R3: claimed while the service was down
+             */
+            reason: string;
+            /**
+             * @description the corrected end, ISO 8601 with its zone, within the range GET usage/claimed-ends gives; null: the suggested end
+             * @example 2026-12-06T18:52:10Z
+             */
+            end?: string | null;
+        };
+        /** @description What the correction did. */
+        CorrectEndResponse: {
+            job_id: string;
+            user: string;
+            /** Format: date-time */
+            before: string;
+            /** Format: date-time */
+            after: string;
+            gpu_hours_before: number;
+            gpu_hours_after: number;
+            /** @description usage intervals closed at the new end */
+            usage_rows: number;
             text: string;
         };
         /**
@@ -1218,6 +1320,18 @@ export interface components {
             job: components["schemas"]["Job"];
             /** @description what its submit would say about the request, the same sentences (newuser31 n13), e.g. 'memory 64 is read as 64 MiB (a bare number is MiB)' or 'time_limit 90 is 90 seconds'; empty when there is nothing to know */
             warnings?: string[];
+        };
+        /** @description One reason an end is suspect. */
+        EndSuspicion: {
+            /** @description claimed_unbounded, after_settled, in_future, ran_nothing, seen_after_end, reported_after_end or alive_after_end */
+            code: string;
+            /** @description the reason in words */
+            text: string;
+            /**
+             * Format: date-time
+             * @description the time it names (UTC)
+             */
+            at?: string | null;
         };
         /**
          * @description What went wrong (:mod:`jupyter_sched.errors`): 4xx answers name the input ``field`` at fault
@@ -1968,6 +2082,12 @@ export interface components {
             notice?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description ``GET usage/claimed-ends``: the suspect ends, newest first. */
+        ListClaimedEndsResponse: {
+            ends: components["schemas"]["ClaimedEnd"][];
+            /** @description a summary in words */
+            text: string;
         };
         /** @description Runs, newest first. */
         ListDefinitionRunsResponse: components["schemas"]["DefinitionRun"][];
@@ -4318,6 +4438,54 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["GetUsageReportResponse"];
                     "text/csv": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listClaimedEnds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suspect ends, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListClaimedEndsResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    correctJobEnd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorrectEndRequest"];
+            };
+        };
+        responses: {
+            /** @description The correction */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CorrectEndResponse"];
                 };
             };
             default: components["responses"]["Error"];
