@@ -256,7 +256,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "simulated_gpu_memory_mib": self.simulated_gpu_memory_mib,
             "inventory_refresh_s": self.inventory_refresh_s,
             "node_name": self.node_name or None, "job_memory_mib": int(self.job_memory_mib),
-            "cycle_interval_s": self.cycle_interval,
+            "cycle_interval_s": self.cycle_interval, "leader_lease_ttl_s": self.leader_lease_ttl_s,
             "cycle_coalesce_s": self.cycle_coalesce, "cycle_steps_aside": self.cycle_steps_aside,
             "quotas": list(self.quotas), "unlisted_team_borrowing_limit": self.unlisted_team_borrowing_limit,
             "profiles": dict(self.profiles), "admin_users": sorted(self.admin_users),

@@ -228,6 +228,16 @@ class PolicyConfig(Configurable):
         (time limits, backoff expiry, idle windows); shorter costs CPU for little gain.""",
     )
 
+    leader_lease_ttl_s = Float(
+        15.0,
+        config=True,
+        help="""Seconds the store's leader lease lasts without renewal: with several servers on one store
+        (or a restart after a crash), the one that schedules is replaced this long after it stopped
+        renewing. A clean stop hands the lease back at once. Default: 15 s (the leader renews it every
+        second); shorter replaces a crashed leader sooner, but a leader paused longer than this (a
+        loaded host, a VM migration) loses it and steps down.""",
+    )
+
     cycle_coalesce = Float(
         0.1,
         config=True,
@@ -333,6 +343,13 @@ class PolicyConfig(Configurable):
         value = float(proposal["value"])
         if not 0.0 <= value <= 5.0:
             raise config_error("cycle_coalesce", value, "must be 0..5 seconds", "set e.g. 0.1")
+        return value
+
+    @validate("leader_lease_ttl_s")
+    def _check_leader_lease_ttl(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 2.0 <= value <= 3600:  # the leader renews every min(1 s, ttl / 4)
+            raise config_error("leader_lease_ttl_s", value, "must be 2..3600 seconds", "set e.g. 15 (the default)")
         return value
 
     @validate("cycle_interval")

@@ -159,7 +159,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     Keys used: ``db_url``, ``log_dir``, ``max_log_mib``, ``max_user_log_mib``, ``min_log_free_mib``, ``job_pids_max``, ``job_memory_mib``
     (:mod:`..executors.limits`), ``inventory_source``, ``inventory_file``,
     ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
-    ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
+    ``inventory_refresh_s``, ``cycle_interval_s``, ``leader_lease_ttl_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
     (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
     non-empty they replace the stored quota lines at start, with an audit record),
     ``profiles``, ``admin_users`` (embedded team holds), ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
@@ -331,6 +331,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        default_time_limit_s=settings.get("default_time_limit_s"),
                        cycle_interval_s=float(settings.get("cycle_interval_s", 5.0)),
                        cycle_coalesce_s=float(settings.get("cycle_coalesce_s", 0.1)),
+                       lease_ttl_s=float(settings.get("leader_lease_ttl_s", 15.0)),
                        cycle_steps_aside=bool(settings.get("cycle_steps_aside", True)),
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,

@@ -32,7 +32,8 @@ JOB = "import time; print('before the restart', flush=True); time.sleep(12); pri
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path / "lab", simulated_gpus=1)
+    # a 5-s leader lease: the restarted server leads (and sees the job end) without waiting out the 15-s default
+    srv = EmbeddedServer.start(tmp_path / "lab", simulated_gpus=1, leader_lease_ttl_s=5)
     try:
         yield srv
     finally:

@@ -78,7 +78,8 @@ def test_s24_hubadmin23_a18_logs_follow_and_the_magics_wait_and_logs_ride_out_a_
     sleeper = tmp_path / "sleeper.py"
     sleeper.write_text("import time\ntime.sleep(15)\nprint('slept', flush=True)\n")
     monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1)
+    # a 5-s leader lease: the restarted server leads without waiting out the 15-s default (session 34)
+    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
     try:
         follow_id, wait_id = _job(server, "ride-log", lines), _job(server, "ride-wait", sleeper)
         following = _Worker(lambda: server.cli("logs", "-f", follow_id))

@@ -85,7 +85,8 @@ class _Relay(BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def relayed(tmp_path: Path, *, deliver: bool) -> Iterator[tuple[EmbeddedServer, str]]:
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1)
+    # a 5-s leader lease: the restarted server leads without waiting out the 15-s default (session 34)
+    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
     _Relay.server_under, _Relay.deliver, _Relay.lost, _Relay.posts = server, deliver, 0, 0
     try:
         with serve_service_double(_Relay) as url:

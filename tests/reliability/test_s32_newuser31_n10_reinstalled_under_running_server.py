@@ -84,7 +84,8 @@ def test_newuser31_n10_a_reinstall_under_a_running_server_holds_jobs_pending_wit
     _copy_package(editable, "4ed6989")
     # the server imports the wheel's copy; once that is gone, the same interpreter imports the editable one
     monkeypatch.setattr(harness, "ROOT", Path(f"{wheel}:{editable}"))
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1)
+    # a 5-s leader lease: the restarted server leads without waiting out the 15-s default (session 34)
+    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
     try:
         (wheel / "jupyter_sched").rename(wheel / "jupyter_sched-0.1.0.removed")  # pip install -e: the wheel's files go
         first = _submit(server, "n10-first")
