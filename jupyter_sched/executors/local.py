@@ -125,10 +125,11 @@ from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .bound_ports import port_bound as _port_bound
 from .disk_space import LogDisk
+from .folder_cleaner import FolderCleaner
 from .install_check import InstallWatch
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
-from .log_budget import LogBudget, remove_extra
+from .log_budget import LogBudget
 from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
@@ -302,6 +303,9 @@ def carried_files(job: Job) -> dict[str, str]:
         files[_NOTEBOOK_IN] = spec.notebook_json
     return files
 
+
+CLEAN_WAIT_S = 30.0
+"""Most seconds a stopping executor waits for job folders still being cleaned (:meth:`LocalExecutor.detach`)."""
 
 _KERNEL_PATH_KEYS = frozenset({
     "HOME", "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_PREFER_ENV_PATH", "JUPYTER_PLATFORM_DIRS", "XDG_DATA_HOME",
@@ -637,6 +641,8 @@ class LocalExecutor:
         self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes)
         self.log_disk = LogDisk(min_log_free_bytes)
         self.writes = WriteWatch(min_free_bytes=min_log_free_bytes)
+        self._cleaner = FolderCleaner()  # a folder-stopped job's end, beside the engine (red34 R2)
+        self._cleaning: dict[str, _Tracked] = {}  # such jobs, their logs counted once their folders are clean
         """What running jobs write, looked at from outside their account each :meth:`poll` (:mod:`.outside_caps`)."""
         self._oom_said = False
         self.limits = limits
@@ -1446,6 +1452,10 @@ class LocalExecutor:
         events: list[ExecutorEvent] = []
         now = self._monotonic()
         running: list[Running] = []
+        for job_id in self._cleaner.done():  # folders cleaned beside the engine: their logs counted now
+            cleaned = self._cleaning.pop(job_id, None)
+            if cleaned is not None:
+                self._counted_end(cleaned)
         for job_id, t in list(self._jobs.items()):
             if t.launch_by is not None:
                 self._watch_launch(t, now)
@@ -1455,7 +1465,6 @@ class LocalExecutor:
                 elif t.stopping:
                     _close_control(self._jobs.pop(job_id))
                     self._held_at_end(t)
-                    self._counted_end(t)
                     events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
                                          "stopped while waiting to restart"))
                 continue
@@ -1484,7 +1493,6 @@ class LocalExecutor:
                 continue
             _close_control(self._jobs.pop(job_id))
             self._held_at_end(t)
-            self._counted_end(t)
             events.append(_with_signalled(ended, t))
         self._hold_writes(running)
         return events
@@ -1536,10 +1544,14 @@ class LocalExecutor:
             cut_log(Running(job_id=t.job.id, wrapper_pid=None, job_dir=t.job_dir, owner_uid=t.owner_uid,
                             log_cap=t.log_cap, setting=self._cap_setting(t.log_cap)), t.log_cap)
         _append_log(t, _unsaid(t, cut=cut))
-        if t.folder_stop:
-            remove_extra(t.job_dir, t.owner_uid)
+        if t.folder_stop:  # what it left may be tens of thousands of files: sealed and removed beside the
+            # engine, its log counted once that is done (red34 R2: removed here, 13 s of no scheduling)
+            self._cleaning[t.job.id] = t
+            self._cleaner.clean(t.job.id, t.job_dir, t.owner_uid)
+            return
         if t.owner_uid is not None:  # nothing of it runs: its folder is the service's (red31 R1 variant)
             seal(t.job_dir, t.owner_uid)
+        self._counted_end(t)
 
     def _readiness(self, t: _Tracked, now: float) -> list[ExecutorEvent]:
         """:class:`Ready` once a running service's own process listens on its port; :class:`NotReady`
@@ -1698,11 +1710,18 @@ class LocalExecutor:
         return frozenset(out)
 
     def detach(self) -> None:
-        """Forget every job without signalling it (they keep running; the next server adopts them)."""
+        """Forget every job without signalling it (they keep running; the next server adopts them). Folders
+        still being cleaned (:class:`.folder_cleaner.FolderCleaner`) are waited for, up to
+        :data:`CLEAN_WAIT_S`: a stopping service leaves none half sealed."""
         for t in self._jobs.values():
             _close_control(t)
         self._jobs.clear()
         self.writes.forget()
+        deadline = time.monotonic() + CLEAN_WAIT_S
+        while self._cleaner.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self._cleaner.busy():
+            log.warning("stopping with job folders still being cleaned: %s", ", ".join(sorted(self._cleaning)))
 
     # -- internals ---------------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ counts, never times (the tests poll the executor themselves, as the engine's tic
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,7 +144,45 @@ def test_red30_r3_a_running_job_folder_past_its_count_of_files_is_stopped(
     assert ended.message.startswith(f"its job folder {folder} held more than {bound} files and folders (or folders "
                                     f"nested over 64 deep) beside its log while it ran, over the {bound} files / "
                                     "64 MiB"), ended.message
-    assert not (folder / "a").exists()
+    wait_cleaned(ex, folder / "a")
+
+
+def wait_cleaned(ex: LocalExecutor, leftover: Path) -> None:
+    """Poll until the folder cleaner (beside the engine, red34 R2) removed ``leftover``; fails after 60 s."""
+    deadline = time.monotonic() + 60
+    while leftover.exists() or ex._cleaner.busy():
+        assert time.monotonic() < deadline, f"{leftover} was not removed"
+        ex.poll()
+        time.sleep(0.05)
+    ex.poll()  # the cleaned folders' ends counted
+
+
+def test_red34_r2_a_folder_stopped_jobs_leftovers_are_removed_beside_the_engine_not_on_its_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """red34 R2: a job stopped for the files in its folder (one that ignores SIGTERM writes on through its grace)
+    had its leftovers removed in the executor's poll — the engine's thread: four such 0-GPU jobs of one user held
+    every start and end on a hub for 13 s. The poll reports the end at once; the folder is sealed and emptied by the
+    folder cleaner's own thread, and the job's log is counted in its owner's total only after that (what it left is
+    never counted against the owner's older jobs)."""
+    from jupyter_sched.executors import folder_cleaner
+
+    monkeypatch.setattr(outside_caps, "FOLDER_FILES", 40)
+    removed_on: list[str] = []
+    remove = folder_cleaner.remove_extra
+
+    def recorded(folder: Path, owner_uid: int | None) -> int:
+        removed_on.append(threading.current_thread().name)
+        return remove(folder, owner_uid)
+
+    monkeypatch.setattr(folder_cleaner, "remove_extra", recorded)
+    ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=CAP, max_user_log_bytes=CAP * 4)
+    start_writer(ex, tmp_path, FIND_FOLDER + "os.makedirs(os.path.join(folder, 'a'))\n"
+                 "for i in range(300): open(os.path.join(folder, 'a', f'f{i}'), 'w').close()\n")
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and "held more than 40 files" in ended.message, ended.message
+    wait_cleaned(ex, ex.job_dir("j-1") / "a")
+    assert removed_on and threading.current_thread().name not in removed_on, removed_on
+    assert ex._cleaning == {}  # counted once clean
 
 
 @pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
