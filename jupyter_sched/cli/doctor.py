@@ -351,6 +351,18 @@ def _rotate(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err
     return EXIT_OK
 
 
+def _suspect_ends_note(store: Store) -> str | None:
+    """A scan's line when finished jobs' ends are suspect (``doctor ends`` lists them), else None."""
+    from ..store.claimed_ends import suspect_ends
+
+    with store.transaction(write=False) as tx:
+        found = suspect_ends(tx, datetime.now(timezone.utc), limit=1000)
+    if not found:
+        return None
+    return (f"ends: {len(found)}{'+' if len(found) >= 1000 else ''} finished job(s) whose end is suspect (their own "
+            "claim while the service was down, or impossible by the record): jupyter-sched doctor ends")
+
+
 def _ends(store: Store, args: argparse.Namespace, out: TextIO) -> int:
     """``doctor ends``: the suspect ends (exit 1 when any)."""
     from ..store.claimed_ends import suspect_ends, when
@@ -878,6 +890,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             overlaps = usage_overlaps(store, runaways) if read is not None and not args.json else []
             if read is not None and not args.json:
                 _print_overlaps(overlaps, stdout)
+                if said := _suspect_ends_note(store):  # red33 R3's old rows: said where an admin looks first
+                    stdout.write(said + "\n")
                 stdout.write(_isolation(hub=not choice.embedded) + "\n")
                 stdout.write(_command_lines() + "\n")
                 if not choice.embedded:  # a hub's store: its service's settings here

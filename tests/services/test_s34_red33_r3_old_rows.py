@@ -80,6 +80,8 @@ def test_red33_r3_old_rows_are_listed_with_why_and_an_admin_corrects_one_with_us
     assert listed[future]["suggested"] == (start + timedelta(seconds=6)).isoformat()
     code, text, _ = _doctor(store, "ends")
     assert code == doctor.EXIT_FOUND and "the audit log shows it alive at" in text and "in the future" in text, text
+    _, scanned, _ = _doctor(store)  # the admin's first look says so
+    assert "ends: 2 finished job(s) whose end is suspect" in scanned and "jupyter-sched doctor ends" in scanned
 
     # bad input: the field named, nothing changed
     bad_end = (start + timedelta(hours=1)).isoformat()
