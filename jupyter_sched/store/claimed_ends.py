@@ -10,8 +10,9 @@ claim, each with why — from the record where it says so, else from figures no 
 
 * ``claimed_unbounded``: settled "(while the server was down)" with no stored last-seen time (before the bound,
   or never seen by a poll): only its start bounded the owner's word;
-* ``after_settled``: it ends after the service recorded its end (the terminal audit record's time);
-* ``in_future``: it ends after now;
+* ``after_settled``: it ends after the service recorded its end (the terminal audit record's time), by more than
+  :data:`SKEW_S` (another clock's end, a pod's, may run a little ahead);
+* ``in_future``: it ends after now (by more than :data:`SKEW_S`);
 * ``ran_nothing``: it ends at its start (a claim before its start is taken as its start);
 * ``seen_after_end``: a service saw it running after it (``seen_running_at``);
 * ``reported_after_end``: it reported progress after it (``job_progress.reported_at``);
@@ -33,7 +34,7 @@ runtimes read the end the store records, so they follow.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import sqlalchemy as sa
@@ -60,6 +61,10 @@ SETTLED = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 """States an end claim settles in (a lost job's end is the service's own time)."""
 
 _MAX_REASON = 500
+
+SKEW_S = 60.0
+"""Seconds an end may lie after its record or now before it is called impossible: another clock (a Kubernetes
+node's, for a pod's end) may run ahead of the service's; a claim a minute long is worth no admin's time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +202,11 @@ def _look(tx: StoreTx, job_id: str, now: datetime) -> SuspectEnd | None:
         why.append(Suspicion("claimed_unbounded", "its end is what its own exit.json said while the service was "
                              "down, settled before ends were bounded by when a service last saw it running: only "
                              "its start bounded it"))
-    if settled_at is not None and end > settled_at:
+    skew = timedelta(seconds=SKEW_S)
+    if settled_at is not None and end > settled_at + skew:
         why.append(Suspicion("after_settled", f"it ends at {when(end)}, after the service recorded its end at "
                              f"{when(settled_at)}", settled_at))
-    if end > now:
+    if end > now + skew:
         why.append(Suspicion("in_future", f"it ends at {when(end)}, in the future", end))
     if end <= start:
         why.append(Suspicion("ran_nothing", f"it ends at its start ({when(start)}): it ran 0 s", start))
