@@ -296,7 +296,7 @@ class JobsService:
         the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
         which checks that the caller may read them. ``asked_at``: when the request arrived
         (``time.monotonic()``; :meth:`Store.counters_now`)."""
-        if user is None or request.all or request.user not in (None, user):
+        if user is None or request.all or request.user not in (None, user) or request.idempotency_key is not None:
             return None
         kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request), asked_at)
         return kept
@@ -1125,6 +1125,8 @@ class JobsService:
             AuthorizationError: a non-admin asked for another user's or everyone's (audited).
             ValidationError: an unknown state, or a cursor this server did not write.
         """
+        if request.idempotency_key is not None:  # did my submit with this key make a job? (newuser33 N3)
+            return self._made_with_key(caller, request.idempotency_key)
         others = request.all or (request.user is not None and request.user != caller.user)
         if others:
             what = "leases" if kind is JobKind.LEASE else "jobs"  # GET leases said "jobs" (new user 11, N6)
@@ -1161,6 +1163,26 @@ class JobsService:
             answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
             self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
+
+    def _made_with_key(self, caller: Caller, key: str) -> JobsPage:
+        """The page of ``GET jobs?idempotency_key=key``: the caller's job their submit with ``key`` made, or none.
+        Another user's key of the same text is another row (:mod:`..store.submit_keys`), so this never finds theirs;
+        a job made and since deleted lists nothing.
+
+        Raises:
+            ValidationError: not a submit key (field ``idempotency_key``).
+        """
+        check_key(key)
+        record: JobRecord | None = None
+        with self.ctx.store.transaction(write=False) as tx:
+            found = find_key(tx.conn, caller.user, key)
+            if found is not None:
+                try:
+                    record = tx.get_job(found[0])
+                except NotFoundError:
+                    record = None
+        rows = [] if record is None else [self._row(caller, record, self.ctx.simulated())]
+        return JobsPage(jobs=ListJobsResponse(rows), next_cursor=None)
 
     def _row(self, caller: Caller, record: JobRecord, simulated: bool, report: StoredProgress | None = None, *,
              devices: frozenset[str] | None = None, sick: Mapping[str, GPU] | None = None) -> JobView:

@@ -3540,6 +3540,8 @@ export interface operations {
                 since?: string | null;
                 /** @description only work submitted before this time (ISO 8601 with offset) */
                 until?: string | null;
+                /** @description the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or none when it made none — how a client whose submit got no answer learns its outcome without sending it again (newuser33 N3); the other filters are not read with it. The server keeps each user's newest 1,000 keys */
+                idempotency_key?: string | null;
             };
             header?: never;
             path?: never;
@@ -3795,6 +3797,8 @@ export interface operations {
                 since?: string | null;
                 /** @description only work submitted before this time (ISO 8601 with offset) */
                 until?: string | null;
+                /** @description the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or none when it made none — how a client whose submit got no answer learns its outcome without sending it again (newuser33 N3); the other filters are not read with it. The server keeps each user's newest 1,000 keys */
+                idempotency_key?: string | null;
             };
             header?: never;
             path?: never;

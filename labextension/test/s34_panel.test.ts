@@ -4,6 +4,8 @@
  *   again at once) offers "Edit in Submit form": the sidebar's Submit form filled with the job's request (its fields,
  *   and what the form has no field for — env, working dir, … — carried and named), the field to change focused; and
  *   "Resubmit anyway". Before, the toast only said "set a longer Time limit in the Submit form": the user retyped it all.
+ * - newuser33 N3 nit: once the scheduler answered again and the job a Submit of unknown outcome made was in My work,
+ *   the form still said "may or may not have been submitted"; it now asks by the submit's key and says which.
  * - N3 leftover: while the header says the scheduler is "not answering — showing what it said at T", the Queue's and
  *   My work's ETAs and "(now)"/"in 2m" were worked out against the browser's clock (a 2-minute-old "ETA 19:01 UTC
  *   (now)"); they are said as of T, the time of its last answer.
@@ -22,7 +24,8 @@ import { TOAST_CHARS } from '../src/notify';
 import { SchedSections } from '../src/registry';
 import { QueueView } from '../src/sections';
 import { shownNow } from '../src/sections/base';
-import { editedBody, jobEdit, outOfMemoryToast, resubmitBody, submitBodyFrom } from '../src/sections/submit';
+import { editedBody, jobEdit, outOfMemoryToast, resubmitBody, submitBodyFrom, SubmitView } from '../src/sections/submit';
+import { SUBMIT_TIMINGS } from '../src/submitting';
 import type { SchedSidebar } from '../src/sidebar';
 import type { Job, SubmitRequest } from '../src/types';
 import { FakeSchedServer, json, makeJob, queueRow, settle } from './fakeserver';
@@ -259,3 +262,72 @@ async function activated(server: FakeSchedServer) {
   await flush();
   return { model, sidebar, fake: { app } };
 }
+
+describe('s34 newuser33 N3 nit: a Submit of unknown outcome is told once the scheduler answers', () => {
+  const central = (state: unknown) => ({ central: state });
+  const hung = { target: 'the central service', attempt: 1, next_in_s: 1, error: 'timed out', message: 'reconnecting' };
+
+  for (const made of [true, false]) {
+    it(`test_newuser33_n3_nit_the_submit_status_says_whether_it_was_made_once_the_scheduler_answers_${made ? 'made' : 'not_made'}`, async () => {
+      const saved = { ...SUBMIT_TIMINGS };
+      Object.assign(SUBMIT_TIMINGS, { attemptMs: 20, giveUpMs: 120, pauseMs: 1 });
+      try {
+        const server = new FakeSchedServer();
+        const posted: string[] = [];
+        const asked: string[] = [];
+        const job = makeJob({ id: 'j-during', name: 'b-during', state: 'pending' });
+        server.routes.set('POST jobs', (_body, query) => {
+          posted.push(query.get('idempotency_key') ?? '');
+          return new Promise<Response>(() => undefined) as unknown as Response; // the hung service: no answer
+        });
+        server.routes.set('GET jobs', (_body, query) => {
+          const key = query.get('idempotency_key');
+          if (key === null) {
+            return json(200, server.jobs);
+          }
+          asked.push(key);
+          return json(200, made && key === posted[0] ? [job] : []);
+        });
+        const { model } = await startedModel(server, 'jobs');
+        const view = await mount(new SubmitView(context(model), '', () => undefined));
+        const form = view.node;
+        server.stream.push('connection', central(hung));
+        await settle();
+        await flush();
+        const path = form.querySelector('.jp-sched-submit-path') as HTMLInputElement;
+        await act(async () => {
+          const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
+          setter.call(path, 'train.py');
+          path.dispatchEvent(new Event('input', { bubbles: true }));
+        });
+        await act(async () => {
+          form.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+        });
+        const said = () => text(form.querySelector('[role="status"]'));
+        await vi.waitFor(() => expect(said()).toMatch(/may or may not have been submitted/));
+        expect(asked).toEqual([]); // not asked while the scheduler does not answer
+        // the scheduler answers again (the job went in, or not)
+        server.stream.push('connection', central(null));
+        await settle();
+        await flush();
+        await vi.waitFor(() => expect(asked).toEqual([posted[0]]));
+        await flush();
+        // before: "may or may not have been submitted" for good
+        if (made) {
+          expect(said()).toBe('The scheduler answers again: it was submitted — b-during (j-during): pending. No need to submit it again.');
+          expect(model.find('j-during')?.name).toBe('b-during');
+        } else {
+          expect(said()).toBe('The scheduler answers again: it was not submitted (no job was made) — press Submit to send it again.');
+          await act(async () => {
+            form.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+          });
+          await vi.waitFor(() => expect(posted.length).toBeGreaterThan(1));
+          expect(new Set(posted).size).toBe(1); // sent again with its key: one job at most, whatever came of the first
+        }
+        model.dispose();
+      } finally {
+        Object.assign(SUBMIT_TIMINGS, saved);
+      }
+    });
+  }
+});

@@ -58,3 +58,25 @@ def test_s34_panel_get_job_says_a_failed_job_ended_out_of_memory(services: Any) 
     ann = Caller(user="ann", teams=("default",))
     assert services.jobs.get(ann, "j-oom").to_wire()["ended_out_of_memory"] is True
     assert "ended_out_of_memory" not in services.jobs.get(ann, "j-crash").to_wire()
+
+
+def test_newuser33_n3_get_jobs_by_a_submit_key_says_whether_that_submit_made_a_job(services: Any) -> None:
+    """newuser33 N3 (nit): after a Submit whose outcome was unknown, the panel said "may or may not have been
+    submitted" for good; ``GET jobs?idempotency_key=K`` answers it: the caller's job that key made, or none."""
+    import pytest
+
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services.models import ListJobsRequest, SubmitJobRequest
+
+    ann, bo = services.caller("ann", admin=False), services.caller("bo", admin=False)
+    made, _ = services.jobs.submit_keyed(ann, SubmitJobRequest(name="b-during", gpus=0, command=["true"]), "panel-k1")
+
+    def listed(caller: Any, key: str) -> list[str]:
+        return [job.id for job in services.jobs.list(caller, ListJobsRequest(idempotency_key=key)).jobs.root]
+
+    assert listed(ann, "panel-k1") == [made.id]
+    assert listed(ann, "panel-k2") == []  # a submit that made nothing
+    assert listed(bo, "panel-k1") == []  # another user's same key is their own: never ann's job
+    with pytest.raises(ValidationError) as refused:
+        listed(ann, "not a key!")
+    assert refused.value.field == "idempotency_key"

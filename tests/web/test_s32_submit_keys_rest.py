@@ -30,3 +30,12 @@ async def test_s32_submit_key_rest_one_job_per_user_and_key(sched_app: Any, api:
     assert status == 201 and judys["id"] != made["id"] and judys["user"] != made["user"], judys
     status, listed = await api("GET", "jobs")
     assert [job["id"] for job in listed if job.get("name") == "keyed"] == [made["id"]], listed
+    # newuser33 N3 (nit): a client whose submit got no answer asks what its key made — on the wire, as the panel does
+    status, by_key = await api("GET", "jobs", params={"idempotency_key": "rest-k1"})
+    assert status == 200 and [job["id"] for job in by_key] == [made["id"]], by_key
+    status, by_key = await api("GET", "jobs", params={"idempotency_key": "rest-k1"}, token=JUDY_TOKEN)
+    assert status == 200 and [job["id"] for job in by_key] == [judys["id"]], by_key
+    status, none = await api("GET", "jobs", params={"idempotency_key": "rest-never-sent"})
+    assert status == 200 and none == [], none
+    status, bad = await api("GET", "jobs", params={"idempotency_key": "a key/with spaces"})
+    assert status == 400 and bad["error"]["field"] == "idempotency_key", bad

@@ -253,6 +253,12 @@ class ListJobsRequest(QueryModel):
                               description="only work submitted at or after this time (ISO 8601 with offset)")
     until: str | None = Field(default=None, max_length=64, examples=["2026-12-01T00:00:00+00:00"],
                               description="only work submitted before this time (ISO 8601 with offset)")
+    idempotency_key: str | None = Field(default=None, max_length=128, examples=["5f0c9e2ad0b44c6f9d1a7f3b2c4e6a80"],
+                                        description=(
+        "the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or "
+        "none when it made none — how a client whose submit got no answer learns its outcome without sending it "
+        "again (newuser33 N3); the other filters are not read with it. The server keeps each user's newest 1,000 "
+        "keys"))
 
 
 class GetQueueRequest(QueryModel):

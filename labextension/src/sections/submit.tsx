@@ -655,7 +655,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
    * The key of a submit whose outcome is not known, with its body: Submit of the same form again sends that key, so
    * the server answers with the job the first made, if it did, never a second one (newuser33 N3).
    */
-  const unknownSubmit = React.useRef<{ body: string; key: string } | null>(null);
+  const unknownSubmit = React.useRef<{ body: string; key: string; asking?: boolean } | null>(null);
   const timer = React.useRef<ReturnType<typeof setTimeout> | null>(null);
   const gpusRef = React.useRef<HTMLInputElement>(null);
   const timeLimitRef = React.useRef<HTMLInputElement>(null);
@@ -763,6 +763,49 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     setValues(v);
     schedule(v);
   };
+
+  /**
+   * A submit whose outcome was not known, asked about once the scheduler answers again (`GET jobs?idempotency_key=`,
+   * the key it was sent with): "it was: NAME (j-…)" or "it was not" — never sent again to find out (newuser33 N3: the
+   * form said "may or may not have been submitted" for good, with the job in My work).
+   */
+  const askUnknown = React.useCallback(async (): Promise<void> => {
+    const pending = unknownSubmit.current;
+    if (!pending || pending.asking || !model.live) {
+      return;
+    }
+    pending.asking = true;
+    try {
+      const made = (await model.client.jobs({ idempotency_key: pending.key }))[0];
+      if (unknownSubmit.current !== pending) {
+        return; // the form was sent again meanwhile: that answer says it
+      }
+      if (made) {
+        unknownSubmit.current = null;
+        model.upsert(made);
+        setFeedback({ text: trans.__('The scheduler answers again: it was submitted — %1 (%2): %3. No need to submit it again.', made.name, made.id, made.state), kind: 'ok' });
+      } else {
+        // the same key still goes with a Submit of this form: a submit the scheduler makes later is answered, not doubled
+        setFeedback({ text: trans.__('The scheduler answers again: it was not submitted (no job was made) — press Submit to send it again.'), kind: 'warn' });
+      }
+    } catch {
+      // not answered yet: asked again at the next sign that it answers
+    } finally {
+      pending.asking = false;
+    }
+  }, [model, trans]);
+
+  React.useEffect(() => {
+    const ask = (): void => void askUnknown();
+    model.serverDownChanged.connect(ask);
+    model.jobsChanged.connect(ask);
+    model.streamStatusChanged.connect(ask);
+    return () => {
+      model.serverDownChanged.disconnect(ask);
+      model.jobsChanged.disconnect(ask);
+      model.streamStatusChanged.disconnect(ask);
+    };
+  }, [model, askUnknown]);
 
   const submit = async (event: React.FormEvent): Promise<void> => {
     event.preventDefault();
