@@ -34,13 +34,14 @@ runtimes read the end the store records, so they follow.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 
 from ..errors import NotFoundError, ValidationError
 from ..model import JobKind, JobState
+from ..wording.claimed_ends import end_corrected_sentence, suspicion_sentence, utc_time
 from . import schema
 from .codec import JobRecord, parse_ts, ts
 from .store import StoreTx
@@ -131,9 +132,12 @@ class EndCorrection:
                 "gpu_hours_after": round(self.gpu_hours_after, 4), "usage_rows": self.usage_rows, "text": self.text}
 
 
-def when(value: datetime) -> str:
-    """``2026-12-06 19:43:05 UTC``."""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+when = utc_time
+"""``2026-12-06 19:43:05 UTC`` (:func:`jupyter_sched.wording.claimed_ends.utc_time`)."""
+
+
+def _said(code: str, end: datetime, at: datetime | None = None, detail: str = "") -> Suspicion:
+    return Suspicion(code, suspicion_sentence(code, end=end, at=at, detail=detail), at)
 
 
 def suspect_ends(tx: StoreTx, now: datetime, *, limit: int = 500) -> list[SuspectEnd]:
@@ -199,31 +203,26 @@ def _look(tx: StoreTx, job_id: str, now: datetime) -> SuspectEnd | None:
     lives: list[datetime] = []
     seen = tx.seen_running_at(job_id)
     if CLAIM_MARK in job.message and seen is None and not corrected:  # an admin's end stands
-        why.append(Suspicion("claimed_unbounded", "its end is what its own exit.json said while the service was "
-                             "down, settled before ends were bounded by when a service last saw it running: only "
-                             "its start bounded it"))
+        why.append(_said("claimed_unbounded", end))
     skew = timedelta(seconds=SKEW_S)
     if settled_at is not None and end > settled_at + skew:
-        why.append(Suspicion("after_settled", f"it ends at {when(end)}, after the service recorded its end at "
-                             f"{when(settled_at)}", settled_at))
+        why.append(_said("after_settled", end, settled_at))
     if end > now + skew:
-        why.append(Suspicion("in_future", f"it ends at {when(end)}, in the future", end))
+        why.append(_said("in_future", end, end))
     if end <= start:
-        why.append(Suspicion("ran_nothing", f"it ends at its start ({when(start)}): it ran 0 s", start))
+        why.append(_said("ran_nothing", end, start))
     if seen is not None and seen > end:
-        why.append(Suspicion("seen_after_end", f"a service saw it running at {when(seen)}, after its end", seen))
+        why.append(_said("seen_after_end", end, seen))
         lives.append(seen)
     reported = _reported_at(tx, job_id)
     if reported is not None and reported > end:
-        why.append(Suspicion("reported_after_end", f"it reported progress at {when(reported)}, after its end",
-                             reported))
+        why.append(_said("reported_after_end", end, reported))
         lives.append(reported)
     alive = [(action, at) for action, raw in rows if action != job.state.value
              and (at := _time(raw)) is not None and at > end and (settled_at is None or at <= settled_at)]
     if alive:
         action, at = max(alive, key=lambda pair: pair[1])
-        why.append(Suspicion("alive_after_end", f"the audit log shows it alive at {when(at)} ({action}), after its "
-                             "end", at))
+        why.append(_said("alive_after_end", end, at, action))
         lives.append(at)
     latest = settled_at if settled_at is not None else now
     latest = max(min(latest, now), start)
@@ -276,8 +275,8 @@ def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, 
     tx.update_job(_with_end(record, after))
     rows = _reclose_usage(tx, job_id, after)
     hours_after = _gpu_hours(tx, job_id)
-    said = (f"end of job {job_id} of {job.spec.user} corrected by {actor}: {when(before)} → {when(after)} "
-            f"({hours_before:.4g} → {hours_after:.4g} GPU-hours); reason: {text}")
+    said = end_corrected_sentence(job_id=job_id, owner=job.spec.user, actor=actor, before=before, after=after,
+                                  gpu_hours_before=hours_before, gpu_hours_after=hours_after, reason=text)
     tx.add_event(actor=actor, action=END_CORRECTED_ACTION, job_id=job_id, user=job.spec.user, message=said,
                  details={"owner": job.spec.user, "team": job.spec.team, "before": before.isoformat(),
                           "after": after.isoformat(), "reason": text, "gpu_hours_before": round(hours_before, 6),
