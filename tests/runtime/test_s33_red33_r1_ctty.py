@@ -26,6 +26,7 @@ from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.outside_caps import Running, cut_log
 from jupyter_sched.executors.runas import AccountMapping
 from jupyter_sched.model import Allocation
+from jupyter_sched.safefd import open_fd
 from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
 from tests.runtime.builders import make_job
 from tests.runtime.test_local_executor import wait_until
@@ -122,3 +123,50 @@ def test_red33_r1_a_job_cannot_trace_or_open_its_wrapper() -> None:
     assert "attach EPERM" in log, log[-2000:]  # today: "attach 0" (no Yama here: same uid may trace)
     assert "fd1 EACCES" in log, log[-2000:]  # today: "fd1 opened" (the owner could read/replace its stdout)
     assert "own dumpable 1" in log, log[-2000:]  # the job's own processes stay dumpable (core dumps, debuggers)
+
+
+def test_red34_r3_a_device_or_fifo_named_where_a_file_is_read_is_never_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """red34 R3: root's ``open_fd`` opened what a job's owner named, then checked its kind — a ``pyvenv.cfg`` linked
+    to a device (``/dev/watchdog``: its open starts a host's hardware watchdog, a close without its magic byte
+    reboots the host) ran the driver's open and release as root. What is there is looked at through ``O_PATH``
+    (no driver's open) and opened only when it is the kind asked for: every ``os.open`` of the device's link
+    is an ``O_PATH`` one (counted); a link refused by ``O_NOFOLLOW`` is ELOOP as before; the file looked at is
+    the file read."""
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def counted(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        opened.append((os.fsdecode(path), flags))  # type: ignore[arg-type]
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    link = tmp_path / "pyvenv.cfg"
+    link.symlink_to("/dev/null")  # a device harmless to open: the count says whether it was
+    monkeypatch.setattr(os, "open", counted)
+    with pytest.raises(OSError) as refused:
+        open_fd(link, os.O_RDONLY)
+    assert refused.value.errno == errno.EINVAL and "not a regular file" in str(refused.value), refused.value
+    assert opened and all(flags & os.O_PATH for path, flags in opened), opened
+    monkeypatch.undo()
+    fifo = tmp_path / "site.pth"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        open_fd(fifo, os.O_RDONLY)
+    real = tmp_path / "real.cfg"
+    real.write_text("home = /usr/bin\n")
+    (tmp_path / "to-real").symlink_to(real)
+    with pytest.raises(OSError) as loop:
+        open_fd(tmp_path / "to-real", os.O_RDONLY | os.O_NOFOLLOW)
+    assert loop.value.errno == errno.ELOOP, loop.value
+    fd = open_fd(tmp_path / "to-real", os.O_RDONLY)
+    try:
+        assert os.read(fd, 100) == b"home = /usr/bin\n"
+    finally:
+        os.close(fd)
+    # writing, truncating and creating as before
+    fd = open_fd(real, os.O_WRONLY | os.O_TRUNC)
+    os.close(fd)
+    assert real.read_text() == ""
+    fd = open_fd(tmp_path / "new.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    os.close(fd)
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o640
