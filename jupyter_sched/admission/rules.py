@@ -35,7 +35,7 @@ from ..model.validation import ENV_KEY, MAX_ENV_KEY_CHARS, MAX_ENV_VALUE_CHARS, 
 from ..placement.filters import model_matches
 from ..queues.limits import TimeLimitRule, over_max
 from ..quota import QuotaLedger
-from ..quota.ceiling import binding_ceiling, ceiling_exceeded, unlisted_fix
+from ..quota.ceiling import binding_ceiling, ceiling_exceeded, no_gpus_fix, unlisted_fix
 from .caller import Caller
 from .lookalikes import baseless_mark, compatibility_letter, mixed_word, odd_space, unassigned
 from .policy import team_allows
@@ -383,6 +383,9 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
                          hint=unlisted_fix(spec.team, listed, admin=admin, mine=mine, models=over.details["uncovered"],
                                            covered=line.covered, user=spec.user,
                                            own=over.details.get("own_models", ())))
+    if not over.details.get("ceiling"):  # a line of 0: what runs there, not "ask for at most 0 GPUs" (newuser34 n2)
+        raise QuotaError(over.message, field=over.field, details=over.details,
+                         hint=no_gpus_fix(line.team, line.user, admin=admin))
     raise_it = "raise the quota (PUT quotas)" if admin else "ask an admin to raise the quota"
     raise QuotaError(over.message, field=over.field, hint=f"ask for {over.most}, or {raise_it}", details=over.details)
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from ..model import ANY_MODEL, GPU_MILLI, QuotaSet, ResourceRequest
 from ..model.units import gpus_phrase
-from ..wording.quota import UNLISTED_SETTING, unlisted_text
+from ..wording.quota import UNLISTED_SETTING, no_gpus_fix, unlisted_text
 from .ledger import Line, QuotaLedger, line_applies
 
-__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "Stranded", "binding_ceiling", "ceiling_exceeded", "scope_warnings",
+__all__ = ["UNLISTED_SETTING", "CeilingExceeded", "no_gpus_fix", "Stranded", "binding_ceiling", "ceiling_exceeded", "scope_warnings",
            "uncovered", "unlisted_fix", "unlisted_warning", "unlisted_words"]
 
 

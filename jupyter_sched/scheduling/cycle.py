@@ -42,7 +42,7 @@ from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS, QueueContext, elect_overdue, elected_behind, holdings, topped_first
-from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded
+from ..quota.ceiling import UNLISTED_SETTING, binding_ceiling, ceiling_exceeded, no_gpus_fix
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .budget_spent import budget_releases
@@ -189,7 +189,9 @@ def _above_ceiling(ctx: CycleContext, job: Job, flavors: tuple[Flavor, ...]) -> 
     reason = PendingReason(code="Unschedulable", message=over.message,
                            details={**details, "field": over.field, "never": "quota", "rule":
                                     "user cap" if line.user is not None else "team borrowing limit"},
-                           unblock=f"cancel it and resubmit with {over.most}, or ask an admin to "
+                           unblock=no_gpus_fix(line.team, line.user, queued=True)  # a line of 0 (newuser34 n2)
+                           if not over.unlisted and not over.details.get("ceiling") else
+                           f"cancel it and resubmit with {over.most}, or ask an admin to "
                                    + (f"add a quota line for it (or to raise {UNLISTED_SETTING})" if over.unlisted
                                       else "raise the quota"))  # a scope without a line has none to raise
     drop_nomination(ctx, job.id)

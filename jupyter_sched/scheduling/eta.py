@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from copy import copy
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
@@ -201,11 +201,31 @@ def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estim
         else:
             eta, why, waits, code = plan.estimate(job, reason)
             progress = plan.progress
+        if reason.code == BUDGET_EXHAUSTED:
+            eta, why, waits, code = _from_reset(ctx, reason, eta, why, waits, code)
         until = _protected_until(reason, eta)
         if until is not eta:  # it starts when its victims pass the minimum runtime, not when they end (N18)
             eta, why, code = until, "", MIN_RUNTIME
             waits = tuple(str(w) for w in reason.details["preemption_rule"].get("protected", ()))
         yield pend, job, position, (eta, why, waits, code), progress, plan
+
+
+def _from_reset(ctx: CycleContext, reason: PendingReason, eta: datetime | None, why: str, waits: tuple[str, ...],
+                code: str) -> Estimated:
+    """The ETA of a job a spent budget holds (newuser34 N3): its budget period's reset is a lower bound,
+    the plan from then (the work queued ahead of it, running work's ends) the estimate. The reset itself
+    (code :data:`BUDGET_RESET`, the gate's ``eta_reason`` as its note, no job named: hubadmin24 B8) when
+    the plan starts it then, or projects no start (no time limit ahead, past the projected depth or the
+    horizon: the reset is all that is known); else the plan's start (``Projected``: :func:`_record` adds
+    ``details.eta_budget_reset``, the reset, for the sentence "not before … then behind N jobs")."""
+    reset = _next_period(ctx.now, str(reason.details.get("period", "month")))
+    if eta is None or code != "Projected" or eta <= reset + _SAME_TIME:
+        return reset, reason.eta_reason, (), BUDGET_RESET
+    return eta, why, waits, code
+
+
+_SAME_TIME = timedelta(seconds=1)
+"""A projected start this close to the budget's reset is the reset (the projection's steps are seconds)."""
 
 
 def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
@@ -438,9 +458,7 @@ class Plan:
             at = later(ctx.now, end)  # past the horizon: unknown, never an overflow (red team 21, R5)
             return (at, "", (holder,), "Projected") if at is not None else (None, BEYOND_HORIZON, (holder,), BEYOND)
         after = 0.0
-        if code == BUDGET_EXHAUSTED:  # the period's reset, never a job's end (hubadmin24 B8): nothing projected
-            return _next_period(ctx.now, str(reason.details.get("period", "month"))), reason.eta_reason, (), BUDGET_RESET
-        if code in _GATED:
+        if code in _GATED:  # a spent budget: from its reset, behind the work queued ahead (newuser34 N3: :func:`_from_reset`)
             opens = _gate_opens(ctx, job, reason)
             if opens is None:
                 return None, reason.eta_reason or "its gate has no known opening", (), "GateClosed"
@@ -490,8 +508,11 @@ class Plan:
         self.proj.reserve(demand, 0.0, option, list(per_unit.items()))
 
     def reserve_pending(self, job: Job, reason: PendingReason) -> None:
-        """Reserve a job just left pending at its earliest start (conservative backfill)."""
-        self.estimates[job.id] = self.estimate(job, reason)
+        """Reserve a job just left pending at its earliest start (conservative backfill). A job a spent
+        budget holds is not reserved while admission reads the plan (no job behind it is kept off GPUs for
+        it, as before newuser34 N3): it is projected from the reset after the visits (:func:`_estimates`)."""
+        if reason.code != BUDGET_EXHAUSTED:
+            self.estimates[job.id] = self.estimate(job, reason)
 
 
 # ---------------------------------------------------------------------------------- lookahead
@@ -521,8 +542,7 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_EXHAUSTED,
-                           BUDGET_UNBOUNDED) or \
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT, BUDGET_UNBOUNDED) or \
                 reason.code in HELD_CODES or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
@@ -590,6 +610,7 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     passed: dict[str, set[str]] = {p.job_id: set(users) for p in ctx.pends
                                    if (users := passed_in(p.reason))} if due else {}
     last: list[Job] = []  # the elected at the last step, in their order
+    guarantee = _within_first(ctx, running) if ctx.quota.enabled else None
 
     def passes(job: Job) -> set[str]:
         return passed.get(job.id) or set()
@@ -634,12 +655,67 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
         elected = one_per_user([job for job in jobs if (at := due.get(job.id)) is not None and context.now > at
                                 and not (barred and barred(job))]) if due else []
         ordered = list(topped_first(jobs, elect_overdue(sort(jobs, context), elected, passes)))
+        if guarantee is not None:
+            ordered = guarantee(t, ordered, spans)
         if elected:
             chosen = {job.id for job in elected}
             last[:] = [job for job in ordered if job.id in chosen]
         else:
             last.clear()
         return [job.id for job in ordered]
+
+    return order
+
+
+def _within_first(ctx: CycleContext, running: Sequence[tuple[Job, float, float]]
+                  ) -> Callable[[float, list[Job], Mapping[str, tuple[float, float]]], list[Job]]:
+    """The cycle's entry order at ``t`` seconds from now (:func:`.cycle._would_borrow`, Kueue's: borrowing
+    last, whatever the class): the jobs that would take their team above its guarantee on their first GPU
+    model, with the team's work used at ``t`` (running work not ended by then, replayed work started), go
+    after those within it, and a team's later jobs after its first deferred one (newuser34 N4: a lease of
+    vision, within its guarantee once vision's own job ended at 22:14, was projected behind ml's borrowing
+    flood, "ETA 22:21", and granted at 22:14). ``running``: ``(job, GPUs, end)`` of the running work."""
+    quota, placer = ctx.quota, ctx.placer
+    models: dict[str, str] = {}  # job id -> its first usable GPU model ("": none)
+    held: list[tuple[str, str, str, int, float, float]] = []  # (team, user, model, milli, start, end)
+
+    def model_of(job: Job) -> str:
+        model = models.get(job.id)
+        if model is None:
+            if job.allocation is not None:
+                model = next((m for _, m in sorted(_spots(ctx, job)) if m), "")
+            else:
+                model = next((f.model for f in placer.flavors(job.spec.resources) if f.pools), "")
+            models[job.id] = model
+        return model
+
+    for job, _, end in running:
+        held.append((job.spec.team, job.spec.user, model_of(job), job.spec.resources.total_milli, 0.0, end))
+
+    def order(t: float, ordered: list[Job], spans: Mapping[str, tuple[float, float]]) -> list[Job]:
+        used: dict[Any, int] = {}  # team line key -> milli-GPUs used at t
+        started = ((j.spec.team, j.spec.user, model_of(j), j.spec.resources.total_milli, start, end)
+                   for job_id, (start, end) in spans.items() if (j := ctx.by_id[job_id]) is not None)
+        for team, user, model, milli, start, end in (*held, *started):
+            if start <= t < end and milli:
+                for line in quota.applicable(team, user, model):
+                    if line.key[1] is None:
+                        used[line.key] = used.get(line.key, 0) + milli
+        first: list[Job] = []
+        later: list[Job] = []
+        waiting: set[str] = set()
+        for job in ordered:
+            spec = job.spec
+            milli = spec.resources.total_milli
+            model = model_of(job) if milli else ""
+            if spec.team in waiting or (model and any(
+                    line.key[1] is None and used.get(line.key, 0) + milli > line.guaranteed
+                    for line in quota.applicable(spec.team, spec.user, model))):
+                later.append(job)
+                waiting.add(spec.team)
+            else:
+                first.append(job)
+        return first + later if later and first else ordered
 
     return order
 
@@ -933,6 +1009,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
+    if eta is not None and eta_code == "Projected" and reason.code == BUDGET_EXHAUSTED:  # N3: not before the reset
+        details["eta_budget_reset"] = {"at": _iso(ctx, _next_period(ctx.now, str(reason.details.get("period", "month")))),
+                                       "period": str(reason.details.get("period", "month"))}
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}

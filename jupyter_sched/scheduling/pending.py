@@ -51,7 +51,7 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     model = next((f.model for f in flavors if f.pools), "")  # its first usable GPU model
     res = ctx.reservations.get(model)
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
-        message, details = _cannot_backfill(ctx, job, res, message, details)
+        message, details = _cannot_backfill(ctx, job, res, message, details, model)
     if reason.code in _HELD_CODES:
         models = frozenset(f.model for f in flavors if f.pools)
         top = ctx.top_holder(models)
@@ -112,7 +112,7 @@ its owner's alone — the API leaves it out of every other reader's view (``serv
 
 
 def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str,
-                     details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+                     details: Mapping[str, Any], model: str = "") -> tuple[str, Mapping[str, Any]]:
     """Say why the job could not start ahead of the model's reservation either (case 033).
 
     The clause and its numbers depend only on the reservation, the job's time limit and whether
@@ -132,7 +132,24 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
     if said is None:
         return message, details
     clause, info = said
+    if reserved is not None and reserved.spec.team != job.spec.team and _own_team_first(ctx, job, model):
+        # the reservation binds it only on GPUs other teams free (newuser34 N4): "own_team": its words say so
+        info = {**info, "own_team": job.spec.team}
     return message.rstrip(".") + f"; {clause}.", {**details, "backfill": dict(info)}
+
+
+def _own_team_first(ctx: CycleContext, job: Job, model: str) -> bool:
+    """Does ``job`` borrow now but fit its team's guarantee on ``model``, so that GPUs its team's own
+    running work frees bring it within and it takes them ahead of another team's reservation (as the
+    cycle does: :func:`.admit.keep_off` keeps off only its own team's reservations for work within its
+    guarantee, and borrowers are visited last)? newuser34 N4: vision's lease was told "cannot start ahead
+    of n34a's job a-flood-4" and was granted ahead of it when vision's own job ended."""
+    quota, milli = ctx.quota, job.spec.resources.total_milli
+    if not model or not milli or not quota.would_borrow(job.spec.team, job.spec.user, model, milli):
+        return False
+    lines = [ln for ln in quota.applicable(job.spec.team, job.spec.user, model) if ln.key[1] is None]
+    # its team holds GPUs there now (the ledger's use of the line): its own running work can free them
+    return bool(lines) and all(milli <= ln.guaranteed and quota.usage.get(ln.key, 0) > 0 for ln in lines)
 
 
 def _backfill_clause(ctx: CycleContext, res: Reservation, reserved: Job | None, limit: float | None, source: str,

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model.units import clock_text, gpus_phrase
 
-__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "no_gpus_fix", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -17,6 +17,20 @@ UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 DOCTOR_FIX = ("an admin repairs or removes the row: `jupyter-sched doctor` lists it with its entry id, then "
               "`jupyter-sched doctor repair ID COLUMN=VALUE` or `jupyter-sched doctor remove ID`")
 """How a quarantined quota, budget or team policy row is mended (verify27 V6)."""
+
+
+def no_gpus_fix(team: str, user: str | None, *, admin: bool = False, queued: bool = False) -> str:
+    """THE fix for GPU work under a quota line whose limit is 0 GPUs (newuser34 n2: "ask for at most 0 GPUs"):
+    what runs there and who changes it — ``team vision may use no GPUs: only CPU-only work runs there
+    (--gpus 0); or ask an admin to give team vision a quota``. ``user``: a per-user line of 0 (its member
+    is limited, not the team); ``admin``: the reader sets quotas (``PUT quotas``); ``queued``: said of a
+    job already queued (the refusal's words for the submit, the reason's ``unblock`` for the queue)."""
+    who = f"user {user} in team {team}" if user else f"team {team}"
+    give = (f"raise the per-user limit of {user} in team {team}" if user else f"give team {team} a quota")
+    give = f"{give} (PUT quotas)" if admin else f"ask an admin to {give}"
+    run = "cancel it and resubmit it as CPU-only work (--gpus 0)" if queued else \
+        "only CPU-only work runs there (--gpus 0)"
+    return f"{who} may use no GPUs: {run}; or {give}"
 
 
 def unreadable_scope(table: str, team: str, user: str | None, gpu_model: str = "*") -> str:

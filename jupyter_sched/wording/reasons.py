@@ -493,6 +493,10 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
     ahead = f"the {'lease' if str(job).startswith('l-') else 'job'} whose GPUs are reserved from {at}" \
         if str(job) in eta_names else f"{_named([job], names, owners)[0]}, whose GPUs are reserved from {at}"
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
+    own = backfill.get("own_team")
+    if isinstance(own, str) and own:  # within its guarantee once its team's own work frees GPUs (newuser34 N4)
+        return message[:cut] + (f"; on GPUs other teams free it cannot start ahead of {ahead}, but the GPUs {own}'s "
+                                f"own running work frees go to it first (within {own}'s guarantee)")
     if lease:
         clause = f"a kernel holds its GPUs until it releases them, so it cannot start ahead of {ahead}"
     elif isinstance(limit, (int, float)) and limit > 0:
@@ -921,10 +925,27 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             # from what it was learnt: similar past runs, or its owner's other programs (new user 11, N15)
             text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
         text += lapse
+    text += _after_reset(details, reason.get("position"), now)
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     if note and details.get("eta_code") == "BudgetReset":  # "…, when the month's budget resets" (hubadmin24 B8)
         return f"{text}, {note}"
     return f"{text}; {note}" if note else text
+
+
+def _after_reset(details: Mapping[str, Any], position: Any, now: datetime | None) -> str:
+    """``; not before Dec 7 00:00 UTC (when the day's budget resets), then behind 163 jobs queued ahead of
+    it``: a job a spent budget holds whose projected start is later than the reset (``details.
+    eta_budget_reset``, newuser34 N3: every held job said the reset, #1 and #164 alike); "" otherwise."""
+    reset = details.get("eta_budget_reset")
+    at = wire_time(reset.get("at")) if isinstance(reset, Mapping) else None
+    if at is None or not isinstance(reset, Mapping):
+        return ""
+    period = str(reset.get("period") or "month")
+    text = f"; not before {_clock(at, now)} (when the {period}'s budget resets)"
+    ahead = position - 1 if isinstance(position, int) and not isinstance(position, bool) else 0
+    if ahead > 0:
+        text += f", then behind {ahead} job{'' if ahead == 1 else 's'} queued ahead of it"
+    return text
 
 
 def _leases_of(details: Mapping[str, Any], waits: Sequence[Any]) -> str:
