@@ -30,9 +30,10 @@ from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
 from .background import fire_and_forget
-from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
+from .config import InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_check import setting_error_text
+from .config_idle import IdleConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
 from .events import EventHub
@@ -274,15 +275,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "time_limits": [dict(rule) for rule in self.time_limits],
             "preemption_grace_s": self.preemption_grace_s, "time_zone": self.time_zone,
             "placement_policy": self.placement_policy, "min_gpu_fraction": self.min_gpu_fraction,
-            "idle_threshold_percent": self.idle_threshold_percent,
-            "idle_window_s": self.idle_window_s,
-            "idle_grace_s": self.idle_grace_s,
-            "idle_warning_s": self.idle_warning_s,
-            "idle_busy_kernel_window_s": self.idle_busy_kernel_window_s,
-            "idle_keepalive_max_s": self.idle_keepalive_max_s,
-            "idle_lease_action": self.idle_lease_action,
-            "idle_busy_kernel_action": self.idle_busy_kernel_action,
-            "idle_job_action": self.idle_job_action,
+            **self.idle_settings(),
             "telemetry_source": self.telemetry_source,
             "telemetry_url": self.telemetry_url or None,
             "telemetry_uids": [int(uid) for uid in self.telemetry_uids],

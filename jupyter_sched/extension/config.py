@@ -10,7 +10,7 @@ inherits them all, so every knob is set as ``c.SchedApp.<name>`` in
     StorageConfig     where jobs, leases, quotas and logs live          (db_url, log_dir)
     InventoryConfig   which GPUs exist                                   (inventory_source, simulated_gpus, ...)
     PolicyConfig      how the cycle decides                              (cycle_interval, quotas, profiles, ...)
-    IdleConfig        when an allocation counts as idle                  (idle_threshold_percent, ...)
+    IdleConfig        when an allocation counts as idle                  (.config_idle: idle_threshold_percent, ...)
     TelemetryConfig   where utilization samples come from                (.config_runtime: telemetry_source, ...)
     ExecutorConfig    how work is started and stopped                    (.config_runtime: executor, kubernetes, ...)
     WebConfig         the REST surface itself                            (.config_access: identity_source, ...)
@@ -34,7 +34,6 @@ from ..model.units import iana_zone
 from ..placement.fragmentation import FRAGMENTATION_POLICIES
 
 __all__ = [
-    "IdleConfig",
     "InventoryConfig",
     "PolicyConfig",
     "StorageConfig",
@@ -403,115 +402,3 @@ class PolicyConfig(Configurable):
             if isinstance(line, dict) and isinstance(line.get("team"), str):
                 check_team(f"quotas[{index}].team", line["team"])
         return value
-
-
-_IDLE_API_NOTE = """ Admins may change the idle policy at run time (PUT api/sched/idle-policy, audited);
-        the newest policy set that way overrides all idle_* traits, now and at later starts, until
-        an admin sets another or these settings change (a changed setting replaces it at the next start)."""
-
-
-class IdleConfig(Configurable):
-    """When a GPU allocation counts as idle and what happens then (DESIGN: idle reclamation).
-
-    These traits are the *configured* policy: the newest one an admin set through
-    ``PUT api/sched/idle-policy`` (an ``idle_policy_set`` audit record) overrides them at start until they change.
-    """
-
-    idle_threshold_percent = Float(
-        5.0,
-        config=True,
-        help="""GPU utilization in % under which an allocation counts as idle. Default: 5 %:
-        above background noise, below any real work. Held memory alone is not activity.""" + _IDLE_API_NOTE,
-    )
-
-    idle_window_s = Float(
-        1800.0,
-        config=True,
-        help="""Seconds an allocation may stay idle — utilization under the threshold over a trailing
-        window (and, for leases, the kernel idle) — before its GPUs are reclaimed. Its owner is warned
-        idle_warning_s before. Default: 1800 s (30 min), so a pause to read results is not punished.
-        0 turns idle reclamation off, as "window_s": 0 or "enabled": false in PUT idle-policy do.""" + _IDLE_API_NOTE,
-    )
-
-    idle_warning_s = Float(
-        None,
-        allow_none=True,
-        config=True,
-        help="""Seconds before the end of idle_window_s at which the owner is warned (panel toast,
-        kernel message, API event, `jupyter-sched status`). Default (unset): 600 s (10 min), at most
-        half the window; with idle_grace_s set, unset means the warning comes when the window ends.
-        Must be shorter than idle_window_s.""" + _IDLE_API_NOTE,
-    )
-
-    idle_grace_s = Float(
-        0.0,
-        config=True,
-        help="""Extra seconds AFTER idle_window_s before the GPUs are reclaimed; the warning then comes
-        when the window ends, and users are told "limit 30 + 10 min". Default: 0 (none): work idle for
-        idle_window_s is reclaimed then, after the warning idle_warning_s earlier.""" + _IDLE_API_NOTE,
-    )
-
-    idle_busy_kernel_window_s = Float(
-        14400.0,
-        config=True,
-        help="""For a lease whose kernel is busy (or in an unknown state) while its GPUs stay idle:
-        seconds before that counts as idle too. Default: 14400 s (4 h; kept >= idle_window_s +
-        idle_grace_s) so a kernel loading data for an hour is never reclaimed. 0 turns
-        the busy-kernel rule off.""" + _IDLE_API_NOTE,
-    )
-
-    idle_keepalive_max_s = Float(
-        7200.0,
-        config=True,
-        help="""Longest extension in seconds a user may ask for once per idle period
-        (POST leases/{id}/keepalive with {"seconds": n}). Default: 7200 s (2 h): enough for a
-        meeting, not enough to park GPUs overnight.""" + _IDLE_API_NOTE,
-    )
-
-    idle_lease_action = Enum(
-        ["release", "requeue", "stop", "notify"],
-        default_value="release",
-        config=True,
-        help="""What reclaiming an idle lease does. Default: "release" (its GPUs are freed; a kernel
-        still on its GPU is shut down or holds it: idle_kernel_action). "notify" only warns.""" + _IDLE_API_NOTE,
-    )
-
-    idle_busy_kernel_action = Enum(
-        ["release", "requeue", "stop", "notify"],
-        default_value="notify",
-        config=True,
-        help="""What the busy-kernel rule does (see idle_busy_kernel_window_s). Default: "notify":
-        a busy kernel may be doing real work the GPU meters cannot see, so it is not reclaimed
-        without an admin choosing so.""" + _IDLE_API_NOTE,
-    )
-
-    idle_job_action = Enum(
-        ["release", "requeue", "stop", "notify"],
-        default_value="notify",
-        config=True,
-        help="""What reclaiming an idle batch job does. Default: "notify" (jobs are usually
-        preprocessing, not parked); "requeue" or "stop" for stricter sites.""" + _IDLE_API_NOTE,
-    )
-
-    @validate("idle_busy_kernel_window_s")
-    def _check_busy_window(self, proposal: dict[str, Any]) -> float:
-        return positive("idle_busy_kernel_window_s", float(proposal["value"]), allow_zero=True)
-
-    @validate("idle_keepalive_max_s")
-    def _check_keepalive_max(self, proposal: dict[str, Any]) -> float:
-        return positive("idle_keepalive_max_s", float(proposal["value"]), allow_zero=True)
-
-    @validate("idle_threshold_percent")
-    def _check_threshold(self, proposal: dict[str, Any]) -> float:
-        value = float(proposal["value"])
-        if not 0 <= value <= 100:
-            raise config_error("idle_threshold_percent", value, "must be 0..100 %", "set e.g. 5")
-        return value
-
-    @validate("idle_window_s")
-    def _check_window(self, proposal: dict[str, Any]) -> float:
-        return positive("idle_window_s", float(proposal["value"]), allow_zero=True)
-
-    @validate("idle_grace_s")
-    def _check_idle_grace(self, proposal: dict[str, Any]) -> float:
-        return positive("idle_grace_s", float(proposal["value"]), allow_zero=True)
