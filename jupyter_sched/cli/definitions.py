@@ -4,8 +4,8 @@
 
     jupyter-sched definitions [list] [--all]
     jupyter-sched definitions create report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin \\
-        [-p region=eu] [--gpus 1] [--model A100] [--time-limit 1h] [--profile P] [--missed skip] [--paused]
-        [--args "SCRIPT ARGS"]
+        [-p region=eu] [--gpus 1] [--model A100] [--time-limit 1h] [--profile P] [--missed skip]
+        [--overlap skip_waiting|skip_unfinished|allow] [--paused] [--args "SCRIPT ARGS"]
     jupyter-sched definitions show DEF          schedule in words, next firings, recent runs
     jupyter-sched definitions runs DEF          each run: when, state, reason
     jupyter-sched definitions run DEF [-p region=apac]
@@ -86,6 +86,10 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
     p.add_argument("--missed", choices=("run_once", "skip"),
                    help=said("firings missed while no server ran: one catch-up run for the latest (run_once) or none "
                              "(skip); never one run per missed firing", "default run_once"))
+    p.add_argument("--overlap", choices=("skip_waiting", "skip_unfinished", "allow"),
+                   help=said("a firing while the previous run has not finished: skipped while it still waits to "
+                             "start (skip_waiting), skipped while it waits or runs (skip_unfinished), or queued as "
+                             "another run (allow)", "default skip_waiting"))
     p.add_argument("--gpus", help=said("GPUs per run", "default 1"))
     p.add_argument("--model", help=said("acceptable GPU model(s), comma separated, e.g. A100,H100", "default: any"))
     p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help=said('minimum memory per GPU, e.g. "40GiB"', "default: any"))
@@ -139,7 +143,7 @@ def add_parser(sub: Any) -> None:
 def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: bool) -> dict[str, Any]:
     body: dict[str, Any] = {}
     for key, field in (("cron", "schedule"), ("tz", "timezone"), ("name", "name"), ("missed", "missed"),
-                       ("gpus", "gpus"), ("model", "model"), ("mem_per_gpu", "mem_per_gpu"),
+                       ("overlap", "overlap"), ("gpus", "gpus"), ("model", "model"), ("mem_per_gpu", "mem_per_gpu"),
                        ("priority", "priority"), ("time_limit", "time_limit"), ("profile", "profile"),
                        ("team", "team")):
         value = getattr(args, key, None)
@@ -284,7 +288,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         change = _body(args, parser, create=False)
         if not change:
             parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --gpus, --model, "
-                         "--mem-per-gpu, --priority, --time-limit, --profile, --team or --missed")
+                         "--mem-per-gpu, --priority, --time-limit, --profile, --team, --missed or --overlap")
         before = {} if args.json else client.call(routes.definition(target, runs=1))  # to say what changed (N9)
         result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):
@@ -316,6 +320,13 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(json.dumps(result, indent=1), file=out)
             return EXIT_OK
         zone = result.get("timezone")
+        from datetime import datetime, timezone
+
+        from ..wording.definitions import skipped_text
+
+        skipped = skipped_text(result, datetime.now(timezone.utc))  # new user 34, n1: said, not a silent gap
+        if action == "runs" and skipped:
+            print(skipped, file=out)
         if action == "show":  # the first firing said once: as the first of the next ones
             upcoming = list(result.get("upcoming") or [])
             print(_line(result, next_run=not upcoming), file=out)
@@ -324,6 +335,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             from ..wording.definitions import runs_text
 
             print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)
+            if skipped:
+                print(f"  {skipped}", file=out)
             for when in upcoming:
                 print(f"  next  {_clock(when, zone)}", file=out)
         runs = result.get("runs") or []

@@ -18,10 +18,14 @@ A firing whose job cannot be built (the notebook was removed, the profile no lon
 request can no longer fit) still gets its one run: a job recorded as ``rejected`` whose message
 says why, so the definition's run list shows the failure instead of a silent gap.
 
-A firing while the definition's previous run is still pending on a spent GPU-hour budget (code
-``BudgetExhausted``: it waits for the period's reset) is skipped the same way, the record saying the
-budget (hubadmin24 B11: a minutely definition piled up one held run a minute, heading for the
-pending cap): the one run held shows the reason; the next firing after it starts runs again.
+A firing while the definition's previous run has not finished is decided by the definition's overlap
+policy (:func:`.overlap.overlap_decision`, pure; new user 34, n1: a minutely definition behind a long
+queue stacked one pending run a minute and nothing said so): by default it is skipped while that run
+still waits to start — no run, no job, the skip kept on the definition (``skipped``: how many since
+the last run, first, last, why; ``definitions show`` says it) and audited as below. A previous run
+pending on a spent GPU-hour budget (code ``BudgetExhausted``) skips it whatever the policy
+(hubadmin24 B11: a minutely definition piled up one held run a minute, heading for the pending cap).
+The next firing after the previous run starts (or ends) runs again.
 
 A firing over its owner's rate (``max_per_user_hour`` scheduled firings of all their definitions in
 the last hour; red team 15, R2: 100 definitions of one user started 107 jobs in one minute, every
@@ -46,6 +50,7 @@ from ..errors import BusyError, ConflictError, NotFoundError, SchedError
 from ..model import Job, JobSpec, JobState
 from ..model.units import clock_text, zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
+from .overlap import FIRE, OverlapDecision, PreviousRun, overlap_decision, skipped_after
 from .schedule import CronSchedule, FiringPlan, next_firing, parse_schedule, plan_firings
 from .validation import run_body
 
@@ -153,7 +158,9 @@ class _Skips:
     last: datetime | None = None
     fired: int = 0
     why: str = ""
-    """What skipped them when not the owner's rate (a spent budget: the held run's reason)."""
+    """What skipped them when not the owner's rate (the previous run that holds them, and its reason)."""
+    cause: str = ""
+    """``waiting``, ``unfinished``, ``budget`` (:class:`.overlap.OverlapDecision`); "" for the rate."""
 
 
 class DefinitionFiring:
@@ -311,13 +318,21 @@ class DefinitionFiring:
             return
         fire: list[datetime] = []
         skips: list[tuple[datetime, int]] = []
-        held = self._held_on_budget(definition) if plan.fire else ""
+        held = self._overlap(definition) if plan.fire else FIRE
         for at in plan.fire:
-            over = -1 if held else self._over_rate(definition, at)
+            over = -1 if held.skip else self._over_rate(definition, at)
             (fire.append(at) if over is None else skips.append((at, over)))
         runs = [self._job(definition, at) for at in fire]
         skipped, records = self._skip_records(definition, skips, fired_again=fire[-1] if fire else None, now=now,
-                                              why=held)
+                                              why=held.why, cause=held.cause)
+        if fire:
+            kept = None  # a run again: the skips before it are over (their audit records stay)
+        elif held.skip:
+            kept = skipped_after(definition.skipped, [at for at, _ in skips], cause=held.cause, why=held.why,
+                                 job_id=held.job_id)
+        else:
+            kept = skipped_after(definition.skipped, [at for at, _ in skips], cause="rate", job_id=None,
+                                 why=self._rate_text(definition, skips[-1][1]) if skips else "")
         created: list[Job] = []
         with self.store.transaction(now=now) as tx:
             current = get_definition(tx, definition.id)
@@ -351,7 +366,7 @@ class DefinitionFiring:
                              details={"definition_id": definition.id, "missed": plan.missed,
                                       "from": plan.missed_from.isoformat(), "to": plan.missed_to.isoformat()})
                 report.missed += plan.missed
-            update_definition(tx, replace(current, cursor=plan.cursor))
+            update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept))
         if skipped is None:
             self._skips.pop(definition.id, None)
         else:
@@ -383,23 +398,25 @@ class DefinitionFiring:
         fired.append(key)
         return None
 
-    def _held_on_budget(self, definition: JobDefinition) -> str:
-        """The reason of ``definition``'s newest run when it still pends on a spent GPU-hour budget
-        (``BudgetExhausted``: it starts at the period's reset at the earliest), else ``""``."""
+    def _overlap(self, definition: JobDefinition) -> OverlapDecision:
+        """Whether ``definition``'s firing runs beside its newest scheduled run (:func:`.overlap.overlap_decision`
+        over that run's job as stored now; a run whose job retention removed holds nothing). A "run now"
+        holds no firing: the owner asked for it besides the schedule (as a Job made from a CronJob by hand
+        is none of the CronJob's active jobs)."""
         from ..store.definitions import list_runs
 
         with self.store.transaction(write=False) as tx:
-            runs = list_runs(tx, [definition.id], limit=1)
+            runs = list_runs(tx, [definition.id], limit=1, trigger=RunTrigger.SCHEDULE)
         if not runs or not runs[0].job_id:
-            return ""
+            return overlap_decision(definition.overlap, None)
         try:
-            record = self.store.get_job(runs[0].job_id)
+            job = self.store.get_job(runs[0].job_id).job
         except SchedError:  # removed by retention: nothing holds the next firing
-            return ""
-        job = record.job
-        if job.state is not JobState.PENDING or job.reason is None or job.reason.code != "BudgetExhausted":
-            return ""
-        return f"its run {job.id} still waits: {job.reason.message}"
+            return overlap_decision(definition.overlap, None)
+        reason = job.reason if job.state is JobState.PENDING else None
+        previous = PreviousRun(job_id=job.id, state=job.state, reason_code=None if reason is None else reason.code,
+                               reason="" if reason is None else reason.message)
+        return overlap_decision(definition.overlap, previous)
 
     def _fired_before(self, user: str, at: datetime) -> deque[tuple[datetime, str]]:
         """The scheduled runs of ``user``'s definitions in the hour before ``at``, from the store: a
@@ -414,29 +431,30 @@ class DefinitionFiring:
         return deque(recent[-self.max_per_user_hour:])
 
     def _skip_records(self, definition: JobDefinition, skips: list[tuple[datetime, int]], *,
-                      fired_again: datetime | None, now: datetime,
-                      why: str = "") -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
+                      fired_again: datetime | None, now: datetime, why: str = "",
+                      cause: str = "") -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
         """The audit records of ``skips`` (``(instant, firings counted in the hour before it)``) and
         the definition's skip state after them (kept only once the pass commits). One record per
         definition per hour: the first skip is recorded at once; later ones are counted and said
         in the next record, due an hour after the last one at a skip or at the next firing that
-        runs (red team 17, R4). ``why``: what skips them when not the rate (a spent budget); a change
-        of cause is recorded at once."""
+        runs (red team 17, R4). ``why`` / ``cause``: what skips them when not the rate (the previous
+        run: :class:`.overlap.OverlapDecision`); a change of cause is recorded at once (of cause, not of
+        words: a waiting run's reason changes its numbers at every firing)."""
         state = self._skips.get(definition.id)
         state = None if state is None else replace(state)
         records: list[tuple[str, dict[str, Any]]] = []
-        if state is not None and skips and state.why != why:  # the rate then the budget, or back: said anew
+        if state is not None and skips and state.cause != cause:  # the rate then the budget, or back: said anew
             if state.count:
                 records.append(self._skip_record(definition, state, now))
             state = None
         for at, fired in skips:
             if state is None:
-                state = _Skips(recorded_at=at, why=why)
-            state.count, state.since, state.last, state.fired = \
-                state.count + 1, state.since or at, at, fired
+                state = _Skips(recorded_at=at, why=why, cause=cause)
+            state.count, state.since, state.last, state.fired, state.why = \
+                state.count + 1, state.since or at, at, fired, why
             if (state.count == 1 and state.recorded_at == at) or at >= state.recorded_at + _HOUR:
                 records.append(self._skip_record(definition, state, now))
-                state = _Skips(recorded_at=at, why=why)
+                state = _Skips(recorded_at=at, why=why, cause=cause)
         if fired_again is not None and state is not None and state.count and \
                 fired_again >= state.recorded_at + _HOUR:
             records.append(self._skip_record(definition, state, now))
@@ -445,9 +463,7 @@ class DefinitionFiring:
 
     def _skip_record(self, definition: JobDefinition, state: _Skips, now: datetime) -> tuple[str, dict[str, Any]]:
         assert state.since is not None and state.last is not None
-        cap = state.why or (f"{definition.user}'s definitions already fired {state.fired} runs in the hour before "
-                            f"{clock_text(state.last, now)}, the most this server allows per user "
-                            f"(c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
+        cap = state.why or self._rate_text(definition, state.fired, state.last, now)
         if state.count == 1:
             head = f"definition {definition.name!r} skipped its firing of {clock_text(state.last, now)}"
         else:
@@ -457,11 +473,19 @@ class DefinitionFiring:
                    "in one record an hour")
         details: dict[str, Any] = {"definition_id": definition.id, "skipped": state.count,
                                    "since": state.since.isoformat(), "last": state.last.isoformat()}
-        if state.why:  # a spent budget (hubadmin24 B11): the next run starts once the held one has
-            details["cause"] = "budget"
+        if state.why:  # the previous run holds it (a spent budget, hubadmin24 B11; the overlap policy, n1)
+            details["cause"] = state.cause
         else:
             details["max_firings_per_user_hour"] = self.max_per_user_hour
         return message, details
+
+    def _rate_text(self, definition: JobDefinition, fired: int, last: datetime | None = None,
+                   now: datetime | None = None) -> str:
+        """Why a firing over its owner's rate is skipped (``fired``: the firings counted in the hour
+        before it, the last skipped at ``last`` when said in an audit record)."""
+        before = f" before {clock_text(last, now or last)}" if last is not None else ""
+        return (f"{definition.user}'s definitions already fired {fired} runs in the hour{before}, the most this "
+                f"server allows per user (c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,

@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-__all__ = ["DefinitionRun", "JobDefinition", "MissedPolicy", "RunTrigger"]
+__all__ = ["DefinitionRun", "JobDefinition", "MissedPolicy", "OverlapPolicy", "RunTrigger", "SkippedFirings"]
 
 
 class MissedPolicy(str, Enum):
@@ -31,6 +31,47 @@ class MissedPolicy(str, Enum):
 
     RUN_ONCE = "run_once"
     SKIP = "skip"
+
+
+class OverlapPolicy(str, Enum):
+    """What a firing does while the definition's previous scheduled run has not finished (a "run now"
+    holds no firing; Kubernetes CronJob's
+    ``concurrencyPolicy``; new user 34, n1: a minutely definition behind a 200-job queue stacked one
+    pending run a minute, each charged when it ran, and nothing said so).
+
+    ``skip_waiting`` (the default, the safe one on a shared GPU box): a firing while the previous run
+    still waits to start (pending) is skipped — no run, no job; the skip is recorded on the definition
+    and audited — while a run that has started does not hold the next one back (a daily report that runs
+    long still gets tomorrow's run). ``skip_unfinished``: skipped while the previous run waits *or* runs
+    (CronJob ``Forbid``). ``allow``: every firing queues a run (CronJob ``Allow``; before session 34 the
+    only behaviour). Whatever the policy, a previous run held by a spent GPU-hour budget skips the firing
+    (hubadmin24 B11). The decision is :func:`~.overlap.overlap_decision` (pure).
+    """
+
+    SKIP_WAITING = "skip_waiting"
+    SKIP_UNFINISHED = "skip_unfinished"
+    ALLOW = "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFirings:
+    """The firings of a definition skipped since its last scheduled run was created.
+
+    Attributes:
+        count: how many (at least 1).
+        first / last: the first and last skipped scheduled instants (UTC).
+        why: the last skip's reason in words (``its run j-… still waits: …``).
+        cause: ``waiting`` / ``unfinished`` (the overlap policy), ``budget`` (a spent GPU-hour budget)
+            or ``rate`` (the owner's firings per hour).
+        job_id: the previous run that held the firing (None for ``rate``).
+    """
+
+    count: int
+    first: datetime
+    last: datetime
+    why: str
+    cause: str
+    job_id: str | None = None
 
 
 class RunTrigger(str, Enum):
@@ -60,6 +101,8 @@ class JobDefinition:
         timezone: IANA time zone the schedule is read in.
         paused: True while the schedule does not fire.
         missed: the missed-firing policy.
+        overlap: what a firing does while the previous run has not finished (:class:`OverlapPolicy`).
+        skipped: the firings skipped since the last scheduled run (None: none).
         created_at / updated_at: UTC.
         cursor: every scheduled instant ``<= cursor`` has been dealt with (UTC); set to the
             creation, edit or resume time so that no firing from before is replayed.
@@ -85,6 +128,8 @@ class JobDefinition:
     cursor: datetime | None = None
     version: int = 1
     compute_type: str | None = None
+    overlap: OverlapPolicy = OverlapPolicy.SKIP_WAITING
+    skipped: SkippedFirings | None = None
 
     @property
     def target(self) -> str:

@@ -3,7 +3,7 @@
 A create body is flat, like a job submission, plus the definition's own keys::
 
     {"name": "daily-report", "notebook": "reports/daily.ipynb",
-     "schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin", "missed": "run_once",
+     "schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin", "missed": "run_once", "overlap": "skip_waiting",
      "parameters": {"region": "eu"}, "gpus": 1, "model": "A100", "time_limit": "1h"}
 
 Job keys (``gpus``, ``model``, ``mem_per_gpu``, ``time_limit``, ``priority``, ``profile``, ``team``,
@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError, shown
-from .model import MissedPolicy
+from .model import MissedPolicy, OverlapPolicy
 from .parameters import validate_parameters
 from .schedule import CronSchedule, parse_schedule
 
-__all__ = ["DEFINITION_FIELDS", "JOB_FIELDS", "DefinitionFields", "definition_fields", "run_body"]
+__all__ = ["DEFINITION_FIELDS", "JOB_FIELDS", "OVERLAP_HINT", "DefinitionFields", "definition_fields", "run_body"]
 
 DEFINITION_FIELDS = frozenset({"name", "notebook", "script", "args", "parameters", "schedule", "timezone",
-                               "paused", "missed", "compute_type"})
+                               "paused", "missed", "overlap", "compute_type"})
 JOB_FIELDS = frozenset({
     "team", "queue", "priority", "gpus", "gpu_milli", "gpu_models", "model", "min_memory_mib", "mem_per_gpu",
     "mig_profile", "nvlink", "cpu", "cpu_millis", "memory", "memory_mib", "workers", "node_selector",
@@ -37,7 +37,10 @@ JOB_FIELDS = frozenset({
 
 DefinitionFields = dict[str, Any]
 """Validated fields: any of ``name, notebook, script, args, parameters, schedule (CronSchedule |
-None), timezone, paused, missed (MissedPolicy), compute_type, job (dict)``."""
+None), timezone, paused, missed (MissedPolicy), overlap (OverlapPolicy), compute_type, job (dict)``."""
+
+OVERLAP_HINT = ("skip_waiting (the default): a firing while the previous run still waits to start is skipped; "
+                "skip_unfinished: also while it runs; allow: every firing queues a run")
 
 
 def _text(body: Mapping[str, Any], key: str, *, limit: int = 4096) -> str:
@@ -127,6 +130,12 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
         except ValueError:
             raise ValidationError(f"missed must be run_once or skip (got {shown(body['missed'])})", field="missed",
                                   hint="run_once: one catch-up run after downtime; skip: none") from None
+    if "overlap" in body:
+        try:
+            out["overlap"] = OverlapPolicy(body["overlap"])
+        except ValueError:
+            raise ValidationError(f"overlap must be skip_waiting, skip_unfinished or allow (got {shown(body['overlap'])})",
+                                  field="overlap", hint=OVERLAP_HINT) from None
     if "compute_type" in body and body["compute_type"] is not None:
         out["compute_type"] = _text(body, "compute_type", limit=200)
     job = {k: v for k, v in body.items() if k in JOB_FIELDS}

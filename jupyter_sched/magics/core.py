@@ -967,8 +967,10 @@ class SchedMagics(Magics):
           %schedule usage           my GPU-hours of the last 7 days, as `jupyter-sched usage` (a DataFrame)
           %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
                     [-p NAME=VALUE ...] [--missed run_once|skip] [--paused] [options]
+                    [--overlap skip_waiting|skip_unfinished|allow]
                                     save a job definition: each firing of the cron schedule (in
-                                    that time zone) runs it as a job, with these parameters
+                                    that time zone) runs it as a job, with these parameters; a
+                                    firing while its previous run still waits is skipped (--overlap)
           %schedule define list | show DEF | runs DEF | run DEF [-p N=V] | edit DEF [...]
           %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 

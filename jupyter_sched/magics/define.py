@@ -4,6 +4,7 @@ Grammar::
 
     %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
                      [--name NAME] [-p NAME=VALUE ...] [--missed run_once|skip] [--paused]
+                     [--overlap skip_waiting|skip_unfinished|allow]
                      [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--priority P] [--time-limit 2h]
                      [--queue TEAM] [--profile NAME] [-- SCRIPT ARGS...]
     %schedule define list [--all]          my definitions (admins: --all for everyone's)
@@ -11,7 +12,7 @@ Grammar::
     %schedule define runs DEF              its runs: state and reason of each
     %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
     %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
-                          [--missed M] [job options]
+                          [--missed M] [--overlap O] [job options]
     %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 ``-p`` values are read as JSON when they parse (``3``, ``0.5``, ``true``, ``[1, 2]``) and as text
@@ -65,6 +66,7 @@ class DefineCommand:
     timezone: str | None = None
     name: str | None = None
     missed: str | None = None
+    overlap: str | None = None
     paused: bool = False
     no_schedule: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
@@ -79,6 +81,7 @@ def _definition_parser(action: str) -> _Parser:
     parser.add_argument("--cron")
     parser.add_argument("--tz")
     parser.add_argument("--missed", choices=("run_once", "skip"))
+    parser.add_argument("--overlap", choices=("skip_waiting", "skip_unfinished", "allow"))
     parser.add_argument("-p", "--parameter", action="append", default=[])
     if action == "create":
         parser.add_argument("--paused", action="store_true")
@@ -142,7 +145,7 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
                               hint="--no-schedule leaves only run-now")
     return DefineCommand(
         action, target=target, cron=ns.cron, timezone=ns.tz, name=_nonempty(ns.name, "--name"), missed=ns.missed,
-        paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
+        overlap=ns.overlap, paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
         parameters=parameters_of(ns.parameter, _PROG),
         options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim))
 
@@ -166,6 +169,8 @@ def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> di
         body["timezone"] = cmd.timezone
     if cmd.missed is not None:
         body["missed"] = cmd.missed
+    if cmd.overlap is not None:
+        body["overlap"] = cmd.overlap
     if cmd.paused:
         body["paused"] = True
     if cmd.parameters:
@@ -333,12 +338,19 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
             f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])
     detail = call(routes.definition(target, runs=50))
+    from ..wording.definitions import skipped_text
+
+    skipped = skipped_text(detail, datetime.now(timezone.utc))  # one wording with the CLI (new user 34, n1)
+    if cmd.action == "runs" and skipped:
+        say(skipped[0].upper() + skipped[1:] + ".")
     if cmd.action == "show":  # the first firing said once: as the first of the next ones
         upcoming = list(detail.get("upcoming") or [])
         from ..wording.definitions import runs_text
 
         say(definition_line(detail, next_run=not upcoming))
         say(f"  {runs_text(detail)}")  # what each firing runs (new user 20, N9)
+        if skipped:
+            say(f"  {skipped}")
         for when in upcoming:
             say(f"  next: {_local(when, str(detail.get('timezone', 'UTC')))}")
     runs = detail.get("runs") or []

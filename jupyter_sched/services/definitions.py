@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 
 from ..admission import Caller
 from ..definitions.firing import DefinitionFiring, FiringReport, link_run, run_name
-from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
+from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, OverlapPolicy, RunTrigger
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
@@ -490,7 +490,7 @@ class DefinitionsService:
             job=fields["job"], schedule=fields["schedule"].expression if fields["schedule"] else None,
             timezone=fields["timezone"], paused=fields.get("paused", False),
             missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
-            compute_type=fields.get("compute_type"))
+            compute_type=fields.get("compute_type"), overlap=fields.get("overlap", OverlapPolicy.SKIP_WAITING))
         spec = self._check_runs(caller, definition, what="create definition")
         definition = replace(definition, team=spec.team)
         self._refuse_unusable(caller, definition, spec)
@@ -872,11 +872,22 @@ def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
         "notebook": d.notebook, "script": d.script, "args": list(d.args), "parameters": dict(d.parameters),
         "job": dict(d.job), "schedule": d.schedule, "timezone": d.timezone,
         "schedule_description": schedule.description if schedule else unreadable,
-        "paused": d.paused, "missed": d.missed.value, "compute_type": d.compute_type,
+        "paused": d.paused, "missed": d.missed.value, "overlap": d.overlap.value, "skipped": _skipped_dict(d),
+        "compute_type": d.compute_type,
         "created_at": to_iso(d.created_at), "updated_at": to_iso(d.updated_at),
         "next_run_at": to_iso(upcoming), "next_run_zone": zone_label(upcoming, d.timezone) if upcoming else None,
         "version": d.version,
     }
+
+
+def _skipped_dict(d: JobDefinition) -> dict[str, Any] | None:
+    """Wire fields of ``d``'s skipped firings (:class:`~.models.definitions.SkippedFirings`; None: none)."""
+    s = d.skipped
+    if s is None:
+        return None
+    return {"count": s.count, "first": to_iso(s.first), "last": to_iso(s.last), "why": s.why,
+            "cause": s.cause if s.cause in ("waiting", "unfinished", "budget", "rate") else "waiting",
+            "job_id": s.job_id}
 
 
 def _created(d: JobDefinition) -> datetime:

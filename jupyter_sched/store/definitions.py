@@ -17,8 +17,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
-from ..errors import ConflictError, NotFoundError
+from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, OverlapPolicy, RunTrigger, SkippedFirings
+from ..errors import ConflictError, NotFoundError, SchedError
 from . import schema
 from .codec import JobRecord, dumps, loads, parse_ts, ts
 from .store import StoreTx
@@ -44,8 +44,39 @@ _R = schema.definition_runs
 
 
 def _spec(d: JobDefinition) -> dict[str, Any]:
-    return {"notebook": d.notebook, "script": d.script, "args": list(d.args), "parameters": dict(d.parameters),
-            "job": dict(d.job), "compute_type": d.compute_type}
+    """The ``spec`` column's JSON. ``overlap`` and ``skipped`` (new user 34, n1) live here rather than in
+    columns of their own: a row written before has neither and reads as the default policy and no skips
+    (no migration; the firing pass reads them only of a due definition, with its whole row)."""
+    spec: dict[str, Any] = {"notebook": d.notebook, "script": d.script, "args": list(d.args),
+                            "parameters": dict(d.parameters), "job": dict(d.job), "compute_type": d.compute_type,
+                            "overlap": d.overlap.value}
+    if d.skipped is not None:
+        s = d.skipped
+        spec["skipped"] = {"count": s.count, "first": ts(s.first), "last": ts(s.last), "why": s.why,
+                           "cause": s.cause, "job_id": s.job_id}
+    return spec
+
+
+def _skipped(value: Any) -> SkippedFirings | None:
+    """A stored ``skipped`` (None when absent or not readable: a hand-edited row still lists)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        first, last = parse_ts(value.get("first")), parse_ts(value.get("last"))
+        if first is None or last is None:
+            return None
+        job_id = value.get("job_id")
+        return SkippedFirings(count=int(value.get("count") or 1), first=first, last=last, why=str(value.get("why") or ""),
+                              cause=str(value.get("cause") or ""), job_id=job_id if isinstance(job_id, str) else None)
+    except (TypeError, ValueError, SchedError):
+        return None
+
+
+def _overlap(value: Any) -> OverlapPolicy:
+    try:
+        return OverlapPolicy(value) if value is not None else OverlapPolicy.SKIP_WAITING
+    except ValueError:
+        return OverlapPolicy.SKIP_WAITING
 
 
 def _columns(d: JobDefinition) -> dict[str, Any]:
@@ -65,7 +96,7 @@ def _from_row(row: Mapping[Any, Any]) -> JobDefinition:
         schedule=row["schedule"], timezone=row["timezone"], paused=bool(row["paused"]),
         missed=MissedPolicy(row["missed"]), created_at=parse_ts(row["created_at"]),
         updated_at=parse_ts(row["updated_at"]), cursor=parse_ts(row["cursor"]), version=int(row["version"]),
-        compute_type=spec.get("compute_type"))
+        compute_type=spec.get("compute_type"), overlap=_overlap(spec.get("overlap")), skipped=_skipped(spec.get("skipped")))
 
 
 def insert_definition(tx: StoreTx, definition: JobDefinition) -> JobDefinition:
@@ -215,12 +246,16 @@ def _run_from_row(row: Mapping[Any, Any]) -> DefinitionRun:
                          missed_to=parse_ts(row["missed_to"]))
 
 
-def list_runs(tx: StoreTx, definition_ids: Sequence[str], *, limit: int | None = None) -> list[DefinitionRun]:
-    """Runs of the given definitions, newest scheduled first (at most ``limit`` in all)."""
+def list_runs(tx: StoreTx, definition_ids: Sequence[str], *, limit: int | None = None,
+              trigger: RunTrigger | None = None) -> list[DefinitionRun]:
+    """Runs of the given definitions, newest scheduled first (at most ``limit`` in all; ``trigger``: only
+    those of that trigger)."""
     if not definition_ids:
         return []
-    query = (sa.select(_R).where(_R.c.definition_id.in_(list(definition_ids)))
-             .order_by(_R.c.scheduled_for.desc(), _R.c.id.desc()))
+    query = sa.select(_R).where(_R.c.definition_id.in_(list(definition_ids)))
+    if trigger is not None:
+        query = query.where(_R.c.trigger == trigger.value)
+    query = query.order_by(_R.c.scheduled_for.desc(), _R.c.id.desc())
     if limit is not None:
         query = query.limit(limit)
     return [_run_from_row(row) for row in tx.conn.execute(query).mappings()]

@@ -13,7 +13,7 @@ from typing import Any
 from ..model.units import clock_text, format_duration, gpus_phrase
 
 __all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text",
-           "no_model_text", "retired_model_warning", "schedule_text", "trigger_text"]
+           "no_model_text", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
 """A run's ``trigger`` (the wire's ``schedule`` / ``manual``) as every surface says it — the CLI's run
@@ -68,6 +68,34 @@ def catch_up_text(run: Mapping[str, Any], zone: Any, now: datetime | None) -> st
 
 
 _MISSED_SHOWN_CAP = 1000
+
+_SKIP_FIX: Mapping[str, str] = {
+    "waiting": "by default a firing is skipped while the previous run still waits, so runs do not pile up behind "
+               "it (--overlap allow queues a run for each firing)",
+    "unfinished": "its overlap is skip_unfinished: a firing is skipped until the previous run ends (--overlap "
+                  "skip_waiting lets one queue while the previous run runs)",
+    "budget": "a run waiting on a spent GPU-hour budget holds the next firings whatever the overlap policy",
+}
+
+
+def skipped_text(definition: Mapping[str, Any], now: datetime | None) -> str:
+    """A definition's skipped firings since its last scheduled run (wire ``skipped``), with why and the
+    way to change it: ``skipped 2 firings (10:01 to 10:02 UTC): its run j-… still waits: …; by default a
+    firing is skipped while …`` — "" when none. The CLI's ``definitions show`` / ``runs`` and the magics
+    say it alike (new user 34, n1: runs piled up behind a long queue and nothing said so)."""
+    skipped = definition.get("skipped")
+    if not isinstance(skipped, Mapping):
+        return ""
+    count = skipped.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return ""
+    zone = definition.get("timezone")
+    first, last = firing_text(skipped.get("first"), zone, now), firing_text(skipped.get("last"), zone, now)
+    span = first if count == 1 or first == last else f"{first} to {last}"
+    said = f"skipped {count} firing{'' if count == 1 else 's'} ({span}) since its last scheduled run"
+    why = str(skipped.get("why") or "")
+    fix = _SKIP_FIX.get(str(skipped.get("cause") or ""), "")
+    return said + (f": {why}" if why else "") + (f"; {fix}" if fix else "")
 """The most missed firings a run counts (:data:`~jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL`)."""
 
 
@@ -165,7 +193,7 @@ def changes_text(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     ml`` echoed the schedule only); "" when nothing it shows changed."""
     def view(d: Mapping[str, Any]) -> dict[str, str]:
         shown = {"name": str(d.get("name") or ""), "schedule": schedule_text(d, run="a manual run"),
-                 "missed": str(d.get("missed") or "")}
+                 "missed": str(d.get("missed") or ""), "overlap": str(d.get("overlap") or "")}
         params = d.get("parameters")
         if isinstance(params, Mapping):
             shown["parameters"] = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "none"

@@ -124,6 +124,32 @@ export function catchUpText(run: DefinitionRun, timeZone: string, now: Date = ne
   return `${said}: ${count} (${span}) got no run while no server was running`;
 }
 
+/** How each cause of skipped firings is changed, as jupyter_sched/wording/definitions.py _SKIP_FIX says it. */
+const SKIP_FIX: Record<string, string> = {
+  waiting: 'by default a firing is skipped while the previous run still waits, so runs do not pile up behind it (--overlap allow queues a run for each firing)',
+  unfinished: 'its overlap is skip_unfinished: a firing is skipped until the previous run ends (--overlap skip_waiting lets one queue while the previous run runs)',
+  budget: 'a run waiting on a spent GPU-hour budget holds the next firings whatever the overlap policy'
+};
+
+/**
+ * A definition's firings skipped since its last scheduled run, with why, as the CLI and the magics say it
+ * (jupyter_sched/wording/definitions.py skipped_text): `skipped 2 firings (10:02 UTC to 10:03 UTC) since its
+ * last scheduled run: its run j-… still waits: …; by default …`; "" when none (new user 34, n1: runs piled
+ * up behind a long queue and nothing said so).
+ */
+export function skippedText(d: Pick<Definition, 'skipped' | 'timezone'>, now: Date = new Date()): string {
+  const skipped = d.skipped;
+  if (!skipped || !(skipped.count > 0)) {
+    return '';
+  }
+  const first = localTime(skipped.first, d.timezone, undefined, now);
+  const last = localTime(skipped.last, d.timezone, undefined, now);
+  const span = skipped.count === 1 || first === last ? first : `${first} to ${last}`;
+  const fix = SKIP_FIX[skipped.cause] ?? '';
+  return `skipped ${skipped.count} firing${skipped.count === 1 ? '' : 's'} (${span}) since its last scheduled run` +
+    (skipped.why ? `: ${skipped.why}` : '') + (fix ? `; ${fix}` : '');
+}
+
 /** The most missed firings a run counts (jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL). */
 const MISSED_SHOWN_CAP = 1000;
 
@@ -600,6 +626,7 @@ export class DefinitionsView extends Widget {
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
       ),
+      d.skipped ? h('p', { class: 'jp-sched-def-skipped' }, shownText(skippedText(d))) : null,
       h(
         'div',
         { class: 'jp-sched-def-actions' },

@@ -1133,6 +1133,12 @@ export interface components {
              * @enum {string|null}
              */
             missed?: "run_once" | "skip" | null;
+            /**
+             * @description a firing while the previous run has not finished: skipped while it still waits to start (skip_waiting, the default), skipped while it waits or runs (skip_unfinished), or queued as another run (allow); a skipped firing gets no run and is said in skipped
+             * @example skip_waiting
+             * @enum {string|null}
+             */
+            overlap?: "skip_waiting" | "skip_unfinished" | "allow" | null;
             /** @description the GPU profile jupyter-scheduler's UI chose */
             compute_type?: string | null;
             /**
@@ -1168,6 +1174,13 @@ export interface components {
             paused: boolean;
             /** @enum {string} */
             missed: "run_once" | "skip";
+            /**
+             * @description a firing while the previous run has not finished: skip_waiting (skipped while it waits to start), skip_unfinished (while it waits or runs) or allow (every firing queues a run)
+             * @enum {string}
+             */
+            overlap?: "skip_waiting" | "skip_unfinished" | "allow";
+            /** @description the firings skipped since the last scheduled run, and why (null: none) */
+            skipped?: components["schemas"]["SkippedFirings"] | null;
             compute_type: string | null;
             /** Format: date-time */
             created_at: string | null;
@@ -1216,6 +1229,13 @@ export interface components {
             paused: boolean;
             /** @enum {string} */
             missed: "run_once" | "skip";
+            /**
+             * @description a firing while the previous run has not finished: skip_waiting (skipped while it waits to start), skip_unfinished (while it waits or runs) or allow (every firing queues a run)
+             * @enum {string}
+             */
+            overlap?: "skip_waiting" | "skip_unfinished" | "allow";
+            /** @description the firings skipped since the last scheduled run, and why (null: none) */
+            skipped?: components["schemas"]["SkippedFirings"] | null;
             compute_type: string | null;
             /** Format: date-time */
             created_at: string | null;
@@ -2796,6 +2816,36 @@ export interface components {
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
         };
+        /** @description The firings skipped since the definition's last scheduled run (new user 34, n1). */
+        SkippedFirings: {
+            /**
+             * @description how many firings got no run
+             * @example 2
+             */
+            count: number;
+            /**
+             * Format: date-time
+             * @description the first of them
+             */
+            first: string;
+            /**
+             * Format: date-time
+             * @description the last of them
+             */
+            last: string;
+            /**
+             * @description the last one's reason
+             * @example its run j-01hf3k2m9-x7q4za still waits: waiting for 1 GPU …
+             */
+            why: string;
+            /**
+             * @description waiting / unfinished: the previous run still waits / has not finished (the overlap policy); budget: it waits on a spent GPU-hour budget; rate: the owner's definitions fired the most runs an hour allowed
+             * @enum {string}
+             */
+            cause: "waiting" | "unfinished" | "budget" | "rate";
+            /** @description the previous run that held them (null for rate) */
+            job_id?: string | null;
+        };
         /**
          * @description Work in the grace of a stop (:func:`~jupyter_sched.services.cancelling.stop_requested`): it
          *     still holds its GPUs, its state still reads ``admitted``/``running`` until it exits.
@@ -3266,6 +3316,12 @@ export interface components {
              * @enum {string|null}
              */
             missed?: "run_once" | "skip" | null;
+            /**
+             * @description a firing while the previous run has not finished: skipped while it still waits to start (skip_waiting, the default), skipped while it waits or runs (skip_unfinished), or queued as another run (allow); a skipped firing gets no run and is said in skipped
+             * @example skip_waiting
+             * @enum {string|null}
+             */
+            overlap?: "skip_waiting" | "skip_unfinished" | "allow" | null;
             /** @description the GPU profile jupyter-scheduler's UI chose */
             compute_type?: string | null;
             /**

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { catchUpText, localTime, parseParameters, runReason, scheduleText, triggerText } from '../src/definitions';
+import { catchUpText, localTime, parseParameters, runReason, scheduleText, skippedText, triggerText } from '../src/definitions';
 import { zoneText } from '../src/format';
 
 describe('parseParameters', () => {
@@ -286,5 +286,21 @@ describe('triggerText (new user 23, N7: a run\'s trigger was worded three ways o
 
   it('an older server that sends no words: the trigger as sent', () => {
     expect(triggerText({ ...base, trigger: 'manual' })).toBe('manual');
+  });
+});
+
+describe('skippedText (newuser34 n1: a firing skipped behind a waiting run is said, as the CLI says it)', () => {
+  const NOW = new Date('2026-12-07T10:03:30Z');
+
+  it('says how many firings got no run, which run holds them and how to change it', () => {
+    const d = { timezone: 'UTC', skipped: { count: 2, first: '2026-12-07T10:02:00Z', last: '2026-12-07T10:03:00Z',
+      why: 'its run j-1 still waits to start', cause: 'waiting' as const, job_id: 'j-1' } };
+    expect(skippedText(d, NOW)).toBe('skipped 2 firings (10:02 UTC to 10:03 UTC) since its last scheduled run: its run j-1 ' +
+      'still waits to start; by default a firing is skipped while the previous run still waits, so runs do not pile up ' +
+      'behind it (--overlap allow queues a run for each firing)');
+  });
+
+  it('says nothing when none were skipped', () => {
+    expect(skippedText({ timezone: 'UTC', skipped: null }, NOW)).toBe('');
   });
 });

@@ -67,7 +67,7 @@ def test_the_executed_notebook_is_documented_as_a_notebook_not_json() -> None:
 def test_a_definitions_run_fields_are_typed_as_a_job_submission() -> None:
     run_fields = m.UpdateDefinitionRequest.model_fields
     own = {"name", "notebook", "script", "args", "parameters", "schedule", "timezone", "paused", "missed",
-           "compute_type"}
+           "overlap", "compute_type"}
     assert set(run_fields) - own == set(JOB_FIELDS)
     for name in JOB_FIELDS:
         assert run_fields[name].annotation == SubmitJobRequest.model_fields[name].annotation, name

@@ -27,7 +27,7 @@ from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.store.definitions import insert_run, list_runs
 
 DAILY = {"name": "daily", "notebook": "daily.ipynb", "schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin",
-         "gpus": 1}
+         "gpus": 1, "overlap": "allow"}  # every firing a run: no engine cycle starts them here (the default skips behind a waiting run: newuser34 n1)
 
 
 _folders = itertools.count()

@@ -17,7 +17,8 @@ from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.errors import BusyError
 from jupyter_sched.model import JobState
 
-EVERY_MINUTE = {"notebook": "report.ipynb", "schedule": "* * * * *", "timezone": "UTC", "gpus": 1}
+EVERY_MINUTE = {"notebook": "report.ipynb", "schedule": "* * * * *", "timezone": "UTC", "gpus": 1,
+                "overlap": "allow"}  # every firing a run: no engine cycle starts them here (the default skips behind a waiting run: newuser34 n1)
 
 
 def _server(db_url: str, tmp_path: Path, **policy: int) -> tuple[Server, ManualClock]:

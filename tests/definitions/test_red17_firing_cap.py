@@ -14,7 +14,8 @@ from def_builders import Server, at
 from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.store.definitions import list_runs
 
-EVERY_MINUTE = {"notebook": "report.ipynb", "schedule": "* * * * *", "timezone": "UTC", "gpus": 0}
+EVERY_MINUTE = {"notebook": "report.ipynb", "schedule": "* * * * *", "timezone": "UTC", "gpus": 0,
+                "overlap": "allow"}  # every firing a run: no engine cycle starts them here (the default skips behind a waiting run: newuser34 n1)
 
 
 def test_red17_r4_skipped_firings_write_no_rows_but_one_record_per_definition_per_hour(

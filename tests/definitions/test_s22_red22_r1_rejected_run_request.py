@@ -17,7 +17,7 @@ from jupyter_sched.model import Job, JobState
 from jupyter_sched.services.models import SetQuotasRequest
 
 LOW_CRON = {"script": "rp.py", "schedule": "* * * * *", "timezone": "UTC", "priority": "low", "gpus": 2,
-            "time_limit": "30m"}
+            "time_limit": "30m", "overlap": "allow"}  # every firing a run: no engine cycle starts them here (the default skips behind a waiting run: newuser34 n1)
 
 
 def _server(db_url: str, tmp_path: Path) -> tuple[Server, ManualClock]:

@@ -92,7 +92,8 @@ def test_s23_hubadmin22_the_catch_up_run_says_it_was_late_and_what_it_stands_for
     clock = ManualClock(at("2026-12-05T06:06:30+00:00"))
     url = f"sqlite:///{tmp_path / 'sched.sqlite'}"
     first = Server(url, clock, tmp_path / "jobs-1")
-    d = first.create({"name": "minutely", "script": "tick.py", "schedule": MINUTELY, "gpus": 0}, user="fay")
+    d = first.create({"name": "minutely", "script": "tick.py", "schedule": MINUTELY, "gpus": 0,
+                      "overlap": "allow"}, user="fay")
     clock.set(at("2026-12-05T06:07:00.5+00:00"))
     assert len(first.fire_due().created) == 1                    # 06:07 on time; then the service is down
     clock.set(at("2026-12-05T06:09:05+00:00"))                   # back after 06:07:10 .. 06:08:40

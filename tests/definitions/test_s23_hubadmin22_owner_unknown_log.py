@@ -20,7 +20,8 @@ def test_s23_hubadmin22_a_firing_that_waits_on_the_hub_says_so_once_not_a_traceb
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     clock = ManualClock(at("2026-12-05T06:00:30+00:00"))
     svc = Server(f"sqlite:///{tmp_path / 'sched.sqlite'}", clock, tmp_path / "jobs")
-    d = svc.create({"name": "minutely", "script": "tick.py", "schedule": "* * * * *", "gpus": 0}, user="fay")
+    d = svc.create({"name": "minutely", "script": "tick.py", "schedule": "* * * * *", "gpus": 0,
+                    "overlap": "allow"}, user="fay")
 
     def refused(user: str) -> Any:
         raise BusyError(f"the hub refuses this service's token looking up {user}", hint="fix JUPYTERHUB_API_TOKEN")

@@ -38,7 +38,7 @@ def test_s24_words_n7_a_runs_trigger_reads_the_same_on_rest_the_cli_and_the_magi
     first = Server(url, clock, tmp_path / "jobs-1")
     second: Server | None = None
     try:
-        d = first.create({"name": "every", "script": "tick.py", "schedule": "* * * * *", "gpus": 0,
+        d = first.create({"name": "every", "script": "tick.py", "schedule": "* * * * *", "gpus": 0, "overlap": "allow",
                           "missed": "run_once"}, user="fay")
         clock.set(at("2026-12-05T06:07:00.5+00:00"))
         assert len(first.fire_due().created) == 1                     # 06:07: its schedule fired

@@ -1,7 +1,7 @@
 """Request and response models of job definitions and kept notebooks (``definitions``, ``jobs/{id}/notebook``).
 
 A definition request is flat like a job submission: the definition's own fields (name, notebook
-or script, parameters, schedule, time zone, missed policy) plus each run's job fields
+or script, parameters, schedule, time zone, missed and overlap policies) plus each run's job fields
 (:class:`~.jobs.RunJobFields`, which :class:`~.jobs.SubmitJobRequest` shares: one definition of
 each). These models check JSON types and refuse unknown fields; what the values mean (a cron expression, a zone name, "exactly one of
 notebook or script", a GPU request that fits) is checked by
@@ -34,6 +34,8 @@ __all__ = [
     "ListDefinitionsRequest",
     "ListDefinitionsResponse",
     "MissedPolicyName",
+    "OverlapPolicyName",
+    "SkippedFirings",
     "OpenExecutedNotebookResponse",
     "PreviewScheduleRequest",
     "PreviewScheduleResponse",
@@ -43,6 +45,7 @@ __all__ = [
 ]
 
 MissedPolicyName = Literal["run_once", "skip"]
+OverlapPolicyName = Literal["skip_waiting", "skip_unfinished", "allow"]
 DateTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 """An ISO 8601 UTC time as the API writes it (``2025-06-02T10:00:00Z``)."""
 MAX_RUNS_LISTED = 500
@@ -69,6 +72,11 @@ class _DefinitionFields(RunJobFields):
         default=None, examples=["run_once"],
         description="firings missed while no server ran: one catch-up run for the latest (run_once) or none "
                     "(skip); after an outage at most one run, never one per missed firing")
+    overlap: OverlapPolicyName | None = Field(
+        default=None, examples=["skip_waiting"],
+        description="a firing while the previous run has not finished: skipped while it still waits to start "
+                    "(skip_waiting, the default), skipped while it waits or runs (skip_unfinished), or queued as "
+                    "another run (allow); a skipped firing gets no run and is said in skipped")
     compute_type: str | None = Field(default=None, description="the GPU profile jupyter-scheduler's UI chose")
 
 
@@ -166,6 +174,20 @@ class DefinitionRun(_Answer):
     job: Job | None = Field(description="null when the job row is gone")
 
 
+class SkippedFirings(_Answer):
+    """The firings skipped since the definition's last scheduled run (new user 34, n1)."""
+
+    count: int = Field(ge=1, examples=[2], description="how many firings got no run")
+    first: DateTime = Field(description="the first of them")
+    last: DateTime = Field(description="the last of them")
+    why: str = Field(examples=["its run j-01hf3k2m9-x7q4za still waits: waiting for 1 GPU …"],
+                     description="the last one's reason")
+    cause: Literal["waiting", "unfinished", "budget", "rate"] = Field(description=(
+        "waiting / unfinished: the previous run still waits / has not finished (the overlap policy); budget: it "
+        "waits on a spent GPU-hour budget; rate: the owner's definitions fired the most runs an hour allowed"))
+    job_id: str | None = Field(default=None, description="the previous run that held them (null for rate)")
+
+
 class Definition(_Answer):
     """A saved, possibly recurring notebook or script job."""
 
@@ -183,6 +205,11 @@ class Definition(_Answer):
     schedule_description: str = Field(examples=["At 12:00 on Monday through Friday"])
     paused: bool
     missed: MissedPolicyName
+    overlap: OverlapPolicyName = Field(default="skip_waiting", description=(
+        "a firing while the previous run has not finished: skip_waiting (skipped while it waits to start), "
+        "skip_unfinished (while it waits or runs) or allow (every firing queues a run)"))
+    skipped: SkippedFirings | None = Field(default=None, description=(
+        "the firings skipped since the last scheduled run, and why (null: none)"))
     compute_type: str | None
     created_at: DateTime | None
     updated_at: DateTime | None
