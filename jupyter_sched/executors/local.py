@@ -120,6 +120,7 @@ from ..safefd import open_fd
 from ..scheduling.snapshot import Reinstall
 from ..textsafe import printable_line
 from ..userfiles import start_folder_argv
+from ..wording.jobs import split_log_quote
 from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
@@ -1944,8 +1945,6 @@ def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psut
 
 _RECORD_BYTES = 4000
 """Most bytes of one record told to a wrapper (under ``PIPE_BUF``, 4096: a FIFO's write is then whole)."""
-_LAST_LINES = "; last lines: "
-"""How :func:`.outcome.describe_exit` opens the log's last lines in a message."""
 
 
 def _launch_file(launch: str) -> int | None:
@@ -2088,7 +2087,7 @@ def _with_signalled(ended: ExecutorEvent, t: _Tracked) -> ExecutorEvent:
         return ended
     if isinstance(ended, Exited):
         # before the log's last lines, so that they stay the message's end (wording.jobs reads them there)
-        head, sep, tail = ended.message.partition(_LAST_LINES)
+        head, sep, tail = split_log_quote(ended.message)
         return replace(ended, message=f"{head}; {said}{sep}{tail}" if head else said)
     if isinstance(ended, Lost):
         return replace(ended, reason=f"{ended.reason}; {said}" if ended.reason else said)

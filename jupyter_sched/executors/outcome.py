@@ -16,7 +16,11 @@ Sentences (exact shapes; tests pin them):
 * ``kernel died (signal 9, SIGKILL; no out-of-memory kill was counted) during cell 3 (cell starts: import os); peak memory 51 MiB``
 * ``cell 5 did not finish within the 600 s cell time limit (cell starts: train())``
 * ``exited with code 1: ValueError: bad input (train.py, line 7); last lines: Traceback ... | ValueError: bad input``
-  (a Python traceback's error first: newuser33 N2); ``exited with code 3; last lines: loading | bad row 17``
+  (a Python traceback's error first: newuser33 N2)
+* ``exited with code 3: error: bad row 17 — check --data-dir; earlier lines: loading | epoch 1`` (any other log: its
+  error line first, :func:`lead_line`; newuser34 N2), ``exited with code 1: FAILED t.py::a; last lines: … | FAILED
+  t.py::a | 1 failed`` (the error line was not the last: the last lines as they were), ``exited with code 3: done``;
+  ``killed by SIGKILL; last lines: epoch 1 | epoch 2`` (a signal, or a stop: what it printed last is not why)
 
 Only the standard library is imported: the runner and the executor both use it.
 """
@@ -44,6 +48,7 @@ __all__ = [
     "describe_exit",
     "describe_termination",
     "format_mib",
+    "lead_line",
     "kernel_death_sentence",
     "log_tail",
     "missing_module_hint",
@@ -230,20 +235,52 @@ def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
             f"{printable_line(name, limit=_ERROR_CHARS)}, line {frame.group(2)}")
 
 
+_ERROR_LINE = re.compile(
+    r"(?i:\b(?:error|fatal)\b\s*[:!](?!\s*[-+]?\.?\d))"  # error: / Error: / ERROR: / prog: error: / fatal: (not a
+    #                                                  metric's "error: 0.05")
+    r"|\b(?:ERROR|FATAL|CRITICAL|FAILED|FAILURE)\b"  # a log level, a test runner's verdict: in capitals only
+    r"|^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\b"  # opens with an exception's name (java.io.IOException)
+    r"|^panic: ")  # Go's
+"""A log line that reads as an error (:func:`lead_line`)."""
+
+
+def lead_line(tail: Sequence[str]) -> int:
+    """The index in ``tail`` (a log's last lines, oldest first; not empty) of the line a failure's sentence leads with:
+    the last one that reads as an error — ``error:`` / ``fatal:`` in any case (``prog: error: …``, argparse's line after
+    its usage; not a metric's ``error: 0.05``), ``ERROR``, ``FATAL``, ``CRITICAL``, ``FAILED``, ``FAILURE`` in capitals,
+    a line opening with an exception's name (``ValueError: …``, ``java.io.IOException``), Go's ``panic:`` — else the
+    last line (newuser34 N2: ``sys.exit("error: …")``, a shell script, any CLI tool end with their error last, and the
+    sentence led with the lines before it, which the panel's toast kept and cut the error off). Predictable on purpose:
+    a word list over the lines quoted, no scoring."""
+    return next((i for i in range(len(tail) - 1, -1, -1) if _ERROR_LINE.search(tail[i])), len(tail) - 1)
+
+
 def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False, owner_uid: int | None = None,
-               fixes: bool = True) -> str:
+               fixes: bool = True, lead: bool = True) -> str:
     """What a failed run's message says of its log after its exit code: ``: KeyError: 'missing' (crash.py, line 2);
-    last lines: Traceback … | KeyError: 'missing'`` — the error first when the log ends in a Python traceback
-    (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); else ``; last lines: …`` and the
-    fix after them (``fixes``: a container's image is not installed into as a Python is); "" for an empty log."""
+    last lines: Traceback … | KeyError: 'missing'`` — the error and where first when the log ends in a Python traceback
+    (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); for any other log its error line
+    first (:func:`lead_line`) and its fix, then ``; earlier lines: …`` (the lines before it, when it was the last) or
+    ``; last lines: …`` (all of them, when lines came after it) — ``: error: no data — check --data-dir; earlier lines:
+    epoch 0 | epoch 1`` (newuser34 N2) — only where ``lead``: the program exited by itself, so its last words are about
+    why (a signal's kill, a stop's end, came whatever it had printed last: ``; last lines: …`` then, with the
+    ``fixes`` still read from the last line); ``fixes``: a container's image is not installed into as a Python is; ""
+    for an empty log. Each line is cut at :data:`_LINE_MAX` characters: a long one cannot push the error out."""
     tail = _shown(kept[-LOG_TAIL_LINES:])
     if not tail:
         return ""
     last = "; last lines: " + " | ".join(tail)
     error = python_error(kept)
-    if error is None:
+    if error is None and not lead:
         hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid) if fixes else None
         return last + (f" — {hint}" if hint else "")
+    if error is None:
+        at = lead_line(tail)
+        hint = missing_module_hint(tail[at], python, shared=shared, owner_uid=owner_uid) if fixes else None
+        said = f": {tail[at]}" + (f" — {hint}" if hint else "")
+        if at < len(tail) - 1:  # lines came after it: quoted as they were, it among them
+            return said + last
+        return said + (f"; earlier lines: {' | '.join(tail[:-1])}" if len(tail) > 1 else "")
     said, where = error
     hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid) if fixes else None
     return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
@@ -271,7 +308,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
     if said and said[-1]:
         return printable_line(said[-1], limit=MESSAGE_MAX)
     base = "killed by the out-of-memory killer" if reason == "OOMKilled" else f"exited with code {exit_code}"
-    return base + _log_words(_run_lines(message), None, fixes=False)
+    return base + _log_words(_run_lines(message), None, fixes=False, lead=reason != "OOMKilled" and exit_code > 0)
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
@@ -313,7 +350,8 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     else:
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:
-        base += _log_words(_run_lines(_log_text(log, owner_uid)), python, shared=shared_python, owner_uid=owner_uid)
+        base += _log_words(_run_lines(_log_text(log, owner_uid)), python, shared=shared_python, owner_uid=owner_uid,
+                           lead=exit_code > 0 and not stopped)
     return base
 
 

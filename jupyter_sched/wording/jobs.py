@@ -24,7 +24,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -361,7 +361,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
     if log_shown and message.startswith("last lines: "):
         message = ""
     elif log_shown and str(job.get("message") or "").startswith("exited with code"):
-        message = message.partition("; last lines: ")[0]  # what its end stopped stays (newuser30 n16)
+        message = split_log_quote(message)[0]  # what its end stopped stays (newuser30 n16), and the error line
     if job.get("kind") == "lease" and state == "cancelled" and message.startswith(_RELEASED_BY):
         # said once, with when (new user 16, N9: "lease l-…: released — released by root")
         said, colon, why = message.partition(": ")
@@ -598,6 +598,21 @@ def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
     return f"not answering on port {port} yet{since}"
 
 
+LOG_QUOTES = ("; last lines: ", "; earlier lines: ")
+"""How a failed job's message opens the log lines it quotes (:func:`jupyter_sched.executors.outcome.describe_exit`):
+all of its last lines, or those before the error line it leads with (newuser34 N2)."""
+
+
+def split_log_quote(message: str) -> tuple[str, str, str]:
+    """``("exited with code 1: error: no data", "; earlier lines: ", "a | b")``: a message's words before the log lines it
+    quotes, the opening of those (one of :data:`LOG_QUOTES`), and the lines; ``(message, "", "")`` when it quotes none."""
+    found = [(at, opening) for opening in LOG_QUOTES if (at := message.find(opening)) >= 0]
+    if not found:
+        return message, "", ""
+    at, opening = min(found)
+    return message[:at], opening, message[at + len(opening):]
+
+
 def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     """How a job ended: (``, exit code 2 (command not found)``, ``last lines: …``), either may be ""."""
     state = str(job.get("state"))
@@ -614,14 +629,15 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     if message.startswith("exited with code"):
         # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
         # "failed, exit code 2" and nothing else)
-        head, _, last = message.partition("; last lines: ")
+        head, opening, last = split_log_quote(message)
         # what its end stopped stays (newuser30 n16: "its main process left 2 processes running, ended …"), and
         # the launcher's own reason after the code ("exited with code 2: …/python3: can't open file …wrapper.py")
         # — newuser31 N10: the CLI's line said "failed, exit code 2" and nothing of why; the magics said it
         first, _, rest = head.partition("; ")
         why = first.split(":", 1)[1].strip() if ":" in first else ""
         kept = [said for said in (why, rest) if said]
-        message = "; ".join(kept + ([f"last lines: {last}"] if last and state != "succeeded" else []))
+        message = "; ".join(kept + ([f"{opening[2:]}{last}"] if last and state != "succeeded" else []))
+        last = " | ".join(said for said in (why, last) if said)  # the log's error line may lead (newuser34 N2)
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
         what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
         if job["exit_code"] == 126 and "cannot enter the working directory" in last:

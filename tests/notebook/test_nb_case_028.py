@@ -112,7 +112,8 @@ async def test_a_failed_script_quotes_its_exit_code_and_last_log_lines(api: Asyn
     job = await api.submit({"name": "prep", "script": str(script), "gpus": 0})
     done = await finished(api, job["id"])
     assert done["state"] == "failed"
-    assert done["message"] == "exited with code 3; last lines: loading 3 files | bad row 17"
+    # its last line first, the lines before it after (newuser34 N2: the line that says what went wrong leads)
+    assert done["message"] == "exited with code 3: bad row 17; earlier lines: loading 3 files"
 
 
 async def test_a_cell_past_the_time_limit_says_the_limit(api: AsyncSchedClient, jp_root_dir: Path) -> None:

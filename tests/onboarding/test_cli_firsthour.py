@@ -775,7 +775,7 @@ def test_a_command_gone_by_its_start_is_said_in_words(server: EmbeddedServer, tm
     wait_state(server, "tok-ann", job["id"], "failed")
     line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
     assert re.fullmatch(re.escape("    exit code 127 (command not found)") + ENDED + re.escape(
-        f" — last lines: jupyter_sched: cannot start '{program}': no such program on PATH or file in the working "
+        f" — jupyter_sched: cannot start '{program}': no such program on PATH or file in the working "
         "directory"), line), line
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert f"cannot start '{program}': no such program on PATH or file in the working directory" in log

@@ -100,8 +100,8 @@ def test_a_failed_jobs_message_shows_its_logs_last_lines_without_their_escapes(t
     log = tmp_path / "output.log"
     log.write_text(HOSTILE)
     said = describe_exit(3, job_dir=tmp_path, log=log)
-    assert said == ("exited with code 3; last lines: red\tdone | rm -rf ~ | all good | <U+009B>6n<U+202E>evil^G"
-                    " | plain line").replace("\t", " ")
+    assert said == ("exited with code 3: plain line; earlier lines: red\tdone | rm -rf ~ | all good | "
+                    "<U+009B>6n<U+202E>evil^G").replace("\t", " ")  # the last line first: newuser34 N2
     (tmp_path / "outcome.json").write_text(json.dumps({"status": "failed", "reason": "\x1b]0;x\x07cell 1\n" + "y" * 10**6}))
     forged = describe_exit(1, job_dir=tmp_path, log=log)
     assert forged.startswith("cell 1 y") and len(forged) == MESSAGE_MAX and "\x1b" not in forged
@@ -121,5 +121,24 @@ def test_an_admin_listing_a_hostile_users_failed_job_gets_no_escapes(server: Emb
     assert "\x1b" not in eve.get(f"jobs/{job['id']}").json()["message"]  # stored without them: every client is safe
     for argv in (("jobs", "--all"), ("wait", job["id"])):
         read = _cli(server, "tok-carol", *argv).stdout.decode()
-        assert "last lines: red done | rm -rf ~ | all good" in read, (argv, read)
+        assert "earlier lines: red done | rm -rf ~ | all good" in read, (argv, read)
         assert "\x1b" not in read and "\x07" not in read and "\u202e" not in read, (argv, read)
+
+
+def test_newuser34_n2_a_failed_jobs_status_leads_with_its_error_line(server: EmbeddedServer) -> None:
+    """newuser34 N2 end to end, on this file's server: a script ending ``sys.exit("error: …")``; its REST message (what
+    the panel's My work and toast show) and ``jupyter-sched status JOB`` lead with that line, the earlier ones after."""
+    eve = httpx.Client(base_url=server.api, headers={"Authorization": "token tok-eve"}, timeout=30)
+    error = "error: dataset not found at /data/train/shard-3.parquet — check --data-dir"
+    script = f"import sys\nfor i in range(3): print(f'epoch {{i}}: loading shard {{i}}', flush=True)\nsys.exit({error!r})"
+    job = eve.post("jobs", json={"gpus": 0, "name": "weird3", "command": [sys.executable, "-c", script]}).json()
+    deadline = time.monotonic() + 60
+    while (read := eve.get(f"jobs/{job['id']}").json())["state"] != "failed":
+        assert time.monotonic() < deadline and read["state"] not in ("succeeded", "cancelled"), read
+        time.sleep(0.2)
+    want = f"{error}; earlier lines: epoch 0: loading shard 0 | epoch 1: loading shard 1 | epoch 2: loading shard 2"
+    assert read["message"] == f"exited with code 1: {want}", read["message"]
+    assert error in f"weird3 failed: {read['message']}"[:140]  # the panel's toast (notify.ts TOAST_CHARS) keeps it
+    status = _cli(server, "tok-eve", "status", job["id"])
+    assert status.returncode == 0 and "failed, exit code 1 · ended " in status.stdout.decode(), status
+    assert status.stdout.decode().rstrip("\n").endswith(f" — {want}"), status

@@ -171,7 +171,8 @@ def test_newuser29_n15_a_cell_failing_on_a_missing_module_names_the_jobs_python_
         "has no jupyter_sched: activate the environment jupyter-sched is installed in before submitting, or give "
         "that environment's Python by its full path (-- /path/to/venv/bin/python …)")
     log.write_text("ValueError: bad input\n", encoding="utf-8")
-    assert describe_exit(1, log=log, python=python) == "exited with code 1; last lines: ValueError: bad input"
+    # a log with no traceback: its error line first (newuser34 N2)
+    assert describe_exit(1, log=log, python=python) == "exited with code 1: ValueError: bad input"
     write_outcome(tmp_path, {"status": "failed", "reason": "cell 3 raised ModuleNotFoundError: No module named "
                                                             "'sklearn.linear_model' (cell starts: from sklearn …)"})
     assert describe_exit(1, job_dir=tmp_path, log=log) == (

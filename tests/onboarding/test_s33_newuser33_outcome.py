@@ -158,8 +158,8 @@ def test_newuser33_n2_a_python_failure_leads_every_surface_with_its_error(tmp_pa
     assert describe_termination(1, 'Traceback (most recent call last):\n  File "t.py", line 4, in <module>\n'
                                    "    boom()\nRuntimeError: boom\n").startswith(
         "exited with code 1: RuntimeError: boom (t.py, line 4); last lines: Traceback")
-    # output that is no traceback: as before
-    assert _said(tmp_path, "ValueError: bad input\n") == "exited with code 1; last lines: ValueError: bad input"
+    # output that is no traceback: its error line first too (newuser34 N2)
+    assert _said(tmp_path, "ValueError: bad input\n") == "exited with code 1: ValueError: bad input"
 
 
 def test_newuser33_n1_n2_a_real_job_on_a_typo_is_asked_about_its_spelling_first(tmp_path: Path) -> None:

@@ -82,8 +82,10 @@ async def test_newuser17_n20_logs_f_of_a_failed_job_ends_with_its_outcome_and_ex
     assert logs.code == EXIT_JOB_FAILED, (logs.out, logs.err)
     assert logs.out == "line 1\nline 2\nline 3\nline 4\n", logs.out  # stdout stays the log alone
     last = logs.err.strip().splitlines()[-1]
-    # the lines are not quoted again; when it ran is said (newuser27 N5)
-    assert re.fullmatch(rf"job {job_id} \(lf4\): failed, exit code 3 · ended \d\d:\d\d UTC \(ran \d+s\)", last), logs.err
+    # the lines are not quoted again, only the line it failed on, as a traceback's error stays (newuser34 N2); when
+    # it ran is said (newuser27 N5)
+    assert re.fullmatch(rf"job {job_id} \(lf4\): failed, exit code 3 · ended \d\d:\d\d UTC \(ran \d+s\) — line 4",
+                        last), logs.err
     ok = await cli("submit", "--gpus", "0", "--name", "lf0", "--", sys.executable, "-c", "print('fine')")
     ok_id = ok.out.split()[1].rstrip(":")
     good = await cli("logs", "-f", ok_id)
