@@ -240,3 +240,44 @@ def test_newuser31_n14_status_and_gpu_say_who_waits_for_my_gpus(server: Embedded
         clear(server)
     assert f"\n           {said}\n" in status and "never-shown" not in status, status
     assert f"Waiting on you: {said}." in magic and "never-shown" not in magic, magic
+
+
+def test_newuser34_n3_a_spent_budgets_queue_says_the_plan_from_the_reset_on_rest_and_the_cli(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """Failed before: every job a spent budget held said "ETA … 00:00 UTC, when the day's budget resets", the last of
+    four on two GPUs too. Now the first two say the reset; the last says its plan, "not before" the reset, behind 3."""
+    import time
+
+    import httpx
+
+    admin = httpx.Client(base_url=server.api, headers={"Authorization": f"token {OWNER_TOKEN}"}, timeout=30)
+    ann = httpx.Client(base_url=server.api, headers={"Authorization": "token tok-ann"}, timeout=30)
+    before = admin.get("quotas").json()
+    put = admin.put("quotas", json={**before, "budgets": [{"team": "default", "gpu_hours": 0, "period": "day"}]})
+    assert put.status_code == 200, put.text
+    ids: list[str] = []
+    try:
+        for i in range(4):  # two GPUs: two start at the reset, two an hour later (their 1h limits)
+            made = ann.post("jobs", json={"command": ["sleep", "1"], "gpus": 1, "time_limit": "1h", "name": f"n34b{i}"})
+            assert made.status_code in (200, 201), made.text
+            ids.append(made.json()["id"])
+        deadline, last = time.monotonic() + 60, {}
+        while time.monotonic() < deadline:  # until the engine has numbered the queue and projected the last one
+            last = ann.get(f"jobs/{ids[-1]}").json()
+            reason = last.get("reason") or {}
+            code = (reason.get("details") or {}).get("eta_code")
+            if reason.get("position") == 4 and code not in (None, "Provisional"):  # a full cycle's, not a live one's
+                break
+            time.sleep(0.2)
+        eta = last["reason"]["text"]["eta"]
+        assert "(when the day's budget resets), then behind 3 jobs queued ahead of it" in eta and "not before " in eta, \
+            last["reason"]
+        first = ann.get(f"jobs/{ids[0]}").json()["reason"]["text"]["eta"]
+        assert first.endswith("when the day's budget resets") and "not before" not in first, first
+        status = cli(server, {}, tmp_path, "status", ids[-1]).stdout
+        assert "then behind 3 jobs queued ahead of it" in " ".join(status.split()), status
+    finally:
+        if ids:
+            gone = ann.post("jobs/cancel", json={"ids": ids})
+            assert gone.status_code == 200, gone.text
+        admin.put("quotas", json=before)
