@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.jobdirs import _count_files
 from jupyter_sched.executors.local import LocalExecutor
@@ -115,3 +117,35 @@ def test_red29_r5_a_job_leaving_a_deep_chain_ends_normally_and_its_folder_is_swe
     assert "d" not in left, left
     log = (tmp_path / "jobs" / "j-deep" / "output.log").read_text()
     assert "planted" in log and "Traceback" not in log and "RecursionError" not in log, log[-2000:]
+
+
+def test_red34_r2_removing_a_folder_of_many_empty_folders_lists_it_a_bounded_number_of_times(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """red34 R2's escalation: ``remove_tree`` listed a folder again for each subfolder it went into, so a job
+    folder of 40,000 empty folders (made through its stop's grace) cost ~10⁹ entry reads — hours of the thread
+    that removed it. Each folder is now listed a bounded number of times whatever it holds (counted: every
+    ``os.scandir``), and the tree — empty folders, full ones, files, a link — is gone."""
+    top = tmp_path / "left"
+    for k in range(3):
+        for i in range(700):
+            (top / f"d{k}" / f"e{i}").mkdir(parents=True)
+    (top / "full" / "a" / "b").mkdir(parents=True)
+    (top / "full" / "a" / "b" / "f.txt").write_text("x")
+    (top / "link").symlink_to("/etc")
+    listings: list[object] = []
+    scandir = os.scandir
+
+    def counted(path: object) -> object:
+        listings.append(path)
+        return scandir(path)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "scandir", counted)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        remove_tree("left", fd)
+    finally:
+        os.close(fd)
+    monkeypatch.undo()
+    assert not top.exists() and (Path("/etc") / "passwd").exists()
+    # left, d0-d2, full, a, b: each listed at most twice (its entries, then once its subfolders are done)
+    assert len(listings) <= 2 * 7, len(listings)
