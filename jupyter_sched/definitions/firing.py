@@ -34,7 +34,7 @@ audit record per definition per hour says so and how many (``definition 'd1': 58
 skipped since 13:25 UTC …``; red team 17, R4: a rejected job, a run and an audit row per skipped
 firing made a job flood a row flood, 6,000 rows an hour from one user). The firings counted are
 read from the store's runs at a user's first firing after a (re)start; the skip counts between two
-records are kept by the leading engine (a restart starts them afresh).
+records are kept by the leading engine (:class:`.skip_log.SkipLog`; a restart starts them afresh).
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ from typing import Any, Protocol
 
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError
 from ..model import Job, JobSpec, JobState
-from ..model.units import clock_text, zone_label
+from ..model.units import zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .overlap import FIRE, OverlapDecision, PreviousRun, overlap_decision, skipped_after
 from .schedule import CronSchedule, FiringPlan, next_firing, parse_schedule, plan_firings
+from .skip_log import SkipLog
 from .validation import run_body
 
 __all__ = ["SKIPPED_PREFIX", "DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_catch_up_text", "run_name"]
@@ -147,22 +148,6 @@ class FiringReport:
     """Firings skipped over their owner's rate (no run written; see the module docstring)."""
 
 
-@dataclass
-class _Skips:
-    """A definition's skipped firings since its last ``definition_skipped`` record."""
-
-    recorded_at: datetime
-    """The instant of the last record: the next one comes an hour after it at the earliest."""
-    count: int = 0
-    since: datetime | None = None
-    last: datetime | None = None
-    fired: int = 0
-    why: str = ""
-    """What skipped them when not the owner's rate (the previous run that holds them, and its reason)."""
-    cause: str = ""
-    """``waiting``, ``unfinished``, ``budget`` (:class:`.overlap.OverlapDecision`); "" for the rate."""
-
-
 class DefinitionFiring:
     """Turns due firings into runs (see module docstring).
 
@@ -189,7 +174,7 @@ class DefinitionFiring:
         self.misfire_grace_s = misfire_grace_s
         self.max_per_user_hour = max_per_user_hour
         self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
-        self._skips: dict[str, _Skips] = {}  # per definition id: skips not recorded yet (red team 17, R4)
+        self._skip_log = SkipLog(max_per_user_hour)  # skips not recorded yet, per definition (red team 17, R4)
         self._busy_said: dict[str, str] = {}  # per definition id: the last "not fired now" logged
         self._publish = publish or (lambda event: None)
         self._turn = 0  # where the next pass over more than max_due_per_pass due definitions starts
@@ -323,7 +308,7 @@ class DefinitionFiring:
             over = -1 if held.skip else self._over_rate(definition, at)
             (fire.append(at) if over is None else skips.append((at, over)))
         runs = [self._job(definition, at) for at in fire]
-        skipped, records = self._skip_records(definition, skips, fired_again=fire[-1] if fire else None, now=now,
+        skipped, records = self._skip_log.records(definition, skips, fired_again=fire[-1] if fire else None, now=now,
                                               why=held.why, cause=held.cause)
         if fire:
             kept = None  # a run again: the skips before it are over (their audit records stay)
@@ -332,7 +317,7 @@ class DefinitionFiring:
                                  job_id=held.job_id)
         else:
             kept = skipped_after(definition.skipped, [at for at, _ in skips], cause="rate", job_id=None,
-                                 why=self._rate_text(definition, skips[-1][1]) if skips else "")
+                                 why=self._skip_log.rate_text(definition, skips[-1][1]) if skips else "")
         created: list[Job] = []
         with self.store.transaction(now=now) as tx:
             current = get_definition(tx, definition.id)
@@ -367,10 +352,7 @@ class DefinitionFiring:
                                       "from": plan.missed_from.isoformat(), "to": plan.missed_to.isoformat()})
                 report.missed += plan.missed
             update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept))
-        if skipped is None:
-            self._skips.pop(definition.id, None)
-        else:
-            self._skips[definition.id] = skipped
+        self._skip_log.keep(definition.id, skipped)
         report.skipped += len(skips)
         report.created.extend(job.id for job in created)
         if created:
@@ -429,63 +411,6 @@ class DefinitionFiring:
         recent = sorted((r.scheduled_for, r.definition_id) for r in runs
                         if r.trigger is RunTrigger.SCHEDULE and at - _HOUR < r.scheduled_for <= at)
         return deque(recent[-self.max_per_user_hour:])
-
-    def _skip_records(self, definition: JobDefinition, skips: list[tuple[datetime, int]], *,
-                      fired_again: datetime | None, now: datetime, why: str = "",
-                      cause: str = "") -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
-        """The audit records of ``skips`` (``(instant, firings counted in the hour before it)``) and
-        the definition's skip state after them (kept only once the pass commits). One record per
-        definition per hour: the first skip is recorded at once; later ones are counted and said
-        in the next record, due an hour after the last one at a skip or at the next firing that
-        runs (red team 17, R4). ``why`` / ``cause``: what skips them when not the rate (the previous
-        run: :class:`.overlap.OverlapDecision`); a change of cause is recorded at once (of cause, not of
-        words: a waiting run's reason changes its numbers at every firing)."""
-        state = self._skips.get(definition.id)
-        state = None if state is None else replace(state)
-        records: list[tuple[str, dict[str, Any]]] = []
-        if state is not None and skips and state.cause != cause:  # the rate then the budget, or back: said anew
-            if state.count:
-                records.append(self._skip_record(definition, state, now))
-            state = None
-        for at, fired in skips:
-            if state is None:
-                state = _Skips(recorded_at=at, why=why, cause=cause)
-            state.count, state.since, state.last, state.fired, state.why = \
-                state.count + 1, state.since or at, at, fired, why
-            if (state.count == 1 and state.recorded_at == at) or at >= state.recorded_at + _HOUR:
-                records.append(self._skip_record(definition, state, now))
-                state = _Skips(recorded_at=at, why=why, cause=cause)
-        if fired_again is not None and state is not None and state.count and \
-                fired_again >= state.recorded_at + _HOUR:
-            records.append(self._skip_record(definition, state, now))
-            state = None
-        return state, records
-
-    def _skip_record(self, definition: JobDefinition, state: _Skips, now: datetime) -> tuple[str, dict[str, Any]]:
-        assert state.since is not None and state.last is not None
-        cap = state.why or self._rate_text(definition, state.fired, state.last, now)
-        if state.count == 1:
-            head = f"definition {definition.name!r} skipped its firing of {clock_text(state.last, now)}"
-        else:
-            head = (f"definition {definition.name!r}: {state.count} firings skipped since "
-                    f"{clock_text(state.since, now)} (the last at {clock_text(state.last, now)})")
-        message = (f"{head}: {cap}; no run is written for a skipped firing, and its further skips are counted "
-                   "in one record an hour")
-        details: dict[str, Any] = {"definition_id": definition.id, "skipped": state.count,
-                                   "since": state.since.isoformat(), "last": state.last.isoformat()}
-        if state.why:  # the previous run holds it (a spent budget, hubadmin24 B11; the overlap policy, n1)
-            details["cause"] = state.cause
-        else:
-            details["max_firings_per_user_hour"] = self.max_per_user_hour
-        return message, details
-
-    def _rate_text(self, definition: JobDefinition, fired: int, last: datetime | None = None,
-                   now: datetime | None = None) -> str:
-        """Why a firing over its owner's rate is skipped (``fired``: the firings counted in the hour
-        before it, the last skipped at ``last`` when said in an audit record)."""
-        before = f" before {clock_text(last, now or last)}" if last is not None else ""
-        return (f"{definition.user}'s definitions already fired {fired} runs in the hour{before}, the most this "
-                f"server allows per user (c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,
