@@ -21,6 +21,8 @@ import pytest
 from nb_harness import TOKEN, cell_text, wait_for
 from nbclient import NotebookClient
 
+from tests.onboarding.test_readme import example_notebooks
+
 pytestmark = pytest.mark.slow  # end-to-end: kernels, jobs and notebooks on a real server
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -48,7 +50,7 @@ def _mimetypes(nb: nbformat.NotebookNode) -> set[str]:
 
 
 def test_notebooks_are_committed_without_outputs() -> None:
-    for path in NOTEBOOKS.glob("*.ipynb"):
+    for path in example_notebooks():  # not those the examples write when run (newuser34 N7)
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
             assert not cell.get("outputs") and not cell.get("execution_count"), path.name
@@ -233,7 +235,7 @@ async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_fai
 def test_newuser31_n11_the_example_notebooks_write_no_train_py_of_the_users() -> None:
     # before: quickstart's `%%writefile train.py` replaced the user's own train.py ("Overwriting train.py");
     # the executed quickstart test checks a train.py beside it is left as it was
-    for path in NOTEBOOKS.glob("*.ipynb"):
+    for path in example_notebooks():  # not those the examples write when run (newuser34 N7)
         for cell in json.loads(path.read_text())["cells"]:
             source = "".join(cell["source"])
             for written in re.findall(r"^%%writefile(?:\s+-a)?\s+(\S+)", source, flags=re.M):
