@@ -1073,6 +1073,7 @@ class SchedMagics(Magics):
                                   hint="the cell runs as a Python file, not in IPython: shell (!…) and magic (%…) "
                                        "lines do not run there; use subprocess for a shell command")
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
+        self._warn_kernel_names(source)
         if self._hub():
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
             body.setdefault("name", cmd.options.name or f"cell-{digest}")
@@ -1093,6 +1094,20 @@ class SchedMagics(Magics):
         body.setdefault("name", name)
         return self._submit(cmd.options, body, f"Runs {path.name} with {sys.executable} in {body['working_dir']}; "
                             + self._unshared(cmd))
+
+    def _warn_kernel_names(self, source: str) -> None:
+        """Before the submit (and so before the GPU wait): the names the cell reads, never binds, and this kernel
+        defines — the job will not have them (newuser34 N6: ``print(lr * 2)`` ended in NameError after the wait).
+        Only a warning: a module the job imports may define them."""
+        from .cellnames import kernel_names_warning, kernel_only_names
+
+        shell = self.shell
+        kernel = getattr(shell, "user_ns", None)
+        if not isinstance(kernel, Mapping):
+            return
+        hidden = getattr(shell, "user_ns_hidden", None) or {}
+        if said := kernel_names_warning(kernel_only_names(source, kernel, hidden)):
+            self._warn(said)
 
     _LEASE_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
     """Set in the kernel by ``%gpu request``: the job gets its own GPUs' (never the kernel's)."""

@@ -1,0 +1,48 @@
+"""newuser34 N6: a ``%%schedule`` cell that reads a variable of the kernel (``lr = 0.01`` in an earlier cell,
+``print(lr * 2)`` in the scheduled one) failed after the GPU wait with ``NameError: name 'lr' is not defined
+(cell-f50ef667bf.py, line 1)`` and no word why. At submit the magic now warns, naming the names (never their
+values)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from jupyter_sched.magics import core
+from jupyter_sched.magics.cellnames import free_names
+from jupyter_sched.magics.parsing import parse_schedule_line
+
+
+def test_newuser34_n6_free_names_are_read_never_bound() -> None:
+    source = ("import os\nfrom math import pi\nx = 1\nfor i in range(3): pass\nwith open(os.devnull) as fh: pass\n"
+              "def f(a):\n    global g\n    g = a\n    return x + y + a + pi\n"
+              "class C: pass\nprint(lr * 2, [v for v in w], C, f, g, i, fh, __name__, len)\n")
+    assert free_names(source) == ["lr", "w", "y"]  # the cell's own scope first, then its functions'
+    assert free_names("from m import *\nprint(lr)\n") == []  # a star import may bind anything: no guess
+    assert free_names("print(lr\n") == []  # the job's SyntaxError says it
+
+
+def test_newuser34_n6_a_cell_using_a_kernel_variable_is_warned_at_submit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real IPython shell: ``lr`` set by an earlier cell, the ``%%schedule`` cell's path up to the submit."""
+    monkeypatch.chdir(tmp_path)
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("lr = 0.01734\nimport json\n")
+        magics = core.SchedMagics(shell)
+        magics._through_hub, magics._sends_mine = False, False
+        sent: list[str] = []
+        monkeypatch.setattr(magics, "_submit", lambda options, body, note=None: sent.append("j-1") or "j-1")
+        magics._submit_cell(parse_schedule_line("--gpus 0 --name usesvar", cell=True),
+                            "import os\nprint(lr * 2, json.dumps(1), os.sep, undefined_anywhere)\n")
+        assert sent == ["j-1"]  # a warning, not a refusal
+        err = capsys.readouterr().err
+        assert "this cell uses lr, json, defined in your kernel but not in the cell: the job will not see them" in err
+        assert "--env LR=…" in err and "0.01734" not in err, err  # never a value
+        assert "undefined_anywhere" not in err and " os," not in err, err
+        magics._submit_cell(parse_schedule_line("--gpus 0", cell=True), "lr = 2\nprint(lr)\n")
+        assert "warning" not in capsys.readouterr().err
+    finally:
+        InteractiveShell.clear_instance()
