@@ -1006,7 +1006,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         needs = _needs_of(ctx, job, waits, progress=progress)
         if needs is not None:  # same-second ends, fewer of them needed (newuser26 n5)
             details["eta_needs_of"] = needs
-    must = _must_release(ctx, reason, waits) if (eta is None or on_idle) and len(waits) > 1 else None
+    must = _must_release(ctx, reason, waits, job, capacity) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
     if eta is not None and eta_code == "Projected" and reason.code == BUDGET_EXHAUSTED:  # N3: not before the reset
@@ -1229,7 +1229,8 @@ _QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "Insufficient
 """Reason codes whose ``details`` carry the quota line's ``used``, ``requested`` and ``quota`` GPUs."""
 
 
-def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ...]) -> int | None:
+def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ...], job: Job | None = None,
+                  capacity: int = 0) -> int | None:
     """The fewest of the holders ``waits`` (no known end) whose release gives a quota-held job room:
     the team is short by ``used + requested - quota`` GPUs and the largest holders go first — a count
     of GPUs, not of whose they are, so it may be said about another user's leases (new user 13, N9: a
@@ -1237,12 +1238,37 @@ def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ..
     None when the reason is not a quota wait or the named holders cannot free that much together
     (more hold the team's GPUs than are named)."""
     if reason.code not in _QUOTA_WAITS:
-        return None
+        return _must_free(ctx, reason, waits, job, capacity)
     numbers = [reason.details.get(k) for k in ("used", "requested", "quota")]
     if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
         return None
     used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
     return _fewest_freeing(ctx, waits, round((used + requested - quota) * 1000))
+
+
+_CAPACITY_WAITS = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})
+
+
+def _must_free(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ...], job: Job | None,
+               capacity: int) -> int | None:
+    """On a capacity wait, a lower bound of how many of the running holders ``waits`` (no known end) must go:
+    were every other GPU of the job's models (``capacity``) free, the job is still short of what they hold
+    beyond that, and the largest go first (s34-n6's note: "one or more of notebook lease l-… and red15a's job
+    a-h end" where the job needs both GPUs of two). None (said "one or more of") when one may do, a holder is
+    not running, or holds GPUs of another model (what it frees is not the job's)."""
+    if job is None or reason.code not in _CAPACITY_WAITS or capacity <= 0:
+        return None
+    models = {f.model for f in ctx.placer.flavors(job.spec.resources) if f.pools}
+    held = 0
+    for job_id in waits:
+        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if holder is None or (job_id not in ctx.admitted and not holder.state.holds_gpus):
+            return None
+        if job_id not in ctx.admitted and any(model not in models for _, model in _spots(ctx, holder)):
+            return None
+        held += holder.spec.resources.total_milli
+    short = job.spec.resources.total_milli - (capacity * 1000 - held)
+    return _fewest_freeing(ctx, waits, short) if short > 0 else None
 
 
 def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:

@@ -128,3 +128,26 @@ def test_newuser34_n4_work_within_its_guarantee_once_its_teams_job_ends_is_proje
     # and the cycle keeps that word: with b-mine ended, its GPU goes to vision's work, not to ml's borrowers ahead
     then = run_cycle(snapshot(nodes, [*jobs, mine], quota=quota))
     assert [a.job_id for a in then.admits] == ["mine"], then.admits
+
+
+@pytest.mark.parametrize("held,needs,said", [
+    ((1, 1), 2, "it can start only after "),  # both must go: not "one or more of"
+    ((2, 2), 2, "it can start only after one or more of "),  # either one frees enough
+    ((1, 1, 1, 1), 3, "it can start only after at least 3 of "),
+], ids=["both", "either", "three-of-four"])
+def test_s34n6_note_a_capacity_wait_on_holders_without_limits_says_how_many_must_end(held, needs, said) -> None:  # type: ignore[no-untyped-def]
+    """s34-n6's note: "ETA unknown: it can start only after one or more of … end" where the job needed every GPU
+    the holders had (2 GPUs, two 1-GPU holders without a time limit, a 2-GPU job)."""
+    from core_builders import running, snapshot
+
+    gpus, jobs, at = sum(held), [], 0
+    for i, n in enumerate(held):
+        jobs.append(running(make_job(f"h{i}", user=f"u{i}", gpus=n, unlimited=True), "n1", list(range(at, at + n))))
+        at += n
+    result = run_cycle(snapshot([make_node(gpus=gpus)], [*jobs, make_job("w", user="ann", gpus=needs, submitted=1)]))
+    (pend,) = result.pending
+    assert pend.reason.eta is None, pend.reason
+    line = render_reason(reason_to_dict(pend.reason), now=T0).line
+    assert said in line, line
+    if said == "it can start only after ":
+        assert "one or more of" not in line and "at least" not in line, line
