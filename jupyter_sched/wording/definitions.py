@@ -173,6 +173,10 @@ def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
         parts["time limit"] = format_duration(float(limit)) if limit else "none"
     elif limit:
         parts["time limit"] = str(limit)
+    elif "gpus" in parts and parts["gpus"] != gpus_phrase(0.0):
+        # a GPU run that gives none runs unlimited, which only starts when nothing is reserved: said, not
+        # left out (newuser34 N5: a definition made in the panel's form had none and nothing said so)
+        parts["time limit"] = "none"
     if job.get("working_dir"):
         parts["in"] = str(job["working_dir"])
     return parts
@@ -183,7 +187,8 @@ def runs_text(definition: Mapping[str, Any]) -> str:
     and for whom (new user 20, N9: ``definitions show`` said only the schedule; ``--json`` alone said
     the GPUs, team and time limit)."""
     parts = runs_parts(definition)
-    said = [f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
+    said = ["no time limit" if key == "time limit" and value == "none" else
+            f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
                                           "memory per GPU") else value for key, value in parts.items()]
     return " · ".join(said)
 

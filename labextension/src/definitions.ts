@@ -25,6 +25,7 @@ import { compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFT
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
+import { exactDuration } from './sections/submit';
 import type { PendingReason } from './types';
 
 type Definition = Schemas['Definition'];
@@ -165,6 +166,8 @@ const DEFINITION_LABELS: Record<string, string> = {
   schedule: 'Cron schedule',
   timezone: 'Time zone',
   gpus: 'GPUs per run',
+  time_limit: 'Time limit',
+  time_limit_s: 'Time limit',
   parameters: 'Parameters'
 };
 
@@ -175,6 +178,34 @@ const DEFINITION_LABELS: Record<string, string> = {
 /** A definition's schedule in words, as the CLI and the magics say it (jupyter_sched/wording/definitions.py):
  * "every minute (UTC)"; with no schedule, "no schedule: runs only with Run now" — no time zone for
  * something that never fires (new user 13, N20: the panel said "no schedule (UTC)"). */
+/**
+ * Each run's time limit as the definition card says it (jupyter_sched.wording.definitions.runs_text's words):
+ * `time limit 5m`, or `no time limit` for a GPU run that gives none — it runs unlimited, which starts only
+ * when nothing is reserved (newuser34 N5: a definition saved from this form had none and nothing said so);
+ * '' for a CPU-only run that gives none.
+ */
+export function definitionLimitText(d: Pick<Definition, 'job'>): string {
+  const job = (d.job ?? {}) as { time_limit?: number | string | null; time_limit_s?: number | null; gpus?: number | string | null };
+  const limit = job.time_limit ?? job.time_limit_s;
+  if (typeof limit === 'number' && limit > 0) {
+    return `time limit ${exactDuration(limit)}`;
+  }
+  if (typeof limit === 'string' && limit) {
+    return `time limit ${limit}`;
+  }
+  return Number(job.gpus ?? 0) > 0 ? 'no time limit' : '';
+}
+
+/** A definition's time limit as the form's Time limit field takes it back ("1h30m", "5m"; '' for none). */
+export function limitFieldText(d: Pick<Definition, 'job'> | null): string {
+  const job = (d?.job ?? {}) as { time_limit?: number | string | null; time_limit_s?: number | null };
+  const limit = job.time_limit ?? job.time_limit_s;
+  if (typeof limit === 'number') {
+    return limit > 0 ? exactDuration(limit) : '';
+  }
+  return limit ? String(limit) : '';
+}
+
 export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_description' | 'timezone'>): string {
   const when = d.schedule_description || d.schedule;
   return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
@@ -276,7 +307,7 @@ export class DefinitionsView extends Widget {
   private formError: HTMLElement | null = null;
   private fields!: {
     name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
-    gpus: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
+    gpus: HTMLInputElement; timeLimit: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
   };
 
   constructor(options: IDefinitionsViewOptions) {
@@ -373,6 +404,9 @@ export class DefinitionsView extends Widget {
     const cron = this.input('cron', 'Cron schedule (minute hour day month weekday)', { placeholder: '0 12 * * 1-5' });
     const tz = this.input('tz', 'Time zone (IANA)', { value: zone });
     const gpus = this.input('gpus', 'GPUs per run', { type: 'number', min: 0, step: 'any', value: 1 });
+    // each run's time limit, read by the server as the Submit form's is ("2h", "90m", a bare number is
+    // seconds); empty: none — said on the card as "no time limit" (newuser34 N5: the form had no such field)
+    const timeLimit = this.input('timelimit', 'Time limit of each run (e.g. 2h; empty: none)', { type: 'text', placeholder: 'e.g. 2h (optional)' });
     const params = h('textarea', {
       class: 'jp-mod-styled jp-sched-defs-params', rows: 2, 'aria-label': 'Parameters, one NAME=VALUE per line',
       title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
@@ -386,7 +420,7 @@ export class DefinitionsView extends Widget {
     this.formError = formError;
     const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
     const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
-    this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
+    this.fields = { name, path, cron, tz, gpus, timeLimit, params, submit: submitButton, heading };
     const schedulePreview = (): void => {
       window.clearTimeout(this.previewTimer);
       this.previewTimer = window.setTimeout(async () => {
@@ -429,6 +463,12 @@ export class DefinitionsView extends Widget {
           gpus: Number(gpus.value || 0),
           parameters: parseParameters(params.value)
         };
+        const limit = timeLimit.value.trim();
+        if (limit) {
+          body.time_limit = limit;
+        } else if (this.editing && limitFieldText(this.editing)) {
+          body.time_limit = null; // emptied in Edit: the limit it had is taken off
+        }
         const saved = this.editing
           ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
           : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
@@ -462,6 +502,7 @@ export class DefinitionsView extends Widget {
       pathNote,
       h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
         field('GPUs per run', gpus, 'jp-sched-defs-field-gpus')),
+      h('div', { class: 'jp-sched-defs-row' }, field('Time limit', timeLimit, 'jp-sched-defs-field-timelimit')),
       field('Parameters (NAME=VALUE per line)', params),
       preview,
       formError,
@@ -483,6 +524,7 @@ export class DefinitionsView extends Widget {
     f.tz.value = d?.timezone ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
     const gpus = (d?.job as { gpus?: number } | undefined)?.gpus;
     f.gpus.value = String(gpus ?? 1);
+    f.timeLimit.value = limitFieldText(d);
     f.params.value = Object.entries(d?.parameters ?? {})
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join('\n');
@@ -623,6 +665,7 @@ export class DefinitionsView extends Widget {
         // whose it is, when the list is everyone's and it is not mine (the Queue names another's job's user alike)
         this.allUsers && d.user !== this.model.me?.user ? h('span', { class: 'jp-sched-def-user', title: shownText(`${d.user}'s definition`) }, shownText(d.user)) : null,
         h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
+        definitionLimitText(d) ? h('span', { class: 'jp-sched-def-limit' }, definitionLimitText(d)) : null,
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
       ),
