@@ -120,7 +120,10 @@ def add_parser(sub: Any) -> None:
     listing.add_argument("--all", dest="all_users", action="store_true",
                          help="every user's definitions, each line with its owner (admins only)")
     create = actions.add_parser("create", help="save a notebook or script with a schedule")
-    create.add_argument("target", metavar="NOTEBOOK_OR_SCRIPT")
+    # each positional and option says what it takes (newuser34 n1: NOTEBOOK_OR_SCRIPT and run's -p had no help)
+    create.add_argument("target", metavar="NOTEBOOK_OR_SCRIPT",
+                        help="the notebook (.ipynb) or script each firing runs: a path from this folder; it runs in its own "
+                             "folder")
     create.add_argument("--args", dest="script_args", default="", help='a script\'s arguments, e.g. "--epochs 3"')
     _definition_options(create, create=True)
     for name, text in (("show", "one definition with its next firings and runs"), ("runs", "its runs"),
@@ -134,7 +137,9 @@ def add_parser(sub: Any) -> None:
                         help="do not ask (on a terminal it asks first; a script, with no terminal, is not asked)")
     run = actions.add_parser("run", help="run it now")
     run.add_argument("definition", metavar="DEF", help=DEF_HELP)
-    run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
+    run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter for this run only, over the definition's (the notebook's 'parameters' cell, or "
+                          "the script's --NAME); repeatable")
     edit = actions.add_parser("edit", help="change some fields")
     edit.add_argument("definition", metavar="DEF", help=DEF_HELP)
     _definition_options(edit, create=False)

@@ -757,7 +757,9 @@ def _signal_name(number: int) -> str:
 
 
 def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
-    """What a cancel did, as one line: ``cancelled j-7 (was running; stopping, grace 60 s)``.
+    """What a cancel did, as one line: ``cancelled j-7 (was running; stopping, grace 60 s)``, its name first where it
+    has one (``cancelled j-7 (train; was pending; removed from the queue)``; newuser34 n1: ``cancel j-… j-…``, pasted
+    from ``definitions delete``'s hint, said ids alone where every other line names the job).
 
     Args:
         before: the job as read just before the cancel (None when not read); its state is the
@@ -770,7 +772,7 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     was = str((before or after).get("state"))
     was = STARTING if was == "admitted" else was  # the word the lists use (new user 11, N4)
     state = str(after.get("state"))
-    whose = _whose(before or after)
+    whose = _whose(before or after) or _own_name(before or after)
     if after.get("kind") == "lease":
         if was in WAITING_STATES:
             return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
@@ -813,6 +815,15 @@ def nothing_to_cancel(job: Mapping[str, Any], now: datetime | None) -> str:
     # "cancelled by root", said once (new user 24 nit: "cancelled — cancelled by root"; newuser26 n9: then
     # "cancelled — by root"): job_line says a message that opens with its state word as the state
     return f"nothing to do: it had already ended — {job_line(job, now)}"
+
+
+def _own_name(job: Mapping[str, Any]) -> str:
+    """``train; `` for one's own job that has a name (not a lease, whose line names it already; not the server's
+    default ``job``); "" otherwise."""
+    name = printable_name(str(job.get("name") or "")).strip()
+    if job.get("kind") == "lease" or not name or name in ("job", str(job.get("id"))):
+        return ""
+    return f"{name}; "
 
 
 def _whose(job: Mapping[str, Any]) -> str:

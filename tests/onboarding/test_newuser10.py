@@ -238,7 +238,7 @@ def test_newuser10_n8_an_admins_cancel_names_whose_job_and_which(server: Embedde
         said.stdout + said.stderr
     own = _live_job_of_ann(server, "mine")
     mine = _cli(_env(tmp_path, server, "tok-ann"), "cancel", own)
-    assert mine.returncode == 0 and mine.stdout.startswith(f"cancelled {own} (was "), mine.stdout + mine.stderr
+    assert mine.returncode == 0 and mine.stdout.startswith(f"cancelled {own} (mine; was "), mine.stdout + mine.stderr
     clear(server)
 
 

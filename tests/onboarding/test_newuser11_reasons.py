@@ -38,7 +38,7 @@ def test_newuser11_n4_an_admitted_job_reads_starting_in_every_list() -> None:
         query, keep = state_filter(asked)
         assert query == "admitted" and keep(job), asked
     assert cancel_outcome(job, {**job, "state": "running"}, grace_s=60) == \
-        "cancelled j-1 (was starting; stopping, grace 60 s)"
+        "cancelled j-1 (nbjob; was starting; stopping, grace 60 s)"  # its name too (newuser34 n1)
     from jupyter_sched.wording import wait_progress
 
     assert wait_progress(job, now).label.startswith("starting on vm")  # `wait`'s bar said "admitted on vm · 0s"

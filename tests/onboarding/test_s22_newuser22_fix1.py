@@ -153,7 +153,7 @@ def test_s22_newuser22_n4_a_rerun_name_means_the_live_job_to_cancel_wait_and_log
         assert code != EXIT_REFUSED and "are named" not in err, err
         assert f"note: rerun-n4 is {second} (running), the live one of 2 jobs named rerun-n4; the other ended " in err, err
         code, out, err = _run("cancel", "rerun-n4")
-        assert code == EXIT_OK and out.startswith(f"cancelled {second} (was running"), (out, err)
+        assert code == EXIT_OK and out.startswith(f"cancelled {second} (rerun-n4; was running"), (out, err)
         assert f"rerun-n4 is {second} (running), the live one of 2" in err, err
         wait_state(server, "tok-ann", second, "cancelled")
         # none live: a read takes the newest and says so; a cancel names it and has nothing to do
