@@ -208,6 +208,27 @@ _NOT_THE_USERS = re.compile(r"^<|/(?:site|dist)-packages/|/lib/python\d")
 """A frame's file that is not the user's code: ``<frozen runpy>``, an installed package's, the standard library's."""
 _CELL_FILES = "/.jupyter_sched/cells/"
 """Where ``%%schedule`` saves a cell it runs (:data:`jupyter_sched.magics.core.CELLS_DIR`)."""
+_HUB_CELL = re.compile(r"cell-[0-9a-f]{10}\.py")
+"""The name a hub kernel's ``%%schedule`` cell is carried under in the job's folder (``carried_script``)."""
+_NAME_ERROR = re.compile(r"NameError: name '([A-Za-z_]\w*)' is not defined")
+
+
+def _cell_file(path: str) -> bool:
+    """Whether ``path`` is a ``%%schedule`` cell's saved file (a local kernel's or a hub kernel's)."""
+    return _CELL_FILES in path or path.startswith(_CELL_FILES[1:]) or bool(_HUB_CELL.fullmatch(path.rsplit("/", 1)[-1]))
+
+
+def cell_name_hint(error: str, path: str) -> str | None:
+    """The why and the fix of a ``%%schedule`` cell's ``NameError`` (newuser34 N6: ``NameError: name 'lr' is not
+    defined (cell-f50ef667bf.py, line 1)`` named a file the user never made, and not that a job does not see the
+    kernel's variables), or None for another error or file."""
+    found = _NAME_ERROR.match(error)
+    if found is None or not _cell_file(path):
+        return None
+    name = found.group(1)
+    return (f"this cell ran as its own Python file (saved as {path.rsplit('/', 1)[-1]}), and a job does not see the "
+            f"kernel's variables: if {name} was set in an earlier cell, set it in this cell, pass it with "
+            f"--env {name.upper()}=… (os.environ[\"{name.upper()}\"]), or save it to a file the cell reads")
 
 
 def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
@@ -218,6 +239,12 @@ def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
     File …", and the panel's toast cut the error off). A syntax error's frame has no traceback header: it counts.
     The error must be among the log's last :data:`LOG_TAIL_LINES` lines (those the message quotes): a traceback a
     program logged and went on from is not why it ended."""
+    found = _python_error(lines)
+    return None if found is None else (found[0], found[1])
+
+
+def _python_error(lines: Sequence[str]) -> tuple[str, str, str] | None:
+    """:func:`python_error`'s error and where, and the frame's file path as the log wrote it."""
     frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
     if not frames:
         return None
@@ -230,9 +257,9 @@ def python_error(lines: Sequence[str]) -> tuple[str, str] | None:
     found = [m for i in frames if i >= start and (m := _FRAME.match(lines[i])) is not None]
     frame = next((m for m in reversed(found) if not _NOT_THE_USERS.search(m.group(1))), found[-1])
     path = frame.group(1)
-    name = "the cell" if _CELL_FILES in path or path.startswith(_CELL_FILES[1:]) else path.rsplit("/", 1)[-1]
+    name = "the cell" if _cell_file(path) else path.rsplit("/", 1)[-1]
     return (printable_line(error, limit=_ERROR_CHARS),
-            f"{printable_line(name, limit=_ERROR_CHARS)}, line {frame.group(2)}")
+            f"{printable_line(name, limit=_ERROR_CHARS)}, line {frame.group(2)}", path)
 
 
 _ERROR_LINE = re.compile(
@@ -270,7 +297,7 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     if not tail:
         return ""
     last = "; last lines: " + " | ".join(tail)
-    error = python_error(kept)
+    error = _python_error(kept)
     if error is None and not lead:
         hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid) if fixes else None
         return last + (f" — {hint}" if hint else "")
@@ -281,8 +308,10 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
         if at < len(tail) - 1:  # lines came after it: quoted as they were, it among them
             return said + last
         return said + (f"; earlier lines: {' | '.join(tail[:-1])}" if len(tail) > 1 else "")
-    said, where = error
+    said, where, path = error
     hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid) if fixes else None
+    if hint is None and (named := cell_name_hint(said, path)):  # the log's path: shown, never obeyed
+        hint = printable_line(named, limit=_ERROR_CHARS * 3)
     return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
 
 
