@@ -311,12 +311,14 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=out)
         return EXIT_OK
     elif action == "run":
+        from ..wording.definitions import run_made_text
+
         body = {"parameters": parameters_from(args.parameter, parser)} if args.parameter else {}
         result = client.call(routes.run_definition(target, body))
         if body:
             note_parameters(client.call(routes.definition(target)).get("notebook"), body["parameters"], io)
         print(json.dumps(result, indent=1) if args.json else
-              f"started run {result['job_id']} of {_named(client, target, args.definition)} — `{PROG} wait {result['job_id']}` "
+              f"{run_made_text(result)} of {_named(client, target, args.definition)} — `{PROG} wait {result['job_id']}` "
               "follows it", file=out)
         return EXIT_OK
     else:

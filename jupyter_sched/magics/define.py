@@ -334,7 +334,10 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         name = str(definition.get("name") or "")  # said with the id (new user 12, N1)
         run = call(routes.run_definition(target, {"parameters": dict(cmd.parameters)} if cmd.parameters else {}))
         _note_unknown_parameters(definition, cmd.parameters, say)  # as `jupyter-sched definitions run -p` says it
-        say(f"Started run {run['job_id']} of {named(target, name)} with parameters "
+        from ..wording.definitions import run_made_text
+
+        made = run_made_text(run)  # from its real state: a run that waits is "queued" (newuser34 N5 nit)
+        say(f"{made[0].upper()}{made[1:]} of {named(target, name)} with parameters "
             f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])
     detail = call(routes.definition(target, runs=50))

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "runs_parts", "runs_text",
+__all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "run_made_text", "runs_parts", "runs_text",
            "no_model_text", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
@@ -207,3 +207,20 @@ def changes_text(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     old, new = view(before), view(after)
     return "; ".join(f"{key} {old.get(key) or '(default)'} → {new.get(key) or '(default)'}"
                      for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key))
+
+
+def run_made_text(run: Mapping[str, Any]) -> str:
+    """What a "run now" made, from its job's real state (``POST definitions/{id}/run``'s answer):
+    ``queued run j-… (pending: waiting for 1 GPU …)`` while it waits, ``started run j-…`` once it runs,
+    ``run j-… failed`` after (newuser34 N5 nit: a run held by a spent budget was said "started")."""
+    job_id = str(run.get("job_id") or "")
+    job = run.get("job") if isinstance(run.get("job"), Mapping) else None
+    state = str(job.get("state") or "") if job else ""
+    if state in ("pending", "admitted"):
+        reason = job.get("reason") if job else None
+        why = str(reason.get("message") or "") if isinstance(reason, Mapping) else ""
+        return f"queued run {job_id}" + (f" (pending: {why})" if why else " (pending)")
+    if state == "running":
+        return f"started run {job_id}"
+    return f"run {job_id} {state}" if state else f"made run {job_id}"
+
