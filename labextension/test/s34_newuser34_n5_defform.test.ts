@@ -50,3 +50,14 @@ describe('newuser34 N5: the Scheduled notebooks form has a Time limit, and the c
     model.dispose();
   });
 });
+
+describe('newuser34 N3 addendum: the glossary under a budget-held line', () => {
+  it('newuser34 n3 glossary has a budget entry and its ETA entry does not deny a budget-held wait with GPUs free', async () => {
+    const { glossaryTerms } = await import('../src/glossary');
+    const line = "#4 · 4/4 GPUs free · ETA 00:00 UTC; not before 00:00 UTC (when the day's budget resets)";
+    const terms = glossaryTerms(line);
+    expect(terms.map(t => t.term)).toEqual(['ETA', 'budget']);
+    expect(terms[0].meaning).toContain('budget resets');
+    expect(terms[1].meaning).toContain('even while GPUs are free');
+  });
+});
