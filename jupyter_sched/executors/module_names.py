@@ -24,7 +24,9 @@ import os
 import pwd
 import re
 import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from ..safefd import open_fd
@@ -212,6 +214,41 @@ def importable_names(python: str | None, *, owner_uid: int | None = None) -> fro
         return None
     reader = AccountReader(owner_uid)
     folders = _folders(python, reader)[:MAX_FOLDERS]
+    # the same Python's names again while its site folders are as they were (each job's end asks: red34 R1's
+    # residual, 60,000 planted names listed again at every failed job of the same venv)
+    key = (python, owner_uid)
+    signature = tuple(_signature(folder) for folder in folders)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None and cached[0] == signature:
+            _CACHE.move_to_end(key)
+            return cached[1]
+    found = _listed_names(folders, reader)
+    with _CACHE_LOCK:
+        _CACHE[key] = (signature, found)
+        while len(_CACHE) > _CACHE_MOST:
+            _CACHE.popitem(last=False)
+    return found
+
+
+_CACHE: OrderedDict[tuple[str, int | None], tuple[tuple[tuple[int, int] | None, ...], frozenset[str] | None]] = \
+    OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_MOST = 64
+"""Most Pythons whose names :func:`importable_names` keeps (per account), the least recently asked dropped."""
+
+
+def _signature(folder: str) -> tuple[int, int] | None:
+    """``(inode, mtime in ns)`` of ``folder`` — an entry added or removed changes it — or None when it is none."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns
+
+
+def _listed_names(folders: list[str], reader: AccountReader) -> frozenset[str] | None:
+    """:func:`importable_names` of the site ``folders``, read as ``reader`` may."""
     names: set[str] = set()
     listed = 0
     for folder in list(folders):

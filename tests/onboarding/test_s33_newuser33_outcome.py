@@ -329,3 +329,29 @@ def test_red34_r1_the_near_name_look_is_bounded_whatever_names_the_owner_plants(
     assert all(len(name) <= module_names.MAX_NAME for name in taken)
     assert said is not None and said.startswith("did you mean a"), said  # a near one found within the bound
     assert missing_module_hint(NUMP, python) is not None and "did you mean numpy?" in str(missing_module_hint(NUMP, python))
+
+
+def test_red34_r1_residual_a_pythons_names_are_listed_again_only_when_its_site_folders_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """red34 R1's residual: each failed job of the same planted venv listed its 60,000 names again (~0.4 s of the
+    engine's thread per job). The names are kept per Python and account while its site folders are as they were
+    (counted: folder listings), and read again once an entry is added (a package installed)."""
+    from jupyter_sched.executors import module_names
+
+    python = _env(tmp_path)
+    first = importable_names(python)
+    listings: list[str] = []
+    listing = module_names.AccountReader.listing
+
+    def counted(self: module_names.AccountReader, folder: str) -> list[str] | None:
+        listings.append(folder)
+        return listing(self, folder)
+
+    site = next(Path(folder) for folder in module_names._folders(python, module_names.AccountReader(None))
+                if folder.endswith("site-packages"))
+    monkeypatch.setattr(module_names.AccountReader, "listing", counted)
+    assert importable_names(python) == first and str(site) not in listings, listings  # the small lib/ looks only
+    (site / "pandas").mkdir()
+    again = importable_names(python)
+    assert str(site) in listings and again is not None and "pandas" in again
+    assert first is not None and "pandas" not in first
