@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..client._wire import Req
+from ..errors import AuthorizationError
 from ..model.periods import next_period_start, period_start
 from ..model.units import clock_text
 
@@ -187,7 +188,14 @@ def as_scenario(client: Any, args: argparse.Namespace, io: Any, window: tuple[st
     else:
         start = _when(window[0]) or last_full_quarter(now)[0]
         end = min(_when(window[1]) or now, now)
-    jobs = client.jobs_all(all_users=True, since=_iso(start), until=_iso(end))
+    try:
+        jobs = client.jobs_all(all_users=True, since=_iso(start), until=_iso(end))
+    except AuthorizationError as exc:  # the user typed no `all`: --as-scenario is what asks it (newuser34 n3)
+        if exc.field not in ("all", "user"):
+            raise
+        raise AuthorizationError(f"--as-scenario is for admins (it writes every user's jobs); "
+                                 f"{exc.message.rsplit('; ', 1)[-1]}", field="--as-scenario",
+                                 hint="your own usage: jupyter-sched usage") from None
     history = history_scenario(client.call(Req("GET", "inventory")), client.call(Req("GET", "quotas")), jobs,
                                start=start, end=end, name=f"{history_source(client.config())} {_iso(start)} to {_iso(end)}")
     period = f"{clock_text(start, None)} → {clock_text(end, None)} (not included)"

@@ -1648,3 +1648,15 @@ def test_newuser7_finding_18_an_env_the_scheduler_sets_is_said_to_be_replaced(se
             "the value given is not used") in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"SEED": "1"}}).json()
     assert plain.get("warnings") == [NO_LIMIT_NO_GPU_WARNING]  # nothing of env (new user 20, N23: no time limit)
+
+
+def test_newuser34_n3_admin_only_lists_are_refused_in_the_clis_flags(server: EmbeddedServer) -> None:
+    """newuser34 n3: ``usage --as-scenario`` and ``definitions list --all`` said "leave out user and all" — the
+    REST parameters, neither typed; each now names what the user typed, as ``jobs --all`` does."""
+    scenario = cli(server, "tok-bob", "usage", "--as-scenario")
+    assert scenario.code == EXIT_REFUSED, scenario.err
+    assert scenario.err.strip() == ("jupyter-sched usage: --as-scenario is for admins (it writes every user's jobs); "
+                                    "bob is not an admin — your own usage: jupyter-sched usage [forbidden]")
+    listed = cli(server, "tok-bob", "definitions", "list", "--all")
+    assert listed.code == EXIT_REFUSED, listed.err
+    assert "leave out --all to list your own [forbidden]" in listed.err and "user and all" not in listed.err, listed.err
