@@ -206,6 +206,20 @@ export function limitFieldText(d: Pick<Definition, 'job'> | null): string {
   return limit ? String(limit) : '';
 }
 
+/**
+ * What Run now made, from its run's real state, as `definitions run` says it (jupyter_sched.wording.definitions.
+ * run_made_text): `Queued a run of "nightly" (pending: …)` while it waits, `Started a run of "nightly"` once it
+ * runs (newuser34 N5 nit: a run a spent budget held was said "Started").
+ */
+export function runNowNotice(run: Pick<DefinitionRun, 'job'>, name: string): string {
+  const state = run.job?.state ?? '';
+  if (state === 'pending' || state === 'admitted') {
+    const why = (run.job as { reason?: { message?: string } | null } | null)?.reason?.message ?? '';
+    return `Queued a run of "${name}"${why ? ` (pending: ${why})` : ''}`;
+  }
+  return state === 'running' || !state ? `Started a run of "${name}"` : `A run of "${name}": ${state}`;
+}
+
 export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_description' | 'timezone'>): string {
   const when = d.schedule_description || d.schedule;
   return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
@@ -542,11 +556,11 @@ export class DefinitionsView extends Widget {
 
   // -- list -----------------------------------------------------------------------------------
 
-  private async act(what: () => Promise<unknown>, notice: string): Promise<void> {
+  private async act<T>(what: () => Promise<T>, notice: string | ((answer: T) => string)): Promise<void> {
     this.actionError = '';
     try {
-      await what();
-      this.notice = notice;
+      const answer = await what();
+      this.notice = typeof notice === 'function' ? notice(answer) : notice;
     } catch (err) {
       this.notice = '';
       this.actionError = errorText(err);
@@ -674,7 +688,7 @@ export class DefinitionsView extends Widget {
         'div',
         { class: 'jp-sched-def-actions' },
         h('button', { class: 'jp-sched-button jp-sched-def-expand', 'aria-expanded': String(open), 'data-key': `runs-${d.id}`, onclick: () => void this.toggleRuns(d) }, open ? 'Hide runs' : 'Runs'),
-        h('button', { class: 'jp-sched-button jp-sched-def-run', 'data-key': `run-${d.id}`, onclick: () => void this.act(() => client.request('runDefinitionNow', { path: { definition_id: d.id }, body: {} }), `Started a run of "${d.name}"`) }, 'Run now'),
+        h('button', { class: 'jp-sched-button jp-sched-def-run', 'data-key': `run-${d.id}`, onclick: () => void this.act(() => client.request('runDefinitionNow', { path: { definition_id: d.id }, body: {} }), run => runNowNotice(run, d.name)) }, 'Run now'),
         h(
           'button',
           {

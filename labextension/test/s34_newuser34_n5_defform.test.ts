@@ -61,3 +61,13 @@ describe('newuser34 N3 addendum: the glossary under a budget-held line', () => {
     expect(terms[1].meaning).toContain('even while GPUs are free');
   });
 });
+
+describe('newuser34 N5 nit: Run now says what it made', () => {
+  it('newuser34 n5 nit Run now says "Queued" with why while its run waits, "Started" once it runs', async () => {
+    const { runNowNotice } = await import('../src/definitions');
+    expect(runNowNotice({ job: { state: 'pending', reason: { message: "team ml's budget is spent" } } } as never, 'nightly'))
+      .toBe('Queued a run of "nightly" (pending: team ml\'s budget is spent)');
+    expect(runNowNotice({ job: { state: 'pending', reason: null } } as never, 'nightly')).toBe('Queued a run of "nightly"');
+    expect(runNowNotice({ job: { state: 'running' } } as never, 'nightly')).toBe('Started a run of "nightly"');
+  });
+});
