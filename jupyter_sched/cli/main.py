@@ -1066,10 +1066,6 @@ def error_line(command: str, exc: SchedError) -> str:
     # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
     message, hint = in_surface_terms(message, hint, exc.field, details=exc.details)
     hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
-    if exc.code == "forbidden" and exc.field in ("all", "user") and hint:
-        # a list's admin-only parameters, as the server names them, said as the option that sent the one refused
-        # (newuser34 n3: `definitions list --all` → "leave out user and all", neither typed)
-        hint = re.sub(r"\buser and all\b", f"--{exc.field}", hint)
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
         if command == "submit":  # without --workdir the CLI sends this folder, not the server's (new user 16, N6)

@@ -168,6 +168,10 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     """
     if not field or field in NAMED_IN_MESSAGE:
         return message, hint
+    if field in _LIST_SCOPE and hint and _LIST_SCOPE_SAID in hint:
+        # a list's admin-only parameters as the server names them: the option that sent the one refused, as the
+        # CLI and the magics spell it (newuser34 n3: `definitions list --all` → "leave out user and all")
+        return message, hint.replace(_LIST_SCOPE_SAID, _LIST_SCOPE[field])
     flag = surface.flag(field) or field
     if not flag.strip("-") or flag == surface.run:  # a separator (--), nothing, or the cell: no name (verify30 V1)
         noun = surface.run_noun if field == "command" else _RUN_NOUNS.get(field, field)
@@ -189,6 +193,11 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
             message = f"{surface.name if surface.name and not flag.startswith('-') else flag}: {message}"
     return message, _hint_terms(hint, field, flag, surface, value if isinstance(value, str) else None)
 
+
+_LIST_SCOPE = {"all": "--all", "user": "--user"}
+"""A list's parameters only admins may set, as the CLI's and the magics' options (``jobs --all``, ``define list --all``)."""
+_LIST_SCOPE_SAID = "user and all"
+"""How the server's 403 hint names both (``leave out user and all to list your own``)."""
 
 _RUN_NOUNS = {"args": "the argument list"}
 """Words for a field a surface writes after ``--`` (the script's arguments of ``%schedule define … --``)."""

@@ -1660,3 +1660,17 @@ def test_newuser34_n3_admin_only_lists_are_refused_in_the_clis_flags(server: Emb
     listed = cli(server, "tok-bob", "definitions", "list", "--all")
     assert listed.code == EXIT_REFUSED, listed.err
     assert "leave out --all to list your own [forbidden]" in listed.err and "user and all" not in listed.err, listed.err
+
+
+def test_newuser34_n3_the_magics_define_list_all_refusal_says_the_flag(server: EmbeddedServer,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The magics share the renderer: ``%schedule define list --all`` as a non-admin names ``--all``."""
+    from jupyter_sched.magics import core
+
+    monkeypatch.setenv("JUPYTER_SCHED_URL", server.url)
+    monkeypatch.setenv("JUPYTER_SCHED_TOKEN", "tok-bob")
+    magics = core.SchedMagics(None)
+    with pytest.raises(Exception) as refused:
+        magics.schedule("define list --all")  # the SchedClient of the env above, as a kernel makes it
+    said = str(refused.value)
+    assert said.endswith("bob is not an admin. Leave out --all to list your own."), said
