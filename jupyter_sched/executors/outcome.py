@@ -135,10 +135,16 @@ _OUT_OF_MEMORY = re.compile(r"kernel died \(signal \d+; (?:killed by the out-of-
 def said_out_of_memory(message: str | None) -> bool:
     """Whether a failed job's ``message`` is one of this module's sentences for work the out-of-memory killer
     ended (certain, or likely: its cgroup counted a kill, or its peak reached its limit). Read from the sentence's
-    head only, before its ``last lines:`` (the job's own output), so nothing a job prints makes it so. The panel's
+    head only, before its ``last lines:``/``earlier lines:`` and the log line it may lead with (the job's own
+    output), so nothing a job prints makes it so. The panel's
     Resubmit of such a job opens the Submit form with Memory to change (s34-panel; newuser33 n9's next step)."""
-    head = (message or "").split("last lines:", 1)[0]
-    return _OUT_OF_MEMORY.search(head) is not None
+    head = (message or "").split("last lines:", 1)[0].split("earlier lines:", 1)[0]
+    lead = _EXIT_LEAD.match(head)  # "exited with code 1: <the job's own line> — …" (newuser34 N2's lead line)
+    return _OUT_OF_MEMORY.search(head[:lead.end()] if lead else head) is not None
+
+
+_EXIT_LEAD = re.compile(r"exited with code -?\d+: ")
+"""How a sentence that leads with the job's own log line begins (:func:`_log_words`): what follows is the job's."""
 
 
 def write_outcome(directory: Path, outcome: Mapping[str, Any]) -> Path:
