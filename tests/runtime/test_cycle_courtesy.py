@@ -91,19 +91,25 @@ def test_courtesy_steps_aside_while_the_loop_is_busy_and_not_while_it_is_parked(
         LiveCycle(world(300), pause=idle)
         assert idle.pauses == 0  # nothing to step aside for
 
-        done = threading.Event()
-        _busy_for(loop, 0.3, done)
-        deadline = time.monotonic() + 5
-        while watch.parked and time.monotonic() < deadline:
-            time.sleep(0.0005)
-        courteous = Courtesy(watch, slice_s=0.001, cap_s=0.02)
-        started = time.monotonic()
-        live = LiveCycle(world(300), pause=courteous)
-        took = time.monotonic() - started
+        # a busy spell, and a cycle run while it lasts; tried up to three times: on a loaded machine the loop's
+        # thread may start its spell late, or the cycle outlast it (the run-1 failure of session 34, also at its start)
+        for _ in range(3):
+            done = threading.Event()
+            busy_world = world(300)  # built before the spell begins
+            _busy_for(loop, 1.0, done)
+            deadline = time.monotonic() + 5
+            while watch.parked and time.monotonic() < deadline:
+                time.sleep(0.0005)
+            courteous = Courtesy(watch, slice_s=0.001, cap_s=0.02)
+            started = time.monotonic()
+            live = LiveCycle(busy_world, pause=courteous)
+            took = time.monotonic() - started
+            assert done.wait(10)
+            if courteous.pauses > 0:
+                break
         assert len(live.result.pending) == 298  # it still decides everything
         assert courteous.pauses > 0 and courteous.paused_s > 0.0
         assert courteous.paused_s <= took
-        assert done.wait(5)
         # once the loop parks again, a wait returns at once (the loop woke it or it was parked already)
         time.sleep(0.05)
         assert watch.wait_parked(1.0)
