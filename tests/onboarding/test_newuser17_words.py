@@ -59,7 +59,7 @@ def test_newuser17_n12_a_second_magic_cancel_says_already_stopping_as_the_cli_do
     capsys.readouterr()
     magics.schedule(f"cancel {job_id}")
     first = capsys.readouterr().out.strip()
-    assert first.startswith(f"Cancelled {job_id} (was running; stopping, grace 15 s)"), first
+    assert first.startswith(f"Cancelled {job_id} (waitme; was running; stopping, grace 15 s)"), first  # named (newuser34 n1)
     magics.schedule(f"cancel {job_id}")
     second = capsys.readouterr().out.strip()
     assert second.startswith(f"Cancel of {job_id}: it is already stopping (cancel requested by ann at "), second
