@@ -195,7 +195,10 @@ def test_red30_r3_a_hub_job_as_its_owner_that_stops_its_wrapper_is_held_to_its_c
         wrote = root / "wrote"
         wrote.mkdir(mode=0o777)
         wrote.chmod(0o777)
+        # the writes begin once the wrapper IS stopped (a SIGSTOP takes effect when the kernel next runs it: a
+        # wrapper caught mid-look cut the log to its cap first — session 34's run 3, a race of the test)
         body = ("import os, signal, time\n" + MIB + "os.kill(os.getppid(), signal.SIGSTOP)\n"
+                "while open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()[0] != 'T': time.sleep(0.001)\n"
                 f"for _ in range({2 * (CAP >> 20)}): os.write(1, buf)\n"
                 f"open({str(wrote / 'done')!r}, 'w').close()\ntime.sleep(3600)\n")
         ex.start(make_job("j-1", user=owner.name, command=(), script="j-1.py", source=body),
