@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from jupyter_sched.executors.server_fence import server_tasks_enter_fn
 from jupyter_sched.hub.fence import FencedLocalProcessSpawner
+from tests.accounts import remove_group_when_empty
 from tests.runtime.test_local_isolation import CGROUP
 from tests.runtime.test_server_fence import PYTHON
 
@@ -54,15 +54,7 @@ for pid in made:
 def uid() -> Iterator[int]:
     picked = 3_950_000 + os.getpid() % 40_000  # no account has it: a group of its own
     yield picked
-    group = PIDS / "jupyter_sched" / "servers" / f"u{picked}"
-    for _ in range(50):  # a process that ended leaves its group a moment later
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
+    remove_group_when_empty(PIDS / "jupyter_sched" / "servers" / f"u{picked}")  # its process leaves it a moment later
 
 
 def test_red32_r4_a_servers_fork_loop_is_held_to_its_accounts_task_cap(uid: int) -> None:

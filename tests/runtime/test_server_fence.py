@@ -16,7 +16,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,15 +85,6 @@ class _Server:
         self.process.wait(10)
 
 
-def _remove(group: Path) -> None:
-    for _ in range(50):  # a killed process leaves its group a moment later
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
 
 
 @pytest.fixture
@@ -102,7 +92,7 @@ def uids() -> Iterator[tuple[int, int]]:
     base = 3_900_000 + (os.getpid() % 50_000) * 2  # no account has these: groups of their own
     yield base, base + 1
     for uid in (base, base + 1):
-        _remove(ServerFence().group(uid))
+        accounts.remove_group_when_empty(ServerFence().group(uid))
 
 
 @needs_v1
@@ -146,7 +136,7 @@ def _fenced_servers(tmp_path: Path, uids: tuple[int, int]) -> None:
         # amy's server gone and its group removed; her next spawn makes it again, closed, and the next
         # pass says her held lease again (the first ServerFence still remembers having allowed it)
         servers.pop(amy).close()
-        _remove(fence.group(amy))
+        accounts.remove_group_when_empty(fence.group(amy))
         servers[amy] = _Server(fence, amy, script, devices)
         assert {k: servers[amy].probe()[k] for k in denied} == denied
         fence.sync({amy: {1}})
