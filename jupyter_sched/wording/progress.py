@@ -144,7 +144,8 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
         head = f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
         if not reason:  # submitted a moment ago: no cycle has looked at it yet
             return WaitProgress(None, "queued · waiting for the next scheduling cycle", "queued")
-        eta_text = eta_sentence(reason, now=now, relative=True, mine=job.get("mine") is True)
+        mine = job.get("mine") is True  # the owner's own leases are theirs in every line (newuser35 N1)
+        eta_text = eta_sentence(reason, now=now, relative=True, mine=mine)
         eta_short = eta_text if reason.get("eta") else "ETA unknown"
         label = f"{head} · {eta_short}"
         submitted, eta = wire_time(job.get("submitted_at")), wire_time(reason.get("eta"))
@@ -152,7 +153,7 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
         if submitted is not None and eta is not None and eta > submitted:
             fraction = _clip((now - submitted) / (eta - submitted), 0.99)
             gauge = _waited(max((now - submitted).total_seconds(), 0.0), (eta - submitted).total_seconds())
-        detail = render_reason(reason, now=now, kind=str(job.get("kind") or "")).summary
+        detail = render_reason(reason, now=now, kind=str(job.get("kind") or ""), mine=mine).summary
         # the wide line says why an ETA is unknown, as the reason line does (issue 20: the bar said
         # "ETA unknown" while the timed-out request's message said why)
         wide = " · ".join(part for part in (head, detail.rstrip("."), eta_text) if part)

@@ -82,3 +82,21 @@ def test_newuser33_n6_a_lease_the_eta_already_names_with_its_release_is_not_name
     text = render_reason(reason, now=T0, mine=True)
     assert text.eta.startswith("ETA unknown: it can start only after your own kernel lease l-b"), text
     assert "holds 1 of 1" not in text.summary and text.line.count("%gpu release") == 1, text
+
+
+def test_newuser35_n1_the_wait_lines_name_the_owners_own_lease_as_theirs_and_once() -> None:
+    """newuser35 N1: ``%schedule wait`` / ``jupyter-sched wait``'s progress line said "root holds 1 of 4 GPUs
+    (1 lease)" of the reader's OWN kernel lease (its status line said "your own kernel lease …"): the wait's
+    frame rendered the reason as another reader's. Now as its owner's; to anyone else as before."""
+    from jupyter_sched.wording.progress import wait_progress
+
+    idle = {"k-b": {"execution_state": "idle", "last_activity": (T0 - timedelta(minutes=5)).isoformat()}}
+    reason = _waiting_reason(_lease("l-b", "n33b", "g1", 3), kernels=idle)
+    job = {"id": "b-p", "name": "wait3", "state": "pending", "kind": "training", "reason": reason,
+           "submitted_at": T0.isoformat()}
+    mine = wait_progress({**job, "mine": True}, T0)
+    for said in (mine.detail, mine.wide, *mine.lines):
+        assert "n33b holds" not in said, said
+    assert "your own kernel lease l-b" in mine.wide and mine.wide.count("%gpu release") == 1, mine.wide
+    theirs = wait_progress(job, T0)  # not the reader's: their holding, with no notebook
+    assert "n33b holds 1 of 4 GPUs (1 lease)" in theirs.wide and NOTEBOOK not in theirs.wide, theirs.wide
