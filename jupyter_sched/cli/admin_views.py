@@ -21,8 +21,9 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
+from ..errors import ValidationError
 from ..model.periods import PERIODS, next_period_start, period_name, period_starts
-from ..model.units import clock_text, gpu_hours_phrase
+from ..model.units import clock_text, gpu_hours_phrase, parse_duration
 from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days
 
 __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
@@ -119,7 +120,7 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 30m, 2w)"
+WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 1h30m, 2w)"
 """What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _QUARTER = re.compile(r"(\d{4})-?[Qq]([1-4])")
@@ -138,16 +139,21 @@ def _when(value: str) -> str:
     as typed, whose refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
     ago = _AGO.fullmatch(text.lower())
-    if ago:
-        then = datetime.now(timezone.utc) - timedelta(seconds=int(ago.group(1)) * _AGO_SECONDS[ago.group(2)[0]])
+    seconds = int(ago.group(1)) * _AGO_SECONDS[ago.group(2)[0]] if ago else _ago_duration(text)
+    if seconds is not None:
+        then = datetime.now(timezone.utc) - timedelta(seconds=seconds)
         return then.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     if not _DATE.fullmatch(text):
-        try:  # one the server reads (an offset-less time too: its refusal writes the fix in full) goes as typed
-            datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        try:  # one the server reads goes as typed
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
             raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
                                              "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
-                                             "e.g. 7d, 12h or '1h ago'") from None
+                                             "e.g. 7d, 12h, 1h30m or '1h ago'") from None
+        if parsed.utcoffset() is None:  # refused here, naming the option (newuser35 N3: the server's said "since")
+            full = f"{parsed.replace(microsecond=0).isoformat()}Z"
+            raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset — write {full} for UTC, or add an "
+                                             "offset such as +02:00")
         return text
     try:
         date.fromisoformat(text)
@@ -155,6 +161,23 @@ def _when(value: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is no calendar date — write YYYY-MM-DD, e.g. 2026-12-01, "
                                          f"or a time with its offset, e.g. 2026-12-01T00:00:00+02:00") from None
     return f"{text}T00:00:00Z"
+
+
+def _ago_duration(text: str) -> float | None:
+    """Seconds of a "how long ago" written as every duration field takes it (``1h30m``, ``1.5h``, ``2h30m ago``;
+    :func:`~jupyter_sched.model.units.parse_duration`), None for text that is no duration (a date, a time).
+
+    Raises:
+        argparse.ArgumentTypeError: a near miss of a duration (``1h30``), with the duration's own fix.
+    """
+    bare = re.sub(r"\s+ago$", "", text.lower()).strip()
+    if not re.fullmatch(r"[0-9][0-9.]*\s*[a-z][0-9a-z. ]*", bare):  # no unit: a year, a date, a time (newuser35 N3)
+        return None
+    try:
+        return parse_duration(bare, field="how long ago")
+    except ValidationError as exc:
+        fix = exc.hint or "write e.g. 7d, 12h or 1h30m"
+        raise argparse.ArgumentTypeError(f"{text!r} is no date or time — as how long ago, {fix}") from None
 
 
 def _month(value: str) -> tuple[str, str]:

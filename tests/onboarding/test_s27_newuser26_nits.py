@@ -145,3 +145,26 @@ def test_newuser26_n1_gpu_request_with_a_timeout_says_when_it_gives_up_not_the_e
         Progress("lease l-1").show(timed, 1.0)
     text = str(shown.outputs[-1].data["text/plain"])
     assert "] waited 1s (gives up after 15s) · lease l-1 · queued #4" in text and " of ~" not in text, text
+
+
+@pytest.mark.parametrize("typed, seconds", [("1h30m", 5400), ("1.5h", 5400), ("2h30m ago", 9000), ("90m", 5400)])
+@pytest.mark.parametrize("command", ["jobs", "audit", "usage"])
+def test_newuser35_n3_since_takes_every_duration_the_other_duration_fields_take(command: str, typed: str,
+                                                                                seconds: int) -> None:
+    """newuser35 N3: ``--since 1h30m`` / ``1.5h`` were "no date or time" while ``--time-limit`` takes them and the
+    CLI's own hint for ``1h30`` says to write ``1h30m``; an offset-less time was refused by the server as "since"."""
+    import contextlib
+    import io
+    from datetime import datetime, timezone
+
+    from jupyter_sched.cli.main import build_parser
+
+    args = build_parser().parse_args([command, "--since", typed])
+    then = datetime.fromisoformat(args.since.replace("Z", "+00:00"))
+    assert abs((datetime.now(timezone.utc) - then).total_seconds() - seconds) < 5
+    for wrong, said in (("1h30", "as how long ago, write 1h30m"),
+                        ("2026-12-07 00:00", "has no UTC offset — write 2026-12-07T00:00:00Z for UTC")):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+            build_parser().parse_args([command, "--since", wrong])
+        assert f"--since: '{wrong}' " in err.getvalue() and said in err.getvalue(), err.getvalue()
