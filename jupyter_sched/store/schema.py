@@ -34,8 +34,10 @@ Tables:
   across restarts and servers (see :mod:`jupyter_sched.definitions`).
 
 :func:`tables_v1` defines version 1. A later migration that changes a table must add its
-change here *and* in its own migration step, and keep ``tables_v1`` as it was, so that a fresh
-database replayed through all migrations equals :data:`metadata` (a test compares them).
+change here *and* in its own migration step, and keep ``tables_v1`` as it was: a new database is
+created from :data:`metadata` in one step (``migrations.HEAD_VERSION``, s35-migr), an older one by
+the steps it lacks, and ``tests/runtime/test_s35_migr_fresh_store.py`` holds the two to the same
+database on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
