@@ -71,9 +71,9 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def logs(job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False,
-             notes_seen: int | None = None) -> Req:
+             notes_seen: int | None = None, tail: int | None = None) -> Req:
         return Req("GET", f"jobs/{_id(job_id)}/logs", params=_params(offset=offset, limit=limit, follow=follow,
-                                                                     notes_seen=notes_seen))
+                                                                     notes_seen=notes_seen, tail=tail))
 
     @staticmethod
     def report_progress(job_id: str, done: float, total: float) -> Req:

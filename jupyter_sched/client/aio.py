@@ -252,8 +252,9 @@ class AsyncSchedClient:
         return dict(await self.call(routes.cancel_jobs(body)))
 
     async def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536,
-                   follow: bool = False) -> dict[str, Any]:
-        return dict(await self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),
+                   follow: bool = False, tail: int | None = None) -> dict[str, Any]:
+        """``GET jobs/{id}/logs``: as :meth:`SchedClient.logs`."""
+        return dict(await self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow, tail=tail),
                                     timeout_s=DEFAULT_TIMEOUT_S * 2 if follow else None))
 
     async def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5) -> AsyncIterator[str]:

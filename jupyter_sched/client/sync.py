@@ -626,11 +626,13 @@ class SchedClient:
         return dict(self.call(routes.report_progress(job_id, done, total)))
 
     def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False,
-             notes_seen: int | None = None) -> dict[str, Any]:
-        """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished", "notes"}`` (offsets in
-        bytes); ``notes_seen`` (with ``follow``): the scheduler's notes the reader has shown — one more
-        ends the long poll too."""
-        return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow, notes_seen=notes_seen),
+             notes_seen: int | None = None, tail: int | None = None) -> dict[str, Any]:
+        """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished", "notes", "size"}`` (offsets
+        in bytes); ``notes_seen`` (with ``follow``): the scheduler's notes the reader has shown — one more
+        ends the long poll too; ``tail``: the last that many lines (at most ``limit`` bytes) read back from
+        the log's end, ``offset`` where they begin, ``next_offset`` where to follow on (newuser35 N2)."""
+        return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow, notes_seen=notes_seen,
+                                          tail=tail),
                               timeout_s=DEFAULT_TIMEOUT_S * 2 if follow else None))
 
     def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5,

@@ -26,6 +26,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
+from ..executors.log_tail import read_log_tail
 from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
@@ -80,6 +81,7 @@ from .models import (
 )
 from .models import Job as JobView
 from .models.base import PAGE_BYTES
+from .models.jobs import MAX_LOG_CHUNK
 from .owner_teams import with_owner_teams
 from .planned import plan_of, with_plan
 from .planned_limit import with_planned_limit
@@ -1336,28 +1338,62 @@ class JobsService:
         return data
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
-        """A chunk of a job's output (byte offsets); readable while it runs and after it ended.
+        """A chunk of a job's output (byte offsets); readable while it runs and after it ended. With
+        ``tail``: its last lines, read back from the end (:func:`~..executors.log_tail.read_log_tail`),
+        ``offset`` where they begin and ``next_offset`` the end to follow from.
 
         Raises:
             NotFoundError: no such job, or another user's (audited).
+            ValidationError: ``tail`` with ``offset`` or ``follow`` (field ``tail``).
         """
+        if request.tail is not None and (request.offset or request.follow):
+            given = "offset" if request.offset else "follow"
+            raise ValidationError(f"tail reads from the log's end: it takes no {given}", field="tail",
+                                  hint="read the tail first, then follow (or read on) from its next_offset")
         record = self.ctx.visible(caller, job_id, request="read logs")
         finished = record.job.state.terminal
-        text, next_offset, size = "", request.offset, None
+        text, start, next_offset, size = "", request.offset, request.offset, None
         path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
         run_as = (record.handle or {}).get("run_as") or {}
         owner_uid = run_as.get("uid") if run_as.get("account") else None  # a job run as its owner's account
         try:
-            if path is not None and path.exists():
+            if path is not None and path.exists() and request.tail is not None:
+                # back from the end: bounded by limit, whatever the log's size (newuser35 N2)
+                tail = read_log_tail(path, request.tail, request.limit, owner_uid=owner_uid)
+                text, start, next_offset, size = tail.text, tail.start, tail.end, tail.size
+            elif path is not None and path.exists():
                 text, next_offset, size = read_log_sized(path, request.offset, request.limit, owner_uid=owner_uid)
+            elif request.tail is not None and not record.job.is_lease:
+                text, start, next_offset = self._tail_read_through(job_id, request.tail, request.limit)
             elif not record.job.is_lease:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
             pass
         with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
             notes = log_notes(tx, job_id, ended=finished, now=self.ctx.clock.now()) if not record.job.is_lease else []
-        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished,
+        return GetJobLogsResponse(text=text, offset=start, next_offset=next_offset, finished=finished,
                                   notes=notes, size=size)
+
+    def _tail_read_through(self, job_id: str, lines: int, limit: int) -> tuple[str, int, int]:
+        """``(text, start, end)``: the last ``lines`` lines (at most ``limit`` bytes) of a log the executor
+        keeps in no file here (a pod's), read through from its start in the largest slices — that
+        executor's reads cost the log's length anyway; a log file is read back from its end instead."""
+        offset, kept = 0, b""
+        while True:
+            text, next_offset = self.ctx.executor.logs(job_id, offset, MAX_LOG_CHUNK)
+            if not text or next_offset <= offset:
+                break
+            kept = (kept + text.encode())[-(limit + MAX_LOG_CHUNK):]
+            offset = next_offset
+        body = kept.decode("utf-8", errors="replace")
+        pieces = body.split("\n")
+        closing = pieces[-1] == ""
+        shown = "\n".join(pieces[-(lines + 1 if closing else lines):]) if lines > 0 else ""
+        while len(shown.encode()) > limit and "\n" in shown[:-1]:  # at most limit bytes, from a line's start
+            shown = shown[shown.index("\n") + 1:]
+        if len(shown.encode()) > limit:  # one line longer than limit: its last limit bytes
+            shown = shown.encode()[-limit:].decode("utf-8", errors="ignore")
+        return shown, offset - len(shown.encode()), offset
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
         """The entries of :meth:`queue_page` (for callers that do not page)."""

@@ -3787,6 +3787,8 @@ export interface operations {
                 follow?: boolean;
                 /** @description with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has more (left out: notes do not end it) */
                 notes_seen?: number | null;
+                /** @description the log's last N lines instead of a range (0: none, only where it ends): read back from its end, at most limit bytes, from a line's start (a last line longer than limit: its last limit bytes); the answer's offset is where text begins, next_offset the end to follow from. Not with offset or follow */
+                tail?: number | null;
             };
             header?: never;
             path: {

@@ -275,6 +275,9 @@ class GetQueueRequest(QueryModel):
                                                          "pages are limit entries long (default 1000)")
 
 
+MAX_LOG_TAIL_LINES = 1_000_000
+"""Bound of ``tail`` (lines): the read is bounded by ``limit`` bytes anyway; a count past it is a typo."""
+
 MAX_NOTES_SEEN = 1000
 """Bound of ``notes_seen``: a count of notes (a job's log answer carries at most 20), so a bound a
 reader can act on, never the 2^62 of a byte offset (the first whole-suite run of session 22)."""
@@ -289,6 +292,10 @@ class GetJobLogsRequest(QueryModel):
     notes_seen: int | None = Field(default=None, ge=0, le=MAX_NOTES_SEEN, description=(
         "with follow: the scheduler's notes the reader has shown; the long poll answers as soon as the job has "
         "more (left out: notes do not end it)"))
+    tail: int | None = Field(default=None, ge=0, le=MAX_LOG_TAIL_LINES, examples=[100], description=(
+        "the log's last N lines instead of a range (0: none, only where it ends): read back from its end, at most "
+        "limit bytes, from a line's start (a last line longer than limit: its last limit bytes); the answer's "
+        "offset is where text begins, next_offset the end to follow from. Not with offset or follow"))
 
 
 MAX_LEASE_WAIT_MS = 25_000
