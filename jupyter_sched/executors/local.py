@@ -145,7 +145,7 @@ from .runas import (
     job_shm_options,
 )
 from .safeopen import open_untrusted
-from .sealing import seal, seal_finished
+from .sealing import unsealed_finished
 from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
@@ -307,6 +307,11 @@ def carried_files(job: Job) -> dict[str, str]:
 
 CLEAN_WAIT_S = 30.0
 """Most seconds a stopping executor waits for job folders still being cleaned (:meth:`LocalExecutor.detach`)."""
+START_CLEAN_WAIT_S = 0.25
+"""Most seconds a start waits for the job's own folder to be cleaned from its last run (a preempted job started
+again at once: its end's clean-up takes milliseconds unless the job left a big tree there); longer, the start
+is refused for now (``details["code"] = "FolderCleaning"``: it goes back to the queue), never waited out on the
+engine's thread (red35 R1)."""
 
 _KERNEL_PATH_KEYS = frozenset({
     "HOME", "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_PREFER_ENV_PATH", "JUPYTER_PLATFORM_DIRS", "XDG_DATA_HOME",
@@ -639,11 +644,16 @@ class LocalExecutor:
         self.relisten_s = relisten_s
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
-        self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes)
+        self._cleaner = FolderCleaner()  # every job's end, beside the engine (red34 R2, red35 R1)
+        self._cleaning: dict[str, _Tracked] = {}
+        """Jobs that ended, their folders being cleaned: counted in their owners' totals once clean."""
+        self._trimming: dict[str, str] = {}
+        """Finished jobs whose folders the log budget is having emptied (job id -> account): told what is left."""
+        self._pending: dict[str, int] = {}
+        """Job id -> folders of it handed to the cleaner and not done yet (its start waits for them)."""
+        self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes, remove=self._trim)
         self.log_disk = LogDisk(min_log_free_bytes)
         self.writes = WriteWatch(min_free_bytes=min_log_free_bytes)
-        self._cleaner = FolderCleaner()  # a folder-stopped job's end, beside the engine (red34 R2)
-        self._cleaning: dict[str, _Tracked] = {}  # such jobs, their logs counted once their folders are clean
         """What running jobs write, looked at from outside their account each :meth:`poll` (:mod:`.outside_caps`)."""
         self._oom_said = False
         self.limits = limits
@@ -848,9 +858,17 @@ class LocalExecutor:
                 hint="the store is older than this host (restored from a backup?); the job waits until that "
                      f"copy ends: stop it (kill {pid}) if it should not run")
         self.log_disk.check(self.dirs.user_dir(who) if who.switches else self.root)  # full: it waits (hubadmin25 B15)
+        if job.id in self._pending and not self._cleaned_of(job.id, START_CLEAN_WAIT_S):
+            raise ExecutorError(
+                f"job {job.id}: its job folder from its last run is still being cleaned; it starts once that is done",
+                field="job_id", details={"code": "FolderCleaning"},
+                hint="nothing to do: it goes back to the queue and starts at its next turn")
         if who.switches and who.account not in self._sealed_accounts and who.uid is not None:
-            # folders an older version left to the account, or whose end this service did not see (red31 R1 variant)
-            seal_finished(self.dirs.user_dir(who), who.uid, {*self._jobs, job.id, *_wrapped_job_ids()})
+            # folders an older version left to the account, or whose end this service did not see (red31 R1
+            # variant): sealed beside the engine, each holds what its owner put there (red35 R1)
+            for folder in unsealed_finished(self.dirs.user_dir(who), who.uid,
+                                            {*self._jobs, job.id, *_wrapped_job_ids()}):
+                self._hand(folder.name, folder, who.uid)
             self._sealed_accounts.add(who.account or "")
         tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
@@ -1126,9 +1144,12 @@ class LocalExecutor:
         """The log cap of ``job`` about to be launched in ``job_dir``: its owner's total of kept logs
         (:mod:`.log_budget`) after its running jobs' caps; its oldest finished logs cut to make room."""
         account = _log_account(run_as)
+        self._take_cleaned()
         mine = {i: t.log_cap for i, t in self._jobs.items() if i != job.id and _log_account(t.run_as) == account}
+        # ended jobs whose folders are still being cleaned count as running ones do: by what their logs hold
+        cleaning = [i for i, t in self._cleaning.items() if i != job.id and _log_account(t.run_as) == account]
         return self.log_budget.launch(account, job_dir.parent, run_as.uid if run_as.switches else None,
-                                      mine, sum(mine.values()), job_id=job.id)
+                                      [*mine, *cleaning], sum(mine.values()), job_id=job.id)
 
     def _cap_setting(self, log_cap: int) -> str:
         """The setting a log cut at ``log_cap`` names in its last line (the wrapper's ``--log-cap-setting``)."""
@@ -1136,10 +1157,55 @@ class LocalExecutor:
             return "c.SchedApp.max_log_mib"
         return f"{self.log_budget.setting()} MiB for all of one user's job logs"
 
-    def _counted_end(self, t: _Tracked) -> None:
-        """Count the log of a job that ended in its owner's total (:mod:`.log_budget`)."""
-        self.log_budget.ended(_log_account(t.run_as), t.job.id,
-                              t.job_dir / "output.log", t.owner_uid)
+    def _hand(self, job_id: str, job_dir: Path, owner_uid: int | None, *, remove: bool = False) -> None:
+        """Have ``job_dir`` sealed, measured and trimmed by the folder cleaner (:mod:`.folder_cleaner`), beside the
+        engine: nothing an owner put in a folder is walked on the engine's thread (red35 R1)."""
+        self._pending[job_id] = self._pending.get(job_id, 0) + 1
+        self._cleaner.clean(job_id, job_dir, owner_uid, remove=remove)
+
+    def _trim(self, account: str, job_id: str, folder: Path, owner_uid: int | None) -> None:
+        """The log budget's ``remove`` hook (:data:`.log_budget.Remover`): empty ``folder`` beside the engine."""
+        self._trimming[job_id] = account
+        self._hand(job_id, folder, owner_uid, remove=True)
+
+    def _take_cleaned(self) -> None:
+        """Count what the folder cleaner finished: an ended job in its owner's total (:mod:`.log_budget`), with the
+        bytes left beside its log; a trimmed folder's leftover."""
+        for cleaned in self._cleaner.done():
+            left = self._pending.get(cleaned.job_id, 0) - 1
+            if left > 0:
+                self._pending[cleaned.job_id] = left
+            else:
+                self._pending.pop(cleaned.job_id, None)
+            t = self._cleaning.pop(cleaned.job_id, None)
+            if t is not None:
+                self.log_budget.ended(_log_account(t.run_as), t.job.id, t.job_dir / "output.log", t.owner_uid,
+                                      cleaned.extra)
+            elif (account := self._trimming.pop(cleaned.job_id, None)) is not None:
+                self.log_budget.left(account, cleaned.job_id, cleaned.extra)
+
+    def _cleaned_of(self, job_id: str, wait_s: float) -> bool:
+        """Whether ``job_id``'s folders are all cleaned, waiting up to ``wait_s`` seconds for them."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            self._take_cleaned()
+            if job_id not in self._pending:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def settle(self, wait_s: float) -> bool:
+        """Wait up to ``wait_s`` seconds for the folder cleaner to finish the folders handed to it (ended jobs'
+        folders sealed and trimmed: :mod:`.folder_cleaner`), counting those done; True when none is left."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            self._take_cleaned()
+            if not self._pending:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
     def _likelier_oom_victim(self, job_id: str, pid: int) -> None:
         """Set the waiting wrapper's ``oom_score_adj`` to :data:`JOB_OOM_SCORE_ADJ` before its launch
@@ -1436,8 +1502,8 @@ class LocalExecutor:
                                    "(it was killed together with its wrapper)")
         self._forget_groups(t)
         _append_log(t, _unsaid(t))
-        if t.owner_uid is not None:
-            seal(t.job_dir, t.owner_uid)
+        self._cleaning[t.job.id] = t  # sealed and measured beside the engine (red35 R1)
+        self._hand(t.job.id, t.job_dir, t.owner_uid)
         return _with_signalled(event, t)
 
     def _forget_groups(self, t: _Tracked) -> None:
@@ -1453,10 +1519,7 @@ class LocalExecutor:
         events: list[ExecutorEvent] = []
         now = self._monotonic()
         running: list[Running] = []
-        for job_id in self._cleaner.done():  # folders cleaned beside the engine: their logs counted now
-            cleaned = self._cleaning.pop(job_id, None)
-            if cleaned is not None:
-                self._counted_end(cleaned)
+        self._take_cleaned()  # folders cleaned beside the engine: their jobs counted now
         for job_id, t in list(self._jobs.items()):
             if t.launch_by is not None:
                 self._watch_launch(t, now)
@@ -1536,8 +1599,10 @@ class LocalExecutor:
     def _held_at_end(self, t: _Tracked) -> None:
         """A job that ended: its log held to its cap once more (its wrapper may have been stopped or killed: then
         its last line is the stop's reason), told what its wrapper could not say of its end (:func:`_unsaid`), its
-        folder emptied but for its log and records when it was stopped for what it held there (:mod:`.outside_caps`),
-        and, run as another account, its folder made the service's (:mod:`.sealing`)."""
+        folder, beside the engine (:mod:`.folder_cleaner`; red34 R2, red35 R1): run as another account, made the
+        service's (:mod:`.sealing`), then emptied but for its log and records when it was stopped for what it held
+        there (:mod:`.outside_caps`) or holds more than the wrapper's sweep keeps (a killed wrapper swept nothing);
+        the job counted in its owner's total of kept logs once that is done."""
         self.writes.forget(t.job.id)
         cut = False
         if t.log_cap > 0:
@@ -1545,14 +1610,11 @@ class LocalExecutor:
             cut_log(Running(job_id=t.job.id, wrapper_pid=None, job_dir=t.job_dir, owner_uid=t.owner_uid,
                             log_cap=t.log_cap, setting=self._cap_setting(t.log_cap)), t.log_cap)
         _append_log(t, _unsaid(t, cut=cut))
-        if t.folder_stop:  # what it left may be tens of thousands of files: sealed and removed beside the
-            # engine, its log counted once that is done (red34 R2: removed here, 13 s of no scheduling)
-            self._cleaning[t.job.id] = t
-            self._cleaner.clean(t.job.id, t.job_dir, t.owner_uid)
-            return
-        if t.owner_uid is not None:  # nothing of it runs: its folder is the service's (red31 R1 variant)
-            seal(t.job_dir, t.owner_uid)
-        self._counted_end(t)
+        # what its folder holds is its owner's to shape — tens of thousands of files written through a folder stop's
+        # grace (red34 R2: removed here, 13 s of no scheduling), a tree of 100,000 folders renamed in at its last
+        # instant by a job that killed its wrapper (red35 R1: sealed and tallied here, 14.6 s): never walked here
+        self._cleaning[t.job.id] = t
+        self._hand(t.job.id, t.job_dir, t.owner_uid, remove=t.folder_stop)
 
     def _readiness(self, t: _Tracked, now: float) -> list[ExecutorEvent]:
         """:class:`Ready` once a running service's own process listens on its port; :class:`NotReady`
@@ -1718,10 +1780,7 @@ class LocalExecutor:
             _close_control(t)
         self._jobs.clear()
         self.writes.forget()
-        deadline = time.monotonic() + CLEAN_WAIT_S
-        while self._cleaner.busy() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self._cleaner.busy():
+        if not self.settle(CLEAN_WAIT_S):
             log.warning("stopping with job folders still being cleaned: %s", ", ".join(sorted(self._cleaning)))
 
     # -- internals ---------------------------------------------------------------------------------

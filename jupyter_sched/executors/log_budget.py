@@ -29,16 +29,17 @@ from __future__ import annotations
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..safefd import open_fd
 from .jobdirs import is_job_name
 from .safeopen import open_untrusted
-from .wrapper import OWN_JSON_BYTES, regular_file, remove_tree, tally
+from .wrapper import LEFT_FILES, OWN_JSON_BYTES, held_bytes, regular_file, remove_tree, tally
 
-__all__ = ["FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "folder_extra", "remove_extra"]
+__all__ = ["EXTRA_MOST", "FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "Remover", "extra_use", "folder_extra",
+           "remove_extra"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,20 @@ FLOOR_BYTES = 1 << 20
 """The least log cap a job is launched with (1 MiB), its owner's total spent or not."""
 _HEAD_ROOM = 1024
 """A log at most :data:`TAIL_BYTES` plus this is already a tail (its first line included)."""
+EXTRA_MOST = LEFT_FILES
+"""The most entries beside its log and records one finished job folder is walked for (:func:`extra_use`), all its
+top-level entries together: as many as the wrapper's sweep keeps (:data:`~.wrapper.LEFT_FILES`). A folder holding
+more was never swept (its wrapper was killed, an older version's) and is emptied by the folder cleaner
+(:mod:`.folder_cleaner`), never walked further on the engine's thread (red35 R1: 8 trees of 100,000 folders were each
+walked whole at a job's end)."""
+_LOG_SLACK = 1 << 20
+"""Disk a log may hold past its length before it is counted by its blocks (:func:`_size`): a file system's own
+rounding and preallocation, never a ``fallocate`` of gigabytes (red35 R1)."""
+
+Remover = Callable[[str, str, Path, "int | None"], None]
+"""``remove(account, job_id, folder, owner_uid)``: empty a finished job's folder but for its log and records, beside the
+caller (:meth:`.folder_cleaner.FolderCleaner.clean` with ``remove``); what is left is told back through
+:meth:`LogBudget.left`."""
 
 
 @dataclass
@@ -84,11 +99,14 @@ class LogBudget:
         limit_bytes: the most bytes of job logs one account keeps (0: no total, :meth:`launch`
             gives ``max_log_bytes``).
         max_log_bytes: one job's log cap (``c.SchedApp.max_log_mib``; 0: none).
+        remove: empties a folder beside the caller (:data:`Remover`; the executor's folder cleaner, so that no
+            owner's tree is walked on the engine's thread: red35 R1); None: at once, here (:func:`remove_extra`).
     """
 
-    def __init__(self, limit_bytes: int, max_log_bytes: int) -> None:
+    def __init__(self, limit_bytes: int, max_log_bytes: int, *, remove: Remover | None = None) -> None:
         self.limit = limit_bytes
         self.max_log = max_log_bytes
+        self._remove = remove
         self._accounts: dict[str, _Account] = {}
 
     def setting(self) -> str:
@@ -109,7 +127,8 @@ class LogBudget:
             account: the job's OS account ("" embedded: the service's own).
             folder: where the account's job directories are (counted from it the first time).
             owner_uid: the account's uid (None embedded: the owner is not checked).
-            running: ids of the account's jobs this service runs (not counted as finished).
+            running: ids of the account's jobs this service runs, and of its ended jobs whose folders are still being
+                cleaned (not counted as finished; their logs count by what they hold).
             running_caps: the sum of their log caps (bytes).
             job_id: the job launched: a run of it before (a preempted or restarted job appends to its
                 log) is no longer counted as finished nor cut; its end counts the whole log.
@@ -121,7 +140,7 @@ class LogBudget:
             return self.max_log
         counted = self._accounts.get(account)
         if counted is None:
-            counted = self._accounts[account] = _count(folder, owner_uid, {*running, job_id})
+            counted = self._accounts[account] = _count(account, folder, owner_uid, {*running, job_id}, self._remove)
         counted.drop(job_id)
         want = min(self.max_log, self.limit) if self.max_log > 0 else self.limit
         room = self.limit - running_caps  # what finished logs and the new job may hold, running jobs at their caps
@@ -137,13 +156,24 @@ class LogBudget:
             self._cut_oldest(account, counted, owner_uid)
         return max(min(FLOOR_BYTES, want), min(want, room - counted.total))
 
-    def ended(self, account: str, job_id: str, path: Path, owner_uid: int | None) -> None:
+    def ended(self, account: str, job_id: str, path: Path, owner_uid: int | None, extra: int | None = None) -> None:
         """Count the log of ``account``'s job that ended (nothing when the account is not counted yet:
-        its first count finds it)."""
+        its first count finds it) and ``extra``, the bytes beside it in its folder as the folder cleaner measured
+        them (:func:`extra_use`; None: measured here)."""
         counted = self._accounts.get(account)
         if self.limit <= 0 or counted is None:
             return
-        counted.add(job_id, path, _size(path, owner_uid), folder_extra(path.parent, owner_uid))
+        if extra is None:
+            extra = folder_extra(path.parent, owner_uid)
+        counted.add(job_id, path, _size(path, owner_uid), extra)
+
+    def left(self, account: str, job_id: str, extra: int) -> None:
+        """Count ``extra`` bytes a trim handed to the ``remove`` hook left in ``account``'s job folder (what could
+        not be removed), with the bytes of logs cut to their first line."""
+        counted = self._accounts.get(account)
+        if extra > 0 and counted is not None and job_id not in counted.extra:  # else counted again since, whole
+            counted.rest += extra
+            counted.total += extra
 
     def _cut_oldest(self, account: str, counted: _Account, owner_uid: int | None) -> None:
         """Remove what the oldest finished job left in its folder beside its log and records (red28 R5),
@@ -151,6 +181,11 @@ class LogBudget:
         if counted.extra:
             job_id, (folder, size) = counted.extra.popitem(last=False)
             counted.total -= size
+            if self._remove is not None:  # beside the engine: what is left is told back (left())
+                self._remove(account, job_id, folder, owner_uid)
+                log.warning("job %s of %s: the %s bytes it left in its job folder beside its log are being removed "
+                            "(%s MiB kept in all)", job_id, account or "this account", size, self.setting())
+                return
             removed = remove_extra(folder, owner_uid)
             left = max(0, size - removed)
             counted.rest += left
@@ -211,15 +246,22 @@ def cut_to_tail(path: Path, keep: int, *, owner_uid: int | None, why: str) -> in
 
 
 def _size(path: Path, owner_uid: int | None) -> int:
-    """The log's size in bytes (0: missing or refused)."""
+    """The log's size in bytes (0: missing or refused): its length, or the disk it holds where that is more than
+    :data:`_LOG_SLACK` past it (red35 R1: blocks given past a file's end read as 0 bytes long)."""
     try:
         fd = open_untrusted(path, owner_uid=owner_uid)
     except OSError:
         return 0
     try:
-        return os.fstat(fd).st_size
+        return _log_bytes(os.fstat(fd))
     finally:
         os.close(fd)
+
+
+def _log_bytes(info: os.stat_result) -> int:
+    """A log's length, or the disk it holds where that is more than :data:`_LOG_SLACK` past it."""
+    held = held_bytes(info)
+    return held if held > info.st_size + _LOG_SLACK else info.st_size
 
 
 KEPT_NAMES = frozenset({"output.log", "exit.json", "wrapper.json", "outcome.json"})
@@ -250,35 +292,55 @@ def _folder_fd(folder: Path, owner_uid: int | None) -> int | None:
     return fd
 
 
-def folder_extra(folder: Path, owner_uid: int | None) -> int:
-    """Bytes of everything in a finished job's ``folder`` but :data:`KEPT_NAMES` (folders with all below
-    them, never through a link; 0: refused or missing) — what the per-account total counts of a job
-    besides its log (red28 R5: leftovers up to the sweep's bound and ``executed.ipynb`` were counted
-    nowhere); the records beside the log are a few hundred bytes (the wrapper's sweep removes any over
-    :data:`~.wrapper.OWN_JSON_BYTES`)."""
+def extra_use(folder: Path, owner_uid: int | None, *, most: int = EXTRA_MOST,
+              skip: frozenset[str] = frozenset()) -> tuple[int, int]:
+    """``(entries, bytes)`` of everything in a finished job's ``folder`` but :data:`KEPT_NAMES` (and regular files
+    named in ``skip``): folders with all below them and their own blocks, never through a link; each entry's
+    length or the disk it holds, whichever is more (:func:`~.wrapper.held_bytes`: red35 R1, a file given blocks
+    past its end reads 0 bytes long); ``(0, 0)``: refused or missing. At most ``most`` + 1 entries are walked, all
+    top-level entries together (red35 R1: 8 trees of 100,000 folders each were walked whole): more reads as
+    ``most + 1`` entries and the bytes seen so far. What the per-account total counts of a job besides its log
+    (red28 R5: leftovers up to the sweep's bound and ``executed.ipynb`` were counted nowhere); the records beside
+    the log are a few hundred bytes (the wrapper's sweep removes any over :data:`~.wrapper.OWN_JSON_BYTES`)."""
     fd = _folder_fd(folder, owner_uid)
     if fd is None:
-        return 0
+        return 0, 0
+    entries = used = 0
     try:
-        return sum(tally(entry, fd)[1] for entry in os.scandir(fd) if not _kept(entry))
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                if _kept(entry) or (entry.name in skip and regular_file(entry) is not None):
+                    continue
+                count, size = tally(entry, fd, most=max(0, most - entries), allocated=True)
+                entries, used = entries + count, used + size
+                if entries > most:
+                    break
     except OSError:
-        return 0
+        pass
     finally:
         os.close(fd)
+    return min(entries, most + 1), used
 
 
-def remove_extra(folder: Path, owner_uid: int | None) -> int:
+def folder_extra(folder: Path, owner_uid: int | None) -> int:
+    """The bytes of :func:`extra_use` (at most :data:`EXTRA_MOST` + 1 entries walked)."""
+    return extra_use(folder, owner_uid)[1]
+
+
+def remove_extra(folder: Path, owner_uid: int | None, *, keep: frozenset[str] = frozenset()) -> int:
     """Remove what a finished job's ``folder`` holds but :data:`KEPT_NAMES` (``executed.ipynb`` and the
-    job's leftovers), through a descriptor of the folder (no link followed); returns the bytes removed."""
+    job's leftovers; regular files named in ``keep`` stay too), through a descriptor of the folder (no link
+    followed); returns the bytes removed (:func:`~.wrapper.held_bytes`). Each tree is walked whole, up to its
+    bounds (:func:`~.wrapper.remove_tree`): call it beside the engine, never on its thread (red35 R1)."""
     fd = _folder_fd(folder, owner_uid)
     if fd is None:
         return 0
     removed = 0
     try:
         for entry in list(os.scandir(fd)):
-            if _kept(entry):
+            if _kept(entry) or (entry.name in keep and regular_file(entry) is not None):
                 continue
-            size = tally(entry, fd)[1]
+            size = tally(entry, fd, allocated=True)[1]
             remove_tree(entry.name, fd)  # never by recursion (red29 R5: a 3,000-deep chain of folders)
             try:
                 os.stat(entry.name, dir_fd=fd, follow_symlinks=False)
@@ -294,8 +356,12 @@ def remove_extra(folder: Path, owner_uid: int | None) -> int:
     return removed
 
 
-def _count(folder: Path, owner_uid: int | None, running: Collection[str]) -> _Account:
-    """An account counted from its job directories in ``folder`` (not those of ``running``), oldest log first."""
+def _count(account: str, folder: Path, owner_uid: int | None, running: Collection[str],
+           remove: Remover | None = None) -> _Account:
+    """An account counted from its job directories in ``folder`` (not those of ``running``), oldest log first. A
+    folder holding more than :data:`EXTRA_MOST` entries beside its log was never swept (an older version's, or one
+    whose wrapper was killed before this version): emptied (by ``remove``, beside the caller, when given) and
+    counted as what is left (told back through :meth:`LogBudget.left`)."""
     found: list[tuple[float, str, Path, int]] = []
     try:
         entries = list(os.scandir(folder))
@@ -313,8 +379,15 @@ def _count(folder: Path, owner_uid: int | None, running: Collection[str]) -> _Ac
             info = os.fstat(fd)
         finally:
             os.close(fd)
-        found.append((info.st_mtime, entry.name, path, info.st_size))
+        found.append((info.st_mtime, entry.name, path, _log_bytes(info)))
     counted = _Account()
     for _, job_id, path, size in sorted(found):
-        counted.add(job_id, path, size, folder_extra(path.parent, owner_uid))
+        held, extra = extra_use(path.parent, owner_uid)
+        if held > EXTRA_MOST and remove is not None:
+            remove(account, job_id, path.parent, owner_uid)
+            extra = 0
+        elif held > EXTRA_MOST:
+            remove_extra(path.parent, owner_uid)
+            extra = folder_extra(path.parent, owner_uid)
+        counted.add(job_id, path, size, extra)
     return counted

@@ -36,7 +36,7 @@ from pathlib import Path
 from ..safefd import open_fd
 from .wrapper import TREE_DEPTH, TREE_MOST
 
-__all__ = ["SEALED_MODE", "seal", "seal_finished", "sealed", "unseal"]
+__all__ = ["SEALED_MODE", "seal", "seal_finished", "sealed", "unseal", "unsealed_finished"]
 
 log = logging.getLogger(__name__)
 
@@ -103,20 +103,25 @@ def unseal(job_dir: Path, owner_uid: int, owner_gid: int) -> None:
         os.close(top)
 
 
-def seal_finished(user_dir: Path, owner_uid: int, running: Collection[str]) -> int:
-    """Seal every job folder in ``user_dir`` (an account's ``<log_dir>/users/<account>``) not of a job in
-    ``running`` and not sealed yet; how many were sealed (folders an older version left to the account)."""
+def unsealed_finished(user_dir: Path, owner_uid: int, running: Collection[str]) -> list[Path]:
+    """The job folders in ``user_dir`` (an account's ``<log_dir>/users/<account>``) not of a job in ``running``
+    and not sealed yet (folders an older version left to the account): one listing of ``user_dir``, a folder only
+    the service adds to; what each holds is not looked at (the executor seals them beside its engine: red35 R1)."""
     from .jobdirs import is_job_name  # jobdirs imports this module
 
-    count = 0
     try:
         with os.scandir(user_dir) as entries:
-            names = [e.name for e in entries if is_job_name(e.name) and e.name not in running
-                     and e.is_dir(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == owner_uid]
+            return [user_dir / e.name for e in entries if is_job_name(e.name) and e.name not in running
+                    and e.is_dir(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == owner_uid]
     except OSError:
-        return 0
-    for name in names:
-        count += seal(user_dir / name, owner_uid)
+        return []
+
+
+def seal_finished(user_dir: Path, owner_uid: int, running: Collection[str]) -> int:
+    """Seal every folder of :func:`unsealed_finished`, here; how many were sealed."""
+    count = 0
+    for folder in unsealed_finished(user_dir, owner_uid, running):
+        count += seal(folder, owner_uid)
     if count:
         log.info("%s finished job folder(s) in %s made the service's (their account writes there no more)", count,
                  user_dir)

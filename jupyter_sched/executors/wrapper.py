@@ -96,7 +96,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["OWN_JSON_BYTES", "STOP_FIFO", "main", "process_start_time", "tally", "truncated_line", "write_json_atomic"]
+__all__ = ["OWN_JSON_BYTES", "STOP_FIFO", "held_bytes", "main", "process_start_time", "tally", "truncated_line", "write_json_atomic"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CAP_CHECK_S = (0.1, 0.02)  # seconds between looks at the log's size: before the cap, once it was reached
@@ -646,9 +646,17 @@ def _open_folder(name: str, dir_fd: int | None) -> int:
                    dir_fd=dir_fd)
 
 
-def _listing(fd: int, most: int, files_only: bool = False) -> tuple[list[str], int, int]:
+def held_bytes(info: os.stat_result) -> int:
+    """The bytes an entry is counted for where its owner's total is kept (:mod:`.log_budget`): its length or the
+    disk it holds, whichever is more (red35 R1: a file given blocks past its end — ``fallocate`` with
+    ``FALLOC_FL_KEEP_SIZE`` — reads 0 bytes long; a folder of many entries holds blocks of its own)."""
+    return max(info.st_size, getattr(info, "st_blocks", 0) * 512)
+
+
+def _listing(fd: int, most: int, files_only: bool = False, allocated: bool = False) -> tuple[list[str], int, int]:
     """``(subfolder names, entries, bytes)`` directly in the folder ``fd`` (at most ``most`` entries read;
-    ``files_only``: entries and bytes of what is not a folder, bytes of regular files)."""
+    ``files_only``: entries and bytes of what is not a folder, bytes of regular files; ``allocated``: each
+    entry's :func:`held_bytes`)."""
     folders: list[str] = []
     count = size = 0
     try:
@@ -662,7 +670,7 @@ def _listing(fd: int, most: int, files_only: bool = False) -> tuple[list[str], i
                 if folder:
                     folders.append(entry.name)
                 if not files_only:
-                    count, size = count + 1, size + info.st_size
+                    count, size = count + 1, size + (held_bytes(info) if allocated else info.st_size)
                 elif not folder:
                     count, size = count + 1, size + (info.st_size if stat.S_ISREG(info.st_mode) else 0)
                 if count > most:
@@ -672,15 +680,16 @@ def _listing(fd: int, most: int, files_only: bool = False) -> tuple[list[str], i
     return folders, count, size
 
 
-def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False) -> tuple[int, int]:
+def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False,
+              allocated: bool = False) -> tuple[int, int]:
     """``(entries, bytes)`` below the open folder ``top`` (closed here), nothing followed, walked with a
     stack of at most :data:`TREE_DEPTH` open folders; more than ``most`` entries, or a folder deeper than
     :data:`TREE_DEPTH`, reads as ``most + 1`` entries. ``files_only``: what is not a folder, and the bytes
-    of regular files."""
+    of regular files; ``allocated``: each entry's :func:`held_bytes`."""
     count = size = 0
     frames: list[tuple[int, list[str]]] = []
     try:
-        folders, count, size = _listing(top, most, files_only)
+        folders, count, size = _listing(top, most, files_only, allocated)
         frames.append((top, folders))
         while frames and count <= most:
             fd, folders = frames[-1]
@@ -695,7 +704,7 @@ def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False) -> t
                 child = _open_folder(name, fd)
             except OSError:
                 continue
-            inner, n, b = _listing(child, most - count, files_only)
+            inner, n, b = _listing(child, most - count, files_only, allocated)
             frames.append((child, inner))
             count, size = count + n, size + b
     finally:
@@ -704,18 +713,22 @@ def tree_size(top: int, *, most: int = TREE_MOST, files_only: bool = False) -> t
     return min(count, most + 1), size
 
 
-def tally(entry: os.DirEntry[str], dir_fd: int | None = None, *, most: int = TREE_MOST) -> tuple[int, int]:
+def tally(entry: os.DirEntry[str], dir_fd: int | None = None, *, most: int = TREE_MOST,
+          allocated: bool = False) -> tuple[int, int]:
     """``(files and folders, bytes)`` at ``entry``, a folder counted with all below it (never through a link,
     never by recursion: :func:`tree_size`; more than ``most`` reads as ``most + 1``);
-    ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``)."""
+    ``dir_fd``: the descriptor ``entry`` was listed from (``os.scandir(fd)``); ``allocated``: each entry's
+    :func:`held_bytes`, the folder's own included."""
     try:
         if not entry.is_dir(follow_symlinks=False):
-            return 1, entry.stat(follow_symlinks=False).st_size
+            info = entry.stat(follow_symlinks=False)
+            return 1, held_bytes(info) if allocated else info.st_size
         top = _open_folder(entry.name if dir_fd is not None else entry.path, dir_fd)
+        own = held_bytes(os.fstat(top)) if allocated else 0
     except OSError:
         return 1, 0
-    count, size = tree_size(top, most=most)
-    return min(count + 1, most + 1), size
+    count, size = tree_size(top, most=most, allocated=allocated)
+    return min(count + 1, most + 1), size + own
 
 
 def remove_tree(name: str, dir_fd: int) -> None:

@@ -55,7 +55,9 @@ def wait_exit(ex: LocalExecutor) -> Exited:
         seen.extend(ex.poll())
         return next((e for e in seen if isinstance(e, Exited)), None)
 
-    return wait_until(hit, "the job to end")  # type: ignore[return-value]
+    ended: Exited = wait_until(hit, "the job to end")  # type: ignore[assignment]
+    assert ex.settle(60), "the ended job's folder was not sealed in 60 s"  # beside the engine (red35 R1)
+    return ended
 
 
 def alive(pid: int) -> bool:

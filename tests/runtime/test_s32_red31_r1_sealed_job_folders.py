@@ -75,6 +75,7 @@ def test_red31_r1_a_finished_job_folder_takes_no_more_writes_from_its_account() 
                  **{g: str(gates / g) for g in ("ready", "go", "holding", "ended")}}
         ex.start(make_job("j-one", user=owner.name, command=(), script="one.py", source=FIRST.format(**names)),
                  Allocation("n1", ("GPU-0",)), who)
+        assert ex.settle(60)  # sealed beside the engine (red35 R1)
         assert os.stat(old).st_uid == 0, "an account's finished folders are sealed at its first launch"
         ex.start(make_job("j-two", user=owner.name, command=(), script="two.py", source=SECOND.format(**names)),
                  Allocation("n1", ("GPU-1",)), who)
