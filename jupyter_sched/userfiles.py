@@ -14,12 +14,13 @@ not found out when it runs — at night, for a definition, after holding a GPU (
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import stat
 import warnings
 from collections.abc import Sequence
+
+from . import untrusted_json
 
 __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
            "content_refusal", "file_problem", "notebook_kernel", "notebook_start", "start_folder_argv"]
@@ -147,7 +148,7 @@ def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | Non
     a script is compiled (never run), as the job's Python would, its coding cookie honoured."""
     if kind == "notebook":
         try:
-            parsed = json.loads(data)
+            parsed = untrusted_json.loads(data)
         except ValueError:  # UnicodeDecodeError too
             return "it is not JSON"
         if not isinstance(parsed, dict) or not (isinstance(parsed.get("cells"), list)
@@ -187,7 +188,7 @@ def notebook_kernel(data: bytes | str) -> tuple[str, str | None] | None:
     notebook runner starts (newuser33 N4), or None: not a notebook, or it names none (the runner then
     starts ``python3``). Pure; the caller has checked the notebook's size."""
     try:
-        parsed = json.loads(data)
+        parsed = untrusted_json.loads(data)
     except ValueError:
         return None
     meta = parsed.get("metadata") if isinstance(parsed, dict) else None

@@ -25,13 +25,13 @@ here the trailing idle state comes from the same validity rules as idle reclamat
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from .. import untrusted_json
 from ..model import Inventory
 from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
@@ -139,7 +139,7 @@ def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[s
 def _json_mapping(raw: Any) -> Mapping[str, Any] | None:
     """A rollup column's JSON object (text, or already decoded), or None when it is not one."""
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        parsed = untrusted_json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return None
     return parsed if isinstance(parsed, Mapping) else None
@@ -340,7 +340,7 @@ def _named_processes(row: Mapping[str, Any]) -> list[tuple[int, str, float | Non
     if not raw:
         return []
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        parsed = untrusted_json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return []
     out: list[tuple[int, str, float | None]] = []

@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from .. import untrusted_json
 from ..errors import ValidationError, json_kind, shown
 
 __all__ = [
@@ -89,7 +90,7 @@ def parse_parameter_words(words: list[str] | tuple[str, ...], *, flag: str = "-p
             raise ValidationError(f"{flag} {name} is given twice ({', '.join(typed[name])}): give it once",
                                   field=flag, hint="keep the one you mean")
         try:
-            out[name] = json.loads(raw)
+            out[name] = untrusted_json.loads(raw)
         except ValueError:
             out[name] = raw
     return out
@@ -103,7 +104,7 @@ def parameters_file_note(path: str, parameters: Mapping[str, Any]) -> str:
         return ""
     try:
         with open(path, encoding="utf-8") as handle:
-            nb = json.load(handle)
+            nb = untrusted_json.loads(handle.read())
     except (OSError, ValueError):
         return ""
     return parameters_note(nb, parameters, path.rsplit("/", 1)[-1]) if isinstance(nb, dict) else ""

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted_json
 from ..errors import ExecutorError, NotFoundError
 from ..safefd import open_fd
 from .runas import RunAs
@@ -59,7 +60,7 @@ def read_untrusted_json(path: Path, *, owner_uid: int | None = None) -> dict[str
     if len(raw) > _JSON_LIMIT:
         return None
     try:
-        data = json.loads(raw)
+        data = untrusted_json.loads(raw)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -87,6 +87,7 @@ as soon as a ready one exits (it waits for its restart) or, checked every
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -470,6 +471,11 @@ def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None
     return chunk[:end].decode("utf-8", errors="replace"), offset + end, max(size, offset + end)
 
 
+
+POLL_FAILURES_LOST = 3
+"""Polls of one job in a row that may raise before it is reported lost (:meth:`LocalExecutor._poll_failed`): a
+passing fault (a file being replaced) is tried again; one that stays ends that job alone."""
+
 @dataclass
 class _Tracked:
     job: Job
@@ -489,6 +495,8 @@ class _Tracked:
     ready: bool = False
     ready_checked_at: float = 0.0
     """When a ready service was last seen listening (monotonic; :data:`_READY_RECHECK_S`)."""
+    poll_failures: int = 0
+    """Polls of it in a row that raised (:meth:`LocalExecutor._poll_failed`)."""
     restarts: int = 0
     restart_at: float | None = None
     listen_by: float | None = None
@@ -1521,45 +1529,85 @@ class LocalExecutor:
         running: list[Running] = []
         self._take_cleaned()  # folders cleaned beside the engine: their jobs counted now
         for job_id, t in list(self._jobs.items()):
-            if t.launch_by is not None:
-                self._watch_launch(t, now)
-            if t.restart_at is not None:
-                if now >= t.restart_at and not t.stopping:
-                    events.extend(self._restart(t))
-                elif t.stopping:
-                    _close_control(self._jobs.pop(job_id))
-                    self._held_at_end(t)
-                    events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
-                                         "stopped while waiting to restart"))
-                continue
-            self._advance_plan(t, now)
-            ended = self._ended(t, now)
-            if ended is None:
-                events.extend(self._readiness(t, now))
-                running.append(self._running(t))
-                continue
-            if isinstance(ended, Exited) and t.own_stop:
-                ended = replace(ended, message=t.own_stop)
-            elif isinstance(ended, Lost) and t.own_stop:
-                ended = replace(ended, reason=t.own_stop)
-            elif isinstance(ended, Exited) and self._should_restart(t, ended) and \
-                    (taken := self._port_taken(t, ended)) is not None:
-                ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
-            elif isinstance(ended, Exited) and self._should_restart(t, ended):
-                delay = min(60.0, 2.0 ** t.restarts)
-                if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
-                    events.append(NotReady(job_id, t.job.spec.port,
-                                           f"it exited with code {ended.exit_code}; restarting in {delay:.0f} s"))
-                if t.ready and t.job.spec.port:
-                    t.lost_listener = (now, datetime.now(timezone.utc))
-                t.restart_at, t.ready = now + delay, False
-                log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
-                continue
-            _close_control(self._jobs.pop(job_id))
-            self._held_at_end(t)
-            events.append(_with_signalled(ended, t))
+            try:
+                self._poll_one(job_id, t, now, events, running)
+                t.poll_failures = 0
+            except Exception as exc:  # one job's files or processes never stop the engine for all (red35 R2)
+                events.extend(self._poll_failed(t, exc))
         self._hold_writes(running)
         return events
+
+    def _poll_one(self, job_id: str, t: _Tracked, now: float, events: list[ExecutorEvent],
+                  running: list[Running]) -> None:
+        """:meth:`poll` of one job: its events added to ``events``, itself to ``running`` while it runs."""
+        if t.launch_by is not None:
+            self._watch_launch(t, now)
+        if t.restart_at is not None:
+            if now >= t.restart_at and not t.stopping:
+                events.extend(self._restart(t))
+            elif t.stopping:
+                _close_control(self._jobs.pop(job_id))
+                self._held_at_end(t)
+                events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
+                                     "stopped while waiting to restart"))
+            return
+        self._advance_plan(t, now)
+        ended = self._ended(t, now)
+        if ended is None:
+            events.extend(self._readiness(t, now))
+            running.append(self._running(t))
+            return
+        if isinstance(ended, Exited) and t.own_stop:
+            ended = replace(ended, message=t.own_stop)
+        elif isinstance(ended, Lost) and t.own_stop:
+            ended = replace(ended, reason=t.own_stop)
+        elif isinstance(ended, Exited) and self._should_restart(t, ended) and \
+                (taken := self._port_taken(t, ended)) is not None:
+            ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
+        elif isinstance(ended, Exited) and self._should_restart(t, ended):
+            delay = min(60.0, 2.0 ** t.restarts)
+            if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
+                events.append(NotReady(job_id, t.job.spec.port,
+                                       f"it exited with code {ended.exit_code}; restarting in {delay:.0f} s"))
+            if t.ready and t.job.spec.port:
+                t.lost_listener = (now, datetime.now(timezone.utc))
+            t.restart_at, t.ready = now + delay, False
+            log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
+            return
+        _close_control(self._jobs.pop(job_id))
+        self._held_at_end(t)
+        events.append(_with_signalled(ended, t))
+
+    def _poll_failed(self, t: _Tracked, exc: Exception) -> list[ExecutorEvent]:
+        """A poll of ``t`` raised: said in the log with the job's id, and the job skipped this time, so the
+        others go on (red35 R2: a job's own ``exit.json`` nested 60,000 deep raised on every tick, and the
+        engine retried that tick forever — no job started for anyone). Its :data:`POLL_FAILURES_LOST`-th failure
+        in a row ends it: its processes are killed and it is reported lost, its GPUs given back."""
+        t.poll_failures += 1
+        job_id = t.job.id
+        ending = job_id not in self._jobs  # it raised on its way out (its end not yet said): say it now
+        if t.poll_failures < POLL_FAILURES_LOST and not ending:
+            log.exception("job %s: could not follow it (%s; try %d of %d), the others go on", job_id,
+                          type(exc).__name__, t.poll_failures, POLL_FAILURES_LOST)
+            return []
+        log.error("job %s: could not follow it %d time(s) in a row (%s: %s); its processes are stopped and it is "
+                  "reported lost", job_id, t.poll_failures, type(exc).__name__, str(exc)[:200], exc_info=ending)
+        self._jobs.pop(job_id, None)
+        with contextlib.suppress(Exception):  # what is left of it must go: each step on its own
+            _killpg(t, signal.SIGKILL)
+        if t.group is not None:
+            with contextlib.suppress(Exception):
+                self._kill_leftovers(t.group, wait_s=0.5)
+        if t.popen is not None:  # our child: reaped, no zombie left behind
+            with contextlib.suppress(Exception):
+                t.popen.wait(timeout=0.5)
+        with contextlib.suppress(Exception):
+            _close_control(t)
+        with contextlib.suppress(Exception):
+            self._forget_groups(t)
+        polls = "its end" if ending else f"{t.poll_failures} polls in a row"
+        return [Lost(job_id, f"the service could not follow this job ({type(exc).__name__} reading {polls}, e.g. a "
+                             "file of its folder it could not read); its processes were stopped")]
 
     def _running(self, t: _Tracked) -> Running:
         """``t`` as :class:`~.outside_caps.WriteWatch` looks at it (its wrapper: while it runs)."""

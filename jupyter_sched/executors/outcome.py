@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted_json
 from ..textsafe import printable_line
 from .module_names import importable_names, near_module
 from .safeopen import read_untrusted_bytes
@@ -163,7 +164,7 @@ def read_outcome(directory: Path, *, owner_uid: int | None = None) -> dict[str, 
     """The runner's ``outcome.json`` in ``directory``, or None when absent or unreadable (read
     without following symlinks, and only if ``owner_uid`` owns it when given: :mod:`.safeopen`)."""
     try:
-        data = json.loads(read_untrusted_bytes(directory / OUTCOME_FILE, owner_uid=owner_uid, limit=1 << 20))
+        data = untrusted_json.loads(read_untrusted_bytes(directory / OUTCOME_FILE, owner_uid=owner_uid, limit=1 << 20))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

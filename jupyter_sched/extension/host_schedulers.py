@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted_json
 from ..safefd import open_fd
 from ..textsafe import printable_line
 
@@ -391,7 +392,7 @@ def _others(me_pid: int, folder: Path) -> tuple[list[HostScheduler], str]:
                 info = os.fstat(fh.fileno())
                 if not stat.S_ISREG(info.st_mode) or info.st_uid != uid:
                     continue  # planted by another account: it may not speak for this one
-                entry = json.loads(fh.read(_MAX_BYTES + 1)[:_MAX_BYTES])
+                entry = untrusted_json.loads(fh.read(_MAX_BYTES + 1)[:_MAX_BYTES])
         except (OSError, ValueError):
             continue
         if not isinstance(entry, dict):

@@ -68,6 +68,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from .. import untrusted_json
 from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..extension.background import fire_and_forget
@@ -771,7 +772,7 @@ class ForwardHandler(APIHandler):
         if path.rstrip("/") not in ("leases", "jobs", "dryrun"):  # dryrun: as submit (red team 16, R9)
             return False
         try:
-            body = json.loads(self.request.body or b"{}")
+            body = untrusted_json.loads(self.request.body or b"{}")
         except ValueError:
             return False  # the central service names the malformed body
         kernel_id = body.get("kernel_id") if isinstance(body, dict) else None

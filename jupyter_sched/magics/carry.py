@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted_json
+
 __all__ = ["carried_notebook", "carried_script", "home_working_dir"]
 
 
@@ -51,7 +53,7 @@ def carried_notebook(path: Path) -> dict[str, Any]:
         OSError: the notebook cannot be read.
         ValueError: it is not JSON.
     """
-    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook = untrusted_json.loads(path.read_text(encoding="utf-8"))
     for cell in notebook.get("cells", ()) if isinstance(notebook, dict) else ():
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             cell["outputs"] = []

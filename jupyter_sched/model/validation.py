@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .. import untrusted_json
 from ..definitions.parameters import validate_parameters
 from ..errors import SchedError, ValidationError, json_kind
 from ..errors import shown as quoted
@@ -939,7 +940,7 @@ def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) 
                                   hint="share the file on a volume both sides see and give its path instead")
     if notebook_json is not None:
         try:
-            parsed = json.loads(notebook_json)
+            parsed = untrusted_json.loads(notebook_json)
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):

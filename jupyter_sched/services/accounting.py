@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from .. import untrusted_json
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
 from ..accounting.usage import USAGE_WINDOW, gpu_figures, usage_window
@@ -547,7 +548,7 @@ def _decode_report_cursor(cursor: str, *, by_job: bool) -> str | int:
         ValidationError: not a cursor of this report this server gave (field ``cursor``).
     """
     try:
-        tag, kind, value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        tag, kind, value = untrusted_json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         if tag != "r" or kind != ("j" if by_job else "o"):
             raise ValueError(cursor)
         if by_job and isinstance(value, str) and 0 < len(value) <= 512:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from .. import untrusted_json
 from ..admission import Caller
 from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
@@ -1808,7 +1809,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         ValidationError: not a cursor this server wrote (field ``cursor``).
     """
     try:
-        at, job_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        at, job_id = untrusted_json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         return parse_utc(str(at), field="cursor"), str(job_id)
     except (ValueError, TypeError, SchedError):
         raise ValidationError("cursor is not one this server gave", field="cursor",
@@ -1831,7 +1832,7 @@ def decode_queue_cursor(cursor: str) -> QueueKey:
         ValidationError: not a queue cursor this server wrote (field ``cursor``).
     """
     try:
-        tag, rank, at, job_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        tag, rank, at, job_id = untrusted_json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         # only a rank the store writes (a priority class's, or 0): a forged one beyond the database's
         # integers was a 500 with a traceback (red-team 4 finding 2)
         if tag != "q" or type(rank) is not int or rank not in _CURSOR_RANKS or not isinstance(job_id, str):

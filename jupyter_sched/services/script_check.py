@@ -16,11 +16,11 @@ differs from the service's, every script (any size) is compiled by it, in the ch
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
 
+from .. import untrusted_json
 from ..userfiles import IN_PROCESS_BYTES, SCRIPT_PYTHON, TOO_BIG, TOO_DEEP, content_problem
 
 __all__ = ["APART_CPU_S", "APART_MEMORY_BYTES", "WAIT_BYTES", "WAIT_S", "job_python_differs", "script_problem_apart",
@@ -163,7 +163,7 @@ def script_problem_apart(data: bytes, name: str = "<script>", *, user: str = "")
     finally:
         gate.release(user)
     try:
-        said = json.loads(done.stdout or b"null")
+        said = untrusted_json.loads(done.stdout or b"null")
     except ValueError:
         return None
     if not isinstance(said, list) or not said or said[0] == "limit":
