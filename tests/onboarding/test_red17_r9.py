@@ -77,6 +77,17 @@ def test_red17_r9_one_rule_own_time_and_idle_time_readable_anothers_time_withhel
     assert not GpuReaders("bo", holdings).hides(["GPU-a"]) and GpuReaders("bo", holdings).hides(["GPU-a"], _t(12))
 
 
+def _reading_between(client: httpx.Client, gpu: str, since: datetime, until: datetime) -> bool:
+    """Whether ``client``'s ``telemetry/history`` of ``gpu`` has a utilization reading in ``[since, until)``."""
+    if until <= since:
+        return False
+    answer = client.get("telemetry/history", params={"gpu": gpu, "since": since.isoformat(),
+                                                     "until": until.isoformat(), "step_s": 1})
+    assert answer.status_code == 200, answer.text
+    return any(p["utilization_pct"] is not None and since <= datetime.fromisoformat(p["t"]) < until
+               for p in answer.json()["points"])
+
+
 def test_red17_r9_gpu_history_of_another_users_ended_run_is_withheld(server: EmbeddedServer) -> None:
     """R9: once ann's job ended, cat read its whole series by GPU id and time range (200 with ann's
     utilization; failed before the fix). Now every step ann's job held the GPU is a gap saying why;
@@ -84,7 +95,12 @@ def test_red17_r9_gpu_history_of_another_users_ended_run_is_withheld(server: Emb
     clear(server)
     ann, cat, boss = api(server, "tok-ann"), api(server, "tok-cat"), api(server, "tok-boss")
     job_id, gpu = _busy_job(ann)
-    time.sleep(6)  # a few busy samples
+    started = datetime.fromisoformat(ann.get(f"jobs/{job_id}").json()["started_at"])
+    # a reading of ann's run in her own history at least 1 s old (so inside the run however soon it ends), in place
+    # of a 6-s sleep "for a few busy samples" (s35-migr): the state the assertions below read
+    _until("a reading of ann's run in her history", lambda: _reading_between(ann, gpu, started,
+                                                                            datetime.now(timezone.utc)
+                                                                            - timedelta(seconds=1)))
     assert ann.delete(f"jobs/{job_id}").status_code in (200, 202)
     job = _until("ended", lambda: (j := ann.get(f"jobs/{job_id}").json()).get("finished_at") and j)
     started = datetime.fromisoformat(job["started_at"])
