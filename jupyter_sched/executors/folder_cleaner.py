@@ -8,7 +8,8 @@ What a job's folder holds at its end is its owner's to shape: a job stopped for 
 folder), counting it (:func:`.log_budget.extra_use`) and removing what it holds took the executor's poll, on the
 engine's thread: red34 R2, 13 s of no starts and no ends for anyone; red35 R1, 14.6 s per such 0-GPU job.
 
-:class:`FolderCleaner` does every job's end on one thread of its own, one folder at a time, in this order: the folder
+:class:`FolderCleaner` does every job's end on threads of its own (one per owner: red35 R1, one account's trees
+never hold another's ends), one folder of an owner at a time, in this order: the folder
 sealed from its account first (it can add nothing more), then measured — at most
 :data:`~.log_budget.EXTRA_MOST` + 1 entries walked — and what it holds beside its log and records removed when
 that is more than the wrapper's sweep keeps (:data:`~.wrapper.LEFT_FILES` files / :data:`~.wrapper.LEFT_BYTES`,
@@ -25,6 +26,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,13 +49,13 @@ class Cleaned:
 
 
 class FolderCleaner:
-    """One worker thread (started at the first folder) that seals, measures and trims finished job folders in
-    order."""
+    """Worker threads that seal, measure and trim finished job folders: one per owner with folders waiting (started
+    at its first folder, gone once its folders are done), each owner's in order — so one account's trees of
+    100,000 folders never hold another account's job ends (their counts, a preempted job's start again) behind them."""
 
     def __init__(self) -> None:
-        self._work: queue.SimpleQueue[tuple[str, Path, int | None, bool]] = queue.SimpleQueue()
+        self._work: dict[int | None, deque[tuple[str, Path, bool]]] = {}
         self._done: queue.SimpleQueue[Cleaned] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._waiting = 0
 
@@ -63,10 +65,12 @@ class FolderCleaner:
         is more than the wrapper's sweep keeps, beside the caller; :meth:`done` names ``job_id`` after."""
         with self._lock:
             self._waiting += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="jupyter-sched-folder-cleaner", daemon=True)
-                self._thread.start()
-        self._work.put((job_id, job_dir, owner_uid, remove))
+            mine = self._work.get(owner_uid)
+            if mine is not None:  # its owner's worker takes it after the ones before
+                mine.append((job_id, job_dir, remove))
+                return
+            self._work[owner_uid] = deque([(job_id, job_dir, remove)])
+        threading.Thread(target=self._run, args=(owner_uid,), name="jupyter-sched-folder-cleaner", daemon=True).start()
 
     def done(self) -> list[Cleaned]:
         """The folders cleaned since the last call, in the order they were done."""
@@ -82,9 +86,14 @@ class FolderCleaner:
         with self._lock:
             return self._waiting > 0
 
-    def _run(self) -> None:
+    def _run(self, owner_uid: int | None) -> None:
         while True:
-            job_id, job_dir, owner_uid, remove = self._work.get()
+            with self._lock:
+                mine = self._work[owner_uid]
+                if not mine:  # done: the next folder of this owner starts a worker again
+                    del self._work[owner_uid]
+                    return
+                job_id, job_dir, remove = mine[0]
             extra = 0
             try:
                 extra = _clean(job_id, job_dir, owner_uid, remove=remove)
@@ -93,6 +102,7 @@ class FolderCleaner:
             finally:
                 self._done.put(Cleaned(job_id, extra))  # said done before it stops counting as busy: a caller
                 with self._lock:  # waiting on busy() then finds it in done()
+                    self._work[owner_uid].popleft()
                     self._waiting -= 1
 
 

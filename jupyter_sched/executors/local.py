@@ -655,8 +655,9 @@ class LocalExecutor:
         self._cleaner = FolderCleaner()  # every job's end, beside the engine (red34 R2, red35 R1)
         self._cleaning: dict[str, _Tracked] = {}
         """Jobs that ended, their folders being cleaned: counted in their owners' totals once clean."""
-        self._trimming: dict[str, str] = {}
-        """Finished jobs whose folders the log budget is having emptied (job id -> account): told what is left."""
+        self._trimming: dict[str, tuple[str, Path, bool]] = {}
+        """Finished jobs whose folders the log budget is having emptied or measured (job id -> account, folder,
+        emptied): told what is left."""
         self._pending: dict[str, int] = {}
         """Job id -> folders of it handed to the cleaner and not done yet (its start waits for them)."""
         self.log_budget = LogBudget(max_user_log_bytes, max_log_bytes, remove=self._trim)
@@ -1171,10 +1172,11 @@ class LocalExecutor:
         self._pending[job_id] = self._pending.get(job_id, 0) + 1
         self._cleaner.clean(job_id, job_dir, owner_uid, remove=remove)
 
-    def _trim(self, account: str, job_id: str, folder: Path, owner_uid: int | None) -> None:
-        """The log budget's ``remove`` hook (:data:`.log_budget.Remover`): empty ``folder`` beside the engine."""
-        self._trimming[job_id] = account
-        self._hand(job_id, folder, owner_uid, remove=True)
+    def _trim(self, account: str, job_id: str, folder: Path, owner_uid: int | None, empty: bool) -> None:
+        """The log budget's ``remove`` hook (:data:`.log_budget.Remover`): measure ``folder`` (and empty it) beside
+        the engine."""
+        self._trimming[job_id] = (account, folder, empty)
+        self._hand(job_id, folder, owner_uid, remove=empty)
 
     def _take_cleaned(self) -> None:
         """Count what the folder cleaner finished: an ended job in its owner's total (:mod:`.log_budget`), with the
@@ -1189,8 +1191,12 @@ class LocalExecutor:
             if t is not None:
                 self.log_budget.ended(_log_account(t.run_as), t.job.id, t.job_dir / "output.log", t.owner_uid,
                                       cleaned.extra)
-            elif (account := self._trimming.pop(cleaned.job_id, None)) is not None:
-                self.log_budget.left(account, cleaned.job_id, cleaned.extra)
+            elif (trimmed := self._trimming.pop(cleaned.job_id, None)) is not None:
+                account, folder, emptied = trimmed
+                if emptied:
+                    self.log_budget.left(account, cleaned.job_id, cleaned.extra)
+                else:
+                    self.log_budget.measured(account, cleaned.job_id, folder, cleaned.extra)
 
     def _cleaned_of(self, job_id: str, wait_s: float) -> bool:
         """Whether ``job_id``'s folders are all cleaned, waiting up to ``wait_s`` seconds for them."""

@@ -38,7 +38,7 @@ from .jobdirs import is_job_name
 from .safeopen import open_untrusted
 from .wrapper import LEFT_FILES, OWN_JSON_BYTES, held_bytes, regular_file, remove_tree, tally
 
-__all__ = ["EXTRA_MOST", "FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "Remover", "extra_use", "folder_extra",
+__all__ = ["COUNT_MOST", "EXTRA_MOST", "FLOOR_BYTES", "KEPT_NAMES", "TAIL_BYTES", "LogBudget", "Remover", "extra_use", "folder_extra",
            "remove_extra"]
 
 log = logging.getLogger(__name__)
@@ -59,10 +59,16 @@ _LOG_SLACK = 1 << 20
 """Disk a log may hold past its length before it is counted by its blocks (:func:`_size`): a file system's own
 rounding and preallocation, never a ``fallocate`` of gigabytes (red35 R1)."""
 
-Remover = Callable[[str, str, Path, "int | None"], None]
-"""``remove(account, job_id, folder, owner_uid)``: empty a finished job's folder but for its log and records, beside the
-caller (:meth:`.folder_cleaner.FolderCleaner.clean` with ``remove``); what is left is told back through
-:meth:`LogBudget.left`."""
+COUNT_MOST = 20 * EXTRA_MOST
+"""The most entries beside their logs one account's first count walks (:func:`_count`, on the engine's thread), all its
+finished folders together: the folders past it are measured beside the engine and counted once told
+(:meth:`LogBudget.measured`; red35 R1: thousands of finished folders of 256 entries each)."""
+
+Remover = Callable[[str, str, Path, "int | None", bool], None]
+"""``remove(account, job_id, folder, owner_uid, empty)``: beside the caller (the executor's folder cleaner,
+:meth:`.folder_cleaner.FolderCleaner.clean`), seal and measure a finished job's folder, emptied but for its log and
+records when ``empty`` (else only past what the wrapper's sweep keeps); the bytes left are told back through
+:meth:`LogBudget.left` (``empty``) or :meth:`LogBudget.measured`."""
 
 
 @dataclass
@@ -175,6 +181,16 @@ class LogBudget:
             counted.rest += extra
             counted.total += extra
 
+    def measured(self, account: str, job_id: str, folder: Path, extra: int) -> None:
+        """Count ``extra`` bytes beside the log in ``account``'s finished job folder ``folder``, measured beside the
+        engine after the account's first count (:data:`COUNT_MOST`); nothing when the job is no longer counted, or
+        its folder counted since."""
+        counted = self._accounts.get(account)
+        if extra > 0 and counted is not None and job_id not in counted.extra and \
+                (job_id in counted.whole or job_id in counted.tails):
+            counted.extra[job_id] = (folder, extra)
+            counted.total += extra
+
     def _cut_oldest(self, account: str, counted: _Account, owner_uid: int | None) -> None:
         """Remove what the oldest finished job left in its folder beside its log and records (red28 R5),
         else cut the oldest whole log to its tail, else the oldest tail to its first line."""
@@ -182,7 +198,7 @@ class LogBudget:
             job_id, (folder, size) = counted.extra.popitem(last=False)
             counted.total -= size
             if self._remove is not None:  # beside the engine: what is left is told back (left())
-                self._remove(account, job_id, folder, owner_uid)
+                self._remove(account, job_id, folder, owner_uid, True)
                 log.warning("job %s of %s: the %s bytes it left in its job folder beside its log are being removed "
                             "(%s MiB kept in all)", job_id, account or "this account", size, self.setting())
                 return
@@ -361,7 +377,8 @@ def _count(account: str, folder: Path, owner_uid: int | None, running: Collectio
     """An account counted from its job directories in ``folder`` (not those of ``running``), oldest log first. A
     folder holding more than :data:`EXTRA_MOST` entries beside its log was never swept (an older version's, or one
     whose wrapper was killed before this version): emptied (by ``remove``, beside the caller, when given) and
-    counted as what is left (told back through :meth:`LogBudget.left`)."""
+    counted as what is left (told back through :meth:`LogBudget.left`). Past :data:`COUNT_MOST` entries walked in
+    all, the other folders are handed to ``remove`` to be measured (told back through :meth:`LogBudget.measured`)."""
     found: list[tuple[float, str, Path, int]] = []
     try:
         entries = list(os.scandir(folder))
@@ -381,10 +398,16 @@ def _count(account: str, folder: Path, owner_uid: int | None, running: Collectio
             os.close(fd)
         found.append((info.st_mtime, entry.name, path, _log_bytes(info)))
     counted = _Account()
+    walked = 0
     for _, job_id, path, size in sorted(found):
+        if walked > COUNT_MOST and remove is not None:
+            remove(account, job_id, path.parent, owner_uid, False)
+            counted.add(job_id, path, size)
+            continue
         held, extra = extra_use(path.parent, owner_uid)
+        walked += held
         if held > EXTRA_MOST and remove is not None:
-            remove(account, job_id, path.parent, owner_uid)
+            remove(account, job_id, path.parent, owner_uid, True)
             extra = 0
         elif held > EXTRA_MOST:
             remove_extra(path.parent, owner_uid)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.errors import ExecutorError
-from jupyter_sched.executors import folder_cleaner, sealing
+from jupyter_sched.executors import folder_cleaner, log_budget, sealing
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.log_budget import EXTRA_MOST, LogBudget, extra_use
@@ -192,8 +192,59 @@ def test_red35_r1_the_budget_counts_the_disk_entries_hold_and_walks_a_bounded_nu
     walked = listings.by.get(threading.current_thread().name, 0) - before
     assert walked <= EXTRA_MOST + 2, walked  # was 809: every tree walked whole
     handed: list[tuple[str, str]] = []
-    budget = LogBudget(64 * MIB, MIB, remove=lambda account, job, folder, uid: handed.append((account, job)))
+    budget = LogBudget(64 * MIB, MIB, remove=lambda account, job, folder, uid, empty: handed.append((account, job)))
     budget.launch("", users, None, (), 0, job_id="j-new")
     assert handed == [("", "j-many")]
     kept = budget.kept("")
     assert kept is not None and kept >= 16 * MIB, kept  # the log's and the blob's disk; was 9 bytes
+
+
+def test_red35_r1_an_accounts_first_count_walks_a_bounded_number_of_entries_in_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before: an account's first count after a start walked every finished folder's leftovers (thousands of
+    folders of up to 256 entries each, on the engine's thread). Past ``COUNT_MOST`` entries in all, the other
+    folders are measured beside the engine and counted once told."""
+    monkeypatch.setattr(log_budget, "COUNT_MOST", 10)
+    users = tmp_path / "jobs"
+    for n in range(3):
+        job = users / f"j-{n}"
+        job.mkdir(parents=True)
+        (job / "output.log").write_bytes(b"x\n")
+        os.utime(job / "output.log", (1000 + n, 1000 + n))  # oldest first: j-0, j-1, j-2
+        for i in range(8):
+            (job / f"f{i}").write_bytes(b"")
+    handed: list[tuple[str, bool]] = []
+    budget = LogBudget(64 * MIB, MIB, remove=lambda account, job, folder, uid, empty: handed.append((job, empty)))
+    budget.launch("", users, None, (), 0, job_id="j-new")
+    assert handed == [("j-2", False)]  # j-0 and j-1 walked: 16 entries, past the 10
+    kept = budget.kept("")
+    assert kept is not None
+    budget.measured("", "j-2", users / "j-2", 4096)
+    assert budget.kept("") == kept + 4096
+
+
+def test_red35_r1_one_owners_big_folders_never_hold_another_owners_job_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before (one cleaner thread for all): while one account's tree of 100,000 folders was sealed and removed,
+    every other account's job end waited behind it — their counts, a preempted job's start again. Now each owner's
+    folders have their own worker."""
+    gate = threading.Event()
+    real = folder_cleaner.extra_use
+
+    def slow(folder: Path, *args: object, **kwargs: object) -> tuple[int, int]:
+        if folder.name == "j-slow":
+            assert gate.wait(60)
+        return real(folder, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(folder_cleaner, "extra_use", slow)
+    for name in ("j-slow", "j-other"):
+        (tmp_path / name).mkdir()
+    cleaner = folder_cleaner.FolderCleaner()
+    cleaner.clean("j-slow", tmp_path / "j-slow", os.getuid() + 54321)
+    cleaner.clean("j-other", tmp_path / "j-other", None)
+    seen: list[str] = []
+    wait_until(lambda: "j-other" in (seen.extend(c.job_id for c in cleaner.done()) or seen), "j-other's end")
+    assert "j-slow" not in seen and cleaner.busy()
+    gate.set()
+    wait_until(lambda: not cleaner.busy(), "j-slow's end")
+    assert [c.job_id for c in cleaner.done()] == ["j-slow"]
