@@ -39,6 +39,7 @@ from ..reclaim import (
     idle_candidates,
     window_evidence,
 )
+from ..reclaim.idle import KERNEL_KEPT
 from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, kernel_activity_of
 from ..store import JobRecord, Store, StoreTx
 from .lease_horizon import with_lease_horizons
@@ -336,6 +337,6 @@ class IdleLadders:
         if action == "notify":
             return f"idle (reported, nothing freed): {idle.reason}"
         if job.is_lease:
-            kept = ", the kernel keeps running" if job.spec.kernel_id else ""
+            kept = f", {KERNEL_KEPT}" if job.spec.kernel_id and KERNEL_KEPT not in idle.reason else ""
             return f"reclaimed while idle: {idle.reason}; GPUs released{kept}"
         return f"reclaimed while idle: {idle.reason}; " + ("stopping" if action == "stop" else "requeueing")

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import SchedError
 from ..model import Job, format_duration, parse_utc
+from ..reclaim.idle import KERNEL_KEPT
 from ..store import JobRecord, Store
 from .leftovers import owned
 
@@ -184,7 +185,7 @@ class IdleKernels:
         elif asked is not None:
             how = f"kernel {job.spec.kernel_id} shut down, GPUs released"
         else:
-            how = "GPUs released" + (", the kernel keeps running" if job.spec.kernel_id else "")
+            how = "GPUs released" + (f", {KERNEL_KEPT}" if job.spec.kernel_id and KERNEL_KEPT not in str(reason) else "")
         self._held.discard(job.id)
         self._reclaims.pop(job.id, None)
         self._refused.pop(job.id, None)

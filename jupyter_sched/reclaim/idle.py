@@ -54,6 +54,7 @@ __all__ = [
     "IdleArbiter",
     "IdleInput",
     "IdleVerdict",
+    "KERNEL_KEPT",
     "KernelActivity",
     "LadderState",
     "advance_ladder",
@@ -380,9 +381,12 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
     return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
                        mode=policy.busy_kernel_mode,
                        reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the {said} "
-                              "(the kernel keeps running)", open_start=run.open_start,
+                              f"({KERNEL_KEPT})", open_start=run.open_start,
                        devices=keys, paused_s=run.paused_s, kernel_state=state)
 
+
+KERNEL_KEPT = "the kernel keeps running"
+"""What a lease's idle reason or release message says of its kernel, once (newuser35 n6: said twice in one line)."""
 
 KERNEL_STATE_BOUND_S = 60.0
 """Seconds past the normal window a lease whose kernel state is unknown or ``starting`` keeps its GPUs

@@ -93,7 +93,7 @@ def skipped_text(definition: Mapping[str, Any], now: datetime | None) -> str:
     first, last = firing_text(skipped.get("first"), zone, now), firing_text(skipped.get("last"), zone, now)
     span = first if count == 1 or first == last else f"{first} to {last}"
     said = f"skipped {count} firing{'' if count == 1 else 's'} ({span}) since its last scheduled run"
-    why = str(skipped.get("why") or "")
+    why = str(skipped.get("why") or "").strip().rstrip(".")  # a reason's own full stop before "; " (newuser35 n7)
     fix = _SKIP_FIX.get(str(skipped.get("cause") or ""), "")
     return said + (f": {why}" if why else "") + (f"; {fix}" if fix else "")
 """The most missed firings a run counts (:data:`~jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL`)."""

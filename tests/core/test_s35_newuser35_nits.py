@@ -1,0 +1,32 @@
+"""newuser35's wording nits, at the renderer that writes each (the one place its words live)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jupyter_sched.engine.idle import IdleLadders
+from jupyter_sched.model import JobKind
+from jupyter_sched.reclaim.idle import KERNEL_KEPT
+from jupyter_sched.scheduling.snapshot import IdleAction
+from jupyter_sched.wording.definitions import skipped_text
+from tests.core.core_builders import make_job
+
+
+def test_newuser35_n6_a_lease_reclaimed_under_the_busy_kernel_rule_says_its_kernel_keeps_running_once() -> None:
+    """"… while the kernel is busy (the kernel keeps running); GPUs released, the kernel keeps running"."""
+    job = make_job("l-1")
+    lease = replace(job, spec=replace(job.spec, kind=JobKind.LEASE, kernel_id="k-1", command=()))
+    busy = IdleAction("l-1", "reclaim", f"GPU < 5 % for 1.5 min while the kernel is busy ({KERNEL_KEPT})")
+    said = IdleLadders.message(lease, busy, "release")
+    assert said.count(KERNEL_KEPT) == 1 and said.endswith("; GPUs released"), said
+    idle = IdleAction("l-1", "reclaim", "kernel idle and GPU < 5 % for 4 min")  # the other rules say it after
+    assert IdleLadders.message(lease, idle, "release").endswith(f"; GPUs released, {KERNEL_KEPT}")
+
+
+def test_newuser35_n7_a_skip_line_never_reads_full_stop_semicolon() -> None:
+    """``definitions show``: "…its run j-… still waits: needs 1 Simulated GPU 80GB, 0 free.; by default …"."""
+    definition = {"timezone": "UTC", "skipped": {
+        "count": 2, "first": "2026-12-07T01:13:00Z", "last": "2026-12-07T01:14:00Z", "cause": "waiting",
+        "why": "its run j-1 still waits: needs 1 Simulated GPU 80GB, 0 free."}}
+    said = skipped_text(definition, None)
+    assert ".;" not in said and "0 free; by default a firing is skipped" in said, said
