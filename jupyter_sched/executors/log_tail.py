@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import NotFoundError, ValidationError
 from .safeopen import open_untrusted
 
-__all__ = ["TAIL_SLICE", "LogTail", "read_log_tail"]
+__all__ = ["TAIL_SLICE", "LogTail", "read_log_tail", "tail_start"]
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,23 @@ def _tail(fd: int, lines: int, limit: int) -> LogTail | None:
             first = data.find(b"\n", 0, len(data) - 1)
             start = pos + first + 1 if first >= 0 else pos + _continuation_bytes(data)
     return LogTail(data[start - pos:].decode("utf-8", errors="replace"), start, end, size, read)
+
+
+def tail_start(data: bytes, lines: int, limit: int) -> int:
+    """Where in ``data`` (a log's last bytes, up to its end) its last ``lines`` lines begin, as
+    :func:`read_log_tail` cuts them: at most ``limit`` bytes, from a line's start where one is in them."""
+    end = len(data)
+    if lines <= 0:
+        return end
+    at, found = end - 1 if data.endswith(b"\n") else end, 0
+    while found < lines and (at := data.rfind(b"\n", 0, at)) >= 0:
+        found += 1
+    start = at + 1 if found == lines else 0
+    floor = max(0, end - limit)
+    if start < floor:
+        first = data.find(b"\n", floor, end - 1)
+        start = first + 1 if first >= 0 else floor + _continuation_bytes(data[floor:])
+    return start
 
 
 def _unfinished_character(fd: int, size: int) -> int:

@@ -1270,12 +1270,9 @@ class SchedMagics(Magics):
             chunk = {"text": "", "finished": False, "next_offset": 0}  # nothing written yet (or a lease): said below
         text = str(chunk.get("text") or "")
         start = 0
-        if text and int(chunk.get("next_offset") or 0) >= LOG_TAIL_BYTES - 3:  # (a UTF-8 character is not split)
-            # a long log: its end is what matters (the traceback of a finished job), and megabytes in a
-            # cell freeze the browser (new user 7, F14: the first 64 KB only, cut mid-line, said nowhere)
-            end = self._log_end(job_id, int(chunk["next_offset"]))
-            if end > LOG_TAIL_BYTES:
-                start = end - LOG_TAIL_BYTES
+        # a long log: its end is what matters (the traceback of a finished job), and megabytes in a
+        # cell freeze the browser (new user 7, F14: the first 64 KB only, cut mid-line, said nowhere)
+        long = bool(text) and int(chunk.get("next_offset") or 0) >= LOG_TAIL_BYTES - 3  # (a character is not split)
         said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
 
         def note(found: Mapping[str, Any]) -> None:
@@ -1284,8 +1281,8 @@ class SchedMagics(Magics):
 
         last = [text]
         if not cmd.follow or chunk.get("finished"):
-            if start:
-                text, _ = self._log_tail(job_id, start)
+            if long:
+                text, _ = self._log_tail(job_id, chunk)
             sys.stdout.write(text)
             last[0] = text
             if not text:
@@ -1299,8 +1296,8 @@ class SchedMagics(Magics):
         if self._no_output(job_id, following=True) == "lease":
             return
         last[0] = ""
-        if start:
-            tail, start = self._log_tail(job_id, start)
+        if long:
+            tail, start = self._log_tail(job_id, chunk)
             sys.stdout.write(tail)
             last[0] = tail
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
@@ -1335,19 +1332,31 @@ class SchedMagics(Magics):
                 high = middle
         return low
 
-    def _log_tail(self, job_id: str, start: int) -> tuple[str, int]:
-        """The log from byte ``start`` on, from its first whole line (after a line saying what was left
-        out and where the whole log is), and the byte offset after it."""
-        chunk = self.client.logs(job_id, offset=start, limit=LOG_TAIL_BYTES)
-        text = str(chunk.get("text") or "")
-        _, _, whole_lines = text.partition("\n")
-        lines = whole_lines.splitlines(keepends=True)[-LOG_TAIL_LINES:]
-        kept = "".join(lines)
-        skipped = start + len(text.encode()) - len(kept.encode())
-        # what is shown, said exactly ("the first 50 MB of the log are not shown" of a 50 MB log: new user 30, n7)
-        self._print(f"[… only the last {format_bytes(len(kept.encode()))} of the {format_bytes(skipped + len(kept.encode()))}"
-                    f" log are shown here: `jupyter-sched logs {job_id}` in a terminal prints it all (| less, > file)]")
-        return kept, int(chunk.get("next_offset") or start + len(text.encode()))
+    def _log_tail(self, job_id: str, first: Mapping[str, Any]) -> tuple[str, int]:
+        """The log's last :data:`LOG_TAIL_LINES` lines within its last :data:`LOG_TAIL_BYTES` (after a line
+        saying what was left out and where the whole log is, when something was), and the byte offset
+        after them. The server reads them back from the log's end (``tail``, newuser35 N2: one request,
+        where the log's end was found by ~2 log2(size) one-byte reads); from a server without ``tail``,
+        the end is read from the size ``first`` (the answer of the read from byte 0) says."""
+        try:
+            chunk = self.client.logs(job_id, tail=LOG_TAIL_LINES, limit=LOG_TAIL_BYTES)
+            kept, skipped = str(chunk.get("text") or ""), int(chunk.get("offset") or 0)
+        except ValidationError as refused:
+            if refused.field != "tail":
+                raise
+            end = first.get("size") or self._log_end(job_id, int(first.get("next_offset") or 0))
+            start = max(0, int(end) - LOG_TAIL_BYTES)
+            chunk = self.client.logs(job_id, offset=start, limit=LOG_TAIL_BYTES)
+            text = str(chunk.get("text") or "")
+            whole_lines = text.partition("\n")[2] if start else text
+            kept = "".join(whole_lines.splitlines(keepends=True)[-LOG_TAIL_LINES:])
+            skipped = start + len(text.encode()) - len(kept.encode())
+        if skipped:
+            # what is shown, said exactly ("the first 50 MB of the log are not shown" of a 50 MB log: new user 30, n7)
+            self._print(f"[… only the last {format_bytes(len(kept.encode()))} of the "
+                        f"{format_bytes(skipped + len(kept.encode()))} log are shown here: `jupyter-sched logs "
+                        f"{job_id}` in a terminal prints it all (| less, > file)]")
+        return kept, int(chunk.get("next_offset") or skipped + len(kept.encode()))
 
     def _no_output(self, job_id: str, *, following: bool) -> str:
         """Say why ``job_id``'s log is empty, as ``jupyter-sched logs`` does (issue 20: the magic

@@ -27,7 +27,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
-from ..executors.log_tail import read_log_tail
+from ..executors.log_tail import read_log_tail, tail_start
 from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
@@ -1386,15 +1386,8 @@ class JobsService:
                 break
             kept = (kept + text.encode())[-(limit + MAX_LOG_CHUNK):]
             offset = next_offset
-        body = kept.decode("utf-8", errors="replace")
-        pieces = body.split("\n")
-        closing = pieces[-1] == ""
-        shown = "\n".join(pieces[-(lines + 1 if closing else lines):]) if lines > 0 else ""
-        while len(shown.encode()) > limit and "\n" in shown[:-1]:  # at most limit bytes, from a line's start
-            shown = shown[shown.index("\n") + 1:]
-        if len(shown.encode()) > limit:  # one line longer than limit: its last limit bytes
-            shown = shown.encode()[-limit:].decode("utf-8", errors="ignore")
-        return shown, offset - len(shown.encode()), offset
+        start = tail_start(kept, lines, limit)
+        return kept[start:].decode("utf-8", errors="replace"), offset - (len(kept) - start), offset
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
         """The entries of :meth:`queue_page` (for callers that do not page)."""

@@ -119,7 +119,10 @@ class _BigLogClient:
 
     SIZE = 50_000_000
 
-    def logs(self, job_id: str, *, offset: int = 0, limit: int = 0, **_: Any) -> dict[str, Any]:
+    def logs(self, job_id: str, *, offset: int = 0, limit: int = 0, tail: int | None = None, **_: Any) -> dict[str, Any]:
+        if tail is not None:  # read back from the end by the server (newuser35 N2): whole lines, at most limit bytes
+            text = ("x" * 99 + "\n") * min(tail, limit // 100)
+            return {"text": text, "offset": self.SIZE - len(text), "next_offset": self.SIZE, "size": self.SIZE}
         count = min(limit, self.SIZE - offset)
         text = ("x" * 99 + "\n") * (count // 100 + 1)
         return {"text": text[len(text) - count:], "next_offset": offset + count}
@@ -130,7 +133,7 @@ def test_newuser30_n7_a_cut_log_says_what_is_shown_not_the_first_50_mb_of_50_mb(
     from jupyter_sched.magics.core import LOG_TAIL_BYTES, SchedMagics
 
     magics = SchedMagics(None, client_factory=lambda: _BigLogClient())  # type: ignore[arg-type,return-value]
-    kept, end = magics._log_tail("j-1", _BigLogClient.SIZE - LOG_TAIL_BYTES)
+    kept, end = magics._log_tail("j-1", {"text": "x", "next_offset": LOG_TAIL_BYTES, "size": _BigLogClient.SIZE})
     said = capsys.readouterr().out
     assert end == _BigLogClient.SIZE
     assert said.startswith(f"[… only the last {len(kept.encode()) / 1e3:.0f} KB of the 50 MB log are shown here: "), said

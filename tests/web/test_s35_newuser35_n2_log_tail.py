@@ -13,15 +13,21 @@ each job's log a real file (its record inserted as the red30 R6 tests do: no pro
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from jupyter_sched.cli.commands import MAX_LOG_TAIL_LINES as CLI_MAX_LOG_TAIL_LINES
+from jupyter_sched.cli.commands import _last_lines
+from jupyter_sched.client import SchedClient
+from jupyter_sched.client.discovery import Connection
+from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors import log_tail
 from jupyter_sched.executors.local import read_log_sized
 from jupyter_sched.model import JobState
@@ -30,7 +36,7 @@ from jupyter_sched.services.models.jobs import MAX_LOG_TAIL_LINES
 from jupyter_sched.store import JobRecord
 from tests.runtime.builders import T0, make_job
 
-from .conftest import JUDY_TOKEN
+from .conftest import IVAN_TOKEN, JUDY_TOKEN
 from .test_cli import cli  # noqa: F401  (the CLI as a subprocess against this test's server)
 
 HOLE = 4 << 30
@@ -104,7 +110,8 @@ async def test_newuser35_n2_rest_tail_reads_back_from_the_end_by_slices_bounded_
 
 
 async def test_newuser35_n2_cli_logs_n_asks_the_server_for_the_tail_and_follows_from_its_end(
-        sched_app: Any, cli: Any, tmp_path: Path, bytes_read: list[int]) -> None:  # noqa: F811
+        sched_app: Any, cli: Any, tmp_path: Path, bytes_read: list[int], http_server_port: Any,  # noqa: F811
+        jp_base_url: str) -> None:
     _sparse_log(sched_app, tmp_path, "j-n2cli", LINES)
     shown = await cli("logs", "j-n2cli", "-n", "2")
     assert (shown.code, shown.out) == (0, "row 4998 é\nrow 4999 é\n"), shown  # before: 4 GiB read from 0
@@ -115,10 +122,11 @@ async def test_newuser35_n2_cli_logs_n_asks_the_server_for_the_tail_and_follows_
     assert sum(bytes_read) <= 2 << 20, bytes_read
     # lines more than one answer holds (three of 600 KB): read back slice by slice before it, all of them whole
     long_lines = b"".join(bytes([97 + i]) * 600_000 + b"\n" for i in range(4))
-    _sparse_log(sched_app, tmp_path, "j-n2long", long_lines)
+    size = _sparse_log(sched_app, tmp_path, "j-n2long", long_lines)
     bytes_read.clear()
-    shown = await cli("logs", "j-n2long", "-n", "3", "--raw")
-    assert shown.code == 0 and shown.out == long_lines[600_001:].decode(), shown.err
+    client = SchedClient(Connection(url=f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}", token=IVAN_TOKEN))
+    lines, end, _ = await asyncio.to_thread(_last_lines, client, "j-n2long", 3)  # the CLI's reader, in-process
+    assert "".join(lines) == long_lines[600_001:].decode() and end == size
     assert sum(bytes_read) <= 3 << 20, bytes_read
 
 
@@ -128,7 +136,7 @@ def test_newuser35_n2_read_log_tail_is_the_last_lines_from_a_lines_start_within_
     and slice sizes, characters of 1 to 4 bytes: never a split character, never more than limit read."""
     log = tmp_path / "output.log"
     rng = random.Random(35)
-    for _ in range(300):
+    for _ in range(200):
         data = "".join(rng.choice(["a", "é", "€", "😀", "\n", "\n", "xyz" * rng.randint(0, 9)])
                        for _ in range(rng.randint(0, 30))).encode()
         log.write_bytes(data)
@@ -143,12 +151,59 @@ def test_newuser35_n2_read_log_tail_is_the_last_lines_from_a_lines_start_within_
         assert whole.endswith(found.text) and found.read_bytes <= limit, (data, lines, limit, found)
         if limit >= len(data):
             assert found.text == whole, (data, lines, limit, found)
+        assert log_tail.tail_start(data, lines, limit) == found.start  # a pod's log read through cuts alike
     log.write_bytes(b"ab\ncd\n" + "€".encode()[:2])  # a character not all written yet: followed on from its start
     found = log_tail.read_log_tail(log, 1, 100)
     assert (found.text, found.start, found.end, found.size) == ("cd\n", 3, 6, 8)
     os.truncate(log, 0)
     found = log_tail.read_log_tail(log, 5, 100)
     assert (found.text, found.start, found.end) == ("", 0, 0)
+
+
+class _LongLogClient:
+    """The logs route of a finished job's 50 MB log of 100-byte lines, as the wire answers it (a double: the
+    magic's reads are what is counted; the route itself is the real server's above)."""
+
+    SIZE = 50_000_000
+
+    def __init__(self, *, with_tail: bool = True) -> None:
+        self.with_tail, self.reads = with_tail, []  # type: list[dict[str, Any]]
+
+    def job_named(self, ref: str) -> Any:
+        return SimpleNamespace(id=ref, note="")
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return {"id": job_id, "state": "failed", "kind": "batch"}
+
+    def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, tail: int | None = None,
+             **_: Any) -> dict[str, Any]:
+        self.reads.append({"offset": offset, "limit": limit, "tail": tail})
+        if tail is not None and not self.with_tail:
+            raise ValidationError("unknown query argument 'tail'", field="tail")
+        if tail is not None:
+            text = "".join(f"{i:>99}\n" for i in range(self.SIZE // 100 - min(tail, limit // 100), self.SIZE // 100))
+            return {"text": text, "offset": self.SIZE - len(text), "next_offset": self.SIZE, "size": self.SIZE,
+                    "finished": True, "notes": []}
+        end = min(self.SIZE, offset + limit)
+        low = offset // 100  # bytes [offset, end) of the lines that hold them (ASCII: a character a byte)
+        text = "".join(f"{i:>99}\n" for i in range(low, -(-end // 100)))[offset - low * 100:end - low * 100]
+        return {"text": text, "offset": offset, "next_offset": offset + len(text), "size": self.SIZE,
+                "finished": True, "notes": []}
+
+
+@pytest.mark.parametrize("with_tail", [True, False], ids=["server with tail", "server from before tail"])
+def test_newuser35_n2_magic_logs_of_a_long_log_reads_its_tail_once_not_a_bisection(
+        with_tail: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_sched.magics.core import LOG_TAIL_LINES, SchedMagics
+
+    client = _LongLogClient(with_tail=with_tail)
+    SchedMagics(None, client_factory=lambda: client).schedule("logs j-big")  # type: ignore[arg-type,return-value]
+    out = capsys.readouterr().out
+    # before: the read from 0, then ~2 log2(size) one-byte reads to find the end, then the tail's read
+    assert [read["limit"] for read in client.reads] == ([65536, 65536] if with_tail else [65536, 65536, 65536])
+    lines = out.splitlines()
+    assert lines[0].startswith("[… only the last 20 KB of the 50 MB log are shown here"), lines[0]
+    assert lines[1:] == [f"{i:>99}" for i in range(500_000 - LOG_TAIL_LINES, 500_000)], lines[1:3]
 
 
 def test_newuser35_n2_the_clis_tail_bound_is_the_servers() -> None:
