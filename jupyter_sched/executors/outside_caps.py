@@ -23,7 +23,7 @@ through :class:`WriteWatch`:
   a file in its folder, unlinked it and wrote into it held 1.5 GiB there for its whole run, seen by no folder
   walk), round robin, up to :data:`FDS_PER_TICK` open files of :data:`FD_LOOKS_PER_TICK` jobs a tick, each one ``stat`` of ``/proc/<pid>/fd/<n>``
   of the job's processes (its tracking group; and their mappings of deleted files, ``/proc/<pid>/map_files``
-  where the service may read it): the blocks they hold (``st_blocks`` times 512: disk spent, so a sparse
+  where the service may read it; each line of a process's ``/proc/<pid>/maps`` one item: red35 R3): the blocks they hold (``st_blocks`` times 512: disk spent, so a sparse
   file counts what it spends) and the folder's bytes, together past :func:`folder_bound`, end the job
   (:func:`unlinked_reason`). A deleted file counts only when it is the job account's and the job may have
   written it — held open for writing, mapped shared and writable, or modified since the job started (red32 R2:
@@ -521,14 +521,14 @@ def _open_files(pids: Iterable[int], device: int, skip: tuple[int, int] | None, 
     """One item per open file of ``pids`` (each a ``stat`` of ``/proc/<pid>/fd/<n>``, which is the file whatever
     its name): an :class:`_OpenFile` for a regular file on ``device`` other than ``skip`` (the job's log: held
     to its cap apart) that is deleted, or that was modified at or after ``since`` and lies outside ``job_dir``
-    (its folder is walked apart; one ``readlink`` tells), None for any other. A process gone or unreadable
-    yields nothing."""
+    (its folder is walked apart; one ``readlink`` tells), None for any other; and one item per process looked at
+    (a process of no open file costs its look too). A process gone or unreadable yields nothing more. Each item is
+    bounded work, whatever the processes hold (red35 R3): their descriptors are listed as they are looked at, never
+    all at once, and their mappings are read a line an item (:func:`_deleted_mapped`), so the caller's per-tick
+    budget of items bounds the tick's work."""
     for pid in pids:
-        try:
-            names = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for name in names:
+        yield None
+        for name in _fd_names(pid):
             try:
                 info = os.stat(f"/proc/{pid}/fd/{name}")
             except OSError:
@@ -575,28 +575,53 @@ def _where(link: str, folder: Path) -> str:
     return "beside" if sep and is_job_name(first) else "outside"  # in a job folder, not a file beside them
 
 
+def _fd_names(pid: int) -> Iterator[str]:
+    """The names in ``/proc/<pid>/fd``, listed as they are taken (nothing: gone or unreadable)."""
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as entries:
+            for entry in entries:
+                yield entry.name
+    except OSError:
+        return
+
+
 def _deleted_mapped(pid: int, device: int, skip: tuple[int, int] | None,
                     since: float | None) -> Iterator[_OpenFile | None]:
     """The deleted files ``pid`` maps with no descriptor left (opened, mapped, closed, unlinked, written through
-    the mapping): one item for reading its ``/proc/<pid>/maps``, one per mapping of a deleted file (a ``stat``
-    of ``/proc/<pid>/map_files/<range>``; where that cannot be read — it takes CAP_SYS_ADMIN — nothing)."""
+    the mapping): one item per line of its ``/proc/<pid>/maps`` read (a process may hold 65,530 mappings, 5.6 MB of
+    lines: red35 R3 — one read of it counted as one item, 275 ms), and a mapping of a deleted file a ``stat`` of
+    ``/proc/<pid>/map_files/<range>`` in its line's item (where that cannot be read — it takes CAP_SYS_ADMIN —
+    nothing)."""
     try:
-        with open(f"/proc/{pid}/maps", "rb") as fh:
-            lines = [line for line in fh if line.rstrip().endswith(b" (deleted)")]
+        fh = open(f"/proc/{pid}/maps", "rb")  # read across ticks: closed at its end or with the generator
     except OSError:
         return
-    yield None
-    for line in lines:
-        fields = line.split(None, 2)
-        try:
-            info = os.stat(f"/proc/{pid}/map_files/{fields[0].decode('ascii')}")
-        except (OSError, UnicodeDecodeError, IndexError):
-            yield None
-            continue
-        found = _if_counted(info, device, skip, since)
-        if found is not None and not found.written and fields[1][1:2] == b"w" and fields[1][3:4] == b"s":
-            found = replace(found, written=True)  # a shared writable mapping writes the file; a private one does not
-        yield found if found is not None and found.deleted else None
+    with fh:
+        while True:
+            try:
+                line = fh.readline()
+            except OSError:
+                return
+            if not line:
+                return
+            if not line.rstrip().endswith(b" (deleted)"):
+                yield None
+                continue
+            yield _mapped_file(pid, line, device, skip, since)
+
+
+def _mapped_file(pid: int, line: bytes, device: int, skip: tuple[int, int] | None,
+                 since: float | None) -> _OpenFile | None:
+    """The deleted file mapped in ``line`` of ``pid``'s maps when the job may have written it (None: not counted)."""
+    fields = line.split(None, 2)
+    try:
+        info = os.stat(f"/proc/{pid}/map_files/{fields[0].decode('ascii')}")
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    found = _if_counted(info, device, skip, since)
+    if found is not None and not found.written and fields[1][1:2] == b"w" and fields[1][3:4] == b"s":
+        found = replace(found, written=True)  # a shared writable mapping writes the file; a private one does not
+    return found if found is not None and found.deleted else None
 
 
 def _opened_for_writing(pid: int, name: str) -> bool:
