@@ -24,7 +24,8 @@ from ..client._wire import Req, unwrap_list
 from ..errors import ValidationError
 from ..model.periods import PERIODS, next_period_start, period_name, period_starts
 from ..model.units import clock_text, gpu_hours_phrase, parse_duration
-from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days
+from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days, period_text
+from ..wording.usage import parsed_utc as _parsed
 
 __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
 
@@ -236,32 +237,6 @@ def usage_window(args: argparse.Namespace, now: datetime) -> tuple[str | None, s
         raise ValueError(f"--since {clock_text(start, now)} is not before --until {clock_text(end, now)}: "
                          "the period would be empty — give a start before the end")
     return since or None, until
-
-
-def _parsed(text: str | None) -> datetime | None:
-    """``text`` (an ISO 8601 time with its offset, as sent) in UTC; None when absent or not readable here."""
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
-
-
-def period_text(since: str, until: str | None, now: datetime) -> str:
-    """The period a report covers, as the CLI says times (:func:`~jupyter_sched.model.units.clock_text`,
-    UTC): ``Dec 1 00:00 UTC → now``, ``Nov 1 00:00 UTC → Dec 1 00:00 UTC (not included)``,
-    ``09:00 UTC → 12:10 UTC (not included)`` (both today). The end has its date unless both ends are
-    today (new user 24, N9: "Dec 1 00:00 UTC → 00:00 UTC" for an end of today's midnight); an end
-    after ``now`` is "now" (the figures end at the report time); a time this cannot read is said as
-    typed (the server has read it)."""
-    start, end = _parsed(since), _parsed(until)
-    first = since if start is None else clock_text(start, now)
-    if until is None or (end is not None and end > now):
-        return f"{first} → now"
-    today = start is not None and end is not None and start.date() == end.date() == now.date()
-    return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"
 
 
 def _by(value: str) -> str:

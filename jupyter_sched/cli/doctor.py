@@ -15,7 +15,7 @@ works on the database directly (it must work when the server is down or the rows
                                                           (audited; running jobs' tokens work until they end)
     jupyter-sched doctor migrate [--yes]                  bring the store's schema to this code's
     jupyter-sched doctor ends                             finished jobs whose end is their owner's claim or
-                                                          impossible by the record, with why (red33 R3)
+                                                          impossible by the record, with why
     jupyter-sched doctor correct-end JOB [--end TIME] --reason TEXT --yes
                                                           set such a job's end within what the store knows
                                                           (usage follows; audited end_corrected)
@@ -68,7 +68,7 @@ import sqlalchemy as sa
 from ..accounting.overlaps import UsageOverlap, resolve_overlaps
 from ..accounting.runaway import RunawayUsage
 from ..buildinfo import version_string
-from ..errors import SchedError
+from ..errors import NotFoundError, SchedError, ValidationError
 from ..model.units import to_iso
 from ..store import Store
 from ..store import schema as tables
@@ -389,31 +389,77 @@ def _ends(store: Store, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _correct_end(store: Store, args: argparse.Namespace, actor: str, out: TextIO, err: TextIO) -> int:
-    """``doctor correct-end JOB``: without ``--yes`` what it would do (exit 2), else the correction (audited)."""
-    from ..model.units import parse_utc
-    from ..store.claimed_ends import correct_end, suspect_ends, when
+    """``doctor correct-end JOB``: without ``--yes`` what it would do (exit 2), else the correction (audited). JOB
+    is looked up first, by its id or its name as every other command takes one (newuser35 N4), and the dry run
+    refuses what ``--yes`` would refuse (no such job, not settled, an end outside its range, nothing to correct)."""
+    from ..store.claimed_ends import correct_end, planned_end, same_end, when
 
-    end = None if args.end is None else parse_utc(args.end, field="end")
     now = datetime.now(timezone.utc)
+    with store.transaction(write=False) as tx:
+        job_id = _job_here(tx, args.job)
+        look, after = planned_end(tx, job_id, args.end, args.reason, now=now)
     if not args.yes:
-        with store.transaction(write=False) as tx:
-            listed = {s.job_id: s for s in suspect_ends(tx, now, limit=100_000)}
-        look = listed.get(args.job)
-        if look is None:
-            err.write(f"jupyter-sched doctor: job {args.job} is not one `doctor ends` lists; its end is left alone "
-                      "unless you add --yes (the end must still lie within what the store knows)\n")
-            return EXIT_USAGE
-        err.write(f"jupyter-sched doctor: would set the end of {args.job} from {when(look.finished_at)} to "
-                  f"{when(end or look.suggested)} (it can be from {when(look.earliest)} to {when(look.latest)}); "
-                  "add --yes to do it\n")
+        change = (f"keep the end of {job_id} ({look.user}, {look.state}) at {when(after)} as it stands (`doctor ends` "
+                  "lists it no more)" if same_end(look, after) else
+                  f"set the end of {job_id} ({look.user}, {look.state}) from {when(look.finished_at)} to {when(after)}")
+        listed = "" if look.why else "; its end is not suspect (`doctor ends` does not list it)"
+        err.write(f"jupyter-sched doctor: would {change} (it can be from {when(look.earliest)} to "
+                  f"{when(look.latest)}){listed}; add --yes to do it\n")
         return EXIT_USAGE
     with store.transaction(now=now) as tx:
-        done = correct_end(tx, args.job, end, args.reason, actor=actor, now=now)
+        done = correct_end(tx, job_id, args.end, args.reason, actor=actor, now=now)
     if args.json:
         out.write(json.dumps(done.to_dict()) + "\n")
     else:
         out.write(escaped_line(done.text) + "\n")
     return EXIT_OK
+
+
+def _job_here(tx: Any, ref: str) -> str:
+    """The id of the job ``ref`` names in this store — an id as typed, else the one job of that name (any user's:
+    the doctor is an admin's) — by the CLI's one resolver (:func:`jupyter_sched.client._wire.job_named`).
+
+    Raises:
+        NotFoundError: no job has that id or name.
+        ValidationError: several jobs have that name (their ids listed, newest first): which one's end is meant
+            cannot be told, and a correction is a change to the record.
+    """
+    from ..client._wire import job_named, needs_lookup
+    from ..store.claimed_ends import named_jobs
+
+    rows = named_jobs(tx, ref) if needs_lookup(ref) else None
+    if rows is not None and len(rows) > 1:
+        ids = ", ".join(f"{row['id']} ({row['state']})" for row in rows[:8]) + (" …" if len(rows) > 8 else "")
+        raise ValidationError(f"{len(rows)} jobs are named {ref[:80]!r}: {ids}", field="job",
+                              hint="give the id of the one whose end to correct (newest first; `jupyter-sched "
+                                   "doctor ends` lists the suspect ones)")
+    try:
+        job_id = job_named(ref, rows).id  # an id as typed (J-… in capitals: the id), or the one job of that name
+        tx.get_job(job_id)
+    except NotFoundError:
+        raise NotFoundError(f"no job {ref[:80]!r} in this store: no job has that id or that name", field="job",
+                            hint="`jupyter-sched doctor ends` lists the jobs whose end is suspect, with their "
+                                 "ids") from None
+    return job_id
+
+
+def _end_time(value: str) -> datetime:
+    """The ``type`` of ``correct-end --end``: a time with its offset — ISO 8601 (``2026-12-06T19:43:05Z``) or as
+    ``doctor ends`` writes it (``2026-12-06 19:43:05 UTC``) — so a bad one is refused naming ``--end`` (newuser35
+    N4: "end: '1h30' is not an ISO 8601 timestamp"), and one without an offset with its UTC form written out."""
+    text = value.strip()
+    iso = text[:-4].strip() + "+00:00" if text.upper().endswith(" UTC") else text
+    try:
+        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time — write one as `doctor ends` shows it, e.g. "
+                                         "'2026-12-06 19:43:05 UTC', or ISO 8601 with its offset, e.g. "
+                                         "2026-12-06T19:43:05Z") from None
+    if parsed.utcoffset() is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset — write "
+                                         f"{parsed.replace(microsecond=0).isoformat()}Z for UTC, or add an offset "
+                                         "such as +02:00")
+    return parsed
 
 
 def _typed(column: sa.Column[Any], text: str) -> Any:
@@ -426,8 +472,10 @@ def _typed(column: sa.Column[Any], text: str) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jupyter-sched doctor",  # its errors in the CLI's one style
-                     description="Find, list, repair or remove rows the store could not read. Works on the "
-                                 "store's database itself (not through a server), and only on one that exists.")
+                     description="Find, list, repair or remove rows the store could not read; list finished "
+                                 "jobs whose end is suspect and correct one (ends, correct-end); bring the schema to "
+                                 "this code's (migrate); rotate the job-token secret. Works on the store's database "
+                                 "itself (not through a server), and only on one that exists.")
     parser.add_argument("--db", help="SQLAlchemy URL of the store (default: the URL in the file named by "
                                      "$JUPYTER_SCHED_DB_URL_FILE, else $JUPYTER_SCHED_DB_URL, else the embedded "
                                      "server's SQLite file)")
@@ -450,7 +498,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="also stop the running jobs' tokens now (a leaked secret): their progress reports are "
                              "refused until they end; needs --yes")
     rotate.add_argument("--yes", action="store_true", help="really revoke the running jobs' tokens")
-    ends = sub.add_parser("ends", help="list finished jobs whose end is their owner's claim, with why (red33 R3)",
+    ends = sub.add_parser("ends", help="list finished jobs whose end is their owner's claim or impossible, with why",
                           description="List succeeded, failed and cancelled jobs whose recorded end is suspect: an end "
                                       "their own exit.json claimed while the service was down and nothing bounded "
                                       "(rows settled before ends were bounded), or one the store shows impossible "
@@ -465,8 +513,10 @@ def _parser() -> argparse.ArgumentParser:
                                          "GPU-hours, reason). The end must lie in the range `doctor ends` shows. "
                                          "Example: jupyter-sched doctor correct-end j-123 --reason 'claimed while the "
                                          "service was down' --yes")
-    correct.add_argument("job", metavar="JOB", help="the job's id")
-    correct.add_argument("--end", help="the corrected end, ISO 8601 with its zone (default: the suggested end)")
+    correct.add_argument("job", metavar="JOB", help="the job's id, or its name when one job has it")
+    correct.add_argument("--end", type=_end_time, metavar="TIME",
+                         help="the corrected end: as doctor ends shows it ('2026-12-06 19:43:05 UTC') or ISO 8601 "
+                              "with its offset (default: the suggested end)")
     correct.add_argument("--reason", required=True, help="why (kept in the audit record)")
     correct.add_argument("--yes", action="store_true", help="really correct it (without: show what would change)")
     move = sub.add_parser("migrate", help="bring the store's schema to this code's (no other action migrates)",
@@ -832,7 +882,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     """Run the doctor (see module docstring); return the exit code."""
     stdout, stderr = out or sys.stdout, err or sys.stderr
     try:
-        args = _parser().parse_args(list(argv) if argv is not None else None)
+        import contextlib
+
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):  # --help, a usage error
+            args = _parser().parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
     if args.db and has_password(args.db):  # serve's rule for the same secret (new user 14, N22)

@@ -160,13 +160,40 @@ NOT_COMMANDS = {"usage": f"`{PROG} status` says your GPU-hours of the last 7 day
 """Words tried as a command (new user 14, N25: ``jupyter-sched usage``) → the command that does it."""
 
 
+class _Wrapped(argparse.HelpFormatter):
+    """Help wrapped at spaces only: argparse's wraps at hyphens too, so a help example's id
+    (``jupyter-sched top j-1m93d0kba-gtkhhs``) or option was cut over two lines and did not copy as
+    one word (newuser35 n4); a word longer than the line stays whole. A description's closing
+    ``Example: COMMAND`` is a line of its own, never wrapped: it copies as the command it is."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap  # only when help is drawn (the CLI's start-up cost)
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        prose, mark, example = " ".join(text.split()).rpartition("Example: ")
+        if not mark:
+            prose, example = example, ""
+        filled = textwrap.fill(prose, width, initial_indent=indent, subsequent_indent=indent,
+                               break_on_hyphens=False, break_long_words=False)
+        return f"{filled}\n{indent}{mark}{example}" if example else filled
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors name the subcommand: ``jupyter-sched queue --mine-only``
     shows ``jupyter-sched queue``'s usage, not the whole program's (argparse hands unknown
-    arguments of a subcommand up to the top-level parser)."""
+    arguments of a subcommand up to the top-level parser). Its help is :class:`_Wrapped`, and so is
+    every subcommand's (argparse makes them of the parser's own class)."""
 
     typed: tuple[str, ...] = ()
     """The words of this run's command line (:func:`main` sets them): an error names an option as typed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Wrapped)
+        super().__init__(*args, **kwargs)
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
@@ -372,8 +399,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             ("serve", "run the central service for a JupyterHub (jupyter-sched serve --help)"),
             ("simulate", "replay a trace or scenario through the scheduler (jupyter-sched simulate --help)"),
             ("fetch-traces", "download public GPU cluster traces (jupyter-sched fetch-traces --help)"),
-            ("doctor", "admin: find, repair or remove store rows that cannot be read; rotate the job-token secret "
-                       "(jupyter-sched doctor --help)")):
+            ("doctor", "admin, on the store itself: find, repair or remove rows that cannot be read; list and "
+                       "correct jobs' suspect ends (ends, correct-end); migrate the schema; rotate the job-token "
+                       "secret (jupyter-sched doctor --help)")):
         if want(name):
             sub.add_parser(name, help=text, add_help=False)
     return parser

@@ -25,7 +25,7 @@ from ..errors import AuthorizationError
 from ..model.periods import next_period_start, period_start
 from ..model.units import clock_text
 
-__all__ = ["History", "as_scenario", "history_scenario", "history_source", "last_full_quarter"]
+__all__ = ["History", "as_scenario", "history_scenario", "history_source", "last_full_quarter", "other_periods"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,25 @@ def last_full_quarter(now: datetime) -> tuple[datetime, datetime]:
     end = period_start(now, "quarter")
     start = period_start(datetime.fromtimestamp(end.timestamp() - 86400, tz=timezone.utc), "quarter")
     return start, next_period_start(start, "quarter")
+
+
+def other_periods(start: datetime, end: datetime, now: datetime) -> str:
+    """What to give instead of the period ``[start, end)`` that had nothing to replay — never that period itself
+    (newuser35 n2: ``--quarter 2026Q4`` was told "e.g. --quarter 2026Q4"): the quarter before the one it starts in,
+    and the time after it up to ``now`` (a period that ended before now) or, for one that runs to now, that earlier
+    quarter's start up to now: ``--quarter 2026Q3 (the quarter before) or --since 2026-07-01 (from then to now)``."""
+    before, _ = last_full_quarter(start)
+    quarter = f"{before.year}Q{(before.month - 1) // 3 + 1}"
+    after = end if end < now else before
+    return (f"--quarter {quarter} (the quarter before) or --since {_day_or_time(after)} "
+            f"({'from its end' if end < now else 'from then'} to now)")
+
+
+def _day_or_time(when: datetime) -> str:
+    """``2026-10-01`` for a UTC midnight (as ``--since`` takes a date), else its ISO 8601 UTC time."""
+    when = when.astimezone(timezone.utc)
+    return when.date().isoformat() if when == datetime(when.year, when.month, when.day, tzinfo=timezone.utc) \
+        else _iso(when)
 
 
 def _cluster(inventory: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -202,7 +221,7 @@ def as_scenario(client: Any, args: argparse.Namespace, io: Any, window: tuple[st
     count = len(history.scenario["jobs"])
     if not count:
         print(f"jupyter-sched usage: no job with GPUs ran of those submitted {period}: nothing to replay — give "
-              "another period, e.g. --quarter 2026Q4 or --since 2026-10-01 [not_found]", file=io.err)
+              f"another period, e.g. {other_periods(start, end, now)} [not_found]", file=io.err)
         return 1
     print(scenario_text(history.scenario), file=io.out)
     nodes = history.scenario["cluster"]["nodes"]

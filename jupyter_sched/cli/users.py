@@ -45,7 +45,8 @@ def add_parser(sub: Any) -> None:
     rename.add_argument("--dry-run", dest="dry_run", action="store_true", help="show the plan; change nothing")
     rename.add_argument("--yes", action="store_true", help="do not ask")
     rename.add_argument("--merge", action="store_true",
-                        help="NEW already has records and is the same person (refused otherwise: verify27 V8)")
+                        help="NEW already has records of its own and is the same person: carry the work into it "
+                             "(without --merge, a NEW with records is refused)")
 
 
 def users(client: Any, args: argparse.Namespace, io: Any) -> int:

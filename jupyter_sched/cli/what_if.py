@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from ..client._wire import Req
 
-__all__ = ["add_arguments", "what_if"]
+__all__ = ["add_arguments", "said_here", "what_if"]
 
 _OPTIONS = ("team", "guaranteed", "limit", "model")
 
@@ -73,8 +74,27 @@ def what_if(client: Any, args: argparse.Namespace, io: Any, window: tuple[str | 
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=io.out)
-    print(str(answer.get("text") or ""), file=io.out)
+    print(said_here(answer, datetime.now(timezone.utc)), file=io.out)
     return 0
+
+
+def said_here(answer: Mapping[str, Any], now: datetime) -> str:
+    """The answer's words with its period in this reader's zone, as every CLI time (newuser35 n3: the server's
+    ``text`` said ``from 2026-10-01T00:00:00Z to 2026-12-07T00:52:28.870475Z``): :func:`what_if_text` again here,
+    and the server's closing note on a team that used nothing and has no line (its close names are the server's
+    to know), taken from its ``text``. An answer without the figures: its ``text`` as sent."""
+    from ..wording.quota_what_if import no_line_note, what_if_text
+
+    text, team = str(answer.get("text") or ""), str(answer.get("team") or "")
+    if not isinstance(answer.get("proposed"), Mapping):
+        return text
+    try:
+        here = what_if_text(answer, now)
+    except (KeyError, TypeError, ValueError):  # a server of another version: its own words
+        return text
+    mark = no_line_note(team, "").removeprefix("Team ")
+    at = text.find(mark)
+    return here + (" " + no_line_note(team, text[at + len(mark):]) if at >= 0 and team else "")
 
 
 def _gpus(value: str) -> float:

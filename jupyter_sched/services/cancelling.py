@@ -190,7 +190,7 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
                     record = records.get(job_id)
                     if record is None or (not caller.admin and record.job.spec.user != actor):
                         outcome[job_id] = ("not_found", None, None)
-                        said[job_id] = not_visible(job_id, "ids").message
+                        said[job_id] = not_visible(job_id, "ids", admin=caller.admin).message
                         if record is not None:
                             outcome[job_id] = ("not_found" if record.job.state.terminal else "refused", None, None)
                             foreign.append(job_id)

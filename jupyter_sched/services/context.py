@@ -174,7 +174,7 @@ class Context:
         except NotFoundError:
             record = None
         if record is None:
-            raise not_visible(job_id, field)
+            raise not_visible(job_id, field, admin=caller.admin)
         if not caller.admin and record.job.spec.user != caller.user:
             # in the shared queue, id and owner shown to everyone (new user 10, N7): a 403 (newuser29 n5)
             refusal: SchedError = _not_yours(record.job, request, field) if not record.job.state.terminal \
@@ -183,22 +183,32 @@ class Context:
         return record
 
 
-def not_visible(job_id: str, field: str) -> NotFoundError:
+def not_visible(job_id: str, field: str, *, admin: bool = False) -> NotFoundError:
     """The 404 for a job id the caller cannot see: none has it, or another user's that has ended (a
-    live one of theirs gets :func:`_not_yours`). Also each such id's message in the bulk cancel."""
+    live one of theirs gets :func:`_not_yours`). Also each such id's message in the bulk cancel.
+    ``admin``: the caller sees every job, so none has that id — said without the words of what a
+    non-admin is not shown (newuser35 n4: "finished jobs of other users are not shown to you", to an admin)."""
     lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
     # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
     # new user 11, N2: "jobs are named by their ids, not their names" was untrue — the CLI and the
     # magics take a unique name of the caller's own job (client job_id_named); this route takes ids
     named = not job_id.startswith(("j-", "l-"))
+    noun = "lease" if lease else "job"
     said = (f"no job has the id {job_id[:80]!r}: this route takes an id (j-…, leases l-…), not a name"
-            if named else f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you")
-    return NotFoundError(said, field=field,
-                         hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
-                         else "GET jobs lists yours with their ids and names; jupyter-sched and %schedule "
-                              "also take the name of one of your jobs" if named
-                         else "list your jobs to see their ids (another user's job is shown only while it is "
-                              "in the queue: finished jobs of other users are not shown to you)")
+            if named else f"no {noun} has the id {job_id[:80]!r}" if admin
+            else f"no {noun} {job_id[:80]!r} visible to you")
+    if lease:
+        hint = "GET leases?all=true lists every user's" if admin else \
+            "GET leases lists yours (%gpu in a notebook shows its own)"
+    elif named:
+        hint = ("GET jobs lists yours with their ids and names; jupyter-sched and %schedule also take the name of "
+                "one of your jobs")
+    else:
+        # "list your …" with its parenthesis: each surface puts its own listing command first (where_listed)
+        hint = ("list your jobs to see their ids (an admin lists every user's: jupyter-sched jobs --all)" if admin
+                else "list your jobs to see their ids (another user's job is shown only while it is in the queue: "
+                     "finished jobs of other users are not shown to you)")
+    return NotFoundError(said, field=field, hint=hint)
 
 
 def _not_yours(job: Job, request: str, field: str) -> AuthorizationError:

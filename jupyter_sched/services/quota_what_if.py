@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from ..accounting.overlaps import resolve_overlaps
-from ..accounting.what_if import LineReplay, replay_line
+from ..accounting.what_if import replay_line
 from ..admission import Caller
 from ..admission.rules import check_team_name, visible_text
 from ..errors import ValidationError
 from ..model import ANY_MODEL, QuotaSet
 from ..model.periods import period_start
-from ..model.units import gpu_hours_phrase, gpus_phrase, parse_window, to_iso
+from ..model.units import parse_window, to_iso
+from ..wording.quota_what_if import no_line_note, what_if_text
 from .context import Context
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .team_move import _live_teams, near_hint
@@ -63,16 +65,17 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest,
     line = _line_in_force(ctx.store.quota_set(), team, model)
     in_force = None if line is None else replay_line(intervals, team=team, gpu_model=model, guaranteed=line[0],
                                                      borrowing_limit=line[1], since=since, until=until)
-    text = _text(team, model, to_iso(since) or "", to_iso(until) or "", proposed, in_force)
+    answer: dict[str, Any] = {
+        "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
+        "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict()}
+    text = what_if_text(answer, now)  # the CLI says it again in its reader's zone (wording.quota_what_if)
     if line is None and not proposed.used_gpu_hours:  # a typo, or a team still to come: said, not refused
         # every team the service knows, not only those of the window: on a quiet install or in a new quarter the
         # usage is empty, and nlpp named no close team though nlp had members and jobs (verify28 V4)
         known = ({i.team for i in intervals} | {q.team for q in ctx.store.quota_set().quotas}
                  | (members() if members is not None else set()) | _live_teams(ctx))
-        text += (f" {team} used no GPU and has no line here: " + near_hint(team, known, "a team still to come?"))
-    return GetQuotaWhatIfResponse.model_validate({
-        "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
-        "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict(), "text": text})
+        text += " " + no_line_note(team, near_hint(team, known, "a team still to come?"))
+    return GetQuotaWhatIfResponse.model_validate({**answer, "text": text})
 
 
 def _line_in_force(quotas: QuotaSet, team: str, model: str | None) -> tuple[float, float | None] | None:
@@ -82,27 +85,3 @@ def _line_in_force(quotas: QuotaSet, team: str, model: str | None) -> tuple[floa
         if line.gpu_model == (model or ANY_MODEL):
             return line.guaranteed, line.borrowing_limit
     return None
-
-
-def _said(name: str, replay: LineReplay) -> str:
-    limit = "no limit" if replay.borrowing_limit is None else f"borrowing limit {replay.borrowing_limit:g}"
-    said = (f"{name} (guaranteed {replay.guaranteed:g}, {limit}): {replay.within_guarantee_gpu_hours:,.1f} "
-            f"GPU-h within its guarantee, {replay.borrowed_gpu_hours:,.1f} borrowed (another team's reclaim could "
-            f"have taken them; above the guarantee for {replay.hours_above_guarantee:,.1f} h)")
-    if replay.borrowing_limit is not None:
-        said += (f", {replay.over_limit_gpu_hours:,.1f} over its limit (that work would have waited; above the "
-                 f"limit for {replay.hours_above_limit:,.1f} h)")
-    return said
-
-
-def _text(team: str, model: str | None, since: str, until: str, proposed: LineReplay,
-          in_force: LineReplay | None) -> str:
-    on = f" on {model}" if model else ""
-    head = (f"{team}{on} from {since} to {until}: used {gpu_hours_phrase(proposed.used_gpu_hours, f'{proposed.used_gpu_hours:,.1f}')}, "
-            f"at most {gpus_phrase(float(proposed.peak_gpus))} at once")
-    parts = [head, _said("the proposed line", proposed)]
-    parts.append(_said("the line in force", in_force) if in_force is not None else
-                 f"{team} has no line{on} in force now")
-    parts.append("when held-back work would have run instead is not said: the rest of the queue would have "
-                 "moved too")
-    return ". ".join(parts) + "."

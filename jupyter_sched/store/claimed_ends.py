@@ -47,7 +47,7 @@ from .codec import JobRecord, parse_ts, ts
 from .store import StoreTx
 
 __all__ = ["CLAIM_MARK", "END_CORRECTED_ACTION", "EndCorrection", "SuspectEnd", "Suspicion", "correct_end",
-           "suspect_ends"]
+           "named_jobs", "planned_end", "same_end", "suspect_ends"]
 
 CLAIM_MARK = "(while the server was down)"
 """What the message of a job settled from its own ``exit.json`` ends with (the local executor's unwatched settle)."""
@@ -234,30 +234,48 @@ def _look(tx: StoreTx, job_id: str, now: datetime) -> SuspectEnd | None:
                       gpu_hours=_gpu_hours(tx, job_id), why=tuple(why))
 
 
-def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, actor: str, now: datetime,
-                ) -> EndCorrection:
-    """Set ``job_id``'s end to ``end`` (None: the suggested end) within the bounds the store knows (module
-    docstring), closing its last attempt's usage at it; one ``end_corrected`` audit record by ``actor``.
+def named_jobs(tx: StoreTx, ref: str, *, limit: int = 500) -> list[dict[str, Any]]:
+    """The jobs of every user named ``ref``, newest submit first (at most ``limit``), each as
+    ``{"id", "name", "state", "finished_at"}`` — the rows the CLI's one resolver of a job reference reads
+    (:func:`jupyter_sched.client._wire.job_named`), so ``doctor correct-end`` takes a name as every other command
+    does (newuser35 N4). Read from the ``jobs.name`` column on its index; no row decoded."""
+    j = schema.jobs
+    rows = tx.conn.execute(sa.select(j.c.id, j.c.state, j.c.finished_at)
+                           .where(j.c.name == ref[:schema.JOB_NAME_WIDTH], j.c.kind != JobKind.LEASE.value)
+                           .order_by(j.c.submitted_at.desc(), j.c.id.desc()).limit(limit)).all()
+    return [{"id": str(i), "name": ref, "state": str(state), "finished_at": finished} for i, state, finished in rows]
+
+
+NOTHING_BELOW_S = 1.0
+"""A corrected end closer than this to the recorded one changes nothing an admin means: the ends are shown to the
+second (:func:`when`), so an end copied from them differs from the record by its microseconds only."""
+
+
+def same_end(look: SuspectEnd, end: datetime) -> bool:
+    """Whether ``end`` is ``look``'s recorded end, to the second (:data:`NOTHING_BELOW_S`)."""
+    return abs((end - look.finished_at).total_seconds()) < NOTHING_BELOW_S
+
+
+def planned_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, now: datetime,
+                ) -> tuple[SuspectEnd, datetime]:
+    """What :func:`correct_end` would do, checked as it checks — the job, its bounds, the end it would take
+    (None: the suggested one) — without a change: the dry run of ``doctor correct-end`` says what ``--yes`` does,
+    or refuses as it would (newuser35 N4: the dry run invited ``--yes`` for a job that did not exist).
+
+    Returns:
+        ``(look, after)``: the job's end, signs of life and bounds, and the end it would get.
 
     Raises:
-        ValidationError: ``reason`` blank, too long or not printable (field ``reason``); ``end`` naive or outside
-            the bounds (field ``end``, the hint gives them); the job is not a settled job with a start and an end
-            (field ``job_id``).
+        ValidationError: ``reason`` blank, too long or not printable (field ``reason``); ``end`` naive, outside
+            the bounds, or the recorded end of a job whose end is not suspect ("nothing to correct": no audit
+            record of a no-op; field ``end``); the job not a settled job with a start and an end (field ``job_id``).
         NotFoundError: no such job.
-        ConflictError: the job's row changed meanwhile (run it again).
     """
-    text = reason.strip()
-    if not text:
-        raise ValidationError("reason is empty", field="reason",
-                              hint="say why the end is corrected, e.g. 'red33 R3: claimed while the service was down'")
-    if len(text) > _MAX_REASON or any(not ch.isprintable() for ch in text):
-        raise ValidationError(f"reason must be one printable line of at most {_MAX_REASON} characters",
-                              field="reason", hint="shorten it to one line")
+    _reason(reason)
     if end is not None and end.tzinfo is None:
         raise ValidationError("end has no time zone", field="end",
                               hint="give an ISO 8601 time with its zone, e.g. 2026-12-06T19:43:05Z")
-    record = tx.get_job(job_id)
-    job = record.job
+    job = tx.get_job(job_id).job
     look = _look(tx, job_id, now)
     if look is None:
         raise ValidationError(f"job {job_id} is {job.state.value}: only a settled job's end (succeeded, failed or "
@@ -271,6 +289,32 @@ def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, 
             "recorded)", field="end",
             hint=f"give a time from {look.earliest.isoformat()} to {look.latest.isoformat()}, or leave end out for "
                  f"the suggested {look.suggested.isoformat()}")
+    if not look.why and same_end(look, after):
+        # a no-op "correction" of an end nothing suspects wrote an end_corrected audit record "01:04:13 UTC ->
+        # 01:04:13 UTC" (newuser35 N4); a suspect end kept as it is, is an admin's word that it stands (the record
+        # says so, and `doctor ends` lists it no more)
+        raise ValidationError(
+            f"nothing to correct: job {job_id} already ends at {when(look.finished_at)}, and its end is not suspect "
+            "(doctor ends does not list it)", field="end",
+            hint=f"to change it, give an end from {when(look.earliest)} to {when(look.latest)}")
+    return look, after
+
+
+def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, actor: str, now: datetime,
+                ) -> EndCorrection:
+    """Set ``job_id``'s end to ``end`` (None: the suggested end) within the bounds the store knows (module
+    docstring), closing its last attempt's usage at it; one ``end_corrected`` audit record by ``actor``.
+
+    Raises:
+        ValidationError: as :func:`planned_end` (``reason``, ``end`` — outside the bounds, or nothing to correct —,
+            ``job_id``).
+        NotFoundError: no such job.
+        ConflictError: the job's row changed meanwhile (run it again).
+    """
+    text = _reason(reason)
+    look, after = planned_end(tx, job_id, end, reason, now=now)
+    record = tx.get_job(job_id)
+    job = record.job
     before, hours_before = look.finished_at, look.gpu_hours
     tx.update_job(_with_end(record, after))
     rows = _reclose_usage(tx, job_id, after)
@@ -284,6 +328,18 @@ def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, 
                           "why": [w.code for w in look.why]}, at=now)
     return EndCorrection(job_id=job_id, user=job.spec.user, before=before, after=after,
                          gpu_hours_before=hours_before, gpu_hours_after=hours_after, usage_rows=rows, text=said)
+
+
+def _reason(reason: str) -> str:
+    """``reason`` stripped; refused when blank, too long or not one printable line (field ``reason``)."""
+    text = reason.strip()
+    if not text:
+        raise ValidationError("reason is empty", field="reason",
+                              hint="say why the end is corrected, e.g. 'claimed while the service was down'")
+    if len(text) > _MAX_REASON or any(not ch.isprintable() for ch in text):
+        raise ValidationError(f"reason must be one printable line of at most {_MAX_REASON} characters",
+                              field="reason", hint="shorten it to one line")
+    return text
 
 
 def _with_end(record: JobRecord, end: datetime) -> JobRecord:

@@ -7,18 +7,18 @@ and the REST answers said no period. The rule is now one (:data:`~jupyter_sched.
 the 7 days before the answer unless ``since`` is given), and each figure says it with its start, as
 every clock is written (:func:`~jupyter_sched.model.units.clock_text`: UTC, the date unless today):
 ``in the last 7 days (since Nov 28 08:40 UTC)``; a period asked for is said as ``jupyter-sched usage``
-says it (``Dec 1 00:00 UTC → now``, :func:`jupyter_sched.cli.admin_views.period_text`).
+says it (``Dec 1 00:00 UTC → now``, :func:`period_text`; ``quotas what-if`` too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..model.units import clock_text
 
-__all__ = ["USAGE_DAYS", "cost_cell", "efficiency_cell", "last_days"]
+__all__ = ["USAGE_DAYS", "cost_cell", "efficiency_cell", "last_days", "parsed_utc", "period_text"]
 
 USAGE_DAYS = 7
 """Days of the default usage period (``accounting.usage.USAGE_WINDOW``; kept apart: this package
@@ -67,3 +67,29 @@ def efficiency_cell(value: Any) -> str:
     if 99.5 <= percent < 100:
         return ">99 %"
     return f"{percent:.0f} %"
+
+
+def parsed_utc(text: str | None) -> datetime | None:
+    """``text`` (an ISO 8601 time with its offset, as sent) in UTC; None when absent or not readable here."""
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
+
+
+def period_text(since: str, until: str | None, now: datetime) -> str:
+    """The period a report covers, as the CLI says times (:func:`~jupyter_sched.model.units.clock_text`,
+    UTC): ``Dec 1 00:00 UTC → now``, ``Nov 1 00:00 UTC → Dec 1 00:00 UTC (not included)``,
+    ``09:00 UTC → 12:10 UTC (not included)`` (both today). The end has its date unless both ends are
+    today (new user 24, N9: "Dec 1 00:00 UTC → 00:00 UTC" for an end of today's midnight); an end
+    after ``now`` is "now" (the figures end at the report time); a time this cannot read is said as
+    typed (the server has read it)."""
+    start, end = parsed_utc(since), parsed_utc(until)
+    first = since if start is None else clock_text(start, now)
+    if until is None or (end is not None and end > now):
+        return f"{first} → now"
+    today = start is not None and end is not None and start.date() == end.date() == now.date()
+    return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"

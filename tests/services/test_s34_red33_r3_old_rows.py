@@ -92,8 +92,8 @@ def test_red33_r3_old_rows_are_listed_with_why_and_an_admin_corrects_one_with_us
     assert code == doctor.EXIT_FOUND and "end " in err and "outside what the store knows" in err, err
     code, _, err = _doctor(store, "correct-end", cheap, "--reason", " ", "--yes")
     assert code == doctor.EXIT_FOUND and "reason is empty" in err, err
-    code, _, err = _doctor(store, "correct-end", honest, "--reason", "x")
-    assert code == doctor.EXIT_USAGE and "not one `doctor ends` lists" in err, err
+    code, _, err = _doctor(store, "correct-end", honest, "--reason", "x")  # newuser35 N4: nothing to correct
+    assert code == doctor.EXIT_FOUND and "nothing to correct" in err and "its end is not suspect" in err, err
     code, _, err = _doctor(store, "correct-end", cheap, "--reason", "red33 R3")  # no --yes: what it would do
     assert code == doctor.EXIT_USAGE and "add --yes" in err, err
     assert store.get_job(cheap).job.finished_at == start + timedelta(seconds=1)

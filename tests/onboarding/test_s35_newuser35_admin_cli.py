@@ -1,0 +1,56 @@
+"""newuser35's admin-CLI nits (issue 20, the admin's first hour), at the parser and the renderer — no server.
+
+n1: ``doctor ends``'s help said "(red33 R3)" — an internal finding id in a user's help —, and the program's
+``--help`` line for doctor said nothing of ends, correct-end or migrate. n4: argparse wrapped a help example's id at
+its hyphen (``j-1m93d0kba-`` / ``gtkhhs``), so it did not copy as one word.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import re
+from collections.abc import Iterator
+
+from jupyter_sched.cli import doctor
+from jupyter_sched.cli.main import build_parser
+from jupyter_sched.magics.core import SchedMagics
+
+FINDING_ID = re.compile(r"\b(?:red|newuser|hubadmin|verify|clifast|mend)\d{1,3}\b|\bs3\d-[a-z]|\bnew user \d+\b"
+                        r"|\b(?:red|newuser|hubadmin|verify) ?\d{1,3} ?[A-Z]\d{1,2}\b", re.IGNORECASE)
+"""An internal finding id (``red33 R3``, ``newuser29 n5``, ``verify27 V8``, ``s34-r3admin``, ``new user 14``)."""
+
+
+def _helps(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, str]]:
+    """``(command, its --help)`` of ``parser`` and every subcommand under it."""
+    yield path, parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _helps(sub, f"{path} {name}")
+
+
+def test_newuser35_n1_no_help_of_any_command_or_magic_names_an_internal_finding_id() -> None:
+    helps = [*_helps(build_parser(), "jupyter-sched"), *_helps(doctor._parser(), "jupyter-sched doctor")]
+    helps += [(f"%{name}", getattr(SchedMagics, name).__doc__ or "") for name in ("gpu", "schedule")]
+    assert len(helps) > 40, [path for path, _ in helps]  # every subcommand's, each action's
+    found = [(path, m.group(0), text[max(0, m.start() - 60):m.end()]) for path, text in helps
+             for m in FINDING_ID.finditer(" ".join(text.split()))]
+    assert found == [], found
+    top = " ".join(dict(_helps(build_parser(), "jupyter-sched"))["jupyter-sched"].split())
+    line = top[top.index("doctor admin"):]
+    assert all(word in line[:300] for word in ("ends", "correct-end", "migrate")), line[:300]
+
+
+def test_newuser35_n4_help_examples_and_ids_are_never_cut_at_a_hyphen() -> None:
+    helps = dict(_helps(build_parser(), "jupyter-sched"))
+    text = helps["jupyter-sched top"]
+    assert "jupyter-sched top j-1m93d0kba-gtkhhs\n" in text, text  # the example: one line, copied whole
+    for path, help_text in helps.items():
+        lines = help_text.splitlines()
+        cut = [(a, b) for a, b in itertools.pairwise(lines) if re.search(r"\w-$", a) and b.strip()[:1].isalnum()]
+        assert cut == [], (path, cut)
+    out = io.StringIO()
+    assert doctor.main(["correct-end", "--help"], out=out, err=out) == doctor.EXIT_OK
+    assert "Example: jupyter-sched doctor correct-end j-123 --reason" in out.getvalue(), out.getvalue()
