@@ -142,13 +142,20 @@ def _descendants(root_pid: int | None) -> set[int]:
 
 
 def _live(pids: Iterable[int]) -> set[int]:
+    """The pids of ``pids`` that are alive and no zombie: one read of ``/proc/<pid>/stat`` each (its state
+    follows the command's closing parenthesis). Its cost is a job's process count on the engine's thread
+    (red35 R3: 8,000 processes of one user): psutil's ``Process(pid).status()`` read it twice, with its
+    start time, for each."""
     out = set()
     for pid in pids:
         try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.add(pid)
-        except psutil.Error:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                raw = fh.read(512)
+        except OSError:
             continue
+        state = raw[raw.rfind(b")") + 2:][:1]
+        if state and state not in (b"Z", b"X"):
+            out.add(pid)
     return out
 
 

@@ -10,10 +10,9 @@ it reads the others' and logs one WARNING per other scheduler running (INFO when
 simulated: none is handed out twice), each once, e.g. ``another jupyter_sched (jupyter lab of root,
 pid 4242, http://127.0.0.1:18900/) schedules this host's 4 GPUs too: jobs of both will share them …``.
 
-Another account's entry is believed only as far as the system vouches for it: a regular file (no
-link) owned by the account its name gives, whose pid is alive and owned by that account; its text is
-bounded and shown without control characters. A planted or stale entry is ignored. Best effort: a
-folder that cannot be written or read never stops the server.
+Another account's entry is believed only as far as the system vouches for it: a regular file (no link) owned by the
+account its name gives, whose pid is alive and owned by that account; its text is bounded, read as untrusted JSON and
+shown without control characters. A planted or stale entry is ignored; a folder that cannot be used never stops the server.
 
 The folder is ``.jupyter_sched-schedulers`` in the host's temporary folder, made sticky and writable by
 every account (mode 1777) by the first scheduler; ``$JUPYTER_SCHED_HOST_REGISTRY`` names another one
