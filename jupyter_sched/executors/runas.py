@@ -28,6 +28,7 @@ import errno
 import os
 import pwd
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,6 +47,7 @@ __all__ = [
     "DENIED_ACCOUNTS",
     "SHARED_UIDS",
     "runs_for_others",
+    "why_others_cannot_run",
     "ENV_ALLOWLIST",
     "AccountMapping",
     "RunAs",
@@ -128,24 +130,34 @@ def embedded_run_as(job: Job) -> RunAs:
 
 
 def runs_for_others(path: str) -> bool:
-    """True when accounts other than this one can execute ``path``: the file (symlinks resolved)
-    is readable and executable by others and every folder above it searchable (``/root`` is 0700,
-    so an interpreter under it — pyenv's there — cannot run jobs of other accounts)."""
+    """True when accounts other than this one can execute ``path`` (:func:`why_others_cannot_run`)."""
+    return why_others_cannot_run(path) is None
+
+
+def why_others_cannot_run(path: str) -> str | None:
+    """Why accounts other than this one cannot execute ``path``, naming what to fix, or None when they can: the
+    file (symlinks resolved) must be readable and executable by others and every folder above IT searchable
+    (``/root`` is 0700, so an interpreter under it — pyenv's there, the target of a venv's ``python`` link —
+    cannot run jobs of other accounts; newuser35 n5: "a folder above it is private" when every folder above the
+    venv's link was 0755 and the private one was behind the link), e.g. ``its interpreter
+    /root/.pyenv/versions/3.11.7/bin/python3.11 (where /opt/venv/bin/python links) is under /root, mode 0700``."""
     real = os.path.realpath(path)
+    shown = real if real == path else f"its interpreter {real} (where {path} links)"
     try:
         mode = os.stat(real).st_mode
         if not (mode & 0o005) == 0o005:
-            return False
+            return f"{shown} is not readable and executable by others (mode {stat.S_IMODE(mode):04o})"
         folder = os.path.dirname(real)
         while True:
-            if not os.stat(folder).st_mode & 0o001:
-                return False
+            mode = os.stat(folder).st_mode
+            if not mode & 0o001:
+                return f"{shown} is under {folder}, mode {stat.S_IMODE(mode):04o}: other accounts cannot enter it"
             parent = os.path.dirname(folder)
             if parent == folder:
-                return True
+                return None
             folder = parent
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"{shown} cannot be looked at ({exc.strerror or exc})"
 
 
 def can_switch_users() -> bool:

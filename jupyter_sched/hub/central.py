@@ -63,7 +63,7 @@ from ..admission.user_names import skeletons
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.limits import oom_floor_warning
 from ..executors.proc_mount import command_line_visibility
-from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, why_others_cannot_run
 from ..executors.server_fence import NOT_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
 from ..extension.background import fire_and_forget
@@ -426,10 +426,10 @@ class HubSchedApp(SchedApp):
             raise TraitError(f"c.SchedApp.log_dir: {unreachable}. Fix: set c.SchedApp.log_dir to a folder every "
                              "account can reach (each folder above it mode 755), e.g. /var/lib/jupyter_sched/jobs")
         python = self.job_python or sys.executable
-        if not runs_for_others(python):
-            raise TraitError(f"c.HubSchedApp.job_python: {python} cannot be run by other accounts (a folder above it "
-                             "is private). Fix: make a venv from /usr/bin/python3 in a 0755 folder, install "
-                             "jupyter_sched there and set c.HubSchedApp.job_python to its python")
+        if (why := why_others_cannot_run(python)) is not None:
+            raise TraitError(f"c.HubSchedApp.job_python: {python} cannot be run by other accounts: {why}. Fix: make "
+                             "a venv from /usr/bin/python3 in a 0755 folder, install jupyter_sched there and set "
+                             "c.HubSchedApp.job_python to its python")
         mapping = self.account_mapping
 
         def run_as_for(job: Job) -> RunAs:

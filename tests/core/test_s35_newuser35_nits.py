@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from jupyter_sched.engine.idle import IdleLadders
+from jupyter_sched.executors.runas import why_others_cannot_run
 from jupyter_sched.model import JobKind
 from jupyter_sched.reclaim.idle import KERNEL_KEPT
 from jupyter_sched.scheduling.snapshot import IdleAction
@@ -30,3 +32,23 @@ def test_newuser35_n7_a_skip_line_never_reads_full_stop_semicolon() -> None:
         "why": "its run j-1 still waits: needs 1 Simulated GPU 80GB, 0 free."}}
     said = skipped_text(definition, None)
     assert ".;" not in said and "0 free; by default a firing is skipped" in said, said
+
+
+def test_newuser35_n5_a_job_python_behind_a_link_names_the_private_folder_of_its_target(tmp_path: Path) -> None:
+    """``c.HubSchedApp.job_python`` of the README's own .venv (every folder above it 0755; its ``python`` a link into
+    /root/.pyenv, /root 0700) was refused with "a folder above it is private": the admin had to find the link."""
+    private = tmp_path / "root" / "bin"
+    private.mkdir(parents=True)
+    (tmp_path / "root").chmod(0o700)
+    target = private / "python3.11"
+    target.write_text("#!/bin/sh\n")
+    target.chmod(0o755)
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(target)
+    said = why_others_cannot_run(str(venv / "python"))
+    assert said == (f"its interpreter {target} (where {venv / 'python'} links) is under {tmp_path / 'root'}, mode 0700: "
+                    "other accounts cannot enter it"), said
+    target.chmod(0o750)
+    assert why_others_cannot_run(str(target)) == f"{target} is not readable and executable by others (mode 0750)"
+    assert why_others_cannot_run("/bin/sh") is None
