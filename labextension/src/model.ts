@@ -490,6 +490,9 @@ export class SchedModel implements ISchedModel {
           break;
         case 'queue': {
           this._queue = await this.client.queue();
+          // loaded before it is said: the Queue's badge reads `loaded('queue')` on this signal, and an empty queue
+          // left it blank ("QUEUE" alone) until some other signal came (seen with s35's n4 screenshots)
+          this.loadedResources.add(resource);
           this.queueChanged.emit();
           // my running work's idle times, for the Queue card's idle line (new user 22, N6): read after the
           // queue, only while some of mine holds GPUs (My work reads them with its own list)

@@ -147,10 +147,25 @@ class SectionPanel extends PanelWithToolbar {
   updateBadge(): void {
     const text = shownText(this.content.badge?.() ?? ''); // it may name jobs (Inventory's held-off list): s30
     if (this.badgeNode.textContent !== text) {
-      this.badgeNode.textContent = text;
+      this.badgeNode.replaceChildren(...badgeParts(text));
       this.badgeNode.title = text; // the whole text when a narrow title bar cuts it (new user 11, N22)
     }
   }
+}
+
+/**
+ * A badge's text as parts that wrap whole, at its ` · ` only: `167 pending ·` over `0 running` when the title bar is
+ * too narrow for one line (newuser34 n4: "QUEUE 167 PENDING · 0 RUNNI…" — the counts a user wants were the part cut).
+ * Their text is the badge's text, unchanged (`textContent`).
+ */
+export function badgeParts(text: string): Node[] {
+  const parts = text.split(' · ');
+  return parts.flatMap((part, i) => {
+    const span = document.createElement('span');
+    span.className = 'jp-sched-badge-part';
+    span.textContent = i < parts.length - 1 ? `${part} ·` : part;
+    return i ? [document.createTextNode(' '), span] : [span];
+  });
 }
 
 /** The sidebar. */

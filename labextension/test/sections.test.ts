@@ -5,7 +5,7 @@ import { CommandIDs } from '../src/commandids';
 import { clockText } from '../src/format';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
 import { gpuLabel } from '../src/sections/inventory';
-import { idleLine, limitEnd, mineOnlyButton } from '../src/sections/jobs';
+import { idleLine, limitEnd } from '../src/sections/jobs';
 import { gpuInfo } from '../src/types';
 import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, json, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
@@ -324,13 +324,12 @@ describe('Queue section', () => {
 
   it('"Mine only" filters to my rows, is a pressed toggle, and is kept in the section state', async () => {
     const { model, view, state } = await queueView();
-    const toggle = mineOnlyButton(view, context(model).trans);
-    document.body.appendChild(toggle.node);
-    const button = toggle.node.querySelector('button')!;
-    expect(button.getAttribute('aria-pressed')).toBe('false');
-    button.click();
+    // in the section's body since newuser34 n4 (it was in the title bar)
+    const button = () => view.node.querySelector<HTMLButtonElement>('button.jp-sched-mine-only')!;
+    expect(button().getAttribute('aria-pressed')).toBe('false');
+    button().click();
     await flush();
-    expect(button.getAttribute('aria-pressed')).toBe('true');
+    expect(button().getAttribute('aria-pressed')).toBe('true');
     expect(state.values).toEqual({ mineOnly: true });
     expect([...view.node.querySelectorAll('.jp-sched-job')].map(r => r.getAttribute('data-job-id'))).toEqual(['p2']);
     // a new view on the same saved state starts filtered

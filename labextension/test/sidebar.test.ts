@@ -95,7 +95,14 @@ describe('GPUs sidebar', () => {
     // the user folds Inventory and opens Quota (clicks on the titles)
     (accordion.titles[0] as HTMLElement).click();
     (accordion.titles[3] as HTMLElement).click();
-    first.sidebar.node.querySelector<HTMLButtonElement>('button.jp-sched-mine-only')!.click();
+    // "Mine only" is in the Queue's body (newuser34 n4): there once React has rendered it, which may take more than one turn
+    const mineOnly = async (sidebar: SchedSidebar): Promise<HTMLButtonElement> => {
+      for (let i = 0; i < 50 && !sidebar.node.querySelector('button.jp-sched-mine-only'); i++) {
+        await flush();
+      }
+      return sidebar.node.querySelector<HTMLButtonElement>('button.jp-sched-mine-only')!;
+    };
+    (await mineOnly(first.sidebar)).click();
     await first.state.flushed();
     const saved = (await db.fetch(SIDEBAR_STATE_KEY)) as { expanded: Record<string, boolean>; filters: Record<string, unknown> };
     expect(saved.expanded).toEqual({ inventory: false, quota: true });
@@ -107,7 +114,7 @@ describe('GPUs sidebar', () => {
     expect(['inventory', 'queue', 'mywork', 'quota', 'submit'].map(id => second.sidebar.isExpanded(id))).toEqual([false, true, true, true, true]);
     const queue = second.sidebar.sectionContent('queue') as QueueView;
     expect(queue.mineOnly).toBe(true);
-    expect(second.sidebar.node.querySelector('button.jp-sched-mine-only')?.getAttribute('aria-pressed')).toBe('true');
+    expect((await mineOnly(second.sidebar)).getAttribute('aria-pressed')).toBe('true');
     await flush();
     expect([...queue.node.querySelectorAll('.jp-sched-job')].map(r => r.getAttribute('data-job-id'))).toEqual(['mine']);
     second.model.dispose();

@@ -115,3 +115,43 @@ for (const width of [300, 250]) {
     await expect(badge).toHaveAttribute('title', /1 pending · 2 running/i); // the whole text, when cut
   });
 }
+
+test('newuser34 n4: the Queue title bar shows its 3-digit counts whole at 300 and 250 px, and with larger fonts', async ({ page, request }) => {
+  // the tester saw "QUEUE 167 PENDING · 0 RUNNI…" at the default width, "Mine only" beside the counts: it is in the
+  // Queue's body now, and a badge too wide for one line wraps at its " · " into whole parts (two lines)
+  const panel = await openPanel(page);
+  const queue = await section(panel, 'queue');
+  const leases = Array.from({ length: 103 }, (_, i) => i);
+  for (let i = 0; i < leases.length; i += 20) {
+    await Promise.all(leases.slice(i, i + 20).map(n => api(request, 'POST', 'leases', { gpus: 1, name: `ui-n4-${n}` })));
+  }
+  const badge = title(panel, 'queue').locator('.jp-sched-badge');
+  await expect(badge).toHaveText(/^\d{3} pending · \d running$/i);
+  await expect(queue.getByRole('button', { name: 'Mine only' })).toHaveAttribute('aria-pressed', 'false');
+  for (const [width, font] of [[300, ''], [250, ''], [250, '13px']] as const) {
+    await page.sidebar.setWidth(width, 'left');
+    if (font) {
+      await page.addStyleTag({ content: `.jp-sched-sidebar { --jp-ui-font-size0: ${font}; }` });
+    }
+    await expect(async () => {
+      const m = await title(panel, 'queue').evaluate(node => {
+        const box = node.getBoundingClientRect();
+        const label = node.querySelector('.lm-AccordionPanel-titleLabel') as HTMLElement;
+        const b = node.querySelector('.jp-sched-badge') as HTMLElement;
+        const bBox = b.getBoundingClientRect();
+        const parts = [...b.querySelectorAll<HTMLElement>('.jp-sched-badge-part')];
+        return {
+          cutParts: parts.filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent),
+          hiddenLines: b.scrollHeight > b.clientHeight + 1 || b.scrollWidth > b.clientWidth + 1,
+          labelCut: label.scrollWidth > label.clientWidth + 1,
+          inside: bBox.top >= box.top - 1 && bBox.bottom <= box.bottom + 1 && bBox.right <= box.right + 1
+        };
+      });
+      const at = `at ${width} px${font ? `, ${font} font` : ''}`;
+      expect(m.cutParts, `${at}: a count is cut`).toEqual([]);
+      expect(m.hiddenLines, `${at}: part of the badge is hidden`).toBe(false);
+      expect(m.labelCut, `${at}: the title "Queue" is cut`).toBe(false);
+      expect(m.inside, `${at}: the badge reaches out of the title bar`).toBe(true);
+    }).toPass({ timeout: 10000 });
+  }
+});

@@ -8,7 +8,7 @@ import type { ISchedSection } from '../tokens';
 import type { Job } from '../types';
 import { AdminView } from './admin';
 import { InventoryView } from './inventory';
-import { mineOnlyButton, MyWorkView, QueueView } from './jobs';
+import { MyWorkView, QueueView } from './jobs';
 import { quotaBadge, QuotaView } from './quota';
 import { SubmitView } from './submit';
 
@@ -40,10 +40,8 @@ export function builtinSections(options: IBuiltinOptions): ISchedSection[] {
       id: 'queue',
       title: trans.__('Queue'),
       rank: 200,
-      create: ctx => {
-        const view = new QueueView(ctx);
-        return { widget: view, toolbar: [{ name: 'mine-only', widget: mineOnlyButton(view, trans) }], badge: () => QueueView.badge(ctx.model, trans) };
-      }
+      // no toolbar: "Mine only" is in the section's body, and the title bar keeps its room for the counts (newuser34 n4)
+      create: ctx => ({ widget: new QueueView(ctx), badge: () => QueueView.badge(ctx.model, trans) })
     },
     {
       id: 'mywork',

@@ -4,7 +4,6 @@
  * context menu's commands read (`data-cancellable`, `data-has-logs`, `data-resubmittable`).
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
@@ -201,6 +200,18 @@ export class QueueView extends ModelView {
     return (
       <div>
         <ErrorNote error={model.error('queue')} />
+        {/* in the body, not the title bar: there it cut the counts beside it, "QUEUE 167 PENDING · 0 RUNNI…" (newuser34 n4) */}
+        <div className="jp-sched-queue-filters">
+          <button
+            type="button"
+            className="jp-sched-toggle jp-sched-mine-only"
+            aria-pressed={String(this.mineOnly) as 'true' | 'false'}
+            title={trans.__('Show only my jobs in the queue')}
+            onClick={() => (this.mineOnly = !this.mineOnly)}
+          >
+            {trans.__('Mine only')}
+          </button>
+        </div>
         <h4 className="jp-sched-subhead">{trans.__('Pending (%1)', pending.length)}</h4>
         {pending.length ? list(shownPending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
         {hiddenPending > 0 ? (
@@ -221,29 +232,6 @@ export class QueueView extends ModelView {
       </div>
     );
   }
-}
-
-/**
- * The "Mine only" toggle of the Queue's title bar: a native button with `aria-pressed` (saved in
- * the section state). Clicks stay inside the title bar's toolbar, so the section does not fold.
- */
-export function mineOnlyButton(view: QueueView, trans: TranslationBundle): Widget {
-  const button = document.createElement('button');
-  button.type = 'button';
-  button.className = 'jp-sched-toggle jp-sched-mine-only';
-  button.textContent = trans.__('Mine only');
-  button.title = trans.__('Show only my jobs in the queue');
-  const sync = () => button.setAttribute('aria-pressed', String(view.mineOnly));
-  sync();
-  button.addEventListener('click', event => {
-    event.stopPropagation();
-    view.mineOnly = !view.mineOnly;
-    sync();
-  });
-  const widget = new Widget({ node: document.createElement('div') });
-  widget.addClass('jp-sched-toolbar-item');
-  widget.node.appendChild(button);
-  return widget;
 }
 
 /** Finished jobs and leases My work lists at first (new user 6: ~500 cancelled cards after a bulk
