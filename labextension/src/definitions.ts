@@ -25,8 +25,8 @@ import { compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFT
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
-import { exactDuration } from './sections/submit';
-import type { PendingReason } from './types';
+import { exactDuration, offeredPriorities, offeredTeams } from './sections/submit';
+import type { Me, PendingReason } from './types';
 
 type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
@@ -168,7 +168,12 @@ const DEFINITION_LABELS: Record<string, string> = {
   gpus: 'GPUs per run',
   time_limit: 'Time limit',
   time_limit_s: 'Time limit',
-  parameters: 'Parameters'
+  parameters: 'Parameters',
+  model: 'GPU model',
+  gpu_models: 'GPU model',
+  priority: 'Priority',
+  team: 'Team',
+  queue: 'Team'
 };
 
 /**
@@ -204,6 +209,105 @@ export function limitFieldText(d: Pick<Definition, 'job'> | null): string {
     return limit > 0 ? exactDuration(limit) : '';
   }
   return limit ? String(limit) : '';
+}
+
+/** The GPU models a definition's runs ask for (its job's `model` or `gpu_models`, one name or a list); [] for any. */
+export function definitionModels(d: Pick<Definition, 'job'> | null): string[] {
+  const job = (d?.job ?? {}) as { model?: unknown; gpu_models?: unknown };
+  const given = job.model || job.gpu_models;
+  const list = Array.isArray(given) ? given : given ? [given] : [];
+  return list.filter((m): m is string => typeof m === 'string' && m !== '');
+}
+
+/** The team a definition's job names (`team` or `queue`); '' when it leaves it to the owner's default. */
+function jobTeam(d: Pick<Definition, 'job'> | null): string {
+  const job = (d?.job ?? {}) as { team?: unknown; queue?: unknown };
+  const team = job.team || job.queue;
+  return typeof team === 'string' ? team : '';
+}
+
+/**
+ * The parts of each run's request the card says besides its time limit, in the words and order of
+ * `definitions show` (jupyter_sched.wording.definitions.runs_parts): `model A100`, `priority low`, `team ml`
+ * — only what the definition sets, and its team (newuser34 N5 leftover: model, priority and team were only
+ * in the CLI's words).
+ */
+export function definitionRequestParts(d: Pick<Definition, 'job' | 'team'>): string[] {
+  const job = (d.job ?? {}) as { priority?: unknown };
+  const models = definitionModels(d);
+  return [
+    models.length ? `model ${models.join('/')}` : '',
+    typeof job.priority === 'string' && job.priority ? `priority ${job.priority}` : '',
+    d.team ? `team ${d.team}` : ''
+  ].filter(Boolean);
+}
+
+/** The value of the form's GPU model list for a definition: '' any, the model's name, or {@link SAVED_MODELS}. */
+const SAVED_MODELS = '\u0000saved';
+
+/**
+ * The form's choices of GPU model, team and priority, the Submit form's (`offeredTeams`, `offeredPriorities`;
+ * models from the inventory), with what the edited definition has kept even where it is no longer offered
+ * (another user's team an admin edits, a model gone from the inventory): `[value, label]` pairs.
+ */
+export function formChoices(
+  me: Pick<Me, 'team' | 'teams' | 'priorities'> | null | undefined, configured: unknown, inventoryModels: readonly string[],
+  editing: Pick<Definition, 'job'> | null, team: string
+): { models: [string, string][]; teams: [string, string][]; priorities: [string, string][] } {
+  const saved = definitionModels(editing);
+  const models: [string, string][] = [['', 'Any model'], ...[...new Set(inventoryModels)].sort().map(m => [m, m] as [string, string])];
+  if (saved.length > 1 || (saved.length === 1 && !inventoryModels.includes(saved[0]))) {
+    models.push([saved.length === 1 ? saved[0] : SAVED_MODELS, `${saved.join('/')} (as saved)`]);
+  }
+  const teams: [string, string][] = offeredTeams(me).map(t => [t === me?.team ? '' : t, t === me?.team ? `${t} (your default)` : t]);
+  const kept = jobTeam(editing);
+  if (kept && kept !== me?.team && !teams.some(([v]) => v === kept)) {
+    teams.push([kept, kept]);
+    if (!teams.some(([v]) => v === '')) {
+      teams.unshift(['', me?.team ? `${me.team} (your default)` : 'default team']);
+    }
+  }
+  const offered = offeredPriorities(configured, me, team);
+  const keptPriority = ((editing?.job ?? {}) as { priority?: unknown }).priority;
+  const priorities: [string, string][] = offered.map(p => [p, p]);
+  if (typeof keptPriority === 'string' && keptPriority && !offered.includes(keptPriority)) {
+    priorities.push([keptPriority, keptPriority]);
+  }
+  return { models, teams, priorities };
+}
+
+/** What the form's lists start at for a definition (null: a new one): its model, team and priority as values of the lists. */
+export function formStart(d: Pick<Definition, 'job'> | null, me: Pick<Me, 'team'> | null | undefined): { model: string; team: string; priority: string } {
+  const saved = definitionModels(d);
+  const team = jobTeam(d);
+  const priority = ((d?.job ?? {}) as { priority?: unknown }).priority;
+  return {
+    model: saved.length > 1 ? SAVED_MODELS : saved[0] ?? '',
+    team: team && team !== me?.team ? team : '',
+    priority: typeof priority === 'string' && priority ? priority : 'normal'
+  };
+}
+
+/**
+ * The job fields of a Save from the form's lists: on create what differs from the defaults (any model, the
+ * default team, normal); on an edit only what the user changed, `null` taking a field off (the server
+ * keeps what a PATCH leaves out, and a saved list of models or another spelling stays as it was).
+ */
+export function requestFields(
+  chosen: { model: string; team: string; priority: string }, start: { model: string; team: string; priority: string }, editing: boolean
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const from = editing ? start : { model: '', team: '', priority: 'normal' };
+  if (chosen.model !== from.model && chosen.model !== SAVED_MODELS) {
+    out.gpu_models = chosen.model ? [chosen.model] : null;
+  }
+  if (chosen.team !== from.team) {
+    out.team = chosen.team || null;
+  }
+  if (chosen.priority !== from.priority && chosen.priority) {
+    out.priority = chosen.priority;
+  }
+  return out;
 }
 
 /**
@@ -322,7 +426,10 @@ export class DefinitionsView extends Widget {
   private fields!: {
     name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
     gpus: HTMLInputElement; timeLimit: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
+    model: HTMLSelectElement; team: HTMLSelectElement; priority: HTMLSelectElement; teamField: HTMLElement;
   };
+  /** What the form's model, team and priority lists started at (the edited definition's, or the defaults). */
+  private start = formStart(null, null);
 
   constructor(options: IDefinitionsViewOptions) {
     super();
@@ -333,7 +440,14 @@ export class DefinitionsView extends Widget {
     this.model.jobsChanged.connect(this.onJobs, this);
     this.model.event.connect(this.onEvent, this);
     this.model.quotasChanged.connect(this.onMe, this); // `me` read: whether the All users toggle is offered
-    void this.model.start().then(() => this.reload());
+    this.model.inventoryChanged.connect(this.syncChoices, this); // the GPU models the form offers
+    void this.model.start().then(() => {
+      this.syncChoices();
+      if (!this.model.inventory) {
+        this.model.refresh('inventory', { force: true }); // once: the form's GPU models, with Inventory folded
+      }
+      return this.reload();
+    });
   }
 
   dispose(): void {
@@ -343,6 +457,7 @@ export class DefinitionsView extends Widget {
     this.model.jobsChanged.disconnect(this.onJobs, this);
     this.model.event.disconnect(this.onEvent, this);
     this.model.quotasChanged.disconnect(this.onMe, this);
+    this.model.inventoryChanged.disconnect(this.syncChoices, this);
     this.handles.forEach(handle => handle.dispose());
     window.clearTimeout(this.previewTimer);
     super.dispose();
@@ -360,6 +475,7 @@ export class DefinitionsView extends Widget {
   }
 
   private onMe(): void {
+    this.syncChoices(); // the teams and their priorities come from `me`
     if (this.allUsers && !this.isAdmin) {
       this.allUsers = false; // no longer an admin: my own again
       void this.reload();
@@ -421,6 +537,13 @@ export class DefinitionsView extends Widget {
     // each run's time limit, read by the server as the Submit form's is ("2h", "90m", a bare number is
     // seconds); empty: none — said on the card as "no time limit" (newuser34 N5: the form had no such field)
     const timeLimit = this.input('timelimit', 'Time limit of each run (e.g. 2h; empty: none)', { type: 'text', placeholder: 'e.g. 2h (optional)' });
+    // GPU model, priority and team, as the Submit form offers them (newuser34 N5 leftover: only the CLI set them)
+    const select = (cls: string, label: string): HTMLSelectElement =>
+      h('select', { class: `jp-mod-styled jp-sched-defs-${cls}`, 'aria-label': label, title: label });
+    const gpuModel = select('model', 'GPU model of each run');
+    const team = select('team', 'Team charged for each run');
+    const priority = select('priority', 'Priority of each run');
+    team.addEventListener('change', () => this.syncChoices()); // a team's own priority classes
     const params = h('textarea', {
       class: 'jp-mod-styled jp-sched-defs-params', rows: 2, 'aria-label': 'Parameters, one NAME=VALUE per line',
       title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
@@ -434,7 +557,10 @@ export class DefinitionsView extends Widget {
     this.formError = formError;
     const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
     const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
-    this.fields = { name, path, cron, tz, gpus, timeLimit, params, submit: submitButton, heading };
+    const field = (text: string, input: HTMLElement, cls = ''): HTMLElement =>
+      h('label', { class: `jp-sched-defs-field ${cls}`.trim() }, h('span', { class: 'jp-sched-defs-label' }, text), input);
+    const teamField = field('Team', team, 'jp-sched-defs-field-team');
+    this.fields = { name, path, cron, tz, gpus, timeLimit, params, submit: submitButton, heading, model: gpuModel, team, priority, teamField };
     const schedulePreview = (): void => {
       window.clearTimeout(this.previewTimer);
       this.previewTimer = window.setTimeout(async () => {
@@ -477,6 +603,7 @@ export class DefinitionsView extends Widget {
           gpus: Number(gpus.value || 0),
           parameters: parseParameters(params.value)
         };
+        Object.assign(body, requestFields({ model: gpuModel.value, team: team.value, priority: priority.value }, this.start, !!this.editing));
         const limit = timeLimit.value.trim();
         if (limit) {
           body.time_limit = limit;
@@ -505,10 +632,8 @@ export class DefinitionsView extends Widget {
         this.render();
       }
     };
-    // each input under a visible label, as the Submit form has (new user 5: "1" and "UTC" read as
-    // data of unknown meaning; the names were only in tooltips)
-    const field = (text: string, input: HTMLElement, cls = ''): HTMLElement =>
-      h('label', { class: `jp-sched-defs-field ${cls}`.trim() }, h('span', { class: 'jp-sched-defs-label' }, text), input);
+    // each input under a visible label (field, above), as the Submit form has (new user 5: "1" and "UTC" read
+    // as data of unknown meaning; the names were only in tooltips)
     const form = h(
       'form',
       { class: 'jp-sched-defs-form', onsubmit: submit, oninput: () => (formError.textContent = '') },
@@ -516,7 +641,9 @@ export class DefinitionsView extends Widget {
       pathNote,
       h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
         field('GPUs per run', gpus, 'jp-sched-defs-field-gpus')),
-      h('div', { class: 'jp-sched-defs-row' }, field('Time limit', timeLimit, 'jp-sched-defs-field-timelimit')),
+      h('div', { class: 'jp-sched-defs-row' }, field('GPU model', gpuModel, 'jp-sched-defs-field-model'),
+        field('Priority', priority, 'jp-sched-defs-field-priority'), field('Time limit', timeLimit, 'jp-sched-defs-field-timelimit')),
+      teamField,
       field('Parameters (NAME=VALUE per line)', params),
       preview,
       formError,
@@ -525,7 +652,33 @@ export class DefinitionsView extends Widget {
     );
     this.formBox.append(heading, form);
     this.formBox.classList.toggle('jp-sched-defs-editing', false);
+    this.syncChoices();
     return this.formBox;
+  }
+
+  /**
+   * Fill the GPU model, team and priority lists from what the panel knows (the inventory's models, `me`'s
+   * teams and their priority classes, `config`'s classes), keeping each list's choice where it is still
+   * offered, else the start's. The Team field shows only with a choice to make, as in the Submit form.
+   */
+  private syncChoices(): void {
+    const f = this.fields;
+    if (!f) {
+      return;
+    }
+    const models = (this.model.inventory?.gpus ?? []).map(g => g.model);
+    const fill = (list: HTMLSelectElement, options: [string, string][], fallback: string): void => {
+      const want = list.options.length ? list.value : fallback;
+      list.replaceChildren(...options.map(([value, label]) => h('option', { value }, label)));
+      list.value = options.some(([v]) => v === want) ? want : options.some(([v]) => v === fallback) ? fallback : options[0]?.[0] ?? '';
+    };
+    const first = formChoices(this.model.me, this.model.config?.priorities, models, this.editing, f.team.value);
+    fill(f.model, first.models, this.start.model);
+    fill(f.team, first.teams, this.start.team);
+    // the priorities of the team now chosen
+    const choices = formChoices(this.model.me, this.model.config?.priorities, models, this.editing, f.team.value);
+    fill(f.priority, choices.priorities, this.start.priority);
+    f.teamField.hidden = first.teams.length === 0;
   }
 
   /** Load `d` into the form to change it (null: back to creating a new one, form emptied). */
@@ -539,6 +692,11 @@ export class DefinitionsView extends Widget {
     const gpus = (d?.job as { gpus?: number } | undefined)?.gpus;
     f.gpus.value = String(gpus ?? 1);
     f.timeLimit.value = limitFieldText(d);
+    this.start = formStart(d, this.model.me);
+    for (const list of [f.model, f.team, f.priority]) {
+      list.replaceChildren(); // refilled from the start, not the last choice
+    }
+    this.syncChoices();
     f.params.value = Object.entries(d?.parameters ?? {})
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join('\n');
@@ -679,6 +837,7 @@ export class DefinitionsView extends Widget {
         // whose it is, when the list is everyone's and it is not mine (the Queue names another's job's user alike)
         this.allUsers && d.user !== this.model.me?.user ? h('span', { class: 'jp-sched-def-user', title: shownText(`${d.user}'s definition`) }, shownText(d.user)) : null,
         h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
+        ...definitionRequestParts(d).map(part => h('span', { class: 'jp-sched-def-request' }, part)),
         definitionLimitText(d) ? h('span', { class: 'jp-sched-def-limit' }, definitionLimitText(d)) : null,
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone, d.next_run_zone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
