@@ -251,16 +251,28 @@ const SAVED_MODELS = '\u0000saved';
  * (another user's team an admin edits, a model gone from the inventory): `[value, label]` pairs.
  */
 export function formChoices(
-  me: Pick<Me, 'team' | 'teams' | 'priorities'> | null | undefined, configured: unknown, inventoryModels: readonly string[],
-  editing: Pick<Definition, 'job'> | null, team: string
+  me: Pick<Me, 'team' | 'teams' | 'priorities'> & { user?: string } | null | undefined, configured: unknown, inventoryModels: readonly string[],
+  editing: Pick<Definition, 'job'> & { user?: string } | null, team: string
 ): { models: [string, string][]; teams: [string, string][]; priorities: [string, string][] } {
   const saved = definitionModels(editing);
   const models: [string, string][] = [['', 'Any model'], ...[...new Set(inventoryModels)].sort().map(m => [m, m] as [string, string])];
   if (saved.length > 1 || (saved.length === 1 && !inventoryModels.includes(saved[0]))) {
     models.push([saved.length === 1 ? saved[0] : SAVED_MODELS, `${saved.join('/')} (as saved)`]);
   }
-  const teams: [string, string][] = offeredTeams(me).map(t => [t === me?.team ? '' : t, t === me?.team ? `${t} (your default)` : t]);
   const kept = jobTeam(editing);
+  if (isOthers(editing, me)) {
+    // an admin editing another user's definition (All users): my teams and my grants are not its owner's — its own
+    // team, or its owner's default; every class (the server checks the owner's grants, naming priority)
+    const owner = editing?.user ?? '';
+    const all = offeredPriorities(configured, null);
+    const keptClass = ((editing?.job ?? {}) as { priority?: unknown }).priority;
+    return {
+      models,
+      teams: [['', `${owner}'s default team`], ...(kept ? [[kept, kept] as [string, string]] : [])],
+      priorities: [...all, ...(typeof keptClass === 'string' && keptClass && !all.includes(keptClass) ? [keptClass] : [])].map(p => [p, p])
+    };
+  }
+  const teams: [string, string][] = offeredTeams(me).map(t => [t === me?.team ? '' : t, t === me?.team ? `${t} (your default)` : t]);
   if (kept && kept !== me?.team && !teams.some(([v]) => v === kept)) {
     teams.push([kept, kept]);
     if (!teams.some(([v]) => v === '')) {
@@ -276,14 +288,22 @@ export function formChoices(
   return { models, teams, priorities };
 }
 
+/** Whether `d` is another user's definition (an admin's All users list), not the caller's. */
+function isOthers(d: { user?: string } | null, me: { user?: string } | null | undefined): boolean {
+  return !!(d?.user && me?.user && d.user !== me.user);
+}
+
 /** What the form's lists start at for a definition (null: a new one): its model, team and priority as values of the lists. */
-export function formStart(d: Pick<Definition, 'job'> | null, me: Pick<Me, 'team'> | null | undefined): { model: string; team: string; priority: string } {
+export function formStart(
+  d: Pick<Definition, 'job'> & { user?: string } | null, me: Pick<Me, 'team'> & { user?: string } | null | undefined
+): { model: string; team: string; priority: string } {
   const saved = definitionModels(d);
   const team = jobTeam(d);
   const priority = ((d?.job ?? {}) as { priority?: unknown }).priority;
   return {
     model: saved.length > 1 ? SAVED_MODELS : saved[0] ?? '',
-    team: team && team !== me?.team ? team : '',
+    // my default team is '' in my lists; another user's team is said as it is
+    team: team && (isOthers(d, me) || team !== me?.team) ? team : '',
     priority: typeof priority === 'string' && priority ? priority : 'normal'
   };
 }

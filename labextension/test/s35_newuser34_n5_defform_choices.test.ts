@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { definitionRequestParts, formChoices, requestFields } from '../src/definitions';
+import { definitionRequestParts, formChoices, formStart, requestFields } from '../src/definitions';
 import { FakeSchedServer, json, makeGpu, makeInventory } from './fakeserver';
 import { mountedDefinitions } from './ui';
 
@@ -100,6 +100,13 @@ describe('newuser34 n5 definitions form: GPU model, priority and team', () => {
     expect(other.teams).toEqual([['', 'team-ml (your default)'], ['vision', 'vision']]);
     expect(other.models.at(-1)?.[1]).toBe('L40S/H100 (as saved)');
     expect(other.priorities.map(p => p[0])).toEqual(['normal', 'low', 'high']);
+    // newuser34 n5 an admin editing another user's definition: not the admin's teams and grants, the owner's default
+    const admin = { user: 'boss', team: 'team-ml', teams: ['team-ml', 'team-cv'], priorities: { 'team-ml': ['normal'] } };
+    const bobs = formChoices(admin as never, ['high', 'normal', 'low'], ['A100'], { user: 'bob', job: { team: 'team-ml' } } as never, '');
+    expect(bobs.teams).toEqual([['', "bob's default team"], ['team-ml', 'team-ml']]);
+    expect(bobs.priorities.map(p => p[0])).toEqual(['high', 'normal', 'low']);
+    expect(formStart({ user: 'bob', job: { team: 'team-ml' } } as never, admin as never).team).toBe('team-ml');
+    expect(formStart({ user: 'boss', job: { team: 'team-ml' } } as never, admin as never).team).toBe('');
     // create: only what differs from the defaults
     expect(requestFields({ model: '', team: '', priority: 'normal' }, { model: '', team: '', priority: 'normal' }, false)).toEqual({});
     expect(definitionRequestParts({ job: { gpus: 1 }, team: 'default' } as never)).toEqual(['team default']);
