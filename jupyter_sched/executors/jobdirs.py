@@ -373,11 +373,21 @@ class JobDirs:
             pass
 
     def start_error(self, job_id: str, limit: int = 2000) -> str:
-        """The tail of the wrapper's early stderr ('' when empty)."""
+        """The tail of the wrapper's early stderr, its last ``limit`` bytes ('' when empty or unreadable). Only the
+        tail is read, whatever the file's size: it is read on the engine's thread at the end of a job whose wrapper
+        was killed, and the wrapper writes it as the job's account (red35 R1's kind: nothing sized by an owner is
+        read whole there)."""
         try:
-            return self.err_path(job_id).read_bytes()[-limit:].decode("utf-8", errors="replace").strip()
+            fd = open_fd(self.err_path(job_id), os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:
             return ""
+        try:
+            size = os.fstat(fd).st_size
+            return os.pread(fd, min(size, limit), max(0, size - limit)).decode("utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+        finally:
+            os.close(fd)
 
 
 def _check_job_id(job_id: str) -> None:

@@ -248,3 +248,26 @@ def test_red35_r1_one_owners_big_folders_never_hold_another_owners_job_ends(
     gate.set()
     wait_until(lambda: not cleaner.busy(), "j-slow's end")
     assert [c.job_id for c in cleaner.done()] == ["j-slow"]
+
+
+def test_red35_r1_a_killed_wrappers_early_stderr_is_read_by_its_tail_only(tmp_path: Path) -> None:
+    """Failed before: the end of a job whose wrapper was killed read the wrapper's early stderr (``<job>.err``, written
+    as the job's account) whole on the engine's thread, to keep its last 2,000 bytes: 256 MiB read for a 256 MiB file.
+    Now its tail only."""
+    import tracemalloc
+
+    dirs = LocalExecutor(tmp_path / "jobs").dirs
+    err = dirs.err_path("j-1")
+    err.parent.mkdir(parents=True, exist_ok=True)
+    with open(err, "wb") as fh:
+        fh.truncate(256 * MIB)  # sparse: no disk written
+        fh.seek(256 * MIB - 12)
+        fh.write(b"\nlast words\n")
+    tracemalloc.start()
+    try:
+        said = dirs.start_error("j-1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert said.endswith("last words") and len(said.encode()) <= 2000
+    assert peak < MIB, peak  # was 256 MiB
