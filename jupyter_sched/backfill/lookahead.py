@@ -22,6 +22,9 @@ the replay let fewer jobs backfill than admission then did and put their ETAs to
 loop of a discrete-event simulator over the projection's timelines (Mu'alem & Feitelson 2001 keep
 reservations the same way; Slurm's backfill plans ``squeue --start`` by walking its own rules
 over a node-time map). Pure; bounded by ``max_steps``.
+
+A job about to start may be refused by ``budget`` (newuser35 N6: the GPU-hour budget its start would find spent
+by the work started before it): it is then moved to the time the budget gives (its reset) and replayed from there.
 """
 
 from __future__ import annotations
@@ -31,10 +34,14 @@ from dataclasses import dataclass, replace
 
 from .projection import Demand, Estimate, Option, Projection
 
-__all__ = ["Hold", "lookahead"]
+__all__ = ["BudgetGate", "Hold", "lookahead"]
 
 Order = Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]
 """``(t, job ids still queued, {job id: (start, end)} started so far) -> those ids in queue order at t``."""
+
+BudgetGate = Callable[[str, float, float], "float | None"]
+"""``(job id, start t, expected end) -> None`` when the job may start at t (it is then charged from t to its end),
+else the later time (seconds after now) it may start from (:mod:`..scheduling.eta_budget`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +56,8 @@ class Hold:
 
 
 def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[str, float], order: Order, *,
-              protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000) -> dict[str, Estimate]:
+              protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000,
+              budget: BudgetGate | None = None) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -64,6 +72,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
         holds: under EASY, the running jobs on ``proj`` whose time limit ends after their
             expected end (module doc: EASY reserves as if they ran to their limits).
         max_steps: capacity changes replayed at most.
+        budget: refuses a start a spent budget keeps off, with the time it may start from (module doc).
 
     Returns:
         Per job id that starts within the replay, its :class:`Estimate` (start in seconds after
@@ -73,6 +82,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
     spans: dict[str, tuple[float, float]] = {}
     running = [h for h in holds if h.latest > h.expected]
     remaining = [j for j in demands]
+    if budget is not None:
+        demands = dict(demands)  # a job a budget moves gets its later ``after``
     t = _next_event(proj, demands, remaining, 0.0)
     for _ in range(max_steps):
         if t is None or not remaining:
@@ -98,6 +109,9 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                 if start <= t and (protect != "first" or option.flavor not in reserved
                                    or option.flavor in unprotected
                                    or _backfills(latest, demand, limits, t, shadows.get(option.flavor))):
+                    if budget is not None and (until := budget(job_id, t, t + demand.duration)) is not None:
+                        demands[job_id] = replace(demand, after=until)  # type: ignore[index]
+                        continue
                     started[job_id] = proj.reserve(demand, t, option, chosen)
                     trial.reserve(demand, t, option, chosen)
                     spans[job_id] = (t, t + demand.duration)

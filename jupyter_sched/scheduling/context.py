@@ -318,6 +318,9 @@ class CycleContext:
         # .eta._waited_on: per job an ETA waits on, (the job, its public name, queued), per ETA pass
         self.waited: dict[str, tuple[Job | None, str, bool]] = {}
         self.needs: dict[tuple[tuple[str, ...], int, bool], int | None] = {}  # the ETA pass's _needs_of answers
+        # .eta_budget.Spend: per job the ETA pass moved past a budget reset (newuser35 N6), and the jobs it checked
+        self.budget_moved: dict[str, tuple[datetime, datetime | None, str]] = {}
+        self.budget_checked: set[str] = set()
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
         self.iso_times: dict[datetime, str] = {}  # an instant's isoformat() (the ETA pass's first ETAs)
         # .admit._admit's "why" of an admission's audit line per (backfill, held, milli-GPUs borrowed, team)

@@ -66,6 +66,7 @@ from ..queues.order import (
 )
 from ..wording.estimates import done_text
 from .context import CycleContext, own_entry
+from .eta_budget import Spend
 from .eta_units import Units, units_of_inventory
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
@@ -146,6 +147,7 @@ def estimate_all(ctx: CycleContext) -> None:
     if not ctx.pends:
         return
     ctx.promised = promises(ctx)
+    ctx.budget_moved, ctx.budget_checked = {}, set()  # this pass's (promises() made its own)
     ctx.waited = {}  # this pass's look-ups of jobs waited on (_waited_on): admissions change them
     ctx.needs = {}  # and of how many of them a job needs (_needs_of)
     out: list[Pend] = []
@@ -201,8 +203,8 @@ def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estim
         else:
             eta, why, waits, code = plan.estimate(job, reason)
             progress = plan.progress
-        if reason.code == BUDGET_EXHAUSTED:
-            eta, why, waits, code = _from_reset(ctx, reason, eta, why, waits, code)
+        if reason.code == BUDGET_EXHAUSTED or job.id in ctx.budget_moved:
+            eta, why, waits, code = _from_reset(ctx, job, reason, eta, why, waits, code)
         until = _protected_until(reason, eta)
         if until is not eta:  # it starts when its victims pass the minimum runtime, not when they end (N18)
             eta, why, code = until, "", MIN_RUNTIME
@@ -210,14 +212,23 @@ def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estim
         yield pend, job, position, (eta, why, waits, code), progress, plan
 
 
-def _from_reset(ctx: CycleContext, reason: PendingReason, eta: datetime | None, why: str, waits: tuple[str, ...],
-                code: str) -> Estimated:
+def _from_reset(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
+                waits: tuple[str, ...], code: str) -> Estimated:
     """The ETA of a job a spent budget holds (newuser34 N3): its budget period's reset is a lower bound,
     the plan from then (the work queued ahead of it, running work's ends) the estimate. The reset itself
     (code :data:`BUDGET_RESET`, the gate's ``eta_reason`` as its note, no job named: hubadmin24 B8) when
     the plan starts it then, or projects no start (no time limit ahead, past the projected depth or the
     horizon: the reset is all that is known); else the plan's start (``Projected``: :func:`_record` adds
-    ``details.eta_budget_reset``, the reset, for the sentence "not before … then behind N jobs")."""
+    ``details.eta_budget_reset``, the reset, for the sentence "not before … then behind N jobs").
+
+    A job the projection moved past a later reset, because the work started before it spends the budget first
+    (newuser35 N6, :mod:`.eta_budget`; held now or not): that reset is the bound — the ETA is the reset when it
+    starts then."""
+    moved = ctx.budget_moved.get(job.id)
+    if moved is not None:
+        if eta is None or code != "Projected" or eta <= moved[0] + _SAME_TIME:
+            return moved[0], f"when the {moved[2]}'s budget resets", (), BUDGET_RESET
+        return eta, why, waits, code
     reset = _next_period(ctx.now, str(reason.details.get("period", "month")))
     if eta is None or code != "Projected" or eta <= reset + _SAME_TIME:
         return reset, reason.eta_reason, (), BUDGET_RESET
@@ -251,6 +262,7 @@ def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
     plain = copy(ctx)
     plain.snap = replace(snap, progress={}, idle_ends={})
     plain.plan, plain.waited, plain.needs, plain.promised = None, {}, {}, {}
+    plain.budget_moved, plain.budget_checked = {}, set()
     guesses = _Guesses(plain) if _Guesses.possible(plain) else None
     made: dict[str, datetime | None] = {}
     for _, job, _, (eta, _, waits, _), _, _ in _estimates(plain):
@@ -359,6 +371,8 @@ class Plan:
         self._at: dict[float, datetime] = {}  # seconds after now -> that moment (:meth:`estimate`)
         self._shapes: dict[tuple[int, str, str], tuple[ResourceRequest, tuple[int, ...], tuple[Option, ...]]] = {}
         self._options: dict[tuple[int, str, str], tuple[tuple[Flavor, ...], tuple[Option, ...]]] = {}
+        self.spend: Spend | None = None  # the budgets its projected starts spend (newuser35 N6): :meth:`_spend_of`
+        self._spend_made = False
 
     # ------------------------------------------------------------------ demands
     def units_of(self, flavor: Flavor) -> tuple[int, ...]:
@@ -466,7 +480,12 @@ class Plan:
         demand = self.demand(job, after=after, strict=code not in _GATED, count=count)
         if not isinstance(demand, Demand):
             return demand
+        spend = self._spend_of(job, code)
+        if spend is not None:
+            demand = _within_budget(self.proj, spend, job, demand)
         est = self.proj.place(demand)
+        if spend is not None and est.start is not None:
+            spend.charge(job, est.start, est.start + demand.duration)
         reestimates = self.reestimates  # mostly none: nothing ran past what was expected
         notes = [note for w in est.waits_on if (note := reestimates.get(w)) is not None] if reestimates else []
         if est.start is None:
@@ -484,6 +503,17 @@ class Plan:
                 return None, BEYOND_HORIZON, est.waits_on, BEYOND
             self._at[est.start] = at
         return at, "; ".join(n.message for n in notes), est.waits_on, "Projected"
+
+    def _spend_of(self, job: Job, code: str) -> Spend | None:
+        """The budgets ``job``'s projected start spends (newuser35 N6), None when none applies: in a plan for the
+        ETAs shown (``at_end``) every budget's work, in the admission plan of conservative backfill only the work
+        a spent budget holds (never reserved while admission reads it: :meth:`reserve_pending`)."""
+        if not self.ctx.snap.quotas.budgets or not (self.progress or code == BUDGET_EXHAUSTED):
+            return None
+        if not self._spend_made:
+            self.spend, self._spend_made = _spend(self.ctx), True
+        spend = self.spend
+        return spend if spend is not None and spend.of(job) else None
 
     # ------------------------------------------------------------------ conservative backfill
     def starts_now(self, job: Job) -> bool:
@@ -560,9 +590,59 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     if not demands:
         return {}, None, frozenset()
     holds = [Hold(((unit, gpus),), end, _latest_end(ctx, holder, end)) for holder, unit, gpus, end in plan.holds]
-    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds)
+    spend = _spend(ctx)
+    plan.spend, plan._spend_made = spend, True  # the jobs left unstarted are projected on what the replay spent
+    gate = None if spend is None else _gate(ctx, spend)
+    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
     return estimates, plan, frozenset(demands.keys() - started.keys())
+
+
+def _spend(ctx: CycleContext) -> Spend | None:
+    """The cycle's budgets as a projection spends them (:mod:`.eta_budget`), from what each has used this period
+    and its running work to its expected end; None without a budget above 0."""
+    budgets = ctx.snap.quotas.budgets
+    if not budgets:
+        return None
+    running: list[tuple[Job, float]] = []
+    for holder, holding in ctx.state.holdings.items():
+        job = ctx.by_id.get(holder) or ctx.admitted.get(holder)
+        if job is not None and holding.gpus:
+            running.append((job, _holder_end(ctx, holder, {}, progress=True)))
+    spend = Spend(ctx.now, budgets, ctx.snap.usage.gpu_hours_this_period, running,
+                  moved=ctx.budget_moved, checked=ctx.budget_checked)
+    return spend if spend else None
+
+
+def _gate(ctx: CycleContext, spend: Spend) -> Callable[[str, float, float], float | None]:
+    """The replay's budget gate (:data:`..backfill.lookahead.BudgetGate`): a start the budgets allow is charged."""
+    def gate(job_id: str, t: float, end: float) -> float | None:
+        job = ctx.by_id[job_id]
+        if not spend.of(job):
+            return None
+        until = spend.defer(job, t)
+        if until is None:
+            spend.charge(job, t, end)
+        return until
+    return gate
+
+
+_BUDGET_TRIES = 64
+"""Resets a one-pass projection moves a job past at most (each one period on): then it is placed where it fits."""
+
+
+def _within_budget(proj: Projection, spend: Spend, job: Job, demand: Demand) -> Demand:
+    """``demand`` with its earliest start moved past each reset whose budget the work charged before spends by
+    then (one-pass projection, :meth:`Plan.estimate`; the replay asks :func:`_gate` at each start)."""
+    for _ in range(_BUDGET_TRIES):
+        found = proj.earliest(demand)
+        if found is None:
+            break
+        until = spend.defer(job, found[0])
+        if until is None:
+            break
+        demand = replace(demand, after=until)
+    return demand
 
 
 def _latest_end(ctx: CycleContext, holder: str, expected: float) -> float:
@@ -1009,9 +1089,16 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     must = _must_release(ctx, reason, waits, job, capacity) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
-    if eta is not None and eta_code == "Projected" and reason.code == BUDGET_EXHAUSTED:  # N3: not before the reset
+    past = ctx.budget_moved.get(job.id) if eta is not None else None
+    if past is not None and eta_code in ("Projected", BUDGET_RESET):  # N6: the jobs ahead spend the budget first
+        details["eta_budget_reset"] = {"at": _iso(ctx, past[0]), "period": past[2],
+                                       "spent_from": None if past[1] is None else _iso(ctx, past[1])}
+    elif eta is not None and eta_code == "Projected" and reason.code == BUDGET_EXHAUSTED:  # N3: not before the reset
         details["eta_budget_reset"] = {"at": _iso(ctx, _next_period(ctx.now, str(reason.details.get("period", "month")))),
                                        "period": str(reason.details.get("period", "month"))}
+    elif eta is not None and eta_code == "Projected" and ctx.snap.quotas.budgets and \
+            (period := _budget_period(ctx, job)) is not None:  # N6: the ETA assumes the budget lasts until then
+        details["eta_budget_assumed"] = {"period": period, "checked": job.id in ctx.budget_checked}
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
@@ -1513,6 +1600,16 @@ def _overran(ctx: CycleContext, holder: str) -> bool:
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     start = job.started_at or job.admitted_at
     return limit is not None and start is not None and (ctx.now - start).total_seconds() > limit
+
+
+def _budget_period(ctx: CycleContext, job: Job) -> str | None:
+    """The period of the shortest GPU-hour budget (above 0) a GPU ``job`` is charged to; None: none."""
+    spec = job.spec
+    if not spec.resources.total_milli:
+        return None
+    found = [b.period for b in ctx.snap.quotas.budgets
+             if b.team == spec.team and b.user in (None, spec.user) and b.gpu_hours > 0]
+    return min(found, key=lambda p: PERIODS.index(p) if p in PERIODS else len(PERIODS)) if found else None
 
 
 def _iso(ctx: CycleContext, at: datetime) -> str:

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.periods import said_to_reader
+from ..model.periods import said_to_reader, this_period_text
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
@@ -925,10 +925,12 @@ def _eta(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bo
             # from what it was learnt: similar past runs, or its owner's other programs (new user 11, N15)
             text += f" ({_learnt_conditions(learned, details, waits=waits, mine=mine)})"
         text += lapse
-    text += _after_reset(details, reason.get("position"), now)
     note = str(details.get("eta_note") or "").strip().rstrip(".")
-    if note and details.get("eta_code") == "BudgetReset":  # "…, when the month's budget resets" (hubadmin24 B8)
-        return f"{text}, {note}"
+    if details.get("eta_code") == "BudgetReset":  # "…, when the month's budget resets" (hubadmin24 B8)
+        # a later reset than the next one: the jobs ahead spend the ones before (newuser35 N6)
+        spent = _spent_first(details, now)
+        return f"{text}, {note}{f' ({spent})' if spent else ''}" if note else text
+    text += _after_reset(details, reason.get("position"), now) + _budget_assumed(details)
     return f"{text}; {note}" if note else text
 
 
@@ -941,11 +943,37 @@ def _after_reset(details: Mapping[str, Any], position: Any, now: datetime | None
     if at is None or not isinstance(reset, Mapping):
         return ""
     period = str(reset.get("period") or "month")
-    text = f"; not before {_clock(at, now)} (when the {period}'s budget resets)"
+    spent = _spent_first(details, now)
+    text = f"; not before {_clock(at, now)} (when the {period}'s budget resets{f': {spent}' if spent else ''})"
     ahead = position - 1 if isinstance(position, int) and not isinstance(position, bool) else 0
     if ahead > 0:
         text += f", then behind {ahead} job{'' if ahead == 1 else 's'} queued ahead of it"
     return text
+
+
+def _spent_first(details: Mapping[str, Any], now: datetime | None) -> str:
+    """``the jobs ahead are expected to spend the one from Apr 1 00:00 UTC first, by their planned run times``: why
+    a job's ETA is a later budget reset than the next one — the projection charged the budget with the work it
+    starts before it (``details.eta_budget_reset.spent_from``, newuser35 N6; None: the current period's); "" when
+    the projection did not move it."""
+    reset = details.get("eta_budget_reset")
+    if not isinstance(reset, Mapping) or "spent_from" not in reset:
+        return ""
+    since = wire_time(reset.get("spent_from"))
+    period = str(reset.get("period") or "month")
+    what = f"the one from {_clock(since, now)}" if since is not None else f"what is left {this_period_text(period)}"
+    return f"the jobs ahead are expected to spend {what} first, by their planned run times"
+
+
+def _budget_assumed(details: Mapping[str, Any]) -> str:
+    """``; if the month's budget lasts until then (by the planned run times it does)``: a projected start under a
+    GPU-hour budget rests on the budget not being spent first (``details.eta_budget_assumed``, newuser35 N6): new
+    work or runs longer than planned can spend it sooner; the parenthesis where the projection checked it."""
+    assumed = details.get("eta_budget_assumed")
+    if not isinstance(assumed, Mapping) or "eta_budget_reset" in details:
+        return ""
+    checked = " (by the planned run times it does)" if assumed.get("checked") else ""
+    return f"; if the {assumed.get('period') or 'month'}'s budget lasts until then{checked}"
 
 
 def _leases_of(details: Mapping[str, Any], waits: Sequence[Any]) -> str:

@@ -24,8 +24,10 @@ _RESET = datetime(2025, 3, 31, tzinfo=timezone.utc)  # T0 is 2025-03-30 12:00 UT
 
 def _held(count: int, profile: SchedulingProfile | None = None):  # type: ignore[no-untyped-def]
     from core_builders import snapshot
-    quota = quotas(Quota(team="default", guaranteed=4), budgets=[Budget(team="default", gpu_hours=1.2, period="day")])
-    usage = UsageHistory(gpu_hours_this_period={("default", None): 1.22})
+    # 12 GPU-hours a day: the day after, the 8 GPU-hours the first 8 jobs run by 02:00 leave room for the last 4
+    # (newuser35 N6: a budget the jobs ahead spend moves the jobs behind them to the next reset)
+    quota = quotas(Quota(team="default", guaranteed=4), budgets=[Budget(team="default", gpu_hours=12, period="day")])
+    usage = UsageHistory(gpu_hours_this_period={("default", None): 12.02})
     jobs = [make_job(f"flood-{i}", submitted=i, time_limit_s=3600) for i in range(count)]
     result = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=quota, usage=usage), profile)
     return {p.job_id: p.reason for p in result.pending}
