@@ -70,7 +70,17 @@ class FolderCleaner:
                 mine.append((job_id, job_dir, remove))
                 return
             self._work[owner_uid] = deque([(job_id, job_dir, remove)])
-        threading.Thread(target=self._run, args=(owner_uid,), name="jupyter-sched-folder-cleaner", daemon=True).start()
+        try:
+            threading.Thread(target=self._run, args=(owner_uid,), name="jupyter-sched-folder-cleaner",
+                             daemon=True).start()
+        except RuntimeError as exc:  # no thread to be had (the host's limit): said done uncleaned, never stuck —
+            with self._lock:  # a later folder of this owner tries a worker again
+                left = self._work.pop(owner_uid, deque())
+                self._waiting -= len(left)
+            log.error("job folders %s could not be cleaned (no thread: %s); they stay as their jobs left them",
+                      ", ".join(str(folder) for _, folder, _ in left), exc)
+            for gone, _, _ in left:
+                self._done.put(Cleaned(gone, 0))
 
     def done(self) -> list[Cleaned]:
         """The folders cleaned since the last call, in the order they were done."""

@@ -271,3 +271,26 @@ def test_red35_r1_a_killed_wrappers_early_stderr_is_read_by_its_tail_only(tmp_pa
         tracemalloc.stop()
     assert said.endswith("last words") and len(said.encode()) <= 2000
     assert peak < MIB, peak  # was 256 MiB
+
+
+def test_red35_r1_a_cleaner_with_no_thread_to_be_had_says_its_folders_done_and_is_never_stuck(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the host has no thread to give (``RuntimeError: can't start new thread``), the folder is said done
+    uncleaned — never left waiting for a worker that never started (every later end of its owner would have queued
+    behind it, and its job's start again been refused for good) — and a later folder tries a worker again."""
+    real = threading.Thread
+
+    class NoThread(real):  # type: ignore[valid-type,misc]
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    (tmp_path / "j-1").mkdir()
+    (tmp_path / "j-2").mkdir()
+    cleaner = folder_cleaner.FolderCleaner()
+    monkeypatch.setattr(folder_cleaner.threading, "Thread", NoThread)
+    cleaner.clean("j-1", tmp_path / "j-1", None)
+    assert not cleaner.busy() and [c.job_id for c in cleaner.done()] == ["j-1"]
+    monkeypatch.setattr(folder_cleaner.threading, "Thread", real)
+    cleaner.clean("j-2", tmp_path / "j-2", None)
+    wait_until(lambda: not cleaner.busy(), "j-2 cleaned")
+    assert [c.job_id for c in cleaner.done()] == ["j-2"]
