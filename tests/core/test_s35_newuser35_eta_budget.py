@@ -77,3 +77,28 @@ def test_newuser35_n6_the_sentence_says_the_jobs_ahead_spend_the_budget_first_an
     reason = next(p.reason for p in result.pending if p.job_id == "next")
     line = render_reason(reason_to_dict(reason), now=T0).line
     assert "when big ends; if the month's budget lasts until then (by the planned run times it does)" in line, line
+
+
+def test_newuser35_n6_a_job_moved_past_a_reset_and_then_behind_capacity_and_one_not_held_yet_say_why() -> None:
+    """4.5 GPU-hours a day on 4 GPUs, 1-hour jobs: 8 run on Mar 31 (4.0 used at 01:00 < 4.5), the 9th-12th find it
+    spent at 02:00 and start at Apr 1's reset, the 13th behind them at 01:00 (said: not before that reset, then behind
+    12 jobs). A job not held now, behind running work that spends what is left today, is moved to the reset too."""
+    quota = quotas(Quota(team="default", guaranteed=4), budgets=[Budget(team="default", gpu_hours=4.5, period="day")])
+    jobs = [make_job(f"f{i}", submitted=i, time_limit_s=3600) for i in range(13)]
+    usage = UsageHistory(gpu_hours_this_period={("default", None): 4.6})
+    pends = {p.job_id: p.reason for p in run_cycle(snapshot([make_node(gpus=4)], jobs, quota=quota, usage=usage)).pending}
+    assert pends["f4"].eta == _RESET + timedelta(hours=1) and pends["f8"].eta == _NEXT
+    assert pends["f12"].eta == _NEXT + timedelta(hours=1), pends["f12"].eta
+    line = render_reason(reason_to_dict(pends["f12"]), now=T0).line
+    assert ("ETA Apr 1 01:00 UTC, when f9, f8 and f11 end; not before Apr 1 00:00 UTC (when the day's budget resets: the "
+            "jobs ahead are expected to spend the one from Mar 31 00:00 UTC first, by their planned run times), then "
+            "behind 12 jobs queued ahead of it") in line, line
+    from core_builders import running
+    jobs = [running(make_job(f"r{i}", time_limit_s=3600), "n1", [i], started=-10) for i in range(4)]
+    jobs.append(make_job("q1", submitted=1, time_limit_s=3600))
+    usage = UsageHistory(gpu_hours_this_period={("default", None): 3.0})  # + 4 GPUs x 50 min > 4.5
+    reason = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=quota, usage=usage)).pending[0].reason
+    assert reason.eta == _RESET and reason.details["eta_budget_reset"]["spent_from"] is None, reason
+    line = render_reason(reason_to_dict(reason), now=T0).line
+    assert ("ETA Mar 31 00:00 UTC, when the day's budget resets (the jobs ahead are expected to spend what is left "
+            "this UTC day first, by their planned run times)") in line, line
