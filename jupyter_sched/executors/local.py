@@ -135,6 +135,7 @@ from .log_budget import LogBudget
 from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
+from .port_owner import Answer, PortOwner
 from .runas import (
     RunAs,
     as_account,
@@ -494,6 +495,8 @@ class _Tracked:
     stopping: bool = False
     ready: bool = False
     ready_checked_at: float = 0.0
+    port_owner: PortOwner = field(default_factory=PortOwner)
+    """Which of its processes holds its listening socket, looked for a bounded number of descriptors a look (red35 R4)."""
     """When a ready service was last seen listening (monotonic; :data:`_READY_RECHECK_S`)."""
     poll_failures: int = 0
     """Polls of it in a row that raised (:meth:`LocalExecutor._poll_failed`)."""
@@ -1679,7 +1682,7 @@ class LocalExecutor:
         if not t.ready:
             # the job's own socket, not whatever answers (new user 8, N8: a second service on a
             # port the first one served read "ready" while it crash-looped on EADDRINUSE)
-            if _port_open(port) and _serves_port(t, port) is not False:
+            if _port_open(port) and self._serves(t, port) in ("yes", "unknown"):
                 if t.lost_listener is not None:
                     t.relistened = (now, t.lost_listener)
                 t.ready, t.ready_checked_at, t.lost_listener = True, now, None
@@ -1688,9 +1691,10 @@ class LocalExecutor:
             if t.lost_listener is not None:
                 return self._relisten(t, port, now)
             t.listen_by = now + self.listen_s if t.listen_by is None else t.listen_by
-            if self.listen_s and now >= t.listen_by and not t.stopping and _serves_port(t, port):
+            serving = self._serves(t, port) if self.listen_s and now >= t.listen_by and not t.stopping else None
+            if serving == "yes":
                 t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
-            elif self.listen_s and now >= t.listen_by and not t.stopping:
+            elif serving is not None and serving != "searching":  # searching: told at a next look
                 t.own_stop = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
                               "stopped holding the port others wait for; stopped (a declared port is held "
                               "only by a service that serves it)")
@@ -1699,8 +1703,8 @@ class LocalExecutor:
         if now - t.ready_checked_at < _READY_RECHECK_S:
             return []
         t.ready_checked_at = now
-        serving = _serves_port(t, port)
-        if serving or (serving is None and _port_open(port)):
+        serving = self._serves(t, port)
+        if serving in ("yes", "searching") or (serving == "unknown" and _port_open(port)):
             if t.relistened is not None and now - t.relistened[0] >= self.relisten_s:
                 t.relistened = None  # listening again for a whole window: a past loss no longer counts
             return []
@@ -1720,8 +1724,11 @@ class LocalExecutor:
         since, seen_at = t.lost_listener
         if not self.relisten_s or now < since + self.relisten_s or t.stopping:
             return []
-        if _serves_port(t, port):
+        serving = self._serves(t, port)
+        if serving == "yes":
             t.lost_listener = None  # it listens, on an address other than 127.0.0.1
+            return []
+        if serving == "searching":  # told at a next look
             return []
         t.own_stop = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
                       f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
@@ -1729,6 +1736,14 @@ class LocalExecutor:
                       "service that serves it)")
         self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
         return []
+
+    def _serves(self, t: _Tracked, port: int) -> Answer:
+        """Whether a process of the job listens on ``port`` (:mod:`.port_owner`: bounded work a look, red35 R4 —
+        psutil's ``net_connections()`` of each process of its tree held the engine's thread a minute at a time)."""
+        root = self._root_pid(t)
+        if root is None:
+            return "unknown"
+        return t.port_owner.look(root, lambda: self._members(t), port)
 
     def _port_taken(self, t: _Tracked, ended: Exited) -> str | None:
         """Why a service that exited must not be restarted: its port is bound on this host by
@@ -2307,31 +2322,6 @@ def _python_of(spec: JobSpec) -> str | None:
     """The interpreter a command job runs when its program is a Python (``/…/bin/python3``), else None."""
     program = spec.command[0] if spec.command and not spec.script and not spec.notebook else ""
     return program if re.fullmatch(r"python(\d+(\.\d+)?)?", program.rsplit("/", 1)[-1]) else None
-
-
-def _serves_port(t: _Tracked, port: int) -> bool | None:
-    """Whether a process of the job (its wrapper's tree) listens on ``port``: True / False, or None
-    when their sockets cannot be read (another account's processes, without the privilege to see
-    them) — then only "something answers" is known."""
-    if t.process is None:
-        return None
-    try:
-        procs = [t.process, *t.process.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.Error:
-        return None
-    unreadable = False
-    for proc in procs:
-        try:
-            if any(conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
-                   for conn in proc.net_connections(kind="inet")):
-                return True
-        except psutil.NoSuchProcess:
-            continue
-        except psutil.Error:
-            unreadable = True
-    return None if unreadable else False
 
 
 def _port_open(port: int) -> bool:
