@@ -203,10 +203,13 @@ class _Parser(argparse.ArgumentParser):
             words = list(sys.argv[1:] if args is None else args)
             command = getattr(parsed, "command", None)
             before = command in words and extras[0] in words[:words.index(command)]
-            for step in () if before else ("command", "action"):  # e.g. `definitions create`: the innermost usage
-                name = getattr(parsed, step, None)
-                if isinstance(name, str):
-                    where = _subparser(where, name)
+            while not before:  # e.g. `definitions create`, `nodes uncordon`: the innermost usage (newuser35 n10)
+                acts = [a for a in (where._subparsers._group_actions if where._subparsers else ())
+                        if isinstance(a, argparse._SubParsersAction)]
+                name = getattr(parsed, acts[0].dest, None) if acts and acts[0].dest else None
+                if not isinstance(name, str) or name not in acts[0].choices:
+                    break
+                where = acts[0].choices[name]
             where.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 

@@ -66,6 +66,10 @@ def add_parser(sub: Any) -> None:
                     "(node_uncordoned). Example: jupyter-sched nodes uncordon gpu-node-3")
     uncordon.add_argument("node", metavar="NODE", help="the node's name")
     uncordon.add_argument("--dry-run", dest="dry_run", action="store_true", help="show what would happen; change nothing")
+    # nothing to ask, yet taken as cordon and drain take it: a script's `cordon --yes …; uncordon --yes` was refused
+    # at its uncordon and left the node out of service (newuser35 n10)
+    uncordon.add_argument("--yes", action="store_true", help="do not ask (it never asks: taken as cordon and drain "
+                                                             "take it)")
 
 
 def nodes(client: Any, args: argparse.Namespace, io: Any) -> int:

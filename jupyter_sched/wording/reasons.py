@@ -1143,6 +1143,8 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         return ""  # the ETA is when running jobs end / the backoff ends / one of its CPU-only jobs ends
     if code == "WaitingForPreemption":
         return "It starts once the preempted jobs have stopped."
+    if code == "NodeCordoned" and isinstance(details.get("cordons"), Sequence) and details["cordons"]:
+        return _cordon_unblock(details)
     if code == "NoMatchingGpuModel":
         models = _names(details.get("models"))
         return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
@@ -1165,6 +1167,21 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         return _unlined_team_unblock(details, [str(t) for t in lined])
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
+
+
+def _cordon_unblock(details: Mapping[str, Any]) -> str:
+    """A job a cordoned node would hold: how the cordon ends, said once — when only that node can hold it the ETA
+    says "it waits until an admin uncordons vm", and this only how an admin does it (newuser35 n11: "waits until an
+    admin uncordons vm · starts when an admin uncordons vm (jupyter-sched nodes uncordon vm)") —, its command
+    marked as an admin's (a user reading it cannot run it)."""
+    first = details["cordons"][0]
+    node = str(first.get("node") if isinstance(first, Mapping) and first.get("node") else "the node")
+    command = f"jupyter-sched nodes uncordon {node}"
+    if details.get("eta_code") == "NodeCordoned":
+        return f"An admin ends the cordon with {command}."
+    other = "" if details.get("no_other_nodes") or "requested" not in details else \
+        ", or when GPUs free up on the other nodes"
+    return f"It starts when an admin uncordons {node} (admins: {command}){other}."
 
 
 def _unlined_team_unblock(details: Mapping[str, Any], lined: Sequence[str]) -> str:

@@ -19,4 +19,17 @@ def test_newuser27_n5_a_one_node_lab_names_no_other_nodes() -> None:
     assert reason.message.startswith("needs 1 A100-80GB GPU; node vm is cordoned for maintenance: PSU swap"), reason.message
     text = render_reason(reason_to_dict(reason), now=T0)
     assert "other nodes" not in text.summary + text.unblock, text
-    assert text.unblock == "Starts when an admin uncordons vm (jupyter-sched nodes uncordon vm).", text.unblock
+    assert text.unblock == "An admin ends the cordon with jupyter-sched nodes uncordon vm.", text.unblock  # n11
+
+
+def test_newuser35_n11_a_job_only_a_cordoned_node_holds_says_the_uncordon_once_and_its_command_as_an_admins() -> None:
+    """newuser35 n11: "ETA unknown: only a cordoned node can hold it: it waits until an admin uncordons vm · starts
+    when an admin uncordons vm (jupyter-sched nodes uncordon vm)" — the same thing twice, and an admin's command
+    given to a user as if theirs. The ETA says when; the unblock only how an admin ends the cordon."""
+    for nodes, gpus in (([cordoned("vm", gpus=1)], 1), ([cordoned(gpus=4)], 0)):
+        (pend,) = run_cycle(snapshot(nodes, [make_job("train", gpus=gpus)])).pending
+        line = render_reason(reason_to_dict(pend.reason), now=T0).line
+        assert line.count("uncordons") <= 1, line
+        assert "(jupyter-sched nodes uncordon" not in line, line  # the bare command is marked an admin's
+        assert "an admin ends the cordon with jupyter-sched nodes uncordon" in line or \
+            "(admins: jupyter-sched nodes uncordon n3)" in line, line

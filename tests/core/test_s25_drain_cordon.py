@@ -71,8 +71,8 @@ def test_s25_drain_a_job_only_the_cordoned_node_holds_waits_naming_the_cordon() 
     text = render_reason(reason_to_dict(reason), now=T0)
     assert text.summary == ("needs 4 A100-80GB GPUs, 1 free on the other nodes; node n3 is cordoned for maintenance: "
                             "PSU swap, by root-admin at 11:55 UTC.")
-    assert text.unblock == ("Starts when an admin uncordons n3 (jupyter-sched nodes uncordon n3), or when GPUs free up "
-                            "on the other nodes.")
+    # the ETA says it waits for the uncordon; the unblock only how an admin does it (newuser35 n11: said twice)
+    assert text.unblock == "An admin ends the cordon with jupyter-sched nodes uncordon n3."
 
 
 def test_verify25_a_cpu_job_on_cordoned_nodes_is_told_the_cordon() -> None:
@@ -88,7 +88,7 @@ def test_verify25_a_cpu_job_on_cordoned_nodes_is_told_the_cordon() -> None:
     assert "requested" not in reason.details and reason.details["cordons"][0]["node"] == "n3"
     text = render_reason(reason_to_dict(reason), now=T0)
     assert text.summary == "no node takes new work now: node n3 is cordoned for maintenance: PSU swap, by root-admin at 11:55 UTC."
-    assert text.unblock == "Starts when an admin uncordons n3 (jupyter-sched nodes uncordon n3)."
+    assert text.unblock == "It starts when an admin uncordons n3 (admins: jupyter-sched nodes uncordon n3)."
     # a node that takes work: the CPU job runs there, the cordon is not its reason
     result = run_cycle(snapshot([cordoned(gpus=4), make_node("n1", gpus=1)], [make_job("prep", gpus=0)]))
     assert [a.job_id for a in result.admits] == ["prep"]

@@ -13,6 +13,8 @@ import itertools
 import re
 from collections.abc import Iterator
 
+import pytest
+
 from jupyter_sched.cli import doctor
 from jupyter_sched.cli.main import build_parser
 from jupyter_sched.magics.core import SchedMagics
@@ -54,3 +56,18 @@ def test_newuser35_n4_help_examples_and_ids_are_never_cut_at_a_hyphen() -> None:
     out = io.StringIO()
     assert doctor.main(["correct-end", "--help"], out=out, err=out) == doctor.EXIT_OK
     assert "Example: jupyter-sched doctor correct-end j-123 --reason" in out.getvalue(), out.getvalue()
+
+
+def test_newuser35_n10_uncordon_takes_yes_as_cordon_does_and_an_unknown_flag_names_the_innermost_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser35 n10: ``nodes uncordon vm --yes`` (a script's ``cordon --yes …; uncordon --yes``) was refused as
+    "--yes: not an option of jupyter-sched nodes", and the node stayed cordoned."""
+    from jupyter_sched.cli.main import main
+
+    for action in (["cordon", "vm", "--reason", "PSU"], ["drain", "vm", "--reason", "PSU"], ["uncordon", "vm"]):
+        args = build_parser("nodes").parse_args(["nodes", *action, "--yes"])
+        assert args.yes is True and args.node == "vm", action
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["nodes", "uncordon", "vm", "--force"], out=out, err=err) == 2
+    said = err.getvalue() + capsys.readouterr().err  # argparse's own exit writes to sys.stderr
+    assert said.startswith("jupyter-sched nodes uncordon: --force: not an option of jupyter-sched nodes uncordon"), said
