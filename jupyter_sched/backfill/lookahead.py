@@ -57,7 +57,8 @@ class Hold:
 
 def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[str, float], order: Order, *,
               protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000,
-              budget: BudgetGate | None = None) -> dict[str, Estimate]:
+              budget: BudgetGate | None = None,
+              around: dict[str, tuple[str, float | None]] | None = None) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -73,6 +74,11 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             expected end (module doc: EASY reserves as if they ran to their limits).
         max_steps: capacity changes replayed at most.
         budget: refuses a start a spent budget keeps off, with the time it may start from (module doc).
+        around: under EASY, filled with ``job id -> (reserved job id, its start on limits in seconds after now or
+            None: it never fits on them)`` for each job started while another job held its GPU model's reservation
+            (backfilled around it); a job missing from it started in queue order, nothing blocked ahead of it on
+            its model — what a waiting job's line says of a job queued behind it that starts first (newuser35 N7:
+            jobs the fair order put ahead were called backfill that "cannot delay this job past" its reservation).
 
     Returns:
         Per job id that starts within the replay, its :class:`Estimate` (start in seconds after
@@ -94,6 +100,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             reserved: set[str] = set()
             unprotected: set[str] = set()  # flavors whose first blocked job has no reservation (never fits)
             shadows: dict[str, float] = {}  # per flavor, when its reserved job starts on ``latest``
+            holders: dict[str, str] = {}  # per flavor, the job holding its reservation at t
             for job_id in order(t, remaining, spans):
                 demand = demands[job_id]
                 if demand.after > t:
@@ -113,6 +120,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         demands[job_id] = replace(demand, after=until)  # type: ignore[index]
                         continue
                     started[job_id] = proj.reserve(demand, t, option, chosen)
+                    if around is not None and (holder := holders.get(option.flavor)) is not None:
+                        around[job_id] = (holder, shadows.get(option.flavor))
                     trial.reserve(demand, t, option, chosen)
                     spans[job_id] = (t, t + demand.duration)
                     limit = max(limits.get(job_id, demand.duration), demand.duration)
@@ -126,6 +135,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     trial.reserve(demand, start, option, chosen)
                 elif protect == "first" and option.flavor not in reserved and not _quota_blocked(trial, demand, option, t):
                     reserved.add(option.flavor)
+                    holders[option.flavor] = job_id
                     if latest is None:
                         running = [h for h in running if h.expected > t]
                         latest = _latest_view(proj, running)

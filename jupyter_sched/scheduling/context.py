@@ -321,6 +321,9 @@ class CycleContext:
         # .eta_budget.Spend: per job the ETA pass moved past a budget reset (newuser35 N6), and the jobs it checked
         self.budget_moved: dict[str, tuple[datetime, datetime | None, str]] = {}
         self.budget_checked: set[str] = set()
+        # .eta._replayed: the jobs the ETA replay backfilled, each with the job whose reservation they went around
+        # and its start on limits (s after now; lookahead's ``around``): a line's backfill words (newuser35 N7)
+        self.replay_around: dict[str, tuple[str, float | None]] | None = None  # None: no EASY replay
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
         self.iso_times: dict[datetime, str] = {}  # an instant's isoformat() (the ETA pass's first ETAs)
         # .admit._admit's "why" of an admission's audit line per (backfill, held, milli-GPUs borrowed, team)

@@ -593,7 +593,10 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     spend = _spend(ctx)
     plan.spend, plan._spend_made = spend, True  # the jobs left unstarted are projected on what the replay spent
     gate = None if spend is None else _gate(ctx, spend)
-    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate)
+    around: dict[str, tuple[str, float | None]] | None = {} if protect == "first" else None
+    ctx.replay_around = around
+    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate,
+                        around=around)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
     return estimates, plan, frozenset(demands.keys() - started.keys())
 
@@ -1080,7 +1083,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         details["eta_waits_on_queued"] = queued
         if eta is not None and (behind := _backfilled(queued, ahead)):
             details["eta_waits_on_backfilled"] = behind
-            if (basis_of := _backfill_basis(ctx, job)) is not None:  # why they may go first (newuser31 N6)
+            if (basis_of := _backfill_basis(ctx, job, behind, eta)) is not None:  # why they go first (newuser31 N6)
                 details["eta_backfill_basis"] = basis_of
     if eta is not None and eta_code == "Projected" and len(waits) > 1 and not queued:
         needs = _needs_of(ctx, job, waits, progress=progress)
@@ -1232,28 +1235,65 @@ def _backfilled(queued: list[str], ahead: Mapping[str, Job]) -> list[str]:
     return [w for w in queued if w not in ahead]
 
 
-def _backfill_basis(ctx: CycleContext, job: Job) -> dict[str, Any] | None:
-    """Why jobs queued behind ``job`` may start before it (``details.eta_backfill_basis``), from the EASY
-    reservation of its first usable GPU model this cycle (:func:`.pending._reserve`):
+def _backfill_basis(ctx: CycleContext, job: Job, behind: Sequence[str], eta: datetime
+                    ) -> dict[str, Any] | None:
+    """Why ``behind`` — jobs queued behind ``job`` that its ETA ``eta`` waits on — start before it
+    (``details.eta_backfill_basis``), from the replay the ETA comes from (``ctx.replay_around``, filled by
+    :func:`..backfill.lookahead.lookahead`) where it replayed them, else the EASY reservation of ``job``'s first
+    usable GPU model this cycle (:func:`.pending._reserve`):
 
+    * ``{"ahead": [ids], "beside": [ids] | absent, "elected_from": ISO | absent}`` — the queue's order put these
+      ahead of ``job`` when they start (fair share: their user holds or has used less), not backfill: no
+      reservation keeps them off, so the ETA may move (``beside``: the others, backfilled beside them); ``elected_from``: when ``job`` goes first (elected) by its promise (newuser35 N7: the
+      fair order's jobs were called backfill that "cannot delay this job past 01:28", the ETA 01:54).
     * ``{"latest": ISO}`` — ``job`` holds it: a later job starts first only where, run to its time limit, it
-      cannot delay ``job`` past that time (every running job run to its limit). The ETA is earlier (expected
-      ends), so the later job's end may be the ETA: it is not "before this job's planned start" (newuser31 N6:
-      "when fl2-12 ends; … ends before this job's planned start, so it runs first").
+      cannot delay ``job`` past that time (every running job run to its limit), said only where that time is
+      not before ``eta`` (the ETA the same line states). The ETA is earlier (expected ends), so the later
+      job's end may be the ETA: it is not "before this job's planned start" (newuser31 N6).
     * ``{"unbounded": [ids]}`` — ``job`` holds it, but these holders have no time limit: no start is kept for
       it, and whatever fits the free GPUs starts first (N6: an idle kernel lease held a GPU it needed).
     * ``{"kept_for": id}`` — another job, first in the queue for these GPUs, holds it (EASY keeps one).
 
-    None: no reservation on its model (no backfill rules, or a wait on quota rather than GPUs)."""
+    None: none of these (no backfill rules, or a wait on quota rather than GPUs)."""
     flavor = next((f for f in ctx.placer.flavors(job.spec.resources) if f.pools), None)
     res = ctx.reservations.get(flavor.model) if flavor is not None else None
+    if res is not None and res.job_id == job.id and res.eta is None and res.unbounded:
+        return {"unbounded": list(res.unbounded)}  # no start is kept for it, in whatever order they come
+    if ctx.replay_around is not None:
+        basis = _replay_basis(ctx, ctx.replay_around, job, behind, eta)
+        if basis is not None:
+            return basis
     if res is None:
         return None
     if res.job_id != job.id:
         return {"kept_for": res.job_id}
-    if res.eta is not None:
+    if res.eta is not None and res.eta >= eta:
         return {"latest": _iso(ctx, res.eta)}
     return {"unbounded": list(res.unbounded)} if res.unbounded else None
+
+
+def _replay_basis(ctx: CycleContext, around: Mapping[str, tuple[str, float | None]], job: Job,
+                  behind: Sequence[str], eta: datetime) -> dict[str, Any] | None:
+    """:func:`_backfill_basis` from the replay's record (``around``) of how each of ``behind`` started."""
+    ahead = [b for b in behind if b not in around]
+    if ahead:
+        basis: dict[str, Any] = {"ahead": ahead}
+        if len(ahead) < len(behind):  # the others fit beside them, ending by when this job starts then (backfill)
+            basis["beside"] = [b for b in behind if b in around]
+        due = promise_due(job.reason, ctx.profile.elect_overdue)
+        if due is not None and due > ctx.now:
+            basis["elected_from"] = _iso(ctx, due)
+        return basis
+    holders = {around[b][0] for b in behind}
+    if holders != {job.id}:
+        other = next((h for h in sorted(holders) if h != job.id), None)
+        return {"kept_for": other} if other is not None else None
+    shadows = [around[b][1] for b in behind]
+    if all(s is not None for s in shadows):
+        latest = later(ctx.now, max(s for s in shadows if s is not None))
+        if latest is not None and latest >= eta:
+            return {"latest": _iso(ctx, latest)}
+    return None
 
 
 def _needs_of(ctx: CycleContext, job: Job, waits: tuple[str, ...], *, progress: bool) -> int | None:

@@ -675,7 +675,10 @@ def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
     running job run to its limit), so it is let run (backfill)``; ``…: no start can be kept for this job while
     l-1, which has no time limit, holds GPUs it needs, so work behind it that fits the free GPUs runs meanwhile
     (backfill)``; ``…: only j-0, first in the queue for these GPUs, has its start kept, so work behind it that fits
-    the free GPUs runs meanwhile (backfill)``; ``j-2 is queued behind …`` where it waits on others too.
+    the free GPUs runs meanwhile (backfill)``; ``j-2 is queued behind …`` where it waits on others too; where the
+    queue's order put them first (``{"ahead": […]}``): ``…: when the GPUs free, the queue's order puts them
+    ahead of this job (fair share or class, not backfill), so the ETA may move; it goes first from 12:07 UTC,
+    once it has waited past its promised wait (elected)`` — never "cannot delay this job past" (newuser35 N7).
 
     Never "ends before this job's planned start": the ETA is that job's end (newuser31 N6: "ETA 13:00, when
     fl2-12 ends; … ends before this job's planned start, so it runs first"). Plain words first, the trade word
@@ -693,6 +696,23 @@ def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
     unbounded = basis.get("unbounded")
     kept = basis.get("kept_for")
     meanwhile = "so work behind it that fits the free GPUs runs meanwhile (backfill)"
+    ahead = basis.get("ahead")
+    if isinstance(ahead, Sequence) and not isinstance(ahead, str) and ahead:
+        # the queue's order put them first where they start: not backfill, and nothing keeps this job's start
+        # (newuser35 N7: "… cannot delay this job past 01:28 …, so they are let run (backfill)" under "ETA 01:54")
+        elected = wire_time(basis.get("elected_from"))
+        bound = (f"; it goes first from {_clock(elected, now)}, once it has waited past its promised wait (elected)"
+                 if elected is not None else "")
+        beside = basis.get("beside")
+        beside = [str(b) for b in beside] if isinstance(beside, Sequence) and not isinstance(beside, str) else []
+        if not beside:
+            return (f"{head}: when the GPUs free, the queue's order puts {'it' if one else 'them'} ahead of this job "
+                    f"(fair share or class, not backfill), so the ETA may move{bound}")
+        few = len(ahead) == 1
+        return (f"{head}: when the GPUs free, the queue's order puts {_ids([str(a) for a in ahead])} ahead of this "
+                f"job (fair share or class, not backfill) and {_ids(beside)} "
+                f"{'fits' if len(beside) == 1 else 'fit'} beside {'it' if few else 'them'}, ending by then "
+                f"(backfill), so the ETA may move{bound}")
     if latest is not None:
         return (f"{head}: even run to {'its time limit' if one else 'their time limits'} {they} cannot delay this "
                 f"job past {_clock(latest, now)}, the latest it can start (every running job run to its limit), so "
