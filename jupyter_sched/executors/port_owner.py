@@ -17,7 +17,7 @@ from typing import Literal
 
 from ..safefd import open_fd
 
-__all__ = ["FDS_PER_LOOK", "Answer", "PortOwner", "listening_inodes"]
+__all__ = ["FDS_PER_LOOK", "Answer", "PortOwner", "listeners", "listening_inodes"]
 
 FDS_PER_LOOK = 2048
 """Descriptors of the job's processes looked at (one ``readlink`` each) in one look, at most."""
@@ -30,10 +30,12 @@ Answer = Literal["yes", "no", "unknown", "searching"]
 (another account's, without the privilege); ``searching``: not found yet, the search goes on at the next look."""
 
 
-def listening_inodes(pid: int, port: int) -> set[int] | None:
-    """Inodes of the TCP sockets (IPv4 and IPv6) listening on ``port`` in ``pid``'s network namespace, read from
-    ``/proc/<pid>/net/tcp{,6}`` up to the first socket that is not listening (None: neither table can be read)."""
-    found: set[int] = set()
+def listeners(pid: int | str = "self") -> list[tuple[int, int, int]] | None:
+    """``(port, uid, inode)`` of each TCP socket (IPv4 and IPv6) listening in ``pid``'s network namespace, read from
+    ``/proc/<pid>/net/tcp{,6}`` up to the first socket that is not listening — the kernel lists listening sockets
+    first, so the host's other sockets (any number: a job's or a terminal's) are never read (None: neither table
+    can be read)."""
+    found: list[tuple[int, int, int]] = []
     read = False
     for table in ("tcp", "tcp6"):
         try:
@@ -50,11 +52,16 @@ def listening_inodes(pid: int, port: int) -> set[int] | None:
                     fields = line.split()
                     if len(fields) < 10 or fields[3] != _LISTEN or seen > _TABLE_BYTES:
                         break  # listening sockets come first: the rest is none of them
-                    if int(fields[1].rsplit(b":", 1)[-1], 16) == port:
-                        found.add(int(fields[9]))
+                    found.append((int(fields[1].rsplit(b":", 1)[-1], 16), int(fields[7]), int(fields[9])))
         except (OSError, ValueError):
             continue
     return found if read else None
+
+
+def listening_inodes(pid: int, port: int) -> set[int] | None:
+    """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (:func:`listeners`)."""
+    found = listeners(pid)
+    return None if found is None else {inode for bound, _, inode in found if bound == port}
 
 
 class PortOwner:
