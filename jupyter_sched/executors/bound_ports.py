@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable
 
 from .port_owner import listeners
 
-__all__ = ["HOLDER_LOG_EVERY_S", "HOLDER_NAMED_AFTER_S", "MOST_CHECKED", "BoundPorts", "port_account", "port_bound"]
+__all__ = ["HOLDER_LOG_EVERY_S", "HOLDER_NAMED_AFTER_S", "MOST_CHECKED", "BoundPorts", "Listeners", "port_account",
+           "port_bound", "port_holder"]
 
 log = logging.getLogger(__name__)
 
@@ -57,27 +58,32 @@ def port_bound(port: int) -> bool:
     return False
 
 
-def port_holder(port: int) -> str:
+Listeners = list[tuple[int, int, int]] | None
+"""The host's listening sockets as :func:`~.port_owner.listeners` reads them (None: read them here)."""
+
+
+def port_holder(port: int, table: Listeners = None) -> str:
     """``a socket of red17b (uid 1002)`` listening on TCP ``port``, for the service log (``an unknown process``
     when none is found). One read of the host's listening sockets (:func:`~.port_owner.listeners`), never a scan of
     every process's descriptors on the engine's thread (red35 R5: psutil's host-wide ``net_connections()`` per
     port, 2.5 s each with 95,000 descriptors a user opened: 60 ports, 98 s of no scheduling); admins name its
     process with ``ss -ltnp``."""
-    uid = _listener_uid(port)
+    uid = _listener_uid(port, table)
     if uid is None:
         return "an unknown process"
     return f"a socket of {_account(uid)} (uid {uid}; `ss -ltnp 'sport = :{port}'` names its process)"
 
 
-def port_account(port: int) -> str | None:
+def port_account(port: int, table: Listeners = None) -> str | None:
     """The account of the socket listening on TCP ``port`` (None: none found) — the socket's owner, as the host's
     table of listening sockets says it (:func:`port_holder`)."""
-    uid = _listener_uid(port)
+    uid = _listener_uid(port, table)
     return None if uid is None else _account(uid)
 
 
-def _listener_uid(port: int) -> int | None:
-    return next((uid for bound, uid, _ in listeners() or () if bound == port), None)
+def _listener_uid(port: int, table: Listeners) -> int | None:
+    found = listeners() if table is None else table
+    return next((uid for bound, uid, _ in found or () if bound == port), None)
 
 
 def _account(uid: int) -> str:
@@ -97,8 +103,9 @@ class BoundPorts:
         monotonic: the clock of :data:`HOLDER_LOG_EVERY_S`.
     """
 
-    def __init__(self, *, bound: Callable[[int], bool] = port_bound, holder: Callable[[int], str] = port_holder,
-                 account: Callable[[int], str | None] = port_account,
+    def __init__(self, *, bound: Callable[[int], bool] = port_bound,
+                 holder: Callable[[int, Listeners], str] = port_holder,
+                 account: Callable[[int, Listeners], str | None] = port_account,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bound = bound
         self.holder = holder
@@ -114,9 +121,10 @@ class BoundPorts:
         :data:`HOLDER_NAMED_AFTER_S` or more (their holder's account read once per stretch; a holder that
         cannot be told is left out)."""
         now = self.monotonic()
-        for port, since in self._since.items():
-            if port not in self._named and now - since >= HOLDER_NAMED_AFTER_S:
-                self._named[port] = self.account(port) or ""
+        due = [port for port, since in self._since.items() if port not in self._named and now - since >= HOLDER_NAMED_AFTER_S]
+        table = listeners() if due else None  # one read for them all
+        for port in due:
+            self._named[port] = self.account(port, table) or ""
         return {port: who for port, who in self._named.items() if who}
 
     def __call__(self, ports: Iterable[int]) -> frozenset[int]:
@@ -125,11 +133,12 @@ class BoundPorts:
         now = self.monotonic()
         self._since = {port: self._since.get(port, now) for port in found}  # a port freed meanwhile starts again
         self._named = {port: who for port, who in self._named.items() if port in found}
-        for port in found:
-            if now - self._logged.get(port, -HOLDER_LOG_EVERY_S) >= HOLDER_LOG_EVERY_S:
-                self._logged[port] = now
-                log.warning("port %d, declared by a pending service, is bound by %s outside the scheduler; the "
-                            "service waits until it is free", port, self.holder(port))
+        due = [port for port in sorted(found) if now - self._logged.get(port, -HOLDER_LOG_EVERY_S) >= HOLDER_LOG_EVERY_S]
+        table = listeners() if due else None  # one read for them all
+        for port in due:
+            self._logged[port] = now
+            log.warning("port %d, declared by a pending service, is bound by %s outside the scheduler; the "
+                        "service waits until it is free", port, self.holder(port, table))
         for port in [p for p in self._logged if p not in found and now - self._logged[p] >= HOLDER_LOG_EVERY_S]:
             del self._logged[port]
         return found

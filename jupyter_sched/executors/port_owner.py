@@ -33,10 +33,15 @@ Answer = Literal["yes", "no", "unknown", "searching"]
 def listeners(pid: int | str = "self") -> list[tuple[int, int, int]] | None:
     """``(port, uid, inode)`` of each TCP socket (IPv4 and IPv6) listening in ``pid``'s network namespace, read from
     ``/proc/<pid>/net/tcp{,6}`` up to the first socket that is not listening — the kernel lists listening sockets
-    first, so the host's other sockets (any number: a job's or a terminal's) are never read (None: neither table
-    can be read)."""
+    first, so the host's other sockets (any number: a job's or a terminal's) are never read — and at most
+    :data:`_TABLE_BYTES` of each (None: neither table can be read)."""
+    return _listeners(pid)[0]
+
+
+def _listeners(pid: int | str) -> tuple[list[tuple[int, int, int]] | None, bool]:
+    """:func:`listeners` and whether they are all (no table cut at :data:`_TABLE_BYTES`)."""
     found: list[tuple[int, int, int]] = []
-    read = False
+    read, whole = False, True
     for table in ("tcp", "tcp6"):
         try:
             fd = open_fd(f"/proc/{pid}/net/{table}", os.O_RDONLY)
@@ -50,18 +55,26 @@ def listeners(pid: int | str = "self") -> list[tuple[int, int, int]] | None:
                 for line in fh:
                     seen += len(line)
                     fields = line.split()
-                    if len(fields) < 10 or fields[3] != _LISTEN or seen > _TABLE_BYTES:
+                    if seen > _TABLE_BYTES:
+                        whole = False
+                        break
+                    if len(fields) < 10 or fields[3] != _LISTEN:
                         break  # listening sockets come first: the rest is none of them
                     found.append((int(fields[1].rsplit(b":", 1)[-1], 16), int(fields[7]), int(fields[9])))
         except (OSError, ValueError):
             continue
-    return found if read else None
+    return (found if read else None), whole
 
 
 def listening_inodes(pid: int, port: int) -> set[int] | None:
-    """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (:func:`listeners`)."""
-    found = listeners(pid)
-    return None if found is None else {inode for bound, _, inode in found if bound == port}
+    """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (:func:`listeners`); None when
+    that cannot be told: no table read, or none found in tables cut at :data:`_TABLE_BYTES` (a user who binds
+    100,000 listening sockets never makes another's service read as not listening)."""
+    found, whole = _listeners(pid)
+    if found is None:
+        return None
+    inodes = {inode for bound, _, inode in found if bound == port}
+    return inodes if inodes or whole else None
 
 
 class PortOwner:

@@ -38,3 +38,37 @@ def test_red35_r5_bound_ports_name_their_holders_from_the_listening_table_not_a_
         assert said and f"a socket of {me} (uid {os.geteuid()}; `ss -ltnp 'sport = :{port}'`" in said[0], said
         clock[0] += HOLDER_NAMED_AFTER_S
         assert ports([port, second]) == {port, second} and ports.holders() == {port: me, second: me}
+
+
+def test_red35_r5_many_bound_ports_are_named_from_one_read_of_the_table_and_a_cut_table_never_reads_as_no_listener(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sixty newly bound ports are named from ONE read of the listening sockets, not one each (a user may bind
+    100,000 listening sockets on 127.x addresses: each read is up to its bound). And a table cut at that bound never
+    reads as "nothing of the job listens" (R4's look says "unknown": the port's answer decides, as before), so such a
+    user cannot get another's service stopped as never listening."""
+    from jupyter_sched.executors import bound_ports, port_owner
+    from jupyter_sched.executors.port_owner import PortOwner, listening_inodes
+
+    reads = [0]
+    real = bound_ports.listeners
+
+    def counted(*args: object) -> object:
+        reads[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bound_ports, "listeners", counted)
+    servers = [socket.create_server(("127.0.0.1", 0)) for _ in range(60)]
+    try:
+        wanted = [s.getsockname()[1] for s in servers]
+        clock = [1000.0]
+        ports = BoundPorts(monotonic=lambda: clock[0])
+        assert ports(wanted) == set(wanted) and reads[0] == 1, reads[0]  # was 60 host-wide scans
+        clock[0] += HOLDER_NAMED_AFTER_S
+        reads[0] = 0
+        assert ports(wanted) == set(wanted) and len(ports.holders()) == 60 and reads[0] == 2, reads[0]
+        monkeypatch.setattr(port_owner, "_TABLE_BYTES", 1)  # the table as cut by a host of many listeners
+        assert listening_inodes(os.getpid(), wanted[-1]) is None
+        assert PortOwner().look(os.getpid(), lambda: (), wanted[-1]) == "unknown"  # never "no"
+    finally:
+        for server in servers:
+            server.close()
