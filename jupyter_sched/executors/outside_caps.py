@@ -728,7 +728,9 @@ def running_folder_use(job_dir: Path, owner_uid: int | None, *,
                        log_key: tuple[int, int] | None = None) -> tuple[int, int]:
     """``(files and folders, bytes)`` in a running job's folder beside its log and the wrapper's own records
     (folders with all below them, never through a link, at most :data:`FOLDER_FILES` + 1 entries counted);
-    ``(0, 0)`` where it is not a folder of ``owner_uid`` (when given) or cannot be read.
+    ``(0, 0)`` where it is not a folder of ``owner_uid`` (when given) or cannot be read. Each entry counts its length
+    or the disk it holds, whichever is more (:func:`~.wrapper.held_bytes`: a file given blocks past its end reads 0
+    bytes long).
 
     ``output.log`` is left out only when it is a regular file and, with ``log_key`` (``(st_dev, st_ino)`` of
     the log the service measures: the wrapper's stdout), that very file: a file or folder the job renamed over
@@ -746,7 +748,8 @@ def running_folder_use(job_dir: Path, owner_uid: int | None, *,
             for entry in entries:
                 if _wrappers_own(entry) or (entry.name == "output.log" and _is_the_log(entry, log_key)):
                     continue
-                count, size = tally(entry, fd, most=FOLDER_FILES - files)
+                # the disk each entry holds where that is more than its length (red35 R1: fallocate's KEEP_SIZE)
+                count, size = tally(entry, fd, most=FOLDER_FILES - files, allocated=True)
                 files, used = files + count, used + size
                 if files > FOLDER_FILES:
                     break

@@ -294,3 +294,14 @@ def test_red35_r1_a_cleaner_with_no_thread_to_be_had_says_its_folders_done_and_i
     cleaner.clean("j-2", tmp_path / "j-2", None)
     wait_until(lambda: not cleaner.busy(), "j-2 cleaned")
     assert [c.job_id for c in cleaner.done()] == ["j-2"]
+
+
+def test_red35_r1_a_running_jobs_folder_counts_the_disk_its_files_hold(tmp_path: Path) -> None:
+    """Failed before: a running job's folder watch (its bytes bound, the low-disk rule's measure of what it wrote)
+    counted each file's length only: 8 MiB given past a file's 0-byte end (``fallocate`` with KEEP_SIZE) counted 0."""
+    from jupyter_sched.executors.outside_caps import running_folder_use
+
+    folder = tmp_path / "j-1"
+    folder.mkdir()
+    _fallocate_past_end(folder / "blob", 8 * MIB)
+    assert running_folder_use(folder, None)[1] >= 8 * MIB  # was 0
