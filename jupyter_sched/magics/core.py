@@ -950,8 +950,9 @@ class SchedMagics(Magics):
                                     wait with a progress line until the job ends; one that
                                     ends other than succeeded raises, so a Run All stops
                                     there (--no-raise-error: only print it); --for: at most
-                                    that long, then print "still running after 1800 s: …"
-                                    and go on (--timeout: the same)
+                                    that long, then print "still running after 30m: …"
+                                    ("still pending …" if not started) and go on
+                                    (--timeout: the same)
           %schedule cancel JOB [JOB ...]
           %schedule cancel --mine|--all [--state pending|running] [--yes]
                                     all my jobs (--all: everyone's, admins); lists them and
@@ -1382,7 +1383,7 @@ class SchedMagics(Magics):
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
         the bar ends as a short "waited" note, not as a copy of that line (issue 20). A ``--for`` that
-        runs out prints ``still running after 3 s: …`` and returns, as the CLI prints it (exit 5; new user 17,
+        runs out prints ``still running after 3s: …`` (or ``still pending …``) and returns, as the CLI prints it (exit 5; new user 17,
         N12: a MagicError stopped a Run-All). A job that ended otherwise than succeeded (failed, cancelled…)
         raises :class:`MagicError` after its line, so a Run All stops there as the CLI's ``wait`` exits 4
         (new user 30, n6), unless ``--no-raise-error``."""

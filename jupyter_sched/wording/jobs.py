@@ -441,10 +441,11 @@ def lease_given_back(job: Mapping[str, Any]) -> bool:
 
 
 def still_going(job: Mapping[str, Any], waited_s: float, now: datetime | None) -> str:
-    """A wait's ``--for`` ran out: ``still running after 3 s: job j-7 (train): running on vm: GPU-0``
-    — ``jupyter-sched wait`` (exit 5) and ``%schedule wait`` alike (new user 17, N12: the magic raised
-    "still running after 3s" where the CLI printed "3 s")."""
-    return f"still {job.get('state')} after {waited_s:g} s: {job_line(job, now)}"
+    """A wait's ``--for`` ran out: ``still running after 30m: job j-7 (train): running on vm: GPU-0``
+    (``still pending after 10s: …`` for one that has not started) — ``jupyter-sched wait`` (exit 5) and
+    ``%schedule wait`` alike (new user 17, N12: the magic said "3s" where the CLI said "3 s"); the
+    duration as every other line says one, :func:`format_duration` (newuser35 n12: "after 1800 s")."""
+    return f"still {job.get('state')} after {format_duration(waited_s)}: {job_line(job, now)}"
 
 
 def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:

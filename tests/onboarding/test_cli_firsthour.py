@@ -617,7 +617,7 @@ def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
     for option in ("--for", "--timeout"):
         run = cli(server, "tok-ann", "wait", waiting["id"], option, "1s")
         assert run.code == EXIT_TIMEOUT, (option, run.err)
-        assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
+        assert run.out.startswith(f"still pending after 1s: job {waiting['id']}")
         # not a terminal: one line per phase, with room for the reason (the bar's label has none)
         assert run.err.startswith("queued #1 · needs 1 Simulated GPU 80GB, 0 free · ETA "), run.err
     assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out

@@ -82,8 +82,8 @@ def test_newuser17_n12_a_magic_wait_that_runs_out_prints_what_the_cli_prints(
     capsys.readouterr()
     magics.schedule(f"wait {job_id} --for 1s")  # returns: no MagicError stops a Run-All
     said = capsys.readouterr().out.strip().splitlines()[-1]
-    assert said.startswith(f"still running after 1 s: job {job_id} (slowone): running"), said
+    assert said.startswith(f"still running after 1s: job {job_id} (slowone): running"), said
     run = cli(server, "tok-ann", "wait", job_id, "--for", "1s")
     assert run.code == EXIT_TIMEOUT, run.err
-    assert run.out.strip().startswith(f"still running after 1 s: job {job_id} (slowone): running"), run.out
+    assert run.out.strip().startswith(f"still running after 1s: job {job_id} (slowone): running"), run.out
     clear(server)
