@@ -331,3 +331,35 @@ describe('s34 newuser33 N3 nit: a Submit of unknown outcome is told once the sch
     });
   }
 });
+
+describe('newuser35 n9: Resubmit → Edit of a CLI `-- python short.py` job', () => {
+  it('test_newuser35_n9_a_python_script_command_fills_script_and_arguments_and_keeps_its_interpreter', () => {
+    const venvPython = '/srv/root/.venv/bin/python';
+    const job = slowq({ script: null, command: [venvPython, 'short.py', '--n', '3'], env: { PATH: '/srv/root/.venv/bin', VIRTUAL_ENV: '/srv/root/.venv' } });
+    const edit = jobEdit(job, '/srv/root', 'team-ml', 'timeLimit');
+    expect(edit.values.path).toBe('work/short.py');
+    expect(edit.values.args).toBe('--n 3');
+    expect(edit.carriedWords).toEqual(['interpreter .venv/bin/python', 'env PATH, VIRTUAL_ENV', 'working dir /srv/root/work']);
+    // unchanged, it sends the job's own command again: the same interpreter, the script by its full path
+    const sent = editedBody(submitBodyFrom(edit.values, '/srv/root'), edit.carried);
+    expect(sent.command).toEqual([venvPython, '/srv/root/work/short.py', '--n', '3']);
+    expect(sent.script).toBeUndefined();
+    expect(sent.args).toBeUndefined();
+    expect(sent.working_dir).toBe('/srv/root/work');
+    // another file chosen in the form runs with it too; a notebook goes as a notebook
+    const other = editedBody(submitBodyFrom({ ...edit.values, path: 'work/long.py', args: '' }, '/srv/root'), edit.carried);
+    expect(other.command).toEqual([venvPython, '/srv/root/work/long.py']);
+    const nb = editedBody(submitBodyFrom({ ...edit.values, path: 'a.ipynb', args: '' }, '/srv/root'), edit.carried);
+    expect(nb.command).toBeUndefined();
+    expect(nb.notebook).toBe('/srv/root/a.ipynb');
+    // a bare `python` (a hub's job Python by its name) is not carried: the form's script runs with the job Python
+    const bare = jobEdit(slowq({ script: null, command: ['python3', '/srv/root/work/short.py'], env: {} }), '/srv/root');
+    expect(bare.values.path).toBe('work/short.py');
+    expect(bare.carried.command).toBeUndefined();
+    expect(editedBody(submitBodyFrom(bare.values, '/srv/root'), bare.carried).script).toBe('/srv/root/work/short.py');
+    // any other program stays a program
+    const other2 = jobEdit(slowq({ script: null, command: ['/usr/bin/bash', 'run.sh'], env: {} }), '/srv/root');
+    expect(other2.values.path).toBe('/usr/bin/bash');
+    expect(other2.values.args).toBe('run.sh');
+  });
+});

@@ -171,12 +171,19 @@ export interface IJobEdit {
   /** The job it was made from. */
   from: { id: string; name: string };
   values: ISubmitValues;
-  /** The request's other fields, sent as they were (every field of {@link RESUBMIT_COPIED} the form has none for). */
+  /**
+   * The request's other fields, sent as they were (every field of {@link RESUBMIT_COPIED} the form has none for);
+   * `command` here is only the interpreter of a `python script.py` job (`[".../bin/python"]`), put before the
+   * form's script by {@link editedBody}.
+   */
   carried: Partial<SubmitRequest>;
   /** `carried` in words, for the note under the form ("env BATCH, SEED", "working dir /home/ana/x"); never env values. */
   carriedWords: string[];
   focus: EditFocus | null;
 }
+
+/** A Python interpreter's file name (`python`, `python3`, `python3.11`), as the CLI's `_PYTHON` reads one. */
+const PYTHON_WORD = /^python(3(\.\d+)?)?$/;
 
 /** The request fields the form's own fields say (the rest of a job's request is carried). */
 const FORM_FIELDS: readonly (keyof SubmitRequest)[] = ['name', 'priority', 'team', 'gpus', 'cpu_millis', 'memory_mib', 'time_limit_s', 'script', 'notebook', 'command', 'args', 'parameters'];
@@ -191,7 +198,18 @@ export function jobEdit(job: Job, serverRoot = '', defaultTeam = '', focus: Edit
   const full = resubmitBody(job);
   const root = serverRoot.replace(/\/+$/, '');
   const shown = (path: string): string => (root && path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path);
-  const command = full.command ?? [];
+  let command = full.command ?? [];
+  // `<a python> <script.py> args…` (the CLI's `submit -- python short.py`): the script goes in "Script or notebook"
+  // and the rest in Arguments, as the form takes them (newuser35 n9: the interpreter stood in the Script field). Its
+  // interpreter, when a path, is carried as `command: [it]` (editedBody runs the script with it) and said: the panel
+  // cannot tell it from the job Python the server would use, so it is kept; a bare `python` is the job Python's name.
+  let interpreter = '';
+  if (!full.script && !full.notebook && command.length >= 2 && PYTHON_WORD.test(command[0].split('/').pop() ?? '')
+      && command[1].endsWith('.py') && !command[1].startsWith('-')) {
+    interpreter = command[0].includes('/') ? command[0] : '';
+    const script = command[1].startsWith('/') || !full.working_dir ? command[1] : `${full.working_dir.replace(/\/+$/, '')}/${command[1].replace(/^\.\//, '')}`;
+    command = [script, ...command.slice(2)];
+  }
   const program = full.script ?? full.notebook ?? command[0] ?? '';
   const words = full.script ? (full.args ?? []) : full.notebook ? [] : command.slice(1);
   const r = resourcesOf(job);
@@ -214,12 +232,18 @@ export function jobEdit(job: Job, serverRoot = '', defaultTeam = '', focus: Edit
       (carried as Record<string, unknown>)[key] = value;
     }
   }
+  if (interpreter) {
+    carried.command = [interpreter];
+  }
   if (carried.groups) {
     // a gang of worker groups: its gpus, cpu and memory are its groups' own (the form's GPUs field says the total)
     values.cpu = '';
     values.memory = '';
   }
   const said: string[] = [];
+  if (interpreter) {
+    said.push(`interpreter ${shown(interpreter)}`);
+  }
   if (carried.env && Object.keys(carried.env).length) {
     said.push(`env ${Object.keys(carried.env).join(', ')}`);
   }
@@ -270,6 +294,18 @@ export function editedBody(fromForm: SubmitRequest, carried: Partial<SubmitReque
   const body: SubmitRequest = { ...carried, ...fromForm };
   if (carried.working_dir) {
     body.working_dir = carried.working_dir;
+  }
+  if (carried.command) {
+    // the interpreter a `python script.py` job ran its script with (jobEdit): the form's script and arguments after
+    // it; the form's notebook or program goes as the form says
+    delete body.command;
+    if (fromForm.script) {
+      body.command = [...carried.command, fromForm.script, ...(fromForm.args ?? [])];
+      delete body.script;
+      delete body.args;
+    } else if (fromForm.command) {
+      body.command = fromForm.command;
+    }
   }
   if (carried.groups) {
     delete body.gpus;
