@@ -48,6 +48,7 @@ from .teams_web import RENAME_ROUTES
 from .update_web import UpdatesJob
 from .usage_web import QuotaWhatIfHandler, UsageHandler, UsageReportHandler, UsageWasteHandler
 from .web import SchedHandler
+from .zones_web import ZoneLabelsHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
 
@@ -458,6 +459,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("nodes/(?P<node>[^/]+)/uncordon", UncordonNodeHandler),
     ("idle-policy", IdlePolicyHandler),
     ("profiles", ProfilesHandler),
+    ("zone-labels", ZoneLabelsHandler),  # the names of the panel's zone (newuser35 n12; zones_web)
     ("events", EventsHandler),
     ("telemetry", TelemetryHandler),
     ("telemetry/history", TelemetryHistoryHandler),

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "unknown_zone", "zone_meant", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "unknown_zone", "zone_meant", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label", "zone_labels", "ZONE_LABELS_SPAN_DAYS"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -355,6 +355,26 @@ def zone_label(when: datetime, zone: str | None = None) -> str:
         return "UTC"
     hours, rest = divmod(abs(minutes), 60)
     return f"UTC{'+' if minutes > 0 else '-'}{hours}{f':{rest:02d}' if rest else ''}"
+
+
+ZONE_LABELS_SPAN_DAYS = 400
+"""How far either side of now :func:`zone_labels` reads a zone (a year and a month: both of a DST zone's names)."""
+
+
+def zone_labels(zone: str, now: datetime) -> dict[int, str]:
+    """``zone``'s :func:`zone_label` for each UTC offset it has within :data:`ZONE_LABELS_SPAN_DAYS` of ``now``,
+    by offset in minutes: ``{60: "CET", 120: "CEST"}`` for Europe/Berlin. What the panel names its own clocks'
+    zone with (``GET zone-labels``; newuser35 n12: the panel said ``03:00 UTC+1`` where the CLI said
+    ``03:00 CET``). One read a day (a zone changes its offset at most a few times a year); a day's first
+    change wins where two offsets share a name. ``zone``: a name :func:`iana_zone` takes (else UTC)."""
+    tz = iana_zone(zone) or timezone.utc
+    start = (now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now).astimezone(timezone.utc)
+    labels: dict[int, str] = {}
+    for day in range(-ZONE_LABELS_SPAN_DAYS, ZONE_LABELS_SPAN_DAYS + 1):
+        when = (start + timedelta(days=day)).astimezone(tz)
+        offset = when.utcoffset()
+        labels.setdefault(round(offset.total_seconds() / 60) if offset is not None else 0, zone_label(when))
+    return labels
 
 
 def clock_pair(first: datetime, second: datetime, now: datetime | None) -> tuple[str, str]:

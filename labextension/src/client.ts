@@ -61,6 +61,7 @@ export const ROUTES = {
   getIdlePolicy: { method: 'get', path: '/idle-policy' },
   setIdlePolicy: { method: 'put', path: '/idle-policy' },
   listProfiles: { method: 'get', path: '/profiles' },
+  getZoneLabels: { method: 'get', path: '/zone-labels' },
   streamEvents: { method: 'get', path: '/events' },
   getTelemetry: { method: 'get', path: '/telemetry' },
   getTelemetryHistory: { method: 'get', path: '/telemetry/history' },
@@ -492,6 +493,11 @@ export class SchedClient {
 
   profiles(): Promise<Answer<'listProfiles'>> {
     return this.request('listProfiles');
+  }
+
+  /** The names of `zone`'s UTC offsets (`CET`, `CEST`), as the CLI names a clock's zone (newuser35 n12). */
+  zoneLabels(zone: string): Promise<Answer<'getZoneLabels'>> {
+    return this.request('getZoneLabels', { query: { zone } });
   }
 
   telemetry(params: QueryParams<'getTelemetry'> = {}): Promise<Answer<'getTelemetry'>> {

@@ -386,9 +386,39 @@ function browserZone(): string {
   }
 }
 
+/**
+ * The names of {@link displayZone}'s offsets by minutes east of UTC (`60` → `CET`), as the server's tz database has
+ * them (`GET zone-labels`, the model asks once): the panel's clocks name their zone as the CLI and the magics do
+ * (newuser35 n12: `03:00 UTC+1` here, `03:00 CET` there). Null until the server answered: `UTC+1` ({@link zoneText}).
+ */
+let zoneNames: Map<number, string> | null = null;
+
+/** Name `zone`'s offsets by `labels` (the server's `GET zone-labels`); ignored unless it is the display zone. */
+export function setZoneLabels(zone: string, labels: readonly { offset_minutes: number; label: string }[]): void {
+  if (zone === displayZone) {
+    zoneNames = new Map(labels.map(l => [l.offset_minutes, l.label]));
+  }
+}
+
+/** Minutes east of UTC of `timeZone` at `at` (null: a zone this browser does not know). */
+function offsetMinutes(at: Date, timeZone: string): number | null {
+  try {
+    const offset = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
+    const parts = /^GMT([+\-\u2212])(\d{2}):(\d{2})$/.exec(offset);
+    if (!parts) {
+      return 0; // "GMT": no offset
+    }
+    return (parts[1] === '+' ? 1 : -1) * (Number(parts[2]) * 60 + Number(parts[3]));
+  } catch {
+    return null;
+  }
+}
+
 /** Say the panel's clocks in `zone` (an IANA name; tests pin it); returns the zone used before. An unknown zone: UTC. */
 export function setDisplayZone(zone: string): string {
   const before = displayZone;
+  zoneNames = null;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     displayZone = zone;
@@ -408,8 +438,10 @@ const localParts = new Map<string, Intl.DateTimeFormat>();
 
 /** `at` on the wall clock of {@link displayZone}: its fields, and the zone's label there (`UTC`, `UTC+1`, `UTC+5:30`). */
 function wallClock(at: Date): { year: number; month: number; day: number; hour: number; minute: number; second: number; zone: string } {
-  const zone = zoneText(null, at, displayZone) || 'UTC';
-  if (zone === 'UTC') {
+  const offset = zoneNames ? offsetMinutes(at, displayZone) : null;
+  const named = offset === null ? undefined : zoneNames?.get(offset);
+  const zone = named ?? (zoneText(null, at, displayZone) || 'UTC');
+  if (offset === 0 || zone === 'UTC') {
     return { year: at.getUTCFullYear(), month: at.getUTCMonth(), day: at.getUTCDate(), hour: at.getUTCHours(), minute: at.getUTCMinutes(), second: at.getUTCSeconds(), zone };
   }
   let format = localParts.get(displayZone);

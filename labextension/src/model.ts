@@ -14,7 +14,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, type SchedClient, schedulerNotAnsweringText, ServerExtensionMissingError, serverWide } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
-import { queuePosition, stoppingText, workName } from './format';
+import { getDisplayZone, queuePosition, setZoneLabels, stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
 import {
   ACTIVE_STATES,
@@ -298,6 +298,22 @@ export class SchedModel implements ISchedModel {
     return this.starting;
   }
 
+  /**
+   * The names of the panel's zone's offsets (`CET`, `CEST`), asked once: its clocks then name their zone as the CLI
+   * does (newuser35 n12). A server without the route, or a refusal, leaves `UTC+1`: nothing said, nothing retried.
+   */
+  private async loadZoneLabels(): Promise<void> {
+    const zone = getDisplayZone();
+    try {
+      const answer = await this.client.zoneLabels(zone);
+      if (!this._disposed) {
+        setZoneLabels(zone, answer.labels); // said from the views' next render (their clocks tick with them)
+      }
+    } catch {
+      // an older server (404) or one that cannot answer now: the offsets' own names stand
+    }
+  }
+
   private async doStart(): Promise<void> {
     this.setStatus('loading');
     try {
@@ -313,6 +329,7 @@ export class SchedModel implements ISchedModel {
     }
     this.setStatus('ready');
     this.quotasChanged.emit();
+    void this.loadZoneLabels();
     this.stream = new EventStream({
       transport: this.client.transport,
       onEvent: event => this.onEvent(event),

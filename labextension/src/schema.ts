@@ -720,6 +720,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/zone-labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The names of a time zone's UTC offsets (CET, CEST), as the CLI and the magics name a clock's zone. */
+        get: operations["getZoneLabels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/eta-accuracy": {
         parameters: {
             query?: never;
@@ -1597,6 +1614,15 @@ export interface components {
             jobs: components["schemas"]["WasteRow"][];
             users: components["schemas"]["WasteRow"][];
             unattributed: components["schemas"]["UnattributedGpu"][];
+        };
+        /**
+         * @description The zone's offsets within about a year of now, each with its name (newuser35 n12: the panel said
+         *     ``UTC+1`` where the CLI and the magics said ``CET``; :func:`jupyter_sched.model.units.zone_labels`).
+         */
+        GetZoneLabelsResponse: {
+            zone: string;
+            /** @description one per offset the zone has within 400 days of now */
+            labels: components["schemas"]["ZoneLabel"][];
         };
         /** @description One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present. */
         Gpu: {
@@ -3494,6 +3520,13 @@ export interface components {
             /** @example 65536 */
             memory_mib?: (number | string) | null;
         };
+        /** @description One UTC offset of a zone and its name (``60``: ``CET``). */
+        ZoneLabel: {
+            /** @description minutes east of UTC */
+            offset_minutes: number;
+            /** @description the tz database's letters (CET, EST, IST), else UTC+4 / UTC-3:30 */
+            label: string;
+        };
     };
     responses: {
         /** @description Error (400 bad input, 403 forbidden, 404 not found, 409 conflict, 422 never fits, 5xx server) */
@@ -4880,6 +4913,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenExecutedNotebookResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getZoneLabels: {
+        parameters: {
+            query: {
+                /** @description an IANA time zone name (the browser's own, e.g. Europe/Berlin) */
+                zone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetZoneLabelsResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -128,6 +128,11 @@ async def test_live_responses_conform_to_the_documented_models(sched_app: Any, a
     await check("get", "queue")
     await check("get", "telemetry")
     await check("get", "telemetry", params={"gpu": "GPU-none"})
+    # newuser35 n12: the panel's zone named as the CLI names it; a name that is no zone is refused naming the field
+    berlin = await check("get", "zone-labels", params={"zone": "Europe/Berlin"})
+    assert {(z["offset_minutes"], z["label"]) for z in berlin["labels"]} == {(60, "CET"), (120, "CEST")}, berlin
+    bad = await check("get", "zone-labels", params={"zone": "Europe/Berln"})
+    assert bad["error"]["field"] == "zone" and "did you mean 'Europe/Berlin'?" in bad["error"]["message"], bad
 
     async def granted() -> bool:
         _, current = await api("GET", f"leases/{lease['id']}")

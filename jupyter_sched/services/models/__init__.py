@@ -65,7 +65,16 @@ from .quotas import (
     SetQuotasRequest,
     TeamPolicyLine,
 )
-from .system import EngineStatus, GetConfigResponse, GetInventoryResponse, Gpu, Node
+from .system import (
+    EngineStatus,
+    GetConfigResponse,
+    GetInventoryResponse,
+    GetZoneLabelsRequest,
+    GetZoneLabelsResponse,
+    Gpu,
+    Node,
+    ZoneLabel,
+)
 from .telemetry import (
     GetIdlePolicyResponse,
     GetIdleResponse,
@@ -98,6 +107,9 @@ __all__ = [
     "GetEtaAccuracyRequest",
     "GetEtaAccuracyResponse",
     "GetConfigResponse",
+    "GetZoneLabelsRequest",
+    "GetZoneLabelsResponse",
+    "ZoneLabel",
     "GetIdlePolicyResponse",
     "GetIdleResponse",
     "GetInventoryResponse",

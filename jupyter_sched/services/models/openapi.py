@@ -80,6 +80,7 @@ OPERATIONS = [
     Operation("/idle-policy", "get", telemetry.GetIdlePolicyResponse),
     Operation("/idle-policy", "put", telemetry.GetIdlePolicyResponse, body=telemetry.SetIdlePolicyRequest),
     Operation("/profiles", "get", quotas.ListProfilesResponse),
+    Operation("/zone-labels", "get", system.GetZoneLabelsResponse, query=system.GetZoneLabelsRequest),
     Operation("/telemetry", "get", telemetry.GetTelemetryResponse, query=telemetry.GetTelemetryRequest),
     Operation("/telemetry/history", "get", telemetry.GetTelemetryHistoryResponse,
               query=telemetry.GetTelemetryHistoryRequest),

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import CodecView, ResponseModel
+from .base import CodecView, QueryModel, ResponseModel
 from .jobs import JobKindName
 from .nodes import NodeCordon
 
@@ -169,3 +169,25 @@ class EngineStatus(ResponseModel):
     leader_expires_at: str | None
     store: str
     schema_version: int
+
+
+class GetZoneLabelsRequest(QueryModel):
+    """``GET zone-labels?zone=``: the names of a time zone's offsets, as every surface names a clock's zone."""
+
+    zone: str = Field(min_length=1, max_length=255, description="an IANA time zone name (the browser's own, e.g. "
+                                                                 "Europe/Berlin)")
+
+
+class ZoneLabel(ResponseModel):
+    """One UTC offset of a zone and its name (``60``: ``CET``)."""
+
+    offset_minutes: int = Field(description="minutes east of UTC")
+    label: str = Field(description="the tz database's letters (CET, EST, IST), else UTC+4 / UTC-3:30")
+
+
+class GetZoneLabelsResponse(ResponseModel):
+    """The zone's offsets within about a year of now, each with its name (newuser35 n12: the panel said
+    ``UTC+1`` where the CLI and the magics said ``CET``; :func:`jupyter_sched.model.units.zone_labels`)."""
+
+    zone: str
+    labels: list[ZoneLabel] = Field(description="one per offset the zone has within 400 days of now")

@@ -84,6 +84,8 @@ MATRIX = [
     Row("idle-policy", "PUT", DENIED, DENIED, OK, body={"default": {"threshold_pct": 5}},
         why="the idle policy is an admin's setting (audited)"),
     Row("profiles", "GET", OK, OK, OK),
+    Row("zone-labels", "GET", OK, OK, OK, params={"zone": "Europe/Berlin"},
+        why="the names of a time zone's offsets (newuser35 n12): no one's data"),
     Row("events", "GET", OK, OK, OK),
     Row("telemetry", "GET", OK, OK, OK),
     Row("telemetry", "GET", DENIED, OK, OK, params={"job": "{job_id}"}, why="another user's job telemetry"),
