@@ -84,6 +84,10 @@ SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "
                         "hold", "release", "update", "top", "dryrun", "profiles", "usage", "define")  # define: jupyter_sched.magics.define
 
 
+_PLAIN_WORD = re.compile(r"[\w./=:+-]+")
+"""A typed word said as it is in a refusal; any other is quoted (its own punctuation would read as ours)."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises ValidationError (one line, naming the argument) instead of exiting."""
 
@@ -110,7 +114,9 @@ class _Parser(argparse.ArgumentParser):
             raise ValidationError(message[len("argument "):], field=field, hint=f"see {self.magic}? for usage")
         elif message.startswith("unrecognized arguments:"):
             field = message.split(":", 1)[1].split()[0]
-            message = f"unknown argument {field}"
+            # a word with its own punctuation is quoted (newuser35 n8: "unknown argument (the. See …", a pasted
+            # "j-… (the newest)"); a plain one reads as typed
+            message = f"unknown argument {field if _PLAIN_WORD.fullmatch(field) else repr(field)}"
             if field in ("--help", "-h"):  # a common reflex: answer with the usage (new user 4)
                 raise ValidationError(f"{self.format_usage().strip()}", field=field,
                                       hint=f"{self.magic}? shows the whole help")

@@ -52,3 +52,18 @@ def test_newuser35_n5_a_job_python_behind_a_link_names_the_private_folder_of_its
     target.chmod(0o750)
     assert why_others_cannot_run(str(target)) == f"{target} is not readable and executable by others (mode 0750)"
     assert why_others_cannot_run("/bin/sh") is None
+
+
+def test_newuser35_n8_a_pasted_word_with_its_own_punctuation_is_quoted_in_the_refusal() -> None:
+    """``%schedule wait j-… (the newest)`` (pasted with the CLI's own comment) said ``unknown argument (the. See …``."""
+    import pytest
+
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.magics.parsing import parse_schedule_line
+
+    with pytest.raises(ValidationError) as pasted:
+        parse_schedule_line("wait j-1m971a8en-hqb827 (the newest)")
+    assert str(pasted.value).startswith("%schedule wait: unknown argument '(the' "), pasted.value
+    with pytest.raises(ValidationError) as flag:  # a plain word reads as typed
+        parse_schedule_line("jobs -f")
+    assert str(flag.value).startswith("%schedule jobs: unknown argument -f "), flag.value
