@@ -132,6 +132,7 @@ from .install_check import InstallWatch
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .log_budget import LogBudget
+from .log_tail import open_log
 from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
@@ -441,14 +442,7 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
 def read_log_sized(path: Path, offset: int, limit: int, *, owner_uid: int | None = None) -> tuple[str, int, int]:
     """:func:`read_log`, and the file's size in bytes at the read: ``(text, next_offset, size)`` (a
     reader of a long log starts near its end — newuser26 N7). Raises as :func:`read_log`."""
-    try:
-        fd = open_untrusted(path, owner_uid=owner_uid)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        log.warning("refusing to show %s: %s", path, exc)
-        raise NotFoundError("this job's output cannot be shown", field="job_id",
-                            hint="its log file was replaced; the job's owner can read it directly") from None
+    fd = open_log(path, owner_uid=owner_uid)
     offset = max(0, offset)
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import NotFoundError, ValidationError
 from .safeopen import open_untrusted
 
-__all__ = ["TAIL_SLICE", "LogTail", "read_log_tail", "tail_start"]
+__all__ = ["TAIL_SLICE", "LogTail", "open_log", "read_log_tail", "tail_start"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,24 @@ class LogTail:
     bound this module keeps."""
 
 
+def open_log(path: Path, *, owner_uid: int | None = None) -> int:
+    """A descriptor of the job log ``path`` to read (:func:`~.safeopen.open_untrusted`: no symlink, a regular file,
+    ``owner_uid``'s when given), the caller closing it.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        NotFoundError: the file is refused (logged, never shown).
+    """
+    try:
+        return open_untrusted(path, owner_uid=owner_uid)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        log.warning("refusing to show %s: %s", path, exc)
+        raise NotFoundError("this job's output cannot be shown", field="job_id",
+                            hint="its log file was replaced; the job's owner can read it directly") from None
+
+
 def read_log_tail(path: Path, lines: int, limit: int, *, owner_uid: int | None = None) -> LogTail:
     """The last ``lines`` lines of ``path`` (at most ``limit`` bytes), opened as
     :func:`~.local.read_log` opens a log (no symlink, a regular file, ``owner_uid``'s when given).
@@ -55,14 +73,7 @@ def read_log_tail(path: Path, lines: int, limit: int, *, owner_uid: int | None =
         NotFoundError: the file is refused (logged, never shown).
         ValidationError: the file system refused a read (field ``tail``).
     """
-    try:
-        fd = open_untrusted(path, owner_uid=owner_uid)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        log.warning("refusing to show %s: %s", path, exc)
-        raise NotFoundError("this job's output cannot be shown", field="job_id",
-                            hint="its log file was replaced; the job's owner can read it directly") from None
+    fd = open_log(path, owner_uid=owner_uid)
     try:
         for _ in range(_TRIES - 1):
             if (found := _tail(fd, lines, max(1, limit))) is not None:
