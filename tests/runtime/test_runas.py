@@ -284,7 +284,8 @@ def test_cancel_leaves_no_setsid_child_holding_the_gpu_as_the_owner(accounts: li
 
 LEAVES_DAEMON = """
 daemon = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                           "time.sleep(600)"], start_new_session=True)
+                           "print('ready', flush=True); time.sleep(600)"], start_new_session=True, stdout=subprocess.PIPE)
+daemon.stdout.readline()  # it ignores SIGTERM from now on: a SIGTERM before its handler was set ended it (a race)
 print(json.dumps({"daemon": daemon.pid}), flush=True)
 """
 
