@@ -16,6 +16,7 @@ caller of this function could take one, by drawing the same number in the same s
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from pathlib import Path
@@ -34,12 +35,26 @@ def _ephemeral() -> range:
     return range(low, high + 1)
 
 
+def _own_share() -> range:
+    """This test process's share of :data:`LOW`-:data:`HIGH`: under pytest-xdist each worker draws from its own
+    slice, so two workers never pick the same port in the same seconds (session 35, run B: a hub's proxy API port
+    and another worker's listening test drew 31265 within a second — a hub that never started and a test that
+    saw a connection it did not expect). The whole range outside xdist."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not (worker.startswith("gw") and worker[2:].isdigit() and count.isdigit() and int(count) > 1):
+        return range(LOW, HIGH + 1)
+    size = (HIGH - LOW + 1) // int(count)
+    start = LOW + (int(worker[2:]) % int(count)) * size
+    return range(start, start + size)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on or holds now, outside the ephemeral range (the kernel's
-    own pick when that range covers all of :data:`LOW`-:data:`HIGH`)."""
+    own pick when that range covers all of :data:`LOW`-:data:`HIGH`), from this worker's share (:func:`_own_share`)."""
     ephemeral = _ephemeral()
+    share = _own_share()
     for _ in range(200):
-        port = random.randint(LOW, HIGH)
+        port = random.choice(share)
         if port in ephemeral:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -11,6 +11,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -337,3 +339,18 @@ def test_s32_speed_a_run_writes_each_test_files_seconds_worker_and_span(tmp_path
         "tests/x.py": ("gw0", 3.5), "tests/y.py": ("gw1", 0.25)}
     script = (ROOT / "scripts" / "test-all").read_text(encoding="utf-8")
     assert "export JUPYTER_SCHED_FILE_SECONDS=${JUPYTER_SCHED_FILE_SECONDS:-$STAGE_LOGS/file-seconds.json}" in script
+
+
+def test_s35_run_b_xdist_workers_draw_free_ports_from_disjoint_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run B (session 35): two workers drew port 31265 within a second — a hub's proxy API port and another test's
+    listener — and a hub never started (8 errors) while the other test saw a connection it did not expect."""
+    from tests import ports
+
+    shares = []
+    for worker in range(3):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{worker}")
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "3")
+        shares.append(set(ports._own_share()))
+        assert ports.free_port() in shares[-1]
+    assert not (shares[0] & shares[1] or shares[0] & shares[2] or shares[1] & shares[2])
+    assert all(len(share) >= 4000 for share in shares)
