@@ -17,6 +17,14 @@ hub spawns on this host gets one group ``<devices>/jupyter_sched/servers/u<uid>`
   account's granted kernel leases, and denies them again at release, expiry or preemption unless
   another live lease of that account holds the GPU.
 
+A service writes only the groups of the accounts it manages: those its leases name now, and those it
+opened before — kept in its record (``<log_dir>/.state/.server-fence.json``, written before a group is
+opened, so a restarted service, even after ``kill -9``, closes the groups of leases that ended while
+it was down). Another service on the same host (a second hub, a staging one) never closes a group
+it did not open: until session 36 each service's pass wrote every ``u<uid>`` group it found, and a
+service that started while amy held a lease of another wrote "every GPU denied" into her group
+until her own service's next pass said her lease again.
+
 Each account's server also sits in a pids group ``<pids>/jupyter_sched/servers/u<uid>`` with a ``pids.max``
 (:func:`server_tasks_enter_fn`; red32 R4: jobs' tasks were capped per job and per account, but a fork loop in a
 notebook cell or a terminal could take every pid of the host — then the service forks no job's wrapper and
@@ -38,9 +46,11 @@ import secrets
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from .. import untrusted_json
 from ..safefd import open_fd
 from .limits import _SUBTREE, _allow_gpus, _allow_only, _deny_gpus
 from .tracking import CGROUP_ROOT
+from .wrapper import write_json_atomic
 
 __all__ = ["NOT_FENCED", "SERVERS_FENCED", "ServerFence", "server_fence_problem", "server_tasks_enter_fn"]
 
@@ -70,11 +80,20 @@ class ServerFence:
 
     Args:
         root: the cgroup mount point.
+        record: the file that keeps which accounts' groups this service opened (the central service's
+            ``<log_dir>/.state/.server-fence.json``; module docstring). None: kept in memory only, so a
+            restart forgets them (tests of one process).
+        adopt_without_record: where ``record`` does not exist yet, manage every group of the host on the first
+            pass (a service that ran before records were kept may have opened any); False: none but those
+            its leases name (a service that never ran here opened none).
     """
 
-    def __init__(self, root: Path = CGROUP_ROOT) -> None:
+    def __init__(self, root: Path = CGROUP_ROOT, record: Path | None = None, *,
+                 adopt_without_record: bool = False) -> None:
         self.base = root / "devices" / _SUBTREE / "servers"
+        self.record = record
         self._allowed: dict[int, frozenset[int]] = {}
+        self._opened: frozenset[int] = self._read_record(adopt_without_record)
 
     def group(self, uid: int) -> Path:
         """The group of account ``uid`` (made or not)."""
@@ -113,14 +132,24 @@ class ServerFence:
         return _entering(self.ensure(uid))
 
     def sync(self, leased: Mapping[int, Iterable[int]]) -> None:
-        """Make each account's group allow exactly the GPU minors of its granted kernel leases
-        (``leased[uid]``; an account that is not there: none). Only a change is written in full; a
-        held minor is said again each pass, as a group made again at a spawn starts closed."""
+        """Make the group of each account this service manages allow exactly the GPU minors of its
+        granted kernel leases (``leased[uid]``; an account that is not there: none). Managed: the
+        accounts ``leased`` names and those this service opened before (its record); another
+        service's groups are never written. Only a change is written in full; a held minor is said
+        again each pass, as a group made again at a spawn starts closed.
+
+        An account is written into the record before its group is opened; where the record cannot
+        be written, no group is opened this pass (logged) — never an open group the record misses."""
+        want_of = {int(uid): frozenset(minors) for uid, minors in leased.items()}
         existing: set[int] = set()
         with contextlib.suppress(OSError):
             existing = {int(p.name[1:]) for p in self.base.glob("u[0-9]*") if p.name[1:].isdigit()}
-        for uid in sorted(existing):
-            want = frozenset(leased.get(uid, ()))
+        opening = {uid for uid, minors in want_of.items() if minors and uid in existing}
+        if not opening <= self._opened and not self._write_record(self._opened | opening):
+            for uid in opening - self._opened:  # fail closed: no group opened that the record misses
+                want_of[uid] = frozenset()
+        for uid in sorted(existing & (set(want_of) | set(self._allowed) | self._opened)):
+            want = want_of.get(uid, frozenset())
             try:
                 if self._allowed.get(uid) != want:
                     _allow_only(self.group(uid), set(want))
@@ -134,6 +163,44 @@ class ServerFence:
                 log.warning("user servers of uid %d: the GPUs they may open were not changed (%s)", uid, exc)
         for uid in set(self._allowed) - existing:
             del self._allowed[uid]
+        # closed for sure (written closed, or its group gone: made again closed at a spawn): out of the record
+        still_open = {uid for uid in self._opened if uid in existing and self._allowed.get(uid) != frozenset()}
+        if still_open != self._opened:
+            self._write_record(still_open)
+
+    def _read_record(self, adopt_without_record: bool) -> frozenset[int]:
+        if self.record is None:
+            return frozenset()
+        try:
+            data = untrusted_json.loads(self.record.read_bytes())
+            opened = data.get("opened") if isinstance(data, dict) else None
+            if isinstance(opened, list) and all(isinstance(uid, int) and not isinstance(uid, bool) for uid in opened):
+                return frozenset(opened)
+            why = "no list of uids under 'opened'"
+        except FileNotFoundError:
+            if not adopt_without_record:
+                return frozenset()
+            why = "not there yet, and this service ran here before"
+        except (OSError, ValueError) as exc:
+            why = str(exc)
+        # which groups this service opened is unknown: it manages every one once, so none stays open unleased
+        log.warning("user servers' fence record %s: %s; every account's group is closed unless its lease holds a "
+                    "GPU", self.record, why)
+        with contextlib.suppress(OSError):
+            return frozenset(int(p.name[1:]) for p in self.base.glob("u[0-9]*") if p.name[1:].isdigit())
+        return frozenset()
+
+    def _write_record(self, opened: set[int] | frozenset[int]) -> bool:
+        """Keep ``opened`` as the accounts whose groups may be open (True: kept)."""
+        if self.record is not None:
+            try:
+                write_json_atomic(self.record, {"opened": sorted(opened)})
+            except OSError as exc:
+                log.warning("user servers' fence record %s not written (%s): no group is opened this pass",
+                            self.record, exc)
+                return False
+        self._opened = frozenset(opened)
+        return True
 
 
 def server_tasks_enter_fn(uid: int, pids_max: int, root: Path = CGROUP_ROOT) -> Callable[[], None] | None:

@@ -453,7 +453,11 @@ class HubSchedApp(SchedApp):
         this host can fence them at all."""
         problem = server_fence_problem()
         if problem is None and executor.limits is not None and executor.limits.fences_gpus:
-            executor.servers = ServerFence()
+            record = executor.dirs.state / ".server-fence.json"
+            # a log_dir with job records but no fence record: a service from before the record (session 36) ran
+            # here and may have left any group open, so the first pass manages them all; a fresh one opened none
+            ran_before = any(p.name != record.name for p in executor.dirs.state.iterdir())
+            executor.servers = ServerFence(record=record, adopt_without_record=ran_before)
             self._say_spawner = True  # whether this hub's spawner fences them: asked of the hub at start (new user 22)
         else:
             self.log.warning("jupyter_sched: %s: %s; any hub user's notebook server or kernel on this host can open "

@@ -106,7 +106,9 @@ def _fenced_servers(tmp_path: Path, uids: tuple[int, int]) -> None:
     script.write_text(PROBE)
     script.chmod(0o644)
     devices = _devices(tmp_path / "dev", range(3))
-    fence = ServerFence()
+    record = tmp_path / "state" / ".server-fence.json"
+    record.parent.mkdir(mode=0o700)
+    fence = ServerFence(record=record)
     amy, eve = uids
     servers = {amy: _Server(fence, amy, script, devices), eve: _Server(fence, eve, script, devices)}
     denied = dict.fromkeys(("nvidia0", "nvidia1", "nvidia2"), "EPERM")
@@ -129,9 +131,12 @@ def _fenced_servers(tmp_path: Path, uids: tuple[int, int]) -> None:
         assert {k: servers[eve].probe()[k] for k in denied} == denied
         assert servers[amy].probe()["nvidia1"] == "ENXIO"
 
-        # a service restart (a new ServerFence knows nothing): its first pass writes every group in full
-        ServerFence().sync({})
+        # a service restart (kill -9: a new ServerFence with the same record): amy's lease ended while it was
+        # down, and its first pass closes her group, which its record says it opened
+        assert json.loads(record.read_text()) == {"opened": [amy]}
+        ServerFence(record=record).sync({})
         assert {k: servers[amy].probe()[k] for k in denied} == denied
+        assert json.loads(record.read_text()) == {"opened": []}
 
         # amy's server gone and its group removed; her next spawn makes it again, closed, and the next
         # pass says her held lease again (the first ServerFence still remembers having allowed it)
@@ -143,6 +148,70 @@ def _fenced_servers(tmp_path: Path, uids: tuple[int, int]) -> None:
         assert {k: servers[amy].probe()[k] for k in denied} == {**denied, "nvidia1": "ENXIO"}
     finally:
         for server in servers.values():
+            server.close()
+
+
+@needs_v1
+def test_s36_another_service_on_the_host_never_closes_a_group_it_did_not_open(uids: tuple[int, int]) -> None:
+    """Session 36 (CI and runs B, C: red16 R1's hub test saw amy's held GPU denied right after eve's release):
+    each hub service's pass wrote every account's group on the host, so a second service (another hub, or
+    another test's) that started while amy held a lease wrote "every GPU denied" into her group."""
+    with accounts.shared_dir("jsched-s36fence-") as folder:
+        script = folder / "probe.py"
+        script.write_text(PROBE)
+        script.chmod(0o644)
+        devices = _devices(folder / "dev", range(3))
+        for name in ("ours", "theirs", "upgraded"):
+            (folder / name).mkdir(mode=0o700)
+        ours = ServerFence(record=folder / "ours" / ".server-fence.json")
+        amy, eve = uids
+        servers = {amy: _Server(ours, amy, script, devices), eve: _Server(ours, eve, script, devices)}
+        try:
+            ours.sync({amy: {1}})
+            assert servers[amy].probe()["nvidia1"] == "ENXIO"
+            theirs = ServerFence(record=folder / "theirs" / ".server-fence.json")  # a second service starts
+            theirs.sync({})
+            theirs.sync({eve: {2}})  # ... and opens a group of its own accounts: the same host, its own leases
+            assert servers[amy].probe()["nvidia1"] == "ENXIO", "another service closed amy's held GPU"
+            assert servers[eve].probe()["nvidia2"] == "ENXIO"
+            theirs.sync({})
+            assert servers[eve].probe()["nvidia2"] == "EPERM"
+            assert servers[amy].probe()["nvidia1"] == "ENXIO"
+            # a service that ran before records were kept (its log_dir has job records, no fence record): its first
+            # pass closes every group it finds, as it may have opened any; a fresh service's first pass closes none
+            ServerFence(record=folder / "fresh" / ".server-fence.json").sync({})
+            assert servers[amy].probe()["nvidia1"] == "ENXIO"
+            ServerFence(record=folder / "upgraded" / ".server-fence.json", adopt_without_record=True).sync({})
+            assert servers[amy].probe()["nvidia1"] == "EPERM"
+        finally:
+            for server in servers.values():
+                server.close()
+
+
+@needs_v1
+def test_s36_an_unwritable_record_opens_no_group_and_an_unreadable_one_closes_them_all(uids: tuple[int, int]) -> None:
+    """The record is written before a group is opened: where it cannot be, the group stays closed (never open
+    and unrecorded, which a restart would leave open); where it is not JSON, every group is managed once."""
+    with accounts.shared_dir("jsched-s36record-") as folder:
+        script = folder / "probe.py"
+        script.write_text(PROBE)
+        script.chmod(0o644)
+        devices = _devices(folder / "dev", range(3))
+        amy = uids[0]
+        fence = ServerFence(record=folder / "no-such-folder" / ".server-fence.json")
+        server = _Server(fence, amy, script, devices)
+        try:
+            fence.sync({amy: {1}})
+            assert server.probe()["nvidia1"] == "EPERM"
+            (folder / "ok").mkdir(mode=0o700)
+            record = folder / "ok" / ".server-fence.json"
+            ServerFence(record=record).sync({amy: {1}})
+            assert server.probe()["nvidia1"] == "ENXIO"
+            record.write_text("{not json")
+            ServerFence(record=record).sync({})
+            assert server.probe()["nvidia1"] == "EPERM"
+            assert json.loads(record.read_text()) == {"opened": []}
+        finally:
             server.close()
 
 
