@@ -103,7 +103,8 @@ class StorageConfig(Configurable):
         365.0,
         config=True,
         help="""Default: 365. Days audit records (GET audit) are kept; older ones are pruned. 0 = keep
-        forever.""",
+        forever. An admin's end correction (end_corrected) is always kept: the usage it changed is never
+        pruned, and the metrics counter of what corrections took back is summed from these records.""",
     )
 
     retention_rollups_days = Float(

@@ -51,7 +51,9 @@ several servers in one test process coexist. Values are read from the service wh
   health: ``jupyter_sched_node_gpus{node,model,state}`` (:func:`_node_gpus`). ``model`` is a model of the
   inventory or of an admin's quota line, ``node`` a node of the inventory: no label is a string a user typed.
 - for an admin's scrape, or a token holding the metrics scope, only (:mod:`.metrics_accounting`):
-  the accounting — ``jupyter_sched_team_gpu_seconds_total{team,model}`` and the team budgets' standing.
+  the accounting — ``jupyter_sched_team_gpu_seconds_total{team,model}`` (never down: what an admin's end
+  correction took back is in ``jupyter_sched_team_gpu_seconds_corrected_total{team,model}``) and the team budgets'
+  standing.
 
 ``GET metrics`` is open to every user and each scrape reads every unfinished job, the inventory
 and the last admissions; sixteen concurrent scrapes by one user held the request threads that

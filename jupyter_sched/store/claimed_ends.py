@@ -27,12 +27,20 @@ service would have taken had the bound been in force (``suggested``: the claim k
 moves: caches read it again), its last attempt's usage intervals closed at it — deleted and written again, so every
 running sum over the usage table (the engine's fair-share and budget ledger, in any process sharing the store)
 notices a row behind its cursor and reads again — and one ``end_corrected`` audit record: who, the job, its owner,
-before → after, the GPU-hours before and after, and the reason. Fair share, budgets, usage reports and learnt
-runtimes read the end the store records, so they follow.
+before → after, the GPU-hours before and after (and the GPU-seconds taken back per GPU model), and the reason.
+Fair share, budgets, usage reports and learnt runtimes read the end the store records, so they follow.
+
+A correction that shortens a job takes GPU-seconds back, so the usage per team can go down; Prometheus reads a
+counter that goes down as a reset (``increase()`` then counts the whole total again). :func:`taken_back` sums what
+every correction took back per team and GPU model from the ``end_corrected`` records (which retention keeps: usage is
+never pruned either), so the ``GET metrics`` usage counter counts usage before corrections and a second counter
+what they took back (:mod:`jupyter_sched.extension.metrics_accounting`); both only grow (s36-edges).
 """
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -44,16 +52,18 @@ from ..model import JobKind, JobState
 from ..wording.claimed_ends import end_corrected_sentence, suspicion_sentence, utc_time
 from . import schema
 from .codec import JobRecord, parse_ts, ts
+from .retention import END_CORRECTED_ACTION as KEPT_ACTION
 from .store import StoreTx
 
 __all__ = ["CLAIM_MARK", "END_CORRECTED_ACTION", "EndCorrection", "SuspectEnd", "Suspicion", "correct_end",
-           "named_jobs", "planned_end", "same_end", "suspect_ends"]
+           "TAKEN_BACK_KEY", "named_jobs", "planned_end", "same_end", "suspect_ends", "taken_back"]
 
 CLAIM_MARK = "(while the server was down)"
 """What the message of a job settled from its own ``exit.json`` ends with (the local executor's unwatched settle)."""
 
-END_CORRECTED_ACTION = "end_corrected"
-"""Audit action of an admin's correction (details: ``before``, ``after``, ``reason``, GPU-hours before and after)."""
+END_CORRECTED_ACTION = KEPT_ACTION
+"""Audit action of an admin's correction (details: ``before``, ``after``, ``reason``, GPU-hours before and after,
+:data:`TAKEN_BACK_KEY`); retention keeps these records (:mod:`.retention`)."""
 
 ALIVE_ACTIONS = ("adopted", "ready", "not_ready", "time_limit", "stop_retry", "lease_outside_process")
 """Audit actions about a job that say its work was alive at that time."""
@@ -316,15 +326,20 @@ def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, 
     record = tx.get_job(job_id)
     job = record.job
     before, hours_before = look.finished_at, look.gpu_hours
+    seconds_before = _gpu_seconds_by_model(tx, job_id, until=now)  # what the usage counter had counted so far
     tx.update_job(_with_end(record, after))
     rows = _reclose_usage(tx, job_id, after)
     hours_after = _gpu_hours(tx, job_id)
+    seconds_after = _gpu_seconds_by_model(tx, job_id, until=now)
+    back = {model: round(seconds - seconds_after.get(model, 0.0), 6) for model, seconds in seconds_before.items()
+            if seconds > seconds_after.get(model, 0.0)}
     said = end_corrected_sentence(job_id=job_id, owner=job.spec.user, actor=actor, before=before, after=after,
                                   gpu_hours_before=hours_before, gpu_hours_after=hours_after, reason=text)
     tx.add_event(actor=actor, action=END_CORRECTED_ACTION, job_id=job_id, user=job.spec.user, message=said,
                  details={"owner": job.spec.user, "team": job.spec.team, "before": before.isoformat(),
                           "after": after.isoformat(), "reason": text, "gpu_hours_before": round(hours_before, 6),
                           "gpu_hours_after": round(hours_after, 6), "usage_rows": rows,
+                          TAKEN_BACK_KEY: back,
                           "why": [w.code for w in look.why]}, at=now)
     return EndCorrection(job_id=job_id, user=job.spec.user, before=before, after=after,
                          gpu_hours_before=hours_before, gpu_hours_after=hours_after, usage_rows=rows, text=said)
@@ -368,11 +383,71 @@ def _reclose_usage(tx: StoreTx, job_id: str, end: datetime) -> int:
 
 def _gpu_hours(tx: StoreTx, job_id: str) -> float:
     """GPU-hours the job's closed usage rows charge (share times length)."""
-    total = 0.0
+    return sum(_gpu_seconds_by_model(tx, job_id).values()) / 3600.0
+
+
+def _gpu_seconds_by_model(tx: StoreTx, job_id: str, *, until: datetime | None = None) -> dict[str, float]:
+    """GPU-seconds the job's closed usage rows charge (share times length), per GPU model; only up to ``until`` when
+    given (an end claimed in the future is charged as time passes: the usage counter counts up to its scrape)."""
+    out: defaultdict[str, float] = defaultdict(float)
     for iv in tx.usage_rows(job_ids=[job_id]):
         if iv.ended_at is not None:
-            total += iv.share * max(0.0, (iv.ended_at - iv.started_at).total_seconds())
-    return total / 3600.0
+            end = iv.ended_at if until is None else min(iv.ended_at, until)
+            out[iv.gpu_model] += iv.share * max(0.0, (end - iv.started_at).total_seconds())
+    return dict(out)
+
+
+TAKEN_BACK_KEY = "gpu_seconds_taken_back"
+"""Key of an ``end_corrected`` record's details: ``{gpu_model: GPU-seconds}`` the correction took back (only models
+whose usage, counted up to the correction, it lowered; empty when it raised or kept it)."""
+
+
+def taken_back(tx: StoreTx) -> dict[tuple[str, str], float]:
+    """GPU-seconds every admin's end correction took back, per ``(team, gpu_model)`` (module docstring): the sum,
+    over the ``end_corrected`` records, of what each lowered a model's usage by, as counted up to the correction (an
+    end claimed in the future had been charged only up to then). Never smaller later (retention keeps these records).
+    A record written before its details said this per model (:data:`TAKEN_BACK_KEY`) counts it from its ``before``,
+    ``after`` and time (:func:`_old_taken_back`); a record that does not decode is skipped. One statement along the
+    ``(action, id)`` index; corrections are an admin's hand work, so few."""
+    e = schema.events
+    out: defaultdict[tuple[str, str], float] = defaultdict(float)
+    for job_id, details, at in tx.conn.execute(sa.select(e.c.job_id, e.c.details, e.c.at)
+                                               .where(e.c.action == END_CORRECTED_ACTION).order_by(e.c.id)):
+        try:
+            said = json.loads(details or "{}")
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(said, dict) or not job_id:
+            continue
+        back = said.get(TAKEN_BACK_KEY)
+        if not isinstance(back, dict):
+            back = _old_taken_back(tx, str(job_id), said, _time(at))
+        team = said.get("team")
+        if not isinstance(team, str) or not team:
+            team = next((iv.team for iv in tx.usage_rows(job_ids=[str(job_id)])), "")
+        for model, seconds in back.items():
+            if isinstance(seconds, (int, float)) and seconds > 0:
+                out[(team, str(model))] += float(seconds)
+    return dict(out)
+
+
+def _old_taken_back(tx: StoreTx, job_id: str, said: dict[str, Any], at: datetime | None) -> dict[str, float]:
+    """What a record without :data:`TAKEN_BACK_KEY` took back, as the usage counter had counted it when the record was
+    written (``at``): the job's GPUs per model (its last attempt's shares) times how much earlier than ``at`` the end
+    became (none when it became later)."""
+    before, after = _time(said.get("before")), _time(said.get("after"))
+    if at is None or before is None or after is None:
+        return {}
+    seconds = (min(before, at) - min(after, at)).total_seconds()
+    if seconds <= 0:
+        return {}
+    last = tx.usage_rows(job_ids=[job_id])
+    attempt = max((iv.attempt for iv in last), default=None)
+    shares: defaultdict[str, float] = defaultdict(float)
+    for iv in last:
+        if iv.attempt == attempt:
+            shares[iv.gpu_model] += iv.share
+    return {model: share * seconds for model, share in shares.items()}
 
 
 def _reported_at(tx: StoreTx, job_id: str) -> datetime | None:

@@ -13,7 +13,9 @@ What is pruned, and what is kept so that no accounting report changes:
   Their ``usage`` intervals (the accounting: who held which GPU, when, at what share) are NOT
   pruned: usage reports, budgets, fair share and ``GET me`` read only those, so their totals stay
   the same; a definition's run whose job was pruned lists with ``job: null``.
-* **audit events** — ``events`` older than the cutoff (the audit log's horizon).
+* **audit events** — ``events`` older than the cutoff (the audit log's horizon), except an admin's end
+  corrections (``end_corrected``): they changed usage, which is kept, and the ``GET metrics`` counter of the
+  GPU-seconds they took back is summed from them (:func:`~.claimed_ends.taken_back`), so it never goes down.
 * **telemetry rollups** — ``gpu_rollups`` minutes older than the cutoff. Reports over months
   older than that keep their allocated GPU-hours but their utilization becomes "unknown"
   (``telemetry_coverage`` falls): the default keeps rollups longer than a year for that reason.
@@ -35,6 +37,9 @@ from ..errors import ValidationError
 from ..model import TERMINAL_STATES
 from . import schema
 from .codec import ts
+
+END_CORRECTED_ACTION = "end_corrected"
+"""The audit action retention keeps: an admin's end correction (:mod:`.claimed_ends`, which names it from here)."""
 
 __all__ = ["RetentionPolicy", "PruneReport", "prune"]
 
@@ -172,7 +177,9 @@ def prune(conn: sa.Connection, policy: RetentionPolicy, *, now: datetime) -> Pru
     if events_cut is not None:
         e = schema.events
         report.cutoffs["events"] = events_cut
-        report.events, more = _delete_batch(conn, e, e.c.id, e.c.at < events_cut, policy.batch, "events")
+        kept = e.c.action != END_CORRECTED_ACTION  # usage's corrections stay as long as usage (module docstring)
+        report.events, more = _delete_batch(conn, e, e.c.id, sa.and_(e.c.at < events_cut, kept), policy.batch,
+                                            "events")
         report.more |= more
     rollups_cut = _cutoff(now, policy.rollups_days)
     if rollups_cut is not None:

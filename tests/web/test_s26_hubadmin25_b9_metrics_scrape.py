@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from jupyter_sched.extension.metrics_accounting import METRICS_SCOPE
 
-from .conftest import BOSS_TOKEN, EVE_TOKEN, TokenPerUserIdentityProvider, server_config
+from .conftest import BOSS_TOKEN, EVE_TOKEN, TokenPerUserIdentityProvider, server_config, wait_for
 
 SCRAPER_TOKEN = "scraper-token-0000"
 
@@ -64,3 +64,59 @@ async def test_hubadmin25_b9_a_token_with_the_metrics_scope_reads_the_accounting
     assert "jupyter_sched_team_gpu_seconds" in names and "jupyter_sched_queue_length" in names, names
     status, _ = await api("GET", "usage/report", token=SCRAPER_TOKEN, params={"all": "true"})
     assert status == 403  # the scope reads the metrics, nothing an admin reads elsewhere
+
+
+async def test_s36_edges_usage_counter_never_goes_down_when_an_admin_corrects_an_end(sched_app: Any, api: Any) -> None:
+    """s36-edges (closing note 35): correcting a claimed end took GPU-seconds off ``…_gpu_seconds_total``, a counter
+    going down, which Prometheus reads as a reset (``increase()`` counts the whole total again). Now the amount moves
+    into ``…_gpu_seconds_corrected_total``: both only grow, and their difference is the corrected usage. A job as the
+    pre-bound engine settled it (its owner's exit.json claiming an end half a year ahead) is written into the
+    server's store; the admin corrects it over REST and the scrapes are the server's text exposition."""
+    from dataclasses import replace
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.model import JobState
+    from jupyter_sched.store import JobRecord
+    from jupyter_sched.store.claimed_ends import CLAIM_MARK
+    from tests.runtime.builders import make_job
+
+    now = datetime.now(timezone.utc)
+    start, settled = now - timedelta(hours=3), now - timedelta(hours=3) + timedelta(seconds=92)
+    job = make_job("s36-edges-claim", user="ivan", gpus=2, state=JobState.SUCCEEDED, submitted_at=start)
+    job = replace(job, started_at=start, finished_at=now + timedelta(days=180), attempts=1,
+                  message=f"exited with code 0 {CLAIM_MARK}")
+    with sched_app.services.store.transaction(now=settled) as tx:
+        tx.insert_job(JobRecord(job=job))
+        tx.open_usage(job_id=job.id, attempt=1, user="ivan", team=job.spec.team, kind="training",
+                      gpus=[("GPU-s36-0", "S36-GPU", 1.0), ("GPU-s36-1", "S36-GPU", 1.0)], started_at=start)
+        tx.close_usage(job.id, job.finished_at)
+        tx.add_event(actor="scheduler", action="succeeded", job_id=job.id, user="ivan", message=job.message, at=settled)
+    key = (job.spec.team, "S36-GPU")
+
+    async def scrape() -> dict[str, dict[tuple[str, str], float]]:
+        status, text = await api("GET", "metrics", token=BOSS_TOKEN)
+        assert status == 200, text
+        out: dict[str, dict[tuple[str, str], float]] = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if "team" in s.labels and "model" in s.labels:
+                    out.setdefault(s.name, {})[(s.labels["team"], s.labels["model"])] = s.value
+        return out
+
+    before = (await scrape())["jupyter_sched_team_gpu_seconds_total"][key]
+    assert before > 2 * 3 * 3600 - 60  # the forged end charged so far: up to the scrape
+    status, done = await api("POST", f"jobs/{job.id}/end", {"reason": "claimed while the service was down"},
+                             token=BOSS_TOKEN)
+    assert status == 200, done
+    assert abs(done["gpu_hours_after"] * 3600 - 2 * 92) < 1.0  # the suggested end: when it was settled
+
+    async def corrected() -> dict[str, dict[tuple[str, str], float]] | None:
+        seen = await scrape()  # a scrape's text is served again for 1 s (SchedRegistry): wait for the new one
+        return seen if key in seen.get("jupyter_sched_team_gpu_seconds_corrected_total", {}) else None
+
+    after = await wait_for(corrected)
+    usage = after["jupyter_sched_team_gpu_seconds_total"][key]
+    back = after["jupyter_sched_team_gpu_seconds_corrected_total"][key]
+    assert usage >= before, (usage, before)  # never down: what was charged up to the correction
+    assert back >= before - 2 * 92, (back, before)  # what the correction took back of it
+    assert abs((usage - back) - 2 * 92) < 1.0, (usage, back)  # the difference: the corrected usage, 2 GPUs x 92 s
