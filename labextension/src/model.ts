@@ -173,6 +173,8 @@ export class SchedModel implements ISchedModel {
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private starting: Promise<void> | null = null;
   private streamWasOpen = false;
+  /** Whether the zone's names were asked while the server did not answer: asked again when it does. */
+  private zoneLabelsOwed = false;
   /** {@link refreshMe}: a read of `me` in flight, and whether another was asked for meanwhile. */
   private meReading = false;
   private meAgain = false;
@@ -301,16 +303,28 @@ export class SchedModel implements ISchedModel {
   /**
    * The names of the panel's zone's offsets (`CET`, `CEST`), asked once: its clocks then name their zone as the CLI
    * does (newuser35 n12). A server without the route, or a refusal, leaves `UTC+1`: nothing said, nothing retried.
+   * A server that did not answer (down, restarting, the hub's central service unreachable) is asked again once it
+   * answers a read or the event stream opens again ({@link askZoneLabelsIfOwed}; s36-edges: the names stayed `UTC+1`
+   * until a page reload).
    */
   private async loadZoneLabels(): Promise<void> {
     const zone = getDisplayZone();
+    this.zoneLabelsOwed = false;
     try {
       const answer = await this.client.zoneLabels(zone);
       if (!this._disposed) {
         setZoneLabels(zone, answer.labels); // said from the views' next render (their clocks tick with them)
       }
-    } catch {
-      // an older server (404) or one that cannot answer now: the offsets' own names stand
+    } catch (err) {
+      // an older server (404) or a refusal: the offsets' own names stand; no answer at all: asked again when it answers
+      this.zoneLabelsOwed = serverWide(err);
+    }
+  }
+
+  /** Ask for the zone's names again when the last ask met no answer (the server is answering again now). */
+  private askZoneLabelsIfOwed(): void {
+    if (this.zoneLabelsOwed && !this._disposed && this._status === 'ready') {
+      void this.loadZoneLabels();
     }
   }
 
@@ -556,6 +570,7 @@ export class SchedModel implements ISchedModel {
       this.loadedResources.add(resource);
       this.setError(resource, null);
       this.setDown(resource, null);
+      this.askZoneLabelsIfOwed(); // the server answers again
     } catch (err) {
       if (serverWide(err)) {
         // the same for every resource: said once, under the panel's header (newuser26 n12), not per section
@@ -695,6 +710,7 @@ export class SchedModel implements ISchedModel {
   private onStreamStatus(status: StreamStatus): void {
     this.streamStatusChanged.emit(status);
     if (status === 'open') {
+      this.askZoneLabelsIfOwed(); // the server answers again
       if (this.streamWasOpen) {
         // catch up on whatever happened while disconnected (throttled per resource)
         this.refreshWatched();
