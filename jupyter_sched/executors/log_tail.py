@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import NotFoundError, ValidationError
 from .safeopen import open_untrusted
 
-__all__ = ["TAIL_SLICE", "LogTail", "open_log", "read_log_tail", "tail_start"]
+__all__ = ["TAIL_SLICE", "LogTail", "line_count", "open_log", "read_log_tail", "tail_in", "tail_start"]
 
 log = logging.getLogger(__name__)
 
@@ -142,9 +142,36 @@ def tail_start(data: bytes, lines: int, limit: int) -> int:
     return start
 
 
+def tail_in(data: bytes, size: int, lines: int, limit: int) -> LogTail:
+    """What :func:`read_log_tail` answers for a log of ``size`` bytes whose last bytes are ``data`` (bytes
+    ``[size - len(data), size)``; all of it, or at least its last ``limit`` + 4): the same text and offsets, for a
+    log read from elsewhere than a file here (a pod's: :meth:`~.kubernetes.KubernetesExecutor.tail_logs`).
+    ``read_bytes``: ``len(data)``."""
+    base = size - len(data)
+    end = len(data) - _unfinished_in(data[-4:])
+    if lines <= 0 or base + end <= 0:
+        return LogTail("", base + end, base + end, size, len(data))
+    floor = max(0, end - limit)
+    window = data[floor:end]  # what read_log_tail reads back: the last limit bytes at most
+    start = tail_start(window, lines, len(window))
+    if start == 0 and base + floor > 0:  # fewer lines in it than asked, and the log began before: a line's start
+        first = window.find(b"\n", 0, len(window) - 1)
+        start = first + 1 if first >= 0 else _continuation_bytes(window)
+    return LogTail(window[start:].decode("utf-8", errors="replace"), base + floor + start, base + end, size, len(data))
+
+
+def line_count(data: bytes) -> int:
+    """Lines of ``data`` as a tail counts them: each ending with ``\n``, and an unfinished last one."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def _unfinished_character(fd: int, size: int) -> int:
     """Bytes at the end of the file that begin a UTF-8 character not yet all written (0 to 3)."""
-    last = os.pread(fd, min(4, size), max(0, size - 4)) if size else b""
+    return _unfinished_in(os.pread(fd, min(4, size), max(0, size - 4)) if size else b"")
+
+
+def _unfinished_in(last: bytes) -> int:
+    """Bytes at the end of ``last`` (a log's last 4 bytes or fewer) that begin an unfinished UTF-8 character."""
     i, continuation = len(last) - 1, 0
     while i >= 0 and continuation < 3 and last[i] & 0xC0 == 0x80:
         i, continuation = i - 1, continuation + 1

@@ -27,7 +27,7 @@ from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
-from ..executors.log_tail import read_log_tail, tail_start
+from ..executors.log_tail import LogTail, read_log_tail, tail_start
 from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
@@ -1365,7 +1365,7 @@ class JobsService:
             elif path is not None and path.exists():
                 text, next_offset, size = read_log_sized(path, request.offset, request.limit, owner_uid=owner_uid)
             elif request.tail is not None and not record.job.is_lease:
-                text, start, next_offset = self._tail_read_through(job_id, request.tail, request.limit)
+                text, start, next_offset, size = self._executor_tail(job_id, request.tail, request.limit)
             elif not record.job.is_lease:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
@@ -1374,6 +1374,16 @@ class JobsService:
             notes = log_notes(tx, job_id, ended=finished, now=self.ctx.clock.now()) if not record.job.is_lease else []
         return GetJobLogsResponse(text=text, offset=start, next_offset=next_offset, finished=finished,
                                   notes=notes, size=size)
+
+    def _executor_tail(self, job_id: str, lines: int, limit: int) -> tuple[str, int, int, int | None]:
+        """``(text, start, end, size)`` of the last ``lines`` lines (at most ``limit`` bytes) of a log the executor
+        keeps in no file here: its own ``tail_logs`` where it has one (a pod's: ``tailLines``, s36-edges), else
+        :meth:`_tail_read_through` (size unknown)."""
+        tail_logs = getattr(self.ctx.executor, "tail_logs", None)
+        if tail_logs is None:
+            return (*self._tail_read_through(job_id, lines, limit), None)
+        tail: LogTail = tail_logs(job_id, lines, limit)
+        return tail.text, tail.start, tail.end, tail.size
 
     def _tail_read_through(self, job_id: str, lines: int, limit: int) -> tuple[str, int, int]:
         """``(text, start, end)``: the last ``lines`` lines (at most ``limit`` bytes) of a log the executor

@@ -19,7 +19,8 @@ protocol our code relies on, with the server's own shapes:
   answered; an ``immutable`` Secret's ``data`` cannot change (422).
 * ``PATCH`` with ``application/merge-patch+json`` (RFC 7386: objects merged, lists replaced, ``null``
   removes) → 200 + object; 404; 415 for any other patch type.
-* ``GET .../pods/{name}/log`` (``limitBytes``, ``follow`` streamed chunked until the pod ends);
+* ``GET .../pods/{name}/log`` (``tailLines`` then ``limitBytes``, as the kubelet applies them; ``follow`` streamed
+  chunked until the pod ends);
   400 while the container has not started.
 
 The "controller" half (:meth:`FakeKubernetes.run_job`, :meth:`finish_job`,
@@ -493,7 +494,11 @@ class FakeKubernetes:
         with self._lock:
             self._lock.notify_all()
 
-    def log_stream(self, namespace: str, pod: str, follow: bool, limit: int | None) -> tuple[int, Obj | None, Iterator[bytes]]:
+    def log_stream(self, namespace: str, pod: str, follow: bool, limit: int | None,
+                   tail: int | None = None) -> tuple[int, Obj | None, Iterator[bytes]]:
+        """A pod log read as the kubelet serves it (``ReadLogs``): ``tailLines`` first — from the start of the log's
+        last ``tail`` lines, an unfinished last line counting as one (a CRI partial record is a line of its file) —
+        then ``limitBytes`` caps what is sent from there."""
         with self._lock:
             obj = self.objects["pods"].get((namespace, pod))
             if obj is None:
@@ -502,11 +507,15 @@ class FakeKubernetes:
                 return 400, status_obj(400, "BadRequest",
                                        f'container "main" in pod "{pod}" is waiting to start: ContainerCreating'), iter(())
 
+        with self._lock:
+            whole = bytes(self.logs.get((namespace, pod), b""))
+        begin = 0 if tail is None else _tail_lines_start(whole, tail)
+
         def chunks() -> Iterator[bytes]:
             sent = 0
             while True:
                 with self._lock:
-                    data = bytes(self.logs.get((namespace, pod), b""))
+                    data = bytes(self.logs.get((namespace, pod), b""))[begin:]
                     if limit is not None:
                         data = data[:limit]
                     current = self.objects["pods"].get((namespace, pod))
@@ -519,6 +528,20 @@ class FakeKubernetes:
                 with self._lock:
                     self._lock.wait(0.5)
         return 200, None, chunks()
+
+
+def _tail_lines_start(data: bytes, lines: int) -> int:
+    """Where the last ``lines`` lines of ``data`` begin (the kubelet's ``tail.FindTailLineStartIndex``): 0 when it
+    holds no more; ``len(data)`` for 0 lines."""
+    if lines <= 0:
+        return len(data)
+    at, found = (len(data) - 1 if data.endswith(b"\n") else len(data)), 0
+    while found < lines:
+        at = data.rfind(b"\n", 0, at)
+        if at < 0:
+            return 0
+        found += 1
+    return at + 1
 
 
 def _merge_patch(target: Any, patch: Any) -> Any:
@@ -625,7 +648,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _log(self, namespace: str, pod: str, query: dict[str, str]) -> None:
         follow = query.get("follow") in ("true", "1", "True")
         limit = int(query["limitBytes"]) if query.get("limitBytes") else None
-        code, error, chunks = self.state.log_stream(namespace, pod, follow, limit)
+        tail = int(query["tailLines"]) if query.get("tailLines") else None
+        code, error, chunks = self.state.log_stream(namespace, pod, follow, limit, tail)
         if error is not None:
             return self._send_json(code, error)
         self._start_chunked("text/plain")

@@ -27,7 +27,8 @@ cache holds the API's own dicts):
 * What a container's main process leaves running when it ends (PID 1 of the container's PID namespace)
   the kernel SIGKILLs with it, at once and unseen: unlike the local executor's wrapper
   (:mod:`..wrapper`), nothing here can name those processes.
-* ``logs`` reads the pod log of worker 0 (byte offsets; :meth:`follow_logs` streams it).
+* ``logs`` reads the pod log of worker 0 (byte offsets; :meth:`follow_logs` streams it; :meth:`tail_logs` its
+  last lines, with ``tailLines``).
 * A gang of worker groups is one Job per group (handle ``members``: their names, the first being
   ``name``), read as one job by :func:`.gangs.observe_gang`; when one group fails, the others
   are deleted and the failure is reported once their pods are gone; ``stop`` deletes them all.
@@ -51,6 +52,7 @@ from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobSpec, JobState, PendingReason, ResourceRequest
 from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started, Waiting
+from ..log_tail import LogTail, line_count, tail_in
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .gangs import observe_gang
@@ -364,6 +366,56 @@ class KubernetesExecutor:
                 continue
             return text, offset + cut
         return chunk.decode("utf-8", errors="replace"), offset + len(chunk)
+
+    def tail_logs(self, job_id: str, lines: int, limit: int) -> LogTail:
+        """The last ``lines`` lines of worker 0's log, at most ``limit`` bytes, as
+        :func:`~..log_tail.read_log_tail` cuts a log file's (:func:`~..log_tail.tail_in`): the same lines, ``start``
+        where they begin (above 0: earlier lines are not shown), ``end`` where a reader follows on from, ``size``.
+
+        First one read with ``tailLines`` (one line more than asked: whether the log holds more) and ``limitBytes``
+        (``limit`` + 1): it costs what it shows, and is the whole answer when it is the whole log. The API gives a pod
+        log's lines but no byte offset and no size, and the answer's offsets must be the log's own (the follow goes on
+        from ``end``; "only the last 64 KB of the 7 MB log" counts from ``start``): for a longer log they take one
+        streamed read of it, counted and kept to its last ``limit`` + 4 bytes (memory bounded by the answer; the read
+        through in slices it replaces fetched the log from its start for every slice: s36-edges).
+
+        Raises:
+            NotFoundError: no pod of the job exists.
+            ExecutorError: the API refused the read (other than 400/404: not started yet, or gone: empty).
+        """
+        namespace, pod = self._log_pod(job_id)
+        try:
+            response = self._core.read_namespaced_pod_log(pod, namespace, container="main", tail_lines=lines + 1,
+                                                          limit_bytes=limit + 1, _preload_content=False)
+            data: bytes = response.data
+        except Exception as exc:
+            if _http_status(exc) in (400, 404):  # container not started yet / pod gone
+                return LogTail("", 0, 0, 0, 0)
+            raise ExecutorError(f"cannot read the log of pod {namespace}/{pod}: {_status_message(exc)}") from exc
+        if len(data) <= limit and line_count(data) <= lines:  # fewer lines than asked for: the whole log
+            return tail_in(data, len(data), lines, limit)
+        return self._tail_streamed(namespace, pod, lines, limit)
+
+    def _tail_streamed(self, namespace: str, pod: str, lines: int, limit: int) -> LogTail:
+        """:meth:`tail_logs` of a log longer than its tail: one streamed read, its bytes counted, its last ``limit`` + 4
+        kept."""
+        keep, size, kept = limit + 4, 0, bytearray()
+        try:
+            response = self._core.read_namespaced_pod_log(pod, namespace, container="main", _preload_content=False)
+        except Exception as exc:
+            if _http_status(exc) in (400, 404):
+                return LogTail("", 0, 0, 0, 0)
+            raise ExecutorError(f"cannot read the log of pod {namespace}/{pod}: {_status_message(exc)}") from exc
+        try:
+            for chunk in response.stream(amt=1 << 16, decode_content=False):
+                size += len(chunk)
+                kept += chunk
+                if len(kept) > 2 * keep:
+                    del kept[:len(kept) - keep]
+        finally:
+            response.close()
+            response.release_conn()
+        return tail_in(bytes(kept[-keep:]), size, lines, limit)
 
     def follow_logs(self, job_id: str) -> Iterator[str]:
         """Stream worker 0's log (``follow=true``) chunk by chunk until the container ends.
