@@ -10,12 +10,17 @@ sent again with backoff (1, 2, 4, 8, then every :data:`MAX_DELAY_S` seconds) for
 where it was (a log from the last offset read: nothing shown twice, nothing lost). Past that the last
 error is raised (the CLI exits ``EXIT_NO_SERVER``, 3, "no server answered", as ``wait --help`` says).
 
+A server that has begun to stop answers its own 503 ``stopping`` (:class:`~jupyter_sched.errors.StoppingError`:
+jupyter_server stops its extensions before its HTTP server) for the second or so before its port closes: that
+is the same restart, ridden out the same way (newuser36 N2: ``wait`` ended at once when its poll landed there).
+
 A name that does not resolve (``NO_SUCH_HOST_HINT``) or a URL that answers with something other
 than the API (``NotSchedServerError``) is no restart: raised at once.
 
 A submit rides out a restart too (hubadmin24 B18: nightly scripts failed at every upgrade), but only
 while the failure proves the request never reached the scheduler (:func:`never_sent`: the hub
-proxy's 503 for a service that is not running, a refused connection) — never after a timeout, a
+proxy's 503 for a service that is not running, a refused connection, the scheduler's own ``stopping``, which
+it answers only for a request it did not carry out) — never after a timeout, a
 reset or a 502/504, where the job may have been taken and a second send would submit it twice —
 and for at most :data:`SUBMIT_RIDE_OUT_S` seconds.
 
@@ -43,7 +48,7 @@ from typing import Any, TypeVar
 
 from ..errors import SchedError
 
-__all__ = ["ARRIVED", "CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SENT_AGAIN", "SUBMIT_RIDE_OUT_S", "MaybeSubmitted",
+__all__ = ["ARRIVED", "CTRL_C", "MAX_DELAY_S", "RIDE_OUT_S", "SENT_AGAIN", "STOPPING", "SUBMIT_RIDE_OUT_S", "MaybeSubmitted",
            "RideOut", "died_with_it", "never_sent", "new_key", "no_server_answered", "restarting_notice", "submit_through_restart"]
 
 RIDE_OUT_S = 600.0
@@ -55,8 +60,13 @@ SUBMIT_RIDE_OUT_S = 120.0
 MAX_DELAY_S = 15.0
 """Longest pause (seconds) between two polls of a server that does not answer."""
 
-DOWN_CODES = frozenset({"service_unavailable", "hub_service_unreachable", "server_unreachable"})
-"""Error codes that mean no scheduler answered (a proxy or a user's server did, or nothing did)."""
+STOPPING = "stopping"
+"""The code of a scheduler's answer while its server stops (:class:`~jupyter_sched.errors.StoppingError`, 503
+with Retry-After): the request was not carried out, and the server is going down — a restart's first second."""
+
+DOWN_CODES = frozenset({"service_unavailable", "hub_service_unreachable", "server_unreachable", STOPPING})
+"""Error codes that mean no scheduler is there to answer (a proxy or a user's server did, or nothing did, or the
+scheduler itself said it is stopping)."""
 
 CTRL_C = "Ctrl-C stops waiting, the job goes on"
 """How a terminal's wait is stopped, said in its notice."""
@@ -82,8 +92,8 @@ T = TypeVar("T")
 
 def no_server_answered(exc: BaseException) -> bool:
     """Whether ``exc`` says no scheduler answered — the hub proxy's 502/503/504, a user's server's
-    ``hub_service_unreachable``, a refused, reset or timed-out connection — as opposed to the
-    scheduler's own refusal. A host name that does not resolve and a URL that is not the API are not
+    ``hub_service_unreachable``, a refused, reset or timed-out connection, a server's own ``stopping``
+    (it is going down) — as opposed to the scheduler's refusal. A host name that does not resolve and a URL that is not the API are not
     counted (nothing will come back there by waiting)."""
     from .sync import NO_SUCH_HOST_HINT, NotSchedServerError
 
@@ -94,12 +104,16 @@ def no_server_answered(exc: BaseException) -> bool:
 
 def never_sent(exc: BaseException) -> bool:
     """Whether ``exc`` proves the request never reached the scheduler, so that sending it again cannot
-    do it twice: a proxy's 503 (JupyterHub's "Service Unavailable" for a service that is not running)
-    or a refused connection. A timeout, a reset connection or a 502/504 do not prove it (the scheduler
+    do it twice: a proxy's 503 (JupyterHub's "Service Unavailable" for a service that is not running),
+    a refused connection, or the scheduler's own 503 ``stopping`` — answered before a request's work
+    runs, never after (:mod:`jupyter_sched.extension.stopping`; ``POST leases?wait_ms`` answers the lease
+    it made instead). A timeout, a reset connection or a 502/504 do not prove it (the scheduler
     may have taken it)."""
     from ._wire import ServiceDownError
     from .sync import NotSchedServerError, ServerUnreachableError
 
+    if isinstance(exc, SchedError) and exc.code == STOPPING:
+        return True
     if isinstance(exc, ServiceDownError):
         return (exc.details or {}).get("status") == 503
     if isinstance(exc, ServerUnreachableError) and not isinstance(exc, NotSchedServerError):
@@ -127,7 +141,9 @@ def restarting_notice(error: SchedError, doing: str, stop: str = CTRL_C, *, limi
         error: the last answer (its message says who did not answer, and how).
         doing: what goes on meanwhile, ``still waiting for j-…``, ``still following j-…'s log``.
         stop: how to stop it, and what stopping leaves."""
-    return f"{error.message} — it is likely restarting; {doing} (for up to {limit_s / 60:.0f} min; {stop})"
+    # a stopping server's own words say "this request was not carried out": true, and no news to a wait
+    said = "the server is stopping (shutdown)" if error.code == STOPPING else error.message
+    return f"{said} — it is likely restarting; {doing} (for up to {limit_s / 60:.0f} min; {stop})"
 
 
 class RideOut:

@@ -14,7 +14,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, StoppingError
 from ..model import JobKind
 from ..services.models import (
     CancelJobRequest,
@@ -156,9 +156,15 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
         with LeaseWaiter(self.sched.event_hub, await waiting_user(self), wait.wait_ms) as self._waiter:
             submitted = await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
                                         kernels_checked=self.kernels_checked)
-            lease = await self._waiter.decided(submitted, wait.wait_ms, functools.partial(
-                self.call, self.services.jobs.get, self.caller, submitted.id, kind=self.kind),
-                poll_s=poll_interval(self.services))
+            try:
+                lease = await self._waiter.decided(submitted, wait.wait_ms, functools.partial(
+                    self.call, self.services.jobs.get, self.caller, submitted.id, kind=self.kind),
+                    poll_s=poll_interval(self.services))
+            except StoppingError:
+                # the server began to stop while the made lease waited: answered as made (pending), never 503
+                # "stopping … not carried out", which a client may send again (newuser36 N2); its wait goes on
+                # with GET leases/{id}, which rides the restart out
+                lease = submitted
         # the submit's notes, which a re-read or the engine's event does not carry (verify 20, V1: %gpu never showed one)
         self.reply(lease.model_copy(update={"warnings": submitted.warnings}) if submitted.warnings else lease, status=201)
 
