@@ -375,6 +375,8 @@ class SchedMagics(Magics):
                                     live plotly chart of this kernel's GPUs (utilization %, MiB)
           %gpu keepalive            keep the lease's GPUs while idle (once per lease, up to the admin's limit)
 
+        As in a shell, a word starting with ``#`` begins a comment (``%gpu release   # give them back``).
+
         Run ``%gpu request`` before importing torch / tensorflow / jax / cupy: CUDA reads
         CUDA_VISIBLE_DEVICES once, when it initialises. If CUDA is already initialised in this
         kernel, the request is refused (and nothing is charged); restart the kernel first.
@@ -976,7 +978,8 @@ class SchedMagics(Magics):
           %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
         Submissions return the job id, so ``job = %schedule run train.py --gpus 1`` then
-        ``%schedule logs {job} -f`` works.
+        ``%schedule logs {job} -f`` works. As in a shell, a word starting with ``#`` begins a comment
+        (``%schedule queue   # why it waits``); quote it to pass it (``--name '#3'``).
 
         Examples::
 

@@ -141,9 +141,44 @@ class _Parser(argparse.ArgumentParser):
                               hint=f"see {self.magic}? for usage")
 
 
+def comment_start(line: str) -> int:
+    """Where the comment of a magic's ``line`` starts (``len(line)`` when it has none): at an unquoted ``#`` that
+    begins a word, as in a POSIX shell — ``%gpu request 1   # sets CUDA_VISIBLE_DEVICES`` reads ``request 1``
+    (newuser36 N3: the README's own magic lines, each with a trailing comment, failed with "unknown argument '#'"
+    or, after an apostrophe in the comment, "No closing quotation"). A ``#`` inside a word (``--name run#3``),
+    in quotes (``--name '#3'``) or escaped (``\\#3``) is the argument's, as the shell keeps it."""
+    quote, word_start, i = "", True, 0
+    while i < len(line):
+        char = line[i]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif quote == '"':
+            if char == "\\":
+                i += 1  # `"a \\" # b"`: the escaped quote does not end the quoted part
+            elif char == '"':
+                quote = ""
+        elif char.isspace():
+            word_start = True
+        elif char == "#" and word_start:
+            return i
+        else:
+            word_start = False
+            if char == "\\":
+                i += 1
+            elif char in "'\"":
+                quote = char
+        i += 1
+    return len(line)
+
+
 def _split(line: str, magic: str) -> list[str]:
+    """The words of a magic's line as a shell splits them, its trailing ``# comment`` left out (:func:`comment_start`).
+
+    Raises:
+        ValidationError: (field ``arguments``) an unbalanced quote before the comment.
+    """
     try:
-        return shlex.split(line)
+        return shlex.split(line[:comment_start(line)])
     except ValueError as exc:  # unbalanced quotes
         raise ValidationError(f"{magic}: cannot parse the line ({exc})", field="arguments",
                               hint="check the quotes") from None
