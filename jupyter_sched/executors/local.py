@@ -133,7 +133,7 @@ from .jobdirs import JobDirs, read_untrusted_json
 from .limits import JOB_OOM_SCORE_ADJ, LimitGroups, LocalLimits, open_gpu_minors, processes_of
 from .log_budget import LogBudget
 from .log_tail import open_log
-from .outcome import RUN_MARKERS, describe_exit, log_tail, stopped_processes
+from .outcome import RUN_MARKERS, describe_exit, first_on_path, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
 from .port_owner import Answer, PortOwner
@@ -2306,10 +2306,13 @@ def _exit_message(code: int, t: _Tracked, disk: LogDisk, job_python: str | None 
         shared = t.run_as.switches and job_python is not None
         python = job_python if shared else own_python
     full = disk.failed_run(t.job_dir) if code != 0 and not t.stopping else None
+    # where a module of the user's own is looked for first: its import's fix names it (newuser36 n3)
+    argv, cwd = t.handle.data.get("argv"), t.handle.data.get("cwd")
+    folder = first_on_path([str(w) for w in argv], str(cwd)) if isinstance(argv, list) and isinstance(cwd, str) else None
     return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,
                          memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0,
-                         python=python, shared_python=shared)
+                         python=python, shared_python=shared, folder=folder)
 
 
 def _python_of(spec: JobSpec) -> str | None:

@@ -47,6 +47,7 @@ __all__ = [
     "MESSAGE_MAX",
     "NEAR_LIMIT",
     "describe_exit",
+    "first_on_path",
     "describe_termination",
     "format_mib",
     "lead_line",
@@ -290,7 +291,7 @@ def lead_line(tail: Sequence[str]) -> int:
 
 
 def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False, owner_uid: int | None = None,
-               fixes: bool = True, lead: bool = True) -> str:
+               fixes: bool = True, lead: bool = True, folder: str | None = None) -> str:
     """What a failed run's message says of its log after its exit code: ``: KeyError: 'missing' (crash.py, line 2);
     last lines: Traceback … | KeyError: 'missing'`` — the error and where first when the log ends in a Python traceback
     (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); for any other log its error line
@@ -306,17 +307,17 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     last = "; last lines: " + " | ".join(tail)
     error = _python_error(kept)
     if error is None and not lead:
-        hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid) if fixes else None
+        hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
         return last + (f" — {hint}" if hint else "")
     if error is None:
         at = lead_line(tail)
-        hint = missing_module_hint(tail[at], python, shared=shared, owner_uid=owner_uid) if fixes else None
+        hint = missing_module_hint(tail[at], python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
         said = f": {tail[at]}" + (f" — {hint}" if hint else "")
         if at < len(tail) - 1:  # lines came after it: quoted as they were, it among them
             return said + last
         return said + (f"; earlier lines: {' | '.join(tail[:-1])}" if len(tail) > 1 else "")
     said, where, path = error
-    hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid) if fixes else None
+    hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
     if hint is None and (named := cell_name_hint(said, path)):  # the log's path: shown, never obeyed
         hint = printable_line(named, limit=_ERROR_CHARS * 3)
     return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
@@ -349,7 +350,8 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
                   stopped: bool = False, owner_uid: int | None = None, oom_kills: int | None = None,
-                  memory_limit_mib: int = 0, python: str | None = None, shared_python: bool = False) -> str:
+                  memory_limit_mib: int = 0, python: str | None = None, shared_python: bool = False,
+                  folder: str | None = None) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -368,6 +370,8 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         python: the interpreter the command ran (``/root/.pyenv/shims/python``), when it ran one: a log
             ending in ``No module named 'jupyter_sched'`` names it and the fix (:func:`no_jupyter_sched_hint`).
         shared_python: ``python`` is the hub's job Python, which users cannot install into (:func:`missing_module_hint`).
+        folder: the folder first on the run's ``sys.path`` (:func:`first_on_path`; a notebook's: where its kernel
+            started), named in an import's fix (:func:`missing_module_hint`); None: not known.
     """
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
@@ -375,7 +379,8 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             said = printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
             # `cell 3 raised ModuleNotFoundError: No module …`: asked about against the kernel's Python the runner
             # named (the owner's word, so its folders are listed only as the owner may — never run)
-            hint = missing_module_hint(said, _kernel_python(outcome), kernel=True, owner_uid=owner_uid)
+            hint = missing_module_hint(said, _kernel_python(outcome), kernel=True, owner_uid=owner_uid,
+                                       folder=folder)
             return f"{said} — {hint}" if hint else said
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
@@ -387,7 +392,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:
         base += _log_words(_run_lines(_log_text(log, owner_uid)), python, shared=shared_python, owner_uid=owner_uid,
-                           lead=exit_code > 0 and not stopped)
+                           lead=exit_code > 0 and not stopped, folder=folder)
     return base
 
 
@@ -493,8 +498,39 @@ _INSTALL_NAMES = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "pil
 """Import names whose package installs under another name (``pip install sklearn`` fails)."""
 
 
+def first_on_path(argv: Sequence[str], cwd: str | None) -> str | None:
+    """The folder a Python command puts first on its ``sys.path`` (``argv``: what the job ran; ``cwd``: where it
+    started): the script's folder for ``python DIR/train.py``; ``cwd`` for ``-c`` (a ``%%schedule`` cell and a
+    carried script run by :func:`~jupyter_sched.userfiles.start_folder_argv`), ``-m`` (a notebook's runner: its kernel
+    starts there too) and a bare ``python``; None for a program that is no Python, for ``-I``/``-P`` (nothing
+    prepended) or without ``cwd``. Pure: nothing is looked at on disk."""
+    if not argv or not cwd or not re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(argv[0])):
+        return None
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-":
+            break
+        if word == "--check-hash-based-pycs":
+            next(words, None)  # its value
+        elif word.startswith("--"):
+            continue
+        elif word.startswith("-"):
+            for at, flag in enumerate(word[1:], 1):  # `-uc CODE`: flags run together, as Python reads them
+                if flag in "cm":
+                    return os.path.normpath(cwd)
+                if flag in "IP":
+                    return None
+                if flag in "WX":  # its value: the rest of the word, else the next one
+                    if at == len(word) - 1:
+                        next(words, None)
+                    break
+        else:
+            return os.path.dirname(os.path.normpath(os.path.join(cwd, word)))
+    return os.path.normpath(cwd)
+
+
 def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, shared: bool = False,
-                        owner_uid: int | None = None) -> str | None:
+                        owner_uid: int | None = None, folder: str | None = None) -> str | None:
     """The fix of a run that failed on an import — ``said`` (its last log line, or the notebook runner's reason)
     holds ``ModuleNotFoundError: No module named 'torch'`` — naming the Python that lacks it (``python``: the
     interpreter the command ran, when known; ``kernel``: a notebook's kernel ran it) and how to install into that
@@ -513,7 +549,16 @@ def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, 
     error. The one place of this hint. ``shared``: ``python`` is the hub's job Python (``c.HubSchedApp.job_python``),
     which its users cannot install into: they are told to ask their hub admin, or to run a Python of their own
     (newuser31 N11: "python -m pip install torch" in the user's shell installs into their own Python, and the job
-    still has none)."""
+    still has none).
+
+    ``folder``: the folder first on the run's ``sys.path`` (:func:`first_on_path`), where a module of the user's
+    own is found — ``import train`` of a ``%%schedule`` cell finds ``train.py`` beside the notebook. A missing
+    top-level name is then said missing from that folder first, and pip comes after it as the package's case
+    (newuser36 n3: a cell's ``import train`` in a folder without train.py was told ``pip install train``, which
+    installs whatever PyPI has under that name): ``its Python, /p/python3, has no train, and /w, first on its
+    sys.path, has no train.py or train/: a module of yours goes there; if train is a package, check the spelling
+    first; if it is right, install it …``. The folder is named, never looked in (the import's failure says it
+    has none)."""
     found = _NO_MODULE.findall(said)
     if not found:
         return None
@@ -537,12 +582,16 @@ def missing_module_hint(said: str, python: str | None, *, kernel: bool = False, 
         if near is not None:
             return f"did you mean {near}? {ran} has {near} (and no {module}) — check the spelling"
     check = "" if spelled else "check the spelling first; if it is right, "
+    missing = f"{ran} has no {module}: "
+    if folder and not spelled and dotted == module:  # a module of the user's own may be what is missing (n3)
+        missing = (f"{ran} has no {module}, and {printable_line(folder, limit=_ERROR_CHARS)}, first on its sys.path, has "
+                   f"no {module}.py or {module}/: a module of yours goes there; if {module} is a package, ")
     if shared:
-        return (f"{ran} has no {module}: {check}ask your hub admin to install {package} there "
+        return (f"{missing}{check}ask your hub admin to install {package} there "
                 "(c.HubSchedApp.job_python), or run a Python of your own by its full path (e.g. -- ~/venv/bin/python "
                 "SCRIPT)")
     pip = f"{python} -m pip install {package}" if python else f"python -m pip install {package} with that Python"
-    return (f"{ran} has no {module}: {check}install it into that Python — {pip} (in a notebook on that Python's "
+    return (f"{missing}{check}install it into that Python — {pip} (in a notebook on that Python's "
             f"kernel: %pip install {package})" + ("" if spelled else
                                                   "; a package's install name may differ from its import name"))
 

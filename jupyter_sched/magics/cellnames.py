@@ -66,3 +66,41 @@ def kernel_names_warning(names: list[str]) -> str:
             f"(import a module there), pass a value with --env {one.upper()}=… (read as os.environ[\"{one.upper()}\"]), "
             f"or save it to a file the cell reads. Submitted anyway: a module the job imports may define "
             f"{'it' if len(names) == 1 else 'them'}.")
+
+
+MAX_IMPORTS = 20
+"""Most module names of one cell looked up at submit (:func:`cell_imports`): each look is one pass over the kernel's
+``sys.path`` finders, so a cell of a thousand imports costs no more than twenty."""
+
+
+def cell_imports(source: str) -> list[str]:
+    """The top-level names of the absolute imports at the module level of ``source`` (``import train.x`` →
+    ``train``; ``from a.b import c`` → ``a``), in order, the first :data:`MAX_IMPORTS`; [] when it does not compile.
+    Imports inside ``try``, ``if`` or a function are left out: they may be optional on purpose."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: dict[str, None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names.setdefault(alias.name.split(".")[0], None)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.setdefault(node.module.split(".")[0], None)
+    return list(names)[:MAX_IMPORTS]
+
+
+def missing_imports_warning(names: list[str], folder: str, python: str) -> str:
+    """One line for the :func:`cell_imports` neither ``folder`` (the job's working folder, first on its ``sys.path``)
+    nor ``python`` (the kernel's, which runs the job) has (newuser36 n3: ``import train`` with no train.py beside the
+    notebook was found out only after the GPU wait, and told to ``pip install train``), or ""."""
+    if not names:
+        return ""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    one = names[0]
+    them = "it" if len(names) == 1 else "them"
+    return (f"warning: this cell imports {shown}, found neither in {folder} (the job's folder, first on its sys.path) "
+            f"nor in this kernel's Python, {python}: the job will fail on {them} — put {one}.py (or a {one}/ folder) "
+            f"there if it is a module of yours, or install the package into this Python. Submitted anyway: this "
+            f"kernel may differ from the job.")

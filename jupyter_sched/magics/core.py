@@ -1090,6 +1090,7 @@ class SchedMagics(Magics):
         if not ignore.exists():  # as pytest's and mypy's caches do: no untracked folder in a checkout's git status
             ignore.write_text("# the scripts of %%schedule cells (jupyter_sched); not for version control\n*\n",
                               encoding="utf-8")
+        self._warn_missing_imports(source)  # here only: through a hub the job runs the hub's job Python
         name = cmd.options.name or f"cell-{digest}"
         path = cells / f"{digest}.py"
         path.write_text(source, encoding="utf-8")
@@ -1111,6 +1112,29 @@ class SchedMagics(Magics):
             return
         hidden = getattr(shell, "user_ns_hidden", None) or {}
         if said := kernel_names_warning(kernel_only_names(source, kernel, hidden)):
+            self._warn(said)
+
+    def _warn_missing_imports(self, source: str) -> None:
+        """Before the submit: the modules the cell imports that this kernel cannot find — the job runs this kernel's
+        Python in this folder, first on its ``sys.path`` as in the kernel, so it will not either (newuser36 n3).
+        Looked up with :func:`importlib.util.find_spec` of top-level names only (nothing imported, at most
+        :data:`~.cellnames.MAX_IMPORTS`); a name that cannot be looked up is not warned of."""
+        from importlib.util import find_spec
+
+        from .cellnames import cell_imports, missing_imports_warning
+
+        here = Path.cwd()
+
+        def missing(name: str) -> bool:
+            if name in sys.modules or (here / f"{name}.py").exists() or (here / name).is_dir():
+                return False  # the folder is the job's first on sys.path, whether or not this kernel has it on its own
+            try:
+                return find_spec(name) is None
+            except (ImportError, ValueError):  # a finder's own trouble: no guess
+                return False
+
+        names = [name for name in cell_imports(source) if missing(name)]
+        if said := missing_imports_warning(names, str(here), sys.executable):
             self._warn(said)
 
     _LEASE_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
