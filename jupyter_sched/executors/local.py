@@ -150,7 +150,7 @@ from .runas import (
 from .safeopen import open_untrusted
 from .sealing import unsealed_finished
 from .server_fence import ServerFence
-from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
+from .tracking import MARKER_ENV, CgroupTracker, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
 __all__ = ["FILE_HERE", "JOB_OOM_SCORE_ADJ", "OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log", "read_log_sized"]
 
@@ -873,7 +873,7 @@ class LocalExecutor:
             # folders an older version left to the account, or whose end this service did not see (red31 R1
             # variant): sealed beside the engine, each holds what its owner put there (red35 R1)
             for folder in unsealed_finished(self.dirs.user_dir(who), who.uid,
-                                            {*self._jobs, job.id, *_wrapped_job_ids()}):
+                                            {*self._jobs, job.id, *_wrapped_job_ids(self.tracker)}):
                 self._hand(folder.name, folder, who.uid)
             self._sealed_accounts.add(who.account or "")
         tracked = self._spawn(job, allocation, who)
@@ -937,7 +937,7 @@ class LocalExecutor:
             StoreError: ``known`` failed (the caller's store).
         """
         found: list[tuple[Job, ExecutorHandle, Allocation | None]] = []
-        for job_id in _wrapped_job_ids():  # live processes, not every record ever written (they are never removed)
+        for job_id in _wrapped_job_ids(self.tracker):  # live processes, not every record ever written (they are never removed)
             if job_id in self._jobs:
                 continue
             try:
@@ -970,14 +970,21 @@ class LocalExecutor:
         process runs as the directory's owner. The account is that owner's; its GPUs the UUIDs of its
         ``CUDA_VISIBLE_DEVICES`` (else ``NVIDIA_VISIBLE_DEVICES``), its share ``JUPYTER_SCHED_GPU_MILLI``.
         """
-        for process in psutil.process_iter(["cmdline", "uids", "create_time"]):
-            cmdline = process.info.get("cmdline") or []
+        for pid in _candidate_pids(self.tracker):  # bounded reads, of job groups' members only (red36 R3)
+            cmdline = _wrapper_args(pid) or []
             if "--launch" not in cmdline or "--job-dir" not in cmdline or cmdline.index("--job-dir") + 1 >= len(cmdline):
                 continue
             job_dir = Path(cmdline[cmdline.index("--job-dir") + 1])
-            if job_dir.name != job_id or not _alive(process):
+            if job_dir.name != job_id:
                 continue
-            account = self._vouched_dir(job_dir, process)
+            try:
+                process = psutil.Process(pid)
+                uid, create_time = process.uids().real, process.create_time()
+            except psutil.Error:
+                continue
+            if not _alive(process):
+                continue
+            account = self._vouched_dir(job_dir, uid)
             if account is None:
                 continue
             try:
@@ -990,27 +997,27 @@ class LocalExecutor:
                 milli = int(env.get("JUPYTER_SCHED_GPU_MILLI") or 1000)
             except ValueError:
                 milli = 1000
-            argv = tuple(cmdline[cmdline.index("--") + 1:]) if "--" in cmdline else ()
+            argv = _argv_of(pid)
             job = Job(id=job_id, spec=JobSpec(
                 name="(not in this store: no launch record in <log_dir>/.state)", user=account, command=argv))
             handle = ExecutorHandle("local", {"pid": process.pid, "pgid": process.pid,
-                                              "create_time": process.info.get("create_time"),
+                                              "create_time": create_time,
                                               "job_dir": str(job_dir), "no_launch_record": True})
             allocation = Allocation(node="", gpu_uuids=uuids, gpu_milli=milli if 0 < milli <= 1000 else 1000) \
                 if uuids else None
             return job, handle, allocation
         return None
 
-    def _vouched_dir(self, job_dir: Path, process: psutil.Process) -> str | None:
-        """The account of ``job_dir`` when this service made it and ``process`` runs as its owner, else None."""
+    def _vouched_dir(self, job_dir: Path, uid: int) -> str | None:
+        """The account of ``job_dir`` when this service made it and its wrapper runs as its owner (real ``uid``),
+        else None."""
         root = self.dirs.root
         parent = job_dir.parent
         try:
             info = os.lstat(job_dir)
             if not stat.S_ISDIR(info.st_mode):
                 return None
-            uids = process.info.get("uids")
-            if uids is None or uids.real != info.st_uid:
+            if uid != info.st_uid:
                 return None
             if parent == root:  # embedded: the service's own account runs its jobs
                 return pwd.getpwuid(info.st_uid).pw_name if info.st_uid == os.geteuid() else None
@@ -1891,14 +1898,22 @@ class LocalExecutor:
         writes it after the stop's words (:func:`~.wrapper.signal_lines`; newuser30 n16). A process already
         named for this signal is not named again; nothing when none is left to name."""
         fresh = sorted(pid for pid in pids if (why, signum.name, pid) not in t.named)
-        named = [(pid, cmd) for pid in fresh if (cmd := _command_line(pid)) is not None]
+        named: list[tuple[int, str]] = []
+        looked = 0
+        for pid in fresh:  # at most LISTED named, the rest counted unread: each read is the owner's size (red36 R2)
+            if len(named) >= _wrapper.LISTED:
+                break
+            looked += 1
+            if (cmd := _command_line(pid)) is not None:
+                named.append((pid, cmd))
         if not named:
             return
         t.named.update((why, signum.name, pid) for pid, _ in named)
+        t.named.update((why, signum.name, pid) for pid in fresh[looked:])  # counted: not named again next look
         found = [[pid, cmd] for pid, cmd in named]
         after = round(self._monotonic() - began, 1) if began is not None else 0.0
         record: dict[str, Any] = {"why": why, "signal": signum.name, "after_s": after,
-                                  "processes": found[:_wrapper.LISTED], "more": max(0, len(found) - _wrapper.LISTED)}
+                                  "processes": found, "more": len(fresh) - looked}
         while len(json.dumps(record, ensure_ascii=False).encode()) > _RECORD_BYTES and record["processes"]:
             record["processes"] = record["processes"][:-1]  # one write, whole (PIPE_BUF): the FIFO's too
             record["more"] += 1
@@ -2021,13 +2036,51 @@ def _recorded_job(job_id: str, record: Mapping[str, Any]) -> Job:
                submitted_at=when)
 
 
-def _wrapped_job_ids() -> list[str]:
-    """Job ids named by the ``--job-dir`` argument of live processes (each wrapper's command line), sorted."""
+_WRAPPER_HEAD_BYTES = 4096
+"""Bytes of a process's command line read to see whether it is a wrapper (``python -I /dev/fd/N --leftover-grace … --job-dir D
+--launch --``: its own arguments come first and are the service's, a few hundred bytes; red36 R3)."""
+_WRAPPER_ARGV_BYTES = 256 * 1024
+"""Bytes read of a wrapper started as ``python -I -c <its source>`` (no ``memfd_create``, or an older version's: ~60 KB of
+source before its arguments) — only for processes whose first arguments are ``-I -c``."""
+
+
+def _wrapper_args(pid: int) -> list[str] | None:
+    """``pid``'s wrapper arguments (its command line up to the ``--`` before the job's argv, each whole) when its first
+    bytes can be a wrapper's, else None (not one, gone, unreadable). At most :data:`_WRAPPER_HEAD_BYTES` read, or
+    :data:`_WRAPPER_ARGV_BYTES` of a ``-I -c`` process: never the job's own argv, whatever its size (red36 R3)."""
+    for most in (_WRAPPER_HEAD_BYTES, _WRAPPER_ARGV_BYTES):
+        try:
+            argv = _wrapper.read_argv(pid, most)
+        except OSError:
+            return None
+        if "--" in argv:
+            return argv[:argv.index("--")]
+        if argv[1:3] != ["-I", "-c"]:
+            return None
+    return None
+
+
+def _candidate_pids(tracker: ProcessTracker) -> list[int]:
+    """Pids that can be a wrapper: the members of the job groups under a cgroup tracker's folder (a wrapper is enrolled
+    before it starts anything; processes outside the scheduler are never read — red36 R3), else every process."""
+    if isinstance(tracker, CgroupTracker):
+        pids: set[int] = set()
+        with contextlib.suppress(OSError):
+            for child in tracker.base.iterdir():
+                with contextlib.suppress(OSError):
+                    pids.update(int(p) for p in (child / "cgroup.procs").read_text().split() if p.isdigit())
+        return sorted(pids)
+    return psutil.pids()
+
+
+def _wrapped_job_ids(tracker: ProcessTracker) -> list[str]:
+    """Job ids named by the ``--job-dir`` argument of live wrappers (:func:`_candidate_pids`, :func:`_wrapper_args`),
+    sorted."""
     ids: set[str] = set()
-    for process in psutil.process_iter(["cmdline"]):
-        cmdline = process.info.get("cmdline") or []
-        if "--job-dir" in cmdline and cmdline.index("--job-dir") + 1 < len(cmdline):
-            name = Path(cmdline[cmdline.index("--job-dir") + 1]).name
+    for pid in _candidate_pids(tracker):
+        args = _wrapper_args(pid)
+        if args and "--job-dir" in args and args.index("--job-dir") + 1 < len(args):
+            name = Path(args[args.index("--job-dir") + 1]).name
             if name and not name.startswith("."):
                 ids.add(name)
     return sorted(ids)
@@ -2035,9 +2088,9 @@ def _wrapped_job_ids() -> list[str]:
 
 def _argv_of(pid: int) -> tuple[str, ...]:
     """The job's argv from its wrapper's command line (``… --launch -- ARGV``); () when unreadable."""
-    try:
-        cmdline = psutil.Process(pid).cmdline()
-    except psutil.Error:
+    try:  # bounded: the wrapper's arguments and the job's, cut at 256 KiB in all (red36 R3)
+        cmdline = _wrapper.read_argv(pid, _WRAPPER_ARGV_BYTES)
+    except OSError:
         return ()
     return tuple(cmdline[cmdline.index("--") + 1:]) if "--" in cmdline else ()
 
@@ -2145,11 +2198,11 @@ def _command_line(pid: int) -> str | None:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:
             return None
-        argv = process.cmdline()
+        argv = _wrapper.read_argv(pid)  # its first COMMAND_BYTES only: psutil reads all of it (red36 R2)
         return _wrapper.command_text(argv) if argv else _wrapper.command_text([f"[{process.name()}]"])
-    except psutil.NoSuchProcess:
+    except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError):
         return None
-    except psutil.Error:
+    except (psutil.Error, OSError):
         return "?"
 
 

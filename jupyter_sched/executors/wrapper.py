@@ -282,23 +282,51 @@ LISTED = 10
 def command_text(argv: list[str], *, limit: int = COMMAND_CHARS) -> str:
     """A process's command line as ``ps`` shows it — its arguments joined by spaces — with what would
     command a terminal shown, never obeyed (a control or format character as ``\\x1b``, ``\\u202e``: the
-    line is the job's own and read by its owner and admins), cut to ``limit`` characters (``…``)."""
+    line is the job's own and read by its owner and admins), cut to ``limit`` characters (``…``).
+
+    Only the first ``limit + 1`` characters are joined and escaped: an escape only lengthens a character, so
+    they decide the cut text (a 2 MB argv costs what 121 characters cost; red36 R2)."""
+    parts: list[str] = []
+    size = 0
+    for arg in argv:
+        parts.append((arg if not parts else " " + arg)[:limit + 1])
+        size += len(parts[-1])
+        if size > limit:
+            break
+    head = "".join(parts)[:limit + 1]
     text = "".join(ch if ch.isprintable() or ch == " " else
                    (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
                     else f"\\U{ord(ch):08x}")
-                   for ch in " ".join(argv))
+                   for ch in head)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+COMMAND_BYTES = COMMAND_CHARS * 8
+"""Most bytes of a process's ``/proc/<pid>/cmdline`` read to name it (:func:`read_argv`): its command line is as
+long as its owner made it (up to ARG_MAX, ~2 MB and more), the name shows :data:`COMMAND_CHARS` (red36 R2)."""
+
+
+def read_argv(pid: int, most: int = COMMAND_BYTES) -> list[str]:
+    """The arguments in the first ``most`` bytes of ``pid``'s ``/proc/<pid>/cmdline`` (the last one cut where the
+    read stops; undecodable bytes as U+FFFD); [] where it has none (a zombie, a kernel thread). One read of at most
+    ``most`` bytes whatever the process's size — every reader of another account's command line goes through here.
+
+    Raises:
+        OSError: it cannot be read (gone: FileNotFoundError/ProcessLookupError; hidden: PermissionError).
+    """
+    with open(f"/proc/{pid}/cmdline", "rb", buffering=0) as fh:
+        raw = fh.read(most)
+    argv = [a.decode("utf-8", errors="replace") for a in (raw or b"").split(b"\0")]
+    if argv and argv[-1] == "":
+        argv.pop()
+    return argv
 
 
 def _command_of(pid: int) -> str:
     """``pid``'s command line (:func:`command_text`); ``[name]`` where it has none (a zombie, a process
     that cleared it), ``?`` where it cannot be read."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read(COMMAND_CHARS * 8)
-        argv = [a.decode("utf-8", errors="replace") for a in raw.split(b"\0")]
-        if argv and argv[-1] == "":
-            argv.pop()
+        argv = read_argv(pid)
         if argv:
             return command_text(argv)
         with open(f"/proc/{pid}/comm", "rb") as fh:
