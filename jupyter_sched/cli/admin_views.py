@@ -337,6 +337,28 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     return 0
 
 
+def _members_from_hub(body: Mapping[str, Any]) -> bool:
+    """Whether GET quotas' memberships are a hub's groups (``user_teams_source.set_by`` ``hub``: hub mode)."""
+    source = body.get("user_teams_source")
+    return isinstance(source, Mapping) and source.get("set_by") == "hub"
+
+
+def _members_cell(policy: Mapping[str, Any], body: Mapping[str, Any], *, hub: bool, whole: bool) -> str:
+    """The MEMBERS cell of a team policy: how many users are in the team — in ``user_teams`` (the hub's groups on
+    a hub, where a policy's own ``members`` is refused) and, embedded, the policy's ``members`` too, as a caller's
+    teams are resolved (newuser36 n1: a hub's team of 3 read ``0``, as if empty). On a hub ``3 (hub group)``, or
+    ``hub group`` where the count is not known: a user's reader (``whole`` false: GET quotas cuts memberships to
+    the caller) or the groups not read yet."""
+    team = str(policy.get("team"))
+    teams_of = body.get("user_teams")
+    members = {str(user) for user, teams in (teams_of.items() if isinstance(teams_of, Mapping) else ())
+               if isinstance(teams, (list, tuple)) and team in teams}
+    if hub:
+        return f"{len(members)} (hub group)" if whole and teams_of else "hub group"
+    members |= {str(user) for user in policy.get("members") or ()}
+    return str(len(members))
+
+
 def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched quotas``: GET quotas as tables (``--json``: the answer) — a read view of the set in force
     (hubadmin25 B14: every change and check of a month was GET/PUT quotas with JSON by hand)."""
@@ -389,13 +411,19 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
             print(f"  {standing_text(b, now) or b.get('text') or plain}", file=io.out)
     policies = [t for t in body.get("teams") or () if isinstance(t, Mapping)]
     if policies:
+        hub = _members_from_hub(body)
+        # on a hub a user reads only their own membership: the count is an admin's to see
+        whole = hub and bool(client.call(Req("GET", "me")).get("is_admin"))
         table = [["TEAM", "WEIGHT", "PRIORITIES", "RECLAIM", "MEMBERS"]]
         for t in policies:
             table.append([str(t.get("team")), f"{float(t.get('weight') or 1):g}",
                           ",".join(str(c) for c in t.get("allowed_priorities") or ()) or "-", str(t.get("reclaim") or "-"),
-                          str(len(t.get("members") or ()))])
+                          _members_cell(t, body, hub=hub, whole=whole)])
         print("Team policies:", file=io.out)
         _print(table, io)
+        if hub:
+            print("MEMBERS: the hub group of the team's name (a user's teams are their hub groups, changed on the hub), "
+                  "as the service last read it", file=io.out)
     source = body.get("source")
     if isinstance(source, Mapping) and source.get("text"):
         # in the reader's zone by the one clock renderer (new user 30, n9: "set by PUT quotas by root at 2026-12-06 …")
