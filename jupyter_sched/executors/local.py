@@ -2041,7 +2041,10 @@ _WRAPPER_HEAD_BYTES = 4096
 --launch --``: its own arguments come first and are the service's, a few hundred bytes; red36 R3)."""
 _WRAPPER_ARGV_BYTES = 256 * 1024
 """Bytes read of a wrapper started as ``python -I -c <its source>`` (no ``memfd_create``, or an older version's: ~60 KB of
-source before its arguments) — only for processes whose first arguments are ``-I -c``."""
+source before its arguments) — only for processes whose first arguments are ``-I -c`` and a wrapper's source start."""
+_WRAPPER_SOURCE_START = '"""Tiny supervisor that runs one job\'s command'
+"""How every version's wrapper source begins (its docstring's first words): a ``-I -c`` process whose code does not
+is not read further (a job's own ``python -I -c`` with a 2 MB argv costs one 4 KiB read, not 256 KiB)."""
 
 
 def _wrapper_args(pid: int) -> list[str] | None:
@@ -2055,7 +2058,7 @@ def _wrapper_args(pid: int) -> list[str] | None:
             return None
         if "--" in argv:
             return argv[:argv.index("--")]
-        if argv[1:3] != ["-I", "-c"]:
+        if argv[1:3] != ["-I", "-c"] or not argv[3:] or not argv[3].startswith(_WRAPPER_SOURCE_START):
             return None
     return None
 

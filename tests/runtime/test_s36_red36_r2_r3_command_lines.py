@@ -121,14 +121,15 @@ def test_red36_r3_wrapped_job_ids_reads_a_bounded_part_of_job_processes_only(tmp
     outside = _big_argv_process()  # a process outside the scheduler (a terminal's): never read by a cgroup tracker
     ex = LocalExecutor(tmp_path / "jobs")
     job = job_for(tmp_path, f"""
-kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", *["A" * 131000] * {BIG_ARGS}])
+kid = subprocess.Popen([sys.executable, "-I", "-c", "import time; time.sleep(1000)", *["A" * 131000] * {BIG_ARGS}])
 print("ready", flush=True)
 time.sleep(300)
 """, job_id="j-r3")
     try:
         ex.start(job, GPU)
         wait_until(lambda: "ready" in ex.logs(job.id)[0], "the job to start its child")
-        assert job.id in local_mod._wrapped_job_ids(ex.tracker)  # a real wrapper's id still found
+        # a real wrapper's id still found; the job's own `python -I -c` child (not a wrapper's source) read 4 KiB only
+        assert job.id in local_mod._wrapped_job_ids(ex.tracker)
         assert spy.reads and max(size for _, size in spy.reads) <= local_mod._WRAPPER_HEAD_BYTES, spy.reads
         if isinstance(ex.tracker, local_mod.CgroupTracker):
             assert outside.pid not in {pid for pid, _ in spy.reads}, spy.reads
@@ -142,3 +143,19 @@ time.sleep(300)
         outside.wait()
         ex.stop(job.id, grace_s=0, reason="test over")
         wait_event(ex, Exited)
+
+
+def test_red36_r3_a_wrapper_started_with_its_source_as_c_is_still_read_past_its_source(spy: _ReadSpy) -> None:
+    """No memfd (or an older version): ``python -I -c <~60 KB source> --job-dir D --launch -- ARGV``."""
+    code = f'{local_mod._WRAPPER_SOURCE_START}."""\n# {"x" * 60_000}\nimport time; time.sleep(1000)\n'
+    process = subprocess.Popen([sys.executable, "-I", "-c", code, "--job-dir", "/nowhere/users/ana/j-c", "--launch", "--",
+                                *["A" * 131_000] * BIG_ARGS], start_new_session=True)
+    try:
+        wait_until(lambda: "--launch" in (local_mod._wrapper_args(process.pid) or []), "the process to exec")
+        spy.reads.clear()
+        args = local_mod._wrapper_args(process.pid)
+        assert args is not None and args[args.index("--job-dir") + 1] == "/nowhere/users/ana/j-c", args
+        assert max(size for _, size in spy.reads) <= local_mod._WRAPPER_ARGV_BYTES, spy.reads
+    finally:
+        process.kill()
+        process.wait()
