@@ -783,7 +783,7 @@ def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> str:
 def _front_door() -> str:
     """``front door: …`` when the kernel's ``sock_diag`` cannot be asked on this host (the service then cannot tell
     which local account opened a loopback connection: red29 R1); "" when it can."""
-    from ..hub import sock_diag
+    from .. import sock_diag
     from ..hub.forwarded import local_accounts_unknown
 
     return "" if sock_diag.available() else f"front door: {local_accounts_unknown()}"

@@ -8,12 +8,13 @@ declared port before the cycle (bounded: only ports of pending inference jobs, a
 :data:`MOST_CHECKED` a cycle, ~20 us each), so the job pends with a true reason instead. Who holds
 the port is another account's business: the job's owner is told only "a process outside the
 scheduler"; the service log (admins) names the socket's account and uid, once per port per
-:data:`HOLDER_LOG_EVERY_S` — from one read of the host's listening sockets, never a scan of every process's
-descriptors (red35 R5). Once a port has stayed bound for :data:`HOLDER_NAMED_AFTER_S` its holder's
-account is named to the waiting job's owner too (:meth:`BoundPorts.holders`, ``Snapshot.port_holders``;
-red31 R6: a user kept another's service pending for good by binding its port, and its owner could not
-tell whom to ask) — not at once, so that declaring ports does not become a quick way to learn who
-listens where.
+:data:`HOLDER_LOG_EVERY_S` — from the kernel's answer for that one port (:func:`~.port_owner.listening_uids`; red36
+R1), never a scan of every process's descriptors (red35 R5) nor of the host's listening table (where the kernel
+cannot be asked, the table read once a cycle, bounded, shared with the services' looks). Once a port has stayed
+bound for :data:`HOLDER_NAMED_AFTER_S` its holder's account is named to the waiting job's owner too
+(:meth:`BoundPorts.holders`, ``Snapshot.port_holders``; red31 R6: a user kept another's service pending for good by
+binding its port, and its owner could not tell whom to ask) — not at once, so that declaring ports does not become a
+quick way to learn who listens where.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 
-from .port_owner import listeners
+from .port_owner import listening_uids
 
-__all__ = ["HOLDER_LOG_EVERY_S", "HOLDER_NAMED_AFTER_S", "MOST_CHECKED", "BoundPorts", "Listeners", "port_account",
-           "port_bound", "port_holder"]
+__all__ = ["HOLDER_LOG_EVERY_S", "HOLDER_NAMED_AFTER_S", "MOST_CHECKED", "BoundPorts", "port_account", "port_bound",
+           "port_holder"]
 
 log = logging.getLogger(__name__)
 
@@ -58,32 +59,27 @@ def port_bound(port: int) -> bool:
     return False
 
 
-Listeners = list[tuple[int, int, int]] | None
-"""The host's listening sockets as :func:`~.port_owner.listeners` reads them (None: read them here)."""
-
-
-def port_holder(port: int, table: Listeners = None) -> str:
+def port_holder(port: int) -> str:
     """``a socket of red17b (uid 1002)`` listening on TCP ``port``, for the service log (``an unknown process``
-    when none is found). One read of the host's listening sockets (:func:`~.port_owner.listeners`), never a scan of
+    when none is found). The kernel's answer for the port (:func:`~.port_owner.listening_uids`), never a scan of
     every process's descriptors on the engine's thread (red35 R5: psutil's host-wide ``net_connections()`` per
-    port, 2.5 s each with 95,000 descriptors a user opened: 60 ports, 98 s of no scheduling); admins name its
-    process with ``ss -ltnp``."""
-    uid = _listener_uid(port, table)
+    port, 2.5 s each with 95,000 descriptors a user opened: 60 ports, 98 s of no scheduling) nor of the host's
+    listening table (red36 R1); admins name its process with ``ss -ltnp``."""
+    uid = _listener_uid(port)
     if uid is None:
         return "an unknown process"
     return f"a socket of {_account(uid)} (uid {uid}; `ss -ltnp 'sport = :{port}'` names its process)"
 
 
-def port_account(port: int, table: Listeners = None) -> str | None:
-    """The account of the socket listening on TCP ``port`` (None: none found) — the socket's owner, as the host's
-    table of listening sockets says it (:func:`port_holder`)."""
-    uid = _listener_uid(port, table)
+def port_account(port: int) -> str | None:
+    """The account of the socket listening on TCP ``port`` (None: none found) — the socket's owner, as the kernel
+    says it (:func:`port_holder`)."""
+    uid = _listener_uid(port)
     return None if uid is None else _account(uid)
 
 
-def _listener_uid(port: int, table: Listeners) -> int | None:
-    found = listeners() if table is None else table
-    return next((uid for bound, uid, _ in found or () if bound == port), None)
+def _listener_uid(port: int) -> int | None:
+    return next(iter(listening_uids(port) or ()), None)
 
 
 def _account(uid: int) -> str:
@@ -104,8 +100,8 @@ class BoundPorts:
     """
 
     def __init__(self, *, bound: Callable[[int], bool] = port_bound,
-                 holder: Callable[[int, Listeners], str] = port_holder,
-                 account: Callable[[int, Listeners], str | None] = port_account,
+                 holder: Callable[[int], str] = port_holder,
+                 account: Callable[[int], str | None] = port_account,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bound = bound
         self.holder = holder
@@ -118,13 +114,12 @@ class BoundPorts:
 
     def holders(self) -> dict[int, str]:
         """``{port: account}`` of the ports bound at the last call that stayed bound for
-        :data:`HOLDER_NAMED_AFTER_S` or more (their holder's account read once per stretch; a holder that
-        cannot be told is left out)."""
+        :data:`HOLDER_NAMED_AFTER_S` or more (their holder's account read once per stretch, the kernel asked for
+        each port; a holder that cannot be told is left out)."""
         now = self.monotonic()
         due = [port for port, since in self._since.items() if port not in self._named and now - since >= HOLDER_NAMED_AFTER_S]
-        table = listeners() if due else None  # one read for them all
         for port in due:
-            self._named[port] = self.account(port, table) or ""
+            self._named[port] = self.account(port) or ""
         return {port: who for port, who in self._named.items() if who}
 
     def __call__(self, ports: Iterable[int]) -> frozenset[int]:
@@ -134,11 +129,10 @@ class BoundPorts:
         self._since = {port: self._since.get(port, now) for port in found}  # a port freed meanwhile starts again
         self._named = {port: who for port, who in self._named.items() if port in found}
         due = [port for port in sorted(found) if now - self._logged.get(port, -HOLDER_LOG_EVERY_S) >= HOLDER_LOG_EVERY_S]
-        table = listeners() if due else None  # one read for them all
         for port in due:
             self._logged[port] = now
             log.warning("port %d, declared by a pending service, is bound by %s outside the scheduler; the "
-                        "service waits until it is free", port, self.holder(port, table))
+                        "service waits until it is free", port, self.holder(port))
         for port in [p for p in self._logged if p not in found and now - self._logged[p] >= HOLDER_LOG_EVERY_S]:
             del self._logged[port]
         return found

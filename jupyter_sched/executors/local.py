@@ -136,6 +136,7 @@ from .log_tail import open_log
 from .outcome import RUN_MARKERS, describe_exit, first_on_path, log_tail, stopped_processes
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
+from .port_owner import TABLE as _LISTEN_TABLE
 from .port_owner import Answer, PortOwner
 from .runas import (
     RunAs,
@@ -1538,6 +1539,7 @@ class LocalExecutor:
         now = self._monotonic()
         running: list[Running] = []
         self._take_cleaned()  # folders cleaned beside the engine: their jobs counted now
+        _LISTEN_TABLE.next_cycle()  # where the kernel cannot be asked: one bounded table read for every look (red36 R1)
         for job_id, t in list(self._jobs.items()):
             try:
                 self._poll_one(job_id, t, now, events, running)
@@ -1740,7 +1742,9 @@ class LocalExecutor:
 
     def _serves(self, t: _Tracked, port: int) -> Answer:
         """Whether a process of the job listens on ``port`` (:mod:`.port_owner`: bounded work a look, red35 R4 —
-        psutil's ``net_connections()`` of each process of its tree held the engine's thread a minute at a time)."""
+        psutil's ``net_connections()`` of each process of its tree held the engine's thread a minute at a time; the
+        kernel asked for the one port, red36 R1 — the host's listening table, any account's to fill, read each look
+        held it 0.3-0.5 s)."""
         root = self._root_pid(t)
         if root is None:
             return "unknown"

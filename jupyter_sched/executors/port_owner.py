@@ -1,47 +1,65 @@
-"""Whether a service job's own process listens on its port, with bounded work a look (red35 R4).
+"""Whether a service job's own process listens on its port, with bounded work a look (red35 R4, red36 R1).
 
 The engine's thread asks it for every ready service every few seconds. It was psutil's ``net_connections()`` for each
 process of the job's tree: every descriptor read and the host's whole socket tables parsed once per process — a job of
 1,000 processes holding 800 sockets each, its listener in its last child, held the engine's thread a minute at a time
-(others' starts 55 to 122 s). Now a look reads the listening part of the job's network namespace's TCP tables once (the
-kernel lists listening sockets first, so the read stops at the first socket that is not listening), then looks for the
-process holding that socket: first where it was found last time (one ``readlink``), else through the job's processes'
-descriptors at most :data:`FDS_PER_LOOK` a look, the search going on at the next look where it stopped.
+(others' starts 55 to 122 s). Then a look read the listening part of ``/proc/<pid>/net/tcp{,6}`` — but any account
+makes as many listening sockets as it likes (the whole of 127/8, any IPv6 address with ``IP_FREEBIND``): 56,000 of
+them made each look 0.3-0.5 s of parsing on the engine's thread, per ready service every 2 s (red36 R1: others'
+starts 0.27 → 2.7 s). Now a look asks the kernel for the listeners of the ONE port
+(:func:`jupyter_sched.sock_diag.listening_sockets`: their inode and uid; O(that port's listeners) here), then looks
+for the process holding that socket: first where it was found last time (one ``readlink``), else through the job's
+processes' descriptors at most :data:`FDS_PER_LOOK` a look, the search going on at the next look where it stopped.
+
+The kernel is asked in the service's network namespace, which is the job's: jobs get none of their own (the runas
+wrapper unshares IPC and mounts only, :mod:`.runas`). A job whose root process is in another namespace all the same
+(one made outside this executor), or a host where ``sock_diag`` cannot be asked, has its namespace's table read from
+``/proc/<pid>/net`` instead — :class:`ListenTable`: at most once per cycle (an executor poll) for every service job and
+:class:`~.bound_ports.BoundPorts` together, at most :data:`CYCLE_BYTES` a cycle; a table cut there answers "unknown"
+for a port not found in what was read (never "no": nobody's listeners make another's service read as not
+listening), and "unknown" counts as serving where the port answers (the caller's check).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Literal
 
+from .. import sock_diag
 from ..safefd import open_fd
 
-__all__ = ["FDS_PER_LOOK", "Answer", "PortOwner", "listeners", "listening_inodes"]
+__all__ = ["CYCLE_BYTES", "FDS_PER_LOOK", "TABLE", "TABLE_EVERY_S", "Answer", "ListenTable", "PortOwner",
+           "listening_inodes", "listening_uids"]
 
 FDS_PER_LOOK = 2048
 """Descriptors of the job's processes looked at (one ``readlink`` each) in one look, at most."""
 _LISTEN = b"0A"
-_TABLE_BYTES = 4 << 20
-"""The most bytes of one table read in a look (listening sockets only: a host's listeners fit many times over)."""
+CYCLE_BYTES = 512 << 10
+"""The most bytes of ``/proc/<pid>/net/tcp{,6}`` read in one cycle, every table together (the fallback only: about
+3,000 listening sockets; a host's own listeners are a few hundred; ~11 ms of CPU a cycle, measured with 56,000)."""
+TABLE_EVERY_S = 1.0
+"""A table read is used again for this long at most (one engine poll), unless a new cycle began first."""
 
 Answer = Literal["yes", "no", "unknown", "searching"]
 """``yes``: a process of the job listens on the port; ``no``: none does; ``unknown``: their sockets cannot be read
-(another account's, without the privilege); ``searching``: not found yet, the search goes on at the next look."""
+(another account's, without the privilege), or the port's listeners cannot be told (a table cut at
+:data:`CYCLE_BYTES` and the port not in what was read); ``searching``: not found yet, the search goes on at the next
+look."""
+
+Table = tuple[list[tuple[int, int, int]] | None, bool]
+"""``(port, uid, inode)`` of the listening sockets read (None: no table could be read), and whether that is all of
+them (no table cut)."""
 
 
-def listeners(pid: int | str = "self") -> list[tuple[int, int, int]] | None:
-    """``(port, uid, inode)`` of each TCP socket (IPv4 and IPv6) listening in ``pid``'s network namespace, read from
-    ``/proc/<pid>/net/tcp{,6}`` up to the first socket that is not listening — the kernel lists listening sockets
-    first, so the host's other sockets (any number: a job's or a terminal's) are never read — and at most
-    :data:`_TABLE_BYTES` of each (None: neither table can be read)."""
-    return _listeners(pid)[0]
-
-
-def _listeners(pid: int | str) -> tuple[list[tuple[int, int, int]] | None, bool]:
-    """:func:`listeners` and whether they are all (no table cut at :data:`_TABLE_BYTES`)."""
+def _read_tables(pid: int | str, budget: int) -> tuple[Table, int]:
+    """The listening sockets of ``pid``'s network namespace from ``/proc/<pid>/net/tcp{,6}``, read up to the first
+    socket that is not listening (the kernel lists listening sockets first, so the host's connections are never read)
+    and at most ``budget`` bytes in all (the listening part is any account's to size); with the bytes read."""
     found: list[tuple[int, int, int]] = []
-    read, whole = False, True
+    read, whole, seen = False, True, 0
     for table in ("tcp", "tcp6"):
         try:
             fd = open_fd(f"/proc/{pid}/net/{table}", os.O_RDONLY)
@@ -50,31 +68,115 @@ def _listeners(pid: int | str) -> tuple[list[tuple[int, int, int]] | None, bool]
         read = True
         try:
             with os.fdopen(fd, "rb") as fh:
-                fh.readline()  # the header
-                seen = 0
-                for line in fh:
+                for n, line in enumerate(fh):
                     seen += len(line)
-                    fields = line.split()
-                    if seen > _TABLE_BYTES:
+                    if seen > budget:
                         whole = False
                         break
+                    if n == 0:
+                        continue  # the header
+                    fields = line.split()
                     if len(fields) < 10 or fields[3] != _LISTEN:
                         break  # listening sockets come first: the rest is none of them
                     found.append((int(fields[1].rsplit(b":", 1)[-1], 16), int(fields[7]), int(fields[9])))
         except (OSError, ValueError):
             continue
-    return (found if read else None), whole
+        if not whole:
+            break
+    return ((found if read else None), whole), seen
 
 
-def listening_inodes(pid: int, port: int) -> set[int] | None:
-    """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (:func:`listeners`); None when
-    that cannot be told: no table read, or none found in tables cut at :data:`_TABLE_BYTES` (a user who binds
-    100,000 listening sockets never makes another's service read as not listening)."""
-    found, whole = _listeners(pid)
+def _namespace(pid: int | str) -> tuple[int, int] | None:
+    """``(device, inode)`` naming ``pid``'s network namespace; None when it cannot be told (gone, or another
+    account's without the privilege)."""
+    try:
+        st = os.stat(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class ListenTable:
+    """The fallback's reads of ``/proc/<pid>/net/tcp{,6}`` (module docstring), shared: each network namespace's
+    tables read at most once per cycle (:meth:`next_cycle`, or :data:`TABLE_EVERY_S`), at most :data:`CYCLE_BYTES`
+    a cycle for all of them together; a namespace asked after the bytes are spent reads as cut with nothing found.
+
+    Args:
+        monotonic: the clock of :data:`TABLE_EVERY_S`.
+    """
+
+    def __init__(self, *, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.monotonic = monotonic
+        self._lock = threading.Lock()
+        self._began = -TABLE_EVERY_S
+        self._spent = 0
+        self._read: dict[object, Table] = {}
+
+    def next_cycle(self) -> None:
+        """A new cycle: tables are read again when next asked (the local executor's poll calls it first)."""
+        with self._lock:
+            self._began, self._spent, self._read = self.monotonic(), 0, {}
+
+    def listeners(self, pid: int | str = "self") -> Table:
+        """The listening sockets of ``pid``'s network namespace (read once a cycle; see the class)."""
+        with self._lock:
+            if self.monotonic() - self._began >= TABLE_EVERY_S:
+                self._began, self._spent, self._read = self.monotonic(), 0, {}
+            key: object = _namespace(pid) or ("pid", pid)
+            if key not in self._read:
+                table, seen = _read_tables(pid, CYCLE_BYTES - self._spent) if self._spent < CYCLE_BYTES \
+                    else (([], False), 0)
+                self._spent += seen
+                self._read[key] = table
+            return self._read[key]
+
+
+TABLE = ListenTable()
+"""The process's one :class:`ListenTable`: every service job's look and :class:`~.bound_ports.BoundPorts` share it."""
+
+
+_SELF: tuple[int, int] | None = None
+
+
+def _asks_kernel(pid: int | str) -> bool:
+    """Whether ``pid``'s listeners may be asked of the kernel from here: it is in this process's network namespace
+    (sock_diag answers for the asker's namespace)."""
+    global _SELF
+    if pid == "self":
+        return True
+    _SELF = _SELF or _namespace("self")
+    return _SELF is not None and _namespace(pid) == _SELF
+
+
+def _of_port(pid: int | str, port: int) -> list[tuple[sock_diag.Address | None, int, int]] | None:
+    """``(address, uid, inode)`` of the TCP sockets listening on ``port`` in ``pid``'s network namespace: the kernel's
+    answer for that one port where it can be asked, else :data:`TABLE`'s read (address None); None when that cannot
+    be told (no table read, or none found in a table cut at :data:`CYCLE_BYTES`)."""
+    if _asks_kernel(pid):
+        held = sock_diag.listening_sockets(port)
+        if held is not None:
+            return list(held)
+    found, whole = TABLE.listeners(pid)
     if found is None:
         return None
-    inodes = {inode for bound, _, inode in found if bound == port}
-    return inodes if inodes or whole else None
+    of_port: list[tuple[sock_diag.Address | None, int, int]] = [(None, uid, inode) for bound, uid, inode in found
+                                                                 if bound == port]
+    return of_port if of_port or whole else None
+
+
+def listening_inodes(pid: int | str, port: int) -> set[int] | None:
+    """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (the kernel's answer for the
+    port; :data:`TABLE` where it cannot be asked); None when that cannot be told — a user who binds 100,000
+    listening sockets never makes another's service read as not listening."""
+    held = _of_port(pid, port)
+    return None if held is None else {inode for _, _, inode in held}
+
+
+def listening_uids(port: int) -> list[int] | None:
+    """The uids of the TCP sockets listening on ``port`` in this process's network namespace (as
+    :func:`listening_inodes`); None when that cannot be told."""
+    held = _of_port("self", port)
+    return None if held is None else [uid for _, uid, _ in held]
 
 
 class PortOwner:
@@ -82,25 +184,33 @@ class PortOwner:
 
     def __init__(self) -> None:
         self._hit: tuple[int, str] | None = None
+        """The job's process and descriptor found holding a listening socket of the port."""
+        self._held: tuple[sock_diag.Address, int] | None = None
+        """That socket's address and inode, where the kernel told them."""
         self._search: Iterator[tuple[int, str, str | None]] | None = None
         self._looking_for: frozenset[int] = frozenset()
         self._unreadable = False
 
     def look(self, root_pid: int, members: Callable[[], Iterable[int]], port: int) -> Answer:
         """Whether a process of the job (``root_pid``, its wrapper, and ``members()``, asked when a search begins)
-        listens on ``port``; at most :data:`FDS_PER_LOOK` descriptors read."""
-        inodes = listening_inodes(root_pid, port)
-        if inodes is None:
-            return "unknown"
-        if not inodes:
-            self._search = None
-            return "no"
-        wanted = {f"socket:[{inode}]" for inode in inodes}
-        if self._hit is not None and _link(*self._hit) in wanted:
+        listens on ``port``; at most :data:`FDS_PER_LOOK` descriptors read. Once found, a look is one lookup in the
+        kernel's hash of listeners (:meth:`_still`) and one ``readlink`` while it stays so."""
+        if self._still(root_pid, port):
             return "yes"
-        self._hit = None
-        if self._search is None or self._looking_for != frozenset(inodes):
-            self._search, self._looking_for = _descriptors([root_pid, *members()]), frozenset(inodes)
+        found = _of_port(root_pid, port)
+        if found is None:
+            return "unknown"
+        if not found:
+            self._search = self._hit = self._held = None
+            return "no"
+        wanted = {f"socket:[{inode}]": (address, inode) for address, _, inode in found}
+        inodes = frozenset(inode for _, _, inode in found)
+        if self._hit is not None and (link := _link(*self._hit)) in wanted:
+            self._found(self._hit, wanted[link])
+            return "yes"
+        self._hit = self._held = None
+        if self._search is None or self._looking_for != inodes:
+            self._search, self._looking_for = _descriptors([root_pid, *members()]), inodes
             self._unreadable = False
         for _ in range(FDS_PER_LOOK):
             item = next(self._search, None)
@@ -111,9 +221,24 @@ class PortOwner:
             if target is None:
                 self._unreadable = True
             elif target in wanted:
-                self._hit, self._search = (pid, name), None
+                self._search = None
+                self._found((pid, name), wanted[target])
                 return "yes"
         return "searching"
+
+    def _found(self, hit: tuple[int, str], socket: tuple[sock_diag.Address | None, int]) -> None:
+        address, inode = socket
+        self._hit, self._held = hit, (None if address is None else (address, inode))
+
+    def _still(self, root_pid: int, port: int) -> bool:
+        """Whether the socket found last time still takes connections to its address on ``port`` (the kernel's one
+        lookup: no walk of the host's listeners, which any account may fill) and the process found holding it still
+        holds it."""
+        if self._hit is None or self._held is None or not _asks_kernel(root_pid):
+            return False
+        address, inode = self._held
+        at = sock_diag.listening_at(address, port)
+        return bool(at) and any(held == inode for _, _, held in at or ()) and _link(*self._hit) == f"socket:[{inode}]"
 
 
 def _descriptors(pids: Iterable[int]) -> Iterator[tuple[int, str, str | None]]:

@@ -103,10 +103,10 @@ from tornado.iostream import IOStream, SSLIOStream, StreamClosedError
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from .. import sock_diag
 from ..extension.background import fire_and_forget
 from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
 from ..safefd import open_fd
-from . import sock_diag
 from .body_budget import (
     DEFAULT_HELD_BYTES,
     HELD_SETTING,

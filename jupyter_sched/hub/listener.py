@@ -30,8 +30,8 @@ from pathlib import Path
 
 import httpx
 
+from .. import sock_diag
 from ..extension.job_tokens import loopback_host
-from . import sock_diag
 from .guarded import Check, ListenerRefused, guarded_sync_transport, guarded_transport
 from .peer import Refusal, proc_address, tcp_rows
 

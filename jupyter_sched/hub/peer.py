@@ -7,7 +7,7 @@ the first byte: the socket that accepted it is the row of ``/proc/net/tcp`` (or 
 address is the service's and whose remote address is this socket's own; the kernel gives it the uid of the
 listening socket that took the connection. Readable without privilege; standard library only (the CLI).
 
-The kernel is asked for that one socket over ``sock_diag`` (:mod:`.sock_diag`: one lookup, whatever else the host
+The kernel is asked for that one socket over ``sock_diag`` (:mod:`~jupyter_sched.sock_diag`: one lookup, whatever else the host
 holds — red27 R6: the file is generated whole at each read, 150-350 ms at 18,000 rows); the file is read only where
 ``sock_diag`` cannot be asked, and once when the kernel never found the socket (its last word before refusing).
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import sock_diag
+from .. import sock_diag
 
 __all__ = ["Refusal", "accepting_uid", "connected_refusal", "connecting_uid", "is_local_address", "loopback_refusal",
            "proc_address", "proc_hex", "tcp_rows", "trusted_uids"]
@@ -175,7 +175,7 @@ def accepting_uid(sock: Connected, *, proc_net: Path | None = None) -> int | boo
     """The uid owning the other end of the connected TCP socket ``sock`` (a loopback connection): an int; False
     when no live socket on this host holds that end (gone, or not here); None when neither ``sock_diag`` nor
     ``/proc/net`` can be read. ``proc_net``: a folder written as ``/proc/net`` to read instead of asking the kernel
-    (tests); None: ask the kernel (:mod:`.sock_diag`), ``/proc/net`` only where it cannot be asked and once when
+    (tests); None: ask the kernel (:mod:`~jupyter_sched.sock_diag`), ``/proc/net`` only where it cannot be asked and once when
     it never found the socket (the last try)."""
     here, there = sock.getsockname(), sock.getpeername()
     ours = (_plain(ipaddress.ip_address(here[0].split("%")[0])), int(here[1]))

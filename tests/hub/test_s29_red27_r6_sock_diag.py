@@ -1,7 +1,7 @@
 """red27 R6 (verify28: partly fixed): every forwarded request read ``/proc/net/tcp`` whole — the listener check
 before the request (:func:`.listener.listener_uids`) and the check of each new connection (:func:`.peer.accepting_uid`).
 The kernel generates that file whole at each read: another account holding 9,000 loopback connections made each
-check 150-350 ms. Both questions now go to the kernel's ``sock_diag`` (:mod:`jupyter_sched.hub.sock_diag`): one
+check 150-350 ms. Both questions now go to the kernel's ``sock_diag`` (:mod:`jupyter_sched.sock_diag`): one
 lookup of the accepted socket, the listeners of one port — no file is read; the file is the fallback where
 ``sock_diag`` cannot be asked, and the last word (read once) before a connection is refused as gone."""
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sched.hub import listener, peer, sock_diag
+from jupyter_sched import sock_diag
+from jupyter_sched.hub import listener, peer
 
 
 @pytest.fixture

@@ -25,8 +25,9 @@ import pytest
 from traitlets import TraitError
 from traitlets.config import Config
 
+from jupyter_sched import sock_diag
 from jupyter_sched.cli import doctor
-from jupyter_sched.hub import front_door, sock_diag
+from jupyter_sched.hub import front_door
 from jupyter_sched.hub.check_queue import CHECKS_WAITING_PER_ORIGIN
 from jupyter_sched.hub.forwarded import PROXY_UIDS_SETTING, peer_name, proxy_uids
 from jupyter_sched.hub.front_door import CHECKS_AT_ONCE, FrontDoor

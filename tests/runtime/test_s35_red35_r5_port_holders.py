@@ -43,32 +43,46 @@ def test_red35_r5_bound_ports_name_their_holders_from_the_listening_table_not_a_
 def test_red35_r5_many_bound_ports_are_named_from_one_read_of_the_table_and_a_cut_table_never_reads_as_no_listener(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Sixty newly bound ports are named from ONE read of the listening sockets, not one each (a user may bind
-    100,000 listening sockets on 127.x addresses: each read is up to its bound). And a table cut at that bound never
-    reads as "nothing of the job listens" (R4's look says "unknown": the port's answer decides, as before), so such a
-    user cannot get another's service stopped as never listening."""
-    from jupyter_sched.executors import bound_ports, port_owner
-    from jupyter_sched.executors.port_owner import PortOwner, listening_inodes
+    100,000 listening sockets on 127.x addresses: each read is up to its bound) — since red36 R1 from the kernel's
+    answer for each port (no table read at all), the table read once a cycle only where the kernel cannot be asked.
+    And a table cut at that bound never reads as "nothing of the job listens" (R4's look says "unknown": the port's
+    answer decides, as before), so such a user cannot get another's service stopped as never listening."""
+    from jupyter_sched import sock_diag
+    from jupyter_sched.executors import port_owner
+    from jupyter_sched.executors.port_owner import TABLE, PortOwner, listening_inodes
 
     reads = [0]
-    real = bound_ports.listeners
+    real = port_owner._read_tables
 
     def counted(*args: object) -> object:
         reads[0] += 1
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(bound_ports, "listeners", counted)
+    monkeypatch.setattr(port_owner, "_read_tables", counted)
+    monkeypatch.setattr(TABLE, "monotonic", lambda: 0.0)  # a cycle lasts until next_cycle(), however slow the host
     servers = [socket.create_server(("127.0.0.1", 0)) for _ in range(60)]
     try:
         wanted = [s.getsockname()[1] for s in servers]
         clock = [1000.0]
-        ports = BoundPorts(monotonic=lambda: clock[0])
-        assert ports(wanted) == set(wanted) and reads[0] == 1, reads[0]  # was 60 host-wide scans
-        clock[0] += HOLDER_NAMED_AFTER_S
-        reads[0] = 0
-        assert ports(wanted) == set(wanted) and len(ports.holders()) == 60 and reads[0] == 2, reads[0]
-        monkeypatch.setattr(port_owner, "_TABLE_BYTES", 1)  # the table as cut by a host of many listeners
+        for asks_kernel in (True, False):
+            if not asks_kernel:  # where sock_diag cannot be asked: the table, once a cycle
+                monkeypatch.setattr(sock_diag, "listening_sockets", lambda port: None)
+                # uncut, whatever listeners other tests hold on the host meanwhile (the cut is the last part's)
+                monkeypatch.setattr(port_owner, "CYCLE_BYTES", 64 << 20)
+            TABLE.next_cycle()
+            reads[0] = 0
+            ports = BoundPorts(monotonic=lambda: clock[0])
+            assert ports(wanted) == set(wanted) and reads[0] == (0 if asks_kernel else 1), reads[0]  # was 60 scans
+            clock[0] += HOLDER_NAMED_AFTER_S
+            TABLE.next_cycle()
+            reads[0] = 0
+            assert ports(wanted) == set(wanted) and len(ports.holders()) == 60, ports.holders()
+            assert reads[0] == (0 if asks_kernel else 1), reads[0]
+        monkeypatch.setattr(port_owner, "CYCLE_BYTES", 1)  # the table as cut by a host of many listeners
+        TABLE.next_cycle()
         assert listening_inodes(os.getpid(), wanted[-1]) is None
         assert PortOwner().look(os.getpid(), lambda: (), wanted[-1]) == "unknown"  # never "no"
     finally:
+        TABLE.next_cycle()
         for server in servers:
             server.close()

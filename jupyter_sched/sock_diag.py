@@ -1,11 +1,18 @@
-"""Ask the kernel about ONE TCP socket, or the listeners of ONE port, over NETLINK ``sock_diag`` (red27 R6).
+"""Ask the kernel about ONE TCP socket, or the listeners of ONE port, over NETLINK ``sock_diag`` (red27 R6, red36 R1).
 
 ``/proc/net/tcp`` is generated whole by the kernel at each read: another account holding 9,000 loopback
 connections (18,000 rows) made every check of who accepted a connection, and of who listens on the service's
 port, cost 150-350 ms (verify28: the read alone). ``sock_diag`` answers the same questions from the kernel's
-hash tables: an exact socket by its four-tuple (:func:`established`: one lookup), the listeners of one port
-(:func:`listeners`: the kernel walks only the listening table, filtered by the port) — no cost per unrelated
+hash tables: an exact socket by its four-tuple (:func:`established`: one lookup), the listener taking connections to
+one address and port (:func:`listening_at`: one lookup), the listeners of one port (:func:`listeners`,
+:func:`listening_sockets`: the kernel walks only its table of listeners, in C, and sends only that port's: ~8 ms of
+kernel time with 56,000 other listeners, nothing in Python per another port's listener) — no cost per unrelated
 connection. Readable without privilege (as ``ss``); standard library only (the CLI imports it).
+
+Used by the hub's front door (who opened a connection, who listens on the service's port) and by the local
+executor (whether a service job listens on its port, which process holds a declared port: red36 R1 — reading the
+listening part of ``/proc/net/tcp{,6}`` there cost 0.3-0.5 s a look once an account made 56,000 listeners). A
+neutral module, so executors need not import the hub. Asked in the CALLING process's network namespace.
 
 Every function answers None when ``sock_diag`` cannot be asked (not Linux, no ``inet_diag`` in the kernel, a
 sandbox refusing netlink): the caller then reads ``/proc/net`` as before.
@@ -18,7 +25,8 @@ import ipaddress
 import socket
 import struct
 
-__all__ = ["ESTABLISHED", "LISTEN", "TIME_WAIT", "Address", "available", "established", "listeners", "owner"]
+__all__ = ["ESTABLISHED", "LISTEN", "TIME_WAIT", "Address", "Listening", "available", "established", "listeners",
+           "listening_at", "listening_sockets", "owner"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -36,14 +44,17 @@ _REQUEST = struct.Struct("=BBBBI")  # struct inet_diag_req_v2 up to its id: fami
 _ID = struct.Struct("!HH16s16s")  # struct inet_diag_sockid: sport, dport (network order), src, dst (network order)
 _MESSAGE = struct.Struct("=BBBB")  # struct inet_diag_msg: family, state, timer, retrans, then the id (48 bytes)
 _UID_AT = 4 + 48 + 12  # inet_diag_msg: after the id come expires, rqueue, wqueue, then uid, inode
+_INODE_AT = _UID_AT + 4
 _NO_COOKIE = b"\xff" * 8
 _TIMEOUT_S = 1.0
 _MAX_ANSWERS = 4096
 """A port's listeners are a handful (SO_REUSEPORT groups included); more than this is not read (the caller falls
 back to ``/proc/net``)."""
 
-Socket = tuple[int, int, Address, int]
-"""One socket the kernel answered: (state, uid, local address, local port)."""
+Socket = tuple[int, int, Address, int, int]
+"""One socket the kernel answered: (state, uid, local address, local port, inode)."""
+Listening = tuple[Address, int, int]
+"""One listening socket: (local address, uid, inode — as ``socket:[inode]`` in its holder's ``/proc/<pid>/fd``)."""
 
 
 def _packed(address: Address) -> bytes:
@@ -60,9 +71,9 @@ def _request(family: int, *, states: int, sport: int, dport: int, src: bytes, ds
 def _decoded(family: int, body: bytes) -> Socket:
     _family, state, _timer, _retrans = _MESSAGE.unpack_from(body)
     sport, _dport, src, _dst = _ID.unpack_from(body, _MESSAGE.size)
-    (uid,) = struct.unpack_from("=I", body, _UID_AT)
+    uid, inode = struct.unpack_from("=II", body, _UID_AT)
     local: Address = ipaddress.IPv4Address(src[:4]) if family == socket.AF_INET else ipaddress.IPv6Address(src)
-    return state, uid, local, sport
+    return state, uid, local, sport, inode
 
 
 def _ask(family: int, request: bytes, *, dump: bool) -> list[Socket] | None:
@@ -152,7 +163,7 @@ def established(local: tuple[Address, int], remote: tuple[Address, int]) -> int 
     if answered is None:
         return None
     # an exact lookup falls back to the port's listener when no connection matches: only ESTABLISHED counts
-    return next((uid for state, uid, _, port in answered if state == ESTABLISHED and port == local[1]), False)
+    return next((uid for state, uid, _, port, _ in answered if state == ESTABLISHED and port == local[1]), False)
 
 
 def owner(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool | None:
@@ -163,19 +174,40 @@ def owner(local: tuple[Address, int], remote: tuple[Address, int]) -> int | bool
     answered = _exact(local, remote)
     if answered is None:
         return None
-    return next((uid for state, uid, _, port in answered if state not in (LISTEN, TIME_WAIT) and port == local[1]),
+    return next((uid for state, uid, _, port, _ in answered if state not in (LISTEN, TIME_WAIT) and port == local[1]),
                 False)
 
 
 def listeners(port: int) -> list[tuple[Address, int]] | None:
-    """(address, uid) of every TCP socket LISTENing on ``port``, IPv4 and IPv6 (the kernel walks only its table of
-    listeners, filtered by the port); None when ``sock_diag`` cannot be asked."""
-    found: list[tuple[Address, int]] = []
+    """(address, uid) of every TCP socket LISTENing on ``port``, IPv4 and IPv6 (:func:`listening_sockets`); None when
+    ``sock_diag`` cannot be asked."""
+    found = listening_sockets(port)
+    return None if found is None else [(address, uid) for address, uid, _ in found]
+
+
+def listening_sockets(port: int) -> list[Listening] | None:
+    """(address, uid, inode) of every TCP socket LISTENing on ``port``, IPv4 and IPv6, in this process's network
+    namespace: the kernel walks only its table of listeners and answers only ``port``'s (in-kernel ``sport`` filter),
+    so the work here is O(that port's listeners), whatever other ports' listeners any account holds. None when
+    ``sock_diag`` cannot be asked, or answers more than :data:`_MAX_ANSWERS` for the port."""
+    found: list[Listening] = []
     for family in (socket.AF_INET, socket.AF_INET6):
         request = _request(family, states=1 << LISTEN, sport=port, dport=0, src=b"\0" * 16, dst=b"\0" * 16,
                            dump=True)
         answered = _ask(family, request, dump=True)
         if answered is None:
             return None
-        found += [(address, uid) for state, uid, address, sport in answered if state == LISTEN and sport == port]
+        found += [(address, uid, inode) for state, uid, address, sport, inode in answered
+                  if state == LISTEN and sport == port]
     return found
+
+
+def listening_at(address: Address, port: int) -> list[Listening] | None:
+    """The TCP socket LISTENing on ``port`` that takes connections to ``address`` — the one bound to ``address``
+    itself, else the wildcard one (one lookup in the kernel's hash of listeners, whatever else listens; of a
+    ``SO_REUSEPORT`` group, one member); ``[]`` when none; None when ``sock_diag`` cannot be asked."""
+    unspecified: Address = ipaddress.IPv4Address(0) if address.version == 4 else ipaddress.IPv6Address(0)
+    answered = _exact((address, port), (unspecified, 0))
+    if answered is None:
+        return None
+    return [(local, uid, inode) for state, uid, local, sport, inode in answered if state == LISTEN and sport == port]

@@ -1,0 +1,150 @@
+"""red36 R1 (high/medium): red35 R4's readiness look read the listening part of ``/proc/<pid>/net/tcp`` and ``tcp6``
+(up to 4 MiB each, parsed in Python) per ready service job every 2 s, on the engine's thread — and any account makes
+as many listening sockets as it likes (the whole of 127/8; any IPv6 address with ``IP_FREEBIND``): 56,000 of them made
+each look 0.3-0.5 s, others' starts 0.27 → 2.7 s. Now a look asks the kernel (``sock_diag``) for the listeners of
+the job's ONE port, with their inodes; ``/proc/net`` is read only where the kernel cannot be asked, once a cycle for
+every service job and :class:`BoundPorts` together, at most ``CYCLE_BYTES`` a cycle.
+
+The crowd of listeners is real (a child process of the test holding 5,000 listening sockets on 127.77.x.y, one port),
+as are the service's listener and the table reads counted."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import resource
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from jupyter_sched import sock_diag
+from jupyter_sched.executors import port_owner
+from jupyter_sched.executors.bound_ports import BoundPorts
+from jupyter_sched.executors.port_owner import CYCLE_BYTES, TABLE, PortOwner, listening_inodes
+
+CROWD = 5000
+# another user's crowd: listening sockets on CROWD loopback addresses, one port (the first one free on 127.0.0.1)
+CROWD_CODE = """
+import resource, socket, sys, time
+count = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 64), hard))
+first = socket.create_server(("127.0.0.1", 0))
+port, held = first.getsockname()[1], [first]
+for i in range(count - 1):
+    s = socket.socket()
+    s.bind((f"127.77.{i // 200}.{i % 200 + 1}", port))
+    s.listen()
+    held.append(s)
+print(port, flush=True)
+time.sleep(600)
+"""
+# a service job's process: its listener's port and inode; the listener closed at a line on its stdin
+SERVICE_CODE = """
+import os, socket, sys, time
+s = socket.create_server(("127.0.0.1", 0))
+print(s.getsockname()[1], os.fstat(s.fileno()).st_ino, flush=True)
+sys.stdin.readline()
+s.close()
+print("closed", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture(scope="module")
+def crowd() -> Iterator[int]:
+    """A child process holding up to :data:`CROWD` listening sockets (its port yielded), killed after the module."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    proc = subprocess.Popen([sys.executable, "-c", CROWD_CODE, str(min(CROWD, hard - 64))], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        yield int(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait(30)
+
+
+@pytest.fixture
+def table_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ``/proc/*/net/tcp*`` files :mod:`.port_owner` opens from now on."""
+    opened: list[str] = []
+    real = port_owner.open_fd
+
+    def counted(path: str, *args: object, **kwargs: object) -> int:
+        if "/net/tcp" in str(path):
+            opened.append(str(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(port_owner, "open_fd", counted)
+    monkeypatch.setattr(TABLE, "monotonic", lambda: 0.0)  # a cycle lasts until next_cycle(), however slow the host
+    TABLE.next_cycle()
+    yield opened
+    TABLE.next_cycle()
+
+
+def _rchar() -> int:
+    """Bytes this process has read (every ``read``), from ``/proc/self/io``."""
+    with open("/proc/self/io") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("rchar:"))
+
+
+@pytest.mark.skipif(not sock_diag.available(), reason="the kernel's sock_diag cannot be asked here")
+def test_red36_r1_a_readiness_look_asks_the_kernel_for_its_port_and_reads_no_listening_table(
+        crowd: int, table_reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before: each look read ``/proc/<pid>/net/tcp`` and ``tcp6`` (the crowd's 5,000 rows among them). Now
+    the kernel's answer for the job's port alone: no table opened, the job's own listener found by its inode; once
+    found, a look is one lookup of that socket (no walk of the host's listeners); gone, it reads "no"."""
+    service = subprocess.Popen([sys.executable, "-c", SERVICE_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert service.stdin is not None and service.stdout is not None
+        port, inode = (int(n) for n in service.stdout.readline().split())
+        assert sock_diag.listening_sockets(port) == [(ipaddress.IPv4Address("127.0.0.1"), os.geteuid(), inode)]
+        assert listening_inodes(service.pid, port) == {inode}
+        owner = PortOwner()
+        assert owner.look(service.pid, lambda: (), port) == "yes"
+        dumps = [0]
+        real = sock_diag.listening_sockets
+
+        def counted(port: int) -> object:
+            dumps[0] += 1
+            return real(port)
+
+        monkeypatch.setattr(sock_diag, "listening_sockets", counted)
+        assert owner.look(service.pid, lambda: (), port) == "yes" and dumps == [0]  # one lookup of its socket
+        assert table_reads == [], table_reads
+        service.stdin.write(b"close\n")
+        service.stdin.flush()
+        assert service.stdout.readline() == b"closed\n"
+        assert owner.look(service.pid, lambda: (), port) == "no" and dumps == [1] and table_reads == []
+    finally:
+        service.kill()
+        service.wait(30)
+
+
+def test_red36_r1_where_the_kernel_cannot_be_asked_one_bounded_table_read_a_cycle_serves_every_service_job(
+        crowd: int, table_reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before: every look of every service job read both tables, up to 4 MiB each (8 jobs: 16 files a poll,
+    BoundPorts' naming of a holder one more read). Now, where ``sock_diag`` cannot be asked, one read of the table a
+    cycle — at most ``CYCLE_BYTES`` — answers them all and BoundPorts; a port not in what was read is "unknown",
+    never "no" (the crowd cuts the table: nobody's listeners make another's service read as not listening)."""
+    monkeypatch.setattr(sock_diag, "_NETLINK_SOCK_DIAG", 31)  # no such netlink family: as a sandbox refusing it
+    assert sock_diag.listening_sockets(crowd) is None
+    servers = [socket.create_server(("127.0.0.1", 0)) for _ in range(8)]
+    try:
+        ports = [s.getsockname()[1] for s in servers]
+        owners = [PortOwner() for _ in ports]
+        for _ in range(2):  # two cycles (two executor polls)
+            TABLE.next_cycle()
+            before, opened = _rchar(), len(table_reads)
+            answers = [owner.look(os.getpid(), lambda: (), port) for owner, port in zip(owners, ports, strict=True)]
+            assert BoundPorts()(ports) == set(ports)  # each port's holder named in the service log: the same read
+            read = _rchar() - before
+            assert set(answers) <= {"yes", "unknown"}, answers
+            assert len(table_reads) - opened <= 2, table_reads  # tcp and tcp6 once, for all
+            assert read <= CYCLE_BYTES + (64 << 10), read  # the cut, and a little of the test's own reads
+    finally:
+        for server in servers:
+            server.close()
