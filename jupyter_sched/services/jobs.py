@@ -83,6 +83,7 @@ from .models import (
 from .models import Job as JobView
 from .models.base import PAGE_BYTES
 from .models.jobs import MAX_LOG_CHUNK
+from .own_ports import own_listening_ports
 from .owner_teams import with_owner_teams
 from .planned import plan_of, with_plan
 from .planned_limit import with_planned_limit
@@ -742,21 +743,15 @@ class JobsService:
     def refuse_own_port(self, spec: JobSpec) -> None:
         """An inference job's port that this server itself listens on is refused when the local executor runs
         it on this host: the job would wait "until it is free", which is until the server the user types into
-        stops (newuser31 n16: ``%schedule serve app.py --port 18900`` on the lab's own port 18900).
+        stops (newuser31 n16: ``%schedule serve app.py --port 18900`` on the lab's own port 18900). The server's
+        own sockets are asked (:func:`own_listening_ports`), never the host's tables (red36 R5).
 
         Raises:
             ValidationError: naming the field ``port``.
         """
         if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(self.ctx.executor, LocalExecutor):
             return
-        import psutil
-
-        try:
-            mine = {c.laddr.port for c in psutil.Process().net_connections(kind="inet")
-                    if c.status == psutil.CONN_LISTEN and c.laddr}
-        except (psutil.Error, OSError):
-            return
-        if spec.port in mine:
+        if spec.port in own_listening_ports():
             raise ValidationError(f"port {spec.port} is this Jupyter server's own port (the server you are using "
                                   "listens there): the service could never bind it while the server runs",
                                   field="port", hint=f"choose another port, e.g. {spec.port + 50}")
