@@ -41,6 +41,7 @@ from ..wording.jobs import (
     work_name,
 )
 from ..wording.time_limits import planned_limit_line
+from ..wording.usage import submitted_window
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .job_changes import change as change_job
@@ -479,8 +480,8 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(f"{PROG} jobs: --team: {unknown} [usage_error]", file=io.err)
             return EXIT_USAGE
         whose = f" of {user}" if user is not None else " of anyone" if args.all_users else ""
-        scope = "".join(part for part in (f" in team {team}" if team else "", f" submitted since {since}" if since else "",
-                                          f" submitted before {until}" if until else ""))
+        window = submitted_window(since, until, _now())  # as status and usage say a period (newuser36 n5)
+        scope = "".join(f" {part}" for part in (f"in team {team}" if team else "", window) if part)
         if args.state or scope:
             print(f"No {args.state + ' ' if args.state else ''}jobs{whose}{scope}.", file=io.out)
         else:
@@ -553,9 +554,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=io.err, flush=True)
         last[0] = ""
 
-    tail = getattr(args, "tail", None)
-    if tail is not None and tail < 0:
-        raise ValidationError(f"--tail {tail}: a count of lines, 0 or more", field="tail", hint="e.g. --tail 100")
+    tail = getattr(args, "tail", None)  # 0 or more: its parser's type (wording.flags.line_count) said anything else
     offset = 0
     if tail is not None:  # the last N lines, read through in the largest slices (newuser26 N4: an 18 MB log whole)
         lines, offset, chunk = _last_lines(client, args.job_id, tail)

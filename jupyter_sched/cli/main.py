@@ -50,7 +50,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, NamedTuple, NoReturn, TextIO
 
 from ..errors import AuthenticationError, AuthorizationError, SchedError, ValidationError
 from ..model.units import shown_in
@@ -361,6 +361,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if want("jobs"):
         _add_jobs(sub)
     if want("logs"):
+        from ..wording.flags import TAIL_OPTIONS, line_count  # the magic's too (newuser36 n6)
+
         logs = sub.add_parser("logs", help="print a job's log",
                               description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
                                           "A kernel's lease (l-…) has no log: its output is in the notebook.")
@@ -368,7 +370,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         logs.add_argument("-f", "--follow", action="store_true",
                           help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
                                "of no answer, then it goes on where it was)")
-        logs.add_argument("-n", "--tail", type=int, default=None, metavar="N",
+        logs.add_argument(*TAIL_OPTIONS, dest="tail", type=line_count, default=None, metavar="N",
                           help="only the last N lines (with -f: then follow from there), as kubectl logs --tail")
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
@@ -654,6 +656,69 @@ def _command_in(raw: Sequence[str]) -> str | None:
     return None
 
 
+class _Offline(NamedTuple):
+    """How a command that asks no server takes the program's options (:data:`OFFLINE_COMMANDS`)."""
+
+    passed: frozenset[str]
+    """Its own options of the same name: passed on, after the command's name (``doctor --json``)."""
+    ignored: frozenset[str]
+    """Options that change nothing it says, taken and left out (``--utc`` where its times are UTC already)."""
+    why: str
+    """Why any other is refused, and the fix (``{option}``: the option typed)."""
+
+
+OFFLINE_COMMANDS: dict[str, _Offline] = {
+    "doctor": _Offline(frozenset({"--json"}), frozenset({"--utc"}),  # its times are ISO UTC
+                       "doctor works on the store's database itself, not through a server — name the store with "
+                       "--db URL (or $JUPYTER_SCHED_DB_URL) and leave {option} out"),
+    "serve": _Offline(frozenset(), frozenset(),
+                      "serve runs the hub's scheduler service and asks no server — its own address is --ip/--port "
+                      "(default: from $JUPYTERHUB_SERVICE_URL); leave {option} out"),
+    "simulate": _Offline(frozenset(), frozenset({"--utc"}),  # simulated time has no zone
+                         "simulate runs offline and asks no server (its results are the CSV files and figures in "
+                         "--out) — leave {option} out"),
+    "fetch-traces": _Offline(frozenset(), frozenset({"--utc"}),
+                             "fetch-traces downloads public traces and asks no server — leave {option} out"),
+}
+"""The commands that ask no jupyter_sched server, each dispatched apart before the server commands' parser
+(:func:`main`), and what each does with the program's options (:func:`offline_words`)."""
+
+
+def offline_words(raw: Sequence[str], command: str) -> tuple[list[str], str]:
+    """``(words from the command on, refusal)`` for ``raw``, a command line of ``command``, one of
+    :data:`OFFLINE_COMMANDS`. The program's options typed before the command — or after it: none of these
+    commands has them but as :attr:`_Offline.passed` says — are passed on after the command's name, left out
+    (:attr:`_Offline.ignored`) or refused: ``refusal`` is one line naming the option as typed (``--url=…`` as
+    ``--url``), "" when none is. A ``-h``/``--help`` after the command is answered whatever the options (a help
+    asks nothing). Words after ``--`` are left as they are (newuser36 N4: ``--json doctor`` was a KeyError)."""
+    known = build_parser(_NO_COMMAND)._option_string_actions  # the program's options: a new one is covered
+    valued = {flag for flag, action in known.items() if action.nargs != 0}
+    rule = OFFLINE_COMMANDS[command]
+    at = list(raw).index(command)
+    kept: list[str] = []
+    passed: list[str] = []
+    refused = ""
+    words = iter(enumerate(raw))
+    for i, word in words:
+        flag = word.split("=", 1)[0]
+        if i == at:
+            continue
+        if word == "--" and i > at:
+            kept.extend(raw[i:])
+            break
+        if flag not in known or flag in ("-h", "--help", "-V", "--version"):
+            kept.append(word)  # the command's own (before it, _command_in found none of these)
+            continue
+        value = [] if flag not in valued or "=" in word else [next(words, (0, ""))[1]]
+        if flag in rule.passed:
+            passed += [word, *value]
+        elif flag not in rule.ignored and not refused:
+            refused = f"{PROG} {command}: {flag}: {rule.why.format(option=flag)} [usage_error]"
+    if refused and any(word in ("-h", "--help") for word in kept):
+        refused = ""
+    return [command, *passed, *kept], refused
+
+
 def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, with the subcommand's usage line, what argparse alone cannot express (exits 2)."""
     _empty_option(parser, args)
@@ -826,6 +891,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         # `jupyter-sched` alone, `jupyter-sched help [COMMAND]`: the help, as git, pip and kubectl answer (newuser32
         # n10: "COMMAND: missing" and "'help' is not one of …")
         raw = [raw[1], "--help"] if len(raw) > 1 and raw[1] in COMMAND_NAMES else ["--help"]
+    if (offline := _command_in(raw)) in OFFLINE_COMMANDS:
+        # the program's options before (or after) a command that asks no server (newuser36 N4: `--json doctor`
+        # fell through to the server commands' table: a KeyError traceback): its own are passed on, the
+        # others refused naming the option
+        raw, refused = offline_words(raw, offline)
+        if refused:
+            print(refused, file=stderr)
+            return EXIT_USAGE
     if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
         import importlib.util
 

@@ -249,11 +249,11 @@ def submit_through_restart(submit: Callable[[str | None], tuple[dict[str, Any], 
     seconds are up while nothing was sent; :class:`MaybeSubmitted` when a lost send could not be looked for.
     """
     deadline = _clock() + SUBMIT_RIDE_OUT_S
-    name = body.get("name") or "the job"
+    # the job as the user knows it, never a bare name that reads as a file ("whether train is there"; newuser36 n4)
+    name = f'your job "{body["name"]}"' if body.get("name") else "your job"
     sending = RideOut(say, doing="the submit was not received; sending it again", stop=stop, retry_if=never_sent,
                       limit_s=SUBMIT_RIDE_OUT_S)
-    looking = RideOut(say, doing=f"it may have reached the scheduler: once it answers, looking whether {name} is there",
-                      stop="Ctrl-C stops looking", limit_s=SUBMIT_RIDE_OUT_S)
+    looking = RideOut(say, doing="", stop="Ctrl-C stops looking", limit_s=SUBMIT_RIDE_OUT_S)
     how = ""
     # every send of this submit carries one key, where the scheduler honours keys: a resend is answered with the
     # job it made (s32; an older scheduler refuses the argument, so none is sent to it)
@@ -269,6 +269,11 @@ def submit_through_restart(submit: Callable[[str | None], tuple[dict[str, Any], 
             if never_sent(exc) or not no_server_answered(exc):
                 raise  # a refusal, or the time is up while nothing was received: nothing is submitted
             lost = exc
+        # after "the submit was not received; sending it again", a send that then lost its answer is said as what
+        # changed, not as a second account of the same submit (newuser36 n4: "not received" then "may have reached")
+        looking.doing = (f"{'sending it again got' if sending.said else 'the submit got'} no answer, so "
+                         f"{'this time ' if sending.said else ''}it may have reached the scheduler: once it answers, "
+                         f"looking whether {name} is there, to send it again only if not")
         if keyed is None:
             try:
                 keyed = looking(lambda: keys_honoured(True), deadline=deadline)  # waits until the scheduler answers

@@ -947,7 +947,8 @@ class SchedMagics(Magics):
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
-          %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
+          %schedule logs JOB [-f] [-n N]   print the log (-n: its last N lines); -f follows it
+                                    until the job ends (interrupt to stop)
           %schedule wait JOB [--for 30m] [--no-raise-error]
                                     wait with a progress line until the job ends; one that
                                     ends other than succeeded raises, so a Run All stops
@@ -1309,11 +1310,12 @@ class SchedMagics(Magics):
 
         last = [text]
         if not cmd.follow or chunk.get("finished"):
-            if long:
-                text, _ = self._log_tail(job_id, chunk)
+            written = bool(text)
+            if long or cmd.tail is not None:
+                text, _ = self._log_tail(job_id, chunk, cmd.tail)
             sys.stdout.write(text)
             last[0] = text
-            if not text:
+            if not written:
                 self._no_output(job_id, following=False)
             elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
@@ -1324,8 +1326,8 @@ class SchedMagics(Magics):
         if self._no_output(job_id, following=True) == "lease":
             return
         last[0] = ""
-        if long:
-            tail, start = self._log_tail(job_id, chunk)
+        if long or cmd.tail is not None:
+            tail, start = self._log_tail(job_id, chunk, cmd.tail)
             sys.stdout.write(tail)
             last[0] = tail
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
@@ -1360,14 +1362,16 @@ class SchedMagics(Magics):
                 high = middle
         return low
 
-    def _log_tail(self, job_id: str, first: Mapping[str, Any]) -> tuple[str, int]:
-        """The log's last :data:`LOG_TAIL_LINES` lines within its last :data:`LOG_TAIL_BYTES` (after a line
-        saying what was left out and where the whole log is, when something was), and the byte offset
-        after them. The server reads them back from the log's end (``tail``, newuser35 N2: one request,
+    def _log_tail(self, job_id: str, first: Mapping[str, Any], asked: int | None = None) -> tuple[str, int]:
+        """The log's last :data:`LOG_TAIL_LINES` lines — ``asked`` lines (``-n N``), when given — within its last
+        :data:`LOG_TAIL_BYTES` (after a line saying what was left out and where the whole log is, when
+        something was: of ``asked`` lines, only when the bytes bound left some of them out), and the byte
+        offset after them. The server reads them back from the log's end (``tail``, newuser35 N2: one request,
         where the log's end was found by ~2 log2(size) one-byte reads); from a server without ``tail``,
         the end is read from the size ``first`` (the answer of the read from byte 0) says."""
+        count = LOG_TAIL_LINES if asked is None else asked
         try:
-            chunk = self.client.logs(job_id, tail=LOG_TAIL_LINES, limit=LOG_TAIL_BYTES)
+            chunk = self.client.logs(job_id, tail=count, limit=LOG_TAIL_BYTES)
             kept, skipped = str(chunk.get("text") or ""), int(chunk.get("offset") or 0)
         except ValidationError as refused:
             if refused.field != "tail":
@@ -1377,9 +1381,15 @@ class SchedMagics(Magics):
             chunk = self.client.logs(job_id, offset=start, limit=LOG_TAIL_BYTES)
             text = str(chunk.get("text") or "")
             whole_lines = text.partition("\n")[2] if start else text
-            kept = "".join(whole_lines.splitlines(keepends=True)[-LOG_TAIL_LINES:])
+            kept = "".join(whole_lines.splitlines(keepends=True)[-count:]) if count else ""
             skipped = start + len(text.encode()) - len(kept.encode())
-        if skipped:
+        if asked is not None:
+            shown = len(kept.splitlines())
+            if skipped and shown < asked:  # the bytes bound cut them (a shorter log is shown whole)
+                self._print(f"[… the last {asked} lines are more than a notebook shows: only the last {shown} "
+                            f"({format_bytes(len(kept.encode()))}) are shown here: `jupyter-sched logs {job_id} -n "
+                            f"{asked}` in a terminal prints them all]")
+        elif skipped:
             # what is shown, said exactly ("the first 50 MB of the log are not shown" of a 50 MB log: new user 30, n7)
             self._print(f"[… only the last {format_bytes(len(kept.encode()))} of the "
                         f"{format_bytes(skipped + len(kept.encode()))} log are shown here: `jupyter-sched logs "

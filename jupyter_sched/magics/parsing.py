@@ -31,8 +31,10 @@ from ..model.validation import (
     parse_time_limit,
 )
 from ..wording.flags import (
+    TAIL_OPTIONS,
     bare_seconds_note,
     close_option,
+    line_count,
     meant_option,
     relative_values_joined,
     spaced_value,
@@ -108,10 +110,12 @@ class _Parser(argparse.ArgumentParser):
         message = with_dash_hint(message, self.typed)  # `--time-limit -5m` (new user 9), as typed (16, N3)
         field = "arguments"
         if message.startswith("argument "):
-            field = message[len("argument "):].split(":", 1)[0].split("/")[0]
+            names, _, said = message[len("argument "):].partition(": ")
             # the option opens the line, as every refusal of an option's value does (new user 14, N4:
-            # "%gpu request: --mem-per-gpu: expected one argument", two prefixes)
-            raise ValidationError(message[len("argument "):], field=field, hint=f"see {self.magic}? for usage")
+            # "%gpu request: --mem-per-gpu: expected one argument", two prefixes) — the one typed of its names
+            # (newuser36 n6: `-n -3` was answered "-n/--tail: …")
+            field = typed_option(names, self.typed)
+            raise ValidationError(f"{field}: {said}", field=field, hint=f"see {self.magic}? for usage")
         elif message.startswith("unrecognized arguments:"):
             field = message.split(":", 1)[1].split()[0]
             # a word with its own punctuation is quoted (newuser35 n8: "unknown argument (the. See …", a pasted
@@ -527,6 +531,7 @@ class ScheduleCommand:
         parameters: (notebook) ``-p NAME=VALUE`` values for its parameters cell (JSON-decoded where they parse).
         job_id: job id (``status``, ``logs``, ``wait``, ``cancel``).
         follow: (logs) stream until the job ends.
+        tail: (logs) only the log's last this many lines (``-n``/``--tail``, as the CLI's), then ``follow`` from there.
         port: (serve) the port the service listens on.
         timeout_s: (wait) seconds to wait at most.
         raise_error: (wait) a job that ended otherwise than succeeded raises (a Run All stops there, as the CLI's
@@ -550,6 +555,7 @@ class ScheduleCommand:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     job_id: str | None = None
     follow: bool = False
+    tail: int | None = None
     port: int | None = None
     timeout_s: float | None = None
     raise_error: bool = True
@@ -698,7 +704,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
-        %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m] [--no-raise-error]   (--timeout: same as --for)
+        %schedule status [JOB] | logs JOB [-f] [-n N] | wait JOB [--for 10m] [--no-raise-error]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule hold JOB [JOB ...] | release JOB [JOB ...] | top JOB [JOB ...] [--undo]
         %schedule update JOB [JOB ...] [--time-limit 4h|+1h|-30m] [--priority low]
@@ -792,6 +798,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         parser.add_argument("job", metavar="JOB", nargs="?" if head == "status" else None)
         if head == "logs":
             parser.add_argument("-f", "--follow", action="store_true")
+            # the last N lines, as `jupyter-sched logs -n N` (newuser36 n6: "unknown argument -n")
+            parser.add_argument(*TAIL_OPTIONS, dest="tail", type=line_count)
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
             parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
@@ -810,7 +818,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")
-        return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)),
+        return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)), tail=getattr(ns, "tail", None),
                                timeout_s=_timeout(timeout, flag, "the job ends"),
                                raise_error=bool(getattr(ns, "raise_error", True)))
     if rest:

@@ -317,10 +317,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     err = err or sys.stderr
     parser = build_parser()
     try:
-        args, extras = parser.parse_known_args(list(argv) if argv is not None else None)
-        if extras:  # said with the subcommand's usage, not the whole program's
-            actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-            actions[0].choices[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
+        import contextlib
+
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # --help, a usage error: to the streams given
+            args, extras = parser.parse_known_args(list(argv) if argv is not None else None)
+            if extras:  # said with the subcommand's usage, not the whole program's
+                actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+                actions[0].choices[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
     said = f"jupyter-sched {args.command}: "  # every line as the CLI's others: what — the fix [code]

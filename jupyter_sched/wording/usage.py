@@ -18,7 +18,7 @@ from typing import Any
 
 from ..model.units import clock_text
 
-__all__ = ["USAGE_DAYS", "cost_cell", "efficiency_cell", "last_days", "parsed_utc", "period_text"]
+__all__ = ["USAGE_DAYS", "cost_cell", "efficiency_cell", "last_days", "parsed_utc", "period_text", "submitted_window"]
 
 USAGE_DAYS = 7
 """Days of the default usage period (``accounting.usage.USAGE_WINDOW``; kept apart: this package
@@ -93,3 +93,15 @@ def period_text(since: str, until: str | None, now: datetime) -> str:
         return f"{first} → now"
     today = start is not None and end is not None and start.date() == end.date() == now.date()
     return f"{first} → {until if end is None else clock_text(end, now if today else None)} (not included)"
+
+
+def submitted_window(since: str | None, until: str | None, now: datetime) -> str:
+    """A list's ``--since``/``--until`` as a clause, the moments as every clock is written (the reader's zone,
+    named; :func:`~jupyter_sched.model.units.clock_text`): ``submitted since Nov 30 04:26 UTC``, ``submitted before
+    Dec 1 00:00 UTC``, ``submitted since … and before …``; "" for neither. newuser36 n5: ``jobs --since 7d``
+    found nothing "since 2026-11-30T04:26:10Z" where ``status`` and ``usage`` say ``since Nov 30 04:26 UTC``.
+    A time this cannot read is said as sent (the server has read it)."""
+    start, end = parsed_utc(since), parsed_utc(until)
+    said = [f"since {since if start is None else clock_text(start, now)}" if since else "",
+            f"before {until if end is None else clock_text(end, now)}" if until else ""]
+    return f"submitted {' and '.join(part for part in said if part)}" if any(said) else ""

@@ -197,7 +197,7 @@ def test_newuser31_n8_when_it_cannot_tell_it_says_how_to_look_before_submitting_
     said = err.getvalue()
     assert rc == EXIT_NO_SERVER, said
     assert "the submit may or may not have reached the scheduler" in said, said
-    assert "`jupyter-sched jobs` shows whether retry-me is there once the service answers; submit again only if " \
-           "not" in said, said
+    assert "`jupyter-sched jobs` shows whether your job \"retry-me\" is there once the service answers; submit again " \
+           "only if not" in said, said
     assert "ask your hub admin" not in said, said
     assert 0 < sum(pauses) <= 120, pauses
