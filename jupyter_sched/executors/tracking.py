@@ -49,6 +49,11 @@ log = logging.getLogger(__name__)
 MARKER_ENV = "JUPYTER_SCHED_JOB_MARKER"
 """Environment variable that marks every process of a local job (value: the job group's name)."""
 
+ENVIRON_BYTES = 256 * 1024
+"""Most bytes of a process's ``/proc/<pid>/environ`` a marker scan reads (on the engine's thread, for every process of the
+job's uid: up to ARG_MAX each, the owner's to size; red36 R2's kind). The marker comes within the service's own
+environment, before the variables of the job's spec (the wrapper appends them); a process that pushes it past this escapes
+as one that drops it does (module docstring)."""
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _SUBTREE = "jupyter_sched"
 _FREEZE_WAIT_S = 1.0
@@ -274,9 +279,13 @@ class MarkerTracker:
                     continue
                 if proc.pid in found or proc.pid == os.getpid():
                     continue
-                with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        found.add(proc.pid)
+                with open(f"/proc/{proc.pid}/environ", "rb", buffering=0) as fh:
+                    raw = fh.read(ENVIRON_BYTES) or b""
+                entries = raw.split(b"\0")
+                if len(raw) >= ENVIRON_BYTES:
+                    entries.pop()  # cut by the read: not a whole entry
+                if needle in entries:
+                    found.add(proc.pid)
             except (psutil.Error, OSError):
                 continue
         return _live(found)

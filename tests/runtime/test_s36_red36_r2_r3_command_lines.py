@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import re
 import signal
 import subprocess
@@ -26,6 +27,7 @@ import psutil
 import pytest
 
 from jupyter_sched.executors import local as local_mod
+from jupyter_sched.executors import tracking
 from jupyter_sched.executors import wrapper as wrapper_mod
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.local import LocalExecutor
@@ -159,3 +161,32 @@ def test_red36_r3_a_wrapper_started_with_its_source_as_c_is_still_read_past_its_
     finally:
         process.kill()
         process.wait()
+
+
+def test_red36_r2_a_marker_scan_reads_a_bounded_part_of_each_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The marker tracker (no writable cgroup) reads each process of the job's uid: at most ENVIRON_BYTES each."""
+    group = tracking.MarkerTracker().create(f"j-env{os.getpid()}", uid=os.getuid())
+    reads: list[tuple[str, int]] = []
+
+    def counted_open(path: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = builtins.open(path, *args, **kwargs)
+        read = handle.read
+
+        def counted(*a: Any) -> Any:
+            data = read(*a)
+            reads.append((str(path), len(data or b"")))
+            return data
+
+        handle.read = counted
+        return handle
+
+    monkeypatch.setattr(tracking, "open", counted_open, raising=False)
+    env = {"PATH": os.environ.get("PATH", ""), tracking.MARKER_ENV: group.name,
+           **{f"BIG{i}": "B" * 131_000 for i in range(BIG_ARGS)}}  # the spec's variables come after the marker
+    member = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"], env=env, start_new_session=True)
+    try:
+        wait_until(lambda: member.pid in tracking.MarkerTracker().members(group), "the marked process to be found")
+        assert reads and max(size for _, size in reads) <= tracking.ENVIRON_BYTES, max(reads, key=lambda r: r[1])
+    finally:
+        member.kill()
+        member.wait()
