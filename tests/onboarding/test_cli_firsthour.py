@@ -1674,3 +1674,31 @@ def test_newuser34_n3_the_magics_define_list_all_refusal_says_the_flag(server: E
         magics.schedule("define list --all")  # the SchedClient of the env above, as a kernel makes it
     said = str(refused.value)
     assert said.endswith("bob is not an admin. Leave out --all to list your own."), said
+
+
+def test_newuser36_n10nit_admin_md_gives_a_team_high_with_a_body_the_server_takes(server: EmbeddedServer) -> None:
+    """newuser36 n10: docs/admin.md showed no team policy body nor ``priority_grants`` form — a team lead could not
+    learn how to give a team ``high``. Its "Priority classes and team policies" body is PUT as written (this
+    module's server) and GET quotas shows the policy; its config block sets the grant it says."""
+    from traitlets.config import Config
+
+    from .test_readme import ADMIN
+
+    start = ADMIN.index("### Priority classes and team policies")
+    said = ADMIN[start:ADMIN.index("\n#", start + 4)]
+    assert "granted to nobody by default" in " ".join(said.split()), said
+    (body,) = re.findall(r"```json\n(.*?)```", said, flags=re.S)
+    (block,) = re.findall(r"```python\n(.*?)```", said, flags=re.S)
+    boss = api(server, "tok-boss")
+    before = boss.get("quotas").json()["teams"]
+    try:
+        put = boss.put("quotas", json=json.loads(body))
+        assert put.status_code == 200, put.text
+        (vision,) = [t for t in boss.get("quotas").json()["teams"] if t["team"] == "vision"]
+        assert set(vision["allowed_priorities"]) == {"high", "normal", "low"}, vision
+        assert (vision["weight"], vision["reclaim"]) == (2, "lower-or-equal"), vision
+    finally:
+        assert boss.put("quotas", json={"teams": before}).status_code == 200
+    c = Config()
+    exec(compile(block, "docs/admin.md", "exec"), {"c": c})  # a jupyter_server_config.py line
+    assert c.SchedApp.priority_grants["teams"]["vision"] == ["high"], c.SchedApp.priority_grants
