@@ -24,7 +24,7 @@ from datetime import datetime
 from ..model.frozen import fast_init
 from ..model.horizon import capped
 
-__all__ = ["Ending", "Reservation", "find_reservation", "job_end", "walk_ends"]
+__all__ = ["Ending", "Headroom", "Reservation", "find_reservation", "job_end", "walk_ends"]
 
 
 @fast_init
@@ -59,6 +59,33 @@ class Reservation:
     team: str
     rank: int
     unbounded: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Headroom:
+    """A quota line's room held for the first job (in queue order) that the line keeps waiting (newuser36 N1).
+
+    EASY's reservation holds GPUs; a job blocked by its team's borrowing limit (or a user cap) waits
+    for the line's room, which later jobs of the team would otherwise take one by one as it frees — a
+    teammate's stream of 1-GPU jobs kept a 2-GPU job waiting for as long as the stream lasted. Like
+    the GPU reservation, a later job charged to the line may start only if it ends by ``eta`` (its time
+    limit), or if it fits in ``spare``: the room left at ``eta`` once the job holding it has started.
+
+    Attributes:
+        job_id: the job the room is held for.
+        line: the quota line's key ``(team, user or None, GPU model or '*')``.
+        eta: when the job fits the line (and the GPUs) with running work ending at its time limits
+            (None: unknown — work without a limit holds the room; nothing is then held, as EASY).
+        spare: milli-GPUs of the line free at ``eta`` besides the job's; a later job that fits in it
+            takes from it (mutable: the cycle's admissions count down).
+        limit: the line's ceiling, milli-GPUs (for the words).
+    """
+
+    job_id: str
+    line: tuple[str, str | None, str]
+    eta: datetime | None
+    spare: int
+    limit: int
 
 
 def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],

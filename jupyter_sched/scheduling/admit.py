@@ -13,7 +13,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from ..backfill.easy import Reservation, job_end
+from ..backfill.easy import Headroom, Reservation, job_end
 from ..model import GPU_MILLI, Job, PriorityClass, ResourceRequest
 from ..model.units import gpus_phrase, said_time
 from ..placement.placer import Flavor, Placement
@@ -28,7 +28,7 @@ from .gates import borrow_window_closed
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "try_flavor"]
+__all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "room_held", "try_flavor"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
@@ -56,6 +56,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     blocked_by: Reservation | None = None
     if check.ok and flavor.pools:
         closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
+        if closed is None and ctx.headroom and (room := room_held(ctx, job, flavor.model, milli)) is not None:
+            return None, _room_outcome(ctx, room, flavor.model)
         if closed is None and held_back:
             if ctx.placer.place(job.id, req, flavor) is not None:
                 outcome = FlavorOutcome(model=flavor.model, capacity_code="Priority", capacity_message=(
@@ -66,6 +68,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
+                if ctx.headroom:
+                    _take_room(ctx, job, flavor.model, milli)
                 held = bool(ctx.book.gpus) and job.id in ctx.book and _on_held(ctx, job.id, placement)
                 _admit(ctx, job, placement, check.borrowed, backfill and not held, held, milli)
                 return placement, None
@@ -106,6 +110,53 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                             "reservation": res.eta.isoformat() if res.eta else None,
                             **({"reserved_for_elected": True} if elected else {})}
     return None, outcome
+
+
+def room_held(ctx: CycleContext, job: Job, model: str, milli: int) -> Headroom | None:
+    """The quota line room held for an earlier job (:func:`.pending._hold_headroom`; newuser36 N1) that ``job``
+    (``milli`` milli-GPUs on a GPU of ``model``) would take: None when it holds none there, or ``job`` is sure
+    to end by the held job's start (its effective time limit, as :func:`_may_bypass`), or it fits in the room
+    left beside the held job then. A reservation whose time is unknown holds nothing, as EASY's."""
+    spec = job.spec
+    end: datetime | None = None
+    limit_read = False
+    for line in ctx.quota.applicable(spec.team, spec.user, model):
+        room = ctx.headroom.get(line.key)
+        if room is None or room.job_id == job.id or room.eta is None or milli <= room.spare:
+            continue
+        if not limit_read:
+            limit_read = True
+            end = job_end(ctx.now, effective_limit(spec, ctx.profile.time_limits)[0], ctx.now)
+        if end is None or end > room.eta:
+            return room
+    return None
+
+
+def _take_room(ctx: CycleContext, job: Job, model: str, milli: int) -> None:
+    """``job``, admitted, takes from the spare room of each held line it counts on and outlasts (:func:`room_held`)."""
+    end = job_end(ctx.now, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now)
+    for line in ctx.quota.applicable(job.spec.team, job.spec.user, model):
+        room = ctx.headroom.get(line.key)
+        if room is not None and room.job_id != job.id and room.eta is not None and (end is None or end > room.eta):
+            room.spare = max(0, room.spare - milli)
+
+
+def _room_outcome(ctx: CycleContext, room: Headroom, model: str) -> FlavorOutcome:
+    """A flavor's outcome for a job kept off a quota line's room held for ``room.job_id`` (code ``Priority``,
+    with ``reserved_for`` and ``reservation`` as a GPU reservation's, so its words name the job and agree with
+    its ETA; ``headroom``: the line)."""
+    team, user, _ = room.line
+    assert room.eta is not None
+    elected = room.job_id in ctx.elected
+    whose = f"{user}'s cap" if user else f"{team}'s limit"
+    message = (f"fits now but would delay {room.job_id}, "
+               + (f"which {ELECTED_NOTE}" if elected else "which is ahead of it in the queue")
+               + f": the room under {whose} of {gpus_phrase(room.limit / GPU_MILLI)} is kept for it from "
+               + f"{said_time(room.eta)} (reservation)")
+    return FlavorOutcome(model=model, capacity_code="Priority", capacity_message=message,
+                         capacity={"reserved_for": room.job_id, "model": model, "reservation": room.eta.isoformat(),
+                                   "headroom": {"team": team, "user": user, "limit": room.limit / GPU_MILLI},
+                                   **({"reserved_for_elected": True} if elected else {})})
 
 
 def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor

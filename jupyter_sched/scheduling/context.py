@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..backfill.easy import Reservation
+from ..backfill.easy import Headroom, Reservation
 from ..model import GPU_MILLI, Job, JobState, PendingReason, ResourceRequest
 from ..model.job import LEASE_NAMES, public_name
 from ..placement.fragmentation import cycle_placement
@@ -176,6 +176,7 @@ class CycleContext:
         preemption: the within-team preemption policy; :meth:`reclaim_for` gives a team's reclaim policy.
         admits / preempts / pends / rejects / audit: decisions so far, in order.
         reservations: EASY reservation per GPU model (first capacity-blocked job).
+        headroom: a quota line's room held for the first job it keeps waiting (newuser36 N1), per line key.
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
         victims: jobs preempted this cycle; reclaimed_lines: by team quota line, each running job
@@ -237,6 +238,7 @@ class CycleContext:
         self.rejects: list[Reject] = []
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
+        self.headroom: dict[tuple[str, str | None, str], Headroom] = {}  # per quota line (pending._hold_headroom)
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
         self.ceilings: dict[tuple[str, str, int, int], Line | None] = {}  # per (team, user, milli, id(flavors))
         # the words of a request above its ceiling, per ceilings' key and the request's gpus, gpu_milli,

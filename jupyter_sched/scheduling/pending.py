@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..backfill.easy import Ending, Reservation, job_end, walk_ends
+from ..backfill.easy import Ending, Headroom, Reservation, job_end, walk_ends
 from ..model import Job, JobKind, PendingReason, ResourceRequest
 from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
 from ..queues.order import OVERDUE_FLOOR_S, PASSED_BY, PROMISE, passed_by
-from ..wording.reasons import barred_clause, elected_behind_clause, elected_clause
+from ..wording.reasons import barred_clause, elected_behind_clause, elected_clause, headroom_clause
 from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
@@ -63,6 +63,8 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
             details = {**details, OWNER_HOLDS: own.public, OWNER_LEASES: list(own.leases)}
     if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
         _reserve(ctx, job, req, flavors, reason)
+    if reason.code in _QUOTA_CODES and ctx.profile.backfill and ctx.plan is None:
+        message, details = _hold_headroom(ctx, job, req, flavors, message, details)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
 
 
@@ -243,6 +245,62 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
         eta, eta_reason, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
     ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank,
                                           tuple(unknown) if eta is None else ())
+
+
+_QUOTA_CODES = frozenset({"BorrowingLimitReached", "ExceedsQuota"})
+"""Waits on a quota line's room: the first such job per line holds the room (:func:`_hold_headroom`)."""
+
+
+def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...], message: str,
+                   details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """The first job (in queue order) that a quota line with a ceiling keeps waiting holds the line's room
+    (:class:`~jupyter_sched.backfill.easy.Headroom`; newuser36 N1): the running work its team (or user) has
+    there is trial-released in end-time order, as :func:`_reserve` does for GPUs, until the job fits the line
+    and the GPUs; later jobs charged to the line may then start only where they end by then or fit in what
+    is left (:mod:`.admit`). Slurm's backfill plans a job blocked by a group limit the same way; Kueue's
+    BestEffortFIFO holds nothing, so a stream of small jobs passes the head forever. Its line says so."""
+    flavor = next((f for f in flavors if f.pools), None)
+    milli = req.total_milli
+    if flavor is None or milli <= 0:
+        return message, details
+    model, spec, quota = flavor.model, job.spec, ctx.quota
+    short = [ln for ln in quota.applicable(spec.team, spec.user, model)
+             if ln.ceiling is not None and ln.key not in ctx.headroom and quota.usage.get(ln.key, 0) + milli > ln.ceiling]
+    if not short or any(milli > (ln.ceiling or 0) for ln in short):  # above a ceiling: never fits, holds nothing
+        return message, details
+    by_model, by_team = ctx.holder_index()
+    names = {h.job.id for h in (*by_model.get(model, ()), *by_team.get(spec.team, ()))}
+    admitted, team = ctx.admitted, spec.team
+    names.update([j for j, p in ctx.fresh.items() if p.model == model or admitted[j].spec.team == team])
+    by_end, unknown = _endings(ctx, names)
+    used_then: dict[tuple[str, str | None, str], int] = {}
+
+    def release(job_id: str) -> None:
+        ctx.ledger.evict(job_id)
+
+    def try_fit() -> frozenset[int] | None:
+        if not quota.check(spec.team, spec.user, model, milli).ok:
+            return None
+        placement = ctx.placer.place(job.id, req, flavor)
+        if placement is None:
+            return None
+        used_then.update({ln.key: quota.usage.get(ln.key, 0) for ln in short})
+        return frozenset(g for g, _ in placement.holding.gpus)
+
+    with ctx.ledger.what_if():
+        eta, _, _ = walk_ends(by_end, unknown, release, try_fit, ctx.now)
+    for ln in short:
+        assert ln.ceiling is not None
+        spare = ln.ceiling - used_then[ln.key] - milli if eta is not None else 0
+        ctx.headroom[ln.key] = Headroom(job.id, ln.key, eta, max(0, spare), ln.ceiling)
+    if eta is None:  # work without a time limit holds the room: nothing is kept (as EASY), nothing to say
+        return message, details
+    line = short[0]
+    assert line.ceiling is not None
+    clause = headroom_clause(line.team, line.user, line.ceiling / 1000, said_time(eta))
+    info = {"team": line.team, "user": line.user, "model": line.model, "limit": line.ceiling / 1000,
+            "reservation": eta.isoformat()}
+    return message.rstrip(".") + f"; {clause}.", {**details, "headroom": info}
 
 
 _LEASE = JobKind.LEASE  # read per holder: a member looked up on an Enum class is slow

@@ -114,6 +114,17 @@ def barred_clause(user: str, held: float, share: float, total: float, factor: fl
             "queue's order")
 
 
+def headroom_clause(team: str, user: str | None, limit_gpus: float, start: str) -> str:
+    """What a job that its quota line keeps waiting says when the line's room is held for it (newuser36 N1:
+    a teammate's later 1-GPU jobs took the team's room one by one as it freed, and the line said only "vision
+    would use 5 GPUs"), e.g. "the room under vision's limit of 4 GPUs is kept for it: vision's jobs queued
+    after it start first only where they end by 12:07 UTC, when it can start (reservation)". ``user``: the
+    line is that user's cap in ``team``; ``start``: the reservation's time as said."""
+    whose, of = (f"{user}'s cap", f"{user}'s") if user else (f"{team}'s limit", f"{team}'s")
+    return (f"the room under {whose} of {gpus_phrase(limit_gpus)} is kept for it: {of} jobs queued after it start "
+            f"first only where they end by {start}, when it can start (reservation)")
+
+
 def elected_behind_clause(ahead: str) -> str:
     """What an elected job says when it goes after ``ahead`` (a job id), elected too, which an elected job of
     its own user already passed (:func:`~jupyter_sched.queues.order.elected_order`; new user 29, N2: each of

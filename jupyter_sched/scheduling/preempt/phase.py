@@ -62,7 +62,7 @@ from ...placement.placer import Flavor, Placement
 from ...preemption.candidates import borrow_threshold
 from ...preemption.reclaim_rules import RECLAIMING
 from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
-from ..admit import keep_off
+from ..admit import keep_off, room_held
 from ..context import CycleContext, Visit
 from ..spare import open_spare
 from ..takeover import readmit
@@ -105,6 +105,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
     for flavor in visit.flavors:
         if not flavor.pools:
             continue
+        if ctx.headroom and room_held(ctx, job, flavor.model, job.spec.resources.total_milli) is not None:
+            continue  # its quota line's room is held for a job ahead of it (newuser36 N1): no eviction brings it in
         own = own_candidates(ctx, job, flavor)
         # work its owner left the team behind is outside the guarantee: not counted against it (red team 24, R6)
         departed, kept = departed_candidates(ctx, job, flavor)
