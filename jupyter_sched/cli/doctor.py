@@ -524,6 +524,10 @@ def _parser() -> argparse.ArgumentParser:
                                       "the service's next start with this code would do. Back the store up first: an "
                                       "older version refuses a newer schema.")
     move.add_argument("--yes", action="store_true", help="really migrate it")
+    for action in sub.choices.values():  # doctor's own options after its ACTION too, as typed last (newuser36 N4's kind:
+        # `doctor list --db URL` was "--db: not an option of jupyter-sched doctor list"); left alone when absent
+        action.add_argument("--db", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        action.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 

@@ -152,3 +152,15 @@ def test_newuser36_n4nit_a_submit_through_a_hub_restart_tells_one_story_and_name
     assert 'looking whether your job "train" is there, to send it again only if not' in lines[1], lines
     assert "not received" not in lines[1] and "whether train is" not in err, err
     assert "the scheduler did not get it before the restart; sent again once it answered" in err, err
+
+
+def test_newuser36_n4_doctors_own_options_are_taken_after_its_action_too(tmp_path: Path) -> None:
+    # before: `doctor list --db URL` was "--db: not an option of jupyter-sched doctor list" (its options only before ACTION)
+    first, last = tmp_path / "first.sqlite", tmp_path / "last.sqlite"
+    for argv in (["doctor", "list", "--db", f"sqlite:///{last}"], ["doctor", "list", "--json", "--db", f"sqlite:///{last}"],
+                 ["doctor", "--db", f"sqlite:///{first}", "ends", "--db", f"sqlite:///{last}"]):
+        rc, out, err = _run(*argv)
+        assert rc == 3 and f"no store at {last}" in err and "not an option" not in err, (argv, rc, out, err)
+    rc, out, err = _run("doctor", "--db", f"sqlite:///{first}", "list")  # before the action, as it always was
+    assert rc == 3 and f"no store at {first}" in err, (rc, out, err)
+    assert not first.exists() and not last.exists()
