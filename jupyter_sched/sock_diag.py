@@ -61,18 +61,21 @@ def _packed(address: Address) -> bytes:
     return address.packed + b"\0" * (16 - len(address.packed))
 
 
-def _request(family: int, *, states: int, sport: int, dport: int, src: bytes, dst: bytes, dump: bool) -> bytes:
+def _request(family: int, *, states: int, sport: int, dport: int, src: bytes, dst: bytes, dump: bool,
+             interface: int = 0) -> bytes:
     body = (_REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, states) + _ID.pack(sport, dport, src, dst)
-            + struct.pack("=I", 0) + _NO_COOKIE)
+            + struct.pack("=I", interface) + _NO_COOKIE)
     flags = _NLM_F_REQUEST | (_NLM_F_DUMP if dump else 0)
     return _HEADER.pack(_HEADER.size + len(body), _SOCK_DIAG_BY_FAMILY, flags, 1, 0) + body
 
 
 def _decoded(family: int, body: bytes) -> Socket:
-    _family, state, _timer, _retrans = _MESSAGE.unpack_from(body)
+    answered, state, _timer, _retrans = _MESSAGE.unpack_from(body)
     sport, _dport, src, _dst = _ID.unpack_from(body, _MESSAGE.size)
     uid, inode = struct.unpack_from("=II", body, _UID_AT)
-    local: Address = ipaddress.IPv4Address(src[:4]) if family == socket.AF_INET else ipaddress.IPv6Address(src)
+    # the socket's own family: an IPv4 lookup answers a dual-stack IPv6 listener ([::], ::ffff:a.b.c.d) as IPv6
+    local: Address = (ipaddress.IPv4Address(src[:4]) if (answered or family) == socket.AF_INET
+                      else ipaddress.IPv6Address(src))
     return state, uid, local, sport, inode
 
 
@@ -137,10 +140,11 @@ def available() -> bool:
     return _answers()
 
 
-def _exact(local: tuple[Address, int], remote: tuple[Address, int]) -> list[Socket] | None:
+def _exact(local: tuple[Address, int], remote: tuple[Address, int], *, interface: int = 0) -> list[Socket] | None:
     """What the kernel answers for the TCP socket whose local end is ``local`` and remote end ``remote`` (one lookup
     in its table of connections; ``[]``: none); None when ``sock_diag`` cannot be asked. Both ends IPv4: asked as
-    IPv4 (a dual-stack listener's accepted socket included); otherwise as IPv6."""
+    IPv4 (a dual-stack listener's accepted socket included); otherwise as IPv6. ``interface``: the index of the
+    device the connection arrives on (0: none; a socket bound to a device then never matches)."""
     four = isinstance(local[0], ipaddress.IPv4Address) and isinstance(remote[0], ipaddress.IPv4Address)
     family = socket.AF_INET if four else socket.AF_INET6
 
@@ -148,7 +152,7 @@ def _exact(local: tuple[Address, int], remote: tuple[Address, int]) -> list[Sock
         return (ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + address.packed)
                 if not four and isinstance(address, ipaddress.IPv4Address) else address)
     request = _request(family, states=0xFFFFFFFF, sport=local[1], dport=remote[1], src=_packed(six(local[0])),
-                       dst=_packed(six(remote[0])), dump=False)
+                       dst=_packed(six(remote[0])), dump=False, interface=interface)
     answered = _ask(family, request, dump=False)
     if answered is None or (not answered and not _answers()):  # ENOENT from a kernel without inet_diag
         return None
@@ -202,12 +206,32 @@ def listening_sockets(port: int) -> list[Listening] | None:
     return found
 
 
+_LOOPBACK: int | None = None
+
+
+def _loopback() -> int:
+    """The index of this network namespace's loopback device (0 where it cannot be told), asked once: a connection
+    from this host to one of its own addresses arrives on it."""
+    global _LOOPBACK
+    if _LOOPBACK is None:
+        try:
+            _LOOPBACK = socket.if_nametoindex("lo")
+        except (OSError, AttributeError):
+            _LOOPBACK = 0
+    return _LOOPBACK
+
+
 def listening_at(address: Address, port: int) -> list[Listening] | None:
-    """The TCP socket LISTENing on ``port`` that takes connections to ``address`` — the one bound to ``address``
-    itself, else the wildcard one (one lookup in the kernel's hash of listeners, whatever else listens; of a
-    ``SO_REUSEPORT`` group, one member); ``[]`` when none; None when ``sock_diag`` cannot be asked."""
+    """The TCP socket LISTENing on ``port`` that takes a connection made from this host to ``address`` — the one
+    bound to ``address`` itself, else the wildcard one (``0.0.0.0``; ``[::]`` of a dual-stack socket for an IPv4
+    ``address`` too; ``::ffff:a.b.c.d``), one bound to the loopback device included — as the kernel picks it for an
+    incoming connection: one lookup in its hash of listeners, O(1) whatever else listens on the port at other
+    addresses (red36 R4: 56,000 listeners of another account on 127.x.y.z and fd00:: at the service's port made a dump
+    of the port's listeners 1.4-7 s); at most one socket answered and decoded (of a ``SO_REUSEPORT`` group, one
+    member: the kernel lets only one account's sockets share an address). ``[]`` when none; None when ``sock_diag``
+    cannot be asked."""
     unspecified: Address = ipaddress.IPv4Address(0) if address.version == 4 else ipaddress.IPv6Address(0)
-    answered = _exact((address, port), (unspecified, 0))
+    answered = _exact((address, port), (unspecified, 0), interface=_loopback())
     if answered is None:
         return None
     return [(local, uid, inode) for state, uid, local, sport, inode in answered if state == LISTEN and sport == port]

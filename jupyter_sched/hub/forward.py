@@ -266,7 +266,10 @@ class ForwardingService:
         Raises:
             ListenerRefused: nothing may be sent there.
         """
-        said = refusal(url, allowed_uids=self.allowed_uids, network_trusted=self.network_trusted)
+        self._refused(refusal(url, allowed_uids=self.allowed_uids, network_trusted=self.network_trusted))
+
+    def _refused(self, said: str | None) -> None:
+        """:meth:`check_address`'s answer to :func:`.listener.refusal`'s ``said`` (logged, kept for the audit, raised)."""
         if said is None:
             self._refusal_said = None
             return
@@ -323,9 +326,13 @@ class ForwardingService:
             raise TokenWithheld(self.withheld, request=request)
 
     async def _guard(self, request: httpx.Request) -> None:
-        """httpx's request hook: :meth:`check_address` before anything is sent."""
+        """httpx's request hook: :meth:`check_address` before anything is sent — its look at who listens asked on a
+        worker thread, never on the server's IO loop (red36 R4: a look sized by another account's listeners held
+        this user's whole server — kernels, saves, terminals — for seconds per forwarded request); what it says is
+        logged and raised here, on the loop."""
         try:
-            self.check_address(request.url)
+            self._refused(await asyncio.to_thread(refusal, request.url, allowed_uids=self.allowed_uids,
+                                                  network_trusted=self.network_trusted))
         except ListenerRefused as exc:
             exc.request = request
             raise

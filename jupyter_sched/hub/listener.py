@@ -8,9 +8,11 @@ each request the forwarder asks :func:`refusal` whether the address may have the
 * a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): every socket LISTENing on that port
   that takes connections to it (the address itself or a wildcard) must belong to root, to the account
   this server runs as (it can read the token anyway), or to a uid of ``c.SchedApp.hub_service_uids``.
-  The owner comes from the kernel's ``sock_diag`` (the port's listeners only; red27 R6), else from
-  ``/proc/net/tcp`` and ``/proc/net/tcp6`` (Linux; readable without privilege, unlike other accounts'
-  processes); no listener at all is left to the connection (refused);
+  The owner comes from the kernel's ``sock_diag`` — one lookup of the listener the kernel would give a
+  connection to that address and port (:func:`~jupyter_sched.sock_diag.listening_at`; red27 R6, red36 R4: a dump of
+  the port's listeners at every address was another account's to size), else from ``/proc/net/tcp`` and
+  ``/proc/net/tcp6`` (Linux; readable without privilege, unlike other accounts' processes); no listener at all is
+  left to the connection (refused);
 * any other address: ``https`` (certificates verified), unless ``c.SchedApp.hub_service_network_trusted``
   says the network between servers and the service is the admin's own (a cluster's network).
 
@@ -77,12 +79,17 @@ def listener_uids(host: str, port: int, *, proc_net: Path | None = None) -> list
     """The uids of the TCP sockets LISTENing on ``port`` that take connections to ``host`` (a loopback
     address or ``localhost``); ``[]`` when none; None when neither ``sock_diag`` nor ``/proc/net/tcp`` can be
     read (not Linux). ``proc_net``: a folder written as ``/proc/net`` to read instead of asking the kernel (tests);
-    None: the kernel's ``sock_diag`` (the port's listeners only: this runs before every forwarded request, and
-    ``/proc/net/tcp`` is generated whole — red27 R6), ``/proc/net`` where it cannot be asked."""
+    None: the kernel's ``sock_diag``, one lookup per address of ``host`` (the listener it would hand that connection;
+    :func:`~jupyter_sched.sock_diag.listening_at`) — at most one socket decoded each, whatever listens on the port at
+    other addresses (red36 R4: another account's 56,000 listeners on 127.x.y.z and fd00:: at the service's port made
+    each check 1.4-7 s, before every forwarded request) and whatever other connections exist (``/proc/net/tcp`` is
+    generated whole — red27 R6); ``/proc/net`` only where the kernel cannot be asked."""
     targets = _targets(host)
-    held = sock_diag.listeners(port) if proc_net is None else None
-    if held is not None:
-        return [uid for listening, uid in held if any(_takes(listening, target) for target in targets)]
+    if proc_net is None:
+        held = [sock_diag.listening_at(target, port) for target in targets]
+        if all(found is not None for found in held):
+            sockets = {inode: uid for found in held for _, uid, inode in found or ()}  # [::] answers for both
+            return list(sockets.values())
     uids: list[int] = []
     rows = tcp_rows(_LISTEN, proc_net or _PROC_NET)
     for fields in rows or ():
