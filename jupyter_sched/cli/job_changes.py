@@ -5,7 +5,7 @@ who may change what). Slurm's ``scontrol hold|release|top`` and ``scontrol updat
 Each job gets one line saying what changed, in the server's words::
 
     j-1m93… (train): held (release with: jupyter-sched release j-1m93…)
-    j-1m93… (train): time limit 3h00m → 4h00m: its executor stops it at the new limit
+    j-1m93… (train): time limit 4h00m → 3h00m: it is stopped at 14:05 UTC (in 1h12m), 3h00m after its start
 
 A refusal of one of several jobs is said on stderr and the others go on (exit 1 at the end), as ``cancel``
 does. Standard library only at parse time (the CLI's start-up cost: :mod:`.main`).
@@ -39,7 +39,7 @@ _HELP = {
                 "it was held (Slurm's EligibleTime). A job an admin held is "
                 "released by an admin only. Audited (job_released). Example: jupyter-sched release nightly-1"),
     "update": ("change a job's time limit or priority class",
-               "Change a job's time limit (pending or running: a running job's executor stops it at the new limit) or "
+               "Change a job's time limit (pending or running: a running job is stopped at the new limit) or "
                "a pending job's priority class. You may shorten your job's limit at any time and lengthen a pending "
                "one up to its queue's maximum; only an admin lengthens a running job's limit. A class must be granted "
                "to you in the job's team (admins: any). Audited (job_updated, with the value before). Example: "

@@ -8,7 +8,7 @@ update|top``; Kueue's ``spec.active: false``). The rules, decided here in one pl
   admin hold). A held job pends ``Held`` in the core (:func:`~..scheduling.gates.held_reason`): never
   admitted, nominated or reserved; its ETA "unknown: held". Holding a held job, or releasing one that is not
   held, changes nothing and says so (a script may hold or release a list twice).
-* **time limit** — its owner *shortens* it at any time (a running job's executor stops it at the new limit:
+* **time limit** — its owner *shortens* it at any time (a running job is stopped at the new limit:
   the engine reads the stored limit on every reconcile); *lengthens* it only while the job is pending, up to
   its queue's maximum (``c.SchedApp.time_limits`` ``max_s``) — what cancelling and resubmitting would give,
   without losing its place. A running job's limit is what backfill planned the jobs behind it on, so only an
@@ -29,6 +29,7 @@ the reason, position and ETA follow within a tick; a hold's reason is written wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from ..admission import Caller, check_priority
@@ -245,9 +246,13 @@ def _time_limit(caller: Caller, record: JobRecord, job: Job, name: str, value: A
     if running and after is not None and job.started_at is not None:
         ran = max(0.0, (now - job.started_at).total_seconds())
         if ran >= after:
-            note = f": it has run {format_duration(ran)}, so it is stopped now"
+            note = f": it has run {format_duration(ran)}, so it is stopped at once"
         else:
-            note = ": its executor stops it at the new limit"
+            # when, not who: the reader's clock renders the time (newuser36 n8: "its executor stops it at the
+            # new limit" said neither when nor in the README's words)
+            stop = job.started_at + timedelta(seconds=after)
+            note = (f": it is stopped at {said_time(stop)} (in {format_duration(after - ran)}), "
+                    f"{render_limit(after)} after its start")
     audit.append(("job_updated", f"{job.id} {said} by {caller.user}{note}",
                   {"field": "time_limit_s", "before": before, "after": after}))
     lines.append(said + note)

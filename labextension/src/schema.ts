@@ -3374,7 +3374,7 @@ export interface components {
              */
             held?: boolean | null;
             /**
-             * @description the new time limit: seconds, a duration ('3h', '90m'), '+1h' / '-30m' relative to the current one, or 0 for none; a running job's executor stops it at the new limit
+             * @description the new time limit: seconds, a duration ('3h', '90m'), '+1h' / '-30m' relative to the current one, or 0 for none; a running job is stopped at the new limit
              * @example 3h
              */
             time_limit?: (number | string) | null;

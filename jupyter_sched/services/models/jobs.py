@@ -365,7 +365,7 @@ class UpdateJobRequest(RequestModel):
         "release it. An admin's hold is released by an admin only"))
     time_limit: Number | str | None = Field(default=None, examples=["3h"], description=(
         "the new time limit: seconds, a duration ('3h', '90m'), '+1h' / '-30m' relative to the current one, or 0 "
-        "for none; a running job's executor stops it at the new limit"))
+        "for none; a running job is stopped at the new limit"))
     time_limit_s: Number | None = Field(default=None, examples=[10800], description="time_limit in seconds")
     priority: PriorityName | None = Field(default=None, examples=["normal"], description=(
         "the pending job's new class: one granted to its owner in its team (admins: any)"))
