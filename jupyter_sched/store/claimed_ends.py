@@ -39,7 +39,6 @@ what they took back (:mod:`jupyter_sched.extension.metrics_accounting`); both on
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -47,6 +46,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .. import untrusted_json
 from ..errors import NotFoundError, ValidationError
 from ..model import JobKind, JobState
 from ..wording.claimed_ends import end_corrected_sentence, suspicion_sentence, utc_time
@@ -414,8 +414,8 @@ def taken_back(tx: StoreTx) -> dict[tuple[str, str], float]:
     for job_id, details, at in tx.conn.execute(sa.select(e.c.job_id, e.c.details, e.c.at)
                                                .where(e.c.action == END_CORRECTED_ACTION).order_by(e.c.id)):
         try:
-            said = json.loads(details or "{}")
-        except (ValueError, RecursionError):
+            said = untrusted_json.loads(details or "{}")  # an admin's correction record; its reason is free text
+        except ValueError:
             continue
         if not isinstance(said, dict) or not job_id:
             continue
