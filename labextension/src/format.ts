@@ -466,6 +466,19 @@ function wallClock(at: Date): { year: number; month: number; day: number; hour: 
 }
 
 /**
+ * `at`'s wall clock in the panel's zone without its date — `14:05` (`14:05:30` with `seconds`) — and that zone's
+ * name there (`CET`, `UTC+5:30`, `UTC`), for a chart's time axis (newuser36 n7: it was UTC beside every other
+ * clock in the browser's zone). `offsetMinutes`: minutes east of UTC at `at` (0 where unknown), so ticks fall on
+ * the zone's round minutes.
+ */
+export function wallTime(at: Date, seconds = false): { clock: string; zone: string; offsetMinutes: number } {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const wall = wallClock(at);
+  const clock = `${two(wall.hour)}:${two(wall.minute)}${seconds ? `:${two(wall.second)}` : ''}`;
+  return { clock, zone: wall.zone, offsetMinutes: offsetMinutes(at, displayZone) ?? 0 };
+}
+
+/**
  * A moment as every surface writes it (jupyter_sched.model.units.clock_text): `09:58 UTC` on
  * `now`'s day (UTC), else `Dec 3 09:58 UTC`, with the year more than {@link YEAR_SHOWN_AFTER_DAYS}
  * days from `now` (`Dec 4 2027 23:58 UTC`). `now` null (a record kept, as an audit row): always

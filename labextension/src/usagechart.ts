@@ -10,7 +10,7 @@
  * ({@link linePath}, {@link gapsOf}) so it is tested without a DOM.
  */
 import { svg } from './dom';
-import { shownText } from './format';
+import { shownText, wallTime } from './format';
 
 /** One device-step of history. `util` is null in a gap. */
 export interface IUsagePoint {
@@ -166,12 +166,9 @@ export interface IChartOptions {
   stepMs?: number;
 }
 
-/** `14:05` (UTC, as every time the panel shows), with seconds when the ticks are closer than a minute. */
+/** `14:05` in the panel's zone (as every time the panel shows: newuser36 n7), with seconds when the ticks are closer than a minute. */
 function clock(t: number, seconds: boolean): string {
-  const d = new Date(t);
-  const two = (n: number) => String(n).padStart(2, '0');
-  const hm = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}`;
-  return seconds ? `${hm}:${two(d.getUTCSeconds())}` : hm;
+  return wallTime(new Date(t), seconds).clock;
 }
 
 /**
@@ -186,10 +183,12 @@ export function timeTicks(t0: number, t1: number, width: number): { t: number; l
     if ((step / span) * width < labelPx) {
       continue;
     }
-    // a label is centred on its tick: none so near an end that it would be cut or meet "UTC"
+    // a label is centred on its tick: none so near an end that it would be cut or meet the zone's name
     const half = labelPx / 2 - 5;
     const out: { t: number; label: string }[] = [];
-    for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
+    // on the zone's round minutes (a +5:30 zone's hours are not UTC's)
+    const shift = wallTime(new Date(t0)).offsetMinutes * 60000;
+    for (let t = Math.ceil((t0 + shift) / step) * step - shift; t < t1; t += step) {
       const x = ((t - t0) / span) * width;
       if (x >= half && x <= width - half) {
         out.push({ t, label: clock(t, seconds) });
@@ -250,7 +249,7 @@ function text(cls: string, x: number, y: number, content: string, anchor = 'star
 /**
  * Render the chart: utilization (%) as one line per device against a 0–100 % axis, memory
  * (scaled to its peak, which the legend states) dashed, gap spans shaded, each gap reason
- * written once where it does not cover another; a time axis (UTC) and a legend below;
+ * written once where it does not cover another; a time axis (the panel's zone, named) and a legend below;
  * `role="img"` with a text summary for screen readers (new user 5 #17: no axes, no legend,
  * three "missing: no telemetry" labels on top of each other).
  */
@@ -364,7 +363,8 @@ export function renderUsageChart(points: readonly IUsagePoint[], gaps: readonly 
   });
   if (ticks.length) {
     // the clock's zone, once, under the value axis (ticks keep clear of it: timeTicks)
-    axes.push(text('jp-sched-chart-axis-label', -4, plotH + 12, 'UTC', 'end'));
+    // its name at the last tick (a summer-time change inside a chart is rarer than a chart)
+    axes.push(text('jp-sched-chart-axis-label', -4, plotH + 12, wallTime(new Date(ticks[ticks.length - 1].t)).zone, 'end'));
   }
 
   const valid = points.filter(p => p.util !== null);

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { setDisplayZone, setZoneLabels } from '../src/format';
 
 import {
   gapsOf,
@@ -180,3 +182,27 @@ describe('usage chart', () => {
 function texts(root: Element, sel: string): (string | null)[] {
   return [...root.querySelectorAll(sel)].map(n => n.textContent);
 }
+
+describe('newuser36 n7: the time axis in the browser\'s zone', () => {
+  afterEach(() => {
+    setDisplayZone('UTC');
+  });
+
+  it('test_newuser36_n7nit_the_usage_charts_time_axis_is_in_the_browsers_zone_named', () => {
+    const at = (m: number) => Date.parse('2026-12-02T13:00:00Z') + m * 60000;
+    const points: IUsagePoint[] = Array.from({ length: 25 }, (_, m) => ({
+      device: 'GPU-sim-vm-0', t: at(m), util: m % 5, memMib: 162 + m, validity: 'valid', note: ''
+    }));
+    setDisplayZone('Europe/Berlin');
+    setZoneLabels('Europe/Berlin', [{ offset_minutes: 60, label: 'CET' }, { offset_minutes: 120, label: 'CEST' }]);
+    const chart = renderUsageChart(points, [], { title: 'job j-1', stepMs: 60000 });
+    expect(texts(chart, 'text.jp-sched-chart-time')).toEqual(['14:05', '14:10', '14:15', '14:20']);
+    expect(texts(chart, 'text.jp-sched-chart-axis-label:not(.jp-sched-chart-time)').at(-1)).toBe('CET');
+    // a half-hour zone's ticks fall on its own round hours, named as the server does without letters
+    setDisplayZone('Asia/Kolkata');
+    const t0 = Date.parse('2026-12-02T13:00:00Z');
+    expect(timeTicks(t0, t0 + 6 * 3600000, 284).map(t => t.label)).toEqual(['19:00', '20:00', '21:00', '22:00', '23:00', '00:00']);
+    const late = renderUsageChart(points, [], { title: 'job j-1', stepMs: 60000 });
+    expect(texts(late, 'text.jp-sched-chart-axis-label:not(.jp-sched-chart-time)').at(-1)).toBe('UTC+5:30');
+  });
+});
