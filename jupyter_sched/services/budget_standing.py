@@ -112,18 +112,30 @@ def spent_warnings(quotas: QuotaSet, spent: Iterable[BudgetStanding], pending: M
     return out
 
 
-def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, *, now: datetime) -> list[str]:
+def spent_on_submit(store: object, quotas: QuotaSet, team: str, user: str, gpu_milli: int, *, now: datetime,
+                    teams: Sequence[str] = ()) -> list[str]:
     """The submit answer's warning for GPU work (``gpu_milli`` > 0) charged to a team (or user) whose
     budget is spent now: ``team nlp has spent its GPU-hour budget (0.48 of 0.3 GPU-hours this month):
     this job waits until Jan 1 00:00 UTC (when the month's budget resets) or until an admin raises it``
     (hubadmin24 B8: such a submit said only "waiting for the next scheduling cycle"). No store read
-    without a budget that governs it."""
+    without a budget that governs it. ``teams``: the user's teams — the first other one no spent budget holds
+    (and that has a quota line where lines exist) is named, as a class refusal names a team allowing the class
+    (newuser36 n9: a member of nlp and vision was told to wait 19 h, never that vision had room)."""
     mine = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
     if gpu_milli <= 0 or not mine:
         return []
-    return [f"{'team ' if s.budget.user is None else ''}{s.who} has spent its GPU-hour budget ({s.numbers}): this job "
+    said = [f"{'team ' if s.budget.user is None else ''}{s.who} has spent its GPU-hour budget ({s.numbers}): this job "
             f"waits until {clock_text(s.resets_at, None)} (when the {s.budget.period}'s budget resets) or until an "
             "admin raises it" for s in standings(store, mine, now=now) if s.spent][:1]
+    if said:
+        for other in teams:
+            if other == team or quotas.unlisted([other]):
+                continue
+            theirs = [b for b in quotas.budgets if b.team == other and b.user in (None, user)]
+            if not any(s.spent for s in standings(store, theirs, now=now)):
+                said[0] += f", or submit it with --team {other}, which no spent budget holds"
+                break
+    return said
 
 
 

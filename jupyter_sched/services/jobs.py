@@ -15,7 +15,7 @@ import json
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -452,7 +452,7 @@ class JobsService:
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
         spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
-            warnings.extend(self._request_notes(spec, request, inv, quotas))
+            warnings.extend(self._request_notes(spec, request, inv, quotas, caller.teams))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
@@ -462,7 +462,7 @@ class JobsService:
         return job
 
     def _request_notes(self, spec: JobSpec, request: SubmitJobRequest, inv: Inventory,
-                       quotas: QuotaSet) -> builtins.list[str]:
+                       quotas: QuotaSet, teams: Sequence[str] = ()) -> builtins.list[str]:
         """What to know about an accepted request, said by its submit and by its dry run alike (newuser31
         n13: "Check fit" and ``--dry-run`` left out ``memory 64 is read as 64 MiB`` and ``Time limit 90 is 90
         seconds``, where a careful newcomer checks a request): units read from bare numbers, what is not
@@ -504,7 +504,7 @@ class JobsService:
         notes.extend([note] if note else [])
         notes.extend(_preemptible(spec, self.ctx.engine.profile))  # new user 21, N5
         notes.extend(spent_on_submit(self.ctx.store, quotas, spec.team, spec.user, spec.resources.total_milli,
-                                     now=self.ctx.clock.now()))  # a spent budget (hubadmin24 B8)
+                                     now=self.ctx.clock.now(), teams=teams))  # a spent budget (hubadmin24 B8)
         if spec.kind is not JobKind.LEASE:  # its size times its limit above what is left (hubadmin25 B22)
             limit_s = effective_limit(spec, rules)[0]
             # "safe": what its running work may still spend counts, as the gate counts it (red28 R3)
@@ -1089,7 +1089,7 @@ class JobsService:
                                          request="dry run", fit=False)
         except SchedError as err:  # the field as sent (new user 13, N2)
             raise as_sent(err, sent) from None
-        notes.extend(self._request_notes(spec, request, inv, quotas))  # the submit's own notes (newuser31 n13)
+        notes.extend(self._request_notes(spec, request, inv, quotas, caller.teams))  # the submit's own notes (newuser31 n13)
         base = engine.snapshot()
         snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))
         result = engine._cycle(snapshot, engine.profile)

@@ -113,3 +113,35 @@ def test_hubadmin24_b8_the_readme_documents_budgets() -> None:
                   "CPU-only (0-GPU) jobs are never held", "`definition_skipped`", "`quotas_changed` audit row",
                   "jupyter-sched status", "resets_at"):
         assert words in said, words
+
+
+def test_newuser36_n9nit_a_spent_budgets_submit_note_names_another_of_her_teams_with_room(tmp_path: Path) -> None:
+    """newuser36 n9: a member of nlp and vision whose nlp budget is spent was told only to wait for its reset;
+    the note names ``--team vision`` (no spent budget holds her work there, and it has a line), as the refusal
+    of a class names a team allowing it. A member of nlp alone is told as before."""
+    from jupyter_sched.services.models import SubmitJobRequest
+
+    services = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
+                               "inventory_source": "simulated", "simulated_gpus": 2, "telemetry_source": "off"})
+    try:
+        now = datetime.now(timezone.utc)
+        started = max(now - timedelta(minutes=29), now.replace(day=1, hour=0, minute=0, second=0, microsecond=0))
+        with services.store.transaction(now=now) as tx:
+            tx.open_usage(job_id="j-1", attempt=1, user="n36c", team="nlp", kind="training",
+                          gpus=[("GPU-0", "A100", 1.0)], started_at=started)
+            tx.close_usage("j-1", started + timedelta(minutes=29))
+        body = {"quotas": [{"team": "nlp", "guaranteed": 1, "borrowing_limit": 0},
+                           {"team": "vision", "guaranteed": 1, "borrowing_limit": 1}],
+                "budgets": [{"team": "nlp", "gpu_hours": 0.2}]}
+        services.quotas.set(services.caller("boss", admin=True), SetQuotasRequest.model_validate(body))
+        both = services.caller("n36c", admin=False, groups=["nlp", "vision", "lab"])  # lab: no line, not named
+        said = services.jobs.submit(both, SubmitJobRequest(gpus=1, team="nlp", command=["true"])).to_wire()  # type: ignore[call-arg]
+        (told,) = [w for w in said.get("warnings") or [] if "budget" in w]
+        assert told.startswith("team nlp has spent its GPU-hour budget") and told.endswith(
+            "or until an admin raises it, or submit it with --team vision, which no spent budget holds"), told
+        one = services.caller("n36d", admin=False, groups=["nlp"])
+        said = services.jobs.submit(one, SubmitJobRequest(gpus=1, team="nlp", command=["true"])).to_wire()  # type: ignore[call-arg]
+        (told,) = [w for w in said.get("warnings") or [] if "budget" in w]
+        assert told.endswith("or until an admin raises it"), told
+    finally:
+        services.store.close()
