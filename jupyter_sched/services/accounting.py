@@ -221,7 +221,11 @@ class AccountingService:
             # "2 GPUs in use by the team, 4 GPUs of them yours" with 2 of them charged to teama)
             charged = dict(held.by_team)
             others = {t: self._team_in_use(tx, t) for t in sorted(charged) if t != team}
-            mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
+            # every one of the caller's teams' budgets, the default team's first (newuser36 n9: a member of nlp
+            # and vision saw only nlp's spent budget, never that vision's had room)
+            order = {t: i for i, t in enumerate(dict.fromkeys((team, *caller.teams)))}
+            mine_budgets = sorted((b for b in quotas.budgets if b.team in order and b.user in (None, caller.user)),
+                                  key=lambda b: order[b.team])
             taken, week_s, used = self._gpu_sums(tx, now, caller.user, mine_budgets)
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
         teams = [*caller.teams, *(t for t in (team, *others) if t not in caller.teams)]

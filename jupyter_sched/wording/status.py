@@ -110,8 +110,8 @@ def waiting_on_you_text(jobs: int, leases: int, users: Sequence[str]) -> str:
 
 
 def budget_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]:
-    """One line per GPU-hour budget that governs the caller (``GET me``'s ``budgets``: their default
-    team's and their own in it): ``team nlp: 0.48 of 0.3 GPU-hours used this month — spent: new GPU jobs
+    """One line per GPU-hour budget that governs the caller (``GET me``'s ``budgets``: each of their
+    teams' and their own in them, the default team's first; newuser36 n9): ``team nlp: 0.48 of 0.3 GPU-hours used this month — spent: new GPU jobs
     wait until Jan 1 00:00 UTC (or until an admin raises it); CPU-only jobs run`` or ``team nlp: 0.12 of
     0.3 GPU-hours used this month, resets Jan 1 00:00 UTC`` (hubadmin24 B8: ``status`` never said the
     budget, so a user could not see it was spent). ``now``: dates the reset only when not today."""

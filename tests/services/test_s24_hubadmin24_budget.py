@@ -143,5 +143,13 @@ def test_newuser36_n9nit_a_spent_budgets_submit_note_names_another_of_her_teams_
         said = services.jobs.submit(one, SubmitJobRequest(gpus=1, team="nlp", command=["true"])).to_wire()  # type: ignore[call-arg]
         (told,) = [w for w in said.get("warnings") or [] if "budget" in w]
         assert told.endswith("or until an admin raises it"), told
+        # status and %gpu (budget_lines of GET me) and the panel's Quota (GET me's budgets): each of her teams'
+        services.quotas.set(services.caller("boss", admin=True), SetQuotasRequest.model_validate(
+            {"budgets": [{"team": "nlp", "gpu_hours": 0.2}, {"team": "vision", "gpu_hours": 5}]}))
+        me = services.accounting.me(both).to_wire()
+        assert [b["team"] for b in me["budgets"]] == ["nlp", "vision"], me["budgets"]
+        lines = status_lines("http://x/", {"version": "1"}, me, {"gpus": []}, now=now)
+        said_budgets = [x for x in lines if "GPU-hours used" in x]
+        assert len(said_budgets) == 2 and "team vision: 0 of 5 GPU-hours" in said_budgets[1], lines
     finally:
         services.store.close()
