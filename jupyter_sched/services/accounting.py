@@ -220,7 +220,10 @@ class AccountingService:
             # every team the caller's work is charged to, not only the default one (new user 18, N1:
             # "2 GPUs in use by the team, 4 GPUs of them yours" with 2 of them charged to teama)
             charged = dict(held.by_team)
-            others = {t: self._team_in_use(tx, t) for t in sorted(charged) if t != team}
+            # and each other team of the caller's with a quota line for them (newuser36 n9: a member of nlp and
+            # vision saw only nlp's line; a team without one, where lines exist, takes no GPU work of hers)
+            lined = {q.team for q in quotas.quotas if q.team in caller.teams and q.user in (None, caller.user)}
+            others = {t: self._team_in_use(tx, t) for t in sorted(set(charged) | lined) if t != team}
             # every one of the caller's teams' budgets, the default team's first (newuser36 n9: a member of nlp
             # and vision saw only nlp's spent budget, never that vision's had room)
             order = {t: i for i, t in enumerate(dict.fromkeys((team, *caller.teams)))}

@@ -151,5 +151,9 @@ def test_newuser36_n9nit_a_spent_budgets_submit_note_names_another_of_her_teams_
         lines = status_lines("http://x/", {"version": "1"}, me, {"gpus": []}, now=now)
         said_budgets = [x for x in lines if "GPU-hours used" in x]
         assert len(said_budgets) == 2 and "team vision: 0 of 5 GPU-hours" in said_budgets[1], lines
+        # and each of her teams' quota lines (lab has none: it takes no GPU work of hers, so it is not said)
+        assert [t["team"] for t in me["by_team"]] == ["nlp", "vision"], me["by_team"]
+        said_quota = [x for x in lines if x.startswith("quota") or (x.startswith(" ") and "team " in x)]
+        assert any("team vision" in x for x in said_quota) and not any("team lab" in x for x in lines), lines
     finally:
         services.store.close()
