@@ -25,7 +25,7 @@ from ..model import GPU, Inventory, Job, JobState, Profile
 from ..model.resources import Cordon
 from ..scheduling.gates import HELD
 from ..store import IdGenerator, JobRecord, Store
-from ..wording.not_yours import not_yours_by_id
+from ..wording.not_yours import not_yours_words
 
 __all__ = ["Context"]
 
@@ -216,10 +216,9 @@ def _not_yours(job: Job, request: str, field: str) -> AuthorizationError:
     cancel only your own", not "no job … visible to you", which contradicted the queue line the caller
     was reading (new user 10, N7). Tagged ``forbidden`` (403) since newuser29 n5: the words say the job
     exists, and a ``[not_found]`` 404 beside them said it did not (case 020 allows 403 or 404). It names
-    its owner, whom the shared queue shows every user beside the id (newuser36 n2: by name the owner was
-    named, by id "ask its owner (the queue names them)"), and nothing more of the job; an ended job of
-    another user, which the queue does not show, stays a 404 naming nobody (:func:`not_visible`)."""
+    nothing more of the job — not even its owner (the queue is where the caller sees what is shown of
+    others' work); an ended job of another user stays a 404 (:func:`not_visible`)."""
     noun = "lease" if job.is_lease else "job"
-    # as the CLI and the magics refuse its name (newuser32 n3)
-    said, hint = not_yours_by_id(job.id, job.spec.user, request, noun)
-    return AuthorizationError(said, field=field, hint=hint)
+    said = not_yours_words(request, noun)  # as the CLI and the magics refuse its name (newuser32 n3)
+    return AuthorizationError(f"{job.id} is another user's {noun}: {said}", field=field,
+                              hint="ask its owner (the queue names them) or an admin")

@@ -7,9 +7,6 @@ named (a name or id of it reads as unknown).
 
 - :func:`not_yours_words`: what the caller may do instead, by request (``you may cancel only your own``):
   the server's refusal of an id (``services.context``) and the client's of a name say it alike.
-- :func:`not_yours_by_id`: the server's refusal of a live job's id: whose it is, as the queue shows it to the
-  caller, and whom to ask (newuser36 n2: "ask its owner (the queue names them)" where the name's refusal
-  named them).
 - :func:`named_by_others`: the CLI's and the magics' refusal of a NAME that none of the caller's jobs has
   but another user's live job in the queue does (newuser32 n3: ``jupyter-sched cancel b-x`` said "none of
   your jobs is named 'b-x', and no job has that id" while the queue listed bob's b-x, and its id was
@@ -23,7 +20,7 @@ from typing import Any
 
 from ..textsafe import printable_name
 
-__all__ = ["NOT_YOURS", "named_by_others", "not_yours_by_id", "not_yours_words", "request_of"]
+__all__ = ["NOT_YOURS", "named_by_others", "not_yours_words", "request_of"]
 
 NOT_YOURS: dict[str, str] = {
     "cancel": "you may cancel only your own",
@@ -48,21 +45,6 @@ def not_yours_words(request: str, noun: str = "job") -> str:
     of it)``."""
     return next((words for verb, words in NOT_YOURS.items() if request.startswith(verb)),
                 f"you may look into only your own {noun}s (the queue shows what others see of it)")
-
-
-def not_yours_by_id(job_id: str, owner: str, request: str, noun: str = "job") -> tuple[str, str]:
-    """The ``(message, hint)`` refusing ``request`` of another user's live ``noun`` by its id: whose it is, as
-    the shared queue shows everyone, and what to do — the words of the refusal of its name
-    (:func:`named_by_others`)::
-
-        j-1 is bob's job: you may cancel only your own
-        hint: ask bob or an admin
-
-    Nothing more of it (its state, name or command) than the id the caller typed and its owner."""
-    user = printable_name(owner[:64]) if owner else ""
-    whose = f"{user}'s" if user else "another user's"
-    return (f"{job_id} is {whose} {noun}: {not_yours_words(request, noun)}",
-            f"ask {user} or an admin" if user else "ask its owner (the queue names them) or an admin")
 
 
 def request_of(command: str) -> str:

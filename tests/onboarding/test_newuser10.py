@@ -206,22 +206,21 @@ def test_newuser10_n7_another_users_job_in_the_shared_queue_is_said_to_be_not_yo
                                                                                tmp_path: Path) -> None:
     """N7: eve's own ``jupyter-sched queue`` listed "j-… nu10amy running … amy-secret-bert", and
     ``cancel j-…`` answered "no job 'j-…' visible to you" — contradicting the line she read. A live job
-    (the queue shows everyone's id, owner and name) is said to be its owner's, with what to do (a 403 since
-    newuser29 n5; its owner named since newuser36 n2, as the queue names them), nothing more of the job; an id
-    the queue does not show keeps "no job … visible to you"."""
+    (the queue shows everyone's id, owner and name) is said to be another user's, with what to do; still a
+    404 that names nothing of the job, not even its owner (case 020), and an id the queue does not show
+    keeps "no job … visible to you"."""
     job_id = _live_job_of_ann(server, "ann-secret-bert")
     bob = _env(tmp_path, server, "tok-bob")
     assert job_id in api(server, "tok-bob").get("queue").text
     cancel = _cli(bob, "cancel", job_id)
-    # its owner, whom the queue shows bob beside the id (newuser36 n2: was "ask its owner (the queue names them)")
     assert cancel.returncode != 0 and cancel.stderr.strip() == (
-        f"jupyter-sched cancel: {job_id} is ann's job: you may cancel only your own — ask ann or an admin "
-        "[forbidden]"), cancel.stderr
+        f"jupyter-sched cancel: {job_id} is another user's job: you may cancel only your own — ask its owner "
+        "(the queue names them) or an admin [forbidden]"), cancel.stderr
     logs = _cli(bob, "logs", job_id)
-    assert "is ann's job: you may read only your own jobs' logs" in logs.stderr, logs.stderr
+    assert "is another user's job: you may read only your own jobs' logs" in logs.stderr, logs.stderr
     seen = api(server, "tok-bob").get(f"jobs/{job_id}")
-    assert seen.status_code == 403 and seen.json()["error"]["message"].startswith(f"{job_id} is ann's job"), seen.text
-    assert "ann-secret-bert" not in json.dumps(seen.json()), seen.text  # nothing more of the job than the queue's owner
+    assert seen.status_code == 403 and seen.json()["error"]["message"].startswith(f"{job_id} is another user's job"), seen.text
+    assert "ann" not in json.dumps(seen.json()), seen.text  # case 020: nothing of the job, not its owner
     api(server, "tok-ann").delete(f"jobs/{job_id}")
     wait_state(server, "tok-ann", job_id, "cancelled")
     gone = api(server, "tok-bob").get(f"jobs/{job_id}")
@@ -251,8 +250,8 @@ def test_newuser10_n9_a_lease_keepalive_refusal_names_lease_id(server: EmbeddedS
     assert missing.status_code == 404 and missing.json()["error"]["field"] == "lease_id", missing.text
     theirs = bob.post(f"leases/{_live_job_of_ann(server, 'not-a-lease')}/keepalive", json={})
     error = theirs.json()["error"]
-    assert theirs.status_code == 403 and error["field"] == "lease_id" and "is ann's job" in error["message"] \
-        and "not-a-lease" not in theirs.text, theirs.text
+    assert theirs.status_code == 403 and error["field"] == "lease_id" and "is another user's job" in error["message"] \
+        and "ann" not in theirs.text, theirs.text
     clear(server)
 
 

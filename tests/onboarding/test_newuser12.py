@@ -206,7 +206,7 @@ def test_newuser12_n10_every_route_words_another_users_job_alike(server: Embedde
         wait_state(server, "tok-bob", done, "succeeded")
         for route in ("jobs/{}", "jobs/{}/logs", "jobs/{}/notebook"):
             seen = ann.get(route.format(live))
-            assert seen.status_code == 403 and "is bob's job" in seen.json()["error"]["message"], (route, seen.text)
+            assert seen.status_code == 403 and "is another user's job" in seen.json()["error"]["message"], (route, seen.text)
             gone = ann.get(route.format(done))
             never = ann.get(route.format("j-1m8y00000-nosuch"))
             assert gone.status_code == never.status_code == 404, (route, gone.text)

@@ -39,9 +39,9 @@ def test_newuser29_n5_another_users_live_job_is_refused_forbidden_with_its_words
         refusals[verb] = refused.value
     for verb, err in refusals.items():
         assert (err.code, http_status_for(err)) == ("forbidden", 403), verb
-        assert err.message.startswith("j-live is ana's job: you may "), err.message  # its owner (newuser36 n2)
-        assert err.hint == "ask ana or an admin"
-    assert refusals["logs"].message == "j-live is ana's job: you may read only your own jobs' logs"
+        assert err.message.startswith("j-live is another user's job: you may "), err.message
+        assert err.hint == "ask its owner (the queue names them) or an admin"
+    assert refusals["logs"].message == "j-live is another user's job: you may read only your own jobs' logs"
     rows = [e.details for e in services.store.list_events(job_id="j-live") if e.action == "refused"]
     assert rows and all((d["code"], d["status"]) == ("forbidden", 403) for d in rows), rows
     with pytest.raises(NotFoundError) as hidden:  # an ended job of another user: not shown, still a 404

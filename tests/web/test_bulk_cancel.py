@@ -81,7 +81,7 @@ async def test_a_hostile_user_cannot_cancel_or_learn_of_others_jobs(sched_app: A
     assert [j["outcome"] for j in answer["jobs"]] == ["refused"] * 3 + ["not_found"] and answer["cancelled"] == 0
     assert all(j["was"] is None and j["state"] is None for j in answer["jobs"])  # nothing about them leaks
     assert [j["message"] for j in answer["jobs"]] == [
-        *(f"{job_id} is ivan's job: you may cancel only your own" for job_id in ivans),  # the queue's owner (n36 n2)
+        *(f"{job_id} is another user's job: you may cancel only your own" for job_id in ivans),
         "no job 'j-no-such' visible to you"]
     status, error = await api("POST", "jobs/cancel", {"all": True}, token=EVE_TOKEN)
     assert status == 403 and error["error"]["field"] == "all" and "mine" in error["error"]["hint"]

@@ -73,7 +73,7 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
 
     status, hidden = await api("PATCH", f"jobs/{jid}", {"time_limit": "1h"}, token=JUDY_TOKEN)
     assert status == 403, hidden  # another user's live job: as its DELETE (newuser29 n5: forbidden, as the words say)
-    assert hidden["error"]["message"] == (f"{jid} is ivan's job: you may hold, release or change only your own "
+    assert hidden["error"]["message"] == (f"{jid} is another user's job: you may hold, release or change only your own "
                                           "(an admin changes anyone's)"), hidden
 
 
