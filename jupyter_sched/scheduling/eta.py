@@ -225,6 +225,12 @@ def _from_reset(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetim
     (newuser35 N6, :mod:`.eta_budget`; held now or not): that reset is the bound — the ETA is the reset when it
     starts then."""
     moved = ctx.budget_moved.get(job.id)
+    if moved is not None and reason.code != BUDGET_EXHAUSTED and (own := _own_leases_waited(ctx, job, waits)):
+        # what holds it is its owner's own leases, and they (no time limit) are what the projection spends the
+        # budget with until the reset (newuser36 N5: "ETA tomorrow 00:00, the jobs ahead are expected to spend …"
+        # for a #1 job that started 4 minutes after %gpu release): it waits on their release, which no plan knows
+        ctx.budget_moved.pop(job.id, None)
+        return None, "", own, "NoTimeLimit"
     if moved is not None:
         if eta is None or code != "Projected" or eta <= moved[0] + _SAME_TIME:
             return moved[0], f"when the {moved[2]}'s budget resets", (), BUDGET_RESET
@@ -233,6 +239,15 @@ def _from_reset(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetim
     if eta is None or code != "Projected" or eta <= reset + _SAME_TIME:
         return reset, reason.eta_reason, (), BUDGET_RESET
     return eta, why, waits, code
+
+
+def _own_leases_waited(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> tuple[str, ...]:
+    """``waits`` when every one is a running lease of ``job``'s owner (no time limit: only its owner's release or
+    an idle reclaim ends it), else ``()``."""
+    user = job.spec.user
+    held = [w for w in waits if (other := ctx.by_id.get(w)) is not None and other.is_lease
+            and other.spec.user == user and other.state.holds_gpus]
+    return waits if waits and len(held) == len(waits) else ()
 
 
 _SAME_TIME = timedelta(seconds=1)
