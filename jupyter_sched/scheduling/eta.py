@@ -1111,6 +1111,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     if past is not None and eta_code in ("Projected", BUDGET_RESET):  # N6: the jobs ahead spend the budget first
         details["eta_budget_reset"] = {"at": _iso(ctx, past[0]), "period": past[2],
                                        "spent_from": None if past[1] is None else _iso(ctx, past[1])}
+        if not any(other.spec.team == job.spec.team and other.id not in ctx.admitted for other in ahead.values()):
+            # no job of its team queued ahead: the work running now spends it, not "the jobs ahead" (newuser36 N5)
+            details["eta_budget_reset"]["by_running"] = True
     elif eta is not None and eta_code == "Projected" and reason.code == BUDGET_EXHAUSTED:  # N3: not before the reset
         details["eta_budget_reset"] = {"at": _iso(ctx, _next_period(ctx.now, str(reason.details.get("period", "month")))),
                                        "period": str(reason.details.get("period", "month"))}

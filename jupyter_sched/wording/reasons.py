@@ -985,14 +985,17 @@ def _after_reset(details: Mapping[str, Any], position: Any, now: datetime | None
 def _spent_first(details: Mapping[str, Any], now: datetime | None) -> str:
     """``the jobs ahead are expected to spend the one from Apr 1 00:00 UTC first, by their planned run times``: why
     a job's ETA is a later budget reset than the next one — the projection charged the budget with the work it
-    starts before it (``details.eta_budget_reset.spent_from``, newuser35 N6; None: the current period's); "" when
-    the projection did not move it."""
+    starts before it (``details.eta_budget_reset.spent_from``, newuser35 N6; None: the current period's); ``the work
+    running now is expected to spend …`` where no job of its team is queued ahead of it (``by_running``: its running
+    work, leases included, spends it; newuser36 N5); "" when the projection did not move it."""
     reset = details.get("eta_budget_reset")
     if not isinstance(reset, Mapping) or "spent_from" not in reset:
         return ""
     since = wire_time(reset.get("spent_from"))
     period = str(reset.get("period") or "month")
     what = f"the one from {_clock(since, now)}" if since is not None else f"what is left {this_period_text(period)}"
+    if reset.get("by_running"):  # no job of its team queued ahead: what runs now spends it (newuser36 N5)
+        return f"the work running now is expected to spend {what} first, by its planned run times"
     return f"the jobs ahead are expected to spend {what} first, by their planned run times"
 
 

@@ -100,5 +100,6 @@ def test_newuser35_n6_a_job_moved_past_a_reset_and_then_behind_capacity_and_one_
     reason = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=quota, usage=usage)).pending[0].reason
     assert reason.eta == _RESET and reason.details["eta_budget_reset"]["spent_from"] is None, reason
     line = render_reason(reason_to_dict(reason), now=T0).line
-    assert ("ETA Mar 31 00:00 UTC, when the day's budget resets (the jobs ahead are expected to spend what is left "
-            "this UTC day first, by their planned run times)") in line, line
+    # (#1, nothing queued ahead: the running work spends it — newuser36 N5 said "the jobs ahead" of no job ahead)
+    assert ("ETA Mar 31 00:00 UTC, when the day's budget resets (the work running now is expected to spend what is "
+            "left this UTC day first, by its planned run times)") in line, line

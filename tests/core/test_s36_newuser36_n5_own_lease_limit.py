@@ -21,11 +21,11 @@ from jupyter_sched.scheduling.snapshot import UsageHistory
 from jupyter_sched.wording.reasons import render_reason
 
 
-def _reason(*, budget: bool = True, idle: bool = False):  # type: ignore[no-untyped-def]
+def _reason(*, budget: bool = True, idle: bool = False, owner: str = "n36c"):  # type: ignore[no-untyped-def]
     quota = quotas(Quota(team="nlp", guaranteed=1, borrowing_limit=1), Quota(team="vision", guaranteed=3),
                    budgets=[Budget(team="nlp", gpu_hours=0.2, period="day")] if budget else [])
     usage = UsageHistory(gpu_hours_this_period={("nlp", None): 0.1})
-    lease = make_job("l-c1", gpus=1, team="nlp", user="n36c")
+    lease = make_job("l-c1", gpus=1, team="nlp", user=owner)
     lease = running(replace(lease, spec=replace(lease.spec, name="c1", kind=JobKind.LEASE, kernel_id="k-c1")), indices=[0])
     # vision's running work holds the other 3 GPUs, its end known (the hub's b-train and a sweep)
     vis = [running(make_job("b-train", gpus=2, team="vision", user="n36b", time_limit_s=1200), indices=[1, 2]),
@@ -60,3 +60,13 @@ def test_newuser36_n5_an_endless_own_lease_is_not_a_job_ahead_spending_the_budge
         assert "jobs ahead" not in line and "budget resets" not in line, (budget, idle, line)
         assert reason.eta is None, (budget, idle, reason.eta, line)
         assert "ETA unknown: it can start only after your own kernel lease l-c1" in line, (budget, idle, line)
+
+
+def test_newuser36_n5_a_teammates_lease_spending_the_budget_is_the_work_running_now_not_jobs_ahead() -> None:
+    """A teammate's idle lease holds the room: the projection's reset stands (she cannot release it), but with no
+    job queued ahead the clause said "the jobs ahead are expected to spend …" (failed before)."""
+    reason = _reason(idle=True, owner="n36d")
+    line = render_reason(reason_to_dict(reason), now=T0, mine=True).line
+    assert reason.details["eta_code"] == "BudgetReset", line
+    assert "jobs ahead" not in line, line
+    assert "(the work running now is expected to spend what is left this UTC day first, by its planned run times)" in line, line
