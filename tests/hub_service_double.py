@@ -16,7 +16,22 @@ import pytest
 
 from jupyter_sched.client import ride_out
 
-__all__ = ["serve_service_double", "step_the_ride_out_clock"]
+__all__ = ["ServiceDoubleHandler", "serve_service_double", "step_the_ride_out_clock"]
+
+
+class ServiceDoubleHandler(BaseHTTPRequestHandler):
+    """Base of the stand-ins' handler classes: one answer written whole (:meth:`_send`), no request log."""
+
+    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
+        """Answer ``status`` with ``body`` as ``kind`` (its length said)."""
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet test output
+        return
 
 
 @contextmanager

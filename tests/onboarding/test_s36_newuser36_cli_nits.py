@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io
 import json
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 
@@ -29,7 +28,7 @@ import pytest
 from jupyter_sched.cli import main as cli_main
 from jupyter_sched.cli.commands import COMMANDS
 from jupyter_sched.cli.main import ADMIN_VIEW_NAMES, COMMAND_NAMES, EXIT_OK, EXIT_USAGE, OFFLINE_COMMANDS, main
-from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
+from tests.hub_service_double import ServiceDoubleHandler, serve_service_double, step_the_ride_out_clock
 
 
 def _program_options() -> dict[str, bool]:
@@ -93,7 +92,7 @@ def test_newuser36_n4_every_command_takes_or_refuses_each_program_option_before_
         assert rc == 3 and "no store at" in err and "store:" not in out, (argv, rc, out, err)
 
 
-class _HubRestart(BaseHTTPRequestHandler):
+class _HubRestart(ServiceDoubleHandler):
     """The hub's proxy and service through a restart (newuser36's repro): the first submit gets the proxy's 503
     page (never received), the second a connection closed before an answer (lost), the look after it a 503 once;
     then the service answers again and takes the submit (its key: made now, 201)."""
@@ -103,12 +102,6 @@ class _HubRestart(BaseHTTPRequestHandler):
     CONFIG = json.dumps({"mode": "hub", "executors": ["local"], "features": {"submit_keys": True}}).encode()
     JOB = json.dumps({"id": "j-n36n4", "name": "train", "state": "pending", "user": "n36a", "gpus": 1}).encode()
 
-    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         if type(self).posts >= 2:
@@ -127,8 +120,6 @@ class _HubRestart(BaseHTTPRequestHandler):
             return
         self._send(201, self.JOB)
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
 
 
 def test_newuser36_n4nit_a_submit_through_a_hub_restart_tells_one_story_and_names_the_job(

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from jupyter_sched.client import connect, ride_out
 from jupyter_sched.client.discovery import Connection
 from jupyter_sched.client.sync import SchedClient
 from jupyter_sched.magics.core import SchedMagics
-from tests.hub_service_double import serve_service_double
+from tests.hub_service_double import ServiceDoubleHandler, serve_service_double
 from tests.reliability.harness import EmbeddedServer, wait_until
 
 LINES = 60
@@ -132,18 +131,12 @@ GRANTED = {**LEASE, "state": "running", "reason": None, "allocation": {"node": "
            "simulated": True}
 
 
-class _Hub(BaseHTTPRequestHandler):
+class _Hub(ServiceDoubleHandler):
     """The hub's proxy before the scheduler service: the lease pending, then ``down`` polls answered 503 (the
     service restarting), then the lease granted."""
 
     down = 0
 
-    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         path = self.path.split("?")[0]
@@ -165,8 +158,6 @@ class _Hub(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self._send(201, json.dumps(LEASE).encode())
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
 
 
 @contextlib.contextmanager

@@ -22,7 +22,6 @@ import io
 import json
 import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,11 +31,11 @@ import pytest
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, main
 from jupyter_sched.client import connect
 from jupyter_sched.magics.core import SchedMagics
-from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
+from tests.hub_service_double import ServiceDoubleHandler, serve_service_double, step_the_ride_out_clock
 from tests.reliability.harness import EmbeddedServer
 
 
-class _Relay(BaseHTTPRequestHandler):
+class _Relay(ServiceDoubleHandler):
     """Passes requests to ``server``; the first ``POST …/jobs`` is passed on when ``deliver``, then the
     server is restarted and the connection closed without an answer."""
 
@@ -79,8 +78,6 @@ class _Relay(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._relay("POST")
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
 
 
 @contextlib.contextmanager
@@ -153,18 +150,12 @@ def test_newuser31_n8_the_schedule_magic_finds_or_resends_a_submit_whose_answer_
     assert "Submitted after the service restarted" in said, said
 
 
-class _Down(BaseHTTPRequestHandler):
+class _Down(ServiceDoubleHandler):
     """Answers GETs as a hub service would, until the first POST: that one's connection closes without an
     answer, and from then on every request gets the hub proxy's 503 page (the service does not come back)."""
 
     posted: ClassVar[bool] = False
 
-    def _send(self, status: int, body: bytes, kind: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         if type(self).posted:
@@ -177,8 +168,6 @@ class _Down(BaseHTTPRequestHandler):
         type(self).posted = True
         self.close_connection = True
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
 
 
 def test_newuser31_n8_when_it_cannot_tell_it_says_how_to_look_before_submitting_again(

@@ -14,32 +14,25 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, main
 from jupyter_sched.client import ride_out
-from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
+from tests.hub_service_double import ServiceDoubleHandler, serve_service_double, step_the_ride_out_clock
 
 JOB = {"id": "j-b18", "name": "nightly", "state": "pending", "user": "ha24o", "gpus": 1, "kind": "job",
        "submitted_at": "2026-12-05T12:37:00+00:00"}
 
 
-class _Proxy(BaseHTTPRequestHandler):
+class _Proxy(ServiceDoubleHandler):
     """``down`` POSTs answered ``status`` by the proxy itself (the service restarting), then taken."""
 
     down = 0
     status = 503
     posts = 0
 
-    def _send(self, status: int, body: bytes, kind: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].endswith("/jobs"):  # the user's jobs (newuser31 N8 looks there): none arrived
@@ -56,8 +49,6 @@ class _Proxy(BaseHTTPRequestHandler):
         else:
             self._send(201, json.dumps(JOB).encode(), "application/json")
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
 
 
 @contextmanager
