@@ -91,7 +91,8 @@ def test_newuser33_n5_an_interrupted_wait_or_follow_stops_the_cell_and_the_job_g
     assert str(raised.value) == (f"stopped {'waiting for' if patched == 'job' else 'following'} {job_id} (interrupted); "
                                  f"the job keeps running — %schedule cancel {job_id} stops it, "
                                  f"%schedule wait {job_id} waits again")
-    assert api(server, "tok-ann").get(f"jobs/{job_id}").json()["state"] in ("pending", "running")
+    # the job goes on: still live, in whichever live state the engine has it (run D of session 36 met 'admitted')
+    assert api(server, "tok-ann").get(f"jobs/{job_id}").json()["state"] in ("pending", "admitted", "running")
     assert api(server, "tok-ann").delete(f"jobs/{job_id}").status_code in (200, 202)
 
 
