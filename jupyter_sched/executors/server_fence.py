@@ -99,6 +99,18 @@ class ServerFence:
         """The group of account ``uid`` (made or not)."""
         return self.base / f"u{int(uid)}"
 
+    def accounts(self) -> frozenset[int]:
+        """The uids whose group exists: each folder named exactly as :meth:`group` names one (``u`` and the uid in
+        ASCII digits, no leading zero), so a uid read here is written back to the same folder — never ``u0012`` or
+        ``u1\u0662`` read as uid 12 and its write sent to ``u12``. Empty where the folder cannot be listed."""
+        uids: set[int] = set()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.base):
+                digits = entry.name[1:]
+                if entry.name[:1] == "u" and digits.isascii() and digits.isdigit() and entry.name == f"u{int(digits)}":
+                    uids.add(int(digits))
+        return frozenset(uids)
+
     def ensure(self, uid: int) -> Path:
         """The group of ``uid``, made with every GPU minor denied where it does not exist yet.
 
@@ -141,9 +153,7 @@ class ServerFence:
         An account is written into the record before its group is opened; where the record cannot
         be written, no group is opened this pass (logged) — never an open group the record misses."""
         want_of = {int(uid): frozenset(minors) for uid, minors in leased.items()}
-        existing: set[int] = set()
-        with contextlib.suppress(OSError):
-            existing = {int(p.name[1:]) for p in self.base.glob("u[0-9]*") if p.name[1:].isdigit()}
+        existing = self.accounts()
         opening = {uid for uid, minors in want_of.items() if minors and uid in existing}
         if not opening <= self._opened and not self._write_record(self._opened | opening):
             for uid in opening - self._opened:  # fail closed: no group opened that the record misses
@@ -186,9 +196,7 @@ class ServerFence:
         # which groups this service opened is unknown: it manages every one once, so none stays open unleased
         log.warning("user servers' fence record %s: %s; every account's group is closed unless its lease holds a "
                     "GPU", self.record, why)
-        with contextlib.suppress(OSError):
-            return frozenset(int(p.name[1:]) for p in self.base.glob("u[0-9]*") if p.name[1:].isdigit())
-        return frozenset()
+        return self.accounts()
 
     def _write_record(self, opened: set[int] | frozenset[int]) -> bool:
         """Keep ``opened`` as the accounts whose groups may be open (True: kept)."""

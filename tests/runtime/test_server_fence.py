@@ -238,3 +238,24 @@ def test_red16_r1_where_servers_cannot_be_fenced_it_says_why(tmp_path: Path) -> 
     assert "no cgroup v1 devices controller" in (server_fence_problem(bare) or "")
     if not CGROUP.joinpath("cgroup.controllers").exists() and os.geteuid() == 0:
         assert server_fence_problem() is None  # this host: v1 devices, root
+
+
+def test_s36_left_server_fence_reads_its_groups_in_one_place_and_only_names_it_writes(tmp_path: Path) -> None:
+    """Session 36's review: the groups were listed in two places (each pass, and a record-less first pass), each
+    reading ``u0012`` or ``u1\u0662`` (an Arabic-Indic digit: ``str.isdigit`` and ``int`` take it) as uid 12, whose
+    write then went to ``u12``. One helper reads the names :meth:`ServerFence.group` makes, and both use it.
+    A plain folder stands in for the cgroup mount (only its names are read)."""
+    base = tmp_path / "devices" / "jupyter_sched" / "servers"
+    for name in ("u7", "u1000", "u0012", "u1\u0662", "u12x", "u", ".new-u9-1-abcd", "v8"):
+        (base / name).mkdir(parents=True)
+    assert ServerFence(root=tmp_path).accounts() == {7, 1000}
+    record = tmp_path / "state" / ".server-fence.json"
+    record.parent.mkdir()
+    record.write_text("{not json")  # which groups it opened is unknown: it manages every group it finds
+    for name in ("u7", "u1000"):
+        (base / name / "devices.deny").write_text("")
+        (base / name / "devices.allow").write_text("")
+    ServerFence(root=tmp_path, record=record).sync({})
+    assert (base / "u7" / "devices.deny").read_text().startswith(f"c {NVIDIA_MAJOR}:0 rwm")
+    assert not (base / "u12").exists()
+    assert ServerFence(root=tmp_path / "absent").accounts() == frozenset()
