@@ -44,6 +44,9 @@ on the config that server reads — ``jupyter_server_config`` for the embedded s
 ``jupyter_sched_serve_config.py`` for a hub's — and lists every bad ``c.SchedApp`` setting, and every name that is
 no setting (with the close name), before a restart finds them one at a time (newuser29 N4).
 
+``--json``: a scan prints its whole report, each check with its status and what to do (:mod:`.doctor_report`'s
+shape, docs/admin.md); ``list`` the quarantine's rows.
+
 Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, usage
 rows overlap on a GPU (a scan lists them, each with the SQL that repairs it), the configuration has a
 bad setting, or the repair did not make the row readable; 2 bad command line (a password in ``--db``); 3 no store
@@ -80,6 +83,7 @@ from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row,
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..textsafe import escaped_line
 from ..wording.config import no_quota_warning
+from .doctor_report import Check, DoctorReport
 from .main import _Parser
 
 __all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
@@ -479,7 +483,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help="SQLAlchemy URL of the store (default: the URL in the file named by "
                                      "$JUPYTER_SCHED_DB_URL_FILE, else $JUPYTER_SCHED_DB_URL, else the embedded "
                                      "server's SQLite file)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--json", action="store_true", help="print JSON (a scan: the whole report, each check with "
+                                                            "its status and fix — docs/admin.md; list: the quarantine)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.add_parser("scan", help="read every row, note the bad ones, list the quarantine (default)")
     sub.add_parser("list", help="list the quarantine without scanning")
@@ -533,23 +538,31 @@ def _parser() -> argparse.ArgumentParser:
 
 def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
                    read: Mapping[str, int] | None) -> None:
-    """The quarantine; with none, what was read to say so (``read``: rows per table of a scan;
-    None for ``list``, which reads no rows)."""
+    """The quarantine (``list``'s answer; ``--json``: the entries); see :func:`_quarantine_check`."""
     if as_json:
         out.write(json.dumps([e.to_dict() for e in entries], indent=2) + "\n")
         return
-    if not entries and read is None:
-        out.write("no quarantined rows (list reads none: `jupyter-sched doctor` reads every row)\n")
-        return
-    if not entries and read is not None:
-        counts = ", ".join(f"{read.get(name, 0)} of {name}" for name in QUARANTINE_TABLES)
-        out.write(f"no quarantined rows: every row read ({counts})\n")
-        return
-    out.write(f"{len(entries)} quarantined row(s):\n")
+    out.writelines(line + "\n" for line in _quarantine_check(entries, read).lines)
+
+
+_QUARANTINE_FIX = "jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes"
+
+
+def _quarantine_check(entries: Sequence[Quarantined], read: Mapping[str, int] | None) -> Check:
+    """The quarantine; with none, what was read to say so (``read``: rows per table of a scan;
+    None for ``list``, which reads no rows)."""
+    if not entries:
+        said = ("no quarantined rows (list reads none: `jupyter-sched doctor` reads every row)" if read is None else
+                "no quarantined rows: every row read ("
+                + ", ".join(f"{read.get(name, 0)} of {name}" for name in QUARANTINE_TABLES) + ")")
+        return Check("quarantine", "ok", said, lines=(said,))
+    rows = []
     for e in entries:  # a quarantined row is the one most likely to hold a hostile name: each value escaped (s30)
         who = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k in ("user", "team", "job_id", "gpu_uuid"))
-        out.write(escaped_line(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "")) + "\n")
-    out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
+        rows.append(escaped_line(f"[{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "")))
+    head = f"{len(entries)} quarantined row(s):"
+    return Check("quarantine", "fail", head.rstrip(":"), fix="repair: " + _QUARANTINE_FIX, details=tuple(rows),
+                 lines=(head, *(f"  {row}" for row in rows), "repair: " + _QUARANTINE_FIX))
 
 
 def usage_overlaps(store: Store, runaways: Sequence[RunawayUsage] = ()) -> list[UsageOverlap]:
@@ -562,19 +575,24 @@ def usage_overlaps(store: Store, runaways: Sequence[RunawayUsage] = ()) -> list[
     return resolve_overlaps(rows, now=datetime.now(timezone.utc))[1]
 
 
-def _print_runaways(runaways: Sequence[RunawayUsage], out: TextIO) -> None:
+def _runaways_check(runaways: Sequence[RunawayUsage]) -> Check:
     """The open usage rows whose job is not running (or unknown), first, each with the UPDATE that
     closes it at its job's end (its own start when that is unknown); reports and fair share leave
-    them out meanwhile (hubadmin26 B15)."""
+    them out meanwhile (hubadmin26 B15). Printed only when there are some."""
     if not runaways:
-        return
-    out.write(f"{len(runaways)} open usage row(s) whose job is not running (or unknown) — reports and fair share "
-              "leave them out; close each:\n")
+        return Check("runaway_usage", "ok", "no open usage row of a job that is not running")
+    head = (f"{len(runaways)} open usage row(s) whose job is not running (or unknown) — reports and fair share "
+            "leave them out; close each:")
+    lines, details = [head], []
     for runaway in runaways:
         iv = runaway.interval
-        out.write(escaped_line(f"  usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on "
-                               f"GPU {iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}") + "\n"
-                  f"    repair: {escaped_line(_close_sql(runaway))}\n")
+        row = escaped_line(f"usage row {runaway.row_id}: job {iv.job_id} (attempt {iv.attempt}, {iv.user}) on "
+                           f"GPU {iv.gpu_uuid} open since {to_iso(iv.started_at)}; {runaway.why}")
+        repair = escaped_line(_close_sql(runaway))
+        lines += [f"  {row}", f"    repair: {repair}"]
+        details.append(f"{row} — repair: {repair}")
+    return Check("runaway_usage", "fail", head.rstrip(":"), fix="run each row's repair SQL on the store",
+                 details=tuple(details), lines=tuple(lines))
 
 
 def _sql_text(value: object) -> str:
@@ -589,18 +607,22 @@ def _close_sql(runaway: RunawayUsage) -> str:
             f"AND job_id = {_sql_text(iv.job_id)} AND ended_at IS NULL;")
 
 
-def _print_overlaps(overlaps: Sequence[UsageOverlap], out: TextIO) -> None:
+def _overlaps_check(overlaps: Sequence[UsageOverlap]) -> Check:
     """Each overlapping pair of usage rows, with the SQL that makes the store say what reports count
     (hubadmin25 B7: one such pair failed the month's bill, and nothing found it)."""
     if not overlaps:
-        out.write("no usage rows overlap on a GPU\n")
-        return
-    out.write(f"{len(overlaps)} usage row(s) overlap another on the same GPU (reports count that time once, for "
-              "the row that held the GPU first, and warn):\n")
+        return Check("usage_overlaps", "ok", "no usage rows overlap on a GPU", lines=("no usage rows overlap on a GPU",))
+    head = (f"{len(overlaps)} usage row(s) overlap another on the same GPU (reports count that time once, for "
+            "the row that held the GPU first, and warn):")
+    fix = ("repair each with the SQL shown (psql/sqlite3 on the store, the service stopped or not: the rows are "
+           "closed history), then run `jupyter-sched doctor` again")
+    lines, details = [head], []
     for overlap in overlaps:
-        out.write(f"  {escaped_line(overlap.warning().split(' — ')[0])}\n    repair: {escaped_line(_repair_sql(overlap))}\n")
-    out.write("repair each with the SQL shown (psql/sqlite3 on the store, the service stopped or not: the rows are "
-              "closed history), then run `jupyter-sched doctor` again\n")
+        said, repair = escaped_line(overlap.warning().split(' — ')[0]), escaped_line(_repair_sql(overlap))
+        lines += [f"  {said}", f"    repair: {repair}"]
+        details.append(f"{said} — repair: {repair}")
+    return Check("usage_overlaps", "fail", head.rstrip(":"), fix=fix, details=tuple(details),
+                 lines=(*lines, fix))
 
 
 def _repair_sql(overlap: UsageOverlap) -> str:
@@ -632,6 +654,21 @@ def _owners(store: Store) -> int:
         return int(conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0)
 
 
+def _isolation_check(hub: bool = True) -> Check:
+    """:func:`_isolation` as a check: ``warn`` where GPUs are fenced by environment only, hub users' servers are not
+    fenced, or jobs have no out-of-memory floor."""
+    from ..executors.limits import LocalLimits, oom_floor_problem
+    from ..executors.server_fence import server_fence_problem
+
+    said = _isolation(hub)
+    fenced = LocalLimits(make=False).fences_gpus and (not hub or server_fence_problem() is None)
+    if fenced and oom_floor_problem() is None:
+        return Check("isolation", "ok", said, lines=(said,))
+    return Check("isolation", "warn", said, fix="docs/admin.md, \"GPUs, processes and memory of local jobs\": run the "
+                 "service as root on a host with a cgroup v1 devices controller, or use the Kubernetes executor",
+                 lines=(said,))
+
+
 def _isolation(hub: bool = True) -> str:
     """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
     their GPUs or only their environment does, and their process and memory limits — looked at,
@@ -653,6 +690,18 @@ def _isolation(hub: bool = True) -> str:
         servers = (f"{NOT_FENCED}: {problem or 'jobs are not fenced by a devices cgroup here'}; any hub user's "
                    "notebook server or kernel on this host can open any GPU of this host")
     return "isolation: " + limits.summary() + "; " + servers
+
+
+def _command_lines_check(mounts: str | None = None) -> Check:
+    """:func:`_command_lines` as a check (``warn`` unless ``/proc`` hides other accounts' processes)."""
+    from ..executors.proc_mount import PROC_MOUNTS, command_line_visibility
+
+    seen = command_line_visibility(mounts or PROC_MOUNTS)
+    if seen.hidden:
+        return Check("command_lines", "ok", seen.text, lines=(seen.text,))
+    return Check("command_lines", "warn", seen.text, fix="pass secrets to jobs through env, never in their arguments; "
+                 "or mount /proc with hidepid=2 (mount -o remount,hidepid=2 /proc, and in /etc/fstab)",
+                 lines=(seen.text,))
 
 
 def _command_lines(mounts: str | None = None) -> str:
@@ -754,6 +803,17 @@ def _server_configs() -> list[tuple[Any, str]]:
     return _config_files("jupyter_server_config.py", "jupyter_server_config.json")
 
 
+def _job_python_check(configs: Sequence[tuple[Any, str]]) -> Check | None:
+    """:func:`_job_python` as a check (``warn`` where it does not import ``jupyter_sched``); None where unset."""
+    said = _job_python(configs)
+    if not said:
+        return None
+    if said.endswith(") imports jupyter_sched"):
+        return Check("job_python", "ok", said, lines=(said,))
+    return Check("job_python", "warn", said, fix="install jupyter_sched in that interpreter, or set "
+                 "c.HubSchedApp.job_python to one that imports it", lines=(said,))
+
+
 def _job_python(configs: Sequence[tuple[Any, str]]) -> str:
     """Whether ``c.HubSchedApp.job_python`` as this account's service config sets it (:func:`_serve_configs`, the
     first that sets it) imports ``jupyter_sched``, in the words the service's
@@ -770,18 +830,29 @@ def _job_python(configs: Sequence[tuple[Any, str]]) -> str:
     return ""
 
 
-def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> str:
-    """The log-disk line (:func:`.log_disk.log_disk_line`) of the first service config that sets ``log_dir``;
-    "" when none does (or its folder is not here)."""
-    from .log_disk import log_disk_line
+def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> Check | None:
+    """The log-disk line (:func:`.log_disk.log_disk_fit`) of the first service config that sets ``log_dir``
+    (``warn`` where the logs may not fit the disk); None when none does (or its folder is not here)."""
+    from .log_disk import log_disk_fit
 
     for config, _ in configs:
         if "SchedApp" in config and config.SchedApp.get("log_dir"):
             try:
-                return log_disk_line(config, _owners(store))
+                fits, said = log_disk_fit(config, _owners(store))
             except (OSError, sa.exc.SQLAlchemyError):
-                return ""
-    return ""
+                return None
+            if not said:
+                return None
+            return Check("log_disk", "ok" if fits else "warn", said, fix=None if fits else
+                         "set c.SchedApp.max_user_log_mib, or give the log disk users x it", lines=(said,))
+    return None
+
+
+def _front_door_check() -> Check | None:
+    """:func:`_front_door` as a check (``warn``; None where the kernel can be asked)."""
+    said = _front_door()
+    return Check("front_door", "warn", said, fix="a kernel with NETLINK sock_diag (inet_diag), or a front door "
+                 "on a unix socket (docs/admin.md, \"An address no user can take\")", lines=(said,)) if said else None
 
 
 def _front_door() -> str:
@@ -877,6 +948,52 @@ def _versions(store: Store) -> str:
             f"to {latest_version()}), applied {describe_applied(steps)}{now}")
 
 
+def _store_checks(store: Store, choice: StoreChoice) -> list[Check]:
+    """The notes said right below the store's name: one user may hold every GPU (no quota line; red team 15, R4),
+    jobs could log in to the database (hubadmin22 H5), this is not the running service's store (hubadmin22 H6)."""
+    checks = []
+    if not choice.embedded_default and _shared_without_quotas(store):  # red team 15, R4
+        quotas = no_quota_warning(None)
+        checks.append(Check("quotas", "warn", quotas, fix="set team quota lines (docs/admin.md, \"Configuring it\")",
+                            lines=(f"note: {quotas}",)))
+    if said := exposure_warning(db_access(store.engine), jobs_here=None):  # hubadmin22 H5
+        checks.append(Check("database", "warn", said, fix="docs/admin.md, \"Database\"", lines=(f"database: {said}",)))
+    if said := _hub_service_here(choice):  # hubadmin22 H6
+        checks.append(Check("store_choice", "warn", said, fix="run the doctor on the service's store (--db URL or "
+                            f"${ENV_DB_URL_FILE})", lines=(f"note: {said}",)))
+    return checks
+
+
+def _scan_checks(store: Store, choice: StoreChoice, entries: Sequence[Quarantined],
+                 read: Mapping[str, int]) -> list[Check]:
+    """Every check of a scan after the store's notes, in the text form's order."""
+    runaways = store.runaway_usage()
+    checks = [_runaways_check(runaways),  # first: the one row to fix (hubadmin26 B15)
+              _quarantine_check(entries, read), _overlaps_check(usage_overlaps(store, runaways))]
+    if said := _suspect_ends_note(store):  # red33 R3's old rows: said where an admin looks first
+        checks.append(Check("suspect_ends", "warn", said, fix="jupyter-sched doctor ends, then doctor correct-end",
+                            lines=(said,)))
+    checks += [_isolation_check(hub=not choice.embedded), _command_lines_check()]
+    if not choice.embedded:  # a hub's store: its service's settings here (newuser22 N11)
+        configs = _serve_configs()
+        checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check()) if c]
+    config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
+    if config_lines:
+        bad = len(config_lines) > 1
+        checks.append(Check("config", "fail" if bad else "ok", config_lines[0],
+                            fix="fix each setting as its line says, then restart the server" if bad else None,
+                            details=tuple(line.strip() for line in config_lines[1:]), lines=tuple(config_lines)))
+    if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
+        checks.append(Check("config_file_unread", "warn", unread, fix=unread.split(" — ", 1)[-1], lines=(unread,)))
+    return checks
+
+
+def _write_lines(checks: Sequence[Check], out: TextIO) -> None:
+    """The text form: each check's lines as they were always printed."""
+    for check in checks:
+        out.writelines(line + "\n" for line in check.lines)
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -924,46 +1041,30 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                                                                                             stderr)
         finally:
             store.close()
+    scanning = args.action in (None, "scan")
+    said_store = _store_checks(store, choice) if scanning or not args.json else []
     if not args.json:  # which store this is about, before anything is said of it
         stdout.write(f"store: {store.safe_url} ({choice.source})\n")
         stdout.write(_versions(store) + "\n")
-        if not choice.embedded_default and _shared_without_quotas(store):  # red team 15, R4
-            stdout.write(f"note: {no_quota_warning(None)}\n")
-        if said := exposure_warning(db_access(store.engine), jobs_here=None):  # hubadmin22 H5
-            stdout.write(f"database: {said}\n")
-        if said := _hub_service_here(choice):  # hubadmin22 H6
-            stdout.write(f"note: {said}\n")
+        _write_lines(said_store, stdout)
     actor = f"doctor:{getpass.getuser()}"
     try:
-        read: dict[str, int] | None = None
-        if args.action in (None, "scan"):
-            read = {}
+        if scanning:
+            read: dict[str, int] = {}
             scan(store, read)
-        if args.action in (None, "scan", "list"):
             entries = store.quarantined()
-            runaways = store.runaway_usage() if read is not None and not args.json else []
-            _print_runaways(runaways, stdout)  # first: the one row to fix (hubadmin26 B15)
-            _print_entries(entries, stdout, args.json, read)
-            overlaps = usage_overlaps(store, runaways) if read is not None and not args.json else []
-            if read is not None and not args.json:
-                _print_overlaps(overlaps, stdout)
-                if said := _suspect_ends_note(store):  # red33 R3's old rows: said where an admin looks first
-                    stdout.write(said + "\n")
-                stdout.write(_isolation(hub=not choice.embedded) + "\n")
-                stdout.write(_command_lines() + "\n")
-                if not choice.embedded:  # a hub's store: its service's settings here
-                    configs = _serve_configs()
-                    for said in (_job_python(configs), _log_disk(store, configs), _front_door()):  # newuser22 N11
-                        if said:
-                            stdout.write(said + "\n")
-                config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
-                stdout.writelines(line + "\n" for line in config_lines)
-                if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
-                    stdout.write(unread + "\n")
-                bad_config = len(config_lines) > 1
+            report = DoctorReport(store.safe_url, choice.source, _versions(store),
+                                  [*said_store, *_scan_checks(store, choice, entries, read)],
+                                  [e.to_dict() for e in entries])
+            if args.json:  # the whole report (doctor_report's shape), not only the quarantine
+                stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
             else:
-                bad_config = False
-            return EXIT_FOUND if entries or overlaps or runaways or bad_config else EXIT_OK
+                _write_lines(report.checks[len(said_store):], stdout)
+            return EXIT_FOUND if report.exit_code else EXIT_OK
+        if args.action == "list":
+            entries = store.quarantined()
+            _print_entries(entries, stdout, args.json, None)
+            return EXIT_FOUND if entries else EXIT_OK
         if args.action == "rotate-job-secret":
             return _rotate(store, args, actor, stdout, stderr)
         if args.action == "ends":

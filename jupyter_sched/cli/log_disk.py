@@ -15,7 +15,7 @@ from typing import Any
 
 from ..safefd import open_fd
 
-__all__ = ["DEFAULT_USER_LOG_MIB", "log_disk_line", "log_disk_text"]
+__all__ = ["DEFAULT_USER_LOG_MIB", "log_disk_fit", "log_disk_line", "log_disk_text"]
 
 DEFAULT_USER_LOG_MIB = 4096
 """``c.SchedApp.max_user_log_mib``'s default."""
@@ -75,14 +75,19 @@ def log_disk_line(config: Any | None, owners: int) -> str:
     ``log_dir`` and ``max_user_log_mib``); "" when no config sets ``log_dir`` or the folder does not exist
     here (the doctor runs where the service runs). Users: ``owners`` (those the store has jobs of) or those
     with a log folder, whichever is more."""
+    return log_disk_fit(config, owners)[1]
+
+
+def log_disk_fit(config: Any | None, owners: int) -> tuple[bool, str]:
+    """:func:`log_disk_line` with whether the logs fit the disk (``doctor --json``'s status); ``(True, "")`` where
+    it says nothing."""
     sched = config.SchedApp if config is not None and "SchedApp" in config else {}
     folder = sched.get("log_dir") if hasattr(sched, "get") else None
     if not isinstance(folder, str) or not folder or not os.path.isdir(folder):
-        return ""
+        return True, ""
     cap = sched.get("max_user_log_mib", DEFAULT_USER_LOG_MIB)
     cap = int(cap) if isinstance(cap, int) and not isinstance(cap, bool) else DEFAULT_USER_LOG_MIB
     logs, cut, accounts = _logs(Path(folder))
     disk = os.statvfs(folder)
-    _, text = log_disk_text(folder, max(owners, len(accounts), 1), cap, disk.f_bavail * disk.f_frsize, logs,
-                            logs_at_least=cut)
-    return text
+    return log_disk_text(folder, max(owners, len(accounts), 1), cap, disk.f_bavail * disk.f_frsize, logs,
+                         logs_at_least=cut)

@@ -75,7 +75,7 @@ def test_case_011_truncated_usage_row_never_stops_scheduling_or_reports(sqlite_d
     assert svc.me("ana")["gpu_hours_7d"] == 1.5 and svc.me("bob")["gpu_hours_7d"] == 0.0
     # the doctor names the row, and a repair brings the GPU-hours back without a warning
     code, text = run_doctor(sqlite_db, "--json")
-    (entry,) = json.loads(text)
+    (entry,) = json.loads(text)["quarantined"]
     assert code == doctor.EXIT_FOUND and entry["table"] == "usage" and entry["attributes"]["user"] == "bob"
     code, text = run_doctor(sqlite_db, "repair", str(entry["id"]), f"started_at={T0.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}")
     assert code == doctor.EXIT_OK, text
@@ -151,3 +151,44 @@ def test_sums_in_the_database_skip_the_rows_the_readers_quarantine(dialect: str,
         assert store.gpu_seconds(since=T0 - timedelta(days=2), until=T0 + timedelta(days=1), user="ana") == 3600.0
     finally:
         store.close()
+
+
+def test_s36_left_doctor_json_is_the_whole_report_the_text_form_shows(sqlite_db: str, tmp_path: Path) -> None:
+    """Session 36 left ``doctor --json`` printing the quarantine list only: isolation, command lines, overlapping
+    usage, the config — what the text form says — were not in it. Now one report (cli/doctor_report.py's shape,
+    docs/admin.md): each check with its name, status, message and what to do; the text form is rendered from the
+    same checks and unchanged."""
+    clock = ManualClock(T0)
+    svc = make_service(sqlite_db, tmp_path, clock)
+    bob = lease(svc, "bob")
+    clock.advance(30 * 60)
+    svc.cancel(bob["id"], user="bob")
+    svc.tick()
+    with svc.store.transaction() as tx:
+        tx.conn.execute(sa.update(schema.usage).where(schema.usage.c.job_id == bob["id"]).values(started_at="2026-1"))
+    text_code, text = run_doctor(sqlite_db)
+    code, answer = run_doctor(sqlite_db, "--json")
+    report = json.loads(answer)
+    assert set(report) == {"store", "source", "versions", "status", "exit", "checks", "quarantined"}
+    assert code == text_code == report["exit"] == doctor.EXIT_FOUND and report["status"] == "fail"
+    assert report["store"] in text and report["versions"] in text
+    names = [c["name"] for c in report["checks"]]
+    assert names[:3] == ["runaway_usage", "quarantine", "usage_overlaps"], names
+    assert {"isolation", "command_lines"} <= set(names), names
+    for check in report["checks"]:
+        assert set(check) == {"name", "status", "message", "fix", "details"} and check["status"] in ("ok", "warn", "fail")
+        assert check["status"] == "ok" or check["fix"], check  # every finding says what to do
+        if check["name"] != "runaway_usage" or check["status"] != "ok":  # said in the text form too, in its order
+            assert check["message"] in text, (check, text)
+    at = [text.index(c["message"]) for c in report["checks"] if c["name"] != "runaway_usage"]
+    assert at == sorted(at), report["checks"]
+    quarantine = report["checks"][1]
+    assert quarantine["status"] == "fail" and "doctor repair ID COLUMN=VALUE" in quarantine["fix"]
+    (row,) = quarantine["details"]
+    (entry,) = report["quarantined"]
+    assert row.startswith(f"[{entry['id']}] usage row") and "'2026-1'" in row and entry["attributes"]["user"] == "bob"
+    assert doctor.main(["--db", sqlite_db, "remove", str(entry["id"]), "--yes"], out=io.StringIO()) == doctor.EXIT_OK
+    code, answer = run_doctor(sqlite_db, "--json")
+    report = json.loads(answer)
+    assert code == report["exit"] == doctor.EXIT_OK and report["status"] in ("ok", "warn") and not report["quarantined"]
+    assert next(c for c in report["checks"] if c["name"] == "quarantine")["status"] == "ok"
