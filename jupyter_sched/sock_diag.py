@@ -140,11 +140,15 @@ def available() -> bool:
     return _answers()
 
 
-def _exact(local: tuple[Address, int], remote: tuple[Address, int], *, interface: int = 0) -> list[Socket] | None:
+def _exact(local: tuple[Address, int], remote: tuple[Address, int], *, interface: int | None = None) -> list[Socket] | None:
     """What the kernel answers for the TCP socket whose local end is ``local`` and remote end ``remote`` (one lookup
     in its table of connections; ``[]``: none); None when ``sock_diag`` cannot be asked. Both ends IPv4: asked as
     IPv4 (a dual-stack listener's accepted socket included); otherwise as IPv6. ``interface``: the index of the
-    device the connection arrives on (0: none; a socket bound to a device then never matches)."""
+    device the connection arrives on; None: the loopback device's (:func:`_loopback`), as every connection asked
+    about here is made from this host to one of its own addresses — a socket bound to ``lo`` (``SO_BINDTODEVICE``)
+    matches only a lookup that names it, so without it a client so bound read as "no such socket" and was refused
+    (session 36 left); a socket bound to no device matches any. 0: none."""
+    interface = _loopback() if interface is None else interface
     four = isinstance(local[0], ipaddress.IPv4Address) and isinstance(remote[0], ipaddress.IPv4Address)
     family = socket.AF_INET if four else socket.AF_INET6
 
@@ -231,7 +235,7 @@ def listening_at(address: Address, port: int) -> list[Listening] | None:
     member: the kernel lets only one account's sockets share an address). ``[]`` when none; None when ``sock_diag``
     cannot be asked."""
     unspecified: Address = ipaddress.IPv4Address(0) if address.version == 4 else ipaddress.IPv6Address(0)
-    answered = _exact((address, port), (unspecified, 0), interface=_loopback())
+    answered = _exact((address, port), (unspecified, 0))
     if answered is None:
         return None
     return [(local, uid, inode) for state, uid, local, sport, inode in answered if state == LISTEN and sport == port]

@@ -6,7 +6,12 @@ process of the job's tree: every descriptor read and the host's whole socket tab
 (others' starts 55 to 122 s). Then a look read the listening part of ``/proc/<pid>/net/tcp{,6}`` — but any account
 makes as many listening sockets as it likes (the whole of 127/8, any IPv6 address with ``IP_FREEBIND``): 56,000 of
 them made each look 0.3-0.5 s of parsing on the engine's thread, per ready service every 2 s (red36 R1: others'
-starts 0.27 → 2.7 s). Now a look asks the kernel for the listeners of the ONE port
+starts 0.27 → 2.7 s). A look first asks the kernel for the one listener that takes connections to each address a
+client of this host reaches the service at — ``127.0.0.1``, ``::1`` and this host's own interface addresses
+(:func:`reachable_sockets`: one lookup each in the kernel's hash of listeners, whatever else listens on the port at
+other addresses; session 36 left the whole port's listeners listed each look, 19-49 ms with another account's crowd on
+127.x.y.z at the job's port). Only where none of those is the job's (it listens nowhere yet, or only at another
+address such as ``127.0.0.2``) does it ask the kernel for the listeners of the ONE port
 (:func:`jupyter_sched.sock_diag.listening_sockets`: their inode and uid; O(that port's listeners) here), then looks
 for the process holding that socket: first where it was found last time (one ``readlink``), else through the job's
 processes' descriptors at most :data:`FDS_PER_LOOK` a look, the search going on at the next look where it stopped.
@@ -22,6 +27,7 @@ listening), and "unknown" counts as serving where the port answers (the caller's
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import threading
 import time
@@ -32,7 +38,7 @@ from .. import sock_diag
 from ..safefd import open_fd
 
 __all__ = ["CYCLE_BYTES", "FDS_PER_LOOK", "TABLE", "TABLE_EVERY_S", "Answer", "ListenTable", "PortOwner",
-           "listening_inodes", "listening_uids"]
+           "listening_inodes", "listening_uids", "reachable_sockets"]
 
 FDS_PER_LOOK = 2048
 """Descriptors of the job's processes looked at (one ``readlink`` each) in one look, at most."""
@@ -164,6 +170,55 @@ def _of_port(pid: int | str, port: int) -> list[tuple[sock_diag.Address | None, 
     return of_port if of_port or whole else None
 
 
+_LOOPBACKS: tuple[sock_diag.Address, ...] = (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::1"))
+_MOST_ADDRESSES = 32
+"""This host's interface addresses asked about, at most (an admin's few; only root adds them)."""
+_ADDRESSES_EVERY_S = 60.0
+_addresses: tuple[float, tuple[sock_diag.Address, ...]] | None = None
+
+
+def _reachable() -> tuple[sock_diag.Address, ...]:
+    """``127.0.0.1``, ``::1`` and this host's interface addresses (not link-local: a lookup of those needs their
+    device), read at most once a minute."""
+    global _addresses
+    now = time.monotonic()
+    if _addresses is None or now - _addresses[0] >= _ADDRESSES_EVERY_S:
+        found = list(_LOOPBACKS)
+        try:
+            import psutil
+
+            for entries in psutil.net_if_addrs().values():
+                for entry in entries:
+                    try:
+                        address = ipaddress.ip_address(str(entry.address).partition("%")[0])
+                    except ValueError:
+                        continue  # a MAC address
+                    if not address.is_link_local and address not in found and len(found) < _MOST_ADDRESSES:
+                        found.append(address)
+        except (ImportError, OSError):
+            pass
+        _addresses = (now, tuple(found))
+    return _addresses[1]
+
+
+def reachable_sockets(pid: int | str, port: int) -> list[tuple[sock_diag.Address, int, int]] | None:
+    """``(address, uid, inode)`` of the sockets listening on ``port`` that take a connection made from this host to
+    ``127.0.0.1``, ``::1`` or one of its interface addresses (a socket bound to one of them, or the wildcard): one
+    exact lookup per address (:func:`~jupyter_sched.sock_diag.listening_at`), so another account's listeners at
+    other addresses of the port (127.77.x.y, an ``IP_FREEBIND`` IPv6 address) are never listed nor decoded. None
+    where the kernel cannot be asked from here (another network namespace, no ``sock_diag``)."""
+    if not _asks_kernel(pid):
+        return None
+    held: dict[int, tuple[sock_diag.Address, int, int]] = {}
+    for address in _reachable():
+        at = sock_diag.listening_at(address, port)
+        if at is None:
+            return None
+        for local, uid, inode in at:  # a wildcard socket answers for several addresses: once
+            held.setdefault(inode, (local, uid, inode))
+    return list(held.values())
+
+
 def listening_inodes(pid: int | str, port: int) -> set[int] | None:
     """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (the kernel's answer for the
     port; :data:`TABLE` where it cannot be asked); None when that cannot be told — a user who binds 100,000
@@ -173,9 +228,11 @@ def listening_inodes(pid: int | str, port: int) -> set[int] | None:
 
 
 def listening_uids(port: int) -> list[int] | None:
-    """The uids of the TCP sockets listening on ``port`` in this process's network namespace (as
-    :func:`listening_inodes`); None when that cannot be told."""
-    held = _of_port("self", port)
+    """The uids of the TCP sockets listening on ``port`` in this process's network namespace: those taking
+    connections to this host's addresses (:func:`reachable_sockets`) where there are some, else every listener of the
+    port (as :func:`listening_inodes`: a holder at another address, ``127.0.0.2``); None when that cannot be told."""
+    near = reachable_sockets("self", port)
+    held = near if near else _of_port("self", port)
     return None if held is None else [uid for _, uid, _ in held]
 
 
@@ -190,6 +247,8 @@ class PortOwner:
         self._search: Iterator[tuple[int, str, str | None]] | None = None
         self._looking_for: frozenset[int] = frozenset()
         self._unreadable = False
+        self._near_missed: frozenset[int] = frozenset()
+        """The inodes of :func:`reachable_sockets` a finished search found none of the job's processes holding."""
 
     def look(self, root_pid: int, members: Callable[[], Iterable[int]], port: int) -> Answer:
         """Whether a process of the job (``root_pid``, its wrapper, and ``members()``, asked when a search begins)
@@ -197,18 +256,30 @@ class PortOwner:
         kernel's hash of listeners (:meth:`_still`) and one ``readlink`` while it stays so."""
         if self._still(root_pid, port):
             return "yes"
+        near = reachable_sockets(root_pid, port)  # the usual place: the exact lookups, no other address listed
+        if near and frozenset(inode for _, _, inode in near) != self._near_missed:
+            answer = self._seek(root_pid, members, list(near))
+            if answer != "no":
+                return answer
+            self._near_missed = frozenset(inode for _, _, inode in near)
         found = _of_port(root_pid, port)
         if found is None:
             return "unknown"
-        if not found:
+        if not found or (near is not None and {i for _, _, i in found} <= self._near_missed):
             self._search = self._hit = self._held = None
             return "no"
+        return self._seek(root_pid, members, found)
+
+    def _seek(self, root_pid: int, members: Callable[[], Iterable[int]],
+              found: list[tuple[sock_diag.Address | None, int, int]]) -> Answer:
+        """The search of the job's descriptors for one of the sockets ``found`` (at most :data:`FDS_PER_LOOK` a
+        look, going on at the next look while ``found`` is the same)."""
         wanted = {f"socket:[{inode}]": (address, inode) for address, _, inode in found}
-        inodes = frozenset(inode for _, _, inode in found)
         if self._hit is not None and (link := _link(*self._hit)) in wanted:
             self._found(self._hit, wanted[link])
             return "yes"
         self._hit = self._held = None
+        inodes = frozenset(inode for _, _, inode in found)
         if self._search is None or self._looking_for != inodes:
             self._search, self._looking_for = _descriptors([root_pid, *members()]), inodes
             self._unreadable = False
@@ -229,6 +300,7 @@ class PortOwner:
     def _found(self, hit: tuple[int, str], socket: tuple[sock_diag.Address | None, int]) -> None:
         address, inode = socket
         self._hit, self._held = hit, (None if address is None else (address, inode))
+        self._near_missed = frozenset()
 
     def _still(self, root_pid: int, port: int) -> bool:
         """Whether the socket found last time still takes connections to its address on ``port`` (the kernel's one

@@ -148,3 +148,73 @@ def test_red36_r1_where_the_kernel_cannot_be_asked_one_bounded_table_read_a_cycl
     finally:
         for server in servers:
             server.close()
+
+
+# another account's crowd at the job's own port: 200 listeners on other loopback addresses, as an unused uid
+SMALL_CROWD_CODE = """
+import os, socket, sys, time
+port, uid = int(sys.argv[1]), int(sys.argv[2])
+os.setgid(uid)
+os.setuid(uid)
+held = []
+for i in range(200):
+    s = socket.socket()
+    s.bind((f"127.78.{i // 100}.{i % 100 + 1}", port))
+    s.listen()
+    held.append(s)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sock_diag.available() or os.geteuid() != 0,
+                    reason="needs the kernel's sock_diag and root (the crowd is another account's)")
+def test_s36_left_the_readiness_look_and_bound_ports_ask_the_exact_addresses_not_the_ports_crowd(
+        table_reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 36 left: the look's first answer and BoundPorts' holder listed every listener of the job's port (a
+    crowd of another account's on 127.78.x.y at that port: 19-49 ms, each decoded). Now the kernel is asked for
+    the one listener taking connections to each of this host's addresses (127.0.0.1, ::1, its interfaces'): the job's
+    socket is found and its holder named with no dump of the port and none of the crowd decoded."""
+    service = socket.create_server(("127.0.0.1", 0))
+    port, inode = service.getsockname()[1], os.fstat(service.fileno()).st_ino
+    uid = 3_950_000 + os.getpid() % 40_000  # no account has it
+    crowd = subprocess.Popen([sys.executable, "-c", SMALL_CROWD_CODE, str(port), str(uid)], stdout=subprocess.PIPE)
+    dumps: list[int] = []
+    real = sock_diag.listening_sockets
+    try:
+        assert crowd.stdout is not None and crowd.stdout.readline() == b"ready\n"
+        assert len(real(port) or ()) == 201  # the port's listeners: the crowd and the job's
+        monkeypatch.setattr(sock_diag, "listening_sockets", lambda p: (dumps.append(p), real(p))[1])
+        assert port_owner.reachable_sockets(os.getpid(), port) == [(ipaddress.IPv4Address("127.0.0.1"), os.geteuid(),
+                                                                    inode)]
+        owner = PortOwner()
+        assert owner.look(os.getpid(), lambda: (), port) == "yes"
+        assert owner.look(os.getpid(), lambda: (), port) == "yes"
+        assert port_owner.listening_uids(port) == [os.geteuid()]
+        assert f"(uid {os.geteuid()};" in BoundPorts().holder(port)
+        assert dumps == [] and table_reads == [], (dumps, table_reads)
+        service.close()  # gone: nothing of the job listens at the host's addresses, nor at the crowd's
+        assert owner.look(os.getpid(), lambda: (), port) in ("no", "searching")
+    finally:
+        service.close()
+        crowd.kill()
+        crowd.wait(30)
+
+
+@pytest.mark.skipif(not sock_diag.available() or os.geteuid() != 0, reason="needs sock_diag and SO_BINDTODEVICE")
+def test_s36_left_a_client_bound_to_lo_is_found_by_the_connected_socket_check() -> None:
+    """Session 36 left: the connected-socket lookup (the hub's front door: who opened this loopback connection) was
+    asked with no device, and the kernel matches a socket bound to a device (``SO_BINDTODEVICE lo``) only to a lookup
+    that names it: such a client read as "no such connection" and was refused. Asked with the loopback index, it is
+    found (and a client bound to no device still is)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.socket() as bound, socket.create_connection(("127.0.0.1", port)) as plain:
+            bound.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+            bound.connect(("127.0.0.1", port))
+            ours = (ipaddress.IPv4Address("127.0.0.1"), port)
+            for client in (bound, plain):
+                theirs = (ipaddress.IPv4Address(client.getsockname()[0]), client.getsockname()[1])
+                found = sock_diag.established(theirs, ours)
+                assert found == os.geteuid() and not isinstance(found, bool), (client, found)
+                assert sock_diag.owner(theirs, ours) == os.geteuid()
