@@ -29,7 +29,11 @@ c.JupyterHub.services = [
     # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve", "--allow-root",
     #      "--SchedApp.log_dir=/var/lib/jupyter_sched/jobs", "--HubSchedApp.job_python=/opt/jobs-venv/bin/python"],
     #  "url": "http://127.0.0.1:1010",
+    #  "timeout": 120,
     #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@/sched?host=/var/run/postgresql"}},
+    # "timeout" (JupyterHub >= 6.0): the hub waits that long for the service to answer at its start and EXITS when it
+    # does not (its default 30 s; the service's start, imports and store check, took ~40 s on a loaded 2-core host,
+    # leaving `jupyter-sched serve` running with no hub).
     # The store over PostgreSQL's Unix socket: a folder only postgres may write. On 127.0.0.1:5432 (a port any
     # account may bind while PostgreSQL restarts) the service checks who accepted each connection and refuses
     # another account's (red team 31, R3): root, the service's own account and "postgres" are believed, others

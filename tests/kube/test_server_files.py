@@ -3,6 +3,7 @@ which kubernetes-validate ships no schema, are checked structurally; RBAC is lea
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,17 @@ def test_the_service_takes_its_secrets_from_the_environment_never_its_command_li
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_newuser37_nit3_the_hub_managed_service_example_gives_the_hub_time_to_see_it_start() -> None:
+    """JupyterHub exits when a managed service does not answer within its ``timeout`` (30 s by default); the service's
+    start took ~40 s on a loaded 2-core host (newuser37 n3). The commented ``"command"`` form sets a longer one that
+    this JupyterHub's Service accepts."""
+    from jupyterhub.services.service import Service
+
+    text = (SERVER / "jupyterhub_config.py").read_text()
+    managed = text[text.index('# {"name": "jupyter-sched", "command"'):text.index("]\n", text.index('"command"'))]
+    timeout = re.search(r'"timeout": (\d+)', managed)
+    assert timeout is not None and int(timeout.group(1)) >= 120, managed
+    assert "timeout" in Service.class_trait_names()
+    assert '"timeout": 120' in (SERVER.parent / "docs" / "admin.md").read_text()
