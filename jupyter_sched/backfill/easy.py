@@ -20,11 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from ..model.frozen import fast_init
 from ..model.horizon import capped
 
-__all__ = ["Ending", "Headroom", "Reservation", "find_reservation", "job_end", "walk_ends"]
+__all__ = ["Ending", "Headroom", "Reservation", "find_reservation", "job_end", "keeps_room", "outlasts", "walk_ends"]
+
+_At = TypeVar("_At", datetime, float)
+"""A moment: the cycle's (a datetime) or the ETA replay's (seconds after now; ``math.inf``: never)."""
 
 
 @fast_init
@@ -86,6 +90,21 @@ class Headroom:
     eta: datetime | None
     spare: int
     limit: int
+
+
+def outlasts(end: _At | None, eta: _At | None) -> bool:
+    """Does a job ending at ``end`` at the latest (its effective time limit; None: it has none) run past a
+    reservation from ``eta`` (None: its time unknown — it then holds nothing)? Only such a job can delay the job
+    the reservation (or a quota line's room, :class:`Headroom`) is held for."""
+    return eta is not None and (end is None or end > eta)
+
+
+def keeps_room(end: _At | None, eta: _At | None, milli: int, spare: int) -> bool:
+    """Is a quota line's room held for an earlier job from ``eta`` (:class:`Headroom`, ``spare`` milli-GPUs left
+    beside it then) kept from a later job of ``milli`` milli-GPUs ending at ``end``? It is unless that job ends by
+    ``eta`` or fits in the spare. The one rule of the live cycle (:func:`..scheduling.admit.room_held`) and of the
+    ETA replay (:func:`.lookahead.lookahead`), so the ETA shown is the start the cycle gives (s37-eta)."""
+    return milli > spare and outlasts(end, eta)
 
 
 def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],

@@ -14,8 +14,11 @@ opening) and at each step does what a cycle would do then: order the remaining j
 caller's queue order *at that time*, start every job that fits — under EASY only when, run for its
 time limit (what backfill checks), it does not delay the first blocked job's reservation, under
 conservative backfill when it delays no reservation made before it — and reserve the blocked
-ones (the first per GPU model blocked by capacity — one waiting on its quota is not protected, as in
-the cycle —, or all). EASY's reservation is made as the cycle makes it
+ones (the first per GPU model blocked by capacity, or all). Under EASY the first job a quota line keeps
+waiting holds the line's room as the cycle holds it (later jobs charged to the line start only where they
+end by its start or fit beside it: :func:`..backfill.easy.keeps_room`, the cycle's rule) and, first on its
+GPU model, the GPUs it starts on; other jobs waiting on their quota are not protected, as in the cycle.
+EASY's reservation is made as the cycle makes it
 (:mod:`.easy`): on the jobs then running held to their time limits (``holds``; the replay's own
 starts too), not to their expected ends — on expected ends it came earlier than the cycle's, so
 the replay let fewer jobs backfill than admission then did and put their ETAs too late. A job's start in this replay is its ETA. This is the event
@@ -32,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from .easy import keeps_room, outlasts
 from .projection import Demand, Estimate, Option, Projection
 
 __all__ = ["BudgetGate", "Hold", "lookahead"]
@@ -46,19 +50,22 @@ else the later time (seconds after now) it may start from (:mod:`..scheduling.et
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A running job as EASY's reservation sees it: it holds ``units`` (``(unit, GPUs)``) until
-    its ``latest`` end (start + time limit; ``math.inf``: none), though it is expected to end at
-    ``expected`` (seconds after now)."""
+    """A running job as EASY's reservation sees it: it holds ``units`` (``(unit, GPUs)``) and ``milli``
+    milli-GPUs of the quota ``lines`` it is charged to until its ``latest`` end (start + time limit;
+    ``math.inf``: none), though it is expected to end at ``expected`` (seconds after now)."""
 
     units: tuple[tuple[int, int], ...]
     expected: float
     latest: float
+    lines: tuple[int, ...] = ()
+    milli: int = 0
 
 
 def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[str, float], order: Order, *,
               protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000,
               budget: BudgetGate | None = None,
-              around: dict[str, tuple[str, float | None]] | None = None) -> dict[str, Estimate]:
+              around: dict[str, tuple[str, float | None]] | None = None,
+              ceilings: Sequence[int] = ()) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -79,6 +86,10 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             (backfilled around it); a job missing from it started in queue order, nothing blocked ahead of it on
             its model — what a waiting job's line says of a job queued behind it that starts first (newuser35 N7:
             jobs the fair order put ahead were called backfill that "cannot delay this job past" its reservation).
+        ceilings: under EASY, each quota line's ceiling (milli-GPUs; ``proj.lines`` order). The first job a line keeps
+            waiting at a step holds the line's room as the cycle holds it (:func:`_hold_room`, s37-eta): a later job
+            charged to the line starts then only where it ends by the held job's start or fits the room left beside
+            it (:func:`..backfill.easy.keeps_room`, :func:`..scheduling.admit.room_held`'s rule).
 
     Returns:
         Per job id that starts within the replay, its :class:`Estimate` (start in seconds after
@@ -101,6 +112,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             unprotected: set[str] = set()  # flavors whose first blocked job has no reservation (never fits)
             shadows: dict[str, float] = {}  # per flavor, when its reserved job starts on ``latest``
             holders: dict[str, str] = {}  # per flavor, the job holding its reservation at t
+            rooms: dict[int, _Room] = {}  # per quota line, the room held for the first job it keeps waiting at t
             for job_id in order(t, remaining, spans):
                 demand = demands[job_id]
                 if demand.after > t:
@@ -113,6 +125,11 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     continue
                 start, i, chosen = found
                 option = demand.options[i]
+                limit = max(limits.get(job_id, demand.duration), demand.duration)
+                if start <= t and rooms and any(
+                        (room := rooms.get(line)) is not None and room.job_id != job_id
+                        and keeps_room(t + limit, room.eta, demand.milli, room.spare) for line in option.lines):
+                    continue  # the line's room is held for an earlier job it would delay (admit.room_held)
                 if start <= t and (protect != "first" or option.flavor not in reserved
                                    or option.flavor in unprotected
                                    or _backfills(latest, demand, limits, t, shadows.get(option.flavor))):
@@ -120,46 +137,103 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         demands[job_id] = replace(demand, after=until)  # type: ignore[index]
                         continue
                     started[job_id] = proj.reserve(demand, t, option, chosen)
+                    for line in option.lines if rooms else ():  # takes the spare of each room it outlasts
+                        if (room := rooms.get(line)) is not None and room.job_id != job_id \
+                                and outlasts(t + limit, room.eta):
+                            room.spare = max(0, room.spare - demand.milli)
                     if around is not None and (holder := holders.get(option.flavor)) is not None:
                         around[job_id] = (holder, shadows.get(option.flavor))
                     trial.reserve(demand, t, option, chosen)
                     spans[job_id] = (t, t + demand.duration)
-                    limit = max(limits.get(job_id, demand.duration), demand.duration)
                     if protect == "first" and limit > demand.duration:
-                        running.append(Hold(tuple(chosen), t + demand.duration, t + limit))
+                        running.append(Hold(tuple(chosen), t + demand.duration, t + limit, option.lines, demand.milli))
                     if latest is not None:
                         latest.reserve(replace(demand, duration=limit), t, option, chosen)
                     if not trial.room_at(t):
                         break  # full: nothing else starts at t, and reservations only decide starts at t
                 elif protect == "all":
                     trial.reserve(demand, start, option, chosen)
+                elif protect == "first" and ceilings and (short := [
+                        line for line in option.lines if line not in rooms
+                        and trial.lines[line].at(t) < demand.milli]):
+                    # held by its quota line (the cycle: pending._hold_headroom), and the GPUs it starts on where
+                    # no job blocked ahead of it reserves its model (a GPU reservation, as the branch below makes)
+                    if all(demand.milli <= ceilings[line] for line in short):
+                        if latest is None:
+                            running = [h for h in running if h.expected > t]
+                            latest = _latest_view(proj, running)
+                        shadow = _hold_room(latest, demand, option, short, t, rooms)
+                        if shadow is not None and option.flavor not in reserved:
+                            reserved.add(option.flavor)
+                            holders[option.flavor] = job_id
+                            shadows[option.flavor] = shadow[0]
+                            _keep_shadow(latest, demand, option, shadow, t, now_first=False)
                 elif protect == "first" and option.flavor not in reserved and not _quota_blocked(trial, demand, option, t):
                     reserved.add(option.flavor)
                     holders[option.flavor] = job_id
                     if latest is None:
                         running = [h for h in running if h.expected > t]
                         latest = _latest_view(proj, running)
-                    shadow = latest.earliest(replace(demand, after=t, strict=False))
-                    if shadow is None:
+                    found = latest.earliest(replace(demand, after=t, strict=False))
+                    if found is None:
                         unprotected.add(option.flavor)
                     else:
-                        latest.reserve(demand, shadow[0], demand.options[shadow[1]], shadow[2])
-                        shadows[option.flavor] = shadow[0]
-                        if not demand.share:  # the cycle's reservation takes the GPUs free now first
-                            # (pending._reserve places the job on them): they are its from t, and a
-                            # later job may use them only if it ends before the reservation (new user
-                            # 17, N14: the replay backfilled a job the cycle then refused)
-                            for unit, gpus in shadow[2]:
-                                latest.units[unit].reserve(t, shadow[0], min(gpus, latest.units[unit].at(t)))
+                        shadows[option.flavor] = found[0]
+                        _keep_shadow(latest, demand, demand.options[found[1]], found, t)
             remaining = [j for j in remaining if j not in started]
         t = _next_event(proj, demands, remaining, t)
     return started
 
 
+@dataclass(slots=True)
+class _Room:
+    """A quota line's room held at one step of the replay (:class:`..backfill.easy.Headroom`'s, in seconds after
+    now): for ``job_id`` from ``eta`` (None: unknown — nothing is kept), ``spare`` milli-GPUs left beside it then."""
+
+    job_id: str
+    eta: float | None
+    spare: int
+
+
+def _hold_room(latest: Projection, demand: Demand, option: Option, short: Sequence[int], t: float,
+               rooms: dict[int, _Room]) -> tuple[float, int, list[tuple[int, int]]] | None:
+    """``demand``, kept waiting at ``t`` by its quota lines ``short`` (none of whose ceilings it exceeds), holds their
+    room as :func:`..scheduling.pending._hold_headroom` holds it: from the earliest time it fits them and the GPUs
+    with running work held to its time limits (``latest``), with the room each has left beside it then. Returns
+    that fit (:meth:`.projection.Projection.earliest`'s, on ``option``), None when it never fits."""
+    found = latest.earliest(replace(demand, after=t, strict=False, options=(option,)))
+    eta = None if found is None else found[0]
+    for line in short:
+        spare = 0 if eta is None else max(0, latest.lines[line].at(eta) - demand.milli)
+        rooms[line] = _Room(demand.job_id, eta, spare)
+    return None if found is None else (found[0], 0, found[2])
+
+
+def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tuple[float, int, list[tuple[int, int]]],
+                 t: float, *, now_first: bool = True) -> None:
+    """Reserve the first blocked job of a GPU model on ``latest`` where it starts (``found``), as the cycle's EASY
+    reservation keeps its GPUs. ``now_first``: a job blocked by capacity takes the GPUs free now first
+    (pending._reserve places it once running work has freed enough, and that work's GPUs come on top of those
+    free now): they are its from ``t``, and a later job may use them only if it ends before the reservation
+    (new user 17, N14: the replay backfilled a job the cycle then refused). Else (a job its quota line holds back:
+    pending._hold_headroom) it takes the GPUs freed by its start first, and of those free now only what they
+    leave short: a later job may use the rest meanwhile."""
+    start, _, chosen = found
+    units = latest.units
+    keep = [(unit, min(gpus, units[unit].at(t)) if now_first
+             else min(units[unit].at(t), max(0, gpus - max(0, units[unit].at(start) - units[unit].at(t)))))
+            for unit, gpus in chosen] if not demand.share else []
+    latest.reserve(demand, start, option, chosen)
+    for unit, now in keep:
+        if now > 0:
+            units[unit].reserve(t, start, now)
+
+
 def _quota_blocked(proj: Projection, demand: Demand, option: Option, t: float) -> bool:
     """Does a quota line of ``option`` lack room for ``demand`` at ``t``? Such a job waits for its
-    own team's (or user's) work to end, not for capacity, and the cycle gives it no EASY reservation
-    (:mod:`..scheduling.pending` reserves for capacity waits only): in the replay it holds no GPUs
+    own team's (or user's) work to end, not for capacity; unless it is the first its line keeps
+    waiting (then it holds the line's room and its GPUs: :func:`_hold_room`), the cycle gives it no EASY
+    reservation: in the replay it holds no GPUs
     either, and the next job blocked by capacity on the model is the one protected (new user 19,
     N14: a quota-blocked head's reservation on the GPU another team's job freed put that team's
     next job behind the head's own blocker, 3 minutes after the cycle started it)."""
@@ -173,6 +247,8 @@ def _latest_view(proj: Projection, running: Sequence[Hold]) -> Projection:
     for hold in running:
         for unit, gpus in hold.units:
             view.units[unit].reserve(hold.expected, hold.latest, gpus)
+        for line in hold.lines:
+            view.lines[line].reserve(hold.expected, hold.latest, hold.milli)
     return view
 
 

@@ -10,10 +10,11 @@ admits the job; otherwise each flavor's outcome is kept for the pending reason.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from ..backfill.easy import Headroom, Reservation, job_end
+from ..backfill.easy import Headroom, Reservation, job_end, outlasts
 from ..model import GPU_MILLI, Job, PriorityClass, ResourceRequest
 from ..model.units import gpus_phrase, said_time
 from ..placement.placer import Flavor, Placement
@@ -116,29 +117,31 @@ def room_held(ctx: CycleContext, job: Job, model: str, milli: int) -> Headroom |
     """The quota line room held for an earlier job (:func:`.pending._hold_headroom`; newuser36 N1) that ``job``
     (``milli`` milli-GPUs on a GPU of ``model``) would take: None when it holds none there, or ``job`` is sure
     to end by the held job's start (its effective time limit, as :func:`_may_bypass`), or it fits in the room
-    left beside the held job then. A reservation whose time is unknown holds nothing, as EASY's."""
-    spec = job.spec
-    end: datetime | None = None
-    limit_read = False
-    for line in ctx.quota.applicable(spec.team, spec.user, model):
-        room = ctx.headroom.get(line.key)
-        if room is None or room.job_id == job.id or room.eta is None or milli <= room.spare:
-            continue
-        if not limit_read:
-            limit_read = True
-            end = job_end(ctx.now, effective_limit(spec, ctx.profile.time_limits)[0], ctx.now)
-        if end is None or end > room.eta:
-            return room
-    return None
+    left beside the held job then (:func:`~..backfill.easy.keeps_room`, the ETA replay's rule too). A reservation
+    whose time is unknown holds nothing, as EASY's."""
+    return next((room for room in _rooms_outlasted(ctx, job, model) if milli > room.spare), None)
 
 
 def _take_room(ctx: CycleContext, job: Job, model: str, milli: int) -> None:
     """``job``, admitted, takes from the spare room of each held line it counts on and outlasts (:func:`room_held`)."""
-    end = job_end(ctx.now, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now)
+    for room in _rooms_outlasted(ctx, job, model):
+        room.spare = max(0, room.spare - milli)
+
+
+def _rooms_outlasted(ctx: CycleContext, job: Job, model: str) -> Iterator[Headroom]:
+    """The rooms held for other jobs on the quota lines ``job`` counts on (on ``model``) that ``job``, run for its
+    effective time limit from now, outlasts (:func:`~..backfill.easy.outlasts`): the ones it may take only from
+    their spare. Its end is worked out once, at the first room held for another job."""
+    end: datetime | None = None
+    read = False
     for line in ctx.quota.applicable(job.spec.team, job.spec.user, model):
         room = ctx.headroom.get(line.key)
-        if room is not None and room.job_id != job.id and room.eta is not None and (end is None or end > room.eta):
-            room.spare = max(0, room.spare - milli)
+        if room is None or room.job_id == job.id:
+            continue
+        if not read:
+            end, read = job_end(ctx.now, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now), True
+        if outlasts(end, room.eta):
+            yield room
 
 
 def _room_outcome(ctx: CycleContext, room: Headroom, model: str) -> FlavorOutcome:

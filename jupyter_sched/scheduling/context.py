@@ -175,7 +175,8 @@ class CycleContext:
         book: GPUs nominated to pending jobs (:class:`NominationBook`).
         preemption: the within-team preemption policy; :meth:`reclaim_for` gives a team's reclaim policy.
         admits / preempts / pends / rejects / audit: decisions so far, in order.
-        reservations: EASY reservation per GPU model (first capacity-blocked job).
+        reservations: EASY reservation per GPU model (first capacity-blocked job, or the first a quota line
+            holds back where it comes first: :func:`.pending._hold_headroom`).
         headroom: a quota line's room held for the first job it keeps waiting (newuser36 N1), per line key.
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).

@@ -605,15 +605,33 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     if not demands:
         return {}, None, frozenset()
     holds = [Hold(((unit, gpus),), end, _latest_end(ctx, holder, end)) for holder, unit, gpus, end in plan.holds]
+    ceilings: list[int] = []
+    if protect == "first" and plan.line_index:  # quota lines with a ceiling: their room is held as the cycle holds it
+        ceilings = [ln.ceiling or 0 for ln in ctx.quota.lines.values() if ln.ceiling is not None]
+        holds += _line_holds(ctx, plan)
     spend = _spend(ctx)
     plan.spend, plan._spend_made = spend, True  # the jobs left unstarted are projected on what the replay spent
     gate = None if spend is None else _gate(ctx, spend)
     around: dict[str, tuple[str, float | None]] | None = {} if protect == "first" else None
     ctx.replay_around = around
     started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate,
-                        around=around)
+                        around=around, ceilings=ceilings)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
     return estimates, plan, frozenset(demands.keys() - started.keys())
+
+
+def _line_holds(ctx: CycleContext, plan: Plan) -> list[Hold]:
+    """The work charged to quota lines with a ceiling, as the room a line holds for a job sees it
+    (:func:`.pending._hold_headroom` walks it by time limits): each charge held on its lines to its latest end
+    (:func:`_latest_end`), though it is expected to end as :func:`_lines` has it."""
+    index = plan.line_index
+    holds: list[Hold] = []
+    for job_id, (keys, milli) in ctx.quota.charges.items():
+        lines = tuple(index[k] for k in keys if k in index)
+        if lines:
+            end = _holder_end(ctx, job_id, {}, progress=plan.progress)
+            holds.append(Hold((), end, _latest_end(ctx, job_id, end), lines, milli))
+    return holds
 
 
 def _spend(ctx: CycleContext) -> Spend | None:

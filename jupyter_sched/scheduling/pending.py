@@ -18,10 +18,11 @@ from ..model import Job, JobKind, PendingReason, ResourceRequest
 from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
+from ..placement.state import Holding
 from ..queues.limits import effective_limit
 from ..queues.order import OVERDUE_FLOOR_S, PASSED_BY, PROMISE, passed_by
 from ..wording.reasons import barred_clause, elected_behind_clause, elected_clause, headroom_clause
-from .context import CAPACITY_CODES, CycleContext, Visit
+from .context import CAPACITY_CODES, RESERVE_PREFIX, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
 
@@ -257,8 +258,10 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     (:class:`~jupyter_sched.backfill.easy.Headroom`; newuser36 N1): the running work its team (or user) has
     there is trial-released in end-time order, as :func:`_reserve` does for GPUs, until the job fits the line
     and the GPUs; later jobs charged to the line may then start only where they end by then or fit in what
-    is left (:mod:`.admit`). Slurm's backfill plans a job blocked by a group limit the same way; Kueue's
-    BestEffortFIFO holds nothing, so a stream of small jobs passes the head forever. Its line says so."""
+    is left (:mod:`.admit`). Where no job blocked ahead of it reserves its GPU model, it also reserves the GPUs
+    it gets then (the model's EASY reservation: every team's later jobs go around them). Slurm's backfill plans
+    a job blocked by a group limit so with ``assoc_limit_stop`` (by default it skips the job, and a stream of
+    small jobs passes it forever, as Kueue's BestEffortFIFO lets them). Its line says so."""
     flavor = next((f for f in flavors if f.pools), None)
     milli = req.total_milli
     if flavor is None or milli <= 0:
@@ -274,6 +277,9 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     names.update([j for j, p in ctx.fresh.items() if p.model == model or admitted[j].spec.team == team])
     by_end, unknown = _endings(ctx, names)
     used_then: dict[tuple[str, str | None, str], int] = {}
+    st = ctx.state
+    pools = set(flavor.pools)
+    free_now = tuple((g, m) for g, m in enumerate(st.free_milli) if m > 0 and st.node_pool[st.gpu_node[g]] in pools)
 
     def release(job_id: str) -> None:
         ctx.ledger.evict(job_id)
@@ -281,25 +287,38 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     def try_fit() -> frozenset[int] | None:
         if not quota.check(spec.team, spec.user, model, milli).ok:
             return None
-        placement = ctx.placer.place(job.id, req, flavor)
+        placement = None
+        if free_now:  # on the GPUs the released work frees where it can: later jobs may use those free now meanwhile
+            with st.what_if():  # (its line waits on that work, not on GPUs; the ETA replay keeps them so)
+                st.take(RESERVE_PREFIX + job.id, Holding(gpus=free_now, node=0))
+                placement = ctx.placer.place(job.id, req, flavor)
+        if placement is None:
+            placement = ctx.placer.place(job.id, req, flavor)
         if placement is None:
             return None
         used_then.update({ln.key: quota.usage.get(ln.key, 0) for ln in short})
         return frozenset(g for g, _ in placement.holding.gpus)
 
     with ctx.ledger.what_if():
-        eta, _, _ = walk_ends(by_end, unknown, release, try_fit, ctx.now)
+        eta, _, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
     for ln in short:
         assert ln.ceiling is not None
         spare = ln.ceiling - used_then[ln.key] - milli if eta is not None else 0
         ctx.headroom[ln.key] = Headroom(job.id, ln.key, eta, max(0, spare), ln.ceiling)
     if eta is None:  # work without a time limit holds the room: nothing is kept (as EASY), nothing to say
         return message, details
+    # and the GPUs it starts on at ``eta``, from every team's later jobs, when it is the model's first blocked job
+    # (s37-eta, newuser36 N1 (b): with its room alone held, a later 1-GPU job of another team took a GPU it needed
+    # at +80 s and held it to +680 s; Slurm's backfill plans such a job's nodes too where it holds its limit's
+    # room — assoc_limit_stop — rather than skipping it): later jobs go around it as around any EASY reservation
+    kept = model not in ctx.reservations and bool(gpus)
+    if kept:
+        ctx.reservations[model] = Reservation(job.id, model, eta, "", gpus, spec.team, spec.priority.rank)
     line = short[0]
     assert line.ceiling is not None
-    clause = headroom_clause(line.team, line.user, line.ceiling / 1000, said_time(eta))
+    clause = headroom_clause(line.team, line.user, line.ceiling / 1000, said_time(eta), gpus_kept=kept)
     info = {"team": line.team, "user": line.user, "model": line.model, "limit": line.ceiling / 1000,
-            "reservation": eta.isoformat()}
+            "reservation": eta.isoformat(), **({"gpus_kept": True} if kept else {})}
     return message.rstrip(".") + f"; {clause}.", {**details, "headroom": info}
 
 
